@@ -1,0 +1,49 @@
+# The two commands that matter: `make demo` and `make check`. See README.md.
+HFX_VENV ?= $(HOME)/.cache/hfx/venv
+PREFIX ?= /usr/local
+BUILD ?= build
+JOBS ?= 2
+export HFX_VENV
+
+.PHONY: all build deps venv check unit sanitize oracle demo install clean fuzz
+
+all: build
+
+build:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+	    -DHFX_WERROR=$${HFX_WERROR:-OFF} >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# System packages the build and the tests need (Debian); installs only what is missing.
+deps:
+	@scripts/install-deps.sh
+
+# The Python oracle virtualenv (transformers, torch, onnxruntime, ...): created when missing.
+venv:
+	@scripts/setup-venv.sh
+
+# Unit tests: once in the release build, once under AddressSanitizer + UBSan.
+unit: build
+	@ctest --test-dir $(BUILD) --output-on-failure
+sanitize:
+	@cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DHFX_SANITIZE=ON -DHFX_WERROR=ON >/dev/null
+	@cmake --build build-san -j $(JOBS)
+	@ctest --test-dir build-san --output-on-failure
+
+oracle: build venv
+	@HFX_BIN=$(CURDIR)/$(BUILD)/hfx $(HFX_VENV)/bin/python -m pytest -q tests/oracle $(PYTEST_ARGS)
+
+check: deps
+	@$(MAKE) --no-print-directory build HFX_WERROR=ON
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory sanitize
+	@$(MAKE) --no-print-directory oracle
+
+demo: build
+	@scripts/demo.sh $(BUILD)/hfx
+
+install: build
+	@cmake --install $(BUILD)
+
+clean:
+	@rm -rf $(BUILD) build-san

@@ -1,0 +1,157 @@
+/*
+ * hfx — export Hugging Face Transformers checkpoints to deployable graphs.
+ *
+ * A checkpoint directory (config.json, generation_config.json, *.safetensors) is opened as an
+ * hfx_model, an export configuration is parsed from the same JSON the Python system takes
+ * (`export_format`, `dynamic`, `dynamic_shapes`, `opset_version`, `external_data`, ...), an
+ * exporter is chosen from it, and hfx_export writes the artifacts into a directory.
+ *
+ * Conventions of this header:
+ *  - Every handle is opaque; every *_free / *_close accepts NULL.
+ *  - Functions that can fail return an hfx_status and, when `err` is not NULL, fill it with a
+ *    one-line message that names the file, tensor, field or byte offset at fault.
+ *  - The library keeps no global mutable state and never exits or aborts on bad input: separate
+ *    handles may be used from separate threads at once.
+ */
+#ifndef HFX_HFX_H
+#define HFX_HFX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HFX_VERSION_STRING "0.1.0"
+
+/* Outcome of a call. HFX_ERR_INVALID (bad input: a file, a config value) is 2 so that a CLI can
+ * hand it straight to exit(). */
+typedef enum hfx_status {
+    HFX_OK = 0,
+    HFX_ERR_INTERNAL = 1,    /* a bug in hfx: please report the message */
+    HFX_ERR_INVALID = 2,     /* bad input: malformed file, bad config value, wrong shape */
+    HFX_ERR_UNSUPPORTED = 3, /* well-formed input that hfx does not handle (yet) */
+    HFX_ERR_IO = 4,          /* the operating system refused a read or a write */
+    HFX_ERR_NOMEM = 5        /* an allocation failed */
+} hfx_status;
+
+/* Filled by a failing call when the caller passes one. */
+typedef struct hfx_error {
+    hfx_status status;
+    char message[2048];
+} hfx_error;
+
+/* Element types, shared by checkpoints and exported graphs. */
+typedef enum hfx_dtype {
+    HFX_DTYPE_UNDEFINED = 0,
+    HFX_DTYPE_F32,
+    HFX_DTYPE_F16,
+    HFX_DTYPE_BF16,
+    HFX_DTYPE_F64,
+    HFX_DTYPE_I64,
+    HFX_DTYPE_I32,
+    HFX_DTYPE_I16,
+    HFX_DTYPE_I8,
+    HFX_DTYPE_U8,
+    HFX_DTYPE_BOOL,
+    HFX_DTYPE_COUNT_
+} hfx_dtype;
+
+/* Short lowercase name ("f32", "bf16", ...); "undefined" for anything out of range. */
+const char *hfx_dtype_name(hfx_dtype dtype);
+
+/* Size of one element in bytes; 0 for HFX_DTYPE_UNDEFINED. */
+size_t hfx_dtype_size(hfx_dtype dtype);
+
+/* Return the library version, HFX_VERSION_STRING. */
+const char *hfx_version(void);
+
+/* ---- Models ------------------------------------------------------------------------------ */
+
+typedef struct hfx_model hfx_model;
+
+/* Open the checkpoint directory `dir`: parse and validate config.json, generation_config.json
+ * (optional) and every safetensors header (single file or shards + index), memory-map the data
+ * and check that the architecture named in config.json is supported and that every tensor it
+ * needs is present with the expected shape. Tensor bytes are not read here. On success *out
+ * owns the mappings until hfx_model_close. */
+hfx_status hfx_model_open(const char *dir, hfx_model **out, hfx_error *err);
+
+/* Release a model and its mappings. */
+void hfx_model_close(hfx_model *model);
+
+/* The architecture string of config.json ("LlamaForCausalLM"); owned by the model. */
+const char *hfx_model_architecture(const hfx_model *model);
+
+/* Print a human summary (architecture, parameter count, per-tensor dtype/shape/bytes) to `out`,
+ * which is a FILE* passed as void* so that this header needs no <stdio.h>. */
+void hfx_model_describe(const hfx_model *model, void *out);
+
+/* ---- Export configuration ------------------------------------------------------------------ */
+
+typedef struct hfx_export_config hfx_export_config;
+
+/* Parse an export config written as JSON with the Python system's field names, e.g.
+ * {"export_format": "onnx", "dynamic": true, "opset_version": 18}. `export_format` is required;
+ * unknown keys and out-of-range values are errors (HFX_ERR_INVALID) naming the key. */
+hfx_status hfx_export_config_from_json(const char *json_text, hfx_export_config **out,
+                                       hfx_error *err);
+
+/* Set one field from its JSON text (`key` "dynamic", `json_value` "true"), with the same checks
+ * as hfx_export_config_from_json. Used by the CLI for flags that override a config file. */
+hfx_status hfx_export_config_set(hfx_export_config *cfg, const char *key, const char *json_value,
+                                 hfx_error *err);
+
+/* The config serialized as JSON (what export_config.json holds); a malloc'd string the caller
+ * frees, or NULL when out of memory. */
+char *hfx_export_config_to_json(const hfx_export_config *cfg);
+
+void hfx_export_config_free(hfx_export_config *cfg);
+
+/* ---- Sample inputs --------------------------------------------------------------------------- */
+
+/* Named example shapes. They fix the shapes of a static export (`dynamic` false) and their
+ * presence selects optional inputs. No data is held: only names, dtypes and shapes. */
+typedef struct hfx_sample_inputs hfx_sample_inputs;
+
+hfx_sample_inputs *hfx_sample_inputs_new(void);
+
+/* Add (or replace) input `name` with the given dtype and shape (rank ≤ 8, dims ≥ 0). */
+hfx_status hfx_sample_inputs_add(hfx_sample_inputs *inputs, const char *name, hfx_dtype dtype,
+                                 int rank, const int64_t *shape, hfx_error *err);
+
+void hfx_sample_inputs_free(hfx_sample_inputs *inputs);
+
+/* ---- Exporters ------------------------------------------------------------------------------ */
+
+typedef struct hfx_exporter hfx_exporter;
+
+/* Called while weights are written: `done` of `total` bytes. May be called from the exporting
+ * thread only; must not call back into hfx. */
+typedef void (*hfx_progress_fn)(void *user, uint64_t done, uint64_t total);
+
+/* Create the exporter for cfg's export_format (the seed's AutoHfExporter.from_config). Formats
+ * that are not built yet are HFX_ERR_UNSUPPORTED, with the list of those that are. */
+hfx_status hfx_exporter_from_config(const hfx_export_config *cfg, hfx_exporter **out,
+                                    hfx_error *err);
+
+/* Report write progress through `fn` (NULL: none). */
+void hfx_exporter_set_progress(hfx_exporter *exporter, hfx_progress_fn fn, void *user);
+
+void hfx_exporter_free(hfx_exporter *exporter);
+
+/* Export the model's plain forward pass into `out_dir` (created when missing): the graph
+ * (e.g. model.onnx + model.onnx_data), export.json, export_config.json, config.json,
+ * generation_config.json and the tokenizer files found beside the checkpoint. `cfg` may be NULL
+ * to use the exporter's own; `sample_inputs` may be NULL for the defaults (batch 2, sequence 16).
+ * Every file is written under a temporary name and renamed at the end: on failure nothing new
+ * is left in out_dir. The same inputs give byte-identical files. */
+hfx_status hfx_export(hfx_exporter *exporter, hfx_model *model,
+                      const hfx_sample_inputs *sample_inputs, const hfx_export_config *cfg,
+                      const char *out_dir, hfx_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HFX_HFX_H */

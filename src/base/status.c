@@ -1,0 +1,27 @@
+#include "base/status.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+hfx_status hfx_fail(hfx_error *err, hfx_status status, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->status = status;
+    }
+    return status;
+}
+
+void hfx_error_prefix(hfx_error *err, const char *fmt, ...) {
+    if (!err) return;
+    char prefix[512], old[sizeof err->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, err->message, sizeof old);
+    snprintf(err->message, sizeof err->message, "%s: %s", prefix, old);
+}

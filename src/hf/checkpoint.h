@@ -1,0 +1,46 @@
+/* A checkpoint directory opened read-only: config.json, generation_config.json (optional) and
+ * the weights, either `model.safetensors` or shards listed by `model.safetensors.index.json`.
+ * Every file is memory-mapped and validated at open; tensor bytes are only touched when a
+ * writer copies them out.
+ *
+ * Shards: the index's "weight_map" (tensor name → shard file name) must agree with the shard
+ * headers exactly: every mapped tensor is in the shard it names, every tensor of every shard is
+ * mapped, no tensor appears twice, and shard names are plain file names inside the directory. */
+#ifndef HFX_HF_CHECKPOINT_H
+#define HFX_HF_CHECKPOINT_H
+
+#include <jansson.h>
+
+#include "hf/safetensors.h"
+
+typedef struct hfx_checkpoint hfx_checkpoint;
+
+/* Open `dir`. On success *out owns the mappings, the parsed JSON and all names. Errors name the
+ * file and the problem: a missing or malformed config.json, no weights file, a bad header, a
+ * disagreement between index and shards. */
+hfx_status hfx_checkpoint_open(const char *dir, hfx_checkpoint **out, hfx_error *err);
+
+void hfx_checkpoint_close(hfx_checkpoint *ck);
+
+/* The directory path as given to open. */
+const char *hfx_checkpoint_dir(const hfx_checkpoint *ck);
+
+/* config.json (a JSON object, borrowed). */
+const json_t *hfx_checkpoint_config(const hfx_checkpoint *ck);
+
+/* generation_config.json (borrowed), or NULL when the file does not exist. */
+const json_t *hfx_checkpoint_generation_config(const hfx_checkpoint *ck);
+
+/* Number of tensors over all shards. */
+size_t hfx_checkpoint_tensor_count(const hfx_checkpoint *ck);
+
+/* Tensor i in name order (strcmp), 0 ≤ i < count. */
+const hfx_tensor_info *hfx_checkpoint_tensor_at(const hfx_checkpoint *ck, size_t i);
+
+/* The tensor called `name`, or NULL. O(log n). */
+const hfx_tensor_info *hfx_checkpoint_find(const hfx_checkpoint *ck, const char *name);
+
+/* Its position in name order (for callers that track which tensors they used), or -1. */
+long hfx_checkpoint_index_of(const hfx_checkpoint *ck, const char *name);
+
+#endif
