@@ -1,0 +1,351 @@
+#include "hf/checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/status.h"
+
+/* One weights file, mapped read-only for the checkpoint's lifetime. */
+typedef struct mapped_file {
+    const char *name;     /* plain file name, e.g. "model-00001-of-00002.safetensors" (arena) */
+    const char *path;     /* dir/name, as in messages and hfx_tensor_info.file (arena) */
+    uint8_t *map;         /* owned mapping of len bytes; NULL when not mapped (empty file) */
+    size_t len;
+    hfx_safetensors st;   /* its tensors point into map */
+} mapped_file;
+
+struct hfx_checkpoint {
+    hfx_arena *arena;          /* owned: every name, path and tensor array below */
+    const char *dir;           /* as given to open (arena) */
+    const char *prefix;        /* dir without trailing '/', joined with file names (arena) */
+    json_t *config;            /* owned: config.json, an object */
+    json_t *generation;        /* owned: generation_config.json, NULL when absent */
+    size_t n_files;
+    mapped_file *files;        /* arena, n_files; sorted by name when sharded */
+    size_t n_tensors;
+    hfx_tensor_info *tensors;  /* arena, n_tensors, sorted by name (strcmp) */
+};
+
+static const char INDEX_NAME[] = "model.safetensors.index.json";
+
+static hfx_status nomem(hfx_error *err) {
+    return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+}
+
+/* dir/name in the arena; NULL when out of memory. */
+static const char *join(hfx_checkpoint *ck, const char *name) {
+    return hfx_arena_printf(ck->arena, "%s/%s", ck->prefix, name);
+}
+
+static int exists(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Open `path` as a regular file; a missing file is HFX_ERR_INVALID (a broken checkpoint), any
+ * other refusal HFX_ERR_IO. */
+static hfx_status open_regular(const char *path, int *fd, struct stat *sb, hfx_error *err) {
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0)
+        return hfx_fail(err, errno == ENOENT ? HFX_ERR_INVALID : HFX_ERR_IO, "%s: %s", path,
+                        errno == ENOENT ? "not found" : strerror(errno));
+    hfx_status st = HFX_OK;
+    if (fstat(*fd, sb) != 0)
+        st = hfx_fail(err, HFX_ERR_IO, "%s: fstat: %s", path, strerror(errno));
+    else if (!S_ISREG(sb->st_mode))
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: not a regular file", path);
+    if (st) {
+        close(*fd);
+        *fd = -1;
+    }
+    return st;
+}
+
+/* Parse the JSON object at `path` into *out; a missing optional file leaves *out NULL. */
+static hfx_status load_json(const char *path, int required, json_t **out, hfx_error *err) {
+    *out = NULL;
+    if (!required && !exists(path)) return HFX_OK;
+    int fd;
+    struct stat sb;
+    hfx_status st = open_regular(path, &fd, &sb, err);
+    if (st) return st;
+    json_error_t je;
+    *out = json_loadfd(fd, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    close(fd);
+    if (!*out)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: malformed JSON at line %d, column %d: %s",
+                        path, je.line, je.column, je.text);
+    if (!json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: not a JSON object", path);
+    }
+    return HFX_OK;
+}
+
+/* Map f->path read-only and parse its safetensors header into the arena. */
+static hfx_status map_file(hfx_checkpoint *ck, mapped_file *f, hfx_error *err) {
+    int fd;
+    struct stat sb;
+    hfx_status st = open_regular(f->path, &fd, &sb, err);
+    if (st) return st;
+    if ((uintmax_t)sb.st_size > SIZE_MAX) {
+        close(fd);
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: too large to map", f->path);
+    }
+    f->len = (size_t)sb.st_size;
+    if (f->len) { /* mmap of 0 bytes fails: an empty file goes to the parser unmapped */
+        void *p = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            return hfx_fail(err, HFX_ERR_IO, "%s: mmap: %s", f->path, strerror(e));
+        }
+        f->map = p;
+    }
+    close(fd); /* the mapping stays valid without the descriptor */
+    return hfx_safetensors_parse(f->map, f->len, f->path, ck->arena, &f->st, err);
+}
+
+static int by_name(const void *pa, const void *pb) {
+    return strcmp(((const hfx_tensor_info *)pa)->name, ((const hfx_tensor_info *)pb)->name);
+}
+
+/* Gather every file's tensors into ck->tensors, sorted by name; a name twice is an error. */
+static hfx_status merge_tensors(hfx_checkpoint *ck, hfx_error *err) {
+    size_t n = 0;
+    for (size_t i = 0; i < ck->n_files; i++) n += ck->files[i].st.n_tensors;
+    if (ck->n_files == 1) { /* sort the only file's array in place rather than copy it */
+        ck->tensors = ck->files[0].st.tensors;
+    } else if (n) {
+        if (!(ck->tensors = hfx_arena_alloc(ck->arena, n * sizeof *ck->tensors)))
+            return nomem(err);
+        size_t k = 0;
+        for (size_t i = 0; i < ck->n_files; i++) {
+            const hfx_safetensors *s = &ck->files[i].st;
+            if (s->n_tensors)
+                memcpy(ck->tensors + k, s->tensors, s->n_tensors * sizeof *s->tensors);
+            k += s->n_tensors;
+        }
+    }
+    ck->n_tensors = n;
+    if (n) qsort(ck->tensors, n, sizeof *ck->tensors, by_name);
+    for (size_t i = 1; i < n; i++) {
+        const hfx_tensor_info *a = &ck->tensors[i - 1], *b = &ck->tensors[i];
+        if (strcmp(a->name, b->name) == 0)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: duplicate tensor '%s': also in %s",
+                            b->file, a->name, a->file);
+    }
+    return HFX_OK;
+}
+
+/* A shard name from the weight_map must name a file directly inside the directory. */
+static int plain_name(const char *s) {
+    return s[0] != '\0' && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+/* One (tensor, shard) pair of the weight_map; both borrowed from the index JSON. */
+typedef struct map_entry {
+    const char *tensor, *shard;
+} map_entry;
+
+static int by_shard(const void *pa, const void *pb) {
+    return strcmp(((const map_entry *)pa)->shard, ((const map_entry *)pb)->shard);
+}
+
+/* Check the weight_map's values and list them in e[0..n), sorted by shard name. */
+static hfx_status read_weight_map(const char *index, json_t *wm, map_entry *e, hfx_error *err) {
+    size_t i = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(wm, key, v) {
+        if (!json_is_string(v))
+            return hfx_fail(err, HFX_ERR_INVALID,
+                            "%s: weight_map entry for tensor '%s' is not a string", index, key);
+        if (!plain_name(json_string_value(v)))
+            return hfx_fail(err, HFX_ERR_INVALID,
+                            "%s: weight_map maps tensor '%s' to '%s', which is not a plain file "
+                            "name inside the checkpoint directory",
+                            index, key, json_string_value(v));
+        e[i++] = (map_entry){key, json_string_value(v)};
+    }
+    qsort(e, i, sizeof *e, by_shard);
+    return HFX_OK;
+}
+
+/* Create ck->files from the distinct shard names of e[0..n) (sorted by shard) and map each. */
+static hfx_status open_shards(hfx_checkpoint *ck, const char *index, const map_entry *e, size_t n,
+                              hfx_error *err) {
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++) distinct += i == 0 || strcmp(e[i].shard, e[i - 1].shard) != 0;
+    if (!(ck->files = hfx_arena_alloc(ck->arena, distinct * sizeof *ck->files))) return nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && strcmp(e[i].shard, e[i - 1].shard) == 0) continue;
+        mapped_file *f = &ck->files[ck->n_files++];
+        f->name = hfx_arena_strdup(ck->arena, e[i].shard);
+        if (!f->name || !(f->path = join(ck, e[i].shard))) return nomem(err);
+        if (!exists(f->path))
+            return hfx_fail(err, HFX_ERR_INVALID,
+                            "%s: weight_map maps tensor '%s' to shard '%s', but %s does not exist",
+                            index, e[i].tensor, e[i].shard, f->path);
+        hfx_status st = map_file(ck, f, err);
+        if (st) return st;
+    }
+    return HFX_OK;
+}
+
+static int file_by_name(const void *key, const void *elem) {
+    return strcmp(key, ((const mapped_file *)elem)->name);
+}
+
+/* Every weight_map entry names the shard that holds the tensor, and every shard tensor is in
+ * the weight_map. Runs after merge_tensors, so each name is held by exactly one shard. */
+static hfx_status cross_check(hfx_checkpoint *ck, const char *index, json_t *wm,
+                              hfx_error *err) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(wm, key, v) {
+        const mapped_file *f = bsearch(json_string_value(v), ck->files, ck->n_files,
+                                       sizeof *ck->files, file_by_name);
+        const hfx_tensor_info *t = hfx_checkpoint_find(ck, key);
+        if (!t)
+            return hfx_fail(err, HFX_ERR_INVALID,
+                            "%s: weight_map maps tensor '%s' to shard %s, which does not hold it",
+                            index, key, f->path);
+        if (strcmp(t->file, f->path) != 0)
+            return hfx_fail(err, HFX_ERR_INVALID,
+                            "%s: weight_map maps tensor '%s' to shard %s, but it is in %s", index,
+                            key, f->path, t->file);
+    }
+    if (json_object_size(wm) == ck->n_tensors) return HFX_OK;
+    for (size_t i = 0; i < ck->n_tensors; i++)
+        if (!json_object_get(wm, ck->tensors[i].name))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: tensor '%s' is not in the weight_map of %s",
+                            ck->tensors[i].file, ck->tensors[i].name, index);
+    return hfx_fail(err, HFX_ERR_INTERNAL, "%s: weight_map and shards disagree", index);
+}
+
+static hfx_status open_sharded(hfx_checkpoint *ck, const char *index, hfx_error *err) {
+    json_t *root;
+    hfx_status st = load_json(index, 1, &root, err);
+    if (st) return st;
+    json_t *wm = json_object_get(root, "weight_map");
+    size_t n = json_object_size(wm);
+    map_entry *e = NULL;
+    if (!json_is_object(wm) || n == 0)
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: \"weight_map\" is missing, empty or not an object",
+                      index);
+    else if (!(e = malloc(n * sizeof *e)))
+        st = nomem(err);
+    if (!st) st = read_weight_map(index, wm, e, err);
+    if (!st) st = open_shards(ck, index, e, n, err);
+    if (!st) st = merge_tensors(ck, err);
+    if (!st) st = cross_check(ck, index, wm, err);
+    free(e);
+    json_decref(root);
+    return st;
+}
+
+static hfx_status open_single(hfx_checkpoint *ck, const char *path, hfx_error *err) {
+    if (!(ck->files = hfx_arena_alloc(ck->arena, sizeof *ck->files))) return nomem(err);
+    ck->n_files = 1;
+    ck->files[0].name = "model.safetensors";
+    ck->files[0].path = path;
+    hfx_status st = map_file(ck, &ck->files[0], err);
+    return st ? st : merge_tensors(ck, err);
+}
+
+static hfx_status open_weights(hfx_checkpoint *ck, hfx_error *err) {
+    const char *single = join(ck, "model.safetensors"), *index = join(ck, INDEX_NAME);
+    const char *bin = join(ck, "pytorch_model.bin");
+    const char *bin_index = join(ck, "pytorch_model.bin.index.json");
+    if (!single || !index || !bin || !bin_index) return nomem(err);
+    if (exists(single)) return open_single(ck, single, err);
+    if (exists(index)) return open_sharded(ck, index, err);
+    if (exists(bin) || exists(bin_index))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                        "%s: no model.safetensors or %s (pytorch_model.bin is present but not "
+                        "supported: convert the checkpoint to safetensors)",
+                        ck->dir, INDEX_NAME);
+    return hfx_fail(err, HFX_ERR_INVALID, "%s: no model.safetensors or %s", ck->dir, INDEX_NAME);
+}
+
+/* Fill ck from the directory: the directory itself, the two JSON files, then the weights. */
+static hfx_status open_all(hfx_checkpoint *ck, const char *dir, hfx_error *err) {
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return hfx_fail(err, errno == ENOENT ? HFX_ERR_INVALID : HFX_ERR_IO, "%s: %s", dir,
+                        strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) return hfx_fail(err, HFX_ERR_INVALID, "%s: not a directory", dir);
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/') len--; /* "ck/" and "ck" give the same messages */
+    ck->dir = hfx_arena_strdup(ck->arena, dir);
+    /* "/" joins as "/config.json", not "//config.json" */
+    const char *keep = len == 1 && dir[0] == '/' ? "" : dir;
+    ck->prefix = hfx_arena_printf(ck->arena, "%.*s", (int)len, keep);
+    const char *config = join(ck, "config.json"), *gen = join(ck, "generation_config.json");
+    if (!ck->dir || !ck->prefix || !config || !gen) return nomem(err);
+    hfx_status st = load_json(config, 1, &ck->config, err);
+    if (!st) st = load_json(gen, 0, &ck->generation, err);
+    return st ? st : open_weights(ck, err);
+}
+
+hfx_status hfx_checkpoint_open(const char *dir, hfx_checkpoint **out, hfx_error *err) {
+    *out = NULL;
+    hfx_checkpoint *ck = calloc(1, sizeof *ck);
+    if (!ck || !(ck->arena = hfx_arena_new())) {
+        free(ck);
+        return nomem(err);
+    }
+    hfx_status st = open_all(ck, dir, err);
+    if (st) {
+        hfx_checkpoint_close(ck);
+        return st;
+    }
+    *out = ck;
+    return HFX_OK;
+}
+
+void hfx_checkpoint_close(hfx_checkpoint *ck) {
+    if (!ck) return;
+    for (size_t i = 0; i < ck->n_files; i++)
+        if (ck->files[i].map) munmap(ck->files[i].map, ck->files[i].len);
+    json_decref(ck->config);
+    json_decref(ck->generation);
+    hfx_arena_free(ck->arena);
+    free(ck);
+}
+
+const char *hfx_checkpoint_dir(const hfx_checkpoint *ck) { return ck->dir; }
+
+const json_t *hfx_checkpoint_config(const hfx_checkpoint *ck) { return ck->config; }
+
+const json_t *hfx_checkpoint_generation_config(const hfx_checkpoint *ck) {
+    return ck->generation;
+}
+
+size_t hfx_checkpoint_tensor_count(const hfx_checkpoint *ck) { return ck->n_tensors; }
+
+const hfx_tensor_info *hfx_checkpoint_tensor_at(const hfx_checkpoint *ck, size_t i) {
+    return i < ck->n_tensors ? &ck->tensors[i] : NULL;
+}
+
+static int name_cmp(const void *key, const void *elem) {
+    return strcmp(key, ((const hfx_tensor_info *)elem)->name);
+}
+
+const hfx_tensor_info *hfx_checkpoint_find(const hfx_checkpoint *ck, const char *name) {
+    if (!ck->n_tensors) return NULL;
+    return bsearch(name, ck->tensors, ck->n_tensors, sizeof *ck->tensors, name_cmp);
+}
+
+long hfx_checkpoint_index_of(const hfx_checkpoint *ck, const char *name) {
+    const hfx_tensor_info *t = hfx_checkpoint_find(ck, name);
+    return t ? (long)(t - ck->tensors) : -1;
+}
