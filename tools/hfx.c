@@ -1,1 +1,239 @@
-int main(void) { return 0; }
+/* hfx — the command line: `hfx export` and `hfx inspect`. Exit codes: 0 success, 2 bad input
+ * (a message on stderr names the file and the problem), 1 anything else. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hfx/hfx.h"
+#include "inspect.h"
+#include "progress.h"
+
+static int fail_with(const hfx_error *err) {
+    fprintf(stderr, "hfx: error: %s\n", err->message);
+    return err->status == HFX_ERR_INVALID || err->status == HFX_ERR_UNSUPPORTED ? 2 : 1;
+}
+
+static int usage_error(const char *cmd, const char *msg) {
+    fprintf(stderr, "hfx %s: %s (see 'hfx %s --help')\n", cmd, msg, cmd);
+    return 2;
+}
+
+static const char export_help[] =
+    "usage: hfx export MODEL_DIR OUT_DIR --format onnx [options]\n"
+    "\n"
+    "Export a Hugging Face checkpoint directory (config.json + safetensors) to OUT_DIR:\n"
+    "model.onnx (+ model.onnx_data), export.json, export_config.json, config.json,\n"
+    "generation_config.json and the tokenizer files found beside the checkpoint.\n"
+    "\n"
+    "  --format F            export format: onnx\n"
+    "  --dynamic             symbolic batch and sequence axes\n"
+    "  --config FILE.json    export config with the Python exporters' keys\n"
+    "                        (export_format, dynamic, dynamic_shapes, opset_version, external_data)\n"
+    "  --batch-size N        sample batch size: fixes the batch axis of a static export (default 2)\n"
+    "  --sequence-length N   sample sequence length (default 16)\n"
+    "  --opset N             ONNX opset, 17..23 (default 18)\n"
+    "  --dtype D             fp32 (default), fp16 or bf16 weights and activations\n"
+    "  --embed-weights       keep every weight inside model.onnx (models under 2 GB)\n"
+    "  --quiet               no progress bar\n"
+    "  -h, --help            this text\n";
+
+static int read_file(const char *path, char **out, hfx_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err->message, sizeof err->message, "%s: cannot open", path);
+        err->status = HFX_ERR_INVALID;
+        return -1;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 && n < (1 << 24) ? malloc((size_t)n + 1) : NULL;
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        free(buf);
+        snprintf(err->message, sizeof err->message, "%s: cannot read (or larger than 16 MB)", path);
+        err->status = HFX_ERR_INVALID;
+        return -1;
+    }
+    buf[n] = 0;
+    fclose(f);
+    *out = buf;
+    return 0;
+}
+
+static int parse_count(const char *cmd, const char *flag, const char *s, long *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < 1 || v > (1L << 30)) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s needs a positive integer, got '%s'", flag, s);
+        return usage_error(cmd, msg);
+    }
+    *out = v;
+    return 0;
+}
+
+static int cmd_export(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"format", required_argument, 0, 'f'},   {"dynamic", no_argument, 0, 'd'},
+        {"config", required_argument, 0, 'c'},   {"batch-size", required_argument, 0, 'b'},
+        {"sequence-length", required_argument, 0, 's'}, {"opset", required_argument, 0, 'o'},
+        {"dtype", required_argument, 0, 't'},    {"embed-weights", no_argument, 0, 'e'},
+        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL;
+    int dynamic = 0, quiet = 0, embed = 0, c;
+    long batch = 2, seq = 16;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f': format = optarg; break;
+        case 'd': dynamic = 1; break;
+        case 'c': config_path = optarg; break;
+        case 'b': if (parse_count("export", "--batch-size", optarg, &batch)) return 2; break;
+        case 's': if (parse_count("export", "--sequence-length", optarg, &seq)) return 2; break;
+        case 'o': opset = optarg; break;
+        case 't': dtype = optarg; break;
+        case 'e': embed = 1; break;
+        case 'q': quiet = 1; break;
+        case 'h': fputs(export_help, stdout); return 0;
+        default: return usage_error("export", "unknown option");
+        }
+    }
+    if (argc - optind != 2) return usage_error("export", "needs MODEL_DIR and OUT_DIR");
+    const char *model_dir = argv[optind], *out_dir = argv[optind + 1];
+
+    hfx_error err = {0};
+    hfx_export_config *cfg = NULL;
+    char *text = NULL;
+    if (config_path) {
+        if (read_file(config_path, &text, &err)) return fail_with(&err);
+        if (hfx_export_config_from_json(text, &cfg, &err)) {
+            free(text);
+            char msg[sizeof err.message];
+            snprintf(msg, sizeof msg, "%s", err.message);
+            snprintf(err.message, sizeof err.message, "%.500s: %.1500s", config_path, msg);
+            return fail_with(&err);
+        }
+        free(text);
+    } else {
+        if (!format) return usage_error("export", "--format is required (onnx)");
+        char json[128];
+        snprintf(json, sizeof json, "{\"export_format\": \"%s\"}", strcmp(format, "onnx") == 0 ? "onnx" : "?");
+        if (strcmp(format, "onnx") != 0) {
+            snprintf(err.message, sizeof err.message, "--format '%s' is not available (available: onnx)", format);
+            err.status = HFX_ERR_INVALID;
+            return fail_with(&err);
+        }
+        if (hfx_export_config_from_json(json, &cfg, &err)) return fail_with(&err);
+    }
+    int rc = 0;
+    char value[64];
+    if (format && strcmp(format, "onnx") != 0) {
+        snprintf(err.message, sizeof err.message, "--format '%s' is not available (available: onnx)", format);
+        err.status = HFX_ERR_INVALID;
+        rc = fail_with(&err);
+    }
+    if (!rc && dynamic && hfx_export_config_set(cfg, "dynamic", "true", &err)) rc = fail_with(&err);
+    if (!rc && opset) {
+        char *end;
+        long v = strtol(opset, &end, 10);
+        snprintf(value, sizeof value, "%ld", *opset && !*end ? v : -1);
+        if (hfx_export_config_set(cfg, "opset_version", value, &err)) rc = fail_with(&err);
+    }
+    if (!rc && dtype) {
+        const char *name = strcmp(dtype, "fp32") == 0 ? "float32" : strcmp(dtype, "fp16") == 0 ? "float16"
+                         : strcmp(dtype, "bf16") == 0 ? "bfloat16" : NULL;
+        if (!name) rc = usage_error("export", "--dtype must be fp32, fp16 or bf16");
+        else {
+            snprintf(value, sizeof value, "\"%s\"", name);
+            if (hfx_export_config_set(cfg, "dtype", value, &err)) rc = fail_with(&err);
+        }
+    }
+    if (!rc && embed && hfx_export_config_set(cfg, "external_data", "false", &err)) rc = fail_with(&err);
+
+    hfx_model *model = NULL;
+    hfx_exporter *exporter = NULL;
+    hfx_sample_inputs *samples = hfx_sample_inputs_new();
+    if (!rc && hfx_model_open(model_dir, &model, &err)) rc = fail_with(&err);
+    if (!rc && hfx_exporter_from_config(cfg, &exporter, &err)) rc = fail_with(&err);
+    if (!rc) {
+        int64_t shape[2] = {batch, seq};
+        if (!samples || hfx_sample_inputs_add(samples, "input_ids", HFX_DTYPE_I64, 2, shape, &err) ||
+            hfx_sample_inputs_add(samples, "attention_mask", HFX_DTYPE_I64, 2, shape, &err) ||
+            hfx_sample_inputs_add(samples, "position_ids", HFX_DTYPE_I64, 2, shape, &err))
+            rc = fail_with(&err);
+    }
+    if (!rc) {
+        progress_bar bar;
+        progress_init(&bar, "writing weights", quiet);
+        hfx_exporter_set_progress(exporter, progress_update, &bar);
+        hfx_status st = hfx_export(exporter, model, samples, cfg, out_dir, &err);
+        progress_finish(&bar);
+        if (st) rc = fail_with(&err);
+        else if (!quiet) fprintf(stderr, "hfx: exported %s to %s\n", hfx_model_architecture(model), out_dir);
+    }
+    hfx_sample_inputs_free(samples);
+    hfx_exporter_free(exporter);
+    hfx_model_close(model);
+    hfx_export_config_free(cfg);
+    return rc;
+}
+
+static const char inspect_help[] =
+    "usage: hfx inspect PATH\n"
+    "\n"
+    "PATH is a checkpoint directory (prints architecture, parameter count and every tensor's\n"
+    "dtype, shape and bytes), an export directory or an .onnx file (prints inputs, outputs and\n"
+    "an op histogram).\n";
+
+static int cmd_inspect(int argc, char **argv) {
+    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        fputs(inspect_help, stdout);
+        return 0;
+    }
+    if (argc != 2) return usage_error("inspect", "needs one PATH");
+    const char *path = argv[1];
+    char probe[4096];
+    struct stat sb;
+    hfx_error err = {0};
+    snprintf(probe, sizeof probe, "%s/config.json", path);
+    int is_dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+    char onnx_path[4096];
+    snprintf(onnx_path, sizeof onnx_path, "%s/model.onnx", path);
+    if (is_dir && stat(onnx_path, &sb) == 0) return inspect_onnx(onnx_path, stdout, &err) ? fail_with(&err) : 0;
+    if (!is_dir) return inspect_onnx(path, stdout, &err) ? fail_with(&err) : 0;
+    hfx_model *model;
+    if (hfx_model_open(path, &model, &err)) return fail_with(&err);
+    hfx_model_describe(model, stdout);
+    hfx_model_close(model);
+    return 0;
+}
+
+static const char main_help[] =
+    "usage: hfx COMMAND [options]\n"
+    "\n"
+    "hfx exports Hugging Face Transformers checkpoints to deployable graphs, without Python.\n"
+    "\n"
+    "commands:\n"
+    "  export    write a checkpoint as ONNX (hfx export --help)\n"
+    "  inspect   describe a checkpoint or an exported model (hfx inspect --help)\n"
+    "\n"
+    "  --version   print the version\n";
+
+int main(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        fputs(main_help, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("hfx %s\n", hfx_version());
+        return 0;
+    }
+    if (strcmp(argv[1], "export") == 0) return cmd_export(argc - 1, argv + 1);
+    if (strcmp(argv[1], "inspect") == 0) return cmd_inspect(argc - 1, argv + 1);
+    fprintf(stderr, "hfx: unknown command '%s' (see 'hfx --help')\n", argv[1]);
+    return 2;
+}

@@ -23,5 +23,5 @@ void hfx_error_prefix(hfx_error *err, const char *fmt, ...) {
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, err->message, sizeof old);
-    snprintf(err->message, sizeof err->message, "%s: %s", prefix, old);
+    snprintf(err->message, sizeof err->message, "%.500s: %.1500s", prefix, old);
 }

@@ -1,0 +1,27 @@
+/* The additive attention bias transformers' eager attention uses: 0 where query i may attend to
+ * key j, the float32 minimum elsewhere. A key is visible when it is not padding
+ * (attention_mask[b, j] = 1), not in the future (j ≤ past + i, by index in the cache, as
+ * transformers' cache_position — not by position_ids), and, with a sliding window w, recent
+ * enough (j > past + i − w). */
+#ifndef HFX_ARCH_MASK_H
+#define HFX_ARCH_MASK_H
+
+#include "ir/graph.h"
+
+typedef struct hfx_mask_builder {
+    hfx_value *attention_mask; /* [B,T] i64, T = past + S */
+    hfx_value *q_idx;          /* [S,1] i64: past + i */
+    hfx_value *kv_idx;         /* [1,T] i64: j */
+    hfx_value *visible;        /* [B,1,S,T] bool: padding and causality */
+    hfx_dim seq;               /* S */
+} hfx_mask_builder;
+
+/* Prepare the shared parts from attention_mask [B,T] and the query length S (`seq`, and
+ * `seq_len`, the same as an i64 scalar). */
+void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask, hfx_dim seq,
+                   hfx_value *seq_len);
+
+/* The bias [B,1,S,T] f32 for full attention (window 0) or a sliding window of `window` keys. */
+hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window);
+
+#endif

@@ -1,0 +1,245 @@
+#include "arch/rope.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "base/status.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+static const char *const supported = "default, linear, dynamic, llama3, yarn";
+
+/* 1 / theta^(2i/dim) as transformers computes it in float32. */
+static void default_inv_freq(double theta, int64_t dim, float *inv) {
+    for (int64_t i = 0; i < dim / 2; i++) {
+        float e = (float)(2 * i) / (float)dim;
+        inv[i] = 1.0f / powf((float)theta, e);
+    }
+}
+
+/* yarn's find_correction_dim, in double as Python computes it */
+static double correction_dim(double rotations, int64_t dim, double base, double max_pos) {
+    return ((double)dim * log(max_pos / (rotations * 2 * M_PI))) / (2 * log(base));
+}
+
+static double yarn_mscale(double scale, double mscale) {
+    return scale <= 1 ? 1.0 : 0.1 * mscale * log(scale) + 1.0;
+}
+
+hfx_status hfx_rope_parse(hfx_cfg c, int64_t dim, int64_t max_position, hfx_arena *arena,
+                          hfx_rope *out, hfx_error *err) {
+    hfx_status st;
+    memset(out, 0, sizeof *out);
+    out->dim = dim;
+    out->max_position = max_position;
+    out->attention_scaling = 1.0f;
+    if (dim < 2 || dim % 2)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: rotary dimension %lld must be even and ≥ 2",
+                        c.where, (long long)dim);
+
+    /* transformers 5 keeps everything in rope_parameters; 4.x split rope_theta / rope_scaling */
+    const json_t *params = json_object_get(c.obj, "rope_parameters");
+    const char *params_key = "rope_parameters";
+    if (!params || json_is_null(params)) {
+        params = json_object_get(c.obj, "rope_scaling");
+        params_key = "rope_scaling";
+    }
+    if (params && json_is_null(params)) params = NULL;
+    if (params && !json_is_object(params))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be an object", c.where, params_key);
+    char where[1024];
+    snprintf(where, sizeof where, "%s: %s", c.where, params_key);
+    hfx_cfg p = {params ? params : json_object(), where};
+    json_t *empty = params ? NULL : (json_t *)p.obj;
+
+    const char *type = "default";
+    if ((st = hfx_cfg_str_or(p, "type", "default", &type, err))) goto done;
+    if ((st = hfx_cfg_str_or(p, "rope_type", type, &type, err))) goto done;
+    double theta;
+    if ((st = hfx_cfg_num_or(c, "rope_theta", 10000.0, &theta, err))) goto done;
+    if ((st = hfx_cfg_num_or(p, "rope_theta", theta, &theta, err))) goto done;
+    if (!(theta > 1.0)) {
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: rope_theta %g must be > 1", c.where, theta);
+        goto done;
+    }
+    out->theta = theta;
+    double partial = 1.0;
+    if ((st = hfx_cfg_num_or(p, "partial_rotary_factor", 1.0, &partial, err))) goto done;
+    if (partial != 1.0) {
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for this architecture",
+                      where, partial);
+        goto done;
+    }
+
+    if (strcmp(type, "default") == 0) out->type = HFX_ROPE_DEFAULT;
+    else if (strcmp(type, "linear") == 0) out->type = HFX_ROPE_LINEAR;
+    else if (strcmp(type, "dynamic") == 0) out->type = HFX_ROPE_DYNAMIC;
+    else if (strcmp(type, "llama3") == 0) out->type = HFX_ROPE_LLAMA3;
+    else if (strcmp(type, "yarn") == 0) out->type = HFX_ROPE_YARN;
+    else {
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: rope type '%s' is not supported (supported: %s)",
+                      where, type, supported);
+        goto done;
+    }
+
+    out->inv_freq = hfx_arena_alloc(arena, (size_t)(dim / 2) * sizeof(float));
+    if (!out->inv_freq) {
+        st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    float *inv = out->inv_freq;
+    int64_t half = dim / 2;
+    double factor = 1.0;
+    if (out->type != HFX_ROPE_DEFAULT && out->type != HFX_ROPE_YARN) {
+        if ((st = hfx_cfg_num(p, "factor", &factor, err))) goto done;
+        if (!(factor > 0)) {
+            st = hfx_fail(err, HFX_ERR_INVALID, "%s: factor %g must be > 0", where, factor);
+            goto done;
+        }
+    }
+    out->factor = factor;
+    int64_t orig_max;
+    if ((st = hfx_cfg_int_or(c, "original_max_position_embeddings", max_position, &orig_max, err))) goto done;
+    if ((st = hfx_cfg_int_or(p, "original_max_position_embeddings", orig_max, &orig_max, err))) goto done;
+
+    default_inv_freq(theta, dim, inv);
+    switch (out->type) {
+    case HFX_ROPE_DEFAULT:
+    case HFX_ROPE_DYNAMIC: /* the graph rescales past max_position */
+        break;
+    case HFX_ROPE_LINEAR:
+        for (int64_t i = 0; i < half; i++) inv[i] = inv[i] / (float)factor;
+        break;
+    case HFX_ROPE_LLAMA3: {
+        double low, high;
+        if ((st = hfx_cfg_num(p, "low_freq_factor", &low, err))) goto done;
+        if ((st = hfx_cfg_num(p, "high_freq_factor", &high, err))) goto done;
+        if (high == low || orig_max <= 0) {
+            st = hfx_fail(err, HFX_ERR_INVALID, "%s: llama3 needs high_freq_factor != low_freq_factor and original_max_position_embeddings > 0", where);
+            goto done;
+        }
+        double low_wl = (double)orig_max / low, high_wl = (double)orig_max / high;
+        for (int64_t i = 0; i < half; i++) {
+            float wavelen = (float)(2 * M_PI) / inv[i];
+            float scaled = wavelen > (float)low_wl ? inv[i] / (float)factor : inv[i];
+            float smooth = ((float)orig_max / wavelen - (float)low) / (float)(high - low);
+            float smoothed = (1 - smooth) * scaled / (float)factor + smooth * scaled;
+            bool medium = !(wavelen < (float)high_wl) && !(wavelen > (float)low_wl);
+            inv[i] = medium ? smoothed : scaled;
+        }
+        break;
+    }
+    case HFX_ROPE_YARN: {
+        if (hfx_cfg_has(p, "factor")) {
+            if ((st = hfx_cfg_num(p, "factor", &factor, err))) goto done;
+        } else {
+            factor = (double)max_position / (double)orig_max;
+        }
+        if (!(factor > 0) || orig_max <= 0) {
+            st = hfx_fail(err, HFX_ERR_INVALID, "%s: yarn needs factor > 0 and original_max_position_embeddings > 0", where);
+            goto done;
+        }
+        out->factor = factor;
+        double attn_factor, mscale = 0, mscale_all = 0, beta_fast, beta_slow;
+        bool truncate;
+        if ((st = hfx_cfg_num_or(p, "mscale", 0, &mscale, err))) goto done;
+        if ((st = hfx_cfg_num_or(p, "mscale_all_dim", 0, &mscale_all, err))) goto done;
+        double dflt_attn = (mscale != 0 && mscale_all != 0)
+                               ? yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all)
+                               : yarn_mscale(factor, 1);
+        if ((st = hfx_cfg_num_or(p, "attention_factor", dflt_attn, &attn_factor, err))) goto done;
+        /* transformers uses `x or default`, so 0 also means the default */
+        if ((st = hfx_cfg_num_or(p, "beta_fast", 32, &beta_fast, err))) goto done;
+        if ((st = hfx_cfg_num_or(p, "beta_slow", 1, &beta_slow, err))) goto done;
+        if (beta_fast == 0) beta_fast = 32;
+        if (beta_slow == 0) beta_slow = 1;
+        if ((st = hfx_cfg_bool_or(p, "truncate", true, &truncate, err))) goto done;
+        double lo = correction_dim(beta_fast, dim, theta, (double)orig_max);
+        double hi = correction_dim(beta_slow, dim, theta, (double)orig_max);
+        if (truncate) {
+            lo = floor(lo);
+            hi = ceil(hi);
+        }
+        if (lo < 0) lo = 0;
+        if (hi > (double)(dim - 1)) hi = (double)(dim - 1);
+        if (lo == hi) hi += 0.001;
+        for (int64_t i = 0; i < half; i++) {
+            float pos = powf((float)theta, (float)(2 * i) / (float)dim);
+            float extrapolation = 1.0f / pos;
+            float interpolation = 1.0f / ((float)factor * pos);
+            float ramp = ((float)i - (float)lo) / (float)(hi - lo);
+            ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
+            float extra_factor = 1 - ramp;
+            inv[i] = interpolation * (1 - extra_factor) + extrapolation * extra_factor;
+        }
+        out->attention_scaling = (float)attn_factor;
+        break;
+    }
+    }
+    st = HFX_OK;
+done:
+    if (empty) json_decref(empty);
+    return st;
+}
+
+/* Dynamic NTK: inv_freq recomputed from L = max(position_ids) + 1 when L > max_position:
+ * base' = θ·(factor·L/max − (factor − 1))^(dim/(dim−2)); inv = 1/base'^(2i/dim). */
+static hfx_value *dynamic_inv_freq(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids) {
+    int64_t half = r->dim / 2, all = 0;
+    (void)all;
+    float exps[4096];
+    if (half > 4096) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "head_dim %lld too large for dynamic rope", (long long)r->dim);
+        half = 1;
+    }
+    for (int64_t i = 0; i < half; i++) exps[i] = (float)(2 * i) / (float)r->dim;
+    int64_t axes[2] = {0, 1};
+    hfx_value *len = hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_MAX, position_ids, 2, axes),
+                             hfx_const_i64(g, 1)); /* [1,1] */
+    hfx_value *lenf = hfx_cast(g, len, HFX_DTYPE_F32);
+    /* factor·L/max − (factor − 1), in the order transformers evaluates it */
+    hfx_value *t = hfx_op2(g, HFX_OP_MUL, hfx_const_f32(g, (float)r->factor), lenf);
+    t = hfx_op2(g, HFX_OP_DIV, t, hfx_const_f32(g, (float)r->max_position));
+    t = hfx_op2(g, HFX_OP_SUB, t, hfx_const_f32(g, (float)(r->factor - 1)));
+    t = hfx_op2(g, HFX_OP_POW, t, hfx_const_f32(g, (float)((double)r->dim / (double)(r->dim - 2))));
+    hfx_value *base = hfx_op2(g, HFX_OP_MUL, hfx_const_f32(g, (float)r->theta), t); /* [1,1] */
+    int64_t shape = half;
+    hfx_value *e = hfx_const_bytes(g, HFX_DTYPE_F32, 1, &shape, exps);
+    hfx_value *scaled = hfx_op1(g, HFX_OP_RECIPROCAL,
+                                hfx_op2(g, HFX_OP_POW, hfx_reshape(g, base, 1, (hfx_dim[]){hfx_dim_const(1)}), e));
+    hfx_value *orig = hfx_const_bytes(g, HFX_DTYPE_F32, 1, &shape, r->inv_freq);
+    hfx_value *grown = hfx_op2(g, HFX_OP_GREATER, hfx_reshape(g, len, 1, (hfx_dim[]){hfx_dim_const(1)}),
+                               hfx_const_i64(g, r->max_position));
+    return hfx_where(g, grown, scaled, orig); /* [dim/2] */
+}
+
+void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, hfx_dtype dt,
+                      hfx_value **cos, hfx_value **sin) {
+    int64_t half = r->dim / 2;
+    hfx_value *inv = r->type == HFX_ROPE_DYNAMIC
+                         ? dynamic_inv_freq(g, r, position_ids)
+                         : hfx_const_bytes(g, HFX_DTYPE_F32, 1, &half, r->inv_freq);
+    /* freqs [B,S,dim/2] = position · inv_freq; emb = [freqs, freqs] */
+    hfx_value *pos = hfx_unsqueeze(g, hfx_cast(g, position_ids, HFX_DTYPE_F32), -1);
+    hfx_value *freqs = hfx_op2(g, HFX_OP_MUL, pos, inv);
+    hfx_value *halves[2] = {freqs, freqs};
+    hfx_value *emb = hfx_concat(g, 2, halves, -1);
+    hfx_value *c = hfx_op1(g, HFX_OP_COS, emb), *s = hfx_op1(g, HFX_OP_SIN, emb);
+    if (r->attention_scaling != 1.0f) {
+        hfx_value *k = hfx_const_f32(g, r->attention_scaling);
+        c = hfx_op2(g, HFX_OP_MUL, c, k);
+        s = hfx_op2(g, HFX_OP_MUL, s, k);
+    }
+    *cos = hfx_unsqueeze(g, hfx_cast(g, c, dt), 1);
+    *sin = hfx_unsqueeze(g, hfx_cast(g, s, dt), 1);
+}
+
+hfx_value *hfx_rope_apply(hfx_graph *g, hfx_value *x, hfx_value *cos, hfx_value *sin) {
+    int64_t d = x->dims[x->rank - 1].c;
+    hfx_value *x1 = hfx_slice(g, x, -1, 0, d / 2), *x2 = hfx_slice(g, x, -1, d / 2, d);
+    hfx_value *parts[2] = {hfx_op1(g, HFX_OP_NEG, x2), x1};
+    hfx_value *rot = hfx_concat(g, 2, parts, -1);
+    return hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, x, cos), hfx_op2(g, HFX_OP_MUL, rot, sin));
+}

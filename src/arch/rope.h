@@ -1,0 +1,40 @@
+/* Rotary position embeddings: the config side (both the transformers 4 form, `rope_theta` +
+ * `rope_scaling`, and the transformers 5 form, `rope_parameters`) and the graph side (cos/sin
+ * from position_ids, and their application to q and k).
+ *
+ * Types: default, linear, dynamic (NTK, recomputed in the graph from max(position_ids) as
+ * transformers does per forward), llama3, yarn. The inverse frequencies are computed here in
+ * float32 with the same operation order as transformers' modeling_rope_utils, so cos/sin agree
+ * to the last bit or two. */
+#ifndef HFX_ARCH_ROPE_H
+#define HFX_ARCH_ROPE_H
+
+#include "base/arena.h"
+#include "hf/config.h"
+#include "ir/graph.h"
+
+typedef enum { HFX_ROPE_DEFAULT, HFX_ROPE_LINEAR, HFX_ROPE_DYNAMIC, HFX_ROPE_LLAMA3, HFX_ROPE_YARN } hfx_rope_type;
+
+typedef struct hfx_rope {
+    hfx_rope_type type;
+    double theta;
+    double factor;                /* linear / dynamic / llama3 / yarn */
+    int64_t dim;                  /* rotated dims per head (head_dim here) */
+    int64_t max_position;         /* config.max_position_embeddings (dynamic's threshold) */
+    float attention_scaling;      /* multiplies cos and sin (yarn) */
+    float *inv_freq;              /* (dim / 2), arena-owned */
+} hfx_rope;
+
+/* Read the rope settings of `c` (config.json) for rotary dimension `dim`. Unknown or unsupported
+ * types are HFX_ERR_UNSUPPORTED with the list of supported ones. */
+hfx_status hfx_rope_parse(hfx_cfg c, int64_t dim, int64_t max_position, hfx_arena *arena,
+                          hfx_rope *out, hfx_error *err);
+
+/* cos and sin for `position_ids` [B,S] (i64): each [B,1,S,dim] in dtype `dt`. */
+void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, hfx_dtype dt,
+                      hfx_value **cos, hfx_value **sin);
+
+/* x·cos + rotate_half(x)·sin for x [B,H,S,dim]. */
+hfx_value *hfx_rope_apply(hfx_graph *g, hfx_value *x, hfx_value *cos, hfx_value *sin);
+
+#endif

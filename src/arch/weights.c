@@ -1,0 +1,103 @@
+#include "arch/weights.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+
+hfx_status hfx_weights_init(hfx_weights *w, const hfx_checkpoint *ck, hfx_graph *g,
+                            hfx_dtype dtype, const char *architecture, hfx_error *err) {
+    w->ck = ck;
+    w->g = g;
+    w->dtype = dtype;
+    w->architecture = architecture;
+    w->used = calloc(hfx_checkpoint_tensor_count(ck) + 1, 1);
+    return w->used ? HFX_OK : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+}
+
+void hfx_weights_free(hfx_weights *w) {
+    free(w->used);
+    w->used = NULL;
+}
+
+static void shape_text(char *buf, size_t n, int rank, const int64_t *shape) {
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < rank && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char *fmt, ...) {
+    char name[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    long i = hfx_checkpoint_index_of(w->ck, name);
+    const hfx_tensor_info *t = i >= 0 ? hfx_checkpoint_tensor_at(w->ck, (size_t)i) : NULL;
+    bool ok = t && t->rank == rank;
+    for (int d = 0; ok && d < rank; d++) ok = t->shape[d] == shape[d];
+    if (!t) {
+        hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' (needed by %s) is missing",
+                       hfx_checkpoint_dir(w->ck), name, w->architecture);
+    } else if (!ok) {
+        char want[160], got[160];
+        shape_text(want, sizeof want, rank, shape);
+        shape_text(got, sizeof got, t->rank, t->shape);
+        hfx_graph_fail(w->g, HFX_ERR_INVALID,
+                       "%s: tensor '%s' has shape %s, but config.json implies %s", t->file, name,
+                       got, want);
+    } else if (t->dtype != HFX_DTYPE_F32 && t->dtype != HFX_DTYPE_F16 &&
+               t->dtype != HFX_DTYPE_BF16) {
+        hfx_graph_fail(w->g, HFX_ERR_UNSUPPORTED,
+                       "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16", t->file,
+                       name, hfx_dtype_name(t->dtype));
+        ok = false;
+    }
+    if (!ok) {
+        /* a stand-in of the expected shape keeps later shape checks quiet; the graph has
+         * already failed, so its bytes are never written */
+        static const float zero = 0;
+        hfx_value *v = hfx_const_bytes(w->g, w->dtype, 0, NULL, &zero);
+        v->rank = rank;
+        for (int d = 0; d < rank; d++) v->dims[d] = hfx_dim_const(shape[d]);
+        return v;
+    }
+    w->used[i] = 1;
+    return hfx_const_tensor(w->g, t, w->dtype);
+}
+
+bool hfx_weight_exists(const hfx_weights *w, const char *name) {
+    return hfx_checkpoint_index_of(w->ck, name) >= 0;
+}
+
+void hfx_weight_ignore(hfx_weights *w, const char *name) {
+    long i = hfx_checkpoint_index_of(w->ck, name);
+    if (i >= 0) w->used[i] = 1;
+}
+
+static bool known_unused(const char *name) {
+    size_t n = strlen(name);
+    static const char suffix[] = "rotary_emb.inv_freq";
+    return n >= sizeof suffix - 1 && strcmp(name + n - (sizeof suffix - 1), suffix) == 0;
+}
+
+hfx_status hfx_weights_finish(hfx_weights *w, hfx_error *err) {
+    char list[1024] = "";
+    size_t k = 0, leftovers = 0;
+    for (size_t i = 0; i < hfx_checkpoint_tensor_count(w->ck); i++) {
+        const hfx_tensor_info *t = hfx_checkpoint_tensor_at(w->ck, i);
+        if (w->used[i] || known_unused(t->name)) continue;
+        if (leftovers++ < 5 && k < sizeof list)
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", leftovers > 1 ? ", " : "",
+                                  t->name);
+    }
+    if (!leftovers) return HFX_OK;
+    return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                    "%s: %zu tensor(s) that %s does not use: %s%s — hfx refuses to drop weights "
+                    "silently (is config.json right for this checkpoint?)",
+                    hfx_checkpoint_dir(w->ck), leftovers, w->architecture, list,
+                    leftovers > 5 ? ", ..." : "");
+}

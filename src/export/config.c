@@ -1,0 +1,207 @@
+/* Export config from JSON: the seed's field names, unknown keys refused. */
+#include "export/config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "fmt/onnx/onnx.h"
+
+/* Formats the Python system has; only those with `built` set have a writer in hfx today. */
+static const struct {
+    const char *name;
+    bool built;
+} formats[] = {{"onnx", true}, {"openvino", false}, {"executorch", false}, {"dynamo", false}};
+
+static const char *const dtype_names[][2] = {
+    {"float32", "f32"}, {"float16", "f16"}, {"bfloat16", "bf16"}};
+
+static hfx_status check_dynamic_shapes(const json_t *v, hfx_error *err) {
+    if (json_is_null(v)) return HFX_OK;
+    if (!json_is_object(v))
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'dynamic_shapes' must be an object "
+                                              "{input: {axis: {\"name\", \"min\", \"max\"}}}");
+    const char *input;
+    json_t *axes;
+    json_object_foreach((json_t *)v, input, axes) {
+        if (!json_is_object(axes))
+            return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] must be an object of axes", input);
+        const char *axis;
+        json_t *spec;
+        json_object_foreach(axes, axis, spec) {
+            char *end;
+            long a = strtol(axis, &end, 10);
+            if (!*axis || *end || a < 0 || a > 7)
+                return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s']: axis '%s' is not an axis number", input, axis);
+            if (json_is_null(spec)) continue; /* static axis */
+            if (!json_is_object(spec) || !json_is_string(json_object_get(spec, "name")))
+                return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s']['%s'] must be {\"name\": str, \"min\": int, \"max\": int}", input, axis);
+            const char *k;
+            json_t *x;
+            json_object_foreach(spec, k, x) {
+                if (strcmp(k, "name") == 0) continue;
+                if ((strcmp(k, "min") != 0 && strcmp(k, "max") != 0))
+                    return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s']['%s']: unknown key '%s' (known: name, min, max)", input, axis, k);
+                if (!json_is_null(x) && (!json_is_integer(x) || json_integer_value(x) < 0))
+                    return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s']['%s']['%s'] must be a non-negative integer", input, axis, k);
+            }
+            json_t *mn = json_object_get(spec, "min"), *mx = json_object_get(spec, "max");
+            if (json_is_integer(mn) && json_is_integer(mx) && json_integer_value(mn) > json_integer_value(mx))
+                return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s']['%s']: min > max", input, axis);
+        }
+    }
+    return HFX_OK;
+}
+
+static hfx_status expect_bool(const char *key, const json_t *v, hfx_error *err) {
+    if (!json_is_boolean(v))
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be true or false", key);
+    return HFX_OK;
+}
+
+/* Validate one key for `format`; HFX_OK means it may be stored. */
+static hfx_status check_key(const char *format, const char *key, const json_t *v, hfx_error *err) {
+    if (strcmp(key, "dynamic") == 0 || strcmp(key, "strict") == 0 ||
+        strcmp(key, "prefer_deferred_runtime_asserts_over_guards") == 0 ||
+        strcmp(key, "optimize") == 0)
+        return expect_bool(key, v, err); /* strict/prefer_deferred/optimize: tracing knobs, no effect here */
+    if (strcmp(key, "dynamic_shapes") == 0) return check_dynamic_shapes(v, err);
+    if (strcmp(key, "dtype") == 0) {
+        const char *s = json_string_value(v);
+        for (size_t i = 0; s && i < 3; i++)
+            if (strcmp(s, dtype_names[i][0]) == 0 || strcmp(s, dtype_names[i][1]) == 0) return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'dtype' must be one of float32, float16, bfloat16");
+    }
+    if (strcmp(format, "onnx") == 0) {
+        if (strcmp(key, "opset_version") == 0) {
+            if (json_is_null(v)) return HFX_OK;
+            json_int_t o = json_is_integer(v) ? json_integer_value(v) : -1;
+            if (o < HFX_ONNX_OPSET_MIN || o > HFX_ONNX_OPSET_MAX)
+                return hfx_fail(err, HFX_ERR_INVALID, "export config: 'opset_version' must be an integer in [%d, %d]",
+                                HFX_ONNX_OPSET_MIN, HFX_ONNX_OPSET_MAX);
+            return HFX_OK;
+        }
+        if (strcmp(key, "external_data") == 0) return expect_bool(key, v, err);
+        if (strcmp(key, "export_params") == 0) {
+            if (!json_is_true(v))
+                return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: 'export_params' false is not supported: hfx always writes the weights");
+            return HFX_OK;
+        }
+        if (strcmp(key, "output_path") == 0)
+            return hfx_fail(err, HFX_ERR_INVALID, "export config: 'output_path' is not used by hfx; give the output directory to hfx export");
+    }
+    return hfx_fail(err, HFX_ERR_INVALID,
+                    "export config: unknown key '%s' for export_format '%s' (known: export_format, dynamic, "
+                    "dynamic_shapes, opset_version, external_data, optimize, export_params, strict, "
+                    "prefer_deferred_runtime_asserts_over_guards, dtype)",
+                    key, format);
+}
+
+static hfx_status check_format(const json_t *v, hfx_error *err) {
+    const char *f = json_string_value(v);
+    for (size_t i = 0; f && i < sizeof formats / sizeof formats[0]; i++) {
+        if (strcmp(f, formats[i].name) != 0) continue;
+        if (!formats[i].built)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                            "export config: export_format '%s' is not available in hfx yet (available: onnx)", f);
+        return HFX_OK;
+    }
+    return hfx_fail(err, HFX_ERR_INVALID,
+                    "export config: 'export_format' must be one of onnx, openvino, executorch, dynamo");
+}
+
+hfx_status hfx_export_config_from_json(const char *json_text, hfx_export_config **out,
+                                       hfx_error *err) {
+    json_error_t je;
+    json_t *obj = json_loads(json_text, JSON_REJECT_DUPLICATES, &je);
+    if (!obj)
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: line %d, column %d: %s", je.line,
+                        je.column, je.text);
+    hfx_status st = HFX_OK;
+    if (!json_is_object(obj)) st = hfx_fail(err, HFX_ERR_INVALID, "export config: must be a JSON object");
+    json_t *fmt = st ? NULL : json_object_get(obj, "export_format");
+    if (!st && !fmt) st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'export_format' is required");
+    if (!st) st = check_format(fmt, err);
+    const char *key;
+    json_t *v;
+    if (!st) json_object_foreach(obj, key, v) {
+        if (strcmp(key, "export_format") == 0) continue;
+        if ((st = check_key(json_string_value(fmt), key, v, err))) break;
+    }
+    if (st) {
+        json_decref(obj);
+        return st;
+    }
+    hfx_export_config *c = calloc(1, sizeof *c);
+    if (!c) {
+        json_decref(obj);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    c->obj = obj;
+    *out = c;
+    return HFX_OK;
+}
+
+hfx_status hfx_export_config_set(hfx_export_config *c, const char *key, const char *json_value,
+                                 hfx_error *err) {
+    json_error_t je;
+    json_t *v = json_loads(json_value, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+    if (!v) return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s': bad JSON value: %s", key, je.text);
+    hfx_status st = strcmp(key, "export_format") == 0 ? check_format(v, err)
+                                                      : check_key(hfx_cfg_format(c), key, v, err);
+    if (st || json_object_set_new(c->obj, key, v) != 0) {
+        if (!st) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        else json_decref(v);
+    }
+    return st;
+}
+
+char *hfx_export_config_to_json(const hfx_export_config *c) {
+    return json_dumps(c->obj, JSON_INDENT(2) | JSON_SORT_KEYS);
+}
+
+void hfx_export_config_free(hfx_export_config *c) {
+    if (!c) return;
+    json_decref(c->obj);
+    free(c);
+}
+
+hfx_export_config *hfx_export_config_clone(const hfx_export_config *c) {
+    hfx_export_config *n = calloc(1, sizeof *n);
+    if (n && !(n->obj = json_deep_copy(c->obj))) {
+        free(n);
+        n = NULL;
+    }
+    return n;
+}
+
+const char *hfx_cfg_format(const hfx_export_config *c) {
+    return json_string_value(json_object_get(c->obj, "export_format"));
+}
+
+bool hfx_cfg_dynamic(const hfx_export_config *c) {
+    return json_is_true(json_object_get(c->obj, "dynamic"));
+}
+
+const json_t *hfx_cfg_dynamic_shapes(const hfx_export_config *c) {
+    const json_t *v = json_object_get(c->obj, "dynamic_shapes");
+    return v && json_is_object(v) ? v : NULL;
+}
+
+int hfx_cfg_opset(const hfx_export_config *c) {
+    const json_t *v = json_object_get(c->obj, "opset_version");
+    return json_is_integer(v) ? (int)json_integer_value(v) : 0;
+}
+
+bool hfx_cfg_external_data(const hfx_export_config *c) {
+    const json_t *v = json_object_get(c->obj, "external_data");
+    return v ? json_is_true(v) : true; /* the seed's default */
+}
+
+hfx_dtype hfx_cfg_dtype(const hfx_export_config *c) {
+    const char *s = json_string_value(json_object_get(c->obj, "dtype"));
+    if (!s) return HFX_DTYPE_F32;
+    if (strcmp(s, "float16") == 0 || strcmp(s, "f16") == 0) return HFX_DTYPE_F16;
+    if (strcmp(s, "bfloat16") == 0 || strcmp(s, "bf16") == 0) return HFX_DTYPE_BF16;
+    return HFX_DTYPE_F32;
+}

@@ -1,0 +1,79 @@
+/* Opening a model: checkpoint, architecture, and a dry-run build that checks every tensor the
+ * architecture needs (no tensor bytes are read). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "export/model.h"
+
+hfx_status hfx_model_open(const char *dir, hfx_model **out, hfx_error *err) {
+    hfx_model *m = calloc(1, sizeof *m);
+    if (!m || !(m->arena = hfx_arena_new())) {
+        free(m);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    hfx_status st = hfx_checkpoint_open(dir, &m->ck, err);
+    if (!st) st = hfx_arch_open(m->ck, m->arena, &m->arch, err);
+    if (!st) {
+        hfx_graph *g = hfx_graph_new();
+        if (!g) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        else {
+            hfx_build_opts o = {HFX_DTYPE_F32, hfx_dim_sym(hfx_graph_symbol(g, "batch_size", 1, INT32_MAX)),
+                                hfx_dim_sym(hfx_graph_symbol(g, "sequence_length", 1, INT32_MAX))};
+            st = hfx_arch_build_forward(m->arch, m->ck, &o, g, err);
+            hfx_graph_free(g);
+        }
+    }
+    if (st) {
+        hfx_model_close(m);
+        return st;
+    }
+    *out = m;
+    return HFX_OK;
+}
+
+void hfx_model_close(hfx_model *m) {
+    if (!m) return;
+    hfx_checkpoint_close(m->ck);
+    hfx_arena_free(m->arena);
+    free(m);
+}
+
+const char *hfx_model_architecture(const hfx_model *m) { return hfx_arch_name(m->arch); }
+
+void hfx_model_describe(const hfx_model *m, void *out_) {
+    FILE *out = out_;
+    /* parameters = distinct checkpoint tensors the graph reads (a tied head counts once) */
+    uint64_t params = 0, bytes = 0;
+    size_t n = hfx_checkpoint_tensor_count(m->ck);
+    hfx_graph *g = hfx_graph_new();
+    char *seen = calloc(n + 1, 1);
+    if (g && seen) {
+        hfx_build_opts o = {HFX_DTYPE_F32, hfx_dim_const(1), hfx_dim_const(1)};
+        hfx_error err;
+        if (hfx_arch_build_forward(m->arch, m->ck, &o, g, &err) == HFX_OK) {
+            for (int i = 0; i < g->n_values; i++) {
+                const hfx_init *init = g->values[i]->init;
+                long k = init ? hfx_checkpoint_index_of(m->ck, init->source) : -1;
+                if (k < 0 || seen[k]) continue;
+                seen[k] = 1;
+                const hfx_tensor_info *t = hfx_checkpoint_tensor_at(m->ck, (size_t)k);
+                params += t->nbytes / hfx_dtype_size(t->dtype);
+            }
+        }
+    }
+    free(seen);
+    hfx_graph_free(g);
+    for (size_t i = 0; i < n; i++) bytes += hfx_checkpoint_tensor_at(m->ck, i)->nbytes;
+    fprintf(out, "checkpoint:   %s\n", hfx_checkpoint_dir(m->ck));
+    fprintf(out, "architecture: %s\n", hfx_model_architecture(m));
+    fprintf(out, "parameters:   %llu\n", (unsigned long long)params);
+    fprintf(out, "tensors:      %zu (%llu bytes)\n", n, (unsigned long long)bytes);
+    for (size_t i = 0; i < n; i++) {
+        const hfx_tensor_info *t = hfx_checkpoint_tensor_at(m->ck, i);
+        fprintf(out, "  %-60s %-5s [", t->name, hfx_dtype_name(t->dtype));
+        for (int d = 0; d < t->rank; d++) fprintf(out, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+        fprintf(out, "] %llu bytes\n", (unsigned long long)t->nbytes);
+    }
+}

@@ -1,0 +1,37 @@
+/* IR → ONNX lowering result: serialized NodeProtos plus the initializer list, consumed by the
+ * writer (write.c). Internal to fmt/onnx. */
+#ifndef HFX_FMT_ONNX_LOWER_H
+#define HFX_FMT_ONNX_LOWER_H
+
+#include "base/arena.h"
+#include "base/buf.h"
+#include "ir/graph.h"
+
+typedef struct onnx_init {
+    const char *name;              /* arena */
+    hfx_dtype dtype;
+    int rank;
+    int64_t shape[HFX_MAX_RANK];
+    const hfx_init *src;           /* bytes pulled from here, or ... */
+    const uint8_t *bytes;          /* ... lowering-time bytes (arena) when src is NULL */
+    uint64_t nbytes;
+    uint64_t offset;               /* in the external data file; set by the writer */
+    bool external;
+} onnx_init;
+
+typedef struct onnx_model {
+    hfx_arena *arena;              /* owned: names, lowering-time constants */
+    hfx_buf nodes;                 /* GraphProto `node` fields, in order */
+    onnx_init *inits;              /* owned array */
+    int n_inits, cap_inits;
+    const char **names;            /* owned array: ONNX name per IR value id */
+    int opset, counter;
+    hfx_status st;
+    hfx_error *err;
+} onnx_model;
+
+int hfx_onnx_dtype(hfx_dtype dt);
+hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, onnx_model *m, hfx_error *err);
+void hfx_onnx_model_free(onnx_model *m);
+
+#endif

@@ -1,0 +1,210 @@
+/* ModelProto serialization and the external data file. The .onnx holds the graph and small
+ * constants; weights stream from the checkpoint mapping into <basename>.onnx_data through one
+ * bounded buffer, at offsets fixed before any byte is written. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "fmt/onnx/lower.h"
+#include "fmt/onnx/onnx.h"
+#include "fmt/onnx/onnx_proto.h"
+#include "fmt/onnx/pb.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "hfx writes little-endian tensor data by memcpy; big-endian hosts are not supported"
+#endif
+
+enum {
+    EMBED_LIMIT = 1024,        /* constants up to this many bytes stay inside the .onnx */
+    CHUNK = 8 << 20,           /* bytes per read/convert/write step */
+    ALIGN_SMALL = 64,          /* external offsets: cache-line aligned ... */
+    ALIGN_LARGE = 4096,        /* ... and page aligned from 64 KiB, so runtimes can mmap */
+    PROTO_LIMIT = 2000000000   /* protobuf messages must stay under 2 GiB */
+};
+
+static int ir_version_for(int opset) {
+    if (opset <= 18) return 8;
+    if (opset <= 20) return 9;
+    if (opset <= 22) return 10;
+    return 11;
+}
+
+static void dim_text(const hfx_graph *g, hfx_dim d, char *buf, size_t n) {
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < d.n && k < n; i++) {
+        const char *name = g->symbols[d.sym[i]].name;
+        if (d.coef[i] == 1) k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? " + " : "", name);
+        else k += (size_t)snprintf(buf + k, n - k, "%s%lld*%s", i ? " + " : "", (long long)d.coef[i], name);
+    }
+    if (d.c && k < n) snprintf(buf + k, n - k, " %c %lld", d.c < 0 ? '-' : '+', (long long)(d.c < 0 ? -d.c : d.c));
+}
+
+static void value_info(hfx_buf *graph, int field, const hfx_graph *g, const hfx_value *v) {
+    hfx_buf vi = {0}, type = {0}, tensor = {0}, shape = {0}, dim = {0};
+    pb_int(&tensor, TENSOR_TYPE_ELEM, hfx_onnx_dtype(v->dtype));
+    for (int i = 0; i < v->rank; i++) {
+        if (hfx_dim_is_const(v->dims[i])) {
+            pb_int(&dim, DIM_VALUE, v->dims[i].c);
+        } else {
+            char text[256];
+            dim_text(g, v->dims[i], text, sizeof text);
+            pb_string(&dim, DIM_PARAM, text);
+        }
+        pb_message(&shape, SHAPE_DIM, &dim);
+    }
+    pb_message(&tensor, TENSOR_TYPE_SHAPE, &shape);
+    pb_message(&type, TYPE_TENSOR, &tensor);
+    pb_string(&vi, VALUE_INFO_NAME, v->name);
+    pb_message(&vi, VALUE_INFO_TYPE, &type);
+    pb_message(graph, (uint32_t)field, &vi);
+    if (vi.oom || type.oom || tensor.oom || shape.oom || dim.oom) graph->oom = 1;
+    hfx_buf_free(&vi), hfx_buf_free(&type), hfx_buf_free(&tensor), hfx_buf_free(&shape), hfx_buf_free(&dim);
+}
+
+static void entry(hfx_buf *b, uint32_t field, const char *key, const char *value) {
+    hfx_buf e = {0};
+    pb_string(&e, ENTRY_KEY, key);
+    pb_string(&e, ENTRY_VALUE, value);
+    pb_message(b, field, &e);
+    if (e.oom) b->oom = 1;
+    hfx_buf_free(&e);
+}
+
+/* Bytes of an initializer: lowering-time bytes, or pulled (converted, transposed) from its
+ * source, in one call for small ones. */
+static hfx_status init_bytes(const onnx_init *in, uint64_t first_byte, uint64_t n, void *dst,
+                             hfx_error *err) {
+    if (!in->src) {
+        memcpy(dst, in->bytes + first_byte, n);
+        return HFX_OK;
+    }
+    size_t es = hfx_dtype_size(in->dtype);
+    return hfx_init_read(in->src, first_byte / es, n / es, dst, err);
+}
+
+static hfx_status tensor_proto(hfx_buf *graph, const onnx_init *in, const char *data_file,
+                               hfx_error *err) {
+    hfx_buf t = {0};
+    hfx_status st = HFX_OK;
+    for (int i = 0; i < in->rank; i++) pb_int(&t, TENSOR_DIMS, in->shape[i]);
+    pb_int(&t, TENSOR_DATA_TYPE, hfx_onnx_dtype(in->dtype));
+    pb_string(&t, TENSOR_NAME, in->name);
+    if (in->external) {
+        char num[32];
+        entry(&t, TENSOR_EXTERNAL_DATA, "location", data_file);
+        snprintf(num, sizeof num, "%llu", (unsigned long long)in->offset);
+        entry(&t, TENSOR_EXTERNAL_DATA, "offset", num);
+        snprintf(num, sizeof num, "%llu", (unsigned long long)in->nbytes);
+        entry(&t, TENSOR_EXTERNAL_DATA, "length", num);
+        pb_int(&t, TENSOR_DATA_LOCATION, DATA_LOCATION_EXTERNAL);
+    } else {
+        void *raw = malloc(in->nbytes ? in->nbytes : 1);
+        if (!raw) {
+            hfx_buf_free(&t);
+            return hfx_fail(err, HFX_ERR_NOMEM, "out of memory for tensor '%s'", in->name);
+        }
+        st = init_bytes(in, 0, in->nbytes, raw, err);
+        pb_bytes(&t, TENSOR_RAW_DATA, raw, in->nbytes);
+        free(raw);
+    }
+    pb_message(graph, GRAPH_INITIALIZER, &t);
+    if (t.oom) graph->oom = 1;
+    hfx_buf_free(&t);
+    return st;
+}
+
+static hfx_status write_external(const onnx_model *m, FILE *f, hfx_outdir *out, const char *name,
+                                 hfx_error *err) {
+    uint8_t *chunk = malloc(CHUNK);
+    static const uint8_t zeros[ALIGN_LARGE];
+    if (!chunk) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    uint64_t pos = 0;
+    hfx_status st = HFX_OK;
+    for (int i = 0; i < m->n_inits && st == HFX_OK; i++) {
+        const onnx_init *in = &m->inits[i];
+        if (!in->external) continue;
+        if (in->offset > pos && fwrite(zeros, 1, in->offset - pos, f) != in->offset - pos) break;
+        pos = in->offset;
+        size_t es = hfx_dtype_size(in->dtype);
+        uint64_t step = CHUNK / es * es;
+        for (uint64_t done = 0; done < in->nbytes && st == HFX_OK; done += step) {
+            uint64_t n = in->nbytes - done < step ? in->nbytes - done : step;
+            st = init_bytes(in, done, n, chunk, err);
+            if (st == HFX_OK && fwrite(chunk, 1, n, f) != n) break;
+            pos += n;
+            hfx_outdir_progress_add(out, n);
+        }
+    }
+    free(chunk);
+    if (st == HFX_OK && ferror(f)) st = hfx_fail(err, HFX_ERR_IO, "%s: write failed", name);
+    return st;
+}
+
+hfx_status hfx_onnx_write(const hfx_graph *g, const hfx_onnx_options *o, hfx_outdir *out,
+                          hfx_error *err) {
+    onnx_model m;
+    hfx_status st = hfx_onnx_lower(g, o->opset, &m, err);
+    hfx_buf graph = {0}, model = {0}, sub = {0};
+    char onnx_name[256], data_name[256];
+    snprintf(onnx_name, sizeof onnx_name, "%s.onnx", o->basename);
+    snprintf(data_name, sizeof data_name, "%s.onnx_data", o->basename);
+
+    /* placement: offsets in the data file, in initializer order */
+    uint64_t data_size = 0, embedded = 0;
+    int n_external = 0;
+    for (int i = 0; st == HFX_OK && i < m.n_inits; i++) {
+        onnx_init *in = &m.inits[i];
+        in->external = o->external_data && in->nbytes > EMBED_LIMIT;
+        if (!in->external) {
+            embedded += in->nbytes;
+            continue;
+        }
+        uint64_t align = in->nbytes >= 65536 ? ALIGN_LARGE : ALIGN_SMALL;
+        data_size = (data_size + align - 1) / align * align;
+        in->offset = data_size;
+        data_size += in->nbytes;
+        n_external++;
+    }
+    if (st == HFX_OK && embedded > PROTO_LIMIT)
+        st = hfx_fail(err, HFX_ERR_INVALID,
+                      "%s: %llu bytes of weights cannot be embedded (protobuf's 2 GiB limit); "
+                      "export with external_data true",
+                      onnx_name, (unsigned long long)embedded);
+
+    if (st == HFX_OK) {
+        hfx_buf_append(&graph, m.nodes.data, m.nodes.len);
+        pb_string(&graph, GRAPH_NAME, "main_graph");
+        for (int i = 0; i < m.n_inits && st == HFX_OK; i++)
+            st = tensor_proto(&graph, &m.inits[i], data_name, err);
+        for (int i = 0; i < g->n_inputs; i++) value_info(&graph, GRAPH_INPUT, g, g->inputs[i]);
+        for (int i = 0; i < g->n_outputs; i++) value_info(&graph, GRAPH_OUTPUT, g, g->outputs[i]);
+
+        pb_int(&model, MODEL_IR_VERSION, ir_version_for(o->opset));
+        pb_string(&model, MODEL_PRODUCER_NAME, "hfx");
+        pb_string(&model, MODEL_PRODUCER_VERSION, HFX_VERSION_STRING);
+        pb_message(&model, MODEL_GRAPH, &graph);
+        pb_string(&sub, OPSET_DOMAIN, "");
+        pb_int(&sub, OPSET_VERSION, o->opset);
+        pb_message(&model, MODEL_OPSET_IMPORT, &sub);
+        for (int i = 0; i < g->n_meta; i++) entry(&model, MODEL_METADATA_PROPS, g->meta[i].key, g->meta[i].value);
+        if (st == HFX_OK && (model.oom || graph.oom || sub.oom)) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    if (st == HFX_OK) st = hfx_outdir_write(out, onnx_name, model.data, model.len, err);
+    if (st == HFX_OK && n_external > 0) {
+        FILE *f;
+        hfx_outdir_progress_total(out, data_size);
+        st = hfx_outdir_create(out, data_name, &f, err);
+        if (st == HFX_OK) {
+            st = write_external(&m, f, out, data_name, err);
+            hfx_status cst = hfx_outdir_close(out, f, data_name, err);
+            if (st == HFX_OK) st = cst;
+        }
+    }
+    hfx_buf_free(&graph);
+    hfx_buf_free(&model);
+    hfx_buf_free(&sub);
+    hfx_onnx_model_free(&m);
+    return st;
+}

@@ -1,0 +1,36 @@
+/* Typed reads of config.json fields, with messages that name the file and the field:
+ * "config.json: field 'hidden_size': expected an integer, got a string". A field that is absent
+ * or JSON null counts as missing (transformers writes nulls for unset options). */
+#ifndef HFX_HF_CONFIG_H
+#define HFX_HF_CONFIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hfx/hfx.h"
+
+typedef struct hfx_cfg {
+    const json_t *obj;   /* borrowed: a JSON object */
+    const char *where;   /* "path/config.json" or "path/config.json: rope_parameters" */
+} hfx_cfg;
+
+/* True when `key` is present and not null. */
+bool hfx_cfg_has(hfx_cfg c, const char *key);
+
+/* Required fields: missing is HFX_ERR_INVALID. */
+hfx_status hfx_cfg_int(hfx_cfg c, const char *key, int64_t *out, hfx_error *err);
+hfx_status hfx_cfg_num(hfx_cfg c, const char *key, double *out, hfx_error *err);
+
+/* Optional fields: *out = dflt when missing. */
+hfx_status hfx_cfg_int_or(hfx_cfg c, const char *key, int64_t dflt, int64_t *out, hfx_error *err);
+hfx_status hfx_cfg_num_or(hfx_cfg c, const char *key, double dflt, double *out, hfx_error *err);
+hfx_status hfx_cfg_bool_or(hfx_cfg c, const char *key, bool dflt, bool *out, hfx_error *err);
+hfx_status hfx_cfg_str_or(hfx_cfg c, const char *key, const char *dflt, const char **out,
+                          hfx_error *err);
+
+/* Require lo ≤ v ≤ hi for a field already read. */
+hfx_status hfx_cfg_check_range(hfx_cfg c, const char *key, int64_t v, int64_t lo, int64_t hi,
+                               hfx_error *err);
+
+#endif

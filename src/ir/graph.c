@@ -1,0 +1,401 @@
+/* Graph construction: values, nodes, inputs/outputs, constants. Shape rules are in shape.c. */
+#include "ir/graph.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+
+static const char *const op_names[HFX_OP_COUNT_] = {
+#define X(e, name, lo, hi) [HFX_OP_##e] = name,
+#include "ir/ops.def"
+#undef X
+};
+
+const char *hfx_op_name(hfx_op op) {
+    return (unsigned)op < HFX_OP_COUNT_ ? op_names[op] : "?";
+}
+
+hfx_graph *hfx_graph_new(void) {
+    hfx_graph *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->arena = hfx_arena_new();
+    if (!g->arena) {
+        free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void hfx_graph_free(hfx_graph *g) {
+    if (!g) return;
+    hfx_arena_free(g->arena);
+    free(g->values);
+    free(g->nodes);
+    free(g->inputs);
+    free(g->outputs);
+    free(g);
+}
+
+hfx_status hfx_graph_fail(hfx_graph *g, hfx_status st, const char *fmt, ...) {
+    if (g->failed) return g->err.status;
+    g->failed = true;
+    g->err.status = st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->err.message, sizeof g->err.message, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+hfx_status hfx_graph_status(const hfx_graph *g, hfx_error *err) {
+    if (!g->failed) return HFX_OK;
+    if (err) *err = g->err;
+    return g->err.status;
+}
+
+/* Append to one of the graph's owned pointer arrays. */
+static bool push(void ***arr, int *n, int *cap, void *item) {
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 64;
+        void **p = realloc(*arr, (size_t)nc * sizeof *p);
+        if (!p) return false;
+        *arr = p;
+        *cap = nc;
+    }
+    (*arr)[(*n)++] = item;
+    return true;
+}
+
+/* A fresh value; on allocation failure the graph fails and a static placeholder keeps the
+ * builder going (its fields are never written through). */
+static hfx_value *new_value(hfx_graph *g) {
+    hfx_value *v = hfx_arena_alloc(g->arena, sizeof *v);
+    if (!v || !push((void ***)&g->values, &g->n_values, &g->cap_values, v)) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory while building the graph");
+        v = hfx_arena_alloc(g->arena, sizeof *v);
+        if (!v) {
+            static const hfx_value placeholder = {.dtype = HFX_DTYPE_F32};
+            return (hfx_value *)&placeholder;
+        }
+        return v;
+    }
+    v->id = g->n_values - 1;
+    return v;
+}
+
+int hfx_graph_symbol(hfx_graph *g, const char *name, int64_t min, int64_t max) {
+    for (int i = 0; i < g->n_symbols; i++)
+        if (strcmp(g->symbols[i].name, name) == 0) return i;
+    if (g->n_symbols == (int)(sizeof g->symbols / sizeof g->symbols[0])) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "too many symbolic dims (at '%s')", name);
+        return 0;
+    }
+    g->symbols[g->n_symbols] = (hfx_symbol){hfx_arena_strdup(g->arena, name), min, max};
+    return g->n_symbols++;
+}
+
+hfx_value *hfx_graph_input(hfx_graph *g, const char *name, hfx_dtype dt, int rank,
+                           const hfx_dim *dims) {
+    hfx_value *v = new_value(g);
+    v->name = hfx_arena_strdup(g->arena, name);
+    v->dtype = dt;
+    v->rank = rank;
+    memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
+    if (!push((void ***)&g->inputs, &g->n_inputs, &g->cap_inputs, v))
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+    return v;
+}
+
+void hfx_graph_output(hfx_graph *g, hfx_value *v, const char *name) {
+    v->name = hfx_arena_strdup(g->arena, name);
+    if (!push((void ***)&g->outputs, &g->n_outputs, &g->cap_outputs, v))
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+}
+
+void hfx_graph_set_meta(hfx_graph *g, const char *key, const char *value) {
+    for (int i = 0; i < g->n_meta; i++)
+        if (strcmp(g->meta[i].key, key) == 0) {
+            g->meta[i].value = hfx_arena_strdup(g->arena, value);
+            return;
+        }
+    if (g->n_meta == (int)(sizeof g->meta / sizeof g->meta[0])) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "too many metadata entries (at '%s')", key);
+        return;
+    }
+    g->meta[g->n_meta++] = (hfx_meta){hfx_arena_strdup(g->arena, key),
+                                      hfx_arena_strdup(g->arena, value)};
+}
+
+/* ---- Constants ---- */
+
+static hfx_value *const_value(hfx_graph *g, hfx_init *init) {
+    hfx_value *v = new_value(g);
+    v->dtype = init->dtype;
+    v->rank = init->rank;
+    for (int i = 0; i < init->rank; i++) v->dims[i] = hfx_dim_const(init->shape[i]);
+    v->init = init;
+    return v;
+}
+
+static bool float_dtype(hfx_dtype dt) {
+    return dt == HFX_DTYPE_F32 || dt == HFX_DTYPE_F16 || dt == HFX_DTYPE_BF16 ||
+           dt == HFX_DTYPE_F64;
+}
+
+/* One-part initializer viewing `base` as a contiguous row-major tensor. */
+static hfx_init *contiguous_init(hfx_graph *g, const uint8_t *base, hfx_dtype src, hfx_dtype dt,
+                                 int rank, const int64_t *shape, const char *source) {
+    hfx_init *init = hfx_arena_alloc(g->arena, sizeof *init);
+    hfx_init_part *p = hfx_arena_alloc(g->arena, sizeof *p);
+    if (!init || !p) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    p->base = base;
+    p->src_dtype = src;
+    p->rank = rank;
+    int64_t stride = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        p->shape[i] = shape[i];
+        p->strides[i] = stride;
+        stride *= shape[i];
+    }
+    init->dtype = dt;
+    init->rank = rank;
+    memcpy(init->shape, shape, (size_t)rank * sizeof *shape);
+    init->n_parts = 1;
+    init->parts = p;
+    init->source = source;
+    return init;
+}
+
+static hfx_value *placeholder_const(hfx_graph *g) {
+    static const int64_t one = 1;
+    static const float zero = 0;
+    hfx_init *init = contiguous_init(g, (const uint8_t *)&zero, HFX_DTYPE_F32, HFX_DTYPE_F32, 1,
+                                     &one, "placeholder");
+    if (!init) {
+        hfx_value *v = new_value(g);
+        v->dtype = HFX_DTYPE_F32;
+        return v;
+    }
+    return const_value(g, init);
+}
+
+hfx_value *hfx_const_tensor(hfx_graph *g, const hfx_tensor_info *t, hfx_dtype dt) {
+    if (!(float_dtype(t->dtype) && float_dtype(dt)) && t->dtype != dt) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: tensor '%s' has dtype %s; hfx needs %s here",
+                       t->file, t->name, hfx_dtype_name(t->dtype), hfx_dtype_name(dt));
+        return placeholder_const(g);
+    }
+    hfx_init *init = contiguous_init(g, t->data, t->dtype, dt, t->rank, t->shape, t->name);
+    return init ? const_value(g, init) : placeholder_const(g);
+}
+
+hfx_value *hfx_const_bytes(hfx_graph *g, hfx_dtype dt, int rank, const int64_t *shape,
+                           const void *data) {
+    uint64_t n = hfx_dtype_size(dt);
+    for (int i = 0; i < rank; i++) n *= (uint64_t)shape[i];
+    uint8_t *copy = hfx_arena_alloc(g->arena, n ? n : 1);
+    if (!copy) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return placeholder_const(g);
+    }
+    memcpy(copy, data, n);
+    hfx_init *init = contiguous_init(g, copy, dt, dt, rank, shape, "computed");
+    return init ? const_value(g, init) : placeholder_const(g);
+}
+
+hfx_value *hfx_const_f32(hfx_graph *g, float v) {
+    return hfx_const_bytes(g, HFX_DTYPE_F32, 0, NULL, &v);
+}
+
+hfx_value *hfx_const_i64(hfx_graph *g, int64_t v) {
+    return hfx_const_bytes(g, HFX_DTYPE_I64, 0, NULL, &v);
+}
+
+hfx_value *hfx_const_scalar(hfx_graph *g, hfx_dtype dt, double v) {
+    if (dt == HFX_DTYPE_I64) return hfx_const_i64(g, (int64_t)v);
+    hfx_value *c = hfx_const_f32(g, (float)v);
+    if (dt != HFX_DTYPE_F32) {
+        /* same single-element view, read as dt */
+        hfx_init *init = hfx_arena_alloc(g->arena, sizeof *init);
+        if (!init) {
+            hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+            return c;
+        }
+        *init = *c->init;
+        init->dtype = dt;
+        return const_value(g, init);
+    }
+    return c;
+}
+
+static hfx_init *copy_init(hfx_graph *g, const hfx_init *src) {
+    hfx_init *init = hfx_arena_alloc(g->arena, sizeof *init);
+    hfx_init_part *parts = hfx_arena_alloc(g->arena, (size_t)src->n_parts * sizeof *parts);
+    if (!init || !parts) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    *init = *src;
+    memcpy(parts, src->parts, (size_t)src->n_parts * sizeof *parts);
+    init->parts = parts;
+    return init;
+}
+
+hfx_value *hfx_const_transpose2d(hfx_graph *g, hfx_value *c) {
+    if (!c->init || c->rank != 2 || c->init->n_parts != 1) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "transpose2d needs a one-part rank-2 constant");
+        return c;
+    }
+    hfx_init *init = copy_init(g, c->init);
+    if (!init) return c;
+    hfx_init_part *p = &init->parts[0];
+    int64_t t;
+    t = p->shape[0], p->shape[0] = p->shape[1], p->shape[1] = t;
+    t = p->strides[0], p->strides[0] = p->strides[1], p->strides[1] = t;
+    init->shape[0] = p->shape[0];
+    init->shape[1] = p->shape[1];
+    return const_value(g, init);
+}
+
+hfx_value *hfx_const_slice(hfx_graph *g, hfx_value *c, int axis, int64_t start, int64_t len) {
+    if (!c->init || c->init->n_parts != 1 || axis < 0 || axis >= c->rank || start < 0 ||
+        len < 0 || start + len > c->init->shape[axis]) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "bad constant slice of '%s'",
+                       c->init ? c->init->source : "?");
+        return c;
+    }
+    hfx_init *init = copy_init(g, c->init);
+    if (!init) return c;
+    hfx_init_part *p = &init->parts[0];
+    p->offset += start * p->strides[axis];
+    p->shape[axis] = len;
+    init->shape[axis] = len;
+    return const_value(g, init);
+}
+
+/* ---- Op constructors ---- */
+
+hfx_value *hfx_node_add(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in, const hfx_attrs *a) {
+    static const hfx_attrs none;
+    if (!a) a = &none;
+    hfx_value *out = new_value(g);
+    hfx_error err;
+    if (hfx_infer_shape(g, op, n_in, in, a, out, &err) != HFX_OK) {
+        hfx_graph_fail(g, err.status, "%s", err.message);
+        out->dtype = n_in > 0 && in[0] ? in[0]->dtype : HFX_DTYPE_F32;
+        out->rank = 0;
+        return out;
+    }
+    hfx_node *node = hfx_arena_alloc(g->arena, sizeof *node);
+    if (!node || !push((void ***)&g->nodes, &g->n_nodes, &g->cap_nodes, node)) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory while building the graph");
+        return out;
+    }
+    node->id = g->n_nodes - 1;
+    node->op = op;
+    node->n_in = n_in;
+    for (int i = 0; i < n_in; i++) node->in[i] = in[i];
+    node->out = out;
+    node->attrs = *a;
+    out->producer = node;
+    return out;
+}
+
+hfx_value *hfx_op1(hfx_graph *g, hfx_op op, hfx_value *x) { return hfx_node_add(g, op, 1, &x, NULL); }
+
+hfx_value *hfx_op2(hfx_graph *g, hfx_op op, hfx_value *a, hfx_value *b) {
+    hfx_value *in[2] = {a, b};
+    return hfx_node_add(g, op, 2, in, NULL);
+}
+
+hfx_value *hfx_where(hfx_graph *g, hfx_value *c, hfx_value *a, hfx_value *b) {
+    hfx_value *in[3] = {c, a, b};
+    return hfx_node_add(g, HFX_OP_WHERE, 3, in, NULL);
+}
+
+hfx_value *hfx_cast(hfx_graph *g, hfx_value *x, hfx_dtype to) {
+    if (x->dtype == to) return x;
+    hfx_attrs a = {.to = to};
+    return hfx_node_add(g, HFX_OP_CAST, 1, &x, &a);
+}
+
+hfx_value *hfx_linear(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *bias) {
+    hfx_value *in[3] = {x, w, bias};
+    return hfx_node_add(g, HFX_OP_LINEAR, bias ? 3 : 2, in, NULL);
+}
+
+hfx_value *hfx_rms_norm(hfx_graph *g, hfx_value *x, hfx_value *w, double eps, double offset) {
+    hfx_attrs a = {.f0 = eps, .f1 = offset};
+    hfx_value *in[2] = {x, w};
+    return hfx_node_add(g, HFX_OP_RMS_NORM, 2, in, &a);
+}
+
+hfx_value *hfx_softmax(hfx_graph *g, hfx_value *x, int axis) {
+    hfx_attrs a = {.axis = axis};
+    return hfx_node_add(g, HFX_OP_SOFTMAX, 1, &x, &a);
+}
+
+hfx_value *hfx_attention(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v,
+                         hfx_value *bias, double scale, double softcap) {
+    hfx_attrs a = {.f0 = scale, .f1 = softcap};
+    hfx_value *in[4] = {q, k, v, bias};
+    return hfx_node_add(g, HFX_OP_ATTENTION, 4, in, &a);
+}
+
+hfx_value *hfx_reduce(hfx_graph *g, hfx_op op, hfx_value *x, int n_axes, const int64_t *axes) {
+    hfx_attrs a = {.n_ints = n_axes};
+    memcpy(a.ints, axes, (size_t)n_axes * sizeof *axes);
+    return hfx_node_add(g, op, 1, &x, &a);
+}
+
+hfx_value *hfx_reshape(hfx_graph *g, hfx_value *x, int rank, const hfx_dim *dims) {
+    hfx_attrs a = {.rank = rank};
+    memcpy(a.dims, dims, (size_t)rank * sizeof *dims);
+    return hfx_node_add(g, HFX_OP_RESHAPE, 1, &x, &a);
+}
+
+hfx_value *hfx_transpose(hfx_graph *g, hfx_value *x, int rank, const int64_t *perm) {
+    hfx_attrs a = {.n_ints = rank};
+    memcpy(a.ints, perm, (size_t)rank * sizeof *perm);
+    return hfx_node_add(g, HFX_OP_TRANSPOSE, 1, &x, &a);
+}
+
+hfx_value *hfx_unsqueeze(hfx_graph *g, hfx_value *x, int64_t axis) {
+    hfx_attrs a = {.n_ints = 1, .ints = {axis < 0 ? axis + x->rank + 1 : axis}};
+    return hfx_node_add(g, HFX_OP_UNSQUEEZE, 1, &x, &a);
+}
+
+hfx_value *hfx_concat(hfx_graph *g, int n, hfx_value *const *xs, int axis) {
+    hfx_attrs a = {.axis = axis};
+    return hfx_node_add(g, HFX_OP_CONCAT, n, xs, &a);
+}
+
+hfx_value *hfx_slice(hfx_graph *g, hfx_value *x, int axis, int64_t start, int64_t end) {
+    hfx_attrs a = {.axis = axis, .start = start, .end = end};
+    return hfx_node_add(g, HFX_OP_SLICE, 1, &x, &a);
+}
+
+hfx_value *hfx_gather(hfx_graph *g, hfx_value *data, hfx_value *indices, int axis) {
+    hfx_attrs a = {.axis = axis};
+    hfx_value *in[2] = {data, indices};
+    return hfx_node_add(g, HFX_OP_GATHER, 2, in, &a);
+}
+
+hfx_value *hfx_shape_of(hfx_graph *g, hfx_value *x) { return hfx_op1(g, HFX_OP_SHAPE, x); }
+
+hfx_value *hfx_dim_of(hfx_graph *g, hfx_value *x, int axis) {
+    return hfx_gather(g, hfx_shape_of(g, x), hfx_const_i64(g, axis), 0);
+}
+
+hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value *delta,
+                     hfx_dim length) {
+    hfx_attrs a = {.rank = 1, .dims = {length}};
+    hfx_value *in[3] = {start, limit, delta};
+    return hfx_node_add(g, HFX_OP_RANGE, 3, in, &a);
+}

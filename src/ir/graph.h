@@ -1,0 +1,214 @@
+/* The backend-neutral graph.
+ *
+ * A graph owns an arena; values, nodes, names and attributes live in it and die with it. Op
+ * constructors (hfx_op_*) only record: they check the inputs, infer the output shape and return
+ * the new value; nothing is computed. An error inside a constructor (a shape mismatch) is a bug
+ * in an architecture builder or an unchecked config value: the graph records the first one,
+ * returns a placeholder value so the builder can go on, and hfx_graph_status reports it.
+ *
+ * Dims are constants, symbols (a name with min/max, e.g. batch_size in [1, 2^31)) or small
+ * affine sums of symbols (past_sequence_length + sequence_length), so each backend can print
+ * its own form: ONNX dim_param, OpenVINO -1 or 1..32, torch.export sympy expressions. */
+#ifndef HFX_IR_GRAPH_H
+#define HFX_IR_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "hf/safetensors.h" /* HFX_MAX_RANK, hfx_tensor_info */
+#include "hfx/hfx.h"
+
+/* ---- Dims ---- */
+
+#define HFX_DIM_TERMS 2
+
+typedef struct hfx_dim {
+    int64_t c;                    /* constant part */
+    int n;                        /* number of symbolic terms, 0..HFX_DIM_TERMS */
+    int sym[HFX_DIM_TERMS];       /* symbol ids, ascending */
+    int64_t coef[HFX_DIM_TERMS];  /* non-zero */
+} hfx_dim;
+
+typedef struct hfx_symbol {
+    const char *name; /* arena */
+    int64_t min, max;
+} hfx_symbol;
+
+hfx_dim hfx_dim_const(int64_t c);
+hfx_dim hfx_dim_sym(int sym);
+/* a + b; ok=false (and a zero dim) when the sum needs more than HFX_DIM_TERMS symbols. */
+hfx_dim hfx_dim_add(hfx_dim a, hfx_dim b, bool *ok);
+hfx_dim hfx_dim_scale(hfx_dim a, int64_t k);
+bool hfx_dim_eq(hfx_dim a, hfx_dim b);
+static inline bool hfx_dim_is_const(hfx_dim d) { return d.n == 0; }
+
+/* ---- Ops ---- */
+
+typedef enum hfx_op {
+#define X(e, name, lo, hi) HFX_OP_##e,
+#include "ir/ops.def"
+#undef X
+    HFX_OP_COUNT_
+} hfx_op;
+
+const char *hfx_op_name(hfx_op op);
+
+/* One struct for every op's attributes; ops.def says which fields each reads. */
+typedef struct hfx_attrs {
+    int64_t ints[HFX_MAX_RANK]; /* perm, axes */
+    int n_ints;
+    int64_t axis, start, end;
+    double f0, f1;              /* eps / scale, weight offset / soft-cap */
+    hfx_dtype to;               /* cast target */
+    int rank;                   /* reshape target rank, range length (rank 1) */
+    hfx_dim dims[HFX_MAX_RANK];
+} hfx_attrs;
+
+/* ---- Initializers: constants that hold no bytes until a writer pulls them ----
+ *
+ * An initializer is the concatenation along axis 0 of parts; each part is a strided view of
+ * source elements (a checkpoint tensor in the mmap, or bytes computed at build time held by the
+ * arena), converted to the initializer's dtype while read. Transpose and slice only edit the
+ * view, so no transform ever needs a copy of the tensor. */
+
+typedef struct hfx_init_part {
+    const uint8_t *base;            /* borrowed: mmap or arena */
+    hfx_dtype src_dtype;
+    int rank;
+    int64_t shape[HFX_MAX_RANK];    /* the view, outermost first */
+    int64_t strides[HFX_MAX_RANK];  /* in source elements */
+    int64_t offset;                 /* in source elements */
+} hfx_init_part;
+
+typedef struct hfx_init {
+    hfx_dtype dtype;                /* what readers get */
+    int rank;
+    int64_t shape[HFX_MAX_RANK];
+    int n_parts;
+    hfx_init_part *parts;           /* arena */
+    const char *source;             /* description for messages: a tensor name (arena) */
+} hfx_init;
+
+uint64_t hfx_init_numel(const hfx_init *init);
+
+/* Write elements [first, first + count) of `init`, in row-major order of its shape, into `dst`
+ * as init->dtype. Float types convert among themselves (round to nearest-even); ints copy. */
+hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst,
+                         hfx_error *err);
+
+/* ---- Values and nodes ---- */
+
+typedef struct hfx_node hfx_node;
+
+typedef struct hfx_value {
+    int id;                      /* index in the graph's value list */
+    const char *name;            /* arena; NULL for intermediates (a backend names them) */
+    hfx_dtype dtype;
+    int rank;
+    hfx_dim dims[HFX_MAX_RANK];
+    hfx_node *producer;          /* NULL for graph inputs and constants */
+    const hfx_init *init;        /* non-NULL for constants */
+} hfx_value;
+
+struct hfx_node {
+    int id;
+    hfx_op op;
+    int n_in;
+    hfx_value *in[16];           /* NULL marks an absent optional input */
+    hfx_value *out;              /* every op has one output */
+    hfx_attrs attrs;
+};
+
+typedef struct hfx_meta {
+    const char *key, *value;     /* arena */
+} hfx_meta;
+
+typedef struct hfx_graph {
+    hfx_arena *arena;            /* owned */
+    hfx_value **values;          /* owned array of arena values */
+    int n_values, cap_values;
+    hfx_node **nodes;            /* owned array, topological (construction) order */
+    int n_nodes, cap_nodes;
+    hfx_value **inputs, **outputs; /* owned arrays */
+    int n_inputs, n_outputs, cap_inputs, cap_outputs;
+    hfx_symbol symbols[16];
+    int n_symbols;
+    hfx_meta meta[32];           /* key/values that travel inside the artifact */
+    int n_meta;
+    bool failed;
+    hfx_error err;               /* the first construction error */
+} hfx_graph;
+
+hfx_graph *hfx_graph_new(void);
+void hfx_graph_free(hfx_graph *g);
+
+/* HFX_OK, or the first error any constructor hit (copied into *err). */
+hfx_status hfx_graph_status(const hfx_graph *g, hfx_error *err);
+
+/* Record an error (first one wins) and return its status. */
+hfx_status hfx_graph_fail(hfx_graph *g, hfx_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* A symbol (returns its id; the same name returns the existing one). */
+int hfx_graph_symbol(hfx_graph *g, const char *name, int64_t min, int64_t max);
+
+hfx_value *hfx_graph_input(hfx_graph *g, const char *name, hfx_dtype dt, int rank,
+                           const hfx_dim *dims);
+/* Mark `v` as graph output `name` (renames it). */
+void hfx_graph_output(hfx_graph *g, hfx_value *v, const char *name);
+void hfx_graph_set_meta(hfx_graph *g, const char *key, const char *value);
+
+/* ---- Constants ---- */
+
+/* A constant from a checkpoint tensor, read as `dt` (float↔float conversion only). */
+hfx_value *hfx_const_tensor(hfx_graph *g, const hfx_tensor_info *t, hfx_dtype dt);
+/* A constant from bytes computed now (copied into the arena). */
+hfx_value *hfx_const_bytes(hfx_graph *g, hfx_dtype dt, int rank, const int64_t *shape,
+                           const void *data);
+hfx_value *hfx_const_f32(hfx_graph *g, float v);   /* scalar */
+hfx_value *hfx_const_i64(hfx_graph *g, int64_t v); /* scalar */
+hfx_value *hfx_const_scalar(hfx_graph *g, hfx_dtype dt, double v);
+/* View edits of a constant (new value, same bytes). */
+hfx_value *hfx_const_transpose2d(hfx_graph *g, hfx_value *c);
+hfx_value *hfx_const_slice(hfx_graph *g, hfx_value *c, int axis, int64_t start, int64_t len);
+
+/* ---- Op constructors: each records one node and returns its output ---- */
+
+hfx_value *hfx_node_add(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in, const hfx_attrs *a);
+hfx_value *hfx_op1(hfx_graph *g, hfx_op op, hfx_value *x);
+hfx_value *hfx_op2(hfx_graph *g, hfx_op op, hfx_value *a, hfx_value *b);
+hfx_value *hfx_where(hfx_graph *g, hfx_value *c, hfx_value *a, hfx_value *b);
+hfx_value *hfx_cast(hfx_graph *g, hfx_value *x, hfx_dtype to);
+hfx_value *hfx_linear(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *bias);
+hfx_value *hfx_rms_norm(hfx_graph *g, hfx_value *x, hfx_value *w, double eps, double offset);
+hfx_value *hfx_softmax(hfx_graph *g, hfx_value *x, int axis);
+hfx_value *hfx_attention(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v,
+                         hfx_value *bias, double scale, double softcap);
+hfx_value *hfx_reduce(hfx_graph *g, hfx_op op, hfx_value *x, int n_axes, const int64_t *axes);
+hfx_value *hfx_reshape(hfx_graph *g, hfx_value *x, int rank, const hfx_dim *dims);
+hfx_value *hfx_transpose(hfx_graph *g, hfx_value *x, int rank, const int64_t *perm);
+hfx_value *hfx_unsqueeze(hfx_graph *g, hfx_value *x, int64_t axis);
+hfx_value *hfx_concat(hfx_graph *g, int n, hfx_value *const *xs, int axis);
+hfx_value *hfx_slice(hfx_graph *g, hfx_value *x, int axis, int64_t start, int64_t end);
+hfx_value *hfx_gather(hfx_graph *g, hfx_value *data, hfx_value *indices, int axis);
+hfx_value *hfx_shape_of(hfx_graph *g, hfx_value *x);
+/* x.shape[axis] as an i64 scalar. */
+hfx_value *hfx_dim_of(hfx_graph *g, hfx_value *x, int axis);
+hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value *delta,
+                     hfx_dim length);
+
+/* ---- Passes ---- */
+
+/* Check every node: arity, input dtypes, shapes against a fresh inference, that every input is
+ * produced before use, and that every output is reachable. */
+hfx_status hfx_graph_verify(const hfx_graph *g, hfx_error *err);
+
+/* Shape inference for one node (fills out->dtype/rank/dims); used by constructors and verify. */
+hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in,
+                           const hfx_attrs *a, hfx_value *out, hfx_error *err);
+
+#endif

@@ -1,0 +1,125 @@
+/* Reading initializers: walk the strided views of the parts in row-major order, converting each
+ * run of elements to the initializer's dtype. The bytes come straight from the mmap, so memory
+ * stays bounded by the caller's chunk. */
+#include <string.h>
+
+#include "base/half.h"
+#include "base/status.h"
+#include "ir/graph.h"
+
+uint64_t hfx_init_numel(const hfx_init *init) {
+    uint64_t n = 1;
+    for (int i = 0; i < init->rank; i++) n *= (uint64_t)init->shape[i];
+    return n;
+}
+
+static uint64_t part_numel(const hfx_init_part *p) {
+    uint64_t n = 1;
+    for (int i = 0; i < p->rank; i++) n *= (uint64_t)p->shape[i];
+    return n;
+}
+
+static float load_float(hfx_dtype dt, const uint8_t *p) {
+    uint16_t h;
+    float f;
+    double d;
+    switch (dt) {
+    case HFX_DTYPE_F16: memcpy(&h, p, 2); return hfx_f16_to_f32(h);
+    case HFX_DTYPE_BF16: memcpy(&h, p, 2); return hfx_bf16_to_f32(h);
+    case HFX_DTYPE_F64: memcpy(&d, p, 8); return (float)d;
+    default: memcpy(&f, p, 4); return f;
+    }
+}
+
+static void store_float(hfx_dtype dt, uint8_t *p, float f) {
+    uint16_t h;
+    switch (dt) {
+    case HFX_DTYPE_F16: h = hfx_f32_to_f16(f); memcpy(p, &h, 2); break;
+    case HFX_DTYPE_BF16: h = hfx_f32_to_bf16(f); memcpy(p, &h, 2); break;
+    case HFX_DTYPE_F64: { double d = f; memcpy(p, &d, 8); break; }
+    default: memcpy(p, &f, 4); break;
+    }
+}
+
+static bool is_float(hfx_dtype dt) {
+    return dt == HFX_DTYPE_F32 || dt == HFX_DTYPE_F16 || dt == HFX_DTYPE_BF16 ||
+           dt == HFX_DTYPE_F64;
+}
+
+/* Convert n elements starting at src (stride in source elements) into contiguous dst. */
+static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_dtype ddt,
+                        uint8_t *dst, uint64_t n) {
+    size_t ss = hfx_dtype_size(sdt), ds = hfx_dtype_size(ddt);
+    if (sdt == ddt) {
+        if (stride == 1) {
+            memcpy(dst, src, n * ss);
+        } else {
+            for (uint64_t i = 0; i < n; i++) memcpy(dst + i * ds, src + (uint64_t)stride * i * ss, ss);
+        }
+        return;
+    }
+    if (sdt == HFX_DTYPE_BF16 && ddt == HFX_DTYPE_F32) {
+        for (uint64_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, src + (uint64_t)stride * i * 2, 2);
+            uint32_t u = (uint32_t)h << 16;
+            memcpy(dst + i * 4, &u, 4);
+        }
+        return;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        store_float(ddt, dst + i * ds, load_float(sdt, src + (uint64_t)stride * i * ss));
+}
+
+hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst,
+                         hfx_error *err) {
+    if (first + count > hfx_init_numel(init) || first + count < first)
+        return hfx_fail(err, HFX_ERR_INTERNAL, "read of '%s' past its end", init->source);
+    uint8_t *out = dst;
+    size_t ds = hfx_dtype_size(init->dtype);
+    uint64_t part_start = 0;
+    for (int pi = 0; pi < init->n_parts && count > 0; pi++) {
+        const hfx_init_part *p = &init->parts[pi];
+        uint64_t pn = part_numel(p);
+        if (first >= part_start + pn) {
+            part_start += pn;
+            continue;
+        }
+        if (p->src_dtype != init->dtype && !(is_float(p->src_dtype) && is_float(init->dtype)))
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "cannot convert '%s' from %s to %s",
+                            init->source, hfx_dtype_name(p->src_dtype),
+                            hfx_dtype_name(init->dtype));
+        /* multi-index of the first element within this part */
+        uint64_t local = first - part_start, rem = local;
+        int64_t idx[HFX_MAX_RANK] = {0};
+        for (int d = p->rank - 1; d >= 0; d--) {
+            idx[d] = p->shape[d] ? (int64_t)(rem % (uint64_t)p->shape[d]) : 0;
+            rem = p->shape[d] ? rem / (uint64_t)p->shape[d] : 0;
+        }
+        uint64_t left = pn - local < count ? pn - local : count;
+        size_t ss = hfx_dtype_size(p->src_dtype);
+        while (left > 0) {
+            int64_t off = p->offset;
+            for (int d = 0; d < p->rank; d++) off += idx[d] * p->strides[d];
+            int last = p->rank - 1;
+            uint64_t run = last >= 0 ? (uint64_t)(p->shape[last] - idx[last]) : 1;
+            if (run > left) run = left;
+            convert_run(p->src_dtype, p->base + (uint64_t)off * ss, last >= 0 ? p->strides[last] : 1,
+                        init->dtype, out, run);
+            out += run * ds;
+            left -= run;
+            count -= run;
+            first += run;
+            /* advance the multi-index by `run` */
+            if (last >= 0) {
+                idx[last] += (int64_t)run;
+                for (int d = last; d > 0 && idx[d] >= p->shape[d]; d--) {
+                    idx[d] = 0;
+                    idx[d - 1]++;
+                }
+            }
+        }
+        part_start += pn;
+    }
+    return HFX_OK;
+}

@@ -1,0 +1,318 @@
+/* Shape and dtype inference, one rule per op. Dims compare structurally (dim.c), so a symbolic
+ * `sequence_length` only broadcasts against itself or a constant 1. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "ir/graph.h"
+
+static const struct {
+    int lo, hi;
+} arity[HFX_OP_COUNT_] = {
+#define X(e, name, lo_, hi_) [HFX_OP_##e] = {lo_, hi_},
+#include "ir/ops.def"
+#undef X
+};
+
+static bool is_float(hfx_dtype dt) {
+    return dt == HFX_DTYPE_F32 || dt == HFX_DTYPE_F16 || dt == HFX_DTYPE_BF16 ||
+           dt == HFX_DTYPE_F64;
+}
+
+static void dim_str(const hfx_graph *g, hfx_dim d, char *buf, size_t n) {
+    int k = snprintf(buf, n, "%s", "");
+    for (int i = 0; i < d.n && k >= 0 && (size_t)k < n; i++) {
+        const char *name = d.sym[i] < g->n_symbols ? g->symbols[d.sym[i]].name : "?";
+        k += d.coef[i] == 1 ? snprintf(buf + k, n - (size_t)k, "%s%s", i ? "+" : "", name)
+                            : snprintf(buf + k, n - (size_t)k, "%s%lld*%s", i ? "+" : "",
+                                       (long long)d.coef[i], name);
+    }
+    if (k >= 0 && (size_t)k < n && (d.c || d.n == 0))
+        snprintf(buf + k, n - (size_t)k, d.n ? "%+lld" : "%lld", (long long)d.c);
+}
+
+static void shape_str(const hfx_graph *g, const hfx_value *v, char *buf, size_t n) {
+    size_t k = 0;
+    buf[k++] = '[';
+    for (int i = 0; i < v->rank && k + 40 < n; i++) {
+        if (i) buf[k++] = ',';
+        dim_str(g, v->dims[i], buf + k, n - k);
+        k += strlen(buf + k);
+    }
+    buf[k++] = ']';
+    buf[k] = 0;
+}
+
+static hfx_status bad(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in, hfx_error *err,
+                      const char *why) {
+    char shapes[512] = "";
+    size_t k = 0;
+    for (int i = 0; i < n_in && in[i] && k + 80 < sizeof shapes; i++) {
+        char s[160];
+        shape_str(g, in[i], s, sizeof s);
+        k += (size_t)snprintf(shapes + k, sizeof shapes - k, " %s%s", hfx_dtype_name(in[i]->dtype), s);
+    }
+    return hfx_fail(err, HFX_ERR_INTERNAL, "graph builder: %s: %s (inputs:%s)", hfx_op_name(op),
+                    why, shapes);
+}
+
+/* numpy broadcasting of a and b into out (rank and dims). */
+static bool broadcast(const hfx_value *a, const hfx_value *b, int *rank, hfx_dim *dims) {
+    int r = a->rank > b->rank ? a->rank : b->rank;
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - a->rank), ib = i - (r - b->rank);
+        hfx_dim da = ia >= 0 ? a->dims[ia] : hfx_dim_const(1);
+        hfx_dim db = ib >= 0 ? b->dims[ib] : hfx_dim_const(1);
+        if (hfx_dim_eq(da, db) || (hfx_dim_is_const(db) && db.c == 1)) dims[i] = da;
+        else if (hfx_dim_is_const(da) && da.c == 1) dims[i] = db;
+        else return false;
+    }
+    *rank = r;
+    return true;
+}
+
+static int norm_axis(int64_t axis, int rank) { return (int)(axis < 0 ? axis + rank : axis); }
+
+hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in,
+                           const hfx_attrs *a, hfx_value *out, hfx_error *err) {
+    if ((unsigned)op >= HFX_OP_COUNT_ || n_in < arity[op].lo || n_in > arity[op].hi)
+        return bad(g, op, 0, in, err, "wrong number of inputs");
+    for (int i = 0; i < n_in; i++)
+        if (!in[i]) return bad(g, op, 0, in, err, "missing input");
+    hfx_value *x = in[0];
+    out->dtype = x->dtype;
+    out->rank = x->rank;
+    memcpy(out->dims, x->dims, sizeof out->dims);
+
+    switch (op) {
+    case HFX_OP_ADD: case HFX_OP_SUB: case HFX_OP_MUL: case HFX_OP_DIV: case HFX_OP_POW:
+    case HFX_OP_MIN: case HFX_OP_MAX:
+    case HFX_OP_EQUAL: case HFX_OP_LESS: case HFX_OP_LESS_EQUAL: case HFX_OP_GREATER:
+    case HFX_OP_GREATER_EQUAL: case HFX_OP_AND: case HFX_OP_OR:
+        if (in[0]->dtype != in[1]->dtype) return bad(g, op, n_in, in, err, "dtype mismatch");
+        if (!broadcast(in[0], in[1], &out->rank, out->dims))
+            return bad(g, op, n_in, in, err, "shapes do not broadcast");
+        if (op >= HFX_OP_EQUAL && op <= HFX_OP_OR) out->dtype = HFX_DTYPE_BOOL;
+        if ((op == HFX_OP_AND || op == HFX_OP_OR) && x->dtype != HFX_DTYPE_BOOL)
+            return bad(g, op, n_in, in, err, "needs bool inputs");
+        return HFX_OK;
+    case HFX_OP_WHERE: {
+        hfx_value tmp;
+        if (in[0]->dtype != HFX_DTYPE_BOOL) return bad(g, op, n_in, in, err, "cond must be bool");
+        if (in[1]->dtype != in[2]->dtype) return bad(g, op, n_in, in, err, "dtype mismatch");
+        if (!broadcast(in[1], in[2], &tmp.rank, tmp.dims) ||
+            !broadcast(in[0], &tmp, &out->rank, out->dims))
+            return bad(g, op, n_in, in, err, "shapes do not broadcast");
+        out->dtype = in[1]->dtype;
+        return HFX_OK;
+    }
+    case HFX_OP_NOT:
+        if (x->dtype != HFX_DTYPE_BOOL) return bad(g, op, n_in, in, err, "needs bool");
+        return HFX_OK;
+    case HFX_OP_NEG:
+        return HFX_OK;
+    case HFX_OP_SQRT: case HFX_OP_RECIPROCAL: case HFX_OP_EXP: case HFX_OP_LOG:
+    case HFX_OP_SIGMOID: case HFX_OP_TANH: case HFX_OP_ERF: case HFX_OP_COS: case HFX_OP_SIN:
+        if (!is_float(x->dtype)) return bad(g, op, n_in, in, err, "needs a float input");
+        return HFX_OK;
+    case HFX_OP_CAST:
+        if (a->to <= HFX_DTYPE_UNDEFINED || a->to >= HFX_DTYPE_COUNT_)
+            return bad(g, op, n_in, in, err, "bad target dtype");
+        out->dtype = a->to;
+        return HFX_OK;
+    case HFX_OP_MATMUL: {
+        hfx_value *b = in[1];
+        if (x->rank < 2 || b->rank < 2 || x->dtype != b->dtype)
+            return bad(g, op, n_in, in, err, "needs two rank≥2 operands of one dtype");
+        if (!hfx_dim_eq(x->dims[x->rank - 1], b->dims[b->rank - 2]))
+            return bad(g, op, n_in, in, err, "inner dims differ");
+        hfx_value ba = *x, bb = *b;
+        ba.rank -= 2;
+        bb.rank -= 2;
+        if (!broadcast(&ba, &bb, &out->rank, out->dims))
+            return bad(g, op, n_in, in, err, "batch dims do not broadcast");
+        out->dims[out->rank++] = x->dims[x->rank - 2];
+        out->dims[out->rank++] = b->dims[b->rank - 1];
+        return HFX_OK;
+    }
+    case HFX_OP_LINEAR: {
+        hfx_value *w = in[1];
+        if (!w->init || w->rank != 2 || x->rank < 1 || w->dtype != x->dtype)
+            return bad(g, op, n_in, in, err, "needs x [..., in] and a constant w [out, in]");
+        if (!hfx_dim_eq(x->dims[x->rank - 1], w->dims[1]))
+            return bad(g, op, n_in, in, err, "in-features differ");
+        if (n_in == 3 && (in[2]->rank != 1 || !hfx_dim_eq(in[2]->dims[0], w->dims[0]) ||
+                          in[2]->dtype != x->dtype))
+            return bad(g, op, n_in, in, err, "bias must be [out]");
+        out->dims[out->rank - 1] = w->dims[0];
+        return HFX_OK;
+    }
+    case HFX_OP_RMS_NORM:
+        if (!is_float(x->dtype) || x->rank < 1 || in[1]->rank != 1 ||
+            !hfx_dim_eq(in[1]->dims[0], x->dims[x->rank - 1]) || in[1]->dtype != x->dtype)
+            return bad(g, op, n_in, in, err, "needs x [..., n] and w [n] of x's dtype");
+        return HFX_OK;
+    case HFX_OP_SOFTMAX: {
+        int ax = norm_axis(a->axis, x->rank);
+        if (ax < 0 || ax >= x->rank || !is_float(x->dtype))
+            return bad(g, op, n_in, in, err, "bad axis or dtype");
+        return HFX_OK;
+    }
+    case HFX_OP_ATTENTION: {
+        hfx_value *q = in[0], *k = in[1], *v = in[2], *bias = in[3];
+        if (q->rank != 4 || k->rank != 4 || v->rank != 4 || bias->rank != 4)
+            return bad(g, op, n_in, in, err, "q, k, v, bias must be rank 4");
+        if (k->dtype != q->dtype || v->dtype != q->dtype || bias->dtype != HFX_DTYPE_F32)
+            return bad(g, op, n_in, in, err, "q/k/v share a float dtype; bias is f32");
+        if (!hfx_dim_eq(q->dims[3], k->dims[3]) || !hfx_dim_eq(k->dims[2], v->dims[2]) ||
+            !hfx_dim_eq(k->dims[1], v->dims[1]) || !hfx_dim_is_const(q->dims[1]) ||
+            !hfx_dim_is_const(k->dims[1]) || k->dims[1].c <= 0 ||
+            q->dims[1].c % k->dims[1].c != 0)
+            return bad(g, op, n_in, in, err, "head counts or head dims disagree");
+        if (!hfx_dim_eq(bias->dims[2], q->dims[2]) || !hfx_dim_eq(bias->dims[3], k->dims[2]))
+            return bad(g, op, n_in, in, err, "bias must be [B,1,S,T]");
+        out->dims[3] = v->dims[3];
+        return HFX_OK;
+    }
+    case HFX_OP_REDUCE_MEAN: case HFX_OP_REDUCE_MAX: case HFX_OP_REDUCE_SUM:
+        for (int i = 0; i < a->n_ints; i++) {
+            int ax = norm_axis(a->ints[i], x->rank);
+            if (ax < 0 || ax >= x->rank) return bad(g, op, n_in, in, err, "bad axis");
+            out->dims[ax] = hfx_dim_const(1);
+        }
+        return HFX_OK;
+    case HFX_OP_RESHAPE: {
+        /* element counts must agree where both are known; symbols must be preserved */
+        int64_t cin = 1, cout = 1;
+        bool sym_in = false, sym_out = false;
+        for (int i = 0; i < x->rank; i++) {
+            if (hfx_dim_is_const(x->dims[i])) cin *= x->dims[i].c;
+            else sym_in = true;
+        }
+        for (int i = 0; i < a->rank; i++) {
+            if (hfx_dim_is_const(a->dims[i])) cout *= a->dims[i].c;
+            else sym_out = true;
+        }
+        if (a->rank < 0 || a->rank > HFX_MAX_RANK || (!sym_in && !sym_out && cin != cout))
+            return bad(g, op, n_in, in, err, "element counts differ");
+        out->rank = a->rank;
+        memcpy(out->dims, a->dims, (size_t)a->rank * sizeof *a->dims);
+        return HFX_OK;
+    }
+    case HFX_OP_TRANSPOSE: {
+        if (a->n_ints != x->rank) return bad(g, op, n_in, in, err, "perm length != rank");
+        unsigned seen = 0;
+        for (int i = 0; i < x->rank; i++) {
+            if (a->ints[i] < 0 || a->ints[i] >= x->rank || (seen >> a->ints[i] & 1))
+                return bad(g, op, n_in, in, err, "bad perm");
+            seen |= 1u << a->ints[i];
+            out->dims[i] = x->dims[a->ints[i]];
+        }
+        return HFX_OK;
+    }
+    case HFX_OP_UNSQUEEZE: {
+        int ax = (int)a->ints[0];
+        if (a->n_ints != 1 || ax < 0 || ax > x->rank || x->rank >= HFX_MAX_RANK)
+            return bad(g, op, n_in, in, err, "bad axis");
+        out->rank = x->rank + 1;
+        for (int i = 0, j = 0; i < out->rank; i++)
+            out->dims[i] = i == ax ? hfx_dim_const(1) : x->dims[j++];
+        return HFX_OK;
+    }
+    case HFX_OP_CONCAT: {
+        int ax = norm_axis(a->axis, x->rank);
+        if (ax < 0 || ax >= x->rank) return bad(g, op, n_in, in, err, "bad axis");
+        hfx_dim sum = x->dims[ax];
+        for (int i = 1; i < n_in; i++) {
+            if (in[i]->rank != x->rank || in[i]->dtype != x->dtype)
+                return bad(g, op, n_in, in, err, "rank or dtype mismatch");
+            for (int d = 0; d < x->rank; d++)
+                if (d != ax && !hfx_dim_eq(in[i]->dims[d], x->dims[d]))
+                    return bad(g, op, n_in, in, err, "non-axis dims differ");
+            bool ok;
+            sum = hfx_dim_add(sum, in[i]->dims[ax], &ok);
+            if (!ok) return bad(g, op, n_in, in, err, "concatenated dim too complex");
+        }
+        out->dims[ax] = sum;
+        return HFX_OK;
+    }
+    case HFX_OP_SLICE: {
+        int ax = norm_axis(a->axis, x->rank);
+        if (ax < 0 || ax >= x->rank || a->start < 0 || a->end < a->start)
+            return bad(g, op, n_in, in, err, "bad axis or bounds");
+        hfx_dim d = x->dims[ax];
+        if (!hfx_dim_is_const(d)) {
+            if (a->start != 0 || a->end != INT64_MAX)
+                return bad(g, op, n_in, in, err, "static slice of a symbolic dim");
+            return HFX_OK;
+        }
+        int64_t end = a->end < d.c ? a->end : d.c, start = a->start < d.c ? a->start : d.c;
+        out->dims[ax] = hfx_dim_const(end - start);
+        return HFX_OK;
+    }
+    case HFX_OP_GATHER: {
+        hfx_value *idx = in[1];
+        int ax = norm_axis(a->axis, x->rank);
+        if (ax < 0 || ax >= x->rank || (idx->dtype != HFX_DTYPE_I64 && idx->dtype != HFX_DTYPE_I32))
+            return bad(g, op, n_in, in, err, "bad axis or index dtype");
+        if (x->rank - 1 + idx->rank > HFX_MAX_RANK) return bad(g, op, n_in, in, err, "rank");
+        out->rank = 0;
+        for (int i = 0; i < ax; i++) out->dims[out->rank++] = x->dims[i];
+        for (int i = 0; i < idx->rank; i++) out->dims[out->rank++] = idx->dims[i];
+        for (int i = ax + 1; i < x->rank; i++) out->dims[out->rank++] = x->dims[i];
+        return HFX_OK;
+    }
+    case HFX_OP_SHAPE:
+        out->dtype = HFX_DTYPE_I64;
+        out->rank = 1;
+        out->dims[0] = hfx_dim_const(x->rank);
+        return HFX_OK;
+    case HFX_OP_RANGE:
+        for (int i = 0; i < 3; i++)
+            if (in[i]->rank != 0 || in[i]->dtype != x->dtype)
+                return bad(g, op, n_in, in, err, "needs three scalars of one dtype");
+        out->rank = 1;
+        out->dims[0] = a->dims[0];
+        return HFX_OK;
+    case HFX_OP_COUNT_:
+        break;
+    }
+    return bad(g, op, n_in, in, err, "no shape rule");
+}
+
+hfx_status hfx_graph_verify(const hfx_graph *g, hfx_error *err) {
+    if (g->failed) return hfx_graph_status(g, err);
+    /* a value is usable once it is an input, a constant, or an earlier node's output */
+    char *ready = calloc((size_t)g->n_values + 1, 1);
+    if (!ready) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < g->n_values; i++)
+        if (g->values[i]->init) ready[i] = 1;
+    for (int i = 0; i < g->n_inputs; i++) ready[g->inputs[i]->id] = 1;
+    hfx_status st = HFX_OK;
+    for (int n = 0; n < g->n_nodes && st == HFX_OK; n++) {
+        const hfx_node *node = g->nodes[n];
+        for (int i = 0; i < node->n_in; i++)
+            if (node->in[i] && !ready[node->in[i]->id])
+                st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: node %d (%s) uses value %d before it is produced",
+                              n, hfx_op_name(node->op), node->in[i]->id);
+        if (st != HFX_OK) break;
+        hfx_value check = {0};
+        st = hfx_infer_shape((hfx_graph *)g, node->op, node->n_in, node->in, &node->attrs, &check, err);
+        if (st == HFX_OK && (check.dtype != node->out->dtype || check.rank != node->out->rank))
+            st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: node %d (%s) output type changed", n,
+                          hfx_op_name(node->op));
+        for (int d = 0; st == HFX_OK && d < check.rank; d++)
+            if (!hfx_dim_eq(check.dims[d], node->out->dims[d]))
+                st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: node %d (%s) output dim %d changed", n,
+                              hfx_op_name(node->op), d);
+        ready[node->out->id] = 1;
+    }
+    for (int i = 0; st == HFX_OK && i < g->n_outputs; i++)
+        if (!ready[g->outputs[i]->id])
+            st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: output '%s' is never produced",
+                          g->outputs[i]->name);
+    free(ready);
+    return st;
+}

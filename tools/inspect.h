@@ -1,0 +1,13 @@
+/* `hfx inspect` of an .onnx file: a small bounds-checked protobuf reader that prints the graph's
+ * inputs, outputs, opset and an op histogram. */
+#ifndef HFX_TOOLS_INSPECT_H
+#define HFX_TOOLS_INSPECT_H
+
+#include <stdio.h>
+
+#include "hfx/hfx.h"
+
+/* 0 on success; otherwise fills err (naming the file and byte offset) and returns -1. */
+int inspect_onnx(const char *path, FILE *out, hfx_error *err);
+
+#endif
