@@ -11,8 +11,8 @@ all: build
 
 build:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
-	    -DHFX_WERROR=$${HFX_WERROR:-OFF} >/dev/null
-	@cmake --build $(BUILD) -j $(JOBS)
+	    -DHFX_WERROR=$${HFX_WERROR:-OFF} -DHFX_BUILD_TESTS=ON >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
 # System packages the build and the tests need (Debian); installs only what is missing.
 deps:
@@ -26,8 +26,8 @@ venv:
 unit: build
 	@ctest --test-dir $(BUILD) --output-on-failure
 sanitize:
-	@cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DHFX_SANITIZE=ON -DHFX_WERROR=ON >/dev/null
-	@cmake --build build-san -j $(JOBS)
+	@cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DHFX_SANITIZE=ON -DHFX_WERROR=ON -DHFX_BUILD_TESTS=ON >/dev/null
+	@cmake --build build-san -j $(JOBS) -- --no-print-directory
 	@ctest --test-dir build-san --output-on-failure
 
 oracle: build venv
