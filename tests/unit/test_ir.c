@@ -1,0 +1,122 @@
+/* IR unit tests: fp16/bf16 conversion, symbolic dims, shape inference, lazy initializer views. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/half.h"
+#include "ir/graph.h"
+
+/* Every finite half survives f16 → f32 → f16, and the f32 value matches the IEEE definition. */
+static void test_half_roundtrip_all_patterns(void **state) {
+    (void)state;
+    for (uint32_t h = 0; h < 65536; h++) {
+        uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+        float f = hfx_f16_to_f32((uint16_t)h);
+        if (exp == 0x1f) {
+            assert_true(man ? isnan(f) : isinf(f));
+            continue;
+        }
+        double want = exp ? ldexp(1.0 + man / 1024.0, (int)exp - 15) : ldexp(man / 1024.0, -14);
+        if (h & 0x8000) want = -want;
+        assert_true((double)f == want);
+        assert_int_equal(hfx_f32_to_f16(f), h);
+    }
+}
+
+static void test_half_rounding(void **state) {
+    (void)state;
+    /* 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even (1.0) */
+    assert_int_equal(hfx_f32_to_f16(1.0f + 0x1p-11f), 0x3c00);
+    assert_int_equal(hfx_f32_to_f16(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);
+    assert_int_equal(hfx_f32_to_f16(65520.0f), 0x7c00); /* rounds to infinity */
+    assert_int_equal(hfx_f32_to_f16(65519.0f), 0x7bff);
+    assert_int_equal(hfx_f32_to_f16(0x1p-25f), 0x0000);          /* halfway to the smallest subnormal: even */
+    assert_int_equal(hfx_f32_to_f16(0x1p-25f + 0x1p-30f), 0x0001);
+    assert_int_equal(hfx_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);   /* tie to even */
+    assert_int_equal(hfx_f32_to_bf16(1.0f + 0x1p-8f + 0x1p-12f), 0x3f81);
+    assert_true(hfx_bf16_to_f32(0x3f81) == 1.0f + 0x1p-7f);
+}
+
+static void test_dims(void **state) {
+    (void)state;
+    bool ok;
+    hfx_dim past = hfx_dim_sym(1), seq = hfx_dim_sym(0);
+    hfx_dim total = hfx_dim_add(past, seq, &ok);
+    assert_true(ok);
+    assert_int_equal(total.n, 2);
+    assert_int_equal(total.sym[0], 0); /* normalized: ascending symbols */
+    assert_true(hfx_dim_eq(total, hfx_dim_add(seq, past, &ok)));
+    hfx_dim back = hfx_dim_add(total, hfx_dim_scale(seq, -1), &ok);
+    assert_true(ok && hfx_dim_eq(back, past));
+    hfx_dim three = hfx_dim_add(total, hfx_dim_sym(2), &ok);
+    (void)three;
+    assert_false(ok); /* more terms than a dim holds */
+}
+
+static void test_shapes(void **state) {
+    (void)state;
+    hfx_graph *g = hfx_graph_new();
+    hfx_dim b = hfx_dim_sym(hfx_graph_symbol(g, "batch", 1, 64));
+    hfx_dim s = hfx_dim_sym(hfx_graph_symbol(g, "seq", 1, 4096));
+    hfx_value *x = hfx_graph_input(g, "x", HFX_DTYPE_F32, 3, (hfx_dim[]){b, s, hfx_dim_const(8)});
+    float w[8 * 4] = {0};
+    hfx_value *wv = hfx_const_bytes(g, HFX_DTYPE_F32, 2, (int64_t[]){4, 8}, w);
+    hfx_value *y = hfx_linear(g, x, wv, NULL);
+    assert_int_equal(y->rank, 3);
+    assert_true(hfx_dim_eq(y->dims[1], s));
+    assert_int_equal(y->dims[2].c, 4);
+    hfx_value *r = hfx_reshape(g, y, 4, (hfx_dim[]){b, s, hfx_dim_const(2), hfx_dim_const(2)});
+    hfx_value *t = hfx_transpose(g, r, 4, (int64_t[]){0, 2, 1, 3});
+    assert_true(hfx_dim_eq(t->dims[2], s));
+    hfx_value *bcast = hfx_op2(g, HFX_OP_ADD, t, hfx_const_f32(g, 1.0f));
+    assert_int_equal(bcast->rank, 4);
+    hfx_graph_output(g, bcast, "out");
+    hfx_error err;
+    assert_int_equal(hfx_graph_verify(g, &err), HFX_OK);
+    /* a symbolic dim does not broadcast against a different one */
+    hfx_op2(g, HFX_OP_ADD, x, hfx_graph_input(g, "z", HFX_DTYPE_F32, 3, (hfx_dim[]){s, s, hfx_dim_const(8)}));
+    assert_int_equal(hfx_graph_status(g, &err), HFX_ERR_INTERNAL);
+    assert_non_null(strstr(err.message, "broadcast"));
+    hfx_graph_free(g);
+}
+
+/* Transposed and sliced views read the right elements, converting bf16 to f32. */
+static void test_init_views(void **state) {
+    (void)state;
+    hfx_graph *g = hfx_graph_new();
+    uint16_t src[3 * 4];
+    for (int i = 0; i < 12; i++) src[i] = hfx_f32_to_bf16((float)i);
+    hfx_tensor_info t = {.name = "w", .dtype = HFX_DTYPE_BF16, .rank = 2, .shape = {3, 4},
+                         .data = (const uint8_t *)src, .nbytes = sizeof src, .file = "mem"};
+    hfx_value *w = hfx_const_tensor(g, &t, HFX_DTYPE_F32);
+    hfx_value *wt = hfx_const_transpose2d(g, w);
+    float out[12];
+    hfx_error err;
+    assert_int_equal(hfx_init_read(wt->init, 0, 12, out, &err), HFX_OK);
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 3; c++) assert_true(out[r * 3 + c] == (float)(c * 4 + r));
+    /* partial reads across rows */
+    assert_int_equal(hfx_init_read(wt->init, 4, 5, out, &err), HFX_OK);
+    for (int i = 0; i < 5; i++) assert_true(out[i] == (float)(((4 + i) % 3) * 4 + (4 + i) / 3));
+    hfx_value *rows = hfx_const_slice(g, w, 0, 1, 2); /* rows 1..2 */
+    assert_int_equal(hfx_init_read(rows->init, 0, 8, out, &err), HFX_OK);
+    for (int i = 0; i < 8; i++) assert_true(out[i] == (float)(4 + i));
+    assert_int_not_equal(hfx_init_read(rows->init, 4, 5, out, &err), HFX_OK); /* past the end */
+    hfx_graph_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_half_roundtrip_all_patterns),
+        cmocka_unit_test(test_half_rounding),
+        cmocka_unit_test(test_dims),
+        cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_init_views),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
