@@ -61,11 +61,24 @@ static hfx_status load_header(const parse_ctx *c, json_t **root) {
     json_error_t je;
     *root = json_loadb((const char *)c->bytes + 8, c->data_start - 8,
                        JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
-    if (!*root)
+    if (!*root) {
+        /* jansson does not say which key repeats: take the last string before the position */
+        char key[256] = "";
+        const char *h = (const char *)c->bytes + 8;
+        size_t end = (size_t)je.position < c->data_start - 8 ? (size_t)je.position : c->data_start - 8;
+        if (strstr(je.text, "duplicate")) {
+            size_t close = end;
+            while (close > 0 && h[close - 1] != '"') close--;
+            size_t open = close > 0 ? close - 1 : 0;
+            while (open > 0 && h[open - 1] != '"') open--;
+            if (close > open + 1 && close - open - 1 < sizeof key)
+                snprintf(key, sizeof key, " '%.*s'", (int)(close - 1 - open), h + open);
+        }
         return hfx_fail(c->err, HFX_ERR_INVALID,
                         "%s: malformed header JSON at line %d, column %d (file offset %" PRIu64
-                        "): %s",
-                        c->path, je.line, je.column, (uint64_t)8 + (uint64_t)je.position, je.text);
+                        "): %s%s",
+                        c->path, je.line, je.column, (uint64_t)8 + (uint64_t)je.position, je.text, key);
+    }
     if (!json_is_object(*root))
         return hfx_fail(c->err, HFX_ERR_INVALID,
                         "%s: header (file offsets 8..%" PRIu64 ") is not a JSON object", c->path,
