@@ -1,0 +1,238 @@
+"""Shared machinery of the oracle suite: where hfx is, how to run it, tiny checkpoints built once
+per session, exports cached per session, ONNX Runtime sessions, and the comparison helper.
+
+hfx is found through $HFX_BIN (default <repo>/build/hfx). A missing binary FAILS every test that
+needs it; nothing is ever skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+# Offline, quiet, and light on a 2-core machine. Set before transformers / torch are imported.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np
+import pytest
+import torch
+
+import transformers
+
+torch.set_num_threads(1)
+transformers.logging.set_verbosity_error()
+transformers.utils.logging.disable_progress_bar()
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import models  # noqa: E402  (tests/oracle/models.py)
+
+REPO = Path(__file__).resolve().parents[2]
+HFX_BIN = Path(os.environ.get("HFX_BIN") or REPO / "build" / "hfx")
+
+# Every logit of the ONNX model must be within this of transformers' eager float32 logits.
+PARITY_ATOL = 1e-4
+
+HFX_TIMEOUT_S = 300
+
+
+def hfx_bin() -> Path:
+    """The hfx binary; fails (never skips) the calling test when it is not there."""
+    if not HFX_BIN.is_file() or not os.access(HFX_BIN, os.X_OK):
+        pytest.fail(
+            f"hfx binary not found or not executable: {HFX_BIN} "
+            "(build it with `make build`, or point HFX_BIN at it)",
+            pytrace=False,
+        )
+    return HFX_BIN
+
+
+def run_hfx(args, *, timeout: float = HFX_TIMEOUT_S, cwd=None) -> subprocess.CompletedProcess:
+    """Run `hfx ARGS...`; returns the CompletedProcess (text stdout/stderr), whatever the exit code."""
+    cmd = [str(hfx_bin())] + [str(a) for a in args]
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"`{' '.join(cmd)}` did not finish in {timeout} s\nstderr:\n{e.stderr}", pytrace=False)
+
+
+def describe(proc: subprocess.CompletedProcess) -> str:
+    cmd = " ".join(str(a) for a in proc.args)
+    return (f"`{cmd}` exited {proc.returncode}\n--- stdout ---\n{proc.stdout[-4000:]}"
+            f"\n--- stderr ---\n{proc.stderr[-4000:]}")
+
+
+def export(model_dir, out_dir, *extra, dynamic: bool = True) -> subprocess.CompletedProcess:
+    """`hfx export MODEL_DIR OUT_DIR --format onnx [--dynamic] EXTRA...`, which must succeed."""
+    args = ["export", model_dir, out_dir, "--format", "onnx"]
+    if dynamic:
+        args.append("--dynamic")
+    proc = run_hfx(args + list(extra))
+    assert proc.returncode == 0, "export failed:\n" + describe(proc)
+    return proc
+
+
+# ---- checkpoints ------------------------------------------------------------------------------
+
+
+class Checkpoints:
+    """Tiny checkpoints, each built (and verified against transformers) on first use."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._dirs: dict[str, Path] = {}
+        self._param_counts: dict[str, int] = {}
+
+    def __call__(self, name: str) -> Path:
+        if name not in self._dirs:
+            variant = models.VARIANTS[name]
+            self._dirs[name] = models.save_checkpoint(variant, self.root / name)
+        return self._dirs[name]
+
+    def num_parameters(self, name: str) -> int:
+        if name not in self._param_counts:
+            self._param_counts[name] = models.num_parameters(self(name))
+        return self._param_counts[name]
+
+
+@pytest.fixture(scope="session")
+def checkpoints(tmp_path_factory) -> Checkpoints:
+    return Checkpoints(tmp_path_factory.mktemp("checkpoints"))
+
+
+# ---- exports ----------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Exported:
+    name: str
+    model_dir: Path
+    out_dir: Path
+    proc: subprocess.CompletedProcess
+
+    @property
+    def onnx_path(self) -> Path:
+        return self.out_dir / "model.onnx"
+
+
+class Exports:
+    """`hfx export --dynamic` of each variant, run once per session. A failed export is
+    remembered and fails every test that asks for it, with hfx's message."""
+
+    def __init__(self, root: Path, checkpoints: Checkpoints):
+        self.root = root
+        self.checkpoints = checkpoints
+        self._done: dict[tuple, Exported | str] = {}
+        self._sessions: dict[Path, object] = {}
+
+    def __call__(self, name: str, *extra: str, dynamic: bool = True) -> Exported:
+        key = (name, dynamic, extra)
+        if key not in self._done:
+            model_dir = self.checkpoints(name)
+            out_dir = self.root / f"{name}-{len(self._done)}"
+            args = ["export", model_dir, out_dir, "--format", "onnx"]
+            if dynamic:
+                args.append("--dynamic")
+            proc = run_hfx(args + list(extra))
+            if proc.returncode != 0:
+                self._done[key] = "export failed:\n" + describe(proc)
+            elif not (out_dir / "model.onnx").is_file():
+                self._done[key] = f"export exited 0 but wrote no {out_dir / 'model.onnx'}\n" + describe(proc)
+            else:
+                self._done[key] = Exported(name, model_dir, out_dir, proc)
+        result = self._done[key]
+        if isinstance(result, str):
+            pytest.fail(result, pytrace=False)
+        return result
+
+    def session(self, exported: Exported):
+        path = exported.onnx_path
+        if path not in self._sessions:
+            self._sessions[path] = ort_session(path)
+        return self._sessions[path]
+
+
+@pytest.fixture(scope="session")
+def exports(tmp_path_factory, checkpoints) -> Exports:
+    return Exports(tmp_path_factory.mktemp("exports"), checkpoints)
+
+
+# ---- ONNX Runtime -----------------------------------------------------------------------------
+
+
+def ort_session(onnx_path: Path):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    return ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+def run_ort(session, inputs: dict) -> np.ndarray:
+    """Feed input_ids / attention_mask / position_ids; return `logits`."""
+    feed = {k: np.ascontiguousarray(v, dtype=np.int64) for k, v in inputs.items()}
+    (logits,) = session.run(["logits"], feed)
+    return logits
+
+
+def run_exported(exported_dir: Path, inputs: dict) -> np.ndarray:
+    """Run the model.onnx in an exported directory (a fresh session) on numpy inputs."""
+    return run_ort(ort_session(Path(exported_dir) / "model.onnx"), inputs)
+
+
+# ---- comparison -------------------------------------------------------------------------------
+
+
+def assert_logits_close(got: np.ndarray, want: np.ndarray, label: str, atol: float = PARITY_ATOL) -> float:
+    """Every element within atol (padded positions included). Prints and returns the max diff."""
+    assert got.shape == want.shape, f"{label}: ONNX logits shape {got.shape}, transformers {want.shape}"
+    assert got.dtype == np.float32, f"{label}: ONNX logits dtype {got.dtype}, expected float32"
+    assert np.isfinite(want).all(), f"{label}: the reference itself is not finite (harness bug)"
+    bad = ~np.isfinite(got)
+    assert not bad.any(), (
+        f"{label}: {int(bad.sum())} non-finite ONNX logits, first at (batch, position, vocab) "
+        f"{tuple(int(i) for i in np.argwhere(bad)[0])}"
+    )
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    max_diff = float(diff.max()) if diff.size else 0.0
+    print(f"{label}: max abs diff {max_diff:.3g} (tolerance {atol:g})")
+    if max_diff > atol:
+        b, s, v = (int(i) for i in np.unravel_index(int(diff.argmax()), diff.shape))
+        per_pos = diff.max(axis=-1)
+        worst = ", ".join(
+            f"(b{int(i)},s{int(j)})={per_pos[i, j]:.3g}"
+            for i, j in zip(*np.unravel_index(np.argsort(per_pos, axis=None)[::-1][:6], per_pos.shape))
+        )
+        pytest.fail(
+            f"{label}: max abs diff {max_diff:.6g} > {atol:g} at (batch {b}, position {s}, token {v}): "
+            f"onnx {got[b, s, v]:.6g} vs transformers {want[b, s, v]:.6g}; worst positions: {worst}",
+            pytrace=False,
+        )
+    return max_diff
+
+
+# ---- text matching helpers (for messages and `inspect` output) -------------------------------
+
+
+def number_forms(n: int) -> list[str]:
+    """How an integer may be printed: 1234567, 1,234,567, 1_234_567, 0x12d687."""
+    return [str(n), f"{n:,}", f"{n:_}", f"0x{n:x}"]
+
+
+def has_number(text: str, n: int) -> bool:
+    for form in number_forms(n):
+        if re.search(r"(?<![\w.,])" + re.escape(form) + r"(?![\w]|[.,]\d)", text):
+            return True
+    return False
