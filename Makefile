@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= 2
 export HFX_VENV
 
-.PHONY: all build deps venv check unit sanitize oracle demo install clean fuzz
+.PHONY: all build deps venv check unit sanitize oracle oracle-sanitized demo install clean fuzz
 
 all: build
 
@@ -33,11 +33,18 @@ sanitize:
 oracle: build venv
 	@HFX_BIN=$(CURDIR)/$(BUILD)/hfx $(HFX_VENV)/bin/python -m pytest -q tests/oracle $(PYTEST_ARGS)
 
+# The CLI and bad-input tests again, against the sanitized binary: every malformed file must be
+# refused without a single out-of-bounds read.
+oracle-sanitized: sanitize venv
+	@ASAN_OPTIONS=detect_leaks=1 HFX_BIN=$(CURDIR)/build-san/hfx $(HFX_VENV)/bin/python -m pytest -q \
+	    tests/oracle/test_bad_input.py tests/oracle/test_cli.py
+
 check: deps
 	@$(MAKE) --no-print-directory build HFX_WERROR=ON
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory sanitize
 	@$(MAKE) --no-print-directory oracle
+	@$(MAKE) --no-print-directory oracle-sanitized
 
 demo: build
 	@scripts/demo.sh $(BUILD)/hfx

@@ -116,7 +116,7 @@ int inspect_onnx(const char *path, FILE *out, hfx_error *err) {
     uint32_t f;
     int w;
     uint64_t v;
-    op_count ops[128];
+    op_count ops[128] = {{{0}, 0}};
     int n_ops = 0, n_nodes = 0, n_inits = 0;
     uint64_t opset = 0, ir = 0;
     fprintf(out, "onnx model: %s\n", path);

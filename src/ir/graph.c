@@ -103,7 +103,7 @@ hfx_value *hfx_graph_input(hfx_graph *g, const char *name, hfx_dtype dt, int ran
     v->name = hfx_arena_strdup(g->arena, name);
     v->dtype = dt;
     v->rank = rank;
-    memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
+    for (int i = 0; i < rank; i++) v->dims[i] = dims[i];
     if (!push((void ***)&g->inputs, &g->n_inputs, &g->cap_inputs, v))
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
     return v;
@@ -165,7 +165,7 @@ static hfx_init *contiguous_init(hfx_graph *g, const uint8_t *base, hfx_dtype sr
     }
     init->dtype = dt;
     init->rank = rank;
-    memcpy(init->shape, shape, (size_t)rank * sizeof *shape);
+    for (int i = 0; i < rank; i++) init->shape[i] = shape[i];
     init->n_parts = 1;
     init->parts = p;
     init->source = source;
@@ -204,7 +204,7 @@ hfx_value *hfx_const_bytes(hfx_graph *g, hfx_dtype dt, int rank, const int64_t *
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
         return placeholder_const(g);
     }
-    memcpy(copy, data, n);
+    if (n) memcpy(copy, data, n);
     hfx_init *init = contiguous_init(g, copy, dt, dt, rank, shape, "computed");
     return init ? const_value(g, init) : placeholder_const(g);
 }

@@ -73,11 +73,11 @@ static const char *inline_const(onnx_model *m, hfx_dtype dt, int rank, const int
         fail(m, HFX_ERR_NOMEM, "out of memory");
         return "";
     }
-    memcpy(copy, data, n);
+    if (n) memcpy(copy, data, n);
     in->name = hfx_arena_printf(m->arena, "/c%d", m->counter++);
     in->dtype = dt;
     in->rank = rank;
-    memcpy(in->shape, shape, (size_t)rank * sizeof *shape);
+    for (int i = 0; i < rank; i++) in->shape[i] = shape[i];
     in->bytes = copy;
     in->nbytes = n;
     return in->name;
