@@ -7,12 +7,30 @@
 #include "hf/checkpoint.h"
 #include "ir/graph.h"
 
-/* What the caller fixes about a graph: the dtype weights and activations use, and the dims of
- * the batch and sequence axes (constants, or symbols already registered in the graph). */
+typedef enum hfx_cache_kind {
+    HFX_CACHE_NONE,    /* plain forward: no cache inputs or outputs */
+    HFX_CACHE_DYNAMIC, /* present.{i}.key/value out; past_key_values.{i}.* in when has_past */
+    HFX_CACHE_STATIC   /* input./output.past_key_values.{i}.* pairs [B,KV,M,D], cache_position */
+} hfx_cache_kind;
+
+/* What the caller fixes about a graph: the dtype weights and activations use, the dims of the
+ * batch and sequence axes (constants, or symbols already registered in the graph) and, for
+ * generation, the cache layout (docs/GENERATION.md). */
 typedef struct hfx_build_opts {
     hfx_dtype dtype;
     hfx_dim batch, seq;
+    hfx_cache_kind cache;
+    bool has_past;       /* dynamic cache: take past_key_values inputs of length `past` */
+    hfx_dim past;
+    hfx_dim max_cache;   /* static cache: M */
+    bool logits_last;    /* logits of the last position only: [B,1,V] */
 } hfx_build_opts;
+
+/* Cache geometry of one layer, for metadata. */
+typedef struct hfx_layer_cache {
+    int64_t kv_heads, key_dim, value_dim;
+    int64_t sliding_window; /* 0: full attention */
+} hfx_layer_cache;
 
 typedef struct hfx_arch_model hfx_arch_model; /* a parsed config for one builder */
 
@@ -29,6 +47,10 @@ const char *hfx_arch_name(const hfx_arch_model *m);
 hfx_status hfx_arch_build_forward(const hfx_arch_model *m, const hfx_checkpoint *ck,
                                   const hfx_build_opts *opts, hfx_graph *g, hfx_error *err);
 
+/* Whether the architecture can be exported for generation (a causal LM with a KV cache), and
+ * its cache geometry: fills up to `max` layers and returns the layer count. */
+int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int max);
+
 /* Comma-separated list of supported architectures. */
 const char *hfx_arch_supported(void);
 
@@ -39,6 +61,7 @@ typedef struct hfx_arch_family {
                         void **cfg, hfx_error *err);
     hfx_status (*build_forward)(const void *desc, const void *cfg, const hfx_checkpoint *ck,
                                 const hfx_build_opts *opts, hfx_graph *g, hfx_error *err);
+    int (*cache_layers)(const void *cfg, hfx_layer_cache *layers, int max); /* NULL: no cache */
 } hfx_arch_family;
 
 #endif

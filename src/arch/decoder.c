@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch/mask.h"
@@ -123,8 +124,34 @@ typedef struct layer_ctx {
     hfx_weights *w;
     const hfx_decoder_desc *d;
     const hfx_decoder_cfg *m;
+    const hfx_build_opts *o;
     hfx_dim batch, seq;
+    hfx_value *cache_position;  /* static cache: [S] slots written this step */
+    hfx_value **cache_out;      /* (layers, 2): key and value cache outputs, named at the end */
 } layer_ctx;
+
+/* Join this step's k or v [B,KV,S,D] with the layer's cache, per docs/GENERATION.md; returns
+ * what attention reads and records the cache output. `which` is "key" or "value". */
+static hfx_value *with_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *which, int slot) {
+    const hfx_build_opts *o = c->o;
+    if (o->cache == HFX_CACHE_NONE) return x;
+    char name[128];
+    hfx_dim kv = hfx_dim_const(c->m->kv_heads), hd = x->dims[3];
+    if (o->cache == HFX_CACHE_DYNAMIC) {
+        if (o->has_past) {
+            snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, which);
+            hfx_value *past = hfx_graph_input(c->g, name, x->dtype, 4, (hfx_dim[]){c->batch, kv, o->past, hd});
+            hfx_value *parts[2] = {past, x};
+            x = hfx_concat(c->g, 2, parts, 2);
+        }
+    } else {
+        snprintf(name, sizeof name, "input.past_key_values.%lld.%s", (long long)i, which);
+        hfx_value *cache = hfx_graph_input(c->g, name, x->dtype, 4, (hfx_dim[]){c->batch, kv, o->max_cache, hd});
+        x = hfx_cache_write(c->g, cache, x, c->cache_position);
+    }
+    c->cache_out[2 * i + slot] = x;
+    return x;
+}
 
 /* x [B,S,in] → [B,S,out] through `<prefix>.weight` [out,in] (+ `<prefix>.bias` [out]). */
 static hfx_value *proj(layer_ctx *c, hfx_value *x, int64_t in, int64_t out, bool bias,
@@ -159,8 +186,8 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
         k = hfx_rms_norm(g, k, hfx_weight(c->w, 1, &hd, "%s.weight", P("k_norm")), m->eps, 0);
     }
     q = hfx_rope_apply(g, to_bhsd(c, q), cos, sin);
-    k = hfx_rope_apply(g, to_bhsd(c, k), cos, sin);
-    v = to_bhsd(c, v);
+    k = with_cache(c, i, hfx_rope_apply(g, to_bhsd(c, k), cos, sin), "key", 0);
+    v = with_cache(c, i, to_bhsd(c, v), "value", 1);
     hfx_value *a = hfx_attention(g, q, k, v, bias, 1.0 / sqrt((double)hd), 0); /* [B,H,S,hd] */
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
@@ -187,12 +214,32 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     hfx_weights w;
     hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
     if (st) return st;
-    layer_ctx c = {g, &w, d, m, o->batch, o->seq};
+    hfx_value **cache_out = calloc((size_t)m->layers * 2 + 1, sizeof *cache_out);
+    if (!cache_out) {
+        hfx_weights_free(&w);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    layer_ctx c = {g, &w, d, m, o, o->batch, o->seq, NULL, cache_out};
 
+    /* attention_mask spans what attention sees: the prompt, the past plus the new tokens, or the
+     * static cache's M slots */
+    hfx_dim mask_len = o->seq;
+    if (o->cache == HFX_CACHE_STATIC) mask_len = o->max_cache;
+    else if (o->cache == HFX_CACHE_DYNAMIC && o->has_past) {
+        bool ok;
+        mask_len = hfx_dim_add(o->past, o->seq, &ok);
+    }
     hfx_dim bs[2] = {o->batch, o->seq};
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
-    hfx_value *attn_mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
+    hfx_value *attn_mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, mask_len});
     hfx_value *pos = hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
+    hfx_value *slots;
+    if (o->cache == HFX_CACHE_STATIC) {
+        c.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
+        slots = c.cache_position;
+    } else {
+        slots = hfx_mask_slots_after_past(g, attn_mask, o->seq, hfx_dim_of(g, ids, 1));
+    }
 
     hfx_value *embed = hfx_weight(&w, 2, (int64_t[]){m->vocab, m->hidden}, "model.embed_tokens.weight");
     hfx_value *x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden] */
@@ -200,7 +247,7 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     hfx_value *cos, *sin;
     hfx_rope_cos_sin(g, &m->rope, pos, o->dtype, &cos, &sin);
     hfx_mask_builder mb;
-    hfx_mask_init(g, &mb, attn_mask, o->seq, hfx_dim_of(g, ids, 1));
+    hfx_mask_init(g, &mb, attn_mask, slots);
     hfx_value *full_bias = NULL, *window_bias = NULL;
     int64_t bias_window = -1;
 
@@ -221,6 +268,7 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         x = hfx_op2(g, HFX_OP_ADD, x, attention_block(&c, i, hfx_rms_norm(g, x, ln1, m->eps, 0), cos, sin, bias));
         x = hfx_op2(g, HFX_OP_ADD, x, mlp_block(&c, i, hfx_rms_norm(g, x, ln2, m->eps, 0)));
     }
+    if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
     hfx_value *norm = hfx_weight(&w, 1, &m->hidden, "model.norm.weight");
     x = hfx_rms_norm(g, x, norm, m->eps, 0);
     hfx_value *head;
@@ -231,12 +279,30 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         head = hfx_weight(&w, 2, (int64_t[]){m->vocab, m->hidden}, "lm_head.weight");
     }
     hfx_graph_output(g, hfx_linear(g, x, head, NULL), "logits");
+    for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
+        for (int kv = 0; kv < 2; kv++) {
+            char name[128];
+            snprintf(name, sizeof name, "%spast_key_values.%lld.%s",
+                     o->cache == HFX_CACHE_STATIC ? "output." : "", (long long)i, kv ? "value" : "key");
+            if (o->cache == HFX_CACHE_DYNAMIC)
+                snprintf(name, sizeof name, "present.%lld.%s", (long long)i, kv ? "value" : "key");
+            hfx_graph_output(g, cache_out[2 * i + kv], name);
+        }
+    }
     hfx_graph_set_meta(g, "architecture", d->architecture);
 
     st = hfx_graph_status(g, err);
     if (st == HFX_OK) st = hfx_weights_finish(&w, err);
     hfx_weights_free(&w);
+    free(cache_out);
     return st;
 }
 
-const hfx_arch_family hfx_decoder_family = {decoder_parse, decoder_build_forward};
+static int decoder_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) {
+    const hfx_decoder_cfg *m = cfg_;
+    for (int64_t i = 0; i < m->layers && i < max; i++)
+        layers[i] = (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i]};
+    return (int)m->layers;
+}
+
+const hfx_arch_family hfx_decoder_family = {decoder_parse, decoder_build_forward, decoder_cache_layers};

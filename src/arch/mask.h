@@ -13,13 +13,17 @@ typedef struct hfx_mask_builder {
     hfx_value *q_idx;          /* [S,1] i64: past + i */
     hfx_value *kv_idx;         /* [1,T] i64: j */
     hfx_value *visible;        /* [B,1,S,T] bool: padding and causality */
-    hfx_dim seq;               /* S */
 } hfx_mask_builder;
 
-/* Prepare the shared parts from attention_mask [B,T] and the query length S (`seq`, and
- * `seq_len`, the same as an i64 scalar). */
-void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask, hfx_dim seq,
-                   hfx_value *seq_len);
+/* Prepare the shared parts from attention_mask [B,T] and the cache slots of the S queries,
+ * `q_slots` [S] i64 (past + i for a growing cache; cache_position for a static one). */
+void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask,
+                   hfx_value *q_slots);
+
+/* The slots of S new tokens appended to a cache of T - S: range(T - S, T) as [S] i64, where T
+ * is attention_mask's length and `seq_len` = S as an i64 scalar. */
+hfx_value *hfx_mask_slots_after_past(hfx_graph *g, hfx_value *attention_mask, hfx_dim seq,
+                                     hfx_value *seq_len);
 
 /* The bias [B,1,S,T] f32 for full attention (window 0) or a sliding window of `window` keys. */
 hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window);

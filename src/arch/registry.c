@@ -61,3 +61,7 @@ hfx_status hfx_arch_build_forward(const hfx_arch_model *m, const hfx_checkpoint 
                                   const hfx_build_opts *opts, hfx_graph *g, hfx_error *err) {
     return m->entry->family->build_forward(m->entry->desc, m->cfg, ck, opts, g, err);
 }
+
+int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int max) {
+    return m->entry->family->cache_layers ? m->entry->family->cache_layers(m->cfg, layers, max) : 0;
+}

@@ -19,8 +19,9 @@ hfx_status hfx_model_open(const char *dir, hfx_model **out, hfx_error *err) {
         hfx_graph *g = hfx_graph_new();
         if (!g) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         else {
-            hfx_build_opts o = {HFX_DTYPE_F32, hfx_dim_sym(hfx_graph_symbol(g, "batch_size", 1, INT32_MAX)),
-                                hfx_dim_sym(hfx_graph_symbol(g, "sequence_length", 1, INT32_MAX))};
+            hfx_build_opts o = {.dtype = HFX_DTYPE_F32,
+                                .batch = hfx_dim_sym(hfx_graph_symbol(g, "batch_size", 1, INT32_MAX)),
+                                .seq = hfx_dim_sym(hfx_graph_symbol(g, "sequence_length", 1, INT32_MAX))};
             st = hfx_arch_build_forward(m->arch, m->ck, &o, g, err);
             hfx_graph_free(g);
         }
@@ -50,7 +51,7 @@ void hfx_model_describe(const hfx_model *m, void *out_) {
     hfx_graph *g = hfx_graph_new();
     char *seen = calloc(n + 1, 1);
     if (g && seen) {
-        hfx_build_opts o = {HFX_DTYPE_F32, hfx_dim_const(1), hfx_dim_const(1)};
+        hfx_build_opts o = {.dtype = HFX_DTYPE_F32, .batch = hfx_dim_const(1), .seq = hfx_dim_const(1)};
         hfx_error err;
         if (hfx_arch_build_forward(m->arch, m->ck, &o, g, &err) == HFX_OK) {
             for (int i = 0; i < g->n_values; i++) {

@@ -399,3 +399,8 @@ hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value
     hfx_value *in[3] = {start, limit, delta};
     return hfx_node_add(g, HFX_OP_RANGE, 3, in, &a);
 }
+
+hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hfx_value *slots) {
+    hfx_value *in[3] = {cache, update, slots};
+    return hfx_node_add(g, HFX_OP_CACHE_WRITE, 3, in, NULL);
+}

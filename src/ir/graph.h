@@ -200,6 +200,7 @@ hfx_value *hfx_shape_of(hfx_graph *g, hfx_value *x);
 hfx_value *hfx_dim_of(hfx_graph *g, hfx_value *x, int axis);
 hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value *delta,
                      hfx_dim length);
+hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hfx_value *slots);
 
 /* ---- Passes ---- */
 

@@ -240,13 +240,18 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
     }
     case HFX_OP_SLICE: {
         int ax = norm_axis(a->axis, x->rank);
-        if (ax < 0 || ax >= x->rank || a->start < 0 || a->end < a->start)
-            return bad(g, op, n_in, in, err, "bad axis or bounds");
+        if (ax < 0 || ax >= x->rank) return bad(g, op, n_in, in, err, "bad axis");
+        if (a->start < 0) { /* from the end: x[..., start:] with a known length */
+            if (a->end != INT64_MAX) return bad(g, op, n_in, in, err, "negative start needs an open end");
+            out->dims[ax] = hfx_dim_const(-a->start);
+            return HFX_OK;
+        }
+        if (a->end < a->start) return bad(g, op, n_in, in, err, "bad bounds");
         hfx_dim d = x->dims[ax];
         if (!hfx_dim_is_const(d)) {
-            if (a->start != 0 || a->end != INT64_MAX)
-                return bad(g, op, n_in, in, err, "static slice of a symbolic dim");
-            return HFX_OK;
+            /* the whole dim, or its last -start elements (logits of the last position) */
+            if (a->start == 0 && a->end == INT64_MAX) return HFX_OK;
+            return bad(g, op, n_in, in, err, "static slice of a symbolic dim");
         }
         int64_t end = a->end < d.c ? a->end : d.c, start = a->start < d.c ? a->start : d.c;
         out->dims[ax] = hfx_dim_const(end - start);
@@ -276,6 +281,16 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
         out->rank = 1;
         out->dims[0] = a->dims[0];
         return HFX_OK;
+    case HFX_OP_CACHE_WRITE: {
+        hfx_value *u = in[1], *slots = in[2];
+        if (x->rank != 4 || u->rank != 4 || slots->rank != 1 || slots->dtype != HFX_DTYPE_I64 ||
+            u->dtype != x->dtype)
+            return bad(g, op, n_in, in, err, "needs cache [B,KV,M,D], update [B,KV,S,D], slots [S] i64");
+        if (!hfx_dim_eq(x->dims[0], u->dims[0]) || !hfx_dim_eq(x->dims[1], u->dims[1]) ||
+            !hfx_dim_eq(x->dims[3], u->dims[3]) || !hfx_dim_eq(u->dims[2], slots->dims[0]))
+            return bad(g, op, n_in, in, err, "cache and update disagree");
+        return HFX_OK;
+    }
     case HFX_OP_COUNT_:
         break;
     }

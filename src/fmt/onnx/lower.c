@@ -453,6 +453,17 @@ static void lower_node(onnx_model *m, const hfx_node *n) {
         emit(m, "Slice", 4, sin, out, NULL);
         return;
     }
+    case HFX_OP_CACHE_WRITE: {
+        /* ScatterElements(axis 2) with indices[b,h,s,d] = slots[s]; it checks the bounds, so a
+         * slot past the cache end is a runtime error, never an overwrite */
+        int64_t shape4[4] = {1, 1, -1, 1};
+        const char *idx = op2(m, "Reshape", in[2], ints_const(m, 4, shape4), NULL);
+        idx = op2(m, "Expand", idx, op1(m, "Shape", in[1], NULL), NULL);
+        const char *sin[3] = {in[0], idx, in[1]};
+        attr_int(&a, "axis", 2);
+        emit(m, "ScatterElements", 3, sin, out, &a);
+        return;
+    }
     default:
         fail(m, HFX_ERR_UNSUPPORTED, "onnx: no lowering for IR op '%s'", hfx_op_name(n->op));
     }
