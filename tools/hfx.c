@@ -21,7 +21,7 @@ static int usage_error(const char *cmd, const char *msg) {
 }
 
 static const char export_help[] =
-    "usage: hfx export MODEL_DIR OUT_DIR --format onnx [options]\n"
+    "usage: hfx export MODEL_DIR OUT_DIR --format onnx [--for-generation] [options]\n"
     "\n"
     "Export a Hugging Face checkpoint directory (config.json + safetensors) to OUT_DIR:\n"
     "model.onnx (+ model.onnx_data), export.json, export_config.json, config.json,\n"
@@ -36,6 +36,14 @@ static const char export_help[] =
     "  --opset N             ONNX opset, 17..23 (default 18)\n"
     "  --dtype D             fp32 (default), fp16 or bf16 weights and activations\n"
     "  --embed-weights       keep every weight inside model.onnx (models under 2 GB)\n"
+    "\n"
+    "generation (docs/GENERATION.md):\n"
+    "  --for-generation      write prefill.onnx + decode.onnx (KV cache in and out)\n"
+    "  --multi-token-decode  one decode.onnx with a symbolic query length instead (needs --dynamic)\n"
+    "  --cache C             dynamic (default; grows by concatenation) or static (fixed buffers\n"
+    "                        written in place); default from generation_config.json\n"
+    "  --max-cache-len N     static cache length (default: generation_config.json max_cache_len)\n"
+    "  --logits L            prefill logits: last (default) or all positions\n"
     "  --quiet               no progress bar\n"
     "  -h, --help            this text\n";
 
@@ -82,10 +90,14 @@ static int cmd_export(int argc, char **argv) {
         {"sequence-length", required_argument, 0, 's'}, {"opset", required_argument, 0, 'o'},
         {"dtype", required_argument, 0, 't'},    {"embed-weights", no_argument, 0, 'e'},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+        {"for-generation", no_argument, 0, 'G'}, {"multi-token-decode", no_argument, 0, 'M'},
+        {"cache", required_argument, 0, 'C'},    {"max-cache-len", required_argument, 0, 'L'},
+        {"logits", required_argument, 0, 'K'},
         {0, 0, 0, 0}};
-    const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL;
-    int dynamic = 0, quiet = 0, embed = 0, c;
-    long batch = 2, seq = 16;
+    const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
+               *logits = NULL;
+    int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, c;
+    long batch = 2, seq = 16, max_cache_len = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -98,6 +110,11 @@ static int cmd_export(int argc, char **argv) {
         case 't': dtype = optarg; break;
         case 'e': embed = 1; break;
         case 'q': quiet = 1; break;
+        case 'G': for_generation = 1; break;
+        case 'M': multi_token = 1; break;
+        case 'C': cache = optarg; break;
+        case 'L': if (parse_count("export", "--max-cache-len", optarg, &max_cache_len)) return 2; break;
+        case 'K': logits = optarg; break;
         case 'h': fputs(export_help, stdout); return 0;
         default: return usage_error("export", "unknown option");
         }
@@ -153,6 +170,24 @@ static int cmd_export(int argc, char **argv) {
         }
     }
     if (!rc && embed && hfx_export_config_set(cfg, "external_data", "false", &err)) rc = fail_with(&err);
+    if (!rc && (multi_token || cache || max_cache_len || logits) && !for_generation)
+        rc = usage_error("export", "--multi-token-decode, --cache, --max-cache-len and --logits need --for-generation");
+    if (!rc && cache) {
+        if (strcmp(cache, "dynamic") != 0 && strcmp(cache, "static") != 0)
+            rc = usage_error("export", "--cache must be dynamic or static");
+        snprintf(value, sizeof value, "\"%s\"", cache);
+        if (!rc && hfx_export_config_set(cfg, "cache_implementation", value, &err)) rc = fail_with(&err);
+    }
+    if (!rc && max_cache_len) {
+        snprintf(value, sizeof value, "%ld", max_cache_len);
+        if (hfx_export_config_set(cfg, "max_cache_len", value, &err)) rc = fail_with(&err);
+    }
+    if (!rc && logits) {
+        if (strcmp(logits, "last") != 0 && strcmp(logits, "all") != 0)
+            rc = usage_error("export", "--logits must be last or all");
+        else if (hfx_export_config_set(cfg, "logits_to_keep", strcmp(logits, "last") == 0 ? "1" : "0", &err))
+            rc = fail_with(&err);
+    }
 
     hfx_model *model = NULL;
     hfx_exporter *exporter = NULL;
@@ -170,7 +205,9 @@ static int cmd_export(int argc, char **argv) {
         progress_bar bar;
         progress_init(&bar, "writing weights", quiet);
         hfx_exporter_set_progress(exporter, progress_update, &bar);
-        hfx_status st = hfx_export(exporter, model, samples, cfg, out_dir, &err);
+        hfx_status st = for_generation
+                            ? hfx_export_for_generation(exporter, model, samples, cfg, NULL, multi_token, out_dir, &err)
+                            : hfx_export(exporter, model, samples, cfg, out_dir, &err);
         progress_finish(&bar);
         if (st) rc = fail_with(&err);
         else if (!quiet) fprintf(stderr, "hfx: exported %s to %s\n", hfx_model_architecture(model), out_dir);

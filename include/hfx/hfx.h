@@ -151,6 +151,19 @@ hfx_status hfx_export(hfx_exporter *exporter, hfx_model *model,
                       const hfx_sample_inputs *sample_inputs, const hfx_export_config *cfg,
                       const char *out_dir, hfx_error *err);
 
+/* Export the components a decode loop needs (docs/GENERATION.md): `prefill` and `decode`, or with
+ * `multi_token_decode` a single `decode` whose query length is symbolic. The cache is dynamic
+ * (past_key_values in, present out) or static (input./output. pairs of fixed size, written in
+ * place), chosen by cfg's `cache_implementation`/`max_cache_len`, else by the generation config
+ * (`generation_config_json`, or the checkpoint's generation_config.json when NULL). `cfg` may also
+ * be a map {component name: config}; a component it lacks is an error listing the missing ones.
+ * Shared weights are stored once; files are committed as in hfx_export. */
+hfx_status hfx_export_for_generation(hfx_exporter *exporter, hfx_model *model,
+                                     const hfx_sample_inputs *sample_inputs,
+                                     const hfx_export_config *cfg,
+                                     const char *generation_config_json, int multi_token_decode,
+                                     const char *out_dir, hfx_error *err);
+
 #ifdef __cplusplus
 }
 #endif

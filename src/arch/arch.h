@@ -48,7 +48,8 @@ hfx_status hfx_arch_build_forward(const hfx_arch_model *m, const hfx_checkpoint 
                                   const hfx_build_opts *opts, hfx_graph *g, hfx_error *err);
 
 /* Whether the architecture can be exported for generation (a causal LM with a KV cache), and
- * its cache geometry: fills up to `max` layers and returns the layer count. */
+ * its cache geometry: fills up to `max` layers and returns the layer count; -1 when the
+ * architecture has no cache. */
 int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int max);
 
 /* Comma-separated list of supported architectures. */

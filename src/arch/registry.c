@@ -63,5 +63,5 @@ hfx_status hfx_arch_build_forward(const hfx_arch_model *m, const hfx_checkpoint 
 }
 
 int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int max) {
-    return m->entry->family->cache_layers ? m->entry->family->cache_layers(m->cfg, layers, max) : 0;
+    return m->entry->family->cache_layers ? m->entry->family->cache_layers(m->cfg, layers, max) : -1;
 }

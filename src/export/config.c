@@ -1,6 +1,7 @@
 /* Export config from JSON: the seed's field names, unknown keys refused. */
 #include "export/config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,23 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
         strcmp(key, "optimize") == 0)
         return expect_bool(key, v, err); /* strict/prefer_deferred/optimize: tracing knobs, no effect here */
     if (strcmp(key, "dynamic_shapes") == 0) return check_dynamic_shapes(v, err);
+    /* generation (hfx_export_for_generation); the names generation_config.json uses */
+    if (strcmp(key, "cache_implementation") == 0) {
+        const char *c = json_string_value(v);
+        if (json_is_null(v) || (c && (strcmp(c, "dynamic") == 0 || strcmp(c, "static") == 0))) return HFX_OK;
+        return hfx_fail(err, c ? HFX_ERR_UNSUPPORTED : HFX_ERR_INVALID,
+                        "export config: 'cache_implementation' must be \"dynamic\" or \"static\"%s%s",
+                        c ? ", not " : "", c ? c : "");
+    }
+    if (strcmp(key, "max_cache_len") == 0) {
+        if (json_is_null(v) || (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= INT32_MAX))
+            return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'max_cache_len' must be a positive integer");
+    }
+    if (strcmp(key, "logits_to_keep") == 0) {
+        if (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1)) return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'logits_to_keep' must be 0 (every position) or 1 (the last)");
+    }
     if (strcmp(key, "dtype") == 0) {
         const char *s = json_string_value(v);
         for (size_t i = 0; s && i < 3; i++)
@@ -93,7 +111,8 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
     return hfx_fail(err, HFX_ERR_INVALID,
                     "export config: unknown key '%s' for export_format '%s' (known: export_format, dynamic, "
                     "dynamic_shapes, opset_version, external_data, optimize, export_params, strict, "
-                    "prefer_deferred_runtime_asserts_over_guards, dtype)",
+                    "prefer_deferred_runtime_asserts_over_guards, dtype, cache_implementation, "
+                    "max_cache_len, logits_to_keep)",
                     key, format);
 }
 
@@ -110,6 +129,22 @@ static hfx_status check_format(const json_t *v, hfx_error *err) {
                     "export config: 'export_format' must be one of onnx, openvino, executorch, dynamo");
 }
 
+/* Validate one config object (with export_format). */
+static hfx_status check_config(const json_t *obj, const char *where, hfx_error *err) {
+    if (!json_is_object(obj)) return hfx_fail(err, HFX_ERR_INVALID, "export config%s: must be a JSON object", where);
+    json_t *fmt = json_object_get(obj, "export_format");
+    if (!fmt) return hfx_fail(err, HFX_ERR_INVALID, "export config%s: 'export_format' is required", where);
+    hfx_status st = check_format(fmt, err);
+    const char *key;
+    json_t *v;
+    if (!st) json_object_foreach((json_t *)obj, key, v) {
+        if (strcmp(key, "export_format") == 0) continue;
+        if ((st = check_key(json_string_value(fmt), key, v, err))) break;
+    }
+    if (st && *where) hfx_error_prefix(err, "component%s", where);
+    return st;
+}
+
 hfx_status hfx_export_config_from_json(const char *json_text, hfx_export_config **out,
                                        hfx_error *err) {
     json_error_t je;
@@ -118,15 +153,24 @@ hfx_status hfx_export_config_from_json(const char *json_text, hfx_export_config 
         return hfx_fail(err, HFX_ERR_INVALID, "export config: line %d, column %d: %s", je.line,
                         je.column, je.text);
     hfx_status st = HFX_OK;
-    if (!json_is_object(obj)) st = hfx_fail(err, HFX_ERR_INVALID, "export config: must be a JSON object");
-    json_t *fmt = st ? NULL : json_object_get(obj, "export_format");
-    if (!st && !fmt) st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'export_format' is required");
-    if (!st) st = check_format(fmt, err);
-    const char *key;
-    json_t *v;
-    if (!st) json_object_foreach(obj, key, v) {
-        if (strcmp(key, "export_format") == 0) continue;
-        if ((st = check_key(json_string_value(fmt), key, v, err))) break;
+    bool per_component = json_is_object(obj) && !json_object_get(obj, "export_format") && json_object_size(obj) > 0;
+    if (!per_component) {
+        st = check_config(obj, "", err);
+    } else {
+        /* {component: config}: every component a full config, all of one format */
+        const char *name, *format = NULL;
+        json_t *v;
+        json_object_foreach(obj, name, v) {
+            char where[160];
+            snprintf(where, sizeof where, " '%.100s'", name);
+            if ((st = check_config(v, where, err))) break;
+            const char *f = json_string_value(json_object_get(v, "export_format"));
+            if (format && strcmp(format, f) != 0) {
+                st = hfx_fail(err, HFX_ERR_INVALID, "export config: components use different export formats (%s, %s)", format, f);
+                break;
+            }
+            format = f;
+        }
     }
     if (st) {
         json_decref(obj);
@@ -138,6 +182,7 @@ hfx_status hfx_export_config_from_json(const char *json_text, hfx_export_config 
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
     c->obj = obj;
+    c->per_component = per_component;
     *out = c;
     return HFX_OK;
 }
@@ -149,11 +194,24 @@ hfx_status hfx_export_config_set(hfx_export_config *c, const char *key, const ch
     if (!v) return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s': bad JSON value: %s", key, je.text);
     hfx_status st = strcmp(key, "export_format") == 0 ? check_format(v, err)
                                                       : check_key(hfx_cfg_format(c), key, v, err);
-    if (st || json_object_set_new(c->obj, key, v) != 0) {
-        if (!st) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-        else json_decref(v);
+    /* a per-component config gets the value in every component */
+    size_t n = c->per_component ? json_object_size(c->obj) : 1;
+    void *it = c->per_component ? json_object_iter(c->obj) : NULL;
+    for (size_t i = 0; i < n && !st; i++) {
+        json_t *target = c->per_component ? json_object_iter_value(it) : c->obj;
+        if (json_object_set(target, key, v) != 0) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        if (it) it = json_object_iter_next(c->obj, it);
     }
+    json_decref(v);
     return st;
+}
+
+const hfx_export_config *hfx_export_config_component(const hfx_export_config *c, const char *name,
+                                                     hfx_export_config *tmp) {
+    if (!c->per_component) return c;
+    tmp->obj = json_object_get(c->obj, name);
+    tmp->per_component = false;
+    return tmp->obj ? tmp : NULL;
 }
 
 char *hfx_export_config_to_json(const hfx_export_config *c) {
@@ -172,11 +230,28 @@ hfx_export_config *hfx_export_config_clone(const hfx_export_config *c) {
         free(n);
         n = NULL;
     }
+    if (n) n->per_component = c->per_component;
     return n;
 }
 
 const char *hfx_cfg_format(const hfx_export_config *c) {
-    return json_string_value(json_object_get(c->obj, "export_format"));
+    const json_t *obj = c->obj;
+    if (c->per_component) obj = json_object_iter_value(json_object_iter((json_t *)obj));
+    return json_string_value(json_object_get(obj, "export_format"));
+}
+
+const char *hfx_cfg_cache(const hfx_export_config *c) {
+    return json_string_value(json_object_get(c->obj, "cache_implementation"));
+}
+
+int64_t hfx_cfg_max_cache_len(const hfx_export_config *c) {
+    const json_t *v = json_object_get(c->obj, "max_cache_len");
+    return json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
+int hfx_cfg_logits_to_keep(const hfx_export_config *c, int dflt) {
+    const json_t *v = json_object_get(c->obj, "logits_to_keep");
+    return json_is_integer(v) ? (int)json_integer_value(v) : dflt;
 }
 
 bool hfx_cfg_dynamic(const hfx_export_config *c) {

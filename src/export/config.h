@@ -5,11 +5,13 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "hfx/hfx.h"
 
 struct hfx_export_config {
-    json_t *obj; /* owned; every key validated */
+    json_t *obj;         /* owned (borrowed in a component view); every key validated */
+    bool per_component;  /* obj is {component name: config} */
 };
 
 const char *hfx_cfg_format(const hfx_export_config *c);
@@ -20,5 +22,14 @@ bool hfx_cfg_external_data(const hfx_export_config *c);
 hfx_dtype hfx_cfg_dtype(const hfx_export_config *c);               /* default F32 */
 
 hfx_export_config *hfx_export_config_clone(const hfx_export_config *c);
+
+/* The config of component `name`: `c` itself for a single config, else a borrowed view filled
+ * into *tmp; NULL when a per-component config lacks that component. */
+const hfx_export_config *hfx_export_config_component(const hfx_export_config *c, const char *name,
+                                                     hfx_export_config *tmp);
+
+const char *hfx_cfg_cache(const hfx_export_config *c);            /* NULL when unset */
+int64_t hfx_cfg_max_cache_len(const hfx_export_config *c);        /* 0 when unset */
+int hfx_cfg_logits_to_keep(const hfx_export_config *c, int dflt);
 
 #endif

@@ -167,78 +167,271 @@ static hfx_status copy_side_files(hfx_outdir *out, const char *src_dir, hfx_erro
     return st;
 }
 
-/* The graph's own description of itself (the seed's export metadata). */
-static json_t *metadata(const hfx_graph *g, const char *arch, hfx_dtype dt) {
+/* ---- components ---- */
+
+/* One graph to write: what it is, how it is built, and its description. */
+typedef struct component {
+    const char *name, *role, *file;
+    const hfx_export_config *cfg; /* the component's config (borrowed) */
+    hfx_build_opts opts;
+    hfx_graph *g;                 /* owned */
+    json_t *metadata;             /* owned */
+} component;
+
+static const char *dtype_text(hfx_dtype dt) {
+    return dt == HFX_DTYPE_F16 ? "float16" : dt == HFX_DTYPE_BF16 ? "bfloat16" : "float32";
+}
+
+static json_t *dim_json(hfx_dim d) { return hfx_dim_is_const(d) ? json_integer(d.c) : json_null(); }
+
+/* The graph's own description of itself (the seed's export metadata), also stored in the
+ * artifact as metadata_props["transformers_export_metadata"]. */
+static json_t *metadata(const component *c, const hfx_model *model, int64_t max_cache_len) {
+    const hfx_graph *g = c->g;
+    const hfx_build_opts *o = &c->opts;
     json_t *md = json_object(), *ins = json_array(), *outs = json_array();
     for (int i = 0; i < g->n_inputs; i++) json_array_append_new(ins, json_string(g->inputs[i]->name));
     for (int i = 0; i < g->n_outputs; i++) json_array_append_new(outs, json_string(g->outputs[i]->name));
     json_object_set_new(md, "schema_version", json_integer(1));
-    json_object_set_new(md, "architecture", json_string(arch));
-    json_object_set_new(md, "dtype", json_string(dt == HFX_DTYPE_F16 ? "float16" : dt == HFX_DTYPE_BF16 ? "bfloat16" : "float32"));
+    json_object_set_new(md, "architecture", json_string(hfx_model_architecture(model)));
+    json_object_set_new(md, "role", json_string(c->role));
+    json_object_set_new(md, "dtype", json_string(dtype_text(o->dtype)));
     json_object_set_new(md, "input_names", ins);
     json_object_set_new(md, "output_names", outs);
+    json_object_set_new(md, "batch_size", dim_json(o->batch));
+    json_object_set_new(md, "sequence_length", dim_json(o->seq));
     json_object_set_new(md, "producer", json_string("hfx " HFX_VERSION_STRING));
+    if (o->cache != HFX_CACHE_NONE) {
+        hfx_layer_cache layers[4096];
+        int n = hfx_arch_cache_layers(model->arch, layers, 4096);
+        json_t *cache = json_object(), *arr = json_array();
+        for (int i = 0; i < n && i < 4096; i++) {
+            json_t *l = json_object();
+            json_object_set_new(l, "heads", json_integer(layers[i].kv_heads));
+            json_object_set_new(l, "key_dim", json_integer(layers[i].key_dim));
+            json_object_set_new(l, "value_dim", json_integer(layers[i].value_dim));
+            json_object_set_new(l, "length", o->cache == HFX_CACHE_STATIC ? dim_json(o->max_cache) : json_null());
+            json_object_set_new(l, "sliding_window", layers[i].sliding_window ? json_integer(layers[i].sliding_window) : json_null());
+            json_array_append_new(arr, l);
+        }
+        json_object_set_new(cache, "implementation", json_string(o->cache == HFX_CACHE_STATIC ? "static" : "dynamic"));
+        json_object_set_new(cache, "max_cache_len", max_cache_len ? json_integer(max_cache_len) : json_null());
+        json_object_set_new(cache, "layers", arr);
+        json_object_set_new(md, "cache", cache);
+        json_object_set_new(md, "logits_to_keep", json_integer(o->logits_last ? 1 : 0));
+    }
     return md;
 }
 
-static hfx_status write_json(hfx_outdir *out, const char *name, json_t *obj, hfx_error *err) {
+static hfx_status write_json(hfx_outdir *out, const char *name, const json_t *obj, hfx_error *err) {
     char *text = obj ? json_dumps(obj, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
     if (!text) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    size_t n = strlen(text);
-    hfx_status st = hfx_outdir_write(out, name, text, n, err);
+    hfx_status st = hfx_outdir_write(out, name, text, strlen(text), err);
     free(text);
     return st;
+}
+
+/* Build, verify and describe every component, then write them all, the side files and the
+ * manifest in one output-directory transaction. */
+static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, int n,
+                             const hfx_export_config *whole, json_t *generation,
+                             int64_t max_cache_len, const char *out_dir, hfx_error *err) {
+    hfx_status st = HFX_OK;
+    for (int i = 0; i < n && !st; i++) {
+        component *c = &cs[i];
+        st = hfx_arch_build_forward(model->arch, model->ck, &c->opts, c->g, err);
+        if (!st) st = hfx_graph_verify(c->g, err);
+        if (st) {
+            if (n > 1) hfx_error_prefix(err, "component '%s'", c->name);
+            break;
+        }
+        c->metadata = metadata(c, model, max_cache_len);
+        char *text = json_dumps(c->metadata, JSON_COMPACT | JSON_SORT_KEYS);
+        if (!text) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        else hfx_graph_set_meta(c->g, "transformers_export_metadata", text);
+        free(text);
+    }
+    bool external = hfx_cfg_external_data(cs[0].cfg);
+    for (int i = 1; i < n && !st; i++)
+        if (hfx_cfg_external_data(cs[i].cfg) != external)
+            st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on external_data; they share one weights file");
+    hfx_outdir *out = NULL;
+    if (!st) st = hfx_outdir_open(out_dir, &out, err);
+    if (st) return st;
+    hfx_outdir_set_progress(out, e->progress, e->progress_user);
+
+    hfx_onnx_component oc[8];
+    for (int i = 0; i < n; i++)
+        oc[i] = (hfx_onnx_component){cs[i].g, cs[i].file,
+                                     hfx_cfg_opset(cs[i].cfg) ? hfx_cfg_opset(cs[i].cfg) : HFX_ONNX_OPSET_DEFAULT};
+    hfx_onnx_options oo = {external, "model.onnx_data"};
+    st = hfx_onnx_write(oc, n, &oo, out, err);
+    if (!st) st = copy_side_files(out, hfx_checkpoint_dir(model->ck), err);
+    if (!st) {
+        char *text = hfx_export_config_to_json(whole);
+        st = text ? hfx_outdir_write(out, "export_config.json", text, strlen(text), err)
+                  : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        free(text);
+    }
+    if (!st) {
+        json_t *manifest = json_object(), *comps = json_object();
+        for (int i = 0; i < n; i++) {
+            json_t *entry = json_object();
+            json_object_set_new(entry, "file", json_string(cs[i].file));
+            json_object_set_new(entry, "role", json_string(cs[i].role));
+            json_object_set(entry, "metadata", cs[i].metadata);
+            json_object_set_new(comps, cs[i].name, entry);
+        }
+        json_object_set_new(manifest, "schema_version", json_integer(1));
+        json_object_set_new(manifest, "export_format", json_string(hfx_cfg_format(whole)));
+        if (generation) json_object_set(manifest, "generation", generation);
+        json_object_set_new(manifest, "components", comps);
+        st = write_json(out, "export.json", manifest, err);
+        json_decref(manifest);
+    }
+    if (!st) return hfx_outdir_commit(out, err);
+    hfx_outdir_abort(out);
+    return st;
+}
+
+static void free_components(component *cs, int n) {
+    for (int i = 0; i < n; i++) {
+        hfx_graph_free(cs[i].g);
+        json_decref(cs[i].metadata);
+    }
 }
 
 hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs *samples,
                       const hfx_export_config *cfg, const char *out_dir, hfx_error *err) {
     if (!cfg) cfg = e->cfg;
+    hfx_export_config view;
+    const hfx_export_config *mc = hfx_export_config_component(cfg, "model", &view);
+    if (!mc) return hfx_fail(err, HFX_ERR_INVALID, "export config: per-component config lacks component 'model'");
     if (strcmp(hfx_cfg_format(cfg), hfx_cfg_format(e->cfg)) != 0)
         return hfx_fail(err, HFX_ERR_INVALID, "export config format '%s' does not match the exporter's '%s'",
                         hfx_cfg_format(cfg), hfx_cfg_format(e->cfg));
-    hfx_graph *g = hfx_graph_new();
-    if (!g) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    hfx_build_opts o = {.dtype = hfx_cfg_dtype(cfg)};
-    hfx_status st = choose_dims(cfg, samples, g, &o, err);
-    if (!st) st = hfx_arch_build_forward(model->arch, model->ck, &o, g, err);
-    if (!st) st = hfx_graph_verify(g, err);
-    json_t *md = st ? NULL : metadata(g, hfx_model_architecture(model), o.dtype);
-    if (!st) {
-        char *text = json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS);
-        if (!text) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-        else hfx_graph_set_meta(g, "transformers_export_metadata", text);
-        free(text);
+    component c = {.name = "model", .role = "model", .file = "model.onnx", .cfg = mc, .g = hfx_graph_new()};
+    if (!c.g) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    c.opts.dtype = hfx_cfg_dtype(mc);
+    hfx_status st = choose_dims(mc, samples, c.g, &c.opts, err);
+    if (!st) st = run_export(e, model, &c, 1, cfg, NULL, 0, out_dir, err);
+    free_components(&c, 1);
+    return st;
+}
+
+/* ---- export_for_generation ---- */
+
+/* The cache the components use: the export config first, then the generation config. */
+static hfx_status resolve_cache(const hfx_export_config *cfg, const json_t *gen, bool *is_static,
+                                int64_t *max_len, hfx_error *err) {
+    const char *impl = hfx_cfg_cache(cfg);
+    const char *where = "export config";
+    if (!impl && gen) {
+        impl = json_string_value(json_object_get(gen, "cache_implementation"));
+        where = "generation_config";
+        if (!impl && json_object_get(gen, "cache_implementation") && !json_is_null(json_object_get(gen, "cache_implementation")))
+            return hfx_fail(err, HFX_ERR_INVALID, "generation_config: 'cache_implementation' must be a string");
     }
-    hfx_outdir *out = NULL;
-    if (!st) st = hfx_outdir_open(out_dir, &out, err);
-    if (!st) {
-        hfx_outdir_set_progress(out, e->progress, e->progress_user);
-        hfx_onnx_options oo = {hfx_cfg_opset(cfg) ? hfx_cfg_opset(cfg) : HFX_ONNX_OPSET_DEFAULT,
-                               hfx_cfg_external_data(cfg), "model"};
-        st = hfx_onnx_write(g, &oo, out, err);
-        if (!st) st = copy_side_files(out, hfx_checkpoint_dir(model->ck), err);
-        if (!st) {
-            char *text = hfx_export_config_to_json(cfg);
-            st = text ? hfx_outdir_write(out, "export_config.json", text, strlen(text), err)
-                      : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-            free(text);
-        }
-        if (!st) {
-            json_t *manifest = json_object(), *comps = json_object(), *comp = json_object();
-            json_object_set_new(comp, "file", json_string("model.onnx"));
-            json_object_set_new(comp, "role", json_string("model"));
-            json_object_set(comp, "metadata", md);
-            json_object_set_new(comps, "model", comp);
-            json_object_set_new(manifest, "schema_version", json_integer(1));
-            json_object_set_new(manifest, "export_format", json_string(hfx_cfg_format(cfg)));
-            json_object_set_new(manifest, "components", comps);
-            st = write_json(out, "export.json", manifest, err);
-            json_decref(manifest);
-        }
-        if (!st) st = hfx_outdir_commit(out, err);
-        else hfx_outdir_abort(out);
+    if (impl && strcmp(impl, "dynamic") != 0 && strcmp(impl, "static") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: cache_implementation '%s' is not supported (supported: dynamic, static)", where, impl);
+    *is_static = impl && strcmp(impl, "static") == 0;
+    *max_len = hfx_cfg_max_cache_len(cfg);
+    if (!*max_len && gen) {
+        const json_t *v = json_object_get(gen, "max_cache_len");
+        if (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) < 1))
+            return hfx_fail(err, HFX_ERR_INVALID, "generation_config: 'max_cache_len' must be a positive integer");
+        if (json_is_integer(v)) *max_len = json_integer_value(v);
     }
-    json_decref(md);
-    hfx_graph_free(g);
+    if (*is_static && !*max_len)
+        return hfx_fail(err, HFX_ERR_INVALID,
+                        "a static cache needs its length: --max-cache-len N, \"max_cache_len\" in the export config, "
+                        "or max_cache_len in generation_config.json");
+    return HFX_OK;
+}
+
+hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
+                                     const hfx_sample_inputs *samples, const hfx_export_config *cfg,
+                                     const char *generation_config_json, int multi_token_decode,
+                                     const char *out_dir, hfx_error *err) {
+    if (!cfg) cfg = e->cfg;
+    if (hfx_arch_cache_layers(model->arch, NULL, 0) <= 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s cannot be exported for generation",
+                        hfx_model_architecture(model));
+    json_t *gen_owned = NULL;
+    const json_t *gen = hfx_checkpoint_generation_config(model->ck);
+    if (generation_config_json) {
+        json_error_t je;
+        gen = gen_owned = json_loads(generation_config_json, JSON_REJECT_DUPLICATES, &je);
+        if (!gen_owned || !json_is_object(gen_owned)) {
+            json_decref(gen_owned);
+            return hfx_fail(err, HFX_ERR_INVALID, "generation config: line %d: %s", je.line,
+                            gen_owned ? "must be a JSON object" : je.text);
+        }
+    }
+    static const char *const two[] = {"prefill", "decode"}, *const one[] = {"decode"};
+    const char *const *names = multi_token_decode ? one : two;
+    int n = multi_token_decode ? 1 : 2;
+
+    /* every component needs a config; a per-component map must name them all */
+    component cs[2] = {{0}};
+    hfx_export_config views[2];
+    char missing[128] = "";
+    for (int i = 0; i < n; i++) {
+        cs[i].cfg = hfx_export_config_component(cfg, names[i], &views[i]);
+        if (!cs[i].cfg) snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "", names[i]);
+    }
+    hfx_status st = HFX_OK;
+    if (*missing)
+        st = hfx_fail(err, HFX_ERR_INVALID, "export config: the per-component config lacks: %s (components: %s%s)",
+                      missing, names[0], n > 1 ? ", decode" : "");
+    bool is_static = false;
+    int64_t max_len = 0;
+    for (int i = 0; i < n && !st; i++) {
+        component *c = &cs[i];
+        bool comp_static = false;
+        int64_t comp_len = 0;
+        st = resolve_cache(c->cfg, gen, &comp_static, &comp_len, err);
+        if (!st && i > 0 && (comp_static != is_static || comp_len != max_len))
+            st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on the cache; prefill fills what decode reads");
+        is_static = comp_static;
+        max_len = comp_len;
+        if (!st && multi_token_decode && !hfx_cfg_dynamic(c->cfg) && !hfx_cfg_dynamic_shapes(c->cfg))
+            st = hfx_fail(err, HFX_ERR_INVALID, "multi_token_decode needs dynamic shapes (--dynamic): its query length varies");
+        if (st) break;
+        c->name = names[i];
+        c->role = names[i];
+        c->file = strcmp(names[i], "prefill") == 0 ? "prefill.onnx" : "decode.onnx";
+        c->g = hfx_graph_new();
+        if (!c->g) {
+            st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+            break;
+        }
+        hfx_build_opts *o = &c->opts;
+        o->dtype = hfx_cfg_dtype(c->cfg);
+        if ((st = choose_dims(c->cfg, samples, c->g, o, err))) break;
+        bool dynamic = hfx_cfg_dynamic(c->cfg) || hfx_cfg_dynamic_shapes(c->cfg);
+        bool single_token = strcmp(c->name, "decode") == 0 && !multi_token_decode;
+        if (single_token) o->seq = hfx_dim_const(1);
+        o->cache = is_static ? HFX_CACHE_STATIC : HFX_CACHE_DYNAMIC;
+        o->has_past = !is_static && strcmp(c->name, "decode") == 0;
+        o->past = hfx_dim_sym(hfx_graph_symbol(c->g, "past_sequence_length", 0, INT32_MAX));
+        o->max_cache = dynamic ? hfx_dim_sym(hfx_graph_symbol(c->g, "max_cache_len", 1, INT32_MAX))
+                               : hfx_dim_const(max_len);
+        o->logits_last = hfx_cfg_logits_to_keep(c->cfg, multi_token_decode ? 0 : 1) == 1;
+        if (is_static && hfx_dim_is_const(o->seq) && o->seq.c > max_len)
+            st = hfx_fail(err, HFX_ERR_INVALID, "sequence length %lld is longer than max_cache_len %lld",
+                          (long long)o->seq.c, (long long)max_len);
+    }
+    json_t *generation = NULL;
+    if (!st) {
+        generation = json_object();
+        json_object_set_new(generation, "cache_implementation", json_string(is_static ? "static" : "dynamic"));
+        json_object_set_new(generation, "max_cache_len", max_len ? json_integer(max_len) : json_null());
+        json_object_set_new(generation, "multi_token_decode", json_boolean(multi_token_decode));
+        st = run_export(e, model, cs, n, cfg, generation, max_len, out_dir, err);
+    }
+    json_decref(generation);
+    free_components(cs, n);
+    json_decref(gen_owned);
     return st;
 }

@@ -118,7 +118,7 @@ static const char *scalar_const(onnx_model *m, hfx_dtype dt, double v) {
 }
 
 /* Two views of the same source are the same initializer: store it once. */
-static bool same_init(const hfx_init *a, const hfx_init *b) {
+bool hfx_onnx_same_init(const hfx_init *a, const hfx_init *b) {
     if (a == b) return true;
     if (a->dtype != b->dtype || a->rank != b->rank || a->n_parts != b->n_parts ||
         memcmp(a->shape, b->shape, sizeof a->shape) != 0)
@@ -135,7 +135,7 @@ static bool same_init(const hfx_init *a, const hfx_init *b) {
 
 static const char *init_const(onnx_model *m, const hfx_init *init) {
     for (int i = 0; i < m->n_inits; i++)
-        if (m->inits[i].src && same_init(m->inits[i].src, init)) return m->inits[i].name;
+        if (m->inits[i].src && hfx_onnx_same_init(m->inits[i].src, init)) return m->inits[i].name;
     onnx_init *in = add_init(m);
     if (!in) return "";
     /* checkpoint tensors keep their names when read as-is, so the graph reads like the model */

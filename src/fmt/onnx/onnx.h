@@ -14,13 +14,20 @@
 #define HFX_ONNX_OPSET_DEFAULT 18
 
 typedef struct hfx_onnx_options {
-    int opset;
     bool external_data;    /* false: every weight inside the .onnx (must stay under 2 GiB) */
-    const char *basename;  /* "model" → model.onnx + model.onnx_data */
+    const char *data_file; /* the external data file all components share: "model.onnx_data" */
 } hfx_onnx_options;
 
-/* Lower and write `g` into `out` (temporary files, renamed when the export commits). */
-hfx_status hfx_onnx_write(const hfx_graph *g, const hfx_onnx_options *o, hfx_outdir *out,
-                          hfx_error *err);
+/* One graph and its file name ("model.onnx", "prefill.onnx"). */
+typedef struct hfx_onnx_component {
+    const hfx_graph *g;
+    const char *file;
+    int opset;
+} hfx_onnx_component;
+
+/* Lower and write the components into `out` (temporary files, renamed when the export commits).
+ * Weights that several components read are stored once in the shared data file. */
+hfx_status hfx_onnx_write(const hfx_onnx_component *components, int n,
+                          const hfx_onnx_options *o, hfx_outdir *out, hfx_error *err);
 
 #endif

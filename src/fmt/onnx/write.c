@@ -115,26 +115,31 @@ static hfx_status tensor_proto(hfx_buf *graph, const onnx_init *in, const char *
     return st;
 }
 
-static hfx_status write_external(const onnx_model *m, FILE *f, hfx_outdir *out, const char *name,
-                                 hfx_error *err) {
+/* Where each distinct external weight lives in the shared data file. */
+typedef struct placement {
+    const onnx_init *init; /* the first component's record: the bytes to write */
+    uint64_t offset;
+} placement;
+
+static hfx_status write_external(const placement *pl, int n, FILE *f, hfx_outdir *out,
+                                 const char *name, hfx_error *err) {
     uint8_t *chunk = malloc(CHUNK);
     static const uint8_t zeros[ALIGN_LARGE];
     if (!chunk) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     uint64_t pos = 0;
     hfx_status st = HFX_OK;
-    for (int i = 0; i < m->n_inits && st == HFX_OK; i++) {
-        const onnx_init *in = &m->inits[i];
-        if (!in->external) continue;
-        if (in->offset > pos && fwrite(zeros, 1, in->offset - pos, f) != in->offset - pos) break;
-        pos = in->offset;
+    for (int i = 0; i < n && st == HFX_OK && !ferror(f); i++) {
+        const onnx_init *in = pl[i].init;
+        if (pl[i].offset > pos && fwrite(zeros, 1, pl[i].offset - pos, f) != pl[i].offset - pos) break;
+        pos = pl[i].offset;
         size_t es = hfx_dtype_size(in->dtype);
         uint64_t step = CHUNK / es * es;
         for (uint64_t done = 0; done < in->nbytes && st == HFX_OK; done += step) {
-            uint64_t n = in->nbytes - done < step ? in->nbytes - done : step;
-            st = init_bytes(in, done, n, chunk, err);
-            if (st == HFX_OK && fwrite(chunk, 1, n, f) != n) break;
-            pos += n;
-            hfx_outdir_progress_add(out, n);
+            uint64_t k = in->nbytes - done < step ? in->nbytes - done : step;
+            st = init_bytes(in, done, k, chunk, err);
+            if (st == HFX_OK && fwrite(chunk, 1, k, f) != k) break;
+            pos += k;
+            hfx_outdir_progress_add(out, k);
         }
     }
     free(chunk);
@@ -142,69 +147,103 @@ static hfx_status write_external(const onnx_model *m, FILE *f, hfx_outdir *out, 
     return st;
 }
 
-hfx_status hfx_onnx_write(const hfx_graph *g, const hfx_onnx_options *o, hfx_outdir *out,
-                          hfx_error *err) {
-    onnx_model m;
-    hfx_status st = hfx_onnx_lower(g, o->opset, &m, err);
-    hfx_buf graph = {0}, model = {0}, sub = {0};
-    char onnx_name[256], data_name[256];
-    snprintf(onnx_name, sizeof onnx_name, "%s.onnx", o->basename);
-    snprintf(data_name, sizeof data_name, "%s.onnx_data", o->basename);
-
-    /* placement: offsets in the data file, in initializer order */
-    uint64_t data_size = 0, embedded = 0;
-    int n_external = 0;
-    for (int i = 0; st == HFX_OK && i < m.n_inits; i++) {
-        onnx_init *in = &m.inits[i];
-        in->external = o->external_data && in->nbytes > EMBED_LIMIT;
-        if (!in->external) {
-            embedded += in->nbytes;
-            continue;
+/* Decide which initializers go to the data file and at which offsets, sharing one copy of
+ * every weight between components. Returns the placements in file order. */
+static hfx_status place(onnx_model *ms, int n, const hfx_onnx_options *o, placement **out_pl,
+                        int *out_n, uint64_t *size, hfx_error *err) {
+    int cap = 0, count = 0;
+    for (int c = 0; c < n; c++) cap += ms[c].n_inits;
+    placement *pl = malloc((size_t)(cap ? cap : 1) * sizeof *pl);
+    if (!pl) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    uint64_t end = 0;
+    for (int c = 0; c < n; c++) {
+        uint64_t embedded = 0;
+        for (int i = 0; i < ms[c].n_inits; i++) {
+            onnx_init *in = &ms[c].inits[i];
+            in->external = o->external_data && in->nbytes > EMBED_LIMIT;
+            if (!in->external) {
+                embedded += in->nbytes;
+                continue;
+            }
+            int j;
+            for (j = 0; j < count; j++)
+                if (in->src && pl[j].init->src && hfx_onnx_same_init(in->src, pl[j].init->src)) break;
+            if (j == count) {
+                uint64_t align = in->nbytes >= 65536 ? ALIGN_LARGE : ALIGN_SMALL;
+                end = (end + align - 1) / align * align;
+                pl[count++] = (placement){in, end};
+                end += in->nbytes;
+            }
+            in->offset = pl[j].offset;
         }
-        uint64_t align = in->nbytes >= 65536 ? ALIGN_LARGE : ALIGN_SMALL;
-        data_size = (data_size + align - 1) / align * align;
-        in->offset = data_size;
-        data_size += in->nbytes;
-        n_external++;
+        if (embedded > PROTO_LIMIT) {
+            free(pl);
+            return hfx_fail(err, HFX_ERR_INVALID,
+                            "%llu bytes of weights cannot be embedded (protobuf's 2 GiB limit); "
+                            "export with external_data true", (unsigned long long)embedded);
+        }
     }
-    if (st == HFX_OK && embedded > PROTO_LIMIT)
-        st = hfx_fail(err, HFX_ERR_INVALID,
-                      "%s: %llu bytes of weights cannot be embedded (protobuf's 2 GiB limit); "
-                      "export with external_data true",
-                      onnx_name, (unsigned long long)embedded);
+    *out_pl = pl;
+    *out_n = count;
+    *size = end;
+    return HFX_OK;
+}
 
-    if (st == HFX_OK) {
-        hfx_buf_append(&graph, m.nodes.data, m.nodes.len);
-        pb_string(&graph, GRAPH_NAME, "main_graph");
-        for (int i = 0; i < m.n_inits && st == HFX_OK; i++)
-            st = tensor_proto(&graph, &m.inits[i], data_name, err);
-        for (int i = 0; i < g->n_inputs; i++) value_info(&graph, GRAPH_INPUT, g, g->inputs[i]);
-        for (int i = 0; i < g->n_outputs; i++) value_info(&graph, GRAPH_OUTPUT, g, g->outputs[i]);
+/* Serialize one lowered graph as a ModelProto. */
+static hfx_status model_proto(const hfx_graph *g, onnx_model *m, int opset,
+                              const hfx_onnx_options *o, hfx_buf *model, hfx_error *err) {
+    hfx_buf graph = {0}, sub = {0};
+    hfx_status st = HFX_OK;
+    hfx_buf_append(&graph, m->nodes.data, m->nodes.len);
+    pb_string(&graph, GRAPH_NAME, "main_graph");
+    for (int i = 0; i < m->n_inits && st == HFX_OK; i++) st = tensor_proto(&graph, &m->inits[i], o->data_file, err);
+    for (int i = 0; i < g->n_inputs; i++) value_info(&graph, GRAPH_INPUT, g, g->inputs[i]);
+    for (int i = 0; i < g->n_outputs; i++) value_info(&graph, GRAPH_OUTPUT, g, g->outputs[i]);
+    pb_int(model, MODEL_IR_VERSION, ir_version_for(opset));
+    pb_string(model, MODEL_PRODUCER_NAME, "hfx");
+    pb_string(model, MODEL_PRODUCER_VERSION, HFX_VERSION_STRING);
+    pb_message(model, MODEL_GRAPH, &graph);
+    pb_string(&sub, OPSET_DOMAIN, "");
+    pb_int(&sub, OPSET_VERSION, opset);
+    pb_message(model, MODEL_OPSET_IMPORT, &sub);
+    for (int i = 0; i < g->n_meta; i++) entry(model, MODEL_METADATA_PROPS, g->meta[i].key, g->meta[i].value);
+    if (st == HFX_OK && (model->oom || graph.oom || sub.oom)) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    hfx_buf_free(&graph);
+    hfx_buf_free(&sub);
+    return st;
+}
 
-        pb_int(&model, MODEL_IR_VERSION, ir_version_for(o->opset));
-        pb_string(&model, MODEL_PRODUCER_NAME, "hfx");
-        pb_string(&model, MODEL_PRODUCER_VERSION, HFX_VERSION_STRING);
-        pb_message(&model, MODEL_GRAPH, &graph);
-        pb_string(&sub, OPSET_DOMAIN, "");
-        pb_int(&sub, OPSET_VERSION, o->opset);
-        pb_message(&model, MODEL_OPSET_IMPORT, &sub);
-        for (int i = 0; i < g->n_meta; i++) entry(&model, MODEL_METADATA_PROPS, g->meta[i].key, g->meta[i].value);
-        if (st == HFX_OK && (model.oom || graph.oom || sub.oom)) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+hfx_status hfx_onnx_write(const hfx_onnx_component *cs, int n, const hfx_onnx_options *o,
+                          hfx_outdir *out, hfx_error *err) {
+    onnx_model *ms = calloc((size_t)n, sizeof *ms);
+    if (!ms) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    hfx_status st = HFX_OK;
+    for (int c = 0; c < n && st == HFX_OK; c++) {
+        st = hfx_onnx_lower(cs[c].g, cs[c].opset, &ms[c], err);
+        if (st) hfx_error_prefix(err, "%s", cs[c].file);
     }
-    if (st == HFX_OK) st = hfx_outdir_write(out, onnx_name, model.data, model.len, err);
-    if (st == HFX_OK && n_external > 0) {
+    placement *pl = NULL;
+    int n_pl = 0;
+    uint64_t data_size = 0;
+    if (st == HFX_OK) st = place(ms, n, o, &pl, &n_pl, &data_size, err);
+    for (int c = 0; c < n && st == HFX_OK; c++) {
+        hfx_buf model = {0};
+        st = model_proto(cs[c].g, &ms[c], cs[c].opset, o, &model, err);
+        if (st == HFX_OK) st = hfx_outdir_write(out, cs[c].file, model.data, model.len, err);
+        hfx_buf_free(&model);
+    }
+    if (st == HFX_OK && n_pl > 0) {
         FILE *f;
         hfx_outdir_progress_total(out, data_size);
-        st = hfx_outdir_create(out, data_name, &f, err);
+        st = hfx_outdir_create(out, o->data_file, &f, err);
         if (st == HFX_OK) {
-            st = write_external(&m, f, out, data_name, err);
-            hfx_status cst = hfx_outdir_close(out, f, data_name, err);
+            st = write_external(pl, n_pl, f, out, o->data_file, err);
+            hfx_status cst = hfx_outdir_close(out, f, o->data_file, err);
             if (st == HFX_OK) st = cst;
         }
     }
-    hfx_buf_free(&graph);
-    hfx_buf_free(&model);
-    hfx_buf_free(&sub);
-    hfx_onnx_model_free(&m);
+    free(pl);
+    for (int c = 0; c < n; c++) hfx_onnx_model_free(&ms[c]);
+    free(ms);
     return st;
 }
