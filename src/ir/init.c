@@ -71,6 +71,35 @@ static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_d
         store_float(ddt, dst + i * ds, load_float(sdt, src + (uint64_t)stride * i * ss));
 }
 
+enum { TILE_ROWS = 64 };
+
+/* Output rows [r0, r0 + rows) of a rank-2 view whose columns are strided (a transpose):
+ * out[r][c] = src[offset + r·strides[0] + c·strides[1]], walking c outermost so every source
+ * run of `rows` elements is contiguous when strides[0] is 1. */
+static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx_dtype ddt,
+                           uint8_t *dst) {
+    size_t ss = hfx_dtype_size(p->src_dtype), ds = hfx_dtype_size(ddt);
+    int64_t cols = p->shape[1];
+    for (int64_t c = 0; c < cols; c++) {
+        const uint8_t *src = p->base + (uint64_t)(p->offset + r0 * p->strides[0] + c * p->strides[1]) * ss;
+        uint8_t *o = dst + (uint64_t)c * ds;
+        if (p->src_dtype == ddt) {
+            for (int64_t r = 0; r < rows; r++)
+                memcpy(o + (uint64_t)(r * cols) * ds, src + (uint64_t)(r * p->strides[0]) * ss, ss);
+        } else if (p->src_dtype == HFX_DTYPE_BF16 && ddt == HFX_DTYPE_F32) {
+            for (int64_t r = 0; r < rows; r++) {
+                uint16_t h;
+                memcpy(&h, src + (uint64_t)(r * p->strides[0]) * 2, 2);
+                uint32_t u = (uint32_t)h << 16;
+                memcpy(o + (uint64_t)(r * cols) * 4, &u, 4);
+            }
+        } else {
+            for (int64_t r = 0; r < rows; r++)
+                store_float(ddt, o + (uint64_t)(r * cols) * ds, load_float(p->src_dtype, src + (uint64_t)(r * p->strides[0]) * ss));
+        }
+    }
+}
+
 hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst,
                          hfx_error *err) {
     if (first + count > hfx_init_numel(init) || first + count < first)
@@ -99,6 +128,21 @@ hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, v
         uint64_t left = pn - local < count ? pn - local : count;
         size_t ss = hfx_dtype_size(p->src_dtype);
         while (left > 0) {
+            /* a transposed matrix, whole rows wanted: gather a tile of rows at once, so each
+             * source row is read contiguously instead of one element per cache line */
+            if (p->rank == 2 && p->strides[1] != 1 && idx[1] == 0 && left >= (uint64_t)p->shape[1]) {
+                int64_t rows = (int64_t)(left / (uint64_t)p->shape[1]);
+                if (rows > TILE_ROWS) rows = TILE_ROWS;
+                if (rows > p->shape[0] - idx[0]) rows = p->shape[0] - idx[0];
+                transpose_tile(p, idx[0], rows, init->dtype, out);
+                uint64_t n = (uint64_t)rows * (uint64_t)p->shape[1];
+                out += n * ds;
+                left -= n;
+                count -= n;
+                first += n;
+                idx[0] += rows;
+                continue;
+            }
             int64_t off = p->offset;
             for (int d = 0; d < p->rank; d++) off += idx[d] * p->strides[d];
             int last = p->rank - 1;
