@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "export/config.h"
+#include "export/genai.h"
 #include "export/model.h"
 #include "export/outdir.h"
 #include "fmt/onnx/onnx.h"
@@ -235,7 +236,8 @@ static hfx_status write_json(hfx_outdir *out, const char *name, const json_t *ob
  * manifest in one output-directory transaction. */
 static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, int n,
                              const hfx_export_config *whole, json_t *generation,
-                             int64_t max_cache_len, const char *out_dir, hfx_error *err) {
+                             int64_t max_cache_len, const json_t *genai, const char *out_dir,
+                             hfx_error *err) {
     hfx_status st = HFX_OK;
     for (int i = 0; i < n && !st; i++) {
         component *c = &cs[i];
@@ -289,6 +291,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         st = write_json(out, "export.json", manifest, err);
         json_decref(manifest);
     }
+    if (!st && genai) st = write_json(out, "genai_config.json", genai, err);
     if (!st) return hfx_outdir_commit(out, err);
     hfx_outdir_abort(out);
     return st;
@@ -314,7 +317,7 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
     if (!c.g) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     c.opts.dtype = hfx_cfg_dtype(mc);
     hfx_status st = choose_dims(mc, samples, c.g, &c.opts, err);
-    if (!st) st = run_export(e, model, &c, 1, cfg, NULL, 0, out_dir, err);
+    if (!st) st = run_export(e, model, &c, 1, cfg, NULL, 0, NULL, out_dir, err);
     free_components(&c, 1);
     return st;
 }
@@ -428,7 +431,15 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         json_object_set_new(generation, "cache_implementation", json_string(is_static ? "static" : "dynamic"));
         json_object_set_new(generation, "max_cache_len", max_len ? json_integer(max_len) : json_null());
         json_object_set_new(generation, "multi_token_decode", json_boolean(multi_token_decode));
-        st = run_export(e, model, cs, n, cfg, generation, max_len, out_dir, err);
+        /* onnxruntime-genai runs one graph for prompt and steps with a growing cache */
+        json_t *genai = NULL;
+        if (multi_token_decode && !is_static) {
+            hfx_layer_cache layer0;
+            int layers = hfx_arch_cache_layers(model->arch, &layer0, 1);
+            st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, &layer0, layers, "decode.onnx", &genai, err);
+        }
+        if (!st) st = run_export(e, model, cs, n, cfg, generation, max_len, genai, out_dir, err);
+        json_decref(genai);
     }
     json_decref(generation);
     free_components(cs, n);

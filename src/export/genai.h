@@ -1,0 +1,15 @@
+/* genai_config.json for onnxruntime-genai (see genai.c for when it is written). */
+#ifndef HFX_EXPORT_GENAI_H
+#define HFX_EXPORT_GENAI_H
+
+#include <jansson.h>
+
+#include "arch/arch.h"
+
+/* Build the file's JSON from config.json, the generation config (may be NULL) and the cache
+ * geometry; *out is a new reference. */
+hfx_status hfx_genai_config(const json_t *config, const json_t *generation,
+                            const hfx_layer_cache *layer0, int n_layers, const char *decoder_file,
+                            json_t **out, hfx_error *err);
+
+#endif
