@@ -27,7 +27,7 @@ static const char export_help[] =
     "model.onnx (+ model.onnx_data), export.json, export_config.json, config.json,\n"
     "generation_config.json and the tokenizer files found beside the checkpoint.\n"
     "\n"
-    "  --format F            export format: onnx\n"
+    "  --format F            export format: onnx or openvino\n"
     "  --dynamic             symbolic batch and sequence axes\n"
     "  --config FILE.json    export config with the Python exporters' keys\n"
     "                        (export_format, dynamic, dynamic_shapes, opset_version, external_data)\n"
@@ -44,6 +44,11 @@ static const char export_help[] =
     "                        written in place); default from generation_config.json\n"
     "  --max-cache-len N     static cache length (default: generation_config.json max_cache_len)\n"
     "  --logits L            prefill logits: last (default) or all positions\n"
+    "\n"
+    "openvino (docs/OPENVINO.md):\n"
+    "  --stateless           generation with explicit cache inputs/outputs instead of the\n"
+    "                        default ReadValue/Assign state (openvino_model.xml + beam_idx)\n"
+    "  --compress-to-fp16    store float32 weights as float16 (decompressed at load)\n"
     "  --quiet               no progress bar\n"
     "  -h, --help            this text\n";
 
@@ -92,11 +97,13 @@ static int cmd_export(int argc, char **argv) {
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
         {"for-generation", no_argument, 0, 'G'}, {"multi-token-decode", no_argument, 0, 'M'},
         {"cache", required_argument, 0, 'C'},    {"max-cache-len", required_argument, 0, 'L'},
-        {"logits", required_argument, 0, 'K'},
+        {"logits", required_argument, 0, 'K'},    {"stateless", no_argument, 0, 'S'},
+        {"compress-to-fp16", no_argument, 0, 'F'},
         {0, 0, 0, 0}};
     const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
                *logits = NULL;
-    int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, c;
+    int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
+        compress = 0, c;
     long batch = 2, seq = 16, max_cache_len = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -115,6 +122,8 @@ static int cmd_export(int argc, char **argv) {
         case 'C': cache = optarg; break;
         case 'L': if (parse_count("export", "--max-cache-len", optarg, &max_cache_len)) return 2; break;
         case 'K': logits = optarg; break;
+        case 'S': stateless = 1; break;
+        case 'F': compress = 1; break;
         case 'h': fputs(export_help, stdout); return 0;
         default: return usage_error("export", "unknown option");
         }
@@ -136,22 +145,21 @@ static int cmd_export(int argc, char **argv) {
         }
         free(text);
     } else {
-        if (!format) return usage_error("export", "--format is required (onnx)");
-        char json[128];
-        snprintf(json, sizeof json, "{\"export_format\": \"%s\"}", strcmp(format, "onnx") == 0 ? "onnx" : "?");
-        if (strcmp(format, "onnx") != 0) {
-            snprintf(err.message, sizeof err.message, "--format '%s' is not available (available: onnx)", format);
+        if (!format) return usage_error("export", "--format is required (onnx, openvino)");
+        if (strcmp(format, "onnx") != 0 && strcmp(format, "openvino") != 0) {
+            snprintf(err.message, sizeof err.message, "--format '%.100s' is not available (available: onnx, openvino)", format);
             err.status = HFX_ERR_INVALID;
             return fail_with(&err);
         }
+        char json[128];
+        snprintf(json, sizeof json, "{\"export_format\": \"%s\"}", format);
         if (hfx_export_config_from_json(json, &cfg, &err)) return fail_with(&err);
     }
     int rc = 0;
     char value[64];
-    if (format && strcmp(format, "onnx") != 0) {
-        snprintf(err.message, sizeof err.message, "--format '%s' is not available (available: onnx)", format);
-        err.status = HFX_ERR_INVALID;
-        rc = fail_with(&err);
+    if (format && config_path) {
+        snprintf(value, sizeof value, "\"%.50s\"", format);
+        if (hfx_export_config_set(cfg, "export_format", value, &err)) rc = fail_with(&err);
     }
     if (!rc && dynamic && hfx_export_config_set(cfg, "dynamic", "true", &err)) rc = fail_with(&err);
     if (!rc && opset) {
@@ -170,6 +178,8 @@ static int cmd_export(int argc, char **argv) {
         }
     }
     if (!rc && embed && hfx_export_config_set(cfg, "external_data", "false", &err)) rc = fail_with(&err);
+    if (!rc && stateless && hfx_export_config_set(cfg, "stateful", "false", &err)) rc = fail_with(&err);
+    if (!rc && compress && hfx_export_config_set(cfg, "compress_to_fp16", "true", &err)) rc = fail_with(&err);
     if (!rc && (multi_token || cache || max_cache_len || logits) && !for_generation)
         rc = usage_error("export", "--multi-token-decode, --cache, --max-cache-len and --logits need --for-generation");
     if (!rc && cache) {

@@ -12,7 +12,7 @@
 static const struct {
     const char *name;
     bool built;
-} formats[] = {{"onnx", true}, {"openvino", false}, {"executorch", false}, {"dynamo", false}};
+} formats[] = {{"onnx", true}, {"openvino", true}, {"executorch", false}, {"dynamo", false}};
 
 static const char *const dtype_names[][2] = {
     {"float32", "f32"}, {"float16", "f16"}, {"bfloat16", "bf16"}};
@@ -108,6 +108,15 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
         if (strcmp(key, "output_path") == 0)
             return hfx_fail(err, HFX_ERR_INVALID, "export config: 'output_path' is not used by hfx; give the output directory to hfx export");
     }
+    if (strcmp(format, "openvino") == 0 &&
+        (strcmp(key, "stateful") == 0 || strcmp(key, "compress_to_fp16") == 0))
+        return expect_bool(key, v, err);
+    if (strcmp(format, "openvino") == 0)
+        return hfx_fail(err, HFX_ERR_INVALID,
+                        "export config: unknown key '%s' for export_format 'openvino' (known: export_format, "
+                        "dynamic, dynamic_shapes, stateful, compress_to_fp16, dtype, cache_implementation, "
+                        "max_cache_len, logits_to_keep, strict, prefer_deferred_runtime_asserts_over_guards)",
+                        key);
     return hfx_fail(err, HFX_ERR_INVALID,
                     "export config: unknown key '%s' for export_format '%s' (known: export_format, dynamic, "
                     "dynamic_shapes, opset_version, external_data, optimize, export_params, strict, "
@@ -122,7 +131,7 @@ static hfx_status check_format(const json_t *v, hfx_error *err) {
         if (strcmp(f, formats[i].name) != 0) continue;
         if (!formats[i].built)
             return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                            "export config: export_format '%s' is not available in hfx yet (available: onnx)", f);
+                            "export config: export_format '%s' is not available in hfx yet (available: onnx, openvino)", f);
         return HFX_OK;
     }
     return hfx_fail(err, HFX_ERR_INVALID,
@@ -271,6 +280,16 @@ int hfx_cfg_opset(const hfx_export_config *c) {
 bool hfx_cfg_external_data(const hfx_export_config *c) {
     const json_t *v = json_object_get(c->obj, "external_data");
     return v ? json_is_true(v) : true; /* the seed's default */
+}
+
+bool hfx_cfg_stateful(const hfx_export_config *c, bool *set) {
+    const json_t *v = json_object_get(c->obj, "stateful");
+    if (set) *set = v != NULL;
+    return v ? json_is_true(v) : true; /* the seed's OpenVINOConfig default */
+}
+
+bool hfx_cfg_compress_to_fp16(const hfx_export_config *c) {
+    return json_is_true(json_object_get(c->obj, "compress_to_fp16"));
 }
 
 hfx_dtype hfx_cfg_dtype(const hfx_export_config *c) {

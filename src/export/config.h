@@ -31,5 +31,7 @@ const hfx_export_config *hfx_export_config_component(const hfx_export_config *c,
 const char *hfx_cfg_cache(const hfx_export_config *c);            /* NULL when unset */
 int64_t hfx_cfg_max_cache_len(const hfx_export_config *c);        /* 0 when unset */
 int hfx_cfg_logits_to_keep(const hfx_export_config *c, int dflt);
+bool hfx_cfg_stateful(const hfx_export_config *c, bool *set);  /* default true; *set: given */
+bool hfx_cfg_compress_to_fp16(const hfx_export_config *c);
 
 #endif

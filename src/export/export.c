@@ -11,6 +11,7 @@
 #include "export/model.h"
 #include "export/outdir.h"
 #include "fmt/onnx/onnx.h"
+#include "fmt/openvino/openvino.h"
 
 /* ---- sample inputs ---- */
 
@@ -177,6 +178,7 @@ typedef struct component {
     hfx_build_opts opts;
     hfx_graph *g;                 /* owned */
     json_t *metadata;             /* owned */
+    bool stateful;                /* OpenVINO: the cache lives in variables */
 } component;
 
 static const char *dtype_text(hfx_dtype dt) {
@@ -220,6 +222,7 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
         json_object_set_new(cache, "layers", arr);
         json_object_set_new(md, "cache", cache);
         json_object_set_new(md, "logits_to_keep", json_integer(o->logits_last ? 1 : 0));
+        json_object_set_new(md, "stateful", json_boolean(c->stateful));
     }
     return md;
 }
@@ -262,12 +265,23 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
     if (st) return st;
     hfx_outdir_set_progress(out, e->progress, e->progress_user);
 
-    hfx_onnx_component oc[8];
-    for (int i = 0; i < n; i++)
-        oc[i] = (hfx_onnx_component){cs[i].g, cs[i].file,
-                                     hfx_cfg_opset(cs[i].cfg) ? hfx_cfg_opset(cs[i].cfg) : HFX_ONNX_OPSET_DEFAULT};
-    hfx_onnx_options oo = {external, "model.onnx_data"};
-    st = hfx_onnx_write(oc, n, &oo, out, err);
+    if (strcmp(hfx_cfg_format(whole), "openvino") == 0) {
+        hfx_ov_component oc[8];
+        char bins[8][64];
+        for (int i = 0; i < n; i++) { /* name.xml → name.bin */
+            snprintf(bins[i], sizeof bins[i], "%.*s.bin", (int)(strlen(cs[i].file) - 4), cs[i].file);
+            oc[i] = (hfx_ov_component){cs[i].g, cs[i].file, bins[i]};
+        }
+        hfx_ov_options oo = {hfx_cfg_compress_to_fp16(cs[0].cfg), cs[0].stateful};
+        st = hfx_ov_write(oc, n, &oo, out, err);
+    } else {
+        hfx_onnx_component oc[8];
+        for (int i = 0; i < n; i++)
+            oc[i] = (hfx_onnx_component){cs[i].g, cs[i].file,
+                                         hfx_cfg_opset(cs[i].cfg) ? hfx_cfg_opset(cs[i].cfg) : HFX_ONNX_OPSET_DEFAULT};
+        hfx_onnx_options oo = {external, "model.onnx_data"};
+        st = hfx_onnx_write(oc, n, &oo, out, err);
+    }
     if (!st) st = copy_side_files(out, hfx_checkpoint_dir(model->ck), err);
     if (!st) {
         char *text = hfx_export_config_to_json(whole);
@@ -313,7 +327,13 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
     if (strcmp(hfx_cfg_format(cfg), hfx_cfg_format(e->cfg)) != 0)
         return hfx_fail(err, HFX_ERR_INVALID, "export config format '%s' does not match the exporter's '%s'",
                         hfx_cfg_format(cfg), hfx_cfg_format(e->cfg));
-    component c = {.name = "model", .role = "model", .file = "model.onnx", .cfg = mc, .g = hfx_graph_new()};
+    bool ov = strcmp(hfx_cfg_format(cfg), "openvino") == 0, stateful_set;
+    if (ov) {
+        hfx_cfg_stateful(mc, &stateful_set);
+        if (stateful_set)
+            return hfx_fail(err, HFX_ERR_INVALID, "export config: 'stateful' applies to generation exports (--for-generation); a plain forward has no cache");
+    }
+    component c = {.name = "model", .role = "model", .file = ov ? "model.xml" : "model.onnx", .cfg = mc, .g = hfx_graph_new()};
     if (!c.g) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     c.opts.dtype = hfx_cfg_dtype(mc);
     hfx_status st = choose_dims(mc, samples, c.g, &c.opts, err);
@@ -372,6 +392,14 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         }
     }
     static const char *const two[] = {"prefill", "decode"}, *const one[] = {"decode"};
+    bool ov = strcmp(hfx_cfg_format(cfg), "openvino") == 0;
+    hfx_export_config first_view;
+    const hfx_export_config *first = hfx_export_config_component(cfg, multi_token_decode ? "decode" : "prefill", &first_view);
+    if (!first) first = hfx_export_config_component(cfg, "decode", &first_view);
+    /* a stateful OpenVINO model is one graph serving the prompt and every step, its growing
+     * cache in variables: the multi-token decode layout */
+    bool stateful = ov && first && hfx_cfg_stateful(first, NULL);
+    if (stateful) multi_token_decode = 1;
     const char *const *names = multi_token_decode ? one : two;
     int n = multi_token_decode ? 1 : 2;
 
@@ -398,12 +426,18 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
             st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on the cache; prefill fills what decode reads");
         is_static = comp_static;
         max_len = comp_len;
-        if (!st && multi_token_decode && !hfx_cfg_dynamic(c->cfg) && !hfx_cfg_dynamic_shapes(c->cfg))
+        if (!st && stateful && is_static)
+            st = hfx_fail(err, HFX_ERR_INVALID, "a stateful OpenVINO model keeps a growing cache in its variables; "
+                                                "export a static cache with stateful false");
+        if (!st && multi_token_decode && !stateful && !hfx_cfg_dynamic(c->cfg) && !hfx_cfg_dynamic_shapes(c->cfg))
             st = hfx_fail(err, HFX_ERR_INVALID, "multi_token_decode needs dynamic shapes (--dynamic): its query length varies");
         if (st) break;
         c->name = names[i];
         c->role = names[i];
-        c->file = strcmp(names[i], "prefill") == 0 ? "prefill.onnx" : "decode.onnx";
+        c->stateful = stateful;
+        c->file = stateful ? "openvino_model.xml"
+                 : strcmp(names[i], "prefill") == 0 ? (ov ? "prefill.xml" : "prefill.onnx")
+                                                    : (ov ? "decode.xml" : "decode.onnx");
         c->g = hfx_graph_new();
         if (!c->g) {
             st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
@@ -415,6 +449,8 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         bool dynamic = hfx_cfg_dynamic(c->cfg) || hfx_cfg_dynamic_shapes(c->cfg);
         bool single_token = strcmp(c->name, "decode") == 0 && !multi_token_decode;
         if (single_token) o->seq = hfx_dim_const(1);
+        if (stateful && hfx_dim_is_const(o->seq)) /* prompt and steps: the query length varies */
+            o->seq = hfx_dim_sym(hfx_graph_symbol(c->g, "sequence_length", 1, INT32_MAX));
         o->cache = is_static ? HFX_CACHE_STATIC : HFX_CACHE_DYNAMIC;
         o->has_past = !is_static && strcmp(c->name, "decode") == 0;
         o->past = hfx_dim_sym(hfx_graph_symbol(c->g, "past_sequence_length", 0, INT32_MAX));
@@ -433,7 +469,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         json_object_set_new(generation, "multi_token_decode", json_boolean(multi_token_decode));
         /* onnxruntime-genai runs one graph for prompt and steps with a growing cache */
         json_t *genai = NULL;
-        if (multi_token_decode && !is_static) {
+        if (multi_token_decode && !is_static && !ov) {
             hfx_layer_cache layer0;
             int layers = hfx_arch_cache_layers(model->arch, &layer0, 1);
             st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, &layer0, layers, "decode.onnx", &genai, err);

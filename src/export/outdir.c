@@ -122,6 +122,31 @@ hfx_status hfx_outdir_copy(hfx_outdir *o, const char *name, const char *src_path
     return st;
 }
 
+hfx_status hfx_outdir_link(hfx_outdir *o, const char *existing, const char *name, hfx_error *err) {
+    char *src = NULL;
+    char *want = join(o->dir, "", existing);
+    for (int i = 0; want && i < o->n; i++)
+        if (strcmp(o->final[i], want) == 0) src = o->tmp[i];
+    free(want);
+    if (!src) return hfx_fail(err, HFX_ERR_INTERNAL, "link: '%s' was not written", existing);
+    if (o->n == MAX_FILES) return hfx_fail(err, HFX_ERR_INTERNAL, "too many output files");
+    char *final = join(o->dir, "", name), *tmp = join(o->dir, ".hfx-tmp-", name);
+    if (!final || !tmp) {
+        free(final);
+        free(tmp);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    unlink(tmp);
+    if (link(src, tmp) == 0) {
+        o->final[o->n] = final;
+        o->tmp[o->n++] = tmp;
+        return HFX_OK;
+    }
+    free(final);
+    free(tmp);
+    return hfx_outdir_copy(o, name, src, err);
+}
+
 void hfx_outdir_set_progress(hfx_outdir *o, hfx_progress_fn fn, void *user) {
     o->progress = fn;
     o->progress_user = user;

@@ -28,6 +28,10 @@ hfx_status hfx_outdir_write(hfx_outdir *o, const char *name, const void *data, s
 /* Copy `src_path` to `name` (streamed). */
 hfx_status hfx_outdir_copy(hfx_outdir *o, const char *name, const char *src_path, hfx_error *err);
 
+/* Give the already written file `existing` a second name `name` (a hard link; a copy where the
+ * file system has none). */
+hfx_status hfx_outdir_link(hfx_outdir *o, const char *existing, const char *name, hfx_error *err);
+
 /* Progress of the bulk bytes: total expected (set once), then each chunk written. */
 void hfx_outdir_progress_total(hfx_outdir *o, uint64_t total);
 void hfx_outdir_progress_add(hfx_outdir *o, uint64_t n);

@@ -1,0 +1,520 @@
+/* IR → OpenVINO opsets. Elementwise ops map one to one; linear is MatMul with transpose_b (the
+ * weight stays [out, in]); attention is ScaledDotProductAttention (opset13) in float32, with GQA by
+ * broadcasting a [B,KV,G,S,D] query against [B,KV,1,T,D] keys, and is decomposed where SDPA's
+ * semantics do not cover it (soft-capping, half-precision graphs); rms_norm is decomposed the way
+ * transformers computes it. docs/OPENVINO.md has the table. */
+#include "fmt/openvino/lower.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "fmt/onnx/lower.h" /* hfx_onnx_same_init: the same view test serves both backends */
+
+const char *hfx_ov_type(hfx_dtype dt) {
+    switch (dt) {
+    case HFX_DTYPE_F32: return "f32";
+    case HFX_DTYPE_F16: return "f16";
+    case HFX_DTYPE_BF16: return "bf16";
+    case HFX_DTYPE_F64: return "f64";
+    case HFX_DTYPE_I64: return "i64";
+    case HFX_DTYPE_I32: return "i32";
+    case HFX_DTYPE_I16: return "i16";
+    case HFX_DTYPE_I8: return "i8";
+    case HFX_DTYPE_U8: return "u8";
+    case HFX_DTYPE_BOOL: return "boolean";
+    default: return "undefined";
+    }
+}
+
+static void fail(ov_model *m, hfx_status st, const char *fmt, ...) {
+    if (m->st) return;
+    m->st = st;
+    if (m->err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(m->err->message, sizeof m->err->message, fmt, ap);
+        va_end(ap);
+        m->err->status = st;
+    }
+}
+
+static bool grow(ov_model *m, void **p, int *cap, int n, size_t size) {
+    if (n < *cap) return true;
+    int nc = *cap ? *cap * 2 : 256;
+    void *q = realloc(*p, (size_t)nc * size);
+    if (!q) {
+        fail(m, HFX_ERR_NOMEM, "out of memory");
+        return false;
+    }
+    *p = q;
+    *cap = nc;
+    return true;
+}
+
+/* Add a layer fed by `in` (n_in outputs of earlier layers); its output ports follow its input
+ * ports, as IR v11 numbers them. Returns output port 0. */
+static ov_ref layer(ov_model *m, const char *type, const char *version, const char *data, int n_in,
+                    const ov_ref *in, int n_out) {
+    ov_ref none = {0, 0};
+    if (m->st || !grow(m, (void **)&m->layers, &m->cap_layers, m->n_layers, sizeof *m->layers)) return none;
+    int id = m->n_layers++;
+    /* the output element type: what most ops keep, with the exceptions spelled out */
+    static const char *const to_bool[] = {"Equal", "Less", "LessEqual", "Greater", "GreaterEqual",
+                                          "LogicalAnd", "LogicalOr", "LogicalNot"};
+    hfx_dtype dt = n_in > 0 ? m->layers[in[strcmp(type, "Select") == 0 ? 1 : 0].layer].out_dtype
+                            : HFX_DTYPE_UNDEFINED;
+    for (size_t i = 0; i < sizeof to_bool / sizeof to_bool[0]; i++)
+        if (strcmp(type, to_bool[i]) == 0) dt = HFX_DTYPE_BOOL;
+    if (strcmp(type, "ShapeOf") == 0 || strcmp(type, "Range") == 0) dt = HFX_DTYPE_I64;
+    m->layers[id] = (ov_layer){hfx_arena_printf(m->arena, "%s_%d", type, id), type, version,
+                               data ? hfx_arena_strdup(m->arena, data) : NULL, NULL, n_in, n_out,
+                               NULL, -1, m->n_edges, dt};
+    for (int i = 0; i < n_in; i++) {
+        if (!grow(m, (void **)&m->edges, &m->cap_edges, m->n_edges, sizeof *m->edges)) return none;
+        m->edges[m->n_edges++] = (ov_edge){in[i].layer, in[i].port, id, i};
+    }
+    return (ov_ref){id, n_in};
+}
+
+static ov_ref op1(ov_model *m, const char *type, ov_ref a) { return layer(m, type, "opset1", NULL, 1, &a, 1); }
+
+static ov_ref op2(ov_model *m, const char *type, ov_ref a, ov_ref b) {
+    ov_ref in[2] = {a, b};
+    bool broadcasting = strcmp(type, "MatMul") != 0;
+    return layer(m, type, "opset1", broadcasting ? "auto_broadcast=\"numpy\"" : NULL, 2, in, 1);
+}
+
+/* ---- constants ---- */
+
+static int add_blob(ov_model *m, const hfx_init *src, const uint8_t *bytes, hfx_dtype dt, uint64_t nbytes) {
+    ov_blobs *b = m->blobs;
+    for (int i = 0; src && i < b->n; i++)
+        if (b->items[i].src && hfx_onnx_same_init(b->items[i].src, src)) return i;
+    for (int i = 0; !src && i < b->n; i++) /* small lowering-time constants repeat a lot */
+        if (!b->items[i].src && b->items[i].dtype == dt && b->items[i].nbytes == nbytes &&
+            memcmp(b->items[i].bytes, bytes, nbytes) == 0)
+            return i;
+    if (b->n == b->cap) {
+        int nc = b->cap ? b->cap * 2 : 256;
+        ov_blob *p = realloc(b->items, (size_t)nc * sizeof *p);
+        if (!p) {
+            fail(m, HFX_ERR_NOMEM, "out of memory");
+            return 0;
+        }
+        b->items = p;
+        b->cap = nc;
+    }
+    uint64_t align = nbytes >= 65536 ? 4096 : 64;
+    b->size = (b->size + align - 1) / align * align;
+    b->items[b->n] = (ov_blob){src, bytes, dt, nbytes, b->size};
+    b->size += nbytes;
+    return b->n++;
+}
+
+static ov_ref const_layer(ov_model *m, hfx_dtype dt, int rank, const int64_t *shape, int blob) {
+    char data[512];
+    size_t k = (size_t)snprintf(data, sizeof data, "element_type=\"%s\" shape=\"", hfx_ov_type(dt));
+    for (int i = 0; i < rank && k < sizeof data - 32; i++)
+        k += (size_t)snprintf(data + k, sizeof data - k, "%s%lld", i ? "," : "", (long long)shape[i]);
+    const ov_blob *b = m->st ? NULL : &m->blobs->items[blob];
+    snprintf(data + k, sizeof data - k, "\" offset=\"%llu\" size=\"%llu\"",
+             (unsigned long long)(b ? b->offset : 0), (unsigned long long)(b ? b->nbytes : 0));
+    ov_ref r = layer(m, "Const", "opset1", data, 0, NULL, 1);
+    if (!m->st) {
+        m->layers[r.layer].blob = blob;
+        m->layers[r.layer].out_dtype = dt;
+    }
+    return r;
+}
+
+static ov_ref bytes_const(ov_model *m, hfx_dtype dt, int rank, const int64_t *shape, const void *data) {
+    uint64_t n = hfx_dtype_size(dt);
+    for (int i = 0; i < rank; i++) n *= (uint64_t)shape[i];
+    uint8_t *copy = hfx_arena_alloc(m->arena, n ? n : 1);
+    if (!copy) {
+        fail(m, HFX_ERR_NOMEM, "out of memory");
+        return (ov_ref){0, 0};
+    }
+    if (n) memcpy(copy, data, n);
+    return const_layer(m, dt, rank, shape, add_blob(m, NULL, copy, dt, n));
+}
+
+static ov_ref ints(ov_model *m, int n, const int64_t *v) {
+    int64_t shape = n;
+    return bytes_const(m, HFX_DTYPE_I64, 1, &shape, v);
+}
+
+static ov_ref int_scalar(ov_model *m, int64_t v) { return bytes_const(m, HFX_DTYPE_I64, 0, NULL, &v); }
+
+static ov_ref convert(ov_model *m, ov_ref x, hfx_dtype to);
+
+static ov_ref float_scalar(ov_model *m, hfx_dtype dt, double v) {
+    float f = (float)v;
+    ov_ref r = bytes_const(m, HFX_DTYPE_F32, 0, NULL, &f);
+    if (dt == HFX_DTYPE_F32) return r;
+    return convert(m, r, dt);
+}
+
+static bool from_checkpoint(const hfx_init *init) {
+    return strcmp(init->source, "computed") != 0 && strcmp(init->source, "scalar") != 0;
+}
+
+static ov_ref init_const(ov_model *m, const hfx_init *init) {
+    uint64_t n = hfx_init_numel(init) * hfx_dtype_size(init->dtype);
+    if (m->o->compress_to_fp16 && init->dtype == HFX_DTYPE_F32 && from_checkpoint(init)) {
+        /* f16 storage, widened at load: OpenVINO marks such a Convert as a decompression */
+        hfx_init *half = hfx_arena_alloc(m->arena, sizeof *half);
+        if (!half) {
+            fail(m, HFX_ERR_NOMEM, "out of memory");
+            return (ov_ref){0, 0};
+        }
+        *half = *init;
+        half->dtype = HFX_DTYPE_F16;
+        ov_ref c = const_layer(m, HFX_DTYPE_F16, init->rank, init->shape, add_blob(m, half, NULL, HFX_DTYPE_F16, n / 2));
+        ov_ref r = convert(m, c, HFX_DTYPE_F32);
+        if (!m->st) m->layers[r.layer].rt_info = "<attribute name=\"decompression\" version=\"0\" />";
+        return r;
+    }
+    return const_layer(m, init->dtype, init->rank, init->shape, add_blob(m, init, NULL, init->dtype, n));
+}
+
+static ov_ref val(ov_model *m, const hfx_value *v) {
+    if (m->val[v->id].layer < 0) {
+        if (v->init) m->val[v->id] = init_const(m, v->init);
+        else fail(m, HFX_ERR_INTERNAL, "openvino: value %d used before it is produced", v->id);
+    }
+    return m->val[v->id];
+}
+
+static ov_ref convert(ov_model *m, ov_ref x, hfx_dtype to) {
+    char data[64];
+    snprintf(data, sizeof data, "destination_type=\"%s\"", hfx_ov_type(to));
+    ov_ref r = layer(m, "Convert", "opset1", data, 1, &x, 1);
+    if (!m->st) m->layers[r.layer].out_dtype = to;
+    return r;
+}
+
+static ov_ref reduce(ov_model *m, const char *type, ov_ref x, int n, const int64_t *axes) {
+    ov_ref in[2] = {x, ints(m, n, axes)};
+    return layer(m, type, "opset1", "keep_dims=\"true\"", 2, in, 1);
+}
+
+static ov_ref unsqueeze(ov_model *m, ov_ref x, int64_t axis) {
+    ov_ref in[2] = {x, ints(m, 1, &axis)};
+    return layer(m, "Unsqueeze", "opset1", NULL, 2, in, 1);
+}
+
+static ov_ref reshape(ov_model *m, ov_ref x, int rank, const int64_t *shape) {
+    ov_ref in[2] = {x, ints(m, rank, shape)};
+    return layer(m, "Reshape", "opset1", "special_zero=\"true\"", 2, in, 1);
+}
+
+static ov_ref transpose(ov_model *m, ov_ref x, int rank, const int64_t *perm) {
+    ov_ref in[2] = {x, ints(m, rank, perm)};
+    return layer(m, "Transpose", "opset1", NULL, 2, in, 1);
+}
+
+/* ---- high-level ops ---- */
+
+static ov_ref lower_rms_norm(ov_model *m, const hfx_node *n) {
+    hfx_dtype dt = n->in[0]->dtype;
+    ov_ref x = val(m, n->in[0]);
+    if (dt != HFX_DTYPE_F32) x = convert(m, x, HFX_DTYPE_F32);
+    int64_t axis = -1;
+    ov_ref var = reduce(m, "ReduceMean", op2(m, "Multiply", x, x), 1, &axis);
+    ov_ref denom = op1(m, "Sqrt", op2(m, "Add", var, float_scalar(m, HFX_DTYPE_F32, n->attrs.f0)));
+    ov_ref y = op2(m, "Multiply", x, op2(m, "Divide", float_scalar(m, HFX_DTYPE_F32, 1.0), denom));
+    ov_ref w = val(m, n->in[1]);
+    if (n->attrs.f1 != 0) { /* Gemma: (offset + w) and the product in float32 */
+        if (dt != HFX_DTYPE_F32) w = convert(m, w, HFX_DTYPE_F32);
+        y = op2(m, "Multiply", y, op2(m, "Add", w, float_scalar(m, HFX_DTYPE_F32, n->attrs.f1)));
+        return dt != HFX_DTYPE_F32 ? convert(m, y, dt) : y;
+    }
+    if (dt != HFX_DTYPE_F32) y = convert(m, y, dt);
+    return op2(m, "Multiply", w, y);
+}
+
+static ov_ref lower_attention(ov_model *m, const hfx_node *n) {
+    const hfx_value *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    hfx_dtype dt = q->dtype;
+    int64_t heads = q->dims[1].c, kv = k->dims[1].c, group = heads / kv;
+    ov_ref qn = val(m, q), kn = val(m, k), vn = val(m, v), bias = val(m, n->in[3]);
+    if (group > 1) { /* [B,H,S,D] → [B,KV,G,S,D]; k, v and the bias broadcast over G */
+        int64_t shape[5] = {0, kv, group, -1, q->dims[3].c};
+        qn = reshape(m, qn, 5, shape);
+        kn = unsqueeze(m, kn, 2);
+        vn = unsqueeze(m, vn, 2);
+        bias = unsqueeze(m, bias, 2);
+    }
+    ov_ref o;
+    if (dt == HFX_DTYPE_F32 && n->attrs.f1 == 0) {
+        ov_ref in[5] = {qn, kn, vn, bias, float_scalar(m, dt, n->attrs.f0)};
+        o = layer(m, "ScaledDotProductAttention", "opset13", "causal=\"false\"", 5, in, 1);
+    } else { /* softmax(q·kᵀ·scale [soft-capped] + bias) in float32, as transformers' eager */
+        ov_ref in[2] = {qn, kn};
+        ov_ref s = layer(m, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, in, 1);
+        s = op2(m, "Multiply", s, float_scalar(m, dt, n->attrs.f0));
+        if (n->attrs.f1 > 0) {
+            ov_ref cap = float_scalar(m, dt, n->attrs.f1);
+            s = op2(m, "Multiply", op1(m, "Tanh", op2(m, "Divide", s, cap)), cap);
+        }
+        if (dt != HFX_DTYPE_F32) s = convert(m, s, HFX_DTYPE_F32);
+        s = op2(m, "Add", s, bias);
+        s = layer(m, "SoftMax", "opset8", "axis=\"-1\"", 1, &s, 1);
+        if (dt != HFX_DTYPE_F32) s = convert(m, s, dt);
+        o = op2(m, "MatMul", s, vn);
+    }
+    if (group > 1) {
+        int64_t shape[4] = {0, heads, -1, v->dims[3].c};
+        o = reshape(m, o, 4, shape);
+    }
+    return o;
+}
+
+static const char *simple_type(hfx_op op) {
+    switch (op) {
+    case HFX_OP_ADD: return "Add";
+    case HFX_OP_SUB: return "Subtract";
+    case HFX_OP_MUL: return "Multiply";
+    case HFX_OP_DIV: return "Divide";
+    case HFX_OP_POW: return "Power";
+    case HFX_OP_MIN: return "Minimum";
+    case HFX_OP_MAX: return "Maximum";
+    case HFX_OP_EQUAL: return "Equal";
+    case HFX_OP_LESS: return "Less";
+    case HFX_OP_LESS_EQUAL: return "LessEqual";
+    case HFX_OP_GREATER: return "Greater";
+    case HFX_OP_GREATER_EQUAL: return "GreaterEqual";
+    case HFX_OP_AND: return "LogicalAnd";
+    case HFX_OP_OR: return "LogicalOr";
+    case HFX_OP_NEG: return "Negative";
+    case HFX_OP_NOT: return "LogicalNot";
+    case HFX_OP_SQRT: return "Sqrt";
+    case HFX_OP_EXP: return "Exp";
+    case HFX_OP_LOG: return "Log";
+    case HFX_OP_SIGMOID: return "Sigmoid";
+    case HFX_OP_TANH: return "Tanh";
+    case HFX_OP_ERF: return "Erf";
+    case HFX_OP_COS: return "Cos";
+    case HFX_OP_SIN: return "Sin";
+    default: return NULL;
+    }
+}
+
+static ov_ref lower_node(ov_model *m, const hfx_node *n) {
+    const hfx_attrs *at = &n->attrs;
+    const char *simple = simple_type(n->op);
+    if (simple) {
+        if (n->n_in == 1) return op1(m, simple, val(m, n->in[0]));
+        return op2(m, simple, val(m, n->in[0]), val(m, n->in[1]));
+    }
+    ov_ref x = n->n_in > 0 && n->op != HFX_OP_LINEAR && n->op != HFX_OP_RMS_NORM && n->op != HFX_OP_ATTENTION
+                   ? val(m, n->in[0]) : (ov_ref){0, 0};
+    char data[256];
+    switch (n->op) {
+    case HFX_OP_WHERE: {
+        ov_ref in[3] = {x, val(m, n->in[1]), val(m, n->in[2])};
+        return layer(m, "Select", "opset1", "auto_broadcast=\"numpy\"", 3, in, 1);
+    }
+    case HFX_OP_RECIPROCAL: return op2(m, "Divide", float_scalar(m, n->in[0]->dtype, 1.0), x);
+    case HFX_OP_CAST: return convert(m, x, at->to);
+    case HFX_OP_MATMUL: return op2(m, "MatMul", x, val(m, n->in[1]));
+    case HFX_OP_LINEAR: {
+        ov_ref in[2] = {val(m, n->in[0]), val(m, n->in[1])};
+        ov_ref y = layer(m, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, in, 1);
+        return n->n_in == 3 ? op2(m, "Add", y, val(m, n->in[2])) : y;
+    }
+    case HFX_OP_RMS_NORM: return lower_rms_norm(m, n);
+    case HFX_OP_ATTENTION: return lower_attention(m, n);
+    case HFX_OP_SOFTMAX:
+        snprintf(data, sizeof data, "axis=\"%lld\"", (long long)at->axis);
+        return layer(m, "SoftMax", "opset8", data, 1, &x, 1);
+    case HFX_OP_REDUCE_MEAN: return reduce(m, "ReduceMean", x, at->n_ints, at->ints);
+    case HFX_OP_REDUCE_MAX: return reduce(m, "ReduceMax", x, at->n_ints, at->ints);
+    case HFX_OP_REDUCE_SUM: return reduce(m, "ReduceSum", x, at->n_ints, at->ints);
+    case HFX_OP_RESHAPE: {
+        /* the same 0 (copy) / -1 (infer) encoding as ONNX: special_zero */
+        const hfx_value *in = n->in[0];
+        int64_t shape[HFX_MAX_RANK];
+        int inferred = 0;
+        for (int i = 0; i < at->rank; i++) {
+            if (hfx_dim_is_const(at->dims[i]) && at->dims[i].c != 0) shape[i] = at->dims[i].c;
+            else if (i < in->rank && hfx_dim_eq(in->dims[i], at->dims[i])) shape[i] = 0;
+            else shape[i] = -1, inferred++;
+        }
+        if (inferred > 1) fail(m, HFX_ERR_INTERNAL, "openvino: reshape with two unknown dims");
+        return reshape(m, x, at->rank, shape);
+    }
+    case HFX_OP_TRANSPOSE: return transpose(m, x, at->n_ints, at->ints);
+    case HFX_OP_UNSQUEEZE: {
+        ov_ref in[2] = {x, ints(m, at->n_ints, at->ints)};
+        return layer(m, "Unsqueeze", "opset1", NULL, 2, in, 1);
+    }
+    case HFX_OP_CONCAT: {
+        ov_ref in[16];
+        for (int i = 0; i < n->n_in; i++) in[i] = val(m, n->in[i]);
+        snprintf(data, sizeof data, "axis=\"%lld\"", (long long)at->axis);
+        return layer(m, "Concat", "opset1", data, n->n_in, in, 1);
+    }
+    case HFX_OP_SLICE: {
+        int64_t one = 1;
+        ov_ref in[5] = {x, ints(m, 1, &at->start), ints(m, 1, &at->end), ints(m, 1, &one), ints(m, 1, &at->axis)};
+        return layer(m, "Slice", "opset8", NULL, 5, in, 1);
+    }
+    case HFX_OP_GATHER: {
+        ov_ref in[3] = {x, val(m, n->in[1]), int_scalar(m, at->axis)};
+        return layer(m, "Gather", "opset8", "batch_dims=\"0\"", 3, in, 1);
+    }
+    case HFX_OP_SHAPE: return layer(m, "ShapeOf", "opset3", "output_type=\"i64\"", 1, &x, 1);
+    case HFX_OP_RANGE: {
+        ov_ref in[3] = {x, val(m, n->in[1]), val(m, n->in[2])};
+        return layer(m, "Range", "opset4", "output_type=\"i64\"", 3, in, 1);
+    }
+    case HFX_OP_CACHE_WRITE: {
+        /* ScatterUpdate on axis 2: cache[:, :, slots[s]] = update[:, :, s] */
+        ov_ref in[4] = {x, val(m, n->in[2]), val(m, n->in[1]), int_scalar(m, 2)};
+        return layer(m, "ScatterUpdate", "opset3", NULL, 4, in, 1);
+    }
+    default:
+        fail(m, HFX_ERR_UNSUPPORTED, "openvino: no lowering for IR op '%s'", hfx_op_name(n->op));
+        return (ov_ref){0, 0};
+    }
+}
+
+/* ---- inputs, outputs, state ---- */
+
+static void shape_text(const hfx_graph *g, const hfx_value *v, char *buf, size_t n) {
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < v->rank && k < n - 48; i++) {
+        hfx_dim d = v->dims[i];
+        if (i) buf[k++] = ',';
+        if (hfx_dim_is_const(d)) {
+            k += (size_t)snprintf(buf + k, n - k, "%lld", (long long)d.c);
+        } else if (d.n == 1 && d.coef[0] == 1 && d.c == 0 &&
+                   (g->symbols[d.sym[0]].min > 1 || g->symbols[d.sym[0]].max < INT32_MAX)) {
+            const hfx_symbol *s = &g->symbols[d.sym[0]];
+            k += (size_t)snprintf(buf + k, n - k, "%lld..%lld", (long long)s->min, (long long)s->max);
+        } else {
+            buf[k++] = '?';
+            buf[k] = 0;
+        }
+    }
+}
+
+static ov_ref parameter(ov_model *m, const hfx_graph *g, const hfx_value *v) {
+    char shape[512], data[640];
+    shape_text(g, v, shape, sizeof shape);
+    snprintf(data, sizeof data, "shape=\"%s\" element_type=\"%s\"", shape, hfx_ov_type(v->dtype));
+    ov_ref r = layer(m, "Parameter", "opset1", data, 0, NULL, 1);
+    if (!m->st) {
+        m->layers[r.layer].out_dtype = v->dtype;
+        m->layers[r.layer].name = v->name;
+        m->layers[r.layer].out_names = v->name;
+    }
+    return r;
+}
+
+/* past_key_values.{i}.{key,value} ↔ present.{i}.{key,value}: the pair that becomes a variable */
+static const hfx_value *state_partner(const hfx_graph *g, const hfx_value *in) {
+    int layer_no;
+    char which[8], want[64];
+    if (sscanf(in->name, "past_key_values.%d.%7s", &layer_no, which) != 2) return NULL;
+    snprintf(want, sizeof want, "present.%d.%s", layer_no, which);
+    for (int i = 0; i < g->n_outputs; i++)
+        if (strcmp(g->outputs[i]->name, want) == 0) return g->outputs[i];
+    return NULL;
+}
+
+/* The variable that replaces a past input: ReadValue initialised to an empty [B, KV, 0, D] cache
+ * (B taken from input_ids), reordered by beam_idx as beam search needs. */
+static ov_ref state_read(ov_model *m, const hfx_graph *g, const hfx_value *in, const hfx_value *out,
+                         ov_ref input_ids, ov_ref beam_idx) {
+    char data[640], shape[256];
+    int64_t zero_idx = 0;
+    ov_ref shp = layer(m, "ShapeOf", "opset3", "output_type=\"i64\"", 1, &input_ids, 1);
+    ov_ref gin[3] = {shp, ints(m, 1, &zero_idx), int_scalar(m, 0)};
+    ov_ref batch = layer(m, "Gather", "opset8", "batch_dims=\"0\"", 3, gin, 1);
+    int64_t rest[3] = {in->dims[1].c, 0, in->dims[3].c};
+    ov_ref cin[2] = {batch, ints(m, 3, rest)};
+    ov_ref full = layer(m, "Concat", "opset1", "axis=\"0\"", 2, cin, 1);
+    ov_ref bin[2] = {float_scalar(m, in->dtype, 0.0), full};
+    ov_ref init = layer(m, "Broadcast", "opset3", "mode=\"numpy\"", 2, bin, 1);
+    snprintf(shape, sizeof shape, "?,%lld,?,%lld", (long long)in->dims[1].c, (long long)in->dims[3].c);
+    snprintf(data, sizeof data, "variable_id=\"%s%s\" variable_type=\"%s\" variable_shape=\"%s\"",
+             in->name, out->name, hfx_ov_type(in->dtype), shape);
+    ov_ref rv = layer(m, "ReadValue", "opset6", data, 1, &init, 1);
+    ov_ref gin2[3] = {rv, beam_idx, int_scalar(m, 0)};
+    (void)g;
+    return layer(m, "Gather", "opset8", "batch_dims=\"0\"", 3, gin2, 1);
+}
+
+hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *blobs,
+                        ov_model *m, hfx_error *err) {
+    memset(m, 0, sizeof *m);
+    m->o = o;
+    m->blobs = blobs;
+    m->err = err;
+    m->arena = hfx_arena_new();
+    m->val = malloc(((size_t)g->n_values + 1) * sizeof *m->val);
+    if (!m->arena || !m->val) {
+        fail(m, HFX_ERR_NOMEM, "out of memory");
+        return m->st;
+    }
+    for (int i = 0; i < g->n_values; i++) m->val[i] = (ov_ref){-1, 0};
+
+    /* inputs; in a stateful graph the cache inputs become variables, fed after the others */
+    ov_ref input_ids = {-1, 0}, beam_idx = {-1, 0};
+    bool stateful = false;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const hfx_value *in = g->inputs[i];
+        if (o->stateful && state_partner(g, in)) {
+            stateful = true;
+            continue;
+        }
+        m->val[in->id] = parameter(m, g, in);
+        if (strcmp(in->name, "input_ids") == 0) input_ids = m->val[in->id];
+    }
+    if (stateful) {
+        if (input_ids.layer < 0) fail(m, HFX_ERR_INTERNAL, "openvino: a stateful graph needs input_ids");
+        hfx_value beam = {.name = "beam_idx", .dtype = HFX_DTYPE_I32, .rank = 1,
+                          .dims = {g->inputs[0]->dims[0]}};
+        beam_idx = parameter(m, g, &beam);
+        for (int i = 0; i < g->n_inputs && !m->st; i++) {
+            const hfx_value *partner = state_partner(g, g->inputs[i]);
+            if (partner) m->val[g->inputs[i]->id] = state_read(m, g, g->inputs[i], partner, input_ids, beam_idx);
+        }
+    }
+    for (int i = 0; i < g->n_nodes && !m->st; i++) m->val[g->nodes[i]->out->id] = lower_node(m, g->nodes[i]);
+
+    /* outputs: a Result each, or an Assign for a stateful cache output */
+    for (int i = 0; i < g->n_outputs && !m->st; i++) {
+        const hfx_value *v = g->outputs[i];
+        ov_ref r = val(m, v);
+        const hfx_value *past = NULL;
+        for (int j = 0; stateful && j < g->n_inputs; j++)
+            if (state_partner(g, g->inputs[j]) == v) past = g->inputs[j];
+        if (past) {
+            char data[256];
+            snprintf(data, sizeof data, "variable_id=\"%s%s\"", past->name, v->name);
+            layer(m, "Assign", "opset6", data, 1, &r, 0);
+            continue;
+        }
+        if (m->st) break;
+        m->layers[r.layer].out_names = v->name;
+        ov_ref res = layer(m, "Result", "opset1", NULL, 1, &r, 0);
+        if (!m->st) m->layers[res.layer].out_names = v->name; /* written as output_names */
+    }
+    return m->st;
+}
+
+void hfx_ov_model_free(ov_model *m) {
+    free(m->layers);
+    free(m->edges);
+    free(m->val);
+    hfx_arena_free(m->arena);
+    memset(m, 0, sizeof *m);
+}

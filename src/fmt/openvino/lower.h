@@ -1,0 +1,61 @@
+/* IR → OpenVINO layers, kept as structs until every component is lowered, so output tensor
+ * names and shared constants can be settled before any XML is written. Internal. */
+#ifndef HFX_FMT_OPENVINO_LOWER_H
+#define HFX_FMT_OPENVINO_LOWER_H
+
+#include "base/arena.h"
+#include "fmt/openvino/openvino.h"
+
+typedef struct ov_ref {
+    int layer, port; /* an output port */
+} ov_ref;
+
+typedef struct ov_layer {
+    const char *name, *type, *version; /* arena */
+    const char *data;                  /* attributes of <data>, arena; NULL: none */
+    const char *rt_info;               /* inner XML of <rt_info>, or NULL */
+    int n_in, n_out;
+    const char *out_names;             /* tensor names of output port 0, or NULL */
+    int blob;                          /* Const: index into the blob table, else -1 */
+    int first_edge;                    /* edges[first_edge + p] feeds input port p */
+    hfx_dtype out_dtype;               /* element type of the output ports (port precision) */
+} ov_layer;
+
+typedef struct ov_edge {
+    int from_layer, from_port, to_layer, to_port;
+} ov_edge;
+
+/* A constant's bytes in the shared .bin. */
+typedef struct ov_blob {
+    const hfx_init *src;   /* pulled from here, or ... */
+    const uint8_t *bytes;  /* ... lowering-time bytes (arena) */
+    hfx_dtype dtype;
+    uint64_t nbytes, offset;
+} ov_blob;
+
+/* Blobs shared by all components of one export. */
+typedef struct ov_blobs {
+    ov_blob *items; /* owned */
+    int n, cap;
+    uint64_t size;
+} ov_blobs;
+
+typedef struct ov_model {
+    hfx_arena *arena;      /* owned */
+    ov_layer *layers;      /* owned */
+    int n_layers, cap_layers;
+    ov_edge *edges;        /* owned */
+    int n_edges, cap_edges;
+    ov_ref *val;           /* owned: per IR value id; layer -1 when not lowered yet */
+    ov_blobs *blobs;       /* borrowed: shared across components */
+    const hfx_ov_options *o;
+    hfx_status st;
+    hfx_error *err;
+} ov_model;
+
+const char *hfx_ov_type(hfx_dtype dt);
+hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *blobs,
+                        ov_model *m, hfx_error *err);
+void hfx_ov_model_free(ov_model *m);
+
+#endif

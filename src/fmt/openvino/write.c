@@ -1,0 +1,163 @@
+/* IR v11 serialization: <net> with layers, edges and rt_info (hfx's metadata), and the .bin of
+ * constants streamed from the checkpoint in bounded chunks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/status.h"
+#include "fmt/openvino/lower.h"
+
+enum { CHUNK = 8 << 20 };
+
+static void xml_escaped(hfx_buf *b, const char *s) {
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': hfx_buf_puts(b, "&amp;"); break;
+        case '<': hfx_buf_puts(b, "&lt;"); break;
+        case '>': hfx_buf_puts(b, "&gt;"); break;
+        case '"': hfx_buf_puts(b, "&quot;"); break;
+        case '\n': hfx_buf_puts(b, "&#10;"); break;
+        default: hfx_buf_append(b, s, 1);
+        }
+    }
+}
+
+static const char *precision(hfx_dtype dt) {
+    switch (dt) {
+    case HFX_DTYPE_F32: return "FP32";
+    case HFX_DTYPE_F16: return "FP16";
+    case HFX_DTYPE_BF16: return "BF16";
+    case HFX_DTYPE_F64: return "FP64";
+    case HFX_DTYPE_I64: return "I64";
+    case HFX_DTYPE_I32: return "I32";
+    case HFX_DTYPE_I16: return "I16";
+    case HFX_DTYPE_I8: return "I8";
+    case HFX_DTYPE_U8: return "U8";
+    case HFX_DTYPE_BOOL: return "BOOL";
+    default: return "UNSPECIFIED";
+    }
+}
+
+static void net_xml(const hfx_graph *g, const ov_model *m, hfx_buf *b) {
+    hfx_buf_puts(b, "<?xml version=\"1.0\"?>\n<net name=\"");
+    xml_escaped(b, "main_graph");
+    hfx_buf_puts(b, "\" version=\"11\">\n\t<layers>\n");
+    for (int i = 0; i < m->n_layers; i++) {
+        const ov_layer *l = &m->layers[i];
+        bool result = strcmp(l->type, "Result") == 0;
+        hfx_buf_printf(b, "\t\t<layer id=\"%d\" name=\"", i);
+        xml_escaped(b, l->name);
+        hfx_buf_printf(b, "\" type=\"%s\" version=\"%s\"", l->type, l->version);
+        if (result && l->out_names) {
+            hfx_buf_puts(b, " output_names=\"");
+            xml_escaped(b, l->out_names);
+            hfx_buf_puts(b, "\"");
+        }
+        hfx_buf_puts(b, ">\n");
+        if (l->data) hfx_buf_printf(b, "\t\t\t<data %s />\n", l->data);
+        if (l->rt_info) hfx_buf_printf(b, "\t\t\t<rt_info>\n\t\t\t\t%s\n\t\t\t</rt_info>\n", l->rt_info);
+        if (l->n_in) {
+            hfx_buf_puts(b, "\t\t\t<input>\n");
+            for (int p = 0; p < l->n_in; p++)
+                hfx_buf_printf(b, "\t\t\t\t<port id=\"%d\" precision=\"%s\" />\n", p,
+                               precision(m->layers[m->edges[l->first_edge + p].from_layer].out_dtype));
+            hfx_buf_puts(b, "\t\t\t</input>\n");
+        }
+        if (l->n_out) {
+            hfx_buf_puts(b, "\t\t\t<output>\n");
+            for (int p = 0; p < l->n_out; p++) {
+                hfx_buf_printf(b, "\t\t\t\t<port id=\"%d\" precision=\"%s\"", l->n_in + p, precision(l->out_dtype));
+                if (p == 0 && l->out_names && !result) {
+                    hfx_buf_puts(b, " names=\"");
+                    xml_escaped(b, l->out_names);
+                    hfx_buf_puts(b, "\"");
+                }
+                hfx_buf_puts(b, " />\n");
+            }
+            hfx_buf_puts(b, "\t\t\t</output>\n");
+        }
+        hfx_buf_puts(b, "\t\t</layer>\n");
+    }
+    hfx_buf_puts(b, "\t</layers>\n\t<edges>\n");
+    for (int i = 0; i < m->n_edges; i++) {
+        const ov_edge *e = &m->edges[i];
+        hfx_buf_printf(b, "\t\t<edge from-layer=\"%d\" from-port=\"%d\" to-layer=\"%d\" to-port=\"%d\" />\n",
+                       e->from_layer, e->from_port, e->to_layer, e->to_port);
+    }
+    hfx_buf_puts(b, "\t</edges>\n\t<rt_info>\n");
+    for (int i = 0; i < g->n_meta; i++) {
+        hfx_buf_puts(b, "\t\t<");
+        hfx_buf_puts(b, g->meta[i].key); /* keys are hfx's own identifiers */
+        hfx_buf_puts(b, " value=\"");
+        xml_escaped(b, g->meta[i].value);
+        hfx_buf_puts(b, "\" />\n");
+    }
+    hfx_buf_puts(b, "\t</rt_info>\n</net>\n");
+}
+
+static hfx_status write_blobs(const ov_blobs *blobs, FILE *f, hfx_outdir *out, const char *name,
+                              hfx_error *err) {
+    uint8_t *chunk = malloc(CHUNK);
+    static const uint8_t zeros[4096];
+    if (!chunk) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    uint64_t pos = 0;
+    hfx_status st = HFX_OK;
+    for (int i = 0; i < blobs->n && st == HFX_OK && !ferror(f); i++) {
+        const ov_blob *bl = &blobs->items[i];
+        if (bl->offset > pos) fwrite(zeros, 1, bl->offset - pos, f);
+        pos = bl->offset;
+        if (!bl->src) {
+            fwrite(bl->bytes, 1, bl->nbytes, f);
+            pos += bl->nbytes;
+            continue;
+        }
+        size_t es = hfx_dtype_size(bl->dtype);
+        uint64_t step = CHUNK / es;
+        for (uint64_t done = 0; done < bl->nbytes / es && st == HFX_OK; done += step) {
+            uint64_t k = bl->nbytes / es - done < step ? bl->nbytes / es - done : step;
+            st = hfx_init_read(bl->src, done, k, chunk, err);
+            if (st == HFX_OK) fwrite(chunk, es, k, f);
+            pos += k * es;
+            hfx_outdir_progress_add(out, k * es);
+        }
+    }
+    free(chunk);
+    if (st == HFX_OK && ferror(f)) st = hfx_fail(err, HFX_ERR_IO, "%s: write failed", name);
+    return st;
+}
+
+hfx_status hfx_ov_write(const hfx_ov_component *cs, int n, const hfx_ov_options *o,
+                        hfx_outdir *out, hfx_error *err) {
+    ov_blobs blobs = {0};
+    ov_model *ms = calloc((size_t)n, sizeof *ms);
+    if (!ms) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    hfx_status st = HFX_OK;
+    for (int c = 0; c < n && !st; c++) {
+        st = hfx_ov_lower(cs[c].g, o, &blobs, &ms[c], err);
+        if (st) hfx_error_prefix(err, "%s", cs[c].xml_file);
+    }
+    for (int c = 0; c < n && !st; c++) {
+        hfx_buf xml = {0};
+        net_xml(cs[c].g, &ms[c], &xml);
+        st = xml.oom ? hfx_fail(err, HFX_ERR_NOMEM, "out of memory")
+                     : hfx_outdir_write(out, cs[c].xml_file, xml.data, xml.len, err);
+        hfx_buf_free(&xml);
+    }
+    if (!st) {
+        FILE *f;
+        hfx_outdir_progress_total(out, blobs.size);
+        st = hfx_outdir_create(out, cs[0].bin_file, &f, err);
+        if (!st) {
+            st = write_blobs(&blobs, f, out, cs[0].bin_file, err);
+            hfx_status cst = hfx_outdir_close(out, f, cs[0].bin_file, err);
+            if (!st) st = cst;
+        }
+        /* every component reads the same blob: one copy on disk */
+        for (int c = 1; c < n && !st; c++) st = hfx_outdir_link(out, cs[0].bin_file, cs[c].bin_file, err);
+    }
+    for (int c = 0; c < n; c++) hfx_ov_model_free(&ms[c]);
+    free(ms);
+    free(blobs.items);
+    return st;
+}
