@@ -233,8 +233,8 @@ static const char inspect_help[] =
     "usage: hfx inspect PATH\n"
     "\n"
     "PATH is a checkpoint directory (prints architecture, parameter count and every tensor's\n"
-    "dtype, shape and bytes), an export directory or an .onnx file (prints inputs, outputs and\n"
-    "an op histogram).\n";
+    "dtype, shape and bytes), an export directory, an .onnx file or an OpenVINO .xml (prints\n"
+    "inputs, outputs and an op histogram of every graph).\n";
 
 static int cmd_inspect(int argc, char **argv) {
     if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -243,15 +243,30 @@ static int cmd_inspect(int argc, char **argv) {
     }
     if (argc != 2) return usage_error("inspect", "needs one PATH");
     const char *path = argv[1];
-    char probe[4096];
     struct stat sb;
     hfx_error err = {0};
-    snprintf(probe, sizeof probe, "%s/config.json", path);
     int is_dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-    char onnx_path[4096];
-    snprintf(onnx_path, sizeof onnx_path, "%s/model.onnx", path);
-    if (is_dir && stat(onnx_path, &sb) == 0) return inspect_onnx(onnx_path, stdout, &err) ? fail_with(&err) : 0;
-    if (!is_dir) return inspect_onnx(path, stdout, &err) ? fail_with(&err) : 0;
+    /* an export directory: every graph file it lists, else a checkpoint */
+    static const char *const graphs[] = {"model.onnx", "prefill.onnx", "decode.onnx", "model.xml",
+                                         "openvino_model.xml", "prefill.xml", "decode.xml"};
+    int found = 0;
+    for (size_t i = 0; is_dir && i < sizeof graphs / sizeof graphs[0]; i++) {
+        char file[4096];
+        snprintf(file, sizeof file, "%s/%s", path, graphs[i]);
+        if (stat(file, &sb) != 0) continue;
+        if (found++) putchar('\n');
+        size_t n = strlen(file);
+        int rc = n > 4 && strcmp(file + n - 4, ".xml") == 0 ? inspect_openvino(file, stdout, &err)
+                                                              : inspect_onnx(file, stdout, &err);
+        if (rc) return fail_with(&err);
+    }
+    if (found) return 0;
+    if (!is_dir) {
+        size_t n = strlen(path);
+        int rc = n > 4 && strcmp(path + n - 4, ".xml") == 0 ? inspect_openvino(path, stdout, &err)
+                                                              : inspect_onnx(path, stdout, &err);
+        return rc ? fail_with(&err) : 0;
+    }
     hfx_model *model;
     if (hfx_model_open(path, &model, &err)) return fail_with(&err);
     hfx_model_describe(model, stdout);

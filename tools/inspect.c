@@ -167,3 +167,79 @@ int inspect_onnx(const char *path, FILE *out, hfx_error *err) {
     }
     return 0;
 }
+
+/* ---- OpenVINO IR ---- */
+
+/* The value of attribute `name` in the tag that starts at `tag` (up to its '>'), copied into
+ * `out`; empty when absent. */
+static void xml_attr(const char *tag, const char *end, const char *name, char *out, size_t n) {
+    out[0] = 0;
+    size_t len = strlen(name);
+    for (const char *p = tag; p + len + 2 < end; p++) {
+        if ((p == tag || p[-1] == ' ') && strncmp(p, name, len) == 0 && p[len] == '=' && p[len + 1] == '"') {
+            const char *v = p + len + 2, *q = memchr(v, '"', (size_t)(end - v));
+            if (q) snprintf(out, n, "%.*s", (int)(q - v), v);
+            return;
+        }
+    }
+}
+
+int inspect_openvino(const char *path, FILE *out, hfx_error *err) {
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    if (f && size >= 0 && size < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1)) &&
+        fread(text, 1, (size_t)size, f) == (size_t)size) {
+        text[size] = 0;
+    } else {
+        free(text);
+        text = NULL;
+    }
+    if (f) fclose(f);
+    if (!text) {
+        snprintf(err->message, sizeof err->message, "%s: cannot read", path);
+        err->status = HFX_ERR_INVALID;
+        return -1;
+    }
+    op_count ops[128] = {{{0}, 0}};
+    int n_ops = 0, n_layers = 0;
+    char inputs[4096] = "", outputs[4096] = "", variables[16] = "";
+    size_t ki = 0, ko = 0;
+    int n_vars = 0;
+    for (const char *p = strstr(text, "<layer "); p; p = strstr(p + 1, "<layer ")) {
+        const char *end = strchr(p, '>');
+        if (!end) break;
+        char type[64], name[256], extra[256];
+        xml_attr(p, end, "type", type, sizeof type);
+        xml_attr(p, end, "name", name, sizeof name);
+        n_layers++;
+        int k;
+        for (k = 0; k < n_ops && strcmp(ops[k].name, type) != 0; k++) {}
+        if (k == n_ops && n_ops < 128) snprintf(ops[n_ops++].name, sizeof ops[0].name, "%s", type);
+        if (k < 128) ops[k].n++;
+        if (strcmp(type, "Parameter") == 0 || strcmp(type, "Result") == 0) {
+            const char *data = strstr(end, "<data "), *data_end = data ? strchr(data, '>') : NULL;
+            const char *next = strstr(end, "</layer>");
+            extra[0] = 0;
+            if (data && data_end && next && data < next) {
+                char shape[200], et[32];
+                xml_attr(data, data_end, "shape", shape, sizeof shape);
+                xml_attr(data, data_end, "element_type", et, sizeof et);
+                snprintf(extra, sizeof extra, "%-8s [%s]", et, shape);
+            }
+            if (strcmp(type, "Result") == 0) xml_attr(p, end, "output_names", name, sizeof name);
+            char *buf = strcmp(type, "Parameter") == 0 ? inputs : outputs;
+            size_t *kk = strcmp(type, "Parameter") == 0 ? &ki : &ko;
+            if (*kk < 4096 - 300) *kk += (size_t)snprintf(buf + *kk, 4096 - *kk, "  %-28s %s\n", name, extra);
+        }
+        if (strcmp(type, "ReadValue") == 0) n_vars++;
+    }
+    snprintf(variables, sizeof variables, "%d", n_vars);
+    fprintf(out, "openvino model: %s\n%d layers, %s state variables\ninputs:\n%soutputs:\n%sops:\n", path, n_layers,
+            variables, inputs, outputs);
+    qsort(ops, (size_t)n_ops, sizeof ops[0], by_count);
+    for (int i = 0; i < n_ops; i++) fprintf(out, "  %-28s %d\n", ops[i].name, ops[i].n);
+    free(text);
+    return 0;
+}

@@ -10,4 +10,7 @@
 /* 0 on success; otherwise fills err (naming the file and byte offset) and returns -1. */
 int inspect_onnx(const char *path, FILE *out, hfx_error *err);
 
+/* The same for an OpenVINO IR .xml: Parameters, Results, state variables, layer histogram. */
+int inspect_openvino(const char *path, FILE *out, hfx_error *err);
+
 #endif
