@@ -25,3 +25,16 @@ void hfx_error_prefix(hfx_error *err, const char *fmt, ...) {
     memcpy(old, err->message, sizeof old);
     snprintf(err->message, sizeof err->message, "%.500s: %.1500s", prefix, old);
 }
+
+hfx_status hfx_fail_once(hfx_status *sticky, hfx_error *err, hfx_status status, const char *fmt, ...) {
+    if (*sticky) return *sticky;
+    *sticky = status;
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->status = status;
+    }
+    return status;
+}

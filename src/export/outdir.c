@@ -59,15 +59,23 @@ static bool plain_name(const char *name) {
     return name[0] && name[0] != '.' && !strchr(name, '/');
 }
 
-hfx_status hfx_outdir_create(hfx_outdir *o, const char *name, FILE **f, hfx_error *err) {
+/* The final and temporary paths of a new output file `name` (both malloc'd). */
+static hfx_status new_paths(hfx_outdir *o, const char *name, char **final, char **tmp,
+                            hfx_error *err) {
     if (!plain_name(name)) return hfx_fail(err, HFX_ERR_INTERNAL, "bad output file name '%s'", name);
     if (o->n == MAX_FILES) return hfx_fail(err, HFX_ERR_INTERNAL, "too many output files");
-    char *final = join(o->dir, "", name), *tmp = join(o->dir, ".hfx-tmp-", name);
-    if (!final || !tmp) {
-        free(final);
-        free(tmp);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
+    *final = join(o->dir, "", name);
+    *tmp = join(o->dir, ".hfx-tmp-", name);
+    if (*final && *tmp) return HFX_OK;
+    free(*final);
+    free(*tmp);
+    return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+}
+
+hfx_status hfx_outdir_create(hfx_outdir *o, const char *name, FILE **f, hfx_error *err) {
+    char *final = NULL, *tmp = NULL;
+    hfx_status st0 = new_paths(o, name, &final, &tmp, err);
+    if (st0) return st0;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!*f) {
@@ -129,13 +137,9 @@ hfx_status hfx_outdir_link(hfx_outdir *o, const char *existing, const char *name
         if (strcmp(o->final[i], want) == 0) src = o->tmp[i];
     free(want);
     if (!src) return hfx_fail(err, HFX_ERR_INTERNAL, "link: '%s' was not written", existing);
-    if (o->n == MAX_FILES) return hfx_fail(err, HFX_ERR_INTERNAL, "too many output files");
-    char *final = join(o->dir, "", name), *tmp = join(o->dir, ".hfx-tmp-", name);
-    if (!final || !tmp) {
-        free(final);
-        free(tmp);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
+    char *final = NULL, *tmp = NULL;
+    hfx_status st = new_paths(o, name, &final, &tmp, err);
+    if (st) return st;
     unlink(tmp);
     if (link(src, tmp) == 0) {
         o->final[o->n] = final;

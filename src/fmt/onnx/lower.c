@@ -3,7 +3,6 @@
  * them, so that ONNX Runtime reproduces its numbers. */
 #include "fmt/onnx/lower.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,18 +27,6 @@ int hfx_onnx_dtype(hfx_dtype dt) {
     }
 }
 
-static hfx_status fail(onnx_model *m, hfx_status st, const char *fmt, ...) {
-    if (m->st) return m->st;
-    m->st = st;
-    if (m->err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(m->err->message, sizeof m->err->message, fmt, ap);
-        va_end(ap);
-        m->err->status = st;
-    }
-    return st;
-}
 
 static const char *tmp_name(onnx_model *m) {
     return hfx_arena_printf(m->arena, "/t%d", m->counter++);
@@ -50,7 +37,7 @@ static onnx_init *add_init(onnx_model *m) {
         int cap = m->cap_inits ? m->cap_inits * 2 : 64;
         onnx_init *p = realloc(m->inits, (size_t)cap * sizeof *p);
         if (!p) {
-            fail(m, HFX_ERR_NOMEM, "out of memory");
+            hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
             return NULL;
         }
         m->inits = p;
@@ -70,7 +57,7 @@ static const char *inline_const(onnx_model *m, hfx_dtype dt, int rank, const int
     for (int i = 0; i < rank; i++) n *= (uint64_t)shape[i];
     uint8_t *copy = hfx_arena_alloc(m->arena, n ? n : 1);
     if (!copy) {
-        fail(m, HFX_ERR_NOMEM, "out of memory");
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
         return "";
     }
     if (n) memcpy(copy, data, n);
@@ -102,7 +89,7 @@ static const char *scalar_const(onnx_model *m, hfx_dtype dt, double v) {
     hfx_init_part *p = hfx_arena_alloc(m->arena, sizeof *p);
     float *f = hfx_arena_alloc(m->arena, sizeof *f);
     if (!init || !p || !f) {
-        fail(m, HFX_ERR_NOMEM, "out of memory");
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
         return "";
     }
     *f = (float)v;
@@ -204,7 +191,7 @@ static void emit(onnx_model *m, const char *op, int n_in, const char *const *in,
         hfx_buf_append(&n, a->buf.data, a->buf.len);
         hfx_buf_free(&a->buf);
     }
-    if (n.oom) fail(m, HFX_ERR_NOMEM, "out of memory");
+    if (n.oom) hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
     pb_message(&m->nodes, GRAPH_NODE, &n);
     hfx_buf_free(&n);
 }
@@ -250,7 +237,7 @@ static const char *reshape(onnx_model *m, const char *x, const hfx_value *in, in
         }
     }
     if (inferred > 1) {
-        fail(m, HFX_ERR_INTERNAL, "onnx: reshape with two dims that can be neither copied nor inferred");
+        hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "onnx: reshape with two dims that can be neither copied nor inferred");
         return "";
     }
     return op2(m, "Reshape", x, ints_const(m, rank, shape), out);
@@ -280,7 +267,7 @@ static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
     hfx_init *t = hfx_arena_alloc(m->arena, sizeof *t);
     hfx_init_part *p = hfx_arena_alloc(m->arena, sizeof *p);
     if (!t || !p || w->n_parts != 1 || w->rank != 2) {
-        fail(m, t && p ? HFX_ERR_INTERNAL : HFX_ERR_NOMEM, "onnx: cannot transpose weight '%s'", w->source);
+        hfx_fail_once(&m->st, m->err, t && p ? HFX_ERR_INTERNAL : HFX_ERR_NOMEM, "onnx: cannot transpose weight '%s'", w->source);
         return;
     }
     *t = *w;
@@ -465,7 +452,7 @@ static void lower_node(onnx_model *m, const hfx_node *n) {
         return;
     }
     default:
-        fail(m, HFX_ERR_UNSUPPORTED, "onnx: no lowering for IR op '%s'", hfx_op_name(n->op));
+        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "onnx: no lowering for IR op '%s'", hfx_op_name(n->op));
     }
 }
 
@@ -475,14 +462,14 @@ hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, onnx_model *m, hfx_erro
     m->opset = opset;
     m->arena = hfx_arena_new();
     m->names = calloc((size_t)g->n_values + 1, sizeof *m->names);
-    if (!m->arena || !m->names) return fail(m, HFX_ERR_NOMEM, "out of memory");
+    if (!m->arena || !m->names) return hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
     for (int i = 0; i < g->n_nodes && !m->st; i++) lower_node(m, g->nodes[i]);
     for (int i = 0; i < g->n_outputs && !m->st; i++) {
         /* an output that is not produced by a node (an input or a constant) needs an Identity */
         const hfx_value *v = g->outputs[i];
         if (!v->producer || strcmp(name_of(m, v), v->name) != 0) op1(m, "Identity", name_of(m, v), v->name);
     }
-    if (m->nodes.oom) fail(m, HFX_ERR_NOMEM, "out of memory");
+    if (m->nodes.oom) hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
     return m->st;
 }
 

@@ -5,7 +5,6 @@
  * transformers computes it. docs/OPENVINO.md has the table. */
 #include "fmt/openvino/lower.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,24 +28,13 @@ const char *hfx_ov_type(hfx_dtype dt) {
     }
 }
 
-static void fail(ov_model *m, hfx_status st, const char *fmt, ...) {
-    if (m->st) return;
-    m->st = st;
-    if (m->err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(m->err->message, sizeof m->err->message, fmt, ap);
-        va_end(ap);
-        m->err->status = st;
-    }
-}
 
 static bool grow(ov_model *m, void **p, int *cap, int n, size_t size) {
     if (n < *cap) return true;
     int nc = *cap ? *cap * 2 : 256;
     void *q = realloc(*p, (size_t)nc * size);
     if (!q) {
-        fail(m, HFX_ERR_NOMEM, "out of memory");
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
         return false;
     }
     *p = q;
@@ -101,7 +89,7 @@ static int add_blob(ov_model *m, const hfx_init *src, const uint8_t *bytes, hfx_
         int nc = b->cap ? b->cap * 2 : 256;
         ov_blob *p = realloc(b->items, (size_t)nc * sizeof *p);
         if (!p) {
-            fail(m, HFX_ERR_NOMEM, "out of memory");
+            hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
             return 0;
         }
         b->items = p;
@@ -135,7 +123,7 @@ static ov_ref bytes_const(ov_model *m, hfx_dtype dt, int rank, const int64_t *sh
     for (int i = 0; i < rank; i++) n *= (uint64_t)shape[i];
     uint8_t *copy = hfx_arena_alloc(m->arena, n ? n : 1);
     if (!copy) {
-        fail(m, HFX_ERR_NOMEM, "out of memory");
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
         return (ov_ref){0, 0};
     }
     if (n) memcpy(copy, data, n);
@@ -168,7 +156,7 @@ static ov_ref init_const(ov_model *m, const hfx_init *init) {
         /* f16 storage, widened at load: OpenVINO marks such a Convert as a decompression */
         hfx_init *half = hfx_arena_alloc(m->arena, sizeof *half);
         if (!half) {
-            fail(m, HFX_ERR_NOMEM, "out of memory");
+            hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
             return (ov_ref){0, 0};
         }
         *half = *init;
@@ -184,7 +172,7 @@ static ov_ref init_const(ov_model *m, const hfx_init *init) {
 static ov_ref val(ov_model *m, const hfx_value *v) {
     if (m->val[v->id].layer < 0) {
         if (v->init) m->val[v->id] = init_const(m, v->init);
-        else fail(m, HFX_ERR_INTERNAL, "openvino: value %d used before it is produced", v->id);
+        else hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: value %d used before it is produced", v->id);
     }
     return m->val[v->id];
 }
@@ -345,7 +333,7 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
             else if (i < in->rank && hfx_dim_eq(in->dims[i], at->dims[i])) shape[i] = 0;
             else shape[i] = -1, inferred++;
         }
-        if (inferred > 1) fail(m, HFX_ERR_INTERNAL, "openvino: reshape with two unknown dims");
+        if (inferred > 1) hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: reshape with two unknown dims");
         return reshape(m, x, at->rank, shape);
     }
     case HFX_OP_TRANSPOSE: return transpose(m, x, at->n_ints, at->ints);
@@ -379,7 +367,7 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
         return layer(m, "ScatterUpdate", "opset3", NULL, 4, in, 1);
     }
     default:
-        fail(m, HFX_ERR_UNSUPPORTED, "openvino: no lowering for IR op '%s'", hfx_op_name(n->op));
+        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "openvino: no lowering for IR op '%s'", hfx_op_name(n->op));
         return (ov_ref){0, 0};
     }
 }
@@ -461,7 +449,7 @@ hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *b
     m->arena = hfx_arena_new();
     m->val = malloc(((size_t)g->n_values + 1) * sizeof *m->val);
     if (!m->arena || !m->val) {
-        fail(m, HFX_ERR_NOMEM, "out of memory");
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
         return m->st;
     }
     for (int i = 0; i < g->n_values; i++) m->val[i] = (ov_ref){-1, 0};
@@ -479,7 +467,7 @@ hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *b
         if (strcmp(in->name, "input_ids") == 0) input_ids = m->val[in->id];
     }
     if (stateful) {
-        if (input_ids.layer < 0) fail(m, HFX_ERR_INTERNAL, "openvino: a stateful graph needs input_ids");
+        if (input_ids.layer < 0) hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: a stateful graph needs input_ids");
         hfx_value beam = {.name = "beam_idx", .dtype = HFX_DTYPE_I32, .rank = 1,
                           .dims = {g->inputs[0]->dims[0]}};
         beam_idx = parameter(m, g, &beam);
