@@ -173,6 +173,7 @@ static hfx_value *to_bhsd(layer_ctx *c, hfx_value *x) {
 
 static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos,
                                   hfx_value *sin, hfx_value *bias) {
+    int64_t window = c->m->window[i];
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
     int64_t hd = m->head_dim;
@@ -188,7 +189,7 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
     q = hfx_rope_apply(g, to_bhsd(c, q), cos, sin);
     k = with_cache(c, i, hfx_rope_apply(g, to_bhsd(c, k), cos, sin), "key", 0);
     v = with_cache(c, i, to_bhsd(c, v), "value", 1);
-    hfx_value *a = hfx_attention(g, q, k, v, bias, 1.0 / sqrt((double)hd), 0); /* [B,H,S,hd] */
+    hfx_value *a = hfx_attention(g, q, k, v, bias, 1.0 / sqrt((double)hd), 0, window); /* [B,H,S,hd] */
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
     return proj(c, a, m->heads * hd, m->hidden, m->o_bias, P("o_proj"));

@@ -342,8 +342,8 @@ hfx_value *hfx_softmax(hfx_graph *g, hfx_value *x, int axis) {
 }
 
 hfx_value *hfx_attention(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v,
-                         hfx_value *bias, double scale, double softcap) {
-    hfx_attrs a = {.f0 = scale, .f1 = softcap};
+                         hfx_value *bias, double scale, double softcap, int64_t window) {
+    hfx_attrs a = {.f0 = scale, .f1 = softcap, .axis = window};
     hfx_value *in[4] = {q, k, v, bias};
     return hfx_node_add(g, HFX_OP_ATTENTION, 4, in, &a);
 }

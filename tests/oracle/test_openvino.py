@@ -506,21 +506,13 @@ def test_genai_llm_pipeline(ov_exports, ov_refs, name, lengths):
         assert got == want, f"{name} b{len(rows)} eos {eos}: GenAI {got}\n!= transformers {want}"
 
 
-@pytest.mark.parametrize("name", [
-    "llama_mha",
-    pytest.param("llama_default", marks=pytest.mark.xfail(
-        strict=True, raises=RuntimeError,
-        reason="GQA/MQA attention is one 5-D ScaledDotProductAttention (q [B, kv, groups, S, D], "
-               "k/v [B, kv, 1, T, D]); OpenVINO's SDPAToPagedAttention replaces none of them (it does "
-               "replace the MHA export's 4-D SDPA) and fails: 'Model references undeclared parameters: "
-               "beam_idx, attention_mask'")),
-])
+@pytest.mark.parametrize("name", ["llama_mha", "llama_default", "llama_mqa", "qwen3"])
 def test_genai_paged_attention_backend(ov_exports, ov_refs, name):
     """GenAI's PagedAttention backend (ATTENTION_BACKEND "PA": continuous batching, what
-    LLMPipeline tries first) rewrites the stateful model with SDPAToPagedAttention. It works for
-    an MHA export; for GQA it cannot (xfail, strict: the reason says why). LLMPipeline's default
-    then falls back to the stateful SDPA pipeline silently (test_genai_llm_pipeline). The PA KV
-    cache is u8 by default on CPU: KV_CACHE_PRECISION f32 (OV_CONFIG) is needed for equal tokens."""
+    LLMPipeline tries first) rewrites the stateful model with SDPAToPagedAttention. hfx writes
+    attention as 4-D ScaledDotProductAttention with k/v repeated to all heads (as transformers'
+    repeat_kv), which that rewrite recognises for MHA, GQA and MQA alike. The PA KV cache is u8
+    by default on CPU: KV_CACHE_PRECISION f32 (OV_CONFIG) is needed for equal tokens."""
     import openvino as ov
     import openvino_genai
 
@@ -535,6 +527,19 @@ def test_genai_paged_attention_backend(ov_exports, ov_refs, name):
                         max_new_tokens=GENAI_NEW_TOKENS, do_sample=False)
     got = [list(map(int, t)) for t in res.tokens]
     assert got == [_until_eos(r, eos) for r in want], f"{name}: GenAI (PA) {got} != transformers {want}"
+
+
+@pytest.mark.parametrize("name", ["mistral_swa", "qwen2_swa"])
+def test_genai_paged_attention_refuses_sliding_windows(ov_exports, name):
+    """The PagedAttention rewrite keeps causality but drops the attention mask, which is where
+    hfx's sliding windows live: a windowed export must not be rewritten into wrong attention.
+    hfx writes windowed attention decomposed (no SDPA), so the rewrite refuses the model and
+    LLMPipeline falls back to running it as written (test_genai_llm_pipeline: equal tokens)."""
+    import openvino_genai
+
+    out = ov_exports(name, *OV_MODES["stateful"])
+    with pytest.raises(RuntimeError):
+        openvino_genai.LLMPipeline(str(out), "CPU", ATTENTION_BACKEND="PA", **OV_CONFIG)
 
 
 def test_genai_needs_tokenizer_only_for_text(ov_exports):

@@ -230,6 +230,22 @@ static ov_ref lower_attention(ov_model *m, const hfx_node *n) {
     hfx_dtype dt = q->dtype;
     int64_t heads = q->dims[1].c, kv = k->dims[1].c, group = heads / kv;
     ov_ref qn = val(m, q), kn = val(m, k), vn = val(m, v), bias = val(m, n->in[3]);
+    if (dt == HFX_DTYPE_F32 && n->attrs.f1 == 0 && !m->windowed) {
+        /* 4-D SDPA with k and v repeated to H heads (Unsqueeze, Broadcast, Reshape: transformers'
+         * repeat_kv), the form OpenVINO's paged-attention conversion recognises. That conversion
+         * keeps causality but drops the mask, so a graph with sliding windows takes the
+         * decomposed form below, which it leaves alone (GenAI then runs the graph as written). */
+        if (group > 1) {
+            int64_t reps[5] = {1, 1, group, 1, 1}, heads_shape[4] = {0, heads, -1, k->dims[3].c};
+            ov_ref r = ints(m, 5, reps);
+            ov_ref kin[2] = {unsqueeze(m, kn, 2), r}, vin[2] = {unsqueeze(m, vn, 2), r};
+            kn = reshape(m, layer(m, "Broadcast", "opset3", "mode=\"bidirectional\"", 2, kin, 1), 4, heads_shape);
+            heads_shape[3] = v->dims[3].c;
+            vn = reshape(m, layer(m, "Broadcast", "opset3", "mode=\"bidirectional\"", 2, vin, 1), 4, heads_shape);
+        }
+        ov_ref in[5] = {qn, kn, vn, bias, float_scalar(m, dt, n->attrs.f0)};
+        return layer(m, "ScaledDotProductAttention", "opset13", "causal=\"false\"", 5, in, 1);
+    }
     if (group > 1) { /* [B,H,S,D] → [B,KV,G,S,D]; k, v and the bias broadcast over G */
         int64_t shape[5] = {0, kv, group, -1, q->dims[3].c};
         qn = reshape(m, qn, 5, shape);
@@ -238,10 +254,7 @@ static ov_ref lower_attention(ov_model *m, const hfx_node *n) {
         bias = unsqueeze(m, bias, 2);
     }
     ov_ref o;
-    if (dt == HFX_DTYPE_F32 && n->attrs.f1 == 0) {
-        ov_ref in[5] = {qn, kn, vn, bias, float_scalar(m, dt, n->attrs.f0)};
-        o = layer(m, "ScaledDotProductAttention", "opset13", "causal=\"false\"", 5, in, 1);
-    } else { /* softmax(q·kᵀ·scale [soft-capped] + bias) in float32, as transformers' eager */
+    { /* softmax(q·kᵀ·scale [soft-capped] + bias) in float32, as transformers' eager */
         ov_ref in[2] = {qn, kn};
         ov_ref s = layer(m, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, in, 1);
         s = op2(m, "Multiply", s, float_scalar(m, dt, n->attrs.f0));
@@ -476,6 +489,8 @@ hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *b
             if (partner) m->val[g->inputs[i]->id] = state_read(m, g, g->inputs[i], partner, input_ids, beam_idx);
         }
     }
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i]->op == HFX_OP_ATTENTION && g->nodes[i]->attrs.axis > 0) m->windowed = true;
     for (int i = 0; i < g->n_nodes && !m->st; i++) m->val[g->nodes[i]->out->id] = lower_node(m, g->nodes[i]);
 
     /* outputs: a Result each, or an Assign for a stateful cache output */

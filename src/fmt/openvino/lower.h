@@ -49,6 +49,7 @@ typedef struct ov_model {
     ov_ref *val;           /* owned: per IR value id; layer -1 when not lowered yet */
     ov_blobs *blobs;       /* borrowed: shared across components */
     const hfx_ov_options *o;
+    bool windowed;         /* some attention applies a sliding window through its mask */
     hfx_status st;
     hfx_error *err;
 } ov_model;
