@@ -23,10 +23,12 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
         for (int64_t i = 0; i < m->layers; i++) m->window[i] = window;
         return HFX_OK;
     }
-    /* HFX_SLIDING_LAYER_TYPES: explicit layer_types win; otherwise transformers derives them */
-    bool use_sliding;
-    if ((st = hfx_cfg_bool_or(c, "use_sliding_window", false, &use_sliding, err))) return st;
-    if (!use_sliding) window = 0;
+    if (d->sliding == HFX_SLIDING_MAX_WINDOW) {
+        bool use_sliding;
+        if ((st = hfx_cfg_bool_or(c, "use_sliding_window", false, &use_sliding, err))) return st;
+        if (!use_sliding) window = 0;
+    }
+    /* explicit layer_types win; otherwise transformers derives them */
     const json_t *types = json_object_get(c.obj, "layer_types");
     if (types && !json_is_null(types)) {
         if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
@@ -49,9 +51,77 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
         }
         return HFX_OK;
     }
-    int64_t max_window_layers;
-    if ((st = hfx_cfg_int_or(c, "max_window_layers", 28, &max_window_layers, err))) return st;
-    for (int64_t i = 0; i < m->layers; i++) m->window[i] = window > 0 && i >= max_window_layers ? window : 0;
+    if (d->sliding == HFX_SLIDING_MAX_WINDOW) {
+        int64_t max_window_layers;
+        if ((st = hfx_cfg_int_or(c, "max_window_layers", 28, &max_window_layers, err))) return st;
+        for (int64_t i = 0; i < m->layers; i++) m->window[i] = window > 0 && i >= max_window_layers ? window : 0;
+        return HFX_OK;
+    }
+    int64_t pattern;
+    if ((st = hfx_cfg_int_or(c, "sliding_window_pattern", d->sliding_pattern, &pattern, err)) ||
+        (st = hfx_cfg_check_range(c, "sliding_window_pattern", pattern, 1, 1 << 20, err)))
+        return st;
+    for (int64_t i = 0; i < m->layers; i++) m->window[i] = (i + 1) % pattern ? window : 0;
+    return HFX_OK;
+}
+
+static hfx_status parse_activation(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
+                                   hfx_error *err) {
+    const char *act;
+    hfx_status st = hfx_cfg_str_or(c, d->act_key, d->default_act, &act, err);
+    if (st) return st;
+    if (d->gelu_means_tanh && strcmp(act, "gelu") == 0) act = "gelu_pytorch_tanh";
+    if (!hfx_activation_from_name(act, &m->act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (supported: %s)",
+                        c.where, d->act_key, act, hfx_activation_names());
+    return HFX_OK;
+}
+
+static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
+                               hfx_error *err) {
+    bool attention_bias = false, mlp_bias = false;
+    hfx_status st = HFX_OK;
+    if (d->attn_bias == HFX_BIAS_FROM_CONFIG) st = hfx_cfg_bool_or(c, "attention_bias", false, &attention_bias, err);
+    if (!st && d->attn_bias == HFX_BIAS_USE_BIAS) {
+        st = hfx_cfg_bool_or(c, "use_bias", true, &attention_bias, err);
+        mlp_bias = attention_bias;
+    }
+    if (!st && d->mlp_bias_from_config) st = hfx_cfg_bool_or(c, "mlp_bias", false, &mlp_bias, err);
+    m->q_bias = m->k_bias = m->v_bias = attention_bias || d->attn_bias == HFX_BIAS_QKV;
+    m->o_bias = attention_bias;
+    m->mlp_bias = mlp_bias;
+    return st;
+}
+
+/* The multipliers some families add: an optional positive number, 1 (or 0: none) otherwise. */
+static hfx_status positive_or(hfx_cfg c, const char *key, double dflt, double *out, hfx_error *err) {
+    hfx_status st = hfx_cfg_num_or(c, key, dflt, out, err);
+    if (!st && !(*out > 0) && *out != dflt)
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' = %g must be > 0", c.where, key, *out);
+    return st;
+}
+
+static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
+                               hfx_error *err) {
+    hfx_status st = HFX_OK;
+    m->scale = 1.0 / sqrt((double)m->head_dim);
+    m->embed_mult = m->residual_mult = m->logits_div = 1.0;
+    if (d->scale == HFX_SCALE_QUERY_PRE_ATTN) {
+        double q;
+        if ((st = positive_or(c, "query_pre_attn_scalar", 256, &q, err))) return st;
+        m->scale = pow(q, -0.5);
+    } else if (d->scale == HFX_SCALE_ATTN_MULTIPLIER) {
+        if ((st = positive_or(c, "attention_multiplier", 1.0, &m->scale, err))) return st;
+    }
+    if (d->granite_multipliers &&
+        ((st = positive_or(c, "embedding_multiplier", 1.0, &m->embed_mult, err)) ||
+         (st = positive_or(c, "residual_multiplier", 1.0, &m->residual_mult, err)) ||
+         (st = positive_or(c, "logits_scaling", 1.0, &m->logits_div, err))))
+        return st;
+    if (d->softcaps &&
+        ((st = positive_or(c, "attn_logit_softcapping", 0, &m->attn_softcap, err)) ||
+         (st = positive_or(c, "final_logit_softcapping", 0, &m->final_softcap, err))))
+        return st;
     return HFX_OK;
 }
 
@@ -78,41 +148,32 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
         (st = hfx_cfg_check_range(c, "intermediate_size", m->intermediate, 1, 1 << 24, err)) ||
         (st = hfx_cfg_int_or(c, "max_position_embeddings", 2048, &m->max_position, err)) ||
         (st = hfx_cfg_check_range(c, "max_position_embeddings", m->max_position, 1, INT32_MAX, err)) ||
-        (st = hfx_cfg_num_or(c, "rms_norm_eps", 1e-6, &m->eps, err)) ||
-        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", false, &m->tied, err)))
+        (st = hfx_cfg_num_or(c, d->eps_key, d->norm == HFX_NORM_LAYER ? 1e-5 : 1e-6, &m->eps, err)) ||
+        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->default_tied, &m->tied, err)))
         return st;
     if (m->heads % m->kv_heads)
         return hfx_fail(err, HFX_ERR_INVALID,
                         "%s: num_attention_heads (%lld) is not a multiple of num_key_value_heads (%lld)",
                         where, (long long)m->heads, (long long)m->kv_heads);
     if (!(m->eps > 0 && m->eps < 1))
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: rms_norm_eps %g out of range", where, m->eps);
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", where, d->eps_key, m->eps);
     int64_t dflt_head_dim = m->hidden / m->heads;
     if ((st = hfx_cfg_int_or(c, "head_dim", dflt_head_dim, &m->head_dim, err)) ||
-        (st = hfx_cfg_check_range(c, "head_dim", m->head_dim, 2, 4096, err)))
+        (st = hfx_cfg_check_range(c, "head_dim", m->head_dim, 2, 4096, err)) ||
+        (st = parse_activation(d, c, m, err)) || (st = parse_biases(d, c, m, err)) ||
+        (st = parse_scales(d, c, m, err)))
         return st;
-
-    const char *act;
-    if ((st = hfx_cfg_str_or(c, "hidden_act", "silu", &act, err))) return st;
-    if (strcmp(act, "silu") != 0 && strcmp(act, "swish") != 0)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                        "%s: hidden_act '%s' is not supported for %s (supported: silu)", where,
-                        act, d->architecture);
-
-    bool attention_bias = false, mlp_bias = false;
-    if (d->attn_bias == HFX_BIAS_FROM_CONFIG &&
-        (st = hfx_cfg_bool_or(c, "attention_bias", false, &attention_bias, err)))
-        return st;
-    if (d->mlp_bias_from_config && (st = hfx_cfg_bool_or(c, "mlp_bias", false, &mlp_bias, err)))
-        return st;
-    m->q_bias = m->k_bias = m->v_bias = attention_bias || d->attn_bias == HFX_BIAS_QKV;
-    m->o_bias = attention_bias;
-    m->mlp_bias = mlp_bias;
 
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     if (!m->window) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if ((st = parse_sliding(d, c, m, err))) return st;
-    if ((st = hfx_rope_parse(c, m->head_dim, m->max_position, arena, &m->rope, err))) return st;
+    double theta = d->default_theta > 0 ? d->default_theta : 10000.0;
+    hfx_rope_source full = {d->local_rope ? "full_attention" : NULL, theta, "rope_theta", true};
+    hfx_rope_source local = {"sliding_attention", 10000.0, "rope_local_base_freq", false};
+    if ((st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err))) return st;
+    if (d->local_rope &&
+        (st = hfx_rope_parse(c, &local, m->head_dim, m->max_position, arena, &m->local_rope, err)))
+        return st;
     *out = m;
     return HFX_OK;
 }
@@ -171,25 +232,43 @@ static hfx_value *to_bhsd(layer_ctx *c, hfx_value *x) {
     return hfx_transpose(c->g, x, 4, (int64_t[]){0, 2, 1, 3});
 }
 
+/* The descriptor's norm over the last axis of x, weights `<prefix>.weight` (+ `.bias`) of size n. */
+static hfx_value *norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix) {
+    hfx_value *w = hfx_weight(c->w, 1, &n, "%s.weight", prefix);
+    switch (c->d->norm) {
+    case HFX_NORM_RMS: return hfx_rms_norm(c->g, x, w, c->m->eps, 0);
+    case HFX_NORM_RMS_OFFSET: return hfx_rms_norm(c->g, x, w, c->m->eps, 1.0);
+    case HFX_NORM_LAYER: return hfx_layer_norm(c->g, x, w, hfx_weight(c->w, 1, &n, "%s.bias", prefix), c->m->eps);
+    }
+    return x;
+}
+
 static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos,
                                   hfx_value *sin, hfx_value *bias) {
-    int64_t window = c->m->window[i];
     const hfx_decoder_cfg *m = c->m;
+    const hfx_decoder_desc *d = c->d;
     hfx_graph *g = c->g;
-    int64_t hd = m->head_dim;
+    int64_t hd = m->head_dim, window = m->window[i];
     char p[160];
 #define P(name) (snprintf(p, sizeof p, "model.layers.%lld.self_attn.%s", (long long)i, name), p)
-    hfx_value *q = split_heads(c, proj(c, h, m->hidden, m->heads * hd, m->q_bias, P("q_proj")), m->heads, hd);
-    hfx_value *k = split_heads(c, proj(c, h, m->hidden, m->kv_heads * hd, m->k_bias, P("k_proj")), m->kv_heads, hd);
-    hfx_value *v = split_heads(c, proj(c, h, m->hidden, m->kv_heads * hd, m->v_bias, P("v_proj")), m->kv_heads, hd);
-    if (c->d->qk_norm) { /* RMSNorm over head_dim, per head, before rotary */
-        q = hfx_rms_norm(g, q, hfx_weight(c->w, 1, &hd, "%s.weight", P("q_norm")), m->eps, 0);
-        k = hfx_rms_norm(g, k, hfx_weight(c->w, 1, &hd, "%s.weight", P("k_norm")), m->eps, 0);
+    hfx_value *q = proj(c, h, m->hidden, m->heads * hd, m->q_bias, P("q_proj"));
+    hfx_value *k = proj(c, h, m->hidden, m->kv_heads * hd, m->k_bias, P("k_proj"));
+    hfx_value *v = proj(c, h, m->hidden, m->kv_heads * hd, m->v_bias, P("v_proj"));
+    if (d->qk_norm == HFX_QK_NORM_WHOLE) { /* over the whole projection (OLMo-2) */
+        q = norm(c, q, m->heads * hd, P("q_norm"));
+        k = norm(c, k, m->kv_heads * hd, P("k_norm"));
+    }
+    q = split_heads(c, q, m->heads, hd);
+    k = split_heads(c, k, m->kv_heads, hd);
+    v = split_heads(c, v, m->kv_heads, hd);
+    if (d->qk_norm == HFX_QK_NORM_PER_HEAD) { /* over head_dim, per head, before rotary */
+        q = norm(c, q, hd, P("q_norm"));
+        k = norm(c, k, hd, P("k_norm"));
     }
     q = hfx_rope_apply(g, to_bhsd(c, q), cos, sin);
     k = with_cache(c, i, hfx_rope_apply(g, to_bhsd(c, k), cos, sin), "key", 0);
     v = with_cache(c, i, to_bhsd(c, v), "value", 1);
-    hfx_value *a = hfx_attention(g, q, k, v, bias, 1.0 / sqrt((double)hd), 0, window); /* [B,H,S,hd] */
+    hfx_value *a = hfx_attention(g, q, k, v, bias, m->scale, m->attn_softcap, window); /* [B,H,S,hd] */
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
     return proj(c, a, m->heads * hd, m->hidden, m->o_bias, P("o_proj"));
@@ -200,10 +279,45 @@ static hfx_value *mlp_block(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
     char p[160];
 #define P(name) (snprintf(p, sizeof p, "model.layers.%lld.mlp.%s", (long long)i, name), p)
+    if (!c->d->gated_mlp) {
+        hfx_value *up = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P("c_fc"));
+        return proj(c, hfx_activate(c->g, m->act, up), m->intermediate, m->hidden, m->mlp_bias, P("c_proj"));
+    }
     hfx_value *gate = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P("gate_proj"));
     hfx_value *up = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P("up_proj"));
-    hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, gate, hfx_op1(c->g, HFX_OP_SIGMOID, gate)); /* silu */
-    return proj(c, hfx_op2(c->g, HFX_OP_MUL, act, up), m->intermediate, m->hidden, m->mlp_bias, P("down_proj"));
+    hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
+    return proj(c, act, m->intermediate, m->hidden, m->mlp_bias, P("down_proj"));
+#undef P
+}
+
+/* x + block·residual_multiplier (Granite scales what each block adds). */
+static hfx_value *residual(layer_ctx *c, hfx_value *x, hfx_value *block) {
+    if (c->m->residual_mult != 1.0)
+        block = hfx_op2(c->g, HFX_OP_MUL, block, hfx_const_scalar(c->g, block->dtype, c->m->residual_mult));
+    return hfx_op2(c->g, HFX_OP_ADD, x, block);
+}
+
+/* One decoder layer in the descriptor's layout. */
+static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos,
+                                hfx_value *sin, hfx_value *bias) {
+    int64_t n = c->m->hidden;
+    char p[160];
+#define P(name) (snprintf(p, sizeof p, "model.layers.%lld.%s", (long long)i, name), p)
+    switch (c->d->layout) {
+    case HFX_LAYOUT_PRE:
+        x = residual(c, x, attention_block(c, i, norm(c, x, n, P("input_layernorm")), cos, sin, bias));
+        return residual(c, x, mlp_block(c, i, norm(c, x, n, P("post_attention_layernorm"))));
+    case HFX_LAYOUT_SANDWICH: {
+        hfx_value *a = attention_block(c, i, norm(c, x, n, P("input_layernorm")), cos, sin, bias);
+        x = residual(c, x, norm(c, a, n, P("post_attention_layernorm")));
+        hfx_value *f = mlp_block(c, i, norm(c, x, n, P("pre_feedforward_layernorm")));
+        return residual(c, x, norm(c, f, n, P("post_feedforward_layernorm")));
+    }
+    case HFX_LAYOUT_POST:
+        x = residual(c, x, norm(c, attention_block(c, i, x, cos, sin, bias), n, P("post_attention_layernorm")));
+        return residual(c, x, norm(c, mlp_block(c, i, x), n, P("post_feedforward_layernorm")));
+    }
+    return x;
 #undef P
 }
 
@@ -244,9 +358,13 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
 
     hfx_value *embed = hfx_weight(&w, 2, (int64_t[]){m->vocab, m->hidden}, "model.embed_tokens.weight");
     hfx_value *x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden] */
+    if (d->embed_sqrt_hidden) /* √hidden as a float32 tensor, then in the weights' dtype */
+        x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, (float)sqrt((double)m->hidden)));
+    if (m->embed_mult != 1.0) x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, m->embed_mult));
 
-    hfx_value *cos, *sin;
+    hfx_value *cos, *sin, *local_cos = NULL, *local_sin = NULL;
     hfx_rope_cos_sin(g, &m->rope, pos, o->dtype, &cos, &sin);
+    if (d->local_rope) hfx_rope_cos_sin(g, &m->local_rope, pos, o->dtype, &local_cos, &local_sin);
     hfx_mask_builder mb;
     hfx_mask_init(g, &mb, attn_mask, slots);
     hfx_value *full_bias = NULL, *window_bias = NULL;
@@ -254,7 +372,8 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
 
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
         hfx_value *bias;
-        if (m->window[i] == 0) {
+        bool sliding = m->window[i] != 0;
+        if (!sliding) {
             if (!full_bias) full_bias = hfx_mask_bias(g, &mb, 0);
             bias = full_bias;
         } else {
@@ -264,14 +383,11 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
             }
             bias = window_bias;
         }
-        hfx_value *ln1 = hfx_weight(&w, 1, &m->hidden, "model.layers.%lld.input_layernorm.weight", (long long)i);
-        hfx_value *ln2 = hfx_weight(&w, 1, &m->hidden, "model.layers.%lld.post_attention_layernorm.weight", (long long)i);
-        x = hfx_op2(g, HFX_OP_ADD, x, attention_block(&c, i, hfx_rms_norm(g, x, ln1, m->eps, 0), cos, sin, bias));
-        x = hfx_op2(g, HFX_OP_ADD, x, mlp_block(&c, i, hfx_rms_norm(g, x, ln2, m->eps, 0)));
+        bool local = d->local_rope && sliding;
+        x = decoder_layer(&c, i, x, local ? local_cos : cos, local ? local_sin : sin, bias);
     }
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
-    hfx_value *norm = hfx_weight(&w, 1, &m->hidden, "model.norm.weight");
-    x = hfx_rms_norm(g, x, norm, m->eps, 0);
+    x = norm(&c, x, m->hidden, "model.norm");
     hfx_value *head;
     if (m->tied) {
         head = embed;
@@ -279,7 +395,14 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     } else {
         head = hfx_weight(&w, 2, (int64_t[]){m->vocab, m->hidden}, "lm_head.weight");
     }
-    hfx_graph_output(g, hfx_linear(g, x, head, NULL), "logits");
+    hfx_value *logits = hfx_linear(g, x, head, NULL);
+    if (m->logits_div != 1.0)
+        logits = hfx_op2(g, HFX_OP_DIV, logits, hfx_const_scalar(g, o->dtype, m->logits_div));
+    if (m->final_softcap > 0) { /* cap·tanh(logits / cap) */
+        hfx_value *cap = hfx_const_scalar(g, o->dtype, m->final_softcap);
+        logits = hfx_op2(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_TANH, hfx_op2(g, HFX_OP_DIV, logits, cap)), cap);
+    }
+    hfx_graph_output(g, logits, "logits");
     for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
         for (int kv = 0; kv < 2; kv++) {
             char name[128];

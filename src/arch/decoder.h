@@ -1,31 +1,69 @@
-/* The decoder-only transformer template (Llama and its relatives): embeddings, N pre-norm
- * layers of rotary self-attention + gated MLP, a final norm and the LM head. A descriptor says
- * how one architecture differs; the template reads config.json and builds the graph. */
+/* The decoder-only transformer template: embeddings, N layers of rotary self-attention and an
+ * MLP, a final norm and the LM head. A descriptor says, as data, how one architecture differs
+ * from Llama (norms and where they sit, biases, MLP shape, scalings, windows, tensor names); the
+ * template reads config.json through it and builds the graph. */
 #ifndef HFX_ARCH_DECODER_H
 #define HFX_ARCH_DECODER_H
 
 #include "arch/arch.h"
+#include "arch/nn.h"
 #include "arch/rope.h"
 
 typedef enum {
-    HFX_BIAS_FROM_CONFIG, /* `attention_bias` switches q/k/v/o biases (Llama, Qwen3) */
+    HFX_BIAS_FROM_CONFIG, /* `attention_bias` switches q/k/v/o biases (Llama, Qwen3, Gemma, OLMo-2) */
     HFX_BIAS_QKV,         /* q/k/v always biased, o never (Qwen2) */
-    HFX_BIAS_NONE         /* never (Mistral) */
+    HFX_BIAS_NONE,        /* never (Mistral) */
+    HFX_BIAS_USE_BIAS     /* `use_bias` switches every linear, MLP included (StarCoder2) */
 } hfx_attn_bias_rule;
 
 typedef enum {
     HFX_SLIDING_NONE,
-    HFX_SLIDING_ALL,        /* `sliding_window` on every layer when set (Mistral) */
-    HFX_SLIDING_LAYER_TYPES /* `layer_types`, or derived from use_sliding_window and
-                               max_window_layers (Qwen2, Qwen3) */
+    HFX_SLIDING_ALL,         /* `sliding_window` on every layer when set (Mistral, StarCoder2) */
+    HFX_SLIDING_MAX_WINDOW,  /* layer_types, else use_sliding_window + max_window_layers (Qwen2/3) */
+    HFX_SLIDING_PATTERN      /* layer_types, else every `pattern`-th layer global (Gemma 2/3) */
 } hfx_sliding_rule;
+
+typedef enum {
+    HFX_NORM_RMS,          /* x·rsqrt(mean(x²)+ε), then w·(that, cast back) */
+    HFX_NORM_RMS_OFFSET,   /* Gemma: (that in f32)·(1 + w), cast back */
+    HFX_NORM_LAYER         /* nn.LayerNorm with bias */
+} hfx_norm_kind;
+
+typedef enum {
+    HFX_LAYOUT_PRE,      /* x += attn(norm1(x)); x += mlp(norm2(x)) */
+    HFX_LAYOUT_SANDWICH, /* x += post1(attn(norm1(x))); x += post2(mlp(pre2(x))) (Gemma 2/3) */
+    HFX_LAYOUT_POST      /* x += norm1(attn(x)); x += norm2(mlp(x)) (OLMo-2) */
+} hfx_layer_layout;
+
+typedef enum { HFX_QK_NORM_NONE, HFX_QK_NORM_PER_HEAD, HFX_QK_NORM_WHOLE } hfx_qk_norm;
+
+typedef enum {
+    HFX_SCALE_HEAD_DIM,          /* head_dim^-0.5 */
+    HFX_SCALE_QUERY_PRE_ATTN,    /* query_pre_attn_scalar^-0.5 (Gemma 2/3) */
+    HFX_SCALE_ATTN_MULTIPLIER    /* attention_multiplier (Granite) */
+} hfx_attn_scale;
 
 typedef struct hfx_decoder_desc {
     const char *architecture;
     hfx_attn_bias_rule attn_bias;
     bool mlp_bias_from_config;   /* `mlp_bias` (Llama) */
-    bool qk_norm;                /* per-head RMSNorm of q and k before rotary (Qwen3) */
+    hfx_qk_norm qk_norm;
     hfx_sliding_rule sliding;
+    int sliding_pattern;         /* HFX_SLIDING_PATTERN: default period (`sliding_window_pattern`) */
+    hfx_norm_kind norm;
+    hfx_layer_layout layout;
+    bool gated_mlp;              /* gate/up/down (Llama) or c_fc → act → c_proj (StarCoder2) */
+    const char *act_key;         /* "hidden_act" or "hidden_activation" */
+    const char *default_act;
+    bool gelu_means_tanh;        /* Gemma: a legacy "gelu" means the tanh approximation */
+    const char *eps_key;         /* "rms_norm_eps", "norm_epsilon", ... */
+    bool default_tied;
+    bool embed_sqrt_hidden;      /* Gemma: embeddings · √hidden (in the weights' dtype) */
+    bool granite_multipliers;    /* embedding/residual multipliers, logits_scaling (Granite) */
+    hfx_attn_scale scale;
+    bool softcaps;               /* attn_logit_softcapping, final_logit_softcapping (Gemma 2/3) */
+    bool local_rope;             /* sliding layers have their own rope (Gemma 3) */
+    double default_theta;        /* rope base when the config names none (0: 10000) */
 } hfx_decoder_desc;
 
 typedef struct hfx_decoder_cfg {
@@ -33,8 +71,13 @@ typedef struct hfx_decoder_cfg {
     double eps;
     bool tied;
     bool q_bias, k_bias, v_bias, o_bias, mlp_bias;
+    hfx_activation act;
     int64_t *window;             /* (layers) 0 = full attention; arena-owned */
-    hfx_rope rope;
+    double scale;                /* attention score scale */
+    double embed_mult, residual_mult, logits_div; /* 1 unless the architecture has them */
+    double attn_softcap, final_softcap;           /* 0: none */
+    hfx_rope rope;               /* full-attention layers (all layers without local_rope) */
+    hfx_rope local_rope;         /* sliding layers when the descriptor has local_rope */
 } hfx_decoder_cfg;
 
 extern const hfx_arch_family hfx_decoder_family;

@@ -28,8 +28,10 @@ static double yarn_mscale(double scale, double mscale) {
     return scale <= 1 ? 1.0 : 0.1 * mscale * log(scale) + 1.0;
 }
 
-hfx_status hfx_rope_parse(hfx_cfg c, int64_t dim, int64_t max_position, hfx_arena *arena,
-                          hfx_rope *out, hfx_error *err) {
+hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
+                          int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err) {
+    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true};
+    if (!src) src = &flat;
     hfx_status st;
     memset(out, 0, sizeof *out);
     out->dim = dim;
@@ -39,26 +41,32 @@ hfx_status hfx_rope_parse(hfx_cfg c, int64_t dim, int64_t max_position, hfx_aren
         return hfx_fail(err, HFX_ERR_INVALID, "%s: rotary dimension %lld must be even and ≥ 2",
                         c.where, (long long)dim);
 
-    /* transformers 5 keeps everything in rope_parameters; 4.x split rope_theta / rope_scaling */
+    /* transformers 5 keeps everything in rope_parameters (nested per layer type for models whose
+     * layer types differ); 4.x split rope_theta (or another theta key) and rope_scaling */
     const json_t *params = json_object_get(c.obj, "rope_parameters");
     const char *params_key = "rope_parameters";
-    if (!params || json_is_null(params)) {
-        params = json_object_get(c.obj, "rope_scaling");
-        params_key = "rope_scaling";
+    char where[1024];
+    if (params && json_is_object(params) && src->layer_type &&
+        json_is_object(json_object_get(params, src->layer_type))) {
+        params = json_object_get(params, src->layer_type);
+        snprintf(where, sizeof where, "%s: rope_parameters.%s", c.where, src->layer_type);
+    } else {
+        if (!params || json_is_null(params)) {
+            params = src->scaling ? json_object_get(c.obj, "rope_scaling") : NULL;
+            params_key = "rope_scaling";
+        }
+        snprintf(where, sizeof where, "%s: %s", c.where, params_key);
     }
     if (params && json_is_null(params)) params = NULL;
     if (params && !json_is_object(params))
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be an object", c.where, params_key);
-    char where[1024];
-    snprintf(where, sizeof where, "%s: %s", c.where, params_key);
+        return hfx_fail(err, HFX_ERR_INVALID, "%s must be an object", where);
     hfx_cfg p = {params ? params : json_object(), where};
     json_t *empty = params ? NULL : (json_t *)p.obj;
-
     const char *type = "default";
     if ((st = hfx_cfg_str_or(p, "type", "default", &type, err))) goto done;
     if ((st = hfx_cfg_str_or(p, "rope_type", type, &type, err))) goto done;
     double theta;
-    if ((st = hfx_cfg_num_or(c, "rope_theta", 10000.0, &theta, err))) goto done;
+    if ((st = hfx_cfg_num_or(c, src->theta_key, src->default_theta, &theta, err))) goto done;
     if ((st = hfx_cfg_num_or(p, "rope_theta", theta, &theta, err))) goto done;
     if (!(theta > 1.0)) {
         st = hfx_fail(err, HFX_ERR_INVALID, "%s: rope_theta %g must be > 1", c.where, theta);

@@ -25,10 +25,19 @@ typedef struct hfx_rope {
     float *inv_freq;              /* (dim / 2), arena-owned */
 } hfx_rope;
 
-/* Read the rope settings of `c` (config.json) for rotary dimension `dim`. Unknown or unsupported
- * types are HFX_ERR_UNSUPPORTED with the list of supported ones. */
-hfx_status hfx_rope_parse(hfx_cfg c, int64_t dim, int64_t max_position, hfx_arena *arena,
-                          hfx_rope *out, hfx_error *err);
+/* Where one set of layers finds its rope settings. */
+typedef struct hfx_rope_source {
+    const char *layer_type; /* key of a nested rope_parameters ("sliding_attention"), or NULL */
+    double default_theta;   /* when the config names none */
+    const char *theta_key;  /* the transformers 4 top-level key: "rope_theta", "rope_local_base_freq" */
+    bool scaling;           /* the transformers 4 `rope_scaling` applies to these layers */
+} hfx_rope_source;
+
+/* Read the rope settings of `c` (config.json) for rotary dimension `dim`; `src` NULL means the
+ * usual flat settings (theta 10000 by default). Unknown or unsupported types are
+ * HFX_ERR_UNSUPPORTED with the list of supported ones. */
+hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
+                          int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err);
 
 /* cos and sin for `position_ids` [B,S] (i64): each [B,1,S,dim] in dtype `dt`. */
 void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, hfx_dtype dt,

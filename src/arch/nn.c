@@ -1,0 +1,66 @@
+#include "arch/nn.h"
+
+#include <math.h>
+#include <string.h>
+
+/* C11 has no M_* constants */
+static const double SQRT1_2 = 0.70710678118654752440, SQRT2 = 1.41421356237309504880,
+                    TWO_OVER_SQRT_PI = 1.12837916709551257390;
+
+static const struct {
+    const char *name;
+    hfx_activation act;
+} activations[] = {
+    {"silu", HFX_ACT_SILU},      {"swish", HFX_ACT_SILU},
+    {"gelu", HFX_ACT_GELU},      {"gelu_pytorch_tanh", HFX_ACT_GELU_TANH},
+    {"gelu_new", HFX_ACT_GELU_TANH}, {"relu", HFX_ACT_RELU},
+};
+
+bool hfx_activation_from_name(const char *name, hfx_activation *out) {
+    for (size_t i = 0; i < sizeof activations / sizeof activations[0]; i++)
+        if (strcmp(activations[i].name, name) == 0) {
+            *out = activations[i].act;
+            return true;
+        }
+    return false;
+}
+
+const char *hfx_activation_names(void) { return "silu, swish, gelu, gelu_pytorch_tanh, gelu_new, relu"; }
+
+static hfx_value *scalar_like(hfx_graph *g, hfx_value *x, double v) {
+    return hfx_const_scalar(g, x->dtype, v);
+}
+
+hfx_value *hfx_activate(hfx_graph *g, hfx_activation act, hfx_value *x) {
+    switch (act) {
+    case HFX_ACT_SILU:
+        return hfx_op2(g, HFX_OP_MUL, x, hfx_op1(g, HFX_OP_SIGMOID, x));
+    case HFX_ACT_GELU: {
+        hfx_value *e = hfx_op1(g, HFX_OP_ERF, hfx_op2(g, HFX_OP_MUL, x, scalar_like(g, x, SQRT1_2)));
+        hfx_value *half_x = hfx_op2(g, HFX_OP_MUL, x, scalar_like(g, x, 0.5));
+        return hfx_op2(g, HFX_OP_MUL, half_x, hfx_op2(g, HFX_OP_ADD, e, scalar_like(g, x, 1.0)));
+    }
+    case HFX_ACT_GELU_TANH: {
+        /* PyTorch: 0.5·x·(1 + tanh(β·(x + κ·x³))), β = √2·(2/√π)·0.5, x³ = x·x·x */
+        hfx_value *cube = hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_MUL, x, x), x);
+        hfx_value *inner = hfx_op2(g, HFX_OP_ADD, x, hfx_op2(g, HFX_OP_MUL, cube, scalar_like(g, x, 0.044715)));
+        hfx_value *t = hfx_op1(g, HFX_OP_TANH, hfx_op2(g, HFX_OP_MUL, inner, scalar_like(g, x, SQRT2 * TWO_OVER_SQRT_PI * 0.5)));
+        hfx_value *half_x = hfx_op2(g, HFX_OP_MUL, x, scalar_like(g, x, 0.5));
+        return hfx_op2(g, HFX_OP_MUL, half_x, hfx_op2(g, HFX_OP_ADD, t, scalar_like(g, x, 1.0)));
+    }
+    case HFX_ACT_RELU:
+        return hfx_op2(g, HFX_OP_MAX, x, scalar_like(g, x, 0.0));
+    }
+    return x;
+}
+
+hfx_value *hfx_layer_norm(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *b, double eps) {
+    int64_t axis = -1;
+    hfx_value *mean = hfx_reduce(g, HFX_OP_REDUCE_MEAN, x, 1, &axis);
+    hfx_value *d = hfx_op2(g, HFX_OP_SUB, x, mean);
+    hfx_value *var = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, d, d), 1, &axis);
+    hfx_value *rstd = hfx_op1(g, HFX_OP_RECIPROCAL,
+                              hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, var, scalar_like(g, x, eps))));
+    hfx_value *y = hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_MUL, d, rstd), w);
+    return b ? hfx_op2(g, HFX_OP_ADD, y, b) : y;
+}

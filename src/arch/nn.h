@@ -1,0 +1,26 @@
+/* Small building blocks shared by architecture builders: activations by transformers' names
+ * (ACT2FN) and LayerNorm, written with the same operation order as PyTorch computes them. */
+#ifndef HFX_ARCH_NN_H
+#define HFX_ARCH_NN_H
+
+#include "ir/graph.h"
+
+typedef enum {
+    HFX_ACT_SILU,      /* "silu", "swish": x·sigmoid(x) */
+    HFX_ACT_GELU,      /* "gelu": 0.5·x·(1 + erf(x/√2)) */
+    HFX_ACT_GELU_TANH, /* "gelu_pytorch_tanh", "gelu_new": 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) */
+    HFX_ACT_RELU       /* "relu" */
+} hfx_activation;
+
+/* The activation transformers names `name`; false when hfx does not know it. */
+bool hfx_activation_from_name(const char *name, hfx_activation *out);
+
+/* Comma-separated names hfx_activation_from_name accepts, for messages. */
+const char *hfx_activation_names(void);
+
+hfx_value *hfx_activate(hfx_graph *g, hfx_activation act, hfx_value *x);
+
+/* nn.LayerNorm over the last axis: (x − mean)·1/√(var + eps)·w + b (b may be NULL). */
+hfx_value *hfx_layer_norm(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *b, double eps);
+
+#endif
