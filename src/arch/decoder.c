@@ -168,8 +168,9 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
     if (!m->window) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if ((st = parse_sliding(d, c, m, err))) return st;
     double theta = d->default_theta > 0 ? d->default_theta : 10000.0;
-    hfx_rope_source full = {d->local_rope ? "full_attention" : NULL, theta, "rope_theta", true};
-    hfx_rope_source local = {"sliding_attention", 10000.0, "rope_local_base_freq", false};
+    hfx_rope_source full = {d->local_rope ? "full_attention" : NULL, theta, "rope_theta", true,
+                            d->partial_rotary, d->phi3_rope_names};
+    hfx_rope_source local = {"sliding_attention", 10000.0, "rope_local_base_freq", false, d->partial_rotary, false};
     if ((st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err))) return st;
     if (d->local_rope &&
         (st = hfx_rope_parse(c, &local, m->head_dim, m->max_position, arena, &m->local_rope, err)))
@@ -251,9 +252,18 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
     int64_t hd = m->head_dim, window = m->window[i];
     char p[160];
 #define P(name) (snprintf(p, sizeof p, "model.layers.%lld.self_attn.%s", (long long)i, name), p)
-    hfx_value *q = proj(c, h, m->hidden, m->heads * hd, m->q_bias, P("q_proj"));
-    hfx_value *k = proj(c, h, m->hidden, m->kv_heads * hd, m->k_bias, P("k_proj"));
-    hfx_value *v = proj(c, h, m->hidden, m->kv_heads * hd, m->v_bias, P("v_proj"));
+    hfx_value *q, *k, *v;
+    if (d->fused_qkv) { /* one [q; k; v] weight: three row views of it, no copy */
+        int64_t nq = m->heads * hd, nkv = m->kv_heads * hd;
+        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){nq + 2 * nkv, m->hidden}, "%s.weight", P("qkv_proj"));
+        q = hfx_linear(g, h, hfx_const_slice(g, w, 0, 0, nq), NULL);
+        k = hfx_linear(g, h, hfx_const_slice(g, w, 0, nq, nkv), NULL);
+        v = hfx_linear(g, h, hfx_const_slice(g, w, 0, nq + nkv, nkv), NULL);
+    } else {
+        q = proj(c, h, m->hidden, m->heads * hd, m->q_bias, P("q_proj"));
+        k = proj(c, h, m->hidden, m->kv_heads * hd, m->k_bias, P("k_proj"));
+        v = proj(c, h, m->hidden, m->kv_heads * hd, m->v_bias, P("v_proj"));
+    }
     if (d->qk_norm == HFX_QK_NORM_WHOLE) { /* over the whole projection (OLMo-2) */
         q = norm(c, q, m->heads * hd, P("q_norm"));
         k = norm(c, k, m->kv_heads * hd, P("k_norm"));
@@ -283,8 +293,15 @@ static hfx_value *mlp_block(layer_ctx *c, int64_t i, hfx_value *h) {
         hfx_value *up = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P("c_fc"));
         return proj(c, hfx_activate(c->g, m->act, up), m->intermediate, m->hidden, m->mlp_bias, P("c_proj"));
     }
-    hfx_value *gate = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P("gate_proj"));
-    hfx_value *up = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P("up_proj"));
+    hfx_value *gate, *up;
+    if (c->d->fused_gate_up) { /* one [gate; up] weight (Phi-3) */
+        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * m->intermediate, m->hidden}, "%s.weight", P("gate_up_proj"));
+        gate = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, 0, m->intermediate), NULL);
+        up = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, m->intermediate, m->intermediate), NULL);
+    } else {
+        gate = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P("gate_proj"));
+        up = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P("up_proj"));
+    }
     hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
     return proj(c, act, m->intermediate, m->hidden, m->mlp_bias, P("down_proj"));
 #undef P

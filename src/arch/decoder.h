@@ -64,6 +64,10 @@ typedef struct hfx_decoder_desc {
     bool softcaps;               /* attn_logit_softcapping, final_logit_softcapping (Gemma 2/3) */
     bool local_rope;             /* sliding layers have their own rope (Gemma 3) */
     double default_theta;        /* rope base when the config names none (0: 10000) */
+    bool partial_rotary;         /* `partial_rotary_factor` honoured (Phi-3) */
+    bool phi3_rope_names;        /* "su"/"yarn" rope types mean longrope (Phi-3) */
+    bool fused_qkv;              /* one `qkv_proj` [q; k; v] (Phi-3) */
+    bool fused_gate_up;          /* one `gate_up_proj` [gate; up] (Phi-3) */
 } hfx_decoder_desc;
 
 typedef struct hfx_decoder_cfg {

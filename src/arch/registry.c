@@ -5,47 +5,50 @@
 #include "arch/decoder.h"
 #include "base/status.h"
 
-/* The decoder-only families, as differences from Llama (decoder.h says what each field means).
- * Fields: architecture, attention bias rule, mlp_bias key, q/k norm, sliding rule, sliding pattern,
- * norm, layout, gated MLP, activation key, default activation, legacy gelu = tanh, eps key,
- * default tie, √hidden embeddings, Granite multipliers, attention scale, soft-caps, local rope,
- * default rope theta. */
-#define DECODER(arch, bias, mlp_bias, qk, sliding, pattern, norm, layout, gated, act_key, act, gelu_tanh, eps, tied, \
-                sqrt_embed, granite, scale, softcaps, local_rope, theta)                                          \
-    static const hfx_decoder_desc arch##_desc = {#arch, bias, mlp_bias, qk, sliding, pattern, norm, layout, gated,   \
-                                                 act_key, act, gelu_tanh, eps, tied, sqrt_embed, granite, scale,  \
-                                                 softcaps, local_rope, theta};
+/* The decoder-only families, as differences from Llama (decoder.h says what each field means):
+ * each descriptor starts from a base and overrides the fields that differ, so overriding a
+ * designated initializer is the point here, not a mistake. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Winitializer-overrides"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Woverride-init"
+#endif
+#define LLAMA_LIKE                                                                                 \
+    .attn_bias = HFX_BIAS_FROM_CONFIG, .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE,            \
+    .gated_mlp = true, .act_key = "hidden_act", .default_act = "silu", .eps_key = "rms_norm_eps", \
+    .scale = HFX_SCALE_HEAD_DIM
 
-DECODER(LlamaForCausalLM, HFX_BIAS_FROM_CONFIG, true, HFX_QK_NORM_NONE, HFX_SLIDING_NONE, 0, HFX_NORM_RMS,
-        HFX_LAYOUT_PRE, true, "hidden_act", "silu", false, "rms_norm_eps", false, false, false, HFX_SCALE_HEAD_DIM,
-        false, false, 0)
-DECODER(MistralForCausalLM, HFX_BIAS_NONE, false, HFX_QK_NORM_NONE, HFX_SLIDING_ALL, 0, HFX_NORM_RMS,
-        HFX_LAYOUT_PRE, true, "hidden_act", "silu", false, "rms_norm_eps", false, false, false, HFX_SCALE_HEAD_DIM,
-        false, false, 0)
-DECODER(Qwen2ForCausalLM, HFX_BIAS_QKV, false, HFX_QK_NORM_NONE, HFX_SLIDING_MAX_WINDOW, 0, HFX_NORM_RMS,
-        HFX_LAYOUT_PRE, true, "hidden_act", "silu", false, "rms_norm_eps", false, false, false, HFX_SCALE_HEAD_DIM,
-        false, false, 0)
-DECODER(Qwen3ForCausalLM, HFX_BIAS_FROM_CONFIG, false, HFX_QK_NORM_PER_HEAD, HFX_SLIDING_MAX_WINDOW, 0, HFX_NORM_RMS,
-        HFX_LAYOUT_PRE, true, "hidden_act", "silu", false, "rms_norm_eps", false, false, false, HFX_SCALE_HEAD_DIM,
-        false, false, 0)
-DECODER(GraniteForCausalLM, HFX_BIAS_FROM_CONFIG, true, HFX_QK_NORM_NONE, HFX_SLIDING_NONE, 0, HFX_NORM_RMS,
-        HFX_LAYOUT_PRE, true, "hidden_act", "silu", false, "rms_norm_eps", false, false, true,
-        HFX_SCALE_ATTN_MULTIPLIER, false, false, 0)
-DECODER(Olmo2ForCausalLM, HFX_BIAS_FROM_CONFIG, false, HFX_QK_NORM_WHOLE, HFX_SLIDING_NONE, 0, HFX_NORM_RMS,
-        HFX_LAYOUT_POST, true, "hidden_act", "silu", false, "rms_norm_eps", false, false, false, HFX_SCALE_HEAD_DIM,
-        false, false, 0)
-DECODER(Starcoder2ForCausalLM, HFX_BIAS_USE_BIAS, false, HFX_QK_NORM_NONE, HFX_SLIDING_ALL, 0, HFX_NORM_LAYER,
-        HFX_LAYOUT_PRE, false, "hidden_act", "gelu_pytorch_tanh", false, "norm_epsilon", true, false, false,
-        HFX_SCALE_HEAD_DIM, false, false, 0)
-DECODER(GemmaForCausalLM, HFX_BIAS_FROM_CONFIG, false, HFX_QK_NORM_NONE, HFX_SLIDING_NONE, 0, HFX_NORM_RMS_OFFSET,
-        HFX_LAYOUT_PRE, true, "hidden_act", "gelu_pytorch_tanh", true, "rms_norm_eps", true, true, false,
-        HFX_SCALE_HEAD_DIM, false, false, 0)
-DECODER(Gemma2ForCausalLM, HFX_BIAS_FROM_CONFIG, false, HFX_QK_NORM_NONE, HFX_SLIDING_PATTERN, 2, HFX_NORM_RMS_OFFSET,
-        HFX_LAYOUT_SANDWICH, true, "hidden_activation", "gelu_pytorch_tanh", false, "rms_norm_eps", true, true, false,
-        HFX_SCALE_QUERY_PRE_ATTN, true, false, 0)
-DECODER(Gemma3ForCausalLM, HFX_BIAS_FROM_CONFIG, false, HFX_QK_NORM_PER_HEAD, HFX_SLIDING_PATTERN, 6,
-        HFX_NORM_RMS_OFFSET, HFX_LAYOUT_SANDWICH, true, "hidden_activation", "gelu_pytorch_tanh", false,
-        "rms_norm_eps", true, true, false, HFX_SCALE_QUERY_PRE_ATTN, true, true, 1000000.0)
+static const hfx_decoder_desc LlamaForCausalLM_desc = {"LlamaForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true};
+static const hfx_decoder_desc MistralForCausalLM_desc = {"MistralForCausalLM", LLAMA_LIKE,
+                                                         .attn_bias = HFX_BIAS_NONE, .sliding = HFX_SLIDING_ALL};
+static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV,
+                                                       .sliding = HFX_SLIDING_MAX_WINDOW};
+static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
+                                                       .sliding = HFX_SLIDING_MAX_WINDOW};
+static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true,
+                                                         .granite_multipliers = true,
+                                                         .scale = HFX_SCALE_ATTN_MULTIPLIER};
+static const hfx_decoder_desc Olmo2ForCausalLM_desc = {"Olmo2ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
+                                                       .layout = HFX_LAYOUT_POST};
+static const hfx_decoder_desc Starcoder2ForCausalLM_desc = {
+    "Starcoder2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .sliding = HFX_SLIDING_ALL,
+    .norm = HFX_NORM_LAYER, .gated_mlp = false, .default_act = "gelu_pytorch_tanh", .eps_key = "norm_epsilon",
+    .default_tied = true};
+static const hfx_decoder_desc Phi3ForCausalLM_desc = {"Phi3ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE,
+                                                      .sliding = HFX_SLIDING_ALL, .partial_rotary = true,
+                                                      .phi3_rope_names = true, .fused_qkv = true,
+                                                      .fused_gate_up = true};
+#define GEMMA_LIKE                                                                                         \
+    LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .default_act = "gelu_pytorch_tanh", .default_tied = true,     \
+    .embed_sqrt_hidden = true
+static const hfx_decoder_desc GemmaForCausalLM_desc = {"GemmaForCausalLM", GEMMA_LIKE, .gelu_means_tanh = true};
+static const hfx_decoder_desc Gemma2ForCausalLM_desc = {
+    "Gemma2ForCausalLM", GEMMA_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 2,
+    .layout = HFX_LAYOUT_SANDWICH, .act_key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .softcaps = true};
+static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
+    "Gemma3ForCausalLM", GEMMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .sliding = HFX_SLIDING_PATTERN,
+    .sliding_pattern = 6, .layout = HFX_LAYOUT_SANDWICH, .act_key = "hidden_activation",
+    .scale = HFX_SCALE_QUERY_PRE_ATTN, .softcaps = true, .local_rope = true, .default_theta = 1000000.0};
 
 static const struct entry {
     const char *name;
@@ -59,6 +62,7 @@ static const struct entry {
     {"GraniteForCausalLM", &hfx_decoder_family, &GraniteForCausalLM_desc},
     {"Olmo2ForCausalLM", &hfx_decoder_family, &Olmo2ForCausalLM_desc},
     {"Starcoder2ForCausalLM", &hfx_decoder_family, &Starcoder2ForCausalLM_desc},
+    {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},
@@ -71,7 +75,7 @@ struct hfx_arch_model {
 
 const char *hfx_arch_supported(void) {
     return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-           "GraniteForCausalLM, Olmo2ForCausalLM, Starcoder2ForCausalLM, GemmaForCausalLM, "
+           "GraniteForCausalLM, Olmo2ForCausalLM, Starcoder2ForCausalLM, Phi3ForCausalLM, GemmaForCausalLM, "
            "Gemma2ForCausalLM, Gemma3ForCausalLM";
 }
 

@@ -9,7 +9,7 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-static const char *const supported = "default, linear, dynamic, llama3, yarn";
+static const char *const supported = "default, linear, dynamic, llama3, yarn, longrope (Phi-3)";
 
 /* 1 / theta^(2i/dim) as transformers computes it in float32. */
 static void default_inv_freq(double theta, int64_t dim, float *inv) {
@@ -30,7 +30,7 @@ static double yarn_mscale(double scale, double mscale) {
 
 hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
                           int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err) {
-    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true};
+    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, false};
     if (!src) src = &flat;
     hfx_status st;
     memset(out, 0, sizeof *out);
@@ -74,18 +74,31 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
     }
     out->theta = theta;
     double partial = 1.0;
-    if ((st = hfx_cfg_num_or(p, "partial_rotary_factor", 1.0, &partial, err))) goto done;
-    if (partial != 1.0) {
+    if ((st = hfx_cfg_num_or(c, "partial_rotary_factor", 1.0, &partial, err))) goto done;
+    if ((st = hfx_cfg_num_or(p, "partial_rotary_factor", partial, &partial, err))) goto done;
+    if (partial != 1.0 && !src->partial) {
         st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for this architecture",
                       where, partial);
         goto done;
     }
+    if (!(partial > 0 && partial <= 1)) {
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: partial_rotary_factor %g must be in (0, 1]", where, partial);
+        goto done;
+    }
+    dim = (int64_t)((double)dim * partial); /* int(head_dim * partial_rotary_factor), as transformers */
+    out->dim = dim;
+    if (dim < 2 || dim % 2) {
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: rotary dimension %lld must be even and ≥ 2", where, (long long)dim);
+        goto done;
+    }
+    if (src->phi3_names && (strcmp(type, "su") == 0 || strcmp(type, "yarn") == 0)) type = "longrope";
 
     if (strcmp(type, "default") == 0) out->type = HFX_ROPE_DEFAULT;
     else if (strcmp(type, "linear") == 0) out->type = HFX_ROPE_LINEAR;
     else if (strcmp(type, "dynamic") == 0) out->type = HFX_ROPE_DYNAMIC;
     else if (strcmp(type, "llama3") == 0) out->type = HFX_ROPE_LLAMA3;
     else if (strcmp(type, "yarn") == 0) out->type = HFX_ROPE_YARN;
+    else if (strcmp(type, "longrope") == 0 && src->phi3_names) out->type = HFX_ROPE_LONGROPE;
     else {
         st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: rope type '%s' is not supported (supported: %s)",
                       where, type, supported);
@@ -93,14 +106,15 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
     }
 
     out->inv_freq = hfx_arena_alloc(arena, (size_t)(dim / 2) * sizeof(float));
-    if (!out->inv_freq) {
+    out->inv_freq_long = hfx_arena_alloc(arena, (size_t)(dim / 2) * sizeof(float));
+    if (!out->inv_freq || !out->inv_freq_long) {
         st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         goto done;
     }
     float *inv = out->inv_freq;
     int64_t half = dim / 2;
     double factor = 1.0;
-    if (out->type != HFX_ROPE_DEFAULT && out->type != HFX_ROPE_YARN) {
+    if (out->type != HFX_ROPE_DEFAULT && out->type != HFX_ROPE_YARN && out->type != HFX_ROPE_LONGROPE) {
         if ((st = hfx_cfg_num(p, "factor", &factor, err))) goto done;
         if (!(factor > 0)) {
             st = hfx_fail(err, HFX_ERR_INVALID, "%s: factor %g must be > 0", where, factor);
@@ -114,6 +128,36 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
 
     default_inv_freq(theta, dim, inv);
     switch (out->type) {
+    case HFX_ROPE_LONGROPE: {
+        /* inv = 1 / (ext · θ^(2i/dim)), ext the short or the long factors; cos and sin scaled by
+         * √(1 + ln(factor)/ln(original max)) with factor = max_position / original max */
+        const json_t *lists[2] = {json_object_get(p.obj, "short_factor"), json_object_get(p.obj, "long_factor")};
+        float *dst[2] = {inv, out->inv_freq_long};
+        for (int l = 0; l < 2; l++) {
+            if (!json_is_array(lists[l]) || (int64_t)json_array_size(lists[l]) != half) {
+                st = hfx_fail(err, HFX_ERR_INVALID, "%s: '%s' must list rotary_dim/2 = %lld numbers", where,
+                              l ? "long_factor" : "short_factor", (long long)half);
+                goto done;
+            }
+            for (int64_t i = 0; i < half; i++) {
+                const json_t *f = json_array_get(lists[l], (size_t)i);
+                if (!json_is_number(f)) {
+                    st = hfx_fail(err, HFX_ERR_INVALID, "%s: '%s'[%lld] is not a number", where,
+                                  l ? "long_factor" : "short_factor", (long long)i);
+                    goto done;
+                }
+                float ext = (float)json_number_value(f);
+                dst[l][i] = 1.0f / (ext * powf((float)theta, (float)(2 * i) / (float)dim));
+            }
+        }
+        double factor_given, attn;
+        if ((st = hfx_cfg_num_or(p, "factor", (double)max_position / (double)orig_max, &factor_given, err))) goto done;
+        double dflt = factor_given <= 1.0 ? 1.0 : sqrt(1 + log(factor_given) / log((double)orig_max));
+        if ((st = hfx_cfg_num_or(p, "attention_factor", dflt, &attn, err))) goto done;
+        out->attention_scaling = (float)attn;
+        out->switch_len = orig_max;
+        break;
+    }
     case HFX_ROPE_DEFAULT:
     case HFX_ROPE_DYNAMIC: /* the graph rescales past max_position */
         break;
@@ -223,12 +267,23 @@ static hfx_value *dynamic_inv_freq(hfx_graph *g, const hfx_rope *r, hfx_value *p
     return hfx_where(g, grown, scaled, orig); /* [dim/2] */
 }
 
+/* Longrope: the long factors once max(position_ids) + 1 passes the original length. */
+static hfx_value *longrope_inv_freq(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids) {
+    int64_t half = r->dim / 2, axes[2] = {0, 1};
+    hfx_value *len = hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_MAX, position_ids, 2, axes),
+                             hfx_const_i64(g, 1));
+    hfx_value *long_seq = hfx_op2(g, HFX_OP_GREATER, hfx_reshape(g, len, 1, (hfx_dim[]){hfx_dim_const(1)}),
+                                  hfx_const_i64(g, r->switch_len));
+    return hfx_where(g, long_seq, hfx_const_bytes(g, HFX_DTYPE_F32, 1, &half, r->inv_freq_long),
+                     hfx_const_bytes(g, HFX_DTYPE_F32, 1, &half, r->inv_freq));
+}
+
 void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, hfx_dtype dt,
                       hfx_value **cos, hfx_value **sin) {
     int64_t half = r->dim / 2;
-    hfx_value *inv = r->type == HFX_ROPE_DYNAMIC
-                         ? dynamic_inv_freq(g, r, position_ids)
-                         : hfx_const_bytes(g, HFX_DTYPE_F32, 1, &half, r->inv_freq);
+    hfx_value *inv = r->type == HFX_ROPE_DYNAMIC    ? dynamic_inv_freq(g, r, position_ids)
+                     : r->type == HFX_ROPE_LONGROPE ? longrope_inv_freq(g, r, position_ids)
+                                                    : hfx_const_bytes(g, HFX_DTYPE_F32, 1, &half, r->inv_freq);
     /* freqs [B,S,dim/2] = position · inv_freq; emb = [freqs, freqs] */
     hfx_value *pos = hfx_unsqueeze(g, hfx_cast(g, position_ids, HFX_DTYPE_F32), -1);
     hfx_value *freqs = hfx_op2(g, HFX_OP_MUL, pos, inv);
@@ -245,7 +300,11 @@ void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, 
 }
 
 hfx_value *hfx_rope_apply(hfx_graph *g, hfx_value *x, hfx_value *cos, hfx_value *sin) {
-    int64_t d = x->dims[x->rank - 1].c;
+    int64_t d = x->dims[x->rank - 1].c, rd = cos->dims[cos->rank - 1].c;
+    if (rd < d) { /* partial rotary: rotate the first rd dims, pass the rest */
+        hfx_value *parts[2] = {hfx_rope_apply(g, hfx_slice(g, x, -1, 0, rd), cos, sin), hfx_slice(g, x, -1, rd, d)};
+        return hfx_concat(g, 2, parts, -1);
+    }
     hfx_value *x1 = hfx_slice(g, x, -1, 0, d / 2), *x2 = hfx_slice(g, x, -1, d / 2, d);
     hfx_value *parts[2] = {hfx_op1(g, HFX_OP_NEG, x2), x1};
     hfx_value *rot = hfx_concat(g, 2, parts, -1);

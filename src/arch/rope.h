@@ -13,7 +13,10 @@
 #include "hf/config.h"
 #include "ir/graph.h"
 
-typedef enum { HFX_ROPE_DEFAULT, HFX_ROPE_LINEAR, HFX_ROPE_DYNAMIC, HFX_ROPE_LLAMA3, HFX_ROPE_YARN } hfx_rope_type;
+typedef enum {
+    HFX_ROPE_DEFAULT, HFX_ROPE_LINEAR, HFX_ROPE_DYNAMIC, HFX_ROPE_LLAMA3, HFX_ROPE_YARN,
+    HFX_ROPE_LONGROPE /* short factors up to original_max_position_embeddings, long beyond */
+} hfx_rope_type;
 
 typedef struct hfx_rope {
     hfx_rope_type type;
@@ -22,7 +25,9 @@ typedef struct hfx_rope {
     int64_t dim;                  /* rotated dims per head (head_dim here) */
     int64_t max_position;         /* config.max_position_embeddings (dynamic's threshold) */
     float attention_scaling;      /* multiplies cos and sin (yarn) */
-    float *inv_freq;              /* (dim / 2), arena-owned */
+    float *inv_freq;              /* (dim / 2), arena-owned; longrope: the short factors' */
+    float *inv_freq_long;         /* (dim / 2), longrope only */
+    int64_t switch_len;           /* longrope: past this many positions the long factors apply */
 } hfx_rope;
 
 /* Where one set of layers finds its rope settings. */
@@ -31,10 +36,13 @@ typedef struct hfx_rope_source {
     double default_theta;   /* when the config names none */
     const char *theta_key;  /* the transformers 4 top-level key: "rope_theta", "rope_local_base_freq" */
     bool scaling;           /* the transformers 4 `rope_scaling` applies to these layers */
+    bool partial;           /* `partial_rotary_factor` rotates only the first dims of each head */
+    bool phi3_names;        /* Phi-3 configs call longrope "su" or "yarn" */
 } hfx_rope_source;
 
-/* Read the rope settings of `c` (config.json) for rotary dimension `dim`; `src` NULL means the
- * usual flat settings (theta 10000 by default). Unknown or unsupported types are
+/* Read the rope settings of `c` (config.json) for heads of `dim` dims (the rotated dims are
+ * fewer with a partial rotary factor); `src` NULL means the usual flat settings (theta 10000 by
+ * default). Unknown or unsupported types are
  * HFX_ERR_UNSUPPORTED with the list of supported ones. */
 hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
                           int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err);
@@ -43,7 +51,8 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
 void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, hfx_dtype dt,
                       hfx_value **cos, hfx_value **sin);
 
-/* x·cos + rotate_half(x)·sin for x [B,H,S,dim]. */
+/* x·cos + rotate_half(x)·sin for x [B,H,S,head_dim]; with fewer rotated dims than head_dim,
+ * only the first ones rotate and the rest pass through. */
 hfx_value *hfx_rope_apply(hfx_graph *g, hfx_value *x, hfx_value *cos, hfx_value *sin);
 
 #endif
