@@ -33,23 +33,30 @@ The models are compiled for the CPU with f32 inference precision and an f32 KV c
 plugin's defaults are bf16 compute on CPUs that have it, and a u8-quantised KV cache wherever it
 fuses the stateful cache into its own attention node (4-D attention: MHA), each moving the logits
 by ~1e-2.
+
+The loop itself, the command line and the cache bookkeeping are examples/decode_loop.py's (shared
+with examples/generate_onnx.py); this file has what runs the models: compiled OpenVINO models and
+their infer requests, the three caches' feeds, the vocabulary check of the prompt's ids.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
+import functools
 import sys
 from pathlib import Path
 
 import numpy as np
 import openvino as ov
 
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:  # decode_loop, also when this file is loaded by path (the tests)
+    sys.path.insert(0, HERE)
+import decode_loop  # noqa: E402
+# the loop's names, the tests' too: left_pad, parse_prompts, UsageError (and Export, generate below)
+from decode_loop import UsageError, left_pad, parse_prompts, read_generation_config  # noqa: E402,F401
+
 CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}
-
-
-class UsageError(Exception):
-    """A request this export cannot serve: exit 2 with the message."""
+PROG = "generate_openvino"  # the messages on stderr start with it
 
 
 def fixed(dim):
@@ -57,11 +64,11 @@ def fixed(dim):
     return dim.get_length() if dim.is_static else None
 
 
-class Component:
+class Component(decode_loop.Component):
     """One OpenVINO model of the export, compiled, with its metadata (export.json)."""
 
     def __init__(self, core: ov.Core, out_dir: Path, name: str, entry: dict):
-        self.name, self.role, self.meta = name, entry.get("role", name), entry.get("metadata", {})
+        super().__init__(name, entry)
         path = out_dir / entry["file"]
         if not path.is_file():
             raise UsageError(f"{out_dir}/export.json names {entry['file']} for {name}, which is not there")
@@ -71,31 +78,14 @@ class Component:
         self.outputs = {o.get_any_name(): o for o in self.compiled.outputs}
         if "input_ids" not in self.inputs or "logits" not in self.outputs:
             raise UsageError(f"{path}: not a causal LM (inputs {list(self.inputs)}, outputs {list(self.outputs)})")
-        # batch_size / sequence_length: an int when the export fixed it, null when dynamic
-        graph_batch, graph_seq = (fixed(d) for d in self.inputs["input_ids"].get_partial_shape())
-        self.batch = self.meta.get("batch_size", graph_batch)
-        self.seq = self.meta.get("sequence_length", graph_seq)
+        self.read_graph()
         # "stateful": true for the KV cache in ReadValue/Assign variables (an old export without
         # the key: stateful when the model has a beam_idx input and no cache inputs)
-        self.cache_inputs = [n for n in self.inputs if "past_key_values." in n]
         self.stateful = bool(self.meta.get("stateful", "beam_idx" in self.inputs and not self.cache_inputs))
-        # "cache": {"implementation": "dynamic"|"static", "max_cache_len": M|null,
-        #           "layers": [{"heads", "key_dim", "value_dim", "length", "sliding_window"}, ...]}
-        self.cache = self.meta.get("cache") or {}
-        self.static = self.cache.get("implementation", "static" if "cache_position" in self.inputs
-                                     else "dynamic") == "static"
         self.request = self.compiled.create_infer_request()
 
-    def cache_shape(self, name: str, batch: int, length: int):
-        """[batch, kv_heads, length, head_dim] of cache input `name`, from the per-layer geometry
-        (the model's own input shape where the metadata has none)."""
-        layer, kind = name.split("past_key_values.")[1].split(".")
-        layers = self.cache.get("layers")
-        if layers:
-            geo = layers[int(layer)]
-            return (batch, geo["heads"], length, geo["key_dim" if kind == "key" else "value_dim"])
-        shape = self.inputs[name].get_partial_shape()
-        return (batch, fixed(shape[1]), length, fixed(shape[3]))
+    def graph_dim(self, name: str, axis: int):
+        return fixed(self.inputs[name].get_partial_shape()[axis])
 
     def cache_dtype(self, name: str):
         return self.inputs[name].get_element_type().to_dtype()
@@ -113,9 +103,7 @@ class Component:
 
 class Export:
     def __init__(self, out_dir: Path, core: ov.Core | None = None):
-        if not (out_dir / "export.json").is_file():
-            raise UsageError(f"{out_dir} has no export.json: not an hfx export directory")
-        manifest = json.loads((out_dir / "export.json").read_text())
+        manifest = decode_loop.read_manifest(out_dir)
         if manifest.get("export_format", "openvino") != "openvino":
             raise UsageError(f"{out_dir} is an {manifest['export_format']} export, not openvino "
                              "(examples/generate_onnx.py runs ONNX exports)")
@@ -124,21 +112,13 @@ class Export:
         core = core or ov.Core()
         roles = {entry.get("role", name): (name, entry) for name, entry in manifest["components"].items()}
         if "decode" not in roles:
-            raise UsageError(f"{out_dir}/export.json has no decode component: export with --for-generation")
+            raise decode_loop.no_decode(out_dir)
         self.decode = Component(core, out_dir, *roles["decode"])
         # None for a stateful or --multi-token-decode export: decode takes the prompt
         self.prefill = Component(core, out_dir, *roles["prefill"]) if "prefill" in roles else None
         self.stateful = self.decode.stateful
         self.static = self.decode.static and not self.stateful
-        self.max_cache_len = None
-        if self.static:
-            # a --dynamic export accepts any M (the buffers are sized here, at load time); a
-            # fixed-shape one has it in the model too
-            m = (self.decode.cache.get("max_cache_len") or self.generation.get("max_cache_len")
-                 or fixed(self.decode.inputs["attention_mask"].get_partial_shape()[1]))
-            if not m:
-                raise UsageError(f"static cache export in {out_dir} without a max_cache_len in export.json")
-            self.max_cache_len = int(m)
+        self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None
 
 
 # ---- the three kinds of KV cache ---------------------------------------------------------------
@@ -149,71 +129,51 @@ def last_logits(logits: np.ndarray) -> np.ndarray:
     return np.array(logits[:, -1, :], dtype=np.float32)  # a copy: the request reuses its buffer
 
 
-class StatefulCache:
+class StatefulCache(decode_loop.GrowingMask):
     """The KV cache lives in the request's variables: reset before the sequence, then each step
     appends to it. attention_mask covers everything seen so far (like the dynamic cache's); beam_idx
     reorders the cache rows before each step (arange(batch): greedy search keeps every row)."""
 
     def __init__(self, decode: Component, batch: int):
+        super().__init__(batch)
         self.request = decode.request
         self.request.reset_state()  # a new sequence: the variables start empty
-        self.mask = np.zeros((batch, 0), np.int64)
         self.beam_idx = np.arange(batch, dtype=np.int32)
 
     def run(self, comp: Component, ids, new_mask, positions):
-        self.mask = np.concatenate([self.mask, new_mask], axis=1)
-        feed = comp.feed({"input_ids": ids, "attention_mask": self.mask, "position_ids": positions,
+        feed = comp.feed({"input_ids": ids, "attention_mask": self.extend(new_mask), "position_ids": positions,
                           "beam_idx": self.beam_idx})
         self.request.infer(feed)
         return last_logits(self.request.get_tensor("logits").data)
 
 
-class DynamicCache:
-    """past_key_values.{i}.* grow by concatenation: each step feeds back the previous present.{i}.*.
-    attention_mask covers the cache and the new tokens, so it grows by the new tokens' flags."""
-
-    def __init__(self, decode: Component, batch: int):
-        # an empty past [B, kv_heads, 0, head_dim] is how a multi-token decode takes the prompt
-        self.past = {n: np.zeros(decode.cache_shape(n, batch, 0), decode.cache_dtype(n))
-                     for n in decode.cache_inputs}
-        self.mask = np.zeros((batch, 0), np.int64)
+class DynamicCache(decode_loop.PastCache):
+    """Each step infers on the past and keeps its present.{i}.* as the next past."""
 
     def run(self, comp: Component, ids, new_mask, positions):
-        self.mask = np.concatenate([self.mask, new_mask], axis=1)
-        feed = comp.feed({"input_ids": ids, "attention_mask": self.mask, "position_ids": positions})
-        feed.update({n: self.past[n] for n in comp.cache_inputs})  # none for prefill
-        out = comp.request.infer(feed)  # share_outputs=False: numpy copies, safe to keep
-        for name in self.past:  # past_key_values.{i}.key -> present.{i}.key
-            self.past[name] = out[comp.outputs["present." + name[len("past_key_values."):]]]
+        out = comp.request.infer(comp.feed(self.step_feed(comp, ids, new_mask, positions)))
+        # share_outputs=False: numpy copies, safe to keep
+        self.take_present(lambda name: out[comp.outputs[name]])
         # logits_to_keep 1: [B, 1, vocab]; 0 (--logits all): [B, seq, vocab]. Either way, the last.
         return last_logits(out[comp.outputs["logits"]])
 
 
-class StaticCache:
+class StaticCache(decode_loop.StaticSlots):
     """Two zero-initialised sets of [B, kv_heads, M, head_dim] buffers per cache tensor: each step
     reads input.past_key_values.X from one set and writes output.past_key_values.X into the other
     (set as the request's own output tensors), then they swap. The model copies the cache once per
-    step, as it writes its new slots (OpenVINO has no in-place binding); the loop copies nothing.
-
-    attention_mask is one [B, M] row of slot flags (1 = the slot holds a real token, including the
-    slots written in this step); the model derives causality and sliding windows from
-    cache_position, so no [query, M] mask is ever built here."""
+    step, as it writes its new slots (ScatterUpdate; OpenVINO has no in-place binding); the loop
+    copies nothing."""
 
     def __init__(self, decode: Component, batch: int, max_cache_len: int):
-        self.M, self.used = max_cache_len, 0
-        self.mask = np.zeros((batch, max_cache_len), np.int64)
+        super().__init__(batch, max_cache_len)
         names = [n[len("input."):] for n in decode.cache_inputs]  # past_key_values.{i}.key
         self.current = {n: np.zeros(decode.cache_shape("input." + n, batch, max_cache_len),
                                     decode.cache_dtype("input." + n)) for n in names}
         self.other = {n: np.zeros_like(a) for n, a in self.current.items()}
 
     def run(self, comp: Component, ids, new_mask, positions):
-        seq = ids.shape[1]
-        if self.used + seq > self.M:  # the model would refuse it too (ScatterUpdate bounds)
-            raise UsageError(f"static cache full: {self.used} + {seq} tokens > max_cache_len {self.M}")
-        slots = np.arange(self.used, self.used + seq, dtype=np.int64)
-        self.mask[:, slots] = new_mask
-        self.used += seq
+        slots = self.take(new_mask)
         request = comp.request
         for name, value in comp.feed({"input_ids": ids, "position_ids": positions, "cache_position": slots,
                                       "attention_mask": self.mask}).items():
@@ -232,114 +192,28 @@ class StaticCache:
         return last_logits(request.get_tensor("logits").data)
 
 
-# ---- the loop --------------------------------------------------------------------------------
-
-
-def left_pad(prompts, pad_id, length):
-    """[B, length] ids and mask, real tokens at the right: each row's next token comes right after
-    the last column, so one decode step serves every row."""
-    ids = np.full((len(prompts), length), pad_id, np.int64)
-    mask = np.zeros((len(prompts), length), np.int64)
-    for row, prompt in enumerate(prompts):
-        ids[row, length - len(prompt):] = prompt
-        mask[row, length - len(prompt):] = 1
-    return ids, mask
-
-
-def generate(export: Export, prompts, max_new_tokens: int, eos_ids, pad_id, log=sys.stderr):
-    """Greedy search. Returns (tokens [B, n], logits [n, B, vocab]); n < max_new_tokens when every
-    row has finished or the static cache is full."""
-    batch = len(prompts)
-    first = export.prefill or export.decode  # stateful / multi-token decode: the prompt runs through decode
-    for comp in (first, export.decode):
-        if comp.batch is not None and comp.batch != batch:
-            raise UsageError(f"{comp.name} was exported for batch {comp.batch}, got {batch} prompts")
-    vocab = fixed(export.decode.outputs["logits"].get_partial_shape()[-1])
-    bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
-    if bad:
-        raise UsageError(f"token id {bad[0]} outside the vocabulary [0, {vocab})")
-    length = max(map(len, prompts))
-    if first.seq is not None and first.seq != length:  # a fixed prompt length: pad up to it
-        if length > first.seq:
-            raise UsageError(f"prompt of {length} tokens > the exported sequence length {first.seq}")
-        length = first.seq
-    if export.static and length > export.max_cache_len:
-        raise UsageError(f"prompt of {length} tokens > max_cache_len {export.max_cache_len}")
-
+def new_cache(export: Export, batch: int):
     if export.stateful:
-        cache = StatefulCache(export.decode, batch)
-    elif export.static:
-        cache = StaticCache(export.decode, batch, export.max_cache_len)
-    else:
-        cache = DynamicCache(export.decode, batch)
-    ids, mask = left_pad(prompts, pad_id, length)
-    # generate()'s position ids: cumsum(mask) - 1, 0 on padding; then +1 per step for every row
-    positions = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
-    logits = cache.run(first, ids, mask, positions)
-
-    tokens, all_logits = [], []
-    done = np.zeros(batch, bool)
-    for step in range(max_new_tokens):
-        next_ids = logits.argmax(axis=-1)
-        if eos_ids:
-            next_ids = np.where(done, pad_id, next_ids)  # finished rows only get padding
-            done |= np.isin(next_ids, eos_ids)
-        tokens.append(next_ids)
-        all_logits.append(logits)
-        if done.all() or step == max_new_tokens - 1:
-            break
-        if export.static and cache.used >= cache.M:
-            # the last token needs no slot (transformers sizes its static cache max_length - 1 too)
-            print(f"generate_openvino: static cache full (max_cache_len {cache.M}): stopped after "
-                  f"{len(tokens)} new tokens", file=log)
-            break
-        positions = positions[:, -1:] + 1
-        logits = cache.run(export.decode, next_ids[:, None].astype(np.int64), np.ones((batch, 1), np.int64), positions)
-    return np.stack(tokens, axis=1), np.stack(all_logits)
+        return StatefulCache(export.decode, batch)
+    if export.static:
+        return StaticCache(export.decode, batch, export.max_cache_len)
+    return DynamicCache(export.decode, batch)
 
 
-def read_generation_config(out_dir: Path):
-    """(eos ids list, pad id): like generate(), pad defaults to the first EOS id."""
-    path = out_dir / "generation_config.json"
-    cfg = json.loads(path.read_text()) if path.is_file() else {}
-    eos = cfg.get("eos_token_id")
-    eos_ids = [] if eos is None else [int(e) for e in (eos if isinstance(eos, list) else [eos])]
-    pad = cfg.get("pad_token_id")
-    pad_id = int(pad) if pad is not None else (eos_ids[0] if eos_ids else 0)
-    return eos_ids, pad_id
+def vocab_size(export: Export):
+    """The vocabulary the prompt's ids are checked against (None when the model leaves it dynamic:
+    then only negative ids are refused)."""
+    return fixed(export.decode.outputs["logits"].get_partial_shape()[-1])
 
 
-def parse_prompts(text: str):
-    try:
-        prompts = [[int(t) for t in p.split(",")] for p in text.split(";")]
-    except ValueError:
-        raise UsageError(f"--input-ids must be comma-separated integers, prompts separated by ';': {text!r}")
-    return prompts
+# generate(export, prompts, max_new_tokens, eos_ids, pad_id) -> (tokens [B, n], logits [n, B, vocab])
+generate = functools.partial(decode_loop.generate, new_cache=new_cache, prog=PROG, vocab_size=vocab_size)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out_dir", type=Path, help="a directory written by `hfx export --format openvino --for-generation`")
-    ap.add_argument("--input-ids", required=True, help='prompts: "1,2,3;4,5" (one batch, left-padded)')
-    ap.add_argument("--max-new-tokens", type=int, default=16)
-    ap.add_argument("--print-logits", type=Path, metavar="FILE.npz",
-                    help="save each step's last-position logits [steps, batch, vocab] and the tokens")
-    args = ap.parse_args(argv)
-    try:
-        if args.max_new_tokens < 1:
-            raise UsageError("--max-new-tokens must be at least 1")
-        prompts = parse_prompts(args.input_ids)
-        export = Export(args.out_dir)
-        eos_ids, pad_id = read_generation_config(args.out_dir)
-        tokens, logits = generate(export, prompts, args.max_new_tokens, eos_ids, pad_id)
-    except UsageError as e:
-        print(f"generate_openvino: {e}", file=sys.stderr)
-        return 2
-    if args.print_logits:
-        np.savez(args.print_logits, logits=logits, tokens=tokens)
-    for row in tokens:
-        print(json.dumps([int(t) for t in row]))
-    return 0
+    return decode_loop.main(argv, prog=PROG, doc=__doc__,
+                            export_command="hfx export --format openvino --for-generation",
+                            load_export=Export, generate=generate, prompts_first=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,263 @@
+"""The runtime-independent half of examples/generate_onnx.py and examples/generate_openvino.py
+(numpy only): the command line, generation_config.json, left padding, the greedy loop, and the
+bookkeeping of the KV cache kinds that is the same whatever runs the graphs.
+
+A script brings its runtime: an Export with `prefill` (or None: the prompt runs through decode),
+`decode`, `static` and `max_cache_len`; components derived from Component (name, role, metadata,
+fixed batch / prompt length, cache geometry), which supply `graph_dim` and `cache_dtype`; and a
+cache object per sequence whose `run(comp, ids, new_mask, positions)` returns the last position's
+logits [B, vocab] (a static one also has `used` and `M`). docs/GENERATION.md is the I/O contract.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+class UsageError(Exception):
+    """A request this export cannot serve: exit 2 with the message."""
+
+
+# ---- export.json -----------------------------------------------------------------------------
+
+
+def read_manifest(out_dir: Path) -> dict:
+    """export.json of an export directory."""
+    if not (out_dir / "export.json").is_file():
+        raise UsageError(f"{out_dir} has no export.json: not an hfx export directory")
+    return json.loads((out_dir / "export.json").read_text())
+
+
+def no_decode(out_dir: Path) -> UsageError:
+    return UsageError(f"{out_dir}/export.json has no decode component: export with --for-generation")
+
+
+class Component:
+    """What the loop reads of one component: its export.json entry, the runtime's graph where the
+    metadata is silent. A subclass loads the graph, sets `inputs` (name -> the runtime's input),
+    calls read_graph() and implements graph_dim() and cache_dtype()."""
+
+    def __init__(self, name: str, entry: dict):
+        self.name, self.role, self.meta = name, entry.get("role", name), entry.get("metadata", {})
+        # "cache": {"implementation": "dynamic"|"static", "max_cache_len": M|null,
+        #           "layers": [{"heads", "key_dim", "value_dim", "length", "sliding_window"}, ...]}
+        self.cache = self.meta.get("cache") or {}
+
+    def graph_dim(self, name: str, axis: int):
+        """Dimension `axis` of input `name` as an int, or None when it is symbolic (`--dynamic`)."""
+        raise NotImplementedError
+
+    def cache_dtype(self, name: str):
+        raise NotImplementedError
+
+    def read_graph(self):
+        # batch_size / sequence_length: an int when the export fixed it, null when symbolic
+        self.batch = self.meta.get("batch_size", self.graph_dim("input_ids", 0))
+        self.seq = self.meta.get("sequence_length", self.graph_dim("input_ids", 1))
+        self.static = self.cache.get("implementation", "static" if "cache_position" in self.inputs
+                                     else "dynamic") == "static"
+        # past_key_values.{i}.key/value (dynamic) or input.past_key_values.{i}.key/value (static)
+        self.cache_inputs = [n for n in self.inputs if "past_key_values." in n]
+
+    def cache_shape(self, name: str, batch: int, length: int):
+        """[batch, kv_heads, length, head_dim] of cache input `name`, from the per-layer geometry
+        (the graph's own input shape where the metadata has none)."""
+        layer, kind = name.split("past_key_values.")[1].split(".")
+        layers = self.cache.get("layers")
+        if layers:
+            geo = layers[int(layer)]
+            return (batch, geo["heads"], length, geo["key_dim" if kind == "key" else "value_dim"])
+        return (batch, self.graph_dim(name, 1), length, self.graph_dim(name, 3))
+
+    def max_cache_len(self, out_dir: Path, generation: dict) -> int:
+        """M of a static cache: an --dynamic export accepts any M (the buffers are sized at load
+        time); a fixed-shape one has it in the graph too."""
+        m = (self.cache.get("max_cache_len") or generation.get("max_cache_len")
+             or self.graph_dim("attention_mask", 1))
+        if not m:
+            raise UsageError(f"static cache export in {out_dir} without a max_cache_len in export.json")
+        return int(m)
+
+
+# ---- the bookkeeping of the KV cache kinds ---------------------------------------------------
+
+
+class GrowingMask:
+    """attention_mask covers everything seen so far in this sequence: each step's new tokens' flags
+    are appended to it (the dynamic and the stateful cache)."""
+
+    def __init__(self, batch: int):
+        self.mask = np.zeros((batch, 0), np.int64)
+
+    def extend(self, new_mask):
+        self.mask = np.concatenate([self.mask, new_mask], axis=1)
+        return self.mask
+
+
+class PastCache(GrowingMask):
+    """past_key_values.{i}.* grow by concatenation: each step feeds back the previous present.{i}.*.
+    attention_mask covers the cache and the new tokens, so it grows by the new tokens' flags."""
+
+    def __init__(self, decode: Component, batch: int):
+        super().__init__(batch)
+        # an empty past [B, kv_heads, 0, head_dim] is how a multi-token decode takes the prompt
+        self.past = {n: np.zeros(decode.cache_shape(n, batch, 0), decode.cache_dtype(n))
+                     for n in decode.cache_inputs}
+
+    def step_feed(self, comp: Component, ids, new_mask, positions) -> dict:
+        feed = {"input_ids": ids, "attention_mask": self.extend(new_mask), "position_ids": positions}
+        feed.update({n: self.past[n] for n in comp.cache_inputs})  # none for prefill
+        return feed
+
+    def take_present(self, present):
+        """present(name): the step's output `name`."""
+        for name in self.past:  # past_key_values.{i}.key -> present.{i}.key
+            self.past[name] = present("present." + name[len("past_key_values."):])
+
+
+class StaticSlots:
+    """A static cache's slots: M of them per row, `used` filled. attention_mask is one [B, M] row of
+    slot flags (1 = the slot holds a real token, including the slots written in this step); the
+    graph derives causality and sliding windows from cache_position, so no [query, M] mask is ever
+    built here."""
+
+    def __init__(self, batch: int, max_cache_len: int):
+        self.M, self.used = max_cache_len, 0
+        self.mask = np.zeros((batch, max_cache_len), np.int64)
+
+    def take(self, new_mask):
+        """cache_position of a step's new tokens, their flags marked in the mask."""
+        seq = new_mask.shape[1]
+        if self.used + seq > self.M:  # the graph would refuse it too (its scatter's bounds check)
+            raise UsageError(f"static cache full: {self.used} + {seq} tokens > max_cache_len {self.M}")
+        slots = np.arange(self.used, self.used + seq, dtype=np.int64)
+        self.mask[:, slots] = new_mask
+        self.used += seq
+        return slots
+
+
+# ---- the loop --------------------------------------------------------------------------------
+
+
+def left_pad(prompts, pad_id, length):
+    """[B, length] ids and mask, real tokens at the right: each row's next token comes right after
+    the last column, so one decode step serves every row."""
+    ids = np.full((len(prompts), length), pad_id, np.int64)
+    mask = np.zeros((len(prompts), length), np.int64)
+    for row, prompt in enumerate(prompts):
+        ids[row, length - len(prompt):] = prompt
+        mask[row, length - len(prompt):] = 1
+    return ids, mask
+
+
+def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache, prog: str,
+             vocab_size=None, log=None):
+    """Greedy search. Returns (tokens [B, n], logits [n, B, vocab]); n < max_new_tokens when every
+    row has finished or the static cache is full.
+
+    new_cache(export, batch): a fresh cache for this sequence. vocab_size(export): the vocabulary
+    (None when the graph leaves it open), when the prompt's ids are checked against it. prog: the
+    name a message on `log` (stderr) starts with."""
+    log = sys.stderr if log is None else log
+    batch = len(prompts)
+    first = export.prefill or export.decode  # stateful / multi-token decode: the prompt runs through decode
+    for comp in (first, export.decode):
+        if comp.batch is not None and comp.batch != batch:
+            raise UsageError(f"{comp.name} was exported for batch {comp.batch}, got {batch} prompts")
+    if vocab_size is not None:
+        vocab = vocab_size(export)
+        bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
+        if bad:
+            raise UsageError(f"token id {bad[0]} outside the vocabulary [0, {vocab})")
+    length = max(map(len, prompts))
+    if first.seq is not None and first.seq != length:  # a fixed prompt length: pad up to it
+        if length > first.seq:
+            raise UsageError(f"prompt of {length} tokens > the exported sequence length {first.seq}")
+        length = first.seq
+    if export.static and length > export.max_cache_len:
+        raise UsageError(f"prompt of {length} tokens > max_cache_len {export.max_cache_len}")
+
+    cache = new_cache(export, batch)
+    ids, mask = left_pad(prompts, pad_id, length)
+    # generate()'s position ids: cumsum(mask) - 1, 0 on padding; then +1 per step for every row
+    positions = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
+    logits = cache.run(first, ids, mask, positions)
+
+    tokens, all_logits = [], []
+    done = np.zeros(batch, bool)
+    for step in range(max_new_tokens):
+        next_ids = logits.argmax(axis=-1)
+        if eos_ids:
+            next_ids = np.where(done, pad_id, next_ids)  # finished rows only get padding
+            done |= np.isin(next_ids, eos_ids)
+        tokens.append(next_ids)
+        all_logits.append(logits)
+        if done.all() or step == max_new_tokens - 1:
+            break
+        if export.static and cache.used >= cache.M:
+            # the last token needs no slot (transformers sizes its static cache max_length - 1 too)
+            print(f"{prog}: static cache full (max_cache_len {cache.M}): stopped after "
+                  f"{len(tokens)} new tokens", file=log)
+            break
+        positions = positions[:, -1:] + 1
+        logits = cache.run(export.decode, next_ids[:, None].astype(np.int64), np.ones((batch, 1), np.int64), positions)
+    return np.stack(tokens, axis=1), np.stack(all_logits)
+
+
+# ---- the command line ------------------------------------------------------------------------
+
+
+def read_generation_config(out_dir: Path):
+    """(eos ids list, pad id): like generate(), pad defaults to the first EOS id."""
+    path = out_dir / "generation_config.json"
+    cfg = json.loads(path.read_text()) if path.is_file() else {}
+    eos = cfg.get("eos_token_id")
+    eos_ids = [] if eos is None else [int(e) for e in (eos if isinstance(eos, list) else [eos])]
+    pad = cfg.get("pad_token_id")
+    pad_id = int(pad) if pad is not None else (eos_ids[0] if eos_ids else 0)
+    return eos_ids, pad_id
+
+
+def parse_prompts(text: str):
+    try:
+        prompts = [[int(t) for t in p.split(",")] for p in text.split(";")]
+    except ValueError:
+        raise UsageError(f"--input-ids must be comma-separated integers, prompts separated by ';': {text!r}")
+    return prompts
+
+
+def main(argv, *, prog: str, doc: str, export_command: str, load_export, generate,
+         prompts_first: bool = False) -> int:
+    """The command line of both scripts: `prog OUT_DIR --input-ids ... [--max-new-tokens N]
+    [--print-logits FILE.npz]`. load_export(out_dir) and generate(export, prompts, n, eos_ids,
+    pad_id) are the script's; prompts_first: --input-ids is parsed before the export is loaded
+    (which of two bad inputs is reported)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("out_dir", type=Path, help=f"a directory written by `{export_command}`")
+    ap.add_argument("--input-ids", required=True, help='prompts: "1,2,3;4,5" (one batch, left-padded)')
+    ap.add_argument("--max-new-tokens", type=int, default=16)
+    ap.add_argument("--print-logits", type=Path, metavar="FILE.npz",
+                    help="save each step's last-position logits [steps, batch, vocab] and the tokens")
+    args = ap.parse_args(argv)
+    try:
+        if args.max_new_tokens < 1:
+            raise UsageError("--max-new-tokens must be at least 1")
+        prompts = parse_prompts(args.input_ids) if prompts_first else None
+        export = load_export(args.out_dir)
+        eos_ids, pad_id = read_generation_config(args.out_dir)
+        if prompts is None:
+            prompts = parse_prompts(args.input_ids)
+        tokens, logits = generate(export, prompts, args.max_new_tokens, eos_ids, pad_id)
+    except UsageError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    if args.print_logits:
+        np.savez(args.print_logits, logits=logits, tokens=tokens)
+    for row in tokens:
+        print(json.dumps([int(t) for t in row]))
+    return 0
