@@ -81,7 +81,8 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
                                hfx_error *err) {
     bool attention_bias = false, mlp_bias = false;
     hfx_status st = HFX_OK;
-    if (d->attn_bias == HFX_BIAS_FROM_CONFIG) st = hfx_cfg_bool_or(c, "attention_bias", false, &attention_bias, err);
+    if (d->attn_bias == HFX_BIAS_FROM_CONFIG)
+        st = hfx_cfg_bool_or(c, "attention_bias", d->attention_bias_default, &attention_bias, err);
     if (!st && d->attn_bias == HFX_BIAS_USE_BIAS) {
         st = hfx_cfg_bool_or(c, "use_bias", true, &attention_bias, err);
         mlp_bias = attention_bias;
@@ -89,7 +90,7 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     if (!st && d->mlp_bias_from_config) st = hfx_cfg_bool_or(c, "mlp_bias", false, &mlp_bias, err);
     m->q_bias = m->k_bias = m->v_bias = attention_bias || d->attn_bias == HFX_BIAS_QKV;
     m->o_bias = attention_bias;
-    m->mlp_bias = mlp_bias;
+    m->mlp_bias = mlp_bias || d->mlp_bias_always;
     return st;
 }
 
@@ -164,13 +165,21 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
         (st = parse_scales(d, c, m, err)))
         return st;
 
+    m->layout = d->layout;
+    if (d->parallel_from_config) {
+        bool parallel;
+        if ((st = hfx_cfg_bool_or(c, "use_parallel_residual", true, &parallel, err))) return st;
+        m->layout = parallel ? HFX_LAYOUT_PARALLEL : HFX_LAYOUT_PRE;
+    }
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     if (!m->window) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if ((st = parse_sliding(d, c, m, err))) return st;
     double theta = d->default_theta > 0 ? d->default_theta : 10000.0;
-    hfx_rope_source full = {d->local_rope ? "full_attention" : NULL, theta, "rope_theta", true,
-                            d->partial_rotary, d->phi3_rope_names};
-    hfx_rope_source local = {"sliding_attention", 10000.0, "rope_local_base_freq", false, d->partial_rotary, false};
+    const char *partial_key = d->partial_key ? d->partial_key : "partial_rotary_factor";
+    hfx_rope_source full = {d->local_rope ? "full_attention" : NULL, theta, d->theta_key ? d->theta_key : "rope_theta",
+                            true, d->partial_rotary, d->default_partial, partial_key, d->phi3_rope_names};
+    hfx_rope_source local = {"sliding_attention", 10000.0, "rope_local_base_freq", false, d->partial_rotary,
+                             d->default_partial, partial_key, false};
     if ((st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err))) return st;
     if (d->local_rope &&
         (st = hfx_rope_parse(c, &local, m->head_dim, m->max_position, arena, &m->local_rope, err)))
@@ -188,9 +197,31 @@ typedef struct layer_ctx {
     const hfx_decoder_cfg *m;
     const hfx_build_opts *o;
     hfx_dim batch, seq;
+    hfx_decoder_names n;        /* the checkpoint's tensor names, Llama's where the family has none */
     hfx_value *cache_position;  /* static cache: [S] slots written this step */
     hfx_value **cache_out;      /* (layers, 2): key and value cache outputs, named at the end */
 } layer_ctx;
+
+static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
+    hfx_decoder_names n = {"model.embed_tokens.weight", "model.layers.%lld", "self_attn", "qkv_proj", "o_proj",
+                           "c_fc", "c_proj", "model.norm", "lm_head.weight"};
+    const hfx_decoder_names *f = d->names;
+    if (!f) return n;
+#define TAKE(field) if (f->field) n.field = f->field
+    TAKE(embed); TAKE(layer); TAKE(attn); TAKE(qkv); TAKE(o); TAKE(fc_in); TAKE(fc_out); TAKE(final_norm);
+    TAKE(lm_head);
+#undef TAKE
+    return n;
+}
+
+/* "<layer i>.<block>.<leaf>" (block may be NULL) into buf. */
+static const char *tensor_name(const layer_ctx *c, int64_t i, const char *block, const char *leaf, char *buf,
+                               size_t size) {
+    int k = snprintf(buf, size, c->n.layer, (long long)i);
+    if (k > 0 && (size_t)k < size) snprintf(buf + k, size - (size_t)k, block ? ".%s.%s" : ".%s%s", block ? block : leaf,
+                                            block ? leaf : "");
+    return buf;
+}
 
 /* Join this step's k or v [B,KV,S,D] with the layer's cache, per docs/GENERATION.md; returns
  * what attention reads and records the cache output. `which` is "key" or "value". */
@@ -251,14 +282,26 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
     hfx_graph *g = c->g;
     int64_t hd = m->head_dim, window = m->window[i];
     char p[160];
-#define P(name) (snprintf(p, sizeof p, "model.layers.%lld.self_attn.%s", (long long)i, name), p)
+#define P(name) tensor_name(c, i, c->n.attn, name, p, sizeof p)
     hfx_value *q, *k, *v;
-    if (d->fused_qkv) { /* one [q; k; v] weight: three row views of it, no copy */
+    if (d->qkv != HFX_QKV_SEPARATE) { /* one fused weight: a view of it per projection, no copy */
         int64_t nq = m->heads * hd, nkv = m->kv_heads * hd;
-        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){nq + 2 * nkv, m->hidden}, "%s.weight", P("qkv_proj"));
-        q = hfx_linear(g, h, hfx_const_slice(g, w, 0, 0, nq), NULL);
-        k = hfx_linear(g, h, hfx_const_slice(g, w, 0, nq, nkv), NULL);
-        v = hfx_linear(g, h, hfx_const_slice(g, w, 0, nq + nkv, nkv), NULL);
+        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){nq + 2 * nkv, m->hidden}, "%s.weight", P(c->n.qkv));
+        hfx_value *b = m->q_bias ? hfx_weight(c->w, 1, (int64_t[]){nq + 2 * nkv}, "%s.bias", P(c->n.qkv)) : NULL;
+        hfx_value *part[3];
+        for (int j = 0; j < 3; j++) {
+            hfx_value *wj, *bj = NULL;
+            if (d->qkv == HFX_QKV_CONCAT) { /* rows [q; k; v] */
+                int64_t start = j == 0 ? 0 : nq + (j - 1) * nkv, len = j == 0 ? nq : nkv;
+                wj = hfx_const_slice(g, w, 0, start, len);
+                if (b) bj = hfx_const_slice(g, b, 0, start, len);
+            } else { /* per head h: rows [q_h; k_h; v_h] (MHA) */
+                wj = hfx_const_interleaved_rows(g, w, m->heads, 3, j, hd);
+                if (b) bj = hfx_const_interleaved_rows(g, b, m->heads, 3, j, hd);
+            }
+            part[j] = hfx_linear(g, h, wj, bj);
+        }
+        q = part[0], k = part[1], v = part[2];
     } else {
         q = proj(c, h, m->hidden, m->heads * hd, m->q_bias, P("q_proj"));
         k = proj(c, h, m->hidden, m->kv_heads * hd, m->k_bias, P("k_proj"));
@@ -281,17 +324,17 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
     hfx_value *a = hfx_attention(g, q, k, v, bias, m->scale, m->attn_softcap, window); /* [B,H,S,hd] */
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
-    return proj(c, a, m->heads * hd, m->hidden, m->o_bias, P("o_proj"));
+    return proj(c, a, m->heads * hd, m->hidden, m->o_bias, P(c->n.o));
 #undef P
 }
 
 static hfx_value *mlp_block(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
     char p[160];
-#define P(name) (snprintf(p, sizeof p, "model.layers.%lld.mlp.%s", (long long)i, name), p)
+#define P(name) tensor_name(c, i, "mlp", name, p, sizeof p)
     if (!c->d->gated_mlp) {
-        hfx_value *up = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P("c_fc"));
-        return proj(c, hfx_activate(c->g, m->act, up), m->intermediate, m->hidden, m->mlp_bias, P("c_proj"));
+        hfx_value *up = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P(c->n.fc_in));
+        return proj(c, hfx_activate(c->g, m->act, up), m->intermediate, m->hidden, m->mlp_bias, P(c->n.fc_out));
     }
     hfx_value *gate, *up;
     if (c->d->fused_gate_up) { /* one [gate; up] weight (Phi-3) */
@@ -319,8 +362,13 @@ static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value
                                 hfx_value *sin, hfx_value *bias) {
     int64_t n = c->m->hidden;
     char p[160];
-#define P(name) (snprintf(p, sizeof p, "model.layers.%lld.%s", (long long)i, name), p)
-    switch (c->d->layout) {
+#define P(name) tensor_name(c, i, NULL, name, p, sizeof p)
+    switch (c->m->layout) {
+    case HFX_LAYOUT_PARALLEL: { /* mlp(norm2(x)) + attn(norm1(x)) + x, in transformers' order */
+        hfx_value *a = attention_block(c, i, norm(c, x, n, P("input_layernorm")), cos, sin, bias);
+        hfx_value *f = mlp_block(c, i, norm(c, x, n, P("post_attention_layernorm")));
+        return hfx_op2(c->g, HFX_OP_ADD, hfx_op2(c->g, HFX_OP_ADD, f, a), x);
+    }
     case HFX_LAYOUT_PRE:
         x = residual(c, x, attention_block(c, i, norm(c, x, n, P("input_layernorm")), cos, sin, bias));
         return residual(c, x, mlp_block(c, i, norm(c, x, n, P("post_attention_layernorm"))));
@@ -351,7 +399,7 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         hfx_weights_free(&w);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
-    layer_ctx c = {g, &w, d, m, o, o->batch, o->seq, NULL, cache_out};
+    layer_ctx c = {g, &w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out};
 
     /* attention_mask spans what attention sees: the prompt, the past plus the new tokens, or the
      * static cache's M slots */
@@ -373,7 +421,7 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         slots = hfx_mask_slots_after_past(g, attn_mask, o->seq, hfx_dim_of(g, ids, 1));
     }
 
-    hfx_value *embed = hfx_weight(&w, 2, (int64_t[]){m->vocab, m->hidden}, "model.embed_tokens.weight");
+    hfx_value *embed = hfx_weight(&w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c.n.embed);
     hfx_value *x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden] */
     if (d->embed_sqrt_hidden) /* √hidden as a float32 tensor, then in the weights' dtype */
         x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, (float)sqrt((double)m->hidden)));
@@ -404,13 +452,13 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         x = decoder_layer(&c, i, x, local ? local_cos : cos, local ? local_sin : sin, bias);
     }
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
-    x = norm(&c, x, m->hidden, "model.norm");
+    x = norm(&c, x, m->hidden, c.n.final_norm);
     hfx_value *head;
     if (m->tied) {
         head = embed;
-        hfx_weight_ignore(&w, "lm_head.weight"); /* transformers ties it to the embeddings */
+        hfx_weight_ignore(&w, c.n.lm_head); /* transformers ties it to the embeddings */
     } else {
-        head = hfx_weight(&w, 2, (int64_t[]){m->vocab, m->hidden}, "lm_head.weight");
+        head = hfx_weight(&w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c.n.lm_head);
     }
     hfx_value *logits = hfx_linear(g, x, head, NULL);
     if (m->logits_div != 1.0)

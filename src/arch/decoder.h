@@ -31,11 +31,31 @@ typedef enum {
 
 typedef enum {
     HFX_LAYOUT_PRE,      /* x += attn(norm1(x)); x += mlp(norm2(x)) */
+    HFX_LAYOUT_PARALLEL, /* x = mlp(norm2(x)) + attn(norm1(x)) + x (GPT-NeoX use_parallel_residual) */
     HFX_LAYOUT_SANDWICH, /* x += post1(attn(norm1(x))); x += post2(mlp(pre2(x))) (Gemma 2/3) */
     HFX_LAYOUT_POST      /* x += norm1(attn(x)); x += norm2(mlp(x)) (OLMo-2) */
 } hfx_layer_layout;
 
 typedef enum { HFX_QK_NORM_NONE, HFX_QK_NORM_PER_HEAD, HFX_QK_NORM_WHOLE } hfx_qk_norm;
+
+typedef enum {
+    HFX_QKV_SEPARATE,   /* q_proj, k_proj, v_proj */
+    HFX_QKV_CONCAT,     /* one weight [q; k; v] (Phi-3 qkv_proj) */
+    HFX_QKV_PER_HEAD    /* one weight, per head [q_h; k_h; v_h] (GPT-NeoX query_key_value) */
+} hfx_qkv_layout;
+
+/* Checkpoint tensor names, where a family departs from Llama's (NULL fields take Llama's). */
+typedef struct hfx_decoder_names {
+    const char *embed;      /* "model.embed_tokens.weight" */
+    const char *layer;      /* "model.layers.%lld" */
+    const char *attn;       /* "self_attn" */
+    const char *qkv;        /* fused q/k/v: "qkv_proj" */
+    const char *o;          /* "o_proj" */
+    const char *fc_in;      /* plain MLP: "c_fc" */
+    const char *fc_out;     /* plain MLP: "c_proj" */
+    const char *final_norm; /* "model.norm" */
+    const char *lm_head;    /* "lm_head.weight" */
+} hfx_decoder_names;
 
 typedef enum {
     HFX_SCALE_HEAD_DIM,          /* head_dim^-0.5 */
@@ -66,7 +86,14 @@ typedef struct hfx_decoder_desc {
     double default_theta;        /* rope base when the config names none (0: 10000) */
     bool partial_rotary;         /* `partial_rotary_factor` honoured (Phi-3) */
     bool phi3_rope_names;        /* "su"/"yarn" rope types mean longrope (Phi-3) */
-    bool fused_qkv;              /* one `qkv_proj` [q; k; v] (Phi-3) */
+    double default_partial;      /* partial_rotary_factor when the config names none (0: 1) */
+    const char *theta_key;       /* transformers 4 name of the rope base (NULL: "rope_theta") */
+    const char *partial_key;     /* ... and of the partial factor (NULL: "partial_rotary_factor") */
+    bool attention_bias_default; /* `attention_bias` when absent (GPT-NeoX: true) */
+    bool mlp_bias_always;        /* MLP linears always biased (GPT-NeoX) */
+    bool parallel_from_config;   /* `use_parallel_residual` picks PARALLEL over PRE (GPT-NeoX) */
+    const hfx_decoder_names *names; /* NULL: Llama's */
+    hfx_qkv_layout qkv;
     bool fused_gate_up;          /* one `gate_up_proj` [gate; up] (Phi-3) */
 } hfx_decoder_desc;
 
@@ -82,6 +109,7 @@ typedef struct hfx_decoder_cfg {
     double attn_softcap, final_softcap;           /* 0: none */
     hfx_rope rope;               /* full-attention layers (all layers without local_rope) */
     hfx_rope local_rope;         /* sliding layers when the descriptor has local_rope */
+    hfx_layer_layout layout;     /* the descriptor's, or chosen by config (use_parallel_residual) */
 } hfx_decoder_cfg;
 
 extern const hfx_arch_family hfx_decoder_family;

@@ -36,8 +36,17 @@ static const hfx_decoder_desc Starcoder2ForCausalLM_desc = {
     .default_tied = true};
 static const hfx_decoder_desc Phi3ForCausalLM_desc = {"Phi3ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE,
                                                       .sliding = HFX_SLIDING_ALL, .partial_rotary = true,
-                                                      .phi3_rope_names = true, .fused_qkv = true,
+                                                      .phi3_rope_names = true, .qkv = HFX_QKV_CONCAT,
                                                       .fused_gate_up = true};
+static const hfx_decoder_names gpt_neox_names = {
+    .embed = "gpt_neox.embed_in.weight", .layer = "gpt_neox.layers.%lld", .attn = "attention",
+    .qkv = "query_key_value", .o = "dense", .fc_in = "dense_h_to_4h", .fc_out = "dense_4h_to_h",
+    .final_norm = "gpt_neox.final_layer_norm", .lm_head = "embed_out.weight"};
+static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
+    "GPTNeoXForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .gated_mlp = false, .default_act = "gelu",
+    .eps_key = "layer_norm_eps", .partial_rotary = true, .default_partial = 0.25, .theta_key = "rotary_emb_base",
+    .partial_key = "rotary_pct", .attention_bias_default = true, .mlp_bias_always = true,
+    .parallel_from_config = true, .qkv = HFX_QKV_PER_HEAD, .names = &gpt_neox_names};
 #define GEMMA_LIKE                                                                                         \
     LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .default_act = "gelu_pytorch_tanh", .default_tied = true,     \
     .embed_sqrt_hidden = true
@@ -63,6 +72,7 @@ static const struct entry {
     {"Olmo2ForCausalLM", &hfx_decoder_family, &Olmo2ForCausalLM_desc},
     {"Starcoder2ForCausalLM", &hfx_decoder_family, &Starcoder2ForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
+    {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},
@@ -75,7 +85,8 @@ struct hfx_arch_model {
 
 const char *hfx_arch_supported(void) {
     return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-           "GraniteForCausalLM, Olmo2ForCausalLM, Starcoder2ForCausalLM, Phi3ForCausalLM, GemmaForCausalLM, "
+           "GraniteForCausalLM, Olmo2ForCausalLM, Starcoder2ForCausalLM, Phi3ForCausalLM, GPTNeoXForCausalLM, "
+           "GemmaForCausalLM, "
            "Gemma2ForCausalLM, Gemma3ForCausalLM";
 }
 

@@ -30,7 +30,7 @@ static double yarn_mscale(double scale, double mscale) {
 
 hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
                           int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err) {
-    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, false};
+    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, 0, "partial_rotary_factor", false};
     if (!src) src = &flat;
     hfx_status st;
     memset(out, 0, sizeof *out);
@@ -73,8 +73,8 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
         goto done;
     }
     out->theta = theta;
-    double partial = 1.0;
-    if ((st = hfx_cfg_num_or(c, "partial_rotary_factor", 1.0, &partial, err))) goto done;
+    double partial = src->default_partial > 0 ? src->default_partial : 1.0;
+    if ((st = hfx_cfg_num_or(c, src->partial_key, partial, &partial, err))) goto done;
     if ((st = hfx_cfg_num_or(p, "partial_rotary_factor", partial, &partial, err))) goto done;
     if (partial != 1.0 && !src->partial) {
         st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for this architecture",

@@ -37,6 +37,8 @@ typedef struct hfx_rope_source {
     const char *theta_key;  /* the transformers 4 top-level key: "rope_theta", "rope_local_base_freq" */
     bool scaling;           /* the transformers 4 `rope_scaling` applies to these layers */
     bool partial;           /* `partial_rotary_factor` rotates only the first dims of each head */
+    double default_partial; /* when the config names none (0: 1) */
+    const char *partial_key;/* the transformers 4 top-level key for it */
     bool phi3_names;        /* Phi-3 configs call longrope "su" or "yarn" */
 } hfx_rope_source;
 

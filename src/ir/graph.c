@@ -279,6 +279,35 @@ hfx_value *hfx_const_slice(hfx_graph *g, hfx_value *c, int axis, int64_t start, 
     return const_value(g, init);
 }
 
+hfx_value *hfx_const_interleaved_rows(hfx_graph *g, hfx_value *c, int64_t groups, int64_t parts,
+                                      int64_t which, int64_t len) {
+    const hfx_init *src = c->init;
+    if (!src || src->n_parts != 1 || src->rank < 1 || src->rank + 1 > HFX_MAX_RANK ||
+        src->parts[0].rank != src->rank || groups * parts * len != src->shape[0] || which < 0 ||
+        which >= parts) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "bad interleaved view of '%s'", src ? src->source : "?");
+        return c;
+    }
+    hfx_init *init = copy_init(g, src);
+    if (!init) return c;
+    /* the part gains an axis: [groups, len, rest...] with the group stride spanning all parts;
+     * the value keeps rank: its axis 0 is groups·len, read in the part's row-major order */
+    hfx_init_part *p = &init->parts[0];
+    const hfx_init_part *q = &src->parts[0];
+    p->rank = q->rank + 1;
+    p->shape[0] = groups;
+    p->strides[0] = q->strides[0] * parts * len;
+    p->shape[1] = len;
+    p->strides[1] = q->strides[0];
+    for (int d = 1; d < q->rank; d++) {
+        p->shape[d + 1] = q->shape[d];
+        p->strides[d + 1] = q->strides[d];
+    }
+    p->offset = q->offset + which * len * q->strides[0];
+    init->shape[0] = groups * len;
+    return const_value(g, init);
+}
+
 /* ---- Op constructors ---- */
 
 hfx_value *hfx_node_add(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in, const hfx_attrs *a) {

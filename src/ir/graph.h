@@ -175,6 +175,10 @@ hfx_value *hfx_const_scalar(hfx_graph *g, hfx_dtype dt, double v);
 /* View edits of a constant (new value, same bytes). */
 hfx_value *hfx_const_transpose2d(hfx_graph *g, hfx_value *c);
 hfx_value *hfx_const_slice(hfx_graph *g, hfx_value *c, int axis, int64_t start, int64_t len);
+/* Rows of a constant whose axis 0 is laid out as [groups, parts, len]: part `which` of every
+ * group, as [groups·len, ...] (GPT-NeoX's per-head [q; k; v]). Still a view. */
+hfx_value *hfx_const_interleaved_rows(hfx_graph *g, hfx_value *c, int64_t groups, int64_t parts,
+                                      int64_t which, int64_t len);
 
 /* ---- Op constructors: each records one node and returns its output ---- */
 

@@ -110,6 +110,31 @@ static void test_init_views(void **state) {
     hfx_graph_free(g);
 }
 
+/* GPT-NeoX's fused weight: rows laid out per head as [q_h; k_h; v_h]; a part's view picks one. */
+static void test_interleaved_rows(void **state) {
+    (void)state;
+    hfx_graph *g = hfx_graph_new();
+    enum { HEADS = 2, PARTS = 3, LEN = 2, COLS = 3, ROWS = HEADS * PARTS * LEN };
+    float src[ROWS * COLS];
+    for (int i = 0; i < ROWS * COLS; i++) src[i] = (float)i;
+    hfx_tensor_info t = {.name = "qkv", .dtype = HFX_DTYPE_F32, .rank = 2, .shape = {ROWS, COLS},
+                         .data = (const uint8_t *)src, .nbytes = sizeof src, .file = "mem"};
+    hfx_value *w = hfx_const_tensor(g, &t, HFX_DTYPE_F32);
+    hfx_value *k = hfx_const_interleaved_rows(g, w, HEADS, PARTS, 1, LEN); /* the k rows */
+    assert_int_equal(k->rank, 2);
+    assert_int_equal(k->dims[0].c, HEADS * LEN);
+    float out[HEADS * LEN * COLS];
+    hfx_error err;
+    assert_int_equal(hfx_init_read(k->init, 0, HEADS * LEN * COLS, out, &err), HFX_OK);
+    for (int h = 0; h < HEADS; h++)
+        for (int r = 0; r < LEN; r++)
+            for (int c = 0; c < COLS; c++) {
+                int src_row = h * PARTS * LEN + 1 * LEN + r;
+                assert_true(out[(h * LEN + r) * COLS + c] == src[src_row * COLS + c]);
+            }
+    hfx_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_half_roundtrip_all_patterns),
@@ -117,6 +142,7 @@ int main(void) {
         cmocka_unit_test(test_dims),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_init_views),
+        cmocka_unit_test(test_interleaved_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

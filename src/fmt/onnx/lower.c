@@ -270,14 +270,21 @@ static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
         hfx_fail_once(&m->st, m->err, t && p ? HFX_ERR_INTERNAL : HFX_ERR_NOMEM, "onnx: cannot transpose weight '%s'", w->source);
         return;
     }
+    /* the view's last axis is the in-features; its leading axes (one, or more for an
+     * interleaved view) enumerate the out-features: move the last axis to the front */
     *t = *w;
-    *p = w->parts[0];
-    int64_t s;
-    s = p->shape[0], p->shape[0] = p->shape[1], p->shape[1] = s;
-    s = p->strides[0], p->strides[0] = p->strides[1], p->strides[1] = s;
+    const hfx_init_part *q = &w->parts[0];
+    *p = *q;
+    int r = q->rank;
+    p->shape[0] = q->shape[r - 1];
+    p->strides[0] = q->strides[r - 1];
+    for (int d = 1; d < r; d++) {
+        p->shape[d] = q->shape[d - 1];
+        p->strides[d] = q->strides[d - 1];
+    }
     t->parts = p;
-    t->shape[0] = p->shape[0];
-    t->shape[1] = p->shape[1];
+    t->shape[0] = w->shape[1];
+    t->shape[1] = w->shape[0];
     const char *x = name_of(m, n->in[0]);
     if (n->n_in == 3) {
         const char *y = op2(m, "MatMul", x, init_const(m, t), NULL);
