@@ -107,6 +107,14 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     hfx_status st = HFX_OK;
     m->scale = 1.0 / sqrt((double)m->head_dim);
     m->embed_mult = m->residual_mult = m->logits_div = 1.0;
+    if (d->gpt2_scaling) {
+        bool by_dim, by_layer;
+        if ((st = hfx_cfg_bool_or(c, "scale_attn_weights", true, &by_dim, err)) ||
+            (st = hfx_cfg_bool_or(c, "scale_attn_by_inverse_layer_idx", false, &by_layer, err)))
+            return st;
+        if (!by_dim) m->scale = 1.0;
+        m->scale_by_layer = by_layer;
+    }
     if (d->scale == HFX_SCALE_QUERY_PRE_ATTN) {
         double q;
         if ((st = positive_or(c, "query_pre_attn_scalar", 256, &q, err))) return st;
@@ -135,20 +143,25 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
     hfx_decoder_cfg *m = hfx_arena_alloc(arena, sizeof *m);
     if (!m) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     hfx_status st;
+    hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
+                          "intermediate_size"};
+    if (d->keys) k = *d->keys;
     if ((st = hfx_cfg_int(c, "vocab_size", &m->vocab, err)) ||
         (st = hfx_cfg_check_range(c, "vocab_size", m->vocab, 1, INT32_MAX, err)) ||
-        (st = hfx_cfg_int(c, "hidden_size", &m->hidden, err)) ||
-        (st = hfx_cfg_check_range(c, "hidden_size", m->hidden, 1, 1 << 20, err)) ||
-        (st = hfx_cfg_int(c, "num_hidden_layers", &m->layers, err)) ||
-        (st = hfx_cfg_check_range(c, "num_hidden_layers", m->layers, 1, 4096, err)) ||
-        (st = hfx_cfg_int(c, "num_attention_heads", &m->heads, err)) ||
-        (st = hfx_cfg_check_range(c, "num_attention_heads", m->heads, 1, 4096, err)) ||
+        (st = hfx_cfg_int(c, k.hidden, &m->hidden, err)) ||
+        (st = hfx_cfg_check_range(c, k.hidden, m->hidden, 1, 1 << 20, err)) ||
+        (st = hfx_cfg_int(c, k.layers, &m->layers, err)) ||
+        (st = hfx_cfg_check_range(c, k.layers, m->layers, 1, 4096, err)) ||
+        (st = hfx_cfg_int(c, k.heads, &m->heads, err)) ||
+        (st = hfx_cfg_check_range(c, k.heads, m->heads, 1, 4096, err)) ||
         (st = hfx_cfg_int_or(c, "num_key_value_heads", m->heads, &m->kv_heads, err)) ||
         (st = hfx_cfg_check_range(c, "num_key_value_heads", m->kv_heads, 1, m->heads, err)) ||
-        (st = hfx_cfg_int(c, "intermediate_size", &m->intermediate, err)) ||
-        (st = hfx_cfg_check_range(c, "intermediate_size", m->intermediate, 1, 1 << 24, err)) ||
-        (st = hfx_cfg_int_or(c, "max_position_embeddings", 2048, &m->max_position, err)) ||
-        (st = hfx_cfg_check_range(c, "max_position_embeddings", m->max_position, 1, INT32_MAX, err)) ||
+        /* GPT-2's n_inner may be null: 4 × hidden */
+        (st = d->keys ? hfx_cfg_int_or(c, k.intermediate, 4 * m->hidden, &m->intermediate, err)
+                      : hfx_cfg_int(c, k.intermediate, &m->intermediate, err)) ||
+        (st = hfx_cfg_check_range(c, k.intermediate, m->intermediate, 1, 1 << 24, err)) ||
+        (st = hfx_cfg_int_or(c, k.positions, 2048, &m->max_position, err)) ||
+        (st = hfx_cfg_check_range(c, k.positions, m->max_position, 1, INT32_MAX, err)) ||
         (st = hfx_cfg_num_or(c, d->eps_key, d->norm == HFX_NORM_LAYER ? 1e-5 : 1e-6, &m->eps, err)) ||
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->default_tied, &m->tied, err)))
         return st;
@@ -180,7 +193,9 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
                             true, d->partial_rotary, d->default_partial, partial_key, d->phi3_rope_names};
     hfx_rope_source local = {"sliding_attention", 10000.0, "rope_local_base_freq", false, d->partial_rotary,
                              d->default_partial, partial_key, false};
-    if ((st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err))) return st;
+    if (!d->learned_positions &&
+        (st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err)))
+        return st;
     if (d->local_rope &&
         (st = hfx_rope_parse(c, &local, m->head_dim, m->max_position, arena, &m->local_rope, err)))
         return st;
@@ -204,12 +219,13 @@ typedef struct layer_ctx {
 
 static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
     hfx_decoder_names n = {"model.embed_tokens.weight", "model.layers.%lld", "self_attn", "qkv_proj", "o_proj",
-                           "c_fc", "c_proj", "model.norm", "lm_head.weight"};
+                           "c_fc", "c_proj", "input_layernorm", "post_attention_layernorm", NULL,
+                           "model.norm", "lm_head.weight"};
     const hfx_decoder_names *f = d->names;
     if (!f) return n;
 #define TAKE(field) if (f->field) n.field = f->field
-    TAKE(embed); TAKE(layer); TAKE(attn); TAKE(qkv); TAKE(o); TAKE(fc_in); TAKE(fc_out); TAKE(final_norm);
-    TAKE(lm_head);
+    TAKE(embed); TAKE(layer); TAKE(attn); TAKE(qkv); TAKE(o); TAKE(fc_in); TAKE(fc_out); TAKE(norm1);
+    TAKE(norm2); TAKE(pos_embed); TAKE(final_norm); TAKE(lm_head);
 #undef TAKE
     return n;
 }
@@ -247,9 +263,15 @@ static hfx_value *with_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *
 }
 
 /* x [B,S,in] → [B,S,out] through `<prefix>.weight` [out,in] (+ `<prefix>.bias` [out]). */
+/* A linear's weight as [out, in]: GPT-2's Conv1D stores [in, out], read through a transposed view. */
+static hfx_value *weight_out_in(layer_ctx *c, int64_t in, int64_t out, const char *prefix) {
+    if (c->d->conv1d) return hfx_const_transpose2d(c->g, hfx_weight(c->w, 2, (int64_t[]){in, out}, "%s.weight", prefix));
+    return hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s.weight", prefix);
+}
+
 static hfx_value *proj(layer_ctx *c, hfx_value *x, int64_t in, int64_t out, bool bias,
                        const char *prefix) {
-    hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s.weight", prefix);
+    hfx_value *w = weight_out_in(c, in, out, prefix);
     hfx_value *b = bias ? hfx_weight(c->w, 1, &out, "%s.bias", prefix) : NULL;
     return hfx_linear(c->g, x, w, b);
 }
@@ -286,7 +308,7 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
     hfx_value *q, *k, *v;
     if (d->qkv != HFX_QKV_SEPARATE) { /* one fused weight: a view of it per projection, no copy */
         int64_t nq = m->heads * hd, nkv = m->kv_heads * hd;
-        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){nq + 2 * nkv, m->hidden}, "%s.weight", P(c->n.qkv));
+        hfx_value *w = weight_out_in(c, m->hidden, nq + 2 * nkv, P(c->n.qkv));
         hfx_value *b = m->q_bias ? hfx_weight(c->w, 1, (int64_t[]){nq + 2 * nkv}, "%s.bias", P(c->n.qkv)) : NULL;
         hfx_value *part[3];
         for (int j = 0; j < 3; j++) {
@@ -318,10 +340,16 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
         q = norm(c, q, hd, P("q_norm"));
         k = norm(c, k, hd, P("k_norm"));
     }
-    q = hfx_rope_apply(g, to_bhsd(c, q), cos, sin);
-    k = with_cache(c, i, hfx_rope_apply(g, to_bhsd(c, k), cos, sin), "key", 0);
+    q = to_bhsd(c, q);
+    k = to_bhsd(c, k);
+    if (cos) { /* rotary; learned absolute positions were added to the embeddings instead */
+        q = hfx_rope_apply(g, q, cos, sin);
+        k = hfx_rope_apply(g, k, cos, sin);
+    }
+    k = with_cache(c, i, k, "key", 0);
     v = with_cache(c, i, to_bhsd(c, v), "value", 1);
-    hfx_value *a = hfx_attention(g, q, k, v, bias, m->scale, m->attn_softcap, window); /* [B,H,S,hd] */
+    double scale = m->scale_by_layer ? m->scale / (double)(i + 1) : m->scale;
+    hfx_value *a = hfx_attention(g, q, k, v, bias, scale, m->attn_softcap, window); /* [B,H,S,hd] */
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
     return proj(c, a, m->heads * hd, m->hidden, m->o_bias, P(c->n.o));
@@ -365,21 +393,21 @@ static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value
 #define P(name) tensor_name(c, i, NULL, name, p, sizeof p)
     switch (c->m->layout) {
     case HFX_LAYOUT_PARALLEL: { /* mlp(norm2(x)) + attn(norm1(x)) + x, in transformers' order */
-        hfx_value *a = attention_block(c, i, norm(c, x, n, P("input_layernorm")), cos, sin, bias);
-        hfx_value *f = mlp_block(c, i, norm(c, x, n, P("post_attention_layernorm")));
+        hfx_value *a = attention_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias);
+        hfx_value *f = mlp_block(c, i, norm(c, x, n, P(c->n.norm2)));
         return hfx_op2(c->g, HFX_OP_ADD, hfx_op2(c->g, HFX_OP_ADD, f, a), x);
     }
     case HFX_LAYOUT_PRE:
-        x = residual(c, x, attention_block(c, i, norm(c, x, n, P("input_layernorm")), cos, sin, bias));
-        return residual(c, x, mlp_block(c, i, norm(c, x, n, P("post_attention_layernorm"))));
+        x = residual(c, x, attention_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias));
+        return residual(c, x, mlp_block(c, i, norm(c, x, n, P(c->n.norm2))));
     case HFX_LAYOUT_SANDWICH: {
-        hfx_value *a = attention_block(c, i, norm(c, x, n, P("input_layernorm")), cos, sin, bias);
-        x = residual(c, x, norm(c, a, n, P("post_attention_layernorm")));
+        hfx_value *a = attention_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias);
+        x = residual(c, x, norm(c, a, n, P(c->n.norm2)));
         hfx_value *f = mlp_block(c, i, norm(c, x, n, P("pre_feedforward_layernorm")));
         return residual(c, x, norm(c, f, n, P("post_feedforward_layernorm")));
     }
     case HFX_LAYOUT_POST:
-        x = residual(c, x, norm(c, attention_block(c, i, x, cos, sin, bias), n, P("post_attention_layernorm")));
+        x = residual(c, x, norm(c, attention_block(c, i, x, cos, sin, bias), n, P(c->n.norm2)));
         return residual(c, x, norm(c, mlp_block(c, i, x), n, P("post_feedforward_layernorm")));
     }
     return x;
@@ -427,8 +455,13 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, (float)sqrt((double)m->hidden)));
     if (m->embed_mult != 1.0) x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, m->embed_mult));
 
-    hfx_value *cos, *sin, *local_cos = NULL, *local_sin = NULL;
-    hfx_rope_cos_sin(g, &m->rope, pos, o->dtype, &cos, &sin);
+    hfx_value *cos = NULL, *sin = NULL, *local_cos = NULL, *local_sin = NULL;
+    if (d->learned_positions) {
+        hfx_value *wpe = hfx_weight(&w, 2, (int64_t[]){m->max_position, m->hidden}, "%s", c.n.pos_embed);
+        x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, wpe, pos, 0));
+    } else {
+        hfx_rope_cos_sin(g, &m->rope, pos, o->dtype, &cos, &sin);
+    }
     if (d->local_rope) hfx_rope_cos_sin(g, &m->local_rope, pos, o->dtype, &local_cos, &local_sin);
     hfx_mask_builder mb;
     hfx_mask_init(g, &mb, attn_mask, slots);

@@ -44,6 +44,11 @@ typedef enum {
     HFX_QKV_PER_HEAD    /* one weight, per head [q_h; k_h; v_h] (GPT-NeoX query_key_value) */
 } hfx_qkv_layout;
 
+/* config.json keys, where a family departs from Llama's (NULL fields take Llama's). */
+typedef struct hfx_decoder_keys {
+    const char *hidden, *layers, *heads, *positions, *intermediate; /* GPT-2: n_embd, n_layer, ... */
+} hfx_decoder_keys;
+
 /* Checkpoint tensor names, where a family departs from Llama's (NULL fields take Llama's). */
 typedef struct hfx_decoder_names {
     const char *embed;      /* "model.embed_tokens.weight" */
@@ -53,6 +58,9 @@ typedef struct hfx_decoder_names {
     const char *o;          /* "o_proj" */
     const char *fc_in;      /* plain MLP: "c_fc" */
     const char *fc_out;     /* plain MLP: "c_proj" */
+    const char *norm1;      /* "input_layernorm" */
+    const char *norm2;      /* "post_attention_layernorm" */
+    const char *pos_embed;  /* learned positions: "transformer.wpe.weight" */
     const char *final_norm; /* "model.norm" */
     const char *lm_head;    /* "lm_head.weight" */
 } hfx_decoder_names;
@@ -93,6 +101,10 @@ typedef struct hfx_decoder_desc {
     bool mlp_bias_always;        /* MLP linears always biased (GPT-NeoX) */
     bool parallel_from_config;   /* `use_parallel_residual` picks PARALLEL over PRE (GPT-NeoX) */
     const hfx_decoder_names *names; /* NULL: Llama's */
+    const hfx_decoder_keys *keys;   /* NULL: Llama's */
+    bool learned_positions;      /* absolute position embeddings instead of rotary (GPT-2) */
+    bool conv1d;                 /* weights stored [in, out] (GPT-2's Conv1D) */
+    bool gpt2_scaling;           /* scale_attn_weights, scale_attn_by_inverse_layer_idx */
     hfx_qkv_layout qkv;
     bool fused_gate_up;          /* one `gate_up_proj` [gate; up] (Phi-3) */
 } hfx_decoder_desc;
@@ -105,6 +117,7 @@ typedef struct hfx_decoder_cfg {
     hfx_activation act;
     int64_t *window;             /* (layers) 0 = full attention; arena-owned */
     double scale;                /* attention score scale */
+    bool scale_by_layer;         /* GPT-2: divided again by layer index + 1 */
     double embed_mult, residual_mult, logits_div; /* 1 unless the architecture has them */
     double attn_softcap, final_softcap;           /* 0: none */
     hfx_rope rope;               /* full-attention layers (all layers without local_rope) */

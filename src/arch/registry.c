@@ -42,6 +42,16 @@ static const hfx_decoder_names gpt_neox_names = {
     .embed = "gpt_neox.embed_in.weight", .layer = "gpt_neox.layers.%lld", .attn = "attention",
     .qkv = "query_key_value", .o = "dense", .fc_in = "dense_h_to_4h", .fc_out = "dense_4h_to_h",
     .final_norm = "gpt_neox.final_layer_norm", .lm_head = "embed_out.weight"};
+static const hfx_decoder_names gpt2_names = {
+    .embed = "transformer.wte.weight", .layer = "transformer.h.%lld", .attn = "attn", .qkv = "c_attn",
+    .o = "c_proj", .fc_in = "c_fc", .fc_out = "c_proj", .norm1 = "ln_1", .norm2 = "ln_2",
+    .pos_embed = "transformer.wpe.weight", .final_norm = "transformer.ln_f"};
+static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner"};
+static const hfx_decoder_desc GPT2LMHeadModel_desc = {
+    "GPT2LMHeadModel", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .norm = HFX_NORM_LAYER, .gated_mlp = false,
+    .act_key = "activation_function", .default_act = "gelu_new", .eps_key = "layer_norm_epsilon",
+    .default_tied = true, .qkv = HFX_QKV_CONCAT, .names = &gpt2_names, .keys = &gpt2_keys,
+    .learned_positions = true, .conv1d = true, .gpt2_scaling = true};
 static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
     "GPTNeoXForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .gated_mlp = false, .default_act = "gelu",
     .eps_key = "layer_norm_eps", .partial_rotary = true, .default_partial = 0.25, .theta_key = "rotary_emb_base",
@@ -73,6 +83,7 @@ static const struct entry {
     {"Starcoder2ForCausalLM", &hfx_decoder_family, &Starcoder2ForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
+    {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},
@@ -86,6 +97,7 @@ struct hfx_arch_model {
 const char *hfx_arch_supported(void) {
     return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
            "GraniteForCausalLM, Olmo2ForCausalLM, Starcoder2ForCausalLM, Phi3ForCausalLM, GPTNeoXForCausalLM, "
+           "GPT2LMHeadModel, "
            "GemmaForCausalLM, "
            "Gemma2ForCausalLM, Gemma3ForCausalLM";
 }

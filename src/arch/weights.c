@@ -78,10 +78,17 @@ void hfx_weight_ignore(hfx_weights *w, const char *name) {
     if (i >= 0) w->used[i] = 1;
 }
 
+/* Buffers older checkpoints saved that no computation reads: rotary tables and the causal-mask
+ * buffers of GPT-2 / GPT-NeoX attention (recomputed by the graph's own mask). */
 static bool known_unused(const char *name) {
+    static const char *const suffixes[] = {"rotary_emb.inv_freq", ".attn.bias", ".attn.masked_bias",
+                                           ".attention.bias", ".attention.masked_bias"};
     size_t n = strlen(name);
-    static const char suffix[] = "rotary_emb.inv_freq";
-    return n >= sizeof suffix - 1 && strcmp(name + n - (sizeof suffix - 1), suffix) == 0;
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t k = strlen(suffixes[i]);
+        if (n >= k && strcmp(name + n - k, suffixes[i]) == 0) return true;
+    }
+    return false;
 }
 
 hfx_status hfx_weights_finish(hfx_weights *w, hfx_error *err) {
