@@ -134,6 +134,45 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     return HFX_OK;
 }
 
+static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                            hfx_error *err) {
+    hfx_status st;
+    m->sparse = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->sparse);
+    if (!m->sparse) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (d->moe == HFX_MOE_NONE) return HFX_OK;
+    bool mixtral = d->moe == HFX_MOE_MIXTRAL;
+    /* transformers 5 writes num_local_experts for both; older Qwen3-MoE configs num_experts */
+    const char *experts_key = mixtral || hfx_cfg_has(c, "num_local_experts") ? "num_local_experts" : "num_experts";
+    if ((st = hfx_cfg_int(c, experts_key, &m->experts, err)) ||
+        (st = hfx_cfg_check_range(c, experts_key, m->experts, 1, 4096, err)) ||
+        (st = hfx_cfg_int(c, "num_experts_per_tok", &m->top_k, err)) ||
+        (st = hfx_cfg_check_range(c, "num_experts_per_tok", m->top_k, 1, m->experts, err)))
+        return st;
+    m->moe_intermediate = m->intermediate;
+    m->norm_topk = true;
+    int64_t step = 1;
+    if (!mixtral &&
+        ((st = hfx_cfg_int(c, "moe_intermediate_size", &m->moe_intermediate, err)) ||
+         (st = hfx_cfg_check_range(c, "moe_intermediate_size", m->moe_intermediate, 1, 1 << 24, err)) ||
+         (st = hfx_cfg_bool_or(c, "norm_topk_prob", false, &m->norm_topk, err)) ||
+         (st = hfx_cfg_int_or(c, "decoder_sparse_step", 1, &step, err)) ||
+         (st = hfx_cfg_check_range(c, "decoder_sparse_step", step, 1, 4096, err))))
+        return st;
+    for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = (i + 1) % step == 0;
+    const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
+    if (!mixtral && dense && !json_is_null(dense)) {
+        if (!json_is_array(dense))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'mlp_only_layers' must be a list of layer indices", c.where);
+        for (size_t j = 0; j < json_array_size(dense); j++) {
+            const json_t *v = json_array_get(dense, j);
+            if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= m->layers)
+                return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_only_layers[%zu] is not a layer index", c.where, j);
+            m->sparse[json_integer_value(v)] = false;
+        }
+    }
+    return HFX_OK;
+}
+
 static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx_arena *arena,
                                 void **out, hfx_error *err) {
     const hfx_decoder_desc *d = desc_;
@@ -186,7 +225,7 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
     }
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     if (!m->window) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    if ((st = parse_sliding(d, c, m, err))) return st;
+    if ((st = parse_sliding(d, c, m, err)) || (st = parse_moe(d, c, arena, m, err))) return st;
     double theta = d->default_theta > 0 ? d->default_theta : 10000.0;
     const char *partial_key = d->partial_key ? d->partial_key : "partial_rotary_factor";
     hfx_rope_source full = {d->local_rope ? "full_attention" : NULL, theta, d->theta_key ? d->theta_key : "rope_theta",
@@ -356,8 +395,11 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
 #undef P
 }
 
+static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h);
+
 static hfx_value *mlp_block(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
+    if (m->sparse[i]) return moe_block(c, i, h);
     char p[160];
 #define P(name) tensor_name(c, i, "mlp", name, p, sizeof p)
     if (!c->d->gated_mlp) {
@@ -376,6 +418,67 @@ static hfx_value *mlp_block(layer_ctx *c, int64_t i, hfx_value *h) {
     hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
     return proj(c, act, m->intermediate, m->hidden, m->mlp_bias, P("down_proj"));
 #undef P
+}
+
+/* The experts' weights of one kind as [E, rows, cols], from the fused 3-D tensor when the
+ * checkpoint has it, else stacked from the per-expert tensors (views either way). */
+static hfx_value *expert_weights(layer_ctx *c, int64_t i, const char *block, const char *per_expert,
+                                 int64_t rows, int64_t cols) {
+    const hfx_decoder_cfg *m = c->m;
+    char p[192];
+    hfx_value *ws[4096];
+    int64_t n = m->experts < 4096 ? m->experts : 4096;
+    for (int64_t e = 0; e < n; e++) {
+        char leaf[96];
+        snprintf(leaf, sizeof leaf, "experts.%lld.%s.weight", (long long)e, per_expert);
+        ws[e] = hfx_weight(c->w, 2, (int64_t[]){rows, cols}, "%s", tensor_name(c, i, block, leaf, p, sizeof p));
+    }
+    return hfx_const_stack(c->g, (int)n, ws);
+}
+
+/* Mixture of experts without data-dependent shapes: the router's top-k weights as a dense
+ * [B,S,E] (zero outside the top k), every expert computed as one batched MatMul per
+ * projection, and the outputs summed with those weights. Equal to transformers' gather of the
+ * chosen experts, since the others are weighted by an exact zero. */
+static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    bool mixtral = c->d->moe == HFX_MOE_MIXTRAL;
+    const char *block = mixtral ? "block_sparse_moe" : "mlp";
+    char p[192];
+    int64_t E = m->experts, I = m->moe_intermediate, H = m->hidden;
+    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", tensor_name(c, i, block, "gate.weight", p, sizeof p));
+    hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), -1);
+    hfx_value *top = hfx_top_k_mask(g, probs, m->top_k); /* [B,S,E] */
+    if (m->norm_topk) {
+        int64_t axis = -1;
+        top = hfx_op2(g, HFX_OP_DIV, top, hfx_reduce(g, HFX_OP_REDUCE_SUM, top, 1, &axis));
+    }
+    top = hfx_cast(g, top, h->dtype);
+
+    hfx_value *gate, *up, *down; /* [E, I, H], [E, I, H], [E, H, I] */
+    const char *fused = tensor_name(c, i, block, "experts.gate_up_proj", p, sizeof p);
+    if (hfx_weight_exists(c->w, fused)) {
+        hfx_value *gu = hfx_weight(c->w, 3, (int64_t[]){E, 2 * I, H}, "%s", fused);
+        gate = hfx_const_slice(g, gu, 1, 0, I);
+        up = hfx_const_slice(g, gu, 1, I, I);
+        down = hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s", tensor_name(c, i, block, "experts.down_proj", p, sizeof p));
+    } else {
+        gate = expert_weights(c, i, block, mixtral ? "w1" : "gate_proj", I, H);
+        up = expert_weights(c, i, block, mixtral ? "w3" : "up_proj", I, H);
+        down = expert_weights(c, i, block, mixtral ? "w2" : "down_proj", H, I);
+    }
+    /* [1,B,S,H] @ [E,1,H,I] → [E,B,S,I]: x against every expert at once */
+    static const int64_t swap_last[3] = {0, 2, 1};
+    hfx_value *x4 = hfx_unsqueeze(g, h, 0);
+    hfx_value *g4 = hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, hfx_const_permute(g, gate, swap_last), 1));
+    hfx_value *u4 = hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, hfx_const_permute(g, up, swap_last), 1));
+    hfx_value *a4 = hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, g4), u4);
+    hfx_value *y4 = hfx_op2(g, HFX_OP_MATMUL, a4, hfx_unsqueeze(g, hfx_const_permute(g, down, swap_last), 1)); /* [E,B,S,H] */
+    hfx_value *w4 = hfx_unsqueeze(g, hfx_transpose(g, top, 3, (int64_t[]){2, 0, 1}), -1);       /* [E,B,S,1] */
+    int64_t axis0 = 0;
+    hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y4, w4), 1, &axis0); /* [1,B,S,H] */
+    return hfx_reshape(g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H)});
 }
 
 /* x + block·residual_multiplier (Granite scales what each block adds). */

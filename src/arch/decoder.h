@@ -44,6 +44,13 @@ typedef enum {
     HFX_QKV_PER_HEAD    /* one weight, per head [q_h; k_h; v_h] (GPT-NeoX query_key_value) */
 } hfx_qkv_layout;
 
+typedef enum {
+    HFX_MOE_NONE,
+    HFX_MOE_MIXTRAL, /* every layer: block_sparse_moe, experts.{e}.w1/w3/w2, weights renormalised */
+    HFX_MOE_QWEN3    /* layers by decoder_sparse_step and mlp_only_layers: mlp.experts.{e}.gate/up/down,
+                        norm_topk_prob */
+} hfx_moe_kind;
+
 /* config.json keys, where a family departs from Llama's (NULL fields take Llama's). */
 typedef struct hfx_decoder_keys {
     const char *hidden, *layers, *heads, *positions, *intermediate; /* GPT-2: n_embd, n_layer, ... */
@@ -105,6 +112,7 @@ typedef struct hfx_decoder_desc {
     bool learned_positions;      /* absolute position embeddings instead of rotary (GPT-2) */
     bool conv1d;                 /* weights stored [in, out] (GPT-2's Conv1D) */
     bool gpt2_scaling;           /* scale_attn_weights, scale_attn_by_inverse_layer_idx */
+    hfx_moe_kind moe;
     hfx_qkv_layout qkv;
     bool fused_gate_up;          /* one `gate_up_proj` [gate; up] (Phi-3) */
 } hfx_decoder_desc;
@@ -123,6 +131,9 @@ typedef struct hfx_decoder_cfg {
     hfx_rope rope;               /* full-attention layers (all layers without local_rope) */
     hfx_rope local_rope;         /* sliding layers when the descriptor has local_rope */
     hfx_layer_layout layout;     /* the descriptor's, or chosen by config (use_parallel_residual) */
+    int64_t experts, top_k, moe_intermediate; /* mixture of experts */
+    bool norm_topk;              /* renormalise the top-k router weights */
+    bool *sparse;                /* (layers) this layer's MLP is the experts; arena-owned */
 } hfx_decoder_cfg;
 
 extern const hfx_arch_family hfx_decoder_family;

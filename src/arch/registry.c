@@ -23,6 +23,11 @@ static const hfx_decoder_desc MistralForCausalLM_desc = {"MistralForCausalLM", L
                                                          .attn_bias = HFX_BIAS_NONE, .sliding = HFX_SLIDING_ALL};
 static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV,
                                                        .sliding = HFX_SLIDING_MAX_WINDOW};
+static const hfx_decoder_desc MixtralForCausalLM_desc = {"MixtralForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE,
+                                                         .sliding = HFX_SLIDING_ALL, .moe = HFX_MOE_MIXTRAL};
+static const hfx_decoder_desc Qwen3MoeForCausalLM_desc = {"Qwen3MoeForCausalLM", LLAMA_LIKE,
+                                                          .qk_norm = HFX_QK_NORM_PER_HEAD,
+                                                          .sliding = HFX_SLIDING_MAX_WINDOW, .moe = HFX_MOE_QWEN3};
 static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
                                                        .sliding = HFX_SLIDING_MAX_WINDOW};
 static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true,
@@ -78,6 +83,8 @@ static const struct entry {
     {"MistralForCausalLM", &hfx_decoder_family, &MistralForCausalLM_desc},
     {"Qwen2ForCausalLM", &hfx_decoder_family, &Qwen2ForCausalLM_desc},
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},
+    {"MixtralForCausalLM", &hfx_decoder_family, &MixtralForCausalLM_desc},
+    {"Qwen3MoeForCausalLM", &hfx_decoder_family, &Qwen3MoeForCausalLM_desc},
     {"GraniteForCausalLM", &hfx_decoder_family, &GraniteForCausalLM_desc},
     {"Olmo2ForCausalLM", &hfx_decoder_family, &Olmo2ForCausalLM_desc},
     {"Starcoder2ForCausalLM", &hfx_decoder_family, &Starcoder2ForCausalLM_desc},
@@ -95,7 +102,8 @@ struct hfx_arch_model {
 };
 
 const char *hfx_arch_supported(void) {
-    return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+    return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, "
+           "Qwen3MoeForCausalLM, "
            "GraniteForCausalLM, Olmo2ForCausalLM, Starcoder2ForCausalLM, Phi3ForCausalLM, GPTNeoXForCausalLM, "
            "GPT2LMHeadModel, "
            "GemmaForCausalLM, "

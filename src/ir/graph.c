@@ -308,6 +308,68 @@ hfx_value *hfx_const_interleaved_rows(hfx_graph *g, hfx_value *c, int64_t groups
     return const_value(g, init);
 }
 
+hfx_value *hfx_const_stack(hfx_graph *g, int n, hfx_value *const *cs) {
+    if (n < 1 || !cs[0]->init || cs[0]->rank + 1 > HFX_MAX_RANK) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "bad constant stack");
+        return n > 0 ? cs[0] : placeholder_const(g);
+    }
+    const hfx_init *first = cs[0]->init;
+    hfx_init *init = hfx_arena_alloc(g->arena, sizeof *init);
+    hfx_init_part *parts = hfx_arena_alloc(g->arena, (size_t)n * sizeof *parts);
+    if (!init || !parts) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return cs[0];
+    }
+    *init = *first;
+    init->rank = first->rank + 1;
+    init->shape[0] = n;
+    for (int d = 0; d < first->rank; d++) init->shape[d + 1] = first->shape[d];
+    for (int i = 0; i < n; i++) {
+        const hfx_init *c = cs[i]->init;
+        bool same = c && c->n_parts == 1 && c->dtype == first->dtype && c->rank == first->rank &&
+                    memcmp(c->shape, first->shape, sizeof c->shape) == 0 && c->parts[0].rank == c->rank;
+        if (!same) {
+            hfx_graph_fail(g, HFX_ERR_INTERNAL, "stacked constants differ (at '%s')", c ? c->source : "?");
+            return cs[0];
+        }
+        /* each part gains a leading axis of 1 */
+        const hfx_init_part *q = &c->parts[0];
+        hfx_init_part *p = &parts[i];
+        *p = *q;
+        p->rank = q->rank + 1;
+        p->shape[0] = 1;
+        p->strides[0] = 0;
+        for (int d = 0; d < q->rank; d++) {
+            p->shape[d + 1] = q->shape[d];
+            p->strides[d + 1] = q->strides[d];
+        }
+    }
+    init->n_parts = n;
+    init->parts = parts;
+    return const_value(g, init);
+}
+
+hfx_value *hfx_const_permute(hfx_graph *g, hfx_value *c, const int64_t *perm) {
+    const hfx_init *src = c->init;
+    /* parts are concatenated on axis 0, so a permutation must keep axis 0 where it is unless
+     * there is a single part */
+    bool ok = src && (src->n_parts == 1 || perm[0] == 0);
+    for (int i = 0; ok && i < src->n_parts; i++) ok = src->parts[i].rank == src->rank;
+    if (!ok) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "cannot permute constant '%s'", src ? src->source : "?");
+        return c;
+    }
+    hfx_init *init = copy_init(g, src);
+    if (!init) return c;
+    for (int i = 0; i < src->n_parts; i++)
+        for (int d = 0; d < src->rank; d++) {
+            init->parts[i].shape[d] = src->parts[i].shape[perm[d]];
+            init->parts[i].strides[d] = src->parts[i].strides[perm[d]];
+        }
+    for (int d = 0; d < src->rank; d++) init->shape[d] = src->shape[perm[d]];
+    return const_value(g, init);
+}
+
 /* ---- Op constructors ---- */
 
 hfx_value *hfx_node_add(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in, const hfx_attrs *a) {
@@ -432,4 +494,9 @@ hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value
 hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hfx_value *slots) {
     hfx_value *in[3] = {cache, update, slots};
     return hfx_node_add(g, HFX_OP_CACHE_WRITE, 3, in, NULL);
+}
+
+hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k) {
+    hfx_attrs a = {.start = k};
+    return hfx_node_add(g, HFX_OP_TOP_K_MASK, 1, &x, &a);
 }

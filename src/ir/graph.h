@@ -175,6 +175,10 @@ hfx_value *hfx_const_scalar(hfx_graph *g, hfx_dtype dt, double v);
 /* View edits of a constant (new value, same bytes). */
 hfx_value *hfx_const_transpose2d(hfx_graph *g, hfx_value *c);
 hfx_value *hfx_const_slice(hfx_graph *g, hfx_value *c, int axis, int64_t start, int64_t len);
+/* Constants of one shape stacked on a new axis 0 (per-expert weights → [experts, ...]). */
+hfx_value *hfx_const_stack(hfx_graph *g, int n, hfx_value *const *cs);
+/* Axes of a constant reordered (a view); a stacked constant keeps its axis 0 in place. */
+hfx_value *hfx_const_permute(hfx_graph *g, hfx_value *c, const int64_t *perm);
 /* Rows of a constant whose axis 0 is laid out as [groups, parts, len]: part `which` of every
  * group, as [groups·len, ...] (GPT-NeoX's per-head [q; k; v]). Still a view. */
 hfx_value *hfx_const_interleaved_rows(hfx_graph *g, hfx_value *c, int64_t groups, int64_t parts,
@@ -205,6 +209,7 @@ hfx_value *hfx_dim_of(hfx_graph *g, hfx_value *x, int axis);
 hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value *delta,
                      hfx_dim length);
 hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hfx_value *slots);
+hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k);
 
 /* ---- Passes ---- */
 

@@ -281,6 +281,11 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
         out->rank = 1;
         out->dims[0] = a->dims[0];
         return HFX_OK;
+    case HFX_OP_TOP_K_MASK:
+        if (x->dtype != HFX_DTYPE_F32 || x->rank < 1 || !hfx_dim_is_const(x->dims[x->rank - 1]) ||
+            a->start < 1 || a->start > x->dims[x->rank - 1].c)
+            return bad(g, op, n_in, in, err, "needs f32 [..., n] with a constant n ≥ k ≥ 1");
+        return HFX_OK;
     case HFX_OP_CACHE_WRITE: {
         hfx_value *u = in[1], *slots = in[2];
         if (x->rank != 4 || u->rank != 4 || slots->rank != 1 || slots->dtype != HFX_DTYPE_I64 ||

@@ -236,11 +236,32 @@ static const char *reshape(onnx_model *m, const char *x, const hfx_value *in, in
             inferred++;
         }
     }
-    if (inferred > 1) {
-        hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "onnx: reshape with two dims that can be neither copied nor inferred");
-        return "";
+    if (inferred <= 1) return op2(m, "Reshape", x, ints_const(m, rank, shape), out);
+    /* symbolic dims that moved: build the target shape at run time from the input's */
+    const char *shape_of = op1(m, "Shape", x, NULL), *pieces[HFX_MAX_RANK];
+    for (int i = 0; i < rank; i++) {
+        if (hfx_dim_is_const(dims[i])) {
+            pieces[i] = ints_const(m, 1, &dims[i].c);
+            continue;
+        }
+        int64_t j = -1;
+        for (int k = 0; k < in->rank && j < 0; k++)
+            if (hfx_dim_eq(in->dims[k], dims[i])) j = k;
+        if (j < 0) {
+            hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "onnx: reshape to a dim the input does not have");
+            return "";
+        }
+        attrs ga = {0};
+        attr_int(&ga, "axis", 0);
+        const char *gin[2] = {shape_of, ints_const(m, 1, &j)};
+        pieces[i] = tmp_name(m);
+        emit(m, "Gather", 2, gin, pieces[i], &ga);
     }
-    return op2(m, "Reshape", x, ints_const(m, rank, shape), out);
+    attrs ca = {0};
+    attr_int(&ca, "axis", 0);
+    const char *target = tmp_name(m);
+    emit(m, "Concat", rank, pieces, target, &ca);
+    return op2(m, "Reshape", x, target, out);
 }
 
 static const char *reduce(onnx_model *m, const char *op, const char *x, int n,
@@ -445,6 +466,28 @@ static void lower_node(onnx_model *m, const hfx_node *n) {
         const char *sin[4] = {in[0], ints_const(m, 1, &at->start), ints_const(m, 1, &at->end),
                               ints_const(m, 1, &at->axis)};
         emit(m, "Slice", 4, sin, out, NULL);
+        return;
+    }
+    case HFX_OP_TOP_K_MASK: {
+        /* TopK (largest, sorted: ties keep the lower index), scattered back into zeros */
+        const char *tk[2] = {in[0], ints_const(m, 1, &at->start)};
+        const char *vals = tmp_name(m), *idx = tmp_name(m);
+        hfx_buf nb = {0};
+        for (int i = 0; i < 2; i++) pb_string(&nb, NODE_INPUT, tk[i]);
+        pb_string(&nb, NODE_OUTPUT, vals);
+        pb_string(&nb, NODE_OUTPUT, idx);
+        pb_string(&nb, NODE_NAME, hfx_arena_printf(m->arena, "TopK%s", vals));
+        pb_string(&nb, NODE_OP_TYPE, "TopK");
+        attrs ta = {0};
+        attr_int(&ta, "axis", -1);
+        hfx_buf_append(&nb, ta.buf.data, ta.buf.len);
+        hfx_buf_free(&ta.buf);
+        pb_message(&m->nodes, GRAPH_NODE, &nb);
+        hfx_buf_free(&nb);
+        const char *zeros = op2(m, "Mul", in[0], scalar_const(m, HFX_DTYPE_F32, 0.0), NULL);
+        const char *sin[3] = {zeros, idx, vals};
+        attr_int(&a, "axis", -1);
+        emit(m, "ScatterElements", 3, sin, out, &a);
         return;
     }
     case HFX_OP_CACHE_WRITE: {

@@ -346,8 +346,24 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
             else if (i < in->rank && hfx_dim_eq(in->dims[i], at->dims[i])) shape[i] = 0;
             else shape[i] = -1, inferred++;
         }
-        if (inferred > 1) hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: reshape with two unknown dims");
-        return reshape(m, x, at->rank, shape);
+        if (inferred <= 1) return reshape(m, x, at->rank, shape);
+        /* symbolic dims that moved: the target shape at run time, from the input's */
+        ov_ref shp = layer(m, "ShapeOf", "opset3", "output_type=\"i64\"", 1, &x, 1), pieces[HFX_MAX_RANK];
+        for (int i = 0; i < at->rank; i++) {
+            if (hfx_dim_is_const(at->dims[i])) {
+                pieces[i] = ints(m, 1, &at->dims[i].c);
+                continue;
+            }
+            int64_t j = -1;
+            for (int k = 0; k < in->rank && j < 0; k++)
+                if (hfx_dim_eq(in->dims[k], at->dims[i])) j = k;
+            if (j < 0) hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: reshape to a dim the input does not have");
+            ov_ref gin[3] = {shp, ints(m, 1, &j), int_scalar(m, 0)};
+            pieces[i] = layer(m, "Gather", "opset8", "batch_dims=\"0\"", 3, gin, 1);
+        }
+        ov_ref target = layer(m, "Concat", "opset1", "axis=\"0\"", at->rank, pieces, 1);
+        ov_ref rin[2] = {x, target};
+        return layer(m, "Reshape", "opset1", "special_zero=\"false\"", 2, rin, 1);
     }
     case HFX_OP_TRANSPOSE: return transpose(m, x, at->n_ints, at->ints);
     case HFX_OP_UNSQUEEZE: {
@@ -373,6 +389,17 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
     case HFX_OP_RANGE: {
         ov_ref in[3] = {x, val(m, n->in[1]), val(m, n->in[2])};
         return layer(m, "Range", "opset4", "output_type=\"i64\"", 3, in, 1);
+    }
+    case HFX_OP_TOP_K_MASK: {
+        /* TopK (max, sorted by value, i64 indices) then ScatterElementsUpdate into zeros */
+        ov_ref in[2] = {x, int_scalar(m, at->start)};
+        ov_ref tk = layer(m, "TopK", "opset11",
+                          "axis=\"-1\" mode=\"max\" sort=\"value\" index_element_type=\"i64\" stable=\"true\"", 2, in, 2);
+        ov_ref idx = {tk.layer, tk.port + 1};
+        if (!m->st) m->layers[tk.layer].out_dtype = HFX_DTYPE_F32;
+        ov_ref zeros = op2(m, "Multiply", x, float_scalar(m, HFX_DTYPE_F32, 0.0));
+        ov_ref sin[4] = {zeros, idx, tk, int_scalar(m, -1)};
+        return layer(m, "ScatterElementsUpdate", "opset12", "reduction=\"none\" use_init_val=\"true\"", 4, sin, 1);
     }
     case HFX_OP_CACHE_WRITE: {
         /* ScatterUpdate on axis 2: cache[:, :, slots[s]] = update[:, :, s] */

@@ -67,7 +67,9 @@ static void net_xml(const hfx_graph *g, const ov_model *m, hfx_buf *b) {
         if (l->n_out) {
             hfx_buf_puts(b, "\t\t\t<output>\n");
             for (int p = 0; p < l->n_out; p++) {
-                hfx_buf_printf(b, "\t\t\t\t<port id=\"%d\" precision=\"%s\"", l->n_in + p, precision(l->out_dtype));
+                /* TopK's second output holds its i64 indices; every other port shares the layer's type */
+                hfx_dtype pdt = p == 1 && strcmp(l->type, "TopK") == 0 ? HFX_DTYPE_I64 : l->out_dtype;
+                hfx_buf_printf(b, "\t\t\t\t<port id=\"%d\" precision=\"%s\"", l->n_in + p, precision(pdt));
                 if (p == 0 && l->out_names && !result) {
                     hfx_buf_puts(b, " names=\"");
                     xml_escaped(b, l->out_names);
