@@ -444,8 +444,11 @@ static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
     bool mixtral = c->d->moe == HFX_MOE_MIXTRAL;
-    const char *block = mixtral ? "block_sparse_moe" : "mlp";
     char p[192];
+    /* transformers 5's own layout: mlp.gate + fused mlp.experts.{gate_up,down}_proj; saved
+     * checkpoints: per-expert tensors (Mixtral's under block_sparse_moe, as w1/w3/w2) */
+    bool fused = hfx_weight_exists(c->w, tensor_name(c, i, "mlp", "experts.gate_up_proj", p, sizeof p));
+    const char *block = mixtral && !fused ? "block_sparse_moe" : "mlp";
     int64_t E = m->experts, I = m->moe_intermediate, H = m->hidden;
     hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", tensor_name(c, i, block, "gate.weight", p, sizeof p));
     hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), -1);
@@ -457,9 +460,9 @@ static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
     top = hfx_cast(g, top, h->dtype);
 
     hfx_value *gate, *up, *down; /* [E, I, H], [E, I, H], [E, H, I] */
-    const char *fused = tensor_name(c, i, block, "experts.gate_up_proj", p, sizeof p);
-    if (hfx_weight_exists(c->w, fused)) {
-        hfx_value *gu = hfx_weight(c->w, 3, (int64_t[]){E, 2 * I, H}, "%s", fused);
+    if (fused) {
+        hfx_value *gu = hfx_weight(c->w, 3, (int64_t[]){E, 2 * I, H}, "%s",
+                                   tensor_name(c, i, block, "experts.gate_up_proj", p, sizeof p));
         gate = hfx_const_slice(g, gu, 1, 0, I);
         up = hfx_const_slice(g, gu, 1, I, I);
         down = hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s", tensor_name(c, i, block, "experts.down_proj", p, sizeof p));
