@@ -74,6 +74,12 @@ static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     .sliding_pattern = 6, .layout = HFX_LAYOUT_SANDWICH, .act_key = "hidden_activation",
     .scale = HFX_SCALE_QUERY_PRE_ATTN, .softcaps = true, .local_rope = true, .default_theta = 1000000.0};
 
+/* The encoder family (encoder.c). */
+typedef struct encoder_desc encoder_desc;
+extern const hfx_arch_family hfx_encoder_family;
+extern const encoder_desc hfx_bert_model, hfx_bert_classifier, hfx_roberta_model, hfx_roberta_classifier,
+    hfx_xlmr_model, hfx_xlmr_classifier;
+
 static const struct entry {
     const char *name;
     const hfx_arch_family *family;
@@ -91,6 +97,12 @@ static const struct entry {
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},
+    {"BertModel", &hfx_encoder_family, &hfx_bert_model},
+    {"BertForSequenceClassification", &hfx_encoder_family, &hfx_bert_classifier},
+    {"RobertaModel", &hfx_encoder_family, &hfx_roberta_model},
+    {"RobertaForSequenceClassification", &hfx_encoder_family, &hfx_roberta_classifier},
+    {"XLMRobertaModel", &hfx_encoder_family, &hfx_xlmr_model},
+    {"XLMRobertaForSequenceClassification", &hfx_encoder_family, &hfx_xlmr_classifier},
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},
@@ -107,7 +119,8 @@ const char *hfx_arch_supported(void) {
            "GraniteForCausalLM, Olmo2ForCausalLM, Starcoder2ForCausalLM, Phi3ForCausalLM, GPTNeoXForCausalLM, "
            "GPT2LMHeadModel, "
            "GemmaForCausalLM, "
-           "Gemma2ForCausalLM, Gemma3ForCausalLM";
+           "Gemma2ForCausalLM, Gemma3ForCausalLM, BertModel, BertForSequenceClassification, RobertaModel, "
+           "RobertaForSequenceClassification, XLMRobertaModel, XLMRobertaForSequenceClassification";
 }
 
 hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_arch_model **out,

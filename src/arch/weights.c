@@ -78,11 +78,13 @@ void hfx_weight_ignore(hfx_weights *w, const char *name) {
     if (i >= 0) w->used[i] = 1;
 }
 
-/* Buffers older checkpoints saved that no computation reads: rotary tables and the causal-mask
- * buffers of GPT-2 / GPT-NeoX attention (recomputed by the graph's own mask). */
+/* Buffers older checkpoints saved that no computation reads: rotary tables, the causal-mask
+ * buffers of GPT-2 / GPT-NeoX attention (the graph builds its own mask) and BERT's position and
+ * token type id buffers (the graph's inputs and arange). */
 static bool known_unused(const char *name) {
     static const char *const suffixes[] = {"rotary_emb.inv_freq", ".attn.bias", ".attn.masked_bias",
-                                           ".attention.bias", ".attention.masked_bias"};
+                                           ".attention.bias", ".attention.masked_bias",
+                                           "embeddings.position_ids", "embeddings.token_type_ids"};
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         size_t k = strlen(suffixes[i]);

@@ -106,16 +106,16 @@ static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inp
         }
         return HFX_OK;
     }
-    static const char *const inputs[3] = {"input_ids", "attention_mask", "position_ids"};
+    static const char *const inputs[4] = {"input_ids", "attention_mask", "position_ids", "token_type_ids"};
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)spec, key, v) {
         bool known = false;
-        for (int i = 0; i < 3; i++) known |= strcmp(key, inputs[i]) == 0;
+        for (int i = 0; i < 4; i++) known |= strcmp(key, inputs[i]) == 0;
         if (!known)
             return hfx_fail(err, HFX_ERR_INVALID,
                             "export config: dynamic_shapes names input '%s', which this model does not take "
-                            "(inputs: input_ids, attention_mask, position_ids)", key);
+                            "(inputs: input_ids, attention_mask, position_ids, token_type_ids)", key);
         const char *axis;
         json_t *x;
         json_object_foreach(v, axis, x) if (strcmp(axis, "0") != 0 && strcmp(axis, "1") != 0)
@@ -125,7 +125,7 @@ static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inp
         char axis[2] = {(char)('0' + a), 0};
         const json_t *chosen = NULL;
         const char *chosen_from = NULL;
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
             const json_t *x = json_object_get(json_object_get(spec, inputs[i]), axis);
             if (!x || json_is_null(x)) continue;
             if (chosen && (!json_equal((json_t *)json_object_get(chosen, "name"), (json_t *)json_object_get(x, "name"))))

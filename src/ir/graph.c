@@ -500,3 +500,8 @@ hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k) {
     hfx_attrs a = {.start = k};
     return hfx_node_add(g, HFX_OP_TOP_K_MASK, 1, &x, &a);
 }
+
+hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis) {
+    hfx_attrs a = {.axis = axis};
+    return hfx_node_add(g, HFX_OP_CUMSUM, 1, &x, &a);
+}

@@ -210,6 +210,7 @@ hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value
                      hfx_dim length);
 hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hfx_value *slots);
 hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k);
+hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis);
 
 /* ---- Passes ---- */
 

@@ -171,8 +171,9 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
             !hfx_dim_is_const(k->dims[1]) || k->dims[1].c <= 0 ||
             q->dims[1].c % k->dims[1].c != 0)
             return bad(g, op, n_in, in, err, "head counts or head dims disagree");
-        if (!hfx_dim_eq(bias->dims[2], q->dims[2]) || !hfx_dim_eq(bias->dims[3], k->dims[2]))
-            return bad(g, op, n_in, in, err, "bias must be [B,1,S,T]");
+        bool rows = hfx_dim_eq(bias->dims[2], q->dims[2]) || (hfx_dim_is_const(bias->dims[2]) && bias->dims[2].c == 1);
+        if (!rows || !hfx_dim_eq(bias->dims[3], k->dims[2]))
+            return bad(g, op, n_in, in, err, "bias must be [B,1,S,T] or [B,1,1,T]");
         out->dims[3] = v->dims[3];
         return HFX_OK;
     }
@@ -281,6 +282,11 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
         out->rank = 1;
         out->dims[0] = a->dims[0];
         return HFX_OK;
+    case HFX_OP_CUMSUM: {
+        int ax = norm_axis(a->axis, x->rank);
+        if (ax < 0 || ax >= x->rank) return bad(g, op, n_in, in, err, "bad axis");
+        return HFX_OK;
+    }
     case HFX_OP_TOP_K_MASK:
         if (x->dtype != HFX_DTYPE_F32 || x->rank < 1 || !hfx_dim_is_const(x->dims[x->rank - 1]) ||
             a->start < 1 || a->start > x->dims[x->rank - 1].c)

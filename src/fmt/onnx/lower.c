@@ -468,6 +468,7 @@ static void lower_node(onnx_model *m, const hfx_node *n) {
         emit(m, "Slice", 4, sin, out, NULL);
         return;
     }
+    case HFX_OP_CUMSUM: op2(m, "CumSum", in[0], scalar_const(m, HFX_DTYPE_I64, (double)at->axis), out); return;
     case HFX_OP_TOP_K_MASK: {
         /* TopK (largest, sorted: ties keep the lower index), scattered back into zeros */
         const char *tk[2] = {in[0], ints_const(m, 1, &at->start)};

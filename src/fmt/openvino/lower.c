@@ -390,6 +390,10 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
         ov_ref in[3] = {x, val(m, n->in[1]), val(m, n->in[2])};
         return layer(m, "Range", "opset4", "output_type=\"i64\"", 3, in, 1);
     }
+    case HFX_OP_CUMSUM: {
+        ov_ref in[2] = {x, int_scalar(m, at->axis)};
+        return layer(m, "CumSum", "opset3", "exclusive=\"false\" reverse=\"false\"", 2, in, 1);
+    }
     case HFX_OP_TOP_K_MASK: {
         /* TopK (max, sorted by value, i64 indices) then ScatterElementsUpdate into zeros */
         ov_ref in[2] = {x, int_scalar(m, at->start)};

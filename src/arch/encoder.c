@@ -1,0 +1,196 @@
+/* The encoder template: BERT and its descendants (RoBERTa, XLM-RoBERTa). Embeddings (word +
+ * token type + absolute position, LayerNorm), N post-norm layers of bidirectional attention and a
+ * GELU MLP, the pooler (tanh of a dense layer on the first token) and the sequence-classification
+ * heads. Outputs: last_hidden_state and pooler_output for the bare model, logits for a head. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "arch/nn.h"
+#include "arch/weights.h"
+#include "base/status.h"
+#include "hf/config.h"
+
+typedef enum { HEAD_NONE, HEAD_BERT_CLASSIFIER, HEAD_ROBERTA_CLASSIFIER } head_kind;
+
+struct encoder_desc {
+    const char *architecture;
+    const char *prefix;       /* weights under "<prefix>." when saved from a head model */
+    bool roberta_positions;   /* positions count real tokens from padding_idx + 1 */
+    head_kind head;
+};
+typedef struct encoder_desc encoder_desc;
+
+typedef struct encoder_cfg {
+    int64_t vocab, hidden, layers, heads, intermediate, max_position, type_vocab, labels, pad_id;
+    double eps;
+    hfx_activation act;
+} encoder_cfg;
+
+static hfx_status encoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx_arena *arena,
+                                void **out, hfx_error *err) {
+    const encoder_desc *d = desc_;
+    char where[1100];
+    snprintf(where, sizeof where, "%s/config.json", hfx_checkpoint_dir(ck));
+    hfx_cfg c = {hfx_checkpoint_config(ck), where};
+    encoder_cfg *m = hfx_arena_alloc(arena, sizeof *m);
+    if (!m) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    const char *act;
+    hfx_status st;
+    if ((st = hfx_cfg_int(c, "vocab_size", &m->vocab, err)) ||
+        (st = hfx_cfg_check_range(c, "vocab_size", m->vocab, 1, INT32_MAX, err)) ||
+        (st = hfx_cfg_int(c, "hidden_size", &m->hidden, err)) ||
+        (st = hfx_cfg_check_range(c, "hidden_size", m->hidden, 1, 1 << 20, err)) ||
+        (st = hfx_cfg_int(c, "num_hidden_layers", &m->layers, err)) ||
+        (st = hfx_cfg_check_range(c, "num_hidden_layers", m->layers, 1, 4096, err)) ||
+        (st = hfx_cfg_int(c, "num_attention_heads", &m->heads, err)) ||
+        (st = hfx_cfg_check_range(c, "num_attention_heads", m->heads, 1, 4096, err)) ||
+        (st = hfx_cfg_int(c, "intermediate_size", &m->intermediate, err)) ||
+        (st = hfx_cfg_check_range(c, "intermediate_size", m->intermediate, 1, 1 << 24, err)) ||
+        (st = hfx_cfg_int_or(c, "max_position_embeddings", 512, &m->max_position, err)) ||
+        (st = hfx_cfg_check_range(c, "max_position_embeddings", m->max_position, 1, INT32_MAX, err)) ||
+        (st = hfx_cfg_int_or(c, "type_vocab_size", 2, &m->type_vocab, err)) ||
+        (st = hfx_cfg_check_range(c, "type_vocab_size", m->type_vocab, 1, 1 << 20, err)) ||
+        (st = hfx_cfg_int_or(c, "pad_token_id", d->roberta_positions ? 1 : 0, &m->pad_id, err)) ||
+        (st = hfx_cfg_num_or(c, "layer_norm_eps", 1e-12, &m->eps, err)) ||
+        (st = hfx_cfg_str_or(c, "hidden_act", "gelu", &act, err)))
+        return st;
+    if (m->hidden % m->heads)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: hidden_size %lld is not a multiple of num_attention_heads %lld",
+                        where, (long long)m->hidden, (long long)m->heads);
+    if (!hfx_activation_from_name(act, &m->act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_act '%s' is not supported (supported: %s)", where,
+                        act, hfx_activation_names());
+    /* the head's width: id2label when given, else num_labels (transformers' default 2) */
+    m->labels = 2;
+    const json_t *id2label = json_object_get(c.obj, "id2label");
+    if (json_is_object(id2label) && json_object_size(id2label) > 0) m->labels = (int64_t)json_object_size(id2label);
+    else if ((st = hfx_cfg_int_or(c, "num_labels", 2, &m->labels, err))) return st;
+    *out = m;
+    return HFX_OK;
+}
+
+typedef struct enc_ctx {
+    hfx_graph *g;
+    hfx_weights *w;
+    const encoder_cfg *m;
+    const char *prefix; /* "" or "bert." / "roberta." */
+} enc_ctx;
+
+static hfx_value *W(enc_ctx *c, int rank, const int64_t *shape, const char *name) {
+    return hfx_weight(c->w, rank, shape, "%s%s", c->prefix, name);
+}
+
+static hfx_value *dense(enc_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name) {
+    char n[256];
+    snprintf(n, sizeof n, "%s.weight", name);
+    hfx_value *w = W(c, 2, (int64_t[]){out, in}, n);
+    snprintf(n, sizeof n, "%s.bias", name);
+    return hfx_linear(c->g, x, w, W(c, 1, &out, n));
+}
+
+static hfx_value *layer_norm(enc_ctx *c, hfx_value *x, const char *name) {
+    char wn[256], bn[256];
+    snprintf(wn, sizeof wn, "%s.weight", name);
+    snprintf(bn, sizeof bn, "%s.bias", name);
+    return hfx_layer_norm(c->g, x, W(c, 1, &c->m->hidden, wn), W(c, 1, &c->m->hidden, bn), c->m->eps);
+}
+
+static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck,
+                                const hfx_build_opts *o, hfx_graph *g, hfx_error *err) {
+    const encoder_desc *d = desc_;
+    const encoder_cfg *m = cfg_;
+    if (o->cache != HFX_CACHE_NONE)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s is an encoder: it has no generation components", d->architecture);
+    hfx_weights w;
+    hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
+    if (st) return st;
+    /* weights saved from a head model live under the base model's prefix */
+    char probe[128];
+    snprintf(probe, sizeof probe, "%s.embeddings.word_embeddings.weight", d->prefix);
+    enc_ctx c = {g, &w, m, hfx_weight_exists(&w, probe) ? hfx_arena_printf(g->arena, "%s.", d->prefix) : ""};
+    int64_t H = m->hidden, hd = H / m->heads;
+    hfx_dim bs[2] = {o->batch, o->seq};
+
+    hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
+    hfx_value *mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
+    hfx_value *types = hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, bs);
+    hfx_value *pos;
+    if (d->roberta_positions) { /* cumsum(ids != pad)·(ids != pad) + pad: padding keeps pad_id */
+        hfx_value *real = hfx_cast(g, hfx_op1(g, HFX_OP_NOT, hfx_op2(g, HFX_OP_EQUAL, ids, hfx_const_i64(g, m->pad_id))),
+                                   HFX_DTYPE_I64);
+        pos = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, hfx_cumsum(g, real, 1), real), hfx_const_i64(g, m->pad_id));
+    } else { /* 0..S-1 for every row */
+        hfx_value *len = hfx_dim_of(g, ids, 1);
+        pos = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), len, hfx_const_i64(g, 1), o->seq), 0);
+    }
+    hfx_value *x = hfx_gather(g, W(&c, 2, (int64_t[]){m->vocab, H}, "embeddings.word_embeddings.weight"), ids, 0);
+    x = hfx_op2(g, HFX_OP_ADD, x,
+                hfx_gather(g, W(&c, 2, (int64_t[]){m->type_vocab, H}, "embeddings.token_type_embeddings.weight"), types, 0));
+    x = hfx_op2(g, HFX_OP_ADD, x,
+                hfx_gather(g, W(&c, 2, (int64_t[]){m->max_position, H}, "embeddings.position_embeddings.weight"), pos, 0));
+    x = layer_norm(&c, x, "embeddings.LayerNorm");
+
+    /* bidirectional: a key is visible unless it is padding */
+    hfx_value *keep = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, mask, HFX_DTYPE_BOOL), 1), 1); /* [B,1,1,S] */
+    hfx_value *bias = hfx_where(g, keep, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -3.4028234663852886e38f));
+    for (int64_t i = 0; i < m->layers && !g->failed; i++) {
+        char p[128], n[160];
+        snprintf(p, sizeof p, "encoder.layer.%lld", (long long)i);
+#define N(leaf) (snprintf(n, sizeof n, "%s.%s", p, leaf), n)
+        hfx_dim heads4[4] = {o->batch, o->seq, hfx_dim_const(m->heads), hfx_dim_const(hd)};
+        int64_t perm[4] = {0, 2, 1, 3};
+        hfx_value *q = hfx_transpose(g, hfx_reshape(g, dense(&c, x, H, H, N("attention.self.query")), 4, heads4), 4, perm);
+        hfx_value *k = hfx_transpose(g, hfx_reshape(g, dense(&c, x, H, H, N("attention.self.key")), 4, heads4), 4, perm);
+        hfx_value *v = hfx_transpose(g, hfx_reshape(g, dense(&c, x, H, H, N("attention.self.value")), 4, heads4), 4, perm);
+        hfx_value *a = hfx_attention(g, q, k, v, bias, 1.0 / sqrt((double)hd), 0, 0);
+        a = hfx_reshape(g, hfx_transpose(g, a, 4, perm), 3, (hfx_dim[]){o->batch, o->seq, hfx_dim_const(H)});
+        hfx_value *ao = dense(&c, a, H, H, N("attention.output.dense"));
+        x = layer_norm(&c, hfx_op2(g, HFX_OP_ADD, ao, x), N("attention.output.LayerNorm"));
+        hfx_value *f = hfx_activate(g, m->act, dense(&c, x, H, m->intermediate, N("intermediate.dense")));
+        hfx_value *fo = dense(&c, f, m->intermediate, H, N("output.dense"));
+        x = layer_norm(&c, hfx_op2(g, HFX_OP_ADD, fo, x), N("output.LayerNorm"));
+#undef N
+    }
+    hfx_value *first = hfx_gather(g, x, hfx_const_i64(g, 0), 1); /* [B,H]: the first token */
+    char pooler[160];
+    snprintf(pooler, sizeof pooler, "%spooler.dense.weight", c.prefix);
+    switch (d->head) {
+    case HEAD_NONE:
+        hfx_graph_output(g, x, "last_hidden_state");
+        if (hfx_weight_exists(&w, pooler))
+            hfx_graph_output(g, hfx_op1(g, HFX_OP_TANH, dense(&c, first, H, H, "pooler.dense")), "pooler_output");
+        break;
+    case HEAD_BERT_CLASSIFIER: { /* classifier(tanh(pooler(first token))) */
+        hfx_value *pooled = hfx_op1(g, HFX_OP_TANH, dense(&c, first, H, H, "pooler.dense"));
+        enc_ctx top = c;
+        top.prefix = "";
+        hfx_graph_output(g, dense(&top, pooled, H, m->labels, "classifier"), "logits");
+        break;
+    }
+    case HEAD_ROBERTA_CLASSIFIER: { /* out_proj(tanh(dense(first token))); no pooler */
+        enc_ctx top = c;
+        top.prefix = "";
+        hfx_value *t = hfx_op1(g, HFX_OP_TANH, dense(&top, first, H, H, "classifier.dense"));
+        hfx_graph_output(g, dense(&top, t, H, m->labels, "classifier.out_proj"), "logits");
+        break;
+    }
+    }
+    hfx_graph_set_meta(g, "architecture", d->architecture);
+    st = hfx_graph_status(g, err);
+    if (st == HFX_OK) st = hfx_weights_finish(&w, err);
+    hfx_weights_free(&w);
+    return st;
+}
+
+const hfx_arch_family hfx_encoder_family = {encoder_parse, encoder_build, NULL};
+
+const encoder_desc hfx_bert_model = {"BertModel", "bert", false, HEAD_NONE};
+const encoder_desc hfx_bert_classifier = {"BertForSequenceClassification", "bert", false, HEAD_BERT_CLASSIFIER};
+const encoder_desc hfx_roberta_model = {"RobertaModel", "roberta", true, HEAD_NONE};
+const encoder_desc hfx_roberta_classifier = {"RobertaForSequenceClassification", "roberta", true,
+                                             HEAD_ROBERTA_CLASSIFIER};
+const encoder_desc hfx_xlmr_model = {"XLMRobertaModel", "roberta", true, HEAD_NONE};
+const encoder_desc hfx_xlmr_classifier = {"XLMRobertaForSequenceClassification", "roberta", true,
+                                          HEAD_ROBERTA_CLASSIFIER};
