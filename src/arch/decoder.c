@@ -58,8 +58,7 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
         return HFX_OK;
     }
     int64_t pattern;
-    if ((st = hfx_cfg_int_or(c, "sliding_window_pattern", d->sliding_pattern, &pattern, err)) ||
-        (st = hfx_cfg_check_range(c, "sliding_window_pattern", pattern, 1, 1 << 20, err)))
+    if ((st = hfx_cfg_int_in_or(c, "sliding_window_pattern", d->sliding_pattern, 1, 1 << 20, &pattern, err)))
         return st;
     for (int64_t i = 0; i < m->layers; i++) m->window[i] = (i + 1) % pattern ? window : 0;
     return HFX_OK;
@@ -143,20 +142,16 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
     bool mixtral = d->moe == HFX_MOE_MIXTRAL;
     /* transformers 5 writes num_local_experts for both; older Qwen3-MoE configs num_experts */
     const char *experts_key = mixtral || hfx_cfg_has(c, "num_local_experts") ? "num_local_experts" : "num_experts";
-    if ((st = hfx_cfg_int(c, experts_key, &m->experts, err)) ||
-        (st = hfx_cfg_check_range(c, experts_key, m->experts, 1, 4096, err)) ||
-        (st = hfx_cfg_int(c, "num_experts_per_tok", &m->top_k, err)) ||
-        (st = hfx_cfg_check_range(c, "num_experts_per_tok", m->top_k, 1, m->experts, err)))
+    if ((st = hfx_cfg_int_in(c, experts_key, 1, 4096, &m->experts, err)) ||
+        (st = hfx_cfg_int_in(c, "num_experts_per_tok", 1, m->experts, &m->top_k, err)))
         return st;
     m->moe_intermediate = m->intermediate;
     m->norm_topk = true;
     int64_t step = 1;
     if (!mixtral &&
-        ((st = hfx_cfg_int(c, "moe_intermediate_size", &m->moe_intermediate, err)) ||
-         (st = hfx_cfg_check_range(c, "moe_intermediate_size", m->moe_intermediate, 1, 1 << 24, err)) ||
+        ((st = hfx_cfg_int_in(c, "moe_intermediate_size", 1, 1 << 24, &m->moe_intermediate, err)) ||
          (st = hfx_cfg_bool_or(c, "norm_topk_prob", false, &m->norm_topk, err)) ||
-         (st = hfx_cfg_int_or(c, "decoder_sparse_step", 1, &step, err)) ||
-         (st = hfx_cfg_check_range(c, "decoder_sparse_step", step, 1, 4096, err))))
+         (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err))))
         return st;
     for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = (i + 1) % step == 0;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
@@ -185,22 +180,16 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
                           "intermediate_size"};
     if (d->keys) k = *d->keys;
-    if ((st = hfx_cfg_int(c, "vocab_size", &m->vocab, err)) ||
-        (st = hfx_cfg_check_range(c, "vocab_size", m->vocab, 1, INT32_MAX, err)) ||
-        (st = hfx_cfg_int(c, k.hidden, &m->hidden, err)) ||
-        (st = hfx_cfg_check_range(c, k.hidden, m->hidden, 1, 1 << 20, err)) ||
-        (st = hfx_cfg_int(c, k.layers, &m->layers, err)) ||
-        (st = hfx_cfg_check_range(c, k.layers, m->layers, 1, 4096, err)) ||
-        (st = hfx_cfg_int(c, k.heads, &m->heads, err)) ||
-        (st = hfx_cfg_check_range(c, k.heads, m->heads, 1, 4096, err)) ||
-        (st = hfx_cfg_int_or(c, "num_key_value_heads", m->heads, &m->kv_heads, err)) ||
-        (st = hfx_cfg_check_range(c, "num_key_value_heads", m->kv_heads, 1, m->heads, err)) ||
+    if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
+        (st = hfx_cfg_int_in(c, k.hidden, 1, 1 << 20, &m->hidden, err)) ||
+        (st = hfx_cfg_int_in(c, k.layers, 1, 4096, &m->layers, err)) ||
+        (st = hfx_cfg_int_in(c, k.heads, 1, 4096, &m->heads, err)) ||
+        (st = hfx_cfg_int_in_or(c, "num_key_value_heads", m->heads, 1, m->heads, &m->kv_heads, err)) ||
         /* GPT-2's n_inner may be null: 4 × hidden */
         (st = d->keys ? hfx_cfg_int_or(c, k.intermediate, 4 * m->hidden, &m->intermediate, err)
                       : hfx_cfg_int(c, k.intermediate, &m->intermediate, err)) ||
         (st = hfx_cfg_check_range(c, k.intermediate, m->intermediate, 1, 1 << 24, err)) ||
-        (st = hfx_cfg_int_or(c, k.positions, 2048, &m->max_position, err)) ||
-        (st = hfx_cfg_check_range(c, k.positions, m->max_position, 1, INT32_MAX, err)) ||
+        (st = hfx_cfg_int_in_or(c, k.positions, 2048, 1, INT32_MAX, &m->max_position, err)) ||
         (st = hfx_cfg_num_or(c, d->eps_key, d->norm == HFX_NORM_LAYER ? 1e-5 : 1e-6, &m->eps, err)) ||
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->default_tied, &m->tied, err)))
         return st;
@@ -211,8 +200,7 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
     if (!(m->eps > 0 && m->eps < 1))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", where, d->eps_key, m->eps);
     int64_t dflt_head_dim = m->hidden / m->heads;
-    if ((st = hfx_cfg_int_or(c, "head_dim", dflt_head_dim, &m->head_dim, err)) ||
-        (st = hfx_cfg_check_range(c, "head_dim", m->head_dim, 2, 4096, err)) ||
+    if ((st = hfx_cfg_int_in_or(c, "head_dim", dflt_head_dim, 2, 4096, &m->head_dim, err)) ||
         (st = parse_activation(d, c, m, err)) || (st = parse_biases(d, c, m, err)) ||
         (st = parse_scales(d, c, m, err)))
         return st;

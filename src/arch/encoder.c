@@ -38,20 +38,13 @@ static hfx_status encoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
     if (!m) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     const char *act;
     hfx_status st;
-    if ((st = hfx_cfg_int(c, "vocab_size", &m->vocab, err)) ||
-        (st = hfx_cfg_check_range(c, "vocab_size", m->vocab, 1, INT32_MAX, err)) ||
-        (st = hfx_cfg_int(c, "hidden_size", &m->hidden, err)) ||
-        (st = hfx_cfg_check_range(c, "hidden_size", m->hidden, 1, 1 << 20, err)) ||
-        (st = hfx_cfg_int(c, "num_hidden_layers", &m->layers, err)) ||
-        (st = hfx_cfg_check_range(c, "num_hidden_layers", m->layers, 1, 4096, err)) ||
-        (st = hfx_cfg_int(c, "num_attention_heads", &m->heads, err)) ||
-        (st = hfx_cfg_check_range(c, "num_attention_heads", m->heads, 1, 4096, err)) ||
-        (st = hfx_cfg_int(c, "intermediate_size", &m->intermediate, err)) ||
-        (st = hfx_cfg_check_range(c, "intermediate_size", m->intermediate, 1, 1 << 24, err)) ||
-        (st = hfx_cfg_int_or(c, "max_position_embeddings", 512, &m->max_position, err)) ||
-        (st = hfx_cfg_check_range(c, "max_position_embeddings", m->max_position, 1, INT32_MAX, err)) ||
-        (st = hfx_cfg_int_or(c, "type_vocab_size", 2, &m->type_vocab, err)) ||
-        (st = hfx_cfg_check_range(c, "type_vocab_size", m->type_vocab, 1, 1 << 20, err)) ||
+    if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
+        (st = hfx_cfg_int_in(c, "hidden_size", 1, 1 << 20, &m->hidden, err)) ||
+        (st = hfx_cfg_int_in(c, "num_hidden_layers", 1, 4096, &m->layers, err)) ||
+        (st = hfx_cfg_int_in(c, "num_attention_heads", 1, 4096, &m->heads, err)) ||
+        (st = hfx_cfg_int_in(c, "intermediate_size", 1, 1 << 24, &m->intermediate, err)) ||
+        (st = hfx_cfg_int_in_or(c, "max_position_embeddings", 512, 1, INT32_MAX, &m->max_position, err)) ||
+        (st = hfx_cfg_int_in_or(c, "type_vocab_size", 2, 1, 1 << 20, &m->type_vocab, err)) ||
         (st = hfx_cfg_int_or(c, "pad_token_id", d->roberta_positions ? 1 : 0, &m->pad_id, err)) ||
         (st = hfx_cfg_num_or(c, "layer_norm_eps", 1e-12, &m->eps, err)) ||
         (st = hfx_cfg_str_or(c, "hidden_act", "gelu", &act, err)))

@@ -4,14 +4,17 @@
 #include <stdio.h>
 #include <string.h>
 
+static void vfail(hfx_error *err, hfx_status status, const char *fmt, va_list ap) {
+    if (!err) return;
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    err->status = status;
+}
+
 hfx_status hfx_fail(hfx_error *err, hfx_status status, const char *fmt, ...) {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = status;
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(err, status, fmt, ap);
+    va_end(ap);
     return status;
 }
 
@@ -29,12 +32,9 @@ void hfx_error_prefix(hfx_error *err, const char *fmt, ...) {
 hfx_status hfx_fail_once(hfx_status *sticky, hfx_error *err, hfx_status status, const char *fmt, ...) {
     if (*sticky) return *sticky;
     *sticky = status;
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = status;
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(err, status, fmt, ap);
+    va_end(ap);
     return status;
 }

@@ -110,3 +110,14 @@ hfx_status hfx_cfg_check_range(hfx_cfg c, const char *key, int64_t v, int64_t lo
                         c.where, key, (long long)v, (long long)lo, (long long)hi);
     return HFX_OK;
 }
+
+hfx_status hfx_cfg_int_in(hfx_cfg c, const char *key, int64_t lo, int64_t hi, int64_t *out, hfx_error *err) {
+    hfx_status st = hfx_cfg_int(c, key, out, err);
+    return st ? st : hfx_cfg_check_range(c, key, *out, lo, hi, err);
+}
+
+hfx_status hfx_cfg_int_in_or(hfx_cfg c, const char *key, int64_t dflt, int64_t lo, int64_t hi, int64_t *out,
+                             hfx_error *err) {
+    hfx_status st = hfx_cfg_int_or(c, key, dflt, out, err);
+    return st ? st : hfx_cfg_check_range(c, key, *out, lo, hi, err);
+}

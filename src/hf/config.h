@@ -29,6 +29,11 @@ hfx_status hfx_cfg_bool_or(hfx_cfg c, const char *key, bool dflt, bool *out, hfx
 hfx_status hfx_cfg_str_or(hfx_cfg c, const char *key, const char *dflt, const char **out,
                           hfx_error *err);
 
+/* An integer field within [lo, hi]: required, or dflt when missing. */
+hfx_status hfx_cfg_int_in(hfx_cfg c, const char *key, int64_t lo, int64_t hi, int64_t *out, hfx_error *err);
+hfx_status hfx_cfg_int_in_or(hfx_cfg c, const char *key, int64_t dflt, int64_t lo, int64_t hi, int64_t *out,
+                             hfx_error *err);
+
 /* Require lo ≤ v ≤ hi for a field already read. */
 hfx_status hfx_cfg_check_range(hfx_cfg c, const char *key, int64_t v, int64_t lo, int64_t hi,
                                hfx_error *err);

@@ -212,6 +212,12 @@ hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hf
 hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k);
 hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis);
 
+/* How a backend writes reshape(x → dims) with a constant shape vector: shape[i] is the dim when
+ * constant, 0 for "copy the input's dim at the same index", -1 for "infer". Returns how many -1s
+ * that takes; with more than one the backend must build the shape at run time, and source[i]
+ * then names the input axis each symbolic dim comes from (-1: none). */
+int hfx_reshape_plan(const hfx_value *in, int rank, const hfx_dim *dims, int64_t *shape, int *source);
+
 /* ---- Passes ---- */
 
 /* Check every node: arity, input dtypes, shapes against a fresh inference, that every input is

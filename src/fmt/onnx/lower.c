@@ -227,16 +227,8 @@ static const char *unsqueeze(onnx_model *m, const char *x, int64_t axis, const c
 static const char *reshape(onnx_model *m, const char *x, const hfx_value *in, int rank,
                            const hfx_dim *dims, const char *out) {
     int64_t shape[HFX_MAX_RANK];
-    int inferred = 0;
-    for (int i = 0; i < rank; i++) {
-        if (hfx_dim_is_const(dims[i]) && dims[i].c != 0) shape[i] = dims[i].c;
-        else if (i < in->rank && hfx_dim_eq(in->dims[i], dims[i])) shape[i] = 0;
-        else {
-            shape[i] = -1;
-            inferred++;
-        }
-    }
-    if (inferred <= 1) return op2(m, "Reshape", x, ints_const(m, rank, shape), out);
+    int source[HFX_MAX_RANK];
+    if (hfx_reshape_plan(in, rank, dims, shape, source) <= 1) return op2(m, "Reshape", x, ints_const(m, rank, shape), out);
     /* symbolic dims that moved: build the target shape at run time from the input's */
     const char *shape_of = op1(m, "Shape", x, NULL), *pieces[HFX_MAX_RANK];
     for (int i = 0; i < rank; i++) {
@@ -244,13 +236,11 @@ static const char *reshape(onnx_model *m, const char *x, const hfx_value *in, in
             pieces[i] = ints_const(m, 1, &dims[i].c);
             continue;
         }
-        int64_t j = -1;
-        for (int k = 0; k < in->rank && j < 0; k++)
-            if (hfx_dim_eq(in->dims[k], dims[i])) j = k;
-        if (j < 0) {
+        if (source[i] < 0) {
             hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "onnx: reshape to a dim the input does not have");
             return "";
         }
+        int64_t j = source[i];
         attrs ga = {0};
         attr_int(&ga, "axis", 0);
         const char *gin[2] = {shape_of, ints_const(m, 1, &j)};

@@ -338,15 +338,9 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
     case HFX_OP_REDUCE_SUM: return reduce(m, "ReduceSum", x, at->n_ints, at->ints);
     case HFX_OP_RESHAPE: {
         /* the same 0 (copy) / -1 (infer) encoding as ONNX: special_zero */
-        const hfx_value *in = n->in[0];
         int64_t shape[HFX_MAX_RANK];
-        int inferred = 0;
-        for (int i = 0; i < at->rank; i++) {
-            if (hfx_dim_is_const(at->dims[i]) && at->dims[i].c != 0) shape[i] = at->dims[i].c;
-            else if (i < in->rank && hfx_dim_eq(in->dims[i], at->dims[i])) shape[i] = 0;
-            else shape[i] = -1, inferred++;
-        }
-        if (inferred <= 1) return reshape(m, x, at->rank, shape);
+        int source[HFX_MAX_RANK];
+        if (hfx_reshape_plan(n->in[0], at->rank, at->dims, shape, source) <= 1) return reshape(m, x, at->rank, shape);
         /* symbolic dims that moved: the target shape at run time, from the input's */
         ov_ref shp = layer(m, "ShapeOf", "opset3", "output_type=\"i64\"", 1, &x, 1), pieces[HFX_MAX_RANK];
         for (int i = 0; i < at->rank; i++) {
@@ -354,10 +348,8 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
                 pieces[i] = ints(m, 1, &at->dims[i].c);
                 continue;
             }
-            int64_t j = -1;
-            for (int k = 0; k < in->rank && j < 0; k++)
-                if (hfx_dim_eq(in->dims[k], at->dims[i])) j = k;
-            if (j < 0) hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: reshape to a dim the input does not have");
+            if (source[i] < 0) hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: reshape to a dim the input does not have");
+            int64_t j = source[i];
             ov_ref gin[3] = {shp, ints(m, 1, &j), int_scalar(m, 0)};
             pieces[i] = layer(m, "Gather", "opset8", "batch_dims=\"0\"", 3, gin, 1);
         }
