@@ -1,6 +1,7 @@
 """Tiny-checkpoint factory for the oracle tests.
 
-Every variant is a small decoder-only causal LM (hidden 64, 2 layers, 4 heads, vocab ~200)
+Every variant is a small decoder-only causal LM (hidden 64, 2 layers (3 for gemma2_layer_types and
+the Gemma 3 ones), 4 heads, vocab ~200)
 built with transformers from an explicit config, with fixed seeds, saved with
 `save_pretrained` (plus `generation_config.json`) and, for the "old format" variants, with its
 config.json rewritten by hand the way transformers 4.x wrote it (`rope_scaling` + top-level
@@ -32,7 +33,15 @@ import torch
 import transformers
 from transformers import (
     AutoModelForCausalLM,
+    Gemma2Config,
+    Gemma2ForCausalLM,
+    Gemma3ForCausalLM,
+    Gemma3TextConfig,
+    GemmaConfig,
+    GemmaForCausalLM,
     GenerationConfig,
+    GraniteConfig,
+    GraniteForCausalLM,
     LlamaConfig,
     LlamaForCausalLM,
     MistralConfig,
@@ -41,6 +50,10 @@ from transformers import (
     Qwen2ForCausalLM,
     Qwen3Config,
     Qwen3ForCausalLM,
+    Olmo2Config,
+    Olmo2ForCausalLM,
+    Starcoder2Config,
+    Starcoder2ForCausalLM,
 )
 
 ARCHS = {
@@ -48,10 +61,23 @@ ARCHS = {
     "mistral": (MistralConfig, MistralForCausalLM),
     "qwen2": (Qwen2Config, Qwen2ForCausalLM),
     "qwen3": (Qwen3Config, Qwen3ForCausalLM),
+    # wave 1: the decoder template's other families
+    "granite": (GraniteConfig, GraniteForCausalLM),
+    "olmo2": (Olmo2Config, Olmo2ForCausalLM),
+    "starcoder2": (Starcoder2Config, Starcoder2ForCausalLM),
+    "gemma": (GemmaConfig, GemmaForCausalLM),
+    "gemma2": (Gemma2Config, Gemma2ForCausalLM),
+    "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM),
 }
 
 # The architectures hfx must support; an unsupported-architecture error lists them.
-SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
+SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+                           "GraniteForCausalLM", "Olmo2ForCausalLM", "Starcoder2ForCausalLM",
+                           "GemmaForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM")
+
+# The Gemma family's RMSNorm multiplies by (1 + weight) and its configs default head_dim to 256:
+# an old-format rewrite must keep head_dim even when it is hidden_size / heads.
+GEMMA_FAMILY = ("gemma", "gemma2", "gemma3")
 
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -137,6 +163,11 @@ class Variant:
     seed: int = 0
     cases: tuple = DEFAULT_CASES
     twin: str | None = None         # a variant that must give identical reference logits
+    # norm weights are drawn from norm_offset + U(0, 1): 0.5 gives 0.5..1.5 for x*w norms; the
+    # Gemma family's x*(1+w) norms use -0.5 (effective 0.5..1.5 too)
+    norm_offset: float = 0.5
+    # old format only: keys set (value not None) or removed (value None) after the generic rewrite
+    old_extra: dict | None = None
 
     @property
     def vocab_size(self) -> int:
@@ -221,6 +252,100 @@ DYNAMIC_CASES = (
     Case(2, 10, gapped=True),     # positions up to ~27: scaled by max(position_ids)+1, not by 10
 )
 
+GRANITE = dict(
+    LLAMA,
+    vocab_size=160,
+    embedding_multiplier=3.0,
+    residual_multiplier=0.5,
+    attention_multiplier=0.2,
+    logits_scaling=4.0,
+)
+
+OLMO2 = dict(
+    vocab_size=176,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    rms_norm_eps=1e-6,
+    rope_parameters={"rope_type": "default", "rope_theta": 500000.0},
+    pad_token_id=0,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
+STARCODER2 = dict(
+    vocab_size=144,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    norm_epsilon=1e-5,
+    rope_parameters={"rope_type": "default", "rope_theta": 100000.0},
+    sliding_window=4,
+    use_bias=True,
+    tie_word_embeddings=False,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
+_GEMMA_COMMON = dict(
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    rms_norm_eps=1e-6,
+    tie_word_embeddings=True,
+    pad_token_id=0,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
+GEMMA = dict(
+    _GEMMA_COMMON,
+    vocab_size=208,
+    num_key_value_heads=1,
+    head_dim=32,
+    hidden_act="gelu_pytorch_tanh",
+    rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+)
+
+GEMMA2 = dict(
+    _GEMMA_COMMON,
+    vocab_size=224,
+    head_dim=16,
+    hidden_activation="gelu_pytorch_tanh",
+    rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    sliding_window=4,
+    query_pre_attn_scalar=24,
+    attn_logit_softcapping=8.0,
+    final_logit_softcapping=5.0,
+)
+
+GEMMA3 = dict(
+    _GEMMA_COMMON,
+    vocab_size=240,
+    num_hidden_layers=3,
+    head_dim=16,
+    hidden_activation="gelu_pytorch_tanh",
+    rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 200000.0},
+                     "sliding_attention": {"rope_type": "default", "rope_theta": 5000.0}},
+    sliding_window=4,
+    sliding_window_pattern=3,
+    query_pre_attn_scalar=12,
+)
+
+GEMMA3_LINEAR_ROPE = {
+    "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1000000.0},
+    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+}
+
 VARIANTS_LIST = [
     # --- Llama: RoPE flavours ---
     Variant("llama_default", "llama", _llama(), "default RoPE, GQA 4 heads / 2 kv heads",
@@ -295,6 +420,60 @@ VARIANTS_LIST = [
     Variant("qwen3", "qwen3", dict(QWEN3), "q_norm/k_norm, explicit head_dim 32"),
     Variant("qwen3_tied", "qwen3", dict(QWEN3, tie_word_embeddings=True), "qwen3 with tied embeddings",
             embed_std=TIED_EMBED_STD),
+    # --- wave 1: Granite, OLMo-2, StarCoder2, Gemma, Gemma 2, Gemma 3 text (test_wave1.py proves
+    # that each listed feature moves the reference logits by >> the tolerance) ---
+    Variant("granite", "granite", dict(GRANITE),
+            "embedding_multiplier 3, residual_multiplier 0.5, attention_multiplier 0.2 (the attention "
+            "scale, not head_dim^-0.5 = 0.25), logits_scaling 4 (divides the logits); GQA 4/2"),
+    Variant("olmo2", "olmo2", dict(OLMO2),
+            "no pre-norms: RMSNorm on the attention and MLP outputs inside the residual; q_norm/k_norm "
+            "over the whole q/k projection (64 and 32 wide); GQA 4/2; rope_theta 500000"),
+    Variant("starcoder2", "starcoder2", dict(STARCODER2),
+            "LayerNorm with bias (norm_epsilon 1e-5), use_bias: q/k/v/o and c_fc/c_proj biases, "
+            "c_fc -> gelu_pytorch_tanh -> c_proj MLP, sliding_window 4 on every layer, untied"),
+    Variant("starcoder2_nobias", "starcoder2",
+            dict(STARCODER2, use_bias=False, sliding_window=None, tie_word_embeddings=True),
+            "use_bias false (no linear bias; the LayerNorms keep theirs), sliding_window null, tied",
+            embed_std=TIED_EMBED_STD),
+    Variant("gemma", "gemma", dict(GEMMA),
+            "RMSNorm x*(1+w) in f32, embeddings * sqrt(64), gelu tanh gated MLP, head_dim 32 != 64/4, "
+            "MQA (1 kv head), tied", embed_std=TIED_EMBED_STD, norm_offset=-0.5),
+    Variant("gemma_oldcfg", "gemma", dict(GEMMA),
+            'gemma in the old format: top-level rope_theta, torch_dtype, hidden_act "gelu" (which Gemma '
+            "reads as the tanh approximation)", embed_std=TIED_EMBED_STD, norm_offset=-0.5,
+            config_format="old", old_extra={"hidden_act": "gelu"}, twin="gemma"),
+    Variant("gemma2", "gemma2", dict(GEMMA2),
+            "four norms per layer, attn_logit_softcapping 8, final_logit_softcapping 5, "
+            "query_pre_attn_scalar 24 != head_dim 16, sliding_window 4, layers [sliding, full] "
+            "(the default pattern, written out as layer_types)", embed_std=TIED_EMBED_STD, norm_offset=-0.5),
+    Variant("gemma2_oldcfg", "gemma2", dict(GEMMA2),
+            "gemma2 in the old format: no layer_types (transformers derives sliding, full, ...), "
+            'top-level rope_theta, cache_implementation "hybrid" as Gemma 2 checkpoints have it',
+            embed_std=TIED_EMBED_STD, norm_offset=-0.5, config_format="old",
+            old_extra={"cache_implementation": "hybrid", "hidden_act": "gelu_pytorch_tanh"}, twin="gemma2"),
+    Variant("gemma2_layer_types", "gemma2",
+            dict(GEMMA2, num_hidden_layers=3,
+                 layer_types=["full_attention", "sliding_attention", "sliding_attention"]),
+            "explicit layer_types [full, sliding, sliding] (not the default [sliding, full, sliding])",
+            embed_std=TIED_EMBED_STD, norm_offset=-0.5),
+    Variant("gemma3", "gemma3", dict(GEMMA3),
+            "per-head q_norm/k_norm x*(1+w), sliding_window 4, sliding_window_pattern 3 -> layers "
+            "[sliding, sliding, full], rope_theta 200000 (global) vs 5000 (local), "
+            "query_pre_attn_scalar 12", embed_std=TIED_EMBED_STD, norm_offset=-0.5),
+    Variant("gemma3_final_softcap", "gemma3", dict(GEMMA3, final_logit_softcapping=4.0),
+            "gemma3 with final_logit_softcapping 4 (transformers' Gemma 3 applies it; its attention "
+            "ignores attn_logit_softcapping, see test_wave1.py)", embed_std=TIED_EMBED_STD, norm_offset=-0.5),
+    Variant("gemma3_linear", "gemma3", dict(GEMMA3, rope_parameters=dict(GEMMA3_LINEAR_ROPE)),
+            "rope_parameters: full_attention linear factor 4 (theta 1e6), sliding_attention default "
+            "(theta 10000, unscaled)", embed_std=TIED_EMBED_STD, norm_offset=-0.5,
+            cases=DEFAULT_CASES + (Case(1, 40),)),
+    Variant("gemma3_oldcfg_linear", "gemma3", dict(GEMMA3, rope_parameters=dict(GEMMA3_LINEAR_ROPE)),
+            'gemma3_linear in the old format: rope_scaling {"rope_type": "linear", "factor": 4} + '
+            "rope_theta 1e6 + rope_local_base_freq 10000, sliding_window_pattern 3, no layer_types",
+            embed_std=TIED_EMBED_STD, norm_offset=-0.5, config_format="old", twin="gemma3_linear",
+            old_extra={"_sliding_window_pattern": None, "use_bidirectional_attention": None,
+                       "cache_implementation": "hybrid"},
+            cases=DEFAULT_CASES + (Case(1, 40),)),
 ]
 
 VARIANTS = {v.name: v for v in VARIANTS_LIST}
@@ -319,13 +498,13 @@ DISTINGUISHABLE = [
 # ---- building -------------------------------------------------------------------------------
 
 
-def _init_weights(model: torch.nn.Module, seed: int, embed_std: float) -> None:
+def _init_weights(model: torch.nn.Module, seed: int, embed_std: float, norm_offset: float = 0.5) -> None:
     """Deterministic weights with O(1) activations and peaked attention (see module doc)."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():  # tied parameters are listed once
             if name.endswith("norm.weight"):
-                p.copy_(0.5 + torch.rand(p.shape, generator=g))
+                p.copy_(norm_offset + torch.rand(p.shape, generator=g))
             elif name.endswith(".bias"):
                 p.copy_(0.3 * torch.randn(p.shape, generator=g))
             elif "embed_tokens" in name:
@@ -343,7 +522,7 @@ def build_model(variant: Variant) -> torch.nn.Module:
     config = config_cls(**kwargs)
     torch.manual_seed(variant.seed)
     model = model_cls(config)
-    _init_weights(model, variant.seed, variant.embed_std)
+    _init_weights(model, variant.seed, variant.embed_std, variant.norm_offset)
     # the oracle is eager attention (sdpa differs at fully-masked padded query rows)
     model.set_attn_implementation("eager")
     model.eval()
@@ -354,6 +533,13 @@ def _to_old_format(cfg: dict, variant: Variant) -> dict:
     """Rewrite a transformers-5 config.json the way transformers 4.x checkpoints look."""
     cfg = dict(cfg)
     rope = dict(cfg.pop("rope_parameters"))
+    if "full_attention" in rope:
+        # Gemma 3 (4.50+ configs): rope_theta + rope_scaling for the global layers, the local
+        # layers' base in rope_local_base_freq (no scaling there)
+        local = dict(rope.pop("sliding_attention"))
+        assert local.pop("rope_type") == "default" and set(local) == {"rope_theta"}, local
+        cfg["rope_local_base_freq"] = local["rope_theta"]
+        rope = dict(rope.pop("full_attention"))
     theta = rope.pop("rope_theta")
     if not variant.old_drop_rope_theta:
         cfg["rope_theta"] = theta
@@ -365,10 +551,15 @@ def _to_old_format(cfg: dict, variant: Variant) -> dict:
     else:
         cfg["rope_scaling"] = {variant.old_rope_type_key: rope_type, **rope}
     cfg["torch_dtype"] = cfg.pop("dtype")
-    if cfg.get("head_dim") == cfg["hidden_size"] // cfg["num_attention_heads"]:
+    if cfg.get("head_dim") == cfg["hidden_size"] // cfg["num_attention_heads"] and variant.arch not in GEMMA_FAMILY:
         del cfg["head_dim"]
     cfg.pop("layer_types", None)
     cfg["transformers_version"] = "4.46.3"
+    for key, value in (variant.old_extra or {}).items():
+        if value is None:
+            cfg.pop(key, None)
+        else:
+            cfg[key] = value
     return dict(sorted(cfg.items()))
 
 
@@ -469,7 +660,11 @@ def _verify_checkpoint(variant: Variant, out_dir: Path, expected: torch.Tensor) 
     # the old-format rewrite must mean the same config
     want = build_model(variant).config
     for key in ("rope_parameters", "head_dim", "sliding_window", "layer_types", "num_key_value_heads",
-                "tie_word_embeddings", "rms_norm_eps", "max_position_embeddings"):
+                "tie_word_embeddings", "rms_norm_eps", "max_position_embeddings",
+                # the wave-1 families' own settings
+                "hidden_act", "hidden_activation", "norm_epsilon", "use_bias", "embedding_multiplier",
+                "residual_multiplier", "attention_multiplier", "logits_scaling", "query_pre_attn_scalar",
+                "attn_logit_softcapping", "final_logit_softcapping"):
         if hasattr(want, key):
             got_value, want_value = getattr(model.config, key), getattr(want, key)
             if key == "rope_parameters":  # the legacy "type" spelling is kept beside rope_type

@@ -230,6 +230,12 @@ GEN_MATRIX = (
     + [("mistral_swa", "static-fixed-b3", BATCH3)]
     # MHA / MQA: the CPU plugin fuses a 4-D attention with its stateful cache (u8 by default)
     + [(v, "stateful", BATCH3) for v in ("llama_mha", "llama_mqa")]
+    # wave 1 (models.py): every new family stateful; the windowed Gemma 2 / Gemma 3 also stateless
+    # with a static cache, StarCoder2 (window on every layer) stateless with a dynamic cache
+    + [(v, "stateful", b) for v in ("granite", "olmo2", "starcoder2", "gemma", "gemma2", "gemma3")
+       for b in (BATCH1, BATCH3)]
+    + [(v, "static", b) for v in ("gemma2", "gemma3") for b in (BATCH1, BATCH3)]
+    + [("starcoder2", "dyncache", BATCH3)]
 )
 
 
@@ -367,7 +373,8 @@ def test_ov_loop_refuses_bad_requests(ov_exports, tmp_path):
 
 
 @pytest.mark.parametrize("name,mode", [("llama_default", m) for m in OV_MODES] + [("qwen2_swa", "stateful"),
-                                                                                 ("qwen3", "static")])
+                                                                                 ("qwen3", "static")]
+                         + [("gemma3", "stateful"), ("gemma2", "static"), ("starcoder2", "dyncache")])
 def test_ov_generation_export_structure(ov_exports, name, mode):
     """export.json (components, roles, files, metadata with "stateful" and every layer's cache
     geometry) and the models' I/O: the stateful export is optimum-intel's (openvino_model.xml;
