@@ -17,7 +17,8 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
     hfx_status st;
     int64_t window = 0;
     if (d->sliding == HFX_SLIDING_NONE) return HFX_OK;
-    if ((st = hfx_cfg_int_or(c, "sliding_window", 0, &window, err))) return st;
+    if (!json_object_get(c.obj, "sliding_window")) window = d->default_window; /* absent, not null */
+    else if ((st = hfx_cfg_int_or(c, "sliding_window", 0, &window, err))) return st;
     if ((st = hfx_cfg_check_range(c, "sliding_window", window, 0, INT32_MAX, err))) return st;
     if (d->sliding == HFX_SLIDING_ALL) {
         for (int64_t i = 0; i < m->layers; i++) m->window[i] = window;
@@ -58,7 +59,9 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
         return HFX_OK;
     }
     int64_t pattern;
-    if ((st = hfx_cfg_int_in_or(c, "sliding_window_pattern", d->sliding_pattern, 1, 1 << 20, &pattern, err)))
+    pattern = d->sliding_pattern;
+    if (d->pattern_from_config &&
+        (st = hfx_cfg_int_in_or(c, "sliding_window_pattern", d->sliding_pattern, 1, 1 << 20, &pattern, err)))
         return st;
     for (int64_t i = 0; i < m->layers; i++) m->window[i] = (i + 1) % pattern ? window : 0;
     return HFX_OK;
@@ -126,9 +129,14 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
          (st = positive_or(c, "residual_multiplier", 1.0, &m->residual_mult, err)) ||
          (st = positive_or(c, "logits_scaling", 1.0, &m->logits_div, err))))
         return st;
-    if (d->softcaps &&
-        ((st = positive_or(c, "attn_logit_softcapping", 0, &m->attn_softcap, err)) ||
-         (st = positive_or(c, "final_logit_softcapping", 0, &m->final_softcap, err))))
+    /* an absent key takes the family's default, an explicit null means none */
+    if (d->attn_softcap &&
+        (st = positive_or(c, "attn_logit_softcapping", json_object_get(c.obj, "attn_logit_softcapping") ? 0 : d->default_attn_softcap,
+                          &m->attn_softcap, err)))
+        return st;
+    if (d->final_softcap &&
+        (st = positive_or(c, "final_logit_softcapping", json_object_get(c.obj, "final_logit_softcapping") ? 0 : d->default_final_softcap,
+                          &m->final_softcap, err)))
         return st;
     return HFX_OK;
 }
@@ -184,13 +192,15 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
         (st = hfx_cfg_int_in(c, k.hidden, 1, 1 << 20, &m->hidden, err)) ||
         (st = hfx_cfg_int_in(c, k.layers, 1, 4096, &m->layers, err)) ||
         (st = hfx_cfg_int_in(c, k.heads, 1, 4096, &m->heads, err)) ||
-        (st = hfx_cfg_int_in_or(c, "num_key_value_heads", m->heads, 1, m->heads, &m->kv_heads, err)) ||
+        (st = hfx_cfg_int_in_or(c, "num_key_value_heads", d->default_kv_heads ? d->default_kv_heads : m->heads, 1,
+                                m->heads, &m->kv_heads, err)) ||
         /* GPT-2's n_inner may be null: 4 × hidden */
         (st = d->keys ? hfx_cfg_int_or(c, k.intermediate, 4 * m->hidden, &m->intermediate, err)
                       : hfx_cfg_int(c, k.intermediate, &m->intermediate, err)) ||
         (st = hfx_cfg_check_range(c, k.intermediate, m->intermediate, 1, 1 << 24, err)) ||
         (st = hfx_cfg_int_in_or(c, k.positions, 2048, 1, INT32_MAX, &m->max_position, err)) ||
-        (st = hfx_cfg_num_or(c, d->eps_key, d->norm == HFX_NORM_LAYER ? 1e-5 : 1e-6, &m->eps, err)) ||
+        (st = hfx_cfg_num_or(c, d->eps_key, d->default_eps > 0 ? d->default_eps : d->norm == HFX_NORM_LAYER ? 1e-5 : 1e-6,
+                             &m->eps, err)) ||
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->default_tied, &m->tied, err)))
         return st;
     if (m->heads % m->kv_heads)
@@ -217,9 +227,10 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
     double theta = d->default_theta > 0 ? d->default_theta : 10000.0;
     const char *partial_key = d->partial_key ? d->partial_key : "partial_rotary_factor";
     hfx_rope_source full = {d->local_rope ? "full_attention" : NULL, theta, d->theta_key ? d->theta_key : "rope_theta",
-                            true, d->partial_rotary, d->default_partial, partial_key, d->phi3_rope_names};
+                            true, d->partial_rotary, d->default_partial, partial_key, d->phi3_rope_names,
+                            d->legacy_rope_type};
     hfx_rope_source local = {"sliding_attention", 10000.0, "rope_local_base_freq", false, d->partial_rotary,
-                             d->default_partial, partial_key, false};
+                             d->default_partial, partial_key, false, d->legacy_rope_type};
     if (!d->learned_positions &&
         (st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err)))
         return st;

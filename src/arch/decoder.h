@@ -84,7 +84,8 @@ typedef struct hfx_decoder_desc {
     bool mlp_bias_from_config;   /* `mlp_bias` (Llama) */
     hfx_qk_norm qk_norm;
     hfx_sliding_rule sliding;
-    int sliding_pattern;         /* HFX_SLIDING_PATTERN: default period (`sliding_window_pattern`) */
+    int sliding_pattern;         /* HFX_SLIDING_PATTERN: the period of global layers */
+    bool pattern_from_config;    /* `sliding_window_pattern` may change it (Gemma 3; Gemma 2 ignores it) */
     hfx_norm_kind norm;
     hfx_layer_layout layout;
     bool gated_mlp;              /* gate/up/down (Llama) or c_fc → act → c_proj (StarCoder2) */
@@ -96,9 +97,16 @@ typedef struct hfx_decoder_desc {
     bool embed_sqrt_hidden;      /* Gemma: embeddings · √hidden (in the weights' dtype) */
     bool granite_multipliers;    /* embedding/residual multipliers, logits_scaling (Granite) */
     hfx_attn_scale scale;
-    bool softcaps;               /* attn_logit_softcapping, final_logit_softcapping (Gemma 2/3) */
+    bool attn_softcap;           /* attn_logit_softcapping honoured (Gemma 2; transformers ignores it for Gemma 3) */
+    bool final_softcap;          /* final_logit_softcapping honoured (Gemma 2/3) */
+    double default_attn_softcap, default_final_softcap; /* when the key is absent (null: none) */
+    double default_eps;          /* when the eps key is absent (0: 1e-6, LayerNorm 1e-5) */
+    int64_t default_kv_heads;    /* when num_key_value_heads is absent (0: one per head) */
+    int64_t default_window;      /* when sliding_window is absent (null: none) */
     bool local_rope;             /* sliding layers have their own rope (Gemma 3) */
     double default_theta;        /* rope base when the config names none (0: 10000) */
+    bool legacy_rope_type;       /* a `rope_scaling` "type" key names the rope type (transformers 5
+                                    ignores it for Gemma 3, so hfx does too) */
     bool partial_rotary;         /* `partial_rotary_factor` honoured (Phi-3) */
     bool phi3_rope_names;        /* "su"/"yarn" rope types mean longrope (Phi-3) */
     double default_partial;      /* partial_rotary_factor when the config names none (0: 1) */

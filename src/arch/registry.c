@@ -14,7 +14,7 @@
 #pragma GCC diagnostic ignored "-Woverride-init"
 #endif
 #define LLAMA_LIKE                                                                                 \
-    .attn_bias = HFX_BIAS_FROM_CONFIG, .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE,            \
+    .legacy_rope_type = true, .attn_bias = HFX_BIAS_FROM_CONFIG, .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE,            \
     .gated_mlp = true, .act_key = "hidden_act", .default_act = "silu", .eps_key = "rms_norm_eps", \
     .scale = HFX_SCALE_HEAD_DIM
 
@@ -34,11 +34,11 @@ static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", L
                                                          .granite_multipliers = true,
                                                          .scale = HFX_SCALE_ATTN_MULTIPLIER};
 static const hfx_decoder_desc Olmo2ForCausalLM_desc = {"Olmo2ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
-                                                       .layout = HFX_LAYOUT_POST};
+                                                       .layout = HFX_LAYOUT_POST, .default_eps = 1e-5};
 static const hfx_decoder_desc Starcoder2ForCausalLM_desc = {
     "Starcoder2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .sliding = HFX_SLIDING_ALL,
     .norm = HFX_NORM_LAYER, .gated_mlp = false, .default_act = "gelu_pytorch_tanh", .eps_key = "norm_epsilon",
-    .default_tied = true};
+    .default_tied = true, .default_kv_heads = 2};
 static const hfx_decoder_desc Phi3ForCausalLM_desc = {"Phi3ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE,
                                                       .sliding = HFX_SLIDING_ALL, .partial_rotary = true,
                                                       .phi3_rope_names = true, .qkv = HFX_QKV_CONCAT,
@@ -68,11 +68,14 @@ static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
 static const hfx_decoder_desc GemmaForCausalLM_desc = {"GemmaForCausalLM", GEMMA_LIKE, .gelu_means_tanh = true};
 static const hfx_decoder_desc Gemma2ForCausalLM_desc = {
     "Gemma2ForCausalLM", GEMMA_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 2,
-    .layout = HFX_LAYOUT_SANDWICH, .act_key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .softcaps = true};
+    .layout = HFX_LAYOUT_SANDWICH, .act_key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN,
+    .attn_softcap = true, .final_softcap = true, .default_attn_softcap = 50.0, .default_final_softcap = 30.0,
+    .default_window = 4096};
 static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     "Gemma3ForCausalLM", GEMMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .sliding = HFX_SLIDING_PATTERN,
-    .sliding_pattern = 6, .layout = HFX_LAYOUT_SANDWICH, .act_key = "hidden_activation",
-    .scale = HFX_SCALE_QUERY_PRE_ATTN, .softcaps = true, .local_rope = true, .default_theta = 1000000.0};
+    .sliding_pattern = 6, .pattern_from_config = true, .layout = HFX_LAYOUT_SANDWICH,
+    .act_key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .final_softcap = true, .local_rope = true,
+    .default_theta = 1000000.0, .default_window = 4096, .legacy_rope_type = false};
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;

@@ -30,7 +30,7 @@ static double yarn_mscale(double scale, double mscale) {
 
 hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
                           int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err) {
-    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, 0, "partial_rotary_factor", false};
+    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, 0, "partial_rotary_factor", false, true};
     if (!src) src = &flat;
     hfx_status st;
     memset(out, 0, sizeof *out);
@@ -63,7 +63,7 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
     hfx_cfg p = {params ? params : json_object(), where};
     json_t *empty = params ? NULL : (json_t *)p.obj;
     const char *type = "default";
-    if ((st = hfx_cfg_str_or(p, "type", "default", &type, err))) goto done;
+    if (src->legacy_type && (st = hfx_cfg_str_or(p, "type", "default", &type, err))) goto done;
     if ((st = hfx_cfg_str_or(p, "rope_type", type, &type, err))) goto done;
     double theta;
     if ((st = hfx_cfg_num_or(c, src->theta_key, src->default_theta, &theta, err))) goto done;

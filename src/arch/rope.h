@@ -40,6 +40,7 @@ typedef struct hfx_rope_source {
     double default_partial; /* when the config names none (0: 1) */
     const char *partial_key;/* the transformers 4 top-level key for it */
     bool phi3_names;        /* Phi-3 configs call longrope "su" or "yarn" */
+    bool legacy_type;       /* the old "type" key names the rope type too */
 } hfx_rope_source;
 
 /* Read the rope settings of `c` (config.json) for heads of `dim` dims (the rotated dims are

@@ -355,6 +355,9 @@ static hfx_status resolve_cache(const hfx_export_config *cfg, const json_t *gen,
         if (!impl && json_object_get(gen, "cache_implementation") && !json_is_null(json_object_get(gen, "cache_implementation")))
             return hfx_fail(err, HFX_ERR_INVALID, "generation_config: 'cache_implementation' must be a string");
     }
+    /* generation_config's value is transformers' runtime default ("hybrid" for Gemma 2, ...):
+     * only "static" asks for a fixed-size cache there; the export config must say exactly */
+    if (impl && strcmp(where, "generation_config") == 0 && strcmp(impl, "static") != 0) impl = "dynamic";
     if (impl && strcmp(impl, "dynamic") != 0 && strcmp(impl, "static") != 0)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: cache_implementation '%s' is not supported (supported: dynamic, static)", where, impl);
     *is_static = impl && strcmp(impl, "static") == 0;
