@@ -1,0 +1,608 @@
+"""Wave 1b: Phi-3 (fused qkv / gate_up, partial rotary, longrope), GPT-NeoX, GPT-2, Mixtral and
+Qwen3-MoE (router top-k, per-expert and fused 3-D expert tensors), and the BERT-style encoders
+(BERT, RoBERTa, XLM-RoBERTa; bare models and sequence-classification heads) against transformers.
+
+The checkpoints are wave1b_models.py's (tiny, explicit configs, fixed seeds, weights drawn large
+enough that a wrong feature cannot hide under the tolerance; each one loaded back by transformers
+to exactly the saved model). For every checkpoint:
+
+  * forward parity through ONNX Runtime (`hfx export --format onnx --dynamic`, one export for
+    every shape) and OpenVINO (`--format openvino --dynamic`, CPU, f32 inference precision): EVERY
+    element of EVERY output within 1e-4 of transformers' eager float32 (padded positions
+    included), over left-padded / gapped-position decoder batches and right-padded encoder
+    batches with non-zero token_type_ids;
+  * the full ONNX checker and the graph's inputs / outputs.
+
+Decoders also generate: 32 greedy tokens (no EOS) through examples/generate_onnx.py (dynamic and
+static cache) and examples/generate_openvino.py (stateful), batch 1 and a left-padded batch 3 with
+prompts longer than every sliding window, token for token equal to transformers' generate()
+(dynamic cache for the dynamic and stateful exports, static cache for the static one) and every
+step's logits within 1e-4. The loops are the examples' own Export / generate, driven in-process
+(the scripts' command lines are test_generation.py's and test_openvino.py's).
+
+Harness checks make the parities mean something: twins (another layout or config spelling of the
+same model) give the same reference, and each feature moves transformers' own outputs by far more
+than the tolerance when it is switched off.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import onnx
+import pytest
+import torch
+
+import models
+import wave1b_models as W
+from conftest import PARITY_ATOL, REPO, Exports, assert_logits_close, describe, run_hfx
+from genutil import MAX_CACHE_LEN, NEW_TOKENS, GenExports, left_pad, positions, prompts
+from genutil import References as GenReferences
+from genutil import compare_generation as onnx_compare_generation
+from ovutil import OVExports, core, load_loop_module
+from ovutil import compare_generation as ov_compare_generation
+
+NO_EOS = {"bos_token_id": 1, "eos_token_id": None}
+PAD = models.PAD_TOKEN
+BATCH1 = (7,)
+BATCH3 = (10, 5, 1)          # left padding 0, 5, 9; longer than every sliding window (4)
+LONG3 = (20, 17, 3)          # Phi-3 longrope: already past original_max_position_embeddings 16
+
+DEC_INPUTS = ["input_ids", "attention_mask", "position_ids"]
+ENC_INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
+
+
+# ---- session fixtures ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def b_ckpts(tmp_path_factory) -> W.Checkpoints:
+    return W.Checkpoints(tmp_path_factory.mktemp("wave1b_checkpoints"))
+
+
+@pytest.fixture(scope="session")
+def b_refs(b_ckpts) -> W.References:
+    return W.References(b_ckpts)
+
+
+@pytest.fixture(scope="session")
+def b_onnx(tmp_path_factory, b_ckpts) -> Exports:
+    return Exports(tmp_path_factory.mktemp("wave1b_onnx"), b_ckpts)
+
+
+@pytest.fixture(scope="session")
+def b_ov(tmp_path_factory, b_ckpts) -> OVExports:
+    return OVExports(tmp_path_factory.mktemp("wave1b_ov"), b_ckpts)
+
+
+@pytest.fixture(scope="session")
+def b_gen(tmp_path_factory, b_ckpts) -> GenExports:
+    return GenExports(tmp_path_factory.mktemp("wave1b_gen"), b_ckpts)
+
+
+@pytest.fixture(scope="session")
+def b_gen_refs(b_ckpts) -> GenReferences:
+    return GenReferences(b_ckpts)
+
+
+class _Loops:
+    """The examples' decode loops, loaded once, and their Export objects (sessions / compiled
+    models) once per export directory."""
+
+    def __init__(self):
+        spec = importlib.util.spec_from_file_location("generate_onnx", REPO / "examples" / "generate_onnx.py")
+        self.onnx = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.onnx)
+        self.ov = load_loop_module()
+        self._exports: dict = {}
+
+    def generate(self, backend: str, out_dir, rows, n: int = NEW_TOKENS):
+        mod = self.onnx if backend == "onnx" else self.ov
+        key = (backend, str(out_dir))
+        if key not in self._exports:
+            self._exports[key] = mod.Export(out_dir)
+        tokens, logits = mod.generate(self._exports[key], rows, n, [], PAD)
+        return [list(map(int, t)) for t in tokens], np.asarray(logits)
+
+
+@pytest.fixture(scope="session")
+def loops() -> _Loops:
+    return _Loops()
+
+
+# ---- comparison --------------------------------------------------------------------------------------
+
+
+def assert_outputs_close(got: dict, want: dict, label: str) -> None:
+    """Every output, every element within PARITY_ATOL (2-D outputs compared as [B, 1, N])."""
+    assert set(got) == set(want), f"{label}: outputs {sorted(got)}, transformers {sorted(want)}"
+    for name in sorted(want):
+        g, w = np.asarray(got[name]), want[name]
+        if w.ndim == 2:
+            g, w = g[:, None] if g.ndim == 2 else g, w[:, None]
+        assert_logits_close(g, w, f"{label} {name}")
+
+
+def _feed(inputs: dict) -> dict:
+    return {k: np.ascontiguousarray(v, dtype=np.int64) for k, v in inputs.items()}
+
+
+# ---- harness checks (transformers only) ----------------------------------------------------------
+
+
+TWINS = [s.name for s in W.SPECS_LIST if s.twin]
+
+
+@pytest.mark.parametrize("name", TWINS)
+def test_twin_checkpoints_agree(b_ckpts, b_refs, name):
+    """Harness sanity: a checkpoint in another layout (fused experts, legacy GPT-2 buffers, hub
+    names) or config spelling (Phi-3 "su" / "yarn", GPT-NeoX rotary_pct / no rotary key) is the
+    same model as its twin for transformers, on every case of the spec."""
+    spec = W.SPECS[name]
+    for case in spec.cases:
+        inputs = W.inputs_for(spec, case)
+        a, b = b_refs(name, case, inputs), b_refs(spec.twin, case, inputs)
+        diff = max(float(np.abs(a[k] - b[k]).max()) for k in a)
+        assert diff <= 1e-5, f"{name} vs {spec.twin} at {case.id}: {diff:.3g}"
+
+
+def _phi3_rope(**kw):
+    return dict(W.PHI3_LONGROPE, **kw)
+
+
+_LONG, _SHORT = models.Case(2, 20, (3, 8)), models.Case(2, 20, (5, 8))
+_GAPPED = models.Case(2, 10, gapped=True)
+_PAD3 = models.Case(3, 12, (0, 3, 11))
+
+# (spec, case, what the feature is, config overrides that switch it off or change it)
+FEATURES = [
+    ("phi3_longrope", _LONG, "long_factor past the original length", {"rope_parameters": _phi3_rope(long_factor=W.SHORT_FACTOR)}),
+    ("phi3_longrope", _GAPPED, "long factors from max(position_ids), not the length",
+     {"rope_parameters": _phi3_rope(long_factor=W.SHORT_FACTOR)}),
+    ("phi3_longrope", _SHORT, "short_factor up to the original length", {"rope_parameters": _phi3_rope(short_factor=[1.0] * 4)}),
+    ("phi3_longrope", _PAD3, "default attention_factor sqrt(1.5)", {"rope_parameters": _phi3_rope(attention_factor=1.0)}),
+    ("phi3_longrope", _PAD3, "partial rotary (4 pass-through dims of 8)",
+     {"rope_parameters": _phi3_rope(partial_rotary_factor=1.0, short_factor=W.SHORT_FACTOR * 2, long_factor=W.LONG_FACTOR * 2)}),
+    ("phi3_factor", _PAD3, "explicit factor 2 (not 64/16)", {"rope_parameters": _phi3_rope()}),
+    ("phi3_attn_factor", _PAD3, "explicit attention_factor 0.75", {"rope_parameters": _phi3_rope()}),
+    ("phi3_swa", _PAD3, "sliding_window 4", {"sliding_window": None}),
+    ("neox_parallel", _PAD3, "parallel residual", {"use_parallel_residual": False}),
+    ("neox_parallel", _PAD3, "rotary 0.25 of the head",
+     {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 1.0}}),
+    ("neox_sequential", _PAD3, "sequential residual", {"use_parallel_residual": True}),
+    ("neox_sequential", _PAD3, "rotary 0.5 of the head",
+     {"rope_parameters": {"rope_type": "default", "rope_theta": 20000.0, "partial_rotary_factor": 0.25}}),
+    ("neox_sequential", _PAD3, "rope_theta 20000",
+     {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}}),
+    ("gpt2_scaled", _PAD3, "scale_attn_by_inverse_layer_idx", {"scale_attn_by_inverse_layer_idx": False}),
+    ("gpt2_noscale", _PAD3, "scale_attn_weights false", {"scale_attn_weights": True}),
+    ("gpt2_noscale", _PAD3, "exact gelu (not gelu_new)", {"activation_function": "gelu_new"}),
+    ("mixtral", _PAD3, "top-2 routing (not top-1)", {"num_experts_per_tok": 1}),
+    ("mixtral", _PAD3, "sliding_window 4", {"sliding_window": None}),
+    ("qwen3_moe", _PAD3, "norm_topk_prob false", {"norm_topk_prob": True}),
+    ("qwen3_moe", _PAD3, "top-2 routing (not top-3)", {"num_experts_per_tok": 3}),
+    ("qwen3_moe_norm_step2", _PAD3, "norm_topk_prob true", {"norm_topk_prob": False}),
+]
+
+
+def _reference_with(model_dir, spec, inputs, overrides):
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32, attn_implementation="eager", **overrides).eval()
+    for key, value in overrides.items():
+        assert getattr(model.config, key) == value or key == "rope_parameters", (key, getattr(model.config, key))
+    if "rope_parameters" in overrides:
+        got = {k: v for k, v in model.config.rope_parameters.items() if k != "type"}
+        assert all(got[k] == v for k, v in overrides["rope_parameters"].items()), got
+    return W.outputs(model, spec, inputs)
+
+
+@pytest.mark.parametrize("name,case,feature,overrides",
+                         [pytest.param(n, c, f, o, id=f"{n}-{f.split(' (')[0].replace(' ', '_')}") for n, c, f, o in FEATURES])
+def test_feature_is_visible(b_ckpts, b_refs, name, case, feature, overrides):
+    """Harness sanity: switching the feature off in transformers' own config moves the reference
+    logits by >> the tolerance, so parity of the export proves the feature."""
+    spec = W.SPECS[name]
+    inputs = W.inputs_for(spec, case)
+    base = b_refs(name, case, inputs)["logits"]
+    other = _reference_with(b_ckpts(name), spec, inputs, overrides)["logits"]
+    diff = float(np.abs(base - other).max())
+    print(f"{name} {case.id}: {feature}: reference logits move by {diff:.3g}")
+    # exact vs tanh GELU differ by < 3e-4 per activation: a smaller (still > 1e-4) margin there
+    margin = 5 if "gelu" in feature else 100
+    assert diff > margin * PARITY_ATOL, f"{name}: {feature} moves the reference logits by only {diff:.3g}"
+
+
+def test_longrope_switch_is_per_call_max_position(b_refs):
+    """Documents what the graph must reproduce: transformers picks the short or long factors for
+    a whole forward call from max(position_ids) + 1 over the batch (not the sequence length, not
+    per row): a 20-token batch whose longest row reaches position 14 is short, one reaching 16 is
+    long for every row; one row alone (short) differs from itself in a long batch."""
+    name, spec = "phi3_longrope", W.SPECS["phi3_longrope"]
+    model = b_refs.model(name)
+
+    def run(inputs):
+        return W.outputs(model, spec, inputs)["logits"]
+
+    short_batch = models.make_inputs(_SHORT, spec.vocab_size)  # max position 14
+    assert short_batch["position_ids"].max() + 1 == 15
+    long_batch = models.make_inputs(_LONG, spec.vocab_size)    # max position 16
+    assert long_batch["position_ids"].max() + 1 == 17
+    # row 1 of the long batch (12 real tokens, positions 0..11) alone is short
+    alone = {k: v[1:2, 8:] for k, v in long_batch.items()}
+    diff = float(np.abs(run(long_batch)[1:2, 8:] - run(alone)).max())
+    assert diff > 100 * PARITY_ATOL, f"row alone (short) vs in a long batch: {diff:.3g}"
+    # row 1 of the short batch alone: the same short factors
+    alone = {k: v[1:2, 8:] for k, v in short_batch.items()}
+    assert float(np.abs(run(short_batch)[1:2, 8:] - run(alone)).max()) <= 1e-5
+
+
+_ENC_PAD3 = W.EncCase(3, 12, (12, 9, 1), types=True)
+
+
+def _enc_inputs(name, case):
+    spec = W.SPECS[name]
+    return W.make_encoder_inputs(case, spec.vocab_size, spec.config["pad_token_id"])
+
+
+@pytest.mark.parametrize("name", ["bert", "roberta_cls"])
+def test_encoder_features_are_visible(b_refs, name):
+    """Harness sanity for the encoders: token_type_ids, the attention mask, and the position ids
+    (BERT 0..S-1; RoBERTa counted from pad_token_id + 1 over non-pad ids, so a pad id inside the
+    text shifts the later positions) each move transformers' outputs by >> the tolerance."""
+    spec = W.SPECS[name]
+    model = b_refs.model(name)
+    ref = lambda inputs: W.outputs(model, spec, inputs)  # noqa: E731
+    inputs = _enc_inputs(name, _ENC_PAD3)
+    base = ref(inputs)
+    key = "logits" if spec.kind == "classifier" else "last_hidden_state"
+
+    def moved(other):
+        return float(np.abs(base[key] - ref(other)[key]).max())
+
+    no_types = dict(inputs, token_type_ids=np.zeros_like(inputs["token_type_ids"]))
+    assert moved(no_types) > 100 * PARITY_ATOL
+    no_mask = dict(inputs, attention_mask=np.ones_like(inputs["attention_mask"]))
+    assert moved(no_mask) > 100 * PARITY_ATOL
+    case = W.EncCase(2, 11, (11, 8), pad_inside=True)
+    inputs = _enc_inputs(name, case)
+    base = ref(inputs)
+    pad = spec.config["pad_token_id"]
+    ids = torch.from_numpy(inputs["input_ids"])
+    # BERT: 1..S instead of 0..S-1; RoBERTa: pad+1.. without skipping the pad id inside the text
+    other_pos = np.broadcast_to(np.arange(case.seq) + pad + 1, ids.shape).copy()
+    if name != "bert":
+        from transformers.models.roberta.modeling_roberta import RobertaEmbeddings
+
+        want = RobertaEmbeddings.create_position_ids_from_input_ids(ids, pad).numpy()
+        assert not np.array_equal(want, other_pos), "harness: the pad id inside the text changes nothing"
+    feed = {k: torch.from_numpy(v) for k, v in inputs.items()}
+    with torch.no_grad():
+        out = model(**feed, position_ids=torch.from_numpy(other_pos))
+    other = out.logits if spec.kind == "classifier" else out.last_hidden_state
+    diff = float(np.abs(base[key] - other.numpy()).max())
+    assert diff > 100 * PARITY_ATOL, f"{name}: other position ids move the outputs by only {diff:.3g}"
+
+
+# ---- forward parity: ONNX Runtime and OpenVINO -------------------------------------------------------
+
+PARITY_PARAMS = [pytest.param(s.name, c, id=f"{s.name}-{c.id}") for s in W.SPECS_LIST for c in s.cases]
+
+
+def _onnx_outputs(b_onnx, name, inputs) -> dict:
+    exported = b_onnx(name)
+    sess = b_onnx.session(exported)
+    names = [o.name for o in sess.get_outputs()]
+    return dict(zip(names, sess.run(names, _feed(inputs))))
+
+
+@pytest.mark.parametrize("name,case", PARITY_PARAMS)
+def test_onnx_parity(b_onnx, b_refs, name, case):
+    spec = W.SPECS[name]
+    inputs = W.inputs_for(spec, case)
+    assert_outputs_close(_onnx_outputs(b_onnx, name, inputs), b_refs(name, case, inputs), f"{name} {case.id}")
+
+
+class _OVCompiled:
+    def __init__(self):
+        self._c: dict = {}
+
+    def __call__(self, b_ov, name):
+        if name not in self._c:
+            from ovutil import compile_model
+
+            self._c[name] = compile_model(b_ov(name, "--dynamic") / "model.xml")
+        return self._c[name]
+
+
+_ov_compiled = _OVCompiled()
+
+
+@pytest.mark.parametrize("name,case", PARITY_PARAMS)
+def test_openvino_parity(b_ov, b_refs, name, case):
+    spec = W.SPECS[name]
+    inputs = W.inputs_for(spec, case)
+    compiled = _ov_compiled(b_ov, name)
+    request = compiled.create_infer_request()
+    request.infer(_feed(inputs))
+    got = {o.get_any_name(): np.array(request.get_tensor(o.get_any_name()).data) for o in compiled.outputs}
+    assert_outputs_close(got, b_refs(name, case, inputs), f"[openvino] {name} {case.id}")
+
+
+def _dims(value_info) -> list:
+    out = []
+    for d in value_info.type.tensor_type.shape.dim:
+        out.append(d.dim_param if d.HasField("dim_param") and d.dim_param else
+                   d.dim_value if d.HasField("dim_value") else None)
+    return out
+
+
+def _want_outputs(spec) -> dict:
+    """{name: trailing static dims} of the export."""
+    if spec.kind == "causal":
+        return {"logits": [spec.vocab_size]}
+    if spec.kind == "classifier":
+        return {"logits": [3]}
+    if spec.arch == "bert_nopool":
+        return {"last_hidden_state": [spec.config["hidden_size"]]}
+    return {"last_hidden_state": [spec.config["hidden_size"]], "pooler_output": [spec.config["hidden_size"]]}
+
+
+@pytest.mark.parametrize("name", [s.name for s in W.SPECS_LIST])
+def test_onnx_checker_and_signature(b_onnx, name):
+    """The full ONNX checker; int64 inputs [batch_size, sequence_length] (encoders: input_ids,
+    attention_mask, token_type_ids); float32 outputs with symbolic batch (and sequence) axes."""
+    spec = W.SPECS[name]
+    exported = b_onnx(name)
+    onnx.checker.check_model(str(exported.onnx_path), full_check=True)
+    graph = onnx.load(str(exported.onnx_path), load_external_data=False).graph
+    want_in = DEC_INPUTS if spec.kind == "causal" else ENC_INPUTS
+    assert [i.name for i in graph.input] == want_in, [i.name for i in graph.input]
+    for i in graph.input:
+        assert i.type.tensor_type.elem_type == onnx.TensorProto.INT64, i.name
+        assert _dims(i) == ["batch_size", "sequence_length"], (i.name, _dims(i))
+    want_out = _want_outputs(spec)
+    assert [o.name for o in graph.output] == list(want_out), [o.name for o in graph.output]
+    for o in graph.output:
+        dims = _dims(o)
+        assert o.type.tensor_type.elem_type == onnx.TensorProto.FLOAT, o.name
+        tail = want_out[o.name]
+        seq_axes = 1 if (spec.kind == "causal" or o.name == "last_hidden_state") else 0
+        assert len(dims) == 1 + seq_axes + len(tail) and dims[1 + seq_axes:] == tail, (o.name, dims)
+        assert all(isinstance(d, str) for d in dims[:1 + seq_axes]), (o.name, dims)
+    man = json.loads((exported.out_dir / "export.json").read_text())
+    assert man["components"]["model"]["metadata"]["architecture"] == spec.architecture, man["components"]
+
+
+@pytest.mark.parametrize("name", [s.name for s in W.SPECS_LIST])
+def test_openvino_signature(b_ov, name):
+    spec = W.SPECS[name]
+    model = core().read_model(str(b_ov(name, "--dynamic") / "model.xml"))
+    want_in = DEC_INPUTS if spec.kind == "causal" else ENC_INPUTS
+    assert [i.get_any_name() for i in model.inputs] == want_in
+    for port in model.inputs:
+        assert port.get_element_type().get_type_name() == "i64" and port.get_partial_shape().is_dynamic
+    assert [o.get_any_name() for o in model.outputs] == list(_want_outputs(spec))
+
+
+# ---- encoders: no generation --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+@pytest.mark.parametrize("name", W.ENCODERS)
+def test_encoder_for_generation_refused(b_ckpts, tmp_path, name, fmt):
+    """`hfx export --for-generation` of an encoder: exit 2, a message naming the architecture and
+    generation, nothing written."""
+    out = tmp_path / "o"
+    proc = run_hfx(["export", b_ckpts(name), out, "--format", fmt, "--for-generation", "--dynamic", "--quiet"])
+    assert proc.returncode == 2, describe(proc)
+    assert W.SPECS[name].architecture in proc.stderr and "generation" in proc.stderr, describe(proc)
+    assert "Traceback" not in proc.stderr and proc.stdout.strip() == "", describe(proc)
+    assert not out.exists() or not any(out.iterdir()), sorted(p.name for p in out.iterdir())
+
+
+# ---- generation ------------------------------------------------------------------------------------------
+
+GEN_SPECS = ("phi3_longrope", "phi3_swa", "neox_parallel", "neox_sequential", "gpt2_scaled", "mixtral",
+             "qwen3_moe", "qwen3_moe_norm_step2")
+
+GEN_MODES = {
+    # mode: (backend, export flags, transformers' cache for the reference)
+    "onnx-dyncache": ("onnx", ("--for-generation", "--cache", "dynamic", "--dynamic"), "dynamic"),
+    "onnx-static": ("onnx", ("--for-generation", "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN),
+                             "--dynamic"), "static"),
+    "ov-stateful": ("openvino", ("--for-generation", "--dynamic"), "dynamic"),
+}
+
+GEN_MATRIX = [pytest.param(n, m, b, id=f"{n}-{m}-b{len(b)}") for n in GEN_SPECS for m in GEN_MODES
+              for b in (BATCH1, BATCH3)]
+# longrope with every prompt already past the original length (no switch during generation)
+GEN_MATRIX += [pytest.param("phi3_longrope", m, LONG3, id=f"phi3_longrope-{m}-long3") for m in GEN_MODES]
+
+
+def _reference_generation(b_gen_refs, name, rows, cache):
+    kwargs = {} if cache == "dynamic" else {"cache_implementation": "static"}
+    return b_gen_refs.generate(name, rows, NO_EOS, **kwargs)
+
+
+@pytest.mark.parametrize("name", GEN_SPECS)
+def test_reference_generation_is_consistent(b_gen_refs, name):
+    """Harness sanity: transformers' dynamic- and static-cache generate() agree (tokens equal,
+    logits within 1e-5), and a left-padded row generates what it generates alone."""
+    vocab = W.SPECS[name].vocab_size
+    rows = prompts(BATCH3, vocab)
+    tokens, logits = _reference_generation(b_gen_refs, name, rows, "dynamic")
+    st_tokens, st_logits = _reference_generation(b_gen_refs, name, rows, "static")
+    assert tokens.shape == (3, NEW_TOKENS)
+    assert st_tokens.tolist() == tokens.tolist(), f"{name}: static-cache generate differs"
+    assert np.abs(st_logits - logits).max() < 1e-5
+    if name == "phi3_longrope":
+        return  # the longrope switch depends on the padded batch (see test_phi3_generation_recomputes_at_switch)
+    for r, row in enumerate(rows):
+        alone, alone_logits = b_gen_refs.generate(name, [row], NO_EOS)
+        assert alone[0].tolist() == tokens[r].tolist(), f"{name}: row {r} alone generates other tokens"
+        assert np.abs(alone_logits[:, 0] - logits[:, r]).max() < 1e-5
+
+
+def _plain_cached_loop(model, rows, feed_tokens=None):
+    """Greedy decoding with transformers' forward and a DynamicCache, as a decode loop runs a graph:
+    prefill, then one token per call at position + 1 (feed_tokens: force these tokens instead of the
+    argmax). Returns (tokens [B, n], logits [n, B, vocab])."""
+    from transformers import DynamicCache
+
+    ids, mask = left_pad(rows, PAD)
+    cache = DynamicCache(config=model.config)
+    pos = positions(mask)
+    tokens, logits = [], []
+    with torch.no_grad():
+        out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
+                    position_ids=torch.from_numpy(pos), cache=cache, use_cache=True)
+        cur = pos[:, -1:]
+        for step in range(NEW_TOKENS):
+            step_logits = out.logits[:, -1].numpy()
+            logits.append(step_logits)
+            tok = step_logits.argmax(-1) if feed_tokens is None else feed_tokens[:, step]
+            tokens.append(tok)
+            if step == NEW_TOKENS - 1:
+                break
+            mask = np.concatenate([mask, np.ones((len(rows), 1), np.int64)], axis=1)
+            cur = cur + 1
+            out = model(input_ids=torch.from_numpy(np.asarray(tok, np.int64)[:, None]),
+                        attention_mask=torch.from_numpy(mask), position_ids=torch.from_numpy(cur),
+                        cache=cache, use_cache=True)
+    return np.stack(tokens, axis=1), np.stack(logits)
+
+
+def test_phi3_generation_recomputes_at_switch(b_gen_refs):
+    """Documents transformers' Phi-3 generate(): Phi3ForCausalLM.prepare_inputs_for_generation drops
+    the cache once input_ids reaches original_max_position_embeddings + 1 = 17 tokens (padding
+    included) while the cache holds <= 16, so that step recomputes the whole sequence with the long
+    factors. A plain cached loop (keys rotated with the short factors kept) gives other logits from
+    that step on; with prompts already past the threshold nothing is recomputed. The decode loops
+    must match generate() (test_greedy_generation)."""
+    name = "phi3_longrope"
+    model = b_gen_refs.model(name)
+    vocab = W.SPECS[name].vocab_size
+    for lengths, crosses in ((BATCH1, True), (BATCH3, True), (LONG3, False)):
+        rows = prompts(lengths, vocab)
+        tokens, logits = b_gen_refs.generate(name, rows, NO_EOS)
+        _, plain = _plain_cached_loop(model, rows, feed_tokens=tokens)
+        per_step = np.abs(plain - logits).max(axis=(1, 2))
+        switch = 16 + 1 - max(lengths)  # the step whose input makes input_ids 17 tokens long
+        print(f"{lengths}: plain cached loop vs generate(), per step: {np.round(per_step, 4).tolist()}")
+        if crosses:
+            assert per_step[:switch].max() <= 1e-5 and per_step[switch] > 100 * PARITY_ATOL, per_step
+        else:
+            assert per_step.max() <= 1e-5, per_step
+
+
+@pytest.mark.parametrize("mode", list(GEN_MODES))
+def test_phi3_graphs_match_cached_forward_across_switch(b_gen, b_ov, b_gen_refs, loops, mode):
+    """Diagnostic for the longrope switch: the exported graphs reproduce transformers' forward
+    call by call across the threshold (prefill short; decode steps past position 16 long, against
+    the cached short-factor keys): hfx's generation equals a plain cached greedy loop over
+    transformers' forward, token for token, logits within 1e-4. (What differs from generate() is
+    only generate()'s recomputation of the cache at the switch.)"""
+    name = "phi3_longrope"
+    backend, flags, _ = GEN_MODES[mode]
+    out = b_gen(name, *flags) if backend == "onnx" else b_ov(name, *flags)
+    rows = prompts(BATCH3, W.SPECS[name].vocab_size)
+    want_tokens, want_logits = _plain_cached_loop(b_gen_refs.model(name), rows)
+    tokens, logits = loops.generate(backend, out, rows)
+    compare = onnx_compare_generation if backend == "onnx" else ov_compare_generation
+    compare(tokens, logits, want_tokens, want_logits, f"{name} {mode} b3 vs a plain cached loop")
+
+
+@pytest.mark.parametrize("name,mode,lengths", GEN_MATRIX)
+def test_greedy_generation(b_gen, b_ov, b_gen_refs, loops, name, mode, lengths):
+    """32 new tokens equal generate()'s, every step's logits within 1e-4. (phi3_longrope with the
+    b1 / b3 prompts crosses original_max_position_embeddings during generation, where generate()
+    recomputes the cache with the long factors: see test_phi3_generation_recomputes_at_switch.)"""
+    backend, flags, cache = GEN_MODES[mode]
+    out = b_gen(name, *flags) if backend == "onnx" else b_ov(name, *flags)
+    rows = prompts(lengths, W.SPECS[name].vocab_size)
+    want_tokens, want_logits = _reference_generation(b_gen_refs, name, rows, cache)
+    tokens, logits = loops.generate(backend, out, rows)
+    assert all(len(t) == NEW_TOKENS for t in tokens), f"without EOS every row gets {NEW_TOKENS}: {tokens}"
+    compare = onnx_compare_generation if backend == "onnx" else ov_compare_generation
+    compare(tokens, logits, want_tokens, want_logits, f"{name} {mode} b{len(rows)}")
+
+
+@pytest.mark.parametrize("name", GEN_SPECS)
+def test_generation_export_structure(b_gen, b_ckpts, name):
+    """export.json of the dynamic-cache export: prefill + decode, each layer's cache geometry
+    (kv heads, head_dim, sliding window) as transformers' config says; both graphs pass the full
+    ONNX checker."""
+    spec = W.SPECS[name]
+    out = b_gen(name, *GEN_MODES["onnx-dyncache"][1])
+    man = json.loads((out / "export.json").read_text())
+    assert set(man["components"]) == {"prefill", "decode"}, man["components"].keys()
+    cfg = W.load_reference(b_ckpts(name), spec).config
+    heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    window = getattr(cfg, "sliding_window", None)
+    for cname, comp in man["components"].items():
+        md = comp["metadata"]
+        assert md["architecture"] == spec.architecture, md
+        layers = md["cache"]["layers"]
+        assert len(layers) == cfg.num_hidden_layers, layers
+        for i, layer in enumerate(layers):
+            assert (layer["heads"], layer["key_dim"], layer["value_dim"], layer["sliding_window"]) == \
+                (heads, head_dim, head_dim, window), f"{cname} layer {i}: {layer}"
+        onnx.checker.check_model(str(out / comp["file"]), full_check=True)
+
+
+# ---- a config transformers reads differently ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def phi3_nested_original(b_ckpts, tmp_path_factory):
+    """phi3_longrope's weights with a config.json whose original_max_position_embeddings is ONLY in
+    rope_parameters (16), not at the top level. Phi3Config has a top-level
+    original_max_position_embeddings field (default 4096), and standardize_rope_params copies the
+    top-level value over the nested one for rope type longrope (transformers 5.24
+    modeling_rope_utils.py: "we give priority to self.original_max_position_embeddings"): transformers
+    runs this checkpoint with original 4096, i.e. factor 64/4096 < 1, attention_factor 1, and the
+    short factors at every length."""
+    import shutil
+
+    src = b_ckpts("phi3_longrope")
+    dst = tmp_path_factory.mktemp("phi3_nested_original") / "ck"
+    shutil.copytree(src, dst)
+    cfg = json.loads((dst / "config.json").read_text())
+    assert cfg.pop("original_max_position_embeddings") == 16
+    assert cfg["rope_parameters"]["original_max_position_embeddings"] == 16
+    (dst / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+    return dst
+
+
+QUIRK_CASES = (models.Case(3, 12, (0, 3, 11)), models.Case(2, 20, (3, 8)))
+
+
+def test_phi3_nested_original_is_what_transformers_does(phi3_nested_original, b_refs):
+    """Harness sanity: transformers loads original_max_position_embeddings 4096 (the top-level
+    default) for that config, and it matters: the logits differ from phi3_longrope's (original 16)."""
+    spec = W.SPECS["phi3_longrope"]
+    model = W.load_reference(phi3_nested_original, spec)
+    assert model.config.original_max_position_embeddings == 4096
+    assert model.config.rope_parameters["original_max_position_embeddings"] == 4096
+    for case in QUIRK_CASES:
+        inputs = models.make_inputs(case, spec.vocab_size)
+        diff = float(np.abs(W.outputs(model, spec, inputs)["logits"] - b_refs("phi3_longrope", case, inputs)["logits"]).max())
+        print(f"{case.id}: original 4096 vs 16 moves the logits by {diff:.3g}")
+        assert diff > 100 * PARITY_ATOL
+
+
+@pytest.mark.parametrize("case", QUIRK_CASES, ids=[c.id for c in QUIRK_CASES])
+def test_phi3_nested_original_parity(phi3_nested_original, tmp_path, case):
+    """hfx's ONNX export of that checkpoint gives transformers' logits."""
+    from conftest import export, run_exported
+
+    spec = W.SPECS["phi3_longrope"]
+    export(phi3_nested_original, tmp_path / "onnx")
+    model = W.load_reference(phi3_nested_original, spec)
+    inputs = models.make_inputs(case, spec.vocab_size)
+    assert_logits_close(run_exported(tmp_path / "onnx", inputs), W.outputs(model, spec, inputs)["logits"],
+                        f"phi3 nested-only original_max_position_embeddings {case.id}")

@@ -1,0 +1,656 @@
+"""Tiny checkpoints of wave 1b (test_wave1b.py): Phi-3, GPT-NeoX, GPT-2, Mixtral, Qwen3-MoE and the
+BERT-style encoders (BERT, RoBERTa, XLM-RoBERTa, bare and with a sequence-classification head).
+
+As models.py: each checkpoint is built by transformers from an explicit config with fixed seeds,
+its weights drawn so that activations are O(1) and attention is peaked (not transformers' 0.02
+init, under which a wrong rotary or a missing bias would hide below the 1e-4 tolerance), saved,
+and loaded back by transformers, which must give exactly the outputs of the model that was saved.
+
+Besides save_pretrained, checkpoints are written the ways real ones come:
+  * "fused": model.state_dict() through safetensors.torch.save_file + config.json: transformers
+    5's own module names, i.e. the MoE experts as 3-D tensors (mlp.experts.gate_up_proj [E, 2I, H],
+    mlp.experts.down_proj [E, H, I], router mlp.gate.weight), where save_pretrained writes one
+    tensor per expert and projection (Mixtral block_sparse_moe.experts.{e}.w1/w2/w3, Qwen3-MoE
+    mlp.experts.{e}.gate_proj/up_proj/down_proj);
+  * GPT-2 with the legacy causal-mask buffers attn.bias [1, 1, P, P] and attn.masked_bias [] in
+    the safetensors (old GPT-2 checkpoints have them; transformers ignores them), with and without
+    the "transformer." prefix (the hub's gpt2 checkpoints are GPT2Model-named);
+  * config.json rewritten the transformers-4 way (rope_scaling "su" / "yarn" for Phi-3's
+    longrope; GPT-NeoX's rotary_pct / rotary_emb_base, or no rotary key at all).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from transformers import (
+    AutoModel,
+    AutoModelForCausalLM,
+    AutoModelForSequenceClassification,
+    BertConfig,
+    BertForSequenceClassification,
+    BertModel,
+    GenerationConfig,
+    GPT2Config,
+    GPT2LMHeadModel,
+    GPTNeoXConfig,
+    GPTNeoXForCausalLM,
+    MixtralConfig,
+    MixtralForCausalLM,
+    Phi3Config,
+    Phi3ForCausalLM,
+    Qwen3MoeConfig,
+    Qwen3MoeForCausalLM,
+    RobertaConfig,
+    RobertaForSequenceClassification,
+    RobertaModel,
+    XLMRobertaConfig,
+    XLMRobertaForSequenceClassification,
+    XLMRobertaModel,
+)
+
+import models
+
+# arch key: (config class, model class, kind)   kind: "causal" | "encoder" | "classifier"
+ARCHS = {
+    "phi3": (Phi3Config, Phi3ForCausalLM, "causal"),
+    "gpt_neox": (GPTNeoXConfig, GPTNeoXForCausalLM, "causal"),
+    "gpt2": (GPT2Config, GPT2LMHeadModel, "causal"),
+    "mixtral": (MixtralConfig, MixtralForCausalLM, "causal"),
+    "qwen3_moe": (Qwen3MoeConfig, Qwen3MoeForCausalLM, "causal"),
+    "bert": (BertConfig, BertModel, "encoder"),
+    "bert_nopool": (BertConfig, lambda config: BertModel(config, add_pooling_layer=False), "encoder"),
+    "bert_cls": (BertConfig, BertForSequenceClassification, "classifier"),
+    "roberta": (RobertaConfig, RobertaModel, "encoder"),
+    "roberta_cls": (RobertaConfig, RobertaForSequenceClassification, "classifier"),
+    "xlmr": (XLMRobertaConfig, XLMRobertaModel, "encoder"),
+    "xlmr_cls": (XLMRobertaConfig, XLMRobertaForSequenceClassification, "classifier"),
+}
+
+Case = models.Case
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    name: str
+    arch: str                 # key of ARCHS
+    config: dict              # kwargs of the config class
+    doc: str = ""
+    layout: str = "save_pretrained"  # | "fused" (state_dict + save_file) | "legacy_buffers" | "hub_names"
+    config_rewrite: str | None = None  # a key of CONFIG_REWRITES: config.json the transformers-4 way
+    twin: str | None = None   # same weights and meaning as this spec (a layout / config-format twin)
+    seed: int = 0
+    embed_std: float = 1.0
+    norm_offset: float = 0.5
+    cases: tuple = ()         # forward cases (decoders: models.Case; encoders: EncCase)
+
+    @property
+    def kind(self) -> str:
+        return ARCHS[self.arch][2]
+
+    @property
+    def architecture(self) -> str:
+        return "BertModel" if self.arch == "bert_nopool" else ARCHS[self.arch][1].__name__
+
+    @property
+    def vocab_size(self) -> int:
+        return self.config["vocab_size"]
+
+
+# ---- encoder inputs -----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class EncCase:
+    """`batch` rows of `seq` tokens; row r has lengths[r] real tokens, right-padded (left-padded
+    when `left`). types: token_type_ids 0 for the first half of each row's real tokens and 1 for
+    the rest (a sentence pair), else all 0. pad_inside: a real token (mask 1) equal to
+    pad_token_id in row 0 (RoBERTa's positions skip it, as transformers computes them from ids)."""
+
+    batch: int
+    seq: int
+    lengths: tuple = ()
+    types: bool = False
+    left: bool = False
+    pad_inside: bool = False
+
+    @property
+    def id(self) -> str:
+        s = f"b{self.batch}s{self.seq}"
+        if self.lengths and any(n != self.seq for n in self.lengths):
+            s += ("-leftpad" if self.left else "-rightpad") + "_".join(str(self.seq - n) for n in self.lengths)
+        if self.types:
+            s += "-types"
+        if self.pad_inside:
+            s += "-padinside"
+        return s
+
+
+def make_encoder_inputs(case: EncCase, vocab_size: int, pad_id: int, seed: int = 0) -> dict:
+    lengths = case.lengths or (case.seq,) * case.batch
+    assert len(lengths) == case.batch and all(1 <= n <= case.seq for n in lengths), case
+    rng = np.random.default_rng([seed, case.batch, case.seq, *lengths, case.types, case.left, case.pad_inside])
+    ids = rng.integers(3, vocab_size, size=(case.batch, case.seq), dtype=np.int64)
+    ids[ids == pad_id] = pad_id + 3  # no accidental pad tokens
+    mask = np.zeros((case.batch, case.seq), np.int64)
+    types = np.zeros((case.batch, case.seq), np.int64)
+    for r, n in enumerate(lengths):
+        real = slice(case.seq - n, case.seq) if case.left else slice(0, n)
+        mask[r, real] = 1
+        if case.types:
+            start = (case.seq - n if case.left else 0) + (n + 1) // 2
+            types[r, start:real.stop] = 1
+    ids[mask == 0] = pad_id
+    if case.pad_inside:
+        row = np.flatnonzero(mask[0])
+        assert len(row) >= 4, case
+        ids[0, row[len(row) // 2]] = pad_id
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+# ---- configs --------------------------------------------------------------------------------------
+
+LONG_FACTOR = [1.3, 2.9, 7.7, 21.5]
+SHORT_FACTOR = [1.0, 1.2, 1.9, 3.1]
+
+PHI3 = dict(
+    vocab_size=184,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    original_max_position_embeddings=16,
+    rms_norm_eps=1e-5,
+    tie_word_embeddings=False,
+    pad_token_id=0,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
+# head_dim 16, partial_rotary_factor 0.5: rotary dim 8, 4 factors. original 16, max 64: factor 4,
+# attention_factor sqrt(1 + ln 4 / ln 16) = sqrt(1.5).
+PHI3_LONGROPE = dict(rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.5,
+                     short_factor=SHORT_FACTOR, long_factor=LONG_FACTOR, original_max_position_embeddings=16)
+
+# max(position_ids)+1 vs original_max_position_embeddings 16, per forward call over the batch
+LONGROPE_CASES = (
+    Case(1, 1),
+    Case(1, 7),
+    Case(3, 12, (0, 3, 11)),
+    Case(1, 16),                  # max position + 1 == 16: short factors
+    Case(1, 17),                  # 17 > 16: long factors
+    Case(2, 20, (5, 8)),          # 20 tokens, but max position + 1 = 15: short
+    Case(2, 20, (3, 8)),          # max position + 1 = 17: long for both rows
+    Case(3, 40, (0, 10, 30)),     # long
+    Case(2, 10, gapped=True),     # 10 tokens, gapped positions up to ~27: long by position, not length
+)
+LONGROPE_TWIN_CASES = (Case(2, 12, (0, 3)), Case(1, 16), Case(2, 20, (3, 8)), Case(2, 20, (5, 8)))
+
+NEOX = dict(
+    vocab_size=168,
+    hidden_size=64,
+    intermediate_size=160,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    max_position_embeddings=64,
+    layer_norm_eps=1e-5,
+    hidden_act="gelu",
+    tie_word_embeddings=False,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
+GPT2 = dict(
+    vocab_size=152,
+    n_embd=64,
+    n_layer=2,
+    n_head=4,
+    n_positions=64,
+    activation_function="gelu_new",
+    layer_norm_epsilon=1e-5,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
+MIXTRAL = dict(
+    vocab_size=136,
+    hidden_size=64,
+    intermediate_size=96,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    num_local_experts=4,
+    num_experts_per_tok=2,
+    sliding_window=4,
+    rms_norm_eps=1e-5,
+    rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+    tie_word_embeddings=False,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
+QWEN3_MOE = dict(
+    vocab_size=216,
+    hidden_size=64,
+    intermediate_size=112,
+    moe_intermediate_size=48,
+    num_hidden_layers=3,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=32,
+    num_experts=4,
+    num_experts_per_tok=2,
+    norm_topk_prob=False,
+    decoder_sparse_step=1,
+    mlp_only_layers=[1],
+    max_position_embeddings=64,
+    rms_norm_eps=1e-6,
+    rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+    tie_word_embeddings=False,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
+BERT = dict(
+    vocab_size=120,
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=128,
+    max_position_embeddings=64,
+    type_vocab_size=2,
+    layer_norm_eps=1e-12,
+    hidden_act="gelu",
+    pad_token_id=0,
+)
+# RoBERTa: positions pad+1.. (max_position_embeddings = 64 + pad + 1), pad 1, two token types
+ROBERTA = dict(BERT, vocab_size=128, max_position_embeddings=66, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+               layer_norm_eps=1e-5)
+# XLM-R: one token type, as the real ones
+XLMR = dict(ROBERTA, vocab_size=144, type_vocab_size=1)
+
+LABELS3 = {"id2label": {0: "neg", 1: "neu", 2: "pos"}, "label2id": {"neg": 0, "neu": 1, "pos": 2}}
+
+ENC_CASES = (
+    EncCase(1, 1),
+    EncCase(1, 7, types=True),
+    EncCase(2, 5),
+    EncCase(3, 12, (12, 9, 1), types=True),   # right-padded, one row of a single real token
+    EncCase(2, 9, (9, 4)),
+    EncCase(2, 8, (8, 5), left=True, types=True),
+    EncCase(2, 11, (11, 8), pad_inside=True),
+)
+ENC_CASES_NO_TYPES = tuple(dataclasses.replace(c, types=False) for c in ENC_CASES)
+
+
+def _phi3(**kw):
+    return dict(PHI3, **kw)
+
+
+SPECS_LIST = [
+    # --- Phi-3 ---
+    Spec("phi3_longrope", "phi3", _phi3(rope_parameters=dict(PHI3_LONGROPE)),
+         "fused qkv_proj / gate_up_proj, GQA 4/2, partial_rotary_factor 0.5, longrope (short/long factors, "
+         "original 16, max 64 -> attention_factor sqrt(1 + ln 4 / ln 16))", cases=LONGROPE_CASES),
+    Spec("phi3_su", "phi3", _phi3(rope_parameters=dict(PHI3_LONGROPE)),
+         'phi3_longrope in the 4.x format: rope_scaling {"type": "su", short/long, original 16} + top-level '
+         "rope_theta, partial_rotary_factor, original_max_position_embeddings",
+         config_rewrite="phi3_su", twin="phi3_longrope", cases=LONGROPE_TWIN_CASES),
+    Spec("phi3_yarn", "phi3", _phi3(rope_parameters=dict(PHI3_LONGROPE)),
+         'phi3_longrope with rope_scaling {"type": "yarn", short/long} (Phi-3\'s legacy name for longrope; '
+         "original_max_position_embeddings only at the top level)",
+         config_rewrite="phi3_yarn", twin="phi3_longrope", cases=LONGROPE_TWIN_CASES),
+    Spec("phi3_factor", "phi3", _phi3(rope_parameters=dict(PHI3_LONGROPE, factor=2.0)),
+         "longrope with an explicit factor 2 (attention_factor sqrt(1 + ln 2 / ln 16), not from 64/16)",
+         cases=LONGROPE_TWIN_CASES),
+    Spec("phi3_attn_factor", "phi3", _phi3(rope_parameters=dict(PHI3_LONGROPE, attention_factor=0.75)),
+         "longrope with an explicit attention_factor 0.75", cases=LONGROPE_TWIN_CASES),
+    Spec("phi3_swa", "phi3",
+         _phi3(sliding_window=4, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                  "partial_rotary_factor": 1.0}),
+         "default rope over the full head, sliding_window 4", cases=models.DEFAULT_CASES),
+    # --- GPT-NeoX ---
+    Spec("neox_parallel", "gpt_neox",
+         dict(NEOX, use_parallel_residual=True, attention_bias=True,
+              rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25}),
+         "per-head interleaved query_key_value with bias, parallel residual, rotary 0.25 of head_dim 16, "
+         "LayerNorm, gelu, untied embed_out", cases=models.DEFAULT_CASES),
+    Spec("neox_default_pct", "gpt_neox",
+         dict(NEOX, use_parallel_residual=True, attention_bias=True,
+              rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25}),
+         "neox_parallel in the 4.x format without rotary_pct (transformers' default 0.25) nor rotary_emb_base",
+         config_rewrite="neox_no_rotary", twin="neox_parallel", cases=(Case(2, 12, (0, 3)),)),
+    Spec("neox_sequential", "gpt_neox",
+         dict(NEOX, use_parallel_residual=False, attention_bias=False,
+              rope_parameters={"rope_type": "default", "rope_theta": 20000.0, "partial_rotary_factor": 0.5}),
+         "sequential residual, no attention bias, rope_parameters.partial_rotary_factor 0.5, theta 20000",
+         cases=models.DEFAULT_CASES),
+    Spec("neox_rotary_pct", "gpt_neox",
+         dict(NEOX, use_parallel_residual=False, attention_bias=False,
+              rope_parameters={"rope_type": "default", "rope_theta": 20000.0, "partial_rotary_factor": 0.5}),
+         "neox_sequential in the 4.x format: rotary_pct 0.5, rotary_emb_base 20000",
+         config_rewrite="neox_rotary_pct", twin="neox_sequential", cases=(Case(2, 12, (0, 3)),)),
+    # --- GPT-2 ---
+    Spec("gpt2", "gpt2", dict(GPT2),
+         "Conv1D weights, fused c_attn, learned positions (wpe), gelu_new, tied head, n_inner 4*64",
+         embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    Spec("gpt2_scaled", "gpt2", dict(GPT2, scale_attn_by_inverse_layer_idx=True, n_inner=96),
+         "scale_attn_by_inverse_layer_idx (layer i's scores / (i+1)), n_inner 96",
+         embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    Spec("gpt2_noscale", "gpt2", dict(GPT2, scale_attn_weights=False, activation_function="gelu", n_inner=80),
+         "scale_attn_weights false (no 1/sqrt(head_dim)), exact gelu, n_inner 80", seed=2,
+         embed_std=models.TIED_EMBED_STD, cases=(Case(1, 7), Case(3, 12, (0, 3, 11)), Case(2, 10, gapped=True))),
+    Spec("gpt2_legacy_buffers", "gpt2", dict(GPT2),
+         "gpt2 with attn.bias [1,1,64,64] and attn.masked_bias [] in the safetensors",
+         layout="legacy_buffers", twin="gpt2", embed_std=models.TIED_EMBED_STD, cases=(Case(3, 12, (0, 3, 11)),)),
+    Spec("gpt2_hub_names", "gpt2", dict(GPT2),
+         "gpt2 named as the hub's GPT-2 checkpoints: no 'transformer.' prefix (h.0.attn.c_attn.weight, wte, "
+         "wpe, ln_f), no lm_head, attn.bias / attn.masked_bias buffers",
+         layout="hub_names", twin="gpt2", embed_std=models.TIED_EMBED_STD, cases=(Case(3, 12, (0, 3, 11)),)),
+    # --- Mixtral ---
+    Spec("mixtral", "mixtral", dict(MIXTRAL),
+         "top-2 of 4 experts (softmax, top-k, renormalised), sliding_window 4, GQA 4/2; per-expert "
+         "block_sparse_moe.experts.{e}.w1/w2/w3 as save_pretrained writes", cases=models.DEFAULT_CASES),
+    Spec("mixtral_fused", "mixtral", dict(MIXTRAL),
+         "mixtral with transformers 5's fused 3-D experts (mlp.experts.gate_up_proj / down_proj, mlp.gate)",
+         layout="fused", twin="mixtral", cases=(Case(3, 12, (0, 3, 11)), Case(2, 10, gapped=True))),
+    # --- Qwen3-MoE ---
+    Spec("qwen3_moe", "qwen3_moe", dict(QWEN3_MOE),
+         "top-2 of 4 experts, norm_topk_prob false, mlp_only_layers [1] (layers 0, 2 sparse, 1 dense), "
+         "q/k norms, head_dim 32; per-expert mlp.experts.{e}.gate_proj/up_proj/down_proj",
+         cases=models.DEFAULT_CASES),
+    Spec("qwen3_moe_fused", "qwen3_moe", dict(QWEN3_MOE),
+         "qwen3_moe with fused 3-D experts (transformers 5 module names)",
+         layout="fused", twin="qwen3_moe", cases=(Case(3, 12, (0, 3, 11)), Case(2, 10, gapped=True))),
+    Spec("qwen3_moe_norm_step2", "qwen3_moe",
+         dict(QWEN3_MOE, norm_topk_prob=True, decoder_sparse_step=2, mlp_only_layers=[]),
+         "norm_topk_prob true, decoder_sparse_step 2 (layer 1 sparse, layers 0 and 2 dense), fused experts",
+         layout="fused", seed=1, cases=models.DEFAULT_CASES),
+    # --- encoders ---
+    Spec("bert", "bert", dict(BERT), "BertModel: last_hidden_state and pooler_output", cases=ENC_CASES),
+    Spec("bert_nopool", "bert_nopool", dict(BERT), "BertModel(add_pooling_layer=False): last_hidden_state only",
+         seed=3, cases=(EncCase(1, 7, types=True), EncCase(3, 12, (12, 9, 1), types=True))),
+    Spec("bert_cls", "bert_cls", dict(BERT, **LABELS3), "BertForSequenceClassification, 3 labels (bert. prefix)",
+         cases=ENC_CASES),
+    Spec("roberta", "roberta", dict(ROBERTA), "RobertaModel: positions from input_ids and pad_token_id 1",
+         cases=ENC_CASES),
+    Spec("roberta_cls", "roberta_cls", dict(ROBERTA, **LABELS3),
+         "RobertaForSequenceClassification: classifier.dense -> tanh -> out_proj, no pooler", cases=ENC_CASES),
+    Spec("xlmr", "xlmr", dict(XLMR), "XLMRobertaModel (type_vocab_size 1)", cases=ENC_CASES_NO_TYPES),
+    Spec("xlmr_cls", "xlmr_cls", dict(XLMR, **LABELS3), "XLMRobertaForSequenceClassification",
+         cases=ENC_CASES_NO_TYPES),
+]
+
+SPECS = {s.name: s for s in SPECS_LIST}
+assert len(SPECS) == len(SPECS_LIST), "duplicate spec name"
+
+DECODERS = [s.name for s in SPECS_LIST if s.kind == "causal"]
+ENCODERS = [s.name for s in SPECS_LIST if s.kind != "causal"]
+
+
+# ---- building -------------------------------------------------------------------------------------
+
+_QK = (".q_proj.", ".k_proj.", "qkv_proj.", "query_key_value.", "c_attn.", "self.query.", "self.key.")
+_WORD_EMB = ("embed_tokens.", "embed_in.", "wte.", "word_embeddings.")
+_POS_EMB = ("wpe.", "position_embeddings.", "token_type_embeddings.")
+
+
+def init_weights(model: torch.nn.Module, spec: Spec) -> None:
+    """O(1) activations, peaked attention, norm weights != 1, biases != 0 (see the module doc)."""
+    from transformers.pytorch_utils import Conv1D
+
+    conv1d = {f"{n}.weight" if n else "weight" for n, m in model.named_modules() if isinstance(m, Conv1D)}
+    g = torch.Generator().manual_seed(spec.seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():  # tied parameters are listed once
+            if name.endswith("bias"):
+                p.copy_(0.3 * torch.randn(p.shape, generator=g))
+            elif p.ndim == 1:  # RMSNorm / LayerNorm weight
+                p.copy_(spec.norm_offset + torch.rand(p.shape, generator=g))
+            elif any(k in name for k in _WORD_EMB):
+                p.copy_(spec.embed_std * torch.randn(p.shape, generator=g))
+            elif any(k in name for k in _POS_EMB):
+                p.copy_(0.7 * torch.randn(p.shape, generator=g))
+            elif p.ndim == 3:  # fused experts [E, out, in]
+                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p.shape[2]))
+            elif p.ndim == 2:
+                fan_in = p.shape[0] if name in conv1d else p.shape[1]
+                gain = 1.7 if any(k in name for k in _QK) else 1.0
+                p.copy_(gain / math.sqrt(fan_in) * torch.randn(p.shape, generator=g))
+            else:
+                raise AssertionError(f"unexpected parameter {name} {tuple(p.shape)}")
+
+
+def build_model(spec: Spec) -> torch.nn.Module:
+    config_cls, model_cls, _ = ARCHS[spec.arch]
+    config = config_cls(**json.loads(json.dumps(spec.config)))
+    torch.manual_seed(spec.seed)
+    model = model_cls(config)
+    init_weights(model, spec)
+    model.set_attn_implementation("eager")
+    model.eval()
+    return model
+
+
+def load_reference(model_dir: os.PathLike, spec: Spec) -> torch.nn.Module:
+    """transformers' eager float32 model of a checkpoint directory."""
+    auto = {"causal": AutoModelForCausalLM, "encoder": AutoModel,
+            "classifier": AutoModelForSequenceClassification}[spec.kind]
+    model = auto.from_pretrained(str(model_dir), dtype=torch.float32, attn_implementation="eager")
+    model.eval()
+    return model
+
+
+def probe_inputs(spec: Spec) -> dict:
+    if spec.kind == "causal":
+        return models.make_inputs(Case(2, 20, (0, 3)), spec.vocab_size, seed=12345)
+    return make_encoder_inputs(EncCase(2, 10, (10, 6), types=spec.config.get("type_vocab_size", 2) > 1),
+                               spec.vocab_size, spec.config["pad_token_id"], seed=12345)
+
+
+def outputs(model: torch.nn.Module, spec: Spec, inputs: dict) -> dict:
+    """{output name: float32 numpy} as the export names them."""
+    feed = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in inputs.items()}
+    with torch.no_grad():
+        if spec.kind == "causal":
+            return {"logits": model(**feed, use_cache=False).logits.float().numpy()}
+        out = model(**feed)
+    if spec.kind == "classifier":
+        return {"logits": out.logits.float().numpy()}
+    res = {"last_hidden_state": out.last_hidden_state.float().numpy()}
+    # a checkpoint saved without a pooler loads into a BertModel with a freshly initialised one
+    if out.pooler_output is not None and spec.arch != "bert_nopool":
+        res["pooler_output"] = out.pooler_output.float().numpy()
+    return res
+
+
+# config.json rewrites (the transformers 4.x spellings)
+
+
+def _phi3_legacy(cfg: dict, rope_type: str, nested_original: bool) -> dict:
+    cfg = dict(cfg)
+    rope = dict(cfg.pop("rope_parameters"))
+    assert rope.pop("rope_type") == "longrope", rope
+    cfg["rope_theta"] = rope.pop("rope_theta")
+    cfg["partial_rotary_factor"] = rope.pop("partial_rotary_factor")
+    original = rope.pop("original_max_position_embeddings")
+    assert original == cfg["original_max_position_embeddings"], (original, cfg)
+    scaling = {"type": rope_type, "short_factor": rope.pop("short_factor"), "long_factor": rope.pop("long_factor")}
+    if nested_original:
+        # transformers 5.24 needs it there for "su" (it only copies the top-level value for the
+        # rope types "longrope" / "yarn"); Phi-3.5-style configs have it at the top level only
+        scaling["original_max_position_embeddings"] = original
+    assert not rope, rope
+    cfg["rope_scaling"] = scaling
+    return cfg
+
+
+def _neox_legacy(cfg: dict, rotary_pct: bool) -> dict:
+    cfg = dict(cfg)
+    rope = dict(cfg.pop("rope_parameters"))
+    assert rope.pop("rope_type") == "default", rope
+    theta, pct = rope.pop("rope_theta"), rope.pop("partial_rotary_factor")
+    assert not rope, rope
+    if rotary_pct:
+        cfg["rotary_pct"], cfg["rotary_emb_base"] = pct, theta
+    else:
+        assert pct == 0.25 and theta == 10000.0, "only transformers' defaults can be left out"
+    return cfg
+
+
+CONFIG_REWRITES = {
+    "phi3_su": lambda c: _phi3_legacy(c, "su", nested_original=True),
+    "phi3_yarn": lambda c: _phi3_legacy(c, "yarn", nested_original=False),
+    "neox_rotary_pct": lambda c: _neox_legacy(c, rotary_pct=True),
+    "neox_no_rotary": lambda c: _neox_legacy(c, rotary_pct=False),
+}
+
+
+def _old_common(cfg: dict) -> dict:
+    cfg = dict(cfg)
+    cfg["torch_dtype"] = cfg.pop("dtype", "float32")
+    cfg["transformers_version"] = "4.46.3"
+    return dict(sorted(cfg.items()))
+
+
+def _rewrite_safetensors(path: Path, edit) -> None:
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(str(path))
+    tensors = edit(tensors)
+    save_file({k: v.contiguous() for k, v in tensors.items()}, str(path), metadata={"format": "pt"})
+
+
+def _gpt2_buffers(tensors: dict, n_layer: int, n_pos: int, prefix: str) -> dict:
+    tril = torch.tril(torch.ones(n_pos, n_pos, dtype=torch.float32)).view(1, 1, n_pos, n_pos)
+    for i in range(n_layer):
+        tensors[f"{prefix}h.{i}.attn.bias"] = tril.clone()
+        tensors[f"{prefix}h.{i}.attn.masked_bias"] = torch.tensor(-1e4, dtype=torch.float32)
+    return tensors
+
+
+def save_checkpoint(spec: Spec, out_dir: os.PathLike) -> Path:
+    """Build `spec`, write it to out_dir, verify that transformers loads it back to the same model."""
+    from safetensors.torch import save_file
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model = build_model(spec)
+    expected = outputs(model, spec, probe_inputs(spec))
+
+    if spec.layout == "fused":
+        # transformers 5's module names: what model.state_dict() holds
+        sd = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+        assert any(k.endswith("mlp.experts.gate_up_proj") for k in sd), sorted(sd)[:20]
+        save_file(sd, str(out_dir / "model.safetensors"), metadata={"format": "pt"})
+        model.config.architectures = [spec.architecture]
+        model.config.save_pretrained(str(out_dir))
+    else:
+        model.save_pretrained(str(out_dir))
+    if spec.layout in ("legacy_buffers", "hub_names"):
+        c = spec.config
+
+        def edit(t):
+            if spec.layout == "hub_names":
+                assert all(k.startswith("transformer.") for k in t), sorted(t)
+                t = {k[len("transformer."):]: v for k, v in t.items()}
+            return _gpt2_buffers(t, c["n_layer"], c["n_positions"], "" if spec.layout == "hub_names" else "transformer.")
+
+        _rewrite_safetensors(out_dir / "model.safetensors", edit)
+    if spec.kind == "causal":
+        GenerationConfig(bos_token_id=model.config.bos_token_id, eos_token_id=model.config.eos_token_id,
+                         max_new_tokens=8, do_sample=False).save_pretrained(str(out_dir))
+    if spec.config_rewrite:
+        path = out_dir / "config.json"
+        cfg = CONFIG_REWRITES[spec.config_rewrite](json.loads(path.read_text()))
+        path.write_text(json.dumps(_old_common(cfg), indent=2) + "\n")
+    _verify(spec, out_dir, expected)
+    return out_dir
+
+
+def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
+    from safetensors import safe_open
+
+    cfg = json.loads((out_dir / "config.json").read_text())
+    assert cfg["architectures"] == [spec.architecture], cfg["architectures"]
+    with safe_open(str(out_dir / "model.safetensors"), "pt") as f:
+        keys = set(f.keys())
+    if spec.arch == "mixtral":
+        want = "model.layers.0.mlp.experts.gate_up_proj" if spec.layout == "fused" else \
+            "model.layers.0.block_sparse_moe.experts.3.w2.weight"
+        assert want in keys, sorted(keys)
+    if spec.arch == "qwen3_moe":
+        sparse = 1 if spec.config["decoder_sparse_step"] == 2 else 0
+        want = f"model.layers.{sparse}.mlp.experts.down_proj" if spec.layout == "fused" else \
+            f"model.layers.{sparse}.mlp.experts.3.up_proj.weight"
+        assert want in keys, sorted(keys)
+    if spec.layout in ("legacy_buffers", "hub_names"):
+        assert ("h.1.attn.masked_bias" if spec.layout == "hub_names" else "transformer.h.1.attn.masked_bias") in keys
+        assert not any(k.startswith("transformer.") for k in keys) or spec.layout != "hub_names", sorted(keys)
+    if spec.config_rewrite:
+        assert "rope_parameters" not in cfg, cfg
+    model = load_reference(out_dir, spec)
+    got = outputs(model, spec, probe_inputs(spec))
+    assert set(got) == set(expected), (set(got), set(expected))
+    for k in expected:
+        assert np.array_equal(got[k], expected[k]), (
+            f"{spec.name}: transformers does not load {out_dir} back to the model that was saved "
+            f"({k}: max abs diff {np.abs(got[k] - expected[k]).max():.3g})")
+    if spec.config_rewrite:
+        want_cfg = build_model(spec).config
+        for key in ("rope_parameters", "use_parallel_residual", "attention_bias", "original_max_position_embeddings"):
+            if hasattr(want_cfg, key):
+                got_v, want_v = getattr(model.config, key), getattr(want_cfg, key)
+                if key == "rope_parameters":
+                    got_v = {k: v for k, v in got_v.items() if k != "type"}
+                assert got_v == want_v, f"{spec.name}: {key} loads as {got_v!r}, built with {want_v!r}"
+
+
+class Checkpoints:
+    """Each spec's checkpoint, built on first use (session-wide)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._dirs: dict = {}
+
+    def __call__(self, name: str) -> Path:
+        if name not in self._dirs:
+            self._dirs[name] = save_checkpoint(SPECS[name], self.root / name)
+        return self._dirs[name]
+
+
+class References:
+    """transformers' outputs per (spec, inputs), one model per spec (the longrope update is stateless
+    per call: it copies the short or long inv_freq from max(position_ids) each forward)."""
+
+    def __init__(self, checkpoints: Checkpoints):
+        self.checkpoints = checkpoints
+        self._models: dict = {}
+        self._outs: dict = {}
+
+    def model(self, name: str):
+        if name not in self._models:
+            self._models[name] = load_reference(self.checkpoints(name), SPECS[name])
+        return self._models[name]
+
+    def __call__(self, name: str, case, inputs: dict) -> dict:
+        key = (name, case)
+        if key not in self._outs:
+            self._outs[key] = outputs(self.model(name), SPECS[name], inputs)
+        return self._outs[key]
+
+
+def inputs_for(spec: Spec, case) -> dict:
+    if spec.kind == "causal":
+        return models.make_inputs(case, spec.vocab_size)
+    return make_encoder_inputs(case, spec.vocab_size, spec.config["pad_token_id"])
