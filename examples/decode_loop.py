@@ -188,6 +188,10 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     positions = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
     logits = cache.run(first, ids, mask, positions)
 
+    # transformers re-encodes the whole sequence, once, when it reaches this many tokens (Phi-3's
+    # longrope: keys cached with the short factors are recomputed with the long ones)
+    recompute_at = export.decode.meta.get("recompute_cache_at_length")
+    all_ids, all_mask, all_positions = ids, mask, positions
     tokens, all_logits = [], []
     done = np.zeros(batch, bool)
     for step in range(max_new_tokens):
@@ -205,6 +209,16 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
                   f"{len(tokens)} new tokens", file=log)
             break
         positions = positions[:, -1:] + 1
+        all_ids = np.concatenate([all_ids, next_ids[:, None].astype(np.int64)], axis=1)
+        all_mask = np.concatenate([all_mask, np.ones((batch, 1), np.int64)], axis=1)
+        all_positions = np.concatenate([all_positions, positions], axis=1)
+        if recompute_at and all_ids.shape[1] == recompute_at and length < recompute_at:
+            if first.seq is not None:
+                raise UsageError(f"this model re-encodes its sequence at {recompute_at} tokens, which a "
+                                 f"fixed-shape export cannot: export with --dynamic")
+            cache = new_cache(export, batch)
+            logits = cache.run(first, all_ids, all_mask, all_positions)
+            continue
         logits = cache.run(export.decode, next_ids[:, None].astype(np.int64), np.ones((batch, 1), np.int64), positions)
     return np.stack(tokens, axis=1), np.stack(all_logits)
 

@@ -52,6 +52,10 @@ hfx_status hfx_arch_build_forward(const hfx_arch_model *m, const hfx_checkpoint 
  * architecture has no cache. */
 int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int max);
 
+/* transformers' generate re-encodes the whole sequence once it reaches this many tokens (Phi-3
+ * with longrope: original_max_position_embeddings + 1); 0 when it never does. */
+int64_t hfx_arch_recompute_at(const hfx_arch_model *m);
+
 /* Comma-separated list of supported architectures. */
 const char *hfx_arch_supported(void);
 
@@ -63,6 +67,7 @@ typedef struct hfx_arch_family {
     hfx_status (*build_forward)(const void *desc, const void *cfg, const hfx_checkpoint *ck,
                                 const hfx_build_opts *opts, hfx_graph *g, hfx_error *err);
     int (*cache_layers)(const void *cfg, hfx_layer_cache *layers, int max); /* NULL: no cache */
+    int64_t (*recompute_at)(const void *cfg);                               /* NULL: never */
 } hfx_arch_family;
 
 #endif

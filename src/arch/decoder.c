@@ -258,7 +258,7 @@ typedef struct layer_ctx {
 static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
     hfx_decoder_names n = {"model.embed_tokens.weight", "model.layers.%lld", "self_attn", "qkv_proj", "o_proj",
                            "c_fc", "c_proj", "input_layernorm", "post_attention_layernorm", NULL,
-                           "model.norm", "lm_head.weight"};
+                           "model.norm", "lm_head.weight", NULL};
     const hfx_decoder_names *f = d->names;
     if (!f) return n;
 #define TAKE(field) if (f->field) n.field = f->field
@@ -533,6 +533,13 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
     layer_ctx c = {g, &w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out};
+    const char *opt = d->names ? d->names->optional_prefix : NULL;
+    size_t opt_len = opt ? strlen(opt) : 0;
+    if (opt && !hfx_weight_exists(&w, c.n.embed) && hfx_weight_exists(&w, c.n.embed + opt_len)) {
+        const char **fields[] = {&c.n.embed, &c.n.layer, &c.n.pos_embed, &c.n.final_norm};
+        for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
+            if (*fields[f] && strncmp(*fields[f], opt, opt_len) == 0) *fields[f] += opt_len;
+    }
 
     /* attention_mask spans what attention sees: the prompt, the past plus the new tokens, or the
      * static cache's M slots */
@@ -632,4 +639,12 @@ static int decoder_cache_layers(const void *cfg_, hfx_layer_cache *layers, int m
     return (int)m->layers;
 }
 
-const hfx_arch_family hfx_decoder_family = {decoder_parse, decoder_build_forward, decoder_cache_layers};
+/* Phi-3's generate re-encodes everything at original_max_position_embeddings + 1 tokens, so that
+ * keys cached with the short longrope factors are recomputed with the long ones. */
+static int64_t decoder_recompute_at(const void *cfg_) {
+    const hfx_decoder_cfg *m = cfg_;
+    return m->rope.type == HFX_ROPE_LONGROPE ? m->rope.switch_len + 1 : 0;
+}
+
+const hfx_arch_family hfx_decoder_family = {decoder_parse, decoder_build_forward, decoder_cache_layers,
+                                            decoder_recompute_at};

@@ -70,6 +70,7 @@ typedef struct hfx_decoder_names {
     const char *pos_embed;  /* learned positions: "transformer.wpe.weight" */
     const char *final_norm; /* "model.norm" */
     const char *lm_head;    /* "lm_head.weight" */
+    const char *optional_prefix; /* names start with it, or not (GPT-2 on the Hub has no "transformer.") */
 } hfx_decoder_names;
 
 typedef enum {

@@ -177,7 +177,7 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
     return st;
 }
 
-const hfx_arch_family hfx_encoder_family = {encoder_parse, encoder_build, NULL};
+const hfx_arch_family hfx_encoder_family = {encoder_parse, encoder_build, NULL, NULL};
 
 const encoder_desc hfx_bert_model = {"BertModel", "bert", false, HEAD_NONE};
 const encoder_desc hfx_bert_classifier = {"BertForSequenceClassification", "bert", false, HEAD_BERT_CLASSIFIER};

@@ -50,7 +50,7 @@ static const hfx_decoder_names gpt_neox_names = {
 static const hfx_decoder_names gpt2_names = {
     .embed = "transformer.wte.weight", .layer = "transformer.h.%lld", .attn = "attn", .qkv = "c_attn",
     .o = "c_proj", .fc_in = "c_fc", .fc_out = "c_proj", .norm1 = "ln_1", .norm2 = "ln_2",
-    .pos_embed = "transformer.wpe.weight", .final_norm = "transformer.ln_f"};
+    .pos_embed = "transformer.wpe.weight", .final_norm = "transformer.ln_f", .optional_prefix = "transformer."};
 static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner"};
 static const hfx_decoder_desc GPT2LMHeadModel_desc = {
     "GPT2LMHeadModel", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .norm = HFX_NORM_LAYER, .gated_mlp = false,
@@ -159,4 +159,8 @@ hfx_status hfx_arch_build_forward(const hfx_arch_model *m, const hfx_checkpoint 
 
 int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int max) {
     return m->entry->family->cache_layers ? m->entry->family->cache_layers(m->cfg, layers, max) : -1;
+}
+
+int64_t hfx_arch_recompute_at(const hfx_arch_model *m) {
+    return m->entry->family->recompute_at ? m->entry->family->recompute_at(m->cfg) : 0;
 }

@@ -123,8 +123,16 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
     }
     out->factor = factor;
     int64_t orig_max;
-    if ((st = hfx_cfg_int_or(c, "original_max_position_embeddings", max_position, &orig_max, err))) goto done;
-    if ((st = hfx_cfg_int_or(p, "original_max_position_embeddings", orig_max, &orig_max, err))) goto done;
+    if (src->phi3_names) { /* Phi3Config's own field (default 4096) wins over the rope dict's */
+        if ((st = hfx_cfg_int_or(c, "original_max_position_embeddings", 4096, &orig_max, err))) goto done;
+    } else {
+        if ((st = hfx_cfg_int_or(c, "original_max_position_embeddings", max_position, &orig_max, err))) goto done;
+        if ((st = hfx_cfg_int_or(p, "original_max_position_embeddings", orig_max, &orig_max, err))) goto done;
+    }
+    if (orig_max < 1) {
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: original_max_position_embeddings must be ≥ 1", where);
+        goto done;
+    }
 
     default_inv_freq(theta, dim, inv);
     switch (out->type) {

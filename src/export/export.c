@@ -223,6 +223,8 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
         json_object_set_new(md, "cache", cache);
         json_object_set_new(md, "logits_to_keep", json_integer(o->logits_last ? 1 : 0));
         json_object_set_new(md, "stateful", json_boolean(c->stateful));
+        int64_t recompute = hfx_arch_recompute_at(model->arch);
+        if (recompute) json_object_set_new(md, "recompute_cache_at_length", json_integer(recompute));
     }
     return md;
 }

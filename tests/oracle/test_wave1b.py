@@ -499,15 +499,24 @@ def test_phi3_generation_recomputes_at_switch(b_gen_refs):
 
 
 @pytest.mark.parametrize("mode", list(GEN_MODES))
-def test_phi3_graphs_match_cached_forward_across_switch(b_gen, b_ov, b_gen_refs, loops, mode):
+def test_phi3_graphs_match_cached_forward_across_switch(b_gen, b_ov, b_gen_refs, loops, mode, tmp_path):
     """Diagnostic for the longrope switch: the exported graphs reproduce transformers' forward
     call by call across the threshold (prefill short; decode steps past position 16 long, against
-    the cached short-factor keys): hfx's generation equals a plain cached greedy loop over
-    transformers' forward, token for token, logits within 1e-4. (What differs from generate() is
-    only generate()'s recomputation of the cache at the switch.)"""
+    the cached short-factor keys): with the loop's re-encoding at the switch turned off (the
+    export's `recompute_cache_at_length` removed), hfx's generation equals a plain cached greedy
+    loop over transformers' forward, token for token, logits within 1e-4. (generate() also
+    re-encodes at the switch: test_greedy_generation covers that, with the metadata in place.)"""
+    import shutil
+
     name = "phi3_longrope"
     backend, flags, _ = GEN_MODES[mode]
-    out = b_gen(name, *flags) if backend == "onnx" else b_ov(name, *flags)
+    exported = b_gen(name, *flags) if backend == "onnx" else b_ov(name, *flags)
+    out = tmp_path / "no-recompute"
+    shutil.copytree(exported, out)
+    man = json.loads((out / "export.json").read_text())
+    for comp in man["components"].values():
+        assert comp["metadata"].pop("recompute_cache_at_length") == 17, comp["metadata"]
+    (out / "export.json").write_text(json.dumps(man))
     rows = prompts(BATCH3, W.SPECS[name].vocab_size)
     want_tokens, want_logits = _plain_cached_loop(b_gen_refs.model(name), rows)
     tokens, logits = loops.generate(backend, out, rows)
