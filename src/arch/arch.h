@@ -24,6 +24,8 @@ typedef struct hfx_build_opts {
     hfx_dim past;
     hfx_dim max_cache;   /* static cache: M */
     bool logits_last;    /* logits of the last position only: [B,1,V] */
+    bool moe_gather;     /* mixture of experts: gather each token's k experts (few tokens per
+                            call) instead of running every expert (many) */
 } hfx_build_opts;
 
 /* Cache geometry of one layer, for metadata. */

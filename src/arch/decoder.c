@@ -448,15 +448,9 @@ static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
      * checkpoints: per-expert tensors (Mixtral's under block_sparse_moe, as w1/w3/w2) */
     bool fused = hfx_weight_exists(c->w, tensor_name(c, i, "mlp", "experts.gate_up_proj", p, sizeof p));
     const char *block = mixtral && !fused ? "block_sparse_moe" : "mlp";
-    int64_t E = m->experts, I = m->moe_intermediate, H = m->hidden;
+    int64_t E = m->experts, I = m->moe_intermediate, H = m->hidden, K = m->top_k;
     hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", tensor_name(c, i, block, "gate.weight", p, sizeof p));
     hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), -1);
-    hfx_value *top = hfx_top_k_mask(g, probs, m->top_k); /* [B,S,E] */
-    if (m->norm_topk) {
-        int64_t axis = -1;
-        top = hfx_op2(g, HFX_OP_DIV, top, hfx_reduce(g, HFX_OP_REDUCE_SUM, top, 1, &axis));
-    }
-    top = hfx_cast(g, top, h->dtype);
 
     hfx_value *gate, *up, *down; /* [E, I, H], [E, I, H], [E, H, I] */
     if (fused) {
@@ -470,7 +464,25 @@ static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
         up = expert_weights(c, i, block, mixtral ? "w3" : "up_proj", I, H);
         down = expert_weights(c, i, block, mixtral ? "w2" : "down_proj", H, I);
     }
-    /* [1,B,S,H] @ [E,1,H,I] → [E,B,S,I]: x against every expert at once */
+    int64_t axis = -1;
+    if (c->o->moe_gather) {
+        /* each token's k experts gathered by index: [B,S,K,I,H] @ [B,S,1,H,1] → [B,S,K,I,1] */
+        hfx_value *w = hfx_top_k(g, probs, K, false), *idx = hfx_top_k(g, probs, K, true); /* [B,S,K] */
+        if (m->norm_topk) w = hfx_op2(g, HFX_OP_DIV, w, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis));
+        w = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, w, h->dtype), -1), -1); /* [B,S,K,1,1] */
+        hfx_value *x5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), -1);             /* [B,S,1,H,1] */
+        hfx_value *g5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, gate, idx, 0), x5);
+        hfx_value *u5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, up, idx, 0), x5);
+        hfx_value *a5 = hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, g5), u5);
+        hfx_value *y5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, down, idx, 0), a5); /* [B,S,K,H,1] */
+        int64_t k_axis = 2;
+        hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y5, w), 1, &k_axis);
+        return hfx_reshape(g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H)});
+    }
+    /* every expert at once: [1,B,S,H] @ [E,1,H,I] → [E,B,S,I], weighted by the dense top-k mask */
+    hfx_value *top = hfx_top_k_mask(g, probs, K); /* [B,S,E] */
+    if (m->norm_topk) top = hfx_op2(g, HFX_OP_DIV, top, hfx_reduce(g, HFX_OP_REDUCE_SUM, top, 1, &axis));
+    top = hfx_cast(g, top, h->dtype);
     static const int64_t swap_last[3] = {0, 2, 1};
     hfx_value *x4 = hfx_unsqueeze(g, h, 0);
     hfx_value *g4 = hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, hfx_const_permute(g, gate, swap_last), 1));

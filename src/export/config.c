@@ -80,6 +80,11 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
             return HFX_OK;
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'max_cache_len' must be a positive integer");
     }
+    if (strcmp(key, "moe_experts") == 0) { /* hfx: how mixture-of-experts layers run */
+        const char *v2 = json_string_value(v);
+        if (v2 && (strcmp(v2, "auto") == 0 || strcmp(v2, "all") == 0 || strcmp(v2, "gathered") == 0)) return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'moe_experts' must be \"auto\", \"all\" or \"gathered\"");
+    }
     if (strcmp(key, "logits_to_keep") == 0) {
         if (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1)) return HFX_OK;
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'logits_to_keep' must be 0 (every position) or 1 (the last)");
@@ -115,13 +120,13 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
         return hfx_fail(err, HFX_ERR_INVALID,
                         "export config: unknown key '%s' for export_format 'openvino' (known: export_format, "
                         "dynamic, dynamic_shapes, stateful, compress_to_fp16, dtype, cache_implementation, "
-                        "max_cache_len, logits_to_keep, strict, prefer_deferred_runtime_asserts_over_guards)",
+                        "max_cache_len, logits_to_keep, moe_experts, strict, prefer_deferred_runtime_asserts_over_guards)",
                         key);
     return hfx_fail(err, HFX_ERR_INVALID,
                     "export config: unknown key '%s' for export_format '%s' (known: export_format, dynamic, "
                     "dynamic_shapes, opset_version, external_data, optimize, export_params, strict, "
                     "prefer_deferred_runtime_asserts_over_guards, dtype, cache_implementation, "
-                    "max_cache_len, logits_to_keep)",
+                    "max_cache_len, logits_to_keep, moe_experts)",
                     key, format);
 }
 
@@ -298,4 +303,11 @@ hfx_dtype hfx_cfg_dtype(const hfx_export_config *c) {
     if (strcmp(s, "float16") == 0 || strcmp(s, "f16") == 0) return HFX_DTYPE_F16;
     if (strcmp(s, "bfloat16") == 0 || strcmp(s, "bf16") == 0) return HFX_DTYPE_BF16;
     return HFX_DTYPE_F32;
+}
+
+bool hfx_cfg_moe_gather(const hfx_export_config *c, bool single_token) {
+    const char *v = json_string_value(json_object_get(c->obj, "moe_experts"));
+    if (v && strcmp(v, "all") == 0) return false;
+    if (v && strcmp(v, "gathered") == 0) return true;
+    return single_token; /* auto: measured in docs/ARCHITECTURE.md */
 }

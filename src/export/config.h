@@ -33,5 +33,8 @@ int64_t hfx_cfg_max_cache_len(const hfx_export_config *c);        /* 0 when unse
 int hfx_cfg_logits_to_keep(const hfx_export_config *c, int dflt);
 bool hfx_cfg_stateful(const hfx_export_config *c, bool *set);  /* default true; *set: given */
 bool hfx_cfg_compress_to_fp16(const hfx_export_config *c);
+/* Mixture of experts as gathered experts (true) or all experts (false) for a graph that takes one
+ * token per call (`single_token`) or not. */
+bool hfx_cfg_moe_gather(const hfx_export_config *c, bool single_token);
 
 #endif

@@ -338,6 +338,7 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
     component c = {.name = "model", .role = "model", .file = ov ? "model.xml" : "model.onnx", .cfg = mc, .g = hfx_graph_new()};
     if (!c.g) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     c.opts.dtype = hfx_cfg_dtype(mc);
+    c.opts.moe_gather = hfx_cfg_moe_gather(mc, false);
     hfx_status st = choose_dims(mc, samples, c.g, &c.opts, err);
     if (!st) st = run_export(e, model, &c, 1, cfg, NULL, 0, NULL, out_dir, err);
     free_components(&c, 1);
@@ -454,6 +455,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         bool dynamic = hfx_cfg_dynamic(c->cfg) || hfx_cfg_dynamic_shapes(c->cfg);
         bool single_token = strcmp(c->name, "decode") == 0 && !multi_token_decode;
         if (single_token) o->seq = hfx_dim_const(1);
+        o->moe_gather = hfx_cfg_moe_gather(c->cfg, single_token);
         if (stateful && hfx_dim_is_const(o->seq)) /* prompt and steps: the query length varies */
             o->seq = hfx_dim_sym(hfx_graph_symbol(c->g, "sequence_length", 1, INT32_MAX));
         o->cache = is_static ? HFX_CACHE_STATIC : HFX_CACHE_DYNAMIC;

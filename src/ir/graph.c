@@ -505,3 +505,8 @@ hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis) {
     hfx_attrs a = {.axis = axis};
     return hfx_node_add(g, HFX_OP_CUMSUM, 1, &x, &a);
 }
+
+hfx_value *hfx_top_k(hfx_graph *g, hfx_value *x, int64_t k, bool indices) {
+    hfx_attrs a = {.start = k, .end = indices ? 1 : 0};
+    return hfx_node_add(g, HFX_OP_TOP_K, 1, &x, &a);
+}

@@ -210,6 +210,8 @@ hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value
                      hfx_dim length);
 hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hfx_value *slots);
 hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k);
+/* The k largest values of x's last axis (indices: false) or their indices (true). */
+hfx_value *hfx_top_k(hfx_graph *g, hfx_value *x, int64_t k, bool indices);
 hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis);
 
 /* How a backend writes reshape(x → dims) with a constant shape vector: shape[i] is the dim when

@@ -287,6 +287,13 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
         if (ax < 0 || ax >= x->rank) return bad(g, op, n_in, in, err, "bad axis");
         return HFX_OK;
     }
+    case HFX_OP_TOP_K:
+        if (x->dtype != HFX_DTYPE_F32 || x->rank < 1 || !hfx_dim_is_const(x->dims[x->rank - 1]) ||
+            a->start < 1 || a->start > x->dims[x->rank - 1].c || (a->end != 0 && a->end != 1))
+            return bad(g, op, n_in, in, err, "needs f32 [..., n] with a constant n ≥ k ≥ 1");
+        out->dims[x->rank - 1] = hfx_dim_const(a->start);
+        if (a->end == 1) out->dtype = HFX_DTYPE_I64;
+        return HFX_OK;
     case HFX_OP_TOP_K_MASK:
         if (x->dtype != HFX_DTYPE_F32 || x->rank < 1 || !hfx_dim_is_const(x->dims[x->rank - 1]) ||
             a->start < 1 || a->start > x->dims[x->rank - 1].c)

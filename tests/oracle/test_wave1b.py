@@ -615,3 +615,49 @@ def test_phi3_nested_original_parity(phi3_nested_original, tmp_path, case):
     inputs = models.make_inputs(case, spec.vocab_size)
     assert_logits_close(run_exported(tmp_path / "onnx", inputs), W.outputs(model, spec, inputs)["logits"],
                         f"phi3 nested-only original_max_position_embeddings {case.id}")
+
+
+# ---- mixture of experts: both forms ------------------------------------------------------------------
+
+MOE_FORMS = [(name, form, backend) for name in ("mixtral", "mixtral_fused", "qwen3_moe", "qwen3_moe_fused")
+             for form in ("all", "gathered") for backend in ("onnx", "openvino")]
+
+
+@pytest.mark.parametrize("name,form,backend", MOE_FORMS)
+def test_moe_forms_match_transformers(b_ckpts, b_refs, tmp_path, name, form, backend):
+    """`moe_experts`: every expert weighted by the dense top-k mask ("all", the default for graphs
+    that take many tokens per call) and each token's k experts gathered by index ("gathered", the
+    default for single-token decode graphs) both equal transformers on every element."""
+    from conftest import run_hfx, describe
+
+    spec = W.SPECS[name]
+    cfg = tmp_path / "export.json"
+    cfg.write_text(json.dumps({"export_format": backend, "dynamic": True, "moe_experts": form}))
+    out = tmp_path / "out"
+    proc = run_hfx(["export", b_ckpts(name), out, "--config", cfg, "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    for case in spec.cases[:2]:
+        inputs = W.inputs_for(spec, case)
+        if backend == "onnx":
+            from conftest import ort_session
+
+            sess = ort_session(out / "model.onnx")
+            names = [o.name for o in sess.get_outputs()]
+            got = dict(zip(names, sess.run(names, _feed(inputs))))
+        else:
+            from ovutil import compile_model
+
+            compiled = compile_model(out / "model.xml")
+            request = compiled.create_infer_request()
+            request.infer(_feed(inputs))
+            got = {o.get_any_name(): np.array(request.get_tensor(o.get_any_name()).data) for o in compiled.outputs}
+        assert_outputs_close(got, b_refs(name, case, inputs), f"{name} moe_experts={form} [{backend}] {case.id}")
+
+
+def test_moe_experts_config_is_checked(b_ckpts, tmp_path):
+    from conftest import run_hfx, describe
+
+    cfg = tmp_path / "export.json"
+    cfg.write_text(json.dumps({"export_format": "onnx", "moe_experts": "some"}))
+    proc = run_hfx(["export", b_ckpts("mixtral"), tmp_path / "out", "--config", cfg])
+    assert proc.returncode == 2 and "moe_experts" in proc.stderr, describe(proc)

@@ -369,6 +369,26 @@ static void lower_attention(onnx_model *m, const hfx_node *n, const char *out) {
     }
 }
 
+/* TopK over the last axis (largest, sorted: ties keep the lower index): both outputs. */
+static void top_k(onnx_model *m, const char *x, int64_t k, const char **vals, const char **idx) {
+    const char *in[2] = {x, ints_const(m, 1, &k)};
+    *vals = tmp_name(m);
+    *idx = tmp_name(m);
+    hfx_buf nb = {0};
+    for (int i = 0; i < 2; i++) pb_string(&nb, NODE_INPUT, in[i]);
+    pb_string(&nb, NODE_OUTPUT, *vals);
+    pb_string(&nb, NODE_OUTPUT, *idx);
+    pb_string(&nb, NODE_NAME, hfx_arena_printf(m->arena, "TopK%s", *vals));
+    pb_string(&nb, NODE_OP_TYPE, "TopK");
+    attrs ta = {0};
+    attr_int(&ta, "axis", -1);
+    hfx_buf_append(&nb, ta.buf.data, ta.buf.len);
+    hfx_buf_free(&ta.buf);
+    if (nb.oom) hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+    pb_message(&m->nodes, GRAPH_NODE, &nb);
+    hfx_buf_free(&nb);
+}
+
 /* ---- the op table ---- */
 
 static const char *simple_op(hfx_op op) {
@@ -459,22 +479,16 @@ static void lower_node(onnx_model *m, const hfx_node *n) {
         return;
     }
     case HFX_OP_CUMSUM: op2(m, "CumSum", in[0], scalar_const(m, HFX_DTYPE_I64, (double)at->axis), out); return;
+    case HFX_OP_TOP_K: {
+        const char *vals, *idx;
+        top_k(m, in[0], at->start, &vals, &idx);
+        op1(m, "Identity", at->end ? idx : vals, out);
+        return;
+    }
     case HFX_OP_TOP_K_MASK: {
-        /* TopK (largest, sorted: ties keep the lower index), scattered back into zeros */
-        const char *tk[2] = {in[0], ints_const(m, 1, &at->start)};
-        const char *vals = tmp_name(m), *idx = tmp_name(m);
-        hfx_buf nb = {0};
-        for (int i = 0; i < 2; i++) pb_string(&nb, NODE_INPUT, tk[i]);
-        pb_string(&nb, NODE_OUTPUT, vals);
-        pb_string(&nb, NODE_OUTPUT, idx);
-        pb_string(&nb, NODE_NAME, hfx_arena_printf(m->arena, "TopK%s", vals));
-        pb_string(&nb, NODE_OP_TYPE, "TopK");
-        attrs ta = {0};
-        attr_int(&ta, "axis", -1);
-        hfx_buf_append(&nb, ta.buf.data, ta.buf.len);
-        hfx_buf_free(&ta.buf);
-        pb_message(&m->nodes, GRAPH_NODE, &nb);
-        hfx_buf_free(&nb);
+        /* TopK scattered back into zeros */
+        const char *vals, *idx;
+        top_k(m, in[0], at->start, &vals, &idx);
         const char *zeros = op2(m, "Mul", in[0], scalar_const(m, HFX_DTYPE_F32, 0.0), NULL);
         const char *sin[3] = {zeros, idx, vals};
         attr_int(&a, "axis", -1);

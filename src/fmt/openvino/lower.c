@@ -305,6 +305,8 @@ static const char *simple_type(hfx_op op) {
     }
 }
 
+static ov_ref top_k(ov_model *m, ov_ref x, int64_t k);
+
 static ov_ref lower_node(ov_model *m, const hfx_node *n) {
     const hfx_attrs *at = &n->attrs;
     const char *simple = simple_type(n->op);
@@ -386,13 +388,13 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
         ov_ref in[2] = {x, int_scalar(m, at->axis)};
         return layer(m, "CumSum", "opset3", "exclusive=\"false\" reverse=\"false\"", 2, in, 1);
     }
+    case HFX_OP_TOP_K: {
+        ov_ref tk = top_k(m, x, at->start);
+        return (ov_ref){tk.layer, tk.port + (int)at->end};
+    }
     case HFX_OP_TOP_K_MASK: {
-        /* TopK (max, sorted by value, i64 indices) then ScatterElementsUpdate into zeros */
-        ov_ref in[2] = {x, int_scalar(m, at->start)};
-        ov_ref tk = layer(m, "TopK", "opset11",
-                          "axis=\"-1\" mode=\"max\" sort=\"value\" index_element_type=\"i64\" stable=\"true\"", 2, in, 2);
-        ov_ref idx = {tk.layer, tk.port + 1};
-        if (!m->st) m->layers[tk.layer].out_dtype = HFX_DTYPE_F32;
+        /* TopK then ScatterElementsUpdate into zeros */
+        ov_ref tk = top_k(m, x, at->start), idx = {tk.layer, tk.port + 1};
         ov_ref zeros = op2(m, "Multiply", x, float_scalar(m, HFX_DTYPE_F32, 0.0));
         ov_ref sin[4] = {zeros, idx, tk, int_scalar(m, -1)};
         return layer(m, "ScatterElementsUpdate", "opset12", "reduction=\"none\" use_init_val=\"true\"", 4, sin, 1);
@@ -406,6 +408,15 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
         hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "openvino: no lowering for IR op '%s'", hfx_op_name(n->op));
         return (ov_ref){0, 0};
     }
+}
+
+/* TopK (opset11) over the last axis, largest first, stable: port 0 the values, port 1 the i64 indices. */
+static ov_ref top_k(ov_model *m, ov_ref x, int64_t k) {
+    ov_ref in[2] = {x, int_scalar(m, k)};
+    ov_ref tk = layer(m, "TopK", "opset11",
+                      "axis=\"-1\" mode=\"max\" sort=\"value\" index_element_type=\"i64\" stable=\"true\"", 2, in, 2);
+    if (!m->st) m->layers[tk.layer].out_dtype = HFX_DTYPE_F32;
+    return tk;
 }
 
 /* ---- inputs, outputs, state ---- */
