@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= 2
 export HFX_VENV
 
-.PHONY: all build deps venv check unit sanitize oracle oracle-sanitized demo install clean fuzz
+.PHONY: all build deps venv check unit sanitize oracle oracle-sanitized demo install clean fuzz bench
 
 all: build
 
@@ -65,6 +65,11 @@ fuzz:
 	    echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
 	    build-fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build-fuzz/$$n.corpus 2>&1 | tail -3 || exit 1; \
 	done
+
+# Benchmarks against the Python exporters and the I/O floor (not part of check; minutes).
+bench: build venv
+	@$(HFX_VENV)/bin/python -m pip install -q --disable-pip-version-check -r bench/requirements.txt
+	@HFX_BIN=$(CURDIR)/$(BUILD)/hfx $(HFX_VENV)/bin/python bench/run.py $(BENCH_ARGS)
 
 clean:
 	@rm -rf $(BUILD) build-san build-fuzz
