@@ -192,6 +192,7 @@ hfx_value *hfx_const_tensor(hfx_graph *g, const hfx_tensor_info *t, hfx_dtype dt
         return placeholder_const(g);
     }
     hfx_init *init = contiguous_init(g, t->data, t->dtype, dt, t->rank, t->shape, t->name);
+    if (init) init->parts[0].mapped = true;
     return init ? const_value(g, init) : placeholder_const(g);
 }
 

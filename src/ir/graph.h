@@ -79,6 +79,7 @@ typedef struct hfx_init_part {
     int64_t shape[HFX_MAX_RANK];    /* the view, outermost first */
     int64_t strides[HFX_MAX_RANK];  /* in source elements */
     int64_t offset;                 /* in source elements */
+    bool mapped;                    /* base is a read-only file mapping (a checkpoint tensor) */
 } hfx_init_part;
 
 typedef struct hfx_init {
@@ -91,6 +92,11 @@ typedef struct hfx_init {
 } hfx_init;
 
 uint64_t hfx_init_numel(const hfx_init *init);
+
+/* Tell the kernel the mapped checkpoint pages behind `init` are done with (MADV_DONTNEED): they
+ * are re-read from the page cache if touched again, and resident memory stays bounded by what
+ * is being written rather than growing to the checkpoint's size. No-op for computed constants. */
+void hfx_init_release(const hfx_init *init);
 
 /* Write elements [first, first + count) of `init`, in row-major order of its shape, into `dst`
  * as init->dtype. Float types convert among themselves (round to nearest-even); ints copy. */

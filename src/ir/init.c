@@ -1,7 +1,11 @@
+/* madvise(MADV_DONTNEED) is a Linux/BSD call, outside POSIX: ask for it before any include. */
+#define _DEFAULT_SOURCE
 /* Reading initializers: walk the strided views of the parts in row-major order, converting each
  * run of elements to the initializer's dtype. The bytes come straight from the mmap, so memory
  * stays bounded by the caller's chunk. */
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/half.h"
 #include "base/status.h"
@@ -166,4 +170,27 @@ hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, v
         part_start += pn;
     }
     return HFX_OK;
+}
+
+void hfx_init_release(const hfx_init *init) {
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    for (int i = 0; i < init->n_parts; i++) {
+        const hfx_init_part *p = &init->parts[i];
+        if (!p->mapped) continue;
+        /* the span of source elements the view can reach */
+        int64_t last = p->offset;
+        bool empty = false;
+        for (int d = 0; d < p->rank; d++) {
+            if (p->shape[d] == 0) empty = true;
+            else last += (p->shape[d] - 1) * p->strides[d];
+        }
+        if (empty) continue;
+        size_t es = hfx_dtype_size(p->src_dtype);
+        uintptr_t lo = (uintptr_t)(p->base + (uint64_t)p->offset * es);
+        uintptr_t hi = (uintptr_t)(p->base + ((uint64_t)last + 1) * es);
+        uintptr_t start = lo / (uintptr_t)page * (uintptr_t)page;
+        /* a hint: failure only means the pages stay resident */
+        (void)madvise((void *)start, hi - start, MADV_DONTNEED);
+    }
 }

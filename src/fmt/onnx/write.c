@@ -141,6 +141,7 @@ static hfx_status write_external(const placement *pl, int n, FILE *f, hfx_outdir
             pos += k;
             hfx_outdir_progress_add(out, k);
         }
+        if (in->src) hfx_init_release(in->src);
     }
     free(chunk);
     if (st == HFX_OK && ferror(f)) st = hfx_fail(err, HFX_ERR_IO, "%s: write failed", name);

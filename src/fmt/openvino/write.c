@@ -123,6 +123,7 @@ static hfx_status write_blobs(const ov_blobs *blobs, FILE *f, hfx_outdir *out, c
             pos += k * es;
             hfx_outdir_progress_add(out, k * es);
         }
+        hfx_init_release(bl->src);
     }
     free(chunk);
     if (st == HFX_OK && ferror(f)) st = hfx_fail(err, HFX_ERR_IO, "%s: write failed", name);
