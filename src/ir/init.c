@@ -71,6 +71,22 @@ static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_d
         }
         return;
     }
+    if (ddt == HFX_DTYPE_F16 && (sdt == HFX_DTYPE_BF16 || sdt == HFX_DTYPE_F32)) { /* --dtype fp16 */
+        for (uint64_t i = 0; i < n; i++) {
+            const uint8_t *e = src + (uint64_t)stride * i * ss;
+            float f;
+            if (sdt == HFX_DTYPE_BF16) {
+                uint16_t h;
+                memcpy(&h, e, 2);
+                f = hfx_bf16_to_f32(h);
+            } else {
+                memcpy(&f, e, 4);
+            }
+            uint16_t o = hfx_f32_to_f16(f);
+            memcpy(dst + i * 2, &o, 2);
+        }
+        return;
+    }
     for (uint64_t i = 0; i < n; i++)
         store_float(ddt, dst + i * ds, load_float(sdt, src + (uint64_t)stride * i * ss));
 }
@@ -84,7 +100,9 @@ static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx
                            uint8_t *dst) {
     size_t ss = hfx_dtype_size(p->src_dtype), ds = hfx_dtype_size(ddt);
     int64_t cols = p->shape[1];
-    for (int64_t c = 0; c < cols; c++) {
+    /* columns in blocks too, so the rows × block of output being written stays in L1 */
+    for (int64_t c0 = 0; c0 < cols; c0 += TILE_ROWS)
+    for (int64_t c = c0; c < cols && c < c0 + TILE_ROWS; c++) {
         const uint8_t *src = p->base + (uint64_t)(p->offset + r0 * p->strides[0] + c * p->strides[1]) * ss;
         uint8_t *o = dst + (uint64_t)c * ds;
         if (p->src_dtype == ddt) {

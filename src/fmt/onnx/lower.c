@@ -271,7 +271,39 @@ static const char *reduce(onnx_model *m, const char *op, const char *x, int n,
 
 /* ---- high-level ops ---- */
 
+/* A weight the graph already stores as it is (a tied LM head reading the embedding table): Gemm
+ * with transB on that one initializer, over x flattened to 2-D, instead of a transposed second
+ * copy — for Qwen3-0.6B's tied head that is 600 MB less to write. */
+static bool linear_on_stored(onnx_model *m, const hfx_node *n, const char *out) {
+    const hfx_init *w = n->in[1]->init;
+    const char *stored = NULL;
+    for (int i = 0; i < m->n_inits && !stored; i++)
+        if (m->inits[i].src && hfx_onnx_same_init(m->inits[i].src, w)) stored = m->inits[i].name;
+    if (!stored) return false;
+    const hfx_value *xv = n->in[0];
+    int64_t in = w->shape[1], outf = w->shape[0], flat[2] = {-1, in}, zero = 0, last = -1;
+    const char *x = name_of(m, xv);
+    const char *x2 = op2(m, "Reshape", x, ints_const(m, 2, flat), NULL);
+    attrs ga = {0};
+    attr_int(&ga, "transB", 1);
+    const char *gin[3] = {x2, stored, n->n_in == 3 ? name_of(m, n->in[2]) : NULL};
+    const char *y2 = tmp_name(m);
+    emit(m, "Gemm", n->n_in == 3 ? 3 : 2, gin, y2, &ga);
+    /* back to [..., out]: x's leading dims, then out */
+    const char *sin[3] = {op1(m, "Shape", x, NULL), ints_const(m, 1, &zero), ints_const(m, 1, &last)};
+    const char *lead = tmp_name(m);
+    emit(m, "Slice", 3, sin, lead, NULL);
+    const char *cin[2] = {lead, ints_const(m, 1, &outf)};
+    attrs ca = {0};
+    attr_int(&ca, "axis", 0);
+    const char *shape = tmp_name(m);
+    emit(m, "Concat", 2, cin, shape, &ca);
+    op2(m, "Reshape", y2, shape, out);
+    return true;
+}
+
 static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
+    if (linear_on_stored(m, n, out)) return;
     /* MatMul against the weight transposed to [in, out]: the transpose is a view, done while
      * the bytes stream out, never in the graph */
     const hfx_init *w = n->in[1]->init;
