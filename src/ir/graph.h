@@ -98,6 +98,11 @@ uint64_t hfx_init_numel(const hfx_init *init);
  * is being written rather than growing to the checkpoint's size. No-op for computed constants. */
 void hfx_init_release(const hfx_init *init);
 
+/* The same for the pages behind elements [first, first + count) only, where the view reads its
+ * source contiguously (a plain or sliced weight, not a transposed one): called after each chunk,
+ * it keeps resident memory at about a chunk even for the largest tensor. */
+void hfx_init_release_range(const hfx_init *init, uint64_t first, uint64_t count);
+
 /* Write elements [first, first + count) of `init`, in row-major order of its shape, into `dst`
  * as init->dtype. Float types convert among themselves (round to nearest-even); ints copy. */
 hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst,

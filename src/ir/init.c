@@ -190,6 +190,40 @@ hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, v
     return HFX_OK;
 }
 
+static void drop_pages(const uint8_t *lo_p, const uint8_t *hi_p) {
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || hi_p <= lo_p) return;
+    uintptr_t lo = (uintptr_t)lo_p, hi = (uintptr_t)hi_p;
+    /* whole pages inside the range only: a page shared with the next elements stays */
+    uintptr_t start = (lo + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+    uintptr_t end = hi / (uintptr_t)page * (uintptr_t)page;
+    if (end > start) (void)madvise((void *)start, end - start, MADV_DONTNEED); /* a hint */
+}
+
+void hfx_init_release_range(const hfx_init *init, uint64_t first, uint64_t count) {
+    uint64_t part_start = 0;
+    for (int i = 0; i < init->n_parts && count > 0; i++) {
+        const hfx_init_part *p = &init->parts[i];
+        uint64_t pn = part_numel(p);
+        if (first < part_start + pn && first + count > part_start && p->mapped) {
+            /* row-major contiguous view: element e sits at offset + e in the source */
+            bool contiguous = true;
+            int64_t stride = 1;
+            for (int d = p->rank - 1; d >= 0 && contiguous; d--) {
+                if (p->shape[d] > 1 && p->strides[d] != stride) contiguous = false;
+                stride *= p->shape[d];
+            }
+            if (contiguous) {
+                uint64_t a = first > part_start ? first - part_start : 0;
+                uint64_t b = first + count - part_start < pn ? first + count - part_start : pn;
+                size_t es = hfx_dtype_size(p->src_dtype);
+                drop_pages(p->base + ((uint64_t)p->offset + a) * es, p->base + ((uint64_t)p->offset + b) * es);
+            }
+        }
+        part_start += pn;
+    }
+}
+
 void hfx_init_release(const hfx_init *init) {
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0) return;

@@ -138,6 +138,7 @@ static hfx_status write_external(const placement *pl, int n, FILE *f, hfx_outdir
             uint64_t k = in->nbytes - done < step ? in->nbytes - done : step;
             st = init_bytes(in, done, k, chunk, err);
             if (st == HFX_OK && fwrite(chunk, 1, k, f) != k) break;
+            if (in->src) hfx_init_release_range(in->src, done / es, k / es);
             pos += k;
             hfx_outdir_progress_add(out, k);
         }

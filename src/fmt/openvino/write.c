@@ -120,6 +120,7 @@ static hfx_status write_blobs(const ov_blobs *blobs, FILE *f, hfx_outdir *out, c
             uint64_t k = bl->nbytes / es - done < step ? bl->nbytes / es - done : step;
             st = hfx_init_read(bl->src, done, k, chunk, err);
             if (st == HFX_OK) fwrite(chunk, es, k, f);
+            hfx_init_release_range(bl->src, done, k);
             pos += k * es;
             hfx_outdir_progress_add(out, k * es);
         }
