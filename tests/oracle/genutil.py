@@ -218,14 +218,17 @@ def run_loop(out_dir: Path, rows, max_new_tokens: int = NEW_TOKENS, logits_file:
 
 
 def compare_generation(got_tokens, got_logits, want_tokens, want_logits, label: str,
-                       atol: float = PARITY_ATOL) -> None:
+                       atol: float = PARITY_ATOL, runtime: str = "onnx") -> None:
     """Token for token, and the per-step logits up to and including the first step whose token
-    differs (after it the inputs differ, so later logits say nothing more)."""
+    differs (after it the inputs differ, so later logits say nothing more). `runtime` names the
+    side under test in the messages (ovutil passes "openvino")."""
+    tag = "" if runtime == "onnx" else f"[{runtime}] "
+    got_tokens = [list(map(int, row)) for row in got_tokens]
     want_tokens = [list(map(int, row)) for row in want_tokens]
-    assert len(got_tokens) == len(want_tokens), f"{label}: {len(got_tokens)} rows printed, want {len(want_tokens)}"
+    assert len(got_tokens) == len(want_tokens), f"{tag}{label}: {len(got_tokens)} rows printed, want {len(want_tokens)}"
     n_want = len(want_tokens[0])
-    first = None  # (step, row) of the first difference
-    for step in range(max(n_want, max(map(len, got_tokens)))):
+    first = None  # (step, row, got, want) of the first difference
+    for step in range(max([n_want, *map(len, got_tokens)])):
         for r in range(len(want_tokens)):
             g = got_tokens[r][step] if step < len(got_tokens[r]) else None
             w = want_tokens[r][step] if step < n_want else None
@@ -237,11 +240,11 @@ def compare_generation(got_tokens, got_logits, want_tokens, want_logits, label: 
     steps = n_want if first is None else min(first[0] + 1, n_want)
     if got_logits is not None and steps:
         assert got_logits.shape[1:] == want_logits.shape[1:], (
-            f"{label}: logits per step {got_logits.shape[1:]}, transformers {want_logits.shape[1:]}")
+            f"{tag}{label}: logits per step {got_logits.shape[1:]}, transformers {want_logits.shape[1:]}")
         steps = min(steps, got_logits.shape[0])
         # [steps, B, V] -> [B, steps, V]: assert_logits_close reports (batch, position=step)
         assert_logits_close(got_logits[:steps].transpose(1, 0, 2), want_logits[:steps].transpose(1, 0, 2),
-                            f"{label} per-step logits (steps 0..{steps - 1})", atol)
+                            f"{tag}{label} per-step logits (steps 0..{steps - 1})", atol)
     if first is not None:
         step, r, g, w = first
         detail = ""
@@ -249,9 +252,9 @@ def compare_generation(got_tokens, got_logits, want_tokens, want_logits, label: 
             top = np.sort(want_logits[step, r])[-2:]
             detail = (f"; transformers' top-2 margin at that step {top[1] - top[0]:.3g}, "
                       f"max logit diff there {np.abs(got_logits[step, r] - want_logits[step, r]).max():.3g}")
-        pytest.fail(f"{label}: first differing token at step {step}, row {r}: onnx {g} vs transformers {w} "
-                    f"(onnx lengths {[len(t) for t in got_tokens]}, transformers {n_want}){detail}\n"
-                    f"onnx:         {got_tokens}\ntransformers: {want_tokens}", pytrace=False)
+        pytest.fail(f"{tag}{label}: first differing token at step {step}, row {r}: {runtime} {g} vs transformers {w} "
+                    f"({runtime} lengths {[len(t) for t in got_tokens]}, transformers {n_want}){detail}\n"
+                    f"{runtime + ':':<14}{got_tokens}\ntransformers: {want_tokens}", pytrace=False)
 
 
 # ---- direct ONNX Runtime use -------------------------------------------------------------------

@@ -19,6 +19,7 @@ import pytest
 
 from conftest import PARITY_ATOL, REPO, assert_logits_close, describe, run_hfx
 from genutil import LoopResult
+from genutil import compare_generation as genutil_compare
 
 GENERATE_OV_SCRIPT = REPO / "examples" / "generate_openvino.py"
 
@@ -139,37 +140,6 @@ def load_loop_module():
 
 def compare_generation(got_tokens, got_logits, want_tokens, want_logits, label: str,
                        atol: float = PARITY_ATOL) -> None:
-    """Token for token, and the per-step logits up to and including the first step whose token
-    differs (after it the inputs differ, so later logits say nothing more)."""
-    got_tokens = [list(map(int, row)) for row in got_tokens]
-    want_tokens = [list(map(int, row)) for row in want_tokens]
-    assert len(got_tokens) == len(want_tokens), f"{label}: {len(got_tokens)} rows, want {len(want_tokens)}"
-    n_want = len(want_tokens[0])
-    first = None  # (step, row, got, want) of the first difference
-    for step in range(max([n_want, *map(len, got_tokens)])):
-        for r in range(len(want_tokens)):
-            g = got_tokens[r][step] if step < len(got_tokens[r]) else None
-            w = want_tokens[r][step] if step < n_want else None
-            if g != w:
-                first = (step, r, g, w)
-                break
-        if first:
-            break
-    steps = n_want if first is None else min(first[0] + 1, n_want)
-    if got_logits is not None and steps:
-        assert got_logits.shape[1:] == want_logits.shape[1:], (
-            f"{label}: logits per step {got_logits.shape[1:]}, transformers {want_logits.shape[1:]}")
-        steps = min(steps, got_logits.shape[0])
-        # [steps, B, V] -> [B, steps, V]: assert_logits_close reports (batch, position=step)
-        assert_logits_close(got_logits[:steps].transpose(1, 0, 2), want_logits[:steps].transpose(1, 0, 2),
-                            f"[openvino] {label} per-step logits (steps 0..{steps - 1})", atol)
-    if first is not None:
-        step, r, g, w = first
-        detail = ""
-        if got_logits is not None and step < min(len(got_logits), len(want_logits)):
-            top = np.sort(want_logits[step, r])[-2:]
-            detail = (f"; transformers' top-2 margin at that step {top[1] - top[0]:.3g}, "
-                      f"max logit diff there {np.abs(got_logits[step, r] - want_logits[step, r]).max():.3g}")
-        pytest.fail(f"[openvino] {label}: first differing token at step {step}, row {r}: openvino {g} vs "
-                    f"transformers {w} (openvino lengths {[len(t) for t in got_tokens]}, transformers {n_want})"
-                    f"{detail}\nopenvino:     {got_tokens}\ntransformers: {want_tokens}", pytrace=False)
+    """genutil.compare_generation, with OpenVINO named in the messages."""
+    genutil_compare(got_tokens, got_logits, want_tokens, want_logits, label, atol, runtime="openvino")
+
