@@ -40,22 +40,28 @@ static inline float hfx_f16_to_f32(uint16_t h) {
     return hfx_f32_from_bits(sign | ((exp + 112u) << 23) | (man << 13));
 }
 
+/* Branch-free, so a loop of them vectorizes (the --dtype fp16 export converts every weight).
+ * Needs IEEE single arithmetic without excess precision (SSE or any 64-bit target), in the
+ * default rounding mode. */
 static inline uint16_t hfx_f32_to_f16(float f) {
     uint32_t u = hfx_f32_bits(f);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t sign = (u >> 16) & 0x8000u;
     uint32_t a = u & 0x7fffffffu;
-    if (a > 0x7f800000u) return sign | 0x7e00u | (uint16_t)((a >> 13) & 0x3ffu); /* NaN */
-    if (a >= 0x477ff000u) return sign | 0x7c00u; /* rounds to inf (>= 65520) or is inf */
-    if (a < 0x38800000u) {                       /* below the smallest normal half: 2^-14 */
-        if (a < 0x33000000u) return sign;        /* below half of the smallest subnormal */
-        uint32_t exp = a >> 23, man = (a & 0x7fffffu) | 0x800000u;
-        uint32_t shift = 126u - exp; /* 14..24: aligns to units of 2^-24 */
-        uint32_t q = man >> shift, rem = man & ((1u << shift) - 1u), halfway = 1u << (shift - 1);
-        if (rem > halfway || (rem == halfway && (q & 1u))) q++;
-        return sign | (uint16_t)q;
-    }
-    uint32_t r = a + 0xfffu + ((a >> 13) & 1u); /* round mantissa to 10 bits, nearest-even */
-    return sign | (uint16_t)((r - 0x38000000u) >> 13);
+    /* normal halves: round the mantissa to 10 bits, nearest-even, and rebias the exponent */
+    uint32_t normal = (a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13;
+    /* below 2^-14, the smallest normal half: in |f| + 0.5 the float's unit is 2^-24, the
+     * subnormal half's unit, so the add itself rounds to nearest-even and the bits above 0.5
+     * are the half's pattern (0x400, the smallest normal, when it rounds up that far) */
+    uint32_t small = hfx_f32_bits(hfx_f32_from_bits(a) + 0.5f) - 0x3f000000u;
+    uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu); /* quiet, top payload bits kept */
+    /* select with masks, not ?: — a compiler must keep a conditional float add as a branch
+     * (it could trap), which stops vectorization */
+    uint32_t is_nan = 0u - (uint32_t)(a > 0x7f800000u);
+    uint32_t is_inf = ~is_nan & (0u - (uint32_t)(a >= 0x477ff000u)); /* >= 65520 rounds to inf */
+    uint32_t is_small = 0u - (uint32_t)(a < 0x38800000u);
+    uint32_t is_normal = ~(is_nan | is_inf | is_small);
+    uint32_t h = (nan & is_nan) | (0x7c00u & is_inf) | (small & is_small) | (normal & is_normal);
+    return (uint16_t)(sign | h);
 }
 
 #endif

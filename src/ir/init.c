@@ -50,6 +50,38 @@ static bool is_float(hfx_dtype dt) {
            dt == HFX_DTYPE_F64;
 }
 
+/* Widen n contiguous source elements to float (exact for every float type). */
+static void load_floats(hfx_dtype sdt, const uint8_t *src, float *dst, int64_t n) {
+    if (sdt == HFX_DTYPE_BF16) {
+        for (int64_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, src + 2 * i, 2);
+            uint32_t u = (uint32_t)h << 16;
+            memcpy(&dst[i], &u, 4);
+        }
+    } else if (sdt == HFX_DTYPE_F32) {
+        memcpy(dst, src, (size_t)n * 4);
+    } else {
+        for (int64_t i = 0; i < n; i++) dst[i] = load_float(sdt, src + (size_t)i * hfx_dtype_size(sdt));
+    }
+}
+
+/* Narrow n floats into contiguous dst (round to nearest-even). */
+static void store_floats(hfx_dtype ddt, const float *src, uint8_t *dst, int64_t n) {
+    if (ddt == HFX_DTYPE_F32) {
+        memcpy(dst, src, (size_t)n * 4);
+    } else if (ddt == HFX_DTYPE_F16) {
+        uint16_t half[256]; /* a local block: nothing aliases it, so the loop vectorizes */
+        for (int64_t i = 0; i < n; i += 256) {
+            int64_t k = n - i < 256 ? n - i : 256;
+            for (int64_t j = 0; j < k; j++) half[j] = hfx_f32_to_f16(src[i + j]);
+            memcpy(dst + 2 * i, half, (size_t)k * 2);
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) store_float(ddt, dst + (size_t)i * hfx_dtype_size(ddt), src[i]);
+    }
+}
+
 /* Convert n elements starting at src (stride in source elements) into contiguous dst. */
 static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_dtype ddt,
                         uint8_t *dst, uint64_t n) {
@@ -59,6 +91,16 @@ static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_d
             memcpy(dst, src, n * ss);
         } else {
             for (uint64_t i = 0; i < n; i++) memcpy(dst + i * ds, src + (uint64_t)stride * i * ss, ss);
+        }
+        return;
+    }
+    if (stride == 1 && is_float(sdt) && is_float(ddt)) {
+        /* contiguous: through a small float block, so both loops vectorize */
+        float block[256];
+        for (uint64_t i = 0; i < n; i += 256) {
+            int64_t k = n - i < 256 ? (int64_t)(n - i) : 256;
+            load_floats(sdt, src + i * ss, block, k);
+            store_floats(ddt, block, dst + i * ds, k);
         }
         return;
     }
@@ -91,33 +133,74 @@ static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_d
         store_float(ddt, dst + i * ds, load_float(sdt, src + (uint64_t)stride * i * ss));
 }
 
-enum { TILE_ROWS = 64 };
+enum { TILE_ROWS = 64, PREFETCH_AHEAD = 8 };
 
 /* Output rows [r0, r0 + rows) of a rank-2 view whose columns are strided (a transpose):
- * out[r][c] = src[offset + r·strides[0] + c·strides[1]], walking c outermost so every source
- * run of `rows` elements is contiguous when strides[0] is 1. */
+ * out[r][c] = src[offset + r·strides[0] + c·strides[1]]. When strides[0] is 1 each output
+ * column is a contiguous source run: a block of TILE_ROWS runs is widened into an L1-sized float
+ * tile, then written out row by row, so both the source and the output are walked in order and
+ * the transpose itself happens inside the tile. Bits are kept as they are when the dtypes match
+ * (widening a 2- or 4-byte pattern into the tile and back is exact, NaN payloads included). */
 static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx_dtype ddt,
                            uint8_t *dst) {
     size_t ss = hfx_dtype_size(p->src_dtype), ds = hfx_dtype_size(ddt);
     int64_t cols = p->shape[1];
-    /* columns in blocks too, so the rows × block of output being written stays in L1 */
+    bool raw = p->src_dtype == ddt && (ss == 2 || ss == 4);
+    if (p->strides[0] == 1 && (raw || (is_float(p->src_dtype) && is_float(ddt)))) {
+        float tile[TILE_ROWS][TILE_ROWS]; /* [column in block][row]: 16 KB */
+        float line[TILE_ROWS];            /* one output row's piece of the block */
+        uint32_t *bits = (uint32_t *)(void *)tile; /* raw mode: the same storage as bit patterns */
+        for (int64_t c0 = 0; c0 < cols; c0 += TILE_ROWS) {
+            int64_t bc = cols - c0 < TILE_ROWS ? cols - c0 : TILE_ROWS;
+            for (int64_t c = 0; c < bc; c++) {
+                const uint8_t *src = p->base + (uint64_t)(p->offset + r0 + (c0 + c) * p->strides[1]) * ss;
+                /* the runs are a row stride apart, a pattern the hardware prefetchers miss:
+                 * ask for the run a few columns ahead */
+                if (c0 + c + PREFETCH_AHEAD < cols) {
+                    const uint8_t *ahead = src + (uint64_t)(PREFETCH_AHEAD * p->strides[1]) * ss;
+                    for (uint64_t b = 0; b < (uint64_t)rows * ss; b += 64) __builtin_prefetch(ahead + b);
+                }
+                if (!raw) {
+                    load_floats(p->src_dtype, src, tile[c], rows);
+                } else if (ss == 4) {
+                    memcpy(&bits[c * TILE_ROWS], src, (size_t)rows * 4);
+                } else {
+                    for (int64_t r = 0; r < rows; r++) {
+                        uint16_t h;
+                        memcpy(&h, src + 2 * r, 2);
+                        bits[c * TILE_ROWS + r] = h;
+                    }
+                }
+            }
+            for (int64_t r = 0; r < rows; r++) {
+                uint8_t *o = dst + (uint64_t)(r * cols + c0) * ds;
+                if (!raw) {
+                    for (int64_t c = 0; c < bc; c++) line[c] = tile[c][r];
+                    store_floats(ddt, line, o, bc);
+                } else if (ds == 4) {
+                    for (int64_t c = 0; c < bc; c++) memcpy(o + 4 * c, &bits[c * TILE_ROWS + r], 4);
+                } else {
+                    for (int64_t c = 0; c < bc; c++) {
+                        uint16_t h = (uint16_t)bits[c * TILE_ROWS + r];
+                        memcpy(o + 2 * c, &h, 2);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    /* any other layout: element by element, columns in blocks so the rows × block of output
+     * being written stays in L1 */
     for (int64_t c0 = 0; c0 < cols; c0 += TILE_ROWS)
     for (int64_t c = c0; c < cols && c < c0 + TILE_ROWS; c++) {
         const uint8_t *src = p->base + (uint64_t)(p->offset + r0 * p->strides[0] + c * p->strides[1]) * ss;
         uint8_t *o = dst + (uint64_t)c * ds;
-        if (p->src_dtype == ddt) {
-            for (int64_t r = 0; r < rows; r++)
-                memcpy(o + (uint64_t)(r * cols) * ds, src + (uint64_t)(r * p->strides[0]) * ss, ss);
-        } else if (p->src_dtype == HFX_DTYPE_BF16 && ddt == HFX_DTYPE_F32) {
-            for (int64_t r = 0; r < rows; r++) {
-                uint16_t h;
-                memcpy(&h, src + (uint64_t)(r * p->strides[0]) * 2, 2);
-                uint32_t u = (uint32_t)h << 16;
-                memcpy(o + (uint64_t)(r * cols) * 4, &u, 4);
-            }
-        } else {
-            for (int64_t r = 0; r < rows; r++)
-                store_float(ddt, o + (uint64_t)(r * cols) * ds, load_float(p->src_dtype, src + (uint64_t)(r * p->strides[0]) * ss));
+        for (int64_t r = 0; r < rows; r++) {
+            const uint8_t *e = src + (uint64_t)(r * p->strides[0]) * ss;
+            if (p->src_dtype == ddt)
+                memcpy(o + (uint64_t)(r * cols) * ds, e, ss);
+            else
+                store_float(ddt, o + (uint64_t)(r * cols) * ds, load_float(p->src_dtype, e));
         }
     }
 }

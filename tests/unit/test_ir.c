@@ -32,6 +32,42 @@ static void test_half_roundtrip_all_patterns(void **state) {
     }
 }
 
+/* The nearest half to f by the definition, ties to the even pattern: searched among the
+ * neighbours of a candidate using the widening conversion checked above. */
+static uint16_t nearest_half(float f) {
+    if (isnan(f)) return 0;
+    double x = fabs((double)f);
+    uint16_t sign = signbit(f) ? 0x8000 : 0;
+    if (x >= 65520.0) return sign | 0x7c00; /* halfway past the largest half and beyond: inf */
+    uint16_t lo = 0;
+    for (int bit = 14; bit >= 0; bit--) /* the largest pattern whose value is <= x */
+        if ((double)hfx_f16_to_f32((uint16_t)(lo | (1u << bit))) <= x) lo |= (uint16_t)(1u << bit);
+    if (lo == 0x7bff) return sign | lo;
+    double below = x - hfx_f16_to_f32(lo), above = hfx_f16_to_f32((uint16_t)(lo + 1)) - x;
+    uint16_t h = below < above ? lo : above < below ? (uint16_t)(lo + 1) : (lo & 1) ? (uint16_t)(lo + 1) : lo;
+    return sign | h;
+}
+
+/* f32 → f16 against that definition over 2^22 bit patterns: the top 22 bits enumerated (every
+ * exponent, and with the low bits zero every halfway case, normal and subnormal), the low 10
+ * bits zero or random; NaNs stay NaNs. */
+static void test_half_narrowing_all_exponents(void **state) {
+    (void)state;
+    uint32_t rng = 12345;
+    for (uint32_t top = 0; top < (1u << 22); top++) {
+        rng = rng * 1664525u + 1013904223u;
+        uint32_t u = (top << 10) | ((top & 1) ? rng >> 22 : 0);
+        float f;
+        memcpy(&f, &u, 4);
+        uint16_t got = hfx_f32_to_f16(f);
+        if (isnan(f)) {
+            assert_true((got & 0x7c00) == 0x7c00 && (got & 0x3ff));
+            continue;
+        }
+        if (got != nearest_half(f)) fail_msg("f32 0x%08x: got 0x%04x want 0x%04x", u, got, nearest_half(f));
+    }
+}
+
 static void test_half_rounding(void **state) {
     (void)state;
     /* 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even (1.0) */
@@ -172,6 +208,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_half_roundtrip_all_patterns),
         cmocka_unit_test(test_half_rounding),
+        cmocka_unit_test(test_half_narrowing_all_exponents),
         cmocka_unit_test(test_dims),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_init_views),

@@ -17,7 +17,7 @@
 
 enum {
     EMBED_LIMIT = 1024,        /* constants up to this many bytes stay inside the .onnx */
-    CHUNK = 8 << 20,           /* bytes per read/convert/write step */
+    CHUNK = 1 << 20,           /* bytes per read/convert/write step */
     ALIGN_SMALL = 64,          /* external offsets: cache-line aligned ... */
     ALIGN_LARGE = 4096,        /* ... and page aligned from 64 KiB, so runtimes can mmap */
     PROTO_LIMIT = 2000000000   /* protobuf messages must stay under 2 GiB */
@@ -140,7 +140,7 @@ static hfx_status write_external(const placement *pl, int n, FILE *f, hfx_outdir
             if (st == HFX_OK && fwrite(chunk, 1, k, f) != k) break;
             if (in->src) hfx_init_release_range(in->src, done / es, k / es);
             pos += k;
-            hfx_outdir_progress_add(out, k);
+            hfx_outdir_bulk_written(out, f, k);
         }
         if (in->src) hfx_init_release(in->src);
     }

@@ -8,7 +8,7 @@
 #include "base/status.h"
 #include "fmt/openvino/lower.h"
 
-enum { CHUNK = 8 << 20 };
+enum { CHUNK = 1 << 20 }; /* bytes per read/convert/write step: stays in L2 for the kernel's copy */
 
 static void xml_escaped(hfx_buf *b, const char *s) {
     for (; *s; s++) {
@@ -122,7 +122,7 @@ static hfx_status write_blobs(const ov_blobs *blobs, FILE *f, hfx_outdir *out, c
             if (st == HFX_OK) fwrite(chunk, es, k, f);
             hfx_init_release_range(bl->src, done, k);
             pos += k * es;
-            hfx_outdir_progress_add(out, k * es);
+            hfx_outdir_bulk_written(out, f, k * es);
         }
         hfx_init_release(bl->src);
     }
