@@ -59,6 +59,20 @@ def with_tokenizer(out: Path) -> Path:
     return out
 
 
+def legacy_rope_keys(out: Path) -> Path:
+    """Also state rope_theta at the top level of config.json, where transformers < 5 reads it
+    (5.x writes it only inside rope_parameters): optimum-onnx runs on transformers 4.57, which
+    would otherwise build its graph with the default theta and disagree with every other tool.
+    Same model for 5.x, which reads rope_parameters first."""
+    cfg_path = out / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    theta = (cfg.get("rope_parameters") or {}).get("rope_theta")
+    if theta is not None and cfg.get("rope_theta") != theta:
+        cfg["rope_theta"] = theta
+        cfg_path.write_text(json.dumps(cfg, indent=2) + "\n")
+    return out
+
+
 def model_dir(name: str) -> Path:
     out = CACHE / name
     if MODELS[name] is None:
@@ -66,7 +80,7 @@ def model_dir(name: str) -> Path:
             shutil.copytree(REPO / "examples" / "tiny-llama", out)
         return with_tokenizer(out)
     if (out / "model.safetensors").exists() or (out / "model.safetensors.index.json").exists():
-        return with_tokenizer(out)
+        return legacy_rope_keys(with_tokenizer(out))
     print(f"bench: generating {name} with random weights into {out} (once)", file=sys.stderr)
     code = (
         "import sys, json, torch\n"
@@ -78,7 +92,7 @@ def model_dir(name: str) -> Path:
         f"m.save_pretrained({str(out)!r}, max_shard_size='5GB')\n"
     )
     subprocess.run([PY, "-c", code], check=True)
-    return with_tokenizer(out)
+    return legacy_rope_keys(with_tokenizer(out))
 
 
 def dir_bytes(path: Path) -> int:
@@ -98,6 +112,7 @@ def measure(cmd: list, out_dir: Path | None) -> dict:
     )
     if out_dir is not None and out_dir.exists():
         shutil.rmtree(out_dir)
+    os.sync()  # the previous run's writeback is not charged to this one
     res = subprocess.run([PY, "-c", wrapper, *map(str, cmd)], capture_output=True, text=True, check=True)
     m = json.loads(res.stdout.strip().splitlines()[-1])
     m["bytes"] = dir_bytes(out_dir) if out_dir is not None and out_dir.exists() else 0
@@ -105,172 +120,385 @@ def measure(cmd: list, out_dir: Path | None) -> dict:
 
 
 def floor_cmd(src: Path, nbytes: int, dst: Path) -> list:
-    """Read every checkpoint byte and write nbytes, fsync'd as hfx does: the time any exporter
-    needs at least (a shell and coreutils, so no interpreter start-up is counted)."""
-    script = 'mkdir -p "$3" && cat "$1"/*.safetensors > /dev/null && head -c "$2" /dev/zero > "$3/out.bin" && sync "$3/out.bin"'
+    """`cat` of the checkpoint into one file on the same disk, repeated until it holds nbytes, then
+    truncated to nbytes and fsync'd: the time any exporter needs at least to read every byte and
+    write that many (a shell and coreutils, so no interpreter start-up is counted)."""
+    script = ('mkdir -p "$3" && size=$(cat "$1"/*.safetensors | wc -c) && n=$(( ($2 + size - 1) / size )) && '
+              'for i in $(seq $n); do cat "$1"/*.safetensors; done > "$3/out.bin" && '
+              'truncate -s "$2" "$3/out.bin" && sync "$3/out.bin"')
     return ["sh", "-c", script, "floor", src, nbytes, dst]
 
 
-SEED_ONNX = (
+SEED = (
     "import sys, torch\n"
     "from transformers import AutoModelForCausalLM\n"
-    "from transformers.exporters import OnnxExporter, OnnxConfig\n"
-    "src, dst = sys.argv[1], sys.argv[2]\n"
+    "from transformers.exporters import OnnxExporter, OnnxConfig, OpenVINOExporter, OpenVINOConfig\n"
+    "src, dst, fmt, gen = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == 'generation'\n"
     "m = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)\n"
-    "ids = torch.ones(2, 16, dtype=torch.long)\n"
-    "art = OnnxExporter().export(m, {'input_ids': ids, 'attention_mask': torch.ones_like(ids)}, OnnxConfig(dynamic=True))\n"
+    "ids = torch.ones(1 if gen else 2, 16, dtype=torch.long)\n"
+    "inputs = {'input_ids': ids, 'attention_mask': torch.ones_like(ids)}\n"
+    "x, cfg = (OnnxExporter(), OnnxConfig(dynamic=True)) if fmt == 'onnx' else (OpenVINOExporter(), OpenVINOConfig(dynamic=True))\n"
+    "art = x.export_for_generation(m, inputs, config=cfg) if gen else x.export(m, inputs, cfg)\n"
     "art.save_pretrained(dst)\n"
 )
 
+# Peers that pin an older transformers than the oracle's live in their own virtualenvs. They see
+# the oracle's site-packages after their own (a .pth file), so torch and openvino are shared
+# rather than downloaded again, while their own transformers shadows the oracle's.
+PEER_VENVS = {
+    "onnx": ["optimum-onnx==0.1.0"],
+    "openvino": ["optimum-intel[openvino]==2.2.0"],
+}
+
+
+def peer_venv(kind: str):
+    """The bin/ folder of the peer virtualenv `kind`, created when missing; or (None, why)."""
+    venv = CACHE / f"peers-{kind}"
+    stamp = venv / ".hfx-peers"
+    want = " ".join(PEER_VENVS[kind])
+    if stamp.exists() and stamp.read_text() == want:
+        return venv / "bin", None
+    shutil.rmtree(venv, ignore_errors=True)
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    base = getattr(sys, "_base_executable", sys.executable)
+    try:
+        subprocess.run([base, "-m", "venv", venv], check=True, capture_output=True)
+        (venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "zz-oracle.pth").write_text(site + "\n")
+        r = subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", *PEER_VENVS[kind]],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return None, f"pip install {want} failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}"
+    except (OSError, subprocess.CalledProcessError) as e:
+        return None, f"cannot create its virtualenv: {e}"
+    stamp.write_text(want)
+    return venv / "bin", None
+
 
 def tools(model: Path, work: Path) -> dict:
-    """name → (command, output dir) for every exporter measured on this model."""
+    """name → (command, output dir, the hfx row it is compared with) for every exporter measured."""
+    gen = ["--for-generation", "--multi-token-decode"]
     t = {
-        "hfx onnx fp32": ([HFX, "export", model, work / "hfx-onnx", "--format", "onnx", "--dynamic", "--quiet"], work / "hfx-onnx"),
-        "hfx onnx fp16": ([HFX, "export", model, work / "hfx-onnx16", "--format", "onnx", "--dynamic", "--dtype", "fp16", "--quiet"], work / "hfx-onnx16"),
-        "hfx openvino": ([HFX, "export", model, work / "hfx-ov", "--format", "openvino", "--dynamic", "--quiet"], work / "hfx-ov"),
-        "transformers.exporters OnnxExporter": ([PY, "-c", SEED_ONNX, model, work / "seed-onnx"], work / "seed-onnx"),
+        "hfx onnx fp32": ([HFX, "export", model, work / "hfx-onnx", "--format", "onnx", "--dynamic", "--quiet"], work / "hfx-onnx", None),
+        "hfx onnx fp16": ([HFX, "export", model, work / "hfx-onnx16", "--format", "onnx", "--dynamic", "--dtype", "fp16", "--quiet"], work / "hfx-onnx16", None),
+        "hfx onnx fp32 generation": ([HFX, "export", model, work / "hfx-onnx-gen", "--format", "onnx", "--dynamic", *gen, "--quiet"], work / "hfx-onnx-gen", None),
+        "hfx openvino fp32": ([HFX, "export", model, work / "hfx-ov", "--format", "openvino", "--dynamic", "--quiet"], work / "hfx-ov", None),
+        "hfx openvino fp32 generation": ([HFX, "export", model, work / "hfx-ov-gen", "--format", "openvino", "--dynamic", "--for-generation", "--quiet"], work / "hfx-ov-gen", None),
+        "transformers.exporters OnnxExporter": ([PY, "-c", SEED, model, work / "seed-onnx", "onnx", "forward"], work / "seed-onnx", "hfx onnx fp32"),
+        "transformers.exporters OpenVINOExporter": ([PY, "-c", SEED, model, work / "seed-ov", "openvino", "forward"], work / "seed-ov", "hfx openvino fp32"),
         "onnxruntime-genai builder fp32": ([PY, "-m", "onnxruntime_genai.models.builder", "-i", model, "-o", work / "genai",
-                                            "-p", "fp32", "-e", "cpu", "-c", work / "genai-cache"], work / "genai"),
+                                            "-p", "fp32", "-e", "cpu", "-c", work / "genai-cache"], work / "genai", "hfx onnx fp32 generation"),
     }
+    for kind, name, args, vs in (
+        ("onnx", "optimum-cli export onnx", ["onnx", "--task", "text-generation-with-past"], "hfx onnx fp32 generation"),
+        ("openvino", "optimum-cli export openvino", ["openvino", "--task", "text-generation-with-past", "--weight-format", "fp32",
+                                                     "--disable-convert-tokenizer"], "hfx openvino fp32 generation"),
+    ):
+        bin_dir, why = peer_venv(kind)
+        out = work / f"optimum-{kind}"
+        t[name] = (why,) if why else ([bin_dir / "optimum-cli", "export", args[0], "--model", model, *args[1:], out], out, vs)
     return t
-
-
-SKIPPED = {
-    "optimum-cli export onnx": "optimum-onnx 0.1.0 requires transformers<4.58, which cannot sit beside the pinned transformers 5.24",
-    "optimum-cli export openvino": "optimum-intel 2.2.0 requires transformers<5.6, which cannot sit beside the pinned transformers 5.24",
-}
 
 
 def bench_export(name: str, runs: int, work: Path) -> list:
     model = model_dir(name)
     work.mkdir(parents=True, exist_ok=True)
     rows = []
-    for tool, (cmd, out) in tools(model, work).items():
-        got = [measure(cmd, out) for _ in range(1 if tool.startswith(("transformers", "onnxruntime-genai")) and name != "tiny" else runs)]
+    for tool, spec in tools(model, work).items():
+        if len(spec) == 1:
+            rows.append({"model": name, "tool": tool, "skipped": spec[0]})
+            print(f"bench: {name}: {tool} skipped: {spec[0]}", file=sys.stderr)
+            continue
+        cmd, out, vs = spec
+        got = [measure(cmd, out) for _ in range(runs)]
         ok = [g for g in got if g["rc"] == 0]
         if not ok:
             rows.append({"model": name, "tool": tool, "error": got[-1]["stderr"].strip().splitlines()[-1:] or ["failed"]})
             print(f"bench: {name}: {tool} failed: {rows[-1]['error']}", file=sys.stderr)
             continue
-        rows.append({"model": name, "tool": tool, "runs": len(ok), "seconds": statistics.median(g["seconds"] for g in ok),
+        rows.append({"model": name, "tool": tool, "vs": vs, "runs": len(ok), "seconds": statistics.median(g["seconds"] for g in ok),
                      "peak_rss": max(g["peak_rss"] for g in ok), "bytes": ok[-1]["bytes"]})
         print(f"bench: {name}: {tool}: {rows[-1]['seconds']:.2f} s, {rows[-1]['peak_rss'] / 2**20:.0f} MiB, "
               f"{rows[-1]['bytes'] / 2**20:.0f} MiB written", file=sys.stderr)
-    # the floor for each hfx output size
+    # the floor for each hfx output size; a peer is held to its hfx counterpart's
     for row in [r for r in rows if r["tool"].startswith("hfx") and "seconds" in r]:
         got = [measure(floor_cmd(model, row["bytes"], work / "floor"), work / "floor") for _ in range(runs)]
         row["floor_seconds"] = statistics.median(g["seconds"] for g in got)
-    for tool, why in SKIPPED.items():
-        rows.append({"model": name, "tool": tool, "skipped": why})
     return rows
 
 
-def bench_runtime(name: str, work: Path) -> list:
-    """ONNX Runtime CPU: prefill tokens/s (prompt 128) and decode tokens/s (batch 1, 64 steps) of
-    hfx's generation export (dynamic and static cache), and the agreement of its prefill logits
-    with transformers."""
+# ---- runtime: every graph driven through the same loop ----
+
+PROMPT, STEPS = 128, 64
+
+# what a graph's cache output is fed back as
+CACHE_FEEDBACK = (("present.", "past_key_values."), ("output.cache.", "input.cache."), ("cache.", "input.cache."))
+
+
+class OrtGraph:
+    """A prefill and a decode session (possibly the same one) with a dynamic cache: whatever cache
+    the last call returned is fed back by name (CACHE_FEEDBACK), and a session with cache inputs
+    starts from empty ones."""
+
+    def __init__(self, prefill: Path, decode: Path, config: dict):
+        import onnxruntime as ort
+
+        self.kv_heads = config.get("num_key_value_heads") or config["num_attention_heads"]
+        self.head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+
+        opts = ort.SessionOptions()
+        self.prefill_s = ort.InferenceSession(str(prefill), opts, providers=["CPUExecutionProvider"])
+        self.decode_s = self.prefill_s if decode == prefill else ort.InferenceSession(str(decode), opts, providers=["CPUExecutionProvider"])
+
+    def _run(self, sess, ids, start):
+        import numpy as np
+
+        total = start + ids.shape[1]
+        feeds = {}
+        for i in sess.get_inputs():
+            if i.name == "input_ids":
+                feeds[i.name] = ids
+            elif i.name == "attention_mask":
+                feeds[i.name] = np.ones((1, total), np.int64)
+            elif i.name == "position_ids":
+                feeds[i.name] = np.arange(start, total, dtype=np.int64)[None]
+            elif i.name in self.cache:
+                feeds[i.name] = self.cache[i.name]
+            else:  # a cache input before any cache exists: [1, kv heads, 0, head dim]
+                feeds[i.name] = np.zeros((1, self.kv_heads, 0, self.head_dim), np.float32)
+        outs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+        self.cache = {}
+        for name, v in outs.items():
+            for o, i in CACHE_FEEDBACK:
+                if name.startswith(o):
+                    self.cache[i + name[len(o):]] = v
+                    break
+        return outs["logits"][:, -1]
+
+    def prefill(self, ids):
+        self.cache = {}
+        return self._run(self.prefill_s, ids, 0)
+
+    def decode(self, ids, start):
+        return self._run(self.decode_s, ids, start)
+
+
+class OrtStaticGraph:
+    """hfx's static-cache generation export: cache buffers bound in place (io-binding)."""
+
+    def __init__(self, out: Path, max_len: int):
+        import numpy as np
+        import onnxruntime as ort
+
+        man = json.loads((out / "export.json").read_text())
+        self.sess = {k: ort.InferenceSession(str(out / v["file"]), ort.SessionOptions(), providers=["CPUExecutionProvider"])
+                     for k, v in man["components"].items()}
+        self.layers = man["components"]["decode"]["metadata"]["cache"]["layers"]
+        self.M, self.np, self.ort = max_len, np, ort
+
+    def _step(self, comp, ids, start):
+        np = self.np
+        self.slots[:, start:start + ids.shape[1]] = 1
+        b = self.sess[comp].io_binding()
+        for k, v in {"input_ids": ids, "attention_mask": self.slots, "position_ids": np.arange(start, start + ids.shape[1])[None],
+                     "cache_position": np.arange(start, start + ids.shape[1], dtype=np.int64)}.items():
+            b.bind_cpu_input(k, v)
+        for k, v in self.bufs.items():
+            b.bind_ortvalue_input("input." + k, v)
+            b.bind_ortvalue_output("output." + k, v)
+        b.bind_output("logits")
+        self.sess[comp].run_with_iobinding(b)
+        return b.copy_outputs_to_cpu()[-1][:, -1]
+
+    def prefill(self, ids):
+        np = self.np
+        self.bufs = {f"past_key_values.{i}.{w}": self.ort.OrtValue.ortvalue_from_numpy(np.zeros((1, l["heads"], self.M, l["key_dim"]), np.float32))
+                     for i, l in enumerate(self.layers) for w in ("key", "value")}
+        self.slots = np.zeros((1, self.M), np.int64)
+        return self._step("prefill", ids, 0)
+
+    def decode(self, ids, start):
+        return self._step("decode", ids, start)
+
+
+class OvStatefulGraph:
+    """A stateful OpenVINO LLM (input_ids, attention_mask, position_ids, beam_idx → logits), the
+    interface hfx and optimum-intel share."""
+
+    def __init__(self, xml: Path):
+        import openvino as ov
+
+        # the CPU plugin's defaults (bf16 compute where the CPU has it, a u8 KV cache) would
+        # measure a different model: both graphs run in f32
+        cfg = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}
+        self.req = ov.Core().compile_model(str(xml), "CPU", cfg).create_infer_request()
+
+    def _run(self, ids, start):
+        import numpy as np
+
+        total = start + ids.shape[1]
+        self.req.infer({"input_ids": ids, "attention_mask": np.ones((1, total), np.int64),
+                        "position_ids": np.arange(start, total, dtype=np.int64)[None], "beam_idx": np.zeros(1, np.int32)})
+        return self.req.get_tensor("logits").data[:, -1].copy()
+
+    def prefill(self, ids):
+        self.req.reset_state()
+        return self._run(ids, 0)
+
+    def decode(self, ids, start):
+        return self._run(ids, start)
+
+
+def time_graph(g, prompt, want_prefill, want_decode) -> dict:
+    """Prefill tokens/s (median of 3 after a warm-up), decode tokens/s (the median of STEPS
+    single-token steps: this machine's noise comes in bursts), and the max abs logits difference from transformers at the prefill's last position
+    and at the first decode step."""
     import numpy as np
-    import onnxruntime as ort
+
+    g.prefill(prompt)  # warm-up: first-run allocations
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        got_prefill = g.prefill(prompt)
+        times.append(time.perf_counter() - t)
+    one = np.array([[1]], np.int64)
+    steps = []
+    for step in range(STEPS):
+        t = time.perf_counter()
+        got = g.decode(one, PROMPT + step)
+        steps.append(time.perf_counter() - t)
+        if step == 0:
+            got_decode = got
+    return {"prefill_tokens_per_s": PROMPT / statistics.median(times), "decode_tokens_per_s": 1 / statistics.median(steps),
+            "max_abs_logits_diff": float(max(np.abs(got_prefill - want_prefill).max(), np.abs(got_decode - want_decode).max()))}
+
+
+def bench_runtime(name: str, work: Path) -> list:
+    """Prefill tokens/s (prompt 128) and decode tokens/s (batch 1, 64 steps) of every generation
+    graph in its runtime, with the agreement of its logits with transformers eager."""
+    import numpy as np
     import torch
     from transformers import AutoModelForCausalLM
 
     model = model_dir(name)
-    rows = []
-    prompt = np.random.default_rng(0).integers(0, 1000, (1, 128)).astype(np.int64)
+    config = json.loads((model / "config.json").read_text())
+    vocab = config["vocab_size"]
+    prompt = np.random.default_rng(0).integers(0, min(1000, vocab), (1, PROMPT)).astype(np.int64)
     ref = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32, attn_implementation="eager")
     with torch.no_grad():
-        want = ref(input_ids=torch.from_numpy(prompt)).logits[:, -1].numpy()
+        full = ref(input_ids=torch.from_numpy(np.concatenate([prompt, [[1]]], 1))).logits.numpy()
+    want_prefill, want_decode = full[:, PROMPT - 1], full[:, PROMPT]
     del ref
-    for cache, flags in (("dynamic", []), ("static", ["--cache", "static", "--max-cache-len", "256"])):
-        out = work / f"gen-{cache}"
-        subprocess.run([HFX, "export", model, out, "--format", "onnx", "--for-generation", "--dynamic", "--quiet", *flags], check=True)
-        man = json.loads((out / "export.json").read_text())
-        opts = ort.SessionOptions()
-        sess = {k: ort.InferenceSession(str(out / v["file"]), opts, providers=["CPUExecutionProvider"])
-                for k, v in man["components"].items()}
-        layers = man["components"]["decode"]["metadata"]["cache"]["layers"]
-        mask = np.ones_like(prompt)
-        pos = np.arange(128)[None]
-        if cache == "dynamic":
-            feeds = {"input_ids": prompt, "attention_mask": mask, "position_ids": pos}
-            t = time.perf_counter()
-            r = dict(zip([o.name for o in sess["prefill"].get_outputs()], sess["prefill"].run(None, feeds)))
-            prefill_s = time.perf_counter() - t
-            got = r["logits"][:, -1]
-            t = time.perf_counter()
-            for step in range(64):
-                feeds = {"input_ids": np.array([[1]], np.int64), "attention_mask": np.ones((1, 129 + step), np.int64),
-                         "position_ids": np.array([[128 + step]])}
-                for i in range(len(layers)):
-                    for w in ("key", "value"):
-                        feeds[f"past_key_values.{i}.{w}"] = r[f"present.{i}.{w}"]
-                r = dict(zip([o.name for o in sess["decode"].get_outputs()], sess["decode"].run(None, feeds)))
-            decode_s = time.perf_counter() - t
-        else:
-            M = 256
-            bufs = {}
-            for i, l in enumerate(layers):
-                for w in ("key", "value"):
-                    bufs[f"past_key_values.{i}.{w}"] = ort.OrtValue.ortvalue_from_numpy(np.zeros((1, l["heads"], M, l["key_dim"]), np.float32))
-            slots = np.zeros((1, M), np.int64)
 
-            def step(comp, ids, positions, cp):
-                b = sess[comp].io_binding()
-                for k, v in {"input_ids": ids, "attention_mask": slots, "position_ids": positions, "cache_position": cp}.items():
-                    b.bind_cpu_input(k, v)
-                for k, v in bufs.items():
-                    b.bind_ortvalue_input("input." + k, v)
-                    b.bind_ortvalue_output("output." + k, v)
-                b.bind_output("logits")
-                sess[comp].run_with_iobinding(b)
-                return b.get_outputs()[-1].numpy() if False else b.copy_outputs_to_cpu()[-1]
+    def hfx(out, *flags):
+        subprocess.run([HFX, "export", model, out, "--dynamic", "--quiet", *flags], check=True)
+        return out
 
-            slots[:, :128] = 1
-            t = time.perf_counter()
-            got = step("prefill", prompt, pos, np.arange(128, dtype=np.int64))[:, -1]
-            prefill_s = time.perf_counter() - t
-            t = time.perf_counter()
-            for s_ in range(64):
-                slots[:, 128 + s_] = 1
-                step("decode", np.array([[1]], np.int64), np.array([[128 + s_]]), np.array([128 + s_], np.int64))
-            decode_s = time.perf_counter() - t
-        rows.append({"model": name, "graph": f"hfx onnx ({cache} cache)", "prefill_tokens_per_s": 128 / prefill_s,
-                     "decode_tokens_per_s": 64 / decode_s, "max_abs_logits_diff": float(np.abs(got - want).max())})
-        print(f"bench: runtime {name} {cache}: prefill {128 / prefill_s:.0f} tok/s, decode {64 / decode_s:.1f} tok/s, "
-              f"diff {rows[-1]['max_abs_logits_diff']:.2e}", file=sys.stderr)
+    def seed_generation():
+        out = work / "seed-gen"
+        if not out.exists():
+            subprocess.run([PY, "-c", SEED, model, out, "onnx", "generation"], check=True, capture_output=True)
+        return OrtGraph(out / "prefill.onnx", out / "decode.onnx", config)
+
+    def optimum(kind):
+        out = work / f"optimum-{kind}"
+        if not out.exists():
+            raise FileNotFoundError(f"no {out.name} export (see the export table)")
+        return OrtGraph(out / "model.onnx", out / "model.onnx", config) if kind == "onnx" else OvStatefulGraph(out / "openvino_model.xml")
+
+    graphs = {
+        ("onnxruntime", "hfx (dynamic cache)"): lambda: OrtGraph(hfx(work / "rt-dyn", "--format", "onnx", "--for-generation") / "prefill.onnx",
+                                                                 work / "rt-dyn" / "decode.onnx", config),
+        ("onnxruntime", "hfx (static cache)"): lambda: OrtStaticGraph(hfx(work / "rt-static", "--format", "onnx", "--for-generation",
+                                                                          "--cache", "static", "--max-cache-len", "256"), 256),
+        ("onnxruntime", "hfx (multi-token decode)"): lambda: OrtGraph(hfx(work / "rt-multi", "--format", "onnx", "--for-generation",
+                                                                          "--multi-token-decode") / "decode.onnx", work / "rt-multi" / "decode.onnx", config),
+        ("onnxruntime", "transformers.exporters (export_for_generation)"): seed_generation,
+        ("onnxruntime", "onnxruntime-genai builder"): lambda: OrtGraph(work / "genai" / "model.onnx", work / "genai" / "model.onnx", config),
+        ("onnxruntime", "optimum-cli export onnx"): lambda: optimum("onnx"),
+        ("openvino", "hfx (stateful)"): lambda: OvStatefulGraph(hfx(work / "rt-ov", "--format", "openvino", "--for-generation") / "openvino_model.xml"),
+        ("openvino", "optimum-cli export openvino"): lambda: optimum("openvino"),
+    }
+    rows = []
+    for (runtime, graph), make in graphs.items():
+        row = {"model": name, "runtime": runtime, "graph": graph}
+        try:
+            row.update(time_graph(make(), prompt, want_prefill, want_decode))
+            print(f"bench: runtime {name} {runtime} {graph}: prefill {row['prefill_tokens_per_s']:.0f} tok/s, "
+                  f"decode {row['decode_tokens_per_s']:.1f} tok/s, diff {row['max_abs_logits_diff']:.1e}", file=sys.stderr)
+        except Exception as e:  # a peer's graph that does not run is reported, not fatal
+            row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:160] if str(e).strip() else ''}"
+            print(f"bench: runtime {name} {runtime} {graph}: {row['error']}", file=sys.stderr)
+        rows.append(row)
     return rows
 
 
+def versions() -> str:
+    import importlib.metadata as md
+
+    got = []
+    for pkg in ("torch", "transformers", "onnxruntime", "onnxruntime-genai", "openvino"):
+        try:
+            got.append(f"{pkg} {md.version(pkg)}")
+        except md.PackageNotFoundError:
+            pass
+    for kind, specs in PEER_VENVS.items():
+        py = CACHE / f"peers-{kind}" / "bin" / "python"
+        if py.exists():
+            pkg = specs[0].split("[")[0].split("=")[0]
+            r = subprocess.run([py, "-c", f"import importlib.metadata as m; print(m.version({pkg!r}), m.version('transformers'))"],
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                v, tf = r.stdout.split()
+                got.append(f"{pkg} {v} (with transformers {tf})")
+    return ", ".join(got)
+
+
 def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
+    hfx_version = subprocess.run([HFX, "--version"], capture_output=True, text=True).stdout.strip()
     md = [f"# hfx benchmarks — {out_base.name}", "",
-          f"Machine: {platform.node()} ({platform.machine()}, {os.cpu_count()} cores), {platform.platform()}; "
-          f"hfx {subprocess.run([HFX, '--version'], capture_output=True, text=True).stdout.strip()}, "
-          f"python {platform.python_version()}.", "",
+          f"Machine: {platform.node()} ({platform.machine()}, {os.cpu_count()} cores, "
+          f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB), {platform.platform()}.",
+          f"Versions: {hfx_version}, python {platform.python_version()}, {versions()}.", "",
           "## Export", "",
-          "| model | tool | time (s) | × hfx onnx fp32 | × floor | peak RSS (MiB) | written (MiB) |",
-          "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+          "Median wall time of the runs; peak RSS of the largest process; ratios to the hfx export of the same kind "
+          "(a plain forward graph, or a generation graph with its cache) and to that export's floor.", "",
+          "| model | tool | runs | time (s) | × hfx | × floor | peak RSS (MiB) | written (MiB) |",
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name in dict.fromkeys(r["model"] for r in export_rows):
         rows = [r for r in export_rows if r["model"] == name]
-        base = next((r for r in rows if r["tool"] == "hfx onnx fp32" and "seconds" in r), None)
-        floor = base.get("floor_seconds") if base else None
+        by_tool = {r["tool"]: r for r in rows if "seconds" in r}
         for r in rows:
             if "skipped" in r:
-                md.append(f"| {name} | {r['tool']} | skipped: {r['skipped']} | | | | |")
+                md.append(f"| {name} | {r['tool']} | | skipped: {r['skipped']} | | | | |")
             elif "error" in r:
-                md.append(f"| {name} | {r['tool']} | failed: {' '.join(r['error'])[:120]} | | | | |")
+                md.append(f"| {name} | {r['tool']} | | failed: {' '.join(r['error'])[:120]} | | | | |")
             else:
-                x_hfx = r["seconds"] / base["seconds"] if base else float("nan")
-                f = r.get("floor_seconds", floor) or float("nan")
-                md.append(f"| {name} | {r['tool']} | {r['seconds']:.2f} | {x_hfx:.1f}× | {r['seconds'] / f:.2f}× | "
+                base = by_tool.get(r.get("vs") or r["tool"])
+                x_hfx = f"{r['seconds'] / base['seconds']:.1f}×" if base else "—"
+                floor = (base or {}).get("floor_seconds")
+                x_floor = f"{r['seconds'] / floor:.2f}×" if floor else "—"
+                md.append(f"| {name} | {r['tool']} | {r['runs']} | {r['seconds']:.2f} | {x_hfx} | {x_floor} | "
                           f"{r['peak_rss'] / 2**20:.0f} | {r['bytes'] / 2**20:.0f} |")
-    md += ["", "Floor: reading the checkpoint and writing the same number of bytes as that hfx output, "
-           "fsync'd, in the same run.", "", "## Runtime (ONNX Runtime, CPU)", "",
-           "| model | graph | prefill tok/s (prompt 128) | decode tok/s (batch 1, 64 steps) | max abs logits diff vs transformers |",
-           "| --- | --- | ---: | ---: | ---: |"]
+    md += ["", "Floor: `cat` of the checkpoint into a file on the same disk, repeated to the byte count of that hfx "
+           "output, truncated and fsync'd, in the same run. hfx starts the disk writing while it converts "
+           "(write-behind), which a plain `cat` does not, so it can finish under the floor.", "",
+           "## Runtime", "",
+           f"CPU, batch 1: prefill tokens/s over a {PROMPT}-token prompt (median of 3 after a warm-up), decode tokens/s from "
+           f"the median of {STEPS} single-token steps after it, and the max abs difference of the logits from transformers eager (fp32) at the "
+           "prompt's last position and the first decode step. Ratios are to hfx's dynamic-cache graph in the same runtime "
+           "(OpenVINO: hfx's stateful graph).", "",
+           "| model | runtime | graph | prefill tok/s | × hfx | decode tok/s | × hfx | max abs logits diff |",
+           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
     for r in runtime_rows:
-        md.append(f"| {r['model']} | {r['graph']} | {r['prefill_tokens_per_s']:.0f} | {r['decode_tokens_per_s']:.1f} | "
-                  f"{r['max_abs_logits_diff']:.1e} |")
+        if "error" in r:
+            md.append(f"| {r['model']} | {r['runtime']} | {r['graph']} | failed: {r['error']} | | | | |")
+            continue
+        base = next((b for b in runtime_rows if b["model"] == r["model"] and b["runtime"] == r["runtime"]
+                     and b["graph"].startswith("hfx") and "error" not in b), None)
+        xp = f"{r['prefill_tokens_per_s'] / base['prefill_tokens_per_s']:.2f}×" if base else "—"
+        xd = f"{r['decode_tokens_per_s'] / base['decode_tokens_per_s']:.2f}×" if base else "—"
+        md.append(f"| {r['model']} | {r['runtime']} | {r['graph']} | {r['prefill_tokens_per_s']:.0f} | {xp} | "
+                  f"{r['decode_tokens_per_s']:.1f} | {xd} | {r['max_abs_logits_diff']:.1e} |")
     out_base.with_suffix(".md").write_text("\n".join(md) + "\n")
     out_base.with_suffix(".json").write_text(json.dumps({"export": export_rows, "runtime": runtime_rows}, indent=2, default=str))
     try:
@@ -281,8 +509,10 @@ def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
 
         timed = [r for r in export_rows if "seconds" in r]
         fig, ax = plt.subplots(figsize=(9, 0.45 * len(timed) + 1.5))
-        ax.barh([f"{r['model']}: {r['tool']}" for r in timed], [r["seconds"] for r in timed])
+        ax.barh([f"{r['model']}: {r['tool']}" for r in timed], [r["seconds"] for r in timed],
+                color=["tab:blue" if r["tool"].startswith("hfx") else "tab:gray" for r in timed])
         ax.set_xscale("log")
+        ax.invert_yaxis()
         ax.set_xlabel("export wall time (s, log scale)")
         fig.tight_layout()
         fig.savefig(out_base.with_suffix(".png"), dpi=110)
@@ -295,7 +525,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default="tiny,qwen3-0.6b")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--no-runtime", action="store_true")
+    ap.add_argument("--runtime-models", default="qwen3-0.6b", help="models whose graphs are timed in the runtimes ('' for none)")
     args = ap.parse_args()
     names = args.models.split(",")
     out_dir = REPO / "bench" / "results"
@@ -305,7 +535,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=CACHE if CACHE.exists() else None) as tmp:
         for name in names:
             export_rows += bench_export(name, args.runs, Path(tmp) / name)
-            if not args.no_runtime and name != "tiny":
+            if name in args.runtime_models.split(","):
                 runtime_rows += bench_runtime(name, Path(tmp) / name)
     report(export_rows, runtime_rows, out_base)
     return 0

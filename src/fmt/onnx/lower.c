@@ -338,14 +338,18 @@ static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
 }
 
 static void lower_rms_norm(onnx_model *m, const hfx_node *n, const char *out) {
-    /* transformers: x32 = x.float(); x32 * rsqrt(mean(x32²) + eps), cast back, times weight */
+    /* transformers: x32 = x.float(); x32 * rsqrt(mean(x32²) + eps), cast back, times weight.
+     * Written as Pow(x, 2) → ReduceMean → Add → Sqrt → Div(x, ·) → Mul(weight), the form ONNX
+     * Runtime's optimizer fuses into one SimplifiedLayerNormalization kernel (and, with the
+     * residual Add before it, SkipSimplifiedLayerNormalization); x / sqrt(v) and x · rsqrt(v)
+     * differ by an ulp. */
     hfx_dtype dt = n->in[0]->dtype;
     const char *x = name_of(m, n->in[0]);
     if (dt != HFX_DTYPE_F32) x = cast(m, x, HFX_DTYPE_F32, NULL);
     int64_t axis = -1;
-    const char *var = reduce(m, "ReduceMean", op2(m, "Mul", x, x, NULL), 1, &axis, NULL);
+    const char *var = reduce(m, "ReduceMean", op2(m, "Pow", x, scalar_const(m, HFX_DTYPE_F32, 2.0), NULL), 1, &axis, NULL);
     const char *denom = op1(m, "Sqrt", op2(m, "Add", var, scalar_const(m, HFX_DTYPE_F32, n->attrs.f0), NULL), NULL);
-    const char *y = op2(m, "Mul", x, op1(m, "Reciprocal", denom, NULL), NULL);
+    const char *y = op2(m, "Div", x, denom, NULL);
     const char *w = name_of(m, n->in[1]);
     if (n->attrs.f1 != 0) { /* Gemma: (offset + w) in float32, product in float32 */
         w = op2(m, "Add", dt != HFX_DTYPE_F32 ? cast(m, w, HFX_DTYPE_F32, NULL) : w,
