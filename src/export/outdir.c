@@ -1,5 +1,3 @@
-/* sync_file_range is Linux-only: ask for it before any include. */
-#define _GNU_SOURCE
 #include "export/outdir.h"
 
 #include <errno.h>
@@ -23,11 +21,7 @@ struct hfx_outdir {
     hfx_progress_fn progress;
     void *progress_user;
     uint64_t done, total;
-    FILE *bulk;                /* the file bulk bytes go to now, and how far its writeback */
-    uint64_t bulk_pos, bulk_flushed; /* has been started */
 };
-
-enum { WRITE_BEHIND = 32 << 20 }; /* start writeback every this many bulk bytes */
 
 static char *join(const char *dir, const char *prefix, const char *name) {
     size_t n = strlen(dir) + strlen(prefix) + strlen(name) + 2;
@@ -168,18 +162,7 @@ void hfx_outdir_progress_total(hfx_outdir *o, uint64_t total) {
     if (o->progress) o->progress(o->progress_user, 0, total);
 }
 
-void hfx_outdir_bulk_written(hfx_outdir *o, FILE *f, uint64_t n) {
-    if (o->bulk != f) o->bulk = f, o->bulk_pos = o->bulk_flushed = (uint64_t)ftell(f) - n;
-    o->bulk_pos += n;
-#ifdef SYNC_FILE_RANGE_WRITE
-    /* Start the disk writing what is done so far while the next bytes are converted, instead
-     * of leaving all of it to the fsync at the end. Only a hint: errors surface at that fsync. */
-    if (o->bulk_pos - o->bulk_flushed >= WRITE_BEHIND && fflush(f) == 0) {
-        sync_file_range(fileno(f), (off_t)o->bulk_flushed, (off_t)(o->bulk_pos - o->bulk_flushed),
-                        SYNC_FILE_RANGE_WRITE);
-        o->bulk_flushed = o->bulk_pos;
-    }
-#endif
+void hfx_outdir_progress_add(hfx_outdir *o, uint64_t n) {
     o->done += n;
     if (o->progress) o->progress(o->progress_user, o->done, o->total);
 }

@@ -34,8 +34,7 @@ hfx_status hfx_outdir_link(hfx_outdir *o, const char *existing, const char *name
 
 /* Progress of the bulk bytes: total expected (set once), then each chunk written. */
 void hfx_outdir_progress_total(hfx_outdir *o, uint64_t total);
-/* n more bulk bytes were written to f: counts progress and starts their writeback early. */
-void hfx_outdir_bulk_written(hfx_outdir *o, FILE *f, uint64_t n);
+void hfx_outdir_progress_add(hfx_outdir *o, uint64_t n);
 void hfx_outdir_set_progress(hfx_outdir *o, hfx_progress_fn fn, void *user);
 
 /* Rename every temporary to its final name (fsync'd first), then free `o`. */

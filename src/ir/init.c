@@ -133,7 +133,7 @@ static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_d
         store_float(ddt, dst + i * ds, load_float(sdt, src + (uint64_t)stride * i * ss));
 }
 
-enum { TILE_ROWS = 64, PREFETCH_AHEAD = 8 };
+enum { TILE_ROWS = 128, TILE_COLS = 32, PREFETCH_AHEAD = 8 };
 
 /* Output rows [r0, r0 + rows) of a rank-2 view whose columns are strided (a transpose):
  * out[r][c] = src[offset + r·strides[0] + c·strides[1]]. When strides[0] is 1 each output
@@ -147,11 +147,11 @@ static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx
     int64_t cols = p->shape[1];
     bool raw = p->src_dtype == ddt && (ss == 2 || ss == 4);
     if (p->strides[0] == 1 && (raw || (is_float(p->src_dtype) && is_float(ddt)))) {
-        float tile[TILE_ROWS][TILE_ROWS]; /* [column in block][row]: 16 KB */
-        float line[TILE_ROWS];            /* one output row's piece of the block */
+        float tile[TILE_COLS][TILE_ROWS]; /* [column in block][row] */
+        float line[TILE_COLS];            /* one output row's piece of the block */
         uint32_t *bits = (uint32_t *)(void *)tile; /* raw mode: the same storage as bit patterns */
-        for (int64_t c0 = 0; c0 < cols; c0 += TILE_ROWS) {
-            int64_t bc = cols - c0 < TILE_ROWS ? cols - c0 : TILE_ROWS;
+        for (int64_t c0 = 0; c0 < cols; c0 += TILE_COLS) {
+            int64_t bc = cols - c0 < TILE_COLS ? cols - c0 : TILE_COLS;
             for (int64_t c = 0; c < bc; c++) {
                 const uint8_t *src = p->base + (uint64_t)(p->offset + r0 + (c0 + c) * p->strides[1]) * ss;
                 /* the runs are a row stride apart, a pattern the hardware prefetchers miss:
@@ -191,8 +191,8 @@ static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx
     }
     /* any other layout: element by element, columns in blocks so the rows × block of output
      * being written stays in L1 */
-    for (int64_t c0 = 0; c0 < cols; c0 += TILE_ROWS)
-    for (int64_t c = c0; c < cols && c < c0 + TILE_ROWS; c++) {
+    for (int64_t c0 = 0; c0 < cols; c0 += TILE_COLS)
+    for (int64_t c = c0; c < cols && c < c0 + TILE_COLS; c++) {
         const uint8_t *src = p->base + (uint64_t)(p->offset + r0 * p->strides[0] + c * p->strides[1]) * ss;
         uint8_t *o = dst + (uint64_t)c * ds;
         for (int64_t r = 0; r < rows; r++) {

@@ -437,3 +437,34 @@ def test_reference_loader_rejects(checkpoints, tmp_path, bad):
     ck, _ = _prepare(checkpoints, tmp_path, bad)
     with pytest.raises(Exception):
         load_file(str(ck / bad.broken_safetensors))
+
+
+@pytest.mark.parametrize("fmt, data_file", [("onnx", "model.onnx_data"), ("openvino", "model.bin")])
+def test_refused_write_is_reported_and_leaves_nothing(checkpoints, tmp_path, fmt, data_file):
+    """A write the operating system refuses (a file-size limit here, as a full disk would) fails
+    the export with exit 1 and a message naming the weights file, which a second thread writes,
+    and leaves no files behind."""
+    import resource
+    import signal
+    import subprocess
+
+    from conftest import hfx_bin
+
+    args = [str(hfx_bin()), "export", str(checkpoints("llama_default")), "", "--format", fmt]
+    # the limit: above every other file the export writes, below the weights file
+    args[3] = str(tmp_path / "unlimited")
+    assert subprocess.run(args, capture_output=True, timeout=120).returncode == 0
+    sizes = {p.name: p.stat().st_size for p in (tmp_path / "unlimited").iterdir()}
+    limit = max(v for k, v in sizes.items() if k != data_file) + 1
+    assert sizes[data_file] > limit, sizes
+
+    def limit_file_size():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    out = tmp_path / "out"
+    args[3] = str(out)
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, preexec_fn=limit_file_size)
+    assert proc.returncode == 1, describe(proc)
+    assert data_file in proc.stderr and "write failed" in proc.stderr, describe(proc)
+    assert not _files_under(out), [str(p) for p in _files_under(out)]

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "export/bulk.h"
 #include "fmt/onnx/lower.h"
 #include "fmt/onnx/onnx.h"
 #include "fmt/onnx/onnx_proto.h"
@@ -123,30 +124,30 @@ typedef struct placement {
 
 static hfx_status write_external(const placement *pl, int n, FILE *f, hfx_outdir *out,
                                  const char *name, hfx_error *err) {
-    uint8_t *chunk = malloc(CHUNK);
-    static const uint8_t zeros[ALIGN_LARGE];
-    if (!chunk) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    hfx_bulk *bulk;
+    hfx_status st = hfx_bulk_open(out, f, CHUNK, &bulk, err);
+    if (st) return st;
     uint64_t pos = 0;
-    hfx_status st = HFX_OK;
-    for (int i = 0; i < n && st == HFX_OK && !ferror(f); i++) {
+    for (int i = 0; i < n && st == HFX_OK; i++) {
         const onnx_init *in = pl[i].init;
-        if (pl[i].offset > pos && fwrite(zeros, 1, pl[i].offset - pos, f) != pl[i].offset - pos) break;
+        if (pl[i].offset > pos) hfx_bulk_zeros(bulk, pl[i].offset - pos);
         pos = pl[i].offset;
         size_t es = hfx_dtype_size(in->dtype);
         uint64_t step = CHUNK / es * es;
         for (uint64_t done = 0; done < in->nbytes && st == HFX_OK; done += step) {
             uint64_t k = in->nbytes - done < step ? in->nbytes - done : step;
+            uint8_t *chunk = hfx_bulk_buffer(bulk);
+            if (!chunk) break; /* a write failed: hfx_bulk_close says which */
             st = init_bytes(in, done, k, chunk, err);
-            if (st == HFX_OK && fwrite(chunk, 1, k, f) != k) break;
+            if (st) break;
+            hfx_bulk_submit(bulk, k);
             if (in->src) hfx_init_release_range(in->src, done / es, k / es);
             pos += k;
-            hfx_outdir_bulk_written(out, f, k);
         }
         if (in->src) hfx_init_release(in->src);
     }
-    free(chunk);
-    if (st == HFX_OK && ferror(f)) st = hfx_fail(err, HFX_ERR_IO, "%s: write failed", name);
-    return st;
+    hfx_status wst = hfx_bulk_close(bulk, name, err);
+    return st ? st : wst;
 }
 
 /* Decide which initializers go to the data file and at which offsets, sharing one copy of

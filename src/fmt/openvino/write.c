@@ -6,6 +6,7 @@
 
 #include "base/buf.h"
 #include "base/status.h"
+#include "export/bulk.h"
 #include "fmt/openvino/lower.h"
 
 enum { CHUNK = 1 << 20 }; /* bytes per read/convert/write step: stays in L2 for the kernel's copy */
@@ -100,35 +101,33 @@ static void net_xml(const hfx_graph *g, const ov_model *m, hfx_buf *b) {
 
 static hfx_status write_blobs(const ov_blobs *blobs, FILE *f, hfx_outdir *out, const char *name,
                               hfx_error *err) {
-    uint8_t *chunk = malloc(CHUNK);
-    static const uint8_t zeros[4096];
-    if (!chunk) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    hfx_bulk *bulk;
+    hfx_status st = hfx_bulk_open(out, f, CHUNK, &bulk, err);
+    if (st) return st;
     uint64_t pos = 0;
-    hfx_status st = HFX_OK;
-    for (int i = 0; i < blobs->n && st == HFX_OK && !ferror(f); i++) {
+    for (int i = 0; i < blobs->n && st == HFX_OK; i++) {
         const ov_blob *bl = &blobs->items[i];
-        if (bl->offset > pos) fwrite(zeros, 1, bl->offset - pos, f);
+        if (bl->offset > pos) hfx_bulk_zeros(bulk, bl->offset - pos);
         pos = bl->offset;
-        if (!bl->src) {
-            fwrite(bl->bytes, 1, bl->nbytes, f);
-            pos += bl->nbytes;
-            continue;
-        }
-        size_t es = hfx_dtype_size(bl->dtype);
-        uint64_t step = CHUNK / es;
-        for (uint64_t done = 0; done < bl->nbytes / es && st == HFX_OK; done += step) {
-            uint64_t k = bl->nbytes / es - done < step ? bl->nbytes / es - done : step;
-            st = hfx_init_read(bl->src, done, k, chunk, err);
-            if (st == HFX_OK) fwrite(chunk, es, k, f);
-            hfx_init_release_range(bl->src, done, k);
+        size_t es = bl->src ? hfx_dtype_size(bl->dtype) : 1;
+        uint64_t step = CHUNK / es, total = bl->nbytes / es;
+        for (uint64_t done = 0; done < total && st == HFX_OK; done += step) {
+            uint64_t k = total - done < step ? total - done : step;
+            uint8_t *chunk = hfx_bulk_buffer(bulk);
+            if (!chunk) break; /* a write failed: hfx_bulk_close says which */
+            if (bl->src)
+                st = hfx_init_read(bl->src, done, k, chunk, err);
+            else
+                memcpy(chunk, bl->bytes + done, k);
+            if (st) break;
+            hfx_bulk_submit(bulk, k * es);
+            if (bl->src) hfx_init_release_range(bl->src, done, k);
             pos += k * es;
-            hfx_outdir_bulk_written(out, f, k * es);
         }
-        hfx_init_release(bl->src);
+        if (bl->src) hfx_init_release(bl->src);
     }
-    free(chunk);
-    if (st == HFX_OK && ferror(f)) st = hfx_fail(err, HFX_ERR_IO, "%s: write failed", name);
-    return st;
+    hfx_status wst = hfx_bulk_close(bulk, name, err);
+    return st ? st : wst;
 }
 
 hfx_status hfx_ov_write(const hfx_ov_component *cs, int n, const hfx_ov_options *o,

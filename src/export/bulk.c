@@ -1,0 +1,152 @@
+/* sync_file_range is Linux-only: ask for it before any include. */
+#define _GNU_SOURCE
+#include "export/bulk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+
+enum {
+    NBUF = 3,                  /* one being filled, one being written, one spare for jitter */
+    WRITE_BEHIND = 32 << 20,   /* start writeback every this many bytes */
+};
+
+struct hfx_bulk {
+    hfx_outdir *out;
+    FILE *f;
+    size_t chunk;
+    uint8_t *buf[NBUF];
+    size_t len[NBUF];          /* bytes queued in each buffer */
+    int head, tail, queued;    /* ring: head is written next, tail filled next */
+    bool threaded, closing, failed;
+    int write_errno;
+    uint64_t pos, flushed;     /* bytes written, and how far writeback has been started */
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+/* Write one buffer (the writer thread, or the caller's when unthreaded): 0 or an errno. Only
+ * this function touches f, pos and flushed while the writer runs. */
+static int write_buffer(hfx_bulk *b, const uint8_t *data, size_t n) {
+    if (fwrite(data, 1, n, b->f) != n) return errno ? errno : EIO;
+    b->pos += n;
+#ifdef SYNC_FILE_RANGE_WRITE
+    /* Only a hint to start the disk now: errors surface at the final fsync. */
+    if (b->pos - b->flushed >= WRITE_BEHIND && fflush(b->f) == 0) {
+        sync_file_range(fileno(b->f), (off_t)b->flushed, (off_t)(b->pos - b->flushed),
+                        SYNC_FILE_RANGE_WRITE);
+        b->flushed = b->pos;
+    }
+#endif
+    return 0;
+}
+
+static void *writer(void *arg) {
+    hfx_bulk *b = arg;
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        while (b->queued == 0 && !b->closing) pthread_cond_wait(&b->cv, &b->mu);
+        if (b->queued == 0) break; /* closing, and everything is written */
+        int i = b->head;
+        bool skip = b->failed;
+        pthread_mutex_unlock(&b->mu);
+        int e = skip ? 0 : write_buffer(b, b->buf[i], b->len[i]);
+        pthread_mutex_lock(&b->mu);
+        if (e) b->failed = true, b->write_errno = e;
+        b->head = (b->head + 1) % NBUF;
+        b->queued--;
+        pthread_cond_broadcast(&b->cv);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
+hfx_status hfx_bulk_open(hfx_outdir *out, FILE *f, size_t chunk, hfx_bulk **bp, hfx_error *err) {
+    hfx_bulk *b = calloc(1, sizeof *b);
+    if (!b) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    b->out = out;
+    b->f = f;
+    b->chunk = chunk;
+    long at = ftell(f);
+    b->pos = b->flushed = at > 0 ? (uint64_t)at : 0;
+    for (int i = 0; i < NBUF; i++) {
+        if (!(b->buf[i] = malloc(chunk))) {
+            for (int j = 0; j < i; j++) free(b->buf[j]);
+            free(b);
+            return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        }
+    }
+    if (pthread_mutex_init(&b->mu, NULL) == 0) {
+        if (pthread_cond_init(&b->cv, NULL) == 0) {
+            b->threaded = pthread_create(&b->thread, NULL, writer, b) == 0;
+            if (!b->threaded) pthread_cond_destroy(&b->cv);
+        }
+        if (!b->threaded) pthread_mutex_destroy(&b->mu);
+    }
+    *bp = b;
+    return HFX_OK;
+}
+
+uint8_t *hfx_bulk_buffer(hfx_bulk *b) {
+    if (!b->threaded) return b->failed ? NULL : b->buf[0];
+    pthread_mutex_lock(&b->mu);
+    while (b->queued == NBUF) pthread_cond_wait(&b->cv, &b->mu);
+    uint8_t *p = b->failed ? NULL : b->buf[b->tail];
+    pthread_mutex_unlock(&b->mu);
+    return p;
+}
+
+static void queue(hfx_bulk *b, size_t n) {
+    if (!b->threaded) {
+        int e = b->failed ? 0 : write_buffer(b, b->buf[0], n);
+        if (e) b->failed = true, b->write_errno = e;
+        return;
+    }
+    pthread_mutex_lock(&b->mu);
+    b->len[b->tail] = n;
+    b->tail = (b->tail + 1) % NBUF;
+    b->queued++;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
+void hfx_bulk_submit(hfx_bulk *b, size_t n) {
+    queue(b, n);
+    hfx_outdir_progress_add(b->out, n);
+}
+
+void hfx_bulk_zeros(hfx_bulk *b, uint64_t n) {
+    while (n > 0) {
+        size_t k = n < b->chunk ? (size_t)n : b->chunk;
+        uint8_t *p = hfx_bulk_buffer(b);
+        if (!p) return;
+        memset(p, 0, k);
+        hfx_bulk_submit(b, k); /* progress counts file bytes, padding included */
+        n -= k;
+    }
+}
+
+hfx_status hfx_bulk_close(hfx_bulk *b, const char *name, hfx_error *err) {
+    if (b->threaded) {
+        pthread_mutex_lock(&b->mu);
+        b->closing = true;
+        pthread_cond_broadcast(&b->cv);
+        pthread_mutex_unlock(&b->mu);
+        pthread_join(b->thread, NULL);
+        pthread_cond_destroy(&b->cv);
+        pthread_mutex_destroy(&b->mu);
+    }
+    hfx_status st = HFX_OK;
+    if (b->failed)
+        st = hfx_fail(err, HFX_ERR_IO, "%s: write failed: %s", name,
+                      strerror(b->write_errno));
+    for (int i = 0; i < NBUF; i++) free(b->buf[i]);
+    free(b);
+    return st;
+}

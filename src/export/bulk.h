@@ -1,0 +1,35 @@
+/* Writing a file's bulk bytes (the weights) on a second thread. Copying a chunk into the page
+ * cache (write) costs about as much CPU as converting it, so the caller converts the next chunk
+ * into one buffer while a writer thread writes the previous one; the writer also starts the
+ * disk's writeback as it goes, so the final fsync has little left to wait for. Progress is
+ * reported from the caller's thread. Where no thread can be started, writes happen in the
+ * caller's thread instead: same bytes, same errors. */
+#ifndef HFX_EXPORT_BULK_H
+#define HFX_EXPORT_BULK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "export/outdir.h"
+
+typedef struct hfx_bulk hfx_bulk;
+
+/* Start writing to f at its current position, in buffers of `chunk` bytes. The caller must not
+ * touch f until hfx_bulk_close. */
+hfx_status hfx_bulk_open(hfx_outdir *out, FILE *f, size_t chunk, hfx_bulk **b, hfx_error *err);
+
+/* A free buffer of `chunk` bytes to fill (waits for the writer to free one); NULL once a write
+ * has failed — stop, and hfx_bulk_close reports it. */
+uint8_t *hfx_bulk_buffer(hfx_bulk *b);
+
+/* Queue the first n bytes of the buffer hfx_bulk_buffer returned last. */
+void hfx_bulk_submit(hfx_bulk *b, size_t n);
+
+/* Queue n zero bytes (alignment padding). */
+void hfx_bulk_zeros(hfx_bulk *b, uint64_t n);
+
+/* Wait for every queued write and free b. HFX_ERR_IO naming `name` when a write failed. */
+hfx_status hfx_bulk_close(hfx_bulk *b, const char *name, hfx_error *err);
+
+#endif
