@@ -137,8 +137,8 @@ enum { TILE_ROWS = 128, TILE_COLS = 32, PREFETCH_AHEAD = 8 };
 
 /* Output rows [r0, r0 + rows) of a rank-2 view whose columns are strided (a transpose):
  * out[r][c] = src[offset + r·strides[0] + c·strides[1]]. When strides[0] is 1 each output
- * column is a contiguous source run: a block of TILE_ROWS runs is widened into an L1-sized float
- * tile, then written out row by row, so both the source and the output are walked in order and
+ * column is a contiguous source run of `rows` (<= TILE_ROWS) elements: a block of TILE_COLS runs
+ * is widened into an L1-sized float tile, then written out row by row, so both the source and the output are walked in order and
  * the transpose itself happens inside the tile. Bits are kept as they are when the dtypes match
  * (widening a 2- or 4-byte pattern into the tile and back is exact, NaN payloads included). */
 static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx_dtype ddt,
@@ -147,9 +147,12 @@ static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx
     int64_t cols = p->shape[1];
     bool raw = p->src_dtype == ddt && (ss == 2 || ss == 4);
     if (p->strides[0] == 1 && (raw || (is_float(p->src_dtype) && is_float(ddt)))) {
-        float tile[TILE_COLS][TILE_ROWS]; /* [column in block][row] */
-        float line[TILE_COLS];            /* one output row's piece of the block */
-        uint32_t *bits = (uint32_t *)(void *)tile; /* raw mode: the same storage as bit patterns */
+        union { /* [column in block][row]: 16 KB; floats, or bit patterns in raw mode */
+            float tile[TILE_COLS][TILE_ROWS];
+            uint32_t bits[TILE_COLS * TILE_ROWS];
+        } t;
+        float line[TILE_COLS]; /* one output row's piece of the block */
+        uint32_t *bits = t.bits;
         for (int64_t c0 = 0; c0 < cols; c0 += TILE_COLS) {
             int64_t bc = cols - c0 < TILE_COLS ? cols - c0 : TILE_COLS;
             for (int64_t c = 0; c < bc; c++) {
@@ -161,7 +164,7 @@ static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx
                     for (uint64_t b = 0; b < (uint64_t)rows * ss; b += 64) __builtin_prefetch(ahead + b);
                 }
                 if (!raw) {
-                    load_floats(p->src_dtype, src, tile[c], rows);
+                    load_floats(p->src_dtype, src, t.tile[c], rows);
                 } else if (ss == 4) {
                     memcpy(&bits[c * TILE_ROWS], src, (size_t)rows * 4);
                 } else {
@@ -175,7 +178,7 @@ static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx
             for (int64_t r = 0; r < rows; r++) {
                 uint8_t *o = dst + (uint64_t)(r * cols + c0) * ds;
                 if (!raw) {
-                    for (int64_t c = 0; c < bc; c++) line[c] = tile[c][r];
+                    for (int64_t c = 0; c < bc; c++) line[c] = t.tile[c][r];
                     store_floats(ddt, line, o, bc);
                 } else if (ds == 4) {
                     for (int64_t c = 0; c < bc; c++) memcpy(o + 4 * c, &bits[c * TILE_ROWS + r], 4);
