@@ -5,9 +5,10 @@ to the floor measured in the same run (the machines are noisy; absolute numbers 
 across runs).
 
     make bench                       # all models, writes bench/results/<date>-<machine>.{json,md,png}
-    python bench/run.py --models tiny --runs 1
+    python bench/run.py --models tiny --runs 1 --runtime-models ''
 
-Peers are measured where they install beside the pinned oracle stack; otherwise a line says why.
+Peers that pin an older transformers (optimum-onnx, optimum-intel) get virtualenvs of their own
+(PEER_VENVS); a peer that cannot be installed or fails is reported with its reason, never dropped.
 """
 from __future__ import annotations
 
