@@ -121,6 +121,27 @@ void hfx_bulk_submit(hfx_bulk *b, size_t n) {
     hfx_outdir_progress_add(b->out, n);
 }
 
+hfx_status hfx_bulk_stream(hfx_bulk *b, const hfx_init *src, const uint8_t *bytes, uint64_t nbytes,
+                           hfx_error *err) {
+    size_t es = src ? hfx_dtype_size(src->dtype) : 1;
+    uint64_t step = b->chunk / es, total = nbytes / es; /* in elements */
+    hfx_status st = HFX_OK;
+    for (uint64_t done = 0; done < total && st == HFX_OK; done += step) {
+        uint64_t k = total - done < step ? total - done : step;
+        uint8_t *chunk = hfx_bulk_buffer(b);
+        if (!chunk) break;
+        if (src)
+            st = hfx_init_read(src, done, k, chunk, err);
+        else
+            memcpy(chunk, bytes + done, k);
+        if (st) break;
+        hfx_bulk_submit(b, k * es);
+        if (src) hfx_init_release_range(src, done, k);
+    }
+    if (src) hfx_init_release(src);
+    return st;
+}
+
 void hfx_bulk_zeros(hfx_bulk *b, uint64_t n) {
     while (n > 0) {
         size_t k = n < b->chunk ? (size_t)n : b->chunk;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "export/outdir.h"
+#include "ir/graph.h"
 
 typedef struct hfx_bulk hfx_bulk;
 
@@ -25,6 +26,12 @@ uint8_t *hfx_bulk_buffer(hfx_bulk *b);
 
 /* Queue the first n bytes of the buffer hfx_bulk_buffer returned last. */
 void hfx_bulk_submit(hfx_bulk *b, size_t n);
+
+/* Queue a weight's nbytes: read from `src` (converted, transposed) chunk by chunk, releasing its
+ * checkpoint pages as each chunk is done, or copied from `bytes` when src is NULL. A failed
+ * read is returned; a failed write stops the stream quietly (hfx_bulk_close reports it). */
+hfx_status hfx_bulk_stream(hfx_bulk *b, const hfx_init *src, const uint8_t *bytes, uint64_t nbytes,
+                           hfx_error *err);
 
 /* Queue n zero bytes (alignment padding). */
 void hfx_bulk_zeros(hfx_bulk *b, uint64_t n);

@@ -104,31 +104,7 @@ static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_d
         }
         return;
     }
-    if (sdt == HFX_DTYPE_BF16 && ddt == HFX_DTYPE_F32) {
-        for (uint64_t i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, src + (uint64_t)stride * i * 2, 2);
-            uint32_t u = (uint32_t)h << 16;
-            memcpy(dst + i * 4, &u, 4);
-        }
-        return;
-    }
-    if (ddt == HFX_DTYPE_F16 && (sdt == HFX_DTYPE_BF16 || sdt == HFX_DTYPE_F32)) { /* --dtype fp16 */
-        for (uint64_t i = 0; i < n; i++) {
-            const uint8_t *e = src + (uint64_t)stride * i * ss;
-            float f;
-            if (sdt == HFX_DTYPE_BF16) {
-                uint16_t h;
-                memcpy(&h, e, 2);
-                f = hfx_bf16_to_f32(h);
-            } else {
-                memcpy(&f, e, 4);
-            }
-            uint16_t o = hfx_f32_to_f16(f);
-            memcpy(dst + i * 2, &o, 2);
-        }
-        return;
-    }
+    /* strided (rare: a view that steps over elements): one at a time */
     for (uint64_t i = 0; i < n; i++)
         store_float(ddt, dst + i * ds, load_float(sdt, src + (uint64_t)stride * i * ss));
 }
@@ -137,9 +113,9 @@ enum { TILE_ROWS = 128, TILE_COLS = 32, PREFETCH_AHEAD = 8 };
 
 /* Output rows [r0, r0 + rows) of a rank-2 view whose columns are strided (a transpose):
  * out[r][c] = src[offset + r·strides[0] + c·strides[1]]. When strides[0] is 1 each output
- * column is a contiguous source run of `rows` (<= TILE_ROWS) elements: a block of TILE_COLS runs
- * is widened into an L1-sized float tile, then written out row by row, so both the source and the output are walked in order and
- * the transpose itself happens inside the tile. Bits are kept as they are when the dtypes match
+ * column is a contiguous source run of `rows` (<= TILE_ROWS) elements: a block of TILE_COLS
+ * runs is widened into an L1-sized float tile, then written out row by row, so both the source
+ * and the output are walked in order and the transpose itself happens inside the tile. Bits are kept as they are when the dtypes match
  * (widening a 2- or 4-byte pattern into the tile and back is exact, NaN payloads included). */
 static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx_dtype ddt,
                            uint8_t *dst) {

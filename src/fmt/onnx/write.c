@@ -131,20 +131,8 @@ static hfx_status write_external(const placement *pl, int n, FILE *f, hfx_outdir
     for (int i = 0; i < n && st == HFX_OK; i++) {
         const onnx_init *in = pl[i].init;
         if (pl[i].offset > pos) hfx_bulk_zeros(bulk, pl[i].offset - pos);
-        pos = pl[i].offset;
-        size_t es = hfx_dtype_size(in->dtype);
-        uint64_t step = CHUNK / es * es;
-        for (uint64_t done = 0; done < in->nbytes && st == HFX_OK; done += step) {
-            uint64_t k = in->nbytes - done < step ? in->nbytes - done : step;
-            uint8_t *chunk = hfx_bulk_buffer(bulk);
-            if (!chunk) break; /* a write failed: hfx_bulk_close says which */
-            st = init_bytes(in, done, k, chunk, err);
-            if (st) break;
-            hfx_bulk_submit(bulk, k);
-            if (in->src) hfx_init_release_range(in->src, done / es, k / es);
-            pos += k;
-        }
-        if (in->src) hfx_init_release(in->src);
+        st = hfx_bulk_stream(bulk, in->src, in->bytes, in->nbytes, err);
+        pos = pl[i].offset + in->nbytes;
     }
     hfx_status wst = hfx_bulk_close(bulk, name, err);
     return st ? st : wst;

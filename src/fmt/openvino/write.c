@@ -108,23 +108,8 @@ static hfx_status write_blobs(const ov_blobs *blobs, FILE *f, hfx_outdir *out, c
     for (int i = 0; i < blobs->n && st == HFX_OK; i++) {
         const ov_blob *bl = &blobs->items[i];
         if (bl->offset > pos) hfx_bulk_zeros(bulk, bl->offset - pos);
-        pos = bl->offset;
-        size_t es = bl->src ? hfx_dtype_size(bl->dtype) : 1;
-        uint64_t step = CHUNK / es, total = bl->nbytes / es;
-        for (uint64_t done = 0; done < total && st == HFX_OK; done += step) {
-            uint64_t k = total - done < step ? total - done : step;
-            uint8_t *chunk = hfx_bulk_buffer(bulk);
-            if (!chunk) break; /* a write failed: hfx_bulk_close says which */
-            if (bl->src)
-                st = hfx_init_read(bl->src, done, k, chunk, err);
-            else
-                memcpy(chunk, bl->bytes + done, k);
-            if (st) break;
-            hfx_bulk_submit(bulk, k * es);
-            if (bl->src) hfx_init_release_range(bl->src, done, k);
-            pos += k * es;
-        }
-        if (bl->src) hfx_init_release(bl->src);
+        st = hfx_bulk_stream(bulk, bl->src, bl->bytes, bl->nbytes, err);
+        pos = bl->offset + bl->nbytes;
     }
     hfx_status wst = hfx_bulk_close(bulk, name, err);
     return st ? st : wst;
