@@ -6,6 +6,7 @@ across runs).
 
     make bench                       # all models, writes bench/results/<date>-<machine>.{json,md,png}
     python bench/run.py --models tiny --runs 1 --runtime-models ''
+    python bench/run.py --models qwen3-0.6b --work DIR --skip-export   # runtimes only, on kept exports
 
 Peers that pin an older transformers (optimum-onnx, optimum-intel) get virtualenvs of their own
 (PEER_VENVS); a peer that cannot be installed or fails is reported with its reason, never dropped.
@@ -103,15 +104,17 @@ def dir_bytes(path: Path) -> int:
 
 
 def measure(cmd: list, out_dir: Path | None) -> dict:
-    """Wall time, peak RSS of the largest process in the tree (ru_maxrss of waited children, taken
-    in a fresh wrapper so earlier runs do not count) and bytes written."""
+    """Wall time, CPU time (user + system of the whole tree: unlike wall time, barely touched by
+    the disk's mood), peak RSS of the largest process in the tree (ru_maxrss of waited children,
+    taken in a fresh wrapper so earlier runs do not count) and bytes written."""
     wrapper = (
         "import resource, subprocess, sys, time, json\n"
         "t = time.perf_counter()\n"
         "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
         "dt = time.perf_counter() - t\n"
-        "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024\n"
-        "print(json.dumps({'rc': r.returncode, 'seconds': dt, 'peak_rss': rss, 'stderr': r.stderr[-2000:]}))\n"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(json.dumps({'rc': r.returncode, 'seconds': dt, 'cpu_seconds': u.ru_utime + u.ru_stime,\n"
+        "                  'peak_rss': u.ru_maxrss * 1024, 'stderr': r.stderr[-2000:]}))\n"
     )
     if out_dir is not None and out_dir.exists():
         shutil.rmtree(out_dir)
@@ -225,6 +228,7 @@ def bench_export(name: str, runs: int, work: Path) -> list:
             print(f"bench: {name}: {tool} failed: {rows[-1]['error']}", file=sys.stderr)
             continue
         rows.append({"model": name, "tool": tool, "vs": vs, "runs": len(ok), "seconds": statistics.median(g["seconds"] for g in ok),
+                     "cpu_seconds": statistics.median(g["cpu_seconds"] for g in ok),
                      "peak_rss": max(g["peak_rss"] for g in ok), "bytes": ok[-1]["bytes"]})
         if floors:
             rows[-1]["floor_seconds"] = statistics.median(floors)
@@ -379,22 +383,10 @@ def time_graph(g, prompt, want_prefill, want_decode) -> dict:
             "max_abs_logits_diff": float(max(np.abs(got_prefill - want_prefill).max(), np.abs(got_decode - want_decode).max()))}
 
 
-def bench_runtime(name: str, work: Path) -> list:
-    """Prefill tokens/s (prompt 128) and decode tokens/s (batch 1, 64 steps) of every generation
-    graph in its runtime, with the agreement of its logits with transformers eager."""
-    import numpy as np
-    import torch
-    from transformers import AutoModelForCausalLM
-
+def runtime_graphs(name: str, work: Path) -> dict:
+    """(runtime, graph name) → a constructor of that graph, exporting hfx's on first use."""
     model = model_dir(name)
     config = json.loads((model / "config.json").read_text())
-    vocab = config["vocab_size"]
-    prompt = np.random.default_rng(0).integers(0, min(1000, vocab), (1, PROMPT)).astype(np.int64)
-    ref = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32, attn_implementation="eager")
-    with torch.no_grad():
-        full = ref(input_ids=torch.from_numpy(np.concatenate([prompt, [[1]]], 1))).logits.numpy()
-    want_prefill, want_decode = full[:, PROMPT - 1], full[:, PROMPT]
-    del ref
 
     def hfx(out, *flags):
         if not out.exists():
@@ -413,7 +405,7 @@ def bench_runtime(name: str, work: Path) -> list:
             raise FileNotFoundError(f"no {out.name} export (see the export table)")
         return OrtGraph(out / "model.onnx", out / "model.onnx", config) if kind == "onnx" else OvStatefulGraph(out / "openvino_model.xml")
 
-    graphs = {
+    return {
         ("onnxruntime", "hfx (dynamic cache)"): lambda: OrtGraph(hfx(work / "rt-dyn", "--format", "onnx", "--for-generation") / "prefill.onnx",
                                                                  work / "rt-dyn" / "decode.onnx", config),
         ("onnxruntime", "hfx (static cache)"): lambda: OrtStaticGraph(hfx(work / "rt-static", "--format", "onnx", "--for-generation",
@@ -426,20 +418,53 @@ def bench_runtime(name: str, work: Path) -> list:
         ("openvino", "hfx (stateful)"): lambda: OvStatefulGraph(hfx(work / "rt-ov", "--format", "openvino", "--for-generation") / "openvino_model.xml"),
         ("openvino", "optimum-cli export openvino"): lambda: optimum("openvino"),
     }
+
+
+def time_one_graph(name: str, work: Path, index: int) -> int:
+    """The child side of bench_runtime: time graph number `index` against the reference the parent
+    saved, and print the result as one JSON line."""
+    import numpy as np
+
+    ref = np.load(work / "runtime-ref.npz")
+    got = time_graph(list(runtime_graphs(name, work).values())[index](), ref["prompt"], ref["want_prefill"], ref["want_decode"])
+    print(json.dumps(got))
+    return 0
+
+
+def bench_runtime(name: str, work: Path) -> list:
+    """Prefill tokens/s (prompt 128) and decode tokens/s (batch 1, 64 steps) of every generation
+    graph in its runtime, with the agreement of its logits with transformers eager."""
+    import numpy as np
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = model_dir(name)
+    vocab = json.loads((model / "config.json").read_text())["vocab_size"]
+    prompt = np.random.default_rng(0).integers(0, min(1000, vocab), (1, PROMPT)).astype(np.int64)
+    ref = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32, attn_implementation="eager")
+    with torch.no_grad():
+        full = ref(input_ids=torch.from_numpy(np.concatenate([prompt, [[1]]], 1))).logits.numpy()
+    del ref
+    work.mkdir(parents=True, exist_ok=True)
+    np.savez(work / "runtime-ref.npz", prompt=prompt, want_prefill=full[:, PROMPT - 1], want_decode=full[:, PROMPT])
+
+    # Each graph is timed in a process of its own: one runtime's thread pools, allocator state and
+    # page cache left behind by the graph before must not speed up or slow down the next.
     # Two passes, the second in reverse order, keeping each graph's best: this machine's speed
     # drifts over minutes, and a graph measured only first or only last would carry that drift.
-    rows = {key: {"model": name, "runtime": key[0], "graph": key[1]} for key in graphs}
-    for order in (list(graphs), list(reversed(graphs))):
+    keys = list(runtime_graphs(name, work))
+    rows = {key: {"model": name, "runtime": key[0], "graph": key[1]} for key in keys}
+    for order in (keys, keys[::-1]):
         for key in order:
             row = rows[key]
             if "error" in row:
                 continue
-            try:
-                got = time_graph(graphs[key](), prompt, want_prefill, want_decode)
-            except Exception as e:  # a peer's graph that does not run is reported, not fatal
-                row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:160] if str(e).strip() else ''}"
+            r = subprocess.run([PY, __file__, "--time-graph", name, work, str(keys.index(key))], capture_output=True, text=True)
+            if r.returncode != 0:  # a peer's graph that does not run is reported, not fatal
+                row["error"] = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][:200]
                 print(f"bench: runtime {name} {key[0]} {key[1]}: {row['error']}", file=sys.stderr)
                 continue
+            got = json.loads(r.stdout.strip().splitlines()[-1])
             print(f"bench: runtime {name} {key[0]} {key[1]}: prefill {got['prefill_tokens_per_s']:.0f} tok/s, "
                   f"decode {got['decode_tokens_per_s']:.1f} tok/s, diff {got['max_abs_logits_diff']:.1e}", file=sys.stderr)
             for k, v in got.items():
@@ -468,6 +493,10 @@ def versions() -> str:
     return ", ".join(got)
 
 
+def secs(x: float) -> str:
+    return f"{x:.3f}" if x < 1 else f"{x:.2f}"  # the tiny model's exports take milliseconds
+
+
 def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
     hfx_version = subprocess.run([HFX, "--version"], capture_output=True, text=True).stdout.strip()
     md = [f"# hfx benchmarks — {out_base.name}", "",
@@ -476,32 +505,33 @@ def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
           f"Versions: {hfx_version}, python {platform.python_version()}, {versions()}.", "",
           "## Export", "",
           f"Median wall time of the runs (each after a sync and {SETTLE_S} s of quiet, so the previous run's writeback and "
-          "discards are not charged to it); peak RSS of the largest process; ratios to the hfx export of the same kind "
+          "discards are not charged to it); CPU seconds (user + system, all processes: steadier than wall time on a noisy disk); peak RSS of the largest process; ratios to the hfx export of the same kind "
           "(a plain forward graph, or a generation graph with its cache) and to that export's floor.", "",
-          "| model | tool | runs | time (s) | × hfx | × floor | peak RSS (MiB) | written (MiB) |",
-          "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+          "| model | tool | runs | time (s) | × hfx | × floor | CPU (s) | CPU × hfx | peak RSS (MiB) | written (MiB) |",
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name in dict.fromkeys(r["model"] for r in export_rows):
         rows = [r for r in export_rows if r["model"] == name]
         by_tool = {r["tool"]: r for r in rows if "seconds" in r}
         for r in rows:
             if "skipped" in r:
-                md.append(f"| {name} | {r['tool']} | | skipped: {r['skipped']} | | | | |")
+                md.append(f"| {name} | {r['tool']} | | skipped: {r['skipped']} | | | | | | |")
             elif "error" in r:
-                md.append(f"| {name} | {r['tool']} | | failed: {' '.join(r['error'])[:120]} | | | | |")
+                md.append(f"| {name} | {r['tool']} | | failed: {' '.join(r['error'])[:120]} | | | | | | |")
             else:
                 base = by_tool.get(r.get("vs") or r["tool"])
                 x_hfx = f"{r['seconds'] / base['seconds']:.1f}×" if base else "—"
                 floor = (base or {}).get("floor_seconds")
                 x_floor = f"{r['seconds'] / floor:.2f}×" if floor else "—"
-                md.append(f"| {name} | {r['tool']} | {r['runs']} | {r['seconds']:.2f} | {x_hfx} | {x_floor} | "
-                          f"{r['peak_rss'] / 2**20:.0f} | {r['bytes'] / 2**20:.0f} |")
+                x_cpu = f"{r['cpu_seconds'] / base['cpu_seconds']:.1f}×" if base else "—"
+                md.append(f"| {name} | {r['tool']} | {r['runs']} | {secs(r['seconds'])} | {x_hfx} | {x_floor} | "
+                          f"{secs(r['cpu_seconds'])} | {x_cpu} | {r['peak_rss'] / 2**20:.0f} | {r['bytes'] / 2**20:.0f} |")
     md += ["", "Floor: `cat` of the checkpoint into a file on the same disk, repeated to the byte count of that hfx "
            "output, truncated and fsync'd, measured right after each hfx run. hfx starts the disk writing while it converts "
            "(write-behind), which a plain `cat` does not, so it can finish under the floor.", "",
            "## Runtime", "",
            f"CPU, batch 1: prefill tokens/s over a {PROMPT}-token prompt (median of 3 after a warm-up), decode tokens/s from "
-           f"the median of {STEPS} single-token steps after it, each the better of two passes over all graphs (the second in "
-           "reverse order), and the max abs difference of the logits from transformers eager (fp32) at the "
+           f"the median of {STEPS} single-token steps after it, each graph in a fresh process, the better of two passes over all "
+           "graphs (the second in reverse order), and the max abs difference of the logits from transformers eager (fp32) at the "
            "prompt's last position and the first decode step. Ratios are to hfx's dynamic-cache graph in the same runtime "
            "(OpenVINO: hfx's stateful graph).", "",
            "| model | runtime | graph | prefill tok/s | × hfx | decode tok/s | × hfx | max abs logits diff |",
@@ -543,17 +573,26 @@ def main() -> int:
     ap.add_argument("--models", default="tiny,qwen3-0.6b")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--runtime-models", default="qwen3-0.6b", help="models whose graphs are timed in the runtimes ('' for none)")
+    ap.add_argument("--work", type=Path, help="keep the exports in this folder (default: a temporary one, removed at the end)")
+    ap.add_argument("--skip-export", action="store_true", help="time only the runtimes, on the exports already in --work")
+    ap.add_argument("--time-graph", nargs=3, metavar=("MODEL", "WORK", "INDEX"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.time_graph:
+        return time_one_graph(args.time_graph[0], Path(args.time_graph[1]), int(args.time_graph[2]))
+    if args.skip_export and not args.work:
+        ap.error("--skip-export needs --work")
     names = args.models.split(",")
     out_dir = REPO / "bench" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
-    out_base = out_dir / f"{datetime.date.today().isoformat()}-{platform.node()}"
+    out_base = out_dir / f"{datetime.date.today().isoformat()}-{platform.node()}{'-runtime' if args.skip_export else ''}"
     export_rows, runtime_rows = [], []
     with tempfile.TemporaryDirectory(dir=CACHE if CACHE.exists() else None) as tmp:
+        work = args.work or Path(tmp)
         for name in names:
-            export_rows += bench_export(name, args.runs, Path(tmp) / name)
+            if not args.skip_export:
+                export_rows += bench_export(name, args.runs, work / name)
             if name in args.runtime_models.split(","):
-                runtime_rows += bench_runtime(name, Path(tmp) / name)
+                runtime_rows += bench_runtime(name, work / name)
     report(export_rows, runtime_rows, out_base)
     return 0
 

@@ -3,6 +3,8 @@
 #ifndef HFX_BASE_HALF_H
 #define HFX_BASE_HALF_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -63,5 +65,10 @@ static inline uint16_t hfx_f32_to_f16(float f) {
     uint32_t h = (nan & is_nan) | (0x7c00u & is_inf) | (small & is_small) | (normal & is_normal);
     return (uint16_t)(sign | h);
 }
+
+/* Narrow n floats to halves, exactly as hfx_f32_to_f16 one by one would: through F16C when
+ * allow_f16c and the CPU has it (tests turn it off to compare the two). src and dst must not
+ * overlap. */
+void hfx_f32_to_f16_n(const float *src, uint16_t *dst, size_t n, bool allow_f16c);
 
 #endif

@@ -71,10 +71,10 @@ static void store_floats(hfx_dtype ddt, const float *src, uint8_t *dst, int64_t 
     if (ddt == HFX_DTYPE_F32) {
         memcpy(dst, src, (size_t)n * 4);
     } else if (ddt == HFX_DTYPE_F16) {
-        uint16_t half[256]; /* a local block: nothing aliases it, so the loop vectorizes */
+        uint16_t half[256]; /* dst is bytes of any alignment: narrow into a block, then copy */
         for (int64_t i = 0; i < n; i += 256) {
             int64_t k = n - i < 256 ? n - i : 256;
-            for (int64_t j = 0; j < k; j++) half[j] = hfx_f32_to_f16(src[i + j]);
+            hfx_f32_to_f16_n(src + i, half, (size_t)k, true);
             memcpy(dst + 2 * i, half, (size_t)k * 2);
         }
     } else {
