@@ -136,16 +136,22 @@ def floor_cmd(src: Path, nbytes: int, dst: Path) -> list:
     return ["sh", "-c", script, "floor", src, nbytes, dst]
 
 
+STATIC_CACHE_LEN = 256  # the static-cache graphs' cache: prompt and decode steps fit
+
+# the Python system: `forward` (export), `generation` (export_for_generation, dynamic cache) or
+# `generation-static` (a static cache with multi-token decode, as its docs export one)
 SEED = (
     "import sys, torch\n"
-    "from transformers import AutoModelForCausalLM\n"
+    "from transformers import AutoModelForCausalLM, GenerationConfig\n"
     "from transformers.exporters import OnnxExporter, OnnxConfig, OpenVINOExporter, OpenVINOConfig\n"
-    "src, dst, fmt, gen = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == 'generation'\n"
+    "src, dst, fmt, mode = sys.argv[1:5]\n"
     "m = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)\n"
-    "ids = torch.ones(1 if gen else 2, 16, dtype=torch.long)\n"
+    "ids = torch.ones(2 if mode == 'forward' else 1, 16, dtype=torch.long)\n"
     "inputs = {'input_ids': ids, 'attention_mask': torch.ones_like(ids)}\n"
     "x, cfg = (OnnxExporter(), OnnxConfig(dynamic=True)) if fmt == 'onnx' else (OpenVINOExporter(), OpenVINOConfig(dynamic=True))\n"
-    "art = x.export_for_generation(m, inputs, config=cfg) if gen else x.export(m, inputs, cfg)\n"
+    "static = dict(generation_config=GenerationConfig(cache_implementation='static', max_cache_len=int(sys.argv[5])),\n"
+    "              multi_token_decode=True) if mode == 'generation-static' else {}\n"
+    "art = x.export(m, inputs, cfg) if mode == 'forward' else x.export_for_generation(m, inputs, config=cfg, **static)\n"
     "art.save_pretrained(dst)\n"
 )
 
@@ -294,41 +300,55 @@ class OrtGraph:
 
 
 class OrtStaticGraph:
-    """hfx's static-cache generation export: cache buffers bound in place (io-binding)."""
+    """A static-cache graph: fixed-size cache buffers, each bound as both its `input.<name>` and its
+    `output.<name>` (io-binding), so the graph updates them in place. The buffers are built from
+    the graph's own input metadata (a symbolic first axis is the batch, 1; any other symbolic
+    axis is the cache length), and the attention mask follows the graph's kind: a [1, cache]
+    slot mask (hfx) or a [1, 1, query, cache] boolean causal mask (transformers.exporters)."""
 
-    def __init__(self, out: Path, max_len: int):
+    def __init__(self, prefill: Path, decode: Path, max_len: int):
         import numpy as np
         import onnxruntime as ort
 
-        man = json.loads((out / "export.json").read_text())
-        self.sess = {k: ort.InferenceSession(str(out / v["file"]), ort.SessionOptions(), providers=["CPUExecutionProvider"])
-                     for k, v in man["components"].items()}
-        self.layers = man["components"]["decode"]["metadata"]["cache"]["layers"]
+        new = lambda f: ort.InferenceSession(str(f), ort.SessionOptions(), providers=["CPUExecutionProvider"])
+        self.prefill_s = new(prefill)
+        self.decode_s = self.prefill_s if decode == prefill else new(decode)
         self.M, self.np, self.ort = max_len, np, ort
+        types = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(int64)": np.int64, "tensor(int32)": np.int32}
+        # (ONNX Runtime reports some fixed dims as digit strings: '8')
+        dim = lambda k, d: int(d) if isinstance(d, int) or d.isdigit() else 1 if k == 0 else max_len
+        self.buffers = [(i.name[len("input."):], [dim(k, d) for k, d in enumerate(i.shape)], types[i.type])
+                        for i in self.prefill_s.get_inputs() if i.name.startswith("input.")]
+        if not self.buffers:
+            raise ValueError(f"{prefill.name} has no input.<name> cache inputs")
 
-    def _step(self, comp, ids, start):
+    def _step(self, sess, ids, start):
         np = self.np
-        self.slots[:, start:start + ids.shape[1]] = 1
-        b = self.sess[comp].io_binding()
-        for k, v in {"input_ids": ids, "attention_mask": self.slots, "position_ids": np.arange(start, start + ids.shape[1])[None],
-                     "cache_position": np.arange(start, start + ids.shape[1], dtype=np.int64)}.items():
-            b.bind_cpu_input(k, v)
-        for k, v in self.bufs.items():
-            b.bind_ortvalue_input("input." + k, v)
-            b.bind_ortvalue_output("output." + k, v)
+        q, total = ids.shape[1], start + ids.shape[1]
+        feeds = {"input_ids": ids, "position_ids": np.arange(start, total, dtype=np.int64)[None],
+                 "cache_position": np.arange(start, total, dtype=np.int64)}
+        b = sess.io_binding()
+        for i in sess.get_inputs():
+            if i.name == "attention_mask":
+                slots = np.arange(self.M)
+                v = ((slots[None, :] <= np.arange(start, total)[:, None])[None, None] if len(i.shape) == 4
+                     else (slots < total)[None].astype(np.int64))
+                b.bind_cpu_input(i.name, np.ascontiguousarray(v))
+            elif i.name in feeds:
+                b.bind_cpu_input(i.name, feeds[i.name])
+        for name, v in self.cache.items():
+            b.bind_ortvalue_input("input." + name, v)
+            b.bind_ortvalue_output("output." + name, v)
         b.bind_output("logits")
-        self.sess[comp].run_with_iobinding(b)
-        return b.copy_outputs_to_cpu()[-1][:, -1]
+        sess.run_with_iobinding(b)
+        return b.get_outputs()[-1].numpy()[:, -1]  # the logits only: copying the cache out too would be timed
 
     def prefill(self, ids):
-        np = self.np
-        self.bufs = {f"past_key_values.{i}.{w}": self.ort.OrtValue.ortvalue_from_numpy(np.zeros((1, l["heads"], self.M, l["key_dim"]), np.float32))
-                     for i, l in enumerate(self.layers) for w in ("key", "value")}
-        self.slots = np.zeros((1, self.M), np.int64)
-        return self._step("prefill", ids, 0)
+        self.cache = {name: self.ort.OrtValue.ortvalue_from_numpy(self.np.zeros(shape, dtype)) for name, shape, dtype in self.buffers}
+        return self._step(self.prefill_s, ids, 0)
 
     def decode(self, ids, start):
-        return self._step("decode", ids, start)
+        return self._step(self.decode_s, ids, start)
 
 
 class OvStatefulGraph:
@@ -393,10 +413,12 @@ def runtime_graphs(name: str, work: Path) -> dict:
             subprocess.run([HFX, "export", model, out, "--dynamic", "--quiet", *flags], check=True)
         return out
 
-    def seed_generation():
-        out = work / "seed-gen"
+    def seed_generation(mode):
+        out = work / f"seed-{mode}"
         if not out.exists():
-            subprocess.run([PY, "-c", SEED, model, out, "onnx", "generation"], check=True, capture_output=True)
+            subprocess.run([PY, "-c", SEED, model, out, "onnx", mode, str(STATIC_CACHE_LEN)], check=True, capture_output=True)
+        if mode == "generation-static":  # one multi-token decode graph serves prompt and steps
+            return OrtStaticGraph(out / "decode.onnx", out / "decode.onnx", STATIC_CACHE_LEN)
         return OrtGraph(out / "prefill.onnx", out / "decode.onnx", config)
 
     def optimum(kind):
@@ -408,11 +430,13 @@ def runtime_graphs(name: str, work: Path) -> dict:
     return {
         ("onnxruntime", "hfx (dynamic cache)"): lambda: OrtGraph(hfx(work / "rt-dyn", "--format", "onnx", "--for-generation") / "prefill.onnx",
                                                                  work / "rt-dyn" / "decode.onnx", config),
-        ("onnxruntime", "hfx (static cache)"): lambda: OrtStaticGraph(hfx(work / "rt-static", "--format", "onnx", "--for-generation",
-                                                                          "--cache", "static", "--max-cache-len", "256"), 256),
+        ("onnxruntime", "hfx (static cache)"): lambda: OrtStaticGraph(hfx(work / "rt-static", "--format", "onnx", "--for-generation", "--cache", "static",
+                                                                          "--max-cache-len", str(STATIC_CACHE_LEN)) / "prefill.onnx",
+                                                                      work / "rt-static" / "decode.onnx", STATIC_CACHE_LEN),
         ("onnxruntime", "hfx (multi-token decode)"): lambda: OrtGraph(hfx(work / "rt-multi", "--format", "onnx", "--for-generation",
                                                                           "--multi-token-decode") / "decode.onnx", work / "rt-multi" / "decode.onnx", config),
-        ("onnxruntime", "transformers.exporters (export_for_generation)"): seed_generation,
+        ("onnxruntime", "transformers.exporters (export_for_generation)"): lambda: seed_generation("generation"),
+        ("onnxruntime", "transformers.exporters (static cache)"): lambda: seed_generation("generation-static"),
         ("onnxruntime", "onnxruntime-genai builder"): lambda: OrtGraph(work / "genai" / "model.onnx", work / "genai" / "model.onnx", config),
         ("onnxruntime", "optimum-cli export onnx"): lambda: optimum("onnx"),
         ("openvino", "hfx (stateful)"): lambda: OvStatefulGraph(hfx(work / "rt-ov", "--format", "openvino", "--for-generation") / "openvino_model.xml"),
@@ -426,7 +450,11 @@ def time_one_graph(name: str, work: Path, index: int) -> int:
     import numpy as np
 
     ref = np.load(work / "runtime-ref.npz")
-    got = time_graph(list(runtime_graphs(name, work).values())[index](), ref["prompt"], ref["want_prefill"], ref["want_decode"])
+    try:
+        got = time_graph(list(runtime_graphs(name, work).values())[index](), ref["prompt"], ref["want_prefill"], ref["want_decode"])
+    except Exception as e:  # a peer's graph that does not run is reported, not fatal
+        msg = " ".join(str(e).split())
+        got = {"error": f"{type(e).__name__}: {msg[:200]}"}
     print(json.dumps(got))
     return 0
 
@@ -460,11 +488,12 @@ def bench_runtime(name: str, work: Path) -> list:
             if "error" in row:
                 continue
             r = subprocess.run([PY, __file__, "--time-graph", name, work, str(keys.index(key))], capture_output=True, text=True)
-            if r.returncode != 0:  # a peer's graph that does not run is reported, not fatal
-                row["error"] = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][:200]
+            got = (json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 and r.stdout.strip() else
+                   {"error": (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][:200]})  # it crashed
+            if "error" in got:
+                row["error"] = got["error"]
                 print(f"bench: runtime {name} {key[0]} {key[1]}: {row['error']}", file=sys.stderr)
                 continue
-            got = json.loads(r.stdout.strip().splitlines()[-1])
             print(f"bench: runtime {name} {key[0]} {key[1]}: prefill {got['prefill_tokens_per_s']:.0f} tok/s, "
                   f"decode {got['decode_tokens_per_s']:.1f} tok/s, diff {got['max_abs_logits_diff']:.1e}", file=sys.stderr)
             for k, v in got.items():
