@@ -5,7 +5,8 @@
  * CPU made it; tests/unit/test_ir.c checks the two against each other. */
 #include "base/half.h"
 
-#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+/* ifuncs need glibc's dynamic linker (or its static start-up code); elsewhere, the portable path */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 #include <immintrin.h>
 
