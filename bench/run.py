@@ -331,7 +331,7 @@ class OrtStaticGraph:
 
     def _step(self, sess, ids, start):
         np = self.np
-        q, total = ids.shape[1], start + ids.shape[1]
+        total = start + ids.shape[1]
         feeds = {"input_ids": ids, "position_ids": np.arange(start, total, dtype=np.int64)[None],
                  "cache_position": np.arange(start, total, dtype=np.int64)}
         b = sess.io_binding()
