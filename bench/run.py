@@ -258,20 +258,24 @@ PROMPT, STEPS = 128, 64
 CACHE_FEEDBACK = (("present.", "past_key_values."), ("output.cache.", "input.cache."), ("cache.", "input.cache."))
 
 
+def ort_sessions(prefill: Path, decode: Path) -> tuple:
+    """CPU sessions for a graph's prefill and decode files: one session when they are the same file."""
+    import onnxruntime as ort
+
+    new = lambda f: ort.InferenceSession(str(f), ort.SessionOptions(), providers=["CPUExecutionProvider"])
+    first = new(prefill)
+    return first, first if decode == prefill else new(decode)
+
+
 class OrtGraph:
     """A prefill and a decode session (possibly the same one) with a dynamic cache: whatever cache
     the last call returned is fed back by name (CACHE_FEEDBACK), and a session with cache inputs
     starts from empty ones."""
 
     def __init__(self, prefill: Path, decode: Path, config: dict):
-        import onnxruntime as ort
-
         self.kv_heads = config.get("num_key_value_heads") or config["num_attention_heads"]
         self.head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
-
-        opts = ort.SessionOptions()
-        self.prefill_s = ort.InferenceSession(str(prefill), opts, providers=["CPUExecutionProvider"])
-        self.decode_s = self.prefill_s if decode == prefill else ort.InferenceSession(str(decode), opts, providers=["CPUExecutionProvider"])
+        self.prefill_s, self.decode_s = ort_sessions(prefill, decode)
 
     def _run(self, sess, ids, start):
         import numpy as np
@@ -317,9 +321,7 @@ class OrtStaticGraph:
         import numpy as np
         import onnxruntime as ort
 
-        new = lambda f: ort.InferenceSession(str(f), ort.SessionOptions(), providers=["CPUExecutionProvider"])
-        self.prefill_s = new(prefill)
-        self.decode_s = self.prefill_s if decode == prefill else new(decode)
+        self.prefill_s, self.decode_s = ort_sessions(prefill, decode)
         self.M, self.np, self.ort = max_len, np, ort
         types = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(int64)": np.int64, "tensor(int32)": np.int32}
         # (ONNX Runtime reports some fixed dims as digit strings: '8')

@@ -25,7 +25,8 @@ struct hfx_bulk {
     int head, tail, queued;    /* ring: head is written next, tail filled next */
     bool threaded, closing, failed;
     int write_errno;
-    uint64_t pos, flushed;     /* bytes written, and how far writeback has been started */
+    uint64_t submitted;        /* the caller's side: file offset after every byte queued so far */
+    uint64_t pos, flushed;     /* the writer's side: bytes written, and how far writeback has started */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -74,7 +75,7 @@ hfx_status hfx_bulk_open(hfx_outdir *out, FILE *f, size_t chunk, hfx_bulk **bp, 
     b->f = f;
     b->chunk = chunk;
     long at = ftell(f);
-    b->pos = b->flushed = at > 0 ? (uint64_t)at : 0;
+    b->submitted = b->pos = b->flushed = at > 0 ? (uint64_t)at : 0;
     for (int i = 0; i < NBUF; i++) {
         if (!(b->buf[i] = malloc(chunk))) {
             for (int j = 0; j < i; j++) free(b->buf[j]);
@@ -93,7 +94,9 @@ hfx_status hfx_bulk_open(hfx_outdir *out, FILE *f, size_t chunk, hfx_bulk **bp, 
     return HFX_OK;
 }
 
-uint8_t *hfx_bulk_buffer(hfx_bulk *b) {
+/* A free buffer of `chunk` bytes to fill (waits for the writer to free one); NULL once a write
+ * has failed: stop, and hfx_bulk_close reports it. */
+static uint8_t *next_buffer(hfx_bulk *b) {
     if (!b->threaded) return b->failed ? NULL : b->buf[0];
     pthread_mutex_lock(&b->mu);
     while (b->queued == NBUF) pthread_cond_wait(&b->cv, &b->mu);
@@ -116,8 +119,10 @@ static void queue(hfx_bulk *b, size_t n) {
     pthread_mutex_unlock(&b->mu);
 }
 
-void hfx_bulk_submit(hfx_bulk *b, size_t n) {
+/* Queue the first n bytes of the buffer next_buffer returned last. */
+static void submit(hfx_bulk *b, size_t n) {
     queue(b, n);
+    b->submitted += n;
     hfx_outdir_progress_add(b->out, n);
 }
 
@@ -128,28 +133,27 @@ hfx_status hfx_bulk_stream(hfx_bulk *b, const hfx_init *src, const uint8_t *byte
     hfx_status st = HFX_OK;
     for (uint64_t done = 0; done < total && st == HFX_OK; done += step) {
         uint64_t k = total - done < step ? total - done : step;
-        uint8_t *chunk = hfx_bulk_buffer(b);
+        uint8_t *chunk = next_buffer(b);
         if (!chunk) break;
         if (src)
             st = hfx_init_read(src, done, k, chunk, err);
         else
             memcpy(chunk, bytes + done, k);
         if (st) break;
-        hfx_bulk_submit(b, k * es);
+        submit(b, k * es);
         if (src) hfx_init_release_range(src, done, k);
     }
     if (src) hfx_init_release(src);
     return st;
 }
 
-void hfx_bulk_zeros(hfx_bulk *b, uint64_t n) {
-    while (n > 0) {
-        size_t k = n < b->chunk ? (size_t)n : b->chunk;
-        uint8_t *p = hfx_bulk_buffer(b);
+void hfx_bulk_pad_to(hfx_bulk *b, uint64_t offset) {
+    while (b->submitted < offset) {
+        size_t k = offset - b->submitted < b->chunk ? (size_t)(offset - b->submitted) : b->chunk;
+        uint8_t *p = next_buffer(b);
         if (!p) return;
         memset(p, 0, k);
-        hfx_bulk_submit(b, k); /* progress counts file bytes, padding included */
-        n -= k;
+        submit(b, k); /* progress counts file bytes, padding included */
     }
 }
 

@@ -20,21 +20,15 @@ typedef struct hfx_bulk hfx_bulk;
  * touch f until hfx_bulk_close. */
 hfx_status hfx_bulk_open(hfx_outdir *out, FILE *f, size_t chunk, hfx_bulk **b, hfx_error *err);
 
-/* A free buffer of `chunk` bytes to fill (waits for the writer to free one); NULL once a write
- * has failed — stop, and hfx_bulk_close reports it. */
-uint8_t *hfx_bulk_buffer(hfx_bulk *b);
-
-/* Queue the first n bytes of the buffer hfx_bulk_buffer returned last. */
-void hfx_bulk_submit(hfx_bulk *b, size_t n);
-
 /* Queue a weight's nbytes: read from `src` (converted, transposed) chunk by chunk, releasing its
  * checkpoint pages as each chunk is done, or copied from `bytes` when src is NULL. A failed
  * read is returned; a failed write stops the stream quietly (hfx_bulk_close reports it). */
 hfx_status hfx_bulk_stream(hfx_bulk *b, const hfx_init *src, const uint8_t *bytes, uint64_t nbytes,
                            hfx_error *err);
 
-/* Queue n zero bytes (alignment padding). */
-void hfx_bulk_zeros(hfx_bulk *b, uint64_t n);
+/* Queue zero bytes up to file offset `offset` (alignment padding); nothing when the bytes queued
+ * already reach it. */
+void hfx_bulk_pad_to(hfx_bulk *b, uint64_t offset);
 
 /* Wait for every queued write and free b. HFX_ERR_IO naming `name` when a write failed. */
 hfx_status hfx_bulk_close(hfx_bulk *b, const char *name, hfx_error *err);

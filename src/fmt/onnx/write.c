@@ -127,12 +127,10 @@ static hfx_status write_external(const placement *pl, int n, FILE *f, hfx_outdir
     hfx_bulk *bulk;
     hfx_status st = hfx_bulk_open(out, f, CHUNK, &bulk, err);
     if (st) return st;
-    uint64_t pos = 0;
     for (int i = 0; i < n && st == HFX_OK; i++) {
         const onnx_init *in = pl[i].init;
-        if (pl[i].offset > pos) hfx_bulk_zeros(bulk, pl[i].offset - pos);
+        hfx_bulk_pad_to(bulk, pl[i].offset);
         st = hfx_bulk_stream(bulk, in->src, in->bytes, in->nbytes, err);
-        pos = pl[i].offset + in->nbytes;
     }
     hfx_status wst = hfx_bulk_close(bulk, name, err);
     return st ? st : wst;

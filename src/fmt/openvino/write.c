@@ -104,12 +104,10 @@ static hfx_status write_blobs(const ov_blobs *blobs, FILE *f, hfx_outdir *out, c
     hfx_bulk *bulk;
     hfx_status st = hfx_bulk_open(out, f, CHUNK, &bulk, err);
     if (st) return st;
-    uint64_t pos = 0;
     for (int i = 0; i < blobs->n && st == HFX_OK; i++) {
         const ov_blob *bl = &blobs->items[i];
-        if (bl->offset > pos) hfx_bulk_zeros(bulk, bl->offset - pos);
+        hfx_bulk_pad_to(bulk, bl->offset);
         st = hfx_bulk_stream(bulk, bl->src, bl->bytes, bl->nbytes, err);
-        pos = bl->offset + bl->nbytes;
     }
     hfx_status wst = hfx_bulk_close(bulk, name, err);
     return st ? st : wst;
