@@ -46,7 +46,9 @@ check: deps
 	@$(MAKE) --no-print-directory oracle
 	@$(MAKE) --no-print-directory oracle-sanitized
 
-demo: build
+# The first command on a fresh machine: installs the build dependencies it lacks (not the venv).
+demo: deps
+	@$(MAKE) --no-print-directory build
 	@scripts/demo.sh $(BUILD)/hfx
 
 install: build

@@ -55,13 +55,16 @@ typedef enum hfx_dtype {
     HFX_DTYPE_I8,
     HFX_DTYPE_U8,
     HFX_DTYPE_BOOL,
+    HFX_DTYPE_I4,   /* 4-bit integers, two to a byte, the first in the low nibble (quantized weights) */
+    HFX_DTYPE_U4,
     HFX_DTYPE_COUNT_
 } hfx_dtype;
 
 /* Short lowercase name ("f32", "bf16", ...); "undefined" for anything out of range. */
 const char *hfx_dtype_name(hfx_dtype dtype);
 
-/* Size of one element in bytes; 0 for HFX_DTYPE_UNDEFINED. */
+/* Size of one element in bytes; 0 for HFX_DTYPE_UNDEFINED and for the sub-byte types (int4),
+ * whose tensors are sized from their bit width. */
 size_t hfx_dtype_size(hfx_dtype dtype);
 
 /* Return the library version, HFX_VERSION_STRING. */

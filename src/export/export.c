@@ -9,7 +9,7 @@
 #include "export/config.h"
 #include "export/genai.h"
 #include "export/model.h"
-#include "export/outdir.h"
+#include "io/outdir.h"
 #include "fmt/onnx/onnx.h"
 #include "fmt/openvino/openvino.h"
 

@@ -60,7 +60,7 @@ void hfx_model_describe(const hfx_model *m, void *out_) {
                 if (k < 0 || seen[k]) continue;
                 seen[k] = 1;
                 const hfx_tensor_info *t = hfx_checkpoint_tensor_at(m->ck, (size_t)k);
-                params += t->nbytes / hfx_dtype_size(t->dtype);
+                params += hfx_numel(t->rank, t->shape);
             }
         }
     }

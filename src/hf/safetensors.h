@@ -16,9 +16,9 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/dtype.h" /* HFX_MAX_RANK */
 #include "hfx/hfx.h"
 
-#define HFX_MAX_RANK 8
 #define HFX_SAFETENSORS_MAX_HEADER (100u * 1024u * 1024u) /* as the reference implementation */
 
 typedef struct hfx_tensor_info {

@@ -140,11 +140,6 @@ static hfx_value *const_value(hfx_graph *g, hfx_init *init) {
     return v;
 }
 
-static bool float_dtype(hfx_dtype dt) {
-    return dt == HFX_DTYPE_F32 || dt == HFX_DTYPE_F16 || dt == HFX_DTYPE_BF16 ||
-           dt == HFX_DTYPE_F64;
-}
-
 /* One-part initializer viewing `base` as a contiguous row-major tensor. */
 static hfx_init *contiguous_init(hfx_graph *g, const uint8_t *base, hfx_dtype src, hfx_dtype dt,
                                  int rank, const int64_t *shape, const char *source) {
@@ -185,21 +180,21 @@ static hfx_value *placeholder_const(hfx_graph *g) {
     return const_value(g, init);
 }
 
-hfx_value *hfx_const_tensor(hfx_graph *g, const hfx_tensor_info *t, hfx_dtype dt) {
-    if (!(float_dtype(t->dtype) && float_dtype(dt)) && t->dtype != dt) {
+hfx_value *hfx_const_mapped(hfx_graph *g, const char *name, const char *file, const uint8_t *data,
+                            hfx_dtype src, int rank, const int64_t *shape, hfx_dtype dt) {
+    if (!(hfx_dtype_is_float(src) && hfx_dtype_is_float(dt)) && src != dt) {
         hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: tensor '%s' has dtype %s; hfx needs %s here",
-                       t->file, t->name, hfx_dtype_name(t->dtype), hfx_dtype_name(dt));
+                       file, name, hfx_dtype_name(src), hfx_dtype_name(dt));
         return placeholder_const(g);
     }
-    hfx_init *init = contiguous_init(g, t->data, t->dtype, dt, t->rank, t->shape, t->name);
+    hfx_init *init = contiguous_init(g, data, src, dt, rank, shape, name);
     if (init) init->parts[0].mapped = true;
     return init ? const_value(g, init) : placeholder_const(g);
 }
 
 hfx_value *hfx_const_bytes(hfx_graph *g, hfx_dtype dt, int rank, const int64_t *shape,
                            const void *data) {
-    uint64_t n = hfx_dtype_size(dt);
-    for (int i = 0; i < rank; i++) n *= (uint64_t)shape[i];
+    uint64_t n = hfx_dtype_nbytes(dt, hfx_numel(rank, shape));
     uint8_t *copy = hfx_arena_alloc(g->arena, n ? n : 1);
     if (!copy) {
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");

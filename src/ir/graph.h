@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
-#include "hf/safetensors.h" /* HFX_MAX_RANK, hfx_tensor_info */
+#include "base/dtype.h"
 #include "hfx/hfx.h"
 
 /* ---- Dims ---- */
@@ -92,6 +92,15 @@ typedef struct hfx_init {
 } hfx_init;
 
 uint64_t hfx_init_numel(const hfx_init *init);
+
+/* Bytes the initializer's elements take as init->dtype (packed for sub-byte types). */
+uint64_t hfx_init_nbytes(const hfx_init *init);
+
+/* Whether every part reads a mapped checkpoint tensor (a weight), not bytes computed at build time. */
+bool hfx_init_is_mapped(const hfx_init *init);
+
+/* Two views of the same bytes (same source, view and dtype): a writer stores them once. */
+bool hfx_init_same(const hfx_init *a, const hfx_init *b);
 
 /* Tell the kernel the mapped checkpoint pages behind `init` are done with (MADV_DONTNEED): they
  * are re-read from the page cache if touched again, and resident memory stays bounded by what
@@ -175,8 +184,10 @@ void hfx_graph_set_meta(hfx_graph *g, const char *key, const char *value);
 
 /* ---- Constants ---- */
 
-/* A constant from a checkpoint tensor, read as `dt` (float↔float conversion only). */
-hfx_value *hfx_const_tensor(hfx_graph *g, const hfx_tensor_info *t, hfx_dtype dt);
+/* A constant over a mapped checkpoint tensor `name` (in `file`, for messages): `data` holds
+ * `shape` elements of `src`, read as `dt` (float↔float conversion only). */
+hfx_value *hfx_const_mapped(hfx_graph *g, const char *name, const char *file, const uint8_t *data,
+                            hfx_dtype src, int rank, const int64_t *shape, hfx_dtype dt);
 /* A constant from bytes computed now (copied into the arena). */
 hfx_value *hfx_const_bytes(hfx_graph *g, hfx_dtype dt, int rank, const int64_t *shape,
                            const void *data);

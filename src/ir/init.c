@@ -11,10 +11,29 @@
 #include "base/status.h"
 #include "ir/graph.h"
 
-uint64_t hfx_init_numel(const hfx_init *init) {
-    uint64_t n = 1;
-    for (int i = 0; i < init->rank; i++) n *= (uint64_t)init->shape[i];
-    return n;
+uint64_t hfx_init_numel(const hfx_init *init) { return hfx_numel(init->rank, init->shape); }
+
+uint64_t hfx_init_nbytes(const hfx_init *init) { return hfx_dtype_nbytes(init->dtype, hfx_init_numel(init)); }
+
+bool hfx_init_is_mapped(const hfx_init *init) {
+    for (int i = 0; i < init->n_parts; i++)
+        if (!init->parts[i].mapped) return false;
+    return init->n_parts > 0;
+}
+
+bool hfx_init_same(const hfx_init *a, const hfx_init *b) {
+    if (a == b) return true;
+    if (a->dtype != b->dtype || a->rank != b->rank || a->n_parts != b->n_parts ||
+        memcmp(a->shape, b->shape, sizeof a->shape) != 0)
+        return false;
+    for (int i = 0; i < a->n_parts; i++) {
+        const hfx_init_part *p = &a->parts[i], *q = &b->parts[i];
+        if (p->base != q->base || p->src_dtype != q->src_dtype || p->rank != q->rank ||
+            p->offset != q->offset || memcmp(p->shape, q->shape, sizeof p->shape) ||
+            memcmp(p->strides, q->strides, sizeof p->strides))
+            return false;
+    }
+    return true;
 }
 
 static uint64_t part_numel(const hfx_init_part *p) {
@@ -43,11 +62,6 @@ static void store_float(hfx_dtype dt, uint8_t *p, float f) {
     case HFX_DTYPE_F64: { double d = f; memcpy(p, &d, 8); break; }
     default: memcpy(p, &f, 4); break;
     }
-}
-
-static bool is_float(hfx_dtype dt) {
-    return dt == HFX_DTYPE_F32 || dt == HFX_DTYPE_F16 || dt == HFX_DTYPE_BF16 ||
-           dt == HFX_DTYPE_F64;
 }
 
 /* Widen n contiguous source elements to float (exact for every float type). */
@@ -94,7 +108,7 @@ static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_d
         }
         return;
     }
-    if (stride == 1 && is_float(sdt) && is_float(ddt)) {
+    if (stride == 1 && hfx_dtype_is_float(sdt) && hfx_dtype_is_float(ddt)) {
         /* contiguous: through a small float block, so both loops vectorize */
         float block[256];
         for (uint64_t i = 0; i < n; i += 256) {
@@ -122,7 +136,7 @@ static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx
     size_t ss = hfx_dtype_size(p->src_dtype), ds = hfx_dtype_size(ddt);
     int64_t cols = p->shape[1];
     bool raw = p->src_dtype == ddt && (ss == 2 || ss == 4);
-    if (p->strides[0] == 1 && (raw || (is_float(p->src_dtype) && is_float(ddt)))) {
+    if (p->strides[0] == 1 && (raw || (hfx_dtype_is_float(p->src_dtype) && hfx_dtype_is_float(ddt)))) {
         union { /* [column in block][row]: 16 KB; floats, or bit patterns in raw mode */
             float tile[TILE_COLS][TILE_ROWS];
             uint32_t bits[TILE_COLS * TILE_ROWS];
@@ -188,6 +202,9 @@ hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, v
                          hfx_error *err) {
     if (first + count > hfx_init_numel(init) || first + count < first)
         return hfx_fail(err, HFX_ERR_INTERNAL, "read of '%s' past its end", init->source);
+    if (hfx_dtype_is_packed(init->dtype))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "'%s': element reads of %s are not supported (packed type)",
+                        init->source, hfx_dtype_name(init->dtype));
     uint8_t *out = dst;
     size_t ds = hfx_dtype_size(init->dtype);
     uint64_t part_start = 0;
@@ -198,7 +215,7 @@ hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, v
             part_start += pn;
             continue;
         }
-        if (p->src_dtype != init->dtype && !(is_float(p->src_dtype) && is_float(init->dtype)))
+        if (p->src_dtype != init->dtype && !(hfx_dtype_is_float(p->src_dtype) && hfx_dtype_is_float(init->dtype)))
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "cannot convert '%s' from %s to %s",
                             init->source, hfx_dtype_name(p->src_dtype),
                             hfx_dtype_name(init->dtype));

@@ -16,11 +16,6 @@ static const struct {
 #undef X
 };
 
-static bool is_float(hfx_dtype dt) {
-    return dt == HFX_DTYPE_F32 || dt == HFX_DTYPE_F16 || dt == HFX_DTYPE_BF16 ||
-           dt == HFX_DTYPE_F64;
-}
-
 static void dim_str(const hfx_graph *g, hfx_dim d, char *buf, size_t n) {
     int k = snprintf(buf, n, "%s", "");
     for (int i = 0; i < d.n && k >= 0 && (size_t)k < n; i++) {
@@ -115,7 +110,7 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
         return HFX_OK;
     case HFX_OP_SQRT: case HFX_OP_RECIPROCAL: case HFX_OP_EXP: case HFX_OP_LOG:
     case HFX_OP_SIGMOID: case HFX_OP_TANH: case HFX_OP_ERF: case HFX_OP_COS: case HFX_OP_SIN:
-        if (!is_float(x->dtype)) return bad(g, op, n_in, in, err, "needs a float input");
+        if (!hfx_dtype_is_float(x->dtype)) return bad(g, op, n_in, in, err, "needs a float input");
         return HFX_OK;
     case HFX_OP_CAST:
         if (a->to <= HFX_DTYPE_UNDEFINED || a->to >= HFX_DTYPE_COUNT_)
@@ -150,13 +145,13 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
         return HFX_OK;
     }
     case HFX_OP_RMS_NORM:
-        if (!is_float(x->dtype) || x->rank < 1 || in[1]->rank != 1 ||
+        if (!hfx_dtype_is_float(x->dtype) || x->rank < 1 || in[1]->rank != 1 ||
             !hfx_dim_eq(in[1]->dims[0], x->dims[x->rank - 1]) || in[1]->dtype != x->dtype)
             return bad(g, op, n_in, in, err, "needs x [..., n] and w [n] of x's dtype");
         return HFX_OK;
     case HFX_OP_SOFTMAX: {
         int ax = norm_axis(a->axis, x->rank);
-        if (ax < 0 || ax >= x->rank || !is_float(x->dtype))
+        if (ax < 0 || ax >= x->rank || !hfx_dtype_is_float(x->dtype))
             return bad(g, op, n_in, in, err, "bad axis or dtype");
         return HFX_OK;
     }

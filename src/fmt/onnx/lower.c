@@ -23,6 +23,8 @@ int hfx_onnx_dtype(hfx_dtype dt) {
     case HFX_DTYPE_I8: return ONNX_INT8;
     case HFX_DTYPE_U8: return ONNX_UINT8;
     case HFX_DTYPE_BOOL: return ONNX_BOOL;
+    case HFX_DTYPE_I4: return ONNX_INT4;
+    case HFX_DTYPE_U4: return ONNX_UINT4;
     default: return 0;
     }
 }
@@ -53,8 +55,7 @@ static const char *inline_const(onnx_model *m, hfx_dtype dt, int rank, const int
                                 const void *data) {
     onnx_init *in = add_init(m);
     if (!in) return "";
-    uint64_t n = hfx_dtype_size(dt);
-    for (int i = 0; i < rank; i++) n *= (uint64_t)shape[i];
+    uint64_t n = hfx_dtype_nbytes(dt, hfx_numel(rank, shape));
     uint8_t *copy = hfx_arena_alloc(m->arena, n ? n : 1);
     if (!copy) {
         hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
@@ -100,29 +101,13 @@ static const char *scalar_const(onnx_model *m, hfx_dtype dt, double v) {
     in->name = hfx_arena_printf(m->arena, "/c%d", m->counter++);
     in->dtype = dt;
     in->src = init;
-    in->nbytes = hfx_dtype_size(dt);
+    in->nbytes = hfx_dtype_nbytes(dt, 1);
     return in->name;
-}
-
-/* Two views of the same source are the same initializer: store it once. */
-bool hfx_onnx_same_init(const hfx_init *a, const hfx_init *b) {
-    if (a == b) return true;
-    if (a->dtype != b->dtype || a->rank != b->rank || a->n_parts != b->n_parts ||
-        memcmp(a->shape, b->shape, sizeof a->shape) != 0)
-        return false;
-    for (int i = 0; i < a->n_parts; i++) {
-        const hfx_init_part *p = &a->parts[i], *q = &b->parts[i];
-        if (p->base != q->base || p->src_dtype != q->src_dtype || p->rank != q->rank ||
-            p->offset != q->offset || memcmp(p->shape, q->shape, sizeof p->shape) ||
-            memcmp(p->strides, q->strides, sizeof p->strides))
-            return false;
-    }
-    return true;
 }
 
 static const char *init_const(onnx_model *m, const hfx_init *init) {
     for (int i = 0; i < m->n_inits; i++)
-        if (m->inits[i].src && hfx_onnx_same_init(m->inits[i].src, init)) return m->inits[i].name;
+        if (m->inits[i].src && hfx_init_same(m->inits[i].src, init)) return m->inits[i].name;
     onnx_init *in = add_init(m);
     if (!in) return "";
     /* checkpoint tensors keep their names when read as-is, so the graph reads like the model */
@@ -132,17 +117,17 @@ static const char *init_const(onnx_model *m, const hfx_init *init) {
     bool taken = false;
     for (int i = 0; plain && i < m->n_inits - 1; i++)
         if (strcmp(m->inits[i].name, init->source) == 0) taken = true;
-    in->name = plain && !taken && strcmp(init->source, "computed") != 0
+    bool mapped = hfx_init_is_mapped(init);
+    in->name = plain && !taken && mapped
                    ? init->source
-                   : hfx_arena_printf(m->arena, "%s/%s%d",
-                                      strcmp(init->source, "computed") ? init->source : "",
+                   : hfx_arena_printf(m->arena, "%s/%s%d", mapped ? init->source : "",
                                       init->rank == 2 && init->parts[0].strides[1] != 1 ? "T" : "c",
                                       m->counter++);
     in->dtype = init->dtype;
     in->rank = init->rank;
     memcpy(in->shape, init->shape, sizeof in->shape);
     in->src = init;
-    in->nbytes = hfx_init_numel(init) * hfx_dtype_size(init->dtype);
+    in->nbytes = hfx_init_nbytes(init);
     return in->name;
 }
 
@@ -278,7 +263,7 @@ static bool linear_on_stored(onnx_model *m, const hfx_node *n, const char *out) 
     const hfx_init *w = n->in[1]->init;
     const char *stored = NULL;
     for (int i = 0; i < m->n_inits && !stored; i++)
-        if (m->inits[i].src && hfx_onnx_same_init(m->inits[i].src, w)) stored = m->inits[i].name;
+        if (m->inits[i].src && hfx_init_same(m->inits[i].src, w)) stored = m->inits[i].name;
     if (!stored) return false;
     const hfx_value *xv = n->in[0];
     int64_t in = w->shape[1], outf = w->shape[0], flat[2] = {-1, in}, zero = 0, last = -1;

@@ -31,8 +31,6 @@ typedef struct onnx_model {
 } onnx_model;
 
 int hfx_onnx_dtype(hfx_dtype dt);
-/* Two views of the same bytes (same source, view and dtype): stored once. */
-bool hfx_onnx_same_init(const hfx_init *a, const hfx_init *b);
 hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, onnx_model *m, hfx_error *err);
 void hfx_onnx_model_free(onnx_model *m);
 

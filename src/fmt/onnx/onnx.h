@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "export/outdir.h"
+#include "io/outdir.h"
 #include "ir/graph.h"
 
 #define HFX_ONNX_OPSET_MIN 17

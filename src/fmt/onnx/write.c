@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "export/bulk.h"
+#include "io/bulk.h"
 #include "fmt/onnx/lower.h"
 #include "fmt/onnx/onnx.h"
 #include "fmt/onnx/onnx_proto.h"
@@ -156,7 +156,7 @@ static hfx_status place(onnx_model *ms, int n, const hfx_onnx_options *o, placem
             }
             int j;
             for (j = 0; j < count; j++)
-                if (in->src && pl[j].init->src && hfx_onnx_same_init(in->src, pl[j].init->src)) break;
+                if (in->src && pl[j].init->src && hfx_init_same(in->src, pl[j].init->src)) break;
             if (j == count) {
                 uint64_t align = in->nbytes >= 65536 ? ALIGN_LARGE : ALIGN_SMALL;
                 end = (end + align - 1) / align * align;

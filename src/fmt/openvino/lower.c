@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "fmt/onnx/lower.h" /* hfx_onnx_same_init: the same view test serves both backends */
 
 const char *hfx_ov_type(hfx_dtype dt) {
     switch (dt) {
@@ -24,6 +23,8 @@ const char *hfx_ov_type(hfx_dtype dt) {
     case HFX_DTYPE_I8: return "i8";
     case HFX_DTYPE_U8: return "u8";
     case HFX_DTYPE_BOOL: return "boolean";
+    case HFX_DTYPE_I4: return "i4";
+    case HFX_DTYPE_U4: return "u4";
     default: return "undefined";
     }
 }
@@ -80,7 +81,7 @@ static ov_ref op2(ov_model *m, const char *type, ov_ref a, ov_ref b) {
 static int add_blob(ov_model *m, const hfx_init *src, const uint8_t *bytes, hfx_dtype dt, uint64_t nbytes) {
     ov_blobs *b = m->blobs;
     for (int i = 0; src && i < b->n; i++)
-        if (b->items[i].src && hfx_onnx_same_init(b->items[i].src, src)) return i;
+        if (b->items[i].src && hfx_init_same(b->items[i].src, src)) return i;
     for (int i = 0; !src && i < b->n; i++) /* small lowering-time constants repeat a lot */
         if (!b->items[i].src && b->items[i].dtype == dt && b->items[i].nbytes == nbytes &&
             memcmp(b->items[i].bytes, bytes, nbytes) == 0)
@@ -119,8 +120,7 @@ static ov_ref const_layer(ov_model *m, hfx_dtype dt, int rank, const int64_t *sh
 }
 
 static ov_ref bytes_const(ov_model *m, hfx_dtype dt, int rank, const int64_t *shape, const void *data) {
-    uint64_t n = hfx_dtype_size(dt);
-    for (int i = 0; i < rank; i++) n *= (uint64_t)shape[i];
+    uint64_t n = hfx_dtype_nbytes(dt, hfx_numel(rank, shape));
     uint8_t *copy = hfx_arena_alloc(m->arena, n ? n : 1);
     if (!copy) {
         hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
@@ -146,13 +146,9 @@ static ov_ref float_scalar(ov_model *m, hfx_dtype dt, double v) {
     return convert(m, r, dt);
 }
 
-static bool from_checkpoint(const hfx_init *init) {
-    return strcmp(init->source, "computed") != 0 && strcmp(init->source, "scalar") != 0;
-}
-
 static ov_ref init_const(ov_model *m, const hfx_init *init) {
-    uint64_t n = hfx_init_numel(init) * hfx_dtype_size(init->dtype);
-    if (m->o->compress_to_fp16 && init->dtype == HFX_DTYPE_F32 && from_checkpoint(init)) {
+    uint64_t n = hfx_init_nbytes(init);
+    if (m->o->compress_to_fp16 && init->dtype == HFX_DTYPE_F32 && hfx_init_is_mapped(init)) {
         /* f16 storage, widened at load: OpenVINO marks such a Convert as a decompression */
         hfx_init *half = hfx_arena_alloc(m->arena, sizeof *half);
         if (!half) {

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "export/outdir.h"
+#include "io/outdir.h"
 #include "ir/graph.h"
 
 typedef struct hfx_ov_options {

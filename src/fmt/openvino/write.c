@@ -6,7 +6,7 @@
 
 #include "base/buf.h"
 #include "base/status.h"
-#include "export/bulk.h"
+#include "io/bulk.h"
 #include "fmt/openvino/lower.h"
 
 enum { CHUNK = 1 << 20 }; /* bytes per read/convert/write step: stays in L2 for the kernel's copy */
@@ -36,6 +36,8 @@ static const char *precision(hfx_dtype dt) {
     case HFX_DTYPE_I8: return "I8";
     case HFX_DTYPE_U8: return "U8";
     case HFX_DTYPE_BOOL: return "BOOL";
+    case HFX_DTYPE_I4: return "I4";
+    case HFX_DTYPE_U4: return "U4";
     default: return "UNSPECIFIED";
     }
 }

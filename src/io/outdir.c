@@ -1,4 +1,4 @@
-#include "export/outdir.h"
+#include "io/outdir.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* sync_file_range is Linux-only: ask for it before any include. */
 #define _GNU_SOURCE
-#include "export/bulk.h"
+#include "io/bulk.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -128,6 +128,9 @@ static void submit(hfx_bulk *b, size_t n) {
 
 hfx_status hfx_bulk_stream(hfx_bulk *b, const hfx_init *src, const uint8_t *bytes, uint64_t nbytes,
                            hfx_error *err) {
+    if (src && hfx_dtype_is_packed(src->dtype)) /* elements without an address of their own */
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "'%s': writing packed %s weights is not supported yet",
+                        src->source, hfx_dtype_name(src->dtype));
     size_t es = src ? hfx_dtype_size(src->dtype) : 1;
     uint64_t step = b->chunk / es, total = nbytes / es; /* in elements */
     hfx_status st = HFX_OK;

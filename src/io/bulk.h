@@ -4,14 +4,14 @@
  * disk's writeback as it goes, so the final fsync has little left to wait for. Progress is
  * reported from the caller's thread. Where no thread can be started, writes happen in the
  * caller's thread instead: same bytes, same errors. */
-#ifndef HFX_EXPORT_BULK_H
-#define HFX_EXPORT_BULK_H
+#ifndef HFX_IO_BULK_H
+#define HFX_IO_BULK_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "export/outdir.h"
+#include "io/outdir.h"
 #include "ir/graph.h"
 
 typedef struct hfx_bulk hfx_bulk;

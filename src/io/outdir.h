@@ -2,8 +2,8 @@
  * (".hfx-tmp-<name>") and only renamed to their real names by hfx_outdir_commit, so a failed
  * export leaves nothing behind (hfx_outdir_abort removes the temporaries, and the directory too
  * when this export created it). */
-#ifndef HFX_EXPORT_OUTDIR_H
-#define HFX_EXPORT_OUTDIR_H
+#ifndef HFX_IO_OUTDIR_H
+#define HFX_IO_OUTDIR_H
 
 #include <stdint.h>
 #include <stdio.h>
