@@ -1,5 +1,6 @@
 /* hfx — the command line: `hfx export` and `hfx inspect`. Exit codes: 0 success, 2 bad input
  * (a message on stderr names the file and the problem), 1 anything else. */
+#include <dirent.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,14 +21,17 @@ static int usage_error(const char *cmd, const char *msg) {
     return 2;
 }
 
+static const char export_usage[] =
+    "usage: hfx export MODEL_DIR OUT_DIR --format F [--for-generation] [options]\n"
+    "\n"
+    "Export a Hugging Face checkpoint directory (config.json + safetensors) to OUT_DIR: the\n"
+    "graphs (model.onnx + model.onnx_data, model.xml + model.bin, ...), export.json,\n"
+    "export_config.json, config.json, generation_config.json and the tokenizer files found\n"
+    "beside the checkpoint.\n"
+    "\n"
+    "  --format F            export format, one of:\n";
+
 static const char export_help[] =
-    "usage: hfx export MODEL_DIR OUT_DIR --format onnx [--for-generation] [options]\n"
-    "\n"
-    "Export a Hugging Face checkpoint directory (config.json + safetensors) to OUT_DIR:\n"
-    "model.onnx (+ model.onnx_data), export.json, export_config.json, config.json,\n"
-    "generation_config.json and the tokenizer files found beside the checkpoint.\n"
-    "\n"
-    "  --format F            export format: onnx or openvino\n"
     "  --dynamic             symbolic batch and sequence axes\n"
     "  --config FILE.json    export config with the Python exporters' keys\n"
     "                        (export_format, dynamic, dynamic_shapes, opset_version, external_data)\n"
@@ -124,7 +128,11 @@ static int cmd_export(int argc, char **argv) {
         case 'K': logits = optarg; break;
         case 'S': stateless = 1; break;
         case 'F': compress = 1; break;
-        case 'h': fputs(export_help, stdout); return 0;
+        case 'h':
+            fputs(export_usage, stdout);
+            for (int i = 0; hfx_format_name(i); i++) printf("                          %-10s %s\n", hfx_format_name(i), hfx_format_summary(i));
+            fputs(export_help, stdout);
+            return 0;
         default: return usage_error("export", "unknown option");
         }
     }
@@ -145,9 +153,21 @@ static int cmd_export(int argc, char **argv) {
         }
         free(text);
     } else {
-        if (!format) return usage_error("export", "--format is required (onnx, openvino)");
-        if (strcmp(format, "onnx") != 0 && strcmp(format, "openvino") != 0) {
-            snprintf(err.message, sizeof err.message, "--format '%.100s' is not available (available: onnx, openvino)", format);
+        char names[256];
+        size_t k = 0;
+        int known = 0;
+        names[0] = 0;
+        for (int i = 0; hfx_format_name(i); i++) {
+            known |= format && strcmp(format, hfx_format_name(i)) == 0;
+            if (k < sizeof names) k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", hfx_format_name(i));
+        }
+        if (!format) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "--format is required (%s)", names);
+            return usage_error("export", msg);
+        }
+        if (!known) {
+            snprintf(err.message, sizeof err.message, "--format '%.100s' is not available (available: %s)", format, names);
             err.status = HFX_ERR_INVALID;
             return fail_with(&err);
         }
@@ -229,6 +249,46 @@ static int cmd_export(int argc, char **argv) {
     return rc;
 }
 
+/* The reader of each format's graph files, by the library's format name. */
+static const struct {
+    const char *format;
+    int (*inspect)(const char *path, FILE *out, hfx_error *err);
+} inspectors[] = {{"onnx", inspect_onnx}, {"openvino", inspect_openvino}};
+
+/* One graph file, read by its format's inspector (ONNX when the name says nothing). */
+static int inspect_graph(const char *path, hfx_error *err) {
+    const char *format = hfx_format_of_file(path);
+    for (size_t i = 0; format && i < sizeof inspectors / sizeof inspectors[0]; i++)
+        if (strcmp(format, inspectors[i].format) == 0) return inspectors[i].inspect(path, stdout, err);
+    return inspect_onnx(path, stdout, err);
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Every graph file of an export directory, in name order. */
+static int inspect_export_dir(const char *dir, hfx_error *err) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err->message, sizeof err->message, "%.1900s: cannot list", dir);
+        err->status = HFX_ERR_INVALID;
+        return -1;
+    }
+    char *names[64];
+    int n = 0, rc = 0;
+    for (struct dirent *e; (e = readdir(d)) && n < 64;)
+        if (hfx_format_of_file(e->d_name) && (names[n] = strdup(e->d_name))) n++;
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], by_name);
+    for (int i = 0; i < n && !rc; i++) {
+        char file[4096];
+        snprintf(file, sizeof file, "%s/%s", dir, names[i]);
+        if (i) putchar('\n');
+        rc = inspect_graph(file, err);
+    }
+    for (int i = 0; i < n; i++) free(names[i]);
+    return rc;
+}
+
 static const char inspect_help[] =
     "usage: hfx inspect PATH\n"
     "\n"
@@ -246,27 +306,11 @@ static int cmd_inspect(int argc, char **argv) {
     struct stat sb;
     hfx_error err = {0};
     int is_dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-    /* an export directory: every graph file it lists, else a checkpoint */
-    static const char *const graphs[] = {"model.onnx", "prefill.onnx", "decode.onnx", "model.xml",
-                                         "openvino_model.xml", "prefill.xml", "decode.xml"};
-    int found = 0;
-    for (size_t i = 0; is_dir && i < sizeof graphs / sizeof graphs[0]; i++) {
-        char file[4096];
-        snprintf(file, sizeof file, "%s/%s", path, graphs[i]);
-        if (stat(file, &sb) != 0) continue;
-        if (found++) putchar('\n');
-        size_t n = strlen(file);
-        int rc = n > 4 && strcmp(file + n - 4, ".xml") == 0 ? inspect_openvino(file, stdout, &err)
-                                                              : inspect_onnx(file, stdout, &err);
-        if (rc) return fail_with(&err);
-    }
-    if (found) return 0;
-    if (!is_dir) {
-        size_t n = strlen(path);
-        int rc = n > 4 && strcmp(path + n - 4, ".xml") == 0 ? inspect_openvino(path, stdout, &err)
-                                                              : inspect_onnx(path, stdout, &err);
-        return rc ? fail_with(&err) : 0;
-    }
+    char manifest[4096];
+    snprintf(manifest, sizeof manifest, "%s/export.json", path);
+    if (!is_dir) return inspect_graph(path, &err) ? fail_with(&err) : 0;
+    /* an export directory (it has export.json): every graph file in it, else a checkpoint */
+    if (stat(manifest, &sb) == 0) return inspect_export_dir(path, &err) ? fail_with(&err) : 0;
     hfx_model *model;
     if (hfx_model_open(path, &model, &err)) return fail_with(&err);
     hfx_model_describe(model, stdout);
@@ -280,7 +324,7 @@ static const char main_help[] =
     "hfx exports Hugging Face Transformers checkpoints to deployable graphs, without Python.\n"
     "\n"
     "commands:\n"
-    "  export    write a checkpoint as ONNX (hfx export --help)\n"
+    "  export    write a checkpoint as ONNX or OpenVINO IR (hfx export --help)\n"
     "  inspect   describe a checkpoint or an exported model (hfx inspect --help)\n"
     "\n"
     "  --version   print the version\n";

@@ -126,6 +126,18 @@ hfx_status hfx_sample_inputs_add(hfx_sample_inputs *inputs, const char *name, hf
 
 void hfx_sample_inputs_free(hfx_sample_inputs *inputs);
 
+/* ---- Formats ------------------------------------------------------------------------------- */
+
+/* The i-th export format this build writes ("onnx", "openvino"), in registry order; NULL past
+ * the end. Static strings. */
+const char *hfx_format_name(int i);
+
+/* A one-line description of the i-th format; NULL past the end. */
+const char *hfx_format_summary(int i);
+
+/* The format whose graph files are named like `path` ("x/decode.onnx" → "onnx"), or NULL. */
+const char *hfx_format_of_file(const char *path);
+
 /* ---- Exporters ------------------------------------------------------------------------------ */
 
 typedef struct hfx_exporter hfx_exporter;

@@ -28,6 +28,30 @@ typedef struct hfx_build_opts {
                             call) instead of running every expert (many) */
 } hfx_build_opts;
 
+/* What an export writes: the plain forward pass, the two graphs of a generation loop (the prompt,
+ * then one token per call), or one graph that serves prompt and steps alike. */
+typedef enum hfx_export_kind {
+    HFX_EXPORT_FORWARD,
+    HFX_EXPORT_GENERATION,
+    HFX_EXPORT_GENERATION_ONE_GRAPH,
+    HFX_EXPORT_KINDS_
+} hfx_export_kind;
+
+/* One graph of an export, as its family declares it; the exporter loops over these. */
+typedef struct hfx_component {
+    const char *name;          /* export.json's key, the per-component config's key, the file stem */
+    const char *role;          /* the export metadata's role */
+    bool single_token;         /* the query length is 1 (a decode step) */
+    bool reads_state;          /* takes the state an earlier call wrote (a growing cache's past) */
+    int logits_to_keep;        /* default of the config key: 1 the last position, 0 every one;
+                                  -1: every position, the key not read (a plain forward) */
+} hfx_component;
+
+typedef struct hfx_component_set {
+    const hfx_component *items;
+    int n;                     /* 0: the family has no export of this kind */
+} hfx_component_set;
+
 /* Cache geometry of one layer, for metadata. */
 typedef struct hfx_layer_cache {
     int64_t kv_heads, key_dim, value_dim;
@@ -58,8 +82,16 @@ int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int 
  * with longrope: original_max_position_embeddings + 1); 0 when it never does. */
 int64_t hfx_arch_recompute_at(const hfx_arch_model *m);
 
-/* Comma-separated list of supported architectures. */
-const char *hfx_arch_supported(void);
+/* The components of an export of `kind` (n = 0: this model has none, e.g. an encoder asked for
+ * generation). */
+hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind kind);
+
+/* The graph inputs shaped [batch, sequence] (they share both axes), NULL-terminated; the first
+ * is the one sample shapes are taken from. */
+const char *const *hfx_arch_sequence_inputs(const hfx_arch_model *m);
+
+/* Comma-separated list of supported architectures, into buf (truncated to size); returns buf. */
+const char *hfx_arch_supported(char *buf, size_t size);
 
 /* ---- for family files ---- */
 
@@ -70,6 +102,8 @@ typedef struct hfx_arch_family {
                                 const hfx_build_opts *opts, hfx_graph *g, hfx_error *err);
     int (*cache_layers)(const void *cfg, hfx_layer_cache *layers, int max); /* NULL: no cache */
     int64_t (*recompute_at)(const void *cfg);                               /* NULL: never */
+    hfx_component_set exports[HFX_EXPORT_KINDS_]; /* the components of each kind of export */
+    const char *const *sequence_inputs;           /* see hfx_arch_sequence_inputs */
 } hfx_arch_family;
 
 #endif

@@ -253,6 +253,7 @@ typedef struct layer_ctx {
     hfx_decoder_names n;        /* the checkpoint's tensor names, Llama's where the family has none */
     hfx_value *cache_position;  /* static cache: [S] slots written this step */
     hfx_value **cache_out;      /* (layers, 2): key and value cache outputs, named at the end */
+    int *cache_state;           /* (layers, 2): their state declarations */
 } layer_ctx;
 
 static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
@@ -282,21 +283,24 @@ static const char *tensor_name(const layer_ctx *c, int64_t i, const char *block,
 static hfx_value *with_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *which, int slot) {
     const hfx_build_opts *o = c->o;
     if (o->cache == HFX_CACHE_NONE) return x;
-    char name[128];
+    char name[128], input[160];
     hfx_dim kv = hfx_dim_const(c->m->kv_heads), hd = x->dims[3];
-    if (o->cache == HFX_CACHE_DYNAMIC) {
+    snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, which);
+    bool dynamic = o->cache == HFX_CACHE_DYNAMIC;
+    int state = hfx_graph_state(c->g, name, dynamic ? HFX_STATE_APPEND : HFX_STATE_WRITE, 2);
+    if (dynamic) {
         if (o->has_past) {
-            snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, which);
-            hfx_value *past = hfx_graph_input(c->g, name, x->dtype, 4, (hfx_dim[]){c->batch, kv, o->past, hd});
+            hfx_value *past = hfx_state_read(c->g, state, name, x->dtype, 4, (hfx_dim[]){c->batch, kv, o->past, hd});
             hfx_value *parts[2] = {past, x};
             x = hfx_concat(c->g, 2, parts, 2);
         }
     } else {
-        snprintf(name, sizeof name, "input.past_key_values.%lld.%s", (long long)i, which);
-        hfx_value *cache = hfx_graph_input(c->g, name, x->dtype, 4, (hfx_dim[]){c->batch, kv, o->max_cache, hd});
+        snprintf(input, sizeof input, "input.%s", name);
+        hfx_value *cache = hfx_state_read(c->g, state, input, x->dtype, 4, (hfx_dim[]){c->batch, kv, o->max_cache, hd});
         x = hfx_cache_write(c->g, cache, x, c->cache_position);
     }
     c->cache_out[2 * i + slot] = x;
+    c->cache_state[2 * i + slot] = state;
     return x;
 }
 
@@ -540,11 +544,14 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
     if (st) return st;
     hfx_value **cache_out = calloc((size_t)m->layers * 2 + 1, sizeof *cache_out);
-    if (!cache_out) {
+    int *cache_state = calloc((size_t)m->layers * 2 + 1, sizeof *cache_state);
+    if (!cache_out || !cache_state) {
+        free(cache_out);
+        free(cache_state);
         hfx_weights_free(&w);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
-    layer_ctx c = {g, &w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out};
+    layer_ctx c = {g, &w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out, cache_state};
     const char *opt = d->names ? d->names->optional_prefix : NULL;
     size_t opt_len = opt ? strlen(opt) : 0;
     if (opt && !hfx_weight_exists(&w, c.n.embed) && hfx_weight_exists(&w, c.n.embed + opt_len)) {
@@ -632,7 +639,7 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
                      o->cache == HFX_CACHE_STATIC ? "output." : "", (long long)i, kv ? "value" : "key");
             if (o->cache == HFX_CACHE_DYNAMIC)
                 snprintf(name, sizeof name, "present.%lld.%s", (long long)i, kv ? "value" : "key");
-            hfx_graph_output(g, cache_out[2 * i + kv], name);
+            hfx_state_write(g, cache_state[2 * i + kv], cache_out[2 * i + kv], name);
         }
     }
     hfx_graph_set_meta(g, "architecture", d->architecture);
@@ -641,6 +648,7 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     if (st == HFX_OK) st = hfx_weights_finish(&w, err);
     hfx_weights_free(&w);
     free(cache_out);
+    free(cache_state);
     return st;
 }
 
@@ -658,5 +666,15 @@ static int64_t decoder_recompute_at(const void *cfg_) {
     return m->rope.type == HFX_ROPE_LONGROPE ? m->rope.switch_len + 1 : 0;
 }
 
-const hfx_arch_family hfx_decoder_family = {decoder_parse, decoder_build_forward, decoder_cache_layers,
-                                            decoder_recompute_at};
+/* A causal LM exports its forward pass, or a prompt graph and a one-token step that reads the
+ * cache the previous call wrote, or one graph for both (docs/GENERATION.md). */
+static const hfx_component forward[] = {{"model", "model", false, false, -1}};
+static const hfx_component generation[] = {{"prefill", "prefill", false, false, 1}, {"decode", "decode", true, true, 1}};
+static const hfx_component one_graph[] = {{"decode", "decode", false, true, 0}};
+static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
+
+const hfx_arch_family hfx_decoder_family = {
+    decoder_parse, decoder_build_forward, decoder_cache_layers, decoder_recompute_at,
+    {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 2},
+     [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 1}},
+    sequence_inputs};

@@ -177,7 +177,12 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
     return st;
 }
 
-const hfx_arch_family hfx_encoder_family = {encoder_parse, encoder_build, NULL, NULL};
+/* An encoder exports its forward pass only. */
+static const hfx_component forward[] = {{"model", "model", false, false, -1}};
+static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "token_type_ids", NULL};
+
+const hfx_arch_family hfx_encoder_family = {encoder_parse, encoder_build, NULL, NULL,
+                                            {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs};
 
 const encoder_desc hfx_bert_model = {"BertModel", "bert", false, HEAD_NONE};
 const encoder_desc hfx_bert_classifier = {"BertForSequenceClassification", "bert", false, HEAD_BERT_CLASSIFIER};

@@ -1,4 +1,5 @@
 /* The one list of supported architectures: name → family + descriptor. */
+#include <stdio.h>
 #include <string.h>
 
 #include "arch/arch.h"
@@ -100,15 +101,15 @@ static const struct entry {
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},
+    {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
+    {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
+    {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},
     {"BertModel", &hfx_encoder_family, &hfx_bert_model},
     {"BertForSequenceClassification", &hfx_encoder_family, &hfx_bert_classifier},
     {"RobertaModel", &hfx_encoder_family, &hfx_roberta_model},
     {"RobertaForSequenceClassification", &hfx_encoder_family, &hfx_roberta_classifier},
     {"XLMRobertaModel", &hfx_encoder_family, &hfx_xlmr_model},
     {"XLMRobertaForSequenceClassification", &hfx_encoder_family, &hfx_xlmr_classifier},
-    {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
-    {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
-    {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},
 };
 
 struct hfx_arch_model {
@@ -116,25 +117,24 @@ struct hfx_arch_model {
     void *cfg; /* family-specific, arena-owned */
 };
 
-const char *hfx_arch_supported(void) {
-    return "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, "
-           "Qwen3MoeForCausalLM, "
-           "GraniteForCausalLM, Olmo2ForCausalLM, Starcoder2ForCausalLM, Phi3ForCausalLM, GPTNeoXForCausalLM, "
-           "GPT2LMHeadModel, "
-           "GemmaForCausalLM, "
-           "Gemma2ForCausalLM, Gemma3ForCausalLM, BertModel, BertForSequenceClassification, RobertaModel, "
-           "RobertaForSequenceClassification, XLMRobertaModel, XLMRobertaForSequenceClassification";
+const char *hfx_arch_supported(char *buf, size_t size) {
+    size_t k = 0;
+    if (size) buf[0] = 0;
+    for (size_t i = 0; i < sizeof registry / sizeof registry[0] && k < size; i++)
+        k += (size_t)snprintf(buf + k, size - k, "%s%s", k ? ", " : "", registry[i].name);
+    return buf;
 }
 
 hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_arch_model **out,
                          hfx_error *err) {
+    char supported[1024];
     const json_t *archs = json_object_get(hfx_checkpoint_config(ck), "architectures");
     const char *name = json_string_value(json_array_get(archs, 0));
     if (!name)
         return hfx_fail(err, HFX_ERR_INVALID,
                         "%s/config.json: field 'architectures' must be a list holding the model "
                         "class name (supported: %s)",
-                        hfx_checkpoint_dir(ck), hfx_arch_supported());
+                        hfx_checkpoint_dir(ck), hfx_arch_supported(supported, sizeof supported));
     for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++) {
         if (strcmp(registry[i].name, name) != 0) continue;
         hfx_arch_model *m = hfx_arena_alloc(arena, sizeof *m);
@@ -147,7 +147,7 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_a
     }
     return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                     "%s/config.json: architecture '%s' is not supported (supported: %s)",
-                    hfx_checkpoint_dir(ck), name, hfx_arch_supported());
+                    hfx_checkpoint_dir(ck), name, hfx_arch_supported(supported, sizeof supported));
 }
 
 const char *hfx_arch_name(const hfx_arch_model *m) { return m->entry->name; }
@@ -164,3 +164,9 @@ int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int 
 int64_t hfx_arch_recompute_at(const hfx_arch_model *m) {
     return m->entry->family->recompute_at ? m->entry->family->recompute_at(m->cfg) : 0;
 }
+
+hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind kind) {
+    return m->entry->family->exports[kind];
+}
+
+const char *const *hfx_arch_sequence_inputs(const hfx_arch_model *m) { return m->entry->family->sequence_inputs; }

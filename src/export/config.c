@@ -6,13 +6,7 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "fmt/onnx/onnx.h"
-
-/* Formats the Python system has; only those with `built` set have a writer in hfx today. */
-static const struct {
-    const char *name;
-    bool built;
-} formats[] = {{"onnx", true}, {"openvino", true}, {"executorch", false}, {"dynamo", false}};
+#include "fmt/format.h"
 
 static const char *const dtype_names[][2] = {
     {"float32", "f32"}, {"float16", "f16"}, {"bfloat16", "bf16"}};
@@ -60,6 +54,25 @@ static hfx_status expect_bool(const char *key, const json_t *v, hfx_error *err) 
     return HFX_OK;
 }
 
+/* Validate a value of one of a format's own keys. */
+static hfx_status check_format_option(const hfx_format_option *o, const json_t *v, hfx_error *err) {
+    switch (o->kind) {
+    case HFX_OPTION_BOOL: return expect_bool(o->key, v, err);
+    case HFX_OPTION_INT: {
+        if (json_is_null(v)) return HFX_OK;
+        json_int_t x = json_is_integer(v) ? json_integer_value(v) : o->min - 1;
+        if (x < o->min || x > o->max)
+            return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be an integer in [%lld, %lld]", o->key,
+                            (long long)o->min, (long long)o->max);
+        return HFX_OK;
+    }
+    case HFX_OPTION_TRUE:
+        return json_is_true(v) ? HFX_OK : hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: '%s' %s", o->key, o->why);
+    case HFX_OPTION_REFUSED: return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' %s", o->key, o->why);
+    }
+    return hfx_fail(err, HFX_ERR_INTERNAL, "export config: '%s': unknown option kind", o->key);
+}
+
 /* Validate one key for `format`; HFX_OK means it may be stored. */
 static hfx_status check_key(const char *format, const char *key, const json_t *v, hfx_error *err) {
     if (strcmp(key, "dynamic") == 0 || strcmp(key, "strict") == 0 ||
@@ -95,52 +108,31 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
             if (strcmp(s, dtype_names[i][0]) == 0 || strcmp(s, dtype_names[i][1]) == 0) return HFX_OK;
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'dtype' must be one of float32, float16, bfloat16");
     }
-    if (strcmp(format, "onnx") == 0) {
-        if (strcmp(key, "opset_version") == 0) {
-            if (json_is_null(v)) return HFX_OK;
-            json_int_t o = json_is_integer(v) ? json_integer_value(v) : -1;
-            if (o < HFX_ONNX_OPSET_MIN || o > HFX_ONNX_OPSET_MAX)
-                return hfx_fail(err, HFX_ERR_INVALID, "export config: 'opset_version' must be an integer in [%d, %d]",
-                                HFX_ONNX_OPSET_MIN, HFX_ONNX_OPSET_MAX);
-            return HFX_OK;
-        }
-        if (strcmp(key, "external_data") == 0) return expect_bool(key, v, err);
-        if (strcmp(key, "export_params") == 0) {
-            if (!json_is_true(v))
-                return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: 'export_params' false is not supported: hfx always writes the weights");
-            return HFX_OK;
-        }
-        if (strcmp(key, "output_path") == 0)
-            return hfx_fail(err, HFX_ERR_INVALID, "export config: 'output_path' is not used by hfx; give the output directory to hfx export");
-    }
-    if (strcmp(format, "openvino") == 0 &&
-        (strcmp(key, "stateful") == 0 || strcmp(key, "compress_to_fp16") == 0))
-        return expect_bool(key, v, err);
-    if (strcmp(format, "openvino") == 0)
-        return hfx_fail(err, HFX_ERR_INVALID,
-                        "export config: unknown key '%s' for export_format 'openvino' (known: export_format, "
-                        "dynamic, dynamic_shapes, stateful, compress_to_fp16, dtype, cache_implementation, "
-                        "max_cache_len, logits_to_keep, moe_experts, strict, prefer_deferred_runtime_asserts_over_guards)",
-                        key);
+    const hfx_format *f = hfx_format_find(format);
+    int i = f ? hfx_format_option_index(f, key) : -1;
+    if (i >= 0) return check_format_option(&f->options[i], v, err);
+    char known[1024];
+    size_t k = (size_t)snprintf(known, sizeof known, "export_format, dynamic, dynamic_shapes");
+    for (int j = 0; f && j < f->n_options && k < sizeof known; j++)
+        if (f->options[j].kind != HFX_OPTION_REFUSED)
+            k += (size_t)snprintf(known + k, sizeof known - k, ", %s", f->options[j].key);
     return hfx_fail(err, HFX_ERR_INVALID,
-                    "export config: unknown key '%s' for export_format '%s' (known: export_format, dynamic, "
-                    "dynamic_shapes, opset_version, external_data, optimize, export_params, strict, "
-                    "prefer_deferred_runtime_asserts_over_guards, dtype, cache_implementation, "
-                    "max_cache_len, logits_to_keep, moe_experts)",
-                    key, format);
+                    "export config: unknown key '%s' for export_format '%s' (known: %s, dtype, cache_implementation, "
+                    "max_cache_len, logits_to_keep, moe_experts, strict, prefer_deferred_runtime_asserts_over_guards, "
+                    "optimize)",
+                    key, format, known);
 }
 
 static hfx_status check_format(const json_t *v, hfx_error *err) {
-    const char *f = json_string_value(v);
-    for (size_t i = 0; f && i < sizeof formats / sizeof formats[0]; i++) {
-        if (strcmp(f, formats[i].name) != 0) continue;
-        if (!formats[i].built)
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                            "export config: export_format '%s' is not available in hfx yet (available: onnx, openvino)", f);
-        return HFX_OK;
-    }
-    return hfx_fail(err, HFX_ERR_INVALID,
-                    "export config: 'export_format' must be one of onnx, openvino, executorch, dynamo");
+    const hfx_format *f = hfx_format_find(json_string_value(v));
+    char names[256];
+    if (!f)
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'export_format' must be one of %s",
+                        hfx_format_names(true, names, sizeof names));
+    if (!f->write)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: export_format '%s' is not available in hfx yet (available: %s)",
+                        f->name, hfx_format_names(false, names, sizeof names));
+    return HFX_OK;
 }
 
 /* Validate one config object (with export_format). */
@@ -277,24 +269,13 @@ const json_t *hfx_cfg_dynamic_shapes(const hfx_export_config *c) {
     return v && json_is_object(v) ? v : NULL;
 }
 
-int hfx_cfg_opset(const hfx_export_config *c) {
-    const json_t *v = json_object_get(c->obj, "opset_version");
-    return json_is_integer(v) ? (int)json_integer_value(v) : 0;
-}
+bool hfx_cfg_is_set(const hfx_export_config *c, const char *key) { return json_object_get(c->obj, key) != NULL; }
 
-bool hfx_cfg_external_data(const hfx_export_config *c) {
-    const json_t *v = json_object_get(c->obj, "external_data");
-    return v ? json_is_true(v) : true; /* the seed's default */
-}
-
-bool hfx_cfg_stateful(const hfx_export_config *c, bool *set) {
-    const json_t *v = json_object_get(c->obj, "stateful");
-    if (set) *set = v != NULL;
-    return v ? json_is_true(v) : true; /* the seed's OpenVINOConfig default */
-}
-
-bool hfx_cfg_compress_to_fp16(const hfx_export_config *c) {
-    return json_is_true(json_object_get(c->obj, "compress_to_fp16"));
+void hfx_cfg_format_options(const hfx_export_config *c, const hfx_format *f, int64_t *out) {
+    for (int i = 0; i < f->n_options; i++) {
+        const json_t *v = json_object_get(c->obj, f->options[i].key);
+        out[i] = json_is_integer(v) ? json_integer_value(v) : json_is_boolean(v) ? json_is_true(v) : f->options[i].dflt;
+    }
 }
 
 hfx_dtype hfx_cfg_dtype(const hfx_export_config *c) {

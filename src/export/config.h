@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fmt/format.h"
 #include "hfx/hfx.h"
 
 struct hfx_export_config {
@@ -17,8 +18,6 @@ struct hfx_export_config {
 const char *hfx_cfg_format(const hfx_export_config *c);
 bool hfx_cfg_dynamic(const hfx_export_config *c);
 const json_t *hfx_cfg_dynamic_shapes(const hfx_export_config *c); /* NULL when unset */
-int hfx_cfg_opset(const hfx_export_config *c);                     /* 0: backend default */
-bool hfx_cfg_external_data(const hfx_export_config *c);
 hfx_dtype hfx_cfg_dtype(const hfx_export_config *c);               /* default F32 */
 
 hfx_export_config *hfx_export_config_clone(const hfx_export_config *c);
@@ -31,8 +30,9 @@ const hfx_export_config *hfx_export_config_component(const hfx_export_config *c,
 const char *hfx_cfg_cache(const hfx_export_config *c);            /* NULL when unset */
 int64_t hfx_cfg_max_cache_len(const hfx_export_config *c);        /* 0 when unset */
 int hfx_cfg_logits_to_keep(const hfx_export_config *c, int dflt);
-bool hfx_cfg_stateful(const hfx_export_config *c, bool *set);  /* default true; *set: given */
-bool hfx_cfg_compress_to_fp16(const hfx_export_config *c);
+bool hfx_cfg_is_set(const hfx_export_config *c, const char *key);    /* the key is set */
+/* The value of each of f's options in c (its default where c does not set it), table order. */
+void hfx_cfg_format_options(const hfx_export_config *c, const hfx_format *f, int64_t *out);
 /* Mixture of experts as gathered experts (true) or all experts (false) for a graph that takes one
  * token per call (`single_token`) or not. */
 bool hfx_cfg_moe_gather(const hfx_export_config *c, bool single_token);

@@ -10,8 +10,7 @@
 #include "export/genai.h"
 #include "export/model.h"
 #include "io/outdir.h"
-#include "fmt/onnx/onnx.h"
-#include "fmt/openvino/openvino.h"
+#include "fmt/format.h"
 
 /* ---- sample inputs ---- */
 
@@ -52,17 +51,25 @@ hfx_status hfx_sample_inputs_add(hfx_sample_inputs *s, const char *name, hfx_dty
 
 struct hfx_exporter {
     hfx_export_config *cfg; /* owned copy */
+    const hfx_format *fmt;  /* the registry's entry for cfg's export_format */
     hfx_progress_fn progress;
     void *progress_user;
 };
 
 hfx_status hfx_exporter_from_config(const hfx_export_config *cfg, hfx_exporter **out,
                                     hfx_error *err) {
+    const hfx_format *fmt = hfx_format_find(hfx_cfg_format(cfg));
+    if (!fmt || !fmt->write) { /* a parsed config names a writable format; checked again all the same */
+        char names[256];
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export_format '%s' is not available (available: %s)",
+                        hfx_cfg_format(cfg), hfx_format_names(false, names, sizeof names));
+    }
     hfx_exporter *e = calloc(1, sizeof *e);
     if (!e || !(e->cfg = hfx_export_config_clone(cfg))) {
         free(e);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
+    e->fmt = fmt;
     *out = e;
     return HFX_OK;
 }
@@ -80,16 +87,17 @@ void hfx_exporter_free(hfx_exporter *e) {
 
 /* ---- dims ---- */
 
-/* The batch and sequence dims of the forward graph: static from the sample inputs (default
- * 2 × 16), symbolic with `dynamic`, or as `dynamic_shapes` names them. The three inputs share
- * both axes, so a spec that names them differently is refused. */
+/* The batch and sequence dims of a graph: static from the sample inputs (default 2 × 16),
+ * symbolic with `dynamic`, or as `dynamic_shapes` names them. The model's sequence inputs (the
+ * family's list; samples are read from the first) share both axes, so a spec that names them
+ * differently is refused. */
 static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inputs *s,
-                              hfx_graph *g, hfx_build_opts *o, hfx_error *err) {
+                              const char *const *inputs, hfx_graph *g, hfx_build_opts *o, hfx_error *err) {
     int64_t sample[2] = {2, 16};
     for (int i = 0; s && i < s->n; i++)
-        if (strcmp(s->items[i].name, "input_ids") == 0) {
+        if (strcmp(s->items[i].name, inputs[0]) == 0) {
             if (s->items[i].rank != 2)
-                return hfx_fail(err, HFX_ERR_INVALID, "sample input 'input_ids' must be [batch, sequence]");
+                return hfx_fail(err, HFX_ERR_INVALID, "sample input '%s' must be [batch, sequence]", inputs[0]);
             sample[0] = s->items[i].shape[0];
             sample[1] = s->items[i].shape[1];
         }
@@ -106,16 +114,21 @@ static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inp
         }
         return HFX_OK;
     }
-    static const char *const inputs[4] = {"input_ids", "attention_mask", "position_ids", "token_type_ids"};
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)spec, key, v) {
         bool known = false;
-        for (int i = 0; i < 4; i++) known |= strcmp(key, inputs[i]) == 0;
+        char names[256];
+        size_t k = 0;
+        names[0] = 0;
+        for (int i = 0; inputs[i]; i++) {
+            known |= strcmp(key, inputs[i]) == 0;
+            if (k < sizeof names) k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", inputs[i]);
+        }
         if (!known)
             return hfx_fail(err, HFX_ERR_INVALID,
                             "export config: dynamic_shapes names input '%s', which this model does not take "
-                            "(inputs: input_ids, attention_mask, position_ids, token_type_ids)", key);
+                            "(inputs: %s)", key, names);
         const char *axis;
         json_t *x;
         json_object_foreach(v, axis, x) if (strcmp(axis, "0") != 0 && strcmp(axis, "1") != 0)
@@ -125,7 +138,7 @@ static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inp
         char axis[2] = {(char)('0' + a), 0};
         const json_t *chosen = NULL;
         const char *chosen_from = NULL;
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; inputs[i]; i++) {
             const json_t *x = json_object_get(json_object_get(spec, inputs[i]), axis);
             if (!x || json_is_null(x)) continue;
             if (chosen && (!json_equal((json_t *)json_object_get(chosen, "name"), (json_t *)json_object_get(x, "name"))))
@@ -171,14 +184,15 @@ static hfx_status copy_side_files(hfx_outdir *out, const char *src_dir, hfx_erro
 
 /* ---- components ---- */
 
-/* One graph to write: what it is, how it is built, and its description. */
+/* One graph to write: the family's declaration, how it is built, and its description. */
 typedef struct component {
-    const char *name, *role, *file;
+    const hfx_component *decl;    /* the family's (name, role, ...) */
+    char file[96];                /* the graph's file name */
     const hfx_export_config *cfg; /* the component's config (borrowed) */
     hfx_build_opts opts;
     hfx_graph *g;                 /* owned */
     json_t *metadata;             /* owned */
-    bool stateful;                /* OpenVINO: the cache lives in variables */
+    bool stateful;                /* the state lives inside the model (the format's state option) */
 } component;
 
 static const char *dtype_text(hfx_dtype dt) {
@@ -187,8 +201,32 @@ static const char *dtype_text(hfx_dtype dt) {
 
 static json_t *dim_json(hfx_dim d) { return hfx_dim_is_const(d) ? json_integer(d.c) : json_null(); }
 
+/* The cache section of the metadata: one entry per layer. */
+static json_t *cache_json(const component *c, const hfx_model *model, int64_t max_cache_len) {
+    const hfx_build_opts *o = &c->opts;
+    int n = hfx_arch_cache_layers(model->arch, NULL, 0);
+    hfx_layer_cache *layers = n > 0 ? malloc((size_t)n * sizeof *layers) : NULL;
+    if (n > 0 && !layers) return NULL;
+    if (n > 0) hfx_arch_cache_layers(model->arch, layers, n);
+    json_t *cache = json_object(), *arr = json_array();
+    for (int i = 0; i < n; i++) {
+        json_t *l = json_object();
+        json_object_set_new(l, "heads", json_integer(layers[i].kv_heads));
+        json_object_set_new(l, "key_dim", json_integer(layers[i].key_dim));
+        json_object_set_new(l, "value_dim", json_integer(layers[i].value_dim));
+        json_object_set_new(l, "length", o->cache == HFX_CACHE_STATIC ? dim_json(o->max_cache) : json_null());
+        json_object_set_new(l, "sliding_window", layers[i].sliding_window ? json_integer(layers[i].sliding_window) : json_null());
+        json_array_append_new(arr, l);
+    }
+    free(layers);
+    json_object_set_new(cache, "implementation", json_string(o->cache == HFX_CACHE_STATIC ? "static" : "dynamic"));
+    json_object_set_new(cache, "max_cache_len", max_cache_len ? json_integer(max_cache_len) : json_null());
+    json_object_set_new(cache, "layers", arr);
+    return cache;
+}
+
 /* The graph's own description of itself (the seed's export metadata), also stored in the
- * artifact as metadata_props["transformers_export_metadata"]. */
+ * artifact as metadata_props["transformers_export_metadata"]. NULL when out of memory. */
 static json_t *metadata(const component *c, const hfx_model *model, int64_t max_cache_len) {
     const hfx_graph *g = c->g;
     const hfx_build_opts *o = &c->opts;
@@ -197,7 +235,7 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     for (int i = 0; i < g->n_outputs; i++) json_array_append_new(outs, json_string(g->outputs[i]->name));
     json_object_set_new(md, "schema_version", json_integer(1));
     json_object_set_new(md, "architecture", json_string(hfx_model_architecture(model)));
-    json_object_set_new(md, "role", json_string(c->role));
+    json_object_set_new(md, "role", json_string(c->decl->role));
     json_object_set_new(md, "dtype", json_string(dtype_text(o->dtype)));
     json_object_set_new(md, "input_names", ins);
     json_object_set_new(md, "output_names", outs);
@@ -205,21 +243,11 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     json_object_set_new(md, "sequence_length", dim_json(o->seq));
     json_object_set_new(md, "producer", json_string("hfx " HFX_VERSION_STRING));
     if (o->cache != HFX_CACHE_NONE) {
-        hfx_layer_cache layers[4096];
-        int n = hfx_arch_cache_layers(model->arch, layers, 4096);
-        json_t *cache = json_object(), *arr = json_array();
-        for (int i = 0; i < n && i < 4096; i++) {
-            json_t *l = json_object();
-            json_object_set_new(l, "heads", json_integer(layers[i].kv_heads));
-            json_object_set_new(l, "key_dim", json_integer(layers[i].key_dim));
-            json_object_set_new(l, "value_dim", json_integer(layers[i].value_dim));
-            json_object_set_new(l, "length", o->cache == HFX_CACHE_STATIC ? dim_json(o->max_cache) : json_null());
-            json_object_set_new(l, "sliding_window", layers[i].sliding_window ? json_integer(layers[i].sliding_window) : json_null());
-            json_array_append_new(arr, l);
+        json_t *cache = cache_json(c, model, max_cache_len);
+        if (!cache) {
+            json_decref(md);
+            return NULL;
         }
-        json_object_set_new(cache, "implementation", json_string(o->cache == HFX_CACHE_STATIC ? "static" : "dynamic"));
-        json_object_set_new(cache, "max_cache_len", max_cache_len ? json_integer(max_cache_len) : json_null());
-        json_object_set_new(cache, "layers", arr);
         json_object_set_new(md, "cache", cache);
         json_object_set_new(md, "logits_to_keep", json_integer(o->logits_last ? 1 : 0));
         json_object_set_new(md, "stateful", json_boolean(c->stateful));
@@ -243,47 +271,42 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
                              const hfx_export_config *whole, json_t *generation,
                              int64_t max_cache_len, const json_t *genai, const char *out_dir,
                              hfx_error *err) {
+    const hfx_format *fmt = e->fmt;
     hfx_status st = HFX_OK;
+    hfx_format_graph *gs = calloc((size_t)n, sizeof *gs);
+    if (!gs) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n && !st; i++) {
         component *c = &cs[i];
         st = hfx_arch_build_forward(model->arch, model->ck, &c->opts, c->g, err);
         if (!st) st = hfx_graph_verify(c->g, err);
         if (st) {
-            if (n > 1) hfx_error_prefix(err, "component '%s'", c->name);
+            if (n > 1) hfx_error_prefix(err, "component '%s'", c->decl->name);
             break;
         }
         c->metadata = metadata(c, model, max_cache_len);
-        char *text = json_dumps(c->metadata, JSON_COMPACT | JSON_SORT_KEYS);
+        char *text = c->metadata ? json_dumps(c->metadata, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
         if (!text) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         else hfx_graph_set_meta(c->g, "transformers_export_metadata", text);
         free(text);
+        gs[i].g = c->g;
+        gs[i].file = c->file;
+        hfx_cfg_format_options(c->cfg, fmt, gs[i].opt);
     }
-    bool external = hfx_cfg_external_data(cs[0].cfg);
-    for (int i = 1; i < n && !st; i++)
-        if (hfx_cfg_external_data(cs[i].cfg) != external)
-            st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on external_data; they share one weights file");
+    /* options that shape what components share (one weights file) must agree */
+    for (int k = 0; k < fmt->n_options && !st; k++)
+        for (int i = 1; i < n && !st; i++)
+            if (fmt->options[k].shared && gs[i].opt[k] != gs[0].opt[k])
+                st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on %s; they share one weights file",
+                              fmt->options[k].key);
     hfx_outdir *out = NULL;
     if (!st) st = hfx_outdir_open(out_dir, &out, err);
-    if (st) return st;
-    hfx_outdir_set_progress(out, e->progress, e->progress_user);
-
-    if (strcmp(hfx_cfg_format(whole), "openvino") == 0) {
-        hfx_ov_component oc[8];
-        char bins[8][64];
-        for (int i = 0; i < n; i++) { /* name.xml → name.bin */
-            snprintf(bins[i], sizeof bins[i], "%.*s.bin", (int)(strlen(cs[i].file) - 4), cs[i].file);
-            oc[i] = (hfx_ov_component){cs[i].g, cs[i].file, bins[i]};
-        }
-        hfx_ov_options oo = {hfx_cfg_compress_to_fp16(cs[0].cfg), cs[0].stateful};
-        st = hfx_ov_write(oc, n, &oo, out, err);
-    } else {
-        hfx_onnx_component oc[8];
-        for (int i = 0; i < n; i++)
-            oc[i] = (hfx_onnx_component){cs[i].g, cs[i].file,
-                                         hfx_cfg_opset(cs[i].cfg) ? hfx_cfg_opset(cs[i].cfg) : HFX_ONNX_OPSET_DEFAULT};
-        hfx_onnx_options oo = {external, "model.onnx_data"};
-        st = hfx_onnx_write(oc, n, &oo, out, err);
+    if (st) {
+        free(gs);
+        return st;
     }
+    hfx_outdir_set_progress(out, e->progress, e->progress_user);
+    st = fmt->write(gs, n, out, err);
+    free(gs);
     if (!st) st = copy_side_files(out, hfx_checkpoint_dir(model->ck), err);
     if (!st) {
         char *text = hfx_export_config_to_json(whole);
@@ -296,12 +319,12 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         for (int i = 0; i < n; i++) {
             json_t *entry = json_object();
             json_object_set_new(entry, "file", json_string(cs[i].file));
-            json_object_set_new(entry, "role", json_string(cs[i].role));
+            json_object_set_new(entry, "role", json_string(cs[i].decl->role));
             json_object_set(entry, "metadata", cs[i].metadata);
-            json_object_set_new(comps, cs[i].name, entry);
+            json_object_set_new(comps, cs[i].decl->name, entry);
         }
         json_object_set_new(manifest, "schema_version", json_integer(1));
-        json_object_set_new(manifest, "export_format", json_string(hfx_cfg_format(whole)));
+        json_object_set_new(manifest, "export_format", json_string(fmt->name));
         if (generation) json_object_set(manifest, "generation", generation);
         json_object_set_new(manifest, "components", comps);
         st = write_json(out, "export.json", manifest, err);
@@ -320,31 +343,45 @@ static void free_components(component *cs, int n) {
     }
 }
 
+/* The component's config (per-component maps name each), its graph and its file name. */
+static hfx_status start_component(const hfx_exporter *e, const hfx_component *decl, const hfx_export_config *cfg,
+                                  hfx_export_config *view, bool stateful, component *c, hfx_error *err) {
+    c->decl = decl;
+    c->stateful = stateful;
+    c->cfg = hfx_export_config_component(cfg, decl->name, view);
+    if (stateful) snprintf(c->file, sizeof c->file, "%s", e->fmt->stateful_file);
+    else snprintf(c->file, sizeof c->file, "%s%s", decl->name, e->fmt->graph_ext);
+    if (!c->cfg) return HFX_OK; /* the caller lists every missing one */
+    c->g = hfx_graph_new();
+    if (!c->g) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    c->opts.dtype = hfx_cfg_dtype(c->cfg);
+    c->opts.moe_gather = hfx_cfg_moe_gather(c->cfg, decl->single_token);
+    return HFX_OK;
+}
+
 hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs *samples,
                       const hfx_export_config *cfg, const char *out_dir, hfx_error *err) {
     if (!cfg) cfg = e->cfg;
-    hfx_export_config view;
-    const hfx_export_config *mc = hfx_export_config_component(cfg, "model", &view);
-    if (!mc) return hfx_fail(err, HFX_ERR_INVALID, "export config: per-component config lacks component 'model'");
-    if (strcmp(hfx_cfg_format(cfg), hfx_cfg_format(e->cfg)) != 0)
+    if (strcmp(hfx_cfg_format(cfg), e->fmt->name) != 0)
         return hfx_fail(err, HFX_ERR_INVALID, "export config format '%s' does not match the exporter's '%s'",
-                        hfx_cfg_format(cfg), hfx_cfg_format(e->cfg));
-    bool ov = strcmp(hfx_cfg_format(cfg), "openvino") == 0, stateful_set;
-    if (ov) {
-        hfx_cfg_stateful(mc, &stateful_set);
-        if (stateful_set)
-            return hfx_fail(err, HFX_ERR_INVALID, "export config: 'stateful' applies to generation exports (--for-generation); a plain forward has no cache");
-    }
-    component c = {.name = "model", .role = "model", .file = ov ? "model.xml" : "model.onnx", .cfg = mc, .g = hfx_graph_new()};
-    if (!c.g) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    c.opts.dtype = hfx_cfg_dtype(mc);
-    c.opts.moe_gather = hfx_cfg_moe_gather(mc, false);
-    hfx_status st = choose_dims(mc, samples, c.g, &c.opts, err);
+                        hfx_cfg_format(cfg), e->fmt->name);
+    hfx_component_set set = hfx_arch_components(model->arch, HFX_EXPORT_FORWARD);
+    if (set.n != 1)
+        return hfx_fail(err, HFX_ERR_INTERNAL, "%s declares %d forward graphs; hfx_export writes one",
+                        hfx_model_architecture(model), set.n);
+    hfx_export_config view;
+    component c = {0};
+    hfx_status st = start_component(e, &set.items[0], cfg, &view, false, &c, err);
+    if (!st && !c.cfg)
+        st = hfx_fail(err, HFX_ERR_INVALID, "export config: per-component config lacks component '%s'", set.items[0].name);
+    if (!st && e->fmt->state_option && hfx_cfg_is_set(c.cfg, e->fmt->state_option))
+        st = hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' applies to generation exports (--for-generation); "
+                                            "a plain forward has no cache", e->fmt->state_option);
+    if (!st) st = choose_dims(c.cfg, samples, hfx_arch_sequence_inputs(model->arch), c.g, &c.opts, err);
     if (!st) st = run_export(e, model, &c, 1, cfg, NULL, 0, NULL, out_dir, err);
     free_components(&c, 1);
     return st;
 }
-
 /* ---- export_for_generation ---- */
 
 /* The cache the components use: the export config first, then the generation config. */
@@ -378,12 +415,31 @@ static hfx_status resolve_cache(const hfx_export_config *cfg, const json_t *gen,
     return HFX_OK;
 }
 
+/* Whether the format keeps this export's state inside the model: its state option, read from
+ * the first component config there is (the option is shared, so any one says it). */
+static bool state_inside(const hfx_exporter *e, const hfx_model *model, const hfx_export_config *cfg) {
+    if (!e->fmt->state_option) return false;
+    int k = hfx_format_option_index(e->fmt, e->fmt->state_option);
+    for (int kind = HFX_EXPORT_GENERATION; kind <= HFX_EXPORT_GENERATION_ONE_GRAPH; kind++) {
+        hfx_component_set set = hfx_arch_components(model->arch, (hfx_export_kind)kind);
+        for (int i = 0; i < set.n; i++) {
+            hfx_export_config view;
+            const hfx_export_config *c = hfx_export_config_component(cfg, set.items[i].name, &view);
+            if (!c) continue;
+            int64_t opt[HFX_FORMAT_MAX_OPTIONS];
+            hfx_cfg_format_options(c, e->fmt, opt);
+            return opt[k] != 0;
+        }
+    }
+    return false;
+}
+
 hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
                                      const hfx_sample_inputs *samples, const hfx_export_config *cfg,
                                      const char *generation_config_json, int multi_token_decode,
                                      const char *out_dir, hfx_error *err) {
     if (!cfg) cfg = e->cfg;
-    if (hfx_arch_cache_layers(model->arch, NULL, 0) <= 0)
+    if (hfx_arch_components(model->arch, HFX_EXPORT_GENERATION).n == 0)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s cannot be exported for generation",
                         hfx_model_architecture(model));
     json_t *gen_owned = NULL;
@@ -397,30 +453,33 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
                             gen_owned ? "must be a JSON object" : je.text);
         }
     }
-    static const char *const two[] = {"prefill", "decode"}, *const one[] = {"decode"};
-    bool ov = strcmp(hfx_cfg_format(cfg), "openvino") == 0;
-    hfx_export_config first_view;
-    const hfx_export_config *first = hfx_export_config_component(cfg, multi_token_decode ? "decode" : "prefill", &first_view);
-    if (!first) first = hfx_export_config_component(cfg, "decode", &first_view);
-    /* a stateful OpenVINO model is one graph serving the prompt and every step, its growing
-     * cache in variables: the multi-token decode layout */
-    bool stateful = ov && first && hfx_cfg_stateful(first, NULL);
+    /* a stateful model (OpenVINO's variables) is one graph serving the prompt and every step,
+     * its growing cache inside: the one-graph layout */
+    bool stateful = state_inside(e, model, cfg);
     if (stateful) multi_token_decode = 1;
-    const char *const *names = multi_token_decode ? one : two;
-    int n = multi_token_decode ? 1 : 2;
+    hfx_component_set set = hfx_arch_components(model->arch, multi_token_decode ? HFX_EXPORT_GENERATION_ONE_GRAPH
+                                                                               : HFX_EXPORT_GENERATION);
+    enum { MAX_COMPONENTS = 8 };
+    int n = set.n;
+    component cs[MAX_COMPONENTS] = {{0}};
+    hfx_export_config views[MAX_COMPONENTS];
+    hfx_status st = n < 1 || n > MAX_COMPONENTS
+                        ? hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s has no %s export", hfx_model_architecture(model),
+                                   multi_token_decode ? "multi-token decode" : "generation")
+                        : HFX_OK;
 
     /* every component needs a config; a per-component map must name them all */
-    component cs[2] = {{0}};
-    hfx_export_config views[2];
-    char missing[128] = "";
-    for (int i = 0; i < n; i++) {
-        cs[i].cfg = hfx_export_config_component(cfg, names[i], &views[i]);
-        if (!cs[i].cfg) snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "", names[i]);
+    char missing[256] = "", names[256] = "";
+    for (int i = 0; i < n && !st; i++) {
+        st = start_component(e, &set.items[i], cfg, &views[i], stateful, &cs[i], err);
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", set.items[i].name);
+        if (!cs[i].cfg)
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "",
+                     set.items[i].name);
     }
-    hfx_status st = HFX_OK;
-    if (*missing)
-        st = hfx_fail(err, HFX_ERR_INVALID, "export config: the per-component config lacks: %s (components: %s%s)",
-                      missing, names[0], n > 1 ? ", decode" : "");
+    if (!st && *missing)
+        st = hfx_fail(err, HFX_ERR_INVALID, "export config: the per-component config lacks: %s (components: %s)",
+                      missing, names);
     bool is_static = false;
     int64_t max_len = 0;
     for (int i = 0; i < n && !st; i++) {
@@ -433,37 +492,24 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         is_static = comp_static;
         max_len = comp_len;
         if (!st && stateful && is_static)
-            st = hfx_fail(err, HFX_ERR_INVALID, "a stateful OpenVINO model keeps a growing cache in its variables; "
-                                                "export a static cache with stateful false");
+            st = hfx_fail(err, HFX_ERR_INVALID, "a stateful %s model keeps a growing cache in its variables; "
+                                                "export a static cache with %s false",
+                          e->fmt->name, e->fmt->state_option);
         if (!st && multi_token_decode && !stateful && !hfx_cfg_dynamic(c->cfg) && !hfx_cfg_dynamic_shapes(c->cfg))
             st = hfx_fail(err, HFX_ERR_INVALID, "multi_token_decode needs dynamic shapes (--dynamic): its query length varies");
         if (st) break;
-        c->name = names[i];
-        c->role = names[i];
-        c->stateful = stateful;
-        c->file = stateful ? "openvino_model.xml"
-                 : strcmp(names[i], "prefill") == 0 ? (ov ? "prefill.xml" : "prefill.onnx")
-                                                    : (ov ? "decode.xml" : "decode.onnx");
-        c->g = hfx_graph_new();
-        if (!c->g) {
-            st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-            break;
-        }
         hfx_build_opts *o = &c->opts;
-        o->dtype = hfx_cfg_dtype(c->cfg);
-        if ((st = choose_dims(c->cfg, samples, c->g, o, err))) break;
+        if ((st = choose_dims(c->cfg, samples, hfx_arch_sequence_inputs(model->arch), c->g, o, err))) break;
         bool dynamic = hfx_cfg_dynamic(c->cfg) || hfx_cfg_dynamic_shapes(c->cfg);
-        bool single_token = strcmp(c->name, "decode") == 0 && !multi_token_decode;
-        if (single_token) o->seq = hfx_dim_const(1);
-        o->moe_gather = hfx_cfg_moe_gather(c->cfg, single_token);
+        if (c->decl->single_token) o->seq = hfx_dim_const(1);
         if (stateful && hfx_dim_is_const(o->seq)) /* prompt and steps: the query length varies */
             o->seq = hfx_dim_sym(hfx_graph_symbol(c->g, "sequence_length", 1, INT32_MAX));
         o->cache = is_static ? HFX_CACHE_STATIC : HFX_CACHE_DYNAMIC;
-        o->has_past = !is_static && strcmp(c->name, "decode") == 0;
+        o->has_past = !is_static && c->decl->reads_state;
         o->past = hfx_dim_sym(hfx_graph_symbol(c->g, "past_sequence_length", 0, INT32_MAX));
         o->max_cache = dynamic ? hfx_dim_sym(hfx_graph_symbol(c->g, "max_cache_len", 1, INT32_MAX))
                                : hfx_dim_const(max_len);
-        o->logits_last = hfx_cfg_logits_to_keep(c->cfg, multi_token_decode ? 0 : 1) == 1;
+        o->logits_last = c->decl->logits_to_keep >= 0 && hfx_cfg_logits_to_keep(c->cfg, c->decl->logits_to_keep) == 1;
         if (is_static && hfx_dim_is_const(o->seq) && o->seq.c > max_len)
             st = hfx_fail(err, HFX_ERR_INVALID, "sequence length %lld is longer than max_cache_len %lld",
                           (long long)o->seq.c, (long long)max_len);
@@ -476,10 +522,10 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         json_object_set_new(generation, "multi_token_decode", json_boolean(multi_token_decode));
         /* onnxruntime-genai runs one graph for prompt and steps with a growing cache */
         json_t *genai = NULL;
-        if (multi_token_decode && !is_static && !ov) {
+        if (multi_token_decode && !is_static && e->fmt->genai_config) {
             hfx_layer_cache layer0;
             int layers = hfx_arch_cache_layers(model->arch, &layer0, 1);
-            st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, &layer0, layers, "decode.onnx", &genai, err);
+            st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, &layer0, layers, cs[0].file, &genai, err);
         }
         if (!st) st = run_export(e, model, cs, n, cfg, generation, max_len, genai, out_dir, err);
         json_decref(genai);

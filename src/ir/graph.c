@@ -36,6 +36,7 @@ void hfx_graph_free(hfx_graph *g) {
     free(g->nodes);
     free(g->inputs);
     free(g->outputs);
+    free(g->states);
     free(g);
 }
 
@@ -113,6 +114,45 @@ void hfx_graph_output(hfx_graph *g, hfx_value *v, const char *name) {
     v->name = hfx_arena_strdup(g->arena, name);
     if (!push((void ***)&g->outputs, &g->n_outputs, &g->cap_outputs, v))
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+}
+
+int hfx_graph_state(hfx_graph *g, const char *name, hfx_state_update update, int axis) {
+    if (g->n_states == g->cap_states) {
+        int cap = g->cap_states ? 2 * g->cap_states : 16;
+        hfx_state *p = realloc(g->states, (size_t)cap * sizeof *p);
+        if (!p) {
+            hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+            return -1;
+        }
+        g->states = p;
+        g->cap_states = cap;
+    }
+    g->states[g->n_states] = (hfx_state){hfx_arena_strdup(g->arena, name), update, axis, NULL, NULL};
+    return g->n_states++;
+}
+
+hfx_value *hfx_state_read(hfx_graph *g, int state, const char *input_name, hfx_dtype dt, int rank,
+                          const hfx_dim *dims) {
+    hfx_value *v = hfx_graph_input(g, input_name, dt, rank, dims);
+    if (state < 0 || state >= g->n_states || g->states[state].in)
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "state %d read twice or undeclared (input '%s')", state, input_name);
+    else
+        g->states[state].in = v;
+    return v;
+}
+
+void hfx_state_write(hfx_graph *g, int state, hfx_value *v, const char *output_name) {
+    hfx_graph_output(g, v, output_name);
+    if (state < 0 || state >= g->n_states || g->states[state].out)
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "state %d written twice or undeclared (output '%s')", state, output_name);
+    else
+        g->states[state].out = v;
+}
+
+const hfx_state *hfx_graph_state_of(const hfx_graph *g, const hfx_value *v, bool is_input) {
+    for (int i = 0; i < g->n_states; i++)
+        if ((is_input ? g->states[i].in : g->states[i].out) == v) return &g->states[i];
+    return NULL;
 }
 
 void hfx_graph_set_meta(hfx_graph *g, const char *key, const char *value) {

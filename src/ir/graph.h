@@ -140,6 +140,27 @@ struct hfx_node {
     hfx_attrs attrs;
 };
 
+/* ---- State: values a graph carries from one call to the next ----
+ *
+ * A KV cache, a convolution or recurrent state: declared once, read through a graph input (none
+ * when this graph starts it, as a prefill does) and written through a graph output. Backends
+ * take the declaration as it is: ONNX as input/output pairs, OpenVINO as ReadValue/Assign
+ * variables, torch.export and ExecuTorch as mutated buffers. No backend reads names for it. */
+
+typedef enum hfx_state_update {
+    HFX_STATE_APPEND,  /* output = input with this call's entries appended on `axis` (growing cache) */
+    HFX_STATE_WRITE,   /* output = input with this call's entries written in place (static cache) */
+    HFX_STATE_REPLACE  /* output replaces input (a recurrent or convolution state) */
+} hfx_state_update;
+
+typedef struct hfx_state {
+    const char *name;          /* arena: what the state is ("past_key_values.0.key") */
+    hfx_state_update update;
+    int axis;                  /* APPEND: the axis that grows */
+    hfx_value *in;             /* graph input with the value before the call; NULL: starts here */
+    hfx_value *out;            /* graph output with the value after it */
+} hfx_state;
+
 typedef struct hfx_meta {
     const char *key, *value;     /* arena */
 } hfx_meta;
@@ -154,6 +175,8 @@ typedef struct hfx_graph {
     int n_inputs, n_outputs, cap_inputs, cap_outputs;
     hfx_symbol symbols[16];
     int n_symbols;
+    hfx_state *states;           /* owned array, declaration order */
+    int n_states, cap_states;
     hfx_meta meta[32];           /* key/values that travel inside the artifact */
     int n_meta;
     bool failed;
@@ -181,6 +204,16 @@ hfx_value *hfx_graph_input(hfx_graph *g, const char *name, hfx_dtype dt, int ran
 /* Mark `v` as graph output `name` (renames it). */
 void hfx_graph_output(hfx_graph *g, hfx_value *v, const char *name);
 void hfx_graph_set_meta(hfx_graph *g, const char *key, const char *value);
+
+/* Declare state `name`; returns its index in g->states (-1 after an error). */
+int hfx_graph_state(hfx_graph *g, const char *name, hfx_state_update update, int axis);
+/* The state's value before the call, as graph input `input_name`. */
+hfx_value *hfx_state_read(hfx_graph *g, int state, const char *input_name, hfx_dtype dt, int rank,
+                          const hfx_dim *dims);
+/* Its value after the call: `v` becomes graph output `output_name`. */
+void hfx_state_write(hfx_graph *g, int state, hfx_value *v, const char *output_name);
+/* The state whose input (is_input) or output is `v`, or NULL. */
+const hfx_state *hfx_graph_state_of(const hfx_graph *g, const hfx_value *v, bool is_input);
 
 /* ---- Constants ---- */
 

@@ -341,6 +341,17 @@ hfx_status hfx_graph_verify(const hfx_graph *g, hfx_error *err) {
         if (!ready[g->outputs[i]->id])
             st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: output '%s' is never produced",
                           g->outputs[i]->name);
+    /* every state is written, and its value keeps its type from call to call */
+    for (int i = 0; st == HFX_OK && i < g->n_states; i++) {
+        const hfx_state *s = &g->states[i];
+        if (!s->out)
+            st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: state '%s' is never written", s->name);
+        else if (s->in && (s->in->dtype != s->out->dtype || s->in->rank != s->out->rank))
+            st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: state '%s' changes type from input to output", s->name);
+        else if (s->update == HFX_STATE_APPEND && (s->axis < 0 || s->axis >= s->out->rank))
+            st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: state '%s' appends on axis %d of rank %d", s->name, s->axis,
+                          s->out->rank);
+    }
     free(ready);
     return st;
 }

@@ -138,7 +138,7 @@ static hfx_status write_external(const placement *pl, int n, FILE *f, hfx_outdir
 
 /* Decide which initializers go to the data file and at which offsets, sharing one copy of
  * every weight between components. Returns the placements in file order. */
-static hfx_status place(onnx_model *ms, int n, const hfx_onnx_options *o, placement **out_pl,
+static hfx_status place(onnx_model *ms, int n, bool external_data, placement **out_pl,
                         int *out_n, uint64_t *size, hfx_error *err) {
     int cap = 0, count = 0;
     for (int c = 0; c < n; c++) cap += ms[c].n_inits;
@@ -149,7 +149,7 @@ static hfx_status place(onnx_model *ms, int n, const hfx_onnx_options *o, placem
         uint64_t embedded = 0;
         for (int i = 0; i < ms[c].n_inits; i++) {
             onnx_init *in = &ms[c].inits[i];
-            in->external = o->external_data && in->nbytes > EMBED_LIMIT;
+            in->external = external_data && in->nbytes > EMBED_LIMIT;
             if (!in->external) {
                 embedded += in->nbytes;
                 continue;
@@ -179,13 +179,13 @@ static hfx_status place(onnx_model *ms, int n, const hfx_onnx_options *o, placem
 }
 
 /* Serialize one lowered graph as a ModelProto. */
-static hfx_status model_proto(const hfx_graph *g, onnx_model *m, int opset,
-                              const hfx_onnx_options *o, hfx_buf *model, hfx_error *err) {
+static hfx_status model_proto(const hfx_graph *g, onnx_model *m, int opset, const char *data_file,
+                              hfx_buf *model, hfx_error *err) {
     hfx_buf graph = {0}, sub = {0};
     hfx_status st = HFX_OK;
     hfx_buf_append(&graph, m->nodes.data, m->nodes.len);
     pb_string(&graph, GRAPH_NAME, "main_graph");
-    for (int i = 0; i < m->n_inits && st == HFX_OK; i++) st = tensor_proto(&graph, &m->inits[i], o->data_file, err);
+    for (int i = 0; i < m->n_inits && st == HFX_OK; i++) st = tensor_proto(&graph, &m->inits[i], data_file, err);
     for (int i = 0; i < g->n_inputs; i++) value_info(&graph, GRAPH_INPUT, g, g->inputs[i]);
     for (int i = 0; i < g->n_outputs; i++) value_info(&graph, GRAPH_OUTPUT, g, g->outputs[i]);
     pb_int(model, MODEL_IR_VERSION, ir_version_for(opset));
@@ -202,32 +202,34 @@ static hfx_status model_proto(const hfx_graph *g, onnx_model *m, int opset,
     return st;
 }
 
-hfx_status hfx_onnx_write(const hfx_onnx_component *cs, int n, const hfx_onnx_options *o,
-                          hfx_outdir *out, hfx_error *err) {
+/* Every component's weights share one data file (external_data is a shared option). */
+static const char DATA_FILE[] = "model.onnx_data";
+
+static hfx_status onnx_write(const hfx_format_graph *cs, int n, hfx_outdir *out, hfx_error *err) {
     onnx_model *ms = calloc((size_t)n, sizeof *ms);
     if (!ms) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     hfx_status st = HFX_OK;
     for (int c = 0; c < n && st == HFX_OK; c++) {
-        st = hfx_onnx_lower(cs[c].g, cs[c].opset, &ms[c], err);
+        st = hfx_onnx_lower(cs[c].g, (int)cs[c].opt[ONNX_OPT_OPSET], &ms[c], err);
         if (st) hfx_error_prefix(err, "%s", cs[c].file);
     }
     placement *pl = NULL;
     int n_pl = 0;
     uint64_t data_size = 0;
-    if (st == HFX_OK) st = place(ms, n, o, &pl, &n_pl, &data_size, err);
+    if (st == HFX_OK) st = place(ms, n, cs[0].opt[ONNX_OPT_EXTERNAL_DATA] != 0, &pl, &n_pl, &data_size, err);
     for (int c = 0; c < n && st == HFX_OK; c++) {
         hfx_buf model = {0};
-        st = model_proto(cs[c].g, &ms[c], cs[c].opset, o, &model, err);
+        st = model_proto(cs[c].g, &ms[c], (int)cs[c].opt[ONNX_OPT_OPSET], DATA_FILE, &model, err);
         if (st == HFX_OK) st = hfx_outdir_write(out, cs[c].file, model.data, model.len, err);
         hfx_buf_free(&model);
     }
     if (st == HFX_OK && n_pl > 0) {
         FILE *f;
         hfx_outdir_progress_total(out, data_size);
-        st = hfx_outdir_create(out, o->data_file, &f, err);
+        st = hfx_outdir_create(out, DATA_FILE, &f, err);
         if (st == HFX_OK) {
-            st = write_external(pl, n_pl, f, out, o->data_file, err);
-            hfx_status cst = hfx_outdir_close(out, f, o->data_file, err);
+            st = write_external(pl, n_pl, f, out, DATA_FILE, err);
+            hfx_status cst = hfx_outdir_close(out, f, DATA_FILE, err);
             if (st == HFX_OK) st = cst;
         }
     }
@@ -236,3 +238,23 @@ hfx_status hfx_onnx_write(const hfx_onnx_component *cs, int n, const hfx_onnx_op
     free(ms);
     return st;
 }
+
+static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
+    [ONNX_OPT_OPSET] = {"opset_version", HFX_OPTION_INT, HFX_ONNX_OPSET_DEFAULT, HFX_ONNX_OPSET_MIN,
+                        HFX_ONNX_OPSET_MAX, false, NULL},
+    [ONNX_OPT_EXTERNAL_DATA] = {"external_data", HFX_OPTION_BOOL, 1, 0, 1, true, NULL},
+    [ONNX_OPT_EXPORT_PARAMS] = {"export_params", HFX_OPTION_TRUE, 1, 1, 1, false,
+                                "false is not supported: hfx always writes the weights"},
+    [ONNX_OPT_OUTPUT_PATH] = {"output_path", HFX_OPTION_REFUSED, 0, 0, 0, false,
+                              "is not used by hfx; give the output directory to hfx export"},
+};
+
+const hfx_format hfx_format_onnx = {
+    .name = "onnx",
+    .summary = "ONNX (.onnx + .onnx_data), for ONNX Runtime and onnxruntime-genai",
+    .graph_ext = ".onnx",
+    .options = onnx_options,
+    .n_options = ONNX_N_OPTIONS,
+    .genai_config = true,
+    .write = onnx_write,
+};

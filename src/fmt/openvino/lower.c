@@ -449,15 +449,10 @@ static ov_ref parameter(ov_model *m, const hfx_graph *g, const hfx_value *v) {
     return r;
 }
 
-/* past_key_values.{i}.{key,value} ↔ present.{i}.{key,value}: the pair that becomes a variable */
-static const hfx_value *state_partner(const hfx_graph *g, const hfx_value *in) {
-    int layer_no;
-    char which[8], want[64];
-    if (sscanf(in->name, "past_key_values.%d.%7s", &layer_no, which) != 2) return NULL;
-    snprintf(want, sizeof want, "present.%d.%s", layer_no, which);
-    for (int i = 0; i < g->n_outputs; i++)
-        if (strcmp(g->outputs[i]->name, want) == 0) return g->outputs[i];
-    return NULL;
+/* A declared state read and written by this graph: it becomes a variable. */
+static const hfx_state *variable_of(const hfx_graph *g, const hfx_value *v, bool is_input) {
+    const hfx_state *s = hfx_graph_state_of(g, v, is_input);
+    return s && s->in && s->out ? s : NULL;
 }
 
 /* The variable that replaces a past input: ReadValue initialised to an empty [B, KV, 0, D] cache
@@ -502,7 +497,7 @@ hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *b
     bool stateful = false;
     for (int i = 0; i < g->n_inputs; i++) {
         const hfx_value *in = g->inputs[i];
-        if (o->stateful && state_partner(g, in)) {
+        if (o->stateful && variable_of(g, in, true)) {
             stateful = true;
             continue;
         }
@@ -515,8 +510,8 @@ hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *b
                           .dims = {g->inputs[0]->dims[0]}};
         beam_idx = parameter(m, g, &beam);
         for (int i = 0; i < g->n_inputs && !m->st; i++) {
-            const hfx_value *partner = state_partner(g, g->inputs[i]);
-            if (partner) m->val[g->inputs[i]->id] = state_read(m, g, g->inputs[i], partner, input_ids, beam_idx);
+            const hfx_state *s = variable_of(g, g->inputs[i], true);
+            if (s) m->val[g->inputs[i]->id] = state_read(m, g, s->in, s->out, input_ids, beam_idx);
         }
     }
     for (int i = 0; i < g->n_nodes; i++)
@@ -527,9 +522,8 @@ hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *b
     for (int i = 0; i < g->n_outputs && !m->st; i++) {
         const hfx_value *v = g->outputs[i];
         ov_ref r = val(m, v);
-        const hfx_value *past = NULL;
-        for (int j = 0; stateful && j < g->n_inputs; j++)
-            if (state_partner(g, g->inputs[j]) == v) past = g->inputs[j];
+        const hfx_state *s = stateful ? variable_of(g, v, false) : NULL;
+        const hfx_value *past = s ? s->in : NULL;
         if (past) {
             char data[256];
             snprintf(data, sizeof data, "variable_id=\"%s%s\"", past->name, v->name);

@@ -6,6 +6,12 @@
 #include "base/arena.h"
 #include "fmt/openvino/openvino.h"
 
+typedef struct hfx_ov_options {
+    bool compress_to_fp16; /* float32 weights stored as f16 Const + Convert (a decompression) */
+    bool stateful;         /* the graph's declared state becomes ReadValue/Assign variables, plus
+                              a beam_idx input */
+} hfx_ov_options;
+
 typedef struct ov_ref {
     int layer, port; /* an output port */
 } ov_ref;

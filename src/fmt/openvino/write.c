@@ -115,37 +115,66 @@ static hfx_status write_blobs(const ov_blobs *blobs, FILE *f, hfx_outdir *out, c
     return st ? st : wst;
 }
 
-hfx_status hfx_ov_write(const hfx_ov_component *cs, int n, const hfx_ov_options *o,
-                        hfx_outdir *out, hfx_error *err) {
+/* Every component reads one blob: the first component's .bin, hard-linked under each other
+ * component's name (name.xml → name.bin). */
+static hfx_status ov_write(const hfx_format_graph *cs, int n, hfx_outdir *out, hfx_error *err) {
     ov_blobs blobs = {0};
     ov_model *ms = calloc((size_t)n, sizeof *ms);
-    if (!ms) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    char(*bins)[256] = calloc((size_t)n, sizeof *bins);
+    if (!ms || !bins) {
+        free(ms);
+        free(bins);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    hfx_ov_options o = {cs[0].opt[OV_OPT_COMPRESS_TO_FP16] != 0, cs[0].opt[OV_OPT_STATEFUL] != 0};
     hfx_status st = HFX_OK;
+    for (int c = 0; c < n; c++) {
+        size_t len = strlen(cs[c].file);
+        if (len > 4 && strcmp(cs[c].file + len - 4, ".xml") == 0) len -= 4;
+        snprintf(bins[c], sizeof bins[c], "%.*s.bin", (int)len, cs[c].file);
+    }
     for (int c = 0; c < n && !st; c++) {
-        st = hfx_ov_lower(cs[c].g, o, &blobs, &ms[c], err);
-        if (st) hfx_error_prefix(err, "%s", cs[c].xml_file);
+        st = hfx_ov_lower(cs[c].g, &o, &blobs, &ms[c], err);
+        if (st) hfx_error_prefix(err, "%s", cs[c].file);
     }
     for (int c = 0; c < n && !st; c++) {
         hfx_buf xml = {0};
         net_xml(cs[c].g, &ms[c], &xml);
         st = xml.oom ? hfx_fail(err, HFX_ERR_NOMEM, "out of memory")
-                     : hfx_outdir_write(out, cs[c].xml_file, xml.data, xml.len, err);
+                     : hfx_outdir_write(out, cs[c].file, xml.data, xml.len, err);
         hfx_buf_free(&xml);
     }
     if (!st) {
         FILE *f;
         hfx_outdir_progress_total(out, blobs.size);
-        st = hfx_outdir_create(out, cs[0].bin_file, &f, err);
+        st = hfx_outdir_create(out, bins[0], &f, err);
         if (!st) {
-            st = write_blobs(&blobs, f, out, cs[0].bin_file, err);
-            hfx_status cst = hfx_outdir_close(out, f, cs[0].bin_file, err);
+            st = write_blobs(&blobs, f, out, bins[0], err);
+            hfx_status cst = hfx_outdir_close(out, f, bins[0], err);
             if (!st) st = cst;
         }
         /* every component reads the same blob: one copy on disk */
-        for (int c = 1; c < n && !st; c++) st = hfx_outdir_link(out, cs[0].bin_file, cs[c].bin_file, err);
+        for (int c = 1; c < n && !st; c++) st = hfx_outdir_link(out, bins[0], bins[c], err);
     }
     for (int c = 0; c < n; c++) hfx_ov_model_free(&ms[c]);
     free(ms);
+    free(bins);
     free(blobs.items);
     return st;
 }
+
+static const hfx_format_option ov_options[OV_N_OPTIONS] = {
+    [OV_OPT_STATEFUL] = {"stateful", HFX_OPTION_BOOL, 1, 0, 1, true, NULL},
+    [OV_OPT_COMPRESS_TO_FP16] = {"compress_to_fp16", HFX_OPTION_BOOL, 0, 0, 1, true, NULL},
+};
+
+const hfx_format hfx_format_openvino = {
+    .name = "openvino",
+    .summary = "OpenVINO IR v11 (.xml + .bin), for OpenVINO and openvino-genai",
+    .graph_ext = ".xml",
+    .options = ov_options,
+    .n_options = OV_N_OPTIONS,
+    .state_option = "stateful",
+    .stateful_file = "openvino_model.xml",
+    .write = ov_write,
+};

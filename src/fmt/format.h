@@ -1,0 +1,73 @@
+/* An output format as data: its name, the export-config keys it reads (with defaults and
+ * validation), how it names its files, what it can do, and its one entry point that lowers and
+ * writes a set of component graphs. The registry (registry.c) is the one list of formats; the
+ * exporter, the config parser and the CLI consult it instead of comparing format names.
+ * Adding a format: a folder src/fmt/<name>/ that defines an hfx_format, and one registry line. */
+#ifndef HFX_FMT_FORMAT_H
+#define HFX_FMT_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/outdir.h"
+#include "ir/graph.h"
+
+enum { HFX_FORMAT_MAX_OPTIONS = 8 };
+
+typedef enum hfx_option_kind {
+    HFX_OPTION_BOOL,  /* true or false; dflt 0 or 1 */
+    HFX_OPTION_INT,   /* an integer in [min, max], or null for dflt */
+    HFX_OPTION_TRUE,  /* only true is accepted: `why` completes "'<key>' <why>" (HFX_ERR_UNSUPPORTED) */
+    HFX_OPTION_REFUSED /* never accepted: `why` completes "'<key>' <why>" (HFX_ERR_INVALID) */
+} hfx_option_kind;
+
+/* One export-config key a format reads. */
+typedef struct hfx_format_option {
+    const char *key;   /* the Python system's name: "opset_version" */
+    hfx_option_kind kind;
+    int64_t dflt, min, max;
+    bool shared;       /* every component must agree: they share what it shapes (one weights file) */
+    const char *why;
+} hfx_format_option;
+
+/* One graph to write, with its component's resolved option values. */
+typedef struct hfx_format_graph {
+    const hfx_graph *g;
+    const char *file;                    /* its file name, from hfx_format_graph_file */
+    int64_t opt[HFX_FORMAT_MAX_OPTIONS]; /* the value of each of the format's options, table order */
+} hfx_format_graph;
+
+typedef struct hfx_format {
+    const char *name;        /* export_format: "onnx" */
+    const char *summary;     /* one line for help texts */
+    const char *graph_ext;   /* a component `c` is written to c + graph_ext: ".onnx" */
+    const hfx_format_option *options;
+    int n_options;
+    /* The option that keeps generation state (caches) inside the model instead of in inputs and
+     * outputs (OpenVINO's "stateful"); NULL when the format has none. A stateful export is one
+     * graph serving prompt and steps, written to `stateful_file`. */
+    const char *state_option;
+    const char *stateful_file;
+    /* A multi-token decode with a dynamic cache also gets onnxruntime-genai's genai_config.json. */
+    bool genai_config;
+    /* Lower and write the graphs into `out` (temporary names until the export commits). Weights
+     * several graphs read are stored once. NULL: a format of the Python system hfx lacks. */
+    hfx_status (*write)(const hfx_format_graph *gs, int n, hfx_outdir *out, hfx_error *err);
+} hfx_format;
+
+/* The format named `name`, or NULL. Formats with write == NULL are listed (the Python system
+ * has them) but cannot be exported to. */
+const hfx_format *hfx_format_find(const char *name);
+
+/* The i-th registered format, NULL past the end. */
+const hfx_format *hfx_format_at(int i);
+
+/* Comma-separated names of the formats that can be written ("onnx, openvino"), or, with `all`,
+ * of every registered one, into buf (truncated to size); returns buf. */
+const char *hfx_format_names(bool all, char *buf, size_t size);
+
+/* Index of `key` in f's option table, -1 when the format has no such key. */
+int hfx_format_option_index(const hfx_format *f, const char *key);
+
+#endif

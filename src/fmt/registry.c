@@ -1,0 +1,38 @@
+/* The one list of output formats. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fmt/format.h"
+#include "fmt/onnx/onnx.h"
+#include "fmt/openvino/openvino.h"
+
+/* The Python system's formats hfx does not write yet: known, so that asking for one says so. */
+static const hfx_format executorch_planned = {.name = "executorch", .summary = "ExecuTorch program (.pte): not yet"};
+static const hfx_format dynamo_planned = {.name = "dynamo", .summary = "torch.export program (.pt2): not yet"};
+
+static const hfx_format *const registry[] = {&hfx_format_onnx, &hfx_format_openvino, &executorch_planned,
+                                             &dynamo_planned};
+enum { N_FORMATS = sizeof registry / sizeof registry[0] };
+
+const hfx_format *hfx_format_at(int i) { return i >= 0 && i < N_FORMATS ? registry[i] : NULL; }
+
+const hfx_format *hfx_format_find(const char *name) {
+    for (int i = 0; name && i < N_FORMATS; i++)
+        if (strcmp(registry[i]->name, name) == 0) return registry[i];
+    return NULL;
+}
+
+const char *hfx_format_names(bool all, char *buf, size_t size) {
+    size_t k = 0;
+    if (size) buf[0] = 0;
+    for (int i = 0; i < N_FORMATS && k < size; i++)
+        if (all || registry[i]->write)
+            k += (size_t)snprintf(buf + k, size - k, "%s%s", k ? ", " : "", registry[i]->name);
+    return buf;
+}
+
+int hfx_format_option_index(const hfx_format *f, const char *key) {
+    for (int i = 0; i < f->n_options; i++)
+        if (strcmp(f->options[i].key, key) == 0) return i;
+    return -1;
+}
