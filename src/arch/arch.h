@@ -96,8 +96,9 @@ const char *hfx_arch_supported(char *buf, size_t size);
 /* ---- for family files ---- */
 
 typedef struct hfx_arch_family {
-    hfx_status (*parse)(const void *desc, const hfx_checkpoint *ck, hfx_arena *arena,
-                        void **cfg, hfx_error *err);
+    size_t cfg_size; /* the family's parsed config; the registry allocates it zeroed for parse */
+    /* Read config.json (c) into cfg; further allocations from `arena`. */
+    hfx_status (*parse)(const void *desc, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err);
     hfx_status (*build_forward)(const void *desc, const void *cfg, const hfx_checkpoint *ck,
                                 const hfx_build_opts *opts, hfx_graph *g, hfx_error *err);
     int (*cache_layers)(const void *cfg, hfx_layer_cache *layers, int max); /* NULL: no cache */

@@ -176,14 +176,9 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
     return HFX_OK;
 }
 
-static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx_arena *arena,
-                                void **out, hfx_error *err) {
+static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     const hfx_decoder_desc *d = desc_;
-    char where[1100];
-    snprintf(where, sizeof where, "%s/config.json", hfx_checkpoint_dir(ck));
-    hfx_cfg c = {hfx_checkpoint_config(ck), where};
-    hfx_decoder_cfg *m = hfx_arena_alloc(arena, sizeof *m);
-    if (!m) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    hfx_decoder_cfg *m = cfg;
     hfx_status st;
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
                           "intermediate_size"};
@@ -206,9 +201,9 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
     if (m->heads % m->kv_heads)
         return hfx_fail(err, HFX_ERR_INVALID,
                         "%s: num_attention_heads (%lld) is not a multiple of num_key_value_heads (%lld)",
-                        where, (long long)m->heads, (long long)m->kv_heads);
+                        c.where, (long long)m->heads, (long long)m->kv_heads);
     if (!(m->eps > 0 && m->eps < 1))
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", where, d->eps_key, m->eps);
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where, d->eps_key, m->eps);
     int64_t dflt_head_dim = m->hidden / m->heads;
     if ((st = hfx_cfg_int_in_or(c, "head_dim", dflt_head_dim, 2, 4096, &m->head_dim, err)) ||
         (st = parse_activation(d, c, m, err)) || (st = parse_biases(d, c, m, err)) ||
@@ -237,7 +232,6 @@ static hfx_status decoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
     if (d->local_rope &&
         (st = hfx_rope_parse(c, &local, m->head_dim, m->max_position, arena, &m->local_rope, err)))
         return st;
-    *out = m;
     return HFX_OK;
 }
 
@@ -429,14 +423,17 @@ static hfx_value *expert_weights(layer_ctx *c, int64_t i, const char *block, con
                                  int64_t rows, int64_t cols) {
     const hfx_decoder_cfg *m = c->m;
     char p[192];
-    hfx_value *ws[4096];
-    int64_t n = m->experts < 4096 ? m->experts : 4096;
-    for (int64_t e = 0; e < n; e++) {
+    hfx_value **ws = hfx_arena_alloc(c->g->arena, (size_t)m->experts * sizeof *ws);
+    if (!ws) {
+        hfx_graph_fail(c->g, HFX_ERR_NOMEM, "out of memory");
+        return hfx_const_f32(c->g, 0.0f);
+    }
+    for (int64_t e = 0; e < m->experts; e++) {
         char leaf[96];
         snprintf(leaf, sizeof leaf, "experts.%lld.%s.weight", (long long)e, per_expert);
         ws[e] = hfx_weight(c->w, 2, (int64_t[]){rows, cols}, "%s", tensor_name(c, i, block, leaf, p, sizeof p));
     }
-    return hfx_const_stack(c->g, (int)n, ws);
+    return hfx_const_stack(c->g, (int)m->experts, ws);
 }
 
 /* Mixture of experts without data-dependent shapes: the router's top-k weights as a dense
@@ -471,7 +468,8 @@ static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
     int64_t axis = -1;
     if (c->o->moe_gather) {
         /* each token's k experts gathered by index: [B,S,K,I,H] @ [B,S,1,H,1] → [B,S,K,I,1] */
-        hfx_value *w = hfx_top_k(g, probs, K, false), *idx = hfx_top_k(g, probs, K, true); /* [B,S,K] */
+        hfx_value *w, *idx; /* [B,S,K]: the k largest router probabilities and their experts */
+        hfx_top_k(g, probs, K, &w, &idx);
         if (m->norm_topk) w = hfx_op2(g, HFX_OP_DIV, w, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis));
         w = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, w, h->dtype), -1), -1); /* [B,S,K,1,1] */
         hfx_value *x5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), -1);             /* [B,S,1,H,1] */
@@ -674,7 +672,7 @@ static const hfx_component one_graph[] = {{"decode", "decode", false, true, 0}};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
 
 const hfx_arch_family hfx_decoder_family = {
-    decoder_parse, decoder_build_forward, decoder_cache_layers, decoder_recompute_at,
+    sizeof(hfx_decoder_cfg), decoder_parse, decoder_build_forward, decoder_cache_layers, decoder_recompute_at,
     {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 2},
      [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 1}},
     sequence_inputs};

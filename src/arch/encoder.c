@@ -28,14 +28,9 @@ typedef struct encoder_cfg {
     hfx_activation act;
 } encoder_cfg;
 
-static hfx_status encoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx_arena *arena,
-                                void **out, hfx_error *err) {
+static hfx_status encoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     const encoder_desc *d = desc_;
-    char where[1100];
-    snprintf(where, sizeof where, "%s/config.json", hfx_checkpoint_dir(ck));
-    hfx_cfg c = {hfx_checkpoint_config(ck), where};
-    encoder_cfg *m = hfx_arena_alloc(arena, sizeof *m);
-    if (!m) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    encoder_cfg *m = cfg;
     const char *act;
     hfx_status st;
     if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
@@ -51,16 +46,15 @@ static hfx_status encoder_parse(const void *desc_, const hfx_checkpoint *ck, hfx
         return st;
     if (m->hidden % m->heads)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: hidden_size %lld is not a multiple of num_attention_heads %lld",
-                        where, (long long)m->hidden, (long long)m->heads);
+                        c.where, (long long)m->hidden, (long long)m->heads);
     if (!hfx_activation_from_name(act, &m->act))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_act '%s' is not supported (supported: %s)", where,
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_act '%s' is not supported (supported: %s)", c.where,
                         act, hfx_activation_names());
     /* the head's width: id2label when given, else num_labels (transformers' default 2) */
     m->labels = 2;
     const json_t *id2label = json_object_get(c.obj, "id2label");
     if (json_is_object(id2label) && json_object_size(id2label) > 0) m->labels = (int64_t)json_object_size(id2label);
     else if ((st = hfx_cfg_int_or(c, "num_labels", 2, &m->labels, err))) return st;
-    *out = m;
     return HFX_OK;
 }
 
@@ -181,7 +175,7 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
 static const hfx_component forward[] = {{"model", "model", false, false, -1}};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "token_type_ids", NULL};
 
-const hfx_arch_family hfx_encoder_family = {encoder_parse, encoder_build, NULL, NULL,
+const hfx_arch_family hfx_encoder_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
                                             {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs};
 
 const encoder_desc hfx_bert_model = {"BertModel", "bert", false, HEAD_NONE};

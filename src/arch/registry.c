@@ -137,10 +137,12 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_a
                         hfx_checkpoint_dir(ck), hfx_arch_supported(supported, sizeof supported));
     for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++) {
         if (strcmp(registry[i].name, name) != 0) continue;
+        const hfx_arch_family *f = registry[i].family;
         hfx_arch_model *m = hfx_arena_alloc(arena, sizeof *m);
-        if (!m) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        if (m) m->cfg = hfx_arena_alloc(arena, f->cfg_size);
+        if (!m || !m->cfg) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         m->entry = &registry[i];
-        hfx_status st = registry[i].family->parse(registry[i].desc, ck, arena, &m->cfg, err);
+        hfx_status st = f->parse(registry[i].desc, hfx_checkpoint_cfg(ck), arena, m->cfg, err);
         if (st) return st;
         *out = m;
         return HFX_OK;

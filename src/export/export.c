@@ -278,6 +278,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
     for (int i = 0; i < n && !st; i++) {
         component *c = &cs[i];
         st = hfx_arch_build_forward(model->arch, model->ck, &c->opts, c->g, err);
+        if (!st) st = hfx_decompose(c->g, fmt->keeps, err); /* what the format does not write itself */
         if (!st) st = hfx_graph_verify(c->g, err);
         if (st) {
             if (n > 1) hfx_error_prefix(err, "component '%s'", c->decl->name);

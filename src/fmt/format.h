@@ -51,6 +51,9 @@ typedef struct hfx_format {
     const char *stateful_file;
     /* A multi-token decode with a dynamic cache also gets onnxruntime-genai's genai_config.json. */
     bool genai_config;
+    /* The high-level IR nodes it writes itself; the exporter runs the decomposition pass with
+     * it before `write`, which then sees only these and primitive ops. */
+    hfx_keep_fn keeps;
     /* Lower and write the graphs into `out` (temporary names until the export commits). Weights
      * several graphs read are stored once. NULL: a format of the Python system hfx lacks. */
     hfx_status (*write)(const hfx_format_graph *gs, int n, hfx_outdir *out, hfx_error *err);

@@ -25,6 +25,7 @@ struct hfx_checkpoint {
     const char *dir;           /* as given to open (arena) */
     const char *prefix;        /* dir without trailing '/', joined with file names (arena) */
     json_t *config;            /* owned: config.json, an object */
+    const char *config_path;   /* "<dir>/config.json" (arena), for messages */
     json_t *generation;        /* owned: generation_config.json, NULL when absent */
     size_t n_files;
     mapped_file *files;        /* arena, n_files; sorted by name when sharded */
@@ -291,6 +292,7 @@ static hfx_status open_all(hfx_checkpoint *ck, const char *dir, hfx_error *err) 
     ck->prefix = hfx_arena_printf(ck->arena, "%.*s", (int)len, keep);
     const char *config = join(ck, "config.json"), *gen = join(ck, "generation_config.json");
     if (!ck->dir || !ck->prefix || !config || !gen) return nomem(err);
+    ck->config_path = config;
     hfx_status st = load_json(config, 1, &ck->config, err);
     if (!st) st = load_json(gen, 0, &ck->generation, err);
     return st ? st : open_weights(ck, err);
@@ -325,6 +327,8 @@ void hfx_checkpoint_close(hfx_checkpoint *ck) {
 const char *hfx_checkpoint_dir(const hfx_checkpoint *ck) { return ck->dir; }
 
 const json_t *hfx_checkpoint_config(const hfx_checkpoint *ck) { return ck->config; }
+
+hfx_cfg hfx_checkpoint_cfg(const hfx_checkpoint *ck) { return (hfx_cfg){ck->config, ck->config_path}; }
 
 const json_t *hfx_checkpoint_generation_config(const hfx_checkpoint *ck) {
     return ck->generation;

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "hf/config.h"
 #include "hf/safetensors.h"
 
 typedef struct hfx_checkpoint hfx_checkpoint;
@@ -27,6 +28,9 @@ const char *hfx_checkpoint_dir(const hfx_checkpoint *ck);
 
 /* config.json (a JSON object, borrowed). */
 const json_t *hfx_checkpoint_config(const hfx_checkpoint *ck);
+
+/* config.json for typed reads, its messages naming "<dir>/config.json". */
+hfx_cfg hfx_checkpoint_cfg(const hfx_checkpoint *ck);
 
 /* generation_config.json (borrowed), or NULL when the file does not exist. */
 const json_t *hfx_checkpoint_generation_config(const hfx_checkpoint *ck);

@@ -9,14 +9,30 @@
 #include "base/status.h"
 
 static const char *const op_names[HFX_OP_COUNT_] = {
-#define X(e, name, lo, hi) [HFX_OP_##e] = name,
+#define X(e, name, lo, hi, outs, std) [HFX_OP_##e] = name,
 #include "ir/ops.def"
 #undef X
 };
 
+static const int op_outputs[HFX_OP_COUNT_] = {
+#define X(e, name, lo, hi, outs, std) [HFX_OP_##e] = outs,
+#include "ir/ops.def"
+#undef X
+};
+
+static const char *const op_standard[HFX_OP_COUNT_] = {
+#define X(e, name, lo, hi, outs, std) [HFX_OP_##e] = std,
+#include "ir/ops.def"
+#undef X
+};
+
+const char *hfx_op_standard_name(hfx_op op) { return (unsigned)op < HFX_OP_COUNT_ ? op_standard[op] : NULL; }
+
 const char *hfx_op_name(hfx_op op) {
     return (unsigned)op < HFX_OP_COUNT_ ? op_names[op] : "?";
 }
+
+int hfx_op_outputs(hfx_op op) { return (unsigned)op < HFX_OP_COUNT_ ? op_outputs[op] : 1; }
 
 hfx_graph *hfx_graph_new(void) {
     hfx_graph *g = calloc(1, sizeof *g);
@@ -408,30 +424,42 @@ hfx_value *hfx_const_permute(hfx_graph *g, hfx_value *c, const int64_t *perm) {
 
 /* ---- Op constructors ---- */
 
-hfx_value *hfx_node_add(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in, const hfx_attrs *a) {
+void hfx_node_add_outputs(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in, const hfx_attrs *a,
+                          hfx_value **outs) {
     static const hfx_attrs none;
     if (!a) a = &none;
-    hfx_value *out = new_value(g);
+    int n_out = hfx_op_outputs(op);
+    for (int k = 0; k < n_out; k++) outs[k] = new_value(g);
     hfx_error err;
-    if (hfx_infer_shape(g, op, n_in, in, a, out, &err) != HFX_OK) {
+    if (hfx_infer_shape(g, op, n_in, in, a, outs, &err) != HFX_OK) {
         hfx_graph_fail(g, err.status, "%s", err.message);
-        out->dtype = n_in > 0 && in[0] ? in[0]->dtype : HFX_DTYPE_F32;
-        out->rank = 0;
-        return out;
+        for (int k = 0; k < n_out; k++) {
+            outs[k]->dtype = n_in > 0 && in[0] ? in[0]->dtype : HFX_DTYPE_F32;
+            outs[k]->rank = 0;
+        }
+        return;
     }
     hfx_node *node = hfx_arena_alloc(g->arena, sizeof *node);
     if (!node || !push((void ***)&g->nodes, &g->n_nodes, &g->cap_nodes, node)) {
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory while building the graph");
-        return out;
+        return;
     }
     node->id = g->n_nodes - 1;
     node->op = op;
     node->n_in = n_in;
     for (int i = 0; i < n_in; i++) node->in[i] = in[i];
-    node->out = out;
+    node->n_out = n_out;
+    for (int k = 0; k < n_out; k++) {
+        node->out[k] = outs[k];
+        outs[k]->producer = node;
+    }
     node->attrs = *a;
-    out->producer = node;
-    return out;
+}
+
+hfx_value *hfx_node_add(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in, const hfx_attrs *a) {
+    hfx_value *outs[HFX_MAX_OUTPUTS];
+    hfx_node_add_outputs(g, op, n_in, in, a, outs);
+    return outs[0];
 }
 
 hfx_value *hfx_op1(hfx_graph *g, hfx_op op, hfx_value *x) { return hfx_node_add(g, op, 1, &x, NULL); }
@@ -470,7 +498,7 @@ hfx_value *hfx_softmax(hfx_graph *g, hfx_value *x, int axis) {
 
 hfx_value *hfx_attention(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v,
                          hfx_value *bias, double scale, double softcap, int64_t window) {
-    hfx_attrs a = {.f0 = scale, .f1 = softcap, .axis = window};
+    hfx_attrs a = {.f0 = scale, .f1 = softcap, .window = window};
     hfx_value *in[4] = {q, k, v, bias};
     return hfx_node_add(g, HFX_OP_ATTENTION, 4, in, &a);
 }
@@ -533,7 +561,7 @@ hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hf
 }
 
 hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k) {
-    hfx_attrs a = {.start = k};
+    hfx_attrs a = {.k = k};
     return hfx_node_add(g, HFX_OP_TOP_K_MASK, 1, &x, &a);
 }
 
@@ -542,7 +570,17 @@ hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis) {
     return hfx_node_add(g, HFX_OP_CUMSUM, 1, &x, &a);
 }
 
-hfx_value *hfx_top_k(hfx_graph *g, hfx_value *x, int64_t k, bool indices) {
-    hfx_attrs a = {.start = k, .end = indices ? 1 : 0};
-    return hfx_node_add(g, HFX_OP_TOP_K, 1, &x, &a);
+void hfx_top_k(hfx_graph *g, hfx_value *x, int64_t k, hfx_value **values, hfx_value **indices) {
+    hfx_attrs a = {.k = k};
+    hfx_value *outs[HFX_MAX_OUTPUTS];
+    hfx_node_add_outputs(g, HFX_OP_TOP_K, 1, &x, &a, outs);
+    *values = outs[0];
+    *indices = outs[1];
+}
+
+hfx_value *hfx_scatter_elements(hfx_graph *g, hfx_value *data, hfx_value *indices, hfx_value *updates,
+                                int axis) {
+    hfx_attrs a = {.axis = axis};
+    hfx_value *in[3] = {data, indices, updates};
+    return hfx_node_add(g, HFX_OP_SCATTER_ELEMENTS, 3, in, &a);
 }

@@ -46,19 +46,28 @@ static inline bool hfx_dim_is_const(hfx_dim d) { return d.n == 0; }
 /* ---- Ops ---- */
 
 typedef enum hfx_op {
-#define X(e, name, lo, hi) HFX_OP_##e,
+#define X(e, name, lo, hi, outs, std) HFX_OP_##e,
 #include "ir/ops.def"
 #undef X
     HFX_OP_COUNT_
 } hfx_op;
 
 const char *hfx_op_name(hfx_op op);
+/* The ONNX operator that computes the op from the same inputs with no attributes ("Add"), NULL
+ * where there is none (ops.def). */
+const char *hfx_op_standard_name(hfx_op op);
+/* How many outputs the op's nodes have (ops.def). */
+int hfx_op_outputs(hfx_op op);
+
+enum { HFX_MAX_OUTPUTS = 2 };
 
 /* One struct for every op's attributes; ops.def says which fields each reads. */
 typedef struct hfx_attrs {
     int64_t ints[HFX_MAX_RANK]; /* perm, axes */
     int n_ints;
     int64_t axis, start, end;
+    int64_t k;                  /* top_k, top_k_mask: how many */
+    int64_t window;             /* attention: the sliding window its bias applies (0: none) */
     double f0, f1;              /* eps / scale, weight offset / soft-cap */
     hfx_dtype to;               /* cast target */
     int rank;                   /* reshape target rank, range length (rank 1) */
@@ -136,7 +145,8 @@ struct hfx_node {
     hfx_op op;
     int n_in;
     hfx_value *in[16];           /* NULL marks an absent optional input */
-    hfx_value *out;              /* every op has one output */
+    int n_out;                   /* hfx_op_outputs(op) */
+    hfx_value *out[HFX_MAX_OUTPUTS]; /* out[0] is what the constructors return */
     hfx_attrs attrs;
 };
 
@@ -242,6 +252,9 @@ hfx_value *hfx_const_interleaved_rows(hfx_graph *g, hfx_value *c, int64_t groups
 /* ---- Op constructors: each records one node and returns its output ---- */
 
 hfx_value *hfx_node_add(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in, const hfx_attrs *a);
+/* The same for an op with several outputs: fills outs[0 .. hfx_op_outputs(op)). */
+void hfx_node_add_outputs(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in, const hfx_attrs *a,
+                          hfx_value **outs);
 hfx_value *hfx_op1(hfx_graph *g, hfx_op op, hfx_value *x);
 hfx_value *hfx_op2(hfx_graph *g, hfx_op op, hfx_value *a, hfx_value *b);
 hfx_value *hfx_where(hfx_graph *g, hfx_value *c, hfx_value *a, hfx_value *b);
@@ -265,8 +278,10 @@ hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value
                      hfx_dim length);
 hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hfx_value *slots);
 hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k);
-/* The k largest values of x's last axis (indices: false) or their indices (true). */
-hfx_value *hfx_top_k(hfx_graph *g, hfx_value *x, int64_t k, bool indices);
+/* The k largest values of x's last axis and their indices, from one node. */
+void hfx_top_k(hfx_graph *g, hfx_value *x, int64_t k, hfx_value **values, hfx_value **indices);
+hfx_value *hfx_scatter_elements(hfx_graph *g, hfx_value *data, hfx_value *indices, hfx_value *updates,
+                                int axis);
 hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis);
 
 /* How a backend writes reshape(x → dims) with a constant shape vector: shape[i] is the dim when
@@ -281,8 +296,19 @@ int hfx_reshape_plan(const hfx_value *in, int rank, const hfx_dim *dims, int64_t
  * produced before use, and that every output is reachable. */
 hfx_status hfx_graph_verify(const hfx_graph *g, hfx_error *err);
 
-/* Shape inference for one node (fills out->dtype/rank/dims); used by constructors and verify. */
+/* Shape inference for one node (fills each output's dtype/rank/dims); used by constructors and
+ * verify. */
 hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in,
-                           const hfx_attrs *a, hfx_value *out, hfx_error *err);
+                           const hfx_attrs *a, hfx_value *const *outs, hfx_error *err);
+
+/* Which high-level nodes a backend writes as they are; the decomposition pass expands the rest. */
+typedef bool (*hfx_keep_fn)(const hfx_graph *g, const hfx_node *n);
+
+/* The decomposition pass (decompose.c): every attention, rms_norm, linear (its bias always; the
+ * product unless kept), top_k_mask and every reshape whose target needs the input's shape at run
+ * time becomes primitive ops, in place, computed the way transformers' eager code does. Nodes
+ * `keep` accepts stay (NULL: none do). Values keep their identity: a replaced node's output is
+ * produced by the last node of its expansion. */
+hfx_status hfx_decompose(hfx_graph *g, hfx_keep_fn keep, hfx_error *err);
 
 #endif

@@ -11,7 +11,7 @@
 static const struct {
     int lo, hi;
 } arity[HFX_OP_COUNT_] = {
-#define X(e, name, lo_, hi_) [HFX_OP_##e] = {lo_, hi_},
+#define X(e, name, lo_, hi_, outs, std) [HFX_OP_##e] = {lo_, hi_},
 #include "ir/ops.def"
 #undef X
 };
@@ -71,12 +71,12 @@ static bool broadcast(const hfx_value *a, const hfx_value *b, int *rank, hfx_dim
 static int norm_axis(int64_t axis, int rank) { return (int)(axis < 0 ? axis + rank : axis); }
 
 hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in,
-                           const hfx_attrs *a, hfx_value *out, hfx_error *err) {
+                           const hfx_attrs *a, hfx_value *const *outs, hfx_error *err) {
     if ((unsigned)op >= HFX_OP_COUNT_ || n_in < arity[op].lo || n_in > arity[op].hi)
         return bad(g, op, 0, in, err, "wrong number of inputs");
     for (int i = 0; i < n_in; i++)
         if (!in[i]) return bad(g, op, 0, in, err, "missing input");
-    hfx_value *x = in[0];
+    hfx_value *x = in[0], *out = outs[0];
     out->dtype = x->dtype;
     out->rank = x->rank;
     memcpy(out->dims, x->dims, sizeof out->dims);
@@ -193,6 +193,9 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
         }
         if (a->rank < 0 || a->rank > HFX_MAX_RANK || (!sym_in && !sym_out && cin != cout))
             return bad(g, op, n_in, in, err, "element counts differ");
+        if (n_in == 2 && (in[1]->dtype != HFX_DTYPE_I64 || in[1]->rank != 1 ||
+                          !hfx_dim_eq(in[1]->dims[0], hfx_dim_const(a->rank))))
+            return bad(g, op, n_in, in, err, "a run-time shape must be i64 [rank]");
         out->rank = a->rank;
         memcpy(out->dims, a->dims, (size_t)a->rank * sizeof *a->dims);
         return HFX_OK;
@@ -283,17 +286,28 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
         return HFX_OK;
     }
     case HFX_OP_TOP_K:
-        if (x->dtype != HFX_DTYPE_F32 || x->rank < 1 || !hfx_dim_is_const(x->dims[x->rank - 1]) ||
-            a->start < 1 || a->start > x->dims[x->rank - 1].c || (a->end != 0 && a->end != 1))
-            return bad(g, op, n_in, in, err, "needs f32 [..., n] with a constant n ≥ k ≥ 1");
-        out->dims[x->rank - 1] = hfx_dim_const(a->start);
-        if (a->end == 1) out->dtype = HFX_DTYPE_I64;
-        return HFX_OK;
     case HFX_OP_TOP_K_MASK:
         if (x->dtype != HFX_DTYPE_F32 || x->rank < 1 || !hfx_dim_is_const(x->dims[x->rank - 1]) ||
-            a->start < 1 || a->start > x->dims[x->rank - 1].c)
+            a->k < 1 || a->k > x->dims[x->rank - 1].c)
             return bad(g, op, n_in, in, err, "needs f32 [..., n] with a constant n ≥ k ≥ 1");
+        if (op == HFX_OP_TOP_K) { /* values, then their i64 indices, both [..., k] */
+            out->dims[x->rank - 1] = hfx_dim_const(a->k);
+            outs[1]->dtype = HFX_DTYPE_I64;
+            outs[1]->rank = out->rank;
+            memcpy(outs[1]->dims, out->dims, sizeof out->dims);
+        }
         return HFX_OK;
+    case HFX_OP_SCATTER_ELEMENTS: {
+        int ax = norm_axis(a->axis, x->rank);
+        hfx_value *idx = in[1], *upd = in[2];
+        if (ax < 0 || ax >= x->rank || idx->dtype != HFX_DTYPE_I64 || upd->dtype != x->dtype ||
+            idx->rank != x->rank || upd->rank != x->rank)
+            return bad(g, op, n_in, in, err, "needs data, i64 indices and updates of one rank, and an axis");
+        for (int d = 0; d < x->rank; d++)
+            if (!hfx_dim_eq(idx->dims[d], upd->dims[d]))
+                return bad(g, op, n_in, in, err, "indices and updates differ in shape");
+        return HFX_OK;
+    }
     case HFX_OP_CACHE_WRITE: {
         hfx_value *u = in[1], *slots = in[2];
         if (x->rank != 4 || u->rank != 4 || slots->rank != 1 || slots->dtype != HFX_DTYPE_I64 ||
@@ -326,16 +340,25 @@ hfx_status hfx_graph_verify(const hfx_graph *g, hfx_error *err) {
                 st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: node %d (%s) uses value %d before it is produced",
                               n, hfx_op_name(node->op), node->in[i]->id);
         if (st != HFX_OK) break;
-        hfx_value check = {0};
-        st = hfx_infer_shape((hfx_graph *)g, node->op, node->n_in, node->in, &node->attrs, &check, err);
-        if (st == HFX_OK && (check.dtype != node->out->dtype || check.rank != node->out->rank))
-            st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: node %d (%s) output type changed", n,
-                          hfx_op_name(node->op));
-        for (int d = 0; st == HFX_OK && d < check.rank; d++)
-            if (!hfx_dim_eq(check.dims[d], node->out->dims[d]))
-                st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: node %d (%s) output dim %d changed", n,
-                              hfx_op_name(node->op), d);
-        ready[node->out->id] = 1;
+        hfx_value check[HFX_MAX_OUTPUTS] = {{0}};
+        hfx_value *checks[HFX_MAX_OUTPUTS] = {&check[0], &check[1]};
+        if (node->n_out != hfx_op_outputs(node->op))
+            st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: node %d (%s) has %d outputs", n, hfx_op_name(node->op),
+                          node->n_out);
+        if (st == HFX_OK)
+            st = hfx_infer_shape((hfx_graph *)g, node->op, node->n_in, node->in, &node->attrs, checks, err);
+        for (int k = 0; st == HFX_OK && k < node->n_out; k++) {
+            const hfx_value *o = node->out[k];
+            if (check[k].dtype != o->dtype || check[k].rank != o->rank || o->producer != node ||
+                o->id < 0 || o->id >= g->n_values || g->values[o->id] != o || ready[o->id])
+                st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: node %d (%s) output %d changed type", n,
+                              hfx_op_name(node->op), k);
+            for (int d = 0; st == HFX_OK && d < check[k].rank; d++)
+                if (!hfx_dim_eq(check[k].dims[d], o->dims[d]))
+                    st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: node %d (%s) output %d dim %d changed", n,
+                                  hfx_op_name(node->op), k, d);
+            ready[o->id] = 1;
+        }
     }
     for (int i = 0; st == HFX_OK && i < g->n_outputs; i++)
         if (!ready[g->outputs[i]->id])

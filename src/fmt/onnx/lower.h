@@ -31,6 +31,8 @@ typedef struct onnx_model {
 } onnx_model;
 
 int hfx_onnx_dtype(hfx_dtype dt);
+/* The high-level nodes ONNX writes itself (hfx_keep_fn): linear, for its transposed weight view. */
+bool hfx_onnx_keeps(const hfx_graph *g, const hfx_node *n);
 hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, onnx_model *m, hfx_error *err);
 void hfx_onnx_model_free(onnx_model *m);
 

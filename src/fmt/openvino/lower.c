@@ -1,8 +1,7 @@
-/* IR → OpenVINO opsets. Elementwise ops map one to one; linear is MatMul with transpose_b (the
- * weight stays [out, in]); attention is ScaledDotProductAttention (opset13) in float32, with GQA by
- * broadcasting a [B,KV,G,S,D] query against [B,KV,1,T,D] keys, and is decomposed where SDPA's
- * semantics do not cover it (soft-capping, half-precision graphs); rms_norm is decomposed the way
- * transformers computes it. docs/OPENVINO.md has the table. */
+/* IR → OpenVINO opsets. The decomposition pass (ir/decompose.c) has expanded every high-level
+ * op except the ones hfx_ov_keeps names: linear is MatMul with transpose_b (the weight stays
+ * [out, in]); attention, where SDPA's semantics cover it exactly, is ScaledDotProductAttention
+ * (opset13). Elementwise ops map one to one. docs/OPENVINO.md has the table. */
 #include "fmt/openvino/lower.h"
 
 #include <stdio.h>
@@ -203,105 +202,58 @@ static ov_ref transpose(ov_model *m, ov_ref x, int rank, const int64_t *perm) {
 
 /* ---- high-level ops ---- */
 
-static ov_ref lower_rms_norm(ov_model *m, const hfx_node *n) {
-    hfx_dtype dt = n->in[0]->dtype;
-    ov_ref x = val(m, n->in[0]);
-    if (dt != HFX_DTYPE_F32) x = convert(m, x, HFX_DTYPE_F32);
-    int64_t axis = -1;
-    ov_ref var = reduce(m, "ReduceMean", op2(m, "Multiply", x, x), 1, &axis);
-    ov_ref denom = op1(m, "Sqrt", op2(m, "Add", var, float_scalar(m, HFX_DTYPE_F32, n->attrs.f0)));
-    ov_ref y = op2(m, "Multiply", x, op2(m, "Divide", float_scalar(m, HFX_DTYPE_F32, 1.0), denom));
-    ov_ref w = val(m, n->in[1]);
-    if (n->attrs.f1 != 0) { /* Gemma: (offset + w) and the product in float32 */
-        if (dt != HFX_DTYPE_F32) w = convert(m, w, HFX_DTYPE_F32);
-        y = op2(m, "Multiply", y, op2(m, "Add", w, float_scalar(m, HFX_DTYPE_F32, n->attrs.f1)));
-        return dt != HFX_DTYPE_F32 ? convert(m, y, dt) : y;
-    }
-    if (dt != HFX_DTYPE_F32) y = convert(m, y, dt);
-    return op2(m, "Multiply", w, y);
+/* Whether any attention of g applies a sliding window through its mask. */
+static bool windowed(const hfx_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i]->op == HFX_OP_ATTENTION && g->nodes[i]->attrs.window > 0) return true;
+    return false;
 }
 
+/* Attention stays ScaledDotProductAttention where that is exact and OpenVINO GenAI's
+ * paged-attention conversion keeps it right: float32 scores, no soft-capping, and no sliding
+ * window anywhere in the graph (the conversion keeps causality but drops the mask, so a windowed
+ * graph takes the decomposed form, which it leaves alone: GenAI then runs it as written). */
+bool hfx_ov_keeps(const hfx_graph *g, const hfx_node *n) {
+    if (n->op == HFX_OP_LINEAR) return true;
+    return n->op == HFX_OP_ATTENTION && n->in[0]->dtype == HFX_DTYPE_F32 && n->attrs.f1 == 0 && !windowed(g);
+}
+
+/* 4-D SDPA with k and v repeated to H heads (Unsqueeze, Broadcast, Reshape: transformers'
+ * repeat_kv), the form OpenVINO's paged-attention conversion recognises. */
 static ov_ref lower_attention(ov_model *m, const hfx_node *n) {
     const hfx_value *q = n->in[0], *k = n->in[1], *v = n->in[2];
-    hfx_dtype dt = q->dtype;
     int64_t heads = q->dims[1].c, kv = k->dims[1].c, group = heads / kv;
     ov_ref qn = val(m, q), kn = val(m, k), vn = val(m, v), bias = val(m, n->in[3]);
-    if (dt == HFX_DTYPE_F32 && n->attrs.f1 == 0 && !m->windowed) {
-        /* 4-D SDPA with k and v repeated to H heads (Unsqueeze, Broadcast, Reshape: transformers'
-         * repeat_kv), the form OpenVINO's paged-attention conversion recognises. That conversion
-         * keeps causality but drops the mask, so a graph with sliding windows takes the
-         * decomposed form below, which it leaves alone (GenAI then runs the graph as written). */
-        if (group > 1) {
-            int64_t reps[5] = {1, 1, group, 1, 1}, heads_shape[4] = {0, heads, -1, k->dims[3].c};
-            ov_ref r = ints(m, 5, reps);
-            ov_ref kin[2] = {unsqueeze(m, kn, 2), r}, vin[2] = {unsqueeze(m, vn, 2), r};
-            kn = reshape(m, layer(m, "Broadcast", "opset3", "mode=\"bidirectional\"", 2, kin, 1), 4, heads_shape);
-            heads_shape[3] = v->dims[3].c;
-            vn = reshape(m, layer(m, "Broadcast", "opset3", "mode=\"bidirectional\"", 2, vin, 1), 4, heads_shape);
-        }
-        ov_ref in[5] = {qn, kn, vn, bias, float_scalar(m, dt, n->attrs.f0)};
-        return layer(m, "ScaledDotProductAttention", "opset13", "causal=\"false\"", 5, in, 1);
-    }
-    if (group > 1) { /* [B,H,S,D] → [B,KV,G,S,D]; k, v and the bias broadcast over G */
-        int64_t shape[5] = {0, kv, group, -1, q->dims[3].c};
-        qn = reshape(m, qn, 5, shape);
-        kn = unsqueeze(m, kn, 2);
-        vn = unsqueeze(m, vn, 2);
-        bias = unsqueeze(m, bias, 2);
-    }
-    ov_ref o;
-    { /* softmax(q·kᵀ·scale [soft-capped] + bias) in float32, as transformers' eager */
-        ov_ref in[2] = {qn, kn};
-        ov_ref s = layer(m, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, in, 1);
-        s = op2(m, "Multiply", s, float_scalar(m, dt, n->attrs.f0));
-        if (n->attrs.f1 > 0) {
-            ov_ref cap = float_scalar(m, dt, n->attrs.f1);
-            s = op2(m, "Multiply", op1(m, "Tanh", op2(m, "Divide", s, cap)), cap);
-        }
-        if (dt != HFX_DTYPE_F32) s = convert(m, s, HFX_DTYPE_F32);
-        s = op2(m, "Add", s, bias);
-        s = layer(m, "SoftMax", "opset8", "axis=\"-1\"", 1, &s, 1);
-        if (dt != HFX_DTYPE_F32) s = convert(m, s, dt);
-        o = op2(m, "MatMul", s, vn);
-    }
     if (group > 1) {
-        int64_t shape[4] = {0, heads, -1, v->dims[3].c};
-        o = reshape(m, o, 4, shape);
+        int64_t reps[5] = {1, 1, group, 1, 1}, heads_shape[4] = {0, heads, -1, k->dims[3].c};
+        ov_ref r = ints(m, 5, reps);
+        ov_ref kin[2] = {unsqueeze(m, kn, 2), r}, vin[2] = {unsqueeze(m, vn, 2), r};
+        kn = reshape(m, layer(m, "Broadcast", "opset3", "mode=\"bidirectional\"", 2, kin, 1), 4, heads_shape);
+        heads_shape[3] = v->dims[3].c;
+        vn = reshape(m, layer(m, "Broadcast", "opset3", "mode=\"bidirectional\"", 2, vin, 1), 4, heads_shape);
     }
-    return o;
+    ov_ref in[5] = {qn, kn, vn, bias, float_scalar(m, HFX_DTYPE_F32, n->attrs.f0)};
+    return layer(m, "ScaledDotProductAttention", "opset13", "causal=\"false\"", 5, in, 1);
 }
 
+/* OpenVINO's layer type for an elementwise op of ops.def's standard table, where it differs. */
+static const char *const renamed[HFX_OP_COUNT_] = {
+    [HFX_OP_SUB] = "Subtract",          [HFX_OP_MUL] = "Multiply",      [HFX_OP_DIV] = "Divide",
+    [HFX_OP_POW] = "Power",             [HFX_OP_MIN] = "Minimum",       [HFX_OP_MAX] = "Maximum",
+    [HFX_OP_LESS_EQUAL] = "LessEqual",  [HFX_OP_GREATER_EQUAL] = "GreaterEqual",
+    [HFX_OP_AND] = "LogicalAnd",        [HFX_OP_OR] = "LogicalOr",      [HFX_OP_NEG] = "Negative",
+    [HFX_OP_NOT] = "LogicalNot",
+};
+
+/* The layer of an op that maps one to one (numpy broadcasting for two inputs); NULL for the ops
+ * lower_node writes its own way. */
 static const char *simple_type(hfx_op op) {
     switch (op) {
-    case HFX_OP_ADD: return "Add";
-    case HFX_OP_SUB: return "Subtract";
-    case HFX_OP_MUL: return "Multiply";
-    case HFX_OP_DIV: return "Divide";
-    case HFX_OP_POW: return "Power";
-    case HFX_OP_MIN: return "Minimum";
-    case HFX_OP_MAX: return "Maximum";
-    case HFX_OP_EQUAL: return "Equal";
-    case HFX_OP_LESS: return "Less";
-    case HFX_OP_LESS_EQUAL: return "LessEqual";
-    case HFX_OP_GREATER: return "Greater";
-    case HFX_OP_GREATER_EQUAL: return "GreaterEqual";
-    case HFX_OP_AND: return "LogicalAnd";
-    case HFX_OP_OR: return "LogicalOr";
-    case HFX_OP_NEG: return "Negative";
-    case HFX_OP_NOT: return "LogicalNot";
-    case HFX_OP_SQRT: return "Sqrt";
-    case HFX_OP_EXP: return "Exp";
-    case HFX_OP_LOG: return "Log";
-    case HFX_OP_SIGMOID: return "Sigmoid";
-    case HFX_OP_TANH: return "Tanh";
-    case HFX_OP_ERF: return "Erf";
-    case HFX_OP_COS: return "Cos";
-    case HFX_OP_SIN: return "Sin";
-    default: return NULL;
+    case HFX_OP_WHERE: case HFX_OP_RECIPROCAL: case HFX_OP_MATMUL: case HFX_OP_SHAPE: case HFX_OP_RANGE:
+        return NULL;
+    default: return renamed[op] ? renamed[op] : hfx_op_standard_name(op);
     }
 }
-
-static ov_ref top_k(ov_model *m, ov_ref x, int64_t k);
 
 static ov_ref lower_node(ov_model *m, const hfx_node *n) {
     const hfx_attrs *at = &n->attrs;
@@ -310,8 +262,7 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
         if (n->n_in == 1) return op1(m, simple, val(m, n->in[0]));
         return op2(m, simple, val(m, n->in[0]), val(m, n->in[1]));
     }
-    ov_ref x = n->n_in > 0 && n->op != HFX_OP_LINEAR && n->op != HFX_OP_RMS_NORM && n->op != HFX_OP_ATTENTION
-                   ? val(m, n->in[0]) : (ov_ref){0, 0};
+    ov_ref x = n->n_in > 0 && n->op != HFX_OP_LINEAR && n->op != HFX_OP_ATTENTION ? val(m, n->in[0]) : (ov_ref){0, 0};
     char data[256];
     switch (n->op) {
     case HFX_OP_WHERE: {
@@ -321,12 +272,10 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
     case HFX_OP_RECIPROCAL: return op2(m, "Divide", float_scalar(m, n->in[0]->dtype, 1.0), x);
     case HFX_OP_CAST: return convert(m, x, at->to);
     case HFX_OP_MATMUL: return op2(m, "MatMul", x, val(m, n->in[1]));
-    case HFX_OP_LINEAR: {
+    case HFX_OP_LINEAR: { /* the weight stays [out, in]; the decomposition pass split any bias off */
         ov_ref in[2] = {val(m, n->in[0]), val(m, n->in[1])};
-        ov_ref y = layer(m, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, in, 1);
-        return n->n_in == 3 ? op2(m, "Add", y, val(m, n->in[2])) : y;
+        return layer(m, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, in, 1);
     }
-    case HFX_OP_RMS_NORM: return lower_rms_norm(m, n);
     case HFX_OP_ATTENTION: return lower_attention(m, n);
     case HFX_OP_SOFTMAX:
         snprintf(data, sizeof data, "axis=\"%lld\"", (long long)at->axis);
@@ -335,25 +284,16 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
     case HFX_OP_REDUCE_MAX: return reduce(m, "ReduceMax", x, at->n_ints, at->ints);
     case HFX_OP_REDUCE_SUM: return reduce(m, "ReduceSum", x, at->n_ints, at->ints);
     case HFX_OP_RESHAPE: {
-        /* the same 0 (copy) / -1 (infer) encoding as ONNX: special_zero */
+        /* to the shape computed at run time, or the same 0 (copy) / -1 (infer) encoding as ONNX */
         int64_t shape[HFX_MAX_RANK];
         int source[HFX_MAX_RANK];
-        if (hfx_reshape_plan(n->in[0], at->rank, at->dims, shape, source) <= 1) return reshape(m, x, at->rank, shape);
-        /* symbolic dims that moved: the target shape at run time, from the input's */
-        ov_ref shp = layer(m, "ShapeOf", "opset3", "output_type=\"i64\"", 1, &x, 1), pieces[HFX_MAX_RANK];
-        for (int i = 0; i < at->rank; i++) {
-            if (hfx_dim_is_const(at->dims[i])) {
-                pieces[i] = ints(m, 1, &at->dims[i].c);
-                continue;
-            }
-            if (source[i] < 0) hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: reshape to a dim the input does not have");
-            int64_t j = source[i];
-            ov_ref gin[3] = {shp, ints(m, 1, &j), int_scalar(m, 0)};
-            pieces[i] = layer(m, "Gather", "opset8", "batch_dims=\"0\"", 3, gin, 1);
+        if (n->n_in == 2) {
+            ov_ref rin[2] = {x, val(m, n->in[1])};
+            return layer(m, "Reshape", "opset1", "special_zero=\"false\"", 2, rin, 1);
         }
-        ov_ref target = layer(m, "Concat", "opset1", "axis=\"0\"", at->rank, pieces, 1);
-        ov_ref rin[2] = {x, target};
-        return layer(m, "Reshape", "opset1", "special_zero=\"false\"", 2, rin, 1);
+        if (hfx_reshape_plan(n->in[0], at->rank, at->dims, shape, source) <= 1) return reshape(m, x, at->rank, shape);
+        hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: a reshape that needs its shape at run time was not decomposed");
+        return (ov_ref){0, 0};
     }
     case HFX_OP_TRANSPOSE: return transpose(m, x, at->n_ints, at->ints);
     case HFX_OP_UNSQUEEZE: {
@@ -384,15 +324,15 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
         ov_ref in[2] = {x, int_scalar(m, at->axis)};
         return layer(m, "CumSum", "opset3", "exclusive=\"false\" reverse=\"false\"", 2, in, 1);
     }
-    case HFX_OP_TOP_K: {
-        ov_ref tk = top_k(m, x, at->start);
-        return (ov_ref){tk.layer, tk.port + (int)at->end};
+    case HFX_OP_TOP_K: { /* largest first, stable: port 0 the values, port 1 the i64 indices */
+        ov_ref in[2] = {x, int_scalar(m, at->k)};
+        ov_ref tk = layer(m, "TopK", "opset11",
+                          "axis=\"-1\" mode=\"max\" sort=\"value\" index_element_type=\"i64\" stable=\"true\"", 2, in, 2);
+        if (!m->st) m->layers[tk.layer].out_dtype = HFX_DTYPE_F32;
+        return tk;
     }
-    case HFX_OP_TOP_K_MASK: {
-        /* TopK then ScatterElementsUpdate into zeros */
-        ov_ref tk = top_k(m, x, at->start), idx = {tk.layer, tk.port + 1};
-        ov_ref zeros = op2(m, "Multiply", x, float_scalar(m, HFX_DTYPE_F32, 0.0));
-        ov_ref sin[4] = {zeros, idx, tk, int_scalar(m, -1)};
+    case HFX_OP_SCATTER_ELEMENTS: {
+        ov_ref sin[4] = {x, val(m, n->in[1]), val(m, n->in[2]), int_scalar(m, at->axis)};
         return layer(m, "ScatterElementsUpdate", "opset12", "reduction=\"none\" use_init_val=\"true\"", 4, sin, 1);
     }
     case HFX_OP_CACHE_WRITE: {
@@ -404,15 +344,6 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
         hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "openvino: no lowering for IR op '%s'", hfx_op_name(n->op));
         return (ov_ref){0, 0};
     }
-}
-
-/* TopK (opset11) over the last axis, largest first, stable: port 0 the values, port 1 the i64 indices. */
-static ov_ref top_k(ov_model *m, ov_ref x, int64_t k) {
-    ov_ref in[2] = {x, int_scalar(m, k)};
-    ov_ref tk = layer(m, "TopK", "opset11",
-                      "axis=\"-1\" mode=\"max\" sort=\"value\" index_element_type=\"i64\" stable=\"true\"", 2, in, 2);
-    if (!m->st) m->layers[tk.layer].out_dtype = HFX_DTYPE_F32;
-    return tk;
 }
 
 /* ---- inputs, outputs, state ---- */
@@ -514,9 +445,11 @@ hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *b
             if (s) m->val[g->inputs[i]->id] = state_read(m, g, s->in, s->out, input_ids, beam_idx);
         }
     }
-    for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i]->op == HFX_OP_ATTENTION && g->nodes[i]->attrs.axis > 0) m->windowed = true;
-    for (int i = 0; i < g->n_nodes && !m->st; i++) m->val[g->nodes[i]->out->id] = lower_node(m, g->nodes[i]);
+    for (int i = 0; i < g->n_nodes && !m->st; i++) { /* output k of a node is port k after its first */
+        const hfx_node *n = g->nodes[i];
+        ov_ref r = lower_node(m, n);
+        for (int k = 0; k < n->n_out; k++) m->val[n->out[k]->id] = (ov_ref){r.layer, r.port + k};
+    }
 
     /* outputs: a Result each, or an Assign for a stateful cache output */
     for (int i = 0; i < g->n_outputs && !m->st; i++) {

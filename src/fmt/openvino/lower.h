@@ -55,12 +55,15 @@ typedef struct ov_model {
     ov_ref *val;           /* owned: per IR value id; layer -1 when not lowered yet */
     ov_blobs *blobs;       /* borrowed: shared across components */
     const hfx_ov_options *o;
-    bool windowed;         /* some attention applies a sliding window through its mask */
     hfx_status st;
     hfx_error *err;
 } ov_model;
 
 const char *hfx_ov_type(hfx_dtype dt);
+/* The high-level nodes OpenVINO writes itself (hfx_keep_fn): linear (MatMul transpose_b), and
+ * float32 attention without soft-capping in a graph without sliding windows, as
+ * ScaledDotProductAttention (see lower.c). */
+bool hfx_ov_keeps(const hfx_graph *g, const hfx_node *n);
 hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *blobs,
                         ov_model *m, hfx_error *err);
 void hfx_ov_model_free(ov_model *m);

@@ -168,13 +168,9 @@ static const hfx_format_option ov_options[OV_N_OPTIONS] = {
     [OV_OPT_COMPRESS_TO_FP16] = {"compress_to_fp16", HFX_OPTION_BOOL, 0, 0, 1, true, NULL},
 };
 
+/* Generation state lives in variables unless `stateful` is false: one graph then serves prompt
+ * and steps (openvino_model.xml, as optimum-intel names it). */
 const hfx_format hfx_format_openvino = {
-    .name = "openvino",
-    .summary = "OpenVINO IR v11 (.xml + .bin), for OpenVINO and openvino-genai",
-    .graph_ext = ".xml",
-    .options = ov_options,
-    .n_options = OV_N_OPTIONS,
-    .state_option = "stateful",
-    .stateful_file = "openvino_model.xml",
-    .write = ov_write,
-};
+    .name = "openvino", .summary = "OpenVINO IR v11 (.xml + .bin), for OpenVINO and openvino-genai",
+    .graph_ext = ".xml", .options = ov_options, .n_options = OV_N_OPTIONS, .state_option = "stateful",
+    .stateful_file = "openvino_model.xml", .keeps = hfx_ov_keeps, .write = ov_write};
