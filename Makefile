@@ -37,7 +37,7 @@ oracle: build venv
 # refused without a single out-of-bounds read.
 oracle-sanitized: sanitize venv
 	@ASAN_OPTIONS=detect_leaks=1 HFX_BIN=$(CURDIR)/build-san/hfx $(HFX_VENV)/bin/python -m pytest -q \
-	    tests/oracle/test_bad_input.py tests/oracle/test_cli.py
+	    tests/oracle/test_bad_input.py tests/oracle/test_cli.py tests/oracle/test_transaction.py
 
 check: deps
 	@$(MAKE) --no-print-directory build HFX_WERROR=ON

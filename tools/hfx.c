@@ -1,15 +1,55 @@
 /* hfx — the command line: `hfx export` and `hfx inspect`. Exit codes: 0 success, 2 bad input
  * (a message on stderr names the file and the problem), 1 anything else. */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hfx/hfx.h"
 #include "inspect.h"
 #include "progress.h"
+
+/* The export a SIGINT or SIGTERM cancels, and the signal that did (the process then ends by
+ * that signal, after the export removed what it staged). */
+static hfx_exporter *volatile running;
+static volatile sig_atomic_t stopped_by;
+
+static void on_stop_signal(int sig) {
+    stopped_by = sig;
+    if (running) hfx_exporter_cancel(running);
+}
+
+/* A checkpoint file truncated under its mapping after the export's last size check: say so and
+ * end (only async-signal-safe calls here). The staging the export leaves is removed by the next
+ * export into the same directory. */
+static void on_bus_error(int sig) {
+    static const char msg[] = "hfx: error: a checkpoint file shrank while it was being read (SIGBUS); "
+                              "nothing was exported\n";
+    (void)sig;
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(1);
+}
+
+/* Cancel instead of dying mid-write; restored once the export has returned. */
+static void catch_stop_signals(bool on) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on ? on_stop_signal : SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on ? on_bus_error : SIG_DFL;
+    sigaction(SIGBUS, &sa, NULL);
+}
 
 static int fail_with(const hfx_error *err) {
     fprintf(stderr, "hfx: error: %s\n", err->message);
@@ -56,26 +96,44 @@ static const char export_help[] =
     "  --quiet               no progress bar\n"
     "  -h, --help            this text\n";
 
+static int read_failed(hfx_error *err, const char *path, const char *why) {
+    snprintf(err->message, sizeof err->message, "%.1800s: %s", path, why);
+    err->status = HFX_ERR_INVALID;
+    return -1;
+}
+
+/* A --config file: a regular file (a FIFO would block: opened non-blocking, then refused), at
+ * most 16 MB, read whole, with no NUL byte (JSON text has none; what follows one would be
+ * silently ignored). */
 static int read_file(const char *path, char **out, hfx_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err->message, sizeof err->message, "%s: cannot open", path);
-        err->status = HFX_ERR_INVALID;
-        return -1;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0) return read_failed(err, path, strerror(errno));
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (1 << 24)) {
+        close(fd);
+        return read_failed(err, path, "not a regular file of at most 16 MB");
     }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 && n < (1 << 24) ? malloc((size_t)n + 1) : NULL;
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
+    size_t size = (size_t)sb.st_size, n = 0;
+    char *buf = malloc(size + 1);
+    while (buf && n < size) {
+        ssize_t k = read(fd, buf + n, size - n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        n += (size_t)k;
+    }
+    close(fd);
+    if (!buf || n != size) {
         free(buf);
-        snprintf(err->message, sizeof err->message, "%s: cannot read (or larger than 16 MB)", path);
-        err->status = HFX_ERR_INVALID;
-        return -1;
+        return read_failed(err, path, "cannot read");
+    }
+    const char *nul = memchr(buf, 0, n);
+    if (nul) {
+        char why[96];
+        snprintf(why, sizeof why, "a NUL byte at offset %zu (not JSON text)", (size_t)(nul - buf));
+        free(buf);
+        return read_failed(err, path, why);
     }
     buf[n] = 0;
-    fclose(f);
     *out = buf;
     return 0;
 }
@@ -179,7 +237,12 @@ static int cmd_export(int argc, char **argv) {
     char value[64];
     if (format && config_path) {
         snprintf(value, sizeof value, "\"%.50s\"", format);
-        if (hfx_export_config_set(cfg, "export_format", value, &err)) rc = fail_with(&err);
+        if (hfx_export_config_set(cfg, "export_format", value, &err)) { /* a key of the file the format refuses */
+            char msg[sizeof err.message];
+            snprintf(msg, sizeof msg, "%s", err.message);
+            snprintf(err.message, sizeof err.message, "%.500s with --format %.50s: %.1400s", config_path, format, msg);
+            rc = fail_with(&err);
+        }
     }
     if (!rc && dynamic && hfx_export_config_set(cfg, "dynamic", "true", &err)) rc = fail_with(&err);
     if (!rc && opset) {
@@ -235,10 +298,18 @@ static int cmd_export(int argc, char **argv) {
         progress_bar bar;
         progress_init(&bar, "writing weights", quiet);
         hfx_exporter_set_progress(exporter, progress_update, &bar);
+        running = exporter;
+        catch_stop_signals(true);
         hfx_status st = for_generation
                             ? hfx_export_for_generation(exporter, model, samples, cfg, NULL, multi_token, out_dir, &err)
                             : hfx_export(exporter, model, samples, cfg, out_dir, &err);
+        catch_stop_signals(false);
+        running = NULL;
         progress_finish(&bar);
+        if (stopped_by && st == HFX_ERR_CANCELLED) { /* nothing is left of it: end the way the signal asked */
+            fprintf(stderr, "hfx: export to %s stopped by signal %d; nothing was written\n", out_dir, (int)stopped_by);
+            raise(stopped_by);
+        }
         if (st) rc = fail_with(&err);
         else if (!quiet) fprintf(stderr, "hfx: exported %s to %s\n", hfx_model_architecture(model), out_dir);
     }

@@ -1,12 +1,33 @@
 #include "inspect.h"
 
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Append to buf[0..size) at *k, never past its end: a text longer than the room is cut, and *k
+ * stays < size (snprintf returns what it would have written, which must not move *k further). */
+static void append(char *buf, size_t size, size_t *k, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static void append(char *buf, size_t size, size_t *k, const char *fmt, ...) {
+    if (*k + 1 >= size) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vsnprintf(buf + *k, size - *k, fmt, ap);
+    va_end(ap);
+    if (r > 0) *k += (size_t)r < size - 1 - *k ? (size_t)r : size - 1 - *k;
+}
+
+/* A length-prefixed string's length for "%.*s": at most 256 bytes shown. */
+static int shown(size_t len) { return len > 256 ? 256 : (int)len; }
 
 typedef struct reader {
     const uint8_t *p, *end, *base;
@@ -65,7 +86,7 @@ static void print_value_info(reader vi, FILE *out) {
     char name[256] = "?", shape[512] = "";
     uint64_t elem = 0;
     while (next(&vi, &f, &w, &s, &v)) {
-        if (f == 1 && w == 2) snprintf(name, sizeof name, "%.*s", (int)(s.end - s.p), (const char *)s.p);
+        if (f == 1 && w == 2) snprintf(name, sizeof name, "%.*s", shown((size_t)(s.end - s.p)), (const char *)s.p);
         if (f != 2 || w != 2) continue;
         while (next(&s, &f, &w, &t, &v)) {
             if (f != 1 || w != 2) continue;
@@ -73,11 +94,13 @@ static void print_value_info(reader vi, FILE *out) {
                 if (f == 1 && w == 0) elem = v;
                 if (f != 2 || w != 2) continue;
                 size_t k = 0;
-                while (next(&tt, &f, &w, &sh, &v) && k + 64 < sizeof shape) {
+                while (next(&tt, &f, &w, &sh, &v)) {
                     if (f != 1 || w != 2) continue;
                     while (next(&sh, &f, &w, &d, &v)) {
-                        if (f == 1 && w == 0) k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%llu", k ? ", " : "", (unsigned long long)v);
-                        if (f == 2 && w == 2) k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%.*s", k ? ", " : "", (int)(d.end - d.p), (const char *)d.p);
+                        if (f == 1 && w == 0) append(shape, sizeof shape, &k, "%s%llu", k ? ", " : "", (unsigned long long)v);
+                        if (f == 2 && w == 2)
+                            append(shape, sizeof shape, &k, "%s%.*s", k ? ", " : "", shown((size_t)(d.end - d.p)),
+                                   (const char *)d.p);
                     }
                 }
             }
@@ -97,9 +120,9 @@ static int by_count(const void *a, const void *b) {
 }
 
 int inspect_onnx(const char *path, FILE *out, hfx_error *err) {
-    int fd = open(path, O_RDONLY);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block: refused below */
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0 || sb.st_size <= 0) {
+    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0) {
         if (fd >= 0) close(fd);
         snprintf(err->message, sizeof err->message, "%s: cannot read (not a checkpoint directory, export directory or .onnx file)", path);
         err->status = HFX_ERR_INVALID;
@@ -138,10 +161,11 @@ int inspect_onnx(const char *path, FILE *out, hfx_error *err) {
             reader node = g, x = {0};
             while (next(&node, &f, &w, &x, &v)) {
                 if (f != 4 || w != 2) continue;
-                int len = (int)(x.end - x.p), k;
+                size_t len = (size_t)(x.end - x.p);
+                int k;
                 for (k = 0; k < n_ops; k++)
-                    if ((int)strlen(ops[k].name) == len && memcmp(ops[k].name, x.p, (size_t)len) == 0) break;
-                if (k == n_ops && n_ops < 128) snprintf(ops[n_ops++].name, sizeof ops[0].name, "%.*s", len, (const char *)x.p);
+                    if (strlen(ops[k].name) == len && memcmp(ops[k].name, x.p, len) == 0) break;
+                if (k == n_ops && n_ops < 128) snprintf(ops[n_ops++].name, sizeof ops[0].name, "%.*s", shown(len), (const char *)x.p);
                 if (k < 128) ops[k].n++;
             }
         }
@@ -178,25 +202,29 @@ static void xml_attr(const char *tag, const char *end, const char *name, char *o
     for (const char *p = tag; p + len + 2 < end; p++) {
         if ((p == tag || p[-1] == ' ') && strncmp(p, name, len) == 0 && p[len] == '=' && p[len + 1] == '"') {
             const char *v = p + len + 2, *q = memchr(v, '"', (size_t)(end - v));
-            if (q) snprintf(out, n, "%.*s", (int)(q - v), v);
+            if (q) snprintf(out, n, "%.*s", shown((size_t)(q - v)), v);
             return;
         }
     }
 }
 
 int inspect_openvino(const char *path, FILE *out, hfx_error *err) {
-    FILE *f = fopen(path, "rb");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block: refused below */
+    struct stat sb;
     char *text = NULL;
-    long size = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (f && size >= 0 && size < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1)) &&
-        fread(text, 1, (size_t)size, f) == (size_t)size) {
-        text[size] = 0;
-    } else {
-        free(text);
-        text = NULL;
+    size_t size = 0, n = 0;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size < (1L << 30)) {
+        size = (size_t)sb.st_size;
+        text = malloc(size + 1);
+        while (text && n < size) {
+            ssize_t k = read(fd, text + n, size - n);
+            if (k <= 0) break;
+            n += (size_t)k;
+        }
+        if (text && n == size) text[size] = 0;
+        else free(text), text = NULL;
     }
-    if (f) fclose(f);
+    if (fd >= 0) close(fd);
     if (!text) {
         snprintf(err->message, sizeof err->message, "%s: cannot read", path);
         err->status = HFX_ERR_INVALID;
@@ -231,7 +259,7 @@ int inspect_openvino(const char *path, FILE *out, hfx_error *err) {
             if (strcmp(type, "Result") == 0) xml_attr(p, end, "output_names", name, sizeof name);
             char *buf = strcmp(type, "Parameter") == 0 ? inputs : outputs;
             size_t *kk = strcmp(type, "Parameter") == 0 ? &ki : &ko;
-            if (*kk < 4096 - 300) *kk += (size_t)snprintf(buf + *kk, 4096 - *kk, "  %-28s %s\n", name, extra);
+            append(buf, 4096, kk, "  %-28s %s\n", name, extra);
         }
         if (strcmp(type, "ReadValue") == 0) n_vars++;
     }

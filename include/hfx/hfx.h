@@ -33,7 +33,8 @@ typedef enum hfx_status {
     HFX_ERR_INVALID = 2,     /* bad input: malformed file, bad config value, wrong shape */
     HFX_ERR_UNSUPPORTED = 3, /* well-formed input that hfx does not handle (yet) */
     HFX_ERR_IO = 4,          /* the operating system refused a read or a write */
-    HFX_ERR_NOMEM = 5        /* an allocation failed */
+    HFX_ERR_NOMEM = 5,       /* an allocation failed */
+    HFX_ERR_CANCELLED = 6    /* hfx_exporter_cancel was called: nothing was written */
 } hfx_status;
 
 /* Filled by a failing call when the caller passes one. */
@@ -151,6 +152,11 @@ typedef void (*hfx_progress_fn)(void *user, uint64_t done, uint64_t total);
 hfx_status hfx_exporter_from_config(const hfx_export_config *cfg, hfx_exporter **out,
                                     hfx_error *err);
 
+/* Ask a running export to stop: it removes what it staged and returns HFX_ERR_CANCELLED, leaving
+ * the output directory as it was. Safe to call from another thread or from a signal handler
+ * (it only sets a flag, which the export polls between chunks of its writes). */
+void hfx_exporter_cancel(hfx_exporter *exporter);
+
 /* Report write progress through `fn` (NULL: none). */
 void hfx_exporter_set_progress(hfx_exporter *exporter, hfx_progress_fn fn, void *user);
 
@@ -160,8 +166,11 @@ void hfx_exporter_free(hfx_exporter *exporter);
  * (e.g. model.onnx + model.onnx_data), export.json, export_config.json, config.json,
  * generation_config.json and the tokenizer files found beside the checkpoint. `cfg` may be NULL
  * to use the exporter's own; `sample_inputs` may be NULL for the defaults (batch 2, sequence 16).
- * Every file is written under a temporary name and renamed at the end: on failure nothing new
- * is left in out_dir. The same inputs give byte-identical files. */
+ * The export is one transaction (docs/ARCHITECTURE.md): a second export into the same out_dir
+ * waits for the first; files are staged privately and swapped in whole, so a reader sees the
+ * previous export or this one, never a mix; the previous export's files this one does not write
+ * are removed, other files in out_dir are kept; on failure out_dir is as it was. The same inputs
+ * give byte-identical files. */
 hfx_status hfx_export(hfx_exporter *exporter, hfx_model *model,
                       const hfx_sample_inputs *sample_inputs, const hfx_export_config *cfg,
                       const char *out_dir, hfx_error *err);

@@ -66,7 +66,7 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
         return v;
     }
     w->used[i] = 1;
-    return hfx_const_mapped(w->g, t->name, t->file, t->data, t->dtype, t->rank, t->shape, w->dtype);
+    return hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, w->dtype);
 }
 
 bool hfx_weight_exists(const hfx_weights *w, const char *name) {

@@ -198,11 +198,22 @@ hfx_status hfx_export_config_set(hfx_export_config *c, const char *key, const ch
     json_error_t je;
     json_t *v = json_loads(json_value, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
     if (!v) return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s': bad JSON value: %s", key, je.text);
-    hfx_status st = strcmp(key, "export_format") == 0 ? check_format(v, err)
-                                                      : check_key(hfx_cfg_format(c), key, v, err);
+    bool format = strcmp(key, "export_format") == 0;
+    hfx_status st = format ? check_format(v, err) : check_key(hfx_cfg_format(c), key, v, err);
     /* a per-component config gets the value in every component */
     size_t n = c->per_component ? json_object_size(c->obj) : 1;
     void *it = c->per_component ? json_object_iter(c->obj) : NULL;
+    /* a new format must accept every key already set (an OpenVINO-only key under onnx is refused,
+     * not carried into an export_config.json that hfx itself would reject) */
+    for (size_t i = 0; i < n && !st && format; i++) {
+        const json_t *target = c->per_component ? json_object_iter_value(it) : c->obj;
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)target, k, x) if (strcmp(k, "export_format") != 0 &&
+                                                        (st = check_key(json_string_value(v), k, x, err))) break;
+        if (it) it = json_object_iter_next(c->obj, it);
+    }
+    it = c->per_component ? json_object_iter(c->obj) : NULL;
     for (size_t i = 0; i < n && !st; i++) {
         json_t *target = c->per_component ? json_object_iter_value(it) : c->obj;
         if (json_object_set(target, key, v) != 0) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");

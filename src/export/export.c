@@ -1,5 +1,6 @@
 /* hfx_export: pick the dims, build the graph, write it with the chosen backend, and write the
  * files that travel with it — all inside one output-directory transaction. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,7 @@ hfx_status hfx_sample_inputs_add(hfx_sample_inputs *s, const char *name, hfx_dty
 struct hfx_exporter {
     hfx_export_config *cfg; /* owned copy */
     const hfx_format *fmt;  /* the registry's entry for cfg's export_format */
+    atomic_int cancel;      /* set by hfx_exporter_cancel (a signal handler may): polled by writes */
     hfx_progress_fn progress;
     void *progress_user;
 };
@@ -73,6 +75,8 @@ hfx_status hfx_exporter_from_config(const hfx_export_config *cfg, hfx_exporter *
     *out = e;
     return HFX_OK;
 }
+
+void hfx_exporter_cancel(hfx_exporter *e) { atomic_store(&e->cancel, 1); }
 
 void hfx_exporter_set_progress(hfx_exporter *e, hfx_progress_fn fn, void *user) {
     e->progress = fn;
@@ -103,6 +107,9 @@ static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inp
         }
     if (sample[0] < 1 || sample[1] < 1)
         return hfx_fail(err, HFX_ERR_INVALID, "sample batch size and sequence length must be ≥ 1");
+    if (sample[0] > INT32_MAX / sample[1]) /* every tensor's element count then fits in int64 */
+        return hfx_fail(err, HFX_ERR_INVALID, "sample batch size × sequence length (%lld × %lld) is over 2^31 tokens",
+                        (long long)sample[0], (long long)sample[1]);
     static const char *const axis_names[2] = {"batch_size", "sequence_length"};
     const json_t *spec = hfx_cfg_dynamic_shapes(cfg);
     if (!spec) {
@@ -265,6 +272,52 @@ static hfx_status write_json(hfx_outdir *out, const char *name, const json_t *ob
     return st;
 }
 
+static const char MANIFEST[] = "export.json";
+
+/* The files the export already in the directory wrote, from its manifest: its "files" list, or
+ * for an export of an hfx that did not write one, the files such an export can write. Tells the
+ * transaction what is hfx's to replace and what is the user's to keep. */
+static hfx_status previous_export(hfx_outdir *out, hfx_error *err) {
+    char *text;
+    hfx_status st = hfx_outdir_read_existing(out, MANIFEST, 16 << 20, &text, err);
+    json_t *m = text ? json_loads(text, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    free(text);
+    if (st || !json_is_object(m) || !json_is_object(json_object_get(m, "components"))) {
+        json_decref(m);
+        return st; /* no manifest of ours: every file there is the user's */
+    }
+    const char *names[256];
+    int n = 0;
+    const json_t *files = json_object_get(m, "files");
+    size_t i;
+    json_t *v;
+    if (json_is_array(files)) {
+        json_array_foreach(files, i, v) if (n < 256 && json_is_string(v)) names[n++] = json_string_value(v);
+    } else {
+        static const char *const fixed[] = {"export.json", "export_config.json", "genai_config.json", "config.json",
+                                            "model.onnx_data"};
+        for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++) names[n++] = fixed[k];
+        for (size_t k = 0; k < sizeof side_files / sizeof side_files[0]; k++) names[n++] = side_files[k];
+    }
+    /* each component's graph, and an OpenVINO graph's weights beside it */
+    char bins[64][96];
+    int n_bins = 0;
+    const char *key;
+    json_object_foreach(json_object_get(m, "components"), key, v) {
+        const char *file = json_string_value(json_object_get(v, "file"));
+        if (!file || n >= 254) continue;
+        names[n++] = file;
+        size_t len = strlen(file);
+        if (n_bins < 64 && len > 4 && len < 90 && strcmp(file + len - 4, ".xml") == 0) {
+            snprintf(bins[n_bins], sizeof bins[n_bins], "%.*s.bin", (int)(len - 4), file);
+            names[n++] = bins[n_bins++];
+        }
+    }
+    st = hfx_outdir_set_previous(out, names, n, err);
+    json_decref(m);
+    return st;
+}
+
 /* Build, verify and describe every component, then write them all, the side files and the
  * manifest in one output-directory transaction. */
 static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, int n,
@@ -300,13 +353,15 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
                 st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on %s; they share one weights file",
                               fmt->options[k].key);
     hfx_outdir *out = NULL;
-    if (!st) st = hfx_outdir_open(out_dir, &out, err);
+    if (!st) st = hfx_outdir_open(out_dir, &e->cancel, &out, err);
     if (st) {
         free(gs);
         return st;
     }
+    hfx_outdir_set_manifest(out, MANIFEST);
+    st = previous_export(out, err);
     hfx_outdir_set_progress(out, e->progress, e->progress_user);
-    st = fmt->write(gs, n, out, err);
+    if (!st) st = fmt->write(gs, n, out, err);
     free(gs);
     if (!st) st = copy_side_files(out, hfx_checkpoint_dir(model->ck), err);
     if (!st) {
@@ -315,8 +370,11 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
                   : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         free(text);
     }
+    if (!st && genai) st = write_json(out, "genai_config.json", genai, err);
     if (!st) {
-        json_t *manifest = json_object(), *comps = json_object();
+        json_t *manifest = json_object(), *comps = json_object(), *files = json_array();
+        for (int i = 0; hfx_outdir_file(out, i); i++) json_array_append_new(files, json_string(hfx_outdir_file(out, i)));
+        json_array_append_new(files, json_string(MANIFEST));
         for (int i = 0; i < n; i++) {
             json_t *entry = json_object();
             json_object_set_new(entry, "file", json_string(cs[i].file));
@@ -328,10 +386,10 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         json_object_set_new(manifest, "export_format", json_string(fmt->name));
         if (generation) json_object_set(manifest, "generation", generation);
         json_object_set_new(manifest, "components", comps);
-        st = write_json(out, "export.json", manifest, err);
+        json_object_set_new(manifest, "files", files); /* every file of the export, this one included */
+        st = write_json(out, MANIFEST, manifest, err);
         json_decref(manifest);
     }
-    if (!st && genai) st = write_json(out, "genai_config.json", genai, err);
     if (!st) return hfx_outdir_commit(out, err);
     hfx_outdir_abort(out);
     return st;
@@ -405,8 +463,10 @@ static hfx_status resolve_cache(const hfx_export_config *cfg, const json_t *gen,
     *max_len = hfx_cfg_max_cache_len(cfg);
     if (!*max_len && gen) {
         const json_t *v = json_object_get(gen, "max_cache_len");
-        if (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) < 1))
-            return hfx_fail(err, HFX_ERR_INVALID, "generation_config: 'max_cache_len' must be a positive integer");
+        if (v && !json_is_null(v) &&
+            (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > INT32_MAX))
+            return hfx_fail(err, HFX_ERR_INVALID, "generation_config: 'max_cache_len' must be an integer in [1, %d]",
+                            INT32_MAX);
         if (json_is_integer(v)) *max_len = json_integer_value(v);
     }
     if (*is_static && !*max_len)

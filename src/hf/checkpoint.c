@@ -1,5 +1,6 @@
 #include "hf/checkpoint.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@ typedef struct mapped_file {
     const char *path;     /* dir/name, as in messages and hfx_tensor_info.file (arena) */
     uint8_t *map;         /* owned mapping of len bytes; NULL when not mapped (empty file) */
     size_t len;
+    hfx_mapping mapping;  /* its descriptor (owned, kept open) and size: reads check it first */
     hfx_safetensors st;   /* its tensors point into map */
 } mapped_file;
 
@@ -34,6 +36,7 @@ struct hfx_checkpoint {
 };
 
 static const char INDEX_NAME[] = "model.safetensors.index.json";
+enum { MAX_JSON = 256 << 20 }; /* config.json, generation_config.json, the shard index */
 
 static hfx_status nomem(hfx_error *err) {
     return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
@@ -49,13 +52,16 @@ static int exists(const char *path) {
     return stat(path, &sb) == 0;
 }
 
-/* Open `path` as a regular file; a missing file is HFX_ERR_INVALID (a broken checkpoint), any
- * other refusal HFX_ERR_IO. */
+/* Open `path` as a regular file; a missing file, a symlink loop or anything but a regular file is
+ * HFX_ERR_INVALID (a broken checkpoint), any other refusal HFX_ERR_IO. O_NONBLOCK: a FIFO in its
+ * place must not hang the open (it is refused right after). */
 static hfx_status open_regular(const char *path, int *fd, struct stat *sb, hfx_error *err) {
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (*fd < 0)
-        return hfx_fail(err, errno == ENOENT ? HFX_ERR_INVALID : HFX_ERR_IO, "%s: %s", path,
-                        errno == ENOENT ? "not found" : strerror(errno));
+    *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (*fd < 0) {
+        int e = errno;
+        return hfx_fail(err, e == ENOENT || e == ELOOP || e == ENOTDIR ? HFX_ERR_INVALID : HFX_ERR_IO, "%s: %s", path,
+                        e == ENOENT ? "not found" : strerror(e));
+    }
     hfx_status st = HFX_OK;
     if (fstat(*fd, sb) != 0)
         st = hfx_fail(err, HFX_ERR_IO, "%s: fstat: %s", path, strerror(errno));
@@ -76,9 +82,31 @@ static hfx_status load_json(const char *path, int required, json_t **out, hfx_er
     struct stat sb;
     hfx_status st = open_regular(path, &fd, &sb, err);
     if (st) return st;
-    json_error_t je;
-    *out = json_loadfd(fd, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    /* read whole, then parse (jansson's json_loadfd reads one byte per read()) */
+    if ((uintmax_t)sb.st_size > MAX_JSON) {
+        close(fd);
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %jd bytes; a JSON config over %d MiB is refused", path,
+                        (intmax_t)sb.st_size, MAX_JSON >> 20);
+    }
+    size_t size = (size_t)sb.st_size, n = 0;
+    char *text = malloc(size + 1);
+    int read_errno = 0;
+    while (text && n < size) {
+        ssize_t k = read(fd, text + n, size - n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) read_errno = errno;
+        if (k <= 0) break;
+        n += (size_t)k;
+    }
     close(fd);
+    if (!text) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (read_errno) {
+        free(text);
+        return hfx_fail(err, HFX_ERR_IO, "%s: read failed: %s", path, strerror(read_errno));
+    }
+    json_error_t je;
+    *out = json_loadb(text, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    free(text);
     if (!*out)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: malformed JSON at line %d, column %d: %s",
                         path, je.line, je.column, je.text);
@@ -110,8 +138,10 @@ static hfx_status map_file(hfx_checkpoint *ck, mapped_file *f, hfx_error *err) {
         }
         f->map = p;
     }
-    close(fd); /* the mapping stays valid without the descriptor */
-    return hfx_safetensors_parse(f->map, f->len, f->path, ck->arena, &f->st, err);
+    f->mapping = (hfx_mapping){fd, f->len, f->path}; /* kept open: readers re-check the size */
+    st = hfx_safetensors_parse(f->map, f->len, f->path, ck->arena, &f->st, err);
+    for (size_t i = 0; !st && i < f->st.n_tensors; i++) f->st.tensors[i].mapping = &f->mapping;
+    return st;
 }
 
 static int by_name(const void *pa, const void *pb) {
@@ -277,6 +307,23 @@ static hfx_status open_weights(hfx_checkpoint *ck, hfx_error *err) {
     return hfx_fail(err, HFX_ERR_INVALID, "%s: no model.safetensors or %s", ck->dir, INDEX_NAME);
 }
 
+/* A folder without config.json: say what is there when it is another format (a GGUF file of
+ * llama.cpp), since "not found" alone sends the user looking for a missing file. */
+static hfx_status no_config(hfx_checkpoint *ck, const char *config, hfx_error *err) {
+    DIR *d = opendir(ck->prefix[0] ? ck->prefix : "/");
+    const char *gguf = NULL;
+    for (struct dirent *e; d && !gguf && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n > 5 && strcmp(e->d_name + n - 5, ".gguf") == 0) gguf = hfx_arena_strdup(ck->arena, e->d_name);
+    }
+    if (d) closedir(d);
+    if (gguf)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                        "%s: not found; this folder holds GGUF files (%s), which hfx does not read: it exports Hugging "
+                        "Face checkpoints (config.json + safetensors)", config, gguf);
+    return hfx_fail(err, HFX_ERR_INVALID, "%s: not found", config);
+}
+
 /* Fill ck from the directory: the directory itself, the two JSON files, then the weights. */
 static hfx_status open_all(hfx_checkpoint *ck, const char *dir, hfx_error *err) {
     struct stat sb;
@@ -293,6 +340,8 @@ static hfx_status open_all(hfx_checkpoint *ck, const char *dir, hfx_error *err) 
     const char *config = join(ck, "config.json"), *gen = join(ck, "generation_config.json");
     if (!ck->dir || !ck->prefix || !config || !gen) return nomem(err);
     ck->config_path = config;
+    struct stat cs;
+    if (stat(config, &cs) != 0 && errno == ENOENT) return no_config(ck, config, err);
     hfx_status st = load_json(config, 1, &ck->config, err);
     if (!st) st = load_json(gen, 0, &ck->generation, err);
     return st ? st : open_weights(ck, err);
@@ -316,8 +365,10 @@ hfx_status hfx_checkpoint_open(const char *dir, hfx_checkpoint **out, hfx_error 
 
 void hfx_checkpoint_close(hfx_checkpoint *ck) {
     if (!ck) return;
-    for (size_t i = 0; i < ck->n_files; i++)
+    for (size_t i = 0; i < ck->n_files; i++) {
         if (ck->files[i].map) munmap(ck->files[i].map, ck->files[i].len);
+        if (ck->files[i].mapping.path && ck->files[i].mapping.fd >= 0) close(ck->files[i].mapping.fd);
+    }
     json_decref(ck->config);
     json_decref(ck->generation);
     hfx_arena_free(ck->arena);

@@ -17,6 +17,7 @@
 
 #include "base/arena.h"
 #include "base/dtype.h" /* HFX_MAX_RANK */
+#include "base/mapping.h"
 #include "hfx/hfx.h"
 
 #define HFX_SAFETENSORS_MAX_HEADER (100u * 1024u * 1024u) /* as the reference implementation */
@@ -30,6 +31,8 @@ typedef struct hfx_tensor_info {
     uint64_t nbytes;                /* dtype size × product(shape) */
     const char *file;               /* path of the file holding it (owned by the arena) */
     uint64_t file_offset;           /* absolute byte offset of `data` in that file */
+    const hfx_mapping *mapping;     /* the file's mapping, checked before reads (set by the checkpoint;
+                                       NULL for a parse of bare bytes) */
 } hfx_tensor_info;
 
 typedef struct hfx_safetensors {

@@ -35,6 +35,7 @@ struct hfx_bulk {
 /* Write one buffer (the writer thread, or the caller's when unthreaded): 0 or an errno. Only
  * this function touches f, pos and flushed while the writer runs. */
 static int write_buffer(hfx_bulk *b, const uint8_t *data, size_t n) {
+    errno = 0;
     if (fwrite(data, 1, n, b->f) != n) return errno ? errno : EIO;
     b->pos += n;
 #ifdef SYNC_FILE_RANGE_WRITE
@@ -135,6 +136,8 @@ hfx_status hfx_bulk_stream(hfx_bulk *b, const hfx_init *src, const uint8_t *byte
     uint64_t step = b->chunk / es, total = nbytes / es; /* in elements */
     hfx_status st = HFX_OK;
     for (uint64_t done = 0; done < total && st == HFX_OK; done += step) {
+        if ((st = hfx_outdir_check_cancel(b->out, err))) break;
+        if (src && (st = hfx_init_check_files(src, err))) break; /* a truncated file would raise SIGBUS */
         uint64_t k = total - done < step ? total - done : step;
         uint8_t *chunk = next_buffer(b);
         if (!chunk) break;

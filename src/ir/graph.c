@@ -236,15 +236,18 @@ static hfx_value *placeholder_const(hfx_graph *g) {
     return const_value(g, init);
 }
 
-hfx_value *hfx_const_mapped(hfx_graph *g, const char *name, const char *file, const uint8_t *data,
+hfx_value *hfx_const_mapped(hfx_graph *g, const char *name, const hfx_mapping *m, const uint8_t *data,
                             hfx_dtype src, int rank, const int64_t *shape, hfx_dtype dt) {
+    static const hfx_mapping unchecked = {-1, 0, "(memory)"};
+    if (!m) m = &unchecked;
+    const char *file = m->path;
     if (!(hfx_dtype_is_float(src) && hfx_dtype_is_float(dt)) && src != dt) {
         hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: tensor '%s' has dtype %s; hfx needs %s here",
                        file, name, hfx_dtype_name(src), hfx_dtype_name(dt));
         return placeholder_const(g);
     }
     hfx_init *init = contiguous_init(g, data, src, dt, rank, shape, name);
-    if (init) init->parts[0].mapped = true;
+    if (init) init->parts[0].mapping = m;
     return init ? const_value(g, init) : placeholder_const(g);
 }
 

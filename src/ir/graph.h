@@ -17,6 +17,7 @@
 
 #include "base/arena.h"
 #include "base/dtype.h"
+#include "base/mapping.h"
 #include "hfx/hfx.h"
 
 /* ---- Dims ---- */
@@ -88,7 +89,8 @@ typedef struct hfx_init_part {
     int64_t shape[HFX_MAX_RANK];    /* the view, outermost first */
     int64_t strides[HFX_MAX_RANK];  /* in source elements */
     int64_t offset;                 /* in source elements */
-    bool mapped;                    /* base is a read-only file mapping (a checkpoint tensor) */
+    const hfx_mapping *mapping;     /* base is inside this read-only file mapping (a checkpoint
+                                       tensor), checked before reads; NULL: computed bytes */
 } hfx_init_part;
 
 typedef struct hfx_init {
@@ -107,6 +109,10 @@ uint64_t hfx_init_nbytes(const hfx_init *init);
 
 /* Whether every part reads a mapped checkpoint tensor (a weight), not bytes computed at build time. */
 bool hfx_init_is_mapped(const hfx_init *init);
+
+/* HFX_OK while every file the initializer reads still has its mapped size; else HFX_ERR_IO naming
+ * the file (it shrank under the export: reading on would raise SIGBUS). */
+hfx_status hfx_init_check_files(const hfx_init *init, hfx_error *err);
 
 /* Two views of the same bytes (same source, view and dtype): a writer stores them once. */
 bool hfx_init_same(const hfx_init *a, const hfx_init *b);
@@ -227,9 +233,9 @@ const hfx_state *hfx_graph_state_of(const hfx_graph *g, const hfx_value *v, bool
 
 /* ---- Constants ---- */
 
-/* A constant over a mapped checkpoint tensor `name` (in `file`, for messages): `data` holds
- * `shape` elements of `src`, read as `dt` (float↔float conversion only). */
-hfx_value *hfx_const_mapped(hfx_graph *g, const char *name, const char *file, const uint8_t *data,
+/* A constant over a mapped checkpoint tensor `name` (in mapping `m`, whose path messages name):
+ * `data` holds `shape` elements of `src`, read as `dt` (float↔float conversion only). */
+hfx_value *hfx_const_mapped(hfx_graph *g, const char *name, const hfx_mapping *m, const uint8_t *data,
                             hfx_dtype src, int rank, const int64_t *shape, hfx_dtype dt);
 /* A constant from bytes computed now (copied into the arena). */
 hfx_value *hfx_const_bytes(hfx_graph *g, hfx_dtype dt, int rank, const int64_t *shape,

@@ -17,8 +17,18 @@ uint64_t hfx_init_nbytes(const hfx_init *init) { return hfx_dtype_nbytes(init->d
 
 bool hfx_init_is_mapped(const hfx_init *init) {
     for (int i = 0; i < init->n_parts; i++)
-        if (!init->parts[i].mapped) return false;
+        if (!init->parts[i].mapping) return false;
     return init->n_parts > 0;
+}
+
+hfx_status hfx_init_check_files(const hfx_init *init, hfx_error *err) {
+    for (int i = 0; i < init->n_parts; i++) {
+        const hfx_mapping *m = init->parts[i].mapping;
+        if (m && (i == 0 || m != init->parts[i - 1].mapping) && !hfx_mapping_intact(m))
+            return hfx_fail(err, HFX_ERR_IO, "%s: the file shrank below %llu bytes while '%s' was being exported from it",
+                            m->path, (unsigned long long)m->size, init->source);
+    }
+    return HFX_OK;
 }
 
 bool hfx_init_same(const hfx_init *a, const hfx_init *b) {
@@ -284,7 +294,7 @@ void hfx_init_release_range(const hfx_init *init, uint64_t first, uint64_t count
     for (int i = 0; i < init->n_parts && count > 0; i++) {
         const hfx_init_part *p = &init->parts[i];
         uint64_t pn = part_numel(p);
-        if (first < part_start + pn && first + count > part_start && p->mapped) {
+        if (first < part_start + pn && first + count > part_start && p->mapping) {
             /* row-major contiguous view: element e sits at offset + e in the source */
             bool contiguous = true;
             int64_t stride = 1;
@@ -308,7 +318,7 @@ void hfx_init_release(const hfx_init *init) {
     if (page <= 0) return;
     for (int i = 0; i < init->n_parts; i++) {
         const hfx_init_part *p = &init->parts[i];
-        if (!p->mapped) continue;
+        if (!p->mapping) continue;
         /* the span of source elements the view can reach */
         int64_t last = p->offset;
         bool empty = false;

@@ -182,15 +182,16 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
     case HFX_OP_RESHAPE: {
         /* element counts must agree where both are known; symbols must be preserved */
         int64_t cin = 1, cout = 1;
-        bool sym_in = false, sym_out = false;
+        bool sym_in = false, sym_out = false, overflow = false;
         for (int i = 0; i < x->rank; i++) {
-            if (hfx_dim_is_const(x->dims[i])) cin *= x->dims[i].c;
+            if (hfx_dim_is_const(x->dims[i])) overflow |= __builtin_mul_overflow(cin, x->dims[i].c, &cin);
             else sym_in = true;
         }
-        for (int i = 0; i < a->rank; i++) {
-            if (hfx_dim_is_const(a->dims[i])) cout *= a->dims[i].c;
+        for (int i = 0; i < a->rank && i < HFX_MAX_RANK; i++) {
+            if (hfx_dim_is_const(a->dims[i])) overflow |= __builtin_mul_overflow(cout, a->dims[i].c, &cout);
             else sym_out = true;
         }
+        if (overflow) return bad(g, op, n_in, in, err, "more elements than a tensor can hold");
         if (a->rank < 0 || a->rank > HFX_MAX_RANK || (!sym_in && !sym_out && cin != cout))
             return bad(g, op, n_in, in, err, "element counts differ");
         if (n_in == 2 && (in[1]->dtype != HFX_DTYPE_I64 || in[1]->rank != 1 ||

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Callable
@@ -332,6 +333,61 @@ def _out_not_writable(ck: Path, tmp: Path) -> Expect:
     return Expect(files=(blocker.name,), out=blocker / "sub")
 
 
+# ---- hostile files (issue 12): FIFOs, NUL bytes, loops, other formats, absurd sizes ---------------
+
+
+def _fifo_in_place_of(name: str):
+    def mutate(ck: Path, tmp: Path) -> Expect:
+        (ck / name).unlink()
+        os.mkfifo(ck / name)  # opened plainly, it would block forever waiting for a writer
+        return Expect(files=(name,), all_of=("not a regular file",))
+    return mutate
+
+
+def _export_config_fifo(ck: Path, tmp: Path) -> Expect:
+    path = tmp / "fifo_config.json"
+    os.mkfifo(path)
+    return Expect(files=(path.name,), args=("--config", str(path)))
+
+
+def _export_config_nul(ck: Path, tmp: Path) -> Expect:
+    path = tmp / "nul_config.json"
+    path.write_bytes(b'{"export_format": "onnx"}\x00{"bogus": ')  # parsed up to the NUL before the fix
+    return Expect(files=(path.name,), all_of=("NUL", 25), args=("--config", str(path)))
+
+
+def _export_config_other_format_keys(ck: Path, tmp: Path) -> Expect:
+    path = tmp / "ov_config.json"
+    path.write_text(json.dumps({"export_format": "openvino", "stateful": False}))
+    return Expect(files=(path.name,), all_of=("stateful", "onnx"), args=("--config", str(path), "--format", "onnx"))
+
+
+def _config_symlink_loop(ck: Path, tmp: Path) -> Expect:
+    (ck / "config.json").unlink()
+    (ck / "config.json").symlink_to("config.json")
+    return Expect(files=("config.json",), all_of=("symbolic links",))
+
+
+def _gguf_folder(ck: Path, tmp: Path) -> Expect:
+    for p in ck.iterdir():
+        p.unlink()
+    (ck / "model-Q4_K_M.gguf").write_bytes(b"GGUF" + bytes(60))
+    return Expect(files=("config.json",), all_of=("GGUF", "model-Q4_K_M.gguf"))
+
+
+def _generation_max_cache_len_huge(ck: Path, tmp: Path) -> Expect:
+    gen = json.loads((ck / "generation_config.json").read_text())
+    gen.update(cache_implementation="static", max_cache_len=2**62)
+    (ck / "generation_config.json").write_text(json.dumps(gen))
+    return Expect(files=("generation_config",), all_of=("max_cache_len",), args=("--for-generation",))
+
+
+def _too_many_tokens(ck: Path, tmp: Path) -> Expect:
+    # 2^30 × 2^30 tokens: element counts past int64 (signed overflow in shape inference before)
+    return Expect(files=("batch size",), all_of=("2^31",),
+                  args=("--batch-size", "1073741824", "--sequence-length", "1073741824"))
+
+
 BAD = [
     Bad("truncated-safetensors", "llama_default", _truncated, ST),
     Bad("header-length-past-eof", "llama_default", _header_len_past_eof, ST),
@@ -365,6 +421,15 @@ BAD = [
     Bad("export-config-malformed", "llama_default", _export_config_malformed),
     Bad("export-config-bad-value", "llama_default", _export_config_bad_value),
     Bad("output-dir-not-writable", "llama_default", _out_not_writable),
+    Bad("safetensors-is-a-fifo", "llama_default", _fifo_in_place_of(ST)),
+    Bad("config-is-a-fifo", "llama_default", _fifo_in_place_of("config.json")),
+    Bad("export-config-is-a-fifo", "llama_default", _export_config_fifo),
+    Bad("export-config-nul-byte", "llama_default", _export_config_nul),
+    Bad("export-config-keys-of-another-format", "llama_default", _export_config_other_format_keys),
+    Bad("config-symlink-loop", "llama_default", _config_symlink_loop),
+    Bad("gguf-folder", "llama_default", _gguf_folder),
+    Bad("generation-max-cache-len-2^62", "llama_default", _generation_max_cache_len_huge),
+    Bad("batch-times-sequence-too-large", "llama_default", _too_many_tokens),
 ]
 
 
@@ -462,9 +527,11 @@ def test_refused_write_is_reported_and_leaves_nothing(checkpoints, tmp_path, fmt
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    out = tmp_path / "out"
+    out = tmp_path / "new" / "out"  # its parent is missing too: the export makes, then removes, both
     args[3] = str(out)
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120, preexec_fn=limit_file_size)
     assert proc.returncode == 1, describe(proc)
-    assert data_file in proc.stderr and "write failed" in proc.stderr, describe(proc)
-    assert not _files_under(out), [str(p) for p in _files_under(out)]
+    # the reason the system gave (EFBIG), not a stale one from a later call
+    assert data_file in proc.stderr and "write failed: File too large" in proc.stderr, describe(proc)
+    assert not (tmp_path / "new").exists(), [str(p) for p in _files_under(tmp_path / "new")]
+    assert not [p.name for p in tmp_path.iterdir() if ".hfx-" in p.name]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 from collections import Counter
@@ -13,7 +14,7 @@ import onnx
 import pytest
 
 import models
-from conftest import describe, export, has_number, run_hfx
+from conftest import describe, export, has_number, hfx_bin, run_hfx
 
 BASE_OUTPUTS = {
     "model.onnx",
@@ -224,3 +225,62 @@ def test_example_checkpoint_is_reproducible(tmp_path):
     assert set(want) == {"config.json", "generation_config.json", "model.safetensors"}, sorted(want)
     assert _tree_digest(tmp_path / "t") == want, "make_tiny_llama.py no longer reproduces examples/tiny-llama"
     assert sum((committed / f).stat().st_size for f in want) < 200 * 1024
+
+
+# ---- hostile files for inspect (issue 12) ---------------------------------------------------------
+
+
+def _ld(field: int, payload: bytes) -> bytes:
+    """A protobuf length-delimited field."""
+    def varint(v: int) -> bytes:
+        out = b""
+        while True:
+            out += bytes([(v & 0x7F) | (0x80 if v > 0x7F else 0)])
+            v >>= 7
+            if not v:
+                return out
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
+
+
+def test_inspect_survives_oversized_dim_names(tmp_path):
+    """An input whose one dim carries two 600-byte dim_param fields overflowed a 512-byte shape
+    buffer (stack corruption); the shape is now cut to fit. Run under ASan by oracle-sanitized."""
+    dim = _ld(2, b"A" * 600) + _ld(2, b"B" * 600)
+    tensor = b"\x08\x01" + _ld(2, _ld(1, dim))  # elem_type 1, shape {dim}
+    value_info = _ld(1, b"x") + _ld(2, _ld(1, tensor))
+    model = b"\x08\x08" + _ld(7, _ld(11, value_info))  # ir_version 8, graph {input}
+    path = tmp_path / "crafted.onnx"
+    path.write_bytes(model)
+    proc = run_hfx(["inspect", path])
+    assert proc.returncode in (0, 2), describe(proc)
+    assert proc.returncode == 0 and "AAAA" in proc.stdout, describe(proc)
+
+
+def test_inspect_refuses_a_fifo(tmp_path):
+    """A FIFO named like a graph file is refused at once instead of blocking the open."""
+    path = tmp_path / "model.onnx"
+    os.mkfifo(path)
+    proc = run_hfx(["inspect", path], timeout=30)
+    assert proc.returncode == 2, describe(proc)
+    assert "model.onnx" in proc.stderr, describe(proc)
+
+
+def test_config_is_read_in_few_calls(checkpoints, tmp_path):
+    """A 4 MB config.json is read whole, not one byte per read() (jansson's json_loadfd did:
+    a 50 MB config took 23 s). Counted with strace, not timed."""
+    import shutil
+    import subprocess
+
+    ck = tmp_path / "ckpt"
+    shutil.copytree(checkpoints("llama_default"), ck)
+    cfg = json.loads((ck / "config.json").read_text())
+    cfg["padding_notes"] = "x" * (4 << 20)
+    (ck / "config.json").write_text(json.dumps(cfg))
+    strace = shutil.which("strace")
+    assert strace, "strace is missing (scripts/install-deps.sh installs it)"
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")  # LeakSanitizer cannot run under ptrace
+    proc = subprocess.run([strace, "-f", "-c", "-e", "trace=read", str(hfx_bin()), "inspect", str(ck)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    calls = [int(line.split()[3]) for line in proc.stderr.splitlines() if line.strip().endswith(" read")]
+    assert calls and calls[0] < 10000, proc.stderr[-2000:]

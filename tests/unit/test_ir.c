@@ -159,7 +159,7 @@ static void test_init_views(void **state) {
     hfx_graph *g = hfx_graph_new();
     uint16_t src[3 * 4];
     for (int i = 0; i < 12; i++) src[i] = hfx_f32_to_bf16((float)i);
-    hfx_value *w = hfx_const_mapped(g, "w", "mem", (const uint8_t *)src, HFX_DTYPE_BF16, 2, (int64_t[]){3, 4}, HFX_DTYPE_F32);
+    hfx_value *w = hfx_const_mapped(g, "w", NULL, (const uint8_t *)src, HFX_DTYPE_BF16, 2, (int64_t[]){3, 4}, HFX_DTYPE_F32);
     hfx_value *wt = hfx_const_transpose2d(g, w);
     float out[12];
     hfx_error err;
@@ -183,7 +183,7 @@ static void test_interleaved_rows(void **state) {
     enum { HEADS = 2, PARTS = 3, LEN = 2, COLS = 3, ROWS = HEADS * PARTS * LEN };
     float src[ROWS * COLS];
     for (int i = 0; i < ROWS * COLS; i++) src[i] = (float)i;
-    hfx_value *w = hfx_const_mapped(g, "qkv", "mem", (const uint8_t *)src, HFX_DTYPE_F32, 2, (int64_t[]){ROWS, COLS}, HFX_DTYPE_F32);
+    hfx_value *w = hfx_const_mapped(g, "qkv", NULL, (const uint8_t *)src, HFX_DTYPE_F32, 2, (int64_t[]){ROWS, COLS}, HFX_DTYPE_F32);
     hfx_value *k = hfx_const_interleaved_rows(g, w, HEADS, PARTS, 1, LEN); /* the k rows */
     assert_int_equal(k->rank, 2);
     assert_int_equal(k->dims[0].c, HEADS * LEN);
@@ -213,13 +213,19 @@ static void test_release_keeps_data(void **state) {
     void *map = mmap(NULL, sizeof vals, PROT_READ, MAP_PRIVATE, fd, 0);
     assert_true(map != MAP_FAILED);
     hfx_graph *g = hfx_graph_new();
-    hfx_value *w = hfx_const_mapped(g, "w", path, map, HFX_DTYPE_F32, 2, (int64_t[]){3, 4096}, HFX_DTYPE_F32);
+    hfx_mapping m = {fd, sizeof vals, path};
+    hfx_value *w = hfx_const_mapped(g, "w", &m, map, HFX_DTYPE_F32, 2, (int64_t[]){3, 4096}, HFX_DTYPE_F32);
     static float out[N];
     hfx_error err;
     hfx_init_release_range(w->init, 100, 5000);
     hfx_init_release(hfx_const_transpose2d(g, w)->init);
+    assert_int_equal(hfx_init_check_files(w->init, &err), HFX_OK);
     assert_int_equal(hfx_init_read(w->init, 0, N, out, &err), HFX_OK);
     assert_memory_equal(out, vals, sizeof vals);
+    /* a file that shrinks under its mapping is an error before any page is touched */
+    assert_int_equal(ftruncate(fd, 100), 0);
+    assert_int_equal(hfx_init_check_files(w->init, &err), HFX_ERR_IO);
+    assert_non_null(strstr(err.message, "shrank"));
     hfx_graph_free(g);
     munmap(map, sizeof vals);
     close(fd);

@@ -229,7 +229,7 @@ static hfx_status onnx_write(const hfx_format_graph *cs, int n, hfx_outdir *out,
         st = hfx_outdir_create(out, DATA_FILE, &f, err);
         if (st == HFX_OK) {
             st = write_external(pl, n_pl, f, out, DATA_FILE, err);
-            hfx_status cst = hfx_outdir_close(out, f, DATA_FILE, err);
+            hfx_status cst = hfx_outdir_close(out, f, DATA_FILE, st ? NULL : err); /* keep the first reason */
             if (st == HFX_OK) st = cst;
         }
     }

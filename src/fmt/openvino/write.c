@@ -150,7 +150,7 @@ static hfx_status ov_write(const hfx_format_graph *cs, int n, hfx_outdir *out, h
         st = hfx_outdir_create(out, bins[0], &f, err);
         if (!st) {
             st = write_blobs(&blobs, f, out, bins[0], err);
-            hfx_status cst = hfx_outdir_close(out, f, bins[0], err);
+            hfx_status cst = hfx_outdir_close(out, f, bins[0], st ? NULL : err); /* keep the first reason */
             if (!st) st = cst;
         }
         /* every component reads the same blob: one copy on disk */
