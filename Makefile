@@ -54,19 +54,10 @@ demo: deps
 install: build
 	@cmake --install $(BUILD)
 
-# Coverage-guided fuzzing of the parsers (clang + libFuzzer); see tests/fuzz/README.md.
-FUZZ_SECONDS ?= 60
-FUZZ_SRC = $(wildcard src/*/*.c src/*/*/*.c)
-fuzz:
-	@mkdir -p build-fuzz
-	@for h in tests/fuzz/fuzz_*.c; do \
-	    n=$$(basename $$h .c); \
-	    clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-	        -Iinclude -Isrc $(FUZZ_SRC) $$h -ljansson -lm -o build-fuzz/$$n || exit 1; \
-	    mkdir -p build-fuzz/$$n.corpus; \
-	    echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
-	    build-fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build-fuzz/$$n.corpus 2>&1 | tail -3 || exit 1; \
-	done
+# Coverage-guided fuzzing of every parser of untrusted bytes (clang + libFuzzer); see
+# tests/fuzz/README.md. FUZZ_SECONDS per harness, FUZZ_JOBS cores.
+fuzz: build
+	@HFX_BIN=$(CURDIR)/$(BUILD)/hfx scripts/fuzz.sh
 
 # Benchmarks against the Python exporters and the I/O floor (not part of check; minutes).
 bench: build venv

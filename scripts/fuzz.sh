@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `make fuzz`: build every libFuzzer harness in tests/fuzz (clang, ASan + UBSan), seed each corpus
+# from the project's own files, and run each for FUZZ_SECONDS (default 60) on FUZZ_JOBS cores
+# (default 1). Prints every harness's final stats; exits non-zero on any finding (the crashing
+# input is kept under build-fuzz/<harness>.crashes/). Corpora live in build-fuzz/ and grow from run
+# to run; nothing of them is committed.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+seconds=${FUZZ_SECONDS:-60}
+jobs=${FUZZ_JOBS:-1}
+hfx=${HFX_BIN:-build/hfx}
+out=build-fuzz
+mkdir -p "$out"
+src=$(ls src/*/*.c src/*/*/*.c)
+
+# seeds: the example checkpoint, an export of it in each format, export configs
+seed=$(mktemp -d)
+trap 'rm -rf "$seed"' EXIT
+"$hfx" export examples/tiny-llama "$seed/onnx" --format onnx --dynamic --quiet
+"$hfx" export examples/tiny-llama "$seed/ov" --format openvino --dynamic --quiet
+seed_into() { # harness, name, selector byte (or ""), file
+    mkdir -p "$out/$1.corpus"
+    { [ -n "$3" ] && printf "\\x$3"; cat "$4"; } >"$out/$1.corpus/seed-$2"
+}
+seed_into fuzz_safetensors example "" examples/tiny-llama/model.safetensors
+for f in "$seed/onnx/export_config.json" "$seed/ov/export_config.json"; do
+    seed_into fuzz_export_config "$(basename "$(dirname "$f")")" "" "$f"
+done
+printf '{"prefill": {"export_format": "onnx", "dynamic": true}, "decode": {"export_format": "onnx", "dynamic": true, "dynamic_shapes": {"input_ids": {"0": {"name": "b", "min": 1, "max": 8}}}}}' \
+    >"$seed/percomp.json"
+seed_into fuzz_export_config percomp "" "$seed/percomp.json"
+seed_into fuzz_checkpoint config 00 examples/tiny-llama/config.json
+seed_into fuzz_checkpoint generation 01 examples/tiny-llama/generation_config.json
+printf '{"metadata": {"total_size": 1}, "weight_map": {"model.embed_tokens.weight": "model.safetensors"}}' >"$seed/index.json"
+seed_into fuzz_checkpoint index 02 "$seed/index.json"
+seed_into fuzz_inspect onnx 00 "$seed/onnx/model.onnx"
+seed_into fuzz_inspect xml 01 "$seed/ov/model.xml"
+
+export HFX_FUZZ_WEIGHTS=$here/examples/tiny-llama/model.safetensors
+status=0
+for h in tests/fuzz/fuzz_*.c; do
+    n=$(basename "$h" .c)
+    extra=""
+    [ "$n" = fuzz_inspect ] && extra=tools/inspect.c
+    # shellcheck disable=SC2086
+    clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_FILE_OFFSET_BITS=64 -g -O1 \
+        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        -Iinclude -Isrc $src $extra "$h" -ljansson -lm -lpthread -o "$out/$n"
+    mkdir -p "$out/$n.corpus" "$out/$n.crashes"
+    echo "fuzz: $n for ${seconds}s on $jobs job(s)"
+    if ! "$out/$n" -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" -print_final_stats=1 \
+            -artifact_prefix="$out/$n.crashes/" "$out/$n.corpus" >"$out/$n.log" 2>&1; then
+        status=1
+        echo "fuzz: $n FOUND A PROBLEM (see $out/$n.log and $out/$n.crashes/)"
+    fi
+    cat fuzz-*.log >>"$out/$n.log" 2>/dev/null || true  # the workers' logs, with -jobs > 1
+    rm -f fuzz-*.log
+    grep -h "DONE" "$out/$n.log" | tail -"$jobs" || true
+done
+rm -rf /tmp/hfx-fuzz-ckpt-* /tmp/hfx-fuzz-inspect-*
+exit $status
