@@ -96,7 +96,12 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
     /* weights saved from a head model live under the base model's prefix */
     char probe[128];
     snprintf(probe, sizeof probe, "%s.embeddings.word_embeddings.weight", d->prefix);
-    enc_ctx c = {g, &w, m, hfx_weight_exists(&w, probe) ? hfx_arena_printf(g->arena, "%s.", d->prefix) : ""};
+    const char *prefix = hfx_weight_exists(&w, probe) ? hfx_arena_printf(g->arena, "%s.", d->prefix) : "";
+    if (!prefix) {
+        hfx_weights_free(&w);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    enc_ctx c = {g, &w, m, prefix};
     int64_t H = m->hidden, hd = H / m->heads;
     hfx_dim bs[2] = {o->batch, o->seq};
 

@@ -155,6 +155,7 @@ hfx_status hfx_export_config_from_json(const char *json_text, hfx_export_config 
                                        hfx_error *err) {
     json_error_t je;
     json_t *obj = json_loads(json_text, JSON_REJECT_DUPLICATES, &je);
+    if (!obj && json_error_code(&je) == json_error_out_of_memory) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (!obj)
         return hfx_fail(err, HFX_ERR_INVALID, "export config: line %d, column %d: %s", je.line,
                         je.column, je.text);
@@ -197,6 +198,7 @@ hfx_status hfx_export_config_set(hfx_export_config *c, const char *key, const ch
                                  hfx_error *err) {
     json_error_t je;
     json_t *v = json_loads(json_value, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+    if (!v && json_error_code(&je) == json_error_out_of_memory) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (!v) return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s': bad JSON value: %s", key, je.text);
     bool format = strcmp(key, "export_format") == 0;
     hfx_status st = format ? check_format(v, err) : check_key(hfx_cfg_format(c), key, v, err);

@@ -280,8 +280,10 @@ static const char MANIFEST[] = "export.json";
 static hfx_status previous_export(hfx_outdir *out, hfx_error *err) {
     char *text;
     hfx_status st = hfx_outdir_read_existing(out, MANIFEST, 16 << 20, &text, err);
-    json_t *m = text ? json_loads(text, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    json_error_t je;
+    json_t *m = text ? json_loads(text, JSON_REJECT_DUPLICATES, &je) : NULL;
     free(text);
+    if (text && !m && json_error_code(&je) == json_error_out_of_memory) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (st || !json_is_object(m) || !json_is_object(json_object_get(m, "components"))) {
         json_decref(m);
         return st; /* no manifest of ours: every file there is the user's */
@@ -508,6 +510,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
     if (generation_config_json) {
         json_error_t je;
         gen = gen_owned = json_loads(generation_config_json, JSON_REJECT_DUPLICATES, &je);
+        if (!gen_owned && json_error_code(&je) == json_error_out_of_memory) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         if (!gen_owned || !json_is_object(gen_owned)) {
             json_decref(gen_owned);
             return hfx_fail(err, HFX_ERR_INVALID, "generation config: line %d: %s", je.line,

@@ -107,6 +107,7 @@ static hfx_status load_json(const char *path, int required, json_t **out, hfx_er
     json_error_t je;
     *out = json_loadb(text, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
     free(text);
+    if (!*out && json_error_code(&je) == json_error_out_of_memory) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (!*out)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: malformed JSON at line %d, column %d: %s",
                         path, je.line, je.column, je.text);

@@ -61,6 +61,7 @@ static hfx_status load_header(const parse_ctx *c, json_t **root) {
     json_error_t je;
     *root = json_loadb((const char *)c->bytes + 8, c->data_start - 8,
                        JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    if (!*root && json_error_code(&je) == json_error_out_of_memory) return hfx_fail(c->err, HFX_ERR_NOMEM, "out of memory");
     if (!*root) {
         /* jansson does not say which key repeats: take the last string before the position */
         char key[256] = "";

@@ -52,6 +52,13 @@ static bool listed(char *const *names, int n, const char *name) {
     return false;
 }
 
+/* A refusal of the system: out of memory (ENOMEM, as fdopen or opendir give it) is
+ * HFX_ERR_NOMEM like every other, anything else `st`. */
+static hfx_status refused(hfx_error *err, hfx_status st, int e, const char *what, const char *name) {
+    if (e == ENOMEM) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    return hfx_fail(err, st, "%s: %s: %s", name, what, strerror(e));
+}
+
 static bool cancelled(const hfx_outdir *o) { return o->cancel && atomic_load(o->cancel) != 0; }
 
 hfx_status hfx_outdir_check_cancel(const hfx_outdir *o, hfx_error *err) {
@@ -150,8 +157,12 @@ static hfx_status make_dirs(hfx_outdir *o, const char *path, hfx_error *err) {
             if (!S_ISDIR(sb.st_mode))
                 st = hfx_fail(err, HFX_ERR_INVALID, "%s: cannot create output directory: %s is not a directory", path, p);
         } else if (mkdir(p, 0777) == 0) {
-            if (o->n_created < MAX_CREATED && !(o->created[o->n_created++] = strdup(p)))
+            if (o->n_created < MAX_CREATED && !(o->created[o->n_created] = strdup(p))) {
+                rmdir(p); /* unrecorded, an abort could not remove it */
                 st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+            } else if (o->n_created < MAX_CREATED) {
+                o->n_created++;
+            }
         } else if (errno != EEXIST) { /* EEXIST: another process made it meanwhile */
             st = hfx_fail(err, HFX_ERR_INVALID, "%s: cannot create output directory: %s", p, strerror(errno));
         }
@@ -346,7 +357,9 @@ hfx_status hfx_outdir_create(hfx_outdir *o, const char *name, FILE **f, hfx_erro
     if (!*f) {
         int e = errno;
         if (fd >= 0) close(fd);
-        return hfx_fail(err, HFX_ERR_IO, "%s/%s: cannot create: %s", o->dir, name, strerror(e));
+        char path[PATH_MAX + NAME_MAX + 2];
+        snprintf(path, sizeof path, "%s/%s", o->dir, name);
+        return refused(err, HFX_ERR_IO, e, "cannot create", path);
     }
     return HFX_OK;
 }
@@ -384,8 +397,9 @@ hfx_status hfx_outdir_copy(hfx_outdir *o, const char *name, const char *src_path
     }
     FILE *in = fdopen(fd, "rb");
     if (!in) {
+        int e = errno;
         close(fd);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        return refused(err, HFX_ERR_IO, e, "cannot read", src_path);
     }
     FILE *f;
     hfx_status st = hfx_outdir_create(o, name, &f, err);
@@ -462,8 +476,9 @@ static hfx_status carry_user_files(hfx_outdir *o, hfx_error *err) {
     int fd = dup(o->dir_fd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
+        int e = errno;
         if (fd >= 0) close(fd);
-        return hfx_fail(err, HFX_ERR_IO, "%s: cannot list: %s", o->dir, strerror(errno));
+        return refused(err, HFX_ERR_IO, e, "cannot list", o->dir);
     }
     rewinddir(d); /* a dup shares the position of every earlier listing */
     hfx_status st = HFX_OK;

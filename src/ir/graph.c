@@ -103,6 +103,15 @@ static hfx_value *new_value(hfx_graph *g) {
     return v;
 }
 
+/* A copy of `s` in the graph's arena; out of memory, the graph fails and "" stands in, so that
+ * no name is ever NULL. */
+static const char *copy_name(hfx_graph *g, const char *s) {
+    const char *p = hfx_arena_strdup(g->arena, s);
+    if (p) return p;
+    hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+    return "";
+}
+
 int hfx_graph_symbol(hfx_graph *g, const char *name, int64_t min, int64_t max) {
     for (int i = 0; i < g->n_symbols; i++)
         if (strcmp(g->symbols[i].name, name) == 0) return i;
@@ -110,14 +119,14 @@ int hfx_graph_symbol(hfx_graph *g, const char *name, int64_t min, int64_t max) {
         hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "too many symbolic dims (at '%s')", name);
         return 0;
     }
-    g->symbols[g->n_symbols] = (hfx_symbol){hfx_arena_strdup(g->arena, name), min, max};
+    g->symbols[g->n_symbols] = (hfx_symbol){copy_name(g, name), min, max};
     return g->n_symbols++;
 }
 
 hfx_value *hfx_graph_input(hfx_graph *g, const char *name, hfx_dtype dt, int rank,
                            const hfx_dim *dims) {
     hfx_value *v = new_value(g);
-    v->name = hfx_arena_strdup(g->arena, name);
+    v->name = copy_name(g, name);
     v->dtype = dt;
     v->rank = rank;
     for (int i = 0; i < rank; i++) v->dims[i] = dims[i];
@@ -127,7 +136,7 @@ hfx_value *hfx_graph_input(hfx_graph *g, const char *name, hfx_dtype dt, int ran
 }
 
 void hfx_graph_output(hfx_graph *g, hfx_value *v, const char *name) {
-    v->name = hfx_arena_strdup(g->arena, name);
+    v->name = copy_name(g, name);
     if (!push((void ***)&g->outputs, &g->n_outputs, &g->cap_outputs, v))
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
 }
@@ -143,7 +152,7 @@ int hfx_graph_state(hfx_graph *g, const char *name, hfx_state_update update, int
         g->states = p;
         g->cap_states = cap;
     }
-    g->states[g->n_states] = (hfx_state){hfx_arena_strdup(g->arena, name), update, axis, NULL, NULL};
+    g->states[g->n_states] = (hfx_state){copy_name(g, name), update, axis, NULL, NULL};
     return g->n_states++;
 }
 
@@ -174,15 +183,14 @@ const hfx_state *hfx_graph_state_of(const hfx_graph *g, const hfx_value *v, bool
 void hfx_graph_set_meta(hfx_graph *g, const char *key, const char *value) {
     for (int i = 0; i < g->n_meta; i++)
         if (strcmp(g->meta[i].key, key) == 0) {
-            g->meta[i].value = hfx_arena_strdup(g->arena, value);
+            g->meta[i].value = copy_name(g, value);
             return;
         }
     if (g->n_meta == (int)(sizeof g->meta / sizeof g->meta[0])) {
         hfx_graph_fail(g, HFX_ERR_INTERNAL, "too many metadata entries (at '%s')", key);
         return;
     }
-    g->meta[g->n_meta++] = (hfx_meta){hfx_arena_strdup(g->arena, key),
-                                      hfx_arena_strdup(g->arena, value)};
+    g->meta[g->n_meta++] = (hfx_meta){copy_name(g, key), copy_name(g, value)};
 }
 
 /* ---- Constants ---- */

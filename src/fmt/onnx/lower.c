@@ -31,9 +31,14 @@ int hfx_onnx_dtype(hfx_dtype dt) {
 }
 
 
-static const char *tmp_name(onnx_model *m) {
-    return hfx_arena_printf(m->arena, "/t%d", m->counter++);
+/* A name the lowering makes; out of memory, the model fails and "" stands in (never NULL). */
+static const char *made(onnx_model *m, const char *name) {
+    if (name) return name;
+    hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+    return "";
 }
+
+static const char *tmp_name(onnx_model *m) { return made(m, hfx_arena_printf(m->arena, "/t%d", m->counter++)); }
 
 static onnx_init *add_init(onnx_model *m) {
     if (m->n_inits == m->cap_inits) {
@@ -63,7 +68,7 @@ static const char *inline_const(onnx_model *m, hfx_dtype dt, int rank, const int
         return "";
     }
     if (n) memcpy(copy, data, n);
-    in->name = hfx_arena_printf(m->arena, "/c%d", m->counter++);
+    in->name = made(m, hfx_arena_printf(m->arena, "/c%d", m->counter++));
     in->dtype = dt;
     in->rank = rank;
     for (int i = 0; i < rank; i++) in->shape[i] = shape[i];
@@ -94,9 +99,9 @@ static const char *init_const(onnx_model *m, const hfx_init *init) {
     bool mapped = hfx_init_is_mapped(init);
     in->name = plain && !taken && mapped
                    ? init->source
-                   : hfx_arena_printf(m->arena, "%s/%s%d", mapped ? init->source : "",
+                   : made(m, hfx_arena_printf(m->arena, "%s/%s%d", mapped ? init->source : "",
                                       init->rank == 2 && init->parts[0].strides[1] != 1 ? "T" : "c",
-                                      m->counter++);
+                                      m->counter++));
     in->dtype = init->dtype;
     in->rank = init->rank;
     memcpy(in->shape, init->shape, sizeof in->shape);
@@ -109,7 +114,7 @@ static const char *name_of(onnx_model *m, const hfx_value *v) {
     if (!m->names[v->id]) {
         if (v->init) m->names[v->id] = init_const(m, v->init);
         else if (v->name) m->names[v->id] = v->name;
-        else m->names[v->id] = hfx_arena_printf(m->arena, "/v%d", v->id);
+        else m->names[v->id] = made(m, hfx_arena_printf(m->arena, "/v%d", v->id));
     }
     return m->names[v->id];
 }
@@ -144,10 +149,11 @@ static void emit_outputs(onnx_model *m, const char *op, int n_in, const char *co
     hfx_buf n = {0};
     for (int i = 0; i < n_in; i++) pb_string(&n, NODE_INPUT, in[i] ? in[i] : "");
     for (int i = 0; i < n_out; i++) pb_string(&n, NODE_OUTPUT, outs[i]);
-    pb_string(&n, NODE_NAME, hfx_arena_printf(m->arena, "%s%s", op, outs[0]));
+    pb_string(&n, NODE_NAME, made(m, hfx_arena_printf(m->arena, "%s%s", op, outs[0])));
     pb_string(&n, NODE_OP_TYPE, op);
     if (a) {
         hfx_buf_append(&n, a->buf.data, a->buf.len);
+        if (a->buf.oom) n.oom = 1; /* an attribute that could not be written */
         hfx_buf_free(&a->buf);
     }
     if (n.oom) hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");

@@ -57,8 +57,14 @@ static ov_ref layer(ov_model *m, const char *type, const char *version, const ch
     for (size_t i = 0; i < sizeof to_bool / sizeof to_bool[0]; i++)
         if (strcmp(type, to_bool[i]) == 0) dt = HFX_DTYPE_BOOL;
     if (strcmp(type, "ShapeOf") == 0 || strcmp(type, "Range") == 0) dt = HFX_DTYPE_I64;
-    m->layers[id] = (ov_layer){hfx_arena_printf(m->arena, "%s_%d", type, id), type, version,
-                               data ? hfx_arena_strdup(m->arena, data) : NULL, NULL, n_in, n_out,
+    const char *name = hfx_arena_printf(m->arena, "%s_%d", type, id);
+    const char *copy = data ? hfx_arena_strdup(m->arena, data) : NULL;
+    if (!name || (data && !copy)) {
+        m->n_layers--;
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+        return none;
+    }
+    m->layers[id] = (ov_layer){name, type, version, copy, NULL, n_in, n_out,
                                NULL, -1, m->n_edges, dt};
     for (int i = 0; i < n_in; i++) {
         if (!grow(m, (void **)&m->edges, &m->cap_edges, m->n_edges, sizeof *m->edges)) return none;

@@ -1,0 +1,267 @@
+/* Allocation-failure injection, swept over whole exports (Lua's and SQLite's way of proving that
+ * every allocation failure is handled). This program replaces malloc/calloc/realloc/free (glibc
+ * lets a program do that; hfx, jansson and libc's own calls all come here) with counting wrappers
+ * around glibc's allocator. An export is run once to count its allocations T; then, for each N
+ * in 1..T (every `stride`-th N), the same export runs with allocation N failing, and must:
+ *   - return HFX_ERR_NOMEM (and an "out of memory" message), never crash — or, where the
+ *     allocation had a fallback (a copy for a hard link, the caller's thread for the writer's),
+ *     succeed with exactly the files of the clean run;
+ *   - leave no allocation behind that it made (a table of live blocks is kept);
+ *   - leave nothing on disk: the output directory absent, no staging beside it.
+ * Exports: ONNX and OpenVINO, plain and generation, of examples/tiny-llama.
+ *
+ * jansson's own allocations are counted but never failed: jansson does not survive them (a
+ * failed growth of its string buffer yields a truncated string, not an error — seen here as
+ * "architecture 'LlamaForCausalM' is not supported"), so failing them would test jansson. hfx's
+ * checks of what jansson returns are still exercised wherever hfx itself allocates.
+ *
+ * usage: alloc_sweep CHECKPOINT_DIR WORK_DIR [STRIDE]   (exit 0: every case held) */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "hfx/hfx.h"
+
+/* ---- the allocator: glibc's, counted ---- */
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+
+enum { TABLE = 1 << 20 }; /* live blocks made while counting (open addressing; mmap'd, not malloc'd) */
+
+static struct {
+    bool counting;
+    long count, fail_at; /* the fail_at-th allocation (1-based) fails; 0: none */
+    void **live;         /* TABLE slots; NULL empty, (void *)1 deleted */
+    long *born;          /* TABLE slots: which allocation made each live block */
+    long n_live;
+    bool overflow;
+} A;
+
+static size_t slot_of(void *p) { return ((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15u >> 44 & (TABLE - 1); }
+
+static void track(void *p) {
+    if (!p || !A.live) return;
+    for (size_t i = slot_of(p), k = 0; k < TABLE; i = (i + 1) & (TABLE - 1), k++)
+        if (A.live[i] == NULL || A.live[i] == (void *)1) {
+            A.live[i] = p;
+            A.born[i] = A.count;
+            A.n_live++;
+            return;
+        }
+    A.overflow = true;
+}
+
+static void untrack(void *p) {
+    if (!p || !A.live) return;
+    for (size_t i = slot_of(p), k = 0; k < TABLE && A.live[i]; i = (i + 1) & (TABLE - 1), k++)
+        if (A.live[i] == p) {
+            A.live[i] = (void *)1;
+            A.n_live--;
+            return;
+        }
+}
+
+/* libjansson's mappings, read from /proc/self/maps before any counting (no allocation here). */
+static struct {
+    uintptr_t lo[16], hi[16];
+    int n;
+} J;
+
+static void find_jansson(void) {
+    static char maps[1 << 16];
+    FILE *f = fopen("/proc/self/maps", "r");
+    size_t k = f ? fread(maps, 1, sizeof maps - 1, f) : 0;
+    if (f) fclose(f);
+    maps[k] = 0;
+    for (char *line = maps; line && *line && J.n < 16;) {
+        char *end = strchr(line, '\n');
+        if (end) *end = 0;
+        unsigned long lo, hi;
+        if (strstr(line, "libjansson") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) J.lo[J.n] = lo, J.hi[J.n++] = hi;
+        line = end ? end + 1 : NULL;
+    }
+}
+
+static bool in_jansson(void *caller) {
+    for (int i = 0; i < J.n; i++)
+        if ((uintptr_t)caller >= J.lo[i] && (uintptr_t)caller < J.hi[i]) return true;
+    return false;
+}
+
+/* Whether this allocation (made from `caller`) is the one to fail. */
+static bool failing(void *caller) {
+    if (!A.counting || in_jansson(caller)) return false;
+    A.count++;
+    if (A.fail_at && A.count == A.fail_at) {
+        errno = ENOMEM;
+        return true;
+    }
+    return false;
+}
+
+void *malloc(size_t n) {
+    if (failing(__builtin_return_address(0))) return NULL;
+    void *p = __libc_malloc(n);
+    if (A.counting) track(p);
+    return p;
+}
+
+void *calloc(size_t k, size_t n) {
+    if (failing(__builtin_return_address(0))) return NULL;
+    void *p = __libc_calloc(k, n);
+    if (A.counting) track(p);
+    return p;
+}
+
+void *realloc(void *old, size_t n) {
+    if (failing(__builtin_return_address(0))) return NULL;
+    void *p = __libc_realloc(old, n);
+    if (p && A.counting) {
+        untrack(old);
+        track(p);
+    }
+    return p;
+}
+
+void free(void *p) {
+    untrack(p);
+    __libc_free(p);
+}
+
+/* ---- one export ---- */
+
+typedef struct scenario {
+    const char *name, *config;
+    bool generation;
+} scenario;
+
+static const scenario scenarios[] = {
+    {"onnx", "{\"export_format\": \"onnx\", \"dynamic\": true}", false},
+    {"onnx-generation", "{\"export_format\": \"onnx\", \"dynamic\": true}", true},
+    {"openvino", "{\"export_format\": \"openvino\", \"dynamic\": true}", false},
+    {"openvino-generation", "{\"export_format\": \"openvino\", \"dynamic\": true}", true},
+};
+
+/* The export, start to end, through the public API; its status. */
+static hfx_status run(const char *ck, const scenario *s, const char *out, hfx_error *err) {
+    hfx_model *model = NULL;
+    hfx_export_config *cfg = NULL;
+    hfx_exporter *e = NULL;
+    hfx_status st = hfx_model_open(ck, &model, err);
+    if (!st) st = hfx_export_config_from_json(s->config, &cfg, err);
+    if (!st) st = hfx_exporter_from_config(cfg, &e, err);
+    if (!st)
+        st = s->generation ? hfx_export_for_generation(e, model, NULL, NULL, NULL, 0, out, err)
+                           : hfx_export(e, model, NULL, NULL, out, err);
+    hfx_exporter_free(e);
+    hfx_export_config_free(cfg);
+    hfx_model_close(model);
+    return st;
+}
+
+/* Anything the export left in the work directory. */
+static int leftovers(const char *work, char *what, size_t n) {
+    DIR *d = opendir(work);
+    int found = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !found++) snprintf(what, n, "%s", e->d_name);
+    if (d) closedir(d);
+    return found;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s CHECKPOINT_DIR WORK_DIR [STRIDE]\n", argv[0]);
+        return 2;
+    }
+    const char *ck = argv[1], *work = argv[2];
+    long stride = argc > 3 ? atol(argv[3]) : 1;
+    if (stride < 1) stride = 1;
+    A.live = mmap(NULL, TABLE * sizeof *A.live, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    A.born = mmap(NULL, TABLE * sizeof *A.born, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (A.live == MAP_FAILED || A.born == MAP_FAILED) return 1;
+    mkdir(work, 0777);
+    json_t *touch = json_object(); /* libjansson is mapped by now; find it */
+    json_decref(touch);
+    find_jansson();
+    if (!J.n) {
+        fprintf(stderr, "alloc-sweep: libjansson is not mapped; cannot tell its allocations\n");
+        return 1;
+    }
+    char out[1024], what[256];
+    if (strlen(work) > 900) return 2; /* the paths below are built from it */
+    snprintf(out, sizeof out, "%s/out", work);
+    int bad = 0;
+    for (size_t si = 0; si < sizeof scenarios / sizeof scenarios[0]; si++) {
+        const scenario *s = &scenarios[si];
+        hfx_error err;
+        char cmd[4200], ref[4200], same[8600], keep[13000];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+        snprintf(ref, sizeof ref, "%s-%s", work, s->name); /* beside the work directory */
+        snprintf(same, sizeof same, "diff -r '%s' '%s' >/dev/null", ref, out);
+        /* a first, uncounted run: glibc keeps the writer thread's stack (and the TLS block it
+         * allocates once) in its cache, which is not an allocation of the export */
+        if (run(ck, s, out, &err) || system(cmd) != 0) return 1;
+        /* a clean run counts the allocations (and must succeed and leak nothing) */
+        A.count = 0, A.fail_at = 0, A.counting = true;
+        hfx_status st = run(ck, s, out, &err);
+        A.counting = false;
+        long total = A.count;
+        if (st || A.n_live || A.overflow) {
+            fprintf(stderr, "%s: the clean export failed (%s) or left %ld blocks:", s->name, st ? err.message : "ok",
+                    A.n_live);
+            for (size_t i = 0; i < TABLE; i++)
+                if (A.live[i] && A.live[i] != (void *)1) fprintf(stderr, " allocation %ld", A.born[i]);
+            fprintf(stderr, "\n");
+            return 1;
+        }
+        snprintf(keep, sizeof keep, "rm -rf '%s' && mv '%s' '%s'", ref, out, ref);
+        if (system(keep) != 0) return 1;
+        long cases = 0, wrong = 0;
+        for (long n = 1; n <= total; n += stride, cases++) {
+            memset(&err, 0, sizeof err);
+            A.count = 0, A.fail_at = n, A.counting = true;
+            st = run(ck, s, out, &err);
+            A.counting = false;
+            const char *why = NULL;
+            what[0] = 0;
+            /* a success means the failed allocation had a fallback (a copy instead of a link):
+             * fine, as long as nothing leaked */
+            if (st != HFX_OK && st != HFX_ERR_NOMEM) why = "returned another status than HFX_ERR_NOMEM";
+            else if (st != HFX_OK && !strstr(err.message, "out of memory")) why = "said something else than out of memory";
+            if (A.n_live) why = "leaked";
+            if (st == HFX_OK) {
+                if (!why && system(same) != 0) why = "succeeded with other files than the clean run";
+                if (system(cmd) != 0) return 1;
+            } else if (!why && leftovers(work, what, sizeof what)) {
+                why = "left a file";
+                if (system(cmd) != 0) return 1;
+            }
+            if (why) {
+                if (wrong++ < 10)
+                    fprintf(stderr, "%s: allocation %ld of %ld failing: the export %s %s(status %d: %s; %ld blocks live)\n",
+                            s->name, n, total, why, what, (int)st, err.message, A.n_live);
+                bad = 1;
+            }
+            /* forget what leaked so that the next case counts its own */
+            memset(A.live, 0, TABLE * sizeof *A.live);
+            A.n_live = 0;
+        }
+        printf("alloc-sweep: %s: %ld allocations, %ld failures injected (every %ld), %ld wrong\n", s->name, total,
+               cases, stride, wrong);
+    }
+    return bad;
+}
