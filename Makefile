@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= 2
 export HFX_VENV
 
-.PHONY: all build deps venv check unit sanitize oracle oracle-sanitized demo install clean fuzz bench
+.PHONY: all build deps venv check unit sanitize tsan oracle oracle-sanitized demo install clean fuzz bench
 
 all: build
 
@@ -30,6 +30,13 @@ sanitize:
 	@cmake --build build-san -j $(JOBS) -- --no-print-directory
 	@ctest --test-dir build-san --output-on-failure
 
+# Exports in threads of one process under ThreadSanitizer, compared byte for byte with the same
+# exports run one by one.
+tsan:
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHFX_TSAN=ON -DHFX_WERROR=ON -DHFX_BUILD_TESTS=OFF >/dev/null
+	@cmake --build build-tsan -j $(JOBS) --target threads -- --no-print-directory
+	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/threads examples/tiny-llama build-tsan/threads-work
+
 oracle: build venv
 	@HFX_BIN=$(CURDIR)/$(BUILD)/hfx $(HFX_VENV)/bin/python -m pytest -q tests/oracle $(PYTEST_ARGS)
 
@@ -43,6 +50,7 @@ check: deps
 	@$(MAKE) --no-print-directory build HFX_WERROR=ON
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory sanitize
+	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory oracle
 	@$(MAKE) --no-print-directory oracle-sanitized
 
@@ -65,4 +73,4 @@ bench: build venv
 	@HFX_BIN=$(CURDIR)/$(BUILD)/hfx $(HFX_VENV)/bin/python bench/run.py $(BENCH_ARGS)
 
 clean:
-	@rm -rf $(BUILD) build-san build-fuzz
+	@rm -rf $(BUILD) build-san build-tsan build-fuzz
