@@ -200,7 +200,14 @@ typedef struct component {
     hfx_graph *g;                 /* owned */
     json_t *metadata;             /* owned */
     bool stateful;                /* the state lives inside the model (the format's state option) */
+    int attention, fused;         /* attention nodes built, and kept whole by the format */
 } component;
+
+static int count_op(const hfx_graph *g, hfx_op op) {
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i]->op == op;
+    return n;
+}
 
 static const char *dtype_text(hfx_dtype dt) {
     return dt == HFX_DTYPE_F16 ? "float16" : dt == HFX_DTYPE_BF16 ? "bfloat16" : "float32";
@@ -249,6 +256,11 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     json_object_set_new(md, "batch_size", dim_json(o->batch));
     json_object_set_new(md, "sequence_length", dim_json(o->seq));
     json_object_set_new(md, "producer", json_string("hfx " HFX_VERSION_STRING));
+    /* attention as the runtime's fused op (OpenVINO's ScaledDotProductAttention), or written out
+     * in primitives: OpenVINO GenAI's paged attention (continuous batching) needs "fused" */
+    if (c->attention)
+        json_object_set_new(md, "attention", json_string(c->fused == c->attention ? "fused"
+                                                         : c->fused ? "mixed" : "decomposed"));
     if (o->cache != HFX_CACHE_NONE) {
         json_t *cache = cache_json(c, model, max_cache_len);
         if (!cache) {
@@ -333,7 +345,9 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
     for (int i = 0; i < n && !st; i++) {
         component *c = &cs[i];
         st = hfx_arch_build_forward(model->arch, model->ck, &c->opts, c->g, err);
+        c->attention = count_op(c->g, HFX_OP_ATTENTION);
         if (!st) st = hfx_decompose(c->g, fmt->keeps, err); /* what the format does not write itself */
+        c->fused = count_op(c->g, HFX_OP_ATTENTION);
         if (!st) st = hfx_graph_verify(c->g, err);
         if (st) {
             if (n > 1) hfx_error_prefix(err, "component '%s'", c->decl->name);

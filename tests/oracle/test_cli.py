@@ -284,3 +284,19 @@ def test_config_is_read_in_few_calls(checkpoints, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     calls = [int(line.split()[3]) for line in proc.stderr.splitlines() if line.strip().endswith(" read")]
     assert calls and calls[0] < 10000, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name, fmt, want", [("llama_default", "openvino", "fused"),
+                                             ("mistral_swa", "openvino", "decomposed"),
+                                             ("llama_default", "onnx", "decomposed")])
+def test_manifest_says_whether_attention_is_fused(checkpoints, tmp_path, name, fmt, want):
+    """OpenVINO GenAI's continuous batching needs every attention as ScaledDotProductAttention;
+    export.json says whether it is (a sliding window keeps it decomposed: docs/OPENVINO.md)."""
+    out = tmp_path / "out"
+    proc = run_hfx(["export", checkpoints(name), out, "--format", fmt, "--dynamic", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    meta = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]
+    assert meta["attention"] == want, meta
+    if fmt == "openvino":
+        xml = (out / "model.xml").read_text()
+        assert ("ScaledDotProductAttention" in xml) == (want == "fused")
