@@ -261,6 +261,8 @@ static int cmd_export(int argc, char **argv) {
         }
     }
     if (!rc && embed && hfx_export_config_set(cfg, "external_data", "false", &err)) rc = fail_with(&err);
+    if (!rc && stateless && !for_generation)
+        rc = usage_error("export", "--stateless needs --for-generation: a plain forward keeps no state");
     if (!rc && stateless && hfx_export_config_set(cfg, "stateful", "false", &err)) rc = fail_with(&err);
     if (!rc && compress && hfx_export_config_set(cfg, "compress_to_fp16", "true", &err)) rc = fail_with(&err);
     if (!rc && (multi_token || cache || max_cache_len || logits) && !for_generation)

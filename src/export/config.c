@@ -48,8 +48,9 @@ static hfx_status check_dynamic_shapes(const json_t *v, hfx_error *err) {
     return HFX_OK;
 }
 
+/* A boolean, or null for the default (as the seed's dataclasses take None). */
 static hfx_status expect_bool(const char *key, const json_t *v, hfx_error *err) {
-    if (!json_is_boolean(v))
+    if (!json_is_boolean(v) && !json_is_null(v))
         return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be true or false", key);
     return HFX_OK;
 }
@@ -69,6 +70,18 @@ static hfx_status check_format_option(const hfx_format_option *o, const json_t *
     case HFX_OPTION_TRUE:
         return json_is_true(v) ? HFX_OK : hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: '%s' %s", o->key, o->why);
     case HFX_OPTION_REFUSED: return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' %s", o->key, o->why);
+    case HFX_OPTION_CHOICE: {
+        const char *s = json_string_value(v);
+        for (int i = 0; s && o->choices[i]; i++)
+            if (strcmp(s, o->choices[i]) == 0) return HFX_OK;
+        if (json_is_null(v)) return HFX_OK;
+        char list[256];
+        size_t k = 0;
+        list[0] = 0;
+        for (int i = 0; o->choices[i] && k < sizeof list; i++)
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", i ? ", " : "", o->choices[i]);
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be null or one of %s", o->key, list);
+    }
     }
     return hfx_fail(err, HFX_ERR_INTERNAL, "export config: '%s': unknown option kind", o->key);
 }
@@ -80,6 +93,11 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
         strcmp(key, "optimize") == 0)
         return expect_bool(key, v, err); /* strict/prefer_deferred/optimize: tracing knobs, no effect here */
     if (strcmp(key, "dynamic_shapes") == 0) return check_dynamic_shapes(v, err);
+    if (strcmp(key, "quantizer") == 0) { /* the seed's post-training quantizers are Python objects */
+        if (json_is_null(v)) return HFX_OK;
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: 'quantizer' is not supported: hfx writes the "
+                                                  "checkpoint's weights unquantized (null: none)");
+    }
     /* generation (hfx_export_for_generation); the names generation_config.json uses */
     if (strcmp(key, "cache_implementation") == 0) {
         const char *c = json_string_value(v);
@@ -146,6 +164,13 @@ static hfx_status check_config(const json_t *obj, const char *where, hfx_error *
     if (!st) json_object_foreach((json_t *)obj, key, v) {
         if (strcmp(key, "export_format") == 0) continue;
         if ((st = check_key(json_string_value(fmt), key, v, err))) break;
+    }
+    const hfx_format *f = st ? NULL : hfx_format_find(json_string_value(fmt));
+    for (int i = 0; f && i < f->n_options && !st; i++) {
+        const hfx_format_option *o = &f->options[i];
+        const json_t *v2 = json_object_get(obj, o->key);
+        if (o->requires && v2 && !json_is_null(v2) && json_is_false(json_object_get(obj, o->requires)))
+            st = hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' requires '%s' true", o->key, o->requires);
     }
     if (st && *where) hfx_error_prefix(err, "component%s", where);
     return st;
@@ -286,8 +311,11 @@ bool hfx_cfg_is_set(const hfx_export_config *c, const char *key) { return json_o
 
 void hfx_cfg_format_options(const hfx_export_config *c, const hfx_format *f, int64_t *out) {
     for (int i = 0; i < f->n_options; i++) {
-        const json_t *v = json_object_get(c->obj, f->options[i].key);
-        out[i] = json_is_integer(v) ? json_integer_value(v) : json_is_boolean(v) ? json_is_true(v) : f->options[i].dflt;
+        const hfx_format_option *o = &f->options[i];
+        const json_t *v = json_object_get(c->obj, o->key);
+        out[i] = json_is_integer(v) ? json_integer_value(v) : json_is_boolean(v) ? json_is_true(v) : o->dflt;
+        for (int k = 0; o->kind == HFX_OPTION_CHOICE && json_is_string(v) && o->choices[k]; k++)
+            if (strcmp(json_string_value(v), o->choices[k]) == 0) out[i] = k + 1;
     }
 }
 

@@ -449,9 +449,7 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
     hfx_status st = start_component(e, &set.items[0], cfg, &view, false, &c, err);
     if (!st && !c.cfg)
         st = hfx_fail(err, HFX_ERR_INVALID, "export config: per-component config lacks component '%s'", set.items[0].name);
-    if (!st && e->fmt->state_option && hfx_cfg_is_set(c.cfg, e->fmt->state_option))
-        st = hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' applies to generation exports (--for-generation); "
-                                            "a plain forward has no cache", e->fmt->state_option);
+    /* a state option (OpenVINO's stateful) is a no-op here, as in the seed: a forward has no state */
     if (!st) st = choose_dims(c.cfg, samples, hfx_arch_sequence_inputs(model->arch), c.g, &c.opts, err);
     if (!st) st = run_export(e, model, &c, 1, cfg, NULL, 0, NULL, out_dir, err);
     free_components(&c, 1);

@@ -19,7 +19,8 @@ typedef enum hfx_option_kind {
     HFX_OPTION_BOOL,  /* true or false; dflt 0 or 1 */
     HFX_OPTION_INT,   /* an integer in [min, max], or null for dflt */
     HFX_OPTION_TRUE,  /* only true is accepted: `why` completes "'<key>' <why>" (HFX_ERR_UNSUPPORTED) */
-    HFX_OPTION_REFUSED /* never accepted: `why` completes "'<key>' <why>" (HFX_ERR_INVALID) */
+    HFX_OPTION_REFUSED, /* never accepted: `why` completes "'<key>' <why>" (HFX_ERR_INVALID) */
+    HFX_OPTION_CHOICE  /* null or one of `choices`; its value is the 1-based index (0: null) */
 } hfx_option_kind;
 
 /* One export-config key a format reads. */
@@ -29,6 +30,8 @@ typedef struct hfx_format_option {
     int64_t dflt, min, max;
     bool shared;       /* every component must agree: they share what it shapes (one weights file) */
     const char *why;
+    const char *const *choices; /* HFX_OPTION_CHOICE: NULL-terminated */
+    const char *requires;       /* a boolean key (default true) that must not be false when this is set */
 } hfx_format_option;
 
 /* One graph to write, with its component's resolved option values. */

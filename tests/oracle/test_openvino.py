@@ -587,12 +587,10 @@ def _config(tmp_path, **cfg):
 
 
 @pytest.mark.parametrize("extra,words", [
-    (["--stateless"], ("stateless", "stateful")),
-    (["--config", {"stateful": False}], ("stateful",)),
-    (["--config", {"stateful": True}], ("stateful",)),
+    (["--stateless"], ("stateless", "for-generation")),
     (["--config", {"no_such_key": 1}], ("no_such_key",)),
     (["--for-generation", "--config", {"no_such_key": 1}], ("no_such_key",)),
-], ids=["stateless-flag-plain", "stateful-false-plain", "stateful-true-plain", "unknown-key", "unknown-key-generation"])
+], ids=["stateless-flag-plain", "unknown-key", "unknown-key-generation"])
 def test_ov_bad_config(checkpoints, tmp_path, extra, words):
     """Exit 2 with a message that names the problem, nothing left in the output directory."""
     args = [_config(tmp_path, **a) if isinstance(a, dict) else a for a in extra]
@@ -601,3 +599,14 @@ def test_ov_bad_config(checkpoints, tmp_path, extra, words):
     assert proc.returncode == 2, describe(proc)
     assert any(w in proc.stderr for w in words), f"the message names none of {words}:\n{describe(proc)}"
     assert not out.exists() or not any(out.iterdir()), sorted(p.name for p in out.iterdir())
+
+
+@pytest.mark.parametrize("stateful", [True, False, None], ids=["true", "false", "null"])
+def test_ov_stateful_is_a_no_op_for_a_plain_forward(checkpoints, tmp_path, stateful):
+    """The seed's OpenVINOConfig always carries `stateful` (default true) and calls it a no-op for a
+    model without round-tripped state: a plain forward takes any value and has no variables."""
+    out = tmp_path / "o"
+    proc = run_hfx(["export", checkpoints("llama_default"), out, "--format", "openvino", "--dynamic", "--quiet",
+                    "--config", _config(tmp_path, stateful=stateful)])
+    assert proc.returncode == 0, describe(proc)
+    assert "ReadValue" not in (out / "model.xml").read_text()

@@ -11,7 +11,10 @@
 #define HFX_ONNX_OPSET_DEFAULT 18
 
 /* Its options, in the order of hfx_format_onnx.options. */
-enum { ONNX_OPT_OPSET, ONNX_OPT_EXTERNAL_DATA, ONNX_OPT_EXPORT_PARAMS, ONNX_OPT_OUTPUT_PATH, ONNX_N_OPTIONS };
+enum {
+    ONNX_OPT_OPSET, ONNX_OPT_EXTERNAL_DATA, ONNX_OPT_EXPORT_PARAMS, ONNX_OPT_OUTPUT_PATH, ONNX_OPT_ORT_FUSIONS,
+    ONNX_N_OPTIONS
+};
 
 extern const hfx_format hfx_format_onnx;
 

@@ -247,6 +247,10 @@ static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
                                 "false is not supported: hfx always writes the weights"},
     [ONNX_OPT_OUTPUT_PATH] = {"output_path", HFX_OPTION_REFUSED, 0, 0, 0, false,
                               "is not used by hfx; give the output directory to hfx export"},
+    /* the seed's ONNX Runtime contrib-op fusion: accepted, no effect — hfx writes standard ops in
+     * the patterns ONNX Runtime fuses when it loads the graph (README, "Export config") */
+    [ONNX_OPT_ORT_FUSIONS] = {"ort_fusions", HFX_OPTION_CHOICE, 0, 0, 0, false, NULL,
+                              (const char *const[]){"cpu", "cuda", "webgpu", "dml", NULL}, "optimize"},
 };
 
 const hfx_format hfx_format_onnx = {
