@@ -62,9 +62,10 @@ static int usage_error(const char *cmd, const char *msg) {
 }
 
 static const char export_usage[] =
-    "usage: hfx export MODEL_DIR OUT_DIR --format F [--for-generation] [options]\n"
+    "usage: hfx export MODEL OUT_DIR --format F [--for-generation] [options]\n"
     "\n"
-    "Export a Hugging Face checkpoint directory (config.json + safetensors) to OUT_DIR: the\n"
+    "MODEL is a checkpoint directory (config.json + safetensors) or a Hugging Face Hub id\n"
+    "(\"Qwen/Qwen3-0.6B\") already in the local Hub cache; hfx never downloads. It is exported to OUT_DIR: the\n"
     "graphs (model.onnx + model.onnx_data, model.xml + model.bin, ...), export.json,\n"
     "export_config.json, config.json, generation_config.json and the tokenizer files found\n"
     "beside the checkpoint.\n"
@@ -73,6 +74,7 @@ static const char export_usage[] =
 
 static const char export_help[] =
     "  --dynamic             symbolic batch and sequence axes\n"
+    "  --revision R          with a Hub id: the branch, tag or commit (default main)\n"
     "  --config FILE.json    export config with the Python exporters' keys\n"
     "                        (export_format, dynamic, dynamic_shapes, opset_version, external_data)\n"
     "  --batch-size N        sample batch size: fixes the batch axis of a static export (default 2)\n"
@@ -160,10 +162,10 @@ static int cmd_export(int argc, char **argv) {
         {"for-generation", no_argument, 0, 'G'}, {"multi-token-decode", no_argument, 0, 'M'},
         {"cache", required_argument, 0, 'C'},    {"max-cache-len", required_argument, 0, 'L'},
         {"logits", required_argument, 0, 'K'},    {"stateless", no_argument, 0, 'S'},
-        {"compress-to-fp16", no_argument, 0, 'F'},
+        {"compress-to-fp16", no_argument, 0, 'F'}, {"revision", required_argument, 0, 'R'},
         {0, 0, 0, 0}};
     const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
-               *logits = NULL;
+               *logits = NULL, *revision = NULL;
     int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
         compress = 0, c;
     long batch = 2, seq = 16, max_cache_len = 0;
@@ -186,6 +188,7 @@ static int cmd_export(int argc, char **argv) {
         case 'K': logits = optarg; break;
         case 'S': stateless = 1; break;
         case 'F': compress = 1; break;
+        case 'R': revision = optarg; break;
         case 'h':
             fputs(export_usage, stdout);
             for (int i = 0; hfx_format_name(i); i++) printf("                          %-10s %s\n", hfx_format_name(i), hfx_format_summary(i));
@@ -194,7 +197,7 @@ static int cmd_export(int argc, char **argv) {
         default: return usage_error("export", "unknown option");
         }
     }
-    if (argc - optind != 2) return usage_error("export", "needs MODEL_DIR and OUT_DIR");
+    if (argc - optind != 2) return usage_error("export", "needs MODEL and OUT_DIR");
     const char *model_dir = argv[optind], *out_dir = argv[optind + 1];
 
     hfx_error err = {0};
@@ -287,7 +290,7 @@ static int cmd_export(int argc, char **argv) {
     hfx_model *model = NULL;
     hfx_exporter *exporter = NULL;
     hfx_sample_inputs *samples = hfx_sample_inputs_new();
-    if (!rc && hfx_model_open(model_dir, &model, &err)) rc = fail_with(&err);
+    if (!rc && hfx_model_open_at(model_dir, revision, &model, &err)) rc = fail_with(&err);
     if (!rc && hfx_exporter_from_config(cfg, &exporter, &err)) rc = fail_with(&err);
     if (!rc) {
         int64_t shape[2] = {batch, seq};
@@ -378,10 +381,10 @@ static int cmd_inspect(int argc, char **argv) {
     const char *path = argv[1];
     struct stat sb;
     hfx_error err = {0};
-    int is_dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+    int exists = stat(path, &sb) == 0, is_dir = exists && S_ISDIR(sb.st_mode);
     char manifest[4096];
     snprintf(manifest, sizeof manifest, "%s/export.json", path);
-    if (!is_dir) return inspect_graph(path, &err) ? fail_with(&err) : 0;
+    if ((exists && !is_dir) || (!exists && hfx_format_of_file(path))) return inspect_graph(path, &err) ? fail_with(&err) : 0;
     /* an export directory (it has export.json): every graph file in it, else a checkpoint */
     if (stat(manifest, &sb) == 0) return inspect_export_dir(path, &err) ? fail_with(&err) : 0;
     hfx_model *model;

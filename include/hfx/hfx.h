@@ -82,6 +82,13 @@ typedef struct hfx_model hfx_model;
  * owns the mappings until hfx_model_close. */
 hfx_status hfx_model_open(const char *dir, hfx_model **out, hfx_error *err);
 
+/* The same for a model named by a Hugging Face Hub id ("Qwen/Qwen3-0.6B") when `model` is not a
+ * directory: the snapshot of `revision` (NULL: "main"; a branch, tag or commit hash) in the local
+ * Hub cache ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub). Nothing is downloaded: a model
+ * that is not cached is HFX_ERR_INVALID, naming every path tried. hfx_model_open(dir) is
+ * hfx_model_open_at(dir, NULL). */
+hfx_status hfx_model_open_at(const char *model, const char *revision, hfx_model **out, hfx_error *err);
+
 /* Release a model and its mappings. */
 void hfx_model_close(hfx_model *model);
 

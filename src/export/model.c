@@ -3,11 +3,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/status.h"
 #include "export/model.h"
+#include "hf/hub.h"
 
 hfx_status hfx_model_open(const char *dir, hfx_model **out, hfx_error *err) {
+    return hfx_model_open_at(dir, NULL, out, err);
+}
+
+hfx_status hfx_model_open_at(const char *model, const char *revision, hfx_model **out, hfx_error *err) {
+    /* a directory is a checkpoint; otherwise a Hub id is looked up in the local cache */
+    struct stat sb;
+    char snapshot[4096];
+    const char *dir = model;
+    if ((revision || stat(model, &sb) != 0) && hfx_hub_is_repo_id(model)) {
+        hfx_status st = hfx_hub_resolve(model, revision, snapshot, sizeof snapshot, err);
+        if (st) return st;
+        dir = snapshot;
+    }
     hfx_model *m = calloc(1, sizeof *m);
     if (!m || !(m->arena = hfx_arena_new())) {
         free(m);
