@@ -90,6 +90,8 @@ static const char export_help[] =
     "                        written in place); default from generation_config.json\n"
     "  --max-cache-len N     static cache length (default: generation_config.json max_cache_len)\n"
     "  --logits L            prefill logits: last (default) or all positions\n"
+    "  --io P                optimum (default: past_key_values/present, onnxruntime-genai) or seed\n"
+    "                        (transformers.exporters' names, counter and 4-D mask; its decode loops)\n"
     "\n"
     "openvino (docs/OPENVINO.md):\n"
     "  --stateless           generation with explicit cache inputs/outputs instead of the\n"
@@ -163,9 +165,10 @@ static int cmd_export(int argc, char **argv) {
         {"cache", required_argument, 0, 'C'},    {"max-cache-len", required_argument, 0, 'L'},
         {"logits", required_argument, 0, 'K'},    {"stateless", no_argument, 0, 'S'},
         {"compress-to-fp16", no_argument, 0, 'F'}, {"revision", required_argument, 0, 'R'},
+        {"io", required_argument, 0, 'I'},
         {0, 0, 0, 0}};
     const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
-               *logits = NULL, *revision = NULL;
+               *logits = NULL, *revision = NULL, *io = NULL;
     int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
         compress = 0, c;
     long batch = 2, seq = 16, max_cache_len = 0;
@@ -189,6 +192,7 @@ static int cmd_export(int argc, char **argv) {
         case 'S': stateless = 1; break;
         case 'F': compress = 1; break;
         case 'R': revision = optarg; break;
+        case 'I': io = optarg; break;
         case 'h':
             fputs(export_usage, stdout);
             for (int i = 0; hfx_format_name(i); i++) printf("                          %-10s %s\n", hfx_format_name(i), hfx_format_summary(i));
@@ -275,6 +279,12 @@ static int cmd_export(int argc, char **argv) {
             rc = usage_error("export", "--cache must be dynamic or static");
         snprintf(value, sizeof value, "\"%s\"", cache);
         if (!rc && hfx_export_config_set(cfg, "cache_implementation", value, &err)) rc = fail_with(&err);
+    }
+    if (!rc && io) {
+        if (strcmp(io, "seed") != 0 && strcmp(io, "optimum") != 0) rc = usage_error("export", "--io must be seed or optimum");
+        else if (!for_generation) rc = usage_error("export", "--io names generation graphs' inputs: it needs --for-generation");
+        snprintf(value, sizeof value, "\"%s\"", io);
+        if (!rc && hfx_export_config_set(cfg, "io", value, &err)) rc = fail_with(&err);
     }
     if (!rc && max_cache_len) {
         snprintf(value, sizeof value, "%ld", max_cache_len);

@@ -13,6 +13,13 @@ typedef enum hfx_cache_kind {
     HFX_CACHE_STATIC   /* input./output.past_key_values.{i}.* pairs [B,KV,M,D], cache_position */
 } hfx_cache_kind;
 
+/* Whose input/output names and cache contract a generation graph follows (docs/GENERATION.md):
+ * optimum's (past_key_values.{i}.key / present.{i}.key, a [B, T] padding mask, cache_position for
+ * a static cache: what onnxruntime-genai and transformers.js run), or the Python system's,
+ * transformers.exporters' (cache.layers.{i}.keys/values, a per-layer write counter
+ * cumulative_length, a 4-D boolean attention mask: what its documented decode loops run). */
+typedef enum hfx_io_profile { HFX_IO_OPTIMUM, HFX_IO_SEED } hfx_io_profile;
+
 /* What the caller fixes about a graph: the dtype weights and activations use, the dims of the
  * batch and sequence axes (constants, or symbols already registered in the graph) and, for
  * generation, the cache layout (docs/GENERATION.md). */
@@ -26,6 +33,9 @@ typedef struct hfx_build_opts {
     bool logits_last;    /* logits of the last position only: [B,1,V] */
     bool moe_gather;     /* mixture of experts: gather each token's k experts (few tokens per
                             call) instead of running every expert (many) */
+    hfx_io_profile io;   /* the names and cache contract of generation graphs */
+    bool reads_state;    /* the component reads the cache an earlier call wrote (the seed's static
+                            prefill starts one instead) */
 } hfx_build_opts;
 
 /* What an export writes: the plain forward pass, the two graphs of a generation loop (the prompt,
@@ -34,6 +44,8 @@ typedef enum hfx_export_kind {
     HFX_EXPORT_FORWARD,
     HFX_EXPORT_GENERATION,
     HFX_EXPORT_GENERATION_ONE_GRAPH,
+    HFX_EXPORT_GENERATION_MULTI, /* the prompt graph and a step of any query length (the seed's
+                                    multi_token_decode) */
     HFX_EXPORT_KINDS_
 } hfx_export_kind;
 

@@ -1,6 +1,7 @@
 /* The decoder-only template: config parsing and the forward graph. */
 #include "arch/decoder.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,9 +247,14 @@ typedef struct layer_ctx {
     hfx_dim batch, seq;
     hfx_decoder_names n;        /* the checkpoint's tensor names, Llama's where the family has none */
     hfx_value *cache_position;  /* static cache: [S] slots written this step */
-    hfx_value **cache_out;      /* (layers, 2): key and value cache outputs, named at the end */
-    int *cache_state;           /* (layers, 2): their state declarations */
+    hfx_value **cache_out;      /* (layers, 3): key, value (and the seed's write counter) cache outputs,
+                                   named at the end */
+    int *cache_state;           /* (layers, 3): their state declarations */
+    hfx_value *seed_mask;       /* seed profile: the attention bias [B|1,1,S,T], made at the first layer
+                                   (from the 4-D mask input, or from the cache it sees) */
 } layer_ctx;
+
+enum { CACHE_PARTS = 3 }; /* per layer: keys, values, and the seed profile's write counter */
 
 static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
     hfx_decoder_names n = {"model.embed_tokens.weight", "model.layers.%lld", "self_attn", "qkv_proj", "o_proj",
@@ -293,9 +299,92 @@ static hfx_value *with_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *
         hfx_value *cache = hfx_state_read(c->g, state, input, x->dtype, 4, (hfx_dim[]){c->batch, kv, o->max_cache, hd});
         x = hfx_cache_write(c->g, cache, x, c->cache_position);
     }
-    c->cache_out[2 * i + slot] = x;
-    c->cache_state[2 * i + slot] = state;
+    c->cache_out[CACHE_PARTS * i + slot] = x;
+    c->cache_state[CACHE_PARTS * i + slot] = state;
     return x;
+}
+
+/* The seed profile's cache of layer i (transformers.exporters' names): k and v [B,KV,S,D] joined
+ * with it, in place. A dynamic cache appends to input.cache.layers.{i}.keys/values; a static one
+ * writes at the slots its counter input.cache.layers.{i}.cumulative_length says (then counter + S)
+ * into the M-slot cache it reads, or, in a prefill, into a zero cache it starts. */
+static void seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
+    const hfx_build_opts *o = c->o;
+    hfx_graph *g = c->g;
+    static const char *const parts[CACHE_PARTS] = {"keys", "values", "cumulative_length"};
+    char name[CACHE_PARTS][96], input[128];
+    for (int p = 0; p < CACHE_PARTS; p++) snprintf(name[p], sizeof name[p], "cache.layers.%lld.%s", (long long)i, parts[p]);
+    hfx_dim kv = hfx_dim_const(c->m->kv_heads), hd = (*k)->dims[3];
+    hfx_value **x[2] = {k, v};
+    if (o->cache == HFX_CACHE_DYNAMIC) {
+        for (int p = 0; p < 2; p++) {
+            int s = hfx_graph_state(g, name[p], HFX_STATE_APPEND, 2);
+            if (o->has_past) {
+                snprintf(input, sizeof input, "input.%.96s", name[p]);
+                hfx_value *past = hfx_state_read(g, s, input, (*x[p])->dtype, 4, (hfx_dim[]){c->batch, kv, o->past, hd});
+                hfx_value *both[2] = {past, *x[p]};
+                *x[p] = hfx_concat(g, 2, both, 2);
+            }
+            c->cache_out[CACHE_PARTS * i + p] = *x[p];
+            c->cache_state[CACHE_PARTS * i + p] = s;
+        }
+        return;
+    }
+    int s[CACHE_PARTS];
+    hfx_value *cache[2];
+    hfx_dim cache_dims[4] = {c->batch, kv, o->max_cache, hd};
+    for (int p = 0; p < CACHE_PARTS; p++) {
+        s[p] = hfx_graph_state(g, name[p], p < 2 ? HFX_STATE_WRITE : HFX_STATE_REPLACE, 2);
+        if (p < 2 && !o->reads_state) continue;
+        snprintf(input, sizeof input, "input.%.96s", name[p]);
+        hfx_value *in = p < 2 ? hfx_state_read(g, s[p], input, (*x[p])->dtype, 4, cache_dims)
+                              : hfx_state_read(g, s[p], input, HFX_DTYPE_I64, 0, NULL);
+        if (p < 2) cache[p] = in;
+        else c->cache_out[CACHE_PARTS * i + p] = in; /* the counter, for now */
+    }
+    hfx_value *counter = c->cache_out[CACHE_PARTS * i + 2];
+    hfx_value *len = hfx_dim_of(g, *k, 2);
+    hfx_value *slots = hfx_range(g, counter, hfx_op2(g, HFX_OP_ADD, counter, len), hfx_const_i64(g, 1), o->seq);
+    if (!o->reads_state) { /* a prefill starts the cache: zeros [B,KV,M,D] */
+        hfx_value *dims[4] = {hfx_dim_of(g, *k, 0), hfx_const_i64(g, c->m->kv_heads), NULL,
+                              hfx_const_i64(g, hd.c)};
+        dims[2] = hfx_dim_is_const(o->max_cache) ? hfx_const_i64(g, o->max_cache.c) : NULL;
+        if (!dims[2]) {
+            hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "io seed: a static-cache prefill needs max_cache_len fixed "
+                                                   "(a number, not a dynamic dim)");
+            return;
+        }
+        hfx_value *shape_parts[4];
+        for (int d = 0; d < 4; d++) shape_parts[d] = hfx_unsqueeze(g, dims[d], 0);
+        hfx_value *shape = hfx_concat(g, 4, shape_parts, 0);
+        cache[0] = hfx_expand(g, hfx_const_scalar(g, (*k)->dtype, 0.0), shape, 4, cache_dims);
+        cache[1] = hfx_expand(g, hfx_const_scalar(g, (*v)->dtype, 0.0), shape, 4, cache_dims);
+    }
+    for (int p = 0; p < 2; p++) {
+        *x[p] = hfx_cache_write(g, cache[p], *x[p], slots);
+        c->cache_out[CACHE_PARTS * i + p] = *x[p];
+    }
+    c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, counter, len);
+    for (int p = 0; p < CACHE_PARTS; p++) c->cache_state[CACHE_PARTS * i + p] = s[p];
+    if (!c->seed_mask && !o->reads_state) { /* the prefill's causal mask over the M slots */
+        hfx_value *kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, cache[0], 2),
+                                                       hfx_const_i64(g, 1), o->max_cache), 0); /* [1,M] */
+        hfx_value *visible = hfx_op2(g, HFX_OP_LESS_EQUAL, kv_idx, hfx_unsqueeze(g, slots, 1)); /* [S,M] */
+        c->seed_mask = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_where(g, visible, hfx_const_f32(g, 0.0f),
+                                                                  hfx_const_f32(g, -FLT_MAX)), 0), 0);
+    }
+}
+
+/* The seed profile's dynamic-cache mask: no mask input (batch 1, no padding), so causal by cache
+ * index over the T = past + S keys the layer sees. */
+static hfx_value *seed_causal_mask(layer_ctx *c, hfx_value *q, hfx_value *k) {
+    hfx_graph *g = c->g;
+    hfx_value *total = hfx_dim_of(g, k, 2), *q_len = hfx_dim_of(g, q, 2);
+    hfx_value *q_idx = hfx_unsqueeze(g, hfx_range(g, hfx_op2(g, HFX_OP_SUB, total, q_len), total, hfx_const_i64(g, 1),
+                                                  c->seq), 1); /* [S,1]: past + i */
+    hfx_value *kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), total, hfx_const_i64(g, 1), k->dims[2]), 0);
+    hfx_value *visible = hfx_op2(g, HFX_OP_LESS_EQUAL, kv_idx, q_idx); /* [S,T] */
+    return hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_where(g, visible, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX)), 0), 0);
 }
 
 /* x [B,S,in] → [B,S,out] through `<prefix>.weight` [out,in] (+ `<prefix>.bias` [out]). */
@@ -382,8 +471,15 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
         q = hfx_rope_apply(g, q, cos, sin);
         k = hfx_rope_apply(g, k, cos, sin);
     }
-    k = with_cache(c, i, k, "key", 0);
-    v = with_cache(c, i, to_bhsd(c, v), "value", 1);
+    if (c->o->io == HFX_IO_SEED && c->o->cache != HFX_CACHE_NONE) {
+        v = to_bhsd(c, v);
+        seed_cache(c, i, &k, &v);
+        if (!c->seed_mask) c->seed_mask = seed_causal_mask(c, q, k); /* a dynamic cache: causal only */
+        bias = c->seed_mask;
+    } else {
+        k = with_cache(c, i, k, "key", 0);
+        v = with_cache(c, i, to_bhsd(c, v), "value", 1);
+    }
     double scale = m->scale_by_layer ? m->scale / (double)(i + 1) : m->scale;
     hfx_value *a = hfx_attention(g, q, k, v, bias, scale, m->attn_softcap, window); /* [B,H,S,hd] */
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
@@ -541,15 +637,25 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     hfx_weights w;
     hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
     if (st) return st;
-    hfx_value **cache_out = calloc((size_t)m->layers * 2 + 1, sizeof *cache_out);
-    int *cache_state = calloc((size_t)m->layers * 2 + 1, sizeof *cache_state);
+    hfx_value **cache_out = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_out);
+    int *cache_state = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_state);
     if (!cache_out || !cache_state) {
         free(cache_out);
         free(cache_state);
         hfx_weights_free(&w);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
-    layer_ctx c = {g, &w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out, cache_state};
+    layer_ctx c = {g, &w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out, cache_state, NULL};
+    bool seed = o->io == HFX_IO_SEED && o->cache != HFX_CACHE_NONE;
+    for (int64_t i = 0; seed && i < m->layers; i++)
+        if (m->window[i]) {
+            free(cache_out);
+            free(cache_state);
+            hfx_weights_free(&w);
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" does not cover sliding-window layers yet (the seed "
+                                                      "names a mask per layer type); export with io \"optimum\"",
+                            d->architecture);
+        }
     const char *opt = d->names ? d->names->optional_prefix : NULL;
     size_t opt_len = opt ? strlen(opt) : 0;
     if (opt && !hfx_weight_exists(&w, c.n.embed) && hfx_weight_exists(&w, c.n.embed + opt_len)) {
@@ -568,10 +674,20 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     }
     hfx_dim bs[2] = {o->batch, o->seq};
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
-    hfx_value *attn_mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, mask_len});
-    hfx_value *pos = hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
-    hfx_value *slots;
-    if (o->cache == HFX_CACHE_STATIC) {
+    hfx_value *attn_mask = NULL, *pos, *slots = NULL;
+    if (seed) { /* the seed's inputs: a 4-D boolean mask in a static-cache step only */
+        if (o->cache == HFX_CACHE_STATIC && o->reads_state) {
+            hfx_value *mask4 = hfx_graph_input(g, "attention_mask", HFX_DTYPE_BOOL, 4,
+                                               (hfx_dim[]){o->batch, hfx_dim_const(1), o->seq, o->max_cache});
+            c.seed_mask = hfx_where(g, mask4, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
+        }
+        pos = hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
+    } else {
+        attn_mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, mask_len});
+        pos = hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
+    }
+    if (seed) {
+    } else if (o->cache == HFX_CACHE_STATIC) {
         c.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
         slots = c.cache_position;
     } else {
@@ -593,14 +709,15 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     }
     if (d->local_rope) hfx_rope_cos_sin(g, &m->local_rope, pos, o->dtype, &local_cos, &local_sin);
     hfx_mask_builder mb;
-    hfx_mask_init(g, &mb, attn_mask, slots);
+    if (!seed) hfx_mask_init(g, &mb, attn_mask, slots);
     hfx_value *full_bias = NULL, *window_bias = NULL;
     int64_t bias_window = -1;
 
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
-        hfx_value *bias;
+        hfx_value *bias = NULL; /* the seed profile's is made in the first layer */
         bool sliding = m->window[i] != 0;
-        if (!sliding) {
+        if (seed) {
+        } else if (!sliding) {
             if (!full_bias) full_bias = hfx_mask_bias(g, &mb, 0);
             bias = full_bias;
         } else {
@@ -631,13 +748,18 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     }
     hfx_graph_output(g, logits, "logits");
     for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
-        for (int kv = 0; kv < 2; kv++) {
+        for (int kv = 0; kv < (seed && o->cache == HFX_CACHE_STATIC ? 3 : 2); kv++) {
             char name[128];
-            snprintf(name, sizeof name, "%spast_key_values.%lld.%s",
-                     o->cache == HFX_CACHE_STATIC ? "output." : "", (long long)i, kv ? "value" : "key");
-            if (o->cache == HFX_CACHE_DYNAMIC)
+            if (seed) { /* a prefill's new cache is cache.layers.*; what a step updates output.cache.layers.* */
+                static const char *const parts[3] = {"keys", "values", "cumulative_length"};
+                bool updated = kv == 2 || (o->cache == HFX_CACHE_DYNAMIC ? o->has_past : o->reads_state);
+                snprintf(name, sizeof name, "%scache.layers.%lld.%s", updated ? "output." : "", (long long)i, parts[kv]);
+            } else if (o->cache == HFX_CACHE_DYNAMIC) {
                 snprintf(name, sizeof name, "present.%lld.%s", (long long)i, kv ? "value" : "key");
-            hfx_state_write(g, cache_state[2 * i + kv], cache_out[2 * i + kv], name);
+            } else {
+                snprintf(name, sizeof name, "output.past_key_values.%lld.%s", (long long)i, kv ? "value" : "key");
+            }
+            hfx_state_write(g, cache_state[CACHE_PARTS * i + kv], cache_out[CACHE_PARTS * i + kv], name);
         }
     }
     hfx_graph_set_meta(g, "architecture", d->architecture);
@@ -669,10 +791,11 @@ static int64_t decoder_recompute_at(const void *cfg_) {
 static const hfx_component forward[] = {{"model", "model", false, false, -1}};
 static const hfx_component generation[] = {{"prefill", "prefill", false, false, 1}, {"decode", "decode", true, true, 1}};
 static const hfx_component one_graph[] = {{"decode", "decode", false, true, 0}};
+static const hfx_component generation_multi[] = {{"prefill", "prefill", false, false, 0}, {"decode", "decode", false, true, 0}};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
 
 const hfx_arch_family hfx_decoder_family = {
     sizeof(hfx_decoder_cfg), decoder_parse, decoder_build_forward, decoder_cache_layers, decoder_recompute_at,
     {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 2},
-     [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 1}},
+     [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 1}, [HFX_EXPORT_GENERATION_MULTI] = {generation_multi, 2}},
     sequence_inputs};

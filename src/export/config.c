@@ -111,6 +111,11 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
             return HFX_OK;
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'max_cache_len' must be a positive integer");
     }
+    if (strcmp(key, "io") == 0) { /* hfx: whose names and cache contract generation graphs follow */
+        const char *s = json_string_value(v);
+        if (json_is_null(v) || (s && (strcmp(s, "optimum") == 0 || strcmp(s, "seed") == 0))) return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'io' must be \"optimum\" or \"seed\"");
+    }
     if (strcmp(key, "moe_experts") == 0) { /* hfx: how mixture-of-experts layers run */
         const char *v2 = json_string_value(v);
         if (v2 && (strcmp(v2, "auto") == 0 || strcmp(v2, "all") == 0 || strcmp(v2, "gathered") == 0)) return HFX_OK;
@@ -136,8 +141,8 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
             k += (size_t)snprintf(known + k, sizeof known - k, ", %s", f->options[j].key);
     return hfx_fail(err, HFX_ERR_INVALID,
                     "export config: unknown key '%s' for export_format '%s' (known: %s, dtype, cache_implementation, "
-                    "max_cache_len, logits_to_keep, moe_experts, strict, prefer_deferred_runtime_asserts_over_guards, "
-                    "optimize)",
+                    "max_cache_len, logits_to_keep, moe_experts, io, strict, prefer_deferred_runtime_asserts_over_guards, "
+                    "optimize, quantizer)",
                     key, format, known);
 }
 
@@ -291,6 +296,11 @@ const char *hfx_cfg_cache(const hfx_export_config *c) {
 int64_t hfx_cfg_max_cache_len(const hfx_export_config *c) {
     const json_t *v = json_object_get(c->obj, "max_cache_len");
     return json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
+bool hfx_cfg_io_seed(const hfx_export_config *c) {
+    const char *s = json_string_value(json_object_get(c->obj, "io"));
+    return s && strcmp(s, "seed") == 0;
 }
 
 int hfx_cfg_logits_to_keep(const hfx_export_config *c, int dflt) {

@@ -36,5 +36,7 @@ void hfx_cfg_format_options(const hfx_export_config *c, const hfx_format *f, int
 /* Mixture of experts as gathered experts (true) or all experts (false) for a graph that takes one
  * token per call (`single_token`) or not. */
 bool hfx_cfg_moe_gather(const hfx_export_config *c, bool single_token);
+/* "io": "seed" (transformers.exporters' names and cache contract); default optimum's. */
+bool hfx_cfg_io_seed(const hfx_export_config *c);
 
 #endif

@@ -360,6 +360,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         free(text);
         gs[i].g = c->g;
         gs[i].file = c->file;
+        gs[i].own_weights = c->opts.io == HFX_IO_SEED; /* the seed writes prefill.onnx.data, decode.onnx.data */
         hfx_cfg_format_options(c->cfg, fmt, gs[i].opt);
     }
     /* options that shape what components share (one weights file) must agree */
@@ -533,8 +534,18 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
      * its growing cache inside: the one-graph layout */
     bool stateful = state_inside(e, model, cfg);
     if (stateful) multi_token_decode = 1;
-    hfx_component_set set = hfx_arch_components(model->arch, multi_token_decode ? HFX_EXPORT_GENERATION_ONE_GRAPH
-                                                                               : HFX_EXPORT_GENERATION);
+    /* the seed's profile keeps its prefill graph beside a multi-token decode */
+    hfx_export_config first_view;
+    const hfx_export_config *first = hfx_export_config_component(cfg, "decode", &first_view);
+    bool seed = first && hfx_cfg_io_seed(first);
+    if (seed && (!e->fmt->seed_io || stateful)) {
+        json_decref(gen_owned);
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "io \"seed\" is not available for export_format '%s'%s yet",
+                        e->fmt->name, stateful ? " with stateful true" : "");
+    }
+    hfx_component_set set = hfx_arch_components(
+        model->arch, !multi_token_decode ? HFX_EXPORT_GENERATION
+                     : seed ? HFX_EXPORT_GENERATION_MULTI : HFX_EXPORT_GENERATION_ONE_GRAPH);
     enum { MAX_COMPONENTS = 8 };
     int n = set.n;
     component cs[MAX_COMPONENTS] = {{0}};
@@ -571,6 +582,8 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
             st = hfx_fail(err, HFX_ERR_INVALID, "a stateful %s model keeps a growing cache in its variables; "
                                                 "export a static cache with %s false",
                           e->fmt->name, e->fmt->state_option);
+        if (!st && hfx_cfg_io_seed(c->cfg) != seed)
+            st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on io; it names every graph's inputs");
         if (!st && multi_token_decode && !stateful && !hfx_cfg_dynamic(c->cfg) && !hfx_cfg_dynamic_shapes(c->cfg))
             st = hfx_fail(err, HFX_ERR_INVALID, "multi_token_decode needs dynamic shapes (--dynamic): its query length varies");
         if (st) break;
@@ -581,11 +594,17 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         if (stateful && hfx_dim_is_const(o->seq)) /* prompt and steps: the query length varies */
             o->seq = hfx_dim_sym(hfx_graph_symbol(c->g, "sequence_length", 1, INT32_MAX));
         o->cache = is_static ? HFX_CACHE_STATIC : HFX_CACHE_DYNAMIC;
+        o->io = seed ? HFX_IO_SEED : HFX_IO_OPTIMUM;
+        o->reads_state = c->decl->reads_state;
         o->has_past = !is_static && c->decl->reads_state;
         o->past = hfx_dim_sym(hfx_graph_symbol(c->g, "past_sequence_length", 0, INT32_MAX));
-        o->max_cache = dynamic ? hfx_dim_sym(hfx_graph_symbol(c->g, "max_cache_len", 1, INT32_MAX))
-                               : hfx_dim_const(max_len);
-        o->logits_last = c->decl->logits_to_keep >= 0 && hfx_cfg_logits_to_keep(c->cfg, c->decl->logits_to_keep) == 1;
+        /* the seed's static prefill starts a cache of the fixed length; its steps take any */
+        o->max_cache = dynamic && !(seed && !c->decl->reads_state)
+                           ? hfx_dim_sym(hfx_graph_symbol(c->g, "max_cache_len", 1, INT32_MAX))
+                           : hfx_dim_const(max_len);
+        /* the seed returns every position's logits */
+        int keep = c->decl->logits_to_keep >= 0 && seed ? 0 : c->decl->logits_to_keep;
+        o->logits_last = keep >= 0 && hfx_cfg_logits_to_keep(c->cfg, keep) == 1;
         if (is_static && hfx_dim_is_const(o->seq) && o->seq.c > max_len)
             st = hfx_fail(err, HFX_ERR_INVALID, "sequence length %lld is longer than max_cache_len %lld",
                           (long long)o->seq.c, (long long)max_len);
@@ -598,7 +617,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         json_object_set_new(generation, "multi_token_decode", json_boolean(multi_token_decode));
         /* onnxruntime-genai runs one graph for prompt and steps with a growing cache */
         json_t *genai = NULL;
-        if (multi_token_decode && !is_static && e->fmt->genai_config) {
+        if (multi_token_decode && !is_static && !seed && e->fmt->genai_config) {
             hfx_layer_cache layer0;
             int layers = hfx_arch_cache_layers(model->arch, &layer0, 1);
             st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, &layer0, layers, cs[0].file, &genai, err);

@@ -39,6 +39,7 @@ typedef struct hfx_format_graph {
     const hfx_graph *g;
     const char *file;                    /* its file name, from hfx_format_graph_file */
     int64_t opt[HFX_FORMAT_MAX_OPTIONS]; /* the value of each of the format's options, table order */
+    bool own_weights;                    /* its weights in "<file>.data", not shared with the others */
 } hfx_format_graph;
 
 typedef struct hfx_format {
@@ -54,6 +55,9 @@ typedef struct hfx_format {
     const char *stateful_file;
     /* A multi-token decode with a dynamic cache also gets onnxruntime-genai's genai_config.json. */
     bool genai_config;
+    /* Writes the Python system's I/O profile ("io": "seed"), each graph's weights in a file of its
+     * own as that system does (hfx_format_graph.own_weights). */
+    bool seed_io;
     /* The high-level IR nodes it writes itself; the exporter runs the decomposition pass with
      * it before `write`, which then sees only these and primitive ops. */
     hfx_keep_fn keeps;

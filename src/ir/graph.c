@@ -566,6 +566,13 @@ hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value
     return hfx_node_add(g, HFX_OP_RANGE, 3, in, &a);
 }
 
+hfx_value *hfx_expand(hfx_graph *g, hfx_value *x, hfx_value *shape, int rank, const hfx_dim *dims) {
+    hfx_attrs a = {.rank = rank};
+    memcpy(a.dims, dims, (size_t)rank * sizeof *dims);
+    hfx_value *in[2] = {x, shape};
+    return hfx_node_add(g, HFX_OP_EXPAND, 2, in, &a);
+}
+
 hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hfx_value *slots) {
     hfx_value *in[3] = {cache, update, slots};
     return hfx_node_add(g, HFX_OP_CACHE_WRITE, 3, in, NULL);

@@ -282,6 +282,8 @@ hfx_value *hfx_shape_of(hfx_graph *g, hfx_value *x);
 hfx_value *hfx_dim_of(hfx_graph *g, hfx_value *x, int axis);
 hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value *delta,
                      hfx_dim length);
+/* x broadcast to `shape` (i64 [rank], computed at run time), which is `dims`. */
+hfx_value *hfx_expand(hfx_graph *g, hfx_value *x, hfx_value *shape, int rank, const hfx_dim *dims);
 hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hfx_value *slots);
 hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k);
 /* The k largest values of x's last axis and their indices, from one node. */

@@ -281,6 +281,18 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
         out->rank = 1;
         out->dims[0] = a->dims[0];
         return HFX_OK;
+    case HFX_OP_EXPAND:
+        if (in[1]->dtype != HFX_DTYPE_I64 || in[1]->rank != 1 || a->rank < x->rank || a->rank > HFX_MAX_RANK ||
+            !hfx_dim_eq(in[1]->dims[0], hfx_dim_const(a->rank)))
+            return bad(g, op, n_in, in, err, "needs a shape i64 [rank] with rank >= x's");
+        for (int i = 0; i < x->rank; i++) { /* numpy broadcasting: x's dims are 1 or the target's */
+            hfx_dim xd = x->dims[i], td = a->dims[a->rank - x->rank + i];
+            if (!(hfx_dim_is_const(xd) && xd.c == 1) && !hfx_dim_eq(xd, td))
+                return bad(g, op, n_in, in, err, "x does not broadcast to the shape");
+        }
+        out->rank = a->rank;
+        memcpy(out->dims, a->dims, (size_t)a->rank * sizeof *a->dims);
+        return HFX_OK;
     case HFX_OP_CUMSUM: {
         int ax = norm_axis(a->axis, x->rank);
         if (ax < 0 || ax >= x->rank) return bad(g, op, n_in, in, err, "bad axis");

@@ -202,8 +202,36 @@ static hfx_status model_proto(const hfx_graph *g, onnx_model *m, int opset, cons
     return st;
 }
 
-/* Every component's weights share one data file (external_data is a shared option). */
+/* The components' weights share one data file (external_data is a shared option), unless each
+ * has its own ("<file>.data", as the seed writes them). */
 static const char DATA_FILE[] = "model.onnx_data";
+
+/* Write n lowered components whose external weights go to one file, `data_file`. */
+static hfx_status write_group(const hfx_format_graph *cs, onnx_model *ms, int n, const char *data_file,
+                              hfx_outdir *out, hfx_error *err) {
+    placement *pl = NULL;
+    int n_pl = 0;
+    uint64_t data_size = 0;
+    hfx_status st = place(ms, n, cs[0].opt[ONNX_OPT_EXTERNAL_DATA] != 0, &pl, &n_pl, &data_size, err);
+    for (int c = 0; c < n && st == HFX_OK; c++) {
+        hfx_buf model = {0};
+        st = model_proto(cs[c].g, &ms[c], (int)cs[c].opt[ONNX_OPT_OPSET], data_file, &model, err);
+        if (st == HFX_OK) st = hfx_outdir_write(out, cs[c].file, model.data, model.len, err);
+        hfx_buf_free(&model);
+    }
+    if (st == HFX_OK && n_pl > 0) {
+        FILE *f;
+        hfx_outdir_progress_total(out, data_size);
+        st = hfx_outdir_create(out, data_file, &f, err);
+        if (st == HFX_OK) {
+            st = write_external(pl, n_pl, f, out, data_file, err);
+            hfx_status cst = hfx_outdir_close(out, f, data_file, st ? NULL : err); /* keep the first reason */
+            if (st == HFX_OK) st = cst;
+        }
+    }
+    free(pl);
+    return st;
+}
 
 static hfx_status onnx_write(const hfx_format_graph *cs, int n, hfx_outdir *out, hfx_error *err) {
     onnx_model *ms = calloc((size_t)n, sizeof *ms);
@@ -213,27 +241,12 @@ static hfx_status onnx_write(const hfx_format_graph *cs, int n, hfx_outdir *out,
         st = hfx_onnx_lower(cs[c].g, (int)cs[c].opt[ONNX_OPT_OPSET], &ms[c], err);
         if (st) hfx_error_prefix(err, "%s", cs[c].file);
     }
-    placement *pl = NULL;
-    int n_pl = 0;
-    uint64_t data_size = 0;
-    if (st == HFX_OK) st = place(ms, n, cs[0].opt[ONNX_OPT_EXTERNAL_DATA] != 0, &pl, &n_pl, &data_size, err);
-    for (int c = 0; c < n && st == HFX_OK; c++) {
-        hfx_buf model = {0};
-        st = model_proto(cs[c].g, &ms[c], (int)cs[c].opt[ONNX_OPT_OPSET], DATA_FILE, &model, err);
-        if (st == HFX_OK) st = hfx_outdir_write(out, cs[c].file, model.data, model.len, err);
-        hfx_buf_free(&model);
+    if (st == HFX_OK && !cs[0].own_weights) st = write_group(cs, ms, n, DATA_FILE, out, err);
+    for (int c = 0; c < n && st == HFX_OK && cs[0].own_weights; c++) {
+        char data_file[160];
+        snprintf(data_file, sizeof data_file, "%.140s.data", cs[c].file);
+        st = write_group(&cs[c], &ms[c], 1, data_file, out, err);
     }
-    if (st == HFX_OK && n_pl > 0) {
-        FILE *f;
-        hfx_outdir_progress_total(out, data_size);
-        st = hfx_outdir_create(out, DATA_FILE, &f, err);
-        if (st == HFX_OK) {
-            st = write_external(pl, n_pl, f, out, DATA_FILE, err);
-            hfx_status cst = hfx_outdir_close(out, f, DATA_FILE, st ? NULL : err); /* keep the first reason */
-            if (st == HFX_OK) st = cst;
-        }
-    }
-    free(pl);
     for (int c = 0; c < n; c++) hfx_onnx_model_free(&ms[c]);
     free(ms);
     return st;
@@ -255,5 +268,5 @@ static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
 
 const hfx_format hfx_format_onnx = {
     .name = "onnx", .summary = "ONNX (.onnx + .onnx_data), for ONNX Runtime and onnxruntime-genai",
-    .graph_ext = ".onnx", .options = onnx_options, .n_options = ONNX_N_OPTIONS, .genai_config = true,
+    .graph_ext = ".onnx", .options = onnx_options, .n_options = ONNX_N_OPTIONS, .genai_config = true, .seed_io = true,
     .keeps = hfx_onnx_keeps, .write = onnx_write};

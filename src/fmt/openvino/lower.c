@@ -256,6 +256,7 @@ static const char *const renamed[HFX_OP_COUNT_] = {
 static const char *simple_type(hfx_op op) {
     switch (op) {
     case HFX_OP_WHERE: case HFX_OP_RECIPROCAL: case HFX_OP_MATMUL: case HFX_OP_SHAPE: case HFX_OP_RANGE:
+    case HFX_OP_EXPAND:
         return NULL;
     default: return renamed[op] ? renamed[op] : hfx_op_standard_name(op);
     }
@@ -325,6 +326,10 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
     case HFX_OP_RANGE: {
         ov_ref in[3] = {x, val(m, n->in[1]), val(m, n->in[2])};
         return layer(m, "Range", "opset4", "output_type=\"i64\"", 3, in, 1);
+    }
+    case HFX_OP_EXPAND: {
+        ov_ref in[2] = {x, val(m, n->in[1])};
+        return layer(m, "Broadcast", "opset3", "mode=\"numpy\"", 2, in, 1);
     }
     case HFX_OP_CUMSUM: {
         ov_ref in[2] = {x, int_scalar(m, at->axis)};

@@ -1,0 +1,181 @@
+"""The Python system's I/O profile ("io": "seed"): hfx's generation graphs take and return what
+transformers.exporters' own ONNX export of the same tiny model does — the same inputs and outputs,
+in order, with the same dtypes and ranks (compared with a fresh export by the seed, made here) — and
+the seed's documented ONNX Runtime decode loop runs on them unchanged (CPU io-binding in place of
+its CudaSession), giving transformers' greedy tokens."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+
+from conftest import describe, run_hfx
+
+MAX_CACHE_LEN = 64
+MODES = {
+    "dynamic": ([], None, False),
+    "static": (["--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN)], "static", False),
+    "dynamic-multi": (["--multi-token-decode"], None, True),
+    "static-multi": (["--multi-token-decode", "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN)], "static", True),
+}
+
+
+def _io(path):
+    m = onnx.load(str(path), load_external_data=False)
+
+    def side(vs):
+        return [(v.name, onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type), len(v.type.tensor_type.shape.dim))
+                for v in vs]
+    return side(m.graph.input), side(m.graph.output)
+
+
+def _hfx_seed_export(checkpoint, out, mode):
+    cfg = out.parent / f"{out.name}-cfg.json"
+    cfg.write_text(json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed"}))
+    proc = run_hfx(["export", checkpoint, out, "--config", cfg, "--for-generation", "--quiet", *MODES[mode][0]])
+    assert proc.returncode == 0, describe(proc)
+    return out
+
+
+@pytest.fixture(scope="session")
+def seed_exports(tmp_path_factory, checkpoints):
+    """transformers.exporters' own export of a checkpoint, per cache mode (made once)."""
+    from transformers import AutoModelForCausalLM, GenerationConfig
+    from transformers.exporters import OnnxExporter
+    from transformers.exporters.configs import OnnxConfig
+
+    done = {}
+
+    def export(name, mode):
+        if (name, mode) not in done:
+            out = tmp_path_factory.mktemp("seed") / f"{name}-{mode}"
+            model = AutoModelForCausalLM.from_pretrained(str(checkpoints(name))).eval()
+            ids = torch.tensor([[1, 5, 9, 3]])
+            cache, multi = MODES[mode][1], MODES[mode][2]
+            gen = GenerationConfig(cache_implementation=cache, max_cache_len=MAX_CACHE_LEN) if cache else None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                exported = OnnxExporter().export_for_generation(
+                    model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, OnnxConfig(dynamic=True),
+                    generation_config=gen, multi_token_decode=multi)
+                exported.save_pretrained(str(out))
+            done[(name, mode)] = out
+        return done[(name, mode)]
+    return export
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_io_lists_equal_the_seeds(checkpoints, seed_exports, tmp_path, mode):
+    seed = seed_exports("llama_default", mode)
+    ours = _hfx_seed_export(checkpoints("llama_default"), tmp_path / "hfx", mode)
+    graphs = sorted(p.name for p in seed.glob("*.onnx"))
+    assert graphs == sorted(p.name for p in ours.glob("*.onnx")) == ["decode.onnx", "prefill.onnx"]
+    for g in graphs:
+        assert _io(ours / g) == _io(seed / g), g
+        assert (ours / f"{g}.data").is_file(), "each graph's weights beside it, as the seed writes them"
+
+
+TYPES = {"tensor(float)": np.float32, "tensor(int64)": np.int64, "tensor(bool)": np.bool_}
+
+
+def _seed_ort_loop(out, prompt, new_tokens):
+    """The seed docs' ONNX Runtime decode loop, as written, with ORT's CPU io-binding in place of
+    CudaSession (set_buffer_sharing → one OrtValue bound to input.<name> and output.<name>)."""
+    max_cache_len = MAX_CACHE_LEN
+    session = ort.InferenceSession(str(out / "decode.onnx"), providers=["CPUExecutionProvider"])
+    binding = session.io_binding()
+    cache = {}
+    for i in session.get_inputs():
+        if not i.name.startswith("input."):
+            continue
+        name = i.name[len("input."):]
+        dims = [max_cache_len if isinstance(d, str) and not d.isdigit() else int(d) for d in i.shape]
+        cache[name] = ort.OrtValue.ortvalue_from_numpy(np.zeros(dims, dtype=TYPES[i.type]))
+
+    def causal_mask(positions, cache_len):
+        return (np.arange(cache_len)[None, :] <= positions[:, None])[None, None]
+
+    def infer(feed):
+        binding.clear_binding_inputs()
+        binding.clear_binding_outputs()
+        for k, v in feed.items():
+            binding.bind_cpu_input(k, v)
+        for name, buf in cache.items():
+            binding.bind_ortvalue_input(f"input.{name}", buf)
+            binding.bind_ortvalue_output(f"output.{name}", buf)
+        binding.bind_output("logits")
+        session.run_with_iobinding(binding)
+        return binding.copy_outputs_to_cpu()[-1]
+
+    prompt_len = prompt.shape[1]
+    positions = np.arange(prompt_len)
+    logits = infer({"input_ids": prompt, "attention_mask": causal_mask(positions, max_cache_len),
+                    "position_ids": positions[None]})
+    tokens = [int(logits[0, -1].argmax())]
+    for position in range(prompt_len, prompt_len + new_tokens - 1):
+        logits = infer({"input_ids": np.array([[tokens[-1]]]),
+                        "attention_mask": causal_mask(np.array([position]), max_cache_len),
+                        "position_ids": np.array([[position]])})
+        tokens.append(int(logits[0, -1].argmax()))
+    return tokens
+
+
+def _greedy(checkpoint, prompt, new_tokens):
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained(str(checkpoint)).eval()
+    with torch.no_grad():
+        out = model.generate(torch.tensor(prompt), max_new_tokens=new_tokens, min_new_tokens=new_tokens,
+                             do_sample=False)
+    return out[0, prompt.shape[1]:].tolist()
+
+
+@pytest.mark.parametrize("name", ["llama_default", "qwen3", "granite", "olmo2", "gemma", "llama_gqa"])
+def test_seed_decode_loop_gives_transformers_tokens(checkpoints, tmp_path, name):
+    ck = checkpoints(name)
+    out = _hfx_seed_export(ck, tmp_path / "hfx", "static-multi")
+    vocab = json.loads((ck / "config.json").read_text())["vocab_size"]
+    prompt = np.random.default_rng(7).integers(3, vocab, size=(1, 6)).astype(np.int64)
+    assert _seed_ort_loop(out, prompt, 32) == _greedy(ck, prompt, 32)
+
+
+@pytest.mark.parametrize("mode", ["dynamic", "static"])
+def test_prefill_then_decode_gives_transformers_tokens(checkpoints, tmp_path, mode):
+    """The two-graph layout: prefill.onnx starts the cache (cache.layers.* out), decode.onnx
+    continues it one token at a time (input.cache.* in, output.cache.* out)."""
+    ck = checkpoints("llama_default")
+    out = _hfx_seed_export(ck, tmp_path / "hfx", mode)
+    prefill = ort.InferenceSession(str(out / "prefill.onnx"), providers=["CPUExecutionProvider"])
+    decode = ort.InferenceSession(str(out / "decode.onnx"), providers=["CPUExecutionProvider"])
+    vocab = json.loads((ck / "config.json").read_text())["vocab_size"]
+    prompt = np.random.default_rng(3).integers(3, vocab, size=(1, 5)).astype(np.int64)
+    n = prompt.shape[1]
+    feed = {"input_ids": prompt, "position_ids": np.arange(n)[None]}
+    feed.update({i.name: np.array(0, np.int64) for i in prefill.get_inputs() if i.name.endswith("cumulative_length")})
+    names = [o.name for o in prefill.get_outputs()]
+    res = dict(zip(names, prefill.run(None, feed)))
+    cache = {k.removeprefix("output."): v for k, v in res.items() if k != "logits"}
+    tokens = [int(res["logits"][0, -1].argmax())]
+    for position in range(n, n + 15):
+        feed = {"input_ids": np.array([[tokens[-1]]]), "position_ids": np.array([[position]])}
+        if mode == "static":
+            feed["attention_mask"] = (np.arange(MAX_CACHE_LEN) <= position)[None, None, None]
+        feed.update({f"input.{k}": v for k, v in cache.items()})
+        names = [o.name for o in decode.get_outputs()]
+        res = dict(zip(names, decode.run(None, feed)))
+        cache = {k.removeprefix("output."): v for k, v in res.items() if k != "logits"}
+        tokens.append(int(res["logits"][0, -1].argmax()))
+    assert tokens == _greedy(ck, prompt, 16)
+
+
+def test_sliding_window_models_are_refused_for_now(checkpoints, tmp_path):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed"}))
+    proc = run_hfx(["export", checkpoints("mistral_swa"), tmp_path / "o", "--config", cfg, "--for-generation"])
+    assert proc.returncode == 2 and "sliding-window" in proc.stderr, describe(proc)
