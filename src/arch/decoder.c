@@ -686,11 +686,10 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         attn_mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, mask_len});
         pos = hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
     }
-    if (seed) {
-    } else if (o->cache == HFX_CACHE_STATIC) {
+    if (!seed && o->cache == HFX_CACHE_STATIC) {
         c.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
         slots = c.cache_position;
-    } else {
+    } else if (!seed) {
         slots = hfx_mask_slots_after_past(g, attn_mask, o->seq, hfx_dim_of(g, ids, 1));
     }
 
@@ -714,13 +713,12 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     int64_t bias_window = -1;
 
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
-        hfx_value *bias = NULL; /* the seed profile's is made in the first layer */
+        hfx_value *bias = NULL; /* the seed profile's is made in the first layer (seed_cache) */
         bool sliding = m->window[i] != 0;
-        if (seed) {
-        } else if (!sliding) {
+        if (!seed && !sliding) {
             if (!full_bias) full_bias = hfx_mask_bias(g, &mb, 0);
             bias = full_bias;
-        } else {
+        } else if (!seed) {
             if (bias_window != m->window[i]) { /* one window size per model in practice */
                 window_bias = hfx_mask_bias(g, &mb, m->window[i]);
                 bias_window = m->window[i];
