@@ -4,7 +4,8 @@
 # scripts/hfx-twin so that every export the tests make is written by both, and prints the tally.
 #   scripts/same-exports.sh [BASE [NEW]] [-- pytest args...]
 # Exit 0 when no export differs; the log (build/same-exports.log) lists each export: SAME, or
-# DIFF with the files that differ, or RC when the exit codes differ.
+# DIFF with the files that differ, or RC when the exit codes differ. test_transaction.py is left
+# out: it signals, races and truncates hfx, which the stand-in binary cannot pass on.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 base=HEAD new=
@@ -35,7 +36,8 @@ mkdir -p "$here/build"
 log=${HFX_TWIN_LOG:-$here/build/same-exports.log}
 : >"$log"
 HFX_TWIN_OLD=$work/base/build/hfx HFX_TWIN_NEW=$new_bin HFX_TWIN_LOG=$log HFX_BIN=$here/scripts/hfx-twin \
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here/tests/oracle" "$@" ||
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here/tests/oracle" \
+    --ignore="$here/tests/oracle/test_transaction.py" "$@" ||
     echo "same-exports: the oracle suite failed (see above)" >&2
 same=$(grep -c '^SAME' "$log" || true)
 files=$(awk '/^SAME/ {n += $2} END {print n + 0}' "$log")

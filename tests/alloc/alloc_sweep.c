@@ -8,7 +8,8 @@
  *     succeed with exactly the files of the clean run;
  *   - leave no allocation behind that it made (a table of live blocks is kept);
  *   - leave nothing on disk: the output directory absent, no staging beside it.
- * Exports: ONNX and OpenVINO, plain and generation, of examples/tiny-llama.
+ * Exports: ONNX and OpenVINO, plain and generation, and the seed profile's static cache, of
+ * examples/tiny-llama.
  *
  * jansson's own allocations are counted but never failed: jansson does not survive them (a
  * failed growth of its string buffer yields a truncated string, not an error — seen here as
@@ -153,6 +154,8 @@ static const scenario scenarios[] = {
     {"onnx-generation", "{\"export_format\": \"onnx\", \"dynamic\": true}", true},
     {"openvino", "{\"export_format\": \"openvino\", \"dynamic\": true}", false},
     {"openvino-generation", "{\"export_format\": \"openvino\", \"dynamic\": true}", true},
+    {"onnx-seed-static", "{\"export_format\": \"onnx\", \"dynamic\": true, \"io\": \"seed\", "
+                         "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true},
 };
 
 /* The export, start to end, through the public API; its status. */

@@ -32,6 +32,8 @@ static const struct {
     {"{\"export_format\": \"onnx\", \"dynamic\": true}", 1},
     {"{\"export_format\": \"openvino\", \"dynamic\": true}", 1},
     {"{\"export_format\": \"onnx\", \"dynamic\": true, \"cache_implementation\": \"static\", \"max_cache_len\": 32}", 1},
+    {"{\"export_format\": \"onnx\", \"dynamic\": true, \"io\": \"seed\", \"cache_implementation\": \"static\", "
+     "\"max_cache_len\": 32}", 1},
 };
 enum { N = sizeof kinds / sizeof kinds[0] };
 
