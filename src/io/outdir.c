@@ -203,7 +203,7 @@ static hfx_status lock_dir(hfx_outdir *o, hfx_error *err) {
 /* Remove staging that a killed export left (we hold the lock: no live export owns any). */
 static void remove_stale(hfx_outdir *o) {
     char sibling[NAME_MAX + 2];
-    snprintf(sibling, sizeof sibling, ".%s.hfx-stage-", o->base);
+    snprintf(sibling, sizeof sibling, ".%.200s.hfx-stage-", o->base); /* as make_stage names them */
     int fds[2] = {o->parent_fd, o->dir_fd};
     const char *prefixes[2][2] = {{sibling, NULL}, {STAGE_INSIDE, OLD_TMP}};
     for (int k = 0; k < 2; k++) {
@@ -230,7 +230,10 @@ static int make_stage(hfx_outdir *o, int fd, const char *prefix) {
         snprintf(o->stage, sizeof o->stage, "%s%016llx%016llx", prefix, (unsigned long long)r[0], (unsigned long long)r[1]);
         if (mkdirat(fd, o->stage, 0777) == 0) {
             o->stage_fd = openat(fd, o->stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            return o->stage_fd >= 0 ? 0 : -1;
+            if (o->stage_fd >= 0) return 0;
+            unlinkat(fd, o->stage, AT_REMOVEDIR);
+            o->stage[0] = 0;
+            return -1;
         }
         if (errno != EEXIST) return -1;
     }
