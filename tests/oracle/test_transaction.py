@@ -114,6 +114,18 @@ def test_concurrent_exports_into_one_directory_end_in_one_whole_export(big, tmp_
 # ---- signals ----------------------------------------------------------------------------------------
 
 
+def _export_until_staging(checkpoint: Path, out: Path) -> subprocess.Popen:
+    """Start an ONNX export into `out` and return once its staging directory exists beside it
+    (the weights are being written then), or once it has ended."""
+    p = subprocess.Popen([str(hfx_bin()), "export", str(checkpoint), str(out), "--format", "onnx", "--dynamic"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not [x for x in out.parent.iterdir() if ".hfx-stage-" in x.name] and p.poll() is None:
+        assert time.monotonic() < deadline, "the export never started staging"
+        time.sleep(0.002)
+    return p
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("previous", [False, True], ids=["new-dir", "over-previous"])
 def test_signal_leaves_the_directory_as_it_was(big, tmp_path, sig, previous):
@@ -125,12 +137,7 @@ def test_signal_leaves_the_directory_as_it_was(big, tmp_path, sig, previous):
         proc = run_hfx(["export", big, out, "--format", "openvino", "--quiet"])
         assert proc.returncode == 0, describe(proc)
         before = _digest(out)
-    p = subprocess.Popen([str(hfx_bin()), "export", str(big), str(out), "--format", "onnx", "--dynamic"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not [x for x in tmp_path.iterdir() if ".hfx-stage-" in x.name] and p.poll() is None:
-        assert time.monotonic() < deadline, "the export never started staging"
-        time.sleep(0.002)
+    p = _export_until_staging(big, out)
     p.send_signal(sig)
     rc = p.wait(timeout=120)
     stderr = p.stderr.read()
@@ -254,12 +261,7 @@ def test_checkpoint_truncated_during_export_is_an_error_not_a_signal(big, tmp_pa
     ck = tmp_path / "ckpt"
     shutil.copytree(big, ck)
     out = tmp_path / "out"
-    p = subprocess.Popen([str(hfx_bin()), "export", str(ck), str(out), "--format", "onnx", "--dynamic"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not [x for x in tmp_path.iterdir() if ".hfx-stage-" in x.name] and p.poll() is None:
-        assert time.monotonic() < deadline, "the export never started staging"
-        time.sleep(0.002)
+    p = _export_until_staging(ck, out)
     weights = ck / "model.safetensors"
     os.truncate(weights, weights.stat().st_size // 3)
     rc = p.wait(timeout=120)
