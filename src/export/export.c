@@ -239,6 +239,42 @@ static json_t *cache_json(const component *c, const hfx_model *model, int64_t ma
     return cache;
 }
 
+/* The fields transformers.exporters records per component, for an export in its profile:
+ * packages, export_config, export_dtype, export_device, kwargs (each input's rank, shape — null
+ * where a dim is dynamic, since hfx traces no sample — and dtype; the cache's container) and the
+ * empty constant lists. Its torch pytree specs (in_spec/out_spec) have no ONNX meaning: not
+ * written (docs/GENERATION.md). */
+static void seed_fields(json_t *md, const component *c) {
+    static const char *const torch_dtype[HFX_DTYPE_COUNT_] = {
+        [HFX_DTYPE_F32] = "float32", [HFX_DTYPE_F16] = "float16", [HFX_DTYPE_BF16] = "bfloat16",
+        [HFX_DTYPE_I64] = "int64", [HFX_DTYPE_I32] = "int32", [HFX_DTYPE_BOOL] = "bool"};
+    const hfx_graph *g = c->g;
+    json_t *packages = json_object(), *kwargs = json_object();
+    json_object_set_new(packages, "hfx", json_string(HFX_VERSION_STRING));
+    json_object_set_new(md, "packages", packages);
+    json_object_set_new(md, "export_config", json_deep_copy(c->cfg->obj));
+    json_object_set_new(md, "export_dtype", json_string(dtype_text(c->opts.dtype)));
+    json_object_set_new(md, "export_device", json_string("cpu"));
+    for (int i = 0; i < g->n_inputs; i++) {
+        const hfx_value *v = g->inputs[i];
+        if (hfx_graph_state_of(g, v, true)) continue; /* the cache, below */
+        json_t *in = json_object(), *shape = json_array();
+        for (int d = 0; d < v->rank; d++) json_array_append_new(shape, dim_json(v->dims[d]));
+        json_object_set_new(in, "rank", json_integer(v->rank));
+        json_object_set_new(in, "shape", shape);
+        json_object_set_new(in, "dtype", json_string(torch_dtype[v->dtype] ? torch_dtype[v->dtype] : hfx_dtype_name(v->dtype)));
+        json_object_set_new(kwargs, v->name, in);
+    }
+    if (g->n_states) {
+        json_t *cache = json_object();
+        json_object_set_new(cache, "container", json_string(c->opts.cache == HFX_CACHE_STATIC ? "StaticCache" : "DynamicCache"));
+        json_object_set_new(kwargs, "cache", cache);
+    }
+    json_object_set_new(md, "kwargs", kwargs);
+    json_object_set_new(md, "in_constants", json_object());
+    json_object_set_new(md, "out_constants", json_array());
+}
+
 /* The graph's own description of itself (the seed's export metadata), also stored in the
  * artifact as metadata_props["transformers_export_metadata"]. NULL when out of memory. */
 static json_t *metadata(const component *c, const hfx_model *model, int64_t max_cache_len) {
@@ -256,6 +292,7 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     json_object_set_new(md, "batch_size", dim_json(o->batch));
     json_object_set_new(md, "sequence_length", dim_json(o->seq));
     json_object_set_new(md, "producer", json_string("hfx " HFX_VERSION_STRING));
+    if (o->io == HFX_IO_SEED) seed_fields(md, c);
     /* attention as the runtime's fused op (OpenVINO's ScaledDotProductAttention), or written out
      * in primitives: OpenVINO GenAI's paged attention (continuous batching) needs "fused" */
     if (c->attention)

@@ -80,6 +80,20 @@ def test_io_lists_equal_the_seeds(checkpoints, seed_exports, tmp_path, mode):
     for g in graphs:
         assert _io(ours / g) == _io(seed / g), g
         assert (ours / f"{g}.data").is_file(), "each graph's weights beside it, as the seed writes them"
+    # export.json: the seed's per-component fields, but its torch pytree specs (no ONNX meaning)
+    theirs = json.loads((seed / "export.json").read_text())["components"]
+    mine = json.loads((ours / "export.json").read_text())["components"]
+    assert set(mine) == set(theirs)
+    for comp, entry in theirs.items():
+        want, got = entry["metadata"], mine[comp]["metadata"]
+        assert mine[comp]["file"] == entry["file"]
+        assert set(want) - {"in_spec", "out_spec"} <= set(got), sorted(set(want) - set(got))
+        assert set(got["kwargs"]) == set(want["kwargs"]), comp
+        for k, v in want["kwargs"].items():
+            if k == "cache":
+                assert got["kwargs"][k] == v, comp
+            else:
+                assert (got["kwargs"][k]["rank"], got["kwargs"][k]["dtype"]) == (v["rank"], v["dtype"]), (comp, k)
 
 
 TYPES = {"tensor(float)": np.float32, "tensor(int64)": np.int64, "tensor(bool)": np.bool_}
