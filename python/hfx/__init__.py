@@ -1,0 +1,301 @@
+"""hfx for Python: transformers.exporters' API over hfx's C library.
+
+    from hfx import AutoExportConfig, AutoHfExporter
+    config = AutoExportConfig.from_dict({"export_format": "onnx", "dynamic": True})
+    exporter = AutoHfExporter.from_config(config)
+    exporter.export("path/or/Org/Name", config=config).save_pretrained("out/")
+
+A thin binding: configs are the seed's dataclasses' fields, serialized to the export-config JSON
+the C library validates; `model` is a checkpoint directory, a Hub id in the local cache, or a
+loaded PreTrainedModel (saved to a temporary directory first, for now). Generation exports
+default to the seed's I/O profile (`io="seed"`), so the seed's decode loops run on them. Errors
+are HfxError with the C library's message. The work happens in `save_pretrained`: an export is
+one transaction into its directory (docs/ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import glob
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "AutoExportConfig", "AutoHfExporter", "Dim", "ExportedModel", "HfxError", "OnnxConfig", "OnnxExporter",
+    "OpenVINOConfig", "OpenVINOExporter", "version",
+]
+
+# ---- the C library -------------------------------------------------------------------------------
+
+
+def _find_library() -> str:
+    if os.environ.get("HFX_LIBRARY"):
+        return os.environ["HFX_LIBRARY"]
+    here = Path(__file__).resolve().parent
+    found = sorted(glob.glob(str(here / "libhfx.so*")))
+    if not found:
+        raise ImportError(f"hfx: libhfx.so not found beside {here} (pip install . builds it; or set HFX_LIBRARY)")
+    return found[0]
+
+
+_lib = ctypes.CDLL(_find_library())
+
+
+class _Error(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int), ("message", ctypes.c_char * 2048)]
+
+
+_P = ctypes.c_void_p
+_lib.hfx_version.restype = ctypes.c_char_p
+_lib.hfx_model_open_at.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_P), ctypes.POINTER(_Error)]
+_lib.hfx_model_close.argtypes = [_P]
+_lib.hfx_export_config_from_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(_P), ctypes.POINTER(_Error)]
+_lib.hfx_export_config_free.argtypes = [_P]
+_lib.hfx_exporter_from_config.argtypes = [_P, ctypes.POINTER(_P), ctypes.POINTER(_Error)]
+_lib.hfx_exporter_free.argtypes = [_P]
+_lib.hfx_sample_inputs_new.restype = _P
+_lib.hfx_sample_inputs_free.argtypes = [_P]
+_lib.hfx_sample_inputs_add.argtypes = [_P, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
+                                       ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(_Error)]
+_lib.hfx_export.argtypes = [_P, _P, _P, _P, ctypes.c_char_p, ctypes.POINTER(_Error)]
+_lib.hfx_export_for_generation.argtypes = [_P, _P, _P, _P, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                                           ctypes.POINTER(_Error)]
+for _f in ("hfx_model_open_at", "hfx_export_config_from_json", "hfx_exporter_from_config", "hfx_sample_inputs_add",
+           "hfx_export", "hfx_export_for_generation"):
+    getattr(_lib, _f).restype = ctypes.c_int
+
+_DTYPE_I64 = 5  # hfx_dtype: HFX_DTYPE_I64
+
+
+class HfxError(RuntimeError):
+    """A refusal of the C library: `status` is its hfx_status (2: bad input, 3: unsupported, ...)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _check(status: int, err: _Error) -> None:
+    if status:
+        raise HfxError(status, err.message.decode("utf-8", "replace"))
+
+
+def version() -> str:
+    return _lib.hfx_version().decode()
+
+
+# ---- configs: the seed's dataclasses --------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Dim:
+    """A symbolic dimension for `dynamic_shapes` (torch.export's Dim): a name and optional bounds."""
+
+    name: str
+    min: int | None = None
+    max: int | None = None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Dim):
+        return {"name": value.name, "min": value.min, "max": value.max}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+@dataclasses.dataclass
+class _ConfigBase:
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "hfx_options"}
+        d.update(self.hfx_options)
+        return d
+
+    def to_json_string(self) -> str:
+        d = {k: v for k, v in self.to_dict().items() if k != "quantizer"}
+        return json.dumps(_jsonable(d), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]):
+        names = {f.name for f in dataclasses.fields(cls)}
+        known = {k: v for k, v in d.items() if k in names}
+        extra = {k: v for k, v in d.items() if k not in names}  # hfx's own keys (dtype, io, ...)
+        return cls(**known, hfx_options=extra)
+
+
+@dataclasses.dataclass
+class OnnxConfig(_ConfigBase):
+    """transformers.exporters.OnnxConfig's fields; `hfx_options` carries hfx's own keys."""
+
+    export_format: str = "onnx"
+    dynamic: bool = False
+    strict: bool = False
+    dynamic_shapes: dict[str, Any] | None = None
+    prefer_deferred_runtime_asserts_over_guards: bool = False
+    quantizer: Any = None
+    opset_version: int | None = None
+    optimize: bool = True
+    ort_fusions: str | None = None
+    hfx_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class OpenVINOConfig(_ConfigBase):
+    """transformers.exporters.OpenVINOConfig's fields; `hfx_options` carries hfx's own keys."""
+
+    export_format: str = "openvino"
+    dynamic: bool = False
+    strict: bool = False
+    dynamic_shapes: dict[str, Any] | None = None
+    prefer_deferred_runtime_asserts_over_guards: bool = False
+    quantizer: Any = None
+    compress_to_fp16: bool = False
+    stateful: bool = True
+    hfx_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+_CONFIGS = {"onnx": OnnxConfig, "openvino": OpenVINOConfig}
+
+
+class AutoExportConfig:
+    """The config class for a dict's export_format, as the seed's AutoExportConfig."""
+
+    @classmethod
+    def from_dict(cls, export_config_dict: dict[str, Any]):
+        fmt = export_config_dict.get("export_format")
+        if fmt not in _CONFIGS:
+            raise HfxError(3, f"export_format {fmt!r} is not available in hfx (available: {', '.join(_CONFIGS)})")
+        return _CONFIGS[fmt].from_dict(export_config_dict)
+
+
+def _config_json(config) -> str:
+    if isinstance(config, dict) and config and all(isinstance(v, _ConfigBase) for v in config.values()):
+        return json.dumps({name: _jsonable(c.to_dict()) for name, c in config.items()})  # per component
+    if isinstance(config, dict):
+        config = AutoExportConfig.from_dict(config)
+    return json.dumps(_jsonable(config.to_dict()))
+
+
+# ---- exporters ----------------------------------------------------------------------------------
+
+
+def _model_dir(model, keep: list) -> str:
+    """A directory (or Hub id) hfx reads: a loaded PreTrainedModel is saved to a temporary one."""
+    if isinstance(model, (str, os.PathLike)):
+        return os.fspath(model)
+    if hasattr(model, "save_pretrained"):
+        tmp = tempfile.TemporaryDirectory(prefix="hfx-model-")
+        keep.append(tmp)
+        model.save_pretrained(tmp.name)
+        gen = getattr(model, "generation_config", None)
+        if gen is not None:
+            gen.save_pretrained(tmp.name)
+        return tmp.name
+    raise TypeError("model must be a checkpoint directory, a Hub id, or a PreTrainedModel")
+
+
+class ExportedModel:
+    """What an export returns: `save_pretrained(dir)` writes it (the C library's transaction), and
+    `components` names its graphs."""
+
+    def __init__(self, exporter, model, config_json, inputs, generation, generation_config, multi_token_decode):
+        self._exporter, self._model, self._config = exporter, model, config_json
+        self._inputs, self._generation = inputs, generation
+        self._generation_config, self._multi = generation_config, multi_token_decode
+        self._keep: list = []
+        self.components: dict[str, str] = {}
+
+    def save_pretrained(self, save_directory) -> None:
+        err = _Error()
+        model, cfg, exporter, samples = _P(), _P(), _P(), None
+        try:
+            _check(_lib.hfx_model_open_at(_model_dir(self._model, self._keep).encode(), None, ctypes.byref(model),
+                                          ctypes.byref(err)), err)
+            _check(_lib.hfx_export_config_from_json(self._config.encode(), ctypes.byref(cfg), ctypes.byref(err)), err)
+            _check(_lib.hfx_exporter_from_config(cfg, ctypes.byref(exporter), ctypes.byref(err)), err)
+            samples = _samples(self._inputs)
+            out = os.fspath(save_directory).encode()
+            if self._generation:
+                gen = self._generation_config
+                gen_json = gen.to_json_string() if hasattr(gen, "to_json_string") else (json.dumps(gen) if gen else None)
+                st = _lib.hfx_export_for_generation(exporter, model, samples, cfg,
+                                                    gen_json.encode() if gen_json else None, int(self._multi), out,
+                                                    ctypes.byref(err))
+            else:
+                st = _lib.hfx_export(exporter, model, samples, cfg, out, ctypes.byref(err))
+            _check(st, err)
+        finally:
+            _lib.hfx_sample_inputs_free(samples)
+            _lib.hfx_exporter_free(exporter)
+            _lib.hfx_export_config_free(cfg)
+            _lib.hfx_model_close(model)
+            for tmp in self._keep:
+                tmp.cleanup()
+            self._keep.clear()
+        manifest = json.loads((Path(save_directory) / "export.json").read_text())
+        self.components = {name: entry["file"] for name, entry in manifest["components"].items()}
+
+    save = save_pretrained
+
+
+def _samples(inputs):
+    """The sample shapes (only input_ids' matters: batch and sequence) for a static export."""
+    if not inputs or "input_ids" not in inputs:
+        return None
+    shape = tuple(int(d) for d in inputs["input_ids"].shape)
+    samples = _lib.hfx_sample_inputs_new()
+    err = _Error()
+    arr = (ctypes.c_int64 * len(shape))(*shape)
+    _check(_lib.hfx_sample_inputs_add(samples, b"input_ids", _DTYPE_I64, len(shape), arr, ctypes.byref(err)), err)
+    return samples
+
+
+class HfExporter:
+    """The seed's exporter interface: export() and export_for_generation()."""
+
+    config_class = OnnxConfig
+
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+
+    def _config(self, config):
+        return _config_json(config if config is not None else self.config_class())
+
+    def export(self, model, sample_inputs=None, config=None) -> ExportedModel:
+        return ExportedModel(self, model, self._config(config), sample_inputs, False, None, False)
+
+    def export_for_generation(self, model, sample_inputs=None, config=None, *, generation_config=None,
+                              multi_token_decode: bool = False) -> ExportedModel:
+        text = self._config(config)
+        d = json.loads(text)
+        parts = d.values() if "export_format" not in d else [d]
+        for part in parts:  # the seed's users run the seed's decode loops: its names by default
+            if self.config_class is OnnxConfig:
+                part.setdefault("io", "seed")
+        return ExportedModel(self, model, json.dumps(d), sample_inputs, True, generation_config, multi_token_decode)
+
+
+class OnnxExporter(HfExporter):
+    config_class = OnnxConfig
+
+
+class OpenVINOExporter(HfExporter):
+    config_class = OpenVINOConfig
+
+
+class AutoHfExporter:
+    """The exporter for a config's export_format, as the seed's AutoHfExporter."""
+
+    @classmethod
+    def from_config(cls, export_config, **kwargs) -> HfExporter:
+        fmt = export_config.get("export_format") if isinstance(export_config, dict) else export_config.export_format
+        exporters = {"onnx": OnnxExporter, "openvino": OpenVINOExporter}
+        if fmt not in exporters:
+            raise HfxError(3, f"export_format {fmt!r} is not available in hfx (available: {', '.join(exporters)})")
+        return exporters[fmt](**kwargs)

@@ -1,0 +1,105 @@
+"""The Python package (python/hfx): `pip install .` in a fresh virtualenv gives `import hfx` and the
+`hfx` command; the seed's API examples run with `import hfx` in place of transformers.exporters
+and give transformers' logits; a loaded PreTrainedModel exports to the same bytes as its saved
+directory."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+from conftest import HFX_BIN, PARITY_ATOL, REPO, describe, run_hfx
+
+# the package under test, from the tree, over the library `make build` made beside the CLI
+os.environ.setdefault("HFX_LIBRARY", str(sorted(Path(HFX_BIN).parent.glob("libhfx.so.*.*.*"))[-1])
+                      if list(Path(HFX_BIN).parent.glob("libhfx.so.*.*.*")) else "")
+sys.path.insert(0, str(REPO / "python"))
+import hfx  # noqa: E402
+
+
+def _digest(out: Path) -> dict:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir())}
+
+
+def test_pip_install_in_a_fresh_venv(checkpoints, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", str(REPO)],
+                         capture_output=True, text=True, timeout=900)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    env = {k: v for k, v in os.environ.items() if k != "HFX_LIBRARY"}  # the installed library, not the tree's
+    code = ("import sys, hfx; cfg = hfx.AutoExportConfig.from_dict({'export_format': 'onnx', 'dynamic': True});"
+            "hfx.AutoHfExporter.from_config(cfg).export(sys.argv[1], config=cfg).save_pretrained(sys.argv[2])")
+    py = subprocess.run([str(venv / "bin" / "python"), "-c", code, str(checkpoints("llama_default")), str(tmp_path / "py")],
+                        capture_output=True, text=True, timeout=300, env=env)
+    assert py.returncode == 0, py.stderr[-3000:]
+    cli = subprocess.run([str(venv / "bin" / "hfx"), "--help"], capture_output=True, text=True, timeout=60, env=env)
+    assert cli.returncode == 0 and "hfx export" in cli.stdout, cli.stderr
+    proc = run_hfx(["export", checkpoints("llama_default"), tmp_path / "cli", "--format", "onnx", "--dynamic", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    # the same files; export_config.json records the config as given (the package's has every seed field)
+    py_files, cli_files = _digest(tmp_path / "py"), _digest(tmp_path / "cli")
+    assert py_files.pop("export_config.json") and cli_files.pop("export_config.json")
+    assert py_files == cli_files
+    import json
+    written = json.loads((tmp_path / "py" / "export_config.json").read_text())
+    assert written["export_format"] == "onnx" and written["dynamic"] is True and "ort_fusions" in written
+
+
+def test_seed_api_example_with_import_hfx(checkpoints, tmp_path):
+    """The seed docs' "Export" example, `transformers.exporters` replaced by `hfx`."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(checkpoints("llama_default"))).eval()
+    inputs = {"input_ids": torch.tensor([[1, 5, 9, 3, 7]]), "attention_mask": torch.ones(1, 5, dtype=torch.long)}
+
+    from hfx import AutoExportConfig, AutoHfExporter
+
+    export_config_dict = {"export_format": "onnx", "dynamic": True}
+    config = AutoExportConfig.from_dict(export_config_dict)
+    exporter = AutoHfExporter.from_config(config)
+
+    onnx_program = exporter.export(model, inputs, config=config)
+    onnx_program.save_pretrained(tmp_path / "out")
+    assert onnx_program.components == {"model": "model.onnx"}
+
+    session = ort.InferenceSession(str(tmp_path / "out" / "model.onnx"), providers=["CPUExecutionProvider"])
+    feed = {k: v.numpy() for k, v in inputs.items()}
+    feed["position_ids"] = np.arange(5)[None]
+    got = session.run(["logits"], feed)[0]
+    with torch.no_grad():
+        want = model(**inputs).logits.numpy()
+    assert np.abs(got - want).max() <= PARITY_ATOL
+
+
+def test_loaded_model_exports_like_its_directory(checkpoints, tmp_path):
+    from transformers import AutoModelForCausalLM, GenerationConfig
+
+    ck = checkpoints("llama_default")
+    model = AutoModelForCausalLM.from_pretrained(str(ck)).eval()
+    exporter = hfx.OnnxExporter()
+    config = hfx.OnnxConfig(dynamic=True)
+    gen = GenerationConfig(cache_implementation="static", max_cache_len=32)
+    for name, source in (("live", model), ("saved", ck)):
+        exported = exporter.export_for_generation(source, {"input_ids": torch.tensor([[1, 2, 3]])}, config=config,
+                                                  generation_config=gen, multi_token_decode=True)
+        exported.save_pretrained(tmp_path / name)
+        assert exported.components == {"prefill": "prefill.onnx", "decode": "decode.onnx"}
+    graphs = lambda d: {k: v for k, v in _digest(d).items() if ".onnx" in k}  # noqa: E731
+    assert graphs(tmp_path / "live") == graphs(tmp_path / "saved")
+
+
+def test_errors_are_exceptions_with_the_c_message(tmp_path):
+    with pytest.raises(hfx.HfxError) as e:
+        hfx.OnnxExporter().export(str(tmp_path / "missing"), config=hfx.OnnxConfig()).save_pretrained(tmp_path / "o")
+    assert e.value.status == 2 and "missing" in str(e.value)
+    with pytest.raises(hfx.HfxError):
+        hfx.AutoExportConfig.from_dict({"export_format": "tflite"})
