@@ -89,6 +89,24 @@ hfx_status hfx_model_open(const char *dir, hfx_model **out, hfx_error *err);
  * hfx_model_open_at(dir, NULL). */
 hfx_status hfx_model_open_at(const char *model, const char *revision, hfx_model **out, hfx_error *err);
 
+/* One tensor of a state dict held in memory (hfx_model_open_memory): `shape` elements of `dtype`,
+ * row-major and contiguous at `data`. Borrowed. */
+typedef struct hfx_tensor {
+    const char *name;      /* the checkpoint name: "model.layers.0.self_attn.q_proj.weight" */
+    hfx_dtype dtype;
+    int rank;              /* ≤ 8 */
+    const int64_t *shape;
+    const void *data;
+} hfx_tensor;
+
+/* A model from memory: config.json's text, generation_config.json's text (NULL: none) and its
+ * tensors — a loaded model's state dict, with no checkpoint written first. The tensors' data is
+ * borrowed, not copied: it must stay alive and unchanged until hfx_model_close. Checked as
+ * hfx_model_open checks a directory (names unique, every tensor the architecture needs, shapes);
+ * an export writes config.json and generation_config.json from the texts. */
+hfx_status hfx_model_open_memory(const char *config_json, const char *generation_config_json,
+                                 const hfx_tensor *tensors, size_t n_tensors, hfx_model **out, hfx_error *err);
+
 /* Release a model and its mappings. */
 void hfx_model_close(hfx_model *model);
 

@@ -7,7 +7,8 @@
 
 A thin binding: configs are the seed's dataclasses' fields, serialized to the export-config JSON
 the C library validates; `model` is a checkpoint directory, a Hub id in the local cache, or a
-loaded PreTrainedModel (saved to a temporary directory first, for now). Generation exports
+loaded PreTrainedModel, whose state dict is handed to the C library in memory (no checkpoint is
+written; contiguous CPU tensors are not copied). Generation exports
 default to the seed's I/O profile (`io="seed"`), so the seed's decode loops run on them. Errors
 are HfxError with the C library's message. The work happens in `save_pretrained`: an export is
 one transaction into its directory (docs/ARCHITECTURE.md).
@@ -20,7 +21,6 @@ import dataclasses
 import glob
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,16 @@ _P = ctypes.c_void_p
 _lib.hfx_version.restype = ctypes.c_char_p
 _lib.hfx_model_open_at.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_P), ctypes.POINTER(_Error)]
 _lib.hfx_model_close.argtypes = [_P]
+
+
+class _Tensor(ctypes.Structure):  # hfx_tensor
+    _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int), ("rank", ctypes.c_int),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("data", ctypes.c_void_p)]
+
+
+_lib.hfx_model_open_memory.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_Tensor), ctypes.c_size_t,
+                                       ctypes.POINTER(_P), ctypes.POINTER(_Error)]
+_lib.hfx_model_open_memory.restype = ctypes.c_int
 _lib.hfx_export_config_from_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(_P), ctypes.POINTER(_Error)]
 _lib.hfx_export_config_free.argtypes = [_P]
 _lib.hfx_exporter_from_config.argtypes = [_P, ctypes.POINTER(_P), ctypes.POINTER(_Error)]
@@ -185,19 +195,40 @@ def _config_json(config) -> str:
 # ---- exporters ----------------------------------------------------------------------------------
 
 
-def _model_dir(model, keep: list) -> str:
-    """A directory (or Hub id) hfx reads: a loaded PreTrainedModel is saved to a temporary one."""
+# hfx_dtype by torch dtype name
+_HFX_DTYPE = {"float32": 1, "float16": 2, "bfloat16": 3, "float64": 4, "int64": 5, "int32": 6, "int16": 7, "int8": 8,
+              "uint8": 9, "bool": 10}
+
+
+def _open_model(model, keep: list) -> _P:
+    """The C model: a checkpoint directory or Hub id is opened by path; a loaded PreTrainedModel's
+    state dict is handed over in memory — contiguous CPU tensors without a copy (`keep` holds
+    what must outlive the model: the tensors, their names and shapes)."""
+    handle, err = _P(), _Error()
     if isinstance(model, (str, os.PathLike)):
-        return os.fspath(model)
-    if hasattr(model, "save_pretrained"):
-        tmp = tempfile.TemporaryDirectory(prefix="hfx-model-")
-        keep.append(tmp)
-        model.save_pretrained(tmp.name)
-        gen = getattr(model, "generation_config", None)
-        if gen is not None:
-            gen.save_pretrained(tmp.name)
-        return tmp.name
-    raise TypeError("model must be a checkpoint directory, a Hub id, or a PreTrainedModel")
+        _check(_lib.hfx_model_open_at(os.fspath(model).encode(), None, ctypes.byref(handle), ctypes.byref(err)), err)
+        return handle
+    if not (hasattr(model, "state_dict") and hasattr(model, "config")):
+        raise TypeError("model must be a checkpoint directory, a Hub id, or a PreTrainedModel")
+    state = model.state_dict()
+    tensors = (_Tensor * len(state))()
+    for i, (name, t) in enumerate(state.items()):
+        t = t.detach()
+        if t.device.type != "cpu" or not t.is_contiguous():
+            t = t.to("cpu").contiguous()  # the one case that copies
+        dtype = _HFX_DTYPE.get(str(t.dtype).removeprefix("torch."))
+        if dtype is None:
+            raise HfxError(3, f"tensor {name!r}: dtype {t.dtype} is not supported")
+        shape = (ctypes.c_int64 * max(t.dim(), 1))(*t.shape)
+        keep.extend([t, shape])
+        tensors[i] = _Tensor(name.encode(), dtype, t.dim(), shape, t.data_ptr())
+    keep.append(tensors)
+    config = model.config.to_json_string()
+    gen = getattr(model, "generation_config", None)
+    gen_json = gen.to_json_string() if gen is not None and hasattr(gen, "to_json_string") else None
+    _check(_lib.hfx_model_open_memory(config.encode(), gen_json.encode() if gen_json else None, tensors, len(state),
+                                      ctypes.byref(handle), ctypes.byref(err)), err)
+    return handle
 
 
 class ExportedModel:
@@ -215,8 +246,7 @@ class ExportedModel:
         err = _Error()
         model, cfg, exporter, samples = _P(), _P(), _P(), None
         try:
-            _check(_lib.hfx_model_open_at(_model_dir(self._model, self._keep).encode(), None, ctypes.byref(model),
-                                          ctypes.byref(err)), err)
+            model = _open_model(self._model, self._keep)
             _check(_lib.hfx_export_config_from_json(self._config.encode(), ctypes.byref(cfg), ctypes.byref(err)), err)
             _check(_lib.hfx_exporter_from_config(cfg, ctypes.byref(exporter), ctypes.byref(err)), err)
             samples = _samples(self._inputs)
@@ -235,8 +265,6 @@ class ExportedModel:
             _lib.hfx_exporter_free(exporter)
             _lib.hfx_export_config_free(cfg)
             _lib.hfx_model_close(model)
-            for tmp in self._keep:
-                tmp.cleanup()
             self._keep.clear()
         manifest = json.loads((Path(save_directory) / "export.json").read_text())
         self.components = {name: entry["file"] for name, entry in manifest["components"].items()}

@@ -176,7 +176,15 @@ static const char *const side_files[] = {
     "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "chat_template.jinja",
     "chat_template.json"};
 
-static hfx_status copy_side_files(hfx_outdir *out, const char *src_dir, hfx_error *err) {
+static hfx_status copy_side_files(hfx_outdir *out, const hfx_checkpoint *ck, hfx_error *err) {
+    const char *text = hfx_checkpoint_json_text(ck, false);
+    if (text) { /* a model from memory: its config texts, no tokenizer files */
+        hfx_status st = hfx_outdir_write(out, "config.json", text, strlen(text), err);
+        const char *gen = hfx_checkpoint_json_text(ck, true);
+        if (!st && gen) st = hfx_outdir_write(out, "generation_config.json", gen, strlen(gen), err);
+        return st;
+    }
+    const char *src_dir = hfx_checkpoint_dir(ck);
     char path[4096];
     struct stat sb;
     snprintf(path, sizeof path, "%s/config.json", src_dir);
@@ -417,7 +425,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
     hfx_outdir_set_progress(out, e->progress, e->progress_user);
     if (!st) st = fmt->write(gs, n, out, err);
     free(gs);
-    if (!st) st = copy_side_files(out, hfx_checkpoint_dir(model->ck), err);
+    if (!st) st = copy_side_files(out, model->ck, err);
     if (!st) {
         char *text = hfx_export_config_to_json(whole);
         st = text ? hfx_outdir_write(out, "export_config.json", text, strlen(text), err)

@@ -9,6 +9,8 @@
 #include "export/model.h"
 #include "hf/hub.h"
 
+static hfx_status open_checkpoint(hfx_checkpoint *ck, hfx_model **out, hfx_error *err);
+
 hfx_status hfx_model_open(const char *dir, hfx_model **out, hfx_error *err) {
     return hfx_model_open_at(dir, NULL, out, err);
 }
@@ -23,13 +25,29 @@ hfx_status hfx_model_open_at(const char *model, const char *revision, hfx_model 
         if (st) return st;
         dir = snapshot;
     }
+    hfx_checkpoint *ck;
+    hfx_status st = hfx_checkpoint_open(dir, &ck, err);
+    return st ? st : open_checkpoint(ck, out, err);
+}
+
+hfx_status hfx_model_open_memory(const char *config_json, const char *generation_config_json,
+                                 const hfx_tensor *tensors, size_t n_tensors, hfx_model **out, hfx_error *err) {
+    hfx_checkpoint *ck;
+    hfx_status st = hfx_checkpoint_open_memory(config_json, generation_config_json, tensors, n_tensors, &ck, err);
+    return st ? st : open_checkpoint(ck, out, err);
+}
+
+/* The model over an opened checkpoint (owned from here on): its architecture, and a dry-run build
+ * that checks every tensor it needs. */
+static hfx_status open_checkpoint(hfx_checkpoint *ck, hfx_model **out, hfx_error *err) {
     hfx_model *m = calloc(1, sizeof *m);
     if (!m || !(m->arena = hfx_arena_new())) {
         free(m);
+        hfx_checkpoint_close(ck);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
-    hfx_status st = hfx_checkpoint_open(dir, &m->ck, err);
-    if (!st) st = hfx_arch_open(m->ck, m->arena, &m->arch, err);
+    m->ck = ck;
+    hfx_status st = hfx_arch_open(m->ck, m->arena, &m->arch, err);
     if (!st) {
         hfx_graph *g = hfx_graph_new();
         if (!g) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");

@@ -29,6 +29,7 @@ struct hfx_checkpoint {
     json_t *config;            /* owned: config.json, an object */
     const char *config_path;   /* "<dir>/config.json" (arena), for messages */
     json_t *generation;        /* owned: generation_config.json, NULL when absent */
+    const char *config_text, *generation_text; /* a checkpoint in memory: the JSON texts (arena) */
     size_t n_files;
     mapped_file *files;        /* arena, n_files; sorted by name when sharded */
     size_t n_tensors;
@@ -149,6 +150,19 @@ static int by_name(const void *pa, const void *pb) {
     return strcmp(((const hfx_tensor_info *)pa)->name, ((const hfx_tensor_info *)pb)->name);
 }
 
+/* Sort ck->tensors by name; a name twice is an error. */
+static hfx_status sort_tensors(hfx_checkpoint *ck, hfx_error *err) {
+    size_t n = ck->n_tensors;
+    if (n) qsort(ck->tensors, n, sizeof *ck->tensors, by_name);
+    for (size_t i = 1; i < n; i++) {
+        const hfx_tensor_info *a = &ck->tensors[i - 1], *b = &ck->tensors[i];
+        if (strcmp(a->name, b->name) == 0)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: duplicate tensor '%s': also in %s",
+                            b->file, a->name, a->file);
+    }
+    return HFX_OK;
+}
+
 /* Gather every file's tensors into ck->tensors, sorted by name; a name twice is an error. */
 static hfx_status merge_tensors(hfx_checkpoint *ck, hfx_error *err) {
     size_t n = 0;
@@ -167,14 +181,7 @@ static hfx_status merge_tensors(hfx_checkpoint *ck, hfx_error *err) {
         }
     }
     ck->n_tensors = n;
-    if (n) qsort(ck->tensors, n, sizeof *ck->tensors, by_name);
-    for (size_t i = 1; i < n; i++) {
-        const hfx_tensor_info *a = &ck->tensors[i - 1], *b = &ck->tensors[i];
-        if (strcmp(a->name, b->name) == 0)
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: duplicate tensor '%s': also in %s",
-                            b->file, a->name, a->file);
-    }
-    return HFX_OK;
+    return sort_tensors(ck, err);
 }
 
 /* A shard name from the weight_map must name a file directly inside the directory. */
@@ -362,6 +369,74 @@ hfx_status hfx_checkpoint_open(const char *dir, hfx_checkpoint **out, hfx_error 
     }
     *out = ck;
     return HFX_OK;
+}
+
+static const char MEMORY[] = "(memory)";
+
+/* JSON text as an object, for a checkpoint in memory; `what` names it in messages. */
+static hfx_status parse_text(const char *text, const char *what, json_t **out, hfx_error *err) {
+    json_error_t je;
+    *out = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    if (!*out && json_error_code(&je) == json_error_out_of_memory) return nomem(err);
+    if (!*out) return hfx_fail(err, HFX_ERR_INVALID, "%s: malformed JSON at line %d, column %d: %s", what, je.line,
+                               je.column, je.text);
+    if (!json_is_object(*out)) return hfx_fail(err, HFX_ERR_INVALID, "%s: not a JSON object", what);
+    return HFX_OK;
+}
+
+static hfx_status open_memory(hfx_checkpoint *ck, const char *config, const char *generation, const hfx_tensor *ts,
+                              size_t n, hfx_error *err) {
+    ck->dir = ck->prefix = MEMORY;
+    ck->config_path = "(memory)/config.json";
+    if (!config) return hfx_fail(err, HFX_ERR_INVALID, "(memory): config.json's text is missing");
+    if (!(ck->config_text = hfx_arena_strdup(ck->arena, config)) ||
+        (generation && !(ck->generation_text = hfx_arena_strdup(ck->arena, generation))))
+        return nomem(err);
+    hfx_status st = parse_text(config, ck->config_path, &ck->config, err);
+    if (!st && generation) st = parse_text(generation, "(memory)/generation_config.json", &ck->generation, err);
+    if (st) return st;
+    if (n > SIZE_MAX / sizeof *ck->tensors || !(ck->tensors = hfx_arena_alloc(ck->arena, (n ? n : 1) * sizeof *ck->tensors)))
+        return nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        const hfx_tensor *t = &ts[i];
+        hfx_tensor_info *ti = &ck->tensors[i];
+        uint64_t count = 1;
+        bool ok = t->name && t->rank >= 0 && t->rank <= HFX_MAX_RANK && (t->rank == 0 || t->shape) &&
+                  (t->data || count == 0) && hfx_dtype_size(t->dtype) > 0;
+        for (int d = 0; ok && d < t->rank; d++)
+            ok = t->shape[d] >= 0 && !__builtin_mul_overflow(count, (uint64_t)t->shape[d], &count);
+        uint64_t nbytes = ok ? hfx_dtype_nbytes(t->dtype, count) : 0;
+        if (!ok || nbytes == UINT64_MAX || (!t->data && nbytes))
+            return hfx_fail(err, HFX_ERR_INVALID, "(memory): tensor %zu ('%s'): a bad dtype, rank, shape or data", i,
+                            t->name ? t->name : "?");
+        *ti = (hfx_tensor_info){.name = hfx_arena_strdup(ck->arena, t->name), .dtype = t->dtype, .rank = t->rank,
+                                .data = t->data, .nbytes = nbytes, .file = MEMORY};
+        if (!ti->name) return nomem(err);
+        for (int d = 0; d < t->rank; d++) ti->shape[d] = t->shape[d];
+    }
+    ck->n_tensors = n;
+    return sort_tensors(ck, err);
+}
+
+hfx_status hfx_checkpoint_open_memory(const char *config_json, const char *generation_json, const hfx_tensor *tensors,
+                                      size_t n, hfx_checkpoint **out, hfx_error *err) {
+    *out = NULL;
+    hfx_checkpoint *ck = calloc(1, sizeof *ck);
+    if (!ck || !(ck->arena = hfx_arena_new())) {
+        free(ck);
+        return nomem(err);
+    }
+    hfx_status st = open_memory(ck, config_json, generation_json, tensors, n, err);
+    if (st) {
+        hfx_checkpoint_close(ck);
+        return st;
+    }
+    *out = ck;
+    return HFX_OK;
+}
+
+const char *hfx_checkpoint_json_text(const hfx_checkpoint *ck, bool generation) {
+    return generation ? ck->generation_text : ck->config_text;
 }
 
 void hfx_checkpoint_close(hfx_checkpoint *ck) {

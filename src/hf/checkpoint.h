@@ -21,6 +21,15 @@ typedef struct hfx_checkpoint hfx_checkpoint;
  * disagreement between index and shards. */
 hfx_status hfx_checkpoint_open(const char *dir, hfx_checkpoint **out, hfx_error *err);
 
+/* A checkpoint in memory: the JSON texts (copied) and the tensors (their data borrowed until
+ * close), checked as a directory's are; its dir is "(memory)". */
+hfx_status hfx_checkpoint_open_memory(const char *config_json, const char *generation_json, const hfx_tensor *tensors,
+                                      size_t n, hfx_checkpoint **out, hfx_error *err);
+
+/* A checkpoint in memory's config.json text (generation false) or generation_config.json text
+ * (true; NULL when none); NULL for a checkpoint read from a directory. */
+const char *hfx_checkpoint_json_text(const hfx_checkpoint *ck, bool generation);
+
 void hfx_checkpoint_close(hfx_checkpoint *ck);
 
 /* The directory path as given to open. */

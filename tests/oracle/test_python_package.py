@@ -80,10 +80,12 @@ def test_seed_api_example_with_import_hfx(checkpoints, tmp_path):
     assert np.abs(got - want).max() <= PARITY_ATOL
 
 
-def test_loaded_model_exports_like_its_directory(checkpoints, tmp_path):
+@pytest.mark.parametrize("name", ["llama_default", "llama_tied", "gemma", "qwen3_tied"])
+def test_loaded_model_exports_like_its_directory(checkpoints, tmp_path, name):
+    """The state dict goes to C in memory (hfx_model_open_memory), no checkpoint written."""
     from transformers import AutoModelForCausalLM, GenerationConfig
 
-    ck = checkpoints("llama_default")
+    ck = checkpoints(name)
     model = AutoModelForCausalLM.from_pretrained(str(ck)).eval()
     exporter = hfx.OnnxExporter()
     config = hfx.OnnxConfig(dynamic=True)
@@ -103,3 +105,19 @@ def test_errors_are_exceptions_with_the_c_message(tmp_path):
     assert e.value.status == 2 and "missing" in str(e.value)
     with pytest.raises(hfx.HfxError):
         hfx.AutoExportConfig.from_dict({"export_format": "tflite"})
+
+
+def test_memory_tensors_are_checked():
+    """A state dict with a name twice or an unknown dtype is refused with the tensor named."""
+    import ctypes
+    shape = (ctypes.c_int64 * 1)(4)
+    data = (ctypes.c_float * 4)()
+    tensors = (hfx._Tensor * 2)(hfx._Tensor(b"w", 1, 1, shape, ctypes.addressof(data)),
+                                hfx._Tensor(b"w", 1, 1, shape, ctypes.addressof(data)))
+    handle, err = hfx._P(), hfx._Error()
+    cfg = b'{"architectures": ["LlamaForCausalLM"]}'
+    assert hfx._lib.hfx_model_open_memory(cfg, None, tensors, 2, ctypes.byref(handle), ctypes.byref(err)) == 2
+    assert b"duplicate tensor 'w'" in err.message
+    tensors[1] = hfx._Tensor(b"v", 99, 1, shape, ctypes.addressof(data))
+    assert hfx._lib.hfx_model_open_memory(cfg, None, tensors, 2, ctypes.byref(handle), ctypes.byref(err)) == 2
+    assert b"'v'" in err.message
