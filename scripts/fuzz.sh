@@ -48,8 +48,11 @@ for h in tests/fuzz/fuzz_*.c; do
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         -Iinclude -Isrc $src $extra "$h" -ljansson -lm -lpthread -o "$out/$n"
     mkdir -p "$out/$n.corpus" "$out/$n.crashes"
+    dict=""  # the JSON harnesses: tokens and the keys hfx reads, so mutations stay parseable
+    case $n in fuzz_checkpoint | fuzz_export_config) dict=-dict=tests/fuzz/json.dict ;; esac
     echo "fuzz: $n for ${seconds}s on $jobs job(s)"
-    if ! "$out/$n" -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" -print_final_stats=1 \
+    # shellcheck disable=SC2086
+    if ! "$out/$n" $dict -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" -print_final_stats=1 \
             -artifact_prefix="$out/$n.crashes/" "$out/$n.corpus" >"$out/$n.log" 2>&1; then
         status=1
         echo "fuzz: $n FOUND A PROBLEM (see $out/$n.log and $out/$n.crashes/)"
