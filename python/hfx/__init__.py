@@ -140,34 +140,36 @@ class _ConfigBase:
 
 
 @dataclasses.dataclass
-class OnnxConfig(_ConfigBase):
-    """transformers.exporters.OnnxConfig's fields; `hfx_options` carries hfx's own keys."""
+class _SeedConfig(_ConfigBase):
+    """The fields every transformers.exporters config shares (its DynamoConfig's); `hfx_options`
+    carries hfx's own keys."""
 
-    export_format: str = "onnx"
+    export_format: str = ""
     dynamic: bool = False
     strict: bool = False
     dynamic_shapes: dict[str, Any] | None = None
     prefer_deferred_runtime_asserts_over_guards: bool = False
     quantizer: Any = None
-    opset_version: int | None = None
-    optimize: bool = True
-    ort_fusions: str | None = None
     hfx_options: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
-class OpenVINOConfig(_ConfigBase):
-    """transformers.exporters.OpenVINOConfig's fields; `hfx_options` carries hfx's own keys."""
+class OnnxConfig(_SeedConfig):
+    """transformers.exporters.OnnxConfig's fields."""
+
+    export_format: str = "onnx"
+    opset_version: int | None = None
+    optimize: bool = True
+    ort_fusions: str | None = None
+
+
+@dataclasses.dataclass
+class OpenVINOConfig(_SeedConfig):
+    """transformers.exporters.OpenVINOConfig's fields."""
 
     export_format: str = "openvino"
-    dynamic: bool = False
-    strict: bool = False
-    dynamic_shapes: dict[str, Any] | None = None
-    prefer_deferred_runtime_asserts_over_guards: bool = False
-    quantizer: Any = None
     compress_to_fp16: bool = False
     stateful: bool = True
-    hfx_options: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 _CONFIGS = {"onnx": OnnxConfig, "openvino": OpenVINOConfig}
