@@ -326,7 +326,13 @@ static int cmd_export(int argc, char **argv) {
             raise(stopped_by);
         }
         if (st) rc = fail_with(&err);
-        else if (!quiet) fprintf(stderr, "hfx: exported %s to %s\n", hfx_model_architecture(model), out_dir);
+        for (const char *w = hfx_exporter_warnings(exporter); !st && *w;) { /* shown even when quiet */
+            const char *end = strchr(w, '\n');
+            int len = end ? (int)(end - w) : (int)strlen(w);
+            fprintf(stderr, "hfx: warning: %.*s\n", len, w);
+            w += len + (end != NULL);
+        }
+        if (!st && !quiet) fprintf(stderr, "hfx: exported %s to %s\n", hfx_model_architecture(model), out_dir);
     }
     hfx_sample_inputs_free(samples);
     hfx_exporter_free(exporter);

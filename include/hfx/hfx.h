@@ -182,6 +182,12 @@ hfx_status hfx_exporter_from_config(const hfx_export_config *cfg, hfx_exporter *
  * (it only sets a flag, which the export polls between chunks of its writes). */
 void hfx_exporter_cancel(hfx_exporter *exporter);
 
+/* The warnings of the exporter's last export, one per line ("" when none): what it wrote with a
+ * known difference, or left out (an OpenVINO export whose tokenizer.json hfx cannot convert gets
+ * no openvino_tokenizer.xml, and says why here and in export.json). Valid until the next export
+ * or hfx_exporter_free. */
+const char *hfx_exporter_warnings(const hfx_exporter *exporter);
+
 /* Report write progress through `fn` (NULL: none). */
 void hfx_exporter_set_progress(hfx_exporter *exporter, hfx_progress_fn fn, void *user);
 

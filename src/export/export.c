@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "arch/tokenizer.h"
 #include "base/status.h"
 #include "export/config.h"
 #include "export/genai.h"
@@ -56,6 +57,7 @@ struct hfx_exporter {
     atomic_int cancel;      /* set by hfx_exporter_cancel (a signal handler may): polled by writes */
     hfx_progress_fn progress;
     void *progress_user;
+    char warnings[2048];    /* the last export's, one per line */
 };
 
 hfx_status hfx_exporter_from_config(const hfx_export_config *cfg, hfx_exporter **out,
@@ -81,6 +83,13 @@ void hfx_exporter_cancel(hfx_exporter *e) { atomic_store(&e->cancel, 1); }
 void hfx_exporter_set_progress(hfx_exporter *e, hfx_progress_fn fn, void *user) {
     e->progress = fn;
     e->progress_user = user;
+}
+
+const char *hfx_exporter_warnings(const hfx_exporter *e) { return e->warnings; }
+
+static void warn(hfx_exporter *e, const char *text) {
+    size_t n = strlen(e->warnings);
+    snprintf(e->warnings + n, sizeof e->warnings - n, "%s\n", text);
 }
 
 void hfx_exporter_free(hfx_exporter *e) {
@@ -194,6 +203,42 @@ static hfx_status copy_side_files(hfx_outdir *out, const hfx_checkpoint *ck, hfx
         if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
             st = hfx_outdir_copy(out, side_files[i], path, err);
     }
+    return st;
+}
+
+/* The format's tokenizer graphs (OpenVINO GenAI's), when it has them: written from the
+ * checkpoint's tokenizer.json, or the reason they are not, as a warning and in the manifest. */
+static hfx_status write_tokenizer(hfx_exporter *e, const hfx_checkpoint *ck, hfx_outdir *out, json_t **entry,
+                                  hfx_error *err) {
+    *entry = NULL;
+    if (!e->fmt->write_tokenizer) return HFX_OK;
+    char why[1024];
+    hfx_tokenizer *t;
+    hfx_status st = hfx_tokenizer_load(ck, &t, why, sizeof why, err);
+    if (st) return st;
+    *entry = json_object();
+    if (!t) {
+        if (!why[0]) { /* no tokenizer.json */
+            json_decref(*entry);
+            *entry = NULL;
+            return HFX_OK;
+        }
+        char line[1200];
+        snprintf(line, sizeof line, "no OpenVINO tokenizer written: %s", why);
+        warn(e, line);
+        json_object_set_new(*entry, "converted", json_false());
+        json_object_set_new(*entry, "reason", json_string(why));
+        return HFX_OK;
+    }
+    st = e->fmt->write_tokenizer(t, out, err);
+    json_object_set_new(*entry, "converted", json_true());
+    json_object_set_new(*entry, "tokenizer", json_string("openvino_tokenizer.xml"));
+    json_object_set_new(*entry, "detokenizer", json_string("openvino_detokenizer.xml"));
+    if (t->note) {
+        warn(e, t->note);
+        json_object_set_new(*entry, "note", json_string(t->note));
+    }
+    hfx_tokenizer_free(t);
     return st;
 }
 
@@ -385,6 +430,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
                              hfx_error *err) {
     const hfx_format *fmt = e->fmt;
     hfx_status st = HFX_OK;
+    e->warnings[0] = 0;
     hfx_format_graph *gs = calloc((size_t)n, sizeof *gs);
     if (!gs) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n && !st; i++) {
@@ -426,6 +472,8 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
     if (!st) st = fmt->write(gs, n, out, err);
     free(gs);
     if (!st) st = copy_side_files(out, model->ck, err);
+    json_t *tokenizer = NULL;
+    if (!st) st = write_tokenizer(e, model->ck, out, &tokenizer, err);
     if (!st) {
         char *text = hfx_export_config_to_json(whole);
         st = text ? hfx_outdir_write(out, "export_config.json", text, strlen(text), err)
@@ -448,10 +496,12 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         json_object_set_new(manifest, "export_format", json_string(fmt->name));
         if (generation) json_object_set(manifest, "generation", generation);
         json_object_set_new(manifest, "components", comps);
+        if (tokenizer) json_object_set(manifest, "tokenizer", tokenizer);
         json_object_set_new(manifest, "files", files); /* every file of the export, this one included */
         st = write_json(out, MANIFEST, manifest, err);
         json_decref(manifest);
     }
+    json_decref(tokenizer);
     if (!st) return hfx_outdir_commit(out, err);
     hfx_outdir_abort(out);
     return st;

@@ -12,6 +12,7 @@
 
 #include "io/outdir.h"
 #include "ir/graph.h"
+#include "ir/tokenizer.h"
 
 enum { HFX_FORMAT_MAX_OPTIONS = 8 };
 
@@ -64,6 +65,9 @@ typedef struct hfx_format {
     /* Lower and write the graphs into `out` (temporary names until the export commits). Weights
      * several graphs read are stored once. NULL: a format of the Python system hfx lacks. */
     hfx_status (*write)(const hfx_format_graph *gs, int n, hfx_outdir *out, hfx_error *err);
+    /* Write the tokenizer as the format's runtime takes text (OpenVINO GenAI's tokenizer and
+     * detokenizer graphs); NULL: the format has none, the tokenizer files are only copied. */
+    hfx_status (*write_tokenizer)(const hfx_tokenizer *t, hfx_outdir *out, hfx_error *err);
 } hfx_format;
 
 /* The format named `name`, or NULL. Formats with write == NULL are listed (the Python system

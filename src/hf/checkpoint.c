@@ -75,10 +75,10 @@ static hfx_status open_regular(const char *path, int *fd, struct stat *sb, hfx_e
     return st;
 }
 
-/* Parse the JSON object at `path` into *out; a missing optional file leaves *out NULL. */
-static hfx_status load_json(const char *path, int required, json_t **out, hfx_error *err) {
+/* The whole of the regular file at `path` (at most MAX_JSON bytes), NUL-terminated, owned by the
+ * caller; *len without the NUL. */
+static hfx_status read_text(const char *path, char **out, size_t *len, hfx_error *err) {
     *out = NULL;
-    if (!required && !exists(path)) return HFX_OK;
     int fd;
     struct stat sb;
     hfx_status st = open_regular(path, &fd, &sb, err);
@@ -105,8 +105,22 @@ static hfx_status load_json(const char *path, int required, json_t **out, hfx_er
         free(text);
         return hfx_fail(err, HFX_ERR_IO, "%s: read failed: %s", path, strerror(read_errno));
     }
+    text[n] = 0;
+    *out = text;
+    *len = n;
+    return HFX_OK;
+}
+
+/* Parse the JSON object at `path` into *out; a missing optional file leaves *out NULL. */
+static hfx_status load_json(const char *path, int required, size_t flags, json_t **out, hfx_error *err) {
+    *out = NULL;
+    if (!required && !exists(path)) return HFX_OK;
+    char *text;
+    size_t n;
+    hfx_status st = read_text(path, &text, &n, err);
+    if (st) return st;
     json_error_t je;
-    *out = json_loadb(text, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    *out = json_loadb(text, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | flags, &je);
     free(text);
     if (!*out && json_error_code(&je) == json_error_out_of_memory) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (!*out)
@@ -272,7 +286,7 @@ static hfx_status cross_check(hfx_checkpoint *ck, const char *index, json_t *wm,
 
 static hfx_status open_sharded(hfx_checkpoint *ck, const char *index, hfx_error *err) {
     json_t *root;
-    hfx_status st = load_json(index, 1, &root, err);
+    hfx_status st = load_json(index, 1, 0, &root, err);
     if (st) return st;
     json_t *wm = json_object_get(root, "weight_map");
     size_t n = json_object_size(wm);
@@ -350,8 +364,8 @@ static hfx_status open_all(hfx_checkpoint *ck, const char *dir, hfx_error *err) 
     ck->config_path = config;
     struct stat cs;
     if (stat(config, &cs) != 0 && errno == ENOENT) return no_config(ck, config, err);
-    hfx_status st = load_json(config, 1, &ck->config, err);
-    if (!st) st = load_json(gen, 0, &ck->generation, err);
+    hfx_status st = load_json(config, 1, 0, &ck->config, err);
+    if (!st) st = load_json(gen, 0, 0, &ck->generation, err);
     return st ? st : open_weights(ck, err);
 }
 
@@ -479,4 +493,34 @@ const hfx_tensor_info *hfx_checkpoint_find(const hfx_checkpoint *ck, const char 
 long hfx_checkpoint_index_of(const hfx_checkpoint *ck, const char *name) {
     const hfx_tensor_info *t = hfx_checkpoint_find(ck, name);
     return t ? (long)(t - ck->tensors) : -1;
+}
+
+/* ---- side files (tokenizer.json, ...) ---- */
+
+static hfx_status side_path(const hfx_checkpoint *ck, const char *name, char *path, size_t size, bool *found) {
+    *found = false;
+    if (ck->config_text) return HFX_OK; /* in memory: no side files */
+    if ((size_t)snprintf(path, size, "%s/%s", ck->prefix, name) >= size) return HFX_OK;
+    struct stat sb;
+    *found = lstat(path, &sb) == 0;
+    return HFX_OK;
+}
+
+hfx_status hfx_checkpoint_side_json(const hfx_checkpoint *ck, const char *name, bool reals, json_t **out,
+                                    hfx_error *err) {
+    char path[4096];
+    bool found;
+    *out = NULL;
+    side_path(ck, name, path, sizeof path, &found);
+    return found ? load_json(path, 1, reals ? JSON_DECODE_INT_AS_REAL : 0, out, err) : HFX_OK;
+}
+
+hfx_status hfx_checkpoint_side_text(const hfx_checkpoint *ck, const char *name, char **out, size_t *len,
+                                    hfx_error *err) {
+    char path[4096];
+    bool found;
+    *out = NULL;
+    *len = 0;
+    side_path(ck, name, path, sizeof path, &found);
+    return found ? read_text(path, out, len, err) : HFX_OK;
 }

@@ -44,6 +44,18 @@ hfx_cfg hfx_checkpoint_cfg(const hfx_checkpoint *ck);
 /* generation_config.json (borrowed), or NULL when the file does not exist. */
 const json_t *hfx_checkpoint_generation_config(const hfx_checkpoint *ck);
 
+/* The JSON object in the file `name` beside config.json (tokenizer.json, ...): *out (owned by
+ * the caller) is NULL when there is no such file or the checkpoint is in memory. A file that is
+ * not a regular file, too large or not a JSON object is an error naming it. `reals`: every number
+ * is read as a double (tokenizer_config.json's model_max_length overflows int64). */
+hfx_status hfx_checkpoint_side_json(const hfx_checkpoint *ck, const char *name, bool reals, json_t **out,
+                                    hfx_error *err);
+
+/* The bytes of the file `name` beside config.json, NUL-terminated (*out owned by the caller, NULL
+ * when there is none), under the same rules. */
+hfx_status hfx_checkpoint_side_text(const hfx_checkpoint *ck, const char *name, char **out, size_t *len,
+                                    hfx_error *err);
+
 /* Number of tensors over all shards. */
 size_t hfx_checkpoint_tensor_count(const hfx_checkpoint *ck);
 

@@ -11,4 +11,7 @@ enum { OV_OPT_STATEFUL, OV_OPT_COMPRESS_TO_FP16, OV_N_OPTIONS };
 
 extern const hfx_format hfx_format_openvino;
 
+/* openvino_tokenizer.xml/.bin and openvino_detokenizer.xml/.bin (tokenizer.c). */
+hfx_status hfx_ov_write_tokenizer(const hfx_tokenizer *t, hfx_outdir *out, hfx_error *err);
+
 #endif

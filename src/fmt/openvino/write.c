@@ -173,4 +173,5 @@ static const hfx_format_option ov_options[OV_N_OPTIONS] = {
 const hfx_format hfx_format_openvino = {
     .name = "openvino", .summary = "OpenVINO IR v11 (.xml + .bin), for OpenVINO and openvino-genai",
     .graph_ext = ".xml", .options = ov_options, .n_options = OV_N_OPTIONS, .state_option = "stateful",
-    .stateful_file = "openvino_model.xml", .keeps = hfx_ov_keeps, .write = ov_write};
+    .stateful_file = "openvino_model.xml", .keeps = hfx_ov_keeps, .write = ov_write,
+    .write_tokenizer = hfx_ov_write_tokenizer};
