@@ -147,16 +147,52 @@ void free(void *p) {
 typedef struct scenario {
     const char *name, *config;
     bool generation;
+    bool tokenizer; /* the checkpoint gets TOKENIZER_JSON beside it (OpenVINO writes its graphs) */
 } scenario;
 
+/* A small byte-level BPE with a split regex, added tokens, a template and a chat template:
+ * every part of the tokenizer reader and writer allocates. */
+static const char TOKENIZER_JSON[] =
+    "{\"version\": \"1.0\", \"added_tokens\": [{\"id\": 0, \"content\": \"<s>\", \"special\": true},"
+    " {\"id\": 1, \"content\": \"<mask>\", \"special\": true, \"lstrip\": true}],"
+    " \"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"NFC\"},"
+    " {\"type\": \"Replace\", \"pattern\": {\"String\": \"\\t\"}, \"content\": \" \"}]},"
+    " \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\","
+    " \"pattern\": {\"Regex\": \"\\\\s+|\\\\w+\"}, \"behavior\": \"Isolated\", \"invert\": false},"
+    " {\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"use_regex\": false}]},"
+    " \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"<s>\"}},"
+    " {\"Sequence\": {\"id\": \"A\"}}], \"special_tokens\": {\"<s>\": {\"id\": \"<s>\", \"ids\": [0]}}},"
+    " \"decoder\": {\"type\": \"ByteLevel\"},"
+    " \"model\": {\"type\": \"BPE\", \"vocab\": {\"<s>\": 0, \"<mask>\": 1, \"a\": 2, \"b\": 3, \"\\u0120\": 4,"
+    " \"ab\": 5, \"\\u0120a\": 6}, \"merges\": [\"a b\", [\"\\u0120\", \"a\"]]}}";
+static const char TOKENIZER_CONFIG[] = "{\"bos_token\": \"<s>\", \"eos_token\": {\"content\": \"<s>\"},"
+                                       " \"chat_template\": \"{{ messages }}\", \"model_max_length\": 1e30}";
+
 static const scenario scenarios[] = {
-    {"onnx", "{\"export_format\": \"onnx\", \"dynamic\": true}", false},
-    {"onnx-generation", "{\"export_format\": \"onnx\", \"dynamic\": true}", true},
-    {"openvino", "{\"export_format\": \"openvino\", \"dynamic\": true}", false},
-    {"openvino-generation", "{\"export_format\": \"openvino\", \"dynamic\": true}", true},
+    {"onnx", "{\"export_format\": \"onnx\", \"dynamic\": true}", false, false},
+    {"onnx-generation", "{\"export_format\": \"onnx\", \"dynamic\": true}", true, false},
+    {"openvino", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, false},
+    {"openvino-generation", "{\"export_format\": \"openvino\", \"dynamic\": true}", true, false},
     {"onnx-seed-static", "{\"export_format\": \"onnx\", \"dynamic\": true, \"io\": \"seed\", "
-                         "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true},
+                         "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},
+    {"openvino-tokenizer", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, true},
 };
+
+/* WORK-tokenizer: the checkpoint's files linked, with TOKENIZER_JSON beside them; NULL on failure. */
+static const char *with_tokenizer(const char *ck, const char *work, char *dir, size_t n) {
+    char cmd[4400];
+    snprintf(dir, n, "%s-tokenizer", work);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir '%s' && ln -s \"$(realpath '%s')\"/* '%s'/", dir, dir, ck, dir);
+    if (system(cmd) != 0) return NULL;
+    const char *names[2] = {"tokenizer.json", "tokenizer_config.json"}, *texts[2] = {TOKENIZER_JSON, TOKENIZER_CONFIG};
+    for (int i = 0; i < 2; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *f = fopen(path, "w");
+        if (!f || fputs(texts[i], f) < 0 || fclose(f) != 0) return NULL;
+    }
+    return dir;
+}
 
 /* The export, start to end, through the public API; its status. */
 static hfx_status run(const char *ck, const scenario *s, const char *out, hfx_error *err) {
@@ -190,7 +226,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s CHECKPOINT_DIR WORK_DIR [STRIDE]\n", argv[0]);
         return 2;
     }
-    const char *ck = argv[1], *work = argv[2];
+    const char *work = argv[2];
     long stride = argc > 3 ? atol(argv[3]) : 1;
     if (stride < 1) stride = 1;
     A.live = mmap(NULL, TABLE * sizeof *A.live, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -211,6 +247,9 @@ int main(int argc, char **argv) {
     for (size_t si = 0; si < sizeof scenarios / sizeof scenarios[0]; si++) {
         const scenario *s = &scenarios[si];
         hfx_error err;
+        char tok_dir[1100];
+        const char *ck = s->tokenizer ? with_tokenizer(argv[1], work, tok_dir, sizeof tok_dir) : argv[1];
+        if (!ck) return 1;
         char cmd[4200], ref[4200], same[8600], keep[13000];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
         snprintf(ref, sizeof ref, "%s-%s", work, s->name); /* beside the work directory */
