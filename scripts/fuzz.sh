@@ -34,6 +34,10 @@ seed_into fuzz_checkpoint config 00 examples/tiny-llama/config.json
 seed_into fuzz_checkpoint generation 01 examples/tiny-llama/generation_config.json
 printf '{"metadata": {"total_size": 1}, "weight_map": {"model.embed_tokens.weight": "model.safetensors"}}' >"$seed/index.json"
 seed_into fuzz_checkpoint index 02 "$seed/index.json"
+for f in tests/fuzz/seeds/tokenizer-*.json; do # tokenizers the oracle tests build, one per kind
+    seed_into fuzz_tokenizer "$(basename "$f" .json)" 00 "$f"
+done
+seed_into fuzz_tokenizer config 01 tests/fuzz/seeds/tokenizer_config-l3.json
 seed_into fuzz_inspect onnx 00 "$seed/onnx/model.onnx"
 seed_into fuzz_inspect xml 01 "$seed/ov/model.xml"
 
@@ -49,7 +53,7 @@ for h in tests/fuzz/fuzz_*.c; do
         -Iinclude -Isrc $src $extra "$h" -ljansson -lm -lpthread -o "$out/$n"
     mkdir -p "$out/$n.corpus" "$out/$n.crashes"
     dict=""  # the JSON harnesses: tokens and the keys hfx reads, so mutations stay parseable
-    case $n in fuzz_checkpoint | fuzz_export_config) dict=-dict=tests/fuzz/json.dict ;; esac
+    case $n in fuzz_checkpoint | fuzz_export_config | fuzz_tokenizer) dict=-dict=tests/fuzz/json.dict ;; esac
     echo "fuzz: $n for ${seconds}s on $jobs job(s)"
     # shellcheck disable=SC2086
     if ! "$out/$n" $dict -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" -print_final_stats=1 \

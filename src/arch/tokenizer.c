@@ -861,10 +861,10 @@ static bool convert(tk *k, const hfx_checkpoint *ck, const json_t *root, const j
     t->dsteps = alloc(k, (size_t)k->n_dsteps, sizeof *t->dsteps);
     t->segments = alloc(k, (size_t)k->n_segs, sizeof *t->segments);
     if (k->oom) return false;
-    memcpy(t->steps, k->steps, (size_t)k->n_steps * sizeof *t->steps);
-    memcpy(t->first, k->first, (size_t)k->n_first * sizeof *t->first);
-    memcpy(t->dsteps, k->dsteps, (size_t)k->n_dsteps * sizeof *t->dsteps);
-    memcpy(t->segments, k->segs, (size_t)k->n_segs * sizeof *t->segments);
+    if (k->n_steps) memcpy(t->steps, k->steps, (size_t)k->n_steps * sizeof *t->steps);
+    if (k->n_first) memcpy(t->first, k->first, (size_t)k->n_first * sizeof *t->first);
+    if (k->n_dsteps) memcpy(t->dsteps, k->dsteps, (size_t)k->n_dsteps * sizeof *t->dsteps);
+    if (k->n_segs) memcpy(t->segments, k->segs, (size_t)k->n_segs * sizeof *t->segments);
     t->n_steps = k->n_steps;
     t->n_first = k->n_first;
     t->n_dsteps = k->n_dsteps;
