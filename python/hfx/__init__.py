@@ -21,6 +21,7 @@ import dataclasses
 import glob
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,8 @@ _lib.hfx_sample_inputs_add.argtypes = [_P, ctypes.c_char_p, ctypes.c_int, ctypes
 _lib.hfx_export.argtypes = [_P, _P, _P, _P, ctypes.c_char_p, ctypes.POINTER(_Error)]
 _lib.hfx_export_for_generation.argtypes = [_P, _P, _P, _P, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
                                            ctypes.POINTER(_Error)]
+_lib.hfx_exporter_warnings.argtypes = [_P]
+_lib.hfx_exporter_warnings.restype = ctypes.c_char_p
 for _f in ("hfx_model_open_at", "hfx_export_config_from_json", "hfx_exporter_from_config", "hfx_sample_inputs_add",
            "hfx_export", "hfx_export_for_generation"):
     getattr(_lib, _f).restype = ctypes.c_int
@@ -262,6 +265,8 @@ class ExportedModel:
             else:
                 st = _lib.hfx_export(exporter, model, samples, cfg, out, ctypes.byref(err))
             _check(st, err)
+            for line in (_lib.hfx_exporter_warnings(exporter) or b"").decode().splitlines():
+                warnings.warn(f"hfx: {line}", stacklevel=2)
         finally:
             _lib.hfx_sample_inputs_free(samples)
             _lib.hfx_exporter_free(exporter)

@@ -39,6 +39,7 @@ typedef struct tk {
     size_t why_size;
     bool failed, oom;
     bool byte_level;          /* a ByteLevel pre-tokenizer: the vocabulary is bytes spelled as chars */
+    bool fused;               /* decoding: the tokens are one text by now (after Fuse) */
     hfx_tok_step steps[MAX_STEPS], first[MAX_STEPS], dsteps[MAX_STEPS];
     int n_steps, n_first, n_dsteps;
     hfx_tok_segment segs[MAX_SEGMENTS];
@@ -217,17 +218,23 @@ static const char *pattern_of(tk *k, const json_t *o, const char *where) {
     return NULL;
 }
 
-static bool normalizer(tk *k, const json_t *o, int depth) {
+/* A component of tokenizer.json: a Sequence of its kind (each in order, nested at most
+ * MAX_DEPTH deep) or one step, which `one` converts by its "type". */
+typedef bool (*component_fn)(tk *k, const json_t *o, const char *type);
+
+static bool walk(tk *k, const json_t *o, int depth, const char *part, const char *list_key, component_fn one) {
     const char *type = type_of(o);
-    if (!type) return no(k, "normalizer: no \"type\"");
-    if (depth > MAX_DEPTH) return no(k, "normalizer: Sequence nested too deep");
-    if (!strcmp(type, "Sequence")) {
-        const json_t *list = json_object_get(o, "normalizers");
-        if (!json_is_array(list)) return no(k, "normalizer.normalizers: not an array");
-        for (size_t i = 0; i < json_array_size(list); i++)
-            if (!normalizer(k, json_array_get(list, i), depth + 1)) return false;
-        return true;
-    }
+    if (!type) return no(k, "%s: no \"type\"", part);
+    if (depth > MAX_DEPTH) return no(k, "%s: Sequence nested too deep", part);
+    if (strcmp(type, "Sequence") != 0) return one(k, o, type);
+    const json_t *list = json_object_get(o, list_key);
+    if (!json_is_array(list)) return no(k, "%s.%s: not an array", part, list_key);
+    for (size_t i = 0; i < json_array_size(list); i++)
+        if (!walk(k, json_array_get(list, i), depth + 1, part, list_key, one)) return false;
+    return true;
+}
+
+static bool normalizer(tk *k, const json_t *o, const char *type) {
     if (!strcmp(type, "NFC") || !strcmp(type, "NFD") || !strcmp(type, "NFKC") || !strcmp(type, "NFKD")) {
         const char *forms[] = {"nfc", "nfd", "nfkc", "nfkd"};
         const char *form = forms[(type[2] == 'K' ? 2 : 0) + (type[strlen(type) - 1] == 'D')];
@@ -294,17 +301,7 @@ static const char *behaviour_of(tk *k, const char *b, const char *where) {
     return NULL;
 }
 
-static bool pre_tokenizer(tk *k, const json_t *o, int depth) {
-    const char *type = type_of(o);
-    if (!type) return no(k, "pre_tokenizer: no \"type\"");
-    if (depth > MAX_DEPTH) return no(k, "pre_tokenizer: Sequence nested too deep");
-    if (!strcmp(type, "Sequence")) {
-        const json_t *list = json_object_get(o, "pretokenizers");
-        if (!json_is_array(list)) return no(k, "pre_tokenizer.pretokenizers: not an array");
-        for (size_t i = 0; i < json_array_size(list); i++)
-            if (!pre_tokenizer(k, json_array_get(list, i), depth + 1)) return false;
-        return true;
-    }
+static bool pre_tokenizer(tk *k, const json_t *o, const char *type) {
     if (!strcmp(type, "ByteLevel")) {
         bool prefix, regex;
         if (!flag(k, o, "add_prefix_space", false, "pre_tokenizer(ByteLevel)", &prefix) ||
@@ -548,6 +545,44 @@ static bool added_tokens(tk *k, const json_t *added) {
     return !k->oom;
 }
 
+/* Added tokens as PCRE2 alternatives, in reverse byte order (so "<a>x" comes before "<a>" and
+ * wins), grouped by whether they take the spaces beside them (lstrip/rstrip). */
+static int desc_bytes(const void *a, const void *b) {
+    const hfx_bytes *x = *(const hfx_bytes *const *)a, *y = *(const hfx_bytes *const *)b;
+    uint32_t n = x->n < y->n ? x->n : y->n;
+    int c = memcmp(x->p, y->p, n);
+    return c ? -c : (x->n < y->n) - (x->n > y->n);
+}
+
+static bool added_pattern(tk *k) {
+    const hfx_tokenizer *t = k->t;
+    const hfx_bytes **sorted = alloc(k, (size_t)t->n_added + 1, sizeof *sorted);
+    if (!sorted) return false;
+    hfx_buf b = {0};
+    for (int group = 0; group < 4; group++) {
+        bool l = group & 1, r = group & 2;
+        int n = 0;
+        for (int32_t i = 0; i < t->n_added; i++)
+            if (t->added_lstrip[i] == l && t->added_rstrip[i] == r) sorted[n++] = &t->added[i];
+        if (!n) continue;
+        qsort(sorted, (size_t)n, sizeof *sorted, desc_bytes);
+        hfx_buf_puts(&b, b.len ? "|" : "");
+        hfx_buf_puts(&b, l ? "(?:\\s*)(" : "(");
+        for (int i = 0; i < n; i++) {
+            const char *q = quote(k, (const char *)sorted[i]->p, sorted[i]->n);
+            if (!q) break;
+            hfx_buf_puts(&b, i ? "|" : "");
+            hfx_buf_puts(&b, q);
+        }
+        hfx_buf_puts(&b, r ? ")(?:\\s*)" : ")");
+    }
+    if (!b.len) hfx_buf_puts(&b, "[^\\s\\S]"); /* no added tokens: a class nothing matches */
+    hfx_buf_append(&b, "", 1);
+    if (!b.oom && !k->oom) k->t->added_pattern = dup(k, (const char *)b.data);
+    hfx_buf_free(&b);
+    return b.oom ? oom(k) : !k->oom;
+}
+
 /* Metaspace's "first" prepends to the text's first piece only: not when the text starts with an
  * added token (that is the first piece, and the model never sees it). */
 static bool first_piece_only(tk *k) {
@@ -585,19 +620,9 @@ static bool one_token(tk *k, hfx_tok_segment *segs, int *n, const json_t *pair, 
 }
 
 /* Rewrite k->segs through one post-processor: the sequence piece is replaced by the template. */
-static bool post_processor(tk *k, const json_t *o, int depth) {
-    const char *type = type_of(o);
+static bool post_processor(tk *k, const json_t *o, const char *type) {
     hfx_tok_segment out[MAX_SEGMENTS];
     int n = 0;
-    if (!type) return no(k, "post_processor: no \"type\"");
-    if (depth > MAX_DEPTH) return no(k, "post_processor: Sequence nested too deep");
-    if (!strcmp(type, "Sequence")) {
-        const json_t *list = json_object_get(o, "processors");
-        if (!json_is_array(list)) return no(k, "post_processor.processors: not an array");
-        for (size_t i = 0; i < json_array_size(list); i++)
-            if (!post_processor(k, json_array_get(list, i), depth + 1)) return false;
-        return true;
-    }
     if (!strcmp(type, "ByteLevel")) return true; /* offsets only */
     if (!strcmp(type, "BertProcessing") || !strcmp(type, "RobertaProcessing")) {
         if (!one_token(k, out, &n, json_object_get(o, "cls"), "post_processor.cls")) return false;
@@ -665,20 +690,11 @@ static bool strip_text(tk *k, const char *content, int64_t start, int64_t stop) 
     return true;
 }
 
-/* One decoder; `fused` says whether the tokens are one text yet (steps before Fuse act on each
+/* One decoder; k->fused says whether the tokens are one text yet (steps before Fuse act on each
  * token, which for the steps converted here is the same as acting on its vocabulary entry). */
-static bool decoder(tk *k, const json_t *o, bool *fused, int depth) {
+static bool decoder(tk *k, const json_t *o, const char *type) {
     hfx_tokenizer *t = k->t;
-    const char *type = type_of(o);
-    if (!type) return no(k, "decoder: no \"type\"");
-    if (depth > MAX_DEPTH) return no(k, "decoder: Sequence nested too deep");
-    if (!strcmp(type, "Sequence")) {
-        const json_t *list = json_object_get(o, "decoders");
-        if (!json_is_array(list)) return no(k, "decoder.decoders: not an array");
-        for (size_t i = 0; i < json_array_size(list); i++)
-            if (!decoder(k, json_array_get(list, i), fused, depth + 1)) return false;
-        return true;
-    }
+    bool *fused = &k->fused;
     if (!strcmp(type, "Fuse")) {
         *fused = true;
         return true;
@@ -823,8 +839,8 @@ static bool convert(tk *k, const hfx_checkpoint *ck, const json_t *root, const j
     else if (!strcmp(type, "Unigram")) t->model = HFX_TOK_UNIGRAM;
     else return no(k, "model type '%s' is not converted", type);
     if (added && !json_is_array(added)) return no(k, "added_tokens: not an array");
-    if (norm && !json_is_null(norm) && !normalizer(k, norm, 0)) return false;
-    if (pre && !json_is_null(pre) && !pre_tokenizer(k, pre, 0)) return false;
+    if (norm && !json_is_null(norm) && !walk(k, norm, 0, "normalizer", "normalizers", normalizer)) return false;
+    if (pre && !json_is_null(pre) && !walk(k, pre, 0, "pre_tokenizer", "pretokenizers", pre_tokenizer)) return false;
 
     int64_t max_id;
     if (!count_ids(k, model, added, &max_id)) return false;
@@ -836,17 +852,16 @@ static bool convert(tk *k, const hfx_checkpoint *ck, const json_t *root, const j
     if (!(t->model == HFX_TOK_BPE ? model_bpe(k, model) : t->model == HFX_TOK_WORDPIECE ? model_wordpiece(k, model)
                                                                                         : model_unigram(k, model)))
         return false;
-    if (!added_tokens(k, added) || !first_piece_only(k)) return false;
+    if (!added_tokens(k, added) || !added_pattern(k) || !first_piece_only(k)) return false;
 
-    bool fused = false;
     if (dec && !json_is_null(dec)) {
-        if (!decoder(k, dec, &fused, 0)) return false;
+        if (!walk(k, dec, 0, "decoder", "decoders", decoder)) return false;
     } else if (!join_with_spaces(k)) /* no decoder: tokenizers joins the tokens with spaces */
         return false;
 
     k->segs[0] = (hfx_tok_segment){.sequence = true};
     k->n_segs = 1;
-    if (post && !json_is_null(post) && !post_processor(k, post, 0)) return false;
+    if (post && !json_is_null(post) && !walk(k, post, 0, "post_processor", "processors", post_processor)) return false;
     if (!json_is_null(json_object_get(cfg, "clean_up_tokenization_spaces")) &&
         json_is_true(json_object_get(cfg, "clean_up_tokenization_spaces")) && !cleanup_steps(k))
         return false;

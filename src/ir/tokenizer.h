@@ -65,6 +65,7 @@ typedef struct hfx_tokenizer {
     bool *added_lstrip, *added_rstrip;
     int32_t n_added;
 
+    const char *added_pattern;      /* PCRE2 alternatives matching them (group 1: the token) */
     hfx_tok_step *first;            /* on the whole input, before added tokens are split out */
     int n_first;
     hfx_tok_step *steps;            /* normalizers, then pre-tokenizers, on the other pieces */

@@ -6,6 +6,7 @@ directory."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -121,3 +122,18 @@ def test_memory_tensors_are_checked():
     tensors[1] = hfx._Tensor(b"v", 99, 1, shape, ctypes.addressof(data))
     assert hfx._lib.hfx_model_open_memory(cfg, None, tensors, 2, ctypes.byref(handle), ctypes.byref(err)) == 2
     assert b"'v'" in err.message
+
+
+def test_export_warnings_are_python_warnings(checkpoints, tmp_path):
+    """What an export says it left out (here: a tokenizer.json OpenVINO's graphs cannot be written
+    from) is a Python warning, with the C text."""
+    import shutil
+    src = tmp_path / "m"
+    shutil.copytree(checkpoints("llama_default"), src)
+    (src / "tokenizer.json").write_text(json.dumps({"model": {"type": "WordLevel", "vocab": {"a": 0}}}))
+    from hfx import AutoExportConfig, AutoHfExporter
+    config = AutoExportConfig.from_dict({"export_format": "openvino", "dynamic": True})
+    program = AutoHfExporter.from_config(config).export(str(src), None, config=config)
+    with pytest.warns(UserWarning, match="hfx: no OpenVINO tokenizer written: tokenizer.json: model type 'WordLevel'"):
+        program.save_pretrained(tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "export.json").read_text())["tokenizer"]["converted"] is False

@@ -249,17 +249,22 @@ def test_llm_pipeline_from_a_string(tokenizer_exports, kind, chat):
     assert str(got) == want
 
 
-def test_unconvertible_tokenizer_is_a_warning(tmp_path, tokenizer_exports):
-    """A tokenizer kind hfx does not convert: the export succeeds, says why on stderr and in
-    export.json, and writes no tokenizer graphs."""
-    src, _ = tokenizer_exports("wordpiece_bert")
-    d = tmp_path / "m"
+def _edited(src, d, edit):
+    """A copy of the checkpoint `src` at `d` with its tokenizer.json changed by `edit`."""
     d.mkdir()
     for f in src.iterdir():
         (d / f.name).write_bytes(f.read_bytes())
     tj = json.loads((d / "tokenizer.json").read_text())
-    tj["model"] = {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}
+    edit(tj)
     (d / "tokenizer.json").write_text(json.dumps(tj))
+    return d
+
+
+def test_unconvertible_tokenizer_is_a_warning(tmp_path, tokenizer_exports):
+    """A tokenizer kind hfx does not convert: the export succeeds, says why on stderr and in
+    export.json, and writes no tokenizer graphs."""
+    d = _edited(tokenizer_exports("wordpiece_bert")[0], tmp_path / "m",
+                lambda tj: tj.update(model={"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}))
     out = tmp_path / "o"
     proc = run_hfx(["export", str(d), str(out), "--format", "openvino", "--quiet"])
     assert proc.returncode == 0, describe(proc)
@@ -272,3 +277,16 @@ def test_unconvertible_tokenizer_is_a_warning(tmp_path, tokenizer_exports):
     proc = run_hfx(["export", str(d), str(tmp_path / "x"), "--format", "onnx", "--quiet"])
     assert proc.returncode == 0 and "warning" not in proc.stderr, describe(proc)
     assert "tokenizer" not in json.loads((tmp_path / "x" / "export.json").read_text())
+
+
+def test_ignore_merges_is_written_with_a_note(tmp_path, tokenizer_exports):
+    """tokenizers' ignore_merges (Llama 3) has no counterpart in the BPETokenizer op: the graphs
+    are written (they agree wherever the merges reach every vocabulary word) and the export says
+    where they may not, on stderr and in export.json."""
+    d = _edited(tokenizer_exports("bpe_llama3_split")[0], tmp_path / "m",
+                lambda tj: tj["model"].update(ignore_merges=True))
+    proc = run_hfx(["export", str(d), str(tmp_path / "o"), "--format", "openvino", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    assert "hfx: warning: tokenizer.json: model.ignore_merges is true" in proc.stderr, proc.stderr
+    entry = json.loads((tmp_path / "o" / "export.json").read_text())["tokenizer"]
+    assert entry["converted"] is True and "ignore_merges" in entry["note"], entry

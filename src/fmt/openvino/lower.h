@@ -4,6 +4,7 @@
 #define HFX_FMT_OPENVINO_LOWER_H
 
 #include "base/arena.h"
+#include "base/buf.h"
 #include "fmt/openvino/openvino.h"
 
 typedef struct hfx_ov_options {
@@ -60,6 +61,8 @@ typedef struct ov_model {
 } ov_model;
 
 const char *hfx_ov_type(hfx_dtype dt);
+/* `s` as XML attribute text: & < > " and line breaks/tabs as character references. */
+void hfx_ov_xml_escaped(hfx_buf *b, const char *s);
 /* The high-level nodes OpenVINO writes itself (hfx_keep_fn): linear (MatMul transpose_b), and
  * float32 attention without soft-capping in a graph without sliding windows, as
  * ScaledDotProductAttention (see lower.c). */

@@ -11,7 +11,7 @@
 
 #include "base/buf.h"
 #include "base/status.h"
-#include "fmt/openvino/openvino.h"
+#include "fmt/openvino/lower.h"
 
 enum { MAX_IN = 24, MAX_OUT = 6 };
 
@@ -135,21 +135,6 @@ static void strings(tgraph *g, const hfx_bytes *v, int n, ref out[3]) {
     hfx_buf_free(&chars);
 }
 
-static void escaped(hfx_buf *b, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': hfx_buf_puts(b, "&amp;"); break;
-        case '<': hfx_buf_puts(b, "&lt;"); break;
-        case '>': hfx_buf_puts(b, "&gt;"); break;
-        case '"': hfx_buf_puts(b, "&quot;"); break;
-        case '\n': hfx_buf_puts(b, "&#10;"); break;
-        case '\r': hfx_buf_puts(b, "&#13;"); break;
-        case '\t': hfx_buf_puts(b, "&#9;"); break;
-        default: hfx_buf_append(b, s, 1);
-        }
-    }
-}
-
 static const char *const STR3[] = {"I32", "I32", "U8"};
 static const char *const STR4[] = {"I32", "I32", "U8", "BOOL"};
 static const char *const RAGGED5[] = {"I32", "I32", "I32", "I32", "U8"};
@@ -205,47 +190,6 @@ static void step(tgraph *g, flow *f, const hfx_tok_step *s) {
     }
 }
 
-/* PCRE2 alternatives matching every added token, longest first among shared prefixes (reverse
- * byte order puts "<a>x" before "<a>"), grouped by whether spaces around it are taken too. */
-static int cmp_desc(const void *a, const void *b) {
-    const hfx_bytes *x = *(const hfx_bytes *const *)a, *y = *(const hfx_bytes *const *)b;
-    uint32_t n = x->n < y->n ? x->n : y->n;
-    int c = memcmp(x->p, y->p, n);
-    return c ? -c : (x->n < y->n) - (x->n > y->n);
-}
-
-static bool added_pattern(const hfx_tokenizer *t, hfx_buf *out) {
-    const hfx_bytes **sorted = malloc((size_t)(t->n_added ? t->n_added : 1) * sizeof *sorted);
-    if (!sorted) return false;
-    bool first_group = true;
-    for (int group = 0; group < 4; group++) {
-        bool l = group & 1, r = group & 2;
-        int n = 0;
-        for (int i = 0; i < t->n_added; i++)
-            if (t->added_lstrip[i] == l && t->added_rstrip[i] == r) sorted[n++] = &t->added[i];
-        if (!n) continue;
-        qsort(sorted, (size_t)n, sizeof *sorted, cmp_desc);
-        if (!first_group) hfx_buf_puts(out, "|");
-        first_group = false;
-        if (l) hfx_buf_puts(out, "(?:\\s*)");
-        hfx_buf_puts(out, "(");
-        for (int i = 0; i < n; i++) {
-            if (i) hfx_buf_puts(out, "|");
-            for (uint32_t j = 0; j < sorted[i]->n; j++) {
-                unsigned char c = sorted[i]->p[j];
-                if (c < 0x80 && !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'))
-                    hfx_buf_puts(out, "\\");
-                hfx_buf_append(out, &c, 1);
-            }
-        }
-        hfx_buf_puts(out, ")");
-        if (r) hfx_buf_puts(out, "(?:\\s*)");
-    }
-    if (first_group) hfx_buf_puts(out, "[^\\s\\S]"); /* no added tokens: a class nothing matches */
-    free(sorted);
-    return !out->oom;
-}
-
 static ref result(tgraph *g, ref r, const char *name) {
     static const char *const none[1] = {NULL};
     int n = add_node(g, "Result", "opset1", NULL, &r, 1, none, 0);
@@ -277,10 +221,7 @@ static void build_tokenizer(const hfx_tokenizer *t, tgraph *g) {
 
     for (int i = 0; i < t->n_first; i++) replace_step(g, &f, t->first[i].pattern, t->first[i].replace, false);
 
-    hfx_buf pat = {0};
-    if (!added_pattern(t, &pat)) g->oom = true;
-    in[0] = f.rb, in[1] = f.re, in[2] = f.b, in[3] = f.e, in[4] = f.c, in[5] = text(g, pat.data, pat.len);
-    hfx_buf_free(&pat);
+    in[0] = f.rb, in[1] = f.re, in[2] = f.b, in[3] = f.e, in[4] = f.c, in[5] = text0(g, t->added_pattern);
     int sp = ext(g, "SpecialTokensSplit", NULL, in, 6, RAGGED6, 6);
     f = (flow){R(sp, 0), R(sp, 1), R(sp, 2), R(sp, 3), R(sp, 4), R(sp, 5)};
     for (int i = 0; i < t->n_steps; i++) step(g, &f, &t->steps[i]);
@@ -299,7 +240,7 @@ static void build_tokenizer(const hfx_tokenizer *t, tgraph *g) {
         n_in += 10;
         hfx_buf a = {0};
         hfx_buf_puts(&a, "unk_token=\"");
-        escaped(&a, t->unk_token ? t->unk_token : "");
+        hfx_ov_xml_escaped(&a, t->unk_token ? t->unk_token : "");
         hfx_buf_printf(&a, "\" fuse_unk=\"%s\" suffix_indicator=\"\" end_suffix=\"\" byte_fallback=\"%s\" cache_capacity=\"%d\"",
                        t->fuse_unk ? "true" : "false", t->byte_fallback ? "true" : "false",
                        t->n_vocab / 5 > 20000 ? t->n_vocab / 5 : 20000);
@@ -310,7 +251,7 @@ static void build_tokenizer(const hfx_tokenizer *t, tgraph *g) {
         in[n_in++] = i32_scalar(g, t->unk_id);
         hfx_buf a = {0};
         hfx_buf_puts(&a, "suffix_indicator=\"");
-        escaped(&a, t->subword_prefix);
+        hfx_ov_xml_escaped(&a, t->subword_prefix);
         hfx_buf_printf(&a, "\" max_bytes_per_word=\"%d\"", t->max_word_chars);
         hfx_buf_append(&a, "", 1);
         if (a.oom) g->oom = true;
@@ -397,7 +338,7 @@ static void build_detokenizer(const hfx_tokenizer *t, tgraph *g) {
 
 static void rt(hfx_buf *b, const char *key, const char *value) {
     hfx_buf_printf(b, "\t\t<%s value=\"", key);
-    escaped(b, value);
+    hfx_ov_xml_escaped(b, value);
     hfx_buf_puts(b, "\" />\n");
 }
 

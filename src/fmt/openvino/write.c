@@ -11,7 +11,7 @@
 
 enum { CHUNK = 1 << 20 }; /* bytes per read/convert/write step: stays in L2 for the kernel's copy */
 
-static void xml_escaped(hfx_buf *b, const char *s) {
+void hfx_ov_xml_escaped(hfx_buf *b, const char *s) {
     for (; *s; s++) {
         switch (*s) {
         case '&': hfx_buf_puts(b, "&amp;"); break;
@@ -19,6 +19,8 @@ static void xml_escaped(hfx_buf *b, const char *s) {
         case '>': hfx_buf_puts(b, "&gt;"); break;
         case '"': hfx_buf_puts(b, "&quot;"); break;
         case '\n': hfx_buf_puts(b, "&#10;"); break;
+        case '\r': hfx_buf_puts(b, "&#13;"); break;
+        case '\t': hfx_buf_puts(b, "&#9;"); break;
         default: hfx_buf_append(b, s, 1);
         }
     }
@@ -44,17 +46,17 @@ static const char *precision(hfx_dtype dt) {
 
 static void net_xml(const hfx_graph *g, const ov_model *m, hfx_buf *b) {
     hfx_buf_puts(b, "<?xml version=\"1.0\"?>\n<net name=\"");
-    xml_escaped(b, "main_graph");
+    hfx_ov_xml_escaped(b, "main_graph");
     hfx_buf_puts(b, "\" version=\"11\">\n\t<layers>\n");
     for (int i = 0; i < m->n_layers; i++) {
         const ov_layer *l = &m->layers[i];
         bool result = strcmp(l->type, "Result") == 0;
         hfx_buf_printf(b, "\t\t<layer id=\"%d\" name=\"", i);
-        xml_escaped(b, l->name);
+        hfx_ov_xml_escaped(b, l->name);
         hfx_buf_printf(b, "\" type=\"%s\" version=\"%s\"", l->type, l->version);
         if (result && l->out_names) {
             hfx_buf_puts(b, " output_names=\"");
-            xml_escaped(b, l->out_names);
+            hfx_ov_xml_escaped(b, l->out_names);
             hfx_buf_puts(b, "\"");
         }
         hfx_buf_puts(b, ">\n");
@@ -75,7 +77,7 @@ static void net_xml(const hfx_graph *g, const ov_model *m, hfx_buf *b) {
                 hfx_buf_printf(b, "\t\t\t\t<port id=\"%d\" precision=\"%s\"", l->n_in + p, precision(pdt));
                 if (p == 0 && l->out_names && !result) {
                     hfx_buf_puts(b, " names=\"");
-                    xml_escaped(b, l->out_names);
+                    hfx_ov_xml_escaped(b, l->out_names);
                     hfx_buf_puts(b, "\"");
                 }
                 hfx_buf_puts(b, " />\n");
@@ -95,7 +97,7 @@ static void net_xml(const hfx_graph *g, const ov_model *m, hfx_buf *b) {
         hfx_buf_puts(b, "\t\t<");
         hfx_buf_puts(b, g->meta[i].key); /* keys are hfx's own identifiers */
         hfx_buf_puts(b, " value=\"");
-        xml_escaped(b, g->meta[i].value);
+        hfx_ov_xml_escaped(b, g->meta[i].value);
         hfx_buf_puts(b, "\" />\n");
     }
     hfx_buf_puts(b, "\t</rt_info>\n</net>\n");
