@@ -460,6 +460,9 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
             if (fmt->options[k].shared && gs[i].opt[k] != gs[0].opt[k])
                 st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on %s; they share one weights file",
                               fmt->options[k].key);
+    /* the state option as each graph has it: the seed's prefill returns the state its decode keeps */
+    int state_k = fmt->state_option ? hfx_format_option_index(fmt, fmt->state_option) : -1;
+    for (int i = 0; i < n && !st && state_k >= 0; i++) gs[i].opt[state_k] = cs[i].stateful;
     hfx_outdir *out = NULL;
     if (!st) st = hfx_outdir_open(out_dir, &e->cancel, &out, err);
     if (st) {
@@ -516,11 +519,13 @@ static void free_components(component *cs, int n) {
 
 /* The component's config (per-component maps name each), its graph and its file name. */
 static hfx_status start_component(const hfx_exporter *e, const hfx_component *decl, const hfx_export_config *cfg,
-                                  hfx_export_config *view, bool stateful, component *c, hfx_error *err) {
+                                  hfx_export_config *view, bool stateful, bool seed, component *c, hfx_error *err) {
     c->decl = decl;
-    c->stateful = stateful;
+    /* the seed's profile keeps state inside the graphs that read it; its prefill returns it */
+    c->stateful = stateful && (!seed || decl->reads_state);
     c->cfg = hfx_export_config_component(cfg, decl->name, view);
-    if (stateful) snprintf(c->file, sizeof c->file, "%s", e->fmt->stateful_file);
+    if (seed) snprintf(c->file, sizeof c->file, "%s%s%s", e->fmt->seed_prefix, decl->name, e->fmt->graph_ext);
+    else if (stateful) snprintf(c->file, sizeof c->file, "%s", e->fmt->stateful_file);
     else snprintf(c->file, sizeof c->file, "%s%s", decl->name, e->fmt->graph_ext);
     if (!c->cfg) return HFX_OK; /* the caller lists every missing one */
     c->g = hfx_graph_new();
@@ -542,7 +547,7 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
                         hfx_model_architecture(model), set.n);
     hfx_export_config view;
     component c = {0};
-    hfx_status st = start_component(e, &set.items[0], cfg, &view, false, &c, err);
+    hfx_status st = start_component(e, &set.items[0], cfg, &view, false, false, &c, err);
     if (!st && !c.cfg)
         st = hfx_fail(err, HFX_ERR_INVALID, "export config: per-component config lacks component '%s'", set.items[0].name);
     /* a state option (OpenVINO's stateful) is a no-op here, as in the seed: a forward has no state */
@@ -633,10 +638,10 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
     hfx_export_config first_view;
     const hfx_export_config *first = hfx_export_config_component(cfg, "decode", &first_view);
     bool seed = first && hfx_cfg_io_seed(first);
-    if (seed && (!e->fmt->seed_io || stateful)) {
+    if (seed && !e->fmt->seed_io) {
         json_decref(gen_owned);
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "io \"seed\" is not available for export_format '%s'%s yet",
-                        e->fmt->name, stateful ? " with stateful true" : "");
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "io \"seed\" is not available for export_format '%s' yet",
+                        e->fmt->name);
     }
     hfx_component_set set = hfx_arch_components(
         model->arch, !multi_token_decode ? HFX_EXPORT_GENERATION
@@ -653,7 +658,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
     /* every component needs a config; a per-component map must name them all */
     char missing[256] = "", names[256] = "";
     for (int i = 0; i < n && !st; i++) {
-        st = start_component(e, &set.items[i], cfg, &views[i], stateful, &cs[i], err);
+        st = start_component(e, &set.items[i], cfg, &views[i], stateful, seed, &cs[i], err);
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", set.items[i].name);
         if (!cs[i].cfg)
             snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "",
@@ -686,7 +691,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         if ((st = choose_dims(c->cfg, samples, hfx_arch_sequence_inputs(model->arch), c->g, o, err))) break;
         bool dynamic = hfx_cfg_dynamic(c->cfg) || hfx_cfg_dynamic_shapes(c->cfg);
         if (c->decl->single_token) o->seq = hfx_dim_const(1);
-        if (stateful && hfx_dim_is_const(o->seq)) /* prompt and steps: the query length varies */
+        if (c->stateful && hfx_dim_is_const(o->seq)) /* prompt and steps: the query length varies */
             o->seq = hfx_dim_sym(hfx_graph_symbol(c->g, "sequence_length", 1, INT32_MAX));
         o->cache = is_static ? HFX_CACHE_STATIC : HFX_CACHE_DYNAMIC;
         o->io = seed ? HFX_IO_SEED : HFX_IO_OPTIMUM;

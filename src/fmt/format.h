@@ -59,6 +59,10 @@ typedef struct hfx_format {
     /* Writes the Python system's I/O profile ("io": "seed"), each graph's weights in a file of its
      * own as that system does (hfx_format_graph.own_weights). */
     bool seed_io;
+    /* In that profile a component `c` is written to seed_prefix + c + graph_ext (OpenVINO:
+     * "openvino_prefill.xml"); with the state option on, the graphs that read state keep it in
+     * the model (the seed's stateful decode) and the others stay stateless. */
+    const char *seed_prefix;
     /* The high-level IR nodes it writes itself; the exporter runs the decomposition pass with
      * it before `write`, which then sees only these and primitive ops. */
     hfx_keep_fn keeps;

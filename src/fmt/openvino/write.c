@@ -128,15 +128,18 @@ static hfx_status ov_write(const hfx_format_graph *cs, int n, hfx_outdir *out, h
         free(bins);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
-    hfx_ov_options o = {cs[0].opt[OV_OPT_COMPRESS_TO_FP16] != 0, cs[0].opt[OV_OPT_STATEFUL] != 0};
     hfx_status st = HFX_OK;
     for (int c = 0; c < n; c++) {
         size_t len = strlen(cs[c].file);
         if (len > 4 && strcmp(cs[c].file + len - 4, ".xml") == 0) len -= 4;
         snprintf(bins[c], sizeof bins[c], "%.*s.bin", (int)len, cs[c].file);
     }
+    hfx_ov_options *os = calloc((size_t)n, sizeof *os); /* lowered models keep a pointer to theirs */
+    for (int c = 0; c < n && os; c++) /* stateful per graph: the seed's prefill returns what its decode keeps */
+        os[c] = (hfx_ov_options){cs[c].opt[OV_OPT_COMPRESS_TO_FP16] != 0, cs[c].opt[OV_OPT_STATEFUL] != 0};
+    if (!os) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     for (int c = 0; c < n && !st; c++) {
-        st = hfx_ov_lower(cs[c].g, &o, &blobs, &ms[c], err);
+        st = hfx_ov_lower(cs[c].g, &os[c], &blobs, &ms[c], err);
         if (st) hfx_error_prefix(err, "%s", cs[c].file);
     }
     for (int c = 0; c < n && !st; c++) {
@@ -159,6 +162,7 @@ static hfx_status ov_write(const hfx_format_graph *cs, int n, hfx_outdir *out, h
         for (int c = 1; c < n && !st; c++) st = hfx_outdir_link(out, bins[0], bins[c], err);
     }
     for (int c = 0; c < n; c++) hfx_ov_model_free(&ms[c]);
+    free(os);
     free(ms);
     free(bins);
     free(blobs.items);
@@ -175,5 +179,6 @@ static const hfx_format_option ov_options[OV_N_OPTIONS] = {
 const hfx_format hfx_format_openvino = {
     .name = "openvino", .summary = "OpenVINO IR v11 (.xml + .bin), for OpenVINO and openvino-genai",
     .graph_ext = ".xml", .options = ov_options, .n_options = OV_N_OPTIONS, .state_option = "stateful",
-    .stateful_file = "openvino_model.xml", .keeps = hfx_ov_keeps, .write = ov_write,
+    .stateful_file = "openvino_model.xml", .seed_io = true, .seed_prefix = "openvino_", .keeps = hfx_ov_keeps,
+    .write = ov_write,
     .write_tokenizer = hfx_ov_write_tokenizer};
