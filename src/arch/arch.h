@@ -68,6 +68,8 @@ typedef struct hfx_component_set {
 typedef struct hfx_layer_cache {
     int64_t kv_heads, key_dim, value_dim;
     int64_t sliding_window; /* 0: full attention */
+    const char *layer_type; /* transformers' layer_types entry ("full_attention"), NULL when the
+                               architecture's config has no layer_types */
 } hfx_layer_cache;
 
 typedef struct hfx_arch_model hfx_arch_model; /* a parsed config for one builder */

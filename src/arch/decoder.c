@@ -212,6 +212,7 @@ static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
         return st;
 
     m->layout = d->layout;
+    m->layer_types = d->masks_by_layer_type;
     if (d->parallel_from_config) {
         bool parallel;
         if ((st = hfx_cfg_bool_or(c, "use_parallel_residual", true, &parallel, err))) return st;
@@ -677,7 +678,8 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     hfx_value *attn_mask = NULL, *pos, *slots = NULL;
     if (seed) { /* the seed's inputs: a 4-D boolean mask in a static-cache step only */
         if (o->cache == HFX_CACHE_STATIC && o->reads_state) {
-            hfx_value *mask4 = hfx_graph_input(g, "attention_mask", HFX_DTYPE_BOOL, 4,
+            hfx_value *mask4 = hfx_graph_input(g, m->layer_types ? "attention_mask.full_attention" : "attention_mask",
+                                               HFX_DTYPE_BOOL, 4,
                                                (hfx_dim[]){o->batch, hfx_dim_const(1), o->seq, o->max_cache});
             c.seed_mask = hfx_where(g, mask4, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
         }
@@ -773,7 +775,8 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
 static int decoder_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) {
     const hfx_decoder_cfg *m = cfg_;
     for (int64_t i = 0; i < m->layers && i < max; i++)
-        layers[i] = (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i]};
+        layers[i] = (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i],
+                                      !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention"};
     return (int)m->layers;
 }
 

@@ -124,6 +124,8 @@ typedef struct hfx_decoder_desc {
     hfx_moe_kind moe;
     hfx_qkv_layout qkv;
     bool fused_gate_up;          /* one `gate_up_proj` [gate; up] (Phi-3) */
+    bool masks_by_layer_type;    /* transformers' config has `layer_types`: the seed's profile names
+                                    its mask per type, "attention_mask.full_attention" */
 } hfx_decoder_desc;
 
 typedef struct hfx_decoder_cfg {
@@ -140,6 +142,7 @@ typedef struct hfx_decoder_cfg {
     hfx_rope rope;               /* full-attention layers (all layers without local_rope) */
     hfx_rope local_rope;         /* sliding layers when the descriptor has local_rope */
     hfx_layer_layout layout;     /* the descriptor's, or chosen by config (use_parallel_residual) */
+    bool layer_types;            /* the descriptor's masks_by_layer_type */
     int64_t experts, top_k, moe_intermediate; /* mixture of experts */
     bool norm_topk;              /* renormalise the top-k router weights */
     bool *sparse;                /* (layers) this layer's MLP is the experts; arena-owned */

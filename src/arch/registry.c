@@ -23,14 +23,14 @@ static const hfx_decoder_desc LlamaForCausalLM_desc = {"LlamaForCausalLM", LLAMA
 static const hfx_decoder_desc MistralForCausalLM_desc = {"MistralForCausalLM", LLAMA_LIKE,
                                                          .attn_bias = HFX_BIAS_NONE, .sliding = HFX_SLIDING_ALL};
 static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV,
-                                                       .sliding = HFX_SLIDING_MAX_WINDOW};
+                                                       .sliding = HFX_SLIDING_MAX_WINDOW, .masks_by_layer_type = true};
 static const hfx_decoder_desc MixtralForCausalLM_desc = {"MixtralForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE,
                                                          .sliding = HFX_SLIDING_ALL, .moe = HFX_MOE_MIXTRAL};
 static const hfx_decoder_desc Qwen3MoeForCausalLM_desc = {"Qwen3MoeForCausalLM", LLAMA_LIKE,
                                                           .qk_norm = HFX_QK_NORM_PER_HEAD,
                                                           .sliding = HFX_SLIDING_MAX_WINDOW, .moe = HFX_MOE_QWEN3};
 static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
-                                                       .sliding = HFX_SLIDING_MAX_WINDOW};
+                                                       .sliding = HFX_SLIDING_MAX_WINDOW, .masks_by_layer_type = true};
 static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true,
                                                          .granite_multipliers = true,
                                                          .scale = HFX_SCALE_ATTN_MULTIPLIER};
@@ -71,12 +71,12 @@ static const hfx_decoder_desc Gemma2ForCausalLM_desc = {
     "Gemma2ForCausalLM", GEMMA_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 2,
     .layout = HFX_LAYOUT_SANDWICH, .act_key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN,
     .attn_softcap = true, .final_softcap = true, .default_attn_softcap = 50.0, .default_final_softcap = 30.0,
-    .default_window = 4096};
+    .default_window = 4096, .masks_by_layer_type = true};
 static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     "Gemma3ForCausalLM", GEMMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .sliding = HFX_SLIDING_PATTERN,
     .sliding_pattern = 6, .pattern_from_config = true, .layout = HFX_LAYOUT_SANDWICH,
     .act_key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .final_softcap = true, .local_rope = true,
-    .default_theta = 1000000.0, .default_window = 4096, .legacy_rope_type = false};
+    .default_theta = 1000000.0, .default_window = 4096, .legacy_rope_type = false, .masks_by_layer_type = true};
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;

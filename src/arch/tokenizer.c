@@ -257,7 +257,7 @@ static bool normalizer(tk *k, const json_t *o, const char *type) {
         return r ? replace_step(k, k->steps, &k->n_steps, "(?:^)([\\s\\S])", r) : oom(k);
     }
     if (!strcmp(type, "Strip")) {
-        bool left, right;
+        bool left = false, right = false;
         if (!flag(k, o, "strip_left", false, "normalizer(Strip)", &left) ||
             !flag(k, o, "strip_right", false, "normalizer(Strip)", &right))
             return false;
@@ -265,7 +265,7 @@ static bool normalizer(tk *k, const json_t *o, const char *type) {
                (!right || replace_step(k, k->steps, &k->n_steps, "[" WS "]+$", ""));
     }
     if (!strcmp(type, "BertNormalizer")) {
-        bool clean, chinese, lower, strip;
+        bool clean = true, chinese = true, lower = true, strip = true;
         const json_t *sa = json_object_get(o, "strip_accents");
         if (!flag(k, o, "clean_text", true, "normalizer(BertNormalizer)", &clean) ||
             !flag(k, o, "handle_chinese_chars", true, "normalizer(BertNormalizer)", &chinese) ||
@@ -303,7 +303,7 @@ static const char *behaviour_of(tk *k, const char *b, const char *where) {
 
 static bool pre_tokenizer(tk *k, const json_t *o, const char *type) {
     if (!strcmp(type, "ByteLevel")) {
-        bool prefix, regex;
+        bool prefix = false, regex = true;
         if (!flag(k, o, "add_prefix_space", false, "pre_tokenizer(ByteLevel)", &prefix) ||
             !flag(k, o, "use_regex", true, "pre_tokenizer(ByteLevel)", &regex))
             return false;
@@ -314,14 +314,14 @@ static bool pre_tokenizer(tk *k, const json_t *o, const char *type) {
     if (!strcmp(type, "Split")) {
         const char *pattern = pattern_of(k, o, "pre_tokenizer(Split)");
         const char *behaviour = pattern ? behaviour_of(k, str(o, "behavior"), "pre_tokenizer(Split)") : NULL;
-        bool invert;
+        bool invert = false;
         if (!behaviour || !flag(k, o, "invert", false, "pre_tokenizer(Split)", &invert)) return false;
         if (!*pattern) return no(k, "pre_tokenizer(Split).pattern: empty");
         return split_step(k, pattern, behaviour, invert);
     }
     if (!strcmp(type, "Metaspace")) {
         const char *rep = str(o, "replacement"), *scheme = str(o, "prepend_scheme");
-        bool split, legacy_prefix;
+        bool split = true, legacy_prefix = true;
         if (!rep) rep = "\xE2\x96\x81";
         if (!flag(k, o, "split", true, "pre_tokenizer(Metaspace)", &split) ||
             !flag(k, o, "add_prefix_space", true, "pre_tokenizer(Metaspace)", &legacy_prefix))
@@ -354,7 +354,7 @@ static bool pre_tokenizer(tk *k, const json_t *o, const char *type) {
         return b && split_step(k, BERT_PUNCT, b, false);
     }
     if (!strcmp(type, "Digits")) {
-        bool each;
+        bool each = false;
         if (!flag(k, o, "individual_digits", false, "pre_tokenizer(Digits)", &each)) return false;
         return split_step(k, "[\\p{Nd}\\p{Nl}\\p{No}]", each ? "isolate" : "contiguous", false);
     }
@@ -414,7 +414,7 @@ static bool model_bpe(tk *k, const json_t *m) {
     const char *prefix = str(m, "continuing_subword_prefix"), *suffix = str(m, "end_of_word_suffix");
     if ((prefix && *prefix) || (suffix && *suffix))
         return no(k, "model: BPE with continuing_subword_prefix or end_of_word_suffix is not converted");
-    bool ignore_merges;
+    bool ignore_merges = false;
     if (!flag(k, m, "fuse_unk", false, "model", &t->fuse_unk) ||
         !flag(k, m, "byte_fallback", false, "model", &t->byte_fallback) ||
         !flag(k, m, "ignore_merges", false, "model", &ignore_merges))
@@ -517,7 +517,7 @@ static bool added_tokens(tk *k, const json_t *added) {
     for (size_t i = 0; i < n; i++) {
         const json_t *a = json_array_get(added, i), *c = json_object_get(a, "content");
         int64_t id = json_integer_value(json_object_get(a, "id"));
-        bool special, single;
+        bool special = false, single = false;
         char where[48];
         snprintf(where, sizeof where, "added_tokens[%zu]", i);
         if (!json_is_string(c) || !json_string_length(c)) return no(k, "%s.content: not a non-empty string", where);
@@ -738,7 +738,7 @@ static bool decoder(tk *k, const json_t *o, const char *type) {
     }
     if (!strcmp(type, "Metaspace")) {
         const char *rep = str(o, "replacement"), *scheme = str(o, "prepend_scheme");
-        bool legacy_prefix;
+        bool legacy_prefix = true;
         if (!flag(k, o, "add_prefix_space", true, "decoder(Metaspace)", &legacy_prefix)) return false;
         if (!rep) rep = "\xE2\x96\x81";
         if (!scheme) scheme = legacy_prefix ? "always" : "never";
@@ -752,7 +752,7 @@ static bool decoder(tk *k, const json_t *o, const char *type) {
     }
     if (!strcmp(type, "WordPiece")) {
         const char *prefix = str(o, "prefix");
-        bool cleanup;
+        bool cleanup = true;
         if (!flag(k, o, "cleanup", true, "decoder(WordPiece)", &cleanup)) return false;
         if (!prefix) prefix = "##";
         if (*fused) return no(k, "decoder: WordPiece after Fuse is not converted");

@@ -297,7 +297,7 @@ static json_t *cache_json(const component *c, const hfx_model *model, int64_t ma
  * where a dim is dynamic, since hfx traces no sample — and dtype; the cache's container) and the
  * empty constant lists. Its torch pytree specs (in_spec/out_spec) have no ONNX meaning: not
  * written (docs/GENERATION.md). */
-static void seed_fields(json_t *md, const component *c) {
+static void seed_fields(json_t *md, const component *c, const hfx_model *model) {
     static const char *const torch_dtype[HFX_DTYPE_COUNT_] = {
         [HFX_DTYPE_F32] = "float32", [HFX_DTYPE_F16] = "float16", [HFX_DTYPE_BF16] = "bfloat16",
         [HFX_DTYPE_I64] = "int64", [HFX_DTYPE_I32] = "int32", [HFX_DTYPE_BOOL] = "bool"};
@@ -316,8 +316,42 @@ static void seed_fields(json_t *md, const component *c) {
         json_object_set_new(in, "rank", json_integer(v->rank));
         json_object_set_new(in, "shape", shape);
         json_object_set_new(in, "dtype", json_string(torch_dtype[v->dtype] ? torch_dtype[v->dtype] : hfx_dtype_name(v->dtype)));
+        const char *dot = strchr(v->name, '.');
+        if (dot) { /* "attention_mask.full_attention": a leaf of the mask dict, below */
+            json_decref(in);
+            continue;
+        }
         json_object_set_new(kwargs, v->name, in);
     }
+    /* a model whose config has layer_types passes a static cache's mask as a dict per type: the
+     * graph's input where it takes one, None where it does not (the prefill) */
+    int n_layers = c->opts.cache == HFX_CACHE_STATIC ? hfx_arch_cache_layers(model->arch, NULL, 0) : 0;
+    hfx_layer_cache *layers = n_layers > 0 ? calloc((size_t)n_layers, sizeof *layers) : NULL;
+    if (layers && hfx_arch_cache_layers(model->arch, layers, n_layers) > 0 && layers[0].layer_type) {
+        json_t *leaves = json_object();
+        for (int i = 0; i < n_layers; i++) {
+            if (json_object_get(leaves, layers[i].layer_type)) continue;
+            char name[96];
+            snprintf(name, sizeof name, "attention_mask.%s", layers[i].layer_type);
+            const hfx_value *v = NULL;
+            for (int k = 0; k < g->n_inputs && !v; k++)
+                if (!strcmp(g->inputs[k]->name, name)) v = g->inputs[k];
+            json_t *leaf = json_object();
+            if (!v) json_object_set_new(leaf, "container", json_string("NoneType"));
+            else {
+                json_t *shape = json_array();
+                for (int d = 0; d < v->rank; d++) json_array_append_new(shape, dim_json(v->dims[d]));
+                json_object_set_new(leaf, "rank", json_integer(v->rank));
+                json_object_set_new(leaf, "shape", shape);
+                json_object_set_new(leaf, "dtype", json_string(torch_dtype[v->dtype]));
+            }
+            json_object_set_new(leaves, layers[i].layer_type, leaf);
+        }
+        json_t *mask = json_object();
+        json_object_set_new(mask, "leaves", leaves);
+        json_object_set_new(kwargs, "attention_mask", mask);
+    }
+    free(layers);
     if (g->n_states) {
         json_t *cache = json_object();
         json_object_set_new(cache, "container", json_string(c->opts.cache == HFX_CACHE_STATIC ? "StaticCache" : "DynamicCache"));
@@ -345,7 +379,7 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     json_object_set_new(md, "batch_size", dim_json(o->batch));
     json_object_set_new(md, "sequence_length", dim_json(o->seq));
     json_object_set_new(md, "producer", json_string("hfx " HFX_VERSION_STRING));
-    if (o->io == HFX_IO_SEED) seed_fields(md, c);
+    if (o->io == HFX_IO_SEED) seed_fields(md, c, model);
     /* attention as the runtime's fused op (OpenVINO's ScaledDotProductAttention), or written out
      * in primitives: OpenVINO GenAI's paged attention (continuous batching) needs "fused" */
     if (c->attention)

@@ -71,10 +71,12 @@ def seed_exports(tmp_path_factory, checkpoints):
     return export
 
 
-@pytest.mark.parametrize("mode", sorted(MODES))
-def test_io_lists_equal_the_seeds(checkpoints, seed_exports, tmp_path, mode):
-    seed = seed_exports("llama_default", mode)
-    ours = _hfx_seed_export(checkpoints("llama_default"), tmp_path / "hfx", mode)
+# Qwen3's transformers config declares layer_types: the seed names its mask per type there
+@pytest.mark.parametrize("name,mode", [("llama_default", m) for m in sorted(MODES)] +
+                         [("qwen3", "static"), ("qwen3", "static-multi"), ("gemma", "static")])
+def test_io_lists_equal_the_seeds(checkpoints, seed_exports, tmp_path, name, mode):
+    seed = seed_exports(name, mode)
+    ours = _hfx_seed_export(checkpoints(name), tmp_path / "hfx", mode)
     graphs = sorted(p.name for p in seed.glob("*.onnx"))
     assert graphs == sorted(p.name for p in ours.glob("*.onnx")) == ["decode.onnx", "prefill.onnx"]
     for g in graphs:
@@ -89,11 +91,12 @@ def test_io_lists_equal_the_seeds(checkpoints, seed_exports, tmp_path, mode):
         assert mine[comp]["file"] == entry["file"]
         assert set(want) - {"in_spec", "out_spec"} <= set(got), sorted(set(want) - set(got))
         assert set(got["kwargs"]) == set(want["kwargs"]), comp
+        def kind(entry):  # what hfx can know without tracing: rank and dtype, or the container
+            if "leaves" in entry:
+                return {leaf: kind(e) for leaf, e in entry["leaves"].items()}
+            return entry["container"] if "container" in entry else (entry["rank"], entry["dtype"])
         for k, v in want["kwargs"].items():
-            if k == "cache":
-                assert got["kwargs"][k] == v, comp
-            else:
-                assert (got["kwargs"][k]["rank"], got["kwargs"][k]["dtype"]) == (v["rank"], v["dtype"]), (comp, k)
+            assert kind(got["kwargs"][k]) == kind(v), (comp, k)
 
 
 TYPES = {"tensor(float)": np.float32, "tensor(int64)": np.int64, "tensor(bool)": np.bool_}
@@ -101,7 +104,9 @@ TYPES = {"tensor(float)": np.float32, "tensor(int64)": np.int64, "tensor(bool)":
 
 def _seed_ort_loop(out, prompt, new_tokens):
     """The seed docs' ONNX Runtime decode loop, as written, with ORT's CPU io-binding in place of
-    CudaSession (set_buffer_sharing → one OrtValue bound to input.<name> and output.<name>)."""
+    CudaSession (set_buffer_sharing → one OrtValue bound to input.<name> and output.<name>), and
+    the mask bound under every attention_mask* name, as the seed's own exports of models with
+    layer_types need."""
     max_cache_len = MAX_CACHE_LEN
     session = ort.InferenceSession(str(out / "decode.onnx"), providers=["CPUExecutionProvider"])
     binding = session.io_binding()
@@ -116,7 +121,12 @@ def _seed_ort_loop(out, prompt, new_tokens):
     def causal_mask(positions, cache_len):
         return (np.arange(cache_len)[None, :] <= positions[:, None])[None, None]
 
+    mask_names = [i.name for i in session.get_inputs() if i.name.startswith("attention_mask")]
+
     def infer(feed):
+        # the mask under every name the graph takes it (Qwen3's seed export: attention_mask.full_attention)
+        feed = {**{n: feed["attention_mask"] for n in mask_names},
+                **{k: v for k, v in feed.items() if k != "attention_mask"}}
         binding.clear_binding_inputs()
         binding.clear_binding_outputs()
         for k, v in feed.items():
