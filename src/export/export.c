@@ -103,9 +103,19 @@ void hfx_exporter_free(hfx_exporter *e) {
 /* The batch and sequence dims of a graph: static from the sample inputs (default 2 × 16),
  * symbolic with `dynamic`, or as `dynamic_shapes` names them. The model's sequence inputs (the
  * family's list; samples are read from the first) share both axes, so a spec that names them
- * differently is refused. */
-static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inputs *s,
-                              const char *const *inputs, hfx_graph *g, hfx_build_opts *o, hfx_error *err) {
+ * differently is refused. In the seed's profile the mask is [batch, 1, sequence, cache] (every
+ * `attention_mask*` name): its axis 3, the static cache's length, sets *cache (else left as is). */
+enum { AXIS_BATCH, AXIS_SEQ, AXIS_CACHE, AXIS_ROLES };
+
+/* Which role axis `axis` of `input` plays, -1 for none. */
+static int axis_role(const char *input, const char *axis, bool mask4) {
+    if (mask4 && strncmp(input, "attention_mask", 14) == 0 && (input[14] == 0 || input[14] == '.'))
+        return !strcmp(axis, "0") ? AXIS_BATCH : !strcmp(axis, "2") ? AXIS_SEQ : !strcmp(axis, "3") ? AXIS_CACHE : -1;
+    return !strcmp(axis, "0") ? AXIS_BATCH : !strcmp(axis, "1") ? AXIS_SEQ : -1;
+}
+
+static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inputs *s, const char *const *inputs,
+                              bool mask4, hfx_graph *g, hfx_build_opts *o, hfx_dim *cache, hfx_error *err) {
     int64_t sample[2] = {2, 16};
     for (int i = 0; s && i < s->n; i++)
         if (strcmp(s->items[i].name, inputs[0]) == 0) {
@@ -130,10 +140,12 @@ static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inp
         }
         return HFX_OK;
     }
+    const json_t *chosen[AXIS_ROLES] = {0};
+    const char *chosen_from[AXIS_ROLES] = {0};
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)spec, key, v) {
-        bool known = false;
+        bool known = mask4 && axis_role(key, "0", true) >= 0 && strncmp(key, "attention_mask", 14) == 0;
         char names[256];
         size_t k = 0;
         names[0] = 0;
@@ -147,32 +159,34 @@ static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inp
                             "(inputs: %s)", key, names);
         const char *axis;
         json_t *x;
-        json_object_foreach(v, axis, x) if (strcmp(axis, "0") != 0 && strcmp(axis, "1") != 0)
-            return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has axis %s; these inputs are rank 2", key, axis);
-    }
-    for (int a = 0; a < 2; a++) {
-        char axis[2] = {(char)('0' + a), 0};
-        const json_t *chosen = NULL;
-        const char *chosen_from = NULL;
-        for (int i = 0; inputs[i]; i++) {
-            const json_t *x = json_object_get(json_object_get(spec, inputs[i]), axis);
-            if (!x || json_is_null(x)) continue;
-            if (chosen && (!json_equal((json_t *)json_object_get(chosen, "name"), (json_t *)json_object_get(x, "name"))))
+        json_object_foreach(v, axis, x) {
+            int role = axis_role(key, axis, mask4);
+            if (role < 0)
+                return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has axis %s; %s", key, axis,
+                                mask4 && !strncmp(key, "attention_mask", 14)
+                                    ? "the mask is [batch, 1, sequence, cache]: axes 0, 2 and 3 can vary"
+                                    : "these inputs are rank 2");
+            if (json_is_null(x)) continue;
+            if (chosen[role] && !json_equal((json_t *)json_object_get(chosen[role], "name"), json_object_get(x, "name")))
                 return hfx_fail(err, HFX_ERR_INVALID,
-                                "export config: dynamic_shapes gives axis %d of '%s' and '%s' different names; they are one dim",
-                                a, chosen_from, inputs[i]);
-            chosen = x;
-            chosen_from = inputs[i];
+                                "export config: dynamic_shapes gives the %s axis of '%s' and '%s' different names; they "
+                                "are one dim", role == AXIS_BATCH ? "batch" : role == AXIS_SEQ ? "sequence" : "cache",
+                                chosen_from[role], key);
+            chosen[role] = x;
+            chosen_from[role] = key;
         }
-        hfx_dim d = hfx_dim_const(sample[a]);
-        if (chosen) {
-            const json_t *mn = json_object_get(chosen, "min"), *mx = json_object_get(chosen, "max");
-            d = hfx_dim_sym(hfx_graph_symbol(g, json_string_value(json_object_get(chosen, "name")),
+    }
+    for (int a = 0; a < AXIS_ROLES; a++) {
+        hfx_dim d = hfx_dim_const(a < 2 ? sample[a] : 0);
+        if (chosen[a]) {
+            const json_t *mn = json_object_get(chosen[a], "min"), *mx = json_object_get(chosen[a], "max");
+            d = hfx_dim_sym(hfx_graph_symbol(g, json_string_value(json_object_get(chosen[a], "name")),
                                              json_is_integer(mn) ? json_integer_value(mn) : 1,
                                              json_is_integer(mx) ? json_integer_value(mx) : INT32_MAX));
         }
-        if (a == 0) o->batch = d;
-        else o->seq = d;
+        if (a == AXIS_BATCH) o->batch = d;
+        else if (a == AXIS_SEQ) o->seq = d;
+        else if (chosen[a] && cache) *cache = d;
     }
     return HFX_OK;
 }
@@ -585,7 +599,7 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
     if (!st && !c.cfg)
         st = hfx_fail(err, HFX_ERR_INVALID, "export config: per-component config lacks component '%s'", set.items[0].name);
     /* a state option (OpenVINO's stateful) is a no-op here, as in the seed: a forward has no state */
-    if (!st) st = choose_dims(c.cfg, samples, hfx_arch_sequence_inputs(model->arch), c.g, &c.opts, err);
+    if (!st) st = choose_dims(c.cfg, samples, hfx_arch_sequence_inputs(model->arch), false, c.g, &c.opts, NULL, err);
     if (!st) st = run_export(e, model, &c, 1, cfg, NULL, 0, NULL, out_dir, err);
     free_components(&c, 1);
     return st;
@@ -722,7 +736,10 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
             st = hfx_fail(err, HFX_ERR_INVALID, "multi_token_decode needs dynamic shapes (--dynamic): its query length varies");
         if (st) break;
         hfx_build_opts *o = &c->opts;
-        if ((st = choose_dims(c->cfg, samples, hfx_arch_sequence_inputs(model->arch), c->g, o, err))) break;
+        hfx_dim cache_dim = {0};
+        bool mask4 = seed && is_static; /* the seed's mask is [batch, 1, seq, cache] (its decode's) */
+        if ((st = choose_dims(c->cfg, samples, hfx_arch_sequence_inputs(model->arch), mask4, c->g, o, &cache_dim, err)))
+            break;
         bool dynamic = hfx_cfg_dynamic(c->cfg) || hfx_cfg_dynamic_shapes(c->cfg);
         if (c->decl->single_token) o->seq = hfx_dim_const(1);
         if (c->stateful && hfx_dim_is_const(o->seq)) /* prompt and steps: the query length varies */
@@ -736,6 +753,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         o->max_cache = dynamic && !(seed && !c->decl->reads_state)
                            ? hfx_dim_sym(hfx_graph_symbol(c->g, "max_cache_len", 1, INT32_MAX))
                            : hfx_dim_const(max_len);
+        if (c->decl->reads_state && !hfx_dim_is_const(cache_dim)) o->max_cache = cache_dim; /* named by dynamic_shapes */
         /* the seed returns every position's logits */
         int keep = c->decl->logits_to_keep >= 0 && seed ? 0 : c->decl->logits_to_keep;
         o->logits_last = keep >= 0 && hfx_cfg_logits_to_keep(c->cfg, keep) == 1;

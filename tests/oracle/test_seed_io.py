@@ -284,3 +284,30 @@ def test_openvino_seed_static_cache_needs_stateless(checkpoints, tmp_path):
                                "cache_implementation": "static", "max_cache_len": 32}))
     proc = run_hfx(["export", checkpoints("llama_default"), tmp_path / "o", "--config", cfg, "--for-generation"])
     assert proc.returncode == 2 and "stateful false" in proc.stderr, describe(proc)
+
+
+def test_dynamic_shapes_name_the_4d_mask_axes(checkpoints, tmp_path):
+    """dynamic_shapes in the seed's terms: the static decode's mask is [batch, 1, sequence, cache],
+    so its axes 0, 2 and 3 name the batch, the query length and the cache length (axis 1 cannot
+    vary); the seed's loop runs on the result."""
+    spec = {"input_ids": {"0": {"name": "batch", "min": 1, "max": 4}, "1": {"name": "seq", "min": 1, "max": 64}},
+            "attention_mask": {"0": {"name": "batch", "min": 1, "max": 4}, "2": {"name": "seq", "min": 1, "max": 64},
+                               "3": {"name": "cache", "min": 1, "max": MAX_CACHE_LEN}}}
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"export_format": "onnx", "io": "seed", "cache_implementation": "static",
+                               "max_cache_len": MAX_CACHE_LEN, "dynamic_shapes": spec}))
+    ck = checkpoints("llama_default")
+    proc = run_hfx(["export", ck, tmp_path / "o", "--config", cfg, "--for-generation", "--multi-token-decode", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    m = onnx.load(str(tmp_path / "o" / "decode.onnx"), load_external_data=False)
+    dims = {v.name: [d.dim_value or d.dim_param for d in v.type.tensor_type.shape.dim] for v in m.graph.input}
+    assert dims["attention_mask"] == ["batch", 1, "seq", "cache"]
+    assert dims["input.cache.layers.0.keys"][2] == "cache"
+    vocab = json.loads((ck / "config.json").read_text())["vocab_size"]
+    prompt = np.random.default_rng(11).integers(3, vocab, size=(1, 5)).astype(np.int64)
+    assert _seed_ort_loop(tmp_path / "o", prompt, 16) == _greedy(ck, prompt, 16)
+    spec["attention_mask"]["1"] = {"name": "heads"}
+    cfg.write_text(json.dumps({"export_format": "onnx", "io": "seed", "cache_implementation": "static",
+                               "max_cache_len": MAX_CACHE_LEN, "dynamic_shapes": spec}))
+    proc = run_hfx(["export", ck, tmp_path / "p", "--config", cfg, "--for-generation", "--multi-token-decode"])
+    assert proc.returncode == 2 and "axes 0, 2 and 3 can vary" in proc.stderr, describe(proc)
