@@ -253,9 +253,12 @@ typedef struct layer_ctx {
     int *cache_state;           /* (layers, 3): their state declarations */
     hfx_value *seed_mask;       /* seed profile: the attention bias [B|1,1,S,T], made at the first layer
                                    (from the 4-D mask input, or from the cache it sees) */
+    hfx_value *seed_window_mask; /* ... and a dynamic cache's sliding layers' (within the window) */
 } layer_ctx;
 
-enum { CACHE_PARTS = 3 }; /* per layer: keys, values, and the seed profile's write counter */
+/* per layer: keys, values, and the seed profile's write counter (static cache) or window tensor
+ * (a dynamic cache's sliding layer) */
+enum { CACHE_PARTS = 3 };
 
 static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
     hfx_decoder_names n = {"model.embed_tokens.weight", "model.layers.%lld", "self_attn", "qkv_proj", "o_proj",
@@ -329,6 +332,14 @@ static void seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
             c->cache_out[CACHE_PARTS * i + p] = *x[p];
             c->cache_state[CACHE_PARTS * i + p] = s;
         }
+        if (c->m->window[i]) { /* the seed's sliding layer carries its window as a tensor, through */
+            snprintf(name[2], sizeof name[2], "cache.layers.%lld._sliding_window_tensor", (long long)i);
+            snprintf(input, sizeof input, "input.%.96s", name[2]);
+            int s = hfx_graph_state(g, name[2], HFX_STATE_REPLACE, 0);
+            hfx_value *in = hfx_state_read(g, s, input, HFX_DTYPE_I64, 0, NULL);
+            c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, in, hfx_const_i64(g, 0)); /* a value of its own */
+            c->cache_state[CACHE_PARTS * i + 2] = s;
+        }
         return;
     }
     int s[CACHE_PARTS];
@@ -378,13 +389,16 @@ static void seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
 
 /* The seed profile's dynamic-cache mask: no mask input (batch 1, no padding), so causal by cache
  * index over the T = past + S keys the layer sees. */
-static hfx_value *seed_causal_mask(layer_ctx *c, hfx_value *q, hfx_value *k) {
+static hfx_value *seed_causal_mask(layer_ctx *c, hfx_value *q, hfx_value *k, int64_t window) {
     hfx_graph *g = c->g;
     hfx_value *total = hfx_dim_of(g, k, 2), *q_len = hfx_dim_of(g, q, 2);
     hfx_value *q_idx = hfx_unsqueeze(g, hfx_range(g, hfx_op2(g, HFX_OP_SUB, total, q_len), total, hfx_const_i64(g, 1),
                                                   c->seq), 1); /* [S,1]: past + i */
     hfx_value *kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), total, hfx_const_i64(g, 1), k->dims[2]), 0);
     hfx_value *visible = hfx_op2(g, HFX_OP_LESS_EQUAL, kv_idx, q_idx); /* [S,T] */
+    if (window) /* and within the window: key > query - window (transformers' sliding_window_overlay) */
+        visible = hfx_op2(g, HFX_OP_AND, visible,
+                          hfx_op2(g, HFX_OP_GREATER, kv_idx, hfx_op2(g, HFX_OP_SUB, q_idx, hfx_const_i64(g, window))));
     return hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_where(g, visible, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX)), 0), 0);
 }
 
@@ -475,8 +489,13 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
     if (c->o->io == HFX_IO_SEED && c->o->cache != HFX_CACHE_NONE) {
         v = to_bhsd(c, v);
         seed_cache(c, i, &k, &v);
-        if (!c->seed_mask) c->seed_mask = seed_causal_mask(c, q, k); /* a dynamic cache: causal only */
-        bias = c->seed_mask;
+        if (window) { /* a dynamic cache's sliding layer: causal within the window */
+            if (!c->seed_window_mask) c->seed_window_mask = seed_causal_mask(c, q, k, window);
+            bias = c->seed_window_mask;
+        } else {
+            if (!c->seed_mask) c->seed_mask = seed_causal_mask(c, q, k, 0); /* a dynamic cache: causal */
+            bias = c->seed_mask;
+        }
     } else {
         k = with_cache(c, i, k, "key", 0);
         v = with_cache(c, i, to_bhsd(c, v), "value", 1);
@@ -646,15 +665,16 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         hfx_weights_free(&w);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
-    layer_ctx c = {g, &w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out, cache_state, NULL};
+    layer_ctx c = {g, &w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out, cache_state, NULL, NULL};
     bool seed = o->io == HFX_IO_SEED && o->cache != HFX_CACHE_NONE;
-    for (int64_t i = 0; seed && i < m->layers; i++)
+    for (int64_t i = 0; seed && o->cache == HFX_CACHE_STATIC && i < m->layers; i++)
         if (m->window[i]) {
             free(cache_out);
             free(cache_state);
             hfx_weights_free(&w);
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" does not cover sliding-window layers yet (the seed "
-                                                      "names a mask per layer type); export with io \"optimum\"",
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" with a static cache does not cover sliding-window "
+                                                      "layers yet (the seed keeps a window-sized cache per sliding layer); "
+                                                      "export with a dynamic cache or io \"optimum\"",
                             d->architecture);
         }
     const char *opt = d->names ? d->names->optional_prefix : NULL;
@@ -748,10 +768,12 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     }
     hfx_graph_output(g, logits, "logits");
     for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
-        for (int kv = 0; kv < (seed && o->cache == HFX_CACHE_STATIC ? 3 : 2); kv++) {
+        bool third = seed && (o->cache == HFX_CACHE_STATIC || m->window[i]); /* the counter, or the window */
+        for (int kv = 0; kv < (third ? 3 : 2); kv++) {
             char name[128];
             if (seed) { /* a prefill's new cache is cache.layers.*; what a step updates output.cache.layers.* */
-                static const char *const parts[3] = {"keys", "values", "cumulative_length"};
+                const char *const parts[3] = {"keys", "values",
+                                              o->cache == HFX_CACHE_STATIC ? "cumulative_length" : "_sliding_window_tensor"};
                 bool updated = kv == 2 || (o->cache == HFX_CACHE_DYNAMIC ? o->has_past : o->reads_state);
                 snprintf(name, sizeof name, "%scache.layers.%lld.%s", updated ? "output." : "", (long long)i, parts[kv]);
             } else if (o->cache == HFX_CACHE_DYNAMIC) {

@@ -136,6 +136,11 @@ hfx_value *hfx_graph_input(hfx_graph *g, const char *name, hfx_dtype dt, int ran
 }
 
 void hfx_graph_output(hfx_graph *g, hfx_value *v, const char *name) {
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == v) { /* naming it would rename the input: a builder passes it through an op */
+            hfx_graph_fail(g, HFX_ERR_INTERNAL, "output '%s' is the graph input '%s' itself", name, v->name);
+            return;
+        }
     v->name = copy_name(g, name);
     if (!push((void ***)&g->outputs, &g->n_outputs, &g->cap_outputs, v))
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");

@@ -73,7 +73,8 @@ def seed_exports(tmp_path_factory, checkpoints):
 
 # Qwen3's transformers config declares layer_types: the seed names its mask per type there
 @pytest.mark.parametrize("name,mode", [("llama_default", m) for m in sorted(MODES)] +
-                         [("qwen3", "static"), ("qwen3", "static-multi"), ("gemma", "static")])
+                         [("qwen3", "static"), ("qwen3", "static-multi"), ("gemma", "static"),
+                          ("mistral_swa", "dynamic"), ("mistral_swa", "dynamic-multi"), ("gemma2", "dynamic")])
 def test_io_lists_equal_the_seeds(checkpoints, seed_exports, tmp_path, name, mode):
     seed = seed_exports(name, mode)
     ours = _hfx_seed_export(checkpoints(name), tmp_path / "hfx", mode)
@@ -169,11 +170,14 @@ def test_seed_decode_loop_gives_transformers_tokens(checkpoints, tmp_path, name)
     assert _seed_ort_loop(out, prompt, 32) == _greedy(ck, prompt, 32)
 
 
-@pytest.mark.parametrize("mode", ["dynamic", "static"])
-def test_prefill_then_decode_gives_transformers_tokens(checkpoints, tmp_path, mode):
+@pytest.mark.parametrize("name,mode", [("llama_default", "dynamic"), ("llama_default", "static"),
+                                       ("mistral_swa", "dynamic"), ("gemma2", "dynamic")])
+def test_prefill_then_decode_gives_transformers_tokens(checkpoints, tmp_path, name, mode):
     """The two-graph layout: prefill.onnx starts the cache (cache.layers.* out), decode.onnx
-    continues it one token at a time (input.cache.* in, output.cache.* out)."""
-    ck = checkpoints("llama_default")
+    continues it one token at a time (input.cache.* in, output.cache.* out). A sliding layer's
+    window travels as input.cache.layers.{i}._sliding_window_tensor (the window, passed through);
+    the steps go past the window."""
+    ck = checkpoints(name)
     out = _hfx_seed_export(ck, tmp_path / "hfx", mode)
     prefill = ort.InferenceSession(str(out / "prefill.onnx"), providers=["CPUExecutionProvider"])
     decode = ort.InferenceSession(str(out / "decode.onnx"), providers=["CPUExecutionProvider"])
@@ -182,6 +186,9 @@ def test_prefill_then_decode_gives_transformers_tokens(checkpoints, tmp_path, mo
     n = prompt.shape[1]
     feed = {"input_ids": prompt, "position_ids": np.arange(n)[None]}
     feed.update({i.name: np.array(0, np.int64) for i in prefill.get_inputs() if i.name.endswith("cumulative_length")})
+    window = json.loads((ck / "config.json").read_text()).get("sliding_window") or 0
+    feed.update({i.name: np.array(window, np.int64) for i in prefill.get_inputs()
+                 if i.name.endswith("_sliding_window_tensor")})
     names = [o.name for o in prefill.get_outputs()]
     res = dict(zip(names, prefill.run(None, feed)))
     cache = {k.removeprefix("output."): v for k, v in res.items() if k != "logits"}
@@ -198,9 +205,11 @@ def test_prefill_then_decode_gives_transformers_tokens(checkpoints, tmp_path, mo
     assert tokens == _greedy(ck, prompt, 16)
 
 
-def test_sliding_window_models_are_refused_for_now(checkpoints, tmp_path):
+def test_sliding_window_static_cache_is_refused_for_now(checkpoints, tmp_path):
+    """The seed keeps a window-sized cache per sliding layer in a static cache: not written yet."""
     cfg = tmp_path / "c.json"
-    cfg.write_text(json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed"}))
+    cfg.write_text(json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed",
+                               "cache_implementation": "static", "max_cache_len": 32}))
     proc = run_hfx(["export", checkpoints("mistral_swa"), tmp_path / "o", "--config", cfg, "--for-generation"])
     assert proc.returncode == 2 and "sliding-window" in proc.stderr, describe(proc)
 
