@@ -5,7 +5,9 @@
  * differently is ever written. */
 #include "arch/tokenizer.h"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include <math.h>
+#include <pcre2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +182,23 @@ static const char *quote(tk *k, const char *s, size_t n) {
     return r;
 }
 
+/* Whether PCRE2 (the engine of openvino_tokenizers' regex ops) compiles `pattern` in UTF mode: a
+ * tokenizer.json regex it cannot read would fail only when the runtime loads the graph. */
+static bool compiles(tk *k, const char *pattern, const char *where) {
+    int code;
+    PCRE2_SIZE at;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &code, &at, NULL);
+    if (re) {
+        pcre2_code_free(re);
+        return true;
+    }
+    if (code == 121) return oom(k); /* PCRE2's "failed to allocate heap memory" */
+    PCRE2_UCHAR msg[160];
+    if (pcre2_get_error_message(code, msg, sizeof msg) < 0) snprintf((char *)msg, sizeof msg, "error %d", code);
+    return no(k, "%s: a regex PCRE2 (openvino_tokenizers' engine) does not compile: %s at offset %zu", where,
+              (const char *)msg, (size_t)at);
+}
+
 /* A replacement text with no group references: '$' and '\' would be read as syntax. */
 static bool plain_replacement(tk *k, const char *s, const char *where) {
     if (strpbrk(s, "$\\")) return no(k, "%s: a replacement holding '$' or '\\' is not converted", where);
@@ -213,7 +232,11 @@ static const char *pattern_of(tk *k, const json_t *o, const char *where) {
     const json_t *p = json_object_get(o, "pattern");
     const json_t *s = json_object_get(p, "String"), *r = json_object_get(p, "Regex");
     if (json_is_string(s)) return quote(k, json_string_value(s), json_string_length(s));
-    if (json_is_string(r)) return dup(k, json_string_value(r));
+    if (json_is_string(r)) {
+        char field[96];
+        snprintf(field, sizeof field, "%s.pattern", where);
+        return compiles(k, json_string_value(r), field) ? dup(k, json_string_value(r)) : NULL;
+    }
     no(k, "%s.pattern: neither {\"String\": ...} nor {\"Regex\": ...}", where);
     return NULL;
 }
@@ -394,6 +417,11 @@ static bool count_ids(tk *k, const json_t *model, const json_t *added, int64_t *
         if (json_integer_value(id) > *max_id) *max_id = json_integer_value(id);
     }
     if (*max_id >= MAX_VOCAB) return no(k, "token id %lld: over %d is refused", (long long)*max_id, MAX_VOCAB);
+    /* ids are dense in practice (the vocabulary, then the added tokens): a few entries naming a
+     * huge id would make every table that large */
+    size_t entries = json_array_size(added) + (json_is_array(vocab) ? json_array_size(vocab) : json_object_size(vocab));
+    if ((uint64_t)*max_id > 2 * (uint64_t)entries + 4096)
+        return no(k, "token id %lld with only %zu tokens: ids this sparse are refused", (long long)*max_id, entries);
     if (*max_id < 0) return no(k, "model.vocab: empty");
     return true;
 }
@@ -526,6 +554,7 @@ static bool added_tokens(tk *k, const json_t *added) {
             return false;
         if (single) return no(k, "%s.single_word: not converted", where);
         /* the literal text, in the vocabulary too (replacing a model token of the same id) */
+        if (id < 0 || id >= t->n_vocab) return no(k, "%s.id: %lld out of range", where, (long long)id);
         t->added[i] = bytes_of(k, json_string_value(c), json_string_length(c));
         t->added_id[i] = (int32_t)id;
         t->vocab[id] = t->dvocab[id] = t->added[i];
@@ -537,9 +566,10 @@ static bool added_tokens(tk *k, const json_t *added) {
         if (special) t->skip_ids[t->n_skip++] = (int32_t)id;
     }
     t->n_added = (int32_t)n;
+    hfx_bytes empty = bytes_of(k, "", 0); /* one for every id nothing names */
     for (int32_t i = 0; i < t->n_vocab; i++)
         if (!t->vocab[i].p) {
-            t->vocab[i] = t->dvocab[i] = bytes_of(k, "", 0);
+            t->vocab[i] = t->dvocab[i] = empty;
             if (t->scores) t->scores[i] = max_score > -INFINITY ? -1e9f : 0;
         }
     return !k->oom;
@@ -578,9 +608,11 @@ static bool added_pattern(tk *k) {
     }
     if (!b.len) hfx_buf_puts(&b, "[^\\s\\S]"); /* no added tokens: a class nothing matches */
     hfx_buf_append(&b, "", 1);
-    if (!b.oom && !k->oom) k->t->added_pattern = dup(k, (const char *)b.data);
-    hfx_buf_free(&b);
-    return b.oom ? oom(k) : !k->oom;
+    if (!b.oom && !k->oom && compiles(k, (const char *)b.data, "added_tokens"))
+        k->t->added_pattern = dup(k, (const char *)b.data);
+    bool grew = !b.oom;
+    hfx_buf_free(&b); /* (clears b) */
+    return grew ? !k->failed : oom(k);
 }
 
 /* Metaspace's "first" prepends to the text's first piece only: not when the text starts with an
@@ -596,9 +628,11 @@ static bool first_piece_only(tk *k) {
         hfx_buf_puts(&b, q);
     }
     hfx_buf_append(&b, ")", 2);
-    if (!b.oom && !k->oom) k->first[0].pattern = dup(k, (const char *)b.data);
-    hfx_buf_free(&b);
-    return b.oom ? oom(k) : !k->oom;
+    if (!b.oom && !k->oom && compiles(k, (const char *)b.data, "pre_tokenizer(Metaspace)"))
+        k->first[0].pattern = dup(k, (const char *)b.data);
+    bool grew = !b.oom;
+    hfx_buf_free(&b); /* (clears b) */
+    return grew ? !k->failed : oom(k);
 }
 
 /* ---- post-processor: the single-sequence template ---- */

@@ -290,3 +290,23 @@ def test_ignore_merges_is_written_with_a_note(tmp_path, tokenizer_exports):
     assert "hfx: warning: tokenizer.json: model.ignore_merges is true" in proc.stderr, proc.stderr
     entry = json.loads((tmp_path / "o" / "export.json").read_text())["tokenizer"]
     assert entry["converted"] is True and "ignore_merges" in entry["note"], entry
+
+
+@pytest.mark.parametrize("edit,reason", [
+    (lambda tj: tj["pre_tokenizer"]["pretokenizers"][0].update(pattern={"Regex": "(?<=a+)b"}),
+     "pre_tokenizer(Split).pattern: a regex PCRE2 (openvino_tokenizers' engine) does not compile"),
+    (lambda tj: tj["added_tokens"][0].update(id=-3), "added_tokens[0].id: -3 out of range"),
+    (lambda tj: tj["added_tokens"][0].update(id=9_000_000), "ids this sparse are refused"),
+    (lambda tj: tj["model"].update(merges=["a b c"]), "model.merges[0]: not two tokens separated by one space"),
+    (lambda tj: tj.update(decoder={"type": "Strip", "content": " ", "start": 1, "stop": 0}),
+     "decoder: Strip on each token (before Fuse) is not converted"),
+], ids=["regex", "negative-id", "sparse-ids", "merge", "strip"])
+def test_malformed_tokenizers_are_refused_by_field(tmp_path, tokenizer_exports, edit, reason):
+    """A tokenizer.json that is wrong or beyond what hfx converts: the model is still exported, the
+    tokenizer is not, and the reason names the field."""
+    d = _edited(tokenizer_exports("bpe_llama3_split")[0], tmp_path / "m", edit)
+    proc = run_hfx(["export", str(d), str(tmp_path / "o"), "--format", "openvino", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    entry = json.loads((tmp_path / "o" / "export.json").read_text())["tokenizer"]
+    assert entry["converted"] is False and reason in entry["reason"], entry
+    assert reason in proc.stderr
