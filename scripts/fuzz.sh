@@ -50,7 +50,7 @@ for h in tests/fuzz/fuzz_*.c; do
     # shellcheck disable=SC2086
     clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_FILE_OFFSET_BITS=64 -g -O1 \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -Iinclude -Isrc $src $extra "$h" -ljansson -lpcre2-8 -lm -lpthread -o "$out/$n"
+        -Iinclude -Isrc $src $extra "$h" -ljansson -lpcre2-8 -lz -lm -lpthread -o "$out/$n"
     mkdir -p "$out/$n.corpus" "$out/$n.crashes"
     dict=""  # the JSON harnesses: tokens and the keys hfx reads, so mutations stay parseable
     case $n in fuzz_checkpoint | fuzz_export_config | fuzz_tokenizer) dict=-dict=tests/fuzz/json.dict ;; esac

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "base/status.h"
 
@@ -26,6 +27,8 @@ struct hfx_bulk {
     bool threaded, closing, failed;
     int write_errno;
     uint64_t submitted;        /* the caller's side: file offset after every byte queued so far */
+    bool crc_on;               /* keep a CRC-32 of what is queued (a zip entry's data) */
+    uint32_t crc;
     uint64_t pos, flushed;     /* the writer's side: bytes written, and how far writeback has started */
     pthread_t thread;
     pthread_mutex_t mu;
@@ -120,8 +123,9 @@ static void queue(hfx_bulk *b, size_t n) {
     pthread_mutex_unlock(&b->mu);
 }
 
-/* Queue the first n bytes of the buffer next_buffer returned last. */
-static void submit(hfx_bulk *b, size_t n) {
+/* Queue the first n bytes of p, the buffer next_buffer returned last. */
+static void submit(hfx_bulk *b, const uint8_t *p, size_t n) {
+    if (b->crc_on) b->crc = (uint32_t)crc32(b->crc, p, (uInt)n); /* chunks stay far below 4 GiB */
     queue(b, n);
     b->submitted += n;
     hfx_outdir_progress_add(b->out, n);
@@ -146,7 +150,7 @@ hfx_status hfx_bulk_stream(hfx_bulk *b, const hfx_init *src, const uint8_t *byte
         else
             memcpy(chunk, bytes + done, k);
         if (st) break;
-        submit(b, k * es);
+        submit(b, chunk, k * es);
         if (src) hfx_init_release_range(src, done, k);
     }
     if (src) hfx_init_release(src);
@@ -159,9 +163,18 @@ void hfx_bulk_pad_to(hfx_bulk *b, uint64_t offset) {
         uint8_t *p = next_buffer(b);
         if (!p) return;
         memset(p, 0, k);
-        submit(b, k); /* progress counts file bytes, padding included */
+        submit(b, p, k); /* progress counts file bytes, padding included */
     }
 }
+
+void hfx_bulk_crc_start(hfx_bulk *b) {
+    b->crc_on = true;
+    b->crc = (uint32_t)crc32(0, Z_NULL, 0);
+}
+
+uint32_t hfx_bulk_crc(const hfx_bulk *b) { return b->crc; }
+
+uint64_t hfx_bulk_offset(const hfx_bulk *b) { return b->submitted; }
 
 hfx_status hfx_bulk_close(hfx_bulk *b, const char *name, hfx_error *err) {
     if (b->threaded) {

@@ -30,6 +30,14 @@ hfx_status hfx_bulk_stream(hfx_bulk *b, const hfx_init *src, const uint8_t *byte
  * already reach it. */
 void hfx_bulk_pad_to(hfx_bulk *b, uint64_t offset);
 
+/* From now on keep the CRC-32 (zip's polynomial, zlib's crc32) of every byte queued, starting
+ * from empty; hfx_bulk_crc reads it. */
+void hfx_bulk_crc_start(hfx_bulk *b);
+uint32_t hfx_bulk_crc(const hfx_bulk *b);
+
+/* The file offset after every byte queued so far. */
+uint64_t hfx_bulk_offset(const hfx_bulk *b);
+
 /* Wait for every queued write and free b. HFX_ERR_IO naming `name` when a write failed. */
 hfx_status hfx_bulk_close(hfx_bulk *b, const char *name, hfx_error *err);
 
