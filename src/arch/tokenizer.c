@@ -18,7 +18,6 @@
 
 enum {
     MAX_STEPS = 64,           /* normalizer + pre-tokenizer steps; decoder steps */
-    MAX_SEGMENTS = 16,        /* template segments */
     MAX_VOCAB = 1 << 24,      /* ids past this are refused (a vocabulary is < 1M in practice) */
     MAX_DEPTH = 8             /* nested Sequence components */
 };
@@ -44,7 +43,7 @@ typedef struct tk {
     bool fused;               /* decoding: the tokens are one text by now (after Fuse) */
     hfx_tok_step steps[MAX_STEPS], first[MAX_STEPS], dsteps[MAX_STEPS];
     int n_steps, n_first, n_dsteps;
-    hfx_tok_segment segs[MAX_SEGMENTS];
+    hfx_tok_segment segs[HFX_TOK_MAX_SEGMENTS];
     int n_segs;
     const json_t *root;       /* tokenizer.json */
 } tk;
@@ -638,7 +637,7 @@ static bool first_piece_only(tk *k) {
 /* ---- post-processor: the single-sequence template ---- */
 
 static bool add_segment(tk *k, hfx_tok_segment *segs, int *n, hfx_tok_segment s) {
-    if (*n >= MAX_SEGMENTS) return no(k, "post_processor: more than %d template pieces", MAX_SEGMENTS);
+    if (*n >= HFX_TOK_MAX_SEGMENTS) return no(k, "post_processor: more than %d template pieces", HFX_TOK_MAX_SEGMENTS);
     segs[(*n)++] = s;
     return true;
 }
@@ -655,7 +654,7 @@ static bool one_token(tk *k, hfx_tok_segment *segs, int *n, const json_t *pair, 
 
 /* Rewrite k->segs through one post-processor: the sequence piece is replaced by the template. */
 static bool post_processor(tk *k, const json_t *o, const char *type) {
-    hfx_tok_segment out[MAX_SEGMENTS];
+    hfx_tok_segment out[HFX_TOK_MAX_SEGMENTS];
     int n = 0;
     if (!strcmp(type, "ByteLevel")) return true; /* offsets only */
     if (!strcmp(type, "BertProcessing") || !strcmp(type, "RobertaProcessing")) {
@@ -681,6 +680,8 @@ static bool post_processor(tk *k, const json_t *o, const char *type) {
             if (!name || !json_is_array(ids) || !json_array_size(ids))
                 return no(k, "post_processor.single[%zu]: a special token without ids in special_tokens", i);
             size_t m = json_array_size(ids);
+            if (m > HFX_TOK_MAX_SEGMENT_IDS)
+                return no(k, "post_processor.special_tokens['%s'].ids: over %d ids", name, HFX_TOK_MAX_SEGMENT_IDS);
             int32_t *v = alloc(k, m, sizeof *v);
             if (!v) return false;
             for (size_t j = 0; j < m; j++) {

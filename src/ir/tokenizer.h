@@ -40,6 +40,9 @@ typedef struct hfx_tok_step {
 
 typedef enum hfx_tok_model { HFX_TOK_BPE, HFX_TOK_WORDPIECE, HFX_TOK_UNIGRAM } hfx_tok_model;
 
+/* Bounds every reader keeps (writers size their tables by them). */
+enum { HFX_TOK_MAX_SEGMENTS = 16, HFX_TOK_MAX_SEGMENT_IDS = 64 };
+
 /* One segment of the post-processor's template: the encoded text, or constant token ids. */
 typedef struct hfx_tok_segment {
     bool sequence;
@@ -78,7 +81,8 @@ typedef struct hfx_tokenizer {
     const char *word_suffix;        /* BPE end_of_word_suffix ("") */
     int32_t max_word_chars;         /* WORDPIECE */
 
-    hfx_tok_segment *segments;      /* the post-processor's single-sequence template */
+    hfx_tok_segment *segments;      /* the post-processor's single-sequence template (at most
+                                       HFX_TOK_MAX_SEGMENTS, each of at most HFX_TOK_MAX_SEGMENT_IDS) */
     int n_segments;
 
     /* decoding */

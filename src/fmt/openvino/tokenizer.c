@@ -13,14 +13,14 @@
 #include "base/status.h"
 #include "fmt/openvino/lower.h"
 
-enum { MAX_IN = 24, MAX_OUT = 6 };
+enum { MAX_IN = 3 * HFX_TOK_MAX_SEGMENTS + 1, MAX_OUT = 6 }; /* CombineSegments: 3 per segment + ids */
 
 typedef struct ref {
     int node, out; /* output `out` of node `node` */
 } ref;
 
 typedef struct tnode {
-    const char *type, *version, *name;
+    const char *type, *version;
     char *data;                 /* <data> attributes, heap; NULL: none */
     ref in[MAX_IN];
     int n_in, n_out;
@@ -79,7 +79,8 @@ static char *attrs(tgraph *g, const char *fmt, ...) {
 
 static ref R(int node, int out) { return (ref){node, out}; }
 
-/* A constant: `count` elements of `et` (OpenVINO's element_type) with the given shape text. */
+/* A constant of element type `et` (OpenVINO's spelling; `prec` the port's) and shape text `shape`,
+ * its `size` bytes appended to the .bin. */
 static ref konst(tgraph *g, const char *et, const char *prec, const char *shape, const void *data, size_t size) {
     size_t off = g->bin.len;
     if (size) hfx_buf_append(&g->bin, data, size);
@@ -282,8 +283,8 @@ static void build_tokenizer(const hfx_tokenizer *t, tgraph *g) {
 
     /* the template: the sequence and the special tokens around it */
     n_in = 0;
-    int32_t seg_ids[32] = {0};
-    for (int i = 0; i < t->n_segments && n_in + 3 < MAX_IN; i++) {
+    int32_t seg_ids[HFX_TOK_MAX_SEGMENTS] = {0};
+    for (int i = 0; i < t->n_segments; i++) { /* n_segments ≤ HFX_TOK_MAX_SEGMENTS: the reader's bound */
         const hfx_tok_segment *s = &t->segments[i];
         if (s->sequence) {
             in[n_in++] = R(tr, 0), in[n_in++] = R(tr, 1), in[n_in++] = R(tr, 2);
