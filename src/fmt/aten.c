@@ -1,0 +1,149 @@
+/* The ATen program builder (aten.h): values, calls, parameters and inputs in growable tables. A
+ * failed allocation sets `oom`; every later call is then a no-op returning value 0, and the writer
+ * reports the failure. */
+#include "fmt/aten.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const hfx_aten_info infos[HFX_ATEN_COUNT_] = {
+#define X(id, op, overload, args, returns) [HFX_ATEN_##id] = {op, overload, args, returns},
+#include "fmt/aten.def"
+#undef X
+};
+
+const hfx_aten_info *hfx_aten_info_of(hfx_aten_op op) { return op < HFX_ATEN_COUNT_ ? &infos[op] : NULL; }
+
+/* Room for one more element in a table of `size`-byte elements. */
+static bool grow(hfx_aten_program *p, void **items, int n, int *cap, size_t size) {
+    if (p->oom) return false;
+    if (n < *cap) return true;
+    int c = *cap ? 2 * *cap : 64;
+    void *q = realloc(*items, (size_t)c * size);
+    if (!q) {
+        p->oom = true;
+        return false;
+    }
+    *items = q;
+    *cap = c;
+    return true;
+}
+
+hfx_aten_program *hfx_aten_program_new(const hfx_graph *g, const int64_t *hints) {
+    hfx_aten_program *p = calloc(1, sizeof *p);
+    if (!p || !(p->arena = hfx_arena_new())) {
+        free(p);
+        return NULL;
+    }
+    p->g = g;
+    if (g->n_symbols) {
+        p->hints = hfx_arena_alloc(p->arena, (size_t)g->n_symbols * sizeof *p->hints);
+        if (!p->hints) {
+            hfx_aten_program_free(p);
+            return NULL;
+        }
+        memcpy(p->hints, hints, (size_t)g->n_symbols * sizeof *p->hints);
+    }
+    return p;
+}
+
+void hfx_aten_program_free(hfx_aten_program *p) {
+    if (!p) return;
+    free(p->values);
+    free(p->nodes);
+    free(p->inputs);
+    free(p->outputs);
+    hfx_arena_free(p->arena);
+    free(p);
+}
+
+/* `base` turned into a Python identifier, with a suffix when the name is taken. */
+static const char *unique_name(hfx_aten_program *p, const char *base) {
+    char clean[200];
+    size_t n = 0;
+    for (const char *s = base; *s && n + 1 < sizeof clean; s++)
+        clean[n++] = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ? *s : '_';
+    clean[n] = 0;
+    if (!n || (clean[0] >= '0' && clean[0] <= '9')) snprintf(clean, sizeof clean, "v_%s", base);
+    /* linear in the values: programs are thousands of values, named once each */
+    int taken = 0;
+    size_t len = strlen(clean);
+    for (int i = 0; i < p->n_values; i++)
+        if (!strncmp(p->values[i].name, clean, len) &&
+            (p->values[i].name[len] == 0 || (p->values[i].name[len] == '_' && p->values[i].name[len + 1] >= '0' &&
+                                             p->values[i].name[len + 1] <= '9')))
+            taken++;
+    char *name = taken ? hfx_arena_printf(p->arena, "%s_%d", clean, taken) : hfx_arena_strdup(p->arena, clean);
+    if (!name) p->oom = true;
+    return name;
+}
+
+int hfx_aten_tensor(hfx_aten_program *p, const char *name, hfx_dtype dtype, int rank, const hfx_dim *dims) {
+    if (rank < 0 || rank > HFX_MAX_RANK || !grow(p, (void **)&p->values, p->n_values, &p->cap_values, sizeof *p->values))
+        return 0;
+    const char *n = unique_name(p, name);
+    if (!n) return 0;
+    hfx_aten_value *v = &p->values[p->n_values];
+    memset(v, 0, sizeof *v);
+    v->name = n;
+    v->dtype = dtype;
+    v->rank = rank;
+    for (int d = 0; d < rank; d++) v->dims[d] = dims[d];
+    return p->n_values++;
+}
+
+static int add_input(hfx_aten_program *p, hfx_aten_input in) {
+    if (!grow(p, (void **)&p->inputs, p->n_inputs, &p->cap_inputs, sizeof *p->inputs)) return 0;
+    p->inputs[p->n_inputs++] = in;
+    return in.value;
+}
+
+int hfx_aten_parameter(hfx_aten_program *p, const char *target, hfx_dtype dtype, int rank, const hfx_dim *dims,
+                       const hfx_init *init, const uint8_t *bytes) {
+    char base[200];
+    snprintf(base, sizeof base, "p_%s", target);
+    int v = hfx_aten_tensor(p, base, dtype, rank, dims);
+    const char *t = hfx_arena_strdup(p->arena, target);
+    if (!t) p->oom = true;
+    return add_input(p, (hfx_aten_input){HFX_INPUT_PARAMETER, v, t, init, bytes});
+}
+
+int hfx_aten_user_input(hfx_aten_program *p, const char *name, hfx_dtype dtype, int rank, const hfx_dim *dims) {
+    int v = hfx_aten_tensor(p, name, dtype, rank, dims);
+    return add_input(p, (hfx_aten_input){HFX_INPUT_USER, v, NULL, NULL, NULL});
+}
+
+int hfx_aten_call(hfx_aten_program *p, hfx_aten_op op, const hfx_aten_arg *args, int n, hfx_dtype dtype, int rank,
+                  const hfx_dim *dims) {
+    if (op >= HFX_ATEN_COUNT_ || n > HFX_ATEN_MAX_ARGS) {
+        p->oom = true; /* a builder bug, reported as a failed program */
+        return 0;
+    }
+    int out = hfx_aten_tensor(p, infos[op].op, dtype, rank, dims);
+    if (!grow(p, (void **)&p->nodes, p->n_nodes, &p->cap_nodes, sizeof *p->nodes)) return 0;
+    hfx_aten_node *node = &p->nodes[p->n_nodes++];
+    memset(node, 0, sizeof *node);
+    node->op = op;
+    for (int i = 0; i < n; i++) node->args[i] = args[i];
+    node->out[0] = out;
+    node->n_out = 1;
+    return out;
+}
+
+void hfx_aten_output(hfx_aten_program *p, int value) {
+    if (grow(p, (void **)&p->outputs, p->n_outputs, &p->cap_outputs, sizeof *p->outputs))
+        p->outputs[p->n_outputs++] = value;
+}
+
+hfx_aten_arg hfx_arg_tensor(int value) { return (hfx_aten_arg){.kind = HFX_ARG_TENSOR, .value = value}; }
+hfx_aten_arg hfx_arg_int(int64_t i) { return (hfx_aten_arg){.kind = HFX_ARG_INT, .i = i}; }
+hfx_aten_arg hfx_arg_float(double f) { return (hfx_aten_arg){.kind = HFX_ARG_FLOAT, .f = f}; }
+hfx_aten_arg hfx_arg_bool(bool b) { return (hfx_aten_arg){.kind = HFX_ARG_BOOL, .i = b}; }
+
+hfx_aten_arg hfx_arg_ints(hfx_aten_program *p, int n, const int64_t *v) {
+    hfx_aten_size *s = n ? hfx_arena_alloc(p->arena, (size_t)n * sizeof *s) : NULL;
+    if (n && !s) p->oom = true;
+    for (int i = 0; s && i < n; i++) s[i] = (hfx_aten_size){-1, v[i]};
+    return (hfx_aten_arg){.kind = HFX_ARG_INTS, .sizes = s, .n = s ? n : 0};
+}

@@ -1,0 +1,411 @@
+/* An ATen program as a torch.export archive (.pt2): the serialized ExportedProgram
+ * (`models/model.json`, torch/_export/serde/schema.py's dataclasses as JSON, schema 8.20), the
+ * parameters as raw little-endian tensors (`data/weights/weight_<k>` + their config), an empty
+ * constants config and sample inputs, and the archive's version records, all under one root
+ * folder in a zip (io/zip.c) that PyTorch's reader maps. The program is the pre-dispatch
+ * ("TRAINING" verifier) form, as torch.export.export produces and the Python system saves. */
+#include "fmt/dynamo/pt2.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/status.h"
+#include "io/zip.h"
+
+enum { CHUNK = 1 << 20, SCHEMA_MAJOR = 8, SCHEMA_MINOR = 20, LAYOUT_STRIDED = 7 };
+
+/* torch/_export/serde/schema.py's ScalarType codes. */
+static int scalar_type(hfx_dtype dt) {
+    switch (dt) {
+    case HFX_DTYPE_U8: return 1;
+    case HFX_DTYPE_I8: return 2;
+    case HFX_DTYPE_I16: return 3;
+    case HFX_DTYPE_I32: return 4;
+    case HFX_DTYPE_I64: return 5;
+    case HFX_DTYPE_F16: return 6;
+    case HFX_DTYPE_F32: return 7;
+    case HFX_DTYPE_F64: return 8;
+    case HFX_DTYPE_BOOL: return 12;
+    case HFX_DTYPE_BF16: return 13;
+    default: return 0;
+    }
+}
+
+/* A symbol as sympy reads it: torch's names (s<id>) with its assumptions, so every occurrence
+ * parses to the same symbol. */
+static void symbol_text(hfx_buf *b, int id) {
+    hfx_buf_printf(b, "Symbol('s%d', positive=True, integer=True)", id);
+}
+
+/* A product of affine dims as a sympy expression (its hint in *hint); false when constant. */
+static bool product_text(const hfx_aten_program *p, const hfx_dim *dims, int n, hfx_buf *b, int64_t *hint,
+                         int64_t *constant) {
+    int64_t c = 1, h = 1;
+    bool any = false;
+    for (int d = 0; d < n; d++) {
+        int64_t dh = dims[d].c;
+        for (int t = 0; t < dims[d].n; t++) dh += dims[d].coef[t] * p->hints[dims[d].sym[t]];
+        h *= dh;
+        if (!dims[d].n) {
+            c *= dims[d].c;
+            continue;
+        }
+        hfx_buf_puts(b, any ? "*(" : "(");
+        any = true;
+        for (int t = 0; t < dims[d].n; t++) {
+            if (t) hfx_buf_puts(b, " + ");
+            if (dims[d].coef[t] != 1) hfx_buf_printf(b, "%lld*", (long long)dims[d].coef[t]);
+            symbol_text(b, dims[d].sym[t]);
+        }
+        if (dims[d].c) hfx_buf_printf(b, " + %lld", (long long)dims[d].c);
+        hfx_buf_puts(b, ")");
+    }
+    if (any && c != 1) hfx_buf_printf(b, "*%lld", (long long)c);
+    *hint = h;
+    *constant = c;
+    return any;
+}
+
+/* {"as_int": n} or {"as_expr": {"expr_str": ..., "hint": {"as_int": h}}} for the product of dims. */
+static json_t *sym_int(const hfx_aten_program *p, const hfx_dim *dims, int n) {
+    hfx_buf b = {0};
+    int64_t hint, c;
+    json_t *j = json_object();
+    if (!product_text(p, dims, n, &b, &hint, &c)) {
+        json_object_set_new(j, "as_int", json_integer(c));
+    } else {
+        hfx_buf_append(&b, "", 1);
+        json_t *e = json_object(), *h = json_object();
+        json_object_set_new(e, "expr_str", json_string(b.oom ? "" : (const char *)b.data));
+        json_object_set_new(h, "as_int", json_integer(hint));
+        json_object_set_new(e, "hint", h);
+        json_object_set_new(j, "as_expr", e);
+    }
+    hfx_buf_free(&b);
+    return j;
+}
+
+static json_t *device_cpu(void) {
+    json_t *d = json_object();
+    json_object_set_new(d, "type", json_string("cpu"));
+    json_object_set_new(d, "index", json_null());
+    return d;
+}
+
+/* TensorMeta: dtype, sizes, contiguous strides (products of the later sizes), device, layout. */
+static json_t *tensor_meta(const hfx_aten_program *p, const hfx_aten_value *v, bool requires_grad) {
+    json_t *m = json_object(), *sizes = json_array(), *strides = json_array(), *zero = json_object();
+    for (int d = 0; d < v->rank; d++) {
+        json_array_append_new(sizes, sym_int(p, &v->dims[d], 1));
+        json_array_append_new(strides, sym_int(p, &v->dims[d + 1], v->rank - d - 1));
+    }
+    json_object_set_new(zero, "as_int", json_integer(0));
+    json_object_set_new(m, "dtype", json_integer(scalar_type(v->dtype)));
+    json_object_set_new(m, "sizes", sizes);
+    json_object_set_new(m, "requires_grad", json_boolean(requires_grad));
+    json_object_set_new(m, "device", device_cpu());
+    json_object_set_new(m, "strides", strides);
+    json_object_set_new(m, "storage_offset", zero);
+    json_object_set_new(m, "layout", json_integer(LAYOUT_STRIDED));
+    return m;
+}
+
+static json_t *named(const char *key, const char *name) {
+    json_t *inner = json_object(), *outer = json_object();
+    json_object_set_new(inner, "name", json_string(name));
+    json_object_set_new(outer, key, inner);
+    return outer;
+}
+
+static json_t *one(const char *key, json_t *value) {
+    json_t *o = json_object();
+    json_object_set_new(o, key, value);
+    return o;
+}
+
+/* An Argument of the serialized graph. */
+static json_t *argument(const hfx_aten_program *p, const hfx_aten_arg *a) {
+    switch (a->kind) {
+    case HFX_ARG_NONE: return one("as_none", json_true());
+    case HFX_ARG_TENSOR: return named("as_tensor", p->values[a->value].name);
+    case HFX_ARG_TENSORS: {
+        json_t *l = json_array();
+        for (int i = 0; i < a->n; i++) {
+            json_t *t = json_object();
+            json_object_set_new(t, "name", json_string(p->values[a->values[i]].name));
+            json_array_append_new(l, t);
+        }
+        return one("as_tensors", l);
+    }
+    case HFX_ARG_INT: return one("as_int", json_integer(a->i));
+    case HFX_ARG_INTS: {
+        bool sym = false;
+        for (int i = 0; i < a->n; i++) sym |= a->sizes[i].value >= 0;
+        json_t *l = json_array();
+        for (int i = 0; i < a->n; i++) {
+            const hfx_aten_size *s = &a->sizes[i];
+            if (!sym) json_array_append_new(l, json_integer(s->c));
+            else if (s->value >= 0) json_array_append_new(l, one("as_name", json_string(p->values[s->value].name)));
+            else json_array_append_new(l, one("as_int", json_integer(s->c)));
+        }
+        return one(sym ? "as_sym_ints" : "as_ints", l);
+    }
+    case HFX_ARG_SYMINT: return one("as_sym_int", one("as_name", json_string(p->values[a->value].name)));
+    case HFX_ARG_FLOAT: return one("as_float", json_real(a->f));
+    case HFX_ARG_BOOL: return one("as_bool", json_boolean(a->i));
+    case HFX_ARG_DTYPE: return one("as_scalar_type", json_integer(scalar_type(a->dtype)));
+    case HFX_ARG_DEVICE: return one("as_device", device_cpu());
+    default: return json_null();
+    }
+}
+
+/* The node's named inputs, in schema order, from aten.def's argument list. */
+static json_t *node_inputs(const hfx_aten_program *p, const hfx_aten_node *n) {
+    const char *spec = hfx_aten_info_of(n->op)->args;
+    json_t *ins = json_array();
+    for (int i = 0; *spec && i < HFX_ATEN_MAX_ARGS; i++) {
+        while (*spec == ' ') spec++;
+        const char *end = strchr(spec, ' ');
+        size_t len = end ? (size_t)(end - spec) : strlen(spec);
+        bool keyword = *spec == '*';
+        const char *name = spec + keyword, *colon = memchr(name, ':', len - keyword);
+        if (colon && n->args[i].kind != HFX_ARG_DEFAULT) {
+            json_t *in = json_object();
+            json_object_set_new(in, "name", json_stringn(name, (size_t)(colon - name)));
+            json_object_set_new(in, "arg", argument(p, &n->args[i]));
+            json_object_set_new(in, "kind", json_integer(keyword ? 2 : 1));
+            json_array_append_new(ins, in);
+        }
+        spec += len;
+    }
+    return ins;
+}
+
+/* A pytree spec string: a tuple of n leaves, or (with `args`) the (args, kwargs) pair of a call. */
+static void leaves(hfx_buf *b, int n) {
+    for (int i = 0; i < n; i++)
+        hfx_buf_puts(b, i ? ", {\"type\": null, \"context\": null, \"children_spec\": []}"
+                          : "{\"type\": null, \"context\": null, \"children_spec\": []}");
+}
+
+static json_t *call_spec(int n_args) {
+    hfx_buf b = {0};
+    hfx_buf_puts(&b, "[1, {\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": [{\"type\": "
+                     "\"builtins.tuple\", \"context\": \"null\", \"children_spec\": [");
+    leaves(&b, n_args);
+    hfx_buf_puts(&b, "]}, {\"type\": \"builtins.dict\", \"context\": \"[]\", \"children_spec\": []}]}]");
+    hfx_buf_append(&b, "", 1);
+    json_t *s = b.oom ? NULL : json_string((const char *)b.data);
+    hfx_buf_free(&b);
+    return s;
+}
+
+static json_t *outputs_spec(int n) {
+    hfx_buf b = {0};
+    if (n == 1) {
+        hfx_buf_puts(&b, "[1, ");
+        leaves(&b, 1);
+        hfx_buf_puts(&b, "]");
+    } else {
+        hfx_buf_puts(&b, "[1, {\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": [");
+        leaves(&b, n);
+        hfx_buf_puts(&b, "]}]");
+    }
+    hfx_buf_append(&b, "", 1);
+    json_t *s = b.oom ? NULL : json_string((const char *)b.data);
+    hfx_buf_free(&b);
+    return s;
+}
+
+static json_t *exported_program(const hfx_aten_program *p) {
+    json_t *graph = json_object(), *inputs = json_array(), *outputs = json_array(), *nodes = json_array();
+    json_t *tensors = json_object(), *symints = json_object(), *in_specs = json_array(), *out_specs = json_array();
+    json_t *arg_names = json_array();
+    int n_user = 0;
+    for (int i = 0; i < p->n_values; i++) {
+        const hfx_aten_value *v = &p->values[i];
+        if (v->symint) json_object_set_new(symints, v->name, sym_int(p, &v->expr, 1));
+        else {
+            bool param = false;
+            for (int k = 0; k < p->n_inputs; k++) param |= p->inputs[k].value == i && p->inputs[k].kind == HFX_INPUT_PARAMETER;
+            json_object_set_new(tensors, v->name, tensor_meta(p, v, param));
+        }
+    }
+    for (int k = 0; k < p->n_inputs; k++) {
+        const hfx_aten_input *in = &p->inputs[k];
+        const char *name = p->values[in->value].name;
+        json_array_append_new(inputs, named("as_tensor", name));
+        json_t *spec = json_object();
+        if (in->kind == HFX_INPUT_PARAMETER) {
+            json_t *par = json_object(), *arg = json_object();
+            json_object_set_new(arg, "name", json_string(name));
+            json_object_set_new(par, "arg", arg);
+            json_object_set_new(par, "parameter_name", json_string(in->target));
+            json_object_set_new(spec, "parameter", par);
+        } else {
+            json_object_set_new(spec, "user_input", one("arg", named("as_tensor", name)));
+            json_array_append_new(arg_names, json_string(name));
+            n_user++;
+        }
+        json_array_append_new(in_specs, spec);
+    }
+    for (int k = 0; k < p->n_outputs; k++) {
+        const char *name = p->values[p->outputs[k]].name;
+        json_array_append_new(outputs, named("as_tensor", name));
+        json_array_append_new(out_specs, one("user_output", one("arg", named("as_tensor", name))));
+    }
+    for (int i = 0; i < p->n_nodes; i++) {
+        const hfx_aten_node *n = &p->nodes[i];
+        const hfx_aten_info *info = hfx_aten_info_of(n->op);
+        char target[160];
+        snprintf(target, sizeof target, "torch.ops.aten.%s.%s", info->op, info->overload);
+        json_t *node = json_object(), *outs = json_array();
+        for (int o = 0; o < n->n_out; o++) {
+            const hfx_aten_value *v = &p->values[n->out[o]];
+            json_array_append_new(outs, v->symint ? one("as_sym_int", one("as_name", json_string(v->name)))
+                                                  : named("as_tensor", v->name));
+        }
+        json_object_set_new(node, "target", json_string(target));
+        json_object_set_new(node, "inputs", node_inputs(p, n));
+        json_object_set_new(node, "outputs", outs);
+        json_object_set_new(node, "metadata", json_object());
+        json_object_set_new(node, "is_hop_single_tensor_return", json_null());
+        json_object_set_new(node, "name", json_string(p->values[n->out[0]].name));
+        json_array_append_new(nodes, node);
+    }
+    json_object_set_new(graph, "inputs", inputs);
+    json_object_set_new(graph, "outputs", outputs);
+    json_object_set_new(graph, "nodes", nodes);
+    json_object_set_new(graph, "tensor_values", tensors);
+    json_object_set_new(graph, "sym_int_values", symints);
+    json_object_set_new(graph, "sym_bool_values", json_object());
+    json_object_set_new(graph, "is_single_tensor_return", json_false());
+    json_object_set_new(graph, "custom_obj_values", json_object());
+    json_object_set_new(graph, "sym_float_values", json_object());
+
+    json_t *signature = json_object();
+    json_object_set_new(signature, "input_specs", in_specs);
+    json_object_set_new(signature, "output_specs", out_specs);
+    json_t *root_sig = json_object(), *root = json_object(), *call_graph = json_array();
+    json_object_set_new(root_sig, "inputs", json_array());
+    json_object_set_new(root_sig, "outputs", json_array());
+    json_object_set_new(root_sig, "in_spec", call_spec(n_user));
+    json_object_set_new(root_sig, "out_spec", outputs_spec(p->n_outputs));
+    json_object_set_new(root_sig, "forward_arg_names", arg_names);
+    json_object_set_new(root, "fqn", json_string(""));
+    json_object_set_new(root, "signature", root_sig);
+    json_array_append_new(call_graph, root);
+
+    json_t *module = json_object();
+    json_object_set_new(module, "graph", graph);
+    json_object_set_new(module, "signature", signature);
+    json_object_set_new(module, "module_call_graph", call_graph);
+    json_object_set_new(module, "metadata", json_object());
+    json_object_set_new(module, "treespec_namedtuple_fields", json_object());
+
+    json_t *ranges = json_object();
+    for (int s = 0; s < p->g->n_symbols; s++) {
+        char name[24];
+        snprintf(name, sizeof name, "s%d", s);
+        json_t *r = json_object();
+        json_object_set_new(r, "min_val", json_integer(p->g->symbols[s].min));
+        json_object_set_new(r, "max_val", p->g->symbols[s].max >= INT32_MAX ? json_null()
+                                                                           : json_integer(p->g->symbols[s].max));
+        json_object_set_new(ranges, name, r);
+    }
+    json_t *ep = json_object(), *opset = json_object(), *version = json_object(), *verifiers = json_array();
+    json_object_set_new(opset, "aten", json_integer(10));
+    json_object_set_new(version, "major", json_integer(SCHEMA_MAJOR));
+    json_object_set_new(version, "minor", json_integer(SCHEMA_MINOR));
+    json_array_append_new(verifiers, json_string("TRAINING"));
+    json_object_set_new(ep, "graph_module", module);
+    json_object_set_new(ep, "opset_version", opset);
+    json_object_set_new(ep, "range_constraints", ranges);
+    json_object_set_new(ep, "schema_version", version);
+    json_object_set_new(ep, "verifiers", verifiers);
+    json_object_set_new(ep, "torch_version", json_string("2.15.0"));
+    json_object_set_new(ep, "guards_code", json_array());
+    return ep;
+}
+
+/* The parameters' config: each state-dict name → its file and tensor meta. */
+static json_t *weights_config(const hfx_aten_program *p) {
+    json_t *config = json_object();
+    int k = 0;
+    for (int i = 0; i < p->n_inputs; i++) {
+        const hfx_aten_input *in = &p->inputs[i];
+        if (in->kind != HFX_INPUT_PARAMETER) continue;
+        char path[32];
+        snprintf(path, sizeof path, "weight_%d", k++);
+        json_t *e = json_object();
+        json_object_set_new(e, "path_name", json_string(path));
+        json_object_set_new(e, "is_param", json_true());
+        json_object_set_new(e, "use_pickle", json_false());
+        json_object_set_new(e, "tensor_meta", tensor_meta(p, &p->values[in->value], true));
+        json_object_set_new(config, in->target, e);
+    }
+    return one("config", config);
+}
+
+/* json as an archive entry; consumes j. */
+static hfx_status add_json(hfx_zip *z, const char *name, json_t *j, hfx_error *err) {
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    hfx_status st = text ? hfx_zip_add(z, name, text, strlen(text), err) : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    free(text);
+    return st;
+}
+
+hfx_status hfx_pt2_write(const hfx_aten_program *p, const char *root, hfx_outdir *out, const char *file,
+                         hfx_error *err) {
+    if (p->oom) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < p->n_values; i++)
+        if (!p->values[i].symint && !scalar_type(p->values[i].dtype))
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s tensors have no torch.export type", p->values[i].name,
+                            hfx_dtype_name(p->values[i].dtype));
+    FILE *f;
+    hfx_zip *z = NULL;
+    hfx_status st = hfx_outdir_create(out, file, &f, err);
+    if (st) return st;
+    st = hfx_zip_open(out, f, CHUNK, &z, err);
+    char name[512];
+    int k = 0;
+    for (int i = 0; !st && i < p->n_inputs; i++) {
+        const hfx_aten_input *in = &p->inputs[i];
+        if (in->kind != HFX_INPUT_PARAMETER) continue;
+        const hfx_aten_value *v = &p->values[in->value];
+        uint64_t bytes = hfx_dtype_size(v->dtype);
+        for (int d = 0; d < v->rank; d++) bytes *= (uint64_t)v->dims[d].c; /* parameters have fixed shapes */
+        snprintf(name, sizeof name, "%s/data/weights/weight_%d", root, k++);
+        st = hfx_zip_begin(z, name, err);
+        if (!st) st = hfx_bulk_stream(hfx_zip_bulk(z), in->init, in->bytes, bytes, err);
+        if (!st) st = hfx_zip_end(z, err);
+    }
+    struct {
+        const char *path;
+        json_t *json;
+        const char *text;
+    } rest[] = {
+        {"data/weights/model_weights_config.json", st ? NULL : weights_config(p), NULL},
+        {"data/constants/model_constants_config.json", st ? NULL : one("config", json_object()), NULL},
+        {"models/model.json", st ? NULL : exported_program(p), NULL},
+        {"data/sample_inputs/model.pt", NULL, ""}, /* none: torch.export.load takes an empty record */
+        {"archive_format", NULL, "pt2"},
+        {"archive_version", NULL, "0"},
+        {".data/version", NULL, "6\n"},
+        {"byteorder", NULL, "little"},
+        {".data/serialization_id", NULL, "0000000000000000000000000000000000000000"},
+    };
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) {
+        snprintf(name, sizeof name, "%s/%s", root, rest[i].path);
+        if (!st && rest[i].text) st = hfx_zip_add(z, name, rest[i].text, strlen(rest[i].text), err);
+        else if (!st) st = add_json(z, name, rest[i].json, err), rest[i].json = NULL;
+        json_decref(rest[i].json);
+    }
+    if (z) st = hfx_zip_close(z, st, file, err);
+    hfx_status cst = hfx_outdir_close(out, f, file, st ? NULL : err);
+    return st ? st : cst;
+}

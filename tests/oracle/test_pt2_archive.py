@@ -1,0 +1,44 @@
+"""The .pt2 writer (src/fmt/dynamo/pt2.c) on a hand-built ATen program (tests/pt2/write_pt2.c):
+y = (x * w + x).reshape(-1, 2, 2), x [batch, 4] with batch a symbol in [1, 64], w the parameter
+"layer.weight" = [1, 2, 3, 4]. torch.export.load reads the archive; the program runs for any batch
+in its range with the eager values, refuses one outside it, names its parameter by its
+state-dict name, passes the verifier, and decomposes further."""
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import HFX_BIN
+
+WRITE_PT2 = Path(HFX_BIN).parent / "write_pt2"
+W = torch.tensor([1.0, 2.0, 3.0, 4.0])
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pt2") / "o"
+    proc = subprocess.run([str(WRITE_PT2), str(out)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return torch.export.load(str(out / "model.pt2"))
+
+
+@pytest.mark.parametrize("batch", [1, 3, 64])
+def test_program_runs_with_eager_values(program, batch):
+    x = torch.randn(batch, 4, generator=torch.Generator().manual_seed(batch))
+    got = program.module()(x)
+    torch.testing.assert_close(got, (x * W + x).reshape(-1, 2, 2), rtol=0, atol=0)
+
+
+def test_program_keeps_its_range(program):
+    with pytest.raises(Exception):
+        program.module()(torch.randn(65, 4))
+
+
+def test_program_names_parameters_and_verifies(program):
+    assert list(program.state_dict) == ["layer.weight"]
+    torch.testing.assert_close(program.state_dict["layer.weight"], W)
+    program.validate()  # the verifier torch.export runs on its own programs
+    decomposed = program.run_decompositions()
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(decomposed.module()(x), (x * W + x).reshape(-1, 2, 2))
