@@ -7,13 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const hfx_aten_info infos[HFX_ATEN_COUNT_] = {
-#define X(id, op, overload, args, returns) [HFX_ATEN_##id] = {op, overload, args, returns},
+static const hfx_aten_info infos[HFX_OPS_COUNT_] = {
+#define X(id, op, overload, args, returns) [HFX_ATEN_##id] = {op, overload, args, returns, NULL},
 #include "fmt/aten.def"
 #undef X
+    [HFX_SYM_ADD] = {"add", NULL, "a:int b:int", "int", "_operator"},
+    [HFX_SYM_SUB] = {"sub", NULL, "a:int b:int", "int", "_operator"},
+    [HFX_SYM_MUL] = {"mul", NULL, "a:int b:int", "int", "_operator"},
 };
 
-const hfx_aten_info *hfx_aten_info_of(hfx_aten_op op) { return op < HFX_ATEN_COUNT_ ? &infos[op] : NULL; }
+const hfx_aten_info *hfx_aten_info_of(hfx_aten_op op) { return op < HFX_OPS_COUNT_ ? &infos[op] : NULL; }
 
 /* Room for one more element in a table of `size`-byte elements. */
 static bool grow(hfx_aten_program *p, void **items, int n, int *cap, size_t size) {
@@ -114,13 +117,8 @@ int hfx_aten_user_input(hfx_aten_program *p, const char *name, hfx_dtype dtype, 
     return add_input(p, (hfx_aten_input){HFX_INPUT_USER, v, NULL, NULL, NULL});
 }
 
-int hfx_aten_call(hfx_aten_program *p, hfx_aten_op op, const hfx_aten_arg *args, int n, hfx_dtype dtype, int rank,
-                  const hfx_dim *dims) {
-    if (op >= HFX_ATEN_COUNT_ || n > HFX_ATEN_MAX_ARGS) {
-        p->oom = true; /* a builder bug, reported as a failed program */
-        return 0;
-    }
-    int out = hfx_aten_tensor(p, infos[op].op, dtype, rank, dims);
+/* A node of `op` with `args` (n of them) whose one output is the value `out`; returns out. */
+static int add_node(hfx_aten_program *p, hfx_aten_op op, const hfx_aten_arg *args, int n, int out) {
     if (!grow(p, (void **)&p->nodes, p->n_nodes, &p->cap_nodes, sizeof *p->nodes)) return 0;
     hfx_aten_node *node = &p->nodes[p->n_nodes++];
     memset(node, 0, sizeof *node);
@@ -129,6 +127,55 @@ int hfx_aten_call(hfx_aten_program *p, hfx_aten_op op, const hfx_aten_arg *args,
     node->out[0] = out;
     node->n_out = 1;
     return out;
+}
+
+int hfx_aten_call(hfx_aten_program *p, hfx_aten_op op, const hfx_aten_arg *args, int n, hfx_dtype dtype, int rank,
+                  const hfx_dim *dims) {
+    if (op >= HFX_ATEN_COUNT_ || n > HFX_ATEN_MAX_ARGS) { /* SymInt operators: hfx_aten_sym_op */
+        p->oom = true; /* a builder bug, reported as a failed program */
+        return 0;
+    }
+    return add_node(p, op, args, n, hfx_aten_tensor(p, infos[op].op, dtype, rank, dims));
+}
+
+int hfx_aten_constant(hfx_aten_program *p, hfx_dtype dtype, int rank, const hfx_dim *dims, const hfx_init *init,
+                      const uint8_t *bytes) {
+    char name[48];
+    snprintf(name, sizeof name, "c_lifted_tensor_%d", p->n_constants);
+    int v = hfx_aten_tensor(p, name, dtype, rank, dims);
+    const char *t = hfx_arena_printf(p->arena, "lifted_tensor_%d", p->n_constants++);
+    if (!t) p->oom = true;
+    return add_input(p, (hfx_aten_input){HFX_INPUT_CONSTANT, v, t, init, bytes});
+}
+
+/* A new SymInt value named `name` with expression `expr`, produced by a node of `op`. */
+static int sym_node(hfx_aten_program *p, const char *name, hfx_aten_op op, const hfx_aten_arg *args, int n,
+                    hfx_dim expr) {
+    int out = hfx_aten_tensor(p, name, HFX_DTYPE_I64, 0, NULL);
+    if (p->oom) return 0;
+    p->values[out].symint = true;
+    p->values[out].expr = expr;
+    return add_node(p, op, args, n, out);
+}
+
+int hfx_aten_sym_size(hfx_aten_program *p, int tensor, int dim) {
+    if (p->oom || tensor >= p->n_values || dim < 0 || dim >= p->values[tensor].rank) {
+        p->oom = true;
+        return 0;
+    }
+    hfx_aten_arg args[2] = {hfx_arg_tensor(tensor), hfx_arg_int(dim)};
+    return sym_node(p, "sym_size_int", HFX_ATEN_SYM_SIZE, args, 2, p->values[tensor].dims[dim]);
+}
+
+static hfx_aten_arg size_arg(hfx_aten_size s) { return s.value >= 0 ? hfx_arg_symint(s.value) : hfx_arg_int(s.c); }
+
+int hfx_aten_sym_op(hfx_aten_program *p, hfx_aten_op op, hfx_aten_size a, hfx_aten_size b, hfx_dim expr) {
+    if (op < HFX_SYM_ADD || op >= HFX_OPS_COUNT_) {
+        p->oom = true;
+        return 0;
+    }
+    hfx_aten_arg args[2] = {size_arg(a), size_arg(b)};
+    return sym_node(p, infos[op].op, op, args, 2, expr);
 }
 
 void hfx_aten_output(hfx_aten_program *p, int value) {
@@ -140,6 +187,15 @@ hfx_aten_arg hfx_arg_tensor(int value) { return (hfx_aten_arg){.kind = HFX_ARG_T
 hfx_aten_arg hfx_arg_int(int64_t i) { return (hfx_aten_arg){.kind = HFX_ARG_INT, .i = i}; }
 hfx_aten_arg hfx_arg_float(double f) { return (hfx_aten_arg){.kind = HFX_ARG_FLOAT, .f = f}; }
 hfx_aten_arg hfx_arg_bool(bool b) { return (hfx_aten_arg){.kind = HFX_ARG_BOOL, .i = b}; }
+
+hfx_aten_arg hfx_arg_symint(int value) { return (hfx_aten_arg){.kind = HFX_ARG_SYMINT, .value = value}; }
+
+hfx_aten_arg hfx_arg_sizes(hfx_aten_program *p, int n, const hfx_aten_size *v) {
+    hfx_aten_size *s = n ? hfx_arena_alloc(p->arena, (size_t)n * sizeof *s) : NULL;
+    if (n && !s) p->oom = true;
+    if (s) memcpy(s, v, (size_t)n * sizeof *s);
+    return (hfx_aten_arg){.kind = HFX_ARG_INTS, .sizes = s, .n = s ? n : 0};
+}
 
 hfx_aten_arg hfx_arg_ints(hfx_aten_program *p, int n, const int64_t *v) {
     hfx_aten_size *s = n ? hfx_arena_alloc(p->arena, (size_t)n * sizeof *s) : NULL;

@@ -16,12 +16,19 @@ typedef enum hfx_aten_op {
 #define X(id, op, overload, args, returns) HFX_ATEN_##id,
 #include "fmt/aten.def"
 #undef X
-    HFX_ATEN_COUNT_
+    HFX_ATEN_COUNT_,
+    /* SymInt arithmetic (Python's operator module, as torch.export records it): (a, b) -> int */
+    HFX_SYM_ADD = HFX_ATEN_COUNT_,
+    HFX_SYM_SUB,
+    HFX_SYM_MUL,
+    HFX_OPS_COUNT_
 } hfx_aten_op;
 
-/* The table row of `op`: its name, overload, arguments and returns as aten.def spells them. */
+/* The table row of `op`: its name, overload, arguments and returns as aten.def spells them; the
+ * SymInt operators have `module` "_operator" and no overload. */
 typedef struct hfx_aten_info {
     const char *op, *overload, *args, *returns;
+    const char *module; /* NULL: torch.ops.aten */
 } hfx_aten_info;
 const hfx_aten_info *hfx_aten_info_of(hfx_aten_op op);
 
@@ -72,12 +79,17 @@ typedef struct hfx_aten_value {
     hfx_dim dims[HFX_MAX_RANK];
 } hfx_aten_value;
 
-typedef enum hfx_aten_input_kind { HFX_INPUT_PARAMETER, HFX_INPUT_USER } hfx_aten_input_kind;
+typedef enum hfx_aten_input_kind {
+    HFX_INPUT_PARAMETER, /* a weight: state-dict name `target` */
+    HFX_INPUT_CONSTANT,  /* a table computed at build time (rotary frequencies, masks' constants) */
+    HFX_INPUT_USER
+} hfx_aten_input_kind;
 
 typedef struct hfx_aten_input {
     hfx_aten_input_kind kind;
     int value;
-    const char *target;         /* a parameter's state-dict name ("model.norm.weight") */
+    const char *target;         /* a parameter's state-dict name ("model.norm.weight"), a constant's
+                                   ("lifted_tensor_0") */
     const hfx_init *init;       /* a parameter's bytes, streamed at write time, or ... */
     const uint8_t *bytes;       /* ... these (arena) */
 } hfx_aten_input;
@@ -94,6 +106,7 @@ typedef struct hfx_aten_program {
     int *outputs;               /* values */
     int n_outputs, cap_outputs;
     int64_t *hints;             /* per symbol of g: an example size */
+    int n_constants;
     bool oom;
 } hfx_aten_program;
 
@@ -109,6 +122,18 @@ int hfx_aten_parameter(hfx_aten_program *p, const char *target, hfx_dtype dtype,
                        const hfx_init *init, const uint8_t *bytes);
 int hfx_aten_user_input(hfx_aten_program *p, const char *name, hfx_dtype dtype, int rank, const hfx_dim *dims);
 
+/* A constant tensor (fixed shape) read from init or bytes; returns its value. */
+int hfx_aten_constant(hfx_aten_program *p, hfx_dtype dtype, int rank, const hfx_dim *dims, const hfx_init *init,
+                      const uint8_t *bytes);
+
+/* A SymInt for size `dim` of tensor value `tensor` (aten.sym_size.int); its expression is that
+ * dim. Returns the SymInt's value. */
+int hfx_aten_sym_size(hfx_aten_program *p, int tensor, int dim);
+
+/* a op b for SymInt operators (HFX_SYM_*), each operand a SymInt value or a constant
+ * (hfx_aten_size); `expr` is the result's expression. Returns the SymInt's value. */
+int hfx_aten_sym_op(hfx_aten_program *p, hfx_aten_op op, hfx_aten_size a, hfx_aten_size b, hfx_dim expr);
+
 /* A call of `op` with `args` (n of them, the rest default); its output value is a new tensor of
  * the given type named after the op. Returns the output's value. */
 int hfx_aten_call(hfx_aten_program *p, hfx_aten_op op, const hfx_aten_arg *args, int n, hfx_dtype dtype, int rank,
@@ -123,5 +148,7 @@ hfx_aten_arg hfx_arg_int(int64_t i);
 hfx_aten_arg hfx_arg_float(double f);
 hfx_aten_arg hfx_arg_bool(bool b);
 hfx_aten_arg hfx_arg_ints(hfx_aten_program *p, int n, const int64_t *v);
+hfx_aten_arg hfx_arg_sizes(hfx_aten_program *p, int n, const hfx_aten_size *v); /* copied */
+hfx_aten_arg hfx_arg_symint(int value);
 
 #endif

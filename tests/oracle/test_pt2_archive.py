@@ -1,8 +1,10 @@
 """The .pt2 writer (src/fmt/dynamo/pt2.c) on a hand-built ATen program (tests/pt2/write_pt2.c):
-y = (x * w + x).reshape(-1, 2, 2), x [batch, 4] with batch a symbol in [1, 64], w the parameter
-"layer.weight" = [1, 2, 3, 4]. torch.export.load reads the archive; the program runs for any batch
-in its range with the eager values, refuses one outside it, names its parameter by its
-state-dict name, passes the verifier, and decomposes further."""
+y = (x * w + x).reshape(-1, 2, 2) and z = (x * w + x + c).reshape(x.shape[0] * 4 + 0), x [batch, 4]
+with batch a symbol in [1, 64], w the parameter "layer.weight" = [1, 2, 3, 4], c a lifted constant
+[10, 20, 30, 40], the flat size a SymInt from sym_size through _operator.mul and _operator.add.
+torch.export.load reads the archive; the program runs for any batch in its range with the eager
+values, refuses one outside it, names its parameter by its state-dict name, passes the verifier,
+and decomposes further."""
 import subprocess
 from pathlib import Path
 
@@ -13,6 +15,11 @@ from conftest import HFX_BIN
 
 WRITE_PT2 = Path(HFX_BIN).parent / "write_pt2"
 W = torch.tensor([1.0, 2.0, 3.0, 4.0])
+C = torch.tensor([10.0, 20.0, 30.0, 40.0])
+
+
+def _eager(x):
+    return (x * W + x).reshape(-1, 2, 2), (x * W + x + C).reshape(x.shape[0] * 4)
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +34,8 @@ def program(tmp_path_factory):
 def test_program_runs_with_eager_values(program, batch):
     x = torch.randn(batch, 4, generator=torch.Generator().manual_seed(batch))
     got = program.module()(x)
-    torch.testing.assert_close(got, (x * W + x).reshape(-1, 2, 2), rtol=0, atol=0)
+    for g, w in zip(got, _eager(x)):
+        torch.testing.assert_close(g, w, rtol=0, atol=0)
 
 
 def test_program_keeps_its_range(program):
@@ -38,7 +46,9 @@ def test_program_keeps_its_range(program):
 def test_program_names_parameters_and_verifies(program):
     assert list(program.state_dict) == ["layer.weight"]
     torch.testing.assert_close(program.state_dict["layer.weight"], W)
+    assert [torch.equal(t, C) for t in program.constants.values()] == [True]
     program.validate()  # the verifier torch.export runs on its own programs
     decomposed = program.run_decompositions()
     x = torch.randn(2, 4)
-    torch.testing.assert_close(decomposed.module()(x), (x * W + x).reshape(-1, 2, 2))
+    for g, w in zip(decomposed.module()(x), _eager(x)):
+        torch.testing.assert_close(g, w)

@@ -230,7 +230,8 @@ static json_t *exported_program(const hfx_aten_program *p) {
         if (v->symint) json_object_set_new(symints, v->name, sym_int(p, &v->expr, 1));
         else {
             bool param = false;
-            for (int k = 0; k < p->n_inputs; k++) param |= p->inputs[k].value == i && p->inputs[k].kind == HFX_INPUT_PARAMETER;
+            for (int k = 0; k < p->n_inputs; k++)
+                param |= p->inputs[k].value == i && p->inputs[k].kind == HFX_INPUT_PARAMETER;
             json_object_set_new(tensors, v->name, tensor_meta(p, v, param));
         }
     }
@@ -239,12 +240,13 @@ static json_t *exported_program(const hfx_aten_program *p) {
         const char *name = p->values[in->value].name;
         json_array_append_new(inputs, named("as_tensor", name));
         json_t *spec = json_object();
-        if (in->kind == HFX_INPUT_PARAMETER) {
+        if (in->kind != HFX_INPUT_USER) {
+            bool param = in->kind == HFX_INPUT_PARAMETER;
             json_t *par = json_object(), *arg = json_object();
             json_object_set_new(arg, "name", json_string(name));
             json_object_set_new(par, "arg", arg);
-            json_object_set_new(par, "parameter_name", json_string(in->target));
-            json_object_set_new(spec, "parameter", par);
+            json_object_set_new(par, param ? "parameter_name" : "tensor_constant_name", json_string(in->target));
+            json_object_set_new(spec, param ? "parameter" : "tensor_constant", par);
         } else {
             json_object_set_new(spec, "user_input", one("arg", named("as_tensor", name)));
             json_array_append_new(arg_names, json_string(name));
@@ -261,7 +263,8 @@ static json_t *exported_program(const hfx_aten_program *p) {
         const hfx_aten_node *n = &p->nodes[i];
         const hfx_aten_info *info = hfx_aten_info_of(n->op);
         char target[160];
-        snprintf(target, sizeof target, "torch.ops.aten.%s.%s", info->op, info->overload);
+        if (info->module) snprintf(target, sizeof target, "%s.%s", info->module, info->op);
+        else snprintf(target, sizeof target, "torch.ops.aten.%s.%s", info->op, info->overload);
         json_t *node = json_object(), *outs = json_array();
         for (int o = 0; o < n->n_out; o++) {
             const hfx_aten_value *v = &p->values[n->out[o]];
@@ -331,23 +334,44 @@ static json_t *exported_program(const hfx_aten_program *p) {
     return ep;
 }
 
-/* The parameters' config: each state-dict name → its file and tensor meta. */
-static json_t *weights_config(const hfx_aten_program *p) {
+/* The parameters' (or the constants') config: each name → its file and tensor meta. */
+static json_t *tensors_config(const hfx_aten_program *p, hfx_aten_input_kind kind) {
     json_t *config = json_object();
     int k = 0;
     for (int i = 0; i < p->n_inputs; i++) {
         const hfx_aten_input *in = &p->inputs[i];
-        if (in->kind != HFX_INPUT_PARAMETER) continue;
+        if (in->kind != kind) continue;
         char path[32];
-        snprintf(path, sizeof path, "weight_%d", k++);
+        snprintf(path, sizeof path, "%s_%d", kind == HFX_INPUT_PARAMETER ? "weight" : "tensor", k++);
         json_t *e = json_object();
         json_object_set_new(e, "path_name", json_string(path));
-        json_object_set_new(e, "is_param", json_true());
+        json_object_set_new(e, "is_param", json_boolean(kind == HFX_INPUT_PARAMETER));
         json_object_set_new(e, "use_pickle", json_false());
-        json_object_set_new(e, "tensor_meta", tensor_meta(p, &p->values[in->value], true));
+        json_object_set_new(e, "tensor_meta", tensor_meta(p, &p->values[in->value], kind == HFX_INPUT_PARAMETER));
         json_object_set_new(config, in->target, e);
     }
     return one("config", config);
+}
+
+/* Each tensor input of `kind` as the entry <root>/<folder>/<prefix>_<k>, streamed. */
+static hfx_status tensor_entries(hfx_zip *z, const hfx_aten_program *p, hfx_aten_input_kind kind, const char *root,
+                                 hfx_error *err) {
+    char name[512];
+    int k = 0;
+    hfx_status st = HFX_OK;
+    for (int i = 0; !st && i < p->n_inputs; i++) {
+        const hfx_aten_input *in = &p->inputs[i];
+        if (in->kind != kind) continue;
+        const hfx_aten_value *v = &p->values[in->value];
+        uint64_t bytes = hfx_dtype_size(v->dtype);
+        for (int d = 0; d < v->rank; d++) bytes *= (uint64_t)v->dims[d].c; /* stored tensors have fixed shapes */
+        if (kind == HFX_INPUT_PARAMETER) snprintf(name, sizeof name, "%s/data/weights/weight_%d", root, k++);
+        else snprintf(name, sizeof name, "%s/data/constants/tensor_%d", root, k++);
+        st = hfx_zip_begin(z, name, err);
+        if (!st) st = hfx_bulk_stream(hfx_zip_bulk(z), in->init, in->bytes, bytes, err);
+        if (!st) st = hfx_zip_end(z, err);
+    }
+    return st;
 }
 
 /* json as an archive entry; consumes j. */
@@ -362,6 +386,11 @@ static hfx_status add_json(hfx_zip *z, const char *name, json_t *j, hfx_error *e
 hfx_status hfx_pt2_write(const hfx_aten_program *p, const char *root, hfx_outdir *out, const char *file,
                          hfx_error *err) {
     if (p->oom) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < p->n_inputs; i++)
+        for (int d = 0; d < p->values[p->inputs[i].value].rank; d++)
+            if (p->inputs[i].kind != HFX_INPUT_USER && !hfx_dim_is_const(p->values[p->inputs[i].value].dims[d]))
+                return hfx_fail(err, HFX_ERR_INTERNAL, "%s: a stored tensor with a dynamic shape",
+                                p->values[p->inputs[i].value].name);
     for (int i = 0; i < p->n_values; i++)
         if (!p->values[i].symint && !scalar_type(p->values[i].dtype))
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s tensors have no torch.export type", p->values[i].name,
@@ -371,26 +400,16 @@ hfx_status hfx_pt2_write(const hfx_aten_program *p, const char *root, hfx_outdir
     hfx_status st = hfx_outdir_create(out, file, &f, err);
     if (st) return st;
     st = hfx_zip_open(out, f, CHUNK, &z, err);
+    if (!st) st = tensor_entries(z, p, HFX_INPUT_PARAMETER, root, err);
+    if (!st) st = tensor_entries(z, p, HFX_INPUT_CONSTANT, root, err);
     char name[512];
-    int k = 0;
-    for (int i = 0; !st && i < p->n_inputs; i++) {
-        const hfx_aten_input *in = &p->inputs[i];
-        if (in->kind != HFX_INPUT_PARAMETER) continue;
-        const hfx_aten_value *v = &p->values[in->value];
-        uint64_t bytes = hfx_dtype_size(v->dtype);
-        for (int d = 0; d < v->rank; d++) bytes *= (uint64_t)v->dims[d].c; /* parameters have fixed shapes */
-        snprintf(name, sizeof name, "%s/data/weights/weight_%d", root, k++);
-        st = hfx_zip_begin(z, name, err);
-        if (!st) st = hfx_bulk_stream(hfx_zip_bulk(z), in->init, in->bytes, bytes, err);
-        if (!st) st = hfx_zip_end(z, err);
-    }
     struct {
         const char *path;
         json_t *json;
         const char *text;
     } rest[] = {
-        {"data/weights/model_weights_config.json", st ? NULL : weights_config(p), NULL},
-        {"data/constants/model_constants_config.json", st ? NULL : one("config", json_object()), NULL},
+        {"data/weights/model_weights_config.json", st ? NULL : tensors_config(p, HFX_INPUT_PARAMETER), NULL},
+        {"data/constants/model_constants_config.json", st ? NULL : tensors_config(p, HFX_INPUT_CONSTANT), NULL},
         {"models/model.json", st ? NULL : exported_program(p), NULL},
         {"data/sample_inputs/model.pt", NULL, ""}, /* none: torch.export.load takes an empty record */
         {"archive_format", NULL, "pt2"},
