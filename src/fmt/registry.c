@@ -2,16 +2,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt/dynamo/dynamo.h"
 #include "fmt/format.h"
 #include "fmt/onnx/onnx.h"
 #include "fmt/openvino/openvino.h"
 
 /* The Python system's formats hfx does not write yet: known, so that asking for one says so. */
 static const hfx_format executorch_planned = {.name = "executorch", .summary = "ExecuTorch program (.pte): not yet"};
-static const hfx_format dynamo_planned = {.name = "dynamo", .summary = "torch.export program (.pt2): not yet"};
 
 static const hfx_format *const registry[] = {&hfx_format_onnx, &hfx_format_openvino, &executorch_planned,
-                                             &dynamo_planned};
+                                             &hfx_format_dynamo};
 enum { N_FORMATS = sizeof registry / sizeof registry[0] };
 
 const hfx_format *hfx_format_at(int i) { return i >= 0 && i < N_FORMATS ? registry[i] : NULL; }

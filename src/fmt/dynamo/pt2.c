@@ -235,8 +235,10 @@ static json_t *exported_program(const hfx_aten_program *p) {
             json_object_set_new(tensors, v->name, tensor_meta(p, v, param));
         }
     }
-    for (int k = 0; k < p->n_inputs; k++) {
-        const hfx_aten_input *in = &p->inputs[k];
+    static const hfx_aten_input_kind order[3] = {HFX_INPUT_PARAMETER, HFX_INPUT_CONSTANT, HFX_INPUT_USER};
+    for (int kk = 0; kk < 3 * p->n_inputs; kk++) { /* torch.export's order: parameters, constants, user inputs */
+        const hfx_aten_input *in = &p->inputs[kk % p->n_inputs];
+        if (in->kind != order[kk / p->n_inputs]) continue;
         const char *name = p->values[in->value].name;
         json_array_append_new(inputs, named("as_tensor", name));
         json_t *spec = json_object();

@@ -1,0 +1,20 @@
+/* The IR → ATen lowering shared by the torch-side formats (fmt/aten.h): after the format's
+ * decomposition, each IR node becomes ATen calls; shape arithmetic on i64 values (Shape, Gather
+ * of a dim, Range bounds, computed Reshape targets) becomes SymInt values (aten.sym_size.int and
+ * Python's operator module), the way torch.export records it. Weights that are plain views of a
+ * checkpoint tensor become parameters named by that tensor; computed tables become lifted
+ * constants. */
+#ifndef HFX_FMT_ATEN_LOWER_H
+#define HFX_FMT_ATEN_LOWER_H
+
+#include "fmt/aten.h"
+
+/* Lower g (verified, decomposed for the format). `hints` gives an example size for each of g's
+ * symbols. Ops without an ATen form yet are HFX_ERR_UNSUPPORTED naming the op. */
+hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, hfx_aten_program **out, hfx_error *err);
+
+/* The high-level IR nodes the torch-side formats keep (hfx_keep_fn): linear, and attention
+ * without soft-capping (scaled_dot_product_attention). */
+bool hfx_aten_keeps(const hfx_graph *g, const hfx_node *n);
+
+#endif
