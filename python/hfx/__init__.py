@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "AutoExportConfig", "AutoHfExporter", "Dim", "ExportedModel", "HfxError", "OnnxConfig", "OnnxExporter",
+    "AutoExportConfig", "AutoHfExporter", "Dim", "DynamoConfig", "DynamoExporter", "ExportedModel", "HfxError",
+    "OnnxConfig", "OnnxExporter",
     "OpenVINOConfig", "OpenVINOExporter", "version",
 ]
 
@@ -175,7 +176,14 @@ class OpenVINOConfig(_SeedConfig):
     stateful: bool = True
 
 
-_CONFIGS = {"onnx": OnnxConfig, "openvino": OpenVINOConfig}
+@dataclasses.dataclass
+class DynamoConfig(_SeedConfig):
+    """transformers.exporters.DynamoConfig's fields (a torch.export program, .pt2)."""
+
+    export_format: str = "dynamo"
+
+
+_CONFIGS = {"onnx": OnnxConfig, "openvino": OpenVINOConfig, "dynamo": DynamoConfig}
 
 
 class AutoExportConfig:
@@ -311,7 +319,7 @@ class HfExporter:
         d = json.loads(text)
         parts = d.values() if "export_format" not in d else [d]
         for part in parts:  # the seed's users run the seed's decode loops: its names by default
-            if self.config_class is OnnxConfig:
+            if self.config_class in (OnnxConfig, OpenVINOConfig):
                 part.setdefault("io", "seed")
         return ExportedModel(self, model, json.dumps(d), sample_inputs, True, generation_config, multi_token_decode)
 
@@ -324,13 +332,19 @@ class OpenVINOExporter(HfExporter):
     config_class = OpenVINOConfig
 
 
+class DynamoExporter(HfExporter):
+    """torch.export programs: model.pt2 for a plain forward (generation graphs: not yet)."""
+
+    config_class = DynamoConfig
+
+
 class AutoHfExporter:
     """The exporter for a config's export_format, as the seed's AutoHfExporter."""
 
     @classmethod
     def from_config(cls, export_config, **kwargs) -> HfExporter:
         fmt = export_config.get("export_format") if isinstance(export_config, dict) else export_config.export_format
-        exporters = {"onnx": OnnxExporter, "openvino": OpenVINOExporter}
+        exporters = {"onnx": OnnxExporter, "openvino": OpenVINOExporter, "dynamo": DynamoExporter}
         if fmt not in exporters:
             raise HfxError(3, f"export_format {fmt!r} is not available in hfx (available: {', '.join(exporters)})")
         return exporters[fmt](**kwargs)

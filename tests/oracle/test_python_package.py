@@ -137,3 +137,25 @@ def test_export_warnings_are_python_warnings(checkpoints, tmp_path):
     with pytest.warns(UserWarning, match="hfx: no OpenVINO tokenizer written: tokenizer.json: model type 'WordLevel'"):
         program.save_pretrained(tmp_path / "out")
     assert json.loads((tmp_path / "out" / "export.json").read_text())["tokenizer"]["converted"] is False
+
+
+def test_dynamo_exporter_from_python(checkpoints, tmp_path):
+    """The seed's DynamoExporter through `import hfx`: a live model to model.pt2, loaded by
+    torch.export.load, equal to the model's own logits."""
+    from transformers import AutoModelForCausalLM
+
+    from hfx import AutoExportConfig, AutoHfExporter, DynamoExporter
+
+    model = AutoModelForCausalLM.from_pretrained(str(checkpoints("llama_default"))).eval()
+    config = AutoExportConfig.from_dict({"export_format": "dynamo", "dynamic": True})
+    exporter = AutoHfExporter.from_config(config)
+    assert isinstance(exporter, DynamoExporter)
+    program = exporter.export(model, None, config=config)
+    program.save_pretrained(tmp_path / "out")
+    assert program.components == {"model": "model.pt2"}
+    ep = torch.export.load(str(tmp_path / "out" / "model.pt2"))
+    ids = torch.tensor([[1, 5, 9, 3, 7]])
+    mask, pos = torch.ones_like(ids), torch.arange(5)[None]
+    with torch.no_grad():
+        want = model(input_ids=ids, attention_mask=mask, position_ids=pos).logits
+    assert (ep.module()(ids, mask, pos) - want).abs().max() <= PARITY_ATOL
