@@ -376,6 +376,120 @@ static hfx_status tensor_entries(hfx_zip *z, const hfx_aten_program *p, hfx_aten
     return st;
 }
 
+/* ---- sample inputs: a torch.save archive of ((inputs...), {}) ---- */
+
+/* Pickle (protocol 2) opcodes torch.save's files use. */
+static void pk_global(hfx_buf *b, const char *module, const char *name) {
+    hfx_buf_printf(b, "c%s\n%s\n", module, name);
+}
+
+static void pk_text(hfx_buf *b, const char *s) {
+    uint32_t n = (uint32_t)strlen(s);
+    uint8_t h[5] = {'X', (uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+    hfx_buf_append(b, h, 5);
+    hfx_buf_append(b, s, n);
+}
+
+static void pk_int(hfx_buf *b, int64_t v) { /* BININT: sizes and strides stay below 2^31 */
+    uint32_t u = (uint32_t)(int32_t)v;
+    uint8_t h[5] = {'J', (uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
+    hfx_buf_append(b, h, 5);
+}
+
+static const char *storage_type(hfx_dtype dt) {
+    switch (dt) {
+    case HFX_DTYPE_I64: return "LongStorage";
+    case HFX_DTYPE_I32: return "IntStorage";
+    case HFX_DTYPE_F32: return "FloatStorage";
+    case HFX_DTYPE_F16: return "HalfStorage";
+    case HFX_DTYPE_BF16: return "BFloat16Storage";
+    case HFX_DTYPE_BOOL: return "BoolStorage";
+    default: return NULL;
+    }
+}
+
+/* A tensor of `sizes` (contiguous) held by storage `key`: torch._utils._rebuild_tensor_v2. */
+static void pk_tensor(hfx_buf *b, const char *storage, int key, int rank, const int64_t *sizes) {
+    int64_t numel = 1, strides[HFX_MAX_RANK];
+    for (int d = rank - 1; d >= 0; d--) strides[d] = numel, numel *= sizes[d];
+    char k[16];
+    snprintf(k, sizeof k, "%d", key);
+    pk_global(b, "torch._utils", "_rebuild_tensor_v2");
+    hfx_buf_puts(b, "((");
+    pk_text(b, "storage");
+    pk_global(b, "torch", storage);
+    pk_text(b, k);
+    pk_text(b, "cpu");
+    pk_int(b, numel);
+    hfx_buf_puts(b, "tQ"); /* the storage tuple, as a persistent id */
+    pk_int(b, 0);
+    hfx_buf_puts(b, "(");
+    for (int d = 0; d < rank; d++) pk_int(b, sizes[d]);
+    hfx_buf_puts(b, "t(");
+    for (int d = 0; d < rank; d++) pk_int(b, strides[d]);
+    hfx_buf_puts(b, "t\x89"); /* requires_grad False */
+    pk_global(b, "collections", "OrderedDict");
+    hfx_buf_puts(b, ")RtR"); /* OrderedDict(), the arguments' tuple, the call */
+}
+
+/* The example inputs torch.export keeps (AOTInductor compiles from them): each user input at the
+ * symbols' hinted sizes, zero-filled, saved the way torch.save writes ((args...), {}). */
+static hfx_status sample_inputs(const hfx_aten_program *p, hfx_outdir *out, char **data, size_t *len,
+                                hfx_error *err) {
+    *data = NULL;
+    *len = 0;
+    hfx_buf pkl = {0};
+    hfx_buf_puts(&pkl, "\x80\x02(");
+    int64_t sizes[HFX_MAX_RANK], bytes[64];
+    int n = 0;
+    for (int i = 0; i < p->n_inputs; i++) {
+        const hfx_aten_input *in = &p->inputs[i];
+        const hfx_aten_value *v = &p->values[in->value];
+        if (in->kind != HFX_INPUT_USER) continue;
+        const char *storage = storage_type(v->dtype);
+        if (!storage || n == 64) {
+            hfx_buf_free(&pkl);
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: no sample input of this type", v->name);
+        }
+        int64_t numel = 1;
+        for (int d = 0; d < v->rank; d++) {
+            sizes[d] = v->dims[d].c;
+            for (int t = 0; t < v->dims[d].n; t++) sizes[d] += v->dims[d].coef[t] * p->hints[v->dims[d].sym[t]];
+            numel *= sizes[d];
+        }
+        pk_tensor(&pkl, storage, n, v->rank, sizes);
+        bytes[n++] = numel * (int64_t)hfx_dtype_size(v->dtype);
+    }
+    hfx_buf_puts(&pkl, "t}\x86."); /* (args), {}: the pair; stop */
+    FILE *f = open_memstream(data, len);
+    hfx_zip *z = NULL;
+    hfx_status st = pkl.oom ? hfx_fail(err, HFX_ERR_NOMEM, "out of memory")
+                    : !f  ? hfx_fail(err, HFX_ERR_NOMEM, "out of memory")
+                          : hfx_zip_open(out, f, 1 << 16, &z, err);
+    if (!st) st = hfx_zip_add(z, "archive/data.pkl", pkl.data, pkl.len, err);
+    static const char *const records[][2] = {{"archive/.format_version", "1"}, {"archive/.storage_alignment", "64"},
+                                             {"archive/byteorder", "little"}};
+    for (size_t i = 0; !st && i < sizeof records / sizeof records[0]; i++)
+        st = hfx_zip_add(z, records[i][0], records[i][1], strlen(records[i][1]), err);
+    for (int k = 0; !st && k < n; k++) {
+        char name[48];
+        snprintf(name, sizeof name, "archive/data/%d", k);
+        st = hfx_zip_begin(z, name, err);
+        if (!st) hfx_bulk_pad_to(hfx_zip_bulk(z), hfx_bulk_offset(hfx_zip_bulk(z)) + (uint64_t)bytes[k]); /* zeros */
+        if (!st) st = hfx_zip_end(z, err);
+    }
+    if (!st) st = hfx_zip_add(z, "archive/version", "3\n", 2, err);
+    if (!st) st = hfx_zip_add(z, "archive/.data/serialization_id", "0000000000000000000000000000000000000000", 40, err);
+    if (z) st = hfx_zip_close(z, st, "sample inputs", err);
+    if (f && fclose(f) != 0 && !st) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    hfx_buf_free(&pkl);
+    if (st) {
+        free(*data);
+        *data = NULL;
+    }
+    return st;
+}
+
 /* json as an archive entry; consumes j. */
 static hfx_status add_json(hfx_zip *z, const char *name, json_t *j, hfx_error *err) {
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
@@ -413,7 +527,7 @@ hfx_status hfx_pt2_write(const hfx_aten_program *p, const char *root, hfx_outdir
         {"data/weights/model_weights_config.json", st ? NULL : tensors_config(p, HFX_INPUT_PARAMETER), NULL},
         {"data/constants/model_constants_config.json", st ? NULL : tensors_config(p, HFX_INPUT_CONSTANT), NULL},
         {"models/model.json", st ? NULL : exported_program(p), NULL},
-        {"data/sample_inputs/model.pt", NULL, ""}, /* none: torch.export.load takes an empty record */
+        {"data/sample_inputs/model.pt", NULL, NULL}, /* sample_inputs(), below */
         {"archive_format", NULL, "pt2"},
         {"archive_version", NULL, "0"},
         {".data/version", NULL, "6\n"},
@@ -423,7 +537,14 @@ hfx_status hfx_pt2_write(const hfx_aten_program *p, const char *root, hfx_outdir
     for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) {
         snprintf(name, sizeof name, "%s/%s", root, rest[i].path);
         if (!st && rest[i].text) st = hfx_zip_add(z, name, rest[i].text, strlen(rest[i].text), err);
-        else if (!st) st = add_json(z, name, rest[i].json, err), rest[i].json = NULL;
+        else if (!st && rest[i].json) st = add_json(z, name, rest[i].json, err), rest[i].json = NULL;
+        else if (!st) {
+            char *data;
+            size_t len;
+            st = sample_inputs(p, out, &data, &len, err);
+            if (!st) st = hfx_zip_add(z, name, data, len, err);
+            free(data);
+        }
         json_decref(rest[i].json);
     }
     if (z) st = hfx_zip_close(z, st, file, err);
