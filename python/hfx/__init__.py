@@ -333,7 +333,8 @@ class OpenVINOExporter(HfExporter):
 
 
 class DynamoExporter(HfExporter):
-    """torch.export programs: model.pt2 for a plain forward (generation graphs: not yet)."""
+    """torch.export programs: model.pt2, or prefill.pt2 + decode.pt2 with a growing cache (a
+    static cache and the seed's generation I/O: not yet)."""
 
     config_class = DynamoConfig
 

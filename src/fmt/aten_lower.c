@@ -422,7 +422,11 @@ hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, hfx_aten_pro
     }
     for (int i = 0; i < g->n_values; i++) l.tensor[i] = -1;
     for (int s = 0; s < 16; s++) l.symbol[s] = -1;
-    if (g->n_states) fail(&l, HFX_ERR_UNSUPPORTED, "torch.export: %s are not written yet", "generation graphs (state)");
+    /* a growing cache is plain inputs and outputs; one written in place needs input mutation */
+    for (int i = 0; i < g->n_states; i++)
+        if (g->states[i].update == HFX_STATE_WRITE)
+            fail(&l, HFX_ERR_UNSUPPORTED, "torch.export: %s is not written yet; export a dynamic cache",
+                 "a static cache (written in place)");
     for (int i = 0; i < g->n_inputs && !l.st; i++) {
         const hfx_value *v = g->inputs[i];
         l.tensor[v->id] = hfx_aten_user_input(l.p, v->name, v->dtype, v->rank, v->dims);

@@ -68,11 +68,11 @@ MODES = {m.name: m for m in (
 
 
 class GenExports:
-    """`hfx export MODEL OUT --format onnx FLAGS...` per (model dir, flags), once per session; a
+    """`hfx export MODEL OUT --format FMT FLAGS...` (onnx unless told) per (model dir, flags), once per session; a
     failed export fails every test that asks for it, with hfx's message."""
 
-    def __init__(self, root: Path, checkpoints):
-        self.root, self.checkpoints = root, checkpoints
+    def __init__(self, root: Path, checkpoints, fmt: str = "onnx"):
+        self.root, self.checkpoints, self.fmt = root, checkpoints, fmt
         self._done: dict = {}
         self._regen: dict = {}
 
@@ -81,7 +81,7 @@ class GenExports:
         key = (str(model_dir), flags)
         if key not in self._done:
             out = self.root / f"{model_dir.name}-{len(self._done)}"
-            proc = run_hfx(["export", model_dir, out, "--format", "onnx", "--quiet", *flags])
+            proc = run_hfx(["export", model_dir, out, "--format", self.fmt, "--quiet", *flags])
             if proc.returncode != 0:
                 self._done[key] = "export failed:\n" + describe(proc)
             elif not (out / "export.json").is_file():
@@ -195,10 +195,10 @@ class LoopResult:
 
 
 def run_loop(out_dir: Path, rows, max_new_tokens: int = NEW_TOKENS, logits_file: Path | None = None,
-             timeout: float = 120) -> LoopResult:
+             timeout: float = 120, script: Path = GENERATE_SCRIPT) -> LoopResult:
     """`python examples/generate_onnx.py OUT_DIR --input-ids ... --max-new-tokens N` (this venv's
-    python). Parses stdout when it exits 0."""
-    cmd = [sys.executable, str(GENERATE_SCRIPT), str(out_dir),
+    python; `script`: another loop with the same command line). Parses stdout when it exits 0."""
+    cmd = [sys.executable, str(script), str(out_dir),
            "--input-ids", ";".join(",".join(str(t) for t in row) for row in rows),
            "--max-new-tokens", str(max_new_tokens)]
     if logits_file is not None:

@@ -312,7 +312,12 @@ static json_t *exported_program(const hfx_aten_program *p) {
     json_object_set_new(module, "treespec_namedtuple_fields", json_object());
 
     json_t *ranges = json_object();
+    bool used[16] = {0}; /* the symbols some tensor's size names: the others are left out */
+    for (int i = 0; i < p->n_values; i++)
+        for (int d = 0; d < p->values[i].rank; d++)
+            for (int t = 0; t < p->values[i].dims[d].n; t++) used[p->values[i].dims[d].sym[t] & 15] = true;
     for (int s = 0; s < p->g->n_symbols; s++) {
+        if (!used[s]) continue;
         char name[24];
         snprintf(name, sizeof name, "s%d", s);
         json_t *r = json_object();

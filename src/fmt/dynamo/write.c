@@ -1,6 +1,6 @@
 /* The dynamo format's descriptor and its write: per component, the ATen program and its .pt2
- * archive (records under the file's stem, as torch.export.save names them). Plain forward
- * graphs today; generation graphs (state as mutated inputs) are refused with a message. */
+ * archive (records under the file's stem, as torch.export.save names them). A growing cache is
+ * plain inputs and outputs; a static cache (state written in place) is refused by the lowering. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,5 +39,5 @@ static hfx_status dynamo_write(const hfx_format_graph *gs, int n, hfx_outdir *ou
 }
 
 const hfx_format hfx_format_dynamo = {
-    .name = "dynamo", .summary = "torch.export program (.pt2), for torch.export.load (plain forward graphs)",
+    .name = "dynamo", .summary = "torch.export program (.pt2), for torch.export.load",
     .graph_ext = ".pt2", .keeps = hfx_aten_keeps, .write = dynamo_write};

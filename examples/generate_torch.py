@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Greedy generation with an `hfx export --format dynamo --for-generation` directory (torch only).
+
+    python examples/generate_torch.py OUT_DIR --input-ids "1,2,3;4,5" --max-new-tokens 16
+
+The same command line, output and loop as examples/generate_onnx.py (examples/decode_loop.py):
+each `;`-separated prompt is a row of one left-padded batch, the new token ids are printed as one
+JSON list per prompt. Each component (prefill.pt2, decode.pt2, or one multi-token decode.pt2) is
+loaded with torch.export.load and run through `.module()`; its inputs and outputs are the ones
+export.json lists for it (input_names, output_names), in that order. A dynamic cache only: the
+torch.export format writes no static cache yet.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:  # decode_loop, also when this file is loaded by path (the tests)
+    sys.path.insert(0, HERE)
+import decode_loop  # noqa: E402
+from decode_loop import UsageError, left_pad, parse_prompts, read_generation_config  # noqa: E402,F401
+
+PROG = "generate_torch"
+
+
+class Component(decode_loop.Component):
+    """One torch.export program of the export and its metadata (export.json)."""
+
+    def __init__(self, out_dir: Path, name: str, entry: dict):
+        super().__init__(name, entry)
+        self.program = torch.export.load(str(out_dir / entry["file"]))
+        self.module = self.program.module()
+        names = self.meta["input_names"]
+        specs = [s for s in self.program.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+        metas = {n.name: n.meta.get("val") for n in self.program.graph.nodes if n.op == "placeholder"}
+        self.inputs = {name: metas.get(s.arg.name) for name, s in zip(names, specs)}
+        self.outputs = self.meta["output_names"]
+        self.read_graph()
+
+    def graph_dim(self, name: str, axis: int):
+        dim = self.inputs[name].shape[axis]
+        return dim if isinstance(dim, int) else None
+
+    def cache_dtype(self, name: str):
+        return torch.empty(0, dtype=self.inputs[name].dtype).numpy().dtype
+
+
+class Export:
+    def __init__(self, out_dir: Path):
+        manifest = decode_loop.read_manifest(out_dir)
+        self.generation = manifest.get("generation") or {}
+        comps = {name: Component(out_dir, name, entry) for name, entry in manifest["components"].items()}
+        by_role = {c.role: c for c in comps.values()}
+        self.prefill = by_role.get("prefill")
+        self.decode = by_role.get("decode")
+        if self.decode is None:
+            raise decode_loop.no_decode(out_dir)
+        self.static = self.decode.static
+        if self.static:
+            raise UsageError(f"{out_dir}: a static cache is not written for torch.export yet")
+
+
+class DynamicCache(decode_loop.PastCache):
+    """Each step runs the program on the past and keeps its present.{i}.* as the next past."""
+
+    def run(self, comp: Component, ids, new_mask, positions):
+        feed = self.step_feed(comp, ids, new_mask, positions)
+        with torch.no_grad():
+            outs = comp.module(*[torch.from_numpy(np.ascontiguousarray(feed[n])) for n in comp.inputs])
+        out = {n: o.numpy() for n, o in zip(comp.outputs, outs if isinstance(outs, (tuple, list)) else (outs,))}
+        self.take_present(out.__getitem__)
+        return out["logits"][:, -1, :]
+
+
+def new_cache(export: Export, batch: int):
+    return DynamicCache(export.decode, batch)
+
+
+generate = functools.partial(decode_loop.generate, new_cache=new_cache, prog=PROG)
+
+
+def main(argv=None) -> int:
+    return decode_loop.main(argv, prog=PROG, doc=__doc__, export_command="hfx export --format dynamo --for-generation",
+                            load_export=Export, generate=generate)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
