@@ -6,9 +6,11 @@
 The same command line, output and loop as examples/generate_onnx.py (examples/decode_loop.py):
 each `;`-separated prompt is a row of one left-padded batch, the new token ids are printed as one
 JSON list per prompt. Each component (prefill.pt2, decode.pt2, or one multi-token decode.pt2) is
-loaded with torch.export.load and run through `.module()`; its inputs and outputs are the ones
-export.json lists for it (input_names, output_names), in that order. A dynamic cache only: the
-torch.export format writes no static cache yet.
+loaded with torch.export.load and run through `.module()`; its inputs are the ones export.json
+lists for it (input_names), in that order. A growing cache comes back as outputs (present.{i}.*,
+fed back as the next past); a static cache is a set of zero-initialised tensors the program writes
+in place (torch.export's input mutation: `.module()` updates the caller's tensors), so nothing is
+copied between steps.
 """
 
 from __future__ import annotations
@@ -62,8 +64,7 @@ class Export:
         if self.decode is None:
             raise decode_loop.no_decode(out_dir)
         self.static = self.decode.static
-        if self.static:
-            raise UsageError(f"{out_dir}: a static cache is not written for torch.export yet")
+        self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None
 
 
 class DynamicCache(decode_loop.PastCache):
@@ -78,7 +79,28 @@ class DynamicCache(decode_loop.PastCache):
         return out["logits"][:, -1, :]
 
 
+class StaticCache(decode_loop.StaticSlots):
+    """One zero-initialised [B, kv_heads, M, head_dim] tensor per cache input, passed to every call:
+    the program writes this step's keys and values into slots `cache_position` of it."""
+
+    def __init__(self, decode: Component, batch: int, max_cache_len: int):
+        super().__init__(batch, max_cache_len)
+        self.buffers = {name: torch.zeros(decode.cache_shape(name, batch, max_cache_len),
+                                          dtype=decode.inputs[name].dtype) for name in decode.cache_inputs}
+
+    def run(self, comp: Component, ids, new_mask, positions):
+        slots = self.take(new_mask)
+        feed = {"input_ids": ids, "position_ids": positions, "cache_position": slots, "attention_mask": self.mask}
+        args = [self.buffers[n] if n in self.buffers else torch.from_numpy(np.ascontiguousarray(feed[n], np.int64))
+                for n in comp.inputs]
+        with torch.no_grad():
+            outs = comp.module(*args)
+        return (outs[0] if isinstance(outs, (tuple, list)) else outs).numpy()[:, -1, :]
+
+
 def new_cache(export: Export, batch: int):
+    if export.static:
+        return StaticCache(export.decode, batch, export.max_cache_len)
     return DynamicCache(export.decode, batch)
 
 

@@ -333,8 +333,8 @@ class OpenVINOExporter(HfExporter):
 
 
 class DynamoExporter(HfExporter):
-    """torch.export programs: model.pt2, or prefill.pt2 + decode.pt2 with a growing cache (a
-    static cache and the seed's generation I/O: not yet)."""
+    """torch.export programs: model.pt2, or prefill.pt2 + decode.pt2 (a growing cache, or a static
+    one written in place); the seed's generation I/O for .pt2: not yet."""
 
     config_class = DynamoConfig
 

@@ -57,6 +57,7 @@ void hfx_aten_program_free(hfx_aten_program *p) {
     free(p->nodes);
     free(p->inputs);
     free(p->outputs);
+    free(p->mutates);
     hfx_arena_free(p->arena);
     free(p);
 }
@@ -178,9 +179,19 @@ int hfx_aten_sym_op(hfx_aten_program *p, hfx_aten_op op, hfx_aten_size a, hfx_at
     return sym_node(p, infos[op].op, op, args, 2, expr);
 }
 
-void hfx_aten_output(hfx_aten_program *p, int value) {
-    if (grow(p, (void **)&p->outputs, p->n_outputs, &p->cap_outputs, sizeof *p->outputs))
-        p->outputs[p->n_outputs++] = value;
+void hfx_aten_output(hfx_aten_program *p, int value, int mutated) {
+    int cap = p->cap_outputs;
+    if (!grow(p, (void **)&p->outputs, p->n_outputs, &p->cap_outputs, sizeof *p->outputs)) return;
+    if (p->cap_outputs != cap || !p->mutates) { /* the parallel table follows the outputs' */
+        int *m = realloc(p->mutates, (size_t)p->cap_outputs * sizeof *m);
+        if (!m) {
+            p->oom = true;
+            return;
+        }
+        p->mutates = m;
+    }
+    p->mutates[p->n_outputs] = mutated;
+    p->outputs[p->n_outputs++] = value;
 }
 
 hfx_aten_arg hfx_arg_tensor(int value) { return (hfx_aten_arg){.kind = HFX_ARG_TENSOR, .value = value}; }

@@ -104,6 +104,8 @@ typedef struct hfx_aten_program {
     hfx_aten_input *inputs;     /* parameters first, then user inputs, as torch.export orders them */
     int n_inputs, cap_inputs;
     int *outputs;               /* values */
+    int *mutates;               /* per output: the user input value it is the new content of
+                                   (torch.export's USER_INPUT_MUTATION), or -1 for a user output */
     int n_outputs, cap_outputs;
     int64_t *hints;             /* per symbol of g: an example size */
     int n_constants;
@@ -139,8 +141,9 @@ int hfx_aten_sym_op(hfx_aten_program *p, hfx_aten_op op, hfx_aten_size a, hfx_at
 int hfx_aten_call(hfx_aten_program *p, hfx_aten_op op, const hfx_aten_arg *args, int n, hfx_dtype dtype, int rank,
                   const hfx_dim *dims);
 
-/* Mark a value as a program output. */
-void hfx_aten_output(hfx_aten_program *p, int value);
+/* Mark a value as a program output; with `mutated` >= 0, as the new content of that user input
+ * (what the caller's tensor holds after the call: a cache written in place). */
+void hfx_aten_output(hfx_aten_program *p, int value, int mutated);
 
 /* Argument helpers. */
 hfx_aten_arg hfx_arg_tensor(int value);

@@ -399,6 +399,11 @@ static void lower_node(lowering *l, const hfx_node *n) {
         out_call(l, n, HFX_ATEN_SDPA, a, 8);
         return;
     }
+    case HFX_OP_CACHE_WRITE: /* the update's positions written at the slots, on the cache axis */
+        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(2), a[2] = T(tensor_of(l, n->in[2]));
+        a[3] = T(tensor_of(l, n->in[1]));
+        out_call(l, n, HFX_ATEN_INDEX_COPY, a, 4);
+        return;
     default: fail(l, HFX_ERR_UNSUPPORTED, "torch.export: the IR op '%s' is not lowered yet", hfx_op_name(n->op));
     }
 }
@@ -422,19 +427,17 @@ hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, hfx_aten_pro
     }
     for (int i = 0; i < g->n_values; i++) l.tensor[i] = -1;
     for (int s = 0; s < 16; s++) l.symbol[s] = -1;
-    /* a growing cache is plain inputs and outputs; one written in place needs input mutation */
-    for (int i = 0; i < g->n_states; i++)
-        if (g->states[i].update == HFX_STATE_WRITE)
-            fail(&l, HFX_ERR_UNSUPPORTED, "torch.export: %s is not written yet; export a dynamic cache",
-                 "a static cache (written in place)");
+    /* a growing cache is plain inputs and outputs; one written in place is the new content of
+     * its input (the caller's tensor is updated by the call) */
     for (int i = 0; i < g->n_inputs && !l.st; i++) {
         const hfx_value *v = g->inputs[i];
         l.tensor[v->id] = hfx_aten_user_input(l.p, v->name, v->dtype, v->rank, v->dims);
     }
     for (int i = 0; i < g->n_nodes && !l.st && !l.p->oom; i++) lower_node(&l, g->nodes[i]);
     for (int i = 0; i < g->n_outputs && !l.st; i++) {
-        int t = tensor_of(&l, g->outputs[i]);
-        hfx_aten_output(l.p, t);
+        const hfx_state *state = hfx_graph_state_of(g, g->outputs[i], false);
+        int mutated = state && state->update == HFX_STATE_WRITE && state->in ? l.tensor[state->in->id] : -1;
+        hfx_aten_output(l.p, tensor_of(&l, g->outputs[i]), mutated);
     }
     free(l.tensor), free(l.shape), free(l.symbol);
     if (!l.st && l.p->oom) l.st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");

@@ -93,7 +93,11 @@ NO_EOS = {"bos_token_id": 1, "eos_token_id": None}
 GEN_MATRIX = [pytest.param(v, m, lengths, id=f"{v}-{m}-b{len(lengths)}")
               for v in ("llama_default", "mistral_swa", "qwen2_swa", "qwen3", "gemma2", "gemma3", "starcoder2")
               for m in ("dyncache", "dyncache-mtd")
-              for lengths in ((7,), (10, 5, 1))]
+              for lengths in ((7,), (10, 5, 1))] + [
+    pytest.param(v, m, lengths, id=f"{v}-{m}-b{len(lengths)}")
+    for v in ("llama_default", "mistral_swa", "gemma2")
+    for m in ("static", "static-mtd")
+    for lengths in ((7,), (10, 5, 1))]
 
 
 @pytest.fixture(scope="module")
@@ -108,9 +112,9 @@ def gen_refs(checkpoints):
 
 @pytest.mark.parametrize("name,mode_name,lengths", GEN_MATRIX)
 def test_dynamo_greedy_generation(dynamo_gen, gen_refs, tmp_path, name, mode_name, lengths):
-    """32 new tokens through examples/generate_torch.py (torch.export.load + .module(), a growing
-    cache) equal generate()'s, every step's logits within 1e-4; batch 1 and batch 3 left-padded;
-    prefill + decode and one multi-token decode."""
+    """32 new tokens through examples/generate_torch.py (torch.export.load + .module(); a growing
+    cache, or a static one the program writes in place) equal generate()'s, every step's logits
+    within 1e-4; batch 1 and batch 3 left-padded; prefill + decode and one multi-token decode."""
     out = dynamo_gen.with_generation_config(dynamo_gen.mode(name, MODES[mode_name]), NO_EOS)
     rows = prompts(lengths, models.VARIANTS[name].vocab_size)
     want_tokens, want_logits = gen_refs.generate(name, rows, NO_EOS)
@@ -119,7 +123,13 @@ def test_dynamo_greedy_generation(dynamo_gen, gen_refs, tmp_path, name, mode_nam
     compare_generation(res.tokens, res.logits, want_tokens, want_logits, f"[dynamo] {name} {mode_name} b{len(rows)}")
 
 
-def test_dynamo_static_cache_is_refused(checkpoints, tmp_path):
-    proc = run_hfx(["export", checkpoints("llama_default"), tmp_path / "o", "--format", "dynamo", "--for-generation",
-                    "--dynamic", "--cache", "static", "--max-cache-len", "32"])
-    assert proc.returncode == 2 and "static cache (written in place) is not written yet" in proc.stderr, describe(proc)
+def test_dynamo_static_cache_mutates_its_inputs(dynamo_gen):
+    """A static cache is torch.export's input mutation: each cache input of decode.pt2 has a
+    USER_INPUT_MUTATION output, and the program's only user output is the logits."""
+    out = dynamo_gen.mode("llama_default", MODES["static"])
+    ep = torch.export.load(str(out / "decode.pt2"))
+    specs = ep.graph_signature.output_specs
+    mutated = {s.target for s in specs if s.kind.name == "USER_INPUT_MUTATION"}
+    user_inputs = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    assert mutated == {n for n in user_inputs if "past_key_values" in n} and len(mutated) == 4, (mutated, user_inputs)
+    assert [s.kind.name for s in specs].count("USER_OUTPUT") == 1

@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
     int view = hfx_aten_call(p, HFX_ATEN_RESHAPE,
                              (hfx_aten_arg[]){hfx_arg_tensor(add), hfx_arg_ints(p, 3, (int64_t[]){-1, 2, 2})}, 2,
                              HFX_DTYPE_F32, 3, (hfx_dim[]){b, two, two});
-    hfx_aten_output(p, view);
+    hfx_aten_output(p, view, -1);
     static const float c_data[4] = {10, 20, 30, 40};
     int c = hfx_aten_constant(p, HFX_DTYPE_F32, 1, &four, NULL, (const uint8_t *)c_data);
     int plus = hfx_aten_call(p, HFX_ATEN_ADD, (hfx_aten_arg[]){hfx_arg_tensor(add), hfx_arg_tensor(c)}, 2,
@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
     int z = hfx_aten_call(p, HFX_ATEN_RESHAPE,
                           (hfx_aten_arg[]){hfx_arg_tensor(plus), hfx_arg_sizes(p, 1, (hfx_aten_size[]){{s4b, 0}})}, 2,
                           HFX_DTYPE_F32, 1, &flat);
-    hfx_aten_output(p, z);
+    hfx_aten_output(p, z, -1);
     hfx_error err = {0};
     hfx_outdir *o;
     hfx_status st = hfx_outdir_open(argv[1], NULL, &o, &err);

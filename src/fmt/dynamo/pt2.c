@@ -256,11 +256,23 @@ static json_t *exported_program(const hfx_aten_program *p) {
         }
         json_array_append_new(in_specs, spec);
     }
-    for (int k = 0; k < p->n_outputs; k++) {
-        const char *name = p->values[p->outputs[k]].name;
-        json_array_append_new(outputs, named("as_tensor", name));
-        json_array_append_new(out_specs, one("user_output", one("arg", named("as_tensor", name))));
-    }
+    int n_user_out = 0;
+    for (int pass = 0; pass < 2; pass++) /* torch.export's order: input mutations, then user outputs */
+        for (int k = 0; k < p->n_outputs; k++) {
+            if ((p->mutates[k] >= 0) != (pass == 0)) continue;
+            const char *name = p->values[p->outputs[k]].name;
+            json_array_append_new(outputs, named("as_tensor", name));
+            if (p->mutates[k] >= 0) {
+                json_t *m = json_object(), *arg = json_object(); /* a TensorArgument, not an Argument */
+                json_object_set_new(arg, "name", json_string(name));
+                json_object_set_new(m, "arg", arg);
+                json_object_set_new(m, "user_input_name", json_string(p->values[p->mutates[k]].name));
+                json_array_append_new(out_specs, one("user_input_mutation", m));
+            } else {
+                json_array_append_new(out_specs, one("user_output", one("arg", named("as_tensor", name))));
+                n_user_out++;
+            }
+        }
     for (int i = 0; i < p->n_nodes; i++) {
         const hfx_aten_node *n = &p->nodes[i];
         const hfx_aten_info *info = hfx_aten_info_of(n->op);
@@ -298,7 +310,7 @@ static json_t *exported_program(const hfx_aten_program *p) {
     json_object_set_new(root_sig, "inputs", json_array());
     json_object_set_new(root_sig, "outputs", json_array());
     json_object_set_new(root_sig, "in_spec", call_spec(n_user));
-    json_object_set_new(root_sig, "out_spec", outputs_spec(p->n_outputs));
+    json_object_set_new(root_sig, "out_spec", outputs_spec(n_user_out));
     json_object_set_new(root_sig, "forward_arg_names", arg_names);
     json_object_set_new(root, "fqn", json_string(""));
     json_object_set_new(root, "signature", root_sig);

@@ -1,6 +1,6 @@
 /* The dynamo format's descriptor and its write: per component, the ATen program and its .pt2
  * archive (records under the file's stem, as torch.export.save names them). A growing cache is
- * plain inputs and outputs; a static cache (state written in place) is refused by the lowering. */
+ * plain inputs and outputs; a static cache is the new content of its inputs (input mutation). */
 #include <stdlib.h>
 #include <string.h>
 
