@@ -345,7 +345,7 @@ static int cmd_export(int argc, char **argv) {
 static const struct {
     const char *format;
     int (*inspect)(const char *path, FILE *out, hfx_error *err);
-} inspectors[] = {{"onnx", inspect_onnx}, {"openvino", inspect_openvino}};
+} inspectors[] = {{"onnx", inspect_onnx}, {"openvino", inspect_openvino}, {"dynamo", inspect_pt2}};
 
 /* One graph file, read by its format's inspector (ONNX when the name says nothing). */
 static int inspect_graph(const char *path, hfx_error *err) {

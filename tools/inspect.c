@@ -271,3 +271,17 @@ int inspect_openvino(const char *path, FILE *out, hfx_error *err) {
     free(text);
     return 0;
 }
+
+int inspect_pt2(const char *path, FILE *out, hfx_error *err) {
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        if (err) {
+            err->status = HFX_ERR_INVALID;
+            snprintf(err->message, sizeof err->message, "%s: not a regular file", path);
+        }
+        return -1;
+    }
+    fprintf(out, "torch.export program: %s (%jd bytes)\n", path, (intmax_t)sb.st_size);
+    fprintf(out, "  read it with torch.export.load(path); hfx inspect lists ONNX and OpenVINO graphs\n");
+    return 0;
+}

@@ -13,4 +13,8 @@ int inspect_onnx(const char *path, FILE *out, hfx_error *err);
 /* The same for an OpenVINO IR .xml: Parameters, Results, state variables, layer histogram. */
 int inspect_openvino(const char *path, FILE *out, hfx_error *err);
 
+/* A torch.export archive (.pt2): what it is and how to read it (its program is JSON for
+ * torch.export.load; hfx inspect does not parse it). */
+int inspect_pt2(const char *path, FILE *out, hfx_error *err);
+
 #endif

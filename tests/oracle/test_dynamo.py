@@ -133,3 +133,12 @@ def test_dynamo_static_cache_mutates_its_inputs(dynamo_gen):
     user_inputs = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
     assert mutated == {n for n in user_inputs if "past_key_values" in n} and len(mutated) == 4, (mutated, user_inputs)
     assert [s.kind.name for s in specs].count("USER_OUTPUT") == 1
+
+
+def test_inspect_names_a_pt2(dynamo_exports):
+    """hfx inspect on a dynamo export says what the .pt2 is instead of misreading it."""
+    out, proc = dynamo_exports("llama_default")
+    assert proc.returncode == 0, describe(proc)
+    for path in (out, out / "model.pt2"):
+        res = run_hfx(["inspect", path])
+        assert res.returncode == 0 and "torch.export program" in res.stdout, describe(res)

@@ -156,7 +156,7 @@ static void test_decompose_keeps(void **state) {
 static void test_format_registry(void **state) {
     (void)state;
     char names[256];
-    assert_string_equal(hfx_format_names(false, names, sizeof names), "onnx, openvino");
+    assert_string_equal(hfx_format_names(false, names, sizeof names), "onnx, openvino, dynamo");
     assert_string_equal(hfx_format_names(true, names, sizeof names), "onnx, openvino, executorch, dynamo");
     const hfx_format *onnx = hfx_format_find("onnx");
     assert_non_null(onnx);
@@ -172,8 +172,10 @@ static void test_format_registry(void **state) {
         if (f->state_option) assert_true(hfx_format_option_index(f, f->state_option) >= 0);
     }
     assert_string_equal(hfx_format_name(1), "openvino");
-    assert_null(hfx_format_name(2));
+    assert_string_equal(hfx_format_name(2), "dynamo");
+    assert_null(hfx_format_name(3));
     assert_string_equal(hfx_format_of_file("out/decode.xml"), "openvino");
+    assert_string_equal(hfx_format_of_file("out/model.pt2"), "dynamo");
     assert_null(hfx_format_of_file("weights.bin"));
 }
 
