@@ -139,6 +139,17 @@ int hfx_aten_call(hfx_aten_program *p, hfx_aten_op op, const hfx_aten_arg *args,
     return add_node(p, op, args, n, hfx_aten_tensor(p, infos[op].op, dtype, rank, dims));
 }
 
+int hfx_aten_extra_output(hfx_aten_program *p, hfx_dtype dtype, int rank, const hfx_dim *dims) {
+    if (p->oom || !p->n_nodes || p->nodes[p->n_nodes - 1].n_out >= 2) {
+        p->oom = true; /* a builder bug, reported as a failed program */
+        return 0;
+    }
+    hfx_aten_node *node = &p->nodes[p->n_nodes - 1];
+    int v = hfx_aten_tensor(p, infos[node->op].op, dtype, rank, dims);
+    p->nodes[p->n_nodes - 1].out[p->nodes[p->n_nodes - 1].n_out++] = v; /* (node may have moved: no) */
+    return v;
+}
+
 int hfx_aten_constant(hfx_aten_program *p, hfx_dtype dtype, int rank, const hfx_dim *dims, const hfx_init *init,
                       const uint8_t *bytes) {
     char name[48];

@@ -141,6 +141,9 @@ int hfx_aten_sym_op(hfx_aten_program *p, hfx_aten_op op, hfx_aten_size a, hfx_at
 int hfx_aten_call(hfx_aten_program *p, hfx_aten_op op, const hfx_aten_arg *args, int n, hfx_dtype dtype, int rank,
                   const hfx_dim *dims);
 
+/* A second output of the last call (aten.topk's indices): a new tensor value; returns it. */
+int hfx_aten_extra_output(hfx_aten_program *p, hfx_dtype dtype, int rank, const hfx_dim *dims);
+
 /* Mark a value as a program output; with `mutated` >= 0, as the new content of that user input
  * (what the caller's tensor holds after the call: a cache written in place). */
 void hfx_aten_output(hfx_aten_program *p, int value, int mutated);

@@ -125,10 +125,27 @@ static int tensor_of(lowering *l, const hfx_value *v) {
         return l->tensor[v->id] = hfx_aten_constant(l->p, v->dtype, v->rank, v->dims, init, NULL);
     }
     const sizes *s = l->shape[v->id];
-    if (s && v->rank == 0) {
-        hfx_aten_arg a[2] = {s->s[0].value >= 0 ? hfx_arg_symint(s->s[0].value) : hfx_arg_int(s->s[0].c),
-                             {.kind = HFX_ARG_DTYPE, .dtype = v->dtype}};
-        return l->tensor[v->id] = hfx_aten_call(l->p, HFX_ATEN_SCALAR_TENSOR, a, 2, v->dtype, 0, NULL);
+    if (s && v->rank <= 1) { /* each size as a 0-d tensor; a list is their concatenation */
+        int parts[MAX_SIZES];
+        hfx_dim one = hfx_dim_const(1);
+        for (int i = 0; i < s->n; i++) {
+            hfx_aten_arg a[2] = {s->s[i].value >= 0 ? hfx_arg_symint(s->s[i].value) : hfx_arg_int(s->s[i].c),
+                                 {.kind = HFX_ARG_DTYPE, .dtype = v->dtype}};
+            parts[i] = hfx_aten_call(l->p, HFX_ATEN_SCALAR_TENSOR, a, 2, v->dtype, 0, NULL);
+            if (v->rank == 1) {
+                hfx_aten_arg u[2] = {T(parts[i]), hfx_arg_int(0)};
+                parts[i] = hfx_aten_call(l->p, HFX_ATEN_UNSQUEEZE, u, 2, v->dtype, 1, &one);
+            }
+        }
+        if (v->rank == 0) return l->tensor[v->id] = parts[0];
+        int *vals = hfx_arena_alloc(l->p->arena, (size_t)(s->n ? s->n : 1) * sizeof *vals);
+        if (!vals) {
+            fail(l, HFX_ERR_NOMEM, "%s", "out of memory");
+            return 0;
+        }
+        memcpy(vals, parts, (size_t)s->n * sizeof *vals);
+        hfx_aten_arg c[2] = {{.kind = HFX_ARG_TENSORS, .values = vals, .n = s->n}, hfx_arg_int(0)};
+        return l->tensor[v->id] = hfx_aten_call(l->p, HFX_ATEN_CAT, c, 2, v->dtype, 1, v->dims);
     }
     fail(l, HFX_ERR_INTERNAL, "torch.export: IR value %s has no tensor", v->name ? v->name : "(intermediate)");
     return 0;
@@ -292,7 +309,9 @@ static void lower_node(lowering *l, const hfx_node *n) {
         a[0] = T(tensor_of(l, n->in[0]));
         const sizes *s = n->n_in > 1 ? sizes_of(l, n->in[1]) : NULL;
         if (n->n_in > 1 && !s) {
-            fail(l, HFX_ERR_UNSUPPORTED, "torch.export: a Reshape to a %s shape is not lowered yet", "computed tensor");
+            const hfx_node *from = n->in[1]->producer;
+            fail(l, HFX_ERR_UNSUPPORTED, "torch.export: a Reshape to a shape computed by '%s' is not lowered yet",
+                 from ? hfx_op_name(from->op) : "a graph input");
             return;
         }
         a[1] = s ? hfx_arg_sizes(l->p, s->n, s->s) : dims_arg(l, o);
@@ -399,6 +418,17 @@ static void lower_node(lowering *l, const hfx_node *n) {
         out_call(l, n, HFX_ATEN_SDPA, a, 8);
         return;
     }
+    case HFX_OP_TOP_K: /* the k largest along the last axis, largest first, and their indices */
+        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(at->k), a[2] = hfx_arg_int(-1), a[3] = hfx_arg_bool(true);
+        a[4] = hfx_arg_bool(true);
+        out_call(l, n, HFX_ATEN_TOPK, a, 5);
+        l->tensor[n->out[1]->id] = hfx_aten_extra_output(l->p, n->out[1]->dtype, n->out[1]->rank, n->out[1]->dims);
+        return;
+    case HFX_OP_SCATTER_ELEMENTS:
+        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(at->axis), a[2] = T(tensor_of(l, n->in[1]));
+        a[3] = T(tensor_of(l, n->in[2]));
+        out_call(l, n, HFX_ATEN_SCATTER, a, 4);
+        return;
     case HFX_OP_CACHE_WRITE: /* the update's positions written at the slots, on the cache axis */
         a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(2), a[2] = T(tensor_of(l, n->in[2]));
         a[3] = T(tensor_of(l, n->in[1]));
@@ -433,7 +463,10 @@ hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, hfx_aten_pro
         const hfx_value *v = g->inputs[i];
         l.tensor[v->id] = hfx_aten_user_input(l.p, v->name, v->dtype, v->rank, v->dims);
     }
-    for (int i = 0; i < g->n_nodes && !l.st && !l.p->oom; i++) lower_node(&l, g->nodes[i]);
+    for (int i = 0; i < g->n_nodes && !l.st && !l.p->oom; i++) {
+        lower_node(&l, g->nodes[i]);
+        if (l.st == HFX_ERR_INTERNAL) hfx_error_prefix(err, "lowering %s", hfx_op_name(g->nodes[i]->op));
+    }
     for (int i = 0; i < g->n_outputs && !l.st; i++) {
         const hfx_state *state = hfx_graph_state_of(g, g->outputs[i], false);
         int mutated = state && state->update == HFX_STATE_WRITE && state->in ? l.tensor[state->in->id] : -1;

@@ -290,7 +290,9 @@ static json_t *exported_program(const hfx_aten_program *p) {
         json_object_set_new(node, "outputs", outs);
         json_object_set_new(node, "metadata", json_object());
         json_object_set_new(node, "is_hop_single_tensor_return", json_null());
-        json_object_set_new(node, "name", json_string(p->values[n->out[0]].name));
+        char node_name[256]; /* a tuple result is a node of its own; its items are the outputs */
+        snprintf(node_name, sizeof node_name, n->n_out > 1 ? "%s_tuple" : "%s", p->values[n->out[0]].name);
+        json_object_set_new(node, "name", json_string(node_name));
         json_array_append_new(nodes, node);
     }
     json_object_set_new(graph, "inputs", inputs);
