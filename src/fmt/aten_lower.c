@@ -190,12 +190,14 @@ static bool lower_sizes(lowering *l, const hfx_node *n) {
         }
         break;
     }
-    case HFX_OP_GATHER: /* one element of a size list */
-        if (!a || !b || b->n != 1 || b->s[0].value >= 0 || n->in[1]->rank != 0) return false;
-        {
-            int64_t i = b->s[0].c < 0 ? b->s[0].c + a->n : b->s[0].c;
-            if (i < 0 || i >= a->n || !(r = new_sizes(l, 1))) return !r && l->st;
-            r->s[0] = a->s[i], r->e[0] = a->e[i];
+    case HFX_OP_GATHER: /* elements of a size list at constant indices */
+        if (!a || !b || n->in[1]->rank > 1) return false;
+        for (int j = 0; j < b->n; j++)
+            if (b->s[j].value >= 0 || b->s[j].c < -a->n || b->s[j].c >= a->n) return false;
+        if (!(r = new_sizes(l, b->n))) return true;
+        for (int j = 0; j < b->n; j++) {
+            int64_t i = b->s[j].c < 0 ? b->s[j].c + a->n : b->s[j].c;
+            r->s[j] = a->s[i], r->e[j] = a->e[i];
         }
         break;
     case HFX_OP_UNSQUEEZE:
