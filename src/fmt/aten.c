@@ -146,7 +146,7 @@ int hfx_aten_extra_output(hfx_aten_program *p, hfx_dtype dtype, int rank, const 
     }
     hfx_aten_node *node = &p->nodes[p->n_nodes - 1];
     int v = hfx_aten_tensor(p, infos[node->op].op, dtype, rank, dims);
-    p->nodes[p->n_nodes - 1].out[p->nodes[p->n_nodes - 1].n_out++] = v; /* (node may have moved: no) */
+    node->out[node->n_out++] = v; /* (hfx_aten_tensor grows the values, not the nodes) */
     return v;
 }
 
