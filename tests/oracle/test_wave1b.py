@@ -83,6 +83,11 @@ def b_gen(tmp_path_factory, b_ckpts) -> GenExports:
 
 
 @pytest.fixture(scope="session")
+def b_dyn(tmp_path_factory, b_ckpts) -> GenExports:
+    return GenExports(tmp_path_factory.mktemp("wave1b_dynamo_gen"), b_ckpts, fmt="dynamo")
+
+
+@pytest.fixture(scope="session")
 def b_gen_refs(b_ckpts) -> GenReferences:
     return GenReferences(b_ckpts)
 
@@ -96,10 +101,13 @@ class _Loops:
         self.onnx = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(self.onnx)
         self.ov = load_loop_module()
+        spec = importlib.util.spec_from_file_location("generate_torch", REPO / "examples" / "generate_torch.py")
+        self.torch = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.torch)
         self._exports: dict = {}
 
     def generate(self, backend: str, out_dir, rows, n: int = NEW_TOKENS):
-        mod = self.onnx if backend == "onnx" else self.ov
+        mod = {"onnx": self.onnx, "openvino": self.ov, "dynamo": self.torch}[backend]
         key = (backend, str(out_dir))
         if key not in self._exports:
             self._exports[key] = mod.Export(out_dir)
@@ -451,7 +459,14 @@ GEN_MODES = {
     "onnx-static": ("onnx", ("--for-generation", "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN),
                              "--dynamic"), "static"),
     "ov-stateful": ("openvino", ("--for-generation", "--dynamic"), "dynamic"),
+    "dynamo-dyncache": ("dynamo", ("--for-generation", "--cache", "dynamic", "--dynamic"), "dynamic"),
+    "dynamo-static": ("dynamo", ("--for-generation", "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN),
+                                 "--dynamic"), "static"),
 }
+
+
+def _gen_export(b_gen, b_ov, b_dyn, backend, name, flags):
+    return {"onnx": b_gen, "openvino": b_ov, "dynamo": b_dyn}[backend](name, *flags)
 
 GEN_MATRIX = [pytest.param(n, m, b, id=f"{n}-{m}-b{len(b)}") for n in GEN_SPECS for m in GEN_MODES
               for b in (BATCH1, BATCH3)]
@@ -536,7 +551,7 @@ def test_phi3_generation_recomputes_at_switch(b_gen_refs):
 
 
 @pytest.mark.parametrize("mode", list(GEN_MODES))
-def test_phi3_graphs_match_cached_forward_across_switch(b_gen, b_ov, b_gen_refs, loops, mode, tmp_path):
+def test_phi3_graphs_match_cached_forward_across_switch(b_gen, b_ov, b_dyn, b_gen_refs, loops, mode, tmp_path):
     """Diagnostic for the longrope switch: the exported graphs reproduce transformers' forward
     call by call across the threshold (prefill short; decode steps past position 16 long, against
     the cached short-factor keys): with the loop's re-encoding at the switch turned off (the
@@ -547,7 +562,7 @@ def test_phi3_graphs_match_cached_forward_across_switch(b_gen, b_ov, b_gen_refs,
 
     name = "phi3_longrope"
     backend, flags, _ = GEN_MODES[mode]
-    exported = b_gen(name, *flags) if backend == "onnx" else b_ov(name, *flags)
+    exported = _gen_export(b_gen, b_ov, b_dyn, backend, name, flags)
     out = tmp_path / "no-recompute"
     shutil.copytree(exported, out)
     man = json.loads((out / "export.json").read_text())
@@ -557,22 +572,22 @@ def test_phi3_graphs_match_cached_forward_across_switch(b_gen, b_ov, b_gen_refs,
     rows = prompts(BATCH3, W.SPECS[name].vocab_size)
     want_tokens, want_logits = _plain_cached_loop(b_gen_refs.model(name), rows)
     tokens, logits = loops.generate(backend, out, rows)
-    compare = onnx_compare_generation if backend == "onnx" else ov_compare_generation
+    compare = ov_compare_generation if backend == "openvino" else onnx_compare_generation
     compare(tokens, logits, want_tokens, want_logits, f"{name} {mode} b3 vs a plain cached loop")
 
 
 @pytest.mark.parametrize("name,mode,lengths", GEN_MATRIX)
-def test_greedy_generation(b_gen, b_ov, b_gen_refs, loops, name, mode, lengths):
+def test_greedy_generation(b_gen, b_ov, b_dyn, b_gen_refs, loops, name, mode, lengths):
     """32 new tokens equal generate()'s, every step's logits within 1e-4. (phi3_longrope with the
     b1 / b3 prompts crosses original_max_position_embeddings during generation, where generate()
     recomputes the cache with the long factors: see test_phi3_generation_recomputes_at_switch.)"""
     backend, flags, cache = GEN_MODES[mode]
-    out = b_gen(name, *flags) if backend == "onnx" else b_ov(name, *flags)
+    out = _gen_export(b_gen, b_ov, b_dyn, backend, name, flags)
     rows = prompts(lengths, W.SPECS[name].vocab_size)
     want_tokens, want_logits = _reference_generation(b_gen_refs, name, rows, cache)
     tokens, logits = loops.generate(backend, out, rows)
     assert all(len(t) == NEW_TOKENS for t in tokens), f"without EOS every row gets {NEW_TOKENS}: {tokens}"
-    compare = onnx_compare_generation if backend == "onnx" else ov_compare_generation
+    compare = ov_compare_generation if backend == "openvino" else onnx_compare_generation
     compare(tokens, logits, want_tokens, want_logits, f"{name} {mode} b{len(rows)}")
 
 
