@@ -84,6 +84,38 @@ class Component:
         return int(m)
 
 
+class Export:
+    """An export directory's components by role (prefill is None when decode takes the prompt: a
+    multi-token decode), its "generation" settings, and its cache kind. A runtime's subclass sets
+    `component`: its Component class, built as component(out_dir, name, entry)."""
+
+    component = None
+
+    def __init__(self, out_dir: Path):
+        manifest = read_manifest(out_dir)
+        # "generation": {"cache_implementation", "max_cache_len", "multi_token_decode"}
+        self.generation = manifest.get("generation") or {}
+        comps = {name: self.component(out_dir, name, entry) for name, entry in manifest["components"].items()}
+        by_role = {c.role: c for c in comps.values()}
+        self.prefill = by_role.get("prefill")
+        self.decode = by_role.get("decode")
+        if self.decode is None:
+            raise no_decode(out_dir)
+        self.static = self.decode.static
+        self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None
+
+
+def cache_for(dynamic, static):
+    """new_cache(export, batch) for a runtime with these two cache classes: the static one
+    (decode, batch, max_cache_len) for a static-cache export, else the growing one (decode, batch)."""
+
+    def new_cache(export, batch: int):
+        if export.static:
+            return static(export.decode, batch, export.max_cache_len)
+        return dynamic(export.decode, batch)
+    return new_cache
+
+
 # ---- the bookkeeping of the KV cache kinds ---------------------------------------------------
 
 

@@ -64,19 +64,8 @@ class Component(decode_loop.Component):
         return NUMPY_DTYPES[self.inputs[name].type]
 
 
-class Export:
-    def __init__(self, out_dir: Path):
-        manifest = decode_loop.read_manifest(out_dir)
-        # "generation": {"cache_implementation", "max_cache_len", "multi_token_decode"}
-        self.generation = manifest.get("generation") or {}
-        comps = {name: Component(out_dir, name, entry) for name, entry in manifest["components"].items()}
-        by_role = {c.role: c for c in comps.values()}
-        self.prefill = by_role.get("prefill")  # None for --multi-token-decode: decode takes the prompt
-        self.decode = by_role.get("decode")
-        if self.decode is None:
-            raise decode_loop.no_decode(out_dir)
-        self.static = self.decode.static
-        self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None
+class Export(decode_loop.Export):
+    component = Component
 
 
 # ---- the two kinds of KV cache ---------------------------------------------------------------
@@ -118,10 +107,7 @@ class StaticCache(decode_loop.StaticSlots):
         return binding.get_outputs()[0].numpy()[:, -1, :]
 
 
-def new_cache(export: Export, batch: int):
-    if export.static:
-        return StaticCache(export.decode, batch, export.max_cache_len)
-    return DynamicCache(export.decode, batch)
+new_cache = decode_loop.cache_for(DynamicCache, StaticCache)
 
 
 # generate(export, prompts, max_new_tokens, eos_ids, pad_id) -> (tokens [B, n], logits [n, B, vocab])

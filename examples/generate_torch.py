@@ -53,18 +53,8 @@ class Component(decode_loop.Component):
         return torch.empty(0, dtype=self.inputs[name].dtype).numpy().dtype
 
 
-class Export:
-    def __init__(self, out_dir: Path):
-        manifest = decode_loop.read_manifest(out_dir)
-        self.generation = manifest.get("generation") or {}
-        comps = {name: Component(out_dir, name, entry) for name, entry in manifest["components"].items()}
-        by_role = {c.role: c for c in comps.values()}
-        self.prefill = by_role.get("prefill")
-        self.decode = by_role.get("decode")
-        if self.decode is None:
-            raise decode_loop.no_decode(out_dir)
-        self.static = self.decode.static
-        self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None
+class Export(decode_loop.Export):
+    component = Component
 
 
 class DynamicCache(decode_loop.PastCache):
@@ -98,10 +88,7 @@ class StaticCache(decode_loop.StaticSlots):
         return (outs[0] if isinstance(outs, (tuple, list)) else outs).numpy()[:, -1, :]
 
 
-def new_cache(export: Export, batch: int):
-    if export.static:
-        return StaticCache(export.decode, batch, export.max_cache_len)
-    return DynamicCache(export.decode, batch)
+new_cache = decode_loop.cache_for(DynamicCache, StaticCache)
 
 
 generate = functools.partial(decode_loop.generate, new_cache=new_cache, prog=PROG)
