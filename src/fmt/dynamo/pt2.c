@@ -184,40 +184,31 @@ static json_t *node_inputs(const hfx_aten_program *p, const hfx_aten_node *n) {
     return ins;
 }
 
-/* A pytree spec string: a tuple of n leaves, or (with `args`) the (args, kwargs) pair of a call. */
-static void leaves(hfx_buf *b, int n) {
+/* A pytree spec string (torch's treespec JSON): `head`, n leaves, `tail`. */
+static json_t *spec_text(const char *head, int n, const char *tail) {
+    hfx_buf b = {0};
+    hfx_buf_puts(&b, head);
     for (int i = 0; i < n; i++)
-        hfx_buf_puts(b, i ? ", {\"type\": null, \"context\": null, \"children_spec\": []}"
+        hfx_buf_puts(&b, i ? ", {\"type\": null, \"context\": null, \"children_spec\": []}"
                           : "{\"type\": null, \"context\": null, \"children_spec\": []}");
+    hfx_buf_puts(&b, tail);
+    hfx_buf_append(&b, "", 1);
+    json_t *s = b.oom ? NULL : json_string((const char *)b.data);
+    hfx_buf_free(&b);
+    return s;
 }
 
+#define TUPLE_OPEN "{\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": ["
+
+/* The call's spec: ((n positional leaves), {}) */
 static json_t *call_spec(int n_args) {
-    hfx_buf b = {0};
-    hfx_buf_puts(&b, "[1, {\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": [{\"type\": "
-                     "\"builtins.tuple\", \"context\": \"null\", \"children_spec\": [");
-    leaves(&b, n_args);
-    hfx_buf_puts(&b, "]}, {\"type\": \"builtins.dict\", \"context\": \"[]\", \"children_spec\": []}]}]");
-    hfx_buf_append(&b, "", 1);
-    json_t *s = b.oom ? NULL : json_string((const char *)b.data);
-    hfx_buf_free(&b);
-    return s;
+    return spec_text("[1, " TUPLE_OPEN TUPLE_OPEN, n_args,
+                     "]}, {\"type\": \"builtins.dict\", \"context\": \"[]\", \"children_spec\": []}]}]");
 }
 
+/* The outputs' spec: one leaf, or a tuple of n */
 static json_t *outputs_spec(int n) {
-    hfx_buf b = {0};
-    if (n == 1) {
-        hfx_buf_puts(&b, "[1, ");
-        leaves(&b, 1);
-        hfx_buf_puts(&b, "]");
-    } else {
-        hfx_buf_puts(&b, "[1, {\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": [");
-        leaves(&b, n);
-        hfx_buf_puts(&b, "]}]");
-    }
-    hfx_buf_append(&b, "", 1);
-    json_t *s = b.oom ? NULL : json_string((const char *)b.data);
-    hfx_buf_free(&b);
-    return s;
+    return n == 1 ? spec_text("[1, ", 1, "]") : spec_text("[1, " TUPLE_OPEN, n, "]}]");
 }
 
 static json_t *exported_program(const hfx_aten_program *p) {
