@@ -45,7 +45,6 @@ typedef struct tk {
     int n_steps, n_first, n_dsteps;
     hfx_tok_segment segs[HFX_TOK_MAX_SEGMENTS];
     int n_segs;
-    const json_t *root;       /* tokenizer.json */
 } tk;
 
 /* Record why the tokenizer cannot be converted (the first reason wins); returns false. */
@@ -221,9 +220,8 @@ static bool split_step(tk *k, const char *pattern, const char *behaviour, bool i
                     (hfx_tok_step){.kind = HFX_TOK_SPLIT, .pattern = dup(k, pattern), .behaviour = behaviour, .invert = invert});
 }
 
-static bool unicode_step(tk *k, const char *form, bool case_fold, hfx_bytes charsmap) {
-    return add_step(k, k->steps, &k->n_steps,
-                    (hfx_tok_step){.kind = HFX_TOK_UNICODE, .form = form, .case_fold = case_fold, .charsmap = charsmap});
+static bool unicode_step(tk *k, const char *form, bool case_fold) {
+    return add_step(k, k->steps, &k->n_steps, (hfx_tok_step){.kind = HFX_TOK_UNICODE, .form = form, .case_fold = case_fold});
 }
 
 /* A {"String": s} or {"Regex": r} pattern as PCRE2. */
@@ -260,9 +258,9 @@ static bool normalizer(tk *k, const json_t *o, const char *type) {
     if (!strcmp(type, "NFC") || !strcmp(type, "NFD") || !strcmp(type, "NFKC") || !strcmp(type, "NFKD")) {
         const char *forms[] = {"nfc", "nfd", "nfkc", "nfkd"};
         const char *form = forms[(type[2] == 'K' ? 2 : 0) + (type[strlen(type) - 1] == 'D')];
-        return unicode_step(k, form, false, (hfx_bytes){0});
+        return unicode_step(k, form, false);
     }
-    if (!strcmp(type, "Lowercase")) return unicode_step(k, "identity", true, (hfx_bytes){0});
+    if (!strcmp(type, "Lowercase")) return unicode_step(k, "identity", true);
     if (!strcmp(type, "StripAccents")) return replace_step(k, k->steps, &k->n_steps, "\\p{Mn}", "");
     if (!strcmp(type, "Replace")) {
         const char *pattern = pattern_of(k, o, "normalizer(Replace)"), *content = str(o, "content");
@@ -302,10 +300,10 @@ static bool normalizer(tk *k, const json_t *o, const char *type) {
                       !replace_step(k, k->steps, &k->n_steps, "[" WS "]", " ")))
             return false;
         if (chinese && !replace_step(k, k->steps, &k->n_steps, "([" CJK "])", " $1 ")) return false;
-        if (strip && (!unicode_step(k, "nfd", false, (hfx_bytes){0}) ||
+        if (strip && (!unicode_step(k, "nfd", false) ||
                       !replace_step(k, k->steps, &k->n_steps, "\\p{Mn}", "")))
             return false;
-        return !lower || unicode_step(k, "identity", true, (hfx_bytes){0});
+        return !lower || unicode_step(k, "identity", true);
     }
     /* Precompiled (SentencePiece's character map) is refused until a test holds the
      * CharsMapNormalization op's reading of it to transformers' */
@@ -451,8 +449,6 @@ static bool model_bpe(tk *k, const json_t *m) {
                   "is a vocabulary entry but is not reached by merging tokenizes differently (as with "
                   "openvino_tokenizers' own converter)";
     t->unk_token = dup(k, str(m, "unk_token") ? str(m, "unk_token") : "");
-    t->subword_prefix = dup(k, "");
-    t->word_suffix = dup(k, "");
     const char *key;
     const json_t *v;
     json_object_foreach((json_t *)vocab, key, v) {
@@ -954,7 +950,7 @@ hfx_status hfx_tokenizer_load(const hfx_checkpoint *ck, hfx_tokenizer **out, cha
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
     t->arena = a;
-    tk k = {.t = t, .a = a, .why = why, .why_size = why_size, .root = root};
+    tk k = {.t = t, .a = a, .why = why, .why_size = why_size};
     st = HFX_OK;
     bool ok = convert(&k, ck, root, cfg, &st);
     json_decref(root);

@@ -22,8 +22,8 @@ typedef struct hfx_bytes {
 
 typedef enum hfx_tok_step_kind {
     HFX_TOK_REPLACE, /* every match of the regex `pattern` becomes `replace` ($1: a group) */
-    HFX_TOK_UNICODE, /* Unicode normalization `form` ("nfc", "nfkd", ... or "identity"), case
-                        folding, and/or a SentencePiece precompiled character map */
+    HFX_TOK_UNICODE, /* Unicode normalization `form` ("nfc", "nfkd", ... or "identity") and/or
+                        case folding */
     HFX_TOK_SPLIT    /* split each piece at the regex `pattern`: `behaviour` is what becomes of
                         the matches ("isolate", "remove", "mergedwithprevious", ...) */
 } hfx_tok_step_kind;
@@ -33,7 +33,6 @@ typedef struct hfx_tok_step {
     const char *pattern, *replace; /* PCRE2 syntax (openvino_tokenizers' engine) */
     const char *form;
     bool case_fold;
-    hfx_bytes charsmap;            /* empty: none */
     const char *behaviour;
     bool invert;                   /* SPLIT: the matches are the pieces */
 } hfx_tok_step;
@@ -77,8 +76,7 @@ typedef struct hfx_tokenizer {
     const char *unk_token;          /* BPE */
     int32_t unk_id;                 /* WORDPIECE, UNIGRAM; -1: none */
     bool fuse_unk, byte_fallback;
-    const char *subword_prefix;     /* WORDPIECE ("##"); BPE continuing_subword_prefix ("") */
-    const char *word_suffix;        /* BPE end_of_word_suffix ("") */
+    const char *subword_prefix;     /* WORDPIECE ("##") */
     int32_t max_word_chars;         /* WORDPIECE */
 
     hfx_tok_segment *segments;      /* the post-processor's single-sequence template (at most

@@ -170,14 +170,12 @@ static void step(tgraph *g, flow *f, const hfx_tok_step *s) {
     if (s->kind == HFX_TOK_REPLACE) {
         replace_step(g, f, s->pattern, s->replace, true);
     } else if (s->kind == HFX_TOK_UNICODE) {
-        ref in[5] = {f->b, f->e, f->c, f->skip};
-        int n_in = 4;
-        if (s->charsmap.n) in[n_in++] = text(g, s->charsmap.p, s->charsmap.n);
+        ref in[4] = {f->b, f->e, f->c, f->skip};
         int n = ext(g, "CharsMapNormalization",
                     attrs(g, "add_dummy_prefix=\"false\" remove_extra_whitespaces=\"false\" escape_whitespaces=\"false\" "
                              "normalization_form=\"%s\" case_fold=\"%s\" nmt=\"false\"",
                           s->form, s->case_fold ? "true" : "false"),
-                    in, n_in, STR4, 4);
+                    in, 4, STR4, 4);
         f->b = R(n, 0);
         f->e = R(n, 1);
         f->c = R(n, 2);
