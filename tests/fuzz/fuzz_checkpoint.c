@@ -10,19 +10,11 @@
 #include <unistd.h>
 
 #include "hfx/hfx.h"
+#include "put_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const targets[3] = {"config.json", "generation_config.json", "model.safetensors.index.json"};
-
-static void put(const char *dir, const char *name, const void *bytes, size_t n) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f) abort();
-    if (n && fwrite(bytes, 1, n, f) != n) abort();
-    fclose(f);
-}
 
 /* The example's file `name`, read once. */
 static const char *example(const char *name, size_t *n) {

@@ -12,6 +12,7 @@
 #include "arch/tokenizer.h"
 #include "fmt/openvino/openvino.h"
 #include "io/outdir.h"
+#include "put_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -22,15 +23,6 @@ static const char FIXED[] =
     " {\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"<s>\"}}, {\"Sequence\": {\"id\": \"A\"}}],"
     " \"special_tokens\": {\"<s>\": {\"ids\": [0]}}}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"<s>\": 0, \"a\": 1,"
     " \"b\": 2, \"ab\": 3}, \"merges\": [\"a b\"]}}";
-
-static void put(const char *dir, const char *name, const void *bytes, size_t n) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f) abort();
-    if (n && fwrite(bytes, 1, n, f) != n) abort();
-    fclose(f);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static char dir[256], out[300];

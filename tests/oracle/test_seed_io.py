@@ -205,13 +205,18 @@ def test_prefill_then_decode_gives_transformers_tokens(checkpoints, tmp_path, na
     assert tokens == _greedy(ck, prompt, 16)
 
 
+def _assert_static_seed_refused(checkpoint, tmp_path, fmt, reason):
+    """A static-cache export in the seed profile that hfx refuses: exit 2, `reason` in the message."""
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"export_format": fmt, "dynamic": True, "io": "seed",
+                               "cache_implementation": "static", "max_cache_len": 32}))
+    proc = run_hfx(["export", checkpoint, tmp_path / "o", "--config", cfg, "--for-generation"])
+    assert proc.returncode == 2 and reason in proc.stderr, describe(proc)
+
+
 def test_sliding_window_static_cache_is_refused_for_now(checkpoints, tmp_path):
     """The seed keeps a window-sized cache per sliding layer in a static cache: not written yet."""
-    cfg = tmp_path / "c.json"
-    cfg.write_text(json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed",
-                               "cache_implementation": "static", "max_cache_len": 32}))
-    proc = run_hfx(["export", checkpoints("mistral_swa"), tmp_path / "o", "--config", cfg, "--for-generation"])
-    assert proc.returncode == 2 and "sliding-window" in proc.stderr, describe(proc)
+    _assert_static_seed_refused(checkpoints("mistral_swa"), tmp_path, "onnx", "sliding-window")
 
 
 # ---- OpenVINO ------------------------------------------------------------------------------------
@@ -288,11 +293,7 @@ def test_openvino_seed_profile_equals_the_seeds_and_generates(checkpoints, tmp_p
 
 
 def test_openvino_seed_static_cache_needs_stateless(checkpoints, tmp_path):
-    cfg = tmp_path / "c.json"
-    cfg.write_text(json.dumps({"export_format": "openvino", "dynamic": True, "io": "seed",
-                               "cache_implementation": "static", "max_cache_len": 32}))
-    proc = run_hfx(["export", checkpoints("llama_default"), tmp_path / "o", "--config", cfg, "--for-generation"])
-    assert proc.returncode == 2 and "stateful false" in proc.stderr, describe(proc)
+    _assert_static_seed_refused(checkpoints("llama_default"), tmp_path, "openvino", "stateful false")
 
 
 def test_dynamic_shapes_name_the_4d_mask_axes(checkpoints, tmp_path):
