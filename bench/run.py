@@ -32,6 +32,7 @@ HFX = Path(os.environ.get("HFX_BIN", REPO / "build" / "hfx"))
 CACHE = Path(os.environ.get("HFX_BENCH_CACHE", Path.home() / ".cache" / "hfx" / "bench"))
 PY = sys.executable
 SETTLE_S = 5  # quiet time before each timed export: the disk is still busy with the last one
+TOOLS: list = []  # --tools: the rows to run (all when empty)
 HFX_RUNS = 5  # hfx runs take a second or two: more of them steady the median
 
 # Qwen3-0.6B's shape with random weights (bf16 on disk, ≈1.2 GB), and a tiny model for overhead.
@@ -143,12 +144,14 @@ STATIC_CACHE_LEN = 256  # the static-cache graphs' cache: prompt and decode step
 SEED = (
     "import sys, torch\n"
     "from transformers import AutoModelForCausalLM, GenerationConfig\n"
-    "from transformers.exporters import OnnxExporter, OnnxConfig, OpenVINOExporter, OpenVINOConfig\n"
+    "from transformers.exporters import OnnxExporter, OnnxConfig, OpenVINOExporter, OpenVINOConfig, DynamoExporter\n"
+    "from transformers.exporters.configs import DynamoConfig\n"
     "src, dst, fmt, mode = sys.argv[1:5]\n"
     "m = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)\n"
     "ids = torch.ones(2 if mode == 'forward' else 1, 16, dtype=torch.long)\n"
     "inputs = {'input_ids': ids, 'attention_mask': torch.ones_like(ids)}\n"
-    "x, cfg = (OnnxExporter(), OnnxConfig(dynamic=True)) if fmt == 'onnx' else (OpenVINOExporter(), OpenVINOConfig(dynamic=True))\n"
+    "x, cfg = {'onnx': (OnnxExporter, OnnxConfig), 'openvino': (OpenVINOExporter, OpenVINOConfig), 'dynamo': (DynamoExporter, DynamoConfig)}[fmt]\n"
+    "x, cfg = x(), cfg(dynamic=True)\n"
     "static = dict(generation_config=GenerationConfig(cache_implementation='static', max_cache_len=int(sys.argv[5])),\n"
     "              multi_token_decode=True) if mode == 'generation-static' else {}\n"
     "art = x.export(m, inputs, cfg) if mode == 'forward' else x.export_for_generation(m, inputs, config=cfg, **static)\n"
@@ -198,6 +201,8 @@ def tools(model: Path, work: Path) -> dict:
         "hfx openvino fp32 generation": ([HFX, "export", model, work / "hfx-ov-gen", "--format", "openvino", "--dynamic", "--for-generation", "--quiet"], work / "hfx-ov-gen", None),
         "transformers.exporters OnnxExporter": ([PY, "-c", SEED, model, work / "seed-onnx", "onnx", "forward"], work / "seed-onnx", "hfx onnx fp32"),
         "transformers.exporters OpenVINOExporter": ([PY, "-c", SEED, model, work / "seed-ov", "openvino", "forward"], work / "seed-ov", "hfx openvino fp32"),
+        "hfx dynamo fp32": ([HFX, "export", model, work / "hfx-pt2", "--format", "dynamo", "--dynamic", "--quiet"], work / "hfx-pt2", None),
+        "transformers.exporters DynamoExporter": ([PY, "-c", SEED, model, work / "seed-pt2", "dynamo", "forward"], work / "seed-pt2", "hfx dynamo fp32"),
         "onnxruntime-genai builder fp32": ([PY, "-m", "onnxruntime_genai.models.builder", "-i", model, "-o", work / "genai",
                                             "-p", "fp32", "-e", "cpu", "-c", work / "genai-cache"], work / "genai", "hfx onnx fp32 generation"),
     }
@@ -206,6 +211,8 @@ def tools(model: Path, work: Path) -> dict:
         ("openvino", "optimum-cli export openvino", ["openvino", "--task", "text-generation-with-past", "--weight-format", "fp32",
                                                      "--disable-convert-tokenizer"], "hfx openvino fp32 generation"),
     ):
+        if not selected(name):
+            continue
         bin_dir, why = peer_venv(kind)
         out = work / f"optimum-{kind}"
         t[name] = (why,) if why else ([bin_dir / "optimum-cli", "export", args[0], "--model", model, *args[1:], out], out, vs)
@@ -216,11 +223,17 @@ def tools(model: Path, work: Path) -> dict:
 RUNTIME_INPUTS = ("genai", "optimum-onnx", "optimum-openvino")
 
 
+def selected(name: str) -> bool:
+    return not TOOLS or any(w in name for w in TOOLS)
+
+
 def bench_export(name: str, runs: int, work: Path) -> list:
     model = model_dir(name)
     work.mkdir(parents=True, exist_ok=True)
     rows = []
     for tool, spec in tools(model, work).items():
+        if not selected(tool):
+            continue
         if len(spec) == 1:
             rows.append({"model": name, "tool": tool, "skipped": spec[0]})
             print(f"bench: {name}: {tool} skipped: {spec[0]}", file=sys.stderr)
@@ -390,6 +403,41 @@ class OvStatefulGraph:
         return self._run(ids, start)
 
 
+class TorchSeedGraph:
+    """A prefill.pt2 / decode.pt2 pair in the Python system's call profile (keywords, the cache a
+    transformers DynamicCache, a ModelOutput back), run eagerly through `.module()` on the CPU:
+    the cache each call returns is the next call's."""
+
+    def __init__(self, out: Path):
+        import copy
+
+        import torch
+        import transformers.modeling_outputs  # noqa: F401  (registers the ModelOutput pytrees)
+        from transformers import DynamicCache
+        from transformers.exporters.exporter_dynamo import register_pytree_node
+
+        register_pytree_node(DynamicCache)
+        self.torch = torch
+        prefill = torch.export.load(str(out / "prefill.pt2"))
+        self.prefill_m, self.decode_m = prefill.module(), torch.export.load(str(out / "decode.pt2")).module()
+        self.template = copy.deepcopy(prefill.example_inputs[1]["cache"])
+        self.copy = copy.deepcopy
+
+    def _run(self, module, ids, start, cache):
+        torch = self.torch
+        with torch.no_grad():
+            ids = torch.from_numpy(ids)
+            res = module(input_ids=ids, position_ids=torch.arange(start, start + ids.shape[1])[None], cache=cache)
+        self.cache = res.cache
+        return res.logits[:, -1].numpy()
+
+    def prefill(self, ids):
+        return self._run(self.prefill_m, ids, 0, self.copy(self.template))
+
+    def decode(self, ids, start):
+        return self._run(self.decode_m, ids, start, self.cache)
+
+
 def time_graph(g, prompt, want_prefill, want_decode) -> dict:
     """Prefill tokens/s (median of 3 after a warm-up), decode tokens/s (the median of STEPS
     single-token steps: this machine's noise comes in bursts), and the max abs logits difference from transformers at the prefill's last position
@@ -436,6 +484,22 @@ def runtime_graphs(name: str, work: Path) -> dict:
             return OrtStaticGraph(out / "decode.onnx", out / "decode.onnx", STATIC_CACHE_LEN)
         return OrtGraph(out / "prefill.onnx", out / "decode.onnx", config)
 
+    def seed_dynamo():
+        out = work / "seed-pt2-generation"
+        if not out.exists():
+            r = subprocess.run([PY, "-c", SEED, model, out, "dynamo", "generation"], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"transformers.exporters dynamo generation: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
+        return TorchSeedGraph(out)
+
+    def hfx_seed_dynamo():
+        out = work / "rt-pt2"
+        if not out.exists():
+            cfg = work / "rt-pt2.json"
+            cfg.write_text(json.dumps({"export_format": "dynamo", "dynamic": True, "io": "seed"}))
+            hfx(out, "--config", str(cfg), "--for-generation")
+        return TorchSeedGraph(out)
+
     def optimum(kind):
         out = work / f"optimum-{kind}"
         if not out.exists():
@@ -454,6 +518,8 @@ def runtime_graphs(name: str, work: Path) -> dict:
         ("onnxruntime", "transformers.exporters (static cache)"): lambda: seed_generation("generation-static"),
         ("onnxruntime", "onnxruntime-genai builder"): lambda: OrtGraph(work / "genai" / "model.onnx", work / "genai" / "model.onnx", config),
         ("onnxruntime", "optimum-cli export onnx"): lambda: optimum("onnx"),
+        ("torch eager", "hfx (io seed, dynamic cache)"): hfx_seed_dynamo,
+        ("torch eager", "transformers.exporters (export_for_generation)"): seed_dynamo,
         ("openvino", "hfx (stateful)"): lambda: OvStatefulGraph(hfx(work / "rt-ov", "--format", "openvino", "--for-generation") / "openvino_model.xml"),
         ("openvino", "optimum-cli export openvino"): lambda: optimum("openvino"),
     }
@@ -495,14 +561,15 @@ def bench_runtime(name: str, work: Path) -> list:
     # page cache left behind by the graph before must not speed up or slow down the next.
     # Two passes, the second in reverse order, keeping each graph's best: this machine's speed
     # drifts over minutes, and a graph measured only first or only last would carry that drift.
-    keys = list(runtime_graphs(name, work))
+    keys = [k for k in runtime_graphs(name, work) if selected(" ".join(k))]
     rows = {key: {"model": name, "runtime": key[0], "graph": key[1]} for key in keys}
     for order in (keys, keys[::-1]):
         for key in order:
             row = rows[key]
             if "error" in row:
                 continue
-            r = subprocess.run([PY, __file__, "--time-graph", name, work, str(keys.index(key))], capture_output=True, text=True)
+            index = list(runtime_graphs(name, work)).index(key)
+            r = subprocess.run([PY, __file__, "--time-graph", name, work, str(index)], capture_output=True, text=True)
             got = (json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 and r.stdout.strip() else
                    {"error": (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][:200]})  # it crashed
             if "error" in got:
@@ -616,11 +683,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default="tiny,qwen3-0.6b")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--tools", default="", help="only the export rows and runtime graphs whose names contain one of these "
+                                                  "comma-separated words (default: all)")
     ap.add_argument("--runtime-models", default="qwen3-0.6b", help="models whose graphs are timed in the runtimes ('' for none)")
     ap.add_argument("--work", type=Path, help="keep the graphs the runtime part times in this folder (default: a temporary one, removed at the end)")
     ap.add_argument("--skip-export", action="store_true", help="time only the runtimes, on the exports already in --work")
     ap.add_argument("--time-graph", nargs=3, metavar=("MODEL", "WORK", "INDEX"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global TOOLS
+    TOOLS = [w for w in args.tools.split(",") if w]
     if args.time_graph:
         return time_one_graph(args.time_graph[0], Path(args.time_graph[1]), int(args.time_graph[2]))
     if args.skip_export and not args.work:

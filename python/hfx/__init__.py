@@ -319,8 +319,7 @@ class HfExporter:
         d = json.loads(text)
         parts = d.values() if "export_format" not in d else [d]
         for part in parts:  # the seed's users run the seed's decode loops: its names by default
-            if self.config_class in (OnnxConfig, OpenVINOConfig):
-                part.setdefault("io", "seed")
+            part.setdefault("io", "seed")
         return ExportedModel(self, model, json.dumps(d), sample_inputs, True, generation_config, multi_token_decode)
 
 
@@ -333,8 +332,8 @@ class OpenVINOExporter(HfExporter):
 
 
 class DynamoExporter(HfExporter):
-    """torch.export programs: model.pt2, or prefill.pt2 + decode.pt2 (a growing cache, or a static
-    one written in place); the seed's generation I/O for .pt2: not yet."""
+    """torch.export programs: model.pt2, or prefill.pt2 + decode.pt2 called as the seed's are
+    (keywords, transformers' cache objects, a ModelOutput; a static cache written in place)."""
 
     config_class = DynamoConfig
 

@@ -5,6 +5,7 @@
 #define HFX_ARCH_ARCH_H
 
 #include "hf/checkpoint.h"
+#include "ir/cache.h"
 #include "ir/graph.h"
 
 typedef enum hfx_cache_kind {
@@ -64,14 +65,6 @@ typedef struct hfx_component_set {
     int n;                     /* 0: the family has no export of this kind */
 } hfx_component_set;
 
-/* Cache geometry of one layer, for metadata. */
-typedef struct hfx_layer_cache {
-    int64_t kv_heads, key_dim, value_dim;
-    int64_t sliding_window; /* 0: full attention */
-    const char *layer_type; /* transformers' layer_types entry ("full_attention"), NULL when the
-                               architecture's config has no layer_types */
-} hfx_layer_cache;
-
 typedef struct hfx_arch_model hfx_arch_model; /* a parsed config for one builder */
 
 /* Parse config.json for the architecture it names. Unknown architectures and unsupported config
@@ -96,6 +89,15 @@ int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int 
  * with longrope: original_max_position_embeddings + 1); 0 when it never does. */
 int64_t hfx_arch_recompute_at(const hfx_arch_model *m);
 
+/* transformers' forward of the model as a torch caller sees it (the Python system's torch
+ * programs are called so): its keyword parameters among the graph inputs, in the forward's
+ * order, and the transformers.modeling_outputs class it returns. */
+typedef struct hfx_torch_signature {
+    const char *const *args;  /* NULL-terminated: "input_ids", "attention_mask", "position_ids", "cache" */
+    const char *output_class; /* "CausalLMOutputWithPast" */
+} hfx_torch_signature;
+hfx_torch_signature hfx_arch_torch_signature(const hfx_arch_model *m);
+
 /* The components of an export of `kind` (n = 0: this model has none, e.g. an encoder asked for
  * generation). */
 hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind kind);
@@ -119,6 +121,7 @@ typedef struct hfx_arch_family {
     int64_t (*recompute_at)(const void *cfg);                               /* NULL: never */
     hfx_component_set exports[HFX_EXPORT_KINDS_]; /* the components of each kind of export */
     const char *const *sequence_inputs;           /* see hfx_arch_sequence_inputs */
+    hfx_torch_signature (*torch_signature)(const void *desc); /* NULL: a Llama-like causal LM's */
 } hfx_arch_family;
 
 #endif

@@ -809,6 +809,13 @@ static int64_t decoder_recompute_at(const void *cfg_) {
     return m->rope.type == HFX_ROPE_LONGROPE ? m->rope.switch_len + 1 : 0;
 }
 
+static hfx_torch_signature decoder_torch_signature(const void *desc) {
+    static const char *const llama[] = {"input_ids", "attention_mask", "position_ids", "cache", NULL};
+    const hfx_decoder_desc *d = desc;
+    return (hfx_torch_signature){d->forward_args ? d->forward_args : llama,
+                                 d->output_class ? d->output_class : "CausalLMOutputWithPast"};
+}
+
 /* A causal LM exports its forward pass, or a prompt graph and a one-token step that reads the
  * cache the previous call wrote, or one graph for both (docs/GENERATION.md). */
 static const hfx_component forward[] = {{"model", "model", false, false, -1}};
@@ -821,4 +828,4 @@ const hfx_arch_family hfx_decoder_family = {
     sizeof(hfx_decoder_cfg), decoder_parse, decoder_build_forward, decoder_cache_layers, decoder_recompute_at,
     {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 2},
      [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 1}, [HFX_EXPORT_GENERATION_MULTI] = {generation_multi, 2}},
-    sequence_inputs};
+    sequence_inputs, decoder_torch_signature};

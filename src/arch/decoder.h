@@ -81,6 +81,10 @@ typedef enum {
 
 typedef struct hfx_decoder_desc {
     const char *architecture;
+    const char *output_class;    /* transformers.modeling_outputs' class its forward returns;
+                                    NULL: "CausalLMOutputWithPast" */
+    const char *const *forward_args; /* its forward's keywords among the graph's, in order (GPT-2
+                                        takes the cache second); NULL: Llama's */
     hfx_attn_bias_rule attn_bias;
     bool mlp_bias_from_config;   /* `mlp_bias` (Llama) */
     hfx_qk_norm qk_norm;

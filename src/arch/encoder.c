@@ -181,7 +181,7 @@ static const hfx_component forward[] = {{"model", "model", false, false, -1}};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "token_type_ids", NULL};
 
 const hfx_arch_family hfx_encoder_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
-                                            {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs};
+                                            {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs, NULL};
 
 const encoder_desc hfx_bert_model = {"BertModel", "bert", false, HEAD_NONE};
 const encoder_desc hfx_bert_classifier = {"BertForSequenceClassification", "bert", false, HEAD_BERT_CLASSIFIER};

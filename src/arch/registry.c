@@ -25,10 +25,12 @@ static const hfx_decoder_desc MistralForCausalLM_desc = {"MistralForCausalLM", L
 static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV,
                                                        .sliding = HFX_SLIDING_MAX_WINDOW, .masks_by_layer_type = true};
 static const hfx_decoder_desc MixtralForCausalLM_desc = {"MixtralForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE,
-                                                         .sliding = HFX_SLIDING_ALL, .moe = HFX_MOE_MIXTRAL};
+                                                         .sliding = HFX_SLIDING_ALL, .moe = HFX_MOE_MIXTRAL,
+                                                         .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3MoeForCausalLM_desc = {"Qwen3MoeForCausalLM", LLAMA_LIKE,
                                                           .qk_norm = HFX_QK_NORM_PER_HEAD,
-                                                          .sliding = HFX_SLIDING_MAX_WINDOW, .moe = HFX_MOE_QWEN3};
+                                                          .sliding = HFX_SLIDING_MAX_WINDOW, .moe = HFX_MOE_QWEN3,
+                                                          .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
                                                        .sliding = HFX_SLIDING_MAX_WINDOW, .masks_by_layer_type = true};
 static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true,
@@ -53,11 +55,13 @@ static const hfx_decoder_names gpt2_names = {
     .o = "c_proj", .fc_in = "c_fc", .fc_out = "c_proj", .norm1 = "ln_1", .norm2 = "ln_2",
     .pos_embed = "transformer.wpe.weight", .final_norm = "transformer.ln_f", .optional_prefix = "transformer."};
 static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner"};
+static const char *const gpt2_forward_args[] = {"input_ids", "cache", "attention_mask", "position_ids", NULL};
 static const hfx_decoder_desc GPT2LMHeadModel_desc = {
     "GPT2LMHeadModel", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .norm = HFX_NORM_LAYER, .gated_mlp = false,
     .act_key = "activation_function", .default_act = "gelu_new", .eps_key = "layer_norm_epsilon",
     .default_tied = true, .qkv = HFX_QKV_CONCAT, .names = &gpt2_names, .keys = &gpt2_keys,
-    .learned_positions = true, .conv1d = true, .gpt2_scaling = true};
+    .learned_positions = true, .conv1d = true, .gpt2_scaling = true,
+    .output_class = "CausalLMOutputWithCrossAttentions", .forward_args = gpt2_forward_args};
 static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
     "GPTNeoXForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .gated_mlp = false, .default_act = "gelu",
     .eps_key = "layer_norm_eps", .partial_rotary = true, .default_partial = 0.25, .theta_key = "rotary_emb_base",
@@ -165,6 +169,13 @@ int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int 
 
 int64_t hfx_arch_recompute_at(const hfx_arch_model *m) {
     return m->entry->family->recompute_at ? m->entry->family->recompute_at(m->cfg) : 0;
+}
+
+hfx_torch_signature hfx_arch_torch_signature(const hfx_arch_model *m) {
+    static const char *const causal_lm[] = {"input_ids", "attention_mask", "position_ids", "cache", NULL};
+    const hfx_arch_family *f = m->entry->family;
+    return f->torch_signature ? f->torch_signature(m->entry->desc)
+                              : (hfx_torch_signature){causal_lm, "CausalLMOutputWithPast"};
 }
 
 hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind kind) {

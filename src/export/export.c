@@ -480,7 +480,16 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
     hfx_status st = HFX_OK;
     e->warnings[0] = 0;
     hfx_format_graph *gs = calloc((size_t)n, sizeof *gs);
-    if (!gs) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    /* the Python system's view of each generation graph (its call and cache objects), for the
+     * torch-side formats */
+    hfx_seed_call *calls = calloc((size_t)n, sizeof *calls);
+    int n_layers = hfx_arch_cache_layers(model->arch, NULL, 0);
+    hfx_layer_cache *layers = n_layers > 0 ? calloc((size_t)n_layers, sizeof *layers) : NULL;
+    if (!gs || !calls || (n_layers > 0 && !layers)) {
+        free(gs), free(calls), free(layers);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    if (layers) hfx_arch_cache_layers(model->arch, layers, n_layers);
     for (int i = 0; i < n && !st; i++) {
         component *c = &cs[i];
         st = hfx_arch_build_forward(model->arch, model->ck, &c->opts, c->g, err);
@@ -501,6 +510,12 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         gs[i].file = c->file;
         gs[i].own_weights = c->opts.io == HFX_IO_SEED; /* the seed writes prefill.onnx.data, decode.onnx.data */
         hfx_cfg_format_options(c->cfg, fmt, gs[i].opt);
+        if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers) {
+            hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
+            calls[i] = (hfx_seed_call){sig.output_class, sig.args, c->opts.cache == HFX_CACHE_STATIC,
+                                       c->decl->reads_state, max_cache_len, n_layers, layers};
+            gs[i].seed_call = &calls[i];
+        }
     }
     /* options that shape what components share (one weights file) must agree */
     for (int k = 0; k < fmt->n_options && !st; k++)
@@ -514,14 +529,14 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
     hfx_outdir *out = NULL;
     if (!st) st = hfx_outdir_open(out_dir, &e->cancel, &out, err);
     if (st) {
-        free(gs);
+        free(gs), free(calls), free(layers);
         return st;
     }
     hfx_outdir_set_manifest(out, MANIFEST);
     st = previous_export(out, err);
     hfx_outdir_set_progress(out, e->progress, e->progress_user);
     if (!st) st = fmt->write(gs, n, out, err);
-    free(gs);
+    free(gs), free(calls), free(layers);
     if (!st) st = copy_side_files(out, model->ck, err);
     json_t *tokenizer = NULL;
     if (!st) st = write_tokenizer(e, model->ck, out, &tokenizer, err);

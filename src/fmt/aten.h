@@ -148,6 +148,9 @@ int hfx_aten_extra_output(hfx_aten_program *p, hfx_dtype dtype, int rank, const 
  * (what the caller's tensor holds after the call: a cache written in place). */
 void hfx_aten_output(hfx_aten_program *p, int value, int mutated);
 
+/* The sizes of a value at the program's hints (its example shape). */
+void hfx_aten_hinted_sizes(const hfx_aten_program *p, const hfx_aten_value *v, int64_t *sizes);
+
 /* Argument helpers. */
 hfx_aten_arg hfx_arg_tensor(int value);
 hfx_aten_arg hfx_arg_int(int64_t i);

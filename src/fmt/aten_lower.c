@@ -402,6 +402,17 @@ static void lower_node(lowering *l, const hfx_node *n) {
         return;
     case HFX_OP_RANGE: {
         const sizes *s[3] = {sizes_of(l, n->in[0]), sizes_of(l, n->in[1]), sizes_of(l, n->in[2])};
+        bool unit_step = s[2] && s[2]->s[0].value < 0 && s[2]->s[0].c == 1;
+        if ((!s[0] || !s[1]) && unit_step && o->rank == 1) {
+            /* from a tensor (a static cache's write counter): arange(length) + start, the length
+             * being the output's dim, as transformers' StaticLayer computes its slots */
+            a[0] = hfx_arg_int(0), a[1] = size_or_int(dim_size(l, o->dims[0])), a[2] = hfx_arg_int(1);
+            a[3] = (hfx_aten_arg){.kind = HFX_ARG_DTYPE, .dtype = o->dtype};
+            int steps = hfx_aten_call(l->p, HFX_ATEN_ARANGE, a, 4, o->dtype, 1, o->dims);
+            hfx_aten_arg b[2] = {T(steps), T(tensor_of(l, n->in[0]))};
+            out_call(l, n, HFX_ATEN_ADD, b, 2);
+            return;
+        }
         if (!s[0] || !s[1] || !s[2]) {
             fail(l, HFX_ERR_UNSUPPORTED, "torch.export: %s with bounds that are not sizes is not lowered yet", "range");
             return;
@@ -445,7 +456,8 @@ bool hfx_aten_keeps(const hfx_graph *g, const hfx_node *n) {
     return n->op == HFX_OP_LINEAR || (n->op == HFX_OP_ATTENTION && n->attrs.f1 == 0);
 }
 
-hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, hfx_aten_program **out, hfx_error *err) {
+hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, bool returns_updated_state,
+                          hfx_aten_program **out, hfx_error *err) {
     *out = NULL;
     lowering l = {.g = g, .err = err};
     l.p = hfx_aten_program_new(g, hints);
@@ -459,8 +471,8 @@ hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, hfx_aten_pro
     }
     for (int i = 0; i < g->n_values; i++) l.tensor[i] = -1;
     for (int s = 0; s < 16; s++) l.symbol[s] = -1;
-    /* a growing cache is plain inputs and outputs; one written in place is the new content of
-     * its input (the caller's tensor is updated by the call) */
+    /* a growing cache is plain inputs and outputs; state written back whole is the new content
+     * of its input (the caller's tensor is updated by the call) */
     for (int i = 0; i < g->n_inputs && !l.st; i++) {
         const hfx_value *v = g->inputs[i];
         l.tensor[v->id] = hfx_aten_user_input(l.p, v->name, v->dtype, v->rank, v->dims);
@@ -471,11 +483,15 @@ hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, hfx_aten_pro
     }
     for (int i = 0; i < g->n_outputs && !l.st; i++) {
         const hfx_state *state = hfx_graph_state_of(g, g->outputs[i], false);
-        int mutated = state && state->update == HFX_STATE_WRITE && state->in ? l.tensor[state->in->id] : -1;
-        hfx_aten_output(l.p, tensor_of(&l, g->outputs[i]), mutated);
+        int mutated = state && state->update != HFX_STATE_APPEND && state->in ? l.tensor[state->in->id] : -1;
+        int value = tensor_of(&l, g->outputs[i]);
+        hfx_aten_output(l.p, value, mutated);
+        if (mutated >= 0 && returns_updated_state) hfx_aten_output(l.p, value, -1);
     }
     free(l.tensor), free(l.shape), free(l.symbol);
-    if (!l.st && l.p->oom) l.st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    /* a failed allocation leaves values unmade, which later steps report as missing: the
+     * allocation is the cause */
+    if (l.p->oom) l.st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (l.st) {
         hfx_aten_program_free(l.p);
         return l.st;

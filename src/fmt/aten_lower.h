@@ -10,8 +10,13 @@
 #include "fmt/aten.h"
 
 /* Lower g (verified, decomposed for the format). `hints` gives an example size for each of g's
- * symbols. Ops without an ATen form yet are HFX_ERR_UNSUPPORTED naming the op. */
-hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, hfx_aten_program **out, hfx_error *err);
+ * symbols. State the graph reads and writes back whole (a static cache written at slots, a
+ * counter or a recurrent state replaced) becomes the new content of its input (the caller's
+ * tensor is updated by the call); with `returns_updated_state` that new content is also a user
+ * output, as the Python system's programs return their cache. Ops without an ATen form yet are
+ * HFX_ERR_UNSUPPORTED naming the op. */
+hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, bool returns_updated_state,
+                          hfx_aten_program **out, hfx_error *err);
 
 /* The high-level IR nodes the torch-side formats keep (hfx_keep_fn): linear, and attention
  * without soft-capping (scaled_dot_product_attention). */

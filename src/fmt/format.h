@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "io/outdir.h"
+#include "ir/cache.h"
 #include "ir/graph.h"
 #include "ir/tokenizer.h"
 
@@ -41,6 +42,8 @@ typedef struct hfx_format_graph {
     const char *file;                    /* its file name, from hfx_format_graph_file */
     int64_t opt[HFX_FORMAT_MAX_OPTIONS]; /* the value of each of the format's options, table order */
     bool own_weights;                    /* its weights in "<file>.data", not shared with the others */
+    const hfx_seed_call *seed_call;      /* a generation graph in the Python system's profile: how its
+                                            torch callers call it; NULL otherwise */
 } hfx_format_graph;
 
 typedef struct hfx_format {

@@ -367,6 +367,31 @@ hfx_status hfx_outdir_create(hfx_outdir *o, const char *name, FILE **f, hfx_erro
     return HFX_OK;
 }
 
+hfx_status hfx_outdir_scratch(hfx_outdir *o, FILE **f, hfx_error *err) {
+    *f = NULL;
+    hfx_status st = hfx_outdir_check_cancel(o, err);
+    if (st) return st;
+    int fd = openat(o->stage_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) { /* no O_TMPFILE here */
+        char name[64];
+        for (int tries = 0; fd < 0 && tries < 16; tries++) {
+            uint32_t r = 0;
+            if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) r = (uint32_t)tries * 2654435761u;
+            snprintf(name, sizeof name, ".hfx-scratch-%08x", r);
+            fd = openat(o->stage_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            if (fd < 0 && errno != EEXIST) break;
+        }
+        if (fd >= 0) unlinkat(o->stage_fd, name, 0); /* open until closed, never listed */
+    }
+    *f = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+    if (!*f) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return refused(err, HFX_ERR_IO, e, "cannot create a scratch file", o->dir);
+    }
+    return HFX_OK;
+}
+
 hfx_status hfx_outdir_close(hfx_outdir *o, FILE *f, const char *name, hfx_error *err) {
     /* the first failure's errno: a later call would overwrite it */
     int e = 0;

@@ -48,6 +48,10 @@ void hfx_outdir_set_manifest(hfx_outdir *o, const char *name);
 /* Open a new staged file for final name `name` (a plain file name). */
 hfx_status hfx_outdir_create(hfx_outdir *o, const char *name, FILE **f, hfx_error *err);
 
+/* An anonymous read-write file in the staging directory (same disk as the export, never part
+ * of it): for bytes written once and copied into a file of the export. Close it with fclose. */
+hfx_status hfx_outdir_scratch(hfx_outdir *o, FILE **f, hfx_error *err);
+
 /* Close a file from hfx_outdir_create, reporting write errors (disk full) with its name. With
  * `err` NULL the file is closed and any error ignored (an earlier one is being reported). */
 hfx_status hfx_outdir_close(hfx_outdir *o, FILE *f, const char *name, hfx_error *err);

@@ -97,6 +97,14 @@ GEN_MATRIX = [pytest.param(v, m, lengths, id=f"{v}-{m}-b{len(lengths)}")
     pytest.param(v, m, lengths, id=f"{v}-{m}-b{len(lengths)}")
     for v in ("llama_default", "mistral_swa", "gemma2")
     for m in ("static", "static-mtd")
+    for lengths in ((7,), (10, 5, 1))] + [
+    # a static cache for the rest of the first wave, and every mode for the remaining decoders
+    pytest.param(v, "static", lengths, id=f"{v}-static-b{len(lengths)}")
+    for v in ("qwen2_swa", "qwen3", "gemma3", "starcoder2")
+    for lengths in ((7,), (10, 5, 1))] + [
+    pytest.param(v, m, lengths, id=f"{v}-{m}-b{len(lengths)}")
+    for v in ("granite", "olmo2", "gemma")
+    for m in ("dyncache", "dyncache-mtd", "static")
     for lengths in ((7,), (10, 5, 1))]
 
 

@@ -159,3 +159,21 @@ def test_dynamo_exporter_from_python(checkpoints, tmp_path):
     with torch.no_grad():
         want = model(input_ids=ids, attention_mask=mask, position_ids=pos).logits
     assert (ep.module()(ids, mask, pos) - want).abs().max() <= PARITY_ATOL
+
+
+def test_dynamo_generation_from_python_runs_the_seeds_loop(checkpoints, tmp_path):
+    """DynamoExporter.export_for_generation through `import hfx` takes the seed's profile by
+    default: the seed docs' Dynamo decode loop runs on its decode.pt2 and gives generate()'s tokens."""
+    from transformers import AutoModelForCausalLM, GenerationConfig
+
+    from hfx import DynamoConfig, DynamoExporter
+    from test_dynamo_seed import _greedy, _prompt, _seed_dynamo_loop
+
+    ck = checkpoints("llama_default")
+    model = AutoModelForCausalLM.from_pretrained(str(ck)).eval()
+    program = DynamoExporter().export_for_generation(
+        model, None, DynamoConfig(dynamic=True),
+        generation_config=GenerationConfig(cache_implementation="static", max_cache_len=48), multi_token_decode=True)
+    program.save_pretrained(tmp_path / "out")
+    prompt = _prompt(ck, 5, 1)
+    assert _seed_dynamo_loop(tmp_path / "out", prompt, 16) == _greedy(ck, prompt, 16)

@@ -50,7 +50,12 @@ int main(int argc, char **argv) {
     hfx_outdir *o;
     hfx_status st = hfx_outdir_open(argv[1], NULL, &o, &err);
     if (!st) {
-        st = hfx_pt2_write(p, "model", o, "model.pt2", &err);
+        hfx_pt2_call call;
+        st = hfx_pt2_positional_call(p, &call, &err);
+        if (!st) {
+            st = hfx_pt2_write(p, &call, "model", o, "model.pt2", &err);
+            hfx_pt2_call_free(&call);
+        }
         if (!st) st = hfx_outdir_commit(o, &err);
         else hfx_outdir_abort(o);
     }

@@ -34,14 +34,28 @@ static int scalar_type(hfx_dtype dt) {
     }
 }
 
-/* A symbol as sympy reads it: torch's names (s<id>) with its assumptions, so every occurrence
- * parses to the same symbol. */
-static void symbol_text(hfx_buf *b, int id) {
-    hfx_buf_printf(b, "Symbol('s%d', positive=True, integer=True)", id);
+/* An expression's text, in a fixed buffer: a product of at most HFX_MAX_RANK dims of at most
+ * HFX_DIM_TERMS terms each fits (so no allocation can fail here and leave a wrong text). */
+typedef struct expr_text {
+    char s[64 + HFX_MAX_RANK * (8 + HFX_DIM_TERMS * 96 + 32)];
+    size_t n;
+} expr_text;
+
+static void put_text(expr_text *e, const char *text) {
+    int k = snprintf(e->s + e->n, sizeof e->s - e->n, "%s", text);
+    if (k > 0) e->n = e->n + (size_t)k < sizeof e->s ? e->n + (size_t)k : sizeof e->s - 1;
 }
 
-/* A product of affine dims as a sympy expression (its hint in *hint); false when constant. */
-static bool product_text(const hfx_aten_program *p, const hfx_dim *dims, int n, hfx_buf *b, int64_t *hint,
+static void put_int(expr_text *e, const char *before, long long v, const char *after) {
+    char text[96];
+    snprintf(text, sizeof text, "%s%lld%s", before, v, after);
+    put_text(e, text);
+}
+
+/* A product of affine dims as a sympy expression (its hint in *hint); false when constant. Each
+ * symbol is written as sympy reads it, torch's name (s<id>) with its assumptions, so every
+ * occurrence parses to the same symbol. */
+static bool product_text(const hfx_aten_program *p, const hfx_dim *dims, int n, expr_text *b, int64_t *hint,
                          int64_t *constant) {
     int64_t c = 1, h = 1;
     bool any = false;
@@ -53,17 +67,17 @@ static bool product_text(const hfx_aten_program *p, const hfx_dim *dims, int n, 
             c *= dims[d].c;
             continue;
         }
-        hfx_buf_puts(b, any ? "*(" : "(");
+        put_text(b, any ? "*(" : "(");
         any = true;
         for (int t = 0; t < dims[d].n; t++) {
-            if (t) hfx_buf_puts(b, " + ");
-            if (dims[d].coef[t] != 1) hfx_buf_printf(b, "%lld*", (long long)dims[d].coef[t]);
-            symbol_text(b, dims[d].sym[t]);
+            if (t) put_text(b, " + ");
+            if (dims[d].coef[t] != 1) put_int(b, "", (long long)dims[d].coef[t], "*");
+            put_int(b, "Symbol('s", dims[d].sym[t], "', positive=True, integer=True)");
         }
-        if (dims[d].c) hfx_buf_printf(b, " + %lld", (long long)dims[d].c);
-        hfx_buf_puts(b, ")");
+        if (dims[d].c) put_int(b, " + ", (long long)dims[d].c, "");
+        put_text(b, ")");
     }
-    if (any && c != 1) hfx_buf_printf(b, "*%lld", (long long)c);
+    if (any && c != 1) put_int(b, "*", (long long)c, "");
     *hint = h;
     *constant = c;
     return any;
@@ -71,20 +85,18 @@ static bool product_text(const hfx_aten_program *p, const hfx_dim *dims, int n, 
 
 /* {"as_int": n} or {"as_expr": {"expr_str": ..., "hint": {"as_int": h}}} for the product of dims. */
 static json_t *sym_int(const hfx_aten_program *p, const hfx_dim *dims, int n) {
-    hfx_buf b = {0};
+    expr_text b = {.n = 0};
     int64_t hint, c;
     json_t *j = json_object();
     if (!product_text(p, dims, n, &b, &hint, &c)) {
         json_object_set_new(j, "as_int", json_integer(c));
     } else {
-        hfx_buf_append(&b, "", 1);
         json_t *e = json_object(), *h = json_object();
-        json_object_set_new(e, "expr_str", json_string(b.oom ? "" : (const char *)b.data));
+        json_object_set_new(e, "expr_str", json_string(b.s));
         json_object_set_new(h, "as_int", json_integer(hint));
         json_object_set_new(e, "hint", h);
         json_object_set_new(j, "as_expr", e);
     }
-    hfx_buf_free(&b);
     return j;
 }
 
@@ -184,38 +196,90 @@ static json_t *node_inputs(const hfx_aten_program *p, const hfx_aten_node *n) {
     return ins;
 }
 
-/* A pytree spec string (torch's treespec JSON): `head`, n leaves, `tail`. */
-static json_t *spec_text(const char *head, int n, const char *tail) {
-    hfx_buf b = {0};
-    hfx_buf_puts(&b, head);
-    for (int i = 0; i < n; i++)
-        hfx_buf_puts(&b, i ? ", {\"type\": null, \"context\": null, \"children_spec\": []}"
-                          : "{\"type\": null, \"context\": null, \"children_spec\": []}");
-    hfx_buf_puts(&b, tail);
-    hfx_buf_append(&b, "", 1);
-    json_t *s = b.oom ? NULL : json_string((const char *)b.data);
-    hfx_buf_free(&b);
+/* ---- treespecs ---- */
+
+json_t *hfx_pt2_leaf_spec(void) { return hfx_pt2_spec_node(NULL, NULL, json_array()); }
+
+json_t *hfx_pt2_spec_node(const char *type, json_t *context, json_t *children) {
+    json_t *n = json_object();
+    json_object_set_new(n, "type", type ? json_string(type) : json_null());
+    json_object_set_new(n, "context", context ? context : type ? json_string("null") : json_null());
+    json_object_set_new(n, "children_spec", children);
+    return n;
+}
+
+json_t *hfx_pt2_dumps(json_t *j) {
+    char *text = j ? json_dumps(j, JSON_ENSURE_ASCII) : NULL; /* no indent, not compact: ", " and ": " */
+    json_decref(j);
+    json_t *s = text ? json_string(text) : NULL;
+    free(text);
     return s;
 }
 
-#define TUPLE_OPEN "{\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": ["
-
-/* The call's spec: ((n positional leaves), {}) */
-static json_t *call_spec(int n_args) {
-    return spec_text("[1, " TUPLE_OPEN TUPLE_OPEN, n_args,
-                     "]}, {\"type\": \"builtins.dict\", \"context\": \"[]\", \"children_spec\": []}]}]");
+json_t *hfx_pt2_spec_text(json_t *node) { /* [treespec schema version 1, node] */
+    json_t *spec = json_array();
+    json_array_append_new(spec, json_integer(1));
+    json_array_append_new(spec, node);
+    return hfx_pt2_dumps(spec);
 }
 
-/* The outputs' spec: one leaf, or a tuple of n */
-static json_t *outputs_spec(int n) {
-    return n == 1 ? spec_text("[1, ", 1, "]") : spec_text("[1, " TUPLE_OPEN, n, "]}]");
+json_t *hfx_pt2_kwargs_spec(json_t *keys, json_t *children) {
+    json_t *outer = json_array();
+    json_array_append_new(outer, hfx_pt2_spec_node("builtins.tuple", NULL, json_array()));
+    json_array_append_new(outer, hfx_pt2_spec_node("builtins.dict", hfx_pt2_dumps(keys), children));
+    return hfx_pt2_spec_text(hfx_pt2_spec_node("builtins.tuple", NULL, outer));
 }
 
-static json_t *exported_program(const hfx_aten_program *p) {
+json_t *hfx_pt2_tensor_arg(const hfx_aten_program *p, int value) { return named("as_tensor", p->values[value].name); }
+
+hfx_status hfx_pt2_positional_call(const hfx_aten_program *p, hfx_pt2_call *call, hfx_error *err) {
+    memset(call, 0, sizeof *call);
+    json_t *args = json_array();
+    call->graph_inputs = json_array();
+    call->arg_names = json_array();
+    hfx_pickle_begin(&call->sample);
+    hfx_pickle_op(&call->sample, HFX_PK_MARK);
+    for (int i = 0; i < p->n_inputs; i++) {
+        if (p->inputs[i].kind != HFX_INPUT_USER) continue;
+        const hfx_aten_value *v = &p->values[p->inputs[i].value];
+        int64_t sizes[HFX_MAX_RANK];
+        hfx_aten_hinted_sizes(p, v, sizes);
+        hfx_pickle_tensor(&call->sample, v->dtype, v->rank, sizes);
+        json_array_append_new(args, hfx_pt2_leaf_spec());
+        json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, p->inputs[i].value));
+        json_array_append_new(call->arg_names, json_string(v->name));
+    }
+    hfx_pickle_op(&call->sample, HFX_PK_TUPLE HFX_PK_EMPTY_DICT HFX_PK_TUPLE2); /* (args), {} */
+    json_t *outer = json_array();
+    json_array_append_new(outer, hfx_pt2_spec_node("builtins.tuple", NULL, args));
+    json_array_append_new(outer, hfx_pt2_spec_node("builtins.dict", json_string("[]"), json_array()));
+    call->in_spec = hfx_pt2_spec_text(hfx_pt2_spec_node("builtins.tuple", NULL, outer));
+    int n_out = 0;
+    for (int k = 0; k < p->n_outputs; k++) n_out += p->mutates[k] < 0;
+    if (n_out == 1) {
+        call->out_spec = hfx_pt2_spec_text(hfx_pt2_leaf_spec());
+    } else {
+        json_t *outs = json_array();
+        for (int k = 0; k < n_out; k++) json_array_append_new(outs, hfx_pt2_leaf_spec());
+        call->out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node("builtins.tuple", NULL, outs));
+    }
+    if (!call->in_spec || !call->out_spec || !call->graph_inputs || !call->arg_names) {
+        hfx_pt2_call_free(call);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    return HFX_OK;
+}
+
+void hfx_pt2_call_free(hfx_pt2_call *call) {
+    json_decref(call->in_spec), json_decref(call->out_spec);
+    json_decref(call->graph_inputs), json_decref(call->arg_names);
+    hfx_pickle_free(&call->sample);
+    memset(call, 0, sizeof *call);
+}
+
+static json_t *exported_program(const hfx_aten_program *p, const hfx_pt2_call *call) {
     json_t *graph = json_object(), *inputs = json_array(), *outputs = json_array(), *nodes = json_array();
     json_t *tensors = json_object(), *symints = json_object(), *in_specs = json_array(), *out_specs = json_array();
-    json_t *arg_names = json_array();
-    int n_user = 0;
     for (int i = 0; i < p->n_values; i++) {
         const hfx_aten_value *v = &p->values[i];
         if (v->symint) json_object_set_new(symints, v->name, sym_int(p, &v->expr, 1));
@@ -231,7 +295,7 @@ static json_t *exported_program(const hfx_aten_program *p) {
         const hfx_aten_input *in = &p->inputs[kk % p->n_inputs];
         if (in->kind != order[kk / p->n_inputs]) continue;
         const char *name = p->values[in->value].name;
-        json_array_append_new(inputs, named("as_tensor", name));
+        if (in->kind != HFX_INPUT_USER) json_array_append_new(inputs, named("as_tensor", name));
         json_t *spec = json_object();
         if (in->kind != HFX_INPUT_USER) {
             bool param = in->kind == HFX_INPUT_PARAMETER;
@@ -242,12 +306,10 @@ static json_t *exported_program(const hfx_aten_program *p) {
             json_object_set_new(spec, param ? "parameter" : "tensor_constant", par);
         } else {
             json_object_set_new(spec, "user_input", one("arg", named("as_tensor", name)));
-            json_array_append_new(arg_names, json_string(name));
-            n_user++;
         }
         json_array_append_new(in_specs, spec);
     }
-    int n_user_out = 0;
+    json_array_extend(inputs, call->graph_inputs); /* the user inputs as the call flattens them */
     for (int pass = 0; pass < 2; pass++) /* torch.export's order: input mutations, then user outputs */
         for (int k = 0; k < p->n_outputs; k++) {
             if ((p->mutates[k] >= 0) != (pass == 0)) continue;
@@ -261,7 +323,6 @@ static json_t *exported_program(const hfx_aten_program *p) {
                 json_array_append_new(out_specs, one("user_input_mutation", m));
             } else {
                 json_array_append_new(out_specs, one("user_output", one("arg", named("as_tensor", name))));
-                n_user_out++;
             }
         }
     for (int i = 0; i < p->n_nodes; i++) {
@@ -302,9 +363,9 @@ static json_t *exported_program(const hfx_aten_program *p) {
     json_t *root_sig = json_object(), *root = json_object(), *call_graph = json_array();
     json_object_set_new(root_sig, "inputs", json_array());
     json_object_set_new(root_sig, "outputs", json_array());
-    json_object_set_new(root_sig, "in_spec", call_spec(n_user));
-    json_object_set_new(root_sig, "out_spec", outputs_spec(n_user_out));
-    json_object_set_new(root_sig, "forward_arg_names", arg_names);
+    json_object_set(root_sig, "in_spec", call->in_spec);
+    json_object_set(root_sig, "out_spec", call->out_spec);
+    json_object_set(root_sig, "forward_arg_names", call->arg_names);
     json_object_set_new(root, "fqn", json_string(""));
     json_object_set_new(root, "signature", root_sig);
     json_array_append_new(call_graph, root);
@@ -386,117 +447,19 @@ static hfx_status tensor_entries(hfx_zip *z, const hfx_aten_program *p, hfx_aten
     return st;
 }
 
-/* ---- sample inputs: a torch.save archive of ((inputs...), {}) ---- */
-
-/* Pickle (protocol 2) opcodes torch.save's files use. */
-static void pk_global(hfx_buf *b, const char *module, const char *name) {
-    hfx_buf_printf(b, "c%s\n%s\n", module, name);
-}
-
-static void pk_text(hfx_buf *b, const char *s) {
-    uint32_t n = (uint32_t)strlen(s);
-    uint8_t h[5] = {'X', (uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
-    hfx_buf_append(b, h, 5);
-    hfx_buf_append(b, s, n);
-}
-
-static void pk_int(hfx_buf *b, int64_t v) { /* BININT: sizes and strides stay below 2^31 */
-    uint32_t u = (uint32_t)(int32_t)v;
-    uint8_t h[5] = {'J', (uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
-    hfx_buf_append(b, h, 5);
-}
-
-static const char *storage_type(hfx_dtype dt) {
-    switch (dt) {
-    case HFX_DTYPE_I64: return "LongStorage";
-    case HFX_DTYPE_I32: return "IntStorage";
-    case HFX_DTYPE_F32: return "FloatStorage";
-    case HFX_DTYPE_F16: return "HalfStorage";
-    case HFX_DTYPE_BF16: return "BFloat16Storage";
-    case HFX_DTYPE_BOOL: return "BoolStorage";
-    default: return NULL;
-    }
-}
-
-/* A tensor of `sizes` (contiguous) held by storage `key`: torch._utils._rebuild_tensor_v2. */
-static void pk_tensor(hfx_buf *b, const char *storage, int key, int rank, const int64_t *sizes) {
-    int64_t numel = 1, strides[HFX_MAX_RANK];
-    for (int d = rank - 1; d >= 0; d--) strides[d] = numel, numel *= sizes[d];
-    char k[16];
-    snprintf(k, sizeof k, "%d", key);
-    pk_global(b, "torch._utils", "_rebuild_tensor_v2");
-    hfx_buf_puts(b, "((");
-    pk_text(b, "storage");
-    pk_global(b, "torch", storage);
-    pk_text(b, k);
-    pk_text(b, "cpu");
-    pk_int(b, numel);
-    hfx_buf_puts(b, "tQ"); /* the storage tuple, as a persistent id */
-    pk_int(b, 0);
-    hfx_buf_puts(b, "(");
-    for (int d = 0; d < rank; d++) pk_int(b, sizes[d]);
-    hfx_buf_puts(b, "t(");
-    for (int d = 0; d < rank; d++) pk_int(b, strides[d]);
-    hfx_buf_puts(b, "t\x89"); /* requires_grad False */
-    pk_global(b, "collections", "OrderedDict");
-    hfx_buf_puts(b, ")RtR"); /* OrderedDict(), the arguments' tuple, the call */
-}
-
-/* The example inputs torch.export keeps (AOTInductor compiles from them): each user input at the
- * symbols' hinted sizes, zero-filled, saved the way torch.save writes ((args...), {}). */
-static hfx_status sample_inputs(const hfx_aten_program *p, hfx_outdir *out, char **data, size_t *len,
-                                hfx_error *err) {
-    *data = NULL;
-    *len = 0;
-    hfx_buf pkl = {0};
-    hfx_buf_puts(&pkl, "\x80\x02(");
-    int64_t sizes[HFX_MAX_RANK], bytes[64];
-    int n = 0;
-    for (int i = 0; i < p->n_inputs; i++) {
-        const hfx_aten_input *in = &p->inputs[i];
-        const hfx_aten_value *v = &p->values[in->value];
-        if (in->kind != HFX_INPUT_USER) continue;
-        const char *storage = storage_type(v->dtype);
-        if (!storage || n == 64) {
-            hfx_buf_free(&pkl);
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: no sample input of this type", v->name);
-        }
-        int64_t numel = 1;
-        for (int d = 0; d < v->rank; d++) {
-            sizes[d] = v->dims[d].c;
-            for (int t = 0; t < v->dims[d].n; t++) sizes[d] += v->dims[d].coef[t] * p->hints[v->dims[d].sym[t]];
-            numel *= sizes[d];
-        }
-        pk_tensor(&pkl, storage, n, v->rank, sizes);
-        bytes[n++] = numel * (int64_t)hfx_dtype_size(v->dtype);
-    }
-    hfx_buf_puts(&pkl, "t}\x86."); /* (args), {}: the pair; stop */
-    FILE *f = open_memstream(data, len);
-    hfx_zip *z = NULL;
-    hfx_status st = pkl.oom ? hfx_fail(err, HFX_ERR_NOMEM, "out of memory")
-                    : !f  ? hfx_fail(err, HFX_ERR_NOMEM, "out of memory")
-                          : hfx_zip_open(out, f, 1 << 16, &z, err);
-    if (!st) st = hfx_zip_add(z, "archive/data.pkl", pkl.data, pkl.len, err);
-    static const char *const records[][2] = {{"archive/.format_version", "1"}, {"archive/.storage_alignment", "64"},
-                                             {"archive/byteorder", "little"}};
-    for (size_t i = 0; !st && i < sizeof records / sizeof records[0]; i++)
-        st = hfx_zip_add(z, records[i][0], records[i][1], strlen(records[i][1]), err);
-    for (int k = 0; !st && k < n; k++) {
-        char name[48];
-        snprintf(name, sizeof name, "archive/data/%d", k);
-        st = hfx_zip_begin(z, name, err);
-        if (!st) hfx_bulk_pad_to(hfx_zip_bulk(z), hfx_bulk_offset(hfx_zip_bulk(z)) + (uint64_t)bytes[k]); /* zeros */
-        if (!st) st = hfx_zip_end(z, err);
-    }
-    if (!st) st = hfx_zip_add(z, "archive/version", "3\n", 2, err);
-    if (!st) st = hfx_zip_add(z, "archive/.data/serialization_id", "0000000000000000000000000000000000000000", 40, err);
-    if (z) st = hfx_zip_close(z, st, "sample inputs", err);
-    if (f && fclose(f) != 0 && !st) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    hfx_buf_free(&pkl);
-    if (st) {
-        free(*data);
-        *data = NULL;
-    }
+/* The sample inputs' archive (a scratch file) copied into the entry `name`. */
+static hfx_status add_sample(hfx_zip *z, const char *name, hfx_pickle *pk, hfx_outdir *out, const char *file,
+                             hfx_error *err) {
+    FILE *f;
+    hfx_status st = hfx_pickle_save(pk, out, file, &f, err);
+    if (st) return st;
+    uint8_t *buf = malloc(CHUNK);
+    st = buf ? hfx_zip_begin(z, name, err) : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (size_t n; !st && (n = fread(buf, 1, CHUNK, f)) > 0;) st = hfx_bulk_stream(hfx_zip_bulk(z), NULL, buf, n, err);
+    if (!st && ferror(f)) st = hfx_fail(err, HFX_ERR_IO, "%s: reading the sample inputs back failed", file);
+    if (!st) st = hfx_zip_end(z, err);
+    free(buf);
+    fclose(f);
     return st;
 }
 
@@ -509,8 +472,8 @@ static hfx_status add_json(hfx_zip *z, const char *name, json_t *j, hfx_error *e
     return st;
 }
 
-hfx_status hfx_pt2_write(const hfx_aten_program *p, const char *root, hfx_outdir *out, const char *file,
-                         hfx_error *err) {
+hfx_status hfx_pt2_write(const hfx_aten_program *p, hfx_pt2_call *call, const char *root, hfx_outdir *out,
+                         const char *file, hfx_error *err) {
     if (p->oom) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     for (int i = 0; i < p->n_inputs; i++)
         for (int d = 0; d < p->values[p->inputs[i].value].rank; d++)
@@ -536,7 +499,7 @@ hfx_status hfx_pt2_write(const hfx_aten_program *p, const char *root, hfx_outdir
     } rest[] = {
         {"data/weights/model_weights_config.json", st ? NULL : tensors_config(p, HFX_INPUT_PARAMETER), NULL},
         {"data/constants/model_constants_config.json", st ? NULL : tensors_config(p, HFX_INPUT_CONSTANT), NULL},
-        {"models/model.json", st ? NULL : exported_program(p), NULL},
+        {"models/model.json", st ? NULL : exported_program(p, call), NULL},
         {"data/sample_inputs/model.pt", NULL, NULL}, /* sample_inputs(), below */
         {"archive_format", NULL, "pt2"},
         {"archive_version", NULL, "0"},
@@ -548,13 +511,7 @@ hfx_status hfx_pt2_write(const hfx_aten_program *p, const char *root, hfx_outdir
         snprintf(name, sizeof name, "%s/%s", root, rest[i].path);
         if (!st && rest[i].text) st = hfx_zip_add(z, name, rest[i].text, strlen(rest[i].text), err);
         else if (!st && rest[i].json) st = add_json(z, name, rest[i].json, err), rest[i].json = NULL;
-        else if (!st) {
-            char *data;
-            size_t len;
-            st = sample_inputs(p, out, &data, &len, err);
-            if (!st) st = hfx_zip_add(z, name, data, len, err);
-            free(data);
-        }
+        else if (!st) st = add_sample(z, name, &call->sample, out, file, err);
         json_decref(rest[i].json);
     }
     if (z) st = hfx_zip_close(z, st, file, err);

@@ -1,15 +1,61 @@
-/* The .pt2 archive writer (torch.export.save's layout) for an ATen program. Internal to the
- * dynamo backend. */
+/* The .pt2 archive writer (torch.export.save's layout) for an ATen program, and how the program
+ * is called (its pytree specs and sample inputs). Internal to the dynamo backend. */
 #ifndef HFX_FMT_DYNAMO_PT2_H
 #define HFX_FMT_DYNAMO_PT2_H
 
+#include <jansson.h>
+
 #include "fmt/aten.h"
+#include "fmt/dynamo/pickle.h"
 #include "io/outdir.h"
+#include "ir/cache.h"
+
+/* How a program is called, as torch.export records it: the pytree specs of its arguments and
+ * result (treespec JSON texts), the user part of the graph's inputs in flattened order (a
+ * tensor per user input, {"as_none": true} per None leaf), the forward's parameter names, and
+ * sample inputs of the same structure. */
+typedef struct hfx_pt2_call {
+    json_t *in_spec, *out_spec; /* strings */
+    json_t *graph_inputs;       /* Arguments */
+    json_t *arg_names;          /* strings */
+    hfx_pickle sample;          /* ((args...), {kwargs}) */
+} hfx_pt2_call;
+
+/* forward(*user_inputs) returning one tensor or a tuple (hfx's own profiles). */
+hfx_status hfx_pt2_positional_call(const hfx_aten_program *p, hfx_pt2_call *call, hfx_error *err);
+
+/* The Python system's call of a generation program (seed_call.c): keywords, the cache a
+ * transformers Cache object, the result a ModelOutput with logits and cache. Names the program's
+ * user inputs and sets the hints of its batch (1) and cache-length symbols as that system does. */
+hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_pt2_call *call, hfx_error *err);
+
+void hfx_pt2_call_free(hfx_pt2_call *call);
 
 /* Write p as the archive `file` in out, its records under the folder `root` (the archive's
- * name without ".pt2", as torch.export.save names it). Parameters stream from their
- * checkpoint views; their shapes must be constant. */
-hfx_status hfx_pt2_write(const hfx_aten_program *p, const char *root, hfx_outdir *out, const char *file,
-                         hfx_error *err);
+ * name without ".pt2", as torch.export.save names it), called as `call` says (its sample is
+ * written, so consumed). Parameters stream
+ * from their checkpoint views; their shapes must be constant. */
+hfx_status hfx_pt2_write(const hfx_aten_program *p, hfx_pt2_call *call, const char *root, hfx_outdir *out,
+                         const char *file, hfx_error *err);
+
+/* ---- treespec building blocks (the JSON torch's pytree serializer writes) ---- */
+
+/* A leaf: {"type": null, "context": null, "children_spec": []}. */
+json_t *hfx_pt2_leaf_spec(void);
+
+/* A node of `type` (a registered type name) with `context` (a JSON string of its dumped
+ * context, or NULL for "null") and `children` (consumed). */
+json_t *hfx_pt2_spec_node(const char *type, json_t *context, json_t *children);
+
+/* j dumped as Python's json.dumps writes it (", " and ": " separators), as a JSON string;
+ * consumes j. */
+json_t *hfx_pt2_dumps(json_t *j);
+
+/* The spec text of a call ((), {keys[i]: children[i]}) and of a result `node`; consume them. */
+json_t *hfx_pt2_kwargs_spec(json_t *keys, json_t *children);
+json_t *hfx_pt2_spec_text(json_t *node);
+
+/* {"as_tensor": {"name": <value's name>}} */
+json_t *hfx_pt2_tensor_arg(const hfx_aten_program *p, int value);
 
 #endif

@@ -1,6 +1,8 @@
 /* The dynamo format's descriptor and its write: per component, the ATen program and its .pt2
  * archive (records under the file's stem, as torch.export.save names them). A growing cache is
- * plain inputs and outputs; a static cache is the new content of its inputs (input mutation). */
+ * plain inputs and outputs; a static cache is the new content of its inputs (input mutation).
+ * In the Python system's profile ("io": "seed") each program is called as that system's are:
+ * keywords, transformers' cache objects, a ModelOutput (seed_call.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +12,7 @@
 #include "fmt/dynamo/pt2.h"
 
 /* An example size for each symbol (torch.export's hint): 2 × 16 like the default sample, kept
- * inside the symbol's range. */
+ * inside the symbol's range; the Python system's call sets its own (hfx_pt2_seed_call). */
 static void symbol_hints(const hfx_graph *g, int64_t *hints) {
     for (int s = 0; s < g->n_symbols; s++) {
         int64_t h = s == 0 ? 2 : 16;
@@ -25,14 +27,20 @@ static hfx_status dynamo_write(const hfx_format_graph *gs, int n, hfx_outdir *ou
     for (int c = 0; c < n && !st; c++) {
         int64_t hints[16];
         symbol_hints(gs[c].g, hints);
+        const hfx_seed_call *seed = gs[c].seed_call;
         hfx_aten_program *p;
-        st = hfx_aten_lower(gs[c].g, hints, &p, err);
+        st = hfx_aten_lower(gs[c].g, hints, seed != NULL, &p, err);
         if (st) break;
+        hfx_pt2_call call;
+        st = seed ? hfx_pt2_seed_call(p, seed, &call, err) : hfx_pt2_positional_call(p, &call, err);
         char root[96];
         size_t len = strlen(gs[c].file);
         if (len > 4 && !strcmp(gs[c].file + len - 4, ".pt2")) len -= 4;
         snprintf(root, sizeof root, "%.*s", (int)len, gs[c].file);
-        st = hfx_pt2_write(p, root, out, gs[c].file, err);
+        if (!st) {
+            st = hfx_pt2_write(p, &call, root, out, gs[c].file, err);
+            hfx_pt2_call_free(&call);
+        }
         hfx_aten_program_free(p);
     }
     return st;
@@ -40,4 +48,4 @@ static hfx_status dynamo_write(const hfx_format_graph *gs, int n, hfx_outdir *ou
 
 const hfx_format hfx_format_dynamo = {
     .name = "dynamo", .summary = "torch.export program (.pt2), for torch.export.load",
-    .graph_ext = ".pt2", .keeps = hfx_aten_keeps, .write = dynamo_write};
+    .graph_ext = ".pt2", .seed_io = true, .seed_prefix = "", .keeps = hfx_aten_keeps, .write = dynamo_write};

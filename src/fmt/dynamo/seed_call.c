@@ -1,0 +1,425 @@
+/* The Python system's call of a generation program (pt2.h: hfx_pt2_seed_call), as
+ * transformers.exporters' DynamoExporter records it with transformers 5.24: forward(**kwargs)
+ * with the graph's inputs as keywords in the graph's order; a static-cache mask of a model
+ * with layer_types as a dict per layer type (None where the graph takes none, a prefill); the
+ * cache a transformers.cache_utils StaticCache or DynamicCache, flattened the way
+ * exporter_dynamo.register_pytree_node flattens any object: its leaves the tensors found in its
+ * layers' __dict__, its context a JSON image of the object with each tensor as its leaf index.
+ * The result is a transformers.modeling_outputs ModelOutput holding logits and the cache.
+ *
+ * The sample inputs pickle the same objects with the same __dict__, so the template the seed's
+ * documented decode loop copies from `example_inputs` flattens to exactly this input spec. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "fmt/dynamo/pt2.h"
+
+#define CACHE_MODULE "transformers.cache_utils"
+
+/* What one __dict__ entry of a cache layer holds. */
+typedef enum attr_value {
+    V_NONE, V_FALSE, V_TRUE,
+    V_KEYS, V_VALUES, V_COUNTER, /* tensors: the cache's leaves, in this order */
+    V_MAX_LEN, V_CPU, V_BATCH, V_HEADS, V_VALUE_DIM, V_KEY_DIM
+} attr_value;
+
+typedef struct attr {
+    const char *name;
+    attr_value value;
+} attr;
+
+/* Each layer class's __dict__ in transformers' insertion order: before its first update (the
+ * prefill's input) and after (every other cache). */
+static const attr static_empty[] = {{"keys", V_NONE}, {"values", V_NONE}, {"is_initialized", V_FALSE},
+                                    {"max_cache_len", V_MAX_LEN}, {"cumulative_length", V_COUNTER}};
+static const attr static_filled[] = {{"keys", V_KEYS}, {"values", V_VALUES}, {"is_initialized", V_TRUE},
+                                     {"max_cache_len", V_MAX_LEN}, {"cumulative_length", V_COUNTER},
+                                     {"device", V_CPU}, {"batch_size", V_BATCH}, {"num_heads", V_HEADS},
+                                     {"v_head_dim", V_VALUE_DIM}, {"k_head_dim", V_KEY_DIM}};
+static const attr dynamic_empty[] = {{"keys", V_NONE}, {"values", V_NONE}, {"is_initialized", V_FALSE}};
+static const attr dynamic_filled[] = {{"keys", V_KEYS}, {"values", V_VALUES}, {"is_initialized", V_TRUE},
+                                      {"device", V_CPU}};
+
+typedef struct layer_class {
+    const char *cache, *layer; /* the Cache class and its layers' */
+    const attr *attrs;
+    int n;
+} layer_class;
+
+#define N(a) (int)(sizeof a / sizeof a[0])
+static const layer_class classes[2][2] = { /* [static][filled] */
+    {{"DynamicCache", "DynamicLayer", dynamic_empty, N(dynamic_empty)},
+     {"DynamicCache", "DynamicLayer", dynamic_filled, N(dynamic_filled)}},
+    {{"StaticCache", "StaticLayer", static_empty, N(static_empty)},
+     {"StaticCache", "StaticLayer", static_filled, N(static_filled)}}};
+
+/* A cache object being described (its context) and, for an input, pickled. */
+typedef struct walk {
+    hfx_aten_program *p;
+    const hfx_seed_call *sc;
+    hfx_pickle *pk;            /* the object's pickle (an input), or NULL (a result) */
+    bool input;                /* the leaves are graph inputs (else outputs) */
+    const hfx_value *const *ir; /* per leaf: the graph input or output it is */
+    const int *leaves;         /* per leaf: its program value (inputs) */
+    int n_leaves, next;
+    int64_t batch;
+    hfx_status st;
+    hfx_error *err;
+} walk;
+
+static json_t *tagged(const char *tag, const char *key, json_t *v) {
+    json_t *o = json_object();
+    json_object_set_new(o, "_t", json_string(tag));
+    json_object_set_new(o, key, v);
+    return o;
+}
+
+static const char *const part_name[] = {[V_KEYS] = "keys", [V_VALUES] = "values", [V_COUNTER] = "cumulative_length"};
+
+/* The next leaf, which must be the graph's state cache.layers.<layer>.<part>. */
+static json_t *leaf(walk *w, int layer, attr_value part) {
+    int k = w->next++;
+    char want[96];
+    snprintf(want, sizeof want, "cache.layers.%d.%s", layer, part_name[part]);
+    const hfx_state *s = k < w->n_leaves ? hfx_graph_state_of(w->p->g, w->ir[k], w->input) : NULL;
+    if (!s || strcmp(s->name, want) != 0) {
+        if (!w->st)
+            w->st = hfx_fail(w->err, HFX_ERR_INTERNAL, "io seed: leaf %d of the cache is %s, transformers' %s expects %s", k,
+                             s ? s->name : "missing", w->sc->is_static ? "StaticCache" : "DynamicCache", want);
+        return json_null();
+    }
+    if (w->pk) {
+        int64_t sizes[HFX_MAX_RANK];
+        const hfx_aten_value *v = &w->p->values[w->leaves[k]];
+        hfx_aten_hinted_sizes(w->p, v, sizes);
+        hfx_pickle_tensor(w->pk, v->dtype, v->rank, sizes);
+    }
+    return tagged("tensor", "i", json_integer(k));
+}
+
+/* Layer `i`'s object: its context, and its pickle (cls.__new__(cls), then its __dict__). */
+static json_t *layer_object(walk *w, const layer_class *c, int i) {
+    const hfx_layer_cache *l = &w->sc->layers[i];
+    json_t *state = json_object();
+    if (w->pk) {
+        hfx_pickle_global(w->pk, CACHE_MODULE, c->layer);
+        hfx_pickle_op(w->pk, HFX_PK_EMPTY_TUPLE HFX_PK_NEWOBJ HFX_PK_EMPTY_DICT HFX_PK_MARK);
+    }
+    for (int a = 0; a < c->n; a++) {
+        json_t *v;
+        int64_t n = 0;
+        if (w->pk) hfx_pickle_text(w->pk, c->attrs[a].name);
+        switch (c->attrs[a].value) {
+        case V_NONE: v = json_null(); if (w->pk) hfx_pickle_op(w->pk, HFX_PK_NONE); break;
+        case V_FALSE:
+        case V_TRUE:
+            v = json_boolean(c->attrs[a].value == V_TRUE);
+            if (w->pk) hfx_pickle_bool(w->pk, c->attrs[a].value == V_TRUE);
+            break;
+        case V_KEYS:
+        case V_VALUES:
+        case V_COUNTER: v = leaf(w, i, c->attrs[a].value); break;
+        case V_CPU: v = tagged("device", "s", json_string("cpu")); if (w->pk) hfx_pickle_cpu(w->pk); break;
+        default:
+            n = c->attrs[a].value == V_MAX_LEN ? w->sc->max_cache_len : c->attrs[a].value == V_BATCH ? w->batch
+                : c->attrs[a].value == V_HEADS ? l->kv_heads : c->attrs[a].value == V_VALUE_DIM ? l->value_dim
+                : l->key_dim;
+            v = json_integer(n);
+            if (w->pk) hfx_pickle_int(w->pk, n);
+        }
+        json_object_set_new(state, c->attrs[a].name, v);
+    }
+    if (w->pk) hfx_pickle_op(w->pk, HFX_PK_SETITEMS HFX_PK_BUILD);
+    char path[96];
+    snprintf(path, sizeof path, CACHE_MODULE ":%s", c->layer);
+    json_t *o = tagged("obj", "p", json_string(path));
+    json_object_set_new(o, "s", state);
+    return o;
+}
+
+/* The cache object's treespec node: its class, its context as text, a leaf per tensor. */
+static json_t *cache_node(walk *w, bool filled) {
+    const layer_class *c = &classes[w->sc->is_static][filled];
+    char path[96];
+    snprintf(path, sizeof path, CACHE_MODULE ":%s", c->cache);
+    if (w->pk) {
+        hfx_pickle_global(w->pk, CACHE_MODULE, c->cache);
+        hfx_pickle_op(w->pk, HFX_PK_EMPTY_TUPLE HFX_PK_NEWOBJ HFX_PK_EMPTY_DICT HFX_PK_MARK);
+        hfx_pickle_text(w->pk, "layers");
+        hfx_pickle_op(w->pk, HFX_PK_EMPTY_LIST HFX_PK_MARK);
+    }
+    json_t *layers = json_array();
+    for (int i = 0; i < w->sc->n_layers; i++) json_array_append_new(layers, layer_object(w, c, i));
+    if (w->pk) {
+        hfx_pickle_op(w->pk, HFX_PK_APPENDS);
+        hfx_pickle_text(w->pk, "layer_class_to_replicate");
+        hfx_pickle_op(w->pk, HFX_PK_NONE);
+        hfx_pickle_text(w->pk, "offloading");
+        hfx_pickle_op(w->pk, HFX_PK_FALSE HFX_PK_SETITEMS HFX_PK_BUILD);
+    }
+    json_t *state = json_object(), *ctx = tagged("obj", "p", json_string(path));
+    json_object_set_new(state, "layers", layers);
+    json_object_set_new(state, "layer_class_to_replicate", json_null());
+    json_object_set_new(state, "offloading", json_false());
+    json_object_set_new(ctx, "s", state);
+    if (w->next != w->n_leaves && !w->st)
+        w->st = hfx_fail(w->err, HFX_ERR_INTERNAL, "io seed: the graph has %d cache tensors, transformers' %s holds %d",
+                         w->n_leaves, c->cache, w->next);
+    json_t *children = json_array();
+    for (int k = 0; k < w->n_leaves; k++) json_array_append_new(children, hfx_pt2_leaf_spec());
+    return hfx_pt2_spec_node(path, hfx_pt2_dumps(ctx), children);
+}
+
+enum { MAX_KWARGS = 8, MAX_ENTRIES = 8 };
+
+typedef struct kwarg {
+    char key[64];
+    bool cache, dict;
+    int value;                         /* a tensor: its program value */
+    int n;                             /* a dict: its entries */
+    char sub[MAX_ENTRIES][48];
+    int sub_value[MAX_ENTRIES];        /* -1: None */
+} kwarg;
+
+static kwarg *add_kwarg(kwarg *kw, int *n, const char *key) {
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(kw[i].key, key)) return &kw[i];
+    if (*n == MAX_KWARGS) return NULL;
+    kwarg *k = &kw[(*n)++];
+    memset(k, 0, sizeof *k);
+    snprintf(k->key, sizeof k->key, "%s", key);
+    return k;
+}
+
+/* The seed's name of a graph input: `prefix` + `name` with '.' as '_' ("attention_mask_full_attention"). */
+static const char *seed_name(hfx_aten_program *p, const char *prefix, const char *name) {
+    char text[160];
+    snprintf(text, sizeof text, "%s%s", prefix, name);
+    for (char *c = text; *c; c++)
+        if (*c == '.') *c = '_';
+    char *s = hfx_arena_alloc(p->arena, strlen(text) + 1);
+    if (!s) {
+        p->oom = true;
+        return "";
+    }
+    return strcpy(s, text);
+}
+
+/* Where the forward takes keyword `key` (unknown ones last, in the graph's order). */
+static int forward_rank(const hfx_seed_call *sc, const char *key) {
+    int i = 0;
+    for (; sc->forward_args && sc->forward_args[i]; i++)
+        if (!strcmp(sc->forward_args[i], key)) return i;
+    return i;
+}
+
+/* The program's user inputs permuted into the keywords' flattened order. */
+static hfx_status reorder_user_inputs(hfx_aten_program *p, const kwarg *kw, int n_kw, const int *leaves, int n_leaves,
+                                      hfx_error *err) {
+    int n = 0, *order = malloc(sizeof(int) * (size_t)(p->n_inputs + 1));
+    hfx_aten_input *users = malloc(sizeof *users * (size_t)(p->n_inputs + 1));
+    if (!order || !users) {
+        free(order), free(users);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n_kw; i++) {
+        if (kw[i].cache)
+            for (int l = 0; l < n_leaves; l++) order[n++] = leaves[l];
+        else if (kw[i].dict)
+            for (int e = 0; e < kw[i].n; e++) {
+                if (kw[i].sub_value[e] >= 0) order[n++] = kw[i].sub_value[e];
+            }
+        else
+            order[n++] = kw[i].value;
+    }
+    int k = 0;
+    for (int i = 0; i < p->n_inputs; i++)
+        if (p->inputs[i].kind == HFX_INPUT_USER) users[k++] = p->inputs[i];
+    hfx_status st = k == n ? HFX_OK : hfx_fail(err, HFX_ERR_INTERNAL, "io seed: %d user inputs, %d in the call", k, n);
+    for (int i = 0, t = 0; !st && i < p->n_inputs; i++) {
+        if (p->inputs[i].kind != HFX_INPUT_USER) continue;
+        for (int u = 0; u < k; u++)
+            if (users[u].value == order[t]) p->inputs[i] = users[u];
+        t++;
+    }
+    free(order), free(users);
+    return st;
+}
+
+hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_pt2_call *call, hfx_error *err) {
+    memset(call, 0, sizeof *call);
+    for (int i = 0; i < sc->n_layers; i++)
+        if (sc->layers[i].sliding_window)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                            "io \"seed\" for torch.export does not cover sliding-window layers: transformers' "
+                            "DynamicSlidingWindowLayer pins its token count in the program's input spec, so its "
+                            "decode accepts only the sample's length; export with io \"optimum\"");
+    const hfx_graph *g = p->g;
+    int n_users = 0;
+    for (int i = 0; i < p->n_inputs; i++) n_users += p->inputs[i].kind == HFX_INPUT_USER;
+    if (n_users != g->n_inputs) return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: user inputs and graph inputs differ");
+    int *leaves = calloc((size_t)g->n_inputs + 1, sizeof *leaves);
+    const hfx_value **ir_in = calloc((size_t)g->n_inputs + 1, sizeof *ir_in);
+    const hfx_value **ir_out = calloc((size_t)g->n_outputs + 1, sizeof *ir_out);
+    if (!leaves || !ir_in || !ir_out) {
+        free(leaves), free(ir_in), free(ir_out);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    /* the keywords, in the graph's order; the cache's tensors as its leaves */
+    kwarg kw[MAX_KWARGS];
+    int n_kw = 0, n_leaves = 0, u = 0;
+    hfx_status st = HFX_OK;
+    for (int i = 0; i < p->n_inputs && !st; i++) {
+        if (p->inputs[i].kind != HFX_INPUT_USER) continue;
+        const hfx_value *v = g->inputs[u++];
+        int value = p->inputs[i].value;
+        const char *dot = strchr(v->name, '.');
+        kwarg *k;
+        if (hfx_graph_state_of(g, v, true)) {
+            k = add_kwarg(kw, &n_kw, "cache");
+            if (k) k->cache = true;
+            char leaf_name[24];
+            snprintf(leaf_name, sizeof leaf_name, "%d", n_leaves);
+            p->values[value].name = seed_name(p, "cache_", leaf_name);
+            ir_in[n_leaves] = v;
+            leaves[n_leaves++] = value;
+        } else if (dot) { /* "attention_mask.full_attention": an entry of the mask's dict */
+            char key[64];
+            snprintf(key, sizeof key, "%.*s", (int)(dot - v->name), v->name);
+            k = add_kwarg(kw, &n_kw, key);
+            if (k && k->n < MAX_ENTRIES) {
+                k->dict = true;
+                snprintf(k->sub[k->n], sizeof k->sub[k->n], "%s", dot + 1);
+                k->sub_value[k->n++] = value;
+                p->values[value].name = seed_name(p, "", v->name);
+            } else {
+                k = NULL;
+            }
+        } else {
+            k = add_kwarg(kw, &n_kw, v->name);
+            if (k) k->value = value;
+        }
+        if (!k) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs for the call's keywords");
+    }
+    /* a growing cache's prefill takes an empty one: a keyword without leaves */
+    if (!st && !add_kwarg(kw, &n_kw, "cache")) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
+    for (int i = 0; i < n_kw; i++) kw[i].cache |= !strcmp(kw[i].key, "cache");
+    /* a static cache's prefill of a layer_types model: the seed passes the mask dict, all None */
+    bool has_mask = false;
+    for (int i = 0; i < n_kw; i++) has_mask |= !strcmp(kw[i].key, "attention_mask");
+    kwarg *mask = !st && sc->is_static && !has_mask && sc->n_layers && sc->layers[0].layer_type
+                      ? add_kwarg(kw, &n_kw, "attention_mask") : NULL;
+    for (int i = 0; mask && i < sc->n_layers && mask->n < MAX_ENTRIES; i++) {
+        bool seen = false;
+        for (int e = 0; e < mask->n; e++) seen |= !strcmp(mask->sub[e], sc->layers[i].layer_type);
+        if (seen) continue;
+        mask->dict = true;
+        snprintf(mask->sub[mask->n], sizeof mask->sub[0], "%s", sc->layers[i].layer_type);
+        mask->sub_value[mask->n++] = -1;
+    }
+
+    /* the forward's order (GPT-2 takes the cache second), and the graph's user inputs in the
+     * order the call flattens */
+    for (int i = 1; i < n_kw; i++)
+        for (int j = i; j > 0 && forward_rank(sc, kw[j].key) < forward_rank(sc, kw[j - 1].key); j--) {
+            kwarg t = kw[j];
+            kw[j] = kw[j - 1];
+            kw[j - 1] = t;
+        }
+    if (!st) st = reorder_user_inputs(p, kw, n_kw, leaves, n_leaves, err);
+
+    /* the sample's sizes: batch 1 (a StaticCache's batch_size is part of its spec), the cache
+     * at its configured length */
+    int64_t batch = 1;
+    if (n_kw && !kw[0].cache && !kw[0].dict) {
+        const hfx_aten_value *ids = &p->values[kw[0].value];
+        if (ids->rank > 0 && ids->dims[0].n == 1 && ids->dims[0].c == 0 && ids->dims[0].coef[0] == 1)
+            p->hints[ids->dims[0].sym[0]] = batch = p->g->symbols[ids->dims[0].sym[0]].min > 1
+                                                       ? p->g->symbols[ids->dims[0].sym[0]].min : 1;
+        else if (ids->rank > 0 && hfx_dim_is_const(ids->dims[0]))
+            batch = ids->dims[0].c;
+    }
+    for (int k = 0; k < n_leaves && sc->is_static; k++) {
+        const hfx_aten_value *v = &p->values[leaves[k]];
+        if (v->rank == 4 && v->dims[2].n == 1 && v->dims[2].c == 0 && v->dims[2].coef[0] == 1)
+            p->hints[v->dims[2].sym[0]] = sc->max_cache_len;
+    }
+
+    /* the spec and the sample of ((), {kwargs}) */
+    hfx_pickle_begin(&call->sample);
+    hfx_pickle_op(&call->sample, HFX_PK_EMPTY_TUPLE HFX_PK_EMPTY_DICT HFX_PK_MARK);
+    json_t *keys = json_array(), *children = json_array();
+    call->graph_inputs = json_array();
+    call->arg_names = json_array();
+    walk w = {p, sc, &call->sample, true, ir_in, leaves, n_leaves, 0, batch, HFX_OK, err};
+    for (int i = 0; i < n_kw && !st; i++) {
+        kwarg *k = &kw[i];
+        json_array_append_new(keys, json_string(k->key));
+        json_array_append_new(call->arg_names, json_string(k->key));
+        hfx_pickle_text(&call->sample, k->key);
+        if (k->cache) {
+            json_array_append_new(children, cache_node(&w, sc->filled));
+            for (int l = 0; l < n_leaves; l++)
+                json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, leaves[l]));
+            st = w.st;
+        } else if (k->dict) {
+            json_t *sub = json_array(), *dict_children = json_array();
+            hfx_pickle_op(&call->sample, HFX_PK_EMPTY_DICT HFX_PK_MARK);
+            for (int e = 0; e < k->n; e++) {
+                json_array_append_new(sub, json_string(k->sub[e]));
+                json_array_append_new(dict_children, hfx_pt2_leaf_spec());
+                hfx_pickle_text(&call->sample, k->sub[e]);
+                if (k->sub_value[e] < 0) {
+                    hfx_pickle_op(&call->sample, HFX_PK_NONE);
+                    json_t *none = json_object();
+                    json_object_set_new(none, "as_none", json_true());
+                    json_array_append_new(call->graph_inputs, none);
+                } else {
+                    int64_t sizes[HFX_MAX_RANK];
+                    const hfx_aten_value *v = &p->values[k->sub_value[e]];
+                    hfx_aten_hinted_sizes(p, v, sizes);
+                    hfx_pickle_tensor(&call->sample, v->dtype, v->rank, sizes);
+                    json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, k->sub_value[e]));
+                }
+            }
+            hfx_pickle_op(&call->sample, HFX_PK_SETITEMS);
+            json_array_append_new(children, hfx_pt2_spec_node("builtins.dict", hfx_pt2_dumps(sub), dict_children));
+        } else {
+            int64_t sizes[HFX_MAX_RANK];
+            const hfx_aten_value *v = &p->values[k->value];
+            hfx_aten_hinted_sizes(p, v, sizes);
+            hfx_pickle_tensor(&call->sample, v->dtype, v->rank, sizes);
+            json_array_append_new(children, hfx_pt2_leaf_spec());
+            json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, k->value));
+        }
+    }
+    hfx_pickle_op(&call->sample, HFX_PK_SETITEMS HFX_PK_TUPLE2);
+    call->in_spec = hfx_pt2_kwargs_spec(keys, children);
+
+    /* the result: ModelOutput(logits=..., cache=<the cache after the call>) */
+    int n_out = 0;
+    for (int k = 0; k < p->n_outputs; k++) n_out += p->mutates[k] < 0;
+    for (int k = 1; k < g->n_outputs; k++) ir_out[k - 1] = g->outputs[k];
+    if (!st && (g->n_outputs < 1 || strcmp(g->outputs[0]->name, "logits") != 0 || n_out != g->n_outputs))
+        st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: the graph's outputs are not logits and the cache");
+    if (!st) {
+        walk r = {p, sc, NULL, false, ir_out, NULL, g->n_outputs - 1, 0, batch, HFX_OK, err};
+        json_t *out_children = json_array();
+        json_array_append_new(out_children, hfx_pt2_leaf_spec());
+        json_array_append_new(out_children, cache_node(&r, true));
+        st = r.st;
+        char cls[128];
+        snprintf(cls, sizeof cls, "transformers.modeling_outputs.%s", sc->output_class);
+        json_t *fields = json_array();
+        json_array_append_new(fields, json_string("logits"));
+        json_array_append_new(fields, json_string("cache"));
+        call->out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node(cls, hfx_pt2_dumps(fields), out_children));
+    }
+    free(leaves), free(ir_in), free(ir_out);
+    if (!st && (p->oom || !call->in_spec || !call->out_spec || !call->graph_inputs || !call->arg_names))
+        st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (st) hfx_pt2_call_free(call);
+    return st;
+}

@@ -1,0 +1,32 @@
+/* What a generation graph caches, beyond its tensors: each layer's geometry, and the cache as
+ * the Python system's callers hold it (a transformers Cache object), which the torch-side
+ * formats describe in their call signatures and sample inputs. Plain data; no functions. */
+#ifndef HFX_IR_CACHE_H
+#define HFX_IR_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Cache geometry of one layer. */
+typedef struct hfx_layer_cache {
+    int64_t kv_heads, key_dim, value_dim;
+    int64_t sliding_window; /* 0: full attention */
+    const char *layer_type; /* transformers' layer_types entry ("full_attention"), NULL when the
+                               architecture's config has no layer_types */
+} hfx_layer_cache;
+
+/* A generation graph in the Python system's I/O profile ("io": "seed"), as its torch-side
+ * callers see it: keyword arguments, the cache a transformers StaticCache or DynamicCache
+ * object, the result a transformers ModelOutput holding `logits` and `cache`. */
+typedef struct hfx_seed_call {
+    const char *output_class; /* the ModelOutput class in transformers.modeling_outputs:
+                                 "CausalLMOutputWithPast" */
+    const char *const *forward_args; /* the forward's keywords in its order, NULL-terminated */
+    bool is_static;           /* StaticCache (fixed slots, a write counter per layer), else DynamicCache */
+    bool filled;              /* the call takes a cache an earlier call wrote (a decode step) */
+    int64_t max_cache_len;    /* a static cache's slots */
+    int n_layers;
+    const hfx_layer_cache *layers;
+} hfx_seed_call;
+
+#endif
