@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "base/status.h"
@@ -36,14 +37,20 @@ struct hfx_bulk {
 };
 
 /* Write one buffer (the writer thread, or the caller's when unthreaded): 0 or an errno. Only
- * this function touches f, pos and flushed while the writer runs. */
+ * this function touches the file, pos and flushed while the writer runs. It writes to the
+ * descriptor, not through stdio: the stream's buffer would be allocated on the writer's first
+ * write, in the writer's thread, and the buffers here are already large. */
 static int write_buffer(hfx_bulk *b, const uint8_t *data, size_t n) {
-    errno = 0;
-    if (fwrite(data, 1, n, b->f) != n) return errno ? errno : EIO;
-    b->pos += n;
+    int fd = fileno(b->f);
+    while (n) {
+        ssize_t k = write(fd, data, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return k < 0 ? errno : EIO;
+        data += k, n -= (size_t)k, b->pos += (uint64_t)k;
+    }
 #ifdef SYNC_FILE_RANGE_WRITE
     /* Only a hint to start the disk now: errors surface at the final fsync. */
-    if (b->pos - b->flushed >= WRITE_BEHIND && fflush(b->f) == 0) {
+    if (b->pos - b->flushed >= WRITE_BEHIND) {
         sync_file_range(fileno(b->f), (off_t)b->flushed, (off_t)(b->pos - b->flushed),
                         SYNC_FILE_RANGE_WRITE);
         b->flushed = b->pos;
@@ -73,12 +80,13 @@ static void *writer(void *arg) {
 }
 
 hfx_status hfx_bulk_open(hfx_outdir *out, FILE *f, size_t chunk, hfx_bulk **bp, hfx_error *err) {
+    if (fflush(f) != 0) return hfx_fail(err, HFX_ERR_IO, "write failed: %s", strerror(errno)); /* stdio's part first */
     hfx_bulk *b = calloc(1, sizeof *b);
     if (!b) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     b->out = out;
     b->f = f;
     b->chunk = chunk;
-    long at = ftell(f);
+    off_t at = lseek(fileno(f), 0, SEEK_CUR); /* the descriptor's: stdio's may be stale after an earlier writer */
     b->submitted = b->pos = b->flushed = at > 0 ? (uint64_t)at : 0;
     for (int i = 0; i < NBUF; i++) {
         if (!(b->buf[i] = malloc(chunk))) {
