@@ -97,6 +97,11 @@ static const char export_help[] =
     "  --stateless           generation with explicit cache inputs/outputs instead of the\n"
     "                        default ReadValue/Assign state (openvino_model.xml + beam_idx)\n"
     "  --compress-to-fp16    store float32 weights as float16 (decompressed at load)\n"
+    "\n"
+    "quantization (docs/QUANTIZATION.md; ONNX: MatMulNBits):\n"
+    "  --quantize Q          int4 or int8 weights for every linear layer, block-wise\n"
+    "  --group-size N        weights per block along the input axis (ONNX default 32)\n"
+    "  --sym, --asym         symmetric (ONNX default) or asymmetric, with zero points\n"
     "  --quiet               no progress bar\n"
     "  -h, --help            this text\n";
 
@@ -165,13 +170,15 @@ static int cmd_export(int argc, char **argv) {
         {"cache", required_argument, 0, 'C'},    {"max-cache-len", required_argument, 0, 'L'},
         {"logits", required_argument, 0, 'K'},    {"stateless", no_argument, 0, 'S'},
         {"compress-to-fp16", no_argument, 0, 'F'}, {"revision", required_argument, 0, 'R'},
-        {"io", required_argument, 0, 'I'},
+        {"io", required_argument, 0, 'I'},       {"quantize", required_argument, 0, 'Q'},
+        {"group-size", required_argument, 0, 'g'}, {"sym", no_argument, 0, 'y'},
+        {"asym", no_argument, 0, 'a'},
         {0, 0, 0, 0}};
     const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
-               *logits = NULL, *revision = NULL, *io = NULL;
+               *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL;
     int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
-        compress = 0, c;
-    long batch = 2, seq = 16, max_cache_len = 0;
+        compress = 0, symmetric = -1, c;
+    long batch = 2, seq = 16, max_cache_len = 0, group_size = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -193,6 +200,10 @@ static int cmd_export(int argc, char **argv) {
         case 'F': compress = 1; break;
         case 'R': revision = optarg; break;
         case 'I': io = optarg; break;
+        case 'Q': quantize = optarg; break;
+        case 'g': if (parse_count("export", "--group-size", optarg, &group_size)) return 2; break;
+        case 'y': symmetric = 1; break;
+        case 'a': symmetric = 0; break;
         case 'h':
             fputs(export_usage, stdout);
             for (int i = 0; hfx_format_name(i); i++) printf("                          %-10s %s\n", hfx_format_name(i), hfx_format_summary(i));
@@ -290,6 +301,18 @@ static int cmd_export(int argc, char **argv) {
         snprintf(value, sizeof value, "%ld", max_cache_len);
         if (hfx_export_config_set(cfg, "max_cache_len", value, &err)) rc = fail_with(&err);
     }
+    if (!rc && quantize) {
+        if (strcmp(quantize, "int4") != 0 && strcmp(quantize, "int8") != 0)
+            rc = usage_error("export", "--quantize must be int4 or int8");
+        snprintf(value, sizeof value, "\"%s\"", quantize);
+        if (!rc && hfx_export_config_set(cfg, "quantize", value, &err)) rc = fail_with(&err);
+    }
+    if (!rc && group_size) {
+        snprintf(value, sizeof value, "%ld", group_size);
+        if (hfx_export_config_set(cfg, "group_size", value, &err)) rc = fail_with(&err);
+    }
+    if (!rc && symmetric >= 0 && hfx_export_config_set(cfg, "symmetric", symmetric ? "true" : "false", &err))
+        rc = fail_with(&err);
     if (!rc && logits) {
         if (strcmp(logits, "last") != 0 && strcmp(logits, "all") != 0)
             rc = usage_error("export", "--logits must be last or all");

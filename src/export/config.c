@@ -116,6 +116,20 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
         if (json_is_null(v) || (s && (strcmp(s, "optimum") == 0 || strcmp(s, "seed") == 0))) return HFX_OK;
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'io' must be \"optimum\" or \"seed\"");
     }
+    if (strcmp(key, "quantize") == 0) { /* hfx: weight quantization */
+        const char *s = json_string_value(v);
+        if (json_is_null(v) || (s && (strcmp(s, "int4") == 0 || strcmp(s, "int8") == 0))) return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'quantize' must be \"int4\", \"int8\" or null");
+    }
+    if (strcmp(key, "group_size") == 0) {
+        if (json_is_null(v) || (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= INT32_MAX))
+            return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size' must be a positive integer or null");
+    }
+    if (strcmp(key, "symmetric") == 0) {
+        if (json_is_null(v) || json_is_boolean(v)) return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'symmetric' must be true, false or null");
+    }
     if (strcmp(key, "moe_experts") == 0) { /* hfx: how mixture-of-experts layers run */
         const char *v2 = json_string_value(v);
         if (v2 && (strcmp(v2, "auto") == 0 || strcmp(v2, "all") == 0 || strcmp(v2, "gathered") == 0)) return HFX_OK;
@@ -141,7 +155,8 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
             k += (size_t)snprintf(known + k, sizeof known - k, ", %s", f->options[j].key);
     return hfx_fail(err, HFX_ERR_INVALID,
                     "export config: unknown key '%s' for export_format '%s' (known: %s, dtype, cache_implementation, "
-                    "max_cache_len, logits_to_keep, moe_experts, io, strict, prefer_deferred_runtime_asserts_over_guards, "
+                    "max_cache_len, logits_to_keep, moe_experts, io, quantize, group_size, symmetric, strict, "
+                    "prefer_deferred_runtime_asserts_over_guards, "
                     "optimize, quantizer)",
                     key, format, known);
 }
@@ -296,6 +311,17 @@ const char *hfx_cfg_cache(const hfx_export_config *c) {
 int64_t hfx_cfg_max_cache_len(const hfx_export_config *c) {
     const json_t *v = json_object_get(c->obj, "max_cache_len");
     return json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
+int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant *q) {
+    const char *s = json_string_value(json_object_get(c->obj, "quantize"));
+    const json_t *block = json_object_get(c->obj, "group_size"), *sym = json_object_get(c->obj, "symmetric");
+    if (!s) return (block && !json_is_null(block)) || (sym && !json_is_null(sym)) ? -1 : 0;
+    *q = (hfx_quant){.rule = f->quant.rule, .bits = strcmp(s, "int4") == 0 ? 4 : 8,
+                     .block = json_is_integer(block) ? json_integer_value(block) : f->quant.block,
+                     .symmetric = json_is_boolean(sym) ? json_is_true(sym) : f->quant.symmetric,
+                     .scale_dtype = HFX_DTYPE_F32};
+    return 1;
 }
 
 bool hfx_cfg_io_seed(const hfx_export_config *c) {

@@ -268,6 +268,8 @@ typedef struct component {
     json_t *metadata;             /* owned */
     bool stateful;                /* the state lives inside the model (the format's state option) */
     int attention, fused;         /* attention nodes built, and kept whole by the format */
+    hfx_quant quant;              /* the weights' quantization, when `quantized` > 0 linears take it */
+    int quantized;
 } component;
 
 static int count_op(const hfx_graph *g, hfx_op op) {
@@ -394,6 +396,14 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     json_object_set_new(md, "sequence_length", dim_json(o->seq));
     json_object_set_new(md, "producer", json_string("hfx " HFX_VERSION_STRING));
     if (o->io == HFX_IO_SEED) seed_fields(md, c, model);
+    if (c->quantized) { /* which weights are stored quantized, and how */
+        json_t *q = json_object();
+        json_object_set_new(q, "bits", json_integer(c->quant.bits));
+        json_object_set_new(q, "group_size", json_integer(c->quant.block));
+        json_object_set_new(q, "symmetric", json_boolean(c->quant.symmetric));
+        json_object_set_new(q, "linears", json_integer(c->quantized));
+        json_object_set_new(md, "quantization", q);
+    }
     /* attention as the runtime's fused op (OpenVINO's ScaledDotProductAttention), or written out
      * in primitives: OpenVINO GenAI's paged attention (continuous batching) needs "fused" */
     if (c->attention)
@@ -493,6 +503,14 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
     for (int i = 0; i < n && !st; i++) {
         component *c = &cs[i];
         st = hfx_arch_build_forward(model->arch, model->ck, &c->opts, c->g, err);
+        int quantize = st ? 0 : hfx_cfg_quant(c->cfg, fmt, &c->quant);
+        if (quantize < 0)
+            st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size' and 'symmetric' shape quantized weights; "
+                                                "set 'quantize' (--quantize int4|int8) too");
+        if (quantize > 0)
+            st = fmt->quant.supported ? hfx_quantize_linears(c->g, &c->quant, &c->quantized, err)
+                                      : hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                                                 "export_format '%s' cannot write quantized weights yet (onnx can)", fmt->name);
         c->attention = count_op(c->g, HFX_OP_ATTENTION);
         if (!st) st = hfx_decompose(c->g, fmt->keeps, err); /* what the format does not write itself */
         c->fused = count_op(c->g, HFX_OP_ATTENTION);

@@ -46,6 +46,14 @@ typedef struct hfx_format_graph {
                                             torch callers call it; NULL otherwise */
 } hfx_format_graph;
 
+/* What a format does with quantized weights (hfx_attrs.quant on linears). */
+typedef struct hfx_format_quant {
+    bool supported;
+    hfx_quant_rule rule;     /* whose arithmetic its quantized weights follow */
+    int64_t block;           /* the default block (group) size */
+    bool symmetric;          /* the default */
+} hfx_format_quant;
+
 typedef struct hfx_format {
     const char *name;        /* export_format: "onnx" */
     const char *summary;     /* one line for help texts */
@@ -66,6 +74,7 @@ typedef struct hfx_format {
      * "openvino_prefill.xml"); with the state option on, the graphs that read state keep it in
      * the model (the seed's stateful decode) and the others stay stateless. */
     const char *seed_prefix;
+    hfx_format_quant quant;
     /* The high-level IR nodes it writes itself; the exporter runs the decomposition pass with
      * it before `write`, which then sees only these and primitive ops. */
     hfx_keep_fn keeps;

@@ -62,8 +62,13 @@ static hfx_value *attention(hfx_graph *g, const hfx_node *n) {
  * backend's business), else a MatMul against the transposed view; the bias is always an Add. */
 static hfx_value *linear(hfx_graph *g, const hfx_node *n, bool keep_product) {
     hfx_value *x = n->in[0], *w = n->in[1];
+    if (n->attrs.quant && !keep_product) { /* a quantized weight is the format's own node */
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "this format has no quantized form of a linear yet");
+        return NULL;
+    }
     hfx_value *y = keep_product ? hfx_linear(g, x, w, NULL)
                                 : hfx_op2(g, HFX_OP_MATMUL, x, hfx_const_transpose2d(g, w));
+    if (y && y->producer && n->attrs.quant) y->producer->attrs.quant = n->attrs.quant;
     return n->n_in == 3 ? hfx_op2(g, HFX_OP_ADD, y, n->in[2]) : y;
 }
 

@@ -19,6 +19,7 @@
 #include "base/dtype.h"
 #include "base/mapping.h"
 #include "hfx/hfx.h"
+#include "ir/quant.h"
 
 /* ---- Dims ---- */
 
@@ -73,6 +74,7 @@ typedef struct hfx_attrs {
     hfx_dtype to;               /* cast target */
     int rank;                   /* reshape target rank, range length (rank 1) */
     hfx_dim dims[HFX_MAX_RANK];
+    const hfx_quant *quant;     /* linear: store its weight quantized so (NULL: as it is) */
 } hfx_attrs;
 
 /* ---- Initializers: constants that hold no bytes until a writer pulls them ----
@@ -100,6 +102,10 @@ typedef struct hfx_init {
     int n_parts;
     hfx_init_part *parts;           /* arena */
     const char *source;             /* description for messages: a tensor name (arena) */
+    const hfx_quant *quant;         /* non-NULL: no parts; part `quant_part` of the weight `quant_of`
+                                       quantized as `quant` (ir/quant.h), computed while read */
+    int quant_part;                 /* hfx_quant_part */
+    const struct hfx_init *quant_of;
 } hfx_init;
 
 uint64_t hfx_init_numel(const hfx_init *init);
@@ -308,6 +314,11 @@ hfx_status hfx_graph_verify(const hfx_graph *g, hfx_error *err);
  * verify. */
 hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in,
                            const hfx_attrs *a, hfx_value *const *outs, hfx_error *err);
+
+/* The quantization pass (quantize.c): every linear whose weight is a checkpoint matrix read by
+ * it alone is marked to store that weight quantized as q (attrs.quant); *count says how many.
+ * A weight q cannot cut into blocks is HFX_ERR_INVALID naming it. */
+hfx_status hfx_quantize_linears(hfx_graph *g, const hfx_quant *q, int *count, hfx_error *err);
 
 /* Which high-level nodes a backend writes as they are; the decomposition pass expands the rest. */
 typedef bool (*hfx_keep_fn)(const hfx_graph *g, const hfx_node *n);

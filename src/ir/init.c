@@ -16,12 +16,14 @@ uint64_t hfx_init_numel(const hfx_init *init) { return hfx_numel(init->rank, ini
 uint64_t hfx_init_nbytes(const hfx_init *init) { return hfx_dtype_nbytes(init->dtype, hfx_init_numel(init)); }
 
 bool hfx_init_is_mapped(const hfx_init *init) {
+    if (init->quant) return hfx_init_is_mapped(init->quant_of);
     for (int i = 0; i < init->n_parts; i++)
         if (!init->parts[i].mapping) return false;
     return init->n_parts > 0;
 }
 
 hfx_status hfx_init_check_files(const hfx_init *init, hfx_error *err) {
+    if (init->quant) return hfx_init_check_files(init->quant_of, err);
     for (int i = 0; i < init->n_parts; i++) {
         const hfx_mapping *m = init->parts[i].mapping;
         if (m && (i == 0 || m != init->parts[i - 1].mapping) && !hfx_mapping_intact(m))
@@ -33,6 +35,11 @@ hfx_status hfx_init_check_files(const hfx_init *init, hfx_error *err) {
 
 bool hfx_init_same(const hfx_init *a, const hfx_init *b) {
     if (a == b) return true;
+    if (a->quant || b->quant) /* the same part of the same weight, quantized alike */
+        return a->quant && b->quant && a->quant_part == b->quant_part && a->dtype == b->dtype &&
+               a->quant->rule == b->quant->rule && a->quant->bits == b->quant->bits &&
+               a->quant->block == b->quant->block && a->quant->symmetric == b->quant->symmetric &&
+               a->quant->scale_dtype == b->quant->scale_dtype && hfx_init_same(a->quant_of, b->quant_of);
     if (a->dtype != b->dtype || a->rank != b->rank || a->n_parts != b->n_parts ||
         memcmp(a->shape, b->shape, sizeof a->shape) != 0)
         return false;
@@ -212,6 +219,7 @@ hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, v
                          hfx_error *err) {
     if (first + count > hfx_init_numel(init) || first + count < first)
         return hfx_fail(err, HFX_ERR_INTERNAL, "read of '%s' past its end", init->source);
+    if (init->quant) return hfx_quant_read(init, first, count, dst, err);
     if (hfx_dtype_is_packed(init->dtype))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "'%s': element reads of %s are not supported (packed type)",
                         init->source, hfx_dtype_name(init->dtype));
@@ -290,6 +298,12 @@ static void drop_pages(const uint8_t *lo_p, const uint8_t *hi_p) {
 }
 
 void hfx_init_release_range(const hfx_init *init, uint64_t first, uint64_t count) {
+    if (init->quant) { /* the weight rows the part's elements came from */
+        uint64_t src_first, src_count;
+        hfx_quant_source_range(init, first, count, &src_first, &src_count);
+        if (src_count) hfx_init_release_range(init->quant_of, src_first, src_count);
+        return;
+    }
     uint64_t part_start = 0;
     for (int i = 0; i < init->n_parts && count > 0; i++) {
         const hfx_init_part *p = &init->parts[i];
@@ -314,6 +328,10 @@ void hfx_init_release_range(const hfx_init *init, uint64_t first, uint64_t count
 }
 
 void hfx_init_release(const hfx_init *init) {
+    if (init->quant) {
+        hfx_init_release(init->quant_of);
+        return;
+    }
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0) return;
     for (int i = 0; i < init->n_parts; i++) {

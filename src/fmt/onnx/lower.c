@@ -89,6 +89,25 @@ static const char *init_const(onnx_model *m, const hfx_init *init) {
         if (m->inits[i].src && hfx_init_same(m->inits[i].src, init)) return m->inits[i].name;
     onnx_init *in = add_init(m);
     if (!in) return "";
+    if (init->quant) { /* a weight's quantized parts: its name and onnxruntime's quantizer's suffixes */
+        static const char *const suffix[] = {[HFX_QUANT_CODES] = "_Q%d", [HFX_QUANT_SCALES] = "_scales",
+                                             [HFX_QUANT_ZEROS] = "_zero_points"};
+        char sfx[32];
+        snprintf(sfx, sizeof sfx, suffix[init->quant_part], init->quant->bits);
+        const char *name = hfx_arena_printf(m->arena, "%s%s", init->source, sfx);
+        for (int i = 0; name && i < m->n_inits - 1; i++) /* slices of one tensor (fused q/k/v): numbered */
+            if (strcmp(m->inits[i].name, name) == 0) {
+                name = hfx_arena_printf(m->arena, "%s/%d%s", init->source, m->counter++, sfx);
+                i = -1;
+            }
+        in->name = made(m, name);
+        in->dtype = init->dtype;
+        in->rank = init->rank;
+        memcpy(in->shape, init->shape, sizeof in->shape);
+        in->src = init;
+        in->nbytes = hfx_init_nbytes(init);
+        return in->name;
+    }
     /* checkpoint tensors keep their names when read as-is, so the graph reads like the model */
     bool plain = init->n_parts == 1 && init->parts[0].offset == 0 &&
                  init->parts[0].rank == init->rank &&
@@ -143,14 +162,22 @@ static void attr_ints(attrs *a, const char *name, int n, const int64_t *v) {
     hfx_buf_free(&t);
 }
 
-/* Emit one node with n_out outputs; `a` may be NULL. Its buffer is consumed. */
+/* Emit one node with n_out outputs; `a` may be NULL. Its buffer is consumed. An op named
+ * "com.microsoft.X" is onnxruntime's contrib op X. */
 static void emit_outputs(onnx_model *m, const char *op, int n_in, const char *const *in, int n_out,
                          const char *const *outs, attrs *a) {
     hfx_buf n = {0};
+    static const char contrib[] = "com.microsoft.";
+    bool is_contrib = strncmp(op, contrib, sizeof contrib - 1) == 0;
+    if (is_contrib) {
+        op += sizeof contrib - 1;
+        m->contrib = true;
+    }
     for (int i = 0; i < n_in; i++) pb_string(&n, NODE_INPUT, in[i] ? in[i] : "");
     for (int i = 0; i < n_out; i++) pb_string(&n, NODE_OUTPUT, outs[i]);
     pb_string(&n, NODE_NAME, made(m, hfx_arena_printf(m->arena, "%s%s", op, outs[0])));
     pb_string(&n, NODE_OP_TYPE, op);
+    if (is_contrib) pb_string(&n, NODE_DOMAIN, "com.microsoft");
     if (a) {
         hfx_buf_append(&n, a->buf.data, a->buf.len);
         if (a->buf.oom) n.oom = 1; /* an attribute that could not be written */
@@ -251,9 +278,49 @@ static bool linear_on_stored(onnx_model *m, const hfx_node *n, const char *out) 
     return true;
 }
 
+/* A quantized linear: onnxruntime's MatMulNBits over the weight's codes [N, blocks, block·bits/8],
+ * scales [N, blocks] (the activations' type) and, asymmetric, zero points; the weight keeps
+ * its [out, in] layout. */
+static void linear_nbits(onnx_model *m, const hfx_node *n, const char *out) {
+    const hfx_init *w = n->in[1]->init;
+    hfx_dtype act = n->in[0]->dtype;
+    if (act != HFX_DTYPE_F32 && act != HFX_DTYPE_F16) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "onnx: MatMulNBits takes float32 or float16 activations, not %s",
+                      hfx_dtype_name(act));
+        return;
+    }
+    hfx_quant q = *n->attrs.quant;
+    q.scale_dtype = act;
+    if (q.block < 16 || (q.block & (q.block - 1))) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "onnx: MatMulNBits takes blocks of a power of two of at least "
+                      "16 weights, not %lld", (long long)q.block);
+        return;
+    }
+    const hfx_init *codes = hfx_quant_init(m->arena, w, &q, HFX_QUANT_CODES);
+    const hfx_init *scales = hfx_quant_init(m->arena, w, &q, HFX_QUANT_SCALES);
+    const hfx_init *zeros = q.symmetric ? NULL : hfx_quant_init(m->arena, w, &q, HFX_QUANT_ZEROS);
+    if (!codes || !scales || (!q.symmetric && !zeros)) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+        return;
+    }
+    const char *in[4] = {name_of(m, n->in[0]), init_const(m, codes), init_const(m, scales),
+                         zeros ? init_const(m, zeros) : NULL};
+    attrs a = {0};
+    attr_int(&a, "K", w->shape[1]);
+    attr_int(&a, "N", w->shape[0]);
+    attr_int(&a, "bits", q.bits);
+    attr_int(&a, "block_size", q.block);
+    if (m->accuracy_level) attr_int(&a, "accuracy_level", m->accuracy_level);
+    emit(m, "com.microsoft.MatMulNBits", zeros ? 4 : 3, in, out, &a);
+}
+
 static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
     if (n->n_in != 2) { /* the decomposition pass splits biases off */
         hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "onnx: a linear with a bias was not decomposed");
+        return;
+    }
+    if (n->attrs.quant) {
+        linear_nbits(m, n, out);
         return;
     }
     if (linear_on_stored(m, n, out)) return;
@@ -367,10 +434,11 @@ bool hfx_onnx_keeps(const hfx_graph *g, const hfx_node *n) {
     return n->op == HFX_OP_LINEAR;
 }
 
-hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, onnx_model *m, hfx_error *err) {
+hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, int accuracy_level, onnx_model *m, hfx_error *err) {
     memset(m, 0, sizeof *m);
     m->err = err;
     m->opset = opset;
+    m->accuracy_level = accuracy_level;
     m->arena = hfx_arena_new();
     m->names = calloc((size_t)g->n_values + 1, sizeof *m->names);
     if (!m->arena || !m->names) return hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");

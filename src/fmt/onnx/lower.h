@@ -26,6 +26,8 @@ typedef struct onnx_model {
     int n_inits, cap_inits;
     const char **names;            /* owned array: ONNX name per IR value id */
     int opset, counter;
+    bool contrib;                  /* a node of onnxruntime's com.microsoft domain was written */
+    int accuracy_level;            /* MatMulNBits' accuracy_level (0: unset, float compute) */
     hfx_status st;
     hfx_error *err;
 } onnx_model;
@@ -33,7 +35,7 @@ typedef struct onnx_model {
 int hfx_onnx_dtype(hfx_dtype dt);
 /* The high-level nodes ONNX writes itself (hfx_keep_fn): linear, for its transposed weight view. */
 bool hfx_onnx_keeps(const hfx_graph *g, const hfx_node *n);
-hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, onnx_model *m, hfx_error *err);
+hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, int accuracy_level, onnx_model *m, hfx_error *err);
 void hfx_onnx_model_free(onnx_model *m);
 
 #endif

@@ -195,6 +195,12 @@ static hfx_status model_proto(const hfx_graph *g, onnx_model *m, int opset, cons
     pb_string(&sub, OPSET_DOMAIN, "");
     pb_int(&sub, OPSET_VERSION, opset);
     pb_message(model, MODEL_OPSET_IMPORT, &sub);
+    if (m->contrib) { /* onnxruntime's contrib ops (MatMulNBits) */
+        hfx_buf_free(&sub);
+        pb_string(&sub, OPSET_DOMAIN, "com.microsoft");
+        pb_int(&sub, OPSET_VERSION, 1);
+        pb_message(model, MODEL_OPSET_IMPORT, &sub);
+    }
     for (int i = 0; i < g->n_meta; i++) entry(model, MODEL_METADATA_PROPS, g->meta[i].key, g->meta[i].value);
     if (st == HFX_OK && (model->oom || graph.oom || sub.oom)) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     hfx_buf_free(&graph);
@@ -238,7 +244,7 @@ static hfx_status onnx_write(const hfx_format_graph *cs, int n, hfx_outdir *out,
     if (!ms) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     hfx_status st = HFX_OK;
     for (int c = 0; c < n && st == HFX_OK; c++) {
-        st = hfx_onnx_lower(cs[c].g, (int)cs[c].opt[ONNX_OPT_OPSET], &ms[c], err);
+        st = hfx_onnx_lower(cs[c].g, (int)cs[c].opt[ONNX_OPT_OPSET], (int)cs[c].opt[ONNX_OPT_ACCURACY_LEVEL], &ms[c], err);
         if (st) hfx_error_prefix(err, "%s", cs[c].file);
     }
     if (st == HFX_OK && !cs[0].own_weights) st = write_group(cs, ms, n, DATA_FILE, out, err);
@@ -264,9 +270,13 @@ static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
      * the patterns ONNX Runtime fuses when it loads the graph (README, "Export config") */
     [ONNX_OPT_ORT_FUSIONS] = {"ort_fusions", HFX_OPTION_CHOICE, 0, 0, 0, false, NULL,
                               (const char *const[]){"cpu", "cuda", "webgpu", "dml", NULL}, "optimize"},
+    /* hfx: MatMulNBits' accuracy_level for quantized weights (0 unset: float compute, exact
+     * against the dequantized weights; 4: int8 activations, faster on CPUs) */
+    [ONNX_OPT_ACCURACY_LEVEL] = {"accuracy_level", HFX_OPTION_INT, 0, 0, 4, false, NULL},
 };
 
 const hfx_format hfx_format_onnx = {
     .name = "onnx", .summary = "ONNX (.onnx + .onnx_data), for ONNX Runtime and onnxruntime-genai",
     .graph_ext = ".onnx", .options = onnx_options, .n_options = ONNX_N_OPTIONS, .genai_config = true, .seed_io = true, .seed_prefix = "",
+    .quant = {true, HFX_QUANT_RULE_ORT, 32, true}, /* onnxruntime-genai's builder's defaults */
     .keeps = hfx_onnx_keeps, .write = onnx_write};

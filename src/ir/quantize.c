@@ -1,0 +1,43 @@
+/* The quantization pass (graph.h: hfx_quantize_linears): which linears store their weights
+ * quantized. A weight qualifies when it is a checkpoint matrix read by that linear alone: a
+ * computed table has no reference quantizer, and a weight another node also reads (tied
+ * embeddings, which a Gather reads by row) must stay whole for that reader. */
+#include <string.h>
+
+#include "base/status.h"
+#include "ir/graph.h"
+
+/* Whether value v feeds any node other than `user`. */
+static bool read_elsewhere(const hfx_graph *g, const hfx_value *v, const hfx_node *user) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const hfx_node *n = g->nodes[i];
+        if (n == user) continue;
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] == v) return true;
+    }
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == v) return true;
+    return false;
+}
+
+hfx_status hfx_quantize_linears(hfx_graph *g, const hfx_quant *q, int *count, hfx_error *err) {
+    *count = 0;
+    if (g->failed) return hfx_graph_status(g, err);
+    hfx_quant *copy = hfx_arena_alloc(g->arena, sizeof *copy);
+    if (!copy) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    *copy = *q;
+    for (int i = 0; i < g->n_nodes; i++) {
+        hfx_node *n = g->nodes[i];
+        const hfx_value *w = n->op == HFX_OP_LINEAR ? n->in[1] : NULL;
+        if (!w || !w->init || w->init->rank != 2 || !hfx_init_is_mapped(w->init) || read_elsewhere(g, w, n))
+            continue;
+        if (!hfx_quant_valid(q, w->init->shape[1]))
+            return hfx_fail(err, HFX_ERR_INVALID,
+                            "quantization: %d bits in blocks of %lld cannot be applied to '%s' (%lld inputs): the "
+                            "block must be a power of two of at least 16, or the whole row",
+                            q->bits, (long long)q->block, w->init->source, (long long)w->init->shape[1]);
+        n->attrs.quant = copy;
+        ++*count;
+    }
+    return HFX_OK;
+}

@@ -1,0 +1,241 @@
+"""Weight quantization (`--quantize int4|int8`, ONNX: com.microsoft.MatMulNBits).
+
+- Bit for bit: each MatMulNBits hfx writes holds the codes, scales and zero points that
+  onnxruntime's own quantizer (MatMulNBitsQuantizer, round to nearest) writes for the same linear
+  of hfx's float32 export of the same checkpoint — int4 and int8, symmetric and asymmetric,
+  blocks that divide the input size and blocks it pads.
+- Against transformers: the quantized export's logits equal transformers' on the same
+  checkpoint with every quantized weight replaced by its dequantized value (decoded here from
+  the MatMulNBits initializers, as the contrib op's spec defines them), within 1e-4; greedy
+  generation through examples/generate_onnx.py equals that model's generate.
+- Only checkpoint matrices that a linear alone reads are quantized: a tied head (the embedding
+  a Gather also reads) stays float."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+from onnx import numpy_helper
+
+import models
+import wave1b_models as W
+from conftest import PARITY_ATOL, describe, run_hfx
+
+# K not a multiple of every block (intermediate 200: the down projection pads), an untied head
+Q_LLAMA = models.Variant("q_llama", "llama", dict(models.LLAMA, hidden_size=96, intermediate_size=200,
+                                                  vocab_size=300, tie_word_embeddings=False), seed=3)
+Q_QWEN3 = models.Variant("q_qwen3", "qwen3", dict(models.QWEN3, tie_word_embeddings=True), seed=4)
+VARIANTS = {v.name: v for v in (Q_LLAMA, Q_QWEN3)}
+
+# (bits, block, symmetric)
+SCHEMES = [(4, 32, True), (4, 32, False), (4, 128, True), (4, 64, False), (8, 32, True), (8, 128, False)]
+
+
+def _id(s):
+    return f"int{s[0]}-b{s[1]}-{'sym' if s[2] else 'asym'}"
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    root = tmp_path_factory.mktemp("quant_ckpt")
+    wave1b = W.Checkpoints(root / "wave1b")
+    done = {}
+
+    def get(name):
+        if name not in done:
+            done[name] = wave1b(name) if name == "gpt2" else models.save_checkpoint(VARIANTS[name], root / name)
+        return done[name]
+    return get
+
+
+def _export(checkpoint, out, *flags):
+    proc = run_hfx(["export", checkpoint, out, "--format", "onnx", "--dynamic", "--quiet", *flags])
+    assert proc.returncode == 0, describe(proc)
+    return out
+
+
+def _nbits_nodes(model):
+    """{output name: (node, {input name: array})} for every MatMulNBits."""
+    inits = {i.name: i for i in model.graph.initializer}
+    out = {}
+    for n in model.graph.node:
+        if n.op_type == "MatMulNBits":
+            out[n.output[0]] = (n, {name: numpy_helper.to_array(inits[name]) for name in n.input[1:] if name})
+    return out
+
+
+def _attrs(node):
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+@pytest.mark.parametrize("name,dtype,scheme", [(n, "fp32", s) for n in ("q_llama", "gpt2") for s in SCHEMES] +
+                         [("q_llama", "fp16", s) for s in (SCHEMES[1], SCHEMES[4])],
+                         ids=lambda x: _id(x) if isinstance(x, tuple) else str(x))
+def test_bytes_equal_onnxruntime_quantizer(ckpt, tmp_path, name, dtype, scheme):
+    """fp16: the scales are float16, and the codes use each scale as stored (rounded)."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    bits, block, sym = scheme
+    ck = ckpt(name)
+    plain = onnx.load(str(_export(ck, tmp_path / "plain", "--dtype", dtype) / "model.onnx"))
+    q = MatMulNBitsQuantizer(plain, bits=bits, block_size=block, is_symmetric=sym)
+    q.process()
+    theirs = _nbits_nodes(q.model.model)
+    ours_dir = _export(ck, tmp_path / "q", "--dtype", dtype, "--quantize", f"int{bits}", "--group-size", str(block),
+                       "--sym" if sym else "--asym")
+    ours = _nbits_nodes(onnx.load(str(ours_dir / "model.onnx")))
+    assert ours, "no MatMulNBits written"
+    assert set(ours) <= set(theirs), "hfx quantized a MatMul onnxruntime's quantizer did not"
+    for out, (node, arrays) in ours.items():
+        their_node, their_arrays = theirs[out]
+        assert _attrs(node) == _attrs(their_node), out
+        a, b = list(arrays.values()), list(their_arrays.values())
+        assert len(a) == len(b), f"{out}: inputs {list(arrays)} vs {list(their_arrays)}"
+        for x, y, what in zip(a, b, ("codes", "scales", "zero points")):
+            assert x.dtype == y.dtype and x.shape == y.shape, f"{out} {what}: {x.dtype}{x.shape} vs {y.dtype}{y.shape}"
+            assert np.array_equal(x, y), f"{out} {what}: {np.sum(x != y)} of {x.size} differ"
+
+
+def _dequantize(node, arrays):
+    """The float [N, K] weight a MatMulNBits computes with (the contrib op's definition): code −
+    zero point (2^(bits−1) when absent) times the block's scale."""
+    at = _attrs(node)
+    n, k, bits, block = at["N"], at["K"], at["bits"], at["block_size"]
+    codes, scales = list(arrays.values())[:2]
+    blocks = (k + block - 1) // block
+    raw = codes.reshape(n, blocks, -1)
+    if bits == 4:
+        q = np.stack([raw & 0xF, raw >> 4], axis=-1).reshape(n, blocks, block)
+    else:
+        q = raw.reshape(n, blocks, block)
+    if len(arrays) > 2:
+        z = list(arrays.values())[2].reshape(n, -1)
+        if bits == 4:
+            z = np.stack([z & 0xF, z >> 4], axis=-1).reshape(n, -1)
+        zp = z[:, :blocks].astype(np.float32)
+    else:
+        zp = np.full((n, blocks), 2 ** (bits - 1), np.float32)
+    w = (q.astype(np.float32) - zp[:, :, None]) * scales.reshape(n, blocks)[:, :, None].astype(np.float32)
+    return w.reshape(n, blocks * block)[:, :k]
+
+
+def _dequantized_model(checkpoint, graph):
+    """transformers' model of the checkpoint with each quantized weight (named by its initializer:
+    the checkpoint tensor + "_Q<bits>") replaced by its dequantized value."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(checkpoint), attn_implementation="eager").eval()
+    state = model.state_dict()
+    replaced = 0
+    for node, arrays in _nbits_nodes(onnx.load(str(graph))).values():
+        tensor = node.input[1].rsplit("_Q", 1)[0]
+        assert tensor in state, f"{node.input[1]}: no checkpoint tensor {tensor}"
+        state[tensor] = torch.from_numpy(_dequantize(node, arrays))
+        replaced += 1
+    model.load_state_dict(state)
+    return model, replaced
+
+
+@pytest.mark.parametrize("scheme", [SCHEMES[0], SCHEMES[3], SCHEMES[5]], ids=_id)
+@pytest.mark.parametrize("name", ["q_llama", "q_qwen3"])
+def test_logits_equal_transformers_on_dequantized_weights(ckpt, tmp_path, name, scheme):
+    bits, block, sym = scheme
+    ck = ckpt(name)
+    out = _export(ck, tmp_path / "q", "--quantize", f"int{bits}", "--group-size", str(block), "--sym" if sym else "--asym")
+    model, replaced = _dequantized_model(ck, out / "model.onnx")
+    cfg = json.loads((ck / "config.json").read_text())
+    layers = cfg["num_hidden_layers"]
+    # every projection of every layer, and the head when it is not tied to the embeddings
+    assert replaced == 7 * layers + (0 if cfg.get("tie_word_embeddings") else 1)
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
+        feed = models.make_inputs(case, cfg["vocab_size"])
+        got = sess.run(["logits"], feed)[0]
+        with torch.no_grad():
+            want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
+        keep = feed["attention_mask"].astype(bool)
+        diff = np.abs(got - want)[keep].max()
+        assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
+
+
+def test_generation_equals_transformers_on_dequantized_weights(ckpt, tmp_path):
+    """int4 prefill + decode through examples/generate_onnx.py: transformers' greedy tokens on
+    the dequantized weights, batch 1 and batch 3 left-padded."""
+    from genutil import run_loop
+
+    ck = ckpt("q_llama")
+    out = _export(ck, tmp_path / "q", "--for-generation", "--quantize", "int4")
+    model, _ = _dequantized_model(ck, out / "prefill.onnx")  # decode.onnx's are the same weights, alike
+    vocab = json.loads((ck / "config.json").read_text())["vocab_size"]
+    rng = np.random.default_rng(5)
+    for lengths in ((6,), (9, 4, 1)):
+        rows = [rng.integers(3, vocab, size=n).tolist() for n in lengths]
+        res = run_loop(out, rows, 24)
+        assert res.proc.returncode == 0, describe(res.proc)
+        assert len(res.tokens) == len(rows)
+        for row, got in zip(rows, res.tokens):
+            with torch.no_grad():  # up to its end-of-sequence token; the loop pads with it after that
+                want = model.generate(torch.tensor([row]), max_new_tokens=24, do_sample=False,
+                                      pad_token_id=0)[0, len(row):].tolist()
+            assert got[:len(want)] == want and set(got[len(want):]) <= {2}, f"prompt {row}: {got} vs {want}"
+
+
+def test_tied_head_stays_float(ckpt, tmp_path):
+    out = _export(ckpt("q_qwen3"), tmp_path / "q", "--quantize", "int8")
+    m = onnx.load(str(out / "model.onnx"))
+    md = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["quantization"]
+    assert md == {"bits": 8, "group_size": 32, "symmetric": True, "linears": 14}
+    assert sum(n.op_type == "MatMulNBits" for n in m.graph.node) == 14
+    assert any(n.op_type == "Gather" for n in m.graph.node)
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--quantize", "int3"], "--quantize must be int4 or int8"),
+    (["--quantize", "int4", "--group-size", "24"], "power of two"),
+    (["--group-size", "64"], "set 'quantize'"),
+])
+def test_bad_quantization_is_refused(ckpt, tmp_path, flags, message):
+    proc = run_hfx(["export", ckpt("q_llama"), tmp_path / "out", "--format", "onnx", "--quiet", *flags])
+    assert proc.returncode == 2, describe(proc)
+    assert message in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("fmt", ["openvino", "dynamo"])
+def test_formats_without_quantized_weights_refuse(ckpt, tmp_path, fmt):
+    proc = run_hfx(["export", ckpt("q_llama"), tmp_path / "out", "--format", fmt, "--quiet", "--quantize", "int4"])
+    assert proc.returncode == 2, describe(proc)
+    assert "cannot write quantized weights yet" in proc.stderr
+
+
+@pytest.mark.parametrize("scheme", [SCHEMES[0], SCHEMES[1]], ids=_id)
+def test_onnxruntime_genai_runs_an_int4_export(ckpt, tmp_path, scheme):
+    """onnxruntime-genai on the int4 multi-token export (genai_config.json + decode.onnx): the
+    dequantized model's greedy tokens."""
+    import onnxruntime_genai as og
+
+    bits, block, sym = scheme
+    ck = ckpt("q_llama")
+    out = _export(ck, tmp_path / "q", "--for-generation", "--multi-token-decode", "--quantize", f"int{bits}",
+                  "--group-size", str(block), "--sym" if sym else "--asym")
+    model, _ = _dequantized_model(ck, out / "decode.onnx")
+    genai = og.Model(str(out))
+    eos = model.generation_config.eos_token_id
+    for prompt in ([5, 6, 7, 8, 9, 10], [11, 12, 13]):
+        params = og.GeneratorParams(genai)
+        params.set_search_options(max_length=len(prompt) + 24, do_sample=False)
+        gen = og.Generator(genai, params)
+        gen.append_tokens(np.array([prompt], dtype=np.int32))
+        while not gen.is_done():
+            gen.generate_next_token()
+        got = [int(t) for t in gen.get_sequence(0)][len(prompt):]
+        with torch.no_grad():
+            want = model.generate(torch.tensor([prompt]), max_new_tokens=24, do_sample=False)[0, len(prompt):].tolist()
+        if want and want[-1] == eos:  # genai ends the sequence before the EOS it stopped at
+            want = want[:-1]
+        assert got == want and len(want) >= 8, f"prompt {prompt}: {got} vs {want}"
