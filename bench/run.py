@@ -205,6 +205,14 @@ def tools(model: Path, work: Path) -> dict:
         "transformers.exporters DynamoExporter": ([PY, "-c", SEED, model, work / "seed-pt2", "dynamo", "forward"], work / "seed-pt2", "hfx dynamo fp32"),
         "onnxruntime-genai builder fp32": ([PY, "-m", "onnxruntime_genai.models.builder", "-i", model, "-o", work / "genai",
                                             "-p", "fp32", "-e", "cpu", "-c", work / "genai-cache"], work / "genai", "hfx onnx fp32 generation"),
+        # quantized weights (int4: block 32, symmetric, as the builder's defaults)
+        "hfx onnx int4 generation": ([HFX, "export", model, work / "hfx-onnx-int4", "--format", "onnx", "--dynamic", *gen,
+                                      "--quantize", "int4", "--quiet"], work / "hfx-onnx-int4", None),
+        "hfx onnx int8 generation": ([HFX, "export", model, work / "hfx-onnx-int8", "--format", "onnx", "--dynamic", *gen,
+                                      "--quantize", "int8", "--quiet"], work / "hfx-onnx-int8", None),
+        "onnxruntime-genai builder int4": ([PY, "-m", "onnxruntime_genai.models.builder", "-i", model, "-o", work / "genai-int4",
+                                            "-p", "int4", "-e", "cpu", "-c", work / "genai-int4-cache"], work / "genai-int4",
+                                           "hfx onnx int4 generation"),
     }
     for kind, name, args, vs in (
         ("onnx", "optimum-cli export onnx", ["onnx", "--task", "text-generation-with-past"], "hfx onnx fp32 generation"),
@@ -220,7 +228,7 @@ def tools(model: Path, work: Path) -> dict:
 
 
 # the export table's outputs that the runtime part times (hfx's generation graphs it exports itself)
-RUNTIME_INPUTS = ("genai", "optimum-onnx", "optimum-openvino")
+RUNTIME_INPUTS = ("genai", "genai-int4", "hfx-onnx-int4", "hfx-onnx-int8", "optimum-onnx", "optimum-openvino")
 
 
 def selected(name: str) -> bool:
@@ -517,6 +525,12 @@ def runtime_graphs(name: str, work: Path) -> dict:
         ("onnxruntime", "transformers.exporters (export_for_generation)"): lambda: seed_generation("generation"),
         ("onnxruntime", "transformers.exporters (static cache)"): lambda: seed_generation("generation-static"),
         ("onnxruntime", "onnxruntime-genai builder"): lambda: OrtGraph(work / "genai" / "model.onnx", work / "genai" / "model.onnx", config),
+        ("onnxruntime", "hfx int8 (multi-token decode)"): lambda: OrtGraph(work / "hfx-onnx-int8" / "decode.onnx",
+                                                                           work / "hfx-onnx-int8" / "decode.onnx", config),
+        ("onnxruntime", "hfx int4 (multi-token decode)"): lambda: OrtGraph(work / "hfx-onnx-int4" / "decode.onnx",
+                                                                           work / "hfx-onnx-int4" / "decode.onnx", config),
+        ("onnxruntime", "onnxruntime-genai builder int4"): lambda: OrtGraph(work / "genai-int4" / "model.onnx",
+                                                                            work / "genai-int4" / "model.onnx", config),
         ("onnxruntime", "optimum-cli export onnx"): lambda: optimum("onnx"),
         ("torch eager", "hfx (io seed, dynamic cache)"): hfx_seed_dynamo,
         ("torch eager", "transformers.exporters (export_for_generation)"): seed_dynamo,

@@ -85,25 +85,34 @@ static void ort_block(const hfx_quant *q, const float *w, int64_t n, int64_t siz
     memset(codes + n, 0, (size_t)(size - n));
 }
 
-/* Block b of row `row`: read its weights in the weight's dtype (the values the unquantized
- * graph would hold: a float32 checkpoint exported as float16 is rounded first), widen, quantize. */
-static hfx_status block_of(const hfx_init *init, int64_t row, int64_t b, float *w, float *scale, uint8_t *zp,
-                           uint8_t *codes, hfx_error *err) {
-    const hfx_quant *q = init->quant;
-    const hfx_init *weight = init->quant_of;
-    int64_t cols = weight->shape[1], start = b * q->block;
-    int64_t n = cols - start < q->block ? cols - start : q->block;
-    hfx_status st = hfx_init_read(weight, (uint64_t)(row * cols + start), (uint64_t)n, w, err);
-    if (!st && weight->dtype != HFX_DTYPE_F32) { /* 16-bit values, read into w's front: widen from the back */
-        const uint16_t *h = (const uint16_t *)w;
+/* Weights [c0, c1) of row `row` as float32, in the weight's dtype first (the values the
+ * unquantized graph would hold: a float32 checkpoint exported as float16 is rounded first). */
+static hfx_status read_row(const hfx_init *weight, int64_t row, int64_t c0, int64_t c1, float *w, hfx_error *err) {
+    int64_t cols = weight->shape[1], n = c1 - c0;
+    hfx_status st = hfx_init_read(weight, (uint64_t)(row * cols + c0), (uint64_t)n, w, err);
+    if (!st && weight->dtype != HFX_DTYPE_F32) { /* 16-bit values at w's front: widen from the back */
+        const uint8_t *h = (const uint8_t *)w;
         for (int64_t i = n - 1; i >= 0; i--) {
             uint16_t x;
-            memcpy(&x, h + i, 2);
+            memcpy(&x, h + 2 * i, 2);
             w[i] = weight->dtype == HFX_DTYPE_F16 ? hfx_f16_to_f32(x) : hfx_bf16_to_f32(x);
         }
     }
-    if (!st) ort_block(q, w, n, q->block, scale, zp, codes);
     return st;
+}
+
+/* The blocks of a row that hold its part elements [at, stop). */
+static void blocks_for(const hfx_quant *q, hfx_quant_part part, int64_t blocks, uint64_t at, uint64_t stop,
+                       int64_t *b0, int64_t *b1) {
+    uint64_t bytes = (uint64_t)q->block * (uint64_t)q->bits / 8;
+    if (part == HFX_QUANT_CODES) {
+        *b0 = (int64_t)(at / bytes), *b1 = (int64_t)((stop - 1) / bytes);
+    } else if (part == HFX_QUANT_SCALES || q->bits == 8) {
+        *b0 = (int64_t)at, *b1 = (int64_t)stop - 1;
+    } else { /* 4-bit zero points: two blocks a byte */
+        *b0 = (int64_t)at * 2, *b1 = (int64_t)(stop - 1) * 2 + 1;
+        if (*b1 >= blocks) *b1 = blocks - 1;
+    }
 }
 
 hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst, hfx_error *err) {
@@ -113,64 +122,61 @@ hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, 
         weight->rank != 2 || q->rule != HFX_QUANT_RULE_ORT)
         return hfx_fail(err, HFX_ERR_INTERNAL, "'%s': a quantized part of a weight that is not a float matrix",
                         init->source);
-    int64_t cols = weight->shape[1], blocks = hfx_quant_blocks(q, cols);
-    hfx_quant_part part = (hfx_quant_part)init->quant_part;
-    uint64_t per_row = row_size(q, part, cols);
-    float *w = malloc(sizeof(float) * (size_t)q->block);
-    uint8_t *codes = malloc((size_t)q->block);
-    if (!w || !codes) {
-        free(w), free(codes);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
+    const int64_t cols = weight->shape[1], blocks = hfx_quant_blocks(q, cols), size = q->block;
+    const hfx_quant_part part = (hfx_quant_part)init->quant_part;
+    const uint64_t per_row = row_size(q, part, cols), bytes = (uint64_t)size * (uint64_t)q->bits / 8;
+    /* a row's weights, codes (one per byte, then packed in place), scales and zero points */
+    float *w = malloc(sizeof(float) * (size_t)(blocks * size)), *scales = malloc(sizeof(float) * (size_t)blocks);
+    uint8_t *codes = malloc((size_t)(blocks * size)), *zps = malloc((size_t)blocks);
+    hfx_status st = w && scales && codes && zps ? HFX_OK : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     uint8_t *out = dst;
-    hfx_status st = HFX_OK;
-    /* one block at a time: the block that holds element e, its element range in the part */
-    for (uint64_t e = first; e < first + count && !st;) {
-        int64_t row = (int64_t)(e / per_row);
-        uint64_t at = e % per_row;
-        int64_t b;
-        uint64_t lo, hi; /* the part's elements, within the row, this block (or block pair) fills */
-        if (part == HFX_QUANT_CODES) {
-            uint64_t bytes = (uint64_t)q->block * (uint64_t)q->bits / 8;
-            b = (int64_t)(at / bytes), lo = (uint64_t)b * bytes, hi = lo + bytes;
-        } else if (part == HFX_QUANT_SCALES || q->bits == 8) {
-            b = (int64_t)at, lo = at, hi = at + 1;
-        } else { /* a byte of 4-bit zero points: two blocks */
-            b = (int64_t)at * 2, lo = at, hi = at + 1;
-        }
-        float scale;
-        uint8_t zp, zp2 = (uint8_t)(1 << (q->bits - 1));
-        st = block_of(init, row, b, w, &scale, &zp, codes, err);
-        if (!st && part == HFX_QUANT_ZEROS && q->bits == 4 && b + 1 < blocks) {
-            float s2;
-            uint8_t *c2 = malloc((size_t)q->block);
-            st = c2 ? block_of(init, row, b + 1, w, &s2, &zp2, c2, err) : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-            free(c2);
+    /* row by row: the blocks the requested elements of the row need, read in one go */
+    for (uint64_t e = first, end = first + count; e < end && !st;) {
+        int64_t row = (int64_t)(e / per_row), b0, b1;
+        uint64_t at = e % per_row, stop = per_row - at < end - e ? per_row : at + (end - e);
+        blocks_for(q, part, blocks, at, stop, &b0, &b1);
+        int64_t c0 = b0 * size, c1 = (b1 + 1) * size < cols ? (b1 + 1) * size : cols;
+        st = read_row(weight, row, c0, c1, w, err);
+        for (int64_t b = b0; b <= b1 && !st; b++) {
+            int64_t k = b - b0, n = c1 - b * size < size ? c1 - b * size : size;
+            uint8_t *c = codes + k * size;
+            ort_block(q, w + k * size, n, size, &scales[k], &zps[k], c);
+            if (q->bits == 4)
+                for (int64_t i = 0; i < size; i += 2) c[i / 2] = (uint8_t)(c[i] | c[i + 1] << 4);
         }
         if (st) break;
-        uint8_t bytes[8]; /* this block's part elements, when not codes */
-        const uint8_t *src = bytes;
-        if (part == HFX_QUANT_CODES) {
-            if (q->bits == 4)
-                for (int64_t i = 0; i < q->block; i += 2) codes[i / 2] = (uint8_t)(codes[i] | codes[i + 1] << 4);
-            src = codes;
-        } else if (part == HFX_QUANT_SCALES) {
-            if (q->scale_dtype == HFX_DTYPE_F16) {
-                uint16_t h = hfx_f32_to_f16(scale);
-                memcpy(bytes, &h, 2);
-            } else {
-                memcpy(bytes, &scale, 4);
+        for (uint64_t i = at; i < stop; i++) { /* the part's elements, in order */
+            switch (part) {
+            case HFX_QUANT_CODES: {
+                uint64_t k = i / bytes - (uint64_t)b0;
+                *out++ = codes[k * (uint64_t)size + i % bytes];
+                break;
             }
-        } else {
-            bytes[0] = q->bits == 4 ? (uint8_t)((zp & 0xF) | (zp2 & 0xF) << 4) : zp;
+            case HFX_QUANT_SCALES: {
+                float sc = scales[i - (uint64_t)b0];
+                if (q->scale_dtype == HFX_DTYPE_F16) {
+                    uint16_t h = hfx_f32_to_f16(sc);
+                    memcpy(out, &h, 2);
+                    out += 2;
+                } else {
+                    memcpy(out, &sc, 4);
+                    out += 4;
+                }
+                break;
+            }
+            default:
+                if (q->bits == 8) {
+                    *out++ = zps[i - (uint64_t)b0];
+                } else { /* blocks 2i and 2i + 1; a missing second one reads 8, as onnxruntime writes it */
+                    int64_t lo = (int64_t)i * 2 - b0;
+                    uint8_t hi = (int64_t)i * 2 + 1 < blocks ? zps[lo + 1] : (uint8_t)(1 << (q->bits - 1));
+                    *out++ = (uint8_t)((zps[lo] & 0xF) | (hi & 0xF) << 4);
+                }
+            }
         }
-        size_t es = part == HFX_QUANT_SCALES ? hfx_dtype_size(init->dtype) : 1;
-        uint64_t from = at - lo, n = hi - at < first + count - e ? hi - at : first + count - e;
-        memcpy(out, src + from * es, (size_t)(n * es));
-        out += n * es;
-        e += n;
+        e += stop - at;
     }
-    free(w), free(codes);
+    free(w), free(scales), free(codes), free(zps);
     return st;
 }
 
