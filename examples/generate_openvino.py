@@ -55,7 +55,9 @@ import decode_loop  # noqa: E402
 # the loop's names, the tests' too: left_pad, parse_prompts, UsageError (and Export, generate below)
 from decode_loop import UsageError, left_pad, parse_prompts, read_generation_config  # noqa: E402,F401
 
-CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}
+# the exported arithmetic as it is: float32 compute and cache, and no dynamic int8 quantization of
+# the activations (the CPU plugin's default for compressed weights)
+CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
 PROG = "generate_openvino"  # the messages on stderr start with it
 
 

@@ -98,10 +98,12 @@ static const char export_help[] =
     "                        default ReadValue/Assign state (openvino_model.xml + beam_idx)\n"
     "  --compress-to-fp16    store float32 weights as float16 (decompressed at load)\n"
     "\n"
-    "quantization (docs/QUANTIZATION.md; ONNX: MatMulNBits):\n"
+    "quantization (docs/QUANTIZATION.md; ONNX: MatMulNBits; OpenVINO: NNCF's compressed weights):\n"
     "  --quantize Q          int4 or int8 weights for every linear layer, block-wise\n"
-    "  --group-size N        weights per block along the input axis (ONNX default 32)\n"
-    "  --sym, --asym         symmetric (ONNX default) or asymmetric, with zero points\n"
+    "  --group-size N        weights per block along the input axis; 0: a whole row (OpenVINO)\n"
+    "                        defaults: ONNX 32; OpenVINO 128 (int4), a whole row (int8)\n"
+    "  --sym, --asym         symmetric (ONNX's default) or asymmetric, with zero points\n"
+    "                        (OpenVINO's default)\n"
     "  --quiet               no progress bar\n"
     "  -h, --help            this text\n";
 
@@ -178,7 +180,7 @@ static int cmd_export(int argc, char **argv) {
                *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL;
     int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
         compress = 0, symmetric = -1, c;
-    long batch = 2, seq = 16, max_cache_len = 0, group_size = 0;
+    long batch = 2, seq = 16, max_cache_len = 0, group_size = -1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -201,7 +203,10 @@ static int cmd_export(int argc, char **argv) {
         case 'R': revision = optarg; break;
         case 'I': io = optarg; break;
         case 'Q': quantize = optarg; break;
-        case 'g': if (parse_count("export", "--group-size", optarg, &group_size)) return 2; break;
+        case 'g': /* 0: a whole row (per channel) */
+            if (strcmp(optarg, "0") == 0) group_size = 0;
+            else if (parse_count("export", "--group-size", optarg, &group_size)) return 2;
+            break;
         case 'y': symmetric = 1; break;
         case 'a': symmetric = 0; break;
         case 'h':
@@ -307,7 +312,7 @@ static int cmd_export(int argc, char **argv) {
         snprintf(value, sizeof value, "\"%s\"", quantize);
         if (!rc && hfx_export_config_set(cfg, "quantize", value, &err)) rc = fail_with(&err);
     }
-    if (!rc && group_size) {
+    if (!rc && group_size >= 0) {
         snprintf(value, sizeof value, "%ld", group_size);
         if (hfx_export_config_set(cfg, "group_size", value, &err)) rc = fail_with(&err);
     }

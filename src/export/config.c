@@ -122,9 +122,9 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'quantize' must be \"int4\", \"int8\" or null");
     }
     if (strcmp(key, "group_size") == 0) {
-        if (json_is_null(v) || (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= INT32_MAX))
+        if (json_is_null(v) || (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= INT32_MAX))
             return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size' must be a positive integer or null");
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size' must be a positive integer, 0 (a whole row) or null");
     }
     if (strcmp(key, "symmetric") == 0) {
         if (json_is_null(v) || json_is_boolean(v)) return HFX_OK;
@@ -317,8 +317,9 @@ int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant *q)
     const char *s = json_string_value(json_object_get(c->obj, "quantize"));
     const json_t *block = json_object_get(c->obj, "group_size"), *sym = json_object_get(c->obj, "symmetric");
     if (!s) return (block && !json_is_null(block)) || (sym && !json_is_null(sym)) ? -1 : 0;
-    *q = (hfx_quant){.rule = f->quant.rule, .bits = strcmp(s, "int4") == 0 ? 4 : 8,
-                     .block = json_is_integer(block) ? json_integer_value(block) : f->quant.block,
+    int bits = strcmp(s, "int4") == 0 ? 4 : 8;
+    *q = (hfx_quant){.rule = f->quant.rule, .bits = bits,
+                     .block = json_is_integer(block) ? json_integer_value(block) : bits == 4 ? f->quant.block4 : f->quant.block8,
                      .symmetric = json_is_boolean(sym) ? json_is_true(sym) : f->quant.symmetric,
                      .scale_dtype = HFX_DTYPE_F32};
     return 1;

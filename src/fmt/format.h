@@ -50,7 +50,7 @@ typedef struct hfx_format_graph {
 typedef struct hfx_format_quant {
     bool supported;
     hfx_quant_rule rule;     /* whose arithmetic its quantized weights follow */
-    int64_t block;           /* the default block (group) size */
+    int64_t block4, block8;  /* the default block (group) size for 4 and 8 bits; 0: a whole row */
     bool symmetric;          /* the default */
 } hfx_format_quant;
 

@@ -1,7 +1,7 @@
 /* Block-wise quantization (quant.h): each rule's arithmetic, and the reader that computes a
- * quantized part's bytes block by block from the weight's float view. Built with floating-point
- * contraction off (CMakeLists.txt): w · (1 / scale) + zp must round twice, as the references
- * compute it, never once in a fused multiply-add. */
+ * quantized part's bytes from the weight's float view, a row's needed blocks at a time. Built
+ * with floating-point contraction off (CMakeLists.txt): w · (1 / scale) + zp must round twice,
+ * as the references compute it, never once in a fused multiply-add. */
 #include "ir/quant.h"
 
 #include <float.h>
@@ -13,20 +13,35 @@
 #include "base/half.h"
 #include "ir/graph.h"
 
-int64_t hfx_quant_blocks(const hfx_quant *q, int64_t cols) { return (cols + q->block - 1) / q->block; }
+int64_t hfx_quant_block_size(const hfx_quant *q, int64_t cols) { return q->block > 0 ? q->block : cols; }
 
-bool hfx_quant_valid(const hfx_quant *q, int64_t cols) {
-    bool pow2 = q->block >= 16 && (q->block & (q->block - 1)) == 0;
-    return (q->bits == 4 || q->bits == 8) && q->block > 0 && (pow2 || q->block == cols);
+int64_t hfx_quant_blocks(const hfx_quant *q, int64_t cols) {
+    int64_t b = hfx_quant_block_size(q, cols);
+    return b > 0 ? (cols + b - 1) / b : 0;
 }
 
-/* bytes (codes, zero points) or elements (scales) of one weight row's part */
+bool hfx_quant_valid(const hfx_quant *q, int64_t cols, const char **why) {
+    const char *w = NULL;
+    if (q->bits != 4 && q->bits != 8) w = "4 or 8 bits";
+    else if (q->rule == HFX_QUANT_RULE_ORT && (q->block < 16 || (q->block & (q->block - 1))))
+        w = "a block of a power of two of at least 16 weights (onnxruntime's MatMulNBits)";
+    else if (q->rule == HFX_QUANT_RULE_NNCF && q->bits == 8 && q->block > 0)
+        w = "8-bit weights per row (NNCF's int8 modes): --group-size 0";
+    else if (q->rule == HFX_QUANT_RULE_NNCF && q->block > 0 && cols % q->block)
+        w = "a group size that divides the layer's inputs (NNCF's groups), or the whole row (--group-size 0)";
+    else if (hfx_quant_block_size(q, cols) * q->bits % 16) /* whole bytes per block, codes in pairs */
+        w = "an even block";
+    if (why) *why = w;
+    return !w;
+}
+
+/* per row: bytes (codes; onnxruntime's zero points) or elements (scales; NNCF's zero points) */
 static uint64_t row_size(const hfx_quant *q, hfx_quant_part part, int64_t cols) {
-    uint64_t blocks = (uint64_t)hfx_quant_blocks(q, cols);
+    uint64_t blocks = (uint64_t)hfx_quant_blocks(q, cols), size = (uint64_t)hfx_quant_block_size(q, cols);
     switch (part) {
-    case HFX_QUANT_CODES: return blocks * (uint64_t)q->block * (uint64_t)q->bits / 8;
+    case HFX_QUANT_CODES: return blocks * size * (uint64_t)q->bits / 8;
     case HFX_QUANT_SCALES: return blocks;
-    default: return (blocks * (uint64_t)q->bits + 7) / 8;
+    default: return q->rule == HFX_QUANT_RULE_NNCF ? blocks : (blocks * (uint64_t)q->bits + 7) / 8;
     }
 }
 
@@ -38,10 +53,17 @@ hfx_init *hfx_quant_init(hfx_arena *arena, const hfx_init *weight, const hfx_qua
     memset(init, 0, sizeof *init);
     int64_t rows = weight->shape[0], cols = weight->shape[1], blocks = hfx_quant_blocks(q, cols);
     init->dtype = part == HFX_QUANT_SCALES ? q->scale_dtype : HFX_DTYPE_U8;
-    init->rank = part == HFX_QUANT_CODES ? 3 : 2;
-    init->shape[0] = rows;
-    init->shape[1] = part == HFX_QUANT_CODES ? blocks : (int64_t)row_size(q, part, cols);
-    init->shape[2] = q->block * q->bits / 8;
+    if (part == HFX_QUANT_CODES) {
+        init->rank = 3;
+        init->shape[0] = rows, init->shape[1] = blocks;
+        init->shape[2] = hfx_quant_block_size(q, cols) * q->bits / 8;
+    } else if (part == HFX_QUANT_SCALES || q->rule == HFX_QUANT_RULE_ORT) {
+        init->rank = 2;
+        init->shape[0] = rows, init->shape[1] = (int64_t)row_size(q, part, cols);
+    } else { /* NNCF's zero points: packed over every block of every row */
+        init->rank = 1;
+        init->shape[0] = (rows * blocks * q->bits + 7) / 8;
+    }
     init->source = weight->source;
     init->quant = copy;
     init->quant_part = part;
@@ -49,10 +71,9 @@ hfx_init *hfx_quant_init(hfx_arena *arena, const hfx_init *weight, const hfx_qua
     return init;
 }
 
-/* One block by HFX_QUANT_RULE_ORT: `n` weights of a block of `size` → its scale (as stored in
- * q->scale_dtype, and read back: the codes use the stored scale), zero point and codes. The
- * reference quantizes the weights that exist: a last block's padding takes no part in its range
- * and keeps code 0. */
+/* ---- the rules: one block of n weights → scale, zero point, one code per weight ---- */
+
+/* onnxruntime's (quant.h). `size` − n padding codes are 0. */
 static void ort_block(const hfx_quant *q, const float *w, int64_t n, int64_t size, float *scale, uint8_t *zp,
                       uint8_t *codes) {
     const int kmax = (1 << q->bits) - 1, mid = 1 << (q->bits - 1);
@@ -74,7 +95,7 @@ static void ort_block(const hfx_quant *q, const float *w, int64_t n, int64_t siz
         if (s != 0.0f) zf = 0.0f - lo / s;
         z = zf < 0.0f ? 0 : zf > (float)kmax ? kmax : (int)roundf(zf);
     }
-    if (q->scale_dtype == HFX_DTYPE_F16) s = hfx_f16_to_f32(hfx_f32_to_f16(s));
+    if (q->scale_dtype == HFX_DTYPE_F16) s = hfx_f16_to_f32(hfx_f32_to_f16(s)); /* the codes use the stored scale */
     *scale = s;
     *zp = (uint8_t)z;
     float r = s != 0.0f ? 1.0f / s : 0.0f;
@@ -84,6 +105,44 @@ static void ort_block(const hfx_quant *q, const float *w, int64_t n, int64_t siz
     }
     memset(codes + n, 0, (size_t)(size - n));
 }
+
+/* NNCF's (quant.h): round half to even is rintf in the default rounding mode. */
+static void nncf_block(const hfx_quant *q, const float *w, int64_t n, float *scale, uint8_t *zp, uint8_t *codes) {
+    float lo = w[0], hi = w[0];
+    for (int64_t i = 1; i < n; i++) {
+        if (w[i] < lo) lo = w[i];
+        if (w[i] > hi) hi = w[i];
+    }
+    float s;
+    if (q->symmetric) {
+        const int half = 1 << (q->bits - 1);
+        float abs_lo = fabsf(lo);
+        s = (abs_lo >= hi ? abs_lo : -hi) / (float)half;
+        if (fabsf(s) < FLT_EPSILON) s = FLT_EPSILON;
+        for (int64_t i = 0; i < n; i++) {
+            float c = rintf(w[i] / s);
+            c = c < (float)-half ? (float)-half : c > (float)(half - 1) ? (float)(half - 1) : c;
+            codes[i] = (uint8_t)(int8_t)c; /* two's complement; a 4-bit code keeps its low nibble */
+        }
+        *zp = 0;
+    } else {
+        const int high = (1 << q->bits) - 1;
+        lo = lo < 0.0f ? lo : 0.0f;
+        hi = hi > 0.0f ? hi : 0.0f;
+        s = (hi - lo) / (float)high;
+        if (fabsf(s) < FLT_EPSILON) s = FLT_EPSILON;
+        float zf = 0.0f - rintf(lo / s);
+        int z = zf < 0.0f ? 0 : zf > (float)high ? high : (int)zf;
+        for (int64_t i = 0; i < n; i++) {
+            float c = rintf(w[i] / s + (float)z);
+            codes[i] = (uint8_t)(c < 0.0f ? 0.0f : c > (float)high ? (float)high : c);
+        }
+        *zp = (uint8_t)z;
+    }
+    *scale = s;
+}
+
+/* ---- reading ---- */
 
 /* Weights [c0, c1) of row `row` as float32, in the weight's dtype first (the values the
  * unquantized graph would hold: a float32 checkpoint exported as float16 is rounded first). */
@@ -101,89 +160,129 @@ static hfx_status read_row(const hfx_init *weight, int64_t row, int64_t c0, int6
     return st;
 }
 
-/* The blocks of a row that hold its part elements [at, stop). */
-static void blocks_for(const hfx_quant *q, hfx_quant_part part, int64_t blocks, uint64_t at, uint64_t stop,
-                       int64_t *b0, int64_t *b1) {
-    uint64_t bytes = (uint64_t)q->block * (uint64_t)q->bits / 8;
+/* A row's blocks b0..b1 quantized: scales, zero points and packed codes (block k's at
+ * codes + k · size · bits / 8). */
+typedef struct row_blocks {
+    float *w, *scales;
+    uint8_t *codes, *zps;
+} row_blocks;
+
+static hfx_status quantize_row(const hfx_init *init, int64_t row, int64_t b0, int64_t b1, row_blocks *r,
+                               hfx_error *err) {
+    const hfx_quant *q = init->quant;
+    const hfx_init *weight = init->quant_of;
+    const int64_t cols = weight->shape[1], size = hfx_quant_block_size(q, cols);
+    int64_t c0 = b0 * size, c1 = (b1 + 1) * size < cols ? (b1 + 1) * size : cols;
+    hfx_status st = read_row(weight, row, c0, c1, r->w, err);
+    for (int64_t b = b0; b <= b1 && !st; b++) {
+        int64_t k = b - b0, n = c1 - b * size < size ? c1 - b * size : size;
+        uint8_t *c = r->codes + k * size; /* one code a byte, then packed in place */
+        if (q->rule == HFX_QUANT_RULE_ORT) ort_block(q, r->w + k * size, n, size, &r->scales[k], &r->zps[k], c);
+        else nncf_block(q, r->w + k * size, n, &r->scales[k], &r->zps[k], c);
+        if (q->bits == 4) {
+            for (int64_t i = 0; i < size; i += 2) c[i / 2] = (uint8_t)((c[i] & 0xF) | (c[i + 1] & 0xF) << 4);
+            memmove(r->codes + k * size / 2, c, (size_t)(size / 2));
+        }
+    }
+    return st;
+}
+
+/* The blocks of a row that its part elements [at, stop) need. */
+static void blocks_for(const hfx_quant *q, hfx_quant_part part, int64_t cols, uint64_t at, uint64_t stop, int64_t *b0,
+                       int64_t *b1) {
+    int64_t blocks = hfx_quant_blocks(q, cols);
+    uint64_t bytes = (uint64_t)hfx_quant_block_size(q, cols) * (uint64_t)q->bits / 8;
     if (part == HFX_QUANT_CODES) {
         *b0 = (int64_t)(at / bytes), *b1 = (int64_t)((stop - 1) / bytes);
-    } else if (part == HFX_QUANT_SCALES || q->bits == 8) {
+    } else if (part == HFX_QUANT_SCALES || q->bits == 8 || q->rule == HFX_QUANT_RULE_NNCF) {
         *b0 = (int64_t)at, *b1 = (int64_t)stop - 1;
-    } else { /* 4-bit zero points: two blocks a byte */
+    } else { /* onnxruntime's 4-bit zero points: two blocks a byte */
         *b0 = (int64_t)at * 2, *b1 = (int64_t)(stop - 1) * 2 + 1;
         if (*b1 >= blocks) *b1 = blocks - 1;
     }
+}
+
+/* Row `row`'s part elements [at, stop) from its quantized blocks b0..; NNCF's zero points come
+ * out one element a byte (packed by the caller). */
+static uint8_t *emit(const hfx_quant *q, hfx_quant_part part, int64_t cols, const row_blocks *r, int64_t b0,
+                     uint64_t at, uint64_t stop, uint8_t *out) {
+    const int64_t size = hfx_quant_block_size(q, cols), blocks = hfx_quant_blocks(q, cols);
+    const uint64_t bytes = (uint64_t)size * (uint64_t)q->bits / 8;
+    for (uint64_t i = at; i < stop; i++) {
+        if (part == HFX_QUANT_CODES) {
+            *out++ = r->codes[(i / bytes - (uint64_t)b0) * bytes + i % bytes];
+        } else if (part == HFX_QUANT_SCALES) {
+            float s = r->scales[i - (uint64_t)b0];
+            if (q->scale_dtype == HFX_DTYPE_F16) {
+                uint16_t h = hfx_f32_to_f16(s);
+                memcpy(out, &h, 2);
+                out += 2;
+            } else {
+                memcpy(out, &s, 4);
+                out += 4;
+            }
+        } else if (q->bits == 8 || q->rule == HFX_QUANT_RULE_NNCF) {
+            *out++ = r->zps[i - (uint64_t)b0];
+        } else { /* blocks 2i and 2i + 1; a missing second one reads 8, as onnxruntime writes it */
+            int64_t lo = (int64_t)i * 2 - b0;
+            uint8_t hi = (int64_t)i * 2 + 1 < blocks ? r->zps[lo + 1] : (uint8_t)(1 << (q->bits - 1));
+            *out++ = (uint8_t)((r->zps[lo] & 0xF) | (hi & 0xF) << 4);
+        }
+    }
+    return out;
 }
 
 hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst, hfx_error *err) {
     const hfx_quant *q = init->quant;
     const hfx_init *weight = init->quant_of;
     if ((weight->dtype != HFX_DTYPE_F32 && weight->dtype != HFX_DTYPE_F16 && weight->dtype != HFX_DTYPE_BF16) ||
-        weight->rank != 2 || q->rule != HFX_QUANT_RULE_ORT)
+        weight->rank != 2)
         return hfx_fail(err, HFX_ERR_INTERNAL, "'%s': a quantized part of a weight that is not a float matrix",
                         init->source);
-    const int64_t cols = weight->shape[1], blocks = hfx_quant_blocks(q, cols), size = q->block;
+    const int64_t cols = weight->shape[1], blocks = hfx_quant_blocks(q, cols), size = hfx_quant_block_size(q, cols);
     const hfx_quant_part part = (hfx_quant_part)init->quant_part;
-    const uint64_t per_row = row_size(q, part, cols), bytes = (uint64_t)size * (uint64_t)q->bits / 8;
-    /* a row's weights, codes (one per byte, then packed in place), scales and zero points */
-    float *w = malloc(sizeof(float) * (size_t)(blocks * size)), *scales = malloc(sizeof(float) * (size_t)blocks);
-    uint8_t *codes = malloc((size_t)(blocks * size)), *zps = malloc((size_t)blocks);
-    hfx_status st = w && scales && codes && zps ? HFX_OK : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    uint8_t *out = dst;
+    /* NNCF's 4-bit zero points are packed across rows: read their elements, then pack */
+    const bool flat = part == HFX_QUANT_ZEROS && q->rule == HFX_QUANT_RULE_NNCF && q->bits == 4;
+    const uint64_t per_row = row_size(q, part, cols);
+    uint64_t lo = first, hi = first + count;
+    if (flat) {
+        uint64_t total = (uint64_t)weight->shape[0] * (uint64_t)blocks;
+        lo = 2 * first, hi = 2 * (first + count) < total ? 2 * (first + count) : total;
+    }
+    row_blocks r = {malloc(sizeof(float) * (size_t)(blocks * size)), malloc(sizeof(float) * (size_t)blocks),
+                    malloc((size_t)(blocks * size)), malloc((size_t)blocks)};
+    uint8_t *elements = flat ? malloc((size_t)(hi - lo + 1)) : NULL;
+    hfx_status st = r.w && r.scales && r.codes && r.zps && (!flat || elements) ? HFX_OK
+                                                                             : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    uint8_t *out = flat ? elements : dst;
     /* row by row: the blocks the requested elements of the row need, read in one go */
-    for (uint64_t e = first, end = first + count; e < end && !st;) {
+    for (uint64_t e = lo; e < hi && !st;) {
         int64_t row = (int64_t)(e / per_row), b0, b1;
-        uint64_t at = e % per_row, stop = per_row - at < end - e ? per_row : at + (end - e);
-        blocks_for(q, part, blocks, at, stop, &b0, &b1);
-        int64_t c0 = b0 * size, c1 = (b1 + 1) * size < cols ? (b1 + 1) * size : cols;
-        st = read_row(weight, row, c0, c1, w, err);
-        for (int64_t b = b0; b <= b1 && !st; b++) {
-            int64_t k = b - b0, n = c1 - b * size < size ? c1 - b * size : size;
-            uint8_t *c = codes + k * size;
-            ort_block(q, w + k * size, n, size, &scales[k], &zps[k], c);
-            if (q->bits == 4)
-                for (int64_t i = 0; i < size; i += 2) c[i / 2] = (uint8_t)(c[i] | c[i + 1] << 4);
-        }
-        if (st) break;
-        for (uint64_t i = at; i < stop; i++) { /* the part's elements, in order */
-            switch (part) {
-            case HFX_QUANT_CODES: {
-                uint64_t k = i / bytes - (uint64_t)b0;
-                *out++ = codes[k * (uint64_t)size + i % bytes];
-                break;
-            }
-            case HFX_QUANT_SCALES: {
-                float sc = scales[i - (uint64_t)b0];
-                if (q->scale_dtype == HFX_DTYPE_F16) {
-                    uint16_t h = hfx_f32_to_f16(sc);
-                    memcpy(out, &h, 2);
-                    out += 2;
-                } else {
-                    memcpy(out, &sc, 4);
-                    out += 4;
-                }
-                break;
-            }
-            default:
-                if (q->bits == 8) {
-                    *out++ = zps[i - (uint64_t)b0];
-                } else { /* blocks 2i and 2i + 1; a missing second one reads 8, as onnxruntime writes it */
-                    int64_t lo = (int64_t)i * 2 - b0;
-                    uint8_t hi = (int64_t)i * 2 + 1 < blocks ? zps[lo + 1] : (uint8_t)(1 << (q->bits - 1));
-                    *out++ = (uint8_t)((zps[lo] & 0xF) | (hi & 0xF) << 4);
-                }
-            }
-        }
+        uint64_t at = e % per_row, stop = per_row - at < hi - e ? per_row : at + (hi - e);
+        blocks_for(q, part, cols, at, stop, &b0, &b1);
+        st = quantize_row(init, row, b0, b1, &r, err);
+        if (!st) out = emit(q, part, cols, &r, b0, at, stop, out);
         e += stop - at;
     }
-    free(w), free(scales), free(codes), free(zps);
+    if (!st && flat) { /* elements 2j and 2j + 1 → byte j, the first in the low nibble */
+        uint8_t *bytes = dst;
+        for (uint64_t j = 0; j < count; j++) {
+            uint64_t k = 2 * j;
+            uint8_t a = k < hi - lo ? elements[k] : 0, b = k + 1 < hi - lo ? elements[k + 1] : 0;
+            bytes[j] = (uint8_t)((a & 0xF) | (b & 0xF) << 4);
+        }
+    }
+    free(r.w), free(r.scales), free(r.codes), free(r.zps), free(elements);
     return st;
 }
 
 void hfx_quant_source_range(const hfx_init *init, uint64_t first, uint64_t count, uint64_t *src_first,
                             uint64_t *src_count) {
+    const hfx_quant *q = init->quant;
     int64_t cols = init->quant_of->shape[1];
-    uint64_t per_row = row_size(init->quant, (hfx_quant_part)init->quant_part, cols);
+    uint64_t per_row = row_size(q, (hfx_quant_part)init->quant_part, cols);
+    if (init->quant_part == HFX_QUANT_ZEROS && q->rule == HFX_QUANT_RULE_NNCF && q->bits == 4)
+        first *= 2, count *= 2; /* two elements a byte */
     uint64_t r0 = first / per_row, r1 = (first + count) / per_row; /* whole rows done */
     *src_first = r0 * (uint64_t)cols;
     *src_count = r1 > r0 ? (r1 - r0) * (uint64_t)cols : 0;

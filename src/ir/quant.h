@@ -1,9 +1,8 @@
 /* Block-wise weight quantization, round to nearest, as data the writers stream. A linear's weight
- * [rows, cols] (out, in) is cut along its input axis into blocks of `block` weights (the last one
- * padded); each block gets a scale, a zero point and one code per weight. The three
- * are initializers (hfx_init.quant) computed block by block while a writer pulls them, so no
- * tensor is held whole, and each rule reproduces a reference quantizer's arithmetic exactly
- * (docs/QUANTIZATION.md). */
+ * [rows, cols] (out, in) is cut along its input axis into blocks (groups) of weights; each block
+ * gets a scale, a zero point and one code per weight. The three are initializers (hfx_init.quant)
+ * computed block by block while a writer pulls them, so no tensor is held whole, and each rule
+ * reproduces a reference quantizer's arithmetic exactly (docs/QUANTIZATION.md). */
 #ifndef HFX_IR_QUANT_H
 #define HFX_IR_QUANT_H
 
@@ -19,42 +18,56 @@ typedef enum hfx_quant_rule {
      * block's value of largest magnitude m, scale = m / −2^(bits−1), zero point 2^(bits−1).
      * Asymmetric: the range [min, max] widened to hold 0, scale = (max − min) / (2^bits − 1),
      * zero point = round(−min / scale) clamped to the code range. Code =
-     * clamp(round(w · (1 / scale) + zero point)), 1 / 0 taken as 0. A last block's padding is
-     * outside its range and has code 0. */
-    HFX_QUANT_RULE_ORT
+     * clamp(round(w · (1 / scale) + zero point)), 1 / 0 taken as 0; the scale as stored (the
+     * activations' type). A last block that the input size does not fill is padded: the padding
+     * is outside its range and has code 0. Zero points are packed per row, a 4-bit row's unused
+     * last nibble holding 2^(bits−1). */
+    HFX_QUANT_RULE_ORT,
+    /* NNCF's data-free weight compression (nncf.compress_weights; float32 arithmetic, round half
+     * to even). Symmetric: scale = (|min| if |min| ≥ max, else −max) / 2^(bits−1), codes signed,
+     * clip(round(w / scale)) in [−2^(bits−1), 2^(bits−1) − 1]. Asymmetric: the range widened to
+     * hold 0, scale = (max − min) / (2^bits − 1), zero point = clip(−round(min / scale)), codes
+     * clip(round(w / scale + zero point)) in [0, 2^bits − 1]. A scale under float32's epsilon
+     * becomes epsilon. The codes use the float32 scale; it is stored as float16. Blocks divide
+     * the row exactly (8 bits: a whole row); zero points are packed over all blocks of all rows
+     * in order. */
+    HFX_QUANT_RULE_NNCF
 } hfx_quant_rule;
 
 /* How a weight is to be stored (a linear's request, hfx_attrs.quant). */
 typedef struct hfx_quant {
     hfx_quant_rule rule;
-    int bits;        /* 4 or 8 */
-    int64_t block;   /* weights per block along the input axis */
-    bool symmetric;  /* no zero points stored (the rule's implied one) */
-    hfx_dtype scale_dtype; /* F32 or F16: the scales as stored (the codes use the stored value) */
+    int bits;              /* 4 or 8 */
+    int64_t block;         /* weights per block along the input axis; 0: the whole row */
+    bool symmetric;        /* no zero points stored (the rule's implied one) */
+    hfx_dtype scale_dtype; /* F32 or F16: the scales as stored */
 } hfx_quant;
 
 typedef enum hfx_quant_part {
-    HFX_QUANT_CODES,  /* bytes [rows, blocks, block·bits/8]: codes packed two to a byte (4 bits) low
-                         nibble first, in input order */
-    HFX_QUANT_SCALES, /* [rows, blocks] in the initializer's float dtype */
-    HFX_QUANT_ZEROS   /* bytes [rows, ceil(blocks·bits/8)]: zero points packed like the codes (a
-                         4-bit row's unused last nibble holds 2^(bits−1), as onnxruntime writes) */
+    HFX_QUANT_CODES,  /* bytes of [rows, blocks, block] codes, packed two to a byte (4 bits) low
+                         nibble first, in input order; signed codes in two's complement */
+    HFX_QUANT_SCALES, /* [rows, blocks] in the scale dtype */
+    HFX_QUANT_ZEROS   /* bytes of the zero points, packed like the codes (per row or over all,
+                         as the rule says) */
 } hfx_quant_part;
 
 struct hfx_init;
 struct hfx_arena;
 
-/* Blocks per row of a weight with `cols` inputs. */
+/* The block size a weight with `cols` inputs takes (q->block, or cols for a whole row), and its
+ * blocks per row. */
+int64_t hfx_quant_block_size(const hfx_quant *q, int64_t cols);
 int64_t hfx_quant_blocks(const hfx_quant *q, int64_t cols);
 
-/* Whether q is one hfx can compute: 4 or 8 bits, a block of at least 16 that is a power of two
- * (what MatMulNBits takes) or a whole row. */
-bool hfx_quant_valid(const hfx_quant *q, int64_t cols);
+/* Whether q can quantize a weight of `cols` inputs: 4 or 8 bits, and a block its rule takes
+ * (onnxruntime: a power of two of at least 16; NNCF: one that divides the row, or the row).
+ * When not, *why says what is wrong. */
+bool hfx_quant_valid(const hfx_quant *q, int64_t cols, const char **why);
 
 /* The initializer holding `part` of `weight` (a [rows, cols] float32, float16 or bfloat16 view:
- * the values quantized are the weight's in that dtype) quantized as q; its
- * shape is the part's layout above. Scales are q->scale_dtype; codes and zero points U8. NULL
- * when out of memory. */
+ * the values quantized are the weight's in that dtype) quantized as q, shaped [rows, blocks,
+ * block·bits/8] (codes), [rows, blocks] (scales) or [bytes] (zero points). Scales are
+ * q->scale_dtype; codes and zero points U8 bytes. NULL when out of memory. */
 struct hfx_init *hfx_quant_init(struct hfx_arena *arena, const struct hfx_init *weight, const hfx_quant *q,
                                 hfx_quant_part part);
 

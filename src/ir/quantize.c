@@ -31,11 +31,11 @@ hfx_status hfx_quantize_linears(hfx_graph *g, const hfx_quant *q, int *count, hf
         const hfx_value *w = n->op == HFX_OP_LINEAR ? n->in[1] : NULL;
         if (!w || !w->init || w->init->rank != 2 || !hfx_init_is_mapped(w->init) || read_elsewhere(g, w, n))
             continue;
-        if (!hfx_quant_valid(q, w->init->shape[1]))
-            return hfx_fail(err, HFX_ERR_INVALID,
-                            "quantization: %d bits in blocks of %lld cannot be applied to '%s' (%lld inputs): the "
-                            "block must be a power of two of at least 16, or the whole row",
-                            q->bits, (long long)q->block, w->init->source, (long long)w->init->shape[1]);
+        const char *why;
+        if (!hfx_quant_valid(q, w->init->shape[1], &why))
+            return hfx_fail(err, HFX_ERR_INVALID, "quantization: %d bits in blocks of %lld cannot be applied to '%s' "
+                            "(%lld inputs): it takes %s",
+                            q->bits, (long long)q->block, w->init->source, (long long)w->init->shape[1], why);
         n->attrs.quant = copy;
         ++*count;
     }

@@ -9,8 +9,8 @@
  *   - leave no allocation behind that it made (a table of live blocks is kept);
  *   - leave nothing on disk: the output directory absent, no staging beside it.
  * Exports: ONNX and OpenVINO, plain and generation, the seed profile's static cache (ONNX, and
- * torch.export with its cache objects), a plain .pt2, int4 weights (MatMulNBits), and OpenVINO's
- * tokenizer graphs, of
+ * torch.export with its cache objects), a plain .pt2, int4 weights (MatMulNBits; OpenVINO's
+ * compressed weights), and OpenVINO's tokenizer graphs, of
  * examples/tiny-llama.
  *
  * jansson's own allocations are counted but never failed: jansson does not survive them (a
@@ -180,6 +180,8 @@ static const scenario scenarios[] = {
     {"openvino-tokenizer", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, true},
     {"onnx-int4-asym", "{\"export_format\": \"onnx\", \"dynamic\": true, \"quantize\": \"int4\", "
                        "\"symmetric\": false}", true, false},
+    {"openvino-int4", "{\"export_format\": \"openvino\", \"dynamic\": true, \"quantize\": \"int4\", "
+                      "\"group_size\": 32}", true, false},
     {"dynamo", "{\"export_format\": \"dynamo\", \"dynamic\": true}", false, false},
     {"dynamo-seed-static", "{\"export_format\": \"dynamo\", \"dynamic\": true, \"io\": \"seed\", "
                            "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},

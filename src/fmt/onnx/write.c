@@ -278,5 +278,5 @@ static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
 const hfx_format hfx_format_onnx = {
     .name = "onnx", .summary = "ONNX (.onnx + .onnx_data), for ONNX Runtime and onnxruntime-genai",
     .graph_ext = ".onnx", .options = onnx_options, .n_options = ONNX_N_OPTIONS, .genai_config = true, .seed_io = true, .seed_prefix = "",
-    .quant = {true, HFX_QUANT_RULE_ORT, 32, true}, /* onnxruntime-genai's builder's defaults */
+    .quant = {true, HFX_QUANT_RULE_ORT, 32, 32, true}, /* onnxruntime-genai's builder's defaults */
     .keeps = hfx_onnx_keeps, .write = onnx_write};

@@ -208,6 +208,55 @@ static ov_ref transpose(ov_model *m, ov_ref x, int rank, const int64_t *perm) {
 
 /* ---- high-level ops ---- */
 
+/* A quantized linear's weight, in NNCF's pattern (what optimum-intel writes, and what the CPU
+ * plugin recognises as compressed weights): codes u4/i4/u8/i8 [out, groups, group] (or [out, in]
+ * per row) → Convert f16 → (− zero point, u4/u8 [out, groups, 1] → Convert f16) → × scale f16
+ * [out, groups, 1] → (Reshape [out, in]) → (Convert to the graph's float type). */
+static ov_ref compressed_weight(ov_model *m, const hfx_node *n, hfx_dtype to) {
+    const hfx_init *w = n->in[1]->init;
+    hfx_quant q = *n->attrs.quant;
+    q.scale_dtype = HFX_DTYPE_F16;
+    int64_t rows = w->shape[0], cols = w->shape[1], size = hfx_quant_block_size(&q, cols);
+    int64_t groups = hfx_quant_blocks(&q, cols);
+    bool grouped = q.block > 0; /* NNCF keeps a group size's shape even when one group spans the row */
+    int rank = grouped ? 3 : 2;
+    int64_t shape[3] = {rows, grouped ? groups : cols, size}, meta[3] = {rows, grouped ? groups : 1, 1};
+    hfx_dtype code_t = q.bits == 4 ? (q.symmetric ? HFX_DTYPE_I4 : HFX_DTYPE_U4)
+                                   : (q.symmetric ? HFX_DTYPE_I8 : HFX_DTYPE_U8);
+    const hfx_init *codes = hfx_quant_init(m->arena, w, &q, HFX_QUANT_CODES);
+    const hfx_init *scales = hfx_quant_init(m->arena, w, &q, HFX_QUANT_SCALES);
+    const hfx_init *zeros = q.symmetric ? NULL : hfx_quant_init(m->arena, w, &q, HFX_QUANT_ZEROS);
+    if (!codes || !scales || (!q.symmetric && !zeros)) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+        return (ov_ref){0, 0};
+    }
+    /* named after the checkpoint tensor, as NNCF names its constants: "<tensor>", "/zero_point", "/scale" */
+    const char *base = w->source;
+    for (int i = 0; i < m->n_layers; i++)
+        if (m->layers[i].name && strcmp(m->layers[i].name, base) == 0) { /* a slice of a fused tensor: numbered */
+            base = hfx_arena_printf(m->arena, "%s/%d", w->source, m->n_layers);
+            break;
+        }
+    ov_ref c = const_layer(m, code_t, rank, shape, add_blob(m, codes, NULL, HFX_DTYPE_U8, hfx_init_nbytes(codes)));
+    if (!m->st) m->layers[c.layer].name = base;
+    ov_ref x = convert(m, c, HFX_DTYPE_F16);
+    if (zeros) {
+        hfx_dtype zp_t = q.bits == 4 ? HFX_DTYPE_U4 : HFX_DTYPE_U8;
+        ov_ref zp = const_layer(m, zp_t, rank, meta, add_blob(m, zeros, NULL, HFX_DTYPE_U8, hfx_init_nbytes(zeros)));
+        if (!m->st) m->layers[zp.layer].name = hfx_arena_printf(m->arena, "%s/zero_point", base);
+        x = op2(m, "Subtract", x, convert(m, zp, HFX_DTYPE_F16));
+    }
+    ov_ref scale = const_layer(m, HFX_DTYPE_F16, rank, meta, add_blob(m, scales, NULL, HFX_DTYPE_F16, hfx_init_nbytes(scales)));
+    if (!m->st) m->layers[scale.layer].name = hfx_arena_printf(m->arena, "%s/scale", base);
+    x = op2(m, "Multiply", x, scale);
+    if (grouped) {
+        int64_t flat[2] = {rows, cols};
+        ov_ref in[2] = {x, ints(m, 2, flat)};
+        x = layer(m, "Reshape", "opset1", "special_zero=\"false\"", 2, in, 1);
+    }
+    return to == HFX_DTYPE_F16 ? x : convert(m, x, to);
+}
+
 /* Whether any attention of g applies a sliding window through its mask. */
 static bool windowed(const hfx_graph *g) {
     for (int i = 0; i < g->n_nodes; i++)
@@ -280,7 +329,8 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
     case HFX_OP_CAST: return convert(m, x, at->to);
     case HFX_OP_MATMUL: return op2(m, "MatMul", x, val(m, n->in[1]));
     case HFX_OP_LINEAR: { /* the weight stays [out, in]; the decomposition pass split any bias off */
-        ov_ref in[2] = {val(m, n->in[0]), val(m, n->in[1])};
+        ov_ref in[2] = {val(m, n->in[0]), {0, 0}};
+        in[1] = n->attrs.quant ? compressed_weight(m, n, n->in[0]->dtype) : val(m, n->in[1]);
         return layer(m, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, in, 1);
     }
     case HFX_OP_ATTENTION: return lower_attention(m, n);
