@@ -73,15 +73,64 @@ hfx_init *hfx_quant_init(hfx_arena *arena, const hfx_init *weight, const hfx_qua
 
 /* ---- the rules: one block of n weights → scale, zero point, one code per weight ---- */
 
-/* onnxruntime's (quant.h). `size` − n padding codes are 0. */
+/* x clamped to [lo, hi]; NaN (a checkpoint's NaN weight) to lo: a code, never an undefined
+ * conversion. */
+static inline float clamp_code(float x, float lo, float hi) { return x >= lo ? (x <= hi ? x : hi) : lo; }
+
+/* Rounding without a libm call per weight (x86-64's baseline has no rounding instruction). Both
+ * are exact for |x| < 2^22, which every code computation here stays within (|w / scale| is at
+ * most 2^(bits−1) plus a zero point, or 0 for a zero scale): adding 1.5·2^23 leaves no fraction
+ * bits, so the sum rounds x to an integer in the current mode, to nearest even. */
+static inline float round_even(float x) {
+    const float magic = 12582912.0f; /* 1.5 · 2^23 */
+    return (x + magic) - magic;
+}
+
+static inline float round_away(float x) { /* roundf: a half goes away from zero */
+    float r = round_even(x), d = x - r; /* exact */
+    r = d == 0.5f && x > 0.0f ? r + 1.0f : r; /* selects, not branches: the loops vectorize */
+    return d == -0.5f && x < 0.0f ? r - 1.0f : r;
+}
+
+/* The block's minimum and maximum as a loop in order finds them (`w < lo` replaces lo: on equal
+ * values the first stays, which decides the sign of a zero). Eight lanes first, which the
+ * compiler vectorizes; when a zero is among the results, the sign the in-order loop gives
+ * matters (a scale of −0.0 is not +0.0), so that case is redone in order. */
+static void block_range(const float *w, int64_t n, float lo0, float hi0, float *lo, float *hi) {
+    float l[8], h[8];
+    for (int k = 0; k < 8; k++) l[k] = lo0, h[k] = hi0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) {
+            l[k] = w[i + k] < l[k] ? w[i + k] : l[k];
+            h[k] = w[i + k] > h[k] ? w[i + k] : h[k];
+        }
+    float a = lo0, b = hi0;
+    for (int k = 0; k < 8; k++) {
+        a = l[k] < a ? l[k] : a;
+        b = h[k] > b ? h[k] : b;
+    }
+    for (; i < n; i++) {
+        a = w[i] < a ? w[i] : a;
+        b = w[i] > b ? w[i] : b;
+    }
+    if (a == 0.0f || b == 0.0f || a != a || b != b) { /* a zero's sign, or a NaN: in order */
+        a = lo0, b = hi0;
+        for (i = 0; i < n; i++) {
+            if (w[i] < a) a = w[i];
+            if (w[i] > b) b = w[i];
+        }
+    }
+    *lo = a, *hi = b;
+}
+
+/* onnxruntime's (quant.h). `size` − n padding codes are 0; codes NULL: the scale and zero point
+ * only. */
 static void ort_block(const hfx_quant *q, const float *w, int64_t n, int64_t size, float *scale, uint8_t *zp,
                       uint8_t *codes) {
     const int kmax = (1 << q->bits) - 1, mid = 1 << (q->bits - 1);
-    float lo = FLT_MAX, hi = -FLT_MAX;
-    for (int64_t i = 0; i < n; i++) {
-        if (w[i] < lo) lo = w[i];
-        if (w[i] > hi) hi = w[i];
-    }
+    float lo, hi;
+    block_range(w, n, FLT_MAX, -FLT_MAX, &lo, &hi);
     float s;
     int z = mid;
     if (q->symmetric) {
@@ -93,35 +142,31 @@ static void ort_block(const hfx_quant *q, const float *w, int64_t n, int64_t siz
         s = (hi - lo) / (float)kmax;
         float zf = lo;
         if (s != 0.0f) zf = 0.0f - lo / s;
-        z = zf < 0.0f ? 0 : zf > (float)kmax ? kmax : (int)roundf(zf);
+        z = (int)clamp_code(roundf(zf), 0.0f, (float)kmax); /* roundf of a clamped value is the same */
     }
     if (q->scale_dtype == HFX_DTYPE_F16) s = hfx_f16_to_f32(hfx_f32_to_f16(s)); /* the codes use the stored scale */
     *scale = s;
     *zp = (uint8_t)z;
+    if (!codes) return;
     float r = s != 0.0f ? 1.0f / s : 0.0f;
     for (int64_t i = 0; i < n; i++) {
-        float c = roundf(w[i] * r + (float)z);
-        codes[i] = (uint8_t)(c < 0.0f ? 0.0f : c > (float)kmax ? (float)kmax : c);
+        codes[i] = (uint8_t)clamp_code(round_away(w[i] * r + (float)z), 0.0f, (float)kmax);
     }
     memset(codes + n, 0, (size_t)(size - n));
 }
 
-/* NNCF's (quant.h): round half to even is rintf in the default rounding mode. */
+/* NNCF's (quant.h); codes NULL: the scale and zero point only. */
 static void nncf_block(const hfx_quant *q, const float *w, int64_t n, float *scale, uint8_t *zp, uint8_t *codes) {
-    float lo = w[0], hi = w[0];
-    for (int64_t i = 1; i < n; i++) {
-        if (w[i] < lo) lo = w[i];
-        if (w[i] > hi) hi = w[i];
-    }
+    float lo, hi;
+    block_range(w + 1, n - 1, w[0], w[0], &lo, &hi);
     float s;
     if (q->symmetric) {
         const int half = 1 << (q->bits - 1);
         float abs_lo = fabsf(lo);
         s = (abs_lo >= hi ? abs_lo : -hi) / (float)half;
         if (fabsf(s) < FLT_EPSILON) s = FLT_EPSILON;
-        for (int64_t i = 0; i < n; i++) {
-            float c = rintf(w[i] / s);
-            c = c < (float)-half ? (float)-half : c > (float)(half - 1) ? (float)(half - 1) : c;
+        for (int64_t i = 0; codes && i < n; i++) {
+            float c = clamp_code(round_even(w[i] / s), (float)-half, (float)(half - 1));
             codes[i] = (uint8_t)(int8_t)c; /* two's complement; a 4-bit code keeps its low nibble */
         }
         *zp = 0;
@@ -131,11 +176,9 @@ static void nncf_block(const hfx_quant *q, const float *w, int64_t n, float *sca
         hi = hi > 0.0f ? hi : 0.0f;
         s = (hi - lo) / (float)high;
         if (fabsf(s) < FLT_EPSILON) s = FLT_EPSILON;
-        float zf = 0.0f - rintf(lo / s);
-        int z = zf < 0.0f ? 0 : zf > (float)high ? high : (int)zf;
-        for (int64_t i = 0; i < n; i++) {
-            float c = rintf(w[i] / s + (float)z);
-            codes[i] = (uint8_t)(c < 0.0f ? 0.0f : c > (float)high ? (float)high : c);
+        int z = (int)clamp_code(0.0f - rintf(lo / s), 0.0f, (float)high);
+        for (int64_t i = 0; codes && i < n; i++) {
+            codes[i] = (uint8_t)clamp_code(round_even(w[i] / s + (float)z), 0.0f, (float)high);
         }
         *zp = (uint8_t)z;
     }
@@ -167,7 +210,7 @@ typedef struct row_blocks {
     uint8_t *codes, *zps;
 } row_blocks;
 
-static hfx_status quantize_row(const hfx_init *init, int64_t row, int64_t b0, int64_t b1, row_blocks *r,
+static hfx_status quantize_row(const hfx_init *init, int64_t row, int64_t b0, int64_t b1, bool codes, row_blocks *r,
                                hfx_error *err) {
     const hfx_quant *q = init->quant;
     const hfx_init *weight = init->quant_of;
@@ -176,10 +219,10 @@ static hfx_status quantize_row(const hfx_init *init, int64_t row, int64_t b0, in
     hfx_status st = read_row(weight, row, c0, c1, r->w, err);
     for (int64_t b = b0; b <= b1 && !st; b++) {
         int64_t k = b - b0, n = c1 - b * size < size ? c1 - b * size : size;
-        uint8_t *c = r->codes + k * size; /* one code a byte, then packed in place */
+        uint8_t *c = codes ? r->codes + k * size : NULL; /* one code a byte, then packed in place */
         if (q->rule == HFX_QUANT_RULE_ORT) ort_block(q, r->w + k * size, n, size, &r->scales[k], &r->zps[k], c);
         else nncf_block(q, r->w + k * size, n, &r->scales[k], &r->zps[k], c);
-        if (q->bits == 4) {
+        if (c && q->bits == 4) {
             for (int64_t i = 0; i < size; i += 2) c[i / 2] = (uint8_t)((c[i] & 0xF) | (c[i + 1] & 0xF) << 4);
             memmove(r->codes + k * size / 2, c, (size_t)(size / 2));
         }
@@ -208,10 +251,12 @@ static uint8_t *emit(const hfx_quant *q, hfx_quant_part part, int64_t cols, cons
                      uint64_t at, uint64_t stop, uint8_t *out) {
     const int64_t size = hfx_quant_block_size(q, cols), blocks = hfx_quant_blocks(q, cols);
     const uint64_t bytes = (uint64_t)size * (uint64_t)q->bits / 8;
+    if (part == HFX_QUANT_CODES) { /* the blocks' packed codes lie in order */
+        memcpy(out, r->codes + (at - (uint64_t)b0 * bytes), (size_t)(stop - at));
+        return out + (stop - at);
+    }
     for (uint64_t i = at; i < stop; i++) {
-        if (part == HFX_QUANT_CODES) {
-            *out++ = r->codes[(i / bytes - (uint64_t)b0) * bytes + i % bytes];
-        } else if (part == HFX_QUANT_SCALES) {
+        if (part == HFX_QUANT_SCALES) {
             float s = r->scales[i - (uint64_t)b0];
             if (q->scale_dtype == HFX_DTYPE_F16) {
                 uint16_t h = hfx_f32_to_f16(s);
@@ -260,7 +305,7 @@ hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, 
         int64_t row = (int64_t)(e / per_row), b0, b1;
         uint64_t at = e % per_row, stop = per_row - at < hi - e ? per_row : at + (hi - e);
         blocks_for(q, part, cols, at, stop, &b0, &b1);
-        st = quantize_row(init, row, b0, b1, &r, err);
+        st = quantize_row(init, row, b0, b1, part == HFX_QUANT_CODES, &r, err);
         if (!st) out = emit(q, part, cols, &r, b0, at, stop, out);
         e += stop - at;
     }
