@@ -129,6 +129,8 @@ class _ConfigBase:
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "hfx_options"}
         d.update(self.hfx_options)
+        if d.get("quantizer") is not None:  # the seed's quantizer object, as hfx's quantization keys
+            d.update(_quantizer_keys(d.pop("quantizer"), d.get("export_format")))
         return d
 
     def to_json_string(self) -> str:
@@ -195,6 +197,49 @@ class AutoExportConfig:
         if fmt not in _CONFIGS:
             raise HfxError(3, f"export_format {fmt!r} is not available in hfx (available: {', '.join(_CONFIGS)})")
         return _CONFIGS[fmt].from_dict(export_config_dict)
+
+
+# NNCFWeightCompressionConfig's fields that need data, a model run, or choices hfx does not make
+_NNCF_REFUSED = ("sensitivity_metric", "subset_size", "awq", "scale_estimation", "gptq", "lora_correction",
+                 "backup_mode", "compression_format", "advanced_parameters", "ignored_scope")
+
+
+def _quantizer_keys(quantizer, export_format) -> dict[str, Any]:
+    """The seed's `quantizer` (a transformers.exporters quantization config) as hfx's `quantize`,
+    `group_size` and `symmetric`: NNCFWeightCompressionConfig's data-free int4/int8 compression of
+    every layer for OpenVINO (docs/QUANTIZATION.md). Everything else — calibrated (static)
+    quantization, data-aware algorithms, mixed precision — is refused with what to change."""
+    kind = type(quantizer).__name__
+    if kind != "NNCFWeightCompressionConfig":
+        raise HfxError(3, f"quantizer {kind}: hfx quantizes weights data-free only: NNCFWeightCompressionConfig "
+                          "for OpenVINO, or the config keys quantize/group_size/symmetric (ONNX: MatMulNBits)")
+    if export_format != "openvino":
+        raise HfxError(3, f"quantizer NNCFWeightCompressionConfig compresses OpenVINO models, not {export_format!r}; "
+                          "for ONNX set the config keys quantize/group_size/symmetric")
+    set_fields = {k: v for k, v in dataclasses.asdict(quantizer).items() if v is not None} \
+        if dataclasses.is_dataclass(quantizer) else {k: v for k, v in vars(quantizer).items() if v is not None}
+    refused = [k for k in _NNCF_REFUSED if set_fields.get(k) not in (None, False)]
+    if refused:
+        raise HfxError(3, f"quantizer NNCFWeightCompressionConfig: {', '.join(refused)} not supported: hfx compresses "
+                          "data-free (round to nearest), every linear alike")
+    mode = str(getattr(set_fields.get("mode"), "value", set_fields.get("mode", "int4_asym"))).lower()
+    modes = {"int4_asym": (4, False), "int4_sym": (4, True), "int8_asym": (8, False), "int8_sym": (8, True),
+             "int8": (8, False)}
+    if mode not in modes:
+        raise HfxError(3, f"quantizer NNCFWeightCompressionConfig: mode {mode!r} not supported (int4_asym, int4_sym, "
+                          "int8_asym, int8_sym)")
+    bits, symmetric = modes[mode]
+    if set_fields.get("ratio", 1.0) != 1.0:
+        raise HfxError(3, "quantizer NNCFWeightCompressionConfig: ratio below 1 (mixed precision) not supported: "
+                          "hfx compresses every linear alike")
+    if bits == 4 and set_fields.get("all_layers") is not True:
+        raise HfxError(3, "quantizer NNCFWeightCompressionConfig: all_layers=True needed: hfx compresses every linear "
+                          "in int4 and keeps the embeddings float (NNCF's default keeps the embeddings and the last "
+                          "layer in int8)")
+    keys = {"quantize": f"int{bits}", "symmetric": symmetric}
+    if "group_size" in set_fields:
+        keys["group_size"] = 0 if set_fields["group_size"] == -1 else set_fields["group_size"]
+    return keys
 
 
 def _config_json(config) -> str:

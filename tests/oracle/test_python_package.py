@@ -177,3 +177,33 @@ def test_dynamo_generation_from_python_runs_the_seeds_loop(checkpoints, tmp_path
     program.save_pretrained(tmp_path / "out")
     prompt = _prompt(ck, 5, 1)
     assert _seed_dynamo_loop(tmp_path / "out", prompt, 16) == _greedy(ck, prompt, 16)
+
+
+def test_seed_quantizer_config_compresses_openvino_weights(checkpoints, tmp_path):
+    """OpenVINOConfig(quantizer=NNCFWeightCompressionConfig(...)) — the seed's object — gives the
+    same compressed IR as hfx's own keys; what hfx cannot do (data-aware algorithms, mixed
+    precision, calibrated quantization, NNCF for ONNX) is refused with HfxError."""
+    from transformers.exporters.quantizers.quantizer_nncf import NNCFWeightCompressionConfig
+    from transformers.exporters.quantizers.quantizer_onnxruntime import OnnxRuntimeDynamicConfig
+
+    from hfx import HfxError, OnnxConfig, OpenVINOConfig, OpenVINOExporter
+
+    ck = str(checkpoints("llama_default"))
+    seed_cfg = OpenVINOConfig(dynamic=True, quantizer=NNCFWeightCompressionConfig(
+        mode="int4_sym", group_size=32, ratio=1.0, all_layers=True))
+    OpenVINOExporter().export(ck, None, config=seed_cfg).save_pretrained(tmp_path / "seed")
+    keys_cfg = OpenVINOConfig(dynamic=True, hfx_options={"quantize": "int4", "group_size": 32, "symmetric": True})
+    OpenVINOExporter().export(ck, None, config=keys_cfg).save_pretrained(tmp_path / "keys")
+    assert (tmp_path / "seed" / "model.bin").read_bytes() == (tmp_path / "keys" / "model.bin").read_bytes()
+    assert b'element_type="i4"' in (tmp_path / "seed" / "model.xml").read_bytes()
+    for bad, what in [(NNCFWeightCompressionConfig(mode="int4_asym", awq=True, all_layers=True), "awq"),
+                      (NNCFWeightCompressionConfig(mode="int4_asym", ratio=0.8, all_layers=True), "ratio"),
+                      (NNCFWeightCompressionConfig(mode="int4_asym"), "all_layers"),
+                      (OnnxRuntimeDynamicConfig(), "data-free")]:
+        with pytest.raises(HfxError, match=what):
+            OpenVINOExporter().export(ck, None, config=OpenVINOConfig(dynamic=True, quantizer=bad)).save_pretrained(
+                tmp_path / "bad")
+    with pytest.raises(HfxError, match="ONNX"):
+        from hfx import OnnxExporter
+        OnnxExporter().export(ck, None, config=OnnxConfig(dynamic=True, quantizer=NNCFWeightCompressionConfig(
+            mode="int4_sym", all_layers=True))).save_pretrained(tmp_path / "bad")
