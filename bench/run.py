@@ -213,22 +213,32 @@ def tools(model: Path, work: Path) -> dict:
         "onnxruntime-genai builder int4": ([PY, "-m", "onnxruntime_genai.models.builder", "-i", model, "-o", work / "genai-int4",
                                             "-p", "int4", "-e", "cpu", "-c", work / "genai-int4-cache"], work / "genai-int4",
                                            "hfx onnx int4 generation"),
+        "hfx openvino int4 generation": ([HFX, "export", model, work / "hfx-ov-int4", "--format", "openvino", "--dynamic",
+                                          "--for-generation", "--quantize", "int4", "--quiet"], work / "hfx-ov-int4", None),
+        "hfx openvino int8 generation": ([HFX, "export", model, work / "hfx-ov-int8", "--format", "openvino", "--dynamic",
+                                          "--for-generation", "--quantize", "int8", "--quiet"], work / "hfx-ov-int8", None),
     }
-    for kind, name, args, vs in (
-        ("onnx", "optimum-cli export onnx", ["onnx", "--task", "text-generation-with-past"], "hfx onnx fp32 generation"),
-        ("openvino", "optimum-cli export openvino", ["openvino", "--task", "text-generation-with-past", "--weight-format", "fp32",
-                                                     "--disable-convert-tokenizer"], "hfx openvino fp32 generation"),
+    ov_task = ["openvino", "--task", "text-generation-with-past", "--disable-convert-tokenizer", "--weight-format"]
+    for kind, name, args, vs, out_name in (
+        ("onnx", "optimum-cli export onnx", ["onnx", "--task", "text-generation-with-past"], "hfx onnx fp32 generation",
+         "optimum-onnx"),
+        ("openvino", "optimum-cli export openvino", [*ov_task, "fp32"], "hfx openvino fp32 generation", "optimum-openvino"),
+        ("openvino", "optimum-cli export openvino int4", [*ov_task, "int4"], "hfx openvino int4 generation",
+         "optimum-openvino-int4"),
+        ("openvino", "optimum-cli export openvino int8", [*ov_task, "int8"], "hfx openvino int8 generation",
+         "optimum-openvino-int8"),
     ):
         if not selected(name):
             continue
         bin_dir, why = peer_venv(kind)
-        out = work / f"optimum-{kind}"
+        out = work / out_name
         t[name] = (why,) if why else ([bin_dir / "optimum-cli", "export", args[0], "--model", model, *args[1:], out], out, vs)
     return t
 
 
 # the export table's outputs that the runtime part times (hfx's generation graphs it exports itself)
-RUNTIME_INPUTS = ("genai", "genai-int4", "hfx-onnx-int4", "hfx-onnx-int8", "optimum-onnx", "optimum-openvino")
+RUNTIME_INPUTS = ("genai", "genai-int4", "hfx-onnx-int4", "hfx-onnx-int8", "hfx-ov-int4", "hfx-ov-int8", "optimum-onnx",
+                  "optimum-openvino", "optimum-openvino-int4", "optimum-openvino-int8")
 
 
 def selected(name: str) -> bool:
@@ -536,6 +546,10 @@ def runtime_graphs(name: str, work: Path) -> dict:
         ("torch eager", "transformers.exporters (export_for_generation)"): seed_dynamo,
         ("openvino", "hfx (stateful)"): lambda: OvStatefulGraph(hfx(work / "rt-ov", "--format", "openvino", "--for-generation") / "openvino_model.xml"),
         ("openvino", "optimum-cli export openvino"): lambda: optimum("openvino"),
+        ("openvino", "hfx int4 (stateful)"): lambda: OvStatefulGraph(work / "hfx-ov-int4" / "openvino_model.xml"),
+        ("openvino", "optimum-cli export openvino int4"): lambda: OvStatefulGraph(work / "optimum-openvino-int4" / "openvino_model.xml"),
+        ("openvino", "hfx int8 (stateful)"): lambda: OvStatefulGraph(work / "hfx-ov-int8" / "openvino_model.xml"),
+        ("openvino", "optimum-cli export openvino int8"): lambda: OvStatefulGraph(work / "optimum-openvino-int8" / "openvino_model.xml"),
     }
 
 

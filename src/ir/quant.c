@@ -294,8 +294,8 @@ hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, 
         uint64_t total = (uint64_t)weight->shape[0] * (uint64_t)blocks;
         lo = 2 * first, hi = 2 * (first + count) < total ? 2 * (first + count) : total;
     }
-    row_blocks r = {malloc(sizeof(float) * (size_t)(blocks * size)), malloc(sizeof(float) * (size_t)blocks),
-                    malloc((size_t)(blocks * size)), malloc((size_t)blocks)};
+    row_blocks r = {malloc(sizeof(float) * (size_t)(blocks * size + 1)), malloc(sizeof(float) * (size_t)(blocks + 1)),
+                    malloc((size_t)(blocks * size + 1)), malloc((size_t)(blocks + 1))};
     uint8_t *elements = flat ? malloc((size_t)(hi - lo + 1)) : NULL;
     hfx_status st = r.w && r.scales && r.codes && r.zps && (!flat || elements) ? HFX_OK
                                                                              : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
