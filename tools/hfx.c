@@ -104,6 +104,8 @@ static const char export_help[] =
     "                        defaults: ONNX 32; OpenVINO 128 (int4), a whole row (int8)\n"
     "  --sym, --asym         symmetric (ONNX's default) or asymmetric, with zero points\n"
     "                        (OpenVINO's default)\n"
+    "  --accuracy-level N    ONNX MatMulNBits: 4 (default; int8 activations, fast on CPUs) or 0\n"
+    "                        (float compute: exactly the dequantized weights' products)\n"
     "  --quiet               no progress bar\n"
     "  -h, --help            this text\n";
 
@@ -174,10 +176,10 @@ static int cmd_export(int argc, char **argv) {
         {"compress-to-fp16", no_argument, 0, 'F'}, {"revision", required_argument, 0, 'R'},
         {"io", required_argument, 0, 'I'},       {"quantize", required_argument, 0, 'Q'},
         {"group-size", required_argument, 0, 'g'}, {"sym", no_argument, 0, 'y'},
-        {"asym", no_argument, 0, 'a'},
+        {"asym", no_argument, 0, 'a'},           {"accuracy-level", required_argument, 0, 'A'},
         {0, 0, 0, 0}};
     const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
-               *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL;
+               *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL, *accuracy = NULL;
     int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
         compress = 0, symmetric = -1, c;
     long batch = 2, seq = 16, max_cache_len = 0, group_size = -1;
@@ -209,6 +211,7 @@ static int cmd_export(int argc, char **argv) {
             break;
         case 'y': symmetric = 1; break;
         case 'a': symmetric = 0; break;
+        case 'A': accuracy = optarg; break;
         case 'h':
             fputs(export_usage, stdout);
             for (int i = 0; hfx_format_name(i); i++) printf("                          %-10s %s\n", hfx_format_name(i), hfx_format_summary(i));
@@ -318,6 +321,12 @@ static int cmd_export(int argc, char **argv) {
     }
     if (!rc && symmetric >= 0 && hfx_export_config_set(cfg, "symmetric", symmetric ? "true" : "false", &err))
         rc = fail_with(&err);
+    if (!rc && accuracy) {
+        if (strlen(accuracy) != 1 || accuracy[0] < '0' || accuracy[0] > '4')
+            rc = usage_error("export", "--accuracy-level must be 0 to 4");
+        else if (hfx_export_config_set(cfg, "accuracy_level", accuracy, &err))
+            rc = fail_with(&err);
+    }
     if (!rc && logits) {
         if (strcmp(logits, "last") != 0 && strcmp(logits, "all") != 0)
             rc = usage_error("export", "--logits must be last or all");

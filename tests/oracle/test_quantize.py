@@ -89,8 +89,8 @@ def test_bytes_equal_onnxruntime_quantizer(ckpt, tmp_path, name, dtype, scheme):
     q = MatMulNBitsQuantizer(plain, bits=bits, block_size=block, is_symmetric=sym)
     q.process()
     theirs = _nbits_nodes(q.model.model)
-    ours_dir = _export(ck, tmp_path / "q", "--dtype", dtype, "--quantize", f"int{bits}", "--group-size", str(block),
-                       "--sym" if sym else "--asym")
+    ours_dir = _export(ck, tmp_path / "q", "--dtype", dtype, "--accuracy-level", "0", "--quantize", f"int{bits}",
+                       "--group-size", str(block), "--sym" if sym else "--asym")
     ours = _nbits_nodes(onnx.load(str(ours_dir / "model.onnx")))
     assert ours, "no MatMulNBits written"
     assert set(ours) <= set(theirs), "hfx quantized a MatMul onnxruntime's quantizer did not"
@@ -149,7 +149,8 @@ def _dequantized_model(checkpoint, graph):
 def test_logits_equal_transformers_on_dequantized_weights(ckpt, tmp_path, name, scheme):
     bits, block, sym = scheme
     ck = ckpt(name)
-    out = _export(ck, tmp_path / "q", "--quantize", f"int{bits}", "--group-size", str(block), "--sym" if sym else "--asym")
+    out = _export(ck, tmp_path / "q", "--accuracy-level", "0", "--quantize", f"int{bits}", "--group-size", str(block),
+                  "--sym" if sym else "--asym")
     model, replaced = _dequantized_model(ck, out / "model.onnx")
     cfg = json.loads((ck / "config.json").read_text())
     layers = cfg["num_hidden_layers"]
@@ -172,7 +173,7 @@ def test_generation_equals_transformers_on_dequantized_weights(ckpt, tmp_path):
     from genutil import run_loop
 
     ck = ckpt("q_llama")
-    out = _export(ck, tmp_path / "q", "--for-generation", "--quantize", "int4")
+    out = _export(ck, tmp_path / "q", "--for-generation", "--quantize", "int4", "--accuracy-level", "0")
     model, _ = _dequantized_model(ck, out / "prefill.onnx")  # decode.onnx's are the same weights, alike
     vocab = json.loads((ck / "config.json").read_text())["vocab_size"]
     rng = np.random.default_rng(5)
@@ -189,8 +190,11 @@ def test_generation_equals_transformers_on_dequantized_weights(ckpt, tmp_path):
 
 
 def test_tied_head_stays_float(ckpt, tmp_path):
+    """A head tied to the embeddings stays float; MatMulNBits takes accuracy_level 4 by default
+    (onnxruntime-genai's CPU choice)."""
     out = _export(ckpt("q_qwen3"), tmp_path / "q", "--quantize", "int8")
     m = onnx.load(str(out / "model.onnx"))
+    assert {_attrs(n).get("accuracy_level") for n in m.graph.node if n.op_type == "MatMulNBits"} == {4}
     md = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["quantization"]
     assert md == {"bits": 8, "group_size": 32, "symmetric": True, "linears": 14}
     assert sum(n.op_type == "MatMulNBits" for n in m.graph.node) == 14
@@ -224,7 +228,8 @@ def test_onnxruntime_genai_runs_an_int4_export(ckpt, tmp_path, scheme):
 
     bits, block, sym = scheme
     ck = ckpt("q_llama")
-    out = _export(ck, tmp_path / "q", "--for-generation", "--multi-token-decode", "--quantize", f"int{bits}",
+    out = _export(ck, tmp_path / "q", "--for-generation", "--multi-token-decode", "--accuracy-level", "0",
+                  "--quantize", f"int{bits}",
                   "--group-size", str(block), "--sym" if sym else "--asym")
     model, _ = _dequantized_model(ck, out / "decode.onnx")
     genai = og.Model(str(out))
@@ -450,7 +455,9 @@ def test_every_architecture_on_dequantized_weights(checkpoints, tmp_path, name, 
 
     ck = checkpoints(name)
     out = tmp_path / "q"
-    proc = run_hfx(["export", ck, out, "--format", fmt, "--dynamic", "--quiet", "--quantize", "int4", "--group-size", "32"])
+    flags = ["--accuracy-level", "0"] if fmt == "onnx" else []
+    proc = run_hfx(["export", ck, out, "--format", fmt, "--dynamic", "--quiet", "--quantize", "int4", "--group-size", "32",
+                    *flags])
     assert proc.returncode == 0, describe(proc)
     linears = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["quantization"]["linears"]
     if fmt == "onnx":

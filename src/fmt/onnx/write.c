@@ -270,9 +270,10 @@ static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
      * the patterns ONNX Runtime fuses when it loads the graph (README, "Export config") */
     [ONNX_OPT_ORT_FUSIONS] = {"ort_fusions", HFX_OPTION_CHOICE, 0, 0, 0, false, NULL,
                               (const char *const[]){"cpu", "cuda", "webgpu", "dml", NULL}, "optimize"},
-    /* hfx: MatMulNBits' accuracy_level for quantized weights (0 unset: float compute, exact
-     * against the dequantized weights; 4: int8 activations, faster on CPUs) */
-    [ONNX_OPT_ACCURACY_LEVEL] = {"accuracy_level", HFX_OPTION_INT, 0, 0, 4, false, NULL},
+    /* hfx: MatMulNBits' accuracy_level for quantized weights: 4 (int8 activations: onnxruntime's
+     * fast CPU kernels, the default of onnxruntime-genai's builder on CPU), or 0 (unset: float
+     * compute, exact against the dequantized weights) to 3 */
+    [ONNX_OPT_ACCURACY_LEVEL] = {"accuracy_level", HFX_OPTION_INT, 4, 0, 4, false, NULL},
 };
 
 const hfx_format hfx_format_onnx = {
