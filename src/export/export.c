@@ -510,7 +510,8 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         if (quantize > 0)
             st = fmt->quant.supported ? hfx_quantize_linears(c->g, &c->quant, &c->quantized, err)
                                       : hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                                                 "export_format '%s' cannot write quantized weights yet (onnx can)", fmt->name);
+                                                 "export_format '%s' cannot write quantized weights yet (onnx and openvino can)",
+                                                 fmt->name);
         c->attention = count_op(c->g, HFX_OP_ATTENTION);
         if (!st) st = hfx_decompose(c->g, fmt->keeps, err); /* what the format does not write itself */
         c->fused = count_op(c->g, HFX_OP_ATTENTION);

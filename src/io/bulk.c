@@ -80,7 +80,8 @@ static void *writer(void *arg) {
 }
 
 hfx_status hfx_bulk_open(hfx_outdir *out, FILE *f, size_t chunk, hfx_bulk **bp, hfx_error *err) {
-    if (fflush(f) != 0) return hfx_fail(err, HFX_ERR_IO, "write failed: %s", strerror(errno)); /* stdio's part first */
+    if (fflush(f) != 0) /* stdio's part first: the writer writes to the descriptor */
+        return hfx_fail(err, HFX_ERR_IO, "a write before the weights failed: %s", strerror(errno));
     hfx_bulk *b = calloc(1, sizeof *b);
     if (!b) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     b->out = out;
