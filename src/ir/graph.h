@@ -315,8 +315,9 @@ hfx_status hfx_graph_verify(const hfx_graph *g, hfx_error *err);
 hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in,
                            const hfx_attrs *a, hfx_value *const *outs, hfx_error *err);
 
-/* The quantization pass (quantize.c): every linear whose weight is a checkpoint matrix read by
- * it alone is marked to store that weight quantized as q (attrs.quant); *count says how many.
+/* The quantization pass (quantize.c): every linear whose weight is a checkpoint matrix is marked
+ * to store that weight quantized as q (attrs.quant; a Gather reading the same table keeps it
+ * float); *count says how many.
  * A weight q cannot cut into blocks is HFX_ERR_INVALID naming it. */
 hfx_status hfx_quantize_linears(hfx_graph *g, const hfx_quant *q, int *count, hfx_error *err);
 

@@ -300,7 +300,13 @@ hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, 
     hfx_status st = r.w && r.scales && r.codes && r.zps && (!flat || elements) ? HFX_OK
                                                                              : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     uint8_t *out = flat ? elements : dst;
-    /* row by row: the blocks the requested elements of the row need, read in one go */
+    /* row by row: the blocks the requested elements of the row need, read in one go. A part
+     * small per row (scales) covers many rows per call: the checkpoint pages behind the rows
+     * read are let go every RELEASE_BYTES, so resident memory stays bounded by that, not by
+     * the call */
+    enum { RELEASE_BYTES = 4 << 20 };
+    const uint64_t row_bytes = (uint64_t)cols * hfx_dtype_size(weight->dtype);
+    int64_t kept = -1; /* the first row read since the last release */
     for (uint64_t e = lo; e < hi && !st;) {
         int64_t row = (int64_t)(e / per_row), b0, b1;
         uint64_t at = e % per_row, stop = per_row - at < hi - e ? per_row : at + (hi - e);
@@ -308,6 +314,11 @@ hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, 
         st = quantize_row(init, row, b0, b1, part == HFX_QUANT_CODES, &r, err);
         if (!st) out = emit(q, part, cols, &r, b0, at, stop, out);
         e += stop - at;
+        if (kept < 0) kept = row;
+        if (!st && (uint64_t)(row + 1 - kept) * row_bytes >= RELEASE_BYTES) {
+            hfx_init_release_range(weight, (uint64_t)kept * (uint64_t)cols, (uint64_t)(row + 1 - kept) * (uint64_t)cols);
+            kept = -1;
+        }
     }
     if (!st && flat) { /* elements 2j and 2j + 1 → byte j, the first in the low nibble */
         uint8_t *bytes = dst;

@@ -1,17 +1,18 @@
 /* The quantization pass (graph.h: hfx_quantize_linears): which linears store their weights
- * quantized. A weight qualifies when it is a checkpoint matrix read by that linear alone: a
- * computed table has no reference quantizer, and a weight another node also reads (tied
- * embeddings, which a Gather reads by row) must stay whole for that reader. */
+ * quantized. A weight qualifies when it is a checkpoint matrix: a computed table has no
+ * reference quantizer. Other readers of the same weight keep its float form — a head tied to
+ * the embeddings is quantized for its product while the embedding lookup (a Gather) reads the
+ * float table — unless one is neither a Gather nor a linear. */
 #include <string.h>
 
 #include "base/status.h"
 #include "ir/graph.h"
 
-/* Whether value v feeds any node other than `user`. */
-static bool read_elsewhere(const hfx_graph *g, const hfx_value *v, const hfx_node *user) {
+/* Whether value v feeds a node other than a linear or a Gather, or is a graph output. */
+static bool read_otherwise(const hfx_graph *g, const hfx_value *v) {
     for (int i = 0; i < g->n_nodes; i++) {
         const hfx_node *n = g->nodes[i];
-        if (n == user) continue;
+        if (n->op == HFX_OP_LINEAR || n->op == HFX_OP_GATHER) continue;
         for (int k = 0; k < n->n_in; k++)
             if (n->in[k] == v) return true;
     }
@@ -29,8 +30,7 @@ hfx_status hfx_quantize_linears(hfx_graph *g, const hfx_quant *q, int *count, hf
     for (int i = 0; i < g->n_nodes; i++) {
         hfx_node *n = g->nodes[i];
         const hfx_value *w = n->op == HFX_OP_LINEAR ? n->in[1] : NULL;
-        if (!w || !w->init || w->init->rank != 2 || !hfx_init_is_mapped(w->init) || read_elsewhere(g, w, n))
-            continue;
+        if (!w || !w->init || w->init->rank != 2 || !hfx_init_is_mapped(w->init) || read_otherwise(g, w)) continue;
         const char *why;
         if (!hfx_quant_valid(q, w->init->shape[1], &why))
             return hfx_fail(err, HFX_ERR_INVALID, "quantization: %d bits in blocks of %lld cannot be applied to '%s' "
