@@ -26,7 +26,8 @@ hfx_status hfx_pt2_positional_call(const hfx_aten_program *p, hfx_pt2_call *call
 
 /* The Python system's call of a generation program (seed_call.c): keywords, the cache a
  * transformers Cache object, the result a ModelOutput with logits and cache. Names the program's
- * user inputs and sets the hints of its batch (1) and cache-length symbols as that system does. */
+ * user inputs, puts them in the order the call flattens them, and sets the hints of its batch
+ * (1) and cache-length symbols as that system does. */
 hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_pt2_call *call, hfx_error *err);
 
 void hfx_pt2_call_free(hfx_pt2_call *call);

@@ -1,6 +1,6 @@
 /* The Python system's call of a generation program (pt2.h: hfx_pt2_seed_call), as
  * transformers.exporters' DynamoExporter records it with transformers 5.24: forward(**kwargs)
- * with the graph's inputs as keywords in the graph's order; a static-cache mask of a model
+ * with the graph's inputs as keywords in the order of the model's forward; a static-cache mask of a model
  * with layer_types as a dict per layer type (None where the graph takes none, a prefill); the
  * cache a transformers.cache_utils StaticCache or DynamicCache, flattened the way
  * exporter_dynamo.register_pytree_node flattens any object: its leaves the tensors found in its

@@ -84,12 +84,11 @@ static const char *ints_const(onnx_model *m, int n, const int64_t *v) {
 
 static const char *int_scalar(onnx_model *m, int64_t v) { return inline_const(m, HFX_DTYPE_I64, 0, NULL, &v); }
 
-static const char *init_const(onnx_model *m, const hfx_init *init) {
-    for (int i = 0; i < m->n_inits; i++)
-        if (m->inits[i].src && hfx_init_same(m->inits[i].src, init)) return m->inits[i].name;
-    onnx_init *in = add_init(m);
-    if (!in) return "";
-    if (init->quant) { /* a weight's quantized parts: its name and onnxruntime's quantizer's suffixes */
+/* The initializer's name: a checkpoint tensor's own when read as-is (so the graph reads like the
+ * model), a weight's quantized parts its name with onnxruntime's quantizer's suffixes, others
+ * numbered. */
+static const char *init_name(onnx_model *m, const hfx_init *init) {
+    if (init->quant) {
         static const char *const suffix[] = {[HFX_QUANT_CODES] = "_Q%d", [HFX_QUANT_SCALES] = "_scales",
                                              [HFX_QUANT_ZEROS] = "_zero_points"};
         char sfx[32];
@@ -100,15 +99,8 @@ static const char *init_const(onnx_model *m, const hfx_init *init) {
                 name = hfx_arena_printf(m->arena, "%s/%d%s", init->source, m->counter++, sfx);
                 i = -1;
             }
-        in->name = made(m, name);
-        in->dtype = init->dtype;
-        in->rank = init->rank;
-        memcpy(in->shape, init->shape, sizeof in->shape);
-        in->src = init;
-        in->nbytes = hfx_init_nbytes(init);
-        return in->name;
+        return made(m, name);
     }
-    /* checkpoint tensors keep their names when read as-is, so the graph reads like the model */
     bool plain = init->n_parts == 1 && init->parts[0].offset == 0 &&
                  init->parts[0].rank == init->rank &&
                  (init->rank < 2 || init->parts[0].strides[init->rank - 1] == 1);
@@ -116,11 +108,19 @@ static const char *init_const(onnx_model *m, const hfx_init *init) {
     for (int i = 0; plain && i < m->n_inits - 1; i++)
         if (strcmp(m->inits[i].name, init->source) == 0) taken = true;
     bool mapped = hfx_init_is_mapped(init);
-    in->name = plain && !taken && mapped
-                   ? init->source
-                   : made(m, hfx_arena_printf(m->arena, "%s/%s%d", mapped ? init->source : "",
-                                      init->rank == 2 && init->parts[0].strides[1] != 1 ? "T" : "c",
-                                      m->counter++));
+    return plain && !taken && mapped
+               ? init->source
+               : made(m, hfx_arena_printf(m->arena, "%s/%s%d", mapped ? init->source : "",
+                                          init->rank == 2 && init->parts[0].strides[1] != 1 ? "T" : "c",
+                                          m->counter++));
+}
+
+static const char *init_const(onnx_model *m, const hfx_init *init) {
+    for (int i = 0; i < m->n_inits; i++)
+        if (m->inits[i].src && hfx_init_same(m->inits[i].src, init)) return m->inits[i].name;
+    onnx_init *in = add_init(m);
+    if (!in) return "";
+    in->name = init_name(m, init);
     in->dtype = init->dtype;
     in->rank = init->rank;
     memcpy(in->shape, init->shape, sizeof in->shape);
