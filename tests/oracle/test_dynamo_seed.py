@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import json
-import warnings
 import zipfile
 
 import numpy as np
@@ -24,13 +23,7 @@ import torch
 import wave1b_models as W
 from conftest import describe, run_hfx
 
-MAX_CACHE_LEN = 64
-MODES = {
-    "dynamic": ([], None, False),
-    "static": (["--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN)], "static", False),
-    "dynamic-multi": (["--multi-token-decode"], None, True),
-    "static-multi": (["--multi-token-decode", "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN)], "static", True),
-}
+from seedutil import MAX_CACHE_LEN, MODES, hfx_seed_export, seed_exporter  # noqa: E402,F401
 
 
 @pytest.fixture(scope="module")
@@ -44,38 +37,13 @@ def ckpt(checkpoints, tmp_path_factory):
 
 
 def _hfx_export(checkpoint, out, mode):
-    cfg = out.parent / f"{out.name}-cfg.json"
-    cfg.write_text(json.dumps({"export_format": "dynamo", "dynamic": True, "io": "seed"}))
-    proc = run_hfx(["export", checkpoint, out, "--config", cfg, "--for-generation", "--quiet", *MODES[mode][0]])
-    assert proc.returncode == 0, describe(proc)
-    return out
+    return hfx_seed_export(checkpoint, out, "dynamo", mode)
 
 
 @pytest.fixture(scope="module")
 def seed_exports(tmp_path_factory, ckpt):
     """transformers.exporters' own DynamoExporter export of a checkpoint, per mode (made once)."""
-    from transformers import AutoModelForCausalLM, GenerationConfig
-    from transformers.exporters import DynamoExporter
-    from transformers.exporters.configs import DynamoConfig
-
-    done = {}
-
-    def export(name, mode):
-        if (name, mode) not in done:
-            out = tmp_path_factory.mktemp("seed_dynamo") / f"{name}-{mode}"
-            model = AutoModelForCausalLM.from_pretrained(str(ckpt(name))).eval()
-            ids = torch.tensor([[1, 5, 9, 3]])
-            cache, multi = MODES[mode][1], MODES[mode][2]
-            gen = GenerationConfig(cache_implementation=cache, max_cache_len=MAX_CACHE_LEN) if cache else None
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                exported = DynamoExporter().export_for_generation(
-                    model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, DynamoConfig(dynamic=True),
-                    generation_config=gen, multi_token_decode=multi)
-                exported.save_pretrained(str(out))
-            done[(name, mode)] = out
-        return done[(name, mode)]
-    return export
+    return seed_exporter(tmp_path_factory, ckpt, "dynamo")
 
 
 def _call(path):

@@ -18,13 +18,7 @@ import torch
 
 from conftest import describe, run_hfx
 
-MAX_CACHE_LEN = 64
-MODES = {
-    "dynamic": ([], None, False),
-    "static": (["--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN)], "static", False),
-    "dynamic-multi": (["--multi-token-decode"], None, True),
-    "static-multi": (["--multi-token-decode", "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN)], "static", True),
-}
+from seedutil import MAX_CACHE_LEN, MODES, hfx_seed_export, seed_exporter  # noqa: E402,F401
 
 
 def _io(path):
@@ -37,38 +31,13 @@ def _io(path):
 
 
 def _hfx_seed_export(checkpoint, out, mode):
-    cfg = out.parent / f"{out.name}-cfg.json"
-    cfg.write_text(json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed"}))
-    proc = run_hfx(["export", checkpoint, out, "--config", cfg, "--for-generation", "--quiet", *MODES[mode][0]])
-    assert proc.returncode == 0, describe(proc)
-    return out
+    return hfx_seed_export(checkpoint, out, "onnx", mode)
 
 
 @pytest.fixture(scope="session")
 def seed_exports(tmp_path_factory, checkpoints):
     """transformers.exporters' own export of a checkpoint, per cache mode (made once)."""
-    from transformers import AutoModelForCausalLM, GenerationConfig
-    from transformers.exporters import OnnxExporter
-    from transformers.exporters.configs import OnnxConfig
-
-    done = {}
-
-    def export(name, mode):
-        if (name, mode) not in done:
-            out = tmp_path_factory.mktemp("seed") / f"{name}-{mode}"
-            model = AutoModelForCausalLM.from_pretrained(str(checkpoints(name))).eval()
-            ids = torch.tensor([[1, 5, 9, 3]])
-            cache, multi = MODES[mode][1], MODES[mode][2]
-            gen = GenerationConfig(cache_implementation=cache, max_cache_len=MAX_CACHE_LEN) if cache else None
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                exported = OnnxExporter().export_for_generation(
-                    model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, OnnxConfig(dynamic=True),
-                    generation_config=gen, multi_token_decode=multi)
-                exported.save_pretrained(str(out))
-            done[(name, mode)] = out
-        return done[(name, mode)]
-    return export
+    return seed_exporter(tmp_path_factory, checkpoints, "onnx")
 
 
 # Qwen3's transformers config declares layer_types: the seed names its mask per type there
