@@ -100,6 +100,10 @@ static const char export_help[] =
     "\n"
     "quantization (docs/QUANTIZATION.md; ONNX: MatMulNBits; OpenVINO: NNCF's compressed weights):\n"
     "  --quantize Q          int4 or int8 weights for every linear layer, block-wise\n"
+    "  --quantize-embeddings Q  int4, int8 or none: the embedding tables (ONNX: int4 with\n"
+    "                        GatherBlockQuantized, default none; OpenVINO: default int8)\n"
+    "  --quantize-lm-head Q  int4, int8 or none: the head (ONNX: default as --quantize;\n"
+    "                        OpenVINO: int8 for int4, or the table's when tied: NNCF's)\n"
     "  --group-size N        weights per block along the input axis; 0: a whole row (OpenVINO)\n"
     "                        defaults: ONNX 32; OpenVINO 128 (int4), a whole row (int8)\n"
     "  --sym, --asym         symmetric (ONNX's default) or asymmetric, with zero points\n"
@@ -177,9 +181,11 @@ static int cmd_export(int argc, char **argv) {
         {"io", required_argument, 0, 'I'},       {"quantize", required_argument, 0, 'Q'},
         {"group-size", required_argument, 0, 'g'}, {"sym", no_argument, 0, 'y'},
         {"asym", no_argument, 0, 'a'},           {"accuracy-level", required_argument, 0, 'A'},
+        {"quantize-embeddings", required_argument, 0, 'E'}, {"quantize-lm-head", required_argument, 0, 'H'},
         {0, 0, 0, 0}};
     const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
-               *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL, *accuracy = NULL;
+               *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL, *accuracy = NULL,
+               *quantize_tables = NULL, *quantize_head = NULL;
     int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
         compress = 0, symmetric = -1, c;
     long batch = 2, seq = 16, max_cache_len = 0, group_size = -1;
@@ -212,6 +218,8 @@ static int cmd_export(int argc, char **argv) {
         case 'y': symmetric = 1; break;
         case 'a': symmetric = 0; break;
         case 'A': accuracy = optarg; break;
+        case 'E': quantize_tables = optarg; break;
+        case 'H': quantize_head = optarg; break;
         case 'h':
             fputs(export_usage, stdout);
             for (int i = 0; hfx_format_name(i); i++) printf("                          %-10s %s\n", hfx_format_name(i), hfx_format_summary(i));
@@ -314,6 +322,19 @@ static int cmd_export(int argc, char **argv) {
             rc = usage_error("export", "--quantize must be int4 or int8");
         snprintf(value, sizeof value, "\"%s\"", quantize);
         if (!rc && hfx_export_config_set(cfg, "quantize", value, &err)) rc = fail_with(&err);
+    }
+    const char *const weight_kinds[2][3] = {{"quantize_embeddings", "--quantize-embeddings", quantize_tables},
+                                            {"quantize_lm_head", "--quantize-lm-head", quantize_head}};
+    for (int k = 0; k < 2 && !rc; k++) {
+        const char *v = weight_kinds[k][2];
+        if (!v) continue;
+        if (strcmp(v, "int4") != 0 && strcmp(v, "int8") != 0 && strcmp(v, "none") != 0) {
+            snprintf(value, sizeof value, "%s must be int4, int8 or none", weight_kinds[k][1]);
+            rc = usage_error("export", value);
+            break;
+        }
+        snprintf(value, sizeof value, "\"%s\"", v);
+        if (hfx_export_config_set(cfg, weight_kinds[k][0], value, &err)) rc = fail_with(&err);
     }
     if (!rc && group_size >= 0) {
         snprintf(value, sizeof value, "%ld", group_size);

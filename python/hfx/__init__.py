@@ -201,14 +201,16 @@ class AutoExportConfig:
 
 # NNCFWeightCompressionConfig's fields that need data, a model run, or choices hfx does not make
 _NNCF_REFUSED = ("sensitivity_metric", "subset_size", "awq", "scale_estimation", "gptq", "lora_correction",
-                 "backup_mode", "compression_format", "advanced_parameters", "ignored_scope")
+                 "compression_format", "advanced_parameters", "ignored_scope")
 
 
 def _quantizer_keys(quantizer, export_format) -> dict[str, Any]:
     """The seed's `quantizer` (a transformers.exporters quantization config) as hfx's `quantize`,
-    `group_size` and `symmetric`: NNCFWeightCompressionConfig's data-free int4/int8 compression of
-    every layer for OpenVINO (docs/QUANTIZATION.md). Everything else — calibrated (static)
-    quantization, data-aware algorithms, mixed precision — is refused with what to change."""
+    `group_size`, `symmetric`, `quantize_embeddings` and `quantize_lm_head`:
+    NNCFWeightCompressionConfig's data-free int4/int8 compression for OpenVINO, with NNCF's
+    default mixed precision (int4: embeddings and the last layer in int8) or all layers alike
+    (docs/QUANTIZATION.md). Everything else — calibrated (static) quantization, data-aware
+    algorithms, a ratio below 1 — is refused with what to change."""
     kind = type(quantizer).__name__
     if kind != "NNCFWeightCompressionConfig":
         raise HfxError(3, f"quantizer {kind}: hfx quantizes weights data-free only: NNCFWeightCompressionConfig "
@@ -221,8 +223,9 @@ def _quantizer_keys(quantizer, export_format) -> dict[str, Any]:
     refused = [k for k in _NNCF_REFUSED if set_fields.get(k) not in (None, False)]
     if refused:
         raise HfxError(3, f"quantizer NNCFWeightCompressionConfig: {', '.join(refused)} not supported: hfx compresses "
-                          "data-free (round to nearest), every linear alike")
-    mode = str(getattr(set_fields.get("mode"), "value", set_fields.get("mode", "int4_asym"))).lower()
+                          "data-free (round to nearest)")
+    # nncf.compress_weights' default mode is INT8_ASYM
+    mode = str(getattr(set_fields.get("mode"), "value", set_fields.get("mode", "int8_asym"))).lower()
     modes = {"int4_asym": (4, False), "int4_sym": (4, True), "int8_asym": (8, False), "int8_sym": (8, True),
              "int8": (8, False)}
     if mode not in modes:
@@ -230,15 +233,24 @@ def _quantizer_keys(quantizer, export_format) -> dict[str, Any]:
                           "int8_asym, int8_sym)")
     bits, symmetric = modes[mode]
     if set_fields.get("ratio", 1.0) != 1.0:
-        raise HfxError(3, "quantizer NNCFWeightCompressionConfig: ratio below 1 (mixed precision) not supported: "
-                          "hfx compresses every linear alike")
-    if bits == 4 and set_fields.get("all_layers") is not True:
-        raise HfxError(3, "quantizer NNCFWeightCompressionConfig: all_layers=True needed: hfx compresses every linear "
-                          "in int4 and keeps the embeddings float (NNCF's default keeps the embeddings and the last "
-                          "layer in int8)")
+        raise HfxError(3, "quantizer NNCFWeightCompressionConfig: ratio below 1 (a share of the layers in the backup "
+                          "precision, chosen by a sensitivity metric) not supported: hfx compresses every layer's "
+                          "linears alike")
     keys = {"quantize": f"int{bits}", "symmetric": symmetric}
     if "group_size" in set_fields:
         keys["group_size"] = 0 if set_fields["group_size"] == -1 else set_fields["group_size"]
+    all_layers = set_fields.get("all_layers")
+    if all_layers is not None and bits == 8:  # as NNCF itself refuses it
+        raise HfxError(3, "quantizer NNCFWeightCompressionConfig: INT8 modes do not take all_layers: they compress "
+                          "every layer alike")
+    backup = str(getattr(set_fields.get("backup_mode"), "value", set_fields.get("backup_mode", "int8_asym"))).lower()
+    if backup not in ("int8_asym", "none"):
+        raise HfxError(3, f"quantizer NNCFWeightCompressionConfig: backup_mode {backup!r} not supported (int8_asym, "
+                          "the default, or none)")
+    if bits == 4 and all_layers:  # embeddings and the last layer in int4 too
+        keys["quantize_embeddings"] = keys["quantize_lm_head"] = "int4"
+    elif bits == 4 and backup == "none":  # the layers the backup precision would take stay float
+        keys["quantize_embeddings"] = keys["quantize_lm_head"] = "none"
     return keys
 
 

@@ -121,6 +121,12 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
         if (json_is_null(v) || (s && (strcmp(s, "int4") == 0 || strcmp(s, "int8") == 0))) return HFX_OK;
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'quantize' must be \"int4\", \"int8\" or null");
     }
+    if (strcmp(key, "quantize_embeddings") == 0 || strcmp(key, "quantize_lm_head") == 0) {
+        const char *s = json_string_value(v);
+        if (json_is_null(v) || (s && (strcmp(s, "int4") == 0 || strcmp(s, "int8") == 0 || strcmp(s, "none") == 0)))
+            return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be \"int4\", \"int8\", \"none\" or null", key);
+    }
     if (strcmp(key, "group_size") == 0) {
         if (json_is_null(v) || (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= INT32_MAX))
             return HFX_OK;
@@ -155,8 +161,8 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
             k += (size_t)snprintf(known + k, sizeof known - k, ", %s", f->options[j].key);
     return hfx_fail(err, HFX_ERR_INVALID,
                     "export config: unknown key '%s' for export_format '%s' (known: %s, dtype, cache_implementation, "
-                    "max_cache_len, logits_to_keep, moe_experts, io, quantize, group_size, symmetric, strict, "
-                    "prefer_deferred_runtime_asserts_over_guards, "
+                    "max_cache_len, logits_to_keep, moe_experts, io, quantize, quantize_embeddings, quantize_lm_head, "
+                    "group_size, symmetric, strict, prefer_deferred_runtime_asserts_over_guards, "
                     "optimize, quantizer)",
                     key, format, known);
 }
@@ -313,15 +319,36 @@ int64_t hfx_cfg_max_cache_len(const hfx_export_config *c) {
     return json_is_integer(v) ? json_integer_value(v) : 0;
 }
 
-int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant *q) {
+/* The bits a "int4" / "int8" / "none" value asks for: 4, 8, 0; -1 when unset (null). */
+static int bits_of(const json_t *v) {
+    const char *s = json_string_value(v);
+    return !s ? -1 : strcmp(s, "int4") == 0 ? 4 : strcmp(s, "int8") == 0 ? 8 : 0;
+}
+
+/* A head's or tables' quantization of `bits` under the primary one p: p's blocks and symmetry
+ * at p's width, the format's defaults at another (NNCF's int8 backup: per row, asymmetric). */
+static hfx_quant derived(const hfx_format *f, const hfx_quant *p, hfx_quant_rule rule, int bits) {
+    if (bits == p->bits) return (hfx_quant){rule, bits, p->block, p->symmetric, p->scale_dtype};
+    return (hfx_quant){rule, bits, bits == 4 ? f->quant.block4 : f->quant.block8, f->quant.symmetric, p->scale_dtype};
+}
+
+int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant_plan *plan) {
     const char *s = json_string_value(json_object_get(c->obj, "quantize"));
     const json_t *block = json_object_get(c->obj, "group_size"), *sym = json_object_get(c->obj, "symmetric");
-    if (!s) return (block && !json_is_null(block)) || (sym && !json_is_null(sym)) ? -1 : 0;
+    int tables = bits_of(json_object_get(c->obj, "quantize_embeddings"));
+    int head = bits_of(json_object_get(c->obj, "quantize_lm_head"));
+    if (!s) return (block && !json_is_null(block)) || (sym && !json_is_null(sym)) || tables >= 0 || head >= 0 ? -1 : 0;
     int bits = strcmp(s, "int4") == 0 ? 4 : 8;
-    *q = (hfx_quant){.rule = f->quant.rule, .bits = bits,
-                     .block = json_is_integer(block) ? json_integer_value(block) : bits == 4 ? f->quant.block4 : f->quant.block8,
-                     .symmetric = json_is_boolean(sym) ? json_is_true(sym) : f->quant.symmetric,
-                     .scale_dtype = HFX_DTYPE_F32};
+    hfx_quant p = {.rule = f->quant.rule, .bits = bits,
+                   .block = json_is_integer(block) ? json_integer_value(block) : bits == 4 ? f->quant.block4 : f->quant.block8,
+                   .symmetric = json_is_boolean(sym) ? json_is_true(sym) : f->quant.symmetric,
+                   .scale_dtype = HFX_DTYPE_F32};
+    bool nncf = f->quant.int8_tables_and_head;
+    if (tables < 0) tables = nncf ? 8 : 0;
+    plan->linears = p;
+    plan->tables = derived(f, &p, f->quant.table_rule, tables);
+    plan->head = derived(f, &p, f->quant.rule, head >= 0 ? head : nncf ? 8 : bits);
+    plan->head_follows_table = head < 0 && nncf;
     return 1;
 }
 

@@ -38,9 +38,9 @@ void hfx_cfg_format_options(const hfx_export_config *c, const hfx_format *f, int
 bool hfx_cfg_moe_gather(const hfx_export_config *c, bool single_token);
 /* "io": "seed" (transformers.exporters' names and cache contract); default optimum's. */
 bool hfx_cfg_io_seed(const hfx_export_config *c);
-/* Whether the config asks for quantized weights ("quantize"): 1, and how in q (the format's
- * defaults where "group_size" or "symmetric" are unset); 0 when not; -1 when "group_size" or
- * "symmetric" is set without "quantize". */
-int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant *q);
+/* Whether the config asks for quantized weights ("quantize"): 1, and how in plan (the format's
+ * defaults where "group_size", "symmetric", "quantize_embeddings" or "quantize_lm_head" are
+ * unset); 0 when not; -1 when one of those is set without "quantize". */
+int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant_plan *plan);
 
 #endif

@@ -268,8 +268,9 @@ typedef struct component {
     json_t *metadata;             /* owned */
     bool stateful;                /* the state lives inside the model (the format's state option) */
     int attention, fused;         /* attention nodes built, and kept whole by the format */
-    hfx_quant quant;              /* the weights' quantization, when `quantized` > 0 linears take it */
-    int quantized;
+    hfx_quant_plan quant;         /* the weights' quantization, when `quantized` */
+    hfx_quant_done quant_done;    /* and what took it */
+    bool quantized;
 } component;
 
 static int count_op(const hfx_graph *g, hfx_op op) {
@@ -283,6 +284,16 @@ static const char *dtype_text(hfx_dtype dt) {
 }
 
 static json_t *dim_json(hfx_dim d) { return hfx_dim_is_const(d) ? json_integer(d.c) : json_null(); }
+
+/* {"bits", "group_size" (0: a whole row), "symmetric"}; null for a weight kept float */
+static json_t *quant_json(const hfx_quant *q) {
+    if (!q->bits) return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "bits", json_integer(q->bits));
+    json_object_set_new(o, "group_size", json_integer(q->block));
+    json_object_set_new(o, "symmetric", json_boolean(q->symmetric));
+    return o;
+}
 
 /* The cache section of the metadata: one entry per layer. */
 static json_t *cache_json(const component *c, const hfx_model *model, int64_t max_cache_len) {
@@ -397,11 +408,11 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     json_object_set_new(md, "producer", json_string("hfx " HFX_VERSION_STRING));
     if (o->io == HFX_IO_SEED) seed_fields(md, c, model);
     if (c->quantized) { /* which weights are stored quantized, and how */
-        json_t *q = json_object();
-        json_object_set_new(q, "bits", json_integer(c->quant.bits));
-        json_object_set_new(q, "group_size", json_integer(c->quant.block));
-        json_object_set_new(q, "symmetric", json_boolean(c->quant.symmetric));
-        json_object_set_new(q, "linears", json_integer(c->quantized));
+        const hfx_quant_done *d = &c->quant_done;
+        json_t *q = quant_json(&c->quant.linears);
+        json_object_set_new(q, "linears", json_integer(d->linears + (d->has_head && d->head.bits)));
+        if (d->has_head) json_object_set_new(q, "lm_head", quant_json(&d->head));
+        if (d->has_table) json_object_set_new(q, "embeddings", quant_json(&d->table));
         json_object_set_new(md, "quantization", q);
     }
     /* attention as the runtime's fused op (OpenVINO's ScaledDotProductAttention), or written out
@@ -504,11 +515,13 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         component *c = &cs[i];
         st = hfx_arch_build_forward(model->arch, model->ck, &c->opts, c->g, err);
         int quantize = st ? 0 : hfx_cfg_quant(c->cfg, fmt, &c->quant);
+        c->quantized = quantize > 0;
         if (quantize < 0)
-            st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size' and 'symmetric' shape quantized weights; "
-                                                "set 'quantize' (--quantize int4|int8) too");
+            st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size', 'symmetric', 'quantize_embeddings' and "
+                                                "'quantize_lm_head' shape quantized weights; set 'quantize' (--quantize "
+                                                "int4|int8) too");
         if (quantize > 0)
-            st = fmt->quant.supported ? hfx_quantize_linears(c->g, &c->quant, &c->quantized, err)
+            st = fmt->quant.supported ? hfx_quantize_weights(c->g, &c->quant, &c->quant_done, err)
                                       : hfx_fail(err, HFX_ERR_UNSUPPORTED,
                                                  "export_format '%s' cannot write quantized weights yet (onnx and openvino can)",
                                                  fmt->name);

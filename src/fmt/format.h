@@ -46,12 +46,17 @@ typedef struct hfx_format_graph {
                                             torch callers call it; NULL otherwise */
 } hfx_format_graph;
 
-/* What a format does with quantized weights (hfx_attrs.quant on linears). */
+/* What a format does with quantized weights (hfx_attrs.quant on linears and Gathers). */
 typedef struct hfx_format_quant {
     bool supported;
-    hfx_quant_rule rule;     /* whose arithmetic its quantized weights follow */
-    int64_t block4, block8;  /* the default block (group) size for 4 and 8 bits; 0: a whole row */
-    bool symmetric;          /* the default */
+    hfx_quant_rule rule;       /* whose arithmetic its quantized linears follow */
+    hfx_quant_rule table_rule; /* and its quantized embedding tables */
+    int64_t block4, block8;    /* the default block (group) size for 4 and 8 bits; 0: a whole row */
+    bool symmetric;            /* the default */
+    /* NNCF's default precision: int8 (the 8-bit defaults) for the embedding tables, and for the
+     * head unless it is tied to them (then it reads the table's); otherwise tables stay float
+     * and the head is quantized like the other linears */
+    bool int8_tables_and_head;
 } hfx_format_quant;
 
 typedef struct hfx_format {

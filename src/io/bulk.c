@@ -142,10 +142,11 @@ static void submit(hfx_bulk *b, const uint8_t *p, size_t n) {
 
 hfx_status hfx_bulk_stream(hfx_bulk *b, const hfx_init *src, const uint8_t *bytes, uint64_t nbytes,
                            hfx_error *err) {
-    if (src && hfx_dtype_is_packed(src->dtype)) /* elements without an address of their own */
+    bool packed = src && hfx_dtype_is_packed(src->dtype); /* elements without an address of their own */
+    if (packed && !src->quant)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "'%s': writing packed %s weights is not supported yet",
                         src->source, hfx_dtype_name(src->dtype));
-    size_t es = src ? hfx_dtype_size(src->dtype) : 1;
+    size_t es = src && !packed ? hfx_dtype_size(src->dtype) : 1; /* a quantized part's packed codes: bytes */
     uint64_t step = b->chunk / es, total = nbytes / es; /* in elements */
     hfx_status st = HFX_OK;
     for (uint64_t done = 0; done < total && st == HFX_OK; done += step) {

@@ -74,7 +74,8 @@ typedef struct hfx_attrs {
     hfx_dtype to;               /* cast target */
     int rank;                   /* reshape target rank, range length (rank 1) */
     hfx_dim dims[HFX_MAX_RANK];
-    const hfx_quant *quant;     /* linear: store its weight quantized so (NULL: as it is) */
+    const hfx_quant *quant;     /* linear, gather: read the weight (table) stored quantized so
+                                   (NULL: as it is) */
 } hfx_attrs;
 
 /* ---- Initializers: constants that hold no bytes until a writer pulls them ----
@@ -134,7 +135,8 @@ void hfx_init_release(const hfx_init *init);
 void hfx_init_release_range(const hfx_init *init, uint64_t first, uint64_t count);
 
 /* Write elements [first, first + count) of `init`, in row-major order of its shape, into `dst`
- * as init->dtype. Float types convert among themselves (round to nearest-even); ints copy. */
+ * as init->dtype. Float types convert among themselves (round to nearest-even); ints copy. A
+ * quantized part of a 4-bit type is read in bytes: first and count count bytes. */
 hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst,
                          hfx_error *err);
 
@@ -315,11 +317,20 @@ hfx_status hfx_graph_verify(const hfx_graph *g, hfx_error *err);
 hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *in,
                            const hfx_attrs *a, hfx_value *const *outs, hfx_error *err);
 
-/* The quantization pass (quantize.c): every linear whose weight is a checkpoint matrix is marked
- * to store that weight quantized as q (attrs.quant; a Gather reading the same table keeps it
- * float); *count says how many.
- * A weight q cannot cut into blocks is HFX_ERR_INVALID naming it. */
-hfx_status hfx_quantize_linears(hfx_graph *g, const hfx_quant *q, int *count, hfx_error *err);
+/* What the quantization pass marked: how many linears took plan->linears, and whether a head
+ * and tables were found and how each is stored (bits 0: float). */
+typedef struct hfx_quant_done {
+    int linears, tables;
+    bool has_head, has_table;
+    hfx_quant head, table;
+} hfx_quant_done;
+
+/* The quantization pass (quantize.c): every linear and every Gather whose weight is a checkpoint
+ * matrix is marked to read it quantized as the plan says (attrs.quant); a reader of the same
+ * weight that is neither keeps it float (and so does every reader of a weight that also feeds
+ * something else). The head is the last linear in the graph's order.
+ * A weight a plan's entry cannot cut into blocks is HFX_ERR_INVALID naming it. */
+hfx_status hfx_quantize_weights(hfx_graph *g, const hfx_quant_plan *plan, hfx_quant_done *done, hfx_error *err);
 
 /* Which high-level nodes a backend writes as they are; the decomposition pass expands the rest. */
 typedef bool (*hfx_keep_fn)(const hfx_graph *g, const hfx_node *n);

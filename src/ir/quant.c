@@ -23,25 +23,34 @@ int64_t hfx_quant_blocks(const hfx_quant *q, int64_t cols) {
 bool hfx_quant_valid(const hfx_quant *q, int64_t cols, const char **why) {
     const char *w = NULL;
     if (q->bits != 4 && q->bits != 8) w = "4 or 8 bits";
-    else if (q->rule == HFX_QUANT_RULE_ORT && (q->block < 16 || (q->block & (q->block - 1))))
-        w = "a block of a power of two of at least 16 weights (onnxruntime's MatMulNBits)";
+    else if (q->rule != HFX_QUANT_RULE_NNCF && (q->block < 16 || (q->block & (q->block - 1))))
+        w = "a block of a power of two of at least 16 weights (onnxruntime's MatMulNBits and GatherBlockQuantized)";
     else if (q->rule == HFX_QUANT_RULE_NNCF && q->bits == 8 && q->block > 0)
         w = "8-bit weights per row (NNCF's int8 modes): --group-size 0";
     else if (q->rule == HFX_QUANT_RULE_NNCF && q->block > 0 && cols % q->block)
         w = "a group size that divides the layer's inputs (NNCF's groups), or the whole row (--group-size 0)";
+    else if (q->rule == HFX_QUANT_RULE_ORT_TABLE && q->bits != 4)
+        w = "4 bits (onnxruntime's GatherBlockQuantized quantizer)";
+    else if (q->rule == HFX_QUANT_RULE_ORT_TABLE && cols % 2)
+        w = "an even row (its codes are packed over the whole table)";
     else if (hfx_quant_block_size(q, cols) * q->bits % 16) /* whole bytes per block, codes in pairs */
         w = "an even block";
     if (why) *why = w;
     return !w;
 }
 
-/* per row: bytes (codes; onnxruntime's zero points) or elements (scales; NNCF's zero points) */
+/* Whether the zero points are one element per block over all rows, packed across rows (NNCF's,
+ * a table's), rather than packed per row (MatMulNBits'). */
+static bool zeros_flat(const hfx_quant *q) { return q->rule != HFX_QUANT_RULE_ORT; }
+
+/* per row: bytes (codes; onnxruntime's zero points) or elements (scales; flat zero points) */
 static uint64_t row_size(const hfx_quant *q, hfx_quant_part part, int64_t cols) {
     uint64_t blocks = (uint64_t)hfx_quant_blocks(q, cols), size = (uint64_t)hfx_quant_block_size(q, cols);
     switch (part) {
-    case HFX_QUANT_CODES: return blocks * size * (uint64_t)q->bits / 8;
+    case HFX_QUANT_CODES: /* a table's rows are not padded to whole blocks */
+        return (q->rule == HFX_QUANT_RULE_ORT_TABLE ? (uint64_t)cols : blocks * size) * (uint64_t)q->bits / 8;
     case HFX_QUANT_SCALES: return blocks;
-    default: return q->rule == HFX_QUANT_RULE_NNCF ? blocks : (blocks * (uint64_t)q->bits + 7) / 8;
+    default: return zeros_flat(q) ? blocks : (blocks * (uint64_t)q->bits + 7) / 8;
     }
 }
 
@@ -53,7 +62,11 @@ hfx_init *hfx_quant_init(hfx_arena *arena, const hfx_init *weight, const hfx_qua
     memset(init, 0, sizeof *init);
     int64_t rows = weight->shape[0], cols = weight->shape[1], blocks = hfx_quant_blocks(q, cols);
     init->dtype = part == HFX_QUANT_SCALES ? q->scale_dtype : HFX_DTYPE_U8;
-    if (part == HFX_QUANT_CODES) {
+    if (q->rule == HFX_QUANT_RULE_ORT_TABLE && part != HFX_QUANT_SCALES) { /* int4/uint4 tensors */
+        init->dtype = part == HFX_QUANT_CODES && q->symmetric ? HFX_DTYPE_I4 : HFX_DTYPE_U4;
+        init->rank = 2;
+        init->shape[0] = rows, init->shape[1] = part == HFX_QUANT_CODES ? cols : blocks;
+    } else if (part == HFX_QUANT_CODES) {
         init->rank = 3;
         init->shape[0] = rows, init->shape[1] = blocks;
         init->shape[2] = hfx_quant_block_size(q, cols) * q->bits / 8;
@@ -185,6 +198,40 @@ static void nncf_block(const hfx_quant *q, const float *w, int64_t n, float *sca
     *scale = s;
 }
 
+/* x rounded to float16 when the arithmetic is float16's (numpy's float16 operations: computed
+ * in float32, each result rounded). */
+static inline float in_type(float x, bool half) { return half ? hfx_f16_to_f32(hfx_f32_to_f16(x)) : x; }
+
+/* onnxruntime's for a table (quant.h); `size` − n padding codes are 0 (not stored: the row's
+ * bytes end with the short block); codes NULL: the scale and zero point only. */
+static void table_block(const hfx_quant *q, const float *w, int64_t n, int64_t size, float *scale, uint8_t *zp,
+                        uint8_t *codes) {
+    const bool half = q->scale_dtype == HFX_DTYPE_F16;
+    float lo, hi;
+    block_range(w, n, FLT_MAX, -FLT_MAX, &lo, &hi);
+    float s;
+    int z = 0;
+    if (q->symmetric) {
+        s = in_type((fabsf(hi) > fabsf(lo) ? hi : lo) / -8.0f, half);
+        for (int64_t i = 0; codes && i < n; i++) {
+            float c = s != 0.0f ? clamp_code(round_even(in_type(w[i] / s, half)), -8.0f, 7.0f) : 0.0f;
+            codes[i] = (uint8_t)(int8_t)c; /* two's complement; the low nibble is the code */
+        }
+    } else {
+        lo = lo < 0.0f ? lo : 0.0f;
+        hi = hi > 0.0f ? hi : 0.0f;
+        s = in_type(in_type(hi - lo, half) / 15.0f, half);
+        z = s != 0.0f ? (int)clamp_code(round_even(in_type(-lo / s, half)), 0.0f, 15.0f) : 8;
+        for (int64_t i = 0; codes && i < n; i++) {
+            float c = in_type(in_type(w[i] / s, half) + (float)z, half);
+            codes[i] = s != 0.0f ? (uint8_t)clamp_code(round_even(c), 0.0f, 15.0f) : 8;
+        }
+    }
+    if (codes) memset(codes + n, 0, (size_t)(size - n));
+    *scale = s;
+    *zp = (uint8_t)z;
+}
+
 /* ---- reading ---- */
 
 /* Weights [c0, c1) of row `row` as float32, in the weight's dtype first (the values the
@@ -221,6 +268,7 @@ static hfx_status quantize_row(const hfx_init *init, int64_t row, int64_t b0, in
         int64_t k = b - b0, n = c1 - b * size < size ? c1 - b * size : size;
         uint8_t *c = codes ? r->codes + k * size : NULL; /* one code a byte, then packed in place */
         if (q->rule == HFX_QUANT_RULE_ORT) ort_block(q, r->w + k * size, n, size, &r->scales[k], &r->zps[k], c);
+        else if (q->rule == HFX_QUANT_RULE_ORT_TABLE) table_block(q, r->w + k * size, n, size, &r->scales[k], &r->zps[k], c);
         else nncf_block(q, r->w + k * size, n, &r->scales[k], &r->zps[k], c);
         if (c && q->bits == 4) {
             for (int64_t i = 0; i < size; i += 2) c[i / 2] = (uint8_t)((c[i] & 0xF) | (c[i + 1] & 0xF) << 4);
@@ -237,7 +285,7 @@ static void blocks_for(const hfx_quant *q, hfx_quant_part part, int64_t cols, ui
     uint64_t bytes = (uint64_t)hfx_quant_block_size(q, cols) * (uint64_t)q->bits / 8;
     if (part == HFX_QUANT_CODES) {
         *b0 = (int64_t)(at / bytes), *b1 = (int64_t)((stop - 1) / bytes);
-    } else if (part == HFX_QUANT_SCALES || q->bits == 8 || q->rule == HFX_QUANT_RULE_NNCF) {
+    } else if (part == HFX_QUANT_SCALES || q->bits == 8 || zeros_flat(q)) {
         *b0 = (int64_t)at, *b1 = (int64_t)stop - 1;
     } else { /* onnxruntime's 4-bit zero points: two blocks a byte */
         *b0 = (int64_t)at * 2, *b1 = (int64_t)(stop - 1) * 2 + 1;
@@ -245,8 +293,8 @@ static void blocks_for(const hfx_quant *q, hfx_quant_part part, int64_t cols, ui
     }
 }
 
-/* Row `row`'s part elements [at, stop) from its quantized blocks b0..; NNCF's zero points come
- * out one element a byte (packed by the caller). */
+/* Row `row`'s part elements [at, stop) from its quantized blocks b0..; flat zero points come out
+ * one element a byte (packed by the caller). */
 static uint8_t *emit(const hfx_quant *q, hfx_quant_part part, int64_t cols, const row_blocks *r, int64_t b0,
                      uint64_t at, uint64_t stop, uint8_t *out) {
     const int64_t size = hfx_quant_block_size(q, cols), blocks = hfx_quant_blocks(q, cols);
@@ -266,7 +314,7 @@ static uint8_t *emit(const hfx_quant *q, hfx_quant_part part, int64_t cols, cons
                 memcpy(out, &s, 4);
                 out += 4;
             }
-        } else if (q->bits == 8 || q->rule == HFX_QUANT_RULE_NNCF) {
+        } else if (q->bits == 8 || zeros_flat(q)) {
             *out++ = r->zps[i - (uint64_t)b0];
         } else { /* blocks 2i and 2i + 1; a missing second one reads 8, as onnxruntime writes it */
             int64_t lo = (int64_t)i * 2 - b0;
@@ -286,8 +334,8 @@ hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, 
                         init->source);
     const int64_t cols = weight->shape[1], blocks = hfx_quant_blocks(q, cols), size = hfx_quant_block_size(q, cols);
     const hfx_quant_part part = (hfx_quant_part)init->quant_part;
-    /* NNCF's 4-bit zero points are packed across rows: read their elements, then pack */
-    const bool flat = part == HFX_QUANT_ZEROS && q->rule == HFX_QUANT_RULE_NNCF && q->bits == 4;
+    /* flat 4-bit zero points are packed across rows: read their elements, then pack */
+    const bool flat = part == HFX_QUANT_ZEROS && zeros_flat(q) && q->bits == 4;
     const uint64_t per_row = row_size(q, part, cols);
     uint64_t lo = first, hi = first + count;
     if (flat) {
@@ -337,7 +385,7 @@ void hfx_quant_source_range(const hfx_init *init, uint64_t first, uint64_t count
     const hfx_quant *q = init->quant;
     int64_t cols = init->quant_of->shape[1];
     uint64_t per_row = row_size(q, (hfx_quant_part)init->quant_part, cols);
-    if (init->quant_part == HFX_QUANT_ZEROS && q->rule == HFX_QUANT_RULE_NNCF && q->bits == 4)
+    if (init->quant_part == HFX_QUANT_ZEROS && zeros_flat(q) && q->bits == 4)
         first *= 2, count *= 2; /* two elements a byte */
     uint64_t r0 = first / per_row, r1 = (first + count) / per_row; /* whole rows done */
     *src_first = r0 * (uint64_t)cols;

@@ -31,7 +31,17 @@ typedef enum hfx_quant_rule {
      * becomes epsilon. The codes use the float32 scale; it is stored as float16. Blocks divide
      * the row exactly (8 bits: a whole row); zero points are packed over all blocks of all rows
      * in order. */
-    HFX_QUANT_RULE_NNCF
+    HFX_QUANT_RULE_NNCF,
+    /* onnxruntime's quantizer for an embedding table read by a Gather (its numpy routine,
+     * MatMulNBitsQuantizer's quantize_ndarray, for GatherBlockQuantized): 4 bits, arithmetic in
+     * the table's own dtype (float16 rounds after every operation), round half to even, blocks
+     * along the row of which the last may be short (no padding). Symmetric: m = max if |max| >
+     * |min|, else min; scale = m / −8; signed codes clip(round(w / scale)) in [−8, 7], 0 where
+     * the scale is 0. Asymmetric: the range widened to hold 0, scale = (max − min) / 15, zero
+     * point = clip(round(−min / scale)), codes clip(round(w / scale + zero point)) in [0, 15];
+     * a zero scale gives zero point and codes 8. Codes [rows, cols] int4/uint4 and zero points
+     * [rows, blocks] uint4, each packed over the whole tensor; scales in the table's dtype. */
+    HFX_QUANT_RULE_ORT_TABLE
 } hfx_quant_rule;
 
 /* How a weight is to be stored (a linear's request, hfx_attrs.quant). */
@@ -40,12 +50,23 @@ typedef struct hfx_quant {
     int bits;              /* 4 or 8 */
     int64_t block;         /* weights per block along the input axis; 0: the whole row */
     bool symmetric;        /* no zero points stored (the rule's implied one) */
-    hfx_dtype scale_dtype; /* F32 or F16: the scales as stored */
+    hfx_dtype scale_dtype; /* F32 or F16: the scales as stored (a table's: its arithmetic too) */
 } hfx_quant;
+
+/* Which weights a graph stores quantized, and how (the quantization pass's request). bits 0:
+ * kept float. */
+typedef struct hfx_quant_plan {
+    hfx_quant linears;       /* every linear reading a checkpoint matrix, but the last */
+    hfx_quant head;          /* the last linear (a model's head) */
+    hfx_quant tables;        /* checkpoint tables a Gather reads (embeddings) */
+    bool head_follows_table; /* a head reading a table a Gather reads (tied) takes the table's
+                                quantization: one stored weight, as NNCF compresses it */
+} hfx_quant_plan;
 
 typedef enum hfx_quant_part {
     HFX_QUANT_CODES,  /* bytes of [rows, blocks, block] codes, packed two to a byte (4 bits) low
-                         nibble first, in input order; signed codes in two's complement */
+                         nibble first, in input order; signed codes in two's complement (a
+                         table's: [rows, cols] I4/U4, no padding) */
     HFX_QUANT_SCALES, /* [rows, blocks] in the scale dtype */
     HFX_QUANT_ZEROS   /* bytes of the zero points, packed like the codes (per row or over all,
                          as the rule says) */
@@ -67,7 +88,8 @@ bool hfx_quant_valid(const hfx_quant *q, int64_t cols, const char **why);
 /* The initializer holding `part` of `weight` (a [rows, cols] float32, float16 or bfloat16 view:
  * the values quantized are the weight's in that dtype) quantized as q, shaped [rows, blocks,
  * block·bits/8] (codes), [rows, blocks] (scales) or [bytes] (zero points). Scales are
- * q->scale_dtype; codes and zero points U8 bytes. NULL when out of memory. */
+ * q->scale_dtype; codes and zero points U8 bytes — for HFX_QUANT_RULE_ORT_TABLE, codes I4/U4
+ * [rows, cols] and zero points U4 [rows, blocks]. NULL when out of memory. */
 struct hfx_init *hfx_quant_init(struct hfx_arena *arena, const struct hfx_init *weight, const hfx_quant *q,
                                 hfx_quant_part part);
 

@@ -179,7 +179,7 @@ static const scenario scenarios[] = {
                          "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},
     {"openvino-tokenizer", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, true},
     {"onnx-int4-asym", "{\"export_format\": \"onnx\", \"dynamic\": true, \"quantize\": \"int4\", "
-                       "\"symmetric\": false}", true, false},
+                       "\"symmetric\": false, \"quantize_embeddings\": \"int4\"}", true, false},
     {"openvino-int4", "{\"export_format\": \"openvino\", \"dynamic\": true, \"quantize\": \"int4\", "
                       "\"group_size\": 32}", true, false},
     {"dynamo", "{\"export_format\": \"dynamo\", \"dynamic\": true}", false, false},

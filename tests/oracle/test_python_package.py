@@ -192,13 +192,28 @@ def test_seed_quantizer_config_compresses_openvino_weights(checkpoints, tmp_path
     seed_cfg = OpenVINOConfig(dynamic=True, quantizer=NNCFWeightCompressionConfig(
         mode="int4_sym", group_size=32, ratio=1.0, all_layers=True))
     OpenVINOExporter().export(ck, None, config=seed_cfg).save_pretrained(tmp_path / "seed")
-    keys_cfg = OpenVINOConfig(dynamic=True, hfx_options={"quantize": "int4", "group_size": 32, "symmetric": True})
+    keys_cfg = OpenVINOConfig(dynamic=True, hfx_options={"quantize": "int4", "group_size": 32, "symmetric": True,
+                                                         "quantize_embeddings": "int4", "quantize_lm_head": "int4"})
     OpenVINOExporter().export(ck, None, config=keys_cfg).save_pretrained(tmp_path / "keys")
     assert (tmp_path / "seed" / "model.bin").read_bytes() == (tmp_path / "keys" / "model.bin").read_bytes()
     assert b'element_type="i4"' in (tmp_path / "seed" / "model.xml").read_bytes()
+    # NNCF's default mixed precision (the embeddings and the head in int8) is hfx's default
+    OpenVINOExporter().export(ck, None, config=OpenVINOConfig(dynamic=True, quantizer=NNCFWeightCompressionConfig(
+        mode="int4_asym", group_size=32))).save_pretrained(tmp_path / "seed_mixed")
+    OpenVINOExporter().export(ck, None, config=OpenVINOConfig(dynamic=True, hfx_options={
+        "quantize": "int4", "group_size": 32, "symmetric": False})).save_pretrained(tmp_path / "keys_mixed")
+    mixed = (tmp_path / "seed_mixed" / "model.bin").read_bytes()
+    assert mixed == (tmp_path / "keys_mixed" / "model.bin").read_bytes()
+    assert b'element_type="u8"' in (tmp_path / "seed_mixed" / "model.xml").read_bytes()
+    # mode unset: NNCF's INT8_ASYM
+    OpenVINOExporter().export(ck, None, config=OpenVINOConfig(dynamic=True, quantizer=NNCFWeightCompressionConfig(
+    ))).save_pretrained(tmp_path / "seed_int8")
+    q = json.loads((tmp_path / "seed_int8" / "export.json").read_text())["components"]["model"]["metadata"]
+    assert q["quantization"]["bits"] == 8 and q["quantization"]["symmetric"] is False
     for bad, what in [(NNCFWeightCompressionConfig(mode="int4_asym", awq=True, all_layers=True), "awq"),
                       (NNCFWeightCompressionConfig(mode="int4_asym", ratio=0.8, all_layers=True), "ratio"),
-                      (NNCFWeightCompressionConfig(mode="int4_asym"), "all_layers"),
+                      (NNCFWeightCompressionConfig(mode="int8_asym", all_layers=True), "all_layers"),
+                      (NNCFWeightCompressionConfig(mode="int4_asym", backup_mode="int8_sym"), "backup_mode"),
                       (OnnxRuntimeDynamicConfig(), "data-free")]:
         with pytest.raises(HfxError, match=what):
             OpenVINOExporter().export(ck, None, config=OpenVINOConfig(dynamic=True, quantizer=bad)).save_pretrained(

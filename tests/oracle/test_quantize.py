@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -139,37 +140,71 @@ def _dequantize(node, arrays):
     return w.reshape(n, blocks * block)[:, :k]
 
 
-def _head_of_tied(model, name):
-    """Whether checkpoint tensor `name` is an embedding table a tied head shares: hfx quantizes
-    the head's product and keeps the table float for the embedding lookup."""
+def _is_tied_table(model, name):
+    """Whether checkpoint tensor `name` is an embedding table a tied head shares: its lookup and
+    the head's product can each read their own stored form of it."""
     emb = model.get_input_embeddings().weight
     tied = bool(getattr(model.config, "tie_word_embeddings", False))
     return tied and model.state_dict()[name].data_ptr() == emb.data_ptr()
 
 
-def _load(model, state, heads):
-    """state into the model, then each tied head's table (heads) as a weight of the head's own."""
-    model.load_state_dict(state)
-    for w in heads.values():
-        model.get_output_embeddings().weight = torch.nn.Parameter(w, requires_grad=False)
+class _Replaced:
+    """Dequantized weights for a transformers model, by checkpoint tensor and reader: a tied
+    table's lookup and head take theirs separately (hfx stores one copy per distinct
+    quantization; a quantized lookup with no head of its own quantizes both)."""
+
+    def __init__(self, model):
+        self.model, self.state, self.tables, self.heads, self.count = model, model.state_dict(), {}, {}, 0
+
+    def put(self, name, w, lookup):
+        assert name in self.state, f"no checkpoint tensor {name}"
+        w = w.reshape(self.state[name].shape)
+        if not _is_tied_table(self.model, name):
+            self.state[name] = w
+        else:
+            (self.tables if lookup else self.heads)[name] = w
+        self.count += 1
+
+    def load(self):
+        self.model.load_state_dict(self.state)
+        for w in self.heads.values():  # a head of its own: untied first
+            self.model.get_output_embeddings().weight = torch.nn.Parameter(w, requires_grad=False)
+        for w in self.tables.values():  # the table, and the head while it still shares it
+            self.model.get_input_embeddings().weight.data.copy_(w)
+        return self.model, self.count
+
+
+def _gather_nodes(model):
+    """[(node, [codes, scales, zero points] arrays)] for every GatherBlockQuantized."""
+    inits = {i.name: i for i in model.graph.initializer}
+    return [(n, [numpy_helper.to_array(inits[x]) for x in n.input if x in inits])
+            for n in model.graph.node if n.op_type == "GatherBlockQuantized"]
+
+
+def _dequantize_table(node, arrays):
+    """The float [rows, cols] table a GatherBlockQuantized looks rows up in (the contrib op's
+    definition): (code − zero point, 0 for signed codes) · scale, blocks along the row."""
+    block = _attrs(node)["block_size"]
+    codes = arrays[0].astype(np.float32)
+    scale = np.repeat(arrays[1].astype(np.float32), block, axis=1)[:, :codes.shape[1]]
+    zp = np.repeat(arrays[2].astype(np.float32), block, axis=1)[:, :codes.shape[1]] if len(arrays) > 2 else 0
+    return torch.from_numpy((codes - zp) * scale)
 
 
 def _dequantized_model(checkpoint, graph):
     """transformers' model of the checkpoint with each quantized weight (named by its initializer:
-    the checkpoint tensor + "_Q<bits>") replaced by its dequantized value."""
+    the checkpoint tensor + "_Q<bits>") replaced by its dequantized value, for the readers that
+    read it so: (model, how many readers)."""
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(str(checkpoint), attn_implementation="eager").eval()
-    state = model.state_dict()
-    replaced, heads = 0, {}
-    for node, arrays in _nbits_nodes(onnx.load(str(graph))).values():
-        tensor = node.input[1].rsplit("_Q", 1)[0]
-        assert tensor in state, f"{node.input[1]}: no checkpoint tensor {tensor}"
-        w = torch.from_numpy(_dequantize(node, arrays))
-        (heads if _head_of_tied(model, tensor) else state)[tensor] = w
-        replaced += 1
-    _load(model, state, heads)
-    return model, replaced
+    r = _Replaced(model)
+    onnx_model = onnx.load(str(graph))
+    for node, arrays in _nbits_nodes(onnx_model).values():
+        r.put(node.input[1].rsplit("_Q", 1)[0].split("/")[0], torch.from_numpy(_dequantize(node, arrays)), False)
+    for node, arrays in _gather_nodes(onnx_model):
+        r.put(node.input[0].rsplit("_Q", 1)[0].split("/")[0], _dequantize_table(node, arrays), True)
+    return r.load()
 
 
 @pytest.mark.parametrize("scheme", [SCHEMES[0], SCHEMES[3], SCHEMES[5]], ids=_id)
@@ -192,6 +227,60 @@ def test_logits_equal_transformers_on_dequantized_weights(ckpt, tmp_path, name, 
             want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
         keep = feed["attention_mask"].astype(bool)
         diff = np.abs(got - want)[keep].max()
+        assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
+
+
+# (dtype, block, symmetric) for quantized embedding tables: q_llama's rows (96) hold one block of 64
+# and a short one of 32; float16's arithmetic rounds after every operation
+TABLE_SCHEMES = [("fp32", 32, True), ("fp32", 32, False), ("fp32", 64, True), ("fp32", 64, False),
+                 ("fp16", 64, False), ("fp16", 32, True)]
+
+
+@pytest.mark.parametrize("name,scheme", [("q_llama", s) for s in TABLE_SCHEMES] + [("q_qwen3", TABLE_SCHEMES[1])],
+                         ids=lambda x: "-".join(map(str, x)) if isinstance(x, tuple) else x)
+def test_table_bytes_equal_onnxruntime_quantizer(ckpt, tmp_path, name, scheme):
+    """--quantize-embeddings int4: the GatherBlockQuantized hfx writes holds the codes, scales and
+    zero points onnxruntime's quantizer writes for the embedding Gather of hfx's unquantized
+    export (MatMulNBitsQuantizer with op_types_to_quantize MatMul and Gather)."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    dtype, block, sym = scheme
+    ck = ckpt(name)
+    plain = onnx.load(str(_export(ck, tmp_path / "plain", "--dtype", dtype) / "model.onnx"))
+    q = MatMulNBitsQuantizer(plain, bits=4, block_size=block, is_symmetric=sym, op_types_to_quantize=("MatMul", "Gather"))
+    q.process()
+    theirs = _gather_nodes(q.model.model)
+    out = _export(ck, tmp_path / "q", "--dtype", dtype, "--quantize", "int4", "--group-size", str(block),
+                  "--sym" if sym else "--asym", "--quantize-embeddings", "int4")
+    ours = _gather_nodes(onnx.load(str(out / "model.onnx")))
+    assert len(ours) == len(theirs) == 1
+    (node, a), (their_node, b) = ours[0], theirs[0]
+    assert _attrs(node) == _attrs(their_node) and node.input[1] == their_node.input[1]
+    assert len(a) == len(b) == (2 if sym else 3)
+    for x, y, what in zip(a, b, ("codes", "scales", "zero points")):
+        assert x.dtype == y.dtype and x.shape == y.shape, f"{what}: {x.dtype}{x.shape} vs {y.dtype}{y.shape}"
+        assert np.array_equal(x, y), f"{what}: {np.sum(x != y)} of {x.size} differ"
+    md = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["quantization"]
+    assert md["embeddings"] == {"bits": 4, "group_size": block, "symmetric": sym}
+
+
+@pytest.mark.parametrize("name", ["q_llama", "q_qwen3"])
+def test_quantized_tables_logits_equal_transformers(ckpt, tmp_path, name):
+    """int4 tables (GatherBlockQuantized) with int4 linears: logits within 1e-4 of transformers on
+    the dequantized weights — a tied head (q_qwen3) reads its own MatMulNBits copy, the lookup
+    the table's."""
+    ck = ckpt(name)
+    out = _export(ck, tmp_path / "q", "--accuracy-level", "0", "--quantize", "int4", "--group-size", "64", "--asym",
+                  "--quantize-embeddings", "int4")
+    model, replaced = _dequantized_model(ck, out / "model.onnx")
+    cfg = json.loads((ck / "config.json").read_text())
+    assert replaced == 7 * cfg["num_hidden_layers"] + 2
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
+        feed = models.make_inputs(case, cfg["vocab_size"])
+        with torch.no_grad():
+            want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
+        diff = np.abs(sess.run(["logits"], feed)[0] - want)[feed["attention_mask"].astype(bool)].max()
         assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
 
 
@@ -225,7 +314,8 @@ def test_tied_head_quantized_table_float(ckpt, tmp_path):
     m = onnx.load(str(out / "model.onnx"))
     assert {_attrs(n).get("accuracy_level") for n in m.graph.node if n.op_type == "MatMulNBits"} == {4}
     md = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["quantization"]
-    assert md == {"bits": 8, "group_size": 32, "symmetric": True, "linears": 15}
+    assert md == {"bits": 8, "group_size": 32, "symmetric": True, "linears": 15, "embeddings": None,
+                  "lm_head": {"bits": 8, "group_size": 32, "symmetric": True}}
     head = [n for n in m.graph.node if n.op_type == "MatMulNBits" and n.input[1].startswith("model.embed_tokens.weight")]
     assert len(head) == 1 and head[0].output[0] == "logits"
     assert any(n.op_type == "Gather" and n.input[0] == "model.embed_tokens.weight" for n in m.graph.node)
@@ -235,6 +325,9 @@ def test_tied_head_quantized_table_float(ckpt, tmp_path):
     (["--quantize", "int3"], "--quantize must be int4 or int8"),
     (["--quantize", "int4", "--group-size", "24"], "power of two"),
     (["--group-size", "64"], "set 'quantize'"),
+    (["--quantize-lm-head", "none"], "set 'quantize'"),
+    (["--quantize", "int4", "--quantize-embeddings", "int5"], "--quantize-embeddings must be int4, int8 or none"),
+    (["--quantize", "int4", "--quantize-embeddings", "int8"], "4 bits (onnxruntime's GatherBlockQuantized"),
 ])
 def test_bad_quantization_is_refused(ckpt, tmp_path, flags, message):
     proc = run_hfx(["export", ckpt("q_llama"), tmp_path / "out", "--format", "onnx", "--quiet", *flags])
@@ -285,7 +378,11 @@ def test_onnxruntime_genai_runs_an_int4_export(ckpt, tmp_path, scheme):
 # NNCF switches to its OpenVINO-compiled implementation
 Q_LLAMA_OV = models.Variant("q_llama_ov", "llama", dict(models.LLAMA, hidden_size=128, intermediate_size=384,
                                                         vocab_size=300, tie_word_embeddings=False), seed=6)
+# a head tied to the embeddings: NNCF compresses the shared table once, as an embedding
+Q_QWEN3_OV = models.Variant("q_qwen3_ov", "qwen3", dict(models.QWEN3, hidden_size=128, intermediate_size=256,
+                                                        tie_word_embeddings=True), seed=7)
 VARIANTS[Q_LLAMA_OV.name] = Q_LLAMA_OV
+VARIANTS[Q_QWEN3_OV.name] = Q_QWEN3_OV
 
 # (bits, group, symmetric) as hfx's flags; NNCF: mode INT{bits}_{A,}SYM, group_size (−1: per row)
 OV_SCHEMES = [(4, 128, False), (4, 64, True), (4, 32, False), (4, 0, True), (8, 0, False), (8, 0, True)]
@@ -304,9 +401,9 @@ def _nncf_python():
 
 NNCF_COMPRESS = (
     "import sys, openvino as ov, nncf\n"
-    "src, dst, mode, group = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])\n"
+    "src, dst, mode, group, all_layers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] == '1'\n"
     "model = ov.Core().read_model(src)\n"
-    "extra = {'all_layers': True} if mode.startswith('INT4') else {}  # int8: every layer, per row, always\n"
+    "extra = {'all_layers': True} if all_layers else {}  # default: embeddings and the last layer int8\n"
     "model = nncf.compress_weights(model, mode=getattr(nncf.CompressWeightsMode, mode), group_size=group, ratio=1.0,\n"
     "                              **extra)\n"
     "ov.save_model(model, dst, compress_to_fp16=False)\n"
@@ -324,17 +421,27 @@ def _ov_flags(scheme):
     return ["--quantize", f"int{bits}", "--group-size", str(group), "--sym" if sym else "--asym"]
 
 
+# the decompression subgraph between a compressed weight's constants and its reader
+_DECOMPRESSION = {"Convert", "Subtract", "Multiply", "Reshape"}
+
+
 def _compressed(xml):
-    """Per MatMul, in graph order: the constants of its weight's decompression (codes, zero
-    point, scale: element type, shape, bytes), {} for a float weight."""
+    """Per reader of a checkpoint matrix (a MatMul's weight, a Gather's table), in graph order:
+    (op type, the constants of its decompression — codes, zero point, scale: element type,
+    shape, bytes — {} for a float weight, the codes constant's name)."""
     import openvino as ov
 
     model = ov.Core().read_model(str(xml))
     found = []
     for op in model.get_ordered_ops():
-        if op.get_type_name() != "MatMul":
+        port = {"MatMul": 1, "Gather": 0}.get(op.get_type_name())
+        if port is None:
             continue
-        consts, stack = {}, [op.input(1).get_source_output().get_node()]
+        src = op.input(port).get_source_output().get_node()
+        if op.get_type_name() == "Gather" and not (src.get_type_name() in _DECOMPRESSION or (
+                src.get_type_name() == "Constant" and len(src.get_output_shape(0)) == 2)):
+            continue  # a lookup in computed values (shapes), not in a table
+        consts, stack, name = {}, [src], None
         while stack:
             n = stack.pop()
             if n.get_type_name() == "Constant":
@@ -343,54 +450,68 @@ def _compressed(xml):
                         else "codes" if t in ("u4", "i4", "u8", "i8") else None)
                 if role:
                     consts[role] = (t, shape, n.get_data().copy())
-                continue
-            stack += [i.get_source_output().get_node() for i in n.inputs()]
-        found.append(consts)
+                if role == "codes":
+                    name = n.get_friendly_name()
+            elif n.get_type_name() in _DECOMPRESSION:
+                stack += [i.get_source_output().get_node() for i in n.inputs()]
+        found.append((op.get_type_name(), consts, name))
     return found
 
 
-@pytest.mark.parametrize("scheme", OV_SCHEMES, ids=_ov_id)
-def test_openvino_constants_equal_nncf(ckpt, tmp_path, scheme):
-    """hfx's compressed weights equal nncf.compress_weights' on hfx's float32 IR (ratio 1, all
-    layers): element types, shapes and bytes of codes, zero points and scales."""
+# (scheme, all layers): hfx's defaults are NNCF's (int4: embeddings and the head int8 per row,
+# asymmetric; a tied head reads the table's); all_layers=True is --quantize-embeddings and
+# --quantize-lm-head at the primary precision
+NNCF_CASES = ([("q_llama_ov", s, True) for s in OV_SCHEMES[:4]] +  # (int8 modes take every layer alike)
+              [("q_llama_ov", s, False) for s in (OV_SCHEMES[0], OV_SCHEMES[1], OV_SCHEMES[4], OV_SCHEMES[5])] +
+              [("q_qwen3_ov", s, False) for s in (OV_SCHEMES[0], OV_SCHEMES[4])] +
+              [("q_qwen3_ov", OV_SCHEMES[2], True)])
+
+
+@pytest.mark.parametrize("name,scheme,all_layers", NNCF_CASES,
+                         ids=[f"{n}-{_ov_id(s)}-{'all' if a else 'default'}" for n, s, a in NNCF_CASES])
+def test_openvino_constants_equal_nncf(ckpt, tmp_path, name, scheme, all_layers):
+    """hfx's compressed weights equal nncf.compress_weights' on hfx's float32 IR (ratio 1; its
+    default mixed precision or all layers alike): every MatMul's and embedding Gather's element
+    types, shapes and bytes of codes, zero points and scales."""
     bits, group, sym = scheme
-    ck = ckpt("q_llama_ov")
+    ck = ckpt(name)
     plain = _ov_export(ck, tmp_path / "plain") / "model.xml"
     ref = tmp_path / "nncf.xml"
     mode = f"INT{bits}_{'SYM' if sym else 'ASYM'}"
-    proc = subprocess.run([str(_nncf_python()), "-c", NNCF_COMPRESS, str(plain), str(ref), mode, str(group or -1)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([str(_nncf_python()), "-c", NNCF_COMPRESS, str(plain), str(ref), mode, str(group or -1),
+                           "1" if all_layers else "0"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    ours = _compressed(_ov_export(ck, tmp_path / "q", *_ov_flags(scheme)) / "model.xml")
+    flags = _ov_flags(scheme) + (["--quantize-embeddings", f"int{bits}", "--quantize-lm-head", f"int{bits}"]
+                                 if all_layers else [])
+    ours = _compressed(_ov_export(ck, tmp_path / "q", *flags) / "model.xml")
     theirs = _compressed(ref)
-    assert len(ours) == len(theirs) == 15 and all(ours), "every linear's weight compressed"
-    for i, (a, b) in enumerate(zip(ours, theirs)):
-        assert set(a) == set(b), f"MatMul {i}: {set(a)} vs {set(b)}"
+    assert len(ours) == len(theirs) == 16 and all(c for _, c, _ in ours), "every linear's weight and the table compressed"
+    kinds = {}
+    for i, ((op_a, a, _), (op_b, b, _)) in enumerate(zip(ours, theirs)):
+        assert op_a == op_b and set(a) == set(b), f"{op_a} {i}: {set(a)} vs {set(b)}"
         for role in a:
             (ta, sa, da), (tb, sb, db) = a[role], b[role]
-            assert (ta, sa) == (tb, sb), f"MatMul {i} {role}: {ta}{sa} vs {tb}{sb}"
-            assert np.array_equal(da, db), f"MatMul {i} {role}: {int(np.sum(da != db))} of {da.size} differ"
+            assert (ta, sa) == (tb, sb), f"{op_a} {i} {role}: {ta}{sa} vs {tb}{sb}"
+            assert np.array_equal(da, db), f"{op_a} {i} {role}: {int(np.sum(da != db))} of {da.size} differ"
+        kinds.setdefault(op_a, set()).add(a["codes"][0])
+    if bits == 4 and not all_layers:  # the mixed precision is there: the table in int8
+        assert kinds["Gather"] == {"u8"}, kinds
 
 
 def _ov_dequantized_model(checkpoint, xml):
     """transformers' model with each compressed weight (its codes constant named by the checkpoint
     tensor, NNCF's "/zero_point" and "/scale" beside it) replaced by the weight the decompression
-    computes: (code − zero point) · scale, in float32 as OpenVINO's CPU plugin computes it at
-    float32 inference precision."""
-    import openvino as ov
+    computes for its readers: (code − zero point) · scale, in float32 as OpenVINO's CPU plugin
+    computes it at float32 inference precision. (model, how many readers)."""
     from transformers import AutoModelForCausalLM
 
-    consts = {op.get_friendly_name(): op for op in ov.Core().read_model(str(xml)).get_ordered_ops()
-              if op.get_type_name() == "Constant"}
     model = AutoModelForCausalLM.from_pretrained(str(checkpoint), attn_implementation="eager").eval()
-    state = model.state_dict()
-    replaced, heads = 0, {}
-    for name in list(state):
-        if name not in consts:
+    r = _Replaced(model)
+    for op, consts, name in _compressed(xml):
+        if not consts:
             continue
-        c = consts[name]
-        t, shape = c.get_output_element_type(0).get_type_name(), tuple(c.get_output_shape(0))
-        raw = c.get_data().ravel()
+        t, shape, raw = consts["codes"]
+        raw = raw.ravel()
         if t in ("u4", "i4"):
             q = np.stack([raw & 0xF, raw >> 4], axis=-1).ravel().astype(np.int16)
             if t == "i4":
@@ -398,16 +519,21 @@ def _ov_dequantized_model(checkpoint, xml):
         else:
             q = raw.view(np.int8 if t == "i8" else np.uint8).astype(np.int16)
         q = q.reshape(shape).astype(np.float32)
-        if name + "/zero_point" in consts:
-            z = consts[name + "/zero_point"].get_data().ravel()
-            if consts[name + "/zero_point"].get_output_element_type(0).get_type_name() == "u4":
+        if "zero point" in consts:
+            zt, _, z = consts["zero point"]
+            z = z.ravel()
+            if zt == "u4":
                 z = np.stack([z & 0xF, z >> 4], axis=-1).ravel()
             q = q - z[: int(np.prod(shape[:-1]))].reshape(shape[:-1] + (1,)).astype(np.float32)
-        w = torch.from_numpy(q * consts[name + "/scale"].get_data().astype(np.float32)).reshape(state[name].shape)
-        (heads if _head_of_tied(model, name) else state)[name] = w
-        replaced += 1
-    _load(model, state, heads)
-    return model, replaced
+        w = torch.from_numpy(q * consts["scale"][2].astype(np.float32))
+        r.put(re.sub(r"/\d+$", "", name), w, op == "Gather")
+    return r.load()
+
+
+def _quantized_readers(out, component="model"):
+    """How many readers export.json says took quantized weights: linears (with the head) and tables."""
+    q = json.loads((out / "export.json").read_text())["components"][component]["metadata"]["quantization"]
+    return q["linears"] + (1 if q.get("embeddings") else 0)
 
 
 @pytest.mark.parametrize("scheme", [OV_SCHEMES[0], OV_SCHEMES[1], OV_SCHEMES[4]], ids=_ov_id)
@@ -417,7 +543,7 @@ def test_openvino_logits_equal_transformers_on_dequantized_weights(ckpt, tmp_pat
     ck = ckpt("q_llama_ov")
     out = _ov_export(ck, tmp_path / "q", *_ov_flags(scheme))
     model, replaced = _ov_dequantized_model(ck, out / "model.xml")
-    assert replaced == 15
+    assert replaced == _quantized_readers(out) == 16  # NNCF's default: the table and the head in int8
     cfg = json.loads((ck / "config.json").read_text())
     # f32, and no dynamic int8 quantization of the activations (the CPU plugin's default for
     # compressed weights): the product of the weights as stored
@@ -446,7 +572,7 @@ def test_openvino_generation_equals_transformers_on_dequantized_weights(ckpt, tm
     ck = ckpt("q_llama_ov")
     out = _ov_export(ck, tmp_path / "q", "--for-generation", *_ov_flags(scheme))
     model, replaced = _ov_dequantized_model(ck, out / "openvino_model.xml")
-    assert replaced == 15
+    assert replaced == 16
     pipe = openvino_genai.LLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32", KV_CACHE_PRECISION="f32",
                                       DYNAMIC_QUANTIZATION_GROUP_SIZE="0")
     rng = np.random.default_rng(8)
@@ -489,7 +615,7 @@ def test_every_architecture_on_dequantized_weights(checkpoints, tmp_path, name, 
     proc = run_hfx(["export", ck, out, "--format", fmt, "--dynamic", "--quiet", "--quantize", "int4", "--group-size", "32",
                     *flags])
     assert proc.returncode == 0, describe(proc)
-    linears = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["quantization"]["linears"]
+    readers = _quantized_readers(out)
     if fmt == "onnx":
         model, replaced = _dequantized_model(ck, out / "model.onnx")
         sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
@@ -499,7 +625,7 @@ def test_every_architecture_on_dequantized_weights(checkpoints, tmp_path, name, 
         compiled = ov.Core().compile_model(str(out / "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32",
                                                                          "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"})
         run = lambda feed: compiled(feed)["logits"]  # noqa: E731
-    assert replaced == linears > 0
+    assert replaced == readers > 0
     vocab = json.loads((ck / "config.json").read_text())["vocab_size"]
     for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
         feed = models.make_inputs(case, vocab)

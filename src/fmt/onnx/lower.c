@@ -314,6 +314,33 @@ static void linear_nbits(onnx_model *m, const hfx_node *n, const char *out) {
     emit(m, "com.microsoft.MatMulNBits", zeros ? 4 : 3, in, out, &a);
 }
 
+/* A lookup in a quantized table: onnxruntime's GatherBlockQuantized over the table's codes
+ * [rows, cols] (int4 signed, symmetric; uint4 with uint4 zero points [rows, blocks]) and
+ * scales [rows, blocks] in the table's dtype, blocks along the row (quantize_axis 1). */
+static void gather_quantized(onnx_model *m, const hfx_node *n, const char *idx, const char *out) {
+    const hfx_init *w = n->in[0]->init;
+    hfx_quant q = *n->attrs.quant;
+    q.scale_dtype = w->dtype;
+    if (w->dtype != HFX_DTYPE_F32 && w->dtype != HFX_DTYPE_F16) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "onnx: a quantized table ('%s') is float32 or float16, not %s",
+                      w->source, hfx_dtype_name(w->dtype));
+        return;
+    }
+    const hfx_init *codes = hfx_quant_init(m->arena, w, &q, HFX_QUANT_CODES);
+    const hfx_init *scales = hfx_quant_init(m->arena, w, &q, HFX_QUANT_SCALES);
+    const hfx_init *zeros = q.symmetric ? NULL : hfx_quant_init(m->arena, w, &q, HFX_QUANT_ZEROS);
+    if (!codes || !scales || (!q.symmetric && !zeros)) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+        return;
+    }
+    const char *in[4] = {init_const(m, codes), idx, init_const(m, scales), zeros ? init_const(m, zeros) : NULL};
+    attrs a = {0};
+    attr_int(&a, "block_size", q.block);
+    attr_int(&a, "gather_axis", 0);
+    attr_int(&a, "quantize_axis", 1);
+    emit(m, "com.microsoft.GatherBlockQuantized", zeros ? 4 : 3, in, out, &a);
+}
+
 static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
     if (n->n_in != 2) { /* the decomposition pass splits biases off */
         hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "onnx: a linear with a bias was not decomposed");
@@ -358,6 +385,10 @@ static void lower_node(onnx_model *m, const hfx_node *n) {
      * must not become an initializer */
     if (n->op == HFX_OP_LINEAR) {
         lower_linear(m, n, out);
+        return;
+    }
+    if (n->op == HFX_OP_GATHER && at->quant) { /* nor a quantized table's float form */
+        gather_quantized(m, n, name_of(m, n->in[1]), out);
         return;
     }
     const char *in[16];

@@ -81,7 +81,7 @@ static hfx_status init_bytes(const onnx_init *in, uint64_t first_byte, uint64_t 
         memcpy(dst, in->bytes + first_byte, n);
         return HFX_OK;
     }
-    size_t es = hfx_dtype_size(in->dtype);
+    size_t es = hfx_dtype_is_packed(in->dtype) ? 1 : hfx_dtype_size(in->dtype); /* packed codes: bytes */
     return hfx_init_read(in->src, first_byte / es, n / es, dst, err);
 }
 
@@ -188,7 +188,10 @@ static hfx_status model_proto(const hfx_graph *g, onnx_model *m, int opset, cons
     for (int i = 0; i < m->n_inits && st == HFX_OK; i++) st = tensor_proto(&graph, &m->inits[i], data_file, err);
     for (int i = 0; i < g->n_inputs; i++) value_info(&graph, GRAPH_INPUT, g, g->inputs[i]);
     for (int i = 0; i < g->n_outputs; i++) value_info(&graph, GRAPH_OUTPUT, g, g->outputs[i]);
-    pb_int(model, MODEL_IR_VERSION, ir_version_for(opset));
+    int ir = ir_version_for(opset);
+    for (int i = 0; i < m->n_inits; i++) /* int4 and uint4 tensors came with IR version 10 */
+        if (hfx_dtype_is_packed(m->inits[i].dtype) && ir < 10) ir = 10;
+    pb_int(model, MODEL_IR_VERSION, ir);
     pb_string(model, MODEL_PRODUCER_NAME, "hfx");
     pb_string(model, MODEL_PRODUCER_VERSION, HFX_VERSION_STRING);
     pb_message(model, MODEL_GRAPH, &graph);
@@ -279,5 +282,6 @@ static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
 const hfx_format hfx_format_onnx = {
     .name = "onnx", .summary = "ONNX (.onnx + .onnx_data), for ONNX Runtime and onnxruntime-genai",
     .graph_ext = ".onnx", .options = onnx_options, .n_options = ONNX_N_OPTIONS, .genai_config = true, .seed_io = true, .seed_prefix = "",
-    .quant = {true, HFX_QUANT_RULE_ORT, 32, 32, true}, /* onnxruntime-genai's builder's defaults */
+    /* onnxruntime-genai's builder's defaults; tables by onnxruntime's quantizer for Gather */
+    .quant = {true, HFX_QUANT_RULE_ORT, HFX_QUANT_RULE_ORT_TABLE, 32, 32, true, false},
     .keeps = hfx_onnx_keeps, .write = onnx_write};

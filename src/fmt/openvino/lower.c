@@ -208,13 +208,28 @@ static ov_ref transpose(ov_model *m, ov_ref x, int rank, const int64_t *perm) {
 
 /* ---- high-level ops ---- */
 
-/* A quantized linear's weight, in NNCF's pattern (what optimum-intel writes, and what the CPU
- * plugin recognises as compressed weights): codes u4/i4/u8/i8 [out, groups, group] (or [out, in]
- * per row) → Convert f16 → (− zero point, u4/u8 [out, groups, 1] → Convert f16) → × scale f16
- * [out, groups, 1] → (Reshape [out, in]) → (Convert to the graph's float type). */
-static ov_ref compressed_weight(ov_model *m, const hfx_node *n, hfx_dtype to) {
-    const hfx_init *w = n->in[1]->init;
-    hfx_quant q = *n->attrs.quant;
+/* A quantized weight's subgraph, made once for its readers (a tied head and the lookup). */
+typedef struct ov_compressed {
+    const hfx_value *w;
+    hfx_quant q;
+    hfx_dtype to;
+    ov_ref out;
+    struct ov_compressed *next;
+} ov_compressed;
+
+/* A quantized weight (a linear's [out, in], or a table [rows, cols] a Gather reads), in NNCF's
+ * pattern (what optimum-intel writes, and what the CPU plugin recognises as compressed weights):
+ * codes u4/i4/u8/i8 [out, groups, group] (or [out, in] per row) → Convert f16 → (− zero
+ * point, u4/u8 [out, groups, 1] → Convert f16) → × scale f16 [out, groups, 1] → (Reshape
+ * [out, in]) → (Convert to the graph's float type). One subgraph per weight, quantization and
+ * type, shared by its readers, as NNCF compresses a shared constant once. */
+static ov_ref compressed_weight(ov_model *m, const hfx_value *wv, const hfx_quant *quant, hfx_dtype to) {
+    for (const ov_compressed *c = m->compressed; c; c = c->next)
+        if (c->w == wv && c->to == to && c->q.rule == quant->rule && c->q.bits == quant->bits &&
+            c->q.block == quant->block && c->q.symmetric == quant->symmetric)
+            return c->out;
+    const hfx_init *w = wv->init;
+    hfx_quant q = *quant;
     q.scale_dtype = HFX_DTYPE_F16;
     int64_t rows = w->shape[0], cols = w->shape[1], size = hfx_quant_block_size(&q, cols);
     int64_t groups = hfx_quant_blocks(&q, cols);
@@ -254,7 +269,15 @@ static ov_ref compressed_weight(ov_model *m, const hfx_node *n, hfx_dtype to) {
         ov_ref in[2] = {x, ints(m, 2, flat)};
         x = layer(m, "Reshape", "opset1", "special_zero=\"false\"", 2, in, 1);
     }
-    return to == HFX_DTYPE_F16 ? x : convert(m, x, to);
+    x = to == HFX_DTYPE_F16 ? x : convert(m, x, to);
+    ov_compressed *made = hfx_arena_alloc(m->arena, sizeof *made);
+    if (!made) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+        return x;
+    }
+    made->w = wv, made->q = *quant, made->to = to, made->out = x, made->next = m->compressed;
+    m->compressed = made;
+    return x;
 }
 
 /* Whether any attention of g applies a sliding window through its mask. */
@@ -318,7 +341,9 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
         if (n->n_in == 1) return op1(m, simple, val(m, n->in[0]));
         return op2(m, simple, val(m, n->in[0]), val(m, n->in[1]));
     }
-    ov_ref x = n->n_in > 0 && n->op != HFX_OP_LINEAR && n->op != HFX_OP_ATTENTION ? val(m, n->in[0]) : (ov_ref){0, 0};
+    /* (a linear's and a quantized table's weight are not the float constant) */
+    bool own_first = n->op == HFX_OP_LINEAR || n->op == HFX_OP_ATTENTION || (n->op == HFX_OP_GATHER && at->quant);
+    ov_ref x = n->n_in > 0 && !own_first ? val(m, n->in[0]) : (ov_ref){0, 0};
     char data[256];
     switch (n->op) {
     case HFX_OP_WHERE: {
@@ -330,7 +355,7 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
     case HFX_OP_MATMUL: return op2(m, "MatMul", x, val(m, n->in[1]));
     case HFX_OP_LINEAR: { /* the weight stays [out, in]; the decomposition pass split any bias off */
         ov_ref in[2] = {val(m, n->in[0]), {0, 0}};
-        in[1] = n->attrs.quant ? compressed_weight(m, n, n->in[0]->dtype) : val(m, n->in[1]);
+        in[1] = n->attrs.quant ? compressed_weight(m, n->in[1], n->attrs.quant, n->in[0]->dtype) : val(m, n->in[1]);
         return layer(m, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, in, 1);
     }
     case HFX_OP_ATTENTION: return lower_attention(m, n);
@@ -368,7 +393,8 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
         ov_ref in[5] = {x, ints(m, 1, &at->start), ints(m, 1, &at->end), ints(m, 1, &one), ints(m, 1, &at->axis)};
         return layer(m, "Slice", "opset8", NULL, 5, in, 1);
     }
-    case HFX_OP_GATHER: {
+    case HFX_OP_GATHER: { /* a quantized table is looked up in its decompressed form */
+        if (at->quant) x = compressed_weight(m, n->in[0], at->quant, n->in[0]->dtype);
         ov_ref in[3] = {x, val(m, n->in[1]), int_scalar(m, at->axis)};
         return layer(m, "Gather", "opset8", "batch_dims=\"0\"", 3, in, 1);
     }

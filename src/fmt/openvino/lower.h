@@ -54,6 +54,7 @@ typedef struct ov_model {
     ov_edge *edges;        /* owned */
     int n_edges, cap_edges;
     ov_ref *val;           /* owned: per IR value id; layer -1 when not lowered yet */
+    struct ov_compressed *compressed; /* arena: the quantized weights' subgraphs made so far */
     ov_blobs *blobs;       /* borrowed: shared across components */
     const hfx_ov_options *o;
     hfx_status st;

@@ -180,6 +180,7 @@ const hfx_format hfx_format_openvino = {
     .name = "openvino", .summary = "OpenVINO IR v11 (.xml + .bin), for OpenVINO and openvino-genai",
     .graph_ext = ".xml", .options = ov_options, .n_options = OV_N_OPTIONS, .state_option = "stateful",
     .stateful_file = "openvino_model.xml", .seed_io = true, .seed_prefix = "openvino_", .keeps = hfx_ov_keeps,
-    .quant = {true, HFX_QUANT_RULE_NNCF, 128, 0, false}, /* nncf.compress_weights' defaults (INT4_ASYM, INT8_ASYM) */
+    /* nncf.compress_weights' defaults (INT4_ASYM, INT8_ASYM backup for embeddings and the head) */
+    .quant = {true, HFX_QUANT_RULE_NNCF, HFX_QUANT_RULE_NNCF, 128, 0, false, true},
     .write = ov_write,
     .write_tokenizer = hfx_ov_write_tokenizer};
