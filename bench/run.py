@@ -210,9 +210,12 @@ def tools(model: Path, work: Path) -> dict:
                                       "--quantize", "int4", "--quiet"], work / "hfx-onnx-int4", None),
         "hfx onnx int8 generation": ([HFX, "export", model, work / "hfx-onnx-int8", "--format", "onnx", "--dynamic", *gen,
                                       "--quantize", "int8", "--quiet"], work / "hfx-onnx-int8", None),
+        "hfx onnx int4 tables generation": ([HFX, "export", model, work / "hfx-onnx-int4t", "--format", "onnx", "--dynamic",
+                                             *gen, "--quantize", "int4", "--quantize-embeddings", "int4", "--quiet"],
+                                            work / "hfx-onnx-int4t", None),
         "onnxruntime-genai builder int4": ([PY, "-m", "onnxruntime_genai.models.builder", "-i", model, "-o", work / "genai-int4",
                                             "-p", "int4", "-e", "cpu", "-c", work / "genai-int4-cache"], work / "genai-int4",
-                                           "hfx onnx int4 generation"),
+                                           "hfx onnx int4 tables generation"),
         "hfx openvino int4 generation": ([HFX, "export", model, work / "hfx-ov-int4", "--format", "openvino", "--dynamic",
                                           "--for-generation", "--quantize", "int4", "--quiet"], work / "hfx-ov-int4", None),
         "hfx openvino int8 generation": ([HFX, "export", model, work / "hfx-ov-int8", "--format", "openvino", "--dynamic",
@@ -237,7 +240,8 @@ def tools(model: Path, work: Path) -> dict:
 
 
 # the export table's outputs that the runtime part times (hfx's generation graphs it exports itself)
-RUNTIME_INPUTS = ("genai", "genai-int4", "hfx-onnx-int4", "hfx-onnx-int8", "hfx-ov-int4", "hfx-ov-int8", "optimum-onnx",
+RUNTIME_INPUTS = ("genai", "genai-int4", "hfx-onnx-int4", "hfx-onnx-int4t", "hfx-onnx-int8", "hfx-ov-int4", "hfx-ov-int8",
+                  "optimum-onnx",
                   "optimum-openvino", "optimum-openvino-int4", "optimum-openvino-int8")
 
 
@@ -539,6 +543,9 @@ def runtime_graphs(name: str, work: Path) -> dict:
                                                                            work / "hfx-onnx-int8" / "decode.onnx", config),
         ("onnxruntime", "hfx int4 (multi-token decode)"): lambda: OrtGraph(work / "hfx-onnx-int4" / "decode.onnx",
                                                                            work / "hfx-onnx-int4" / "decode.onnx", config),
+        ("onnxruntime", "hfx int4 tables (multi-token decode)"): lambda: OrtGraph(work / "hfx-onnx-int4t" / "decode.onnx",
+                                                                                  work / "hfx-onnx-int4t" / "decode.onnx",
+                                                                                  config),
         ("onnxruntime", "onnxruntime-genai builder int4"): lambda: OrtGraph(work / "genai-int4" / "model.onnx",
                                                                             work / "genai-int4" / "model.onnx", config),
         ("onnxruntime", "optimum-cli export onnx"): lambda: optimum("onnx"),

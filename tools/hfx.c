@@ -108,6 +108,8 @@ static const char export_help[] =
     "                        defaults: ONNX 32; OpenVINO 128 (int4), a whole row (int8)\n"
     "  --sym, --asym         symmetric (ONNX's default) or asymmetric, with zero points\n"
     "                        (OpenVINO's default)\n"
+    "  --onnx-ops OPS        ONNX: contrib (default: MatMulNBits, GatherBlockQuantized) or\n"
+    "                        standard (DequantizeLinear + MatMul, opset 21; tables stay float)\n"
     "  --accuracy-level N    ONNX MatMulNBits: 4 (default; int8 activations, fast on CPUs) or 0\n"
     "                        (float compute: exactly the dequantized weights' products)\n"
     "  --quiet               no progress bar\n"
@@ -182,10 +184,11 @@ static int cmd_export(int argc, char **argv) {
         {"group-size", required_argument, 0, 'g'}, {"sym", no_argument, 0, 'y'},
         {"asym", no_argument, 0, 'a'},           {"accuracy-level", required_argument, 0, 'A'},
         {"quantize-embeddings", required_argument, 0, 'E'}, {"quantize-lm-head", required_argument, 0, 'H'},
+        {"onnx-ops", required_argument, 0, 'O'},
         {0, 0, 0, 0}};
     const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
                *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL, *accuracy = NULL,
-               *quantize_tables = NULL, *quantize_head = NULL;
+               *quantize_tables = NULL, *quantize_head = NULL, *onnx_ops = NULL;
     int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
         compress = 0, symmetric = -1, c;
     long batch = 2, seq = 16, max_cache_len = 0, group_size = -1;
@@ -220,6 +223,7 @@ static int cmd_export(int argc, char **argv) {
         case 'A': accuracy = optarg; break;
         case 'E': quantize_tables = optarg; break;
         case 'H': quantize_head = optarg; break;
+        case 'O': onnx_ops = optarg; break;
         case 'h':
             fputs(export_usage, stdout);
             for (int i = 0; hfx_format_name(i); i++) printf("                          %-10s %s\n", hfx_format_name(i), hfx_format_summary(i));
@@ -335,6 +339,14 @@ static int cmd_export(int argc, char **argv) {
         }
         snprintf(value, sizeof value, "\"%s\"", v);
         if (hfx_export_config_set(cfg, weight_kinds[k][0], value, &err)) rc = fail_with(&err);
+    }
+    if (!rc && onnx_ops) {
+        if (strcmp(onnx_ops, "contrib") != 0 && strcmp(onnx_ops, "standard") != 0) {
+            rc = usage_error("export", "--onnx-ops must be contrib or standard");
+        } else {
+            snprintf(value, sizeof value, "\"%s\"", onnx_ops);
+            if (hfx_export_config_set(cfg, "onnx_ops", value, &err)) rc = fail_with(&err);
+        }
     }
     if (!rc && group_size >= 0) {
         snprintf(value, sizeof value, "%ld", group_size);

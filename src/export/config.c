@@ -328,8 +328,9 @@ static int bits_of(const json_t *v) {
 /* A head's or tables' quantization of `bits` under the primary one p: p's blocks and symmetry
  * at p's width, the format's defaults at another (NNCF's int8 backup: per row, asymmetric). */
 static hfx_quant derived(const hfx_format *f, const hfx_quant *p, hfx_quant_rule rule, int bits) {
-    if (bits == p->bits) return (hfx_quant){rule, bits, p->block, p->symmetric, p->scale_dtype};
-    return (hfx_quant){rule, bits, bits == 4 ? f->quant.block4 : f->quant.block8, f->quant.symmetric, p->scale_dtype};
+    if (bits == p->bits) return (hfx_quant){rule, bits, p->block, p->symmetric, p->scale_dtype, p->layout};
+    return (hfx_quant){rule, bits, bits == 4 ? f->quant.block4 : f->quant.block8, f->quant.symmetric, p->scale_dtype,
+                       p->layout};
 }
 
 int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant_plan *plan) {

@@ -39,7 +39,8 @@ bool hfx_init_same(const hfx_init *a, const hfx_init *b) {
         return a->quant && b->quant && a->quant_part == b->quant_part && a->dtype == b->dtype &&
                a->quant->rule == b->quant->rule && a->quant->bits == b->quant->bits &&
                a->quant->block == b->quant->block && a->quant->symmetric == b->quant->symmetric &&
-               a->quant->scale_dtype == b->quant->scale_dtype && hfx_init_same(a->quant_of, b->quant_of);
+               a->quant->scale_dtype == b->quant->scale_dtype && a->quant->layout == b->quant->layout &&
+               hfx_init_same(a->quant_of, b->quant_of);
     if (a->dtype != b->dtype || a->rank != b->rank || a->n_parts != b->n_parts ||
         memcmp(a->shape, b->shape, sizeof a->shape) != 0)
         return false;

@@ -62,7 +62,14 @@ hfx_init *hfx_quant_init(hfx_arena *arena, const hfx_init *weight, const hfx_qua
     memset(init, 0, sizeof *init);
     int64_t rows = weight->shape[0], cols = weight->shape[1], blocks = hfx_quant_blocks(q, cols);
     init->dtype = part == HFX_QUANT_SCALES ? q->scale_dtype : HFX_DTYPE_U8;
-    if (q->rule == HFX_QUANT_RULE_ORT_TABLE && part != HFX_QUANT_SCALES) { /* int4/uint4 tensors */
+    if (q->layout == HFX_QUANT_COLUMNS) { /* [K, N] codes, [blocks, N] scales and zero points */
+        bool signed_codes = part == HFX_QUANT_CODES && q->symmetric;
+        if (part != HFX_QUANT_SCALES)
+            init->dtype = q->bits == 4 ? (signed_codes ? HFX_DTYPE_I4 : HFX_DTYPE_U4)
+                                       : (signed_codes ? HFX_DTYPE_I8 : HFX_DTYPE_U8);
+        init->rank = 2;
+        init->shape[0] = part == HFX_QUANT_CODES ? cols : blocks, init->shape[1] = rows;
+    } else if (q->rule == HFX_QUANT_RULE_ORT_TABLE && part != HFX_QUANT_SCALES) { /* int4/uint4 tensors */
         init->dtype = part == HFX_QUANT_CODES && q->symmetric ? HFX_DTYPE_I4 : HFX_DTYPE_U4;
         init->rank = 2;
         init->shape[0] = rows, init->shape[1] = part == HFX_QUANT_CODES ? cols : blocks;
@@ -166,6 +173,18 @@ static void ort_block(const hfx_quant *q, const float *w, int64_t n, int64_t siz
         codes[i] = (uint8_t)clamp_code(round_away(w[i] * r + (float)z), 0.0f, (float)kmax);
     }
     memset(codes + n, 0, (size_t)(size - n));
+}
+
+/* onnxruntime's QDQ form (MLAS's blockwise QDQ quantizer), from ort_block's scale (as stored)
+ * and zero point: code = round(w · (1 / scale)) + zero point, rounded before the shift (halves
+ * away from zero), clamped; signed when symmetric (zero point 0, [−2^(bits−1), 2^(bits−1) − 1]),
+ * in two's complement. */
+static void qdq_codes(const hfx_quant *q, const float *w, int64_t n, float scale, int zp, uint8_t *codes) {
+    const float r = scale != 0.0f ? 1.0f / scale : 0.0f;
+    const float lo = q->symmetric ? (float)-(1 << (q->bits - 1)) : 0.0f;
+    const float hi = q->symmetric ? (float)((1 << (q->bits - 1)) - 1) : (float)((1 << q->bits) - 1);
+    const float z = q->symmetric ? 0.0f : (float)zp;
+    for (int64_t i = 0; i < n; i++) codes[i] = (uint8_t)(int8_t)clamp_code(round_away(w[i] * r) + z, lo, hi);
 }
 
 /* NNCF's (quant.h); codes NULL: the scale and zero point only. */
@@ -325,6 +344,74 @@ static uint8_t *emit(const hfx_quant *q, hfx_quant_part part, int64_t cols, cons
     return out;
 }
 
+/* The transposed layout (HFX_QUANT_COLUMNS): element e of the codes is weight (e % rows,
+ * e / rows), of the scales and zero points block (e % rows, e / rows). Codes come a band of
+ * `size` columns at a time: every row's block of the band, quantized, then read down the
+ * columns; a band holds size · rows codes (a byte each). The weight is read once per band
+ * touched, which is all of it: its pages are let go when the part's last element is read
+ * (hfx_quant_source_range). */
+static hfx_status columns_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst, hfx_error *err) {
+    const hfx_quant *q = init->quant;
+    const hfx_init *weight = init->quant_of;
+    const hfx_quant_part part = (hfx_quant_part)init->quant_part;
+    const int64_t rows = weight->shape[0], cols = weight->shape[1], size = hfx_quant_block_size(q, cols);
+    const bool packed = q->bits == 4 && part != HFX_QUANT_SCALES; /* two elements a byte */
+    const uint64_t total = (uint64_t)rows * (uint64_t)(part == HFX_QUANT_CODES ? cols : hfx_quant_blocks(q, cols));
+    uint64_t e0 = packed ? 2 * first : first, e1 = packed ? 2 * (first + count) : first + count;
+    if (e1 > total) e1 = total; /* an odd count's last byte holds one element */
+    float *w = malloc(sizeof(float) * (size_t)size), scale;
+    uint8_t *block = malloc((size_t)size), zp;
+    uint8_t *band = part == HFX_QUANT_CODES ? malloc((size_t)(size * rows)) : NULL;
+    uint8_t *elements = part != HFX_QUANT_SCALES ? malloc((size_t)(e1 - e0 + 1)) : NULL;
+    hfx_status st = w && block && (part != HFX_QUANT_CODES || band) && (part == HFX_QUANT_SCALES || elements)
+                        ? HFX_OK
+                        : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    uint8_t *out = dst;
+    for (uint64_t e = e0; e < e1 && !st;) {
+        if (part == HFX_QUANT_CODES) {
+            int64_t b = (int64_t)(e / (uint64_t)rows) / size, k0 = b * size, k1 = k0 + size < cols ? k0 + size : cols;
+            for (int64_t n = 0; n < rows && !st; n++) {
+                st = read_row(weight, n, k0, k1, w, err);
+                if (st) break;
+                ort_block(q, w, k1 - k0, size, &scale, &zp, NULL);
+                qdq_codes(q, w, k1 - k0, scale, zp, block);
+                for (int64_t j = 0; j < k1 - k0; j++) band[j * rows + n] = block[j];
+            }
+            uint64_t band_end = (uint64_t)k1 * (uint64_t)rows, stop = band_end < e1 ? band_end : e1;
+            if (!st) memcpy(elements + (e - e0), band + (e - (uint64_t)k0 * (uint64_t)rows), (size_t)(stop - e));
+            e = stop;
+            continue;
+        }
+        int64_t n = (int64_t)(e % (uint64_t)rows), b = (int64_t)(e / (uint64_t)rows);
+        int64_t k0 = b * size, k1 = k0 + size < cols ? k0 + size : cols;
+        st = read_row(weight, n, k0, k1, w, err);
+        if (st) break;
+        ort_block(q, w, k1 - k0, size, &scale, &zp, NULL);
+        if (part == HFX_QUANT_ZEROS) {
+            elements[e - e0] = zp;
+        } else if (q->scale_dtype == HFX_DTYPE_F16) {
+            uint16_t h = hfx_f32_to_f16(scale);
+            memcpy(out, &h, 2);
+            out += 2;
+        } else {
+            memcpy(out, &scale, 4);
+            out += 4;
+        }
+        e++;
+    }
+    if (!st && part != HFX_QUANT_SCALES) {
+        uint8_t *bytes = dst;
+        if (!packed) memcpy(bytes, elements, (size_t)(e1 - e0));
+        for (uint64_t j = 0; packed && j < count; j++) { /* elements 2j, 2j + 1 → byte j, low nibble first */
+            uint64_t k = 2 * j;
+            uint8_t a = k < e1 - e0 ? elements[k] : 0, c = k + 1 < e1 - e0 ? elements[k + 1] : 0;
+            bytes[j] = (uint8_t)((a & 0xF) | (c & 0xF) << 4);
+        }
+    }
+    free(w), free(block), free(band), free(elements);
+    return st;
+}
+
 hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst, hfx_error *err) {
     const hfx_quant *q = init->quant;
     const hfx_init *weight = init->quant_of;
@@ -332,6 +419,7 @@ hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, 
         weight->rank != 2)
         return hfx_fail(err, HFX_ERR_INTERNAL, "'%s': a quantized part of a weight that is not a float matrix",
                         init->source);
+    if (q->layout == HFX_QUANT_COLUMNS) return columns_read(init, first, count, dst, err);
     const int64_t cols = weight->shape[1], blocks = hfx_quant_blocks(q, cols), size = hfx_quant_block_size(q, cols);
     const hfx_quant_part part = (hfx_quant_part)init->quant_part;
     /* flat 4-bit zero points are packed across rows: read their elements, then pack */
@@ -384,6 +472,12 @@ void hfx_quant_source_range(const hfx_init *init, uint64_t first, uint64_t count
                             uint64_t *src_count) {
     const hfx_quant *q = init->quant;
     int64_t cols = init->quant_of->shape[1];
+    if (q->layout == HFX_QUANT_COLUMNS) { /* every band reads every row: all of it, once the part ends */
+        bool ends = first + count >= hfx_init_nbytes(init) / (hfx_dtype_is_packed(init->dtype) ? 1 : hfx_dtype_size(init->dtype));
+        *src_first = 0;
+        *src_count = ends ? (uint64_t)init->quant_of->shape[0] * (uint64_t)cols : 0;
+        return;
+    }
     uint64_t per_row = row_size(q, (hfx_quant_part)init->quant_part, cols);
     if (init->quant_part == HFX_QUANT_ZEROS && zeros_flat(q) && q->bits == 4)
         first *= 2, count *= 2; /* two elements a byte */

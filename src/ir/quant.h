@@ -44,6 +44,17 @@ typedef enum hfx_quant_rule {
     HFX_QUANT_RULE_ORT_TABLE
 } hfx_quant_rule;
 
+/* Where the quantized parts put a weight's [rows, cols] elements. */
+typedef enum hfx_quant_layout {
+    HFX_QUANT_ROWS,   /* as the weight: blocks along each row, the parts row by row */
+    /* transposed, a MatMul's [K, N] (ONNX DequantizeLinear, axis 0; onnxruntime's quantizer's
+     * QDQ form, HFX_QUANT_RULE_ORT only): codes [cols, rows] packed over the whole tensor;
+     * scales and zero points [blocks, rows]. The rule's scale and zero point; a code is
+     * round(w · (1 / scale)) + zero point (rounded before the shift), signed in
+     * [−2^(bits−1), 2^(bits−1) − 1] when symmetric (zero point 0). */
+    HFX_QUANT_COLUMNS
+} hfx_quant_layout;
+
 /* How a weight is to be stored (a linear's request, hfx_attrs.quant). */
 typedef struct hfx_quant {
     hfx_quant_rule rule;
@@ -51,6 +62,7 @@ typedef struct hfx_quant {
     int64_t block;         /* weights per block along the input axis; 0: the whole row */
     bool symmetric;        /* no zero points stored (the rule's implied one) */
     hfx_dtype scale_dtype; /* F32 or F16: the scales as stored (a table's: its arithmetic too) */
+    hfx_quant_layout layout;
 } hfx_quant;
 
 /* Which weights a graph stores quantized, and how (the quantization pass's request). bits 0:
@@ -89,7 +101,9 @@ bool hfx_quant_valid(const hfx_quant *q, int64_t cols, const char **why);
  * the values quantized are the weight's in that dtype) quantized as q, shaped [rows, blocks,
  * block·bits/8] (codes), [rows, blocks] (scales) or [bytes] (zero points). Scales are
  * q->scale_dtype; codes and zero points U8 bytes — for HFX_QUANT_RULE_ORT_TABLE, codes I4/U4
- * [rows, cols] and zero points U4 [rows, blocks]. NULL when out of memory. */
+ * [rows, cols] and zero points U4 [rows, blocks]; for HFX_QUANT_COLUMNS, codes I4/U4/I8/U8
+ * [cols, rows], scales [blocks, rows], zero points U4/U8 [blocks, rows]. NULL when out of
+ * memory. */
 struct hfx_init *hfx_quant_init(struct hfx_arena *arena, const struct hfx_init *weight, const hfx_quant *q,
                                 hfx_quant_part part);
 

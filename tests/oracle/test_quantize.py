@@ -34,7 +34,10 @@ from conftest import PARITY_ATOL, describe, run_hfx
 Q_LLAMA = models.Variant("q_llama", "llama", dict(models.LLAMA, hidden_size=96, intermediate_size=200,
                                                   vocab_size=300, tie_word_embeddings=False), seed=3)
 Q_QWEN3 = models.Variant("q_qwen3", "qwen3", dict(models.QWEN3, tie_word_embeddings=True), seed=4)
-VARIANTS = {v.name: v for v in (Q_LLAMA, Q_QWEN3)}
+# an odd vocabulary: the standard form's [K, N] codes pack across rows
+Q_LLAMA_ODD = models.Variant("q_llama_odd", "llama", dict(models.LLAMA, hidden_size=96, intermediate_size=200,
+                                                          vocab_size=301, tie_word_embeddings=False), seed=5)
+VARIANTS = {v.name: v for v in (Q_LLAMA, Q_QWEN3, Q_LLAMA_ODD)}
 
 # (bits, block, symmetric)
 SCHEMES = [(4, 32, True), (4, 32, False), (4, 128, True), (4, 64, False), (8, 32, True), (8, 128, False)]
@@ -175,17 +178,36 @@ class _Replaced:
 
 
 def _gather_nodes(model):
-    """[(node, [codes, scales, zero points] arrays)] for every GatherBlockQuantized."""
-    inits = {i.name: i for i in model.graph.initializer}
-    return [(n, [numpy_helper.to_array(inits[x]) for x in n.input if x in inits])
+    """[(node, [codes, scales, zero points] arrays, the codes' initializer)] for every
+    GatherBlockQuantized; codes that a Reshape of an initializer computes (a tied head's,
+    shared) come reshaped."""
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    for n in model.graph.node:
+        if n.op_type == "Constant":
+            inits[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+    reshaped = {n.output[0]: (inits[n.input[0]].reshape(inits[n.input[1]]), n.input[0])
+                for n in model.graph.node if n.op_type == "Reshape" and n.input[0] in inits and n.input[1] in inits}
+    return [(n, [inits[x] if x in inits else reshaped[x][0] for x in n.input if x in inits or x in reshaped],
+             reshaped[n.input[0]][1] if n.input[0] in reshaped else n.input[0])
             for n in model.graph.node if n.op_type == "GatherBlockQuantized"]
 
 
 def _dequantize_table(node, arrays):
     """The float [rows, cols] table a GatherBlockQuantized looks rows up in (the contrib op's
-    definition): (code − zero point, 0 for signed codes) · scale, blocks along the row."""
-    block = _attrs(node)["block_size"]
-    codes = arrays[0].astype(np.float32)
+    definition): (code − zero point, 0 for signed codes) · scale, blocks along the row; uint8
+    data holds `bits`-bit codes two to a byte, zero point 2^(bits−1) when absent."""
+    at = _attrs(node)
+    block = at["block_size"]
+    codes = arrays[0]
+    if codes.dtype == np.uint8 and at.get("bits", 4) == 4:
+        codes = np.stack([codes & 0xF, codes >> 4], axis=-1).reshape(codes.shape[0], -1)
+        if len(arrays) == 2:
+            arrays = arrays + [np.full(arrays[1].shape, 8, np.uint8)]
+        else:  # packed per row, as MatMulNBits' zero points
+            z = arrays[2]
+            z = np.stack([z & 0xF, z >> 4], axis=-1).reshape(z.shape[0], -1)[:, :arrays[1].shape[1]]
+            arrays = arrays[:2] + [z]
+    codes = codes.astype(np.float32)
     scale = np.repeat(arrays[1].astype(np.float32), block, axis=1)[:, :codes.shape[1]]
     zp = np.repeat(arrays[2].astype(np.float32), block, axis=1)[:, :codes.shape[1]] if len(arrays) > 2 else 0
     return torch.from_numpy((codes - zp) * scale)
@@ -202,8 +224,8 @@ def _dequantized_model(checkpoint, graph):
     onnx_model = onnx.load(str(graph))
     for node, arrays in _nbits_nodes(onnx_model).values():
         r.put(node.input[1].rsplit("_Q", 1)[0].split("/")[0], torch.from_numpy(_dequantize(node, arrays)), False)
-    for node, arrays in _gather_nodes(onnx_model):
-        r.put(node.input[0].rsplit("_Q", 1)[0].split("/")[0], _dequantize_table(node, arrays), True)
+    for node, arrays, codes in _gather_nodes(onnx_model):
+        r.put(codes.rsplit("_Q", 1)[0].split("/")[0], _dequantize_table(node, arrays), True)
     return r.load()
 
 
@@ -236,6 +258,7 @@ TABLE_SCHEMES = [("fp32", 32, True), ("fp32", 32, False), ("fp32", 64, True), ("
                  ("fp16", 64, False), ("fp16", 32, True)]
 
 
+# q_qwen3: tied, its head float (else the table is the head's codes: test_tied_table_shares_the_heads_codes)
 @pytest.mark.parametrize("name,scheme", [("q_llama", s) for s in TABLE_SCHEMES] + [("q_qwen3", TABLE_SCHEMES[1])],
                          ids=lambda x: "-".join(map(str, x)) if isinstance(x, tuple) else x)
 def test_table_bytes_equal_onnxruntime_quantizer(ckpt, tmp_path, name, scheme):
@@ -251,10 +274,11 @@ def test_table_bytes_equal_onnxruntime_quantizer(ckpt, tmp_path, name, scheme):
     q.process()
     theirs = _gather_nodes(q.model.model)
     out = _export(ck, tmp_path / "q", "--dtype", dtype, "--quantize", "int4", "--group-size", str(block),
-                  "--sym" if sym else "--asym", "--quantize-embeddings", "int4")
+                  "--sym" if sym else "--asym", "--quantize-embeddings", "int4",
+                  *(["--quantize-lm-head", "none"] if name == "q_qwen3" else []))
     ours = _gather_nodes(onnx.load(str(out / "model.onnx")))
     assert len(ours) == len(theirs) == 1
-    (node, a), (their_node, b) = ours[0], theirs[0]
+    (node, a, _), (their_node, b, _) = ours[0], theirs[0]
     assert _attrs(node) == _attrs(their_node) and node.input[1] == their_node.input[1]
     assert len(a) == len(b) == (2 if sym else 3)
     for x, y, what in zip(a, b, ("codes", "scales", "zero points")):
@@ -264,11 +288,39 @@ def test_table_bytes_equal_onnxruntime_quantizer(ckpt, tmp_path, name, scheme):
     assert md["embeddings"] == {"bits": 4, "group_size": block, "symmetric": sym}
 
 
+@pytest.mark.parametrize("sym", ["--sym", "--asym"])
+def test_tied_table_shares_the_heads_codes(ckpt, tmp_path, sym):
+    """A tied head and its table quantized alike (int4, symmetric, blocks that divide the row)
+    are stored once, as onnxruntime-genai's builder stores them: GatherBlockQuantized reads the
+    head's MatMulNBits codes (reshaped) and scales. Logits within 1e-4 of transformers with that
+    dequantized table for both the lookup and the head."""
+    ck = ckpt("q_qwen3")
+    out = _export(ck, tmp_path / "q", "--accuracy-level", "0", "--quantize", "int4", "--quantize-embeddings", "int4", sym)
+    m = onnx.load(str(out / "model.onnx"))
+    (gather, _, _), = _gather_nodes(m)
+    head = [n for n in m.graph.node if n.op_type == "MatMulNBits" and n.output[0] == "logits"]
+    producer = {o: n for n in m.graph.node for o in n.output}[gather.input[0]]
+    assert len(head) == 1 and producer.op_type == "Reshape" and producer.input[0] == head[0].input[1]
+    assert gather.input[2:] == head[0].input[2:] and _attrs(gather)["bits"] == 4
+    cfg = json.loads((ck / "config.json").read_text())
+    assert not any(list(i.dims) == [cfg["vocab_size"], cfg["hidden_size"]] for i in m.graph.initializer), \
+        "the float table is stored too"
+    model, replaced = _dequantized_model(ck, out / "model.onnx")
+    assert replaced == 7 * cfg["num_hidden_layers"] + 2
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
+        feed = models.make_inputs(case, cfg["vocab_size"])
+        with torch.no_grad():
+            want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
+        diff = np.abs(sess.run(["logits"], feed)[0] - want)[feed["attention_mask"].astype(bool)].max()
+        assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
+
+
 @pytest.mark.parametrize("name", ["q_llama", "q_qwen3"])
 def test_quantized_tables_logits_equal_transformers(ckpt, tmp_path, name):
-    """int4 tables (GatherBlockQuantized) with int4 linears: logits within 1e-4 of transformers on
-    the dequantized weights — a tied head (q_qwen3) reads its own MatMulNBits copy, the lookup
-    the table's."""
+    """int4 tables (GatherBlockQuantized) with int4 linears, asymmetric: logits within 1e-4 of
+    transformers on the dequantized weights (q_qwen3: the tied head and the lookup share one
+    stored table)."""
     ck = ckpt(name)
     out = _export(ck, tmp_path / "q", "--accuracy-level", "0", "--quantize", "int4", "--group-size", "64", "--asym",
                   "--quantize-embeddings", "int4")
@@ -276,6 +328,85 @@ def test_quantized_tables_logits_equal_transformers(ckpt, tmp_path, name):
     cfg = json.loads((ck / "config.json").read_text())
     assert replaced == 7 * cfg["num_hidden_layers"] + 2
     sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
+        feed = models.make_inputs(case, cfg["vocab_size"])
+        with torch.no_grad():
+            want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
+        diff = np.abs(sess.run(["logits"], feed)[0] - want)[feed["attention_mask"].astype(bool)].max()
+        assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
+
+
+def _dq_nodes(model):
+    """{MatMul output: (DequantizeLinear node, [codes, scales, zero points] arrays)} for every
+    MatMul whose weight a DequantizeLinear of initializers computes (the standard form)."""
+    inits = {i.name: i for i in model.graph.initializer}
+    dq = {n.output[0]: n for n in model.graph.node if n.op_type == "DequantizeLinear" and n.input[0] in inits}
+    return {n.output[0]: (dq[n.input[1]], [numpy_helper.to_array(inits[x]) for x in dq[n.input[1]].input if x])
+            for n in model.graph.node if n.op_type == "MatMul" and n.input[1] in dq}
+
+
+def _dequantize_columns(node, arrays):
+    """The float [N, K] weight DequantizeLinear (axis 0, block_size) computes from codes [K, N]."""
+    block = _attrs(node)["block_size"]
+    codes = arrays[0].astype(np.float32)
+    scale = np.repeat(arrays[1].astype(np.float32), block, axis=0)[:codes.shape[0]]
+    zp = np.repeat(arrays[2].astype(np.float32), block, axis=0)[:codes.shape[0]] if len(arrays) > 2 else 0
+    return torch.from_numpy(((codes - zp) * scale).T.copy())
+
+
+# (model, dtype, block, symmetric): q_llama's down projection (K = 200) ends in a short block
+STANDARD_SCHEMES = [("q_llama", "fp32", 32, True), ("q_llama", "fp32", 32, False), ("q_llama", "fp32", 64, False),
+                    ("q_llama", "fp16", 32, True), ("q_llama_odd", "fp32", 32, False), ("q_llama_odd", "fp16", 64, True)]
+
+
+@pytest.mark.parametrize("scheme", STANDARD_SCHEMES, ids=lambda s: "-".join(map(str, s)))
+def test_standard_ops_bytes_equal_onnxruntime_quantizer(ckpt, tmp_path, scheme):
+    """--onnx-ops standard: each quantized linear is DequantizeLinear (int4 codes [K, N], blocks
+    down K) + MatMul, with the bytes onnxruntime's quantizer writes in its QDQ format for the
+    same MatMul of hfx's unquantized export."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+    from onnxruntime.quantization.quant_utils import QuantFormat
+
+    name, dtype, block, sym = scheme
+    ck = ckpt(name)
+    plain = onnx.load(str(_export(ck, tmp_path / "plain", "--dtype", dtype, "--opset", "21") / "model.onnx"))
+    q = MatMulNBitsQuantizer(plain, bits=4, block_size=block, is_symmetric=sym, quant_format=QuantFormat.QDQ)
+    q.process()
+    theirs = _dq_nodes(q.model.model)
+    out = _export(ck, tmp_path / "q", "--dtype", dtype, "--opset", "21", "--quantize", "int4", "--group-size", str(block),
+                  "--sym" if sym else "--asym", "--onnx-ops", "standard")
+    ours = _dq_nodes(onnx.load(str(out / "model.onnx")))
+    assert len(ours) == len(theirs) == 15 and set(ours) == set(theirs)
+    for key, (node, a) in ours.items():
+        their_node, b = theirs[key]
+        assert _attrs(node) == _attrs(their_node), key
+        assert len(a) == len(b) == (2 if sym else 3), key
+        for x, y, what in zip(a, b, ("codes", "scales", "zero points")):
+            assert x.dtype == y.dtype and x.shape == y.shape, f"{key} {what}: {x.dtype}{x.shape} vs {y.dtype}{y.shape}"
+            assert np.array_equal(x, y), f"{key} {what}: {np.sum(x != y)} of {x.size} differ"
+
+
+@pytest.mark.parametrize("name,bits", [("q_llama", 4), ("q_qwen3", 4), ("q_llama", 8)])
+def test_standard_ops_logits_equal_transformers(ckpt, tmp_path, name, bits):
+    """The standard form in ONNX Runtime with its graph optimizations off (no fusion into contrib
+    ops: the standard operators as any runtime runs them): logits within 1e-4 of transformers on
+    the dequantized weights, a tied head (q_qwen3) included; int8 too."""
+    ck = ckpt(name)
+    out = _export(ck, tmp_path / "q", "--opset", "21", "--quantize", f"int{bits}", "--asym", "--onnx-ops", "standard")
+    m = onnx.load(str(out / "model.onnx"))
+    assert not any(n.domain for n in m.graph.node), "contrib ops in the standard form"
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(ck), attn_implementation="eager").eval()
+    r = _Replaced(model)
+    for node, arrays in _dq_nodes(m).values():
+        r.put(node.input[0].rsplit("_DQ_Q", 1)[0], _dequantize_columns(node, arrays), False)
+    model, replaced = r.load()
+    cfg = json.loads((ck / "config.json").read_text())
+    assert replaced == 7 * cfg["num_hidden_layers"] + 1
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(str(out / "model.onnx"), so, providers=["CPUExecutionProvider"])
     for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
         feed = models.make_inputs(case, cfg["vocab_size"])
         with torch.no_grad():
@@ -328,6 +459,10 @@ def test_tied_head_quantized_table_float(ckpt, tmp_path):
     (["--quantize-lm-head", "none"], "set 'quantize'"),
     (["--quantize", "int4", "--quantize-embeddings", "int5"], "--quantize-embeddings must be int4, int8 or none"),
     (["--quantize", "int4", "--quantize-embeddings", "int8"], "4 bits (onnxruntime's GatherBlockQuantized"),
+    (["--quantize", "int4", "--onnx-ops", "standard"], "opset 21"),
+    (["--quantize", "int4", "--onnx-ops", "standard", "--opset", "21", "--quantize-embeddings", "int4"],
+     "no standard form"),
+    (["--quantize", "int4", "--onnx-ops", "fast"], "--onnx-ops must be contrib or standard"),
 ])
 def test_bad_quantization_is_refused(ckpt, tmp_path, flags, message):
     proc = run_hfx(["export", ckpt("q_llama"), tmp_path / "out", "--format", "onnx", "--quiet", *flags])

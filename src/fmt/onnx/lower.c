@@ -88,11 +88,12 @@ static const char *int_scalar(onnx_model *m, int64_t v) { return inline_const(m,
  * model), a weight's quantized parts its name with onnxruntime's quantizer's suffixes, others
  * numbered. */
 static const char *init_name(onnx_model *m, const hfx_init *init) {
-    if (init->quant) {
+    if (init->quant) { /* the standard form's: onnxruntime's quantizer's QDQ names */
         static const char *const suffix[] = {[HFX_QUANT_CODES] = "_Q%d", [HFX_QUANT_SCALES] = "_scales",
                                              [HFX_QUANT_ZEROS] = "_zero_points"};
         char sfx[32];
-        snprintf(sfx, sizeof sfx, suffix[init->quant_part], init->quant->bits);
+        int k = init->quant->layout == HFX_QUANT_COLUMNS ? snprintf(sfx, sizeof sfx, "_DQ") : 0;
+        snprintf(sfx + k, sizeof sfx - (size_t)k, suffix[init->quant_part], init->quant->bits);
         const char *name = hfx_arena_printf(m->arena, "%s%s", init->source, sfx);
         for (int i = 0; name && i < m->n_inits - 1; i++) /* slices of one tensor (fused q/k/v): numbered */
             if (strcmp(m->inits[i].name, name) == 0) {
@@ -314,11 +315,63 @@ static void linear_nbits(onnx_model *m, const hfx_node *n, const char *out) {
     emit(m, "com.microsoft.MatMulNBits", zeros ? 4 : 3, in, out, &a);
 }
 
+/* The quantized linear reading table w (a tied head) as MatMulNBits alike to the lookup's
+ * quantization t (bits, blocks and symmetry; blocks that divide the row, so its codes carry no
+ * padding), whose codes the lookup can read; NULL when none. */
+static const hfx_node *head_sharing(const onnx_model *m, const hfx_value *w, const hfx_quant *t) {
+    for (int i = 0; i < m->g->n_nodes; i++) {
+        const hfx_node *l = m->g->nodes[i];
+        const hfx_quant *q = l->attrs.quant;
+        if (l->op == HFX_OP_LINEAR && l->in[1] == w && q && q->rule == HFX_QUANT_RULE_ORT && q->bits == t->bits &&
+            q->block == t->block && q->symmetric == t->symmetric && w->init->shape[1] % q->block == 0 &&
+            l->in[0]->dtype == w->init->dtype)
+            return l;
+    }
+    return NULL;
+}
+
+/* A lookup in a table a tied head stores as MatMulNBits alike: GatherBlockQuantized reads the
+ * head's codes [rows, blocks, block / 2] as [rows, cols / 2] bytes (bits 4, the implied zero
+ * point 8) and its scales — one stored table, as onnxruntime-genai's builder writes it. The
+ * table's values are then the head's rule's (MatMulNBits'). */
+static void gather_shared(onnx_model *m, const hfx_node *head, const char *idx, const char *out) {
+    const hfx_init *w = head->in[1]->init;
+    hfx_quant q = *head->attrs.quant;
+    q.scale_dtype = head->in[0]->dtype;
+    const hfx_init *codes = hfx_quant_init(m->arena, w, &q, HFX_QUANT_CODES);
+    const hfx_init *scales = hfx_quant_init(m->arena, w, &q, HFX_QUANT_SCALES);
+    const hfx_init *zeros = q.symmetric ? NULL : hfx_quant_init(m->arena, w, &q, HFX_QUANT_ZEROS);
+    if (!codes || !scales || (!q.symmetric && !zeros)) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+        return;
+    }
+    int64_t shape[2] = {w->shape[0], w->shape[1] * q.bits / 8};
+    const char *in[4] = {op2(m, "Reshape", init_const(m, codes), ints_const(m, 2, shape), NULL), idx,
+                         init_const(m, scales), zeros ? init_const(m, zeros) : NULL};
+    attrs a = {0};
+    attr_int(&a, "bits", q.bits);
+    attr_int(&a, "block_size", q.block);
+    attr_int(&a, "gather_axis", 0);
+    attr_int(&a, "quantize_axis", 1);
+    emit(m, "com.microsoft.GatherBlockQuantized", zeros ? 4 : 3, in, out, &a);
+}
+
 /* A lookup in a quantized table: onnxruntime's GatherBlockQuantized over the table's codes
  * [rows, cols] (int4 signed, symmetric; uint4 with uint4 zero points [rows, blocks]) and
  * scales [rows, blocks] in the table's dtype, blocks along the row (quantize_axis 1). */
 static void gather_quantized(onnx_model *m, const hfx_node *n, const char *idx, const char *out) {
     const hfx_init *w = n->in[0]->init;
+    const hfx_node *head = m->standard_ops ? NULL : head_sharing(m, n->in[0], n->attrs.quant);
+    if (head) {
+        gather_shared(m, head, idx, out);
+        return;
+    }
+    if (m->standard_ops) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "onnx: a quantized embedding table ('%s') has no standard "
+                      "form (onnxruntime's quantizer writes none): keep tables float (--quantize-embeddings none) "
+                      "or use the contrib ops", w->source);
+        return;
+    }
     hfx_quant q = *n->attrs.quant;
     q.scale_dtype = w->dtype;
     if (w->dtype != HFX_DTYPE_F32 && w->dtype != HFX_DTYPE_F16) {
@@ -341,13 +394,43 @@ static void gather_quantized(onnx_model *m, const hfx_node *n, const char *idx, 
     emit(m, "com.microsoft.GatherBlockQuantized", zeros ? 4 : 3, in, out, &a);
 }
 
+/* A quantized linear in standard ops (onnxruntime's quantizer's QDQ form): DequantizeLinear
+ * (axis 0, block_size) of the codes [K, N] with scales [blocks, N] (the activations' type) and,
+ * asymmetric, zero points, then MatMul. */
+static void linear_dequantized(onnx_model *m, const hfx_node *n, const char *out) {
+    const hfx_init *w = n->in[1]->init;
+    hfx_quant q = *n->attrs.quant;
+    q.scale_dtype = n->in[0]->dtype;
+    q.layout = HFX_QUANT_COLUMNS;
+    if (m->opset < 21) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "onnx: quantized weights in standard ops need "
+                      "DequantizeLinear with blocks, opset 21: export with opset_version (--opset) 21 or later");
+        return;
+    }
+    const hfx_init *codes = hfx_quant_init(m->arena, w, &q, HFX_QUANT_CODES);
+    const hfx_init *scales = hfx_quant_init(m->arena, w, &q, HFX_QUANT_SCALES);
+    const hfx_init *zeros = q.symmetric ? NULL : hfx_quant_init(m->arena, w, &q, HFX_QUANT_ZEROS);
+    if (!codes || !scales || (!q.symmetric && !zeros)) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+        return;
+    }
+    const char *in[3] = {init_const(m, codes), init_const(m, scales), zeros ? init_const(m, zeros) : NULL};
+    const char *weight = tmp_name(m);
+    attrs a = {0};
+    attr_int(&a, "axis", 0);
+    attr_int(&a, "block_size", q.block);
+    emit(m, "DequantizeLinear", zeros ? 3 : 2, in, weight, &a);
+    op2(m, "MatMul", name_of(m, n->in[0]), weight, out);
+}
+
 static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
     if (n->n_in != 2) { /* the decomposition pass splits biases off */
         hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "onnx: a linear with a bias was not decomposed");
         return;
     }
     if (n->attrs.quant) {
-        linear_nbits(m, n, out);
+        if (m->standard_ops) linear_dequantized(m, n, out);
+        else linear_nbits(m, n, out);
         return;
     }
     if (linear_on_stored(m, n, out)) return;
@@ -465,11 +548,14 @@ bool hfx_onnx_keeps(const hfx_graph *g, const hfx_node *n) {
     return n->op == HFX_OP_LINEAR;
 }
 
-hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, int accuracy_level, onnx_model *m, hfx_error *err) {
+hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, int accuracy_level, bool standard_ops, onnx_model *m,
+                          hfx_error *err) {
     memset(m, 0, sizeof *m);
     m->err = err;
     m->opset = opset;
+    m->g = g;
     m->accuracy_level = accuracy_level;
+    m->standard_ops = standard_ops;
     m->arena = hfx_arena_new();
     m->names = calloc((size_t)g->n_values + 1, sizeof *m->names);
     if (!m->arena || !m->names) return hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");

@@ -20,6 +20,7 @@ typedef struct onnx_init {
 } onnx_init;
 
 typedef struct onnx_model {
+    const hfx_graph *g;            /* borrowed: the graph being lowered */
     hfx_arena *arena;              /* owned: names, lowering-time constants */
     hfx_buf nodes;                 /* GraphProto `node` fields, in order */
     onnx_init *inits;              /* owned array */
@@ -28,6 +29,7 @@ typedef struct onnx_model {
     int opset, counter;
     bool contrib;                  /* a node of onnxruntime's com.microsoft domain was written */
     int accuracy_level;            /* MatMulNBits' accuracy_level (0: unset, float compute) */
+    bool standard_ops;             /* quantized linears as DequantizeLinear + MatMul, not MatMulNBits */
     hfx_status st;
     hfx_error *err;
 } onnx_model;
@@ -35,7 +37,10 @@ typedef struct onnx_model {
 int hfx_onnx_dtype(hfx_dtype dt);
 /* The high-level nodes ONNX writes itself (hfx_keep_fn): linear, for its transposed weight view. */
 bool hfx_onnx_keeps(const hfx_graph *g, const hfx_node *n);
-hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, int accuracy_level, onnx_model *m, hfx_error *err);
+/* Lowers g for `opset`; quantized weights as MatMulNBits with `accuracy_level`, or, with
+ * `standard_ops`, as standard DequantizeLinear (opset 21 or later) feeding MatMul. */
+hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, int accuracy_level, bool standard_ops, onnx_model *m,
+                          hfx_error *err);
 void hfx_onnx_model_free(onnx_model *m);
 
 #endif

@@ -247,7 +247,8 @@ static hfx_status onnx_write(const hfx_format_graph *cs, int n, hfx_outdir *out,
     if (!ms) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     hfx_status st = HFX_OK;
     for (int c = 0; c < n && st == HFX_OK; c++) {
-        st = hfx_onnx_lower(cs[c].g, (int)cs[c].opt[ONNX_OPT_OPSET], (int)cs[c].opt[ONNX_OPT_ACCURACY_LEVEL], &ms[c], err);
+        st = hfx_onnx_lower(cs[c].g, (int)cs[c].opt[ONNX_OPT_OPSET], (int)cs[c].opt[ONNX_OPT_ACCURACY_LEVEL],
+                            cs[c].opt[ONNX_OPT_OPS] == 2, &ms[c], err);
         if (st) hfx_error_prefix(err, "%s", cs[c].file);
     }
     if (st == HFX_OK && !cs[0].own_weights) st = write_group(cs, ms, n, DATA_FILE, out, err);
@@ -277,6 +278,10 @@ static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
      * fast CPU kernels, the default of onnxruntime-genai's builder on CPU), or 0 (unset: float
      * compute, exact against the dequantized weights) to 3 */
     [ONNX_OPT_ACCURACY_LEVEL] = {"accuracy_level", HFX_OPTION_INT, 4, 0, 4, false, NULL},
+    /* hfx: quantized weights as onnxruntime's contrib ops (null, "contrib") or as standard
+     * DequantizeLinear + MatMul ("standard": opset 21, for runtimes without contrib ops) */
+    [ONNX_OPT_OPS] = {"onnx_ops", HFX_OPTION_CHOICE, 0, 0, 0, false, NULL,
+                      (const char *const[]){"contrib", "standard", NULL}, NULL},
 };
 
 const hfx_format hfx_format_onnx = {
