@@ -213,6 +213,12 @@ def tools(model: Path, work: Path) -> dict:
         "hfx onnx int4 tables generation": ([HFX, "export", model, work / "hfx-onnx-int4t", "--format", "onnx", "--dynamic",
                                              *gen, "--quantize", "int4", "--quantize-embeddings", "int4", "--quiet"],
                                             work / "hfx-onnx-int4t", None),
+        "hfx onnx int4 standard generation": ([HFX, "export", model, work / "hfx-onnx-int4s", "--format", "onnx",
+                                               "--dynamic", *gen, "--quantize", "int4", "--onnx-ops", "standard",
+                                               "--opset", "21", "--quiet"], work / "hfx-onnx-int4s", None),
+        "hfx onnx int8-dynamic generation": ([HFX, "export", model, work / "hfx-onnx-int8d", "--format", "onnx",
+                                              "--dynamic", *gen, "--quantize", "int8-dynamic", "--quiet"],
+                                             work / "hfx-onnx-int8d", None),
         "onnxruntime-genai builder int4": ([PY, "-m", "onnxruntime_genai.models.builder", "-i", model, "-o", work / "genai-int4",
                                             "-p", "int4", "-e", "cpu", "-c", work / "genai-int4-cache"], work / "genai-int4",
                                            "hfx onnx int4 tables generation"),
@@ -240,9 +246,9 @@ def tools(model: Path, work: Path) -> dict:
 
 
 # the export table's outputs that the runtime part times (hfx's generation graphs it exports itself)
-RUNTIME_INPUTS = ("genai", "genai-int4", "hfx-onnx-int4", "hfx-onnx-int4t", "hfx-onnx-int8", "hfx-ov-int4", "hfx-ov-int8",
-                  "optimum-onnx",
-                  "optimum-openvino", "optimum-openvino-int4", "optimum-openvino-int8")
+RUNTIME_INPUTS = ("genai", "genai-int4", "hfx-onnx-int4", "hfx-onnx-int4t", "hfx-onnx-int4s", "hfx-onnx-int8",
+                  "hfx-onnx-int8d", "hfx-ov-int4", "hfx-ov-int8", "optimum-onnx", "optimum-openvino",
+                  "optimum-openvino-int4", "optimum-openvino-int8")
 
 
 def selected(name: str) -> bool:
@@ -546,6 +552,10 @@ def runtime_graphs(name: str, work: Path) -> dict:
         ("onnxruntime", "hfx int4 tables (multi-token decode)"): lambda: OrtGraph(work / "hfx-onnx-int4t" / "decode.onnx",
                                                                                   work / "hfx-onnx-int4t" / "decode.onnx",
                                                                                   config),
+        ("onnxruntime", "hfx int4 standard ops (multi-token decode)"): lambda: OrtGraph(
+            work / "hfx-onnx-int4s" / "decode.onnx", work / "hfx-onnx-int4s" / "decode.onnx", config),
+        ("onnxruntime", "hfx int8-dynamic (multi-token decode)"): lambda: OrtGraph(
+            work / "hfx-onnx-int8d" / "decode.onnx", work / "hfx-onnx-int8d" / "decode.onnx", config),
         ("onnxruntime", "onnxruntime-genai builder int4"): lambda: OrtGraph(work / "genai-int4" / "model.onnx",
                                                                             work / "genai-int4" / "model.onnx", config),
         ("onnxruntime", "optimum-cli export onnx"): lambda: optimum("onnx"),

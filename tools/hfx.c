@@ -99,7 +99,10 @@ static const char export_help[] =
     "  --compress-to-fp16    store float32 weights as float16 (decompressed at load)\n"
     "\n"
     "quantization (docs/QUANTIZATION.md; ONNX: MatMulNBits; OpenVINO: NNCF's compressed weights):\n"
-    "  --quantize Q          int4 or int8 weights for every linear layer, block-wise\n"
+    "  --quantize Q          int4 or int8 weights for every linear layer, block-wise; or\n"
+    "                        int8-dynamic (ONNX: onnxruntime's dynamic quantization, MatMulInteger;\n"
+    "                        one scale per tensor, or per row with --group-size 0)\n"
+    "  --reduce-range        int8-dynamic: 7-bit ranges (onnxruntime's reduce_range)\n"
     "  --quantize-embeddings Q  int4, int8 or none: the embedding tables (ONNX: int4 with\n"
     "                        GatherBlockQuantized, default none; OpenVINO: default int8)\n"
     "  --quantize-lm-head Q  int4, int8 or none: the head (ONNX: default as --quantize;\n"
@@ -184,13 +187,13 @@ static int cmd_export(int argc, char **argv) {
         {"group-size", required_argument, 0, 'g'}, {"sym", no_argument, 0, 'y'},
         {"asym", no_argument, 0, 'a'},           {"accuracy-level", required_argument, 0, 'A'},
         {"quantize-embeddings", required_argument, 0, 'E'}, {"quantize-lm-head", required_argument, 0, 'H'},
-        {"onnx-ops", required_argument, 0, 'O'},
+        {"onnx-ops", required_argument, 0, 'O'}, {"reduce-range", no_argument, 0, 'r'},
         {0, 0, 0, 0}};
     const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
                *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL, *accuracy = NULL,
                *quantize_tables = NULL, *quantize_head = NULL, *onnx_ops = NULL;
     int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
-        compress = 0, symmetric = -1, c;
+        compress = 0, symmetric = -1, reduce_range = 0, c;
     long batch = 2, seq = 16, max_cache_len = 0, group_size = -1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -224,6 +227,7 @@ static int cmd_export(int argc, char **argv) {
         case 'E': quantize_tables = optarg; break;
         case 'H': quantize_head = optarg; break;
         case 'O': onnx_ops = optarg; break;
+        case 'r': reduce_range = 1; break;
         case 'h':
             fputs(export_usage, stdout);
             for (int i = 0; hfx_format_name(i); i++) printf("                          %-10s %s\n", hfx_format_name(i), hfx_format_summary(i));
@@ -322,8 +326,8 @@ static int cmd_export(int argc, char **argv) {
         if (hfx_export_config_set(cfg, "max_cache_len", value, &err)) rc = fail_with(&err);
     }
     if (!rc && quantize) {
-        if (strcmp(quantize, "int4") != 0 && strcmp(quantize, "int8") != 0)
-            rc = usage_error("export", "--quantize must be int4 or int8");
+        if (strcmp(quantize, "int4") != 0 && strcmp(quantize, "int8") != 0 && strcmp(quantize, "int8-dynamic") != 0)
+            rc = usage_error("export", "--quantize must be int4, int8 or int8-dynamic");
         snprintf(value, sizeof value, "\"%s\"", quantize);
         if (!rc && hfx_export_config_set(cfg, "quantize", value, &err)) rc = fail_with(&err);
     }
@@ -340,6 +344,7 @@ static int cmd_export(int argc, char **argv) {
         snprintf(value, sizeof value, "\"%s\"", v);
         if (hfx_export_config_set(cfg, weight_kinds[k][0], value, &err)) rc = fail_with(&err);
     }
+    if (!rc && reduce_range && hfx_export_config_set(cfg, "reduce_range", "true", &err)) rc = fail_with(&err);
     if (!rc && onnx_ops) {
         if (strcmp(onnx_ops, "contrib") != 0 && strcmp(onnx_ops, "standard") != 0) {
             rc = usage_error("export", "--onnx-ops must be contrib or standard");

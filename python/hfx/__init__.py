@@ -211,10 +211,16 @@ def _quantizer_keys(quantizer, export_format) -> dict[str, Any]:
     default mixed precision (int4: embeddings and the last layer in int8) or all layers alike
     (docs/QUANTIZATION.md). Everything else — calibrated (static) quantization, data-aware
     algorithms, a ratio below 1 — is refused with what to change."""
+    inner = getattr(quantizer, "config", None)  # a quantizer object (OnnxRuntimeQuantizer(config)): its config
+    if inner is not None and type(inner).__name__.endswith("Config"):
+        quantizer = inner
     kind = type(quantizer).__name__
+    if kind == "OnnxRuntimeDynamicConfig":
+        return _dynamic_keys(quantizer, export_format)
     if kind != "NNCFWeightCompressionConfig":
         raise HfxError(3, f"quantizer {kind}: hfx quantizes weights data-free only: NNCFWeightCompressionConfig "
-                          "for OpenVINO, or the config keys quantize/group_size/symmetric (ONNX: MatMulNBits)")
+                          "for OpenVINO, OnnxRuntimeDynamicConfig for ONNX, or the config keys "
+                          "quantize/group_size/symmetric")
     if export_format != "openvino":
         raise HfxError(3, f"quantizer NNCFWeightCompressionConfig compresses OpenVINO models, not {export_format!r}; "
                           "for ONNX set the config keys quantize/group_size/symmetric")
@@ -251,6 +257,38 @@ def _quantizer_keys(quantizer, export_format) -> dict[str, Any]:
         keys["quantize_embeddings"] = keys["quantize_lm_head"] = "int4"
     elif bits == 4 and backup == "none":  # the layers the backup precision would take stay float
         keys["quantize_embeddings"] = keys["quantize_lm_head"] = "none"
+    return keys
+
+
+def _dynamic_keys(config, export_format) -> dict[str, Any]:
+    """OnnxRuntimeDynamicConfig (onnxruntime's quantize_dynamic) as `quantize: int8-dynamic`:
+    per_channel → group_size 0, reduce_range, weight_type QInt8 (symmetric) or QUInt8, and
+    op_types_to_quantize's MatMul and Gather (the linears and the embedding table). Node lists
+    name nodes of the seed's graph, which hfx's does not have: refused, as are extra_options."""
+    if export_format != "onnx":
+        raise HfxError(3, f"quantizer OnnxRuntimeDynamicConfig quantizes ONNX models, not {export_format!r}")
+    fields = {k: v for k, v in (dataclasses.asdict(config) if dataclasses.is_dataclass(config)
+                                else vars(config)).items() if v is not None}
+    refused = [k for k in ("nodes_to_quantize", "nodes_to_exclude", "extra_options") if fields.get(k)]
+    if refused:
+        raise HfxError(3, f"quantizer OnnxRuntimeDynamicConfig: {', '.join(refused)} not supported: hfx's graph "
+                          "names its nodes its own way (use quantize_embeddings / quantize_lm_head)")
+    keys: dict[str, Any] = {"quantize": "int8-dynamic"}
+    ops = fields.get("op_types_to_quantize")
+    if ops is not None:
+        if "MatMul" not in ops:
+            raise HfxError(3, "quantizer OnnxRuntimeDynamicConfig: op_types_to_quantize without MatMul: hfx "
+                              "quantizes the linears")
+        if "Gather" not in ops:
+            keys["quantize_embeddings"] = "none"
+    if fields.get("per_channel"):
+        keys["group_size"] = 0
+    if fields.get("reduce_range"):
+        keys["reduce_range"] = True
+    weight = str(getattr(fields.get("weight_type"), "name", fields.get("weight_type", "QInt8")))
+    if weight not in ("QInt8", "QUInt8"):
+        raise HfxError(3, f"quantizer OnnxRuntimeDynamicConfig: weight_type {weight} not supported (QInt8, QUInt8)")
+    keys["symmetric"] = weight == "QInt8"
     return keys
 
 

@@ -118,8 +118,13 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
     }
     if (strcmp(key, "quantize") == 0) { /* hfx: weight quantization */
         const char *s = json_string_value(v);
-        if (json_is_null(v) || (s && (strcmp(s, "int4") == 0 || strcmp(s, "int8") == 0))) return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'quantize' must be \"int4\", \"int8\" or null");
+        if (json_is_null(v) || (s && (strcmp(s, "int4") == 0 || strcmp(s, "int8") == 0 || strcmp(s, "int8-dynamic") == 0)))
+            return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'quantize' must be \"int4\", \"int8\", \"int8-dynamic\" or null");
+    }
+    if (strcmp(key, "reduce_range") == 0) {
+        if (json_is_null(v) || json_is_boolean(v)) return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'reduce_range' must be true, false or null");
     }
     if (strcmp(key, "quantize_embeddings") == 0 || strcmp(key, "quantize_lm_head") == 0) {
         const char *s = json_string_value(v);
@@ -162,7 +167,7 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
     return hfx_fail(err, HFX_ERR_INVALID,
                     "export config: unknown key '%s' for export_format '%s' (known: %s, dtype, cache_implementation, "
                     "max_cache_len, logits_to_keep, moe_experts, io, quantize, quantize_embeddings, quantize_lm_head, "
-                    "group_size, symmetric, strict, prefer_deferred_runtime_asserts_over_guards, "
+                    "group_size, symmetric, reduce_range, strict, prefer_deferred_runtime_asserts_over_guards, "
                     "optimize, quantizer)",
                     key, format, known);
 }
@@ -328,18 +333,40 @@ static int bits_of(const json_t *v) {
 /* A head's or tables' quantization of `bits` under the primary one p: p's blocks and symmetry
  * at p's width, the format's defaults at another (NNCF's int8 backup: per row, asymmetric). */
 static hfx_quant derived(const hfx_format *f, const hfx_quant *p, hfx_quant_rule rule, int bits) {
-    if (bits == p->bits) return (hfx_quant){rule, bits, p->block, p->symmetric, p->scale_dtype, p->layout};
-    return (hfx_quant){rule, bits, bits == 4 ? f->quant.block4 : f->quant.block8, f->quant.symmetric, p->scale_dtype,
-                       p->layout};
+    hfx_quant q = {.rule = rule, .bits = bits, .block = p->block, .symmetric = p->symmetric,
+                   .scale_dtype = p->scale_dtype};
+    if (bits != p->bits) q.block = bits == 4 ? f->quant.block4 : f->quant.block8, q.symmetric = f->quant.symmetric;
+    return q;
 }
 
 int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant_plan *plan) {
     const char *s = json_string_value(json_object_get(c->obj, "quantize"));
     const json_t *block = json_object_get(c->obj, "group_size"), *sym = json_object_get(c->obj, "symmetric");
+    const json_t *reduce = json_object_get(c->obj, "reduce_range");
     int tables = bits_of(json_object_get(c->obj, "quantize_embeddings"));
     int head = bits_of(json_object_get(c->obj, "quantize_lm_head"));
-    if (!s) return (block && !json_is_null(block)) || (sym && !json_is_null(sym)) || tables >= 0 || head >= 0 ? -1 : 0;
+    if (!s)
+        return (block && !json_is_null(block)) || (sym && !json_is_null(sym)) || (reduce && !json_is_null(reduce)) ||
+                       tables >= 0 || head >= 0
+                   ? -1
+                   : 0;
     int bits = strcmp(s, "int4") == 0 ? 4 : 8;
+    if (strcmp(s, "int8-dynamic") == 0) { /* onnxruntime's quantize_dynamic: the format checks it can */
+        hfx_quant p = {.rule = HFX_QUANT_RULE_ORT_DYNAMIC, .bits = 8,
+                       .block = json_is_integer(block) ? json_integer_value(block) : HFX_QUANT_TENSOR,
+                       .symmetric = json_is_boolean(sym) ? json_is_true(sym) : true, /* int8 weights */
+                       .scale_dtype = HFX_DTYPE_F32, .reduce_range = json_is_true(reduce)};
+        plan->linears = p;
+        plan->head = head == 0 ? (hfx_quant){0} : p;
+        if (head > 0) plan->head.bits = head;
+        /* a table is quantized as an activation: uint8, asymmetric, per tensor, full range */
+        plan->tables = tables == 0 ? (hfx_quant){0}
+                                   : (hfx_quant){.rule = HFX_QUANT_RULE_ORT_DYNAMIC, .bits = tables > 0 ? tables : 8,
+                                                 .block = HFX_QUANT_TENSOR, .scale_dtype = HFX_DTYPE_F32};
+        plan->head_follows_table = false;
+        return 1;
+    }
+    if (reduce && !json_is_null(reduce)) return -2;
     hfx_quant p = {.rule = f->quant.rule, .bits = bits,
                    .block = json_is_integer(block) ? json_integer_value(block) : bits == 4 ? f->quant.block4 : f->quant.block8,
                    .symmetric = json_is_boolean(sym) ? json_is_true(sym) : f->quant.symmetric,

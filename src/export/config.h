@@ -40,7 +40,9 @@ bool hfx_cfg_moe_gather(const hfx_export_config *c, bool single_token);
 bool hfx_cfg_io_seed(const hfx_export_config *c);
 /* Whether the config asks for quantized weights ("quantize"): 1, and how in plan (the format's
  * defaults where "group_size", "symmetric", "quantize_embeddings" or "quantize_lm_head" are
- * unset); 0 when not; -1 when one of those is set without "quantize". */
+ * unset; "int8-dynamic": onnxruntime's dynamic quantization, per tensor unless "group_size" is
+ * 0); 0 when not; -1 when one of those or "reduce_range" is set without "quantize"; -2 when
+ * "reduce_range" is set without "int8-dynamic". */
 int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant_plan *plan);
 
 #endif

@@ -516,15 +516,22 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         st = hfx_arch_build_forward(model->arch, model->ck, &c->opts, c->g, err);
         int quantize = st ? 0 : hfx_cfg_quant(c->cfg, fmt, &c->quant);
         c->quantized = quantize > 0;
-        if (quantize < 0)
-            st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size', 'symmetric', 'quantize_embeddings' and "
-                                                "'quantize_lm_head' shape quantized weights; set 'quantize' (--quantize "
-                                                "int4|int8) too");
-        if (quantize > 0)
-            st = fmt->quant.supported ? hfx_quantize_weights(c->g, &c->quant, &c->quant_done, err)
-                                      : hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                                                 "export_format '%s' cannot write quantized weights yet (onnx and openvino can)",
-                                                 fmt->name);
+        if (quantize == -1)
+            st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size', 'symmetric', 'reduce_range', "
+                                                "'quantize_embeddings' and 'quantize_lm_head' shape quantized weights; "
+                                                "set 'quantize' (--quantize int4|int8|int8-dynamic) too");
+        if (quantize == -2)
+            st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'reduce_range' shapes onnxruntime's dynamic "
+                                                "quantization: set 'quantize' to \"int8-dynamic\"");
+        bool dynamic = quantize > 0 && c->quant.linears.rule == HFX_QUANT_RULE_ORT_DYNAMIC;
+        if (quantize > 0 && !fmt->quant.supported)
+            st = hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                          "export_format '%s' cannot write quantized weights yet (onnx and openvino can)", fmt->name);
+        else if (dynamic && !fmt->quant.dynamic)
+            st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "export_format '%s' has no dynamic int8 form (onnxruntime's "
+                                                    "MatMulInteger, onnx only): --quantize int8", fmt->name);
+        else if (quantize > 0)
+            st = hfx_quantize_weights(c->g, &c->quant, &c->quant_done, err);
         c->attention = count_op(c->g, HFX_OP_ATTENTION);
         if (!st) st = hfx_decompose(c->g, fmt->keeps, err); /* what the format does not write itself */
         c->fused = count_op(c->g, HFX_OP_ATTENTION);

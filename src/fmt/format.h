@@ -57,6 +57,7 @@ typedef struct hfx_format_quant {
      * head unless it is tied to them (then it reads the table's); otherwise tables stay float
      * and the head is quantized like the other linears */
     bool int8_tables_and_head;
+    bool dynamic; /* writes onnxruntime's dynamic int8 form (HFX_QUANT_RULE_ORT_DYNAMIC) */
 } hfx_format_quant;
 
 typedef struct hfx_format {

@@ -22,7 +22,15 @@ int64_t hfx_quant_blocks(const hfx_quant *q, int64_t cols) {
 
 bool hfx_quant_valid(const hfx_quant *q, int64_t cols, const char **why) {
     const char *w = NULL;
-    if (q->bits != 4 && q->bits != 8) w = "4 or 8 bits";
+    if (q->rule == HFX_QUANT_RULE_ORT_DYNAMIC) {
+        if (q->bits != 8) w = "8 bits (onnxruntime's dynamic quantization)";
+        else if (q->block != 0 && q->block != HFX_QUANT_TENSOR)
+            w = "a scale per tensor or per row (--group-size 0) (onnxruntime's dynamic quantization)";
+        if (why) *why = w;
+        return !w;
+    }
+    if (q->block == HFX_QUANT_TENSOR) w = "blocks or whole rows, not one scale per tensor";
+    else if (q->bits != 4 && q->bits != 8) w = "4 or 8 bits";
     else if (q->rule != HFX_QUANT_RULE_NNCF && (q->block < 16 || (q->block & (q->block - 1))))
         w = "a block of a power of two of at least 16 weights (onnxruntime's MatMulNBits and GatherBlockQuantized)";
     else if (q->rule == HFX_QUANT_RULE_NNCF && q->bits == 8 && q->block > 0)
@@ -62,7 +70,17 @@ hfx_init *hfx_quant_init(hfx_arena *arena, const hfx_init *weight, const hfx_qua
     memset(init, 0, sizeof *init);
     int64_t rows = weight->shape[0], cols = weight->shape[1], blocks = hfx_quant_blocks(q, cols);
     init->dtype = part == HFX_QUANT_SCALES ? q->scale_dtype : HFX_DTYPE_U8;
-    if (q->layout == HFX_QUANT_COLUMNS) { /* [K, N] codes, [blocks, N] scales and zero points */
+    if (q->rule == HFX_QUANT_RULE_ORT_DYNAMIC) { /* int8/uint8 codes; a scale per tensor or per row */
+        if (part != HFX_QUANT_SCALES) init->dtype = q->symmetric ? HFX_DTYPE_I8 : HFX_DTYPE_U8;
+        bool columns = q->layout == HFX_QUANT_COLUMNS;
+        if (part == HFX_QUANT_CODES) {
+            init->rank = 2;
+            init->shape[0] = columns ? cols : rows, init->shape[1] = columns ? rows : cols;
+        } else if (q->block != HFX_QUANT_TENSOR) {
+            init->rank = 1;
+            init->shape[0] = rows;
+        } /* else a scalar: rank 0 */
+    } else if (q->layout == HFX_QUANT_COLUMNS) { /* [K, N] codes, [blocks, N] scales and zero points */
         bool signed_codes = part == HFX_QUANT_CODES && q->symmetric;
         if (part != HFX_QUANT_SCALES)
             init->dtype = q->bits == 4 ? (signed_codes ? HFX_DTYPE_I4 : HFX_DTYPE_U4)
@@ -269,6 +287,20 @@ static hfx_status read_row(const hfx_init *weight, int64_t row, int64_t c0, int6
     return st;
 }
 
+/* Transposed layouts read a slice of every row per band of columns, and a page holds parts of
+ * several rows: the rows read since `*kept` are let go every RELEASE_BYTES (and at `last`), so
+ * resident memory stays bounded by that, not by the tensor — the next band maps them again
+ * from the page cache. */
+enum { RELEASE_BYTES = 4 << 20 };
+
+static void release_rows(const hfx_init *weight, int64_t row, bool last, int64_t *kept) {
+    const int64_t cols = weight->shape[1];
+    if ((uint64_t)(row + 1 - *kept) * (uint64_t)cols * hfx_dtype_size(weight->dtype) >= RELEASE_BYTES || last) {
+        hfx_init_release_range(weight, (uint64_t)*kept * (uint64_t)cols, (uint64_t)(row + 1 - *kept) * (uint64_t)cols);
+        *kept = row + 1;
+    }
+}
+
 /* A row's blocks b0..b1 quantized: scales, zero points and packed codes (block k's at
  * codes + k · size · bits / 8). */
 typedef struct row_blocks {
@@ -344,6 +376,111 @@ static uint8_t *emit(const hfx_quant *q, hfx_quant_part part, int64_t cols, cons
     return out;
 }
 
+/* ---- onnxruntime's dynamic quantization ---- */
+
+/* quantize_dynamic's scale (as stored, float32) and zero point for the range [lo, hi]. */
+static void dynamic_params(const hfx_quant *q, float lo, float hi, float *scale, int *zp) {
+    const double qmin = q->reduce_range ? (q->symmetric ? -64.0 : 0.0) : (q->symmetric ? -127.0 : 0.0);
+    const double qmax = q->reduce_range ? (q->symmetric ? 64.0 : 127.0) : (q->symmetric ? 127.0 : 255.0);
+    lo = lo < 0.0f ? lo : 0.0f;
+    hi = hi > 0.0f ? hi : 0.0f;
+    if (q->symmetric) {
+        float a = fabsf(lo) > fabsf(hi) ? fabsf(lo) : fabsf(hi);
+        lo = -a, hi = a;
+    }
+    double s = ((double)hi - (double)lo) / (qmax - qmin);
+    if (s < (double)FLT_MIN) { /* float32's smallest normal: scale 1, zero point 0 */
+        *scale = 1.0f, *zp = 0;
+        return;
+    }
+    *scale = (float)s;
+    *zp = q->symmetric ? 0 : (int)nearbyint(qmin - (double)lo / s); /* float64, halves to even */
+}
+
+/* quantize_dynamic's codes: clip(round(w / scale) + zero point) in the type's full range. */
+static void dynamic_codes(const hfx_quant *q, const float *w, int64_t n, float scale, int zp, uint8_t *codes) {
+    const float lo = q->symmetric ? -128.0f : 0.0f, hi = q->symmetric ? 127.0f : 255.0f;
+    for (int64_t i = 0; i < n; i++)
+        codes[i] = (uint8_t)(int8_t)(int)clamp_code(round_even(w[i] / scale) + (float)zp, lo, hi);
+}
+
+hfx_status hfx_quant_measure(hfx_arena *arena, const hfx_init *weight, hfx_quant *q, hfx_error *err) {
+    if (q->rule != HFX_QUANT_RULE_ORT_DYNAMIC) return HFX_OK;
+    const int64_t rows = weight->shape[0], cols = weight->shape[1], n = q->block == HFX_QUANT_TENSOR ? 1 : rows;
+    float *lo = hfx_arena_alloc(arena, sizeof(float) * (size_t)n), *hi = hfx_arena_alloc(arena, sizeof(float) * (size_t)n);
+    float *w = malloc(sizeof(float) * (size_t)(cols + 1));
+    hfx_status st = lo && hi && w ? HFX_OK : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < n && !st; i++) lo[i] = FLT_MAX, hi[i] = -FLT_MAX;
+    int64_t kept = 0;
+    for (int64_t r = 0; r < rows && !st; r++) {
+        st = read_row(weight, r, 0, cols, w, err);
+        if (st) break;
+        int64_t k = n == 1 ? 0 : r;
+        block_range(w, cols, lo[k], hi[k], &lo[k], &hi[k]);
+        release_rows(weight, r, r + 1 == rows, &kept);
+    }
+    free(w);
+    q->lo = lo, q->hi = hi;
+    return st;
+}
+
+/* A dynamic part's elements [e0, e1): codes as the weight ([rows, cols]) or transposed
+ * ([cols, rows], read a band of columns at a time), scales and zero points per tensor or per
+ * row, from the measured ranges. */
+static hfx_status dynamic_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst, hfx_error *err) {
+    const hfx_quant *q = init->quant;
+    const hfx_init *weight = init->quant_of;
+    const hfx_quant_part part = (hfx_quant_part)init->quant_part;
+    const int64_t rows = weight->shape[0], cols = weight->shape[1];
+    const bool per_tensor = q->block == HFX_QUANT_TENSOR, columns = q->layout == HFX_QUANT_COLUMNS;
+    uint8_t *out = dst;
+    if (!q->lo || !q->hi) return hfx_fail(err, HFX_ERR_INTERNAL, "'%s': dynamic quantization unmeasured", init->source);
+    if (part != HFX_QUANT_CODES) { /* one element per tensor or per row */
+        for (uint64_t e = first; e < first + count; e++) {
+            int64_t k = per_tensor ? 0 : (int64_t)e;
+            float scale;
+            int zp;
+            dynamic_params(q, q->lo[k], q->hi[k], &scale, &zp);
+            if (part == HFX_QUANT_SCALES) memcpy(out, &scale, 4), out += 4;
+            else *out++ = (uint8_t)(int8_t)zp;
+        }
+        return HFX_OK;
+    }
+    enum { BAND = 64 }; /* columns read per pass down the rows (transposed codes) */
+    const int64_t width = columns ? BAND : cols;
+    float *w = malloc(sizeof(float) * (size_t)(width + 1));
+    uint8_t *codes = malloc((size_t)(width + 1));
+    uint8_t *band = columns ? malloc((size_t)(BAND * rows)) : NULL;
+    hfx_status st = w && codes && (!columns || band) ? HFX_OK : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (uint64_t e = first; e < first + count && !st;) {
+        /* rows of the stored layout: a weight row (as-is), or a band of weight columns */
+        int64_t r0 = columns ? (int64_t)(e / (uint64_t)rows) / BAND * BAND : (int64_t)(e / (uint64_t)cols);
+        int64_t r1 = columns ? (r0 + BAND < cols ? r0 + BAND : cols) : r0 + 1;
+        uint64_t start = columns ? (uint64_t)r0 * (uint64_t)rows : (uint64_t)r0 * (uint64_t)cols;
+        uint64_t end = columns ? (uint64_t)r1 * (uint64_t)rows : start + (uint64_t)cols;
+        uint8_t *src = columns ? band : codes;
+        int64_t kept = 0;
+        for (int64_t n = 0; n < (columns ? rows : 1) && !st; n++) {
+            int64_t row = columns ? n : r0, c0 = columns ? r0 : 0, c1 = columns ? r1 : cols;
+            st = read_row(weight, row, c0, c1, w, err);
+            if (st) break;
+            int64_t k = per_tensor ? 0 : row;
+            float scale;
+            int zp;
+            dynamic_params(q, q->lo[k], q->hi[k], &scale, &zp);
+            dynamic_codes(q, w, c1 - c0, scale, zp, codes);
+            for (int64_t j = 0; columns && j < c1 - c0; j++) band[j * rows + n] = codes[j];
+            if (columns) release_rows(weight, n, n + 1 == rows, &kept);
+        }
+        uint64_t stop = end < first + count ? end : first + count;
+        if (!st) memcpy(out, src + (e - start), (size_t)(stop - e));
+        out += stop - e;
+        e = stop;
+    }
+    free(w), free(codes), free(band);
+    return st;
+}
+
 /* The transposed layout (HFX_QUANT_COLUMNS): element e of the codes is weight (e % rows,
  * e / rows), of the scales and zero points block (e % rows, e / rows). Codes come a band of
  * `size` columns at a time: every row's block of the band, quantized, then read down the
@@ -367,15 +504,18 @@ static hfx_status columns_read(const hfx_init *init, uint64_t first, uint64_t co
                         ? HFX_OK
                         : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     uint8_t *out = dst;
+    int64_t kept = 0; /* scales and zero points: the first row read since the last release */
     for (uint64_t e = e0; e < e1 && !st;) {
         if (part == HFX_QUANT_CODES) {
             int64_t b = (int64_t)(e / (uint64_t)rows) / size, k0 = b * size, k1 = k0 + size < cols ? k0 + size : cols;
+            int64_t band_kept = 0;
             for (int64_t n = 0; n < rows && !st; n++) {
                 st = read_row(weight, n, k0, k1, w, err);
                 if (st) break;
                 ort_block(q, w, k1 - k0, size, &scale, &zp, NULL);
                 qdq_codes(q, w, k1 - k0, scale, zp, block);
                 for (int64_t j = 0; j < k1 - k0; j++) band[j * rows + n] = block[j];
+                release_rows(weight, n, n + 1 == rows, &band_kept);
             }
             uint64_t band_end = (uint64_t)k1 * (uint64_t)rows, stop = band_end < e1 ? band_end : e1;
             if (!st) memcpy(elements + (e - e0), band + (e - (uint64_t)k0 * (uint64_t)rows), (size_t)(stop - e));
@@ -386,6 +526,8 @@ static hfx_status columns_read(const hfx_init *init, uint64_t first, uint64_t co
         int64_t k0 = b * size, k1 = k0 + size < cols ? k0 + size : cols;
         st = read_row(weight, n, k0, k1, w, err);
         if (st) break;
+        if (n < kept) kept = n; /* a new band of blocks started over the rows */
+        release_rows(weight, n, n + 1 == rows || e + 1 == e1, &kept);
         ort_block(q, w, k1 - k0, size, &scale, &zp, NULL);
         if (part == HFX_QUANT_ZEROS) {
             elements[e - e0] = zp;
@@ -419,6 +561,7 @@ hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, 
         weight->rank != 2)
         return hfx_fail(err, HFX_ERR_INTERNAL, "'%s': a quantized part of a weight that is not a float matrix",
                         init->source);
+    if (q->rule == HFX_QUANT_RULE_ORT_DYNAMIC) return dynamic_read(init, first, count, dst, err);
     if (q->layout == HFX_QUANT_COLUMNS) return columns_read(init, first, count, dst, err);
     const int64_t cols = weight->shape[1], blocks = hfx_quant_blocks(q, cols), size = hfx_quant_block_size(q, cols);
     const hfx_quant_part part = (hfx_quant_part)init->quant_part;
@@ -440,7 +583,6 @@ hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, 
      * small per row (scales) covers many rows per call: the checkpoint pages behind the rows
      * read are let go every RELEASE_BYTES, so resident memory stays bounded by that, not by
      * the call */
-    enum { RELEASE_BYTES = 4 << 20 };
     const uint64_t row_bytes = (uint64_t)cols * hfx_dtype_size(weight->dtype);
     int64_t kept = -1; /* the first row read since the last release */
     for (uint64_t e = lo; e < hi && !st;) {
@@ -472,7 +614,15 @@ void hfx_quant_source_range(const hfx_init *init, uint64_t first, uint64_t count
                             uint64_t *src_count) {
     const hfx_quant *q = init->quant;
     int64_t cols = init->quant_of->shape[1];
-    if (q->layout == HFX_QUANT_COLUMNS) { /* every band reads every row: all of it, once the part ends */
+    if (q->rule == HFX_QUANT_RULE_ORT_DYNAMIC && q->layout == HFX_QUANT_ROWS) { /* codes: rows as read; */
+        uint64_t r0 = init->quant_part == HFX_QUANT_CODES ? first / (uint64_t)cols : 0; /* the rest: none */
+        uint64_t r1 = init->quant_part == HFX_QUANT_CODES ? (first + count) / (uint64_t)cols : 0;
+        *src_first = r0 * (uint64_t)cols;
+        *src_count = (r1 - r0) * (uint64_t)cols;
+        return;
+    }
+    if (q->layout == HFX_QUANT_COLUMNS || q->rule == HFX_QUANT_RULE_ORT_DYNAMIC) {
+        /* every band reads every row: all of it, once the part ends */
         bool ends = first + count >= hfx_init_nbytes(init) / (hfx_dtype_is_packed(init->dtype) ? 1 : hfx_dtype_size(init->dtype));
         *src_first = 0;
         *src_count = ends ? (uint64_t)init->quant_of->shape[0] * (uint64_t)cols : 0;

@@ -41,8 +41,20 @@ typedef enum hfx_quant_rule {
      * point = clip(round(−min / scale)), codes clip(round(w / scale + zero point)) in [0, 15];
      * a zero scale gives zero point and codes 8. Codes [rows, cols] int4/uint4 and zero points
      * [rows, blocks] uint4, each packed over the whole tensor; scales in the table's dtype. */
-    HFX_QUANT_RULE_ORT_TABLE
+    HFX_QUANT_RULE_ORT_TABLE,
+    /* onnxruntime's dynamic quantization (quantize_dynamic; its numpy routine quantize_data): 8
+     * bits, a scale per tensor (block HFX_QUANT_TENSOR) or per row (block 0: per channel).
+     * Symmetric (int8 codes): the range [−a, a], a = max(|min|, |max|), over [−127, 127]; zero
+     * point 0. Asymmetric (uint8): [min, max] widened to hold 0, over [0, 255], zero point
+     * round(0 − min / scale). reduce_range: [−64, 64] and [0, 127]. The scale is
+     * (max − min) / (qmax − qmin) in float64, stored float32 (1, zero point 0, when under
+     * float32's smallest normal); codes clip(round(w / scale) + zero point) in the type's full
+     * range; round halves to even. The ranges come from hfx_quant_measure. */
+    HFX_QUANT_RULE_ORT_DYNAMIC
 } hfx_quant_rule;
+
+/* hfx_quant.block for one scale over the whole tensor */
+#define HFX_QUANT_TENSOR (-1)
 
 /* Where the quantized parts put a weight's [rows, cols] elements. */
 typedef enum hfx_quant_layout {
@@ -63,6 +75,10 @@ typedef struct hfx_quant {
     bool symmetric;        /* no zero points stored (the rule's implied one) */
     hfx_dtype scale_dtype; /* F32 or F16: the scales as stored (a table's: its arithmetic too) */
     hfx_quant_layout layout;
+    bool reduce_range;     /* HFX_QUANT_RULE_ORT_DYNAMIC: 7-bit ranges */
+    /* HFX_QUANT_RULE_ORT_DYNAMIC: the weight's range, per tensor (lo[0], hi[0]) or per row
+     * ([rows] each), filled by hfx_quant_measure */
+    const float *lo, *hi;
 } hfx_quant;
 
 /* Which weights a graph stores quantized, and how (the quantization pass's request). bits 0:
@@ -106,6 +122,11 @@ bool hfx_quant_valid(const hfx_quant *q, int64_t cols, const char **why);
  * memory. */
 struct hfx_init *hfx_quant_init(struct hfx_arena *arena, const struct hfx_init *weight, const hfx_quant *q,
                                 hfx_quant_part part);
+
+/* The ranges q's rule needs before any part can be read (HFX_QUANT_RULE_ORT_DYNAMIC: the
+ * weight's minimum and maximum, per tensor or per row), read in one pass over `weight` and set
+ * in q (arena arrays); nothing for the other rules. */
+hfx_status hfx_quant_measure(struct hfx_arena *arena, const struct hfx_init *weight, hfx_quant *q, hfx_error *err);
 
 /* Elements [first, first + count) of a quantized part into dst (init.c calls this for an
  * initializer with `quant` set). */

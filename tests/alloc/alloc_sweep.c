@@ -182,6 +182,8 @@ static const scenario scenarios[] = {
                        "\"symmetric\": false, \"quantize_embeddings\": \"int4\"}", true, false},
     {"onnx-int4-standard", "{\"export_format\": \"onnx\", \"dynamic\": true, \"quantize\": \"int4\", "
                            "\"onnx_ops\": \"standard\", \"opset_version\": 21}", false, false},
+    {"onnx-int8-dynamic", "{\"export_format\": \"onnx\", \"dynamic\": true, \"quantize\": \"int8-dynamic\"}",
+                          true, false},
     {"openvino-int4", "{\"export_format\": \"openvino\", \"dynamic\": true, \"quantize\": \"int4\", "
                       "\"group_size\": 32}", true, false},
     {"dynamo", "{\"export_format\": \"dynamo\", \"dynamic\": true}", false, false},

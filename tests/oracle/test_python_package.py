@@ -214,11 +214,24 @@ def test_seed_quantizer_config_compresses_openvino_weights(checkpoints, tmp_path
                       (NNCFWeightCompressionConfig(mode="int4_asym", ratio=0.8, all_layers=True), "ratio"),
                       (NNCFWeightCompressionConfig(mode="int8_asym", all_layers=True), "all_layers"),
                       (NNCFWeightCompressionConfig(mode="int4_asym", backup_mode="int8_sym"), "backup_mode"),
-                      (OnnxRuntimeDynamicConfig(), "data-free")]:
+                      (OnnxRuntimeDynamicConfig(), "ONNX models")]:
         with pytest.raises(HfxError, match=what):
             OpenVINOExporter().export(ck, None, config=OpenVINOConfig(dynamic=True, quantizer=bad)).save_pretrained(
                 tmp_path / "bad")
+    # OnnxRuntimeDynamicConfig: onnxruntime's quantize_dynamic, as hfx's int8-dynamic keys
+    from hfx import OnnxExporter
+    from onnxruntime.quantization import QuantType
+
+    OnnxExporter().export(ck, None, config=OnnxConfig(dynamic=True, quantizer=OnnxRuntimeDynamicConfig(
+        per_channel=True, weight_type=QuantType.QUInt8))).save_pretrained(tmp_path / "seed_dyn")
+    OnnxExporter().export(ck, None, config=OnnxConfig(dynamic=True, hfx_options={
+        "quantize": "int8-dynamic", "group_size": 0, "symmetric": False})).save_pretrained(tmp_path / "keys_dyn")
+    for f in ("model.onnx", "model.onnx_data"):
+        assert (tmp_path / "seed_dyn" / f).read_bytes() == (tmp_path / "keys_dyn" / f).read_bytes(), f
+    assert b"MatMulInteger" in (tmp_path / "seed_dyn" / "model.onnx").read_bytes()
+    with pytest.raises(HfxError, match="nodes_to_exclude"):
+        OnnxExporter().export(ck, None, config=OnnxConfig(dynamic=True, quantizer=OnnxRuntimeDynamicConfig(
+            nodes_to_exclude=["x"]))).save_pretrained(tmp_path / "bad")
     with pytest.raises(HfxError, match="ONNX"):
-        from hfx import OnnxExporter
         OnnxExporter().export(ck, None, config=OnnxConfig(dynamic=True, quantizer=NNCFWeightCompressionConfig(
             mode="int4_sym", all_layers=True))).save_pretrained(tmp_path / "bad")

@@ -415,6 +415,94 @@ def test_standard_ops_logits_equal_transformers(ckpt, tmp_path, name, bits):
         assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
 
 
+def _integer_nodes(model):
+    """{linear output: {"codes", "zero point", "scale"} arrays} for every MatMulInteger whose
+    weight is an initializer (quantize_dynamic's form: MatMulInteger → Cast → Mul by the product
+    of the activation's and the weight's scales), and {"table": ...} for a Gather of a quantized
+    table that a DequantizeLinear follows."""
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    producer = {o: n for n in model.graph.node for o in n.output}
+    found = {}
+    for n in model.graph.node:
+        if n.op_type == "Mul" and n.input[0] in producer and producer[n.input[0]].op_type == "Cast":
+            mi = producer.get(producer[n.input[0]].input[0])
+            if mi is not None and mi.op_type == "MatMulInteger" and mi.input[1] in inits:
+                found[n.output[0]] = {"codes": inits[mi.input[1]], "zero point": inits[mi.input[3]],
+                                      "scale": inits[producer[n.input[1]].input[1]]}
+        if n.op_type == "DequantizeLinear" and n.input[0] in producer and producer[n.input[0]].op_type == "Gather":
+            g = producer[n.input[0]]
+            if g.input[0] in inits:
+                found["table"] = {"codes": inits[g.input[0]], "scale": inits[n.input[1]], "zero point": inits[n.input[2]]}
+    return found
+
+
+# (per_channel, reduce_range, weight_type): hfx's --group-size 0, --reduce-range, --asym (uint8 weights)
+DYNAMIC_CASES = [(False, False, "QInt8"), (True, False, "QInt8"), (False, True, "QInt8"), (False, False, "QUInt8"),
+                 (True, True, "QUInt8")]
+
+
+def _dynamic_flags(per_channel, reduce_range, weight_type):
+    return (["--quantize", "int8-dynamic"] + (["--group-size", "0"] if per_channel else []) +
+            (["--reduce-range"] if reduce_range else []) + (["--asym"] if weight_type == "QUInt8" else []))
+
+
+@pytest.mark.parametrize("case", DYNAMIC_CASES, ids=lambda c: f"{'channel' if c[0] else 'tensor'}-"
+                         f"{'reduced' if c[1] else 'full'}-{c[2]}")
+def test_dynamic_bytes_and_logits_equal_quantize_dynamic(ckpt, tmp_path, case):
+    """--quantize int8-dynamic: every linear's int8 weights (codes, zero point, scale) and the
+    embedding table's uint8 ones equal what onnxruntime's quantize_dynamic writes for hfx's
+    float32 export, and ONNX Runtime's logits of the two models agree within 1e-4."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    per_channel, reduce_range, weight_type = case
+    ck = ckpt("q_llama")
+    plain = _export(ck, tmp_path / "plain")
+    quantize_dynamic(str(plain / "model.onnx"), str(tmp_path / "ref.onnx"), per_channel=per_channel,
+                     reduce_range=reduce_range, weight_type=getattr(QuantType, weight_type))
+    out = _export(ck, tmp_path / "q", *_dynamic_flags(*case))
+    ours, theirs = (_integer_nodes(onnx.load(str(p))) for p in (out / "model.onnx", tmp_path / "ref.onnx"))
+    assert len(ours) == len(theirs) == 16 and set(ours) == set(theirs), (sorted(ours), sorted(theirs))
+    for key, parts in ours.items():
+        for what, x in parts.items():
+            y = theirs[key][what]
+            assert x.dtype == y.dtype and x.shape == y.shape, f"{key} {what}: {x.dtype}{x.shape} vs {y.dtype}{y.shape}"
+            assert np.array_equal(x, y), f"{key} {what}: {np.sum(x != y)} of {x.size} differ"
+    cfg = json.loads((ck / "config.json").read_text())
+    sess = [ort.InferenceSession(str(p), providers=["CPUExecutionProvider"]) for p in (out / "model.onnx",
+                                                                                      tmp_path / "ref.onnx")]
+    for c in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
+        feed = models.make_inputs(c, cfg["vocab_size"])
+        got, want = (s.run(["logits"], feed)[0] for s in sess)
+        diff = np.abs(got - want)[feed["attention_mask"].astype(bool)].max()
+        assert diff <= PARITY_ATOL, f"{c.id}: max abs diff {diff:.2e}"
+
+
+def test_dynamic_generation_equals_quantize_dynamic(ckpt, tmp_path):
+    """The int8-dynamic generation export (prefill + decode) through examples/generate_onnx.py gives
+    the greedy tokens of hfx's float32 generation export quantized by quantize_dynamic, batch 1 and
+    3 left-padded (activations are quantized at run time, so transformers' float model is not the
+    reference: onnxruntime's own quantizer is)."""
+    import shutil
+
+    from genutil import run_loop
+    from onnxruntime.quantization import quantize_dynamic
+
+    ck = ckpt("q_llama")
+    plain = _export(ck, tmp_path / "plain", "--for-generation")
+    ref = tmp_path / "ref"
+    shutil.copytree(plain, ref)
+    for f in ("prefill.onnx", "decode.onnx"):
+        quantize_dynamic(str(plain / f), str(ref / f))
+    out = _export(ck, tmp_path / "q", "--for-generation", "--quantize", "int8-dynamic")
+    vocab = json.loads((ck / "config.json").read_text())["vocab_size"]
+    rng = np.random.default_rng(9)
+    for lengths in ((6,), (9, 4, 1)):
+        rows = [rng.integers(3, vocab, size=n).tolist() for n in lengths]
+        got, want = run_loop(out, rows, 16), run_loop(ref, rows, 16)
+        assert got.proc.returncode == 0 and want.proc.returncode == 0, describe(got.proc) + describe(want.proc)
+        assert got.tokens == want.tokens and len(got.tokens) == len(rows), f"{lengths}: {got.tokens} vs {want.tokens}"
+
+
 def test_generation_equals_transformers_on_dequantized_weights(ckpt, tmp_path):
     """int4 prefill + decode through examples/generate_onnx.py: transformers' greedy tokens on
     the dequantized weights, batch 1 and batch 3 left-padded."""
@@ -453,7 +541,7 @@ def test_tied_head_quantized_table_float(ckpt, tmp_path):
 
 
 @pytest.mark.parametrize("flags,message", [
-    (["--quantize", "int3"], "--quantize must be int4 or int8"),
+    (["--quantize", "int3"], "--quantize must be int4, int8 or int8-dynamic"),
     (["--quantize", "int4", "--group-size", "24"], "power of two"),
     (["--group-size", "64"], "set 'quantize'"),
     (["--quantize-lm-head", "none"], "set 'quantize'"),
@@ -463,6 +551,9 @@ def test_tied_head_quantized_table_float(ckpt, tmp_path):
     (["--quantize", "int4", "--onnx-ops", "standard", "--opset", "21", "--quantize-embeddings", "int4"],
      "no standard form"),
     (["--quantize", "int4", "--onnx-ops", "fast"], "--onnx-ops must be contrib or standard"),
+    (["--quantize", "int4", "--reduce-range"], "set 'quantize' to \"int8-dynamic\""),
+    (["--quantize", "int8-dynamic", "--group-size", "32"], "a scale per tensor or per row"),
+    (["--quantize", "int8-dynamic", "--dtype", "fp16"], "dynamic int8 quantization takes a float32"),
 ])
 def test_bad_quantization_is_refused(ckpt, tmp_path, flags, message):
     proc = run_hfx(["export", ckpt("q_llama"), tmp_path / "out", "--format", "onnx", "--quiet", *flags])
@@ -476,6 +567,13 @@ def test_formats_without_quantized_weights_refuse(ckpt, tmp_path, fmt):
     proc = run_hfx(["export", ckpt("q_llama"), tmp_path / "out", "--format", fmt, "--quiet", "--quantize", "int4"])
     assert proc.returncode == 2, describe(proc)
     assert "cannot write quantized weights yet" in proc.stderr
+
+
+def test_openvino_refuses_dynamic_int8(ckpt, tmp_path):
+    proc = run_hfx(["export", ckpt("q_llama"), tmp_path / "out", "--format", "openvino", "--quiet", "--quantize",
+                    "int8-dynamic"])
+    assert proc.returncode == 2 and "no dynamic int8 form" in proc.stderr, describe(proc)
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("scheme", [SCHEMES[0], SCHEMES[1]], ids=_id)

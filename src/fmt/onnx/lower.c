@@ -91,9 +91,14 @@ static const char *init_name(onnx_model *m, const hfx_init *init) {
     if (init->quant) { /* the standard form's: onnxruntime's quantizer's QDQ names */
         static const char *const suffix[] = {[HFX_QUANT_CODES] = "_Q%d", [HFX_QUANT_SCALES] = "_scales",
                                              [HFX_QUANT_ZEROS] = "_zero_points"};
+        static const char *const dynamic[] = {[HFX_QUANT_CODES] = "_quantized", [HFX_QUANT_SCALES] = "_scale",
+                                              [HFX_QUANT_ZEROS] = "_zero_point"}; /* quantize_dynamic's */
         char sfx[32];
-        int k = init->quant->layout == HFX_QUANT_COLUMNS ? snprintf(sfx, sizeof sfx, "_DQ") : 0;
-        snprintf(sfx + k, sizeof sfx - (size_t)k, suffix[init->quant_part], init->quant->bits);
+        int k = init->quant->layout == HFX_QUANT_COLUMNS && init->quant->rule == HFX_QUANT_RULE_ORT
+                    ? snprintf(sfx, sizeof sfx, "_DQ")
+                    : 0;
+        if (init->quant->rule == HFX_QUANT_RULE_ORT_DYNAMIC) snprintf(sfx, sizeof sfx, "%s", dynamic[init->quant_part]);
+        else snprintf(sfx + k, sizeof sfx - (size_t)k, suffix[init->quant_part], init->quant->bits);
         const char *name = hfx_arena_printf(m->arena, "%s%s", init->source, sfx);
         for (int i = 0; name && i < m->n_inits - 1; i++) /* slices of one tensor (fused q/k/v): numbered */
             if (strcmp(m->inits[i].name, name) == 0) {
@@ -315,6 +320,27 @@ static void linear_nbits(onnx_model *m, const hfx_node *n, const char *out) {
     emit(m, "com.microsoft.MatMulNBits", zeros ? 4 : 3, in, out, &a);
 }
 
+/* An activation quantized at run time: DynamicQuantizeLinear's codes, scale and zero point. */
+typedef struct onnx_dynq {
+    const char *x, *out[3];
+    struct onnx_dynq *next;
+} onnx_dynq;
+
+/* The quantized parts of w as q computes them, after measuring the ranges its rule needs. */
+static bool quant_parts(onnx_model *m, const hfx_init *w, hfx_quant *q, const hfx_init *parts[3]) {
+    hfx_status st = hfx_quant_measure(m->arena, w, q, m->err);
+    if (st) {
+        if (!m->st) m->st = st;
+        return false;
+    }
+    parts[0] = hfx_quant_init(m->arena, w, q, HFX_QUANT_CODES);
+    parts[1] = hfx_quant_init(m->arena, w, q, HFX_QUANT_SCALES);
+    parts[2] = hfx_quant_init(m->arena, w, q, HFX_QUANT_ZEROS);
+    if (parts[0] && parts[1] && parts[2]) return true;
+    hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+    return false;
+}
+
 /* The quantized linear reading table w (a tied head) as MatMulNBits alike to the lookup's
  * quantization t (bits, blocks and symmetry; blocks that divide the row, so its codes carry no
  * padding), whose codes the lookup can read; NULL when none. */
@@ -359,8 +385,33 @@ static void gather_shared(onnx_model *m, const hfx_node *head, const char *idx, 
 /* A lookup in a quantized table: onnxruntime's GatherBlockQuantized over the table's codes
  * [rows, cols] (int4 signed, symmetric; uint4 with uint4 zero points [rows, blocks]) and
  * scales [rows, blocks] in the table's dtype, blocks along the row (quantize_axis 1). */
+/* A lookup in a table quantized as quantize_dynamic quantizes one (an activation: uint8,
+ * asymmetric, one scale): Gather of the codes, then DequantizeLinear. */
+static void gather_integer(onnx_model *m, const hfx_node *n, const char *idx, const char *out) {
+    const hfx_init *w = n->in[0]->init;
+    hfx_quant q = *n->attrs.quant;
+    const hfx_init *parts[3];
+    if (w->dtype != HFX_DTYPE_F32) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "onnx: dynamic int8 quantization takes a float32 "
+                      "table ('%s'), not %s", w->source, hfx_dtype_name(w->dtype));
+        return;
+    }
+    q.scale_dtype = HFX_DTYPE_F32;
+    if (!quant_parts(m, w, &q, parts)) return;
+    attrs a = {0};
+    attr_int(&a, "axis", 0);
+    const char *gin[2] = {init_const(m, parts[0]), idx}, *rows = tmp_name(m);
+    emit(m, "Gather", 2, gin, rows, &a);
+    const char *din[3] = {rows, init_const(m, parts[1]), init_const(m, parts[2])};
+    emit(m, "DequantizeLinear", 3, din, out, NULL);
+}
+
 static void gather_quantized(onnx_model *m, const hfx_node *n, const char *idx, const char *out) {
     const hfx_init *w = n->in[0]->init;
+    if (n->attrs.quant->rule == HFX_QUANT_RULE_ORT_DYNAMIC) {
+        gather_integer(m, n, idx, out);
+        return;
+    }
     const hfx_node *head = m->standard_ops ? NULL : head_sharing(m, n->in[0], n->attrs.quant);
     if (head) {
         gather_shared(m, head, idx, out);
@@ -423,13 +474,52 @@ static void linear_dequantized(onnx_model *m, const hfx_node *n, const char *out
     op2(m, "MatMul", name_of(m, n->in[0]), weight, out);
 }
 
+/* A linear with dynamic int8 weights (onnxruntime's quantize_dynamic form): the activation
+ * quantized at run time by DynamicQuantizeLinear (once per activation, shared by its linears),
+ * MatMulInteger against the codes [K, N] and their zero point, Cast to float, times the product
+ * of the two scales. */
+static void linear_integer(onnx_model *m, const hfx_node *n, const char *out) {
+    const hfx_init *w = n->in[1]->init;
+    if (n->in[0]->dtype != HFX_DTYPE_F32) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "onnx: dynamic int8 quantization takes float32 activations "
+                      "(DynamicQuantizeLinear), not %s", hfx_dtype_name(n->in[0]->dtype));
+        return;
+    }
+    hfx_quant q = *n->attrs.quant;
+    q.scale_dtype = HFX_DTYPE_F32;
+    q.layout = HFX_QUANT_COLUMNS;
+    const hfx_init *parts[3];
+    if (!quant_parts(m, w, &q, parts)) return;
+    const char *x = name_of(m, n->in[0]);
+    onnx_dynq *d = m->dynq;
+    while (d && strcmp(d->x, x) != 0) d = d->next;
+    if (!d) {
+        d = hfx_arena_alloc(m->arena, sizeof *d);
+        if (!d) {
+            hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+            return;
+        }
+        d->x = x;
+        for (int i = 0; i < 3; i++) d->out[i] = tmp_name(m);
+        d->next = m->dynq;
+        m->dynq = d;
+        emit_outputs(m, "DynamicQuantizeLinear", 1, &x, 3, d->out, NULL);
+    }
+    const char *in[4] = {d->out[0], init_const(m, parts[0]), d->out[2], init_const(m, parts[2])};
+    const char *product = tmp_name(m);
+    emit(m, "MatMulInteger", 4, in, product, NULL);
+    const char *scales = op2(m, "Mul", d->out[1], init_const(m, parts[1]), NULL);
+    op2(m, "Mul", cast(m, product, HFX_DTYPE_F32, NULL), scales, out);
+}
+
 static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
     if (n->n_in != 2) { /* the decomposition pass splits biases off */
         hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "onnx: a linear with a bias was not decomposed");
         return;
     }
     if (n->attrs.quant) {
-        if (m->standard_ops) linear_dequantized(m, n, out);
+        if (n->attrs.quant->rule == HFX_QUANT_RULE_ORT_DYNAMIC) linear_integer(m, n, out);
+        else if (m->standard_ops) linear_dequantized(m, n, out);
         else linear_nbits(m, n, out);
         return;
     }

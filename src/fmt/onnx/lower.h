@@ -30,6 +30,8 @@ typedef struct onnx_model {
     bool contrib;                  /* a node of onnxruntime's com.microsoft domain was written */
     int accuracy_level;            /* MatMulNBits' accuracy_level (0: unset, float compute) */
     bool standard_ops;             /* quantized linears as DequantizeLinear + MatMul, not MatMulNBits */
+    struct onnx_dynq *dynq;        /* arena: activations quantized at run time so far, shared by
+                                      the linears that read them */
     hfx_status st;
     hfx_error *err;
 } onnx_model;

@@ -288,5 +288,5 @@ const hfx_format hfx_format_onnx = {
     .name = "onnx", .summary = "ONNX (.onnx + .onnx_data), for ONNX Runtime and onnxruntime-genai",
     .graph_ext = ".onnx", .options = onnx_options, .n_options = ONNX_N_OPTIONS, .genai_config = true, .seed_io = true, .seed_prefix = "",
     /* onnxruntime-genai's builder's defaults; tables by onnxruntime's quantizer for Gather */
-    .quant = {true, HFX_QUANT_RULE_ORT, HFX_QUANT_RULE_ORT_TABLE, 32, 32, true, false},
+    .quant = {true, HFX_QUANT_RULE_ORT, HFX_QUANT_RULE_ORT_TABLE, 32, 32, true, false, true},
     .keeps = hfx_onnx_keeps, .write = onnx_write};

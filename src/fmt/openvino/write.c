@@ -181,6 +181,6 @@ const hfx_format hfx_format_openvino = {
     .graph_ext = ".xml", .options = ov_options, .n_options = OV_N_OPTIONS, .state_option = "stateful",
     .stateful_file = "openvino_model.xml", .seed_io = true, .seed_prefix = "openvino_", .keeps = hfx_ov_keeps,
     /* nncf.compress_weights' defaults (INT4_ASYM, INT8_ASYM backup for embeddings and the head) */
-    .quant = {true, HFX_QUANT_RULE_NNCF, HFX_QUANT_RULE_NNCF, 128, 0, false, true},
+    .quant = {true, HFX_QUANT_RULE_NNCF, HFX_QUANT_RULE_NNCF, 128, 0, false, true, false},
     .write = ov_write,
     .write_tokenizer = hfx_ov_write_tokenizer};
