@@ -319,7 +319,8 @@ static hfx_status quantize_row(const hfx_init *init, int64_t row, int64_t b0, in
         int64_t k = b - b0, n = c1 - b * size < size ? c1 - b * size : size;
         uint8_t *c = codes ? r->codes + k * size : NULL; /* one code a byte, then packed in place */
         if (q->rule == HFX_QUANT_RULE_ORT) ort_block(q, r->w + k * size, n, size, &r->scales[k], &r->zps[k], c);
-        else if (q->rule == HFX_QUANT_RULE_ORT_TABLE) table_block(q, r->w + k * size, n, size, &r->scales[k], &r->zps[k], c);
+        else if (q->rule == HFX_QUANT_RULE_ORT_TABLE)
+            table_block(q, r->w + k * size, n, size, &r->scales[k], &r->zps[k], c);
         else nncf_block(q, r->w + k * size, n, &r->scales[k], &r->zps[k], c);
         if (c && q->bits == 4) {
             for (int64_t i = 0; i < size; i += 2) c[i / 2] = (uint8_t)((c[i] & 0xF) | (c[i + 1] & 0xF) << 4);
@@ -623,7 +624,8 @@ void hfx_quant_source_range(const hfx_init *init, uint64_t first, uint64_t count
     }
     if (q->layout == HFX_QUANT_COLUMNS || q->rule == HFX_QUANT_RULE_ORT_DYNAMIC) {
         /* every band reads every row: all of it, once the part ends */
-        bool ends = first + count >= hfx_init_nbytes(init) / (hfx_dtype_is_packed(init->dtype) ? 1 : hfx_dtype_size(init->dtype));
+        uint64_t unit = hfx_dtype_is_packed(init->dtype) ? 1 : hfx_dtype_size(init->dtype); /* read units */
+        bool ends = first + count >= hfx_init_nbytes(init) / unit;
         *src_first = 0;
         *src_count = ends ? (uint64_t)init->quant_of->shape[0] * (uint64_t)cols : 0;
         return;

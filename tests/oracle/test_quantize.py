@@ -229,6 +229,17 @@ def _dequantized_model(checkpoint, graph):
     return r.load()
 
 
+def _assert_logits(run, model, vocab):
+    """run(feed) → logits within 1e-4 of transformers' `model` on the same inputs, at the
+    positions the mask keeps: batch 1, and batch 3 left-padded."""
+    for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
+        feed = models.make_inputs(case, vocab)
+        with torch.no_grad():
+            want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
+        diff = np.abs(run(feed) - want)[feed["attention_mask"].astype(bool)].max()
+        assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
+
+
 @pytest.mark.parametrize("scheme", [SCHEMES[0], SCHEMES[3], SCHEMES[5]], ids=_id)
 @pytest.mark.parametrize("name", ["q_llama", "q_qwen3"])
 def test_logits_equal_transformers_on_dequantized_weights(ckpt, tmp_path, name, scheme):
@@ -242,14 +253,7 @@ def test_logits_equal_transformers_on_dequantized_weights(ckpt, tmp_path, name, 
     # every projection of every layer, and the head, tied to the embeddings or not
     assert replaced == 7 * layers + 1
     sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
-    for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
-        feed = models.make_inputs(case, cfg["vocab_size"])
-        got = sess.run(["logits"], feed)[0]
-        with torch.no_grad():
-            want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
-        keep = feed["attention_mask"].astype(bool)
-        diff = np.abs(got - want)[keep].max()
-        assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
+    _assert_logits(lambda feed: sess.run(["logits"], feed)[0], model, cfg["vocab_size"])
 
 
 # (dtype, block, symmetric) for quantized embedding tables: q_llama's rows (96) hold one block of 64
@@ -308,12 +312,7 @@ def test_tied_table_shares_the_heads_codes(ckpt, tmp_path, sym):
     model, replaced = _dequantized_model(ck, out / "model.onnx")
     assert replaced == 7 * cfg["num_hidden_layers"] + 2
     sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
-    for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
-        feed = models.make_inputs(case, cfg["vocab_size"])
-        with torch.no_grad():
-            want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
-        diff = np.abs(sess.run(["logits"], feed)[0] - want)[feed["attention_mask"].astype(bool)].max()
-        assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
+    _assert_logits(lambda feed: sess.run(["logits"], feed)[0], model, cfg["vocab_size"])
 
 
 @pytest.mark.parametrize("name", ["q_llama", "q_qwen3"])
@@ -328,12 +327,7 @@ def test_quantized_tables_logits_equal_transformers(ckpt, tmp_path, name):
     cfg = json.loads((ck / "config.json").read_text())
     assert replaced == 7 * cfg["num_hidden_layers"] + 2
     sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
-    for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
-        feed = models.make_inputs(case, cfg["vocab_size"])
-        with torch.no_grad():
-            want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
-        diff = np.abs(sess.run(["logits"], feed)[0] - want)[feed["attention_mask"].astype(bool)].max()
-        assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
+    _assert_logits(lambda feed: sess.run(["logits"], feed)[0], model, cfg["vocab_size"])
 
 
 def _dq_nodes(model):
@@ -407,12 +401,7 @@ def test_standard_ops_logits_equal_transformers(ckpt, tmp_path, name, bits):
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(str(out / "model.onnx"), so, providers=["CPUExecutionProvider"])
-    for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
-        feed = models.make_inputs(case, cfg["vocab_size"])
-        with torch.no_grad():
-            want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
-        diff = np.abs(sess.run(["logits"], feed)[0] - want)[feed["attention_mask"].astype(bool)].max()
-        assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
+    _assert_logits(lambda feed: sess.run(["logits"], feed)[0], model, cfg["vocab_size"])
 
 
 def _integer_nodes(model):
@@ -782,14 +771,7 @@ def test_openvino_logits_equal_transformers_on_dequantized_weights(ckpt, tmp_pat
     # compressed weights): the product of the weights as stored
     compiled = ov.Core().compile_model(str(out / "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32",
                                                                      "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"})
-    for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
-        feed = models.make_inputs(case, cfg["vocab_size"])
-        got = compiled(feed)["logits"]
-        with torch.no_grad():
-            want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
-        keep = feed["attention_mask"].astype(bool)
-        diff = np.abs(got - want)[keep].max()
-        assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
+    _assert_logits(lambda feed: compiled(feed)["logits"], model, cfg["vocab_size"])
 
 
 @pytest.mark.parametrize("scheme", [OV_SCHEMES[0], OV_SCHEMES[4]], ids=_ov_id)
@@ -859,10 +841,4 @@ def test_every_architecture_on_dequantized_weights(checkpoints, tmp_path, name, 
                                                                          "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"})
         run = lambda feed: compiled(feed)["logits"]  # noqa: E731
     assert replaced == readers > 0
-    vocab = json.loads((ck / "config.json").read_text())["vocab_size"]
-    for case in (models.Case(1, 7), models.Case(3, 9, (0, 4, 2))):
-        feed = models.make_inputs(case, vocab)
-        with torch.no_grad():
-            want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}, use_cache=False).logits.numpy()
-        diff = np.abs(run(feed) - want)[feed["attention_mask"].astype(bool)].max()
-        assert diff <= PARITY_ATOL, f"{case.id}: max abs diff {diff:.2e}"
+    _assert_logits(run, model, json.loads((ck / "config.json").read_text())["vocab_size"])

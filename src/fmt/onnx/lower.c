@@ -284,6 +284,29 @@ static bool linear_on_stored(onnx_model *m, const hfx_node *n, const char *out) 
     return true;
 }
 
+/* An activation quantized at run time: DynamicQuantizeLinear's codes, scale and zero point. */
+typedef struct onnx_dynq {
+    const char *x, *out[3];
+    struct onnx_dynq *next;
+} onnx_dynq;
+
+/* The quantized parts of w as q computes them — codes, scales and zero points (NULL for a
+ * symmetric block rule, whose op implies them) — after measuring the ranges its rule needs. */
+static bool quant_parts(onnx_model *m, const hfx_init *w, hfx_quant *q, const hfx_init *parts[3]) {
+    hfx_status st = hfx_quant_measure(m->arena, w, q, m->err);
+    if (st) {
+        if (!m->st) m->st = st;
+        return false;
+    }
+    bool zeros = !q->symmetric || q->rule == HFX_QUANT_RULE_ORT_DYNAMIC; /* MatMulInteger takes its zero point */
+    parts[0] = hfx_quant_init(m->arena, w, q, HFX_QUANT_CODES);
+    parts[1] = hfx_quant_init(m->arena, w, q, HFX_QUANT_SCALES);
+    parts[2] = zeros ? hfx_quant_init(m->arena, w, q, HFX_QUANT_ZEROS) : NULL;
+    if (parts[0] && parts[1] && (parts[2] || !zeros)) return true;
+    hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
+    return false;
+}
+
 /* A quantized linear: onnxruntime's MatMulNBits over the weight's codes [N, blocks, block·bits/8],
  * scales [N, blocks] (the activations' type) and, asymmetric, zero points; the weight keeps
  * its [out, in] layout. */
@@ -302,13 +325,9 @@ static void linear_nbits(onnx_model *m, const hfx_node *n, const char *out) {
                       "16 weights, not %lld", (long long)q.block);
         return;
     }
-    const hfx_init *codes = hfx_quant_init(m->arena, w, &q, HFX_QUANT_CODES);
-    const hfx_init *scales = hfx_quant_init(m->arena, w, &q, HFX_QUANT_SCALES);
-    const hfx_init *zeros = q.symmetric ? NULL : hfx_quant_init(m->arena, w, &q, HFX_QUANT_ZEROS);
-    if (!codes || !scales || (!q.symmetric && !zeros)) {
-        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
-        return;
-    }
+    const hfx_init *parts[3];
+    if (!quant_parts(m, w, &q, parts)) return;
+    const hfx_init *codes = parts[0], *scales = parts[1], *zeros = parts[2];
     const char *in[4] = {name_of(m, n->in[0]), init_const(m, codes), init_const(m, scales),
                          zeros ? init_const(m, zeros) : NULL};
     attrs a = {0};
@@ -318,27 +337,6 @@ static void linear_nbits(onnx_model *m, const hfx_node *n, const char *out) {
     attr_int(&a, "block_size", q.block);
     if (m->accuracy_level) attr_int(&a, "accuracy_level", m->accuracy_level);
     emit(m, "com.microsoft.MatMulNBits", zeros ? 4 : 3, in, out, &a);
-}
-
-/* An activation quantized at run time: DynamicQuantizeLinear's codes, scale and zero point. */
-typedef struct onnx_dynq {
-    const char *x, *out[3];
-    struct onnx_dynq *next;
-} onnx_dynq;
-
-/* The quantized parts of w as q computes them, after measuring the ranges its rule needs. */
-static bool quant_parts(onnx_model *m, const hfx_init *w, hfx_quant *q, const hfx_init *parts[3]) {
-    hfx_status st = hfx_quant_measure(m->arena, w, q, m->err);
-    if (st) {
-        if (!m->st) m->st = st;
-        return false;
-    }
-    parts[0] = hfx_quant_init(m->arena, w, q, HFX_QUANT_CODES);
-    parts[1] = hfx_quant_init(m->arena, w, q, HFX_QUANT_SCALES);
-    parts[2] = hfx_quant_init(m->arena, w, q, HFX_QUANT_ZEROS);
-    if (parts[0] && parts[1] && parts[2]) return true;
-    hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
-    return false;
 }
 
 /* The quantized linear reading table w (a tied head) as MatMulNBits alike to the lookup's
@@ -364,13 +362,9 @@ static void gather_shared(onnx_model *m, const hfx_node *head, const char *idx, 
     const hfx_init *w = head->in[1]->init;
     hfx_quant q = *head->attrs.quant;
     q.scale_dtype = head->in[0]->dtype;
-    const hfx_init *codes = hfx_quant_init(m->arena, w, &q, HFX_QUANT_CODES);
-    const hfx_init *scales = hfx_quant_init(m->arena, w, &q, HFX_QUANT_SCALES);
-    const hfx_init *zeros = q.symmetric ? NULL : hfx_quant_init(m->arena, w, &q, HFX_QUANT_ZEROS);
-    if (!codes || !scales || (!q.symmetric && !zeros)) {
-        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
-        return;
-    }
+    const hfx_init *parts[3];
+    if (!quant_parts(m, w, &q, parts)) return;
+    const hfx_init *codes = parts[0], *scales = parts[1], *zeros = parts[2];
     int64_t shape[2] = {w->shape[0], w->shape[1] * q.bits / 8};
     const char *in[4] = {op2(m, "Reshape", init_const(m, codes), ints_const(m, 2, shape), NULL), idx,
                          init_const(m, scales), zeros ? init_const(m, zeros) : NULL};
@@ -430,13 +424,9 @@ static void gather_quantized(onnx_model *m, const hfx_node *n, const char *idx, 
                       w->source, hfx_dtype_name(w->dtype));
         return;
     }
-    const hfx_init *codes = hfx_quant_init(m->arena, w, &q, HFX_QUANT_CODES);
-    const hfx_init *scales = hfx_quant_init(m->arena, w, &q, HFX_QUANT_SCALES);
-    const hfx_init *zeros = q.symmetric ? NULL : hfx_quant_init(m->arena, w, &q, HFX_QUANT_ZEROS);
-    if (!codes || !scales || (!q.symmetric && !zeros)) {
-        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
-        return;
-    }
+    const hfx_init *parts[3];
+    if (!quant_parts(m, w, &q, parts)) return;
+    const hfx_init *codes = parts[0], *scales = parts[1], *zeros = parts[2];
     const char *in[4] = {init_const(m, codes), idx, init_const(m, scales), zeros ? init_const(m, zeros) : NULL};
     attrs a = {0};
     attr_int(&a, "block_size", q.block);
@@ -458,13 +448,9 @@ static void linear_dequantized(onnx_model *m, const hfx_node *n, const char *out
                       "DequantizeLinear with blocks, opset 21: export with opset_version (--opset) 21 or later");
         return;
     }
-    const hfx_init *codes = hfx_quant_init(m->arena, w, &q, HFX_QUANT_CODES);
-    const hfx_init *scales = hfx_quant_init(m->arena, w, &q, HFX_QUANT_SCALES);
-    const hfx_init *zeros = q.symmetric ? NULL : hfx_quant_init(m->arena, w, &q, HFX_QUANT_ZEROS);
-    if (!codes || !scales || (!q.symmetric && !zeros)) {
-        hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
-        return;
-    }
+    const hfx_init *parts[3];
+    if (!quant_parts(m, w, &q, parts)) return;
+    const hfx_init *codes = parts[0], *scales = parts[1], *zeros = parts[2];
     const char *in[3] = {init_const(m, codes), init_const(m, scales), zeros ? init_const(m, zeros) : NULL};
     const char *weight = tmp_name(m);
     attrs a = {0};
