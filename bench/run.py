@@ -242,12 +242,35 @@ def tools(model: Path, work: Path) -> dict:
         bin_dir, why = peer_venv(kind)
         out = work / out_name
         t[name] = (why,) if why else ([bin_dir / "optimum-cli", "export", args[0], "--model", model, *args[1:], out], out, vs)
+    # the Python path to int4 ONNX: optimum's export, then onnxruntime's own quantizer on it
+    name = "optimum-cli export onnx + MatMulNBitsQuantizer int4"
+    if selected(name):
+        bin_dir, why = peer_venv("onnx")
+        out = work / "optimum-onnx-int4"
+        script = '"$1" export onnx --model "$2" --task text-generation-with-past "$3" && "$4" -c "$5" "$3"'
+        t[name] = (why,) if why else (["sh", "-c", script, "sh", bin_dir / "optimum-cli", model, out, bin_dir / "python",
+                                       ORT_INT4], out, "hfx onnx int4 tables generation")
     return t
+
+
+# onnxruntime's quantizer on an exported model.onnx: int4, blocks of 32, symmetric, the MatMuls and
+# the embedding Gather (what hfx's --quantize int4 --quantize-embeddings int4 writes)
+ORT_INT4 = (
+    "import os, sys, onnx\n"
+    "from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer\n"
+    "path = os.path.join(sys.argv[1], 'model.onnx')\n"
+    "q = MatMulNBitsQuantizer(onnx.load(path), bits=4, block_size=32, is_symmetric=True, accuracy_level=4,\n"
+    "                         op_types_to_quantize=('MatMul', 'Gather'))\n"
+    "q.process()\n"
+    "for f in os.listdir(sys.argv[1]):\n"
+    "    if f.startswith('model.onnx'): os.remove(os.path.join(sys.argv[1], f))\n"
+    "onnx.save(q.model.model, path, save_as_external_data=True, location='model.onnx_data')\n"
+)
 
 
 # the export table's outputs that the runtime part times (hfx's generation graphs it exports itself)
 RUNTIME_INPUTS = ("genai", "genai-int4", "hfx-onnx-int4", "hfx-onnx-int4t", "hfx-onnx-int4s", "hfx-onnx-int8",
-                  "hfx-onnx-int8d", "hfx-ov-int4", "hfx-ov-int8", "optimum-onnx", "optimum-openvino",
+                  "hfx-onnx-int8d", "hfx-ov-int4", "hfx-ov-int8", "optimum-onnx", "optimum-onnx-int4", "optimum-openvino",
                   "optimum-openvino-int4", "optimum-openvino-int8")
 
 
@@ -559,6 +582,8 @@ def runtime_graphs(name: str, work: Path) -> dict:
         ("onnxruntime", "onnxruntime-genai builder int4"): lambda: OrtGraph(work / "genai-int4" / "model.onnx",
                                                                             work / "genai-int4" / "model.onnx", config),
         ("onnxruntime", "optimum-cli export onnx"): lambda: optimum("onnx"),
+        ("onnxruntime", "optimum-cli export onnx + MatMulNBitsQuantizer int4"): lambda: OrtGraph(
+            work / "optimum-onnx-int4" / "model.onnx", work / "optimum-onnx-int4" / "model.onnx", config),
         ("torch eager", "hfx (io seed, dynamic cache)"): hfx_seed_dynamo,
         ("torch eager", "transformers.exporters (export_for_generation)"): seed_dynamo,
         ("openvino", "hfx (stateful)"): lambda: OvStatefulGraph(hfx(work / "rt-ov", "--format", "openvino", "--for-generation") / "openvino_model.xml"),
