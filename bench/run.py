@@ -35,12 +35,18 @@ SETTLE_S = 5  # quiet time before each timed export: the disk is still busy with
 TOOLS: list = []  # --tools: the rows to run (all when empty)
 HFX_RUNS = 5  # hfx runs take a second or two: more of them steady the median
 
-# Qwen3-0.6B's shape with random weights (bf16 on disk, ≈1.2 GB), and a tiny model for overhead.
+# Shapes with random weights (bf16 on disk), generated once, and a tiny model for overhead:
+# Qwen3-0.6B (≈1.2 GB, tied head) and Llama-3.2-1B's shape with an untied 128,256-row head
+# (≈3.0 GB, power-of-two dims). Each: (transformers' family, its config).
 MODELS = {
     "tiny": None,  # examples/tiny-llama
-    "qwen3-0.6b": dict(vocab_size=151936, hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
-                       num_attention_heads=16, num_key_value_heads=8, head_dim=128, max_position_embeddings=40960,
-                       tie_word_embeddings=True, rope_theta=1000000.0),
+    "qwen3-0.6b": ("Qwen3", dict(vocab_size=151936, hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
+                                 num_attention_heads=16, num_key_value_heads=8, head_dim=128,
+                                 max_position_embeddings=40960, tie_word_embeddings=True, rope_theta=1000000.0)),
+    "llama-1b": ("Llama", dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+                               num_attention_heads=32, num_key_value_heads=8, head_dim=64,
+                               max_position_embeddings=131072, tie_word_embeddings=False, rope_theta=500000.0,
+                               rms_norm_eps=1e-5)),
 }
 
 
@@ -87,13 +93,14 @@ def model_dir(name: str) -> Path:
     if (out / "model.safetensors").exists() or (out / "model.safetensors.index.json").exists():
         return legacy_rope_keys(with_tokenizer(out))
     print(f"bench: generating {name} with random weights into {out} (once)", file=sys.stderr)
+    family, config = MODELS[name]
     code = (
         "import sys, json, torch\n"
-        "from transformers import Qwen3Config, Qwen3ForCausalLM\n"
+        f"from transformers import {family}Config as Config, {family}ForCausalLM as Model\n"
         "torch.manual_seed(0)\n"
-        f"cfg = Qwen3Config(**json.loads({json.dumps(json.dumps(MODELS[name]))}))\n"
+        f"cfg = Config(**json.loads({json.dumps(json.dumps(config))}))\n"
         "with torch.device('cpu'):\n"
-        "    m = Qwen3ForCausalLM(cfg).to(torch.bfloat16)\n"
+        "    m = Model(cfg).to(torch.bfloat16)\n"
         f"m.save_pretrained({str(out)!r}, max_shard_size='5GB')\n"
     )
     subprocess.run([PY, "-c", code], check=True)
@@ -196,6 +203,8 @@ def tools(model: Path, work: Path) -> dict:
     t = {
         "hfx onnx fp32": ([HFX, "export", model, work / "hfx-onnx", "--format", "onnx", "--dynamic", "--quiet"], work / "hfx-onnx", None),
         "hfx onnx fp16": ([HFX, "export", model, work / "hfx-onnx16", "--format", "onnx", "--dynamic", "--dtype", "fp16", "--quiet"], work / "hfx-onnx16", None),
+        "hfx onnx fp32 stored": ([HFX, "export", model, work / "hfx-onnx-stored", "--format", "onnx", "--dynamic",
+                                  "--weight-layout", "stored", "--quiet"], work / "hfx-onnx-stored", None),
         "hfx onnx fp32 generation": ([HFX, "export", model, work / "hfx-onnx-gen", "--format", "onnx", "--dynamic", *gen, "--quiet"], work / "hfx-onnx-gen", None),
         "hfx openvino fp32": ([HFX, "export", model, work / "hfx-ov", "--format", "openvino", "--dynamic", "--quiet"], work / "hfx-ov", None),
         "hfx openvino fp32 generation": ([HFX, "export", model, work / "hfx-ov-gen", "--format", "openvino", "--dynamic", "--for-generation", "--quiet"], work / "hfx-ov-gen", None),

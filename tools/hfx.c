@@ -97,6 +97,9 @@ static const char export_help[] =
     "  --stateless           generation with explicit cache inputs/outputs instead of the\n"
     "                        default ReadValue/Assign state (openvino_model.xml + beam_idx)\n"
     "  --compress-to-fp16    store float32 weights as float16 (decompressed at load)\n"
+    "  --weight-layout L     ONNX: transposed (default: MatMul on [in, out], what onnxruntime's\n"
+    "                        quantizers take) or stored (Gemm on the checkpoint's [out, in]:\n"
+    "                        no transpose, constant memory)\n"
     "\n"
     "quantization (docs/QUANTIZATION.md; ONNX: MatMulNBits; OpenVINO: NNCF's compressed weights):\n"
     "  --quantize Q          int4 or int8 weights for every linear layer, block-wise; or\n"
@@ -188,10 +191,11 @@ static int cmd_export(int argc, char **argv) {
         {"asym", no_argument, 0, 'a'},           {"accuracy-level", required_argument, 0, 'A'},
         {"quantize-embeddings", required_argument, 0, 'E'}, {"quantize-lm-head", required_argument, 0, 'H'},
         {"onnx-ops", required_argument, 0, 'O'}, {"reduce-range", no_argument, 0, 'r'},
+        {"weight-layout", required_argument, 0, 'W'},
         {0, 0, 0, 0}};
     const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
                *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL, *accuracy = NULL,
-               *quantize_tables = NULL, *quantize_head = NULL, *onnx_ops = NULL;
+               *quantize_tables = NULL, *quantize_head = NULL, *onnx_ops = NULL, *weight_layout = NULL;
     int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
         compress = 0, symmetric = -1, reduce_range = 0, c;
     long batch = 2, seq = 16, max_cache_len = 0, group_size = -1;
@@ -228,6 +232,7 @@ static int cmd_export(int argc, char **argv) {
         case 'H': quantize_head = optarg; break;
         case 'O': onnx_ops = optarg; break;
         case 'r': reduce_range = 1; break;
+        case 'W': weight_layout = optarg; break;
         case 'h':
             fputs(export_usage, stdout);
             for (int i = 0; hfx_format_name(i); i++) printf("                          %-10s %s\n", hfx_format_name(i), hfx_format_summary(i));
@@ -345,6 +350,14 @@ static int cmd_export(int argc, char **argv) {
         if (hfx_export_config_set(cfg, weight_kinds[k][0], value, &err)) rc = fail_with(&err);
     }
     if (!rc && reduce_range && hfx_export_config_set(cfg, "reduce_range", "true", &err)) rc = fail_with(&err);
+    if (!rc && weight_layout) {
+        if (strcmp(weight_layout, "transposed") != 0 && strcmp(weight_layout, "stored") != 0) {
+            rc = usage_error("export", "--weight-layout must be transposed or stored");
+        } else {
+            snprintf(value, sizeof value, "\"%s\"", weight_layout);
+            if (hfx_export_config_set(cfg, "weight_layout", value, &err)) rc = fail_with(&err);
+        }
+    }
     if (!rc && onnx_ops) {
         if (strcmp(onnx_ops, "contrib") != 0 && strcmp(onnx_ops, "standard") != 0) {
             rc = usage_error("export", "--onnx-ops must be contrib or standard");

@@ -15,7 +15,7 @@
 #include "ir/graph.h"
 #include "ir/tokenizer.h"
 
-enum { HFX_FORMAT_MAX_OPTIONS = 8 };
+enum { HFX_FORMAT_MAX_OPTIONS = 12 };
 
 typedef enum hfx_option_kind {
     HFX_OPTION_BOOL,  /* true or false; dflt 0 or 1 */

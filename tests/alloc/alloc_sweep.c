@@ -178,6 +178,8 @@ static const scenario scenarios[] = {
     {"onnx-seed-static", "{\"export_format\": \"onnx\", \"dynamic\": true, \"io\": \"seed\", "
                          "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},
     {"openvino-tokenizer", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, true},
+    {"onnx-stored", "{\"export_format\": \"onnx\", \"dynamic\": true, \"weight_layout\": \"stored\"}", true,
+                    false},
     {"onnx-int4-asym", "{\"export_format\": \"onnx\", \"dynamic\": true, \"quantize\": \"int4\", "
                        "\"symmetric\": false, \"quantize_embeddings\": \"int4\"}", true, false},
     {"onnx-int4-standard", "{\"export_format\": \"onnx\", \"dynamic\": true, \"quantize\": \"int4\", "

@@ -253,15 +253,10 @@ static const char *reduce(onnx_model *m, const char *op, const char *x, int n,
 
 /* ---- high-level ops ---- */
 
-/* A weight the graph already stores as it is (a tied LM head reading the embedding table): Gemm
- * with transB on that one initializer, over x flattened to 2-D, instead of a transposed second
- * copy — for Qwen3-0.6B's tied head that is 600 MB less to write. */
-static bool linear_on_stored(onnx_model *m, const hfx_node *n, const char *out) {
+/* A linear reading its weight as stored, [out, in]: Gemm with transB over x flattened to 2-D,
+ * then x's leading dims back. `stored` names the weight's initializer. */
+static void linear_gemm(onnx_model *m, const hfx_node *n, const char *stored, const char *out) {
     const hfx_init *w = n->in[1]->init;
-    const char *stored = NULL;
-    for (int i = 0; i < m->n_inits && !stored; i++)
-        if (m->inits[i].src && hfx_init_same(m->inits[i].src, w)) stored = m->inits[i].name;
-    if (!stored) return false;
     const hfx_value *xv = n->in[0];
     int64_t in = w->shape[1], outf = w->shape[0], flat[2] = {-1, in}, zero = 0, last = -1;
     const char *x = name_of(m, xv);
@@ -281,6 +276,18 @@ static bool linear_on_stored(onnx_model *m, const hfx_node *n, const char *out) 
     const char *shape = tmp_name(m);
     emit(m, "Concat", 2, cin, shape, &ca);
     op2(m, "Reshape", y2, shape, out);
+}
+
+/* A weight the graph already stores as it is (a tied LM head reading the embedding table) is
+ * read through Gemm on that one initializer instead of a transposed second copy — for
+ * Qwen3-0.6B's tied head that is 600 MB less to write. */
+static bool linear_on_stored(onnx_model *m, const hfx_node *n, const char *out) {
+    const hfx_init *w = n->in[1]->init;
+    const char *stored = NULL;
+    for (int i = 0; i < m->n_inits && !stored; i++)
+        if (m->inits[i].src && hfx_init_same(m->inits[i].src, w)) stored = m->inits[i].name;
+    if (!stored) return false;
+    linear_gemm(m, n, stored, out);
     return true;
 }
 
@@ -510,6 +517,10 @@ static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
         return;
     }
     if (linear_on_stored(m, n, out)) return;
+    if (m->weights_as_stored) { /* no transpose at all: the checkpoint's rows stream out as they are */
+        linear_gemm(m, n, init_const(m, n->in[1]->init), out);
+        return;
+    }
     /* MatMul against the weight transposed to [in, out]: the transpose is a view, done while
      * the bytes stream out, never in the graph */
     const hfx_init *w = n->in[1]->init;
@@ -624,14 +635,15 @@ bool hfx_onnx_keeps(const hfx_graph *g, const hfx_node *n) {
     return n->op == HFX_OP_LINEAR;
 }
 
-hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, int accuracy_level, bool standard_ops, onnx_model *m,
-                          hfx_error *err) {
+hfx_status hfx_onnx_lower(const hfx_graph *g, const hfx_onnx_lowering *how, onnx_model *m, hfx_error *err) {
+    int opset = how->opset;
     memset(m, 0, sizeof *m);
     m->err = err;
     m->opset = opset;
     m->g = g;
-    m->accuracy_level = accuracy_level;
-    m->standard_ops = standard_ops;
+    m->accuracy_level = how->accuracy_level;
+    m->standard_ops = how->standard_ops;
+    m->weights_as_stored = how->weights_as_stored;
     m->arena = hfx_arena_new();
     m->names = calloc((size_t)g->n_values + 1, sizeof *m->names);
     if (!m->arena || !m->names) return hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");

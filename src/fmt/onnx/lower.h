@@ -30,6 +30,7 @@ typedef struct onnx_model {
     bool contrib;                  /* a node of onnxruntime's com.microsoft domain was written */
     int accuracy_level;            /* MatMulNBits' accuracy_level (0: unset, float compute) */
     bool standard_ops;             /* quantized linears as DequantizeLinear + MatMul, not MatMulNBits */
+    bool weights_as_stored;        /* float linears as Gemm(transB) on [out, in], not MatMul on [in, out] */
     struct onnx_dynq *dynq;        /* arena: activations quantized at run time so far, shared by
                                       the linears that read them */
     hfx_status st;
@@ -39,10 +40,16 @@ typedef struct onnx_model {
 int hfx_onnx_dtype(hfx_dtype dt);
 /* The high-level nodes ONNX writes itself (hfx_keep_fn): linear, for its transposed weight view. */
 bool hfx_onnx_keeps(const hfx_graph *g, const hfx_node *n);
-/* Lowers g for `opset`; quantized weights as MatMulNBits with `accuracy_level`, or, with
- * `standard_ops`, as standard DequantizeLinear (opset 21 or later) feeding MatMul. */
-hfx_status hfx_onnx_lower(const hfx_graph *g, int opset, int accuracy_level, bool standard_ops, onnx_model *m,
-                          hfx_error *err);
+/* How a graph is lowered (the format's options). */
+typedef struct hfx_onnx_lowering {
+    int opset;
+    int accuracy_level;     /* MatMulNBits' (0: unset) */
+    bool standard_ops;      /* quantized weights as DequantizeLinear (opset 21 or later) + MatMul */
+    bool weights_as_stored; /* float linears as Gemm(transB) on the checkpoint's [out, in] rows */
+} hfx_onnx_lowering;
+
+/* Lowers g as `how` says. */
+hfx_status hfx_onnx_lower(const hfx_graph *g, const hfx_onnx_lowering *how, onnx_model *m, hfx_error *err);
 void hfx_onnx_model_free(onnx_model *m);
 
 #endif

@@ -13,7 +13,7 @@
 /* Its options, in the order of hfx_format_onnx.options. */
 enum {
     ONNX_OPT_OPSET, ONNX_OPT_EXTERNAL_DATA, ONNX_OPT_EXPORT_PARAMS, ONNX_OPT_OUTPUT_PATH, ONNX_OPT_ORT_FUSIONS,
-    ONNX_OPT_ACCURACY_LEVEL, ONNX_OPT_OPS, ONNX_N_OPTIONS
+    ONNX_OPT_ACCURACY_LEVEL, ONNX_OPT_OPS, ONNX_OPT_WEIGHT_LAYOUT, ONNX_N_OPTIONS
 };
 
 extern const hfx_format hfx_format_onnx;

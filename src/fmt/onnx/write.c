@@ -247,8 +247,9 @@ static hfx_status onnx_write(const hfx_format_graph *cs, int n, hfx_outdir *out,
     if (!ms) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     hfx_status st = HFX_OK;
     for (int c = 0; c < n && st == HFX_OK; c++) {
-        st = hfx_onnx_lower(cs[c].g, (int)cs[c].opt[ONNX_OPT_OPSET], (int)cs[c].opt[ONNX_OPT_ACCURACY_LEVEL],
-                            cs[c].opt[ONNX_OPT_OPS] == 2, &ms[c], err);
+        hfx_onnx_lowering how = {(int)cs[c].opt[ONNX_OPT_OPSET], (int)cs[c].opt[ONNX_OPT_ACCURACY_LEVEL],
+                                 cs[c].opt[ONNX_OPT_OPS] == 2, cs[c].opt[ONNX_OPT_WEIGHT_LAYOUT] == 2};
+        st = hfx_onnx_lower(cs[c].g, &how, &ms[c], err);
         if (st) hfx_error_prefix(err, "%s", cs[c].file);
     }
     if (st == HFX_OK && !cs[0].own_weights) st = write_group(cs, ms, n, DATA_FILE, out, err);
@@ -282,6 +283,11 @@ static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
      * DequantizeLinear + MatMul ("standard": opset 21, for runtimes without contrib ops) */
     [ONNX_OPT_OPS] = {"onnx_ops", HFX_OPTION_CHOICE, 0, 0, 0, false, NULL,
                       (const char *const[]){"contrib", "standard", NULL}, NULL},
+    /* hfx: float linears as MatMul on the weight transposed to [in, out] (null, "transposed": the
+     * layout torch.onnx and optimum write, and onnxruntime's quantizers take), or as Gemm
+     * (transB) on the checkpoint's own [out, in] rows ("stored": no transpose while exporting) */
+    [ONNX_OPT_WEIGHT_LAYOUT] = {"weight_layout", HFX_OPTION_CHOICE, 0, 0, 0, false, NULL,
+                                (const char *const[]){"transposed", "stored", NULL}, NULL},
 };
 
 const hfx_format hfx_format_onnx = {
