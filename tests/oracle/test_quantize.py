@@ -565,17 +565,18 @@ def test_openvino_refuses_dynamic_int8(ckpt, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("scheme", [SCHEMES[0], SCHEMES[1]], ids=_id)
-def test_onnxruntime_genai_runs_an_int4_export(ckpt, tmp_path, scheme):
-    """onnxruntime-genai on the int4 multi-token export (genai_config.json + decode.onnx): the
-    dequantized model's greedy tokens."""
+@pytest.mark.parametrize("scheme,tables", [(SCHEMES[0], False), (SCHEMES[1], False), (SCHEMES[1], True)],
+                         ids=lambda x: _id(x) if isinstance(x, tuple) else ("tables" if x else "float-table"))
+def test_onnxruntime_genai_runs_an_int4_export(ckpt, tmp_path, scheme, tables):
+    """onnxruntime-genai on the int4 multi-token export (genai_config.json + decode.onnx), its
+    embedding table quantized too or not: the dequantized model's greedy tokens."""
     import onnxruntime_genai as og
 
     bits, block, sym = scheme
     ck = ckpt("q_llama")
     out = _export(ck, tmp_path / "q", "--for-generation", "--multi-token-decode", "--accuracy-level", "0",
-                  "--quantize", f"int{bits}",
-                  "--group-size", str(block), "--sym" if sym else "--asym")
+                  "--quantize", f"int{bits}", "--group-size", str(block), "--sym" if sym else "--asym",
+                  *(["--quantize-embeddings", "int4"] if tables else []))
     model, _ = _dequantized_model(ck, out / "decode.onnx")
     genai = og.Model(str(out))
     eos = model.generation_config.eos_token_id
