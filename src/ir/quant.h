@@ -59,11 +59,13 @@ typedef enum hfx_quant_rule {
 /* Where the quantized parts put a weight's [rows, cols] elements. */
 typedef enum hfx_quant_layout {
     HFX_QUANT_ROWS,   /* as the weight: blocks along each row, the parts row by row */
-    /* transposed, a MatMul's [K, N] (ONNX DequantizeLinear, axis 0; onnxruntime's quantizer's
-     * QDQ form, HFX_QUANT_RULE_ORT only): codes [cols, rows] packed over the whole tensor;
-     * scales and zero points [blocks, rows]. The rule's scale and zero point; a code is
+    /* transposed, a MatMul's [K, N]: codes [cols, rows] packed over the whole tensor; scales
+     * and zero points [blocks, rows]. With HFX_QUANT_RULE_ORT, onnxruntime's quantizer's QDQ
+     * form (ONNX DequantizeLinear, axis 0): the rule's scale and zero point, a code
      * round(w · (1 / scale)) + zero point (rounded before the shift), signed in
-     * [−2^(bits−1), 2^(bits−1) − 1] when symmetric (zero point 0). */
+     * [−2^(bits−1), 2^(bits−1) − 1] when symmetric (zero point 0). With
+     * HFX_QUANT_RULE_ORT_DYNAMIC, that rule's codes, and its scales and zero points per tensor
+     * or per row. */
     HFX_QUANT_COLUMNS
 } hfx_quant_layout;
 
@@ -71,8 +73,10 @@ typedef enum hfx_quant_layout {
 typedef struct hfx_quant {
     hfx_quant_rule rule;
     int bits;              /* 4 or 8 */
-    int64_t block;         /* weights per block along the input axis; 0: the whole row */
-    bool symmetric;        /* no zero points stored (the rule's implied one) */
+    int64_t block;         /* weights per block along the input axis; 0: the whole row;
+                              HFX_QUANT_TENSOR: the whole tensor (HFX_QUANT_RULE_ORT_DYNAMIC) */
+    bool symmetric;        /* no zero points stored (the rule's implied one; dynamic: int8 codes,
+                              zero point 0, stored) */
     hfx_dtype scale_dtype; /* F32 or F16: the scales as stored (a table's: its arithmetic too) */
     hfx_quant_layout layout;
     bool reduce_range;     /* HFX_QUANT_RULE_ORT_DYNAMIC: 7-bit ranges */
