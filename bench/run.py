@@ -47,6 +47,11 @@ MODELS = {
                                num_attention_heads=32, num_key_value_heads=8, head_dim=64,
                                max_position_embeddings=131072, tie_word_embeddings=False, rope_theta=500000.0,
                                rms_norm_eps=1e-5)),
+    # Llama-3.2-3B's shape (≈6.4 GB, tied head): how cost grows between 0.6B and 8B
+    "llama-3b": ("Llama", dict(vocab_size=128256, hidden_size=3072, intermediate_size=8192, num_hidden_layers=28,
+                               num_attention_heads=24, num_key_value_heads=8, head_dim=128,
+                               max_position_embeddings=131072, tie_word_embeddings=True, rope_theta=500000.0,
+                               rms_norm_eps=1e-5)),
 }
 
 
@@ -99,8 +104,9 @@ def model_dir(name: str) -> Path:
         f"from transformers import {family}Config as Config, {family}ForCausalLM as Model\n"
         "torch.manual_seed(0)\n"
         f"cfg = Config(**json.loads({json.dumps(json.dumps(config))}))\n"
+        "torch.set_default_dtype(torch.bfloat16)  # initialized in bf16: no float32 copy of a large model\n"
         "with torch.device('cpu'):\n"
-        "    m = Model(cfg).to(torch.bfloat16)\n"
+        "    m = Model(cfg)\n"
         f"m.save_pretrained({str(out)!r}, max_shard_size='5GB')\n"
     )
     subprocess.run([PY, "-c", code], check=True)
