@@ -61,6 +61,25 @@ static int usage_error(const char *cmd, const char *msg) {
     return 2;
 }
 
+/* `flag`'s value, one of the NULL-terminated `choices`, set as the config's string `key`; a usage
+ * error "FLAG must be A, B or C" otherwise. */
+static int set_choice(hfx_export_config *cfg, const char *key, const char *flag, const char *value,
+                      const char *const *choices) {
+    int n = 0;
+    while (choices[n] && strcmp(choices[n], value) != 0) n++;
+    if (!choices[n]) {
+        char msg[256];
+        size_t k = (size_t)snprintf(msg, sizeof msg, "%s must be ", flag);
+        for (int i = 0; choices[i] && k < sizeof msg; i++)
+            k += (size_t)snprintf(msg + k, sizeof msg - k, "%s%s", i == 0 ? "" : choices[i + 1] ? ", " : " or ", choices[i]);
+        return usage_error("export", msg);
+    }
+    char json[64];
+    hfx_error err = {0};
+    snprintf(json, sizeof json, "\"%s\"", value);
+    return hfx_export_config_set(cfg, key, json, &err) ? fail_with(&err) : 0;
+}
+
 static const char export_usage[] =
     "usage: hfx export MODEL OUT_DIR --format F [--for-generation] [options]\n"
     "\n"
@@ -314,58 +333,27 @@ static int cmd_export(int argc, char **argv) {
     if (!rc && compress && hfx_export_config_set(cfg, "compress_to_fp16", "true", &err)) rc = fail_with(&err);
     if (!rc && (multi_token || cache || max_cache_len || logits) && !for_generation)
         rc = usage_error("export", "--multi-token-decode, --cache, --max-cache-len and --logits need --for-generation");
-    if (!rc && cache) {
-        if (strcmp(cache, "dynamic") != 0 && strcmp(cache, "static") != 0)
-            rc = usage_error("export", "--cache must be dynamic or static");
-        snprintf(value, sizeof value, "\"%s\"", cache);
-        if (!rc && hfx_export_config_set(cfg, "cache_implementation", value, &err)) rc = fail_with(&err);
-    }
-    if (!rc && io) {
-        if (strcmp(io, "seed") != 0 && strcmp(io, "optimum") != 0) rc = usage_error("export", "--io must be seed or optimum");
-        else if (!for_generation) rc = usage_error("export", "--io names generation graphs' inputs: it needs --for-generation");
-        snprintf(value, sizeof value, "\"%s\"", io);
-        if (!rc && hfx_export_config_set(cfg, "io", value, &err)) rc = fail_with(&err);
-    }
+    if (!rc && cache)
+        rc = set_choice(cfg, "cache_implementation", "--cache", cache, (const char *const[]){"dynamic", "static", NULL});
+    if (!rc && io) rc = set_choice(cfg, "io", "--io", io, (const char *const[]){"seed", "optimum", NULL});
+    if (!rc && io && !for_generation)
+        rc = usage_error("export", "--io names generation graphs' inputs: it needs --for-generation");
     if (!rc && max_cache_len) {
         snprintf(value, sizeof value, "%ld", max_cache_len);
         if (hfx_export_config_set(cfg, "max_cache_len", value, &err)) rc = fail_with(&err);
     }
-    if (!rc && quantize) {
-        if (strcmp(quantize, "int4") != 0 && strcmp(quantize, "int8") != 0 && strcmp(quantize, "int8-dynamic") != 0)
-            rc = usage_error("export", "--quantize must be int4, int8 or int8-dynamic");
-        snprintf(value, sizeof value, "\"%s\"", quantize);
-        if (!rc && hfx_export_config_set(cfg, "quantize", value, &err)) rc = fail_with(&err);
-    }
-    const char *const weight_kinds[2][3] = {{"quantize_embeddings", "--quantize-embeddings", quantize_tables},
-                                            {"quantize_lm_head", "--quantize-lm-head", quantize_head}};
-    for (int k = 0; k < 2 && !rc; k++) {
-        const char *v = weight_kinds[k][2];
-        if (!v) continue;
-        if (strcmp(v, "int4") != 0 && strcmp(v, "int8") != 0 && strcmp(v, "none") != 0) {
-            snprintf(value, sizeof value, "%s must be int4, int8 or none", weight_kinds[k][1]);
-            rc = usage_error("export", value);
-            break;
-        }
-        snprintf(value, sizeof value, "\"%s\"", v);
-        if (hfx_export_config_set(cfg, weight_kinds[k][0], value, &err)) rc = fail_with(&err);
-    }
+    static const char *const bits_or_none[] = {"int4", "int8", "none", NULL};
+    if (!rc && quantize)
+        rc = set_choice(cfg, "quantize", "--quantize", quantize, (const char *const[]){"int4", "int8", "int8-dynamic", NULL});
+    if (!rc && quantize_tables)
+        rc = set_choice(cfg, "quantize_embeddings", "--quantize-embeddings", quantize_tables, bits_or_none);
+    if (!rc && quantize_head) rc = set_choice(cfg, "quantize_lm_head", "--quantize-lm-head", quantize_head, bits_or_none);
     if (!rc && reduce_range && hfx_export_config_set(cfg, "reduce_range", "true", &err)) rc = fail_with(&err);
-    if (!rc && weight_layout) {
-        if (strcmp(weight_layout, "transposed") != 0 && strcmp(weight_layout, "stored") != 0) {
-            rc = usage_error("export", "--weight-layout must be transposed or stored");
-        } else {
-            snprintf(value, sizeof value, "\"%s\"", weight_layout);
-            if (hfx_export_config_set(cfg, "weight_layout", value, &err)) rc = fail_with(&err);
-        }
-    }
-    if (!rc && onnx_ops) {
-        if (strcmp(onnx_ops, "contrib") != 0 && strcmp(onnx_ops, "standard") != 0) {
-            rc = usage_error("export", "--onnx-ops must be contrib or standard");
-        } else {
-            snprintf(value, sizeof value, "\"%s\"", onnx_ops);
-            if (hfx_export_config_set(cfg, "onnx_ops", value, &err)) rc = fail_with(&err);
-        }
-    }
+    if (!rc && weight_layout)
+        rc = set_choice(cfg, "weight_layout", "--weight-layout", weight_layout,
+                        (const char *const[]){"transposed", "stored", NULL});
+    if (!rc && onnx_ops)
+        rc = set_choice(cfg, "onnx_ops", "--onnx-ops", onnx_ops, (const char *const[]){"contrib", "standard", NULL});
     if (!rc && group_size >= 0) {
         snprintf(value, sizeof value, "%ld", group_size);
         if (hfx_export_config_set(cfg, "group_size", value, &err)) rc = fail_with(&err);

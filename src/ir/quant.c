@@ -271,6 +271,27 @@ static void table_block(const hfx_quant *q, const float *w, int64_t n, int64_t s
 
 /* ---- reading ---- */
 
+/* `count` bytes of 4-bit elements, elements 2j and 2j + 1 → byte j, the first in the low nibble;
+ * elements past the n given read 0. */
+static void pack_nibbles(const uint8_t *elements, uint64_t n, uint64_t count, uint8_t *bytes) {
+    for (uint64_t j = 0; j < count; j++) {
+        uint64_t k = 2 * j;
+        uint8_t a = k < n ? elements[k] : 0, b = k + 1 < n ? elements[k + 1] : 0;
+        bytes[j] = (uint8_t)((a & 0xF) | (b & 0xF) << 4);
+    }
+}
+
+/* A scale as stored (the scale dtype, float16 or float32) at out; the byte after it. */
+static uint8_t *put_scale(const hfx_quant *q, float s, uint8_t *out) {
+    if (q->scale_dtype == HFX_DTYPE_F16) {
+        uint16_t h = hfx_f32_to_f16(s);
+        memcpy(out, &h, 2);
+        return out + 2;
+    }
+    memcpy(out, &s, 4);
+    return out + 4;
+}
+
 /* Weights [c0, c1) of row `row` as float32, in the weight's dtype first (the values the
  * unquantized graph would hold: a float32 checkpoint exported as float16 is rounded first). */
 static hfx_status read_row(const hfx_init *weight, int64_t row, int64_t c0, int64_t c1, float *w, hfx_error *err) {
@@ -357,15 +378,7 @@ static uint8_t *emit(const hfx_quant *q, hfx_quant_part part, int64_t cols, cons
     }
     for (uint64_t i = at; i < stop; i++) {
         if (part == HFX_QUANT_SCALES) {
-            float s = r->scales[i - (uint64_t)b0];
-            if (q->scale_dtype == HFX_DTYPE_F16) {
-                uint16_t h = hfx_f32_to_f16(s);
-                memcpy(out, &h, 2);
-                out += 2;
-            } else {
-                memcpy(out, &s, 4);
-                out += 4;
-            }
+            out = put_scale(q, r->scales[i - (uint64_t)b0], out);
         } else if (q->bits == 8 || zeros_flat(q)) {
             *out++ = r->zps[i - (uint64_t)b0];
         } else { /* blocks 2i and 2i + 1; a missing second one reads 8, as onnxruntime writes it */
@@ -442,7 +455,7 @@ static hfx_status dynamic_read(const hfx_init *init, uint64_t first, uint64_t co
             float scale;
             int zp;
             dynamic_params(q, q->lo[k], q->hi[k], &scale, &zp);
-            if (part == HFX_QUANT_SCALES) memcpy(out, &scale, 4), out += 4;
+            if (part == HFX_QUANT_SCALES) out = put_scale(q, scale, out);
             else *out++ = (uint8_t)(int8_t)zp;
         }
         return HFX_OK;
@@ -485,9 +498,8 @@ static hfx_status dynamic_read(const hfx_init *init, uint64_t first, uint64_t co
 /* The transposed layout (HFX_QUANT_COLUMNS): element e of the codes is weight (e % rows,
  * e / rows), of the scales and zero points block (e % rows, e / rows). Codes come a band of
  * `size` columns at a time: every row's block of the band, quantized, then read down the
- * columns; a band holds size · rows codes (a byte each). The weight is read once per band
- * touched, which is all of it: its pages are let go when the part's last element is read
- * (hfx_quant_source_range). */
+ * columns; a band holds size · rows codes (a byte each). Each band reads a slice of every
+ * row, letting the rows' pages go as it passes them (release_rows). */
 static hfx_status columns_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst, hfx_error *err) {
     const hfx_quant *q = init->quant;
     const hfx_init *weight = init->quant_of;
@@ -530,26 +542,13 @@ static hfx_status columns_read(const hfx_init *init, uint64_t first, uint64_t co
         if (n < kept) kept = n; /* a new band of blocks started over the rows */
         release_rows(weight, n, n + 1 == rows || e + 1 == e1, &kept);
         ort_block(q, w, k1 - k0, size, &scale, &zp, NULL);
-        if (part == HFX_QUANT_ZEROS) {
-            elements[e - e0] = zp;
-        } else if (q->scale_dtype == HFX_DTYPE_F16) {
-            uint16_t h = hfx_f32_to_f16(scale);
-            memcpy(out, &h, 2);
-            out += 2;
-        } else {
-            memcpy(out, &scale, 4);
-            out += 4;
-        }
+        if (part == HFX_QUANT_ZEROS) elements[e - e0] = zp;
+        else out = put_scale(q, scale, out);
         e++;
     }
     if (!st && part != HFX_QUANT_SCALES) {
-        uint8_t *bytes = dst;
-        if (!packed) memcpy(bytes, elements, (size_t)(e1 - e0));
-        for (uint64_t j = 0; packed && j < count; j++) { /* elements 2j, 2j + 1 → byte j, low nibble first */
-            uint64_t k = 2 * j;
-            uint8_t a = k < e1 - e0 ? elements[k] : 0, c = k + 1 < e1 - e0 ? elements[k + 1] : 0;
-            bytes[j] = (uint8_t)((a & 0xF) | (c & 0xF) << 4);
-        }
+        if (packed) pack_nibbles(elements, e1 - e0, count, dst);
+        else memcpy(dst, elements, (size_t)(e1 - e0));
     }
     free(w), free(block), free(band), free(elements);
     return st;
@@ -599,14 +598,7 @@ hfx_status hfx_quant_read(const hfx_init *init, uint64_t first, uint64_t count, 
             kept = -1;
         }
     }
-    if (!st && flat) { /* elements 2j and 2j + 1 → byte j, the first in the low nibble */
-        uint8_t *bytes = dst;
-        for (uint64_t j = 0; j < count; j++) {
-            uint64_t k = 2 * j;
-            uint8_t a = k < hi - lo ? elements[k] : 0, b = k + 1 < hi - lo ? elements[k + 1] : 0;
-            bytes[j] = (uint8_t)((a & 0xF) | (b & 0xF) << 4);
-        }
-    }
+    if (!st && flat) pack_nibbles(elements, hi - lo, count, dst);
     free(r.w), free(r.scales), free(r.codes), free(r.zps), free(elements);
     return st;
 }
@@ -615,19 +607,9 @@ void hfx_quant_source_range(const hfx_init *init, uint64_t first, uint64_t count
                             uint64_t *src_count) {
     const hfx_quant *q = init->quant;
     int64_t cols = init->quant_of->shape[1];
-    if (q->rule == HFX_QUANT_RULE_ORT_DYNAMIC && q->layout == HFX_QUANT_ROWS) { /* codes: rows as read; */
-        uint64_t r0 = init->quant_part == HFX_QUANT_CODES ? first / (uint64_t)cols : 0; /* the rest: none */
-        uint64_t r1 = init->quant_part == HFX_QUANT_CODES ? (first + count) / (uint64_t)cols : 0;
-        *src_first = r0 * (uint64_t)cols;
-        *src_count = (r1 - r0) * (uint64_t)cols;
-        return;
-    }
-    if (q->layout == HFX_QUANT_COLUMNS || q->rule == HFX_QUANT_RULE_ORT_DYNAMIC) {
-        /* every band reads every row: all of it, once the part ends */
-        uint64_t unit = hfx_dtype_is_packed(init->dtype) ? 1 : hfx_dtype_size(init->dtype); /* read units */
-        bool ends = first + count >= hfx_init_nbytes(init) / unit;
-        *src_first = 0;
-        *src_count = ends ? (uint64_t)init->quant_of->shape[0] * (uint64_t)cols : 0;
+    if (q->layout == HFX_QUANT_COLUMNS || (q->rule == HFX_QUANT_RULE_ORT_DYNAMIC && init->quant_part != HFX_QUANT_CODES)) {
+        *src_first = *src_count = 0; /* the transposed layouts let rows go as they read them; a dynamic
+                                        scale or zero point reads none */
         return;
     }
     uint64_t per_row = row_size(q, (hfx_quant_part)init->quant_part, cols);

@@ -137,7 +137,8 @@ hfx_status hfx_quant_measure(struct hfx_arena *arena, const struct hfx_init *wei
 hfx_status hfx_quant_read(const struct hfx_init *init, uint64_t first, uint64_t count, void *dst, hfx_error *err);
 
 /* The source elements of the weight that elements [first, first + count) of the part need
- * (whole rows): for releasing checkpoint pages behind the reader. */
+ * (whole rows): for releasing checkpoint pages behind the reader. None for a transposed layout,
+ * whose reader lets the rows go itself, and for a part that reads no weight. */
 void hfx_quant_source_range(const struct hfx_init *init, uint64_t first, uint64_t count, uint64_t *src_first,
                             uint64_t *src_count);
 

@@ -229,6 +229,13 @@ def _dequantized_model(checkpoint, graph):
     return r.load()
 
 
+def _greedy(model, row, n):
+    """transformers' greedy tokens after `row` (batch 1), up to n or its end-of-sequence token."""
+    with torch.no_grad():
+        out = model.generate(torch.tensor([row]), max_new_tokens=n, do_sample=False, pad_token_id=0)
+    return out[0, len(row):].tolist()
+
+
 def _assert_logits(run, model, vocab):
     """run(feed) → logits within 1e-4 of transformers' `model` on the same inputs, at the
     positions the mask keeps: batch 1, and batch 3 left-padded."""
@@ -508,9 +515,7 @@ def test_generation_equals_transformers_on_dequantized_weights(ckpt, tmp_path):
         assert res.proc.returncode == 0, describe(res.proc)
         assert len(res.tokens) == len(rows)
         for row, got in zip(rows, res.tokens):
-            with torch.no_grad():  # up to its end-of-sequence token; the loop pads with it after that
-                want = model.generate(torch.tensor([row]), max_new_tokens=24, do_sample=False,
-                                      pad_token_id=0)[0, len(row):].tolist()
+            want = _greedy(model, row, 24)  # up to its end-of-sequence token; the loop pads with it after that
             assert got[:len(want)] == want and set(got[len(want):]) <= {2}, f"prompt {row}: {got} vs {want}"
 
 
@@ -588,8 +593,7 @@ def test_onnxruntime_genai_runs_an_int4_export(ckpt, tmp_path, scheme, tables):
         while not gen.is_done():
             gen.generate_next_token()
         got = [int(t) for t in gen.get_sequence(0)][len(prompt):]
-        with torch.no_grad():
-            want = model.generate(torch.tensor([prompt]), max_new_tokens=24, do_sample=False)[0, len(prompt):].tolist()
+        want = _greedy(model, prompt, 24)
         if want and want[-1] == eos:  # genai ends the sequence before the EOS it stopped at
             want = want[:-1]
         assert got == want and len(want) >= 8, f"prompt {prompt}: {got} vs {want}"
@@ -795,11 +799,7 @@ def test_openvino_generation_equals_transformers_on_dequantized_weights(ckpt, tm
     vocab = json.loads((ck / "config.json").read_text())["vocab_size"]
     for lengths in ((6,), (9, 4, 1)):
         rows = [rng.integers(3, vocab, size=n).tolist() for n in lengths]
-        wants = []
-        for row in rows:
-            with torch.no_grad():
-                wants.append(model.generate(torch.tensor([row]), max_new_tokens=16, do_sample=False,
-                                            pad_token_id=0)[0, len(row):].tolist())
+        wants = [_greedy(model, row, 16) for row in rows]
         ids, mask = left_pad(rows, 0)
         res = pipe.generate(openvino_genai.TokenizedInputs(ov.Tensor(ids), ov.Tensor(mask)), max_new_tokens=16,
                             do_sample=False)

@@ -7,16 +7,12 @@ take).
 - The graph holds no transposed copy: every linear is a Gemm on a checkpoint tensor (or a slice
   of a fused one), and no MatMul reads an initializer.
 - Generation: the prefill + decode export in the stored layout gives transformers' greedy tokens
-  through examples/generate_onnx.py, batch 1 and 3 left-padded."""
+  and logits through examples/generate_onnx.py, batch 1 and 3 left-padded."""
 
 from __future__ import annotations
 
-import json
-
-import numpy as np
 import onnx
 import pytest
-import torch
 
 import models
 from conftest import assert_logits_close, describe, run_ort
@@ -52,25 +48,18 @@ def test_stored_layout_has_no_transposed_weights(exports, name):
 
 
 def test_stored_layout_generation(checkpoints, tmp_path):
-    from conftest import run_hfx
-    from genutil import run_loop
-    from transformers import AutoModelForCausalLM
+    """The prefill + decode export in the stored layout: transformers' greedy tokens and every
+    step's logits within 1e-4, batch 1 and 3 left-padded (the generation suite's own comparison)."""
+    from genutil import NEW_TOKENS, GenExports, References, compare_generation, prompts, run_loop
 
-    ck = checkpoints("llama_default")
-    out = tmp_path / "gen"
-    proc = run_hfx(["export", ck, out, "--format", "onnx", "--dynamic", "--for-generation", "--weight-layout",
-                    "stored", "--quiet"])
-    assert proc.returncode == 0, describe(proc)
-    model = AutoModelForCausalLM.from_pretrained(str(ck), attn_implementation="eager").eval()
-    vocab = json.loads((ck / "config.json").read_text())["vocab_size"]
-    rng = np.random.default_rng(11)
-    for lengths in ((6,), (9, 4, 1)):
-        rows = [rng.integers(3, vocab, size=n).tolist() for n in lengths]
-        res = run_loop(out, rows, 16)
+    exports = GenExports(tmp_path / "exports", checkpoints)
+    refs = References(checkpoints)
+    no_eos = {"bos_token_id": 1, "eos_token_id": None}
+    out = exports.with_generation_config(exports("llama_default", "--for-generation", "--dynamic",
+                                                 "--weight-layout", "stored"), no_eos)
+    for lengths in ((7,), (10, 5, 1)):
+        rows = prompts(lengths, models.VARIANTS["llama_default"].vocab_size)
+        want_tokens, want_logits = refs.generate("llama_default", rows, no_eos)
+        res = run_loop(out, rows, NEW_TOKENS, tmp_path / "logits.npz")
         assert res.proc.returncode == 0, describe(res.proc)
-        for row, got in zip(rows, res.tokens):
-            with torch.no_grad():
-                want = model.generate(torch.tensor([row]), max_new_tokens=16, do_sample=False,
-                                      pad_token_id=0)[0, len(row):].tolist()
-            eos = set(np.atleast_1d(model.generation_config.eos_token_id).tolist())
-            assert got[:len(want)] == want and set(got[len(want):]) <= eos, f"prompt {row}: {got} vs {want}"
+        compare_generation(res.tokens, res.logits, want_tokens, want_logits, f"stored layout b{len(rows)}")
