@@ -38,6 +38,11 @@ uint32_t hfx_bulk_crc(const hfx_bulk *b);
 /* The file offset after every byte queued so far. */
 uint64_t hfx_bulk_offset(const hfx_bulk *b);
 
+/* How many checkpoint bytes a transposed weight's panel may keep resident (default 24 MiB): the
+ * panel's width in source rows, so the length of the runs each output row gets per panel. Tests
+ * set it small to reach many panels with tiny weights. */
+void hfx_bulk_set_panel_source(hfx_bulk *b, uint64_t bytes);
+
 /* Wait for every queued write and free b. HFX_ERR_IO naming `name` when a write failed. */
 hfx_status hfx_bulk_close(hfx_bulk *b, const char *name, hfx_error *err);
 

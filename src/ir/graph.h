@@ -140,6 +140,24 @@ void hfx_init_release_range(const hfx_init *init, uint64_t first, uint64_t count
 hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst,
                          hfx_error *err);
 
+/* Whether `init` reads one mapped matrix transposed: out[r][c] = W[c][r] with W's rows contiguous
+ * in the checkpoint (ONNX's MatMul layout of a linear's [out, in] weight). A writer can then
+ * produce it in panels of columns, each reading whole source rows (hfx_init_read_block), and let
+ * each panel's checkpoint pages go once it is done, instead of touching every page of the weight
+ * for every output row. False for any other view, computed bytes and quantized parts. */
+bool hfx_init_is_transposed(const hfx_init *init);
+
+/* Rows [r0, r0 + nr) × columns [c0, c0 + nc) of a rank-2 initializer, into dst as a row-major
+ * [nr, nc] block of init->dtype, converted as hfx_init_read converts. Any view; transposed ones
+ * read cache-blocked tiles of whole source runs. */
+hfx_status hfx_init_read_block(const hfx_init *init, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                               void *dst, hfx_error *err);
+
+/* For a transposed initializer, the checkpoint pages behind columns [c0, c0 + nc) (source rows):
+ * `needed`, about to be read (MADV_WILLNEED, so the disk reads ahead of the strided reads);
+ * else done with (MADV_DONTNEED on the whole pages inside them). A hint; no-op for other views. */
+void hfx_init_advise_columns(const hfx_init *init, int64_t c0, int64_t nc, bool needed);
+
 /* ---- Values and nodes ---- */
 
 typedef struct hfx_node hfx_node;

@@ -7,6 +7,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "base/half.h"
 #include "base/status.h"
 #include "ir/graph.h"
@@ -86,7 +90,16 @@ static void store_float(hfx_dtype dt, uint8_t *p, float f) {
 /* Widen n contiguous source elements to float (exact for every float type). */
 static void load_floats(hfx_dtype sdt, const uint8_t *src, float *dst, int64_t n) {
     if (sdt == HFX_DTYPE_BF16) {
-        for (int64_t i = 0; i < n; i++) {
+        int64_t i = 0;
+#ifdef __SSE2__
+        /* a bfloat16 is a float's top half: interleave zeros below, eight at a time */
+        for (const __m128i zero = _mm_setzero_si128(); i + 8 <= n; i += 8) {
+            __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + 2 * i));
+            _mm_storeu_si128((__m128i *)(void *)(dst + i), _mm_unpacklo_epi16(zero, h));
+            _mm_storeu_si128((__m128i *)(void *)(dst + i + 4), _mm_unpackhi_epi16(zero, h));
+        }
+#endif
+        for (; i < n; i++) {
             uint16_t h;
             memcpy(&h, src + 2 * i, 2);
             uint32_t u = (uint32_t)h << 16;
@@ -142,79 +155,187 @@ static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_d
         store_float(ddt, dst + i * ds, load_float(sdt, src + (uint64_t)stride * i * ss));
 }
 
-enum { TILE_ROWS = 128, TILE_COLS = 32, PREFETCH_AHEAD = 8 };
+static void drop_pages(const uint8_t *lo_p, const uint8_t *hi_p) {
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || hi_p <= lo_p) return;
+    uintptr_t lo = (uintptr_t)lo_p, hi = (uintptr_t)hi_p;
+    /* whole pages inside the range only: a page shared with the next elements stays */
+    uintptr_t start = (lo + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+    uintptr_t end = hi / (uintptr_t)page * (uintptr_t)page;
+    if (end > start) (void)madvise((void *)start, end - start, MADV_DONTNEED); /* a hint */
+}
 
-/* Output rows [r0, r0 + rows) of a rank-2 view whose columns are strided (a transpose):
- * out[r][c] = src[offset + r·strides[0] + c·strides[1]]. When strides[0] is 1 each output
- * column is a contiguous source run of `rows` (<= TILE_ROWS) elements: a block of TILE_COLS
- * runs is widened into an L1-sized float tile, then written out row by row, so both the source
- * and the output are walked in order and the transpose itself happens inside the tile. Bits are kept as they are when the dtypes match
- * (widening a 2- or 4-byte pattern into the tile and back is exact, NaN payloads included). */
-static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, hfx_dtype ddt,
-                           uint8_t *dst) {
-    size_t ss = hfx_dtype_size(p->src_dtype), ds = hfx_dtype_size(ddt);
-    int64_t cols = p->shape[1];
-    bool raw = p->src_dtype == ddt && (ss == 2 || ss == 4);
-    if (p->strides[0] == 1 && (raw || (hfx_dtype_is_float(p->src_dtype) && hfx_dtype_is_float(ddt)))) {
-        union { /* [column in block][row]: 16 KB; floats, or bit patterns in raw mode */
-            float tile[TILE_COLS][TILE_ROWS];
-            uint32_t bits[TILE_COLS * TILE_ROWS];
-        } t;
-        float line[TILE_COLS]; /* one output row's piece of the block */
-        uint32_t *bits = t.bits;
-        for (int64_t c0 = 0; c0 < cols; c0 += TILE_COLS) {
-            int64_t bc = cols - c0 < TILE_COLS ? cols - c0 : TILE_COLS;
-            for (int64_t c = 0; c < bc; c++) {
-                const uint8_t *src = p->base + (uint64_t)(p->offset + r0 + (c0 + c) * p->strides[1]) * ss;
-                /* the runs are a row stride apart, a pattern the hardware prefetchers miss:
-                 * ask for the run a few columns ahead */
-                if (c0 + c + PREFETCH_AHEAD < cols) {
-                    const uint8_t *ahead = src + (uint64_t)(PREFETCH_AHEAD * p->strides[1]) * ss;
-                    for (uint64_t b = 0; b < (uint64_t)rows * ss; b += 64) __builtin_prefetch(ahead + b);
-                }
-                if (!raw) {
-                    load_floats(p->src_dtype, src, t.tile[c], rows);
-                } else if (ss == 4) {
-                    memcpy(&bits[c * TILE_ROWS], src, (size_t)rows * 4);
-                } else {
-                    for (int64_t r = 0; r < rows; r++) {
-                        uint16_t h;
-                        memcpy(&h, src + 2 * r, 2);
-                        bits[c * TILE_ROWS + r] = h;
-                    }
-                }
+enum { TILE_ROWS = 128, BLOCK = 64 };
+
+/* dst[r][c] = src[c][r] for r < nr, c < nc (nr, nc <= BLOCK), elements of es bytes (2 or 4); src
+ * rows are sstride elements apart, dst rows dstride. Moves bits only: exact for any pattern.
+ * Whole 8×8 (2-byte) or 4×4 (4-byte) squares go through SSE2 registers where the target has
+ * them (every x86-64 does); the edges, and other targets, one element at a time. */
+static void transpose_bits(const uint8_t *src, int64_t sstride, uint8_t *dst, int64_t dstride,
+                           int nr, int nc, size_t es) {
+    int sq = es == 2 ? 8 : 4; /* the square's edge */
+    int full_r = 0, full_c = 0;
+#ifdef __SSE2__
+    full_r = nr / sq * sq, full_c = nc / sq * sq;
+    for (int c = 0; c < full_c; c += sq)
+    for (int r = 0; r < full_r; r += sq) {
+        const uint8_t *s0 = src + ((uint64_t)c * (uint64_t)sstride + (uint64_t)r) * es;
+        uint8_t *d0 = dst + ((uint64_t)r * (uint64_t)dstride + (uint64_t)c) * es;
+        size_t sb = (size_t)sstride * es, db = (size_t)dstride * es;
+        if (es == 2) {
+            __m128i a[8], t[8], u[8];
+            for (int i = 0; i < 8; i++) a[i] = _mm_loadu_si128((const __m128i *)(const void *)(s0 + i * sb));
+            for (int i = 0; i < 4; i++) {
+                t[2 * i] = _mm_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+                t[2 * i + 1] = _mm_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
             }
-            for (int64_t r = 0; r < rows; r++) {
-                uint8_t *o = dst + (uint64_t)(r * cols + c0) * ds;
-                if (!raw) {
-                    for (int64_t c = 0; c < bc; c++) line[c] = t.tile[c][r];
-                    store_floats(ddt, line, o, bc);
-                } else if (ds == 4) {
-                    for (int64_t c = 0; c < bc; c++) memcpy(o + 4 * c, &bits[c * TILE_ROWS + r], 4);
-                } else {
-                    for (int64_t c = 0; c < bc; c++) {
-                        uint16_t h = (uint16_t)bits[c * TILE_ROWS + r];
-                        memcpy(o + 2 * c, &h, 2);
+            for (int h = 0; h < 2; h++) { /* rows 0-3, then 4-7 */
+                __m128i *tt = t + 4 * h, *uu = u + 4 * h;
+                uu[0] = _mm_unpacklo_epi32(tt[0], tt[2]), uu[1] = _mm_unpackhi_epi32(tt[0], tt[2]);
+                uu[2] = _mm_unpacklo_epi32(tt[1], tt[3]), uu[3] = _mm_unpackhi_epi32(tt[1], tt[3]);
+            }
+            for (int i = 0; i < 4; i++) {
+                _mm_storeu_si128((__m128i *)(void *)(d0 + (2 * i) * db), _mm_unpacklo_epi64(u[i], u[i + 4]));
+                _mm_storeu_si128((__m128i *)(void *)(d0 + (2 * i + 1) * db), _mm_unpackhi_epi64(u[i], u[i + 4]));
+            }
+        } else {
+            __m128i a[4], t[4];
+            for (int i = 0; i < 4; i++) a[i] = _mm_loadu_si128((const __m128i *)(const void *)(s0 + i * sb));
+            t[0] = _mm_unpacklo_epi32(a[0], a[1]), t[1] = _mm_unpackhi_epi32(a[0], a[1]);
+            t[2] = _mm_unpacklo_epi32(a[2], a[3]), t[3] = _mm_unpackhi_epi32(a[2], a[3]);
+            _mm_storeu_si128((__m128i *)(void *)d0, _mm_unpacklo_epi64(t[0], t[2]));
+            _mm_storeu_si128((__m128i *)(void *)(d0 + db), _mm_unpackhi_epi64(t[0], t[2]));
+            _mm_storeu_si128((__m128i *)(void *)(d0 + 2 * db), _mm_unpacklo_epi64(t[1], t[3]));
+            _mm_storeu_si128((__m128i *)(void *)(d0 + 3 * db), _mm_unpackhi_epi64(t[1], t[3]));
+        }
+    }
+#endif
+    /* what the squares left: the columns past full_c for every row, the rows past full_r */
+    for (int c = 0; c < nc; c++)
+    for (int r = c < full_c ? full_r : 0; r < nr; r++)
+        memcpy(dst + ((uint64_t)r * (uint64_t)dstride + (uint64_t)c) * es,
+               src + ((uint64_t)c * (uint64_t)sstride + (uint64_t)r) * es, es);
+}
+
+/* Rows [r0, r0 + rows) × columns [c0, c0 + ncols) of a rank-2 view whose columns are strided (a
+ * transpose), into dst[rows][ncols]: out[r][c] = src[offset + r·strides[0] + c·strides[1]]. When
+ * strides[0] is 1 each output column is a contiguous source run: BLOCK × BLOCK squares of the
+ * source are transposed as bits into an L1 tile, whose rows are then converted contiguously
+ * (or the bits go straight to dst when the dtypes match), so the source is read in runs and the
+ * output written in runs. */
+static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, int64_t c0, int64_t ncols,
+                           hfx_dtype ddt, uint8_t *dst) {
+    size_t ss = hfx_dtype_size(p->src_dtype), ds = hfx_dtype_size(ddt);
+    int64_t c_end = c0 + ncols;
+    bool same = p->src_dtype == ddt;
+    if (p->strides[0] == 1 && (ss == 2 || ss == 4) &&
+        (same || (hfx_dtype_is_float(p->src_dtype) && hfx_dtype_is_float(ddt)))) {
+        /* [BLOCK rows][BLOCK columns] of source elements, then of converted ones; zeroed so
+         * columns past a short square's end convert as zeros, not as stale bytes */
+        uint8_t tile[BLOCK * BLOCK * 4] = {0}, converted[BLOCK * BLOCK * 4];
+        for (int64_t cb = c0; cb < c_end; cb += BLOCK) {
+            int nc = (int)(c_end - cb < BLOCK ? c_end - cb : BLOCK);
+            for (int64_t rb = r0; rb < r0 + rows; rb += BLOCK) {
+                int nr = (int)(r0 + rows - rb < BLOCK ? r0 + rows - rb : BLOCK);
+                const uint8_t *src = p->base + (uint64_t)(p->offset + rb + cb * p->strides[1]) * ss;
+                uint8_t *out = dst + (uint64_t)((rb - r0) * ncols + (cb - c0)) * ds;
+                {
+                    /* the next square's runs and output lines are a row apart, patterns the
+                     * hardware prefetchers miss (and the output's lines are cold): ask for them */
+                    int64_t nrb = rb + BLOCK, ncb = cb;
+                    if (nrb >= r0 + rows) nrb = r0, ncb = cb + BLOCK;
+                    if (ncb < c_end) {
+                        int64_t kc = c_end - ncb < BLOCK ? c_end - ncb : BLOCK, kr = r0 + rows - nrb < BLOCK ? r0 + rows - nrb : BLOCK;
+                        const uint8_t *ns = p->base + (uint64_t)(p->offset + nrb + ncb * p->strides[1]) * ss;
+                        uint8_t *no = dst + (uint64_t)((nrb - r0) * ncols + (ncb - c0)) * ds;
+                        for (int64_t c = 0; c < kc; c++)
+                            for (uint64_t b = 0; b < (uint64_t)kr * ss; b += 64) __builtin_prefetch(ns + (uint64_t)(c * p->strides[1]) * ss + b);
+                        for (int64_t r = 0; r < kr; r++)
+                            for (uint64_t b = 0; b < (uint64_t)kc * ds; b += 64) __builtin_prefetch(no + (uint64_t)(r * ncols) * ds + b, 1);
                     }
                 }
+                if (same) {
+                    transpose_bits(src, p->strides[1], out, ncols, nr, nc, ss);
+                    continue;
+                }
+                transpose_bits(src, p->strides[1], tile, BLOCK, nr, nc, ss);
+                if (ddt == HFX_DTYPE_F32) { /* widening: straight into dst, which is float-aligned */
+                    for (int r = 0; r < nr; r++)
+                        load_floats(p->src_dtype, tile + (size_t)r * BLOCK * ss, (float *)(void *)(out + (uint64_t)(r * ncols) * ds), nc);
+                    continue;
+                }
+                /* narrowing: the whole square in one run (whole rows, the tail columns too) */
+                convert_run(p->src_dtype, tile, 1, ddt, converted, (uint64_t)nr * BLOCK);
+                for (int r = 0; r < nr; r++)
+                    memcpy(out + (uint64_t)(r * ncols) * ds, converted + (size_t)r * BLOCK * ds, (size_t)nc * ds);
             }
         }
         return;
     }
     /* any other layout: element by element, columns in blocks so the rows × block of output
      * being written stays in L1 */
-    for (int64_t c0 = 0; c0 < cols; c0 += TILE_COLS)
-    for (int64_t c = c0; c < cols && c < c0 + TILE_COLS; c++) {
+    for (int64_t cb = c0; cb < c_end; cb += BLOCK)
+    for (int64_t c = cb; c < c_end && c < cb + BLOCK; c++) {
         const uint8_t *src = p->base + (uint64_t)(p->offset + r0 * p->strides[0] + c * p->strides[1]) * ss;
-        uint8_t *o = dst + (uint64_t)c * ds;
+        uint8_t *o = dst + (uint64_t)(c - c0) * ds;
         for (int64_t r = 0; r < rows; r++) {
             const uint8_t *e = src + (uint64_t)(r * p->strides[0]) * ss;
-            if (p->src_dtype == ddt)
-                memcpy(o + (uint64_t)(r * cols) * ds, e, ss);
+            if (same)
+                memcpy(o + (uint64_t)(r * ncols) * ds, e, ss);
             else
-                store_float(ddt, o + (uint64_t)(r * cols) * ds, load_float(p->src_dtype, e));
+                store_float(ddt, o + (uint64_t)(r * ncols) * ds, load_float(p->src_dtype, e));
         }
     }
+}
+
+/* The one part of a transposed view (see hfx_init_is_transposed), or NULL. */
+static const hfx_init_part *transposed_part(const hfx_init *init) {
+    if (init->quant || init->rank != 2 || init->n_parts != 1) return NULL;
+    const hfx_init_part *p = &init->parts[0];
+    bool convertible = p->src_dtype == init->dtype ||
+                       (hfx_dtype_is_float(p->src_dtype) && hfx_dtype_is_float(init->dtype));
+    if (!p->mapping || p->rank != 2 || p->strides[0] != 1 || p->strides[1] < p->shape[0] ||
+        hfx_dtype_is_packed(p->src_dtype) || !convertible)
+        return NULL;
+    return p;
+}
+
+bool hfx_init_is_transposed(const hfx_init *init) { return transposed_part(init) != NULL; }
+
+hfx_status hfx_init_read_block(const hfx_init *init, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                               void *dst, hfx_error *err) {
+    if (init->rank != 2 || r0 < 0 || c0 < 0 || nr < 0 || nc < 0 || r0 + nr > init->shape[0] ||
+        c0 + nc > init->shape[1])
+        return hfx_fail(err, HFX_ERR_INTERNAL, "block read of '%s' outside its shape", init->source);
+    const hfx_init_part *p = transposed_part(init);
+    uint8_t *out = dst;
+    size_t ds = hfx_dtype_size(init->dtype);
+    if (!p) { /* any other view: row by row */
+        for (int64_t r = 0; r < nr; r++) {
+            hfx_status st = hfx_init_read(init, (uint64_t)((r0 + r) * init->shape[1] + c0), (uint64_t)nc,
+                                          out + (uint64_t)(r * nc) * ds, err);
+            if (st) return st;
+        }
+        return HFX_OK;
+    }
+    transpose_tile(p, r0, nr, c0, nc, init->dtype, out);
+    return HFX_OK;
+}
+
+void hfx_init_advise_columns(const hfx_init *init, int64_t c0, int64_t nc, bool needed) {
+    const hfx_init_part *p = transposed_part(init);
+    long page = sysconf(_SC_PAGESIZE);
+    if (!p || nc <= 0 || page <= 0) return;
+    size_t es = hfx_dtype_size(p->src_dtype);
+    /* column c is the source row at offset + c·strides[1], shape[0] elements long */
+    const uint8_t *lo = p->base + (uint64_t)(p->offset + c0 * p->strides[1]) * es;
+    const uint8_t *hi = p->base + (uint64_t)(p->offset + (c0 + nc - 1) * p->strides[1] + p->shape[0]) * es;
+    if (!needed) { /* whole pages only: the first and last may hold the neighbours' bytes, still to come */
+        drop_pages(lo, hi);
+        return;
+    }
+    uintptr_t start = (uintptr_t)lo / (uintptr_t)page * (uintptr_t)page;
+    (void)madvise((void *)start, (uintptr_t)hi - start, MADV_WILLNEED); /* a hint */
 }
 
 hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, void *dst,
@@ -255,7 +376,7 @@ hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, v
                 int64_t rows = (int64_t)(left / (uint64_t)p->shape[1]);
                 if (rows > TILE_ROWS) rows = TILE_ROWS;
                 if (rows > p->shape[0] - idx[0]) rows = p->shape[0] - idx[0];
-                transpose_tile(p, idx[0], rows, init->dtype, out);
+                transpose_tile(p, idx[0], rows, 0, p->shape[1], init->dtype, out);
                 uint64_t n = (uint64_t)rows * (uint64_t)p->shape[1];
                 out += n * ds;
                 left -= n;
@@ -287,16 +408,6 @@ hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, v
         part_start += pn;
     }
     return HFX_OK;
-}
-
-static void drop_pages(const uint8_t *lo_p, const uint8_t *hi_p) {
-    long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0 || hi_p <= lo_p) return;
-    uintptr_t lo = (uintptr_t)lo_p, hi = (uintptr_t)hi_p;
-    /* whole pages inside the range only: a page shared with the next elements stays */
-    uintptr_t start = (lo + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
-    uintptr_t end = hi / (uintptr_t)page * (uintptr_t)page;
-    if (end > start) (void)madvise((void *)start, end - start, MADV_DONTNEED); /* a hint */
 }
 
 void hfx_init_release_range(const hfx_init *init, uint64_t first, uint64_t count) {

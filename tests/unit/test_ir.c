@@ -1,4 +1,5 @@
-/* IR unit tests: fp16/bf16 conversion, symbolic dims, shape inference, lazy initializer views. */
+/* IR unit tests: fp16/bf16 conversion, symbolic dims, shape inference, lazy initializer views,
+ * and the bulk writer's panels of transposed views. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +13,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "base/half.h"
+#include "io/bulk.h"
+#include "io/outdir.h"
 #include "ir/graph.h"
 
 /* Every finite half survives f16 → f32 → f16, and the f32 value matches the IEEE definition. */
@@ -232,6 +237,132 @@ static void test_release_keeps_data(void **state) {
     unlink(path);
 }
 
+/* A weight file for the transposed-view tests: O×I elements of `dt` (values that every float
+ * type holds exactly, and distinct), mapped read-only as a checkpoint is. */
+typedef struct mapped_weight {
+    char path[64];
+    int fd;
+    void *map;
+    size_t size;
+    hfx_mapping m;
+} mapped_weight;
+
+static void map_weight(mapped_weight *w, hfx_dtype dt, int64_t n) {
+    strcpy(w->path, "/tmp/hfx-test-panels-XXXXXX");
+    w->fd = mkstemp(w->path);
+    assert_true(w->fd >= 0);
+    w->size = (size_t)n * hfx_dtype_size(dt);
+    uint8_t *bytes = malloc(w->size);
+    assert_non_null(bytes);
+    for (int64_t i = 0; i < n; i++) {
+        float v = (float)((i * 37) % 2001 - 1000) * 0.25f; /* exact in bf16/f16: 11 significant bits at most */
+        uint16_t h = dt == HFX_DTYPE_BF16 ? hfx_f32_to_bf16(v) : hfx_f32_to_f16(v);
+        if (dt == HFX_DTYPE_F32) memcpy(bytes + 4 * i, &v, 4);
+        else memcpy(bytes + 2 * i, &h, 2);
+    }
+    assert_int_equal(write(w->fd, bytes, w->size), (ssize_t)w->size);
+    free(bytes);
+    w->map = mmap(NULL, w->size, PROT_READ, MAP_PRIVATE, w->fd, 0);
+    assert_true(w->map != MAP_FAILED);
+    w->m = (hfx_mapping){w->fd, w->size, w->path};
+}
+
+static void unmap_weight(mapped_weight *w) {
+    munmap(w->map, w->size);
+    close(w->fd);
+    unlink(w->path);
+}
+
+/* Block reads of a transposed view (whole, sliced, odd shapes, every float pair) give what the
+ * element-order reader gives; and the bulk writer's panel path (a piece of every output row per
+ * panel, written a row apart) puts the same bytes in the file as an in-order write, padding and
+ * the stream after it included, down to a buffer that holds a single piece. */
+static void test_transposed_panels(void **state) {
+    (void)state;
+    const hfx_dtype types[] = {HFX_DTYPE_F32, HFX_DTYPE_BF16, HFX_DTYPE_F16};
+    enum { O = 203, I = 77 }; /* the weight is [O, I]; its transposed view [I, O] */
+    char dir[] = "/tmp/hfx-test-bulk-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    for (int si = 0; si < 3; si++)
+    for (int di = 0; di < 3; di++) {
+        mapped_weight mw;
+        map_weight(&mw, types[si], (int64_t)O * I);
+        hfx_graph *g = hfx_graph_new();
+        hfx_value *w = hfx_const_mapped(g, "w", &mw.m, mw.map, types[si], 2, (int64_t[]){O, I}, types[di]);
+        hfx_value *views[2] = {hfx_const_transpose2d(g, w), hfx_const_transpose2d(g, hfx_const_slice(g, w, 0, 5, 190))};
+        size_t es = hfx_dtype_size(types[di]);
+        for (int vi = 0; vi < 2; vi++) {
+            const hfx_init *t = views[vi]->init;
+            assert_true(hfx_init_is_transposed(t));
+            int64_t rows = t->shape[0], cols = t->shape[1];
+            uint64_t nbytes = (uint64_t)(rows * cols) * es;
+            uint8_t *whole = malloc(nbytes), *block = malloc(nbytes), *file = malloc(nbytes + 300);
+            hfx_error err;
+            assert_int_equal(hfx_init_read(t, 0, (uint64_t)(rows * cols), whole, &err), HFX_OK);
+            /* rectangles at odd places and sizes, the full one included */
+            const int64_t rects[][4] = {{0, rows, 0, cols}, {3, 9, 7, 70}, {0, 1, 0, 1}, {64, rows - 64, 8, cols - 8}, {70, 7, 190 - 9 * vi, 9}};
+            for (size_t k = 0; k < sizeof rects / sizeof rects[0]; k++) {
+                int64_t r0 = rects[k][0], nr = rects[k][1], c0 = rects[k][2], nc = rects[k][3];
+                assert_int_equal(hfx_init_read_block(t, r0, nr, c0, nc, block, &err), HFX_OK);
+                for (int64_t r = 0; r < nr; r++)
+                    assert_memory_equal(block + (uint64_t)(r * nc) * es, whole + (uint64_t)((r0 + r) * cols + c0) * es, (size_t)nc * es);
+            }
+            assert_int_not_equal(hfx_init_read_block(t, 1, rows, 0, 1, block, &err), HFX_OK); /* past the end */
+            /* through the bulk writer: small chunks force many panels and many jobs per panel */
+            /* buffer bytes, and source bytes per panel: one-element panels and jobs, pieces of
+             * several rows per job, a panel of the whole weight */
+            const size_t chunks[] = {es, 7 * es, 96, 4096, 4096, 1 << 20, 96};
+            const uint64_t panels[] = {1, 2 * I, 1000, 20000, 1, 24 << 20, 24 << 20};
+            for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+                hfx_outdir *o;
+                FILE *f;
+                hfx_bulk *b;
+                assert_int_equal(hfx_outdir_open(dir, NULL, &o, &err), HFX_OK);
+                assert_int_equal(hfx_outdir_scratch(o, &f, &err), HFX_OK);
+                assert_int_equal(fwrite("head", 1, 4, f), 4);
+                assert_int_equal(hfx_bulk_open(o, f, chunks[k], &b, &err), HFX_OK);
+                hfx_bulk_set_panel_source(b, panels[k]);
+                hfx_bulk_pad_to(b, 64);
+                assert_int_equal(hfx_bulk_stream(b, t, NULL, nbytes, &err), HFX_OK);
+                assert_int_equal(hfx_bulk_offset(b), 64 + nbytes);
+                assert_int_equal(hfx_bulk_stream(b, NULL, (const uint8_t *)"tail", 4, &err), HFX_OK);
+                assert_int_equal(hfx_bulk_close(b, "scratch", &err), HFX_OK);
+                assert_int_equal(fwrite("!", 1, 1, f), 1); /* stdio goes on after the bulk bytes */
+                assert_int_equal(fflush(f), 0);
+                assert_int_equal(pread(fileno(f), file, nbytes + 69, 0), (ssize_t)(nbytes + 69));
+                assert_memory_equal(file, "head", 4);
+                for (int i = 4; i < 64; i++) assert_int_equal(file[i], 0);
+                assert_memory_equal(file + 64, whole, nbytes);
+                assert_memory_equal(file + 64 + nbytes, "tail!", 5);
+                fclose(f);
+                hfx_outdir_abort(o);
+            }
+            /* a zip entry's CRC needs its bytes in order: the in-order path, same bytes */
+            {
+                hfx_outdir *o;
+                FILE *f;
+                hfx_bulk *b;
+                assert_int_equal(hfx_outdir_open(dir, NULL, &o, &err), HFX_OK);
+                assert_int_equal(hfx_outdir_scratch(o, &f, &err), HFX_OK);
+                assert_int_equal(hfx_bulk_open(o, f, 96, &b, &err), HFX_OK);
+                hfx_bulk_crc_start(b);
+                assert_int_equal(hfx_bulk_stream(b, t, NULL, nbytes, &err), HFX_OK);
+                uint32_t crc = hfx_bulk_crc(b);
+                assert_int_equal(hfx_bulk_close(b, "scratch", &err), HFX_OK);
+                assert_int_equal(pread(fileno(f), file, nbytes, 0), (ssize_t)nbytes);
+                assert_memory_equal(file, whole, nbytes);
+                assert_int_equal(crc, (uint32_t)crc32(0, whole, (uInt)nbytes));
+                fclose(f);
+                hfx_outdir_abort(o);
+            }
+            free(whole), free(block), free(file);
+        }
+        hfx_graph_free(g);
+        unmap_weight(&mw);
+    }
+    rmdir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_half_roundtrip_all_patterns),
@@ -243,6 +374,7 @@ int main(void) {
         cmocka_unit_test(test_init_views),
         cmocka_unit_test(test_interleaved_rows),
         cmocka_unit_test(test_release_keeps_data),
+        cmocka_unit_test(test_transposed_panels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

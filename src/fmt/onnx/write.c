@@ -18,7 +18,7 @@
 
 enum {
     EMBED_LIMIT = 1024,        /* constants up to this many bytes stay inside the .onnx */
-    CHUNK = 1 << 20,           /* bytes per read/convert/write step */
+    CHUNK = 2 << 20,           /* bytes per read/convert/write step */
     ALIGN_SMALL = 64,          /* external offsets: cache-line aligned ... */
     ALIGN_LARGE = 4096,        /* ... and page aligned from 64 KiB, so runtimes can mmap */
     PROTO_LIMIT = 2000000000   /* protobuf messages must stay under 2 GiB */
