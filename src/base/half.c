@@ -5,9 +5,9 @@
  * CPU made it; tests/unit/test_ir.c checks the two against each other. */
 #include "base/half.h"
 
-/* ifuncs need glibc's dynamic linker (or its static start-up code); elsewhere, the portable path */
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
+#include "base/cpu.h"
+
+#ifdef HFX_HAVE_IFUNC
 #include <immintrin.h>
 
 /* Narrows a prefix of src (whole groups of 8) and returns its length; the caller does the rest. */
@@ -28,34 +28,17 @@ static size_t narrow_none(const float *src, uint16_t *dst, size_t n) {
 }
 
 /* The CPU is asked once, when the library is loaded (an ifunc: the dynamic linker binds
- * narrow_prefix to what this returns), not per call: CPUID traps to the hypervisor in a VM and
- * costs tens of microseconds there. F16C's 256-bit forms need AVX, and AVX needs the OS to save
- * the YMM registers (OSXSAVE, and XCR0's SSE and AVX bits). Runs before the sanitizers and a
- * fuzzer's coverage counters are set up, so nothing in it may be instrumented: the cpuid
- * instruction itself (leaf 1 exists on every x86-64), no helper function. */
-#if defined(__has_attribute) && __has_attribute(disable_sanitizer_instrumentation)
-#define UNINSTRUMENTED __attribute__((disable_sanitizer_instrumentation))
-#else
-#define UNINSTRUMENTED __attribute__((no_sanitize("address", "undefined")))
-#endif
-__attribute__((used)) UNINSTRUMENTED static narrow_prefix_fn *pick_narrow_prefix(void) {
-    unsigned a, b, c, d;
-    const unsigned osxsave = 1u << 27, avx = 1u << 28, f16c = 1u << 29;
-    __cpuid(1, a, b, c, d);
-    (void)a, (void)b, (void)d;
-    if ((c & (osxsave | avx | f16c)) != (osxsave | avx | f16c)) return narrow_none;
-    unsigned xcr0_lo, xcr0_hi;
-    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-    return (xcr0_lo & 6u) == 6u ? narrow_f16c : narrow_none;
+ * narrow_prefix to what this returns), not per call. */
+__attribute__((used)) HFX_UNINSTRUMENTED static narrow_prefix_fn *pick_narrow_prefix(void) {
+    return hfx_cpu_has_f16c() ? narrow_f16c : narrow_none;
 }
 
 static size_t narrow_prefix(const float *src, uint16_t *dst, size_t n) __attribute__((ifunc("pick_narrow_prefix")));
-#define HAVE_NARROW_PREFIX 1
 #endif
 
 void hfx_f32_to_f16_n(const float *src, uint16_t *dst, size_t n, bool allow_f16c) {
     size_t i = 0;
-#ifdef HAVE_NARROW_PREFIX
+#ifdef HFX_HAVE_IFUNC
     if (allow_f16c) i = narrow_prefix(src, dst, n);
 #else
     (void)allow_f16c;

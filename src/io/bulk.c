@@ -176,6 +176,7 @@ static hfx_status stream_transposed(hfx_bulk *b, const hfx_init *src, hfx_error 
     size_t es = hfx_dtype_size(src->dtype), ss = hfx_dtype_size(src->parts[0].src_dtype);
     int64_t panel = (int64_t)(b->panel_source / ((uint64_t)rows * ss));
     if (panel > (int64_t)(b->chunk / es)) panel = (int64_t)(b->chunk / es); /* a piece fits a buffer */
+    if (panel > 64) panel &= ~(int64_t)63; /* whole squares of the transposing kernel */
     if (panel < 1) panel = 1;
     if (panel > cols) panel = cols;
     int64_t per_buffer = (int64_t)(b->chunk / ((uint64_t)panel * es)); /* output rows' pieces per job */

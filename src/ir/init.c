@@ -14,6 +14,7 @@
 #include "base/half.h"
 #include "base/status.h"
 #include "ir/graph.h"
+#include "ir/transpose.h"
 
 uint64_t hfx_init_numel(const hfx_init *init) { return hfx_numel(init->rank, init->shape); }
 
@@ -165,70 +166,20 @@ static void drop_pages(const uint8_t *lo_p, const uint8_t *hi_p) {
     if (end > start) (void)madvise((void *)start, end - start, MADV_DONTNEED); /* a hint */
 }
 
-enum { TILE_ROWS = 128, BLOCK = 64 };
-
-/* dst[r][c] = src[c][r] for r < nr, c < nc (nr, nc <= BLOCK), elements of es bytes (2 or 4); src
- * rows are sstride elements apart, dst rows dstride. Moves bits only: exact for any pattern.
- * Whole 8×8 (2-byte) or 4×4 (4-byte) squares go through SSE2 registers where the target has
- * them (every x86-64 does); the edges, and other targets, one element at a time. */
-static void transpose_bits(const uint8_t *src, int64_t sstride, uint8_t *dst, int64_t dstride,
-                           int nr, int nc, size_t es) {
-    int sq = es == 2 ? 8 : 4; /* the square's edge */
-    int full_r = 0, full_c = 0;
-#ifdef __SSE2__
-    full_r = nr / sq * sq, full_c = nc / sq * sq;
-    for (int c = 0; c < full_c; c += sq)
-    for (int r = 0; r < full_r; r += sq) {
-        const uint8_t *s0 = src + ((uint64_t)c * (uint64_t)sstride + (uint64_t)r) * es;
-        uint8_t *d0 = dst + ((uint64_t)r * (uint64_t)dstride + (uint64_t)c) * es;
-        size_t sb = (size_t)sstride * es, db = (size_t)dstride * es;
-        if (es == 2) {
-            __m128i a[8], t[8], u[8];
-            for (int i = 0; i < 8; i++) a[i] = _mm_loadu_si128((const __m128i *)(const void *)(s0 + i * sb));
-            for (int i = 0; i < 4; i++) {
-                t[2 * i] = _mm_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
-                t[2 * i + 1] = _mm_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
-            }
-            for (int h = 0; h < 2; h++) { /* rows 0-3, then 4-7 */
-                __m128i *tt = t + 4 * h, *uu = u + 4 * h;
-                uu[0] = _mm_unpacklo_epi32(tt[0], tt[2]), uu[1] = _mm_unpackhi_epi32(tt[0], tt[2]);
-                uu[2] = _mm_unpacklo_epi32(tt[1], tt[3]), uu[3] = _mm_unpackhi_epi32(tt[1], tt[3]);
-            }
-            for (int i = 0; i < 4; i++) {
-                _mm_storeu_si128((__m128i *)(void *)(d0 + (2 * i) * db), _mm_unpacklo_epi64(u[i], u[i + 4]));
-                _mm_storeu_si128((__m128i *)(void *)(d0 + (2 * i + 1) * db), _mm_unpackhi_epi64(u[i], u[i + 4]));
-            }
-        } else {
-            __m128i a[4], t[4];
-            for (int i = 0; i < 4; i++) a[i] = _mm_loadu_si128((const __m128i *)(const void *)(s0 + i * sb));
-            t[0] = _mm_unpacklo_epi32(a[0], a[1]), t[1] = _mm_unpackhi_epi32(a[0], a[1]);
-            t[2] = _mm_unpacklo_epi32(a[2], a[3]), t[3] = _mm_unpackhi_epi32(a[2], a[3]);
-            _mm_storeu_si128((__m128i *)(void *)d0, _mm_unpacklo_epi64(t[0], t[2]));
-            _mm_storeu_si128((__m128i *)(void *)(d0 + db), _mm_unpackhi_epi64(t[0], t[2]));
-            _mm_storeu_si128((__m128i *)(void *)(d0 + 2 * db), _mm_unpacklo_epi64(t[1], t[3]));
-            _mm_storeu_si128((__m128i *)(void *)(d0 + 3 * db), _mm_unpackhi_epi64(t[1], t[3]));
-        }
-    }
-#endif
-    /* what the squares left: the columns past full_c for every row, the rows past full_r */
-    for (int c = 0; c < nc; c++)
-    for (int r = c < full_c ? full_r : 0; r < nr; r++)
-        memcpy(dst + ((uint64_t)r * (uint64_t)dstride + (uint64_t)c) * es,
-               src + ((uint64_t)c * (uint64_t)sstride + (uint64_t)r) * es, es);
-}
+enum { TILE_ROWS = 128, BLOCK = HFX_TRANSPOSE_SQUARE };
 
 /* Rows [r0, r0 + rows) × columns [c0, c0 + ncols) of a rank-2 view whose columns are strided (a
  * transpose), into dst[rows][ncols]: out[r][c] = src[offset + r·strides[0] + c·strides[1]]. When
- * strides[0] is 1 each output column is a contiguous source run: BLOCK × BLOCK squares of the
- * source are transposed as bits into an L1 tile, whose rows are then converted contiguously
- * (or the bits go straight to dst when the dtypes match), so the source is read in runs and the
- * output written in runs. */
+ * strides[0] is 1 each output column is a contiguous source run, and BLOCK × BLOCK squares go
+ * through ir/transpose.c's kernels, which convert in registers; for a pair of dtypes they have
+ * no kernel for, the square is transposed as bits into an L1 tile, converted in one run, and
+ * copied out row by row. Either way the source is read and the output written in runs. */
 static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, int64_t c0, int64_t ncols,
                            hfx_dtype ddt, uint8_t *dst) {
     size_t ss = hfx_dtype_size(p->src_dtype), ds = hfx_dtype_size(ddt);
     int64_t c_end = c0 + ncols;
     bool same = p->src_dtype == ddt;
-    if (p->strides[0] == 1 && (ss == 2 || ss == 4) &&
+    if (p->strides[0] == 1 && (ss == 2 || ss == 4) && (ds == 2 || ds == 4) &&
         (same || (hfx_dtype_is_float(p->src_dtype) && hfx_dtype_is_float(ddt)))) {
         /* [BLOCK rows][BLOCK columns] of source elements, then of converted ones; zeroed so
          * columns past a short square's end convert as zeros, not as stale bytes */
@@ -254,11 +205,9 @@ static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, int
                             for (uint64_t b = 0; b < (uint64_t)kc * ds; b += 64) __builtin_prefetch(no + (uint64_t)(r * ncols) * ds + b, 1);
                     }
                 }
-                if (same) {
-                    transpose_bits(src, p->strides[1], out, ncols, nr, nc, ss);
-                    continue;
-                }
-                transpose_bits(src, p->strides[1], tile, BLOCK, nr, nc, ss);
+                if (hfx_transpose_square(src, p->strides[1], p->src_dtype, out, ncols, ddt, nr, nc)) continue;
+                /* a pair without a converting kernel: the bits into the tile, then converted */
+                hfx_transpose_square(src, p->strides[1], p->src_dtype, tile, BLOCK, p->src_dtype, nr, nc);
                 if (ddt == HFX_DTYPE_F32) { /* widening: straight into dst, which is float-aligned */
                     for (int r = 0; r < nr; r++)
                         load_floats(p->src_dtype, tile + (size_t)r * BLOCK * ss, (float *)(void *)(out + (uint64_t)(r * ncols) * ds), nc);
