@@ -429,8 +429,6 @@ SCALE_TOOLS = ("hfx onnx fp16", "hfx openvino fp16", "hfx dynamo fp16",
                "transformers.exporters OnnxExporter", "transformers.exporters OpenVINOExporter",
                "transformers.exporters DynamoExporter", "onnxruntime-genai builder fp32", "optimum-cli export onnx",
                "optimum-cli export openvino")
-# ... and the rows the 0.6B and 1B models leave out (fp16 OpenVINO and .pt2 are there for the scale plot)
-SMALL_SKIP = ("hfx openvino fp16", "hfx dynamo fp16")
 
 
 def bench_export(name: str, runs: int, work: Path) -> list:
@@ -441,7 +439,7 @@ def bench_export(name: str, runs: int, work: Path) -> list:
     if scale:
         runs = 1
     for tool, spec in tools(model, work).items():
-        if not selected(tool) or (scale and tool not in SCALE_TOOLS) or (not scale and tool in SMALL_SKIP and name != "tiny"):
+        if not selected(tool) or (scale and tool not in SCALE_TOOLS):
             continue
         if len(spec) == 1:
             rows.append({"model": name, "tool": tool, "skipped": spec[0]})
