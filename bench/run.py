@@ -199,10 +199,10 @@ def dir_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-# Anonymous memory the bench lets one measured process tree use: a peer that needs more (loading
-# an 8B model in float32) is stopped and reported as out of memory, before the machine swaps or
-# the kernel's OOM killer picks a victim. File pages (a mapped checkpoint) are not counted: the
-# kernel reclaims them.
+# Memory the bench lets one measured run take from the machine (MemTotal - MemAvailable, above
+# what was in use when it started): a peer that needs more (loading an 8B model in float32) is
+# stopped and reported as out of memory, before the kernel's OOM killer picks a victim. Page
+# cache (a mapped checkpoint, written output) is reclaimable and not counted.
 MEMORY_LIMIT = min(16 << 30, int(0.7 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")))
 
 
@@ -210,36 +210,22 @@ def measure(cmd: list, out_dir: Path | None) -> dict:
     """Wall time, CPU time (user + system of the whole tree: unlike wall time, barely touched by
     the disk's mood), peak RSS of the largest process in the tree (ru_maxrss of waited children,
     taken in a fresh wrapper so earlier runs do not count) and bytes written. The tree is stopped
-    when its anonymous memory passes MEMORY_LIMIT ('oom' in the result)."""
+    when the memory it takes from the machine passes MEMORY_LIMIT ('oom' in the result)."""
     wrapper = (
         "import json, os, resource, signal, subprocess, sys, tempfile, time\n"
         "limit, cmd = int(sys.argv[1]), sys.argv[2:]\n"
-        "def anon(root):\n"
-        "    kids = {}\n"
-        "    for d in os.listdir('/proc'):\n"
-        "        if d.isdigit():\n"
-        "            try:\n"
-        "                kids.setdefault(int(open(f'/proc/{d}/stat').read().rsplit(')', 1)[1].split()[1]), []).append(int(d))\n"
-        "            except (OSError, IndexError, ValueError):\n"
-        "                pass\n"
-        "    total, todo = 0, [root]\n"
-        "    while todo:\n"
-        "        q = todo.pop()\n"
-        "        todo += kids.get(q, [])\n"
-        "        try:\n"
-        "            for line in open(f'/proc/{q}/status'):\n"
-        "                if line.startswith(('RssAnon:', 'RssShmem:')): total += int(line.split()[1]) * 1024\n"
-        "        except OSError:\n"
-        "            pass\n"
-        "    return total\n"
+        "def in_use():  # the machine's memory in use: what cannot be reclaimed (page cache can)\n"
+        "    m = {l.split(':')[0]: int(l.split()[1]) * 1024 for l in open('/proc/meminfo')}\n"
+        "    return m['MemTotal'] - m['MemAvailable']\n"
+        "base = in_use()\n"
         "err = tempfile.TemporaryFile(mode='w+')\n"
         "t = time.perf_counter()\n"
         "p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)\n"
         "oom = None\n"
         "while p.poll() is None:\n"
-        "    a = anon(p.pid)\n"
+        "    a = in_use() - base\n"
         "    if a > limit:\n"
-        "        oom = {'anon': a, 'after': time.perf_counter() - t}\n"
+        "        oom = {'used': a, 'after': time.perf_counter() - t}\n"
         "        os.killpg(p.pid, signal.SIGKILL)\n"
         "        p.wait()\n"
         "        break\n"
@@ -251,7 +237,7 @@ def measure(cmd: list, out_dir: Path | None) -> dict:
         "    pass\n"
         "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
         "err.seek(0)\n"
-        "print(json.dumps({'rc': p.returncode, 'seconds': dt, 'cpu_seconds': u.ru_utime + u.ru_stime,\n"
+        "print(json.dumps({'rc': p.returncode, 'seconds': dt, 'cpu_seconds': u.ru_utime + u.ru_stime, 'user_seconds': u.ru_utime,\n"
         "                  'peak_rss': u.ru_maxrss * 1024, 'stderr': err.read()[-2000:], 'oom': oom}))\n"
     )
     if out_dir is not None and out_dir.exists():
@@ -446,6 +432,9 @@ def bench_export(name: str, runs: int, work: Path) -> list:
             print(f"bench: {name}: {tool} skipped: {spec[0]}", file=sys.stderr)
             continue
         cmd, out, vs = spec
+        if scale and not tool.startswith("hfx"):  # the peers against hfx's fp16 export of the same format
+            vs = {"OpenVINO": "hfx openvino fp16", "openvino": "hfx openvino fp16", "Dynamo": "hfx dynamo fp16"}.get(
+                next((w for w in ("OpenVINO", "openvino", "Dynamo") if w in tool), ""), "hfx onnx fp16")
         got, floors = [], []
         for _ in range(max(runs, HFX_RUNS) if tool.startswith("hfx") and not scale else runs):
             got.append(measure(cmd, out))
@@ -454,12 +443,12 @@ def bench_export(name: str, runs: int, work: Path) -> list:
                 floors.append(measure(floor_cmd(model, got[-1]["bytes"], work / "floor"), work / "floor")["seconds"])
                 shutil.rmtree(work / "floor")
         ok = [g for g in got if g["rc"] == 0]
-        if out.name not in RUNTIME_INPUTS:  # a 0.6B model leaves 2-3 GB per export: keep only what the runtime part times
+        if out.name not in RUNTIME_INPUTS or scale:  # a 0.6B model leaves 2-3 GB per export: keep only what the runtime part times
             shutil.rmtree(out, ignore_errors=True)
         if not ok and got[-1].get("oom"):
             o = got[-1]["oom"]
             rows.append({"model": name, "tool": tool, "error": [f"out of memory: stopped at the bench's {MEMORY_LIMIT / 2**30:.0f} GiB "
-                                                                 f"limit ({o['anon'] / 2**30:.1f} GiB anonymous) after {o['after']:.0f} s"]})
+                                                                 f"limit ({o['used'] / 2**30:.1f} GiB in use) after {o['after']:.0f} s"]})
             print(f"bench: {name}: {tool}: {rows[-1]['error'][0]}", file=sys.stderr)
             continue
         if not ok:
@@ -469,6 +458,7 @@ def bench_export(name: str, runs: int, work: Path) -> list:
         rows.append({"model": name, "tool": tool, "vs": vs, "runs": len(ok), "seconds": statistics.median(g["seconds"] for g in ok),
                      "checkpoint_bytes": sum(f.stat().st_size for f in model.glob("*.safetensors")),
                      "cpu_seconds": statistics.median(g["cpu_seconds"] for g in ok),
+                     "user_seconds": statistics.median(g["user_seconds"] for g in ok),
                      "peak_rss": max(g["peak_rss"] for g in ok), "bytes": ok[-1]["bytes"]})
         if floors:
             rows[-1]["floor_seconds"] = statistics.median(floors)
@@ -861,16 +851,16 @@ def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
           f"Median wall time of the runs (each after a sync and {SETTLE_S} s of quiet, so the previous run's writeback and "
           "discards are not charged to it); CPU seconds (user + system, all processes: steadier than wall time on a noisy disk); peak RSS of the largest process; ratios to the hfx export of the same kind "
           "(a plain forward graph, or a generation graph with its cache) and to that export's floor.", "",
-          "| model | tool | runs | time (s) | × hfx | × floor | CPU (s) | CPU × hfx | peak RSS (MiB) | written (MiB) |",
-          "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+          "| model | tool | runs | time (s) | × hfx | × floor | CPU (s) | CPU × hfx | user CPU (s) | peak RSS (MiB) | written (MiB) |",
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name in dict.fromkeys(r["model"] for r in export_rows):
         rows = [r for r in export_rows if r["model"] == name]
         by_tool = {r["tool"]: r for r in rows if "seconds" in r}
         for r in rows:
             if "skipped" in r:
-                md.append(f"| {name} | {r['tool']} | | skipped: {r['skipped']} | | | | | | |")
+                md.append(f"| {name} | {r['tool']} | | skipped: {r['skipped']} | | | | | | | |")
             elif "error" in r:
-                md.append(f"| {name} | {r['tool']} | | failed: {' '.join(r['error'])[:120]} | | | | | | |")
+                md.append(f"| {name} | {r['tool']} | | failed: {' '.join(r['error'])[:160]} | | | | | | | |")
             else:
                 base = by_tool.get(r.get("vs") or r["tool"])
                 x_hfx = f"{r['seconds'] / base['seconds']:.1f}×" if base else "—"
@@ -878,8 +868,13 @@ def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
                 x_floor = f"{r['seconds'] / floor:.2f}×" if floor else "—"
                 x_cpu = f"{r['cpu_seconds'] / base['cpu_seconds']:.1f}×" if base else "—"
                 md.append(f"| {name} | {r['tool']} | {r['runs']} | {secs(r['seconds'])} | {x_hfx} | {x_floor} | "
-                          f"{secs(r['cpu_seconds'])} | {x_cpu} | {r['peak_rss'] / 2**20:.0f} | {r['bytes'] / 2**20:.0f} |")
-    md += ["", "Floor: `cat` of the checkpoint into a file on the same disk, repeated to the byte count of that hfx "
+                          f"{secs(r['cpu_seconds'])} | {x_cpu} | {secs(r.get('user_seconds', 0))} | {r['peak_rss'] / 2**20:.0f} | "
+                          f"{r['bytes'] / 2**20:.0f} |")
+    md += ["", f"Scale ({', '.join(SCALE)}): one run per row; hfx in every format at fp16 (`--dtype fp16`, OpenVINO "
+           "`--compress-to-fp16`); the peers at their defaults (float32, so twice the bytes), compared with hfx's fp16 export "
+           f"of the same format, each stopped when the memory it takes from the machine (MemTotal − MemAvailable, sampled "
+           f"every 0.1 s) passes {MEMORY_LIMIT / 2**30:.0f} GiB: page cache, which the kernel reclaims, is not counted.",
+           "", "Floor: `cat` of the checkpoint into a file on the same disk, repeated to the byte count of that hfx "
            "output, truncated and fsync'd, measured right after each hfx run. hfx starts the disk writing while it converts "
            "(write-behind), which a plain `cat` does not, so it can finish under the floor.", "",
            "## Runtime", "",
