@@ -189,8 +189,10 @@ static hfx_status stream_transposed(hfx_bulk *b, const hfx_init *src, hfx_error 
         if ((st = hfx_outdir_check_cancel(b->out, err)) || (st = hfx_init_check_files(src, err))) break;
         if (c0 + pc < cols) /* the disk reads the next panel while this one is transposed */
             hfx_init_advise_columns(src, c0 + pc, cols - c0 - pc < panel ? cols - c0 - pc : panel, true);
-        for (int64_t r0 = 0; r0 < rows; r0 += per_buffer) {
+        for (int64_t r0 = 0; r0 < rows && st == HFX_OK; r0 += per_buffer) {
             int64_t nr = rows - r0 < per_buffer ? rows - r0 : per_buffer;
+            /* as often as the in-order path asks: a file truncated mid-panel would raise SIGBUS */
+            if (r0 && ((st = hfx_outdir_check_cancel(b->out, err)) || (st = hfx_init_check_files(src, err)))) break;
             uint8_t *chunk = next_buffer(b);
             if (!chunk) return HFX_OK; /* a write failed: hfx_bulk_close reports it */
             if ((st = hfx_init_read_block(src, r0, nr, c0, pc, chunk, err))) break;
@@ -212,7 +214,9 @@ hfx_status hfx_bulk_stream(hfx_bulk *b, const hfx_init *src, const uint8_t *byte
     if (packed && !src->quant)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "'%s': writing packed %s weights is not supported yet",
                         src->source, hfx_dtype_name(src->dtype));
-    if (src && !b->crc_on && hfx_init_is_transposed(src)) { /* a zip entry's CRC needs the bytes in order */
+    /* a transposed weight in panels, but in order for a zip entry, whose CRC needs the bytes in order */
+    if (src && !b->crc_on && hfx_init_is_transposed(src) && nbytes == hfx_init_nbytes(src) && nbytes > 0 &&
+        b->chunk >= hfx_dtype_size(src->dtype)) {
         hfx_status st = stream_transposed(b, src, err);
         hfx_init_release(src);
         return st;

@@ -123,22 +123,21 @@ static bool square_sse2(const uint8_t *src, int64_t sstride, hfx_dtype sdt, uint
 #ifdef HFX_HAVE_IFUNC
 #include <immintrin.h>
 
+enum { NEAREST = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* an immediate even at -O0 */
+
 /* square_sse2's pairs, and f16 -> f32, bf16 -> f16, f32 -> f16 through F16C (round to
  * nearest-even, as hfx_f32_to_f16). */
 __attribute__((target("avx,f16c"))) static bool square_f16c(const uint8_t *src, int64_t sstride, hfx_dtype sdt,
                                                             uint8_t *dst, int64_t dstride, hfx_dtype ddt, int nr,
                                                             int nc) {
-    bool h16_f32 = (sdt == HFX_DTYPE_F16 || sdt == HFX_DTYPE_BF16) && ddt == HFX_DTYPE_F32;
+    bool widen_f16 = sdt == HFX_DTYPE_F16 && ddt == HFX_DTYPE_F32;
     bool to_f16 = (sdt == HFX_DTYPE_BF16 || sdt == HFX_DTYPE_F32) && ddt == HFX_DTYPE_F16;
-    if (!(sdt == HFX_DTYPE_F16 && ddt == HFX_DTYPE_F32) && !to_f16)
-        return square_sse2(src, sstride, sdt, dst, dstride, ddt, nr, nc);
+    if (!widen_f16 && !to_f16) return square_sse2(src, sstride, sdt, dst, dstride, ddt, nr, nc);
     size_t ss = hfx_dtype_size(sdt), ds = hfx_dtype_size(ddt);
     int sq = ss == 2 ? 8 : 4;
     size_t sb = (size_t)sstride * ss, db = (size_t)dstride * ds;
     int full_r = nr / sq * sq, full_c = nc / sq * sq;
     const __m128i zero = _mm_setzero_si128();
-    const int round = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-    (void)h16_f32;
     for (int c = 0; c < full_c; c += sq)
     for (int r = 0; r < full_r; r += sq) {
         const uint8_t *s = src + ((uint64_t)c * (uint64_t)sstride + (uint64_t)r) * ss;
@@ -146,7 +145,7 @@ __attribute__((target("avx,f16c"))) static bool square_f16c(const uint8_t *src, 
         __m128i t[8];
         if (ss == 4) { /* f32 -> f16: four floats per output row */
             transpose4x32(s, sb, t);
-            for (int i = 0; i < 4; i++) _mm_storel_epi64((__m128i *)(void *)(d + i * db), _mm_cvtps_ph(_mm_castsi128_ps(t[i]), round));
+            for (int i = 0; i < 4; i++) _mm_storel_epi64((__m128i *)(void *)(d + i * db), _mm_cvtps_ph(_mm_castsi128_ps(t[i]), NEAREST));
             continue;
         }
         transpose8x16(s, sb, t);
@@ -156,7 +155,7 @@ __attribute__((target("avx,f16c"))) static bool square_f16c(const uint8_t *src, 
                            : _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_castsi128_ps(_mm_unpacklo_epi16(zero, t[i]))),
                                                   _mm_castsi128_ps(_mm_unpackhi_epi16(zero, t[i])), 1);
             if (ddt == HFX_DTYPE_F32) _mm256_storeu_ps((float *)(void *)(d + i * db), f);
-            else store128(d + i * db, _mm256_cvtps_ph(f, round));
+            else store128(d + i * db, _mm256_cvtps_ph(f, NEAREST));
         }
     }
     edges(src, sstride, sdt, dst, dstride, ddt, nr, nc, full_r, full_c);
