@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/dtype.h"
+
 static inline uint32_t hfx_f32_bits(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
@@ -64,6 +66,31 @@ static inline uint16_t hfx_f32_to_f16(float f) {
     uint32_t is_normal = ~(is_nan | is_inf | is_small);
     uint32_t h = (nan & is_nan) | (0x7c00u & is_inf) | (small & is_small) | (normal & is_normal);
     return (uint16_t)(sign | h);
+}
+
+/* One element of a float dtype (f16, bf16, f32 or f64; anything else reads as f32) at p, as a
+ * float: exact except f64, which rounds. */
+static inline float hfx_float_load(hfx_dtype dt, const uint8_t *p) {
+    uint16_t h;
+    float f;
+    double d;
+    switch (dt) {
+    case HFX_DTYPE_F16: memcpy(&h, p, 2); return hfx_f16_to_f32(h);
+    case HFX_DTYPE_BF16: memcpy(&h, p, 2); return hfx_bf16_to_f32(h);
+    case HFX_DTYPE_F64: memcpy(&d, p, 8); return (float)d;
+    default: memcpy(&f, p, 4); return f;
+    }
+}
+
+/* f stored at p as a float dtype (the same ones), narrowed to nearest-even. */
+static inline void hfx_float_store(hfx_dtype dt, uint8_t *p, float f) {
+    uint16_t h;
+    switch (dt) {
+    case HFX_DTYPE_F16: h = hfx_f32_to_f16(f); memcpy(p, &h, 2); break;
+    case HFX_DTYPE_BF16: h = hfx_f32_to_bf16(f); memcpy(p, &h, 2); break;
+    case HFX_DTYPE_F64: { double d = f; memcpy(p, &d, 8); break; }
+    default: memcpy(p, &f, 4); break;
+    }
 }
 
 /* Narrow n floats to halves, exactly as hfx_f32_to_f16 one by one would: through F16C when

@@ -66,28 +66,6 @@ static uint64_t part_numel(const hfx_init_part *p) {
     return n;
 }
 
-static float load_float(hfx_dtype dt, const uint8_t *p) {
-    uint16_t h;
-    float f;
-    double d;
-    switch (dt) {
-    case HFX_DTYPE_F16: memcpy(&h, p, 2); return hfx_f16_to_f32(h);
-    case HFX_DTYPE_BF16: memcpy(&h, p, 2); return hfx_bf16_to_f32(h);
-    case HFX_DTYPE_F64: memcpy(&d, p, 8); return (float)d;
-    default: memcpy(&f, p, 4); return f;
-    }
-}
-
-static void store_float(hfx_dtype dt, uint8_t *p, float f) {
-    uint16_t h;
-    switch (dt) {
-    case HFX_DTYPE_F16: h = hfx_f32_to_f16(f); memcpy(p, &h, 2); break;
-    case HFX_DTYPE_BF16: h = hfx_f32_to_bf16(f); memcpy(p, &h, 2); break;
-    case HFX_DTYPE_F64: { double d = f; memcpy(p, &d, 8); break; }
-    default: memcpy(p, &f, 4); break;
-    }
-}
-
 /* Widen n contiguous source elements to float (exact for every float type). */
 static void load_floats(hfx_dtype sdt, const uint8_t *src, float *dst, int64_t n) {
     if (sdt == HFX_DTYPE_BF16) {
@@ -109,7 +87,7 @@ static void load_floats(hfx_dtype sdt, const uint8_t *src, float *dst, int64_t n
     } else if (sdt == HFX_DTYPE_F32) {
         memcpy(dst, src, (size_t)n * 4);
     } else {
-        for (int64_t i = 0; i < n; i++) dst[i] = load_float(sdt, src + (size_t)i * hfx_dtype_size(sdt));
+        for (int64_t i = 0; i < n; i++) dst[i] = hfx_float_load(sdt, src + (size_t)i * hfx_dtype_size(sdt));
     }
 }
 
@@ -125,7 +103,7 @@ static void store_floats(hfx_dtype ddt, const float *src, uint8_t *dst, int64_t 
             memcpy(dst + 2 * i, half, (size_t)k * 2);
         }
     } else {
-        for (int64_t i = 0; i < n; i++) store_float(ddt, dst + (size_t)i * hfx_dtype_size(ddt), src[i]);
+        for (int64_t i = 0; i < n; i++) hfx_float_store(ddt, dst + (size_t)i * hfx_dtype_size(ddt), src[i]);
     }
 }
 
@@ -153,7 +131,7 @@ static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_d
     }
     /* strided (rare: a view that steps over elements): one at a time */
     for (uint64_t i = 0; i < n; i++)
-        store_float(ddt, dst + i * ds, load_float(sdt, src + (uint64_t)stride * i * ss));
+        hfx_float_store(ddt, dst + i * ds, hfx_float_load(sdt, src + (uint64_t)stride * i * ss));
 }
 
 static void drop_pages(const uint8_t *lo_p, const uint8_t *hi_p) {
@@ -181,9 +159,11 @@ static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, int
     bool same = p->src_dtype == ddt;
     if (p->strides[0] == 1 && (ss == 2 || ss == 4) && (ds == 2 || ds == 4) &&
         (same || (hfx_dtype_is_float(p->src_dtype) && hfx_dtype_is_float(ddt)))) {
-        /* [BLOCK rows][BLOCK columns] of source elements, then of converted ones; zeroed so
-         * columns past a short square's end convert as zeros, not as stale bytes */
-        uint8_t tile[BLOCK * BLOCK * 4] = {0}, converted[BLOCK * BLOCK * 4];
+        /* [BLOCK rows][BLOCK columns] of source elements, then of converted ones, for pairs
+         * without a kernel; zeroed on first use so columns past a short square's end convert as
+         * zeros, not as stale bytes */
+        uint8_t tile[BLOCK * BLOCK * 4], converted[BLOCK * BLOCK * 4];
+        bool tile_zeroed = false;
         for (int64_t cb = c0; cb < c_end; cb += BLOCK) {
             int nc = (int)(c_end - cb < BLOCK ? c_end - cb : BLOCK);
             for (int64_t rb = r0; rb < r0 + rows; rb += BLOCK) {
@@ -207,6 +187,7 @@ static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, int
                 }
                 if (hfx_transpose_square(src, p->strides[1], p->src_dtype, out, ncols, ddt, nr, nc)) continue;
                 /* a pair without a converting kernel: the bits into the tile, then converted */
+                if (!tile_zeroed) memset(tile, 0, sizeof tile), tile_zeroed = true;
                 hfx_transpose_square(src, p->strides[1], p->src_dtype, tile, BLOCK, p->src_dtype, nr, nc);
                 if (ddt == HFX_DTYPE_F32) { /* widening: straight into dst, which is float-aligned */
                     for (int r = 0; r < nr; r++)
@@ -232,7 +213,7 @@ static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, int
             if (same)
                 memcpy(o + (uint64_t)(r * ncols) * ds, e, ss);
             else
-                store_float(ddt, o + (uint64_t)(r * ncols) * ds, load_float(p->src_dtype, e));
+                hfx_float_store(ddt, o + (uint64_t)(r * ncols) * ds, hfx_float_load(p->src_dtype, e));
         }
     }
 }

@@ -15,24 +15,6 @@
 #include <emmintrin.h>
 #endif
 
-static float load_one(hfx_dtype dt, const uint8_t *p) {
-    uint16_t h;
-    float f;
-    if (dt == HFX_DTYPE_F32) return memcpy(&f, p, 4), f;
-    memcpy(&h, p, 2);
-    return dt == HFX_DTYPE_BF16 ? hfx_bf16_to_f32(h) : hfx_f16_to_f32(h);
-}
-
-static void store_one(hfx_dtype dt, uint8_t *p, float f) {
-    uint16_t h;
-    if (dt == HFX_DTYPE_F32) {
-        memcpy(p, &f, 4);
-        return;
-    }
-    h = dt == HFX_DTYPE_BF16 ? hfx_f32_to_bf16(f) : hfx_f32_to_f16(f);
-    memcpy(p, &h, 2);
-}
-
 /* The elements of [0, nr) × [0, nc) outside the full squares [0, full_r) × [0, full_c). */
 static void edges(const uint8_t *src, int64_t sstride, hfx_dtype sdt, uint8_t *dst, int64_t dstride,
                   hfx_dtype ddt, int nr, int nc, int full_r, int full_c) {
@@ -42,7 +24,7 @@ static void edges(const uint8_t *src, int64_t sstride, hfx_dtype sdt, uint8_t *d
         const uint8_t *s = src + ((uint64_t)c * (uint64_t)sstride + (uint64_t)r) * ss;
         uint8_t *d = dst + ((uint64_t)r * (uint64_t)dstride + (uint64_t)c) * ds;
         if (sdt == ddt) memcpy(d, s, ss);
-        else store_one(ddt, d, load_one(sdt, s));
+        else hfx_float_store(ddt, d, hfx_float_load(sdt, s));
     }
 }
 
