@@ -25,10 +25,11 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
         for (int64_t i = 0; i < m->layers; i++) m->window[i] = window;
         return HFX_OK;
     }
-    if (d->sliding == HFX_SLIDING_MAX_WINDOW) {
-        bool use_sliding;
+    bool use_sliding = false;
+    if (d->sliding == HFX_SLIDING_MAX_WINDOW || d->sliding == HFX_SLIDING_NO_ROPE) {
         if ((st = hfx_cfg_bool_or(c, "use_sliding_window", false, &use_sliding, err))) return st;
-        if (!use_sliding) window = 0;
+        /* SmolLM3's eager masks window every sliding_attention layer, use_sliding_window or not */
+        if (!use_sliding && d->sliding == HFX_SLIDING_MAX_WINDOW) window = 0;
     }
     /* explicit layer_types win; otherwise transformers derives them */
     const json_t *types = json_object_get(c.obj, "layer_types");
@@ -51,6 +52,10 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
                                 "%s: layer_types[%lld] = '%s' (supported: full_attention, sliding_attention)",
                                 c.where, (long long)i, t ? t : "(not a string)");
         }
+        return HFX_OK;
+    }
+    if (d->sliding == HFX_SLIDING_NO_ROPE) { /* the config derives sliding_attention for the no-rope layers */
+        for (int64_t i = 0; i < m->layers; i++) m->window[i] = use_sliding && window > 0 && m->no_rope[i] ? window : 0;
         return HFX_OK;
     }
     if (d->sliding == HFX_SLIDING_MAX_WINDOW) {
@@ -142,6 +147,34 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     return HFX_OK;
 }
 
+/* SmolLM3's layers without rotary: `no_rope_layers` (1: rope, 0: none), else every
+ * `no_rope_layer_interval`-th layer (its config's own default). */
+static hfx_status parse_no_rope(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                hfx_error *err) {
+    m->no_rope = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->no_rope);
+    if (!m->no_rope) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = false;
+    if (!d->no_rope_layers) return HFX_OK;
+    const json_t *list = json_object_get(c.obj, "no_rope_layers");
+    if (!list || json_is_null(list)) {
+        int64_t interval;
+        hfx_status st = hfx_cfg_int_in_or(c, "no_rope_layer_interval", 4, 1, 1 << 20, &interval, err);
+        if (st) return st;
+        for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = (i + 1) % interval == 0;
+        return HFX_OK;
+    }
+    if (!json_is_array(list) || (int64_t)json_array_size(list) != m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'no_rope_layers' must be a list of num_hidden_layers (%lld) 0/1 flags",
+                        c.where, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        const json_t *v = json_array_get(list, (size_t)i);
+        if (!json_is_integer(v) && !json_is_boolean(v))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: no_rope_layers[%lld] is not 0 or 1", c.where, (long long)i);
+        m->no_rope[i] = json_is_integer(v) ? json_integer_value(v) == 0 : json_is_false(v);
+    }
+    return HFX_OK;
+}
+
 static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                             hfx_error *err) {
     hfx_status st;
@@ -220,7 +253,13 @@ static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
     }
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     if (!m->window) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    if ((st = parse_sliding(d, c, m, err)) || (st = parse_moe(d, c, arena, m, err))) return st;
+    if ((st = parse_no_rope(d, c, arena, m, err)) || (st = parse_sliding(d, c, m, err)) ||
+        (st = parse_moe(d, c, arena, m, err)))
+        return st;
+    m->clip_qkv = 0;
+    if (d->clip_qkv && (st = hfx_cfg_num_or(c, "clip_qkv", 0, &m->clip_qkv, err))) return st;
+    if (!(m->clip_qkv >= 0) || m->clip_qkv > 1e30)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: clip_qkv %g must be positive (or null)", c.where, m->clip_qkv);
     double theta = d->default_theta > 0 ? d->default_theta : 10000.0;
     const char *partial_key = d->partial_key ? d->partial_key : "partial_rotary_factor";
     hfx_rope_source full = {d->local_rope ? "full_attention" : NULL, theta, d->theta_key ? d->theta_key : "rope_theta",
@@ -428,11 +467,14 @@ static hfx_value *to_bhsd(layer_ctx *c, hfx_value *x) {
 
 /* The descriptor's norm over the last axis of x, weights `<prefix>.weight` (+ `.bias`) of size n. */
 static hfx_value *norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix) {
+    if (c->d->norm == HFX_NORM_LAYER_PLAIN) /* no weights: transformers hard-codes ε and computes in f32 */
+        return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), NULL, NULL, 1e-5), x->dtype);
     hfx_value *w = hfx_weight(c->w, 1, &n, "%s.weight", prefix);
     switch (c->d->norm) {
     case HFX_NORM_RMS: return hfx_rms_norm(c->g, x, w, c->m->eps, 0);
     case HFX_NORM_RMS_OFFSET: return hfx_rms_norm(c->g, x, w, c->m->eps, 1.0);
     case HFX_NORM_LAYER: return hfx_layer_norm(c->g, x, w, hfx_weight(c->w, 1, &n, "%s.bias", prefix), c->m->eps);
+    case HFX_NORM_LAYER_PLAIN: break;
     }
     return x;
 }
@@ -469,6 +511,13 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
         k = proj(c, h, m->hidden, m->kv_heads * hd, m->k_bias, P("k_proj"));
         v = proj(c, h, m->hidden, m->kv_heads * hd, m->v_bias, P("v_proj"));
     }
+    if (m->clip_qkv > 0) { /* clamp_(-c, c) */
+        hfx_value **x[3] = {&q, &k, &v};
+        for (int j = 0; j < 3; j++) {
+            hfx_value *lo = hfx_const_scalar(g, (*x[j])->dtype, -m->clip_qkv), *hi = hfx_const_scalar(g, (*x[j])->dtype, m->clip_qkv);
+            *x[j] = hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, *x[j], lo), hi);
+        }
+    }
     if (d->qk_norm == HFX_QK_NORM_WHOLE) { /* over the whole projection (OLMo-2) */
         q = norm(c, q, m->heads * hd, P("q_norm"));
         k = norm(c, k, m->kv_heads * hd, P("k_norm"));
@@ -482,7 +531,7 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
     }
     q = to_bhsd(c, q);
     k = to_bhsd(c, k);
-    if (cos) { /* rotary; learned absolute positions were added to the embeddings instead */
+    if (cos && !m->no_rope[i]) { /* rotary; learned absolute positions were added to the embeddings instead */
         q = hfx_rope_apply(g, q, cos, sin);
         k = hfx_rope_apply(g, k, cos, sin);
     }

@@ -20,13 +20,16 @@ typedef enum {
     HFX_SLIDING_NONE,
     HFX_SLIDING_ALL,         /* `sliding_window` on every layer when set (Mistral, StarCoder2) */
     HFX_SLIDING_MAX_WINDOW,  /* layer_types, else use_sliding_window + max_window_layers (Qwen2/3) */
-    HFX_SLIDING_PATTERN      /* layer_types, else every `pattern`-th layer global (Gemma 2/3) */
+    HFX_SLIDING_PATTERN,     /* layer_types, else every `pattern`-th layer global (Gemma 2/3) */
+    HFX_SLIDING_NO_ROPE      /* layer_types, else the layers without rope when use_sliding_window
+                                (SmolLM3); sliding_window applies to every sliding_attention layer */
 } hfx_sliding_rule;
 
 typedef enum {
     HFX_NORM_RMS,          /* x·rsqrt(mean(x²)+ε), then w·(that, cast back) */
     HFX_NORM_RMS_OFFSET,   /* Gemma: (that in f32)·(1 + w), cast back */
-    HFX_NORM_LAYER         /* nn.LayerNorm with bias */
+    HFX_NORM_LAYER,        /* nn.LayerNorm with bias */
+    HFX_NORM_LAYER_PLAIN   /* LayerNorm without weight or bias, in f32, ε 1e-5 whatever the config (OLMo) */
 } hfx_norm_kind;
 
 typedef enum {
@@ -130,6 +133,9 @@ typedef struct hfx_decoder_desc {
     bool fused_gate_up;          /* one `gate_up_proj` [gate; up] (Phi-3) */
     bool masks_by_layer_type;    /* transformers' config has `layer_types`: the seed's profile names
                                     its mask per type, "attention_mask.full_attention" */
+    bool clip_qkv;               /* `clip_qkv` clamps q, k and v after their projections (OLMo) */
+    bool no_rope_layers;         /* `no_rope_layers` (1: rope, 0: none), else every
+                                    `no_rope_layer_interval`-th layer without rope (SmolLM3) */
 } hfx_decoder_desc;
 
 typedef struct hfx_decoder_cfg {
@@ -150,6 +156,8 @@ typedef struct hfx_decoder_cfg {
     int64_t experts, top_k, moe_intermediate; /* mixture of experts */
     bool norm_topk;              /* renormalise the top-k router weights */
     bool *sparse;                /* (layers) this layer's MLP is the experts; arena-owned */
+    bool *no_rope;               /* (layers) this layer's attention has no rotary; arena-owned */
+    double clip_qkv;             /* 0: none; else q, k, v clamped to [-clip_qkv, clip_qkv] */
 } hfx_decoder_cfg;
 
 extern const hfx_arch_family hfx_decoder_family;

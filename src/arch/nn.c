@@ -61,6 +61,7 @@ hfx_value *hfx_layer_norm(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *b
     hfx_value *var = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, d, d), 1, &axis);
     hfx_value *rstd = hfx_op1(g, HFX_OP_RECIPROCAL,
                               hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, var, scalar_like(g, x, eps))));
-    hfx_value *y = hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_MUL, d, rstd), w);
+    hfx_value *y = hfx_op2(g, HFX_OP_MUL, d, rstd);
+    if (w) y = hfx_op2(g, HFX_OP_MUL, y, w);
     return b ? hfx_op2(g, HFX_OP_ADD, y, b) : y;
 }

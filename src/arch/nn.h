@@ -20,7 +20,8 @@ const char *hfx_activation_names(void);
 
 hfx_value *hfx_activate(hfx_graph *g, hfx_activation act, hfx_value *x);
 
-/* nn.LayerNorm over the last axis: (x − mean)·1/√(var + eps)·w + b (b may be NULL). */
+/* nn.LayerNorm over the last axis: (x − mean)·1/√(var + eps)·w + b (w and b may be NULL: OLMo's has
+ * neither). */
 hfx_value *hfx_layer_norm(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *b, double eps);
 
 #endif

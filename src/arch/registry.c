@@ -38,6 +38,11 @@ static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", L
                                                          .scale = HFX_SCALE_ATTN_MULTIPLIER};
 static const hfx_decoder_desc Olmo2ForCausalLM_desc = {"Olmo2ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
                                                        .layout = HFX_LAYOUT_POST, .default_eps = 1e-5};
+static const hfx_decoder_desc OlmoForCausalLM_desc = {"OlmoForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER_PLAIN,
+                                                      .clip_qkv = true};
+static const hfx_decoder_desc SmolLM3ForCausalLM_desc = {"SmolLM3ForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true,
+                                                         .default_tied = true, .no_rope_layers = true,
+                                                         .sliding = HFX_SLIDING_NO_ROPE, .masks_by_layer_type = true};
 static const hfx_decoder_desc Starcoder2ForCausalLM_desc = {
     "Starcoder2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .sliding = HFX_SLIDING_ALL,
     .norm = HFX_NORM_LAYER, .gated_mlp = false, .default_act = "gelu_pytorch_tanh", .eps_key = "norm_epsilon",
@@ -102,6 +107,8 @@ static const struct entry {
     {"GraniteForCausalLM", &hfx_decoder_family, &GraniteForCausalLM_desc},
     {"Olmo2ForCausalLM", &hfx_decoder_family, &Olmo2ForCausalLM_desc},
     {"Starcoder2ForCausalLM", &hfx_decoder_family, &Starcoder2ForCausalLM_desc},
+    {"OlmoForCausalLM", &hfx_decoder_family, &OlmoForCausalLM_desc},
+    {"SmolLM3ForCausalLM", &hfx_decoder_family, &SmolLM3ForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},

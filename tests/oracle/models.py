@@ -73,7 +73,8 @@ ARCHS = {
 # The architectures hfx must support; an unsupported-architecture error lists them.
 SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
                            "GraniteForCausalLM", "Olmo2ForCausalLM", "Starcoder2ForCausalLM",
-                           "GemmaForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM")
+                           "GemmaForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM", "OlmoForCausalLM",
+                           "SmolLM3ForCausalLM")
 
 # The Gemma family's RMSNorm multiplies by (1 + weight) and its configs default head_dim to 256:
 # an old-format rewrite must keep head_dim even when it is hidden_size / heads.

@@ -192,6 +192,10 @@ FEATURES = [
     ("qwen3_moe", _PAD3, "norm_topk_prob false", {"norm_topk_prob": True}),
     ("qwen3_moe", _PAD3, "top-2 routing (not top-3)", {"num_experts_per_tok": 3}),
     ("qwen3_moe_norm_step2", _PAD3, "norm_topk_prob true", {"norm_topk_prob": False}),
+    ("olmo_clip", _PAD3, "clip_qkv 0.6", {"clip_qkv": None}),
+    ("smollm3", _PAD3, "layer 3 without rope", {"no_rope_layers": [1, 1, 1, 1]}),
+    ("smollm3_swa", _PAD3, "no rope on layers 0 and 2", {"no_rope_layers": [1, 1, 1, 1]}),
+    ("smollm3_swa", _PAD3, "sliding_window 4", {"layer_types": ["full_attention"] * 4}),
 ]
 
 
@@ -451,7 +455,7 @@ def test_encoder_for_generation_refused(b_ckpts, tmp_path, name, fmt):
 # ---- generation ------------------------------------------------------------------------------------------
 
 GEN_SPECS = ("phi3_longrope", "phi3_swa", "neox_parallel", "neox_sequential", "gpt2_scaled", "mixtral",
-             "qwen3_moe", "qwen3_moe_norm_step2")
+             "qwen3_moe", "qwen3_moe_norm_step2", "olmo_clip", "smollm3", "smollm3_swa")
 
 GEN_MODES = {
     # mode: (backend, export flags, transformers' cache for the reference)
@@ -495,7 +499,8 @@ def test_reference_generation_is_consistent(b_gen_refs, name):
     for r, row in enumerate(rows):
         alone, alone_logits = b_gen_refs.generate(name, [row], NO_EOS)
         assert alone[0].tolist() == tokens[r].tolist(), f"{name}: row {r} alone generates other tokens"
-        assert np.abs(alone_logits[:, 0] - logits[:, r]).max() < 1e-5
+        # float reassociation only (a padding mistake moves logits by O(1)): 2e-5 seen on SmolLM3's 4 layers
+        assert np.abs(alone_logits[:, 0] - logits[:, r]).max() < 5e-5
 
 
 def _plain_cached_loop(model, rows, feed_tokens=None):
@@ -603,7 +608,9 @@ def test_generation_export_structure(b_gen, b_ckpts, name):
     cfg = W.load_reference(b_ckpts(name), spec).config
     heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    window = getattr(cfg, "sliding_window", None)
+    types = getattr(cfg, "layer_types", None)  # per layer where the config has them (SmolLM3)
+    windows = [getattr(cfg, "sliding_window", None) if not types or t == "sliding_attention" else None
+               for t in types or [None] * cfg.num_hidden_layers]
     for cname, comp in man["components"].items():
         md = comp["metadata"]
         assert md["architecture"] == spec.architecture, md
@@ -611,7 +618,7 @@ def test_generation_export_structure(b_gen, b_ckpts, name):
         assert len(layers) == cfg.num_hidden_layers, layers
         for i, layer in enumerate(layers):
             assert (layer["heads"], layer["key_dim"], layer["value_dim"], layer["sliding_window"]) == \
-                (heads, head_dim, head_dim, window), f"{cname} layer {i}: {layer}"
+                (heads, head_dim, head_dim, windows[i]), f"{cname} layer {i}: {layer}"
         onnx.checker.check_model(str(out / comp["file"]), full_check=True)
 
 
@@ -713,3 +720,29 @@ def test_moe_experts_config_is_checked(b_ckpts, tmp_path):
     cfg.write_text(json.dumps({"export_format": "onnx", "moe_experts": "some"}))
     proc = run_hfx(["export", b_ckpts("mixtral"), tmp_path / "out", "--config", cfg])
     assert proc.returncode == 2 and "moe_experts" in proc.stderr, describe(proc)
+
+
+# ---- wave 2's config fields, malformed -------------------------------------------------------------------
+
+WAVE2_BAD = [
+    ("smollm3", {"no_rope_layers": [1, 0]}, "no_rope_layers"),            # not one flag per layer
+    ("smollm3", {"no_rope_layers": [1, 1, "no", 1]}, "no_rope_layers[2]"),
+    ("smollm3", {"no_rope_layers": None, "no_rope_layer_interval": 0}, "no_rope_layer_interval"),
+    ("smollm3", {"layer_types": ["sliding_attention"] * 4, "sliding_window": None}, "layer_types[0]"),
+    ("olmo_clip", {"clip_qkv": -1.0}, "clip_qkv"),
+]
+
+
+@pytest.mark.parametrize("name,edit,field", WAVE2_BAD, ids=[f"{n}-{f}" for n, _, f in WAVE2_BAD])
+def test_wave2_bad_config(b_ckpts, tmp_path, name, edit, field):
+    """A malformed wave-2 field is refused with exit code 2, the field named, nothing written."""
+    import shutil
+
+    ck = tmp_path / "ck"
+    shutil.copytree(b_ckpts(name), ck)
+    cfg = json.loads((ck / "config.json").read_text())
+    cfg.update(edit)
+    (ck / "config.json").write_text(json.dumps(cfg))
+    proc = run_hfx(["export", ck, tmp_path / "out", "--format", "onnx", "--dynamic"])
+    assert proc.returncode == 2 and field in proc.stderr and "config.json" in proc.stderr, describe(proc)
+    assert not (tmp_path / "out").exists()

@@ -44,6 +44,8 @@ from transformers import (
     GPTNeoXForCausalLM,
     MixtralConfig,
     MixtralForCausalLM,
+    OlmoConfig,
+    OlmoForCausalLM,
     Phi3Config,
     Phi3ForCausalLM,
     Qwen3MoeConfig,
@@ -51,6 +53,8 @@ from transformers import (
     RobertaConfig,
     RobertaForSequenceClassification,
     RobertaModel,
+    SmolLM3Config,
+    SmolLM3ForCausalLM,
     XLMRobertaConfig,
     XLMRobertaForSequenceClassification,
     XLMRobertaModel,
@@ -65,6 +69,8 @@ ARCHS = {
     "gpt2": (GPT2Config, GPT2LMHeadModel, "causal"),
     "mixtral": (MixtralConfig, MixtralForCausalLM, "causal"),
     "qwen3_moe": (Qwen3MoeConfig, Qwen3MoeForCausalLM, "causal"),
+    "olmo": (OlmoConfig, OlmoForCausalLM, "causal"),
+    "smollm3": (SmolLM3Config, SmolLM3ForCausalLM, "causal"),
     "bert": (BertConfig, BertModel, "encoder"),
     "bert_nopool": (BertConfig, lambda config: BertModel(config, add_pooling_layer=False), "encoder"),
     "bert_cls": (BertConfig, BertForSequenceClassification, "classifier"),
@@ -261,6 +267,38 @@ QWEN3_MOE = dict(
     eos_token_id=2,
 )
 
+# wave 2
+OLMO = dict(
+    vocab_size=176,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    tie_word_embeddings=False,
+    pad_token_id=0,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
+# four layers: the default no_rope_layer_interval 4 leaves layer 3 without rope
+SMOLLM3 = dict(
+    vocab_size=200,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=4,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    rms_norm_eps=1e-6,
+    rope_parameters={"rope_type": "default", "rope_theta": 50000.0},
+    pad_token_id=0,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
 BERT = dict(
     vocab_size=120,
     hidden_size=64,
@@ -376,6 +414,31 @@ SPECS_LIST = [
          dict(QWEN3_MOE, norm_topk_prob=True, decoder_sparse_step=2, mlp_only_layers=[]),
          "norm_topk_prob true, decoder_sparse_step 2 (layer 1 sparse, layers 0 and 2 dense), fused experts",
          layout="fused", seed=1, cases=models.DEFAULT_CASES),
+    # --- wave 2: OLMo ---
+    Spec("olmo", "olmo", dict(OLMO),
+         "LayerNorm without weight or bias (f32, eps 1e-5 whatever the config), GQA 4/2, no clip_qkv",
+         cases=models.DEFAULT_CASES),
+    Spec("olmo_clip", "olmo", dict(OLMO, clip_qkv=0.6, attention_bias=True),
+         "clip_qkv 0.6 (q, k, v clamped after the projections), attention biases", seed=1,
+         cases=models.DEFAULT_CASES),
+    # --- wave 2: SmolLM3 ---
+    Spec("smollm3", "smollm3", dict(SMOLLM3),
+         "no_rope_layers derived (interval 4: layer 3 without rope), tied embeddings",
+         embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    Spec("smollm3_swa", "smollm3",
+         dict(SMOLLM3, no_rope_layers=[0, 1, 0, 1], use_sliding_window=True, sliding_window=4,
+              tie_word_embeddings=False, mlp_bias=True),
+         "explicit no_rope_layers [0, 1, 0, 1], sliding_window 4 on the no-rope layers (derived layer_types), "
+         "untied head, MLP biases", seed=1, cases=models.DEFAULT_CASES),
+    Spec("smollm3_derived", "smollm3", dict(SMOLLM3),
+         "smollm3 with neither no_rope_layers nor layer_types in config.json (derived: interval 4)",
+         config_rewrite="smollm3_no_lists", twin="smollm3", embed_std=models.TIED_EMBED_STD,
+         cases=(Case(3, 12, (0, 3, 11)),)),
+    Spec("smollm3_swa_derived", "smollm3",
+         dict(SMOLLM3, no_rope_layers=[0, 1, 0, 1], use_sliding_window=True, sliding_window=4,
+              tie_word_embeddings=False, mlp_bias=True),
+         "smollm3_swa without layer_types in config.json (sliding on the no-rope layers, derived)",
+         config_rewrite="smollm3_no_types", twin="smollm3_swa", seed=1, cases=(Case(3, 12, (0, 3, 11)),)),
     # --- encoders ---
     Spec("bert", "bert", dict(BERT), "BertModel: last_hidden_state and pooler_output", cases=ENC_CASES),
     Spec("bert_nopool", "bert_nopool", dict(BERT), "BertModel(add_pooling_layer=False): last_hidden_state only",
@@ -513,6 +576,9 @@ CONFIG_REWRITES = {
     "phi3_yarn": lambda c: _phi3_legacy(c, "yarn", nested_original=False),
     "neox_rotary_pct": lambda c: _neox_legacy(c, rotary_pct=True),
     "neox_no_rotary": lambda c: _neox_legacy(c, rotary_pct=False),
+    # SmolLM3 configs written by hand: the per-layer lists left for the config to derive
+    "smollm3_no_lists": lambda c: {k: v for k, v in c.items() if k not in ("no_rope_layers", "layer_types")},
+    "smollm3_no_types": lambda c: {k: v for k, v in c.items() if k != "layer_types"},
 }
 
 
@@ -597,7 +663,9 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
     if spec.layout in ("legacy_buffers", "hub_names"):
         assert ("h.1.attn.masked_bias" if spec.layout == "hub_names" else "transformer.h.1.attn.masked_bias") in keys
         assert not any(k.startswith("transformer.") for k in keys) or spec.layout != "hub_names", sorted(keys)
-    if spec.config_rewrite:
+    if spec.config_rewrite in ("smollm3_no_lists", "smollm3_no_types"):
+        assert "layer_types" not in cfg and ("no_rope_layers" in cfg) == (spec.config_rewrite == "smollm3_no_types"), cfg
+    elif spec.config_rewrite:  # the transformers-4 format
         assert "rope_parameters" not in cfg, cfg
     model = load_reference(out_dir, spec)
     got = outputs(model, spec, probe_inputs(spec))
