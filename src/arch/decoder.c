@@ -256,6 +256,12 @@ static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
     if ((st = parse_no_rope(d, c, arena, m, err)) || (st = parse_sliding(d, c, m, err)) ||
         (st = parse_moe(d, c, arena, m, err)))
         return st;
+    if (d->seq_classifier) { /* the head's width: id2label when given, else num_labels (transformers' default 2) */
+        const json_t *id2label = json_object_get(c.obj, "id2label");
+        if (json_is_object(id2label) && json_object_size(id2label) > 0) m->labels = (int64_t)json_object_size(id2label);
+        else if ((st = hfx_cfg_int_in_or(c, "num_labels", 2, 1, 1 << 20, &m->labels, err))) return st;
+        if ((st = hfx_cfg_int_in_or(c, "pad_token_id", -1, -1, m->vocab - 1, &m->pad_id, err))) return st;
+    }
     m->clip_qkv = 0;
     if (d->clip_qkv && (st = hfx_cfg_num_or(c, "clip_qkv", 0, &m->clip_qkv, err))) return st;
     if (!(m->clip_qkv >= 0) || m->clip_qkv > 1e30)
@@ -698,6 +704,54 @@ static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value
 #undef P
 }
 
+/* The LM head over the final hidden states: [B,S,hidden] → [B,S,vocab]. */
+static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    hfx_value *head;
+    if (m->tied) {
+        head = embed;
+        hfx_weight_ignore(c->w, c->n.lm_head); /* transformers ties it to the embeddings */
+    } else {
+        head = hfx_weight(c->w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c->n.lm_head);
+    }
+    hfx_value *logits = hfx_linear(g, x, head, NULL);
+    if (m->logits_div != 1.0)
+        logits = hfx_op2(g, HFX_OP_DIV, logits, hfx_const_scalar(g, c->o->dtype, m->logits_div));
+    if (m->final_softcap > 0) { /* cap·tanh(logits / cap) */
+        hfx_value *cap = hfx_const_scalar(g, c->o->dtype, m->final_softcap);
+        logits = hfx_op2(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_TANH, hfx_op2(g, HFX_OP_DIV, logits, cap)), cap);
+    }
+    return logits;
+}
+
+/* A sequence classifier's logits [B, labels]: `score` on the hidden state of each row's
+ * rightmost token that is not pad_token_id (transformers' argmax of index·(id != pad), which is
+ * that index, or 0 when the row is all padding), or of the last token when the config has no pad
+ * token. The row is picked before `score`, by a one-hot sum: equal to scoring every position and
+ * picking after. */
+static hfx_value *classify(layer_ctx *c, hfx_value *x, hfx_value *ids) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    hfx_value *pooled; /* [B,hidden] */
+    if (m->pad_id < 0) {
+        pooled = hfx_slice(g, x, 1, -1, INT64_MAX);
+    } else {
+        hfx_value *zero = hfx_const_i64(g, 0), *one = hfx_const_i64(g, 1);
+        hfx_value *index = hfx_range(g, zero, hfx_dim_of(g, ids, 1), one, c->seq);                 /* [S] */
+        hfx_value *real = hfx_cast(g, hfx_op1(g, HFX_OP_NOT, hfx_op2(g, HFX_OP_EQUAL, ids, hfx_const_i64(g, m->pad_id))),
+                                   HFX_DTYPE_I64);                                                 /* [B,S] */
+        int64_t axis = -1;
+        hfx_value *last = hfx_reduce(g, HFX_OP_REDUCE_MAX, hfx_op2(g, HFX_OP_MUL, index, real), 1, &axis); /* [B,1] */
+        hfx_value *pick = hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, index, last), x->dtype);           /* [B,S] */
+        int64_t seq_axis = 1;
+        pooled = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, x, hfx_unsqueeze(g, pick, -1)), 1, &seq_axis);
+    }
+    pooled = hfx_reshape(g, pooled, 2, (hfx_dim[]){c->batch, hfx_dim_const(m->hidden)});
+    hfx_value *score = hfx_weight(c->w, 2, (int64_t[]){m->labels, m->hidden}, "score.weight");
+    return hfx_linear(g, pooled, score, NULL);
+}
+
 static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
                                         const hfx_checkpoint *ck, const hfx_build_opts *o,
                                         hfx_graph *g, hfx_error *err) {
@@ -801,21 +855,7 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
     }
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
     x = norm(&c, x, m->hidden, c.n.final_norm);
-    hfx_value *head;
-    if (m->tied) {
-        head = embed;
-        hfx_weight_ignore(&w, c.n.lm_head); /* transformers ties it to the embeddings */
-    } else {
-        head = hfx_weight(&w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c.n.lm_head);
-    }
-    hfx_value *logits = hfx_linear(g, x, head, NULL);
-    if (m->logits_div != 1.0)
-        logits = hfx_op2(g, HFX_OP_DIV, logits, hfx_const_scalar(g, o->dtype, m->logits_div));
-    if (m->final_softcap > 0) { /* cap·tanh(logits / cap) */
-        hfx_value *cap = hfx_const_scalar(g, o->dtype, m->final_softcap);
-        logits = hfx_op2(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_TANH, hfx_op2(g, HFX_OP_DIV, logits, cap)), cap);
-    }
-    hfx_graph_output(g, logits, "logits");
+    hfx_graph_output(g, d->seq_classifier ? classify(&c, x, ids) : lm_logits(&c, x, embed), "logits");
     for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
         bool third = seed && (o->cache == HFX_CACHE_STATIC || m->window[i]); /* the counter, or the window */
         for (int kv = 0; kv < (third ? 3 : 2); kv++) {
@@ -872,6 +912,16 @@ static const hfx_component generation[] = {{"prefill", "prefill", false, false, 
 static const hfx_component one_graph[] = {{"decode", "decode", false, true, 0}};
 static const hfx_component generation_multi[] = {{"prefill", "prefill", false, false, 0}, {"decode", "decode", false, true, 0}};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
+
+static hfx_torch_signature classifier_torch_signature(const void *desc) {
+    static const char *const args[] = {"input_ids", "attention_mask", "position_ids", NULL};
+    (void)desc;
+    return (hfx_torch_signature){args, "SequenceClassifierOutputWithPast"};
+}
+
+const hfx_arch_family hfx_decoder_classifier_family = {
+    sizeof(hfx_decoder_cfg), decoder_parse, decoder_build_forward, NULL, NULL,
+    {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs, classifier_torch_signature};
 
 const hfx_arch_family hfx_decoder_family = {
     sizeof(hfx_decoder_cfg), decoder_parse, decoder_build_forward, decoder_cache_layers, decoder_recompute_at,

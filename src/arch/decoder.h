@@ -136,6 +136,8 @@ typedef struct hfx_decoder_desc {
     bool clip_qkv;               /* `clip_qkv` clamps q, k and v after their projections (OLMo) */
     bool no_rope_layers;         /* `no_rope_layers` (1: rope, 0: none), else every
                                     `no_rope_layer_interval`-th layer without rope (SmolLM3) */
+    bool seq_classifier;         /* *ForSequenceClassification: `score` on the last token that is not
+                                    pad_token_id (hfx_decoder_classifier_family) */
 } hfx_decoder_desc;
 
 typedef struct hfx_decoder_cfg {
@@ -158,8 +160,11 @@ typedef struct hfx_decoder_cfg {
     bool *sparse;                /* (layers) this layer's MLP is the experts; arena-owned */
     bool *no_rope;               /* (layers) this layer's attention has no rotary; arena-owned */
     double clip_qkv;             /* 0: none; else q, k, v clamped to [-clip_qkv, clip_qkv] */
+    int64_t labels, pad_id;      /* a sequence classifier's width and pad token (-1: none) */
 } hfx_decoder_cfg;
 
 extern const hfx_arch_family hfx_decoder_family;
+/* The same template with a sequence-classification head: a forward pass only. */
+extern const hfx_arch_family hfx_decoder_classifier_family;
 
 #endif

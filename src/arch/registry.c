@@ -19,11 +19,14 @@
     .gated_mlp = true, .act_key = "hidden_act", .default_act = "silu", .eps_key = "rms_norm_eps", \
     .scale = HFX_SCALE_HEAD_DIM
 
-static const hfx_decoder_desc LlamaForCausalLM_desc = {"LlamaForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true};
-static const hfx_decoder_desc MistralForCausalLM_desc = {"MistralForCausalLM", LLAMA_LIKE,
-                                                         .attn_bias = HFX_BIAS_NONE, .sliding = HFX_SLIDING_ALL};
-static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV,
-                                                       .sliding = HFX_SLIDING_MAX_WINDOW, .masks_by_layer_type = true};
+/* each family with a sequence-classification head too: its fields once, two descriptors */
+#define LLAMA LLAMA_LIKE, .mlp_bias_from_config = true
+#define MISTRAL LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE, .sliding = HFX_SLIDING_ALL
+#define QWEN2 LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV, .sliding = HFX_SLIDING_MAX_WINDOW, .masks_by_layer_type = true
+#define QWEN3 QWEN2, .attn_bias = HFX_BIAS_FROM_CONFIG, .qk_norm = HFX_QK_NORM_PER_HEAD
+static const hfx_decoder_desc LlamaForCausalLM_desc = {"LlamaForCausalLM", LLAMA};
+static const hfx_decoder_desc MistralForCausalLM_desc = {"MistralForCausalLM", MISTRAL};
+static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", QWEN2};
 static const hfx_decoder_desc MixtralForCausalLM_desc = {"MixtralForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE,
                                                          .sliding = HFX_SLIDING_ALL, .moe = HFX_MOE_MIXTRAL,
                                                          .output_class = "MoeCausalLMOutputWithPast"};
@@ -31,8 +34,7 @@ static const hfx_decoder_desc Qwen3MoeForCausalLM_desc = {"Qwen3MoeForCausalLM",
                                                           .qk_norm = HFX_QK_NORM_PER_HEAD,
                                                           .sliding = HFX_SLIDING_MAX_WINDOW, .moe = HFX_MOE_QWEN3,
                                                           .output_class = "MoeCausalLMOutputWithPast"};
-static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
-                                                       .sliding = HFX_SLIDING_MAX_WINDOW, .masks_by_layer_type = true};
+static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", QWEN3};
 static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true,
                                                          .granite_multipliers = true,
                                                          .scale = HFX_SCALE_ATTN_MULTIPLIER};
@@ -76,6 +78,16 @@ static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
     LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .default_act = "gelu_pytorch_tanh", .default_tied = true,     \
     .embed_sqrt_hidden = true
 static const hfx_decoder_desc GemmaForCausalLM_desc = {"GemmaForCausalLM", GEMMA_LIKE, .gelu_means_tanh = true};
+static const hfx_decoder_desc LlamaForSequenceClassification_desc = {"LlamaForSequenceClassification", LLAMA,
+                                                                     .seq_classifier = true};
+static const hfx_decoder_desc MistralForSequenceClassification_desc = {"MistralForSequenceClassification", MISTRAL,
+                                                                       .seq_classifier = true};
+static const hfx_decoder_desc Qwen2ForSequenceClassification_desc = {"Qwen2ForSequenceClassification", QWEN2,
+                                                                     .seq_classifier = true};
+static const hfx_decoder_desc Qwen3ForSequenceClassification_desc = {"Qwen3ForSequenceClassification", QWEN3,
+                                                                     .seq_classifier = true};
+static const hfx_decoder_desc GemmaForSequenceClassification_desc = {"GemmaForSequenceClassification", GEMMA_LIKE,
+                                                                     .gelu_means_tanh = true, .seq_classifier = true};
 static const hfx_decoder_desc Gemma2ForCausalLM_desc = {
     "Gemma2ForCausalLM", GEMMA_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 2,
     .layout = HFX_LAYOUT_SANDWICH, .act_key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN,
@@ -115,6 +127,11 @@ static const struct entry {
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},
+    {"LlamaForSequenceClassification", &hfx_decoder_classifier_family, &LlamaForSequenceClassification_desc},
+    {"MistralForSequenceClassification", &hfx_decoder_classifier_family, &MistralForSequenceClassification_desc},
+    {"Qwen2ForSequenceClassification", &hfx_decoder_classifier_family, &Qwen2ForSequenceClassification_desc},
+    {"Qwen3ForSequenceClassification", &hfx_decoder_classifier_family, &Qwen3ForSequenceClassification_desc},
+    {"GemmaForSequenceClassification", &hfx_decoder_classifier_family, &GemmaForSequenceClassification_desc},
     {"BertModel", &hfx_encoder_family, &hfx_bert_model},
     {"BertForSequenceClassification", &hfx_encoder_family, &hfx_bert_classifier},
     {"RobertaModel", &hfx_encoder_family, &hfx_roberta_model},

@@ -394,6 +394,8 @@ def _want_outputs(spec) -> dict:
         return {"logits": [spec.vocab_size]}
     if spec.kind == "classifier":
         return {"logits": [3]}
+    if spec.kind == "dec_classifier":
+        return {"logits": [len(spec.config.get("id2label") or {}) or spec.config.get("num_labels", 2)]}
     if spec.arch == "bert_nopool":
         return {"last_hidden_state": [spec.config["hidden_size"]]}
     return {"last_hidden_state": [spec.config["hidden_size"]], "pooler_output": [spec.config["hidden_size"]]}
@@ -407,7 +409,7 @@ def test_onnx_checker_and_signature(b_onnx, name):
     exported = b_onnx(name)
     onnx.checker.check_model(str(exported.onnx_path), full_check=True)
     graph = onnx.load(str(exported.onnx_path), load_external_data=False).graph
-    want_in = DEC_INPUTS if spec.kind == "causal" else ENC_INPUTS
+    want_in = DEC_INPUTS if spec.decoder_inputs else ENC_INPUTS
     assert [i.name for i in graph.input] == want_in, [i.name for i in graph.input]
     for i in graph.input:
         assert i.type.tensor_type.elem_type == onnx.TensorProto.INT64, i.name
@@ -429,7 +431,7 @@ def test_onnx_checker_and_signature(b_onnx, name):
 def test_openvino_signature(b_ov, name):
     spec = W.SPECS[name]
     model = core().read_model(str(b_ov(name, "--dynamic") / "model.xml"))
-    want_in = DEC_INPUTS if spec.kind == "causal" else ENC_INPUTS
+    want_in = DEC_INPUTS if spec.decoder_inputs else ENC_INPUTS
     assert [i.get_any_name() for i in model.inputs] == want_in
     for port in model.inputs:
         assert port.get_element_type().get_type_name() == "i64" and port.get_partial_shape().is_dynamic

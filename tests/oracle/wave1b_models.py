@@ -38,8 +38,14 @@ from transformers import (
     BertForSequenceClassification,
     BertModel,
     GenerationConfig,
+    GemmaConfig,
+    GemmaForSequenceClassification,
     GPT2Config,
     GPT2LMHeadModel,
+    LlamaConfig,
+    LlamaForSequenceClassification,
+    MistralConfig,
+    MistralForSequenceClassification,
     GPTNeoXConfig,
     GPTNeoXForCausalLM,
     MixtralConfig,
@@ -48,6 +54,10 @@ from transformers import (
     OlmoForCausalLM,
     Phi3Config,
     Phi3ForCausalLM,
+    Qwen2Config,
+    Qwen2ForSequenceClassification,
+    Qwen3Config,
+    Qwen3ForSequenceClassification,
     Qwen3MoeConfig,
     Qwen3MoeForCausalLM,
     RobertaConfig,
@@ -62,7 +72,8 @@ from transformers import (
 
 import models
 
-# arch key: (config class, model class, kind)   kind: "causal" | "encoder" | "classifier"
+# arch key: (config class, model class, kind)   kind: "causal" | "encoder" | "classifier" (an encoder's) |
+# "dec_classifier" (a decoder's *ForSequenceClassification: decoder inputs, logits [B, labels])
 ARCHS = {
     "phi3": (Phi3Config, Phi3ForCausalLM, "causal"),
     "gpt_neox": (GPTNeoXConfig, GPTNeoXForCausalLM, "causal"),
@@ -71,6 +82,11 @@ ARCHS = {
     "qwen3_moe": (Qwen3MoeConfig, Qwen3MoeForCausalLM, "causal"),
     "olmo": (OlmoConfig, OlmoForCausalLM, "causal"),
     "smollm3": (SmolLM3Config, SmolLM3ForCausalLM, "causal"),
+    "llama_cls": (LlamaConfig, LlamaForSequenceClassification, "dec_classifier"),
+    "mistral_cls": (MistralConfig, MistralForSequenceClassification, "dec_classifier"),
+    "qwen2_cls": (Qwen2Config, Qwen2ForSequenceClassification, "dec_classifier"),
+    "qwen3_cls": (Qwen3Config, Qwen3ForSequenceClassification, "dec_classifier"),
+    "gemma_cls": (GemmaConfig, GemmaForSequenceClassification, "dec_classifier"),
     "bert": (BertConfig, BertModel, "encoder"),
     "bert_nopool": (BertConfig, lambda config: BertModel(config, add_pooling_layer=False), "encoder"),
     "bert_cls": (BertConfig, BertForSequenceClassification, "classifier"),
@@ -106,6 +122,11 @@ class Spec:
         return "BertModel" if self.arch == "bert_nopool" else ARCHS[self.arch][1].__name__
 
     @property
+    def decoder_inputs(self) -> bool:
+        """input_ids, attention_mask, position_ids (else an encoder's, with token_type_ids)."""
+        return self.kind in ("causal", "dec_classifier")
+
+    @property
     def vocab_size(self) -> int:
         return self.config["vocab_size"]
 
@@ -126,6 +147,7 @@ class EncCase:
     types: bool = False
     left: bool = False
     pad_inside: bool = False
+    pad_last: bool = False    # row 0's last real token is pad_token_id (a decoder classifier pools before it)
 
     @property
     def id(self) -> str:
@@ -136,6 +158,8 @@ class EncCase:
             s += "-types"
         if self.pad_inside:
             s += "-padinside"
+        if self.pad_last:
+            s += "-padlast"
         return s
 
 
@@ -158,6 +182,8 @@ def make_encoder_inputs(case: EncCase, vocab_size: int, pad_id: int, seed: int =
         row = np.flatnonzero(mask[0])
         assert len(row) >= 4, case
         ids[0, row[len(row) // 2]] = pad_id
+    if case.pad_last:
+        ids[0, np.flatnonzero(mask[0])[-1]] = pad_id
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
 
 
@@ -328,6 +354,16 @@ ENC_CASES = (
     EncCase(2, 8, (8, 5), left=True, types=True),
     EncCase(2, 11, (11, 8), pad_inside=True),
 )
+# a decoder classifier's batches: padded on either side, and a pad id inside row 0's text (transformers
+# pools on ids, not the mask)
+DEC_CLS_CASES = (
+    EncCase(1, 1),
+    EncCase(1, 7),
+    EncCase(3, 12, (12, 9, 1)),
+    EncCase(2, 8, (8, 5), left=True),
+    EncCase(2, 11, (11, 8), pad_inside=True),
+    EncCase(2, 9, (9, 6), pad_last=True),
+)
 ENC_CASES_NO_TYPES = tuple(dataclasses.replace(c, types=False) for c in ENC_CASES)
 
 
@@ -439,6 +475,21 @@ SPECS_LIST = [
               tie_word_embeddings=False, mlp_bias=True),
          "smollm3_swa without layer_types in config.json (sliding on the no-rope layers, derived)",
          config_rewrite="smollm3_no_types", twin="smollm3_swa", seed=1, cases=(Case(3, 12, (0, 3, 11)),)),
+    # --- wave 2: decoders' sequence-classification heads (score on the last token that is not pad) ---
+    Spec("llama_cls", "llama_cls", dict(models.LLAMA, pad_token_id=0, **LABELS3),
+         "LlamaForSequenceClassification, 3 labels, pad 0: left- and right-padded rows, a pad id inside the text",
+         cases=DEC_CLS_CASES),
+    Spec("llama_cls_nopad", "llama_cls", dict(models.LLAMA, pad_token_id=None),
+         "no pad_token_id: the last token (transformers refuses batches > 1), num_labels 2 by default", seed=1,
+         cases=(EncCase(1, 1), EncCase(1, 7))),
+    Spec("mistral_cls", "mistral_cls", dict(models.MISTRAL, pad_token_id=0, **LABELS3),
+         "MistralForSequenceClassification, sliding_window 4", cases=DEC_CLS_CASES),
+    Spec("qwen2_cls", "qwen2_cls", dict(models.QWEN2, pad_token_id=0, num_labels=5),
+         "Qwen2ForSequenceClassification, num_labels 5, q/k/v biases", cases=DEC_CLS_CASES),
+    Spec("qwen3_cls", "qwen3_cls", dict(models.QWEN3, pad_token_id=0, **LABELS3),
+         "Qwen3ForSequenceClassification, q/k norms", cases=DEC_CLS_CASES),
+    Spec("gemma_cls", "gemma_cls", dict(models.GEMMA, pad_token_id=0, **LABELS3),
+         "GemmaForSequenceClassification: (1 + w) norms, embeddings scaled", norm_offset=-0.5, cases=DEC_CLS_CASES),
     # --- encoders ---
     Spec("bert", "bert", dict(BERT), "BertModel: last_hidden_state and pooler_output", cases=ENC_CASES),
     Spec("bert_nopool", "bert_nopool", dict(BERT), "BertModel(add_pooling_layer=False): last_hidden_state only",
@@ -508,7 +559,8 @@ def build_model(spec: Spec) -> torch.nn.Module:
 def load_reference(model_dir: os.PathLike, spec: Spec) -> torch.nn.Module:
     """transformers' eager float32 model of a checkpoint directory."""
     auto = {"causal": AutoModelForCausalLM, "encoder": AutoModel,
-            "classifier": AutoModelForSequenceClassification}[spec.kind]
+            "classifier": AutoModelForSequenceClassification,
+            "dec_classifier": AutoModelForSequenceClassification}[spec.kind]
     model = auto.from_pretrained(str(model_dir), dtype=torch.float32, attn_implementation="eager")
     model.eval()
     return model
@@ -517,6 +569,9 @@ def load_reference(model_dir: os.PathLike, spec: Spec) -> torch.nn.Module:
 def probe_inputs(spec: Spec) -> dict:
     if spec.kind == "causal":
         return models.make_inputs(Case(2, 20, (0, 3)), spec.vocab_size, seed=12345)
+    if spec.kind == "dec_classifier":  # one row without a pad token: transformers refuses more
+        padded = spec.config.get("pad_token_id") is not None
+        return dec_classifier_inputs(EncCase(2, 10, (10, 6)) if padded else EncCase(1, 10), spec, seed=12345)
     return make_encoder_inputs(EncCase(2, 10, (10, 6), types=spec.config.get("type_vocab_size", 2) > 1),
                                spec.vocab_size, spec.config["pad_token_id"], seed=12345)
 
@@ -528,7 +583,7 @@ def outputs(model: torch.nn.Module, spec: Spec, inputs: dict) -> dict:
         if spec.kind == "causal":
             return {"logits": model(**feed, use_cache=False).logits.float().numpy()}
         out = model(**feed)
-    if spec.kind == "classifier":
+    if spec.kind in ("classifier", "dec_classifier"):
         return {"logits": out.logits.float().numpy()}
     res = {"last_hidden_state": out.last_hidden_state.float().numpy()}
     # a checkpoint saved without a pooler loads into a BertModel with a freshly initialised one
@@ -718,7 +773,19 @@ class References:
         return self._outs[key]
 
 
+def dec_classifier_inputs(case: EncCase, spec: Spec, seed: int = 0) -> dict:
+    """A decoder classifier's feed: an encoder case's ids and mask (padding with pad_token_id, or 0
+    without one), positions as generate() computes them."""
+    pad = spec.config.get("pad_token_id")
+    e = make_encoder_inputs(case, spec.vocab_size, 0 if pad is None else pad, seed=seed)
+    mask = e["attention_mask"]
+    return {"input_ids": e["input_ids"], "attention_mask": mask,
+            "position_ids": np.clip(np.cumsum(mask, axis=-1) - 1, 0, None).astype(np.int64)}
+
+
 def inputs_for(spec: Spec, case) -> dict:
     if spec.kind == "causal":
         return models.make_inputs(case, spec.vocab_size)
+    if spec.kind == "dec_classifier":
+        return dec_classifier_inputs(case, spec)
     return make_encoder_inputs(case, spec.vocab_size, spec.config["pad_token_id"])
