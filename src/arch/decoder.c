@@ -89,14 +89,17 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
                                hfx_error *err) {
     bool attention_bias = false, mlp_bias = false;
     hfx_status st = HFX_OK;
+    bool qkv_bias = d->attn_bias == HFX_BIAS_QKV;
     if (d->attn_bias == HFX_BIAS_FROM_CONFIG)
         st = hfx_cfg_bool_or(c, "attention_bias", d->attention_bias_default, &attention_bias, err);
+    if (d->attn_bias == HFX_BIAS_QKV_FROM_CONFIG)
+        st = hfx_cfg_bool_or(c, d->qkv_bias_key, d->attention_bias_default, &qkv_bias, err);
     if (!st && d->attn_bias == HFX_BIAS_USE_BIAS) {
-        st = hfx_cfg_bool_or(c, "use_bias", true, &attention_bias, err);
+        st = hfx_cfg_bool_or(c, "use_bias", d->attention_bias_default, &attention_bias, err);
         mlp_bias = attention_bias;
     }
     if (!st && d->mlp_bias_from_config) st = hfx_cfg_bool_or(c, "mlp_bias", false, &mlp_bias, err);
-    m->q_bias = m->k_bias = m->v_bias = attention_bias || d->attn_bias == HFX_BIAS_QKV;
+    m->q_bias = m->k_bias = m->v_bias = attention_bias || qkv_bias;
     m->o_bias = attention_bias;
     m->mlp_bias = mlp_bias || d->mlp_bias_always;
     return st;
@@ -154,7 +157,7 @@ static hfx_status parse_no_rope(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena 
     m->no_rope = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->no_rope);
     if (!m->no_rope) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = false;
-    if (!d->no_rope_layers) return HFX_OK;
+    if (d->no_rope != HFX_NO_ROPE_LIST) return HFX_OK; /* the other rules read the windows (decoder_parse) */
     const json_t *list = json_object_get(c.obj, "no_rope_layers");
     if (!list || json_is_null(list)) {
         int64_t interval;
@@ -238,7 +241,8 @@ static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
                         c.where, (long long)m->heads, (long long)m->kv_heads);
     if (!(m->eps > 0 && m->eps < 1))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where, d->eps_key, m->eps);
-    int64_t dflt_head_dim = m->hidden / m->heads;
+    int64_t dflt_head_dim = m->hidden / m->heads; /* absent or null; some families default it when absent */
+    if (d->default_head_dim && !json_object_get(c.obj, "head_dim")) dflt_head_dim = d->default_head_dim;
     if ((st = hfx_cfg_int_in_or(c, "head_dim", dflt_head_dim, 2, 4096, &m->head_dim, err)) ||
         (st = parse_activation(d, c, m, err)) || (st = parse_biases(d, c, m, err)) ||
         (st = parse_scales(d, c, m, err)))
@@ -248,14 +252,36 @@ static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
     m->layer_types = d->masks_by_layer_type;
     if (d->parallel_from_config) {
         bool parallel;
-        if ((st = hfx_cfg_bool_or(c, "use_parallel_residual", true, &parallel, err))) return st;
-        m->layout = parallel ? HFX_LAYOUT_PARALLEL : HFX_LAYOUT_PRE;
+        if ((st = hfx_cfg_bool_or(c, "use_parallel_residual", d->parallel_default, &parallel, err))) return st;
+        m->layout = !parallel ? HFX_LAYOUT_PRE : d->layout == HFX_LAYOUT_PRE ? HFX_LAYOUT_PARALLEL : d->layout;
     }
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     if (!m->window) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    int64_t config_window = 0; /* the config's sliding_window, for the no-rope rules that read it */
     if ((st = parse_no_rope(d, c, arena, m, err)) || (st = parse_sliding(d, c, m, err)) ||
-        (st = parse_moe(d, c, arena, m, err)))
+        (st = parse_moe(d, c, arena, m, err)) ||
+        (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
         return st;
+    for (int64_t i = 0; i < m->layers; i++) /* the rules read the windows: after parse_sliding */
+        if (d->no_rope == HFX_NO_ROPE_FULL_LAYERS || (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && config_window > 0))
+            m->no_rope[i] = m->window[i] == 0;
+    m->logits_mul = 1.0;
+    if (d->logit_scale && (st = hfx_cfg_num_or(c, "logit_scale", d->default_logit_scale, &m->logits_mul, err))) return st;
+    if (!isfinite(m->logits_mul))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: logit_scale %g is not a finite number", c.where, m->logits_mul);
+    m->qk_norm = d->qk_norm;
+    if (d->qk_norm_key) {
+        bool on;
+        if ((st = hfx_cfg_bool_or(c, d->qk_norm_key, false, &on, err))) return st;
+        if (!on) m->qk_norm = HFX_QK_NORM_NONE;
+    }
+    if (d->refuse_key) {
+        bool on;
+        if ((st = hfx_cfg_bool_or(c, d->refuse_key, false, &on, err))) return st;
+        if (on)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s true is not supported yet for %s", c.where, d->refuse_key,
+                            d->architecture);
+    }
     if (d->seq_classifier) { /* the head's width: id2label when given, else num_labels (transformers' default 2) */
         const json_t *id2label = json_object_get(c.obj, "id2label");
         if (json_is_object(id2label) && json_object_size(id2label) > 0) m->labels = (int64_t)json_object_size(id2label);
@@ -276,6 +302,7 @@ static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
     if (!d->learned_positions &&
         (st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err)))
         return st;
+    m->rope.interleaved = d->interleaved_rope;
     if (d->local_rope &&
         (st = hfx_rope_parse(c, &local, m->head_dim, m->max_position, arena, &m->local_rope, err)))
         return st;
@@ -306,14 +333,17 @@ typedef struct layer_ctx {
 enum { CACHE_PARTS = 3 };
 
 static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
-    hfx_decoder_names n = {"model.embed_tokens.weight", "model.layers.%lld", "self_attn", "qkv_proj", "o_proj",
-                           "c_fc", "c_proj", "input_layernorm", "post_attention_layernorm", NULL,
-                           "model.norm", "lm_head.weight", NULL};
+    hfx_decoder_names n = {.embed = "model.embed_tokens.weight", .layer = "model.layers.%lld", .attn = "self_attn",
+                           .qkv = "qkv_proj", .o = "o_proj", .fc_in = "c_fc", .fc_out = "c_proj",
+                           .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm", .final_norm = "model.norm",
+                           .lm_head = "lm_head.weight", .pre2 = "pre_feedforward_layernorm",
+                           .post2 = "post_feedforward_layernorm", .q_norm = "q_norm", .k_norm = "k_norm"};
     const hfx_decoder_names *f = d->names;
     if (!f) return n;
 #define TAKE(field) if (f->field) n.field = f->field
     TAKE(embed); TAKE(layer); TAKE(attn); TAKE(qkv); TAKE(o); TAKE(fc_in); TAKE(fc_out); TAKE(norm1);
-    TAKE(norm2); TAKE(pos_embed); TAKE(final_norm); TAKE(lm_head);
+    TAKE(norm2); TAKE(pos_embed); TAKE(final_norm); TAKE(lm_head); TAKE(pre2); TAKE(post2); TAKE(q_norm);
+    TAKE(k_norm);
 #undef TAKE
     return n;
 }
@@ -480,6 +510,9 @@ static hfx_value *norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix
     case HFX_NORM_RMS: return hfx_rms_norm(c->g, x, w, c->m->eps, 0);
     case HFX_NORM_RMS_OFFSET: return hfx_rms_norm(c->g, x, w, c->m->eps, 1.0);
     case HFX_NORM_LAYER: return hfx_layer_norm(c->g, x, w, hfx_weight(c->w, 1, &n, "%s.bias", prefix), c->m->eps);
+    case HFX_NORM_LAYER_WEIGHT: /* in f32, cast back */
+        return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, w, HFX_DTYPE_F32),
+                                             NULL, c->m->eps), x->dtype);
     case HFX_NORM_LAYER_PLAIN: break;
     }
     return x;
@@ -524,22 +557,24 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
             *x[j] = hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, *x[j], lo), hi);
         }
     }
-    if (d->qk_norm == HFX_QK_NORM_WHOLE) { /* over the whole projection (OLMo-2) */
-        q = norm(c, q, m->heads * hd, P("q_norm"));
-        k = norm(c, k, m->kv_heads * hd, P("k_norm"));
+    if (m->qk_norm == HFX_QK_NORM_WHOLE) { /* over the whole projection (OLMo-2) */
+        q = norm(c, q, m->heads * hd, P(c->n.q_norm));
+        k = norm(c, k, m->kv_heads * hd, P(c->n.k_norm));
     }
     q = split_heads(c, q, m->heads, hd);
     k = split_heads(c, k, m->kv_heads, hd);
     v = split_heads(c, v, m->kv_heads, hd);
-    if (d->qk_norm == HFX_QK_NORM_PER_HEAD) { /* over head_dim, per head, before rotary */
-        q = norm(c, q, hd, P("q_norm"));
-        k = norm(c, k, hd, P("k_norm"));
+    if (m->qk_norm == HFX_QK_NORM_PER_HEAD) { /* over head_dim, per head, before rotary */
+        q = norm(c, q, hd, P(c->n.q_norm));
+        k = norm(c, k, hd, P(c->n.k_norm));
     }
     q = to_bhsd(c, q);
     k = to_bhsd(c, k);
     if (cos && !m->no_rope[i]) { /* rotary; learned absolute positions were added to the embeddings instead */
-        q = hfx_rope_apply(g, q, cos, sin);
-        k = hfx_rope_apply(g, k, cos, sin);
+        hfx_dtype dt = q->dtype; /* ERNIE 4.5 rotates in f32 (its cos/sin are f32 too) */
+        if (d->rope_f32) q = hfx_cast(g, q, HFX_DTYPE_F32), k = hfx_cast(g, k, HFX_DTYPE_F32);
+        q = hfx_cast(g, hfx_rope_apply(g, q, cos, sin, m->rope.interleaved), dt);
+        k = hfx_cast(g, hfx_rope_apply(g, k, cos, sin, m->rope.interleaved), dt);
     }
     if (c->o->io == HFX_IO_SEED && c->o->cache != HFX_CACHE_NONE) {
         v = to_bhsd(c, v);
@@ -687,18 +722,23 @@ static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value
         hfx_value *f = mlp_block(c, i, norm(c, x, n, P(c->n.norm2)));
         return hfx_op2(c->g, HFX_OP_ADD, hfx_op2(c->g, HFX_OP_ADD, f, a), x);
     }
+    case HFX_LAYOUT_PARALLEL_SHARED: { /* x + attn(h) + mlp(h), h = norm1(x) */
+        hfx_value *h = norm(c, x, n, P(c->n.norm1));
+        hfx_value *a = attention_block(c, i, h, cos, sin, bias);
+        return hfx_op2(c->g, HFX_OP_ADD, hfx_op2(c->g, HFX_OP_ADD, x, a), mlp_block(c, i, h));
+    }
     case HFX_LAYOUT_PRE:
         x = residual(c, x, attention_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias));
         return residual(c, x, mlp_block(c, i, norm(c, x, n, P(c->n.norm2))));
     case HFX_LAYOUT_SANDWICH: {
         hfx_value *a = attention_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias);
         x = residual(c, x, norm(c, a, n, P(c->n.norm2)));
-        hfx_value *f = mlp_block(c, i, norm(c, x, n, P("pre_feedforward_layernorm")));
-        return residual(c, x, norm(c, f, n, P("post_feedforward_layernorm")));
+        hfx_value *f = mlp_block(c, i, norm(c, x, n, P(c->n.pre2)));
+        return residual(c, x, norm(c, f, n, P(c->n.post2)));
     }
     case HFX_LAYOUT_POST:
         x = residual(c, x, norm(c, attention_block(c, i, x, cos, sin, bias), n, P(c->n.norm2)));
-        return residual(c, x, norm(c, mlp_block(c, i, x), n, P("post_feedforward_layernorm")));
+        return residual(c, x, norm(c, mlp_block(c, i, x), n, P(c->n.post2)));
     }
     return x;
 #undef P
@@ -715,7 +755,17 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
     } else {
         head = hfx_weight(c->w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c->n.lm_head);
     }
-    hfx_value *logits = hfx_linear(g, x, head, NULL);
+    hfx_value *bias = NULL;
+    if (c->d->lm_head_bias) { /* "<head>.bias" beside "<head>.weight" */
+        char name[160];
+        size_t n = strlen(c->n.lm_head), w = strlen(".weight");
+        if (n > w && strcmp(c->n.lm_head + n - w, ".weight") == 0) n -= w;
+        snprintf(name, sizeof name, "%.*s.bias", (int)n, c->n.lm_head);
+        bias = hfx_weight(c->w, 1, &m->vocab, "%s", name);
+    }
+    hfx_value *logits = hfx_linear(g, x, head, bias);
+    if (m->logits_mul != 1.0)
+        logits = hfx_op2(g, HFX_OP_MUL, logits, hfx_const_scalar(g, c->o->dtype, m->logits_mul));
     if (m->logits_div != 1.0)
         logits = hfx_op2(g, HFX_OP_DIV, logits, hfx_const_scalar(g, c->o->dtype, m->logits_div));
     if (m->final_softcap > 0) { /* cap·tanh(logits / cap) */
@@ -829,7 +879,7 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         hfx_value *wpe = hfx_weight(&w, 2, (int64_t[]){m->max_position, m->hidden}, "%s", c.n.pos_embed);
         x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, wpe, pos, 0));
     } else {
-        hfx_rope_cos_sin(g, &m->rope, pos, o->dtype, &cos, &sin);
+        hfx_rope_cos_sin(g, &m->rope, pos, d->rope_f32 ? HFX_DTYPE_F32 : o->dtype, &cos, &sin);
     }
     if (d->local_rope) hfx_rope_cos_sin(g, &m->local_rope, pos, o->dtype, &local_cos, &local_sin);
     hfx_mask_builder mb;

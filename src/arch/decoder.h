@@ -13,7 +13,9 @@ typedef enum {
     HFX_BIAS_FROM_CONFIG, /* `attention_bias` switches q/k/v/o biases (Llama, Qwen3, Gemma, OLMo-2) */
     HFX_BIAS_QKV,         /* q/k/v always biased, o never (Qwen2) */
     HFX_BIAS_NONE,        /* never (Mistral) */
-    HFX_BIAS_USE_BIAS     /* `use_bias` switches every linear, MLP included (StarCoder2) */
+    HFX_BIAS_USE_BIAS,    /* `use_bias` (default: attention_bias_default) switches every linear, MLP included
+                             (StarCoder2, ERNIE 4.5) */
+    HFX_BIAS_QKV_FROM_CONFIG /* desc `qkv_bias_key` switches q/k/v, o never (GLM, StableLM) */
 } hfx_attn_bias_rule;
 
 typedef enum {
@@ -29,14 +31,16 @@ typedef enum {
     HFX_NORM_RMS,          /* x·rsqrt(mean(x²)+ε), then w·(that, cast back) */
     HFX_NORM_RMS_OFFSET,   /* Gemma: (that in f32)·(1 + w), cast back */
     HFX_NORM_LAYER,        /* nn.LayerNorm with bias */
-    HFX_NORM_LAYER_PLAIN   /* LayerNorm without weight or bias, in f32, ε 1e-5 whatever the config (OLMo) */
+    HFX_NORM_LAYER_PLAIN,  /* LayerNorm without weight or bias, in f32, ε 1e-5 whatever the config (OLMo) */
+    HFX_NORM_LAYER_WEIGHT  /* LayerNorm with a weight, no bias, in f32 (Cohere) */
 } hfx_norm_kind;
 
 typedef enum {
     HFX_LAYOUT_PRE,      /* x += attn(norm1(x)); x += mlp(norm2(x)) */
     HFX_LAYOUT_PARALLEL, /* x = mlp(norm2(x)) + attn(norm1(x)) + x (GPT-NeoX use_parallel_residual) */
     HFX_LAYOUT_SANDWICH, /* x += post1(attn(norm1(x))); x += post2(mlp(pre2(x))) (Gemma 2/3) */
-    HFX_LAYOUT_POST      /* x += norm1(attn(x)); x += norm2(mlp(x)) (OLMo-2) */
+    HFX_LAYOUT_POST,     /* x += norm1(attn(x)); x += norm2(mlp(x)) (OLMo-2) */
+    HFX_LAYOUT_PARALLEL_SHARED /* h = norm1(x); x = x + attn(h) + mlp(h) (Phi, Cohere, StableLM) */
 } hfx_layer_layout;
 
 typedef enum { HFX_QK_NORM_NONE, HFX_QK_NORM_PER_HEAD, HFX_QK_NORM_WHOLE } hfx_qk_norm;
@@ -73,8 +77,20 @@ typedef struct hfx_decoder_names {
     const char *pos_embed;  /* learned positions: "transformer.wpe.weight" */
     const char *final_norm; /* "model.norm" */
     const char *lm_head;    /* "lm_head.weight" */
+    const char *pre2;       /* the sandwich's pre-MLP norm: "pre_feedforward_layernorm" */
+    const char *post2;      /* ... and post-MLP norm: "post_feedforward_layernorm" */
+    const char *q_norm;     /* per-head q/k norms: "q_norm" */
+    const char *k_norm;     /* "k_norm" */
     const char *optional_prefix; /* names start with it, or not (GPT-2 on the Hub has no "transformer.") */
 } hfx_decoder_names;
+
+typedef enum {
+    HFX_NO_ROPE_NONE,
+    HFX_NO_ROPE_LIST,        /* `no_rope_layers` (1: rope, 0: none), else every
+                                `no_rope_layer_interval`-th layer (SmolLM3) */
+    HFX_NO_ROPE_FULL_LAYERS, /* rope on the sliding layers only (Cohere 2) */
+    HFX_NO_ROPE_FULL_IF_WINDOW /* ... when the config has a sliding_window; else rope everywhere (EXAONE 4) */
+} hfx_no_rope_rule;
 
 typedef enum {
     HFX_SCALE_HEAD_DIM,          /* head_dim^-0.5 */
@@ -134,10 +150,19 @@ typedef struct hfx_decoder_desc {
     bool masks_by_layer_type;    /* transformers' config has `layer_types`: the seed's profile names
                                     its mask per type, "attention_mask.full_attention" */
     bool clip_qkv;               /* `clip_qkv` clamps q, k and v after their projections (OLMo) */
-    bool no_rope_layers;         /* `no_rope_layers` (1: rope, 0: none), else every
-                                    `no_rope_layer_interval`-th layer without rope (SmolLM3) */
+    hfx_no_rope_rule no_rope;    /* which layers have no rotary */
     bool seq_classifier;         /* *ForSequenceClassification: `score` on the last token that is not
                                     pad_token_id (hfx_decoder_classifier_family) */
+    bool interleaved_rope;       /* rotary pairs (2i, 2i+1) (GLM, Cohere, ERNIE 4.5) */
+    bool rope_f32;               /* rotary applied in f32 whatever the weights' dtype (ERNIE 4.5) */
+    bool logit_scale;            /* logits · `logit_scale` (Cohere) */
+    double default_logit_scale;
+    bool lm_head_bias;           /* lm_head.bias (Phi) */
+    const char *qkv_bias_key;    /* HFX_BIAS_QKV_FROM_CONFIG's key ("attention_bias", "use_qkv_bias", ...) */
+    const char *qk_norm_key;     /* a boolean that switches the descriptor's qk_norm on (Phi `qk_layernorm`) */
+    const char *refuse_key;      /* a boolean config option not supported yet: refused when true */
+    bool parallel_default;       /* `use_parallel_residual` when absent (with parallel_from_config) */
+    int64_t default_head_dim;    /* head_dim when the key is absent (0: hidden / heads; null also gives that) */
 } hfx_decoder_desc;
 
 typedef struct hfx_decoder_cfg {
@@ -160,6 +185,8 @@ typedef struct hfx_decoder_cfg {
     bool *sparse;                /* (layers) this layer's MLP is the experts; arena-owned */
     bool *no_rope;               /* (layers) this layer's attention has no rotary; arena-owned */
     double clip_qkv;             /* 0: none; else q, k, v clamped to [-clip_qkv, clip_qkv] */
+    double logits_mul;           /* 1 unless the architecture scales its logits up (Cohere) */
+    hfx_qk_norm qk_norm;         /* the descriptor's, or none when its qk_norm_key is false */
     int64_t labels, pad_id;      /* a sequence classifier's width and pad token (-1: none) */
 } hfx_decoder_cfg;
 

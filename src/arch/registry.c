@@ -43,10 +43,50 @@ static const hfx_decoder_desc Olmo2ForCausalLM_desc = {"Olmo2ForCausalLM", LLAMA
 static const hfx_decoder_desc OlmoForCausalLM_desc = {"OlmoForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER_PLAIN,
                                                       .clip_qkv = true};
 static const hfx_decoder_desc SmolLM3ForCausalLM_desc = {"SmolLM3ForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true,
-                                                         .default_tied = true, .no_rope_layers = true,
+                                                         .default_tied = true, .no_rope = HFX_NO_ROPE_LIST,
                                                          .sliding = HFX_SLIDING_NO_ROPE, .masks_by_layer_type = true};
+static const hfx_decoder_names phi_names = {.o = "dense", .fc_in = "fc1", .fc_out = "fc2",
+                                            .final_norm = "model.final_layernorm", .q_norm = "q_layernorm",
+                                            .k_norm = "k_layernorm"};
+static const hfx_decoder_desc PhiForCausalLM_desc = {
+    "PhiForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED, .gated_mlp = false,
+    .default_act = "gelu_new", .eps_key = "layer_norm_eps", .partial_rotary = true, .default_partial = 0.5,
+    .attention_bias_default = true, .mlp_bias_always = true, .lm_head_bias = true, .qk_norm = HFX_QK_NORM_PER_HEAD,
+    .qk_norm_key = "qk_layernorm", .names = &phi_names};
+static const hfx_decoder_desc StableLmForCausalLM_desc = {
+    "StableLmForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED,
+    .parallel_from_config = true, .parallel_default = false, .eps_key = "layer_norm_eps", .partial_rotary = true,
+    .default_partial = 0.25, .attn_bias = HFX_BIAS_QKV_FROM_CONFIG, .qkv_bias_key = "use_qkv_bias",
+    .refuse_key = "qk_layernorm"};
+#define GLM_LIKE                                                                                             \
+    LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV_FROM_CONFIG, .qkv_bias_key = "attention_bias", .attention_bias_default = true, \
+    .default_eps = 1.5625e-07, .default_kv_heads = 2, .default_head_dim = 128, .partial_rotary = true,     \
+    .default_partial = 0.5, .interleaved_rope = true, .fused_gate_up = true
+static const hfx_decoder_desc GlmForCausalLM_desc = {"GlmForCausalLM", GLM_LIKE};
+static const hfx_decoder_names glm4_names = {.norm2 = "post_self_attn_layernorm", .pre2 = "post_attention_layernorm",
+                                             .post2 = "post_mlp_layernorm"};
+static const hfx_decoder_desc Glm4ForCausalLM_desc = {"Glm4ForCausalLM", GLM_LIKE, .layout = HFX_LAYOUT_SANDWICH,
+                                                      .names = &glm4_names};
+static const hfx_decoder_desc Ernie4_5ForCausalLM_desc = {
+    "Ernie4_5ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .default_eps = 1e-5, .default_kv_heads = 2,
+    .default_head_dim = 128, .default_theta = 500000.0, .default_tied = true, .interleaved_rope = true,
+    .rope_f32 = true};
+static const hfx_decoder_desc Exaone4ForCausalLM_desc = {
+    "Exaone4ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD,
+    .layout = HFX_LAYOUT_POST, .default_eps = 1e-5, .default_kv_heads = 32, .sliding = HFX_SLIDING_PATTERN,
+    .sliding_pattern = 4, .pattern_from_config = true, .default_window = 4096, .no_rope = HFX_NO_ROPE_FULL_IF_WINDOW,
+    .masks_by_layer_type = true};
+#define COHERE_LIKE                                                                                          \
+    LLAMA_LIKE, .norm = HFX_NORM_LAYER_WEIGHT, .layout = HFX_LAYOUT_PARALLEL_SHARED, .eps_key = "layer_norm_eps", \
+    .default_tied = true, .interleaved_rope = true, .logit_scale = true, .default_logit_scale = 0.0625
+static const hfx_decoder_desc CohereForCausalLM_desc = {"CohereForCausalLM", COHERE_LIKE, .default_theta = 500000.0,
+                                                        .refuse_key = "use_qk_norm"};
+static const hfx_decoder_desc Cohere2ForCausalLM_desc = {
+    "Cohere2ForCausalLM", COHERE_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 4,
+    .pattern_from_config = true, .default_window = 4096, .no_rope = HFX_NO_ROPE_FULL_LAYERS, .masks_by_layer_type = true};
 static const hfx_decoder_desc Starcoder2ForCausalLM_desc = {
-    "Starcoder2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .sliding = HFX_SLIDING_ALL,
+    "Starcoder2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .attention_bias_default = true,
+    .sliding = HFX_SLIDING_ALL,
     .norm = HFX_NORM_LAYER, .gated_mlp = false, .default_act = "gelu_pytorch_tanh", .eps_key = "norm_epsilon",
     .default_tied = true, .default_kv_heads = 2};
 static const hfx_decoder_desc Phi3ForCausalLM_desc = {"Phi3ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE,
@@ -64,7 +104,7 @@ static const hfx_decoder_names gpt2_names = {
 static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner"};
 static const char *const gpt2_forward_args[] = {"input_ids", "cache", "attention_mask", "position_ids", NULL};
 static const hfx_decoder_desc GPT2LMHeadModel_desc = {
-    "GPT2LMHeadModel", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .norm = HFX_NORM_LAYER, .gated_mlp = false,
+    "GPT2LMHeadModel", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .attention_bias_default = true, .norm = HFX_NORM_LAYER, .gated_mlp = false,
     .act_key = "activation_function", .default_act = "gelu_new", .eps_key = "layer_norm_epsilon",
     .default_tied = true, .qkv = HFX_QKV_CONCAT, .names = &gpt2_names, .keys = &gpt2_keys,
     .learned_positions = true, .conv1d = true, .gpt2_scaling = true,
@@ -121,6 +161,14 @@ static const struct entry {
     {"Starcoder2ForCausalLM", &hfx_decoder_family, &Starcoder2ForCausalLM_desc},
     {"OlmoForCausalLM", &hfx_decoder_family, &OlmoForCausalLM_desc},
     {"SmolLM3ForCausalLM", &hfx_decoder_family, &SmolLM3ForCausalLM_desc},
+    {"PhiForCausalLM", &hfx_decoder_family, &PhiForCausalLM_desc},
+    {"StableLmForCausalLM", &hfx_decoder_family, &StableLmForCausalLM_desc},
+    {"GlmForCausalLM", &hfx_decoder_family, &GlmForCausalLM_desc},
+    {"Glm4ForCausalLM", &hfx_decoder_family, &Glm4ForCausalLM_desc},
+    {"Ernie4_5ForCausalLM", &hfx_decoder_family, &Ernie4_5ForCausalLM_desc},
+    {"Exaone4ForCausalLM", &hfx_decoder_family, &Exaone4ForCausalLM_desc},
+    {"CohereForCausalLM", &hfx_decoder_family, &CohereForCausalLM_desc},
+    {"Cohere2ForCausalLM", &hfx_decoder_family, &Cohere2ForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},

@@ -295,8 +295,15 @@ void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, 
     /* freqs [B,S,dim/2] = position · inv_freq; emb = [freqs, freqs] */
     hfx_value *pos = hfx_unsqueeze(g, hfx_cast(g, position_ids, HFX_DTYPE_F32), -1);
     hfx_value *freqs = hfx_op2(g, HFX_OP_MUL, pos, inv);
-    hfx_value *halves[2] = {freqs, freqs};
-    hfx_value *emb = hfx_concat(g, 2, halves, -1);
+    hfx_value *emb;
+    if (r->interleaved) { /* [B,S,dim/2,2] → [B,S,dim]: each frequency twice in a row */
+        hfx_value *f1 = hfx_unsqueeze(g, freqs, -1), *pair[2] = {f1, f1};
+        emb = hfx_reshape(g, hfx_concat(g, 2, pair, -1), 3,
+                          (hfx_dim[]){position_ids->dims[0], position_ids->dims[1], hfx_dim_const(r->dim)});
+    } else {
+        hfx_value *halves[2] = {freqs, freqs};
+        emb = hfx_concat(g, 2, halves, -1);
+    }
     hfx_value *c = hfx_op1(g, HFX_OP_COS, emb), *s = hfx_op1(g, HFX_OP_SIN, emb);
     if (r->attention_scaling != 1.0f) {
         hfx_value *k = hfx_const_f32(g, r->attention_scaling);
@@ -307,14 +314,23 @@ void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, 
     *sin = hfx_unsqueeze(g, hfx_cast(g, s, dt), 1);
 }
 
-hfx_value *hfx_rope_apply(hfx_graph *g, hfx_value *x, hfx_value *cos, hfx_value *sin) {
+hfx_value *hfx_rope_apply(hfx_graph *g, hfx_value *x, hfx_value *cos, hfx_value *sin, bool interleaved) {
     int64_t d = x->dims[x->rank - 1].c, rd = cos->dims[cos->rank - 1].c;
     if (rd < d) { /* partial rotary: rotate the first rd dims, pass the rest */
-        hfx_value *parts[2] = {hfx_rope_apply(g, hfx_slice(g, x, -1, 0, rd), cos, sin), hfx_slice(g, x, -1, rd, d)};
+        hfx_value *parts[2] = {hfx_rope_apply(g, hfx_slice(g, x, -1, 0, rd), cos, sin, interleaved),
+                               hfx_slice(g, x, -1, rd, d)};
         return hfx_concat(g, 2, parts, -1);
     }
-    hfx_value *x1 = hfx_slice(g, x, -1, 0, d / 2), *x2 = hfx_slice(g, x, -1, d / 2, d);
-    hfx_value *parts[2] = {hfx_op1(g, HFX_OP_NEG, x2), x1};
-    hfx_value *rot = hfx_concat(g, 2, parts, -1);
+    hfx_value *rot;
+    if (interleaved) { /* [B,H,S,d/2,2]: each pair (a, b) → (−b, a) */
+        hfx_dim pairs[5] = {x->dims[0], x->dims[1], x->dims[2], hfx_dim_const(d / 2), hfx_dim_const(2)};
+        hfx_value *p = hfx_reshape(g, x, 5, pairs);
+        hfx_value *parts[2] = {hfx_op1(g, HFX_OP_NEG, hfx_slice(g, p, -1, 1, 2)), hfx_slice(g, p, -1, 0, 1)};
+        rot = hfx_reshape(g, hfx_concat(g, 2, parts, -1), 4, x->dims);
+    } else {
+        hfx_value *x1 = hfx_slice(g, x, -1, 0, d / 2), *x2 = hfx_slice(g, x, -1, d / 2, d);
+        hfx_value *parts[2] = {hfx_op1(g, HFX_OP_NEG, x2), x1};
+        rot = hfx_concat(g, 2, parts, -1);
+    }
     return hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, x, cos), hfx_op2(g, HFX_OP_MUL, rot, sin));
 }

@@ -28,6 +28,8 @@ typedef struct hfx_rope {
     float *inv_freq;              /* (dim / 2), arena-owned; longrope: the short factors' */
     float *inv_freq_long;         /* (dim / 2), longrope only */
     int64_t switch_len;           /* longrope: past this many positions the long factors apply */
+    bool interleaved;             /* pairs (2i, 2i+1) rotate by frequency i (GLM, Cohere, ERNIE 4.5), not
+                                     dims i and i + dim/2; set by the family after parsing */
 } hfx_rope;
 
 /* Where one set of layers finds its rope settings. */
@@ -50,12 +52,14 @@ typedef struct hfx_rope_source {
 hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
                           int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err);
 
-/* cos and sin for `position_ids` [B,S] (i64): each [B,1,S,dim] in dtype `dt`. */
+/* cos and sin for `position_ids` [B,S] (i64): each [B,1,S,dim] in dtype `dt`; each frequency
+ * twice, as [f, f] halves or, interleaved, as [f0, f0, f1, f1, ...]. */
 void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, hfx_dtype dt,
                       hfx_value **cos, hfx_value **sin);
 
 /* x·cos + rotate_half(x)·sin for x [B,H,S,head_dim]; with fewer rotated dims than head_dim,
- * only the first ones rotate and the rest pass through. */
-hfx_value *hfx_rope_apply(hfx_graph *g, hfx_value *x, hfx_value *cos, hfx_value *sin);
+ * only the first ones rotate and the rest pass through. rotate_half is (−x2, x1) of the halves,
+ * or, interleaved, (−x1, x0, −x3, x2, ...) of the pairs. */
+hfx_value *hfx_rope_apply(hfx_graph *g, hfx_value *x, hfx_value *cos, hfx_value *sin, bool interleaved);
 
 #endif

@@ -196,6 +196,10 @@ FEATURES = [
     ("smollm3", _PAD3, "layer 3 without rope", {"no_rope_layers": [1, 1, 1, 1]}),
     ("smollm3_swa", _PAD3, "no rope on layers 0 and 2", {"no_rope_layers": [1, 1, 1, 1]}),
     ("smollm3_swa", _PAD3, "sliding_window 4", {"layer_types": ["full_attention"] * 4}),
+    ("phi_qk", _PAD3, "qk_layernorm", {"qk_layernorm": False}),
+    ("stablelm_par", _PAD3, "use_qkv_bias", {"use_qkv_bias": False}),
+    ("cohere", _PAD3, "logit_scale 0.25", {"logit_scale": 1.0}),
+    ("exaone4", _PAD3, "sliding window 4 and no rope on full layers", {"sliding_window": None, "layer_types": ["full_attention"] * 4}),
 ]
 
 
@@ -457,7 +461,8 @@ def test_encoder_for_generation_refused(b_ckpts, tmp_path, name, fmt):
 # ---- generation ------------------------------------------------------------------------------------------
 
 GEN_SPECS = ("phi3_longrope", "phi3_swa", "neox_parallel", "neox_sequential", "gpt2_scaled", "mixtral",
-             "qwen3_moe", "qwen3_moe_norm_step2", "olmo_clip", "smollm3", "smollm3_swa")
+             "qwen3_moe", "qwen3_moe_norm_step2", "olmo_clip", "smollm3", "smollm3_swa", "phi_qk", "stablelm_par",
+             "glm", "glm4", "ernie4_5_bias", "exaone4", "cohere", "cohere2")
 
 GEN_MODES = {
     # mode: (backend, export flags, transformers' cache for the reference)
@@ -732,6 +737,9 @@ WAVE2_BAD = [
     ("smollm3", {"no_rope_layers": None, "no_rope_layer_interval": 0}, "no_rope_layer_interval"),
     ("smollm3", {"layer_types": ["sliding_attention"] * 4, "sliding_window": None}, "layer_types[0]"),
     ("olmo_clip", {"clip_qkv": -1.0}, "clip_qkv"),
+    ("stablelm", {"qk_layernorm": True}, "qk_layernorm"),   # not supported yet: refused, not ignored
+    ("cohere", {"use_qk_norm": True}, "use_qk_norm"),
+    ("cohere", {"logit_scale": "big"}, "logit_scale"),
 ]
 
 

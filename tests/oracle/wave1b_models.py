@@ -32,6 +32,22 @@ import torch
 
 from transformers import (
     AutoModel,
+    CohereConfig,
+    CohereForCausalLM,
+    Cohere2Config,
+    Cohere2ForCausalLM,
+    Ernie4_5Config,
+    Ernie4_5ForCausalLM,
+    Exaone4Config,
+    Exaone4ForCausalLM,
+    GlmConfig,
+    GlmForCausalLM,
+    Glm4Config,
+    Glm4ForCausalLM,
+    PhiConfig,
+    PhiForCausalLM,
+    StableLmConfig,
+    StableLmForCausalLM,
     AutoModelForCausalLM,
     AutoModelForSequenceClassification,
     BertConfig,
@@ -82,6 +98,14 @@ ARCHS = {
     "qwen3_moe": (Qwen3MoeConfig, Qwen3MoeForCausalLM, "causal"),
     "olmo": (OlmoConfig, OlmoForCausalLM, "causal"),
     "smollm3": (SmolLM3Config, SmolLM3ForCausalLM, "causal"),
+    "phi": (PhiConfig, PhiForCausalLM, "causal"),
+    "stablelm": (StableLmConfig, StableLmForCausalLM, "causal"),
+    "glm": (GlmConfig, GlmForCausalLM, "causal"),
+    "glm4": (Glm4Config, Glm4ForCausalLM, "causal"),
+    "ernie4_5": (Ernie4_5Config, Ernie4_5ForCausalLM, "causal"),
+    "exaone4": (Exaone4Config, Exaone4ForCausalLM, "causal"),
+    "cohere": (CohereConfig, CohereForCausalLM, "causal"),
+    "cohere2": (Cohere2Config, Cohere2ForCausalLM, "causal"),
     "llama_cls": (LlamaConfig, LlamaForSequenceClassification, "dec_classifier"),
     "mistral_cls": (MistralConfig, MistralForSequenceClassification, "dec_classifier"),
     "qwen2_cls": (Qwen2Config, Qwen2ForSequenceClassification, "dec_classifier"),
@@ -325,6 +349,20 @@ SMOLLM3 = dict(
     eos_token_id=2,
 )
 
+# wave 2, the rest: one small shape, each family's own keys on top
+WAVE2 = dict(
+    vocab_size=168,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=4,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    pad_token_id=0,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
 BERT = dict(
     vocab_size=120,
     hidden_size=64,
@@ -475,6 +513,39 @@ SPECS_LIST = [
               tie_word_embeddings=False, mlp_bias=True),
          "smollm3_swa without layer_types in config.json (sliding on the no-rope layers, derived)",
          config_rewrite="smollm3_no_types", twin="smollm3_swa", seed=1, cases=(Case(3, 12, (0, 3, 11)),)),
+    # --- wave 2: Phi, StableLM, GLM, GLM-4, ERNIE 4.5, EXAONE 4, Cohere, Cohere 2 ---
+    Spec("phi", "phi", dict(WAVE2, num_key_value_heads=4),
+         "phi-2's block: one LayerNorm feeding attention and MLP in parallel, fc1/gelu_new/fc2, every linear biased "
+         "(dense, lm_head too), partial rotary 0.5, final_layernorm", cases=models.DEFAULT_CASES),
+    Spec("phi_qk", "phi", dict(WAVE2, qk_layernorm=True, partial_rotary_factor=0.375),
+         "qk_layernorm (LayerNorm with bias over head_dim, shared by the heads), GQA 4/2, partial rotary 0.375",
+         seed=1, cases=models.DEFAULT_CASES),
+    Spec("stablelm", "stablelm", dict(WAVE2),
+         "LayerNorm with bias, sequential block, partial rotary 0.25 (default), no q/k/v bias",
+         cases=models.DEFAULT_CASES),
+    Spec("stablelm_par", "stablelm", dict(WAVE2, use_parallel_residual=True, use_qkv_bias=True, tie_word_embeddings=True),
+         "use_parallel_residual (one norm for both branches), use_qkv_bias, tied head", seed=1,
+         embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    Spec("glm", "glm", dict(WAVE2, head_dim=16),
+         "interleaved partial rotary (pairs, 0.5 of the head), fused gate_up_proj, q/k/v biases (attention_bias "
+         "default true), o without", cases=models.DEFAULT_CASES),
+    Spec("glm4", "glm4", dict(WAVE2, head_dim=32, partial_rotary_factor=0.25),
+         "GLM-4's four norms (post_self_attn / post_attention (pre-MLP) / post_mlp), head_dim 32, rotary 0.25",
+         seed=1, cases=models.DEFAULT_CASES),
+    Spec("ernie4_5", "ernie4_5", dict(WAVE2, head_dim=16),
+         "interleaved rotary over the whole head, theta 500000, tied head, no biases", embed_std=models.TIED_EMBED_STD,
+         cases=models.DEFAULT_CASES),
+    Spec("ernie4_5_bias", "ernie4_5", dict(WAVE2, head_dim=16, use_bias=True, tie_word_embeddings=False),
+         "use_bias: every linear but the head biased, untied", seed=1, cases=models.DEFAULT_CASES),
+    Spec("exaone4", "exaone4", dict(WAVE2, sliding_window=4, sliding_window_pattern=2),
+         "norms after the blocks (no input norm), per-head q/k RMSNorm, sliding window 4 on every other layer, "
+         "full layers without rope", cases=models.DEFAULT_CASES),
+    Spec("cohere", "cohere", dict(WAVE2, logit_scale=0.25),
+         "LayerNorm with a weight only (f32), parallel block, interleaved rotary, theta 500000, logit_scale 0.25, "
+         "tied head", embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    Spec("cohere2", "cohere2", dict(WAVE2, sliding_window=4, sliding_window_pattern=2, attention_bias=True),
+         "sliding window 4 on every other layer, rope on the sliding layers only, attention biases, "
+         "logit_scale 0.0625 (default)", seed=1, embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
     # --- wave 2: decoders' sequence-classification heads (score on the last token that is not pad) ---
     Spec("llama_cls", "llama_cls", dict(models.LLAMA, pad_token_id=0, **LABELS3),
          "LlamaForSequenceClassification, 3 labels, pad 0: left- and right-padded rows, a pad id inside the text",
