@@ -26,10 +26,11 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
         return HFX_OK;
     }
     bool use_sliding = false;
-    if (d->sliding == HFX_SLIDING_MAX_WINDOW || d->sliding == HFX_SLIDING_NO_ROPE) {
+    bool max_rule = d->sliding == HFX_SLIDING_MAX_WINDOW || d->sliding == HFX_SLIDING_EVEN_BELOW_MAX;
+    if (max_rule || d->sliding == HFX_SLIDING_NO_ROPE) {
         if ((st = hfx_cfg_bool_or(c, "use_sliding_window", false, &use_sliding, err))) return st;
         /* SmolLM3's eager masks window every sliding_attention layer, use_sliding_window or not */
-        if (!use_sliding && d->sliding == HFX_SLIDING_MAX_WINDOW) window = 0;
+        if (!use_sliding && max_rule) window = 0;
     }
     /* explicit layer_types win; otherwise transformers derives them */
     const json_t *types = json_object_get(c.obj, "layer_types");
@@ -58,10 +59,13 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
         for (int64_t i = 0; i < m->layers; i++) m->window[i] = use_sliding && window > 0 && m->no_rope[i] ? window : 0;
         return HFX_OK;
     }
-    if (d->sliding == HFX_SLIDING_MAX_WINDOW) {
+    if (max_rule) {
         int64_t max_window_layers;
         if ((st = hfx_cfg_int_or(c, "max_window_layers", 28, &max_window_layers, err))) return st;
-        for (int64_t i = 0; i < m->layers; i++) m->window[i] = window > 0 && i >= max_window_layers ? window : 0;
+        for (int64_t i = 0; i < m->layers; i++)
+            m->window[i] = window > 0 && (d->sliding == HFX_SLIDING_MAX_WINDOW ? i >= max_window_layers
+                                                                            : (i + 1) % 2 && i < max_window_layers)
+                               ? window : 0;
         return HFX_OK;
     }
     int64_t pattern;
@@ -184,7 +188,7 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
     m->sparse = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->sparse);
     if (!m->sparse) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (d->moe == HFX_MOE_NONE) return HFX_OK;
-    bool mixtral = d->moe == HFX_MOE_MIXTRAL;
+    bool mixtral = d->moe == HFX_MOE_MIXTRAL || d->moe == HFX_MOE_GRANITE; /* every layer, intermediate_size wide */
     /* transformers 5 writes num_local_experts for both; older Qwen3-MoE configs num_experts */
     const char *experts_key = mixtral || hfx_cfg_has(c, "num_local_experts") ? "num_local_experts" : "num_experts";
     if ((st = hfx_cfg_int_in(c, experts_key, 1, 4096, &m->experts, err)) ||
@@ -197,6 +201,9 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
         ((st = hfx_cfg_int_in(c, "moe_intermediate_size", 1, 1 << 24, &m->moe_intermediate, err)) ||
          (st = hfx_cfg_bool_or(c, "norm_topk_prob", false, &m->norm_topk, err)) ||
          (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err))))
+        return st;
+    if (d->moe == HFX_MOE_QWEN2 &&
+        (st = hfx_cfg_int_in(c, "shared_expert_intermediate_size", 1, 1 << 24, &m->shared_intermediate, err)))
         return st;
     for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = (i + 1) % step == 0;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
@@ -646,26 +653,35 @@ static hfx_value *expert_weights(layer_ctx *c, int64_t i, const char *block, con
  * [B,S,E] (zero outside the top k), every expert computed as one batched MatMul per
  * projection, and the outputs summed with those weights. Equal to transformers' gather of the
  * chosen experts, since the others are weighted by an exact zero. */
-static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
+static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    bool mixtral = c->d->moe == HFX_MOE_MIXTRAL;
+    bool mixtral = c->d->moe == HFX_MOE_MIXTRAL, granite = c->d->moe == HFX_MOE_GRANITE;
     char p[192];
     /* transformers 5's own layout: mlp.gate + fused mlp.experts.{gate_up,down}_proj; saved
      * checkpoints: per-expert tensors (Mixtral's under block_sparse_moe, as w1/w3/w2) */
+    /* transformers 5's own layout: mlp.gate + fused mlp.experts.{gate_up,down}_proj; saved
+     * checkpoints: per-expert tensors (Mixtral's under block_sparse_moe, as w1/w3/w2), or
+     * GraniteMoE's fused input_linear / output_linear with router.layer */
+    const char *block = mixtral || granite ? "block_sparse_moe" : "mlp";
     bool fused = hfx_weight_exists(c->w, tensor_name(c, i, "mlp", "experts.gate_up_proj", p, sizeof p));
-    const char *block = mixtral && !fused ? "block_sparse_moe" : "mlp";
+    if (fused) block = "mlp";
+    if (granite) fused = true; /* Granite's experts come fused, under either name */
+    bool hub_granite = granite && hfx_weight_exists(c->w, tensor_name(c, i, block, "input_linear.weight", p, sizeof p));
     int64_t E = m->experts, I = m->moe_intermediate, H = m->hidden, K = m->top_k;
-    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", tensor_name(c, i, block, "gate.weight", p, sizeof p));
+    const char *router_name = granite ? (hub_granite ? "router.layer.weight" : "router.weight") : "gate.weight";
+    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", tensor_name(c, i, block, router_name, p, sizeof p));
     hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), -1);
 
     hfx_value *gate, *up, *down; /* [E, I, H], [E, I, H], [E, H, I] */
     if (fused) {
         hfx_value *gu = hfx_weight(c->w, 3, (int64_t[]){E, 2 * I, H}, "%s",
-                                   tensor_name(c, i, block, "experts.gate_up_proj", p, sizeof p));
+                                   tensor_name(c, i, block, hub_granite ? "input_linear.weight" : "experts.gate_up_proj",
+                                               p, sizeof p));
         gate = hfx_const_slice(g, gu, 1, 0, I);
         up = hfx_const_slice(g, gu, 1, I, I);
-        down = hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s", tensor_name(c, i, block, "experts.down_proj", p, sizeof p));
+        down = hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s",
+                          tensor_name(c, i, block, hub_granite ? "output_linear.weight" : "experts.down_proj", p, sizeof p));
     } else {
         gate = expert_weights(c, i, block, mixtral ? "w1" : "gate_proj", I, H);
         up = expert_weights(c, i, block, mixtral ? "w3" : "up_proj", I, H);
@@ -701,6 +717,25 @@ static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
     int64_t axis0 = 0;
     hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y4, w4), 1, &axis0); /* [1,B,S,H] */
     return hfx_reshape(g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H)});
+}
+
+/* The experts, plus Qwen2-MoE's shared expert: a gated MLP of shared_expert_intermediate_size
+ * scaled by sigmoid(shared_expert_gate(h)), in the activations' dtype. */
+static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
+    hfx_value *y = routed_experts(c, i, h);
+    if (c->d->moe != HFX_MOE_QWEN2) return y;
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->hidden, S = m->shared_intermediate;
+    char p[192];
+#define P(name) tensor_name(c, i, "mlp", name, p, sizeof p)
+    hfx_value *gate = proj(c, h, H, S, false, P("shared_expert.gate_proj"));
+    hfx_value *up = proj(c, h, H, S, false, P("shared_expert.up_proj"));
+    hfx_value *shared = proj(c, hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, gate), up), S, H, false,
+                             P("shared_expert.down_proj"));
+    hfx_value *scale = hfx_op1(g, HFX_OP_SIGMOID, proj(c, h, H, 1, false, P("shared_expert_gate")));
+#undef P
+    return hfx_op2(g, HFX_OP_ADD, y, hfx_op2(g, HFX_OP_MUL, scale, shared));
 }
 
 /* x + block·residual_multiplier (Granite scales what each block adds). */

@@ -23,8 +23,10 @@ typedef enum {
     HFX_SLIDING_ALL,         /* `sliding_window` on every layer when set (Mistral, StarCoder2) */
     HFX_SLIDING_MAX_WINDOW,  /* layer_types, else use_sliding_window + max_window_layers (Qwen2/3) */
     HFX_SLIDING_PATTERN,     /* layer_types, else every `pattern`-th layer global (Gemma 2/3) */
-    HFX_SLIDING_NO_ROPE      /* layer_types, else the layers without rope when use_sliding_window
+    HFX_SLIDING_NO_ROPE,     /* layer_types, else the layers without rope when use_sliding_window
                                 (SmolLM3); sliding_window applies to every sliding_attention layer */
+    HFX_SLIDING_EVEN_BELOW_MAX /* layer_types, else the even-indexed layers below max_window_layers
+                                  when use_sliding_window (Qwen2-MoE) */
 } hfx_sliding_rule;
 
 typedef enum {
@@ -54,8 +56,11 @@ typedef enum {
 typedef enum {
     HFX_MOE_NONE,
     HFX_MOE_MIXTRAL, /* every layer: block_sparse_moe, experts.{e}.w1/w3/w2, weights renormalised */
-    HFX_MOE_QWEN3    /* layers by decoder_sparse_step and mlp_only_layers: mlp.experts.{e}.gate/up/down,
+    HFX_MOE_QWEN3,   /* layers by decoder_sparse_step and mlp_only_layers: mlp.experts.{e}.gate/up/down,
                         norm_topk_prob */
+    HFX_MOE_QWEN2,   /* Qwen3's, plus a shared expert scaled by sigmoid(shared_expert_gate) (Qwen2-MoE) */
+    HFX_MOE_GRANITE  /* Mixtral's routing, every layer, experts of intermediate_size, fused under
+                        block_sparse_moe: input_linear [E, 2I, H] (gate; up), output_linear, router.layer */
 } hfx_moe_kind;
 
 /* config.json keys, where a family departs from Llama's (NULL fields take Llama's). */
@@ -181,6 +186,7 @@ typedef struct hfx_decoder_cfg {
     hfx_layer_layout layout;     /* the descriptor's, or chosen by config (use_parallel_residual) */
     bool layer_types;            /* the descriptor's masks_by_layer_type */
     int64_t experts, top_k, moe_intermediate; /* mixture of experts */
+    int64_t shared_intermediate;  /* HFX_MOE_QWEN2's shared expert */
     bool norm_topk;              /* renormalise the top-k router weights */
     bool *sparse;                /* (layers) this layer's MLP is the experts; arena-owned */
     bool *no_rope;               /* (layers) this layer's attention has no rotary; arena-owned */

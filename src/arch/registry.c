@@ -84,6 +84,13 @@ static const hfx_decoder_desc CohereForCausalLM_desc = {"CohereForCausalLM", COH
 static const hfx_decoder_desc Cohere2ForCausalLM_desc = {
     "Cohere2ForCausalLM", COHERE_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 4,
     .pattern_from_config = true, .default_window = 4096, .no_rope = HFX_NO_ROPE_FULL_LAYERS, .masks_by_layer_type = true};
+static const hfx_decoder_desc Qwen2MoeForCausalLM_desc = {
+    "Qwen2MoeForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV_FROM_CONFIG, .qkv_bias_key = "qkv_bias",
+    .attention_bias_default = true, .sliding = HFX_SLIDING_EVEN_BELOW_MAX, .masks_by_layer_type = true,
+    .default_kv_heads = 16, .moe = HFX_MOE_QWEN2, .output_class = "MoeCausalLMOutputWithPast"};
+static const hfx_decoder_desc GraniteMoeForCausalLM_desc = {
+    "GraniteMoeForCausalLM", LLAMA_LIKE, .granite_multipliers = true, .scale = HFX_SCALE_ATTN_MULTIPLIER,
+    .moe = HFX_MOE_GRANITE, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Starcoder2ForCausalLM_desc = {
     "Starcoder2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .attention_bias_default = true,
     .sliding = HFX_SLIDING_ALL,
@@ -161,6 +168,8 @@ static const struct entry {
     {"Starcoder2ForCausalLM", &hfx_decoder_family, &Starcoder2ForCausalLM_desc},
     {"OlmoForCausalLM", &hfx_decoder_family, &OlmoForCausalLM_desc},
     {"SmolLM3ForCausalLM", &hfx_decoder_family, &SmolLM3ForCausalLM_desc},
+    {"Qwen2MoeForCausalLM", &hfx_decoder_family, &Qwen2MoeForCausalLM_desc},
+    {"GraniteMoeForCausalLM", &hfx_decoder_family, &GraniteMoeForCausalLM_desc},
     {"PhiForCausalLM", &hfx_decoder_family, &PhiForCausalLM_desc},
     {"StableLmForCausalLM", &hfx_decoder_family, &StableLmForCausalLM_desc},
     {"GlmForCausalLM", &hfx_decoder_family, &GlmForCausalLM_desc},
@@ -203,7 +212,7 @@ const char *hfx_arch_supported(char *buf, size_t size) {
 
 hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_arch_model **out,
                          hfx_error *err) {
-    char supported[1024];
+    char supported[2048]; /* every name: fits hfx_error.message (2048) with the path */
     const json_t *archs = json_object_get(hfx_checkpoint_config(ck), "architectures");
     const char *name = json_string_value(json_array_get(archs, 0));
     if (!name)

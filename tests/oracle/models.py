@@ -74,7 +74,9 @@ ARCHS = {
 SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
                            "GraniteForCausalLM", "Olmo2ForCausalLM", "Starcoder2ForCausalLM",
                            "GemmaForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM", "OlmoForCausalLM",
-                           "SmolLM3ForCausalLM")
+                           "SmolLM3ForCausalLM", "PhiForCausalLM", "StableLmForCausalLM", "GlmForCausalLM",
+                           "Glm4ForCausalLM", "Ernie4_5ForCausalLM", "Exaone4ForCausalLM", "CohereForCausalLM",
+                           "Cohere2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM")
 
 # The Gemma family's RMSNorm multiplies by (1 + weight) and its configs default head_dim to 256:
 # an old-format rewrite must keep head_dim even when it is hidden_size / heads.

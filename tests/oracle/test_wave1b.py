@@ -462,7 +462,7 @@ def test_encoder_for_generation_refused(b_ckpts, tmp_path, name, fmt):
 
 GEN_SPECS = ("phi3_longrope", "phi3_swa", "neox_parallel", "neox_sequential", "gpt2_scaled", "mixtral",
              "qwen3_moe", "qwen3_moe_norm_step2", "olmo_clip", "smollm3", "smollm3_swa", "phi_qk", "stablelm_par",
-             "glm", "glm4", "ernie4_5_bias", "exaone4", "cohere", "cohere2")
+             "glm", "glm4", "ernie4_5_bias", "exaone4", "cohere", "cohere2", "qwen2_moe", "qwen2_moe_swa", "granitemoe")
 
 GEN_MODES = {
     # mode: (backend, export flags, transformers' cache for the reference)

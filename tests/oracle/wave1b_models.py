@@ -58,6 +58,8 @@ from transformers import (
     GemmaForSequenceClassification,
     GPT2Config,
     GPT2LMHeadModel,
+    GraniteMoeConfig,
+    GraniteMoeForCausalLM,
     LlamaConfig,
     LlamaForSequenceClassification,
     MistralConfig,
@@ -72,6 +74,8 @@ from transformers import (
     Phi3ForCausalLM,
     Qwen2Config,
     Qwen2ForSequenceClassification,
+    Qwen2MoeConfig,
+    Qwen2MoeForCausalLM,
     Qwen3Config,
     Qwen3ForSequenceClassification,
     Qwen3MoeConfig,
@@ -98,6 +102,8 @@ ARCHS = {
     "qwen3_moe": (Qwen3MoeConfig, Qwen3MoeForCausalLM, "causal"),
     "olmo": (OlmoConfig, OlmoForCausalLM, "causal"),
     "smollm3": (SmolLM3Config, SmolLM3ForCausalLM, "causal"),
+    "qwen2_moe": (Qwen2MoeConfig, Qwen2MoeForCausalLM, "causal"),
+    "granitemoe": (GraniteMoeConfig, GraniteMoeForCausalLM, "causal"),
     "phi": (PhiConfig, PhiForCausalLM, "causal"),
     "stablelm": (StableLmConfig, StableLmForCausalLM, "causal"),
     "glm": (GlmConfig, GlmForCausalLM, "causal"),
@@ -546,6 +552,32 @@ SPECS_LIST = [
     Spec("cohere2", "cohere2", dict(WAVE2, sliding_window=4, sliding_window_pattern=2, attention_bias=True),
          "sliding window 4 on every other layer, rope on the sliding layers only, attention biases, "
          "logit_scale 0.0625 (default)", seed=1, embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    # --- wave 2: Qwen2-MoE, GraniteMoE ---
+    Spec("qwen2_moe", "qwen2_moe",
+         dict(WAVE2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48, shared_expert_intermediate_size=80,
+              mlp_only_layers=[1], norm_topk_prob=False),
+         "top-2 of 4 experts plus the shared expert scaled by sigmoid(shared_expert_gate), layer 1 dense, q/k/v "
+         "biases (qkv_bias default), per-expert tensors", cases=models.DEFAULT_CASES),
+    Spec("qwen2_moe_fused", "qwen2_moe",
+         dict(WAVE2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48, shared_expert_intermediate_size=80,
+              mlp_only_layers=[1], norm_topk_prob=False),
+         "qwen2_moe with transformers 5's fused 3-D experts", layout="fused", twin="qwen2_moe",
+         cases=(Case(3, 12, (0, 3, 11)),)),
+    Spec("qwen2_moe_swa", "qwen2_moe",
+         dict(WAVE2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48, shared_expert_intermediate_size=80,
+              use_sliding_window=True, sliding_window=4, max_window_layers=3, norm_topk_prob=True, qkv_bias=False),
+         "sliding window 4 on layers 0 and 2 (even layers below max_window_layers 3), norm_topk_prob, no qkv bias",
+         seed=1, cases=models.DEFAULT_CASES),
+    Spec("granitemoe", "granitemoe",
+         dict(WAVE2, num_local_experts=4, num_experts_per_tok=2, embedding_multiplier=2.0, residual_multiplier=0.5,
+              attention_multiplier=0.2, logits_scaling=4.0),
+         "top-2 of 4 fused experts (block_sparse_moe.input_linear / output_linear / router.layer, as the Hub's), "
+         "Granite's multipliers", cases=models.DEFAULT_CASES),
+    Spec("granitemoe_native", "granitemoe",
+         dict(WAVE2, num_local_experts=4, num_experts_per_tok=2, embedding_multiplier=2.0, residual_multiplier=0.5,
+              attention_multiplier=0.2, logits_scaling=4.0),
+         "granitemoe with transformers 5's names (experts.gate_up_proj / down_proj, router.weight)", layout="fused",
+         twin="granitemoe", cases=(Case(3, 12, (0, 3, 11)),)),
     # --- wave 2: decoders' sequence-classification heads (score on the last token that is not pad) ---
     Spec("llama_cls", "llama_cls", dict(models.LLAMA, pad_token_id=0, **LABELS3),
          "LlamaForSequenceClassification, 3 labels, pad 0: left- and right-padded rows, a pad id inside the text",
@@ -743,7 +775,7 @@ def save_checkpoint(spec: Spec, out_dir: os.PathLike) -> Path:
     if spec.layout == "fused":
         # transformers 5's module names: what model.state_dict() holds
         sd = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
-        assert any(k.endswith("mlp.experts.gate_up_proj") for k in sd), sorted(sd)[:20]
+        assert any(k.endswith("experts.gate_up_proj") for k in sd), sorted(sd)[:20]
         save_file(sd, str(out_dir / "model.safetensors"), metadata={"format": "pt"})
         model.config.architectures = [spec.architecture]
         model.config.save_pretrained(str(out_dir))
@@ -780,6 +812,14 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
     if spec.arch == "mixtral":
         want = "model.layers.0.mlp.experts.gate_up_proj" if spec.layout == "fused" else \
             "model.layers.0.block_sparse_moe.experts.3.w2.weight"
+        assert want in keys, sorted(keys)
+    if spec.arch == "qwen2_moe":  # layer 0 is sparse in every spec
+        want = "model.layers.0.mlp.experts.gate_up_proj" if spec.layout == "fused" else \
+            "model.layers.0.mlp.experts.3.up_proj.weight"
+        assert want in keys and "model.layers.0.mlp.shared_expert_gate.weight" in keys, sorted(keys)
+    if spec.arch == "granitemoe":
+        want = "model.layers.0.block_sparse_moe.experts.gate_up_proj" if spec.layout == "fused" else \
+            "model.layers.0.block_sparse_moe.input_linear.weight"
         assert want in keys, sorted(keys)
     if spec.arch == "qwen3_moe":
         sparse = 1 if spec.config["decoder_sparse_step"] == 2 else 0
