@@ -32,6 +32,8 @@ HFX = Path(os.environ.get("HFX_BIN", REPO / "build" / "hfx"))
 CACHE = Path(os.environ.get("HFX_BENCH_CACHE", Path.home() / ".cache" / "hfx" / "bench"))
 PY = sys.executable
 SETTLE_S = 5  # quiet time before each timed export: the disk is still busy with the last one
+SETTLE_BYTES = 64 << 20  # ... when the last one wrote (or left to delete) at least this much
+_last_written = [0]  # bytes the previous measured run wrote
 TOOLS: list = []  # --tools: the rows to run (all when empty)
 HFX_RUNS = 5  # hfx runs take a second or two: more of them steady the median
 
@@ -241,13 +243,17 @@ def measure(cmd: list, out_dir: Path | None) -> dict:
         "print(json.dumps({'rc': p.returncode, 'seconds': dt, 'cpu_seconds': u.ru_utime + u.ru_stime, 'user_seconds': u.ru_utime,\n"
         "                  'peak_rss': u.ru_maxrss * 1024, 'stderr': err.read()[-2000:], 'oom': oom}))\n"
     )
+    deleted = 0
     if out_dir is not None and out_dir.exists():
+        deleted = dir_bytes(out_dir)
         shutil.rmtree(out_dir)
     os.sync()  # the previous run's writeback is not charged to this one,
-    time.sleep(SETTLE_S)  # nor its deleted blocks being discarded by the (virtual) disk
+    if max(deleted, _last_written[0]) >= SETTLE_BYTES:
+        time.sleep(SETTLE_S)  # nor its deleted blocks being discarded by the (virtual) disk
     res = subprocess.run([PY, "-c", wrapper, str(MEMORY_LIMIT), *map(str, cmd)], capture_output=True, text=True, check=True)
     m = json.loads(res.stdout.strip().splitlines()[-1])
     m["bytes"] = dir_bytes(out_dir) if out_dir is not None and out_dir.exists() else 0
+    _last_written[0] = m["bytes"]
     if m["oom"] and out_dir is not None:
         shutil.rmtree(out_dir, ignore_errors=True)  # a stopped run's partial output
     return m
@@ -440,8 +446,9 @@ def bench_export(name: str, runs: int, work: Path) -> list:
         n_runs = runs if not tool.startswith("hfx") else SCALE_HFX_RUNS if scale else max(runs, HFX_RUNS)
         for _ in range(n_runs):
             got.append(measure(cmd, out))
-            # the floor for the same byte count, right after (at scale, after the first run only: 16 GB each)
-            if tool.startswith("hfx") and got[-1]["rc"] == 0 and not (scale and floors):
+            # the floor for the same byte count, right after the row's first run (the byte count is the
+            # same for every run of a row; at 8B each floor writes 16 GB)
+            if tool.startswith("hfx") and got[-1]["rc"] == 0 and not floors:
                 floors.append(measure(floor_cmd(model, got[-1]["bytes"], work / "floor"), work / "floor")["seconds"])
                 shutil.rmtree(work / "floor")
         ok = [g for g in got if g["rc"] == 0]
@@ -850,7 +857,7 @@ def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
           f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB), {platform.platform()}.",
           f"Versions: {hfx_version}, python {platform.python_version()}, {versions()}.", "",
           "## Export", "",
-          f"Median wall time of the runs (each after a sync and {SETTLE_S} s of quiet, so the previous run's writeback and "
+          f"Median wall time of the runs (each after a sync and, after a run that wrote {SETTLE_BYTES >> 20} MiB or more, {SETTLE_S} s of quiet, so the previous run's writeback and "
           "discards are not charged to it); CPU seconds (user + system, all processes: steadier than wall time on a noisy disk); peak RSS of the largest process; ratios to the hfx export of the same kind "
           "(a plain forward graph, or a generation graph with its cache) and to that export's floor.", "",
           "| model | tool | runs | time (s) | × hfx | × floor | CPU (s) | CPU × hfx | user CPU (s) | peak RSS (MiB) | written (MiB) |",
@@ -875,7 +882,7 @@ def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
     ratios = []  # the ONNX export's transposes against OpenVINO's straight copy, in user CPU
     for name in dict.fromkeys(r["model"] for r in export_rows):
         t = {r["tool"]: r for r in export_rows if r["model"] == name and "user_seconds" in r}
-        if "hfx onnx fp16" in t and "hfx openvino fp16" in t:
+        if "hfx onnx fp16" in t and t.get("hfx openvino fp16", {}).get("user_seconds", 0) >= 0.1:  # tiny: ~0
             ratios.append(f"{name} {t['hfx onnx fp16']['user_seconds'] / t['hfx openvino fp16']['user_seconds']:.2f}×")
     if ratios:
         md += ["", "User CPU of hfx's fp16 ONNX export (its weights transposed) over its fp16 OpenVINO export (weights "
@@ -885,7 +892,7 @@ def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
            f"of the same format, each stopped when the memory it takes from the machine (MemTotal − MemAvailable, sampled "
            f"every 0.1 s) passes {MEMORY_LIMIT / 2**30:.0f} GiB: page cache, which the kernel reclaims, is not counted.",
            "", "Floor: `cat` of the checkpoint into a file on the same disk, repeated to the byte count of that hfx "
-           "output, truncated and fsync'd, measured right after each hfx run. hfx starts the disk writing while it converts "
+           "output, truncated and fsync'd, measured right after the row's first run. hfx starts the disk writing while it converts "
            "(write-behind), which a plain `cat` does not, so it can finish under the floor.", "",
            "## Runtime", "",
            f"CPU, batch 1: prefill tokens/s over a {PROMPT}-token prompt (median of 3 after a warm-up), decode tokens/s from "
