@@ -12,7 +12,15 @@
 #include "base/status.h"
 #include "hf/config.h"
 
-typedef enum { HEAD_NONE, HEAD_BERT_CLASSIFIER, HEAD_ROBERTA_CLASSIFIER } head_kind;
+typedef enum {
+    HEAD_NONE,
+    HEAD_BERT_CLASSIFIER,    /* classifier(tanh(pooler(first token))) */
+    HEAD_ROBERTA_CLASSIFIER, /* out_proj(tanh(dense(first token))) */
+    HEAD_TOKEN_CLASSIFIER,   /* classifier on every token: logits [B,S,labels] */
+    HEAD_QA,                 /* qa_outputs on every token, split: start_logits, end_logits [B,S] */
+    HEAD_BERT_MLM,           /* cls.predictions: dense, hidden_act, LayerNorm, the tied decoder + bias */
+    HEAD_ROBERTA_MLM         /* lm_head: dense, exact GELU, layer_norm, the tied decoder + bias */
+} head_kind;
 
 struct encoder_desc {
     const char *architecture;
@@ -26,6 +34,7 @@ typedef struct encoder_cfg {
     int64_t vocab, hidden, layers, heads, intermediate, max_position, type_vocab, labels, pad_id;
     double eps;
     hfx_activation act;
+    bool tied;               /* a masked-LM decoder reads the word embeddings */
 } encoder_cfg;
 
 static hfx_status encoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
@@ -55,6 +64,12 @@ static hfx_status encoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
     const json_t *id2label = json_object_get(c.obj, "id2label");
     if (json_is_object(id2label) && json_object_size(id2label) > 0) m->labels = (int64_t)json_object_size(id2label);
     else if ((st = hfx_cfg_int_or(c, "num_labels", 2, &m->labels, err))) return st;
+    if (m->labels < 1 || m->labels > (1 << 20))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: num_labels %lld out of range", c.where, (long long)m->labels);
+    if (d->head == HEAD_QA && m->labels != 2) /* transformers splits the two columns: start, end */
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: a question-answering head has num_labels 2 (start, end), not %lld",
+                        c.where, (long long)m->labels);
+    if ((st = hfx_cfg_bool_or(c, "tie_word_embeddings", true, &m->tied, err))) return st;
     return HFX_OK;
 }
 
@@ -82,6 +97,39 @@ static hfx_value *layer_norm(enc_ctx *c, hfx_value *x, const char *name) {
     snprintf(wn, sizeof wn, "%s.weight", name);
     snprintf(bn, sizeof bn, "%s.bias", name);
     return hfx_layer_norm(c->g, x, W(c, 1, &c->m->hidden, wn), W(c, 1, &c->m->hidden, bn), c->m->eps);
+}
+
+/* A masked-LM head over every token: [B,S,H] → [B,S,vocab]. BERT: cls.predictions.transform
+ * (dense, hidden_act, LayerNorm), RoBERTa: lm_head (dense, exact GELU, layer_norm); then the
+ * decoder: tied (the default), the word embeddings and the head's `bias`; untied, its own
+ * weight and bias. */
+static hfx_value *masked_lm(enc_ctx *c, hfx_value *x, hfx_value *words, bool bert) {
+    const encoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    const char *base = bert ? "cls.predictions" : "lm_head";
+    char n[192], dn[192];
+    snprintf(n, sizeof n, bert ? "%s.transform.dense" : "%s.dense", base);
+    hfx_value *t = dense(c, x, m->hidden, m->hidden, n);
+    t = hfx_activate(g, bert ? m->act : HFX_ACT_GELU, t);
+    snprintf(n, sizeof n, bert ? "%s.transform.LayerNorm" : "%s.layer_norm", base);
+    t = layer_norm(c, t, n);
+    char head_bias[192], dec_bias[192];
+    snprintf(dn, sizeof dn, "%s.decoder.weight", base);
+    snprintf(head_bias, sizeof head_bias, "%s.bias", base);
+    snprintf(dec_bias, sizeof dec_bias, "%s.decoder.bias", base);
+    hfx_value *dec, *bias;
+    if (m->tied) { /* transformers ties the decoder to the embeddings and its bias to the head's */
+        dec = words;
+        bool own = hfx_weight_exists(c->w, head_bias); /* old checkpoints may hold only the decoder's */
+        bias = W(c, 1, &m->vocab, own ? head_bias : dec_bias);
+        hfx_weight_ignore(c->w, dn);
+        hfx_weight_ignore(c->w, own ? dec_bias : head_bias);
+    } else { /* untied: the decoder's own weight and bias; the head's bias is unused */
+        dec = W(c, 2, (int64_t[]){m->vocab, m->hidden}, dn);
+        bias = W(c, 1, &m->vocab, dec_bias);
+        hfx_weight_ignore(c->w, head_bias);
+    }
+    return hfx_linear(g, t, dec, bias);
 }
 
 static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck,
@@ -117,7 +165,8 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
         hfx_value *len = hfx_dim_of(g, ids, 1);
         pos = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), len, hfx_const_i64(g, 1), o->seq), 0);
     }
-    hfx_value *x = hfx_gather(g, W(&c, 2, (int64_t[]){m->vocab, H}, "embeddings.word_embeddings.weight"), ids, 0);
+    hfx_value *words = W(&c, 2, (int64_t[]){m->vocab, H}, "embeddings.word_embeddings.weight");
+    hfx_value *x = hfx_gather(g, words, ids, 0);
     x = hfx_op2(g, HFX_OP_ADD, x,
                 hfx_gather(g, W(&c, 2, (int64_t[]){m->type_vocab, H}, "embeddings.token_type_embeddings.weight"), types, 0));
     x = hfx_op2(g, HFX_OP_ADD, x,
@@ -148,7 +197,29 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
     hfx_value *first = hfx_gather(g, x, hfx_const_i64(g, 0), 1); /* [B,H]: the first token */
     char pooler[160];
     snprintf(pooler, sizeof pooler, "%spooler.dense.weight", c.prefix);
+    enc_ctx top = c; /* a head's own weights are not under the base model's prefix */
+    top.prefix = "";
+    if (d->head >= HEAD_TOKEN_CLASSIFIER) { /* these heads' base model has no pooler: a checkpoint's is unused */
+        char n[192];
+        snprintf(n, sizeof n, "%spooler.dense.bias", c.prefix);
+        hfx_weight_ignore(&w, pooler);
+        hfx_weight_ignore(&w, n);
+    }
     switch (d->head) {
+    case HEAD_TOKEN_CLASSIFIER:
+        hfx_graph_output(g, dense(&top, x, H, m->labels, "classifier"), "logits");
+        break;
+    case HEAD_QA: {
+        hfx_value *se = dense(&top, x, H, 2, "qa_outputs"); /* [B,S,2] */
+        hfx_dim bs2[2] = {o->batch, o->seq};
+        hfx_graph_output(g, hfx_reshape(g, hfx_slice(g, se, -1, 0, 1), 2, bs2), "start_logits");
+        hfx_graph_output(g, hfx_reshape(g, hfx_slice(g, se, -1, 1, 2), 2, bs2), "end_logits");
+        break;
+    }
+    case HEAD_BERT_MLM:
+    case HEAD_ROBERTA_MLM:
+        hfx_graph_output(g, masked_lm(&top, x, words, d->head == HEAD_BERT_MLM), "logits");
+        break;
     case HEAD_NONE:
         hfx_graph_output(g, x, "last_hidden_state");
         if (hfx_weight_exists(&w, pooler))
@@ -156,14 +227,10 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
         break;
     case HEAD_BERT_CLASSIFIER: { /* classifier(tanh(pooler(first token))) */
         hfx_value *pooled = hfx_op1(g, HFX_OP_TANH, dense(&c, first, H, H, "pooler.dense"));
-        enc_ctx top = c;
-        top.prefix = "";
         hfx_graph_output(g, dense(&top, pooled, H, m->labels, "classifier"), "logits");
         break;
     }
     case HEAD_ROBERTA_CLASSIFIER: { /* out_proj(tanh(dense(first token))); no pooler */
-        enc_ctx top = c;
-        top.prefix = "";
         hfx_value *t = hfx_op1(g, HFX_OP_TANH, dense(&top, first, H, H, "classifier.dense"));
         hfx_graph_output(g, dense(&top, t, H, m->labels, "classifier.out_proj"), "logits");
         break;
@@ -191,3 +258,14 @@ const encoder_desc hfx_roberta_classifier = {"RobertaForSequenceClassification",
 const encoder_desc hfx_xlmr_model = {"XLMRobertaModel", "roberta", true, HEAD_NONE};
 const encoder_desc hfx_xlmr_classifier = {"XLMRobertaForSequenceClassification", "roberta", true,
                                           HEAD_ROBERTA_CLASSIFIER};
+const encoder_desc hfx_bert_token_classifier = {"BertForTokenClassification", "bert", false, HEAD_TOKEN_CLASSIFIER};
+const encoder_desc hfx_bert_qa = {"BertForQuestionAnswering", "bert", false, HEAD_QA};
+const encoder_desc hfx_bert_mlm = {"BertForMaskedLM", "bert", false, HEAD_BERT_MLM};
+const encoder_desc hfx_roberta_token_classifier = {"RobertaForTokenClassification", "roberta", true,
+                                                   HEAD_TOKEN_CLASSIFIER};
+const encoder_desc hfx_roberta_qa = {"RobertaForQuestionAnswering", "roberta", true, HEAD_QA};
+const encoder_desc hfx_roberta_mlm = {"RobertaForMaskedLM", "roberta", true, HEAD_ROBERTA_MLM};
+const encoder_desc hfx_xlmr_token_classifier = {"XLMRobertaForTokenClassification", "roberta", true,
+                                                HEAD_TOKEN_CLASSIFIER};
+const encoder_desc hfx_xlmr_qa = {"XLMRobertaForQuestionAnswering", "roberta", true, HEAD_QA};
+const encoder_desc hfx_xlmr_mlm = {"XLMRobertaForMaskedLM", "roberta", true, HEAD_ROBERTA_MLM};

@@ -150,7 +150,8 @@ static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
 typedef struct encoder_desc encoder_desc;
 extern const hfx_arch_family hfx_encoder_family;
 extern const encoder_desc hfx_bert_model, hfx_bert_classifier, hfx_roberta_model, hfx_roberta_classifier,
-    hfx_xlmr_model, hfx_xlmr_classifier;
+    hfx_xlmr_model, hfx_xlmr_classifier, hfx_bert_token_classifier, hfx_bert_qa, hfx_bert_mlm,
+    hfx_roberta_token_classifier, hfx_roberta_qa, hfx_roberta_mlm, hfx_xlmr_token_classifier, hfx_xlmr_qa, hfx_xlmr_mlm;
 
 static const struct entry {
     const char *name;
@@ -195,6 +196,15 @@ static const struct entry {
     {"RobertaForSequenceClassification", &hfx_encoder_family, &hfx_roberta_classifier},
     {"XLMRobertaModel", &hfx_encoder_family, &hfx_xlmr_model},
     {"XLMRobertaForSequenceClassification", &hfx_encoder_family, &hfx_xlmr_classifier},
+    {"BertForTokenClassification", &hfx_encoder_family, &hfx_bert_token_classifier},
+    {"BertForQuestionAnswering", &hfx_encoder_family, &hfx_bert_qa},
+    {"BertForMaskedLM", &hfx_encoder_family, &hfx_bert_mlm},
+    {"RobertaForTokenClassification", &hfx_encoder_family, &hfx_roberta_token_classifier},
+    {"RobertaForQuestionAnswering", &hfx_encoder_family, &hfx_roberta_qa},
+    {"RobertaForMaskedLM", &hfx_encoder_family, &hfx_roberta_mlm},
+    {"XLMRobertaForTokenClassification", &hfx_encoder_family, &hfx_xlmr_token_classifier},
+    {"XLMRobertaForQuestionAnswering", &hfx_encoder_family, &hfx_xlmr_qa},
+    {"XLMRobertaForMaskedLM", &hfx_encoder_family, &hfx_xlmr_mlm},
 };
 
 struct hfx_arch_model {

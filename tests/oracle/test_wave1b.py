@@ -400,6 +400,12 @@ def _want_outputs(spec) -> dict:
         return {"logits": [3]}
     if spec.kind == "dec_classifier":
         return {"logits": [len(spec.config.get("id2label") or {}) or spec.config.get("num_labels", 2)]}
+    if spec.kind == "token_classifier":
+        return {"logits": [3]}
+    if spec.kind == "qa":
+        return {"start_logits": [], "end_logits": []}
+    if spec.kind == "masked_lm":
+        return {"logits": [spec.vocab_size]}
     if spec.arch == "bert_nopool":
         return {"last_hidden_state": [spec.config["hidden_size"]]}
     return {"last_hidden_state": [spec.config["hidden_size"]], "pooler_output": [spec.config["hidden_size"]]}
@@ -424,7 +430,8 @@ def test_onnx_checker_and_signature(b_onnx, name):
         dims = _dims(o)
         assert o.type.tensor_type.elem_type == onnx.TensorProto.FLOAT, o.name
         tail = want_out[o.name]
-        seq_axes = 1 if (spec.kind == "causal" or o.name == "last_hidden_state") else 0
+        seq_axes = 1 if (spec.kind in ("causal", "token_classifier", "qa", "masked_lm")
+                         or o.name == "last_hidden_state") else 0
         assert len(dims) == 1 + seq_axes + len(tail) and dims[1 + seq_axes:] == tail, (o.name, dims)
         assert all(isinstance(d, str) for d in dims[:1 + seq_axes]), (o.name, dims)
     man = json.loads((exported.out_dir / "export.json").read_text())

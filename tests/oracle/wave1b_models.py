@@ -49,7 +49,16 @@ from transformers import (
     StableLmConfig,
     StableLmForCausalLM,
     AutoModelForCausalLM,
+    AutoModelForMaskedLM,
+    AutoModelForQuestionAnswering,
     AutoModelForSequenceClassification,
+    AutoModelForTokenClassification,
+    BertForMaskedLM,
+    BertForQuestionAnswering,
+    BertForTokenClassification,
+    RobertaForMaskedLM,
+    RobertaForQuestionAnswering,
+    XLMRobertaForTokenClassification,
     BertConfig,
     BertForSequenceClassification,
     BertModel,
@@ -124,6 +133,12 @@ ARCHS = {
     "roberta_cls": (RobertaConfig, RobertaForSequenceClassification, "classifier"),
     "xlmr": (XLMRobertaConfig, XLMRobertaModel, "encoder"),
     "xlmr_cls": (XLMRobertaConfig, XLMRobertaForSequenceClassification, "classifier"),
+    "bert_tok": (BertConfig, BertForTokenClassification, "token_classifier"),
+    "bert_qa": (BertConfig, BertForQuestionAnswering, "qa"),
+    "bert_mlm": (BertConfig, BertForMaskedLM, "masked_lm"),
+    "roberta_qa": (RobertaConfig, RobertaForQuestionAnswering, "qa"),
+    "roberta_mlm": (RobertaConfig, RobertaForMaskedLM, "masked_lm"),
+    "xlmr_tok": (XLMRobertaConfig, XLMRobertaForTokenClassification, "token_classifier"),
 }
 
 Case = models.Case
@@ -604,6 +619,19 @@ SPECS_LIST = [
     Spec("roberta_cls", "roberta_cls", dict(ROBERTA, **LABELS3),
          "RobertaForSequenceClassification: classifier.dense -> tanh -> out_proj, no pooler", cases=ENC_CASES),
     Spec("xlmr", "xlmr", dict(XLMR), "XLMRobertaModel (type_vocab_size 1)", cases=ENC_CASES_NO_TYPES),
+    Spec("bert_tok", "bert_tok", dict(BERT, **LABELS3), "BertForTokenClassification, 3 labels, no pooler",
+         seed=4, cases=ENC_CASES),
+    Spec("bert_qa", "bert_qa", dict(BERT), "BertForQuestionAnswering: start/end logits", seed=5, cases=ENC_CASES),
+    Spec("bert_mlm", "bert_mlm", dict(BERT), "BertForMaskedLM: transform (dense, gelu, LayerNorm), decoder tied to "
+         "the word embeddings, its own bias", seed=6, cases=ENC_CASES),
+    Spec("bert_mlm_untied", "bert_mlm", dict(BERT, tie_word_embeddings=False, hidden_act="gelu_new"),
+         "BertForMaskedLM with its own decoder weight (tie_word_embeddings false), gelu_new", seed=7,
+         cases=ENC_CASES),
+    Spec("roberta_qa", "roberta_qa", dict(ROBERTA), "RobertaForQuestionAnswering", seed=5, cases=ENC_CASES),
+    Spec("roberta_mlm", "roberta_mlm", dict(ROBERTA), "RobertaForMaskedLM: lm_head (dense, exact gelu, layer_norm), "
+         "tied decoder", seed=6, cases=ENC_CASES),
+    Spec("xlmr_tok", "xlmr_tok", dict(XLMR, **LABELS3), "XLMRobertaForTokenClassification", seed=4,
+         cases=ENC_CASES_NO_TYPES),
     Spec("xlmr_cls", "xlmr_cls", dict(XLMR, **LABELS3), "XLMRobertaForSequenceClassification",
          cases=ENC_CASES_NO_TYPES),
 ]
@@ -663,7 +691,8 @@ def load_reference(model_dir: os.PathLike, spec: Spec) -> torch.nn.Module:
     """transformers' eager float32 model of a checkpoint directory."""
     auto = {"causal": AutoModelForCausalLM, "encoder": AutoModel,
             "classifier": AutoModelForSequenceClassification,
-            "dec_classifier": AutoModelForSequenceClassification}[spec.kind]
+            "dec_classifier": AutoModelForSequenceClassification, "token_classifier": AutoModelForTokenClassification,
+            "qa": AutoModelForQuestionAnswering, "masked_lm": AutoModelForMaskedLM}[spec.kind]
     model = auto.from_pretrained(str(model_dir), dtype=torch.float32, attn_implementation="eager")
     model.eval()
     return model
@@ -686,8 +715,10 @@ def outputs(model: torch.nn.Module, spec: Spec, inputs: dict) -> dict:
         if spec.kind == "causal":
             return {"logits": model(**feed, use_cache=False).logits.float().numpy()}
         out = model(**feed)
-    if spec.kind in ("classifier", "dec_classifier"):
+    if spec.kind in ("classifier", "dec_classifier", "token_classifier", "masked_lm"):
         return {"logits": out.logits.float().numpy()}
+    if spec.kind == "qa":
+        return {"start_logits": out.start_logits.float().numpy(), "end_logits": out.end_logits.float().numpy()}
     res = {"last_hidden_state": out.last_hidden_state.float().numpy()}
     # a checkpoint saved without a pooler loads into a BertModel with a freshly initialised one
     if out.pooler_output is not None and spec.arch != "bert_nopool":
