@@ -1,4 +1,4 @@
-"""Wave 1b: Phi-3 (fused qkv / gate_up, partial rotary, longrope), GPT-NeoX, GPT-2, Mixtral and
+"""Wave 1b and wave 2 (the architectures and heads wave1b_models.py lists). Wave 1b: Phi-3 (fused qkv / gate_up, partial rotary, longrope), GPT-NeoX, GPT-2, Mixtral and
 Qwen3-MoE (router top-k, per-expert and fused 3-D expert tensors), and the BERT-style encoders
 (BERT, RoBERTa, XLM-RoBERTa; bare models and sequence-classification heads) against transformers.
 

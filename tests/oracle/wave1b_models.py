@@ -1,5 +1,7 @@
-"""Tiny checkpoints of wave 1b (test_wave1b.py): Phi-3, GPT-NeoX, GPT-2, Mixtral, Qwen3-MoE and the
-BERT-style encoders (BERT, RoBERTa, XLM-RoBERTa, bare and with a sequence-classification head).
+"""Tiny checkpoints of wave 1b and wave 2 (test_wave1b.py): Phi-3, GPT-NeoX, GPT-2, Mixtral, Qwen3-MoE and the
+BERT-style encoders (BERT, RoBERTa, XLM-RoBERTa, bare and with a sequence-classification head); wave 2's
+decoders (OLMo, SmolLM3, Phi, StableLM, GLM, GLM-4, ERNIE 4.5, EXAONE 4, Cohere, Cohere 2, Qwen2-MoE,
+GraniteMoE), the decoders' sequence classifiers and the encoders' token-classification, QA and masked-LM heads.
 
 As models.py: each checkpoint is built by transformers from an explicit config with fixed seeds,
 its weights drawn so that activations are O(1) and attention is peaked (not transformers' 0.02
@@ -338,39 +340,7 @@ QWEN3_MOE = dict(
     eos_token_id=2,
 )
 
-# wave 2
-OLMO = dict(
-    vocab_size=176,
-    hidden_size=64,
-    intermediate_size=128,
-    num_hidden_layers=2,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    max_position_embeddings=64,
-    rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
-    tie_word_embeddings=False,
-    pad_token_id=0,
-    bos_token_id=1,
-    eos_token_id=2,
-)
-
-# four layers: the default no_rope_layer_interval 4 leaves layer 3 without rope
-SMOLLM3 = dict(
-    vocab_size=200,
-    hidden_size=64,
-    intermediate_size=128,
-    num_hidden_layers=4,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    max_position_embeddings=64,
-    rms_norm_eps=1e-6,
-    rope_parameters={"rope_type": "default", "rope_theta": 50000.0},
-    pad_token_id=0,
-    bos_token_id=1,
-    eos_token_id=2,
-)
-
-# wave 2, the rest: one small shape, each family's own keys on top
+# wave 2: one small shape, each family's own keys on top
 WAVE2 = dict(
     vocab_size=168,
     hidden_size=64,
@@ -383,6 +353,12 @@ WAVE2 = dict(
     bos_token_id=1,
     eos_token_id=2,
 )
+
+OLMO = dict(WAVE2, vocab_size=176, num_hidden_layers=2, tie_word_embeddings=False,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+
+# four layers: the default no_rope_layer_interval 4 leaves layer 3 without rope
+SMOLLM3 = dict(WAVE2, vocab_size=200, rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 50000.0})
 
 BERT = dict(
     vocab_size=120,
