@@ -289,12 +289,9 @@ static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s true is not supported yet for %s", c.where, d->refuse_key,
                             d->architecture);
     }
-    if (d->seq_classifier) { /* the head's width: id2label when given, else num_labels (transformers' default 2) */
-        const json_t *id2label = json_object_get(c.obj, "id2label");
-        if (json_is_object(id2label) && json_object_size(id2label) > 0) m->labels = (int64_t)json_object_size(id2label);
-        else if ((st = hfx_cfg_int_in_or(c, "num_labels", 2, 1, 1 << 20, &m->labels, err))) return st;
-        if ((st = hfx_cfg_int_in_or(c, "pad_token_id", -1, -1, m->vocab - 1, &m->pad_id, err))) return st;
-    }
+    if (d->seq_classifier && ((st = hfx_cfg_num_labels(c, &m->labels, err)) ||
+                              (st = hfx_cfg_int_in_or(c, "pad_token_id", -1, -1, m->vocab - 1, &m->pad_id, err))))
+        return st;
     m->clip_qkv = 0;
     if (d->clip_qkv && (st = hfx_cfg_num_or(c, "clip_qkv", 0, &m->clip_qkv, err))) return st;
     if (!(m->clip_qkv >= 0) || m->clip_qkv > 1e30)

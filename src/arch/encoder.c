@@ -59,13 +59,7 @@ static hfx_status encoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
     if (!hfx_activation_from_name(act, &m->act))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_act '%s' is not supported (supported: %s)", c.where,
                         act, hfx_activation_names());
-    /* the head's width: id2label when given, else num_labels (transformers' default 2) */
-    m->labels = 2;
-    const json_t *id2label = json_object_get(c.obj, "id2label");
-    if (json_is_object(id2label) && json_object_size(id2label) > 0) m->labels = (int64_t)json_object_size(id2label);
-    else if ((st = hfx_cfg_int_or(c, "num_labels", 2, &m->labels, err))) return st;
-    if (m->labels < 1 || m->labels > (1 << 20))
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: num_labels %lld out of range", c.where, (long long)m->labels);
+    if ((st = hfx_cfg_num_labels(c, &m->labels, err))) return st;
     if (d->head == HEAD_QA && m->labels != 2) /* transformers splits the two columns: start, end */
         return hfx_fail(err, HFX_ERR_INVALID, "%s: a question-answering head has num_labels 2 (start, end), not %lld",
                         c.where, (long long)m->labels);
@@ -194,7 +188,9 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
         x = layer_norm(&c, hfx_op2(g, HFX_OP_ADD, fo, x), N("output.LayerNorm"));
 #undef N
     }
-    hfx_value *first = hfx_gather(g, x, hfx_const_i64(g, 0), 1); /* [B,H]: the first token */
+    hfx_value *first = d->head == HEAD_NONE || d->head == HEAD_BERT_CLASSIFIER || d->head == HEAD_ROBERTA_CLASSIFIER
+                           ? hfx_gather(g, x, hfx_const_i64(g, 0), 1) /* [B,H]: the first token, for the pooling heads */
+                           : NULL;
     char pooler[160];
     snprintf(pooler, sizeof pooler, "%spooler.dense.weight", c.prefix);
     enc_ctx top = c; /* a head's own weights are not under the base model's prefix */

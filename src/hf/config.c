@@ -121,3 +121,12 @@ hfx_status hfx_cfg_int_in_or(hfx_cfg c, const char *key, int64_t dflt, int64_t l
     hfx_status st = hfx_cfg_int_or(c, key, dflt, out, err);
     return st ? st : hfx_cfg_check_range(c, key, *out, lo, hi, err);
 }
+
+hfx_status hfx_cfg_num_labels(hfx_cfg c, int64_t *out, hfx_error *err) {
+    const json_t *id2label = json_object_get(c.obj, "id2label");
+    if (json_is_object(id2label) && json_object_size(id2label) > 0) {
+        *out = (int64_t)json_object_size(id2label);
+        return hfx_cfg_check_range(c, "id2label", *out, 1, 1 << 20, err);
+    }
+    return hfx_cfg_int_in_or(c, "num_labels", 2, 1, 1 << 20, out, err);
+}

@@ -34,6 +34,10 @@ hfx_status hfx_cfg_int_in(hfx_cfg c, const char *key, int64_t lo, int64_t hi, in
 hfx_status hfx_cfg_int_in_or(hfx_cfg c, const char *key, int64_t dflt, int64_t lo, int64_t hi, int64_t *out,
                              hfx_error *err);
 
+/* A classification head's width as transformers derives config.num_labels: the size of a
+ * non-empty `id2label`, else `num_labels`, else 2; within [1, 2^20]. */
+hfx_status hfx_cfg_num_labels(hfx_cfg c, int64_t *out, hfx_error *err);
+
 /* Require lo ≤ v ≤ hi for a field already read. */
 hfx_status hfx_cfg_check_range(hfx_cfg c, const char *key, int64_t v, int64_t lo, int64_t hi,
                                hfx_error *err);
