@@ -60,6 +60,9 @@ from transformers import (
     BertForTokenClassification,
     RobertaForMaskedLM,
     RobertaForQuestionAnswering,
+    RobertaForTokenClassification,
+    XLMRobertaForMaskedLM,
+    XLMRobertaForQuestionAnswering,
     XLMRobertaForTokenClassification,
     BertConfig,
     BertForSequenceClassification,
@@ -141,6 +144,9 @@ ARCHS = {
     "roberta_qa": (RobertaConfig, RobertaForQuestionAnswering, "qa"),
     "roberta_mlm": (RobertaConfig, RobertaForMaskedLM, "masked_lm"),
     "xlmr_tok": (XLMRobertaConfig, XLMRobertaForTokenClassification, "token_classifier"),
+    "roberta_tok": (RobertaConfig, RobertaForTokenClassification, "token_classifier"),
+    "xlmr_qa": (XLMRobertaConfig, XLMRobertaForQuestionAnswering, "qa"),
+    "xlmr_mlm": (XLMRobertaConfig, XLMRobertaForMaskedLM, "masked_lm"),
 }
 
 Case = models.Case
@@ -608,6 +614,10 @@ SPECS_LIST = [
          "tied decoder", seed=6, cases=ENC_CASES),
     Spec("xlmr_tok", "xlmr_tok", dict(XLMR, **LABELS3), "XLMRobertaForTokenClassification", seed=4,
          cases=ENC_CASES_NO_TYPES),
+    Spec("roberta_tok", "roberta_tok", dict(ROBERTA, **LABELS3), "RobertaForTokenClassification", seed=4,
+         cases=ENC_CASES),
+    Spec("xlmr_qa", "xlmr_qa", dict(XLMR), "XLMRobertaForQuestionAnswering", seed=5, cases=ENC_CASES_NO_TYPES),
+    Spec("xlmr_mlm", "xlmr_mlm", dict(XLMR), "XLMRobertaForMaskedLM", seed=6, cases=ENC_CASES_NO_TYPES),
     Spec("xlmr_cls", "xlmr_cls", dict(XLMR, **LABELS3), "XLMRobertaForSequenceClassification",
          cases=ENC_CASES_NO_TYPES),
 ]
