@@ -137,6 +137,13 @@ static const char export_help[] =
     "                        standard (DequantizeLinear + MatMul, opset 21; tables stay float)\n"
     "  --accuracy-level N    ONNX MatMulNBits: 4 (default; int8 activations, fast on CPUs) or 0\n"
     "                        (float compute: exactly the dequantized weights' products)\n"
+    "\n"
+    "sentence embeddings (encoders; outputs token_embeddings and sentence_embedding):\n"
+    "  --pooling P           auto (default: a sentence-transformers folder's modules.json and\n"
+    "                        1_Pooling/config.json decide), none, or modes joined by commas:\n"
+    "                        cls, max, mean, mean_sqrt_len_tokens, weightedmean, lasttoken\n"
+    "  --normalize, --no-normalize  L2-normalize the sentence embedding (default: as modules.json\n"
+    "                        says with auto, off otherwise)\n"
     "  --quiet               no progress bar\n"
     "  -h, --help            this text\n";
 
@@ -210,12 +217,14 @@ static int cmd_export(int argc, char **argv) {
         {"asym", no_argument, 0, 'a'},           {"accuracy-level", required_argument, 0, 'A'},
         {"quantize-embeddings", required_argument, 0, 'E'}, {"quantize-lm-head", required_argument, 0, 'H'},
         {"onnx-ops", required_argument, 0, 'O'}, {"reduce-range", no_argument, 0, 'r'},
-        {"weight-layout", required_argument, 0, 'W'},
+        {"weight-layout", required_argument, 0, 'W'}, {"pooling", required_argument, 0, 'P'},
+        {"normalize", no_argument, 0, 'N'},     {"no-normalize", no_argument, 0, 'n'},
         {0, 0, 0, 0}};
     const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
                *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL, *accuracy = NULL,
-               *quantize_tables = NULL, *quantize_head = NULL, *onnx_ops = NULL, *weight_layout = NULL;
-    int dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
+               *quantize_tables = NULL, *quantize_head = NULL, *onnx_ops = NULL, *weight_layout = NULL,
+               *pooling = NULL;
+    int normalize = -1, dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
         compress = 0, symmetric = -1, reduce_range = 0, c;
     long batch = 2, seq = 16, max_cache_len = 0, group_size = -1;
     optind = 1;
@@ -252,6 +261,9 @@ static int cmd_export(int argc, char **argv) {
         case 'O': onnx_ops = optarg; break;
         case 'r': reduce_range = 1; break;
         case 'W': weight_layout = optarg; break;
+        case 'P': pooling = optarg; break;
+        case 'N': normalize = 1; break;
+        case 'n': normalize = 0; break;
         case 'h':
             fputs(export_usage, stdout);
             for (int i = 0; hfx_format_name(i); i++) printf("                          %-10s %s\n", hfx_format_name(i), hfx_format_summary(i));
@@ -354,6 +366,23 @@ static int cmd_export(int argc, char **argv) {
                         (const char *const[]){"transposed", "stored", NULL});
     if (!rc && onnx_ops)
         rc = set_choice(cfg, "onnx_ops", "--onnx-ops", onnx_ops, (const char *const[]){"contrib", "standard", NULL});
+    if (!rc && pooling) { /* "mean" or "cls,mean": a JSON string or list; the config checks the names */
+        char json[256];
+        size_t k = 0;
+        bool list = strchr(pooling, ',') != NULL;
+        k += (size_t)snprintf(json + k, sizeof json - k, "%s\"", list ? "[" : "");
+        for (const char *p = pooling; *p && k + 8 < sizeof json; p++) {
+            if (*p == ',') k += (size_t)snprintf(json + k, sizeof json - k, "\", \"");
+            else if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20) json[k++] = '?'; /* not a mode name */
+            else json[k++] = *p;
+        }
+        snprintf(json + k, sizeof json - k, "\"%s", list ? "]" : "");
+        if (hfx_export_config_set(cfg, "pooling", json, &err)) rc = fail_with(&err);
+    }
+    if (!rc && normalize >= 0 && hfx_export_config_set(cfg, "normalize", normalize ? "true" : "false", &err))
+        rc = fail_with(&err);
+    if (!rc && (pooling || normalize >= 0) && for_generation)
+        rc = usage_error("export", "--pooling and --normalize shape a forward export's sentence embedding, not --for-generation");
     if (!rc && group_size >= 0) {
         snprintf(value, sizeof value, "%ld", group_size);
         if (hfx_export_config_set(cfg, "group_size", value, &err)) rc = fail_with(&err);

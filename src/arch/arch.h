@@ -5,6 +5,7 @@
 #define HFX_ARCH_ARCH_H
 
 #include "hf/checkpoint.h"
+#include "hf/sentence.h"
 #include "ir/cache.h"
 #include "ir/graph.h"
 
@@ -37,6 +38,8 @@ typedef struct hfx_build_opts {
     hfx_io_profile io;   /* the names and cache contract of generation graphs */
     bool reads_state;    /* the component reads the cache an earlier call wrote (the seed's static
                             prefill starts one instead) */
+    hfx_pooling pooling; /* a sentence embedding after the encoder (n = 0: none); only for
+                            families whose `pools` is set */
 } hfx_build_opts;
 
 /* What an export writes: the plain forward pass, the two graphs of a generation loop (the prompt,
@@ -106,6 +109,10 @@ hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind k
  * is the one sample shapes are taken from. */
 const char *const *hfx_arch_sequence_inputs(const hfx_arch_model *m);
 
+/* Whether the architecture can end in a sentence embedding (hfx_build_opts.pooling): the bare
+ * encoders, whose token embeddings sentence-transformers pools. */
+bool hfx_arch_pools(const hfx_arch_model *m);
+
 /* Comma-separated list of supported architectures, into buf (truncated to size); returns buf. */
 const char *hfx_arch_supported(char *buf, size_t size);
 
@@ -122,6 +129,7 @@ typedef struct hfx_arch_family {
     hfx_component_set exports[HFX_EXPORT_KINDS_]; /* the components of each kind of export */
     const char *const *sequence_inputs;           /* see hfx_arch_sequence_inputs */
     hfx_torch_signature (*torch_signature)(const void *desc); /* NULL: a Llama-like causal LM's */
+    bool (*pools)(const void *desc); /* builds a sentence embedding (opts.pooling); NULL: never */
 } hfx_arch_family;
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "arch/arch.h"
 #include "arch/nn.h"
+#include "arch/pooling.h"
 #include "arch/weights.h"
 #include "base/status.h"
 #include "hf/config.h"
@@ -126,12 +127,21 @@ static hfx_value *masked_lm(enc_ctx *c, hfx_value *x, hfx_value *words, bool ber
     return hfx_linear(g, t, dec, bias);
 }
 
+/* [B,S,H] → [B,H]: the first token, which the pooler and the classifiers read */
+static hfx_value *first_token(hfx_graph *g, hfx_value *x) { return hfx_gather(g, x, hfx_const_i64(g, 0), 1); }
+
 static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck,
                                 const hfx_build_opts *o, hfx_graph *g, hfx_error *err) {
     const encoder_desc *d = desc_;
     const encoder_cfg *m = cfg_;
     if (o->cache != HFX_CACHE_NONE)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s is an encoder: it has no generation components", d->architecture);
+    if (o->pooling.n && d->head != HEAD_NONE)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s has a task head: a sentence embedding pools a bare encoder's "
+                        "token embeddings", d->architecture);
+    if (o->pooling.n && o->pooling.dim && o->pooling.dim != m->hidden)
+        return hfx_fail(err, HFX_ERR_INVALID, "the Pooling config's embedding dimension %lld is not the model's "
+                        "hidden_size %lld", o->pooling.dim, (long long)m->hidden);
     hfx_weights w;
     hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
     if (st) return st;
@@ -188,9 +198,6 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
         x = layer_norm(&c, hfx_op2(g, HFX_OP_ADD, fo, x), N("output.LayerNorm"));
 #undef N
     }
-    hfx_value *first = d->head == HEAD_NONE || d->head == HEAD_BERT_CLASSIFIER || d->head == HEAD_ROBERTA_CLASSIFIER
-                           ? hfx_gather(g, x, hfx_const_i64(g, 0), 1) /* [B,H]: the first token, for the pooling heads */
-                           : NULL;
     char pooler[160];
     snprintf(pooler, sizeof pooler, "%spooler.dense.weight", c.prefix);
     enc_ctx top = c; /* a head's own weights are not under the base model's prefix */
@@ -217,17 +224,26 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
         hfx_graph_output(g, masked_lm(&top, x, words, d->head == HEAD_BERT_MLM), "logits");
         break;
     case HEAD_NONE:
+        if (o->pooling.n) { /* optimum's names for a sentence-transformers export; the pooler is unused */
+            char n[192];
+            snprintf(n, sizeof n, "%spooler.dense.bias", c.prefix);
+            hfx_weight_ignore(&w, pooler);
+            hfx_weight_ignore(&w, n);
+            hfx_graph_output(g, x, "token_embeddings");
+            hfx_graph_output(g, hfx_sentence_embedding(g, &o->pooling, x, mask, o->batch, H), "sentence_embedding");
+            break;
+        }
         hfx_graph_output(g, x, "last_hidden_state");
         if (hfx_weight_exists(&w, pooler))
-            hfx_graph_output(g, hfx_op1(g, HFX_OP_TANH, dense(&c, first, H, H, "pooler.dense")), "pooler_output");
+            hfx_graph_output(g, hfx_op1(g, HFX_OP_TANH, dense(&c, first_token(g, x), H, H, "pooler.dense")), "pooler_output");
         break;
     case HEAD_BERT_CLASSIFIER: { /* classifier(tanh(pooler(first token))) */
-        hfx_value *pooled = hfx_op1(g, HFX_OP_TANH, dense(&c, first, H, H, "pooler.dense"));
+        hfx_value *pooled = hfx_op1(g, HFX_OP_TANH, dense(&c, first_token(g, x), H, H, "pooler.dense"));
         hfx_graph_output(g, dense(&top, pooled, H, m->labels, "classifier"), "logits");
         break;
     }
     case HEAD_ROBERTA_CLASSIFIER: { /* out_proj(tanh(dense(first token))); no pooler */
-        hfx_value *t = hfx_op1(g, HFX_OP_TANH, dense(&top, first, H, H, "classifier.dense"));
+        hfx_value *t = hfx_op1(g, HFX_OP_TANH, dense(&top, first_token(g, x), H, H, "classifier.dense"));
         hfx_graph_output(g, dense(&top, t, H, m->labels, "classifier.out_proj"), "logits");
         break;
     }
@@ -243,8 +259,12 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
 static const hfx_component forward[] = {{"model", "model", false, false, -1}};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "token_type_ids", NULL};
 
+/* The bare model's token embeddings are what sentence-transformers pools; a head's are not. */
+static bool encoder_pools(const void *desc) { return ((const encoder_desc *)desc)->head == HEAD_NONE; }
+
 const hfx_arch_family hfx_encoder_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
-                                            {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs, NULL};
+                                            {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs, NULL,
+                                            encoder_pools};
 
 const encoder_desc hfx_bert_model = {"BertModel", "bert", false, HEAD_NONE};
 const encoder_desc hfx_bert_classifier = {"BertForSequenceClassification", "bert", false, HEAD_BERT_CLASSIFIER};

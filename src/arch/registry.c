@@ -274,3 +274,7 @@ hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind k
 }
 
 const char *const *hfx_arch_sequence_inputs(const hfx_arch_model *m) { return m->entry->family->sequence_inputs; }
+
+bool hfx_arch_pools(const hfx_arch_model *m) {
+    return m->entry->family->pools && m->entry->family->pools(m->entry->desc);
+}

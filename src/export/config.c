@@ -55,6 +55,21 @@ static hfx_status expect_bool(const char *key, const json_t *v, hfx_error *err) 
     return HFX_OK;
 }
 
+/* A "pooling" value: 0 for "auto", -1 for "none", the count of modes filled into p->modes, or -2
+ * when it is none of these. */
+int hfx_cfg_pooling_of(const json_t *v, hfx_pooling *p) {
+    memset(p, 0, sizeof *p);
+    const char *s = json_string_value(v);
+    if (s && strcmp(s, "auto") == 0) return 0;
+    if (s && strcmp(s, "none") == 0) return -1;
+    size_t n = json_is_array(v) ? json_array_size(v) : 1;
+    if ((!s && !json_is_array(v)) || n == 0 || n > HFX_POOL_MODES_) return -2;
+    for (size_t i = 0; i < n; i++)
+        if (!hfx_pool_mode_from_name(json_string_value(json_is_array(v) ? json_array_get(v, i) : v), &p->modes[p->n++]))
+            return -2;
+    return p->n;
+}
+
 /* Validate a value of one of a format's own keys. */
 static hfx_status check_format_option(const hfx_format_option *o, const json_t *v, hfx_error *err) {
     switch (o->kind) {
@@ -146,6 +161,14 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
         if (v2 && (strcmp(v2, "auto") == 0 || strcmp(v2, "all") == 0 || strcmp(v2, "gathered") == 0)) return HFX_OK;
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'moe_experts' must be \"auto\", \"all\" or \"gathered\"");
     }
+    if (strcmp(key, "pooling") == 0) { /* hfx: a sentence embedding appended to an encoder */
+        hfx_pooling p;
+        if (json_is_null(v) || hfx_cfg_pooling_of(v, &p) != -2) return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID,
+                        "export config: 'pooling' must be \"auto\", \"none\", a mode or a list of 1 to %d modes (%s)",
+                        HFX_POOL_MODES_, hfx_pool_mode_names());
+    }
+    if (strcmp(key, "normalize") == 0) return expect_bool(key, v, err);
     if (strcmp(key, "logits_to_keep") == 0) {
         if (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1)) return HFX_OK;
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'logits_to_keep' must be 0 (every position) or 1 (the last)");
@@ -166,7 +189,7 @@ static hfx_status check_key(const char *format, const char *key, const json_t *v
             k += (size_t)snprintf(known + k, sizeof known - k, ", %s", f->options[j].key);
     return hfx_fail(err, HFX_ERR_INVALID,
                     "export config: unknown key '%s' for export_format '%s' (known: %s, dtype, cache_implementation, "
-                    "max_cache_len, logits_to_keep, moe_experts, io, quantize, quantize_embeddings, quantize_lm_head, "
+                    "max_cache_len, logits_to_keep, moe_experts, io, pooling, normalize, quantize, quantize_embeddings, quantize_lm_head, "
                     "group_size, symmetric, reduce_range, strict, prefer_deferred_runtime_asserts_over_guards, "
                     "optimize, quantizer)",
                     key, format, known);
@@ -424,4 +447,18 @@ bool hfx_cfg_moe_gather(const hfx_export_config *c, bool single_token) {
     if (v && strcmp(v, "all") == 0) return false;
     if (v && strcmp(v, "gathered") == 0) return true;
     return single_token; /* auto: measured in docs/ARCHITECTURE.md */
+}
+
+int hfx_cfg_pooling(const hfx_export_config *c, hfx_pooling *p) {
+    const json_t *v = json_object_get(c->obj, "pooling");
+    if (!v || json_is_null(v)) {
+        memset(p, 0, sizeof *p);
+        return 0;
+    }
+    return hfx_cfg_pooling_of(v, p);
+}
+
+int hfx_cfg_normalize(const hfx_export_config *c) {
+    const json_t *v = json_object_get(c->obj, "normalize");
+    return json_is_boolean(v) ? json_is_true(v) : -1;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "fmt/format.h"
+#include "hf/sentence.h"
 #include "hfx/hfx.h"
 
 struct hfx_export_config {
@@ -36,6 +37,12 @@ void hfx_cfg_format_options(const hfx_export_config *c, const hfx_format *f, int
 /* Mixture of experts as gathered experts (true) or all experts (false) for a graph that takes one
  * token per call (`single_token`) or not. */
 bool hfx_cfg_moe_gather(const hfx_export_config *c, bool single_token);
+/* "pooling" (a sentence embedding after an encoder): 0 auto (unset, null, "auto": the checkpoint's
+ * modules.json decides), -1 "none", else the count of modes, filled into p->modes. */
+int hfx_cfg_pooling(const hfx_export_config *c, hfx_pooling *p);
+int hfx_cfg_pooling_of(const json_t *v, hfx_pooling *p); /* the same for a value; -2: not one */
+/* "normalize": 1 or 0 as set, -1 unset. */
+int hfx_cfg_normalize(const hfx_export_config *c);
 /* "io": "seed" (transformers.exporters' names and cache contract); default optimum's. */
 bool hfx_cfg_io_seed(const hfx_export_config *c);
 /* Whether the config asks for quantized weights ("quantize"): 1, and how in plan (the format's

@@ -217,6 +217,14 @@ static hfx_status copy_side_files(hfx_outdir *out, const hfx_checkpoint *ck, hfx
         if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
             st = hfx_outdir_copy(out, side_files[i], path, err);
     }
+    /* a sentence-transformers folder's pipeline: modules.json and each module's config */
+    const char *st_files[16];
+    char names[2048];
+    int n = hfx_sentence_files(ck, st_files, 16, names, sizeof names);
+    for (int i = 0; !st && i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", src_dir, st_files[i]);
+        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) st = hfx_outdir_copy(out, st_files[i], path, err);
+    }
     return st;
 }
 
@@ -499,7 +507,6 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
                              hfx_error *err) {
     const hfx_format *fmt = e->fmt;
     hfx_status st = HFX_OK;
-    e->warnings[0] = 0;
     hfx_format_graph *gs = calloc((size_t)n, sizeof *gs);
     /* the Python system's view of each generation graph (its call and cache objects), for the
      * torch-side formats */
@@ -602,6 +609,14 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         if (generation) json_object_set(manifest, "generation", generation);
         json_object_set_new(manifest, "components", comps);
         if (tokenizer) json_object_set(manifest, "tokenizer", tokenizer);
+        const hfx_pooling *pool = &cs[0].opts.pooling;
+        if (pool->n) { /* what sentence_embedding is: modes concatenated in order, then normalized or not */
+            json_t *p = json_object(), *modes = json_array();
+            for (int i = 0; i < pool->n; i++) json_array_append_new(modes, json_string(hfx_pool_mode_name(pool->modes[i])));
+            json_object_set_new(p, "pooling_mode", modes);
+            json_object_set_new(p, "normalize", json_boolean(pool->normalize));
+            json_object_set_new(manifest, "sentence_embedding", p);
+        }
         json_object_set_new(manifest, "files", files); /* every file of the export, this one included */
         st = write_json(out, MANIFEST, manifest, err);
         json_decref(manifest);
@@ -637,6 +652,42 @@ static hfx_status start_component(const hfx_exporter *e, const hfx_component *de
     return HFX_OK;
 }
 
+/* The sentence embedding a forward export ends in, from the config's "pooling" and "normalize";
+ * "auto" (the default) follows the checkpoint's modules.json where the architecture pools. */
+static hfx_status resolve_pooling(hfx_exporter *e, const hfx_model *model, const hfx_export_config *cfg,
+                                  hfx_pooling *out, hfx_error *err) {
+    hfx_pooling asked_modes;
+    int asked = hfx_cfg_pooling(cfg, &asked_modes), normalize = hfx_cfg_normalize(cfg);
+    bool pools = hfx_arch_pools(model->arch);
+    const char *arch = hfx_model_architecture(model);
+    memset(out, 0, sizeof *out);
+    if (asked > 0) {
+        if (!pools)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: 'pooling': %s has no sentence embedding in hfx "
+                                                      "(a bare encoder's token embeddings are pooled)", arch);
+        *out = asked_modes;
+        out->normalize = normalize == 1;
+        return HFX_OK;
+    }
+    bool found = false;
+    if (asked == 0 && pools) {
+        hfx_status st = hfx_sentence_pooling(model->ck, &found, out, err);
+        if (st) {
+            hfx_error_prefix(err, "pooling \"auto\" (set \"none\" to export the encoder alone)");
+            return st;
+        }
+    } else if (asked == 0 && hfx_sentence_files(model->ck, (const char *[1]){0}, 1, (char[8]){0}, 8) > 0) {
+        char line[256];
+        snprintf(line, sizeof line, "modules.json's pooling is not applied: %s ends in its own outputs", arch);
+        warn(e, line);
+    }
+    if (!found && normalize == 1)
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'normalize' needs a pooling mode%s",
+                        asked < 0 ? " (pooling is \"none\")" : " (the checkpoint has no sentence-transformers modules.json)");
+    if (found && normalize >= 0) out->normalize = normalize == 1;
+    return HFX_OK;
+}
+
 hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs *samples,
                       const hfx_export_config *cfg, const char *out_dir, hfx_error *err) {
     if (!cfg) cfg = e->cfg;
@@ -649,11 +700,13 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
                         hfx_model_architecture(model), set.n);
     hfx_export_config view;
     component c = {0};
+    e->warnings[0] = 0;
     hfx_status st = start_component(e, &set.items[0], cfg, &view, false, false, &c, err);
     if (!st && !c.cfg)
         st = hfx_fail(err, HFX_ERR_INVALID, "export config: per-component config lacks component '%s'", set.items[0].name);
     /* a state option (OpenVINO's stateful) is a no-op here, as in the seed: a forward has no state */
     if (!st) st = choose_dims(c.cfg, samples, hfx_arch_sequence_inputs(model->arch), false, c.g, &c.opts, NULL, err);
+    if (!st) st = resolve_pooling(e, model, c.cfg, &c.opts.pooling, err);
     if (!st) st = run_export(e, model, &c, 1, cfg, NULL, 0, NULL, out_dir, err);
     free_components(&c, 1);
     return st;
@@ -717,6 +770,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
                                      const char *generation_config_json, int multi_token_decode,
                                      const char *out_dir, hfx_error *err) {
     if (!cfg) cfg = e->cfg;
+    e->warnings[0] = 0;
     if (hfx_arch_components(model->arch, HFX_EXPORT_GENERATION).n == 0)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s cannot be exported for generation",
                         hfx_model_architecture(model));
@@ -786,6 +840,10 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
                           e->fmt->name, e->fmt->state_option);
         if (!st && hfx_cfg_io_seed(c->cfg) != seed)
             st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on io; it names every graph's inputs");
+        hfx_pooling ignored;
+        if (!st && (hfx_cfg_pooling(c->cfg, &ignored) > 0 || hfx_cfg_normalize(c->cfg) == 1))
+            st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'pooling' and 'normalize' shape a forward export's "
+                                                "sentence embedding, not generation graphs");
         if (!st && multi_token_decode && !stateful && !hfx_cfg_dynamic(c->cfg) && !hfx_cfg_dynamic_shapes(c->cfg))
             st = hfx_fail(err, HFX_ERR_INVALID, "multi_token_decode needs dynamic shapes (--dynamic): its query length varies");
         if (st) break;

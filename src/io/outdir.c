@@ -30,7 +30,8 @@ struct hfx_outdir {
     bool inside;                   /* staging inside dir: commit moves files one by one */
     char *created[MAX_CREATED];    /* directories this export created, outermost first (owned) */
     int n_created;
-    char *files[MAX_FILES];        /* staged file names, in order (owned) */
+    char *files[MAX_FILES];        /* staged top-level names, in order (owned) */
+    bool is_dir[MAX_FILES];        /* files[i] is a folder of staged files ("1_Pooling") */
     int n;
     char *previous[MAX_PREVIOUS];  /* the previous export's files (owned) */
     int n_previous;
@@ -340,25 +341,54 @@ void hfx_outdir_set_manifest(hfx_outdir *o, const char *name) { o->manifest = na
 
 const char *hfx_outdir_file(const hfx_outdir *o, int i) { return i >= 0 && i < o->n ? o->files[i] : NULL; }
 
-/* Record a new staged name (refusing odd names and repeats). */
-static hfx_status add_name(hfx_outdir *o, const char *name, hfx_error *err) {
-    if (!plain_name(name) || name[0] == '.') return hfx_fail(err, HFX_ERR_INTERNAL, "bad output file name '%s'", name);
-    if (listed(o->files, o->n, name)) return hfx_fail(err, HFX_ERR_INTERNAL, "output file '%s' written twice", name);
-    if (o->n == MAX_FILES) return hfx_fail(err, HFX_ERR_INTERNAL, "too many output files");
-    if (!(o->files[o->n] = strdup(name))) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    o->n++;
+static int index_of(char *const *names, int n, const char *name) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0) return i;
+    return -1;
+}
+
+/* Record a new staged name (refusing odd names and repeats): a plain file name, or "folder/file"
+ * (one level), whose folder is staged once and becomes the unit the commit moves. On success
+ * *dir_fd is where to create the file (the staging directory or the folder in it; close it when
+ * it is not o->stage_fd) and *leaf its name there. */
+static hfx_status add_name(hfx_outdir *o, const char *name, int *dir_fd, const char **leaf, hfx_error *err) {
+    const char *slash = strchr(name, '/');
+    char top[NAME_MAX + 1];
+    size_t k = slash ? (size_t)(slash - name) : strlen(name);
+    if (k > NAME_MAX) return hfx_fail(err, HFX_ERR_INTERNAL, "bad output file name '%s'", name);
+    memcpy(top, name, k);
+    top[k] = 0;
+    *leaf = slash ? slash + 1 : name;
+    if (!plain_name(top) || top[0] == '.' || !plain_name(*leaf) || (*leaf)[0] == '.')
+        return hfx_fail(err, HFX_ERR_INTERNAL, "bad output file name '%s'", name);
+    int i = index_of(o->files, o->n, top);
+    if (i >= 0 && (!slash || !o->is_dir[i])) /* a repeated file, or a file and a folder of one name */
+        return hfx_fail(err, HFX_ERR_INTERNAL, "output file '%s' written twice", name);
+    if (i < 0) {
+        if (o->n == MAX_FILES) return hfx_fail(err, HFX_ERR_INTERNAL, "too many output files");
+        if (slash && mkdirat(o->stage_fd, top, 0777) != 0) return refused(err, HFX_ERR_IO, errno, "cannot create", top);
+        if (!(o->files[o->n] = strdup(top))) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        o->is_dir[o->n++] = slash != NULL;
+    }
+    *dir_fd = o->stage_fd;
+    if (slash && (*dir_fd = openat(o->stage_fd, top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return refused(err, HFX_ERR_IO, errno, "cannot open", top);
     return HFX_OK;
 }
 
 hfx_status hfx_outdir_create(hfx_outdir *o, const char *name, FILE **f, hfx_error *err) {
     *f = NULL;
     hfx_status st = hfx_outdir_check_cancel(o, err);
-    if (!st) st = add_name(o, name, err);
+    int at = -1;
+    const char *leaf = name;
+    if (!st) st = add_name(o, name, &at, &leaf, err);
     if (st) return st;
-    int fd = openat(o->stage_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    int fd = openat(at, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    int e = errno;
+    if (at != o->stage_fd) close(at);
     *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!*f) {
-        int e = errno;
+        if (fd >= 0) e = errno;
         if (fd >= 0) close(fd);
         char path[PATH_MAX + NAME_MAX + 2];
         snprintf(path, sizeof path, "%s/%s", o->dir, name);
@@ -452,8 +482,12 @@ hfx_status hfx_outdir_copy(hfx_outdir *o, const char *name, const char *src_path
 }
 
 hfx_status hfx_outdir_link(hfx_outdir *o, const char *existing, const char *name, hfx_error *err) {
-    if (!listed(o->files, o->n, existing)) return hfx_fail(err, HFX_ERR_INTERNAL, "link: '%s' was not written", existing);
-    hfx_status st = add_name(o, name, err);
+    int i = index_of(o->files, o->n, existing);
+    if (i < 0 || o->is_dir[i]) return hfx_fail(err, HFX_ERR_INTERNAL, "link: '%s' was not written", existing);
+    if (strchr(name, '/')) return hfx_fail(err, HFX_ERR_INTERNAL, "link: '%s' is not a plain file name", name);
+    int at;
+    const char *leaf;
+    hfx_status st = add_name(o, name, &at, &leaf, err);
     if (st) return st;
     if (linkat(o->stage_fd, existing, o->stage_fd, name, 0) == 0) return HFX_OK;
     free(o->files[--o->n]); /* copy instead: copy() records the name again */
@@ -488,11 +522,16 @@ static bool keeps(const hfx_outdir *o, const char *name) {
            !listed(o->files, o->n, name);
 }
 
-/* A file the new export writes must not replace a directory or anything but a file or link. */
+/* A file the new export writes must not replace a directory or anything but a file or link; a
+ * folder it writes replaces only a folder. */
 static hfx_status check_conflicts(hfx_outdir *o, hfx_error *err) {
     for (int i = 0; i < o->n; i++) {
         struct stat sb;
-        if (fstatat(o->dir_fd, o->files[i], &sb, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
+        if (fstatat(o->dir_fd, o->files[i], &sb, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (o->is_dir[i] && !S_ISDIR(sb.st_mode))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s/%s: exists and is not a folder; the export writes a folder of that name",
+                            o->dir, o->files[i]);
+        if (!o->is_dir[i] && !S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
             return hfx_fail(err, HFX_ERR_INVALID, "%s/%s: exists and is not a file; the export writes a file of that name",
                             o->dir, o->files[i]);
     }
@@ -529,6 +568,9 @@ static hfx_status move_in(hfx_outdir *o, hfx_error *err) {
         for (int i = 0; i < o->n; i++) {
             bool is_manifest = o->manifest && strcmp(o->files[i], o->manifest) == 0;
             if (is_manifest != (pass == 1)) continue;
+            /* a folder replaces the previous one whole (rename takes only an empty one's place) */
+            if (o->is_dir[i] && remove_tree(o->dir_fd, o->files[i], 0) != 0)
+                return hfx_fail(err, HFX_ERR_IO, "%s/%s: cannot replace: %s", o->dir, o->files[i], strerror(errno));
             if (renameat(sfd, o->files[i], o->dir_fd, o->files[i]) != 0)
                 return hfx_fail(err, HFX_ERR_IO, "%s/%s: cannot move into place: %s", o->dir, o->files[i], strerror(errno));
         }

@@ -45,7 +45,9 @@ hfx_status hfx_outdir_set_previous(hfx_outdir *o, const char *const *names, int 
  * in one by one. */
 void hfx_outdir_set_manifest(hfx_outdir *o, const char *name);
 
-/* Open a new staged file for final name `name` (a plain file name). */
+/* Open a new staged file for final name `name`: a plain file name, or "folder/file" one level
+ * down (sentence-transformers' "1_Pooling/config.json"); the folder is then one of the export's
+ * names, replaced whole at commit. */
 hfx_status hfx_outdir_create(hfx_outdir *o, const char *name, FILE **f, hfx_error *err);
 
 /* An anonymous read-write file in the staging directory (same disk as the export, never part

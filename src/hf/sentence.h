@@ -1,0 +1,50 @@
+/* A sentence-transformers folder: the pipeline its modules.json declares (the transformer, then
+ * Pooling, then optionally Normalize), read so that an export can end in the sentence embedding
+ * sentence-transformers' encode() returns. Both layouts of the Pooling config are read: the
+ * current {"pooling_mode": "mean" | [...]} and the legacy pooling_mode_*_tokens booleans. */
+#ifndef HFX_HF_SENTENCE_H
+#define HFX_HF_SENTENCE_H
+
+#include <stdbool.h>
+
+#include "hf/checkpoint.h"
+
+/* sentence-transformers' pooling modes, by their names in its Pooling module. */
+typedef enum hfx_pool_mode {
+    HFX_POOL_CLS,             /* "cls": the first token the mask keeps */
+    HFX_POOL_MAX,             /* "max": element-wise max over kept tokens */
+    HFX_POOL_MEAN,            /* "mean": sum over kept tokens / their count */
+    HFX_POOL_MEAN_SQRT_LEN,   /* "mean_sqrt_len_tokens": sum / sqrt(count) */
+    HFX_POOL_WEIGHTED_MEAN,   /* "weightedmean": token i weighted by its position (1-based) */
+    HFX_POOL_LAST_TOKEN,      /* "lasttoken": the last token the mask keeps */
+    HFX_POOL_MODES_
+} hfx_pool_mode;
+
+/* What an export appends to an encoder: n = 0 is none; several modes are concatenated in order. */
+typedef struct hfx_pooling {
+    int n;
+    hfx_pool_mode modes[HFX_POOL_MODES_];
+    bool normalize;     /* L2-normalize the concatenation (sentence-transformers' Normalize) */
+    long long dim;      /* the Pooling config's embedding dimension; 0 when it names none */
+} hfx_pooling;
+
+/* The mode named `name` ("mean", ...); false when there is none of that name. */
+bool hfx_pool_mode_from_name(const char *name, hfx_pool_mode *out);
+const char *hfx_pool_mode_name(hfx_pool_mode mode);
+/* "cls, max, mean, ..." */
+const char *hfx_pool_mode_names(void);
+
+/* Read the folder's modules.json and its Pooling and Normalize configs. *found is false (and *out
+ * zeroed) when the checkpoint has no modules.json. A pipeline hfx cannot reproduce (a Dense
+ * module, the transformer in a subfolder, an unknown module) is HFX_ERR_UNSUPPORTED naming the
+ * module; a malformed file is HFX_ERR_INVALID naming the file and field. */
+hfx_status hfx_sentence_pooling(const hfx_checkpoint *ck, bool *found, hfx_pooling *out, hfx_error *err);
+
+/* The folder's own files that describe the pipeline, to carry into an export beside config.json:
+ * modules.json, sentence_bert_config.json, config_sentence_transformers.json, then each module's
+ * config as "<module path>/config.json", each once. Fills up to `max` relative paths (pointers into
+ * `buf` or static) and returns their count: candidates, which the caller copies where they exist;
+ * 0 without a readable modules.json. */
+int hfx_sentence_files(const hfx_checkpoint *ck, const char **paths, int max, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,294 @@
+"""Sentence embeddings: an encoder export that ends where sentence-transformers' own pipeline ends.
+
+A sentence-transformers folder (modules.json: Transformer, Pooling, optionally Normalize) is built
+here with the real library (the current layout it saves, and the legacy layout of older folders:
+`sentence_transformers.models.Pooling` with pooling_mode_*_tokens booleans, which the library still
+reads). hfx exports it with `--pooling auto` (the default) or an explicit `--pooling`; the graph's
+`sentence_embedding` must match `SentenceTransformer(folder)(features)["sentence_embedding"]` and its
+`token_embeddings` the transformer's last_hidden_state, every element within 1e-4, through ONNX
+Runtime, OpenVINO and torch.export.load of the .pt2, on batches with right padding, left padding
+and a row the mask keeps only one token of. Every pooling mode, their concatenation and
+normalization are covered; so are the files carried into the export and the refusals (a module hfx
+cannot reproduce, a head model, a malformed folder) with exit code 2 and nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+from sentence_transformers import SentenceTransformer
+from sentence_transformers import models as st_models
+from transformers import (
+    BertConfig, BertForSequenceClassification, BertModel, RobertaConfig, RobertaModel, XLMRobertaConfig,
+    XLMRobertaModel)
+
+from conftest import PARITY_ATOL, REPO, describe, run_hfx
+
+MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")
+SMALL = dict(vocab_size=96, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
+             max_position_embeddings=64)
+ENCODERS = {
+    "bert": (BertConfig, BertModel, 0),
+    "roberta": (RobertaConfig, RobertaModel, 1),
+    "xlmr": (XLMRobertaConfig, XLMRobertaModel, 1),
+}
+LEGACY_KEYS = {"cls": "pooling_mode_cls_token", "max": "pooling_mode_max_tokens", "mean": "pooling_mode_mean_tokens",
+               "mean_sqrt_len_tokens": "pooling_mode_mean_sqrt_len_tokens",
+               "weightedmean": "pooling_mode_weightedmean_tokens", "lasttoken": "pooling_mode_lasttoken"}
+
+
+def _base_model(arch: str, root):
+    """A tiny encoder saved with transformers (fixed seed, weights drawn wide enough that every token's
+    embedding differs visibly)."""
+    cfg_cls, model_cls, pad = ENCODERS[arch]
+    out = root / f"{arch}_base"
+    if not out.exists():
+        torch.manual_seed(7)
+        model = model_cls(cfg_cls(**SMALL, pad_token_id=pad, type_vocab_size=2)).eval()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.normal_(0.0, 0.3)
+        model.save_pretrained(out)
+    return out
+
+
+def _st_folder(root, arch: str, modes, normalize: bool, legacy: bool = False, dense: bool = False):
+    """A sentence-transformers folder around the tiny encoder, saved by the library (legacy: its
+    modules.json and Pooling config rewritten in the old layout)."""
+    name = f"st_{arch}_{'-'.join(modes)}_{int(normalize)}_{int(legacy)}_{int(dense)}"
+    out = root / name
+    if out.exists():
+        return out
+    transformer = st_models.Transformer(str(_base_model(arch, root)))
+    chain = [transformer, st_models.Pooling(SMALL["hidden_size"], pooling_mode=tuple(modes) if len(modes) > 1 else modes[0])]
+    if dense:
+        chain.append(st_models.Dense(SMALL["hidden_size"] * len(modes), 8))
+    if normalize:
+        chain.append(st_models.Normalize())
+    SentenceTransformer(modules=chain, device="cpu").save(str(out))
+    if legacy:
+        mods = json.loads((out / "modules.json").read_text())
+        for m in mods:
+            m["type"] = "sentence_transformers.models." + m["type"].rsplit(".", 1)[1]
+        (out / "modules.json").write_text(json.dumps(mods))
+        cfg = {"word_embedding_dimension": SMALL["hidden_size"]}
+        cfg.update({key: mode in modes for mode, key in LEGACY_KEYS.items()})
+        (out / "1_Pooling" / "config.json").write_text(json.dumps(cfg))
+    return out
+
+
+def _inputs(arch: str):
+    """Batch 4, length 9: a full row, right padding, left padding, and a row with one kept token."""
+    pad = ENCODERS[arch][2]
+    rng = np.random.default_rng(3)
+    ids = rng.integers(3, SMALL["vocab_size"], (4, 9)).astype(np.int64)
+    mask = np.ones((4, 9), np.int64)
+    mask[1, 6:] = 0
+    mask[2, :4] = 0
+    mask[3, 1:] = 0
+    ids[mask == 0] = pad
+    types = np.zeros_like(ids)
+    types[0, 5:] = 1
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+def _reference(folder, inputs):
+    model = SentenceTransformer(str(folder), device="cpu").eval()
+    with torch.no_grad():
+        out = model({k: torch.from_numpy(v) for k, v in inputs.items()})
+    return out["token_embeddings"].numpy(), out["sentence_embedding"].numpy()
+
+
+def _run(fmt: str, out, inputs):
+    if fmt == "onnx":
+        import onnxruntime as ort
+
+        sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+        names = [o.name for o in sess.get_outputs()]
+        feed = {i.name: inputs[i.name] for i in sess.get_inputs()}
+        return dict(zip(names, sess.run(names, feed)))
+    if fmt == "openvino":
+        from ovutil import compile_model
+
+        compiled = compile_model(out / "model.xml")
+        request = compiled.create_infer_request()
+        request.infer({k: np.ascontiguousarray(v) for k, v in inputs.items()})
+        return {o.get_any_name(): np.array(request.get_tensor(o.get_any_name()).data) for o in compiled.outputs}
+    ep = torch.export.load(str(out / "model.pt2"))
+    names = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["output_names"]
+    user = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    outs = ep.module()(*[torch.from_numpy(inputs[n]) for n in user])
+    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+    return {n: o.detach().numpy() for n, o in zip(names, outs)}
+
+
+def _export(folder, out, fmt, *flags):
+    proc = run_hfx(["export", folder, out, "--format", fmt, "--dynamic", "--quiet", *flags])
+    assert proc.returncode == 0, describe(proc)
+    return proc
+
+
+def _check(got: dict, tokens, sentence, label):
+    assert set(got) == {"token_embeddings", "sentence_embedding"}, f"{label}: outputs {sorted(got)}"
+    assert got["sentence_embedding"].shape == sentence.shape, f"{label}: {got['sentence_embedding'].shape}"
+    err_t = float(np.max(np.abs(got["token_embeddings"] - tokens)))
+    err_s = float(np.max(np.abs(got["sentence_embedding"] - sentence)))
+    assert err_t <= PARITY_ATOL and err_s <= PARITY_ATOL, f"{label}: token max |diff| {err_t}, sentence {err_s}"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    return tmp_path_factory.mktemp("sentence")
+
+
+FORMATS = ("onnx", "openvino", "dynamo")
+AUTO_CASES = [("bert", (m,), False, False) for m in MODES] + [
+    ("bert", ("cls", "mean", "max"), True, False),
+    ("roberta", ("mean",), True, True),
+    ("xlmr", ("lasttoken",), False, True),
+    ("xlmr", ("weightedmean", "cls"), True, False),
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("arch,modes,normalize,legacy", AUTO_CASES,
+                         ids=[f"{a}-{'+'.join(m)}{'-norm' if n else ''}{'-legacy' if lg else ''}"
+                              for a, m, n, lg in AUTO_CASES])
+def test_folder_pooling_matches_sentence_transformers(root, arch, modes, normalize, legacy, fmt):
+    """The default export of a sentence-transformers folder ends in its sentence embedding."""
+    folder = _st_folder(root, arch, modes, normalize, legacy)
+    inputs = _inputs(arch)
+    tokens, sentence = _reference(folder, inputs)
+    out = root / f"out_{folder.name}_{fmt}"
+    _export(folder, out, fmt)
+    _check(_run(fmt, out, inputs), tokens, sentence, f"[{fmt}] {folder.name}")
+    manifest = json.loads((out / "export.json").read_text())
+    assert manifest["sentence_embedding"] == {"pooling_mode": list(modes), "normalize": normalize}
+    # the folder's own pipeline files are carried over, byte for byte
+    for rel in ("modules.json", "1_Pooling/config.json", "sentence_bert_config.json"):
+        assert (out / rel).read_bytes() == (folder / rel).read_bytes(), rel
+    assert "1_Pooling" in manifest["files"]
+
+
+def test_normalize_on_its_own_is_visible(root):
+    """The harness can fail: with and without Normalize the references differ by far more than
+    the tolerance, and so do two pooling modes."""
+    inputs = _inputs("bert")
+    _, plain = _reference(_st_folder(root, "bert", ("mean",), False), inputs)
+    _, unit = _reference(_st_folder(root, "bert", ("mean",), True), inputs)
+    _, first = _reference(_st_folder(root, "bert", ("cls",), False), inputs)
+    assert np.max(np.abs(plain - unit)) > 100 * PARITY_ATOL
+    assert np.max(np.abs(plain - first)) > 100 * PARITY_ATOL
+
+
+@pytest.mark.parametrize("fmt", ("onnx", "openvino"))
+def test_explicit_pooling_on_a_plain_encoder(root, fmt):
+    """--pooling and --normalize on a folder without modules.json: the same as the pipeline
+    sentence-transformers builds from those modules."""
+    base = _base_model("roberta", root)
+    inputs = _inputs("roberta")
+    ref = _st_folder(root, "roberta", ("weightedmean", "max"), True)
+    tokens, sentence = _reference(ref, inputs)
+    out = root / f"explicit_{fmt}"
+    _export(base, out, fmt, "--pooling", "weightedmean,max", "--normalize")
+    _check(_run(fmt, out, inputs), tokens, sentence, f"[{fmt}] explicit")
+    assert not (out / "modules.json").exists()
+
+
+def test_pooling_none_keeps_the_encoder_outputs(root):
+    folder = _st_folder(root, "bert", ("mean",), True)
+    out = root / "none"
+    _export(folder, out, "onnx", "--pooling", "none")
+    import onnx
+
+    names = [o.name for o in onnx.load(str(out / "model.onnx"), load_external_data=False).graph.output]
+    assert names[0] == "last_hidden_state" and "sentence_embedding" not in names
+    assert "sentence_embedding" not in json.loads((out / "export.json").read_text())
+
+
+def test_export_over_a_previous_one_replaces_its_folders(root):
+    """Module folders are part of the export's transaction: replaced whole, user files kept; a
+    file where the export writes a folder is refused and the previous export stays."""
+    a = _st_folder(root, "bert", ("mean",), True)
+    b = _st_folder(root, "bert", ("cls",), False)
+    out = root / "again"
+    _export(a, out, "onnx")
+    (out / "notes.txt").write_text("mine")
+    _export(b, out, "onnx")
+    assert (out / "1_Pooling" / "config.json").read_bytes() == (b / "1_Pooling" / "config.json").read_bytes()
+    assert not (out / "2_Normalize").exists()  # the previous export's folder, not written again
+    assert (out / "notes.txt").read_text() == "mine"
+    bad = root / "file_in_the_way"
+    bad.mkdir()
+    (bad / "1_Pooling").write_text("a file")
+    proc = run_hfx(["export", a, bad, "--format", "onnx", "--quiet"])
+    assert proc.returncode == 2 and "1_Pooling" in proc.stderr, describe(proc)
+    assert sorted(p.name for p in bad.iterdir()) == ["1_Pooling"]
+
+
+def _refused(args, *needles):
+    proc = run_hfx(args)
+    assert proc.returncode == 2, describe(proc)
+    for n in needles:
+        assert n in proc.stderr, describe(proc)
+
+
+def test_refusals(root, tmp_path):
+    base = _base_model("bert", root)
+    folder = _st_folder(root, "bert", ("mean",), True)
+    # a module hfx cannot reproduce: named, with the way out
+    dense = _st_folder(root, "bert", ("mean",), False, dense=True)
+    _refused(["export", dense, tmp_path / "o1", "--format", "onnx"], "Dense", "none")
+    assert not (tmp_path / "o1").exists()
+    _export(dense, tmp_path / "o1b", "onnx", "--pooling", "none")
+    # a head model cannot pool
+    torch.manual_seed(0)
+    head = tmp_path / "head"
+    BertForSequenceClassification(BertConfig(**SMALL)).save_pretrained(head)
+    _refused(["export", head, tmp_path / "o2", "--format", "onnx", "--pooling", "mean"], "BertForSequenceClassification")
+    _refused(["export", base, tmp_path / "o3", "--format", "onnx", "--normalize"], "normalize")
+    _refused(["export", base, tmp_path / "o4", "--format", "onnx", "--pooling", "mean,median"], "pooling")
+    _refused(["export", REPO / "examples" / "tiny-llama", tmp_path / "o5", "--format", "onnx", "--for-generation",
+              "--pooling", "mean"], "--for-generation")
+
+    def broken(edit, *needles):
+        d = tmp_path / f"broken{len(list(tmp_path.iterdir()))}"
+        shutil.copytree(folder, d)
+        edit(d)
+        _refused(["export", d, tmp_path / (d.name + "_out"), "--format", "onnx"], *needles)
+        assert not (tmp_path / (d.name + "_out")).exists()
+
+    def modules(d, f):
+        mods = json.loads((d / "modules.json").read_text())
+        f(mods)
+        (d / "modules.json").write_text(json.dumps(mods))
+
+    broken(lambda d: (d / "modules.json").write_text("[{"), "modules.json", "malformed")
+    broken(lambda d: (d / "modules.json").write_text("{}"), "modules.json", "array")
+    broken(lambda d: modules(d, lambda m: m[1].update(path="../elsewhere")), "modules.json", "../elsewhere")
+    broken(lambda d: modules(d, lambda m: m[0].update(path="0_Transformer")), "0_Transformer")
+    broken(lambda d: modules(d, lambda m: m.pop(1)), "Normalize")
+    broken(lambda d: (d / "1_Pooling" / "config.json").write_text('{"pooling_mode": "median"}'), "median")
+    broken(lambda d: (d / "1_Pooling" / "config.json").write_text('{"pooling_mode_mean_tokens": 1}'),
+           "pooling_mode_mean_tokens")
+    broken(lambda d: (d / "1_Pooling" / "config.json").write_text('{"pooling_mode": "mean", "embedding_dimension": 31}'),
+           "31", "hidden_size")
+    broken(lambda d: (d / "1_Pooling" / "config.json").unlink(), "1_Pooling/config.json")
+
+
+def test_a_decoder_folder_with_modules_json_warns(tmp_path):
+    """Pooling is for encoders: a causal LM folder that carries modules.json exports its logits and
+    says the pooling was not applied."""
+    d = tmp_path / "llama"
+    shutil.copytree(REPO / "examples" / "tiny-llama", d)
+    (d / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]))
+    proc = run_hfx(["export", d, tmp_path / "out", "--format", "onnx", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    assert "modules.json's pooling is not applied" in proc.stderr
