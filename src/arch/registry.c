@@ -152,6 +152,10 @@ extern const hfx_arch_family hfx_encoder_family;
 extern const encoder_desc hfx_bert_model, hfx_bert_classifier, hfx_roberta_model, hfx_roberta_classifier,
     hfx_xlmr_model, hfx_xlmr_classifier, hfx_bert_token_classifier, hfx_bert_qa, hfx_bert_mlm,
     hfx_roberta_token_classifier, hfx_roberta_qa, hfx_roberta_mlm, hfx_xlmr_token_classifier, hfx_xlmr_qa, hfx_xlmr_mlm;
+extern const hfx_arch_family hfx_untyped_encoder_family;
+extern const encoder_desc hfx_distilbert_model, hfx_distilbert_classifier, hfx_distilbert_token_classifier,
+    hfx_distilbert_qa, hfx_distilbert_mlm, hfx_modernbert_model, hfx_modernbert_classifier,
+    hfx_modernbert_token_classifier, hfx_modernbert_qa, hfx_modernbert_mlm;
 
 static const struct entry {
     const char *name;
@@ -205,6 +209,16 @@ static const struct entry {
     {"XLMRobertaForTokenClassification", &hfx_encoder_family, &hfx_xlmr_token_classifier},
     {"XLMRobertaForQuestionAnswering", &hfx_encoder_family, &hfx_xlmr_qa},
     {"XLMRobertaForMaskedLM", &hfx_encoder_family, &hfx_xlmr_mlm},
+    {"DistilBertModel", &hfx_untyped_encoder_family, &hfx_distilbert_model},
+    {"DistilBertForSequenceClassification", &hfx_untyped_encoder_family, &hfx_distilbert_classifier},
+    {"DistilBertForTokenClassification", &hfx_untyped_encoder_family, &hfx_distilbert_token_classifier},
+    {"DistilBertForQuestionAnswering", &hfx_untyped_encoder_family, &hfx_distilbert_qa},
+    {"DistilBertForMaskedLM", &hfx_untyped_encoder_family, &hfx_distilbert_mlm},
+    {"ModernBertModel", &hfx_untyped_encoder_family, &hfx_modernbert_model},
+    {"ModernBertForSequenceClassification", &hfx_untyped_encoder_family, &hfx_modernbert_classifier},
+    {"ModernBertForTokenClassification", &hfx_untyped_encoder_family, &hfx_modernbert_token_classifier},
+    {"ModernBertForQuestionAnswering", &hfx_untyped_encoder_family, &hfx_modernbert_qa},
+    {"ModernBertForMaskedLM", &hfx_untyped_encoder_family, &hfx_modernbert_mlm},
 };
 
 struct hfx_arch_model {

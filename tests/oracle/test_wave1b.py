@@ -302,6 +302,34 @@ def test_encoder_features_are_visible(b_refs, name):
     assert diff > 100 * PARITY_ATOL, f"{name}: other position ids move the outputs by only {diff:.3g}"
 
 
+_ROPE_SAME = {"full_attention": {"rope_type": "default", "rope_theta": 160000.0},
+              "sliding_attention": {"rope_type": "default", "rope_theta": 160000.0}}
+# (spec, what the feature is, config overrides that switch it off)
+ENC_FEATURES = [
+    ("modernbert", "local layers' window |i - j| <= 2", {"local_attention": 64}),
+    ("modernbert", "local layers' rope base 10000", {"rope_parameters": _ROPE_SAME}),
+    ("modernbert_biased", "layer_types (global 0 and 2)", {"layer_types": ["full_attention"] * 4}),
+    ("modernbert_cls_mean", "classifier_pooling mean", {"classifier_pooling": "cls"}),
+    ("distilbert_relu", "relu activation", {"activation": "gelu"}),
+]
+
+
+@pytest.mark.parametrize("name,feature,overrides", ENC_FEATURES, ids=[f"{n}-{f.split(' ')[0]}" for n, f, _ in ENC_FEATURES])
+def test_encoder_config_features_are_visible(b_ckpts, b_refs, name, feature, overrides):
+    """Harness sanity for wave 2's encoders: switching the feature off in transformers' own config
+    moves its outputs by >> the tolerance, so parity of the export proves it."""
+    spec = W.SPECS[name]
+    case = W.EncCase(3, 12, (12, 9, 1))
+    inputs = W.inputs_for(spec, case)
+    base = b_refs(name, case, inputs)
+    model_cls = type(b_refs.model(name))
+    other = model_cls.from_pretrained(str(b_ckpts(name)), dtype=torch.float32, attn_implementation="eager",
+                                      **overrides).eval()
+    got = W.outputs(other, spec, inputs)
+    diff = max(float(np.abs(base[k] - got[k]).max()) for k in base)
+    assert diff > 100 * PARITY_ATOL, f"{name}: {feature} moves the reference by only {diff:.3g}"
+
+
 # ---- forward parity: ONNX Runtime and OpenVINO -------------------------------------------------------
 
 PARITY_PARAMS = [pytest.param(s.name, c, id=f"{s.name}-{c.id}") for s in W.SPECS_LIST for c in s.cases]
@@ -406,8 +434,8 @@ def _want_outputs(spec) -> dict:
         return {"start_logits": [], "end_logits": []}
     if spec.kind == "masked_lm":
         return {"logits": [spec.vocab_size]}
-    if spec.arch == "bert_nopool":
-        return {"last_hidden_state": [spec.config["hidden_size"]]}
+    if spec.arch == "bert_nopool" or not spec.token_types:  # DistilBERT and ModernBERT have no pooler
+        return {"last_hidden_state": [spec.config.get("hidden_size") or spec.config["dim"]]}
     return {"last_hidden_state": [spec.config["hidden_size"]], "pooler_output": [spec.config["hidden_size"]]}
 
 
@@ -419,7 +447,7 @@ def test_onnx_checker_and_signature(b_onnx, name):
     exported = b_onnx(name)
     onnx.checker.check_model(str(exported.onnx_path), full_check=True)
     graph = onnx.load(str(exported.onnx_path), load_external_data=False).graph
-    want_in = DEC_INPUTS if spec.decoder_inputs else ENC_INPUTS
+    want_in = DEC_INPUTS if spec.decoder_inputs else ENC_INPUTS if spec.token_types else ENC_INPUTS[:2]
     assert [i.name for i in graph.input] == want_in, [i.name for i in graph.input]
     for i in graph.input:
         assert i.type.tensor_type.elem_type == onnx.TensorProto.INT64, i.name
@@ -442,7 +470,7 @@ def test_onnx_checker_and_signature(b_onnx, name):
 def test_openvino_signature(b_ov, name):
     spec = W.SPECS[name]
     model = core().read_model(str(b_ov(name, "--dynamic") / "model.xml"))
-    want_in = DEC_INPUTS if spec.decoder_inputs else ENC_INPUTS
+    want_in = DEC_INPUTS if spec.decoder_inputs else ENC_INPUTS if spec.token_types else ENC_INPUTS[:2]
     assert [i.get_any_name() for i in model.inputs] == want_in
     for port in model.inputs:
         assert port.get_element_type().get_type_name() == "i64" and port.get_partial_shape().is_dynamic

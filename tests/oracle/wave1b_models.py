@@ -64,6 +64,18 @@ from transformers import (
     XLMRobertaForMaskedLM,
     XLMRobertaForQuestionAnswering,
     XLMRobertaForTokenClassification,
+    DistilBertConfig,
+    DistilBertForMaskedLM,
+    DistilBertForQuestionAnswering,
+    DistilBertForSequenceClassification,
+    DistilBertForTokenClassification,
+    DistilBertModel,
+    ModernBertConfig,
+    ModernBertForMaskedLM,
+    ModernBertForQuestionAnswering,
+    ModernBertForSequenceClassification,
+    ModernBertForTokenClassification,
+    ModernBertModel,
     BertConfig,
     BertForSequenceClassification,
     BertModel,
@@ -147,7 +159,19 @@ ARCHS = {
     "roberta_tok": (RobertaConfig, RobertaForTokenClassification, "token_classifier"),
     "xlmr_qa": (XLMRobertaConfig, XLMRobertaForQuestionAnswering, "qa"),
     "xlmr_mlm": (XLMRobertaConfig, XLMRobertaForMaskedLM, "masked_lm"),
+    "distilbert": (DistilBertConfig, DistilBertModel, "encoder"),
+    "distilbert_cls": (DistilBertConfig, DistilBertForSequenceClassification, "classifier"),
+    "distilbert_tok": (DistilBertConfig, DistilBertForTokenClassification, "token_classifier"),
+    "distilbert_qa": (DistilBertConfig, DistilBertForQuestionAnswering, "qa"),
+    "distilbert_mlm": (DistilBertConfig, DistilBertForMaskedLM, "masked_lm"),
+    "modernbert": (ModernBertConfig, ModernBertModel, "encoder"),
+    "modernbert_cls": (ModernBertConfig, ModernBertForSequenceClassification, "classifier"),
+    "modernbert_tok": (ModernBertConfig, ModernBertForTokenClassification, "token_classifier"),
+    "modernbert_qa": (ModernBertConfig, ModernBertForQuestionAnswering, "qa"),
+    "modernbert_mlm": (ModernBertConfig, ModernBertForMaskedLM, "masked_lm"),
 }
+# encoders without token types: their graphs take input_ids and attention_mask only
+UNTYPED = ("distilbert", "modernbert")
 
 Case = models.Case
 
@@ -178,6 +202,11 @@ class Spec:
     def decoder_inputs(self) -> bool:
         """input_ids, attention_mask, position_ids (else an encoder's, with token_type_ids)."""
         return self.kind in ("causal", "dec_classifier")
+
+    @property
+    def token_types(self) -> bool:
+        """An encoder with a token_type_ids input."""
+        return not self.decoder_inputs and self.arch.split("_")[0] not in UNTYPED
 
     @property
     def vocab_size(self) -> int:
@@ -407,6 +436,16 @@ DEC_CLS_CASES = (
 )
 ENC_CASES_NO_TYPES = tuple(dataclasses.replace(c, types=False) for c in ENC_CASES)
 
+# DistilBERT: no token types, LayerNorm eps fixed at 1e-12
+DISTILBERT = dict(vocab_size=120, dim=64, n_layers=2, n_heads=4, hidden_dim=128, max_position_embeddings=64,
+                  activation="gelu", pad_token_id=0)
+# ModernBERT: 4 layers, global every 3rd (layers 0 and 3), local window |i - j| <= 2 (local_attention 4), two
+# rope bases; no biases by default
+MODERNBERT = dict(vocab_size=120, hidden_size=64, num_hidden_layers=4, num_attention_heads=4, intermediate_size=96,
+                  max_position_embeddings=64, hidden_activation="gelu", local_attention=4, global_attn_every_n_layers=3,
+                  global_rope_theta=160000.0, local_rope_theta=10000.0, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                  cls_token_id=1, sep_token_id=2, norm_eps=1e-5, classifier_activation="gelu")
+
 
 def _phi3(**kw):
     return dict(PHI3, **kw)
@@ -620,6 +659,44 @@ SPECS_LIST = [
     Spec("xlmr_mlm", "xlmr_mlm", dict(XLMR), "XLMRobertaForMaskedLM", seed=6, cases=ENC_CASES_NO_TYPES),
     Spec("xlmr_cls", "xlmr_cls", dict(XLMR, **LABELS3), "XLMRobertaForSequenceClassification",
          cases=ENC_CASES_NO_TYPES),
+    # --- wave 2: DistilBERT and ModernBERT, bare and with their heads ---
+    Spec("distilbert", "distilbert", dict(DISTILBERT), "DistilBertModel: transformer.layer.{i} q_lin/k_lin/v_lin",
+         cases=ENC_CASES_NO_TYPES),
+    Spec("distilbert_relu", "distilbert", dict(DISTILBERT, activation="relu", sinusoidal_pos_embds=True),
+         "DistilBertModel with relu and sinusoidal position embeddings (stored in the checkpoint)", seed=2,
+         cases=ENC_CASES_NO_TYPES),
+    Spec("distilbert_cls", "distilbert_cls", dict(DISTILBERT, **LABELS3),
+         "DistilBertForSequenceClassification: pre_classifier -> relu -> classifier on the first token",
+         cases=ENC_CASES_NO_TYPES),
+    Spec("distilbert_tok", "distilbert_tok", dict(DISTILBERT, **LABELS3), "DistilBertForTokenClassification", seed=4,
+         cases=ENC_CASES_NO_TYPES),
+    Spec("distilbert_qa", "distilbert_qa", dict(DISTILBERT), "DistilBertForQuestionAnswering", seed=5,
+         cases=ENC_CASES_NO_TYPES),
+    Spec("distilbert_mlm", "distilbert_mlm", dict(DISTILBERT),
+         "DistilBertForMaskedLM: vocab_transform, gelu, vocab_layer_norm, vocab_projector tied", seed=6,
+         cases=ENC_CASES_NO_TYPES),
+    Spec("modernbert", "modernbert", dict(MODERNBERT),
+         "ModernBertModel: pre-norm, Wqkv, GeGLU, local/global layers with two rope bases, final norm",
+         cases=ENC_CASES_NO_TYPES),
+    Spec("modernbert_biased", "modernbert", dict(MODERNBERT, attention_bias=True, mlp_bias=True, norm_bias=True,
+                                                 layer_types=["full_attention", "sliding_attention",
+                                                              "full_attention", "sliding_attention"],
+                                                 hidden_activation="gelu_new", local_attention=6),
+         "ModernBertModel with every bias, explicit layer_types, gelu_new, window 3", seed=2,
+         cases=ENC_CASES_NO_TYPES),
+    Spec("modernbert_cls", "modernbert_cls", dict(MODERNBERT, **LABELS3),
+         "ModernBertForSequenceClassification: head (dense, gelu, norm) on the first token", cases=ENC_CASES_NO_TYPES),
+    Spec("modernbert_cls_mean", "modernbert_cls", dict(MODERNBERT, classifier_pooling="mean", classifier_bias=True,
+                                                       classifier_activation="silu", **LABELS3),
+         "ModernBertForSequenceClassification: mean over the mask, biased silu head", seed=3, cases=ENC_CASES_NO_TYPES),
+    Spec("modernbert_tok", "modernbert_tok", dict(MODERNBERT, **LABELS3), "ModernBertForTokenClassification", seed=4,
+         cases=ENC_CASES_NO_TYPES),
+    Spec("modernbert_qa", "modernbert_qa", dict(MODERNBERT), "ModernBertForQuestionAnswering", seed=5,
+         cases=ENC_CASES_NO_TYPES),
+    Spec("modernbert_mlm", "modernbert_mlm", dict(MODERNBERT), "ModernBertForMaskedLM: head, tied decoder with bias",
+         seed=6, cases=ENC_CASES_NO_TYPES),
+    Spec("modernbert_mlm_nobias", "modernbert_mlm", dict(MODERNBERT, decoder_bias=False, tie_word_embeddings=False),
+         "ModernBertForMaskedLM: untied decoder without a bias", seed=7, cases=ENC_CASES_NO_TYPES),
 ]
 
 SPECS = {s.name: s for s in SPECS_LIST}
@@ -631,8 +708,9 @@ ENCODERS = [s.name for s in SPECS_LIST if s.kind != "causal"]
 
 # ---- building -------------------------------------------------------------------------------------
 
-_QK = (".q_proj.", ".k_proj.", "qkv_proj.", "query_key_value.", "c_attn.", "self.query.", "self.key.")
-_WORD_EMB = ("embed_tokens.", "embed_in.", "wte.", "word_embeddings.")
+_QK = (".q_proj.", ".k_proj.", "qkv_proj.", "query_key_value.", "c_attn.", "self.query.", "self.key.", ".q_lin.",
+       ".k_lin.", ".Wqkv.")
+_WORD_EMB = ("embed_tokens.", "embed_in.", "wte.", "word_embeddings.", "tok_embeddings.")
 _POS_EMB = ("wpe.", "position_embeddings.", "token_type_embeddings.")
 
 
@@ -690,8 +768,9 @@ def probe_inputs(spec: Spec) -> dict:
     if spec.kind == "dec_classifier":  # one row without a pad token: transformers refuses more
         padded = spec.config.get("pad_token_id") is not None
         return dec_classifier_inputs(EncCase(2, 10, (10, 6)) if padded else EncCase(1, 10), spec, seed=12345)
-    return make_encoder_inputs(EncCase(2, 10, (10, 6), types=spec.config.get("type_vocab_size", 2) > 1),
-                               spec.vocab_size, spec.config["pad_token_id"], seed=12345)
+    inputs = make_encoder_inputs(EncCase(2, 10, (10, 6), types=spec.config.get("type_vocab_size", 2) > 1),
+                                 spec.vocab_size, spec.config["pad_token_id"], seed=12345)
+    return inputs if spec.token_types else {k: v for k, v in inputs.items() if k != "token_type_ids"}
 
 
 def outputs(model: torch.nn.Module, spec: Spec, inputs: dict) -> dict:
@@ -707,7 +786,7 @@ def outputs(model: torch.nn.Module, spec: Spec, inputs: dict) -> dict:
         return {"start_logits": out.start_logits.float().numpy(), "end_logits": out.end_logits.float().numpy()}
     res = {"last_hidden_state": out.last_hidden_state.float().numpy()}
     # a checkpoint saved without a pooler loads into a BertModel with a freshly initialised one
-    if out.pooler_output is not None and spec.arch != "bert_nopool":
+    if getattr(out, "pooler_output", None) is not None and spec.arch != "bert_nopool":
         res["pooler_output"] = out.pooler_output.float().numpy()
     return res
 
@@ -916,4 +995,5 @@ def inputs_for(spec: Spec, case) -> dict:
         return models.make_inputs(case, spec.vocab_size)
     if spec.kind == "dec_classifier":
         return dec_classifier_inputs(case, spec)
-    return make_encoder_inputs(case, spec.vocab_size, spec.config["pad_token_id"])
+    inputs = make_encoder_inputs(case, spec.vocab_size, spec.config["pad_token_id"])
+    return inputs if spec.token_types else {k: v for k, v in inputs.items() if k != "token_type_ids"}
