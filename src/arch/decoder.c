@@ -188,7 +188,8 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
     m->sparse = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->sparse);
     if (!m->sparse) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (d->moe == HFX_MOE_NONE) return HFX_OK;
-    bool mixtral = d->moe == HFX_MOE_MIXTRAL || d->moe == HFX_MOE_GRANITE; /* every layer, intermediate_size wide */
+    /* every layer, intermediate_size wide */
+    bool mixtral = d->moe == HFX_MOE_MIXTRAL || d->moe == HFX_MOE_GRANITE || d->moe == HFX_MOE_GPT_OSS;
     /* transformers 5 writes num_local_experts for both; older Qwen3-MoE configs num_experts */
     const char *experts_key = mixtral || hfx_cfg_has(c, "num_local_experts") ? "num_local_experts" : "num_experts";
     if ((st = hfx_cfg_int_in(c, experts_key, 1, 4096, &m->experts, err)) ||
@@ -204,6 +205,10 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
         return st;
     if (d->moe == HFX_MOE_QWEN2 &&
         (st = hfx_cfg_int_in(c, "shared_expert_intermediate_size", 1, 1 << 24, &m->shared_intermediate, err)))
+        return st;
+    if (d->moe == HFX_MOE_GPT_OSS && /* softmax over the k largest logits = the renormalised top-k */
+        ((st = hfx_cfg_num_or(c, "swiglu_alpha", 1.702, &m->swiglu_alpha, err)) ||
+         (st = hfx_cfg_num_or(c, "swiglu_limit", 7.0, &m->swiglu_limit, err))))
         return st;
     for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = (i + 1) % step == 0;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
@@ -595,7 +600,14 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
         v = with_cache(c, i, to_bhsd(c, v), "value", 1);
     }
     double scale = m->scale_by_layer ? m->scale / (double)(i + 1) : m->scale;
-    hfx_value *a = hfx_attention(g, q, k, v, bias, scale, m->attn_softcap, window); /* [B,H,S,hd] */
+    hfx_value *a; /* [B,H,S,hd] */
+    if (c->d->attn_sinks) {
+        char sp[160];
+        hfx_value *sinks = hfx_weight(c->w, 1, &m->heads, "%s", tensor_name(c, i, c->n.attn, "sinks", sp, sizeof sp));
+        a = hfx_attention_with_sinks(g, q, k, v, bias, hfx_cast(g, sinks, HFX_DTYPE_F32), scale, window);
+    } else {
+        a = hfx_attention(g, q, k, v, bias, scale, m->attn_softcap, window);
+    }
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
     return proj(c, a, m->heads * hd, m->hidden, m->o_bias, P(c->n.o));
@@ -716,9 +728,82 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
     return hfx_reshape(g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H)});
 }
 
+/* GPT-OSS's gate on [.., 2I] with gate and up interleaved: (clamp(up, ±limit) + 1)·g·σ(α·g),
+ * g = min(gate, limit) → [.., I]. `dims` is the input's shape with I last. */
+static hfx_value *clamped_swiglu(layer_ctx *c, hfx_value *gu, int rank, const hfx_dim *dims) {
+    hfx_graph *g = c->g;
+    const hfx_decoder_cfg *m = c->m;
+    hfx_dim pairs[HFX_MAX_RANK + 1];
+    for (int a = 0; a < rank; a++) pairs[a] = dims[a];
+    pairs[rank] = hfx_dim_const(2);
+    hfx_value *p = hfx_reshape(g, gu, rank + 1, pairs); /* [.., I, 2]: (gate, up) */
+    hfx_value *gate = hfx_gather(g, p, hfx_const_i64(g, 0), rank);
+    hfx_value *up = hfx_gather(g, p, hfx_const_i64(g, 1), rank);
+    hfx_dtype dt = gu->dtype;
+    hfx_value *limit = hfx_const_scalar(g, dt, m->swiglu_limit);
+    gate = hfx_op2(g, HFX_OP_MIN, gate, limit);
+    up = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_MIN, up, limit), hfx_const_scalar(g, dt, -m->swiglu_limit));
+    hfx_value *glu = hfx_op2(g, HFX_OP_MUL, gate,
+                             hfx_op1(g, HFX_OP_SIGMOID, hfx_op2(g, HFX_OP_MUL, gate, hfx_const_scalar(g, dt, m->swiglu_alpha))));
+    return hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_ADD, up, hfx_const_scalar(g, dt, 1.0)), glu);
+}
+
+/* GPT-OSS's experts: the router's logits (with bias), softmax over the k largest, and every
+ * expert (or, gathered, each token's k) as x·W + b with the clamped SwiGLU between. */
+static hfx_value *gpt_oss_experts(layer_ctx *c, int64_t i, hfx_value *h) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t E = m->experts, I = m->moe_intermediate, H = m->hidden, K = m->top_k, axis = -1;
+    char p[192];
+#define P(name) tensor_name(c, i, "mlp", name, p, sizeof p)
+    hfx_value *rw = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", P("router.weight"));
+    hfx_value *rb = hfx_weight(c->w, 1, &E, "%s", P("router.bias"));
+    hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, rw, rb), HFX_DTYPE_F32), -1);
+    hfx_value *gu = hfx_weight(c->w, 3, (int64_t[]){E, H, 2 * I}, "%s", P("experts.gate_up_proj"));
+    hfx_value *gub = hfx_weight(c->w, 2, (int64_t[]){E, 2 * I}, "%s", P("experts.gate_up_proj_bias"));
+    hfx_value *down = hfx_weight(c->w, 3, (int64_t[]){E, I, H}, "%s", P("experts.down_proj"));
+    hfx_value *db = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", P("experts.down_proj_bias"));
+#undef P
+    static const int64_t swap_last[3] = {0, 2, 1};
+    hfx_dim bs[2] = {c->batch, c->seq};
+    if (c->o->moe_gather) { /* each token's k experts: [B,S,K,2I,H] @ [B,S,1,H,1] */
+        hfx_value *w, *idx;
+        hfx_top_k(g, probs, K, &w, &idx);
+        w = hfx_op2(g, HFX_OP_DIV, w, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis));
+        w = hfx_unsqueeze(g, hfx_cast(g, w, h->dtype), -1); /* [B,S,K,1] */
+        hfx_value *x5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), -1);
+        hfx_dim bsk2i[4] = {bs[0], bs[1], hfx_dim_const(K), hfx_dim_const(2 * I)};
+        hfx_value *a = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, hfx_const_permute(g, gu, swap_last), idx, 0), x5);
+        a = hfx_op2(g, HFX_OP_ADD, hfx_reshape(g, a, 4, bsk2i), hfx_gather(g, gub, idx, 0));
+        hfx_dim bski[4] = {bs[0], bs[1], hfx_dim_const(K), hfx_dim_const(I)};
+        a = hfx_unsqueeze(g, clamped_swiglu(c, a, 4, bski), -1);                        /* [B,S,K,I,1] */
+        hfx_value *y = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, hfx_const_permute(g, down, swap_last), idx, 0), a);
+        hfx_dim bskh[4] = {bs[0], bs[1], hfx_dim_const(K), hfx_dim_const(H)};
+        y = hfx_op2(g, HFX_OP_ADD, hfx_reshape(g, y, 4, bskh), hfx_gather(g, db, idx, 0)); /* [B,S,K,H] */
+        int64_t k_axis = 2;
+        hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y, w), 1, &k_axis);
+        return hfx_reshape(g, sum, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(H)});
+    }
+    /* every expert: [1,B,S,H] @ [E,1,H,2I] + b → [E,B,S,2I], weighted by the dense top-k mask */
+    hfx_value *top = hfx_top_k_mask(g, probs, K);
+    top = hfx_cast(g, hfx_op2(g, HFX_OP_DIV, top, hfx_reduce(g, HFX_OP_REDUCE_SUM, top, 1, &axis)), h->dtype);
+    hfx_value *x4 = hfx_unsqueeze(g, h, 0);
+    hfx_value *a = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, gu, 1)),
+                           hfx_unsqueeze(g, hfx_unsqueeze(g, gub, 1), 1));
+    hfx_dim ebsi[4] = {hfx_dim_const(E), bs[0], bs[1], hfx_dim_const(I)};
+    a = clamped_swiglu(c, a, 4, ebsi);
+    hfx_value *y = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MATMUL, a, hfx_unsqueeze(g, down, 1)),
+                           hfx_unsqueeze(g, hfx_unsqueeze(g, db, 1), 1));                 /* [E,B,S,H] */
+    hfx_value *w4 = hfx_unsqueeze(g, hfx_transpose(g, top, 3, (int64_t[]){2, 0, 1}), -1); /* [E,B,S,1] */
+    int64_t axis0 = 0;
+    hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y, w4), 1, &axis0);
+    return hfx_reshape(g, sum, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(H)});
+}
+
 /* The experts, plus Qwen2-MoE's shared expert: a gated MLP of shared_expert_intermediate_size
  * scaled by sigmoid(shared_expert_gate(h)), in the activations' dtype. */
 static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
+    if (c->d->moe == HFX_MOE_GPT_OSS) return gpt_oss_experts(c, i, h);
     hfx_value *y = routed_experts(c, i, h);
     if (c->d->moe != HFX_MOE_QWEN2) return y;
     const hfx_decoder_cfg *m = c->m;

@@ -59,8 +59,11 @@ typedef enum {
     HFX_MOE_QWEN3,   /* layers by decoder_sparse_step and mlp_only_layers: mlp.experts.{e}.gate/up/down,
                         norm_topk_prob */
     HFX_MOE_QWEN2,   /* Qwen3's, plus a shared expert scaled by sigmoid(shared_expert_gate) (Qwen2-MoE) */
-    HFX_MOE_GRANITE  /* Mixtral's routing, every layer, experts of intermediate_size, fused under
+    HFX_MOE_GRANITE, /* Mixtral's routing, every layer, experts of intermediate_size, fused under
                         block_sparse_moe: input_linear [E, 2I, H] (gate; up), output_linear, router.layer */
+    HFX_MOE_GPT_OSS  /* every layer: mlp.router (weight, bias), softmax over the top-k logits; experts
+                        gate_up_proj [E, H, 2I] (gate and up interleaved) and down_proj [E, I, H], both
+                        biased; clamped SwiGLU (up + 1)·gate·σ(α·gate) */
 } hfx_moe_kind;
 
 /* config.json keys, where a family departs from Llama's (NULL fields take Llama's). */
@@ -168,6 +171,7 @@ typedef struct hfx_decoder_desc {
     const char *refuse_key;      /* a boolean config option not supported yet: refused when true */
     bool parallel_default;       /* `use_parallel_residual` when absent (with parallel_from_config) */
     int64_t default_head_dim;    /* head_dim when the key is absent (0: hidden / heads; null also gives that) */
+    bool attn_sinks;             /* self_attn.sinks [heads]: one more logit per head in the softmax (GPT-OSS) */
 } hfx_decoder_desc;
 
 typedef struct hfx_decoder_cfg {
@@ -188,6 +192,7 @@ typedef struct hfx_decoder_cfg {
     int64_t experts, top_k, moe_intermediate; /* mixture of experts */
     int64_t shared_intermediate;  /* HFX_MOE_QWEN2's shared expert */
     bool norm_topk;              /* renormalise the top-k router weights */
+    double swiglu_alpha, swiglu_limit; /* HFX_MOE_GPT_OSS's gate */
     bool *sparse;                /* (layers) this layer's MLP is the experts; arena-owned */
     bool *no_rope;               /* (layers) this layer's attention has no rotary; arena-owned */
     double clip_qkv;             /* 0: none; else q, k, v clamped to [-clip_qkv, clip_qkv] */

@@ -91,6 +91,12 @@ static const hfx_decoder_desc Qwen2MoeForCausalLM_desc = {
 static const hfx_decoder_desc GraniteMoeForCausalLM_desc = {
     "GraniteMoeForCausalLM", LLAMA_LIKE, .granite_multipliers = true, .scale = HFX_SCALE_ATTN_MULTIPLIER,
     .moe = HFX_MOE_GRANITE, .output_class = "MoeCausalLMOutputWithPast"};
+/* GPT-OSS: biased attention with sinks, sliding and full layers alternating, YaRN (its default),
+ * and clamped-SwiGLU experts with biases. */
+static const hfx_decoder_desc GptOssForCausalLM_desc = {
+    "GptOssForCausalLM", LLAMA_LIKE, .attention_bias_default = true, .sliding = HFX_SLIDING_PATTERN,
+    .sliding_pattern = 2, .default_window = 128, .masks_by_layer_type = true, .default_theta = 150000.0,
+    .default_eps = 1e-5, .attn_sinks = true, .moe = HFX_MOE_GPT_OSS, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Starcoder2ForCausalLM_desc = {
     "Starcoder2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .attention_bias_default = true,
     .sliding = HFX_SLIDING_ALL,
@@ -183,6 +189,7 @@ static const struct entry {
     {"Exaone4ForCausalLM", &hfx_decoder_family, &Exaone4ForCausalLM_desc},
     {"CohereForCausalLM", &hfx_decoder_family, &CohereForCausalLM_desc},
     {"Cohere2ForCausalLM", &hfx_decoder_family, &Cohere2ForCausalLM_desc},
+    {"GptOssForCausalLM", &hfx_decoder_family, &GptOssForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},
@@ -244,6 +251,19 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_a
                         "%s/config.json: field 'architectures' must be a list holding the model "
                         "class name (supported: %s)",
                         hfx_checkpoint_dir(ck), hfx_arch_supported(supported, sizeof supported));
+    /* a pre-quantized checkpoint (GPTQ, AWQ, bitsandbytes, GPT-OSS's MXFP4 experts) stores other tensors
+     * than the float ones every builder reads: refused by name instead of as missing weights */
+    const json_t *quant = json_object_get(hfx_checkpoint_config(ck), "quantization_config");
+    if (quant && !json_is_null(quant)) {
+        const char *method = json_string_value(json_object_get(quant, "quant_method"));
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                        "%s/config.json: quantization_config (quant_method '%s'): pre-quantized checkpoints are not "
+                        "supported; export the float checkpoint (hfx quantizes with --quantize)%s",
+                        hfx_checkpoint_dir(ck), method ? method : "?",
+                        method && strcmp(method, "mxfp4") == 0
+                            ? "; transformers writes one with Mxfp4Config(dequantize=True) and save_pretrained"
+                            : "");
+    }
     for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++) {
         if (strcmp(registry[i].name, name) != 0) continue;
         const hfx_arch_family *f = registry[i].family;

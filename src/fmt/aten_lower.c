@@ -453,7 +453,7 @@ static void lower_node(lowering *l, const hfx_node *n) {
 
 bool hfx_aten_keeps(const hfx_graph *g, const hfx_node *n) {
     (void)g;
-    return n->op == HFX_OP_LINEAR || (n->op == HFX_OP_ATTENTION && n->attrs.f1 == 0);
+    return n->op == HFX_OP_LINEAR || (n->op == HFX_OP_ATTENTION && n->attrs.f1 == 0 && n->n_in == 4); /* SDPA: no sinks */
 }
 
 hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, bool returns_updated_state,

@@ -53,7 +53,23 @@ static hfx_value *attention(hfx_graph *g, const hfx_node *n) {
         s = hfx_op2(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_TANH, hfx_op2(g, HFX_OP_DIV, s, cap)), cap);
     }
     s = hfx_op2(g, HFX_OP_ADD, hfx_cast(g, s, HFX_DTYPE_F32), bias);
-    hfx_value *p = hfx_cast(g, hfx_softmax(g, s, -1), dt);
+    hfx_value *p;
+    if (n->n_in == 5 && n->in[4]) { /* softmax over [s, sink] without the sink's column:
+                                       exp(s − m) / (Σ exp(s − m) + exp(sink − m)), m the row's max of both */
+        hfx_dim sink_dims[5] = {hfx_dim_const(1), hfx_dim_const(kv), hfx_dim_const(group), hfx_dim_const(1),
+                                hfx_dim_const(1)};
+        hfx_value *sink = group > 1 ? hfx_reshape(g, n->in[4], 5, sink_dims)
+                                    : hfx_reshape(g, n->in[4], 4, (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(kv),
+                                                                              hfx_dim_const(1), hfx_dim_const(1)});
+        int64_t last = -1;
+        hfx_value *m = hfx_op2(g, HFX_OP_MAX, hfx_reduce(g, HFX_OP_REDUCE_MAX, s, 1, &last), sink);
+        hfx_value *e = hfx_op1(g, HFX_OP_EXP, hfx_op2(g, HFX_OP_SUB, s, m));
+        hfx_value *den = hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_SUM, e, 1, &last),
+                                 hfx_op1(g, HFX_OP_EXP, hfx_op2(g, HFX_OP_SUB, sink, m)));
+        p = hfx_cast(g, hfx_op2(g, HFX_OP_DIV, e, den), dt);
+    } else {
+        p = hfx_cast(g, hfx_softmax(g, s, -1), dt);
+    }
     hfx_value *o = hfx_op2(g, HFX_OP_MATMUL, p, v);
     return group > 1 ? hfx_reshape(g, o, 4, out->dims) : o;
 }

@@ -519,6 +519,13 @@ hfx_value *hfx_attention(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v,
     return hfx_node_add(g, HFX_OP_ATTENTION, 4, in, &a);
 }
 
+hfx_value *hfx_attention_with_sinks(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *bias,
+                                    hfx_value *sinks, double scale, int64_t window) {
+    hfx_attrs a = {.f0 = scale, .window = window};
+    hfx_value *in[5] = {q, k, v, bias, sinks};
+    return hfx_node_add(g, HFX_OP_ATTENTION, 5, in, &a);
+}
+
 hfx_value *hfx_reduce(hfx_graph *g, hfx_op op, hfx_value *x, int n_axes, const int64_t *axes) {
     hfx_attrs a = {.n_ints = n_axes};
     memcpy(a.ints, axes, (size_t)n_axes * sizeof *axes);

@@ -296,6 +296,10 @@ hfx_value *hfx_rms_norm(hfx_graph *g, hfx_value *x, hfx_value *w, double eps, do
 hfx_value *hfx_softmax(hfx_graph *g, hfx_value *x, int axis);
 hfx_value *hfx_attention(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v,
                          hfx_value *bias, double scale, double softcap, int64_t window);
+/* The same with attention sinks: sinks [H] f32, one extra logit per head in the softmax whose
+ * probability is dropped (GPT-OSS). */
+hfx_value *hfx_attention_with_sinks(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *bias,
+                                    hfx_value *sinks, double scale, int64_t window);
 hfx_value *hfx_reduce(hfx_graph *g, hfx_op op, hfx_value *x, int n_axes, const int64_t *axes);
 hfx_value *hfx_reshape(hfx_graph *g, hfx_value *x, int rank, const hfx_dim *dims);
 hfx_value *hfx_transpose(hfx_graph *g, hfx_value *x, int rank, const int64_t *perm);

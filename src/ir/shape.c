@@ -169,6 +169,8 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
         bool rows = hfx_dim_eq(bias->dims[2], q->dims[2]) || (hfx_dim_is_const(bias->dims[2]) && bias->dims[2].c == 1);
         if (!rows || !hfx_dim_eq(bias->dims[3], k->dims[2]))
             return bad(g, op, n_in, in, err, "bias must be [B,1,S,T] or [B,1,1,T]");
+        if (n_in == 5 && (in[4]->rank != 1 || in[4]->dtype != HFX_DTYPE_F32 || !hfx_dim_eq(in[4]->dims[0], q->dims[1])))
+            return bad(g, op, n_in, in, err, "sinks must be f32 [heads]");
         out->dims[3] = v->dims[3];
         return HFX_OK;
     }

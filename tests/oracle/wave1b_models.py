@@ -84,6 +84,8 @@ from transformers import (
     GemmaForSequenceClassification,
     GPT2Config,
     GPT2LMHeadModel,
+    GptOssConfig,
+    GptOssForCausalLM,
     GraniteMoeConfig,
     GraniteMoeForCausalLM,
     LlamaConfig,
@@ -130,6 +132,7 @@ ARCHS = {
     "smollm3": (SmolLM3Config, SmolLM3ForCausalLM, "causal"),
     "qwen2_moe": (Qwen2MoeConfig, Qwen2MoeForCausalLM, "causal"),
     "granitemoe": (GraniteMoeConfig, GraniteMoeForCausalLM, "causal"),
+    "gpt_oss": (GptOssConfig, GptOssForCausalLM, "causal"),
     "phi": (PhiConfig, PhiForCausalLM, "causal"),
     "stablelm": (StableLmConfig, StableLmForCausalLM, "causal"),
     "glm": (GlmConfig, GlmForCausalLM, "causal"),
@@ -392,6 +395,12 @@ WAVE2 = dict(
 OLMO = dict(WAVE2, vocab_size=176, num_hidden_layers=2, tie_word_embeddings=False,
             rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
 
+# GPT-OSS: a small swiglu_limit so that the clamps bite; sinks drawn around 0 (norm_offset -0.5)
+GPT_OSS = dict(WAVE2, head_dim=16, num_local_experts=4, num_experts_per_tok=2, sliding_window=4, swiglu_limit=0.6,
+               max_position_embeddings=256, rms_norm_eps=1e-5,
+               rope_parameters={"rope_type": "yarn", "factor": 4.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                                "truncate": False, "original_max_position_embeddings": 64, "rope_theta": 150000.0})
+
 # four layers: the default no_rope_layer_interval 4 leaves layer 3 without rope
 SMOLLM3 = dict(WAVE2, vocab_size=200, rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 50000.0})
 
@@ -614,6 +623,11 @@ SPECS_LIST = [
               attention_multiplier=0.2, logits_scaling=4.0),
          "granitemoe with transformers 5's names (experts.gate_up_proj / down_proj, router.weight)", layout="fused",
          twin="granitemoe", cases=(Case(3, 12, (0, 3, 11)),)),
+    # --- wave 2: GPT-OSS ---
+    Spec("gpt_oss", "gpt_oss", GPT_OSS,
+         "attention sinks, biased attention, sliding window 4 on layers 0 and 2, YaRN (factor 4), top-2 of 4 biased "
+         "experts with gate/up interleaved and the SwiGLU clamped at 0.6", seed=1, norm_offset=-0.5,
+         cases=models.DEFAULT_CASES),
     # --- wave 2: decoders' sequence-classification heads (score on the last token that is not pad) ---
     Spec("llama_cls", "llama_cls", dict(models.LLAMA, pad_token_id=0, **LABELS3),
          "LlamaForSequenceClassification, 3 labels, pad 0: left- and right-padded rows, a pad id inside the text",

@@ -288,12 +288,13 @@ static bool windowed(const hfx_graph *g) {
 }
 
 /* Attention stays ScaledDotProductAttention where that is exact and OpenVINO GenAI's
- * paged-attention conversion keeps it right: float32 scores, no soft-capping, and no sliding
+ * paged-attention conversion keeps it right: float32 scores, no soft-capping, no sinks, and no sliding
  * window anywhere in the graph (the conversion keeps causality but drops the mask, so a windowed
  * graph takes the decomposed form, which it leaves alone: GenAI then runs it as written). */
 bool hfx_ov_keeps(const hfx_graph *g, const hfx_node *n) {
     if (n->op == HFX_OP_LINEAR) return true;
-    return n->op == HFX_OP_ATTENTION && n->in[0]->dtype == HFX_DTYPE_F32 && n->attrs.f1 == 0 && !windowed(g);
+    return n->op == HFX_OP_ATTENTION && n->in[0]->dtype == HFX_DTYPE_F32 && n->attrs.f1 == 0 && n->n_in == 4 &&
+           !windowed(g);
 }
 
 /* 4-D SDPA with k and v repeated to H heads (Unsqueeze, Broadcast, Reshape: transformers'
