@@ -287,13 +287,6 @@ static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
         if ((st = hfx_cfg_bool_or(c, d->qk_norm_key, false, &on, err))) return st;
         if (!on) m->qk_norm = HFX_QK_NORM_NONE;
     }
-    if (d->refuse_key) {
-        bool on;
-        if ((st = hfx_cfg_bool_or(c, d->refuse_key, false, &on, err))) return st;
-        if (on)
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s true is not supported yet for %s", c.where, d->refuse_key,
-                            d->architecture);
-    }
     if (d->seq_classifier && ((st = hfx_cfg_num_labels(c, &m->labels, err)) ||
                               (st = hfx_cfg_int_in_or(c, "pad_token_id", -1, -1, m->vocab - 1, &m->pad_id, err))))
         return st;
@@ -527,6 +520,29 @@ static hfx_value *norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix
     return x;
 }
 
+/* x [B,S,heads,hd] normalized over hd, times each head's weight [heads, hd] (no bias) */
+static hfx_value *head_weighted_norm(layer_ctx *c, hfx_value *x, int64_t heads, int64_t hd, const char *prefix) {
+    hfx_graph *g = c->g;
+    char probe[192];
+    snprintf(probe, sizeof probe, "%s.norms.0.weight", prefix);
+    hfx_value *w;
+    if (hfx_weight_exists(c->w, probe)) { /* StableLM: nn.LayerNorm(hd, bias=False) per head */
+        hfx_value **ws = hfx_arena_alloc(g->arena, (size_t)heads * sizeof *ws);
+        if (!ws) {
+            hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+            return x;
+        }
+        for (int64_t h = 0; h < heads; h++) ws[h] = hfx_weight(c->w, 1, &hd, "%s.norms.%lld.weight", prefix, (long long)h);
+        w = hfx_const_stack(g, (int)heads, ws);
+    } else {
+        w = hfx_weight(c->w, 2, (int64_t[]){heads, hd}, "%s.weight", prefix);
+    }
+    if (c->d->norm == HFX_NORM_LAYER_WEIGHT) /* Cohere: in f32, the weight too, cast back */
+        return hfx_cast(g, hfx_op2(g, HFX_OP_MUL, hfx_layer_norm(g, hfx_cast(g, x, HFX_DTYPE_F32), NULL, NULL, c->m->eps),
+                                   hfx_cast(g, w, HFX_DTYPE_F32)), x->dtype);
+    return hfx_op2(g, HFX_OP_MUL, hfx_layer_norm(g, x, NULL, NULL, c->m->eps), w);
+}
+
 static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos,
                                   hfx_value *sin, hfx_value *bias) {
     const hfx_decoder_cfg *m = c->m;
@@ -576,6 +592,10 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
     if (m->qk_norm == HFX_QK_NORM_PER_HEAD) { /* over head_dim, per head, before rotary */
         q = norm(c, q, hd, P(c->n.q_norm));
         k = norm(c, k, hd, P(c->n.k_norm));
+    }
+    if (m->qk_norm == HFX_QK_NORM_HEAD_WEIGHTS) {
+        q = head_weighted_norm(c, q, m->heads, hd, P(c->n.q_norm));
+        k = head_weighted_norm(c, k, m->kv_heads, hd, P(c->n.k_norm));
     }
     q = to_bhsd(c, q);
     k = to_bhsd(c, k);

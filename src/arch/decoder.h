@@ -45,7 +45,14 @@ typedef enum {
     HFX_LAYOUT_PARALLEL_SHARED /* h = norm1(x); x = x + attn(h) + mlp(h) (Phi, Cohere, StableLM) */
 } hfx_layer_layout;
 
-typedef enum { HFX_QK_NORM_NONE, HFX_QK_NORM_PER_HEAD, HFX_QK_NORM_WHOLE } hfx_qk_norm;
+typedef enum {
+    HFX_QK_NORM_NONE,
+    HFX_QK_NORM_PER_HEAD,      /* one norm over head_dim shared by the heads (Qwen3) */
+    HFX_QK_NORM_WHOLE,         /* over the whole projection (OLMo-2) */
+    HFX_QK_NORM_HEAD_WEIGHTS   /* a LayerNorm over head_dim with each head's own weight: [heads, head_dim]
+                                  (Cohere's q_norm.weight) or one norm per head (StableLM's
+                                  q_layernorm.norms.{h}.weight); in f32 with HFX_NORM_LAYER_WEIGHT */
+} hfx_qk_norm;
 
 typedef enum {
     HFX_QKV_SEPARATE,   /* q_proj, k_proj, v_proj */
@@ -168,7 +175,6 @@ typedef struct hfx_decoder_desc {
     bool lm_head_bias;           /* lm_head.bias (Phi) */
     const char *qkv_bias_key;    /* HFX_BIAS_QKV_FROM_CONFIG's key ("attention_bias", "use_qkv_bias", ...) */
     const char *qk_norm_key;     /* a boolean that switches the descriptor's qk_norm on (Phi `qk_layernorm`) */
-    const char *refuse_key;      /* a boolean config option not supported yet: refused when true */
     bool parallel_default;       /* `use_parallel_residual` when absent (with parallel_from_config) */
     int64_t default_head_dim;    /* head_dim when the key is absent (0: hidden / heads; null also gives that) */
     bool attn_sinks;             /* self_attn.sinks [heads]: one more logit per head in the softmax (GPT-OSS) */

@@ -53,11 +53,12 @@ static const hfx_decoder_desc PhiForCausalLM_desc = {
     .default_act = "gelu_new", .eps_key = "layer_norm_eps", .partial_rotary = true, .default_partial = 0.5,
     .attention_bias_default = true, .mlp_bias_always = true, .lm_head_bias = true, .qk_norm = HFX_QK_NORM_PER_HEAD,
     .qk_norm_key = "qk_layernorm", .names = &phi_names};
+static const hfx_decoder_names stablelm_names = {.q_norm = "q_layernorm", .k_norm = "k_layernorm"};
 static const hfx_decoder_desc StableLmForCausalLM_desc = {
     "StableLmForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED,
     .parallel_from_config = true, .parallel_default = false, .eps_key = "layer_norm_eps", .partial_rotary = true,
     .default_partial = 0.25, .attn_bias = HFX_BIAS_QKV_FROM_CONFIG, .qkv_bias_key = "use_qkv_bias",
-    .refuse_key = "qk_layernorm"};
+    .qk_norm = HFX_QK_NORM_HEAD_WEIGHTS, .qk_norm_key = "qk_layernorm", .names = &stablelm_names};
 #define GLM_LIKE                                                                                             \
     LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV_FROM_CONFIG, .qkv_bias_key = "attention_bias", .attention_bias_default = true, \
     .default_eps = 1.5625e-07, .default_kv_heads = 2, .default_head_dim = 128, .partial_rotary = true,     \
@@ -80,7 +81,8 @@ static const hfx_decoder_desc Exaone4ForCausalLM_desc = {
     LLAMA_LIKE, .norm = HFX_NORM_LAYER_WEIGHT, .layout = HFX_LAYOUT_PARALLEL_SHARED, .eps_key = "layer_norm_eps", \
     .default_tied = true, .interleaved_rope = true, .logit_scale = true, .default_logit_scale = 0.0625
 static const hfx_decoder_desc CohereForCausalLM_desc = {"CohereForCausalLM", COHERE_LIKE, .default_theta = 500000.0,
-                                                        .refuse_key = "use_qk_norm"};
+                                                        .qk_norm = HFX_QK_NORM_HEAD_WEIGHTS,
+                                                        .qk_norm_key = "use_qk_norm"};
 static const hfx_decoder_desc Cohere2ForCausalLM_desc = {
     "Cohere2ForCausalLM", COHERE_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 4,
     .pattern_from_config = true, .default_window = 4096, .no_rope = HFX_NO_ROPE_FULL_LAYERS, .masks_by_layer_type = true};

@@ -200,6 +200,8 @@ FEATURES = [
     ("stablelm_par", _PAD3, "use_qkv_bias", {"use_qkv_bias": False}),
     ("cohere", _PAD3, "logit_scale 0.25", {"logit_scale": 1.0}),
     ("exaone4", _PAD3, "sliding window 4 and no rope on full layers", {"sliding_window": None, "layer_types": ["full_attention"] * 4}),
+    ("stablelm_qk", _PAD3, "qk_layernorm", {"qk_layernorm": False}),
+    ("cohere_qk", _PAD3, "use_qk_norm", {"use_qk_norm": False}),
     ("gpt_oss", _PAD3, "swiglu_limit 0.6", {"swiglu_limit": 7.0}),
     ("gpt_oss", _PAD3, "swiglu_alpha 1.702", {"swiglu_alpha": 1.0}),
     ("gpt_oss", _PAD3, "sliding window 4", {"layer_types": ["full_attention"] * 4}),
@@ -516,7 +518,7 @@ def test_encoder_for_generation_refused(b_ckpts, tmp_path, name, fmt):
 GEN_SPECS = ("phi3_longrope", "phi3_swa", "neox_parallel", "neox_sequential", "gpt2_scaled", "mixtral",
              "qwen3_moe", "qwen3_moe_norm_step2", "olmo_clip", "smollm3", "smollm3_swa", "phi_qk", "stablelm_par",
              "glm", "glm4", "ernie4_5_bias", "exaone4", "cohere", "cohere2", "qwen2_moe", "qwen2_moe_swa", "granitemoe",
-             "gpt_oss")
+             "gpt_oss", "stablelm_qk", "cohere_qk")
 
 GEN_MODES = {
     # mode: (backend, export flags, transformers' cache for the reference)
@@ -791,8 +793,7 @@ WAVE2_BAD = [
     ("smollm3", {"no_rope_layers": None, "no_rope_layer_interval": 0}, "no_rope_layer_interval"),
     ("smollm3", {"layer_types": ["sliding_attention"] * 4, "sliding_window": None}, "layer_types[0]"),
     ("olmo_clip", {"clip_qkv": -1.0}, "clip_qkv"),
-    ("stablelm", {"qk_layernorm": True}, "qk_layernorm"),   # not supported yet: refused, not ignored
-    ("cohere", {"use_qk_norm": True}, "use_qk_norm"),
+    ("stablelm_qk", {"qk_layernorm": "yes"}, "qk_layernorm"),
     ("cohere", {"logit_scale": "big"}, "logit_scale"),
     # GPT-OSS as released: MXFP4 experts (refused by name, with the way to a float checkpoint)
     ("gpt_oss", {"quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn"]}},

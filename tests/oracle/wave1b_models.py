@@ -577,6 +577,9 @@ SPECS_LIST = [
     Spec("stablelm_par", "stablelm", dict(WAVE2, use_parallel_residual=True, use_qkv_bias=True, tie_word_embeddings=True),
          "use_parallel_residual (one norm for both branches), use_qkv_bias, tied head", seed=1,
          embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    Spec("stablelm_qk", "stablelm", dict(WAVE2, qk_layernorm=True),
+         "qk_layernorm: a LayerNorm per head (q_layernorm.norms.{h}), 4 for q and 2 for k", seed=2,
+         cases=models.DEFAULT_CASES),
     Spec("glm", "glm", dict(WAVE2, head_dim=16),
          "interleaved partial rotary (pairs, 0.5 of the head), fused gate_up_proj, q/k/v biases (attention_bias "
          "default true), o without", cases=models.DEFAULT_CASES),
@@ -594,6 +597,9 @@ SPECS_LIST = [
     Spec("cohere", "cohere", dict(WAVE2, logit_scale=0.25),
          "LayerNorm with a weight only (f32), parallel block, interleaved rotary, theta 500000, logit_scale 0.25, "
          "tied head", embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    Spec("cohere_qk", "cohere", dict(WAVE2, use_qk_norm=True),
+         "use_qk_norm: q_norm / k_norm weights [heads, head_dim], LayerNorm in f32", seed=2,
+         embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
     Spec("cohere2", "cohere2", dict(WAVE2, sliding_window=4, sliding_window_pattern=2, attention_bias=True),
          "sliding window 4 on every other layer, rope on the sliding layers only, attention biases, "
          "logit_scale 0.0625 (default)", seed=1, embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
