@@ -182,6 +182,46 @@ static hfx_status parse_no_rope(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena 
     return HFX_OK;
 }
 
+/* DeepSeek's MoE: dense layers first, shared experts, the group-limited router's settings. */
+static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    int64_t first_dense, shared;
+    hfx_status st;
+    if ((st = hfx_cfg_int_in_or(c, "first_k_dense_replace", 0, 0, m->layers, &first_dense, err)) ||
+        (st = hfx_cfg_int_in_or(c, "n_shared_experts", 1, 1, 1024, &shared, err)) ||
+        (st = hfx_cfg_num_or(c, "routed_scaling_factor", 1.0, &m->routed_scale, err)))
+        return st;
+    if (!isfinite(m->routed_scale))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: routed_scaling_factor %g is not a finite number", c.where,
+                        m->routed_scale);
+    for (int64_t i = 0; i < first_dense; i++) m->sparse[i] = false;
+    m->shared_intermediate = m->moe_intermediate * shared;
+    bool grouped = d->deepseek_v3_router;
+    if (!d->deepseek_v3_router) { /* V2: the router never renormalises; topk_method picks the grouping */
+        const char *method;
+        m->norm_topk = false;
+        if ((st = hfx_cfg_str_or(c, "topk_method", "greedy", &method, err))) return st;
+        if (strcmp(method, "greedy") != 0 && strcmp(method, "group_limited_greedy") != 0)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: topk_method '%s' is not supported (greedy, "
+                            "group_limited_greedy)", c.where, method);
+        grouped = strcmp(method, "group_limited_greedy") == 0;
+    }
+    if (!grouped) return HFX_OK;
+    if ((st = hfx_cfg_int_in_or(c, "n_group", 1, 1, m->experts, &m->groups, err)) ||
+        (st = hfx_cfg_int_in_or(c, "topk_group", m->groups, 1, m->groups, &m->top_groups, err)))
+        return st;
+    if (m->experts % m->groups)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: n_routed_experts %lld is not a multiple of n_group %lld", c.where,
+                        (long long)m->experts, (long long)m->groups);
+    int64_t per_group = m->experts / m->groups;
+    if (d->deepseek_v3_router && per_group < 2) /* groups are ranked by their two best experts */
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: n_group %lld leaves fewer than 2 experts per group", c.where,
+                        (long long)m->groups);
+    if (m->top_k > m->top_groups * per_group)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: num_experts_per_tok %lld exceeds the experts of topk_group %lld "
+                        "groups", c.where, (long long)m->top_k, (long long)m->top_groups);
+    return HFX_OK;
+}
+
 static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                             hfx_error *err) {
     hfx_status st;
@@ -192,6 +232,7 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
     bool mixtral = d->moe == HFX_MOE_MIXTRAL || d->moe == HFX_MOE_GRANITE || d->moe == HFX_MOE_GPT_OSS;
     /* transformers 5 writes num_local_experts for both; older Qwen3-MoE configs num_experts */
     const char *experts_key = mixtral || hfx_cfg_has(c, "num_local_experts") ? "num_local_experts" : "num_experts";
+    if (d->moe == HFX_MOE_DEEPSEEK) experts_key = "n_routed_experts";
     if ((st = hfx_cfg_int_in(c, experts_key, 1, 4096, &m->experts, err)) ||
         (st = hfx_cfg_int_in(c, "num_experts_per_tok", 1, m->experts, &m->top_k, err)))
         return st;
@@ -211,6 +252,9 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
          (st = hfx_cfg_num_or(c, "swiglu_limit", 7.0, &m->swiglu_limit, err))))
         return st;
     for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = (i + 1) % step == 0;
+    m->groups = m->top_groups = 1;
+    m->routed_scale = 1.0;
+    if (d->moe == HFX_MOE_DEEPSEEK && (st = parse_deepseek_router(d, c, m, err))) return st;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
     if (!mixtral && dense && !json_is_null(dense)) {
         if (!json_is_array(dense))
@@ -221,6 +265,41 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
                 return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_only_layers[%zu] is not a layer index", c.where, j);
             m->sparse[json_integer_value(v)] = false;
         }
+    }
+    return HFX_OK;
+}
+
+/* Multi-head latent attention's widths; the rotary runs on qk_rope_head_dim dims (its head_dim). */
+static hfx_status parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    if ((st = hfx_cfg_int_in_or(c, "q_lora_rank", 0, 0, 1 << 20, &m->q_lora, err)) ||
+        (st = hfx_cfg_int_in(c, "kv_lora_rank", 1, 1 << 20, &m->kv_lora, err)) ||
+        (st = hfx_cfg_int_in(c, "qk_nope_head_dim", 0, 4096, &m->qk_nope, err)) ||
+        (st = hfx_cfg_int_in(c, "qk_rope_head_dim", 2, 4096, &m->qk_rope, err)) ||
+        (st = hfx_cfg_int_in(c, "v_head_dim", 1, 4096, &m->v_dim, err)) ||
+        /* V3's rope_interleave (absent: true); V2 has no such key and rotates pairs in place */
+        (st = hfx_cfg_bool_or(c, "rope_interleave", d->deepseek_v3_router, &m->rope_deinterleave, err)))
+        return st;
+    if (m->qk_rope % 2)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: qk_rope_head_dim %lld is odd: the rotary pairs dims", c.where,
+                        (long long)m->qk_rope);
+    m->head_dim = m->qk_rope;
+    return HFX_OK;
+}
+
+/* (qk_nope + qk_rope)^-0.5, times mscale(factor, mscale_all_dim)² for a scaled rotary (YaRN). */
+static hfx_status mla_scale(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    m->scale = 1.0 / sqrt((double)(m->qk_nope + m->qk_rope));
+    if (m->rope.type == HFX_ROPE_DEFAULT) return HFX_OK;
+    const json_t *p = json_object_get(c.obj, "rope_parameters");
+    if (!json_is_object(p)) p = json_object_get(c.obj, "rope_scaling");
+    hfx_cfg rc = {p, c.where};
+    double mscale_all = 0;
+    hfx_status st = json_is_object(p) ? hfx_cfg_num_or(rc, "mscale_all_dim", 0, &mscale_all, err) : HFX_OK;
+    if (st) return st;
+    if (mscale_all != 0 && m->rope.factor > 1) {
+        double ms = 0.1 * mscale_all * log(m->rope.factor) + 1.0;
+        m->scale *= ms * ms;
     }
     return HFX_OK;
 }
@@ -301,10 +380,12 @@ static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
                             d->legacy_rope_type};
     hfx_rope_source local = {"sliding_attention", 10000.0, "rope_local_base_freq", false, d->partial_rotary,
                              d->default_partial, partial_key, false, d->legacy_rope_type};
+    if (d->mla && (st = parse_mla(d, c, m, err))) return st;
     if (!d->learned_positions &&
         (st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err)))
         return st;
     m->rope.interleaved = d->interleaved_rope;
+    if (d->mla && (st = mla_scale(c, m, err))) return st;
     if (d->local_rope &&
         (st = hfx_rope_parse(c, &local, m->head_dim, m->max_position, arena, &m->local_rope, err)))
         return st;
@@ -365,7 +446,7 @@ static hfx_value *with_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *
     const hfx_build_opts *o = c->o;
     if (o->cache == HFX_CACHE_NONE) return x;
     char name[128], input[160];
-    hfx_dim kv = hfx_dim_const(c->m->kv_heads), hd = x->dims[3];
+    hfx_dim kv = x->dims[1], hd = x->dims[3]; /* the cached heads and width (MLA: one latent "head") */
     snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, which);
     bool dynamic = o->cache == HFX_CACHE_DYNAMIC;
     int state = hfx_graph_state(c->g, name, dynamic ? HFX_STATE_APPEND : HFX_STATE_WRITE, 2);
@@ -395,14 +476,14 @@ static void seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
     static const char *const parts[CACHE_PARTS] = {"keys", "values", "cumulative_length"};
     char name[CACHE_PARTS][96], input[128];
     for (int p = 0; p < CACHE_PARTS; p++) snprintf(name[p], sizeof name[p], "cache.layers.%lld.%s", (long long)i, parts[p]);
-    hfx_dim kv = hfx_dim_const(c->m->kv_heads), hd = (*k)->dims[3];
-    hfx_value **x[2] = {k, v};
+    hfx_value **x[2] = {k, v}; /* each [B,KV,S,D], their own KV and D (MLA: 1 and unequal widths) */
     if (o->cache == HFX_CACHE_DYNAMIC) {
         for (int p = 0; p < 2; p++) {
             int s = hfx_graph_state(g, name[p], HFX_STATE_APPEND, 2);
             if (o->has_past) {
                 snprintf(input, sizeof input, "input.%.96s", name[p]);
-                hfx_value *past = hfx_state_read(g, s, input, (*x[p])->dtype, 4, (hfx_dim[]){c->batch, kv, o->past, hd});
+                hfx_value *past = hfx_state_read(g, s, input, (*x[p])->dtype, 4,
+                                                 (hfx_dim[]){c->batch, (*x[p])->dims[1], o->past, (*x[p])->dims[3]});
                 hfx_value *both[2] = {past, *x[p]};
                 *x[p] = hfx_concat(g, 2, both, 2);
             }
@@ -421,12 +502,13 @@ static void seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
     }
     int s[CACHE_PARTS];
     hfx_value *cache[2];
-    hfx_dim cache_dims[4] = {c->batch, kv, o->max_cache, hd};
+    hfx_dim cache_dims[2][4] = {{c->batch, (*k)->dims[1], o->max_cache, (*k)->dims[3]},
+                                {c->batch, (*v)->dims[1], o->max_cache, (*v)->dims[3]}};
     for (int p = 0; p < CACHE_PARTS; p++) {
         s[p] = hfx_graph_state(g, name[p], p < 2 ? HFX_STATE_WRITE : HFX_STATE_REPLACE, 2);
         if (p < 2 && !o->reads_state) continue;
         snprintf(input, sizeof input, "input.%.96s", name[p]);
-        hfx_value *in = p < 2 ? hfx_state_read(g, s[p], input, (*x[p])->dtype, 4, cache_dims)
+        hfx_value *in = p < 2 ? hfx_state_read(g, s[p], input, (*x[p])->dtype, 4, cache_dims[p])
                               : hfx_state_read(g, s[p], input, HFX_DTYPE_I64, 0, NULL);
         if (p < 2) cache[p] = in;
         else c->cache_out[CACHE_PARTS * i + p] = in; /* the counter, for now */
@@ -435,19 +517,24 @@ static void seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
     hfx_value *len = hfx_dim_of(g, *k, 2);
     hfx_value *slots = hfx_range(g, counter, hfx_op2(g, HFX_OP_ADD, counter, len), hfx_const_i64(g, 1), o->seq);
     if (!o->reads_state) { /* a prefill starts the cache: zeros [B,KV,M,D] */
-        hfx_value *dims[4] = {hfx_dim_of(g, *k, 0), hfx_const_i64(g, c->m->kv_heads), NULL,
-                              hfx_const_i64(g, hd.c)};
-        dims[2] = hfx_dim_is_const(o->max_cache) ? hfx_const_i64(g, o->max_cache.c) : NULL;
-        if (!dims[2]) {
+        if (!hfx_dim_is_const(o->max_cache)) {
             hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "io seed: a static-cache prefill needs max_cache_len fixed "
                                                    "(a number, not a dynamic dim)");
             return;
         }
-        hfx_value *shape_parts[4];
-        for (int d = 0; d < 4; d++) shape_parts[d] = hfx_unsqueeze(g, dims[d], 0);
-        hfx_value *shape = hfx_concat(g, 4, shape_parts, 0);
-        cache[0] = hfx_expand(g, hfx_const_scalar(g, (*k)->dtype, 0.0), shape, 4, cache_dims);
-        cache[1] = hfx_expand(g, hfx_const_scalar(g, (*v)->dtype, 0.0), shape, 4, cache_dims);
+        hfx_value *shape = NULL;
+        for (int p = 0; p < 2; p++) {
+            bool same = p == 1 && hfx_dim_eq(cache_dims[1][1], cache_dims[0][1]) &&
+                        hfx_dim_eq(cache_dims[1][3], cache_dims[0][3]);
+            if (!same) { /* keys and values of one shape share it */
+                hfx_value *dims[4] = {hfx_dim_of(g, *k, 0), hfx_const_i64(g, cache_dims[p][1].c),
+                                      hfx_const_i64(g, o->max_cache.c), hfx_const_i64(g, cache_dims[p][3].c)};
+                hfx_value *shape_parts[4];
+                for (int d = 0; d < 4; d++) shape_parts[d] = hfx_unsqueeze(g, dims[d], 0);
+                shape = hfx_concat(g, 4, shape_parts, 0);
+            }
+            cache[p] = hfx_expand(g, hfx_const_scalar(g, (*x[p])->dtype, 0.0), shape, 4, cache_dims[p]);
+        }
     }
     for (int p = 0; p < 2; p++) {
         *x[p] = hfx_cache_write(g, cache[p], *x[p], slots);
@@ -543,11 +630,85 @@ static hfx_value *head_weighted_norm(layer_ctx *c, hfx_value *x, int64_t heads, 
     return hfx_op2(g, HFX_OP_MUL, hfx_layer_norm(g, x, NULL, NULL, c->m->eps), w);
 }
 
+/* x [..., d] with its rotary pairs (0,1), (2,3), ... regrouped as halves: evens, then odds */
+static hfx_value *pairs_to_halves(layer_ctx *c, hfx_value *x) {
+    int64_t d = x->dims[x->rank - 1].c;
+    int64_t *order = hfx_arena_alloc(c->g->arena, (size_t)d * sizeof *order);
+    if (!order) {
+        hfx_graph_fail(c->g, HFX_ERR_NOMEM, "out of memory");
+        return x;
+    }
+    for (int64_t j = 0; j < d; j++) order[j] = j < d / 2 ? 2 * j : 2 * (j - d / 2) + 1;
+    hfx_value *idx = hfx_const_bytes(c->g, HFX_DTYPE_I64, 1, &d, order);
+    return hfx_gather(c->g, x, idx, x->rank - 1);
+}
+
+/* Multi-head latent attention (DeepSeek V2/V3): q from a low-rank projection (q_a, RMSNorm, q_b)
+ * or q_proj; one shared latent kv_a → (RMSNorm'd latent [B,1,S,R], rotary key part [B,1,S,r]),
+ * which is what the cache holds; kv_b expands the latent of every cached position into per-head
+ * keys (no-rope part) and values, and the rotary key part is shared by all heads. */
+static hfx_value *mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
+                                hfx_value *bias) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->heads, nope = m->qk_nope, rope = m->qk_rope, qk = nope + rope, R = m->kv_lora, V = m->v_dim;
+    char p[160];
+#define P(name) tensor_name(c, i, c->n.attn, name, p, sizeof p)
+    hfx_value *q;
+    if (m->q_lora) {
+        q = proj(c, h, m->hidden, m->q_lora, m->q_bias, P("q_a_proj"));
+        q = norm(c, q, m->q_lora, P("q_a_layernorm"));
+        q = proj(c, q, m->q_lora, H * qk, false, P("q_b_proj"));
+    } else {
+        q = proj(c, h, m->hidden, H * qk, false, P("q_proj"));
+    }
+    q = to_bhsd(c, split_heads(c, q, H, qk));                           /* [B,H,S,qk] */
+    hfx_value *q_pass = hfx_slice(g, q, 3, 0, nope), *q_rot = hfx_slice(g, q, 3, nope, qk);
+    hfx_value *ckv = proj(c, h, m->hidden, R + rope, m->q_bias, P("kv_a_proj_with_mqa")); /* [B,S,R+r] */
+    hfx_value *latent = norm(c, hfx_slice(g, ckv, 2, 0, R), R, P("kv_a_layernorm"));
+    latent = hfx_unsqueeze(g, latent, 1);                               /* [B,1,S,R] */
+    hfx_value *k_rot = hfx_unsqueeze(g, hfx_slice(g, ckv, 2, R, R + rope), 1); /* [B,1,S,r] */
+    if (m->rope_deinterleave) q_rot = pairs_to_halves(c, q_rot), k_rot = pairs_to_halves(c, k_rot);
+    q_rot = hfx_rope_apply(g, q_rot, cos, sin, m->rope.interleaved);
+    k_rot = hfx_rope_apply(g, k_rot, cos, sin, m->rope.interleaved);
+    if (c->o->io == HFX_IO_SEED && c->o->cache != HFX_CACHE_NONE) {
+        seed_cache(c, i, &latent, &k_rot);
+        if (!c->seed_mask) c->seed_mask = seed_causal_mask(c, q, latent, 0);
+        bias = c->seed_mask;
+    } else {
+        latent = with_cache(c, i, latent, "key", 0);                    /* [B,1,T,R] */
+        k_rot = with_cache(c, i, k_rot, "value", 1);                    /* [B,1,T,r] */
+    }
+    hfx_dim T = latent->dims[2];
+    hfx_value *kv = proj(c, hfx_reshape(g, latent, 3, (hfx_dim[]){c->batch, T, hfx_dim_const(R)}), R, H * (nope + V),
+                         false, P("kv_b_proj"));
+    kv = to_bhsd(c, hfx_reshape(g, kv, 4, (hfx_dim[]){c->batch, T, hfx_dim_const(H), hfx_dim_const(nope + V)}));
+    hfx_value *k_nope = hfx_slice(g, kv, 3, 0, nope), *v = hfx_slice(g, kv, 3, nope, nope + V); /* [B,H,T,·] */
+    /* the shared rotary part broadcast over the heads: + 0 of [1,H,1,1] (exact) */
+    int64_t zeros_shape[4] = {1, H, 1, 1};
+    float *zeros = hfx_arena_alloc(g->arena, (size_t)H * sizeof *zeros);
+    if (!zeros) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return h;
+    }
+    memset(zeros, 0, (size_t)H * sizeof *zeros);
+    hfx_value *heads0 = hfx_cast(g, hfx_const_bytes(g, HFX_DTYPE_F32, 4, zeros_shape, zeros), k_rot->dtype);
+    hfx_value *k_rot_h = hfx_op2(g, HFX_OP_ADD, k_rot, heads0);
+    hfx_value *qs[2] = {q_pass, q_rot}, *ks[2] = {k_nope, k_rot_h};
+    hfx_value *a = hfx_attention(g, hfx_concat(g, 2, qs, 3), hfx_concat(g, 2, ks, 3), v, bias, m->scale, 0,
+                                 m->window[i]);                          /* [B,H,S,V] */
+    a = hfx_reshape(g, hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3}), 3,
+                    (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H * V)});
+    return proj(c, a, H * V, m->hidden, m->o_bias, P(c->n.o));
+#undef P
+}
+
 static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos,
                                   hfx_value *sin, hfx_value *bias) {
     const hfx_decoder_cfg *m = c->m;
     const hfx_decoder_desc *d = c->d;
     hfx_graph *g = c->g;
+    if (d->mla) return mla_attention(c, i, h, cos, sin, bias);
     int64_t hd = m->head_dim, window = m->window[i];
     char p[160];
 #define P(name) tensor_name(c, i, c->n.attn, name, p, sizeof p)
@@ -678,6 +839,71 @@ static hfx_value *expert_weights(layer_ctx *c, int64_t i, const char *block, con
     return hfx_const_stack(c->g, (int)m->experts, ws);
 }
 
+/* DeepSeek's router, in f32: scores sigmoid(logits) (V3) or softmax(logits) (V2); the experts are
+ * chosen among the top_groups groups ranked by the sum of their two best scores + the correction
+ * bias (V3) or their best score (V2), others masked; the chosen experts' scores (V3: without the
+ * bias; V2: as masked) renormalised when norm_topk_prob (V3), times routed_scaling_factor. One-hot
+ * comparisons against the expert index stand in for gathers along the last axis. */
+static void deepseek_route(layer_ctx *c, int64_t i, hfx_value *h, bool gather, hfx_value **w_out, hfx_value **idx_out,
+                           hfx_value **dense_out) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    bool v3 = c->d->deepseek_v3_router;
+    int64_t E = m->experts, K = m->top_k, G = m->groups, per = E / G, axis = -1;
+    char p[192];
+    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, m->hidden}, "%s", tensor_name(c, i, "mlp", "gate.weight", p, sizeof p));
+    hfx_value *logits = hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32); /* [B,S,E] */
+    hfx_value *scores = v3 ? hfx_op1(g, HFX_OP_SIGMOID, logits) : hfx_softmax(g, logits, -1);
+    hfx_value *choice = scores;
+    if (v3) {
+        hfx_value *corr = hfx_weight(c->w, 1, &E, "%s", tensor_name(c, i, "mlp", "gate.e_score_correction_bias", p, sizeof p));
+        choice = hfx_op2(g, HFX_OP_ADD, scores, hfx_cast(g, corr, HFX_DTYPE_F32));
+    }
+    hfx_dim bs[2] = {c->batch, c->seq};
+    if (G > 1 || m->top_groups < G) {
+        hfx_dim grouped[4] = {bs[0], bs[1], hfx_dim_const(G), hfx_dim_const(per)};
+        hfx_value *gs = hfx_reshape(g, choice, 4, grouped);             /* [B,S,G,per] */
+        hfx_value *rank;                                                 /* [B,S,G,1] */
+        if (v3) {
+            hfx_value *best2, *unused;
+            hfx_top_k(g, gs, 2, &best2, &unused);
+            rank = hfx_reduce(g, HFX_OP_REDUCE_SUM, best2, 1, &axis);
+        } else {
+            rank = hfx_reduce(g, HFX_OP_REDUCE_MAX, gs, 1, &axis);
+        }
+        rank = hfx_reshape(g, rank, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(G)});
+        hfx_value *kept_vals, *kept;                                     /* [B,S,top_groups] */
+        hfx_top_k(g, rank, m->top_groups, &kept_vals, &kept);
+        hfx_value *group_ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, G), hfx_const_i64(g, 1), hfx_dim_const(G));
+        hfx_value *hit = hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, kept, -1), group_ids); /* [B,S,tg,G] */
+        int64_t tg_axis = 2;
+        hfx_value *keep = hfx_reduce(g, HFX_OP_REDUCE_MAX, hfx_cast(g, hit, HFX_DTYPE_F32), 1, &tg_axis); /* [B,S,1,G] */
+        keep = hfx_op2(g, HFX_OP_GREATER, hfx_reshape(g, keep, 4, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(G),
+                                                                              hfx_dim_const(1)}),
+                       hfx_const_f32(g, 0.0f));                          /* [B,S,G,1] */
+        hfx_value *fill = hfx_const_f32(g, v3 ? -INFINITY : 0.0f);
+        choice = hfx_reshape(g, hfx_where(g, keep, gs, fill), 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(E)});
+    }
+    hfx_value *vals, *idx;
+    hfx_top_k(g, choice, K, &vals, &idx);                                /* [B,S,K] */
+    hfx_value *expert_ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, E), hfx_const_i64(g, 1), hfx_dim_const(E));
+    hfx_value *onehot = hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, idx, -1), expert_ids), HFX_DTYPE_F32);
+    hfx_value *source = v3 ? scores : choice;                            /* [B,S,E] */
+    hfx_value *w = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, source, 2)), 1, &axis);
+    w = hfx_reshape(g, w, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(K)}); /* [B,S,K] */
+    if (m->norm_topk)
+        w = hfx_op2(g, HFX_OP_DIV, w, hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis),
+                                              hfx_const_f32(g, 1e-20f)));
+    w = hfx_op2(g, HFX_OP_MUL, w, hfx_const_f32(g, (float)m->routed_scale));
+    if (gather) {
+        *w_out = w, *idx_out = idx;
+        return;
+    }
+    int64_t k_axis = 2; /* dense: Σ_k onehot_k · w_k → [B,S,E] */
+    hfx_value *dense = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, w, -1)), 1, &k_axis);
+    *dense_out = hfx_reshape(g, dense, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(E)});
+}
+
 /* Mixture of experts without data-dependent shapes: the router's top-k weights as a dense
  * [B,S,E] (zero outside the top k), every expert computed as one batched MatMul per
  * projection, and the outputs summed with those weights. Equal to transformers' gather of the
@@ -697,10 +923,23 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
     if (fused) block = "mlp";
     if (granite) fused = true; /* Granite's experts come fused, under either name */
     bool hub_granite = granite && hfx_weight_exists(c->w, tensor_name(c, i, block, "input_linear.weight", p, sizeof p));
-    int64_t E = m->experts, I = m->moe_intermediate, H = m->hidden, K = m->top_k;
-    const char *router_name = granite ? (hub_granite ? "router.layer.weight" : "router.weight") : "gate.weight";
-    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", tensor_name(c, i, block, router_name, p, sizeof p));
-    hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), -1);
+    int64_t E = m->experts, I = m->moe_intermediate, H = m->hidden, K = m->top_k, axis = -1;
+    /* the routing: gathered, each token's k weights and experts [B,S,K]; else a dense [B,S,E] */
+    hfx_value *w = NULL, *idx = NULL, *top = NULL;
+    if (c->d->moe == HFX_MOE_DEEPSEEK) {
+        deepseek_route(c, i, h, c->o->moe_gather, &w, &idx, &top);
+    } else {
+        const char *router_name = granite ? (hub_granite ? "router.layer.weight" : "router.weight") : "gate.weight";
+        hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", tensor_name(c, i, block, router_name, p, sizeof p));
+        hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), -1);
+        if (c->o->moe_gather) {
+            hfx_top_k(g, probs, K, &w, &idx);
+            if (m->norm_topk) w = hfx_op2(g, HFX_OP_DIV, w, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis));
+        } else {
+            top = hfx_top_k_mask(g, probs, K);
+            if (m->norm_topk) top = hfx_op2(g, HFX_OP_DIV, top, hfx_reduce(g, HFX_OP_REDUCE_SUM, top, 1, &axis));
+        }
+    }
 
     hfx_value *gate, *up, *down; /* [E, I, H], [E, I, H], [E, H, I] */
     if (fused) {
@@ -716,12 +955,8 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
         up = expert_weights(c, i, block, mixtral ? "w3" : "up_proj", I, H);
         down = expert_weights(c, i, block, mixtral ? "w2" : "down_proj", H, I);
     }
-    int64_t axis = -1;
     if (c->o->moe_gather) {
         /* each token's k experts gathered by index: [B,S,K,I,H] @ [B,S,1,H,1] → [B,S,K,I,1] */
-        hfx_value *w, *idx; /* [B,S,K]: the k largest router probabilities and their experts */
-        hfx_top_k(g, probs, K, &w, &idx);
-        if (m->norm_topk) w = hfx_op2(g, HFX_OP_DIV, w, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis));
         w = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, w, h->dtype), -1), -1); /* [B,S,K,1,1] */
         hfx_value *x5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), -1);             /* [B,S,1,H,1] */
         hfx_value *g5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, gate, idx, 0), x5);
@@ -733,8 +968,6 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
         return hfx_reshape(g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H)});
     }
     /* every expert at once: [1,B,S,H] @ [E,1,H,I] → [E,B,S,I], weighted by the dense top-k mask */
-    hfx_value *top = hfx_top_k_mask(g, probs, K); /* [B,S,E] */
-    if (m->norm_topk) top = hfx_op2(g, HFX_OP_DIV, top, hfx_reduce(g, HFX_OP_REDUCE_SUM, top, 1, &axis));
     top = hfx_cast(g, top, h->dtype);
     static const int64_t swap_last[3] = {0, 2, 1};
     hfx_value *x4 = hfx_unsqueeze(g, h, 0);
@@ -825,6 +1058,18 @@ static hfx_value *gpt_oss_experts(layer_ctx *c, int64_t i, hfx_value *h) {
 static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
     if (c->d->moe == HFX_MOE_GPT_OSS) return gpt_oss_experts(c, i, h);
     hfx_value *y = routed_experts(c, i, h);
+    if (c->d->moe == HFX_MOE_DEEPSEEK) { /* shared_experts: a plain gated MLP beside the routed ones */
+        const hfx_decoder_cfg *m = c->m;
+        int64_t H = m->hidden, S = m->shared_intermediate;
+        char p[192];
+#define P(name) tensor_name(c, i, "mlp", name, p, sizeof p)
+        hfx_value *gate = proj(c, h, H, S, false, P("shared_experts.gate_proj"));
+        hfx_value *up = proj(c, h, H, S, false, P("shared_experts.up_proj"));
+        hfx_value *a = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
+        hfx_value *shared = proj(c, a, S, H, false, P("shared_experts.down_proj"));
+#undef P
+        return hfx_op2(c->g, HFX_OP_ADD, y, shared);
+    }
     if (c->d->moe != HFX_MOE_QWEN2) return y;
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
@@ -1073,8 +1318,10 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
 static int decoder_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) {
     const hfx_decoder_cfg *m = cfg_;
     for (int64_t i = 0; i < m->layers && i < max; i++)
-        layers[i] = (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i],
-                                      !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention"};
+        layers[i] = m->kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
+                        ? (hfx_layer_cache){1, m->kv_lora, m->qk_rope, m->window[i], NULL}
+                        : (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i],
+                                            !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention"};
     return (int)m->layers;
 }
 

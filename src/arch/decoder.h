@@ -68,6 +68,9 @@ typedef enum {
     HFX_MOE_QWEN2,   /* Qwen3's, plus a shared expert scaled by sigmoid(shared_expert_gate) (Qwen2-MoE) */
     HFX_MOE_GRANITE, /* Mixtral's routing, every layer, experts of intermediate_size, fused under
                         block_sparse_moe: input_linear [E, 2I, H] (gate; up), output_linear, router.layer */
+    HFX_MOE_DEEPSEEK, /* layers from first_k_dense_replace: per-expert gate/up/down and shared_experts;
+                        the router scores by sigmoid + e_score_correction_bias (V3) or softmax (V2),
+                        group-limited top-k (n_group, topk_group), routed_scaling_factor */
     HFX_MOE_GPT_OSS  /* every layer: mlp.router (weight, bias), softmax over the top-k logits; experts
                         gate_up_proj [E, H, 2I] (gate and up interleaved) and down_proj [E, I, H], both
                         biased; clamped SwiGLU (up + 1)·gate·σ(α·gate) */
@@ -178,6 +181,12 @@ typedef struct hfx_decoder_desc {
     bool parallel_default;       /* `use_parallel_residual` when absent (with parallel_from_config) */
     int64_t default_head_dim;    /* head_dim when the key is absent (0: hidden / heads; null also gives that) */
     bool attn_sinks;             /* self_attn.sinks [heads]: one more logit per head in the softmax (GPT-OSS) */
+    bool mla;                    /* multi-head latent attention (DeepSeek V2/V3): low-rank q and kv, rotary
+                                    on qk_rope_head_dim dims, the cache holding the normalized kv latent
+                                    and the rotated key part, as transformers' cache does */
+    bool deepseek_v3_router;     /* sigmoid scores, e_score_correction_bias, groups ranked by their top-2 sum
+                                    (else V2's softmax, topk_method greedy or groups ranked by their max);
+                                    V3's `rope_interleave` (absent: true) regroups the rotary pairs */
 } hfx_decoder_desc;
 
 typedef struct hfx_decoder_cfg {
@@ -199,6 +208,10 @@ typedef struct hfx_decoder_cfg {
     int64_t shared_intermediate;  /* HFX_MOE_QWEN2's shared expert */
     bool norm_topk;              /* renormalise the top-k router weights */
     double swiglu_alpha, swiglu_limit; /* HFX_MOE_GPT_OSS's gate */
+    int64_t groups, top_groups;  /* HFX_MOE_DEEPSEEK: expert groups and how many are kept (1, 1: plain top-k) */
+    double routed_scale;         /* ... its routed_scaling_factor */
+    int64_t q_lora, kv_lora, qk_nope, qk_rope, v_dim; /* MLA: q_lora 0 is a plain q_proj */
+    bool rope_deinterleave;      /* MLA (V3 rope_interleave): rotary pairs regrouped into halves first */
     bool *sparse;                /* (layers) this layer's MLP is the experts; arena-owned */
     bool *no_rope;               /* (layers) this layer's attention has no rotary; arena-owned */
     double clip_qkv;             /* 0: none; else q, k, v clamped to [-clip_qkv, clip_qkv] */

@@ -99,6 +99,14 @@ static const hfx_decoder_desc GptOssForCausalLM_desc = {
     "GptOssForCausalLM", LLAMA_LIKE, .attention_bias_default = true, .sliding = HFX_SLIDING_PATTERN,
     .sliding_pattern = 2, .default_window = 128, .masks_by_layer_type = true, .default_theta = 150000.0,
     .default_eps = 1e-5, .attn_sinks = true, .moe = HFX_MOE_GPT_OSS, .output_class = "MoeCausalLMOutputWithPast"};
+/* DeepSeek V2/V3: multi-head latent attention, dense layers then shared + routed experts. V2 rotates
+ * interleaved pairs in place; V3 regroups them into halves (rope_interleave). */
+static const hfx_decoder_desc DeepseekV2ForCausalLM_desc = {
+    "DeepseekV2ForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true, .mla = true, .interleaved_rope = true,
+    .moe = HFX_MOE_DEEPSEEK, .output_class = "MoeCausalLMOutputWithPast"};
+static const hfx_decoder_desc DeepseekV3ForCausalLM_desc = {
+    "DeepseekV3ForCausalLM", LLAMA_LIKE, .mla = true, .moe = HFX_MOE_DEEPSEEK, .deepseek_v3_router = true,
+    .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Starcoder2ForCausalLM_desc = {
     "Starcoder2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .attention_bias_default = true,
     .sliding = HFX_SLIDING_ALL,
@@ -192,6 +200,8 @@ static const struct entry {
     {"CohereForCausalLM", &hfx_decoder_family, &CohereForCausalLM_desc},
     {"Cohere2ForCausalLM", &hfx_decoder_family, &Cohere2ForCausalLM_desc},
     {"GptOssForCausalLM", &hfx_decoder_family, &GptOssForCausalLM_desc},
+    {"DeepseekV2ForCausalLM", &hfx_decoder_family, &DeepseekV2ForCausalLM_desc},
+    {"DeepseekV3ForCausalLM", &hfx_decoder_family, &DeepseekV3ForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},

@@ -884,7 +884,11 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         if (multi_token_decode && !is_static && !seed && e->fmt->genai_config) {
             hfx_layer_cache layer0;
             int layers = hfx_arch_cache_layers(model->arch, &layer0, 1);
-            st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, &layer0, layers, cs[0].file, &genai, err);
+            if (layer0.key_dim != layer0.value_dim) /* multi-head latent attention: keys and values differ */
+                warn(e, "no genai_config.json: onnxruntime-genai takes one head size, and this model caches keys and "
+                        "values of different widths");
+            else
+                st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, &layer0, layers, cs[0].file, &genai, err);
         }
         if (!st) st = run_export(e, model, cs, n, cfg, generation, max_len, genai, out_dir, err);
         json_decref(genai);

@@ -202,6 +202,12 @@ FEATURES = [
     ("exaone4", _PAD3, "sliding window 4 and no rope on full layers", {"sliding_window": None, "layer_types": ["full_attention"] * 4}),
     ("stablelm_qk", _PAD3, "qk_layernorm", {"qk_layernorm": False}),
     ("cohere_qk", _PAD3, "use_qk_norm", {"use_qk_norm": False}),
+    ("deepseek_v3", _PAD3, "group-limited routing (2 of 4 groups)", {"n_group": 1, "topk_group": 1}),
+    ("deepseek_v3", _PAD3, "routed_scaling_factor 2.5", {"routed_scaling_factor": 1.0}),
+    ("deepseek_v3", _PAD3, "rope_interleave", {"rope_interleave": False}),
+    ("deepseek_v3_yarn", _PAD3, "mscale_all_dim 1 (attention scale)",
+     {"rope_parameters": dict(W.DEEPSEEK_YARN, mscale_all_dim=0.0)}),
+    ("deepseek_v2", _PAD3, "group_limited_greedy", {"topk_method": "greedy"}),
     ("gpt_oss", _PAD3, "swiglu_limit 0.6", {"swiglu_limit": 7.0}),
     ("gpt_oss", _PAD3, "swiglu_alpha 1.702", {"swiglu_alpha": 1.0}),
     ("gpt_oss", _PAD3, "sliding window 4", {"layer_types": ["full_attention"] * 4}),
@@ -483,6 +489,20 @@ def test_openvino_signature(b_ov, name):
     assert [o.get_any_name() for o in model.outputs] == list(_want_outputs(spec))
 
 
+def test_deepseek_correction_bias_is_visible(b_ckpts, b_refs):
+    """Harness sanity: DeepSeek V3's e_score_correction_bias (a buffer, not a config switch) changes
+    which experts transformers picks, by >> the tolerance in the logits."""
+    spec = W.SPECS["deepseek_v3"]
+    inputs = W.inputs_for(spec, _PAD3)
+    base = b_refs("deepseek_v3", _PAD3, inputs)["logits"]
+    model = W.load_reference(b_ckpts("deepseek_v3"), spec)
+    with torch.no_grad():
+        for layer in model.model.layers[1:]:
+            layer.mlp.gate.e_score_correction_bias.zero_()
+    diff = float(np.abs(base - W.outputs(model, spec, inputs)["logits"]).max())
+    assert diff > 100 * PARITY_ATOL, f"the correction bias moves the logits by only {diff:.3g}"
+
+
 def test_gpt_oss_sinks_are_visible(b_ckpts, b_refs):
     """Harness sanity: the attention sinks (weights, not a config switch) move transformers' logits
     by >> the tolerance when they are pushed out of the softmax."""
@@ -518,7 +538,7 @@ def test_encoder_for_generation_refused(b_ckpts, tmp_path, name, fmt):
 GEN_SPECS = ("phi3_longrope", "phi3_swa", "neox_parallel", "neox_sequential", "gpt2_scaled", "mixtral",
              "qwen3_moe", "qwen3_moe_norm_step2", "olmo_clip", "smollm3", "smollm3_swa", "phi_qk", "stablelm_par",
              "glm", "glm4", "ernie4_5_bias", "exaone4", "cohere", "cohere2", "qwen2_moe", "qwen2_moe_swa", "granitemoe",
-             "gpt_oss", "stablelm_qk", "cohere_qk")
+             "gpt_oss", "stablelm_qk", "cohere_qk", "deepseek_v3", "deepseek_v3_yarn", "deepseek_v2", "deepseek_v2_greedy")
 
 GEN_MODES = {
     # mode: (backend, export flags, transformers' cache for the reference)
@@ -661,16 +681,20 @@ def test_greedy_generation(b_gen, b_ov, b_dyn, b_gen_refs, loops, name, mode, le
 
 @pytest.mark.parametrize("name", GEN_SPECS)
 def test_generation_export_structure(b_gen, b_ckpts, name):
-    """export.json of the dynamic-cache export: prefill + decode, each layer's cache geometry
-    (kv heads, head_dim, sliding window) as transformers' config says; both graphs pass the full
-    ONNX checker."""
+    """export.json of the dynamic-cache export: prefill + decode, each layer's cache geometry (kv
+    heads, key and value widths as transformers' own cache holds them; sliding window as its config
+    says); both graphs pass the full ONNX checker."""
     spec = W.SPECS[name]
     out = b_gen(name, *GEN_MODES["onnx-dyncache"][1])
     man = json.loads((out / "export.json").read_text())
     assert set(man["components"]) == {"prefill", "decode"}, man["components"].keys()
-    cfg = W.load_reference(b_ckpts(name), spec).config
-    heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
-    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    model = W.load_reference(b_ckpts(name), spec)
+    cfg = model.config
+    # what transformers' own cache holds per layer: [B, heads, S, key_dim] keys, [.., value_dim] values
+    # (multi-head latent attention caches one latent "head" of kv_lora_rank and the rotary key part)
+    with torch.no_grad():
+        cache = model(input_ids=torch.tensor([[3, 4, 5]]), use_cache=True).past_key_values
+    held = [(lay.keys.shape[1], lay.keys.shape[3], lay.values.shape[3]) for lay in cache.layers]
     types = getattr(cfg, "layer_types", None)  # per layer where the config has them (SmolLM3)
     windows = [getattr(cfg, "sliding_window", None) if not types or t == "sliding_attention" else None
                for t in types or [None] * cfg.num_hidden_layers]
@@ -681,7 +705,7 @@ def test_generation_export_structure(b_gen, b_ckpts, name):
         assert len(layers) == cfg.num_hidden_layers, layers
         for i, layer in enumerate(layers):
             assert (layer["heads"], layer["key_dim"], layer["value_dim"], layer["sliding_window"]) == \
-                (heads, head_dim, head_dim, windows[i]), f"{cname} layer {i}: {layer}"
+                (*held[i], windows[i]), f"{cname} layer {i}: {layer}"
         onnx.checker.check_model(str(out / comp["file"]), full_check=True)
 
 
@@ -741,7 +765,8 @@ def test_phi3_nested_original_parity(phi3_nested_original, tmp_path, case):
 
 # ---- mixture of experts: both forms ------------------------------------------------------------------
 
-MOE_FORMS = [(name, form, backend) for name in ("mixtral", "mixtral_fused", "qwen3_moe", "qwen3_moe_fused", "gpt_oss")
+MOE_FORMS = [(name, form, backend) for name in ("mixtral", "mixtral_fused", "qwen3_moe", "qwen3_moe_fused", "gpt_oss",
+                                               "deepseek_v3", "deepseek_v2")
              for form in ("all", "gathered") for backend in ("onnx", "openvino")]
 
 
@@ -816,3 +841,27 @@ def test_wave2_bad_config(b_ckpts, tmp_path, name, edit, field):
     proc = run_hfx(["export", ck, tmp_path / "out", "--format", "onnx", "--dynamic"])
     assert proc.returncode == 2 and field in proc.stderr and "config.json" in proc.stderr, describe(proc)
     assert not (tmp_path / "out").exists()
+
+
+# ---- multi-head latent attention in the Python system's I/O profile -----------------------------------
+
+
+@pytest.fixture(scope="session")
+def b_seed_exports(tmp_path_factory, b_ckpts):
+    from seedutil import seed_exporter
+
+    return seed_exporter(tmp_path_factory, b_ckpts, "onnx")
+
+
+@pytest.mark.parametrize("mode", ["dynamic", "static"])
+def test_mla_seed_io_equals_the_seeds(b_ckpts, b_seed_exports, tmp_path, mode):
+    """DeepSeek V3 in the seed's profile: hfx's generation graphs take and return what
+    transformers.exporters' own export of the same model does (names, dtypes, ranks, in order): its
+    cache holds the kv latent and the rotary key part, as transformers' cache does."""
+    from seedutil import hfx_seed_export
+    from test_seed_io import _io
+
+    seed = b_seed_exports("deepseek_v3", mode)
+    ours = hfx_seed_export(b_ckpts("deepseek_v3"), tmp_path / "hfx", "onnx", mode)
+    for g in ("prefill.onnx", "decode.onnx"):
+        assert _io(ours / g) == _io(seed / g), g

@@ -84,6 +84,10 @@ from transformers import (
     GemmaForSequenceClassification,
     GPT2Config,
     GPT2LMHeadModel,
+    DeepseekV2Config,
+    DeepseekV2ForCausalLM,
+    DeepseekV3Config,
+    DeepseekV3ForCausalLM,
     GptOssConfig,
     GptOssForCausalLM,
     GraniteMoeConfig,
@@ -133,6 +137,8 @@ ARCHS = {
     "qwen2_moe": (Qwen2MoeConfig, Qwen2MoeForCausalLM, "causal"),
     "granitemoe": (GraniteMoeConfig, GraniteMoeForCausalLM, "causal"),
     "gpt_oss": (GptOssConfig, GptOssForCausalLM, "causal"),
+    "deepseek_v2": (DeepseekV2Config, DeepseekV2ForCausalLM, "causal"),
+    "deepseek_v3": (DeepseekV3Config, DeepseekV3ForCausalLM, "causal"),
     "phi": (PhiConfig, PhiForCausalLM, "causal"),
     "stablelm": (StableLmConfig, StableLmForCausalLM, "causal"),
     "glm": (GlmConfig, GlmForCausalLM, "causal"),
@@ -401,6 +407,14 @@ GPT_OSS = dict(WAVE2, head_dim=16, num_local_experts=4, num_experts_per_tok=2, s
                rope_parameters={"rope_type": "yarn", "factor": 4.0, "beta_fast": 32.0, "beta_slow": 1.0,
                                 "truncate": False, "original_max_position_embeddings": 64, "rope_theta": 150000.0})
 
+# DeepSeek: MLA (kv latent 16, rotary 8 of 8 + 8 dims, values 12 wide), layer 0 dense, then 1 shared + top-2
+# of 8 routed experts in 4 groups of which 2 are kept
+DEEPSEEK = dict(WAVE2, num_key_value_heads=4, moe_intermediate_size=32, n_shared_experts=1, n_routed_experts=8,
+                num_experts_per_tok=2, n_group=4, topk_group=2, first_k_dense_replace=1, kv_lora_rank=16,
+                qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=12, rms_norm_eps=1e-6, max_position_embeddings=256)
+DEEPSEEK_YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64, "beta_fast": 32.0,
+                 "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "rope_theta": 10000.0}
+
 # four layers: the default no_rope_layer_interval 4 leaves layer 3 without rope
 SMOLLM3 = dict(WAVE2, vocab_size=200, rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 50000.0})
 
@@ -634,6 +648,23 @@ SPECS_LIST = [
          "attention sinks, biased attention, sliding window 4 on layers 0 and 2, YaRN (factor 4), top-2 of 4 biased "
          "experts with gate/up interleaved and the SwiGLU clamped at 0.6", seed=1, norm_offset=-0.5,
          cases=models.DEFAULT_CASES),
+    # --- wave 2: DeepSeek V2 / V3 ---
+    Spec("deepseek_v3", "deepseek_v3", dict(DEEPSEEK, q_lora_rank=24, routed_scaling_factor=2.5),
+         "MLA with q_lora_rank 24, rope_interleave (pairs regrouped), sigmoid router with e_score_correction_bias, "
+         "group-limited top-2 (2 of 4 groups by their top-2 sum), norm_topk_prob, routed_scaling_factor 2.5",
+         seed=1, cases=models.DEFAULT_CASES),
+    Spec("deepseek_v3_yarn", "deepseek_v3",
+         dict(DEEPSEEK, q_lora_rank=None, rope_interleave=False, n_group=1, topk_group=1, norm_topk_prob=False,
+              attention_bias=True, rope_parameters=DEEPSEEK_YARN),
+         "q_proj (no q_lora), halves rotary, YaRN with mscale_all_dim (scaled attention), one group, no "
+         "renormalisation, attention biases", seed=2, cases=models.DEFAULT_CASES),
+    Spec("deepseek_v2", "deepseek_v2", dict(DEEPSEEK, q_lora_rank=None, topk_method="group_limited_greedy",
+                                            topk_group=1, routed_scaling_factor=1.5),
+         "MLA without q_lora, interleaved rotary in place, softmax router, group_limited_greedy (both experts from "
+         "the group with the best expert)",
+         seed=3, cases=models.DEFAULT_CASES),
+    Spec("deepseek_v2_greedy", "deepseek_v2", dict(DEEPSEEK, q_lora_rank=24, topk_method="greedy", first_k_dense_replace=2),
+         "q_lora_rank 24, greedy top-2 over all experts, two dense layers", seed=4, cases=models.DEFAULT_CASES),
     # --- wave 2: decoders' sequence-classification heads (score on the last token that is not pad) ---
     Spec("llama_cls", "llama_cls", dict(models.LLAMA, pad_token_id=0, **LABELS3),
          "LlamaForSequenceClassification, 3 labels, pad 0: left- and right-padded rows, a pad id inside the text",
@@ -758,6 +789,9 @@ def init_weights(model: torch.nn.Module, spec: Spec) -> None:
                 p.copy_(gain / math.sqrt(fan_in) * torch.randn(p.shape, generator=g))
             else:
                 raise AssertionError(f"unexpected parameter {name} {tuple(p.shape)}")
+        for name, b in model.named_buffers():  # DeepSeek V3's router correction is a buffer, zero at init
+            if name.endswith("e_score_correction_bias"):
+                b.copy_(0.2 * torch.randn(b.shape, generator=g))
 
 
 def build_model(spec: Spec) -> torch.nn.Module:
