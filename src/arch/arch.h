@@ -130,6 +130,8 @@ typedef struct hfx_arch_family {
     const char *const *sequence_inputs;           /* see hfx_arch_sequence_inputs */
     hfx_torch_signature (*torch_signature)(const void *desc); /* NULL: a Llama-like causal LM's */
     bool (*pools)(const void *desc); /* builds a sentence embedding (opts.pooling); NULL: never */
+    const char *const *(*sequence_inputs_of)(const void *cfg); /* the inputs as the config says; NULL:
+                                                                  sequence_inputs */
 } hfx_arch_family;
 
 #endif

@@ -1355,10 +1355,10 @@ static hfx_torch_signature classifier_torch_signature(const void *desc) {
 
 const hfx_arch_family hfx_decoder_classifier_family = {
     sizeof(hfx_decoder_cfg), decoder_parse, decoder_build_forward, NULL, NULL,
-    {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs, classifier_torch_signature, NULL};
+    {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs, classifier_torch_signature, NULL, NULL};
 
 const hfx_arch_family hfx_decoder_family = {
     sizeof(hfx_decoder_cfg), decoder_parse, decoder_build_forward, decoder_cache_layers, decoder_recompute_at,
     {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 2},
      [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 1}, [HFX_EXPORT_GENERATION_MULTI] = {generation_multi, 2}},
-    sequence_inputs, decoder_torch_signature, NULL};
+    sequence_inputs, decoder_torch_signature, NULL, NULL};

@@ -20,6 +20,7 @@ typedef enum {
     HEAD_ROBERTA_CLASSIFIER, /* out_proj(tanh(dense(first token))) */
     HEAD_DISTIL_CLASSIFIER,  /* classifier(relu(pre_classifier(first token))) */
     HEAD_MODERN_CLASSIFIER,  /* classifier(head(first token, or the mean: classifier_pooling)) */
+    HEAD_DEBERTA_CLASSIFIER, /* classifier(pooler_hidden_act(pooler.dense(first token))) */
     HEAD_TOKEN_CLASSIFIER,   /* classifier on every token: logits [B,S,labels] */
     HEAD_QA,                 /* qa_outputs on every token, split: start_logits, end_logits [B,S] */
     HEAD_MASKED_LM           /* the layout's transform, then the decoder (tied: the word embeddings) */
@@ -44,6 +45,8 @@ typedef struct encoder_layout {
     bool glu;                /* the MLP's input projection holds (input, gate): act(input)·gate */
     bool bias_keys;          /* biases as attention_bias / mlp_bias / norm_bias say (else all biased) */
     bool head_transform;     /* token, QA and sequence heads read `head` (dense, act, norm) first */
+    bool deberta;            /* DeBERTa-v2: token types, positions and disentangled relative attention as the
+                                config says; padded queries masked too; embeddings zeroed at padding */
     const char *words, *positions, *types, *embed_norm;
     const char *layer;       /* "encoder.layer.%lld" */
     const char *q, *k, *v, *o, *attn_norm, *mlp_in, *mlp_out, *mlp_norm, *final_norm;
@@ -53,7 +56,7 @@ typedef struct encoder_layout {
 
 static const encoder_layout bert_layout = {
     "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act", "layer_norm_eps",
-    1e-12, true, true, false, false, false, false, false,
+    1e-12, true, true, false, false, false, false, false, false,
     "embeddings.word_embeddings", "embeddings.position_embeddings", "embeddings.token_type_embeddings",
     "embeddings.LayerNorm", "encoder.layer.%lld", "attention.self.query", "attention.self.key",
     "attention.self.value", "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
@@ -63,7 +66,7 @@ static const encoder_layout bert_layout = {
 
 static const encoder_layout roberta_layout = {
     "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act", "layer_norm_eps",
-    1e-12, true, true, false, false, false, false, false,
+    1e-12, true, true, false, false, false, false, false, false,
     "embeddings.word_embeddings", "embeddings.position_embeddings", "embeddings.token_type_embeddings",
     "embeddings.LayerNorm", "encoder.layer.%lld", "attention.self.query", "attention.self.key",
     "attention.self.value", "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
@@ -73,7 +76,7 @@ static const encoder_layout roberta_layout = {
 /* DistilBERT: BERT without token types, its own names, LayerNorm eps fixed at 1e-12. */
 static const encoder_layout distilbert_layout = {
     "dim", "n_layers", "n_heads", "hidden_dim", "activation", NULL,
-    1e-12, false, true, false, false, false, false, false,
+    1e-12, false, true, false, false, false, false, false, false,
     "embeddings.word_embeddings", "embeddings.position_embeddings", NULL, "embeddings.LayerNorm",
     "transformer.layer.%lld", "attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin",
     "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm", NULL, "qa_outputs",
@@ -83,11 +86,23 @@ static const encoder_layout distilbert_layout = {
  * and global layers, biases and LayerNorm biases by config; heads read `head` first. */
 static const encoder_layout modernbert_layout = {
     "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_activation", "norm_eps",
-    1e-5, false, false, true, true, true, true, true,
+    1e-5, false, false, true, true, true, true, true, false,
     "embeddings.tok_embeddings", NULL, NULL, "embeddings.norm",
     "layers.%lld", "attn.Wqkv", NULL, NULL, "attn.Wo", "attn_norm", "mlp.Wi", "mlp.Wo", "mlp_norm", "final_norm",
     "classifier",
     {"head.dense", "head.norm", "decoder", NULL, false, "classifier_activation"}};
+
+/* DeBERTa-v2/v3: BERT's post-norm blocks with query_proj/key_proj/value_proj and disentangled
+ * attention (content-to-position and position-to-content scores from relative embeddings). */
+static const encoder_layout deberta_layout = {
+    "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act", "layer_norm_eps",
+    1e-7, true, true, false, false, false, false, false, true,
+    "embeddings.word_embeddings", "embeddings.position_embeddings", "embeddings.token_type_embeddings",
+    "embeddings.LayerNorm", "encoder.layer.%lld", "attention.self.query_proj", "attention.self.key_proj",
+    "attention.self.value_proj", "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
+    "output.dense", "output.LayerNorm", NULL, "qa_outputs",
+    {"cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.decoder",
+     "cls.predictions.bias", false, NULL}};
 
 struct encoder_desc {
     const char *architecture;
@@ -108,6 +123,15 @@ typedef struct encoder_cfg {
     int64_t window;          /* ModernBERT: |i − j| ≤ window on local layers (local_attention / 2) */
     uint8_t *local;          /* [layers]: 1 for a sliding (local) layer; arena */
     hfx_rope rope, local_rope;
+    /* DeBERTa-v2 */
+    bool types, positions;   /* a token type table (type_vocab_size > 0), absolute positions added */
+    int64_t embed_size;      /* the tables' width; an embed_proj to hidden when it differs */
+    bool rel, c2p, p2c, share_key, rel_norm; /* relative attention and its terms */
+    int64_t span;            /* relative embeddings: 2·span rows */
+    int64_t rel_clamp;       /* past this distance every index below saturates */
+    int64_t *c2p_index, *p2c_index; /* [2·rel_clamp + 1] by distance i − j + rel_clamp: the clamped
+                                       bucket + span, and span − bucket; arena */
+    hfx_activation pooler_act;
 } encoder_cfg;
 
 static hfx_status activation_of(hfx_cfg c, const char *key, hfx_activation *out, hfx_error *err) {
@@ -144,6 +168,92 @@ static hfx_status parse_local_layers(hfx_cfg c, hfx_arena *arena, encoder_cfg *m
     return st;
 }
 
+/* transformers' make_log_bucket_position for one distance, in float32 as torch computes it */
+static int64_t log_bucket(int64_t rel, int64_t bucket_size, int64_t max_position) {
+    int64_t mid = bucket_size / 2, sign = rel > 0 ? 1 : rel < 0 ? -1 : 0;
+    int64_t abs_pos = rel < mid && rel > -mid ? mid - 1 : (rel < 0 ? -rel : rel);
+    if (abs_pos <= mid) return rel;
+    float ratio = logf((float)abs_pos / (float)mid) / logf((float)((double)(max_position - 1) / (double)mid));
+    float log_pos = ceilf(ratio * (float)(mid - 1)) + (float)mid;
+    return (int64_t)(log_pos * (float)sign);
+}
+
+/* DeBERTa-v2's embeddings and relative attention settings, and the index tables of its two
+ * position terms by distance (the buckets are a function of i − j alone). */
+static hfx_status parse_deberta(hfx_cfg c, hfx_arena *arena, encoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    int64_t types, buckets, max_rel, conv, pooler_size, head_size;
+    const char *norm_rel, *pooler_act;
+    bool legacy;
+    if ((st = hfx_cfg_int_in_or(c, "type_vocab_size", 0, 0, 1 << 20, &types, err)) ||
+        (st = hfx_cfg_bool_or(c, "position_biased_input", true, &m->positions, err)) ||
+        (st = hfx_cfg_int_in_or(c, "embedding_size", m->hidden, 1, 1 << 20, &m->embed_size, err)) ||
+        (st = hfx_cfg_bool_or(c, "relative_attention", false, &m->rel, err)) ||
+        (st = hfx_cfg_int_in_or(c, "position_buckets", -1, -1, 1 << 20, &buckets, err)) ||
+        (st = hfx_cfg_int_in_or(c, "max_relative_positions", -1, -1, 1 << 20, &max_rel, err)) ||
+        (st = hfx_cfg_bool_or(c, "share_att_key", false, &m->share_key, err)) ||
+        (st = hfx_cfg_str_or(c, "norm_rel_ebd", "none", &norm_rel, err)) ||
+        (st = hfx_cfg_int_in_or(c, "conv_kernel_size", 0, 0, 1024, &conv, err)) ||
+        (st = hfx_cfg_int_in_or(c, "pooler_hidden_size", m->hidden, 1, 1 << 20, &pooler_size, err)) ||
+        (st = hfx_cfg_str_or(c, "pooler_hidden_act", "gelu", &pooler_act, err)) ||
+        (st = hfx_cfg_int_in_or(c, "attention_head_size", m->hidden / m->heads, 1, 1 << 20, &head_size, err)) ||
+        (st = hfx_cfg_bool_or(c, "legacy", true, &legacy, err)))
+        return st;
+    m->types = types > 0;
+    m->type_vocab = types;
+    if (conv > 0) /* DeBERTa-v2-xlarge's convolution after the first layer: not yet */
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: conv_kernel_size %lld (a convolution layer) is not supported yet",
+                        c.where, (long long)conv);
+    if (head_size != m->hidden / m->heads)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: attention_head_size %lld other than hidden_size / "
+                        "num_attention_heads is not supported", c.where, (long long)head_size);
+    if (pooler_size != m->hidden) /* transformers' pooler reads the first token's hidden state */
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: pooler_hidden_size %lld is not hidden_size %lld", c.where,
+                        (long long)pooler_size, (long long)m->hidden);
+    if (!legacy)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: legacy false (the newer masked-LM head) is not supported yet",
+                        c.where);
+    if (!hfx_activation_from_name(pooler_act, &m->pooler_act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: pooler_hidden_act '%s' is not supported (supported: %s)",
+                        c.where, pooler_act, hfx_activation_names());
+    m->rel_norm = strstr(norm_rel, "layer_norm") != NULL;
+    /* pos_att_type: a list, or "p2c|c2p" */
+    const json_t *pat = json_object_get(c.obj, "pos_att_type");
+    if (json_is_string(pat)) {
+        const char *s = json_string_value(pat);
+        m->c2p = strstr(s, "c2p") != NULL, m->p2c = strstr(s, "p2c") != NULL;
+    } else if (json_is_array(pat)) {
+        size_t k;
+        const json_t *v;
+        json_array_foreach(pat, k, v) {
+            const char *s = json_string_value(v);
+            if (!s || (strcmp(s, "c2p") != 0 && strcmp(s, "p2c") != 0))
+                return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: pos_att_type[%zu] must be \"c2p\" or \"p2c\"", c.where, k);
+            m->c2p |= strcmp(s, "c2p") == 0, m->p2c |= strcmp(s, "p2c") == 0;
+        }
+    } else if (pat && !json_is_null(pat)) {
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'pos_att_type': expected a list or a string", c.where);
+    }
+    if (!m->rel) return HFX_OK;
+    if (max_rel < 1) max_rel = m->max_position;
+    m->span = buckets > 0 ? buckets : max_rel;
+    /* past D the indices saturate: the buckets (or distances) grow with |i − j| and are clamped */
+    int64_t D = (max_rel > m->span ? max_rel : m->span) + 1;
+    if (D > (1 << 20)) return hfx_fail(err, HFX_ERR_INVALID, "%s: max_relative_positions %lld too large", c.where,
+                                      (long long)max_rel);
+    m->rel_clamp = D;
+    m->c2p_index = hfx_arena_alloc(arena, (size_t)(2 * D + 1) * sizeof *m->c2p_index);
+    m->p2c_index = hfx_arena_alloc(arena, (size_t)(2 * D + 1) * sizeof *m->p2c_index);
+    if (!m->c2p_index || !m->p2c_index) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int64_t d = -D; d <= D; d++) {
+        int64_t rel = buckets > 0 ? log_bucket(d, buckets, max_rel) : d, hi = 2 * m->span - 1;
+        int64_t a = rel + m->span, b = m->span - rel;
+        m->c2p_index[d + D] = a < 0 ? 0 : a > hi ? hi : a;
+        m->p2c_index[d + D] = b < 0 ? 0 : b > hi ? hi : b;
+    }
+    return HFX_OK;
+}
+
 static hfx_status encoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     const encoder_desc *d = desc_;
     const encoder_layout *L = d->layout;
@@ -155,12 +265,13 @@ static hfx_status encoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
         (st = hfx_cfg_int_in(c, L->heads, 1, 4096, &m->heads, err)) ||
         (st = hfx_cfg_int_in(c, L->intermediate, 1, 1 << 24, &m->intermediate, err)) ||
         (st = hfx_cfg_int_in_or(c, "max_position_embeddings", 512, 1, INT32_MAX, &m->max_position, err)) ||
-        (st = hfx_cfg_int_in_or(c, "type_vocab_size", 2, 1, 1 << 20, &m->type_vocab, err)) ||
+        (st = hfx_cfg_int_in_or(c, "type_vocab_size", 2, L->deberta ? 0 : 1, 1 << 20, &m->type_vocab, err)) ||
         (st = hfx_cfg_int_or(c, "pad_token_id", d->roberta_positions ? 1 : 0, &m->pad_id, err)) ||
         (st = activation_of(c, L->act, &m->act, err)))
         return st;
     m->eps = L->eps_default;
     if (L->eps && (st = hfx_cfg_num_or(c, L->eps, L->eps_default, &m->eps, err))) return st;
+    m->types = L->token_types, m->positions = L->learned_positions, m->embed_size = m->hidden;
     if (m->hidden % m->heads)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %lld is not a multiple of %s %lld", c.where, L->hidden,
                         (long long)m->hidden, L->heads, (long long)m->heads);
@@ -187,6 +298,7 @@ static hfx_status encoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
                             pooling);
         m->mean_pooling = strcmp(pooling, "mean") == 0;
     }
+    if (L->deberta && (st = parse_deberta(c, arena, m, err))) return st;
     if (!L->learned_positions) { /* rotary, a base per layer type; local layers see a window */
         int64_t local_attention, hd = m->hidden / m->heads;
         if ((st = hfx_cfg_int_in_or(c, "local_attention", 128, 0, INT32_MAX, &local_attention, err)) ||
@@ -207,6 +319,8 @@ typedef struct enc_ctx {
     hfx_weights *w;
     const encoder_cfg *m;
     const char *prefix; /* "" or "bert." / "roberta." */
+    hfx_value *mask;    /* attention_mask [B,S] */
+    hfx_dim batch, seq;
 } enc_ctx;
 
 static hfx_value *W(enc_ctx *c, int rank, const int64_t *shape, const char *name) {
@@ -312,6 +426,73 @@ static hfx_value *mlp(enc_ctx *c, const encoder_layout *L, hfx_value *x, const c
     return dense_b(c, f, I, m->hidden, n, m->mlp_bias);
 }
 
+/* DeBERTa's disentangled attention, what every layer shares: the relative embeddings (LayerNorm'd
+ * when norm_rel_ebd says) and the index matrices of its two terms, [B,H,S,S]. */
+typedef struct deberta_rel {
+    hfx_value *emb;                 /* [2·span, H] */
+    hfx_value *c2p_idx, *p2c_idx;   /* [B,heads,S,S] i64 */
+} deberta_rel;
+
+static void deberta_rel_init(enc_ctx *c, deberta_rel *r, hfx_value *arange /* [1,S] */) {
+    hfx_graph *g = c->g;
+    const encoder_cfg *m = c->m;
+    int64_t H = m->hidden, D = m->rel_clamp, two_span = 2 * m->span, n = 2 * D + 1;
+    r->emb = W(c, 2, (int64_t[]){two_span, H}, "encoder.rel_embeddings.weight");
+    if (m->rel_norm) r->emb = layer_norm(c, r->emb, "encoder.LayerNorm");
+    /* distance i − j, clamped where the indices saturate, as a row of the tables */
+    hfx_value *col = hfx_transpose(g, arange, 2, (int64_t[]){1, 0}); /* [S,1] */
+    hfx_value *dist = hfx_op2(g, HFX_OP_SUB, col, arange);             /* [S,S] */
+    dist = hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, dist, hfx_const_i64(g, -D)), hfx_const_i64(g, D));
+    dist = hfx_op2(g, HFX_OP_ADD, dist, hfx_const_i64(g, D));
+    /* [B,heads,S,S]: GatherElements takes indices of the data's full shape */
+    hfx_value *len = hfx_dim_of(g, arange, 1);
+    hfx_value *shape_parts[4] = {hfx_unsqueeze(g, hfx_dim_of(g, c->mask, 0), 0),
+                                 hfx_unsqueeze(g, hfx_const_i64(g, m->heads), 0), hfx_unsqueeze(g, len, 0),
+                                 hfx_unsqueeze(g, len, 0)};
+    hfx_value *shape = hfx_concat(g, 4, shape_parts, 0);
+    hfx_dim dims[4] = {c->batch, hfx_dim_const(m->heads), c->seq, c->seq};
+    hfx_value *tables[2] = {hfx_const_bytes(g, HFX_DTYPE_I64, 1, &n, m->c2p_index),
+                            hfx_const_bytes(g, HFX_DTYPE_I64, 1, &n, m->p2c_index)};
+    /* table[dist] as GatherElements over the table repeated on every row: [S, 2D+1] → [S,S] (a
+     * Gather by a 2-D dynamic index has no torch.export lowering) */
+    hfx_value *rows_parts[2] = {hfx_unsqueeze(g, len, 0), hfx_unsqueeze(g, hfx_const_i64(g, n), 0)};
+    hfx_value *rows_shape = hfx_concat(g, 2, rows_parts, 0);
+    hfx_value **out[2] = {&r->c2p_idx, &r->p2c_idx};
+    for (int t = 0; t < 2; t++) {
+        hfx_value *rows = hfx_expand(g, hfx_unsqueeze(g, tables[t], 0), rows_shape, 2, (hfx_dim[]){c->seq, hfx_dim_const(n)});
+        hfx_value *idx = hfx_gather_elements(g, rows, dist, 1);         /* [S,S] */
+        *out[t] = hfx_expand(g, hfx_unsqueeze(g, hfx_unsqueeze(g, idx, 0), 0), shape, 4, dims);
+    }
+}
+
+/* One layer's position terms [B,heads,S,S], already scaled: content-to-position (q against the
+ * position keys at bucket(i − j)) and position-to-content (k against the position queries at
+ * bucket(j − i), transposed). The projections are the layer's own (share_att_key) or pos_*_proj. */
+static hfx_value *deberta_rel_bias(enc_ctx *c, const deberta_rel *r, const encoder_layout *L, const char *p,
+                                   hfx_value *q, hfx_value *k, const hfx_build_opts *o, double scale) {
+    hfx_graph *g = c->g;
+    const encoder_cfg *m = c->m;
+    int64_t H = m->hidden, hd = H / m->heads, two_span = 2 * m->span;
+    hfx_value *sum = NULL;
+    char n[192];
+    (void)o;
+    for (int t = 0; t < 2; t++) {
+        bool c2p = t == 0;
+        if (c2p ? !m->c2p : !m->p2c) continue;
+        snprintf(n, sizeof n, "%s.%s", p, m->share_key ? (c2p ? L->k : L->q)
+                                                       : (c2p ? "attention.self.pos_key_proj" : "attention.self.pos_query_proj"));
+        hfx_value *pos = dense(c, r->emb, H, H, n);                            /* [2span, H] */
+        pos = hfx_reshape(g, pos, 3, (hfx_dim[]){hfx_dim_const(two_span), hfx_dim_const(m->heads), hfx_dim_const(hd)});
+        pos = hfx_transpose(g, pos, 3, (int64_t[]){1, 2, 0});                   /* [heads, hd, 2span] */
+        hfx_value *att = hfx_op2(g, HFX_OP_MATMUL, c2p ? q : k, pos);           /* [B,heads,S,2span] */
+        att = hfx_gather_elements(g, att, c2p ? r->c2p_idx : r->p2c_idx, 3);    /* [B,heads,S,S] */
+        if (!c2p) att = hfx_transpose(g, att, 4, (int64_t[]){0, 1, 3, 2});
+        att = hfx_op2(g, HFX_OP_MUL, att, hfx_const_scalar(g, att->dtype, scale));
+        sum = sum ? hfx_op2(g, HFX_OP_ADD, sum, att) : att;
+    }
+    return sum ? hfx_cast(g, sum, HFX_DTYPE_F32) : hfx_const_f32(g, 0.0f);
+}
+
 static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck,
                                 const hfx_build_opts *o, hfx_graph *g, hfx_error *err) {
     const encoder_desc *d = desc_;
@@ -336,14 +517,15 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
         hfx_weights_free(&w);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
-    enc_ctx c = {g, &w, m, prefix};
+    enc_ctx c = {g, &w, m, prefix, NULL, o->batch, o->seq};
     int64_t H = m->hidden, hd = H / m->heads;
     hfx_dim bs[2] = {o->batch, o->seq};
     char n[192];
 
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
     hfx_value *mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
-    hfx_value *types = L->token_types ? hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, bs) : NULL;
+    hfx_value *types = m->types ? hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, bs) : NULL;
+    c.mask = mask, c.batch = o->batch, c.seq = o->seq;
     hfx_value *len = hfx_dim_of(g, ids, 1);
     hfx_value *arange = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), len, hfx_const_i64(g, 1), o->seq), 0); /* [1,S] */
     hfx_value *pos = arange;
@@ -352,23 +534,31 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
                                    HFX_DTYPE_I64);
         pos = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, hfx_cumsum(g, real, 1), real), hfx_const_i64(g, m->pad_id));
     }
+    int64_t E = m->embed_size; /* the tables' width (DeBERTa's embedding_size) */
     snprintf(n, sizeof n, "%s.weight", L->words);
-    hfx_value *words = W(&c, 2, (int64_t[]){m->vocab, H}, n);
+    hfx_value *words = W(&c, 2, (int64_t[]){m->vocab, E}, n);
     hfx_value *x = hfx_gather(g, words, ids, 0);
     if (types) {
         snprintf(n, sizeof n, "%s.weight", L->types);
-        x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, W(&c, 2, (int64_t[]){m->type_vocab, H}, n), types, 0));
+        x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, W(&c, 2, (int64_t[]){m->type_vocab, E}, n), types, 0));
     }
-    if (L->learned_positions) {
+    if (m->positions) {
         snprintf(n, sizeof n, "%s.weight", L->positions);
-        x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, W(&c, 2, (int64_t[]){m->max_position, H}, n), pos, 0));
+        x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, W(&c, 2, (int64_t[]){m->max_position, E}, n), pos, 0));
     }
+    if (E != H) x = dense_b(&c, x, E, H, "embeddings.embed_proj", false);
     x = layer_norm(&c, x, L->embed_norm);
+    if (L->deberta) /* DeBERTa zeroes the embeddings of padding */
+        x = hfx_op2(g, HFX_OP_MUL, x, hfx_unsqueeze(g, hfx_cast(g, mask, x->dtype), 2));
 
     /* bidirectional: a key is visible unless it is padding (and, on local layers, |i − j| ≤ window) */
     hfx_value *keep = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, mask, HFX_DTYPE_BOOL), 1), 1); /* [B,1,1,S] */
     hfx_value *lowest = hfx_const_f32(g, -3.4028234663852886e38f), *zero = hfx_const_f32(g, 0.0f);
+    if (L->deberta) /* padded queries are masked too: mask_i · mask_j */
+        keep = hfx_op2(g, HFX_OP_AND, keep, hfx_transpose(g, keep, 4, (int64_t[]){0, 1, 3, 2}));
     hfx_value *bias = hfx_where(g, keep, zero, lowest), *local_bias = NULL;
+    deberta_rel rel = {0};
+    if (m->rel) deberta_rel_init(&c, &rel, arange);
     hfx_value *cos = NULL, *sin = NULL, *local_cos = NULL, *local_sin = NULL;
     if (!L->learned_positions) {
         hfx_rope_cos_sin(g, &m->rope, arange, o->dtype, &cos, &sin);
@@ -392,7 +582,13 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
             q = hfx_rope_apply(g, q, local ? local_cos : cos, local ? local_sin : sin, false);
             k = hfx_rope_apply(g, k, local ? local_cos : cos, local ? local_sin : sin, false);
         }
-        hfx_value *a = hfx_attention(g, q, k, v, local ? local_bias : bias, 1.0 / sqrt((double)hd), 0, 0);
+        double scale = 1.0 / sqrt((double)hd);
+        hfx_value *layer_bias = local ? local_bias : bias;
+        if (L->deberta) { /* scores over √(d · (1 + one per position term)), plus those terms */
+            scale = 1.0 / sqrt((double)hd * (double)(1 + m->c2p + m->p2c));
+            if (m->rel) layer_bias = hfx_op2(g, HFX_OP_ADD, bias, deberta_rel_bias(&c, &rel, L, p, q, k, o, scale));
+        }
+        hfx_value *a = hfx_attention(g, q, k, v, layer_bias, scale, 0, 0);
         a = hfx_reshape(g, hfx_transpose(g, a, 4, perm), 3, (hfx_dim[]){o->batch, o->seq, hfx_dim_const(H)});
         hfx_value *ao = dense_b(&c, a, H, H, N(L->o), m->attn_bias);
         if (L->pre_norm) {
@@ -459,6 +655,11 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
         hfx_graph_output(g, dense(&top, r, H, m->labels, "classifier"), "logits");
         break;
     }
+    case HEAD_DEBERTA_CLASSIFIER: { /* classifier(act(pooler.dense(first token))) */
+        hfx_value *pooled = hfx_activate(g, m->pooler_act, dense(&top, first_token(g, x), H, H, "pooler.dense"));
+        hfx_graph_output(g, dense(&top, pooled, H, m->labels, "classifier"), "logits");
+        break;
+    }
     case HEAD_MODERN_CLASSIFIER: { /* the first token, or the mask-weighted mean; then head, classifier */
         static const hfx_pooling mean = {1, {HFX_POOL_MEAN}, false, 0};
         hfx_value *pooled = m->mean_pooling ? hfx_sentence_embedding(g, &mean, x, mask, o->batch, H) : first_token(g, x);
@@ -484,10 +685,18 @@ static bool encoder_pools(const void *desc) { return ((const encoder_desc *)desc
 /* Two families that differ only in their inputs: with token types (BERT, RoBERTa) or without. */
 const hfx_arch_family hfx_encoder_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
                                             {[HFX_EXPORT_FORWARD] = {forward, 1}}, typed_inputs, NULL,
-                                            encoder_pools};
+                                            encoder_pools, NULL};
 const hfx_arch_family hfx_untyped_encoder_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
                                                     {[HFX_EXPORT_FORWARD] = {forward, 1}}, untyped_inputs, NULL,
-                                                    encoder_pools};
+                                                    encoder_pools, NULL};
+
+/* DeBERTa-v2: token types only where type_vocab_size > 0 (v3 has none). */
+static const char *const *deberta_inputs(const void *cfg) {
+    return ((const encoder_cfg *)cfg)->types ? typed_inputs : untyped_inputs;
+}
+const hfx_arch_family hfx_deberta_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
+                                            {[HFX_EXPORT_FORWARD] = {forward, 1}}, typed_inputs, NULL,
+                                            encoder_pools, deberta_inputs};
 
 #define ENC(sym, arch, prefix, roberta, head, layout) \
     const encoder_desc sym = {arch, prefix, roberta, head, &layout};
@@ -520,3 +729,10 @@ ENC(hfx_modernbert_token_classifier, "ModernBertForTokenClassification", "model"
     modernbert_layout)
 ENC(hfx_modernbert_qa, "ModernBertForQuestionAnswering", "model", false, HEAD_QA, modernbert_layout)
 ENC(hfx_modernbert_mlm, "ModernBertForMaskedLM", "model", false, HEAD_MASKED_LM, modernbert_layout)
+ENC(hfx_deberta_model, "DebertaV2Model", "deberta", false, HEAD_NONE, deberta_layout)
+ENC(hfx_deberta_classifier, "DebertaV2ForSequenceClassification", "deberta", false, HEAD_DEBERTA_CLASSIFIER,
+    deberta_layout)
+ENC(hfx_deberta_token_classifier, "DebertaV2ForTokenClassification", "deberta", false, HEAD_TOKEN_CLASSIFIER,
+    deberta_layout)
+ENC(hfx_deberta_qa, "DebertaV2ForQuestionAnswering", "deberta", false, HEAD_QA, deberta_layout)
+ENC(hfx_deberta_mlm, "DebertaV2ForMaskedLM", "deberta", false, HEAD_MASKED_LM, deberta_layout)

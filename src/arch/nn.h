@@ -9,7 +9,8 @@ typedef enum {
     HFX_ACT_SILU,      /* "silu", "swish": x·sigmoid(x) */
     HFX_ACT_GELU,      /* "gelu": 0.5·x·(1 + erf(x/√2)) */
     HFX_ACT_GELU_TANH, /* "gelu_pytorch_tanh", "gelu_new": 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) */
-    HFX_ACT_RELU       /* "relu" */
+    HFX_ACT_RELU,      /* "relu" */
+    HFX_ACT_TANH       /* "tanh" (DeBERTa's pooler) */
 } hfx_activation;
 
 /* The activation transformers names `name`; false when hfx does not know it. */

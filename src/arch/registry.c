@@ -168,7 +168,9 @@ extern const hfx_arch_family hfx_encoder_family;
 extern const encoder_desc hfx_bert_model, hfx_bert_classifier, hfx_roberta_model, hfx_roberta_classifier,
     hfx_xlmr_model, hfx_xlmr_classifier, hfx_bert_token_classifier, hfx_bert_qa, hfx_bert_mlm,
     hfx_roberta_token_classifier, hfx_roberta_qa, hfx_roberta_mlm, hfx_xlmr_token_classifier, hfx_xlmr_qa, hfx_xlmr_mlm;
-extern const hfx_arch_family hfx_untyped_encoder_family;
+extern const hfx_arch_family hfx_untyped_encoder_family, hfx_deberta_family;
+extern const encoder_desc hfx_deberta_model, hfx_deberta_classifier, hfx_deberta_token_classifier, hfx_deberta_qa,
+    hfx_deberta_mlm;
 extern const encoder_desc hfx_distilbert_model, hfx_distilbert_classifier, hfx_distilbert_token_classifier,
     hfx_distilbert_qa, hfx_distilbert_mlm, hfx_modernbert_model, hfx_modernbert_classifier,
     hfx_modernbert_token_classifier, hfx_modernbert_qa, hfx_modernbert_mlm;
@@ -238,6 +240,11 @@ static const struct entry {
     {"ModernBertForTokenClassification", &hfx_untyped_encoder_family, &hfx_modernbert_token_classifier},
     {"ModernBertForQuestionAnswering", &hfx_untyped_encoder_family, &hfx_modernbert_qa},
     {"ModernBertForMaskedLM", &hfx_untyped_encoder_family, &hfx_modernbert_mlm},
+    {"DebertaV2Model", &hfx_deberta_family, &hfx_deberta_model},
+    {"DebertaV2ForSequenceClassification", &hfx_deberta_family, &hfx_deberta_classifier},
+    {"DebertaV2ForTokenClassification", &hfx_deberta_family, &hfx_deberta_token_classifier},
+    {"DebertaV2ForQuestionAnswering", &hfx_deberta_family, &hfx_deberta_qa},
+    {"DebertaV2ForMaskedLM", &hfx_deberta_family, &hfx_deberta_mlm},
 };
 
 struct hfx_arch_model {
@@ -319,7 +326,10 @@ hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind k
     return m->entry->family->exports[kind];
 }
 
-const char *const *hfx_arch_sequence_inputs(const hfx_arch_model *m) { return m->entry->family->sequence_inputs; }
+const char *const *hfx_arch_sequence_inputs(const hfx_arch_model *m) {
+    const hfx_arch_family *f = m->entry->family;
+    return f->sequence_inputs_of ? f->sequence_inputs_of(m->cfg) : f->sequence_inputs;
+}
 
 bool hfx_arch_pools(const hfx_arch_model *m) {
     return m->entry->family->pools && m->entry->family->pools(m->entry->desc);

@@ -442,6 +442,10 @@ static void lower_node(lowering *l, const hfx_node *n) {
         a[3] = T(tensor_of(l, n->in[2]));
         out_call(l, n, HFX_ATEN_SCATTER, a, 4);
         return;
+    case HFX_OP_GATHER_ELEMENTS:
+        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(at->axis), a[2] = T(tensor_of(l, n->in[1]));
+        out_call(l, n, HFX_ATEN_GATHER, a, 3);
+        return;
     case HFX_OP_CACHE_WRITE: /* the update's positions written at the slots, on the cache axis */
         a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(2), a[2] = T(tensor_of(l, n->in[2]));
         a[3] = T(tensor_of(l, n->in[1]));

@@ -608,6 +608,12 @@ void hfx_top_k(hfx_graph *g, hfx_value *x, int64_t k, hfx_value **values, hfx_va
     *indices = outs[1];
 }
 
+hfx_value *hfx_gather_elements(hfx_graph *g, hfx_value *data, hfx_value *indices, int axis) {
+    hfx_attrs a = {.axis = axis};
+    hfx_value *in[2] = {data, indices};
+    return hfx_node_add(g, HFX_OP_GATHER_ELEMENTS, 2, in, &a);
+}
+
 hfx_value *hfx_scatter_elements(hfx_graph *g, hfx_value *data, hfx_value *indices, hfx_value *updates,
                                 int axis) {
     hfx_attrs a = {.axis = axis};

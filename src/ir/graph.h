@@ -318,6 +318,8 @@ hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hf
 hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k);
 /* The k largest values of x's last axis and their indices, from one node. */
 void hfx_top_k(hfx_graph *g, hfx_value *x, int64_t k, hfx_value **values, hfx_value **indices);
+/* data's elements at `indices` along `axis` (same rank; the output is shaped as indices) */
+hfx_value *hfx_gather_elements(hfx_graph *g, hfx_value *data, hfx_value *indices, int axis);
 hfx_value *hfx_scatter_elements(hfx_graph *g, hfx_value *data, hfx_value *indices, hfx_value *updates,
                                 int axis);
 hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis);

@@ -312,6 +312,14 @@ hfx_status hfx_infer_shape(hfx_graph *g, hfx_op op, int n_in, hfx_value *const *
             memcpy(outs[1]->dims, out->dims, sizeof out->dims);
         }
         return HFX_OK;
+    case HFX_OP_GATHER_ELEMENTS: {
+        int ax = norm_axis(a->axis, x->rank);
+        hfx_value *idx = in[1];
+        if (ax < 0 || ax >= x->rank || idx->dtype != HFX_DTYPE_I64 || idx->rank != x->rank)
+            return bad(g, op, n_in, in, err, "needs data and i64 indices of one rank, and an axis");
+        for (int d = 0; d < x->rank; d++) out->dims[d] = idx->dims[d];
+        return HFX_OK;
+    }
     case HFX_OP_SCATTER_ELEMENTS: {
         int ax = norm_axis(a->axis, x->rank);
         hfx_value *idx = in[1], *upd = in[2];

@@ -323,6 +323,10 @@ ENC_FEATURES = [
     ("modernbert_biased", "layer_types (global 0 and 2)", {"layer_types": ["full_attention"] * 4}),
     ("modernbert_cls_mean", "classifier_pooling mean", {"classifier_pooling": "cls"}),
     ("distilbert_relu", "relu activation", {"activation": "gelu"}),
+    ("deberta_v3", "relative attention", {"relative_attention": False}),
+    ("deberta_v3", "norm_rel_ebd layer_norm", {"norm_rel_ebd": "none"}),
+    ("deberta_v2", "p2c term", {"pos_att_type": ["c2p"]}),
+    ("deberta_v2", "c2p term", {"pos_att_type": ["p2c"]}),
 ]
 
 
@@ -446,7 +450,7 @@ def _want_outputs(spec) -> dict:
         return {"start_logits": [], "end_logits": []}
     if spec.kind == "masked_lm":
         return {"logits": [spec.vocab_size]}
-    if spec.arch == "bert_nopool" or not spec.token_types:  # DistilBERT and ModernBERT have no pooler
+    if spec.arch == "bert_nopool" or spec.arch.split("_")[0] in ("distilbert", "modernbert", "deberta"):  # no pooler
         return {"last_hidden_state": [spec.config.get("hidden_size") or spec.config["dim"]]}
     return {"last_hidden_state": [spec.config["hidden_size"]], "pooler_output": [spec.config["hidden_size"]]}
 
@@ -865,3 +869,31 @@ def test_mla_seed_io_equals_the_seeds(b_ckpts, b_seed_exports, tmp_path, mode):
     ours = hfx_seed_export(b_ckpts("deepseek_v3"), tmp_path / "hfx", "onnx", mode)
     for g in ("prefill.onnx", "decode.onnx"):
         assert _io(ours / g) == _io(seed / g), g
+
+
+def test_deberta_buckets_of_a_real_config(tmp_path):
+    """DeBERTa-v3's own bucket settings (256 log buckets up to 512): one row of 600 tokens reaches
+    every distance up to 599, so every entry of hfx's index tables (transformers' float32
+    make_log_bucket_position, computed at export) meets transformers' within 1e-4 in ONNX Runtime."""
+    import onnxruntime as ort
+    from transformers import DebertaV2Config, DebertaV2Model
+
+    cfg = DebertaV2Config(vocab_size=96, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                          intermediate_size=48, max_position_embeddings=512, type_vocab_size=0,
+                          position_biased_input=False, relative_attention=True, position_buckets=256,
+                          max_relative_positions=512, pos_att_type=["p2c", "c2p"], share_att_key=True,
+                          norm_rel_ebd="layer_norm")
+    torch.manual_seed(0)
+    model = DebertaV2Model(cfg).eval()
+    with torch.no_grad():  # rows of the relative table far apart, so a bucket off by one shows
+        model.encoder.rel_embeddings.weight.normal_(0.0, 2.0)
+    model.save_pretrained(tmp_path / "ck")
+    proc = run_hfx(["export", tmp_path / "ck", tmp_path / "out", "--format", "onnx", "--dynamic", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    ids = np.random.default_rng(0).integers(3, 96, (1, 600)).astype(np.int64)
+    mask = np.ones_like(ids)
+    with torch.no_grad():
+        want = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask)).last_hidden_state.numpy()
+    sess = ort.InferenceSession(str(tmp_path / "out" / "model.onnx"), providers=["CPUExecutionProvider"])
+    got = sess.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})[0]
+    assert float(np.abs(got - want).max()) <= PARITY_ATOL

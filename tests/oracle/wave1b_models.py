@@ -64,6 +64,12 @@ from transformers import (
     XLMRobertaForMaskedLM,
     XLMRobertaForQuestionAnswering,
     XLMRobertaForTokenClassification,
+    DebertaV2Config,
+    DebertaV2ForMaskedLM,
+    DebertaV2ForQuestionAnswering,
+    DebertaV2ForSequenceClassification,
+    DebertaV2ForTokenClassification,
+    DebertaV2Model,
     DistilBertConfig,
     DistilBertForMaskedLM,
     DistilBertForQuestionAnswering,
@@ -178,6 +184,11 @@ ARCHS = {
     "modernbert_tok": (ModernBertConfig, ModernBertForTokenClassification, "token_classifier"),
     "modernbert_qa": (ModernBertConfig, ModernBertForQuestionAnswering, "qa"),
     "modernbert_mlm": (ModernBertConfig, ModernBertForMaskedLM, "masked_lm"),
+    "deberta": (DebertaV2Config, DebertaV2Model, "encoder"),
+    "deberta_cls": (DebertaV2Config, DebertaV2ForSequenceClassification, "classifier"),
+    "deberta_tok": (DebertaV2Config, DebertaV2ForTokenClassification, "token_classifier"),
+    "deberta_qa": (DebertaV2Config, DebertaV2ForQuestionAnswering, "qa"),
+    "deberta_mlm": (DebertaV2Config, DebertaV2ForMaskedLM, "masked_lm"),
 }
 # encoders without token types: their graphs take input_ids and attention_mask only
 UNTYPED = ("distilbert", "modernbert")
@@ -215,6 +226,8 @@ class Spec:
     @property
     def token_types(self) -> bool:
         """An encoder with a token_type_ids input."""
+        if self.arch.startswith("deberta"):  # as its config says (DeBERTa-v3 has none)
+            return self.config.get("type_vocab_size", 0) > 0
         return not self.decoder_inputs and self.arch.split("_")[0] not in UNTYPED
 
     @property
@@ -458,6 +471,16 @@ DEC_CLS_CASES = (
     EncCase(2, 9, (9, 6), pad_last=True),
 )
 ENC_CASES_NO_TYPES = tuple(dataclasses.replace(c, types=False) for c in ENC_CASES)
+
+# DeBERTa-v3: no token types, no absolute positions, shared c2p + p2c projections over LayerNorm'd
+# relative embeddings, log buckets 4 up to 8 (rows of 12 tokens reach past both)
+DEBERTA_V3 = dict(BERT, type_vocab_size=0, position_biased_input=False, relative_attention=True, position_buckets=4,
+                  max_relative_positions=8, pos_att_type=["p2c", "c2p"], share_att_key=True, norm_rel_ebd="layer_norm",
+                  layer_norm_eps=1e-7)
+# DeBERTa-v2: token types, absolute positions, its own pos_key_proj / pos_query_proj, plain distances up to 6,
+# narrower embeddings projected up
+DEBERTA_V2 = dict(BERT, type_vocab_size=2, position_biased_input=True, relative_attention=True, max_relative_positions=6,
+                  pos_att_type="c2p|p2c", share_att_key=False, embedding_size=48, layer_norm_eps=1e-7)
 
 # DistilBERT: no token types, LayerNorm eps fixed at 1e-12
 DISTILBERT = dict(vocab_size=120, dim=64, n_layers=2, n_heads=4, hidden_dim=128, max_position_embeddings=64,
@@ -746,6 +769,20 @@ SPECS_LIST = [
          cases=ENC_CASES_NO_TYPES),
     Spec("modernbert_mlm", "modernbert_mlm", dict(MODERNBERT), "ModernBertForMaskedLM: head, tied decoder with bias",
          seed=6, cases=ENC_CASES_NO_TYPES),
+    # --- wave 2: DeBERTa-v2/v3 ---
+    Spec("deberta_v3", "deberta", dict(DEBERTA_V3), "DebertaV2Model, v3-style: disentangled attention with log buckets",
+         cases=ENC_CASES_NO_TYPES),
+    Spec("deberta_v2", "deberta", dict(DEBERTA_V2), "DebertaV2Model, v2-style: types, positions, pos_*_proj, "
+         "embed_proj", seed=2, cases=ENC_CASES),
+    Spec("deberta_norel", "deberta", dict(BERT, type_vocab_size=0, relative_attention=False),
+         "DebertaV2Model without relative attention", seed=3, cases=ENC_CASES_NO_TYPES),
+    Spec("deberta_cls", "deberta_cls", dict(DEBERTA_V3, pooler_hidden_act="tanh", **LABELS3),
+         "DebertaV2ForSequenceClassification: pooler (dense, tanh) on the first token", seed=4, cases=ENC_CASES_NO_TYPES),
+    Spec("deberta_tok", "deberta_tok", dict(DEBERTA_V2, embedding_size=64, **LABELS3), "DebertaV2ForTokenClassification",
+         seed=5, cases=ENC_CASES),
+    Spec("deberta_qa", "deberta_qa", dict(DEBERTA_V3), "DebertaV2ForQuestionAnswering", seed=6, cases=ENC_CASES_NO_TYPES),
+    Spec("deberta_mlm", "deberta_mlm", dict(DEBERTA_V3), "DebertaV2ForMaskedLM (legacy head, tied decoder)", seed=7,
+         cases=ENC_CASES_NO_TYPES),
     Spec("modernbert_mlm_nobias", "modernbert_mlm", dict(MODERNBERT, decoder_bias=False, tie_word_embeddings=False),
          "ModernBertForMaskedLM: untied decoder without a bias", seed=7, cases=ENC_CASES_NO_TYPES),
 ]

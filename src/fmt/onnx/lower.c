@@ -614,6 +614,10 @@ static void lower_node(onnx_model *m, const hfx_node *n) {
         attr_int(&a, "axis", at->axis);
         emit(m, "ScatterElements", 3, in, out, &a);
         return;
+    case HFX_OP_GATHER_ELEMENTS:
+        attr_int(&a, "axis", at->axis);
+        emit(m, "GatherElements", 2, in, out, &a);
+        return;
     case HFX_OP_CACHE_WRITE: {
         /* ScatterElements(axis 2) with indices[b,h,s,d] = slots[s]; it checks the bounds, so a
          * slot past the cache end is a runtime error, never an overwrite */

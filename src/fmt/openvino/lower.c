@@ -419,6 +419,12 @@ static ov_ref lower_node(ov_model *m, const hfx_node *n) {
         if (!m->st) m->layers[tk.layer].out_dtype = HFX_DTYPE_F32;
         return tk;
     }
+    case HFX_OP_GATHER_ELEMENTS: {
+        ov_ref gin[2] = {x, val(m, n->in[1])};
+        char attr[32];
+        snprintf(attr, sizeof attr, "axis=\"%lld\"", (long long)at->axis);
+        return layer(m, "GatherElements", "opset6", attr, 2, gin, 1);
+    }
     case HFX_OP_SCATTER_ELEMENTS: {
         ov_ref sin[4] = {x, val(m, n->in[1]), val(m, n->in[2]), int_scalar(m, at->axis)};
         return layer(m, "ScatterElementsUpdate", "opset12", "reduction=\"none\" use_init_val=\"true\"", 4, sin, 1);
