@@ -304,9 +304,26 @@ static hfx_status mla_scale(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     return HFX_OK;
 }
 
+static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                               hfx_error *err);
+
+/* The keys of the template that this architecture's transformers class never reads (a GPT-2
+ * config.json may carry a stray num_key_value_heads) are hidden from the parse, so that they
+ * change nothing here either. */
 static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     const hfx_decoder_desc *d = desc_;
-    hfx_decoder_cfg *m = cfg;
+    if (!d->ignored_keys) return parse_config(d, c, arena, cfg, err);
+    json_t *view = json_copy((json_t *)c.obj); /* shallow: values shared, keys its own */
+    if (!view) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (const char *const *k = d->ignored_keys; *k; k++) json_object_del(view, *k);
+    hfx_cfg filtered = {view, c.where};
+    hfx_status st = parse_config(d, filtered, arena, cfg, err);
+    json_decref(view);
+    return st;
+}
+
+static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                               hfx_error *err) {
     hfx_status st;
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
                           "intermediate_size"};

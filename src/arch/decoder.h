@@ -181,6 +181,9 @@ typedef struct hfx_decoder_desc {
     bool parallel_default;       /* `use_parallel_residual` when absent (with parallel_from_config) */
     int64_t default_head_dim;    /* head_dim when the key is absent (0: hidden / heads; null also gives that) */
     bool attn_sinks;             /* self_attn.sinks [heads]: one more logit per head in the softmax (GPT-OSS) */
+    const char *const *ignored_keys; /* NULL-terminated: template keys this architecture's transformers
+                                        class never reads, hidden from the parse (GPT-2's
+                                        num_key_value_heads) */
     bool mla;                    /* multi-head latent attention (DeepSeek V2/V3): low-rank q and kv, rotary
                                     on qk_rope_head_dim dims, the cache holding the normalized kv latent
                                     and the rotated key part, as transformers' cache does */

@@ -116,6 +116,9 @@ static const hfx_decoder_desc Phi3ForCausalLM_desc = {"Phi3ForCausalLM", LLAMA_L
                                                       .sliding = HFX_SLIDING_ALL, .partial_rotary = true,
                                                       .phi3_rope_names = true, .qkv = HFX_QKV_CONCAT,
                                                       .fused_gate_up = true};
+/* template keys GPT-NeoX's and GPT-2's transformers classes never read */
+static const char *const gpt_neox_ignores[] = {"num_key_value_heads", NULL};
+static const char *const gpt2_ignores[] = {"num_key_value_heads", "head_dim", "use_bias", NULL};
 static const hfx_decoder_names gpt_neox_names = {
     .embed = "gpt_neox.embed_in.weight", .layer = "gpt_neox.layers.%lld", .attn = "attention",
     .qkv = "query_key_value", .o = "dense", .fc_in = "dense_h_to_4h", .fc_out = "dense_4h_to_h",
@@ -131,12 +134,13 @@ static const hfx_decoder_desc GPT2LMHeadModel_desc = {
     .act_key = "activation_function", .default_act = "gelu_new", .eps_key = "layer_norm_epsilon",
     .default_tied = true, .qkv = HFX_QKV_CONCAT, .names = &gpt2_names, .keys = &gpt2_keys,
     .learned_positions = true, .conv1d = true, .gpt2_scaling = true,
-    .output_class = "CausalLMOutputWithCrossAttentions", .forward_args = gpt2_forward_args};
+    .output_class = "CausalLMOutputWithCrossAttentions", .forward_args = gpt2_forward_args,
+    .ignored_keys = gpt2_ignores};
 static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
     "GPTNeoXForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .gated_mlp = false, .default_act = "gelu",
     .eps_key = "layer_norm_eps", .partial_rotary = true, .default_partial = 0.25, .theta_key = "rotary_emb_base",
     .partial_key = "rotary_pct", .attention_bias_default = true, .mlp_bias_always = true,
-    .parallel_from_config = true, .qkv = HFX_QKV_PER_HEAD, .names = &gpt_neox_names};
+    .parallel_from_config = true, .qkv = HFX_QKV_PER_HEAD, .names = &gpt_neox_names, .ignored_keys = gpt_neox_ignores};
 #define GEMMA_LIKE                                                                                         \
     LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .default_act = "gelu_pytorch_tanh", .default_tied = true,     \
     .embed_sqrt_hidden = true

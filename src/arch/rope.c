@@ -76,6 +76,9 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
     double partial = src->default_partial > 0 ? src->default_partial : 1.0;
     if ((st = hfx_cfg_num_or(c, src->partial_key, partial, &partial, err))) goto done;
     if ((st = hfx_cfg_num_or(p, "partial_rotary_factor", partial, &partial, err))) goto done;
+    /* an architecture without partial rotary computes its default frequencies over the whole head,
+     * whatever the config says; the scaled types' shared initialisers would read the factor */
+    if (partial != 1.0 && !src->partial && strcmp(type, "default") == 0) partial = 1.0;
     if (partial != 1.0 && !src->partial) {
         st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for this architecture",
                       where, partial);

@@ -897,3 +897,50 @@ def test_deberta_buckets_of_a_real_config(tmp_path):
     sess = ort.InferenceSession(str(tmp_path / "out" / "model.onnx"), providers=["CPUExecutionProvider"])
     got = sess.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})[0]
     assert float(np.abs(got - want).max()) <= PARITY_ATOL
+
+
+# ---- config keys an architecture's transformers class never reads ---------------------------------------
+
+# keys the decoder template reads for some architecture, each with a value that would change the graph
+STRAY_KEYS = {"num_key_value_heads": 1, "head_dim": 8, "attention_bias": True, "mlp_bias": True, "use_bias": False,
+              "sliding_window": 2, "partial_rotary_factor": 0.5, "use_parallel_residual": True, "qkv_bias": True,
+              "use_qkv_bias": True, "qk_layernorm": True, "use_qk_norm": True, "logit_scale": 9.0, "clip_qkv": 0.01,
+              "rope_scaling": {"type": "linear", "factor": 4.0}}
+ONE_PER_ARCH = list({W.SPECS[n].arch: n for n in reversed(W.DECODERS)}.values())
+
+
+@pytest.mark.parametrize("name", ONE_PER_ARCH)
+def test_stray_config_keys_change_nothing(b_ckpts, tmp_path, name):
+    """A config.json key the architecture's own transformers class never reads (a GPT-2 config with a
+    stray num_key_value_heads) changes nothing in hfx either: for each such key, hfx's logits equal
+    transformers' on the edited folder (keys transformers does read are left to the other tests)."""
+    import shutil
+
+    import onnxruntime as ort
+
+    spec = W.SPECS[name]
+    src = b_ckpts(name)
+    cfg = json.loads((src / "config.json").read_text())
+    case = _PAD3
+    inputs = W.inputs_for(spec, case)
+    base = W.outputs(W.load_reference(src, spec), spec, inputs)["logits"]
+    checked = []
+    for key, value in STRAY_KEYS.items():
+        if key in cfg:
+            continue
+        ck = tmp_path / key
+        shutil.copytree(src, ck)
+        (ck / "config.json").write_text(json.dumps(dict(cfg, **{key: value})))
+        try:
+            want = W.outputs(W.load_reference(ck, spec), spec, inputs)["logits"]
+        except Exception:  # noqa: BLE001 — transformers reads the key and cannot build with it
+            continue
+        if float(np.abs(want - base).max()) > PARITY_ATOL:
+            continue  # transformers reads it
+        proc = run_hfx(["export", ck, tmp_path / f"{key}-out", "--format", "onnx", "--dynamic", "--quiet"])
+        assert proc.returncode == 0, f"{key}: " + describe(proc)
+        sess = ort.InferenceSession(str(tmp_path / f"{key}-out" / "model.onnx"), providers=["CPUExecutionProvider"])
+        got = sess.run(["logits"], _feed(inputs))[0]
+        assert float(np.abs(got - want).max()) <= PARITY_ATOL, f"{name}: the stray key {key} changed hfx's logits"
+        checked.append(key)
+    assert checked, f"{name}: no stray key left to check"
