@@ -469,13 +469,12 @@ static void deberta_rel_init(enc_ctx *c, deberta_rel *r, hfx_value *arange /* [1
  * position keys at bucket(i − j)) and position-to-content (k against the position queries at
  * bucket(j − i), transposed). The projections are the layer's own (share_att_key) or pos_*_proj. */
 static hfx_value *deberta_rel_bias(enc_ctx *c, const deberta_rel *r, const encoder_layout *L, const char *p,
-                                   hfx_value *q, hfx_value *k, const hfx_build_opts *o, double scale) {
+                                   hfx_value *q, hfx_value *k, double scale) {
     hfx_graph *g = c->g;
     const encoder_cfg *m = c->m;
     int64_t H = m->hidden, hd = H / m->heads, two_span = 2 * m->span;
     hfx_value *sum = NULL;
     char n[192];
-    (void)o;
     for (int t = 0; t < 2; t++) {
         bool c2p = t == 0;
         if (c2p ? !m->c2p : !m->p2c) continue;
@@ -586,7 +585,7 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
         hfx_value *layer_bias = local ? local_bias : bias;
         if (L->deberta) { /* scores over √(d · (1 + one per position term)), plus those terms */
             scale = 1.0 / sqrt((double)hd * (double)(1 + m->c2p + m->p2c));
-            if (m->rel) layer_bias = hfx_op2(g, HFX_OP_ADD, bias, deberta_rel_bias(&c, &rel, L, p, q, k, o, scale));
+            if (m->rel) layer_bias = hfx_op2(g, HFX_OP_ADD, bias, deberta_rel_bias(&c, &rel, L, p, q, k, scale));
         }
         hfx_value *a = hfx_attention(g, q, k, v, layer_bias, scale, 0, 0);
         a = hfx_reshape(g, hfx_transpose(g, a, 4, perm), 3, (hfx_dim[]){o->batch, o->seq, hfx_dim_const(H)});
@@ -660,7 +659,8 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
         hfx_graph_output(g, dense(&top, pooled, H, m->labels, "classifier"), "logits");
         break;
     }
-    case HEAD_MODERN_CLASSIFIER: { /* the first token, or the mask-weighted mean; then head, classifier */
+    case HEAD_MODERN_CLASSIFIER: { /* the first token, or the mask-weighted mean (a row without any kept
+                                      token: zeros, where transformers divides 0 by 0); then head, classifier */
         static const hfx_pooling mean = {1, {HFX_POOL_MEAN}, false, 0};
         hfx_value *pooled = m->mean_pooling ? hfx_sentence_embedding(g, &mean, x, mask, o->batch, H) : first_token(g, x);
         hfx_graph_output(g, dense(&top, head_transform(&top, pooled), H, m->labels, "classifier"), "logits");
