@@ -229,15 +229,18 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
     if (!m->sparse) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (d->moe == HFX_MOE_NONE) return HFX_OK;
     /* every layer, intermediate_size wide */
-    bool mixtral = d->moe == HFX_MOE_MIXTRAL || d->moe == HFX_MOE_GRANITE || d->moe == HFX_MOE_GPT_OSS;
+    bool mixtral = d->moe == HFX_MOE_MIXTRAL || d->moe == HFX_MOE_GRANITE || d->moe == HFX_MOE_GPT_OSS ||
+                   d->moe == HFX_MOE_OLMOE;
     /* transformers 5 writes num_local_experts for both; older Qwen3-MoE configs num_experts */
     const char *experts_key = mixtral || hfx_cfg_has(c, "num_local_experts") ? "num_local_experts" : "num_experts";
     if (d->moe == HFX_MOE_DEEPSEEK) experts_key = "n_routed_experts";
+    if (d->moe == HFX_MOE_OLMOE) experts_key = hfx_cfg_has(c, "num_experts") ? "num_experts" : "num_local_experts";
     if ((st = hfx_cfg_int_in(c, experts_key, 1, 4096, &m->experts, err)) ||
         (st = hfx_cfg_int_in(c, "num_experts_per_tok", 1, m->experts, &m->top_k, err)))
         return st;
     m->moe_intermediate = m->intermediate;
     m->norm_topk = true;
+    if (d->moe == HFX_MOE_OLMOE && (st = hfx_cfg_bool_or(c, "norm_topk_prob", false, &m->norm_topk, err))) return st;
     int64_t step = 1;
     if (!mixtral &&
         ((st = hfx_cfg_int_in(c, "moe_intermediate_size", 1, 1 << 24, &m->moe_intermediate, err)) ||
@@ -753,16 +756,16 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
         k = proj(c, h, m->hidden, m->kv_heads * hd, m->k_bias, P("k_proj"));
         v = proj(c, h, m->hidden, m->kv_heads * hd, m->v_bias, P("v_proj"));
     }
-    if (m->clip_qkv > 0) { /* clamp_(-c, c) */
+    if (m->qk_norm == HFX_QK_NORM_WHOLE) { /* over the whole projection (OLMo-2, OLMoE) */
+        q = norm(c, q, m->heads * hd, P(c->n.q_norm));
+        k = norm(c, k, m->kv_heads * hd, P(c->n.k_norm));
+    }
+    if (m->clip_qkv > 0) { /* clamp_(-c, c), after the norms (OLMoE; OLMo has none) */
         hfx_value **x[3] = {&q, &k, &v};
         for (int j = 0; j < 3; j++) {
             hfx_value *lo = hfx_const_scalar(g, (*x[j])->dtype, -m->clip_qkv), *hi = hfx_const_scalar(g, (*x[j])->dtype, m->clip_qkv);
             *x[j] = hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, *x[j], lo), hi);
         }
-    }
-    if (m->qk_norm == HFX_QK_NORM_WHOLE) { /* over the whole projection (OLMo-2) */
-        q = norm(c, q, m->heads * hd, P(c->n.q_norm));
-        k = norm(c, k, m->kv_heads * hd, P(c->n.k_norm));
     }
     q = split_heads(c, q, m->heads, hd);
     k = split_heads(c, k, m->kv_heads, hd);

@@ -68,6 +68,8 @@ typedef enum {
     HFX_MOE_QWEN2,   /* Qwen3's, plus a shared expert scaled by sigmoid(shared_expert_gate) (Qwen2-MoE) */
     HFX_MOE_GRANITE, /* Mixtral's routing, every layer, experts of intermediate_size, fused under
                         block_sparse_moe: input_linear [E, 2I, H] (gate; up), output_linear, router.layer */
+    HFX_MOE_OLMOE,   /* every layer, experts of intermediate_size under Qwen3's names (mlp.gate,
+                        mlp.experts.{e}.gate/up/down_proj), num_experts, norm_topk_prob (default false) */
     HFX_MOE_DEEPSEEK, /* layers from first_k_dense_replace: per-expert gate/up/down and shared_experts;
                         the router scores by sigmoid + e_score_correction_bias (V3) or softmax (V2),
                         group-limited top-k (n_group, topk_group), routed_scaling_factor */

@@ -40,6 +40,9 @@ static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", L
                                                          .scale = HFX_SCALE_ATTN_MULTIPLIER};
 static const hfx_decoder_desc Olmo2ForCausalLM_desc = {"Olmo2ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
                                                        .layout = HFX_LAYOUT_POST, .default_eps = 1e-5};
+static const hfx_decoder_desc OlmoeForCausalLM_desc = {"OlmoeForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
+                                                       .clip_qkv = true, .default_eps = 1e-5, .moe = HFX_MOE_OLMOE,
+                                                       .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc OlmoForCausalLM_desc = {"OlmoForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER_PLAIN,
                                                       .clip_qkv = true};
 static const hfx_decoder_desc SmolLM3ForCausalLM_desc = {"SmolLM3ForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true,
@@ -206,6 +209,7 @@ static const struct entry {
     {"CohereForCausalLM", &hfx_decoder_family, &CohereForCausalLM_desc},
     {"Cohere2ForCausalLM", &hfx_decoder_family, &Cohere2ForCausalLM_desc},
     {"GptOssForCausalLM", &hfx_decoder_family, &GptOssForCausalLM_desc},
+    {"OlmoeForCausalLM", &hfx_decoder_family, &OlmoeForCausalLM_desc},
     {"DeepseekV2ForCausalLM", &hfx_decoder_family, &DeepseekV2ForCausalLM_desc},
     {"DeepseekV3ForCausalLM", &hfx_decoder_family, &DeepseekV3ForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},

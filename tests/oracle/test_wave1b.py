@@ -208,6 +208,8 @@ FEATURES = [
     ("deepseek_v3_yarn", _PAD3, "mscale_all_dim 1 (attention scale)",
      {"rope_parameters": dict(W.DEEPSEEK_YARN, mscale_all_dim=0.0)}),
     ("deepseek_v2", _PAD3, "group_limited_greedy", {"topk_method": "greedy"}),
+    ("olmoe", _PAD3, "clip_qkv 0.6 after the q/k norms", {"clip_qkv": None}),
+    ("olmoe_norm", _PAD3, "norm_topk_prob", {"norm_topk_prob": False}),
     ("gpt_oss", _PAD3, "swiglu_limit 0.6", {"swiglu_limit": 7.0}),
     ("gpt_oss", _PAD3, "swiglu_alpha 1.702", {"swiglu_alpha": 1.0}),
     ("gpt_oss", _PAD3, "sliding window 4", {"layer_types": ["full_attention"] * 4}),
@@ -542,7 +544,8 @@ def test_encoder_for_generation_refused(b_ckpts, tmp_path, name, fmt):
 GEN_SPECS = ("phi3_longrope", "phi3_swa", "neox_parallel", "neox_sequential", "gpt2_scaled", "mixtral",
              "qwen3_moe", "qwen3_moe_norm_step2", "olmo_clip", "smollm3", "smollm3_swa", "phi_qk", "stablelm_par",
              "glm", "glm4", "ernie4_5_bias", "exaone4", "cohere", "cohere2", "qwen2_moe", "qwen2_moe_swa", "granitemoe",
-             "gpt_oss", "stablelm_qk", "cohere_qk", "deepseek_v3", "deepseek_v3_yarn", "deepseek_v2", "deepseek_v2_greedy")
+             "gpt_oss", "stablelm_qk", "cohere_qk", "deepseek_v3", "deepseek_v3_yarn", "deepseek_v2", "deepseek_v2_greedy",
+             "olmoe", "olmoe_norm")
 
 GEN_MODES = {
     # mode: (backend, export flags, transformers' cache for the reference)
@@ -770,7 +773,7 @@ def test_phi3_nested_original_parity(phi3_nested_original, tmp_path, case):
 # ---- mixture of experts: both forms ------------------------------------------------------------------
 
 MOE_FORMS = [(name, form, backend) for name in ("mixtral", "mixtral_fused", "qwen3_moe", "qwen3_moe_fused", "gpt_oss",
-                                               "deepseek_v3", "deepseek_v2")
+                                               "deepseek_v3", "deepseek_v2", "olmoe")
              for form in ("all", "gathered") for backend in ("onnx", "openvino")]
 
 

@@ -96,6 +96,8 @@ from transformers import (
     DeepseekV3ForCausalLM,
     GptOssConfig,
     GptOssForCausalLM,
+    OlmoeConfig,
+    OlmoeForCausalLM,
     GraniteMoeConfig,
     GraniteMoeForCausalLM,
     LlamaConfig,
@@ -143,6 +145,7 @@ ARCHS = {
     "qwen2_moe": (Qwen2MoeConfig, Qwen2MoeForCausalLM, "causal"),
     "granitemoe": (GraniteMoeConfig, GraniteMoeForCausalLM, "causal"),
     "gpt_oss": (GptOssConfig, GptOssForCausalLM, "causal"),
+    "olmoe": (OlmoeConfig, OlmoeForCausalLM, "causal"),
     "deepseek_v2": (DeepseekV2Config, DeepseekV2ForCausalLM, "causal"),
     "deepseek_v3": (DeepseekV3Config, DeepseekV3ForCausalLM, "causal"),
     "phi": (PhiConfig, PhiForCausalLM, "causal"),
@@ -666,6 +669,14 @@ SPECS_LIST = [
               attention_multiplier=0.2, logits_scaling=4.0),
          "granitemoe with transformers 5's names (experts.gate_up_proj / down_proj, router.weight)", layout="fused",
          twin="granitemoe", cases=(Case(3, 12, (0, 3, 11)),)),
+    # --- wave 2: OLMoE ---
+    Spec("olmoe", "olmoe", dict(WAVE2, num_experts=4, num_experts_per_tok=2, clip_qkv=0.6,
+                                rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
+         "q/k RMSNorms over the whole projections, then clip_qkv 0.6; top-2 of 4 experts, no renormalisation",
+         seed=1, cases=models.DEFAULT_CASES),
+    Spec("olmoe_norm", "olmoe", dict(WAVE2, num_experts=4, num_experts_per_tok=3, norm_topk_prob=True,
+                                     rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
+         "norm_topk_prob over top-3 of 4, no clipping", seed=2, cases=models.DEFAULT_CASES),
     # --- wave 2: GPT-OSS ---
     Spec("gpt_oss", "gpt_oss", GPT_OSS,
          "attention sinks, biased attention, sliding window 4 on layers 0 and 2, YaRN (factor 4), top-2 of 4 biased "
