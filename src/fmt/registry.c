@@ -3,14 +3,12 @@
 #include <string.h>
 
 #include "fmt/dynamo/dynamo.h"
+#include "fmt/executorch/executorch.h"
 #include "fmt/format.h"
 #include "fmt/onnx/onnx.h"
 #include "fmt/openvino/openvino.h"
 
-/* The Python system's formats hfx does not write yet: known, so that asking for one says so. */
-static const hfx_format executorch_planned = {.name = "executorch", .summary = "ExecuTorch program (.pte): not yet"};
-
-static const hfx_format *const registry[] = {&hfx_format_onnx, &hfx_format_openvino, &executorch_planned,
+static const hfx_format *const registry[] = {&hfx_format_onnx, &hfx_format_openvino, &hfx_format_executorch,
                                              &hfx_format_dynamo};
 enum { N_FORMATS = sizeof registry / sizeof registry[0] };
 

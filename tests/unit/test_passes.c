@@ -152,18 +152,18 @@ static void test_decompose_keeps(void **state) {
     hfx_graph_free(g);
 }
 
-/* The registry: names, option tables, and a format the Python system has but hfx lacks. */
+/* The registry: names and option tables. */
 static void test_format_registry(void **state) {
     (void)state;
     char names[256];
-    assert_string_equal(hfx_format_names(false, names, sizeof names), "onnx, openvino, dynamo");
+    assert_string_equal(hfx_format_names(false, names, sizeof names), "onnx, openvino, executorch, dynamo");
     assert_string_equal(hfx_format_names(true, names, sizeof names), "onnx, openvino, executorch, dynamo");
     const hfx_format *onnx = hfx_format_find("onnx");
     assert_non_null(onnx);
     assert_non_null(onnx->write);
     assert_int_equal(hfx_format_option_index(onnx, "opset_version"), 0);
     assert_int_equal(hfx_format_option_index(onnx, "stateful"), -1);
-    assert_null(hfx_format_find("executorch")->write);
+    assert_non_null(hfx_format_find("executorch")->write);
     assert_null(hfx_format_find("tflite"));
     for (int i = 0; hfx_format_at(i); i++) {
         const hfx_format *f = hfx_format_at(i);

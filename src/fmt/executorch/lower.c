@@ -1,0 +1,500 @@
+/* ATen program → ExecuTorch execution plan (program.h). Each ATen call becomes the call of its
+ * out-variant kernel ("aten::add.out"), its arguments in that kernel's schema order with every
+ * default written out (a kernel reads all of its arguments), then its out tensors, then its
+ * returns (the same tensors), as ExecuTorch's emitter lays a KernelCall out. SymInt arithmetic
+ * becomes executorch_prim's scalar kernels. matmul, which has no kernel, becomes bmm or mm over
+ * views. Tensor sizes are upper bounds: each dim's expression at its symbols' maxima. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "fmt/executorch/program.h"
+
+/* The out variant of each ATen op: its kernel, and its arguments before the outs. `args` lists
+ * them in the kernel's order: "k" is the ATen call's argument k, "k=D" the same with default D
+ * where the call leaves it out, "=D" an argument the ATen call has no counterpart of (the out
+ * tensor's dtype replaces the call's dtype arguments). D: iN an int, bN a bool, n None. */
+typedef struct kernel {
+    const char *name, *overload, *args;
+} kernel;
+
+static const kernel kernels[HFX_OPS_COUNT_] = {
+    [HFX_ATEN_ADD] = {"aten::add", "out", "0 1 2=i1"},
+    [HFX_ATEN_SUB] = {"aten::sub", "out", "0 1 2=i1"},
+    [HFX_ATEN_MUL] = {"aten::mul", "out", "0 1"},
+    [HFX_ATEN_DIV] = {"aten::div", "out", "0 1"},
+    [HFX_ATEN_POW_SCALAR] = {"aten::pow", "Tensor_Scalar_out", "0 1"},
+    [HFX_ATEN_POW] = {"aten::pow", "Tensor_Tensor_out", "0 1"},
+    [HFX_ATEN_MINIMUM] = {"aten::minimum", "out", "0 1"},
+    [HFX_ATEN_MAXIMUM] = {"aten::maximum", "out", "0 1"},
+    [HFX_ATEN_EQ] = {"aten::eq", "Tensor_out", "0 1"},
+    [HFX_ATEN_LT] = {"aten::lt", "Tensor_out", "0 1"},
+    [HFX_ATEN_LE] = {"aten::le", "Tensor_out", "0 1"},
+    [HFX_ATEN_GT] = {"aten::gt", "Tensor_out", "0 1"},
+    [HFX_ATEN_GE] = {"aten::ge", "Tensor_out", "0 1"},
+    [HFX_ATEN_LOGICAL_AND] = {"aten::logical_and", "out", "0 1"},
+    [HFX_ATEN_LOGICAL_OR] = {"aten::logical_or", "out", "0 1"},
+    [HFX_ATEN_LOGICAL_NOT] = {"aten::logical_not", "out", "0"},
+    [HFX_ATEN_WHERE] = {"aten::where", "self_out", "0 1 2"},
+    [HFX_ATEN_NEG] = {"aten::neg", "out", "0"},
+    [HFX_ATEN_SQRT] = {"aten::sqrt", "out", "0"},
+    [HFX_ATEN_RSQRT] = {"aten::rsqrt", "out", "0"},
+    [HFX_ATEN_RECIPROCAL] = {"aten::reciprocal", "out", "0"},
+    [HFX_ATEN_EXP] = {"aten::exp", "out", "0"},
+    [HFX_ATEN_LOG] = {"aten::log", "out", "0"},
+    [HFX_ATEN_SIGMOID] = {"aten::sigmoid", "out", "0"},
+    [HFX_ATEN_TANH] = {"aten::tanh", "out", "0"},
+    [HFX_ATEN_ERF] = {"aten::erf", "out", "0"},
+    [HFX_ATEN_COS] = {"aten::cos", "out", "0"},
+    [HFX_ATEN_SIN] = {"aten::sin", "out", "0"},
+    [HFX_ATEN_TO_COPY] = {"aten::_to_copy", "out", "0 =b0 =n"},
+    [HFX_ATEN_LINEAR] = {"aten::linear", "out", "0 1 2=n"},
+    [HFX_ATEN_EMBEDDING] = {"aten::embedding", "out", "0 1 2=i-1 3=b0 4=b0"},
+    [HFX_ATEN_SOFTMAX] = {"aten::_softmax", "out", "0 1 =b0"},
+    [HFX_ATEN_CUMSUM] = {"aten::cumsum", "out", "0 1 =n"},
+    [HFX_ATEN_TOPK] = {"aten::topk", "values", "0 1 2=i-1 3=b1 4=b1"},
+    [HFX_ATEN_SCATTER] = {"aten::scatter", "src_out", "0 1 2 3"},
+    [HFX_ATEN_GATHER] = {"aten::gather", "out", "0 1 2 3=b0"},
+    [HFX_ATEN_MEAN] = {"aten::mean", "out", "0 1 2=b0 =n"},
+    [HFX_ATEN_AMAX] = {"aten::amax", "out", "0 1 2=b0"},
+    [HFX_ATEN_SUM] = {"aten::sum", "IntList_out", "0 1 2=b0 =n"},
+    [HFX_ATEN_VIEW] = {"aten::view_copy", "out", "0 1"},
+    [HFX_ATEN_RESHAPE] = {"aten::view_copy", "out", "0 1"},
+    [HFX_ATEN_PERMUTE] = {"aten::permute_copy", "out", "0 1"},
+    [HFX_ATEN_UNSQUEEZE] = {"aten::unsqueeze_copy", "out", "0 1"},
+    [HFX_ATEN_CAT] = {"aten::cat", "out", "0 1=i0"},
+    [HFX_ATEN_SLICE] = {"aten::slice_copy", "Tensor_out", "0 1=i0 2=n 3=n 4=i1"},
+    [HFX_ATEN_INDEX_SELECT] = {"aten::index_select", "out", "0 1 2"},
+    [HFX_ATEN_EXPAND] = {"aten::expand_copy", "out", "0 1 2=b0"},
+    [HFX_ATEN_ARANGE] = {"aten::arange", "start_out", "0 1 2=i1"},
+    [HFX_ATEN_SCALAR_TENSOR] = {"aten::scalar_tensor", "out", "0"},
+    /* SymInt arithmetic: (a, b) -> the result value */
+    [HFX_ATEN_SYM_SIZE] = {"aten::sym_size", "int", "0 1"},
+    [HFX_SYM_ADD] = {"executorch_prim::add", "Scalar", "0 1"},
+    [HFX_SYM_SUB] = {"executorch_prim::sub", "Scalar", "0 1"},
+    [HFX_SYM_MUL] = {"executorch_prim::mul", "Scalar", "0 1"},
+};
+
+/* ExecuTorch's ScalarType codes (scalar_type.fbs). */
+static int scalar_type(hfx_dtype dt) {
+    switch (dt) {
+    case HFX_DTYPE_U8: return 0;
+    case HFX_DTYPE_I8: return 1;
+    case HFX_DTYPE_I16: return 2;
+    case HFX_DTYPE_I32: return 3;
+    case HFX_DTYPE_I64: return 4;
+    case HFX_DTYPE_F16: return 5;
+    case HFX_DTYPE_F32: return 6;
+    case HFX_DTYPE_F64: return 7;
+    case HFX_DTYPE_BOOL: return 11;
+    case HFX_DTYPE_BF16: return 15;
+    default: return -1;
+    }
+}
+
+typedef struct lowering {
+    const hfx_aten_program *p;
+    hfx_et_program *e;
+    int *value;  /* per ATen value: its EValue */
+    int *symbol; /* per symbol: an Int EValue holding it, -1 none yet */
+    hfx_status st;
+    hfx_error *err;
+} lowering;
+
+static bool fail(lowering *l, hfx_status st, const char *fmt, const char *a, const char *b) {
+    if (!l->st) l->st = hfx_fail(l->err, st, fmt, a, b);
+    return false;
+}
+
+static bool grow(hfx_et_program *e, void **items, int n, int *cap, size_t size) {
+    if (e->oom) return false;
+    if (n < *cap) return true;
+    int c = *cap ? 2 * *cap : 256;
+    void *q = realloc(*items, (size_t)c * size);
+    if (!q) return !(e->oom = true);
+    *items = q;
+    *cap = c;
+    return true;
+}
+
+static int new_value(lowering *l, hfx_et_kind kind) {
+    hfx_et_program *e = l->e;
+    if (!grow(e, (void **)&e->values, e->n_values, &e->cap_values, sizeof *e->values)) return 0;
+    e->values[e->n_values] = (hfx_et_value){.kind = kind, .first = -1, .last = -1};
+    return e->n_values++;
+}
+
+static int lit(lowering *l, hfx_et_kind kind, int64_t i, double f) {
+    int v = new_value(l, kind);
+    if (!l->e->oom) l->e->values[v].i = i, l->e->values[v].f = f;
+    return v;
+}
+
+static int *copy_ints(lowering *l, const int *items, int n) {
+    int *q = hfx_arena_alloc(l->e->arena, (size_t)(n ? n : 1) * sizeof *q);
+    if (!q) {
+        l->e->oom = true;
+        return NULL;
+    }
+    if (n) memcpy(q, items, (size_t)n * sizeof *q);
+    return q;
+}
+
+static int list(lowering *l, hfx_et_kind kind, const int *items, int n) {
+    int *q = copy_ints(l, items, n);
+    int v = new_value(l, kind);
+    if (!l->e->oom) l->e->values[v].items = q, l->e->values[v].n = n;
+    return v;
+}
+
+/* The upper bound of a dim: its expression at each symbol's extreme. */
+static bool upper_bound(lowering *l, hfx_dim d, int64_t *ub) {
+    const hfx_graph *g = l->p->g;
+    int64_t u = d.c;
+    for (int t = 0; t < d.n; t++) {
+        const hfx_symbol *s = &g->symbols[d.sym[t]];
+        if (d.coef[t] > 0 && s->max >= INT32_MAX) {
+            /* name the user input and axis that carry the symbol, as dynamic_shapes spells them */
+            const char *input = "<input>";
+            int axis = -1;
+            for (int i = 0; i < l->p->n_inputs && axis < 0; i++) {
+                const hfx_aten_value *v = &l->p->values[l->p->inputs[i].value];
+                if (l->p->inputs[i].kind != HFX_INPUT_USER) continue;
+                for (int k = 0; k < v->rank && axis < 0; k++)
+                    if (v->dims[k].n == 1 && v->dims[k].sym[0] == d.sym[t]) input = v->name, axis = k;
+            }
+            char hint[256];
+            snprintf(hint, sizeof hint, "{\"%s\": {\"%d\": {\"name\": \"%s\", \"max\": N}}}", input, axis, s->name);
+            return fail(l, HFX_ERR_UNSUPPORTED,
+                        "executorch: the dynamic dim '%s' has no upper bound, and ExecuTorch plans memory for the "
+                        "largest size; bound it in the export config's dynamic_shapes: %s",
+                        s->name, hint);
+        }
+        u += d.coef[t] * (d.coef[t] > 0 ? s->max : s->min);
+    }
+    *ub = u < 0 ? 0 : u;
+    return true;
+}
+
+static int tensor(lowering *l, hfx_dtype dtype, int rank, const int64_t *sizes, bool dynamic) {
+    if (scalar_type(dtype) < 0) {
+        fail(l, HFX_ERR_UNSUPPORTED, "executorch: tensors of %s are not written yet%s", hfx_dtype_name(dtype), "");
+        return 0;
+    }
+    int v = new_value(l, HFX_ET_TENSOR);
+    if (l->e->oom) return v;
+    hfx_et_value *x = &l->e->values[v];
+    x->dtype = dtype, x->rank = rank, x->dynamic = dynamic;
+    memcpy(x->sizes, sizes, (size_t)rank * sizeof *sizes);
+    return v;
+}
+
+static int tensor_of_dims(lowering *l, hfx_dtype dtype, int rank, const hfx_dim *dims) {
+    int64_t sizes[HFX_MAX_RANK] = {0};
+    bool dynamic = false;
+    for (int d = 0; d < rank; d++) {
+        if (!upper_bound(l, dims[d], &sizes[d])) return 0;
+        dynamic |= !hfx_dim_is_const(dims[d]);
+    }
+    return tensor(l, dtype, rank, sizes, dynamic);
+}
+
+static int find_op(lowering *l, const char *name, const char *overload) {
+    hfx_et_program *e = l->e;
+    for (int i = 0; i < e->n_ops; i++)
+        if (!strcmp(e->ops[i].name, name) && !strcmp(e->ops[i].overload, overload)) return i;
+    if (!grow(e, (void **)&e->ops, e->n_ops, &e->cap_ops, sizeof *e->ops)) return 0;
+    e->ops[e->n_ops] = (hfx_et_operator){name, overload};
+    return e->n_ops++;
+}
+
+static void call(lowering *l, const char *name, const char *overload, const int *args, int n) {
+    hfx_et_program *e = l->e;
+    int op = find_op(l, name, overload);
+    int *a = copy_ints(l, args, n);
+    if (!a || !grow(e, (void **)&e->calls, e->n_calls, &e->cap_calls, sizeof *e->calls)) return;
+    e->calls[e->n_calls++] = (hfx_et_call){op, a, n};
+}
+
+/* A kernel call with outs `outs` (written twice: as out arguments, then as returns). */
+static void kernel_call(lowering *l, const char *name, const char *overload, const int *args, int n, const int *outs,
+                        int n_out) {
+    int all[32];
+    if (n + 2 * n_out > 32) {
+        fail(l, HFX_ERR_INTERNAL, "executorch: %s.%s has too many arguments", name, overload);
+        return;
+    }
+    memcpy(all, args, (size_t)n * sizeof *args);
+    for (int i = 0; i < n_out; i++) all[n + i] = all[n + n_out + i] = outs[i];
+    call(l, name, overload, all, n + 2 * n_out);
+}
+
+/* ---- sizes at run time ---- */
+
+/* An Int holding symbol s: the size of a user input's axis that is exactly s (aten::sym_size). */
+static int symbol_int(lowering *l, int s) {
+    if (l->symbol[s] >= 0) return l->symbol[s];
+    const hfx_aten_program *p = l->p;
+    for (int i = 0; i < p->n_inputs; i++) {
+        if (p->inputs[i].kind != HFX_INPUT_USER) continue;
+        const hfx_aten_value *v = &p->values[p->inputs[i].value];
+        for (int d = 0; d < v->rank; d++) {
+            hfx_dim x = v->dims[d];
+            if (x.n == 1 && x.c == 0 && x.sym[0] == s && x.coef[0] == 1) {
+                int out = lit(l, HFX_ET_INT, 0, 0);
+                int args[3] = {l->value[p->inputs[i].value], lit(l, HFX_ET_INT, d, 0), out};
+                call(l, "aten::sym_size", "int", args, 3);
+                return l->symbol[s] = out;
+            }
+        }
+    }
+    fail(l, HFX_ERR_UNSUPPORTED, "executorch: the symbol '%s' is no input's size%s", p->g->symbols[s].name, "");
+    return 0;
+}
+
+static int prim(lowering *l, const char *op, int a, int b) {
+    int out = lit(l, HFX_ET_INT, 0, 0);
+    int args[3] = {a, b, out};
+    call(l, op, "Scalar", args, 3);
+    return out;
+}
+
+/* An Int holding dim d at run time: c + Σ coef·symbol. */
+static int dim_int(lowering *l, hfx_dim d) {
+    if (hfx_dim_is_const(d)) return lit(l, HFX_ET_INT, d.c, 0);
+    int acc = -1;
+    for (int t = 0; t < d.n; t++) {
+        int s = symbol_int(l, d.sym[t]);
+        if (d.coef[t] != 1) s = prim(l, "executorch_prim::mul", s, lit(l, HFX_ET_INT, d.coef[t], 0));
+        acc = acc < 0 ? s : prim(l, "executorch_prim::add", acc, s);
+    }
+    if (d.c) acc = prim(l, "executorch_prim::add", acc, lit(l, HFX_ET_INT, d.c, 0));
+    return acc;
+}
+
+/* An IntList of dims; `flat` >= 0: that position is -1 (the rest of the elements). */
+static int dims_list(lowering *l, const hfx_dim *dims, int n, int flat) {
+    int items[HFX_MAX_RANK];
+    for (int i = 0; i < n; i++) items[i] = i == flat ? lit(l, HFX_ET_INT, -1, 0) : dim_int(l, dims[i]);
+    return list(l, HFX_ET_INT_LIST, items, n);
+}
+
+/* ---- calls ---- */
+
+static int default_value(lowering *l, const char *d) {
+    switch (d[0]) {
+    case 'i': return lit(l, HFX_ET_INT, strtoll(d + 1, NULL, 10), 0);
+    case 'b': return lit(l, HFX_ET_BOOL, d[1] == '1', 0);
+    case 'n': return lit(l, HFX_ET_NULL, 0, 0);
+    default: fail(l, HFX_ERR_INTERNAL, "executorch: bad default '%s'%s", d, ""); return 0;
+    }
+}
+
+static int arg_value(lowering *l, const hfx_aten_arg *a, const char *dflt) {
+    switch (a->kind) {
+    case HFX_ARG_DEFAULT:
+        if (dflt) return default_value(l, dflt);
+        fail(l, HFX_ERR_INTERNAL, "executorch: a required argument is missing%s%s", "", "");
+        return 0;
+    case HFX_ARG_NONE: return lit(l, HFX_ET_NULL, 0, 0);
+    case HFX_ARG_TENSOR:
+    case HFX_ARG_SYMINT: return l->value[a->value];
+    case HFX_ARG_TENSORS: {
+        int items[64];
+        if (a->n > 64) {
+            fail(l, HFX_ERR_UNSUPPORTED, "executorch: a list of over %s tensors%s", "64", "");
+            return 0;
+        }
+        for (int i = 0; i < a->n; i++) items[i] = l->value[a->values[i]];
+        return list(l, HFX_ET_TENSOR_LIST, items, a->n);
+    }
+    case HFX_ARG_INT: return lit(l, HFX_ET_INT, a->i, 0);
+    case HFX_ARG_BOOL: return lit(l, HFX_ET_BOOL, a->i != 0, 0);
+    case HFX_ARG_FLOAT: return lit(l, HFX_ET_DOUBLE, 0, a->f);
+    case HFX_ARG_INTS: {
+        int items[HFX_MAX_RANK];
+        if (a->n > HFX_MAX_RANK) {
+            fail(l, HFX_ERR_INTERNAL, "executorch: an int list of over %s items%s", "8", "");
+            return 0;
+        }
+        for (int i = 0; i < a->n; i++)
+            items[i] = a->sizes[i].value >= 0 ? l->value[a->sizes[i].value] : lit(l, HFX_ET_INT, a->sizes[i].c, 0);
+        return list(l, HFX_ET_INT_LIST, items, a->n);
+    }
+    case HFX_ARG_DTYPE: return lit(l, HFX_ET_INT, scalar_type(a->dtype), 0);
+    case HFX_ARG_DEVICE: break;
+    }
+    fail(l, HFX_ERR_INTERNAL, "executorch: an argument kind without an EValue%s%s", "", "");
+    return 0;
+}
+
+/* A call through the kernel table. */
+static void table_call(lowering *l, const hfx_aten_node *n) {
+    const kernel *k = &kernels[n->op];
+    int args[HFX_ATEN_MAX_ARGS + 4], na = 0;
+    for (const char *s = k->args; *s && !l->st;) {
+        char tok[16];
+        size_t len = strcspn(s, " ");
+        snprintf(tok, sizeof tok, "%.*s", (int)len, s);
+        s += len + (s[len] == ' ');
+        const char *eq = strchr(tok, '=');
+        if (tok[0] == '=') args[na++] = default_value(l, tok + 1);
+        else args[na++] = arg_value(l, &n->args[atoi(tok)], eq ? eq + 1 : NULL);
+    }
+    int outs[2] = {l->value[n->out[0]], n->n_out > 1 ? l->value[n->out[1]] : 0};
+    if (n->op == HFX_ATEN_SYM_SIZE || n->op >= HFX_ATEN_COUNT_) { /* scalar kernels: the result last, once */
+        args[na++] = outs[0];
+        call(l, k->name, k->overload, args, na);
+        return;
+    }
+    kernel_call(l, k->name, k->overload, args, na, outs, n->n_out);
+}
+
+static int64_t product(const int64_t *s, int n) {
+    int64_t p = 1;
+    for (int i = 0; i < n; i++) p *= s[i];
+    return p;
+}
+
+/* a @ b (numpy's matmul, both operands of rank ≥ 2): mm for two matrices; otherwise the
+ * operands expanded to the output's batch dims, viewed as [batch, rows, cols], bmm, and the
+ * result viewed as the output. */
+static void matmul(lowering *l, const hfx_aten_node *n) {
+    const hfx_aten_program *p = l->p;
+    const hfx_aten_value *a = &p->values[n->args[0].value], *b = &p->values[n->args[1].value];
+    const hfx_aten_value *o = &p->values[n->out[0]];
+    int out = l->value[n->out[0]];
+    if (a->rank < 2 || b->rank < 2 || o->rank < 2) {
+        fail(l, HFX_ERR_UNSUPPORTED, "executorch: matmul of a vector is not lowered yet%s%s", "", "");
+        return;
+    }
+    const hfx_et_value *ov = &l->e->values[out];
+    int64_t osz[HFX_MAX_RANK];
+    memcpy(osz, ov->sizes, sizeof osz);
+    bool dyn = ov->dynamic;
+    if (a->rank == 2 && b->rank == 2) {
+        int args[2] = {l->value[n->args[0].value], l->value[n->args[1].value]};
+        kernel_call(l, "aten::mm", "out", args, 2, &out, 1);
+        return;
+    }
+    int nb = o->rank - 2;
+    int64_t batch = product(osz, nb);
+    int flat[2];
+    const hfx_aten_value *xs[2] = {a, b};
+    for (int k = 0; k < 2 && !l->st; k++) {
+        const hfx_aten_value *x = xs[k];
+        int cur = l->value[n->args[k].value];
+        const hfx_et_value *xv = &l->e->values[cur];
+        int64_t r = xv->sizes[x->rank - 2], c = xv->sizes[x->rank - 1];
+        bool xdyn = xv->dynamic;
+        if (k == 1 && b->rank == 2) { /* x @ W: W stays a matrix */
+            flat[k] = cur;
+            break;
+        }
+        bool same = x->rank == o->rank;
+        for (int d = 0; same && d < nb; d++) same = hfx_dim_eq(x->dims[d], o->dims[d]);
+        if (!same) { /* broadcast the batch dims */
+            hfx_dim dims[HFX_MAX_RANK];
+            int64_t sz[HFX_MAX_RANK];
+            for (int d = 0; d < nb; d++) dims[d] = o->dims[d], sz[d] = osz[d];
+            dims[nb] = x->dims[x->rank - 2], dims[nb + 1] = x->dims[x->rank - 1];
+            sz[nb] = r, sz[nb + 1] = c;
+            int t = tensor(l, x->dtype, o->rank, sz, dyn || xdyn);
+            int args[3] = {cur, dims_list(l, dims, o->rank, -1), lit(l, HFX_ET_BOOL, 0, 0)};
+            kernel_call(l, "aten::expand_copy", "out", args, 3, &t, 1);
+            cur = t;
+        }
+        /* a @ W flattens every batch dim into the rows: [-1, K] */
+        bool rows = b->rank == 2;
+        hfx_dim dims[3] = {hfx_dim_const(-1), x->dims[x->rank - 2], x->dims[x->rank - 1]};
+        int64_t sz[3] = {batch, r, c};
+        if (rows) dims[1] = dims[2], sz[0] = batch * r, sz[1] = c;
+        int t = tensor(l, x->dtype, rows ? 2 : 3, sz, dyn || xdyn);
+        int args[2] = {cur, dims_list(l, dims, rows ? 2 : 3, 0)};
+        kernel_call(l, "aten::view_copy", "out", args, 2, &t, 1);
+        flat[k] = t;
+    }
+    if (l->st) return;
+    bool mm = b->rank == 2;
+    int64_t psz[3] = {mm ? batch * osz[nb] : batch, mm ? osz[nb + 1] : osz[nb], osz[nb + 1]};
+    int prod = tensor(l, o->dtype, mm ? 2 : 3, psz, dyn);
+    kernel_call(l, mm ? "aten::mm" : "aten::bmm", "out", flat, 2, &prod, 1);
+    int args[2] = {prod, dims_list(l, o->dims, o->rank, -1)};
+    kernel_call(l, "aten::view_copy", "out", args, 2, &out, 1);
+}
+
+static void lower_node(lowering *l, const hfx_aten_node *n) {
+    if (n->op == HFX_ATEN_MATMUL) {
+        matmul(l, n);
+        return;
+    }
+    if (!kernels[n->op].name) {
+        const hfx_aten_info *info = hfx_aten_info_of(n->op);
+        fail(l, HFX_ERR_UNSUPPORTED, "executorch: aten.%s.%s has no ExecuTorch kernel hfx writes yet", info->op,
+             info->overload ? info->overload : "default");
+        return;
+    }
+    table_call(l, n);
+}
+
+void hfx_et_program_free(hfx_et_program *e) {
+    if (!e) return;
+    free(e->values);
+    free(e->calls);
+    free(e->ops);
+    hfx_arena_free(e->arena);
+    free(e);
+}
+
+hfx_status hfx_et_lower(const hfx_aten_program *p, hfx_et_program **out, hfx_error *err) {
+    *out = NULL;
+    hfx_et_program *e = calloc(1, sizeof *e);
+    lowering l = {.p = p, .e = e, .err = err};
+    if (e) e->arena = hfx_arena_new();
+    l.value = malloc((size_t)(p->n_values ? p->n_values : 1) * sizeof *l.value);
+    l.symbol = malloc((size_t)(p->g->n_symbols ? p->g->n_symbols : 1) * sizeof *l.symbol);
+    if (!e || !e->arena || !l.value || !l.symbol) {
+        hfx_et_program_free(e);
+        free(l.value), free(l.symbol);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    for (int s = 0; s < p->g->n_symbols; s++) l.symbol[s] = -1;
+    /* every ATen value, in order: tensors at their upper bounds, SymInts as Ints */
+    for (int i = 0; i < p->n_values && !l.st; i++) {
+        const hfx_aten_value *v = &p->values[i];
+        l.value[i] = v->symint ? lit(&l, HFX_ET_INT, 0, 0) : tensor_of_dims(&l, v->dtype, v->rank, v->dims);
+    }
+    /* stored tensors (parameters, constants) are the constant segment's buffers, in input order;
+     * user inputs are the plan's inputs */
+    int *inputs = hfx_arena_alloc(e->arena, (size_t)(p->n_inputs + 1) * sizeof *inputs);
+    int *outputs = hfx_arena_alloc(e->arena, (size_t)(p->n_outputs + 1) * sizeof *outputs);
+    if (!inputs || !outputs) e->oom = true;
+    for (int i = 0; i < p->n_inputs && !l.st && !e->oom; i++) {
+        const hfx_aten_input *in = &p->inputs[i];
+        hfx_et_value *v = &e->values[l.value[in->value]];
+        if (in->kind == HFX_INPUT_USER) inputs[e->n_inputs++] = l.value[in->value];
+        else {
+            if (v->dynamic) l.st = hfx_fail(err, HFX_ERR_INTERNAL, "executorch: a stored tensor of varying size");
+            v->buffer = ++e->n_buffers;
+            v->constant = in;
+        }
+    }
+    for (int i = 0; i < p->n_nodes && !l.st && !e->oom; i++) lower_node(&l, &p->nodes[i]);
+    for (int i = 0; i < p->n_outputs && !l.st && !e->oom; i++) {
+        if (p->mutates[i] >= 0)
+            l.st = hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                            "executorch: programs that update their inputs in place (a static cache) are not written "
+                            "yet");
+        outputs[e->n_outputs++] = l.value[p->outputs[i]];
+    }
+    e->inputs = inputs, e->outputs = outputs;
+    free(l.value), free(l.symbol);
+    if (!l.st && e->oom) l.st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (l.st) {
+        hfx_et_program_free(e);
+        return l.st;
+    }
+    *out = e;
+    return HFX_OK;
+}

@@ -1,0 +1,99 @@
+/* An ExecuTorch execution plan in memory: the values (EValues) its kernels read and write, one
+ * chain of kernel calls, its operators, and the memory plan, as program.fbs describes them. It is
+ * made from an ATen program (lower.c), planned (plan.c) and serialized (pte.c). Tensors that vary
+ * in size carry their upper-bound sizes, the way ExecuTorch plans them (DYNAMIC_BOUND). */
+#ifndef HFX_FMT_EXECUTORCH_PROGRAM_H
+#define HFX_FMT_EXECUTORCH_PROGRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/dtype.h"
+#include "fmt/aten.h"
+#include "io/outdir.h"
+
+/* EValue kinds: the KernelTypes union's type codes in program.fbs. */
+typedef enum hfx_et_kind {
+    HFX_ET_NULL = 1,
+    HFX_ET_INT,
+    HFX_ET_BOOL,
+    HFX_ET_DOUBLE,
+    HFX_ET_TENSOR,
+    HFX_ET_STRING,
+    HFX_ET_INT_LIST,
+    HFX_ET_DOUBLE_LIST,
+    HFX_ET_BOOL_LIST,
+    HFX_ET_TENSOR_LIST,
+    HFX_ET_OPTIONAL_TENSOR_LIST
+} hfx_et_kind;
+
+typedef struct hfx_et_value {
+    hfx_et_kind kind;
+    int64_t i;          /* INT, BOOL */
+    double f;           /* DOUBLE */
+    /* TENSOR */
+    hfx_dtype dtype;
+    int rank;
+    int64_t sizes[HFX_MAX_RANK]; /* the upper bound of each dim */
+    bool dynamic;       /* some dim varies (DYNAMIC_BOUND) */
+    uint32_t buffer;    /* its constant data (1-based, in the constant segment); 0: none */
+    const hfx_aten_input *constant; /* where that data comes from */
+    bool planned;       /* has memory in the arena at `offset` */
+    uint64_t offset;
+    int first, last;    /* liveness: the first and last instruction that touch it (-1: none) */
+    /* lists: value indices (-1 in an optional list: None) */
+    int *items;
+    int n;
+} hfx_et_value;
+
+typedef struct hfx_et_call {
+    int op;     /* index in operators */
+    int *args;  /* value indices, in the kernel's argument order, outputs last */
+    int n;
+} hfx_et_call;
+
+typedef struct hfx_et_operator {
+    const char *name, *overload; /* "aten::add", "out" */
+} hfx_et_operator;
+
+typedef struct hfx_et_program {
+    hfx_arena *arena;
+    hfx_et_value *values;
+    int n_values, cap_values;
+    hfx_et_call *calls;
+    int n_calls, cap_calls;
+    hfx_et_operator *ops;
+    int n_ops, cap_ops;
+    int *inputs, n_inputs;
+    int *outputs, n_outputs;
+    uint32_t n_buffers;  /* constant tensors (data_buffer_idx 1..n_buffers) */
+    uint64_t arena_size; /* the planned memory (memory id 1) */
+    bool oom;
+} hfx_et_program;
+
+/* Memory-plan flags, the seed's ExecutorchConfig alloc_* keys. */
+typedef struct hfx_et_alloc {
+    bool graph_input, graph_output;
+} hfx_et_alloc;
+
+/* Lower an ATen program (fmt/aten.h) to ExecuTorch's out-variant kernels. Every dynamic dim must
+ * have an upper bound (the symbol's max below 2^31); else HFX_ERR_UNSUPPORTED naming it and the
+ * dynamic_shapes entry that bounds it. Ops without a kernel are HFX_ERR_UNSUPPORTED naming them. */
+hfx_status hfx_et_lower(const hfx_aten_program *p, hfx_et_program **out, hfx_error *err);
+void hfx_et_program_free(hfx_et_program *e);
+
+/* Liveness-based greedy memory planning into one arena (memory id 1): each tensor that needs
+ * memory gets the lowest 16-byte-aligned offset not used by a tensor alive at the same time,
+ * largest tensors first. Inputs and outputs are planned only as `alloc` says (else the caller
+ * provides their memory). */
+void hfx_et_plan(hfx_et_program *e, hfx_et_alloc alloc);
+
+/* Bytes of a tensor value at its upper-bound sizes. */
+uint64_t hfx_et_nbytes(const hfx_et_value *v);
+
+/* The .pte file: the program's flatbuffer with its extended header, then the constant segment
+ * streamed from the checkpoint. `method` names the execution plan ("forward"). */
+hfx_status hfx_et_write(const hfx_et_program *e, const char *method, hfx_outdir *out, const char *file,
+                        hfx_error *err);
+
+#endif

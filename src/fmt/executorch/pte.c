@@ -1,0 +1,242 @@
+/* The .pte file (program.h): a FlatBuffers Program (identifier "ET12") whose first bytes after
+ * the identifier are ExecuTorch's extended header ("eh00": header length, program size, offset of
+ * the first segment, segment bytes), then, at a 128-byte boundary, the constant segment: each
+ * stored tensor at a 16-byte boundary, streamed from the checkpoint. The flatbuffer holds only
+ * the plan (values, calls, operators), so it is small and built in memory; the tensors' offsets
+ * in the segment are known from their sizes before any of them is read. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "fmt/executorch/flatbuf.h"
+#include "fmt/executorch/program.h"
+#include "io/bulk.h"
+
+enum {
+    HEADER = 32,            /* the extended header's length */
+    SEGMENT_ALIGN = 128,    /* the first segment's offset (ExecuTorch's default) */
+    TENSOR_ALIGN = 16,      /* each constant's offset in the segment (ExecuTorch's ALIGNMENT) */
+    CHUNK = 1 << 20
+};
+
+static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+static hfx_fb_ref ints32(hfx_fb *b, const int *v, int n) { return hfx_fb_vector(b, v, (size_t)n, 4, 4); }
+
+static hfx_fb_ref tensor(hfx_fb *b, const hfx_et_value *v) {
+    int32_t sizes[HFX_MAX_RANK];
+    uint8_t order[HFX_MAX_RANK];
+    for (int d = 0; d < v->rank; d++) sizes[d] = (int32_t)v->sizes[d], order[d] = (uint8_t)d;
+    hfx_fb_ref rs = hfx_fb_vector(b, sizes, (size_t)v->rank, 4, 4), ro = hfx_fb_vector(b, order, (size_t)v->rank, 1, 1);
+    hfx_fb_ref alloc = 0;
+    if (v->planned) {
+        hfx_fb_begin(b);
+        hfx_fb_u32(b, 0, 1); /* memory id 1: the planned arena (0 holds the constants) */
+        hfx_fb_u32(b, 1, (uint32_t)v->offset);
+        hfx_fb_u32(b, 2, (uint32_t)(v->offset >> 32));
+        alloc = hfx_fb_end(b);
+    }
+    static const uint8_t codes[] = {[HFX_DTYPE_U8] = 0, [HFX_DTYPE_I8] = 1, [HFX_DTYPE_I16] = 2, [HFX_DTYPE_I32] = 3,
+                                    [HFX_DTYPE_I64] = 4, [HFX_DTYPE_F16] = 5, [HFX_DTYPE_F32] = 6, [HFX_DTYPE_F64] = 7,
+                                    [HFX_DTYPE_BOOL] = 11, [HFX_DTYPE_BF16] = 15};
+    hfx_fb_begin(b);
+    hfx_fb_u8(b, 0, codes[v->dtype]);
+    hfx_fb_ref_field(b, 2, rs);
+    hfx_fb_ref_field(b, 3, ro);
+    hfx_fb_u32(b, 5, v->buffer);
+    hfx_fb_ref_field(b, 6, alloc);
+    hfx_fb_u8(b, 8, v->dynamic ? 1 : 0); /* DYNAMIC_BOUND */
+    return hfx_fb_end(b);
+}
+
+static hfx_fb_ref evalue(hfx_fb *b, const hfx_et_value *v) {
+    hfx_fb_ref val;
+    switch (v->kind) {
+    case HFX_ET_TENSOR: val = tensor(b, v); break;
+    case HFX_ET_INT_LIST: {
+        int64_t items[HFX_MAX_RANK];
+        for (int i = 0; i < v->n && i < HFX_MAX_RANK; i++) items[i] = v->items[i];
+        hfx_fb_ref r = hfx_fb_vector(b, items, (size_t)v->n, 8, 8);
+        hfx_fb_begin(b);
+        hfx_fb_ref_field(b, 0, r);
+        val = hfx_fb_end(b);
+        break;
+    }
+    case HFX_ET_TENSOR_LIST:
+    case HFX_ET_OPTIONAL_TENSOR_LIST: {
+        hfx_fb_ref r = ints32(b, v->items, v->n);
+        hfx_fb_begin(b);
+        hfx_fb_ref_field(b, 0, r);
+        val = hfx_fb_end(b);
+        break;
+    }
+    default: /* Null, Int, Bool, Double: one scalar field (or none) */
+        hfx_fb_begin(b);
+        if (v->kind == HFX_ET_INT) hfx_fb_i64(b, 0, v->i);
+        else if (v->kind == HFX_ET_BOOL) hfx_fb_u8(b, 0, (uint8_t)(v->i != 0));
+        else if (v->kind == HFX_ET_DOUBLE) hfx_fb_f64(b, 0, v->f);
+        val = hfx_fb_end(b);
+    }
+    hfx_fb_begin(b);
+    hfx_fb_u8(b, 0, (uint8_t)v->kind);
+    hfx_fb_ref_field(b, 1, val);
+    return hfx_fb_end(b);
+}
+
+/* torch's pytree spec of n leaves (treespec_dumps' format): the inputs as (args, kwargs), the
+ * outputs as one leaf or a tuple. */
+static char *pytree(int n, bool inputs) {
+    static const char leaf[] = "{\"type\": null, \"context\": null, \"children_spec\": []}";
+    size_t cap = 256 + (size_t)n * (sizeof leaf + 2);
+    char *s = malloc(cap);
+    if (!s) return NULL;
+    size_t k = (size_t)snprintf(s, cap, "[1, ");
+    if (inputs) k += (size_t)snprintf(s + k, cap - k, "{\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": [");
+    if (inputs || n != 1) k += (size_t)snprintf(s + k, cap - k, "{\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": [");
+    for (int i = 0; i < n; i++) k += (size_t)snprintf(s + k, cap - k, "%s%s", i ? ", " : "", leaf);
+    if (inputs || n != 1) k += (size_t)snprintf(s + k, cap - k, "]}");
+    if (inputs)
+        k += (size_t)snprintf(s + k, cap - k, ", {\"type\": \"builtins.dict\", \"context\": \"[]\", \"children_spec\": []}]}");
+    snprintf(s + k, cap - k, "]");
+    return s;
+}
+
+static hfx_fb_ref plan(hfx_fb *b, const hfx_et_program *e, const char *method, bool *ok) {
+    hfx_fb_ref *refs = malloc((size_t)(e->n_values + e->n_calls + e->n_ops + 1) * sizeof *refs);
+    char *in_spec = pytree(e->n_inputs, true), *out_spec = pytree(e->n_outputs, false);
+    if (!refs || !in_spec || !out_spec) {
+        free(refs), free(in_spec), free(out_spec);
+        return *ok = false, 0;
+    }
+    for (int i = 0; i < e->n_values; i++) refs[i] = evalue(b, &e->values[i]);
+    hfx_fb_ref values = hfx_fb_vector_refs(b, refs, (size_t)e->n_values);
+    for (int c = 0; c < e->n_calls; c++) {
+        hfx_fb_ref args = ints32(b, e->calls[c].args, e->calls[c].n);
+        hfx_fb_begin(b);
+        hfx_fb_i32(b, 0, e->calls[c].op);
+        hfx_fb_ref_field(b, 1, args);
+        hfx_fb_ref kc = hfx_fb_end(b);
+        hfx_fb_begin(b);
+        hfx_fb_u8(b, 0, 1); /* InstructionArguments: KernelCall */
+        hfx_fb_ref_field(b, 1, kc);
+        refs[c] = hfx_fb_end(b);
+    }
+    hfx_fb_ref instructions = hfx_fb_vector_refs(b, refs, (size_t)e->n_calls);
+    hfx_fb_ref cin = ints32(b, e->inputs, e->n_inputs), cout = ints32(b, e->outputs, e->n_outputs);
+    hfx_fb_begin(b);
+    hfx_fb_ref_field(b, 0, cin);
+    hfx_fb_ref_field(b, 1, cout);
+    hfx_fb_ref_field(b, 2, instructions);
+    hfx_fb_ref chain = hfx_fb_end(b);
+    hfx_fb_ref chains = hfx_fb_vector_refs(b, &chain, 1);
+    for (int i = 0; i < e->n_ops; i++) {
+        hfx_fb_ref name = hfx_fb_string(b, e->ops[i].name), overload = hfx_fb_string(b, e->ops[i].overload);
+        hfx_fb_begin(b);
+        hfx_fb_ref_field(b, 0, name);
+        hfx_fb_ref_field(b, 1, overload);
+        refs[i] = hfx_fb_end(b);
+    }
+    hfx_fb_ref operators = hfx_fb_vector_refs(b, refs, (size_t)e->n_ops);
+    hfx_fb_ref delegates = hfx_fb_vector_refs(b, NULL, 0);
+    int64_t sizes[2] = {0, (int64_t)e->arena_size}; /* memory id 0 is reserved (constants) */
+    hfx_fb_ref buffers = hfx_fb_vector(b, sizes, 2, 8, 8);
+    hfx_fb_ref pin = ints32(b, e->inputs, e->n_inputs), pout = ints32(b, e->outputs, e->n_outputs);
+    hfx_fb_ref sin = hfx_fb_string(b, in_spec), sout = hfx_fb_string(b, out_spec);
+    free(refs), free(in_spec), free(out_spec);
+    hfx_fb_begin(b);
+    hfx_fb_ref_field(b, 0, sin);
+    hfx_fb_ref_field(b, 1, sout);
+    hfx_fb_ref meta = hfx_fb_end(b);
+    hfx_fb_ref name = hfx_fb_string(b, method);
+    hfx_fb_begin(b);
+    hfx_fb_ref_field(b, 0, name);
+    hfx_fb_ref_field(b, 1, meta);
+    hfx_fb_ref_field(b, 2, values);
+    hfx_fb_ref_field(b, 3, pin);
+    hfx_fb_ref_field(b, 4, pout);
+    hfx_fb_ref_field(b, 5, chains);
+    hfx_fb_ref_field(b, 6, operators);
+    hfx_fb_ref_field(b, 7, delegates);
+    hfx_fb_ref_field(b, 8, buffers);
+    return hfx_fb_end(b);
+}
+
+hfx_status hfx_et_write(const hfx_et_program *e, const char *method, hfx_outdir *out, const char *file,
+                        hfx_error *err) {
+    /* the constants' offsets in the segment: offsets[0] stands for "no data" */
+    uint64_t *offsets = malloc(((size_t)e->n_buffers + 1) * sizeof *offsets);
+    const hfx_et_value **constants = malloc(((size_t)e->n_buffers + 1) * sizeof *constants);
+    hfx_fb *b = hfx_fb_new();
+    if (!offsets || !constants || !b) {
+        free(offsets), free(constants), hfx_fb_free(b);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    offsets[0] = 0;
+    uint64_t segment = 0;
+    for (int i = 0; i < e->n_values; i++) {
+        const hfx_et_value *v = &e->values[i];
+        if (v->kind != HFX_ET_TENSOR || !v->buffer) continue;
+        segment = align_up(segment, TENSOR_ALIGN);
+        offsets[v->buffer] = segment;
+        constants[v->buffer] = v;
+        segment += hfx_et_nbytes(v);
+    }
+    bool ok = true;
+    hfx_fb_ref ep = plan(b, e, method, &ok);
+    hfx_fb_ref plans = hfx_fb_vector_refs(b, &ep, 1), none = hfx_fb_vector_refs(b, NULL, 0);
+    hfx_fb_ref segments = 0, constant_segment = 0;
+    if (e->n_buffers) {
+        hfx_fb_begin(b);
+        hfx_fb_i64(b, 0, 0);
+        hfx_fb_i64(b, 1, (int64_t)segment);
+        hfx_fb_ref seg = hfx_fb_end(b);
+        segments = hfx_fb_vector_refs(b, &seg, 1);
+        hfx_fb_ref offs = hfx_fb_vector(b, offsets, (size_t)e->n_buffers + 1, 8, 8);
+        hfx_fb_begin(b);
+        hfx_fb_ref_field(b, 1, offs); /* segment 0 */
+        constant_segment = hfx_fb_end(b);
+    }
+    hfx_fb_begin(b);
+    hfx_fb_ref_field(b, 1, plans);
+    hfx_fb_ref_field(b, 2, none);
+    hfx_fb_ref_field(b, 3, none);
+    hfx_fb_ref_field(b, 4, segments);
+    hfx_fb_ref_field(b, 5, constant_segment);
+    hfx_fb_ref root = hfx_fb_end(b);
+    uint8_t *data;
+    size_t len;
+    if (!ok || !hfx_fb_finish(b, root, "ET12", HEADER, &data, &len)) {
+        free(offsets), free(constants), hfx_fb_free(b);
+        return hfx_fail(err, HFX_ERR_NOMEM, "executorch: %s: the program is over 2 GiB or out of memory", file);
+    }
+    uint64_t base = e->n_buffers ? align_up(len, SEGMENT_ALIGN) : 0;
+    uint8_t *h = data + 8;
+    uint64_t fields[3] = {len, base, e->n_buffers ? segment : 0};
+    memcpy(h, "eh00", 4);
+    for (int i = 0; i < 4; i++) h[4 + i] = (uint8_t)(HEADER >> (8 * i));
+    for (int f = 0; f < 3; f++)
+        for (int i = 0; i < 8; i++) h[8 + 8 * f + i] = (uint8_t)(fields[f] >> (8 * i));
+
+    FILE *f;
+    hfx_status st = hfx_outdir_create(out, file, &f, err);
+    if (!st) {
+        hfx_outdir_progress_total(out, segment);
+        if (fwrite(data, 1, len, f) != len) st = hfx_fail(err, HFX_ERR_IO, "%s: write failed", file);
+        hfx_bulk *bulk = NULL;
+        if (!st && e->n_buffers) st = hfx_bulk_open(out, f, CHUNK, &bulk, err);
+        for (uint32_t k = 1; !st && bulk && k <= e->n_buffers; k++) {
+            const hfx_et_value *v = constants[k];
+            hfx_bulk_pad_to(bulk, base + offsets[k]);
+            st = hfx_bulk_stream(bulk, v->constant->init, v->constant->bytes, hfx_et_nbytes(v), err);
+        }
+        if (bulk) {
+            hfx_status wst = hfx_bulk_close(bulk, file, st ? NULL : err);
+            if (!st) st = wst;
+        }
+        hfx_status cst = hfx_outdir_close(out, f, file, st ? NULL : err);
+        if (!st) st = cst;
+    }
+    free(offsets), free(constants), hfx_fb_free(b);
+    return st;
+}
