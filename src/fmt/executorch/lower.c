@@ -217,17 +217,19 @@ static void call(lowering *l, const char *name, const char *overload, const int 
     e->calls[e->n_calls++] = (hfx_et_call){op, a, n};
 }
 
-/* A kernel call with outs `outs` (written twice: as out arguments, then as returns). */
+/* A kernel call with outs `outs`: the out arguments, then the return (the out tensor, or a
+ * TensorList of the outs when there are several, as ExecuTorch's emitter writes a tuple). */
 static void kernel_call(lowering *l, const char *name, const char *overload, const int *args, int n, const int *outs,
                         int n_out) {
     int all[32];
-    if (n + 2 * n_out > 32) {
+    if (n + n_out + 1 > 32) {
         fail(l, HFX_ERR_INTERNAL, "executorch: %s.%s has too many arguments", name, overload);
         return;
     }
     memcpy(all, args, (size_t)n * sizeof *args);
-    for (int i = 0; i < n_out; i++) all[n + i] = all[n + n_out + i] = outs[i];
-    call(l, name, overload, all, n + 2 * n_out);
+    memcpy(all + n, outs, (size_t)n_out * sizeof *outs);
+    all[n + n_out] = n_out == 1 ? outs[0] : list(l, HFX_ET_TENSOR_LIST, outs, n_out);
+    call(l, name, overload, all, n + n_out + 1);
 }
 
 /* ---- sizes at run time ---- */
