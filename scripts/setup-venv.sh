@@ -37,3 +37,4 @@ side() { # name requirements-file
     echo "$want2" > "$side/.hfx-requirements.sha256"
 }
 side nncf requirements-nncf.txt
+side executorch requirements-executorch.txt

@@ -172,10 +172,12 @@ static void test_format_registry(void **state) {
         if (f->state_option) assert_true(hfx_format_option_index(f, f->state_option) >= 0);
     }
     assert_string_equal(hfx_format_name(1), "openvino");
-    assert_string_equal(hfx_format_name(2), "dynamo");
-    assert_null(hfx_format_name(3));
+    assert_string_equal(hfx_format_name(2), "executorch");
+    assert_string_equal(hfx_format_name(3), "dynamo");
+    assert_null(hfx_format_name(4));
     assert_string_equal(hfx_format_of_file("out/decode.xml"), "openvino");
     assert_string_equal(hfx_format_of_file("out/model.pt2"), "dynamo");
+    assert_string_equal(hfx_format_of_file("out/model.pte"), "executorch");
     assert_null(hfx_format_of_file("weights.bin"));
 }
 
