@@ -746,6 +746,13 @@ static hfx_status resolve_cache(const hfx_export_config *cfg, const json_t *gen,
     return HFX_OK;
 }
 
+/* A format that plans memory for the largest size (ExecuTorch) needs every dim bounded: no
+ * prompt, past or cache holds more than max_cache_len positions, so that bounds a length dim
+ * (a lone symbol) that nothing else bounds tighter. */
+static void bound_by_cache(hfx_graph *g, hfx_dim d, int64_t max_len) {
+    if (d.n == 1 && d.c == 0 && d.coef[0] == 1 && g->symbols[d.sym[0]].max > max_len) g->symbols[d.sym[0]].max = max_len;
+}
+
 /* Whether the format keeps this export's state inside the model: its state option, read from
  * the first component config there is (the option is shared, so any one says it). */
 static bool state_inside(const hfx_exporter *e, const hfx_model *model, const hfx_export_config *cfg) {
@@ -834,6 +841,12 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
             st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on the cache; prefill fills what decode reads");
         is_static = comp_static;
         max_len = comp_len;
+        if (!st && e->fmt->bounded_dims && !max_len)
+            st = hfx_fail(err, HFX_ERR_INVALID,
+                          "%s plans memory for the largest size of every dim: generation needs max_cache_len, the "
+                          "most positions the cache holds (--max-cache-len N, \"max_cache_len\" in the export config, "
+                          "or max_cache_len in generation_config.json)",
+                          e->fmt->name);
         if (!st && stateful && is_static)
             st = hfx_fail(err, HFX_ERR_INVALID, "a stateful %s model keeps a growing cache in its variables; "
                                                 "export a static cache with %s false",
@@ -866,6 +879,11 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
                            ? hfx_dim_sym(hfx_graph_symbol(c->g, "max_cache_len", 1, INT32_MAX))
                            : hfx_dim_const(max_len);
         if (c->decl->reads_state && !hfx_dim_is_const(cache_dim)) o->max_cache = cache_dim; /* named by dynamic_shapes */
+        if (e->fmt->bounded_dims && max_len) {
+            bound_by_cache(c->g, o->seq, max_len);
+            bound_by_cache(c->g, o->past, max_len);
+            bound_by_cache(c->g, o->max_cache, max_len);
+        }
         /* the seed returns every position's logits */
         int keep = c->decl->logits_to_keep >= 0 && seed ? 0 : c->decl->logits_to_keep;
         o->logits_last = keep >= 0 && hfx_cfg_logits_to_keep(c->cfg, keep) == 1;

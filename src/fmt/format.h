@@ -73,6 +73,9 @@ typedef struct hfx_format {
     const char *stateful_file;
     /* A multi-token decode with a dynamic cache also gets onnxruntime-genai's genai_config.json. */
     bool genai_config;
+    /* Plans memory for the largest size of every dynamic dim (ExecuTorch): in generation graphs
+     * max_cache_len bounds the sequence, past and cache lengths that nothing else bounds. */
+    bool bounded_dims;
     /* Writes the Python system's I/O profile ("io": "seed"), each graph's weights in a file of its
      * own as that system does (hfx_format_graph.own_weights). */
     bool seed_io;

@@ -50,6 +50,28 @@ for line in sys.stdin:
 """
 
 
+LOOP = Path(__file__).resolve().parents[2] / "examples" / "generate_executorch.py"
+
+# the example loop, loaded once into the worker, and its Export once per directory (by mtime)
+GENERATE = r"""
+import importlib.util, os, sys
+import numpy as np
+loop_path, out_dir, rows, n, eos, pad, out = args
+if "generate_executorch" not in sys.modules:
+    spec = importlib.util.spec_from_file_location("generate_executorch", loop_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules["generate_executorch"] = module
+    module.exports = {}
+loop = sys.modules["generate_executorch"]
+key = (out_dir, os.stat(os.path.join(out_dir, "export.json")).st_mtime_ns)
+if key not in loop.exports:
+    loop.exports[key] = loop.Export(loop.Path(out_dir))
+tokens, logits = loop.generate(loop.exports[key], rows, n, eos, pad)
+np.savez(out, tokens=tokens, logits=logits)
+"""
+
+
 class ExecutorchError(RuntimeError):
     pass
 
@@ -101,6 +123,17 @@ class Worker:
     def python(self, code: str, args=None):
         """Run `code` in the executorch venv (`args` given, `result` returned, both JSON)."""
         return self._ask({"cmd": "python", "code": code, "args": args}).get("result")
+
+    def generate(self, out_dir: os.PathLike, rows, n: int, eos_ids=(), pad_id: int = 0):
+        """examples/generate_executorch.py's greedy loop on an export directory, in this worker:
+        (tokens, one list per row; logits [steps, B, vocab])."""
+        self.n += 1
+        out = self.dir / f"gen{self.n}.npz"
+        self.python(GENERATE, [str(LOOP), str(out_dir), rows, n, list(eos_ids), pad_id, str(out)])
+        with np.load(out) as z:
+            tokens, logits = z["tokens"], z["logits"]
+        out.unlink()
+        return [list(map(int, t)) for t in tokens], logits
 
     def close(self):
         if self.proc.poll() is None:

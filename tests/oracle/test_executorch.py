@@ -159,11 +159,121 @@ result = program.executorch_program.execution_plan[0].non_const_buffer_sizes[1]
 @pytest.mark.parametrize("flags,config,message", [
     (["--dynamic"], {"export_format": "executorch"}, "'batch_size' has no upper bound"),
     ([], {"export_format": "executorch", "backend": "xnnpack"}, "backend 'xnnpack' is not written yet"),
-    (["--for-generation"], {"export_format": "executorch"}, "generation programs"),
-], ids=["unbounded-dim", "xnnpack", "generation"])
+    (["--for-generation"], {"export_format": "executorch"}, "generation needs max_cache_len"),
+    (["--for-generation", "--max-cache-len", "64", "--multi-token-decode"], {"export_format": "executorch", "dynamic": True},
+     "'batch_size' has no upper bound"),
+], ids=["unbounded-dim", "xnnpack", "generation-without-max-cache-len", "generation-unbounded-batch"])
 def test_refusals_are_clear_and_leave_nothing(checkpoints, tmp_path, flags, config, message):
     out = tmp_path / "out"
     proc = et_export(checkpoints("llama_default"), out, config, *flags)
     assert proc.returncode == 2, describe(proc)
     assert message in proc.stderr, proc.stderr
     assert not out.exists() or not any(out.iterdir())
+
+
+# ---- generation: examples/generate_executorch.py against transformers' generate -----------------
+
+from genutil import FIXED_SEQ, MAX_CACHE_LEN, NEW_TOKENS, GenExports, References, compare_generation, prompts  # noqa: E402
+
+NO_EOS = {"bos_token_id": 1, "eos_token_id": None}
+GEN_BOUNDS = {"export_format": "executorch",
+              "dynamic_shapes": {"input_ids": {"0": {"name": "batch", "min": 1, "max": MAX_BATCH},
+                                               "1": {"name": "sequence", "min": 1, "max": MAX_CACHE_LEN}}}}
+
+
+class _EtGen:
+    """Generation exports (GenExports, --format executorch) and their modes: batch bounded by
+    MAX_BATCH, every length by max_cache_len; static shapes need no bounds."""
+
+    def __init__(self, root, checkpoints):
+        self.exports = GenExports(root, checkpoints, fmt="executorch")
+        cfg = root / "bounds.json"
+        cfg.write_text(json.dumps(GEN_BOUNDS))
+        cache = ("--max-cache-len", str(MAX_CACHE_LEN))
+        bounded = ("--config", str(cfg))
+        self.modes = {
+            "dyncache": ("--cache", "dynamic", *cache, *bounded),
+            "dyncache-mtd": ("--cache", "dynamic", *cache, "--multi-token-decode", *bounded),
+            "static": ("--cache", "static", *cache, *bounded),
+            "static-mtd": ("--cache", "static", *cache, "--multi-token-decode", *bounded),
+            "static-fixed-b3": ("--cache", "static", *cache, "--batch-size", "3", "--sequence-length", str(FIXED_SEQ)),
+        }
+
+    def __call__(self, name, mode, *extra):
+        return self.exports(name, "--for-generation", *self.modes[mode], *extra)
+
+
+@pytest.fixture(scope="module")
+def et_gen(tmp_path_factory, checkpoints):
+    return _EtGen(tmp_path_factory.mktemp("executorch_gen"), checkpoints)
+
+
+@pytest.fixture(scope="module")
+def et_refs(checkpoints):
+    return References(checkpoints)
+
+
+ET_GEN_MATRIX = [pytest.param(v, m, lengths, id=f"{v}-{m}-b{len(lengths)}")
+                 for v in ("llama_default", "mistral_swa", "qwen2", "qwen2_swa", "qwen3", "gemma2", "gemma3",
+                           "starcoder2", "granite", "olmo2", "gemma")
+                 for m in ("dyncache", "dyncache-mtd", "static", "static-mtd")
+                 for lengths in ((7,), (10, 5, 1))] + [
+    pytest.param(v, "static-fixed-b3", (10, 5, 1), id=f"{v}-static-fixed-b3") for v in ("llama_default", "gemma2")]
+
+
+@pytest.mark.parametrize("name,mode,lengths", ET_GEN_MATRIX)
+def test_executorch_greedy_generation(et_gen, et_refs, name, mode, lengths):
+    """32 new tokens through examples/generate_executorch.py (executorch.runtime; a growing cache,
+    or a static one the program writes in place) equal generate()'s, every step's logits within
+    1e-4; batch 1 and batch 3 left-padded; prefill + decode and one multi-token decode."""
+    out = et_gen.exports.with_generation_config(et_gen(name, mode), NO_EOS)
+    rows = prompts(lengths, models.VARIANTS[name].vocab_size)
+    want_tokens, want_logits = et_refs.generate(name, rows, NO_EOS)
+    tokens, logits = worker().generate(out, rows, NEW_TOKENS)
+    compare_generation(tokens, logits, want_tokens, want_logits, f"[executorch] {name} {mode} b{len(rows)}")
+
+
+def test_static_cache_is_written_in_place(et_gen, tmp_path):
+    """A static cache is each cache input written at its slots by aten::index_put_ (no copy of the
+    cache), and returned as that same input. With alloc_graph_input false no memory is planned for
+    inputs (the runtime uses the caller's; executorch.runtime's Python binding copies its
+    arguments into storage of its own first, so there the result is read from the outputs): one
+    decode step on zero buffers returns them written at slot `cache_position` and nowhere else."""
+    out = et_gen("llama_default", "static")
+    program = flatc_json(out / "decode.pte", tmp_path)
+    plan, = program["execution_plan"]
+    ops = [f"{o['name']}.{o['overload']}" for o in plan["operators"]]
+    calls = [ops[i["instr_args"]["op_index"]] for i in plan["chains"][0]["instructions"]]
+    assert calls.count("aten::index_put_.") == 4 and "aten::copy_." not in calls, sorted(set(calls))
+    meta = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]
+    names = meta["input_names"]
+    cache_in = [names.index(n) for n in names if n.startswith("input.past_key_values.")]
+    assert [plan["inputs"][i] for i in cache_in] == plan["outputs"][1:], (plan["inputs"], plan["outputs"])
+
+    cfg = tmp_path / "in-place.json"
+    cfg.write_text(json.dumps({**GEN_BOUNDS, "alloc_graph_input": False}))
+    unplanned = et_gen("llama_default", "static", "--config", str(cfg))
+    plan, = flatc_json(unplanned / "decode.pte", tmp_path)["execution_plan"]
+    assert all(plan["values"][i]["val"].get("allocation_info") is None for i in plan["inputs"])
+    layer = meta["cache"]["layers"][0]
+    shape = [1, layer["heads"], MAX_CACHE_LEN, layer["key_dim"]]
+    changed = worker().python(IN_PLACE_STEP, [str(unplanned / "decode.pte"), names, shape])
+    assert changed == {"slot_written": True, "rest_zero": True}, changed
+
+
+# One decode step on zero buffers at slot 3: what the program returns for the first key cache.
+IN_PLACE_STEP = r"""
+import torch
+from executorch.runtime import Runtime
+pte, names, shape = args
+method = Runtime.get().load_program(pte).load_method("forward")
+bufs = {n: torch.zeros(shape) for n in names if n.startswith("input.past_key_values.")}
+mask = torch.zeros(1, shape[2], dtype=torch.long)
+mask[0, :4] = 1
+feed = {"input_ids": torch.tensor([[5]]), "position_ids": torch.tensor([[3]]), "cache_position": torch.tensor([3]),
+        "attention_mask": mask}
+outs = method.execute([bufs[n] if n in bufs else feed[n] for n in names])
+key = outs[1]
+result = {"slot_written": bool(key[:, :, 3].abs().sum() > 0),
+          "rest_zero": bool(key[:, :, :3].abs().sum() == 0 and key[:, :, 4:].abs().sum() == 0)}
+"""

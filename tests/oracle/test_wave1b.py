@@ -43,6 +43,7 @@ from genutil import References as GenReferences
 from genutil import compare_generation as onnx_compare_generation
 from ovutil import OVExports, core, load_loop_module
 from ovutil import compare_generation as ov_compare_generation
+from etutil import worker as et_worker
 
 NO_EOS = {"bos_token_id": 1, "eos_token_id": None}
 PAD = models.PAD_TOKEN
@@ -88,6 +89,17 @@ def b_dyn(tmp_path_factory, b_ckpts) -> GenExports:
 
 
 @pytest.fixture(scope="session")
+def b_et(tmp_path_factory, b_ckpts):
+    """--format executorch generation exports: batch bounded by 4, every length by max_cache_len."""
+    root = tmp_path_factory.mktemp("wave1b_executorch_gen")
+    cfg = root / "bounds.json"
+    cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {"input_ids": {
+        "0": {"name": "batch", "min": 1, "max": 4}, "1": {"name": "sequence", "min": 1, "max": MAX_CACHE_LEN}}}}))
+    exports = GenExports(root, b_ckpts, fmt="executorch")
+    return lambda name, *flags: exports(name, *flags, "--config", str(cfg))
+
+
+@pytest.fixture(scope="session")
 def b_gen_refs(b_ckpts) -> GenReferences:
     return GenReferences(b_ckpts)
 
@@ -107,6 +119,9 @@ class _Loops:
         self._exports: dict = {}
 
     def generate(self, backend: str, out_dir, rows, n: int = NEW_TOKENS):
+        if backend == "executorch":  # the loop runs in the executorch venv's worker
+            tokens, logits = et_worker().generate(out_dir, rows, n, [], PAD)
+            return tokens, np.asarray(logits)
         mod = {"onnx": self.onnx, "openvino": self.ov, "dynamo": self.torch}[backend]
         key = (backend, str(out_dir))
         if key not in self._exports:
@@ -594,11 +609,16 @@ GEN_MODES = {
     "dynamo-dyncache": ("dynamo", ("--for-generation", "--cache", "dynamic", "--dynamic"), "dynamic"),
     "dynamo-static": ("dynamo", ("--for-generation", "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN),
                                  "--dynamic"), "static"),
+    # bounded dims (b_et's config): batch ≤ 4, lengths ≤ max_cache_len
+    "et-dyncache": ("executorch", ("--for-generation", "--cache", "dynamic", "--max-cache-len", str(MAX_CACHE_LEN)),
+                    "dynamic"),
+    "et-static": ("executorch", ("--for-generation", "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN)),
+                  "static"),
 }
 
 
-def _gen_export(b_gen, b_ov, b_dyn, backend, name, flags):
-    return {"onnx": b_gen, "openvino": b_ov, "dynamo": b_dyn}[backend](name, *flags)
+def _gen_export(b_gen, b_ov, b_dyn, b_et, backend, name, flags):
+    return {"onnx": b_gen, "openvino": b_ov, "dynamo": b_dyn, "executorch": b_et}[backend](name, *flags)
 
 GEN_MATRIX = [pytest.param(n, m, b, id=f"{n}-{m}-b{len(b)}") for n in GEN_SPECS for m in GEN_MODES
               for b in (BATCH1, BATCH3)]
@@ -684,7 +704,7 @@ def test_phi3_generation_recomputes_at_switch(b_gen_refs):
 
 
 @pytest.mark.parametrize("mode", list(GEN_MODES))
-def test_phi3_graphs_match_cached_forward_across_switch(b_gen, b_ov, b_dyn, b_gen_refs, loops, mode, tmp_path):
+def test_phi3_graphs_match_cached_forward_across_switch(b_gen, b_ov, b_dyn, b_et, b_gen_refs, loops, mode, tmp_path):
     """Diagnostic for the longrope switch: the exported graphs reproduce transformers' forward
     call by call across the threshold (prefill short; decode steps past position 16 long, against
     the cached short-factor keys): with the loop's re-encoding at the switch turned off (the
@@ -695,7 +715,7 @@ def test_phi3_graphs_match_cached_forward_across_switch(b_gen, b_ov, b_dyn, b_ge
 
     name = "phi3_longrope"
     backend, flags, _ = GEN_MODES[mode]
-    exported = _gen_export(b_gen, b_ov, b_dyn, backend, name, flags)
+    exported = _gen_export(b_gen, b_ov, b_dyn, b_et, backend, name, flags)
     out = tmp_path / "no-recompute"
     shutil.copytree(exported, out)
     man = json.loads((out / "export.json").read_text())
@@ -710,12 +730,12 @@ def test_phi3_graphs_match_cached_forward_across_switch(b_gen, b_ov, b_dyn, b_ge
 
 
 @pytest.mark.parametrize("name,mode,lengths", GEN_MATRIX)
-def test_greedy_generation(b_gen, b_ov, b_dyn, b_gen_refs, loops, name, mode, lengths):
+def test_greedy_generation(b_gen, b_ov, b_dyn, b_et, b_gen_refs, loops, name, mode, lengths):
     """32 new tokens equal generate()'s, every step's logits within 1e-4. (phi3_longrope with the
     b1 / b3 prompts crosses original_max_position_embeddings during generation, where generate()
     recomputes the cache with the long factors: see test_phi3_generation_recomputes_at_switch.)"""
     backend, flags, cache = GEN_MODES[mode]
-    out = _gen_export(b_gen, b_ov, b_dyn, backend, name, flags)
+    out = _gen_export(b_gen, b_ov, b_dyn, b_et, backend, name, flags)
     rows = prompts(lengths, W.SPECS[name].vocab_size)
     want_tokens, want_logits = _reference_generation(b_gen_refs, name, rows, cache)
     tokens, logits = loops.generate(backend, out, rows)

@@ -426,9 +426,63 @@ static void matmul(lowering *l, const hfx_aten_node *n) {
     kernel_call(l, "aten::view_copy", "out", args, 2, &out, 1);
 }
 
-static void lower_node(lowering *l, const hfx_aten_node *n) {
+/* self.index_copy(dim, index, source) (a cache written at slots) as index_put with the indices
+ * [None × dim, index], which has a kernel: in place (aten::index_put_, only the slots written,
+ * the result the input itself) when `in_place`, else into the out tensor. */
+static void index_copy(lowering *l, const hfx_aten_node *n, bool in_place) {
+    int dim = (int)n->args[1].i;
+    int items[HFX_MAX_RANK];
+    if (n->args[1].kind != HFX_ARG_INT || dim < 0 || dim >= HFX_MAX_RANK) {
+        fail(l, HFX_ERR_INTERNAL, "executorch: index_copy on a dim that is not a constant%s%s", "", "");
+        return;
+    }
+    for (int d = 0; d < dim; d++) items[d] = -1;
+    items[dim] = l->value[n->args[2].value];
+    int self = l->value[n->args[0].value];
+    int args[5] = {self, list(l, HFX_ET_OPTIONAL_TENSOR_LIST, items, dim + 1), l->value[n->args[3].value],
+                   lit(l, HFX_ET_BOOL, 0, 0), self};
+    if (in_place) {
+        l->value[n->out[0]] = self;
+        call(l, "aten::index_put_", "", args, 5);
+        return;
+    }
+    int out = l->value[n->out[0]];
+    kernel_call(l, "aten::index_put", "out", args, 4, &out, 1);
+}
+
+/* Per node: whether it is an index_copy that can write its input in place — the input is a user
+ * input whose new content (torch.export's input mutation) is that node's result, and no later
+ * node reads the old content. The caller frees the array. */
+static bool *in_place_nodes(lowering *l) {
+    const hfx_aten_program *p = l->p;
+    bool *in_place = calloc((size_t)(p->n_nodes ? p->n_nodes : 1), sizeof *in_place);
+    if (!in_place) return NULL;
+    for (int o = 0; o < p->n_outputs; o++) {
+        if (p->mutates[o] < 0) continue;
+        int k = -1;
+        for (int i = 0; i < p->n_nodes && k < 0; i++)
+            if (p->nodes[i].out[0] == p->outputs[o] && p->nodes[i].op == HFX_ATEN_INDEX_COPY &&
+                p->nodes[i].args[0].kind == HFX_ARG_TENSOR && p->nodes[i].args[0].value == p->mutates[o])
+                k = i;
+        bool read_later = k < 0;
+        for (int i = k + 1; i < p->n_nodes && !read_later; i++)
+            for (int a = 0; a < HFX_ATEN_MAX_ARGS && !read_later; a++) {
+                const hfx_aten_arg *x = &p->nodes[i].args[a];
+                read_later = x->kind == HFX_ARG_TENSOR ? x->value == p->mutates[o] : false;
+                for (int t = 0; x->kind == HFX_ARG_TENSORS && t < x->n; t++) read_later |= x->values[t] == p->mutates[o];
+            }
+        if (!read_later) in_place[k] = true;
+    }
+    return in_place;
+}
+
+static void lower_node(lowering *l, const hfx_aten_node *n, bool in_place) {
     if (n->op == HFX_ATEN_MATMUL) {
         matmul(l, n);
+        return;
+    }
+    if (n->op == HFX_ATEN_INDEX_COPY) {
+        index_copy(l, n, in_place);
         return;
     }
     if (!kernels[n->op].name) {
@@ -482,13 +536,22 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, hfx_et_program **out, hfx_err
             v->constant = in;
         }
     }
-    for (int i = 0; i < p->n_nodes && !l.st && !e->oom; i++) lower_node(&l, &p->nodes[i]);
+    bool *in_place = in_place_nodes(&l);
+    if (!in_place) e->oom = true;
+    for (int i = 0; i < p->n_nodes && !l.st && !e->oom; i++) lower_node(&l, &p->nodes[i], in_place[i]);
+    free(in_place);
+    /* an input's new content (a static cache) is that input, updated by the call: written in place
+     * above, or copied back into it (aten::copy_) as ExecuTorch's emitter writes an input mutation;
+     * it is also an output, so a runtime that copies inputs into its own memory returns it */
     for (int i = 0; i < p->n_outputs && !l.st && !e->oom; i++) {
-        if (p->mutates[i] >= 0)
-            l.st = hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                            "executorch: programs that update their inputs in place (a static cache) are not written "
-                            "yet");
-        outputs[e->n_outputs++] = l.value[p->outputs[i]];
+        int v = l.value[p->outputs[i]];
+        if (p->mutates[i] >= 0 && v != l.value[p->mutates[i]]) {
+            int self = l.value[p->mutates[i]];
+            int args[4] = {self, v, lit(&l, HFX_ET_BOOL, 0, 0), self};
+            call(&l, "aten::copy_", "", args, 4);
+            v = self;
+        }
+        outputs[e->n_outputs++] = v;
     }
     e->inputs = inputs, e->outputs = outputs;
     free(l.value), free(l.symbol);

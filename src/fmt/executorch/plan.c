@@ -44,13 +44,14 @@ void hfx_et_plan(hfx_et_program *e, hfx_et_alloc alloc) {
     }
     for (int c = 0; c < e->n_calls; c++)
         for (int a = 0; a < e->calls[c].n; a++) touch(e, e->calls[c].args[a], c);
-    /* inputs are alive from before the first call, outputs until after the last */
+    /* outputs are alive until after the last call, inputs from before the first (after the
+     * outputs: an input that is also an output, a cache updated in place, lives throughout) */
+    for (int i = 0; i < e->n_outputs; i++) touch(e, e->outputs[i], e->n_calls);
     for (int i = 0; i < e->n_inputs; i++) {
         hfx_et_value *x = &e->values[e->inputs[i]];
         x->first = -1; /* even when no call reads it: the caller's data is copied in */
         if (x->last < 0) x->last = 0;
     }
-    for (int i = 0; i < e->n_outputs; i++) touch(e, e->outputs[i], e->n_calls);
     e->arena_size = 0;
     block *blocks = malloc((size_t)(e->n_values ? e->n_values : 1) * sizeof *blocks);
     int *placed = malloc((size_t)(e->n_values ? e->n_values : 1) * sizeof *placed); /* by offset */
@@ -66,7 +67,7 @@ void hfx_et_plan(hfx_et_program *e, hfx_et_alloc alloc) {
         bool is_in = false, is_out = false;
         for (int k = 0; k < e->n_inputs; k++) is_in |= e->inputs[k] == i;
         for (int k = 0; k < e->n_outputs; k++) is_out |= e->outputs[k] == i;
-        if ((is_in && !alloc.graph_input) || (is_out && !alloc.graph_output)) continue;
+        if (is_in ? !alloc.graph_input : is_out && !alloc.graph_output) continue; /* a mutated input is an input */
         blocks[n++] = (block){i, (hfx_et_nbytes(x) + ALIGN - 1) / ALIGN * ALIGN};
     }
     qsort(blocks, (size_t)n, sizeof *blocks, larger_first);

@@ -44,10 +44,6 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
             return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                             "executorch: backend 'xnnpack' is not written yet; 'portable' (the default) runs the "
                             "same program on ExecuTorch's portable kernels");
-        if (g->n_states || gs[c].seed_call)
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                            "executorch: generation programs (a cache) are not written yet; export the plain forward "
-                            "pass (without --for-generation)");
         if (g->n_symbols > 16) return hfx_fail(err, HFX_ERR_UNSUPPORTED, "executorch: over 16 dynamic dims");
         int64_t hints[16];
         symbol_hints(g, hints);
@@ -69,4 +65,4 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
 
 const hfx_format hfx_format_executorch = {
     .name = "executorch", .summary = "ExecuTorch program (.pte) on the portable kernels, for the ExecuTorch runtime",
-    .graph_ext = ".pte", .options = et_options, .n_options = ET_N_OPTIONS, .keeps = et_keeps, .write = et_write};
+    .graph_ext = ".pte", .bounded_dims = true, .options = et_options, .n_options = ET_N_OPTIONS, .keeps = et_keeps, .write = et_write};
