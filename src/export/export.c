@@ -503,8 +503,8 @@ static hfx_status previous_export(hfx_outdir *out, hfx_error *err) {
  * manifest in one output-directory transaction. */
 static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, int n,
                              const hfx_export_config *whole, json_t *generation,
-                             int64_t max_cache_len, const json_t *genai, const char *out_dir,
-                             hfx_error *err) {
+                             int64_t max_cache_len, const json_t *genai, const hfx_special_tokens *tokens,
+                             const char *out_dir, hfx_error *err) {
     const hfx_format *fmt = e->fmt;
     hfx_status st = HFX_OK;
     hfx_format_graph *gs = calloc((size_t)n, sizeof *gs);
@@ -554,6 +554,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         free(text);
         gs[i].g = c->g;
         gs[i].file = c->file;
+        gs[i].tokens = tokens;
         gs[i].own_weights = c->opts.io == HFX_IO_SEED; /* the seed writes prefill.onnx.data, decode.onnx.data */
         hfx_cfg_format_options(c->cfg, fmt, gs[i].opt);
         if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers) {
@@ -707,7 +708,7 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
     /* a state option (OpenVINO's stateful) is a no-op here, as in the seed: a forward has no state */
     if (!st) st = choose_dims(c.cfg, samples, hfx_arch_sequence_inputs(model->arch), false, c.g, &c.opts, NULL, err);
     if (!st) st = resolve_pooling(e, model, c.cfg, &c.opts.pooling, err);
-    if (!st) st = run_export(e, model, &c, 1, cfg, NULL, 0, NULL, out_dir, err);
+    if (!st) st = run_export(e, model, &c, 1, cfg, NULL, 0, NULL, NULL, out_dir, err);
     free_components(&c, 1);
     return st;
 }
@@ -744,6 +745,22 @@ static hfx_status resolve_cache(const hfx_export_config *cfg, const json_t *gen,
                         "a static cache needs its length: --max-cache-len N, \"max_cache_len\" in the export config, "
                         "or max_cache_len in generation_config.json");
     return HFX_OK;
+}
+
+/* BOS and EOS ids as generate() resolves them: generation_config.json's, else config.json's; an
+ * id that is not a non-negative integer is left out. */
+static void special_tokens(const json_t *gen, const json_t *config, hfx_special_tokens *t) {
+    *t = (hfx_special_tokens){.bos = -1};
+    const json_t *bos = gen ? json_object_get(gen, "bos_token_id") : NULL;
+    if (!bos || json_is_null(bos)) bos = json_object_get(config, "bos_token_id");
+    if (json_is_integer(bos) && json_integer_value(bos) >= 0) t->bos = json_integer_value(bos);
+    const json_t *eos = gen ? json_object_get(gen, "eos_token_id") : NULL;
+    if (!eos) eos = json_object_get(config, "eos_token_id");
+    size_t n = json_is_array(eos) ? json_array_size(eos) : 1;
+    for (size_t i = 0; i < n && t->n_eos < (int)(sizeof t->eos / sizeof t->eos[0]); i++) {
+        const json_t *id = json_is_array(eos) ? json_array_get(eos, i) : eos;
+        if (json_is_integer(id) && json_integer_value(id) >= 0) t->eos[t->n_eos++] = json_integer_value(id);
+    }
 }
 
 /* A format that plans memory for the largest size (ExecuTorch) needs every dim bounded: no
@@ -882,7 +899,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         if (e->fmt->bounded_dims && max_len) {
             bound_by_cache(c->g, o->seq, max_len);
             bound_by_cache(c->g, o->past, max_len);
-            bound_by_cache(c->g, o->max_cache, max_len);
+            o->max_cache = hfx_dim_const(max_len); /* its memory is planned at M anyway */
         }
         /* the seed returns every position's logits */
         int keep = c->decl->logits_to_keep >= 0 && seed ? 0 : c->decl->logits_to_keep;
@@ -908,7 +925,9 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
             else
                 st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, &layer0, layers, cs[0].file, &genai, err);
         }
-        if (!st) st = run_export(e, model, cs, n, cfg, generation, max_len, genai, out_dir, err);
+        hfx_special_tokens tokens;
+        special_tokens(gen, hfx_checkpoint_config(model->ck), &tokens);
+        if (!st) st = run_export(e, model, cs, n, cfg, generation, max_len, genai, &tokens, out_dir, err);
         json_decref(genai);
     }
     json_decref(generation);

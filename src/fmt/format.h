@@ -36,6 +36,15 @@ typedef struct hfx_format_option {
     const char *requires;       /* a boolean key (default true) that must not be false when this is set */
 } hfx_format_option;
 
+/* A generation export's special tokens (generation_config.json, else config.json), for formats
+ * whose runtime runs a generation loop of its own from what the artifact says (ExecuTorch's LLM
+ * runner reads them from the program's constant methods). */
+typedef struct hfx_special_tokens {
+    int64_t bos;     /* -1: none */
+    int64_t eos[8];
+    int n_eos;
+} hfx_special_tokens;
+
 /* One graph to write, with its component's resolved option values. */
 typedef struct hfx_format_graph {
     const hfx_graph *g;
@@ -44,6 +53,7 @@ typedef struct hfx_format_graph {
     bool own_weights;                    /* its weights in "<file>.data", not shared with the others */
     const hfx_seed_call *seed_call;      /* a generation graph in the Python system's profile: how its
                                             torch callers call it; NULL otherwise */
+    const hfx_special_tokens *tokens;    /* a generation graph's special tokens; NULL otherwise */
 } hfx_format_graph;
 
 /* What a format does with quantized weights (hfx_attrs.quant on linears and Gathers). */
@@ -74,7 +84,8 @@ typedef struct hfx_format {
     /* A multi-token decode with a dynamic cache also gets onnxruntime-genai's genai_config.json. */
     bool genai_config;
     /* Plans memory for the largest size of every dynamic dim (ExecuTorch): in generation graphs
-     * max_cache_len bounds the sequence, past and cache lengths that nothing else bounds. */
+     * max_cache_len bounds the sequence and past lengths that nothing else bounds, and is the
+     * static cache's fixed length. */
     bool bounded_dims;
     /* Writes the Python system's I/O profile ("io": "seed"), each graph's weights in a file of its
      * own as that system does (hfx_format_graph.own_weights). */

@@ -11,6 +11,7 @@ import struct
 
 import numpy as np
 import pytest
+import torch
 
 import models
 from conftest import assert_logits_close, describe, run_hfx
@@ -21,6 +22,13 @@ MAX_BATCH, MAX_SEQ = 4, 80
 BOUNDED = {"export_format": "executorch",
            "dynamic_shapes": {"input_ids": {"0": {"name": "batch", "min": 1, "max": MAX_BATCH},
                                             "1": {"name": "sequence", "min": 1, "max": MAX_SEQ}}}}
+
+
+# generation: batch bounded as above, every length by max_cache_len
+MAX_CACHE_LEN = 64
+GEN_BOUNDS = {"export_format": "executorch",
+              "dynamic_shapes": {"input_ids": {"0": {"name": "batch", "min": 1, "max": MAX_BATCH},
+                                               "1": {"name": "sequence", "min": 1, "max": MAX_CACHE_LEN}}}}
 
 
 def et_export(checkpoint, out, config: dict | None = None, *flags):
@@ -162,7 +170,14 @@ result = program.executorch_program.execution_plan[0].non_const_buffer_sizes[1]
     (["--for-generation"], {"export_format": "executorch"}, "generation needs max_cache_len"),
     (["--for-generation", "--max-cache-len", "64", "--multi-token-decode"], {"export_format": "executorch", "dynamic": True},
      "'batch_size' has no upper bound"),
-], ids=["unbounded-dim", "xnnpack", "generation-without-max-cache-len", "generation-unbounded-batch"])
+    (["--for-generation", "--max-cache-len", "64", "--multi-token-decode"],
+     {**GEN_BOUNDS, "llm_runner": True}, "llm_runner writes ExecuTorch's LLM runner layout from a static-cache"),
+    (["--for-generation", "--max-cache-len", "64", "--multi-token-decode", "--cache", "static"],
+     {**GEN_BOUNDS, "llm_runner": True}, "its batch is not fixed at 1"),
+    ([], {**BOUNDED, "llm_runner": True}, "this graph has no cache"),
+    ([], {**BOUNDED, "alloc_mutable_buffers": False}, "'alloc_mutable_buffers' must be true"),
+], ids=["unbounded-dim", "xnnpack", "generation-without-max-cache-len", "generation-unbounded-batch",
+        "runner-growing-cache", "runner-batch", "runner-forward", "mutable-buffers-unplanned"])
 def test_refusals_are_clear_and_leave_nothing(checkpoints, tmp_path, flags, config, message):
     out = tmp_path / "out"
     proc = et_export(checkpoints("llama_default"), out, config, *flags)
@@ -171,14 +186,16 @@ def test_refusals_are_clear_and_leave_nothing(checkpoints, tmp_path, flags, conf
     assert not out.exists() or not any(out.iterdir())
 
 
+def test_bounds_are_the_generation_suites():
+    import genutil
+    assert MAX_CACHE_LEN == genutil.MAX_CACHE_LEN
+
+
 # ---- generation: examples/generate_executorch.py against transformers' generate -----------------
 
-from genutil import FIXED_SEQ, MAX_CACHE_LEN, NEW_TOKENS, GenExports, References, compare_generation, prompts  # noqa: E402
+from genutil import FIXED_SEQ, NEW_TOKENS, GenExports, References, compare_generation, prompts  # noqa: E402
 
 NO_EOS = {"bos_token_id": 1, "eos_token_id": None}
-GEN_BOUNDS = {"export_format": "executorch",
-              "dynamic_shapes": {"input_ids": {"0": {"name": "batch", "min": 1, "max": MAX_BATCH},
-                                               "1": {"name": "sequence", "min": 1, "max": MAX_CACHE_LEN}}}}
 
 
 class _EtGen:
@@ -276,4 +293,84 @@ outs = method.execute([bufs[n] if n in bufs else feed[n] for n in names])
 key = outs[1]
 result = {"slot_written": bool(key[:, :, 3].abs().sum() > 0),
           "rest_zero": bool(key[:, :, :3].abs().sum() == 0 and key[:, :, 4:].abs().sum() == 0)}
+"""
+
+
+# ---- ExecuTorch's LLM runner on hfx's program -----------------------------------------------------
+
+RUNNER_NEW_TOKENS = 24
+
+
+def _byte_level_tokenizer(vocab_size: int):
+    """A byte-level BPE tokenizer.json of exactly `vocab_size` tokens (the checkpoint's), trained on a
+    fixed corpus of ASCII words, as GPT-2-style checkpoints ship one: the kind ExecuTorch's runner
+    reads (pytorch-tokenizers' HF tokenizer)."""
+    from tokenizers import Tokenizer, decoders, pre_tokenizers, trainers
+    from tokenizers import models as tok_models
+
+    rng = np.random.default_rng(7)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    corpus = [" ".join("".join(rng.choice(letters, size=rng.integers(2, 7))) for _ in range(40)) for _ in range(200)]
+    tok = Tokenizer(tok_models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<unk>", "<s>", "</s>"]))
+    assert tok.get_vocab_size() == vocab_size, tok.get_vocab_size()
+    return tok
+
+
+def test_llm_runner_generates_transformers_text(checkpoints, tmp_path):
+    """`llm_runner: true` writes the layout of ExecuTorch's LLM runner: forward(tokens, input_pos)
+    with the cache in mutable buffers, and the constant methods the runner reads. The runner's own
+    TextLLMRunner (C++, through its Python binding), given hfx's .pte and the checkpoint's
+    tokenizer.json, prints, piece by piece, the text of transformers' greedy generate() from the
+    same prompt; the program's metadata methods say what the checkpoint says."""
+    import shutil
+
+    name = "llama_default"
+    vocab = models.VARIANTS[name].vocab_size
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(checkpoints(name), ckpt)
+    tok = _byte_level_tokenizer(vocab)
+    tok.save(str(ckpt / "tokenizer.json"))
+    (ckpt / "generation_config.json").write_text(json.dumps({"bos_token_id": 1, "eos_token_id": [2, 0]}))
+    cfg = tmp_path / "runner.json"
+    cfg.write_text(json.dumps({"export_format": "executorch", "llm_runner": True, "dynamic_shapes": {
+        "input_ids": {"1": {"name": "sequence", "min": 1, "max": MAX_CACHE_LEN}}}}))
+    out = tmp_path / "out"
+    proc = et_export(ckpt, out, json.loads(cfg.read_text()), "--for-generation", "--cache", "static",
+                     "--max-cache-len", str(MAX_CACHE_LEN), "--multi-token-decode", "--batch-size", "1")
+    assert proc.returncode == 0, describe(proc)
+    pte = out / json.loads((out / "export.json").read_text())["components"]["decode"]["file"]
+    prompt = "the quick brown fox"
+    ids = tok.encode(prompt).ids
+    model = models.load_reference_model(ckpt)
+    with torch.no_grad():
+        seq = model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                             max_new_tokens=RUNNER_NEW_TOKENS, do_sample=False, eos_token_id=[2, 0], pad_token_id=2)
+    want = seq[0, len(ids):].tolist()
+    if want[-1] in (2, 0):  # the runner stops at an EOS id without printing it
+        want = want[:-1]
+    want_pieces = [tok.decode([t]) for t in want]
+    got = worker().python(RUNNER, [str(pte), str(out / "tokenizer.json"), prompt, RUNNER_NEW_TOKENS])
+    assert got["metadata"] == {"get_max_seq_len": [MAX_CACHE_LEN], "get_max_context_len": [MAX_CACHE_LEN],
+                               "get_vocab_size": [vocab], "get_bos_id": [1], "get_eos_ids": [2, 0],
+                               "use_kv_cache": [True], "enable_dynamic_shape": [True]}, got["metadata"]
+    assert len(want_pieces) >= 8, want  # a generation long enough to say something
+    assert got["pieces"] == want_pieces, (got["pieces"], want_pieces, want)
+    print(f"LLM runner: {len(want_pieces)} pieces equal to generate()'s: {''.join(want_pieces)!r}")
+
+
+RUNNER = r"""
+from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
+from executorch.runtime import Runtime
+pte, tokenizer, prompt, n = args
+program = Runtime.get().load_program(pte)
+metadata = {m: [v if isinstance(v, bool) else int(v) for v in program.load_method(m).execute([])]
+            for m in ("get_max_seq_len", "get_max_context_len", "get_vocab_size", "get_bos_id", "get_eos_ids",
+                      "use_kv_cache", "enable_dynamic_shape")}
+pieces = []
+runner = TextLLMRunner(pte, tokenizer)
+runner.generate(prompt, GenerationConfig(echo=False, max_new_tokens=n, temperature=0.0), token_callback=pieces.append)
+result = {"metadata": metadata, "pieces": pieces}
 """

@@ -503,18 +503,47 @@ void hfx_et_program_free(hfx_et_program *e) {
     free(e);
 }
 
-hfx_status hfx_et_lower(const hfx_aten_program *p, hfx_et_program **out, hfx_error *err) {
+/* A constant input of ones (HFX_ET_ONES): its bytes, in the arena. */
+static const hfx_aten_input *ones(lowering *l, const hfx_et_value *v) {
+    uint64_t n = hfx_et_nbytes(v), size = hfx_dtype_nbytes(v->dtype, 1);
+    hfx_aten_input *in = hfx_arena_alloc(l->e->arena, sizeof *in);
+    uint8_t *bytes = hfx_arena_alloc(l->e->arena, n ? n : 1);
+    static const int64_t one_i64 = 1;
+    static const int32_t one_i32 = 1;
+    static const float one_f32 = 1;
+    static const uint8_t one_u8 = 1;
+    const void *one = v->dtype == HFX_DTYPE_I64 ? (const void *)&one_i64 : v->dtype == HFX_DTYPE_I32 ? (const void *)&one_i32
+                      : v->dtype == HFX_DTYPE_F32 ? (const void *)&one_f32 : v->dtype == HFX_DTYPE_BOOL ? (const void *)&one_u8
+                      : NULL;
+    if (!one) {
+        fail(l, HFX_ERR_INTERNAL, "executorch: a constant of ones of %s%s", hfx_dtype_name(v->dtype), "");
+        return NULL;
+    }
+    if (!in || !bytes) {
+        l->e->oom = true;
+        return NULL;
+    }
+    for (uint64_t k = 0; k < n; k += size) memcpy(bytes + k, one, size);
+    *in = (hfx_aten_input){.kind = HFX_INPUT_CONSTANT, .target = "ones", .bytes = bytes};
+    return in;
+}
+
+hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_inputs *layout, hfx_et_program **out,
+                        hfx_error *err) {
     *out = NULL;
     hfx_et_program *e = calloc(1, sizeof *e);
     lowering l = {.p = p, .e = e, .err = err};
     if (e) e->arena = hfx_arena_new();
     l.value = malloc((size_t)(p->n_values ? p->n_values : 1) * sizeof *l.value);
     l.symbol = malloc((size_t)(p->g->n_symbols ? p->g->n_symbols : 1) * sizeof *l.symbol);
-    if (!e || !e->arena || !l.value || !l.symbol) {
+    int *user = malloc((size_t)(p->n_inputs + 1) * sizeof *user);     /* user input k: its ATen value */
+    int *role = malloc((size_t)(p->n_values ? p->n_values : 1) * sizeof *role); /* per ATen value; -1: none */
+    if (!e || !e->arena || !l.value || !l.symbol || !user || !role) {
         hfx_et_program_free(e);
-        free(l.value), free(l.symbol);
+        free(l.value), free(l.symbol), free(user), free(role);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
+    for (int i = 0; i < p->n_values; i++) role[i] = -1;
     for (int s = 0; s < p->g->n_symbols; s++) l.symbol[s] = -1;
     /* every ATen value, in order: tensors at their upper bounds, SymInts as Ints */
     for (int i = 0; i < p->n_values && !l.st; i++) {
@@ -522,19 +551,33 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, hfx_et_program **out, hfx_err
         l.value[i] = v->symint ? lit(&l, HFX_ET_INT, 0, 0) : tensor_of_dims(&l, v->dtype, v->rank, v->dims);
     }
     /* stored tensors (parameters, constants) are the constant segment's buffers, in input order;
-     * user inputs are the plan's inputs */
+     * user inputs are the plan's inputs, or what `layout` makes of them */
     int *inputs = hfx_arena_alloc(e->arena, (size_t)(p->n_inputs + 1) * sizeof *inputs);
     int *outputs = hfx_arena_alloc(e->arena, (size_t)(p->n_outputs + 1) * sizeof *outputs);
     if (!inputs || !outputs) e->oom = true;
+    int n_user = 0;
     for (int i = 0; i < p->n_inputs && !l.st && !e->oom; i++) {
         const hfx_aten_input *in = &p->inputs[i];
         hfx_et_value *v = &e->values[l.value[in->value]];
-        if (in->kind == HFX_INPUT_USER) inputs[e->n_inputs++] = l.value[in->value];
-        else {
+        if (in->kind == HFX_INPUT_USER) {
+            int r = layout ? layout->role[n_user] : HFX_ET_ARG;
+            role[in->value] = r;
+            user[n_user++] = in->value;
+            if (!layout) inputs[e->n_inputs++] = l.value[in->value];
+            else if (r == HFX_ET_BUFFER) v->persistent = true;
+            else if (r == HFX_ET_ONES && (v->constant = ones(&l, v))) v->buffer = ++e->n_buffers;
+        } else {
             if (v->dynamic) l.st = hfx_fail(err, HFX_ERR_INTERNAL, "executorch: a stored tensor of varying size");
             v->buffer = ++e->n_buffers;
             v->constant = in;
         }
+    }
+    for (int k = 0; layout && k < layout->n_order && !e->oom; k++) inputs[e->n_inputs++] = l.value[user[layout->order[k]]];
+    for (int k = 0; layout && k < n_user && !l.st && !e->oom; k++) {
+        if (layout->role[k] != HFX_ET_POSITIONS) continue;
+        int items[2] = {lit(&l, HFX_ET_INT, 1, 0), lit(&l, HFX_ET_INT, -1, 0)};
+        int args[2] = {l.value[user[layout->positions_of]], list(&l, HFX_ET_INT_LIST, items, 2)};
+        kernel_call(&l, "aten::view_copy", "out", args, 2, &l.value[user[k]], 1);
     }
     bool *in_place = in_place_nodes(&l);
     if (!in_place) e->oom = true;
@@ -551,10 +594,10 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, hfx_et_program **out, hfx_err
             call(&l, "aten::copy_", "", args, 4);
             v = self;
         }
-        outputs[e->n_outputs++] = v;
+        if (p->mutates[i] < 0 || role[p->mutates[i]] != HFX_ET_BUFFER) outputs[e->n_outputs++] = v;
     }
     e->inputs = inputs, e->outputs = outputs;
-    free(l.value), free(l.symbol);
+    free(l.value), free(l.symbol), free(user), free(role);
     if (!l.st && e->oom) l.st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (l.st) {
         hfx_et_program_free(e);

@@ -52,6 +52,8 @@ void hfx_et_plan(hfx_et_program *e, hfx_et_alloc alloc) {
         x->first = -1; /* even when no call reads it: the caller's data is copied in */
         if (x->last < 0) x->last = 0;
     }
+    for (int i = 0; i < e->n_values; i++) /* a mutable buffer holds its content between calls */
+        if (e->values[i].persistent) e->values[i].first = -1, e->values[i].last = e->n_calls;
     e->arena_size = 0;
     block *blocks = malloc((size_t)(e->n_values ? e->n_values : 1) * sizeof *blocks);
     int *placed = malloc((size_t)(e->n_values ? e->n_values : 1) * sizeof *placed); /* by offset */

@@ -39,6 +39,7 @@ typedef struct hfx_et_value {
     uint32_t buffer;    /* its constant data (1-based, in the constant segment); 0: none */
     const hfx_aten_input *constant; /* where that data comes from */
     bool planned;       /* has memory in the arena at `offset` */
+    bool persistent;    /* a mutable buffer: state kept in the arena from call to call */
     uint64_t offset;
     int first, last;    /* liveness: the first and last instruction that touch it (-1: none) */
     /* lists: value indices (-1 in an optional list: None) */
@@ -76,24 +77,52 @@ typedef struct hfx_et_alloc {
     bool graph_input, graph_output;
 } hfx_et_alloc;
 
-/* Lower an ATen program (fmt/aten.h) to ExecuTorch's out-variant kernels. Every dynamic dim must
- * have an upper bound (the symbol's max below 2^31); else HFX_ERR_UNSUPPORTED naming it and the
+/* What the method does with each user input of the ATen program. */
+typedef enum hfx_et_role {
+    HFX_ET_ARG,       /* an argument of the method */
+    HFX_ET_BUFFER,    /* a mutable buffer, zero when the method is loaded: state the program keeps
+                         (its new content, an output of the ATen program, is no output of the method) */
+    HFX_ET_POSITIONS, /* [1, S]: the argument `positions_of` ([S]) viewed with a batch of 1 */
+    HFX_ET_ONES       /* a constant of ones */
+} hfx_et_role;
+
+typedef struct hfx_et_inputs {
+    const hfx_et_role *role; /* per user input, in the ATen program's order */
+    const int *order;        /* the method's arguments: user input indices, in call order */
+    int n_order;
+    int positions_of;        /* the user input HFX_ET_POSITIONS views */
+} hfx_et_inputs;
+
+/* Lower an ATen program (fmt/aten.h) to ExecuTorch's out-variant kernels; `inputs` says what
+ * becomes of its user inputs (NULL: each is an argument, in order). Every dynamic dim must have
+ * an upper bound (the symbol's max below 2^31); else HFX_ERR_UNSUPPORTED naming it and the
  * dynamic_shapes entry that bounds it. Ops without a kernel are HFX_ERR_UNSUPPORTED naming them. */
-hfx_status hfx_et_lower(const hfx_aten_program *p, hfx_et_program **out, hfx_error *err);
+hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_inputs *inputs, hfx_et_program **out,
+                        hfx_error *err);
 void hfx_et_program_free(hfx_et_program *e);
 
 /* Liveness-based greedy memory planning into one arena (memory id 1): each tensor that needs
  * memory gets the lowest 16-byte-aligned offset not used by a tensor alive at the same time,
  * largest tensors first. Inputs and outputs are planned only as `alloc` says (else the caller
- * provides their memory). */
+ * provides their memory); mutable buffers always, alive throughout. */
 void hfx_et_plan(hfx_et_program *e, hfx_et_alloc alloc);
 
 /* Bytes of a tensor value at its upper-bound sizes. */
 uint64_t hfx_et_nbytes(const hfx_et_value *v);
 
+/* A method that only returns constants (ExecuTorch's constant methods: "get_max_seq_len"):
+ * n ints, or bools; several are returned as a list. */
+typedef struct hfx_et_constant_method {
+    const char *name;
+    bool is_bool;
+    int64_t values[8];
+    int n;
+} hfx_et_constant_method;
+
 /* The .pte file: the program's flatbuffer with its extended header, then the constant segment
- * streamed from the checkpoint. `method` names the execution plan ("forward"). */
-hfx_status hfx_et_write(const hfx_et_program *e, const char *method, hfx_outdir *out, const char *file,
-                        hfx_error *err);
+ * streamed from the checkpoint. `method` names the execution plan ("forward"); the constant
+ * methods follow it. */
+hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_et_constant_method *consts,
+                        int n_consts, hfx_outdir *out, const char *file, hfx_error *err);
 
 #endif

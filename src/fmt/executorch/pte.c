@@ -162,8 +162,53 @@ static hfx_fb_ref plan(hfx_fb *b, const hfx_et_program *e, const char *method, b
     return hfx_fb_end(b);
 }
 
-hfx_status hfx_et_write(const hfx_et_program *e, const char *method, hfx_outdir *out, const char *file,
-                        hfx_error *err) {
+/* A constant method's plan: its values, returned; no inputs, no calls, no memory. */
+static hfx_fb_ref constant_plan(hfx_fb *b, const hfx_et_constant_method *m) {
+    hfx_fb_ref refs[8];
+    int index[8];
+    int n = m->n < 8 ? m->n : 8;
+    for (int i = 0; i < n; i++) {
+        hfx_et_value v = {.kind = m->is_bool ? HFX_ET_BOOL : HFX_ET_INT, .i = m->values[i]};
+        refs[i] = evalue(b, &v);
+        index[i] = i;
+    }
+    hfx_fb_ref values = hfx_fb_vector_refs(b, refs, (size_t)n);
+    hfx_fb_ref none = hfx_fb_vector_refs(b, NULL, 0);
+    hfx_fb_begin(b);
+    hfx_fb_ref_field(b, 2, none); /* no instructions */
+    hfx_fb_ref chain = hfx_fb_end(b);
+    hfx_fb_ref chains = hfx_fb_vector_refs(b, &chain, 1);
+    int64_t sizes[1] = {0};
+    hfx_fb_ref buffers = hfx_fb_vector(b, sizes, 1, 8, 8);
+    hfx_fb_ref pin = ints32(b, NULL, 0), pout = ints32(b, index, n);
+    /* the returns' pytree: one leaf, or a list of them */
+    static const char leaf[] = "{\"type\": null, \"context\": null, \"children_spec\": []}";
+    char spec[8 * sizeof leaf + 128];
+    size_t k = (size_t)snprintf(spec, sizeof spec, "[1, %s", n == 1 ? "" : "{\"type\": \"builtins.list\", \"context\": "
+                                                                        "\"null\", \"children_spec\": [");
+    for (int i = 0; i < n; i++) k += (size_t)snprintf(spec + k, sizeof spec - k, "%s%s", i ? ", " : "", leaf);
+    snprintf(spec + k, sizeof spec - k, "%s]", n == 1 ? "" : "]}");
+    hfx_fb_ref sin = hfx_fb_string(b, ""), sout = hfx_fb_string(b, spec);
+    hfx_fb_begin(b);
+    hfx_fb_ref_field(b, 0, sin);
+    hfx_fb_ref_field(b, 1, sout);
+    hfx_fb_ref meta = hfx_fb_end(b);
+    hfx_fb_ref name = hfx_fb_string(b, m->name);
+    hfx_fb_begin(b);
+    hfx_fb_ref_field(b, 0, name);
+    hfx_fb_ref_field(b, 1, meta);
+    hfx_fb_ref_field(b, 2, values);
+    hfx_fb_ref_field(b, 3, pin);
+    hfx_fb_ref_field(b, 4, pout);
+    hfx_fb_ref_field(b, 5, chains);
+    hfx_fb_ref_field(b, 6, none);
+    hfx_fb_ref_field(b, 7, none);
+    hfx_fb_ref_field(b, 8, buffers);
+    return hfx_fb_end(b);
+}
+
+hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_et_constant_method *consts,
+                        int n_consts, hfx_outdir *out, const char *file, hfx_error *err) {
     /* the constants' offsets in the segment: offsets[0] stands for "no data" */
     uint64_t *offsets = malloc(((size_t)e->n_buffers + 1) * sizeof *offsets);
     const hfx_et_value **constants = malloc(((size_t)e->n_buffers + 1) * sizeof *constants);
@@ -182,9 +227,11 @@ hfx_status hfx_et_write(const hfx_et_program *e, const char *method, hfx_outdir 
         constants[v->buffer] = v;
         segment += hfx_et_nbytes(v);
     }
-    bool ok = true;
-    hfx_fb_ref ep = plan(b, e, method, &ok);
-    hfx_fb_ref plans = hfx_fb_vector_refs(b, &ep, 1), none = hfx_fb_vector_refs(b, NULL, 0);
+    bool ok = n_consts <= 15;
+    hfx_fb_ref eps[16];
+    eps[0] = plan(b, e, method, &ok);
+    for (int i = 0; i < n_consts && ok; i++) eps[1 + i] = constant_plan(b, &consts[i]);
+    hfx_fb_ref plans = hfx_fb_vector_refs(b, eps, ok ? (size_t)(1 + n_consts) : 1), none = hfx_fb_vector_refs(b, NULL, 0);
     hfx_fb_ref segments = 0, constant_segment = 0;
     if (e->n_buffers) {
         hfx_fb_begin(b);

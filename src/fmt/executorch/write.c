@@ -1,5 +1,8 @@
 /* The executorch format's descriptor and its write: per component, the ATen program, its
- * ExecuTorch plan on the portable kernels, the memory plan, and the .pte file. */
+ * ExecuTorch plan on the portable kernels, the memory plan, and the .pte file. With llm_runner,
+ * a static-cache multi-token decode is written in the layout of ExecuTorch's LLM runner
+ * (extension/llm/runner): forward(tokens, input_pos), the cache in mutable buffers, and the
+ * constant methods the runner reads. */
 #include <string.h>
 
 #include "base/status.h"
@@ -7,7 +10,14 @@
 #include "fmt/executorch/executorch.h"
 #include "fmt/executorch/program.h"
 
-enum { ET_OPT_BACKEND, ET_OPT_ALLOC_GRAPH_INPUT, ET_OPT_ALLOC_GRAPH_OUTPUT, ET_OPT_ALLOC_MUTABLE_BUFFERS, ET_N_OPTIONS };
+enum {
+    ET_OPT_BACKEND,
+    ET_OPT_ALLOC_GRAPH_INPUT,
+    ET_OPT_ALLOC_GRAPH_OUTPUT,
+    ET_OPT_ALLOC_MUTABLE_BUFFERS,
+    ET_OPT_LLM_RUNNER,
+    ET_N_OPTIONS
+};
 enum { BACKEND_DEFAULT, BACKEND_PORTABLE, BACKEND_XNNPACK }; /* choice values: 1-based, 0 null */
 
 static const hfx_format_option et_options[ET_N_OPTIONS] = {
@@ -17,7 +27,10 @@ static const hfx_format_option et_options[ET_N_OPTIONS] = {
                         (const char *const[]){"portable", "xnnpack", NULL}, NULL},
     [ET_OPT_ALLOC_GRAPH_INPUT] = {"alloc_graph_input", HFX_OPTION_BOOL, 1, 0, 1, false, NULL},
     [ET_OPT_ALLOC_GRAPH_OUTPUT] = {"alloc_graph_output", HFX_OPTION_BOOL, 1, 0, 1, false, NULL},
-    [ET_OPT_ALLOC_MUTABLE_BUFFERS] = {"alloc_mutable_buffers", HFX_OPTION_BOOL, 1, 0, 1, false, NULL},
+    [ET_OPT_ALLOC_MUTABLE_BUFFERS] = {"alloc_mutable_buffers", HFX_OPTION_TRUE, 1, 0, 1, false,
+                                      "must be true: hfx's mutable buffers (llm_runner's cache) live in the planned "
+                                      "arena"},
+    [ET_OPT_LLM_RUNNER] = {"llm_runner", HFX_OPTION_BOOL, 0, 0, 1, false, NULL},
 };
 
 /* An example size per symbol for the ATen lowering (it needs one; the plan uses upper bounds). */
@@ -36,6 +49,78 @@ static bool et_keeps(const hfx_graph *g, const hfx_node *n) {
     return n->op == HFX_OP_LINEAR;
 }
 
+/* ---- the LLM runner's layout ---- */
+
+/* The runner calls forward(tokens [1, S], input_pos [S]) and keeps nothing between calls: so
+ * of a static-cache graph (docs/GENERATION.md) input_ids are the tokens, cache_position the
+ * positions, position_ids those positions viewed [1, S] (one row, no padding), the slot mask all
+ * ones (causality from cache_position already hides the slots not yet written), and the cache
+ * becomes mutable buffers. The graph must be a static-cache decode of batch 1 taking any number of
+ * tokens up to its bound, or exactly one. */
+typedef struct runner_layout {
+    hfx_et_role role[64];
+    int order[2];
+    hfx_et_inputs inputs;
+    int64_t max_cache_len, max_seq, vocab;
+    bool dynamic;
+} runner_layout;
+
+static hfx_status runner_layout_of(const hfx_graph *g, runner_layout *r, hfx_error *err) {
+    static const char why[] = "executorch: llm_runner writes ExecuTorch's LLM runner layout from a static-cache "
+                              "generation export of batch 1 with one graph for prompt and steps (--for-generation "
+                              "--cache static --max-cache-len M --multi-token-decode --batch-size 1, the sequence "
+                              "bounded in dynamic_shapes)";
+    int tokens = -1, pos = -1;
+    if (g->n_inputs > 64 || g->n_states == 0) return hfx_fail(err, HFX_ERR_INVALID, "%s: this graph has no cache", why);
+    for (int i = 0; i < g->n_inputs; i++) {
+        const hfx_value *v = g->inputs[i];
+        const hfx_state *s = hfx_graph_state_of(g, v, true);
+        if (s && s->update == HFX_STATE_APPEND)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: its cache grows", why);
+        if (s) r->role[i] = HFX_ET_BUFFER;
+        else if (!strcmp(v->name, "input_ids")) r->role[i] = HFX_ET_ARG, tokens = i;
+        else if (!strcmp(v->name, "cache_position")) r->role[i] = HFX_ET_ARG, pos = i;
+        else if (!strcmp(v->name, "position_ids")) r->role[i] = HFX_ET_POSITIONS;
+        else if (!strcmp(v->name, "attention_mask")) r->role[i] = HFX_ET_ONES;
+        else return hfx_fail(err, HFX_ERR_INVALID, "%s: it takes '%s'", why, v->name);
+    }
+    if (tokens < 0 || pos < 0) return hfx_fail(err, HFX_ERR_INVALID, "%s: it takes no cache_position", why);
+    const hfx_value *ids = g->inputs[tokens];
+    if (!hfx_dim_is_const(ids->dims[0]) || ids->dims[0].c != 1)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: its batch is not fixed at 1", why);
+    const hfx_value *cache = g->states[0].in;
+    const hfx_value *logits = g->n_outputs ? g->outputs[0] : NULL;
+    if (!cache || cache->rank != 4 || !hfx_dim_is_const(cache->dims[2]) || !logits || logits->rank != 3 ||
+        !hfx_dim_is_const(logits->dims[2]))
+        return hfx_fail(err, HFX_ERR_INTERNAL, "%s: unexpected cache or logits", why);
+    hfx_dim seq = ids->dims[1];
+    r->dynamic = !hfx_dim_is_const(seq);
+    r->max_seq = r->dynamic ? g->symbols[seq.sym[0]].max : seq.c;
+    r->max_cache_len = cache->dims[2].c;
+    r->vocab = logits->dims[2].c;
+    r->order[0] = tokens, r->order[1] = pos;
+    /* user inputs are the graph's inputs in order (hfx_aten_lower); positions_of: cache_position */
+    r->inputs = (hfx_et_inputs){r->role, r->order, 2, pos};
+    return HFX_OK;
+}
+
+/* The constant methods the runner reads (extension/llm/runner: its metadata names). */
+static int runner_methods(const runner_layout *r, const hfx_special_tokens *t, hfx_et_constant_method *m) {
+    int n = 0;
+    m[n++] = (hfx_et_constant_method){"get_max_seq_len", false, {r->max_seq}, 1};
+    m[n++] = (hfx_et_constant_method){"get_max_context_len", false, {r->max_cache_len}, 1};
+    m[n++] = (hfx_et_constant_method){"get_vocab_size", false, {r->vocab}, 1};
+    m[n++] = (hfx_et_constant_method){"use_kv_cache", true, {1}, 1};
+    m[n++] = (hfx_et_constant_method){"use_sdpa_with_kv_cache", true, {0}, 1};
+    m[n++] = (hfx_et_constant_method){"enable_dynamic_shape", true, {r->dynamic}, 1};
+    if (t && t->bos >= 0) m[n++] = (hfx_et_constant_method){"get_bos_id", false, {t->bos}, 1};
+    if (t && t->n_eos) {
+        m[n] = (hfx_et_constant_method){"get_eos_ids", false, {0}, t->n_eos};
+        memcpy(m[n++].values, t->eos, (size_t)t->n_eos * sizeof t->eos[0]);
+    }
+    return n;
+}
+
 static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, hfx_error *err) {
     hfx_status st = HFX_OK;
     for (int c = 0; c < n && !st; c++) {
@@ -45,17 +130,23 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
                             "executorch: backend 'xnnpack' is not written yet; 'portable' (the default) runs the "
                             "same program on ExecuTorch's portable kernels");
         if (g->n_symbols > 16) return hfx_fail(err, HFX_ERR_UNSUPPORTED, "executorch: over 16 dynamic dims");
+        runner_layout runner;
+        bool as_runner = gs[c].opt[ET_OPT_LLM_RUNNER] != 0;
+        if (as_runner && (st = runner_layout_of(g, &runner, err))) break;
         int64_t hints[16];
         symbol_hints(g, hints);
         hfx_aten_program *p;
         st = hfx_aten_lower(g, hints, false, &p, err);
         if (st) break;
         hfx_et_program *e;
-        st = hfx_et_lower(p, &e, err);
+        st = hfx_et_lower(p, as_runner ? &runner.inputs : NULL, &e, err);
         if (!st) {
+            hfx_et_constant_method methods[8];
+            int n_methods = as_runner ? runner_methods(&runner, gs[c].tokens, methods) : 0;
             hfx_et_plan(e, (hfx_et_alloc){gs[c].opt[ET_OPT_ALLOC_GRAPH_INPUT] != 0,
                                           gs[c].opt[ET_OPT_ALLOC_GRAPH_OUTPUT] != 0});
-            st = e->oom ? hfx_fail(err, HFX_ERR_NOMEM, "out of memory") : hfx_et_write(e, "forward", out, gs[c].file, err);
+            st = e->oom ? hfx_fail(err, HFX_ERR_NOMEM, "out of memory")
+                        : hfx_et_write(e, "forward", methods, n_methods, out, gs[c].file, err);
             hfx_et_program_free(e);
         }
         hfx_aten_program_free(p);
@@ -65,4 +156,5 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
 
 const hfx_format hfx_format_executorch = {
     .name = "executorch", .summary = "ExecuTorch program (.pte) on the portable kernels, for the ExecuTorch runtime",
-    .graph_ext = ".pte", .bounded_dims = true, .options = et_options, .n_options = ET_N_OPTIONS, .keeps = et_keeps, .write = et_write};
+    .graph_ext = ".pte", .bounded_dims = true, .options = et_options, .n_options = ET_N_OPTIONS, .keeps = et_keeps,
+    .write = et_write};
