@@ -104,10 +104,12 @@ static const char export_help[] =
     "\n"
     "generation (docs/GENERATION.md):\n"
     "  --for-generation      write prefill.onnx + decode.onnx (KV cache in and out)\n"
-    "  --multi-token-decode  one decode.onnx with a symbolic query length instead (needs --dynamic)\n"
+    "  --multi-token-decode  one decode.onnx with a symbolic query length instead (needs --dynamic\n"
+    "                        or the sequence in dynamic_shapes)\n"
     "  --cache C             dynamic (default; grows by concatenation) or static (fixed buffers\n"
     "                        written in place); default from generation_config.json\n"
-    "  --max-cache-len N     static cache length (default: generation_config.json max_cache_len)\n"
+    "  --max-cache-len N     static cache length (default: generation_config.json max_cache_len);\n"
+    "                        executorch: also the bound of the prompt and past lengths (needed)\n"
     "  --logits L            prefill logits: last (default) or all positions\n"
     "  --io P                optimum (default: past_key_values/present, onnxruntime-genai) or seed\n"
     "                        (transformers.exporters' names, counter and 4-D mask; its decode loops)\n"
@@ -119,6 +121,11 @@ static const char export_help[] =
     "  --weight-layout L     ONNX: transposed (default: MatMul on [in, out], what onnxruntime's\n"
     "                        quantizers take) or stored (Gemm on the checkpoint's [out, in]:\n"
     "                        no transpose, constant memory)\n"
+    "\n"
+    "executorch (docs/GENERATION.md; dynamic dims need a max in dynamic_shapes):\n"
+    "  --llm-runner          the layout of ExecuTorch's LLM runner: forward(tokens, input_pos), the\n"
+    "                        cache in mutable buffers, its metadata methods (with --cache static\n"
+    "                        --multi-token-decode --batch-size 1)\n"
     "\n"
     "quantization (docs/QUANTIZATION.md; ONNX: MatMulNBits; OpenVINO: NNCF's compressed weights):\n"
     "  --quantize Q          int4 or int8 weights for every linear layer, block-wise; or\n"
@@ -211,7 +218,7 @@ static int cmd_export(int argc, char **argv) {
         {"for-generation", no_argument, 0, 'G'}, {"multi-token-decode", no_argument, 0, 'M'},
         {"cache", required_argument, 0, 'C'},    {"max-cache-len", required_argument, 0, 'L'},
         {"logits", required_argument, 0, 'K'},    {"stateless", no_argument, 0, 'S'},
-        {"compress-to-fp16", no_argument, 0, 'F'}, {"revision", required_argument, 0, 'R'},
+        {"compress-to-fp16", no_argument, 0, 'F'}, {"llm-runner", no_argument, 0, 'U'}, {"revision", required_argument, 0, 'R'},
         {"io", required_argument, 0, 'I'},       {"quantize", required_argument, 0, 'Q'},
         {"group-size", required_argument, 0, 'g'}, {"sym", no_argument, 0, 'y'},
         {"asym", no_argument, 0, 'a'},           {"accuracy-level", required_argument, 0, 'A'},
@@ -224,6 +231,7 @@ static int cmd_export(int argc, char **argv) {
                *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL, *accuracy = NULL,
                *quantize_tables = NULL, *quantize_head = NULL, *onnx_ops = NULL, *weight_layout = NULL,
                *pooling = NULL;
+    int llm_runner = 0;
     int normalize = -1, dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
         compress = 0, symmetric = -1, reduce_range = 0, c;
     long batch = 2, seq = 16, max_cache_len = 0, group_size = -1;
@@ -245,6 +253,7 @@ static int cmd_export(int argc, char **argv) {
         case 'L': if (parse_count("export", "--max-cache-len", optarg, &max_cache_len)) return 2; break;
         case 'K': logits = optarg; break;
         case 'S': stateless = 1; break;
+        case 'U': llm_runner = 1; break;
         case 'F': compress = 1; break;
         case 'R': revision = optarg; break;
         case 'I': io = optarg; break;
@@ -343,6 +352,9 @@ static int cmd_export(int argc, char **argv) {
         rc = usage_error("export", "--stateless needs --for-generation: a plain forward keeps no state");
     if (!rc && stateless && hfx_export_config_set(cfg, "stateful", "false", &err)) rc = fail_with(&err);
     if (!rc && compress && hfx_export_config_set(cfg, "compress_to_fp16", "true", &err)) rc = fail_with(&err);
+    if (!rc && llm_runner && !for_generation)
+        rc = usage_error("export", "--llm-runner needs --for-generation: the runner generates");
+    if (!rc && llm_runner && hfx_export_config_set(cfg, "llm_runner", "true", &err)) rc = fail_with(&err);
     if (!rc && (multi_token || cache || max_cache_len || logits) && !for_generation)
         rc = usage_error("export", "--multi-token-decode, --cache, --max-cache-len and --logits need --for-generation");
     if (!rc && cache)

@@ -3,7 +3,10 @@ kernels, for every decoder variant the other suites cover (the wave-1b architect
 are in test_wave1b.py). Each program decodes with the wheel's flatc against its program.fbs,
 loads in executorch.runtime (a worker in the executorch venv, etutil.py) and gives transformers'
 eager logits within 1e-4 on every element for every input case, left-padded batches included,
-from one export whose batch and sequence vary up to the bounds its config gives."""
+from one export whose batch and sequence vary up to the bounds its config gives. Generation
+exports (growing and static caches, prefill+decode and multi-token decode) generate transformers'
+tokens through examples/generate_executorch.py, and the LLM runner's layout through ExecuTorch's
+own TextLLMRunner."""
 from __future__ import annotations
 
 import json
@@ -334,12 +337,11 @@ def test_llm_runner_generates_transformers_text(checkpoints, tmp_path):
     tok = _byte_level_tokenizer(vocab)
     tok.save(str(ckpt / "tokenizer.json"))
     (ckpt / "generation_config.json").write_text(json.dumps({"bos_token_id": 1, "eos_token_id": [2, 0]}))
-    cfg = tmp_path / "runner.json"
-    cfg.write_text(json.dumps({"export_format": "executorch", "llm_runner": True, "dynamic_shapes": {
-        "input_ids": {"1": {"name": "sequence", "min": 1, "max": MAX_CACHE_LEN}}}}))
+    sequence = {"input_ids": {"1": {"name": "sequence", "min": 1, "max": MAX_CACHE_LEN}}}
     out = tmp_path / "out"
-    proc = et_export(ckpt, out, json.loads(cfg.read_text()), "--for-generation", "--cache", "static",
-                     "--max-cache-len", str(MAX_CACHE_LEN), "--multi-token-decode", "--batch-size", "1")
+    proc = et_export(ckpt, out, {"export_format": "executorch", "dynamic_shapes": sequence}, "--for-generation",
+                     "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN), "--multi-token-decode",
+                     "--batch-size", "1", "--llm-runner")
     assert proc.returncode == 0, describe(proc)
     pte = out / json.loads((out / "export.json").read_text())["components"]["decode"]["file"]
     prompt = "the quick brown fox"

@@ -132,6 +132,12 @@ def _run(fmt: str, out, inputs):
         request = compiled.create_infer_request()
         request.infer({k: np.ascontiguousarray(v) for k, v in inputs.items()})
         return {o.get_any_name(): np.array(request.get_tensor(o.get_any_name()).data) for o in compiled.outputs}
+    if fmt == "executorch":
+        from etutil import worker
+
+        meta = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]
+        outs = worker().run(out / "model.pte", [inputs[n] for n in meta["input_names"]])
+        return dict(zip(meta["output_names"], outs))
     ep = torch.export.load(str(out / "model.pt2"))
     names = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["output_names"]
     user = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
@@ -141,7 +147,13 @@ def _run(fmt: str, out, inputs):
 
 
 def _export(folder, out, fmt, *flags):
-    proc = run_hfx(["export", folder, out, "--format", fmt, "--dynamic", "--quiet", *flags])
+    dims = ["--dynamic"]
+    if fmt == "executorch":  # its dims need bounds: the inputs' [4, 9]
+        cfg = out.parent / f"{out.name}-bounds.json"
+        cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {"input_ids": {
+            "0": {"name": "batch", "max": 4}, "1": {"name": "sequence", "max": 9}}}}))
+        dims = ["--config", str(cfg)]
+    proc = run_hfx(["export", folder, out, "--format", fmt, *dims, "--quiet", *flags])
     assert proc.returncode == 0, describe(proc)
     return proc
 
@@ -163,7 +175,7 @@ def root(tmp_path_factory):
     return tmp_path_factory.mktemp("sentence")
 
 
-FORMATS = ("onnx", "openvino", "dynamo")
+FORMATS = ("onnx", "openvino", "dynamo", "executorch")
 AUTO_CASES = [("bert", (m,), False, False) for m in MODES] + [
     ("bert", ("cls", "mean", "max"), True, False),
     ("roberta", ("mean",), True, True),

@@ -80,8 +80,10 @@ typedef struct hfx_et_alloc {
 /* What the method does with each user input of the ATen program. */
 typedef enum hfx_et_role {
     HFX_ET_ARG,       /* an argument of the method */
-    HFX_ET_BUFFER,    /* a mutable buffer, zero when the method is loaded: state the program keeps
-                         (its new content, an output of the ATen program, is no output of the method) */
+    HFX_ET_BUFFER,    /* a mutable buffer: state the program keeps in its planned memory (no initial
+                         data is stored, as ExecuTorch's emitter stores none for a zero buffer: the
+                         runtime's planned memory starts as it allocates it); its new content, an
+                         output of the ATen program, is no output of the method */
     HFX_ET_POSITIONS, /* [1, S]: the argument `positions_of` ([S]) viewed with a batch of 1 */
     HFX_ET_ONES       /* a constant of ones */
 } hfx_et_role;
