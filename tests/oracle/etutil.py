@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import struct
 import subprocess
 import tempfile
 from pathlib import Path
@@ -149,6 +150,23 @@ def worker() -> Worker:
     if _worker is None:
         _worker = Worker()
     return _worker
+
+
+def flatc_xnngraph(payload: bytes, out_dir: os.PathLike) -> dict:
+    """An XNNPACK delegate's payload: its header ("XH00" at byte 4), then the XNNGraph flatbuffer
+    at the offset the header gives, decoded by the wheel's flatc against runtime_schema.fbs."""
+    assert payload[4:8] == b"XH00", payload[:16]
+    offset, size = struct.unpack_from("<II", payload, 10)
+    site = worker().python("import executorch; result = list(executorch.__path__)[0]")
+    flatc = Path(site) / "data" / "bin" / "flatc"
+    schema = Path(site) / "backends" / "xnnpack" / "serialization" / "runtime_schema.fbs"
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "xnngraph.bin").write_bytes(payload[offset:offset + size])
+    proc = subprocess.run([str(flatc), "--json", "--raw-binary", "--strict-json", "--defaults-json", "-o",
+                           str(out_dir), str(schema), "--", str(out_dir / "xnngraph.bin")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((out_dir / "xnngraph.json").read_text())
 
 
 def flatc_json(pte: os.PathLike, out_dir: os.PathLike) -> dict:

@@ -41,16 +41,21 @@ def et_export(checkpoint, out, config: dict | None = None, *flags):
     return run_hfx(["export", checkpoint, out, "--config", cfg, "--quiet", *flags])
 
 
+BACKENDS = ("portable", "xnnpack")
+
+
 @pytest.fixture(scope="module")
 def et_exports(tmp_path_factory, checkpoints):
+    """(out dir, hfx's process) of each variant's export, per backend: `portable` runs every op on
+    ExecuTorch's portable kernels, `xnnpack` delegates the linear layers to XNNPACK."""
     root = tmp_path_factory.mktemp("executorch")
     done = {}
 
-    def get(name):
-        if name not in done:
-            out = root / name
-            done[name] = (out, et_export(checkpoints(name), out))
-        return done[name]
+    def get(name, backend="portable"):
+        if (name, backend) not in done:
+            out = root / f"{name}-{backend}"
+            done[name, backend] = (out, et_export(checkpoints(name), out, {**BOUNDED, "backend": backend}))
+        return done[name, backend]
     return get
 
 
@@ -60,22 +65,23 @@ def run_pte(out, inputs: dict) -> list:
     return worker().run(out / meta["file"], [inputs[n] for n in names])
 
 
-PARAMS = [pytest.param(v.name, case, id=f"{v.name}-{case.id}") for v in models.VARIANTS_LIST for case in v.cases]
+PARAMS = [pytest.param(v.name, case, backend, id=f"{v.name}-{case.id}-{backend}")
+          for v in models.VARIANTS_LIST for case in v.cases for backend in BACKENDS]
 
 
 def test_cases_fit_the_bounds():
     assert all(c.batch <= MAX_BATCH and c.seq <= MAX_SEQ for v in models.VARIANTS_LIST for c in v.cases)
 
 
-@pytest.mark.parametrize("name,case", PARAMS)
-def test_executorch_parity(et_exports, checkpoints, name, case):
+@pytest.mark.parametrize("name,case,backend", PARAMS)
+def test_executorch_parity(et_exports, checkpoints, name, case, backend):
     variant = models.VARIANTS[name]
-    out, proc = et_exports(name)
+    out, proc = et_exports(name, backend)
     assert proc.returncode == 0, describe(proc)
     inputs = models.make_inputs(case, variant.vocab_size)
     got = run_pte(out, inputs)[0]
     want = models.reference_logits(checkpoints(name), inputs)
-    assert_logits_close(got, want, f"[executorch] {name} {case.id}")
+    assert_logits_close(got, want, f"[executorch {backend}] {name} {case.id}")
 
 
 def _header(data: bytes) -> dict:
@@ -126,6 +132,53 @@ def test_program_is_well_formed(et_exports, checkpoints, tmp_path, name):
     assert found_embed, "the embedding table is not stored as the checkpoint has it"
 
 
+def _calls(plan: dict) -> list:
+    """Each instruction as "aten::op.overload" or "delegate:<index>"."""
+    ops = [f"{o['name']}.{o['overload']}" for o in plan["operators"]]
+    return [ops[i["instr_args"]["op_index"]] if i["instr_args_type"] == "KernelCall"
+            else f"delegate:{i['instr_args']['delegate_index']}" for i in plan["chains"][0]["instructions"]]
+
+
+def test_xnnpack_delegates_every_linear(et_exports, checkpoints, tmp_path):
+    """backend xnnpack: every linear of the portable program is a DelegateCall of its own
+    XnnpackBackend delegate (a segment), and nothing else changes; each payload is XNNPACK's header
+    and an XNNGraph that flatc decodes against the wheel's runtime_schema.fbs: one fully-connected
+    node whose filter is named data holding the checkpoint's [N, K] weight as stored; weights only
+    delegates read leave the constant segment."""
+    from etutil import flatc_xnngraph
+
+    portable, proc = et_exports("llama_default", "portable")
+    assert proc.returncode == 0, describe(proc)
+    xnn, proc = et_exports("llama_default", "xnnpack")
+    assert proc.returncode == 0, describe(proc)
+    p_prog = flatc_json(portable / "model.pte", tmp_path / "p")
+    x_prog = flatc_json(xnn / "model.pte", tmp_path / "x")
+    p_calls, x_calls = _calls(p_prog["execution_plan"][0]), _calls(x_prog["execution_plan"][0])
+    n_linear = p_calls.count("aten::linear.out")
+    assert n_linear >= 7 and "aten::linear.out" not in x_calls
+    assert [c for c in x_calls if c.startswith("delegate:")] == [f"delegate:{i}" for i in range(n_linear)]
+    assert [c for c in x_calls if not c.startswith("delegate:")] == [c for c in p_calls if c != "aten::linear.out"]
+    delegates = x_prog["execution_plan"][0]["delegates"]
+    assert all(d["id"] == "XnnpackBackend" and d["processed"]["location"] == "SEGMENT" for d in delegates)
+    data = (xnn / "model.pte").read_bytes()
+    base = struct.unpack_from("<4sIQQQ", data, 8)[3]
+    segments = x_prog["segments"]
+    named = {n["key"]: n["segment_index"] for n in x_prog["named_data"]}
+    reference = models.load_reference_model(checkpoints("llama_default")).state_dict()
+    q = reference["model.layers.0.self_attn.q_proj.weight"].numpy()
+    seg = segments[named["model.layers.0.self_attn.q_proj.weight"]]
+    stored = np.frombuffer(data[base + seg["offset"]:base + seg["offset"] + seg["size"]], np.float32)
+    assert np.array_equal(stored.reshape(q.shape), q)
+    first = segments[delegates[0]["processed"]["index"]]
+    graph = flatc_xnngraph(data[base + first["offset"]:base + first["offset"] + first["size"]], tmp_path)
+    node, = graph["xnodes"]
+    assert node["xnode_union_type"] == "XNNFullyConnected"
+    filt = graph["xvalues"][node["xnode_union"]["filter_id"]]["xvalue_union"]
+    assert filt["dims"] == list(q.shape) and graph["constant_data"][filt["constant_buffer_idx"]]["named_key"] == \
+        "model.layers.0.self_attn.q_proj.weight"
+    assert x_prog["constant_segment"]["offsets"].__len__() < p_prog["constant_segment"]["offsets"].__len__()
+
+
 def test_static_export_and_planning_against_executorch(checkpoints, tmp_path):
     """A static export (no dynamic dims) runs at its sample shape; its planned arena is reported
     next to ExecuTorch's own planner's for the same model and shape (to_executorch of the
@@ -169,7 +222,7 @@ result = program.executorch_program.execution_plan[0].non_const_buffer_sizes[1]
 
 @pytest.mark.parametrize("flags,config,message", [
     (["--dynamic"], {"export_format": "executorch"}, "'batch_size' has no upper bound"),
-    ([], {"export_format": "executorch", "backend": "xnnpack"}, "backend 'xnnpack' is not written yet"),
+    ([], {"export_format": "executorch", "backend": "cuda"}, "'backend' must be null or one of 'portable', 'xnnpack'"),
     (["--for-generation"], {"export_format": "executorch"}, "generation needs max_cache_len"),
     (["--for-generation", "--max-cache-len", "64", "--multi-token-decode"], {"export_format": "executorch", "dynamic": True},
      "'batch_size' has no upper bound"),
@@ -179,7 +232,7 @@ result = program.executorch_program.execution_plan[0].non_const_buffer_sizes[1]
      {**GEN_BOUNDS, "llm_runner": True}, "its batch is not fixed at 1"),
     ([], {**BOUNDED, "llm_runner": True}, "this graph has no cache"),
     ([], {**BOUNDED, "alloc_mutable_buffers": False}, "'alloc_mutable_buffers' must be true"),
-], ids=["unbounded-dim", "xnnpack", "generation-without-max-cache-len", "generation-unbounded-batch",
+], ids=["unbounded-dim", "backend", "generation-without-max-cache-len", "generation-unbounded-batch",
         "runner-growing-cache", "runner-batch", "runner-forward", "mutable-buffers-unplanned"])
 def test_refusals_are_clear_and_leave_nothing(checkpoints, tmp_path, flags, config, message):
     out = tmp_path / "out"
@@ -203,21 +256,26 @@ NO_EOS = {"bos_token_id": 1, "eos_token_id": None}
 
 class _EtGen:
     """Generation exports (GenExports, --format executorch) and their modes: batch bounded by
-    MAX_BATCH, every length by max_cache_len; static shapes need no bounds."""
+    MAX_BATCH, every length by max_cache_len; static shapes need no bounds. The default backend
+    (XNNPACK's linears), and `-portable` modes on the portable kernels only."""
 
     def __init__(self, root, checkpoints):
         self.exports = GenExports(root, checkpoints, fmt="executorch")
-        cfg = root / "bounds.json"
+        cfg, portable = root / "bounds.json", root / "bounds-portable.json"
         cfg.write_text(json.dumps(GEN_BOUNDS))
+        portable.write_text(json.dumps({**GEN_BOUNDS, "backend": "portable"}))
         cache = ("--max-cache-len", str(MAX_CACHE_LEN))
-        bounded = ("--config", str(cfg))
-        self.modes = {
-            "dyncache": ("--cache", "dynamic", *cache, *bounded),
-            "dyncache-mtd": ("--cache", "dynamic", *cache, "--multi-token-decode", *bounded),
-            "static": ("--cache", "static", *cache, *bounded),
-            "static-mtd": ("--cache", "static", *cache, "--multi-token-decode", *bounded),
-            "static-fixed-b3": ("--cache", "static", *cache, "--batch-size", "3", "--sequence-length", str(FIXED_SEQ)),
-        }
+        self.modes = {}
+        for suffix, bounds in (("", cfg), ("-portable", portable)):
+            bounded = ("--config", str(bounds))
+            self.modes.update({
+                "dyncache" + suffix: ("--cache", "dynamic", *cache, *bounded),
+                "dyncache-mtd" + suffix: ("--cache", "dynamic", *cache, "--multi-token-decode", *bounded),
+                "static" + suffix: ("--cache", "static", *cache, *bounded),
+                "static-mtd" + suffix: ("--cache", "static", *cache, "--multi-token-decode", *bounded),
+            })
+        self.modes["static-fixed-b3"] = ("--cache", "static", *cache, "--batch-size", "3", "--sequence-length",
+                                         str(FIXED_SEQ))
 
     def __call__(self, name, mode, *extra):
         return self.exports(name, "--for-generation", *self.modes[mode], *extra)
@@ -236,7 +294,7 @@ def et_refs(checkpoints):
 ET_GEN_MATRIX = [pytest.param(v, m, lengths, id=f"{v}-{m}-b{len(lengths)}")
                  for v in ("llama_default", "mistral_swa", "qwen2", "qwen2_swa", "qwen3", "gemma2", "gemma3",
                            "starcoder2", "granite", "olmo2", "gemma")
-                 for m in ("dyncache", "dyncache-mtd", "static", "static-mtd")
+                 for m in ("dyncache", "dyncache-mtd", "static", "static-mtd", "dyncache-portable", "static-portable")
                  for lengths in ((7,), (10, 5, 1))] + [
     pytest.param(v, "static-fixed-b3", (10, 5, 1), id=f"{v}-static-fixed-b3") for v in ("llama_default", "gemma2")]
 
@@ -262,8 +320,7 @@ def test_static_cache_is_written_in_place(et_gen, tmp_path):
     out = et_gen("llama_default", "static")
     program = flatc_json(out / "decode.pte", tmp_path)
     plan, = program["execution_plan"]
-    ops = [f"{o['name']}.{o['overload']}" for o in plan["operators"]]
-    calls = [ops[i["instr_args"]["op_index"]] for i in plan["chains"][0]["instructions"]]
+    calls = _calls(plan)
     assert calls.count("aten::index_put_.") == 4 and "aten::copy_." not in calls, sorted(set(calls))
     meta = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]
     names = meta["input_names"]

@@ -426,35 +426,37 @@ class _ExecutorchPrograms:
     def __init__(self):
         self._p: dict = {}
 
-    def __call__(self, b_ckpts, tmp_path_factory, name):
-        if name not in self._p:
+    def __call__(self, b_ckpts, tmp_path_factory, name, backend):
+        if (name, backend) not in self._p:
             out = tmp_path_factory.mktemp("wave1b_executorch") / name
             cases = W.SPECS[name].cases
             cfg = out.parent / "cfg.json"
-            cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {"input_ids": {
+            cfg.write_text(json.dumps({"export_format": "executorch", "backend": backend, "dynamic_shapes": {"input_ids": {
                 "0": {"name": "batch", "max": max(c.batch for c in cases)},
                 "1": {"name": "sequence", "max": max(c.seq for c in cases)}}}}))
             proc = run_hfx(["export", b_ckpts(name), out, "--config", cfg, "--quiet"])
-            self._p[name] = proc if proc.returncode else out
-        return self._p[name]
+            self._p[name, backend] = proc if proc.returncode else out
+        return self._p[name, backend]
 
 
 _executorch = _ExecutorchPrograms()
 
 
+@pytest.mark.parametrize("backend", ("portable", "xnnpack"))
 @pytest.mark.parametrize("name,case", PARITY_PARAMS)
-def test_executorch_parity(b_ckpts, b_refs, tmp_path_factory, name, case):
-    """hfx's .pte in executorch.runtime (portable kernels) against transformers (every output
-    within 1e-4), from one export whose batch and sequence vary up to the cases' largest."""
+def test_executorch_parity(b_ckpts, b_refs, tmp_path_factory, name, case, backend):
+    """hfx's .pte in executorch.runtime (the portable kernels, or XNNPACK's linears) against
+    transformers (every output within 1e-4), from one export whose batch and sequence vary up to
+    the cases' largest."""
     from etutil import worker
 
-    got = _executorch(b_ckpts, tmp_path_factory, name)
+    got = _executorch(b_ckpts, tmp_path_factory, name, backend)
     assert not hasattr(got, "returncode"), describe(got)
     meta = json.loads((got / "export.json").read_text())["components"]["model"]["metadata"]
     inputs = _feed(W.inputs_for(W.SPECS[name], case))
     outs = worker().run(got / "model.pte", [inputs[n] for n in meta["input_names"]])
     assert_outputs_close(dict(zip(meta["output_names"], outs)), b_refs(name, case, inputs),
-                         f"[executorch] {name} {case.id}")
+                         f"[executorch {backend}] {name} {case.id}")
 
 
 class _OVCompiled:

@@ -142,6 +142,9 @@ static void field(hfx_fb *b, int id, uint64_t v, int width) {
 void hfx_fb_u8(hfx_fb *b, int id, uint8_t v) {
     if (v) field(b, id, v, 1);
 }
+void hfx_fb_u16(hfx_fb *b, int id, uint16_t v) {
+    if (v) field(b, id, v, 2);
+}
 void hfx_fb_i32(hfx_fb *b, int id, int32_t v) {
     if (v) field(b, id, (uint32_t)v, 4);
 }

@@ -1,6 +1,7 @@
 /* A small FlatBuffers builder: what ExecuTorch's Program schema needs (tables with vtables,
- * scalars, strings, vectors of scalars and of tables, unions as a type byte plus a table). Debian
- * 12 packages no C FlatBuffers library (flatcc is not in it), and the subset is small.
+ * scalars, strings, vectors of scalars and of tables, unions as a type byte plus a table), and
+ * what the XNNPACK delegate's XNNGraph needs of the same. Debian 12 packages no C FlatBuffers
+ * library (flatcc is not in it), and the subset is small.
  *
  * Like every FlatBuffers builder it writes back to front: children before their parents, the
  * root last. A reference (hfx_fb_ref) is a position counted from the end of the buffer, so it
@@ -36,6 +37,7 @@ hfx_fb_ref hfx_fb_vector_refs(hfx_fb *b, const hfx_fb_ref *items, size_t n);
  * children first. */
 void hfx_fb_begin(hfx_fb *b);
 void hfx_fb_u8(hfx_fb *b, int field, uint8_t v);
+void hfx_fb_u16(hfx_fb *b, int field, uint16_t v);
 void hfx_fb_i32(hfx_fb *b, int field, int32_t v);
 void hfx_fb_u32(hfx_fb *b, int field, uint32_t v);
 void hfx_fb_i64(hfx_fb *b, int field, int64_t v);

@@ -96,6 +96,7 @@ static int scalar_type(hfx_dtype dt) {
 typedef struct lowering {
     const hfx_aten_program *p;
     hfx_et_program *e;
+    bool xnnpack;
     int *value;  /* per ATen value: its EValue */
     int *symbol; /* per symbol: an Int EValue holding it, -1 none yet */
     hfx_status st;
@@ -214,7 +215,7 @@ static void call(lowering *l, const char *name, const char *overload, const int 
     int op = find_op(l, name, overload);
     int *a = copy_ints(l, args, n);
     if (!a || !grow(e, (void **)&e->calls, e->n_calls, &e->cap_calls, sizeof *e->calls)) return;
-    e->calls[e->n_calls++] = (hfx_et_call){op, a, n};
+    e->calls[e->n_calls++] = (hfx_et_call){op, -1, a, n};
 }
 
 /* A kernel call with outs `outs`: the out arguments, then the return (the out tensor, or a
@@ -476,7 +477,72 @@ static bool *in_place_nodes(lowering *l) {
     return in_place;
 }
 
+/* ---- XNNPACK ---- */
+
+/* The stored tensor (parameter or constant) ATen value v is, or NULL. */
+static const hfx_aten_input *stored(const hfx_aten_program *p, int v) {
+    for (int i = 0; i < p->n_inputs; i++)
+        if (p->inputs[i].value == v && p->inputs[i].kind != HFX_INPUT_USER) return &p->inputs[i];
+    return NULL;
+}
+
+/* linear(x, W, b) as an XNNPACK delegate when it is float32 with stored W [N, K] (and b [N]);
+ * false: left to the portable kernel. */
+static bool delegate_linear(lowering *l, const hfx_aten_node *n) {
+    const hfx_aten_program *p = l->p;
+    const hfx_aten_arg *x = &n->args[0], *w = &n->args[1], *b = &n->args[2];
+    if (x->kind != HFX_ARG_TENSOR || w->kind != HFX_ARG_TENSOR) return false;
+    const hfx_aten_value *xv = &p->values[x->value], *wv = &p->values[w->value], *ov = &p->values[n->out[0]];
+    const hfx_aten_input *weight = stored(p, w->value), *bias = NULL;
+    if (!weight || xv->dtype != HFX_DTYPE_F32 || wv->dtype != HFX_DTYPE_F32 || ov->dtype != HFX_DTYPE_F32 ||
+        wv->rank != 2 || !hfx_dim_is_const(wv->dims[0]) || !hfx_dim_is_const(wv->dims[1]) || xv->rank < 1)
+        return false;
+    if (b->kind == HFX_ARG_TENSOR) {
+        const hfx_aten_value *bv = &p->values[b->value];
+        bias = stored(p, b->value);
+        if (!bias || bv->dtype != HFX_DTYPE_F32 || bv->rank != 1) return false;
+    } else if (b->kind != HFX_ARG_DEFAULT && b->kind != HFX_ARG_NONE) return false;
+    hfx_et_program *e = l->e;
+    if (!grow(e, (void **)&e->delegates, e->n_delegates, &e->cap_delegates, sizeof *e->delegates)) return true;
+    int args[2] = {l->value[x->value], l->value[n->out[0]]};
+    int *a = copy_ints(l, args, 2);
+    if (!a || !grow(e, (void **)&e->calls, e->n_calls, &e->cap_calls, sizeof *e->calls)) return true;
+    e->delegates[e->n_delegates] = (hfx_et_delegate){args[0], args[1], weight, bias, wv->dims[0].c, wv->dims[1].c};
+    e->calls[e->n_calls++] = (hfx_et_call){-1, e->n_delegates++, a, 2};
+    return true;
+}
+
+static void mark_read(const hfx_et_program *e, int v, bool *read) {
+    const hfx_et_value *x = &e->values[v];
+    if (x->kind == HFX_ET_TENSOR_LIST || x->kind == HFX_ET_OPTIONAL_TENSOR_LIST) {
+        for (int i = 0; i < x->n; i++)
+            if (x->items[i] >= 0) read[x->items[i]] = true;
+    } else read[v] = true;
+}
+
+/* Stored tensors that only delegates read as their weights (named data) are no constants of
+ * the program: the constant segment's buffers are renumbered over those a call takes as an
+ * argument (a delegate's input may be stored too: DeBERTa's relative embeddings). */
+static void drop_delegated_constants(hfx_et_program *e) {
+    bool *read = calloc((size_t)(e->n_values ? e->n_values : 1), sizeof *read);
+    if (!read) {
+        e->oom = true;
+        return;
+    }
+    for (int c = 0; c < e->n_calls; c++)
+        for (int a = 0; a < e->calls[c].n; a++) mark_read(e, e->calls[c].args[a], read);
+    for (int i = 0; i < e->n_outputs; i++) read[e->outputs[i]] = true;
+    uint32_t n = 0;
+    for (int i = 0; i < e->n_values; i++) {
+        hfx_et_value *v = &e->values[i];
+        if (v->kind == HFX_ET_TENSOR && v->buffer) v->buffer = read[i] ? ++n : 0;
+    }
+    e->n_buffers = n;
+    free(read);
+}
+
 static void lower_node(lowering *l, const hfx_aten_node *n, bool in_place) {
+    if (n->op == HFX_ATEN_LINEAR && l->xnnpack && delegate_linear(l, n)) return;
     if (n->op == HFX_ATEN_MATMUL) {
         matmul(l, n);
         return;
@@ -499,22 +565,28 @@ void hfx_et_program_free(hfx_et_program *e) {
     free(e->values);
     free(e->calls);
     free(e->ops);
+    free(e->delegates);
     hfx_arena_free(e->arena);
     free(e);
 }
 
 /* A constant input of ones (HFX_ET_ONES): its bytes, in the arena. */
 static const hfx_aten_input *ones(lowering *l, const hfx_et_value *v) {
-    uint64_t n = hfx_et_nbytes(v), size = hfx_dtype_nbytes(v->dtype, 1);
-    hfx_aten_input *in = hfx_arena_alloc(l->e->arena, sizeof *in);
-    uint8_t *bytes = hfx_arena_alloc(l->e->arena, n ? n : 1);
     static const int64_t one_i64 = 1;
     static const int32_t one_i32 = 1;
     static const float one_f32 = 1;
     static const uint8_t one_u8 = 1;
-    const void *one = v->dtype == HFX_DTYPE_I64 ? (const void *)&one_i64 : v->dtype == HFX_DTYPE_I32 ? (const void *)&one_i32
-                      : v->dtype == HFX_DTYPE_F32 ? (const void *)&one_f32 : v->dtype == HFX_DTYPE_BOOL ? (const void *)&one_u8
-                      : NULL;
+    const void *one = NULL;
+    switch (v->dtype) {
+    case HFX_DTYPE_I64: one = &one_i64; break;
+    case HFX_DTYPE_I32: one = &one_i32; break;
+    case HFX_DTYPE_F32: one = &one_f32; break;
+    case HFX_DTYPE_BOOL: one = &one_u8; break;
+    default: break;
+    }
+    uint64_t n = hfx_et_nbytes(v), size = hfx_dtype_nbytes(v->dtype, 1);
+    hfx_aten_input *in = hfx_arena_alloc(l->e->arena, sizeof *in);
+    uint8_t *bytes = hfx_arena_alloc(l->e->arena, n ? n : 1);
     if (!one) {
         fail(l, HFX_ERR_INTERNAL, "executorch: a constant of ones of %s%s", hfx_dtype_name(v->dtype), "");
         return NULL;
@@ -528,11 +600,12 @@ static const hfx_aten_input *ones(lowering *l, const hfx_et_value *v) {
     return in;
 }
 
-hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_inputs *layout, hfx_et_program **out,
+hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_options *opt, hfx_et_program **out,
                         hfx_error *err) {
     *out = NULL;
+    const hfx_et_inputs *layout = opt ? opt->inputs : NULL;
     hfx_et_program *e = calloc(1, sizeof *e);
-    lowering l = {.p = p, .e = e, .err = err};
+    lowering l = {.p = p, .e = e, .xnnpack = opt && opt->xnnpack, .err = err};
     if (e) e->arena = hfx_arena_new();
     l.value = malloc((size_t)(p->n_values ? p->n_values : 1) * sizeof *l.value);
     l.symbol = malloc((size_t)(p->g->n_symbols ? p->g->n_symbols : 1) * sizeof *l.symbol);
@@ -572,7 +645,8 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_inputs *layout, 
             v->constant = in;
         }
     }
-    for (int k = 0; layout && k < layout->n_order && !e->oom; k++) inputs[e->n_inputs++] = l.value[user[layout->order[k]]];
+    for (int k = 0; layout && k < layout->n_order && !e->oom; k++)
+        inputs[e->n_inputs++] = l.value[user[layout->order[k]]];
     for (int k = 0; layout && k < n_user && !l.st && !e->oom; k++) {
         if (layout->role[k] != HFX_ET_POSITIONS) continue;
         int items[2] = {lit(&l, HFX_ET_INT, 1, 0), lit(&l, HFX_ET_INT, -1, 0)};
@@ -597,6 +671,7 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_inputs *layout, 
         if (p->mutates[i] < 0 || role[p->mutates[i]] != HFX_ET_BUFFER) outputs[e->n_outputs++] = v;
     }
     e->inputs = inputs, e->outputs = outputs;
+    if (!l.st && !e->oom && e->n_delegates) drop_delegated_constants(e);
     free(l.value), free(l.symbol), free(user), free(role);
     if (!l.st && e->oom) l.st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (l.st) {

@@ -48,10 +48,21 @@ typedef struct hfx_et_value {
 } hfx_et_value;
 
 typedef struct hfx_et_call {
-    int op;     /* index in operators */
-    int *args;  /* value indices, in the kernel's argument order, outputs last */
+    int op;       /* index in operators (a KernelCall) */
+    int delegate; /* >= 0: a DelegateCall of delegates[delegate] instead */
+    int *args;    /* value indices, in the kernel's argument order, outputs last (a delegate's: its
+                     inputs, then its outputs) */
     int n;
 } hfx_et_call;
+
+/* A linear layer delegated to XNNPACK (backend "xnnpack"): an XNNGraph of one fully-connected
+ * node over [.., K] → [.., N], its filter (and bias) the named data the delegate reads, stored
+ * as the checkpoint has them ([N, K], [N]). */
+typedef struct hfx_et_delegate {
+    int input, output;                  /* their EValues */
+    const hfx_aten_input *weight, *bias; /* bias NULL: none */
+    int64_t n, k;
+} hfx_et_delegate;
 
 typedef struct hfx_et_operator {
     const char *name, *overload; /* "aten::add", "out" */
@@ -65,6 +76,8 @@ typedef struct hfx_et_program {
     int n_calls, cap_calls;
     hfx_et_operator *ops;
     int n_ops, cap_ops;
+    hfx_et_delegate *delegates;
+    int n_delegates, cap_delegates;
     int *inputs, n_inputs;
     int *outputs, n_outputs;
     uint32_t n_buffers;  /* constant tensors (data_buffer_idx 1..n_buffers) */
@@ -95,12 +108,26 @@ typedef struct hfx_et_inputs {
     int positions_of;        /* the user input HFX_ET_POSITIONS views */
 } hfx_et_inputs;
 
-/* Lower an ATen program (fmt/aten.h) to ExecuTorch's out-variant kernels; `inputs` says what
- * becomes of its user inputs (NULL: each is an argument, in order). Every dynamic dim must have
- * an upper bound (the symbol's max below 2^31); else HFX_ERR_UNSUPPORTED naming it and the
- * dynamic_shapes entry that bounds it. Ops without a kernel are HFX_ERR_UNSUPPORTED naming them. */
-hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_inputs *inputs, hfx_et_program **out,
+typedef struct hfx_et_options {
+    const hfx_et_inputs *inputs; /* NULL: each user input is an argument, in order */
+    bool xnnpack;                /* float32 linears with stored weights delegated to XNNPACK */
+} hfx_et_options;
+
+/* Lower an ATen program (fmt/aten.h) to ExecuTorch's out-variant kernels (and, as `opt` says,
+ * XNNPACK delegates); `opt->inputs` says what becomes of its user inputs. Stored tensors only
+ * delegates read are not constants of the program. Every dynamic dim must have an upper bound
+ * (the symbol's max below 2^31); else HFX_ERR_UNSUPPORTED naming it and the dynamic_shapes entry
+ * that bounds it. Ops without a kernel are HFX_ERR_UNSUPPORTED naming them. */
+hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_options *opt, hfx_et_program **out,
                         hfx_error *err);
+
+/* ---- the XNNPACK delegate's payload (xnnpack.c) ---- */
+
+/* The XNNGraph of delegate d, behind XNNPACK's own header ("XH00"), as the delegate's segment:
+ * malloc'd bytes in *data (the caller frees), *len. `weight_key` / `bias_key` name its named data.
+ * false when out of memory. */
+bool hfx_et_xnnpack_payload(const hfx_et_program *e, const hfx_et_delegate *d, const char *weight_key,
+                            const char *bias_key, uint8_t **data, size_t *len);
 void hfx_et_program_free(hfx_et_program *e);
 
 /* Liveness-based greedy memory planning into one arena (memory id 1): each tensor that needs

@@ -103,7 +103,7 @@ static char *pytree(int n, bool inputs) {
 }
 
 static hfx_fb_ref plan(hfx_fb *b, const hfx_et_program *e, const char *method, bool *ok) {
-    hfx_fb_ref *refs = malloc((size_t)(e->n_values + e->n_calls + e->n_ops + 1) * sizeof *refs);
+    hfx_fb_ref *refs = malloc((size_t)(e->n_values + e->n_calls + e->n_ops + e->n_delegates + 1) * sizeof *refs);
     char *in_spec = pytree(e->n_inputs, true), *out_spec = pytree(e->n_outputs, false);
     if (!refs || !in_spec || !out_spec) {
         free(refs), free(in_spec), free(out_spec);
@@ -112,13 +112,14 @@ static hfx_fb_ref plan(hfx_fb *b, const hfx_et_program *e, const char *method, b
     for (int i = 0; i < e->n_values; i++) refs[i] = evalue(b, &e->values[i]);
     hfx_fb_ref values = hfx_fb_vector_refs(b, refs, (size_t)e->n_values);
     for (int c = 0; c < e->n_calls; c++) {
-        hfx_fb_ref args = ints32(b, e->calls[c].args, e->calls[c].n);
-        hfx_fb_begin(b);
-        hfx_fb_i32(b, 0, e->calls[c].op);
+        const hfx_et_call *call = &e->calls[c];
+        hfx_fb_ref args = ints32(b, call->args, call->n);
+        hfx_fb_begin(b); /* KernelCall {op_index, args} or DelegateCall {delegate_index, args} */
+        hfx_fb_i32(b, 0, call->delegate >= 0 ? call->delegate : call->op);
         hfx_fb_ref_field(b, 1, args);
         hfx_fb_ref kc = hfx_fb_end(b);
         hfx_fb_begin(b);
-        hfx_fb_u8(b, 0, 1); /* InstructionArguments: KernelCall */
+        hfx_fb_u8(b, 0, call->delegate >= 0 ? 2 : 1); /* InstructionArguments: DelegateCall, KernelCall */
         hfx_fb_ref_field(b, 1, kc);
         refs[c] = hfx_fb_end(b);
     }
@@ -138,7 +139,21 @@ static hfx_fb_ref plan(hfx_fb *b, const hfx_et_program *e, const char *method, b
         refs[i] = hfx_fb_end(b);
     }
     hfx_fb_ref operators = hfx_fb_vector_refs(b, refs, (size_t)e->n_ops);
-    hfx_fb_ref delegates = hfx_fb_vector_refs(b, NULL, 0);
+    /* each delegate's payload is segment 1 + its index (hfx_et_write) */
+    for (int d = 0; d < e->n_delegates; d++) {
+        hfx_fb_ref id = hfx_fb_string(b, "XnnpackBackend");
+        hfx_fb_begin(b);
+        hfx_fb_u8(b, 0, 1); /* DataLocation SEGMENT */
+        hfx_fb_u32(b, 1, (uint32_t)(1 + d));
+        hfx_fb_ref processed = hfx_fb_end(b);
+        hfx_fb_ref specs = hfx_fb_vector_refs(b, NULL, 0);
+        hfx_fb_begin(b);
+        hfx_fb_ref_field(b, 0, id);
+        hfx_fb_ref_field(b, 1, processed);
+        hfx_fb_ref_field(b, 2, specs);
+        refs[d] = hfx_fb_end(b);
+    }
+    hfx_fb_ref delegates = hfx_fb_vector_refs(b, refs, (size_t)e->n_delegates);
     int64_t sizes[2] = {0, (int64_t)e->arena_size}; /* memory id 0 is reserved (constants) */
     hfx_fb_ref buffers = hfx_fb_vector(b, sizes, 2, 8, 8);
     hfx_fb_ref pin = ints32(b, e->inputs, e->n_inputs), pout = ints32(b, e->outputs, e->n_outputs);
@@ -207,14 +222,31 @@ static hfx_fb_ref constant_plan(hfx_fb *b, const hfx_et_constant_method *m) {
     return hfx_fb_end(b);
 }
 
+/* The segments after the program: 0 the constants, then each delegate's payload, then each
+ * tensor a delegate reads as named data (once, however many read it), each at a 128-byte
+ * boundary from the segment base. */
+typedef struct segment_ref {
+    uint64_t offset, size;
+    uint8_t *payload;           /* a delegate's (owned), or NULL */
+    const hfx_aten_input *data; /* named data: its bytes, and its key (the tensor's name) */
+} segment_ref;
+
+/* `t` as named data: a segment of its own, added when new. */
+static void named(segment_ref *segs, int *n, const hfx_aten_input *t, uint64_t size) {
+    for (int i = 0; i < *n; i++)
+        if (segs[i].data && (segs[i].data == t || !strcmp(segs[i].data->target, t->target))) return;
+    segs[(*n)++] = (segment_ref){0, size, NULL, t};
+}
+
 hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_et_constant_method *consts,
                         int n_consts, hfx_outdir *out, const char *file, hfx_error *err) {
     /* the constants' offsets in the segment: offsets[0] stands for "no data" */
     uint64_t *offsets = malloc(((size_t)e->n_buffers + 1) * sizeof *offsets);
     const hfx_et_value **constants = malloc(((size_t)e->n_buffers + 1) * sizeof *constants);
+    segment_ref *segs = calloc((size_t)(1 + 3 * e->n_delegates), sizeof *segs);
     hfx_fb *b = hfx_fb_new();
-    if (!offsets || !constants || !b) {
-        free(offsets), free(constants), hfx_fb_free(b);
+    if (!offsets || !constants || !segs || !b) {
+        free(offsets), free(constants), free(segs), hfx_fb_free(b);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
     offsets[0] = 0;
@@ -228,21 +260,55 @@ hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_e
         segment += hfx_et_nbytes(v);
     }
     bool ok = n_consts <= 15;
+    int n_segs = 1;
+    segs[0].size = segment;
+    n_segs += e->n_delegates; /* the payloads: 1 .. n_delegates */
+    for (int d = 0; d < e->n_delegates; d++) {
+        const hfx_et_delegate *x = &e->delegates[d];
+        named(segs, &n_segs, x->weight, (uint64_t)(x->n * x->k) * 4); /* float32 */
+        if (x->bias) named(segs, &n_segs, x->bias, (uint64_t)x->n * 4);
+        size_t len = 0;
+        ok = ok && hfx_et_xnnpack_payload(e, x, x->weight->target, x->bias ? x->bias->target : NULL,
+                                          &segs[1 + d].payload, &len);
+        segs[1 + d].size = len;
+    }
+    uint64_t total = 0;
+    for (int i = 0; i < n_segs; i++) {
+        segs[i].offset = align_up(total, SEGMENT_ALIGN);
+        total = segs[i].offset + segs[i].size;
+    }
+    bool has_segments = e->n_buffers || e->n_delegates;
+
     hfx_fb_ref eps[16];
     eps[0] = plan(b, e, method, &ok);
     for (int i = 0; i < n_consts && ok; i++) eps[1 + i] = constant_plan(b, &consts[i]);
     hfx_fb_ref plans = hfx_fb_vector_refs(b, eps, ok ? (size_t)(1 + n_consts) : 1), none = hfx_fb_vector_refs(b, NULL, 0);
-    hfx_fb_ref segments = 0, constant_segment = 0;
-    if (e->n_buffers) {
-        hfx_fb_begin(b);
-        hfx_fb_i64(b, 0, 0);
-        hfx_fb_i64(b, 1, (int64_t)segment);
-        hfx_fb_ref seg = hfx_fb_end(b);
-        segments = hfx_fb_vector_refs(b, &seg, 1);
+    hfx_fb_ref segments = 0, constant_segment = 0, named_data = 0;
+    if (has_segments) {
+        hfx_fb_ref *refs = malloc((size_t)n_segs * sizeof *refs);
+        ok = ok && refs;
+        for (int i = 0; ok && i < n_segs; i++) {
+            hfx_fb_begin(b);
+            hfx_fb_i64(b, 0, (int64_t)segs[i].offset);
+            hfx_fb_i64(b, 1, (int64_t)segs[i].size);
+            refs[i] = hfx_fb_end(b);
+        }
+        if (ok) segments = hfx_fb_vector_refs(b, refs, (size_t)n_segs);
         hfx_fb_ref offs = hfx_fb_vector(b, offsets, (size_t)e->n_buffers + 1, 8, 8);
         hfx_fb_begin(b);
         hfx_fb_ref_field(b, 1, offs); /* segment 0 */
         constant_segment = hfx_fb_end(b);
+        int k = 0;
+        for (int i = 0; ok && i < n_segs; i++) {
+            if (!segs[i].data) continue;
+            hfx_fb_ref key = hfx_fb_string(b, segs[i].data->target);
+            hfx_fb_begin(b);
+            hfx_fb_ref_field(b, 0, key);
+            hfx_fb_u32(b, 1, (uint32_t)i);
+            refs[k++] = hfx_fb_end(b);
+        }
+        if (ok && k) named_data = hfx_fb_vector_refs(b, refs, (size_t)k);
+        free(refs);
     }
     hfx_fb_begin(b);
     hfx_fb_ref_field(b, 1, plans);
@@ -250,32 +316,38 @@ hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_e
     hfx_fb_ref_field(b, 3, none);
     hfx_fb_ref_field(b, 4, segments);
     hfx_fb_ref_field(b, 5, constant_segment);
+    hfx_fb_ref_field(b, 7, named_data);
     hfx_fb_ref root = hfx_fb_end(b);
     uint8_t *data;
     size_t len;
-    if (!ok || !hfx_fb_finish(b, root, "ET12", HEADER, &data, &len)) {
-        free(offsets), free(constants), hfx_fb_free(b);
-        return hfx_fail(err, HFX_ERR_NOMEM, "executorch: %s: the program is over 2 GiB or out of memory", file);
-    }
-    uint64_t base = e->n_buffers ? align_up(len, SEGMENT_ALIGN) : 0;
-    uint8_t *h = data + 8;
-    uint64_t fields[3] = {len, base, e->n_buffers ? segment : 0};
-    memcpy(h, "eh00", 4);
-    for (int i = 0; i < 4; i++) h[4 + i] = (uint8_t)(HEADER >> (8 * i));
-    for (int f = 0; f < 3; f++)
-        for (int i = 0; i < 8; i++) h[8 + 8 * f + i] = (uint8_t)(fields[f] >> (8 * i));
-
-    FILE *f;
-    hfx_status st = hfx_outdir_create(out, file, &f, err);
+    hfx_status st = HFX_OK;
+    if (!ok || !hfx_fb_finish(b, root, "ET12", HEADER, &data, &len))
+        st = hfx_fail(err, HFX_ERR_NOMEM, "executorch: %s: the program is over 2 GiB or out of memory", file);
+    uint64_t base = has_segments ? align_up(len, SEGMENT_ALIGN) : 0;
+    FILE *f = NULL;
     if (!st) {
-        hfx_outdir_progress_total(out, segment);
+        uint8_t *h = data + 8;
+        uint64_t fields[3] = {len, base, has_segments ? total : 0};
+        memcpy(h, "eh00", 4);
+        for (int i = 0; i < 4; i++) h[4 + i] = (uint8_t)(HEADER >> (8 * i));
+        for (int k = 0; k < 3; k++)
+            for (int i = 0; i < 8; i++) h[8 + 8 * k + i] = (uint8_t)(fields[k] >> (8 * i));
+        st = hfx_outdir_create(out, file, &f, err);
+    }
+    if (!st) {
+        hfx_outdir_progress_total(out, total);
         if (fwrite(data, 1, len, f) != len) st = hfx_fail(err, HFX_ERR_IO, "%s: write failed", file);
         hfx_bulk *bulk = NULL;
-        if (!st && e->n_buffers) st = hfx_bulk_open(out, f, CHUNK, &bulk, err);
+        if (!st && has_segments) st = hfx_bulk_open(out, f, CHUNK, &bulk, err);
         for (uint32_t k = 1; !st && bulk && k <= e->n_buffers; k++) {
             const hfx_et_value *v = constants[k];
             hfx_bulk_pad_to(bulk, base + offsets[k]);
             st = hfx_bulk_stream(bulk, v->constant->init, v->constant->bytes, hfx_et_nbytes(v), err);
+        }
+        for (int i = 1; !st && bulk && i < n_segs; i++) {
+            hfx_bulk_pad_to(bulk, base + segs[i].offset);
+            st = segs[i].payload ? hfx_bulk_stream(bulk, NULL, segs[i].payload, segs[i].size, err)
+                                 : hfx_bulk_stream(bulk, segs[i].data->init, segs[i].data->bytes, segs[i].size, err);
         }
         if (bulk) {
             hfx_status wst = hfx_bulk_close(bulk, file, st ? NULL : err);
@@ -284,6 +356,7 @@ hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_e
         hfx_status cst = hfx_outdir_close(out, f, file, st ? NULL : err);
         if (!st) st = cst;
     }
-    free(offsets), free(constants), hfx_fb_free(b);
+    for (int i = 0; i < n_segs; i++) free(segs[i].payload);
+    free(offsets), free(constants), free(segs), hfx_fb_free(b);
     return st;
 }

@@ -1,5 +1,6 @@
 /* The executorch format's descriptor and its write: per component, the ATen program, its
- * ExecuTorch plan on the portable kernels, the memory plan, and the .pte file. With llm_runner,
+ * ExecuTorch plan on the portable kernels with its linear layers delegated to XNNPACK (backend
+ * "xnnpack", the default) or not ("portable"), the memory plan, and the .pte file. With llm_runner,
  * a static-cache multi-token decode is written in the layout of ExecuTorch's LLM runner
  * (extension/llm/runner): forward(tokens, input_pos), the cache in mutable buffers, and the
  * constant methods the runner reads. */
@@ -21,8 +22,8 @@ enum {
 enum { BACKEND_DEFAULT, BACKEND_PORTABLE, BACKEND_XNNPACK }; /* choice values: 1-based, 0 null */
 
 static const hfx_format_option et_options[ET_N_OPTIONS] = {
-    /* the seed's default is "xnnpack"; hfx writes the portable kernels until its XNNPACK delegate
-     * lands, so null means "portable" and "xnnpack" is refused by name */
+    /* null: "xnnpack", the seed's default (its linear layers delegated, the rest on the portable
+     * kernels); "portable": every op on the portable kernels */
     [ET_OPT_BACKEND] = {"backend", HFX_OPTION_CHOICE, 0, 0, 0, false, NULL,
                         (const char *const[]){"portable", "xnnpack", NULL}, NULL},
     [ET_OPT_ALLOC_GRAPH_INPUT] = {"alloc_graph_input", HFX_OPTION_BOOL, 1, 0, 1, false, NULL},
@@ -125,10 +126,6 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
     hfx_status st = HFX_OK;
     for (int c = 0; c < n && !st; c++) {
         const hfx_graph *g = gs[c].g;
-        if (gs[c].opt[ET_OPT_BACKEND] == BACKEND_XNNPACK)
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                            "executorch: backend 'xnnpack' is not written yet; 'portable' (the default) runs the "
-                            "same program on ExecuTorch's portable kernels");
         if (g->n_symbols > 16) return hfx_fail(err, HFX_ERR_UNSUPPORTED, "executorch: over 16 dynamic dims");
         runner_layout runner;
         bool as_runner = gs[c].opt[ET_OPT_LLM_RUNNER] != 0;
@@ -139,7 +136,8 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
         st = hfx_aten_lower(g, hints, false, &p, err);
         if (st) break;
         hfx_et_program *e;
-        st = hfx_et_lower(p, as_runner ? &runner.inputs : NULL, &e, err);
+        hfx_et_options opt = {as_runner ? &runner.inputs : NULL, gs[c].opt[ET_OPT_BACKEND] != BACKEND_PORTABLE};
+        st = hfx_et_lower(p, &opt, &e, err);
         if (!st) {
             hfx_et_constant_method methods[8];
             int n_methods = as_runner ? runner_methods(&runner, gs[c].tokens, methods) : 0;
@@ -155,6 +153,6 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
 }
 
 const hfx_format hfx_format_executorch = {
-    .name = "executorch", .summary = "ExecuTorch program (.pte) on the portable kernels, for the ExecuTorch runtime",
+    .name = "executorch", .summary = "ExecuTorch program (.pte), linears on XNNPACK, for the ExecuTorch runtime",
     .graph_ext = ".pte", .bounded_dims = true, .options = et_options, .n_options = ET_N_OPTIONS, .keeps = et_keeps,
     .write = et_write};
