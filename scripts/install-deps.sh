@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages hfx needs to build and test, only those that are missing.
 set -euo pipefail
-pkgs=(cmake make gcc pkgconf libjansson-dev libpcre2-dev zlib1g-dev libcmocka-dev python3-venv strace)
+pkgs=(cmake make gcc g++ pkgconf libjansson-dev libpcre2-dev zlib1g-dev libcmocka-dev python3-venv strace)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

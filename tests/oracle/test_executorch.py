@@ -433,3 +433,63 @@ runner = TextLLMRunner(pte, tokenizer)
 runner.generate(prompt, GenerationConfig(echo=False, max_new_tokens=n, temperature=0.0), token_callback=pieces.append)
 result = {"metadata": metadata, "pieces": pieces}
 """
+
+
+# ---- the C++ decode loop (examples/executorch_cpp), built against the wheel ---------------------------
+
+@pytest.fixture(scope="module")
+def cpp_loop(tmp_path_factory):
+    """examples/executorch_cpp built with the executorch wheel's CMake package, headers and
+    libraries (a build failure fails the tests that need it)."""
+    import subprocess
+
+    from conftest import REPO
+    from etutil import worker as et_worker
+
+    site = et_worker().python("import executorch; result = list(executorch.__path__)[0]")
+    build = tmp_path_factory.mktemp("executorch_cpp")
+    for cmd in (["cmake", "-S", str(REPO / "examples" / "executorch_cpp"), "-B", str(build),
+                 f"-Dexecutorch_DIR={site}/lib/cmake/executorch", "-DCMAKE_BUILD_TYPE=Release"],
+                ["cmake", "--build", str(build), "-j", "2"]):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return build / "generate_executorch"
+
+
+@pytest.mark.parametrize("alloc_graph_input", [False, True], ids=["in-place", "planned-inputs"])
+def test_cpp_loop_generates_into_the_callers_cache(cpp_loop, checkpoints, tmp_path, alloc_graph_input):
+    """The C++ loop (ExecuTorch's C++ runtime, the wheel's libraries) on a static-cache multi-token
+    decode gives transformers' greedy tokens, and its own cache buffer ends holding transformers'
+    layer-0 keys at the slots written and zeros after them. With alloc_graph_input false the
+    program writes that buffer itself (set_input shares it; nothing is copied back); with planned
+    inputs the loop copies the returned cache back."""
+    import subprocess
+
+    name = "llama_default"
+    sequence = {"input_ids": {"1": {"name": "sequence", "min": 1, "max": MAX_CACHE_LEN}}}
+    out = tmp_path / "out"
+    proc = et_export(checkpoints(name), out, {"export_format": "executorch", "alloc_graph_input": alloc_graph_input,
+                                              "dynamic_shapes": sequence},
+                     "--for-generation", "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN),
+                     "--multi-token-decode", "--batch-size", "1")
+    assert proc.returncode == 0, describe(proc)
+    prompt = prompts((9,), models.VARIANTS[name].vocab_size)[0]
+    n = 16
+    dump = tmp_path / "keys.bin"
+    run = subprocess.run([str(cpp_loop), str(out / "decode.pte"), "--input-ids", ",".join(map(str, prompt)),
+                          "--max-new-tokens", str(n), "--dump-cache", str(dump)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    tokens = json.loads(run.stdout.strip().splitlines()[-1])
+    model = models.load_reference_model(checkpoints(name))
+    with torch.no_grad():
+        seq = model.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                             max_new_tokens=n, do_sample=False, eos_token_id=None, pad_token_id=0)
+        want = seq[0, len(prompt):].tolist()
+        assert tokens == want, (tokens, want)
+        fed = seq[:, :-1]  # the last token is never fed back
+        cache = model(input_ids=fed, use_cache=True).past_key_values
+    keys = cache.layers[0].keys.numpy()  # [1, kv_heads, T, head_dim]
+    got = np.fromfile(dump, np.float32).reshape(1, keys.shape[1], MAX_CACHE_LEN, keys.shape[3])
+    t = keys.shape[2]
+    assert np.abs(got[:, :, :t] - keys).max() <= 1e-4 and not got[:, :, t:].any()
