@@ -179,6 +179,30 @@ def test_xnnpack_delegates_every_linear(et_exports, checkpoints, tmp_path):
     assert x_prog["constant_segment"]["offsets"].__len__() < p_prog["constant_segment"]["offsets"].__len__()
 
 
+@pytest.mark.parametrize("name", [v.name for v in models.VARIANTS_LIST])
+def test_xnnpack_program_is_well_formed(et_exports, tmp_path, name):
+    """Every variant's XNNPACK program and every delegate payload in it decode with flatc against
+    the shipped schemas; each payload is one fully-connected node over float32 values, and the
+    segments tile the file after the program at 128-byte boundaries."""
+    from etutil import flatc_xnngraph
+
+    out, proc = et_exports(name, "xnnpack")
+    assert proc.returncode == 0, describe(proc)
+    data = (out / "model.pte").read_bytes()
+    h = _header(data)
+    program = flatc_json(out / "model.pte", tmp_path)
+    segments = program["segments"]
+    assert all(s["offset"] % 128 == 0 for s in segments) and len(data) == h["base"] + h["segment"]
+    assert segments[-1]["offset"] + segments[-1]["size"] == h["segment"]
+    delegates = program["execution_plan"][0]["delegates"]
+    assert delegates
+    for i, d in enumerate(delegates):
+        seg = segments[d["processed"]["index"]]
+        graph = flatc_xnngraph(data[h["base"] + seg["offset"]:h["base"] + seg["offset"] + seg["size"]], tmp_path / str(i))
+        assert [n["xnode_union_type"] for n in graph["xnodes"]] == ["XNNFullyConnected"]
+        assert {v["xvalue_union"]["datatype"] for v in graph["xvalues"]} == {"xnn_datatype_fp32"}
+
+
 def test_static_export_and_planning_against_executorch(checkpoints, tmp_path):
     """A static export (no dynamic dims) runs at its sample shape; its planned arena is reported
     next to ExecuTorch's own planner's for the same model and shape (to_executorch of the
