@@ -290,6 +290,68 @@ SEED = (
     "art.save_pretrained(dst)\n"
 )
 
+# ExecuTorch (its runtime and transformers.exporters' ExecutorchExporter) runs in the executorch
+# virtualenv layered over the oracle's (scripts/setup-venv.sh).
+ET_PY = Path(str(os.environ.get("HFX_VENV", Path.home() / ".cache" / "hfx" / "venv")) + "-executorch") / "bin" / "python"
+ET_MAX_SEQ = 256  # every ExecuTorch export's bound on the sequence (and cache): the runtime's prompt and steps fit
+SEED_ET = (
+    "import sys, torch\n"
+    "from transformers import AutoModelForCausalLM\n"
+    "from transformers.exporters import ExecutorchExporter\n"
+    "from transformers.exporters.configs import ExecutorchConfig\n"
+    "src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])\n"
+    "m = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)\n"
+    "ids = torch.ones(1, 16, dtype=torch.long)\n"
+    "seq = torch.export.Dim('sequence', min=1, max=n)\n"
+    "cfg = ExecutorchConfig(dynamic_shapes={'input_ids': {1: seq}, 'attention_mask': {1: seq}})\n"
+    "ExecutorchExporter().export(m, {'input_ids': ids, 'attention_mask': torch.ones_like(ids)}, cfg).save_pretrained(dst)\n"
+)
+
+
+def et_bounds(work: Path, backend: str) -> Path:
+    """An hfx export config for ExecuTorch: batch 1 (--batch-size), the sequence up to ET_MAX_SEQ."""
+    cfg = work / f"et-{backend}.json"
+    work.mkdir(parents=True, exist_ok=True)
+    cfg.write_text(json.dumps({"export_format": "executorch", "backend": backend, "dynamic_shapes": {
+        "input_ids": {"1": {"name": "sequence", "min": 1, "max": ET_MAX_SEQ}}}}))
+    return cfg
+
+
+def pte_planned_bytes(pte: Path) -> int | None:
+    """The planned arena (ExecutionPlan 0's non_const_buffer_sizes, summed) of a .pte, read from its
+    flatbuffer (the extended header gives its size, so the weights after it are not read)."""
+    import struct
+
+    with open(pte, "rb") as f:
+        head = f.read(40)
+        if head[4:8] != b"ET12" or head[8:12] != b"eh00":
+            return None
+        size = struct.unpack_from("<Q", head, 16)[0]
+        f.seek(0)
+        buf = f.read(size)
+
+    def table_field(table: int, field: int) -> int | None:  # the field's position, None when absent
+        vtable = table - struct.unpack_from("<i", buf, table)[0]
+        vlen = struct.unpack_from("<H", buf, vtable)[0]
+        if 4 + 2 * field >= vlen:
+            return None
+        off = struct.unpack_from("<H", buf, vtable + 4 + 2 * field)[0]
+        return table + off if off else None
+
+    def deref(pos: int) -> int:
+        return pos + struct.unpack_from("<I", buf, pos)[0]
+
+    root = deref(0)
+    plans = deref(table_field(root, 1))
+    plan = deref(plans + 4)
+    sizes_at = table_field(plan, 8)
+    if sizes_at is None:
+        return 0
+    sizes = deref(sizes_at)
+    n = struct.unpack_from("<I", buf, sizes)[0]
+    return sum(struct.unpack_from(f"<{n}q", buf, sizes + 4))
+
+
 # Peers that pin an older transformers than the oracle's live in their own virtualenvs. They see
 # the oracle's site-packages after their own (a .pth file), so torch and openvino are shared
 # rather than downloaded again, while their own transformers shadows the oracle's.
@@ -341,6 +403,14 @@ def tools(model: Path, work: Path) -> dict:
         "hfx dynamo fp16": ([HFX, "export", model, work / "hfx-pt2-16", "--format", "dynamo", "--dynamic", "--dtype", "fp16",
                              "--quiet"], work / "hfx-pt2-16", None),
         "transformers.exporters DynamoExporter": ([PY, "-c", SEED, model, work / "seed-pt2", "dynamo", "forward"], work / "seed-pt2", "hfx dynamo fp32"),
+        # ExecuTorch: batch 1, the sequence up to ET_MAX_SEQ (the seed's XNNPACK partitioner, hfx's
+        # XNNPACK linears, hfx on the portable kernels only)
+        "hfx executorch fp32": ([HFX, "export", model, work / "hfx-pte", "--config", et_bounds(work, "xnnpack"), "--batch-size", "1",
+                                 "--quiet"], work / "hfx-pte", None),
+        "hfx executorch fp32 portable": ([HFX, "export", model, work / "hfx-pte-portable", "--config", et_bounds(work, "portable"),
+                                          "--batch-size", "1", "--quiet"], work / "hfx-pte-portable", None),
+        "transformers.exporters ExecutorchExporter": ([ET_PY, "-c", SEED_ET, model, work / "seed-pte", ET_MAX_SEQ], work / "seed-pte",
+                                                      "hfx executorch fp32"),
         "onnxruntime-genai builder fp32": ([PY, "-m", "onnxruntime_genai.models.builder", "-i", model, "-o", work / "genai",
                                             "-p", "fp32", "-e", "cpu", "-c", work / "genai-cache"], work / "genai", "hfx onnx fp32 generation"),
         # quantized weights (int4: block 32, symmetric, as the builder's defaults)
@@ -452,6 +522,8 @@ def bench_export(name: str, runs: int, work: Path) -> list:
                 floors.append(measure(floor_cmd(model, got[-1]["bytes"], work / "floor"), work / "floor")["seconds"])
                 shutil.rmtree(work / "floor")
         ok = [g for g in got if g["rc"] == 0]
+        # an ExecuTorch program's planned arena: its memory at run time beyond the weights
+        planned = next((pte_planned_bytes(p) for p in sorted(out.glob("*.pte"))), None) if ok and out.is_dir() else None
         if out.name not in RUNTIME_INPUTS or scale:  # a 0.6B model leaves 2-3 GB per export: keep only what the runtime part times
             shutil.rmtree(out, ignore_errors=True)
         if not ok and got[-1].get("oom"):
@@ -471,6 +543,8 @@ def bench_export(name: str, runs: int, work: Path) -> list:
                      "peak_rss": max(g["peak_rss"] for g in ok), "bytes": ok[-1]["bytes"]})
         if floors:
             rows[-1]["floor_seconds"] = statistics.median(floors)
+        if planned is not None:
+            rows[-1]["planned_bytes"] = planned
         print(f"bench: {name}: {tool}: {rows[-1]['seconds']:.2f} s, {rows[-1]['peak_rss'] / 2**20:.0f} MiB, "
               f"{rows[-1]['bytes'] / 2**20:.0f} MiB written", file=sys.stderr)
     return rows
@@ -617,6 +691,32 @@ class OvStatefulGraph:
         return self._run(ids, start)
 
 
+class EtRunnerGraph:
+    """An hfx .pte in ExecuTorch's LLM-runner layout (--llm-runner): forward(tokens [1, S],
+    input_pos [S]) → logits, the static cache in the program's mutable buffers (a new prompt at
+    position 0 overwrites it; causality hides what is left after it), in executorch.runtime."""
+
+    def __init__(self, pte: Path):
+        import torch
+        from executorch.runtime import Runtime
+
+        self.torch = torch
+        self.method = Runtime.get().load_program(str(pte)).load_method("forward")
+
+    def _run(self, ids, start):
+        t = self.torch
+        if start + ids.shape[1] > ET_MAX_SEQ:
+            raise ValueError(f"{start + ids.shape[1]} positions > the export's {ET_MAX_SEQ}")
+        out = self.method.execute([t.from_numpy(ids), t.arange(start, start + ids.shape[1])])[0]
+        return out[:, -1].numpy().copy()
+
+    def prefill(self, ids):
+        return self._run(ids, 0)
+
+    def decode(self, ids, start):
+        return self._run(ids, start)
+
+
 class TorchSeedGraph:
     """A prefill.pt2 / decode.pt2 pair in the Python system's call profile (keywords, the cache a
     transformers DynamicCache, a ModelOutput back), run eagerly through `.module()` on the CPU:
@@ -723,6 +823,13 @@ def runtime_graphs(name: str, work: Path) -> dict:
             hfx(out, "--config", str(cfg), "--for-generation")
         return TorchSeedGraph(out)
 
+    def et_runner(backend):
+        out = work / f"rt-pte-{backend}"
+        if not out.exists():
+            hfx(out, "--config", str(et_bounds(work, backend)), "--for-generation", "--cache", "static", "--max-cache-len",
+                str(ET_MAX_SEQ), "--multi-token-decode", "--batch-size", "1", "--llm-runner")
+        return EtRunnerGraph(out / "decode.pte")
+
     def optimum(kind):
         out = work / f"optimum-{kind}"
         if not out.exists():
@@ -756,6 +863,7 @@ def runtime_graphs(name: str, work: Path) -> dict:
         ("onnxruntime", "optimum-cli export onnx"): lambda: optimum("onnx"),
         ("onnxruntime", "optimum-cli export onnx + MatMulNBitsQuantizer int4"): lambda: OrtGraph(
             work / "optimum-onnx-int4" / "model.onnx", work / "optimum-onnx-int4" / "model.onnx", config),
+        ("executorch", "hfx (xnnpack linears, LLM runner layout)"): lambda: et_runner("xnnpack"),
         ("torch eager", "hfx (io seed, dynamic cache)"): hfx_seed_dynamo,
         ("torch eager", "transformers.exporters (export_for_generation)"): seed_dynamo,
         ("openvino", "hfx (stateful)"): lambda: OvStatefulGraph(hfx(work / "rt-ov", "--format", "openvino", "--for-generation") / "openvino_model.xml"),
@@ -811,7 +919,8 @@ def bench_runtime(name: str, work: Path) -> list:
             if "error" in row:
                 continue
             index = list(runtime_graphs(name, work)).index(key)
-            r = subprocess.run([PY, __file__, "--time-graph", name, work, str(index)], capture_output=True, text=True)
+            py = ET_PY if key[0] == "executorch" else PY  # ExecuTorch's runtime lives in its own venv
+            r = subprocess.run([py, __file__, "--time-graph", name, work, str(index)], capture_output=True, text=True)
             got = (json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 and r.stdout.strip() else
                    {"error": (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][:200]})  # it crashed
             if "error" in got:
@@ -884,6 +993,10 @@ def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
         t = {r["tool"]: r for r in export_rows if r["model"] == name and "user_seconds" in r}
         if "hfx onnx fp16" in t and t.get("hfx openvino fp16", {}).get("user_seconds", 0) >= 0.1:  # tiny: ~0
             ratios.append(f"{name} {t['hfx onnx fp16']['user_seconds'] / t['hfx openvino fp16']['user_seconds']:.2f}×")
+    planned = [f"{r['model']} {r['tool']} {r['planned_bytes'] / 2**20:.1f} MiB" for r in export_rows if "planned_bytes" in r]
+    if planned:
+        md += ["", "ExecuTorch programs' planned arena (the memory they run in besides their weights: batch 1, sequences up "
+               f"to {ET_MAX_SEQ}): " + ", ".join(planned) + "."]
     if ratios:
         md += ["", "User CPU of hfx's fp16 ONNX export (its weights transposed) over its fp16 OpenVINO export (weights "
                "as stored), medians: " + ", ".join(ratios) + "."]
