@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "AutoExportConfig", "AutoHfExporter", "Dim", "DynamoConfig", "DynamoExporter", "ExportedModel", "HfxError",
+    "AutoExportConfig", "AutoHfExporter", "Dim", "DynamoConfig", "DynamoExporter", "ExecutorchConfig",
+    "ExecutorchExporter", "ExportedModel", "HfxError",
     "OnnxConfig", "OnnxExporter",
     "OpenVINOConfig", "OpenVINOExporter", "version",
 ]
@@ -185,7 +186,20 @@ class DynamoConfig(_SeedConfig):
     export_format: str = "dynamo"
 
 
-_CONFIGS = {"onnx": OnnxConfig, "openvino": OpenVINOConfig, "dynamo": DynamoConfig}
+@dataclasses.dataclass
+class ExecutorchConfig(_SeedConfig):
+    """transformers.exporters.ExecutorchConfig's fields (an ExecuTorch program, .pte): `backend`
+    "xnnpack" (the default: the linear layers delegated to XNNPACK) or "portable" (hfx's: every op
+    on the portable kernels). Every dynamic dim needs a max (dynamic_shapes with Dim(max=...))."""
+
+    export_format: str = "executorch"
+    backend: str = "xnnpack"
+    alloc_graph_input: bool = True
+    alloc_graph_output: bool = True
+    alloc_mutable_buffers: bool = True
+
+
+_CONFIGS = {"onnx": OnnxConfig, "openvino": OpenVINOConfig, "dynamo": DynamoConfig, "executorch": ExecutorchConfig}
 
 
 class AutoExportConfig:
@@ -433,13 +447,27 @@ class DynamoExporter(HfExporter):
     config_class = DynamoConfig
 
 
+class ExecutorchExporter(HfExporter):
+    """ExecuTorch programs: model.pte, or prefill.pte + decode.pte (or one multi-token
+    decode.pte). Generation graphs take the ONNX export's inputs (docs/GENERATION.md): hfx has no
+    seed profile for ExecuTorch, and max_cache_len (the generation config's) bounds every length."""
+
+    config_class = ExecutorchConfig
+
+    def export_for_generation(self, model, sample_inputs=None, config=None, *, generation_config=None,
+                              multi_token_decode: bool = False) -> ExportedModel:
+        return ExportedModel(self, model, self._config(config), sample_inputs, True, generation_config,
+                             multi_token_decode)
+
+
 class AutoHfExporter:
     """The exporter for a config's export_format, as the seed's AutoHfExporter."""
 
     @classmethod
     def from_config(cls, export_config, **kwargs) -> HfExporter:
         fmt = export_config.get("export_format") if isinstance(export_config, dict) else export_config.export_format
-        exporters = {"onnx": OnnxExporter, "openvino": OpenVINOExporter, "dynamo": DynamoExporter}
+        exporters = {"onnx": OnnxExporter, "openvino": OpenVINOExporter, "dynamo": DynamoExporter,
+                     "executorch": ExecutorchExporter}
         if fmt not in exporters:
             raise HfxError(3, f"export_format {fmt!r} is not available in hfx (available: {', '.join(exporters)})")
         return exporters[fmt](**kwargs)

@@ -235,3 +235,38 @@ def test_seed_quantizer_config_compresses_openvino_weights(checkpoints, tmp_path
     with pytest.raises(HfxError, match="ONNX"):
         OnnxExporter().export(ck, None, config=OnnxConfig(dynamic=True, quantizer=NNCFWeightCompressionConfig(
             mode="int4_sym", all_layers=True))).save_pretrained(tmp_path / "bad")
+
+
+def test_executorch_exporter_from_python(checkpoints, tmp_path):
+    """The seed's ExecutorchExporter through `import hfx`: a live model to model.pte (XNNPACK's
+    linears by default, the dims bounded by Dim(max=...)), run by executorch.runtime, equal to
+    the model's own logits; and a multi-token decode for generation with the ONNX export's names."""
+    from transformers import AutoModelForCausalLM
+
+    from etutil import worker
+    from hfx import AutoExportConfig, AutoHfExporter, Dim, ExecutorchConfig, ExecutorchExporter
+
+    model = AutoModelForCausalLM.from_pretrained(str(checkpoints("llama_default"))).eval()
+    seq = Dim("sequence", max=32)
+    config = ExecutorchConfig(dynamic_shapes={"input_ids": {0: Dim("batch", max=2), 1: seq}})
+    assert AutoExportConfig.from_dict({"export_format": "executorch"}).backend == "xnnpack"
+    exporter = AutoHfExporter.from_config(config)
+    assert isinstance(exporter, ExecutorchExporter)
+    program = exporter.export(model, None, config=config)
+    program.save_pretrained(tmp_path / "out")
+    assert program.components == {"model": "model.pte"}
+    ids = np.array([[1, 5, 9, 3, 7], [2, 4, 6, 8, 10]], np.int64)
+    mask, pos = np.ones_like(ids), np.tile(np.arange(5), (2, 1))
+    got = worker().run(tmp_path / "out" / "model.pte", [ids, mask, pos])[0]
+    with torch.no_grad():
+        want = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
+                     position_ids=torch.from_numpy(pos)).logits.numpy()
+    assert np.abs(got - want).max() <= PARITY_ATOL
+    from transformers import GenerationConfig
+
+    gen = exporter.export_for_generation(model, None, config=ExecutorchConfig(dynamic_shapes={"input_ids": {1: seq}}),
+                                         generation_config=GenerationConfig(max_cache_len=32), multi_token_decode=True)
+    gen.save_pretrained(tmp_path / "gen")
+    manifest = json.loads((tmp_path / "gen" / "export.json").read_text())
+    assert list(manifest["components"]) == ["decode"]
+    assert manifest["components"]["decode"]["metadata"]["input_names"][:3] == ["input_ids", "attention_mask", "position_ids"]
