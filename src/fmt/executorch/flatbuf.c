@@ -191,3 +191,7 @@ bool hfx_fb_finish(hfx_fb *b, hfx_fb_ref root, const char ident[4], size_t gap, 
     *len = b->size;
     return true;
 }
+
+void hfx_fb_put_le(uint8_t *p, uint64_t v, int width) {
+    for (int i = 0; i < width; i++) p[i] = (uint8_t)(v >> (8 * i));
+}

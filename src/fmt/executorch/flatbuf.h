@@ -51,4 +51,7 @@ hfx_fb_ref hfx_fb_end(hfx_fb *b);
  * false when an allocation failed or a size passed 2 GiB. */
 bool hfx_fb_finish(hfx_fb *b, hfx_fb_ref root, const char ident[4], size_t gap, uint8_t **data, size_t *len);
 
+/* v as `width` little-endian bytes at p: the headers around a flatbuffer (.pte's, XNNPACK's). */
+void hfx_fb_put_le(uint8_t *p, uint64_t v, int width);
+
 #endif

@@ -102,6 +102,34 @@ static char *pytree(int n, bool inputs) {
     return s;
 }
 
+/* An ExecutionPlan's parts, built before its table. */
+typedef struct plan_parts {
+    const char *name, *in_spec, *out_spec; /* the method's name, its pytree specs */
+    hfx_fb_ref values, inputs, outputs, chains, operators, delegates, buffers;
+} plan_parts;
+
+/* The ExecutionPlan table (program.fbs: name, container_meta_type, values, inputs, outputs,
+ * chains, operators, delegates, non_const_buffer_sizes). */
+static hfx_fb_ref execution_plan(hfx_fb *b, const plan_parts *p) {
+    hfx_fb_ref sin = hfx_fb_string(b, p->in_spec), sout = hfx_fb_string(b, p->out_spec);
+    hfx_fb_begin(b);
+    hfx_fb_ref_field(b, 0, sin);
+    hfx_fb_ref_field(b, 1, sout);
+    hfx_fb_ref meta = hfx_fb_end(b);
+    hfx_fb_ref name = hfx_fb_string(b, p->name);
+    hfx_fb_begin(b);
+    hfx_fb_ref_field(b, 0, name);
+    hfx_fb_ref_field(b, 1, meta);
+    hfx_fb_ref_field(b, 2, p->values);
+    hfx_fb_ref_field(b, 3, p->inputs);
+    hfx_fb_ref_field(b, 4, p->outputs);
+    hfx_fb_ref_field(b, 5, p->chains);
+    hfx_fb_ref_field(b, 6, p->operators);
+    hfx_fb_ref_field(b, 7, p->delegates);
+    hfx_fb_ref_field(b, 8, p->buffers);
+    return hfx_fb_end(b);
+}
+
 static hfx_fb_ref plan(hfx_fb *b, const hfx_et_program *e, const char *method, bool *ok) {
     hfx_fb_ref *refs = malloc((size_t)(e->n_values + e->n_calls + e->n_ops + e->n_delegates + 1) * sizeof *refs);
     char *in_spec = pytree(e->n_inputs, true), *out_spec = pytree(e->n_outputs, false);
@@ -157,24 +185,10 @@ static hfx_fb_ref plan(hfx_fb *b, const hfx_et_program *e, const char *method, b
     int64_t sizes[2] = {0, (int64_t)e->arena_size}; /* memory id 0 is reserved (constants) */
     hfx_fb_ref buffers = hfx_fb_vector(b, sizes, 2, 8, 8);
     hfx_fb_ref pin = ints32(b, e->inputs, e->n_inputs), pout = ints32(b, e->outputs, e->n_outputs);
-    hfx_fb_ref sin = hfx_fb_string(b, in_spec), sout = hfx_fb_string(b, out_spec);
+    hfx_fb_ref r = execution_plan(b, &(plan_parts){method, in_spec, out_spec, values, pin, pout, chains, operators,
+                                                   delegates, buffers});
     free(refs), free(in_spec), free(out_spec);
-    hfx_fb_begin(b);
-    hfx_fb_ref_field(b, 0, sin);
-    hfx_fb_ref_field(b, 1, sout);
-    hfx_fb_ref meta = hfx_fb_end(b);
-    hfx_fb_ref name = hfx_fb_string(b, method);
-    hfx_fb_begin(b);
-    hfx_fb_ref_field(b, 0, name);
-    hfx_fb_ref_field(b, 1, meta);
-    hfx_fb_ref_field(b, 2, values);
-    hfx_fb_ref_field(b, 3, pin);
-    hfx_fb_ref_field(b, 4, pout);
-    hfx_fb_ref_field(b, 5, chains);
-    hfx_fb_ref_field(b, 6, operators);
-    hfx_fb_ref_field(b, 7, delegates);
-    hfx_fb_ref_field(b, 8, buffers);
-    return hfx_fb_end(b);
+    return r;
 }
 
 /* A constant method's plan: its values, returned; no inputs, no calls, no memory. */
@@ -203,23 +217,7 @@ static hfx_fb_ref constant_plan(hfx_fb *b, const hfx_et_constant_method *m) {
                                                                         "\"null\", \"children_spec\": [");
     for (int i = 0; i < n; i++) k += (size_t)snprintf(spec + k, sizeof spec - k, "%s%s", i ? ", " : "", leaf);
     snprintf(spec + k, sizeof spec - k, "%s]", n == 1 ? "" : "]}");
-    hfx_fb_ref sin = hfx_fb_string(b, ""), sout = hfx_fb_string(b, spec);
-    hfx_fb_begin(b);
-    hfx_fb_ref_field(b, 0, sin);
-    hfx_fb_ref_field(b, 1, sout);
-    hfx_fb_ref meta = hfx_fb_end(b);
-    hfx_fb_ref name = hfx_fb_string(b, m->name);
-    hfx_fb_begin(b);
-    hfx_fb_ref_field(b, 0, name);
-    hfx_fb_ref_field(b, 1, meta);
-    hfx_fb_ref_field(b, 2, values);
-    hfx_fb_ref_field(b, 3, pin);
-    hfx_fb_ref_field(b, 4, pout);
-    hfx_fb_ref_field(b, 5, chains);
-    hfx_fb_ref_field(b, 6, none);
-    hfx_fb_ref_field(b, 7, none);
-    hfx_fb_ref_field(b, 8, buffers);
-    return hfx_fb_end(b);
+    return execution_plan(b, &(plan_parts){m->name, "", spec, values, pin, pout, chains, none, none, buffers});
 }
 
 /* The segments after the program: 0 the constants, then each delegate's payload, then each
@@ -327,11 +325,11 @@ hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_e
     FILE *f = NULL;
     if (!st) {
         uint8_t *h = data + 8;
-        uint64_t fields[3] = {len, base, has_segments ? total : 0};
         memcpy(h, "eh00", 4);
-        for (int i = 0; i < 4; i++) h[4 + i] = (uint8_t)(HEADER >> (8 * i));
-        for (int k = 0; k < 3; k++)
-            for (int i = 0; i < 8; i++) h[8 + 8 * k + i] = (uint8_t)(fields[k] >> (8 * i));
+        hfx_fb_put_le(h + 4, HEADER, 4);
+        hfx_fb_put_le(h + 8, len, 8);
+        hfx_fb_put_le(h + 16, base, 8);
+        hfx_fb_put_le(h + 24, has_segments ? total : 0, 8);
         st = hfx_outdir_create(out, file, &f, err);
     }
     if (!st) {

@@ -106,15 +106,12 @@ bool hfx_et_xnnpack_payload(const hfx_et_program *e, const hfx_et_delegate *d, c
     size_t total = fb_at + fb_len;
     uint8_t *p = ok ? calloc(1, total) : NULL;
     if (p) {
-        uint64_t fields[4] = {fb_at, fb_len, total, 0}; /* the constants are named data: none here */
         memcpy(p + 4, "XH00", 4);
-        p[8] = HEADER_LEN, p[9] = 0;
-        int at = 10;
-        for (int f = 0; f < 4; f++) {
-            int width = f == 3 ? 8 : 4;
-            for (int i = 0; i < width; i++) p[at + i] = (uint8_t)(fields[f] >> (8 * i));
-            at += width;
-        }
+        hfx_fb_put_le(p + 8, HEADER_LEN, 2);
+        hfx_fb_put_le(p + 10, fb_at, 4);  /* the flatbuffer */
+        hfx_fb_put_le(p + 14, fb_len, 4);
+        hfx_fb_put_le(p + 18, total, 4);  /* the constant data: none here, its bytes are named data */
+        hfx_fb_put_le(p + 22, 0, 8);
         memcpy(p + fb_at, fb, fb_len);
         *data = p, *len = total;
     }
