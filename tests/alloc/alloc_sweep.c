@@ -201,6 +201,12 @@ static const scenario scenarios[] = {
     {"dynamo", "{\"export_format\": \"dynamo\", \"dynamic\": true}", false, false},
     {"dynamo-seed-static", "{\"export_format\": \"dynamo\", \"dynamic\": true, \"io\": \"seed\", "
                            "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},
+    /* ExecuTorch: XNNPACK delegates (the default backend), a static cache written in place */
+    {"executorch", "{\"export_format\": \"executorch\", \"dynamic_shapes\": {\"input_ids\": "
+                   "{\"0\": {\"name\": \"batch\", \"max\": 4}, \"1\": {\"name\": \"sequence\", \"max\": 32}}}}",
+     false, false},
+    {"executorch-static", "{\"export_format\": \"executorch\", \"backend\": \"portable\", "
+                          "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},
 };
 
 /* WORK-tokenizer: the checkpoint's files linked, with TOKENIZER_JSON beside them; NULL on failure. */
