@@ -19,6 +19,9 @@ seed=$(mktemp -d)
 trap 'rm -rf "$seed"' EXIT
 "$hfx" export examples/tiny-llama "$seed/onnx" --format onnx --dynamic --quiet
 "$hfx" export examples/tiny-llama "$seed/ov" --format openvino --dynamic --quiet
+printf '{"export_format": "executorch", "dynamic_shapes": {"input_ids": {"0": {"name": "b", "max": 2}, "1": {"name": "s", "max": 8}}}}' \
+    >"$seed/et.json"
+"$hfx" export examples/tiny-llama "$seed/et" --config "$seed/et.json" --quiet
 seed_into() { # harness, name, selector byte (or ""), file
     mkdir -p "$out/$1.corpus"
     { [ -n "$3" ] && printf "\\x$3"; cat "$4"; } >"$out/$1.corpus/seed-$2"
@@ -40,13 +43,14 @@ done
 seed_into fuzz_tokenizer config 01 tests/fuzz/seeds/tokenizer_config-l3.json
 seed_into fuzz_inspect onnx 00 "$seed/onnx/model.onnx"
 seed_into fuzz_inspect xml 01 "$seed/ov/model.xml"
+seed_into fuzz_inspect pte 02 "$seed/et/model.pte"
 
 export HFX_FUZZ_WEIGHTS=$here/examples/tiny-llama/model.safetensors
 status=0
 for h in tests/fuzz/fuzz_*.c; do
     n=$(basename "$h" .c)
     extra=""
-    [ "$n" = fuzz_inspect ] && extra=tools/inspect.c
+    [ "$n" = fuzz_inspect ] && extra="tools/inspect.c tools/inspect_pte.c"
     # shellcheck disable=SC2086
     clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_FILE_OFFSET_BITS=64 -g -O1 \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

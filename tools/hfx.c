@@ -462,7 +462,8 @@ static int cmd_export(int argc, char **argv) {
 static const struct {
     const char *format;
     int (*inspect)(const char *path, FILE *out, hfx_error *err);
-} inspectors[] = {{"onnx", inspect_onnx}, {"openvino", inspect_openvino}, {"dynamo", inspect_pt2}};
+} inspectors[] = {{"onnx", inspect_onnx}, {"openvino", inspect_openvino}, {"dynamo", inspect_pt2},
+                  {"executorch", inspect_pte}};
 
 /* One graph file, read by its format's inspector (ONNX when the name says nothing). */
 static int inspect_graph(const char *path, hfx_error *err) {
@@ -503,7 +504,8 @@ static const char inspect_help[] =
     "\n"
     "PATH is a checkpoint directory (prints architecture, parameter count and every tensor's\n"
     "dtype, shape and bytes), an export directory, an .onnx file or an OpenVINO .xml (prints\n"
-    "inputs, outputs and an op histogram of every graph).\n";
+    "inputs, outputs and an op histogram of every graph), or an ExecuTorch .pte (prints each\n"
+    "method's inputs, outputs, calls, delegates and planned memory).\n";
 
 static int cmd_inspect(int argc, char **argv) {
     if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {

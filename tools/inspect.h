@@ -17,4 +17,8 @@ int inspect_openvino(const char *path, FILE *out, hfx_error *err);
  * torch.export.load; hfx inspect does not parse it). */
 int inspect_pt2(const char *path, FILE *out, hfx_error *err);
 
+/* An ExecuTorch program (.pte, inspect_pte.c): its header and each method's inputs, outputs,
+ * instructions, delegates and planned arena, read bounds-checked from its flatbuffer. */
+int inspect_pte(const char *path, FILE *out, hfx_error *err);
+
 #endif

@@ -517,3 +517,27 @@ def test_cpp_loop_generates_into_the_callers_cache(cpp_loop, checkpoints, tmp_pa
     got = np.fromfile(dump, np.float32).reshape(1, keys.shape[1], MAX_CACHE_LEN, keys.shape[3])
     t = keys.shape[2]
     assert np.abs(got[:, :, :t] - keys).max() <= 1e-4 and not got[:, :, t:].any()
+
+
+def test_inspect_reads_a_pte(et_exports, tmp_path):
+    """hfx inspect on an ExecuTorch export reads the program, bounds-checked: each method with the
+    counts flatc's decoding of the same file gives; a truncated or foreign file is refused with
+    exit 2 and the reason, never misread."""
+    out, proc = et_exports("llama_default", "xnnpack")
+    assert proc.returncode == 0, describe(proc)
+    plan, = flatc_json(out / "model.pte", tmp_path)["execution_plan"]
+    calls = plan["chains"][0]["instructions"]
+    n_delegate = sum(i["instr_args_type"] == "DelegateCall" for i in calls)
+    want = (f"forward                  {len(plan['inputs'])} inputs, {len(plan['outputs'])} outputs, "
+            f"{len(plan['values'])} values, {len(calls)} instructions ({n_delegate} delegate calls), "
+            f"{len(plan['operators'])} operators, {len(plan['delegates'])} delegates, planned arena "
+            f"{sum(plan['non_const_buffer_sizes'])} bytes")
+    for path in (out, out / "model.pte"):
+        res = run_hfx(["inspect", path])
+        assert res.returncode == 0 and "executorch program" in res.stdout and want in res.stdout, describe(res)
+    data = (out / "model.pte").read_bytes()
+    for name, body, why in (("cut.pte", data[:4000], "program size is outside the file"),
+                            ("other.pte", b"\0" * 64, "no \"ET12\" identifier")):
+        (tmp_path / name).write_bytes(body)
+        res = run_hfx(["inspect", tmp_path / name])
+        assert res.returncode == 2 and why in res.stderr, describe(res)
