@@ -255,9 +255,11 @@ result = program.executorch_program.execution_plan[0].non_const_buffer_sizes[1]
     (["--for-generation", "--max-cache-len", "64", "--multi-token-decode", "--cache", "static"],
      {**GEN_BOUNDS, "llm_runner": True}, "its batch is not fixed at 1"),
     ([], {**BOUNDED, "llm_runner": True}, "this graph has no cache"),
+    (["--for-generation", "--max-cache-len", "64", "--cache", "static", "--batch-size", "1", "--sequence-length", "12"],
+     {"export_format": "executorch", "llm_runner": True}, "its sequence is fixed at 12 tokens"),
     ([], {**BOUNDED, "alloc_mutable_buffers": False}, "'alloc_mutable_buffers' must be true"),
 ], ids=["unbounded-dim", "backend", "generation-without-max-cache-len", "generation-unbounded-batch",
-        "runner-growing-cache", "runner-batch", "runner-forward", "mutable-buffers-unplanned"])
+        "runner-growing-cache", "runner-batch", "runner-forward", "runner-fixed-prompt", "mutable-buffers-unplanned"])
 def test_refusals_are_clear_and_leave_nothing(checkpoints, tmp_path, flags, config, message):
     out = tmp_path / "out"
     proc = et_export(checkpoints("llama_default"), out, config, *flags)

@@ -96,6 +96,10 @@ static hfx_status runner_layout_of(const hfx_graph *g, runner_layout *r, hfx_err
         return hfx_fail(err, HFX_ERR_INTERNAL, "%s: unexpected cache or logits", why);
     hfx_dim seq = ids->dims[1];
     r->dynamic = !hfx_dim_is_const(seq);
+    if (!r->dynamic && seq.c != 1) /* the runner then feeds one token per call */
+        return hfx_fail(err, HFX_ERR_INVALID,
+                        "%s: its sequence is fixed at %lld tokens, and the runner feeds a fixed-shape program one "
+                        "token at a time", why, (long long)seq.c);
     r->max_seq = r->dynamic ? g->symbols[seq.sym[0]].max : seq.c;
     r->max_cache_len = cache->dims[2].c;
     r->vocab = logits->dims[2].c;
