@@ -747,20 +747,25 @@ static hfx_status resolve_cache(const hfx_export_config *cfg, const json_t *gen,
     return HFX_OK;
 }
 
-/* BOS and EOS ids as generate() resolves them: generation_config.json's, else config.json's; an
- * id that is not a non-negative integer is left out. */
+/* The ids of special-token `key` as generate() reads them: generation_config.json's value when it
+ * has the key (null: none), else config.json's; an id or a list of them, up to `max` kept, any
+ * that is not a non-negative integer left out. Returns how many. */
+static int token_ids(const json_t *gen, const json_t *config, const char *key, int64_t *ids, int max) {
+    const json_t *v = gen ? json_object_get(gen, key) : NULL;
+    if (!v) v = json_object_get(config, key);
+    size_t n = json_is_array(v) ? json_array_size(v) : 1;
+    int k = 0;
+    for (size_t i = 0; i < n && k < max; i++) {
+        const json_t *id = json_is_array(v) ? json_array_get(v, i) : v;
+        if (json_is_integer(id) && json_integer_value(id) >= 0) ids[k++] = json_integer_value(id);
+    }
+    return k;
+}
+
 static void special_tokens(const json_t *gen, const json_t *config, hfx_special_tokens *t) {
     *t = (hfx_special_tokens){.bos = -1};
-    const json_t *bos = gen ? json_object_get(gen, "bos_token_id") : NULL;
-    if (!bos || json_is_null(bos)) bos = json_object_get(config, "bos_token_id");
-    if (json_is_integer(bos) && json_integer_value(bos) >= 0) t->bos = json_integer_value(bos);
-    const json_t *eos = gen ? json_object_get(gen, "eos_token_id") : NULL;
-    if (!eos) eos = json_object_get(config, "eos_token_id");
-    size_t n = json_is_array(eos) ? json_array_size(eos) : 1;
-    for (size_t i = 0; i < n && t->n_eos < (int)(sizeof t->eos / sizeof t->eos[0]); i++) {
-        const json_t *id = json_is_array(eos) ? json_array_get(eos, i) : eos;
-        if (json_is_integer(id) && json_integer_value(id) >= 0) t->eos[t->n_eos++] = json_integer_value(id);
-    }
+    token_ids(gen, config, "bos_token_id", &t->bos, 1);
+    t->n_eos = token_ids(gen, config, "eos_token_id", t->eos, (int)(sizeof t->eos / sizeof t->eos[0]));
 }
 
 /* A format that plans memory for the largest size (ExecuTorch) needs every dim bounded: no

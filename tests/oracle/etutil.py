@@ -152,34 +152,32 @@ def worker() -> Worker:
     return _worker
 
 
-def flatc_xnngraph(payload: bytes, out_dir: os.PathLike) -> dict:
-    """An XNNPACK delegate's payload: its header ("XH00" at byte 4), then the XNNGraph flatbuffer
-    at the offset the header gives, decoded by the wheel's flatc against runtime_schema.fbs."""
-    assert payload[4:8] == b"XH00", payload[:16]
-    offset, size = struct.unpack_from("<II", payload, 10)
+def _flatc(schema: str, binary: Path, out_dir: os.PathLike) -> dict:
+    """`binary` decoded by the wheel's flatc against `schema` (a path in the executorch package),
+    strictly: it fails on any byte the schema does not explain."""
     site = worker().python("import executorch; result = list(executorch.__path__)[0]")
     flatc = Path(site) / "data" / "bin" / "flatc"
-    schema = Path(site) / "backends" / "xnnpack" / "serialization" / "runtime_schema.fbs"
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "xnngraph.bin").write_bytes(payload[offset:offset + size])
     proc = subprocess.run([str(flatc), "--json", "--raw-binary", "--strict-json", "--defaults-json", "-o",
-                           str(out_dir), str(schema), "--", str(out_dir / "xnngraph.bin")], capture_output=True, text=True)
+                           str(out_dir), str(Path(site) / schema), "--", str(binary)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    return json.loads((out_dir / "xnngraph.json").read_text())
-
-
-def flatc_json(pte: os.PathLike, out_dir: os.PathLike) -> dict:
-    """The program decoded by the wheel's flatc against its program.fbs (strict: fails on any
-    byte the schema does not explain)."""
-    site = worker().python("import executorch; result = list(executorch.__path__)[0]")
-    flatc = Path(site) / "data" / "bin" / "flatc"
-    schema = Path(site) / "exir" / "_serialize" / "program.fbs"
-    proc = subprocess.run([str(flatc), "--json", "--raw-binary", "--strict-json", "--defaults-json", "-o",
-                           str(out_dir), str(schema), "--", str(pte)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    text = (Path(out_dir) / (Path(pte).stem + ".json")).read_text()
+    text = (Path(out_dir) / (binary.stem + ".json")).read_text()
     # flatc writes non-finite doubles bare (-inf, nan), which JSON has no words for
     for word, value in (("-inf", "-1e999"), ("inf", "1e999"), ("nan", "0")):
         text = text.replace(f": {word}\n", f": {value}\n")
     return json.loads(text)
+
+
+def flatc_xnngraph(payload: bytes, out_dir: os.PathLike) -> dict:
+    """An XNNPACK delegate's payload: its header ("XH00" at byte 4), then the XNNGraph flatbuffer
+    at the offset the header gives, decoded against runtime_schema.fbs."""
+    assert payload[4:8] == b"XH00", payload[:16]
+    offset, size = struct.unpack_from("<II", payload, 10)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "xnngraph.bin").write_bytes(payload[offset:offset + size])
+    return _flatc("backends/xnnpack/serialization/runtime_schema.fbs", out_dir / "xnngraph.bin", out_dir)
+
+
+def flatc_json(pte: os.PathLike, out_dir: os.PathLike) -> dict:
+    """The program decoded by the wheel's flatc against its program.fbs."""
+    return _flatc("exir/_serialize/program.fbs", Path(pte), out_dir)
