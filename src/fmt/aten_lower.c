@@ -503,3 +503,12 @@ hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, bool returns
     *out = l.p;
     return HFX_OK;
 }
+
+void hfx_aten_default_hints(const hfx_graph *g, int64_t *hints) {
+    for (int s = 0; s < g->n_symbols; s++) {
+        int64_t h = s == 0 ? 2 : 16;
+        if (h < g->symbols[s].min) h = g->symbols[s].min;
+        if (h > g->symbols[s].max) h = g->symbols[s].max;
+        hints[s] = h;
+    }
+}

@@ -18,6 +18,11 @@
 hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, bool returns_updated_state,
                           hfx_aten_program **out, hfx_error *err);
 
+/* An example size for each of g's symbols (torch.export's hint; hfx_aten_lower needs one): 2 for
+ * the first (the batch), 16 for the others, like the default sample, kept inside each symbol's
+ * range. `hints` holds g->n_symbols entries. */
+void hfx_aten_default_hints(const hfx_graph *g, int64_t *hints);
+
 /* The high-level IR nodes the torch-side formats keep (hfx_keep_fn): linear, and attention
  * without soft-capping (scaled_dot_product_attention). */
 bool hfx_aten_keeps(const hfx_graph *g, const hfx_node *n);

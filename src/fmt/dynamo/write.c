@@ -11,22 +11,11 @@
 #include "fmt/dynamo/dynamo.h"
 #include "fmt/dynamo/pt2.h"
 
-/* An example size for each symbol (torch.export's hint): 2 × 16 like the default sample, kept
- * inside the symbol's range; the Python system's call sets its own (hfx_pt2_seed_call). */
-static void symbol_hints(const hfx_graph *g, int64_t *hints) {
-    for (int s = 0; s < g->n_symbols; s++) {
-        int64_t h = s == 0 ? 2 : 16;
-        if (h < g->symbols[s].min) h = g->symbols[s].min;
-        if (h > g->symbols[s].max) h = g->symbols[s].max;
-        hints[s] = h;
-    }
-}
-
 static hfx_status dynamo_write(const hfx_format_graph *gs, int n, hfx_outdir *out, hfx_error *err) {
     hfx_status st = HFX_OK;
     for (int c = 0; c < n && !st; c++) {
         int64_t hints[16];
-        symbol_hints(gs[c].g, hints);
+        hfx_aten_default_hints(gs[c].g, hints); /* the Python system's call sets its own (hfx_pt2_seed_call) */
         const hfx_seed_call *seed = gs[c].seed_call;
         hfx_aten_program *p;
         st = hfx_aten_lower(gs[c].g, hints, seed != NULL, &p, err);

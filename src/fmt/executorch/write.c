@@ -34,16 +34,6 @@ static const hfx_format_option et_options[ET_N_OPTIONS] = {
     [ET_OPT_LLM_RUNNER] = {"llm_runner", HFX_OPTION_BOOL, 0, 0, 1, false, NULL},
 };
 
-/* An example size per symbol for the ATen lowering (it needs one; the plan uses upper bounds). */
-static void symbol_hints(const hfx_graph *g, int64_t *hints) {
-    for (int s = 0; s < g->n_symbols; s++) {
-        int64_t h = s == 0 ? 2 : 16;
-        if (h < g->symbols[s].min) h = g->symbols[s].min;
-        if (h > g->symbols[s].max) h = g->symbols[s].max;
-        hints[s] = h;
-    }
-}
-
 /* ExecuTorch has no attention kernel among its portable ones: only linear is kept. */
 static bool et_keeps(const hfx_graph *g, const hfx_node *n) {
     (void)g;
@@ -135,7 +125,7 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
         bool as_runner = gs[c].opt[ET_OPT_LLM_RUNNER] != 0;
         if (as_runner && (st = runner_layout_of(g, &runner, err))) break;
         int64_t hints[16];
-        symbol_hints(g, hints);
+        hfx_aten_default_hints(g, hints); /* the plan itself uses the upper bounds */
         hfx_aten_program *p;
         st = hfx_aten_lower(g, hints, false, &p, err);
         if (st) break;
