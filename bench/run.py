@@ -35,7 +35,8 @@ SETTLE_S = 5  # quiet time before each timed export: the disk is still busy with
 SETTLE_BYTES = 64 << 20  # ... when the last one wrote (or left to delete) at least this much
 _last_written = [0]  # bytes the previous measured run wrote
 TOOLS: list = []  # --tools: the rows to run (all when empty)
-HFX_RUNS = 5  # hfx runs take a second or two: more of them steady the median
+PEER_RUNS = 1  # a peer takes 10-100x hfx's time: its run-to-run spread moves the ratio by a few percent, and
+# more runs would cost the bench hours (the Python exporters at 1B take minutes each, ExecuTorch's ten)
 
 # Shapes with random weights (bf16 on disk), generated once, and a tiny model for overhead:
 # Qwen3-0.6B (≈1.2 GB, tied head) and Llama-3.2-1B's shape with an untied 128,256-row head
@@ -494,13 +495,13 @@ SCALE_TOOLS = ("hfx onnx fp16", "hfx openvino fp16", "hfx dynamo fp16",
                "optimum-cli export openvino")
 
 
-def bench_export(name: str, runs: int, work: Path) -> list:
+def bench_export(name: str, runs: int, work: Path, keep: bool) -> list:
+    """The export table's rows for one model: hfx's the median of `runs` (SCALE_HFX_RUNS at scale), each
+    peer's PEER_RUNS; the outputs the runtime part times are kept only when `keep`."""
     model = model_dir(name)
     work.mkdir(parents=True, exist_ok=True)
     rows = []
     scale = name in SCALE
-    if scale:
-        runs = 1
     for tool, spec in tools(model, work).items():
         if not selected(tool) or (scale and tool not in SCALE_TOOLS):
             continue
@@ -513,7 +514,7 @@ def bench_export(name: str, runs: int, work: Path) -> list:
             vs = {"OpenVINO": "hfx openvino fp16", "openvino": "hfx openvino fp16", "Dynamo": "hfx dynamo fp16"}.get(
                 next((w for w in ("OpenVINO", "openvino", "Dynamo") if w in tool), ""), "hfx onnx fp16")
         got, floors = [], []
-        n_runs = runs if not tool.startswith("hfx") else SCALE_HFX_RUNS if scale else max(runs, HFX_RUNS)
+        n_runs = PEER_RUNS if not tool.startswith("hfx") else SCALE_HFX_RUNS if scale else runs
         for _ in range(n_runs):
             got.append(measure(cmd, out))
             # the floor for the same byte count, right after the row's first run (the byte count is the
@@ -524,7 +525,7 @@ def bench_export(name: str, runs: int, work: Path) -> list:
         ok = [g for g in got if g["rc"] == 0]
         # an ExecuTorch program's planned arena: its memory at run time beyond the weights
         planned = next((pte_planned_bytes(p) for p in sorted(out.glob("*.pte"))), None) if ok and out.is_dir() else None
-        if out.name not in RUNTIME_INPUTS or scale:  # a 0.6B model leaves 2-3 GB per export: keep only what the runtime part times
+        if out.name not in RUNTIME_INPUTS or not keep:  # a 0.6B model leaves 2-3 GB per export: keep only what the runtime part times
             shutil.rmtree(out, ignore_errors=True)
         if not ok and got[-1].get("oom"):
             o = got[-1]["oom"]
@@ -966,7 +967,7 @@ def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
           f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB), {platform.platform()}.",
           f"Versions: {hfx_version}, python {platform.python_version()}, {versions()}.", "",
           "## Export", "",
-          f"Median wall time of the runs (each after a sync and, after a run that wrote {SETTLE_BYTES >> 20} MiB or more, {SETTLE_S} s of quiet, so the previous run's writeback and "
+          f"Median wall time of the runs (hfx's rows a few runs each, every peer's {PEER_RUNS}: they take 10-100× longer; each after a sync and, after a run that wrote {SETTLE_BYTES >> 20} MiB or more, {SETTLE_S} s of quiet, so the previous run's writeback and "
           "discards are not charged to it); CPU seconds (user + system, all processes: steadier than wall time on a noisy disk); peak RSS of the largest process; ratios to the hfx export of the same kind "
           "(a plain forward graph, or a generation graph with its cache) and to that export's floor.", "",
           "| model | tool | runs | time (s) | × hfx | × floor | CPU (s) | CPU × hfx | user CPU (s) | peak RSS (MiB) | written (MiB) |",
@@ -1087,14 +1088,17 @@ def main() -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     out_base = out_dir / f"{datetime.date.today().isoformat()}-{platform.node()}{'-runtime' if args.skip_export else ''}"
     export_rows, runtime_rows = [], []
+    timed = args.runtime_models.split(",")
     with tempfile.TemporaryDirectory(dir=CACHE if CACHE.exists() else None) as tmp:
         work = args.work or Path(tmp)
         for name in names:
             if not args.skip_export:
-                export_rows += bench_export(name, args.runs, work / name)
-            if name in args.runtime_models.split(","):
+                export_rows += bench_export(name, args.runs, work / name, keep=name in timed)
+            if name in timed:
                 runtime_rows += bench_runtime(name, work / name)
-    report(export_rows, runtime_rows, out_base)
+            if not args.work:  # a model's kept graphs (tens of GB at 0.6B) are not left beside the next, larger one's
+                shutil.rmtree(work / name, ignore_errors=True)
+            report(export_rows, runtime_rows, out_base)  # after every model: a run stopped later keeps what it measured
     return 0
 
 
