@@ -68,6 +68,8 @@ typedef struct hfx_aten_node {
     hfx_aten_op op;
     hfx_aten_arg args[HFX_ATEN_MAX_ARGS]; /* in schema order; trailing ones HFX_ARG_DEFAULT */
     int out[2], n_out;
+    const hfx_quant *quant; /* linear, embedding: the weight (table) read stored quantized (the IR node's
+                               attrs.quant; formats that store quantized weights write it); NULL: float */
 } hfx_aten_node;
 
 typedef struct hfx_aten_value {

@@ -173,6 +173,11 @@ static int out_call(lowering *l, const hfx_node *n, hfx_aten_op op, const hfx_at
     return l->tensor[o->id] = hfx_aten_call(l->p, op, a, k, o->dtype, o->rank, o->dims);
 }
 
+/* The ATen call just made for n reads its weight as n's quantization says (hfx_aten_node.quant). */
+static void keep_quant(lowering *l, const hfx_node *n) {
+    if (n->attrs.quant && !l->p->oom && l->p->n_nodes) l->p->nodes[l->p->n_nodes - 1].quant = n->attrs.quant;
+}
+
 /* Shape arithmetic: true when the node was lowered as sizes. */
 static bool lower_sizes(lowering *l, const hfx_node *n) {
     const hfx_value *o = n->out[0];
@@ -291,6 +296,7 @@ static void lower_node(lowering *l, const hfx_node *n) {
         a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
         a[2] = n->n_in > 2 && n->in[2] ? T(tensor_of(l, n->in[2])) : (hfx_aten_arg){.kind = HFX_ARG_DEFAULT};
         out_call(l, n, HFX_ATEN_LINEAR, a, 3);
+        keep_quant(l, n);
         return;
     case HFX_OP_SOFTMAX:
         a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(at->axis);
@@ -367,6 +373,7 @@ static void lower_node(lowering *l, const hfx_node *n) {
         if (at->axis == 0 && n->in[0]->rank == 2) { /* rows of a table: an embedding lookup */
             a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
             out_call(l, n, HFX_ATEN_EMBEDDING, a, 2);
+            keep_quant(l, n);
             return;
         }
         { /* numpy take: index_select over the flattened indices, then the output's shape */

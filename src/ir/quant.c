@@ -29,6 +29,19 @@ bool hfx_quant_valid(const hfx_quant *q, int64_t cols, const char **why) {
         if (why) *why = w;
         return !w;
     }
+    if (q->rule == HFX_QUANT_RULE_TORCHAO) { /* what XNNPACK's quantized fully-connected layers take */
+        if (q->bits != 4 && q->bits != 8) w = "4 or 8 bits";
+        else if (!q->symmetric) w = "symmetric weights (XNNPACK's quantized linears): --sym";
+        else if (q->block == HFX_QUANT_TENSOR) w = "groups or whole rows, not one scale per tensor";
+        else if (q->bits == 8 && q->block > 0 && q->block != cols)
+            w = "8-bit weights per output channel (XNNPACK's qc8w): --group-size 0";
+        else if (q->bits == 4 && q->block > 0 && (q->block % 32 || cols % q->block))
+            w = "a group size that is a multiple of 32 and divides the layer's inputs (XNNPACK's blockwise int4), or "
+                "--group-size 0";
+        else if (q->bits == 4 && cols % 2) w = "an even row (two codes a byte)";
+        if (why) *why = w;
+        return !w;
+    }
     if (q->block == HFX_QUANT_TENSOR) w = "blocks or whole rows, not one scale per tensor";
     else if (q->bits != 4 && q->bits != 8) w = "4 or 8 bits";
     else if (q->rule != HFX_QUANT_RULE_NNCF && (q->block < 16 || (q->block & (q->block - 1))))
@@ -235,6 +248,20 @@ static void nncf_block(const hfx_quant *q, const float *w, int64_t n, float *sca
     *scale = s;
 }
 
+/* torchao's (quant.h); codes NULL: the scale only. 4-bit codes come out offset by 8. */
+static void torchao_block(const hfx_quant *q, const float *w, int64_t n, float *scale, uint8_t *codes) {
+    const int qmin = -(1 << (q->bits - 1)), qmax = (1 << (q->bits - 1)) - 1;
+    float lo, hi;
+    block_range(w, n, 0.0f, 0.0f, &lo, &hi); /* min(amin, 0), max(amax, 0) */
+    float a = -lo > hi ? -lo : hi;
+    float s = a / ((float)(qmax - qmin) / 2.0f);
+    s = s >= FLT_MIN ? s : FLT_MIN; /* torch.clamp(scale, min=eps): a NaN scale stays NaN there, 0 codes here */
+    const float r = 1.0f / s, offset = q->bits == 4 ? 8.0f : 0.0f;
+    for (int64_t i = 0; codes && i < n; i++)
+        codes[i] = (uint8_t)(int8_t)(clamp_code(round_even(w[i] * r), (float)qmin, (float)qmax) + offset);
+    *scale = s;
+}
+
 /* x rounded to float16 when the arithmetic is float16's (numpy's float16 operations: computed
  * in float32, each result rounded). */
 static inline float in_type(float x, bool half) { return half ? hfx_f16_to_f32(hfx_f32_to_f16(x)) : x; }
@@ -281,10 +308,10 @@ static void pack_nibbles(const uint8_t *elements, uint64_t n, uint64_t count, ui
     }
 }
 
-/* A scale as stored (the scale dtype, float16 or float32) at out; the byte after it. */
+/* A scale as stored (the scale dtype: float16, bfloat16 or float32) at out; the byte after it. */
 static uint8_t *put_scale(const hfx_quant *q, float s, uint8_t *out) {
-    if (q->scale_dtype == HFX_DTYPE_F16) {
-        uint16_t h = hfx_f32_to_f16(s);
+    if (q->scale_dtype == HFX_DTYPE_F16 || q->scale_dtype == HFX_DTYPE_BF16) {
+        uint16_t h = q->scale_dtype == HFX_DTYPE_F16 ? hfx_f32_to_f16(s) : hfx_f32_to_bf16(s);
         memcpy(out, &h, 2);
         return out + 2;
     }
@@ -342,6 +369,7 @@ static hfx_status quantize_row(const hfx_init *init, int64_t row, int64_t b0, in
         if (q->rule == HFX_QUANT_RULE_ORT) ort_block(q, r->w + k * size, n, size, &r->scales[k], &r->zps[k], c);
         else if (q->rule == HFX_QUANT_RULE_ORT_TABLE)
             table_block(q, r->w + k * size, n, size, &r->scales[k], &r->zps[k], c);
+        else if (q->rule == HFX_QUANT_RULE_TORCHAO) torchao_block(q, r->w + k * size, n, &r->scales[k], c), r->zps[k] = 0;
         else nncf_block(q, r->w + k * size, n, &r->scales[k], &r->zps[k], c);
         if (c && q->bits == 4) {
             for (int64_t i = 0; i < size; i += 2) c[i / 2] = (uint8_t)((c[i] & 0xF) | (c[i + 1] & 0xF) << 4);

@@ -50,7 +50,17 @@ typedef enum hfx_quant_rule {
      * (max − min) / (qmax − qmin) in float64, stored float32 (1, zero point 0, when under
      * float32's smallest normal); codes clip(round(w / scale) + zero point) in the type's full
      * range; round halves to even. The ranges come from hfx_quant_measure. */
-    HFX_QUANT_RULE_ORT_DYNAMIC
+    HFX_QUANT_RULE_ORT_DYNAMIC,
+    /* torchao's affine quantization as ExecuTorch's XNNPACK flow applies it
+     * (Int8DynamicActivationIntxWeightConfig: quantize_affine over choose_qparams_affine,
+     * float32 arithmetic, round half to even): symmetric only, signed codes in
+     * [−2^(bits−1), 2^(bits−1) − 1]. Per block, a = max(−min(lo, 0), max(hi, 0)), scale =
+     * a / ((2^bits − 1) / 2) (7.5 for 4 bits, 127.5 for 8), at least float32's smallest normal;
+     * code = clamp(round(w · (1 / scale))). The codes use that float32 scale; it is stored in
+     * the scale dtype (XNNPACK's blockwise int4 reads bfloat16 scales, rounded to nearest even).
+     * Blocks divide the row. Stored as XNNPACK reads them: 8-bit codes in two's complement, 4-bit
+     * codes offset by 8 (unsigned nibbles, its implied zero point), packed low nibble first. */
+    HFX_QUANT_RULE_TORCHAO
 } hfx_quant_rule;
 
 /* hfx_quant.block for one scale over the whole tensor */
@@ -77,7 +87,7 @@ typedef struct hfx_quant {
                               HFX_QUANT_TENSOR: the whole tensor (HFX_QUANT_RULE_ORT_DYNAMIC) */
     bool symmetric;        /* no zero points stored (the rule's implied one; dynamic: int8 codes,
                               zero point 0, stored) */
-    hfx_dtype scale_dtype; /* F32 or F16: the scales as stored (a table's: its arithmetic too) */
+    hfx_dtype scale_dtype; /* F32, F16 or BF16 (torchao's): the scales as stored (a table's: its arithmetic too) */
     hfx_quant_layout layout;
     bool reduce_range;     /* HFX_QUANT_RULE_ORT_DYNAMIC: 7-bit ranges */
     /* HFX_QUANT_RULE_ORT_DYNAMIC: the weight's range, per tensor (lo[0], hi[0]) or per row

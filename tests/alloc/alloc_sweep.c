@@ -207,6 +207,9 @@ static const scenario scenarios[] = {
      false, false},
     {"executorch-static", "{\"export_format\": \"executorch\", \"backend\": \"portable\", "
                           "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},
+    /* and XNNPACK's quantized linears (blockwise int4, their codes and scales computed as they stream) */
+    {"executorch-int4", "{\"export_format\": \"executorch\", \"quantize\": \"int4\", "
+                        "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},
 };
 
 /* WORK-tokenizer: the checkpoint's files linked, with TOKENIZER_JSON beside them; NULL on failure. */

@@ -486,7 +486,22 @@ static const hfx_aten_input *stored(const hfx_aten_program *p, int v) {
     return NULL;
 }
 
-/* linear(x, W, b) as an XNNPACK delegate when it is float32 with stored W [N, K] (and b [N]);
+/* Part `part` of stored weight w quantized as q, as named data keyed by the weight's name and the
+ * quantization (two readers quantizing one weight alike share it); NULL when out of memory. */
+static const hfx_aten_input *quantized_part(lowering *l, const hfx_aten_input *w, const hfx_quant *q,
+                                            hfx_quant_part part) {
+    hfx_aten_input *t = hfx_arena_alloc(l->e->arena, sizeof *t);
+    const hfx_init *init = hfx_quant_init(l->e->arena, w->init, q, part);
+    const char *key = hfx_arena_printf(l->e->arena, "%s.int%d_g%lld.%s", w->target, q->bits,
+                                       (long long)hfx_quant_block_size(q, w->init->shape[1]),
+                                       part == HFX_QUANT_CODES ? "codes" : "scales");
+    if (!t || !init || !key) return NULL;
+    *t = (hfx_aten_input){HFX_INPUT_PARAMETER, -1, key, init, NULL};
+    return t;
+}
+
+/* linear(x, W, b) as an XNNPACK delegate when it is float32 with stored W [N, K] (and b [N]), W
+ * read as stored or quantized as the node says (its codes and scales then computed from W);
  * false: left to the portable kernel. */
 static bool delegate_linear(lowering *l, const hfx_aten_node *n) {
     const hfx_aten_program *p = l->p;
@@ -503,11 +518,23 @@ static bool delegate_linear(lowering *l, const hfx_aten_node *n) {
         if (!bias || bv->dtype != HFX_DTYPE_F32 || bv->rank != 1) return false;
     } else if (b->kind != HFX_ARG_DEFAULT && b->kind != HFX_ARG_NONE) return false;
     hfx_et_program *e = l->e;
+    hfx_quant *q = NULL;
+    const hfx_aten_input *codes = NULL, *scales = NULL;
+    if (n->quant) {
+        if (!weight->init || weight->init->rank != 2) return false;
+        if (!(q = hfx_arena_alloc(e->arena, sizeof *q))) return !(e->oom = true);
+        *q = *n->quant; /* XNNPACK reads blockwise int4 scales as bfloat16, per-channel ones as float32 */
+        q->scale_dtype = q->bits == 4 && q->block > 0 ? HFX_DTYPE_BF16 : HFX_DTYPE_F32;
+        codes = quantized_part(l, weight, q, HFX_QUANT_CODES);
+        scales = quantized_part(l, weight, q, HFX_QUANT_SCALES);
+        if (!codes || !scales) return !(e->oom = true);
+    }
     if (!grow(e, (void **)&e->delegates, e->n_delegates, &e->cap_delegates, sizeof *e->delegates)) return true;
     int args[2] = {l->value[x->value], l->value[n->out[0]]};
     int *a = copy_ints(l, args, 2);
     if (!a || !grow(e, (void **)&e->calls, e->n_calls, &e->cap_calls, sizeof *e->calls)) return true;
-    e->delegates[e->n_delegates] = (hfx_et_delegate){args[0], args[1], weight, bias, wv->dims[0].c, wv->dims[1].c};
+    e->delegates[e->n_delegates] =
+        (hfx_et_delegate){args[0], args[1], weight, bias, wv->dims[0].c, wv->dims[1].c, q, codes, scales};
     e->calls[e->n_calls++] = (hfx_et_call){-1, e->n_delegates++, a, 2};
     return true;
 }
@@ -543,6 +570,17 @@ static void drop_delegated_constants(hfx_et_program *e) {
 
 static void lower_node(lowering *l, const hfx_aten_node *n, bool in_place) {
     if (n->op == HFX_ATEN_LINEAR && l->xnnpack && delegate_linear(l, n)) return;
+    if (n->quant) { /* no portable kernel reads quantized weights */
+        bool linear = n->op == HFX_ATEN_LINEAR;
+        const hfx_aten_input *w = stored(l->p, n->args[linear ? 1 : 0].value);
+        fail(l, HFX_ERR_UNSUPPORTED, linear ? "executorch: '%s' is stored quantized, and %s"
+                                            : "executorch: '%s' is a quantized embedding table, and %s",
+             w ? w->target : "?", linear ? "quantized weights are read by XNNPACK's quantized linears only (backend "
+                                           "xnnpack, float32 activations)"
+                                         : "quantized embedding tables are not written yet: keep them float "
+                                           "(--quantize-embeddings none)");
+        return;
+    }
     if (n->op == HFX_ATEN_MATMUL) {
         matmul(l, n);
         return;

@@ -57,11 +57,15 @@ typedef struct hfx_et_call {
 
 /* A linear layer delegated to XNNPACK (backend "xnnpack"): an XNNGraph of one fully-connected
  * node over [.., K] → [.., N], its filter (and bias) the named data the delegate reads, stored
- * as the checkpoint has them ([N, K], [N]). */
+ * as the checkpoint has them ([N, K], [N]), or quantized: the filter's codes and scales
+ * (quant.h HFX_QUANT_RULE_TORCHAO, computed from the weight while they stream), the input then
+ * quantized per token at run time. */
 typedef struct hfx_et_delegate {
-    int input, output;                  /* their EValues */
+    int input, output;                   /* their EValues */
     const hfx_aten_input *weight, *bias; /* bias NULL: none */
     int64_t n, k;
+    const hfx_quant *quant;              /* NULL: a float32 filter */
+    const hfx_aten_input *codes, *scales; /* quantized: the named data of its parts */
 } hfx_et_delegate;
 
 typedef struct hfx_et_operator {
@@ -124,10 +128,12 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_options *opt, hf
 /* ---- the XNNPACK delegate's payload (xnnpack.c) ---- */
 
 /* The XNNGraph of delegate d, behind XNNPACK's own header ("XH00"), as the delegate's segment:
- * malloc'd bytes in *data (the caller frees), *len. `weight_key` / `bias_key` name its named data.
+ * malloc'd bytes in *data (the caller frees), *len. Its named data are keyed by their `target`s.
  * false when out of memory. */
-bool hfx_et_xnnpack_payload(const hfx_et_program *e, const hfx_et_delegate *d, const char *weight_key,
-                            const char *bias_key, uint8_t **data, size_t *len);
+bool hfx_et_xnnpack_payload(const hfx_et_program *e, const hfx_et_delegate *d, uint8_t **data, size_t *len);
+
+/* Bytes of a quantized part's named data t (its initializer's). */
+uint64_t hfx_et_named_bytes(const hfx_aten_input *t);
 void hfx_et_program_free(hfx_et_program *e);
 
 /* Liveness-based greedy memory planning into one arena (memory id 1): each tensor that needs

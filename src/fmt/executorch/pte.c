@@ -236,12 +236,14 @@ static void named(segment_ref *segs, int *n, const hfx_aten_input *t, uint64_t s
     segs[(*n)++] = (segment_ref){0, size, NULL, t};
 }
 
+uint64_t hfx_et_named_bytes(const hfx_aten_input *t) { return hfx_init_nbytes(t->init); }
+
 hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_et_constant_method *consts,
                         int n_consts, hfx_outdir *out, const char *file, hfx_error *err) {
     /* the constants' offsets in the segment: offsets[0] stands for "no data" */
     uint64_t *offsets = malloc(((size_t)e->n_buffers + 1) * sizeof *offsets);
     const hfx_et_value **constants = malloc(((size_t)e->n_buffers + 1) * sizeof *constants);
-    segment_ref *segs = calloc((size_t)(1 + 3 * e->n_delegates), sizeof *segs);
+    segment_ref *segs = calloc((size_t)(1 + 4 * e->n_delegates), sizeof *segs); /* a payload, 3 named data */
     hfx_fb *b = hfx_fb_new();
     if (!offsets || !constants || !segs || !b) {
         free(offsets), free(constants), free(segs), hfx_fb_free(b);
@@ -263,11 +265,15 @@ hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_e
     n_segs += e->n_delegates; /* the payloads: 1 .. n_delegates */
     for (int d = 0; d < e->n_delegates; d++) {
         const hfx_et_delegate *x = &e->delegates[d];
-        named(segs, &n_segs, x->weight, (uint64_t)(x->n * x->k) * 4); /* float32 */
+        if (x->quant) {
+            named(segs, &n_segs, x->codes, hfx_et_named_bytes(x->codes));
+            named(segs, &n_segs, x->scales, hfx_et_named_bytes(x->scales));
+        } else {
+            named(segs, &n_segs, x->weight, (uint64_t)(x->n * x->k) * 4); /* float32 */
+        }
         if (x->bias) named(segs, &n_segs, x->bias, (uint64_t)x->n * 4);
         size_t len = 0;
-        ok = ok && hfx_et_xnnpack_payload(e, x, x->weight->target, x->bias ? x->bias->target : NULL,
-                                          &segs[1 + d].payload, &len);
+        ok = ok && hfx_et_xnnpack_payload(e, x, &segs[1 + d].payload, &len);
         segs[1 + d].size = len;
     }
     uint64_t total = 0;

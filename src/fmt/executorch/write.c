@@ -149,4 +149,8 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
 const hfx_format hfx_format_executorch = {
     .name = "executorch", .summary = "ExecuTorch program (.pte), linears on XNNPACK, for the ExecuTorch runtime",
     .graph_ext = ".pte", .bounded_dims = true, .options = et_options, .n_options = ET_N_OPTIONS, .keeps = et_keeps,
+    /* torchao's symmetric int4 in groups of 32 / int8 per channel, as ExecuTorch's 8da4w / 8da8w
+     * (XNNPACK's qb4w / qc8w linears, activations quantized per token at run time); tables stay
+     * float */
+    .quant = {true, HFX_QUANT_RULE_TORCHAO, HFX_QUANT_RULE_TORCHAO, 32, 0, true, false, false},
     .write = et_write};
