@@ -412,6 +412,9 @@ def tools(model: Path, work: Path) -> dict:
                                           "--batch-size", "1", "--quiet"], work / "hfx-pte-portable", None),
         "transformers.exporters ExecutorchExporter": ([ET_PY, "-c", SEED_ET, model, work / "seed-pte", ET_MAX_SEQ], work / "seed-pte",
                                                       "hfx executorch fp32"),
+        # XNNPACK's quantized linears (8da4w: int4 in groups of 32, inputs int8 per token at run time)
+        "hfx executorch int4": ([HFX, "export", model, work / "hfx-pte-int4", "--config", et_bounds(work, "xnnpack"), "--batch-size",
+                                 "1", "--quantize", "int4", "--quiet"], work / "hfx-pte-int4", None),
         "onnxruntime-genai builder fp32": ([PY, "-m", "onnxruntime_genai.models.builder", "-i", model, "-o", work / "genai",
                                             "-p", "fp32", "-e", "cpu", "-c", work / "genai-cache"], work / "genai", "hfx onnx fp32 generation"),
         # quantized weights (int4: block 32, symmetric, as the builder's defaults)
@@ -824,11 +827,11 @@ def runtime_graphs(name: str, work: Path) -> dict:
             hfx(out, "--config", str(cfg), "--for-generation")
         return TorchSeedGraph(out)
 
-    def et_runner(backend):
-        out = work / f"rt-pte-{backend}"
+    def et_runner(backend, *flags):
+        out = work / f"rt-pte-{backend}{'-' + flags[-1] if flags else ''}"
         if not out.exists():
             hfx(out, "--config", str(et_bounds(work, backend)), "--for-generation", "--cache", "static", "--max-cache-len",
-                str(ET_MAX_SEQ), "--multi-token-decode", "--batch-size", "1", "--llm-runner")
+                str(ET_MAX_SEQ), "--multi-token-decode", "--batch-size", "1", "--llm-runner", *flags)
         return EtRunnerGraph(out / "decode.pte")
 
     def optimum(kind):
@@ -865,6 +868,7 @@ def runtime_graphs(name: str, work: Path) -> dict:
         ("onnxruntime", "optimum-cli export onnx + MatMulNBitsQuantizer int4"): lambda: OrtGraph(
             work / "optimum-onnx-int4" / "model.onnx", work / "optimum-onnx-int4" / "model.onnx", config),
         ("executorch", "hfx (xnnpack linears, LLM runner layout)"): lambda: et_runner("xnnpack"),
+        ("executorch", "hfx int4 (xnnpack 8da4w linears, LLM runner layout)"): lambda: et_runner("xnnpack", "--quantize", "int4"),
         ("torch eager", "hfx (io seed, dynamic cache)"): hfx_seed_dynamo,
         ("torch eager", "transformers.exporters (export_for_generation)"): seed_dynamo,
         ("openvino", "hfx (stateful)"): lambda: OvStatefulGraph(hfx(work / "rt-ov", "--format", "openvino", "--for-generation") / "openvino_model.xml"),
