@@ -50,8 +50,8 @@ static hfx_fb_ref tensor_table(hfx_fb *b, int datatype, uint32_t id, int rank, c
     return hfx_fb_end(b);
 }
 
-/* An XValue of union type `kind` holding table t. */
-static hfx_fb_ref xvalue(hfx_fb *b, int kind, hfx_fb_ref t) {
+/* A table whose one field is a union (an XValue, an XNode): its type `kind`, then table t. */
+static hfx_fb_ref union_of(hfx_fb *b, int kind, hfx_fb_ref t) {
     hfx_fb_begin(b);
     hfx_fb_u8(b, 0, (uint8_t)kind);
     hfx_fb_ref_field(b, 1, t);
@@ -61,7 +61,7 @@ static hfx_fb_ref xvalue(hfx_fb *b, int kind, hfx_fb_ref t) {
 /* One float32 XNNTensorValue in its XValue. */
 static hfx_fb_ref tensor_value(hfx_fb *b, uint32_t id, int rank, const int64_t *dims, uint32_t buffer,
                                uint32_t external, uint32_t flags) {
-    return xvalue(b, XVALUE_TENSOR, tensor_table(b, XNN_FP32, id, rank, dims, buffer, external, flags));
+    return union_of(b, XVALUE_TENSOR, tensor_table(b, XNN_FP32, id, rank, dims, buffer, external, flags));
 }
 
 /* An XNNQuantizedTensorValue in its XValue: the tensor, then its quantization (union type
@@ -71,15 +71,7 @@ static hfx_fb_ref quantized_value(hfx_fb *b, hfx_fb_ref tensor, int qkind, hfx_f
     hfx_fb_ref_field(b, 0, tensor);
     hfx_fb_u8(b, 1, (uint8_t)qkind);
     hfx_fb_ref_field(b, 2, q);
-    return xvalue(b, XVALUE_QUANTIZED, hfx_fb_end(b));
-}
-
-/* A node of union type `kind` holding table t. */
-static hfx_fb_ref xnode(hfx_fb *b, int kind, hfx_fb_ref t) {
-    hfx_fb_begin(b);
-    hfx_fb_u8(b, 0, (uint8_t)kind);
-    hfx_fb_ref_field(b, 1, t);
-    return hfx_fb_end(b);
+    return union_of(b, XVALUE_QUANTIZED, hfx_fb_end(b));
 }
 
 /* A ConstantDataOffset: `key`'s named data (NULL: the empty entry 0). */
@@ -146,14 +138,14 @@ bool hfx_et_xnnpack_payload(const hfx_et_program *e, const hfx_et_delegate *d, u
     if (quantized) {
         hfx_fb_begin(b);
         hfx_fb_u32(b, 1, 1); /* input_id 0 (the default) → output_id 1 */
-        nodes[nn++] = xnode(b, XNODE_CONVERT, hfx_fb_end(b));
+        nodes[nn++] = union_of(b, XNODE_CONVERT, hfx_fb_end(b));
     }
     hfx_fb_begin(b);
     hfx_fb_u32(b, 0, quantized ? 1 : 0); /* input1_id */
     hfx_fb_u32(b, 1, filter_id);
     hfx_fb_u32(b, 2, d->bias ? bias_id : NONE);
     hfx_fb_u32(b, 3, out_id);
-    nodes[nn++] = xnode(b, XNODE_FULLY_CONNECTED, hfx_fb_end(b));
+    nodes[nn++] = union_of(b, XNODE_FULLY_CONNECTED, hfx_fb_end(b));
     hfx_fb_ref xnodes = hfx_fb_vector_refs(b, nodes, (size_t)nn);
 
     hfx_fb_ref cds[4];
