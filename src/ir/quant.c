@@ -248,8 +248,9 @@ static void nncf_block(const hfx_quant *q, const float *w, int64_t n, float *sca
     *scale = s;
 }
 
-/* torchao's (quant.h); codes NULL: the scale only. 4-bit codes come out offset by 8. */
-static void torchao_block(const hfx_quant *q, const float *w, int64_t n, float *scale, uint8_t *codes) {
+/* torchao's (quant.h); codes NULL: the scale only. 4-bit codes come out offset by 8; the zero
+ * point is 0. */
+static void torchao_block(const hfx_quant *q, const float *w, int64_t n, float *scale, uint8_t *zp, uint8_t *codes) {
     const int qmin = -(1 << (q->bits - 1)), qmax = (1 << (q->bits - 1)) - 1;
     float lo, hi;
     block_range(w, n, 0.0f, 0.0f, &lo, &hi); /* min(amin, 0), max(amax, 0) */
@@ -260,6 +261,7 @@ static void torchao_block(const hfx_quant *q, const float *w, int64_t n, float *
     for (int64_t i = 0; codes && i < n; i++)
         codes[i] = (uint8_t)(int8_t)(clamp_code(round_even(w[i] * r), (float)qmin, (float)qmax) + offset);
     *scale = s;
+    *zp = 0;
 }
 
 /* x rounded to float16 when the arithmetic is float16's (numpy's float16 operations: computed
@@ -369,7 +371,7 @@ static hfx_status quantize_row(const hfx_init *init, int64_t row, int64_t b0, in
         if (q->rule == HFX_QUANT_RULE_ORT) ort_block(q, r->w + k * size, n, size, &r->scales[k], &r->zps[k], c);
         else if (q->rule == HFX_QUANT_RULE_ORT_TABLE)
             table_block(q, r->w + k * size, n, size, &r->scales[k], &r->zps[k], c);
-        else if (q->rule == HFX_QUANT_RULE_TORCHAO) torchao_block(q, r->w + k * size, n, &r->scales[k], c), r->zps[k] = 0;
+        else if (q->rule == HFX_QUANT_RULE_TORCHAO) torchao_block(q, r->w + k * size, n, &r->scales[k], &r->zps[k], c);
         else nncf_block(q, r->w + k * size, n, &r->scales[k], &r->zps[k], c);
         if (c && q->bits == 4) {
             for (int64_t i = 0; i < size; i += 2) c[i / 2] = (uint8_t)((c[i] & 0xF) | (c[i + 1] & 0xF) << 4);

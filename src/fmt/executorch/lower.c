@@ -523,8 +523,8 @@ static bool delegate_linear(lowering *l, const hfx_aten_node *n) {
     if (n->quant) {
         if (!weight->init || weight->init->rank != 2) return false;
         if (!(q = hfx_arena_alloc(e->arena, sizeof *q))) return !(e->oom = true);
-        *q = *n->quant; /* XNNPACK reads blockwise int4 scales as bfloat16, per-channel ones as float32 */
-        q->scale_dtype = q->bits == 4 && q->block > 0 ? HFX_DTYPE_BF16 : HFX_DTYPE_F32;
+        *q = *n->quant;
+        q->scale_dtype = hfx_et_blockwise(q) ? HFX_DTYPE_BF16 : HFX_DTYPE_F32;
         codes = quantized_part(l, weight, q, HFX_QUANT_CODES);
         scales = quantized_part(l, weight, q, HFX_QUANT_SCALES);
         if (!codes || !scales) return !(e->oom = true);

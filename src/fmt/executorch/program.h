@@ -132,8 +132,9 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_options *opt, hf
  * false when out of memory. */
 bool hfx_et_xnnpack_payload(const hfx_et_program *e, const hfx_et_delegate *d, uint8_t **data, size_t *len);
 
-/* Bytes of a quantized part's named data t (its initializer's). */
-uint64_t hfx_et_named_bytes(const hfx_aten_input *t);
+/* Whether XNNPACK reads quantized weights q blockwise (qb4w: int4 in groups, bfloat16 scales) rather
+ * than per output channel (qc4w, qc8w: float32 scales). */
+static inline bool hfx_et_blockwise(const hfx_quant *q) { return q->bits == 4 && q->block > 0; }
 void hfx_et_program_free(hfx_et_program *e);
 
 /* Liveness-based greedy memory planning into one arena (memory id 1): each tensor that needs

@@ -236,8 +236,6 @@ static void named(segment_ref *segs, int *n, const hfx_aten_input *t, uint64_t s
     segs[(*n)++] = (segment_ref){0, size, NULL, t};
 }
 
-uint64_t hfx_et_named_bytes(const hfx_aten_input *t) { return hfx_init_nbytes(t->init); }
-
 hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_et_constant_method *consts,
                         int n_consts, hfx_outdir *out, const char *file, hfx_error *err) {
     /* the constants' offsets in the segment: offsets[0] stands for "no data" */
@@ -266,8 +264,8 @@ hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_e
     for (int d = 0; d < e->n_delegates; d++) {
         const hfx_et_delegate *x = &e->delegates[d];
         if (x->quant) {
-            named(segs, &n_segs, x->codes, hfx_et_named_bytes(x->codes));
-            named(segs, &n_segs, x->scales, hfx_et_named_bytes(x->scales));
+            named(segs, &n_segs, x->codes, hfx_init_nbytes(x->codes->init));
+            named(segs, &n_segs, x->scales, hfx_init_nbytes(x->scales->init));
         } else {
             named(segs, &n_segs, x->weight, (uint64_t)(x->n * x->k) * 4); /* float32 */
         }

@@ -89,7 +89,7 @@ static hfx_fb_ref constant_data(hfx_fb *b, const char *key, uint64_t size) {
 static hfx_fb_ref quantized_filter(hfx_fb *b, const hfx_et_delegate *d) {
     const hfx_quant *q = d->quant;
     int64_t filter[2] = {d->n, d->k}, group = hfx_quant_block_size(q, d->k);
-    bool grouped = q->bits == 4 && q->block > 0;
+    bool grouped = hfx_et_blockwise(q);
     int datatype = q->bits == 8 ? XNN_QCINT8 : grouped ? XNN_QBINT4 : XNN_QCINT4;
     hfx_fb_ref t = tensor_table(b, datatype, 2, 2, filter, 1, NONE, 0);
     hfx_fb_ref none = hfx_fb_vector(b, NULL, 0, 4, 4); /* `scale`: the scales are named data */
@@ -152,8 +152,8 @@ bool hfx_et_xnnpack_payload(const hfx_et_program *e, const hfx_et_delegate *d, u
     int nc = 0;
     cds[nc++] = constant_data(b, NULL, 0);
     if (quantized) {
-        cds[nc++] = constant_data(b, d->codes->target, hfx_et_named_bytes(d->codes));
-        cds[nc++] = constant_data(b, d->scales->target, hfx_et_named_bytes(d->scales));
+        cds[nc++] = constant_data(b, d->codes->target, hfx_init_nbytes(d->codes->init));
+        cds[nc++] = constant_data(b, d->scales->target, hfx_init_nbytes(d->scales->init));
     } else {
         cds[nc++] = constant_data(b, d->weight->target, (uint64_t)(d->n * d->k) * 4); /* float32 */
     }
