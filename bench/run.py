@@ -307,6 +307,29 @@ SEED_ET = (
     "cfg = ExecutorchConfig(dynamic_shapes={'input_ids': {1: seq}, 'attention_mask': {1: seq}})\n"
     "ExecutorchExporter().export(m, {'input_ids': ids, 'attention_mask': torch.ones_like(ids)}, cfg).save_pretrained(dst)\n"
 )
+# The seed's generation program for ExecuTorch as its docs build one: a static cache of ET_MAX_SEQ
+# and a multi-token decode that takes the prompt and every step (XNNPACK). Its query axis is given
+# the bound ET_MAX_SEQ (dynamic=True alone caps it at 64, short of the prompt); the cache keeps its
+# static shape. The prefill component the seed exports next to it is not timed.
+SEED_ET_GEN = (
+    "import sys, torch\n"
+    "from transformers import AutoModelForCausalLM, GenerationConfig\n"
+    "from transformers.exporters import ExecutorchExporter\n"
+    "from transformers.exporters.configs import ExecutorchConfig\n"
+    "src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])\n"
+    "m = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)\n"
+    "ids = torch.ones(1, 16, dtype=torch.long)\n"
+    "q = torch.export.Dim('query', min=1, max=n)\n"
+    "leaves = [None] * (3 * m.config.num_hidden_layers)  # keys, values, cumulative_length per layer: static\n"
+    "types = getattr(m.config, 'layer_types', None)  # then the mask is a dict by layer type\n"
+    "mask = {t: {2: q} for t in dict.fromkeys(types)} if types else {2: q}\n"
+    "cfg = {'prefill': ExecutorchConfig(backend='xnnpack', dynamic=True),\n"
+    "       'decode': ExecutorchConfig(backend='xnnpack', dynamic_shapes={'input_ids': {1: q}, 'attention_mask': mask,\n"
+    "                                                                     'position_ids': {1: q}, 'cache': leaves})}\n"
+    "gen = GenerationConfig(cache_implementation='static', max_cache_len=n, max_new_tokens=2)\n"
+    "ExecutorchExporter().export_for_generation(m, {'input_ids': ids, 'attention_mask': torch.ones_like(ids)}, cfg,\n"
+    "                                           generation_config=gen, multi_token_decode=True).save_pretrained(dst)\n"
+)
 
 
 def et_bounds(work: Path, backend: str) -> Path:
@@ -721,6 +744,48 @@ class EtRunnerGraph:
         return self._run(ids, start)
 
 
+class EtSeedGraph:
+    """The seed's ExecuTorch decode.pte (SEED_ET_GEN) run the way its docs run one from Python:
+    transformers.exporters' own runner (ExportedModel.from_pretrained), keywords in, a StaticCache
+    as the cache, the updated cache read back from the outputs each step (the Python runtime cannot
+    bind it in place), a causal boolean mask over the ET_MAX_SEQ slots."""
+
+    def __init__(self, out: Path):
+        import torch
+        from transformers import AutoConfig, StaticCache
+        from transformers.exporters.base import ExportedModel
+        from transformers.exporters.exporter_dynamo import register_pytree_node
+
+        register_pytree_node(StaticCache)
+        self.torch, self.StaticCache = torch, StaticCache
+        self.config = AutoConfig.from_pretrained(out)
+        self.runner = ExportedModel.from_pretrained(out).runners["decode"]
+
+    def _run(self, ids, start):
+        t = self.torch
+        total = start + ids.shape[1]
+        if total > ET_MAX_SEQ:
+            raise ValueError(f"{total} positions > the export's {ET_MAX_SEQ}")
+        pos = t.arange(start, total)
+        mask = (t.arange(ET_MAX_SEQ)[None, :] <= pos[:, None])[None, None]
+        types = getattr(self.config, "layer_types", None)  # Qwen3's: one mask per layer type
+        if types:
+            mask = {kind: mask for kind in dict.fromkeys(types)}
+        res = self.runner(input_ids=t.from_numpy(ids), attention_mask=mask, position_ids=pos[None], cache=self.cache)
+        self.cache = res.cache
+        return res.logits[:, -1].numpy()
+
+    def prefill(self, ids):
+        c = self.config
+        self.cache = self.StaticCache(config=c, max_cache_len=ET_MAX_SEQ)
+        head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+        self.cache.early_initialization(1, c.num_key_value_heads, head_dim, self.torch.float32, self.torch.device("cpu"))
+        return self._run(ids, 0)
+
+    def decode(self, ids, start):
+        return self._run(ids, start)
+
+
 class TorchSeedGraph:
     """A prefill.pt2 / decode.pt2 pair in the Python system's call profile (keywords, the cache a
     transformers DynamicCache, a ModelOutput back), run eagerly through `.module()` on the CPU:
@@ -834,6 +899,14 @@ def runtime_graphs(name: str, work: Path) -> dict:
                 str(ET_MAX_SEQ), "--multi-token-decode", "--batch-size", "1", "--llm-runner", *flags)
         return EtRunnerGraph(out / "decode.pte")
 
+    def seed_et():
+        out = work / "seed-pte-generation"
+        if not out.exists():
+            r = subprocess.run([ET_PY, "-c", SEED_ET_GEN, model, out, str(ET_MAX_SEQ)], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"transformers.exporters executorch generation: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
+        return EtSeedGraph(out)
+
     def optimum(kind):
         out = work / f"optimum-{kind}"
         if not out.exists():
@@ -869,6 +942,7 @@ def runtime_graphs(name: str, work: Path) -> dict:
             work / "optimum-onnx-int4" / "model.onnx", work / "optimum-onnx-int4" / "model.onnx", config),
         ("executorch", "hfx (xnnpack linears, LLM runner layout)"): lambda: et_runner("xnnpack"),
         ("executorch", "hfx int4 (xnnpack 8da4w linears, LLM runner layout)"): lambda: et_runner("xnnpack", "--quantize", "int4"),
+        ("executorch", "transformers.exporters (static cache, multi-token decode)"): seed_et,
         ("torch eager", "hfx (io seed, dynamic cache)"): hfx_seed_dynamo,
         ("torch eager", "transformers.exporters (export_for_generation)"): seed_dynamo,
         ("openvino", "hfx (stateful)"): lambda: OvStatefulGraph(hfx(work / "rt-ov", "--format", "openvino", "--for-generation") / "openvino_model.xml"),

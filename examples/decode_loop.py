@@ -97,8 +97,10 @@ class Export:
         self.generation = manifest.get("generation") or {}
         comps = {name: self.component(out_dir, name, entry) for name, entry in manifest["components"].items()}
         by_role = {c.role: c for c in comps.values()}
+        self.encoder = by_role.get("encoder")  # an encoder-decoder model's (generate_seq2seq)
         self.prefill = by_role.get("prefill")
         self.decode = by_role.get("decode")
+        self.seq2seq = read_seq2seq_config(out_dir) if self.encoder else None
         if self.decode is None:
             raise no_decode(out_dir)
         self.static = self.decode.static
@@ -195,17 +197,19 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     new_cache(export, batch): a fresh cache for this sequence. vocab_size(export): the vocabulary
     (None when the graph leaves it open), when the prompt's ids are checked against it. prog: the
     name a message on `log` (stderr) starts with."""
+    if vocab_size is not None:
+        vocab = vocab_size(export)
+        bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
+        if bad:
+            raise UsageError(f"token id {bad[0]} outside the vocabulary [0, {vocab})")
+    if getattr(export, "encoder", None) is not None:
+        return generate_seq2seq(export, prompts, max_new_tokens, eos_ids, pad_id, prog=prog, log=log)
     log = sys.stderr if log is None else log
     batch = len(prompts)
     first = export.prefill or export.decode  # stateful / multi-token decode: the prompt runs through decode
     for comp in (first, export.decode):
         if comp.batch is not None and comp.batch != batch:
             raise UsageError(f"{comp.name} was exported for batch {comp.batch}, got {batch} prompts")
-    if vocab_size is not None:
-        vocab = vocab_size(export)
-        bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
-        if bad:
-            raise UsageError(f"token id {bad[0]} outside the vocabulary [0, {vocab})")
     length = max(map(len, prompts))
     if first.seq is not None and first.seq != length:  # a fixed prompt length: pad up to it
         if length > first.seq:
@@ -252,6 +256,129 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
             logits = cache.run(first, all_ids, all_mask, all_positions)
             continue
         logits = cache.run(export.decode, next_ids[:, None].astype(np.int64), np.ones((batch, 1), np.int64), positions)
+    return np.stack(tokens, axis=1), np.stack(all_logits)
+
+
+# ---- encoder-decoder models -------------------------------------------------------------------
+
+
+def read_seq2seq_config(out_dir: Path) -> dict:
+    """What an encoder-decoder's greedy search reads besides EOS and pad, from the generation config
+    generate() uses: generation_config.json when the export has one, else config.json (transformers
+    builds the generation config from it then). decoder_start_token_id (else bos_token_id) starts
+    every row; forced_bos_token_id is the first new token (mBART, M2M100: the target language),
+    forced_eos_token_id the last one the length allows; min_length keeps EOS out until the decoder's
+    sequence is that long; no_repeat_ngram_size bans a token that would repeat an n-gram of it."""
+    path = out_dir / "generation_config.json"
+    if not path.is_file():
+        path = out_dir / "config.json"
+    cfg = json.loads(path.read_text()) if path.is_file() else {}
+
+    def get(key, default=None):
+        return default if cfg.get(key) is None else cfg[key]
+    start = get("decoder_start_token_id", get("bos_token_id"))
+    if start is None:
+        raise UsageError(f"{path}: neither decoder_start_token_id nor bos_token_id: the decoder has no first token")
+    forced_eos = get("forced_eos_token_id", [])
+    return {"start": int(start), "forced_bos": get("forced_bos_token_id"),
+            "forced_eos": [int(e) for e in (forced_eos if isinstance(forced_eos, list) else [forced_eos])],
+            "min_length": int(get("min_length", 0)), "no_repeat_ngram_size": int(get("no_repeat_ngram_size", 0))}
+
+
+def right_pad(prompts, pad_id, length):
+    """[B, length] ids and mask with the real tokens first: an encoder's input, padded as its
+    tokenizer pads it (BART's, Marian's and M2M100's positions count from the first column)."""
+    ids = np.full((len(prompts), length), pad_id, np.int64)
+    mask = np.zeros((len(prompts), length), np.int64)
+    for row, prompt in enumerate(prompts):
+        ids[row, :len(prompt)] = prompt
+        mask[row, :len(prompt)] = 1
+    return ids, mask
+
+
+def banned_ngram_tokens(seq, n: int):
+    """The tokens that would complete an n-gram `seq` already holds (transformers'
+    NoRepeatNGramLogitsProcessor)."""
+    if n <= 0 or len(seq) < n:
+        return []
+    prefix = tuple(seq[len(seq) - n + 1:])
+    return [seq[i + n - 1] for i in range(len(seq) - n + 1) if tuple(seq[i:i + n - 1]) == prefix]
+
+
+def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, prog: str, log=None):
+    """Greedy search of an encoder-decoder export (`encoder`, `prefill`, `decode`): the encoder once
+    over the right-padded prompts, the prefill on decoder_start_token_id (its self-attention cache
+    started, the cross-attention keys and values computed), then one decode step per token. Each
+    component's `run(feed)` returns its outputs by name. Returns (tokens [B, n], logits [n, B, vocab])."""
+    del log
+    cfg = export.seq2seq
+    batch = len(prompts)
+    for comp in (export.encoder, export.prefill, export.decode):
+        if comp.batch is not None and comp.batch != batch:
+            raise UsageError(f"{comp.name} was exported for batch {comp.batch}, got {batch} prompts")
+    length = max(map(len, prompts))
+    enc_len = export.encoder.seq
+    if enc_len is not None:  # a fixed source length: pad up to it
+        if length > enc_len:
+            raise UsageError(f"prompt of {length} tokens > the exported sequence length {enc_len}")
+        length = enc_len
+    ids, mask = right_pad(prompts, pad_id, length)
+    hidden = export.encoder.run({"input_ids": ids, "attention_mask": mask})["last_hidden_state"]
+
+    static = export.static
+    M = export.max_cache_len if static else None
+    cache, used = {}, 0  # past_key_values.{i}.* (a static cache: its M-slot buffers), filled slots
+    if static:
+        for comp in (export.prefill, export.decode):
+            for name in comp.cache_inputs:
+                if name.startswith("input.") and name[len("input."):] not in cache:
+                    shape = (batch, comp.graph_dim(name, 1), M, comp.graph_dim(name, 3))
+                    cache[name[len("input."):]] = np.zeros(shape, comp.cache_dtype(name))
+    seq = np.full((batch, 1), cfg["start"], np.int64)  # the decoder's sequence so far
+    comp, feed = export.prefill, {"input_ids": seq, "encoder_hidden_states": hidden}
+    tokens, all_logits = [], []
+    done = np.zeros(batch, bool)
+    for step in range(max_new_tokens):
+        n_new = feed["input_ids"].shape[1]
+        if static:
+            if used + n_new > M:
+                raise UsageError(f"static cache full: {used} + {n_new} tokens > max_cache_len {M}")
+            feed["cache_position"] = np.arange(used, used + n_new, dtype=np.int64)
+            used += n_new
+        feed["encoder_attention_mask"] = mask
+        for name in comp.cache_inputs:  # past_key_values.{i}.* or input.past_key_values.{i}.*
+            feed[name] = cache[name[len("input."):] if name.startswith("input.") else name]
+        out = comp.run(feed)
+        for name, value in out.items():  # present.{i}.* / output.past_key_values.{i}.* → the next step's
+            if name.startswith("present."):
+                cache["past_key_values." + name[len("present."):]] = value
+            elif name.startswith("output."):
+                cache[name[len("output."):]] = value
+        logits = np.array(out["logits"][:, -1, :], dtype=np.float32)
+        all_logits.append(logits.copy())
+        cur_len = seq.shape[1]
+        if cur_len < cfg["min_length"] and eos_ids:
+            logits[:, eos_ids] = -np.inf
+        if cfg["no_repeat_ngram_size"]:
+            for row in range(batch):
+                logits[row, banned_ngram_tokens(seq[row].tolist(), cfg["no_repeat_ngram_size"])] = -np.inf
+        if cur_len == 1 and cfg["forced_bos"] is not None:
+            forced = np.full_like(logits, -np.inf)
+            forced[:, int(cfg["forced_bos"])] = 0
+            logits = forced
+        if step == max_new_tokens - 1 and cfg["forced_eos"]:  # generate()'s max_length - 1
+            forced = np.full_like(logits, -np.inf)
+            forced[:, cfg["forced_eos"]] = 0
+            logits = forced
+        next_ids = logits.argmax(axis=-1)
+        if eos_ids:
+            next_ids = np.where(done, pad_id, next_ids)
+            done |= np.isin(next_ids, eos_ids)
+        tokens.append(next_ids)
+        if done.all():
+            break
+        seq = np.concatenate([seq, next_ids[:, None].astype(np.int64)], axis=1)
+        comp, feed = export.decode, {"input_ids": next_ids[:, None].astype(np.int64)}
     return np.stack(tokens, axis=1), np.stack(all_logits)
 
 

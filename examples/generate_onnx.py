@@ -57,6 +57,11 @@ class Component(decode_loop.Component):
         self.outputs = [o.name for o in self.session.get_outputs()]
         self.read_graph()
 
+    def run(self, feed: dict) -> dict:
+        """The graph's outputs by name, on the inputs of `feed` it takes."""
+        feed = {name: value for name, value in feed.items() if name in self.inputs}
+        return dict(zip(self.outputs, self.session.run(None, feed)))
+
     def graph_dim(self, name: str, axis: int):
         return fixed(self.inputs[name].shape[axis])
 

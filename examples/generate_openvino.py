@@ -78,13 +78,18 @@ class Component(decode_loop.Component):
         self.compiled = core.compile_model(model, "CPU", CPU_CONFIG)
         self.inputs = {i.get_any_name(): i for i in self.compiled.inputs}
         self.outputs = {o.get_any_name(): o for o in self.compiled.outputs}
-        if "input_ids" not in self.inputs or "logits" not in self.outputs:
+        if "input_ids" not in self.inputs or ("logits" not in self.outputs and self.role != "encoder"):
             raise UsageError(f"{path}: not a causal LM (inputs {list(self.inputs)}, outputs {list(self.outputs)})")
         self.read_graph()
         # "stateful": true for the KV cache in ReadValue/Assign variables (an old export without
         # the key: stateful when the model has a beam_idx input and no cache inputs)
         self.stateful = bool(self.meta.get("stateful", "beam_idx" in self.inputs and not self.cache_inputs))
         self.request = self.compiled.create_infer_request()
+
+    def run(self, values: dict) -> dict:
+        """The model's outputs by name (copies), on the inputs of `values` it takes."""
+        out = self.request.infer(self.feed(values))
+        return {name: np.array(out[port]) for name, port in self.outputs.items()}
 
     def graph_dim(self, name: str, axis: int):
         return fixed(self.inputs[name].get_partial_shape()[axis])
@@ -118,6 +123,9 @@ class Export:
         self.decode = Component(core, out_dir, *roles["decode"])
         # None for a stateful or --multi-token-decode export: decode takes the prompt
         self.prefill = Component(core, out_dir, *roles["prefill"]) if "prefill" in roles else None
+        # an encoder-decoder model's encoder (decode_loop.generate_seq2seq)
+        self.encoder = Component(core, out_dir, *roles["encoder"]) if "encoder" in roles else None
+        self.seq2seq = decode_loop.read_seq2seq_config(out_dir) if self.encoder else None
         self.stateful = self.decode.stateful
         self.static = self.decode.static and not self.stateful
         self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None

@@ -40,6 +40,10 @@ typedef struct hfx_build_opts {
                             prefill starts one instead) */
     hfx_pooling pooling; /* a sentence embedding after the encoder (n = 0: none); only for
                             families whose `pools` is set */
+    const char *component; /* the component being built (hfx_component.name); NULL: a plain forward */
+    hfx_dim source_seq;  /* the sequence length the export chose before a decode step fixed `seq` to
+                            1: the encoder's length in an encoder-decoder's decoder components of a
+                            static export */
 } hfx_build_opts;
 
 /* What an export writes: the plain forward pass, the two graphs of a generation loop (the prompt,

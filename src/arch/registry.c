@@ -169,6 +169,11 @@ static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     .act_key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .final_softcap = true, .local_rope = true,
     .default_theta = 1000000.0, .default_window = 4096, .legacy_rope_type = false, .masks_by_layer_type = true};
 
+/* The encoder-decoder family (seq2seq.c). */
+typedef struct seq2seq_desc seq2seq_desc;
+extern const hfx_arch_family hfx_seq2seq_family;
+extern const seq2seq_desc hfx_bart, hfx_mbart, hfx_marian, hfx_m2m100;
+
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
 extern const hfx_arch_family hfx_encoder_family;
@@ -253,6 +258,10 @@ static const struct entry {
     {"DebertaV2ForTokenClassification", &hfx_deberta_family, &hfx_deberta_token_classifier},
     {"DebertaV2ForQuestionAnswering", &hfx_deberta_family, &hfx_deberta_qa},
     {"DebertaV2ForMaskedLM", &hfx_deberta_family, &hfx_deberta_mlm},
+    {"BartForConditionalGeneration", &hfx_seq2seq_family, &hfx_bart},
+    {"MBartForConditionalGeneration", &hfx_seq2seq_family, &hfx_mbart},
+    {"MarianMTModel", &hfx_seq2seq_family, &hfx_marian},
+    {"M2M100ForConditionalGeneration", &hfx_seq2seq_family, &hfx_m2m100},
 };
 
 struct hfx_arch_model {

@@ -649,6 +649,7 @@ static hfx_status start_component(const hfx_exporter *e, const hfx_component *de
     c->g = hfx_graph_new();
     if (!c->g) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     c->opts.dtype = hfx_cfg_dtype(c->cfg);
+    c->opts.component = decl->name;
     c->opts.moe_gather = hfx_cfg_moe_gather(c->cfg, decl->single_token);
     return HFX_OK;
 }
@@ -818,6 +819,14 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
     /* a stateful model (OpenVINO's variables) is one graph serving the prompt and every step,
      * its growing cache inside: the one-graph layout */
     bool stateful = state_inside(e, model, cfg);
+    if (stateful && hfx_arch_components(model->arch, HFX_EXPORT_GENERATION_ONE_GRAPH).n == 0) {
+        json_decref(gen_owned);
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                        "%s: a stateful %s export keeps the cache inside one graph that serves prompt and steps, which "
+                        "hfx does not write for this model yet; export its separate graphs with \"%s\": false in the "
+                        "export config",
+                        hfx_model_architecture(model), e->fmt->name, e->fmt->state_option);
+    }
     if (stateful) multi_token_decode = 1;
     /* the seed's profile keeps its prefill graph beside a multi-token decode */
     hfx_export_config first_view;
@@ -888,6 +897,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         if ((st = choose_dims(c->cfg, samples, hfx_arch_sequence_inputs(model->arch), mask4, c->g, o, &cache_dim, err)))
             break;
         bool dynamic = hfx_cfg_dynamic(c->cfg) || hfx_cfg_dynamic_shapes(c->cfg);
+        o->source_seq = o->seq;
         if (c->decl->single_token) o->seq = hfx_dim_const(1);
         if (c->stateful && hfx_dim_is_const(o->seq)) /* prompt and steps: the query length varies */
             o->seq = hfx_dim_sym(hfx_graph_symbol(c->g, "sequence_length", 1, INT32_MAX));

@@ -1,0 +1,128 @@
+"""Tiny encoder-decoder checkpoints for test_seq2seq.py: BART, mBART, Marian and M2M100, each built by
+transformers from an explicit config with a fixed seed, saved with save_pretrained (config.json,
+generation_config.json, safetensors) and loaded back by transformers, which must give exactly the
+logits of the model that was saved.
+
+As models.py: the weights are not transformers' 0.02 init, under which a wrong position offset or
+a missing norm, bias or final_logits_bias would hide below the 1e-4 tolerance. Every linear is
+drawn at 1/√fan_in (q and k, the tables and the head at twice that: peaked attention, logits of
+a few units), norms around 1, biases, position tables and final_logits_bias at O(0.1–1).
+
+The variants cover what changes the graph: post-norm with an embedding norm and learned positions
+at offset 2 (BART), pre-norm with final norms (mBART), a sinusoid table not stored in the
+checkpoint (Marian), computed sinusoids whose positions skip padding (M2M100), scale_embedding on
+and off, tied and untied heads, one table or two (Marian's share_encoder_decoder_embeddings),
+activations, unequal encoder and decoder depths, heads and widths; and the generation settings
+the loop applies: forced BOS and EOS, min_length, no_repeat_ngram_size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import torch
+
+from transformers import (
+    AutoModelForSeq2SeqLM,
+    BartConfig,
+    BartForConditionalGeneration,
+    GenerationConfig,
+    M2M100Config,
+    M2M100ForConditionalGeneration,
+    MarianConfig,
+    MarianMTModel,
+    MBartConfig,
+    MBartForConditionalGeneration,
+)
+
+VOCAB = 128
+COMMON = dict(vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+              decoder_attention_heads=4, encoder_ffn_dim=48, decoder_ffn_dim=48, max_position_embeddings=64,
+              pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2, dropout=0.0,
+              attention_dropout=0.0, activation_dropout=0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    cls: type
+    config_cls: type
+    config: dict
+    generation: dict  # generation_config.json beyond the config's token ids
+
+
+VARIANTS = {
+    # post-norm, layernorm_embedding, learned positions (offset 2), tied head, final_logits_bias
+    "bart": Variant(BartForConditionalGeneration, BartConfig, {**COMMON, "activation_function": "gelu"},
+                    {"forced_eos_token_id": 2, "no_repeat_ngram_size": 3}),
+    # scaled embeddings, untied head, relu, unequal stacks
+    "bart_untied": Variant(BartForConditionalGeneration, BartConfig,
+                           {**COMMON, "activation_function": "relu", "scale_embedding": True,
+                            "tie_word_embeddings": False, "encoder_layers": 3, "decoder_layers": 1,
+                            "encoder_attention_heads": 2, "encoder_ffn_dim": 40},
+                           {"min_length": 6}),
+    # pre-norm with final norms
+    "mbart": Variant(MBartForConditionalGeneration, MBartConfig,
+                     {**COMMON, "scale_embedding": True, "decoder_attention_heads": 8},
+                     {"forced_eos_token_id": 2}),
+    # a computed sinusoid table (none in the checkpoint), pad = the last id, swish
+    "marian": Variant(MarianMTModel, MarianConfig,
+                      {**COMMON, "scale_embedding": True, "pad_token_id": VOCAB - 1,
+                       "decoder_start_token_id": VOCAB - 1, "eos_token_id": 0, "activation_function": "swish"},
+                      {}),
+    # two tables (share_encoder_decoder_embeddings false), a decoder vocabulary of its own
+    "marian_separate": Variant(MarianMTModel, MarianConfig,
+                               {**COMMON, "scale_embedding": True, "pad_token_id": 100, "decoder_start_token_id": 100,
+                                "eos_token_id": 0, "share_encoder_decoder_embeddings": False,
+                                "decoder_vocab_size": 112, "tie_word_embeddings": False},
+                               {}),
+    # sinusoids computed from positions that skip padding, pre-norm, a forced target-language token
+    "m2m100": Variant(M2M100ForConditionalGeneration, M2M100Config, {**COMMON, "scale_embedding": True},
+                      {"forced_bos_token_id": 120}),
+}
+
+
+def _init_weights(model: torch.nn.Module, seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if not p.requires_grad:  # Marian's sinusoid table: fixed, and not saved
+                continue
+            if p.dim() == 2 and ("embed_positions" in name):
+                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+            elif p.dim() == 2 and ("shared" in name or "embed_tokens" in name or "lm_head" in name):
+                p.copy_(torch.randn(p.shape, generator=g) * 2 / math.sqrt(p.shape[1]))
+            elif p.dim() == 2:
+                gain = 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) else 1.0
+                p.copy_(torch.randn(p.shape, generator=g) * gain / math.sqrt(p.shape[1]))
+            elif "norm" in name and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.1 * torch.randn(p.shape, generator=g))
+        if hasattr(model, "final_logits_bias"):
+            model.final_logits_bias.copy_(torch.randn(model.final_logits_bias.shape, generator=g))
+
+
+def save_checkpoint(name: str, out: Path) -> Path:
+    v = VARIANTS[name]
+    torch.manual_seed(0)
+    model = v.cls(v.config_cls(**v.config, attn_implementation="eager")).eval()
+    _init_weights(model, seed=1)
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=v.config["decoder_start_token_id"], eos_token_id=v.config["eos_token_id"],
+        pad_token_id=v.config["pad_token_id"], bos_token_id=v.config["bos_token_id"], **v.generation)
+    model.save_pretrained(out)
+    # the checkpoint as transformers reads it back gives the saved model's logits exactly
+    back = AutoModelForSeq2SeqLM.from_pretrained(out, attn_implementation="eager").eval()
+    ids = torch.arange(3, 12)[None]
+    dec = torch.tensor([[v.config["decoder_start_token_id"], 5, 6]])
+    with torch.no_grad():
+        a = model(input_ids=ids, decoder_input_ids=dec).logits
+        b = back(input_ids=ids, decoder_input_ids=dec).logits
+    assert torch.equal(a, b), f"{name}: the saved checkpoint does not reload to the same model"
+    return out
+
+
+def load(path: Path):
+    return AutoModelForSeq2SeqLM.from_pretrained(path, attn_implementation="eager").eval()

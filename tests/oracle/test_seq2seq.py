@@ -1,0 +1,258 @@
+"""Encoder-decoder models (src/arch/seq2seq.c) against transformers: BART, mBART, Marian and M2M100.
+
+* the plain forward (`model`: input_ids, attention_mask, decoder_input_ids → logits and the
+  encoder's last hidden state) in ONNX Runtime, OpenVINO, torch (the .pt2) and ExecuTorch, padded
+  rows included, within 1e-4;
+* the generation components (encoder, prefill, decode: optimum's seq2seq names) driven by the
+  example loops (examples/generate_onnx.py and generate_openvino.py, in-process and on the
+  command line): greedy search equal to transformers' `generate` token for token, and every
+  step's logits within 1e-4, at batch 1 and batch 3 (right-padded sources), with a growing and a
+  static self-attention cache;
+* the components against transformers.exporters' decomposition of the same model, and the
+  refusals (a stateful OpenVINO export, io "seed").
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import seq2seq_models
+from conftest import PARITY_ATOL, assert_logits_close, describe, run_hfx
+from genutil import compare_generation, run_loop
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NEW_TOKENS = 32
+VARIANTS = list(seq2seq_models.VARIANTS)
+# sources: the first long enough to need its positions, the others padded on the right
+SOURCES = [[5, 17, 33, 40, 8, 9, 61, 70, 44, 12, 3], [7, 3, 12, 90], [44, 45, 46, 47, 48, 49]]
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    root = tmp_path_factory.mktemp("seq2seq")
+    made = {}
+
+    def get(name):
+        if name not in made:
+            made[name] = seq2seq_models.save_checkpoint(name, root / name)
+        return made[name]
+    return get
+
+
+@pytest.fixture(scope="module")
+def export_dir(ckpt, tmp_path_factory):
+    root = tmp_path_factory.mktemp("seq2seq-exports")
+    done = {}
+
+    def get(name, *flags):
+        key = (name, flags)
+        if key not in done:
+            out = root / f"{name}-{len(done)}"
+            proc = run_hfx(["export", ckpt(name), out, "--dynamic", *flags])
+            done[key] = out if proc.returncode == 0 else "export failed:\n" + describe(proc)
+        if isinstance(done[key], str):
+            pytest.fail(done[key], pytrace=False)
+        return done[key]
+    return get
+
+
+def loop_module(runtime: str):
+    path = EXAMPLES / f"generate_{runtime}.py"
+    spec = importlib.util.spec_from_file_location(f"generate_{runtime}_s2s", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+LOOPS = {}
+
+
+def loop(runtime: str):
+    if runtime not in LOOPS:
+        LOOPS[runtime] = loop_module(runtime)
+    return LOOPS[runtime]
+
+
+def right_padded(rows, pad):
+    length = max(map(len, rows))
+    ids = torch.tensor([r + [pad] * (length - len(r)) for r in rows])
+    mask = torch.tensor([[1] * len(r) + [0] * (length - len(r)) for r in rows])
+    return ids, mask
+
+
+def reference(model_dir, rows):
+    """transformers' greedy search: the new tokens (the decoder start dropped) and each step's raw
+    logits [steps, B, vocab]."""
+    model = seq2seq_models.load(model_dir)
+    ids, mask = right_padded(rows, model.generation_config.pad_token_id)
+    with torch.no_grad():
+        out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=NEW_TOKENS, do_sample=False,
+                             num_beams=1, output_logits=True, return_dict_in_generate=True)
+    return out.sequences[:, 1:].tolist(), torch.stack(out.logits).numpy()
+
+
+# ---- the plain forward ---------------------------------------------------------------------------
+
+
+def forward_reference(model_dir):
+    model = seq2seq_models.load(model_dir)
+    ids, mask = right_padded(SOURCES[:2], model.config.pad_token_id)
+    dec = torch.tensor([[model.config.decoder_start_token_id, 9, 10, 11, 12], [model.config.decoder_start_token_id,
+                                                                               13, 14, 15, 16]])
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec)
+    feed = {"input_ids": ids.numpy(), "attention_mask": mask.numpy(), "decoder_input_ids": dec.numpy()}
+    return feed, out.logits.numpy(), out.encoder_last_hidden_state.numpy()
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_forward_onnx(name, ckpt, export_dir):
+    import onnxruntime as ort
+
+    out = export_dir(name, "--format", "onnx")
+    feed, logits, hidden = forward_reference(ckpt(name))
+    s = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.name for i in s.get_inputs()] == ["input_ids", "attention_mask", "decoder_input_ids"]
+    got = dict(zip([o.name for o in s.get_outputs()], s.run(None, feed)))
+    assert_logits_close(got["logits"], logits, f"{name} onnx logits")
+    assert_logits_close(got["encoder_last_hidden_state"], hidden, f"{name} onnx encoder_last_hidden_state")
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_forward_openvino(name, ckpt, export_dir):
+    import openvino as ov
+
+    out = export_dir(name, "--format", "openvino")
+    feed, logits, hidden = forward_reference(ckpt(name))
+    xml = out / json.loads((out / "export.json").read_text())["components"]["model"]["file"]
+    compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    res = compiled(feed)
+    got = {o.get_any_name(): res[o] for o in compiled.outputs}
+    assert_logits_close(got["logits"], logits, f"{name} openvino logits")
+    assert_logits_close(got["encoder_last_hidden_state"], hidden, f"{name} openvino encoder_last_hidden_state")
+
+
+@pytest.mark.parametrize("name", ["bart", "m2m100"])
+def test_forward_torch_program(name, ckpt, export_dir):
+    """The .pt2 runs in torch with transformers' keywords' order (input_ids, attention_mask,
+    decoder_input_ids)."""
+    out = export_dir(name, "--format", "dynamo")
+    feed, logits, hidden = forward_reference(ckpt(name))
+    program = torch.export.load(str(out / "model.pt2")).module()
+    with torch.no_grad():
+        got = program(*(torch.from_numpy(feed[k]) for k in ("input_ids", "attention_mask", "decoder_input_ids")))
+    assert_logits_close(got[0].numpy(), logits, f"{name} .pt2 logits")
+    assert_logits_close(got[1].numpy(), hidden, f"{name} .pt2 encoder_last_hidden_state")
+
+
+@pytest.mark.parametrize("backend", ["xnnpack", "portable"])
+def test_forward_executorch(backend, ckpt, export_dir, tmp_path):
+    import etutil
+
+    cfg = tmp_path / "et.json"
+    cfg.write_text(json.dumps({"export_format": "executorch", "backend": backend, "dynamic_shapes": {
+        "input_ids": {"1": {"name": "sequence", "min": 1, "max": 32}}}}))
+    out = export_dir("mbart", "--config", str(cfg))
+    feed, logits, hidden = forward_reference(ckpt("mbart"))
+    got = etutil.worker().run(out / "model.pte", [feed[k] for k in ("input_ids", "attention_mask", "decoder_input_ids")])
+    assert_logits_close(got[0], logits, f"mbart executorch {backend} logits")
+    assert_logits_close(got[1], hidden, f"mbart executorch {backend} encoder_last_hidden_state")
+
+
+# ---- generation -----------------------------------------------------------------------------------
+
+
+CACHES = {"dynamic": (), "static": ("--cache", "static", "--max-cache-len", "48")}
+
+
+@pytest.fixture(scope="module")
+def gen_export(export_dir, tmp_path_factory):
+    """An export for generation: ONNX, or OpenVINO's separate graphs (stateful false)."""
+    stateless = tmp_path_factory.mktemp("seq2seq-cfg") / "openvino-stateless.json"
+    stateless.write_text(json.dumps({"export_format": "openvino", "stateful": False}))
+
+    def get(name, runtime, cache):
+        fmt = ("--format", "onnx") if runtime == "onnx" else ("--config", str(stateless))
+        return export_dir(name, *fmt, "--for-generation", *CACHES[cache])
+    return get
+
+
+@pytest.mark.parametrize("cache", list(CACHES))
+@pytest.mark.parametrize("runtime", ["onnx", "openvino"])
+@pytest.mark.parametrize("name", VARIANTS)
+def test_generation(name, runtime, cache, ckpt, gen_export):
+    out = gen_export(name, runtime, cache)
+    mod = loop(runtime)
+    export = mod.Export(out)
+    eos_ids, pad_id = mod.read_generation_config(out)
+    for rows in (SOURCES[:1], SOURCES):
+        want_tokens, want_logits = reference(ckpt(name), rows)
+        tokens, logits = mod.generate(export, rows, NEW_TOKENS, eos_ids, pad_id)
+        compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {runtime} {cache} batch {len(rows)}",
+                           runtime=runtime)
+
+
+@pytest.mark.parametrize("runtime", ["onnx", "openvino"])
+def test_generation_command_line(runtime, ckpt, gen_export, tmp_path):
+    """The example's command line on an encoder-decoder export: --input-ids are the sources, one
+    JSON list of new tokens per row, the logits saved with --print-logits."""
+    out = gen_export("m2m100", runtime, "dynamic")
+    script = EXAMPLES / f"generate_{runtime}.py"
+    res = run_loop(out, SOURCES, NEW_TOKENS, tmp_path / "logits.npz", script=script)
+    assert res.proc.returncode == 0, describe(res.proc)
+    want_tokens, want_logits = reference(ckpt("m2m100"), SOURCES)
+    assert all(row[0] == 120 for row in res.tokens), "forced_bos_token_id must be the first new token"
+    compare_generation(res.tokens, res.logits, want_tokens, want_logits, f"m2m100 {runtime} command line",
+                       runtime=runtime)
+
+
+def test_components_and_names(gen_export):
+    """encoder, prefill, decode, with optimum's seq2seq names; the self-attention cache grows, the
+    cross-attention one comes out of the prefill and is only read by decode."""
+    import onnxruntime as ort
+
+    out = gen_export("bart", "onnx", "dynamic")
+    manifest = json.loads((out / "export.json").read_text())
+    assert sorted(manifest["components"]) == ["decode", "encoder", "prefill"]
+    sess = {n: ort.InferenceSession(str(out / f"{n}.onnx"), providers=["CPUExecutionProvider"])
+            for n in manifest["components"]}
+    io = {n: ([i.name for i in s.get_inputs()], [o.name for o in s.get_outputs()]) for n, s in sess.items()}
+    assert io["encoder"] == (["input_ids", "attention_mask"], ["last_hidden_state"])
+    layers = seq2seq_models.VARIANTS["bart"].config["decoder_layers"]
+    parts = ["decoder.key", "decoder.value", "encoder.key", "encoder.value"]
+    assert io["prefill"][0] == ["input_ids", "encoder_attention_mask", "encoder_hidden_states"]
+    assert io["prefill"][1] == ["logits"] + [f"present.{i}.{p}" for i in range(layers) for p in parts]
+    assert io["decode"][0] == ["input_ids", "encoder_attention_mask"] + [
+        f"past_key_values.{i}.{p}" for i in range(layers) for p in parts]
+    assert io["decode"][1] == ["logits"] + [f"present.{i}.{p}" for i in range(layers) for p in parts[:2]]
+
+
+def test_components_cover_the_seeds(ckpt):
+    """transformers.exporters' decomposition of the same model: its components are hfx's prefill and
+    decode (it leaves the encoder to generate(), which hfx exports as `encoder`), and its prefill
+    takes the encoder's output as hfx's does."""
+    from transformers.exporters.utils import decompose_for_generation
+
+    model = seq2seq_models.load(ckpt("bart"))
+    ids, mask = right_padded(SOURCES[:1], model.config.pad_token_id)
+    comps = decompose_for_generation(model, {"input_ids": ids, "attention_mask": mask})
+    assert list(comps) == ["prefill", "decode"]
+    assert "encoder_outputs" in comps["prefill"][1] and "decoder_input_ids" in comps["prefill"][1]
+
+
+def test_refusals(ckpt, tmp_path):
+    stateful = run_hfx(["export", ckpt("bart"), tmp_path / "ov", "--format", "openvino", "--dynamic", "--for-generation"])
+    assert stateful.returncode == 2
+    assert '"stateful": false' in stateful.stderr and "BartForConditionalGeneration" in stateful.stderr
+    seed_cfg = tmp_path / "seed.json"
+    seed_cfg.write_text(json.dumps({"export_format": "onnx", "io": "seed"}))
+    seed = run_hfx(["export", ckpt("bart"), tmp_path / "seed", "--config", str(seed_cfg), "--dynamic", "--for-generation"])
+    assert seed.returncode == 2 and 'io "seed"' in seed.stderr, describe(seed)
+    assert not (tmp_path / "ov").exists() and not (tmp_path / "seed").exists()
