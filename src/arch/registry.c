@@ -172,7 +172,7 @@ static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
 /* The encoder-decoder family (seq2seq.c). */
 typedef struct seq2seq_desc seq2seq_desc;
 extern const hfx_arch_family hfx_seq2seq_family;
-extern const seq2seq_desc hfx_bart, hfx_mbart, hfx_marian, hfx_m2m100;
+extern const seq2seq_desc hfx_bart, hfx_mbart, hfx_marian, hfx_m2m100, hfx_t5, hfx_mt5, hfx_umt5;
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
@@ -262,6 +262,9 @@ static const struct entry {
     {"MBartForConditionalGeneration", &hfx_seq2seq_family, &hfx_mbart},
     {"MarianMTModel", &hfx_seq2seq_family, &hfx_marian},
     {"M2M100ForConditionalGeneration", &hfx_seq2seq_family, &hfx_m2m100},
+    {"T5ForConditionalGeneration", &hfx_seq2seq_family, &hfx_t5},
+    {"MT5ForConditionalGeneration", &hfx_seq2seq_family, &hfx_mt5},
+    {"UMT5ForConditionalGeneration", &hfx_seq2seq_family, &hfx_umt5},
 };
 
 struct hfx_arch_model {

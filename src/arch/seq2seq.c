@@ -1,5 +1,6 @@
-/* The encoder-decoder family: BART and its descendants (mBART, Marian, M2M100/NLLB) as one
- * template and a descriptor per model. An encoder of bidirectional layers, a decoder of causal
+/* The encoder-decoder family: BART and its descendants (mBART, Marian, M2M100/NLLB) and T5 (MT5,
+ * UMT5) as one template, a layout per lineage (config keys, tensor names, norms, biases, position
+ * scheme) and a descriptor per model. An encoder of bidirectional layers, a decoder of causal
  * self-attention, cross-attention over the encoder's output and an MLP, the LM head (with
  * final_logits_bias where the model has one).
  *
@@ -25,59 +26,162 @@ typedef enum {
     POS_LEARNED,         /* a table of max_position_embeddings + offset rows (BART, mBART) */
     POS_SINUSOID_TABLE,  /* a sinusoid table (Marian): the checkpoint's when it stores one, else computed
                             as transformers makes it (float64, then float32) */
-    POS_SINUSOID         /* computed: sin of the first half, cos of the second, positions counting real tokens
+    POS_SINUSOID,        /* computed: sin of the first half, cos of the second, positions counting real tokens
                             from padding_idx + 1 and zero at padding (M2M100, NLLB) */
+    POS_RELATIVE         /* none added: a bias on the attention scores by bucketed distance (T5) */
 } position_kind;
 
-/* How one model differs from BART. */
+/* What differs between the lineages: config keys, tensor names, the shape of the blocks. Names are
+ * "<stack>.<layer>.<sublayer>.<leaf>". */
+typedef struct seq2seq_layout {
+    const char *hidden, *enc_layers, *dec_layers, *enc_heads, *dec_heads, *enc_ffn, *dec_ffn; /* config keys */
+    const char *enc_stack, *dec_stack;  /* "model.encoder" */
+    const char *layer;                  /* "layers.%lld" */
+    const char *self_attn, *cross_attn; /* "self_attn", "encoder_attn" */
+    const char *proj[4];                /* q, k, v, out */
+    const char *self_norm, *cross_norm, *enc_mlp_norm, *dec_mlp_norm;
+    const char *enc_mlp, *dec_mlp;      /* the MLP's own prefix under the layer (NULL: none) */
+    const char *fc_in, *fc_out;         /* "fc1", "fc2"; a gated MLP: fc_in "_0" (activated) and "_1" */
+    const char *final_norm;             /* under the stack, after the last layer (pre-norm) */
+    const char *shared;                 /* the table both stacks and the head tie to */
+    bool rms_norm;                      /* T5's norm: x·rsqrt(mean(x²) + ε)·w, no bias, no mean */
+    bool biases;                        /* every linear and norm has a bias */
+    bool relative;                      /* relative position buckets, unscaled attention scores, heads of d_kv */
+} seq2seq_layout;
+
+static const seq2seq_layout bart_layout = {
+    "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", "decoder_attention_heads",
+    "encoder_ffn_dim", "decoder_ffn_dim",
+    "model.encoder", "model.decoder", "layers.%lld", "self_attn", "encoder_attn", {"q_proj", "k_proj", "v_proj", "out_proj"},
+    "self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm", "final_layer_norm", NULL, NULL, "fc1", "fc2",
+    "layer_norm", "model.shared.weight", false, true, false};
+
+static const seq2seq_layout t5_layout = {
+    "d_model", "num_layers", "num_decoder_layers", "num_heads", "num_heads", "d_ff", "d_ff",
+    "encoder", "decoder", "block.%lld", "layer.0.SelfAttention", "layer.1.EncDecAttention", {"q", "k", "v", "o"},
+    "layer.0.layer_norm", "layer.1.layer_norm", "layer.1.layer_norm", "layer.2.layer_norm", "layer.1.DenseReluDense",
+    "layer.2.DenseReluDense", "wi", "wo", "final_layer_norm", "shared.weight", true, false, true};
+
+/* How one model differs within its lineage. */
 typedef struct seq2seq_desc {
     const char *architecture;
+    const seq2seq_layout *layout;
     position_kind positions;
     int64_t offset;   /* added to a position before the table lookup (BART's 2) */
-    bool pre_norm;    /* norms before each block and a final norm after the last layer (mBART, M2M100) */
+    bool pre_norm;    /* norms before each block and a final norm after the last layer (mBART, M2M100, T5) */
     bool embed_norm;  /* layernorm_embedding after the embeddings (BART, mBART) */
     bool logits_bias; /* final_logits_bias added to the logits (BART, mBART, Marian) */
+    bool bias_every_layer; /* every layer has its own relative attention bias (UMT5); else layer 0's serves all */
+    bool output_scale; /* the decoder's output × d_model^-½ before the head where config.json's
+                          scale_decoder_outputs (else tie_word_embeddings) says (T5, UMT5; MT5 never) */
 } seq2seq_desc;
 
 typedef struct seq2seq_cfg {
     int64_t vocab, dec_vocab, hidden, enc_layers, dec_layers, enc_heads, dec_heads, enc_ffn, dec_ffn;
+    int64_t enc_hd, dec_hd;   /* the heads' width (T5: d_kv; else d_model / heads) */
     int64_t max_position, pad;
+    double eps;
     hfx_activation act;
+    bool gated;               /* T5's gated-*: act(wi_0 x)·(wi_1 x) */
     bool scale_embedding, tied, shared; /* shared: share_encoder_decoder_embeddings (Marian), which needs
                                            one vocabulary */
-    float inv_freq[4096];               /* POS_SINUSOID: exp(k·−ln(10⁴)/(half − 1)) in float32, k < half */
+    bool scale_decoder_output; /* T5: the decoder's output × d_model^-0.5 before the head */
+    int64_t buckets, max_distance; /* T5's relative positions */
+    int64_t *enc_buckets, *dec_buckets; /* [2·max_distance + 1]: the bucket of distance j − i, clamped to
+                                           ±max_distance (bidirectional, causal); arena */
+    float inv_freq[4096];     /* POS_SINUSOID: exp(k·−ln(10⁴)/(half − 1)) in float32, k < half */
 } seq2seq_cfg;
 
-static const float LN_EPS = 1e-5f; /* nn.LayerNorm's default: every norm of these models */
+
+/* transformers' T5 _relative_position_bucket for distance `rel` (key − query), in float32 as torch
+ * computes it: half the buckets (bidirectional: per sign) exact, the rest logarithmic up to
+ * max_distance, where they saturate. */
+static int64_t t5_bucket(int64_t rel, bool bidirectional, int64_t buckets, int64_t max_distance) {
+    int64_t base = 0;
+    if (bidirectional) {
+        buckets /= 2;
+        if (rel > 0) base = buckets;
+        rel = rel < 0 ? -rel : rel;
+    } else {
+        rel = rel < 0 ? -rel : 0;
+    }
+    int64_t max_exact = buckets / 2;
+    if (rel < max_exact) return base + rel;
+    float ratio = logf((float)rel / (float)max_exact) / (float)log((double)max_distance / (double)max_exact);
+    int64_t large = max_exact + (int64_t)(ratio * (float)(buckets - max_exact));
+    return base + (large < buckets - 1 ? large : buckets - 1);
+}
+
+static hfx_status parse_t5(const seq2seq_desc *d, hfx_cfg c, hfx_arena *arena, seq2seq_cfg *m, hfx_error *err) {
+    const char *ff;
+    hfx_status st;
+    bool tie;
+    if ((st = hfx_cfg_int_in(c, "d_kv", 1, 1 << 16, &m->enc_hd, err)) ||
+        (st = hfx_cfg_str_or(c, "feed_forward_proj", "relu", &ff, err)) ||
+        (st = hfx_cfg_num_or(c, "layer_norm_epsilon", 1e-6, &m->eps, err)) ||
+        (st = hfx_cfg_int_in_or(c, "relative_attention_num_buckets", 32, 2, 1 << 16, &m->buckets, err)) ||
+        (st = hfx_cfg_int_in_or(c, "relative_attention_max_distance", 128, 1, 1 << 20, &m->max_distance, err)) ||
+        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", true, &tie, err)) ||
+        (st = hfx_cfg_bool_or(c, "scale_decoder_outputs", tie, &m->scale_decoder_output, err)))
+        return st;
+    m->dec_hd = m->enc_hd;
+    m->scale_decoder_output &= d->output_scale;
+    /* "relu", "gelu", ... or "gated-<act>" ("gated-gelu" meaning gelu_new, as T5Config says) */
+    m->gated = strncmp(ff, "gated-", 6) == 0;
+    const char *act = m->gated ? ff + 6 : ff;
+    if (strcmp(ff, "gated-gelu") == 0) act = "gelu_new";
+    if (!hfx_activation_from_name(act, &m->act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: feed_forward_proj '%s' is not supported (supported: <act> or "
+                        "gated-<act>, <act> one of %s)", c.where, ff, hfx_activation_names());
+    /* the logarithmic buckets span max_exact (a quarter of them, bidirectional) .. max_distance */
+    if (m->buckets < 4 || m->max_distance <= m->buckets / 2)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: relative_attention_num_buckets %lld and relative_attention_max_distance "
+                        "%lld: need at least 4 buckets and a max distance over half of them", c.where,
+                        (long long)m->buckets, (long long)m->max_distance);
+    int64_t n = 2 * m->max_distance + 1;
+    m->enc_buckets = hfx_arena_alloc(arena, (size_t)n * sizeof *m->enc_buckets);
+    m->dec_buckets = hfx_arena_alloc(arena, (size_t)n * sizeof *m->dec_buckets);
+    if (!m->enc_buckets || !m->dec_buckets) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    /* past ±max_distance every bucket saturates, so the distance is clamped there */
+    for (int64_t dist = -m->max_distance; dist <= m->max_distance; dist++) {
+        m->enc_buckets[dist + m->max_distance] = t5_bucket(dist, true, m->buckets, m->max_distance);
+        m->dec_buckets[dist + m->max_distance] = t5_bucket(dist, false, m->buckets, m->max_distance);
+    }
+    return HFX_OK;
+}
 
 static hfx_status seq2seq_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
-    (void)arena;
     const seq2seq_desc *d = desc_;
+    const seq2seq_layout *L = d->layout;
     seq2seq_cfg *m = cfg;
     const char *act;
     hfx_status st;
     if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
-        (st = hfx_cfg_int_in(c, "d_model", 1, 1 << 20, &m->hidden, err)) ||
-        (st = hfx_cfg_int_in(c, "encoder_layers", 0, 4096, &m->enc_layers, err)) ||
-        (st = hfx_cfg_int_in(c, "decoder_layers", 1, 4096, &m->dec_layers, err)) ||
-        (st = hfx_cfg_int_in(c, "encoder_attention_heads", 1, 4096, &m->enc_heads, err)) ||
-        (st = hfx_cfg_int_in(c, "decoder_attention_heads", 1, 4096, &m->dec_heads, err)) ||
-        (st = hfx_cfg_int_in(c, "encoder_ffn_dim", 1, 1 << 24, &m->enc_ffn, err)) ||
-        (st = hfx_cfg_int_in(c, "decoder_ffn_dim", 1, 1 << 24, &m->dec_ffn, err)) ||
-        (st = hfx_cfg_int_in(c, "max_position_embeddings", 1, 1 << 24, &m->max_position, err)) ||
+        (st = hfx_cfg_int_in(c, L->hidden, 1, 1 << 20, &m->hidden, err)) ||
+        (st = hfx_cfg_int_in(c, L->enc_layers, 0, 4096, &m->enc_layers, err)) ||
+        (st = hfx_cfg_int_in_or(c, L->dec_layers, m->enc_layers, 1, 4096, &m->dec_layers, err)) ||
+        (st = hfx_cfg_int_in(c, L->enc_heads, 1, 4096, &m->enc_heads, err)) ||
+        (st = hfx_cfg_int_in(c, L->dec_heads, 1, 4096, &m->dec_heads, err)) ||
+        (st = hfx_cfg_int_in(c, L->enc_ffn, 1, 1 << 24, &m->enc_ffn, err)) ||
+        (st = hfx_cfg_int_in(c, L->dec_ffn, 1, 1 << 24, &m->dec_ffn, err)) ||
+        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", true, &m->tied, err)) ||
+        (st = hfx_cfg_int_in_or(c, "decoder_vocab_size", m->vocab, 1, INT32_MAX, &m->dec_vocab, err)) ||
+        (st = hfx_cfg_int_in_or(c, "pad_token_id", L->relative ? 0 : 1, 0, INT32_MAX, &m->pad, err)))
+        return st;
+    if (L->relative) return parse_t5(d, c, arena, m, err);
+    if ((st = hfx_cfg_int_in(c, "max_position_embeddings", 1, 1 << 24, &m->max_position, err)) ||
         (st = hfx_cfg_str_or(c, "activation_function", "gelu", &act, err)) ||
         (st = hfx_cfg_bool_or(c, "scale_embedding", false, &m->scale_embedding, err)) ||
-        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", true, &m->tied, err)) ||
-        (st = hfx_cfg_bool_or(c, "share_encoder_decoder_embeddings", true, &m->shared, err)) ||
-        (st = hfx_cfg_int_in_or(c, "decoder_vocab_size", m->vocab, 1, INT32_MAX, &m->dec_vocab, err)) ||
-        (st = hfx_cfg_int_in_or(c, "pad_token_id", 1, 0, INT32_MAX, &m->pad, err)))
+        (st = hfx_cfg_bool_or(c, "share_encoder_decoder_embeddings", true, &m->shared, err)))
         return st;
+    m->eps = 1e-5; /* nn.LayerNorm's default: every norm of these models */
     if (!hfx_activation_from_name(act, &m->act))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: activation_function '%s' is not supported (supported: %s)",
                         c.where, act, hfx_activation_names());
     if (m->hidden % m->enc_heads || m->hidden % m->dec_heads)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: d_model %lld is not a multiple of the attention heads (%lld, %lld)",
                         c.where, (long long)m->hidden, (long long)m->enc_heads, (long long)m->dec_heads);
+    m->enc_hd = m->hidden / m->enc_heads, m->dec_hd = m->hidden / m->dec_heads;
     if (m->shared && m->dec_vocab != m->vocab)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: decoder_vocab_size %lld differs from vocab_size %lld with shared "
                         "embeddings", c.where, (long long)m->dec_vocab, (long long)m->vocab);
@@ -104,30 +208,40 @@ typedef struct s2s_ctx {
     hfx_value *lowest, *zero; /* the additive mask's values (f32) */
 } s2s_ctx;
 
-/* "<stack>.layers.<i>.<leaf>" (stack "model.encoder" or "model.decoder") into buf. */
-static const char *layer_name(char *buf, size_t size, const char *stack, int64_t i, const char *leaf) {
-    snprintf(buf, size, "%s.layers.%lld.%s", stack, (long long)i, leaf);
+/* "<stack>.<layer i>.<leaf>" (leaf NULL: the layer's own prefix) into buf. */
+static const char *layer_name(s2s_ctx *c, char *buf, size_t size, const char *stack, int64_t i, const char *leaf) {
+    int k = snprintf(buf, size, "%s.", stack);
+    if (k > 0 && (size_t)k < size) k += snprintf(buf + k, size - (size_t)k, c->d->layout->layer, (long long)i);
+    if (leaf && k > 0 && (size_t)k < size) snprintf(buf + k, size - (size_t)k, ".%s", leaf);
     return buf;
 }
 
-/* x·Wᵀ + b with `name`.weight [out, in] and `name`.bias [out]. */
+/* x·Wᵀ (+ b) with `name`.weight [out, in] (and `name`.bias [out] where the layout has biases). */
 static hfx_value *dense(s2s_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name) {
     hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s.weight", name);
-    hfx_value *b = hfx_weight(c->w, 1, &out, "%s.bias", name);
+    hfx_value *b = c->d->layout->biases ? hfx_weight(c->w, 1, &out, "%s.bias", name) : NULL;
     return hfx_linear(c->g, x, w, b);
 }
 
+/* nn.LayerNorm (weight, bias), or T5's: x·rsqrt(mean(x²) + ε) in float32, then the weight. */
 static hfx_value *layer_norm(s2s_ctx *c, hfx_value *x, const char *name) {
     int64_t H = c->m->hidden;
-    return hfx_layer_norm(c->g, x, hfx_weight(c->w, 1, &H, "%s.weight", name), hfx_weight(c->w, 1, &H, "%s.bias", name),
-                          LN_EPS);
+    hfx_value *w = hfx_weight(c->w, 1, &H, "%s.weight", name);
+    if (c->d->layout->rms_norm) return hfx_rms_norm(c->g, x, w, c->m->eps, 0.0);
+    return hfx_layer_norm(c->g, x, w, hfx_weight(c->w, 1, &H, "%s.bias", name), c->m->eps);
 }
 
 /* [B,S,heads·hd] → [B,heads,S,hd] */
-static hfx_value *split_heads(s2s_ctx *c, hfx_value *x, int64_t heads) {
-    int64_t hd = c->m->hidden / heads;
+static hfx_value *split_heads(s2s_ctx *c, hfx_value *x, int64_t heads, int64_t hd) {
     x = hfx_reshape(c->g, x, 4, (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(heads), hfx_dim_const(hd)});
     return hfx_transpose(c->g, x, 4, (int64_t[]){0, 2, 1, 3});
+}
+
+/* `prefix`.<q|k|v>(x) as [B,heads,S,hd] */
+static hfx_value *project(s2s_ctx *c, hfx_value *x, const char *prefix, int which, int64_t heads, int64_t hd) {
+    char n[192];
+    snprintf(n, sizeof n, "%s.%s", prefix, c->d->layout->proj[which]);
+    return split_heads(c, dense(c, x, c->m->hidden, heads * hd, n), heads, hd);
 }
 
 /* The additive bias [B,1,1,T] of a padding mask [B,T]: 0 where the key is real, the float32
@@ -150,26 +264,77 @@ static hfx_value *causal_bias(s2s_ctx *c, hfx_value *q_slots, hfx_value *k) {
 }
 
 /* Attention of q [B,heads,S,hd] over k, v [B,heads,T,hd] with `bias`, the heads merged and
- * projected by `prefix`.out_proj: [B,S,hidden]. */
-static hfx_value *attend(s2s_ctx *c, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *bias, int64_t heads,
-                         const char *prefix) {
+ * projected by `prefix`'s output projection: [B,S,hidden]. BART scales the scores by hd^-½;
+ * T5 does not (its initialization folds the scale into q). */
+static hfx_value *attend(s2s_ctx *c, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *bias, const char *prefix) {
     hfx_graph *g = c->g;
-    int64_t H = c->m->hidden;
-    double scale = 1.0 / sqrt((double)(H / heads));
+    int64_t heads = q->dims[1].c, hd = q->dims[3].c, H = c->m->hidden;
+    double scale = c->d->layout->relative ? 1.0 : 1.0 / sqrt((double)hd);
     hfx_value *a = hfx_attention(g, q, k, v, bias, scale, 0.0, 0);
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
-    a = hfx_reshape(g, a, 3, (hfx_dim[]){q->dims[0], q->dims[2], hfx_dim_const(H)});
+    a = hfx_reshape(g, a, 3, (hfx_dim[]){q->dims[0], q->dims[2], hfx_dim_const(heads * hd)});
     char n[192];
-    snprintf(n, sizeof n, "%s.out_proj", prefix);
-    return dense(c, a, H, H, n);
+    snprintf(n, sizeof n, "%s.%s", prefix, c->d->layout->proj[3]);
+    return dense(c, a, heads * hd, H, n);
 }
 
-/* fc2(act(fc1(x))) of layer `p` */
-static hfx_value *mlp(s2s_ctx *c, hfx_value *x, const char *stack, int64_t i, int64_t ffn) {
-    char n[192];
-    hfx_value *h = dense(c, x, c->m->hidden, ffn, layer_name(n, sizeof n, stack, i, "fc1"));
-    h = hfx_activate(c->g, c->m->act, h);
-    return dense(c, h, ffn, c->m->hidden, layer_name(n, sizeof n, stack, i, "fc2"));
+/* The MLP of the layer named `layer` (its own prefix `sub` under it, if any): fc_out(act(fc_in x)),
+ * or gated: fc_out(act(fc_in_0 x)·fc_in_1 x). */
+static hfx_value *mlp(s2s_ctx *c, hfx_value *x, const char *layer, const char *sub, int64_t ffn) {
+    const seq2seq_layout *L = c->d->layout;
+    char p[192], n[224];
+    snprintf(p, sizeof p, sub ? "%s.%s" : "%s", layer, sub);
+    hfx_value *h;
+    if (c->m->gated) {
+        snprintf(n, sizeof n, "%s.%s_0", p, L->fc_in);
+        h = hfx_activate(c->g, c->m->act, dense(c, x, c->m->hidden, ffn, n));
+        snprintf(n, sizeof n, "%s.%s_1", p, L->fc_in);
+        h = hfx_op2(c->g, HFX_OP_MUL, h, dense(c, x, c->m->hidden, ffn, n));
+    } else {
+        snprintf(n, sizeof n, "%s.%s", p, L->fc_in);
+        h = hfx_activate(c->g, c->m->act, dense(c, x, c->m->hidden, ffn, n));
+    }
+    snprintf(n, sizeof n, "%s.%s", p, L->fc_out);
+    return dense(c, h, ffn, c->m->hidden, n);
+}
+
+/* T5's relative position bias [1,heads,S,T] from `table` [buckets, heads]: for the query at
+ * position q_pos[i] and the key at position j, the row of bucket(j − q_pos[i]) — `buckets` gives it
+ * by distance, clamped to ±max_distance where it saturates. Gathered element-wise over the rows
+ * repeated per query (no 2-D dynamic index: torch.export has no lowering of one). */
+static hfx_value *relative_bias(s2s_ctx *c, hfx_value *table, const int64_t *buckets, hfx_value *q_pos, hfx_value *k) {
+    hfx_graph *g = c->g;
+    int64_t D = c->m->max_distance, n = 2 * D + 1, heads = table->dims[1].c;
+    hfx_value *by_dist = hfx_gather(g, table, hfx_const_bytes(g, HFX_DTYPE_I64, 1, &n, buckets), 0); /* [n, heads] */
+    by_dist = hfx_transpose(g, hfx_cast(g, by_dist, HFX_DTYPE_F32), 2, (int64_t[]){1, 0});        /* [heads, n] */
+    hfx_value *t = hfx_dim_of(g, k, 2);
+    hfx_value *kv = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), t, hfx_const_i64(g, 1), k->dims[2]), 0); /* [1,T] */
+    hfx_value *q = hfx_transpose(g, hfx_unsqueeze(g, q_pos, 0), 2, (int64_t[]){1, 0});                          /* [S,1] */
+    hfx_value *dist = hfx_op2(g, HFX_OP_SUB, kv, q);                                                               /* [S,T] */
+    dist = hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, dist, hfx_const_i64(g, -D)), hfx_const_i64(g, D));
+    dist = hfx_op2(g, HFX_OP_ADD, dist, hfx_const_i64(g, D));
+    hfx_dim S = q_pos->dims[0], T = k->dims[2];
+    hfx_value *s = hfx_unsqueeze(g, hfx_dim_of(g, q_pos, 0), 0), *h = hfx_unsqueeze(g, hfx_const_i64(g, heads), 0);
+    hfx_value *idx_shape = hfx_concat(g, 3, (hfx_value *[]){h, s, hfx_unsqueeze(g, t, 0)}, 0);
+    hfx_value *idx = hfx_expand(g, hfx_unsqueeze(g, dist, 0), idx_shape, 3, (hfx_dim[]){hfx_dim_const(heads), S, T});
+    hfx_value *row_shape = hfx_concat(g, 3, (hfx_value *[]){h, s, hfx_unsqueeze(g, hfx_const_i64(g, n), 0)}, 0);
+    hfx_value *rows = hfx_expand(g, hfx_unsqueeze(g, by_dist, 1), row_shape, 3, (hfx_dim[]){hfx_dim_const(heads), S,
+                                                                                           hfx_dim_const(n)});
+    return hfx_unsqueeze(g, hfx_gather_elements(g, rows, idx, 2), 0); /* [1,heads,S,T] */
+}
+
+/* The relative bias of the stack's layer i (layer 0's for every layer unless each has its own). */
+static hfx_value *layer_relative_bias(s2s_ctx *c, const char *stack, int64_t i, const int64_t *buckets, hfx_value *q_pos,
+                                      hfx_value *k, hfx_value **shared) {
+    if (*shared && !c->d->bias_every_layer) return *shared;
+    const seq2seq_layout *L = c->d->layout;
+    char n[224], sub[96];
+    snprintf(sub, sizeof sub, "%s.relative_attention_bias.weight", L->self_attn);
+    int64_t heads = stack == L->enc_stack ? c->m->enc_heads : c->m->dec_heads;
+    hfx_value *table = hfx_weight(c->w, 2, (int64_t[]){c->m->buckets, heads}, "%s",
+                                  layer_name(c, n, sizeof n, stack, c->d->bias_every_layer ? i : 0, sub));
+    *shared = relative_bias(c, table, buckets, q_pos, k);
+    return *shared;
 }
 
 /* x + block(x) with the block's norm where the layout puts it: before the block (pre-norm) or
@@ -246,7 +411,7 @@ static hfx_value *embed(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value 
     hfx_value *x = hfx_gather(g, table, ids, 0);
     if (c->m->scale_embedding) /* a float32 scalar, as torch multiplies by a Python float */
         x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, c->o->dtype, (float)sqrt((double)c->m->hidden)));
-    x = hfx_op2(g, HFX_OP_ADD, x, position_embeddings(c, ids, past, stack));
+    if (c->d->positions != POS_RELATIVE) x = hfx_op2(g, HFX_OP_ADD, x, position_embeddings(c, ids, past, stack));
     if (c->d->embed_norm) {
         char n[96];
         snprintf(n, sizeof n, "%s.layernorm_embedding", stack);
@@ -258,48 +423,57 @@ static hfx_value *embed(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value 
 /* ---- the encoder ---- */
 
 typedef struct self_attn_arg {
-    const char *stack;
-    int64_t i, heads;
-    hfx_value *bias;
+    int64_t i;
+    hfx_value *bias;          /* the padding bias [B,1,1,S] */
+    hfx_value *positions;     /* T5: the queries' positions [S] (0..S−1) */
+    hfx_value *rel;           /* T5: layer 0's relative bias, once made */
 } self_attn_arg;
 
 static hfx_value *encoder_attention(s2s_ctx *c, hfx_value *h, void *arg_) {
     self_attn_arg *a = arg_;
-    int64_t H = c->m->hidden;
-    char n[192], p[160];
-    layer_name(p, sizeof p, a->stack, a->i, "self_attn");
-    hfx_value *qkv[3];
-    static const char *const proj[3] = {"q_proj", "k_proj", "v_proj"};
-    for (int j = 0; j < 3; j++) {
-        snprintf(n, sizeof n, "%s.%s", p, proj[j]);
-        qkv[j] = split_heads(c, dense(c, h, H, H, n), a->heads);
-    }
-    return attend(c, qkv[0], qkv[1], qkv[2], a->bias, a->heads, p);
+    const seq2seq_layout *L = c->d->layout;
+    int64_t heads = c->m->enc_heads, hd = c->m->enc_hd;
+    char p[192];
+    layer_name(c, p, sizeof p, L->enc_stack, a->i, L->self_attn);
+    hfx_value *q = project(c, h, p, 0, heads, hd), *k = project(c, h, p, 1, heads, hd), *v = project(c, h, p, 2, heads, hd);
+    hfx_value *bias = a->bias;
+    if (c->d->positions == POS_RELATIVE)
+        bias = hfx_op2(c->g, HFX_OP_ADD, layer_relative_bias(c, L->enc_stack, a->i, c->m->enc_buckets, a->positions, k,
+                                                             &a->rel), bias);
+    return attend(c, q, k, v, bias, p);
 }
 
 typedef struct mlp_arg {
-    const char *stack;
+    const char *stack, *sub;
     int64_t i, ffn;
 } mlp_arg;
 
 static hfx_value *mlp_block(s2s_ctx *c, hfx_value *h, void *arg_) {
     mlp_arg *a = arg_;
-    return mlp(c, h, a->stack, a->i, a->ffn);
+    char n[192];
+    return mlp(c, h, layer_name(c, n, sizeof n, a->stack, a->i, NULL), a->sub, a->ffn);
 }
 
 /* The encoder's last hidden state [B,S,hidden] for ids and mask [B,S]. */
 static hfx_value *encode(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value *mask) {
-    const char *stack = "model.encoder";
+    const seq2seq_layout *L = c->d->layout;
+    const char *stack = L->enc_stack;
+    hfx_graph *g = c->g;
     hfx_value *x = embed(c, table, ids, NULL, stack);
-    hfx_value *bias = padding_bias(c, mask);
+    self_attn_arg sa = {0, padding_bias(c, mask), NULL, NULL};
+    if (c->d->positions == POS_RELATIVE)
+        sa.positions = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, ids, 1), hfx_const_i64(g, 1), ids->dims[1]);
     char n[192];
-    for (int64_t i = 0; i < c->m->enc_layers && !c->g->failed; i++) {
-        self_attn_arg sa = {stack, i, c->m->enc_heads, bias};
-        x = residual(c, x, layer_name(n, sizeof n, stack, i, "self_attn_layer_norm"), encoder_attention, &sa);
-        mlp_arg ma = {stack, i, c->m->enc_ffn};
-        x = residual(c, x, layer_name(n, sizeof n, stack, i, "final_layer_norm"), mlp_block, &ma);
+    for (int64_t i = 0; i < c->m->enc_layers && !g->failed; i++) {
+        sa.i = i;
+        x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->self_norm), encoder_attention, &sa);
+        mlp_arg ma = {stack, L->enc_mlp, i, c->m->enc_ffn};
+        x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->enc_mlp_norm), mlp_block, &ma);
     }
-    if (c->d->pre_norm) x = layer_norm(c, x, "model.encoder.layer_norm");
+    if (c->d->pre_norm) {
+        snprintf(n, sizeof n, "%s.%s", stack, L->final_norm);
+        x = layer_norm(c, x, n);
+    }
     return x;
 }
 
@@ -309,6 +483,8 @@ static hfx_value *encode(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value
 typedef struct dec_state {
     hfx_value *enc;           /* encoder_hidden_states [B,Tenc,hidden]; NULL: the cross cache is read */
     hfx_value *self_bias, *cross_bias;
+    hfx_value *rel;           /* T5: the self-attention's relative bias, once made */
+    hfx_value *q_slots;       /* the queries' cache slots = positions [S] */
     hfx_value *cache_position; /* static cache: the S slots written */
     hfx_dim enc_len;
     hfx_value **out;          /* per layer: self key, self value, cross key, cross value (outputs) */
@@ -328,9 +504,8 @@ static hfx_value *read_past(s2s_ctx *c, int64_t i, int part, int *state) {
     char name[128];
     snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, part_names[part]);
     *state = hfx_graph_state(c->g, name, HFX_STATE_APPEND, 2);
-    int64_t heads = c->m->dec_heads;
     return hfx_state_read(c->g, *state, name, o->dtype, 4,
-                          (hfx_dim[]){o->batch, hfx_dim_const(heads), o->past, hfx_dim_const(c->m->hidden / heads)});
+                          (hfx_dim[]){o->batch, hfx_dim_const(c->m->dec_heads), o->past, hfx_dim_const(c->m->dec_hd)});
 }
 
 /* This step's self-attention keys or values x [B,heads,S,hd] joined with layer i's cache. */
@@ -366,42 +541,36 @@ typedef struct dec_layer_arg {
 
 static hfx_value *decoder_self_attention(s2s_ctx *c, hfx_value *h, void *arg_) {
     dec_layer_arg *a = arg_;
-    int64_t H = c->m->hidden, heads = c->m->dec_heads, i = a->i;
-    char n[192], p[160];
-    layer_name(p, sizeof p, "model.decoder", i, "self_attn");
-    static const char *const proj[3] = {"q_proj", "k_proj", "v_proj"};
-    hfx_value *qkv[3];
-    for (int j = 0; j < 3; j++) {
-        snprintf(n, sizeof n, "%s.%s", p, proj[j]);
-        qkv[j] = split_heads(c, dense(c, h, H, H, n), heads);
-    }
-    hfx_value *k = self_cache(c, a->s, i, qkv[1], SELF_K), *v = self_cache(c, a->s, i, qkv[2], SELF_V);
-    if (!a->s->self_bias) { /* every layer's queries and keys sit at the same slots */
-        hfx_value *slots = a->s->cache_position;
-        if (!slots) { /* past + arange(S): the past is what the cache held before this step */
-            hfx_value *len = hfx_dim_of(c->g, qkv[0], 2), *past = hfx_op2(c->g, HFX_OP_SUB, hfx_dim_of(c->g, k, 2), len);
-            slots = hfx_range(c->g, past, hfx_dim_of(c->g, k, 2), hfx_const_i64(c->g, 1), qkv[0]->dims[2]);
-        }
-        a->s->self_bias = causal_bias(c, slots, k);
-    }
-    return attend(c, qkv[0], k, v, a->s->self_bias, heads, p);
+    dec_state *s = a->s;
+    const seq2seq_layout *L = c->d->layout;
+    int64_t heads = c->m->dec_heads, hd = c->m->dec_hd, i = a->i;
+    char p[192];
+    layer_name(c, p, sizeof p, L->dec_stack, i, L->self_attn);
+    hfx_value *q = project(c, h, p, 0, heads, hd);
+    hfx_value *k = self_cache(c, s, i, project(c, h, p, 1, heads, hd), SELF_K);
+    hfx_value *v = self_cache(c, s, i, project(c, h, p, 2, heads, hd), SELF_V);
+    if (!s->self_bias) /* every layer's queries and keys sit at the same slots */
+        s->self_bias = causal_bias(c, s->q_slots, k);
+    hfx_value *bias = s->self_bias;
+    if (c->d->positions == POS_RELATIVE)
+        bias = hfx_op2(c->g, HFX_OP_ADD, layer_relative_bias(c, L->dec_stack, i, c->m->dec_buckets, s->q_slots, k, &s->rel),
+                       bias);
+    return attend(c, q, k, v, bias, p);
 }
 
 static hfx_value *decoder_cross_attention(s2s_ctx *c, hfx_value *h, void *arg_) {
     dec_layer_arg *a = arg_;
     dec_state *s = a->s;
     const hfx_build_opts *o = c->o;
-    int64_t H = c->m->hidden, heads = c->m->dec_heads, hd = H / heads, i = a->i;
+    const seq2seq_layout *L = c->d->layout;
+    int64_t heads = c->m->dec_heads, hd = c->m->dec_hd, i = a->i;
     hfx_graph *g = c->g;
-    char n[192], p[160];
-    layer_name(p, sizeof p, "model.decoder", i, "encoder_attn");
-    snprintf(n, sizeof n, "%s.q_proj", p);
-    hfx_value *q = split_heads(c, dense(c, h, H, H, n), heads), *k, *v;
+    char n[224], p[192];
+    layer_name(c, p, sizeof p, L->dec_stack, i, L->cross_attn);
+    hfx_value *q = project(c, h, p, 0, heads, hd), *k, *v;
     if (s->enc) { /* computed once from the encoder's output (and, generating, cached) */
-        snprintf(n, sizeof n, "%s.k_proj", p);
-        k = split_heads(c, dense(c, s->enc, H, H, n), heads);
-        snprintf(n, sizeof n, "%s.v_proj", p);
-        v = split_heads(c, dense(c, s->enc, H, H, n), heads);
+        k = project(c, s->enc, p, 1, heads, hd);
+        v = project(c, s->enc, p, 2, heads, hd);
         if (o->cache != HFX_CACHE_NONE) s->out[DEC_PARTS * i + CROSS_K] = k, s->out[DEC_PARTS * i + CROSS_V] = v;
     } else { /* read from the cache the prefill returned; its projections are not needed here */
         hfx_dim dims[4] = {o->batch, hfx_dim_const(heads), s->enc_len, hfx_dim_const(hd)};
@@ -410,64 +579,80 @@ static hfx_value *decoder_cross_attention(s2s_ctx *c, hfx_value *h, void *arg_) 
         k = hfx_graph_input(g, name, o->dtype, 4, dims);
         snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, part_names[CROSS_V]);
         v = hfx_graph_input(g, name, o->dtype, 4, dims);
-        static const char *const unused[] = {"k_proj.weight", "k_proj.bias", "v_proj.weight", "v_proj.bias"};
-        for (size_t u = 0; u < sizeof unused / sizeof unused[0]; u++) {
-            snprintf(n, sizeof n, "%s.%s", p, unused[u]);
-            hfx_weight_ignore(c->w, n);
-        }
+        for (int j = 1; j <= 2; j++)
+            for (int b = 0; b < 2; b++) {
+                snprintf(n, sizeof n, "%s.%s.%s", p, L->proj[j], b ? "bias" : "weight");
+                hfx_weight_ignore(c->w, n);
+            }
     }
-    return attend(c, q, k, v, s->cross_bias, heads, p);
+    return attend(c, q, k, v, s->cross_bias, p);
 }
 
-/* The decoder's last hidden state [B,S,hidden] for ids [B,S]. */
+/* The decoder's last hidden state [B,S,hidden] for ids [B,S] after `past` cached tokens. */
 static hfx_value *decode(s2s_ctx *c, dec_state *s, hfx_value *table, hfx_value *ids, hfx_value *past) {
-    const char *stack = "model.decoder";
+    const seq2seq_layout *L = c->d->layout;
+    const char *stack = L->dec_stack;
+    hfx_graph *g = c->g;
+    hfx_value *start = past ? past : hfx_const_i64(g, 0);
+    s->q_slots = s->cache_position ? s->cache_position
+                                   : hfx_range(g, start, hfx_op2(g, HFX_OP_ADD, start, hfx_dim_of(g, ids, 1)),
+                                               hfx_const_i64(g, 1), ids->dims[1]);
     hfx_value *x = embed(c, table, ids, past, stack);
     char n[192];
-    for (int64_t i = 0; i < c->m->dec_layers && !c->g->failed; i++) {
+    for (int64_t i = 0; i < c->m->dec_layers && !g->failed; i++) {
         dec_layer_arg a = {s, i};
-        x = residual(c, x, layer_name(n, sizeof n, stack, i, "self_attn_layer_norm"), decoder_self_attention, &a);
-        x = residual(c, x, layer_name(n, sizeof n, stack, i, "encoder_attn_layer_norm"), decoder_cross_attention, &a);
-        mlp_arg ma = {stack, i, c->m->dec_ffn};
-        x = residual(c, x, layer_name(n, sizeof n, stack, i, "final_layer_norm"), mlp_block, &ma);
+        x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->self_norm), decoder_self_attention, &a);
+        x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->cross_norm), decoder_cross_attention, &a);
+        mlp_arg ma = {stack, L->dec_mlp, i, c->m->dec_ffn};
+        x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->dec_mlp_norm), mlp_block, &ma);
     }
-    if (c->d->pre_norm) x = layer_norm(c, x, "model.decoder.layer_norm");
+    if (c->d->pre_norm) {
+        snprintf(n, sizeof n, "%s.%s", stack, L->final_norm);
+        x = layer_norm(c, x, n);
+    }
     return x;
 }
 
-/* logits [B,S,dec_vocab] = x·headᵀ (+ final_logits_bias) */
+/* logits [B,S,dec_vocab] = x·headᵀ (+ final_logits_bias). The head is lm_head.weight where the
+ * checkpoint has one — transformers 5 ties it to the table only when it is absent — else the
+ * decoder's table; T5's decoder output is scaled by d_model^-½ first where its config says. */
 static hfx_value *lm_logits(s2s_ctx *c, hfx_value *x, hfx_value *dec_table) {
     const seq2seq_cfg *m = c->m;
+    hfx_graph *g = c->g;
     hfx_value *head = dec_table;
-    if (!m->tied) head = hfx_weight(c->w, 2, (int64_t[]){m->dec_vocab, m->hidden}, "lm_head.weight");
-    else if (hfx_weight_exists(c->w, "lm_head.weight")) hfx_weight_ignore(c->w, "lm_head.weight");
+    if (hfx_weight_exists(c->w, "lm_head.weight") || (!m->tied && !c->d->layout->relative))
+        head = hfx_weight(c->w, 2, (int64_t[]){m->dec_vocab, m->hidden}, "lm_head.weight");
+    if (m->scale_decoder_output) /* a float32 scalar, as torch multiplies by a Python float */
+        x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, x->dtype, (float)(1.0 / sqrt((double)m->hidden))));
     hfx_value *bias = NULL;
     if (c->d->logits_bias && hfx_weight_exists(c->w, "final_logits_bias")) /* absent: zeros, as transformers loads it */
-        bias = hfx_reshape(c->g, hfx_weight(c->w, 2, (int64_t[]){1, m->dec_vocab}, "final_logits_bias"), 1,
+        bias = hfx_reshape(g, hfx_weight(c->w, 2, (int64_t[]){1, m->dec_vocab}, "final_logits_bias"), 1,
                            (hfx_dim[]){hfx_dim_const(m->dec_vocab)});
-    return hfx_linear(c->g, x, head, bias);
+    return hfx_linear(g, x, head, bias);
 }
 
-/* Stack t's table (0 the encoder's, 1 the decoder's): its own (model.encoder.embed_tokens,
- * model.decoder.embed_tokens) where the checkpoint has one — transformers 5 saves them when the ties
- * are off (tie_word_embeddings false, Marian's share_encoder_decoder_embeddings false), older
- * checkpoints as copies — else the shared one, model.shared, which is then not needed. */
+/* Stack t's table (0 the encoder's, 1 the decoder's): its own (<stack>.embed_tokens) where the
+ * checkpoint has one — transformers 5 saves them when the ties are off (tie_word_embeddings false,
+ * Marian's share_encoder_decoder_embeddings false), older checkpoints as copies — else the shared
+ * one, which is then not needed. */
 static hfx_value *table(s2s_ctx *c, int t) {
-    static const char *const own[2] = {"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"};
+    const seq2seq_layout *L = c->d->layout;
+    char own[96];
+    snprintf(own, sizeof own, "%s.embed_tokens.weight", t ? L->dec_stack : L->enc_stack);
     int64_t rows = t ? c->m->dec_vocab : c->m->vocab;
-    bool has_own = hfx_weight_exists(c->w, own[t]);
-    if (has_own) hfx_weight_ignore(c->w, "model.shared.weight");
-    return hfx_weight(c->w, 2, (int64_t[]){rows, c->m->hidden}, "%s", has_own ? own[t] : "model.shared.weight");
+    bool has_own = hfx_weight_exists(c->w, own);
+    if (has_own) hfx_weight_ignore(c->w, L->shared);
+    return hfx_weight(c->w, 2, (int64_t[]){rows, c->m->hidden}, "%s", has_own ? own : L->shared);
 }
 
 /* Weights a component does not read: the other stack's (the encoder's in a decoder component and
  * the other way round), and the head in the encoder. */
-static void ignore_stack(s2s_ctx *c, const char *prefix) {
+static void ignore_stack(s2s_ctx *c, const char *stack) {
     const hfx_checkpoint *ck = c->w->ck;
-    size_t n = strlen(prefix);
+    size_t n = strlen(stack);
     for (size_t t = 0; t < hfx_checkpoint_tensor_count(ck); t++) {
         const char *name = hfx_checkpoint_tensor_at(ck, t)->name;
-        if (strncmp(name, prefix, n) == 0) hfx_weight_ignore(c->w, name);
+        if (strncmp(name, stack, n) == 0 && name[n] == '.') hfx_weight_ignore(c->w, name);
     }
 }
 
@@ -515,14 +700,14 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
         hfx_value *enc = encode(&c, table(&c, 0), ids, mask);
         if (encoder) {
             hfx_graph_output(g, enc, "last_hidden_state");
-            ignore_stack(&c, "model.decoder.");
+            ignore_stack(&c, d->layout->dec_stack);
             hfx_weight_ignore(&w, "lm_head.weight");
             hfx_weight_ignore(&w, "final_logits_bias");
         } else {
             hfx_dim dec_len = symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "decoder_sequence_length", 1, length_bound(g, o)))
                                        : o->seq;
             hfx_value *dec_ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, dec_len});
-            dec_state s = {enc, NULL, padding_bias(&c, mask), NULL, o->seq, outs, states, NULL, -1};
+            dec_state s = {enc, NULL, padding_bias(&c, mask), NULL, NULL, NULL, o->seq, outs, states, NULL, -1};
             hfx_value *dec_table = table(&c, 1);
             hfx_graph_output(g, lm_logits(&c, decode(&c, &s, dec_table, dec_ids, NULL), dec_table), "logits");
             hfx_graph_output(g, enc, "encoder_last_hidden_state");
@@ -534,7 +719,7 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
         hfx_value *enc = reads_cross ? NULL
                                      : hfx_graph_input(g, "encoder_hidden_states", o->dtype, 3,
                                                        (hfx_dim[]){o->batch, enc_len, hfx_dim_const(m->hidden)});
-        dec_state s = {enc, NULL, padding_bias(&c, enc_mask), NULL, enc_len, outs, states, NULL, -1};
+        dec_state s = {enc, NULL, padding_bias(&c, enc_mask), NULL, NULL, NULL, enc_len, outs, states, NULL, -1};
         hfx_value *past = NULL; /* the tokens before this step's: their count */
         if (o->cache == HFX_CACHE_STATIC) {
             s.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
@@ -543,7 +728,7 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
             s.past_key0 = read_past(&c, 0, SELF_K, &s.past_key0_state);
             past = hfx_dim_of(g, s.past_key0, 2);
         }
-        ignore_stack(&c, "model.encoder.");
+        ignore_stack(&c, d->layout->enc_stack);
         hfx_value *dec_table = table(&c, 1);
         hfx_value *x = decode(&c, &s, dec_table, ids, past);
         if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX);
@@ -595,8 +780,13 @@ const hfx_arch_family hfx_seq2seq_family = {
     {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3}},
     sequence_inputs, seq2seq_torch_signature, NULL, NULL};
 
-/*                          architecture                    positions            offset pre  embed-norm logits-bias */
-const seq2seq_desc hfx_bart = {"BartForConditionalGeneration", POS_LEARNED, 2, false, true, true};
-const seq2seq_desc hfx_mbart = {"MBartForConditionalGeneration", POS_LEARNED, 2, true, true, true};
-const seq2seq_desc hfx_marian = {"MarianMTModel", POS_SINUSOID_TABLE, 0, false, false, true};
-const seq2seq_desc hfx_m2m100 = {"M2M100ForConditionalGeneration", POS_SINUSOID, 0, true, false, false};
+/*                               architecture                      layout        positions          offset pre   embed-norm
+ *                               logits-bias  bias-every-layer  output-scale */
+const seq2seq_desc hfx_bart = {"BartForConditionalGeneration", &bart_layout, POS_LEARNED, 2, false, true, true, false, false};
+const seq2seq_desc hfx_mbart = {"MBartForConditionalGeneration", &bart_layout, POS_LEARNED, 2, true, true, true, false, false};
+const seq2seq_desc hfx_marian = {"MarianMTModel", &bart_layout, POS_SINUSOID_TABLE, 0, false, false, true, false, false};
+const seq2seq_desc hfx_m2m100 = {"M2M100ForConditionalGeneration", &bart_layout, POS_SINUSOID, 0, true, false, false, false,
+                                 false};
+const seq2seq_desc hfx_t5 = {"T5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, false, true};
+const seq2seq_desc hfx_mt5 = {"MT5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, false, false};
+const seq2seq_desc hfx_umt5 = {"UMT5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, true, true};

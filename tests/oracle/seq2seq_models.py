@@ -13,16 +13,22 @@ at offset 2 (BART), pre-norm with final norms (mBART), a sinusoid table not stor
 checkpoint (Marian), computed sinusoids whose positions skip padding (M2M100), scale_embedding on
 and off, tied and untied heads, one table or two (Marian's share_encoder_decoder_embeddings),
 activations, unequal encoder and decoder depths, heads and widths; and the generation settings
-the loop applies: forced BOS and EOS, min_length, no_repeat_ngram_size.
+the loop applies: forced BOS and EOS, min_length, no_repeat_ngram_size. T5 (v1.0 and v1.1),
+MT5 and UMT5: relative position buckets (saturating within the test's lengths), RMS norms without
+biases, relu and gated activations, the decoder output scale, heads whose width times count is not
+d_model, and the untied head of older checkpoints (lm_head.weight next to shared.weight).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
 import torch
+
+from safetensors.torch import load_file, save_file
 
 from transformers import (
     AutoModelForSeq2SeqLM,
@@ -35,6 +41,12 @@ from transformers import (
     MarianMTModel,
     MBartConfig,
     MBartForConditionalGeneration,
+    MT5Config,
+    MT5ForConditionalGeneration,
+    T5Config,
+    T5ForConditionalGeneration,
+    UMT5Config,
+    UMT5ForConditionalGeneration,
 )
 
 VOCAB = 128
@@ -44,12 +56,21 @@ COMMON = dict(vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2, 
               attention_dropout=0.0, activation_dropout=0.0)
 
 
+T5_COMMON = dict(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=48, num_layers=2, num_heads=4, pad_token_id=0,
+                 eos_token_id=1, decoder_start_token_id=0, bos_token_id=None, dropout_rate=0.0,
+                 relative_attention_num_buckets=8, relative_attention_max_distance=6)
+
+
 @dataclasses.dataclass(frozen=True)
 class Variant:
     cls: type
     config_cls: type
     config: dict
     generation: dict  # generation_config.json beyond the config's token ids
+    # written as older releases come (flan-t5, mt5): lm_head.weight of its own next to shared.weight
+    # and config.json's tie_word_embeddings false, which transformers 5 reads as untied
+    separate_head: bool = False
+    generates: bool = True  # transformers' generate runs it (the generation tests take it)
 
 
 VARIANTS = {
@@ -80,6 +101,20 @@ VARIANTS = {
     # sinusoids computed from positions that skip padding, pre-norm, a forced target-language token
     "m2m100": Variant(M2M100ForConditionalGeneration, M2M100Config, {**COMMON, "scale_embedding": True},
                       {"forced_bos_token_id": 120}),
+    # T5 v1.0: relu, the tied head after the decoder's output × d_model^-½; relative buckets that
+    # saturate within the test's lengths (max distance 6). (A decoder deeper than the encoder is
+    # exported right, but transformers' generate sizes its cache by num_layers and fails on it.)
+    "t5": Variant(T5ForConditionalGeneration, T5Config, {**T5_COMMON, "num_layers": 3}, {}),
+    "t5_deep_decoder": Variant(T5ForConditionalGeneration, T5Config, {**T5_COMMON, "num_decoder_layers": 3}, {},
+                               generates=False),
+    # T5 v1.1 / flan-t5: gated-gelu, an untied head, no output scale; 2 heads of 24 (d_kv·heads ≠ d_model)
+    "t5_v11": Variant(T5ForConditionalGeneration, T5Config,
+                      {**T5_COMMON, "feed_forward_proj": "gated-gelu", "tie_word_embeddings": False, "num_heads": 2,
+                       "d_kv": 24}, {}, separate_head=True),
+    "mt5": Variant(MT5ForConditionalGeneration, MT5Config, {**T5_COMMON, "feed_forward_proj": "gated-gelu"}, {},
+                   separate_head=True),
+    # a relative bias in every layer; gated-silu
+    "umt5": Variant(UMT5ForConditionalGeneration, UMT5Config, {**T5_COMMON, "feed_forward_proj": "gated-silu"}, {}),
 }
 
 
@@ -89,7 +124,7 @@ def _init_weights(model: torch.nn.Module, seed: int) -> None:
         for name, p in model.named_parameters():
             if not p.requires_grad:  # Marian's sinusoid table: fixed, and not saved
                 continue
-            if p.dim() == 2 and ("embed_positions" in name):
+            if p.dim() == 2 and ("embed_positions" in name or "relative_attention_bias" in name):
                 p.copy_(torch.randn(p.shape, generator=g) * 0.5)
             elif p.dim() == 2 and ("shared" in name or "embed_tokens" in name or "lm_head" in name):
                 p.copy_(torch.randn(p.shape, generator=g) * 2 / math.sqrt(p.shape[1]))
@@ -113,6 +148,19 @@ def save_checkpoint(name: str, out: Path) -> Path:
         decoder_start_token_id=v.config["decoder_start_token_id"], eos_token_id=v.config["eos_token_id"],
         pad_token_id=v.config["pad_token_id"], bos_token_id=v.config["bos_token_id"], **v.generation)
     model.save_pretrained(out)
+    if v.separate_head:
+        weights = load_file(out / "model.safetensors")
+        g = torch.Generator().manual_seed(2)
+        head = torch.randn(model.lm_head.weight.shape, generator=g) * 2 / math.sqrt(model.config.d_model)
+        weights["lm_head.weight"] = head
+        save_file(weights, out / "model.safetensors", metadata={"format": "pt"})
+        cfg = json.loads((out / "config.json").read_text())
+        cfg["tie_word_embeddings"] = False
+        cfg.pop("scale_decoder_outputs", None)
+        (out / "config.json").write_text(json.dumps(cfg, indent=2))
+        model = AutoModelForSeq2SeqLM.from_pretrained(out, attn_implementation="eager").eval()
+        assert torch.equal(model.lm_head.weight, head) and model.lm_head.weight.data_ptr() != model.shared.weight.data_ptr(), \
+            f"{name}: transformers did not read the separate lm_head"
     # the checkpoint as transformers reads it back gives the saved model's logits exactly
     back = AutoModelForSeq2SeqLM.from_pretrained(out, attn_implementation="eager").eval()
     ids = torch.arange(3, 12)[None]
