@@ -328,11 +328,15 @@ def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, p
     static = export.static
     M = export.max_cache_len if static else None
     cache, used = {}, 0  # past_key_values.{i}.* (a static cache: its M-slot buffers), filled slots
-    if static:
+    if static:  # zeros [B, heads, M, head_dim]: the layer's geometry from the metadata, else the graph's
         for comp in (export.prefill, export.decode):
+            layers = comp.cache.get("layers") or []
             for name in comp.cache_inputs:
                 if name.startswith("input.") and name[len("input."):] not in cache:
-                    shape = (batch, comp.graph_dim(name, 1), M, comp.graph_dim(name, 3))
+                    layer, kind = int(name.split(".")[2]), name.rsplit(".", 1)[1]
+                    geo = layers[layer] if layer < len(layers) else None
+                    shape = ((batch, geo["heads"], M, geo["key_dim" if kind == "key" else "value_dim"]) if geo
+                             else (batch, comp.graph_dim(name, 1), M, comp.graph_dim(name, 3)))
                     cache[name[len("input."):]] = np.zeros(shape, comp.cache_dtype(name))
     seq = np.full((batch, 1), cfg["start"], np.int64)  # the decoder's sequence so far
     comp, feed = export.prefill, {"input_ids": seq, "encoder_hidden_states": hidden}

@@ -63,6 +63,11 @@ class Component(decode_loop.Component):
         outs = self.method.execute([tensor(a) for a in args])
         return dict(zip(self.outputs, outs))
 
+    def run(self, feed: dict) -> dict:
+        """The method's outputs by name (numpy copies: the runtime reuses its output memory), on the
+        inputs of `feed` it takes."""
+        return {n: v.numpy().copy() for n, v in self.execute([feed[n] for n in self.inputs]).items()}
+
 
 def tensor(a) -> torch.Tensor:
     """A contiguous torch tensor of `a`; an empty one (a multi-token decode's first past) with

@@ -74,12 +74,14 @@ typedef struct seq2seq_desc {
     bool bias_every_layer; /* every layer has its own relative attention bias (UMT5); else layer 0's serves all */
     bool output_scale; /* the decoder's output × d_model^-½ before the head where config.json's
                           scale_decoder_outputs (else tie_word_embeddings) says (T5, UMT5; MT5 never) */
+    bool classifier;   /* *ForSequenceClassification: the decoder reads the sources shifted right, and
+                          classification_head (dense, tanh, out_proj) reads the last EOS's state */
 } seq2seq_desc;
 
 typedef struct seq2seq_cfg {
     int64_t vocab, dec_vocab, hidden, enc_layers, dec_layers, enc_heads, dec_heads, enc_ffn, dec_ffn;
     int64_t enc_hd, dec_hd;   /* the heads' width (T5: d_kv; else d_model / heads) */
-    int64_t max_position, pad;
+    int64_t max_position, pad, eos, start, labels; /* eos, start, labels: a classifier's */
     double eps;
     hfx_activation act;
     bool gated;               /* T5's gated-*: act(wi_0 x)·(wi_1 x) */
@@ -169,6 +171,10 @@ static hfx_status seq2seq_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
         (st = hfx_cfg_int_in_or(c, "pad_token_id", L->relative ? 0 : 1, 0, INT32_MAX, &m->pad, err)))
         return st;
     if (L->relative) return parse_t5(d, c, arena, m, err);
+    if (d->classifier && ((st = hfx_cfg_int_in(c, "eos_token_id", 0, INT32_MAX, &m->eos, err)) ||
+                          (st = hfx_cfg_int_in(c, "decoder_start_token_id", 0, INT32_MAX, &m->start, err)) ||
+                          (st = hfx_cfg_num_labels(c, &m->labels, err))))
+        return st;
     if ((st = hfx_cfg_int_in(c, "max_position_embeddings", 1, 1 << 24, &m->max_position, err)) ||
         (st = hfx_cfg_str_or(c, "activation_function", "gelu", &act, err)) ||
         (st = hfx_cfg_bool_or(c, "scale_embedding", false, &m->scale_embedding, err)) ||
@@ -420,6 +426,14 @@ static hfx_value *embed(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value 
     return x;
 }
 
+/* What follows a stack's last layer: its final norm, in the pre-norm layout. */
+static hfx_value *stack_end(s2s_ctx *c, hfx_value *x, const char *stack) {
+    if (!c->d->pre_norm) return x;
+    char n[96];
+    snprintf(n, sizeof n, "%s.%s", stack, c->d->layout->final_norm);
+    return layer_norm(c, x, n);
+}
+
 /* ---- the encoder ---- */
 
 typedef struct self_attn_arg {
@@ -470,11 +484,7 @@ static hfx_value *encode(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value
         mlp_arg ma = {stack, L->enc_mlp, i, c->m->enc_ffn};
         x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->enc_mlp_norm), mlp_block, &ma);
     }
-    if (c->d->pre_norm) {
-        snprintf(n, sizeof n, "%s.%s", stack, L->final_norm);
-        x = layer_norm(c, x, n);
-    }
-    return x;
+    return stack_end(c, x, stack);
 }
 
 /* ---- the decoder ---- */
@@ -606,11 +616,7 @@ static hfx_value *decode(s2s_ctx *c, dec_state *s, hfx_value *table, hfx_value *
         mlp_arg ma = {stack, L->dec_mlp, i, c->m->dec_ffn};
         x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->dec_mlp_norm), mlp_block, &ma);
     }
-    if (c->d->pre_norm) {
-        snprintf(n, sizeof n, "%s.%s", stack, L->final_norm);
-        x = layer_norm(c, x, n);
-    }
-    return x;
+    return stack_end(c, x, stack);
 }
 
 /* logits [B,S,dec_vocab] = x·headᵀ (+ final_logits_bias). The head is lm_head.weight where the
@@ -629,6 +635,42 @@ static hfx_value *lm_logits(s2s_ctx *c, hfx_value *x, hfx_value *dec_table) {
         bias = hfx_reshape(g, hfx_weight(c->w, 2, (int64_t[]){1, m->dec_vocab}, "final_logits_bias"), 1,
                            (hfx_dim[]){hfx_dim_const(m->dec_vocab)});
     return hfx_linear(g, x, head, bias);
+}
+
+/* A sequence classifier's logits [B,labels]: classification_head on the decoder's state at each
+ * row's last EOS of the sources (transformers requires every row to hold the same number of EOS;
+ * a row without one reads its last position here, where transformers raises). */
+static hfx_value *classify(s2s_ctx *c, hfx_value *x, hfx_value *ids) {
+    hfx_graph *g = c->g;
+    int64_t H = c->m->hidden;
+    hfx_value *len = hfx_dim_of(g, ids, 1);
+    hfx_value *cols = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), len, hfx_const_i64(g, 1), ids->dims[1]), 0);
+    hfx_value *at_eos = hfx_op2(g, HFX_OP_EQUAL, ids, hfx_const_i64(g, c->m->eos));
+    hfx_value *col = hfx_where(g, at_eos, cols, hfx_const_i64(g, -1));
+    int64_t last_axis = 1;
+    col = hfx_reduce(g, HFX_OP_REDUCE_MAX, col, 1, &last_axis);                 /* [B,1]: the last EOS, or −1 */
+    col = hfx_where(g, hfx_op2(g, HFX_OP_LESS, col, hfx_const_i64(g, 0)), hfx_op2(g, HFX_OP_SUB, len, hfx_const_i64(g, 1)), col);
+    hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, ids, 0), 0),
+                                                        hfx_unsqueeze(g, hfx_const_i64(g, 1), 0),
+                                                        hfx_unsqueeze(g, hfx_const_i64(g, H), 0)}, 0);
+    hfx_value *idx = hfx_expand(g, hfx_unsqueeze(g, col, 2), shape, 3, (hfx_dim[]){ids->dims[0], hfx_dim_const(1),
+                                                                                    hfx_dim_const(H)});
+    hfx_value *h = hfx_gather_elements(g, x, idx, 1);                             /* [B,1,H] */
+    h = hfx_reshape(g, h, 2, (hfx_dim[]){ids->dims[0], hfx_dim_const(H)});
+    h = hfx_op1(g, HFX_OP_TANH, dense(c, h, H, H, "classification_head.dense"));
+    return dense(c, h, H, c->m->labels, "classification_head.out_proj");
+}
+
+/* shift_tokens_right: decoder_start_token_id, then the sources but their last column (-100 read as
+ * padding), what a classifier's decoder reads: column j takes column max(j − 1, 0), column 0 the
+ * start id. */
+static hfx_value *shift_right(s2s_ctx *c, hfx_value *ids) {
+    hfx_graph *g = c->g;
+    hfx_value *cols = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, ids, 1), hfx_const_i64(g, 1), ids->dims[1]);
+    hfx_value *prev = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_SUB, cols, hfx_const_i64(g, 1)), hfx_const_i64(g, 0));
+    hfx_value *shifted = hfx_where(g, hfx_op2(g, HFX_OP_EQUAL, cols, hfx_const_i64(g, 0)), hfx_const_i64(g, c->m->start),
+                                   hfx_gather(g, ids, prev, 1));
+    return hfx_where(g, hfx_op2(g, HFX_OP_EQUAL, shifted, hfx_const_i64(g, -100)), hfx_const_i64(g, c->m->pad), shifted);
 }
 
 /* Stack t's table (0 the encoder's, 1 the decoder's): its own (<stack>.embed_tokens) where the
@@ -704,12 +746,17 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
             hfx_weight_ignore(&w, "lm_head.weight");
             hfx_weight_ignore(&w, "final_logits_bias");
         } else {
-            hfx_dim dec_len = symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "decoder_sequence_length", 1, length_bound(g, o)))
-                                       : o->seq;
-            hfx_value *dec_ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, dec_len});
             dec_state s = {enc, NULL, padding_bias(&c, mask), NULL, NULL, NULL, o->seq, outs, states, NULL, -1};
             hfx_value *dec_table = table(&c, 1);
-            hfx_graph_output(g, lm_logits(&c, decode(&c, &s, dec_table, dec_ids, NULL), dec_table), "logits");
+            if (d->classifier) {
+                hfx_graph_output(g, classify(&c, decode(&c, &s, dec_table, shift_right(&c, ids), NULL), ids), "logits");
+            } else {
+                hfx_dim dec_len = symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "decoder_sequence_length", 1,
+                                                                          length_bound(g, o)))
+                                           : o->seq;
+                hfx_value *dec_ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, dec_len});
+                hfx_graph_output(g, lm_logits(&c, decode(&c, &s, dec_table, dec_ids, NULL), dec_table), "logits");
+            }
             hfx_graph_output(g, enc, "encoder_last_hidden_state");
         }
     } else {
@@ -758,7 +805,7 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
 static int seq2seq_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) {
     const seq2seq_cfg *m = cfg_;
     for (int64_t i = 0; i < m->dec_layers && i < max; i++)
-        layers[i] = (hfx_layer_cache){m->dec_heads, m->hidden / m->dec_heads, m->hidden / m->dec_heads, 0, NULL};
+        layers[i] = (hfx_layer_cache){m->dec_heads, m->dec_hd, m->dec_hd, 0, NULL};
     return (int)m->dec_layers;
 }
 
@@ -780,13 +827,33 @@ const hfx_arch_family hfx_seq2seq_family = {
     {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3}},
     sequence_inputs, seq2seq_torch_signature, NULL, NULL};
 
+static hfx_torch_signature classifier_torch_signature(const void *desc) {
+    (void)desc;
+    static const char *const args[] = {"input_ids", "attention_mask", NULL};
+    return (hfx_torch_signature){args, "Seq2SeqSequenceClassifierOutput"};
+}
+
+const hfx_arch_family hfx_seq2seq_classifier_family = {
+    sizeof(seq2seq_cfg), seq2seq_parse, seq2seq_build, NULL, NULL, {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    sequence_inputs, classifier_torch_signature, NULL, NULL};
+
 /*                               architecture                      layout        positions          offset pre   embed-norm
- *                               logits-bias  bias-every-layer  output-scale */
-const seq2seq_desc hfx_bart = {"BartForConditionalGeneration", &bart_layout, POS_LEARNED, 2, false, true, true, false, false};
-const seq2seq_desc hfx_mbart = {"MBartForConditionalGeneration", &bart_layout, POS_LEARNED, 2, true, true, true, false, false};
-const seq2seq_desc hfx_marian = {"MarianMTModel", &bart_layout, POS_SINUSOID_TABLE, 0, false, false, true, false, false};
-const seq2seq_desc hfx_m2m100 = {"M2M100ForConditionalGeneration", &bart_layout, POS_SINUSOID, 0, true, false, false, false,
+ *                               logits-bias  bias-every-layer  output-scale  classifier */
+const seq2seq_desc hfx_bart = {"BartForConditionalGeneration", &bart_layout, POS_LEARNED, 2, false, true, true, false, false,
+                               false};
+const seq2seq_desc hfx_mbart = {"MBartForConditionalGeneration", &bart_layout, POS_LEARNED, 2, true, true, true, false, false,
+                                false};
+const seq2seq_desc hfx_marian = {"MarianMTModel", &bart_layout, POS_SINUSOID_TABLE, 0, false, false, true, false, false,
                                  false};
-const seq2seq_desc hfx_t5 = {"T5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, false, true};
-const seq2seq_desc hfx_mt5 = {"MT5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, false, false};
-const seq2seq_desc hfx_umt5 = {"UMT5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, true, true};
+const seq2seq_desc hfx_m2m100 = {"M2M100ForConditionalGeneration", &bart_layout, POS_SINUSOID, 0, true, false, false, false,
+                                 false, false};
+const seq2seq_desc hfx_t5 = {"T5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, false, true,
+                             false};
+const seq2seq_desc hfx_mt5 = {"MT5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, false, false,
+                              false};
+const seq2seq_desc hfx_umt5 = {"UMT5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, true, true,
+                               false};
+const seq2seq_desc hfx_bart_classifier = {"BartForSequenceClassification", &bart_layout, POS_LEARNED, 2, false, true, false,
+                                          false, false, true};
+const seq2seq_desc hfx_mbart_classifier = {"MBartForSequenceClassification", &bart_layout, POS_LEARNED, 2, true, true,
+                                           false, false, false, true};

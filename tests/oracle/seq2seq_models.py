@@ -32,8 +32,10 @@ from safetensors.torch import load_file, save_file
 
 from transformers import (
     AutoModelForSeq2SeqLM,
+    AutoModelForSequenceClassification,
     BartConfig,
     BartForConditionalGeneration,
+    BartForSequenceClassification,
     GenerationConfig,
     M2M100Config,
     M2M100ForConditionalGeneration,
@@ -41,6 +43,7 @@ from transformers import (
     MarianMTModel,
     MBartConfig,
     MBartForConditionalGeneration,
+    MBartForSequenceClassification,
     MT5Config,
     MT5ForConditionalGeneration,
     T5Config,
@@ -71,6 +74,7 @@ class Variant:
     # and config.json's tie_word_embeddings false, which transformers 5 reads as untied
     separate_head: bool = False
     generates: bool = True  # transformers' generate runs it (the generation tests take it)
+    classifier: bool = False  # a *ForSequenceClassification head (forward only)
 
 
 VARIANTS = {
@@ -113,6 +117,12 @@ VARIANTS = {
                        "d_kv": 24}, {}, separate_head=True),
     "mt5": Variant(MT5ForConditionalGeneration, MT5Config, {**T5_COMMON, "feed_forward_proj": "gated-gelu"}, {},
                    separate_head=True),
+    # sequence classification: the decoder on the sources shifted right, the last EOS's state
+    "bart_classifier": Variant(BartForSequenceClassification, BartConfig, {**COMMON, "num_labels": 3}, {},
+                               generates=False, classifier=True),
+    "mbart_classifier": Variant(MBartForSequenceClassification, MBartConfig, {**COMMON, "num_labels": 2,
+                                                                            "scale_embedding": True}, {},
+                                generates=False, classifier=True),
     # a relative bias in every layer; gated-silu
     "umt5": Variant(UMT5ForConditionalGeneration, UMT5Config, {**T5_COMMON, "feed_forward_proj": "gated-silu"}, {}),
 }
@@ -144,9 +154,10 @@ def save_checkpoint(name: str, out: Path) -> Path:
     torch.manual_seed(0)
     model = v.cls(v.config_cls(**v.config, attn_implementation="eager")).eval()
     _init_weights(model, seed=1)
-    model.generation_config = GenerationConfig(
-        decoder_start_token_id=v.config["decoder_start_token_id"], eos_token_id=v.config["eos_token_id"],
-        pad_token_id=v.config["pad_token_id"], bos_token_id=v.config["bos_token_id"], **v.generation)
+    if not v.classifier:
+        model.generation_config = GenerationConfig(
+            decoder_start_token_id=v.config["decoder_start_token_id"], eos_token_id=v.config["eos_token_id"],
+            pad_token_id=v.config["pad_token_id"], bos_token_id=v.config["bos_token_id"], **v.generation)
     model.save_pretrained(out)
     if v.separate_head:
         weights = load_file(out / "model.safetensors")
@@ -162,15 +173,17 @@ def save_checkpoint(name: str, out: Path) -> Path:
         assert torch.equal(model.lm_head.weight, head) and model.lm_head.weight.data_ptr() != model.shared.weight.data_ptr(), \
             f"{name}: transformers did not read the separate lm_head"
     # the checkpoint as transformers reads it back gives the saved model's logits exactly
-    back = AutoModelForSeq2SeqLM.from_pretrained(out, attn_implementation="eager").eval()
-    ids = torch.arange(3, 12)[None]
+    back = load(out, v.classifier)
+    ids = torch.cat([torch.arange(3, 12), torch.tensor([v.config["eos_token_id"]])])[None]
     dec = torch.tensor([[v.config["decoder_start_token_id"], 5, 6]])
+    kwargs = {} if v.classifier else {"decoder_input_ids": dec}
     with torch.no_grad():
-        a = model(input_ids=ids, decoder_input_ids=dec).logits
-        b = back(input_ids=ids, decoder_input_ids=dec).logits
+        a = model(input_ids=ids, **kwargs).logits
+        b = back(input_ids=ids, **kwargs).logits
     assert torch.equal(a, b), f"{name}: the saved checkpoint does not reload to the same model"
     return out
 
 
-def load(path: Path):
-    return AutoModelForSeq2SeqLM.from_pretrained(path, attn_implementation="eager").eval()
+def load(path: Path, classifier: bool = False):
+    auto = AutoModelForSequenceClassification if classifier else AutoModelForSeq2SeqLM
+    return auto.from_pretrained(path, attn_implementation="eager").eval()

@@ -30,8 +30,11 @@ from genutil import compare_generation, run_loop
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NEW_TOKENS = 32
-VARIANTS = list(seq2seq_models.VARIANTS)
+CLASSIFIERS = [n for n, v in seq2seq_models.VARIANTS.items() if v.classifier]
+VARIANTS = [n for n in seq2seq_models.VARIANTS if n not in CLASSIFIERS]
 GENERATING = [n for n in VARIANTS if seq2seq_models.VARIANTS[n].generates]
+# one variant per architecture, for the formats whose runs cost more (.pt2, ExecuTorch)
+PER_ARCHITECTURE = ["bart", "mbart", "marian", "m2m100", "t5_v11", "mt5", "umt5"]
 # sources: the first long enough to need its positions, the others padded on the right
 SOURCES = [[5, 17, 33, 40, 8, 9, 61, 70, 44, 12, 3], [7, 3, 12, 90], [44, 45, 46, 47, 48, 49]]
 
@@ -141,7 +144,7 @@ def test_forward_openvino(name, ckpt, export_dir):
     assert_logits_close(got["encoder_last_hidden_state"], hidden, f"{name} openvino encoder_last_hidden_state")
 
 
-@pytest.mark.parametrize("name", ["bart", "m2m100"])
+@pytest.mark.parametrize("name", PER_ARCHITECTURE)
 def test_forward_torch_program(name, ckpt, export_dir):
     """The .pt2 runs in torch with transformers' keywords' order (input_ids, attention_mask,
     decoder_input_ids)."""
@@ -155,17 +158,68 @@ def test_forward_torch_program(name, ckpt, export_dir):
 
 
 @pytest.mark.parametrize("backend", ["xnnpack", "portable"])
-def test_forward_executorch(backend, ckpt, export_dir, tmp_path):
+@pytest.mark.parametrize("name", PER_ARCHITECTURE)
+def test_forward_executorch(name, backend, ckpt, export_dir, tmp_path):
     import etutil
 
     cfg = tmp_path / "et.json"
     cfg.write_text(json.dumps({"export_format": "executorch", "backend": backend, "dynamic_shapes": {
         "input_ids": {"1": {"name": "sequence", "min": 1, "max": 32}}}}))
-    out = export_dir("mbart", "--config", str(cfg))
-    feed, logits, hidden = forward_reference(ckpt("mbart"))
+    out = export_dir(name, "--config", str(cfg))
+    feed, logits, hidden = forward_reference(ckpt(name))
     got = etutil.worker().run(out / "model.pte", [feed[k] for k in ("input_ids", "attention_mask", "decoder_input_ids")])
-    assert_logits_close(got[0], logits, f"mbart executorch {backend} logits")
-    assert_logits_close(got[1], hidden, f"mbart executorch {backend} encoder_last_hidden_state")
+    assert_logits_close(got[0], logits, f"{name} executorch {backend} logits")
+    assert_logits_close(got[1], hidden, f"{name} executorch {backend} encoder_last_hidden_state")
+
+
+# ---- sequence classification ----------------------------------------------------------------
+
+
+def classifier_feed(name):
+    """Sources with EOS (2) where transformers needs it: the same count on every row, the last one
+    read; a row right-padded after its EOS."""
+    pad = seq2seq_models.VARIANTS[name].config["pad_token_id"]
+    rows = [[5, 17, 2, 33, 40, 2], [7, 2, 3, 2, pad, pad], [2, 9, 10, 11, 2, pad]]
+    ids = np.array(rows, np.int64)
+    return {"input_ids": ids, "attention_mask": (ids != pad).astype(np.int64)}
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino", "dynamo", "executorch"])
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_classifier(name, fmt, ckpt, export_dir, tmp_path):
+    """BartForSequenceClassification, MBartForSequenceClassification: logits [batch, labels] from the
+    decoder's state at each row's last EOS, the decoder reading the sources shifted right."""
+    feed = classifier_feed(name)
+    model = seq2seq_models.load(ckpt(name), classifier=True)
+    with torch.no_grad():
+        want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}).logits.numpy()
+    args = [feed["input_ids"], feed["attention_mask"]]
+    if fmt == "onnx":
+        import onnxruntime as ort
+
+        out = export_dir(name, "--format", "onnx")
+        got = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"]).run(["logits"], feed)[0]
+    elif fmt == "openvino":
+        import openvino as ov
+
+        out = export_dir(name, "--format", "openvino")
+        xml = out / json.loads((out / "export.json").read_text())["components"]["model"]["file"]
+        compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        got = compiled(feed)[compiled.output("logits")]
+    elif fmt == "dynamo":
+        out = export_dir(name, "--format", "dynamo")
+        with torch.no_grad():
+            got = torch.export.load(str(out / "model.pt2")).module()(*map(torch.from_numpy, args))[0].numpy()
+    else:
+        import etutil
+
+        cfg = tmp_path / "et.json"
+        cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {
+            "input_ids": {"1": {"name": "sequence", "min": 1, "max": 32}}}}))
+        out = export_dir(name, "--config", str(cfg), "--batch-size", "3")  # ExecuTorch fixes the batch
+        got = etutil.worker().run(out / "model.pte", args)[0]
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert_logits_close(got[:, None], want[:, None], f"{name} {fmt} classifier logits")
 
 
 # ---- generation -----------------------------------------------------------------------------------
@@ -190,15 +244,45 @@ def gen_export(export_dir, tmp_path_factory):
 @pytest.mark.parametrize("runtime", ["onnx", "openvino"])
 @pytest.mark.parametrize("name", GENERATING)
 def test_generation(name, runtime, cache, ckpt, gen_export):
-    out = gen_export(name, runtime, cache)
+    check_generation(gen_export(name, runtime, cache), runtime, ckpt(name), f"{name} {runtime} {cache}")
+
+
+def check_generation(out, runtime, model_dir, label):
+    """The example loop of `runtime`, in-process, at batch 1 and 3 against transformers' generate."""
     mod = loop(runtime)
     export = mod.Export(out)
     eos_ids, pad_id = mod.read_generation_config(out)
     for rows in (SOURCES[:1], SOURCES):
-        want_tokens, want_logits = reference(ckpt(name), rows)
+        want_tokens, want_logits = reference(model_dir, rows)
         tokens, logits = mod.generate(export, rows, NEW_TOKENS, eos_ids, pad_id)
-        compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {runtime} {cache} batch {len(rows)}",
-                           runtime=runtime)
+        compare_generation(tokens, logits, want_tokens, want_logits, f"{label} batch {len(rows)}", runtime=runtime)
+
+
+@pytest.mark.parametrize("cache", list(CACHES))
+@pytest.mark.parametrize("name", PER_ARCHITECTURE)
+def test_generation_torch_program(name, cache, ckpt, export_dir):
+    """The .pt2 components in torch (examples/generate_torch.py): a static cache written in place."""
+    out = export_dir(name, "--format", "dynamo", "--for-generation", *CACHES[cache])
+    check_generation(out, "torch", ckpt(name), f"{name} .pt2 {cache}")
+
+
+@pytest.mark.parametrize("cache", list(CACHES))
+@pytest.mark.parametrize("name", PER_ARCHITECTURE)
+def test_generation_executorch(name, cache, ckpt, export_dir, tmp_path):
+    """The .pte components in executorch.runtime (examples/generate_executorch.py in the executorch
+    venv): batch 3, every length bounded (the sources by dynamic_shapes, the cache by max_cache_len)."""
+    import etutil
+
+    cfg = tmp_path / "et.json"
+    cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {
+        "input_ids": {"1": {"name": "sequence", "min": 1, "max": 48}}}}))
+    flags = CACHES[cache] if cache == "static" else ("--max-cache-len", "48")
+    out = export_dir(name, "--config", str(cfg), "--for-generation", "--batch-size", "3", *flags)
+    mod = loop("onnx")  # only for read_generation_config: the loop itself runs in the executorch venv
+    eos_ids, pad_id = mod.read_generation_config(out)
+    want_tokens, want_logits = reference(ckpt(name), SOURCES)
+    tokens, logits = etutil.worker().generate(out, SOURCES, NEW_TOKENS, eos_ids, pad_id)
+    compare_generation(tokens, logits, want_tokens, want_logits, f"{name} executorch {cache}", runtime="executorch")
 
 
 @pytest.mark.parametrize("runtime", ["onnx", "openvino"])
