@@ -134,6 +134,11 @@ static void convert_run(hfx_dtype sdt, const uint8_t *src, int64_t stride, hfx_d
         hfx_float_store(ddt, dst + i * ds, hfx_float_load(sdt, src + (uint64_t)stride * i * ss));
 }
 
+/* Whether a part reads a checkpoint file's mapping, whose pages the kernel can drop and re-read.
+ * A tensor held in memory (hfx_model_open_memory: fd −1) is the caller's: MADV_DONTNEED would
+ * zero anonymous memory, so its pages are never advised. */
+static bool file_backed(const hfx_init_part *p) { return p->mapping && p->mapping->fd >= 0; }
+
 static void drop_pages(const uint8_t *lo_p, const uint8_t *hi_p) {
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0 || hi_p <= lo_p) return;
@@ -255,7 +260,7 @@ hfx_status hfx_init_read_block(const hfx_init *init, int64_t r0, int64_t nr, int
 void hfx_init_advise_columns(const hfx_init *init, int64_t c0, int64_t nc, bool needed) {
     const hfx_init_part *p = transposed_part(init);
     long page = sysconf(_SC_PAGESIZE);
-    if (!p || nc <= 0 || page <= 0) return;
+    if (!p || !file_backed(p) || nc <= 0 || page <= 0) return;
     size_t es = hfx_dtype_size(p->src_dtype);
     /* column c is the source row at offset + c·strides[1], shape[0] elements long */
     const uint8_t *lo = p->base + (uint64_t)(p->offset + c0 * p->strides[1]) * es;
@@ -351,7 +356,7 @@ void hfx_init_release_range(const hfx_init *init, uint64_t first, uint64_t count
     for (int i = 0; i < init->n_parts && count > 0; i++) {
         const hfx_init_part *p = &init->parts[i];
         uint64_t pn = part_numel(p);
-        if (first < part_start + pn && first + count > part_start && p->mapping) {
+        if (first < part_start + pn && first + count > part_start && file_backed(p)) {
             /* row-major contiguous view: element e sits at offset + e in the source */
             bool contiguous = true;
             int64_t stride = 1;
@@ -379,7 +384,7 @@ void hfx_init_release(const hfx_init *init) {
     if (page <= 0) return;
     for (int i = 0; i < init->n_parts; i++) {
         const hfx_init_part *p = &init->parts[i];
-        if (!p->mapping) continue;
+        if (!file_backed(p)) continue;
         /* the span of source elements the view can reach */
         int64_t last = p->offset;
         bool empty = false;

@@ -160,7 +160,95 @@ typedef struct scenario {
     const char *name, *config;
     bool generation;
     bool tokenizer; /* the checkpoint gets TOKENIZER_JSON beside it (OpenVINO writes its graphs) */
+    const char *memory; /* an encoder-decoder held in memory (MEMORY_MODELS) instead of the checkpoint */
 } scenario;
+
+/* Tiny encoder-decoders built in memory (hfx_model_open_memory), their weights zeros: T5 (relative
+ * position buckets, gated MLP) and Marian (its sinusoid table computed at export). One layer per
+ * stack, d_model 8, 2 heads. */
+enum { MEM_MAX_TENSORS = 64 };
+static const char T5_CONFIG[] =
+    "{\"architectures\": [\"T5ForConditionalGeneration\"], \"vocab_size\": 16, \"d_model\": 8, \"d_kv\": 4, "
+    "\"d_ff\": 8, \"num_layers\": 1, \"num_heads\": 2, \"feed_forward_proj\": \"gated-gelu\", "
+    "\"relative_attention_num_buckets\": 4, \"relative_attention_max_distance\": 4, \"decoder_start_token_id\": 0}";
+static const char MARIAN_CONFIG[] =
+    "{\"architectures\": [\"MarianMTModel\"], \"vocab_size\": 16, \"d_model\": 8, \"encoder_layers\": 1, "
+    "\"decoder_layers\": 1, \"encoder_attention_heads\": 2, \"decoder_attention_heads\": 2, \"encoder_ffn_dim\": 8, "
+    "\"decoder_ffn_dim\": 8, \"max_position_embeddings\": 16, \"scale_embedding\": true, \"pad_token_id\": 15, "
+    "\"decoder_start_token_id\": 15}";
+
+typedef struct memory_model {
+    hfx_tensor t[MEM_MAX_TENSORS];
+    char names[MEM_MAX_TENSORS][80];
+    int64_t shapes[MEM_MAX_TENSORS][2];
+    size_t n;
+} memory_model;
+
+static float ZEROS[16 * 16];
+
+static void mem_add(memory_model *m, const char *name, int rank, int64_t d0, int64_t d1) {
+    size_t i = m->n++;
+    snprintf(m->names[i], sizeof m->names[i], "%s", name);
+    m->shapes[i][0] = d0, m->shapes[i][1] = d1;
+    m->t[i] = (hfx_tensor){m->names[i], HFX_DTYPE_F32, rank, m->shapes[i], ZEROS};
+}
+
+/* The state dict of the T5 or Marian config above. */
+static void memory_weights(const char *which, memory_model *m) {
+    m->n = 0;
+    char n[80];
+    if (strcmp(which, "t5") == 0) {
+        mem_add(m, "shared.weight", 2, 16, 8);
+        static const char *const stacks[2] = {"encoder", "decoder"};
+        for (int s = 0; s < 2; s++) {
+            const char *attn[2] = {"layer.0.SelfAttention", "layer.1.EncDecAttention"};
+            for (int a = 0; a < 1 + s; a++) {
+                for (const char *p = "qkvo"; *p; p++) {
+                    snprintf(n, sizeof n, "%s.block.0.%s.%c.weight", stacks[s], attn[a], *p);
+                    mem_add(m, n, 2, 8, 8);
+                }
+                snprintf(n, sizeof n, "%s.block.0.layer.%d.layer_norm.weight", stacks[s], a);
+                mem_add(m, n, 1, 8, 0);
+            }
+            snprintf(n, sizeof n, "%s.block.0.layer.0.SelfAttention.relative_attention_bias.weight", stacks[s]);
+            mem_add(m, n, 2, 4, 2);
+            static const char *const ff[3] = {"wi_0", "wi_1", "wo"};
+            for (int f = 0; f < 3; f++) {
+                snprintf(n, sizeof n, "%s.block.0.layer.%d.DenseReluDense.%s.weight", stacks[s], 1 + s, ff[f]);
+                mem_add(m, n, 2, 8, 8);
+            }
+            snprintf(n, sizeof n, "%s.block.0.layer.%d.layer_norm.weight", stacks[s], 1 + s);
+            mem_add(m, n, 1, 8, 0);
+            snprintf(n, sizeof n, "%s.final_layer_norm.weight", stacks[s]);
+            mem_add(m, n, 1, 8, 0);
+        }
+        return;
+    }
+    mem_add(m, "model.shared.weight", 2, 16, 8);
+    mem_add(m, "final_logits_bias", 2, 1, 16);
+    static const char *const stacks[2] = {"model.encoder", "model.decoder"};
+    for (int s = 0; s < 2; s++) {
+        const char *attn[2] = {"self_attn", "encoder_attn"};
+        for (int a = 0; a < 1 + s; a++) {
+            static const char *const proj[4] = {"q_proj", "k_proj", "v_proj", "out_proj"};
+            for (int p = 0; p < 4; p++)
+                for (int b = 0; b < 2; b++) {
+                    snprintf(n, sizeof n, "%s.layers.0.%s.%s.%s", stacks[s], attn[a], proj[p], b ? "bias" : "weight");
+                    mem_add(m, n, 2 - b, 8, 8);
+                }
+            for (int b = 0; b < 2; b++) {
+                snprintf(n, sizeof n, "%s.layers.0.%s_layer_norm.%s", stacks[s], attn[a], b ? "bias" : "weight");
+                mem_add(m, n, 1, 8, 0);
+            }
+        }
+        static const char *const leaves[6] = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "final_layer_norm.weight",
+                                              "final_layer_norm.bias"};
+        for (int l = 0; l < 6; l++) {
+            snprintf(n, sizeof n, "%s.layers.0.%s", stacks[s], leaves[l]);
+            mem_add(m, n, l % 2 == 0 && l < 4 ? 2 : 1, 8, 8);
+        }
+    }
+}
 
 /* A small byte-level BPE with a split regex, added tokens, a template and a chat template:
  * every part of the tokenizer reader and writer allocates. */
@@ -181,35 +269,40 @@ static const char TOKENIZER_CONFIG[] = "{\"bos_token\": \"<s>\", \"eos_token\": 
                                        " \"chat_template\": \"{{ messages }}\", \"model_max_length\": 1e30}";
 
 static const scenario scenarios[] = {
-    {"onnx", "{\"export_format\": \"onnx\", \"dynamic\": true}", false, false},
-    {"onnx-generation", "{\"export_format\": \"onnx\", \"dynamic\": true}", true, false},
-    {"openvino", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, false},
-    {"openvino-generation", "{\"export_format\": \"openvino\", \"dynamic\": true}", true, false},
+    {"onnx", "{\"export_format\": \"onnx\", \"dynamic\": true}", false, false, NULL},
+    {"onnx-generation", "{\"export_format\": \"onnx\", \"dynamic\": true}", true, false, NULL},
+    {"openvino", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, false, NULL},
+    {"openvino-generation", "{\"export_format\": \"openvino\", \"dynamic\": true}", true, false, NULL},
     {"onnx-seed-static", "{\"export_format\": \"onnx\", \"dynamic\": true, \"io\": \"seed\", "
-                         "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},
-    {"openvino-tokenizer", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, true},
+                         "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false, NULL},
+    {"openvino-tokenizer", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, true, NULL},
     {"onnx-stored", "{\"export_format\": \"onnx\", \"dynamic\": true, \"weight_layout\": \"stored\"}", true,
-                    false},
+                    false, NULL},
     {"onnx-int4-asym", "{\"export_format\": \"onnx\", \"dynamic\": true, \"quantize\": \"int4\", "
-                       "\"symmetric\": false, \"quantize_embeddings\": \"int4\"}", true, false},
+                       "\"symmetric\": false, \"quantize_embeddings\": \"int4\"}", true, false, NULL},
     {"onnx-int4-standard", "{\"export_format\": \"onnx\", \"dynamic\": true, \"quantize\": \"int4\", "
-                           "\"onnx_ops\": \"standard\", \"opset_version\": 21}", false, false},
+                           "\"onnx_ops\": \"standard\", \"opset_version\": 21}", false, false, NULL},
     {"onnx-int8-dynamic", "{\"export_format\": \"onnx\", \"dynamic\": true, \"quantize\": \"int8-dynamic\"}",
-                          true, false},
+                          true, false, NULL},
     {"openvino-int4", "{\"export_format\": \"openvino\", \"dynamic\": true, \"quantize\": \"int4\", "
-                      "\"group_size\": 32}", true, false},
-    {"dynamo", "{\"export_format\": \"dynamo\", \"dynamic\": true}", false, false},
+                      "\"group_size\": 32}", true, false, NULL},
+    {"dynamo", "{\"export_format\": \"dynamo\", \"dynamic\": true}", false, false, NULL},
     {"dynamo-seed-static", "{\"export_format\": \"dynamo\", \"dynamic\": true, \"io\": \"seed\", "
-                           "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},
+                           "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false, NULL},
     /* ExecuTorch: XNNPACK delegates (the default backend), a static cache written in place */
     {"executorch", "{\"export_format\": \"executorch\", \"dynamic_shapes\": {\"input_ids\": "
                    "{\"0\": {\"name\": \"batch\", \"max\": 4}, \"1\": {\"name\": \"sequence\", \"max\": 32}}}}",
-     false, false},
+     false, false, NULL},
     {"executorch-static", "{\"export_format\": \"executorch\", \"backend\": \"portable\", "
-                          "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},
+                          "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false, NULL},
     /* and XNNPACK's quantized linears (blockwise int4, their codes and scales computed as they stream) */
     {"executorch-int4", "{\"export_format\": \"executorch\", \"quantize\": \"int4\", "
-                        "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false},
+                        "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false, NULL},
+    /* encoder-decoders: T5's generation components, Marian's forward (its table computed) */
+    {"t5-generation", "{\"export_format\": \"onnx\", \"dynamic\": true, \"cache_implementation\": \"static\", "
+                      "\"max_cache_len\": 16}", true, false, "t5"},
+    {"marian-onnx", "{\"export_format\": \"onnx\", \"dynamic\": true}", false, false, "marian"},
+    {"marian-openvino", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, false, "marian"},
 };
 
 /* WORK-tokenizer: the checkpoint's files linked, with TOKENIZER_JSON beside them; NULL on failure. */
@@ -233,7 +326,15 @@ static hfx_status run(const char *ck, const scenario *s, const char *out, hfx_er
     hfx_model *model = NULL;
     hfx_export_config *cfg = NULL;
     hfx_exporter *e = NULL;
-    hfx_status st = hfx_model_open(ck, &model, err);
+    static memory_model mem; /* borrowed by the model until it closes */
+    hfx_status st;
+    if (s->memory) {
+        memory_weights(s->memory, &mem);
+        st = hfx_model_open_memory(strcmp(s->memory, "t5") == 0 ? T5_CONFIG : MARIAN_CONFIG, NULL, mem.t, mem.n, &model,
+                                   err);
+    } else {
+        st = hfx_model_open(ck, &model, err);
+    }
     if (!st) st = hfx_export_config_from_json(s->config, &cfg, err);
     if (!st) st = hfx_exporter_from_config(cfg, &e, err);
     if (!st)

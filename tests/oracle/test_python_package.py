@@ -100,6 +100,25 @@ def test_loaded_model_exports_like_its_directory(checkpoints, tmp_path, name):
     assert graphs(tmp_path / "live") == graphs(tmp_path / "saved")
 
 
+def test_exporting_a_live_model_leaves_its_weights_alone(checkpoints, tmp_path):
+    """hfx lets the kernel drop a checkpoint file's pages once it has written them (MADV_DONTNEED) to
+    keep its memory bounded; a model held in memory is the caller's (on anonymous memory that call
+    would zero it), so it comes out of every kind of export bit for bit as it went in."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(checkpoints("llama_default"))).eval()
+    with torch.no_grad():
+        for p in model.parameters():  # heap memory, as a model trained or edited in this process has
+            p.data = p.data.clone()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    exporters = ((hfx.OnnxExporter(), hfx.OnnxConfig(dynamic=True)), (hfx.OpenVINOExporter(), hfx.OpenVINOConfig(dynamic=True)),
+                 (hfx.DynamoExporter(), hfx.DynamoConfig(dynamic=True)))
+    for exporter, config in exporters:
+        exporter.export(model, None, config=config).save_pretrained(tmp_path / type(exporter).__name__)
+        changed = [k for k, v in model.state_dict().items() if not torch.equal(v, before[k])]
+        assert not changed, f"{type(exporter).__name__} changed the live model's {changed[:5]}"
+
+
 def test_errors_are_exceptions_with_the_c_message(tmp_path):
     with pytest.raises(hfx.HfxError) as e:
         hfx.OnnxExporter().export(str(tmp_path / "missing"), config=hfx.OnnxConfig()).save_pretrained(tmp_path / "o")
