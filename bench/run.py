@@ -942,6 +942,7 @@ def runtime_graphs(name: str, work: Path) -> dict:
             work / "optimum-onnx-int4" / "model.onnx", work / "optimum-onnx-int4" / "model.onnx", config),
         ("executorch", "hfx (xnnpack linears, LLM runner layout)"): lambda: et_runner("xnnpack"),
         ("executorch", "hfx int4 (xnnpack 8da4w linears, LLM runner layout)"): lambda: et_runner("xnnpack", "--quantize", "int4"),
+        ("executorch", "hfx (portable kernels only, LLM runner layout)"): lambda: et_runner("portable"),
         ("executorch", "transformers.exporters (static cache, multi-token decode)"): seed_et,
         ("torch eager", "hfx (io seed, dynamic cache)"): hfx_seed_dynamo,
         ("torch eager", "transformers.exporters (export_for_generation)"): seed_dynamo,

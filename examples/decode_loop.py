@@ -57,8 +57,10 @@ class Component:
 
     def read_graph(self):
         # batch_size / sequence_length: an int when the export fixed it, null when symbolic
-        self.batch = self.meta.get("batch_size", self.graph_dim("input_ids", 0))
-        self.seq = self.meta.get("sequence_length", self.graph_dim("input_ids", 1))
+        first = "input_ids" if "input_ids" in self.inputs else "input_features"  # Whisper's encoder: the latter
+        self.batch = self.meta["batch_size"] if "batch_size" in self.meta else self.graph_dim(first, 0)
+        self.seq = (self.meta["sequence_length"] if "sequence_length" in self.meta
+                    else self.graph_dim(first, 1) if first == "input_ids" else None)
         self.static = self.cache.get("implementation", "static" if "cache_position" in self.inputs
                                      else "dynamic") == "static"
         # past_key_values.{i}.key/value (dynamic) or input.past_key_values.{i}.key/value (static)
@@ -197,7 +199,7 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     new_cache(export, batch): a fresh cache for this sequence. vocab_size(export): the vocabulary
     (None when the graph leaves it open), when the prompt's ids are checked against it. prog: the
     name a message on `log` (stderr) starts with."""
-    if vocab_size is not None:
+    if vocab_size is not None and not isinstance(prompts, np.ndarray):  # (an array: log-mel features)
         vocab = vocab_size(export)
         bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
         if bad:
@@ -280,9 +282,66 @@ def read_seq2seq_config(out_dir: Path) -> dict:
     if start is None:
         raise UsageError(f"{path}: neither decoder_start_token_id nor bos_token_id: the decoder has no first token")
     forced_eos = get("forced_eos_token_id", [])
-    return {"start": int(start), "forced_bos": get("forced_bos_token_id"),
-            "forced_eos": [int(e) for e in (forced_eos if isinstance(forced_eos, list) else [forced_eos])],
-            "min_length": int(get("min_length", 0)), "no_repeat_ngram_size": int(get("no_repeat_ngram_size", 0))}
+    out = {"start": int(start), "forced_bos": get("forced_bos_token_id"),
+           "forced_eos": [int(e) for e in (forced_eos if isinstance(forced_eos, list) else [forced_eos])],
+           "min_length": int(get("min_length", 0)), "no_repeat_ngram_size": int(get("no_repeat_ngram_size", 0)),
+           "suppress": [int(t) for t in get("suppress_tokens", [])],
+           "begin_suppress": [int(t) for t in get("begin_suppress_tokens", [])]}
+    if get("return_timestamps"):
+        raise UsageError(f"{path}: return_timestamps is true: timestamp decoding is not in this loop")
+    config = json.loads((out_dir / "config.json").read_text()) if (out_dir / "config.json").is_file() else {}
+    if config.get("model_type") == "whisper":
+        out["whisper"] = whisper_prompt(cfg, config, path)
+    return out
+
+
+def whisper_prompt(gen: dict, config: dict, path: Path) -> dict:
+    """Whisper's decoder prompt as generate() builds it (_retrieve_init_tokens): the start token,
+    the language (generation config `language`, else forced_decoder_ids' entry, else detected:
+    lang_id None), the task, and <|notimestamps|>. Returns the prompt with None where the language
+    is still to be detected, and the ids detection chooses among."""
+    init = [gen.get("decoder_start_token_id")]
+    task, language = gen.get("task"), gen.get("language")
+    lang_to_id, task_to_id = gen.get("lang_to_id") or {}, gen.get("task_to_id") or {}
+    if task is None and language is None:
+        forced = gen.get("forced_decoder_ids") or config.get("forced_decoder_ids")
+        if forced and forced[0][0] == 1:
+            i = 1
+            while forced and forced[0][0] == i:
+                init.append(forced[0][1])
+                forced, i = forced[1:], i + 1
+            if forced:
+                raise UsageError(f"{path}: forced_decoder_ids {forced} do not follow Whisper's prompt pattern")
+    undefined = len(init) <= 1 or init[1] is None
+    lang_id = None
+    if language is not None:
+        token = language if language in lang_to_id else f"<|{language}|>"
+        if token not in lang_to_id:
+            raise UsageError(f"{path}: language {language!r} is not in lang_to_id (use its code, e.g. \"en\")")
+        lang_id = lang_to_id[token]
+    detect = language is None and bool(lang_to_id) and undefined
+    if lang_id is not None or detect:
+        if len(init) > 1:
+            init[1] = lang_id
+        else:
+            init.append(lang_id)
+    if task is not None:
+        if task not in task_to_id:
+            raise UsageError(f"{path}: task {task!r} is not in task_to_id")
+        ids = set(task_to_id.values())
+        at = [i for i, t in enumerate(init) if t in ids]
+        if at:
+            init[at[0]] = task_to_id[task]
+        else:
+            init.append(task_to_id[task])
+    elif language is not None and task_to_id and not any(t in task_to_id.values() for t in init):
+        init.append(task_to_id["transcribe"])
+    no_ts = gen.get("no_timestamps_token_id")
+    if no_ts is not None and init[-1] != no_ts:
+        init.append(no_ts)
+    if not detect:
+        init = [t for t in init if t is not None]
+    return {"init": init, "languages": sorted(lang_to_id.values()) if detect else None}
 
 
 def right_pad(prompts, pad_id, length):
@@ -307,38 +366,74 @@ def banned_ngram_tokens(seq, n: int):
 
 def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, prog: str, log=None):
     """Greedy search of an encoder-decoder export (`encoder`, `prefill`, `decode`): the encoder once
-    over the right-padded prompts, the prefill on decoder_start_token_id (its self-attention cache
-    started, the cross-attention keys and values computed), then one decode step per token. Each
-    component's `run(feed)` returns its outputs by name. Returns (tokens [B, n], logits [n, B, vocab])."""
+    over the right-padded prompts (Whisper's: `prompts` is the log-mel features [B, mels, frames]),
+    the prefill on decoder_start_token_id (Whisper: its prompt of start, language, task and
+    no-timestamps tokens, the language detected first where the config leaves it open) — its
+    self-attention cache started, the cross-attention keys and values computed — then one decode
+    step per token. Each component's `run(feed)` returns its outputs by name. Returns (tokens
+    [B, n], logits [n, B, vocab])."""
     del log
     cfg = export.seq2seq
+    audio = "input_features" in export.encoder.inputs
+    if audio != isinstance(prompts, np.ndarray):
+        raise UsageError("this export's encoder takes " + ("log-mel features: --input-features FILE.npy" if audio
+                                                           else "token ids: --input-ids"))
     batch = len(prompts)
     for comp in (export.encoder, export.prefill, export.decode):
         if comp.batch is not None and comp.batch != batch:
             raise UsageError(f"{comp.name} was exported for batch {comp.batch}, got {batch} prompts")
-    length = max(map(len, prompts))
-    enc_len = export.encoder.seq
-    if enc_len is not None:  # a fixed source length: pad up to it
-        if length > enc_len:
-            raise UsageError(f"prompt of {length} tokens > the exported sequence length {enc_len}")
-        length = enc_len
-    ids, mask = right_pad(prompts, pad_id, length)
-    hidden = export.encoder.run({"input_ids": ids, "attention_mask": mask})["last_hidden_state"]
+    if audio:
+        mask = None
+        hidden = export.encoder.run({"input_features": np.ascontiguousarray(prompts, np.float32)})["last_hidden_state"]
+    else:
+        length = max(map(len, prompts))
+        enc_len = export.encoder.seq
+        if enc_len is not None:  # a fixed source length: pad up to it
+            if length > enc_len:
+                raise UsageError(f"prompt of {length} tokens > the exported sequence length {enc_len}")
+            length = enc_len
+        ids, mask = right_pad(prompts, pad_id, length)
+        hidden = export.encoder.run({"input_ids": ids, "attention_mask": mask})["last_hidden_state"]
+    start = np.full((batch, 1), cfg["start"], np.int64)
+    whisper = cfg.get("whisper")
+    if whisper:
+        init = np.array([[t if t is not None else -1 for t in whisper["init"]]] * batch, np.int64)
+        if whisper["languages"]:  # generate()'s detect_language: the start token's best language id
+            out = export.prefill.run({"input_ids": init[:, :1], "encoder_hidden_states": hidden,
+                                      **_empty_static_cache(export, batch)})
+            langs = np.array(whisper["languages"])
+            init[:, 1] = langs[out["logits"][:, -1, langs].argmax(-1)]
+        start = init
+    return _greedy_decoder(export, cfg, start, hidden, mask, max_new_tokens, eos_ids, pad_id)
+
+
+def _empty_static_cache(export, batch: int) -> dict:
+    """Zero buffers for a static-cache prefill's input.past_key_values.* (none for a growing cache)."""
+    comp = export.prefill
+    layers = comp.cache.get("layers") or []
+    feed = {}
+    for name in comp.cache_inputs:
+        layer, kind = int(name.split(".")[2]), name.rsplit(".", 1)[1]
+        geo = layers[layer] if layer < len(layers) else None
+        shape = ((batch, geo["heads"], export.max_cache_len, geo["key_dim" if kind == "key" else "value_dim"]) if geo
+                 else (batch, comp.graph_dim(name, 1), export.max_cache_len, comp.graph_dim(name, 3)))
+        feed[name] = np.zeros(shape, comp.cache_dtype(name))
+    if feed:
+        feed["cache_position"] = np.arange(1, dtype=np.int64)
+    return feed
+
+
+def _greedy_decoder(export, cfg, seq, hidden, mask, max_new_tokens, eos_ids, pad_id):
+    """The decoder's greedy search from the prompt `seq` [B, n] over the encoder's `hidden` (and the
+    sources' `mask`, None: no padding): prefill, then one decode step per token."""
+    batch = seq.shape[0]
 
     static = export.static
     M = export.max_cache_len if static else None
-    cache, used = {}, 0  # past_key_values.{i}.* (a static cache: its M-slot buffers), filled slots
-    if static:  # zeros [B, heads, M, head_dim]: the layer's geometry from the metadata, else the graph's
-        for comp in (export.prefill, export.decode):
-            layers = comp.cache.get("layers") or []
-            for name in comp.cache_inputs:
-                if name.startswith("input.") and name[len("input."):] not in cache:
-                    layer, kind = int(name.split(".")[2]), name.rsplit(".", 1)[1]
-                    geo = layers[layer] if layer < len(layers) else None
-                    shape = ((batch, geo["heads"], M, geo["key_dim" if kind == "key" else "value_dim"]) if geo
-                             else (batch, comp.graph_dim(name, 1), M, comp.graph_dim(name, 3)))
-                    cache[name[len("input."):]] = np.zeros(shape, comp.cache_dtype(name))
-    seq = np.full((batch, 1), cfg["start"], np.int64)  # the decoder's sequence so far
+    used = 0  # the static cache's filled slots
+    # past_key_values.{i}.* (a static cache: its zeroed M-slot buffers)
+    cache = {name[len("input."):]: v for name, v in _empty_static_cache(export, batch).items() if name.startswith("input.")}
+    begin = seq.shape[1]  # the first generated token's position (begin_suppress_tokens apply there)
     comp, feed = export.prefill, {"input_ids": seq, "encoder_hidden_states": hidden}
     tokens, all_logits = [], []
     done = np.zeros(batch, bool)
@@ -349,7 +444,8 @@ def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, p
                 raise UsageError(f"static cache full: {used} + {n_new} tokens > max_cache_len {M}")
             feed["cache_position"] = np.arange(used, used + n_new, dtype=np.int64)
             used += n_new
-        feed["encoder_attention_mask"] = mask
+        if mask is not None:
+            feed["encoder_attention_mask"] = mask
         for name in comp.cache_inputs:  # past_key_values.{i}.* or input.past_key_values.{i}.*
             feed[name] = cache[name[len("input."):] if name.startswith("input.") else name]
         out = comp.run(feed)
@@ -361,6 +457,10 @@ def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, p
         logits = np.array(out["logits"][:, -1, :], dtype=np.float32)
         all_logits.append(logits.copy())
         cur_len = seq.shape[1]
+        if cfg["suppress"]:
+            logits[:, cfg["suppress"]] = -np.inf
+        if cur_len == begin and cfg["begin_suppress"]:
+            logits[:, cfg["begin_suppress"]] = -np.inf
         if cur_len < cfg["min_length"] and eos_ids:
             logits[:, eos_ids] = -np.inf
         if cfg["no_repeat_ngram_size"]:
@@ -416,7 +516,11 @@ def main(argv, *, prog: str, doc: str, export_command: str, load_export, generat
     (which of two bad inputs is reported)."""
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("out_dir", type=Path, help=f"a directory written by `{export_command}`")
-    ap.add_argument("--input-ids", required=True, help='prompts: "1,2,3;4,5" (one batch, left-padded)')
+    sources = ap.add_mutually_exclusive_group(required=True)
+    sources.add_argument("--input-ids", help='prompts: "1,2,3;4,5" (one batch, left-padded; an encoder-decoder\'s '
+                                             'sources, right-padded)')
+    sources.add_argument("--input-features", type=Path, metavar="FILE.npy",
+                         help="Whisper: log-mel features [batch, mels, frames] (or [mels, frames]), float32")
     ap.add_argument("--max-new-tokens", type=int, default=16)
     ap.add_argument("--print-logits", type=Path, metavar="FILE.npz",
                     help="save each step's last-position logits [steps, batch, vocab] and the tokens")
@@ -424,10 +528,19 @@ def main(argv, *, prog: str, doc: str, export_command: str, load_export, generat
     try:
         if args.max_new_tokens < 1:
             raise UsageError("--max-new-tokens must be at least 1")
-        prompts = parse_prompts(args.input_ids) if prompts_first else None
+        prompts = parse_prompts(args.input_ids) if prompts_first and args.input_ids is not None else None
         export = load_export(args.out_dir)
         eos_ids, pad_id = read_generation_config(args.out_dir)
-        if prompts is None:
+        if args.input_features is not None:
+            try:
+                prompts = np.load(args.input_features).astype(np.float32)
+            except (OSError, ValueError) as e:
+                raise UsageError(f"--input-features {args.input_features}: {e}")
+            if prompts.ndim == 2:
+                prompts = prompts[None]
+            if prompts.ndim != 3:
+                raise UsageError(f"--input-features {args.input_features}: shape {prompts.shape}, want [batch, mels, frames]")
+        elif prompts is None:
             prompts = parse_prompts(args.input_ids)
         tokens, logits = generate(export, prompts, args.max_new_tokens, eos_ids, pad_id)
     except UsageError as e:

@@ -78,7 +78,7 @@ class Component(decode_loop.Component):
         self.compiled = core.compile_model(model, "CPU", CPU_CONFIG)
         self.inputs = {i.get_any_name(): i for i in self.compiled.inputs}
         self.outputs = {o.get_any_name(): o for o in self.compiled.outputs}
-        if "input_ids" not in self.inputs or ("logits" not in self.outputs and self.role != "encoder"):
+        if not ({"input_ids", "input_features"} & set(self.inputs)) or ("logits" not in self.outputs and self.role != "encoder"):
             raise UsageError(f"{path}: not a causal LM (inputs {list(self.inputs)}, outputs {list(self.outputs)})")
         self.read_graph()
         # "stateful": true for the KV cache in ReadValue/Assign variables (an old export without

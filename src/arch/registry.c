@@ -171,9 +171,9 @@ static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
 
 /* The encoder-decoder family (seq2seq.c). */
 typedef struct seq2seq_desc seq2seq_desc;
-extern const hfx_arch_family hfx_seq2seq_family, hfx_seq2seq_classifier_family;
+extern const hfx_arch_family hfx_seq2seq_family, hfx_seq2seq_classifier_family, hfx_seq2seq_audio_family;
 extern const seq2seq_desc hfx_bart, hfx_mbart, hfx_marian, hfx_m2m100, hfx_t5, hfx_mt5, hfx_umt5, hfx_bart_classifier,
-    hfx_mbart_classifier;
+    hfx_mbart_classifier, hfx_whisper;
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
@@ -266,6 +266,7 @@ static const struct entry {
     {"T5ForConditionalGeneration", &hfx_seq2seq_family, &hfx_t5},
     {"MT5ForConditionalGeneration", &hfx_seq2seq_family, &hfx_mt5},
     {"UMT5ForConditionalGeneration", &hfx_seq2seq_family, &hfx_umt5},
+    {"WhisperForConditionalGeneration", &hfx_seq2seq_audio_family, &hfx_whisper},
     {"BartForSequenceClassification", &hfx_seq2seq_classifier_family, &hfx_bart_classifier},
     {"MBartForSequenceClassification", &hfx_seq2seq_classifier_family, &hfx_mbart_classifier},
 };

@@ -44,8 +44,11 @@ typedef struct seq2seq_layout {
     const char *fc_in, *fc_out;         /* "fc1", "fc2"; a gated MLP: fc_in "_0" (activated) and "_1" */
     const char *final_norm;             /* under the stack, after the last layer (pre-norm) */
     const char *shared;                 /* the table both stacks and the head tie to */
+    const char *head;                   /* the LM head's weight: "lm_head.weight" */
+    const char *positions_rows;         /* the config key of the decoder's position table rows */
     bool rms_norm;                      /* T5's norm: x·rsqrt(mean(x²) + ε)·w, no bias, no mean */
-    bool biases;                        /* every linear and norm has a bias */
+    bool biases;                        /* every linear and norm has a bias ... */
+    bool key_bias;                      /* ... the attention's key projection too (not Whisper's) */
     bool relative;                      /* relative position buckets, unscaled attention scores, heads of d_kv */
 } seq2seq_layout;
 
@@ -54,13 +57,24 @@ static const seq2seq_layout bart_layout = {
     "encoder_ffn_dim", "decoder_ffn_dim",
     "model.encoder", "model.decoder", "layers.%lld", "self_attn", "encoder_attn", {"q_proj", "k_proj", "v_proj", "out_proj"},
     "self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm", "final_layer_norm", NULL, NULL, "fc1", "fc2",
-    "layer_norm", "model.shared.weight", false, true, false};
+    "layer_norm", "model.shared.weight", "lm_head.weight", "max_position_embeddings", false, true, true, false};
+
+/* Whisper: BART's names, the decoder's own table (no model.shared), the head proj_out, a key
+ * projection without bias. */
+static const seq2seq_layout whisper_layout = {
+    "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", "decoder_attention_heads",
+    "encoder_ffn_dim", "decoder_ffn_dim",
+    "model.encoder", "model.decoder", "layers.%lld", "self_attn", "encoder_attn", {"q_proj", "k_proj", "v_proj", "out_proj"},
+    "self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm", "final_layer_norm", NULL, NULL, "fc1", "fc2",
+    "layer_norm", "model.decoder.embed_tokens.weight", "proj_out.weight", "max_target_positions", false, true, false,
+    false};
 
 static const seq2seq_layout t5_layout = {
     "d_model", "num_layers", "num_decoder_layers", "num_heads", "num_heads", "d_ff", "d_ff",
     "encoder", "decoder", "block.%lld", "layer.0.SelfAttention", "layer.1.EncDecAttention", {"q", "k", "v", "o"},
     "layer.0.layer_norm", "layer.1.layer_norm", "layer.1.layer_norm", "layer.2.layer_norm", "layer.1.DenseReluDense",
-    "layer.2.DenseReluDense", "wi", "wo", "final_layer_norm", "shared.weight", true, false, true};
+    "layer.2.DenseReluDense", "wi", "wo", "final_layer_norm", "shared.weight", "lm_head.weight", NULL, true, false, false,
+    true};
 
 /* How one model differs within its lineage. */
 typedef struct seq2seq_desc {
@@ -76,12 +90,16 @@ typedef struct seq2seq_desc {
                           scale_decoder_outputs (else tie_word_embeddings) says (T5, UMT5; MT5 never) */
     bool classifier;   /* *ForSequenceClassification: the decoder reads the sources shifted right, and
                           classification_head (dense, tanh, out_proj) reads the last EOS's state */
+    bool audio;        /* Whisper: the encoder reads log-mel input_features [B, mels, 2·max_source_positions]
+                          through two Conv1d + GELU (the second of stride 2) and a stored position table;
+                          no padding mask anywhere (every source is that long) */
 } seq2seq_desc;
 
 typedef struct seq2seq_cfg {
     int64_t vocab, dec_vocab, hidden, enc_layers, dec_layers, enc_heads, dec_heads, enc_ffn, dec_ffn;
     int64_t enc_hd, dec_hd;   /* the heads' width (T5: d_kv; else d_model / heads) */
     int64_t max_position, pad, eos, start, labels; /* eos, start, labels: a classifier's */
+    int64_t mels, source_positions; /* Whisper: num_mel_bins, max_source_positions (frames / 2) */
     double eps;
     hfx_activation act;
     bool gated;               /* T5's gated-*: act(wi_0 x)·(wi_1 x) */
@@ -175,12 +193,18 @@ static hfx_status seq2seq_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
                           (st = hfx_cfg_int_in(c, "decoder_start_token_id", 0, INT32_MAX, &m->start, err)) ||
                           (st = hfx_cfg_num_labels(c, &m->labels, err))))
         return st;
-    if ((st = hfx_cfg_int_in(c, "max_position_embeddings", 1, 1 << 24, &m->max_position, err)) ||
+    if ((st = hfx_cfg_int_in(c, L->positions_rows, 1, 1 << 24, &m->max_position, err)) ||
         (st = hfx_cfg_str_or(c, "activation_function", "gelu", &act, err)) ||
         (st = hfx_cfg_bool_or(c, "scale_embedding", false, &m->scale_embedding, err)) ||
         (st = hfx_cfg_bool_or(c, "share_encoder_decoder_embeddings", true, &m->shared, err)))
         return st;
     m->eps = 1e-5; /* nn.LayerNorm's default: every norm of these models */
+    if (d->audio) {
+        if ((st = hfx_cfg_int_in(c, "num_mel_bins", 1, 1 << 16, &m->mels, err)) ||
+            (st = hfx_cfg_int_in(c, "max_source_positions", 1, 1 << 20, &m->source_positions, err)))
+            return st;
+        m->scale_embedding = false; /* Whisper's modules compute embed_scale and never apply it */
+    }
     if (!hfx_activation_from_name(act, &m->act))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: activation_function '%s' is not supported (supported: %s)",
                         c.where, act, hfx_activation_names());
@@ -223,10 +247,13 @@ static const char *layer_name(s2s_ctx *c, char *buf, size_t size, const char *st
 }
 
 /* x·Wᵀ (+ b) with `name`.weight [out, in] (and `name`.bias [out] where the layout has biases). */
-static hfx_value *dense(s2s_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name) {
+static hfx_value *dense_b(s2s_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name, bool bias) {
     hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s.weight", name);
-    hfx_value *b = c->d->layout->biases ? hfx_weight(c->w, 1, &out, "%s.bias", name) : NULL;
-    return hfx_linear(c->g, x, w, b);
+    return hfx_linear(c->g, x, w, bias ? hfx_weight(c->w, 1, &out, "%s.bias", name) : NULL);
+}
+
+static hfx_value *dense(s2s_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name) {
+    return dense_b(c, x, in, out, name, c->d->layout->biases);
 }
 
 /* nn.LayerNorm (weight, bias), or T5's: x·rsqrt(mean(x²) + ε) in float32, then the weight. */
@@ -245,9 +272,10 @@ static hfx_value *split_heads(s2s_ctx *c, hfx_value *x, int64_t heads, int64_t h
 
 /* `prefix`.<q|k|v>(x) as [B,heads,S,hd] */
 static hfx_value *project(s2s_ctx *c, hfx_value *x, const char *prefix, int which, int64_t heads, int64_t hd) {
+    const seq2seq_layout *L = c->d->layout;
     char n[192];
-    snprintf(n, sizeof n, "%s.%s", prefix, c->d->layout->proj[which]);
-    return split_heads(c, dense(c, x, c->m->hidden, heads * hd, n), heads, hd);
+    snprintf(n, sizeof n, "%s.%s", prefix, L->proj[which]);
+    return split_heads(c, dense_b(c, x, c->m->hidden, heads * hd, n, L->biases && (which != 1 || L->key_bias)), heads, hd);
 }
 
 /* The additive bias [B,1,1,T] of a padding mask [B,T]: 0 where the key is real, the float32
@@ -256,6 +284,15 @@ static hfx_value *padding_bias(s2s_ctx *c, hfx_value *mask) {
     hfx_graph *g = c->g;
     hfx_value *keep = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, mask, HFX_DTYPE_BOOL), 1), 1);
     return hfx_where(g, keep, c->zero, c->lowest);
+}
+
+/* An all-visible bias [1,1,1,T] (Whisper: every source is 2·max_source_positions frames long). */
+static hfx_value *no_mask(s2s_ctx *c, int64_t T) {
+    hfx_graph *g = c->g;
+    hfx_value *z = hfx_op2(g, HFX_OP_MUL, hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_unsqueeze(g,
+                                   hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, T), hfx_const_i64(g, 1), hfx_dim_const(T)),
+                                   0), 0), 0), hfx_const_i64(g, 0));
+    return hfx_cast(g, z, HFX_DTYPE_F32);
 }
 
 /* The causal bias [1,1,S,T] of queries at cache slots `q_slots` [S] over T keys at slots 0..T−1:
@@ -468,15 +505,14 @@ static hfx_value *mlp_block(s2s_ctx *c, hfx_value *h, void *arg_) {
     return mlp(c, h, layer_name(c, n, sizeof n, a->stack, a->i, NULL), a->sub, a->ffn);
 }
 
-/* The encoder's last hidden state [B,S,hidden] for ids and mask [B,S]. */
-static hfx_value *encode(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value *mask) {
+/* The encoder's layers and final norm over x [B,S,hidden], keys masked by `bias`. */
+static hfx_value *encoder_layers(s2s_ctx *c, hfx_value *x, hfx_value *bias) {
     const seq2seq_layout *L = c->d->layout;
     const char *stack = L->enc_stack;
     hfx_graph *g = c->g;
-    hfx_value *x = embed(c, table, ids, NULL, stack);
-    self_attn_arg sa = {0, padding_bias(c, mask), NULL, NULL};
+    self_attn_arg sa = {0, bias, NULL, NULL};
     if (c->d->positions == POS_RELATIVE)
-        sa.positions = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, ids, 1), hfx_const_i64(g, 1), ids->dims[1]);
+        sa.positions = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, 1), hfx_const_i64(g, 1), x->dims[1]);
     char n[192];
     for (int64_t i = 0; i < c->m->enc_layers && !g->failed; i++) {
         sa.i = i;
@@ -485,6 +521,49 @@ static hfx_value *encode(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value
         x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->enc_mlp_norm), mlp_block, &ma);
     }
     return stack_end(c, x, stack);
+}
+
+/* The encoder's last hidden state [B,S,hidden] for ids and mask [B,S]. */
+static hfx_value *encode(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value *mask) {
+    return encoder_layers(c, embed(c, table, ids, NULL, c->d->layout->enc_stack), padding_bias(c, mask));
+}
+
+/* nn.Conv1d(kernel 3, padding 1, `stride`) + bias over x [B,F,C] (frames first), as three linears
+ * over shifted frames — y[t] = Σₖ x[stride·t + k − 1]·W[:, :, k]ᵀ + b, a zero frame at each end —
+ * then GELU: [B,F',O]. The same sum as the convolution's, in another order (≤ 1 ulp per term). */
+static hfx_value *conv3_gelu(s2s_ctx *c, hfx_value *x, int64_t in, int64_t out, int64_t stride, const char *name) {
+    hfx_graph *g = c->g;
+    int64_t F = x->dims[1].c, Fo = (F - 1) / stride + 1;
+    hfx_value *zero = hfx_op2(g, HFX_OP_MUL, hfx_slice(g, x, 1, 0, 1), hfx_const_scalar(g, x->dtype, 0.0)); /* [B,1,C] */
+    hfx_value *padded = hfx_concat(g, 3, (hfx_value *[]){zero, x, zero}, 1);                                  /* [B,F+2,C] */
+    hfx_value *w = hfx_weight(c->w, 3, (int64_t[]){out, in, 3}, "%s.weight", name);
+    int64_t *frames = hfx_arena_alloc(g->arena, (size_t)Fo * sizeof *frames);
+    if (!frames) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return x;
+    }
+    hfx_value *y = NULL;
+    for (int64_t k = 0; k < 3; k++) {
+        for (int64_t t = 0; t < Fo; t++) frames[t] = stride * t + k; /* padded frame of input frame stride·t + k − 1 */
+        hfx_value *taps = hfx_gather(g, padded, hfx_const_bytes(g, HFX_DTYPE_I64, 1, &Fo, frames), 1);
+        hfx_value *yk = hfx_linear(g, taps, hfx_const_select(g, w, 2, k), NULL);
+        y = y ? hfx_op2(g, HFX_OP_ADD, y, yk) : yk;
+    }
+    y = hfx_op2(g, HFX_OP_ADD, y, hfx_weight(c->w, 1, &out, "%s.bias", name));
+    return hfx_activate(g, HFX_ACT_GELU, y);
+}
+
+/* Whisper's encoder over input_features [B, mels, 2·max_source_positions]: the two convolutions,
+ * every position's row of the stored table added, the layers unmasked. */
+static hfx_value *encode_audio(s2s_ctx *c, hfx_value *features) {
+    hfx_graph *g = c->g;
+    const seq2seq_cfg *m = c->m;
+    int64_t H = m->hidden, P = m->source_positions;
+    hfx_value *x = hfx_transpose(g, features, 3, (int64_t[]){0, 2, 1}); /* [B,F,mels] */
+    x = conv3_gelu(c, x, m->mels, H, 1, "model.encoder.conv1");
+    x = conv3_gelu(c, x, H, H, 2, "model.encoder.conv2");               /* [B,P,H] */
+    x = hfx_op2(g, HFX_OP_ADD, x, hfx_weight(c->w, 2, (int64_t[]){P, H}, "model.encoder.embed_positions.weight"));
+    return encoder_layers(c, x, no_mask(c, P));
 }
 
 /* ---- the decoder ---- */
@@ -626,8 +705,9 @@ static hfx_value *lm_logits(s2s_ctx *c, hfx_value *x, hfx_value *dec_table) {
     const seq2seq_cfg *m = c->m;
     hfx_graph *g = c->g;
     hfx_value *head = dec_table;
-    if (hfx_weight_exists(c->w, "lm_head.weight") || (!m->tied && !c->d->layout->relative))
-        head = hfx_weight(c->w, 2, (int64_t[]){m->dec_vocab, m->hidden}, "lm_head.weight");
+    const char *name = c->d->layout->head;
+    if (hfx_weight_exists(c->w, name) || (!m->tied && !c->d->layout->relative))
+        head = hfx_weight(c->w, 2, (int64_t[]){m->dec_vocab, m->hidden}, "%s", name);
     if (m->scale_decoder_output) /* a float32 scalar, as torch multiplies by a Python float */
         x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, x->dtype, (float)(1.0 / sqrt((double)m->hidden))));
     hfx_value *bias = NULL;
@@ -707,6 +787,14 @@ static int64_t length_bound(const hfx_graph *g, const hfx_build_opts *o) {
     return INT32_MAX;
 }
 
+/* The decoder's length: at most the bound above, and at most its position table's rows where it
+ * has one (Whisper's max_target_positions: a sequence past it has no position). */
+static int64_t decoder_bound(const s2s_ctx *c) {
+    int64_t bound = length_bound(c->g, c->o), rows = c->m->max_position + c->d->offset;
+    bool table = c->d->positions == POS_LEARNED || c->d->positions == POS_SINUSOID_TABLE;
+    return table && rows < bound ? rows : bound;
+}
+
 static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
                                 hfx_graph *g, hfx_error *err) {
     const seq2seq_desc *d = desc_;
@@ -730,29 +818,31 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
     }
     s2s_ctx c = {g, &w, d, m, o, hfx_const_f32(g, -FLT_MAX), hfx_const_f32(g, 0.0f)};
     bool symbolic = !hfx_dim_is_const(o->seq) || !hfx_dim_is_const(o->batch);
-    /* the encoder's length where a decoder component reads its output: its own symbol, or the
-     * sample's length in a static export */
-    hfx_dim enc_len = symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "encoder_sequence_length", 1, length_bound(g, o)))
-                               : o->source_seq;
 
     if (encoder || forward) {
         hfx_dim bs[2] = {o->batch, o->seq};
-        hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
-        hfx_value *mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
-        hfx_value *enc = encode(&c, table(&c, 0), ids, mask);
+        hfx_value *ids = NULL, *mask = NULL, *enc;
+        if (d->audio) {
+            hfx_dim dims[3] = {o->batch, hfx_dim_const(m->mels), hfx_dim_const(2 * m->source_positions)};
+            enc = encode_audio(&c, hfx_graph_input(g, "input_features", o->dtype, 3, dims));
+        } else {
+            ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
+            mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
+            enc = encode(&c, table(&c, 0), ids, mask);
+        }
         if (encoder) {
             hfx_graph_output(g, enc, "last_hidden_state");
             ignore_stack(&c, d->layout->dec_stack);
-            hfx_weight_ignore(&w, "lm_head.weight");
+            hfx_weight_ignore(&w, d->layout->head);
             hfx_weight_ignore(&w, "final_logits_bias");
         } else {
-            dec_state s = {enc, NULL, padding_bias(&c, mask), NULL, NULL, NULL, o->seq, outs, states, NULL, -1};
+            dec_state s = {enc, NULL, d->audio ? no_mask(&c, m->source_positions) : padding_bias(&c, mask), NULL, NULL,
+                           NULL, o->seq, outs, states, NULL, -1};
             hfx_value *dec_table = table(&c, 1);
             if (d->classifier) {
                 hfx_graph_output(g, classify(&c, decode(&c, &s, dec_table, shift_right(&c, ids), NULL), ids), "logits");
             } else {
-                hfx_dim dec_len = symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "decoder_sequence_length", 1,
-                                                                          length_bound(g, o)))
+                hfx_dim dec_len = symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "decoder_sequence_length", 1, decoder_bound(&c)))
                                            : o->seq;
                 hfx_value *dec_ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, dec_len});
                 hfx_graph_output(g, lm_logits(&c, decode(&c, &s, dec_table, dec_ids, NULL), dec_table), "logits");
@@ -761,15 +851,25 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
         }
     } else {
         bool has_past = o->cache == HFX_CACHE_DYNAMIC && o->has_past, reads_cross = o->reads_state;
-        hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
-        hfx_value *enc_mask = hfx_graph_input(g, "encoder_attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, enc_len});
+        /* the encoder's length: its own symbol, or the sample's length in a static export */
+        hfx_dim enc_len = d->audio ? hfx_dim_const(m->source_positions)
+                          : symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "encoder_sequence_length", 1, length_bound(g, o)))
+                                     : o->source_seq;
+        /* a fixed-shape prefill takes the decoder's one start token (the sample's length is the sources');
+         * Whisper's, its prompt (start, language, task, no-timestamps): the sample's length */
+        hfx_dim seq = symbolic || reads_cross || d->audio ? o->seq : hfx_dim_const(1);
+        hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, seq});
+        hfx_value *enc_mask = d->audio ? NULL /* no padding */
+                                       : hfx_graph_input(g, "encoder_attention_mask", HFX_DTYPE_I64, 2,
+                                                         (hfx_dim[]){o->batch, enc_len});
         hfx_value *enc = reads_cross ? NULL
                                      : hfx_graph_input(g, "encoder_hidden_states", o->dtype, 3,
                                                        (hfx_dim[]){o->batch, enc_len, hfx_dim_const(m->hidden)});
-        dec_state s = {enc, NULL, padding_bias(&c, enc_mask), NULL, NULL, NULL, enc_len, outs, states, NULL, -1};
+        dec_state s = {enc, NULL, enc_mask ? padding_bias(&c, enc_mask) : no_mask(&c, m->source_positions), NULL, NULL,
+                       NULL, enc_len, outs, states, NULL, -1};
         hfx_value *past = NULL; /* the tokens before this step's: their count */
         if (o->cache == HFX_CACHE_STATIC) {
-            s.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
+            s.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &seq);
             past = hfx_gather(g, s.cache_position, hfx_const_i64(g, 0), 0); /* the first slot written */
         } else if (has_past) {
             s.past_key0 = read_past(&c, 0, SELF_K, &s.past_key0_state);
@@ -833,27 +933,36 @@ static hfx_torch_signature classifier_torch_signature(const void *desc) {
     return (hfx_torch_signature){args, "Seq2SeqSequenceClassifierOutput"};
 }
 
+static hfx_torch_signature audio_torch_signature(const void *desc) {
+    (void)desc;
+    static const char *const args[] = {"input_features", "decoder_input_ids", NULL};
+    return (hfx_torch_signature){args, "Seq2SeqLMOutput"};
+}
+static const char *const audio_inputs[] = {"input_features", "input_ids", NULL}; /* input_ids: the decoder's */
+
+const hfx_arch_family hfx_seq2seq_audio_family = {
+    sizeof(seq2seq_cfg), seq2seq_parse, seq2seq_build, seq2seq_cache_layers, NULL,
+    {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3}},
+    audio_inputs, audio_torch_signature, NULL, NULL};
+
 const hfx_arch_family hfx_seq2seq_classifier_family = {
     sizeof(seq2seq_cfg), seq2seq_parse, seq2seq_build, NULL, NULL, {[HFX_EXPORT_FORWARD] = {forward, 1}},
     sequence_inputs, classifier_torch_signature, NULL, NULL};
 
-/*                               architecture                      layout        positions          offset pre   embed-norm
- *                               logits-bias  bias-every-layer  output-scale  classifier */
-const seq2seq_desc hfx_bart = {"BartForConditionalGeneration", &bart_layout, POS_LEARNED, 2, false, true, true, false, false,
-                               false};
-const seq2seq_desc hfx_mbart = {"MBartForConditionalGeneration", &bart_layout, POS_LEARNED, 2, true, true, true, false, false,
-                                false};
-const seq2seq_desc hfx_marian = {"MarianMTModel", &bart_layout, POS_SINUSOID_TABLE, 0, false, false, true, false, false,
-                                 false};
-const seq2seq_desc hfx_m2m100 = {"M2M100ForConditionalGeneration", &bart_layout, POS_SINUSOID, 0, true, false, false, false,
-                                 false, false};
-const seq2seq_desc hfx_t5 = {"T5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, false, true,
-                             false};
-const seq2seq_desc hfx_mt5 = {"MT5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, false, false,
-                              false};
-const seq2seq_desc hfx_umt5 = {"UMT5ForConditionalGeneration", &t5_layout, POS_RELATIVE, 0, true, false, false, true, true,
-                               false};
-const seq2seq_desc hfx_bart_classifier = {"BartForSequenceClassification", &bart_layout, POS_LEARNED, 2, false, true, false,
-                                          false, false, true};
-const seq2seq_desc hfx_mbart_classifier = {"MBartForSequenceClassification", &bart_layout, POS_LEARNED, 2, true, true,
-                                           false, false, false, true};
+#define BART_LIKE .layout = &bart_layout, .positions = POS_LEARNED, .offset = 2, .embed_norm = true, .logits_bias = true
+#define T5_LIKE .layout = &t5_layout, .positions = POS_RELATIVE, .pre_norm = true
+const seq2seq_desc hfx_bart = {"BartForConditionalGeneration", BART_LIKE};
+const seq2seq_desc hfx_mbart = {"MBartForConditionalGeneration", BART_LIKE, .pre_norm = true};
+const seq2seq_desc hfx_bart_classifier = {"BartForSequenceClassification", .layout = &bart_layout, .positions = POS_LEARNED,
+                                          .offset = 2, .embed_norm = true, .classifier = true};
+const seq2seq_desc hfx_mbart_classifier = {"MBartForSequenceClassification", .layout = &bart_layout, .positions = POS_LEARNED,
+                                           .offset = 2, .pre_norm = true, .embed_norm = true, .classifier = true};
+const seq2seq_desc hfx_marian = {"MarianMTModel", .layout = &bart_layout, .positions = POS_SINUSOID_TABLE,
+                                 .logits_bias = true};
+const seq2seq_desc hfx_m2m100 = {"M2M100ForConditionalGeneration", .layout = &bart_layout, .positions = POS_SINUSOID,
+                                 .pre_norm = true};
+const seq2seq_desc hfx_t5 = {"T5ForConditionalGeneration", T5_LIKE, .output_scale = true};
+const seq2seq_desc hfx_mt5 = {"MT5ForConditionalGeneration", T5_LIKE};
+const seq2seq_desc hfx_umt5 = {"UMT5ForConditionalGeneration", T5_LIKE, .bias_every_layer = true, .output_scale = true};
+const seq2seq_desc hfx_whisper = {"WhisperForConditionalGeneration", .layout = &whisper_layout, .positions = POS_LEARNED,
+                                  .pre_norm = true, .audio = true};

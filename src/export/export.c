@@ -117,13 +117,24 @@ static int axis_role(const char *input, const char *axis, bool mask4) {
 static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inputs *s, const char *const *inputs,
                               bool mask4, hfx_graph *g, hfx_build_opts *o, hfx_dim *cache, hfx_error *err) {
     int64_t sample[2] = {2, 16};
-    for (int i = 0; s && i < s->n; i++)
-        if (strcmp(s->items[i].name, inputs[0]) == 0) {
-            if (s->items[i].rank != 2)
-                return hfx_fail(err, HFX_ERR_INVALID, "sample input '%s' must be [batch, sequence]", inputs[0]);
+    /* the model's first input: [batch, sequence] token ids, or Whisper's [batch, mels, frames]
+     * features, whose batch is the sample's (the CLI names its sample input_ids either way) */
+    bool features = strcmp(inputs[0], "input_features") == 0;
+    for (int i = 0; s && i < s->n; i++) {
+        const char *name = s->items[i].name;
+        bool mine = strcmp(name, inputs[0]) == 0, generic = features && strcmp(name, "input_ids") == 0;
+        if (!mine && !generic) continue;
+        if (mine && features) {
+            if (s->items[i].rank != 3)
+                return hfx_fail(err, HFX_ERR_INVALID, "sample input '%s' must be [batch, mels, frames]", name);
             sample[0] = s->items[i].shape[0];
-            sample[1] = s->items[i].shape[1];
+            continue;
         }
+        if (s->items[i].rank != 2)
+            return hfx_fail(err, HFX_ERR_INVALID, "sample input '%s' must be [batch, sequence]", name);
+        sample[0] = s->items[i].shape[0];
+        sample[1] = s->items[i].shape[1];
+    }
     if (sample[0] < 1 || sample[1] < 1)
         return hfx_fail(err, HFX_ERR_INVALID, "sample batch size and sequence length must be ≥ 1");
     if (sample[0] > INT32_MAX / sample[1]) /* every tensor's element count then fits in int64 */
@@ -412,7 +423,12 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     json_object_set_new(md, "input_names", ins);
     json_object_set_new(md, "output_names", outs);
     json_object_set_new(md, "batch_size", dim_json(o->batch));
-    json_object_set_new(md, "sequence_length", dim_json(o->seq));
+    /* the graph's own: an encoder-decoder's fixed-shape prefill takes one decoder token whatever
+     * the sources' length */
+    hfx_dim seq = o->seq;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (strcmp(g->inputs[i]->name, "input_ids") == 0 && g->inputs[i]->rank == 2) seq = g->inputs[i]->dims[1];
+    json_object_set_new(md, "sequence_length", dim_json(seq));
     json_object_set_new(md, "producer", json_string("hfx " HFX_VERSION_STRING));
     if (o->io == HFX_IO_SEED) seed_fields(md, c, model);
     if (c->quantized) { /* which weights are stored quantized, and how */

@@ -347,6 +347,26 @@ hfx_value *hfx_const_slice(hfx_graph *g, hfx_value *c, int axis, int64_t start, 
     return const_value(g, init);
 }
 
+hfx_value *hfx_const_select(hfx_graph *g, hfx_value *c, int axis, int64_t index) {
+    if (!c->init || c->init->n_parts != 1 || c->init->parts[0].rank != c->rank || c->rank < 2 || axis < 0 ||
+        axis >= c->rank || index < 0 || index >= c->init->shape[axis]) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "bad constant selection of '%s'", c->init ? c->init->source : "?");
+        return c;
+    }
+    hfx_init *init = copy_init(g, c->init);
+    if (!init) return c;
+    hfx_init_part *p = &init->parts[0];
+    p->offset += index * p->strides[axis];
+    for (int d = axis; d + 1 < p->rank; d++) {
+        p->shape[d] = p->shape[d + 1];
+        p->strides[d] = p->strides[d + 1];
+        init->shape[d] = init->shape[d + 1];
+    }
+    p->rank--;
+    init->rank--;
+    return const_value(g, init);
+}
+
 hfx_value *hfx_const_interleaved_rows(hfx_graph *g, hfx_value *c, int64_t groups, int64_t parts,
                                       int64_t which, int64_t len) {
     const hfx_init *src = c->init;

@@ -16,7 +16,9 @@ activations, unequal encoder and decoder depths, heads and widths; and the gener
 the loop applies: forced BOS and EOS, min_length, no_repeat_ngram_size. T5 (v1.0 and v1.1),
 MT5 and UMT5: relative position buckets (saturating within the test's lengths), RMS norms without
 biases, relu and gated activations, the decoder output scale, heads whose width times count is not
-d_model, and the untied head of older checkpoints (lm_head.weight next to shared.weight).
+d_model, and the untied head of older checkpoints (lm_head.weight next to shared.weight). Whisper: the
+convolutional front end over log-mel features of sine sweeps (WhisperFeatureExtractor), 8 and 128
+mels, the decoder prompt with a given language, a detected one, or legacy forced_decoder_ids.
 """
 
 from __future__ import annotations
@@ -26,12 +28,14 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from safetensors.torch import load_file, save_file
 
 from transformers import (
     AutoModelForSeq2SeqLM,
+    AutoModelForSpeechSeq2Seq,
     AutoModelForSequenceClassification,
     BartConfig,
     BartForConditionalGeneration,
@@ -50,6 +54,9 @@ from transformers import (
     T5ForConditionalGeneration,
     UMT5Config,
     UMT5ForConditionalGeneration,
+    WhisperConfig,
+    WhisperFeatureExtractor,
+    WhisperForConditionalGeneration,
 )
 
 VOCAB = 128
@@ -64,6 +71,25 @@ T5_COMMON = dict(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=48, num_layers=2, nu
                  relative_attention_num_buckets=8, relative_attention_max_distance=6)
 
 
+WHISPER = dict(vocab_size=96, num_mel_bins=8, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+               decoder_attention_heads=4, encoder_ffn_dim=48, decoder_ffn_dim=48, d_model=32, max_source_positions=50,
+               max_target_positions=128, decoder_start_token_id=90, pad_token_id=91, eos_token_id=92, bos_token_id=92)
+WHISPER_GEN = {"lang_to_id": {"<|en|>": 80, "<|fr|>": 81, "<|de|>": 85}, "task_to_id": {"transcribe": 82, "translate": 83},
+               "no_timestamps_token_id": 84, "is_multilingual": True, "suppress_tokens": [1, 2, 3],
+               "begin_suppress_tokens": [92, 5]}
+
+
+def audio_features(n_mels: int, rows: int) -> np.ndarray:
+    """Log-mel features [rows, n_mels, 100] of sine sweeps (each row its own range and length),
+    through transformers' WhisperFeatureExtractor at 1-second windows."""
+    fe = WhisperFeatureExtractor(feature_size=n_mels, sampling_rate=16000, hop_length=160, chunk_length=1, n_fft=400)
+    waves = []
+    for r in range(rows):
+        t = np.arange(int((0.9 - 0.2 * r) * 16000)) / 16000
+        waves.append((0.5 * np.sin(2 * np.pi * (150 + 300 * r + (1500 + 700 * r) * t) * t)).astype(np.float32))
+    return fe(waves, sampling_rate=16000, return_tensors="np").input_features.astype(np.float32)
+
+
 @dataclasses.dataclass(frozen=True)
 class Variant:
     cls: type
@@ -75,6 +101,7 @@ class Variant:
     separate_head: bool = False
     generates: bool = True  # transformers' generate runs it (the generation tests take it)
     classifier: bool = False  # a *ForSequenceClassification head (forward only)
+    audio: bool = False  # Whisper: log-mel features in (audio_features)
 
 
 VARIANTS = {
@@ -123,6 +150,17 @@ VARIANTS = {
     "mbart_classifier": Variant(MBartForSequenceClassification, MBartConfig, {**COMMON, "num_labels": 2,
                                                                             "scale_embedding": True}, {},
                                 generates=False, classifier=True),
+    # Whisper: 1-second windows (max_source_positions 50: 100 frames), the prompt built from the
+    # generation config: a language and task given; the language detected; the legacy
+    # forced_decoder_ids of an English-only model. suppress_tokens, begin_suppress_tokens.
+    "whisper": Variant(WhisperForConditionalGeneration, WhisperConfig, WHISPER, {**WHISPER_GEN, "language": "fr",
+                                                                                  "task": "transcribe"}, audio=True),
+    "whisper_detect": Variant(WhisperForConditionalGeneration, WhisperConfig, {**WHISPER, "decoder_layers": 1},
+                              WHISPER_GEN, audio=True),
+    # large-v3's 128 mels; English-only: no languages, the prompt from forced_decoder_ids
+    "whisper_128_mels": Variant(WhisperForConditionalGeneration, WhisperConfig, {**WHISPER, "num_mel_bins": 128},
+                                {"no_timestamps_token_id": 84, "forced_decoder_ids": [[1, 84]], "suppress_tokens": [1, 2],
+                                 "begin_suppress_tokens": [92]}, audio=True),
     # a relative bias in every layer; gated-silu
     "umt5": Variant(UMT5ForConditionalGeneration, UMT5Config, {**T5_COMMON, "feed_forward_proj": "gated-silu"}, {}),
 }
@@ -138,9 +176,9 @@ def _init_weights(model: torch.nn.Module, seed: int) -> None:
                 p.copy_(torch.randn(p.shape, generator=g) * 0.5)
             elif p.dim() == 2 and ("shared" in name or "embed_tokens" in name or "lm_head" in name):
                 p.copy_(torch.randn(p.shape, generator=g) * 2 / math.sqrt(p.shape[1]))
-            elif p.dim() == 2:
+            elif p.dim() >= 2:  # linears [out, in]; convolutions [out, in, kernel]
                 gain = 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) else 1.0
-                p.copy_(torch.randn(p.shape, generator=g) * gain / math.sqrt(p.shape[1]))
+                p.copy_(torch.randn(p.shape, generator=g) * gain / math.sqrt(p[0].numel()))
             elif "norm" in name and name.endswith("weight"):
                 p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
             else:
@@ -157,7 +195,7 @@ def save_checkpoint(name: str, out: Path) -> Path:
     if not v.classifier:
         model.generation_config = GenerationConfig(
             decoder_start_token_id=v.config["decoder_start_token_id"], eos_token_id=v.config["eos_token_id"],
-            pad_token_id=v.config["pad_token_id"], bos_token_id=v.config["bos_token_id"], **v.generation)
+            pad_token_id=v.config["pad_token_id"], bos_token_id=v.config.get("bos_token_id"), **v.generation)
     model.save_pretrained(out)
     if v.separate_head:
         weights = load_file(out / "model.safetensors")
@@ -169,7 +207,7 @@ def save_checkpoint(name: str, out: Path) -> Path:
         cfg["tie_word_embeddings"] = False
         cfg.pop("scale_decoder_outputs", None)
         (out / "config.json").write_text(json.dumps(cfg, indent=2))
-        model = AutoModelForSeq2SeqLM.from_pretrained(out, attn_implementation="eager").eval()
+        model = load(out)
         assert torch.equal(model.lm_head.weight, head) and model.lm_head.weight.data_ptr() != model.shared.weight.data_ptr(), \
             f"{name}: transformers did not read the separate lm_head"
     # the checkpoint as transformers reads it back gives the saved model's logits exactly
@@ -177,13 +215,17 @@ def save_checkpoint(name: str, out: Path) -> Path:
     ids = torch.cat([torch.arange(3, 12), torch.tensor([v.config["eos_token_id"]])])[None]
     dec = torch.tensor([[v.config["decoder_start_token_id"], 5, 6]])
     kwargs = {} if v.classifier else {"decoder_input_ids": dec}
+    source = ({"input_features": torch.from_numpy(audio_features(v.config["num_mel_bins"], 1))} if v.audio
+              else {"input_ids": ids})
     with torch.no_grad():
-        a = model(input_ids=ids, **kwargs).logits
-        b = back(input_ids=ids, **kwargs).logits
+        a = model(**source, **kwargs).logits
+        b = back(**source, **kwargs).logits
     assert torch.equal(a, b), f"{name}: the saved checkpoint does not reload to the same model"
     return out
 
 
 def load(path: Path, classifier: bool = False):
-    auto = AutoModelForSequenceClassification if classifier else AutoModelForSeq2SeqLM
+    audio = json.loads((Path(path) / "config.json").read_text()).get("model_type") == "whisper"
+    auto = (AutoModelForSequenceClassification if classifier else AutoModelForSpeechSeq2Seq if audio
+            else AutoModelForSeq2SeqLM)
     return auto.from_pretrained(path, attn_implementation="eager").eval()

@@ -15,6 +15,7 @@ MT5 and UMT5.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import sys
@@ -34,7 +35,7 @@ CLASSIFIERS = [n for n, v in seq2seq_models.VARIANTS.items() if v.classifier]
 VARIANTS = [n for n in seq2seq_models.VARIANTS if n not in CLASSIFIERS]
 GENERATING = [n for n in VARIANTS if seq2seq_models.VARIANTS[n].generates]
 # one variant per architecture, for the formats whose runs cost more (.pt2, ExecuTorch)
-PER_ARCHITECTURE = ["bart", "mbart", "marian", "m2m100", "t5_v11", "mt5", "umt5"]
+PER_ARCHITECTURE = ["bart", "mbart", "marian", "m2m100", "t5_v11", "mt5", "umt5", "whisper"]
 # sources: the first long enough to need its positions, the others padded on the right
 SOURCES = [[5, 17, 33, 40, 8, 9, 61, 70, 44, 12, 3], [7, 3, 12, 90], [44, 45, 46, 47, 48, 49]]
 
@@ -56,11 +57,11 @@ def export_dir(ckpt, tmp_path_factory):
     root = tmp_path_factory.mktemp("seq2seq-exports")
     done = {}
 
-    def get(name, *flags):
-        key = (name, flags)
+    def get(name, *flags, dynamic=True):
+        key = (name, flags, dynamic)
         if key not in done:
             out = root / f"{name}-{len(done)}"
-            proc = run_hfx(["export", ckpt(name), out, "--dynamic", *flags])
+            proc = run_hfx(["export", ckpt(name), out, *(["--dynamic"] if dynamic else []), *flags])
             done[key] = out if proc.returncode == 0 else "export failed:\n" + describe(proc)
         if isinstance(done[key], str):
             pytest.fail(done[key], pytrace=False)
@@ -92,28 +93,67 @@ def right_padded(rows, pad):
     return ids, mask
 
 
-def reference(model_dir, rows):
-    """transformers' greedy search: the new tokens (the decoder start dropped) and each step's raw
-    logits [steps, B, vocab]."""
-    model = seq2seq_models.load(model_dir)
-    ids, mask = right_padded(rows, model.generation_config.pad_token_id)
+def whisper_reference(model, features):
+    """Whisper's greedy search: the decoder prompt WhisperForConditionalGeneration.generate builds
+    (its _retrieve_init_tokens: start, language — given, from forced_decoder_ids, or detected — task,
+    no-timestamps), then transformers' generic generate from that prompt, which applies the
+    generation config's suppress_tokens and begin_suppress_tokens. Not Whisper's own generate loop:
+    on these tiny random models, transformers 5.24's returns other tokens for another
+    max_new_tokens (8 against 16: the 4th differs) and one row of a batch whose rows end at
+    different steps, which no greedy search over the model does."""
+    from transformers.generation.utils import GenerationMixin
+
+    f = torch.from_numpy(features)
+    frames = 2 * model.config.max_source_positions
+    gen = copy.deepcopy(model.generation_config)
+    gen.return_timestamps = False  # what Whisper's generate sets first (no timestamp decoding)
     with torch.no_grad():
-        out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=NEW_TOKENS, do_sample=False,
-                             num_beams=1, output_logits=True, return_dict_in_generate=True)
-    return out.sequences[:, 1:].tolist(), torch.stack(out.logits).numpy()
+        init = model._retrieve_init_tokens(f, len(f), gen, model.config, frames, {})
+        out = GenerationMixin.generate(model, input_features=f, decoder_input_ids=init, max_new_tokens=NEW_TOKENS,
+                                       do_sample=False, num_beams=1, output_logits=True, return_dict_in_generate=True)
+    return out.sequences[:, init.shape[1]:].tolist(), torch.stack(out.logits).numpy()
+
+
+def sources(name, batch):
+    """The encoder's input for `batch` rows: token ids (SOURCES), or Whisper's log-mel features."""
+    v = seq2seq_models.VARIANTS[name]
+    if v.audio:
+        return seq2seq_models.audio_features(v.config["num_mel_bins"], batch)
+    return SOURCES[:batch]
+
+
+def reference(model_dir, rows):
+    """transformers' greedy search: the new tokens (the decoder's prompt dropped) and each step's raw
+    logits [steps, B, vocab]. `rows`: token ids, or log-mel features (Whisper)."""
+    model = seq2seq_models.load(model_dir)
+    if isinstance(rows, np.ndarray):
+        return whisper_reference(model, rows)
+    else:
+        ids, mask = right_padded(rows, model.generation_config.pad_token_id)
+        source = {"input_ids": ids, "attention_mask": mask}
+    with torch.no_grad():
+        out = model.generate(**source, max_new_tokens=NEW_TOKENS, do_sample=False, num_beams=1, output_logits=True,
+                             return_dict_in_generate=True)
+    return out.sequences[:, -len(out.logits):].tolist(), torch.stack(out.logits).numpy()
 
 
 # ---- the plain forward ---------------------------------------------------------------------------
 
 
-def forward_reference(model_dir):
+def forward_reference(model_dir, name):
+    """The forward's inputs (in the graph's order) and transformers' logits and encoder output."""
     model = seq2seq_models.load(model_dir)
-    ids, mask = right_padded(SOURCES[:2], model.config.pad_token_id)
     dec = torch.tensor([[model.config.decoder_start_token_id, 9, 10, 11, 12], [model.config.decoder_start_token_id,
                                                                                13, 14, 15, 16]])
+    rows = sources(name, 2)
+    if isinstance(rows, np.ndarray):
+        feed = {"input_features": rows}
+    else:
+        ids, mask = right_padded(rows, model.config.pad_token_id)
+        feed = {"input_ids": ids.numpy(), "attention_mask": mask.numpy()}
+    feed["decoder_input_ids"] = dec.numpy()
     with torch.no_grad():
-        out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec)
-    feed = {"input_ids": ids.numpy(), "attention_mask": mask.numpy(), "decoder_input_ids": dec.numpy()}
+        out = model(**{k: torch.from_numpy(v) for k, v in feed.items()})
     return feed, out.logits.numpy(), out.encoder_last_hidden_state.numpy()
 
 
@@ -122,9 +162,9 @@ def test_forward_onnx(name, ckpt, export_dir):
     import onnxruntime as ort
 
     out = export_dir(name, "--format", "onnx")
-    feed, logits, hidden = forward_reference(ckpt(name))
+    feed, logits, hidden = forward_reference(ckpt(name), name)
     s = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
-    assert [i.name for i in s.get_inputs()] == ["input_ids", "attention_mask", "decoder_input_ids"]
+    assert [i.name for i in s.get_inputs()] == list(feed)
     got = dict(zip([o.name for o in s.get_outputs()], s.run(None, feed)))
     assert_logits_close(got["logits"], logits, f"{name} onnx logits")
     assert_logits_close(got["encoder_last_hidden_state"], hidden, f"{name} onnx encoder_last_hidden_state")
@@ -135,7 +175,7 @@ def test_forward_openvino(name, ckpt, export_dir):
     import openvino as ov
 
     out = export_dir(name, "--format", "openvino")
-    feed, logits, hidden = forward_reference(ckpt(name))
+    feed, logits, hidden = forward_reference(ckpt(name), name)
     xml = out / json.loads((out / "export.json").read_text())["components"]["model"]["file"]
     compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     res = compiled(feed)
@@ -149,10 +189,10 @@ def test_forward_torch_program(name, ckpt, export_dir):
     """The .pt2 runs in torch with transformers' keywords' order (input_ids, attention_mask,
     decoder_input_ids)."""
     out = export_dir(name, "--format", "dynamo")
-    feed, logits, hidden = forward_reference(ckpt(name))
+    feed, logits, hidden = forward_reference(ckpt(name), name)
     program = torch.export.load(str(out / "model.pt2")).module()
     with torch.no_grad():
-        got = program(*(torch.from_numpy(feed[k]) for k in ("input_ids", "attention_mask", "decoder_input_ids")))
+        got = program(*(torch.from_numpy(v) for v in feed.values()))
     assert_logits_close(got[0].numpy(), logits, f"{name} .pt2 logits")
     assert_logits_close(got[1].numpy(), hidden, f"{name} .pt2 encoder_last_hidden_state")
 
@@ -163,11 +203,12 @@ def test_forward_executorch(name, backend, ckpt, export_dir, tmp_path):
     import etutil
 
     cfg = tmp_path / "et.json"
-    cfg.write_text(json.dumps({"export_format": "executorch", "backend": backend, "dynamic_shapes": {
-        "input_ids": {"1": {"name": "sequence", "min": 1, "max": 32}}}}))
+    bounds = ({"input_features": {"0": {"name": "batch_size", "min": 1, "max": 4}}} if seq2seq_models.VARIANTS[name].audio
+              else {"input_ids": {"1": {"name": "sequence", "min": 1, "max": 32}}})
+    cfg.write_text(json.dumps({"export_format": "executorch", "backend": backend, "dynamic_shapes": bounds}))
     out = export_dir(name, "--config", str(cfg))
-    feed, logits, hidden = forward_reference(ckpt(name))
-    got = etutil.worker().run(out / "model.pte", [feed[k] for k in ("input_ids", "attention_mask", "decoder_input_ids")])
+    feed, logits, hidden = forward_reference(ckpt(name), name)
+    got = etutil.worker().run(out / "model.pte", list(feed.values()))
     assert_logits_close(got[0], logits, f"{name} executorch {backend} logits")
     assert_logits_close(got[1], hidden, f"{name} executorch {backend} encoder_last_hidden_state")
 
@@ -244,18 +285,19 @@ def gen_export(export_dir, tmp_path_factory):
 @pytest.mark.parametrize("runtime", ["onnx", "openvino"])
 @pytest.mark.parametrize("name", GENERATING)
 def test_generation(name, runtime, cache, ckpt, gen_export):
-    check_generation(gen_export(name, runtime, cache), runtime, ckpt(name), f"{name} {runtime} {cache}")
+    check_generation(gen_export(name, runtime, cache), runtime, ckpt(name), f"{name} {runtime} {cache}", name)
 
 
-def check_generation(out, runtime, model_dir, label):
+def check_generation(out, runtime, model_dir, label, name):
     """The example loop of `runtime`, in-process, at batch 1 and 3 against transformers' generate."""
     mod = loop(runtime)
     export = mod.Export(out)
     eos_ids, pad_id = mod.read_generation_config(out)
-    for rows in (SOURCES[:1], SOURCES):
-        want_tokens, want_logits = reference(model_dir, rows)
+    for batch in (1, 3):
+        rows = sources(name, batch)
         tokens, logits = mod.generate(export, rows, NEW_TOKENS, eos_ids, pad_id)
-        compare_generation(tokens, logits, want_tokens, want_logits, f"{label} batch {len(rows)}", runtime=runtime)
+        want_tokens, want_logits = reference(model_dir, rows)
+        compare_generation(tokens, logits, want_tokens, want_logits, f"{label} batch {batch}", runtime=runtime)
 
 
 @pytest.mark.parametrize("cache", list(CACHES))
@@ -263,7 +305,7 @@ def check_generation(out, runtime, model_dir, label):
 def test_generation_torch_program(name, cache, ckpt, export_dir):
     """The .pt2 components in torch (examples/generate_torch.py): a static cache written in place."""
     out = export_dir(name, "--format", "dynamo", "--for-generation", *CACHES[cache])
-    check_generation(out, "torch", ckpt(name), f"{name} .pt2 {cache}")
+    check_generation(out, "torch", ckpt(name), f"{name} .pt2 {cache}", name)
 
 
 @pytest.mark.parametrize("cache", list(CACHES))
@@ -274,15 +316,32 @@ def test_generation_executorch(name, cache, ckpt, export_dir, tmp_path):
     import etutil
 
     cfg = tmp_path / "et.json"
-    cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {
+    cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {  # Whisper: the decoder's ids
         "input_ids": {"1": {"name": "sequence", "min": 1, "max": 48}}}}))
     flags = CACHES[cache] if cache == "static" else ("--max-cache-len", "48")
     out = export_dir(name, "--config", str(cfg), "--for-generation", "--batch-size", "3", *flags)
     mod = loop("onnx")  # only for read_generation_config: the loop itself runs in the executorch venv
     eos_ids, pad_id = mod.read_generation_config(out)
-    want_tokens, want_logits = reference(ckpt(name), SOURCES)
-    tokens, logits = etutil.worker().generate(out, SOURCES, NEW_TOKENS, eos_ids, pad_id)
+    rows = sources(name, 3)
+    tokens, logits = etutil.worker().generate(out, rows if isinstance(rows, list) else rows.tolist(), NEW_TOKENS, eos_ids,
+                                              pad_id)
+    want_tokens, want_logits = reference(ckpt(name), rows)
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} executorch {cache}", runtime="executorch")
+
+
+@pytest.mark.parametrize("name", ["mbart", "t5_v11"])
+def test_generation_fixed_shapes(name, ckpt, export_dir):
+    """Without --dynamic: batch 3, sources padded to the sample's 12 tokens, the prefill taking the
+    one start token, the past still growing."""
+    out = export_dir(name, "--format", "onnx", "--for-generation", "--batch-size", "3", "--sequence-length", "12",
+                     dynamic=False)
+    mod = loop("onnx")
+    export = mod.Export(out)
+    assert (export.encoder.batch, export.encoder.seq, export.prefill.seq) == (3, 12, 1)
+    eos_ids, pad_id = mod.read_generation_config(out)
+    want_tokens, want_logits = reference(ckpt(name), SOURCES)
+    tokens, logits = mod.generate(export, SOURCES, NEW_TOKENS, eos_ids, pad_id)
+    compare_generation(tokens, logits, want_tokens, want_logits, f"{name} onnx fixed shapes")
 
 
 @pytest.mark.parametrize("runtime", ["onnx", "openvino"])
