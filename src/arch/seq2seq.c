@@ -179,7 +179,9 @@ static hfx_status seq2seq_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
     if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(c, L->hidden, 1, 1 << 20, &m->hidden, err)) ||
         (st = hfx_cfg_int_in(c, L->enc_layers, 0, 4096, &m->enc_layers, err)) ||
-        (st = hfx_cfg_int_in_or(c, L->dec_layers, m->enc_layers, 1, 4096, &m->dec_layers, err)) ||
+        /* T5's num_decoder_layers defaults to num_layers (T5Config); BART's decoder_layers is its own */
+        (st = L->relative ? hfx_cfg_int_in_or(c, L->dec_layers, m->enc_layers, 1, 4096, &m->dec_layers, err)
+                          : hfx_cfg_int_in(c, L->dec_layers, 1, 4096, &m->dec_layers, err)) ||
         (st = hfx_cfg_int_in(c, L->enc_heads, 1, 4096, &m->enc_heads, err)) ||
         (st = hfx_cfg_int_in(c, L->dec_heads, 1, 4096, &m->dec_heads, err)) ||
         (st = hfx_cfg_int_in(c, L->enc_ffn, 1, 1 << 24, &m->enc_ffn, err)) ||

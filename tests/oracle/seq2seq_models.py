@@ -129,6 +129,12 @@ VARIANTS = {
                                 "eos_token_id": 0, "share_encoder_decoder_embeddings": False,
                                 "decoder_vocab_size": 112, "tie_word_embeddings": False},
                                {}),
+    # odd widths: the sinusoid tables' uneven halves (Marian: sines over the ceiling; M2M100: a zero column)
+    "marian_odd": Variant(MarianMTModel, MarianConfig,
+                          {**COMMON, "d_model": 33, "encoder_attention_heads": 3, "decoder_attention_heads": 3,
+                           "pad_token_id": VOCAB - 1, "decoder_start_token_id": VOCAB - 1, "eos_token_id": 0}, {}),
+    "m2m100_odd": Variant(M2M100ForConditionalGeneration, M2M100Config,
+                          {**COMMON, "d_model": 33, "encoder_attention_heads": 3, "decoder_attention_heads": 3}, {}),
     # sinusoids computed from positions that skip padding, pre-norm, a forced target-language token
     "m2m100": Variant(M2M100ForConditionalGeneration, M2M100Config, {**COMMON, "scale_embedding": True},
                       {"forced_bos_token_id": 120}),

@@ -535,3 +535,61 @@ def test_refused_write_is_reported_and_leaves_nothing(checkpoints, tmp_path, fmt
     assert data_file in proc.stderr and "write failed: File too large" in proc.stderr, describe(proc)
     assert not (tmp_path / "new").exists(), [str(p) for p in _files_under(tmp_path / "new")]
     assert not [p.name for p in tmp_path.iterdir() if ".hfx-" in p.name]
+
+
+# ---- encoder-decoder checkpoints (src/arch/seq2seq.c) ------------------------------------------
+
+def _s2s_drop_tensor(name):
+    def mutate(ck: Path):
+        from safetensors.torch import load_file, save_file
+
+        weights = load_file(ck / ST)
+        del weights[name]
+        save_file(weights, ck / ST, metadata={"format": "pt"})
+        return ("ckpt", name, "missing")
+    return mutate
+
+
+def _s2s_config(update, *says):
+    def mutate(ck: Path):
+        _edit_config(ck, lambda c: c.update(update))
+        return ("config.json", *says)
+    return mutate
+
+
+S2S_BAD = [
+    ("bart", "heads-do-not-divide", _s2s_config({"encoder_attention_heads": 5}, "d_model", "5")),
+    ("bart", "activation", _s2s_config({"activation_function": "bogus_act"}, "activation_function", "bogus_act")),
+    ("bart", "layers-missing", _s2s_config({"decoder_layers": None}, "decoder_layers")),
+    ("marian_separate", "shared-vocab-mismatch", _s2s_config({"share_encoder_decoder_embeddings": True},
+                                                           "decoder_vocab_size")),
+    ("t5", "too-few-buckets", _s2s_config({"relative_attention_num_buckets": 2}, "relative_attention_num_buckets")),
+    ("t5", "max-distance-too-short", _s2s_config({"relative_attention_max_distance": 2}, "relative_attention_max_distance")),
+    ("t5", "feed-forward", _s2s_config({"feed_forward_proj": "gated-bogus"}, "feed_forward_proj", "gated-bogus")),
+    ("whisper", "mels-missing", _s2s_config({"num_mel_bins": None}, "num_mel_bins")),
+    ("whisper", "conv-weight-missing", _s2s_drop_tensor("model.encoder.conv1.weight")),
+    ("t5_v11", "relative-bias-missing", _s2s_drop_tensor("decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight")),
+    ("m2m100", "cross-attention-missing", _s2s_drop_tensor("model.decoder.layers.1.encoder_attn.k_proj.weight")),
+]
+
+
+@pytest.mark.parametrize("base,what,mutate", S2S_BAD, ids=[f"{b}-{w}" for b, w, _ in S2S_BAD])
+def test_bad_encoder_decoder(tmp_path, base, what, mutate):
+    """A broken encoder-decoder checkpoint: exit 2, one message naming the file and the field or
+    tensor, nothing written — for a plain export and for generation."""
+    import shutil
+
+    import seq2seq_models
+
+    ck = seq2seq_models.save_checkpoint(base, tmp_path / "made")
+    shutil.copytree(ck, tmp_path / "ckpt")
+    says = mutate(tmp_path / "ckpt")
+    for extra in ((), ("--for-generation",)):
+        out = tmp_path / "out"
+        proc = run_hfx(["export", tmp_path / "ckpt", out, "--format", "onnx", "--dynamic", *extra])
+        assert proc.returncode == 2, f"{base} {what} {extra}\n" + describe(proc)
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        assert 1 <= len(lines) <= MAX_MESSAGE_LINES, proc.stderr
+        missing = [s for s in says if not _contains(proc.stderr, s)]
+        assert not missing, f"{base} {what}: stderr lacks {missing}:\n{proc.stderr}"
+        assert not out.exists(), f"{base} {what}: {out} left behind"
