@@ -1,11 +1,13 @@
-/* The encoder-decoder family: BART and its descendants (mBART, Marian, M2M100/NLLB) and T5 (MT5,
- * UMT5) as one template, a layout per lineage (config keys, tensor names, norms, biases, position
- * scheme) and a descriptor per model. An encoder of bidirectional layers, a decoder of causal
- * self-attention, cross-attention over the encoder's output and an MLP, the LM head (with
- * final_logits_bias where the model has one).
+/* The encoder-decoder family: BART and its descendants (mBART, Marian, M2M100/NLLB), T5 (MT5,
+ * UMT5) and Whisper as one template, a layout per lineage (config keys, tensor names, norms,
+ * biases, position scheme) and a descriptor per model. An encoder of bidirectional layers (Whisper's
+ * behind two convolutions over log-mel features), a decoder of causal self-attention,
+ * cross-attention over the encoder's output and an MLP, the LM head (with final_logits_bias where
+ * the model has one), or BART's sequence-classification head.
  *
  * Components (docs/GENERATION.md, "Encoder-decoder models"): a plain forward (`model`: input_ids
- * and attention_mask for the encoder, decoder_input_ids, logits out), and for generation the
+ * and attention_mask — Whisper: input_features — for the encoder, decoder_input_ids, logits
+ * out), and for generation the
  * `encoder`, the decoder's `prefill` (the self-attention cache started, the cross-attention keys
  * and values computed once from encoder_hidden_states) and its `decode` step (the self-attention
  * cache grown or written at cache_position, the cross-attention cache read only). Names follow
