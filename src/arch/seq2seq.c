@@ -292,11 +292,14 @@ static hfx_value *padding_bias(s2s_ctx *c, hfx_value *mask) {
 
 /* An all-visible bias [1,1,1,T] (Whisper: every source is 2·max_source_positions frames long). */
 static hfx_value *no_mask(s2s_ctx *c, int64_t T) {
-    hfx_graph *g = c->g;
-    hfx_value *z = hfx_op2(g, HFX_OP_MUL, hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_unsqueeze(g,
-                                   hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, T), hfx_const_i64(g, 1), hfx_dim_const(T)),
-                                   0), 0), 0), hfx_const_i64(g, 0));
-    return hfx_cast(g, z, HFX_DTYPE_F32);
+    float *zeros = calloc((size_t)T, sizeof *zeros);
+    if (!zeros) {
+        hfx_graph_fail(c->g, HFX_ERR_NOMEM, "out of memory");
+        return c->zero;
+    }
+    hfx_value *bias = hfx_const_bytes(c->g, HFX_DTYPE_F32, 4, (int64_t[]){1, 1, 1, T}, zeros);
+    free(zeros);
+    return bias;
 }
 
 /* The causal bias [1,1,S,T] of queries at cache slots `q_slots` [S] over T keys at slots 0..T−1:
