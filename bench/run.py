@@ -444,6 +444,19 @@ SEED_S2S = (
 )
 
 
+def optimum_rows(model: Path, work: Path, rows) -> dict:
+    """tools() rows of optimum-cli exports, each (peer venv kind, name, optimum-cli arguments, the hfx
+    row it is compared with, output folder): the command in its peer virtualenv, or why it is skipped."""
+    t = {}
+    for kind, name, args, vs, out_name in rows:
+        if not selected(name):
+            continue
+        bin_dir, why = peer_venv(kind)
+        out = work / out_name
+        t[name] = (why,) if why else ([bin_dir / "optimum-cli", "export", args[0], "--model", model, *args[1:], out], out, vs)
+    return t
+
+
 def seq2seq_tools(model: Path, work: Path) -> dict:
     """tools() for an encoder-decoder: hfx's plain and generation exports (ONNX, OpenVINO's separate
     graphs), the Python system's, optimum's."""
@@ -468,17 +481,12 @@ def seq2seq_tools(model: Path, work: Path) -> dict:
         "hfx onnx fp32 generation")
     audio = json.loads((model / "config.json").read_text()).get("model_type") == "whisper"
     task = "automatic-speech-recognition-with-past" if audio else "text2text-generation-with-past"
-    for kind, name, args, vs, out_name in (
+    t.update(optimum_rows(model, work, (
         ("onnx", "optimum-cli export onnx", ["onnx", "--task", task], "hfx onnx fp32 generation", "optimum-onnx"),
         ("openvino", "optimum-cli export openvino", ["openvino", "--task", task, "--disable-convert-tokenizer",
                                                      "--weight-format", "fp32"], "hfx openvino fp32 generation",
          "optimum-openvino"),
-    ):
-        if not selected(name):
-            continue
-        bin_dir, why = peer_venv(kind)
-        out = work / out_name
-        t[name] = (why,) if why else ([bin_dir / "optimum-cli", "export", args[0], "--model", model, *args[1:], out], out, vs)
+    )))
     return t
 
 
@@ -539,7 +547,7 @@ def tools(model: Path, work: Path) -> dict:
                                           "--for-generation", "--quantize", "int8", "--quiet"], work / "hfx-ov-int8", None),
     }
     ov_task = ["openvino", "--task", "text-generation-with-past", "--disable-convert-tokenizer", "--weight-format"]
-    for kind, name, args, vs, out_name in (
+    t.update(optimum_rows(model, work, (
         ("onnx", "optimum-cli export onnx", ["onnx", "--task", "text-generation-with-past"], "hfx onnx fp32 generation",
          "optimum-onnx"),
         ("openvino", "optimum-cli export openvino", [*ov_task, "fp32"], "hfx openvino fp32 generation", "optimum-openvino"),
@@ -547,12 +555,7 @@ def tools(model: Path, work: Path) -> dict:
          "optimum-openvino-int4"),
         ("openvino", "optimum-cli export openvino int8", [*ov_task, "int8"], "hfx openvino int8 generation",
          "optimum-openvino-int8"),
-    ):
-        if not selected(name):
-            continue
-        bin_dir, why = peer_venv(kind)
-        out = work / out_name
-        t[name] = (why,) if why else ([bin_dir / "optimum-cli", "export", args[0], "--model", model, *args[1:], out], out, vs)
+    )))
     # the Python path to int4 ONNX: optimum's export, then onnxruntime's own quantizer on it
     name = "optimum-cli export onnx + MatMulNBitsQuantizer int4"
     if selected(name):
