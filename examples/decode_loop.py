@@ -55,6 +55,9 @@ class Component:
     def cache_dtype(self, name: str):
         raise NotImplementedError
 
+    def reset(self):
+        """Start a new sequence: a graph that keeps its cache inside (OpenVINO's stateful) empties it."""
+
     def read_graph(self):
         # batch_size / sequence_length: an int when the export fixed it, null when symbolic
         first = "input_ids" if "input_ids" in self.inputs else "input_features"  # Whisper's encoder: the latter
@@ -69,7 +72,8 @@ class Component:
     def cache_shape(self, name: str, batch: int, length: int):
         """[batch, kv_heads, length, head_dim] of cache input `name`, from the per-layer geometry
         (the graph's own input shape where the metadata has none)."""
-        layer, kind = name.split("past_key_values.")[1].split(".")
+        parts = name.split("past_key_values.")[1].split(".")  # {i}.key, or an encoder-decoder's {i}.decoder.key
+        layer, kind = parts[0], parts[-1]
         layers = self.cache.get("layers")
         if layers:
             geo = layers[int(layer)]
@@ -365,7 +369,9 @@ def banned_ngram_tokens(seq, n: int):
 
 
 def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, prog: str, log=None):
-    """Greedy search of an encoder-decoder export (`encoder`, `prefill`, `decode`): the encoder once
+    """Greedy search of an encoder-decoder export (`encoder`, `prefill`, `decode`; or a multi-token
+    decode's `encoder` and one `decoder` for prompt and steps — OpenVINO's stateful keeping both
+    caches inside, elsewhere the encoder returning the cross-attention cache): the encoder once
     over the right-padded prompts (Whisper's: `prompts` is the log-mel features [B, mels, frames]),
     the prefill on decoder_start_token_id (Whisper: its prompt of start, language, task and
     no-timestamps tokens, the language detected first where the config leaves it open) — its
@@ -379,12 +385,12 @@ def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, p
         raise UsageError("this export's encoder takes " + ("log-mel features: --input-features FILE.npy" if audio
                                                            else "token ids: --input-ids"))
     batch = len(prompts)
-    for comp in (export.encoder, export.prefill, export.decode):
+    for comp in filter(None, (export.encoder, export.prefill, export.decode)):
         if comp.batch is not None and comp.batch != batch:
             raise UsageError(f"{comp.name} was exported for batch {comp.batch}, got {batch} prompts")
     if audio:
         mask = None
-        hidden = export.encoder.run({"input_features": np.ascontiguousarray(prompts, np.float32)})["last_hidden_state"]
+        enc = export.encoder.run({"input_features": np.ascontiguousarray(prompts, np.float32)})
     else:
         length = max(map(len, prompts))
         enc_len = export.encoder.seq
@@ -393,23 +399,34 @@ def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, p
                 raise UsageError(f"prompt of {length} tokens > the exported sequence length {enc_len}")
             length = enc_len
         ids, mask = right_pad(prompts, pad_id, length)
-        hidden = export.encoder.run({"input_ids": ids, "attention_mask": mask})["last_hidden_state"]
+        enc = export.encoder.run({"input_ids": ids, "attention_mask": mask})
+    hidden = enc["last_hidden_state"]
+    # a stateless multi-token decode's encoder returns the cross-attention cache (present.{i}.encoder.*)
+    cross = {"past_key_values." + k[len("present."):]: v for k, v in enc.items() if k.startswith("present.")}
     start = np.full((batch, 1), cfg["start"], np.int64)
     whisper = cfg.get("whisper")
     if whisper:
         init = np.array([[t if t is not None else -1 for t in whisper["init"]]] * batch, np.int64)
         if whisper["languages"]:  # generate()'s detect_language: the start token's best language id
-            out = export.prefill.run({"input_ids": init[:, :1], "encoder_hidden_states": hidden,
-                                      **_empty_static_cache(export, batch)})
+            first = export.prefill or export.decode
+            first.reset()
+            out = first.run({"input_ids": init[:, :1], "encoder_hidden_states": hidden,
+                             "beam_idx": np.arange(batch, dtype=np.int32), **_first_cache(export, batch, cross)})
             langs = np.array(whisper["languages"])
             init[:, 1] = langs[out["logits"][:, -1, langs].argmax(-1)]
         start = init
-    return _greedy_decoder(export, cfg, start, hidden, mask, max_new_tokens, eos_ids, pad_id)
+    return _greedy_decoder(export, cfg, start, hidden, mask, max_new_tokens, eos_ids, pad_id, cross)
 
 
-def _empty_static_cache(export, batch: int) -> dict:
-    """Zero buffers for a static-cache prefill's input.past_key_values.* (none for a growing cache)."""
+def _first_cache(export, batch: int, cross: dict) -> dict:
+    """The cache inputs of the decoder's first call: a static-cache prefill's zero input.past_key_values.*
+    buffers; a stateless multi-token decode's empty self-attention past and the encoder's
+    cross-attention cache; nothing for a growing-cache prefill or a stateful decoder."""
     comp = export.prefill
+    if comp is None:
+        comp = export.decode
+        return {name: cross[name] if name in cross else np.zeros(comp.cache_shape(name, batch, 0), comp.cache_dtype(name))
+                for name in comp.cache_inputs}
     layers = comp.cache.get("layers") or []
     feed = {}
     for name in comp.cache_inputs:
@@ -423,18 +440,25 @@ def _empty_static_cache(export, batch: int) -> dict:
     return feed
 
 
-def _greedy_decoder(export, cfg, seq, hidden, mask, max_new_tokens, eos_ids, pad_id):
+def _greedy_decoder(export, cfg, seq, hidden, mask, max_new_tokens, eos_ids, pad_id, cross):
     """The decoder's greedy search from the prompt `seq` [B, n] over the encoder's `hidden` (and the
-    sources' `mask`, None: no padding): prefill, then one decode step per token."""
+    sources' `mask`, None: no padding): prefill, then one decode step per token; or one decoder
+    graph for both — its caches inside (reset first, encoder_hidden_states fed at every call: the
+    first computes the cross-attention keys and values from it, later ones keep them), or the
+    encoder's `cross` cache read at every call and the self-attention past starting empty."""
     batch = seq.shape[0]
+    one_graph = export.prefill is None
 
     static = export.static
     M = export.max_cache_len if static else None
     used = 0  # the static cache's filled slots
     # past_key_values.{i}.* (a static cache: its zeroed M-slot buffers)
-    cache = {name[len("input."):]: v for name, v in _empty_static_cache(export, batch).items() if name.startswith("input.")}
+    cache = {name[len("input."):] if name.startswith("input.") else name: v
+             for name, v in _first_cache(export, batch, cross).items() if name != "cache_position"}
     begin = seq.shape[1]  # the first generated token's position (begin_suppress_tokens apply there)
-    comp, feed = export.prefill, {"input_ids": seq, "encoder_hidden_states": hidden}
+    comp, feed = export.prefill or export.decode, {"input_ids": seq, "encoder_hidden_states": hidden}
+    comp.reset()
+    beam_idx = np.arange(batch, dtype=np.int32)  # greedy search: every row keeps its own cache
     tokens, all_logits = [], []
     done = np.zeros(batch, bool)
     for step in range(max_new_tokens):
@@ -446,6 +470,8 @@ def _greedy_decoder(export, cfg, seq, hidden, mask, max_new_tokens, eos_ids, pad
             used += n_new
         if mask is not None:
             feed["encoder_attention_mask"] = mask
+        if one_graph:
+            feed["encoder_hidden_states"], feed["beam_idx"] = hidden, beam_idx
         for name in comp.cache_inputs:  # past_key_values.{i}.* or input.past_key_values.{i}.*
             feed[name] = cache[name[len("input."):] if name.startswith("input.") else name]
         out = comp.run(feed)

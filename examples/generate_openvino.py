@@ -22,7 +22,10 @@ Three kinds of export:
     (openvino_model.xml, the optimum-intel / OpenVINO GenAI convention) whose KV cache lives in the
     infer request's state (ReadValue/Assign). Inputs input_ids, attention_mask (everything seen so
     far in this sequence), position_ids and beam_idx (arange(batch) for greedy search); the state
-    is reset before each sequence.
+    is reset before each sequence. An encoder-decoder model's: `encoder` (openvino_encoder_model.xml)
+    and one `decoder` (openvino_decoder_model.xml) taking input_ids, encoder_hidden_states (and
+    encoder_attention_mask) at every call and beam_idx; its first call after the reset computes the
+    cross-attention keys and values into the state as well.
   * stateless, dynamic cache: past_key_values.{i}.* in, present.{i}.* out, fed back each step.
   * stateless, static cache: input./output.past_key_values.{i}.* of a fixed [B, kv_heads, M, hd];
     OpenVINO has no io-binding, so the step's output cache becomes the next step's input. Two sets
@@ -85,6 +88,10 @@ class Component(decode_loop.Component):
         # the key: stateful when the model has a beam_idx input and no cache inputs)
         self.stateful = bool(self.meta.get("stateful", "beam_idx" in self.inputs and not self.cache_inputs))
         self.request = self.compiled.create_infer_request()
+
+    def reset(self):
+        if self.stateful:
+            self.request.reset_state()
 
     def run(self, values: dict) -> dict:
         """The model's outputs by name (copies), on the inputs of `values` it takes."""

@@ -44,6 +44,10 @@ typedef struct hfx_build_opts {
     hfx_dim source_seq;  /* the sequence length the export chose before a decode step fixed `seq` to
                             1: the encoder's length in an encoder-decoder's decoder components of a
                             static export */
+    bool stateful;       /* the format keeps state inside the model (OpenVINO's variables), so what
+                            the first call computes can stay there (HFX_STATE_ONCE) */
+    bool one_graph;      /* the export's decoder serves prompt and steps (HFX_EXPORT_GENERATION_ONE_GRAPH,
+                            a multi-token decode) */
 } hfx_build_opts;
 
 /* What an export writes: the plain forward pass, the two graphs of a generation loop (the prompt,

@@ -11,7 +11,16 @@
  * `encoder`, the decoder's `prefill` (the self-attention cache started, the cross-attention keys
  * and values computed once from encoder_hidden_states) and its `decode` step (the self-attention
  * cache grown or written at cache_position, the cross-attention cache read only). Names follow
- * optimum's seq2seq layout: past_key_values.{i}.decoder.key / present.{i}.encoder.value. */
+ * optimum's seq2seq layout: past_key_values.{i}.decoder.key / present.{i}.encoder.value.
+ *
+ * A multi-token decode is the `encoder` and one `decoder` for prompt and steps, in one of two
+ * layouts. Where the format keeps state inside the model (OpenVINO), as optimum-intel writes it and
+ * OpenVINO GenAI's WhisperPipeline runs it: the encoder's output alone, the decoder taking
+ * encoder_hidden_states, its self-attention cache in variables and the cross-attention keys and
+ * values computed by the first call after a reset and kept (HFX_STATE_ONCE). Elsewhere, as
+ * onnxruntime-genai runs Whisper: the encoder also returns every layer's cross-attention keys and
+ * values (present.{i}.encoder.*), which the decoder reads like its growing self-attention past
+ * (empty for the prompt). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -802,12 +811,33 @@ static int64_t decoder_bound(const s2s_ctx *c) {
     return table && rows < bound ? rows : bound;
 }
 
+/* Every decoder layer's cross-attention keys and values [B,heads,enc_len,hd] of the encoder's output
+ * `enc`, as outputs present.{i}.encoder.key / .value (the encoder of a stateless multi-token decode). */
+static void encoder_cross_cache(s2s_ctx *c, hfx_value *enc) {
+    const seq2seq_layout *L = c->d->layout;
+    char p[192], name[128];
+    for (int64_t i = 0; i < c->m->dec_layers && !c->g->failed; i++) {
+        layer_name(c, p, sizeof p, L->dec_stack, i, L->cross_attn);
+        for (int j = 1; j <= 2; j++) {
+            snprintf(name, sizeof name, "present.%lld.%s", (long long)i, part_names[j == 1 ? CROSS_K : CROSS_V]);
+            hfx_graph_output(c->g, project(c, enc, p, j, c->m->dec_heads, c->m->dec_hd), name);
+        }
+    }
+}
+
 static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
                                 hfx_graph *g, hfx_error *err) {
     const seq2seq_desc *d = desc_;
     const seq2seq_cfg *m = cfg_;
     const char *component = o->component ? o->component : "model";
     bool encoder = strcmp(component, "encoder") == 0, forward = strcmp(component, "model") == 0;
+    /* one decoder for prompt and steps: the cross-attention cache computed by the encoder, or by the
+     * decoder's first call where the format keeps it inside */
+    bool one_graph = strcmp(component, "decoder") == 0, cross_in_encoder = encoder && o->one_graph && !o->stateful;
+    if (one_graph && o->cache == HFX_CACHE_STATIC)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a multi-token decode of an encoder-decoder model keeps a "
+                        "growing self-attention cache; export a static cache as encoder, prefill and decode",
+                        d->architecture);
     if (o->io == HFX_IO_SEED && o->cache != HFX_CACHE_NONE)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" (transformers.exporters' EncoderDecoderCache) is not "
                         "written for encoder-decoder models yet; export with io \"optimum\"", d->architecture);
@@ -840,6 +870,7 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
         if (encoder) {
             hfx_graph_output(g, enc, "last_hidden_state");
             ignore_stack(&c, d->layout->dec_stack);
+            if (cross_in_encoder) encoder_cross_cache(&c, enc);
             hfx_weight_ignore(&w, d->layout->head);
             hfx_weight_ignore(&w, "final_logits_bias");
         } else {
@@ -857,7 +888,9 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
             hfx_graph_output(g, enc, "encoder_last_hidden_state");
         }
     } else {
-        bool has_past = o->cache == HFX_CACHE_DYNAMIC && o->has_past, reads_cross = o->reads_state;
+        /* a decode step reads the cross-attention cache the prefill returned; one graph computes it */
+        bool has_past = o->cache == HFX_CACHE_DYNAMIC && o->has_past,
+             reads_cross = o->reads_state && !(one_graph && o->stateful);
         /* the encoder's length: its own symbol, or the sample's length in a static export */
         hfx_dim enc_len = d->audio ? hfx_dim_const(m->source_positions)
                           : symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "encoder_sequence_length", 1, length_bound(g, o)))
@@ -896,7 +929,9 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
                     snprintf(name, sizeof name, "present.%lld.%s", (long long)i, part_names[p]);
                 else
                     snprintf(name, sizeof name, "output.past_key_values.%lld.%s", (long long)i, part_names[p]);
-                if (cross) hfx_graph_output(g, outs[DEC_PARTS * i + p], name);
+                if (cross && one_graph) /* kept where the first call put it */
+                    hfx_state_write(g, hfx_graph_state(g, name, HFX_STATE_ONCE, 2), outs[DEC_PARTS * i + p], name);
+                else if (cross) hfx_graph_output(g, outs[DEC_PARTS * i + p], name);
                 else hfx_state_write(g, states[DEC_PARTS * i + p], outs[DEC_PARTS * i + p], name);
             }
     }
@@ -927,11 +962,15 @@ static const hfx_component forward[] = {{"model", "model", false, false, -1}};
 static const hfx_component generation[] = {{"encoder", "encoder", false, false, -1},
                                            {"prefill", "prefill", false, false, 1},
                                            {"decode", "decode", true, true, 1}};
+/* a multi-token decode: the decoder's logits at every position, as onnxruntime-genai sizes them */
+static const hfx_component one_graph[] = {{"encoder", "encoder", false, false, -1},
+                                          {"decoder", "decode", false, true, 0}};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", NULL};
 
 const hfx_arch_family hfx_seq2seq_family = {
     sizeof(seq2seq_cfg), seq2seq_parse, seq2seq_build, seq2seq_cache_layers, NULL,
-    {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3}},
+    {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3},
+     [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
     sequence_inputs, seq2seq_torch_signature, NULL, NULL};
 
 static hfx_torch_signature classifier_torch_signature(const void *desc) {
@@ -949,7 +988,8 @@ static const char *const audio_inputs[] = {"input_features", "input_ids", NULL};
 
 const hfx_arch_family hfx_seq2seq_audio_family = {
     sizeof(seq2seq_cfg), seq2seq_parse, seq2seq_build, seq2seq_cache_layers, NULL,
-    {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3}},
+    {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3},
+     [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
     audio_inputs, audio_torch_signature, NULL, NULL};
 
 const hfx_arch_family hfx_seq2seq_classifier_family = {

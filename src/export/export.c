@@ -208,7 +208,7 @@ static const char *const side_files[] = {
     "generation_config.json", "tokenizer.json", "tokenizer_config.json",
     "special_tokens_map.json", "added_tokens.json", "vocab.json", "vocab.txt", "merges.txt",
     "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "chat_template.jinja",
-    "chat_template.json"};
+    "chat_template.json", "preprocessor_config.json"}; /* the last: Whisper's feature extractor */
 
 static hfx_status copy_side_files(hfx_outdir *out, const hfx_checkpoint *ck, hfx_error *err) {
     const char *text = hfx_checkpoint_json_text(ck, false);
@@ -653,13 +653,16 @@ static void free_components(component *cs, int n) {
 
 /* The component's config (per-component maps name each), its graph and its file name. */
 static hfx_status start_component(const hfx_exporter *e, const hfx_component *decl, const hfx_export_config *cfg,
-                                  hfx_export_config *view, bool stateful, bool seed, component *c, hfx_error *err) {
+                                  hfx_export_config *view, bool stateful, bool seed, int n_components, component *c,
+                                  hfx_error *err) {
     c->decl = decl;
     /* the seed's profile keeps state inside the graphs that read it; its prefill returns it */
     c->stateful = stateful && (!seed || decl->reads_state);
     c->cfg = hfx_export_config_component(cfg, decl->name, view);
     if (seed) snprintf(c->file, sizeof c->file, "%s%s%s", e->fmt->seed_prefix, decl->name, e->fmt->graph_ext);
-    else if (stateful) snprintf(c->file, sizeof c->file, "%s", e->fmt->stateful_file);
+    else if (stateful && n_components == 1) snprintf(c->file, sizeof c->file, "%s", e->fmt->stateful_file);
+    else if (stateful) /* an encoder and its decoder: optimum-intel's openvino_encoder_model.xml */
+        snprintf(c->file, sizeof c->file, "%s%s_model%s", e->fmt->seed_prefix, decl->name, e->fmt->graph_ext);
     else snprintf(c->file, sizeof c->file, "%s%s", decl->name, e->fmt->graph_ext);
     if (!c->cfg) return HFX_OK; /* the caller lists every missing one */
     c->g = hfx_graph_new();
@@ -719,7 +722,7 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
     hfx_export_config view;
     component c = {0};
     e->warnings[0] = 0;
-    hfx_status st = start_component(e, &set.items[0], cfg, &view, false, false, &c, err);
+    hfx_status st = start_component(e, &set.items[0], cfg, &view, false, false, 1, &c, err);
     if (!st && !c.cfg)
         st = hfx_fail(err, HFX_ERR_INVALID, "export config: per-component config lacks component '%s'", set.items[0].name);
     /* a state option (OpenVINO's stateful) is a no-op here, as in the seed: a forward has no state */
@@ -868,7 +871,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
     /* every component needs a config; a per-component map must name them all */
     char missing[256] = "", names[256] = "";
     for (int i = 0; i < n && !st; i++) {
-        st = start_component(e, &set.items[i], cfg, &views[i], stateful, seed, &cs[i], err);
+        st = start_component(e, &set.items[i], cfg, &views[i], stateful, seed, n, &cs[i], err);
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", set.items[i].name);
         if (!cs[i].cfg)
             snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "",
@@ -920,6 +923,8 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         o->cache = is_static ? HFX_CACHE_STATIC : HFX_CACHE_DYNAMIC;
         o->io = seed ? HFX_IO_SEED : HFX_IO_OPTIMUM;
         o->reads_state = c->decl->reads_state;
+        o->stateful = c->stateful;
+        o->one_graph = multi_token_decode && !seed;
         o->has_past = !is_static && c->decl->reads_state;
         o->past = hfx_dim_sym(hfx_graph_symbol(c->g, "past_sequence_length", 0, INT32_MAX));
         /* the seed's static prefill starts a cache of the fixed length; its steps take any */
@@ -945,9 +950,22 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         json_object_set_new(generation, "cache_implementation", json_string(is_static ? "static" : "dynamic"));
         json_object_set_new(generation, "max_cache_len", max_len ? json_integer(max_len) : json_null());
         json_object_set_new(generation, "multi_token_decode", json_boolean(multi_token_decode));
-        /* onnxruntime-genai runs one graph for prompt and steps with a growing cache */
+        /* onnxruntime-genai runs one graph for prompt and steps with a growing cache: a causal LM's,
+         * or Whisper's decoder after the encoder that computes the cross-attention cache */
         json_t *genai = NULL;
-        if (multi_token_decode && !is_static && !seed && e->fmt->genai_config) {
+        bool genai_layout = multi_token_decode && !is_static && !seed && e->fmt->genai_config;
+        if (genai_layout && n == 2) {
+            char why[256] = "", line[300];
+            if (strcmp(hfx_model_architecture(model), "WhisperForConditionalGeneration") == 0)
+                st = hfx_genai_whisper_config(hfx_checkpoint_config(model->ck), gen, cs[0].file, cs[1].file, &genai,
+                                              why, sizeof why, err);
+            else
+                snprintf(why, sizeof why, "onnxruntime-genai runs no encoder-decoder model but Whisper");
+            if (!st && why[0]) {
+                snprintf(line, sizeof line, "no genai_config.json: %s", why);
+                warn(e, line);
+            }
+        } else if (genai_layout) {
             hfx_layer_cache layer0;
             int layers = hfx_arch_cache_layers(model->arch, &layer0, 1);
             if (layer0.key_dim != layer0.value_dim) /* multi-head latent attention: keys and values differ */

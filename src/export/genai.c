@@ -1,8 +1,12 @@
 /* genai_config.json: lets onnxruntime-genai run an export folder. Its decoder is one graph that
  * serves the prompt (empty past) and every step, with a growing cache — exactly the dynamic-cache
- * multi-token decode component — so the file is written for that layout only. */
+ * multi-token decode component — so the file is written for that layout only: a causal LM's
+ * `decode`, or Whisper's `encoder` (which returns the cross-attention keys and values) and
+ * `decoder`. The file maps onnxruntime-genai's nominal names to the graphs' own (optimum's), so
+ * both layouts keep hfx's names. */
 #include "export/genai.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "base/status.h"
@@ -13,6 +17,43 @@ static json_t *token_id(const json_t *gen, const json_t *cfg, const char *key) {
     if (!v || json_is_null(v)) v = json_object_get(cfg, key);
     if (json_is_array(v)) v = json_array_get(v, 0); /* genai takes one id */
     return json_is_integer(v) ? json_integer(json_integer_value(v)) : json_integer(-1);
+}
+
+/* One session's section: its file, geometry and name maps (inputs and outputs are stolen). */
+static json_t *session(const char *file, int64_t head_size, int64_t hidden, int64_t heads, int64_t layers,
+                       int64_t kv_heads, json_t *inputs, json_t *outputs) {
+    json_t *s = json_pack("{s:{s:s, s:[]}, s:s, s:I, s:I, s:o, s:o, s:I, s:I}", "session_options", "log_id",
+                          "onnxruntime-genai", "provider_options", "filename", file, "head_size", (json_int_t)head_size,
+                          "hidden_size", (json_int_t)hidden, "inputs", inputs, "outputs", outputs,
+                          "num_attention_heads", (json_int_t)heads, "num_hidden_layers", (json_int_t)layers);
+    if (s && kv_heads > 0) json_object_set_new(s, "num_key_value_heads", json_integer(kv_heads));
+    return s;
+}
+
+/* The whole file around the model's sessions (`sessions`: "decoder" and, Whisper, "encoder"; stolen).
+ * `growing`: say that past and present are separate tensors, the cache growing each step
+ * (onnxruntime-genai's Whisper shares one buffer of max_length unless told). */
+static hfx_status whole(const json_t *config, const json_t *generation, json_t *sessions, const char *type,
+                        int64_t vocab, int64_t context, bool growing, json_t **out, hfx_error *err) {
+    json_t *eos = token_id(generation, config, "eos_token_id"), *pad = token_id(generation, config, "pad_token_id");
+    if (json_integer_value(pad) < 0) json_integer_set(pad, json_integer_value(eos)); /* as generate pads */
+    json_t *model = json_pack("{s:o, s:I, s:o, s:o, s:s, s:I}", "bos_token_id",
+                              token_id(generation, config, "bos_token_id"), "context_length", (json_int_t)context,
+                              "eos_token_id", eos, "pad_token_id", pad, "type", type, "vocab_size", (json_int_t)vocab);
+    if (model && json_object_update(model, sessions)) json_decref(model), model = NULL;
+    json_decref(sessions);
+    json_t *search = json_pack("{s:b, s:b, s:I, s:i, s:i, s:i, s:f, s:i, s:f}", "do_sample", 0,
+                               "early_stopping", 1, "max_length", (json_int_t)context, "min_length", 0,
+                               "num_beams", 1, "num_return_sequences", 1, "temperature", 1.0,
+                               "top_k", 1, "top_p", 1.0);
+    if (search && growing) json_object_set_new(search, "past_present_share_buffer", json_false());
+    *out = model && search ? json_pack("{s:o, s:o}", "model", model, "search", search) : NULL;
+    if (!*out) {
+        json_decref(model);
+        json_decref(search);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    return HFX_OK;
 }
 
 hfx_status hfx_genai_config(const json_t *config, const json_t *generation,
@@ -34,24 +75,47 @@ hfx_status hfx_genai_config(const json_t *config, const json_t *generation,
                                "past_key_values.%d.value");
     json_t *outputs = json_pack("{s:s, s:s, s:s}", "logits", "logits", "present_key_names",
                                 "present.%d.key", "present_value_names", "present.%d.value");
-    json_t *decoder = json_pack("{s:{s:s, s:[]}, s:s, s:I, s:I, s:o, s:o, s:I, s:i, s:I}",
-                                "session_options", "log_id", "onnxruntime-genai", "provider_options",
-                                "filename", decoder_file, "head_size", (json_int_t)layer0->key_dim,
-                                "hidden_size", (json_int_t)hidden, "inputs", inputs, "outputs", outputs,
-                                "num_attention_heads", (json_int_t)heads, "num_hidden_layers", n_layers,
-                                "num_key_value_heads", (json_int_t)layer0->kv_heads);
-    json_t *eos = token_id(generation, config, "eos_token_id"), *pad = token_id(generation, config, "pad_token_id");
-    if (json_integer_value(pad) < 0) json_integer_set(pad, json_integer_value(eos)); /* as generate pads */
-    json_t *model = json_pack("{s:o, s:I, s:o, s:o, s:o, s:s, s:I}", "bos_token_id",
-                              token_id(generation, config, "bos_token_id"), "context_length",
-                              (json_int_t)context, "decoder", decoder, "eos_token_id", eos,
-                              "pad_token_id", pad, "type", type,
-                              "vocab_size", (json_int_t)vocab);
-    json_t *search = json_pack("{s:b, s:b, s:I, s:i, s:i, s:i, s:f, s:i, s:f}", "do_sample", 0,
-                               "early_stopping", 1, "max_length", (json_int_t)context, "min_length", 0,
-                               "num_beams", 1, "num_return_sequences", 1, "temperature", 1.0,
-                               "top_k", 1, "top_p", 1.0);
-    *out = model && search ? json_pack("{s:o, s:o}", "model", model, "search", search) : NULL;
-    if (!*out) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    return HFX_OK;
+    json_t *sessions = json_pack("{s:o}", "decoder", session(decoder_file, layer0->key_dim, hidden, heads, n_layers,
+                                                             layer0->kv_heads, inputs, outputs));
+    return whole(config, generation, sessions, type, vocab, context, false, out, err);
+}
+
+hfx_status hfx_genai_whisper_config(const json_t *config, const json_t *generation, const char *encoder_file,
+                                    const char *decoder_file, json_t **out, char *why, size_t why_size,
+                                    hfx_error *err) {
+    hfx_cfg c = {config, "config.json"};
+    int64_t hidden, enc_heads, dec_heads, enc_layers, dec_layers, vocab, context, positions;
+    hfx_status st;
+    *out = NULL;
+    if ((st = hfx_cfg_int(c, "max_source_positions", &positions, err))) return st;
+    if (positions != 1500) { /* its AudioEncoderState takes exactly 3,000 frames */
+        snprintf(why, why_size, "onnxruntime-genai runs Whisper on 30-second windows (3,000 frames, "
+                 "max_source_positions 1500); this model's max_source_positions is %lld", (long long)positions);
+        return HFX_OK;
+    }
+    if ((st = hfx_cfg_int(c, "d_model", &hidden, err)) ||
+        (st = hfx_cfg_int(c, "encoder_attention_heads", &enc_heads, err)) ||
+        (st = hfx_cfg_int(c, "decoder_attention_heads", &dec_heads, err)) ||
+        (st = hfx_cfg_int(c, "encoder_layers", &enc_layers, err)) ||
+        (st = hfx_cfg_int(c, "decoder_layers", &dec_layers, err)) ||
+        (st = hfx_cfg_int(c, "vocab_size", &vocab, err)) ||
+        (st = hfx_cfg_int_or(c, "max_target_positions", 448, &context, err)))
+        return st;
+    if (enc_heads <= 0 || dec_heads <= 0)
+        return hfx_fail(err, HFX_ERR_INVALID, "config.json: attention heads must be positive");
+    json_t *enc_in = json_pack("{s:s}", "audio_features", "input_features");
+    json_t *enc_out = json_pack("{s:s, s:s, s:s}", "encoder_hidden_states", "last_hidden_state",
+                                "cross_present_key_names", "present.%d.encoder.key", "cross_present_value_names",
+                                "present.%d.encoder.value");
+    json_t *dec_in = json_pack("{s:s, s:s, s:s, s:s, s:s}", "input_ids", "input_ids", "past_key_names",
+                               "past_key_values.%d.decoder.key", "past_value_names", "past_key_values.%d.decoder.value",
+                               "cross_past_key_names", "past_key_values.%d.encoder.key", "cross_past_value_names",
+                               "past_key_values.%d.encoder.value");
+    json_t *dec_out = json_pack("{s:s, s:s, s:s}", "logits", "logits", "present_key_names", "present.%d.decoder.key",
+                                "present_value_names", "present.%d.decoder.value");
+    json_t *sessions = json_pack(
+        "{s:o, s:o}", "encoder",
+        session(encoder_file, hidden / enc_heads, hidden, enc_heads, enc_layers, 0, enc_in, enc_out), "decoder",
+        session(decoder_file, hidden / dec_heads, hidden, dec_heads, dec_layers, dec_heads, dec_in, dec_out));
+    return whole(config, generation, sessions, "whisper", vocab, context, true, out, err);
 }

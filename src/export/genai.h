@@ -12,4 +12,12 @@ hfx_status hfx_genai_config(const json_t *config, const json_t *generation,
                             const hfx_layer_cache *layer0, int n_layers, const char *decoder_file,
                             json_t **out, hfx_error *err);
 
+/* The same for Whisper (config.json's d_model, heads, layers, max_target_positions): the encoder
+ * session returning the cross-attention keys and values and the decoder reading them, under the
+ * multi-token decode's names; *out is a new reference, or NULL with the reason in `why` where
+ * onnxruntime-genai cannot run the model (a window other than 30 seconds). */
+hfx_status hfx_genai_whisper_config(const json_t *config, const json_t *generation, const char *encoder_file,
+                                    const char *decoder_file, json_t **out, char *why, size_t why_size,
+                                    hfx_error *err);
+
 #endif

@@ -78,7 +78,9 @@ typedef struct hfx_format {
     int n_options;
     /* The option that keeps generation state (caches) inside the model instead of in inputs and
      * outputs (OpenVINO's "stateful"); NULL when the format has none. A stateful export is one
-     * graph serving prompt and steps, written to `stateful_file`. */
+     * graph serving prompt and steps, written to `stateful_file`; with an encoder before it, each
+     * component `c` is written to seed_prefix + c + "_model" + graph_ext (optimum-intel's names:
+     * openvino_encoder_model.xml, openvino_decoder_model.xml). */
     const char *state_option;
     const char *stateful_file;
     /* A multi-token decode with a dynamic cache also gets onnxruntime-genai's genai_config.json. */

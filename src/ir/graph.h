@@ -192,7 +192,11 @@ struct hfx_node {
 typedef enum hfx_state_update {
     HFX_STATE_APPEND,  /* output = input with this call's entries appended on `axis` (growing cache) */
     HFX_STATE_WRITE,   /* output = input with this call's entries written in place (static cache) */
-    HFX_STATE_REPLACE  /* output replaces input (a recurrent or convolution state) */
+    HFX_STATE_REPLACE, /* output replaces input (a recurrent or convolution state) */
+    HFX_STATE_ONCE     /* computed from the first call's inputs, then kept as it is (an encoder-
+                          decoder's cross-attention keys and values): no input; only a format that
+                          keeps state inside the model (OpenVINO) stores it, others return the
+                          output each call */
 } hfx_state_update;
 
 typedef struct hfx_state {

@@ -392,6 +392,8 @@ hfx_status hfx_graph_verify(const hfx_graph *g, hfx_error *err) {
         const hfx_state *s = &g->states[i];
         if (!s->out)
             st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: state '%s' is never written", s->name);
+        else if (s->update == HFX_STATE_ONCE && s->in)
+            st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: state '%s' is computed once and has no input", s->name);
         else if (s->in && (s->in->dtype != s->out->dtype || s->in->rank != s->out->rank))
             st = hfx_fail(err, HFX_ERR_INTERNAL, "verify: state '%s' changes type from input to output", s->name);
         else if (s->update == HFX_STATE_APPEND && (s->axis < 0 || s->axis >= s->out->rank))

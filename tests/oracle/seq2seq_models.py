@@ -79,15 +79,53 @@ WHISPER_GEN = {"lang_to_id": {"<|en|>": 80, "<|fr|>": 81, "<|de|>": 85}, "task_t
                "begin_suppress_tokens": [92, 5]}
 
 
-def audio_features(n_mels: int, rows: int) -> np.ndarray:
-    """Log-mel features [rows, n_mels, 100] of sine sweeps (each row its own range and length),
-    through transformers' WhisperFeatureExtractor at 1-second windows."""
-    fe = WhisperFeatureExtractor(feature_size=n_mels, sampling_rate=16000, hop_length=160, chunk_length=1, n_fft=400)
+def feature_extractor(name: str) -> WhisperFeatureExtractor:
+    """Whisper's feature extractor for variant `name`: its mels, a window of its encoder's length
+    (2 × max_source_positions frames of 10 ms: the tiny models' 1 s, released checkpoints' 30 s)."""
+    cfg = VARIANTS[name].config
+    return WhisperFeatureExtractor(feature_size=cfg["num_mel_bins"], sampling_rate=16000, hop_length=160,
+                                   chunk_length=cfg["max_source_positions"] // 50, n_fft=400)
+
+
+def sweeps(rows: int) -> list[np.ndarray]:
+    """16 kHz sine sweeps, each row its own range and length (under a second)."""
     waves = []
     for r in range(rows):
         t = np.arange(int((0.9 - 0.2 * r) * 16000)) / 16000
         waves.append((0.5 * np.sin(2 * np.pi * (150 + 300 * r + (1500 + 700 * r) * t) * t)).astype(np.float32))
-    return fe(waves, sampling_rate=16000, return_tensors="np").input_features.astype(np.float32)
+    return waves
+
+
+def audio_features(name: str, rows: int) -> np.ndarray:
+    """Log-mel features [rows, mels, frames] of the sweeps, through transformers' WhisperFeatureExtractor."""
+    return feature_extractor(name)(sweeps(rows), sampling_rate=16000,
+                                   return_tensors="np").input_features.astype(np.float32)
+
+
+def add_whisper_processor(name: str, out: Path) -> None:
+    """What a Whisper checkpoint ships beside the model: preprocessor_config.json (the feature
+    extractor above) and a tokenizer.json with the generation config's special tokens at their ids
+    (start, pad, end, languages, tasks, no-timestamps) and a byte-level symbol for every other id,
+    so that a text decodes back to its ids."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    v = VARIANTS[name]
+    feature_extractor(name).save_pretrained(out)
+    gen = json.loads((out / "generation_config.json").read_text())
+    special = {v.config["decoder_start_token_id"]: "<|startoftranscript|>", v.config["pad_token_id"]: "<|pad|>",
+               v.config["eos_token_id"]: "<|endoftext|>"}
+    special.update({i: lang for lang, i in gen.get("lang_to_id", {}).items()})
+    special.update({i: f"<|{task}|>" for task, i in gen.get("task_to_id", {}).items()})
+    if "no_timestamps_token_id" in gen:
+        special[gen["no_timestamps_token_id"]] = "<|notimestamps|>"
+    symbols = iter(sorted(pre_tokenizers.ByteLevel.alphabet()))
+    vocab = {special[i] if i in special else next(symbols): i for i in range(v.config["vocab_size"])}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens([AddedToken(special[i], special=True) for i in sorted(special)])
+    assert all(tok.token_to_id(t) == i for i, t in special.items())
+    tok.save(str(out / "tokenizer.json"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,6 +205,9 @@ VARIANTS = {
     "whisper_128_mels": Variant(WhisperForConditionalGeneration, WhisperConfig, {**WHISPER, "num_mel_bins": 128},
                                 {"no_timestamps_token_id": 84, "forced_decoder_ids": [[1, 84]], "suppress_tokens": [1, 2],
                                  "begin_suppress_tokens": [92]}, audio=True),
+    # released checkpoints' 30-second window (3,000 frames), which onnxruntime-genai takes
+    "whisper_30s": Variant(WhisperForConditionalGeneration, WhisperConfig, {**WHISPER, "max_source_positions": 1500},
+                           {**WHISPER_GEN, "language": "de", "task": "translate"}, audio=True),
     # a relative bias in every layer; gated-silu
     "umt5": Variant(UMT5ForConditionalGeneration, UMT5Config, {**T5_COMMON, "feed_forward_proj": "gated-silu"}, {}),
 }
@@ -221,7 +262,7 @@ def save_checkpoint(name: str, out: Path) -> Path:
     ids = torch.cat([torch.arange(3, 12), torch.tensor([v.config["eos_token_id"]])])[None]
     dec = torch.tensor([[v.config["decoder_start_token_id"], 5, 6]])
     kwargs = {} if v.classifier else {"decoder_input_ids": dec}
-    source = ({"input_features": torch.from_numpy(audio_features(v.config["num_mel_bins"], 1))} if v.audio
+    source = ({"input_features": torch.from_numpy(audio_features(name, 1))} if v.audio
               else {"input_ids": ids})
     with torch.no_grad():
         a = model(**source, **kwargs).logits

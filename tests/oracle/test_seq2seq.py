@@ -9,8 +9,13 @@ MT5 and UMT5.
   command line): greedy search equal to transformers' `generate` token for token, and every
   step's logits within 1e-4, at batch 1 and batch 3 (right-padded sources), with a growing and a
   static self-attention cache;
+* a multi-token decode (an encoder and one decoder for prompt and steps): OpenVINO's stateful
+  layout (optimum-intel's openvino_encoder_model.xml and openvino_decoder_model.xml, the caches in
+  variables) and the stateless one (the encoder returning the cross-attention cache) in ONNX
+  Runtime, torch and ExecuTorch, through the same loops; Whisper's through OpenVINO GenAI's
+  WhisperPipeline and onnxruntime-genai;
 * the components against transformers.exporters' decomposition of the same model, and the
-  refusals (a stateful OpenVINO export, io "seed").
+  refusals (a static cache in a multi-token decode, io "seed").
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from conftest import PARITY_ATOL, assert_logits_close, describe, run_hfx
 from genutil import compare_generation, run_loop
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# f32 compute and cache (the CPU plugin's defaults are bf16 where the CPU has it, a u8 cache)
+OV_CPU = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}
 NEW_TOKENS = 32
 CLASSIFIERS = [n for n, v in seq2seq_models.VARIANTS.items() if v.classifier]
 VARIANTS = [n for n in seq2seq_models.VARIANTS if n not in CLASSIFIERS]
@@ -118,7 +125,7 @@ def sources(name, batch):
     """The encoder's input for `batch` rows: token ids (SOURCES), or Whisper's log-mel features."""
     v = seq2seq_models.VARIANTS[name]
     if v.audio:
-        return seq2seq_models.audio_features(v.config["num_mel_bins"], batch)
+        return seq2seq_models.audio_features(name, batch)
     return SOURCES[:batch]
 
 
@@ -300,6 +307,186 @@ def check_generation(out, runtime, model_dir, label, name):
         compare_generation(tokens, logits, want_tokens, want_logits, f"{label} batch {batch}", runtime=runtime)
 
 
+@pytest.mark.parametrize("name", GENERATING)
+def test_generation_stateful(name, ckpt, export_dir):
+    """OpenVINO's default for generation: the encoder and one decoder for prompt and steps, as
+    optimum-intel names them; the self-attention cache and the cross-attention keys and values (from
+    the first call's encoder_hidden_states) in the request's variables, beam_idx reordering the rows."""
+    import openvino as ov
+
+    out = export_dir(name, "--format", "openvino", "--for-generation")
+    manifest = json.loads((out / "export.json").read_text())
+    assert {n: c["file"] for n, c in manifest["components"].items()} == {
+        "encoder": "openvino_encoder_model.xml", "decoder": "openvino_decoder_model.xml"}
+    model = ov.Core().read_model(out / "openvino_decoder_model.xml")
+    audio = seq2seq_models.VARIANTS[name].audio
+    assert [i.get_any_name() for i in model.inputs] == (
+        ["input_ids"] + ([] if audio else ["encoder_attention_mask"]) + ["encoder_hidden_states", "beam_idx"])
+    assert [o.get_any_name() for o in model.outputs] == ["logits"]
+    layers = seq2seq_models.VARIANTS[name].config.get("decoder_layers") or seq2seq_models.VARIANTS[name].config.get(
+        "num_decoder_layers") or seq2seq_models.VARIANTS[name].config["num_layers"]
+    assert len(model.get_sinks()) == 4 * layers  # an Assign per self- and cross-attention key and value
+    check_generation(out, "openvino", ckpt(name), f"{name} openvino stateful", name)
+
+
+WHISPERS = [n for n in GENERATING if seq2seq_models.VARIANTS[n].audio]
+
+
+@pytest.mark.parametrize("name", GENERATING)
+def test_generation_multi_token_onnx(name, ckpt, export_dir):
+    """--multi-token-decode: the encoder also returns every layer's cross-attention keys and values
+    (present.{i}.encoder.*), and one decoder takes the prompt (an empty self-attention past) and
+    each step, reading them as past_key_values.{i}.encoder.*."""
+    import onnxruntime as ort
+
+    out = export_dir(name, "--format", "onnx", "--for-generation", "--multi-token-decode")
+    manifest = json.loads((out / "export.json").read_text())
+    assert {n: c["file"] for n, c in manifest["components"].items()} == {"encoder": "encoder.onnx",
+                                                                         "decoder": "decoder.onnx"}
+    cfg = seq2seq_models.VARIANTS[name].config
+    layers = cfg.get("decoder_layers") or cfg.get("num_decoder_layers") or cfg["num_layers"]
+    enc = ort.InferenceSession(str(out / "encoder.onnx"), providers=["CPUExecutionProvider"])
+    cross = [f"present.{i}.encoder.{p}" for i in range(layers) for p in ("key", "value")]
+    assert [o.name for o in enc.get_outputs()] == ["last_hidden_state"] + cross
+    check_generation(out, "onnx", ckpt(name), f"{name} onnx multi-token decode", name)
+
+
+MULTI_TOKEN_OTHERS = ["bart", "t5_v11", "whisper"]
+
+
+@pytest.mark.parametrize("name", MULTI_TOKEN_OTHERS)
+def test_generation_multi_token_torch_program(name, ckpt, export_dir):
+    out = export_dir(name, "--format", "dynamo", "--for-generation", "--multi-token-decode")
+    check_generation(out, "torch", ckpt(name), f"{name} .pt2 multi-token decode", name)
+
+
+@pytest.mark.parametrize("name", MULTI_TOKEN_OTHERS)
+def test_generation_multi_token_executorch(name, ckpt, export_dir, tmp_path):
+    import etutil
+
+    cfg = tmp_path / "et.json"
+    cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {
+        "input_ids": {"1": {"name": "sequence", "min": 1, "max": 48}}}}))
+    out = export_dir(name, "--config", str(cfg), "--for-generation", "--multi-token-decode", "--batch-size", "3",
+                     "--max-cache-len", "48")
+    mod = loop("onnx")  # only for read_generation_config: the loop itself runs in the executorch venv
+    eos_ids, pad_id = mod.read_generation_config(out)
+    rows = sources(name, 3)
+    tokens, logits = etutil.worker().generate(out, rows if isinstance(rows, list) else rows.tolist(), NEW_TOKENS, eos_ids,
+                                              pad_id)
+    want_tokens, want_logits = reference(ckpt(name), rows)
+    compare_generation(tokens, logits, want_tokens, want_logits, f"{name} executorch multi-token decode",
+                       runtime="executorch")
+
+
+def test_whisper_onnxruntime_genai(ckpt, export_dir):
+    """onnxruntime-genai's Whisper model type runs the ONNX multi-token decode through the
+    genai_config.json hfx writes (its nominal names mapped to hfx's), on log-mel features given as
+    the encoder's input and the decoder prompt as input_ids: its greedy tokens at batch 1 and 3 are
+    transformers' greedy search from the same prompt without the suppress lists (onnxruntime-genai
+    applies none). It takes 30-second windows only: a model of other windows gets no
+    genai_config.json and a warning saying why."""
+    import onnxruntime_genai as og
+    from transformers.generation.utils import GenerationMixin
+
+    name = "whisper_30s"
+    out = export_dir(name, "--format", "onnx", "--for-generation", "--multi-token-decode")
+    genai = json.loads((out / "genai_config.json").read_text())
+    assert genai["model"]["type"] == "whisper" and genai["search"]["past_present_share_buffer"] is False
+    model = seq2seq_models.load(ckpt(name))
+    for batch in (1, 3):
+        features = sources(name, batch)
+        gen = copy.deepcopy(model.generation_config)
+        gen.return_timestamps = False
+        f = torch.from_numpy(features)
+        with torch.no_grad():
+            init = model._retrieve_init_tokens(f, batch, gen, model.config, features.shape[2], {})
+            want = GenerationMixin.generate(model, input_features=f, decoder_input_ids=init, max_new_tokens=NEW_TOKENS,
+                                            do_sample=False, num_beams=1, suppress_tokens=None,
+                                            begin_suppress_tokens=None)[:, init.shape[1]:].tolist()
+        runtime = og.Model(str(out))
+        params = og.GeneratorParams(runtime)
+        params.set_search_options(max_length=init.shape[1] + NEW_TOKENS, do_sample=False, batch_size=batch)
+        generator = og.Generator(runtime, params)
+        # contiguous (transformers expands one prompt row: strides of 0) and kept alive: NamedTensors
+        # wraps an array's buffer as it is, without a copy
+        prompt = np.ascontiguousarray(init.numpy(), dtype=np.int32)
+        inputs = og.NamedTensors()
+        inputs["input_features"] = features  # the encoder's graph name (genai_config maps audio_features to it)
+        inputs["input_ids"] = prompt
+        generator.set_inputs(inputs)
+        while not generator.is_done():
+            generator.generate_next_token()
+        eos = model.generation_config.eos_token_id
+        for row in range(batch):
+            got = [int(t) for t in generator.get_sequence(row)][init.shape[1]:]
+            end = want[row].index(eos) + 1 if eos in want[row] else len(want[row])
+            assert got[:end] == want[row][:end], f"row {row} of {batch}: onnxruntime-genai {got}, transformers {want[row]}"
+    one_second = run_hfx(["export", ckpt("whisper"), out.parent / "whisper-1s", "--format", "onnx", "--dynamic",
+                          "--for-generation", "--multi-token-decode"])
+    assert one_second.returncode == 0, describe(one_second)
+    assert not (out.parent / "whisper-1s" / "genai_config.json").exists()
+    assert "3,000 frames" in one_second.stderr, describe(one_second)
+
+
+@pytest.mark.parametrize("name", WHISPERS)
+def test_whisper_pipeline(name, ckpt, tmp_path):
+    """OpenVINO GenAI's WhisperPipeline on hfx's stateful export of a checkpoint with its
+    preprocessor_config.json and tokenizer.json: from the waveform (its own feature extractor),
+    the token ids it streams are transformers' greedy tokens on transformers' features of the same
+    waveform, and its text is the tokenizer's decoding of them. The language and task are passed
+    as a user passes them (GenAI reads neither from generation_config.json); where no language is
+    given, both detect it. A multilingual checkpoint without a task gets task "transcribe" in its
+    generation config: GenAI then puts the transcribe token after a detected language, transformers
+    leaves the task out (its _retrieve_init_tokens adds the default only after a given language).
+    An English-only one says "is_multilingual": false, as the released ones do (GenAI's default is
+    true)."""
+    import shutil
+
+    import openvino_genai
+    from tokenizers import Tokenizer
+
+    model_dir = tmp_path / "ckpt"
+    shutil.copytree(ckpt(name), model_dir)
+    seq2seq_models.add_whisper_processor(name, model_dir)
+    gen_path = model_dir / "generation_config.json"
+    gen = json.loads(gen_path.read_text())
+    if gen.get("is_multilingual") and not gen.get("task"):
+        gen_path.write_text(json.dumps({**gen, "task": "transcribe"}))
+    elif "lang_to_id" not in gen:
+        gen_path.write_text(json.dumps({**gen, "is_multilingual": False}))
+    out = tmp_path / "out"
+    proc = run_hfx(["export", model_dir, out, "--format", "openvino", "--dynamic", "--for-generation"])
+    assert proc.returncode == 0, describe(proc)
+    assert (out / "openvino_tokenizer.xml").is_file() and (out / "preprocessor_config.json").is_file()
+    gen = json.loads((out / "generation_config.json").read_text())
+    asked = {k: v for k, v in (("language", gen.get("language") and f"<|{gen['language']}|>"),
+                               ("task", gen.get("task"))) if v}
+    pipe = openvino_genai.WhisperPipeline(str(out), "CPU", **OV_CPU)
+    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    eos = gen["eos_token_id"]
+    waves = seq2seq_models.sweeps(3)
+    want_all, _ = reference(model_dir, seq2seq_models.audio_features(name, 3))
+    for row, wave in enumerate(waves):
+        class Tokens(openvino_genai.StreamerBase):
+            def __init__(self):
+                super().__init__()
+                self.ids = []
+
+            def write(self, token):
+                self.ids += token if isinstance(token, list) else [token]
+                return openvino_genai.StreamingStatus.RUNNING
+
+            def end(self):
+                pass
+
+        streamed = Tokens()
+        result = pipe.generate(wave.tolist(), max_new_tokens=NEW_TOKENS, streamer=streamed, **asked)
+        want = want_all[row][:want_all[row].index(eos)] if eos in want_all[row] else want_all[row]
+        assert streamed.ids == want, f"{name} row {row}: WhisperPipeline streamed {streamed.ids}, transformers {want}"
+        assert result.texts[0] == tok.decode(want, skip_special_tokens=True), f"{name} row {row}: text"
+
+
 @pytest.mark.parametrize("cache", list(CACHES))
 @pytest.mark.parametrize("name", PER_ARCHITECTURE)
 def test_generation_torch_program(name, cache, ckpt, export_dir):
@@ -393,11 +580,15 @@ def test_components_cover_the_seeds(ckpt):
 
 
 def test_refusals(ckpt, tmp_path):
-    stateful = run_hfx(["export", ckpt("bart"), tmp_path / "ov", "--format", "openvino", "--dynamic", "--for-generation"])
-    assert stateful.returncode == 2
-    assert '"stateful": false' in stateful.stderr and "BartForConditionalGeneration" in stateful.stderr
+    multi = run_hfx(["export", ckpt("bart"), tmp_path / "ov", "--format", "onnx", "--dynamic", "--for-generation",
+                     "--multi-token-decode", "--cache", "static", "--max-cache-len", "32"])
+    assert multi.returncode == 2, describe(multi)
+    assert "growing" in multi.stderr and "BartForConditionalGeneration" in multi.stderr, describe(multi)
+    stateful_static = run_hfx(["export", ckpt("bart"), tmp_path / "ovs", "--format", "openvino", "--dynamic",
+                               "--for-generation", "--cache", "static", "--max-cache-len", "32"])
+    assert stateful_static.returncode == 2 and "stateful" in stateful_static.stderr, describe(stateful_static)
     seed_cfg = tmp_path / "seed.json"
     seed_cfg.write_text(json.dumps({"export_format": "onnx", "io": "seed"}))
     seed = run_hfx(["export", ckpt("bart"), tmp_path / "seed", "--config", str(seed_cfg), "--dynamic", "--for-generation"])
     assert seed.returncode == 2 and 'io "seed"' in seed.stderr, describe(seed)
-    assert not (tmp_path / "ov").exists() and not (tmp_path / "seed").exists()
+    assert not any((tmp_path / d).exists() for d in ("ov", "ovs", "seed"))

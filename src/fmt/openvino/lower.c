@@ -480,6 +480,32 @@ static const hfx_state *variable_of(const hfx_graph *g, const hfx_value *v, bool
     return s && s->in && s->out ? s : NULL;
 }
 
+/* A state the first call computes and later calls keep (HFX_STATE_ONCE) whose value is `v`. */
+static const hfx_state *kept_once(const hfx_graph *g, const hfx_value *v) {
+    const hfx_state *s = hfx_graph_state_of(g, v, false);
+    return s && s->update == HFX_STATE_ONCE ? s : NULL;
+}
+
+/* `r` (the computed value of a kept state) through a variable initialised with it: ReadValue
+ * returns the computation's result after a reset and the stored one afterwards, and Assign stores
+ * what it returned, as optimum-intel's stateful seq2seq decoders do (OpenVINO's CPU plugin then
+ * skips the initialising subgraph while the variable is set). */
+static ov_ref keep_once(ov_model *m, const hfx_value *v, ov_ref r) {
+    char data[640], shape[256];
+    size_t k = 0;
+    shape[0] = 0;
+    for (int i = 0; i < v->rank && k < sizeof shape - 32; i++) /* batch and length vary: "?" */
+        k += hfx_dim_is_const(v->dims[i]) ? (size_t)snprintf(shape + k, sizeof shape - k, "%s%lld", i ? "," : "",
+                                                             (long long)v->dims[i].c)
+                                          : (size_t)snprintf(shape + k, sizeof shape - k, "%s?", i ? "," : "");
+    snprintf(data, sizeof data, "variable_id=\"%s\" variable_type=\"%s\" variable_shape=\"%s\"", v->name,
+             hfx_ov_type(v->dtype), shape);
+    ov_ref rv = layer(m, "ReadValue", "opset6", data, 1, &r, 1);
+    snprintf(data, sizeof data, "variable_id=\"%s\"", v->name);
+    layer(m, "Assign", "opset6", data, 1, &rv, 0);
+    return rv;
+}
+
 /* The variable that replaces a past input: ReadValue initialised to an empty [B, KV, 0, D] cache
  * (B taken from input_ids), reordered by beam_idx as beam search needs. */
 static ov_ref state_read(ov_model *m, const hfx_graph *g, const hfx_value *in, const hfx_value *out,
@@ -542,13 +568,17 @@ hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *b
     for (int i = 0; i < g->n_nodes && !m->st; i++) { /* output k of a node is port k after its first */
         const hfx_node *n = g->nodes[i];
         ov_ref r = lower_node(m, n);
-        for (int k = 0; k < n->n_out; k++) m->val[n->out[k]->id] = (ov_ref){r.layer, r.port + k};
+        for (int k = 0; k < n->n_out && !m->st; k++) {
+            ov_ref out = {r.layer, r.port + k};
+            m->val[n->out[k]->id] = stateful && kept_once(g, n->out[k]) ? keep_once(m, n->out[k], out) : out;
+        }
     }
 
     /* outputs: a Result each, or an Assign for a stateful cache output */
     for (int i = 0; i < g->n_outputs && !m->st; i++) {
         const hfx_value *v = g->outputs[i];
         ov_ref r = val(m, v);
+        if (stateful && kept_once(g, v)) continue; /* its Assign is in place */
         const hfx_state *s = stateful ? variable_of(g, v, false) : NULL;
         const hfx_value *past = s ? s->in : NULL;
         if (past) {
