@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import platform
@@ -61,7 +62,7 @@ MODELS = {
                                num_attention_heads=32, num_key_value_heads=8, head_dim=128,
                                max_position_embeddings=8192, tie_word_embeddings=False, rope_theta=500000.0,
                                rms_norm_eps=1e-5)),
-    # encoder-decoders: T5-base's and Whisper-small's shapes (export rows only; forward and generation)
+    # encoder-decoders: T5-base's and Whisper-small's shapes (forward and generation exports; their decoders' runtime)
     "t5-base": ("T5", dict(vocab_size=32128, d_model=768, d_kv=64, d_ff=3072, num_layers=12, num_heads=12,
                            feed_forward_proj="relu", decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)),
     "whisper-small": ("Whisper", dict(vocab_size=51865, d_model=768, encoder_layers=12, decoder_layers=12,
@@ -210,7 +211,14 @@ def model_dir(name: str) -> Path:
 
 
 def dir_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    """The bytes the files under `path` hold, each file once (hfx's OpenVINO graphs share one weights
+    file through hard links)."""
+    seen = {}
+    for f in path.rglob("*"):
+        if f.is_file():
+            st = f.stat()
+            seen[(st.st_dev, st.st_ino)] = st.st_size
+    return sum(seen.values())
 
 
 # Memory the bench lets one measured run take from the machine (MemTotal - MemAvailable, above
@@ -458,11 +466,9 @@ def optimum_rows(model: Path, work: Path, rows) -> dict:
 
 
 def seq2seq_tools(model: Path, work: Path) -> dict:
-    """tools() for an encoder-decoder: hfx's plain and generation exports (ONNX, OpenVINO's separate
-    graphs), the Python system's, optimum's."""
-    ov_stateless = work / "ov-stateless.json"
+    """tools() for an encoder-decoder: hfx's plain and generation exports (ONNX's three graphs,
+    OpenVINO's stateful encoder and decoder: optimum-intel's layout), the Python system's, optimum's."""
     work.mkdir(parents=True, exist_ok=True)
-    ov_stateless.write_text(json.dumps({"export_format": "openvino", "dynamic": True, "stateful": False}))
 
     def hfx(out, *flags):
         return ([HFX, "export", model, work / out, "--dynamic", "--quiet", *flags], work / out, None)
@@ -471,7 +477,7 @@ def seq2seq_tools(model: Path, work: Path) -> dict:
         "hfx onnx fp16": hfx("hfx-onnx16", "--format", "onnx", "--dtype", "fp16"),
         "hfx onnx fp32 generation": hfx("hfx-onnx-gen", "--format", "onnx", "--for-generation"),
         "hfx openvino fp32": hfx("hfx-ov", "--format", "openvino"),
-        "hfx openvino fp32 generation": hfx("hfx-ov-gen", "--config", ov_stateless, "--for-generation"),
+        "hfx openvino fp32 generation": hfx("hfx-ov-gen", "--format", "openvino", "--for-generation"),
     }
     for fmt, cls, vs in (("onnx", "OnnxExporter", "hfx onnx fp32"), ("openvino", "OpenVINOExporter", "hfx openvino fp32")):
         t[f"transformers.exporters {cls}"] = ([PY, "-c", SEED_S2S, model, work / f"seed-{fmt}", fmt, "forward"],
@@ -900,10 +906,92 @@ class TorchSeedGraph:
         return self._run(self.decode_m, ids, start, self.cache)
 
 
+class OrtSeq2Seq:
+    """An encoder-decoder in ONNX Runtime: the encoder over the source, the decoder's first call on
+    the start token — a prefill graph taking encoder_hidden_states (hfx's `prefill`, optimum's
+    `decoder_model`), or one decoder reading the encoder's cross-attention cache with an empty
+    self-attention past (hfx's multi-token decode) — then one step per token (hfx's `decode`,
+    optimum's `decoder_with_past_model`), the cache fed back by name. The names are optimum's."""
+
+    def __init__(self, encoder: Path, first: Path, step: Path, start: int):
+        import onnxruntime as ort
+
+        new = lambda f: ort.InferenceSession(str(f), ort.SessionOptions(), providers=["CPUExecutionProvider"])
+        self.encoder, self.start = new(encoder), start
+        self.first, self.step = ort_sessions(first, step)
+
+    def _run(self, sess, ids):
+        import numpy as np
+
+        feed = {"input_ids": ids, "encoder_hidden_states": self.hidden, "encoder_attention_mask": self.mask}
+        for i in sess.get_inputs():
+            if i.name.startswith("past_key_values.") and i.name not in self.cache:  # an empty self-attention past
+                feed[i.name] = np.zeros((1, i.shape[1], 0, i.shape[3]), np.float32)
+        feed.update(self.cache)
+        names = [o.name for o in sess.get_outputs()]
+        out = dict(zip(names, sess.run(None, {i.name: feed[i.name] for i in sess.get_inputs()})))
+        self.cache.update({"past_key_values." + k[len("present."):]: v for k, v in out.items() if k.startswith("present.")})
+        return out["logits"][:, -1]
+
+    def prefill(self, source):
+        import numpy as np
+
+        feed = ({"input_features": source} if source.dtype == np.float32 else
+                {"input_ids": source, "attention_mask": np.ones_like(source)})
+        names = [o.name for o in self.encoder.get_outputs()]
+        out = dict(zip(names, self.encoder.run(None, feed)))
+        self.hidden, self.mask = out["last_hidden_state"], feed.get("attention_mask")
+        self.cache = {"past_key_values." + k[len("present."):]: v for k, v in out.items() if k.startswith("present.")}
+        return self._run(self.first, np.array([[self.start]], np.int64))
+
+    def decode(self, ids, start):
+        return self._run(self.step, ids)
+
+
+class OvSeq2Seq:
+    """An encoder-decoder in OpenVINO, optimum-intel's stateful layout that hfx writes too: the
+    encoder, then one decoder (input_ids, encoder_hidden_states, encoder_attention_mask, beam_idx →
+    logits) keeping both caches in its variables, reset for each source."""
+
+    def __init__(self, encoder: Path, decoder: Path, start: int):
+        import openvino as ov
+
+        cfg = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}  # as OvStatefulGraph
+        core = ov.Core()
+        self.encoder = core.compile_model(str(encoder), "CPU", cfg).create_infer_request()
+        self.decoder = core.compile_model(str(decoder), "CPU", cfg).create_infer_request()
+        self.names = {i.get_any_name() for i in self.decoder.model_inputs}
+        self.start = start
+
+    def _run(self, ids):
+        import numpy as np
+
+        feed = {"input_ids": ids, "encoder_hidden_states": self.hidden, "encoder_attention_mask": self.mask,
+                "beam_idx": np.zeros(1, np.int32)}
+        self.decoder.infer({k: v for k, v in feed.items() if k in self.names})
+        return self.decoder.get_tensor("logits").data[:, -1].copy()
+
+    def prefill(self, source):
+        import numpy as np
+
+        feed = ({"input_features": source} if source.dtype == np.float32 else
+                {"input_ids": source, "attention_mask": np.ones_like(source)})
+        self.encoder.infer(feed)
+        self.hidden = self.encoder.get_tensor("last_hidden_state").data.copy()
+        self.mask = feed.get("attention_mask")
+        self.decoder.reset_state()
+        return self._run(np.array([[self.start]], np.int64))
+
+    def decode(self, ids, start):
+        return self._run(ids)
+
+
 def time_graph(g, prompt, want_prefill, want_decode) -> dict:
     """Prefill tokens/s (median of 3 after a warm-up), decode tokens/s (the median of STEPS
     single-token steps: this machine's noise comes in bursts), and the max abs logits difference from transformers at the prefill's last position
-    and at the first decode step."""
+    and at the first decode step. An encoder-decoder's `prompt` is its source (token ids, or
+    Whisper's log-mel features): its prefill (the encoder, then the decoder's first token) is
+    reported in seconds."""
     import numpy as np
 
     g.prefill(prompt)  # warm-up: first-run allocations
@@ -922,6 +1010,10 @@ def time_graph(g, prompt, want_prefill, want_decode) -> dict:
             got_decode = got
     got = {"prefill_tokens_per_s": PROMPT / statistics.median(times), "decode_tokens_per_s": 1 / statistics.median(steps),
            "max_abs_logits_diff": float(max(np.abs(got_prefill - want_prefill).max(), np.abs(got_decode - want_decode).max()))}
+    if isinstance(g, (OrtSeq2Seq, OvSeq2Seq)):
+        got["first_token_seconds"] = statistics.median(times)
+        del got["prefill_tokens_per_s"]
+        return got
     # time to first token of a LONG_PROMPT-token prompt: one prefill call, the prompt repeated (a
     # graph that cannot take it, a static cache shorter than it, has no figure)
     try:
@@ -933,17 +1025,62 @@ def time_graph(g, prompt, want_prefill, want_decode) -> dict:
     return got
 
 
+def hfx_export_once(model: Path, out: Path, *flags) -> Path:
+    """`out`: hfx's --dynamic export of `model` with `flags`, made unless it is there (a runtime graph's)."""
+    if not out.exists():
+        r = subprocess.run([HFX, "export", model, out, "--dynamic", "--quiet", *flags], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"hfx export {' '.join(map(str, flags))}: {r.stderr.strip()}")
+    return out
+
+
+def seq2seq_runtime_graphs(model: Path, work: Path, config: dict) -> dict:
+    """runtime_graphs() of an encoder-decoder: hfx's three graphs and its multi-token decode in ONNX
+    Runtime, its stateful export in OpenVINO, and optimum's exports of both (the export part's).
+    transformers.exporters' generation graphs are not among them: it exports no encoder (it leaves
+    that to generate()), and its decode is specialized to the sample's batch of 1 (docs)."""
+    start = config["decoder_start_token_id"]
+
+    hfx = functools.partial(hfx_export_once, model)
+
+    def optimum(kind):
+        out = work / f"optimum-{kind}"
+        if not out.exists():
+            raise FileNotFoundError(f"no {out.name} export (see the export table)")
+        if kind == "onnx":
+            return OrtSeq2Seq(out / "encoder_model.onnx", out / "decoder_model.onnx", out / "decoder_with_past_model.onnx",
+                              start)
+        return OvSeq2Seq(out / "openvino_encoder_model.xml", out / "openvino_decoder_model.xml", start)
+
+    def three():
+        out = hfx(work / "rt-dyn", "--format", "onnx", "--for-generation")
+        return OrtSeq2Seq(out / "encoder.onnx", out / "prefill.onnx", out / "decode.onnx", start)
+
+    def multi():
+        out = hfx(work / "rt-multi", "--format", "onnx", "--for-generation", "--multi-token-decode")
+        return OrtSeq2Seq(out / "encoder.onnx", out / "decoder.onnx", out / "decoder.onnx", start)
+
+    def stateful():
+        out = hfx(work / "rt-ov", "--format", "openvino", "--for-generation")
+        return OvSeq2Seq(out / "openvino_encoder_model.xml", out / "openvino_decoder_model.xml", start)
+
+    return {
+        ("onnxruntime", "hfx (encoder, prefill, decode)"): three,
+        ("onnxruntime", "hfx (encoder + one decoder: multi-token decode)"): multi,
+        ("onnxruntime", "optimum-cli export onnx"): lambda: optimum("onnx"),
+        ("openvino", "hfx (stateful)"): stateful,
+        ("openvino", "optimum-cli export openvino"): lambda: optimum("openvino"),
+    }
+
+
 def runtime_graphs(name: str, work: Path) -> dict:
     """(runtime, graph name) → a constructor of that graph, exporting hfx's on first use."""
     model = model_dir(name)
     config = json.loads((model / "config.json").read_text())
+    if name in SEQ2SEQ:
+        return seq2seq_runtime_graphs(model, work, config)
 
-    def hfx(out, *flags):
-        if not out.exists():
-            r = subprocess.run([HFX, "export", model, out, "--dynamic", "--quiet", *flags], capture_output=True, text=True)
-            if r.returncode != 0:
-                raise RuntimeError(f"hfx export {' '.join(flags)}: {r.stderr.strip()}")
-        return out
+    hfx = functools.partial(hfx_export_once, model)
 
     def seed_generation(mode):
         out = work / f"seed-{mode}"
@@ -1057,14 +1194,30 @@ def bench_runtime(name: str, work: Path) -> list:
     from transformers import AutoModelForCausalLM
 
     model = model_dir(name)
-    vocab = json.loads((model / "config.json").read_text())["vocab_size"]
-    prompt = np.random.default_rng(0).integers(0, min(1000, vocab), (1, PROMPT)).astype(np.int64)
-    ref = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32, attn_implementation="eager")
-    with torch.no_grad():
-        full = ref(input_ids=torch.from_numpy(np.concatenate([prompt, [[1]]], 1))).logits.numpy()
+    config = json.loads((model / "config.json").read_text())
+    vocab = config["vocab_size"]
+    rng = np.random.default_rng(0)
+    if name in SEQ2SEQ:  # the source: PROMPT token ids, or Whisper's 30 s of log-mel features; the decoder from its start
+        from transformers import AutoModelForSeq2SeqLM, AutoModelForSpeechSeq2Seq
+
+        audio = config.get("model_type") == "whisper"
+        prompt = (rng.standard_normal((1, config["num_mel_bins"], 2 * config["max_source_positions"])).astype(np.float32)
+                  if audio else rng.integers(0, min(1000, vocab), (1, PROMPT)).astype(np.int64))
+        ref = (AutoModelForSpeechSeq2Seq if audio else AutoModelForSeq2SeqLM).from_pretrained(
+            model, dtype=torch.float32, attn_implementation="eager")
+        source = {"input_features": torch.from_numpy(prompt)} if audio else {"input_ids": torch.from_numpy(prompt)}
+        with torch.no_grad():
+            full = ref(**source, decoder_input_ids=torch.tensor([[config["decoder_start_token_id"], 1]])).logits.numpy()
+        want_prefill, want_decode = full[:, 0], full[:, 1]
+    else:
+        prompt = rng.integers(0, min(1000, vocab), (1, PROMPT)).astype(np.int64)
+        ref = AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32, attn_implementation="eager")
+        with torch.no_grad():
+            full = ref(input_ids=torch.from_numpy(np.concatenate([prompt, [[1]]], 1))).logits.numpy()
+        want_prefill, want_decode = full[:, PROMPT - 1], full[:, PROMPT]
     del ref
     work.mkdir(parents=True, exist_ok=True)
-    np.savez(work / "runtime-ref.npz", prompt=prompt, want_prefill=full[:, PROMPT - 1], want_decode=full[:, PROMPT])
+    np.savez(work / "runtime-ref.npz", prompt=prompt, want_prefill=want_prefill, want_decode=want_decode)
 
     # Each graph is timed in a process of its own: one runtime's thread pools, allocator state and
     # page cache left behind by the graph before must not speed up or slow down the next.
@@ -1086,7 +1239,9 @@ def bench_runtime(name: str, work: Path) -> list:
                 row["error"] = got["error"]
                 print(f"bench: runtime {name} {key[0]} {key[1]}: {row['error']}", file=sys.stderr)
                 continue
-            print(f"bench: runtime {name} {key[0]} {key[1]}: prefill {got['prefill_tokens_per_s']:.0f} tok/s, "
+            first = (f"first token {got['first_token_seconds']:.3f} s" if "first_token_seconds" in got
+                     else f"prefill {got['prefill_tokens_per_s']:.0f} tok/s")
+            print(f"bench: runtime {name} {key[0]} {key[1]}: {first}, "
                   f"decode {got['decode_tokens_per_s']:.1f} tok/s, diff {got['max_abs_logits_diff']:.1e}", file=sys.stderr)
             for k, v in got.items():  # the better of the two passes: the most tokens/s, the fewest seconds
                 row[k] = min(row.get(k, v), v) if k.endswith("_seconds") else max(row.get(k, v), v)
@@ -1176,17 +1331,39 @@ def report(export_rows: list, runtime_rows: list, out_base: Path) -> None:
            "| model | runtime | graph | prefill tok/s | × hfx | decode tok/s | × hfx | "
            f"first token after {LONG_PROMPT} (s) | max abs logits diff |",
            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    def base(r):  # the row a ratio is to: the first hfx graph of the model in the runtime
+        return next((b for b in runtime_rows if b["model"] == r["model"] and b["runtime"] == r["runtime"]
+                     and b["graph"].startswith("hfx") and "error" not in b), None)
+    seq2seq_rows = [r for r in runtime_rows if r["model"] in SEQ2SEQ]
     for r in runtime_rows:
+        if r["model"] in SEQ2SEQ:
+            continue
         if "error" in r:
             md.append(f"| {r['model']} | {r['runtime']} | {r['graph']} | failed: {r['error']} | | | | | |")
             continue
-        base = next((b for b in runtime_rows if b["model"] == r["model"] and b["runtime"] == r["runtime"]
-                     and b["graph"].startswith("hfx") and "error" not in b), None)
-        xp = f"{r['prefill_tokens_per_s'] / base['prefill_tokens_per_s']:.2f}×" if base else "—"
-        xd = f"{r['decode_tokens_per_s'] / base['decode_tokens_per_s']:.2f}×" if base else "—"
+        b = base(r)
+        xp = f"{r['prefill_tokens_per_s'] / b['prefill_tokens_per_s']:.2f}×" if b else "—"
+        xd = f"{r['decode_tokens_per_s'] / b['decode_tokens_per_s']:.2f}×" if b else "—"
         ttft = f"{r['ttft_long_seconds']:.2f}" if "ttft_long_seconds" in r else "—"
         md.append(f"| {r['model']} | {r['runtime']} | {r['graph']} | {r['prefill_tokens_per_s']:.0f} | {xp} | "
                   f"{r['decode_tokens_per_s']:.1f} | {xd} | {ttft} | {r['max_abs_logits_diff']:.1e} |")
+    if seq2seq_rows:
+        md += ["", f"Encoder-decoders, CPU, batch 1: the encoder over the source ({PROMPT} token ids, or Whisper's 30 s "
+               "of log-mel features) and the decoder's first token from its start token (seconds, median of 3 after a "
+               f"warm-up), then decode tokens/s from the median of {STEPS} single-token steps; logits against "
+               "transformers eager at the first two decoder positions. Ratios are to hfx's first graph in the runtime "
+               "(a time: lower is faster).", "",
+               "| model | runtime | graph | encoder + first token (s) | × hfx | decode tok/s | × hfx | max abs logits diff |",
+               "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+        for r in seq2seq_rows:
+            if "error" in r:
+                md.append(f"| {r['model']} | {r['runtime']} | {r['graph']} | failed: {r['error']} | | | | |")
+                continue
+            b = base(r)
+            xf = f"{r['first_token_seconds'] / b['first_token_seconds']:.2f}×" if b else "—"
+            xd = f"{r['decode_tokens_per_s'] / b['decode_tokens_per_s']:.2f}×" if b else "—"
+            md.append(f"| {r['model']} | {r['runtime']} | {r['graph']} | {r['first_token_seconds']:.3f} | {xf} | "
+                      f"{r['decode_tokens_per_s']:.1f} | {xd} | {r['max_abs_logits_diff']:.1e} |")
     out_base.with_suffix(".md").write_text("\n".join(md) + "\n")
     out_base.with_suffix(".json").write_text(json.dumps({"export": export_rows, "runtime": runtime_rows}, indent=2, default=str))
     try:
@@ -1230,7 +1407,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tools", default="", help="only the export rows and runtime graphs whose names contain one of these "
                                                   "comma-separated words (default: all)")
-    ap.add_argument("--runtime-models", default="qwen3-0.6b", help="models whose graphs are timed in the runtimes ('' for none)")
+    ap.add_argument("--runtime-models", default="qwen3-0.6b,t5-base,whisper-small", help="models whose graphs are timed in the runtimes ('' for none)")
     ap.add_argument("--work", type=Path, help="keep the graphs the runtime part times in this folder (default: a temporary one, removed at the end)")
     ap.add_argument("--skip-export", action="store_true", help="time only the runtimes, on the exports already in --work")
     ap.add_argument("--time-graph", nargs=3, metavar=("MODEL", "WORK", "INDEX"), help=argparse.SUPPRESS)

@@ -593,24 +593,73 @@ typedef struct dec_state {
     hfx_value *cache_position; /* static cache: the S slots written */
     hfx_dim enc_len;
     hfx_value **out;          /* per layer: self key, self value, cross key, cross value (outputs) */
-    int *state;               /* their state declarations (self parts only) */
+    int *state;               /* their state declarations (the self-attention parts; the cross-attention
+                                 ones too in the seed's decode, which returns its whole cache) */
     hfx_value *past_key0;     /* a growing cache's layer-0 keys, read before the embeddings: the
                                  positions continue after them */
     int past_key0_state;
+    hfx_value **in;           /* per layer and part: the cache inputs, read up front in the seed's order
+                                 (every self-attention part, then every cross-attention one); NULL:
+                                 each read where it is used */
 } dec_state;
 
 enum { SELF_K, SELF_V, CROSS_K, CROSS_V, DEC_PARTS };
 static const char *const part_names[DEC_PARTS] = {"decoder.key", "decoder.value", "encoder.key", "encoder.value"};
 
+/* What a cache name is for: the state, the graph input, the graph output. */
+enum { AS_STATE, AS_INPUT, AS_OUTPUT };
+
+/* Layer i's cache tensor `part` named `as` one of the above. optimum's: past_key_values.{i}.decoder.key
+ * in, present.{i}.decoder.key out (a static self-attention cache: input./output.past_key_values.…);
+ * transformers.exporters' (io "seed"): its EncoderDecoderCache flattened,
+ * cache.self_attention_cache.layers.{i}.keys, "input." before it going in, "output." before it
+ * coming out of a step (bare out of a prefill). */
+static const char *cache_name(const s2s_ctx *c, char *buf, size_t size, int64_t i, int part, int as) {
+    const hfx_build_opts *o = c->o;
+    if (o->io == HFX_IO_SEED)
+        snprintf(buf, size, "%scache.%s_attention_cache.layers.%lld.%s",
+                 as == AS_INPUT ? "input." : as == AS_OUTPUT && o->reads_state ? "output." : "",
+                 part >= CROSS_K ? "cross" : "self", (long long)i, part % 2 ? "values" : "keys");
+    else if (o->cache == HFX_CACHE_STATIC && part < CROSS_K && as != AS_STATE)
+        snprintf(buf, size, "%s.past_key_values.%lld.%s", as == AS_INPUT ? "input" : "output", (long long)i,
+                 part_names[part]);
+    else
+        snprintf(buf, size, "%s.%lld.%s", as == AS_OUTPUT ? "present" : "past_key_values", (long long)i, part_names[part]);
+    return buf;
+}
+
 /* Layer i's past self-attention keys or values [B,heads,past,hd] (a growing cache), declared as
  * state. */
 static hfx_value *read_past(s2s_ctx *c, int64_t i, int part, int *state) {
     const hfx_build_opts *o = c->o;
-    char name[128];
-    snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, part_names[part]);
-    *state = hfx_graph_state(c->g, name, HFX_STATE_APPEND, 2);
-    return hfx_state_read(c->g, *state, name, o->dtype, 4,
+    char name[128], input[128];
+    *state = hfx_graph_state(c->g, cache_name(c, name, sizeof name, i, part, AS_STATE), HFX_STATE_APPEND, 2);
+    return hfx_state_read(c->g, *state, cache_name(c, input, sizeof input, i, part, AS_INPUT), o->dtype, 4,
                           (hfx_dim[]){o->batch, hfx_dim_const(c->m->dec_heads), o->past, hfx_dim_const(c->m->dec_hd)});
+}
+
+/* The seed's decode step takes its whole EncoderDecoderCache in its order — every layer's
+ * self-attention keys and values, then every layer's cross-attention ones — and returns it: the
+ * cross-attention part unchanged (a value of its own: an output may not be an input). Reads them
+ * into s->in, their states into s->state, the returned cross part into s->out. */
+static void read_seed_cache(s2s_ctx *c, dec_state *s, hfx_value **in) {
+    const hfx_build_opts *o = c->o;
+    hfx_graph *g = c->g;
+    s->in = in;
+    for (int64_t i = 0; i < c->m->dec_layers; i++)
+        for (int part = SELF_K; part <= SELF_V; part++)
+            in[DEC_PARTS * i + part] = read_past(c, i, part, &s->state[DEC_PARTS * i + part]);
+    hfx_dim dims[4] = {o->batch, hfx_dim_const(c->m->dec_heads), s->enc_len, hfx_dim_const(c->m->dec_hd)};
+    for (int64_t i = 0; i < c->m->dec_layers; i++)
+        for (int part = CROSS_K; part <= CROSS_V; part++) {
+            char name[128], input[128];
+            int st = hfx_graph_state(g, cache_name(c, name, sizeof name, i, part, AS_STATE), HFX_STATE_REPLACE, 2);
+            in[DEC_PARTS * i + part] = hfx_state_read(g, st, cache_name(c, input, sizeof input, i, part, AS_INPUT),
+                                                      o->dtype, 4, dims);
+            s->out[DEC_PARTS * i + part] = hfx_op2(g, HFX_OP_ADD, in[DEC_PARTS * i + part],
+                                                   hfx_const_scalar(g, o->dtype, 0.0));
+            s->state[DEC_PARTS * i + part] = st;
+        }
 }
 
 /* This step's self-attention keys or values x [B,heads,S,hd] joined with layer i's cache. */
@@ -618,20 +667,22 @@ static hfx_value *self_cache(s2s_ctx *c, dec_state *s, int64_t i, hfx_value *x, 
     const hfx_build_opts *o = c->o;
     if (o->cache == HFX_CACHE_NONE) return x;
     hfx_graph *g = c->g;
-    char name[128], input[160];
+    char name[128], input[128];
     bool dynamic = o->cache == HFX_CACHE_DYNAMIC;
     int state;
     if (dynamic && o->has_past) {
-        hfx_value *past = i == 0 && part == SELF_K ? s->past_key0 : read_past(c, i, part, &state);
-        if (i == 0 && part == SELF_K) state = s->past_key0_state;
+        hfx_value *past;
+        if (s->in) past = s->in[DEC_PARTS * i + part], state = s->state[DEC_PARTS * i + part];
+        else if (i == 0 && part == SELF_K) past = s->past_key0, state = s->past_key0_state;
+        else past = read_past(c, i, part, &state);
         x = hfx_concat(g, 2, (hfx_value *[]){past, x}, 2);
     } else {
-        snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, part_names[part]);
-        state = hfx_graph_state(g, name, dynamic ? HFX_STATE_APPEND : HFX_STATE_WRITE, 2);
+        state = hfx_graph_state(g, cache_name(c, name, sizeof name, i, part, AS_STATE),
+                                dynamic ? HFX_STATE_APPEND : HFX_STATE_WRITE, 2);
     }
     if (!dynamic) {
-        snprintf(input, sizeof input, "input.%s", name);
-        hfx_value *cache = hfx_state_read(g, state, input, x->dtype, 4, (hfx_dim[]){o->batch, x->dims[1], o->max_cache, x->dims[3]});
+        hfx_value *cache = hfx_state_read(g, state, cache_name(c, input, sizeof input, i, part, AS_INPUT), x->dtype, 4,
+                                          (hfx_dim[]){o->batch, x->dims[1], o->max_cache, x->dims[3]});
         x = hfx_cache_write(g, cache, x, s->cache_position);
     }
     s->out[DEC_PARTS * i + part] = x;
@@ -680,10 +731,13 @@ static hfx_value *decoder_cross_attention(s2s_ctx *c, hfx_value *h, void *arg_) 
     } else { /* read from the cache the prefill returned; its projections are not needed here */
         hfx_dim dims[4] = {o->batch, hfx_dim_const(heads), s->enc_len, hfx_dim_const(hd)};
         char name[128];
-        snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, part_names[CROSS_K]);
-        k = hfx_graph_input(g, name, o->dtype, 4, dims);
-        snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, part_names[CROSS_V]);
-        v = hfx_graph_input(g, name, o->dtype, 4, dims);
+        if (s->in) { /* the seed's, read up front */
+            k = s->in[DEC_PARTS * i + CROSS_K];
+            v = s->in[DEC_PARTS * i + CROSS_V];
+        } else {
+            k = hfx_graph_input(g, cache_name(c, name, sizeof name, i, CROSS_K, AS_INPUT), o->dtype, 4, dims);
+            v = hfx_graph_input(g, cache_name(c, name, sizeof name, i, CROSS_V, AS_INPUT), o->dtype, 4, dims);
+        }
         for (int j = 1; j <= 2; j++)
             for (int b = 0; b < 2; b++) {
                 snprintf(n, sizeof n, "%s.%s.%s", p, L->proj[j], b ? "bias" : "weight");
@@ -838,17 +892,20 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a multi-token decode of an encoder-decoder model keeps a "
                         "growing self-attention cache; export a static cache as encoder, prefill and decode",
                         d->architecture);
-    if (o->io == HFX_IO_SEED && o->cache != HFX_CACHE_NONE)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" (transformers.exporters' EncoderDecoderCache) is not "
-                        "written for encoder-decoder models yet; export with io \"optimum\"", d->architecture);
+    if (o->io == HFX_IO_SEED && o->cache == HFX_CACHE_STATIC)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" with a static cache (transformers.exporters' "
+                        "EncoderDecoderCache over a StaticCache, its write counters and 4-D decoder mask) is not "
+                        "written for encoder-decoder models yet; export a growing cache, or io \"optimum\"",
+                        d->architecture);
     hfx_weights w;
     hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
     if (st) return st;
     size_t n_out = (size_t)m->dec_layers * DEC_PARTS;
-    hfx_value **outs = calloc(n_out, sizeof *outs);
+    hfx_value **outs = calloc(n_out, sizeof *outs), **seed_in = calloc(n_out, sizeof *seed_in);
     int *states = calloc(n_out, sizeof *states);
-    if (!outs || !states) {
+    if (!outs || !states || !seed_in) {
         free(outs);
+        free(seed_in);
         free(states);
         hfx_weights_free(&w);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
@@ -875,7 +932,7 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
             hfx_weight_ignore(&w, "final_logits_bias");
         } else {
             dec_state s = {enc, NULL, d->audio ? no_mask(&c, m->source_positions) : padding_bias(&c, mask), NULL, NULL,
-                           NULL, o->seq, outs, states, NULL, -1};
+                           NULL, o->seq, outs, states, NULL, -1, NULL};
             hfx_value *dec_table = table(&c, 1);
             if (d->classifier) {
                 hfx_graph_output(g, classify(&c, decode(&c, &s, dec_table, shift_right(&c, ids), NULL), ids), "logits");
@@ -898,19 +955,31 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
         /* a fixed-shape prefill takes the decoder's one start token (the sample's length is the sources');
          * Whisper's, its prompt (start, language, task, no-timestamps): the sample's length */
         hfx_dim seq = symbolic || reads_cross || d->audio ? o->seq : hfx_dim_const(1);
-        hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, seq});
-        hfx_value *enc_mask = d->audio ? NULL /* no padding */
-                                       : hfx_graph_input(g, "encoder_attention_mask", HFX_DTYPE_I64, 2,
-                                                         (hfx_dim[]){o->batch, enc_len});
-        hfx_value *enc = reads_cross ? NULL
-                                     : hfx_graph_input(g, "encoder_hidden_states", o->dtype, 3,
-                                                       (hfx_dim[]){o->batch, enc_len, hfx_dim_const(m->hidden)});
+        /* the seed's names and order: its forward's keyword arguments, the encoder's output among them
+         * (its decode only passes that through: the cross-attention cache is in its cache input) */
+        bool seed = o->io == HFX_IO_SEED;
+        hfx_value *ids = NULL, *enc_mask = NULL, *enc = NULL, *seed_enc = NULL;
+        hfx_dim ids_dims[2] = {o->batch, seq}, mask_dims[2] = {o->batch, enc_len},
+                enc_dims[3] = {o->batch, enc_len, hfx_dim_const(m->hidden)};
+        if (!seed) ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, ids_dims);
+        if (!d->audio) /* Whisper's sources have no padding */
+            enc_mask = hfx_graph_input(g, seed ? "attention_mask" : "encoder_attention_mask", HFX_DTYPE_I64, 2, mask_dims);
+        if (seed) {
+            ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, ids_dims);
+            seed_enc = hfx_graph_input(g, "encoder_outputs.last_hidden_state", o->dtype, 3, enc_dims);
+            if (!reads_cross) enc = seed_enc;
+        } else if (!reads_cross) {
+            enc = hfx_graph_input(g, "encoder_hidden_states", o->dtype, 3, enc_dims);
+        }
         dec_state s = {enc, NULL, enc_mask ? padding_bias(&c, enc_mask) : no_mask(&c, m->source_positions), NULL, NULL,
-                       NULL, enc_len, outs, states, NULL, -1};
+                       NULL, enc_len, outs, states, NULL, -1, NULL};
         hfx_value *past = NULL; /* the tokens before this step's: their count */
         if (o->cache == HFX_CACHE_STATIC) {
             s.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &seq);
             past = hfx_gather(g, s.cache_position, hfx_const_i64(g, 0), 0); /* the first slot written */
+        } else if (has_past && seed) {
+            read_seed_cache(&c, &s, seed_in);
+            past = hfx_dim_of(g, seed_in[SELF_K], 2);
         } else if (has_past) {
             s.past_key0 = read_past(&c, 0, SELF_K, &s.past_key0_state);
             past = hfx_dim_of(g, s.past_key0, 2);
@@ -920,26 +989,34 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
         hfx_value *x = decode(&c, &s, dec_table, ids, past);
         if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX);
         hfx_graph_output(g, lm_logits(&c, x, dec_table), "logits");
-        for (int64_t i = 0; i < m->dec_layers && !g->failed; i++)
-            for (int p = 0; p < DEC_PARTS; p++) {
-                char name[128];
-                bool cross = p >= CROSS_K;
-                if (cross && reads_cross) continue; /* read only: the prefill returned it */
-                if (o->cache == HFX_CACHE_DYNAMIC || cross)
-                    snprintf(name, sizeof name, "present.%lld.%s", (long long)i, part_names[p]);
-                else
-                    snprintf(name, sizeof name, "output.past_key_values.%lld.%s", (long long)i, part_names[p]);
-                if (cross && one_graph) /* kept where the first call put it */
-                    hfx_state_write(g, hfx_graph_state(g, name, HFX_STATE_ONCE, 2), outs[DEC_PARTS * i + p], name);
-                else if (cross) hfx_graph_output(g, outs[DEC_PARTS * i + p], name);
-                else hfx_state_write(g, states[DEC_PARTS * i + p], outs[DEC_PARTS * i + p], name);
-            }
+        /* optimum's order: layer by layer, self then cross; the seed's: every layer's self-attention
+         * cache, then every layer's cross-attention cache */
+        for (int group = 0; group < (seed ? 2 : 1); group++)
+            for (int64_t i = 0; i < m->dec_layers && !g->failed; i++)
+                for (int p = seed ? 2 * group : 0; p < (seed ? 2 * group + 2 : DEC_PARTS); p++) {
+                    char name[128], state[128];
+                    bool cross = p >= CROSS_K;
+                    if (cross && reads_cross && !seed) continue; /* read only: the prefill returned it */
+                    cache_name(&c, name, sizeof name, i, p, AS_OUTPUT);
+                    hfx_value *v = outs[DEC_PARTS * i + p];
+                    if (cross && one_graph) /* kept where the first call put it */
+                        hfx_state_write(g, hfx_graph_state(g, name, HFX_STATE_ONCE, 2), v, name);
+                    else if (cross && seed && !reads_cross) /* the seed's prefill starts its EncoderDecoderCache */
+                        hfx_state_write(g, hfx_graph_state(g, cache_name(&c, state, sizeof state, i, p, AS_STATE),
+                                                           HFX_STATE_REPLACE, 2), v, name);
+                    else if (cross && !seed) hfx_graph_output(g, v, name);
+                    else hfx_state_write(g, states[DEC_PARTS * i + p], v, name);
+                }
+        if (seed) /* passed through, as the seed's Seq2SeqLMOutput returns it */
+            hfx_graph_output(g, hfx_op2(g, HFX_OP_ADD, seed_enc, hfx_const_scalar(g, o->dtype, 0.0)),
+                             "encoder_last_hidden_state");
     }
     hfx_graph_set_meta(g, "architecture", d->architecture);
     st = hfx_graph_status(g, err);
     if (st == HFX_OK) st = hfx_weights_finish(&w, err);
     hfx_weights_free(&w);
     free(outs);
+    free(seed_in);
     free(states);
     return st;
 }

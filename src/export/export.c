@@ -363,8 +363,13 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
         json_object_set_new(in, "shape", shape);
         json_object_set_new(in, "dtype", json_string(torch_dtype[v->dtype] ? torch_dtype[v->dtype] : hfx_dtype_name(v->dtype)));
         const char *dot = strchr(v->name, '.');
-        if (dot) { /* "attention_mask.full_attention": a leaf of the mask dict, below */
-            json_decref(in);
+        if (dot) { /* a leaf of a structured argument: "encoder_outputs.last_hidden_state" (a mask dict's,
+                      "attention_mask.full_attention", is replaced below) */
+            char arg[64];
+            snprintf(arg, sizeof arg, "%.*s", (int)(dot - v->name < 63 ? dot - v->name : 63), v->name);
+            json_t *parent = json_object_get(kwargs, arg);
+            if (!parent) json_object_set_new(kwargs, arg, parent = json_pack("{s:{}}", "leaves"));
+            json_object_set_new(json_object_get(parent, "leaves"), dot + 1, in);
             continue;
         }
         json_object_set_new(kwargs, v->name, in);
@@ -398,9 +403,12 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
         json_object_set_new(kwargs, "attention_mask", mask);
     }
     free(layers);
-    if (g->n_states) {
+    if (g->n_states) { /* an encoder-decoder's cache is two: self-attention and cross-attention */
         json_t *cache = json_object();
-        json_object_set_new(cache, "container", json_string(c->opts.cache == HFX_CACHE_STATIC ? "StaticCache" : "DynamicCache"));
+        bool two = strncmp(g->states[0].name, "cache.self_attention_cache.", 27) == 0;
+        json_object_set_new(cache, "container", json_string(two ? "EncoderDecoderCache"
+                                                            : c->opts.cache == HFX_CACHE_STATIC ? "StaticCache"
+                                                                                                : "DynamicCache"));
         json_object_set_new(kwargs, "cache", cache);
     }
     json_object_set_new(md, "kwargs", kwargs);
@@ -846,6 +854,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
                         "export config",
                         hfx_model_architecture(model), e->fmt->name, e->fmt->state_option);
     }
+    int asked_multi = multi_token_decode;
     if (stateful) multi_token_decode = 1;
     /* the seed's profile keeps its prefill graph beside a multi-token decode */
     hfx_export_config first_view;
@@ -856,9 +865,15 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "io \"seed\" is not available for export_format '%s' yet",
                         e->fmt->name);
     }
-    hfx_component_set set = hfx_arch_components(
-        model->arch, !multi_token_decode ? HFX_EXPORT_GENERATION
-                     : seed ? HFX_EXPORT_GENERATION_MULTI : HFX_EXPORT_GENERATION_ONE_GRAPH);
+    hfx_export_kind kind = !multi_token_decode ? HFX_EXPORT_GENERATION
+                           : seed ? HFX_EXPORT_GENERATION_MULTI : HFX_EXPORT_GENERATION_ONE_GRAPH;
+    /* the seed's stateful profile of a model it decodes one token at a time (an encoder-decoder):
+     * its prefill and its single-token decode, the state kept in the decode */
+    if (kind == HFX_EXPORT_GENERATION_MULTI && stateful && !asked_multi && !hfx_arch_components(model->arch, kind).n) {
+        kind = HFX_EXPORT_GENERATION;
+        multi_token_decode = 0;
+    }
+    hfx_component_set set = hfx_arch_components(model->arch, kind);
     enum { MAX_COMPONENTS = 8 };
     int n = set.n;
     component cs[MAX_COMPONENTS] = {{0}};

@@ -303,6 +303,11 @@ static const scenario scenarios[] = {
                       "\"max_cache_len\": 16}", true, false, "t5"},
     {"marian-onnx", "{\"export_format\": \"onnx\", \"dynamic\": true}", false, false, "marian"},
     {"marian-openvino", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, false, "marian"},
+    /* optimum-intel's stateful encoder and decoder (the cross-attention cache a variable its first
+     * call fills), and the seed's profile (its EncoderDecoderCache flattened) */
+    {"marian-openvino-generation", "{\"export_format\": \"openvino\", \"dynamic\": true}", true, false, "marian"},
+    {"marian-onnx-seed", "{\"export_format\": \"onnx\", \"dynamic\": true, \"io\": \"seed\"}", true, false,
+     "marian"},
 };
 
 /* WORK-tokenizer: the checkpoint's files linked, with TOKENIZER_JSON beside them; NULL on failure. */

@@ -14,8 +14,10 @@ MT5 and UMT5.
   variables) and the stateless one (the encoder returning the cross-attention cache) in ONNX
   Runtime, torch and ExecuTorch, through the same loops; Whisper's through OpenVINO GenAI's
   WhisperPipeline and onnxruntime-genai;
+* the seed's I/O profile (io "seed"): prefill and decode equal to transformers.exporters' own
+  export of the same model (ONNX and OpenVINO) and generating transformers' tokens;
 * the components against transformers.exporters' decomposition of the same model, and the
-  refusals (a static cache in a multi-token decode, io "seed").
+  refusals (a static cache in a multi-token decode or in the seed's profile).
 """
 
 from __future__ import annotations
@@ -579,6 +581,175 @@ def test_components_cover_the_seeds(ckpt):
     assert "encoder_outputs" in comps["prefill"][1] and "decoder_input_ids" in comps["prefill"][1]
 
 
+# ---- the seed's I/O profile ("io": "seed") -------------------------------------------------------
+
+SEED_IO = ["bart", "t5_v11", "whisper"]
+
+
+def seed_io_export(ckpt, out, name, fmt):
+    cfg = out.parent / f"{out.name}.json"
+    cfg.write_text(json.dumps({"export_format": fmt, "dynamic": True, "io": "seed"}))
+    proc = run_hfx(["export", ckpt(name), out, "--config", str(cfg), "--for-generation", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    return out
+
+
+def seeds_own_export(model_dir, name, fmt, out):
+    """transformers.exporters' export_for_generation of the same checkpoint (its prefill and decode)."""
+    import warnings
+
+    from transformers.exporters import OnnxExporter, OpenVINOExporter
+    from transformers.exporters.configs import OnnxConfig, OpenVINOConfig
+
+    model = seq2seq_models.load(model_dir)
+    rows = sources(name, 1)
+    inputs = ({"input_features": torch.from_numpy(rows)} if isinstance(rows, np.ndarray) else
+              dict(zip(("input_ids", "attention_mask"), right_padded(rows, model.config.pad_token_id))))
+    exporter, config = {"onnx": (OnnxExporter, OnnxConfig), "openvino": (OpenVINOExporter, OpenVINOConfig)}[fmt]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exporter().export_for_generation(model, inputs, config=config(dynamic=True)).save_pretrained(str(out))
+    return out
+
+
+def graph_io(path):
+    """(inputs, outputs[, variable ids]) of a graph: names in order, element types, ranks."""
+    if path.suffix == ".onnx":
+        import onnx
+
+        m = onnx.load(str(path), load_external_data=False)
+        side = lambda vs: [(v.name, v.type.tensor_type.elem_type, len(v.type.tensor_type.shape.dim)) for v in vs]
+        return side(m.graph.input), side(m.graph.output)
+    import openvino as ov
+
+    m = ov.Core().read_model(str(path))
+    side = lambda ps: [(p.get_any_name(), p.get_element_type().get_type_name(), p.get_partial_shape().rank.get_length())
+                       for p in ps]
+    return side(m.inputs), side(m.outputs), sorted(op.get_variable_id() for op in m.get_ops()
+                                                   if op.get_type_name() == "ReadValue")
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+@pytest.mark.parametrize("name", SEED_IO)
+def test_seed_io_equals_the_seeds(name, fmt, ckpt, tmp_path):
+    """io "seed": the prefill and decode take and return what transformers.exporters' own export of
+    the same model does — its forward's keywords (attention_mask, decoder_input_ids,
+    encoder_outputs.last_hidden_state) and its EncoderDecoderCache flattened (every layer's
+    self-attention keys and values, then every layer's cross-attention ones; input./output. around
+    a step; the encoder's output passed through) — in order, with the same element types and ranks;
+    OpenVINO's decode keeps that cache in variables of the same ids. export.json records the same
+    keyword arguments. hfx also writes the encoder, which the seed leaves to generate()."""
+    ours = seed_io_export(ckpt, tmp_path / "hfx", name, fmt)
+    theirs = seeds_own_export(ckpt(name), name, fmt, tmp_path / "seed")
+    prefix, ext = ("", ".onnx") if fmt == "onnx" else ("openvino_", ".xml")
+    for comp in ("prefill", "decode"):
+        assert graph_io(ours / f"{prefix}{comp}{ext}") == graph_io(theirs / f"{prefix}{comp}{ext}"), comp
+    mine = json.loads((ours / "export.json").read_text())["components"]
+    want = json.loads((theirs / "export.json").read_text())["components"]
+    assert set(mine) == set(want) | {"encoder"}
+
+    def kind(entry):  # what hfx can know without tracing: rank and dtype, or the container
+        if "leaves" in entry:
+            return {leaf: kind(e) for leaf, e in entry["leaves"].items()}
+        return entry["container"] if "container" in entry else (entry["rank"], entry["dtype"])
+    for comp in want:
+        got_kwargs, want_kwargs = mine[comp]["metadata"]["kwargs"], want[comp]["metadata"]["kwargs"]
+        assert {k: kind(v) for k, v in got_kwargs.items()} == {k: kind(v) for k, v in want_kwargs.items()}, comp
+
+
+def plain_greedy(model_dir, rows):
+    """transformers' greedy search without the generation config's logits processors (suppressed,
+    forced or banned tokens), from the decoder start (Whisper: its prompt): new tokens, per-step
+    logits, and the prompt."""
+    from transformers.generation.utils import GenerationMixin
+
+    model = seq2seq_models.load(model_dir)
+    off = dict(suppress_tokens=None, begin_suppress_tokens=None, forced_bos_token_id=None, forced_eos_token_id=None,
+               no_repeat_ngram_size=0, min_length=0, max_new_tokens=NEW_TOKENS, do_sample=False, num_beams=1,
+               output_logits=True, return_dict_in_generate=True)
+    with torch.no_grad():
+        if isinstance(rows, np.ndarray):
+            f = torch.from_numpy(rows)
+            gen = copy.deepcopy(model.generation_config)
+            gen.return_timestamps = False
+            init = model._retrieve_init_tokens(f, len(f), gen, model.config, f.shape[2], {})
+            out = GenerationMixin.generate(model, input_features=f, decoder_input_ids=init, **off)
+        else:
+            ids, mask = right_padded(rows, model.generation_config.pad_token_id)
+            init = torch.full((len(rows), 1), model.generation_config.decoder_start_token_id)
+            out = model.generate(input_ids=ids, attention_mask=mask, **off)
+    n = len(out.logits)
+    return out.sequences[:, -n:].tolist(), torch.stack(out.logits).numpy(), init.numpy()
+
+
+def seed_io_loop(out, fmt, rows, prompt, eos, pad):
+    """Greedy search over hfx's seed-profile export as a user of the seed's graphs runs it: hfx's
+    encoder, then the prefill on the decoder prompt with the encoder's output (its whole cache
+    back), then decode steps feeding each output.<cache> back as input.<cache> — in OpenVINO, the
+    stateful decode's variables set from the prefill's cache first."""
+    audio = isinstance(rows, np.ndarray)
+    mask = None if audio else right_padded(rows, pad)[1].numpy()
+    source = {"input_features": rows} if audio else {"input_ids": right_padded(rows, pad)[0].numpy(), "attention_mask": mask}
+    if fmt == "onnx":
+        import onnxruntime as ort
+
+        sess = {c: ort.InferenceSession(str(out / f"{c}.onnx"), providers=["CPUExecutionProvider"])
+                for c in ("encoder", "prefill", "decode")}
+
+        def run(c, feed):
+            names = [o.name for o in sess[c].get_outputs()]
+            return dict(zip(names, sess[c].run(None, {i.name: feed[i.name] for i in sess[c].get_inputs()})))
+    else:
+        import openvino as ov
+
+        core = ov.Core()
+        req = {c: core.compile_model(str(out / f"openvino_{c}.xml"), "CPU", OV_CPU).create_infer_request()
+               for c in ("encoder", "prefill", "decode")}
+
+        def run(c, feed):
+            names = {i.get_any_name() for i in req[c].model_inputs}
+            res = req[c].infer({k: v for k, v in feed.items() if k in names})
+            return {p.get_any_name(): np.array(res[p]) for p in req[c].model_outputs}
+    hidden = run("encoder", source)["last_hidden_state"]
+    feed = {"decoder_input_ids": prompt.astype(np.int64), "encoder_outputs.last_hidden_state": hidden,
+            "attention_mask": mask, "beam_idx": np.arange(len(prompt), dtype=np.int32)}
+    res = run("prefill", feed)
+    cache = {k: v for k, v in res.items() if k.startswith("cache.")}
+    if fmt == "openvino":
+        req["decode"].reset_state()
+        for state in req["decode"].query_state():  # input.<name>output.<name>
+            state.state = ov.Tensor(np.ascontiguousarray(cache[state.name.split("output.")[0].removeprefix("input.")]))
+    tokens, logits, done = [], [], np.zeros(len(prompt), bool)
+    for step in range(NEW_TOKENS):
+        step_logits = res["logits"][:, -1].astype(np.float32)
+        logits.append(step_logits)
+        nxt = np.where(done, pad, step_logits.argmax(-1))
+        done |= nxt == eos
+        tokens.append(nxt)
+        if done.all():
+            break
+        feed["decoder_input_ids"] = nxt[:, None].astype(np.int64)
+        feed.update({f"input.{k}": v for k, v in cache.items()})
+        res = run("decode", feed)
+        cache = {k.removeprefix("output."): v for k, v in res.items() if k.startswith("output.")}
+    return np.stack(tokens, 1), np.stack(logits)
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+@pytest.mark.parametrize("name", SEED_IO)
+def test_seed_io_generates(name, fmt, ckpt, tmp_path):
+    """The seed-profile graphs in a plain greedy loop at batch 1 and 3 (right-padded sources) give
+    transformers' greedy tokens, every step's logits within 1e-4."""
+    out = seed_io_export(ckpt, tmp_path / "hfx", name, fmt)
+    gen = json.loads((ckpt(name) / "generation_config.json").read_text())
+    for batch in (1, 3):
+        rows = sources(name, batch)
+        want_tokens, want_logits, prompt = plain_greedy(ckpt(name), rows)
+        tokens, logits = seed_io_loop(out, fmt, rows, prompt, gen["eos_token_id"], gen["pad_token_id"])
+        compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {fmt} io seed batch {batch}",
+                           runtime="onnx" if fmt == "onnx" else "openvino")
+
+
 def test_refusals(ckpt, tmp_path):
     multi = run_hfx(["export", ckpt("bart"), tmp_path / "ov", "--format", "onnx", "--dynamic", "--for-generation",
                      "--multi-token-decode", "--cache", "static", "--max-cache-len", "32"])
@@ -589,6 +760,11 @@ def test_refusals(ckpt, tmp_path):
     assert stateful_static.returncode == 2 and "stateful" in stateful_static.stderr, describe(stateful_static)
     seed_cfg = tmp_path / "seed.json"
     seed_cfg.write_text(json.dumps({"export_format": "onnx", "io": "seed"}))
-    seed = run_hfx(["export", ckpt("bart"), tmp_path / "seed", "--config", str(seed_cfg), "--dynamic", "--for-generation"])
-    assert seed.returncode == 2 and 'io "seed"' in seed.stderr, describe(seed)
-    assert not any((tmp_path / d).exists() for d in ("ov", "ovs", "seed"))
+    seed = run_hfx(["export", ckpt("bart"), tmp_path / "seed", "--config", str(seed_cfg), "--dynamic", "--for-generation",
+                    "--cache", "static", "--max-cache-len", "32"])
+    assert seed.returncode == 2 and 'io "seed"' in seed.stderr and "static" in seed.stderr, describe(seed)
+    pt2_cfg = tmp_path / "pt2.json"
+    pt2_cfg.write_text(json.dumps({"export_format": "dynamo", "io": "seed", "dynamic": True}))
+    pt2 = run_hfx(["export", ckpt("bart"), tmp_path / "pt2", "--config", str(pt2_cfg), "--for-generation"])
+    assert pt2.returncode == 2 and "EncoderDecoderCache" in pt2.stderr, describe(pt2)
+    assert not any((tmp_path / d).exists() for d in ("ov", "ovs", "seed", "pt2"))

@@ -257,6 +257,14 @@ hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_p
                             "DynamicSlidingWindowLayer pins its token count in the program's input spec, so its "
                             "decode accepts only the sample's length; export with io \"optimum\"");
     const hfx_graph *g = p->g;
+    /* an encoder-decoder's components: its encoder, or a decoder called with encoder_outputs and an
+     * EncoderDecoderCache */
+    if (g->n_outputs > 0 && (strcmp(g->outputs[0]->name, "last_hidden_state") == 0 ||
+                             (g->n_states > 0 && strncmp(g->states[0].name, "cache.self_attention_cache.", 27) == 0)))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                        "io \"seed\" for torch.export covers decoder-only models: an encoder-decoder's call (its "
+                        "encoder_outputs and EncoderDecoderCache) is not written yet; export with io \"optimum\" "
+                        "(ONNX and OpenVINO take io \"seed\")");
     int n_users = 0;
     for (int i = 0; i < p->n_inputs; i++) n_users += p->inputs[i].kind == HFX_INPUT_USER;
     if (n_users != g->n_inputs) return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: user inputs and graph inputs differ");

@@ -57,6 +57,7 @@ typedef struct ov_model {
     struct ov_compressed *compressed; /* arena: the quantized weights' subgraphs made so far */
     ov_blobs *blobs;       /* borrowed: shared across components */
     const hfx_ov_options *o;
+    const hfx_graph *g;    /* borrowed: the graph being lowered */
     hfx_status st;
     hfx_error *err;
 } ov_model;
