@@ -175,6 +175,11 @@ extern const hfx_arch_family hfx_seq2seq_family, hfx_seq2seq_classifier_family, 
 extern const seq2seq_desc hfx_bart, hfx_mbart, hfx_marian, hfx_m2m100, hfx_t5, hfx_mt5, hfx_umt5, hfx_bart_classifier,
     hfx_mbart_classifier, hfx_whisper;
 
+/* The vision family (vision.c). */
+typedef struct vision_desc vision_desc;
+extern const hfx_arch_family hfx_vision_family;
+extern const vision_desc hfx_vit_model, hfx_vit_classifier;
+
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
 extern const hfx_arch_family hfx_encoder_family;
@@ -269,6 +274,8 @@ static const struct entry {
     {"WhisperForConditionalGeneration", &hfx_seq2seq_audio_family, &hfx_whisper},
     {"BartForSequenceClassification", &hfx_seq2seq_classifier_family, &hfx_bart_classifier},
     {"MBartForSequenceClassification", &hfx_seq2seq_classifier_family, &hfx_mbart_classifier},
+    {"ViTModel", &hfx_vision_family, &hfx_vit_model},
+    {"ViTForImageClassification", &hfx_vision_family, &hfx_vit_classifier},
 };
 
 struct hfx_arch_model {

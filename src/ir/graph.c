@@ -367,6 +367,26 @@ hfx_value *hfx_const_select(hfx_graph *g, hfx_value *c, int axis, int64_t index)
     return const_value(g, init);
 }
 
+hfx_value *hfx_const_flatten(hfx_graph *g, hfx_value *c, int axis) {
+    const hfx_init *src = c->init;
+    bool ok = src && src->n_parts == 1 && src->parts[0].rank == src->rank && axis >= 0 && axis < src->rank;
+    for (int d = axis; ok && d + 1 < src->rank; d++) /* each axis steps over the whole of the next */
+        ok = src->parts[0].strides[d] == src->parts[0].strides[d + 1] * src->parts[0].shape[d + 1];
+    if (!ok) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "cannot flatten constant '%s'", src ? src->source : "?");
+        return c;
+    }
+    hfx_init *init = copy_init(g, src);
+    if (!init) return c;
+    hfx_init_part *p = &init->parts[0];
+    int64_t n = 1;
+    for (int d = axis; d < src->rank; d++) n *= src->shape[d];
+    p->shape[axis] = init->shape[axis] = n;
+    p->strides[axis] = src->parts[0].strides[src->rank - 1];
+    p->rank = init->rank = axis + 1;
+    return const_value(g, init);
+}
+
 hfx_value *hfx_const_interleaved_rows(hfx_graph *g, hfx_value *c, int64_t groups, int64_t parts,
                                       int64_t which, int64_t len) {
     const hfx_init *src = c->init;

@@ -278,6 +278,9 @@ hfx_value *hfx_const_transpose2d(hfx_graph *g, hfx_value *c);
 hfx_value *hfx_const_slice(hfx_graph *g, hfx_value *c, int axis, int64_t start, int64_t len);
 /* Index `index` of axis `axis` of a constant, that axis gone (a view: a Conv1d weight's tap). */
 hfx_value *hfx_const_select(hfx_graph *g, hfx_value *c, int axis, int64_t index);
+/* Axes `axis`.. of a constant merged into one, where they are laid out one after the other (a
+ * view: a Conv2d weight [out, in, kh, kw] as the [out, in·kh·kw] of a linear over patches). */
+hfx_value *hfx_const_flatten(hfx_graph *g, hfx_value *c, int axis);
 /* Constants of one shape stacked on a new axis 0 (per-expert weights → [experts, ...]). */
 hfx_value *hfx_const_stack(hfx_graph *g, int n, hfx_value *const *cs);
 /* Axes of a constant reordered (a view); a stacked constant keeps its axis 0 in place. */

@@ -1,0 +1,261 @@
+/* The vision family: ViT-style image encoders as one template, a layout per model family and a
+ * descriptor per head. pixel_values [B, channels, H, W] (H and W the config's image_size) are cut
+ * into patches by the patch embedding — a Conv2d whose kernel equals its stride, written as the
+ * exact linear it is over the flattened patches — a class token goes in front, learned positions
+ * are added, and N pre-norm layers of bidirectional attention and an MLP follow, then a final
+ * LayerNorm. Heads: the bare model's pooler (an activation of a dense layer on the class token)
+ * and the image classifier (a linear on the class token).
+ *
+ * Component: a plain forward, `model` (pixel_values → last_hidden_state and pooler_output, or
+ * logits). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "arch/nn.h"
+#include "arch/weights.h"
+#include "base/status.h"
+#include "hf/config.h"
+
+/* Config keys and tensor names (under the model's prefix: "vit." in a head model) of a lineage. */
+typedef struct vision_layout {
+    const char *prefix;                       /* "vit": where a head model keeps the encoder */
+    const char *patch, *cls, *positions;      /* the patch projection, class token, position table */
+    const char *layer;                        /* "encoder.layer.%lld" */
+    const char *q, *k, *v, *o, *norm1, *norm2, *fc1, *fc2;
+    const char *final_norm, *pooler, *classifier;
+} vision_layout;
+
+static const vision_layout vit_layout = {
+    "vit", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings",
+    "encoder.layer.%lld", "attention.attention.query", "attention.attention.key", "attention.attention.value",
+    "attention.output.dense", "layernorm_before", "layernorm_after", "intermediate.dense", "output.dense",
+    "layernorm", "pooler.dense", "classifier"};
+
+typedef enum { HEAD_POOLER, HEAD_CLASSIFIER } vision_head;
+
+struct vision_desc {
+    const char *architecture;
+    const vision_layout *layout;
+    vision_head head;
+};
+typedef struct vision_desc vision_desc;
+
+typedef struct vision_cfg {
+    int64_t hidden, layers, heads, intermediate, image, patch, channels, pooler_size, labels;
+    double eps;
+    hfx_activation act, pooler_act;
+    bool qkv_bias;
+} vision_cfg;
+
+static hfx_status activation_of(hfx_cfg c, const char *key, const char *fallback, hfx_activation *out,
+                                hfx_error *err) {
+    const char *name;
+    hfx_status st = hfx_cfg_str_or(c, key, fallback, &name, err);
+    if (st) return st;
+    if (!hfx_activation_from_name(name, out))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (%s)", c.where, key, name,
+                        hfx_activation_names());
+    return HFX_OK;
+}
+
+/* image_size and patch_size: one number, or [height, width] of equal values (a square). */
+static hfx_status square(hfx_cfg c, const char *key, int64_t fallback, int64_t *out, hfx_error *err) {
+    const json_t *v = json_object_get(c.obj, key);
+    if (json_is_array(v) && json_array_size(v) == 2 && json_is_integer(json_array_get(v, 0)) &&
+        json_equal(json_array_get(v, 0), json_array_get(v, 1))) {
+        *out = json_integer_value(json_array_get(v, 0));
+        if (*out < 1 || *out > 1 << 16) return hfx_fail(err, HFX_ERR_INVALID, "%s: %s is out of range", c.where, key);
+        return HFX_OK;
+    }
+    if (json_is_array(v))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s must be one number or a square [h, w]", c.where, key);
+    return hfx_cfg_int_in_or(c, key, fallback, 1, 1 << 16, out, err);
+}
+
+static hfx_status vision_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
+    const vision_desc *d = desc_;
+    vision_cfg *m = cfg;
+    hfx_status st;
+    (void)arena;
+    if ((st = hfx_cfg_int_in(c, "hidden_size", 1, 1 << 20, &m->hidden, err)) ||
+        (st = hfx_cfg_int_in(c, "num_hidden_layers", 1, 4096, &m->layers, err)) ||
+        (st = hfx_cfg_int_in(c, "num_attention_heads", 1, 4096, &m->heads, err)) ||
+        (st = hfx_cfg_int_in(c, "intermediate_size", 1, 1 << 24, &m->intermediate, err)) ||
+        (st = hfx_cfg_int_in_or(c, "num_channels", 3, 1, 64, &m->channels, err)) ||
+        (st = square(c, "image_size", 224, &m->image, err)) || (st = square(c, "patch_size", 16, &m->patch, err)) ||
+        (st = hfx_cfg_num_or(c, "layer_norm_eps", 1e-12, &m->eps, err)) ||
+        (st = hfx_cfg_bool_or(c, "qkv_bias", true, &m->qkv_bias, err)) ||
+        (st = activation_of(c, "hidden_act", "gelu", &m->act, err)) ||
+        (st = activation_of(c, "pooler_act", "tanh", &m->pooler_act, err)) ||
+        (st = hfx_cfg_int_in_or(c, "pooler_output_size", m->hidden, 1, 1 << 20, &m->pooler_size, err)))
+        return st;
+    if (m->hidden % m->heads)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: hidden_size %lld is not a multiple of num_attention_heads %lld",
+                        c.where, (long long)m->hidden, (long long)m->heads);
+    if (m->image % m->patch)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: image_size %lld is not a multiple of patch_size %lld", c.where,
+                        (long long)m->image, (long long)m->patch);
+    int64_t side = m->image / m->patch;
+    if (side * side >= 1 << 20) /* attention scores are tokens² per head: a bound far above any real model */
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: image_size %lld in patches of %lld makes %lld patches; hfx takes "
+                        "fewer than 2^20", c.where, (long long)m->image, (long long)m->patch, (long long)(side * side));
+    if (d->head == HEAD_CLASSIFIER && (st = hfx_cfg_num_labels(c, &m->labels, err))) return st;
+    return HFX_OK;
+}
+
+typedef struct vision_ctx {
+    hfx_graph *g;
+    hfx_weights *w;
+    const vision_layout *L;
+    const vision_cfg *m;
+    const char *prefix; /* "vit." where the checkpoint keeps the encoder under it, else "" */
+    hfx_value *visible; /* the attention bias [1,1,1,T]: zeros, every token seeing every other */
+} vision_ctx;
+
+static hfx_value *dense(vision_ctx *c, hfx_value *x, int64_t in, int64_t out, bool bias, const char *name) {
+    hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s.weight", name);
+    return hfx_linear(c->g, x, w, bias ? hfx_weight(c->w, 1, (int64_t[]){out}, "%s.bias", name) : NULL);
+}
+
+static hfx_value *norm(vision_ctx *c, hfx_value *x, const char *name) {
+    int64_t h = c->m->hidden;
+    return hfx_layer_norm(c->g, x, hfx_weight(c->w, 1, &h, "%s.weight", name), hfx_weight(c->w, 1, &h, "%s.bias", name),
+                          c->m->eps);
+}
+
+/* The patch embedding of pixels [B,C,H,W]: [B, N, hidden], N = (H/P)·(W/P) in row-major patch
+ * order. Conv2d(kernel = stride = P) is a linear over each patch's C·P·P values, which the
+ * reshape and transpose gather in the weight's (c, kh, kw) order. */
+static hfx_value *patches(vision_ctx *c, hfx_value *pixels) {
+    const vision_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t P = m->patch, n = m->image / P, C = m->channels;
+    char name[160];
+    snprintf(name, sizeof name, "%s%s", c->prefix, c->L->patch);
+    hfx_dim B = pixels->dims[0];
+    hfx_value *x = hfx_reshape(g, pixels, 6, (hfx_dim[]){B, hfx_dim_const(C), hfx_dim_const(n), hfx_dim_const(P),
+                                                         hfx_dim_const(n), hfx_dim_const(P)});
+    x = hfx_transpose(g, x, 6, (int64_t[]){0, 2, 4, 1, 3, 5}); /* [B, n, n, C, P, P] */
+    x = hfx_reshape(g, x, 3, (hfx_dim[]){B, hfx_dim_const(n * n), hfx_dim_const(C * P * P)});
+    hfx_value *w = hfx_weight(c->w, 4, (int64_t[]){m->hidden, C, P, P}, "%s.weight", name);
+    hfx_value *b = hfx_weight(c->w, 1, (int64_t[]){m->hidden}, "%s.bias", name);
+    return hfx_linear(g, x, hfx_const_flatten(g, w, 1), b);
+}
+
+/* Layer i's attention over x [B,T,hidden], every token seeing every other. */
+static hfx_value *attention(vision_ctx *c, hfx_value *x, const char *layer) {
+    const vision_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->heads, hd = m->hidden / H;
+    char n[256];
+    hfx_value *qkv[3];
+    const char *names[3] = {c->L->q, c->L->k, c->L->v};
+    for (int j = 0; j < 3; j++) {
+        snprintf(n, sizeof n, "%s.%s", layer, names[j]);
+        hfx_value *t = dense(c, x, m->hidden, m->hidden, m->qkv_bias, n);
+        t = hfx_reshape(g, t, 4, (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(H), hfx_dim_const(hd)});
+        qkv[j] = hfx_transpose(g, t, 4, (int64_t[]){0, 2, 1, 3}); /* [B,H,T,hd] */
+    }
+    hfx_value *a = hfx_attention(g, qkv[0], qkv[1], qkv[2], c->visible, 1.0 / sqrt((double)hd), 0.0, 0);
+    a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
+    a = hfx_reshape(g, a, 3, (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(m->hidden)});
+    snprintf(n, sizeof n, "%s.%s", layer, c->L->o);
+    return dense(c, a, m->hidden, m->hidden, true, n);
+}
+
+static hfx_value *mlp(vision_ctx *c, hfx_value *x, const char *layer) {
+    const vision_cfg *m = c->m;
+    char n[256];
+    snprintf(n, sizeof n, "%s.%s", layer, c->L->fc1);
+    hfx_value *h = hfx_activate(c->g, m->act, dense(c, x, m->hidden, m->intermediate, true, n));
+    snprintf(n, sizeof n, "%s.%s", layer, c->L->fc2);
+    return dense(c, h, m->intermediate, m->hidden, true, n);
+}
+
+/* The class token's state [B, hidden] of x [B,T,hidden]. */
+static hfx_value *first_token(hfx_graph *g, hfx_value *x) {
+    return hfx_gather(g, x, hfx_const_i64(g, 0), 1);
+}
+
+static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
+                               hfx_graph *g, hfx_error *err) {
+    const vision_desc *d = desc_;
+    const vision_cfg *m = cfg_;
+    const vision_layout *L = d->layout;
+    hfx_weights w;
+    hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
+    if (st) return st;
+    char prefix[64], n[256];
+    snprintf(prefix, sizeof prefix, "%s.", L->prefix);
+    snprintf(n, sizeof n, "%s%s", prefix, L->cls);
+    int64_t side = m->image, tokens = (side / m->patch) * (side / m->patch) + 1;
+    float *zeros = calloc((size_t)tokens, sizeof *zeros);
+    if (!zeros) {
+        hfx_weights_free(&w);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    vision_ctx c = {g, &w, L, m, hfx_weight_exists(&w, n) ? prefix : "",
+                    hfx_const_bytes(g, HFX_DTYPE_F32, 4, (int64_t[]){1, 1, 1, tokens}, zeros)};
+    free(zeros);
+    hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
+                                        (hfx_dim[]){o->batch, hfx_dim_const(m->channels), hfx_dim_const(side),
+                                                    hfx_dim_const(side)});
+    hfx_value *x = patches(&c, pixels);
+    snprintf(n, sizeof n, "%s%s", c.prefix, L->cls);
+    hfx_value *cls = hfx_weight(&w, 3, (int64_t[]){1, 1, m->hidden}, "%s", n);
+    hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0),
+                                                         hfx_unsqueeze(g, hfx_const_i64(g, 1), 0),
+                                                         hfx_unsqueeze(g, hfx_const_i64(g, m->hidden), 0)}, 0);
+    cls = hfx_expand(g, cls, shape, 3, (hfx_dim[]){o->batch, hfx_dim_const(1), hfx_dim_const(m->hidden)});
+    x = hfx_concat(g, 2, (hfx_value *[]){cls, x}, 1); /* [B, tokens, hidden] */
+    snprintf(n, sizeof n, "%s%s", c.prefix, L->positions);
+    x = hfx_op2(g, HFX_OP_ADD, x, hfx_weight(&w, 3, (int64_t[]){1, tokens, m->hidden}, "%s", n));
+    for (int64_t i = 0; i < m->layers && !g->failed; i++) {
+        char layer[128], norm_name[192];
+        snprintf(n, sizeof n, "%s%s", c.prefix, L->layer);
+        snprintf(layer, sizeof layer, n, (long long)i);
+        snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm1);
+        x = hfx_op2(g, HFX_OP_ADD, attention(&c, norm(&c, x, norm_name), layer), x);
+        snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm2);
+        x = hfx_op2(g, HFX_OP_ADD, mlp(&c, norm(&c, x, norm_name), layer), x);
+    }
+    snprintf(n, sizeof n, "%s%s", c.prefix, L->final_norm);
+    x = norm(&c, x, n);
+    if (d->head == HEAD_CLASSIFIER) {
+        hfx_graph_output(g, dense(&c, first_token(g, x), m->hidden, m->labels, true, L->classifier), "logits");
+    } else {
+        hfx_graph_output(g, x, "last_hidden_state");
+        snprintf(n, sizeof n, "%s%s.weight", c.prefix, L->pooler);
+        if (hfx_weight_exists(&w, n)) { /* a model saved without its pooler (add_pooling_layer false) has none */
+            snprintf(n, sizeof n, "%s%s", c.prefix, L->pooler);
+            hfx_value *pooled = dense(&c, first_token(g, x), m->hidden, m->pooler_size, true, n);
+            hfx_graph_output(g, hfx_activate(g, m->pooler_act, pooled), "pooler_output");
+        }
+    }
+    hfx_graph_set_meta(g, "architecture", d->architecture);
+    st = hfx_graph_status(g, err);
+    if (st == HFX_OK) st = hfx_weights_finish(&w, err);
+    hfx_weights_free(&w);
+    return st;
+}
+
+static hfx_torch_signature vision_torch_signature(const void *desc_) {
+    const vision_desc *d = desc_;
+    static const char *const args[] = {"pixel_values", NULL};
+    return (hfx_torch_signature){args, d->head == HEAD_CLASSIFIER ? "ImageClassifierOutput"
+                                                                  : "BaseModelOutputWithPooling"};
+}
+
+/* name, role, one token per call, reads what an earlier call wrote, logits kept by default */
+static const hfx_component forward[] = {{"model", "model", false, false, -1}};
+static const char *const image_inputs[] = {"pixel_values", NULL};
+
+const hfx_arch_family hfx_vision_family = {
+    sizeof(vision_cfg), vision_parse, vision_build, NULL, NULL, {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    image_inputs, vision_torch_signature, NULL, NULL};
+
+const vision_desc hfx_vit_model = {"ViTModel", &vit_layout, HEAD_POOLER};
+const vision_desc hfx_vit_classifier = {"ViTForImageClassification", &vit_layout, HEAD_CLASSIFIER};

@@ -1,0 +1,213 @@
+"""Vision encoders (src/arch/vision.c) against transformers: ViTModel (last_hidden_state and the
+pooler's output, or no pooler where the checkpoint has none) and ViTForImageClassification.
+
+Checkpoints are tiny (hidden 32) over real-size images: 224 × 224 pixels in patches of 16 (197
+tokens) from transformers' ViTImageProcessor on random pixel arrays of other sizes (resized and
+normalized as the processor does), batch 2. Every output within 1e-4 of transformers in ONNX
+Runtime, OpenVINO, torch (.pt2) and ExecuTorch; the config fields that change the graph (qkv_bias,
+hidden_act, layer_norm_eps, image and patch size, channels) each in a variant; bad configs refused
+by name."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import assert_logits_close, describe, run_hfx
+
+BASE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, image_size=224,
+            patch_size=16, num_labels=3, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    head: str  # "model" (ViTModel) or "classifier" (ViTForImageClassification)
+    config: dict
+    pooler: bool = True  # ViTModel saved with its pooler
+
+
+VARIANTS = {
+    "vit_classifier": Variant("classifier", BASE),
+    "vit_model": Variant("model", BASE),
+    "vit_model_no_pooler": Variant("model", BASE, pooler=False),
+    # no q/k/v biases, tanh-approximated GELU, another eps, 32-pixel patches on a 64-pixel image,
+    # one channel, a pooler of its own width and activation
+    "vit_variant": Variant("model", {**BASE, "qkv_bias": False, "hidden_act": "gelu_new", "layer_norm_eps": 1e-6,
+                                     "image_size": 64, "patch_size": 32, "num_channels": 1, "pooler_output_size": 24,
+                                     "pooler_act": "relu"}),
+}
+
+
+def model_class(v: Variant):
+    from transformers import ViTForImageClassification, ViTModel
+    return ViTForImageClassification if v.head == "classifier" else ViTModel
+
+
+def _init(model: torch.nn.Module, seed: int) -> None:
+    """Weights large enough to matter: random tables and norms, linears at 1/√fan-in."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() >= 2 and "embeddings" not in name:
+                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p[0].numel()))
+            elif name.endswith(("cls_token", "position_embeddings")):
+                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+            elif "norm" in name and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.1 * torch.randn(p.shape, generator=g))
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    from transformers import ViTConfig
+    root = tmp_path_factory.mktemp("vision")
+    made = {}
+
+    def get(name):
+        if name not in made:
+            v = VARIANTS[name]
+            cls = model_class(v)
+            torch.manual_seed(0)
+            kwargs = {} if v.head == "classifier" else {"add_pooling_layer": v.pooler}
+            model = cls(ViTConfig(**v.config, attn_implementation="eager"), **kwargs).eval()
+            _init(model, seed=1)
+            model.save_pretrained(root / name)
+            made[name] = root / name
+        return made[name]
+    return get
+
+
+@pytest.fixture(scope="module")
+def export_dir(ckpt, tmp_path_factory):
+    root = tmp_path_factory.mktemp("vision-exports")
+    done = {}
+
+    def get(name, *flags):
+        key = (name, flags)
+        if key not in done:
+            out = root / f"{name}-{len(done)}"
+            proc = run_hfx(["export", ckpt(name), out, *flags])
+            done[key] = out if proc.returncode == 0 else "export failed:\n" + describe(proc)
+        if isinstance(done[key], str):
+            pytest.fail(done[key], pytrace=False)
+        return done[key]
+    return get
+
+
+def pixels(name, batch=2):
+    """pixel_values [batch, channels, size, size]: random uint8 images of other sizes through
+    transformers' ViTImageProcessor (resize to the model's size, rescale, normalize)."""
+    from transformers import ViTImageProcessor
+    cfg = VARIANTS[name].config
+    channels, size = cfg.get("num_channels", 3), cfg["image_size"]
+    rng = np.random.default_rng(3)
+    images = [rng.integers(0, 256, (h, w, channels), dtype=np.uint8) for h, w in ((300, 260), (180, 411))[:batch]]
+    proc = ViTImageProcessor(size={"height": size, "width": size}, image_mean=[0.5] * channels,
+                             image_std=[0.5] * channels)
+    out = proc(images, return_tensors="np", input_data_format="channels_last").pixel_values.astype(np.float32)
+    assert out.shape == (batch, channels, size, size)
+    return out
+
+
+def reference(ckpt, name, x):
+    v = VARIANTS[name]
+    # a checkpoint saved without its pooler: transformers would make a random one; hfx exports none
+    kwargs = {} if v.head == "classifier" else {"add_pooling_layer": v.pooler}
+    model = model_class(v).from_pretrained(str(ckpt(name)), attn_implementation="eager", **kwargs).eval()
+    with torch.no_grad():
+        out = model(pixel_values=torch.from_numpy(x))
+    if v.head == "classifier":
+        return {"logits": out.logits.numpy()}
+    ref = {"last_hidden_state": out.last_hidden_state.numpy()}
+    if out.pooler_output is not None:
+        ref["pooler_output"] = out.pooler_output.numpy()
+    return ref
+
+
+def compare(got: dict, want: dict, label: str):
+    assert list(got) == list(want), f"{label}: outputs {list(got)}, transformers {list(want)}"
+    for k in want:
+        assert_logits_close(got[k], want[k], f"{label} {k}")
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_onnx(name, ckpt, export_dir):
+    import onnxruntime as ort
+    out = export_dir(name, "--format", "onnx", "--dynamic")
+    x = pixels(name)
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.name for i in sess.get_inputs()] == ["pixel_values"]
+    got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"pixel_values": x})))
+    compare(got, reference(ckpt, name, x), f"{name} onnx")
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_openvino(name, ckpt, export_dir):
+    import openvino as ov
+    out = export_dir(name, "--format", "openvino", "--dynamic")
+    x = pixels(name)
+    compiled = ov.Core().compile_model(str(out / "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    res = compiled({"pixel_values": x})
+    got = {o.get_any_name(): np.array(res[o]) for o in compiled.outputs}
+    compare(got, reference(ckpt, name, x), f"{name} openvino")
+
+
+@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "vit_variant"])
+def test_torch_program(name, ckpt, export_dir):
+    out = export_dir(name, "--format", "dynamo", "--dynamic")
+    x = pixels(name)
+    program = torch.export.load(str(out / "model.pt2")).module()
+    with torch.no_grad():
+        got = program(torch.from_numpy(x))
+    want = reference(ckpt, name, x)
+    got = (got,) if isinstance(got, torch.Tensor) else got  # one output comes back alone
+    compare(dict(zip(want, (t.numpy() for t in got))), want, f"{name} .pt2")
+
+
+@pytest.mark.parametrize("backend", ["xnnpack", "portable"])
+@pytest.mark.parametrize("name", ["vit_classifier", "vit_model"])
+def test_executorch(name, backend, ckpt, export_dir, tmp_path):
+    import etutil
+    cfg = tmp_path / "et.json"
+    cfg.write_text(json.dumps({"export_format": "executorch", "backend": backend, "dynamic_shapes": {
+        "pixel_values": {"0": {"name": "batch_size", "min": 1, "max": 4}}}}))
+    out = export_dir(name, "--config", str(cfg))
+    x = pixels(name)
+    got = etutil.worker().run(out / "model.pte", [x])
+    want = reference(ckpt, name, x)
+    compare(dict(zip(want, got)), want, f"{name} executorch {backend}")
+
+
+def test_fixed_batch(ckpt, export_dir):
+    """Without --dynamic the batch is the sample's (2): the graph's pixel_values are fixed."""
+    import onnxruntime as ort
+    out = export_dir("vit_classifier", "--format", "onnx")
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    assert sess.get_inputs()[0].shape == [2, 3, 224, 224]
+    x = pixels("vit_classifier")
+    compare({"logits": sess.run(None, {"pixel_values": x})[0]}, reference(ckpt, "vit_classifier", x), "fixed batch")
+
+
+@pytest.mark.parametrize("edit,words", [
+    ({"image_size": 230}, "not a multiple of patch_size"),
+    ({"hidden_act": "swiglu"}, "hidden_act"),
+    ({"image_size": [224, 160]}, "square"),
+    ({"hidden_size": 30}, "num_attention_heads"),
+    ({"image_size": 65536, "patch_size": 1}, "patches"),
+    ({"patch_size": 0}, "patch_size"),
+])
+def test_bad_configs(ckpt, tmp_path, edit, words):
+    import shutil
+    bad = tmp_path / "bad"
+    shutil.copytree(ckpt("vit_classifier"), bad)
+    cfg = json.loads((bad / "config.json").read_text())
+    (bad / "config.json").write_text(json.dumps({**cfg, **edit}))
+    proc = run_hfx(["export", bad, tmp_path / "out", "--format", "onnx"])
+    assert proc.returncode == 2 and words in proc.stderr and "config.json" in proc.stderr, describe(proc)
+    assert not (tmp_path / "out").exists()
