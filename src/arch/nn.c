@@ -14,6 +14,7 @@ static const struct {
     {"silu", HFX_ACT_SILU},      {"swish", HFX_ACT_SILU},
     {"gelu", HFX_ACT_GELU},      {"gelu_pytorch_tanh", HFX_ACT_GELU_TANH},
     {"gelu_new", HFX_ACT_GELU_TANH}, {"relu", HFX_ACT_RELU}, {"tanh", HFX_ACT_TANH},
+    {"quick_gelu", HFX_ACT_QUICK_GELU},
 };
 
 bool hfx_activation_from_name(const char *name, hfx_activation *out) {
@@ -25,7 +26,9 @@ bool hfx_activation_from_name(const char *name, hfx_activation *out) {
     return false;
 }
 
-const char *hfx_activation_names(void) { return "silu, swish, gelu, gelu_pytorch_tanh, gelu_new, relu, tanh"; }
+const char *hfx_activation_names(void) {
+    return "silu, swish, gelu, gelu_pytorch_tanh, gelu_new, relu, tanh, quick_gelu";
+}
 
 static hfx_value *scalar_like(hfx_graph *g, hfx_value *x, double v) {
     return hfx_const_scalar(g, x->dtype, v);
@@ -52,6 +55,8 @@ hfx_value *hfx_activate(hfx_graph *g, hfx_activation act, hfx_value *x) {
         return hfx_op2(g, HFX_OP_MAX, x, scalar_like(g, x, 0.0));
     case HFX_ACT_TANH:
         return hfx_op1(g, HFX_OP_TANH, x);
+    case HFX_ACT_QUICK_GELU: /* torch: input * sigmoid(1.702 * input) */
+        return hfx_op2(g, HFX_OP_MUL, x, hfx_op1(g, HFX_OP_SIGMOID, hfx_op2(g, HFX_OP_MUL, x, scalar_like(g, x, 1.702))));
     }
     return x;
 }

@@ -10,7 +10,8 @@ typedef enum {
     HFX_ACT_GELU,      /* "gelu": 0.5·x·(1 + erf(x/√2)) */
     HFX_ACT_GELU_TANH, /* "gelu_pytorch_tanh", "gelu_new": 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) */
     HFX_ACT_RELU,      /* "relu" */
-    HFX_ACT_TANH       /* "tanh" (DeBERTa's pooler) */
+    HFX_ACT_TANH,      /* "tanh" (DeBERTa's pooler) */
+    HFX_ACT_QUICK_GELU /* "quick_gelu" (CLIP): x·sigmoid(1.702·x) */
 } hfx_activation;
 
 /* The activation transformers names `name`; false when hfx does not know it. */

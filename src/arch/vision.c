@@ -1,10 +1,11 @@
-/* The vision family: ViT-style image encoders as one template, a layout per model family and a
- * descriptor per head. pixel_values [B, channels, H, W] (H and W the config's image_size) are cut
- * into patches by the patch embedding — a Conv2d whose kernel equals its stride, written as the
- * exact linear it is over the flattened patches — a class token goes in front, learned positions
- * are added, and N pre-norm layers of bidirectional attention and an MLP follow, then a final
- * LayerNorm. Heads: the bare model's pooler (an activation of a dense layer on the class token)
- * and the image classifier (a linear on the class token).
+/* The vision family: ViT-style image encoders as one template, a layout per model family (ViT,
+ * CLIP's vision tower) and a descriptor per head. pixel_values [B, channels, H, W] (H and W the
+ * config's image_size) are cut into patches by the patch embedding — a Conv2d whose kernel equals
+ * its stride, written as the exact linear it is over the flattened patches — a class token goes in
+ * front, learned positions are added (CLIP: then a LayerNorm), and N pre-norm layers of
+ * bidirectional attention and an MLP follow, then ViT's final LayerNorm. Heads: ViT's pooler (an
+ * activation of a dense layer on the class token) and image classifier (a linear on it); CLIP's
+ * pooled class token (its post-LayerNorm) and image embedding (that, projected).
  *
  * Component: a plain forward, `model` (pixel_values → last_hidden_state and pooler_output, or
  * logits). */
@@ -23,18 +24,42 @@
 typedef struct vision_layout {
     const char *prefix;                       /* "vit": where a head model keeps the encoder */
     const char *patch, *cls, *positions;      /* the patch projection, class token, position table */
+    bool patch_bias;                          /* the patch projection has a bias (not CLIP's) */
+    bool flat_tokens;                         /* class token [hidden] and positions [tokens, hidden] (an
+                                                 nn.Embedding's), not [1, 1, hidden] and [1, tokens, hidden] */
+    const char *pre_norm;                     /* a LayerNorm before the layers (CLIP's pre_layrnorm); NULL: none */
     const char *layer;                        /* "encoder.layer.%lld" */
     const char *q, *k, *v, *o, *norm1, *norm2, *fc1, *fc2;
-    const char *final_norm, *pooler, *classifier;
+    const char *final_norm;                   /* over every token after the layers (ViT); NULL: none */
+    const char *post_norm;                    /* over the pooled class token (CLIP); NULL: none */
+    const char *pooler, *classifier;          /* ViT's heads */
+    const char *projection;                   /* CLIP's image projection (no bias) */
+    const char *act_default;                  /* the activation hidden_act defaults to */
+    double eps_default;                       /* layer_norm_eps's default */
 } vision_layout;
 
 static const vision_layout vit_layout = {
-    "vit", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings",
-    "encoder.layer.%lld", "attention.attention.query", "attention.attention.key", "attention.attention.value",
-    "attention.output.dense", "layernorm_before", "layernorm_after", "intermediate.dense", "output.dense",
-    "layernorm", "pooler.dense", "classifier"};
+    .prefix = "vit", .patch = "embeddings.patch_embeddings.projection", .cls = "embeddings.cls_token",
+    .positions = "embeddings.position_embeddings", .patch_bias = true, .layer = "encoder.layer.%lld",
+    .q = "attention.attention.query", .k = "attention.attention.key", .v = "attention.attention.value",
+    .o = "attention.output.dense", .norm1 = "layernorm_before", .norm2 = "layernorm_after", .fc1 = "intermediate.dense",
+    .fc2 = "output.dense", .final_norm = "layernorm", .pooler = "pooler.dense", .classifier = "classifier",
+    .act_default = "gelu", .eps_default = 1e-12};
 
-typedef enum { HEAD_POOLER, HEAD_CLASSIFIER } vision_head;
+static const vision_layout clip_layout = {
+    .prefix = "vision_model", .patch = "embeddings.patch_embedding", .cls = "embeddings.class_embedding",
+    .positions = "embeddings.position_embedding.weight", .flat_tokens = true, .pre_norm = "pre_layrnorm",
+    .layer = "encoder.layers.%lld", .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
+    .o = "self_attn.out_proj", .norm1 = "layer_norm1", .norm2 = "layer_norm2", .fc1 = "mlp.fc1", .fc2 = "mlp.fc2",
+    .post_norm = "post_layernorm", .projection = "visual_projection", .act_default = "quick_gelu",
+    .eps_default = 1e-5};
+
+typedef enum {
+    HEAD_POOLER,     /* ViT: last_hidden_state, pooler_output = act(dense(class token)) where it has one */
+    HEAD_CLASSIFIER, /* ViT: logits = classifier(class token) */
+    HEAD_POOLED,     /* CLIP: last_hidden_state, pooler_output = post_norm(class token) */
+    HEAD_PROJECTED   /* CLIP: image_embeds = projection(post_norm(class token)), last_hidden_state */
+} vision_head;
 
 struct vision_desc {
     const char *architecture;
@@ -44,7 +69,7 @@ struct vision_desc {
 typedef struct vision_desc vision_desc;
 
 typedef struct vision_cfg {
-    int64_t hidden, layers, heads, intermediate, image, patch, channels, pooler_size, labels;
+    int64_t hidden, layers, heads, intermediate, image, patch, channels, pooler_size, labels, projection;
     double eps;
     hfx_activation act, pooler_act;
     bool qkv_bias;
@@ -86,9 +111,9 @@ static hfx_status vision_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, v
         (st = hfx_cfg_int_in(c, "intermediate_size", 1, 1 << 24, &m->intermediate, err)) ||
         (st = hfx_cfg_int_in_or(c, "num_channels", 3, 1, 64, &m->channels, err)) ||
         (st = square(c, "image_size", 224, &m->image, err)) || (st = square(c, "patch_size", 16, &m->patch, err)) ||
-        (st = hfx_cfg_num_or(c, "layer_norm_eps", 1e-12, &m->eps, err)) ||
+        (st = hfx_cfg_num_or(c, "layer_norm_eps", d->layout->eps_default, &m->eps, err)) ||
         (st = hfx_cfg_bool_or(c, "qkv_bias", true, &m->qkv_bias, err)) ||
-        (st = activation_of(c, "hidden_act", "gelu", &m->act, err)) ||
+        (st = activation_of(c, "hidden_act", d->layout->act_default, &m->act, err)) ||
         (st = activation_of(c, "pooler_act", "tanh", &m->pooler_act, err)) ||
         (st = hfx_cfg_int_in_or(c, "pooler_output_size", m->hidden, 1, 1 << 20, &m->pooler_size, err)))
         return st;
@@ -103,6 +128,8 @@ static hfx_status vision_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, v
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: image_size %lld in patches of %lld makes %lld patches; hfx takes "
                         "fewer than 2^20", c.where, (long long)m->image, (long long)m->patch, (long long)(side * side));
     if (d->head == HEAD_CLASSIFIER && (st = hfx_cfg_num_labels(c, &m->labels, err))) return st;
+    if (d->head == HEAD_PROJECTED && (st = hfx_cfg_int_in(c, "projection_dim", 1, 1 << 20, &m->projection, err)))
+        return st;
     return HFX_OK;
 }
 
@@ -141,7 +168,7 @@ static hfx_value *patches(vision_ctx *c, hfx_value *pixels) {
     x = hfx_transpose(g, x, 6, (int64_t[]){0, 2, 4, 1, 3, 5}); /* [B, n, n, C, P, P] */
     x = hfx_reshape(g, x, 3, (hfx_dim[]){B, hfx_dim_const(n * n), hfx_dim_const(C * P * P)});
     hfx_value *w = hfx_weight(c->w, 4, (int64_t[]){m->hidden, C, P, P}, "%s.weight", name);
-    hfx_value *b = hfx_weight(c->w, 1, (int64_t[]){m->hidden}, "%s.bias", name);
+    hfx_value *b = c->L->patch_bias ? hfx_weight(c->w, 1, (int64_t[]){m->hidden}, "%s.bias", name) : NULL;
     return hfx_linear(g, x, hfx_const_flatten(g, w, 1), b);
 }
 
@@ -205,14 +232,21 @@ static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_ch
                                                     hfx_dim_const(side)});
     hfx_value *x = patches(&c, pixels);
     snprintf(n, sizeof n, "%s%s", c.prefix, L->cls);
-    hfx_value *cls = hfx_weight(&w, 3, (int64_t[]){1, 1, m->hidden}, "%s", n);
+    hfx_value *cls = L->flat_tokens ? hfx_reshape(g, hfx_weight(&w, 1, &m->hidden, "%s", n), 3,
+                                                  (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(1), hfx_dim_const(m->hidden)})
+                                    : hfx_weight(&w, 3, (int64_t[]){1, 1, m->hidden}, "%s", n);
     hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0),
                                                          hfx_unsqueeze(g, hfx_const_i64(g, 1), 0),
                                                          hfx_unsqueeze(g, hfx_const_i64(g, m->hidden), 0)}, 0);
     cls = hfx_expand(g, cls, shape, 3, (hfx_dim[]){o->batch, hfx_dim_const(1), hfx_dim_const(m->hidden)});
     x = hfx_concat(g, 2, (hfx_value *[]){cls, x}, 1); /* [B, tokens, hidden] */
     snprintf(n, sizeof n, "%s%s", c.prefix, L->positions);
-    x = hfx_op2(g, HFX_OP_ADD, x, hfx_weight(&w, 3, (int64_t[]){1, tokens, m->hidden}, "%s", n));
+    x = hfx_op2(g, HFX_OP_ADD, x, L->flat_tokens ? hfx_weight(&w, 2, (int64_t[]){tokens, m->hidden}, "%s", n)
+                                                 : hfx_weight(&w, 3, (int64_t[]){1, tokens, m->hidden}, "%s", n));
+    if (L->pre_norm) {
+        snprintf(n, sizeof n, "%s%s", c.prefix, L->pre_norm);
+        x = norm(&c, x, n);
+    }
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
         char layer[128], norm_name[192];
         snprintf(n, sizeof n, "%s%s", c.prefix, L->layer);
@@ -222,9 +256,18 @@ static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_ch
         snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm2);
         x = hfx_op2(g, HFX_OP_ADD, mlp(&c, norm(&c, x, norm_name), layer), x);
     }
-    snprintf(n, sizeof n, "%s%s", c.prefix, L->final_norm);
-    x = norm(&c, x, n);
-    if (d->head == HEAD_CLASSIFIER) {
+    if (L->final_norm) {
+        snprintf(n, sizeof n, "%s%s", c.prefix, L->final_norm);
+        x = norm(&c, x, n);
+    }
+    if (d->head == HEAD_POOLED || d->head == HEAD_PROJECTED) {
+        snprintf(n, sizeof n, "%s%s", c.prefix, L->post_norm);
+        hfx_value *pooled = norm(&c, first_token(g, x), n);
+        if (d->head == HEAD_PROJECTED)
+            hfx_graph_output(g, dense(&c, pooled, m->hidden, m->projection, false, L->projection), "image_embeds");
+        hfx_graph_output(g, x, "last_hidden_state");
+        if (d->head == HEAD_POOLED) hfx_graph_output(g, pooled, "pooler_output");
+    } else if (d->head == HEAD_CLASSIFIER) {
         hfx_graph_output(g, dense(&c, first_token(g, x), m->hidden, m->labels, true, L->classifier), "logits");
     } else {
         hfx_graph_output(g, x, "last_hidden_state");
@@ -245,8 +288,9 @@ static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_ch
 static hfx_torch_signature vision_torch_signature(const void *desc_) {
     const vision_desc *d = desc_;
     static const char *const args[] = {"pixel_values", NULL};
-    return (hfx_torch_signature){args, d->head == HEAD_CLASSIFIER ? "ImageClassifierOutput"
-                                                                  : "BaseModelOutputWithPooling"};
+    return (hfx_torch_signature){args, d->head == HEAD_CLASSIFIER   ? "ImageClassifierOutput"
+                                       : d->head == HEAD_PROJECTED ? "CLIPVisionModelOutput"
+                                                                   : "BaseModelOutputWithPooling"};
 }
 
 /* name, role, one token per call, reads what an earlier call wrote, logits kept by default */
@@ -259,3 +303,5 @@ const hfx_arch_family hfx_vision_family = {
 
 const vision_desc hfx_vit_model = {"ViTModel", &vit_layout, HEAD_POOLER};
 const vision_desc hfx_vit_classifier = {"ViTForImageClassification", &vit_layout, HEAD_CLASSIFIER};
+const vision_desc hfx_clip_vision_model = {"CLIPVisionModel", &clip_layout, HEAD_POOLED};
+const vision_desc hfx_clip_vision_projection = {"CLIPVisionModelWithProjection", &clip_layout, HEAD_PROJECTED};

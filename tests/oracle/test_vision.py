@@ -1,9 +1,10 @@
 """Vision encoders (src/arch/vision.c) against transformers: ViTModel (last_hidden_state and the
-pooler's output, or no pooler where the checkpoint has none) and ViTForImageClassification.
+pooler's output, or no pooler where the checkpoint has none), ViTForImageClassification,
+CLIPVisionModel (the post-normed class token) and CLIPVisionModelWithProjection (image_embeds).
 
 Checkpoints are tiny (hidden 32) over real-size images: 224 × 224 pixels in patches of 16 (197
-tokens) from transformers' ViTImageProcessor on random pixel arrays of other sizes (resized and
-normalized as the processor does), batch 2. Every output within 1e-4 of transformers in ONNX
+tokens) from each model's image processor (ViTImageProcessor, CLIPImageProcessor) on random pixel
+arrays of other sizes, batch 2. Every output within 1e-4 of transformers in ONNX
 Runtime, OpenVINO, torch (.pt2) and ExecuTorch; the config fields that change the graph (qkv_bias,
 hidden_act, layer_norm_eps, image and patch size, channels) each in a variant; bad configs refused
 by name."""
@@ -26,9 +27,15 @@ BASE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermed
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    head: str  # "model" (ViTModel) or "classifier" (ViTForImageClassification)
+    head: str  # "model" (ViTModel) or "classifier" (ViTForImageClassification); CLIP's class names
     config: dict
     pooler: bool = True  # ViTModel saved with its pooler
+    config_class: str = "ViTConfig"
+    processor: str = "ViTImageProcessor"
+
+
+CLIP = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, image_size=224,
+            patch_size=16, projection_dim=24)
 
 
 VARIANTS = {
@@ -40,12 +47,17 @@ VARIANTS = {
     "vit_variant": Variant("model", {**BASE, "qkv_bias": False, "hidden_act": "gelu_new", "layer_norm_eps": 1e-6,
                                      "image_size": 64, "patch_size": 32, "num_channels": 1, "pooler_output_size": 24,
                                      "pooler_act": "relu"}),
+    # CLIP's tower: no patch bias, class token and position table as vectors, a LayerNorm before
+    # the layers, quick_gelu, the class token post-normed (and projected)
+    "clip_vision": Variant("CLIPVisionModel", CLIP, config_class="CLIPVisionConfig", processor="CLIPImageProcessor"),
+    "clip_vision_projection": Variant("CLIPVisionModelWithProjection", {**CLIP, "hidden_act": "gelu"},
+                                      config_class="CLIPVisionConfig", processor="CLIPImageProcessor"),
 }
 
 
 def model_class(v: Variant):
-    from transformers import ViTForImageClassification, ViTModel
-    return ViTForImageClassification if v.head == "classifier" else ViTModel
+    import transformers
+    return getattr(transformers, {"classifier": "ViTForImageClassification", "model": "ViTModel"}.get(v.head, v.head))
 
 
 def _init(model: torch.nn.Module, seed: int) -> None:
@@ -65,7 +77,7 @@ def _init(model: torch.nn.Module, seed: int) -> None:
 
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
-    from transformers import ViTConfig
+    import transformers
     root = tmp_path_factory.mktemp("vision")
     made = {}
 
@@ -74,8 +86,9 @@ def ckpt(tmp_path_factory):
             v = VARIANTS[name]
             cls = model_class(v)
             torch.manual_seed(0)
-            kwargs = {} if v.head == "classifier" else {"add_pooling_layer": v.pooler}
-            model = cls(ViTConfig(**v.config, attn_implementation="eager"), **kwargs).eval()
+            kwargs = {"add_pooling_layer": v.pooler} if v.head == "model" else {}
+            config = getattr(transformers, v.config_class)(**v.config, attn_implementation="eager")
+            model = cls(config, **kwargs).eval()
             _init(model, seed=1)
             model.save_pretrained(root / name)
             made[name] = root / name
@@ -101,15 +114,19 @@ def export_dir(ckpt, tmp_path_factory):
 
 
 def pixels(name, batch=2):
-    """pixel_values [batch, channels, size, size]: random uint8 images of other sizes through
-    transformers' ViTImageProcessor (resize to the model's size, rescale, normalize)."""
-    from transformers import ViTImageProcessor
-    cfg = VARIANTS[name].config
-    channels, size = cfg.get("num_channels", 3), cfg["image_size"]
+    """pixel_values [batch, channels, size, size]: random uint8 images of other sizes through the
+    model's image processor (ViT's resizes to the size; CLIP's resizes the shortest edge and crops
+    the center), rescaled and normalized."""
+    import transformers
+    v = VARIANTS[name]
+    channels, size = v.config.get("num_channels", 3), v.config["image_size"]
     rng = np.random.default_rng(3)
     images = [rng.integers(0, 256, (h, w, channels), dtype=np.uint8) for h, w in ((300, 260), (180, 411))[:batch]]
-    proc = ViTImageProcessor(size={"height": size, "width": size}, image_mean=[0.5] * channels,
-                             image_std=[0.5] * channels)
+    if v.processor == "CLIPImageProcessor":
+        proc = transformers.CLIPImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size})
+    else:
+        proc = transformers.ViTImageProcessor(size={"height": size, "width": size}, image_mean=[0.5] * channels,
+                                              image_std=[0.5] * channels)
     out = proc(images, return_tensors="np", input_data_format="channels_last").pixel_values.astype(np.float32)
     assert out.shape == (batch, channels, size, size)
     return out
@@ -118,12 +135,14 @@ def pixels(name, batch=2):
 def reference(ckpt, name, x):
     v = VARIANTS[name]
     # a checkpoint saved without its pooler: transformers would make a random one; hfx exports none
-    kwargs = {} if v.head == "classifier" else {"add_pooling_layer": v.pooler}
+    kwargs = {"add_pooling_layer": v.pooler} if v.head == "model" else {}
     model = model_class(v).from_pretrained(str(ckpt(name)), attn_implementation="eager", **kwargs).eval()
     with torch.no_grad():
         out = model(pixel_values=torch.from_numpy(x))
     if v.head == "classifier":
         return {"logits": out.logits.numpy()}
+    if v.head == "CLIPVisionModelWithProjection":
+        return {"image_embeds": out.image_embeds.numpy(), "last_hidden_state": out.last_hidden_state.numpy()}
     ref = {"last_hidden_state": out.last_hidden_state.numpy()}
     if out.pooler_output is not None:
         ref["pooler_output"] = out.pooler_output.numpy()
@@ -158,7 +177,7 @@ def test_openvino(name, ckpt, export_dir):
     compare(got, reference(ckpt, name, x), f"{name} openvino")
 
 
-@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "vit_variant"])
+@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "vit_variant", "clip_vision_projection"])
 def test_torch_program(name, ckpt, export_dir):
     out = export_dir(name, "--format", "dynamo", "--dynamic")
     x = pixels(name)
@@ -171,7 +190,7 @@ def test_torch_program(name, ckpt, export_dir):
 
 
 @pytest.mark.parametrize("backend", ["xnnpack", "portable"])
-@pytest.mark.parametrize("name", ["vit_classifier", "vit_model"])
+@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "clip_vision"])
 def test_executorch(name, backend, ckpt, export_dir, tmp_path):
     import etutil
     cfg = tmp_path / "et.json"
