@@ -178,7 +178,8 @@ extern const seq2seq_desc hfx_bart, hfx_mbart, hfx_marian, hfx_m2m100, hfx_t5, h
 /* The vision family (vision.c). */
 typedef struct vision_desc vision_desc;
 extern const hfx_arch_family hfx_vision_family;
-extern const vision_desc hfx_vit_model, hfx_vit_classifier, hfx_clip_vision_model, hfx_clip_vision_projection;
+extern const vision_desc hfx_vit_model, hfx_vit_classifier, hfx_clip_vision_model, hfx_clip_vision_projection,
+    hfx_siglip_vision_model;
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
@@ -278,6 +279,7 @@ static const struct entry {
     {"ViTForImageClassification", &hfx_vision_family, &hfx_vit_classifier},
     {"CLIPVisionModel", &hfx_vision_family, &hfx_clip_vision_model},
     {"CLIPVisionModelWithProjection", &hfx_vision_family, &hfx_clip_vision_projection},
+    {"SiglipVisionModel", &hfx_vision_family, &hfx_siglip_vision_model},
 };
 
 struct hfx_arch_model {

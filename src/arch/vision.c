@@ -1,11 +1,12 @@
 /* The vision family: ViT-style image encoders as one template, a layout per model family (ViT,
- * CLIP's vision tower) and a descriptor per head. pixel_values [B, channels, H, W] (H and W the
- * config's image_size) are cut into patches by the patch embedding — a Conv2d whose kernel equals
- * its stride, written as the exact linear it is over the flattened patches — a class token goes in
- * front, learned positions are added (CLIP: then a LayerNorm), and N pre-norm layers of
- * bidirectional attention and an MLP follow, then ViT's final LayerNorm. Heads: ViT's pooler (an
- * activation of a dense layer on the class token) and image classifier (a linear on it); CLIP's
- * pooled class token (its post-LayerNorm) and image embedding (that, projected).
+ * CLIP's and SigLIP's vision towers) and a descriptor per head. pixel_values [B, channels, H, W]
+ * (H and W the config's image_size) are cut into patches by the patch embedding — a Conv2d whose
+ * kernel equals its stride, written as the exact linear it is over the flattened patches — a class
+ * token goes in front (not SigLIP's), learned positions are added (CLIP: then a LayerNorm), and N
+ * pre-norm layers of bidirectional attention and an MLP follow, then a final LayerNorm (ViT's,
+ * SigLIP's). Heads: ViT's pooler (an activation of a dense layer on the class token) and image
+ * classifier (a linear on it); CLIP's pooled class token (its post-LayerNorm) and image embedding
+ * (that, projected); SigLIP's attention pooling (a learned probe attending over the tokens).
  *
  * Component: a plain forward, `model` (pixel_values → last_hidden_state and pooler_output, or
  * logits). */
@@ -23,7 +24,7 @@
 /* Config keys and tensor names (under the model's prefix: "vit." in a head model) of a lineage. */
 typedef struct vision_layout {
     const char *prefix;                       /* "vit": where a head model keeps the encoder */
-    const char *patch, *cls, *positions;      /* the patch projection, class token, position table */
+    const char *patch, *cls, *positions;      /* the patch projection, class token (NULL: none), positions */
     bool patch_bias;                          /* the patch projection has a bias (not CLIP's) */
     bool flat_tokens;                         /* class token [hidden] and positions [tokens, hidden] (an
                                                  nn.Embedding's), not [1, 1, hidden] and [1, tokens, hidden] */
@@ -34,6 +35,9 @@ typedef struct vision_layout {
     const char *post_norm;                    /* over the pooled class token (CLIP); NULL: none */
     const char *pooler, *classifier;          /* ViT's heads */
     const char *projection;                   /* CLIP's image projection (no bias) */
+    const char *map_head;                     /* SigLIP's attention-pooling head: a learned probe attending
+                                                 over the tokens (nn.MultiheadAttention), then LayerNorm
+                                                 and the MLP, residual */
     const char *act_default;                  /* the activation hidden_act defaults to */
     double eps_default;                       /* layer_norm_eps's default */
 } vision_layout;
@@ -54,8 +58,16 @@ static const vision_layout clip_layout = {
     .post_norm = "post_layernorm", .projection = "visual_projection", .act_default = "quick_gelu",
     .eps_default = 1e-5};
 
+static const vision_layout siglip_layout = {
+    .prefix = "vision_model", .patch = "embeddings.patch_embedding", .positions = "embeddings.position_embedding.weight",
+    .patch_bias = true, .flat_tokens = true, .layer = "encoder.layers.%lld", .q = "self_attn.q_proj",
+    .k = "self_attn.k_proj", .v = "self_attn.v_proj", .o = "self_attn.out_proj", .norm1 = "layer_norm1",
+    .norm2 = "layer_norm2", .fc1 = "mlp.fc1", .fc2 = "mlp.fc2", .final_norm = "post_layernorm", .map_head = "head",
+    .act_default = "gelu_pytorch_tanh", .eps_default = 1e-6};
+
 typedef enum {
-    HEAD_POOLER,     /* ViT: last_hidden_state, pooler_output = act(dense(class token)) where it has one */
+    HEAD_POOLER,     /* ViT: last_hidden_state, pooler_output = act(dense(class token)) where it has one;
+                        SigLIP: its attention-pooling head's output where it has one */
     HEAD_CLASSIFIER, /* ViT: logits = classifier(class token) */
     HEAD_POOLED,     /* CLIP: last_hidden_state, pooler_output = post_norm(class token) */
     HEAD_PROJECTED   /* CLIP: image_embeds = projection(post_norm(class token)), last_hidden_state */
@@ -172,25 +184,36 @@ static hfx_value *patches(vision_ctx *c, hfx_value *pixels) {
     return hfx_linear(g, x, hfx_const_flatten(g, w, 1), b);
 }
 
+/* t [B,S,hidden] as heads [B,H,S,hd]. */
+static hfx_value *split_heads(vision_ctx *c, hfx_value *t) {
+    int64_t H = c->m->heads, hd = c->m->hidden / H;
+    t = hfx_reshape(c->g, t, 4, (hfx_dim[]){t->dims[0], t->dims[1], hfx_dim_const(H), hfx_dim_const(hd)});
+    return hfx_transpose(c->g, t, 4, (int64_t[]){0, 2, 1, 3});
+}
+
+/* Attention of queries q [B,H,S,hd] over every token's keys and values, heads merged back and
+ * projected by `out`: [B,S,hidden]. */
+static hfx_value *attend(vision_ctx *c, hfx_value *q, hfx_value *k, hfx_value *v, const char *out) {
+    const vision_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    hfx_value *a = hfx_attention(g, q, k, v, c->visible, 1.0 / sqrt((double)(m->hidden / m->heads)), 0.0, 0);
+    a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
+    a = hfx_reshape(g, a, 3, (hfx_dim[]){q->dims[0], q->dims[2], hfx_dim_const(m->hidden)});
+    return dense(c, a, m->hidden, m->hidden, true, out);
+}
+
 /* Layer i's attention over x [B,T,hidden], every token seeing every other. */
 static hfx_value *attention(vision_ctx *c, hfx_value *x, const char *layer) {
     const vision_cfg *m = c->m;
-    hfx_graph *g = c->g;
-    int64_t H = m->heads, hd = m->hidden / H;
     char n[256];
     hfx_value *qkv[3];
     const char *names[3] = {c->L->q, c->L->k, c->L->v};
     for (int j = 0; j < 3; j++) {
         snprintf(n, sizeof n, "%s.%s", layer, names[j]);
-        hfx_value *t = dense(c, x, m->hidden, m->hidden, m->qkv_bias, n);
-        t = hfx_reshape(g, t, 4, (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(H), hfx_dim_const(hd)});
-        qkv[j] = hfx_transpose(g, t, 4, (int64_t[]){0, 2, 1, 3}); /* [B,H,T,hd] */
+        qkv[j] = split_heads(c, dense(c, x, m->hidden, m->hidden, m->qkv_bias, n));
     }
-    hfx_value *a = hfx_attention(g, qkv[0], qkv[1], qkv[2], c->visible, 1.0 / sqrt((double)hd), 0.0, 0);
-    a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
-    a = hfx_reshape(g, a, 3, (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(m->hidden)});
     snprintf(n, sizeof n, "%s.%s", layer, c->L->o);
-    return dense(c, a, m->hidden, m->hidden, true, n);
+    return attend(c, qkv[0], qkv[1], qkv[2], n);
 }
 
 static hfx_value *mlp(vision_ctx *c, hfx_value *x, const char *layer) {
@@ -200,6 +223,41 @@ static hfx_value *mlp(vision_ctx *c, hfx_value *x, const char *layer) {
     hfx_value *h = hfx_activate(c->g, m->act, dense(c, x, m->hidden, m->intermediate, true, n));
     snprintf(n, sizeof n, "%s.%s", layer, c->L->fc2);
     return dense(c, h, m->intermediate, m->hidden, true, n);
+}
+
+/* t [1,1,hidden] repeated for each of x's [B,T,hidden] rows: [B,1,hidden] (a class token, a probe). */
+static hfx_value *batch_of(vision_ctx *c, hfx_value *t, hfx_value *x) {
+    hfx_graph *g = c->g;
+    hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0),
+                                                         hfx_unsqueeze(g, hfx_const_i64(g, 1), 0),
+                                                         hfx_unsqueeze(g, hfx_const_i64(g, c->m->hidden), 0)}, 0);
+    return hfx_expand(g, t, shape, 3, (hfx_dim[]){x->dims[0], hfx_dim_const(1), hfx_dim_const(c->m->hidden)});
+}
+
+/* SigLIP's attention pooling of x [B,T,hidden]: its probe [1,1,hidden] attends over every token
+ * (nn.MultiheadAttention: q, k, v rows of one in_proj [3·hidden, hidden]), then probe + MLP of its
+ * LayerNorm; [B, hidden]. */
+static hfx_value *map_pool(vision_ctx *c, hfx_value *x) {
+    const vision_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t h = m->hidden;
+    char n[256], head[96];
+    snprintf(head, sizeof head, "%s%s", c->prefix, c->L->map_head);
+    snprintf(n, sizeof n, "%s.attention.in_proj_weight", head);
+    hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){3 * h, h}, "%s", n);
+    snprintf(n, sizeof n, "%s.attention.in_proj_bias", head);
+    hfx_value *b = hfx_weight(c->w, 1, (int64_t[]){3 * h}, "%s", n);
+    hfx_value *probe = batch_of(c, hfx_weight(c->w, 3, (int64_t[]){1, 1, h}, "%s.probe", head), x); /* [B,1,h] */
+    hfx_value *from[3] = {probe, x, x}, *qkv[3];
+    for (int j = 0; j < 3; j++)
+        qkv[j] = split_heads(c, hfx_linear(g, from[j], hfx_const_slice(g, w, 0, j * h, h), hfx_const_slice(g, b, 0, j * h, h)));
+    snprintf(n, sizeof n, "%s.attention.out_proj", head);
+    hfx_value *a = attend(c, qkv[0], qkv[1], qkv[2], n); /* [B,1,hidden] */
+    snprintf(n, sizeof n, "%s.layernorm", head);
+    char mlp_layer[128];
+    snprintf(mlp_layer, sizeof mlp_layer, "%s", head);
+    a = hfx_op2(g, HFX_OP_ADD, a, mlp(c, norm(c, a, n), mlp_layer));
+    return hfx_gather(g, a, hfx_const_i64(g, 0), 1);
 }
 
 /* The class token's state [B, hidden] of x [B,T,hidden]. */
@@ -217,8 +275,8 @@ static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_ch
     if (st) return st;
     char prefix[64], n[256];
     snprintf(prefix, sizeof prefix, "%s.", L->prefix);
-    snprintf(n, sizeof n, "%s%s", prefix, L->cls);
-    int64_t side = m->image, tokens = (side / m->patch) * (side / m->patch) + 1;
+    snprintf(n, sizeof n, "%s%s.weight", prefix, L->patch); /* every layout has one */
+    int64_t side = m->image, tokens = (side / m->patch) * (side / m->patch) + (L->cls != NULL);
     float *zeros = calloc((size_t)tokens, sizeof *zeros);
     if (!zeros) {
         hfx_weights_free(&w);
@@ -231,15 +289,14 @@ static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_ch
                                         (hfx_dim[]){o->batch, hfx_dim_const(m->channels), hfx_dim_const(side),
                                                     hfx_dim_const(side)});
     hfx_value *x = patches(&c, pixels);
-    snprintf(n, sizeof n, "%s%s", c.prefix, L->cls);
-    hfx_value *cls = L->flat_tokens ? hfx_reshape(g, hfx_weight(&w, 1, &m->hidden, "%s", n), 3,
-                                                  (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(1), hfx_dim_const(m->hidden)})
-                                    : hfx_weight(&w, 3, (int64_t[]){1, 1, m->hidden}, "%s", n);
-    hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0),
-                                                         hfx_unsqueeze(g, hfx_const_i64(g, 1), 0),
-                                                         hfx_unsqueeze(g, hfx_const_i64(g, m->hidden), 0)}, 0);
-    cls = hfx_expand(g, cls, shape, 3, (hfx_dim[]){o->batch, hfx_dim_const(1), hfx_dim_const(m->hidden)});
-    x = hfx_concat(g, 2, (hfx_value *[]){cls, x}, 1); /* [B, tokens, hidden] */
+    if (L->cls) { /* the class token in front: [B, tokens, hidden] */
+        snprintf(n, sizeof n, "%s%s", c.prefix, L->cls);
+        hfx_value *cls = L->flat_tokens ? hfx_reshape(g, hfx_weight(&w, 1, &m->hidden, "%s", n), 3,
+                                                      (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(1),
+                                                                  hfx_dim_const(m->hidden)})
+                                        : hfx_weight(&w, 3, (int64_t[]){1, 1, m->hidden}, "%s", n);
+        x = hfx_concat(g, 2, (hfx_value *[]){batch_of(&c, cls, x), x}, 1);
+    }
     snprintf(n, sizeof n, "%s%s", c.prefix, L->positions);
     x = hfx_op2(g, HFX_OP_ADD, x, L->flat_tokens ? hfx_weight(&w, 2, (int64_t[]){tokens, m->hidden}, "%s", n)
                                                  : hfx_weight(&w, 3, (int64_t[]){1, tokens, m->hidden}, "%s", n));
@@ -271,8 +328,12 @@ static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_ch
         hfx_graph_output(g, dense(&c, first_token(g, x), m->hidden, m->labels, true, L->classifier), "logits");
     } else {
         hfx_graph_output(g, x, "last_hidden_state");
-        snprintf(n, sizeof n, "%s%s.weight", c.prefix, L->pooler);
-        if (hfx_weight_exists(&w, n)) { /* a model saved without its pooler (add_pooling_layer false) has none */
+        snprintf(n, sizeof n, "%s%s.%s", c.prefix, L->map_head ? L->map_head : L->pooler,
+                 L->map_head ? "probe" : "weight");
+        bool pools = hfx_weight_exists(&w, n); /* saved without its pooler (add_pooling_layer, vision_use_head) */
+        if (pools && L->map_head) {
+            hfx_graph_output(g, map_pool(&c, x), "pooler_output");
+        } else if (pools) {
             snprintf(n, sizeof n, "%s%s", c.prefix, L->pooler);
             hfx_value *pooled = dense(&c, first_token(g, x), m->hidden, m->pooler_size, true, n);
             hfx_graph_output(g, hfx_activate(g, m->pooler_act, pooled), "pooler_output");
@@ -305,3 +366,4 @@ const vision_desc hfx_vit_model = {"ViTModel", &vit_layout, HEAD_POOLER};
 const vision_desc hfx_vit_classifier = {"ViTForImageClassification", &vit_layout, HEAD_CLASSIFIER};
 const vision_desc hfx_clip_vision_model = {"CLIPVisionModel", &clip_layout, HEAD_POOLED};
 const vision_desc hfx_clip_vision_projection = {"CLIPVisionModelWithProjection", &clip_layout, HEAD_PROJECTED};
+const vision_desc hfx_siglip_vision_model = {"SiglipVisionModel", &siglip_layout, HEAD_POOLER};

@@ -1,10 +1,11 @@
 """Vision encoders (src/arch/vision.c) against transformers: ViTModel (last_hidden_state and the
 pooler's output, or no pooler where the checkpoint has none), ViTForImageClassification,
-CLIPVisionModel (the post-normed class token) and CLIPVisionModelWithProjection (image_embeds).
+CLIPVisionModel (the post-normed class token), CLIPVisionModelWithProjection (image_embeds) and
+SiglipVisionModel (its attention-pooling head, or none).
 
 Checkpoints are tiny (hidden 32) over real-size images: 224 × 224 pixels in patches of 16 (197
-tokens) from each model's image processor (ViTImageProcessor, CLIPImageProcessor) on random pixel
-arrays of other sizes, batch 2. Every output within 1e-4 of transformers in ONNX
+tokens) from each model's image processor (ViTImageProcessor, CLIPImageProcessor,
+SiglipImageProcessor) on random pixel arrays of other sizes, batch 2. Every output within 1e-4 of transformers in ONNX
 Runtime, OpenVINO, torch (.pt2) and ExecuTorch; the config fields that change the graph (qkv_bias,
 hidden_act, layer_norm_eps, image and patch size, channels) each in a variant; bad configs refused
 by name."""
@@ -52,6 +53,12 @@ VARIANTS = {
     "clip_vision": Variant("CLIPVisionModel", CLIP, config_class="CLIPVisionConfig", processor="CLIPImageProcessor"),
     "clip_vision_projection": Variant("CLIPVisionModelWithProjection", {**CLIP, "hidden_act": "gelu"},
                                       config_class="CLIPVisionConfig", processor="CLIPImageProcessor"),
+    # SigLIP's tower: no class token, a final LayerNorm over every token, the attention-pooling head
+    # (a probe attending over the tokens through nn.MultiheadAttention's fused in_proj), or none
+    "siglip_vision": Variant("SiglipVisionModel", CLIP, config_class="SiglipVisionConfig",
+                             processor="SiglipImageProcessor"),
+    "siglip_vision_no_head": Variant("SiglipVisionModel", {**CLIP, "vision_use_head": False},
+                                     config_class="SiglipVisionConfig", processor="SiglipImageProcessor"),
 }
 
 
@@ -124,6 +131,8 @@ def pixels(name, batch=2):
     images = [rng.integers(0, 256, (h, w, channels), dtype=np.uint8) for h, w in ((300, 260), (180, 411))[:batch]]
     if v.processor == "CLIPImageProcessor":
         proc = transformers.CLIPImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size})
+    elif v.processor == "SiglipImageProcessor":
+        proc = transformers.SiglipImageProcessor(size={"height": size, "width": size})
     else:
         proc = transformers.ViTImageProcessor(size={"height": size, "width": size}, image_mean=[0.5] * channels,
                                               image_std=[0.5] * channels)
@@ -177,7 +186,8 @@ def test_openvino(name, ckpt, export_dir):
     compare(got, reference(ckpt, name, x), f"{name} openvino")
 
 
-@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "vit_variant", "clip_vision_projection"])
+@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "vit_variant", "clip_vision_projection",
+                                  "siglip_vision"])
 def test_torch_program(name, ckpt, export_dir):
     out = export_dir(name, "--format", "dynamo", "--dynamic")
     x = pixels(name)
@@ -190,7 +200,7 @@ def test_torch_program(name, ckpt, export_dir):
 
 
 @pytest.mark.parametrize("backend", ["xnnpack", "portable"])
-@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "clip_vision"])
+@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "clip_vision", "siglip_vision"])
 def test_executorch(name, backend, ckpt, export_dir, tmp_path):
     import etutil
     cfg = tmp_path / "et.json"
