@@ -225,6 +225,11 @@ static hfx_value *mlp(vision_ctx *c, hfx_value *x, const char *layer) {
     return dense(c, h, m->intermediate, m->hidden, true, n);
 }
 
+/* The first token's state [B, hidden] of x [B,T,hidden] (the class token; the pooled probe). */
+static hfx_value *first_token(hfx_graph *g, hfx_value *x) {
+    return hfx_gather(g, x, hfx_const_i64(g, 0), 1);
+}
+
 /* t [1,1,hidden] repeated for each of x's [B,T,hidden] rows: [B,1,hidden] (a class token, a probe). */
 static hfx_value *batch_of(vision_ctx *c, hfx_value *t, hfx_value *x) {
     hfx_graph *g = c->g;
@@ -249,20 +254,15 @@ static hfx_value *map_pool(vision_ctx *c, hfx_value *x) {
     hfx_value *b = hfx_weight(c->w, 1, (int64_t[]){3 * h}, "%s", n);
     hfx_value *probe = batch_of(c, hfx_weight(c->w, 3, (int64_t[]){1, 1, h}, "%s.probe", head), x); /* [B,1,h] */
     hfx_value *from[3] = {probe, x, x}, *qkv[3];
-    for (int j = 0; j < 3; j++)
-        qkv[j] = split_heads(c, hfx_linear(g, from[j], hfx_const_slice(g, w, 0, j * h, h), hfx_const_slice(g, b, 0, j * h, h)));
+    for (int j = 0; j < 3; j++) {
+        hfx_value *rows = hfx_const_slice(g, w, 0, j * h, h), *bias = hfx_const_slice(g, b, 0, j * h, h);
+        qkv[j] = split_heads(c, hfx_linear(g, from[j], rows, bias));
+    }
     snprintf(n, sizeof n, "%s.attention.out_proj", head);
     hfx_value *a = attend(c, qkv[0], qkv[1], qkv[2], n); /* [B,1,hidden] */
     snprintf(n, sizeof n, "%s.layernorm", head);
-    char mlp_layer[128];
-    snprintf(mlp_layer, sizeof mlp_layer, "%s", head);
-    a = hfx_op2(g, HFX_OP_ADD, a, mlp(c, norm(c, a, n), mlp_layer));
-    return hfx_gather(g, a, hfx_const_i64(g, 0), 1);
-}
-
-/* The class token's state [B, hidden] of x [B,T,hidden]. */
-static hfx_value *first_token(hfx_graph *g, hfx_value *x) {
-    return hfx_gather(g, x, hfx_const_i64(g, 0), 1);
+    a = hfx_op2(g, HFX_OP_ADD, a, mlp(c, norm(c, a, n), head)); /* the MLP's names are under the head's */
+    return first_token(g, a);
 }
 
 static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
