@@ -364,21 +364,8 @@ def test_generation_multi_token_torch_program(name, ckpt, export_dir):
 
 @pytest.mark.parametrize("name", MULTI_TOKEN_OTHERS)
 def test_generation_multi_token_executorch(name, ckpt, export_dir, tmp_path):
-    import etutil
-
-    cfg = tmp_path / "et.json"
-    cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {
-        "input_ids": {"1": {"name": "sequence", "min": 1, "max": 48}}}}))
-    out = export_dir(name, "--config", str(cfg), "--for-generation", "--multi-token-decode", "--batch-size", "3",
-                     "--max-cache-len", "48")
-    mod = loop("onnx")  # only for read_generation_config: the loop itself runs in the executorch venv
-    eos_ids, pad_id = mod.read_generation_config(out)
-    rows = sources(name, 3)
-    tokens, logits = etutil.worker().generate(out, rows if isinstance(rows, list) else rows.tolist(), NEW_TOKENS, eos_ids,
-                                              pad_id)
-    want_tokens, want_logits = reference(ckpt(name), rows)
-    compare_generation(tokens, logits, want_tokens, want_logits, f"{name} executorch multi-token decode",
-                       runtime="executorch")
+    check_generation_executorch(name, ("--multi-token-decode", "--max-cache-len", "48"), "multi-token decode", ckpt,
+                                export_dir, tmp_path)
 
 
 def test_whisper_onnxruntime_genai(ckpt, export_dir):
@@ -502,12 +489,18 @@ def test_generation_torch_program(name, cache, ckpt, export_dir):
 def test_generation_executorch(name, cache, ckpt, export_dir, tmp_path):
     """The .pte components in executorch.runtime (examples/generate_executorch.py in the executorch
     venv): batch 3, every length bounded (the sources by dynamic_shapes, the cache by max_cache_len)."""
+    flags = CACHES[cache] if cache == "static" else ("--max-cache-len", "48")
+    check_generation_executorch(name, flags, cache, ckpt, export_dir, tmp_path)
+
+
+def check_generation_executorch(name, flags, label, ckpt, export_dir, tmp_path):
+    """An ExecuTorch generation export at batch 3 (every length bounded: the sequence by
+    dynamic_shapes, the cache by max_cache_len) in executorch.runtime against transformers."""
     import etutil
 
     cfg = tmp_path / "et.json"
     cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {  # Whisper: the decoder's ids
         "input_ids": {"1": {"name": "sequence", "min": 1, "max": 48}}}}))
-    flags = CACHES[cache] if cache == "static" else ("--max-cache-len", "48")
     out = export_dir(name, "--config", str(cfg), "--for-generation", "--batch-size", "3", *flags)
     mod = loop("onnx")  # only for read_generation_config: the loop itself runs in the executorch venv
     eos_ids, pad_id = mod.read_generation_config(out)
@@ -515,7 +508,7 @@ def test_generation_executorch(name, cache, ckpt, export_dir, tmp_path):
     tokens, logits = etutil.worker().generate(out, rows if isinstance(rows, list) else rows.tolist(), NEW_TOKENS, eos_ids,
                                               pad_id)
     want_tokens, want_logits = reference(ckpt(name), rows)
-    compare_generation(tokens, logits, want_tokens, want_logits, f"{name} executorch {cache}", runtime="executorch")
+    compare_generation(tokens, logits, want_tokens, want_logits, f"{name} executorch {label}", runtime="executorch")
 
 
 @pytest.mark.parametrize("name", ["mbart", "t5_v11"])
