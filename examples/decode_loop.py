@@ -37,6 +37,16 @@ def no_decode(out_dir: Path) -> UsageError:
     return UsageError(f"{out_dir}/export.json has no decode component: export with --for-generation")
 
 
+# what a causal LM's graph takes its tokens as: ids, or (a VLM's language model) their embeddings
+TOKEN_INPUTS = ("input_ids", "inputs_embeds")
+
+
+def token_feed(tokens) -> dict:
+    """The graph input of a step's tokens: ids [B, S] as input_ids, embeddings [B, S, hidden] (a
+    VLM's, see embed_prompt) as inputs_embeds."""
+    return {"inputs_embeds" if tokens.ndim == 3 else "input_ids": tokens}
+
+
 class Component:
     """What the loop reads of one component: its export.json entry, the runtime's graph where the
     metadata is silent. A subclass loads the graph, sets `inputs` (name -> the runtime's input),
@@ -60,10 +70,12 @@ class Component:
 
     def read_graph(self):
         # batch_size / sequence_length: an int when the export fixed it, null when symbolic
-        first = "input_ids" if "input_ids" in self.inputs else "input_features"  # Whisper's encoder: the latter
-        self.batch = self.meta["batch_size"] if "batch_size" in self.meta else self.graph_dim(first, 0)
+        # the tokens (a VLM's language model: their embeddings), Whisper's features, an image's pixels
+        first = next((n for n in TOKEN_INPUTS + ("input_features", "pixel_values") if n in self.inputs), None)
+        self.batch = (self.meta["batch_size"] if "batch_size" in self.meta
+                      else self.graph_dim(first, 0) if first else None)
         self.seq = (self.meta["sequence_length"] if "sequence_length" in self.meta
-                    else self.graph_dim(first, 1) if first == "input_ids" else None)
+                    else self.graph_dim(first, 1) if first in TOKEN_INPUTS else None)
         self.static = self.cache.get("implementation", "static" if "cache_position" in self.inputs
                                      else "dynamic") == "static"
         # past_key_values.{i}.key/value (dynamic) or input.past_key_values.{i}.key/value (static)
@@ -106,6 +118,9 @@ class Export:
         self.encoder = by_role.get("encoder")  # an encoder-decoder model's (generate_seq2seq)
         self.prefill = by_role.get("prefill")
         self.decode = by_role.get("decode")
+        # a vision-language model's: its token embedding and image encoder (generate(..., images=))
+        self.embed = by_role.get("embed_tokens")
+        self.image_encoder = by_role.get("modality_encoder")
         self.seq2seq = read_seq2seq_config(out_dir) if self.encoder else None
         if self.decode is None:
             raise no_decode(out_dir)
@@ -150,7 +165,7 @@ class PastCache(GrowingMask):
                      for n in decode.cache_inputs}
 
     def step_feed(self, comp: Component, ids, new_mask, positions) -> dict:
-        feed = {"input_ids": ids, "attention_mask": self.extend(new_mask), "position_ids": positions}
+        feed = {**token_feed(ids), "attention_mask": self.extend(new_mask), "position_ids": positions}
         feed.update({n: self.past[n] for n in comp.cache_inputs})  # none for prefill
         return feed
 
@@ -195,14 +210,32 @@ def left_pad(prompts, pad_id, length):
     return ids, mask
 
 
+def embed_prompt(export, ids, image_features=None, image_token_id=None):
+    """A VLM's tokens as its language model takes them: embed_tokens' embeddings [B, S, hidden],
+    with image_features [N, T, hidden] written, in order, over the positions of image_token_id (row
+    by row; transformers' masked_scatter). Token ids as they are for a model without embed_tokens."""
+    if getattr(export, "embed", None) is None:
+        return ids
+    embeds = np.array(export.embed.run({"input_ids": ids})["inputs_embeds"])
+    if image_features is not None:
+        spots = ids == image_token_id
+        flat = image_features.reshape(-1, image_features.shape[-1])
+        if int(spots.sum()) != flat.shape[0]:
+            raise UsageError(f"the prompts hold {int(spots.sum())} image tokens ({image_token_id}) for "
+                             f"{flat.shape[0]} image features")
+        embeds[spots] = flat
+    return embeds
+
+
 def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache, prog: str,
-             vocab_size=None, log=None):
+             vocab_size=None, log=None, image_features=None, image_token_id=None):
     """Greedy search. Returns (tokens [B, n], logits [n, B, vocab]); n < max_new_tokens when every
     row has finished or the static cache is full.
 
     new_cache(export, batch): a fresh cache for this sequence. vocab_size(export): the vocabulary
     (None when the graph leaves it open), when the prompt's ids are checked against it. prog: the
-    name a message on `log` (stderr) starts with."""
+    name a message on `log` (stderr) starts with. A vision-language model's prompts carry
+    image_token_id where image_features [N, T, hidden] (its image encoder's) go (embed_prompt)."""
     if vocab_size is not None and not isinstance(prompts, np.ndarray):  # (an array: log-mel features)
         vocab = vocab_size(export)
         bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
@@ -228,7 +261,7 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     ids, mask = left_pad(prompts, pad_id, length)
     # generate()'s position ids: cumsum(mask) - 1, 0 on padding; then +1 per step for every row
     positions = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
-    logits = cache.run(first, ids, mask, positions)
+    logits = cache.run(first, embed_prompt(export, ids, image_features, image_token_id), mask, positions)
 
     # transformers re-encodes the whole sequence, once, when it reaches this many tokens (Phi-3's
     # longrope: keys cached with the short factors are recomputed with the long ones)
@@ -259,9 +292,11 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
                 raise UsageError(f"this model re-encodes its sequence at {recompute_at} tokens, which a "
                                  f"fixed-shape export cannot: export with --dynamic")
             cache = new_cache(export, batch)
-            logits = cache.run(first, all_ids, all_mask, all_positions)
+            logits = cache.run(first, embed_prompt(export, all_ids, image_features, image_token_id), all_mask,
+                               all_positions)
             continue
-        logits = cache.run(export.decode, next_ids[:, None].astype(np.int64), np.ones((batch, 1), np.int64), positions)
+        step = embed_prompt(export, next_ids[:, None].astype(np.int64))
+        logits = cache.run(export.decode, step, np.ones((batch, 1), np.int64), positions)
     return np.stack(tokens, axis=1), np.stack(all_logits)
 
 

@@ -102,9 +102,10 @@ class StaticCache(decode_loop.StaticSlots):
         slots = self.take(new_mask)
         binding = comp.session.io_binding()
         binding.bind_output("logits")  # first bound output: get_outputs()[0]
-        for name, value in (("input_ids", ids), ("position_ids", positions),
-                            ("cache_position", slots), ("attention_mask", self.mask)):
+        for name, value in (("position_ids", positions), ("cache_position", slots), ("attention_mask", self.mask)):
             binding.bind_cpu_input(name, np.ascontiguousarray(value, dtype=np.int64))
+        for name, value in decode_loop.token_feed(ids).items():  # ids, or a VLM's embeddings
+            binding.bind_cpu_input(name, np.ascontiguousarray(value))
         for name, buf in self.buffers.items():
             binding.bind_ortvalue_input("input." + name, buf)
             binding.bind_ortvalue_output("output." + name, buf)

@@ -81,7 +81,9 @@ class Component(decode_loop.Component):
         self.compiled = core.compile_model(model, "CPU", CPU_CONFIG)
         self.inputs = {i.get_any_name(): i for i in self.compiled.inputs}
         self.outputs = {o.get_any_name(): o for o in self.compiled.outputs}
-        if not ({"input_ids", "input_features"} & set(self.inputs)) or ("logits" not in self.outputs and self.role != "encoder"):
+        takes = {"input_ids", "inputs_embeds", "input_features", "pixel_values"}
+        generates = self.role in ("prefill", "decode")  # the other roles: encoders, a VLM's embed_tokens
+        if not (takes & set(self.inputs)) or ("logits" not in self.outputs and generates):
             raise UsageError(f"{path}: not a causal LM (inputs {list(self.inputs)}, outputs {list(self.outputs)})")
         self.read_graph()
         # "stateful": true for the KV cache in ReadValue/Assign variables (an old export without
@@ -133,6 +135,10 @@ class Export:
         # an encoder-decoder model's encoder (decode_loop.generate_seq2seq)
         self.encoder = Component(core, out_dir, *roles["encoder"]) if "encoder" in roles else None
         self.seq2seq = decode_loop.read_seq2seq_config(out_dir) if self.encoder else None
+        # a vision-language model's token embedding and image encoder (decode_loop.embed_prompt)
+        self.embed = Component(core, out_dir, *roles["embed_tokens"]) if "embed_tokens" in roles else None
+        self.image_encoder = (Component(core, out_dir, *roles["modality_encoder"]) if "modality_encoder" in roles
+                              else None)
         self.stateful = self.decode.stateful
         self.static = self.decode.static and not self.stateful
         self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None
@@ -158,8 +164,8 @@ class StatefulCache(decode_loop.GrowingMask):
         self.beam_idx = np.arange(batch, dtype=np.int32)
 
     def run(self, comp: Component, ids, new_mask, positions):
-        feed = comp.feed({"input_ids": ids, "attention_mask": self.extend(new_mask), "position_ids": positions,
-                          "beam_idx": self.beam_idx})
+        feed = comp.feed({**decode_loop.token_feed(ids), "attention_mask": self.extend(new_mask),
+                          "position_ids": positions, "beam_idx": self.beam_idx})
         self.request.infer(feed)
         return last_logits(self.request.get_tensor("logits").data)
 
@@ -192,8 +198,8 @@ class StaticCache(decode_loop.StaticSlots):
     def run(self, comp: Component, ids, new_mask, positions):
         slots = self.take(new_mask)
         request = comp.request
-        for name, value in comp.feed({"input_ids": ids, "position_ids": positions, "cache_position": slots,
-                                      "attention_mask": self.mask}).items():
+        for name, value in comp.feed({**decode_loop.token_feed(ids), "position_ids": positions,
+                                      "cache_position": slots, "attention_mask": self.mask}).items():
             request.set_tensor(name, ov.Tensor(value))  # copies the small int64 inputs
         for name in self.current:
             # ov.Tensor(array, shared_memory=True) wraps the numpy buffer without copying

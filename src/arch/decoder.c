@@ -314,7 +314,11 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
  * config.json may carry a stray num_key_value_heads) are hidden from the parse, so that they
  * change nothing here either. */
 static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
-    const hfx_decoder_desc *d = desc_;
+    return hfx_decoder_parse(desc_, c, arena, cfg, err);
+}
+
+hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *cfg,
+                             hfx_error *err) {
     if (!d->ignored_keys) return parse_config(d, c, arena, cfg, err);
     json_t *view = json_copy((json_t *)c.obj); /* shallow: values shared, keys its own */
     if (!view) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
@@ -1204,29 +1208,64 @@ static hfx_value *classify(layer_ctx *c, hfx_value *x, hfx_value *ids) {
     return hfx_linear(g, pooled, score, NULL);
 }
 
-static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
-                                        const hfx_checkpoint *ck, const hfx_build_opts *o,
-                                        hfx_graph *g, hfx_error *err) {
-    const hfx_decoder_desc *d = desc_;
-    const hfx_decoder_cfg *m = cfg_;
-    hfx_weights w;
-    hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
+/* The embedding of token ids [B,S]: [B,S,hidden], as the embedding module gives it (Gemma's
+ * scaled by √hidden). */
+static hfx_value *embed_tokens(hfx_graph *g, const hfx_decoder_desc *d, const hfx_decoder_cfg *m,
+                               const hfx_build_opts *o, hfx_value *embed, hfx_value *ids) {
+    hfx_value *x = hfx_gather(g, embed, ids, 0);
+    if (d->embed_sqrt_hidden) /* √hidden as a float32 tensor, then in the weights' dtype */
+        x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, (float)sqrt((double)m->hidden)));
+    return x;
+}
+
+/* The weights a decoder reads: its own, or its host's (a dry run of the whole model), through the
+ * host's renames and with the other components' stacks set aside; *w points at them. */
+static hfx_status open_weights(const hfx_decoder_desc *d, const hfx_checkpoint *ck, const hfx_build_opts *o,
+                               const hfx_decoder_host *host, hfx_graph *g, hfx_weights *own, hfx_weights **w,
+                               hfx_error *err) {
+    *w = host && host->weights ? host->weights : own;
+    if (*w == own) {
+        hfx_status st = hfx_weights_init(own, ck, g, o->dtype, host ? host->architecture : d->architecture, err);
+        if (st) return st;
+        for (const char *const *f = host ? host->foreign : NULL; f && *f; f++) hfx_weights_ignore_stack(own, *f);
+    }
+    if (host) (*w)->rename = host->rename;
+    return HFX_OK;
+}
+
+/* The end of a build's reads: its own weights checked for leftovers and freed, the host's given
+ * back with their names as they were. */
+static hfx_status close_weights(hfx_weights *own, hfx_weights *w, hfx_status st, hfx_error *err) {
+    if (w != own) {
+        w->rename = NULL;
+        return st;
+    }
+    if (st == HFX_OK) st = hfx_weights_finish(own, err);
+    hfx_weights_free(own);
+    return st;
+}
+
+hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
+                             const hfx_build_opts *o, const hfx_decoder_host *host, hfx_graph *g, hfx_error *err) {
+    hfx_weights own, *w;
+    hfx_status st = open_weights(d, ck, o, host, g, &own, &w, err);
     if (st) return st;
+    bool embeds_in = host && host->embeds_in;
     hfx_value **cache_out = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_out);
     int *cache_state = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_state);
     if (!cache_out || !cache_state) {
         free(cache_out);
         free(cache_state);
-        hfx_weights_free(&w);
+        close_weights(&own, w, HFX_OK, err);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
-    layer_ctx c = {g, &w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out, cache_state, NULL, NULL};
+    layer_ctx c = {g, w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out, cache_state, NULL, NULL};
     bool seed = o->io == HFX_IO_SEED && o->cache != HFX_CACHE_NONE;
     for (int64_t i = 0; seed && o->cache == HFX_CACHE_STATIC && i < m->layers; i++)
         if (m->window[i]) {
             free(cache_out);
             free(cache_state);
-            hfx_weights_free(&w);
+            close_weights(&own, w, HFX_OK, err);
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" with a static cache does not cover sliding-window "
                                                       "layers yet (the seed keeps a window-sized cache per sliding layer); "
                                                       "export with a dynamic cache or io \"optimum\"",
@@ -1234,7 +1273,7 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         }
     const char *opt = d->names ? d->names->optional_prefix : NULL;
     size_t opt_len = opt ? strlen(opt) : 0;
-    if (opt && !hfx_weight_exists(&w, c.n.embed) && hfx_weight_exists(&w, c.n.embed + opt_len)) {
+    if (opt && !hfx_weight_exists(w, c.n.embed) && hfx_weight_exists(w, c.n.embed + opt_len)) {
         const char **fields[] = {&c.n.embed, &c.n.layer, &c.n.pos_embed, &c.n.final_norm};
         for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
             if (*fields[f] && strncmp(*fields[f], opt, opt_len) == 0) *fields[f] += opt_len;
@@ -1249,7 +1288,11 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         mask_len = hfx_dim_add(o->past, o->seq, &ok);
     }
     hfx_dim bs[2] = {o->batch, o->seq};
-    hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
+    /* [B,S] token ids, or the caller's [B,S,hidden] embeddings (a VLM's, images spliced in) */
+    hfx_value *ids = embeds_in ? NULL : hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
+    hfx_value *x = embeds_in ? hfx_graph_input(g, "inputs_embeds", o->dtype, 3,
+                                               (hfx_dim[]){o->batch, o->seq, hfx_dim_const(m->hidden)})
+                             : NULL;
     hfx_value *attn_mask = NULL, *pos, *slots = NULL;
     if (seed) { /* the seed's inputs: a 4-D boolean mask in a static-cache step only */
         if (o->cache == HFX_CACHE_STATIC && o->reads_state) {
@@ -1267,18 +1310,19 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
         c.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
         slots = c.cache_position;
     } else if (!seed) {
-        slots = hfx_mask_slots_after_past(g, attn_mask, o->seq, hfx_dim_of(g, ids, 1));
+        slots = hfx_mask_slots_after_past(g, attn_mask, o->seq, hfx_dim_of(g, ids ? ids : x, 1));
     }
 
-    hfx_value *embed = hfx_weight(&w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c.n.embed);
-    hfx_value *x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden] */
-    if (d->embed_sqrt_hidden) /* √hidden as a float32 tensor, then in the weights' dtype */
-        x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, (float)sqrt((double)m->hidden)));
+    /* the table, read here also by a tied head; the embed_tokens component reads it otherwise */
+    hfx_value *embed = NULL;
+    if (!embeds_in || m->tied) embed = hfx_weight(w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c.n.embed);
+    else hfx_weight_ignore(w, c.n.embed);
+    if (!embeds_in) x = embed_tokens(g, d, m, o, embed, ids); /* [B,S,hidden] */
     if (m->embed_mult != 1.0) x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, m->embed_mult));
 
     hfx_value *cos = NULL, *sin = NULL, *local_cos = NULL, *local_sin = NULL;
     if (d->learned_positions) {
-        hfx_value *wpe = hfx_weight(&w, 2, (int64_t[]){m->max_position, m->hidden}, "%s", c.n.pos_embed);
+        hfx_value *wpe = hfx_weight(w, 2, (int64_t[]){m->max_position, m->hidden}, "%s", c.n.pos_embed);
         x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, wpe, pos, 0));
     } else {
         hfx_rope_cos_sin(g, &m->rope, pos, d->rope_f32 ? HFX_DTYPE_F32 : o->dtype, &cos, &sin);
@@ -1325,14 +1369,33 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_,
             hfx_state_write(g, cache_state[CACHE_PARTS * i + kv], cache_out[CACHE_PARTS * i + kv], name);
         }
     }
-    hfx_graph_set_meta(g, "architecture", d->architecture);
+    hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);
 
     st = hfx_graph_status(g, err);
-    if (st == HFX_OK) st = hfx_weights_finish(&w, err);
-    hfx_weights_free(&w);
+    st = close_weights(&own, w, st, err);
     free(cache_out);
     free(cache_state);
     return st;
+}
+
+hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
+                                   const hfx_build_opts *o, const hfx_decoder_host *host, hfx_graph *g,
+                                   hfx_error *err) {
+    hfx_weights own, *w;
+    hfx_status st = open_weights(d, ck, o, host, g, &own, &w, err);
+    if (st) return st;
+    hfx_decoder_names n = resolve_names(d);
+    hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
+    hfx_value *embed = hfx_weight(w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", n.embed);
+    hfx_graph_output(g, embed_tokens(g, d, m, o, embed, ids), "inputs_embeds");
+    if (w == &own) hfx_weights_ignore_rest(w); /* the language model's component checks every other weight */
+    hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);
+    return close_weights(&own, w, hfx_graph_status(g, err), err);
+}
+
+static hfx_status decoder_build_forward(const void *desc_, const void *cfg_, const hfx_checkpoint *ck,
+                                        const hfx_build_opts *o, hfx_graph *g, hfx_error *err) {
+    return hfx_decoder_build(desc_, cfg_, ck, o, NULL, g, err);
 }
 
 static int decoder_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) {

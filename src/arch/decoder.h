@@ -8,6 +8,7 @@
 #include "arch/arch.h"
 #include "arch/nn.h"
 #include "arch/rope.h"
+#include "arch/weights.h"
 
 typedef enum {
     HFX_BIAS_FROM_CONFIG, /* `attention_bias` switches q/k/v/o biases (Llama, Qwen3, Gemma, OLMo-2) */
@@ -226,6 +227,39 @@ typedef struct hfx_decoder_cfg {
 } hfx_decoder_cfg;
 
 extern const hfx_arch_family hfx_decoder_family;
+
+/* ---- for models that hold a decoder (a VLM's language model) ---- */
+
+/* How the outer model has its decoder built: the decoder's tensor names under its own, the parts
+ * of the checkpoint other components read, and embeddings from the caller. */
+typedef struct hfx_decoder_host {
+    const char *architecture;        /* the outer model's, for metadata and messages */
+    const hfx_weight_rename *rename; /* the checkpoint's names for the decoder's (NULL: the same) */
+    const char *const *foreign;      /* NULL-terminated: stacks ("vision_tower") other components read */
+    bool embeds_in;                  /* take inputs_embeds [B,S,hidden] instead of input_ids */
+    hfx_weights *weights;            /* the host's, shared (a dry run of the whole model: it checks what is
+                                        left over); NULL: the build reads and checks its own */
+} hfx_decoder_host;
+
+/* Read a decoder's config (the outer model's text_config) for descriptor d. */
+hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                             hfx_error *err);
+
+/* The decoder's graph (a plain forward or a generation component, as opts say); host NULL: the
+ * decoder is the whole model. */
+hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
+                             const hfx_build_opts *opts, const hfx_decoder_host *host, hfx_graph *g, hfx_error *err);
+
+/* The embedding of token ids alone: input_ids [B,S] → inputs_embeds [B,S,hidden], as the model's
+ * embedding module computes it (what a host splices other features into). */
+hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
+                                   const hfx_build_opts *opts, const hfx_decoder_host *host, hfx_graph *g,
+                                   hfx_error *err);
+
+/* The causal-LM descriptor of a config's model_type ("llama", "qwen2", "qwen3_moe"): the registry's
+ * architecture that is the model_type's CamelCase + "ForCausalLM", case and underscores aside;
+ * NULL when hfx has none. */
+const hfx_decoder_desc *hfx_decoder_of_model_type(const char *model_type);
 /* The same template with a sequence-classification head: a forward pass only. */
 extern const hfx_arch_family hfx_decoder_classifier_family;
 

@@ -1,4 +1,5 @@
 /* The one list of supported architectures: name → family + descriptor. */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -181,6 +182,11 @@ extern const hfx_arch_family hfx_vision_family;
 extern const vision_desc hfx_vit_model, hfx_vit_classifier, hfx_clip_vision_model, hfx_clip_vision_projection,
     hfx_siglip_vision_model;
 
+/* The vision-language family (vlm.c). */
+typedef struct vlm_desc vlm_desc;
+extern const hfx_arch_family hfx_vlm_family;
+extern const vlm_desc hfx_llava;
+
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
 extern const hfx_arch_family hfx_encoder_family;
@@ -280,6 +286,7 @@ static const struct entry {
     {"CLIPVisionModel", &hfx_vision_family, &hfx_clip_vision_model},
     {"CLIPVisionModelWithProjection", &hfx_vision_family, &hfx_clip_vision_projection},
     {"SiglipVisionModel", &hfx_vision_family, &hfx_siglip_vision_model},
+    {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},
 };
 
 struct hfx_arch_model {
@@ -336,6 +343,24 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_a
 }
 
 const char *hfx_arch_name(const hfx_arch_model *m) { return m->entry->name; }
+
+const hfx_decoder_desc *hfx_decoder_of_model_type(const char *model_type) {
+    static const char suffix[] = "ForCausalLM";
+    for (size_t i = 0; model_type && i < sizeof registry / sizeof registry[0]; i++) {
+        if (registry[i].family != &hfx_decoder_family) continue;
+        const char *a = registry[i].name, *t = model_type;
+        size_t stem = strlen(a) - (sizeof suffix - 1);
+        if (strlen(a) <= sizeof suffix - 1 || strcmp(a + stem, suffix) != 0) continue;
+        size_t k = 0;
+        for (; *t && k < stem; t++) { /* "qwen3_moe" against "Qwen3Moe" */
+            if (*t == '_') continue;
+            if (tolower((unsigned char)*t) != tolower((unsigned char)a[k])) break;
+            k++;
+        }
+        if (!*t && k == stem) return registry[i].desc;
+    }
+    return NULL;
+}
 
 hfx_status hfx_arch_build_forward(const hfx_arch_model *m, const hfx_checkpoint *ck,
                                   const hfx_build_opts *opts, hfx_graph *g, hfx_error *err) {

@@ -837,16 +837,6 @@ static hfx_value *table(s2s_ctx *c, int t) {
     return hfx_weight(c->w, 2, (int64_t[]){rows, c->m->hidden}, "%s", has_own ? own : L->shared);
 }
 
-/* Weights a component does not read: the other stack's (the encoder's in a decoder component and
- * the other way round), and the head in the encoder. */
-static void ignore_stack(s2s_ctx *c, const char *stack) {
-    const hfx_checkpoint *ck = c->w->ck;
-    size_t n = strlen(stack);
-    for (size_t t = 0; t < hfx_checkpoint_tensor_count(ck); t++) {
-        const char *name = hfx_checkpoint_tensor_at(ck, t)->name;
-        if (strncmp(name, stack, n) == 0 && name[n] == '.') hfx_weight_ignore(c->w, name);
-    }
-}
 
 /* The bound of the lengths the family names itself (the encoder's in a decoder component, the
  * decoder's in a plain forward): the sequence's, which the export config's dynamic_shapes sets
@@ -926,7 +916,7 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
         }
         if (encoder) {
             hfx_graph_output(g, enc, "last_hidden_state");
-            ignore_stack(&c, d->layout->dec_stack);
+            hfx_weights_ignore_stack(&w, d->layout->dec_stack);
             if (cross_in_encoder) encoder_cross_cache(&c, enc);
             hfx_weight_ignore(&w, d->layout->head);
             hfx_weight_ignore(&w, "final_logits_bias");
@@ -984,7 +974,7 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
             s.past_key0 = read_past(&c, 0, SELF_K, &s.past_key0_state);
             past = hfx_dim_of(g, s.past_key0, 2);
         }
-        ignore_stack(&c, d->layout->enc_stack);
+        hfx_weights_ignore_stack(&w, d->layout->enc_stack);
         hfx_value *dec_table = table(&c, 1);
         hfx_value *x = decode(&c, &s, dec_table, ids, past);
         if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX);

@@ -17,12 +17,13 @@
 
 #include "arch/arch.h"
 #include "arch/nn.h"
+#include "arch/vision.h"
 #include "arch/weights.h"
 #include "base/status.h"
 #include "hf/config.h"
 
 /* Config keys and tensor names (under the model's prefix: "vit." in a head model) of a lineage. */
-typedef struct vision_layout {
+struct vision_layout {
     const char *prefix;                       /* "vit": where a head model keeps the encoder */
     const char *patch, *cls, *positions;      /* the patch projection, class token (NULL: none), positions */
     bool patch_bias;                          /* the patch projection has a bias (not CLIP's) */
@@ -40,7 +41,7 @@ typedef struct vision_layout {
                                                  and the MLP, residual */
     const char *act_default;                  /* the activation hidden_act defaults to */
     double eps_default;                       /* layer_norm_eps's default */
-} vision_layout;
+};
 
 static const vision_layout vit_layout = {
     .prefix = "vit", .patch = "embeddings.patch_embeddings.projection", .cls = "embeddings.cls_token",
@@ -80,12 +81,7 @@ struct vision_desc {
 };
 typedef struct vision_desc vision_desc;
 
-typedef struct vision_cfg {
-    int64_t hidden, layers, heads, intermediate, image, patch, channels, pooler_size, labels, projection;
-    double eps;
-    hfx_activation act, pooler_act;
-    bool qkv_bias;
-} vision_cfg;
+typedef hfx_vision_cfg vision_cfg;
 
 static hfx_status activation_of(hfx_cfg c, const char *key, const char *fallback, hfx_activation *out,
                                 hfx_error *err) {
@@ -112,20 +108,17 @@ static hfx_status square(hfx_cfg c, const char *key, int64_t fallback, int64_t *
     return hfx_cfg_int_in_or(c, key, fallback, 1, 1 << 16, out, err);
 }
 
-static hfx_status vision_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
-    const vision_desc *d = desc_;
-    vision_cfg *m = cfg;
+static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, hfx_error *err) {
     hfx_status st;
-    (void)arena;
     if ((st = hfx_cfg_int_in(c, "hidden_size", 1, 1 << 20, &m->hidden, err)) ||
         (st = hfx_cfg_int_in(c, "num_hidden_layers", 1, 4096, &m->layers, err)) ||
         (st = hfx_cfg_int_in(c, "num_attention_heads", 1, 4096, &m->heads, err)) ||
         (st = hfx_cfg_int_in(c, "intermediate_size", 1, 1 << 24, &m->intermediate, err)) ||
         (st = hfx_cfg_int_in_or(c, "num_channels", 3, 1, 64, &m->channels, err)) ||
         (st = square(c, "image_size", 224, &m->image, err)) || (st = square(c, "patch_size", 16, &m->patch, err)) ||
-        (st = hfx_cfg_num_or(c, "layer_norm_eps", d->layout->eps_default, &m->eps, err)) ||
+        (st = hfx_cfg_num_or(c, "layer_norm_eps", L->eps_default, &m->eps, err)) ||
         (st = hfx_cfg_bool_or(c, "qkv_bias", true, &m->qkv_bias, err)) ||
-        (st = activation_of(c, "hidden_act", d->layout->act_default, &m->act, err)) ||
+        (st = activation_of(c, "hidden_act", L->act_default, &m->act, err)) ||
         (st = activation_of(c, "pooler_act", "tanh", &m->pooler_act, err)) ||
         (st = hfx_cfg_int_in_or(c, "pooler_output_size", m->hidden, 1, 1 << 20, &m->pooler_size, err)))
         return st;
@@ -139,6 +132,15 @@ static hfx_status vision_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, v
     if (side * side >= 1 << 20) /* attention scores are tokens² per head: a bound far above any real model */
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: image_size %lld in patches of %lld makes %lld patches; hfx takes "
                         "fewer than 2^20", c.where, (long long)m->image, (long long)m->patch, (long long)(side * side));
+    return HFX_OK;
+}
+
+static hfx_status vision_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
+    const vision_desc *d = desc_;
+    vision_cfg *m = cfg;
+    hfx_status st = parse_tower(d->layout, c, m, err);
+    (void)arena;
+    if (st) return st;
     if (d->head == HEAD_CLASSIFIER && (st = hfx_cfg_num_labels(c, &m->labels, err))) return st;
     if (d->head == HEAD_PROJECTED && (st = hfx_cfg_int_in(c, "projection_dim", 1, 1 << 20, &m->projection, err)))
         return st;
@@ -265,6 +267,57 @@ static hfx_value *map_pool(vision_ctx *c, hfx_value *x) {
     return first_token(g, a);
 }
 
+/* The tower's context: its names under `prefix` ("vision_model." in CLIPVisionModel, "" in a
+ * bare ViT, "vision_tower." in a VLM) and the attention bias of every token seeing every other. */
+static vision_ctx open_tower(hfx_graph *g, hfx_weights *w, const vision_layout *L, const vision_cfg *m,
+                             const char *prefix) {
+    int64_t tokens = hfx_vision_tokens(&(hfx_vision_tower){L, *m});
+    float *zeros = calloc((size_t)tokens, sizeof *zeros);
+    if (!zeros) hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+    vision_ctx c = {g, w, L, m, prefix,
+                    zeros ? hfx_const_bytes(g, HFX_DTYPE_F32, 4, (int64_t[]){1, 1, 1, tokens}, zeros) : NULL};
+    free(zeros);
+    return c;
+}
+
+/* The tower over pixels [B,C,S,S] up to hidden_states[upto] (0: the embeddings after any
+ * pre-norm; i: after layer i), each kept in states[0..upto] where states is given: [B,T,hidden]. */
+static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_value **states) {
+    const vision_layout *L = c->L;
+    const vision_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    char n[256];
+    int64_t tokens = hfx_vision_tokens(&(hfx_vision_tower){L, *m});
+    hfx_value *x = patches(c, pixels);
+    if (L->cls) { /* the class token in front: [B, tokens, hidden] */
+        snprintf(n, sizeof n, "%s%s", c->prefix, L->cls);
+        hfx_value *cls = L->flat_tokens ? hfx_reshape(g, hfx_weight(c->w, 1, &m->hidden, "%s", n), 3,
+                                                      (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(1),
+                                                                  hfx_dim_const(m->hidden)})
+                                        : hfx_weight(c->w, 3, (int64_t[]){1, 1, m->hidden}, "%s", n);
+        x = hfx_concat(g, 2, (hfx_value *[]){batch_of(c, cls, x), x}, 1);
+    }
+    snprintf(n, sizeof n, "%s%s", c->prefix, L->positions);
+    x = hfx_op2(g, HFX_OP_ADD, x, L->flat_tokens ? hfx_weight(c->w, 2, (int64_t[]){tokens, m->hidden}, "%s", n)
+                                                 : hfx_weight(c->w, 3, (int64_t[]){1, tokens, m->hidden}, "%s", n));
+    if (L->pre_norm) {
+        snprintf(n, sizeof n, "%s%s", c->prefix, L->pre_norm);
+        x = norm(c, x, n);
+    }
+    if (states) states[0] = x;
+    for (int64_t i = 0; i < upto && !g->failed; i++) {
+        char layer[128], norm_name[192];
+        snprintf(n, sizeof n, "%s%s", c->prefix, L->layer);
+        snprintf(layer, sizeof layer, n, (long long)i);
+        snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm1);
+        x = hfx_op2(g, HFX_OP_ADD, attention(c, norm(c, x, norm_name), layer), x);
+        snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm2);
+        x = hfx_op2(g, HFX_OP_ADD, mlp(c, norm(c, x, norm_name), layer), x);
+        if (states) states[i + 1] = x;
+    }
+    return x;
+}
+
 static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
                                hfx_graph *g, hfx_error *err) {
     const vision_desc *d = desc_;
@@ -276,43 +329,11 @@ static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_ch
     char prefix[64], n[256];
     snprintf(prefix, sizeof prefix, "%s.", L->prefix);
     snprintf(n, sizeof n, "%s%s.weight", prefix, L->patch); /* every layout has one */
-    int64_t side = m->image, tokens = (side / m->patch) * (side / m->patch) + (L->cls != NULL);
-    float *zeros = calloc((size_t)tokens, sizeof *zeros);
-    if (!zeros) {
-        hfx_weights_free(&w);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
-    vision_ctx c = {g, &w, L, m, hfx_weight_exists(&w, n) ? prefix : "",
-                    hfx_const_bytes(g, HFX_DTYPE_F32, 4, (int64_t[]){1, 1, 1, tokens}, zeros)};
-    free(zeros);
+    vision_ctx c = open_tower(g, &w, L, m, hfx_weight_exists(&w, n) ? prefix : "");
     hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
-                                        (hfx_dim[]){o->batch, hfx_dim_const(m->channels), hfx_dim_const(side),
-                                                    hfx_dim_const(side)});
-    hfx_value *x = patches(&c, pixels);
-    if (L->cls) { /* the class token in front: [B, tokens, hidden] */
-        snprintf(n, sizeof n, "%s%s", c.prefix, L->cls);
-        hfx_value *cls = L->flat_tokens ? hfx_reshape(g, hfx_weight(&w, 1, &m->hidden, "%s", n), 3,
-                                                      (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(1),
-                                                                  hfx_dim_const(m->hidden)})
-                                        : hfx_weight(&w, 3, (int64_t[]){1, 1, m->hidden}, "%s", n);
-        x = hfx_concat(g, 2, (hfx_value *[]){batch_of(&c, cls, x), x}, 1);
-    }
-    snprintf(n, sizeof n, "%s%s", c.prefix, L->positions);
-    x = hfx_op2(g, HFX_OP_ADD, x, L->flat_tokens ? hfx_weight(&w, 2, (int64_t[]){tokens, m->hidden}, "%s", n)
-                                                 : hfx_weight(&w, 3, (int64_t[]){1, tokens, m->hidden}, "%s", n));
-    if (L->pre_norm) {
-        snprintf(n, sizeof n, "%s%s", c.prefix, L->pre_norm);
-        x = norm(&c, x, n);
-    }
-    for (int64_t i = 0; i < m->layers && !g->failed; i++) {
-        char layer[128], norm_name[192];
-        snprintf(n, sizeof n, "%s%s", c.prefix, L->layer);
-        snprintf(layer, sizeof layer, n, (long long)i);
-        snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm1);
-        x = hfx_op2(g, HFX_OP_ADD, attention(&c, norm(&c, x, norm_name), layer), x);
-        snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm2);
-        x = hfx_op2(g, HFX_OP_ADD, mlp(&c, norm(&c, x, norm_name), layer), x);
-    }
+                                        (hfx_dim[]){o->batch, hfx_dim_const(m->channels), hfx_dim_const(m->image),
+                                                    hfx_dim_const(m->image)});
+    hfx_value *x = tower(&c, pixels, m->layers, NULL);
     if (L->final_norm) {
         snprintf(n, sizeof n, "%s%s", c.prefix, L->final_norm);
         x = norm(&c, x, n);
@@ -361,6 +382,53 @@ static const char *const image_inputs[] = {"pixel_values", NULL};
 const hfx_arch_family hfx_vision_family = {
     sizeof(vision_cfg), vision_parse, vision_build, NULL, NULL, {[HFX_EXPORT_FORWARD] = {forward, 1}},
     image_inputs, vision_torch_signature, NULL, NULL};
+
+/* ---- for models that hold a vision tower ---- */
+
+int64_t hfx_vision_tokens(const hfx_vision_tower *t) {
+    int64_t side = t->cfg.image / t->cfg.patch;
+    return side * side + (t->layout->cls != NULL);
+}
+
+hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_vision_tower *out, hfx_error *err) {
+    static const struct {
+        const char *model_type;
+        const vision_layout *layout;
+    } towers[] = {{"clip_vision_model", &clip_layout}, {"siglip_vision_model", &siglip_layout}};
+    for (size_t i = 0; model_type && i < sizeof towers / sizeof towers[0]; i++)
+        if (strcmp(model_type, towers[i].model_type) == 0) {
+            memset(out, 0, sizeof *out);
+            out->layout = towers[i].layout;
+            return parse_tower(towers[i].layout, c, &out->cfg, err);
+        }
+    return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' is not a vision tower hfx builds (supported: "
+                                              "clip_vision_model, siglip_vision_model)",
+                    c.where, model_type ? model_type : "(none)");
+}
+
+const char *hfx_vision_patch_name(const hfx_vision_tower *t) { return t->layout->patch; }
+
+void hfx_vision_tower_states(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                             hfx_value *pixels, int64_t upto, hfx_value **states) {
+    vision_ctx c = open_tower(g, w, t->layout, &t->cfg, prefix);
+    if (c.visible) tower(&c, pixels, upto, states);
+}
+
+void hfx_vision_tower_skip_rest(const hfx_vision_tower *t, hfx_weights *w, const char *prefix, int64_t upto) {
+    const vision_layout *L = t->layout;
+    char fmt[160], n[192];
+    snprintf(fmt, sizeof fmt, "%s%s", prefix, L->layer);
+    for (int64_t i = upto; i < t->cfg.layers; i++) {
+        snprintf(n, sizeof n, fmt, (long long)i);
+        hfx_weights_ignore_stack(w, n);
+    }
+    const char *after[] = {L->final_norm, L->post_norm, L->map_head, L->projection};
+    for (size_t i = 0; i < sizeof after / sizeof after[0]; i++)
+        if (after[i]) {
+            snprintf(n, sizeof n, "%s%s", prefix, after[i]);
+            hfx_weights_ignore_stack(w, n);
+        }
+}
 
 const vision_desc hfx_vit_model = {"ViTModel", &vit_layout, HEAD_POOLER};
 const vision_desc hfx_vit_classifier = {"ViTForImageClassification", &vit_layout, HEAD_CLASSIFIER};

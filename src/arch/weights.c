@@ -13,6 +13,7 @@ hfx_status hfx_weights_init(hfx_weights *w, const hfx_checkpoint *ck, hfx_graph 
     w->g = g;
     w->dtype = dtype;
     w->architecture = architecture;
+    w->rename = NULL;
     w->used = calloc(hfx_checkpoint_tensor_count(ck) + 1, 1);
     return w->used ? HFX_OK : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
 }
@@ -29,12 +30,25 @@ static void shape_text(char *buf, size_t n, int rank, const int64_t *shape) {
     if (k < n) snprintf(buf + k, n - k, "]");
 }
 
+/* The checkpoint's name for `asked` (the first matching rename rule applied) into buf. */
+static const char *renamed(const hfx_weights *w, const char *asked, char *buf, size_t size) {
+    for (const hfx_weight_rename *r = w->rename; r && r->from; r++) {
+        size_t n = strlen(r->from);
+        if (strncmp(asked, r->from, n) == 0) {
+            snprintf(buf, size, "%s%s", r->to, asked + n);
+            return buf;
+        }
+    }
+    return asked;
+}
+
 hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char *fmt, ...) {
-    char name[512];
+    char asked[512], buf[640];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
+    vsnprintf(asked, sizeof asked, fmt, ap);
     va_end(ap);
+    const char *name = renamed(w, asked, buf, sizeof buf);
     long i = hfx_checkpoint_index_of(w->ck, name);
     const hfx_tensor_info *t = i >= 0 ? hfx_checkpoint_tensor_at(w->ck, (size_t)i) : NULL;
     bool ok = t && t->rank == rank;
@@ -70,12 +84,26 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
 }
 
 bool hfx_weight_exists(const hfx_weights *w, const char *name) {
-    return hfx_checkpoint_index_of(w->ck, name) >= 0;
+    char buf[640];
+    return hfx_checkpoint_index_of(w->ck, renamed(w, name, buf, sizeof buf)) >= 0;
 }
 
 void hfx_weight_ignore(hfx_weights *w, const char *name) {
-    long i = hfx_checkpoint_index_of(w->ck, name);
+    char buf[640];
+    long i = hfx_checkpoint_index_of(w->ck, renamed(w, name, buf, sizeof buf));
     if (i >= 0) w->used[i] = 1;
+}
+
+void hfx_weights_ignore_stack(hfx_weights *w, const char *stack) {
+    size_t n = strlen(stack);
+    for (size_t t = 0; t < hfx_checkpoint_tensor_count(w->ck); t++) {
+        const char *name = hfx_checkpoint_tensor_at(w->ck, t)->name;
+        if (strncmp(name, stack, n) == 0 && name[n] == '.') w->used[t] = 1;
+    }
+}
+
+void hfx_weights_ignore_rest(hfx_weights *w) {
+    memset(w->used, 1, hfx_checkpoint_tensor_count(w->ck));
 }
 
 /* Buffers older checkpoints saved that no computation reads: rotary tables, the causal-mask

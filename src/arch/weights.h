@@ -8,12 +8,20 @@
 #include "hf/checkpoint.h"
 #include "ir/graph.h"
 
+/* A rewrite of the names a builder asks for into the checkpoint's: a name starting with `from`
+ * has that part replaced by `to` (the first rule that matches applies). A model nested in another
+ * (a VLM's language model) is built with its own names and read from under the outer one's. */
+typedef struct hfx_weight_rename {
+    const char *from, *to;
+} hfx_weight_rename;
+
 typedef struct hfx_weights {
     const hfx_checkpoint *ck;  /* borrowed */
     hfx_graph *g;              /* borrowed */
     hfx_dtype dtype;           /* weights are read as this dtype */
     unsigned char *used;       /* owned: one flag per checkpoint tensor (name order) */
     const char *architecture;  /* for messages */
+    const hfx_weight_rename *rename; /* NULL-`from`-terminated, or NULL: names are the checkpoint's */
 } hfx_weights;
 
 hfx_status hfx_weights_init(hfx_weights *w, const hfx_checkpoint *ck, hfx_graph *g,
@@ -33,6 +41,14 @@ bool hfx_weight_exists(const hfx_weights *w, const char *name);
 
 /* Mark a tensor as deliberately unused (e.g. lm_head.weight of a tied model). */
 void hfx_weight_ignore(hfx_weights *w, const char *name);
+
+/* Mark every tensor under `stack` ("encoder": "encoder.*") as unused: the part of the checkpoint
+ * another component of the export reads. Names are the checkpoint's (no rename). */
+void hfx_weights_ignore_stack(hfx_weights *w, const char *stack);
+
+/* Mark every tensor not fetched yet as unused: a component that reads a small part of a
+ * checkpoint whose other components check the rest. */
+void hfx_weights_ignore_rest(hfx_weights *w);
 
 /* HFX_OK when every tensor was used or is known to be unused; otherwise HFX_ERR_UNSUPPORTED
  * naming the first few leftovers. */

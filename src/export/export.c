@@ -982,6 +982,8 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
                 snprintf(line, sizeof line, "no genai_config.json: %s", why);
                 warn(e, line);
             }
+        } else if (genai_layout && n > 2) {
+            warn(e, "no genai_config.json: onnxruntime-genai runs no vision-language model of this layout");
         } else if (genai_layout) {
             hfx_layer_cache layer0;
             int layers = hfx_arch_cache_layers(model->arch, &layer0, 1);

@@ -566,8 +566,9 @@ hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *b
         }
         m->val[in->id] = parameter(m, g, in);
         /* the batch of the variables' initial value: the token ids' (an encoder-decoder's in the seed's
-         * profile are decoder_input_ids) */
-        if (strcmp(in->name, "input_ids") == 0 || strcmp(in->name, "decoder_input_ids") == 0) input_ids = m->val[in->id];
+         * profile are decoder_input_ids; a VLM's language model takes embeddings) */
+        if (!strcmp(in->name, "input_ids") || !strcmp(in->name, "decoder_input_ids") || !strcmp(in->name, "inputs_embeds"))
+            input_ids = m->val[in->id];
     }
     if (stateful) {
         if (input_ids.layer < 0) hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: a stateful graph needs input_ids");

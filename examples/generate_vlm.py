@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Greedy generation from images and a prompt with an `hfx export --for-generation` directory of a
+vision-language model (LLaVA), in ONNX Runtime or OpenVINO (the export's format says which).
+
+    python examples/generate_vlm.py OUT_DIR --image cat.png --prompt-ids "1,32000,415,3" --max-new-tokens 32
+
+The command-line contract of examples/generate_onnx.py: each `;`-separated prompt is a row of ONE
+left-padded batch; the new token ids are printed as one JSON list per prompt, one line each;
+--print-logits FILE.npz saves each step's last-position logits [steps, batch, vocab] and the tokens;
+exit code 2 for bad input. Here the prompts also hold the image token (config.json's
+image_token_id) where the images go, in order: once per image (it is expanded to the image's
+feature count, as the model's processor does) or already expanded.
+
+hfx exports graphs, not processors: the images are turned into pixel_values by transformers' image
+processor, read from the export's preprocessor_config.json (copied from the checkpoint). Then:
+  * image_encoder: pixel_values [N, C, S, S] → image_features [N, T, hidden];
+  * embed_tokens: the prompt's ids → inputs_embeds, the image features written over the image
+    tokens' (transformers' masked_scatter; decode_loop.embed_prompt);
+  * decode (and prefill): the causal LM's loop of examples/generate_onnx.py / generate_openvino.py
+    on inputs_embeds, each new token embedded by embed_tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+import decode_loop  # noqa: E402
+from decode_loop import UsageError  # noqa: E402
+
+PROG = "generate_vlm"
+
+
+def runtime_of(out_dir: Path):
+    """The example module that runs this export's format."""
+    fmt = decode_loop.read_manifest(out_dir).get("export_format")
+    if fmt == "onnx":
+        import generate_onnx as runtime
+    elif fmt == "openvino":
+        import generate_openvino as runtime
+    else:
+        raise UsageError(f"{out_dir}: export_format {fmt!r}; this example runs onnx and openvino exports")
+    return runtime
+
+
+def image_token_id(out_dir: Path) -> int:
+    config = json.loads((out_dir / "config.json").read_text())
+    for key in ("image_token_id", "image_token_index"):
+        if config.get(key) is not None:
+            return int(config[key])
+    raise UsageError(f"{out_dir}/config.json names no image_token_id")
+
+
+def pixel_values(out_dir: Path, images: list) -> np.ndarray:
+    """The images as the model's image processor prepares them: [N, C, S, S] float32."""
+    from PIL import Image
+    from transformers import AutoImageProcessor
+
+    if not (out_dir / "preprocessor_config.json").is_file():
+        raise UsageError(f"{out_dir} has no preprocessor_config.json (the checkpoint had none to copy)")
+    processor = AutoImageProcessor.from_pretrained(str(out_dir))
+    try:
+        pictures = [Image.open(p).convert("RGB") for p in images]
+    except OSError as e:
+        raise UsageError(f"--image: {e}")
+    return np.asarray(processor(images=pictures, return_tensors="np")["pixel_values"], np.float32)
+
+
+def expand_image_tokens(prompts, token: int, n_images: int, per_image: int):
+    """Each image's one token made per_image tokens, unless the prompts already hold them all."""
+    count = sum(p.count(token) for p in prompts)
+    if count == n_images * per_image:
+        return prompts
+    if count != n_images:
+        raise UsageError(f"the prompts hold {count} image tokens ({token}) for {n_images} image(s): put one per "
+                         f"image, or {per_image} per image")
+    return [[t for tok in p for t in ([tok] * per_image if tok == token else [tok])] for p in prompts]
+
+
+def generate(out_dir: Path, images: list, prompts, max_new_tokens: int):
+    """(tokens [B, n], logits [n, B, vocab]) of greedy search from the images and prompts."""
+    runtime = runtime_of(out_dir)
+    export = runtime.Export(out_dir)
+    if export.embed is None or export.image_encoder is None:
+        raise UsageError(f"{out_dir} is not a vision-language export (no embed_tokens and image_encoder)")
+    token = image_token_id(out_dir)
+    features = None
+    if images:
+        features = np.array(export.image_encoder.run({"pixel_values": pixel_values(out_dir, images)})["image_features"])
+        prompts = expand_image_tokens(prompts, token, features.shape[0], features.shape[1])
+    eos_ids, pad_id = decode_loop.read_generation_config(out_dir)
+    return runtime.generate(export, prompts, max_new_tokens, eos_ids, pad_id, image_features=features,
+                            image_token_id=token)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out_dir", type=Path, help="a directory written by `hfx export --for-generation` of a VLM")
+    ap.add_argument("--image", action="append", default=[], type=Path, help="an image file (repeat for more)")
+    ap.add_argument("--prompt-ids", required=True, help='prompts: "1,32000,5;4,32000" (one batch, left-padded)')
+    ap.add_argument("--max-new-tokens", type=int, default=16)
+    ap.add_argument("--print-logits", type=Path, metavar="FILE.npz")
+    args = ap.parse_args(argv)
+    try:
+        if args.max_new_tokens < 1:
+            raise UsageError("--max-new-tokens must be at least 1")
+        prompts = decode_loop.parse_prompts(args.prompt_ids)
+        tokens, logits = generate(args.out_dir, args.image, prompts, args.max_new_tokens)
+    except UsageError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    if args.print_logits:
+        np.savez(args.print_logits, logits=logits, tokens=tokens)
+    for row in tokens:
+        print(json.dumps([int(t) for t in row]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+/* The vision family's towers, for models that hold one (a VLM's image encoder): a tower is a
+ * lineage's layout (CLIP's, SigLIP's) and its parsed vision_config. */
+#ifndef HFX_ARCH_VISION_H
+#define HFX_ARCH_VISION_H
+
+#include "arch/nn.h"
+#include "arch/weights.h"
+#include "hf/config.h"
+
+typedef struct hfx_vision_cfg {
+    int64_t hidden, layers, heads, intermediate, image, patch, channels, pooler_size, labels, projection;
+    double eps;
+    hfx_activation act, pooler_act;
+    bool qkv_bias;
+} hfx_vision_cfg;
+
+typedef struct vision_layout vision_layout; /* a lineage's tensor names and defaults (vision.c) */
+
+typedef struct hfx_vision_tower {
+    const vision_layout *layout;
+    hfx_vision_cfg cfg;
+} hfx_vision_tower;
+
+/* Read a tower's config (a VLM's vision_config) for its model_type ("clip_vision_model",
+ * "siglip_vision_model"); others are HFX_ERR_UNSUPPORTED, listing these. */
+hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_vision_tower *out, hfx_error *err);
+
+/* The tokens the tower sees per image: its patches and a class token where it has one. */
+int64_t hfx_vision_tokens(const hfx_vision_tower *t);
+
+/* The patch embedding's name under the tower's prefix ("embeddings.patch_embedding"), whose
+ * ".weight" every checkpoint of the lineage has: how a host finds where the tower's names start. */
+const char *hfx_vision_patch_name(const hfx_vision_tower *t);
+
+/* The tower over pixels [B, channels, image, image] as far as hidden_states[upto] (0: the
+ * embeddings, after any pre-norm; i: after layer i, 1 ≤ i ≤ layers), its tensors named under
+ * `prefix`; states[k] = hidden_states[k] [B, tokens, hidden] for k ≤ upto. Failures are the graph's. */
+void hfx_vision_tower_states(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                             hfx_value *pixels, int64_t upto, hfx_value **states);
+
+/* Mark what follows hidden_states[upto] (the later layers, the final norms and heads) as
+ * deliberately unused: a host that reads an inner layer's states drops them, as transformers does. */
+void hfx_vision_tower_skip_rest(const hfx_vision_tower *t, hfx_weights *w, const char *prefix, int64_t upto);
+
+#endif

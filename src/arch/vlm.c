@@ -1,0 +1,248 @@
+/* The vision-language family: a vision tower (vision.c's), a projector into the language model's
+ * width, and a decoder-only language model (decoder.c's template, the descriptor its text_config's
+ * model_type names). The merge of image features into the text — transformers' masked_scatter over
+ * the image token's positions — stays with the caller, as in the Python system's split, so every
+ * graph has fixed-rank inputs:
+ *
+ *   image_encoder  pixel_values [N, C, S, S] → image_features [N, tokens, text hidden]
+ *   embed_tokens   input_ids [B, S] → inputs_embeds [B, S, text hidden]
+ *   decode         inputs_embeds (the text's, image features written over the image tokens'),
+ *                  attention_mask, position_ids and the cache → logits and the cache
+ *                  (and `prefill` before a one-token decode, as a causal LM's)
+ *
+ * A layout per lineage says where its parts are and how features are picked; LLaVA picks the hidden
+ * states of `vision_feature_layer` (one index or a list, concatenated), drops the first token for
+ * the "default" strategy, and projects with linear → act → linear. */
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "arch/decoder.h"
+#include "arch/vision.h"
+#include "arch/weights.h"
+#include "base/status.h"
+#include "hf/config.h"
+
+enum { MAX_FEATURE_LAYERS = 8 };
+
+/* Where a lineage keeps its parts: the checkpoint's names as the Hub writes them, then as
+ * transformers 5's modules name them (both occur). */
+typedef struct vlm_names {
+    const char *tower[4];       /* the vision tower's prefixes, first match wins */
+    const char *projector;      /* "multi_modal_projector" */
+    hfx_weight_rename text[3];  /* the language model's names: "model." → ... and "lm_head." → ... */
+    const char *stacks[4];      /* the top-level stacks other components read: tower, projector, LM */
+} vlm_names;
+
+static const vlm_names llava_hub = {
+    {"vision_tower.vision_model.", "vision_tower."}, "multi_modal_projector",
+    {{"model.", "language_model.model."}, {"lm_head.", "language_model.lm_head."}},
+    {"vision_tower", "multi_modal_projector", "language_model"}};
+static const vlm_names llava_v5 = {
+    {"model.vision_tower.vision_model.", "model.vision_tower."}, "model.multi_modal_projector",
+    {{"model.", "model.language_model."}},
+    {"model.vision_tower", "model.multi_modal_projector", "model.language_model", "lm_head"}};
+
+typedef struct vlm_desc {
+    const char *architecture;
+    const vlm_names *const *names; /* NULL-terminated: the naming schemes its checkpoints use */
+} vlm_desc;
+
+typedef struct vlm_cfg {
+    const hfx_decoder_desc *text_desc;
+    hfx_decoder_cfg text;
+    hfx_vision_tower vision;
+    int64_t feature_layers[MAX_FEATURE_LAYERS]; /* hidden_states indices, 0..vision layers */
+    int n_features;
+    bool drop_first;        /* vision_feature_select_strategy "default": the first token is not a feature */
+    hfx_activation projector_act;
+    bool projector_bias;
+    int64_t image_token;
+} vlm_cfg;
+
+/* A nested config object ("text_config") as an hfx_cfg whose messages name it. */
+static hfx_status sub_config(hfx_cfg c, const char *key, hfx_arena *arena, hfx_cfg *out, hfx_error *err) {
+    const json_t *v = json_object_get(c.obj, key);
+    if (!json_is_object(v))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be an object (the %s model's config)", c.where, key,
+                        strcmp(key, "text_config") == 0 ? "language" : "vision");
+    size_t n = strlen(c.where) + strlen(key) + 3;
+    char *where = hfx_arena_alloc(arena, n);
+    if (!where) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    snprintf(where, n, "%s: %s", c.where, key);
+    *out = (hfx_cfg){v, where};
+    return HFX_OK;
+}
+
+/* vision_feature_layer: one hidden_states index or a list of them, negative from the end. */
+static hfx_status parse_feature_layers(hfx_cfg c, vlm_cfg *m, hfx_error *err) {
+    const json_t *v = json_object_get(c.obj, "vision_feature_layer");
+    int64_t n_states = m->vision.cfg.layers + 1;
+    bool list = json_is_array(v);
+    size_t n = list ? json_array_size(v) : 1;
+    if ((list && (n < 1 || n > MAX_FEATURE_LAYERS)) || (!list && v && !json_is_null(v) && !json_is_integer(v)))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'vision_feature_layer' must be an integer or a list of 1 to %d "
+                                              "integers", c.where, MAX_FEATURE_LAYERS);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = list ? json_array_get(v, i) : v;
+        int64_t k = !e || json_is_null(e) ? -2 : json_is_integer(e) ? json_integer_value(e) : INT64_MIN;
+        if (k < 0 && k >= -n_states) k += n_states;
+        if (k < 0 || k >= n_states)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: vision_feature_layer%s is not the index of one of the vision "
+                                                  "tower's %lld hidden states", c.where, list ? " (an entry)" : "",
+                            (long long)n_states);
+        m->feature_layers[i] = k;
+    }
+    m->n_features = (int)n;
+    return HFX_OK;
+}
+
+static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
+    const vlm_desc *d = desc_;
+    vlm_cfg *m = cfg;
+    hfx_cfg text, vision;
+    hfx_status st;
+    const char *text_type, *vision_type, *strategy, *act;
+    if ((st = sub_config(c, "text_config", arena, &text, err)) ||
+        (st = sub_config(c, "vision_config", arena, &vision, err)) ||
+        (st = hfx_cfg_str_or(text, "model_type", "llama", &text_type, err)) ||
+        (st = hfx_cfg_str_or(vision, "model_type", "clip_vision_model", &vision_type, err)))
+        return st;
+    m->text_desc = hfx_decoder_of_model_type(text_type);
+    if (!m->text_desc)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s': hfx has no such causal LM for %s's language "
+                                                  "model", text.where, text_type, d->architecture);
+    if (m->text_desc->embed_sqrt_hidden || m->text_desc->granite_multipliers || m->text_desc->moe != HFX_MOE_NONE)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' as %s's language model is not supported yet "
+                                                  "(its embedding scales or experts are not split from the text stack)",
+                        text.where, text_type, d->architecture);
+    if ((st = hfx_decoder_parse(m->text_desc, text, arena, &m->text, err)) ||
+        (st = hfx_vision_tower_parse(vision_type, vision, &m->vision, err)) || (st = parse_feature_layers(c, m, err)) ||
+        (st = hfx_cfg_str_or(c, "vision_feature_select_strategy", "default", &strategy, err)) ||
+        (st = hfx_cfg_str_or(c, "projector_hidden_act", "gelu", &act, err)) ||
+        (st = hfx_cfg_bool_or(c, "multimodal_projector_bias", true, &m->projector_bias, err)))
+        return st;
+    if (strcmp(strategy, "default") != 0 && strcmp(strategy, "full") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: vision_feature_select_strategy '%s' (supported: default, full)",
+                        c.where, strategy);
+    m->drop_first = strcmp(strategy, "default") == 0;
+    if (!hfx_activation_from_name(act, &m->projector_act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: projector_hidden_act '%s' is not supported (%s)", c.where, act,
+                        hfx_activation_names());
+    /* transformers 5 names it image_token_id, older configs image_token_index */
+    const char *token_key = hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index";
+    return hfx_cfg_int_in_or(c, token_key, 32000, 0, m->text.vocab - 1, &m->image_token, err);
+}
+
+/* The naming scheme this checkpoint uses (the first whose tower is there) and the tower's prefix. */
+static const vlm_names *find_names(const vlm_desc *d, const vlm_cfg *m, const hfx_weights *w, const char **tower) {
+    char n[256];
+    for (const vlm_names *const *s = d->names; *s; s++)
+        for (int i = 0; i < 4 && (*s)->tower[i]; i++) {
+            snprintf(n, sizeof n, "%s%s.weight", (*s)->tower[i], hfx_vision_patch_name(&m->vision));
+            if (hfx_weight_exists(w, n)) {
+                *tower = (*s)->tower[i];
+                return *s;
+            }
+        }
+    *tower = d->names[0]->tower[0];
+    return d->names[0]; /* its names are the ones missing, in the message */
+}
+
+static hfx_value *dense(hfx_graph *g, hfx_weights *w, hfx_value *x, int64_t in, int64_t out, bool bias,
+                        const char *prefix, const char *name) {
+    hfx_value *wt = hfx_weight(w, 2, (int64_t[]){out, in}, "%s.%s.weight", prefix, name);
+    return hfx_linear(g, x, wt, bias ? hfx_weight(w, 1, (int64_t[]){out}, "%s.%s.bias", prefix, name) : NULL);
+}
+
+/* pixel_values → image_features [N, tokens, text hidden]: the chosen hidden states (their first
+ * token dropped by the default strategy), concatenated over the hidden axis, projected. */
+static void build_image_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
+                                const vlm_names *names, const char *tower) {
+    const hfx_vision_cfg *v = &m->vision.cfg;
+    hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
+                                        (hfx_dim[]){o->batch, hfx_dim_const(v->channels), hfx_dim_const(v->image),
+                                                    hfx_dim_const(v->image)});
+    int64_t upto = 0;
+    for (int i = 0; i < m->n_features; i++) upto = m->feature_layers[i] > upto ? m->feature_layers[i] : upto;
+    hfx_value *states[4097] = {0}; /* hidden_states: layers ≤ 4096 (vision.c) */
+    hfx_vision_tower_states(&m->vision, g, w, tower, pixels, upto, states);
+    if (g->failed) return;
+    hfx_value *picked[MAX_FEATURE_LAYERS];
+    for (int i = 0; i < m->n_features; i++) {
+        picked[i] = states[m->feature_layers[i]];
+        if (m->drop_first) picked[i] = hfx_slice(g, picked[i], 1, 1, INT64_MAX);
+    }
+    hfx_value *x = m->n_features == 1 ? picked[0] : hfx_concat(g, m->n_features, picked, 2);
+    int64_t in = v->hidden * m->n_features, out = m->text.hidden;
+    x = dense(g, w, x, in, out, m->projector_bias, names->projector, "linear_1");
+    x = dense(g, w, hfx_activate(g, m->projector_act, x), out, out, m->projector_bias, names->projector, "linear_2");
+    hfx_graph_output(g, x, "image_features");
+    /* the tower's layers past the last one picked and its post-norm feed nothing, as in transformers */
+    hfx_vision_tower_skip_rest(&m->vision, w, tower, upto);
+}
+
+static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
+                            hfx_graph *g, hfx_error *err) {
+    const vlm_desc *d = desc_;
+    const vlm_cfg *m = cfg_;
+    const char *component = o->component ? o->component : "model";
+    if (o->io == HFX_IO_SEED)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" is not written for vision-language models yet; "
+                                                  "export with io \"optimum\"", d->architecture);
+    hfx_weights w;
+    hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
+    if (st) return st;
+    const char *tower;
+    const vlm_names *names = find_names(d, m, &w, &tower);
+    const char *foreign[3] = {names->stacks[0], names->stacks[1], NULL};
+    hfx_decoder_host host = {d->architecture, names->text, foreign, true, NULL};
+    bool image = strcmp(component, "image_encoder") == 0, whole = strcmp(component, "model") == 0;
+    if (image || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
+        build_image_encoder(m, o, g, &w, names, tower);
+        for (int i = 2; image && i < 4; i++) /* the language model is the other components' */
+            if (names->stacks[i]) hfx_weights_ignore_stack(&w, names->stacks[i]);
+        host.weights = &w;
+        if (whole && !g->failed) st = hfx_decoder_build(m->text_desc, &m->text, ck, o, &host, g, err);
+        hfx_graph_set_meta(g, "architecture", d->architecture);
+        if (st == HFX_OK) st = hfx_graph_status(g, err);
+        if (st == HFX_OK) st = hfx_weights_finish(&w, err);
+    } else if (strcmp(component, "embed_tokens") == 0) {
+        st = hfx_decoder_build_embed(m->text_desc, &m->text, ck, o, &host, g, err);
+    } else if (strcmp(component, "prefill") == 0 || strcmp(component, "decode") == 0) {
+        st = hfx_decoder_build(m->text_desc, &m->text, ck, o, &host, g, err);
+    } else {
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: component '%s' is not one hfx builds", d->architecture, component);
+    }
+    hfx_weights_free(&w);
+    return st;
+}
+
+static int vlm_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) {
+    const vlm_cfg *m = cfg_;
+    return hfx_decoder_family.cache_layers(&m->text, layers, max);
+}
+
+static hfx_torch_signature vlm_torch_signature(const void *desc) {
+    static const char *const args[] = {"inputs_embeds", "attention_mask", "position_ids", "cache", NULL};
+    (void)desc;
+    return (hfx_torch_signature){args, "CausalLMOutputWithPast"};
+}
+
+/* name, role, one token per call, reads what an earlier call wrote, logits kept by default */
+static const hfx_component generation[] = {{"image_encoder", "modality_encoder", false, false, -1},
+                                           {"embed_tokens", "embed_tokens", false, false, -1},
+                                           {"prefill", "prefill", false, false, 1},
+                                           {"decode", "decode", true, true, 1}};
+static const hfx_component one_graph[] = {{"image_encoder", "modality_encoder", false, false, -1},
+                                          {"embed_tokens", "embed_tokens", false, false, -1},
+                                          {"decode", "decode", false, true, 0}};
+static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
+
+const hfx_arch_family hfx_vlm_family = {
+    sizeof(vlm_cfg), vlm_parse, vlm_build, vlm_cache_layers, NULL,
+    {[HFX_EXPORT_GENERATION] = {generation, 4}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 3}},
+    sequence_inputs, vlm_torch_signature, NULL, NULL};
+
+static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};
+const vlm_desc hfx_llava = {"LlavaForConditionalGeneration", llava_names};
