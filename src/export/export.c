@@ -726,6 +726,10 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
         return hfx_fail(err, HFX_ERR_INVALID, "export config format '%s' does not match the exporter's '%s'",
                         hfx_cfg_format(cfg), e->fmt->name);
     hfx_component_set set = hfx_arch_components(model->arch, HFX_EXPORT_FORWARD);
+    if (set.n == 0) /* a VLM: the image merge between its graphs is the caller's */
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s has no single forward graph in hfx: export it for generation "
+                                                  "(--for-generation), as its components",
+                        hfx_model_architecture(model));
     if (set.n != 1)
         return hfx_fail(err, HFX_ERR_INTERNAL, "%s declares %d forward graphs; hfx_export writes one",
                         hfx_model_architecture(model), set.n);

@@ -1,0 +1,340 @@
+"""Vision-language models (src/arch/vlm.c) against transformers: LLaVA with a CLIP or SigLIP tower
+and a Llama, Mistral (sliding window) or Qwen2 language model, exported for generation as
+image_encoder (pixel_values → image_features), embed_tokens (input_ids → inputs_embeds) and decode
+(with prefill before a one-token decode) over inputs_embeds.
+
+Checkpoints are tiny (hidden 32) over real-size images: 224 × 224 pixels in patches of 32 (49
+patches) through CLIPImageProcessor / SiglipImageProcessor from random images of other sizes.
+  * image_features of two images within 1e-4 of transformers' get_image_features, ONNX Runtime and
+    OpenVINO;
+  * greedy generation of 32 tokens from an image and a prompt by examples/generate_vlm.py equal to
+    transformers' generate() token for token, each step's logits within 1e-4: ONNX (multi-token
+    decode; prefill + decode; a static cache) and OpenVINO (stateful; stateless), batch 1, and a
+    left-padded batch of 2 prompts with an image each;
+  * the config fields that change the graph (vision_feature_layer as one index or a list,
+    vision_feature_select_strategy, projector_hidden_act, multimodal_projector_bias, the tower and
+    the language model) each in a variant, transformers 5's own tensor names as well as the Hub's,
+    and what hfx does not build refused by name with exit code 2."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import REPO, assert_logits_close, describe, run_hfx
+from genutil import compare_generation
+
+sys.path.insert(0, str(REPO / "examples"))
+import generate_vlm  # noqa: E402
+
+IMAGE_TOKEN = 150
+VOCAB = 160
+NEW_TOKENS = 32
+TOWER = dict(hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=48, image_size=224,
+             patch_size=32)
+TEXT = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256)
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    vision: dict      # vision_config (with its model_type)
+    text: dict        # text_config (with its model_type)
+    top: dict         # LlavaConfig's own fields
+    processor: str = "CLIPImageProcessor"
+
+
+VARIANTS = {
+    # CLIP's tower, the default choice: the second-to-last hidden states without the class token;
+    # Llama
+    "llava": Variant({**TOWER, "model_type": "clip_vision_model"}, {**TEXT, "model_type": "llama"},
+                     {"vision_feature_layer": -2, "vision_feature_select_strategy": "default",
+                      "projector_hidden_act": "gelu"}),
+    # two layers' states concatenated (the embeddings' and the last layer's), every token kept, a
+    # projector without biases and another activation; Mistral with a window (8) shorter than the
+    # 49 image tokens
+    "llava_layers": Variant({**TOWER, "model_type": "clip_vision_model", "hidden_act": "gelu"},
+                            {**TEXT, "model_type": "mistral", "sliding_window": 8},
+                            {"vision_feature_layer": [0, -1], "vision_feature_select_strategy": "full",
+                             "projector_hidden_act": "silu", "multimodal_projector_bias": False}),
+    # SigLIP's tower (no class token: "default" still drops the first patch, as transformers does);
+    # Qwen2 (q/k/v biases)
+    "llava_siglip": Variant({**TOWER, "model_type": "siglip_vision_model"}, {**TEXT, "model_type": "qwen2"},
+                            {"vision_feature_layer": -1, "vision_feature_select_strategy": "default",
+                             "projector_hidden_act": "gelu"}, processor="SiglipImageProcessor"),
+}
+
+
+def _init(model: torch.nn.Module, seed: int) -> None:
+    """Weights large enough to matter: random tables and norms, linears at 1/√fan-in."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() >= 2 and "embed" not in name:
+                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p[0].numel()))
+            elif "embed" in name:
+                p.copy_(torch.randn(p.shape, generator=g) * (1.0 if "embed_tokens" in name else 0.5))
+            elif "norm" in name and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.1 * torch.randn(p.shape, generator=g))
+
+
+def processor(v: Variant):
+    import transformers
+    size = v.vision["image_size"]
+    if v.processor == "SiglipImageProcessor":
+        return transformers.SiglipImageProcessor(size={"height": size, "width": size})
+    return transformers.CLIPImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size})
+
+
+def _config(v: Variant):
+    import transformers
+    return transformers.LlavaConfig(vision_config=v.vision, text_config=v.text, image_token_id=IMAGE_TOKEN, **v.top)
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    root = tmp_path_factory.mktemp("vlm")
+    made = {}
+
+    def get(name):
+        if name not in made:
+            import transformers
+            v = VARIANTS[name]
+            torch.manual_seed(0)
+            model = transformers.LlavaForConditionalGeneration(_config(v)).eval()
+            _init(model, seed=1)
+            model.save_pretrained(root / name)
+            processor(v).save_pretrained(root / name)
+            made[name] = root / name
+        return made[name]
+    return get
+
+
+@pytest.fixture(scope="module")
+def export_dir(ckpt, tmp_path_factory):
+    root = tmp_path_factory.mktemp("vlm-exports")
+    done = {}
+
+    def get(name, *flags, checkpoint=None):
+        key = (name, flags, str(checkpoint))
+        if key not in done:
+            out = root / f"{name}-{len(done)}"
+            proc = run_hfx(["export", checkpoint or ckpt(name), out, "--for-generation", "--quiet", *flags])
+            done[key] = out if proc.returncode == 0 else "export failed:\n" + describe(proc)
+        if isinstance(done[key], str):
+            pytest.fail(done[key], pytrace=False)
+        return done[key]
+    return get
+
+
+@pytest.fixture(scope="module")
+def reference(ckpt):
+    models = {}
+
+    def get(name):
+        if name not in models:
+            import transformers
+            models[name] = transformers.LlavaForConditionalGeneration.from_pretrained(
+                str(ckpt(name)), attn_implementation="eager").eval()
+        return models[name]
+    return get
+
+
+def images(tmp_path, n):
+    """n random PNG images of other sizes than the tower's."""
+    from PIL import Image
+    rng = np.random.default_rng(5)
+    paths = []
+    for i, (h, w) in enumerate(((300, 260), (180, 411))[:n]):
+        paths.append(tmp_path / f"image{i}.png")
+        Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(paths[-1])
+    return paths
+
+
+def pixel_values(name, paths):
+    from PIL import Image
+    return processor(VARIANTS[name])(images=[Image.open(p).convert("RGB") for p in paths],
+                                     return_tensors="np").pixel_values.astype(np.float32)
+
+
+def want_features(reference, name, x):
+    with torch.no_grad():
+        out = reference(name).get_image_features(pixel_values=torch.from_numpy(x)).pooler_output
+    return torch.stack(list(out)).numpy()
+
+
+def run_image_encoder(out, fmt, x):
+    manifest = json.loads((out / "export.json").read_text())["components"]
+    path = out / manifest["image_encoder"]["file"]
+    if fmt == "onnx":
+        import onnxruntime as ort
+        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        assert [i.name for i in sess.get_inputs()] == ["pixel_values"]
+        assert [o.name for o in sess.get_outputs()] == ["image_features"]
+        return sess.run(None, {"pixel_values": x})[0]
+    import openvino as ov
+    compiled = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    return np.array(compiled({"pixel_values": x})[0])
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_image_features(name, fmt, export_dir, reference, tmp_path):
+    out = export_dir(name, "--format", fmt, "--dynamic")
+    x = pixel_values(name, images(tmp_path, 2))
+    assert x.shape == (2, 3, 224, 224)
+    assert_logits_close(run_image_encoder(out, fmt, x), want_features(reference, name, x), f"{name} {fmt} image_features")
+
+
+def prompts(batch):
+    """Prompts with one image token each (the example expands it), of different lengths."""
+    rows = [[1, 7, IMAGE_TOKEN, 33, 90, 4], [1, IMAGE_TOKEN, 12, 5]][:batch]
+    return rows
+
+
+def want_generation(reference, name, rows, x):
+    """transformers' greedy generate() on the expanded, left-padded prompts: (tokens, logits)."""
+    model = reference(name)
+    per_image = want_features(reference, name, x[:1]).shape[1]  # what the model's processor expands to
+    rows = [[t for tok in r for t in ([tok] * per_image if tok == IMAGE_TOKEN else [tok])] for r in rows]
+    length = max(map(len, rows))
+    ids = np.zeros((len(rows), length), np.int64)
+    mask = np.zeros_like(ids)
+    for i, r in enumerate(rows):
+        ids[i, length - len(r):], mask[i, length - len(r):] = r, 1
+    with torch.no_grad():
+        out = model.generate(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
+                             pixel_values=torch.from_numpy(x), max_new_tokens=NEW_TOKENS,
+                             do_sample=False, output_logits=True, return_dict_in_generate=True)
+    return out.sequences[:, length:].numpy(), torch.stack(out.logits).numpy()
+
+
+MODES = {
+    "onnx-mtd": ("--format", "onnx", "--dynamic", "--multi-token-decode"),
+    "onnx-prefill": ("--format", "onnx", "--dynamic"),
+    "onnx-static": ("--format", "onnx", "--dynamic", "--multi-token-decode", "--cache", "static",
+                    "--max-cache-len", "96"),
+    "openvino": ("--format", "openvino", "--dynamic"),
+}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_generation(name, mode, export_dir, reference, tmp_path):
+    out = export_dir(name, *MODES[mode])
+    paths = images(tmp_path, 1)
+    rows = prompts(1)
+    want_tokens, want_logits = want_generation(reference, name, rows, pixel_values(name, paths))
+    assert len(set(want_tokens[0].tolist())) > 4, "the reference must not be a constant run of tokens"
+    tokens, logits = generate_vlm.generate(out, paths, rows, NEW_TOKENS)
+    compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
+
+
+@pytest.mark.parametrize("mode", ["onnx-mtd", "openvino"])
+def test_generation_batch_of_two(mode, export_dir, reference, tmp_path):
+    """Two prompts of different lengths, left-padded, an image each: the second image's features go
+    to the second row's image tokens."""
+    out = export_dir("llava", *MODES[mode])
+    paths = images(tmp_path, 2)
+    want_tokens, want_logits = want_generation(reference, "llava", prompts(2), pixel_values("llava", paths))
+    tokens, logits = generate_vlm.generate(out, paths, prompts(2), NEW_TOKENS)
+    compare_generation(tokens, logits, want_tokens, want_logits, f"llava {mode} batch 2")
+
+
+def test_openvino_stateless(export_dir, reference, tmp_path):
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"export_format": "openvino", "dynamic": True, "stateful": False}))
+    out = export_dir("llava", "--config", str(cfg))
+    paths = images(tmp_path, 1)
+    want_tokens, want_logits = want_generation(reference, "llava", prompts(1), pixel_values("llava", paths))
+    tokens, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
+    compare_generation(tokens, logits, want_tokens, want_logits, "llava openvino stateless")
+
+
+def test_example_command_line(export_dir, tmp_path):
+    """The example as a user runs it: one JSON list of NEW_TOKENS ids per prompt on stdout."""
+    import subprocess
+    out = export_dir("llava", *MODES["onnx-mtd"])
+    path = images(tmp_path, 1)[0]
+    proc = subprocess.run([sys.executable, str(REPO / "examples" / "generate_vlm.py"), str(out), "--image", str(path),
+                           "--prompt-ids", ",".join(map(str, prompts(1)[0])), "--max-new-tokens", "5"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(rows) == 1 and len(rows[0]) == 5
+    bad = subprocess.run([sys.executable, str(REPO / "examples" / "generate_vlm.py"), str(out), "--image", str(path),
+                          "--prompt-ids", "1,2,3", "--max-new-tokens", "5"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "image tokens" in bad.stderr, bad.stderr
+
+
+def test_transformers5_tensor_names(ckpt, export_dir, reference, tmp_path):
+    """A checkpoint under transformers 5's module names (model.language_model.*, model.vision_tower.*,
+    model.multi_modal_projector.*, lm_head.*) exports the same graphs."""
+    import shutil
+    from safetensors.torch import load_file, save_file
+    src = ckpt("llava")
+    dst = tmp_path / "v5"
+    shutil.copytree(src, dst)
+    tensors = load_file(str(dst / "model.safetensors"))
+    renamed = {}
+    for k, t in tensors.items():
+        if k.startswith("language_model.model."):
+            k = "model.language_model." + k[len("language_model.model."):]
+        elif k.startswith("language_model.lm_head."):
+            k = k[len("language_model."):]
+        else:
+            k = "model." + k
+        renamed[k] = t
+    save_file(renamed, str(dst / "model.safetensors"), metadata={"format": "pt"})
+    out = export_dir("llava", "--format", "onnx", "--dynamic", "--multi-token-decode", checkpoint=dst)
+    paths = images(tmp_path, 1)
+    x = pixel_values("llava", paths)
+    assert_logits_close(run_image_encoder(out, "onnx", x), want_features(reference, "llava", x), "v5 names")
+    want_tokens, want_logits = want_generation(reference, "llava", prompts(1), x)
+    tokens, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
+    compare_generation(tokens, logits, want_tokens, want_logits, "llava v5 names")
+
+
+def _edited(ckpt, tmp_path, edit):
+    import shutil
+    dst = tmp_path / "edited"
+    shutil.copytree(ckpt("llava"), dst)
+    config = json.loads((dst / "config.json").read_text())
+    edit(config)
+    (dst / "config.json").write_text(json.dumps(config))
+    return dst
+
+
+@pytest.mark.parametrize("edit,flags,message", [
+    (lambda c: None, ("--format", "onnx"), "generation"),
+    (lambda c: None, ("--format", "onnx", "--for-generation", "--config-json", '{"export_format": "onnx", "dynamic": true, "io": "seed"}'),
+     "io \"seed\""),
+    (lambda c: c["text_config"].update(model_type="bert"), ("--format", "onnx", "--for-generation"), "model_type 'bert'"),
+    (lambda c: c["vision_config"].update(model_type="vit"), ("--format", "onnx", "--for-generation"), "model_type 'vit'"),
+    (lambda c: c.update(vision_feature_layer=7), ("--format", "onnx", "--for-generation"), "vision_feature_layer"),
+    (lambda c: c.update(vision_feature_select_strategy="cls"), ("--format", "onnx", "--for-generation"),
+     "vision_feature_select_strategy 'cls'"),
+    (lambda c: c.pop("text_config"), ("--format", "onnx", "--for-generation"), "text_config"),
+])
+def test_refused(ckpt, tmp_path, edit, flags, message):
+    src = _edited(ckpt, tmp_path, edit)
+    out = tmp_path / "out"
+    args = ["export", src, out]
+    flags = list(flags)
+    if "--config-json" in flags:  # the export config as a file
+        i = flags.index("--config-json")
+        cfg = tmp_path / "cfg.json"
+        cfg.write_text(flags[i + 1])
+        flags[i:i + 2] = ["--config", str(cfg)]
+        flags.remove("--format"), flags.remove("onnx")
+    proc = run_hfx(args + flags)
+    assert proc.returncode == 2 and message in proc.stderr, describe(proc)
+    assert not out.exists()
