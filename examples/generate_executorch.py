@@ -104,9 +104,10 @@ class StaticCache(decode_loop.StaticSlots):
 
     def run(self, comp: Component, ids, new_mask, positions):
         slots = self.take(new_mask)
-        feed = {"input_ids": ids, "position_ids": positions, "cache_position": slots, "attention_mask": self.mask}
-        out = comp.execute([self.buffers[n] if n in self.buffers else np.asarray(feed[n], np.int64)
-                            for n in comp.inputs])
+        feed = {n: np.asarray(v, np.int64) for n, v in (("position_ids", positions), ("cache_position", slots),
+                                                          ("attention_mask", self.mask))}
+        feed.update(decode_loop.token_feed(ids))  # ids, or a VLM's embeddings
+        out = comp.execute([self.buffers[n] if n in self.buffers else feed[n] for n in comp.inputs])
         for name, buf in self.buffers.items():  # input.past_key_values.X -> output.past_key_values.X
             new = out["output." + name[len("input."):]]
             if new.data_ptr() != buf.data_ptr():

@@ -94,8 +94,10 @@ class StaticCache(decode_loop.StaticSlots):
 
     def run(self, comp: Component, ids, new_mask, positions):
         slots = self.take(new_mask)
-        feed = {"input_ids": ids, "position_ids": positions, "cache_position": slots, "attention_mask": self.mask}
-        args = [self.buffers[n] if n in self.buffers else torch.from_numpy(np.ascontiguousarray(feed[n], np.int64))
+        feed = {n: np.asarray(v, np.int64) for n, v in (("position_ids", positions), ("cache_position", slots),
+                                                          ("attention_mask", self.mask))}
+        feed.update(decode_loop.token_feed(ids))  # ids, or a VLM's embeddings
+        args = [self.buffers[n] if n in self.buffers else torch.from_numpy(np.ascontiguousarray(feed[n]))
                 for n in comp.inputs]
         with torch.no_grad():
             outs = comp.module(*args)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Greedy generation from images and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA), in ONNX Runtime or OpenVINO (the export's format says which).
+vision-language model (LLaVA), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the export's
+format says which).
 
     python examples/generate_vlm.py OUT_DIR --image cat.png --prompt-ids "1,32000,415,3" --max-new-tokens 32
 
@@ -45,8 +46,12 @@ def runtime_of(out_dir: Path):
         import generate_onnx as runtime
     elif fmt == "openvino":
         import generate_openvino as runtime
+    elif fmt == "dynamo":
+        import generate_torch as runtime
+    elif fmt == "executorch":
+        import generate_executorch as runtime
     else:
-        raise UsageError(f"{out_dir}: export_format {fmt!r}; this example runs onnx and openvino exports")
+        raise UsageError(f"{out_dir}: export_format {fmt!r} is not one this example runs")
     return runtime
 
 

@@ -69,6 +69,8 @@ typedef struct hfx_component {
     bool reads_state;          /* takes the state an earlier call wrote (a growing cache's past) */
     int logits_to_keep;        /* default of the config key: 1 the last position, 0 every one;
                                   -1: every position, the key not read (a plain forward) */
+    const char *stateful_stem; /* its file in a stateful layout of several graphs, optimum-intel's
+                                  openvino_<stem>_model.xml (a VLM's "language"); NULL: its name */
 } hfx_component;
 
 typedef struct hfx_component_set {

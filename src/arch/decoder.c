@@ -1424,10 +1424,10 @@ static hfx_torch_signature decoder_torch_signature(const void *desc) {
 
 /* A causal LM exports its forward pass, or a prompt graph and a one-token step that reads the
  * cache the previous call wrote, or one graph for both (docs/GENERATION.md). */
-static const hfx_component forward[] = {{"model", "model", false, false, -1}};
-static const hfx_component generation[] = {{"prefill", "prefill", false, false, 1}, {"decode", "decode", true, true, 1}};
-static const hfx_component one_graph[] = {{"decode", "decode", false, true, 0}};
-static const hfx_component generation_multi[] = {{"prefill", "prefill", false, false, 0}, {"decode", "decode", false, true, 0}};
+static const hfx_component forward[] = {{"model", "model", false, false, -1, NULL}};
+static const hfx_component generation[] = {{"prefill", "prefill", false, false, 1, NULL}, {"decode", "decode", true, true, 1, NULL}};
+static const hfx_component one_graph[] = {{"decode", "decode", false, true, 0, NULL}};
+static const hfx_component generation_multi[] = {{"prefill", "prefill", false, false, 0, NULL}, {"decode", "decode", false, true, 0, NULL}};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
 
 static hfx_torch_signature classifier_torch_signature(const void *desc) {

@@ -675,7 +675,7 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
 }
 
 /* An encoder exports its forward pass only. */
-static const hfx_component forward[] = {{"model", "model", false, false, -1}};
+static const hfx_component forward[] = {{"model", "model", false, false, -1, NULL}};
 static const char *const typed_inputs[] = {"input_ids", "attention_mask", "token_type_ids", NULL};
 static const char *const untyped_inputs[] = {"input_ids", "attention_mask", NULL};
 

@@ -1025,13 +1025,13 @@ static hfx_torch_signature seq2seq_torch_signature(const void *desc) {
 }
 
 /* name, role, one token per call, reads what an earlier call wrote, logits kept by default */
-static const hfx_component forward[] = {{"model", "model", false, false, -1}};
-static const hfx_component generation[] = {{"encoder", "encoder", false, false, -1},
-                                           {"prefill", "prefill", false, false, 1},
-                                           {"decode", "decode", true, true, 1}};
+static const hfx_component forward[] = {{"model", "model", false, false, -1, NULL}};
+static const hfx_component generation[] = {{"encoder", "encoder", false, false, -1, NULL},
+                                           {"prefill", "prefill", false, false, 1, NULL},
+                                           {"decode", "decode", true, true, 1, NULL}};
 /* a multi-token decode: the decoder's logits at every position, as onnxruntime-genai sizes them */
-static const hfx_component one_graph[] = {{"encoder", "encoder", false, false, -1},
-                                          {"decoder", "decode", false, true, 0}};
+static const hfx_component one_graph[] = {{"encoder", "encoder", false, false, -1, NULL},
+                                          {"decoder", "decode", false, true, 0, NULL}};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", NULL};
 
 const hfx_arch_family hfx_seq2seq_family = {

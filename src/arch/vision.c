@@ -376,7 +376,7 @@ static hfx_torch_signature vision_torch_signature(const void *desc_) {
 }
 
 /* name, role, one token per call, reads what an earlier call wrote, logits kept by default */
-static const hfx_component forward[] = {{"model", "model", false, false, -1}};
+static const hfx_component forward[] = {{"model", "model", false, false, -1, NULL}};
 static const char *const image_inputs[] = {"pixel_values", NULL};
 
 const hfx_arch_family hfx_vision_family = {

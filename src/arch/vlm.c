@@ -229,14 +229,17 @@ static hfx_torch_signature vlm_torch_signature(const void *desc) {
     return (hfx_torch_signature){args, "CausalLMOutputWithPast"};
 }
 
-/* name, role, one token per call, reads what an earlier call wrote, logits kept by default */
-static const hfx_component generation[] = {{"image_encoder", "modality_encoder", false, false, -1},
-                                           {"embed_tokens", "embed_tokens", false, false, -1},
-                                           {"prefill", "prefill", false, false, 1},
-                                           {"decode", "decode", true, true, 1}};
-static const hfx_component one_graph[] = {{"image_encoder", "modality_encoder", false, false, -1},
-                                          {"embed_tokens", "embed_tokens", false, false, -1},
-                                          {"decode", "decode", false, true, 0}};
+/* name, role, one token per call, reads what an earlier call wrote, logits kept by default, and the
+ * file stem of OpenVINO's stateful layout: optimum-intel's, which OpenVINO GenAI's VLMPipeline reads */
+static const hfx_component generation[] = {
+    {"image_encoder", "modality_encoder", false, false, -1, "vision_embeddings"},
+    {"embed_tokens", "embed_tokens", false, false, -1, "text_embeddings"},
+    {"prefill", "prefill", false, false, 1, NULL},
+    {"decode", "decode", true, true, 1, "language"}};
+static const hfx_component one_graph[] = {
+    {"image_encoder", "modality_encoder", false, false, -1, "vision_embeddings"},
+    {"embed_tokens", "embed_tokens", false, false, -1, "text_embeddings"},
+    {"decode", "decode", false, true, 0, "language"}};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
 
 const hfx_arch_family hfx_vlm_family = {

@@ -672,7 +672,8 @@ static hfx_status start_component(const hfx_exporter *e, const hfx_component *de
     if (seed) snprintf(c->file, sizeof c->file, "%s%s%s", e->fmt->seed_prefix, decl->name, e->fmt->graph_ext);
     else if (stateful && n_components == 1) snprintf(c->file, sizeof c->file, "%s", e->fmt->stateful_file);
     else if (stateful) /* an encoder and its decoder: optimum-intel's openvino_encoder_model.xml */
-        snprintf(c->file, sizeof c->file, "%s%s_model%s", e->fmt->seed_prefix, decl->name, e->fmt->graph_ext);
+        snprintf(c->file, sizeof c->file, "%s%s_model%s", e->fmt->seed_prefix,
+                 decl->stateful_stem ? decl->stateful_stem : decl->name, e->fmt->graph_ext);
     else snprintf(c->file, sizeof c->file, "%s%s", decl->name, e->fmt->graph_ext);
     if (!c->cfg) return HFX_OK; /* the caller lists every missing one */
     c->g = hfx_graph_new();

@@ -9,8 +9,8 @@ patches) through CLIPImageProcessor / SiglipImageProcessor from random images of
     OpenVINO;
   * greedy generation of 32 tokens from an image and a prompt by examples/generate_vlm.py equal to
     transformers' generate() token for token, each step's logits within 1e-4: ONNX (multi-token
-    decode; prefill + decode; a static cache) and OpenVINO (stateful; stateless), batch 1, and a
-    left-padded batch of 2 prompts with an image each;
+    decode; prefill + decode; a static cache), OpenVINO (stateful; stateless), torch.export (.pt2)
+    and ExecuTorch, batch 1, and a left-padded batch of 2 prompts with an image each;
   * the config fields that change the graph (vision_feature_layer as one index or a list,
     vision_feature_select_strategy, projector_hidden_act, multimodal_projector_bias, the tower and
     the language model) each in a variant, transformers 5's own tensor names as well as the Hub's,
@@ -127,6 +127,11 @@ def export_dir(ckpt, tmp_path_factory):
         key = (name, flags, str(checkpoint))
         if key not in done:
             out = root / f"{name}-{len(done)}"
+            if "--config-json" in flags:  # an export config given inline: into a file
+                i = flags.index("--config-json")
+                cfg = root / f"{out.name}-cfg.json"
+                cfg.write_text(flags[i + 1])
+                flags = flags[:i] + ("--config", str(cfg)) + flags[i + 2:]
             proc = run_hfx(["export", checkpoint or ckpt(name), out, "--for-generation", "--quiet", *flags])
             done[key] = out if proc.returncode == 0 else "export failed:\n" + describe(proc)
         if isinstance(done[key], str):
@@ -223,7 +228,31 @@ MODES = {
     "onnx-static": ("--format", "onnx", "--dynamic", "--multi-token-decode", "--cache", "static",
                     "--max-cache-len", "96"),
     "openvino": ("--format", "openvino", "--dynamic"),
+    "dynamo": ("--format", "dynamo", "--dynamic", "--multi-token-decode"),
+    # ExecuTorch plans memory for the largest size of each dim: batch and sequence bounded
+    "executorch": ("--config-json", json.dumps({"export_format": "executorch", "dynamic_shapes": {
+        "input_ids": {"0": {"name": "batch", "min": 1, "max": 2}, "1": {"name": "sequence", "min": 1, "max": 96}}}}),
+        "--multi-token-decode", "--max-cache-len", "96"),
 }
+
+
+def run_example(out, paths, rows, fmt, tmp_path):
+    """examples/generate_vlm.py's greedy search: in this process, or (ExecuTorch) as a command in
+    the executorch virtualenv, with its --print-logits."""
+    if fmt != "executorch":
+        return generate_vlm.generate(out, paths, rows, NEW_TOKENS)
+    import subprocess
+    import etutil
+    logits_file = tmp_path / "logits.npz"
+    cmd = [str(etutil.PYTHON), str(REPO / "examples" / "generate_vlm.py"), str(out), "--prompt-ids",
+           ";".join(",".join(map(str, r)) for r in rows), "--max-new-tokens", str(NEW_TOKENS),
+           "--print-logits", str(logits_file)]
+    for p in paths:
+        cmd += ["--image", str(p)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    with np.load(logits_file) as npz:
+        return npz["tokens"], npz["logits"]
 
 
 @pytest.mark.parametrize("mode", list(MODES))
@@ -234,7 +263,7 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
     rows = prompts(1)
     want_tokens, want_logits = want_generation(reference, name, rows, pixel_values(name, paths))
     assert len(set(want_tokens[0].tolist())) > 4, "the reference must not be a constant run of tokens"
-    tokens, logits = generate_vlm.generate(out, paths, rows, NEW_TOKENS)
+    tokens, logits = run_example(out, paths, rows, mode, tmp_path)
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
 
 
@@ -338,3 +367,77 @@ def test_refused(ckpt, tmp_path, edit, flags, message):
     proc = run_hfx(args + flags)
     assert proc.returncode == 2 and message in proc.stderr, describe(proc)
     assert not out.exists()
+
+
+def _add_tokenizer(model_dir):
+    """A tokenizer.json for the tiny vocabulary: <s>, </s> and <image> at their ids, a byte-level
+    symbol for every other id ("\\n"'s first: GenAI writes one after an image's tokens)."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+    special = {1: "<s>", 2: "</s>", IMAGE_TOKEN: "<image>"}
+    newline = "\u010a"  # the byte-level symbol of "\n"
+    symbols = iter([newline] + sorted(set(pre_tokenizers.ByteLevel.alphabet()) - {newline}))
+    vocab = {special[i] if i in special else next(symbols): i for i in range(VOCAB)}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens([AddedToken(special[i], special=True) for i in sorted(special)])
+    tok.save(str(model_dir / "tokenizer.json"))
+    return tok
+
+
+# GenAI's LLaVA preprocessing reads CLIP's preprocessor_config.json (shortest_edge, crop_size): a
+# SigLIP tower's processor config (a fixed height and width) is not read, so llava_siglip is not run
+@pytest.mark.parametrize("name", ["llava", "llava_layers"])
+def test_vlm_pipeline(name, ckpt, reference, tmp_path):
+    """OpenVINO GenAI's VLMPipeline on hfx's stateful OpenVINO export (optimum-intel's file names:
+    openvino_language_model.xml, openvino_text_embeddings_model.xml,
+    openvino_vision_embeddings_model.xml, and hfx's tokenizer graphs from the checkpoint's
+    tokenizer.json): from a raw image and a text prompt, the token ids it streams are transformers'
+    greedy tokens on the prompt GenAI builds (each <image> expanded to the image's feature count and
+    followed by "\\n") and the image processor's pixel values. The image is 224 × 224, the tower's
+    size, so that GenAI's resize (its own Pillow-like bicubic) and transformers' are both the
+    identity; no chat template (apply_chat_template false: the tiny tokenizer has none)."""
+    import shutil
+
+    import openvino as ov
+    import openvino_genai
+    model_dir = tmp_path / "ckpt"
+    shutil.copytree(ckpt(name), model_dir)
+    tok = _add_tokenizer(model_dir)
+    out = tmp_path / "out"
+    proc = run_hfx(["export", model_dir, out, "--format", "openvino", "--dynamic", "--for-generation"])
+    assert proc.returncode == 0, describe(proc)
+    for f in ("openvino_language_model.xml", "openvino_text_embeddings_model.xml",
+              "openvino_vision_embeddings_model.xml", "openvino_tokenizer.xml", "preprocessor_config.json"):
+        assert (out / f).is_file(), f
+    image = np.random.default_rng(9).integers(0, 256, (224, 224, 3), dtype=np.uint8)
+    pipe = openvino_genai.VLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32", KV_CACHE_PRECISION="f32")
+
+    class Tokens(openvino_genai.StreamerBase):
+        def __init__(self):
+            super().__init__()
+            self.ids = []
+
+        def write(self, token):
+            self.ids += token if isinstance(token, list) else [token]
+            return openvino_genai.StreamingStatus.RUNNING
+
+        def end(self):
+            pass
+
+    streamed = Tokens()
+    pipe.generate("acat<image>ishere", images=[ov.Tensor(image[None])], max_new_tokens=NEW_TOKENS,
+                  streamer=streamed, apply_chat_template=False)
+    x = processor(VARIANTS[name])(images=[image], return_tensors="np").pixel_values.astype(np.float32)
+    per_image = want_features(reference, name, x).shape[1]
+    ids = tok.encode("acat" + "<image>" * per_image + "\n" + "ishere").ids
+    assert ids.count(IMAGE_TOKEN) == per_image and len(ids) == 4 + per_image + 1 + 6, ids
+    model = reference(name)
+    with torch.no_grad():
+        want = model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                              pixel_values=torch.from_numpy(x), max_new_tokens=NEW_TOKENS,
+                              do_sample=False)[0, len(ids):].tolist()
+    eos = model.generation_config.eos_token_id
+    want = want[:want.index(eos)] if eos in want else want
+    assert len(set(want)) > 4, "the reference must not be a constant run of tokens"
+    assert streamed.ids == want, f"VLMPipeline streamed {streamed.ids}, transformers {want}"
