@@ -182,6 +182,11 @@ extern const hfx_arch_family hfx_vision_family;
 extern const vision_desc hfx_vit_model, hfx_vit_classifier, hfx_clip_vision_model, hfx_clip_vision_projection,
     hfx_siglip_vision_model;
 
+/* The contrastive image-text family (contrastive.c). */
+typedef struct dual_desc dual_desc;
+extern const hfx_arch_family hfx_dual_family;
+extern const dual_desc hfx_clip_model, hfx_siglip_model;
+
 /* The vision-language family (vlm.c). */
 typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
@@ -286,6 +291,8 @@ static const struct entry {
     {"CLIPVisionModel", &hfx_vision_family, &hfx_clip_vision_model},
     {"CLIPVisionModelWithProjection", &hfx_vision_family, &hfx_clip_vision_projection},
     {"SiglipVisionModel", &hfx_vision_family, &hfx_siglip_vision_model},
+    {"CLIPModel", &hfx_dual_family, &hfx_clip_model},
+    {"SiglipModel", &hfx_dual_family, &hfx_siglip_model},
     {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},
 };
 

@@ -280,6 +280,38 @@ static vision_ctx open_tower(hfx_graph *g, hfx_weights *w, const vision_layout *
     return c;
 }
 
+/* Layers 0..upto-1 over x [B,T,hidden] (each attending as c->visible says); states[i + 1] = the
+ * output of layer i where states is given. */
+static hfx_value *layers(vision_ctx *c, hfx_value *x, int64_t upto, hfx_value **states) {
+    const vision_layout *L = c->L;
+    char n[256];
+    for (int64_t i = 0; i < upto && !c->g->failed; i++) {
+        char layer[128], norm_name[192];
+        snprintf(n, sizeof n, "%s%s", c->prefix, L->layer);
+        snprintf(layer, sizeof layer, n, (long long)i);
+        snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm1);
+        x = hfx_op2(c->g, HFX_OP_ADD, attention(c, norm(c, x, norm_name), layer), x);
+        snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm2);
+        x = hfx_op2(c->g, HFX_OP_ADD, mlp(c, norm(c, x, norm_name), layer), x);
+        if (states) states[i + 1] = x;
+    }
+    return x;
+}
+
+/* The pooled image embedding [B, hidden] of the last hidden state x [B,T,hidden]: CLIP's
+ * post-normed class token, SigLIP's attention pooling of its final norm (NULL: the lineage pools
+ * with none of these). */
+static hfx_value *pooled(vision_ctx *c, hfx_value *x) {
+    char n[256];
+    if (c->L->post_norm) {
+        snprintf(n, sizeof n, "%s%s", c->prefix, c->L->post_norm);
+        return norm(c, first_token(c->g, x), n);
+    }
+    if (!c->L->map_head) return NULL;
+    snprintf(n, sizeof n, "%s%s", c->prefix, c->L->final_norm);
+    return map_pool(c, norm(c, x, n));
+}
+
 /* The tower over pixels [B,C,S,S] up to hidden_states[upto] (0: the embeddings after any
  * pre-norm; i: after layer i), each kept in states[0..upto] where states is given: [B,T,hidden]. */
 static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_value **states) {
@@ -305,17 +337,7 @@ static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_valu
         x = norm(c, x, n);
     }
     if (states) states[0] = x;
-    for (int64_t i = 0; i < upto && !g->failed; i++) {
-        char layer[128], norm_name[192];
-        snprintf(n, sizeof n, "%s%s", c->prefix, L->layer);
-        snprintf(layer, sizeof layer, n, (long long)i);
-        snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm1);
-        x = hfx_op2(g, HFX_OP_ADD, attention(c, norm(c, x, norm_name), layer), x);
-        snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm2);
-        x = hfx_op2(g, HFX_OP_ADD, mlp(c, norm(c, x, norm_name), layer), x);
-        if (states) states[i + 1] = x;
-    }
-    return x;
+    return layers(c, x, upto, states);
 }
 
 static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
@@ -339,12 +361,11 @@ static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_ch
         x = norm(&c, x, n);
     }
     if (d->head == HEAD_POOLED || d->head == HEAD_PROJECTED) {
-        snprintf(n, sizeof n, "%s%s", c.prefix, L->post_norm);
-        hfx_value *pooled = norm(&c, first_token(g, x), n);
+        hfx_value *pool = pooled(&c, x);
         if (d->head == HEAD_PROJECTED)
-            hfx_graph_output(g, dense(&c, pooled, m->hidden, m->projection, false, L->projection), "image_embeds");
+            hfx_graph_output(g, dense(&c, pool, m->hidden, m->projection, false, L->projection), "image_embeds");
         hfx_graph_output(g, x, "last_hidden_state");
-        if (d->head == HEAD_POOLED) hfx_graph_output(g, pooled, "pooler_output");
+        if (d->head == HEAD_POOLED) hfx_graph_output(g, pool, "pooler_output");
     } else if (d->head == HEAD_CLASSIFIER) {
         hfx_graph_output(g, dense(&c, first_token(g, x), m->hidden, m->labels, true, L->classifier), "logits");
     } else {
@@ -428,6 +449,28 @@ void hfx_vision_tower_skip_rest(const hfx_vision_tower *t, hfx_weights *w, const
             snprintf(n, sizeof n, "%s%s", prefix, after[i]);
             hfx_weights_ignore_stack(w, n);
         }
+}
+
+hfx_value *hfx_vision_layers(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                             hfx_value *x, hfx_value *bias) {
+    vision_ctx c = {g, w, t->layout, &t->cfg, prefix, bias};
+    return layers(&c, x, t->cfg.layers, NULL);
+}
+
+hfx_value *hfx_vision_tower_pooled(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                   hfx_value *pixels) {
+    hfx_value *states[4097] = {0}; /* layers ≤ 4096 */
+    vision_ctx c = open_tower(g, w, t->layout, &t->cfg, prefix);
+    if (!c.visible) return NULL;
+    tower(&c, pixels, t->cfg.layers, states);
+    hfx_value *p = g->failed ? NULL : pooled(&c, states[t->cfg.layers]);
+    if (!p && !g->failed) hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "this vision tower has no pooled embedding");
+    return p;
+}
+
+hfx_value *hfx_vision_norm(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *name, hfx_value *x) {
+    vision_ctx c = {g, w, t->layout, &t->cfg, "", NULL};
+    return norm(&c, x, name);
 }
 
 const vision_desc hfx_vit_model = {"ViTModel", &vit_layout, HEAD_POOLER};

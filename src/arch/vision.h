@@ -38,6 +38,21 @@ const char *hfx_vision_patch_name(const hfx_vision_tower *t);
 void hfx_vision_tower_states(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                              hfx_value *pixels, int64_t upto, hfx_value **states);
 
+/* The pooled image embedding [B, hidden] of pixels [B, channels, image, image] after every layer:
+ * CLIP's post-normed class token, SigLIP's attention pooling of its final norm; a lineage with
+ * neither fails the graph. */
+hfx_value *hfx_vision_tower_pooled(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                   hfx_value *pixels);
+
+/* The tower's layers (t->cfg.layers of them, named under `prefix`) over x [B,T,hidden], attending
+ * as `bias` says ([B|1, 1, T|1, T] f32: 0 visible, the float minimum not): a text tower of the
+ * lineage has the same layers. */
+hfx_value *hfx_vision_layers(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                             hfx_value *x, hfx_value *bias);
+
+/* The lineage's LayerNorm `name` (its .weight and .bias) over x, at the tower's eps. */
+hfx_value *hfx_vision_norm(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *name, hfx_value *x);
+
 /* Mark what follows hidden_states[upto] (the later layers, the final norms and heads) as
  * deliberately unused: a host that reads an inner layer's states drops them, as transformers does. */
 void hfx_vision_tower_skip_rest(const hfx_vision_tower *t, hfx_weights *w, const char *prefix, int64_t upto);

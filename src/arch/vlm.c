@@ -61,19 +61,6 @@ typedef struct vlm_cfg {
 } vlm_cfg;
 
 /* A nested config object ("text_config") as an hfx_cfg whose messages name it. */
-static hfx_status sub_config(hfx_cfg c, const char *key, hfx_arena *arena, hfx_cfg *out, hfx_error *err) {
-    const json_t *v = json_object_get(c.obj, key);
-    if (!json_is_object(v))
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be an object (the %s model's config)", c.where, key,
-                        strcmp(key, "text_config") == 0 ? "language" : "vision");
-    size_t n = strlen(c.where) + strlen(key) + 3;
-    char *where = hfx_arena_alloc(arena, n);
-    if (!where) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    snprintf(where, n, "%s: %s", c.where, key);
-    *out = (hfx_cfg){v, where};
-    return HFX_OK;
-}
-
 /* vision_feature_layer: one hidden_states index or a list of them, negative from the end. */
 static hfx_status parse_feature_layers(hfx_cfg c, vlm_cfg *m, hfx_error *err) {
     const json_t *v = json_object_get(c.obj, "vision_feature_layer");
@@ -103,8 +90,8 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     hfx_cfg text, vision;
     hfx_status st;
     const char *text_type, *vision_type, *strategy, *act;
-    if ((st = sub_config(c, "text_config", arena, &text, err)) ||
-        (st = sub_config(c, "vision_config", arena, &vision, err)) ||
+    if ((st = hfx_cfg_object(c, "text_config", arena, &text, err)) ||
+        (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) ||
         (st = hfx_cfg_str_or(text, "model_type", "llama", &text_type, err)) ||
         (st = hfx_cfg_str_or(vision, "model_type", "clip_vision_model", &vision_type, err)))
         return st;

@@ -4,6 +4,9 @@
 
 #include "base/status.h"
 
+#include <stdio.h>
+#include <string.h>
+
 static const char *kind(const json_t *v) {
     switch (json_typeof(v)) {
     case JSON_OBJECT: return "an object";
@@ -129,4 +132,16 @@ hfx_status hfx_cfg_num_labels(hfx_cfg c, int64_t *out, hfx_error *err) {
         return hfx_cfg_check_range(c, "id2label", *out, 1, 1 << 20, err);
     }
     return hfx_cfg_int_in_or(c, "num_labels", 2, 1, 1 << 20, out, err);
+}
+
+hfx_status hfx_cfg_object(hfx_cfg c, const char *key, hfx_arena *arena, hfx_cfg *out, hfx_error *err) {
+    const json_t *v = json_object_get(c.obj, key);
+    if (!json_is_object(v))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be an object (a part's config)", c.where, key);
+    size_t n = strlen(c.where) + strlen(key) + 3;
+    char *where = hfx_arena_alloc(arena, n);
+    if (!where) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    snprintf(where, n, "%s: %s", c.where, key);
+    *out = (hfx_cfg){v, where};
+    return HFX_OK;
 }

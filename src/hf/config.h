@@ -8,12 +8,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/arena.h"
 #include "hfx/hfx.h"
 
 typedef struct hfx_cfg {
     const json_t *obj;   /* borrowed: a JSON object */
     const char *where;   /* "path/config.json" or "path/config.json: rope_parameters" */
 } hfx_cfg;
+
+/* A nested config object (a composite model's "text_config") as an hfx_cfg whose messages name it
+ * ("path/config.json: text_config"; that text from `arena`); not an object is HFX_ERR_INVALID. */
+hfx_status hfx_cfg_object(hfx_cfg c, const char *key, hfx_arena *arena, hfx_cfg *out, hfx_error *err);
 
 /* True when `key` is present and not null. */
 bool hfx_cfg_has(hfx_cfg c, const char *key);

@@ -1,0 +1,198 @@
+"""Contrastive image-text models (src/arch/contrastive.c) against transformers: CLIPModel and
+SiglipModel — logits_per_image, logits_per_text, text_embeds and image_embeds within 1e-4.
+
+Checkpoints are tiny (hidden 32) over real-size images (224 × 224 in patches of 32, through
+CLIPImageProcessor / SiglipImageProcessor from random images of other sizes), two images against
+three texts of different lengths, right-padded as their tokenizers pad, so that the image and text
+batches differ. Variants: CLIP with a current eos_token_id (the first end-of-text token pooled,
+padding of the same id after it) and with the legacy eos_token_id 2 (the highest id pooled); text
+and vision towers of different widths and depths, each projected to projection_dim; SigLIP (its
+text tower bidirectional, the last token through its head, the image attention-pooled, logit_bias).
+ONNX Runtime, OpenVINO, torch (.pt2) and ExecuTorch."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import assert_logits_close, describe, run_hfx
+
+VOCAB = 99
+EOS = 98
+VISION = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, image_size=224,
+              patch_size=32)
+TEXT = dict(vocab_size=VOCAB, hidden_size=24, num_hidden_layers=3, num_attention_heads=2, intermediate_size=40,
+            max_position_embeddings=16)
+
+VARIANTS = {
+    "clip": ("CLIPModel", "CLIPConfig", {"text_config": {**TEXT, "eos_token_id": EOS, "pad_token_id": EOS},
+                                        "vision_config": VISION, "projection_dim": 20}),
+    "clip_legacy_eos": ("CLIPModel", "CLIPConfig", {"text_config": {**TEXT, "eos_token_id": 2, "hidden_act": "gelu"},
+                                                    "vision_config": {**VISION, "hidden_act": "gelu"},
+                                                    "projection_dim": 16}),
+    "siglip": ("SiglipModel", "SiglipConfig", {"text_config": {**TEXT, "hidden_size": 32, "projection_size": 32},
+                                              "vision_config": VISION}),
+}
+
+
+def _init(model: torch.nn.Module, seed: int) -> None:
+    """Weights large enough to matter: random tables and norms, linears at 1/√fan-in."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name in ("logit_scale", "logit_bias"):
+                p.copy_(torch.full(p.shape, 0.7 if name == "logit_scale" else -1.5))
+            elif p.dim() >= 2 and "embedding" not in name:
+                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p[0].numel()))
+            elif "embedding" in name:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+            elif "norm" in name and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.1 * torch.randn(p.shape, generator=g))
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    import transformers
+    root = tmp_path_factory.mktemp("contrastive")
+    made = {}
+
+    def get(name):
+        if name not in made:
+            cls, config_cls, cfg = VARIANTS[name]
+            torch.manual_seed(0)
+            model = getattr(transformers, cls)(getattr(transformers, config_cls)(**cfg)).eval()
+            _init(model, seed=2)
+            model.save_pretrained(root / name)
+            made[name] = root / name
+        return made[name]
+    return get
+
+
+@pytest.fixture(scope="module")
+def export_dir(ckpt, tmp_path_factory):
+    root = tmp_path_factory.mktemp("contrastive-exports")
+    done = {}
+
+    def get(name, *flags):
+        key = (name, flags)
+        if key not in done:
+            out = root / f"{name}-{len(done)}"
+            proc = run_hfx(["export", ckpt(name), out, *flags])
+            done[key] = out if proc.returncode == 0 else "export failed:\n" + describe(proc)
+        if isinstance(done[key], str):
+            pytest.fail(done[key], pytrace=False)
+        return done[key]
+    return get
+
+
+def inputs(name):
+    """(input_ids [3, S], attention_mask [3, S], pixel_values [2, 3, 224, 224]): three texts ending in
+    the end-of-text token, right-padded (with the pad id, EOS for CLIP), and two images."""
+    import transformers
+    rng = np.random.default_rng(4)
+    cfg = VARIANTS[name][2]["text_config"]
+    eos, pad = cfg.get("eos_token_id", 1), cfg.get("pad_token_id", 0)
+    rows = [list(rng.integers(3, 90, n)) + [eos] for n in (9, 4, 6)]
+    if eos == 2:  # the legacy pooling takes the highest id: the end-of-text token is CLIP's highest
+        rows = [r[:-1] + [VOCAB - 1] for r in rows]
+    length = max(map(len, rows))
+    ids = np.full((3, length), pad, np.int64)
+    mask = np.zeros((3, length), np.int64)
+    for i, r in enumerate(rows):
+        ids[i, :len(r)], mask[i, :len(r)] = r, 1
+    images = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in ((300, 260), (180, 411))]
+    if VARIANTS[name][0] == "SiglipModel":
+        proc = transformers.SiglipImageProcessor(size={"height": 224, "width": 224})
+    else:
+        proc = transformers.CLIPImageProcessor(size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224})
+    x = proc(images, return_tensors="np", input_data_format="channels_last").pixel_values.astype(np.float32)
+    return ids, mask, x
+
+
+OUTPUTS = ["logits_per_image", "logits_per_text", "text_embeds", "image_embeds"]
+
+
+def reference(ckpt, name, ids, mask, x):
+    import transformers
+    model = getattr(transformers, VARIANTS[name][0]).from_pretrained(str(ckpt(name)),
+                                                                      attn_implementation="eager").eval()
+    with torch.no_grad():
+        out = model(input_ids=torch.from_numpy(ids), pixel_values=torch.from_numpy(x),
+                    attention_mask=torch.from_numpy(mask))
+    return {k: getattr(out, k).numpy() for k in OUTPUTS}
+
+
+def compare(got, want, label):
+    assert list(got) == OUTPUTS, f"{label}: outputs {list(got)}"
+    for k in OUTPUTS:
+        assert_logits_close(got[k], want[k], f"{label} {k}")
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_onnx(name, ckpt, export_dir):
+    import onnxruntime as ort
+    out = export_dir(name, "--format", "onnx", "--dynamic")
+    ids, mask, x = inputs(name)
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.name for i in sess.get_inputs()] == ["input_ids", "pixel_values", "attention_mask"]
+    got = dict(zip([o.name for o in sess.get_outputs()],
+                   sess.run(None, {"input_ids": ids, "pixel_values": x, "attention_mask": mask})))
+    compare(got, reference(ckpt, name, ids, mask, x), f"{name} onnx")
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_openvino(name, ckpt, export_dir):
+    import openvino as ov
+    out = export_dir(name, "--format", "openvino", "--dynamic")
+    ids, mask, x = inputs(name)
+    compiled = ov.Core().compile_model(str(out / "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    res = compiled({"input_ids": ids, "pixel_values": x, "attention_mask": mask})
+    got = {o.get_any_name(): np.array(res[o]) for o in compiled.outputs}
+    compare(got, reference(ckpt, name, ids, mask, x), f"{name} openvino")
+
+
+@pytest.mark.parametrize("name", ["clip", "siglip"])
+def test_torch_program(name, ckpt, export_dir):
+    out = export_dir(name, "--format", "dynamo", "--dynamic")
+    ids, mask, x = inputs(name)
+    program = torch.export.load(str(out / "model.pt2")).module()
+    with torch.no_grad():
+        got = program(*map(torch.from_numpy, (ids, x, mask)))
+    compare(dict(zip(OUTPUTS, (t.numpy() for t in got))), reference(ckpt, name, ids, mask, x), f"{name} .pt2")
+
+
+@pytest.mark.parametrize("name", ["clip", "siglip"])
+def test_executorch(name, ckpt, export_dir, tmp_path):
+    """ExecuTorch fixes the batches (3 texts, 3 images: one dim without --dynamic) and bounds the
+    text length."""
+    import etutil
+    cfg = tmp_path / "et.json"
+    cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {
+        "input_ids": {"1": {"name": "sequence", "min": 1, "max": 16}}}}))
+    out = export_dir(name, "--config", str(cfg), "--batch-size", "3")
+    ids, mask, x = inputs(name)
+    x = np.concatenate([x, x[:1]])  # three images, as the fixed batch says
+    got = etutil.worker().run(out / "model.pte", [ids, x, mask])
+    compare(dict(zip(OUTPUTS, got)), reference(ckpt, name, ids, mask, x), f"{name} executorch")
+
+
+@pytest.mark.parametrize("edit,words", [
+    (lambda c: c.pop("text_config"), "text_config"),
+    (lambda c: c["text_config"].update(projection_size=16), "projection_size"),
+])
+def test_bad_configs(ckpt, tmp_path, edit, words):
+    import shutil
+    bad = tmp_path / "bad"
+    shutil.copytree(ckpt("siglip"), bad)
+    cfg = json.loads((bad / "config.json").read_text())
+    edit(cfg)
+    (bad / "config.json").write_text(json.dumps(cfg))
+    proc = run_hfx(["export", bad, tmp_path / "out", "--format", "onnx"])
+    assert proc.returncode == 2 and words in proc.stderr, describe(proc)
+    assert not (tmp_path / "out").exists()
