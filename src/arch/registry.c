@@ -180,7 +180,7 @@ extern const seq2seq_desc hfx_bart, hfx_mbart, hfx_marian, hfx_m2m100, hfx_t5, h
 typedef struct vision_desc vision_desc;
 extern const hfx_arch_family hfx_vision_family;
 extern const vision_desc hfx_vit_model, hfx_vit_classifier, hfx_clip_vision_model, hfx_clip_vision_projection,
-    hfx_siglip_vision_model;
+    hfx_siglip_vision_model, hfx_dinov2_model, hfx_dinov2_classifier;
 
 /* The contrastive image-text family (contrastive.c). */
 typedef struct dual_desc dual_desc;
@@ -291,6 +291,8 @@ static const struct entry {
     {"CLIPVisionModel", &hfx_vision_family, &hfx_clip_vision_model},
     {"CLIPVisionModelWithProjection", &hfx_vision_family, &hfx_clip_vision_projection},
     {"SiglipVisionModel", &hfx_vision_family, &hfx_siglip_vision_model},
+    {"Dinov2Model", &hfx_vision_family, &hfx_dinov2_model},
+    {"Dinov2ForImageClassification", &hfx_vision_family, &hfx_dinov2_classifier},
     {"CLIPModel", &hfx_dual_family, &hfx_clip_model},
     {"SiglipModel", &hfx_dual_family, &hfx_siglip_model},
     {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},

@@ -19,6 +19,8 @@
 #include "arch/nn.h"
 #include "arch/vision.h"
 #include "arch/weights.h"
+#include "base/half.h"
+#include "base/mapping.h"
 #include "base/status.h"
 #include "hf/config.h"
 
@@ -41,6 +43,14 @@ struct vision_layout {
                                                  and the MLP, residual */
     const char *act_default;                  /* the activation hidden_act defaults to */
     double eps_default;                       /* layer_norm_eps's default */
+    const char *layer_scale1, *layer_scale2;  /* per-channel scales of the attention's and the MLP's
+                                                 outputs (DINOv2's lambda1); NULL: none */
+    bool mlp_ratio;                           /* the MLP is hidden · mlp_ratio wide (no intermediate_size);
+                                                 use_swiglu_ffn picks gate/up/down SiLU at ⅔ of it, ×8 */
+    bool resample_positions;                  /* positions resampled (bicubic) to the image the processor
+                                                 makes when it differs from the config's (DINOv2) */
+    const char *unused;                       /* a tensor no forward reads (DINOv2's mask_token) */
+    bool classify_mean;                       /* the classifier reads the class token ⊕ the patches' mean */
 };
 
 static const vision_layout vit_layout = {
@@ -59,6 +69,15 @@ static const vision_layout clip_layout = {
     .post_norm = "post_layernorm", .projection = "visual_projection", .act_default = "quick_gelu",
     .eps_default = 1e-5};
 
+static const vision_layout dinov2_layout = {
+    .prefix = "dinov2", .patch = "embeddings.patch_embeddings.projection", .cls = "embeddings.cls_token",
+    .positions = "embeddings.position_embeddings", .patch_bias = true, .layer = "encoder.layer.%lld",
+    .q = "attention.attention.query", .k = "attention.attention.key", .v = "attention.attention.value",
+    .o = "attention.output.dense", .norm1 = "norm1", .norm2 = "norm2", .fc1 = "mlp.fc1", .fc2 = "mlp.fc2",
+    .final_norm = "layernorm", .classifier = "classifier", .act_default = "gelu", .eps_default = 1e-6,
+    .layer_scale1 = "layer_scale1.lambda1", .layer_scale2 = "layer_scale2.lambda1", .mlp_ratio = true,
+    .resample_positions = true, .unused = "embeddings.mask_token", .classify_mean = true};
+
 static const vision_layout siglip_layout = {
     .prefix = "vision_model", .patch = "embeddings.patch_embedding", .positions = "embeddings.position_embedding.weight",
     .patch_bias = true, .flat_tokens = true, .layer = "encoder.layers.%lld", .q = "self_attn.q_proj",
@@ -71,7 +90,8 @@ typedef enum {
                         SigLIP: its attention-pooling head's output where it has one */
     HEAD_CLASSIFIER, /* ViT: logits = classifier(class token) */
     HEAD_POOLED,     /* CLIP: last_hidden_state, pooler_output = post_norm(class token) */
-    HEAD_PROJECTED   /* CLIP: image_embeds = projection(post_norm(class token)), last_hidden_state */
+    HEAD_PROJECTED,  /* CLIP: image_embeds = projection(post_norm(class token)), last_hidden_state */
+    HEAD_FIRST       /* DINOv2: last_hidden_state, pooler_output = its class token */
 } vision_head;
 
 struct vision_desc {
@@ -108,12 +128,29 @@ static hfx_status square(hfx_cfg c, const char *key, int64_t fallback, int64_t *
     return hfx_cfg_int_in_or(c, key, fallback, 1, 1 << 16, out, err);
 }
 
+/* The MLP's width: intermediate_size, or (DINOv2) int(hidden · mlp_ratio), which its SwiGLU
+ * (use_swiglu_ffn) takes two thirds of, rounded up to a multiple of 8. */
+static hfx_status intermediate(const vision_layout *L, hfx_cfg c, vision_cfg *m, hfx_error *err) {
+    if (!L->mlp_ratio) return hfx_cfg_int_in(c, "intermediate_size", 1, 1 << 24, &m->intermediate, err);
+    double ratio;
+    hfx_status st;
+    if ((st = hfx_cfg_num_or(c, "mlp_ratio", 4.0, &ratio, err)) ||
+        (st = hfx_cfg_bool_or(c, "use_swiglu_ffn", false, &m->swiglu, err)))
+        return st;
+    if (!(ratio > 0 && ratio * (double)m->hidden < (double)(1 << 24)))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_ratio %g is out of range", c.where, ratio);
+    m->intermediate = (int64_t)((double)m->hidden * ratio);
+    if (m->swiglu) m->intermediate = ((int64_t)((double)m->intermediate * 2 / 3) + 7) / 8 * 8;
+    if (m->intermediate < 1) return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_ratio %g leaves no MLP", c.where, ratio);
+    return HFX_OK;
+}
+
 static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, hfx_error *err) {
     hfx_status st;
     if ((st = hfx_cfg_int_in(c, "hidden_size", 1, 1 << 20, &m->hidden, err)) ||
         (st = hfx_cfg_int_in(c, "num_hidden_layers", 1, 4096, &m->layers, err)) ||
         (st = hfx_cfg_int_in(c, "num_attention_heads", 1, 4096, &m->heads, err)) ||
-        (st = hfx_cfg_int_in(c, "intermediate_size", 1, 1 << 24, &m->intermediate, err)) ||
+        (st = intermediate(L, c, m, err)) ||
         (st = hfx_cfg_int_in_or(c, "num_channels", 3, 1, 64, &m->channels, err)) ||
         (st = square(c, "image_size", 224, &m->image, err)) || (st = square(c, "patch_size", 16, &m->patch, err)) ||
         (st = hfx_cfg_num_or(c, "layer_norm_eps", L->eps_default, &m->eps, err)) ||
@@ -128,7 +165,7 @@ static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, 
     if (m->image % m->patch)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: image_size %lld is not a multiple of patch_size %lld", c.where,
                         (long long)m->image, (long long)m->patch);
-    int64_t side = m->image / m->patch;
+    int64_t side = m->grid = m->image / m->patch;
     if (side * side >= 1 << 20) /* attention scores are tokens² per head: a bound far above any real model */
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: image_size %lld in patches of %lld makes %lld patches; hfx takes "
                         "fewer than 2^20", c.where, (long long)m->image, (long long)m->patch, (long long)(side * side));
@@ -218,9 +255,37 @@ static hfx_value *attention(vision_ctx *c, hfx_value *x, const char *layer) {
     return attend(c, qkv[0], qkv[1], qkv[2], n);
 }
 
+/* DINOv2's SwiGLU MLP: down(silu(gate(x)) · up(x)), every projection biased. The Hub stores gate
+ * and up as one `weights_in` [2·I, hidden] (gate's rows first) and down as `weights_out`;
+ * transformers 5 names them gate_proj, up_proj and down_proj. */
+static hfx_value *swiglu(vision_ctx *c, hfx_value *x, const char *layer) {
+    const vision_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t h = m->hidden, I = m->intermediate;
+    char n[256];
+    snprintf(n, sizeof n, "%s.mlp.weights_in.weight", layer);
+    hfx_value *gate, *up;
+    if (hfx_weight_exists(c->w, n)) {
+        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * I, h}, "%s", n);
+        snprintf(n, sizeof n, "%s.mlp.weights_in.bias", layer);
+        hfx_value *b = hfx_weight(c->w, 1, (int64_t[]){2 * I}, "%s", n);
+        gate = hfx_linear(g, x, hfx_const_slice(g, w, 0, 0, I), hfx_const_slice(g, b, 0, 0, I));
+        up = hfx_linear(g, x, hfx_const_slice(g, w, 0, I, I), hfx_const_slice(g, b, 0, I, I));
+        snprintf(n, sizeof n, "%s.mlp.weights_out", layer);
+    } else {
+        snprintf(n, sizeof n, "%s.mlp.gate_proj", layer);
+        gate = dense(c, x, h, I, true, n);
+        snprintf(n, sizeof n, "%s.mlp.up_proj", layer);
+        up = dense(c, x, h, I, true, n);
+        snprintf(n, sizeof n, "%s.mlp.down_proj", layer);
+    }
+    return dense(c, hfx_op2(g, HFX_OP_MUL, hfx_activate(g, HFX_ACT_SILU, gate), up), I, h, true, n);
+}
+
 static hfx_value *mlp(vision_ctx *c, hfx_value *x, const char *layer) {
     const vision_cfg *m = c->m;
     char n[256];
+    if (m->swiglu) return swiglu(c, x, layer);
     snprintf(n, sizeof n, "%s.%s", layer, c->L->fc1);
     hfx_value *h = hfx_activate(c->g, m->act, dense(c, x, m->hidden, m->intermediate, true, n));
     snprintf(n, sizeof n, "%s.%s", layer, c->L->fc2);
@@ -280,6 +345,13 @@ static vision_ctx open_tower(hfx_graph *g, hfx_weights *w, const vision_layout *
     return c;
 }
 
+/* A block's output times its per-channel scale "<layer>.<scale>" [hidden] (DINOv2's layer scale);
+ * as it is where the lineage has none. */
+static hfx_value *scaled(vision_ctx *c, hfx_value *x, const char *layer, const char *scale) {
+    if (!scale) return x;
+    return hfx_op2(c->g, HFX_OP_MUL, x, hfx_weight(c->w, 1, &c->m->hidden, "%s.%s", layer, scale));
+}
+
 /* Layers 0..upto-1 over x [B,T,hidden] (each attending as c->visible says); states[i + 1] = the
  * output of layer i where states is given. */
 static hfx_value *layers(vision_ctx *c, hfx_value *x, int64_t upto, hfx_value **states) {
@@ -290,9 +362,9 @@ static hfx_value *layers(vision_ctx *c, hfx_value *x, int64_t upto, hfx_value **
         snprintf(n, sizeof n, "%s%s", c->prefix, L->layer);
         snprintf(layer, sizeof layer, n, (long long)i);
         snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm1);
-        x = hfx_op2(c->g, HFX_OP_ADD, attention(c, norm(c, x, norm_name), layer), x);
+        x = hfx_op2(c->g, HFX_OP_ADD, scaled(c, attention(c, norm(c, x, norm_name), layer), layer, L->layer_scale1), x);
         snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm2);
-        x = hfx_op2(c->g, HFX_OP_ADD, mlp(c, norm(c, x, norm_name), layer), x);
+        x = hfx_op2(c->g, HFX_OP_ADD, scaled(c, mlp(c, norm(c, x, norm_name), layer), layer, L->layer_scale2), x);
         if (states) states[i + 1] = x;
     }
     return x;
@@ -312,6 +384,83 @@ static hfx_value *pooled(vision_ctx *c, hfx_value *x) {
     return map_pool(c, norm(c, x, n));
 }
 
+/* torch's bicubic weights (A = -0.75) of the four samples around a point t ∈ [0, 1) past the
+ * second. */
+static void cubic_weights(float t, float w[4]) {
+    const float A = -0.75f;
+    float x1 = t + 1, x2 = 1 - t, x3 = 2 - t;
+    w[0] = ((A * x1 - 5 * A) * x1 + 8 * A) * x1 - 4 * A;
+    w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+    w[2] = ((A + 2) * x2 - (A + 3)) * x2 * x2 + 1;
+    w[3] = ((A * x3 - 5 * A) * x3 + 8 * A) * x3 - 4 * A;
+}
+
+/* src [n, n, h] (row-major grid, channels last) resampled to dst [k, k, h] as torch's
+ * interpolate(mode="bicubic", align_corners=False, size=(k, k)) does: source coordinate
+ * (i + 0.5)·n/k − 0.5, four taps each way, indices clamped to the grid, in float32. */
+static void bicubic(const float *src, int64_t n, int64_t k, int64_t h, float *dst) {
+    float scale = (float)n / (float)k;
+    for (int64_t y = 0; y < k; y++) {
+        float ry = scale * ((float)y + 0.5f) - 0.5f, fy = floorf(ry), wy[4];
+        cubic_weights(ry - fy, wy);
+        for (int64_t x = 0; x < k; x++) {
+            float rx = scale * ((float)x + 0.5f) - 0.5f, fx = floorf(rx), wx[4];
+            cubic_weights(rx - fx, wx);
+            float *out = dst + (y * k + x) * h;
+            for (int64_t ch = 0; ch < h; ch++) {
+                float acc = 0;
+                for (int a = 0; a < 4; a++) {
+                    int64_t sy = (int64_t)fy - 1 + a;
+                    sy = sy < 0 ? 0 : sy >= n ? n - 1 : sy;
+                    float row = 0;
+                    for (int b = 0; b < 4; b++) {
+                        int64_t sx = (int64_t)fx - 1 + b;
+                        sx = sx < 0 ? 0 : sx >= n ? n - 1 : sx;
+                        row += src[(sy * n + sx) * h + ch] * wx[b];
+                    }
+                    acc += row * wy[a];
+                }
+                out[ch] = acc;
+            }
+        }
+    }
+}
+
+/* The learned positions [1|·, tokens, hidden] added to the embeddings: the table as stored, or
+ * (DINOv2, an image other than the config's) its patch grid resampled to the image's, the class
+ * token's row kept — computed here in float32, as transformers interpolates, then in the graph's
+ * dtype. */
+static hfx_value *positions(vision_ctx *c, const char *name) {
+    const vision_cfg *m = c->m;
+    const vision_layout *L = c->L;
+    hfx_graph *g = c->g;
+    int64_t cls = L->cls != NULL, stored = m->grid * m->grid + cls, side = m->image / m->patch, h = m->hidden;
+    hfx_value *table = L->flat_tokens ? hfx_weight(c->w, 2, (int64_t[]){stored, h}, "%s", name)
+                                      : hfx_weight(c->w, 3, (int64_t[]){1, stored, h}, "%s", name);
+    if (side == m->grid || g->failed) return table;
+    const hfx_tensor_info *t = hfx_checkpoint_find(c->w->ck, name);
+    if (t->mapping && !hfx_mapping_intact(t->mapping)) { /* a file truncated since it was opened */
+        hfx_graph_fail(g, HFX_ERR_IO, "%s: changed size while being read", t->file);
+        return table;
+    }
+    size_t elem = hfx_dtype_size(t->dtype);
+    int64_t tokens = side * side + cls;
+    float *src = malloc((size_t)(stored * h) * sizeof *src), *dst = malloc((size_t)(tokens * h) * sizeof *dst);
+    if (!src || !dst) {
+        free(src);
+        free(dst);
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return table;
+    }
+    for (int64_t i = 0; i < stored * h; i++) src[i] = hfx_float_load(t->dtype, t->data + (size_t)i * elem);
+    memcpy(dst, src, (size_t)(cls * h) * sizeof *dst); /* the class token's position, as stored */
+    bicubic(src + cls * h, m->grid, side, h, dst + cls * h);
+    hfx_value *v = hfx_const_bytes(g, HFX_DTYPE_F32, 3, (int64_t[]){1, tokens, h}, dst);
+    free(src);
+    free(dst);
+    return hfx_cast(g, v, c->w->dtype);
+}
+
 /* The tower over pixels [B,C,S,S] up to hidden_states[upto] (0: the embeddings after any
  * pre-norm; i: after layer i), each kept in states[0..upto] where states is given: [B,T,hidden]. */
 static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_value **states) {
@@ -319,7 +468,6 @@ static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_valu
     const vision_cfg *m = c->m;
     hfx_graph *g = c->g;
     char n[256];
-    int64_t tokens = hfx_vision_tokens(&(hfx_vision_tower){L, *m});
     hfx_value *x = patches(c, pixels);
     if (L->cls) { /* the class token in front: [B, tokens, hidden] */
         snprintf(n, sizeof n, "%s%s", c->prefix, L->cls);
@@ -330,8 +478,7 @@ static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_valu
         x = hfx_concat(g, 2, (hfx_value *[]){batch_of(c, cls, x), x}, 1);
     }
     snprintf(n, sizeof n, "%s%s", c->prefix, L->positions);
-    x = hfx_op2(g, HFX_OP_ADD, x, L->flat_tokens ? hfx_weight(c->w, 2, (int64_t[]){tokens, m->hidden}, "%s", n)
-                                                 : hfx_weight(c->w, 3, (int64_t[]){1, tokens, m->hidden}, "%s", n));
+    x = hfx_op2(g, HFX_OP_ADD, x, positions(c, n));
     if (L->pre_norm) {
         snprintf(n, sizeof n, "%s%s", c->prefix, L->pre_norm);
         x = norm(c, x, n);
@@ -340,14 +487,54 @@ static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_valu
     return layers(c, x, upto, states);
 }
 
+/* The square image the checkpoint's processor makes (preprocessor_config.json: its crop_size when it
+ * crops, else its size), where the lineage resamples its positions to it; else (or without one) the
+ * config's image_size. */
+static hfx_status processed_size(const vision_layout *L, const hfx_checkpoint *ck, vision_cfg *m, hfx_error *err) {
+    json_t *pre = NULL;
+    hfx_status st = L->resample_positions ? hfx_checkpoint_side_json(ck, "preprocessor_config.json", false, &pre, err)
+                                          : HFX_OK;
+    if (st || !pre) return st;
+    const json_t *crop = json_object_get(pre, "crop_size"), *size = json_object_get(pre, "size");
+    const json_t *from = json_is_object(crop) && !json_is_false(json_object_get(pre, "do_center_crop")) ? crop : size;
+    json_t *hh = json_object_get(from, "height"), *ww = json_object_get(from, "width");
+    if (json_is_object(from) && json_is_integer(hh) && json_equal(hh, ww)) {
+        int64_t side = json_integer_value(hh);
+        if (side < m->patch || side > 1 << 16 || side % m->patch || (side / m->patch) * (side / m->patch) >= 1 << 20)
+            st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/preprocessor_config.json: images of %lld pixels are not whole "
+                                                    "patches of %lld (or are too many of them)",
+                          hfx_checkpoint_dir(ck), (long long)side, (long long)m->patch);
+        else
+            m->image = side;
+    } else if (json_is_object(from)) {
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/preprocessor_config.json: hfx exports square images of a fixed size: "
+                                                "give crop_size (or size) as equal height and width",
+                      hfx_checkpoint_dir(ck));
+    }
+    json_decref(pre);
+    return st;
+}
+
+/* The classifier's input [B, hidden] or [B, 2·hidden] of the last state x: the class token, or
+ * (DINOv2) the class token and the mean of the patch tokens side by side. */
+static hfx_value *classifier_input(vision_ctx *c, hfx_value *x) {
+    if (!c->L->classify_mean) return first_token(c->g, x);
+    int64_t axis = 1;
+    hfx_value *mean = hfx_reduce(c->g, HFX_OP_REDUCE_MEAN, hfx_slice(c->g, x, 1, 1, INT64_MAX), 1, &axis);
+    hfx_value *both[2] = {first_token(c->g, x), hfx_reshape(c->g, mean, 2, (hfx_dim[]){x->dims[0],
+                                                                                      hfx_dim_const(c->m->hidden)})};
+    return hfx_concat(c->g, 2, both, 1);
+}
+
 static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
                                hfx_graph *g, hfx_error *err) {
     const vision_desc *d = desc_;
-    const vision_cfg *m = cfg_;
     const vision_layout *L = d->layout;
-    hfx_weights w;
-    hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
+    vision_cfg sized = *(const vision_cfg *)cfg_, *m = &sized;
+    hfx_status st = processed_size(L, ck, m, err);
     if (st) return st;
+    hfx_weights w;
+    if ((st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err))) return st;
     char prefix[64], n[256];
     snprintf(prefix, sizeof prefix, "%s.", L->prefix);
     snprintf(n, sizeof n, "%s%s.weight", prefix, L->patch); /* every layout has one */
@@ -367,7 +554,11 @@ static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_ch
         hfx_graph_output(g, x, "last_hidden_state");
         if (d->head == HEAD_POOLED) hfx_graph_output(g, pool, "pooler_output");
     } else if (d->head == HEAD_CLASSIFIER) {
-        hfx_graph_output(g, dense(&c, first_token(g, x), m->hidden, m->labels, true, L->classifier), "logits");
+        int64_t in = m->hidden * (L->classify_mean ? 2 : 1);
+        hfx_graph_output(g, dense(&c, classifier_input(&c, x), in, m->labels, true, L->classifier), "logits");
+    } else if (d->head == HEAD_FIRST) {
+        hfx_graph_output(g, x, "last_hidden_state");
+        hfx_graph_output(g, first_token(g, x), "pooler_output");
     } else {
         hfx_graph_output(g, x, "last_hidden_state");
         snprintf(n, sizeof n, "%s%s.%s", c.prefix, L->map_head ? L->map_head : L->pooler,
@@ -380,6 +571,10 @@ static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_ch
             hfx_value *pooled = dense(&c, first_token(g, x), m->hidden, m->pooler_size, true, n);
             hfx_graph_output(g, hfx_activate(g, m->pooler_act, pooled), "pooler_output");
         }
+    }
+    if (L->unused) {
+        snprintf(n, sizeof n, "%s%s", c.prefix, L->unused);
+        hfx_weight_ignore(&w, n);
     }
     hfx_graph_set_meta(g, "architecture", d->architecture);
     st = hfx_graph_status(g, err);
@@ -477,4 +672,6 @@ const vision_desc hfx_vit_model = {"ViTModel", &vit_layout, HEAD_POOLER};
 const vision_desc hfx_vit_classifier = {"ViTForImageClassification", &vit_layout, HEAD_CLASSIFIER};
 const vision_desc hfx_clip_vision_model = {"CLIPVisionModel", &clip_layout, HEAD_POOLED};
 const vision_desc hfx_clip_vision_projection = {"CLIPVisionModelWithProjection", &clip_layout, HEAD_PROJECTED};
+const vision_desc hfx_dinov2_model = {"Dinov2Model", &dinov2_layout, HEAD_FIRST};
+const vision_desc hfx_dinov2_classifier = {"Dinov2ForImageClassification", &dinov2_layout, HEAD_CLASSIFIER};
 const vision_desc hfx_siglip_vision_model = {"SiglipVisionModel", &siglip_layout, HEAD_POOLER};

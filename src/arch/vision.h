@@ -12,6 +12,9 @@ typedef struct hfx_vision_cfg {
     double eps;
     hfx_activation act, pooler_act;
     bool qkv_bias;
+    bool swiglu;  /* DINOv2's use_swiglu_ffn */
+    int64_t grid; /* the side of the learned position grid: the config's image_size / patch_size (the
+                     graph's image may differ where the lineage resamples its positions) */
 } hfx_vision_cfg;
 
 typedef struct vision_layout vision_layout; /* a lineage's tensor names and defaults (vision.c) */

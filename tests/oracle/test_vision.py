@@ -33,11 +33,15 @@ class Variant:
     pooler: bool = True  # ViTModel saved with its pooler
     config_class: str = "ViTConfig"
     processor: str = "ViTImageProcessor"
+    image: int | None = None  # the processor's image size, saved as preprocessor_config.json (None: the config's)
 
 
 CLIP = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, image_size=224,
             patch_size=16, projection_dim=24)
 
+
+DINOV2 = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, image_size=112, patch_size=16, mlp_ratio=3,
+              layerscale_value=0.5, num_labels=3)
 
 VARIANTS = {
     "vit_classifier": Variant("classifier", BASE),
@@ -59,6 +63,17 @@ VARIANTS = {
                              processor="SiglipImageProcessor"),
     "siglip_vision_no_head": Variant("SiglipVisionModel", {**CLIP, "vision_use_head": False},
                                      config_class="SiglipVisionConfig", processor="SiglipImageProcessor"),
+    # DINOv2: layer scales, an MLP of mlp_ratio, the final LayerNorm; its position grid (7 × 7, the
+    # config's 112 pixels) resampled bicubically to the 224-pixel images its processor makes
+    # (BitImageProcessor: shortest edge 256, center crop 224), as transformers interpolates
+    "dinov2_model": Variant("Dinov2Model", DINOV2, config_class="Dinov2Config", processor="BitImageProcessor",
+                            image=224),
+    # the SwiGLU MLP, at the config's own image size (no processor config: no resampling)
+    "dinov2_swiglu": Variant("Dinov2Model", {**DINOV2, "use_swiglu_ffn": True, "image_size": 224},
+                             config_class="Dinov2Config", processor="BitImageProcessor"),
+    # the classifier over the class token and the patches' mean
+    "dinov2_classifier": Variant("Dinov2ForImageClassification", DINOV2, config_class="Dinov2Config",
+                                 processor="BitImageProcessor", image=224),
 }
 
 
@@ -98,6 +113,8 @@ def ckpt(tmp_path_factory):
             model = cls(config, **kwargs).eval()
             _init(model, seed=1)
             model.save_pretrained(root / name)
+            if v.image:
+                processor(name).save_pretrained(root / name)
             made[name] = root / name
         return made[name]
     return get
@@ -126,19 +143,30 @@ def pixels(name, batch=2):
     the center), rescaled and normalized."""
     import transformers
     v = VARIANTS[name]
-    channels, size = v.config.get("num_channels", 3), v.config["image_size"]
+    channels, size = v.config.get("num_channels", 3), v.image or v.config["image_size"]
     rng = np.random.default_rng(3)
     images = [rng.integers(0, 256, (h, w, channels), dtype=np.uint8) for h, w in ((300, 260), (180, 411))[:batch]]
-    if v.processor == "CLIPImageProcessor":
+    out = processor(name)(images, return_tensors="np", input_data_format="channels_last").pixel_values.astype(np.float32)
+    assert out.shape == (batch, channels, size, size)
+    return out
+
+
+def processor(name):
+    """The model's image processor at the variant's image size."""
+    import transformers
+    v = VARIANTS[name]
+    channels, size = v.config.get("num_channels", 3), v.image or v.config["image_size"]
+    if v.processor == "BitImageProcessor":  # DINOv2's: the shortest edge to 256/224 of the crop, center crop
+        proc = transformers.BitImageProcessor(size={"shortest_edge": size * 256 // 224},
+                                              crop_size={"height": size, "width": size})
+    elif v.processor == "CLIPImageProcessor":
         proc = transformers.CLIPImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size})
     elif v.processor == "SiglipImageProcessor":
         proc = transformers.SiglipImageProcessor(size={"height": size, "width": size})
     else:
         proc = transformers.ViTImageProcessor(size={"height": size, "width": size}, image_mean=[0.5] * channels,
                                               image_std=[0.5] * channels)
-    out = proc(images, return_tensors="np", input_data_format="channels_last").pixel_values.astype(np.float32)
-    assert out.shape == (batch, channels, size, size)
-    return out
+    return proc
 
 
 def reference(ckpt, name, x):
@@ -148,7 +176,7 @@ def reference(ckpt, name, x):
     model = model_class(v).from_pretrained(str(ckpt(name)), attn_implementation="eager", **kwargs).eval()
     with torch.no_grad():
         out = model(pixel_values=torch.from_numpy(x))
-    if v.head == "classifier":
+    if v.head in ("classifier", "Dinov2ForImageClassification"):
         return {"logits": out.logits.numpy()}
     if v.head == "CLIPVisionModelWithProjection":
         return {"image_embeds": out.image_embeds.numpy(), "last_hidden_state": out.last_hidden_state.numpy()}
@@ -187,7 +215,7 @@ def test_openvino(name, ckpt, export_dir):
 
 
 @pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "vit_variant", "clip_vision_projection",
-                                  "siglip_vision"])
+                                  "siglip_vision", "dinov2_model", "dinov2_classifier"])
 def test_torch_program(name, ckpt, export_dir):
     out = export_dir(name, "--format", "dynamo", "--dynamic")
     x = pixels(name)
@@ -200,7 +228,7 @@ def test_torch_program(name, ckpt, export_dir):
 
 
 @pytest.mark.parametrize("backend", ["xnnpack", "portable"])
-@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "clip_vision", "siglip_vision"])
+@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "clip_vision", "siglip_vision", "dinov2_model"])
 def test_executorch(name, backend, ckpt, export_dir, tmp_path):
     import etutil
     cfg = tmp_path / "et.json"
@@ -239,4 +267,19 @@ def test_bad_configs(ckpt, tmp_path, edit, words):
     (bad / "config.json").write_text(json.dumps({**cfg, **edit}))
     proc = run_hfx(["export", bad, tmp_path / "out", "--format", "onnx"])
     assert proc.returncode == 2 and words in proc.stderr and "config.json" in proc.stderr, describe(proc)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("crop,words", [({"height": 230, "width": 230}, "not whole patches"),
+                                        ({"height": 224, "width": 160}, "equal height and width")])
+def test_bad_processor_size(ckpt, tmp_path, crop, words):
+    """DINOv2 takes the image its processor makes: one that is not square, or not whole patches, is
+    refused by name (preprocessor_config.json), nothing written."""
+    import shutil
+    bad = tmp_path / "bad"
+    shutil.copytree(ckpt("dinov2_model"), bad)
+    pre = json.loads((bad / "preprocessor_config.json").read_text())
+    (bad / "preprocessor_config.json").write_text(json.dumps({**pre, "crop_size": crop}))
+    proc = run_hfx(["export", bad, tmp_path / "out", "--format", "onnx"])
+    assert proc.returncode == 2 and words in proc.stderr and "preprocessor_config.json" in proc.stderr, describe(proc)
     assert not (tmp_path / "out").exists()
