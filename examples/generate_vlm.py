@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Greedy generation from images and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the export's
+vision-language model (LLaVA, Idefics3, SmolVLM), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the export's
 format says which).
 
     python examples/generate_vlm.py OUT_DIR --image cat.png --prompt-ids "1,32000,415,3" --max-new-tokens 32
@@ -10,7 +10,9 @@ left-padded batch; the new token ids are printed as one JSON list per prompt, on
 --print-logits FILE.npz saves each step's last-position logits [steps, batch, vocab] and the tokens;
 exit code 2 for bad input. Here the prompts also hold the image token (config.json's
 image_token_id) where the images go, in order: once per image (it is expanded to the image's
-feature count, as the model's processor does) or already expanded.
+feature count: Idefics3's and SmolVLM's processors make several tiles of one image) or already
+expanded. (Their processors also put markers around each tile; the model reads only the image
+tokens' positions, so a prompt without them is a different prompt, not a wrong one.)
 
 hfx exports graphs, not processors: the images are turned into pixel_values by transformers' image
 processor, read from the export's preprocessor_config.json (copied from the checkpoint). Then:
@@ -63,30 +65,46 @@ def image_token_id(out_dir: Path) -> int:
     raise UsageError(f"{out_dir}/config.json names no image_token_id")
 
 
-def pixel_values(out_dir: Path, images: list) -> np.ndarray:
-    """The images as the model's image processor prepares them: [N, C, S, S] float32."""
+def pixel_values(out_dir: Path, images: list) -> list:
+    """Each image as the model's image processor prepares it: [n, C, S, S] float32 — one image, or
+    (Idefics3, SmolVLM) its tiles and the whole image resized."""
     from PIL import Image
     from transformers import AutoImageProcessor
 
     if not (out_dir / "preprocessor_config.json").is_file():
         raise UsageError(f"{out_dir} has no preprocessor_config.json (the checkpoint had none to copy)")
     processor = AutoImageProcessor.from_pretrained(str(out_dir))
-    try:
-        pictures = [Image.open(p).convert("RGB") for p in images]
-    except OSError as e:
-        raise UsageError(f"--image: {e}")
-    return np.asarray(processor(images=pictures, return_tensors="np")["pixel_values"], np.float32)
+    result = []
+    for path in images:
+        try:
+            picture = Image.open(path).convert("RGB")
+        except OSError as e:
+            raise UsageError(f"--image {path}: {e}")
+        out = processor(images=[picture], return_tensors="np")
+        pixels = np.asarray(out["pixel_values"], np.float32)
+        if pixels.ndim == 5:  # Idefics3 / SmolVLM: [1, tiles (padded with zeros), C, S, S]
+            pixels = pixels.reshape(-1, *pixels.shape[2:])
+            real = ~(pixels == 0).all(axis=(1, 2, 3))  # as the model drops the all-zero padding images
+            mask = out.get("pixel_attention_mask")
+            if mask is not None and not np.asarray(mask).reshape(-1, *pixels.shape[2:])[real].all():
+                raise UsageError(f"--image {path}: the processor padded it (pixel_attention_mask): the exported image "
+                                 "encoder takes full images of its size only")
+            pixels = pixels[real]
+        result.append(pixels)
+    return result
 
 
-def expand_image_tokens(prompts, token: int, n_images: int, per_image: int):
-    """Each image's one token made per_image tokens, unless the prompts already hold them all."""
+def expand_image_tokens(prompts, token: int, per_image: list):
+    """Each image's one token made per_image[k] tokens (its feature count), unless the prompts
+    already hold them all."""
     count = sum(p.count(token) for p in prompts)
-    if count == n_images * per_image:
+    if count == sum(per_image):
         return prompts
-    if count != n_images:
-        raise UsageError(f"the prompts hold {count} image tokens ({token}) for {n_images} image(s): put one per "
-                         f"image, or {per_image} per image")
-    return [[t for tok in p for t in ([tok] * per_image if tok == token else [tok])] for p in prompts]
+    if count != len(per_image):
+        raise UsageError(f"the prompts hold {count} image tokens ({token}) for {len(per_image)} image(s): put one per "
+                         f"image, or {sum(per_image)} in all")
+    sizes = iter(per_image)
+    return [[t for tok in p for t in ([tok] * next(sizes) if tok == token else [tok])] for p in prompts]
 
 
 def generate(out_dir: Path, images: list, prompts, max_new_tokens: int):
@@ -98,8 +116,9 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int):
     token = image_token_id(out_dir)
     features = None
     if images:
-        features = np.array(export.image_encoder.run({"pixel_values": pixel_values(out_dir, images)})["image_features"])
-        prompts = expand_image_tokens(prompts, token, features.shape[0], features.shape[1])
+        pixels = pixel_values(out_dir, images)
+        features = np.array(export.image_encoder.run({"pixel_values": np.concatenate(pixels)})["image_features"])
+        prompts = expand_image_tokens(prompts, token, [len(p) * features.shape[1] for p in pixels])
     eos_ids, pad_id = decode_loop.read_generation_config(out_dir)
     return runtime.generate(export, prompts, max_new_tokens, eos_ids, pad_id, image_features=features,
                             image_token_id=token)

@@ -190,7 +190,7 @@ extern const dual_desc hfx_clip_model, hfx_siglip_model;
 /* The vision-language family (vlm.c). */
 typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
-extern const vlm_desc hfx_llava;
+extern const vlm_desc hfx_llava, hfx_idefics3, hfx_smolvlm;
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
@@ -296,6 +296,8 @@ static const struct entry {
     {"CLIPModel", &hfx_dual_family, &hfx_clip_model},
     {"SiglipModel", &hfx_dual_family, &hfx_siglip_model},
     {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},
+    {"Idefics3ForConditionalGeneration", &hfx_vlm_family, &hfx_idefics3},
+    {"SmolVLMForConditionalGeneration", &hfx_vlm_family, &hfx_smolvlm},
 };
 
 struct hfx_arch_model {

@@ -610,7 +610,10 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_vision_
     static const struct {
         const char *model_type;
         const vision_layout *layout;
-    } towers[] = {{"clip_vision_model", &clip_layout}, {"siglip_vision_model", &siglip_layout}};
+    } towers[] = {{"clip_vision_model", &clip_layout}, {"siglip_vision_model", &siglip_layout},
+                  /* Idefics3's and SmolVLM's: SigLIP's tower, for full images (the positions of a padded
+                     one are not written) */
+                  {"idefics3_vision", &siglip_layout}, {"smolvlm_vision", &siglip_layout}};
     for (size_t i = 0; model_type && i < sizeof towers / sizeof towers[0]; i++)
         if (strcmp(model_type, towers[i].model_type) == 0) {
             memset(out, 0, sizeof *out);
@@ -618,7 +621,7 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_vision_
             return parse_tower(towers[i].layout, c, &out->cfg, err);
         }
     return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' is not a vision tower hfx builds (supported: "
-                                              "clip_vision_model, siglip_vision_model)",
+                                              "clip_vision_model, siglip_vision_model, idefics3_vision, smolvlm_vision)",
                     c.where, model_type ? model_type : "(none)");
 }
 

@@ -43,9 +43,25 @@ static const vlm_names llava_v5 = {
     {{"model.", "model.language_model."}},
     {"model.vision_tower", "model.multi_modal_projector", "model.language_model", "lm_head"}};
 
+/* How a lineage turns the tower's states into features in the language model's width. */
+typedef enum {
+    VLM_LLAVA,   /* vision_feature_layer's hidden states (a list: concatenated), the first token dropped by
+                    the "default" strategy, then linear_1 → projector_hidden_act → linear_2 */
+    VLM_IDEFICS3 /* the last hidden state after the tower's post_layernorm, pixel-shuffled (scale_factor:
+                    each s × s block of patches one token, s² times as wide), then one linear, no bias */
+} vlm_kind;
+
+/* Idefics3 and SmolVLM: the Hub's names are transformers 5's */
+static const vlm_names idefics3_hub = {
+    {"model.vision_model."}, "model.connector", {{"model.", "model.text_model."}},
+    {"model.vision_model", "model.connector", "model.text_model", "lm_head"}};
+
 typedef struct vlm_desc {
     const char *architecture;
     const vlm_names *const *names; /* NULL-terminated: the naming schemes its checkpoints use */
+    vlm_kind kind;
+    const char *vision_default;    /* vision_config's model_type when it names none */
+    int64_t image_token_default;
 } vlm_desc;
 
 typedef struct vlm_cfg {
@@ -57,6 +73,7 @@ typedef struct vlm_cfg {
     bool drop_first;        /* vision_feature_select_strategy "default": the first token is not a feature */
     hfx_activation projector_act;
     bool projector_bias;
+    int64_t scale;          /* VLM_IDEFICS3's scale_factor */
     int64_t image_token;
 } vlm_cfg;
 
@@ -93,7 +110,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     if ((st = hfx_cfg_object(c, "text_config", arena, &text, err)) ||
         (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) ||
         (st = hfx_cfg_str_or(text, "model_type", "llama", &text_type, err)) ||
-        (st = hfx_cfg_str_or(vision, "model_type", "clip_vision_model", &vision_type, err)))
+        (st = hfx_cfg_str_or(vision, "model_type", d->vision_default, &vision_type, err)))
         return st;
     m->text_desc = hfx_decoder_of_model_type(text_type);
     if (!m->text_desc)
@@ -104,7 +121,21 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
                                                   "(its embedding scales or experts are not split from the text stack)",
                         text.where, text_type, d->architecture);
     if ((st = hfx_decoder_parse(m->text_desc, text, arena, &m->text, err)) ||
-        (st = hfx_vision_tower_parse(vision_type, vision, &m->vision, err)) || (st = parse_feature_layers(c, m, err)) ||
+        (st = hfx_vision_tower_parse(vision_type, vision, &m->vision, err)))
+        return st;
+    /* transformers 5 names it image_token_id, older configs image_token_index */
+    const char *token_key = hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index";
+    if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
+        return st;
+    if (d->kind == VLM_IDEFICS3) {
+        int64_t side = m->vision.cfg.image / m->vision.cfg.patch;
+        if ((st = hfx_cfg_int_in_or(c, "scale_factor", 2, 1, 64, &m->scale, err))) return st;
+        if (side % m->scale)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: scale_factor %lld does not divide the vision tower's %lld × %lld "
+                                                  "patches", c.where, (long long)m->scale, (long long)side, (long long)side);
+        return HFX_OK;
+    }
+    if ((st = parse_feature_layers(c, m, err)) ||
         (st = hfx_cfg_str_or(c, "vision_feature_select_strategy", "default", &strategy, err)) ||
         (st = hfx_cfg_str_or(c, "projector_hidden_act", "gelu", &act, err)) ||
         (st = hfx_cfg_bool_or(c, "multimodal_projector_bias", true, &m->projector_bias, err)))
@@ -116,9 +147,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     if (!hfx_activation_from_name(act, &m->projector_act))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: projector_hidden_act '%s' is not supported (%s)", c.where, act,
                         hfx_activation_names());
-    /* transformers 5 names it image_token_id, older configs image_token_index */
-    const char *token_key = hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index";
-    return hfx_cfg_int_in_or(c, token_key, 32000, 0, m->text.vocab - 1, &m->image_token, err);
+    return HFX_OK;
 }
 
 /* The naming scheme this checkpoint uses (the first whose tower is there) and the tower's prefix. */
@@ -142,17 +171,39 @@ static hfx_value *dense(hfx_graph *g, hfx_weights *w, hfx_value *x, int64_t in, 
     return hfx_linear(g, x, wt, bias ? hfx_weight(w, 1, (int64_t[]){out}, "%s.%s.bias", prefix, name) : NULL);
 }
 
-/* pixel_values → image_features [N, tokens, text hidden]: the chosen hidden states (their first
- * token dropped by the default strategy), concatenated over the hidden axis, projected. */
-static void build_image_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
-                                const vlm_names *names, const char *tower) {
+/* Idefics3's features of the tower's last state x [N, T, D] (post-normed): pixel-shuffled to
+ * [N, T/s², D·s²] — rows of s patches side by side, then s such rows — and projected. */
+static hfx_value *pixel_shuffle_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w, const vlm_names *names,
+                                         hfx_value *x) {
+    int64_t D = m->vision.cfg.hidden, side = m->vision.cfg.image / m->vision.cfg.patch, s = m->scale;
+    hfx_dim N = x->dims[0];
+    x = hfx_reshape(g, x, 4, (hfx_dim[]){N, hfx_dim_const(side), hfx_dim_const(side / s), hfx_dim_const(D * s)});
+    x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 1, 3}); /* [N, side/s, side, D·s] */
+    x = hfx_reshape(g, x, 4, (hfx_dim[]){N, hfx_dim_const(side / s), hfx_dim_const(side / s), hfx_dim_const(D * s * s)});
+    x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 1, 3});
+    x = hfx_reshape(g, x, 3, (hfx_dim[]){N, hfx_dim_const(side * side / (s * s)), hfx_dim_const(D * s * s)});
+    return dense(g, w, x, D * s * s, m->text.hidden, false, names->projector, "modality_projection.proj");
+}
+
+/* pixel_values → image_features [N, tokens, text hidden], as the lineage makes them (vlm_kind). */
+static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
+                                hfx_weights *w, const vlm_names *names, const char *tower) {
     const hfx_vision_cfg *v = &m->vision.cfg;
     hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
                                         (hfx_dim[]){o->batch, hfx_dim_const(v->channels), hfx_dim_const(v->image),
                                                     hfx_dim_const(v->image)});
+    hfx_value *states[4097] = {0}; /* hidden_states: layers ≤ 4096 (vision.c) */
+    if (d->kind == VLM_IDEFICS3) {
+        char n[256];
+        hfx_vision_tower_states(&m->vision, g, w, tower, pixels, v->layers, states);
+        if (g->failed) return;
+        snprintf(n, sizeof n, "%spost_layernorm", tower);
+        hfx_value *x = hfx_vision_norm(&m->vision, g, w, n, states[v->layers]);
+        hfx_graph_output(g, pixel_shuffle_features(m, g, w, names, x), "image_features");
+        return;
+    }
     int64_t upto = 0;
     for (int i = 0; i < m->n_features; i++) upto = m->feature_layers[i] > upto ? m->feature_layers[i] : upto;
-    hfx_value *states[4097] = {0}; /* hidden_states: layers ≤ 4096 (vision.c) */
     hfx_vision_tower_states(&m->vision, g, w, tower, pixels, upto, states);
     if (g->failed) return;
     hfx_value *picked[MAX_FEATURE_LAYERS];
@@ -186,7 +237,7 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     hfx_decoder_host host = {d->architecture, names->text, foreign, true, NULL};
     bool image = strcmp(component, "image_encoder") == 0, whole = strcmp(component, "model") == 0;
     if (image || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
-        build_image_encoder(m, o, g, &w, names, tower);
+        build_image_encoder(d, m, o, g, &w, names, tower);
         for (int i = 2; image && i < 4; i++) /* the language model is the other components' */
             if (names->stacks[i]) hfx_weights_ignore_stack(&w, names->stacks[i]);
         host.weights = &w;
@@ -235,4 +286,9 @@ const hfx_arch_family hfx_vlm_family = {
     sequence_inputs, vlm_torch_signature, NULL, NULL};
 
 static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};
-const vlm_desc hfx_llava = {"LlavaForConditionalGeneration", llava_names};
+static const vlm_names *const idefics3_names[] = {&idefics3_hub, NULL};
+const vlm_desc hfx_llava = {"LlavaForConditionalGeneration", llava_names, VLM_LLAVA, "clip_vision_model", 32000};
+const vlm_desc hfx_idefics3 = {"Idefics3ForConditionalGeneration", idefics3_names, VLM_IDEFICS3, "idefics3_vision",
+                               128257};
+const vlm_desc hfx_smolvlm = {"SmolVLMForConditionalGeneration", idefics3_names, VLM_IDEFICS3, "smolvlm_vision",
+                              49190};

@@ -1,20 +1,24 @@
-"""Vision-language models (src/arch/vlm.c) against transformers: LLaVA with a CLIP or SigLIP tower
-and a Llama, Mistral (sliding window) or Qwen2 language model, exported for generation as
+"""Vision-language models (src/arch/vlm.c) against transformers, exported for generation as
 image_encoder (pixel_values → image_features), embed_tokens (input_ids → inputs_embeds) and decode
-(with prefill before a one-token decode) over inputs_embeds.
+(with prefill before a one-token decode) over inputs_embeds: LLaVA with a CLIP or SigLIP tower and
+a Llama, Mistral (sliding window) or Qwen2 language model; Idefics3 and SmolVLM (SigLIP's tower
+post-normed, pixel shuffle, Llama), each image split by their processor into tiles.
 
-Checkpoints are tiny (hidden 32) over real-size images: 224 × 224 pixels in patches of 32 (49
-patches) through CLIPImageProcessor / SiglipImageProcessor from random images of other sizes.
-  * image_features of two images within 1e-4 of transformers' get_image_features, ONNX Runtime and
-    OpenVINO;
+Checkpoints are tiny (hidden 32) over real-size images: 224 × 224 pixels in patches of 32 through
+CLIPImageProcessor / SiglipImageProcessor from random images of other sizes; Idefics3's and
+SmolVLM's 256-pixel tiles (4 of a 512-pixel image and the image itself).
+  * image_features within 1e-4 of transformers' get_image_features (two images; one image's
+    tiles), ONNX Runtime and OpenVINO;
   * greedy generation of 32 tokens from an image and a prompt by examples/generate_vlm.py equal to
     transformers' generate() token for token, each step's logits within 1e-4: ONNX (multi-token
     decode; prefill + decode; a static cache), OpenVINO (stateful; stateless), torch.export (.pt2)
-    and ExecuTorch, batch 1, and a left-padded batch of 2 prompts with an image each;
+    and ExecuTorch for LLaVA and Idefics3, ONNX and OpenVINO for the other variants, batch 1, and a
+    left-padded batch of 2 prompts with an image each;
+  * OpenVINO GenAI's VLMPipeline on the stateful export, from a raw image and a text prompt;
   * the config fields that change the graph (vision_feature_layer as one index or a list,
-    vision_feature_select_strategy, projector_hidden_act, multimodal_projector_bias, the tower and
-    the language model) each in a variant, transformers 5's own tensor names as well as the Hub's,
-    and what hfx does not build refused by name with exit code 2."""
+    vision_feature_select_strategy, projector_hidden_act, multimodal_projector_bias, scale_factor,
+    the tower and the language model) each in a variant, transformers 5's own tensor names as well
+    as the Hub's, and what hfx does not build refused by name with exit code 2."""
 
 from __future__ import annotations
 
@@ -46,8 +50,9 @@ TEXT = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_l
 class Variant:
     vision: dict      # vision_config (with its model_type)
     text: dict        # text_config (with its model_type)
-    top: dict         # LlavaConfig's own fields
+    top: dict         # the model config's own fields
     processor: str = "CLIPImageProcessor"
+    arch: str = "Llava"  # transformers' <arch>Config and <arch>ForConditionalGeneration
 
 
 VARIANTS = {
@@ -68,6 +73,14 @@ VARIANTS = {
     "llava_siglip": Variant({**TOWER, "model_type": "siglip_vision_model"}, {**TEXT, "model_type": "qwen2"},
                             {"vision_feature_layer": -1, "vision_feature_select_strategy": "default",
                              "projector_hidden_act": "gelu"}, processor="SiglipImageProcessor"),
+    # Idefics3: SigLIP's tower post-normed, pixel shuffle (scale 2: 8 × 8 patches of a 256-pixel
+    # tile become 16 tokens, 4× as wide), one linear; each image split by its processor into tiles
+    # and the whole image resized (5 tiles of 256 for a 512-pixel image); Llama
+    "idefics3": Variant({**TOWER, "image_size": 256}, {**TEXT, "model_type": "llama"}, {"scale_factor": 2},
+                        processor="Idefics3ImageProcessor", arch="Idefics3"),
+    # SmolVLM (Idefics3's architecture under its own names), scale 4 on 8 × 8 patches
+    "smolvlm": Variant({**TOWER, "image_size": 256}, {**TEXT, "model_type": "llama"}, {"scale_factor": 4},
+                       processor="SmolVLMImageProcessor", arch="SmolVLM"),
 }
 
 
@@ -89,6 +102,9 @@ def _init(model: torch.nn.Module, seed: int) -> None:
 def processor(v: Variant):
     import transformers
     size = v.vision["image_size"]
+    if v.processor in ("Idefics3ImageProcessor", "SmolVLMImageProcessor"):  # tiles of the tower's size
+        return getattr(transformers, v.processor)(size={"longest_edge": 2 * size}, max_image_size={"longest_edge": size},
+                                                  do_image_splitting=True)
     if v.processor == "SiglipImageProcessor":
         return transformers.SiglipImageProcessor(size={"height": size, "width": size})
     return transformers.CLIPImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size})
@@ -96,7 +112,13 @@ def processor(v: Variant):
 
 def _config(v: Variant):
     import transformers
-    return transformers.LlavaConfig(vision_config=v.vision, text_config=v.text, image_token_id=IMAGE_TOKEN, **v.top)
+    return getattr(transformers, f"{v.arch}Config")(vision_config=v.vision, text_config=v.text,
+                                                    image_token_id=IMAGE_TOKEN, **v.top)
+
+
+def model_class(v: Variant):
+    import transformers
+    return getattr(transformers, f"{v.arch}ForConditionalGeneration")
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +128,9 @@ def ckpt(tmp_path_factory):
 
     def get(name):
         if name not in made:
-            import transformers
             v = VARIANTS[name]
             torch.manual_seed(0)
-            model = transformers.LlavaForConditionalGeneration(_config(v)).eval()
+            model = model_class(v)(_config(v)).eval()
             _init(model, seed=1)
             model.save_pretrained(root / name)
             processor(v).save_pretrained(root / name)
@@ -146,9 +167,8 @@ def reference(ckpt):
 
     def get(name):
         if name not in models:
-            import transformers
-            models[name] = transformers.LlavaForConditionalGeneration.from_pretrained(
-                str(ckpt(name)), attn_implementation="eager").eval()
+            models[name] = model_class(VARIANTS[name]).from_pretrained(str(ckpt(name)),
+                                                                       attn_implementation="eager").eval()
         return models[name]
     return get
 
@@ -164,16 +184,28 @@ def images(tmp_path, n):
     return paths
 
 
-def pixel_values(name, paths):
+def image_inputs(name, paths):
+    """The model's image keyword arguments for `paths` (one sample), as its processor makes them:
+    {"pixel_values": [N, C, S, S]}, or Idefics3's [1, tiles, C, S, S] with its pixel_attention_mask."""
     from PIL import Image
-    return processor(VARIANTS[name])(images=[Image.open(p).convert("RGB") for p in paths],
-                                     return_tensors="np").pixel_values.astype(np.float32)
+    out = processor(VARIANTS[name])(images=[Image.open(p).convert("RGB") for p in paths], return_tensors="np")
+    return {k: torch.from_numpy(np.asarray(out[k])) for k in ("pixel_values", "pixel_attention_mask") if k in out}
 
 
-def want_features(reference, name, x):
+def pixel_values(name, paths):
+    """What the exported image encoder takes: the images (or all their tiles), [N, C, S, S]."""
+    x = image_inputs(name, paths)["pixel_values"].numpy().astype(np.float32)
+    return x.reshape(-1, *x.shape[-3:])
+
+
+def want_features(reference, name, paths):
+    """transformers' image features of the images at `paths`: [N (images or tiles), tokens, hidden]."""
+    inputs = image_inputs(name, paths)
     with torch.no_grad():
-        out = reference(name).get_image_features(pixel_values=torch.from_numpy(x)).pooler_output
-    return torch.stack(list(out)).numpy()
+        out = reference(name).get_image_features(**inputs).pooler_output
+    out = torch.cat([f.reshape(-1, f.shape[-1]) for f in out]).numpy()
+    n = pixel_values(name, paths).shape[0]
+    return out.reshape(n, -1, out.shape[-1])
 
 
 def run_image_encoder(out, fmt, x):
@@ -194,9 +226,12 @@ def run_image_encoder(out, fmt, x):
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_image_features(name, fmt, export_dir, reference, tmp_path):
     out = export_dir(name, "--format", fmt, "--dynamic")
-    x = pixel_values(name, images(tmp_path, 2))
-    assert x.shape == (2, 3, 224, 224)
-    assert_logits_close(run_image_encoder(out, fmt, x), want_features(reference, name, x), f"{name} {fmt} image_features")
+    paths = images(tmp_path, 2 if VARIANTS[name].arch == "Llava" else 1)  # Idefics3's: one sample's tiles
+    x = pixel_values(name, paths)
+    size = VARIANTS[name].vision["image_size"]
+    assert x.shape[1:] == (3, size, size) and x.shape[0] >= 2
+    assert_logits_close(run_image_encoder(out, fmt, x), want_features(reference, name, paths),
+                        f"{name} {fmt} image_features")
 
 
 def prompts(batch):
@@ -205,19 +240,28 @@ def prompts(batch):
     return rows
 
 
-def want_generation(reference, name, rows, x):
-    """transformers' greedy generate() on the expanded, left-padded prompts: (tokens, logits)."""
+def want_generation(reference, name, rows, paths):
+    """transformers' greedy generate() on the expanded, left-padded prompts (one image each, in
+    order): (tokens, logits)."""
     model = reference(name)
-    per_image = want_features(reference, name, x[:1]).shape[1]  # what the model's processor expands to
-    rows = [[t for tok in r for t in ([tok] * per_image if tok == IMAGE_TOKEN else [tok])] for r in rows]
+    sizes = iter([want_features(reference, name, [p]).shape[:2] for p in paths])  # its tiles × tokens
+    rows = [[t for tok in r for t in ([tok] * int(np.prod(next(sizes))) if tok == IMAGE_TOKEN else [tok])]
+            for r in rows]
     length = max(map(len, rows))
     ids = np.zeros((len(rows), length), np.int64)
     mask = np.zeros_like(ids)
     for i, r in enumerate(rows):
         ids[i, length - len(r):], mask[i, length - len(r):] = r, 1
+    if VARIANTS[name].arch == "Llava":
+        kwargs = image_inputs(name, paths)
+    else:  # Idefics3: [samples, images, ...], a sample's images padded with zero images
+        per = [image_inputs(name, [p]) for p in paths]
+        most = max(k["pixel_values"].shape[1] for k in per)
+        kwargs = {k: torch.cat([torch.nn.functional.pad(d[k], (0, 0) * (d[k].dim() - 2) + (0, most - d[k].shape[1]))
+                                for d in per]) for k in per[0]}
     with torch.no_grad():
-        out = model.generate(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
-                             pixel_values=torch.from_numpy(x), max_new_tokens=NEW_TOKENS,
+        out = model.generate(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), **kwargs,
+                             max_new_tokens=NEW_TOKENS,
                              do_sample=False, output_logits=True, return_dict_in_generate=True)
     return out.sequences[:, length:].numpy(), torch.stack(out.logits).numpy()
 
@@ -226,13 +270,14 @@ MODES = {
     "onnx-mtd": ("--format", "onnx", "--dynamic", "--multi-token-decode"),
     "onnx-prefill": ("--format", "onnx", "--dynamic"),
     "onnx-static": ("--format", "onnx", "--dynamic", "--multi-token-decode", "--cache", "static",
-                    "--max-cache-len", "96"),
+                    "--max-cache-len", "160"),
     "openvino": ("--format", "openvino", "--dynamic"),
     "dynamo": ("--format", "dynamo", "--dynamic", "--multi-token-decode"),
-    # ExecuTorch plans memory for the largest size of each dim: batch and sequence bounded
+    # ExecuTorch plans memory for the largest size of each dim: batch (an image encoder's: the tiles of
+    # Idefics3's images) and sequence bounded
     "executorch": ("--config-json", json.dumps({"export_format": "executorch", "dynamic_shapes": {
-        "input_ids": {"0": {"name": "batch", "min": 1, "max": 2}, "1": {"name": "sequence", "min": 1, "max": 96}}}}),
-        "--multi-token-decode", "--max-cache-len", "96"),
+        "input_ids": {"0": {"name": "batch", "min": 1, "max": 8}, "1": {"name": "sequence", "min": 1, "max": 160}}}}),
+        "--multi-token-decode", "--max-cache-len", "160"),
 }
 
 
@@ -255,13 +300,18 @@ def run_example(out, paths, rows, fmt, tmp_path):
         return npz["tokens"], npz["logits"]
 
 
-@pytest.mark.parametrize("mode", list(MODES))
-@pytest.mark.parametrize("name", list(VARIANTS))
+# every layout for one model of each lineage; the other variants (their towers, feature choices and
+# language models) in ONNX Runtime and OpenVINO, the layouts being the language model's, shared
+GENERATION_CASES = [(name, mode) for name in VARIANTS for mode in MODES
+                    if name in ("llava", "idefics3") or mode in ("onnx-mtd", "openvino")]
+
+
+@pytest.mark.parametrize("name,mode", GENERATION_CASES)
 def test_generation(name, mode, export_dir, reference, tmp_path):
     out = export_dir(name, *MODES[mode])
     paths = images(tmp_path, 1)
     rows = prompts(1)
-    want_tokens, want_logits = want_generation(reference, name, rows, pixel_values(name, paths))
+    want_tokens, want_logits = want_generation(reference, name, rows, paths)
     assert len(set(want_tokens[0].tolist())) > 4, "the reference must not be a constant run of tokens"
     tokens, logits = run_example(out, paths, rows, mode, tmp_path)
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
@@ -273,7 +323,7 @@ def test_generation_batch_of_two(mode, export_dir, reference, tmp_path):
     to the second row's image tokens."""
     out = export_dir("llava", *MODES[mode])
     paths = images(tmp_path, 2)
-    want_tokens, want_logits = want_generation(reference, "llava", prompts(2), pixel_values("llava", paths))
+    want_tokens, want_logits = want_generation(reference, "llava", prompts(2), paths)
     tokens, logits = generate_vlm.generate(out, paths, prompts(2), NEW_TOKENS)
     compare_generation(tokens, logits, want_tokens, want_logits, f"llava {mode} batch 2")
 
@@ -283,7 +333,7 @@ def test_openvino_stateless(export_dir, reference, tmp_path):
     cfg.write_text(json.dumps({"export_format": "openvino", "dynamic": True, "stateful": False}))
     out = export_dir("llava", "--config", str(cfg))
     paths = images(tmp_path, 1)
-    want_tokens, want_logits = want_generation(reference, "llava", prompts(1), pixel_values("llava", paths))
+    want_tokens, want_logits = want_generation(reference, "llava", prompts(1), paths)
     tokens, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
     compare_generation(tokens, logits, want_tokens, want_logits, "llava openvino stateless")
 
@@ -326,8 +376,8 @@ def test_transformers5_tensor_names(ckpt, export_dir, reference, tmp_path):
     out = export_dir("llava", "--format", "onnx", "--dynamic", "--multi-token-decode", checkpoint=dst)
     paths = images(tmp_path, 1)
     x = pixel_values("llava", paths)
-    assert_logits_close(run_image_encoder(out, "onnx", x), want_features(reference, "llava", x), "v5 names")
-    want_tokens, want_logits = want_generation(reference, "llava", prompts(1), x)
+    assert_logits_close(run_image_encoder(out, "onnx", x), want_features(reference, "llava", paths), "v5 names")
+    want_tokens, want_logits = want_generation(reference, "llava", prompts(1), paths)
     tokens, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
     compare_generation(tokens, logits, want_tokens, want_logits, "llava v5 names")
 
@@ -429,7 +479,10 @@ def test_vlm_pipeline(name, ckpt, reference, tmp_path):
     pipe.generate("acat<image>ishere", images=[ov.Tensor(image[None])], max_new_tokens=NEW_TOKENS,
                   streamer=streamed, apply_chat_template=False)
     x = processor(VARIANTS[name])(images=[image], return_tensors="np").pixel_values.astype(np.float32)
-    per_image = want_features(reference, name, x).shape[1]
+    path = tmp_path / "image.png"
+    from PIL import Image
+    Image.fromarray(image).save(path)
+    per_image = want_features(reference, name, [path]).shape[1]
     ids = tok.encode("acat" + "<image>" * per_image + "\n" + "ishere").ids
     assert ids.count(IMAGE_TOKEN) == per_image and len(ids) == 4 + per_image + 1 + 6, ids
     model = reference(name)
