@@ -36,9 +36,16 @@ static const dual_layout clip_dual = {"clip_vision_model", true, true, NULL, "te
                                       false};
 static const dual_layout siglip_dual = {"siglip_vision_model", false, false, "head", NULL, NULL, true};
 
+typedef enum {
+    DUAL_BOTH,           /* CLIPModel, SiglipModel: both towers and their similarities */
+    DUAL_TEXT,           /* CLIPTextModel, SiglipTextModel: last_hidden_state, pooler_output */
+    DUAL_TEXT_PROJECTED  /* CLIPTextModelWithProjection: text_embeds, last_hidden_state */
+} dual_part;
+
 typedef struct dual_desc {
     const char *architecture;
     const dual_layout *layout;
+    dual_part part;
 } dual_desc;
 
 typedef struct dual_cfg {
@@ -52,9 +59,10 @@ static hfx_status dual_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, voi
     dual_cfg *m = cfg;
     hfx_cfg text, vision;
     hfx_status st;
-    if ((st = hfx_cfg_object(c, "text_config", arena, &text, err)) ||
-        (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) ||
-        (st = hfx_vision_tower_parse(L->vision_type, vision, &m->vision, err)) ||
+    text = c; /* a text tower alone: its own config.json */
+    if ((d->part == DUAL_BOTH && ((st = hfx_cfg_object(c, "text_config", arena, &text, err)) ||
+                                  (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) ||
+                                  (st = hfx_vision_tower_parse(L->vision_type, vision, &m->vision, err)))) ||
         (st = hfx_vision_tower_parse(L->vision_type, text, &m->text, err)) ||
         (st = hfx_cfg_int_in(text, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(text, "max_position_embeddings", 1, 1 << 20, &m->positions, err)))
@@ -63,6 +71,8 @@ static hfx_status dual_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, voi
     if (L->text_projection) { /* CLIP: both towers projected to projection_dim */
         if ((st = hfx_cfg_int_in_or(c, "projection_dim", 512, 1, 1 << 20, &m->projection, err))) return st;
         m->text_out = m->projection;
+    } else if (d->part != DUAL_BOTH) { /* SigLIP's text tower alone: its head's width */
+        return hfx_cfg_int_in_or(text, "projection_size", m->text.cfg.hidden, 1, 1 << 20, &m->text_out, err);
     } else { /* SigLIP: the text head's width must be the image embedding's */
         if ((st = hfx_cfg_int_in_or(text, "projection_size", m->text.cfg.hidden, 1, 1 << 20, &m->text_out, err)))
             return st;
@@ -75,15 +85,20 @@ static hfx_status dual_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, voi
     return HFX_OK;
 }
 
-/* The text tower over input_ids [B,S] and attention_mask [B,S]: pooled and projected, [B, P]. */
-static hfx_value *text_embeds(const dual_layout *L, const dual_cfg *m, hfx_graph *g, hfx_weights *w,
-                              const hfx_build_opts *o, hfx_value *ids, hfx_value *mask) {
+/* The text tower over input_ids [B,S] and attention_mask [B,S]: its pooled output [B, hidden] (SigLIP:
+ * through its head, [B, P]), and *last its last hidden state [B,S,hidden] (after the final norm). */
+static hfx_value *text_tower(const dual_layout *L, const dual_cfg *m, hfx_graph *g, hfx_weights *w,
+                             const hfx_build_opts *o, hfx_value *ids, hfx_value *mask, hfx_value **last) {
     int64_t h = m->text.cfg.hidden;
     hfx_value *zero = hfx_const_i64(g, 0), *one = hfx_const_i64(g, 1), *len = hfx_dim_of(g, ids, 1);
     hfx_value *index = hfx_range(g, zero, len, one, o->seq); /* [S]: position ids and slots */
-    hfx_value *x = hfx_gather(g, hfx_weight(w, 2, (int64_t[]){m->vocab, h}, "text_model.embeddings.token_embedding.weight"),
+    /* a tower saved alone may have its names without the "text_model." its pair gives them */
+    const char *p = hfx_weight_exists(w, "text_model.embeddings.token_embedding.weight") ? "text_model." : "";
+    char n[128];
+    snprintf(n, sizeof n, "%sfinal_layer_norm", p);
+    hfx_value *x = hfx_gather(g, hfx_weight(w, 2, (int64_t[]){m->vocab, h}, "%sembeddings.token_embedding.weight", p),
                               ids, 0);
-    hfx_value *table = hfx_weight(w, 2, (int64_t[]){m->positions, h}, "text_model.embeddings.position_embedding.weight");
+    hfx_value *table = hfx_weight(w, 2, (int64_t[]){m->positions, h}, "%sembeddings.position_embedding.weight", p);
     x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, table, index, 0));
     hfx_value *bias;
     if (L->causal) {
@@ -94,8 +109,8 @@ static hfx_value *text_embeds(const dual_layout *L, const dual_cfg *m, hfx_graph
         hfx_value *keep = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, mask, HFX_DTYPE_BOOL), 1), 1);
         bias = hfx_where(g, keep, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
     }
-    x = hfx_vision_layers(&m->text, g, w, "text_model.", x, bias);
-    x = hfx_vision_norm(&m->text, g, w, "text_model.final_layer_norm", x);
+    x = hfx_vision_layers(&m->text, g, w, p, x, bias);
+    x = *last = hfx_vision_norm(&m->text, g, w, n, x);
     hfx_value *pooled; /* [B, hidden] */
     if (L->pool_eos) {
         /* the first position holding the end-of-text id (legacy eos 2: the highest id), 0 when none,
@@ -113,10 +128,16 @@ static hfx_value *text_embeds(const dual_layout *L, const dual_cfg *m, hfx_graph
     } else {
         pooled = hfx_reshape(g, hfx_slice(g, x, 1, -1, INT64_MAX), 2, (hfx_dim[]){o->batch, hfx_dim_const(h)});
     }
-    if (L->text_head) {
-        hfx_value *wt = hfx_weight(w, 2, (int64_t[]){m->text_out, h}, "text_model.%s.weight", L->text_head);
-        return hfx_linear(g, pooled, wt, hfx_weight(w, 1, &m->text_out, "text_model.%s.bias", L->text_head));
-    }
+    if (!L->text_head) return pooled;
+    hfx_value *wt = hfx_weight(w, 2, (int64_t[]){m->text_out, h}, "%s%s.weight", p, L->text_head);
+    return hfx_linear(g, pooled, wt, hfx_weight(w, 1, &m->text_out, "%s%s.bias", p, L->text_head));
+}
+
+/* The text embedding [B, P] of the tower's pooled output: CLIP's text projection (no bias);
+ * SigLIP's head is the tower's own. */
+static hfx_value *text_embeds(const dual_layout *L, const dual_cfg *m, hfx_graph *g, hfx_weights *w, hfx_value *pooled) {
+    if (!L->text_projection) return pooled;
+    int64_t h = m->text.cfg.hidden;
     return hfx_linear(g, pooled, hfx_weight(w, 2, (int64_t[]){m->text_out, h}, "%s.weight", L->text_projection), NULL);
 }
 
@@ -125,6 +146,15 @@ static hfx_value *normalized(hfx_graph *g, hfx_value *x) {
     int64_t axis = -1;
     hfx_value *sq = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, x, x), 1, &axis);
     return hfx_op2(g, HFX_OP_DIV, x, hfx_op1(g, HFX_OP_SQRT, sq));
+}
+
+/* The graph's metadata, its status and the weights' leftovers; the weights freed. */
+static hfx_status finish(const dual_desc *d, hfx_graph *g, hfx_weights *w, hfx_error *err) {
+    hfx_graph_set_meta(g, "architecture", d->architecture);
+    hfx_status st = hfx_graph_status(g, err);
+    if (st == HFX_OK) st = hfx_weights_finish(w, err);
+    hfx_weights_free(w);
+    return st;
 }
 
 static hfx_status dual_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
@@ -137,6 +167,16 @@ static hfx_status dual_build(const void *desc_, const void *cfg_, const hfx_chec
     if (st) return st;
     const hfx_vision_cfg *v = &m->vision.cfg;
     hfx_dim bs[2] = {o->batch, o->seq};
+    hfx_value *last;
+    if (d->part != DUAL_BOTH) { /* a text tower alone */
+        hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
+        hfx_value *pooled = text_tower(L, m, g, &w, o, ids, hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs),
+                                       &last);
+        if (d->part == DUAL_TEXT_PROJECTED) hfx_graph_output(g, text_embeds(L, m, g, &w, pooled), "text_embeds");
+        hfx_graph_output(g, last, "last_hidden_state");
+        if (d->part == DUAL_TEXT) hfx_graph_output(g, pooled, "pooler_output");
+        return finish(d, g, &w, err);
+    }
     /* the forward's order; images are another batch than texts: their own dim where the export's
      * are symbolic */
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
@@ -146,7 +186,7 @@ static hfx_status dual_build(const void *desc_, const void *cfg_, const hfx_chec
                                         (hfx_dim[]){images, hfx_dim_const(v->channels), hfx_dim_const(v->image),
                                                     hfx_dim_const(v->image)});
     hfx_value *mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
-    hfx_value *text = normalized(g, text_embeds(L, m, g, &w, o, ids, mask));
+    hfx_value *text = normalized(g, text_embeds(L, m, g, &w, text_tower(L, m, g, &w, o, ids, mask, &last)));
     hfx_value *image = hfx_vision_tower_pooled(&m->vision, g, &w, "vision_model.", pixels);
     if (image && L->image_projection)
         image = hfx_linear(g, image, hfx_weight(&w, 2, (int64_t[]){m->projection, v->hidden}, "%s.weight",
@@ -164,17 +204,16 @@ static hfx_status dual_build(const void *desc_, const void *cfg_, const hfx_chec
         hfx_graph_output(g, text, "text_embeds");
         hfx_graph_output(g, image, "image_embeds");
     }
-    hfx_graph_set_meta(g, "architecture", d->architecture);
-    st = hfx_graph_status(g, err);
-    if (st == HFX_OK) st = hfx_weights_finish(&w, err);
-    hfx_weights_free(&w);
-    return st;
+    return finish(d, g, &w, err);
 }
 
 static hfx_torch_signature dual_torch_signature(const void *desc_) {
     const dual_desc *d = desc_;
-    static const char *const args[] = {"input_ids", "pixel_values", "attention_mask", NULL};
-    return (hfx_torch_signature){args, d->layout == &clip_dual ? "CLIPOutput" : "SiglipOutput"};
+    static const char *const both[] = {"input_ids", "pixel_values", "attention_mask", NULL};
+    static const char *const text[] = {"input_ids", "attention_mask", NULL};
+    if (d->part == DUAL_TEXT) return (hfx_torch_signature){text, "BaseModelOutputWithPooling"};
+    if (d->part == DUAL_TEXT_PROJECTED) return (hfx_torch_signature){text, "CLIPTextModelOutput"};
+    return (hfx_torch_signature){both, d->layout == &clip_dual ? "CLIPOutput" : "SiglipOutput"};
 }
 
 /* name, role, one token per call, reads what an earlier call wrote, logits kept by default */
@@ -185,5 +224,8 @@ const hfx_arch_family hfx_dual_family = {
     sizeof(dual_cfg), dual_parse, dual_build, NULL, NULL, {[HFX_EXPORT_FORWARD] = {forward, 1}},
     sequence_inputs, dual_torch_signature, NULL, NULL};
 
-const dual_desc hfx_clip_model = {"CLIPModel", &clip_dual};
-const dual_desc hfx_siglip_model = {"SiglipModel", &siglip_dual};
+const dual_desc hfx_clip_model = {"CLIPModel", &clip_dual, DUAL_BOTH};
+const dual_desc hfx_siglip_model = {"SiglipModel", &siglip_dual, DUAL_BOTH};
+const dual_desc hfx_clip_text_model = {"CLIPTextModel", &clip_dual, DUAL_TEXT};
+const dual_desc hfx_clip_text_projection = {"CLIPTextModelWithProjection", &clip_dual, DUAL_TEXT_PROJECTED};
+const dual_desc hfx_siglip_text_model = {"SiglipTextModel", &siglip_dual, DUAL_TEXT};

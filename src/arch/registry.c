@@ -185,7 +185,8 @@ extern const vision_desc hfx_vit_model, hfx_vit_classifier, hfx_clip_vision_mode
 /* The contrastive image-text family (contrastive.c). */
 typedef struct dual_desc dual_desc;
 extern const hfx_arch_family hfx_dual_family;
-extern const dual_desc hfx_clip_model, hfx_siglip_model;
+extern const dual_desc hfx_clip_model, hfx_siglip_model, hfx_clip_text_model, hfx_clip_text_projection,
+    hfx_siglip_text_model;
 
 /* The vision-language family (vlm.c). */
 typedef struct vlm_desc vlm_desc;
@@ -295,6 +296,9 @@ static const struct entry {
     {"Dinov2ForImageClassification", &hfx_vision_family, &hfx_dinov2_classifier},
     {"CLIPModel", &hfx_dual_family, &hfx_clip_model},
     {"SiglipModel", &hfx_dual_family, &hfx_siglip_model},
+    {"CLIPTextModel", &hfx_dual_family, &hfx_clip_text_model},
+    {"CLIPTextModelWithProjection", &hfx_dual_family, &hfx_clip_text_projection},
+    {"SiglipTextModel", &hfx_dual_family, &hfx_siglip_text_model},
     {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},
     {"Idefics3ForConditionalGeneration", &hfx_vlm_family, &hfx_idefics3},
     {"SmolVLMForConditionalGeneration", &hfx_vlm_family, &hfx_smolvlm},

@@ -38,6 +38,20 @@ VARIANTS = {
                                               "vision_config": VISION}),
 }
 
+# the text towers alone (a diffusion pipeline's text encoder, a retrieval index's query encoder):
+# class, config class, config, outputs
+TEXT_VARIANTS = {
+    "clip_text": ("CLIPTextModel", "CLIPTextConfig", {**TEXT, "eos_token_id": EOS, "pad_token_id": EOS},
+                  ["last_hidden_state", "pooler_output"]),
+    "clip_text_legacy_eos": ("CLIPTextModel", "CLIPTextConfig", {**TEXT, "eos_token_id": 2},
+                             ["last_hidden_state", "pooler_output"]),
+    "clip_text_projection": ("CLIPTextModelWithProjection", "CLIPTextConfig",
+                             {**TEXT, "eos_token_id": EOS, "pad_token_id": EOS, "projection_dim": 20},
+                             ["text_embeds", "last_hidden_state"]),
+    "siglip_text": ("SiglipTextModel", "SiglipTextConfig", {**TEXT, "projection_size": 12},
+                    ["last_hidden_state", "pooler_output"]),
+}
+
 
 def _init(model: torch.nn.Module, seed: int) -> None:
     """Weights large enough to matter: random tables and norms, linears at 1/√fan-in."""
@@ -64,7 +78,7 @@ def ckpt(tmp_path_factory):
 
     def get(name):
         if name not in made:
-            cls, config_cls, cfg = VARIANTS[name]
+            cls, config_cls, cfg = VARIANTS[name] if name in VARIANTS else TEXT_VARIANTS[name][:3]
             torch.manual_seed(0)
             model = getattr(transformers, cls)(getattr(transformers, config_cls)(**cfg)).eval()
             _init(model, seed=2)
@@ -96,7 +110,7 @@ def inputs(name):
     the end-of-text token, right-padded (with the pad id, EOS for CLIP), and two images."""
     import transformers
     rng = np.random.default_rng(4)
-    cfg = VARIANTS[name][2]["text_config"]
+    cfg = VARIANTS[name][2]["text_config"] if name in VARIANTS else TEXT_VARIANTS[name][2]
     eos, pad = cfg.get("eos_token_id", 1), cfg.get("pad_token_id", 0)
     rows = [list(rng.integers(3, 90, n)) + [eos] for n in (9, 4, 6)]
     if eos == 2:  # the legacy pooling takes the highest id: the end-of-text token is CLIP's highest
@@ -107,7 +121,7 @@ def inputs(name):
     for i, r in enumerate(rows):
         ids[i, :len(r)], mask[i, :len(r)] = r, 1
     images = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in ((300, 260), (180, 411))]
-    if VARIANTS[name][0] == "SiglipModel":
+    if name.startswith("siglip"):
         proc = transformers.SiglipImageProcessor(size={"height": 224, "width": 224})
     else:
         proc = transformers.CLIPImageProcessor(size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224})
@@ -196,3 +210,45 @@ def test_bad_configs(ckpt, tmp_path, edit, words):
     proc = run_hfx(["export", bad, tmp_path / "out", "--format", "onnx"])
     assert proc.returncode == 2 and words in proc.stderr, describe(proc)
     assert not (tmp_path / "out").exists()
+
+
+def text_reference(ckpt, name, ids, mask):
+    import transformers
+    cls, _, _, outputs = TEXT_VARIANTS[name]
+    model = getattr(transformers, cls).from_pretrained(str(ckpt(name)), attn_implementation="eager").eval()
+    with torch.no_grad():
+        out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+    # padded rows' states past their end are transformers' too: every element compared
+    return {k: getattr(out, k).numpy() for k in outputs}
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+@pytest.mark.parametrize("name", list(TEXT_VARIANTS))
+def test_text_tower(name, fmt, ckpt, export_dir):
+    """The text towers alone: their outputs within 1e-4 over three right-padded texts."""
+    out = export_dir(name, "--format", fmt, "--dynamic")
+    ids, mask, _ = inputs(name)
+    feed = {"input_ids": ids, "attention_mask": mask}
+    if fmt == "onnx":
+        import onnxruntime as ort
+        sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+        got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
+    else:
+        import openvino as ov
+        compiled = ov.Core().compile_model(str(out / "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        res = compiled(feed)
+        got = {o.get_any_name(): np.array(res[o]) for o in compiled.outputs}
+    want = text_reference(ckpt, name, ids, mask)
+    assert list(got) == list(want), f"{name} {fmt}: outputs {list(got)}"
+    for k in want:
+        assert_logits_close(got[k], want[k], f"{name} {fmt} {k}")
+
+
+def test_text_tower_torch_program(ckpt, export_dir):
+    out = export_dir("clip_text_projection", "--format", "dynamo", "--dynamic")
+    ids, mask, _ = inputs("clip_text_projection")
+    with torch.no_grad():
+        got = torch.export.load(str(out / "model.pt2")).module()(torch.from_numpy(ids), torch.from_numpy(mask))
+    want = text_reference(ckpt, "clip_text_projection", ids, mask)
+    for k, t in zip(want, got):
+        assert_logits_close(t.numpy(), want[k], f"clip_text_projection .pt2 {k}")
