@@ -144,10 +144,12 @@ def cache_for(dynamic, static):
 
 class GrowingMask:
     """attention_mask covers everything seen so far in this sequence: each step's new tokens' flags
-    are appended to it (the dynamic and the stateful cache)."""
+    are appended to it (the dynamic and the stateful cache). `extra`: more inputs of the step that
+    generate() sets (a Gemma 3 VLM's token_type_ids, which grow the same way)."""
 
     def __init__(self, batch: int):
         self.mask = np.zeros((batch, 0), np.int64)
+        self.extra = {}
 
     def extend(self, new_mask):
         self.mask = np.concatenate([self.mask, new_mask], axis=1)
@@ -165,7 +167,8 @@ class PastCache(GrowingMask):
                      for n in decode.cache_inputs}
 
     def step_feed(self, comp: Component, ids, new_mask, positions) -> dict:
-        feed = {**token_feed(ids), "attention_mask": self.extend(new_mask), "position_ids": positions}
+        feed = {**token_feed(ids), "attention_mask": self.extend(new_mask), "position_ids": positions,
+                **self.extra}
         feed.update({n: self.past[n] for n in comp.cache_inputs})  # none for prefill
         return feed
 
@@ -259,6 +262,13 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
 
     cache = new_cache(export, batch)
     ids, mask = left_pad(prompts, pad_id, length)
+    # a Gemma 3 VLM's language model also takes which tokens are an image's (each image's see each
+    # other both ways), over everything seen so far, as attention_mask
+    types = (ids == image_token_id).astype(np.int64) if "token_type_ids" in export.decode.inputs else None
+    if types is not None:
+        if export.static:
+            raise UsageError("token_type_ids with a static cache: export this model with a dynamic cache")
+        cache.extra = {"token_type_ids": types}
     # generate()'s position ids: cumsum(mask) - 1, 0 on padding; then +1 per step for every row
     positions = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
     logits = cache.run(first, embed_prompt(export, ids, image_features, image_token_id), mask, positions)
@@ -296,6 +306,9 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
                                all_positions)
             continue
         step = embed_prompt(export, next_ids[:, None].astype(np.int64))
+        if types is not None:  # a generated token is text
+            types = np.concatenate([types, np.zeros((batch, 1), np.int64)], axis=1)
+            cache.extra = {"token_type_ids": types}
         logits = cache.run(export.decode, step, np.ones((batch, 1), np.int64), positions)
     return np.stack(tokens, axis=1), np.stack(all_logits)
 

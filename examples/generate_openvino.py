@@ -165,7 +165,7 @@ class StatefulCache(decode_loop.GrowingMask):
 
     def run(self, comp: Component, ids, new_mask, positions):
         feed = comp.feed({**decode_loop.token_feed(ids), "attention_mask": self.extend(new_mask),
-                          "position_ids": positions, "beam_idx": self.beam_idx})
+                          "position_ids": positions, "beam_idx": self.beam_idx, **self.extra})
         self.request.infer(feed)
         return last_logits(self.request.get_tensor("logits").data)
 

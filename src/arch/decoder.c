@@ -1208,14 +1208,10 @@ static hfx_value *classify(layer_ctx *c, hfx_value *x, hfx_value *ids) {
     return hfx_linear(g, pooled, score, NULL);
 }
 
-/* The embedding of token ids [B,S]: [B,S,hidden], as the embedding module gives it (Gemma's
- * scaled by √hidden). */
-static hfx_value *embed_tokens(hfx_graph *g, const hfx_decoder_desc *d, const hfx_decoder_cfg *m,
-                               const hfx_build_opts *o, hfx_value *embed, hfx_value *ids) {
-    hfx_value *x = hfx_gather(g, embed, ids, 0);
-    if (d->embed_sqrt_hidden) /* √hidden as a float32 tensor, then in the weights' dtype */
-        x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, (float)sqrt((double)m->hidden)));
-    return x;
+/* x [B,S,hidden] times √hidden (Gemma's embedding scale: a float32 tensor, then in the weights'
+ * dtype). */
+static hfx_value *embed_scaled(hfx_graph *g, const hfx_decoder_cfg *m, const hfx_build_opts *o, hfx_value *x) {
+    return hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, (float)sqrt((double)m->hidden)));
 }
 
 /* The weights a decoder reads: its own, or its host's (a dry run of the whole model), through the
@@ -1317,7 +1313,9 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     hfx_value *embed = NULL;
     if (!embeds_in || m->tied) embed = hfx_weight(w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c.n.embed);
     else hfx_weight_ignore(w, c.n.embed);
-    if (!embeds_in) x = embed_tokens(g, d, m, o, embed, ids); /* [B,S,hidden] */
+    if (!embeds_in) x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden] */
+    /* Gemma's scale: here, unless the caller's embeddings already carry it (Gemma 3's scaled table) */
+    if (d->embed_sqrt_hidden && !(embeds_in && d->embed_scale_in_table)) x = embed_scaled(g, m, o, x);
     if (m->embed_mult != 1.0) x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, m->embed_mult));
 
     hfx_value *cos = NULL, *sin = NULL, *local_cos = NULL, *local_sin = NULL;
@@ -1330,6 +1328,8 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     if (d->local_rope) hfx_rope_cos_sin(g, &m->local_rope, pos, o->dtype, &local_cos, &local_sin);
     hfx_mask_builder mb;
     if (!seed) hfx_mask_init(g, &mb, attn_mask, slots);
+    if (!seed && host && host->image_blocks)
+        hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, mask_len}));
     hfx_value *full_bias = NULL, *window_bias = NULL;
     int64_t bias_window = -1;
 
@@ -1387,7 +1387,8 @@ hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_
     hfx_decoder_names n = resolve_names(d);
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
     hfx_value *embed = hfx_weight(w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", n.embed);
-    hfx_graph_output(g, embed_tokens(g, d, m, o, embed, ids), "inputs_embeds");
+    hfx_value *x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden], and the table's own scale */
+    hfx_graph_output(g, d->embed_sqrt_hidden && d->embed_scale_in_table ? embed_scaled(g, m, o, x) : x, "inputs_embeds");
     if (w == &own) hfx_weights_ignore_rest(w); /* the language model's component checks every other weight */
     hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);
     return close_weights(&own, w, hfx_graph_status(g, err), err);

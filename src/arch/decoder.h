@@ -140,6 +140,10 @@ typedef struct hfx_decoder_desc {
     const char *eps_key;         /* "rms_norm_eps", "norm_epsilon", ... */
     bool default_tied;
     bool embed_sqrt_hidden;      /* Gemma: embeddings · √hidden (in the weights' dtype) */
+    bool embed_scale_in_table;   /* ... done by the embedding module (Gemma 3's scaled embedding), so that
+                                    embeddings given to the model are not scaled again (Gemma 1/2 scale
+                                    them in the model's forward) */
+    const char *model_type_alias; /* a model_type a composite config names it by ("gemma3_text") */
     bool granite_multipliers;    /* embedding/residual multipliers, logits_scaling (Granite) */
     hfx_attn_scale scale;
     bool attn_softcap;           /* attn_logit_softcapping honoured (Gemma 2; transformers ignores it for Gemma 3) */
@@ -237,6 +241,9 @@ typedef struct hfx_decoder_host {
     const hfx_weight_rename *rename; /* the checkpoint's names for the decoder's (NULL: the same) */
     const char *const *foreign;      /* NULL-terminated: stacks ("vision_tower") other components read */
     bool embeds_in;                  /* take inputs_embeds [B,S,hidden] instead of input_ids */
+    bool image_blocks;               /* take token_type_ids [B, attention_mask's length] (1: an image's token):
+                                        each image's tokens see each other, both ways (Gemma 3);
+                                        a growing cache only */
     hfx_weights *weights;            /* the host's, shared (a dry run of the whole model: it checks what is
                                         left over); NULL: the build reads and checks its own */
 } hfx_decoder_host;

@@ -16,10 +16,27 @@ void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask,
     m->q_idx = hfx_unsqueeze(g, q_slots, 1);
     m->kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), total, hfx_const_i64(g, 1),
                                            attention_mask->dims[1]), 0);
-    hfx_value *causal = hfx_op2(g, HFX_OP_LESS_EQUAL, m->kv_idx, m->q_idx); /* [S,T] */
+    m->causal = hfx_op2(g, HFX_OP_LESS_EQUAL, m->kv_idx, m->q_idx); /* [S,T] */
     hfx_value *keep = hfx_cast(g, attention_mask, HFX_DTYPE_BOOL);
-    keep = hfx_unsqueeze(g, hfx_unsqueeze(g, keep, 1), 1); /* [B,1,1,T] */
-    m->visible = hfx_op2(g, HFX_OP_AND, keep, causal);     /* [B,1,S,T] */
+    m->keep = hfx_unsqueeze(g, hfx_unsqueeze(g, keep, 1), 1); /* [B,1,1,T] */
+    m->visible = hfx_op2(g, HFX_OP_AND, m->keep, m->causal);  /* [B,1,S,T] */
+}
+
+void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_type_ids) {
+    hfx_value *zero = hfx_const_i64(g, 0);
+    hfx_value *image = hfx_op2(g, HFX_OP_EQUAL, token_type_ids, hfx_const_i64(g, 1)); /* [B,T] */
+    /* a run of image tokens is one block: its tokens have seen the same number of text tokens, and
+     * runs differ in it (a text token lies between two); text tokens get -1 */
+    hfx_value *texts = hfx_cumsum(g, hfx_cast(g, hfx_op1(g, HFX_OP_NOT, image), HFX_DTYPE_I64), 1);
+    hfx_value *block = hfx_where(g, image, texts, hfx_const_i64(g, -1)); /* [B,T] */
+    /* each query's block: the one at its slot, picked by a one-hot sum */
+    hfx_value *at = hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, m->kv_idx, m->q_idx), HFX_DTYPE_I64); /* [S,T] */
+    int64_t axis = 2;
+    hfx_value *q_block = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, hfx_unsqueeze(g, block, 1), at), 1,
+                                    &axis); /* [B,S,1] */
+    hfx_value *same = hfx_op2(g, HFX_OP_EQUAL, q_block, hfx_unsqueeze(g, block, 1)); /* [B,S,T] */
+    same = hfx_op2(g, HFX_OP_AND, same, hfx_op2(g, HFX_OP_GREATER_EQUAL, q_block, zero));
+    m->visible = hfx_op2(g, HFX_OP_AND, m->keep, hfx_op2(g, HFX_OP_OR, m->causal, hfx_unsqueeze(g, same, 1)));
 }
 
 hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window) {

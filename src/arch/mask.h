@@ -12,6 +12,8 @@ typedef struct hfx_mask_builder {
     hfx_value *attention_mask; /* [B,T] i64, T = past + S */
     hfx_value *q_idx;          /* [S,1] i64: past + i */
     hfx_value *kv_idx;         /* [1,T] i64: j */
+    hfx_value *keep;           /* [B,1,1,T] bool: not padding */
+    hfx_value *causal;         /* [S,T] bool: not in the future (or, with blocks, in the query's block) */
     hfx_value *visible;        /* [B,1,S,T] bool: padding and causality */
 } hfx_mask_builder;
 
@@ -19,6 +21,11 @@ typedef struct hfx_mask_builder {
  * `q_slots` [S] i64 (past + i for a growing cache; cache_position for a static one). */
 void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask,
                    hfx_value *q_slots);
+
+/* Add Gemma 3's image blocks: token_type_ids [B,T] i64 (1: an image's token) over the same keys;
+ * a run of image tokens is one block, and a query in a block also sees the block's later tokens
+ * (transformers' OR of the causal and the blockwise mask; a sliding window still applies after). */
+void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_type_ids);
 
 /* The slots of S new tokens appended to a cache of T - S: range(T - S, T) as [S] i64, where T
  * is attention_mask's length and `seq_len` = S as an i64 scalar. */

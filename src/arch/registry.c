@@ -168,7 +168,8 @@ static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     "Gemma3ForCausalLM", GEMMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .sliding = HFX_SLIDING_PATTERN,
     .sliding_pattern = 6, .pattern_from_config = true, .layout = HFX_LAYOUT_SANDWICH,
     .act_key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .final_softcap = true, .local_rope = true,
-    .default_theta = 1000000.0, .default_window = 4096, .legacy_rope_type = false, .masks_by_layer_type = true};
+    .default_theta = 1000000.0, .default_window = 4096, .legacy_rope_type = false, .masks_by_layer_type = true,
+    .embed_scale_in_table = true, .model_type_alias = "gemma3_text"};
 
 /* The encoder-decoder family (seq2seq.c). */
 typedef struct seq2seq_desc seq2seq_desc;
@@ -191,7 +192,7 @@ extern const dual_desc hfx_clip_model, hfx_siglip_model, hfx_clip_text_model, hf
 /* The vision-language family (vlm.c). */
 typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
-extern const vlm_desc hfx_llava, hfx_idefics3, hfx_smolvlm;
+extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm;
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
@@ -300,6 +301,7 @@ static const struct entry {
     {"CLIPTextModelWithProjection", &hfx_dual_family, &hfx_clip_text_projection},
     {"SiglipTextModel", &hfx_dual_family, &hfx_siglip_text_model},
     {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},
+    {"Gemma3ForConditionalGeneration", &hfx_vlm_family, &hfx_gemma3},
     {"Idefics3ForConditionalGeneration", &hfx_vlm_family, &hfx_idefics3},
     {"SmolVLMForConditionalGeneration", &hfx_vlm_family, &hfx_smolvlm},
 };
@@ -372,7 +374,8 @@ const hfx_decoder_desc *hfx_decoder_of_model_type(const char *model_type) {
             if (tolower((unsigned char)*t) != tolower((unsigned char)a[k])) break;
             k++;
         }
-        if (!*t && k == stem) return registry[i].desc;
+        const char *alias = ((const hfx_decoder_desc *)registry[i].desc)->model_type_alias;
+        if ((!*t && k == stem) || (alias && strcmp(alias, model_type) == 0)) return registry[i].desc;
     }
     return NULL;
 }

@@ -13,6 +13,7 @@
  * A layout per lineage says where its parts are and how features are picked; LLaVA picks the hidden
  * states of `vision_feature_layer` (one index or a list, concatenated), drops the first token for
  * the "default" strategy, and projects with linear → act → linear. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,8 +48,11 @@ static const vlm_names llava_v5 = {
 typedef enum {
     VLM_LLAVA,   /* vision_feature_layer's hidden states (a list: concatenated), the first token dropped by
                     the "default" strategy, then linear_1 → projector_hidden_act → linear_2 */
-    VLM_IDEFICS3 /* the last hidden state after the tower's post_layernorm, pixel-shuffled (scale_factor:
+    VLM_IDEFICS3, /* the last hidden state after the tower's post_layernorm, pixel-shuffled (scale_factor:
                     each s × s block of patches one token, s² times as wide), then one linear, no bias */
+    VLM_GEMMA3   /* the post-normed last state average-pooled to mm_tokens_per_image tokens, Gemma's RMSNorm,
+                    a projection matrix [vision hidden, text hidden]; the language model sees each image's
+                    tokens both ways (token_type_ids) */
 } vlm_kind;
 
 /* Idefics3 and SmolVLM: the Hub's names are transformers 5's */
@@ -73,7 +77,8 @@ typedef struct vlm_cfg {
     bool drop_first;        /* vision_feature_select_strategy "default": the first token is not a feature */
     hfx_activation projector_act;
     bool projector_bias;
-    int64_t scale;          /* VLM_IDEFICS3's scale_factor */
+    int64_t scale;          /* VLM_IDEFICS3's scale_factor; VLM_GEMMA3's pooling kernel */
+    int64_t tokens_side;    /* VLM_GEMMA3: √mm_tokens_per_image */
     int64_t image_token;
 } vlm_cfg;
 
@@ -116,7 +121,8 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     if (!m->text_desc)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s': hfx has no such causal LM for %s's language "
                                                   "model", text.where, text_type, d->architecture);
-    if (m->text_desc->embed_sqrt_hidden || m->text_desc->granite_multipliers || m->text_desc->moe != HFX_MOE_NONE)
+    if ((m->text_desc->embed_sqrt_hidden && !m->text_desc->embed_scale_in_table) || m->text_desc->granite_multipliers ||
+        m->text_desc->moe != HFX_MOE_NONE)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' as %s's language model is not supported yet "
                                                   "(its embedding scales or experts are not split from the text stack)",
                         text.where, text_type, d->architecture);
@@ -127,6 +133,23 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     const char *token_key = hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index";
     if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
         return st;
+    if (d->kind == VLM_GEMMA3) { /* AvgPool2d(kernel = stride = side / tokens per side) */
+        int64_t side = m->vision.cfg.image / m->vision.cfg.patch, tokens;
+        bool bidirectional;
+        if ((st = hfx_cfg_int_in_or(c, "mm_tokens_per_image", 256, 1, 1 << 20, &tokens, err)) ||
+            (st = hfx_cfg_bool_or(text, "use_bidirectional_attention", false, &bidirectional, err)))
+            return st;
+        m->tokens_side = (int64_t)(sqrt((double)tokens) + 0.5);
+        m->scale = m->tokens_side * m->tokens_side == tokens ? side / m->tokens_side : 0;
+        if (!m->scale || side / m->scale != m->tokens_side)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: mm_tokens_per_image %lld is not a square that pooling the vision "
+                                                  "tower's %lld × %lld patches gives", c.where, (long long)tokens,
+                            (long long)side, (long long)side);
+        if (bidirectional)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: use_bidirectional_attention (an embedding model's) is not "
+                                                      "a generator hfx exports", text.where);
+        return HFX_OK;
+    }
     if (d->kind == VLM_IDEFICS3) {
         int64_t side = m->vision.cfg.image / m->vision.cfg.patch;
         if ((st = hfx_cfg_int_in_or(c, "scale_factor", 2, 1, 64, &m->scale, err))) return st;
@@ -185,6 +208,28 @@ static hfx_value *pixel_shuffle_features(const vlm_cfg *m, hfx_graph *g, hfx_wei
     return dense(g, w, x, D * s * s, m->text.hidden, false, names->projector, "modality_projection.proj");
 }
 
+/* Gemma 3's features of the tower's last state x [N, side², D] (post-normed): each k × k square of
+ * patches averaged (AvgPool2d, kernel = stride = k, the rows and columns past t·k dropped) into
+ * t × t tokens, Gemma's RMSNorm (1 + w) at the tower's eps, times the projection [D, text hidden]. */
+static hfx_value *pooled_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w, const vlm_names *names,
+                                  hfx_value *x) {
+    int64_t D = m->vision.cfg.hidden, side = m->vision.cfg.image / m->vision.cfg.patch, k = m->scale,
+            t = m->tokens_side;
+    hfx_dim N = x->dims[0];
+    x = hfx_reshape(g, x, 4, (hfx_dim[]){N, hfx_dim_const(side), hfx_dim_const(side), hfx_dim_const(D)});
+    if (t * k != side) x = hfx_slice(g, hfx_slice(g, x, 1, 0, t * k), 2, 0, t * k);
+    x = hfx_reshape(g, x, 6, (hfx_dim[]){N, hfx_dim_const(t), hfx_dim_const(k), hfx_dim_const(t), hfx_dim_const(k),
+                                         hfx_dim_const(D)});
+    x = hfx_reduce(g, HFX_OP_REDUCE_MEAN, x, 2, (int64_t[]){2, 4}); /* [N,t,1,t,1,D] */
+    x = hfx_reshape(g, x, 3, (hfx_dim[]){N, hfx_dim_const(t * t), hfx_dim_const(D)});
+    char n[160];
+    snprintf(n, sizeof n, "%s.mm_soft_emb_norm.weight", names->projector);
+    x = hfx_rms_norm(g, x, hfx_weight(w, 1, &D, "%s", n), m->vision.cfg.eps, 1.0);
+    snprintf(n, sizeof n, "%s.mm_input_projection_weight", names->projector);
+    hfx_value *proj = hfx_weight(w, 2, (int64_t[]){D, m->text.hidden}, "%s", n);
+    return hfx_linear(g, x, hfx_const_transpose2d(g, proj), NULL);
+}
+
 /* pixel_values → image_features [N, tokens, text hidden], as the lineage makes them (vlm_kind). */
 static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
                                 hfx_weights *w, const vlm_names *names, const char *tower) {
@@ -193,13 +238,14 @@ static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
                                         (hfx_dim[]){o->batch, hfx_dim_const(v->channels), hfx_dim_const(v->image),
                                                     hfx_dim_const(v->image)});
     hfx_value *states[4097] = {0}; /* hidden_states: layers ≤ 4096 (vision.c) */
-    if (d->kind == VLM_IDEFICS3) {
+    if (d->kind != VLM_LLAVA) { /* the tower's post-normed last state */
         char n[256];
         hfx_vision_tower_states(&m->vision, g, w, tower, pixels, v->layers, states);
         if (g->failed) return;
         snprintf(n, sizeof n, "%spost_layernorm", tower);
         hfx_value *x = hfx_vision_norm(&m->vision, g, w, n, states[v->layers]);
-        hfx_graph_output(g, pixel_shuffle_features(m, g, w, names, x), "image_features");
+        x = d->kind == VLM_IDEFICS3 ? pixel_shuffle_features(m, g, w, names, x) : pooled_features(m, g, w, names, x);
+        hfx_graph_output(g, x, "image_features");
         return;
     }
     int64_t upto = 0;
@@ -234,7 +280,13 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     const char *tower;
     const vlm_names *names = find_names(d, m, &w, &tower);
     const char *foreign[3] = {names->stacks[0], names->stacks[1], NULL};
-    hfx_decoder_host host = {d->architecture, names->text, foreign, true, NULL};
+    hfx_decoder_host host = {d->architecture, names->text, foreign, true, d->kind == VLM_GEMMA3, NULL};
+    if (host.image_blocks && o->cache == HFX_CACHE_STATIC && strcmp(component, "model") != 0) {
+        hfx_weights_free(&w);
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a static cache is not written for its image blocks "
+                                                  "(token_type_ids over the cache's slots) yet; export a dynamic cache",
+                        d->architecture);
+    }
     bool image = strcmp(component, "image_encoder") == 0, whole = strcmp(component, "model") == 0;
     if (image || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
         build_image_encoder(d, m, o, g, &w, names, tower);
@@ -288,6 +340,7 @@ const hfx_arch_family hfx_vlm_family = {
 static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};
 static const vlm_names *const idefics3_names[] = {&idefics3_hub, NULL};
 const vlm_desc hfx_llava = {"LlavaForConditionalGeneration", llava_names, VLM_LLAVA, "clip_vision_model", 32000};
+const vlm_desc hfx_gemma3 = {"Gemma3ForConditionalGeneration", llava_names, VLM_GEMMA3, "siglip_vision_model", 262144};
 const vlm_desc hfx_idefics3 = {"Idefics3ForConditionalGeneration", idefics3_names, VLM_IDEFICS3, "idefics3_vision",
                                128257};
 const vlm_desc hfx_smolvlm = {"SmolVLMForConditionalGeneration", idefics3_names, VLM_IDEFICS3, "smolvlm_vision",
