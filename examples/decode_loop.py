@@ -620,8 +620,14 @@ def main(argv, *, prog: str, doc: str, export_command: str, load_export, generat
     except UsageError as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
-    if args.print_logits:
-        np.savez(args.print_logits, logits=logits, tokens=tokens)
+    return report(tokens, logits, args.print_logits)
+
+
+def report(tokens, logits, logits_file) -> int:
+    """The scripts' output: --print-logits' file (each step's logits and the tokens), then one JSON
+    list of new token ids per prompt on stdout; exit code 0."""
+    if logits_file:
+        np.savez(logits_file, logits=logits, tokens=tokens)
     for row in tokens:
         print(json.dumps([int(t) for t in row]))
     return 0

@@ -140,11 +140,7 @@ def main(argv=None) -> int:
     except UsageError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
-    if args.print_logits:
-        np.savez(args.print_logits, logits=logits, tokens=tokens)
-    for row in tokens:
-        print(json.dumps([int(t) for t in row]))
-    return 0
+    return decode_loop.report(tokens, logits, args.print_logits)
 
 
 if __name__ == "__main__":

@@ -82,6 +82,29 @@ def export(model_dir, out_dir, *extra, dynamic: bool = True) -> subprocess.Compl
     return proc
 
 
+def cached_exports(root: Path, checkpoint_of, *, prefix=()):
+    """get(name, *flags, checkpoint=None): `hfx export CHECKPOINT OUT *prefix *flags` of checkpoint_of(name)
+    (or `checkpoint`), made once per arguments under `root`; a failed export fails every test that
+    asks for it. "--config-json", TEXT among the flags is written to a file passed as --config."""
+    done = {}
+
+    def get(name, *flags, checkpoint=None):
+        key = (name, flags, str(checkpoint))
+        if key not in done:
+            out = root / f"{name}-{len(done)}"
+            if "--config-json" in flags:
+                i = flags.index("--config-json")
+                cfg = root / f"{out.name}-cfg.json"
+                cfg.write_text(flags[i + 1])
+                flags = flags[:i] + ("--config", str(cfg)) + flags[i + 2:]
+            proc = run_hfx(["export", checkpoint or checkpoint_of(name), out, *prefix, *flags])
+            done[key] = out if proc.returncode == 0 else "export failed:\n" + describe(proc)
+        if isinstance(done[key], str):
+            pytest.fail(done[key], pytrace=False)
+        return done[key]
+    return get
+
+
 # ---- checkpoints ------------------------------------------------------------------------------
 
 

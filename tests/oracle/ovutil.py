@@ -40,6 +40,24 @@ def core():
     return _core
 
 
+def token_streamer():
+    """An OpenVINO GenAI streamer that keeps the token ids a pipeline streams (.ids)."""
+    import openvino_genai
+
+    class Tokens(openvino_genai.StreamerBase):
+        def __init__(self):
+            super().__init__()
+            self.ids = []
+
+        def write(self, token):
+            self.ids += token if isinstance(token, list) else [token]
+            return openvino_genai.StreamingStatus.RUNNING
+
+        def end(self):
+            pass
+    return Tokens()
+
+
 def compile_model(xml: Path, config: dict | None = None):
     return core().compile_model(core().read_model(str(xml)), "CPU", dict(OV_CONFIG, **(config or {})))
 

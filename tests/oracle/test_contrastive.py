@@ -13,13 +13,13 @@ ONNX Runtime, OpenVINO, torch (.pt2) and ExecuTorch."""
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
 import torch
 
-from conftest import assert_logits_close, describe, run_hfx
+from conftest import assert_logits_close, cached_exports, describe, run_hfx
+from initutil import init_weights
 
 VOCAB = 99
 EOS = 98
@@ -54,20 +54,9 @@ TEXT_VARIANTS = {
 
 
 def _init(model: torch.nn.Module, seed: int) -> None:
-    """Weights large enough to matter: random tables and norms, linears at 1/√fan-in."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name in ("logit_scale", "logit_bias"):
-                p.copy_(torch.full(p.shape, 0.7 if name == "logit_scale" else -1.5))
-            elif p.dim() >= 2 and "embedding" not in name:
-                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p[0].numel()))
-            elif "embedding" in name:
-                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
-            elif "norm" in name and name.endswith("weight"):
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
-            else:
-                p.copy_(0.1 * torch.randn(p.shape, generator=g))
+    """Random tables (0.5) and norms, linears at 1/√fan-in, a fixed logit scale (and bias)."""
+    init_weights(model, seed, lambda name: 0.5 if "embedding" in name else None,
+                 fixed={"logit_scale": 0.7, "logit_bias": -1.5})
 
 
 @pytest.fixture(scope="module")
@@ -90,19 +79,7 @@ def ckpt(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def export_dir(ckpt, tmp_path_factory):
-    root = tmp_path_factory.mktemp("contrastive-exports")
-    done = {}
-
-    def get(name, *flags):
-        key = (name, flags)
-        if key not in done:
-            out = root / f"{name}-{len(done)}"
-            proc = run_hfx(["export", ckpt(name), out, *flags])
-            done[key] = out if proc.returncode == 0 else "export failed:\n" + describe(proc)
-        if isinstance(done[key], str):
-            pytest.fail(done[key], pytrace=False)
-        return done[key]
-    return get
+    return cached_exports(tmp_path_factory.mktemp("contrastive-exports"), ckpt)
 
 
 def inputs(name):

@@ -32,6 +32,7 @@ import numpy as np
 import pytest
 import torch
 
+import ovutil
 import seq2seq_models
 from conftest import PARITY_ATOL, assert_logits_close, describe, run_hfx
 from genutil import compare_generation, run_loop
@@ -457,19 +458,7 @@ def test_whisper_pipeline(name, ckpt, tmp_path):
     waves = seq2seq_models.sweeps(3)
     want_all, _ = reference(model_dir, seq2seq_models.audio_features(name, 3))
     for row, wave in enumerate(waves):
-        class Tokens(openvino_genai.StreamerBase):
-            def __init__(self):
-                super().__init__()
-                self.ids = []
-
-            def write(self, token):
-                self.ids += token if isinstance(token, list) else [token]
-                return openvino_genai.StreamingStatus.RUNNING
-
-            def end(self):
-                pass
-
-        streamed = Tokens()
+        streamed = ovutil.token_streamer()
         result = pipe.generate(wave.tolist(), max_new_tokens=NEW_TOKENS, streamer=streamed, **asked)
         want = want_all[row][:want_all[row].index(eos)] if eos in want_all[row] else want_all[row]
         assert streamed.ids == want, f"{name} row {row}: WhisperPipeline streamed {streamed.ids}, transformers {want}"

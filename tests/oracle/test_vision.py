@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 
 import numpy as np
 import pytest
 import torch
 
-from conftest import assert_logits_close, describe, run_hfx
+from conftest import assert_logits_close, cached_exports, describe, run_hfx
+from initutil import init_weights
 
 BASE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, image_size=224,
             patch_size=16, num_labels=3, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
@@ -83,18 +83,11 @@ def model_class(v: Variant):
 
 
 def _init(model: torch.nn.Module, seed: int) -> None:
-    """Weights large enough to matter: random tables and norms, linears at 1/√fan-in."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if p.dim() >= 2 and "embeddings" not in name:
-                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p[0].numel()))
-            elif name.endswith(("cls_token", "position_embeddings")):
-                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
-            elif "norm" in name and name.endswith("weight"):
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
-            else:
-                p.copy_(0.1 * torch.randn(p.shape, generator=g))
+    """Random tables and norms, linears at 1/√fan-in: the class token and positions at 0.5, the
+    rest of the embeddings (the patch convolution, CLIP's position table) small."""
+    def table_std(name):
+        return 0.5 if name.endswith(("cls_token", "position_embeddings")) else 0.1 if "embeddings" in name else None
+    init_weights(model, seed, table_std)
 
 
 @pytest.fixture(scope="module")
@@ -122,19 +115,7 @@ def ckpt(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def export_dir(ckpt, tmp_path_factory):
-    root = tmp_path_factory.mktemp("vision-exports")
-    done = {}
-
-    def get(name, *flags):
-        key = (name, flags)
-        if key not in done:
-            out = root / f"{name}-{len(done)}"
-            proc = run_hfx(["export", ckpt(name), out, *flags])
-            done[key] = out if proc.returncode == 0 else "export failed:\n" + describe(proc)
-        if isinstance(done[key], str):
-            pytest.fail(done[key], pytrace=False)
-        return done[key]
-    return get
+    return cached_exports(tmp_path_factory.mktemp("vision-exports"), ckpt)
 
 
 def pixels(name, batch=2):

@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import sys
 
 import numpy as np
 import pytest
 import torch
 
-from conftest import REPO, assert_logits_close, describe, run_hfx
+import ovutil
+from conftest import REPO, assert_logits_close, cached_exports, describe, run_hfx
+from initutil import init_weights
 from genutil import compare_generation
 
 sys.path.insert(0, str(REPO / "examples"))
@@ -94,25 +95,16 @@ VARIANTS = {
 
 
 def _init(model: torch.nn.Module, seed: int) -> None:
-    """Weights large enough to matter: random tables and norms, linears at 1/√fan-in. Gemma's norms
-    scale by 1 + w (w around 0) and its tied table is scaled by √hidden (a small table keeps the
-    logits in range), as models.py builds Gemma."""
+    """Random tables and norms, linears at 1/√fan-in. Gemma's norms scale by 1 + w (w around 0) and
+    its tied table is scaled by √hidden (a small table keeps the logits in range), as models.py
+    builds Gemma."""
     gemma = "Gemma" in type(model).__name__
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            gemma_norm = gemma and "norm" in name and "vision" not in name
-            if p.dim() >= 2 and "embed" not in name:
-                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p[0].numel()))
-            elif "embed" in name:
-                std = (0.125 if gemma else 1.0) if "embed_tokens" in name else 0.5
-                p.copy_(torch.randn(p.shape, generator=g) * std)
-            elif gemma_norm and name.endswith("weight"):
-                p.copy_(-0.5 + torch.rand(p.shape, generator=g))
-            elif "norm" in name and name.endswith("weight"):
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
-            else:
-                p.copy_(0.1 * torch.randn(p.shape, generator=g))
+
+    def table_std(name):
+        if "embed" not in name:
+            return None
+        return (0.125 if gemma else 1.0) if "embed_tokens" in name else 0.5
+    init_weights(model, seed, table_std, offset_norm=lambda name: gemma and "vision" not in name)
 
 
 def processor(v: Variant):
@@ -159,24 +151,7 @@ def ckpt(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def export_dir(ckpt, tmp_path_factory):
-    root = tmp_path_factory.mktemp("vlm-exports")
-    done = {}
-
-    def get(name, *flags, checkpoint=None):
-        key = (name, flags, str(checkpoint))
-        if key not in done:
-            out = root / f"{name}-{len(done)}"
-            if "--config-json" in flags:  # an export config given inline: into a file
-                i = flags.index("--config-json")
-                cfg = root / f"{out.name}-cfg.json"
-                cfg.write_text(flags[i + 1])
-                flags = flags[:i] + ("--config", str(cfg)) + flags[i + 2:]
-            proc = run_hfx(["export", checkpoint or ckpt(name), out, "--for-generation", "--quiet", *flags])
-            done[key] = out if proc.returncode == 0 else "export failed:\n" + describe(proc)
-        if isinstance(done[key], str):
-            pytest.fail(done[key], pytrace=False)
-        return done[key]
-    return get
+    return cached_exports(tmp_path_factory.mktemp("vlm-exports"), ckpt, prefix=("--for-generation", "--quiet"))
 
 
 @pytest.fixture(scope="module")
@@ -485,19 +460,7 @@ def test_vlm_pipeline(name, ckpt, reference, tmp_path):
     image = np.random.default_rng(9).integers(0, 256, (224, 224, 3), dtype=np.uint8)
     pipe = openvino_genai.VLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32", KV_CACHE_PRECISION="f32")
 
-    class Tokens(openvino_genai.StreamerBase):
-        def __init__(self):
-            super().__init__()
-            self.ids = []
-
-        def write(self, token):
-            self.ids += token if isinstance(token, list) else [token]
-            return openvino_genai.StreamingStatus.RUNNING
-
-        def end(self):
-            pass
-
-    streamed = Tokens()
+    streamed = ovutil.token_streamer()
     pipe.generate("acat<image>ishere", images=[ov.Tensor(image[None])], max_new_tokens=NEW_TOKENS,
                   streamer=streamed, apply_chat_template=False)
     x = processor(VARIANTS[name])(images=[image], return_tensors="np").pixel_values.astype(np.float32)
