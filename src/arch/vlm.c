@@ -10,9 +10,10 @@
  *                  attention_mask, position_ids and the cache → logits and the cache
  *                  (and `prefill` before a one-token decode, as a causal LM's)
  *
- * A layout per lineage says where its parts are and how features are picked; LLaVA picks the hidden
- * states of `vision_feature_layer` (one index or a list, concatenated), drops the first token for
- * the "default" strategy, and projects with linear → act → linear. */
+ * A descriptor per model says where its parts are (vlm_names: the Hub's and transformers 5's tensor
+ * names) and how its lineage makes features (vlm_kind): LLaVA's chosen hidden states and MLP,
+ * Idefics3's (SmolVLM's) pixel shuffle, Gemma 3's average pool, whose language model also takes
+ * token_type_ids. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,7 +83,6 @@ typedef struct vlm_cfg {
     int64_t image_token;
 } vlm_cfg;
 
-/* A nested config object ("text_config") as an hfx_cfg whose messages name it. */
 /* vision_feature_layer: one hidden_states index or a list of them, negative from the end. */
 static hfx_status parse_feature_layers(hfx_cfg c, vlm_cfg *m, hfx_error *err) {
     const json_t *v = json_object_get(c.obj, "vision_feature_layer");
