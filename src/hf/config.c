@@ -1,11 +1,10 @@
 #include "hf/config.h"
 
 #include <math.h>
-
-#include "base/status.h"
-
 #include <stdio.h>
 #include <string.h>
+
+#include "base/status.h"
 
 static const char *kind(const json_t *v) {
     switch (json_typeof(v)) {
