@@ -229,3 +229,17 @@ def test_text_tower_torch_program(ckpt, export_dir):
     want = text_reference(ckpt, "clip_text_projection", ids, mask)
     for k, t in zip(want, got):
         assert_logits_close(t.numpy(), want[k], f"clip_text_projection .pt2 {k}")
+
+
+def test_text_tower_executorch(ckpt, export_dir, tmp_path):
+    """CLIP's text tower alone in ExecuTorch: the batch fixed (3), the text length bounded."""
+    import etutil
+    cfg = tmp_path / "et.json"
+    cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {
+        "input_ids": {"1": {"name": "sequence", "min": 1, "max": 16}}}}))
+    out = export_dir("clip_text", "--config", str(cfg), "--batch-size", "3")
+    ids, mask, _ = inputs("clip_text")
+    got = etutil.worker().run(out / "model.pte", [ids, mask])
+    want = text_reference(ckpt, "clip_text", ids, mask)
+    for k, t in zip(want, got):
+        assert_logits_close(t, want[k], f"clip_text executorch {k}")
