@@ -8,7 +8,9 @@ batches differ. Variants: CLIP with a current eos_token_id (the first end-of-tex
 padding of the same id after it) and with the legacy eos_token_id 2 (the highest id pooled); text
 and vision towers of different widths and depths, each projected to projection_dim; SigLIP (its
 text tower bidirectional, the last token through its head, the image attention-pooled, logit_bias).
-ONNX Runtime, OpenVINO, torch (.pt2) and ExecuTorch."""
+ONNX Runtime, OpenVINO, torch (.pt2) and ExecuTorch. The text towers alone (CLIPTextModel,
+CLIPTextModelWithProjection, SiglipTextModel) in ONNX Runtime and OpenVINO, one in .pt2 and one in
+ExecuTorch."""
 
 from __future__ import annotations
 
