@@ -627,10 +627,10 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_vision_
 
 const char *hfx_vision_patch_name(const hfx_vision_tower *t) { return t->layout->patch; }
 
-void hfx_vision_tower_states(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                             hfx_value *pixels, int64_t upto, hfx_value **states) {
+hfx_value *hfx_vision_tower_states(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                   hfx_value *pixels, int64_t upto, hfx_value **states) {
     vision_ctx c = open_tower(g, w, t->layout, &t->cfg, prefix);
-    if (c.visible) tower(&c, pixels, upto, states);
+    return c.visible ? tower(&c, pixels, upto, states) : NULL;
 }
 
 void hfx_vision_tower_skip_rest(const hfx_vision_tower *t, hfx_weights *w, const char *prefix, int64_t upto) {
@@ -657,11 +657,10 @@ hfx_value *hfx_vision_layers(const hfx_vision_tower *t, hfx_graph *g, hfx_weight
 
 hfx_value *hfx_vision_tower_pooled(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                    hfx_value *pixels) {
-    hfx_value *states[4097] = {0}; /* layers ≤ 4096 */
     vision_ctx c = open_tower(g, w, t->layout, &t->cfg, prefix);
     if (!c.visible) return NULL;
-    tower(&c, pixels, t->cfg.layers, states);
-    hfx_value *p = g->failed ? NULL : pooled(&c, states[t->cfg.layers]);
+    hfx_value *last = tower(&c, pixels, t->cfg.layers, NULL);
+    hfx_value *p = g->failed ? NULL : pooled(&c, last);
     if (!p && !g->failed) hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "this vision tower has no pooled embedding");
     return p;
 }

@@ -37,9 +37,10 @@ const char *hfx_vision_patch_name(const hfx_vision_tower *t);
 
 /* The tower over pixels [B, channels, image, image] as far as hidden_states[upto] (0: the
  * embeddings, after any pre-norm; i: after layer i, 1 ≤ i ≤ layers), its tensors named under
- * `prefix`; states[k] = hidden_states[k] [B, tokens, hidden] for k ≤ upto. Failures are the graph's. */
-void hfx_vision_tower_states(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                             hfx_value *pixels, int64_t upto, hfx_value **states);
+ * `prefix`: returns hidden_states[upto] [B, tokens, hidden], and where `states` is given keeps
+ * states[k] = hidden_states[k] for k ≤ upto. Failures are the graph's (NULL when it could not start). */
+hfx_value *hfx_vision_tower_states(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                   hfx_value *pixels, int64_t upto, hfx_value **states);
 
 /* The pooled image embedding [B, hidden] of pixels [B, channels, image, image] after every layer:
  * CLIP's post-normed class token, SigLIP's attention pooling of its final norm; a lineage with

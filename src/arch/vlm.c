@@ -237,18 +237,18 @@ static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
     hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
                                         (hfx_dim[]){o->batch, hfx_dim_const(v->channels), hfx_dim_const(v->image),
                                                     hfx_dim_const(v->image)});
-    hfx_value *states[4097] = {0}; /* hidden_states: layers ≤ 4096 (vision.c) */
     if (d->kind != VLM_LLAVA) { /* the tower's post-normed last state */
         char n[256];
-        hfx_vision_tower_states(&m->vision, g, w, tower, pixels, v->layers, states);
+        hfx_value *last = hfx_vision_tower_states(&m->vision, g, w, tower, pixels, v->layers, NULL);
         if (g->failed) return;
         snprintf(n, sizeof n, "%spost_layernorm", tower);
-        hfx_value *x = hfx_vision_norm(&m->vision, g, w, n, states[v->layers]);
+        hfx_value *x = hfx_vision_norm(&m->vision, g, w, n, last);
         x = d->kind == VLM_IDEFICS3 ? pixel_shuffle_features(m, g, w, names, x) : pooled_features(m, g, w, names, x);
         hfx_graph_output(g, x, "image_features");
         return;
     }
     int64_t upto = 0;
+    hfx_value *states[4097] = {0}; /* hidden_states: layers ≤ 4096 (vision.c) */
     for (int i = 0; i < m->n_features; i++) upto = m->feature_layers[i] > upto ? m->feature_layers[i] : upto;
     hfx_vision_tower_states(&m->vision, g, w, tower, pixels, upto, states);
     if (g->failed) return;
