@@ -37,13 +37,18 @@ tsan:
 	@cmake --build build-tsan -j $(JOBS) --target threads -- --no-print-directory
 	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/threads examples/tiny-llama build-tsan/threads-work
 
+# The oracle suite on every core (pytest-xdist; ORACLE_JOBS=0 runs it in this process): each test
+# builds its own checkpoints and exports under its own tmp dirs, so workers share nothing; a worker
+# that is done takes queued tests from a busy one (worksteal).
+ORACLE_JOBS ?= auto
 oracle: build venv
-	@HFX_BIN=$(CURDIR)/$(BUILD)/hfx $(HFX_VENV)/bin/python -m pytest -q tests/oracle $(PYTEST_ARGS)
+	@HFX_BIN=$(CURDIR)/$(BUILD)/hfx $(HFX_VENV)/bin/python -m pytest -q -n $(ORACLE_JOBS) --dist worksteal \
+	    tests/oracle $(PYTEST_ARGS)
 
 # The CLI and bad-input tests again, against the sanitized binary: every malformed file must be
 # refused without a single out-of-bounds read.
 oracle-sanitized: sanitize venv
-	@ASAN_OPTIONS=detect_leaks=1 HFX_BIN=$(CURDIR)/build-san/hfx $(HFX_VENV)/bin/python -m pytest -q \
+	@ASAN_OPTIONS=detect_leaks=1 HFX_BIN=$(CURDIR)/build-san/hfx $(HFX_VENV)/bin/python -m pytest -q -n $(ORACLE_JOBS) \
 	    tests/oracle/test_bad_input.py tests/oracle/test_cli.py tests/oracle/test_transaction.py
 
 check: deps

@@ -231,14 +231,17 @@ def embed_prompt(export, ids, image_features=None, image_token_id=None):
 
 
 def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache, prog: str,
-             vocab_size=None, log=None, image_features=None, image_token_id=None):
+             vocab_size=None, log=None, image_features=None, image_token_id=None, mrope=None):
     """Greedy search. Returns (tokens [B, n], logits [n, B, vocab]); n < max_new_tokens when every
     row has finished or the static cache is full.
 
     new_cache(export, batch): a fresh cache for this sequence. vocab_size(export): the vocabulary
     (None when the graph leaves it open), when the prompt's ids are checked against it. prog: the
     name a message on `log` (stderr) starts with. A vision-language model's prompts carry
-    image_token_id where image_features [N, T, hidden] (its image encoder's) go (embed_prompt)."""
+    image_token_id where image_features [N, T, hidden] (its image encoder's) go (embed_prompt).
+    mrope(ids, mask): a Qwen2-VL's M-RoPE positions of the padded prompt, (positions [3, B, S],
+    deltas [B]) as transformers' get_rope_index makes them; each new token's are then the tokens
+    seen before it plus its row's delta, on all three axes."""
     if vocab_size is not None and not isinstance(prompts, np.ndarray):  # (an array: log-mel features)
         vocab = vocab_size(export)
         bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
@@ -271,6 +274,8 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
         cache.extra = {"token_type_ids": types}
     # generate()'s position ids: cumsum(mask) - 1, 0 on padding; then +1 per step for every row
     positions = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
+    if mrope is not None:
+        positions, deltas = mrope(ids, mask)
     logits = cache.run(first, embed_prompt(export, ids, image_features, image_token_id), mask, positions)
 
     # transformers re-encodes the whole sequence, once, when it reaches this many tokens (Phi-3's
@@ -293,10 +298,14 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
             print(f"{prog}: static cache full (max_cache_len {cache.M}): stopped after "
                   f"{len(tokens)} new tokens", file=log)
             break
-        positions = positions[:, -1:] + 1
+        if mrope is not None:  # the tokens seen so far (this one's index among them) plus the row's delta
+            seen = all_mask.sum(axis=1) + deltas
+            positions = np.broadcast_to(seen[None, :, None], (3, batch, 1)).astype(np.int64)
+        else:
+            positions = positions[:, -1:] + 1
         all_ids = np.concatenate([all_ids, next_ids[:, None].astype(np.int64)], axis=1)
         all_mask = np.concatenate([all_mask, np.ones((batch, 1), np.int64)], axis=1)
-        all_positions = np.concatenate([all_positions, positions], axis=1)
+        all_positions = np.concatenate([all_positions, positions], axis=-1)
         if recompute_at and all_ids.shape[1] == recompute_at and length < recompute_at:
             if first.seq is not None:
                 raise UsageError(f"this model re-encodes its sequence at {recompute_at} tokens, which a "

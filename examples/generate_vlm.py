@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Greedy generation from images and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA, Idefics3, SmolVLM), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the export's
+vision-language model (LLaVA, Gemma 3, Idefics3, SmolVLM, Qwen2-VL, Qwen2.5-VL), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the export's
 format says which).
 
     python examples/generate_vlm.py OUT_DIR --image cat.png --prompt-ids "1,32000,415,3" --max-new-tokens 32
@@ -16,11 +16,13 @@ tokens' positions, so a prompt without them is a different prompt, not a wrong o
 
 hfx exports graphs, not processors: the images are turned into pixel_values by transformers' image
 processor, read from the export's preprocessor_config.json (copied from the checkpoint). Then:
-  * image_encoder: pixel_values [N, C, S, S] → image_features [N, T, hidden];
+  * image_encoder: pixel_values [N, C, S, S] → image_features [N, T, hidden]; Qwen2-VL's (any image
+    size): pixel_values [patches, C·T·P·P] and image_grid_thw [N, 3] → image_features [tokens, hidden];
   * embed_tokens: the prompt's ids → inputs_embeds, the image features written over the image
     tokens' (transformers' masked_scatter; decode_loop.embed_prompt);
   * decode (and prefill): the causal LM's loop of examples/generate_onnx.py / generate_openvino.py
-    on inputs_embeds, each new token embedded by embed_tokens.
+    on inputs_embeds, each new token embedded by embed_tokens; Qwen2-VL's positions are M-RoPE's
+    [3, B, S] (mrope_positions: transformers' get_rope_index).
 """
 
 from __future__ import annotations
@@ -65,22 +67,27 @@ def image_token_id(out_dir: Path) -> int:
     raise UsageError(f"{out_dir}/config.json names no image_token_id")
 
 
-def pixel_values(out_dir: Path, images: list) -> list:
-    """Each image as the model's image processor prepares it: [n, C, S, S] float32 — one image, or
-    (Idefics3, SmolVLM) its tiles and the whole image resized."""
+def processed(out_dir: Path, images: list):
+    """Each image through the model's image processor: its outputs, one dict per image."""
     from PIL import Image
     from transformers import AutoImageProcessor
 
     if not (out_dir / "preprocessor_config.json").is_file():
         raise UsageError(f"{out_dir} has no preprocessor_config.json (the checkpoint had none to copy)")
     processor = AutoImageProcessor.from_pretrained(str(out_dir))
-    result = []
     for path in images:
         try:
             picture = Image.open(path).convert("RGB")
         except OSError as e:
             raise UsageError(f"--image {path}: {e}")
-        out = processor(images=[picture], return_tensors="np")
+        yield path, processor(images=[picture], return_tensors="np")
+
+
+def pixel_values(out_dir: Path, images: list) -> list:
+    """Each image as the model's image processor prepares it: [n, C, S, S] float32 — one image, or
+    (Idefics3, SmolVLM) its tiles and the whole image resized."""
+    result = []
+    for path, out in processed(out_dir, images):
         pixels = np.asarray(out["pixel_values"], np.float32)
         if pixels.ndim == 5:  # Idefics3 / SmolVLM: [1, tiles (padded with zeros), C, S, S]
             pixels = pixels.reshape(-1, *pixels.shape[2:])
@@ -107,6 +114,67 @@ def expand_image_tokens(prompts, token: int, per_image: list):
     return [[t for tok in p for t in ([tok] * next(sizes) if tok == token else [tok])] for p in prompts]
 
 
+def spatial_merge_size(out_dir: Path) -> int:
+    config = json.loads((out_dir / "config.json").read_text())
+    return int((config.get("vision_config") or {}).get("spatial_merge_size", 2))
+
+
+def grid_features(export, out_dir: Path, images: list):
+    """A grid encoder's (Qwen2-VL's) image features [tokens, hidden] of the images, each image's
+    feature count and the grids [N, 3] (frames, rows, columns in patches)."""
+    pixels, grids = [], []
+    for _, out in processed(out_dir, images):
+        pixels.append(np.asarray(out["pixel_values"], np.float32))
+        grids.append(np.asarray(out["image_grid_thw"], np.int64).reshape(-1, 3))
+    grid = np.concatenate(grids)
+    features = np.array(export.image_encoder.run({"pixel_values": np.concatenate(pixels),
+                                                  "image_grid_thw": grid})["image_features"])
+    merge = spatial_merge_size(out_dir)
+    return features, [int(np.prod(g)) // merge ** 2 for g in grid], grid
+
+
+def mrope_positions(token: int, grid, merge: int):
+    """mrope(ids, mask) for decode_loop.generate: transformers' get_rope_index for images. Per row,
+    over its real tokens: a run of text counts on from the last position on all three axes; a run
+    of image tokens (the next image's) takes its merged grid's (frame, row, column) plus the run's
+    start, and the text after it starts at that plus the grid's larger side. The delta is the
+    largest position + 1 − the row's real tokens (padding stays at 0)."""
+    def mrope(ids, mask):
+        batch, length = ids.shape
+        positions = np.zeros((3, batch, length), np.int64)
+        deltas = np.zeros(batch, np.int64)
+        images = iter(grid)
+        for b in range(batch):
+            real = np.flatnonzero(mask[b])
+            kinds = ids[b, real] == token
+            pos, parts, i = 0, [], 0
+            while i < len(real):
+                j = i
+                while j < len(real) and kinds[j] == kinds[i]:
+                    j += 1
+                if not kinds[i]:
+                    parts.append(np.broadcast_to(np.arange(j - i) + pos, (3, j - i)))
+                    pos += j - i
+                else:
+                    try:
+                        t, h, w = next(images)
+                    except StopIteration:
+                        raise UsageError("more runs of image tokens than images") from None
+                    h, w = h // merge, w // merge
+                    tt, hh, ww = np.meshgrid(np.arange(t), np.arange(h), np.arange(w), indexing="ij")
+                    part = np.stack([tt.ravel(), hh.ravel(), ww.ravel()]) + pos
+                    if part.shape[1] != j - i:
+                        raise UsageError(f"a run of {j - i} image tokens for an image of {part.shape[1]} features")
+                    parts.append(part)
+                    pos += max(h, w)
+                i = j
+            row = np.concatenate(parts, axis=1) if parts else np.zeros((3, 0), np.int64)
+            positions[:, b, real] = row
+            deltas[b] = (row.max() + 1 if row.size else 0) - len(real)
+        return positions, deltas
+    return mrope
+
+
 def generate(out_dir: Path, images: list, prompts, max_new_tokens: int):
     """(tokens [B, n], logits [n, B, vocab]) of greedy search from the images and prompts."""
     runtime = runtime_of(out_dir)
@@ -114,14 +182,21 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int):
     if export.embed is None or export.image_encoder is None:
         raise UsageError(f"{out_dir} is not a vision-language export (no embed_tokens and image_encoder)")
     token = image_token_id(out_dir)
-    features = None
-    if images:
+    features, mrope = None, None
+    grid_encoder = "image_grid_thw" in export.image_encoder.inputs
+    if grid_encoder:  # Qwen2-VL: images of any size, M-RoPE positions (text only: every axis the same)
+        grid = np.zeros((0, 3), np.int64)
+        if images:
+            features, counts, grid = grid_features(export, out_dir, images)
+            prompts = expand_image_tokens(prompts, token, counts)
+        mrope = mrope_positions(token, grid, spatial_merge_size(out_dir))
+    elif images:
         pixels = pixel_values(out_dir, images)
         features = np.array(export.image_encoder.run({"pixel_values": np.concatenate(pixels)})["image_features"])
         prompts = expand_image_tokens(prompts, token, [len(p) * features.shape[1] for p in pixels])
     eos_ids, pad_id = decode_loop.read_generation_config(out_dir)
     return runtime.generate(export, prompts, max_new_tokens, eos_ids, pad_id, image_features=features,
-                            image_token_id=token)
+                            image_token_id=token, mrope=mrope)
 
 
 def main(argv=None) -> int:

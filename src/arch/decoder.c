@@ -1297,11 +1297,14 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
                                                (hfx_dim[]){o->batch, hfx_dim_const(1), o->seq, o->max_cache});
             c.seed_mask = hfx_where(g, mask4, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
         }
-        pos = hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
     } else {
         attn_mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, mask_len});
-        pos = hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
     }
+    /* [B,S], or M-RoPE's [3,B,S]: temporal, height and width positions (the caller's, as
+     * transformers' get_rope_index makes them) */
+    bool mrope = m->rope.mrope_section[0] || m->rope.mrope_section[1] || m->rope.mrope_section[2];
+    pos = mrope ? hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 3, (hfx_dim[]){hfx_dim_const(3), o->batch, o->seq})
+                : hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
     if (!seed && o->cache == HFX_CACHE_STATIC) {
         c.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
         slots = c.cache_position;

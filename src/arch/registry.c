@@ -192,7 +192,7 @@ extern const dual_desc hfx_clip_model, hfx_siglip_model, hfx_clip_text_model, hf
 /* The vision-language family (vlm.c). */
 typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
-extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm;
+extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen2_vl, hfx_qwen2_5_vl;
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
@@ -304,6 +304,8 @@ static const struct entry {
     {"Gemma3ForConditionalGeneration", &hfx_vlm_family, &hfx_gemma3},
     {"Idefics3ForConditionalGeneration", &hfx_vlm_family, &hfx_idefics3},
     {"SmolVLMForConditionalGeneration", &hfx_vlm_family, &hfx_smolvlm},
+    {"Qwen2VLForConditionalGeneration", &hfx_vlm_family, &hfx_qwen2_vl},
+    {"Qwen2_5_VLForConditionalGeneration", &hfx_vlm_family, &hfx_qwen2_5_vl},
 };
 
 struct hfx_arch_model {

@@ -11,8 +11,7 @@
 
 static const char *const supported = "default, linear, dynamic, llama3, yarn, longrope (Phi-3)";
 
-/* 1 / theta^(2i/dim) as transformers computes it in float32. */
-static void default_inv_freq(double theta, int64_t dim, float *inv) {
+void hfx_rope_default_inv_freq(double theta, int64_t dim, float *inv) {
     for (int64_t i = 0; i < dim / 2; i++) {
         float e = (float)(2 * i) / (float)dim;
         inv[i] = 1.0f / powf((float)theta, e);
@@ -96,7 +95,9 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
     }
     if (src->phi3_names && (strcmp(type, "su") == 0 || strcmp(type, "yarn") == 0)) type = "longrope";
 
-    if (strcmp(type, "default") == 0) out->type = HFX_ROPE_DEFAULT;
+    /* "mrope" (Qwen2-VL's configs before transformers 5) has the default frequencies; the family
+     * reads its sections (hfx_rope_parse_mrope) */
+    if (strcmp(type, "default") == 0 || strcmp(type, "mrope") == 0) out->type = HFX_ROPE_DEFAULT;
     else if (strcmp(type, "linear") == 0) out->type = HFX_ROPE_LINEAR;
     else if (strcmp(type, "dynamic") == 0) out->type = HFX_ROPE_DYNAMIC;
     else if (strcmp(type, "llama3") == 0) out->type = HFX_ROPE_LLAMA3;
@@ -137,7 +138,7 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
         goto done;
     }
 
-    default_inv_freq(theta, dim, inv);
+    hfx_rope_default_inv_freq(theta, dim, inv);
     switch (out->type) {
     case HFX_ROPE_LONGROPE: {
         /* inv = 1 / (ext · θ^(2i/dim)), ext the short or the long factors; cos and sin scaled by
@@ -247,6 +248,35 @@ done:
     return st;
 }
 
+hfx_status hfx_rope_parse_mrope(hfx_cfg c, hfx_rope *r, hfx_error *err) {
+    const char *key = "rope_parameters";
+    const json_t *p = json_object_get(c.obj, key);
+    if (!json_is_object(p) || !json_object_get(p, "mrope_section")) p = json_object_get(c.obj, key = "rope_scaling");
+    const json_t *s = json_is_object(p) ? json_object_get(p, "mrope_section") : NULL;
+    int64_t sum = 0, half = r->dim / 2;
+    if (!s || json_is_null(s)) {
+        r->mrope_section[0] = 16, r->mrope_section[1] = 24, r->mrope_section[2] = 24;
+        sum = 64;
+    } else if (!json_is_array(s) || json_array_size(s) != 3) {
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s.mrope_section must list 3 numbers (temporal, height, width)",
+                        c.where, key);
+    } else {
+        for (size_t i = 0; i < 3; i++) {
+            const json_t *e = json_array_get(s, i);
+            if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) > half)
+                return hfx_fail(err, HFX_ERR_INVALID, "%s: %s.mrope_section[%zu] is not a count of frequencies "
+                                                      "(0 to %lld)", c.where, key, i, (long long)half);
+            sum += r->mrope_section[i] = json_integer_value(e);
+        }
+    }
+    if (sum != half)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s.mrope_section adds up to %lld frequencies; the heads rotate %lld",
+                        c.where, key, (long long)sum, (long long)half);
+    if (r->type != HFX_ROPE_DEFAULT || r->interleaved)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: M-RoPE is written with the default frequencies only", c.where);
+    return HFX_OK;
+}
+
 /* Dynamic NTK: inv_freq recomputed from L = max(position_ids) + 1 when L > max_position:
  * base' = θ·(factor·L/max − (factor − 1))^(dim/(dim−2)); inv = 1/base'^(2i/dim). */
 static hfx_value *dynamic_inv_freq(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids) {
@@ -298,11 +328,22 @@ void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, 
     /* freqs [B,S,dim/2] = position · inv_freq; emb = [freqs, freqs] */
     hfx_value *pos = hfx_unsqueeze(g, hfx_cast(g, position_ids, HFX_DTYPE_F32), -1);
     hfx_value *freqs = hfx_op2(g, HFX_OP_MUL, pos, inv);
+    if (r->mrope_section[0] || r->mrope_section[1] || r->mrope_section[2]) {
+        /* M-RoPE: freqs [3,B,S,dim/2] from each axis's positions; each section of frequencies
+         * taken from its axis (temporal, height, width), as transformers' recomposition */
+        hfx_value *parts[3];
+        int n = 0;
+        for (int64_t a = 0, off = 0; a < 3; off += r->mrope_section[a], a++)
+            if (r->mrope_section[a])
+                parts[n++] = hfx_slice(g, hfx_slice(g, freqs, 0, a, a + 1), 3, off, off + r->mrope_section[a]);
+        hfx_dim bs[3] = {position_ids->dims[1], position_ids->dims[2], hfx_dim_const(half)};
+        freqs = hfx_reshape(g, n == 1 ? parts[0] : hfx_concat(g, n, parts, 3), 3, bs);
+    }
     hfx_value *emb;
     if (r->interleaved) { /* [B,S,dim/2,2] → [B,S,dim]: each frequency twice in a row */
         hfx_value *f1 = hfx_unsqueeze(g, freqs, -1), *pair[2] = {f1, f1};
         emb = hfx_reshape(g, hfx_concat(g, 2, pair, -1), 3,
-                          (hfx_dim[]){position_ids->dims[0], position_ids->dims[1], hfx_dim_const(r->dim)});
+                          (hfx_dim[]){freqs->dims[0], freqs->dims[1], hfx_dim_const(r->dim)});
     } else {
         hfx_value *halves[2] = {freqs, freqs};
         emb = hfx_concat(g, 2, halves, -1);

@@ -30,6 +30,9 @@ typedef struct hfx_rope {
     int64_t switch_len;           /* longrope: past this many positions the long factors apply */
     bool interleaved;             /* pairs (2i, 2i+1) rotate by frequency i (GLM, Cohere, ERNIE 4.5), not
                                      dims i and i + dim/2; set by the family after parsing */
+    int64_t mrope_section[3];     /* M-RoPE (Qwen2-VL): the first [0] frequencies turn with the temporal
+                                     positions, the next [1] with the height's, the last [2] with the
+                                     width's; position_ids are then [3,B,S]. All 0: one position per token */
 } hfx_rope;
 
 /* Where one set of layers finds its rope settings. */
@@ -52,7 +55,15 @@ typedef struct hfx_rope_source {
 hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
                           int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err);
 
-/* cos and sin for `position_ids` [B,S] (i64): each [B,1,S,dim] in dtype `dt`; each frequency
+/* Turn `r` into M-RoPE (r->mrope_section) from mrope_section in c's rope_parameters or rope_scaling
+ * (transformers' default [16, 24, 24] where neither names one): its three sections must add up to
+ * the rotated dims' half. */
+hfx_status hfx_rope_parse_mrope(hfx_cfg c, hfx_rope *r, hfx_error *err);
+
+/* 1 / theta^(2i/dim) for i < dim/2, in float32 as transformers computes the default frequencies. */
+void hfx_rope_default_inv_freq(double theta, int64_t dim, float *inv);
+
+/* cos and sin for `position_ids` [B,S] (i64; M-RoPE's [3,B,S]): each [B,1,S,dim] in dtype `dt`; each frequency
  * twice, as [f, f] halves or, interleaved, as [f0, f0, f1, f1, ...]. */
 void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, hfx_dtype dt,
                       hfx_value **cos, hfx_value **sin);

@@ -17,12 +17,22 @@
 
 #include "arch/arch.h"
 #include "arch/nn.h"
+#include "arch/rope.h"
 #include "arch/vision.h"
 #include "arch/weights.h"
 #include "base/half.h"
 #include "base/mapping.h"
 #include "base/status.h"
 #include "hf/config.h"
+
+/* The config keys of a tower's sizes, where a lineage's are not ViT's. */
+typedef struct tower_keys {
+    const char *hidden, *layers, *heads, *channels;
+    const char *eps; /* NULL: the layout's eps_default, whatever the config says (the model hard-codes it) */
+} tower_keys;
+
+static const tower_keys vit_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads", "num_channels",
+                                    "layer_norm_eps"};
 
 /* Config keys and tensor names (under the model's prefix: "vit." in a head model) of a lineage. */
 struct vision_layout {
@@ -51,6 +61,11 @@ struct vision_layout {
                                                  makes when it differs from the config's (DINOv2) */
     const char *unused;                       /* a tensor no forward reads (DINOv2's mask_token) */
     bool classify_mean;                       /* the classifier reads the class token ⊕ the patches' mean */
+    const tower_keys *keys;                   /* NULL: ViT's */
+    const char *qkv;                          /* q, k and v as one projection [3·hidden, hidden] (q, k, v
+                                                 then unused) */
+    bool rms_norm;                            /* RMSNorms (a weight, no bias) where the others have LayerNorms */
+    bool gated_mlp;                           /* down(act(gate(x)) · up(x)), every projection biased */
 };
 
 static const vision_layout vit_layout = {
@@ -84,6 +99,19 @@ static const vision_layout siglip_layout = {
     .k = "self_attn.k_proj", .v = "self_attn.v_proj", .o = "self_attn.out_proj", .norm1 = "layer_norm1",
     .norm2 = "layer_norm2", .fc1 = "mlp.fc1", .fc2 = "mlp.fc2", .final_norm = "post_layernorm", .map_head = "head",
     .act_default = "gelu_pytorch_tanh", .eps_default = 1e-6};
+
+/* Qwen2-VL's and Qwen2.5-VL's towers (vision_grid.c runs them over a grid of patches): no class
+ * token or learned positions (2-D rotary instead), fused q/k/v, eps fixed at 1e-6. */
+static const tower_keys qwen2_vl_keys = {"embed_dim", "depth", "num_heads", "in_channels", NULL};
+static const tower_keys qwen2_5_vl_keys = {"hidden_size", "depth", "num_heads", "in_channels", NULL};
+static const vision_layout qwen2_vl_layout = {
+    .patch = "patch_embed.proj", .layer = "blocks.%lld", .qkv = "attn.qkv", .o = "attn.proj", .norm1 = "norm1",
+    .norm2 = "norm2", .fc1 = "mlp.fc1", .fc2 = "mlp.fc2", .act_default = "quick_gelu", .eps_default = 1e-6,
+    .mlp_ratio = true, .keys = &qwen2_vl_keys};
+static const vision_layout qwen2_5_vl_layout = {
+    .patch = "patch_embed.proj", .layer = "blocks.%lld", .qkv = "attn.qkv", .o = "attn.proj", .norm1 = "norm1",
+    .norm2 = "norm2", .act_default = "silu", .eps_default = 1e-6, .keys = &qwen2_5_vl_keys, .rms_norm = true,
+    .gated_mlp = true};
 
 typedef enum {
     HEAD_POOLER,     /* ViT: last_hidden_state, pooler_output = act(dense(class token)) where it has one;
@@ -146,14 +174,16 @@ static hfx_status intermediate(const vision_layout *L, hfx_cfg c, vision_cfg *m,
 }
 
 static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, hfx_error *err) {
+    const tower_keys *k = L->keys ? L->keys : &vit_keys;
     hfx_status st;
-    if ((st = hfx_cfg_int_in(c, "hidden_size", 1, 1 << 20, &m->hidden, err)) ||
-        (st = hfx_cfg_int_in(c, "num_hidden_layers", 1, 4096, &m->layers, err)) ||
-        (st = hfx_cfg_int_in(c, "num_attention_heads", 1, 4096, &m->heads, err)) ||
+    m->eps = L->eps_default;
+    if ((st = hfx_cfg_int_in(c, k->hidden, 1, 1 << 20, &m->hidden, err)) ||
+        (st = hfx_cfg_int_in(c, k->layers, 1, 4096, &m->layers, err)) ||
+        (st = hfx_cfg_int_in(c, k->heads, 1, 4096, &m->heads, err)) ||
         (st = intermediate(L, c, m, err)) ||
-        (st = hfx_cfg_int_in_or(c, "num_channels", 3, 1, 64, &m->channels, err)) ||
+        (st = hfx_cfg_int_in_or(c, k->channels, 3, 1, 64, &m->channels, err)) ||
         (st = square(c, "image_size", 224, &m->image, err)) || (st = square(c, "patch_size", 16, &m->patch, err)) ||
-        (st = hfx_cfg_num_or(c, "layer_norm_eps", L->eps_default, &m->eps, err)) ||
+        (k->eps && (st = hfx_cfg_num_or(c, k->eps, L->eps_default, &m->eps, err))) ||
         (st = hfx_cfg_bool_or(c, "qkv_bias", true, &m->qkv_bias, err)) ||
         (st = activation_of(c, "hidden_act", L->act_default, &m->act, err)) ||
         (st = activation_of(c, "pooler_act", "tanh", &m->pooler_act, err)) ||
@@ -191,6 +221,7 @@ typedef struct vision_ctx {
     const vision_cfg *m;
     const char *prefix; /* "vit." where the checkpoint keeps the encoder under it, else "" */
     hfx_value *visible; /* the attention bias [1,1,1,T]: zeros, every token seeing every other */
+    const hfx_vision_attend *attend; /* a grid tower's biases and rotary (NULL: visible, no rotary) */
 } vision_ctx;
 
 static hfx_value *dense(vision_ctx *c, hfx_value *x, int64_t in, int64_t out, bool bias, const char *name) {
@@ -200,6 +231,7 @@ static hfx_value *dense(vision_ctx *c, hfx_value *x, int64_t in, int64_t out, bo
 
 static hfx_value *norm(vision_ctx *c, hfx_value *x, const char *name) {
     int64_t h = c->m->hidden;
+    if (c->L->rms_norm) return hfx_rms_norm(c->g, x, hfx_weight(c->w, 1, &h, "%s.weight", name), c->m->eps, 0.0);
     return hfx_layer_norm(c->g, x, hfx_weight(c->w, 1, &h, "%s.weight", name), hfx_weight(c->w, 1, &h, "%s.bias", name),
                           c->m->eps);
 }
@@ -241,15 +273,39 @@ static hfx_value *attend(vision_ctx *c, hfx_value *q, hfx_value *k, hfx_value *v
     return dense(c, a, m->hidden, m->hidden, true, out);
 }
 
-/* Layer i's attention over x [B,T,hidden], every token seeing every other. */
+/* x [B,H,T,hd] turned by the grid tower's 2-D rotary, in float32 as transformers does. */
+static hfx_value *rotate(vision_ctx *c, hfx_value *x) {
+    hfx_dtype dt = x->dtype;
+    if (dt != HFX_DTYPE_F32) x = hfx_cast(c->g, x, HFX_DTYPE_F32);
+    x = hfx_rope_apply(c->g, x, c->attend->cos, c->attend->sin, false);
+    return dt != HFX_DTYPE_F32 ? hfx_cast(c->g, x, dt) : x;
+}
+
+/* Layer i's attention over x [B,T,hidden], seeing the tokens c->visible says. */
 static hfx_value *attention(vision_ctx *c, hfx_value *x, const char *layer) {
     const vision_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t h = m->hidden;
     char n[256];
     hfx_value *qkv[3];
     const char *names[3] = {c->L->q, c->L->k, c->L->v};
-    for (int j = 0; j < 3; j++) {
-        snprintf(n, sizeof n, "%s.%s", layer, names[j]);
-        qkv[j] = split_heads(c, dense(c, x, m->hidden, m->hidden, m->qkv_bias, n));
+    if (c->L->qkv) { /* one projection: q's rows, then k's, then v's */
+        snprintf(n, sizeof n, "%s.%s.weight", layer, c->L->qkv);
+        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){3 * h, h}, "%s", n);
+        snprintf(n, sizeof n, "%s.%s.bias", layer, c->L->qkv);
+        hfx_value *b = m->qkv_bias ? hfx_weight(c->w, 1, (int64_t[]){3 * h}, "%s", n) : NULL;
+        for (int j = 0; j < 3; j++)
+            qkv[j] = split_heads(c, hfx_linear(g, x, hfx_const_slice(g, w, 0, j * h, h),
+                                               b ? hfx_const_slice(g, b, 0, j * h, h) : NULL));
+    } else {
+        for (int j = 0; j < 3; j++) {
+            snprintf(n, sizeof n, "%s.%s", layer, names[j]);
+            qkv[j] = split_heads(c, dense(c, x, h, h, m->qkv_bias, n));
+        }
+    }
+    if (c->attend && c->attend->cos) {
+        qkv[0] = rotate(c, qkv[0]);
+        qkv[1] = rotate(c, qkv[1]);
     }
     snprintf(n, sizeof n, "%s.%s", layer, c->L->o);
     return attend(c, qkv[0], qkv[1], qkv[2], n);
@@ -279,13 +335,14 @@ static hfx_value *swiglu(vision_ctx *c, hfx_value *x, const char *layer) {
         up = dense(c, x, h, I, true, n);
         snprintf(n, sizeof n, "%s.mlp.down_proj", layer);
     }
-    return dense(c, hfx_op2(g, HFX_OP_MUL, hfx_activate(g, HFX_ACT_SILU, gate), up), I, h, true, n);
+    hfx_activation act = c->L->gated_mlp ? m->act : HFX_ACT_SILU; /* DINOv2's is SiLU whatever hidden_act says */
+    return dense(c, hfx_op2(g, HFX_OP_MUL, hfx_activate(g, act, gate), up), I, h, true, n);
 }
 
 static hfx_value *mlp(vision_ctx *c, hfx_value *x, const char *layer) {
     const vision_cfg *m = c->m;
     char n[256];
-    if (m->swiglu) return swiglu(c, x, layer);
+    if (m->swiglu || c->L->gated_mlp) return swiglu(c, x, layer);
     snprintf(n, sizeof n, "%s.%s", layer, c->L->fc1);
     hfx_value *h = hfx_activate(c->g, m->act, dense(c, x, m->hidden, m->intermediate, true, n));
     snprintf(n, sizeof n, "%s.%s", layer, c->L->fc2);
@@ -340,7 +397,7 @@ static vision_ctx open_tower(hfx_graph *g, hfx_weights *w, const vision_layout *
     float *zeros = calloc((size_t)tokens, sizeof *zeros);
     if (!zeros) hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
     vision_ctx c = {g, w, L, m, prefix,
-                    zeros ? hfx_const_bytes(g, HFX_DTYPE_F32, 4, (int64_t[]){1, 1, 1, tokens}, zeros) : NULL};
+                    zeros ? hfx_const_bytes(g, HFX_DTYPE_F32, 4, (int64_t[]){1, 1, 1, tokens}, zeros) : NULL, NULL};
     free(zeros);
     return c;
 }
@@ -361,6 +418,8 @@ static hfx_value *layers(vision_ctx *c, hfx_value *x, int64_t upto, hfx_value **
         char layer[128], norm_name[192];
         snprintf(n, sizeof n, "%s%s", c->prefix, L->layer);
         snprintf(layer, sizeof layer, n, (long long)i);
+        if (c->attend) /* a grid tower: its windowed layers see their window, the others their image */
+            c->visible = c->attend->window_bias && !c->attend->full[i] ? c->attend->window_bias : c->attend->bias;
         snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm1);
         x = hfx_op2(c->g, HFX_OP_ADD, scaled(c, attention(c, norm(c, x, norm_name), layer), layer, L->layer_scale1), x);
         snprintf(norm_name, sizeof norm_name, "%s.%s", layer, L->norm2);
@@ -606,23 +665,29 @@ int64_t hfx_vision_tokens(const hfx_vision_tower *t) {
     return side * side + (t->layout->cls != NULL);
 }
 
-hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_vision_tower *out, hfx_error *err) {
+hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, bool grid, hfx_vision_tower *out,
+                                  hfx_error *err) {
     static const struct {
         const char *model_type;
         const vision_layout *layout;
-    } towers[] = {{"clip_vision_model", &clip_layout}, {"siglip_vision_model", &siglip_layout},
+        bool grid;
+    } towers[] = {{"clip_vision_model", &clip_layout, false}, {"siglip_vision_model", &siglip_layout, false},
                   /* Idefics3's and SmolVLM's: SigLIP's tower, for full images (the positions of a padded
                      one are not written) */
-                  {"idefics3_vision", &siglip_layout}, {"smolvlm_vision", &siglip_layout}};
+                  {"idefics3_vision", &siglip_layout, false}, {"smolvlm_vision", &siglip_layout, false},
+                  /* grid towers (vision_grid.c): transformers 5's names and the Hub's */
+                  {"qwen2_vl_vision", &qwen2_vl_layout, true}, {"qwen2_vl", &qwen2_vl_layout, true},
+                  {"qwen2_5_vl_vision", &qwen2_5_vl_layout, true}, {"qwen2_5_vl", &qwen2_5_vl_layout, true}};
     for (size_t i = 0; model_type && i < sizeof towers / sizeof towers[0]; i++)
-        if (strcmp(model_type, towers[i].model_type) == 0) {
+        if (strcmp(model_type, towers[i].model_type) == 0 && towers[i].grid == grid) {
             memset(out, 0, sizeof *out);
             out->layout = towers[i].layout;
             return parse_tower(towers[i].layout, c, &out->cfg, err);
         }
-    return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' is not a vision tower hfx builds (supported: "
-                                              "clip_vision_model, siglip_vision_model, idefics3_vision, smolvlm_vision)",
-                    c.where, model_type ? model_type : "(none)");
+    return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' is not a vision tower hfx builds here (supported: "
+                                              "%s)", c.where, model_type ? model_type : "(none)",
+                    grid ? "qwen2_vl, qwen2_5_vl" : "clip_vision_model, siglip_vision_model, idefics3_vision, "
+                                                    "smolvlm_vision");
 }
 
 const char *hfx_vision_patch_name(const hfx_vision_tower *t) { return t->layout->patch; }
@@ -651,9 +716,17 @@ void hfx_vision_tower_skip_rest(const hfx_vision_tower *t, hfx_weights *w, const
 
 hfx_value *hfx_vision_layers(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                              hfx_value *x, hfx_value *bias) {
-    vision_ctx c = {g, w, t->layout, &t->cfg, prefix, bias};
+    vision_ctx c = {g, w, t->layout, &t->cfg, prefix, bias, NULL};
     return layers(&c, x, t->cfg.layers, NULL);
 }
+
+hfx_value *hfx_vision_layers_attending(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                       hfx_value *x, const hfx_vision_attend *a) {
+    vision_ctx c = {g, w, t->layout, &t->cfg, prefix, a->bias, a};
+    return layers(&c, x, t->cfg.layers, NULL);
+}
+
+bool hfx_vision_rms_norm(const hfx_vision_tower *t) { return t->layout->rms_norm; }
 
 hfx_value *hfx_vision_tower_pooled(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                    hfx_value *pixels) {
@@ -666,7 +739,7 @@ hfx_value *hfx_vision_tower_pooled(const hfx_vision_tower *t, hfx_graph *g, hfx_
 }
 
 hfx_value *hfx_vision_norm(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *name, hfx_value *x) {
-    vision_ctx c = {g, w, t->layout, &t->cfg, "", NULL};
+    vision_ctx c = {g, w, t->layout, &t->cfg, "", NULL, NULL};
     return norm(&c, x, name);
 }
 

@@ -24,9 +24,11 @@ typedef struct hfx_vision_tower {
     hfx_vision_cfg cfg;
 } hfx_vision_tower;
 
-/* Read a tower's config (a VLM's vision_config) for its model_type ("clip_vision_model",
- * "siglip_vision_model"); others are HFX_ERR_UNSUPPORTED, listing these. */
-hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_vision_tower *out, hfx_error *err);
+/* Read a tower's config (a VLM's vision_config) for its model_type: a fixed-size tower's
+ * ("clip_vision_model", "siglip_vision_model", ...), or with `grid` a grid tower's (vision_grid.h:
+ * "qwen2_vl", "qwen2_5_vl"); others are HFX_ERR_UNSUPPORTED, listing these. */
+hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, bool grid, hfx_vision_tower *out,
+                                  hfx_error *err);
 
 /* The tokens the tower sees per image: its patches and a class token where it has one. */
 int64_t hfx_vision_tokens(const hfx_vision_tower *t);
@@ -54,7 +56,23 @@ hfx_value *hfx_vision_tower_pooled(const hfx_vision_tower *t, hfx_graph *g, hfx_
 hfx_value *hfx_vision_layers(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                              hfx_value *x, hfx_value *bias);
 
-/* The lineage's LayerNorm `name` (its .weight and .bias) over x, at the tower's eps. */
+/* How a grid tower's tokens attend (vision_grid.c): the layers of such a tower see the tokens of
+ * their image, or of their window, and turn q and k by the patches' 2-D positions. */
+typedef struct hfx_vision_attend {
+    hfx_value *bias;        /* [1,1,T,T] f32: 0 visible, the float minimum not */
+    hfx_value *window_bias; /* the same for windowed layers, NULL where every layer uses `bias` */
+    const bool *full;       /* per layer (with window_bias): true where the layer attends through `bias` */
+    hfx_value *cos, *sin;   /* [1,1,T,head_dim] rotary of each token, or NULL */
+} hfx_vision_attend;
+
+/* hfx_vision_layers, each layer attending as `a` says. */
+hfx_value *hfx_vision_layers_attending(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                       hfx_value *x, const hfx_vision_attend *a);
+
+/* Whether the lineage's norms are RMSNorms (a weight only) rather than LayerNorms. */
+bool hfx_vision_rms_norm(const hfx_vision_tower *t);
+
+/* The lineage's norm `name` (its .weight and .bias; an RMSNorm's .weight) over x, at the tower's eps. */
 hfx_value *hfx_vision_norm(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *name, hfx_value *x);
 
 /* Mark what follows hidden_states[upto] (the later layers, the final norms and heads) as

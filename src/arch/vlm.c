@@ -20,7 +20,9 @@
 
 #include "arch/arch.h"
 #include "arch/decoder.h"
+#include "arch/rope.h"
 #include "arch/vision.h"
+#include "arch/vision_grid.h"
 #include "arch/weights.h"
 #include "base/status.h"
 #include "hf/config.h"
@@ -51,9 +53,13 @@ typedef enum {
                     the "default" strategy, then linear_1 → projector_hidden_act → linear_2 */
     VLM_IDEFICS3, /* the last hidden state after the tower's post_layernorm, pixel-shuffled (scale_factor:
                     each s × s block of patches one token, s² times as wide), then one linear, no bias */
-    VLM_GEMMA3   /* the post-normed last state average-pooled to mm_tokens_per_image tokens, Gemma's RMSNorm,
+    VLM_GEMMA3,  /* the post-normed last state average-pooled to mm_tokens_per_image tokens, Gemma's RMSNorm,
                     a projection matrix [vision hidden, text hidden]; the language model sees each image's
                     tokens both ways (token_type_ids) */
+    VLM_QWEN2    /* a grid tower (vision_grid.c: any image size, its merger the projector) over
+                    pixel_values [num_patches, ·] and image_grid_thw; the language model Qwen2's with
+                    M-RoPE positions [3, B, S]; the text config may be the model's own (the Hub's flat
+                    configs) */
 } vlm_kind;
 
 /* Idefics3 and SmolVLM: the Hub's names are transformers 5's */
@@ -61,18 +67,27 @@ static const vlm_names idefics3_hub = {
     {"model.vision_model."}, "model.connector", {{"model.", "model.text_model."}},
     {"model.vision_model", "model.connector", "model.text_model", "lm_head"}};
 
+/* Qwen2-VL and Qwen2.5-VL: the Hub's names (the language model's are the decoder's own), then
+ * transformers 5's; the merger is inside the tower */
+static const vlm_names qwen2_vl_hub = {{"visual."}, NULL, {{NULL, NULL}}, {"visual", NULL, "model", "lm_head"}};
+static const vlm_names qwen2_vl_v5 = {
+    {"model.visual."}, NULL, {{"model.", "model.language_model."}},
+    {"model.visual", NULL, "model.language_model", "lm_head"}};
+
 typedef struct vlm_desc {
     const char *architecture;
     const vlm_names *const *names; /* NULL-terminated: the naming schemes its checkpoints use */
     vlm_kind kind;
     const char *vision_default;    /* vision_config's model_type when it names none */
     int64_t image_token_default;
+    const char *text_type;         /* the language model's model_type whatever text_config says (NULL: its own) */
 } vlm_desc;
 
 typedef struct vlm_cfg {
     const hfx_decoder_desc *text_desc;
     hfx_decoder_cfg text;
     hfx_vision_tower vision;
+    hfx_grid_tower grid;    /* VLM_QWEN2's tower (and `vision` a copy of its layers') */
     int64_t feature_layers[MAX_FEATURE_LAYERS]; /* hidden_states indices, 0..vision layers */
     int n_features;
     bool drop_first;        /* vision_feature_select_strategy "default": the first token is not a feature */
@@ -109,14 +124,17 @@ static hfx_status parse_feature_layers(hfx_cfg c, vlm_cfg *m, hfx_error *err) {
 static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     const vlm_desc *d = desc_;
     vlm_cfg *m = cfg;
-    hfx_cfg text, vision;
+    hfx_cfg text = c, vision;
     hfx_status st;
     const char *text_type, *vision_type, *strategy, *act;
-    if ((st = hfx_cfg_object(c, "text_config", arena, &text, err)) ||
+    /* Qwen2-VL's Hub configs keep the language model's settings at the top level */
+    bool flat = d->kind == VLM_QWEN2 && !hfx_cfg_has(c, "text_config");
+    if ((!flat && (st = hfx_cfg_object(c, "text_config", arena, &text, err))) ||
         (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) ||
         (st = hfx_cfg_str_or(text, "model_type", "llama", &text_type, err)) ||
         (st = hfx_cfg_str_or(vision, "model_type", d->vision_default, &vision_type, err)))
         return st;
+    if (d->text_type) text_type = d->text_type;
     m->text_desc = hfx_decoder_of_model_type(text_type);
     if (!m->text_desc)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s': hfx has no such causal LM for %s's language "
@@ -126,13 +144,30 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' as %s's language model is not supported yet "
                                                   "(its embedding scales or experts are not split from the text stack)",
                         text.where, text_type, d->architecture);
-    if ((st = hfx_decoder_parse(m->text_desc, text, arena, &m->text, err)) ||
-        (st = hfx_vision_tower_parse(vision_type, vision, &m->vision, err)))
+    if ((st = hfx_decoder_parse(m->text_desc, text, arena, &m->text, err))) return st;
+    /* the head is tied where either config says so (transformers 5 moved the key to the top) */
+    bool tied = false;
+    if (!flat && hfx_cfg_has(c, "tie_word_embeddings") &&
+        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", false, &tied, err)))
         return st;
+    m->text.tied |= tied;
+    if (d->kind == VLM_QWEN2) {
+        if ((st = hfx_rope_parse_mrope(text, &m->text.rope, err)) ||
+            (st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err)))
+            return st;
+        m->vision = m->grid.tower;
+        if (m->grid.out != m->text.hidden)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: the vision merger's width %lld is not the language model's "
+                                                  "hidden_size %lld", vision.where, (long long)m->grid.out,
+                            (long long)m->text.hidden);
+    } else if ((st = hfx_vision_tower_parse(vision_type, vision, false, &m->vision, err))) {
+        return st;
+    }
     /* transformers 5 names it image_token_id, older configs image_token_index */
     const char *token_key = hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index";
     if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
         return st;
+    if (d->kind == VLM_QWEN2) return HFX_OK;
     if (d->kind == VLM_GEMMA3) { /* AvgPool2d(kernel = stride = side / tokens per side) */
         int64_t side = m->vision.cfg.image / m->vision.cfg.patch, tokens;
         bool bidirectional;
@@ -230,10 +265,21 @@ static hfx_value *pooled_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w
     return hfx_linear(g, x, hfx_const_transpose2d(g, proj), NULL);
 }
 
-/* pixel_values → image_features [N, tokens, text hidden], as the lineage makes them (vlm_kind). */
+/* pixel_values → image_features [N, tokens, text hidden], as the lineage makes them (vlm_kind); a
+ * grid tower's: pixel_values [num_patches, ·] and image_grid_thw → [num_image_tokens, text hidden]. */
 static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
                                 hfx_weights *w, const vlm_names *names, const char *tower) {
     const hfx_vision_cfg *v = &m->vision.cfg;
+    if (d->kind == VLM_QWEN2) {
+        int64_t row = v->channels * m->grid.temporal * v->patch * v->patch;
+        hfx_dim patches = hfx_dim_sym(hfx_graph_symbol(g, "num_patches", 1, INT32_MAX));
+        hfx_dim images = hfx_dim_sym(hfx_graph_symbol(g, "num_images", 1, INT32_MAX));
+        hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 2, (hfx_dim[]){patches, hfx_dim_const(row)});
+        hfx_value *grid = hfx_graph_input(g, "image_grid_thw", HFX_DTYPE_I64, 2, (hfx_dim[]){images, hfx_dim_const(3)});
+        hfx_value *x = hfx_grid_tower_features(&m->grid, g, w, tower, pixels, grid);
+        if (x) hfx_graph_output(g, x, "image_features");
+        return;
+    }
     hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
                                         (hfx_dim[]){o->batch, hfx_dim_const(v->channels), hfx_dim_const(v->image),
                                                     hfx_dim_const(v->image)});
@@ -339,9 +385,13 @@ const hfx_arch_family hfx_vlm_family = {
 
 static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};
 static const vlm_names *const idefics3_names[] = {&idefics3_hub, NULL};
-const vlm_desc hfx_llava = {"LlavaForConditionalGeneration", llava_names, VLM_LLAVA, "clip_vision_model", 32000};
-const vlm_desc hfx_gemma3 = {"Gemma3ForConditionalGeneration", llava_names, VLM_GEMMA3, "siglip_vision_model", 262144};
+static const vlm_names *const qwen2_vl_names[] = {&qwen2_vl_hub, &qwen2_vl_v5, NULL};
+const vlm_desc hfx_llava = {"LlavaForConditionalGeneration", llava_names, VLM_LLAVA, "clip_vision_model", 32000, NULL};
+const vlm_desc hfx_gemma3 = {"Gemma3ForConditionalGeneration", llava_names, VLM_GEMMA3, "siglip_vision_model", 262144, NULL};
 const vlm_desc hfx_idefics3 = {"Idefics3ForConditionalGeneration", idefics3_names, VLM_IDEFICS3, "idefics3_vision",
-                               128257};
+                               128257, NULL};
 const vlm_desc hfx_smolvlm = {"SmolVLMForConditionalGeneration", idefics3_names, VLM_IDEFICS3, "smolvlm_vision",
-                              49190};
+                              49190, NULL};
+const vlm_desc hfx_qwen2_vl = {"Qwen2VLForConditionalGeneration", qwen2_vl_names, VLM_QWEN2, "qwen2_vl", 151655, "qwen2"};
+const vlm_desc hfx_qwen2_5_vl = {"Qwen2_5_VLForConditionalGeneration", qwen2_vl_names, VLM_QWEN2, "qwen2_5_vl", 151655,
+                                 "qwen2"};

@@ -159,17 +159,19 @@ static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inp
     json_t *v;
     json_object_foreach((json_t *)spec, key, v) {
         bool known = mask4 && axis_role(key, "0", true) >= 0 && strncmp(key, "attention_mask", 14) == 0;
-        char names[256];
-        size_t k = 0;
-        names[0] = 0;
-        for (int i = 0; inputs[i]; i++) {
-            known |= strcmp(key, inputs[i]) == 0;
-            if (k < sizeof names) k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", inputs[i]);
+        for (int i = 0; inputs[i]; i++) known |= strcmp(key, inputs[i]) == 0;
+        if (!known) { /* another input's dims (an image encoder's): bounds for the symbols they name */
+            const char *axis;
+            json_t *x;
+            json_object_foreach(v, axis, x) {
+                const json_t *mn = json_object_get(x, "min"), *mx = json_object_get(x, "max");
+                if (!json_is_null(x))
+                    hfx_graph_symbol(g, json_string_value(json_object_get(x, "name")),
+                                     json_is_integer(mn) ? json_integer_value(mn) : 1,
+                                     json_is_integer(mx) ? json_integer_value(mx) : INT32_MAX);
+            }
+            continue; /* check_other_dims holds them to the graphs */
         }
-        if (!known)
-            return hfx_fail(err, HFX_ERR_INVALID,
-                            "export config: dynamic_shapes names input '%s', which this model does not take "
-                            "(inputs: %s)", key, names);
         const char *axis;
         json_t *x;
         json_object_foreach(v, axis, x) {
@@ -293,6 +295,52 @@ typedef struct component {
     hfx_quant_done quant_done;    /* and what took it */
     bool quantized;
 } component;
+
+/* dynamic_shapes entries for inputs other than the sequence inputs (an image encoder's) only bound
+ * the symbols they name: each must be an input of one of the n graphs, its axes carrying symbols
+ * of exactly those names (the family names them), or the export is refused. */
+static hfx_status check_other_dims(const component *cs, int n, const char *const *inputs, hfx_error *err) {
+    for (int c = 0; c < n; c++) {
+        const json_t *spec = hfx_cfg_dynamic_shapes(cs[c].cfg);
+        const char *key;
+        json_t *v;
+        json_object_foreach((json_t *)spec, key, v) {
+            bool sequence = strncmp(key, "attention_mask", 14) == 0;
+            for (int i = 0; inputs[i]; i++) sequence |= strcmp(key, inputs[i]) == 0;
+            if (sequence) continue;
+            const hfx_value *in = NULL;
+            const hfx_graph *owner = NULL;
+            for (int k = 0; k < n && !in; k++)
+                for (int i = 0; i < cs[k].g->n_inputs && !in; i++)
+                    if (strcmp(cs[k].g->inputs[i]->name, key) == 0) in = cs[k].g->inputs[i], owner = cs[k].g;
+            if (!in) {
+                char names[256];
+                size_t k = 0;
+                names[0] = 0;
+                for (int i = 0; inputs[i]; i++)
+                    if (k < sizeof names) k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", inputs[i]);
+                return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes names input '%s', which this model "
+                                                      "does not take (inputs: %s)", key, names);
+            }
+            const char *axis;
+            json_t *x;
+            json_object_foreach(v, axis, x) {
+                char *end;
+                long a = strtol(axis, &end, 10);
+                const char *name = json_string_value(json_object_get(x, "name"));
+                if (json_is_null(x)) continue;
+                hfx_dim d = *end == 0 && a >= 0 && a < in->rank ? in->dims[a] : hfx_dim_const(0);
+                if (d.n != 1 || d.c != 0 || d.coef[0] != 1)
+                    return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has axis %s, which is not "
+                                                          "one of its dynamic axes", key, axis);
+                if (!name || strcmp(owner->symbols[d.sym[0]].name, name) != 0)
+                    return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] axis %s: this model calls "
+                                                          "that dim '%s'", key, axis, owner->symbols[d.sym[0]].name);
+            }
+        }
+    }
+    return HFX_OK;
+}
 
 static int count_op(const hfx_graph *g, hfx_op op) {
     int n = 0;
@@ -590,6 +638,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
             gs[i].seed_call = &calls[i];
         }
     }
+    if (!st) st = check_other_dims(cs, n, hfx_arch_sequence_inputs(model->arch), err);
     /* options that shape what components share (one weights file) must agree */
     for (int k = 0; k < fmt->n_options && !st; k++)
         for (int i = 1; i < n && !st; i++)

@@ -271,7 +271,10 @@ static void lower_node(lowering *l, const hfx_node *n) {
     hfx_aten_arg a[HFX_ATEN_MAX_ARGS];
     if (binary[n->op] && n->n_in == 2) {
         a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
-        out_call(l, n, (hfx_aten_op)(binary[n->op] - 1), a, 2);
+        /* aten.div divides integers into floats; the IR's integer division keeps integers (its
+         * operands are never negative, so flooring is truncating) */
+        bool int_div = n->op == HFX_OP_DIV && (o->dtype == HFX_DTYPE_I64 || o->dtype == HFX_DTYPE_I32);
+        out_call(l, n, int_div ? HFX_ATEN_FLOOR_DIVIDE : (hfx_aten_op)(binary[n->op] - 1), a, 2);
         return;
     }
     if (unary[n->op]) {

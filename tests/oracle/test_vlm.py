@@ -2,11 +2,14 @@
 image_encoder (pixel_values → image_features), embed_tokens (input_ids → inputs_embeds) and decode
 (with prefill before a one-token decode) over inputs_embeds: LLaVA with a CLIP or SigLIP tower and
 a Llama, Mistral (sliding window) or Qwen2 language model; Idefics3 and SmolVLM (SigLIP's tower
-post-normed, pixel shuffle, Llama), each image split by their processor into tiles.
+post-normed, pixel shuffle, Llama), each image split by their processor into tiles; Gemma 3; Qwen2-VL
+and Qwen2.5-VL (grid towers of any image size: pixel_values [patches, ·] and image_grid_thw in,
+Qwen2.5-VL's windowed layers; M-RoPE positions [3, B, S] for the language model).
 
 Checkpoints are tiny (hidden 32) over real-size images: 224 × 224 pixels in patches of 32 through
 CLIPImageProcessor / SiglipImageProcessor from random images of other sizes; Idefics3's and
-SmolVLM's 256-pixel tiles (4 of a 512-pixel image and the image itself).
+SmolVLM's 256-pixel tiles (4 of a 512-pixel image and the image itself); Qwen2-VL's images resized
+by its processor to 16 × 14 and 10 × 24 patches of 14 pixels (56 and 60 tokens).
   * image_features within 1e-4 of transformers' get_image_features (two images; one image's
     tiles), ONNX Runtime and OpenVINO;
   * greedy generation of 32 tokens from an image and a prompt by examples/generate_vlm.py equal to
@@ -18,7 +21,10 @@ SmolVLM's 256-pixel tiles (4 of a 512-pixel image and the image itself).
   * the config fields that change the graph (vision_feature_layer as one index or a list,
     vision_feature_select_strategy, projector_hidden_act, multimodal_projector_bias, scale_factor,
     the tower and the language model) each in a variant, transformers 5's own tensor names as well
-    as the Hub's, and what hfx does not build refused by name with exit code 2."""
+    as the Hub's (Qwen2-VL's flat Hub config too), and what hfx does not build refused by name with exit
+    code 2;
+  * Qwen2-VL: one export run on images of two sizes (the patch count changes), and the M-RoPE
+    positions shown to matter (plain positions give other logits)."""
 
 from __future__ import annotations
 
@@ -45,6 +51,12 @@ TOWER = dict(hidden_size=32, num_hidden_layers=3, num_attention_heads=4, interme
              patch_size=32)
 TEXT = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
             num_key_value_heads=2, max_position_embeddings=256)
+# Qwen2-VL's language model: heads of 8 dims, 4 frequencies, 1 turned by the temporal position, 1
+# by the row, 2 by the column
+QWEN_TEXT = {**TEXT, "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 2]},
+             "bos_token_id": 1, "eos_token_id": 2}  # (Qwen's own ids are past the tiny vocabulary)
+QWEN_TOP = {"video_token_id": 151, "vision_start_token_id": 152, "vision_end_token_id": 153}
+GRID = dict(patch_size=14, spatial_merge_size=2, temporal_patch_size=2, num_heads=2, depth=3)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +103,23 @@ VARIANTS = {
     # SmolVLM (Idefics3's architecture under its own names), scale 4 on 8 × 8 patches
     "smolvlm": Variant({**TOWER, "image_size": 256}, {**TEXT, "model_type": "llama"}, {"scale_factor": 4},
                        processor="SmolVLMImageProcessor", arch="SmolVLM"),
+    # Qwen2-VL: a grid tower (LayerNorms, fused q/k/v, 2-D rotary, an fc1/fc2 MLP of mlp_ratio), each
+    # image's patches attending within the image, the merger (2 × 2 patches a token) into Qwen2's width
+    "qwen2_vl": Variant({**GRID, "embed_dim": 32, "hidden_size": 32, "mlp_ratio": 2}, QWEN_TEXT, QWEN_TOP,
+                        processor="Qwen2VLImageProcessor", arch="Qwen2VL"),
+    # Qwen2.5-VL: RMSNorms, a gated MLP, windows of 2 × 2 merged tokens (56 pixels) in every layer but
+    # layer 1 (fullatt_block_indexes), the merger's RMSNorm
+    "qwen2_5_vl": Variant({**GRID, "hidden_size": 32, "intermediate_size": 48, "out_hidden_size": 32,
+                           "window_size": 56, "fullatt_block_indexes": [1]}, QWEN_TEXT, QWEN_TOP,
+                          processor="Qwen2VLImageProcessor", arch="Qwen2_5_VL"),
 }
+GRID_ARCHS = ("Qwen2VL", "Qwen2_5_VL")
+
+
+def grid(name):
+    """Whether the variant's tower takes images of any size (pixel_values [patches, ·] and
+    image_grid_thw)."""
+    return VARIANTS[name].arch in GRID_ARCHS
 
 
 def _init(model: torch.nn.Module, seed: int) -> None:
@@ -109,6 +137,8 @@ def _init(model: torch.nn.Module, seed: int) -> None:
 
 def processor(v: Variant):
     import transformers
+    if v.processor == "Qwen2VLImageProcessor":  # images of up to 64 tokens, of any shape
+        return transformers.Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=28 * 28 * 64)
     size = v.vision["image_size"]
     if v.processor in ("Idefics3ImageProcessor", "SmolVLMImageProcessor"):  # tiles of the tower's size
         return getattr(transformers, v.processor)(size={"longest_edge": 2 * size}, max_image_size={"longest_edge": size},
@@ -179,40 +209,49 @@ def images(tmp_path, n):
 
 def image_inputs(name, paths):
     """The model's image keyword arguments for `paths` (one sample), as its processor makes them:
-    {"pixel_values": [N, C, S, S]}, or Idefics3's [1, tiles, C, S, S] with its pixel_attention_mask."""
+    {"pixel_values": [N, C, S, S]}, or Idefics3's [1, tiles, C, S, S] with its pixel_attention_mask, or
+    Qwen2-VL's [patches, C·T·P·P] with image_grid_thw [N, 3]."""
     from PIL import Image
     out = processor(VARIANTS[name])(images=[Image.open(p).convert("RGB") for p in paths], return_tensors="np")
-    return {k: torch.from_numpy(np.asarray(out[k])) for k in ("pixel_values", "pixel_attention_mask") if k in out}
+    return {k: torch.from_numpy(np.asarray(out[k])) for k in ("pixel_values", "pixel_attention_mask", "image_grid_thw")
+            if k in out}
 
 
-def pixel_values(name, paths):
-    """What the exported image encoder takes: the images (or all their tiles), [N, C, S, S]."""
-    x = image_inputs(name, paths)["pixel_values"].numpy().astype(np.float32)
-    return x.reshape(-1, *x.shape[-3:])
+def encoder_feed(name, paths):
+    """What the exported image encoder takes: the images (or all their tiles), pixel_values
+    [N, C, S, S]; a grid tower's patches and image_grid_thw."""
+    inputs = image_inputs(name, paths)
+    x = inputs["pixel_values"].numpy().astype(np.float32)
+    if grid(name):
+        return {"pixel_values": x, "image_grid_thw": inputs["image_grid_thw"].numpy()}
+    return {"pixel_values": x.reshape(-1, *x.shape[-3:])}
 
 
 def want_features(reference, name, paths):
-    """transformers' image features of the images at `paths`: [N (images or tiles), tokens, hidden]."""
+    """transformers' image features of the images at `paths`: [N (images or tiles), tokens, hidden];
+    a grid tower's [tokens, hidden], every image's in order."""
     inputs = image_inputs(name, paths)
     with torch.no_grad():
         out = reference(name).get_image_features(**inputs).pooler_output
     out = torch.cat([f.reshape(-1, f.shape[-1]) for f in out]).numpy()
-    n = pixel_values(name, paths).shape[0]
+    if grid(name):
+        return out
+    n = encoder_feed(name, paths)["pixel_values"].shape[0]
     return out.reshape(n, -1, out.shape[-1])
 
 
-def run_image_encoder(out, fmt, x):
+def run_image_encoder(out, fmt, feed):
     manifest = json.loads((out / "export.json").read_text())["components"]
     path = out / manifest["image_encoder"]["file"]
     if fmt == "onnx":
         import onnxruntime as ort
         sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        assert [i.name for i in sess.get_inputs()] == ["pixel_values"]
+        assert [i.name for i in sess.get_inputs()] == list(feed)
         assert [o.name for o in sess.get_outputs()] == ["image_features"]
-        return sess.run(None, {"pixel_values": x})[0]
+        return sess.run(None, feed)[0]
     import openvino as ov
     compiled = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    return np.array(compiled({"pixel_values": x})[0])
+    return np.array(compiled(feed)[0])
 
 
 @pytest.mark.parametrize("fmt", ["onnx", "openvino"])
@@ -220,10 +259,15 @@ def run_image_encoder(out, fmt, x):
 def test_image_features(name, fmt, export_dir, reference, tmp_path):
     out = export_dir(name, "--format", fmt, "--dynamic")
     paths = images(tmp_path, 1 if VARIANTS[name].arch in ("Idefics3", "SmolVLM") else 2)  # Idefics3's: one's tiles
-    x = pixel_values(name, paths)
-    size = VARIANTS[name].vision["image_size"]
-    assert x.shape[1:] == (3, size, size) and x.shape[0] >= 2
-    assert_logits_close(run_image_encoder(out, fmt, x), want_features(reference, name, paths),
+    feed = encoder_feed(name, paths)
+    x = feed["pixel_values"]
+    if grid(name):  # two images of different grids in one call
+        assert feed["image_grid_thw"].tolist() == [[1, 16, 14], [1, 10, 24]], feed["image_grid_thw"]
+        assert x.shape == (16 * 14 + 10 * 24, 3 * 2 * 14 * 14)
+    else:
+        size = VARIANTS[name].vision["image_size"]
+        assert x.shape[1:] == (3, size, size) and x.shape[0] >= 2
+    assert_logits_close(run_image_encoder(out, fmt, feed), want_features(reference, name, paths),
                         f"{name} {fmt} image_features")
 
 
@@ -237,7 +281,8 @@ def want_generation(reference, name, rows, paths):
     """transformers' greedy generate() on the expanded, left-padded prompts (one image each, in
     order): (tokens, logits)."""
     model = reference(name)
-    sizes = iter([want_features(reference, name, [p]).shape[:2] for p in paths])  # its tiles × tokens
+    # its tiles × tokens, or a grid tower's tokens
+    sizes = iter([want_features(reference, name, [p]).shape[:-1] for p in paths])
     rows = [[t for tok in r for t in ([tok] * int(np.prod(next(sizes))) if tok == IMAGE_TOKEN else [tok])]
             for r in rows]
     length = max(map(len, rows))
@@ -249,6 +294,8 @@ def want_generation(reference, name, rows, paths):
         kwargs = image_inputs(name, paths)
         if VARIANTS[name].arch == "Gemma3":  # which tokens are an image's, as its processor says
             kwargs["token_type_ids"] = torch.from_numpy((ids == IMAGE_TOKEN).astype(np.int64))
+        if grid(name):  # the same, for M-RoPE's positions
+            kwargs["mm_token_type_ids"] = torch.from_numpy((ids == IMAGE_TOKEN).astype(np.int64))
     else:  # Idefics3: [samples, images, ...], a sample's images padded with zero images
         per = [image_inputs(name, [p]) for p in paths]
         most = max(k["pixel_values"].shape[1] for k in per)
@@ -273,13 +320,19 @@ MODES = {
     "executorch": ("--config-json", json.dumps({"export_format": "executorch", "dynamic_shapes": {
         "input_ids": {"0": {"name": "batch", "min": 1, "max": 8}, "1": {"name": "sequence", "min": 1, "max": 160}}}}),
         "--multi-token-decode", "--max-cache-len", "160"),
+    # a grid tower's patches and images bounded too
+    "executorch-grid": ("--config-json", json.dumps({"export_format": "executorch", "dynamic_shapes": {
+        "input_ids": {"0": {"name": "batch", "min": 1, "max": 8}, "1": {"name": "sequence", "min": 1, "max": 160}},
+        "pixel_values": {"0": {"name": "num_patches", "max": 1024}},
+        "image_grid_thw": {"0": {"name": "num_images", "max": 4}}}}),
+        "--multi-token-decode", "--max-cache-len", "160"),
 }
 
 
 def run_example(out, paths, rows, fmt, tmp_path):
     """examples/generate_vlm.py's greedy search: in this process, or (ExecuTorch) as a command in
     the executorch virtualenv, with its --print-logits."""
-    if fmt != "executorch":
+    if not fmt.startswith("executorch"):
         return generate_vlm.generate(out, paths, rows, NEW_TOKENS)
     import subprocess
     import etutil
@@ -298,7 +351,9 @@ def run_example(out, paths, rows, fmt, tmp_path):
 # every layout for one model of each lineage; the other variants (their towers, feature choices and
 # language models) in ONNX Runtime and OpenVINO, the layouts being the language model's, shared
 GENERATION_CASES = [(name, mode) for name in VARIANTS for mode in MODES
-                    if name in ("llava", "idefics3") or mode in ("onnx-mtd", "openvino")]
+                    if (name in ("llava", "idefics3", "qwen2_vl") and mode != "executorch-grid") or
+                    mode in ("onnx-mtd", "openvino")]
+GENERATION_CASES = [(n, "executorch-grid" if grid(n) and m == "executorch" else m) for n, m in GENERATION_CASES]
 # Gemma 3's image blocks over a static cache's slots are not written (test_gemma3_static_refused)
 GENERATION_CASES += [("gemma3", "onnx-prefill"), ("gemma3", "dynamo")]
 
@@ -314,15 +369,44 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
 
 
+@pytest.mark.parametrize("name", ["llava", "qwen2_vl"])
 @pytest.mark.parametrize("mode", ["onnx-mtd", "openvino"])
-def test_generation_batch_of_two(mode, export_dir, reference, tmp_path):
+def test_generation_batch_of_two(name, mode, export_dir, reference, tmp_path):
     """Two prompts of different lengths, left-padded, an image each: the second image's features go
-    to the second row's image tokens."""
-    out = export_dir("llava", *MODES[mode])
+    to the second row's image tokens (Qwen2-VL's: an image of another size, and M-RoPE positions
+    that skip the padding)."""
+    out = export_dir(name, *MODES[mode])
     paths = images(tmp_path, 2)
-    want_tokens, want_logits = want_generation(reference, "llava", prompts(2), paths)
+    want_tokens, want_logits = want_generation(reference, name, prompts(2), paths)
     tokens, logits = generate_vlm.generate(out, paths, prompts(2), NEW_TOKENS)
-    compare_generation(tokens, logits, want_tokens, want_logits, f"llava {mode} batch 2")
+    compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode} batch 2")
+
+
+def test_qwen2_vl_two_image_sizes(export_dir, reference, tmp_path):
+    """One export, run on an image of 16 × 14 patches and then on one of 10 × 24: the patch count, the
+    token count and the positions change; the tokens are transformers' each time."""
+    out = export_dir("qwen2_vl", *MODES["onnx-mtd"])
+    for path in images(tmp_path, 2):
+        want_tokens, want_logits = want_generation(reference, "qwen2_vl", prompts(1), [path])
+        tokens, logits = generate_vlm.generate(out, [path], prompts(1), NEW_TOKENS)
+        compare_generation(tokens, logits, want_tokens, want_logits, f"qwen2_vl {path.name}")
+
+
+def test_qwen2_vl_positions_matter(export_dir, reference, tmp_path, monkeypatch):
+    """The M-RoPE positions are what the test checks: the same export fed plain positions (every
+    axis cumsum(mask) − 1, as a text-only model's) gives logits far from transformers'."""
+    out = export_dir("qwen2_vl", *MODES["onnx-mtd"])
+    paths = images(tmp_path, 1)
+    want_tokens, want_logits = want_generation(reference, "qwen2_vl", prompts(1), paths)
+
+    def plain(token, grid_thw, merge):
+        def positions(ids, mask):
+            p = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
+            return np.broadcast_to(p, (3, *p.shape)).copy(), np.zeros(len(ids), np.int64)
+        return positions
+    monkeypatch.setattr(generate_vlm, "mrope_positions", plain)
+    _, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
+    assert np.abs(logits[0] - want_logits[0]).max() > 0.1
 
 
 def test_openvino_stateless(export_dir, reference, tmp_path):
@@ -351,57 +435,108 @@ def test_example_command_line(export_dir, tmp_path):
     assert bad.returncode == 2 and "image tokens" in bad.stderr, bad.stderr
 
 
-def test_transformers5_tensor_names(ckpt, export_dir, reference, tmp_path):
-    """A checkpoint under transformers 5's module names (model.language_model.*, model.vision_tower.*,
-    model.multi_modal_projector.*, lm_head.*) exports the same graphs."""
+def _llava_v5_name(k):
+    if k.startswith("language_model.model."):
+        return "model.language_model." + k[len("language_model.model."):]
+    if k.startswith("language_model.lm_head."):
+        return k[len("language_model."):]
+    return "model." + k
+
+
+def _qwen_v5_name(k):
+    if k.startswith("visual."):
+        return "model." + k
+    if k.startswith("model."):
+        return "model.language_model." + k[len("model."):]
+    return k
+
+
+@pytest.mark.parametrize("name,rename", [("llava", _llava_v5_name), ("qwen2_vl", _qwen_v5_name)])
+def test_transformers5_tensor_names(name, rename, ckpt, export_dir, reference, tmp_path):
+    """A checkpoint under transformers 5's module names (LLaVA's model.language_model.*,
+    model.vision_tower.*, model.multi_modal_projector.*, lm_head.*; Qwen2-VL's model.visual.*,
+    model.language_model.*) exports the same graphs."""
     import shutil
     from safetensors.torch import load_file, save_file
-    src = ckpt("llava")
+    src = ckpt(name)
     dst = tmp_path / "v5"
     shutil.copytree(src, dst)
     tensors = load_file(str(dst / "model.safetensors"))
-    renamed = {}
-    for k, t in tensors.items():
-        if k.startswith("language_model.model."):
-            k = "model.language_model." + k[len("language_model.model."):]
-        elif k.startswith("language_model.lm_head."):
-            k = k[len("language_model."):]
-        else:
-            k = "model." + k
-        renamed[k] = t
+    renamed = {rename(k): t for k, t in tensors.items()}
+    assert set(renamed) != set(tensors)
     save_file(renamed, str(dst / "model.safetensors"), metadata={"format": "pt"})
-    out = export_dir("llava", "--format", "onnx", "--dynamic", "--multi-token-decode", checkpoint=dst)
+    out = export_dir(name, "--format", "onnx", "--dynamic", "--multi-token-decode", checkpoint=dst)
     paths = images(tmp_path, 1)
-    x = pixel_values("llava", paths)
-    assert_logits_close(run_image_encoder(out, "onnx", x), want_features(reference, "llava", paths), "v5 names")
-    want_tokens, want_logits = want_generation(reference, "llava", prompts(1), paths)
+    assert_logits_close(run_image_encoder(out, "onnx", encoder_feed(name, paths)), want_features(reference, name, paths),
+                        "v5 names")
+    want_tokens, want_logits = want_generation(reference, name, prompts(1), paths)
     tokens, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
-    compare_generation(tokens, logits, want_tokens, want_logits, "llava v5 names")
+    compare_generation(tokens, logits, want_tokens, want_logits, f"{name} v5 names")
 
 
-def _edited(ckpt, tmp_path, edit):
+def test_qwen2_vl_flat_hub_config(ckpt, export_dir, reference, tmp_path):
+    """Qwen2-VL's config as the Hub has it (written before transformers 5): the language model's
+    settings at the top level, rope_scaling {"type": "mrope", "mrope_section"} and rope_theta there,
+    the vision config's model_type "qwen2_vl"; transformers reads it as the same model."""
+    import shutil
+    dst = tmp_path / "flat"
+    shutil.copytree(ckpt("qwen2_vl"), dst)
+    config = json.loads((dst / "config.json").read_text())
+    text = config.pop("text_config")
+    rope = text.pop("rope_parameters")
+    text.pop("model_type")
+    config.update(text, rope_theta=rope["rope_theta"],
+                  rope_scaling={"type": "mrope", "mrope_section": rope["mrope_section"]})
+    config["vision_config"]["model_type"] = "qwen2_vl"
+    (dst / "config.json").write_text(json.dumps(config))
+    out = export_dir("qwen2_vl", "--format", "openvino", "--dynamic", checkpoint=dst)
+    paths = images(tmp_path, 1)
+    want_tokens, want_logits = want_generation(reference, "qwen2_vl", prompts(1), paths)
+    tokens, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
+    compare_generation(tokens, logits, want_tokens, want_logits, "qwen2_vl flat config")
+
+
+def _edited(ckpt, tmp_path, edit, name="llava"):
     import shutil
     dst = tmp_path / "edited"
-    shutil.copytree(ckpt("llava"), dst)
+    shutil.copytree(ckpt(name), dst)
     config = json.loads((dst / "config.json").read_text())
     edit(config)
     (dst / "config.json").write_text(json.dumps(config))
     return dst
 
 
-@pytest.mark.parametrize("edit,flags,message", [
-    (lambda c: None, ("--format", "onnx"), "generation"),
-    (lambda c: None, ("--format", "onnx", "--for-generation", "--config-json", '{"export_format": "onnx", "dynamic": true, "io": "seed"}'),
+@pytest.mark.parametrize("name,edit,flags,message", [
+    ("llava", lambda c: None, ("--format", "onnx"), "generation"),
+    ("llava", lambda c: None, ("--format", "onnx", "--for-generation", "--config-json", '{"export_format": "onnx", "dynamic": true, "io": "seed"}'),
      "io \"seed\""),
-    (lambda c: c["text_config"].update(model_type="bert"), ("--format", "onnx", "--for-generation"), "model_type 'bert'"),
-    (lambda c: c["vision_config"].update(model_type="vit"), ("--format", "onnx", "--for-generation"), "model_type 'vit'"),
-    (lambda c: c.update(vision_feature_layer=7), ("--format", "onnx", "--for-generation"), "vision_feature_layer"),
-    (lambda c: c.update(vision_feature_select_strategy="cls"), ("--format", "onnx", "--for-generation"),
+    ("llava", lambda c: c["text_config"].update(model_type="bert"), ("--format", "onnx", "--for-generation"), "model_type 'bert'"),
+    ("llava", lambda c: c["vision_config"].update(model_type="vit"), ("--format", "onnx", "--for-generation"), "model_type 'vit'"),
+    ("llava", lambda c: c.update(vision_feature_layer=7), ("--format", "onnx", "--for-generation"), "vision_feature_layer"),
+    ("llava", lambda c: c.update(vision_feature_select_strategy="cls"), ("--format", "onnx", "--for-generation"),
      "vision_feature_select_strategy 'cls'"),
-    (lambda c: c.pop("text_config"), ("--format", "onnx", "--for-generation"), "text_config"),
+    ("llava", lambda c: c.pop("text_config"), ("--format", "onnx", "--for-generation"), "text_config"),
+    # a grid tower is Qwen2-VL's, not LLaVA's
+    ("llava", lambda c: c["vision_config"].update(model_type="qwen2_vl"), ("--format", "onnx", "--for-generation"),
+     "model_type 'qwen2_vl'"),
+    ("qwen2_vl", lambda c: c["text_config"]["rope_parameters"].update(mrope_section=[1, 1, 1]),
+     ("--format", "onnx", "--for-generation"), "mrope_section adds up to 3"),
+    ("qwen2_vl", lambda c: c["vision_config"].update(hidden_size=48), ("--format", "onnx", "--for-generation"),
+     "merger's width 48"),
+    ("qwen2_vl", lambda c: c["vision_config"].update(model_type="clip_vision_model"),
+     ("--format", "onnx", "--for-generation"), "model_type 'clip_vision_model'"),
+    ("qwen2_5_vl", lambda c: c["vision_config"].update(window_size=14), ("--format", "onnx", "--for-generation"),
+     "window_size 14"),
+    # the grid encoder's dims bounded under another name than the graph's
+    ("qwen2_vl", lambda c: None, ("--format", "onnx", "--for-generation", "--config-json", json.dumps(
+        {"export_format": "onnx", "dynamic_shapes": {"pixel_values": {"0": {"name": "patches", "max": 64}}}})),
+     "calls that dim 'num_patches'"),
+    ("qwen2_vl", lambda c: None, ("--format", "onnx", "--for-generation", "--config-json", json.dumps(
+        {"export_format": "onnx", "dynamic_shapes": {"pixel_valuez": {"0": {"name": "num_patches", "max": 64}}}})),
+     "'pixel_valuez', which this model does not take"),
 ])
-def test_refused(ckpt, tmp_path, edit, flags, message):
-    src = _edited(ckpt, tmp_path, edit)
+def test_refused(name, edit, flags, message, ckpt, tmp_path):
+    src = _edited(ckpt, tmp_path, edit, name)
     out = tmp_path / "out"
     args = ["export", src, out]
     flags = list(flags)

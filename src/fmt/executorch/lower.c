@@ -24,6 +24,7 @@ static const kernel kernels[HFX_OPS_COUNT_] = {
     [HFX_ATEN_SUB] = {"aten::sub", "out", "0 1 2=i1"},
     [HFX_ATEN_MUL] = {"aten::mul", "out", "0 1"},
     [HFX_ATEN_DIV] = {"aten::div", "out", "0 1"},
+    [HFX_ATEN_FLOOR_DIVIDE] = {"aten::floor_divide", "out", "0 1"},
     [HFX_ATEN_POW_SCALAR] = {"aten::pow", "Tensor_Scalar_out", "0 1"},
     [HFX_ATEN_POW] = {"aten::pow", "Tensor_Tensor_out", "0 1"},
     [HFX_ATEN_MINIMUM] = {"aten::minimum", "out", "0 1"},

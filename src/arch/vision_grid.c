@@ -1,0 +1,188 @@
+/* Grid towers: Qwen2-VL's and Qwen2.5-VL's image encoders, which take images of any size. The
+ * processor cuts each image into frames of temporal_patch_size and patches of patch_size, orders
+ * the patches so that each spatial_merge_size² block is consecutive, and flattens them into rows:
+ * pixel_values [num_patches, C·T·P·P], with image_grid_thw [num_images, 3] giving each image's
+ * frames, rows and columns in patches.
+ *
+ * What transformers precomputes from the grid outside its graph (vision_utils: each patch's 2-D
+ * position, the cumulative sequence lengths of the per-frame attention, Qwen2.5-VL's window index)
+ * is computed here in the graph, from image_grid_thw, so the caller feeds the processor's outputs as
+ * they are. Attention is masked rather than split: a patch sees the patches of its own frame of its
+ * own image — and in Qwen2.5-VL's windowed layers, of its own window — which is exactly what the
+ * per-segment attention computes. A masked attention gives each token the same result in any token
+ * order, so Qwen2.5-VL's window permutation (and its inverse after the layers) is not needed:
+ * tokens stay in the processor's order throughout.
+ *
+ * The layers are vision.c's (a layout per lineage: fused q/k/v, LayerNorm or RMSNorm, fc1/fc2 or a
+ * gated MLP); the merger (each merge² block's states side by side, normed first, then an MLP) is
+ * here. */
+#include "arch/vision_grid.h"
+
+#include <float.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/rope.h"
+#include "base/status.h"
+
+hfx_status hfx_grid_tower_parse(const char *model_type, hfx_cfg c, hfx_grid_tower *out, hfx_error *err) {
+    bool windows = model_type && strncmp(model_type, "qwen2_5_vl", 10) == 0;
+    hfx_status st = hfx_vision_tower_parse(model_type, c, true, &out->tower, err);
+    if (st) return st;
+    const hfx_vision_cfg *v = &out->tower.cfg;
+    if ((st = hfx_cfg_int_in_or(c, "spatial_merge_size", 2, 1, 64, &out->merge, err)) ||
+        (st = hfx_cfg_int_in_or(c, "temporal_patch_size", 2, 1, 64, &out->temporal, err)) ||
+        (st = hfx_cfg_int_in(c, windows ? "out_hidden_size" : "hidden_size", 1, 1 << 20, &out->out, err)))
+        return st;
+    /* transformers 5 keeps the base in rope_parameters, older configs nowhere (10000) */
+    const json_t *rope = json_object_get(c.obj, "rope_parameters");
+    hfx_cfg r = {json_is_object(rope) ? rope : c.obj, c.where};
+    if ((st = hfx_cfg_num_or(r, "rope_theta", 10000.0, &out->theta, err))) return st;
+    int64_t hd = v->hidden / v->heads;
+    if (hd % 4 || !(out->theta > 1))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: the 2-D rotary needs a head size that is a multiple of 4 (it is "
+                                              "%lld) and rope_theta > 1", c.where, (long long)hd);
+    out->window = 0;
+    memset(out->full, 0, sizeof out->full);
+    if (!windows) return HFX_OK;
+    int64_t size;
+    if ((st = hfx_cfg_int_in_or(c, "window_size", 112, 1, 1 << 20, &size, err))) return st;
+    out->window = size / out->merge / v->patch; /* merged tokens per window side, as vision_utils divides */
+    if (out->window < 1)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: window_size %lld is smaller than one merged token (%lld pixels)",
+                        c.where, (long long)size, (long long)(out->merge * v->patch));
+    const json_t *full = json_object_get(c.obj, "fullatt_block_indexes");
+    if (!full) { /* transformers' default */
+        for (int64_t i = 7; i < v->layers; i += 8) out->full[i] = true;
+        return HFX_OK;
+    }
+    if (!json_is_array(full))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: fullatt_block_indexes must be a list of layer indices", c.where);
+    for (size_t i = 0; i < json_array_size(full); i++) {
+        const json_t *e = json_array_get(full, i);
+        if (!json_is_integer(e)) /* an index past the layers names no layer, as in transformers */
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: fullatt_block_indexes[%zu] is not an integer", c.where, i);
+        int64_t k = json_integer_value(e);
+        if (k >= 0 && k < v->layers) out->full[k] = true;
+    }
+    return HFX_OK;
+}
+
+static hfx_value *i64(hfx_graph *g, int64_t v) { return hfx_const_i64(g, v); }
+static hfx_value *op(hfx_graph *g, hfx_op o, hfx_value *a, hfx_value *b) { return hfx_op2(g, o, a, b); }
+
+/* a [N] against itself: [N, N] bool, a[i] == a[j] */
+static hfx_value *same(hfx_graph *g, hfx_value *a) {
+    return op(g, HFX_OP_EQUAL, hfx_unsqueeze(g, a, 1), hfx_unsqueeze(g, a, 0));
+}
+
+/* [N, N] bool → the attention bias [1, 1, N, N] f32: 0 where true, the float minimum where not */
+static hfx_value *bias_of(hfx_graph *g, hfx_value *visible) {
+    hfx_value *b = hfx_where(g, visible, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
+    hfx_dim n = visible->dims[0];
+    return hfx_reshape(g, b, 4, (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(1), n, n});
+}
+
+/* Each patch's place, from the grid: which image and frame it is in, and its row and column in
+ * patches and (merged) in tokens. */
+typedef struct patch_place {
+    hfx_value *image, *frame;  /* [N] i64 */
+    hfx_value *row, *col;      /* [N] i64: in patches */
+    hfx_value *trow, *tcol;    /* [N] i64: in merged tokens (row / merge) */
+} patch_place;
+
+/* Patch p of image i (whose rows start after the earlier images' t·h·w) is, within it, at
+ * l = p − start: in frame l / (h·w); r = l mod h·w is in block r / merge² of the frame (w / merge
+ * blocks to a row) at offset r mod merge² (merge to a row), as transformers' position ids lay out
+ * the processor's order. */
+static patch_place place(const hfx_grid_tower *t, hfx_graph *g, hfx_value *grid, hfx_value *pixels) {
+    hfx_value *m = i64(g, t->merge), *mm = i64(g, t->merge * t->merge);
+    hfx_value *thw[3];
+    for (int j = 0; j < 3; j++) thw[j] = hfx_gather(g, grid, i64(g, j), 1); /* [I]: frames, rows, columns */
+    hfx_value *area = op(g, HFX_OP_MUL, thw[1], thw[2]);
+    hfx_value *count = op(g, HFX_OP_MUL, thw[0], area);
+    hfx_value *end = hfx_cumsum(g, count, 0), *start = op(g, HFX_OP_SUB, end, count); /* [I] */
+    hfx_dim n = pixels->dims[0];
+    hfx_value *p = hfx_range(g, i64(g, 0), hfx_dim_of(g, pixels, 0), i64(g, 1), n); /* [N] */
+    /* the image: how many images end at or before p */
+    hfx_value *before = hfx_cast(g, op(g, HFX_OP_GREATER_EQUAL, hfx_unsqueeze(g, p, 1), hfx_unsqueeze(g, end, 0)),
+                                 HFX_DTYPE_I64);                              /* [N, I] */
+    int64_t axis = 1;
+    patch_place o;
+    o.image = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, before, 1, &axis), 1, &n);
+    hfx_value *l = op(g, HFX_OP_SUB, p, hfx_gather(g, start, o.image, 0));
+    hfx_value *a = hfx_gather(g, area, o.image, 0), *cols = hfx_gather(g, thw[2], o.image, 0);
+    o.frame = op(g, HFX_OP_DIV, l, a);
+    hfx_value *r = op(g, HFX_OP_SUB, l, op(g, HFX_OP_MUL, o.frame, a));
+    hfx_value *block = op(g, HFX_OP_DIV, r, mm), *within = op(g, HFX_OP_SUB, r, op(g, HFX_OP_MUL, block, mm));
+    hfx_value *per_row = op(g, HFX_OP_DIV, cols, m);
+    o.trow = op(g, HFX_OP_DIV, block, per_row);
+    o.tcol = op(g, HFX_OP_SUB, block, op(g, HFX_OP_MUL, o.trow, per_row));
+    hfx_value *dr = op(g, HFX_OP_DIV, within, m), *dc = op(g, HFX_OP_SUB, within, op(g, HFX_OP_MUL, dr, m));
+    o.row = op(g, HFX_OP_ADD, op(g, HFX_OP_MUL, o.trow, m), dr);
+    o.col = op(g, HFX_OP_ADD, op(g, HFX_OP_MUL, o.tcol, m), dc);
+    return o;
+}
+
+/* The 2-D rotary of head size hd: frequencies 1/θ^(2i/(hd/2)) for i < hd/4, turned by the row
+ * and by the column, [row's, column's] twice: cos and sin [1, 1, N, hd]. */
+static void rotary(const hfx_grid_tower *t, hfx_graph *g, const patch_place *pl, hfx_dim n, hfx_value **cos,
+                   hfx_value **sin) {
+    int64_t hd = t->tower.cfg.hidden / t->tower.cfg.heads, q = hd / 4;
+    float inv[1024];
+    if (q > 1024) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "a vision head of %lld dims is beyond hfx's 4096", (long long)hd);
+        return;
+    }
+    hfx_rope_default_inv_freq(t->theta, hd / 2, inv);
+    hfx_value *f = hfx_const_bytes(g, HFX_DTYPE_F32, 1, &q, inv);
+    hfx_value *fr = op(g, HFX_OP_MUL, hfx_unsqueeze(g, hfx_cast(g, pl->row, HFX_DTYPE_F32), 1), f); /* [N, hd/4] */
+    hfx_value *fc = op(g, HFX_OP_MUL, hfx_unsqueeze(g, hfx_cast(g, pl->col, HFX_DTYPE_F32), 1), f);
+    hfx_value *emb = hfx_concat(g, 4, (hfx_value *[]){fr, fc, fr, fc}, 1);                             /* [N, hd] */
+    hfx_dim shape[4] = {hfx_dim_const(1), hfx_dim_const(1), n, hfx_dim_const(hd)};
+    *cos = hfx_reshape(g, hfx_op1(g, HFX_OP_COS, emb), 4, shape);
+    *sin = hfx_reshape(g, hfx_op1(g, HFX_OP_SIN, emb), 4, shape);
+}
+
+hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                   hfx_value *pixels, hfx_value *grid) {
+    const hfx_vision_cfg *v = &t->tower.cfg;
+    int64_t E = v->hidden, C = v->channels, P = v->patch, T = t->temporal, mm = t->merge * t->merge;
+    hfx_dim n = pixels->dims[0];
+    char name[256];
+    /* the patch embedding: a Conv3d whose kernel is its stride, over rows already cut to one patch
+     * each in its weight's (c, t, kh, kw) order: the linear it is */
+    snprintf(name, sizeof name, "%s%s.weight", prefix, hfx_vision_patch_name(&t->tower));
+    hfx_value *proj = hfx_weight(w, 5, (int64_t[]){E, C, T, P, P}, "%s", name);
+    hfx_value *x = hfx_linear(g, pixels, hfx_const_flatten(g, proj, 1), NULL); /* [N, E] */
+    x = hfx_reshape(g, x, 3, (hfx_dim[]){hfx_dim_const(1), n, hfx_dim_const(E)});
+
+    patch_place pl = place(t, g, grid, pixels);
+    hfx_vision_attend at = {0};
+    hfx_value *visible = op(g, HFX_OP_AND, same(g, pl.image), same(g, pl.frame)); /* [N, N] */
+    at.bias = bias_of(g, visible);
+    if (t->window) { /* and the same window of merged tokens */
+        hfx_value *ws = i64(g, t->window);
+        hfx_value *in_row = same(g, op(g, HFX_OP_DIV, pl.trow, ws)), *in_col = same(g, op(g, HFX_OP_DIV, pl.tcol, ws));
+        at.window_bias = bias_of(g, op(g, HFX_OP_AND, visible, op(g, HFX_OP_AND, in_row, in_col)));
+        at.full = t->full;
+    }
+    rotary(t, g, &pl, n, &at.cos, &at.sin);
+    if (g->failed) return NULL;
+    x = hfx_vision_layers_attending(&t->tower, g, w, prefix, x, &at);
+
+    /* the merger: normed, each merge² consecutive tokens side by side, then Linear, GELU, Linear */
+    snprintf(name, sizeof name, "%smerger.ln_q", prefix);
+    x = hfx_vision_norm(&t->tower, g, w, name, x);
+    /* a merge² of the patches (as many as the patches' bound allows: ExecuTorch plans for it) */
+    int64_t most = n.n == 1 ? g->symbols[n.sym[0]].max : INT32_MAX;
+    hfx_dim tokens = hfx_dim_sym(hfx_graph_symbol(g, "num_image_tokens", 1, most >= INT32_MAX ? INT32_MAX : most / mm));
+    x = hfx_reshape(g, x, 2, (hfx_dim[]){tokens, hfx_dim_const(E * mm)});
+    snprintf(name, sizeof name, "%smerger.mlp.0", prefix);
+    x = hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){E * mm, E * mm}, "%s.weight", name),
+                   hfx_weight(w, 1, (int64_t[]){E * mm}, "%s.bias", name));
+    x = hfx_activate(g, HFX_ACT_GELU, x);
+    snprintf(name, sizeof name, "%smerger.mlp.2", prefix);
+    return hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){t->out, E * mm}, "%s.weight", name),
+                      hfx_weight(w, 1, (int64_t[]){t->out}, "%s.bias", name));
+}

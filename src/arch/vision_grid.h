@@ -1,0 +1,32 @@
+/* Grid towers: image encoders that take any image size (Qwen2-VL's, Qwen2.5-VL's), their patches
+ * flattened into rows with each image's grid beside them (vision_grid.c). */
+#ifndef HFX_ARCH_VISION_GRID_H
+#define HFX_ARCH_VISION_GRID_H
+
+#include "arch/vision.h"
+
+enum { HFX_GRID_MAX_LAYERS = 4096 }; /* vision.c's bound on a tower's layers */
+
+typedef struct hfx_grid_tower {
+    hfx_vision_tower tower;
+    int64_t merge;    /* spatial_merge_size: each merge × merge block of patches becomes one token */
+    int64_t temporal; /* temporal_patch_size: frames per patch */
+    int64_t window;   /* Qwen2.5-VL: a window's side in merged tokens; 0: no windowed layers */
+    int64_t out;      /* the merger's output width (the language model's) */
+    double theta;     /* the 2-D rotary's base */
+    bool full[HFX_GRID_MAX_LAYERS]; /* with windows: the layers that see their whole image */
+} hfx_grid_tower;
+
+/* Read a grid tower's vision_config for its model_type ("qwen2_vl", "qwen2_5_vl", or transformers
+ * 5's "..._vision"); others are HFX_ERR_UNSUPPORTED. */
+hfx_status hfx_grid_tower_parse(const char *model_type, hfx_cfg c, hfx_grid_tower *out, hfx_error *err);
+
+/* The tower and its merger, tensors named under `prefix` ("visual."), over pixel_values
+ * [num_patches, channels·temporal·patch²] (in the processor's order: each merge² block of patches
+ * consecutive) and image_grid_thw [num_images, 3] i64 (each image's frames, rows and columns in
+ * patches): image_features [num_image_tokens, out], every image's tokens one after another.
+ * Failures are the graph's. */
+hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                   hfx_value *pixels, hfx_value *grid);
+
+#endif
