@@ -15,8 +15,9 @@ by its processor to 16 × 14 and 10 × 24 patches of 14 pixels (56 and 60 tokens
   * greedy generation of 32 tokens from an image and a prompt by examples/generate_vlm.py equal to
     transformers' generate() token for token, each step's logits within 1e-4: ONNX (multi-token
     decode; prefill + decode; a static cache), OpenVINO (stateful; stateless), torch.export (.pt2)
-    and ExecuTorch for LLaVA and Idefics3, ONNX and OpenVINO for the other variants, batch 1, and a
-    left-padded batch of 2 prompts with an image each;
+    and ExecuTorch for LLaVA, Idefics3 and Qwen2-VL, ONNX and OpenVINO for the other variants (.pt2
+    and ExecuTorch for Qwen2.5-VL too), batch 1, and a left-padded batch of 2 prompts with an image
+    each (LLaVA, Qwen2-VL);
   * OpenVINO GenAI's VLMPipeline on the stateful export, from a raw image and a text prompt;
   * the config fields that change the graph (vision_feature_layer as one index or a list,
     vision_feature_select_strategy, projector_hidden_act, multimodal_projector_bias, scale_factor,
@@ -356,6 +357,8 @@ GENERATION_CASES = [(name, mode) for name in VARIANTS for mode in MODES
 GENERATION_CASES = [(n, "executorch-grid" if grid(n) and m == "executorch" else m) for n, m in GENERATION_CASES]
 # Gemma 3's image blocks over a static cache's slots are not written (test_gemma3_static_refused)
 GENERATION_CASES += [("gemma3", "onnx-prefill"), ("gemma3", "dynamo")]
+# Qwen2.5-VL's windows in the torch-side formats
+GENERATION_CASES += [("qwen2_5_vl", "dynamo"), ("qwen2_5_vl", "executorch-grid")]
 
 
 @pytest.mark.parametrize("name,mode", GENERATION_CASES)
