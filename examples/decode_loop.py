@@ -47,6 +47,18 @@ def token_feed(tokens) -> dict:
     return {"inputs_embeds" if tokens.ndim == 3 else "input_ids": tokens}
 
 
+def is_conv_state(name: str) -> bool:
+    """past.{i}.conv: a convolution layer's state (its last inputs), replaced by present.{i}.conv."""
+    parts = name.split(".")
+    return len(parts) == 3 and parts[0] == "past" and parts[1].isdigit() and parts[2] == "conv"
+
+
+def present_of(name: str) -> str:
+    """The output that replaces cache input `name` after a step: past_key_values.X → present.X,
+    past.{i}.conv → present.{i}.conv."""
+    return "present." + (name[len("past_key_values."):] if name.startswith("past_key_values.") else name[len("past."):])
+
+
 class Component:
     """What the loop reads of one component: its export.json entry, the runtime's graph where the
     metadata is silent. A subclass loads the graph, sets `inputs` (name -> the runtime's input),
@@ -78,12 +90,19 @@ class Component:
                     else self.graph_dim(first, 1) if first in TOKEN_INPUTS else None)
         self.static = self.cache.get("implementation", "static" if "cache_position" in self.inputs
                                      else "dynamic") == "static"
-        # past_key_values.{i}.key/value (dynamic) or input.past_key_values.{i}.key/value (static)
-        self.cache_inputs = [n for n in self.inputs if "past_key_values." in n]
+        # past_key_values.{i}.key/value (dynamic) or input.past_key_values.{i}.key/value (static);
+        # a convolution layer's state past.{i}.conv (LFM2), whatever the cache
+        self.cache_inputs = [n for n in self.inputs if "past_key_values." in n or is_conv_state(n)]
 
     def cache_shape(self, name: str, batch: int, length: int):
         """[batch, kv_heads, length, head_dim] of cache input `name`, from the per-layer geometry
-        (the graph's own input shape where the metadata has none)."""
+        (the graph's own input shape where the metadata has none); a convolution state's
+        [batch, channels, kernel − 1], whatever the length."""
+        if is_conv_state(name):
+            layers = self.cache.get("layers")
+            channels, state = (layers[int(name.split(".")[1])]["conv"] if layers
+                               else (self.graph_dim(name, 1), self.graph_dim(name, 2)))
+            return (batch, channels, state)
         parts = name.split("past_key_values.")[1].split(".")  # {i}.key, or an encoder-decoder's {i}.decoder.key
         layer, kind = parts[0], parts[-1]
         layers = self.cache.get("layers")
@@ -175,7 +194,7 @@ class PastCache(GrowingMask):
     def take_present(self, present):
         """present(name): the step's output `name`."""
         for name in self.past:  # past_key_values.{i}.key -> present.{i}.key
-            self.past[name] = present("present." + name[len("past_key_values."):])
+            self.past[name] = present(present_of(name))
 
 
 class StaticSlots:

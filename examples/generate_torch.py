@@ -48,13 +48,17 @@ class Component(decode_loop.Component):
     def run(self, feed: dict) -> dict:
         """The program's outputs by name (numpy), on the inputs of `feed` it takes. A static cache's
         output.X is its input.X written in place (the program mutates that input and does not return
-        it), so it comes back as that input's array."""
+        it), so it comes back as that input's array; so does a convolution state's present.{i}.conv
+        (its past.{i}.conv replaced in place)."""
         args = {n: torch.from_numpy(np.ascontiguousarray(feed[n])) for n in self.inputs}
         with torch.no_grad():
             outs = self.module(*args.values())
         outs = outs if isinstance(outs, (tuple, list)) else (outs,)
         mutated = {n: "input." + n[len("output."):] for n in self.outputs
                    if n.startswith("output.") and "input." + n[len("output."):] in args}
+        mutated.update({n: "past." + n[len("present."):] for n in self.outputs
+                        if n.startswith("present.") and decode_loop.is_conv_state("past." + n[len("present."):])
+                        and "past." + n[len("present."):] in args})
         out = dict(zip([n for n in self.outputs if n not in mutated], (o.numpy() for o in outs)))
         out.update({n: args[source].numpy() for n, source in mutated.items()})
         return out
@@ -75,10 +79,7 @@ class DynamicCache(decode_loop.PastCache):
     """Each step runs the program on the past and keeps its present.{i}.* as the next past."""
 
     def run(self, comp: Component, ids, new_mask, positions):
-        feed = self.step_feed(comp, ids, new_mask, positions)
-        with torch.no_grad():
-            outs = comp.module(*[torch.from_numpy(np.ascontiguousarray(feed[n])) for n in comp.inputs])
-        out = {n: o.numpy() for n, o in zip(comp.outputs, outs if isinstance(outs, (tuple, list)) else (outs,))}
+        out = comp.run(self.step_feed(comp, ids, new_mask, positions))
         self.take_present(out.__getitem__)
         return out["logits"][:, -1, :]
 

@@ -41,7 +41,7 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
                             c.where, (long long)m->layers);
         for (int64_t i = 0; i < m->layers; i++) {
             const char *t = json_string_value(json_array_get(types, (size_t)i));
-            if (t && strcmp(t, "full_attention") == 0) m->window[i] = 0;
+            if (t && (strcmp(t, "full_attention") == 0 || (d->short_conv && strcmp(t, "conv") == 0))) m->window[i] = 0;
             else if (t && strcmp(t, "sliding_attention") == 0) {
                 if (window <= 0)
                     return hfx_fail(err, HFX_ERR_INVALID,
@@ -329,6 +329,49 @@ hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     return st;
 }
 
+/* LFM2: which layers are short convolutions (layer_types "conv", or every layer not in
+ * full_attn_idxs), the kernel, and the MLP width block_auto_adjust_ff_dim makes of
+ * intermediate_size (⅔ of it, times block_ffn_dim_multiplier, rounded up to block_multiple_of). */
+static hfx_status parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    m->conv = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->conv);
+    if (!m->conv) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    const json_t *types = json_object_get(c.obj, "layer_types"), *full = json_object_get(c.obj, "full_attn_idxs");
+    if (full && !json_is_null(full) && !json_is_array(full))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'full_attn_idxs' must be a list of layer indices", c.where);
+    for (int64_t i = 0; i < m->layers; i++) {
+        if (json_is_array(types)) { /* parse_sliding checked it */
+            m->conv[i] = strcmp(json_string_value(json_array_get(types, (size_t)i)), "conv") == 0;
+            continue;
+        }
+        bool attention = !json_is_array(full);
+        for (size_t k = 0; json_is_array(full) && k < json_array_size(full); k++)
+            attention |= json_is_integer(json_array_get(full, k)) && json_integer_value(json_array_get(full, k)) == i;
+        m->conv[i] = !attention;
+    }
+    bool adjust;
+    double multiplier;
+    int64_t multiple;
+    if ((st = hfx_cfg_int_in_or(c, "conv_L_cache", 3, 2, 64, &m->conv_len, err)) ||
+        (st = hfx_cfg_bool_or(c, "conv_bias", false, &m->conv_bias, err)) ||
+        (st = hfx_cfg_bool_or(c, "block_auto_adjust_ff_dim", true, &adjust, err)) ||
+        (st = hfx_cfg_num_or(c, "block_ffn_dim_multiplier", 1.0, &multiplier, err)) ||
+        (st = hfx_cfg_int_in_or(c, "block_multiple_of", 256, 1, 1 << 20, &multiple, err)))
+        return st;
+    if (!adjust) return HFX_OK;
+    int64_t size = (int64_t)(2.0 * (double)m->intermediate / 3.0);
+    const json_t *mult = json_object_get(c.obj, "block_ffn_dim_multiplier");
+    if (!json_is_null(mult)) { /* absent: transformers' default 1.0, which still rounds */
+        if (!(multiplier > 0 && multiplier * (double)size < (double)(1 << 24)))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: block_ffn_dim_multiplier %g is out of range", c.where, multiplier);
+        size = (int64_t)(multiplier * (double)size);
+        size = multiple * ((size + multiple - 1) / multiple);
+    }
+    if (size < 1) return hfx_fail(err, HFX_ERR_INVALID, "%s: the adjusted MLP width is 0", c.where);
+    m->intermediate = size;
+    return HFX_OK;
+}
+
 static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                hfx_error *err) {
     hfx_status st;
@@ -377,6 +420,7 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         (st = parse_moe(d, c, arena, m, err)) ||
         (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
         return st;
+    if (d->short_conv && (st = parse_short_conv(c, arena, m, err))) return st;
     for (int64_t i = 0; i < m->layers; i++) /* the rules read the windows: after parse_sliding */
         if (d->no_rope == HFX_NO_ROPE_FULL_LAYERS || (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && config_window > 0))
             m->no_rope[i] = m->window[i] == 0;
@@ -433,6 +477,7 @@ typedef struct layer_ctx {
     hfx_value *seed_mask;       /* seed profile: the attention bias [B|1,1,S,T], made at the first layer
                                    (from the 4-D mask input, or from the cache it sees) */
     hfx_value *seed_window_mask; /* ... and a dynamic cache's sliding layers' (within the window) */
+    hfx_value *new_mask;        /* short-conv layers: [B,S,1] 1 at this call's real tokens, 0 at padding */
 } layer_ctx;
 
 /* per layer: keys, values, and the seed profile's write counter (static cache) or window tensor
@@ -444,13 +489,14 @@ static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
                            .qkv = "qkv_proj", .o = "o_proj", .fc_in = "c_fc", .fc_out = "c_proj",
                            .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm", .final_norm = "model.norm",
                            .lm_head = "lm_head.weight", .pre2 = "pre_feedforward_layernorm",
-                           .post2 = "post_feedforward_layernorm", .q_norm = "q_norm", .k_norm = "k_norm"};
+                           .post2 = "post_feedforward_layernorm", .q_norm = "q_norm", .k_norm = "k_norm",
+                           .mlp = "mlp", .gate = "gate_proj", .up = "up_proj", .down = "down_proj", .conv = "conv"};
     const hfx_decoder_names *f = d->names;
     if (!f) return n;
 #define TAKE(field) if (f->field) n.field = f->field
     TAKE(embed); TAKE(layer); TAKE(attn); TAKE(qkv); TAKE(o); TAKE(fc_in); TAKE(fc_out); TAKE(norm1);
     TAKE(norm2); TAKE(pos_embed); TAKE(final_norm); TAKE(lm_head); TAKE(pre2); TAKE(post2); TAKE(q_norm);
-    TAKE(k_norm);
+    TAKE(k_norm); TAKE(mlp); TAKE(gate); TAKE(up); TAKE(down); TAKE(conv);
 #undef TAKE
     return n;
 }
@@ -825,7 +871,7 @@ static hfx_value *mlp_block(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
     if (m->sparse[i]) return moe_block(c, i, h);
     char p[160];
-#define P(name) tensor_name(c, i, "mlp", name, p, sizeof p)
+#define P(name) tensor_name(c, i, c->n.mlp, name, p, sizeof p)
     if (!c->d->gated_mlp) {
         hfx_value *up = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P(c->n.fc_in));
         return proj(c, hfx_activate(c->g, m->act, up), m->intermediate, m->hidden, m->mlp_bias, P(c->n.fc_out));
@@ -836,11 +882,11 @@ static hfx_value *mlp_block(layer_ctx *c, int64_t i, hfx_value *h) {
         gate = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, 0, m->intermediate), NULL);
         up = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, m->intermediate, m->intermediate), NULL);
     } else {
-        gate = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P("gate_proj"));
-        up = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P("up_proj"));
+        gate = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P(c->n.gate));
+        up = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P(c->n.up));
     }
     hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
-    return proj(c, act, m->intermediate, m->hidden, m->mlp_bias, P("down_proj"));
+    return proj(c, act, m->intermediate, m->hidden, m->mlp_bias, P(c->n.down));
 #undef P
 }
 
@@ -1117,6 +1163,61 @@ static hfx_value *residual(layer_ctx *c, hfx_value *x, hfx_value *block) {
 }
 
 /* One decoder layer in the descriptor's layout. */
+/* LFM2's gated short convolution over h [B,S,hidden] (padding zeroed first, as transformers'
+ * apply_mask_to_padding_states): in_proj's three parts B, C, x; B·x through a depthwise causal
+ * convolution of conv_len taps over the layer's state (the L − 1 inputs before this call: zeros at
+ * a prompt) and this call's inputs; C times that; out_proj. The state becomes the last L − 1
+ * inputs, present.{i}.conv [B, hidden, L − 1] (onnxruntime-genai's names and layout). */
+static hfx_value *short_conv_block(layer_ctx *c, int64_t i, hfx_value *h) {
+    const hfx_decoder_cfg *m = c->m;
+    const hfx_build_opts *o = c->o;
+    hfx_graph *g = c->g;
+    int64_t H = m->hidden, L = m->conv_len;
+    char p[160], name[64];
+#define P(name) tensor_name(c, i, c->n.conv, name, p, sizeof p)
+    if (c->new_mask) h = hfx_op2(g, HFX_OP_MUL, h, c->new_mask);
+    hfx_value *bcx = proj(c, h, H, 3 * H, m->conv_bias, P("in_proj")); /* [B,S,3·hidden] */
+    hfx_value *b = hfx_slice(g, bcx, 2, 0, H), *gate = hfx_slice(g, bcx, 2, H, 2 * H), *x = hfx_slice(g, bcx, 2, 2 * H, 3 * H);
+    x = hfx_transpose(g, hfx_op2(g, HFX_OP_MUL, b, x), 3, (int64_t[]){0, 2, 1}); /* [B,hidden,S] */
+    snprintf(name, sizeof name, "past.%lld.conv", (long long)i);
+    int state = o->cache == HFX_CACHE_NONE ? -1 : hfx_graph_state(g, name, HFX_STATE_REPLACE, 2);
+    hfx_dim state_dims[3] = {c->batch, hfx_dim_const(H), hfx_dim_const(L - 1)};
+    hfx_value *past;
+    if (o->has_past) {
+        past = hfx_state_read(g, state, name, x->dtype, 3, state_dims);
+    } else { /* a prompt: nothing before it */
+        hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0),
+                                                             hfx_unsqueeze(g, hfx_const_i64(g, H), 0),
+                                                             hfx_unsqueeze(g, hfx_const_i64(g, L - 1), 0)}, 0);
+        past = hfx_expand(g, hfx_const_scalar(g, x->dtype, 0.0), shape, 3, state_dims);
+    }
+    hfx_value *all = hfx_concat(g, 2, (hfx_value *[]){past, x}, 2); /* [B,hidden,L−1+S] */
+    hfx_value *w = hfx_weight(c->w, 3, (int64_t[]){H, 1, L}, "%s.weight", P("conv"));
+    hfx_value *len = hfx_dim_of(g, x, 2), *out = NULL;
+    for (int64_t k = 0; k < L; k++) { /* out[t] = Σ_k w[k]·all[t + k] */
+        hfx_value *at = hfx_range(g, hfx_const_i64(g, k), hfx_op2(g, HFX_OP_ADD, len, hfx_const_i64(g, k)),
+                                  hfx_const_i64(g, 1), c->seq);
+        hfx_value *tap = hfx_reshape(g, hfx_const_slice(g, w, 2, k, 1), 3,
+                                     (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(H), hfx_dim_const(1)});
+        hfx_value *term = hfx_op2(g, HFX_OP_MUL, hfx_gather(g, all, at, 2), tap);
+        out = out ? hfx_op2(g, HFX_OP_ADD, out, term) : term;
+    }
+    if (m->conv_bias)
+        out = hfx_op2(g, HFX_OP_ADD, out, hfx_reshape(g, hfx_weight(c->w, 1, &H, "%s.bias", P("conv")), 3,
+                                                     (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(H), hfx_dim_const(1)}));
+    c->cache_out[CACHE_PARTS * i] = hfx_slice(g, all, 2, -(L - 1), INT64_MAX);
+    c->cache_state[CACHE_PARTS * i] = state;
+    hfx_value *y = hfx_op2(g, HFX_OP_MUL, gate, hfx_transpose(g, out, 3, (int64_t[]){0, 2, 1}));
+    return proj(c, y, H, H, m->conv_bias, P("out_proj"));
+#undef P
+}
+
+/* The layer's token mixer: attention, or (LFM2's "conv" layers) a short convolution. */
+static hfx_value *mixer_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
+                              hfx_value *bias) {
+    return c->m->conv && c->m->conv[i] ? short_conv_block(c, i, h) : attention_block(c, i, h, cos, sin, bias);
+}
+
 static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos,
                                 hfx_value *sin, hfx_value *bias) {
     int64_t n = c->m->hidden;
@@ -1124,26 +1225,26 @@ static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value
 #define P(name) tensor_name(c, i, NULL, name, p, sizeof p)
     switch (c->m->layout) {
     case HFX_LAYOUT_PARALLEL: { /* mlp(norm2(x)) + attn(norm1(x)) + x, in transformers' order */
-        hfx_value *a = attention_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias);
+        hfx_value *a = mixer_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias);
         hfx_value *f = mlp_block(c, i, norm(c, x, n, P(c->n.norm2)));
         return hfx_op2(c->g, HFX_OP_ADD, hfx_op2(c->g, HFX_OP_ADD, f, a), x);
     }
     case HFX_LAYOUT_PARALLEL_SHARED: { /* x + attn(h) + mlp(h), h = norm1(x) */
         hfx_value *h = norm(c, x, n, P(c->n.norm1));
-        hfx_value *a = attention_block(c, i, h, cos, sin, bias);
+        hfx_value *a = mixer_block(c, i, h, cos, sin, bias);
         return hfx_op2(c->g, HFX_OP_ADD, hfx_op2(c->g, HFX_OP_ADD, x, a), mlp_block(c, i, h));
     }
     case HFX_LAYOUT_PRE:
-        x = residual(c, x, attention_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias));
+        x = residual(c, x, mixer_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias));
         return residual(c, x, mlp_block(c, i, norm(c, x, n, P(c->n.norm2))));
     case HFX_LAYOUT_SANDWICH: {
-        hfx_value *a = attention_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias);
+        hfx_value *a = mixer_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias);
         x = residual(c, x, norm(c, a, n, P(c->n.norm2)));
         hfx_value *f = mlp_block(c, i, norm(c, x, n, P(c->n.pre2)));
         return residual(c, x, norm(c, f, n, P(c->n.post2)));
     }
     case HFX_LAYOUT_POST:
-        x = residual(c, x, norm(c, attention_block(c, i, x, cos, sin, bias), n, P(c->n.norm2)));
+        x = residual(c, x, norm(c, mixer_block(c, i, x, cos, sin, bias), n, P(c->n.norm2)));
         return residual(c, x, norm(c, mlp_block(c, i, x), n, P(c->n.post2)));
     }
     return x;
@@ -1255,8 +1356,18 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
         close_weights(&own, w, HFX_OK, err);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
-    layer_ctx c = {g, w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out, cache_state, NULL, NULL};
+    layer_ctx c = {g, w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out, cache_state, NULL, NULL, NULL};
     bool seed = o->io == HFX_IO_SEED && o->cache != HFX_CACHE_NONE;
+    bool convs = false;
+    for (int64_t i = 0; m->conv && i < m->layers; i++) convs |= m->conv[i];
+    if (convs && (seed || o->cache == HFX_CACHE_STATIC)) {
+        free(cache_out);
+        free(cache_state);
+        close_weights(&own, w, HFX_OK, err);
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: its convolution layers' state is written for a growing cache in "
+                                                  "io \"optimum\" only yet; export with a dynamic cache (not %s)",
+                        d->architecture, seed ? "io \"seed\"" : "a static one");
+    }
     for (int64_t i = 0; seed && o->cache == HFX_CACHE_STATIC && i < m->layers; i++)
         if (m->window[i]) {
             free(cache_out);
@@ -1331,6 +1442,8 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     if (d->local_rope) hfx_rope_cos_sin(g, &m->local_rope, pos, o->dtype, &local_cos, &local_sin);
     hfx_mask_builder mb;
     if (!seed) hfx_mask_init(g, &mb, attn_mask, slots);
+    if (convs && !seed) /* [B,S,1]: which of this call's tokens are real (the mask at their slots) */
+        c.new_mask = hfx_unsqueeze(g, hfx_cast(g, hfx_gather(g, attn_mask, slots, 1), o->dtype), -1);
     if (!seed && host && host->image_blocks)
         hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, mask_len}));
     hfx_value *full_bias = NULL, *window_bias = NULL;
@@ -1356,6 +1469,12 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     x = norm(&c, x, m->hidden, c.n.final_norm);
     hfx_graph_output(g, d->seq_classifier ? classify(&c, x, ids) : lm_logits(&c, x, embed), "logits");
     for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
+        if (m->conv && m->conv[i]) { /* a convolution layer's state */
+            char name[64];
+            snprintf(name, sizeof name, "present.%lld.conv", (long long)i);
+            hfx_state_write(g, cache_state[CACHE_PARTS * i], cache_out[CACHE_PARTS * i], name);
+            continue;
+        }
         bool third = seed && (o->cache == HFX_CACHE_STATIC || m->window[i]); /* the counter, or the window */
         for (int kv = 0; kv < (third ? 3 : 2); kv++) {
             char name[128];
@@ -1405,10 +1524,12 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_, con
 static int decoder_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) {
     const hfx_decoder_cfg *m = cfg_;
     for (int64_t i = 0; i < m->layers && i < max; i++)
-        layers[i] = m->kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
-                        ? (hfx_layer_cache){1, m->kv_lora, m->qk_rope, m->window[i], NULL}
+        layers[i] = m->conv && m->conv[i] ? (hfx_layer_cache){0, 0, 0, 0, "conv", m->hidden, m->conv_len - 1}
+                    : m->kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
+                        ? (hfx_layer_cache){1, m->kv_lora, m->qk_rope, m->window[i], NULL, 0, 0}
                         : (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i],
-                                            !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention"};
+                                            !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention",
+                                            0, 0};
     return (int)m->layers;
 }
 

@@ -102,6 +102,9 @@ typedef struct hfx_decoder_names {
     const char *post2;      /* ... and post-MLP norm: "post_feedforward_layernorm" */
     const char *q_norm;     /* per-head q/k norms: "q_norm" */
     const char *k_norm;     /* "k_norm" */
+    const char *mlp;        /* the MLP block: "mlp" */
+    const char *gate, *up, *down; /* its gated projections: "gate_proj", "up_proj", "down_proj" */
+    const char *conv;       /* a short-conv mixer's block (LFM2): "conv" */
     const char *optional_prefix; /* names start with it, or not (GPT-2 on the Hub has no "transformer.") */
 } hfx_decoder_names;
 
@@ -134,6 +137,10 @@ typedef struct hfx_decoder_desc {
     hfx_norm_kind norm;
     hfx_layer_layout layout;
     bool gated_mlp;              /* gate/up/down (Llama) or c_fc → act → c_proj (StarCoder2) */
+    bool short_conv;             /* layer_types may name "conv" layers: LFM2's gated short convolution
+                                    (in_proj → B·x → depthwise causal conv1d → C·conv → out_proj), its
+                                    state the last conv_L_cache − 1 inputs; block_auto_adjust_ff_dim
+                                    sizes the MLP */
     const char *act_key;         /* "hidden_act" or "hidden_activation" */
     const char *default_act;
     bool gelu_means_tanh;        /* Gemma: a legacy "gelu" means the tanh approximation */
@@ -224,6 +231,10 @@ typedef struct hfx_decoder_cfg {
     bool rope_deinterleave;      /* MLA (V3 rope_interleave): rotary pairs regrouped into halves first */
     bool *sparse;                /* (layers) this layer's MLP is the experts; arena-owned */
     bool *no_rope;               /* (layers) this layer's attention has no rotary; arena-owned */
+    bool *conv;                  /* (layers) this layer mixes with a short convolution, not attention
+                                    (LFM2's layer_types "conv"); arena-owned, NULL: none does */
+    int64_t conv_len;            /* the convolution's kernel (conv_L_cache): its state keeps conv_len − 1 */
+    bool conv_bias;
     double clip_qkv;             /* 0: none; else q, k, v clamped to [-clip_qkv, clip_qkv] */
     double logits_mul;           /* 1 unless the architecture scales its logits up (Cohere) */
     hfx_qk_norm qk_norm;         /* the descriptor's, or none when its qk_norm_key is false */

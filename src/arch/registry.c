@@ -58,6 +58,15 @@ static const hfx_decoder_desc PhiForCausalLM_desc = {
     .attention_bias_default = true, .mlp_bias_always = true, .lm_head_bias = true, .qk_norm = HFX_QK_NORM_PER_HEAD,
     .qk_norm_key = "qk_layernorm", .names = &phi_names};
 static const hfx_decoder_names stablelm_names = {.q_norm = "q_layernorm", .k_norm = "k_layernorm"};
+/* LFM2: attention or a short convolution per layer (layer_types), its own block names */
+static const hfx_decoder_names lfm2_names = {.o = "out_proj", .norm1 = "operator_norm", .norm2 = "ffn_norm",
+                                             .final_norm = "model.embedding_norm", .q_norm = "q_layernorm",
+                                             .k_norm = "k_layernorm", .mlp = "feed_forward", .gate = "w1",
+                                             .up = "w3", .down = "w2"};
+static const hfx_decoder_desc Lfm2ForCausalLM_desc = {
+    "Lfm2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm2_names,
+    .eps_key = "norm_eps", .default_eps = 1e-5, .default_tied = true, .default_theta = 1000000.0, .short_conv = true,
+    .legacy_rope_type = false};
 static const hfx_decoder_desc StableLmForCausalLM_desc = {
     "StableLmForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED,
     .parallel_from_config = true, .parallel_default = false, .eps_key = "layer_norm_eps", .partial_rotary = true,
@@ -215,6 +224,7 @@ static const struct entry {
     {"LlamaForCausalLM", &hfx_decoder_family, &LlamaForCausalLM_desc},
     {"MistralForCausalLM", &hfx_decoder_family, &MistralForCausalLM_desc},
     {"Qwen2ForCausalLM", &hfx_decoder_family, &Qwen2ForCausalLM_desc},
+    {"Lfm2ForCausalLM", &hfx_decoder_family, &Lfm2ForCausalLM_desc},
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},
     {"MixtralForCausalLM", &hfx_decoder_family, &MixtralForCausalLM_desc},
     {"Qwen3MoeForCausalLM", &hfx_decoder_family, &Qwen3MoeForCausalLM_desc},

@@ -52,8 +52,10 @@ hfx_status hfx_grid_tower_parse(const char *model_type, hfx_cfg c, hfx_grid_towe
         return hfx_fail(err, HFX_ERR_INVALID, "%s: window_size %lld is smaller than one merged token (%lld pixels)",
                         c.where, (long long)size, (long long)(out->merge * v->patch));
     const json_t *full = json_object_get(c.obj, "fullatt_block_indexes");
-    if (!full) { /* transformers' default */
-        for (int64_t i = 7; i < v->layers; i += 8) out->full[i] = true;
+    if (!full) { /* transformers' default, whatever the depth */
+        static const int64_t dflt[] = {7, 15, 23, 31};
+        for (size_t i = 0; i < sizeof dflt / sizeof dflt[0]; i++)
+            if (dflt[i] < v->layers) out->full[dflt[i]] = true;
         return HFX_OK;
     }
     if (!json_is_array(full))

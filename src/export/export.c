@@ -374,6 +374,12 @@ static json_t *cache_json(const component *c, const hfx_model *model, int64_t ma
     json_t *cache = json_object(), *arr = json_array();
     for (int i = 0; i < n; i++) {
         json_t *l = json_object();
+        if (layers[i].conv_channels) { /* a convolution layer: its state [batch, channels, state] */
+            json_object_set_new(l, "conv", json_pack("[II]", (json_int_t)layers[i].conv_channels,
+                                                     (json_int_t)layers[i].conv_state));
+            json_array_append_new(arr, l);
+            continue;
+        }
         json_object_set_new(l, "heads", json_integer(layers[i].kv_heads));
         json_object_set_new(l, "key_dim", json_integer(layers[i].key_dim));
         json_object_set_new(l, "value_dim", json_integer(layers[i].value_dim));
@@ -1041,7 +1047,15 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         } else if (genai_layout) {
             hfx_layer_cache layer0;
             int layers = hfx_arch_cache_layers(model->arch, &layer0, 1);
-            if (layer0.key_dim != layer0.value_dim) /* multi-head latent attention: keys and values differ */
+            bool convs = false;
+            hfx_layer_cache *all = layers > 0 ? malloc((size_t)layers * sizeof *all) : NULL;
+            if (all) hfx_arch_cache_layers(model->arch, all, layers);
+            for (int i = 0; all && i < layers; i++) convs |= all[i].conv_channels != 0;
+            free(all);
+            if (convs) /* LFM2: genai's own layout for it (past.{i}.conv) is not written yet */
+                warn(e, "no genai_config.json: this model's convolution layers are not described to onnxruntime-genai "
+                        "yet");
+            else if (layer0.key_dim != layer0.value_dim) /* multi-head latent attention: keys and values differ */
                 warn(e, "no genai_config.json: onnxruntime-genai takes one head size, and this model caches keys and "
                         "values of different widths");
             else

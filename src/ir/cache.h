@@ -13,6 +13,8 @@ typedef struct hfx_layer_cache {
     int64_t sliding_window; /* 0: full attention */
     const char *layer_type; /* transformers' layer_types entry ("full_attention"), NULL when the
                                architecture's config has no layer_types */
+    int64_t conv_channels, conv_state; /* a convolution layer's state [B, channels, state] (LFM2's
+                                          "conv" layers, whose kv_heads are 0); 0: none */
 } hfx_layer_cache;
 
 /* A generation graph in the Python system's I/O profile ("io": "seed"), as its torch-side

@@ -517,21 +517,30 @@ static ov_ref keep_once(ov_model *m, const hfx_value *v, ov_ref r) {
     return rv;
 }
 
-/* The variable that replaces a past input: ReadValue initialised to an empty [B, KV, 0, D] cache
- * (B taken from input_ids), reordered by beam_idx as beam search needs. */
+/* The variable that replaces a past input: ReadValue initialised to zeros of its shape, the batch
+ * taken from input_ids and every other symbolic dim (a growing cache's length) 0 — an empty
+ * [B, KV, 0, D] cache, or a convolution's zero state [B, C, K − 1] — reordered by beam_idx as beam
+ * search needs. */
 static ov_ref state_read(ov_model *m, const hfx_graph *g, const hfx_value *in, const hfx_value *out,
                          ov_ref input_ids, ov_ref beam_idx) {
     char data[640], shape[256];
-    int64_t zero_idx = 0;
+    int64_t zero_idx = 0, rest[HFX_MAX_RANK];
+    size_t k = (size_t)snprintf(shape, sizeof shape, "?");
+    for (int d = 1; d < in->rank; d++) {
+        bool fixed = hfx_dim_is_const(in->dims[d]);
+        rest[d - 1] = fixed ? in->dims[d].c : 0;
+        if (k < sizeof shape) {
+            if (fixed) k += (size_t)snprintf(shape + k, sizeof shape - k, ",%lld", (long long)in->dims[d].c);
+            else k += (size_t)snprintf(shape + k, sizeof shape - k, ",?");
+        }
+    }
     ov_ref shp = layer(m, "ShapeOf", "opset3", "output_type=\"i64\"", 1, &input_ids, 1);
     ov_ref gin[3] = {shp, ints(m, 1, &zero_idx), int_scalar(m, 0)};
     ov_ref batch = layer(m, "Gather", "opset8", "batch_dims=\"0\"", 3, gin, 1);
-    int64_t rest[3] = {in->dims[1].c, 0, in->dims[3].c};
-    ov_ref cin[2] = {batch, ints(m, 3, rest)};
+    ov_ref cin[2] = {batch, ints(m, in->rank - 1, rest)};
     ov_ref full = layer(m, "Concat", "opset1", "axis=\"0\"", 2, cin, 1);
     ov_ref bin[2] = {float_scalar(m, in->dtype, 0.0), full};
     ov_ref init = layer(m, "Broadcast", "opset3", "mode=\"numpy\"", 2, bin, 1);
-    snprintf(shape, sizeof shape, "?,%lld,?,%lld", (long long)in->dims[1].c, (long long)in->dims[3].c);
     snprintf(data, sizeof data, "variable_id=\"%s%s\" variable_type=\"%s\" variable_shape=\"%s\"",
              in->name, out->name, hfx_ov_type(in->dtype), shape);
     ov_ref rv = layer(m, "ReadValue", "opset6", data, 1, &init, 1);
