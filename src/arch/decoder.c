@@ -339,9 +339,17 @@ static hfx_status parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg 
     const json_t *types = json_object_get(c.obj, "layer_types"), *full = json_object_get(c.obj, "full_attn_idxs");
     if (full && !json_is_null(full) && !json_is_array(full))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'full_attn_idxs' must be a list of layer indices", c.where);
+    if (types && !json_is_null(types) && (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'layer_types' must be a list of num_hidden_layers (%lld) "
+                                              "strings", c.where, (long long)m->layers);
     for (int64_t i = 0; i < m->layers; i++) {
-        if (json_is_array(types)) { /* parse_sliding checked it */
-            m->conv[i] = strcmp(json_string_value(json_array_get(types, (size_t)i)), "conv") == 0;
+        if (json_is_array(types)) {
+            const char *t = json_string_value(json_array_get(types, (size_t)i));
+            if (!t || (strcmp(t, "conv") != 0 && strcmp(t, "full_attention") != 0))
+                return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: layer_types[%lld] = '%s' (supported: conv, "
+                                                          "full_attention)", c.where, (long long)i,
+                                t ? t : "(not a string)");
+            m->conv[i] = strcmp(t, "conv") == 0;
             continue;
         }
         bool attention = !json_is_array(full);

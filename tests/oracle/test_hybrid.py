@@ -214,6 +214,7 @@ def test_state_inputs(export_dir):
      "io \"seed\""),
 ])
 def test_refused(flags, message, ckpt, tmp_path):
+    """What is not written yet: refused by name, exit 2, nothing written."""
     out = tmp_path / "out"
     flags = list(flags)
     if "--config-json" in flags:
@@ -223,4 +224,26 @@ def test_refused(flags, message, ckpt, tmp_path):
         flags[i:i + 2] = ["--config", str(cfg)]
     proc = run_hfx(["export", ckpt("lfm2"), out, *flags])
     assert proc.returncode == 2 and message in proc.stderr and "convolution" in proc.stderr, describe(proc)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(layer_types=["conv", "full_attention"]), "layer_types' must be a list of num_hidden_layers"),
+    (lambda c: c.update(layer_types=["conv", 7, "conv", "conv"]), "layer_types[1] = '(not a string)'"),
+    (lambda c: c.update(layer_types=["conv", "sliding_attention", "conv", "conv"]),
+     "layer_types[1] = 'sliding_attention'"),
+    (lambda c: c.update(conv_L_cache=1), "conv_L_cache"),
+    (lambda c: (c.pop("layer_types"), c.update(full_attn_idxs="all")), "full_attn_idxs"),
+])
+def test_bad_config(edit, message, ckpt, tmp_path):
+    """A config that names other layer kinds, or malformed ones: a clear error, exit 2, no output."""
+    import shutil
+    src = tmp_path / "ckpt"
+    shutil.copytree(ckpt("lfm2"), src)
+    cfg = json.loads((src / "config.json").read_text())
+    edit(cfg)
+    (src / "config.json").write_text(json.dumps(cfg))
+    out = tmp_path / "out"
+    proc = run_hfx(["export", src, out, "--format", "onnx", "--for-generation", "--dynamic"])
+    assert proc.returncode == 2 and message in proc.stderr, describe(proc)
     assert not out.exists()
