@@ -47,15 +47,16 @@ def token_feed(tokens) -> dict:
     return {"inputs_embeds" if tokens.ndim == 3 else "input_ids": tokens}
 
 
-def is_conv_state(name: str) -> bool:
-    """past.{i}.conv: a convolution layer's state (its last inputs), replaced by present.{i}.conv."""
+def is_state(name: str) -> bool:
+    """past.{i}.<kind>: a recurrent layer's state, replaced by present.{i}.<kind> after each step —
+    a convolution's last inputs (conv: LFM2, Mamba2) or a state-space mixer's state (ssm: Mamba2)."""
     parts = name.split(".")
-    return len(parts) == 3 and parts[0] == "past" and parts[1].isdigit() and parts[2] == "conv"
+    return len(parts) == 3 and parts[0] == "past" and parts[1].isdigit() and parts[2].isidentifier()
 
 
 def present_of(name: str) -> str:
     """The output that replaces cache input `name` after a step: past_key_values.X → present.X,
-    past.{i}.conv → present.{i}.conv."""
+    past.{i}.<kind> → present.{i}.<kind>."""
     return "present." + (name[len("past_key_values."):] if name.startswith("past_key_values.") else name[len("past."):])
 
 
@@ -68,6 +69,7 @@ class Component:
         self.name, self.role, self.meta = name, entry.get("role", name), entry.get("metadata", {})
         # "cache": {"implementation": "dynamic"|"static", "max_cache_len": M|null,
         #           "layers": [{"heads", "key_dim", "value_dim", "length", "sliding_window"}, ...]}
+        # (a recurrent layer: {"conv": [channels, kernel − 1], "ssm": [heads, head_dim, state]})
         self.cache = self.meta.get("cache") or {}
 
     def graph_dim(self, name: str, axis: int):
@@ -91,18 +93,19 @@ class Component:
         self.static = self.cache.get("implementation", "static" if "cache_position" in self.inputs
                                      else "dynamic") == "static"
         # past_key_values.{i}.key/value (dynamic) or input.past_key_values.{i}.key/value (static);
-        # a convolution layer's state past.{i}.conv (LFM2), whatever the cache
-        self.cache_inputs = [n for n in self.inputs if "past_key_values." in n or is_conv_state(n)]
+        # a recurrent layer's states past.{i}.conv / past.{i}.ssm (LFM2, Mamba2), whatever the cache
+        self.cache_inputs = [n for n in self.inputs if "past_key_values." in n or is_state(n)]
 
     def cache_shape(self, name: str, batch: int, length: int):
         """[batch, kv_heads, length, head_dim] of cache input `name`, from the per-layer geometry
-        (the graph's own input shape where the metadata has none); a convolution state's
-        [batch, channels, kernel − 1], whatever the length."""
-        if is_conv_state(name):
+        (the graph's own input shape where the metadata has none); a recurrent state's
+        [batch, *its dims] from the metadata, whatever the length."""
+        if is_state(name):
+            _, layer, kind = name.split(".")
             layers = self.cache.get("layers")
-            channels, state = (layers[int(name.split(".")[1])]["conv"] if layers
-                               else (self.graph_dim(name, 1), self.graph_dim(name, 2)))
-            return (batch, channels, state)
+            if not layers or kind not in layers[int(layer)]:
+                raise UsageError(f"{self.name}: the metadata does not describe state {name}")
+            return (batch, *layers[int(layer)][kind])
         parts = name.split("past_key_values.")[1].split(".")  # {i}.key, or an encoder-decoder's {i}.decoder.key
         layer, kind = parts[0], parts[-1]
         layers = self.cache.get("layers")
@@ -203,9 +206,22 @@ class StaticSlots:
     graph derives causality and sliding windows from cache_position, so no [query, M] mask is ever
     built here."""
 
-    def __init__(self, batch: int, max_cache_len: int):
+    def __init__(self, batch: int, max_cache_len: int, decode: Component = None):
         self.M, self.used = max_cache_len, 0
         self.mask = np.zeros((batch, max_cache_len), np.int64)
+        # a recurrent layer's states (past.{i}.conv / .ssm: LFM2, Mamba2) are not slots: fed, then
+        # replaced by the step's present.{i}.*, as with a growing cache
+        self.states = {n: np.zeros(decode.cache_shape(n, batch, 0), decode.cache_dtype(n))
+                       for n in decode.cache_inputs if is_state(n)} if decode else {}
+
+    def state_feed(self, comp: Component) -> dict:
+        """The states the component reads (none in a prefill: a prompt starts from zeros)."""
+        return {n: self.states[n] for n in comp.cache_inputs if is_state(n)}
+
+    def take_states(self, present):
+        """present(name): the step's output `name`."""
+        for name in self.states:
+            self.states[name] = present(present_of(name))
 
     def take(self, new_mask):
         """cache_position of a step's new tokens, their flags marked in the mask."""

@@ -109,7 +109,7 @@ class StaticCache(decode_loop.StaticSlots):
         feed.update(decode_loop.token_feed(ids))  # ids, or a VLM's embeddings
         out = comp.execute([self.buffers[n] if n in self.buffers else feed[n] for n in comp.inputs])
         for name, buf in self.buffers.items():  # input.past_key_values.X -> output.past_key_values.X
-            new = out["output." + name[len("input."):]]
+            new = out[decode_loop.present_of(name) if decode_loop.is_state(name) else "output." + name[len("input."):]]
             if new.data_ptr() != buf.data_ptr():
                 buf.copy_(new)
         return out["logits"].numpy()[:, -1, :].copy()

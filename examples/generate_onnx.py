@@ -80,7 +80,7 @@ class DynamicCache(decode_loop.PastCache):
     """Each step runs the session on the past and keeps its present.{i}.* as the next past."""
 
     def run(self, comp: Component, ids, new_mask, positions):
-        out = dict(zip(comp.outputs, comp.session.run(None, self.step_feed(comp, ids, new_mask, positions))))
+        out = comp.run(self.step_feed(comp, ids, new_mask, positions))  # the inputs it takes (Mamba2: no positions)
         self.take_present(out.__getitem__)
         # logits_to_keep 1: [B, 1, vocab]; 0 (--logits all): [B, seq, vocab]. Either way, the last.
         return out["logits"][:, -1, :]
@@ -92,9 +92,11 @@ class StaticCache(decode_loop.StaticSlots):
     values into slots `cache_position` in place (ScatterElements); nothing is copied between steps."""
 
     def __init__(self, decode: Component, batch: int, max_cache_len: int):
-        super().__init__(batch, max_cache_len)
+        super().__init__(batch, max_cache_len, decode)
         self.buffers = {}
         for name in decode.cache_inputs:
+            if decode_loop.is_state(name):  # replaced each step, not written in place
+                continue
             zeros = np.zeros(decode.cache_shape(name, batch, max_cache_len), decode.cache_dtype(name))
             self.buffers[name[len("input."):]] = ort.OrtValue.ortvalue_from_numpy(zeros)  # shares `zeros`
 
@@ -103,14 +105,23 @@ class StaticCache(decode_loop.StaticSlots):
         binding = comp.session.io_binding()
         binding.bind_output("logits")  # first bound output: get_outputs()[0]
         for name, value in (("position_ids", positions), ("cache_position", slots), ("attention_mask", self.mask)):
-            binding.bind_cpu_input(name, np.ascontiguousarray(value, dtype=np.int64))
+            if name in comp.inputs:  # (Mamba2 takes no positions)
+                binding.bind_cpu_input(name, np.ascontiguousarray(value, dtype=np.int64))
         for name, value in decode_loop.token_feed(ids).items():  # ids, or a VLM's embeddings
             binding.bind_cpu_input(name, np.ascontiguousarray(value))
+        for name, value in self.state_feed(comp).items():
+            binding.bind_cpu_input(name, value)
+        states = [decode_loop.present_of(n) for n in self.states]
+        for name in states:
+            binding.bind_output(name)
         for name, buf in self.buffers.items():
             binding.bind_ortvalue_input("input." + name, buf)
             binding.bind_ortvalue_output("output." + name, buf)
         comp.session.run_with_iobinding(binding)
-        return binding.get_outputs()[0].numpy()[:, -1, :]
+        outputs = binding.get_outputs()  # in binding order: logits, the states, the cache
+        present = dict(zip(states, (o.numpy() for o in outputs[1:1 + len(states)])))
+        self.take_states(present.__getitem__)
+        return outputs[0].numpy()[:, -1, :]
 
 
 new_cache = decode_loop.cache_for(DynamicCache, StaticCache)

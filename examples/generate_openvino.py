@@ -189,8 +189,9 @@ class StaticCache(decode_loop.StaticSlots):
     copies nothing."""
 
     def __init__(self, decode: Component, batch: int, max_cache_len: int):
-        super().__init__(batch, max_cache_len)
-        names = [n[len("input."):] for n in decode.cache_inputs]  # past_key_values.{i}.key
+        super().__init__(batch, max_cache_len, decode)
+        # past_key_values.{i}.key (a recurrent layer's states are fed and taken as with a growing cache)
+        names = [n[len("input."):] for n in decode.cache_inputs if not decode_loop.is_state(n)]
         self.current = {n: np.zeros(decode.cache_shape("input." + n, batch, max_cache_len),
                                     decode.cache_dtype("input." + n)) for n in names}
         self.other = {n: np.zeros_like(a) for n, a in self.current.items()}
@@ -205,7 +206,10 @@ class StaticCache(decode_loop.StaticSlots):
             # ov.Tensor(array, shared_memory=True) wraps the numpy buffer without copying
             request.set_tensor("input." + name, ov.Tensor(self.current[name], shared_memory=True))
             request.set_tensor("output." + name, ov.Tensor(self.other[name], shared_memory=True))
+        for name, value in self.state_feed(comp).items():
+            request.set_tensor(name, ov.Tensor(value))
         request.infer()
+        self.take_states(lambda name: np.array(request.get_tensor(name).data))
         for name in self.current:
             written = request.get_tensor("output." + name)
             if written.data.ctypes.data != self.other[name].ctypes.data:

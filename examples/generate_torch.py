@@ -48,20 +48,26 @@ class Component(decode_loop.Component):
     def run(self, feed: dict) -> dict:
         """The program's outputs by name (numpy), on the inputs of `feed` it takes. A static cache's
         output.X is its input.X written in place (the program mutates that input and does not return
-        it), so it comes back as that input's array; so does a convolution state's present.{i}.conv
-        (its past.{i}.conv replaced in place)."""
+        it), so it comes back as that input's array; so does a recurrent state's present.{i}.conv / .ssm
+        (its past.{i}.* replaced in place)."""
         args = {n: torch.from_numpy(np.ascontiguousarray(feed[n])) for n in self.inputs}
+        out, mutated = self.call(args)
+        out = {n: v.numpy() for n, v in out.items()}
+        out.update({n: args[source].numpy() for n, source in mutated.items()})
+        return out
+
+    def call(self, args: dict):
+        """The program on `args` (input name -> tensor, every input): the outputs it returns by name,
+        and {output: the input it mutated instead}."""
         with torch.no_grad():
-            outs = self.module(*args.values())
+            outs = self.module(*(args[n] for n in self.inputs))
         outs = outs if isinstance(outs, (tuple, list)) else (outs,)
         mutated = {n: "input." + n[len("output."):] for n in self.outputs
                    if n.startswith("output.") and "input." + n[len("output."):] in args}
         mutated.update({n: "past." + n[len("present."):] for n in self.outputs
-                        if n.startswith("present.") and decode_loop.is_conv_state("past." + n[len("present."):])
+                        if n.startswith("present.") and decode_loop.is_state("past." + n[len("present."):])
                         and "past." + n[len("present."):] in args})
-        out = dict(zip([n for n in self.outputs if n not in mutated], (o.numpy() for o in outs)))
-        out.update({n: args[source].numpy() for n, source in mutated.items()})
-        return out
+        return dict(zip([n for n in self.outputs if n not in mutated], outs)), mutated
 
     def graph_dim(self, name: str, axis: int):
         dim = self.inputs[name].shape[axis]
@@ -90,6 +96,7 @@ class StaticCache(decode_loop.StaticSlots):
 
     def __init__(self, decode: Component, batch: int, max_cache_len: int):
         super().__init__(batch, max_cache_len)
+        # a recurrent layer's states too: the program replaces them in place (mutated inputs)
         self.buffers = {name: torch.zeros(decode.cache_shape(name, batch, max_cache_len),
                                           dtype=decode.inputs[name].dtype) for name in decode.cache_inputs}
 
@@ -98,11 +105,14 @@ class StaticCache(decode_loop.StaticSlots):
         feed = {n: np.asarray(v, np.int64) for n, v in (("position_ids", positions), ("cache_position", slots),
                                                           ("attention_mask", self.mask))}
         feed.update(decode_loop.token_feed(ids))  # ids, or a VLM's embeddings
-        args = [self.buffers[n] if n in self.buffers else torch.from_numpy(np.ascontiguousarray(feed[n]))
-                for n in comp.inputs]
-        with torch.no_grad():
-            outs = comp.module(*args)
-        return (outs[0] if isinstance(outs, (tuple, list)) else outs).numpy()[:, -1, :]
+        args = {n: self.buffers[n] if n in self.buffers else torch.from_numpy(np.ascontiguousarray(feed[n]))
+                for n in comp.inputs}
+        out, _ = comp.call(args)
+        for name, value in out.items():  # a prompt's recurrent states come back as outputs
+            past = "past." + name[len("present."):]
+            if name.startswith("present.") and past in self.buffers:
+                self.buffers[past].copy_(value)
+        return out["logits"].numpy()[:, -1, :]
 
 
 new_cache = decode_loop.cache_for(DynamicCache, StaticCache)

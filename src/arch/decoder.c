@@ -161,6 +161,13 @@ static hfx_status parse_no_rope(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena 
     m->no_rope = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->no_rope);
     if (!m->no_rope) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = false;
+    if (d->no_rope == HFX_NO_ROPE_UNLESS_ROPE_TYPE) {
+        const char *type;
+        hfx_status st = hfx_cfg_str_or(c, "position_embedding_type", "none", &type, err);
+        if (st) return st;
+        for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = strcmp(type, "rope") != 0;
+        return HFX_OK;
+    }
     if (d->no_rope != HFX_NO_ROPE_LIST) return HFX_OK; /* the other rules read the windows (decoder_parse) */
     const json_t *list = json_object_get(c.obj, "no_rope_layers");
     if (!list || json_is_null(list)) {
@@ -235,7 +242,13 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
     const char *experts_key = mixtral || hfx_cfg_has(c, "num_local_experts") ? "num_local_experts" : "num_experts";
     if (d->moe == HFX_MOE_DEEPSEEK) experts_key = "n_routed_experts";
     if (d->moe == HFX_MOE_OLMOE) experts_key = hfx_cfg_has(c, "num_experts") ? "num_experts" : "num_local_experts";
-    if ((st = hfx_cfg_int_in(c, experts_key, 1, 4096, &m->experts, err)) ||
+    if (d->granite_shared_mlp) { /* the shared MLP's width; experts optional (0: the shared MLP alone) */
+        if ((st = hfx_cfg_int_in_or(c, "shared_intermediate_size", 1024, 1, 1 << 24, &m->shared_intermediate, err)) ||
+            (st = hfx_cfg_int_in_or(c, experts_key, 8, 0, 4096, &m->experts, err)))
+            return st;
+        if (m->experts == 0) return HFX_OK;
+    }
+    if ((st = m->experts ? HFX_OK : hfx_cfg_int_in(c, experts_key, 1, 4096, &m->experts, err)) ||
         (st = hfx_cfg_int_in(c, "num_experts_per_tok", 1, m->experts, &m->top_k, err)))
         return st;
     m->moe_intermediate = m->intermediate;
@@ -334,8 +347,8 @@ hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
  * intermediate_size (⅔ of it, times block_ffn_dim_multiplier, rounded up to block_multiple_of). */
 static hfx_status parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
-    m->conv = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->conv);
-    if (!m->conv) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
+    if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     const json_t *types = json_object_get(c.obj, "layer_types"), *full = json_object_get(c.obj, "full_attn_idxs");
     if (full && !json_is_null(full) && !json_is_array(full))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'full_attn_idxs' must be a list of layer indices", c.where);
@@ -349,13 +362,13 @@ static hfx_status parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg 
                 return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: layer_types[%lld] = '%s' (supported: conv, "
                                                           "full_attention)", c.where, (long long)i,
                                 t ? t : "(not a string)");
-            m->conv[i] = strcmp(t, "conv") == 0;
+            m->mixer[i] = strcmp(t, "conv") == 0 ? HFX_MIXER_SHORT_CONV : HFX_MIXER_ATTENTION;
             continue;
         }
         bool attention = !json_is_array(full);
         for (size_t k = 0; json_is_array(full) && k < json_array_size(full); k++)
             attention |= json_is_integer(json_array_get(full, k)) && json_integer_value(json_array_get(full, k)) == i;
-        m->conv[i] = !attention;
+        m->mixer[i] = attention ? HFX_MIXER_ATTENTION : HFX_MIXER_SHORT_CONV;
     }
     bool adjust;
     double multiplier;
@@ -380,9 +393,93 @@ static hfx_status parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg 
     return HFX_OK;
 }
 
+/* A model whose every layer is a state-space mixer alone (Mamba2): the template's width, depth,
+ * vocabulary, norm and tying, and the mixer's own fields; no attention, MLP or positions. */
+static hfx_status parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                       hfx_error *err) {
+    hfx_status st;
+    if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
+        (st = hfx_cfg_int_in(c, "hidden_size", 1, 1 << 20, &m->hidden, err)) ||
+        (st = hfx_cfg_int_in(c, "num_hidden_layers", 1, 4096, &m->layers, err)) ||
+        (st = hfx_cfg_num_or(c, d->eps_key, d->default_eps > 0 ? d->default_eps : 1e-5, &m->eps, err)) ||
+        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->default_tied, &m->tied, err)) ||
+        (st = hfx_cfg_bool_or(c, "residual_in_fp32", true, &m->residual_f32, err)))
+        return st;
+    if (!(m->eps > 0 && m->eps < 1))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where, d->eps_key, m->eps);
+    m->heads = m->kv_heads = 1, m->head_dim = m->hidden, m->intermediate = 0, m->max_position = INT32_MAX;
+    m->scale = m->embed_mult = m->residual_mult = m->logits_div = m->logits_mul = 1.0;
+    m->layout = HFX_LAYOUT_PRE, m->no_mlp = true, m->pad_id = -1;
+    m->attn_in_mult = m->attn_out_mult = m->ssm_out_mult = m->key_mult = m->gate_mult = m->down_mult = 1.0;
+    m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
+    m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
+    if (!m->window || !m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = HFX_MIXER_MAMBA2;
+    return hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
+}
+
+/* A hybrid's layer pattern: layer_types (transformers 4's layers_block_type) naming Mamba2 and
+ * attention layers, in transformers' new words or the older ones; absent: every layer Mamba2. */
+static hfx_status parse_mamba_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                     hfx_error *err) {
+    m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
+    if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    const char *key = hfx_cfg_has(c, "layer_types") || !hfx_cfg_has(c, "layers_block_type") ? "layer_types"
+                                                                                              : "layers_block_type";
+    const json_t *types = json_object_get(c.obj, key);
+    if (types && !json_is_null(types) && (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be a list of num_hidden_layers (%lld) strings",
+                        c.where, key, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        const char *t = json_is_array(types) ? json_string_value(json_array_get(types, (size_t)i)) : "mamba";
+        if (t && (strcmp(t, "mamba") == 0 || strcmp(t, "linear_attention") == 0)) m->mixer[i] = HFX_MIXER_MAMBA2;
+        else if (t && (strcmp(t, "attention") == 0 || strcmp(t, "full_attention") == 0)) m->mixer[i] = HFX_MIXER_ATTENTION;
+        else
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s[%lld] = '%s' (supported: mamba, linear_attention, "
+                                                      "attention, full_attention)", c.where, key, (long long)i,
+                            t ? t : "(not a string)");
+    }
+    return hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
+}
+
+/* A number from a two-element list (Falcon-H1's mlp_multipliers), or dflt when the key is absent. */
+static hfx_status list_number(hfx_cfg c, const char *key, size_t n, size_t at, double dflt, double *out, hfx_error *err) {
+    const json_t *list = json_object_get(c.obj, key);
+    *out = dflt;
+    if (!list || json_is_null(list)) return HFX_OK;
+    if (!json_is_array(list) || json_array_size(list) != n || !json_is_number(json_array_get(list, at)))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be %zu numbers", c.where, key, n);
+    *out = json_number_value(json_array_get(list, at));
+    return HFX_OK;
+}
+
+/* Falcon-H1: Mamba2 beside attention in every layer, and its multipliers. */
+static hfx_status parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                       hfx_error *err) {
+    hfx_status st;
+    m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
+    if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < m->layers; i++) m->mixer[i] = HFX_MIXER_PARALLEL;
+    if ((st = hfx_cfg_num_or(c, "attention_in_multiplier", 1.0, &m->attn_in_mult, err)) ||
+        (st = hfx_cfg_num_or(c, "attention_out_multiplier", 1.0, &m->attn_out_mult, err)) ||
+        (st = hfx_cfg_num_or(c, "ssm_out_multiplier", 1.0, &m->ssm_out_mult, err)) ||
+        (st = hfx_cfg_num_or(c, "key_multiplier", 1.0, &m->key_mult, err)) ||
+        (st = hfx_cfg_num_or(c, "embedding_multiplier", 1.0, &m->embed_mult, err)) ||
+        (st = hfx_cfg_num_or(c, "lm_head_multiplier", 1.0, &m->logits_mul, err)) ||
+        (st = list_number(c, "mlp_multipliers", 2, 0, 1.0, &m->gate_mult, err)) ||
+        (st = list_number(c, "mlp_multipliers", 2, 1, 1.0, &m->down_mult, err)))
+        return st;
+    double all[] = {m->attn_in_mult, m->attn_out_mult, m->ssm_out_mult, m->key_mult, m->embed_mult, m->logits_mul,
+                    m->gate_mult, m->down_mult};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        if (!isfinite(all[k])) return hfx_fail(err, HFX_ERR_INVALID, "%s: a multiplier is not a finite number", c.where);
+    return hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
+}
+
 static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                hfx_error *err) {
     hfx_status st;
+    if (d->attention_free) return parse_attention_free(d, c, arena, m, err);
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
                           "intermediate_size"};
     if (d->keys) k = *d->keys;
@@ -429,6 +526,7 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
         return st;
     if (d->short_conv && (st = parse_short_conv(c, arena, m, err))) return st;
+    if (d->mamba_layers && (st = parse_mamba_layers(d, c, arena, m, err))) return st;
     for (int64_t i = 0; i < m->layers; i++) /* the rules read the windows: after parse_sliding */
         if (d->no_rope == HFX_NO_ROPE_FULL_LAYERS || (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && config_window > 0))
             m->no_rope[i] = m->window[i] == 0;
@@ -436,6 +534,8 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     if (d->logit_scale && (st = hfx_cfg_num_or(c, "logit_scale", d->default_logit_scale, &m->logits_mul, err))) return st;
     if (!isfinite(m->logits_mul))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: logit_scale %g is not a finite number", c.where, m->logits_mul);
+    m->attn_in_mult = m->attn_out_mult = m->ssm_out_mult = m->key_mult = m->gate_mult = m->down_mult = 1.0;
+    if (d->parallel_mamba && (st = parse_parallel_mamba(d, c, arena, m, err))) return st;
     m->qk_norm = d->qk_norm;
     if (d->qk_norm_key) {
         bool on;
@@ -489,8 +589,8 @@ typedef struct layer_ctx {
 } layer_ctx;
 
 /* per layer: keys, values, and the seed profile's write counter (static cache) or window tensor
- * (a dynamic cache's sliding layer) */
-enum { CACHE_PARTS = 3 };
+ * (a dynamic cache's sliding layer); then a recurrent mixer's states (conv, ssm) */
+enum { STATE_SLOT = 3, CACHE_PARTS = 5 };
 
 static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
     hfx_decoder_names n = {.embed = "model.embed_tokens.weight", .layer = "model.layers.%lld", .attn = "self_attn",
@@ -498,13 +598,14 @@ static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
                            .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm", .final_norm = "model.norm",
                            .lm_head = "lm_head.weight", .pre2 = "pre_feedforward_layernorm",
                            .post2 = "post_feedforward_layernorm", .q_norm = "q_norm", .k_norm = "k_norm",
-                           .mlp = "mlp", .gate = "gate_proj", .up = "up_proj", .down = "down_proj", .conv = "conv"};
+                           .mlp = "mlp", .gate = "gate_proj", .up = "up_proj", .down = "down_proj", .conv = "conv",
+                           .ssm = "mixer"};
     const hfx_decoder_names *f = d->names;
     if (!f) return n;
 #define TAKE(field) if (f->field) n.field = f->field
     TAKE(embed); TAKE(layer); TAKE(attn); TAKE(qkv); TAKE(o); TAKE(fc_in); TAKE(fc_out); TAKE(norm1);
     TAKE(norm2); TAKE(pos_embed); TAKE(final_norm); TAKE(lm_head); TAKE(pre2); TAKE(post2); TAKE(q_norm);
-    TAKE(k_norm); TAKE(mlp); TAKE(gate); TAKE(up); TAKE(down); TAKE(conv);
+    TAKE(k_norm); TAKE(mlp); TAKE(gate); TAKE(up); TAKE(down); TAKE(conv); TAKE(ssm); TAKE(embed_alt);
 #undef TAKE
     return n;
 }
@@ -656,6 +757,11 @@ static hfx_value *proj(layer_ctx *c, hfx_value *x, int64_t in, int64_t out, bool
     hfx_value *w = weight_out_in(c, in, out, prefix);
     hfx_value *b = bias ? hfx_weight(c->w, 1, &out, "%s.bias", prefix) : NULL;
     return hfx_linear(c->g, x, w, b);
+}
+
+/* x · k in x's dtype (x itself when k is 1). */
+static hfx_value *scaled(hfx_graph *g, hfx_value *x, double k) {
+    return k == 1.0 ? x : hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, x->dtype, k));
 }
 
 /* [B,S,n·d] → [B,n,S,d] */
@@ -825,6 +931,7 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
             *x[j] = hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, *x[j], lo), hi);
         }
     }
+    k = scaled(g, k, m->key_mult); /* Falcon-H1's key_multiplier */
     q = split_heads(c, q, m->heads, hd);
     k = split_heads(c, k, m->kv_heads, hd);
     v = split_heads(c, v, m->kv_heads, hd);
@@ -875,8 +982,23 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
 
 static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h);
 
+/* Granite 4.0's shared MLP: input_linear [gate; up] of shared_intermediate_size, output_linear. */
+static hfx_value *granite_shared_mlp(layer_ctx *c, int64_t i, hfx_value *h) {
+    const hfx_decoder_cfg *m = c->m;
+    int64_t S = m->shared_intermediate, H = m->hidden;
+    char p[160];
+    hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * S, H}, "%s", tensor_name(c, i, "shared_mlp", "input_linear.weight", p, sizeof p));
+    hfx_value *gate = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, 0, S), NULL);
+    hfx_value *up = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, S, S), NULL);
+    hfx_value *a = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
+    return proj(c, a, S, H, false, tensor_name(c, i, "shared_mlp", "output_linear", p, sizeof p));
+}
+
 static hfx_value *mlp_block(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
+    if (c->d->granite_shared_mlp) /* the experts (if any) + the shared MLP, in transformers' order */
+        return m->sparse[i] ? hfx_op2(c->g, HFX_OP_ADD, moe_block(c, i, h), granite_shared_mlp(c, i, h))
+                            : granite_shared_mlp(c, i, h);
     if (m->sparse[i]) return moe_block(c, i, h);
     char p[160];
 #define P(name) tensor_name(c, i, c->n.mlp, name, p, sizeof p)
@@ -893,8 +1015,9 @@ static hfx_value *mlp_block(layer_ctx *c, int64_t i, hfx_value *h) {
         gate = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P(c->n.gate));
         up = proj(c, h, m->hidden, m->intermediate, m->mlp_bias, P(c->n.up));
     }
+    gate = scaled(c->g, gate, m->gate_mult); /* Falcon-H1's mlp_multipliers */
     hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
-    return proj(c, act, m->intermediate, m->hidden, m->mlp_bias, P(c->n.down));
+    return scaled(c->g, proj(c, act, m->intermediate, m->hidden, m->mlp_bias, P(c->n.down)), m->down_mult);
 #undef P
 }
 
@@ -1163,6 +1286,12 @@ static hfx_value *moe_block(layer_ctx *c, int64_t i, hfx_value *h) {
     return hfx_op2(g, HFX_OP_ADD, y, hfx_op2(g, HFX_OP_MUL, scale, shared));
 }
 
+/* Whether this call continues from an earlier one's recurrent state: a growing cache's step, or
+ * (a static cache) any component that reads what an earlier call wrote. A prompt starts from zeros. */
+static bool continues(const layer_ctx *c) {
+    return c->o->has_past || (c->o->cache == HFX_CACHE_STATIC && c->o->reads_state);
+}
+
 /* x + block·residual_multiplier (Granite scales what each block adds). */
 static hfx_value *residual(layer_ctx *c, hfx_value *x, hfx_value *block) {
     if (c->m->residual_mult != 1.0)
@@ -1190,40 +1319,61 @@ static hfx_value *short_conv_block(layer_ctx *c, int64_t i, hfx_value *h) {
     snprintf(name, sizeof name, "past.%lld.conv", (long long)i);
     int state = o->cache == HFX_CACHE_NONE ? -1 : hfx_graph_state(g, name, HFX_STATE_REPLACE, 2);
     hfx_dim state_dims[3] = {c->batch, hfx_dim_const(H), hfx_dim_const(L - 1)};
-    hfx_value *past;
-    if (o->has_past) {
-        past = hfx_state_read(g, state, name, x->dtype, 3, state_dims);
-    } else { /* a prompt: nothing before it */
-        hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0),
-                                                             hfx_unsqueeze(g, hfx_const_i64(g, H), 0),
-                                                             hfx_unsqueeze(g, hfx_const_i64(g, L - 1), 0)}, 0);
-        past = hfx_expand(g, hfx_const_scalar(g, x->dtype, 0.0), shape, 3, state_dims);
-    }
+    hfx_value *past = continues(c) ? hfx_state_read(g, state, name, x->dtype, 3, state_dims)
+                                  : hfx_zero_state(g, x, x->dtype, 2, (int64_t[]){H, L - 1}); /* a prompt */
     hfx_value *all = hfx_concat(g, 2, (hfx_value *[]){past, x}, 2); /* [B,hidden,L−1+S] */
-    hfx_value *w = hfx_weight(c->w, 3, (int64_t[]){H, 1, L}, "%s.weight", P("conv"));
-    hfx_value *len = hfx_dim_of(g, x, 2), *out = NULL;
-    for (int64_t k = 0; k < L; k++) { /* out[t] = Σ_k w[k]·all[t + k] */
-        hfx_value *at = hfx_range(g, hfx_const_i64(g, k), hfx_op2(g, HFX_OP_ADD, len, hfx_const_i64(g, k)),
-                                  hfx_const_i64(g, 1), c->seq);
-        hfx_value *tap = hfx_reshape(g, hfx_const_slice(g, w, 2, k, 1), 3,
-                                     (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(H), hfx_dim_const(1)});
-        hfx_value *term = hfx_op2(g, HFX_OP_MUL, hfx_gather(g, all, at, 2), tap);
-        out = out ? hfx_op2(g, HFX_OP_ADD, out, term) : term;
-    }
-    if (m->conv_bias)
-        out = hfx_op2(g, HFX_OP_ADD, out, hfx_reshape(g, hfx_weight(c->w, 1, &H, "%s.bias", P("conv")), 3,
-                                                     (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(H), hfx_dim_const(1)}));
-    c->cache_out[CACHE_PARTS * i] = hfx_slice(g, all, 2, -(L - 1), INT64_MAX);
-    c->cache_state[CACHE_PARTS * i] = state;
+    hfx_value *out = hfx_causal_conv(g, all, hfx_weight(c->w, 3, (int64_t[]){H, 1, L}, "%s.weight", P("conv")),
+                                     m->conv_bias ? hfx_weight(c->w, 1, &H, "%s.bias", P("conv")) : NULL);
+    c->cache_out[CACHE_PARTS * i + STATE_SLOT] = hfx_slice(g, all, 2, -(L - 1), INT64_MAX);
+    c->cache_state[CACHE_PARTS * i + STATE_SLOT] = state;
     hfx_value *y = hfx_op2(g, HFX_OP_MUL, gate, hfx_transpose(g, out, 3, (int64_t[]){0, 2, 1}));
     return proj(c, y, H, H, m->conv_bias, P("out_proj"));
 #undef P
 }
 
-/* The layer's token mixer: attention, or (LFM2's "conv" layers) a short convolution. */
+/* A Mamba2 mixer (ssm.h) with its two states as cache: past.{i}.conv [B, conv_dim, kernel − 1] and
+ * past.{i}.ssm [B, heads, head_dim, state] (f32), replaced each call by present.{i}.*. */
+static hfx_value *mamba2_block(layer_ctx *c, int64_t i, hfx_value *h) {
+    const hfx_mamba2_cfg *m = &c->m->ssm;
+    hfx_graph *g = c->g;
+    char prefix[160], conv[64], ssm[64];
+    tensor_name(c, i, NULL, c->n.ssm, prefix, sizeof prefix);
+    snprintf(conv, sizeof conv, "past.%lld.conv", (long long)i);
+    snprintf(ssm, sizeof ssm, "past.%lld.ssm", (long long)i);
+    bool cached = c->o->cache != HFX_CACHE_NONE;
+    int conv_state = cached ? hfx_graph_state(g, conv, HFX_STATE_REPLACE, 2) : -1;
+    int ssm_state = cached ? hfx_graph_state(g, ssm, HFX_STATE_REPLACE, 2) : -1;
+    hfx_ssm_state s = {0};
+    if (continues(c)) {
+        s.conv = hfx_state_read(g, conv_state, conv, h->dtype, 3,
+                                (hfx_dim[]){c->batch, hfx_dim_const(m->conv_dim), hfx_dim_const(m->kernel - 1)});
+        s.ssm = hfx_state_read(g, ssm_state, ssm, HFX_DTYPE_F32, 4,
+                               (hfx_dim[]){c->batch, hfx_dim_const(m->heads), hfx_dim_const(m->head_dim),
+                                           hfx_dim_const(m->state)});
+    }
+    hfx_value *y = hfx_mamba2_mixer(g, c->w, m, prefix, h, c->new_mask, &s);
+    c->cache_out[CACHE_PARTS * i + STATE_SLOT] = s.conv_next, c->cache_state[CACHE_PARTS * i + STATE_SLOT] = conv_state;
+    c->cache_out[CACHE_PARTS * i + STATE_SLOT + 1] = s.ssm_next;
+    c->cache_state[CACHE_PARTS * i + STATE_SLOT + 1] = ssm_state;
+    return y;
+}
+
+/* The layer's token mixer: attention, a short convolution (LFM2's "conv" layers) or a Mamba2 mixer. */
 static hfx_value *mixer_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
                               hfx_value *bias) {
-    return c->m->conv && c->m->conv[i] ? short_conv_block(c, i, h) : attention_block(c, i, h, cos, sin, bias);
+    switch (c->m->mixer ? c->m->mixer[i] : HFX_MIXER_ATTENTION) {
+    case HFX_MIXER_SHORT_CONV: return short_conv_block(c, i, h);
+    case HFX_MIXER_MAMBA2: return mamba2_block(c, i, h);
+    case HFX_MIXER_PARALLEL: { /* mamba(h)·ssm_out + attention(h·attn_in)·attn_out, in transformers' order */
+        const hfx_decoder_cfg *m = c->m;
+        hfx_graph *g = c->g;
+        hfx_value *ssm = scaled(g, mamba2_block(c, i, h), m->ssm_out_mult);
+        hfx_value *attn = attention_block(c, i, scaled(g, h, m->attn_in_mult), cos, sin, bias);
+        return hfx_op2(g, HFX_OP_ADD, ssm, scaled(g, attn, m->attn_out_mult));
+    }
+    case HFX_MIXER_ATTENTION: break;
+    }
+    return attention_block(c, i, h, cos, sin, bias);
 }
 
 static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos,
@@ -1243,8 +1393,13 @@ static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value
         return hfx_op2(c->g, HFX_OP_ADD, hfx_op2(c->g, HFX_OP_ADD, x, a), mlp_block(c, i, h));
     }
     case HFX_LAYOUT_PRE:
-        x = residual(c, x, mixer_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias));
-        return residual(c, x, mlp_block(c, i, norm(c, x, n, P(c->n.norm2))));
+        if (c->m->residual_f32 && c->o->dtype != HFX_DTYPE_F32) { /* the stream in f32, each block in the weights' dtype */
+            hfx_value *block = mixer_block(c, i, norm(c, hfx_cast(c->g, x, c->o->dtype), n, P(c->n.norm1)), cos, sin, bias);
+            x = hfx_op2(c->g, HFX_OP_ADD, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, block, HFX_DTYPE_F32));
+        } else {
+            x = residual(c, x, mixer_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias));
+        }
+        return c->m->no_mlp ? x : residual(c, x, mlp_block(c, i, norm(c, x, n, P(c->n.norm2))));
     case HFX_LAYOUT_SANDWICH: {
         hfx_value *a = mixer_block(c, i, norm(c, x, n, P(c->n.norm1)), cos, sin, bias);
         x = residual(c, x, norm(c, a, n, P(c->n.norm2)));
@@ -1366,15 +1521,21 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     }
     layer_ctx c = {g, w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out, cache_state, NULL, NULL, NULL};
     bool seed = o->io == HFX_IO_SEED && o->cache != HFX_CACHE_NONE;
-    bool convs = false;
-    for (int64_t i = 0; m->conv && i < m->layers; i++) convs |= m->conv[i];
-    if (convs && (seed || o->cache == HFX_CACHE_STATIC)) {
+    bool states = false, attends = false, rotary = false; /* recurrent layers (their state as cache), attention
+                                                            layers, attention layers with rotary */
+    for (int64_t i = 0; i < m->layers; i++) {
+        hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
+        bool attention = kind == HFX_MIXER_ATTENTION || kind == HFX_MIXER_PARALLEL;
+        states |= kind != HFX_MIXER_ATTENTION, attends |= attention;
+        rotary |= attention && !(m->no_rope && m->no_rope[i]);
+    }
+    if (states && seed) {
         free(cache_out);
         free(cache_state);
         close_weights(&own, w, HFX_OK, err);
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: its convolution layers' state is written for a growing cache in "
-                                                  "io \"optimum\" only yet; export with a dynamic cache (not %s)",
-                        d->architecture, seed ? "io \"seed\"" : "a static one");
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: its recurrent layers' state (convolution or SSM) is not written "
+                                                  "in io \"seed\" yet; export with io \"optimum\"",
+                        d->architecture);
     }
     for (int64_t i = 0; seed && o->cache == HFX_CACHE_STATIC && i < m->layers; i++)
         if (m->window[i]) {
@@ -1388,6 +1549,7 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
         }
     const char *opt = d->names ? d->names->optional_prefix : NULL;
     size_t opt_len = opt ? strlen(opt) : 0;
+    if (c.n.embed_alt && !hfx_weight_exists(w, c.n.embed) && hfx_weight_exists(w, c.n.embed_alt)) c.n.embed = c.n.embed_alt;
     if (opt && !hfx_weight_exists(w, c.n.embed) && hfx_weight_exists(w, c.n.embed + opt_len)) {
         const char **fields[] = {&c.n.embed, &c.n.layer, &c.n.pos_embed, &c.n.final_norm};
         for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
@@ -1422,8 +1584,9 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     /* [B,S], or M-RoPE's [3,B,S]: temporal, height and width positions (the caller's, as
      * transformers' get_rope_index makes them) */
     bool mrope = m->rope.mrope_section[0] || m->rope.mrope_section[1] || m->rope.mrope_section[2];
-    pos = mrope ? hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 3, (hfx_dim[]){hfx_dim_const(3), o->batch, o->seq})
-                : hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
+    pos = d->attention_free ? NULL /* no positions: Mamba2's forward takes none */
+          : mrope ? hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 3, (hfx_dim[]){hfx_dim_const(3), o->batch, o->seq})
+                  : hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
     if (!seed && o->cache == HFX_CACHE_STATIC) {
         c.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
         slots = c.cache_position;
@@ -1444,13 +1607,13 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     if (d->learned_positions) {
         hfx_value *wpe = hfx_weight(w, 2, (int64_t[]){m->max_position, m->hidden}, "%s", c.n.pos_embed);
         x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, wpe, pos, 0));
-    } else {
+    } else if (rotary) {
         hfx_rope_cos_sin(g, &m->rope, pos, d->rope_f32 ? HFX_DTYPE_F32 : o->dtype, &cos, &sin);
     }
     if (d->local_rope) hfx_rope_cos_sin(g, &m->local_rope, pos, o->dtype, &local_cos, &local_sin);
     hfx_mask_builder mb;
-    if (!seed) hfx_mask_init(g, &mb, attn_mask, slots);
-    if (convs && !seed) /* [B,S,1]: which of this call's tokens are real (the mask at their slots) */
+    if (!seed && attends) hfx_mask_init(g, &mb, attn_mask, slots);
+    if (states && !seed) /* [B,S,1]: which of this call's tokens are real (the mask at their slots) */
         c.new_mask = hfx_unsqueeze(g, hfx_cast(g, hfx_gather(g, attn_mask, slots, 1), o->dtype), -1);
     if (!seed && host && host->image_blocks)
         hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, mask_len}));
@@ -1460,7 +1623,9 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
         hfx_value *bias = NULL; /* the seed profile's is made in the first layer (seed_cache) */
         bool sliding = m->window[i] != 0;
-        if (!seed && !sliding) {
+        if (m->mixer && (m->mixer[i] == HFX_MIXER_SHORT_CONV || m->mixer[i] == HFX_MIXER_MAMBA2)) {
+            /* no attention bias: the layer's own state */
+        } else if (!seed && !sliding) {
             if (!full_bias) full_bias = hfx_mask_bias(g, &mb, 0);
             bias = full_bias;
         } else if (!seed) {
@@ -1474,14 +1639,19 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
         x = decoder_layer(&c, i, x, local ? local_cos : cos, local ? local_sin : sin, bias);
     }
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
-    x = norm(&c, x, m->hidden, c.n.final_norm);
+    x = norm(&c, hfx_cast(g, x, o->dtype), m->hidden, c.n.final_norm); /* an f32 residual stream: cast back */
     hfx_graph_output(g, d->seq_classifier ? classify(&c, x, ids) : lm_logits(&c, x, embed), "logits");
     for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
-        if (m->conv && m->conv[i]) { /* a convolution layer's state */
-            char name[64];
-            snprintf(name, sizeof name, "present.%lld.conv", (long long)i);
-            hfx_state_write(g, cache_state[CACHE_PARTS * i], cache_out[CACHE_PARTS * i], name);
-            continue;
+        hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
+        if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states */
+            static const char *const parts[2] = {"conv", "ssm"};
+            for (int k = 0; k < (kind == HFX_MIXER_SHORT_CONV ? 1 : 2); k++) {
+                char name[64];
+                snprintf(name, sizeof name, "present.%lld.%s", (long long)i, parts[k]);
+                hfx_state_write(g, cache_state[CACHE_PARTS * i + STATE_SLOT + k],
+                                cache_out[CACHE_PARTS * i + STATE_SLOT + k], name);
+            }
+            if (kind != HFX_MIXER_PARALLEL) continue; /* (Falcon-H1's layers attend too) */
         }
         bool third = seed && (o->cache == HFX_CACHE_STATIC || m->window[i]); /* the counter, or the window */
         for (int kv = 0; kv < (third ? 3 : 2); kv++) {
@@ -1532,12 +1702,20 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_, con
 static int decoder_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) {
     const hfx_decoder_cfg *m = cfg_;
     for (int64_t i = 0; i < m->layers && i < max; i++)
-        layers[i] = m->conv && m->conv[i] ? (hfx_layer_cache){0, 0, 0, 0, "conv", m->hidden, m->conv_len - 1}
+        layers[i] = m->mixer && m->mixer[i] == HFX_MIXER_SHORT_CONV
+                        ? (hfx_layer_cache){.n_states = 1, .states = {{"conv", 2, {m->hidden, m->conv_len - 1}}}}
+                    : m->mixer && m->mixer[i] == HFX_MIXER_MAMBA2
+                        ? (hfx_layer_cache){.n_states = 2, .states = {{"conv", 2, {m->ssm.conv_dim, m->ssm.kernel - 1}},
+                                                                      {"ssm", 3, {m->ssm.heads, m->ssm.head_dim, m->ssm.state}}}}
+                    : m->mixer && m->mixer[i] == HFX_MIXER_PARALLEL /* both: the keys and values, and the states */
+                        ? (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i], NULL, 2,
+                                            {{"conv", 2, {m->ssm.conv_dim, m->ssm.kernel - 1}},
+                                             {"ssm", 3, {m->ssm.heads, m->ssm.head_dim, m->ssm.state}}}}
                     : m->kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
-                        ? (hfx_layer_cache){1, m->kv_lora, m->qk_rope, m->window[i], NULL, 0, 0}
+                        ? (hfx_layer_cache){1, m->kv_lora, m->qk_rope, m->window[i], NULL, 0, {{0}}}
                         : (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i],
                                             !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention",
-                                            0, 0};
+                                            0, {{0}}};
     return (int)m->layers;
 }
 

@@ -8,6 +8,7 @@
 #include "arch/arch.h"
 #include "arch/nn.h"
 #include "arch/rope.h"
+#include "arch/ssm.h"
 #include "arch/weights.h"
 
 typedef enum {
@@ -105,6 +106,9 @@ typedef struct hfx_decoder_names {
     const char *mlp;        /* the MLP block: "mlp" */
     const char *gate, *up, *down; /* its gated projections: "gate_proj", "up_proj", "down_proj" */
     const char *conv;       /* a short-conv mixer's block (LFM2): "conv" */
+    const char *ssm;        /* a Mamba2 mixer's block: "mixer" (Mamba2), "mamba" (hybrids) */
+    const char *embed_alt;  /* the embedding's older name, read where `embed` is absent
+                               (transformers' load hook: Mamba2's "backbone.embedding.weight") */
     const char *optional_prefix; /* names start with it, or not (GPT-2 on the Hub has no "transformer.") */
 } hfx_decoder_names;
 
@@ -113,7 +117,8 @@ typedef enum {
     HFX_NO_ROPE_LIST,        /* `no_rope_layers` (1: rope, 0: none), else every
                                 `no_rope_layer_interval`-th layer (SmolLM3) */
     HFX_NO_ROPE_FULL_LAYERS, /* rope on the sliding layers only (Cohere 2) */
-    HFX_NO_ROPE_FULL_IF_WINDOW /* ... when the config has a sliding_window; else rope everywhere (EXAONE 4) */
+    HFX_NO_ROPE_FULL_IF_WINDOW, /* ... when the config has a sliding_window; else rope everywhere (EXAONE 4) */
+    HFX_NO_ROPE_UNLESS_ROPE_TYPE /* rope only when `position_embedding_type` is "rope" (Granite 4.0's "nope") */
 } hfx_no_rope_rule;
 
 typedef enum {
@@ -121,6 +126,14 @@ typedef enum {
     HFX_SCALE_QUERY_PRE_ATTN,    /* query_pre_attn_scalar^-0.5 (Gemma 2/3) */
     HFX_SCALE_ATTN_MULTIPLIER    /* attention_multiplier (Granite) */
 } hfx_attn_scale;
+
+/* What mixes tokens in a layer. */
+typedef enum {
+    HFX_MIXER_ATTENTION,
+    HFX_MIXER_SHORT_CONV, /* LFM2's gated short convolution */
+    HFX_MIXER_MAMBA2,     /* a Mamba2 mixer (ssm.h) */
+    HFX_MIXER_PARALLEL    /* a Mamba2 mixer and attention side by side, their outputs summed (Falcon-H1) */
+} hfx_mixer_kind;
 
 typedef struct hfx_decoder_desc {
     const char *architecture;
@@ -141,6 +154,17 @@ typedef struct hfx_decoder_desc {
                                     (in_proj → B·x → depthwise causal conv1d → C·conv → out_proj), its
                                     state the last conv_L_cache − 1 inputs; block_auto_adjust_ff_dim
                                     sizes the MLP */
+    const hfx_mamba2_keys *mamba2; /* layers may be Mamba2 mixers, configured by these keys */
+    bool attention_free;         /* every layer is the state-space mixer and nothing else: no attention,
+                                    no MLP, no positions (Mamba2); `residual_in_fp32` read */
+    bool mamba_layers;           /* layer_types (or layers_block_type) name "mamba" / "linear_attention"
+                                    layers, Mamba2 mixers, and "attention" / "full_attention" ones; absent:
+                                    every layer Mamba2 (Granite 4.0) */
+    bool parallel_mamba;         /* every layer both: Mamba2 beside attention, with Falcon-H1's multipliers
+                                    (attention_in/out, ssm_out, key, mlp_multipliers, lm_head, embedding) */
+    bool granite_shared_mlp;     /* shared_mlp (input_linear [gate; up], output_linear) of
+                                    shared_intermediate_size in every layer, added to the experts' output
+                                    or alone when num_local_experts is 0 (Granite 4.0) */
     const char *act_key;         /* "hidden_act" or "hidden_activation" */
     const char *default_act;
     bool gelu_means_tanh;        /* Gemma: a legacy "gelu" means the tanh approximation */
@@ -231,8 +255,14 @@ typedef struct hfx_decoder_cfg {
     bool rope_deinterleave;      /* MLA (V3 rope_interleave): rotary pairs regrouped into halves first */
     bool *sparse;                /* (layers) this layer's MLP is the experts; arena-owned */
     bool *no_rope;               /* (layers) this layer's attention has no rotary; arena-owned */
-    bool *conv;                  /* (layers) this layer mixes with a short convolution, not attention
-                                    (LFM2's layer_types "conv"); arena-owned, NULL: none does */
+    hfx_mixer_kind *mixer;       /* (layers) what mixes tokens in each layer; arena-owned, NULL: attention
+                                    everywhere */
+    hfx_mamba2_cfg ssm;          /* the Mamba2 layers' mixer */
+    bool no_mlp;                 /* layers are the mixer alone (Mamba2) */
+    double attn_in_mult, attn_out_mult, ssm_out_mult, key_mult; /* Falcon-H1's (1: none) */
+    double gate_mult, down_mult; /* the MLP's gate before its activation, its output (Falcon-H1; 1: none) */
+    bool residual_f32;           /* the residual stream stays in f32 whatever the weights' dtype
+                                    (Mamba2's residual_in_fp32) */
     int64_t conv_len;            /* the convolution's kernel (conv_L_cache): its state keeps conv_len − 1 */
     bool conv_bias;
     double clip_qkv;             /* 0: none; else q, k, v clamped to [-clip_qkv, clip_qkv] */

@@ -67,6 +67,41 @@ static const hfx_decoder_desc Lfm2ForCausalLM_desc = {
     "Lfm2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm2_names,
     .eps_key = "norm_eps", .default_eps = 1e-5, .default_tied = true, .default_theta = 1000000.0, .short_conv = true,
     .legacy_rope_type = false};
+/* Mamba2: every layer a Mamba2 mixer alone, under backbone.* */
+static const hfx_decoder_names mamba2_names = {.embed = "backbone.embeddings.weight",
+                                               .embed_alt = "backbone.embedding.weight", .layer = "backbone.layers.%lld",
+                                               .norm1 = "norm", .final_norm = "backbone.norm_f", .ssm = "mixer"};
+static const hfx_mamba2_keys mamba2_keys = {"num_heads", "head_dim", "state_size", "conv_kernel", "expand", "n_groups",
+                                            "use_conv_bias", "use_bias", "hidden_act", "time_step_limit",
+                                            128, 64, 128, 4, 8, 2.0, true, false, NULL, NULL, NULL, NULL, NULL, NULL};
+static const char *const mamba2_forward_args[] = {"input_ids", "cache", "attention_mask", NULL};
+static const hfx_decoder_desc Mamba2ForCausalLM_desc = {
+    "Mamba2ForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
+    .default_eps = 1e-5, .names = &mamba2_names, .mamba2 = &mamba2_keys, .attention_free = true,
+    .output_class = "Mamba2CausalLMOutput", .forward_args = mamba2_forward_args};
+/* Granite 4.0: Mamba2 and attention layers (layer_types), Granite's multipliers, optional experts
+ * beside a shared MLP, no positions unless position_embedding_type is "rope" */
+static const hfx_decoder_names granite_hybrid_names = {.ssm = "mamba"};
+static const hfx_mamba2_keys granite_hybrid_keys = {"mamba_n_heads", "mamba_d_head", "mamba_d_state", "mamba_d_conv",
+                                                    "mamba_expand", "mamba_n_groups", "mamba_conv_bias",
+                                                    "mamba_proj_bias", "hidden_act", "time_step_limit",
+                                                    128, 0, 256, 4, 1, 2.0, true, false, NULL, NULL, NULL, NULL, NULL, NULL};
+static const hfx_decoder_desc GraniteMoeHybridForCausalLM_desc = {
+    "GraniteMoeHybridForCausalLM", LLAMA_LIKE, .granite_multipliers = true, .scale = HFX_SCALE_ATTN_MULTIPLIER,
+    .moe = HFX_MOE_GRANITE, .granite_shared_mlp = true, .mamba2 = &granite_hybrid_keys, .mamba_layers = true,
+    .names = &granite_hybrid_names, .no_rope = HFX_NO_ROPE_UNLESS_ROPE_TYPE, .output_class = "MoeCausalLMOutputWithPast"};
+/* Falcon-H1: Mamba2 beside attention in every layer (the mixer's inner width mamba_d_ssm, its gated
+ * norm optional and normalizing first, its muP multipliers), and the layer's own multipliers */
+static const hfx_decoder_names falcon_h1_names = {.norm2 = "pre_ff_layernorm", .mlp = "feed_forward",
+                                                  .final_norm = "model.final_layernorm", .ssm = "mamba"};
+static const hfx_mamba2_keys falcon_h1_keys = {"mamba_n_heads", "mamba_d_head", "mamba_d_state", "mamba_d_conv",
+                                               "mamba_expand", "mamba_n_groups", "mamba_conv_bias", "mamba_proj_bias",
+                                               "hidden_act", "time_step_limit", 128, 0, 256, 4, 1, 2.0, true, false,
+                                               "mamba_d_ssm", "mamba_rms_norm", "mamba_norm_before_gate",
+                                               "projectors_bias", "ssm_in_multiplier", "ssm_multipliers"};
+static const hfx_decoder_desc FalconH1ForCausalLM_desc = {
+    "FalconH1ForCausalLM", LLAMA, .eps_key = "rms_norm_eps", .default_eps = 1e-5, .names = &falcon_h1_names,
+    .mamba2 = &falcon_h1_keys, .parallel_mamba = true, .default_kv_heads = 8};
 static const hfx_decoder_desc StableLmForCausalLM_desc = {
     "StableLmForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED,
     .parallel_from_config = true, .parallel_default = false, .eps_key = "layer_norm_eps", .partial_rotary = true,
@@ -225,6 +260,9 @@ static const struct entry {
     {"MistralForCausalLM", &hfx_decoder_family, &MistralForCausalLM_desc},
     {"Qwen2ForCausalLM", &hfx_decoder_family, &Qwen2ForCausalLM_desc},
     {"Lfm2ForCausalLM", &hfx_decoder_family, &Lfm2ForCausalLM_desc},
+    {"Mamba2ForCausalLM", &hfx_decoder_family, &Mamba2ForCausalLM_desc},
+    {"GraniteMoeHybridForCausalLM", &hfx_decoder_family, &GraniteMoeHybridForCausalLM_desc},
+    {"FalconH1ForCausalLM", &hfx_decoder_family, &FalconH1ForCausalLM_desc},
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},
     {"MixtralForCausalLM", &hfx_decoder_family, &MixtralForCausalLM_desc},
     {"Qwen3MoeForCausalLM", &hfx_decoder_family, &Qwen3MoeForCausalLM_desc},

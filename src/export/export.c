@@ -374,11 +374,17 @@ static json_t *cache_json(const component *c, const hfx_model *model, int64_t ma
     json_t *cache = json_object(), *arr = json_array();
     for (int i = 0; i < n; i++) {
         json_t *l = json_object();
-        if (layers[i].conv_channels) { /* a convolution layer: its state [batch, channels, state] */
-            json_object_set_new(l, "conv", json_pack("[II]", (json_int_t)layers[i].conv_channels,
-                                                     (json_int_t)layers[i].conv_state));
-            json_array_append_new(arr, l);
-            continue;
+        if (layers[i].n_states) { /* a recurrent layer: each state's dims after the batch */
+            for (int k = 0; k < layers[i].n_states && k < 2; k++) {
+                json_t *dims = json_array();
+                for (int d = 0; d < layers[i].states[k].rank && d < 3; d++)
+                    json_array_append_new(dims, json_integer(layers[i].states[k].dims[d]));
+                json_object_set_new(l, layers[i].states[k].name, dims);
+            }
+            if (!layers[i].kv_heads) { /* the states alone (a layer that also attends: its cache too) */
+                json_array_append_new(arr, l);
+                continue;
+            }
         }
         json_object_set_new(l, "heads", json_integer(layers[i].kv_heads));
         json_object_set_new(l, "key_dim", json_integer(layers[i].key_dim));
@@ -1050,11 +1056,11 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
             bool convs = false;
             hfx_layer_cache *all = layers > 0 ? malloc((size_t)layers * sizeof *all) : NULL;
             if (all) hfx_arch_cache_layers(model->arch, all, layers);
-            for (int i = 0; all && i < layers; i++) convs |= all[i].conv_channels != 0;
+            for (int i = 0; all && i < layers; i++) convs |= all[i].n_states != 0;
             free(all);
             if (convs) /* LFM2: genai's own layout for it (past.{i}.conv) is not written yet */
-                warn(e, "no genai_config.json: this model's convolution layers are not described to onnxruntime-genai "
-                        "yet");
+                warn(e, "no genai_config.json: this model's recurrent layers (convolution or SSM state) are not "
+                        "described to onnxruntime-genai yet");
             else if (layer0.key_dim != layer0.value_dim) /* multi-head latent attention: keys and values differ */
                 warn(e, "no genai_config.json: onnxruntime-genai takes one head size, and this model caches keys and "
                         "values of different widths");

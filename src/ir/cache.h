@@ -13,8 +13,13 @@ typedef struct hfx_layer_cache {
     int64_t sliding_window; /* 0: full attention */
     const char *layer_type; /* transformers' layer_types entry ("full_attention"), NULL when the
                                architecture's config has no layer_types */
-    int64_t conv_channels, conv_state; /* a convolution layer's state [B, channels, state] (LFM2's
-                                          "conv" layers, whose kv_heads are 0); 0: none */
+    int n_states;           /* a recurrent layer's states (kv_heads 0): LFM2's short convolution
+                               has one, a Mamba2 mixer two; 0 for attention */
+    struct {
+        const char *name;   /* "conv", "ssm": inputs past.{i}.<name>, outputs present.{i}.<name> */
+        int rank;           /* dims after the batch */
+        int64_t dims[3];    /* [channels, kernel − 1], [heads, head_dim, state] */
+    } states[2];
 } hfx_layer_cache;
 
 /* A generation graph in the Python system's I/O profile ("io": "seed"), as its torch-side

@@ -1,16 +1,28 @@
-"""Hybrid models whose layers mix tokens by attention or by a recurrent state (docs/GENERATION.md,
-"Convolution and recurrent state"): LFM2 (Lfm2ForCausalLM), attention layers and gated short
-convolutions chosen by layer_types, against transformers' eager torch path.
+"""Models whose layers mix tokens by a recurrent state, alone or beside attention (docs/GENERATION.md,
+"Convolution and recurrent state"), against transformers' torch path (eager attention):
+LFM2 (Lfm2ForCausalLM: attention layers and gated short convolutions chosen by layer_types),
+Mamba2 (Mamba2ForCausalLM: every layer a Mamba2 mixer, its SSD scan transformers' chunked one),
+Granite 4.0 (GraniteMoeHybridForCausalLM: Mamba2 and attention layers, experts beside a shared MLP)
+and Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers).
 
-  * logits of a batch of 3 left-padded prompts longer than the convolution's kernel within 1e-4
-    of transformers (padding included), ONNX Runtime and OpenVINO;
+  * logits of a batch of 3 left-padded prompts longer than the convolution's kernel and than
+    Mamba2's chunk_size within 1e-4 of transformers (padding included), ONNX Runtime and OpenVINO;
   * greedy generation of 32 tokens from those prompts equal to transformers' generate() token for
     token, each step's logits within 1e-4, through the examples' loops: ONNX (multi-token decode;
     prefill + decode), OpenVINO (stateful; stateless), torch.export (.pt2) and ExecuTorch — the
-    convolution state past.{i}.conv [batch, hidden, kernel − 1] next to the attention layers' cache;
-  * config variants: the layer pattern by layer_types or by full_attn_idxs (attention first and
-    last), conv_L_cache 3 and 4, conv_bias, block_ffn_dim_multiplier;
-  * what is not written yet (a static cache, io "seed") refused by name with exit code 2."""
+    convolution state past.{i}.conv [batch, channels, kernel − 1] and Mamba2's SSM state
+    past.{i}.ssm [batch, heads, head_dim, state] next to the attention layers' cache;
+  * config variants: LFM2's layer pattern by layer_types or by full_attn_idxs (attention first and
+    last), conv_L_cache 3 and 4, conv_bias, block_ffn_dim_multiplier; Mamba2's n_groups 1, 2 and
+    one per head, head counts and widths, d_state, conv_kernel 3 and 4, biases, tied embeddings,
+    a time_step_limit that binds; Granite 4.0 with rotary or none ("nope"), experts or the shared
+    MLP alone, mamba_d_head "auto" or given, the pattern as layer_types or as the older
+    layers_block_type, Granite's multipliers; Falcon-H1 with or without its gated norm (either
+    order), mamba_d_ssm given or null, every multiplier, biases; a prompt fed in two pieces;
+  * a static cache too (ONNX, OpenVINO stateless, .pt2, ExecuTorch): the attention layers' slots,
+    the states replaced;
+  * what is not written yet (io "seed") refused by name with exit code 2, and
+    malformed configs with a clear error."""
 
 from __future__ import annotations
 
@@ -37,6 +49,9 @@ PROMPTS = [[5, 6, 7, 8, 9, 10, 11, 3], [12, 13, 14, 15], [1, 20, 30, 40, 50, 60]
 class Variant:
     config: dict
     full_attn_idxs: tuple | None = None  # written in place of layer_types (the Hub's older configs)
+    family: str = "Lfm2"                 # transformers' {family}ForCausalLM and {family}Config
+    legacy_block_types: bool = False     # layer_types written as transformers 4's layers_block_type
+                                         # in its words ("mamba", "attention")
 
 
 BASE = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=4, num_attention_heads=4,
@@ -51,6 +66,58 @@ VARIANTS = {
                           "conv_L_cache": 4, "conv_bias": True, "block_ffn_dim_multiplier": 1.5},
                          full_attn_idxs=(0, 3)),
 }
+MAMBA2 = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, expand=2, pad_token_id=0, bos_token_id=1,
+              eos_token_id=2)
+VARIANTS.update({
+    # 8 heads of 8 in 2 groups, d_state 16, 4 taps; chunks of 4 (the 8-token prompt spans two)
+    "mamba2": Variant({**MAMBA2, "num_heads": 8, "head_dim": 8, "state_size": 16, "n_groups": 2, "chunk_size": 4,
+                       "conv_kernel": 4}, family="Mamba2"),
+    # one group, 4 heads of 16, d_state 8, 3 taps, in/out biases and no conv bias, 3 layers
+    "mamba2_g1": Variant({**MAMBA2, "num_hidden_layers": 3, "num_heads": 4, "head_dim": 16, "state_size": 8,
+                          "n_groups": 1, "chunk_size": 2, "conv_kernel": 3, "use_bias": True, "use_conv_bias": False},
+                         family="Mamba2"),
+    # a group per head, tied embeddings; dt clamped to [0.3, 1.5] (transformers clamps in its chunked
+    # scan only, not in its one-token step, so this one is compared on logits, not generation)
+    "mamba2_limit": Variant({**MAMBA2, "num_heads": 4, "head_dim": 16, "state_size": 4, "n_groups": 4,
+                             "chunk_size": 3, "time_step_limit": (0.3, 1.5), "tie_word_embeddings": True},
+                            family="Mamba2"),
+})
+GRANITE4 = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=24, num_hidden_layers=3, num_attention_heads=4,
+                num_key_value_heads=2, shared_intermediate_size=40, mamba_n_heads=8, mamba_d_state=16,
+                mamba_n_groups=2, mamba_chunk_size=4, embedding_multiplier=1.5, residual_multiplier=0.7,
+                logits_scaling=2.0, attention_multiplier=0.3, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+VARIANTS.update({
+    # Granite 4.0: Mamba2 layers around an attention layer with rotary; top-2 of 4 experts beside the
+    # shared MLP; Granite's multipliers; mamba_d_head "auto" (64 / 8)
+    "granite4": Variant({**GRANITE4, "num_local_experts": 4, "num_experts_per_tok": 2, "position_embedding_type": "rope",
+                         "layer_types": ["linear_attention", "full_attention", "linear_attention"]},
+                        family="GraniteMoeHybrid"),
+    # Granite 4.0-H's shape: no positions ("nope"), attention first, no experts (the shared MLP alone),
+    # 4 Mamba heads of 16 in 2 groups, 3 taps and biases; the pattern as layers_block_type
+    "granite4_dense": Variant({**GRANITE4, "num_local_experts": 0, "position_embedding_type": "nope",
+                               "layer_types": ["full_attention", "linear_attention", "linear_attention"],
+                               "mamba_n_heads": 4, "mamba_d_head": 16, "mamba_d_conv": 3, "mamba_proj_bias": True},
+                              family="GraniteMoeHybrid", legacy_block_types=True),
+})
+FALCON_H1 = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, mamba_n_heads=8, mamba_d_state=16, mamba_n_groups=2, mamba_chunk_size=4,
+                 embedding_multiplier=1.3, lm_head_multiplier=0.8, mlp_multipliers=[0.9, 1.2], key_multiplier=0.7,
+                 attention_in_multiplier=1.1, attention_out_multiplier=0.6, ssm_multipliers=[1.1, 0.9, 1.2, 0.8, 1.3],
+                 ssm_in_multiplier=1.4, ssm_out_multiplier=0.5, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                 mamba_d_ssm=None)  # null: the width is mamba_expand · hidden (transformers' default is 1024)
+VARIANTS.update({
+    # Falcon-H1: Mamba2 beside attention in every layer, every muP multiplier away from 1, no gated norm
+    "falcon_h1": Variant(FALCON_H1, family="FalconH1"),
+    # the gated norm, normalizing first; mamba_d_ssm 48 (not expand · hidden) in 6 heads of 3 groups; in_proj
+    # biased, out_proj not; attention and MLP biases
+    "falcon_h1_norm": Variant({**FALCON_H1, "mamba_rms_norm": True, "mamba_norm_before_gate": True, "mamba_d_ssm": 48,
+                               "mamba_n_heads": 6, "mamba_n_groups": 3, "mamba_proj_bias": True,
+                               "projectors_bias": False, "attention_bias": True, "mlp_bias": True},
+                              family="FalconH1"),
+    # the gate before the norm; out_proj biased
+    "falcon_h1_gate_first": Variant({**FALCON_H1, "mamba_rms_norm": True, "mamba_norm_before_gate": False,
+                                     "projectors_bias": True}, family="FalconH1"),
+})
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +130,8 @@ def ckpt(tmp_path_factory):
         if name not in made:
             v = VARIANTS[name]
             torch.manual_seed(0)
-            model = transformers.Lfm2ForCausalLM(transformers.Lfm2Config(**v.config)).eval()
+            config = getattr(transformers, f"{v.family}Config")(**v.config)
+            model = getattr(transformers, f"{v.family}ForCausalLM")(config).eval()
             g = torch.Generator().manual_seed(1)
             with torch.no_grad():  # norms around 1, tables and linears large enough to matter
                 for n, p in model.named_parameters():
@@ -71,13 +139,19 @@ def ckpt(tmp_path_factory):
                         p.copy_(1 + 0.2 * torch.randn(p.shape, generator=g))
                     elif "embed" in n:
                         p.copy_(torch.randn(p.shape, generator=g))
+                    elif n.endswith(("A_log", "dt_bias", ".D")):  # Mamba2's per-head decay, step and skip
+                        p.copy_(0.5 * torch.randn(p.shape, generator=g))
                     else:
                         p.copy_(torch.randn(p.shape, generator=g) / p[0].numel() ** 0.5)
             model.save_pretrained(root / name)
-            if v.full_attn_idxs is not None:
+            if v.full_attn_idxs is not None or v.legacy_block_types:
                 cfg = json.loads((root / name / "config.json").read_text())
-                cfg.pop("layer_types")
-                cfg["full_attn_idxs"] = list(v.full_attn_idxs)
+                types = cfg.pop("layer_types")
+                if v.full_attn_idxs is not None:
+                    cfg["full_attn_idxs"] = list(v.full_attn_idxs)
+                else:
+                    old = {"linear_attention": "mamba", "full_attention": "attention"}
+                    cfg["layers_block_type"] = [old[t] for t in types]
                 (root / name / "config.json").write_text(json.dumps(cfg))
             made[name] = root / name
         return made[name]
@@ -108,6 +182,16 @@ def padded():
     return ids, mask, np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
 
 
+def test_layers_block_type_written(ckpt):
+    """The Granite variant that names its layers by layers_block_type in the older words has no
+    layer_types, and transformers reads the same pattern from it."""
+    import transformers
+    cfg = json.loads((ckpt("granite4_dense") / "config.json").read_text())
+    assert "layer_types" not in cfg and cfg["layers_block_type"] == ["attention", "mamba", "mamba"]
+    assert transformers.AutoConfig.from_pretrained(str(ckpt("granite4_dense"))).layer_types == \
+        VARIANTS["granite4_dense"].config["layer_types"]
+
+
 def test_full_attn_idxs_written(ckpt):
     """The variant that names its attention layers by full_attn_idxs has no layer_types, and
     transformers reads the same pattern from it."""
@@ -129,11 +213,16 @@ def test_logits(name, fmt, export_dir, reference):
     feed = {"input_ids": ids, "attention_mask": mask, "position_ids": pos}
     if fmt == "onnx":
         import onnxruntime as ort
-        got = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"]).run(["logits"], feed)[0]
+        session = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+        inputs = {i.name for i in session.get_inputs()}
+        got = session.run(["logits"], {n: v for n, v in feed.items() if n in inputs})[0]
     else:
         import openvino as ov
         compiled = ov.Core().compile_model(str(out / "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-        got = np.array(compiled(feed)["logits"])
+        inputs = {n for i in compiled.inputs for n in i.get_names()}
+        got = np.array(compiled({n: v for n, v in feed.items() if n in inputs})["logits"])
+    # Mamba2's forward takes no positions: the graph has none
+    assert ("position_ids" in inputs) == (VARIANTS[name].family != "Mamba2"), inputs
     assert_logits_close(got, want, f"{name} {fmt}")
 
 
@@ -144,6 +233,14 @@ MODES = {
     "openvino-stateless": ("--config-json", json.dumps({"export_format": "openvino", "dynamic": True,
                                                         "stateful": False})),
     "dynamo": ("--format", "dynamo", "--dynamic", "--multi-token-decode"),
+    # a static cache: the attention layers' M slots written in place, the recurrent states replaced
+    "onnx-static": ("--format", "onnx", "--dynamic", "--cache", "static", "--max-cache-len", "64"),
+    "openvino-static": ("--config-json", json.dumps({"export_format": "openvino", "dynamic": True, "stateful": False}),
+                        "--cache", "static", "--max-cache-len", "64"),
+    "dynamo-static": ("--format", "dynamo", "--dynamic", "--cache", "static", "--max-cache-len", "64"),
+    "executorch-static": ("--config-json", json.dumps({"export_format": "executorch", "dynamic_shapes": {
+        "input_ids": {"0": {"name": "batch", "min": 1, "max": 4}, "1": {"name": "sequence", "min": 1, "max": 64}}}}),
+        "--cache", "static", "--max-cache-len", "64"),
     "executorch": ("--config-json", json.dumps({"export_format": "executorch", "dynamic_shapes": {
         "input_ids": {"0": {"name": "batch", "min": 1, "max": 4}, "1": {"name": "sequence", "min": 1, "max": 64}}}}),
         "--multi-token-decode", "--max-cache-len", "64"),
@@ -151,7 +248,9 @@ MODES = {
 RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": "generate_torch",
             "executorch": "generate_executorch"}
 
-CASES = [("lfm2", m) for m in MODES] + [("lfm2_bias", "onnx-mtd"), ("lfm2_bias", "openvino")]
+CASES = ([(name, m) for name in ("lfm2", "mamba2", "granite4", "falcon_h1") for m in MODES]
+         + [(name, m) for name in ("lfm2_bias", "mamba2_g1", "granite4_dense", "falcon_h1_norm", "falcon_h1_gate_first")
+            for m in ("onnx-mtd", "openvino")])
 
 
 def want_generation(reference, name):
@@ -208,12 +307,82 @@ def test_state_inputs(export_dir):
     assert not (out / "genai_config.json").exists()
 
 
+@pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba2_g1", "granite4", "falcon_h1"])
+def test_prompt_in_pieces(name, export_dir, reference):
+    """A prompt fed in two calls of the multi-token decode graph, the second continuing from the
+    first's states (a chunked prefill: how a long prompt can be fed piece by piece), gives
+    transformers' logits for the whole prompt at the second piece's positions."""
+    import onnxruntime as ort
+    out = export_dir(name, "--for-generation", *MODES["onnx-mtd"])
+    session = ort.InferenceSession(str(out / "decode.onnx"), providers=["CPUExecutionProvider"])
+    ids, mask, pos = padded()
+    cut = 5
+    with torch.no_grad():
+        want = reference(name)(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
+                               position_ids=torch.from_numpy(pos)).logits.numpy()[:, cut:]
+    feed = {}
+    for i in session.get_inputs():  # empty caches and zero states before the first piece
+        if decode_loop.is_state(i.name) or i.name.startswith("past_key_values."):
+            shape = [len(PROMPTS) if k == 0 else 0 if not isinstance(d, int) else d for k, d in enumerate(i.shape)]
+            feed[i.name] = np.zeros(shape, np.float32)
+    names = [o.name for o in session.get_outputs()]
+    inputs = {i.name for i in session.get_inputs()}
+    got = None
+    for lo, hi in ((0, cut), (cut, ids.shape[1])):
+        step = {"input_ids": ids[:, lo:hi], "attention_mask": mask[:, :hi], "position_ids": pos[:, lo:hi], **feed}
+        result = dict(zip(names, session.run(None, {n: v for n, v in step.items() if n in inputs})))
+        feed = {n: result[decode_loop.present_of(n)] for n in feed}
+        got = result["logits"]
+    assert_logits_close(got, want, f"{name} in two pieces")
+
+
+def test_mamba2_state_inputs(export_dir):
+    """A Mamba2 layer's states: past.{i}.conv [batch, conv_dim, kernel − 1] (x, B and C go through the
+    convolution: expand·hidden + 2·n_groups·d_state channels) and past.{i}.ssm [batch, heads,
+    head_dim, d_state] in f32, replaced by present.{i}.*; no attention cache, no position_ids."""
+    import onnx
+    out = export_dir("mamba2", "--for-generation", *MODES["onnx-mtd"])
+    graph = onnx.load(str(out / "decode.onnx"), load_external_data=False).graph
+    dims = {i.name: [d.dim_value or d.dim_param for d in i.type.tensor_type.shape.dim] for i in graph.input}
+    f32 = onnx.TensorProto.FLOAT
+    types = {i.name: i.type.tensor_type.elem_type for i in graph.input}
+    assert set(dims) == {"input_ids", "attention_mask", "past.0.conv", "past.0.ssm", "past.1.conv", "past.1.ssm"}, dims
+    assert dims["past.1.conv"][1:] == [64 + 2 * 2 * 16, 3] and dims["past.1.ssm"][1:] == [8, 8, 16], dims
+    assert types["past.0.ssm"] == f32
+    assert {o.name for o in graph.output} == {"logits", "present.0.conv", "present.0.ssm", "present.1.conv",
+                                              "present.1.ssm"}
+    layers = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]["cache"]["layers"]
+    assert layers == [{"conv": [128, 3], "ssm": [8, 8, 16]}] * 2
+
+
+def test_mamba2_older_embedding_name(ckpt, tmp_path, reference):
+    """Checkpoints that name the table backbone.embedding.weight (transformers' load hook renames it)
+    export the same model."""
+    import shutil
+    from safetensors.numpy import load_file, save_file
+    src = tmp_path / "ckpt"
+    shutil.copytree(ckpt("mamba2"), src)
+    tensors = load_file(str(src / "model.safetensors"))
+    tensors["backbone.embedding.weight"] = tensors.pop("backbone.embeddings.weight")
+    save_file(tensors, str(src / "model.safetensors"), metadata={"format": "pt"})
+    out = tmp_path / "out"
+    proc = run_hfx(["export", src, out, "--format", "onnx", "--dynamic", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    import onnxruntime as ort
+    ids, mask, _ = padded()
+    got = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"]).run(
+        ["logits"], {"input_ids": ids, "attention_mask": mask})[0]
+    with torch.no_grad():
+        want = reference("mamba2")(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask)).logits.numpy()
+    assert_logits_close(got, want, "mamba2 older embedding name")
+
+
 @pytest.mark.parametrize("flags,message", [
-    (("--format", "onnx", "--for-generation", "--cache", "static", "--max-cache-len", "64"), "a static one"),
     (("--for-generation", "--config-json", json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed"})),
      "io \"seed\""),
 ])
-def test_refused(flags, message, ckpt, tmp_path):
+@pytest.mark.parametrize("name", ["lfm2", "mamba2", "granite4", "falcon_h1"])
+def test_refused(name, flags, message, ckpt, tmp_path):
     """What is not written yet: refused by name, exit 2, nothing written."""
     out = tmp_path / "out"
     flags = list(flags)
@@ -222,8 +391,8 @@ def test_refused(flags, message, ckpt, tmp_path):
         cfg = tmp_path / "cfg.json"
         cfg.write_text(flags[i + 1])
         flags[i:i + 2] = ["--config", str(cfg)]
-    proc = run_hfx(["export", ckpt("lfm2"), out, *flags])
-    assert proc.returncode == 2 and message in proc.stderr and "convolution" in proc.stderr, describe(proc)
+    proc = run_hfx(["export", ckpt(name), out, *flags])
+    assert proc.returncode == 2 and message in proc.stderr and "convolution or SSM" in proc.stderr, describe(proc)
     assert not out.exists()
 
 
@@ -237,9 +406,64 @@ def test_refused(flags, message, ckpt, tmp_path):
 ])
 def test_bad_config(edit, message, ckpt, tmp_path):
     """A config that names other layer kinds, or malformed ones: a clear error, exit 2, no output."""
+    bad_config("lfm2", edit, message, ckpt, tmp_path)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(num_heads=6), "expand · hidden_size (64) must equal num_heads · head_dim"),
+    (lambda c: c.update(n_groups=3), "num_heads (8) is not a multiple of n_groups (3)"),
+    (lambda c: c.update(conv_kernel=1), "conv_kernel"),
+    (lambda c: c.update(time_step_limit=[0.0]), "time_step_limit' must be two numbers"),
+    (lambda c: c.update(time_step_limit=[2.0, 1.0]), "time_step_limit' is not a range"),
+    (lambda c: c.update(hidden_act="swoosh"), "hidden_act 'swoosh'"),
+])
+def test_mamba2_bad_config(edit, message, ckpt, tmp_path):
+    """Mamba2 configs transformers would refuse or hfx cannot honour: a clear error, exit 2, no output."""
+    bad_config("mamba2", edit, message, ckpt, tmp_path)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(layer_types=["linear_attention", "sliding_attention", "linear_attention"]),
+     "layer_types[1] = 'sliding_attention'"),
+    (lambda c: c.update(layer_types=["mamba", "attention"]), "layer_types' must be a list of num_hidden_layers (3)"),
+    (lambda c: c.update(mamba_n_groups=3), "mamba_n_heads (8) is not a multiple of mamba_n_groups (3)"),
+    (lambda c: c.update(mamba_d_head=7), "must equal mamba_n_heads · mamba_d_head"),
+    (lambda c: c.update(position_embedding_type=3), "position_embedding_type"),
+])
+def test_granite4_bad_config(edit, message, ckpt, tmp_path):
+    """Granite 4.0 configs naming other layer kinds or inconsistent Mamba sizes: exit 2, no output."""
+    bad_config("granite4", edit, message, ckpt, tmp_path)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(ssm_multipliers=[1.0, 1.0]), "ssm_multipliers' must be five numbers"),
+    (lambda c: c.update(mlp_multipliers=[1.0, "x"]), "mlp_multipliers' must be 2 numbers"),
+    (lambda c: c.update(mamba_d_ssm=40), "mamba_d_ssm (40) must equal mamba_n_heads · mamba_d_head"),
+    (lambda c: c.update(mamba_d_ssm=0), "mamba_d_ssm"),
+])
+def test_falcon_h1_bad_config(edit, message, ckpt, tmp_path):
+    """Falcon-H1 configs with malformed multipliers or inconsistent Mamba sizes: exit 2, no output."""
+    bad_config("falcon_h1", edit, message, ckpt, tmp_path)
+
+
+def test_falcon_h1_state_inputs(export_dir):
+    """A Falcon-H1 layer keeps both: its attention's past_key_values.{i}.* and its Mamba2 states
+    past.{i}.conv / past.{i}.ssm; the metadata's layer has the heads and the states."""
+    import onnx
+    out = export_dir("falcon_h1", "--for-generation", *MODES["onnx-mtd"])
+    graph = onnx.load(str(out / "decode.onnx"), load_external_data=False).graph
+    names = {i.name for i in graph.input}
+    for layer in (0, 1):
+        assert {f"past_key_values.{layer}.key", f"past_key_values.{layer}.value", f"past.{layer}.conv",
+                f"past.{layer}.ssm"} <= names, names
+    layers = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]["cache"]["layers"]
+    assert layers[0]["heads"] == 2 and layers[0]["conv"] == [64 + 2 * 2 * 16, 3] and layers[0]["ssm"] == [8, 8, 16]
+
+
+def bad_config(name, edit, message, ckpt, tmp_path):
     import shutil
     src = tmp_path / "ckpt"
-    shutil.copytree(ckpt("lfm2"), src)
+    shutil.copytree(ckpt(name), src)
     cfg = json.loads((src / "config.json").read_text())
     edit(cfg)
     (src / "config.json").write_text(json.dumps(cfg))

@@ -1,0 +1,281 @@
+/* State-space token mixers (ssm.h). */
+#include "arch/ssm.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+
+/* ---- config.json ---- */
+
+/* One end of time_step_limit: a number, or transformers' {"__float__": "Infinity"} for ±∞. */
+static hfx_status limit_end(hfx_cfg c, const char *key, const json_t *v, double *out, hfx_error *err) {
+    const json_t *f = json_is_object(v) ? json_object_get(v, "__float__") : NULL;
+    const char *s = json_string_value(f);
+    if (json_is_number(v)) *out = json_number_value(v);
+    else if (s && strcmp(s, "Infinity") == 0) *out = INFINITY;
+    else if (s && strcmp(s, "-Infinity") == 0) *out = -INFINITY;
+    else return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be two numbers", c.where, key);
+    return HFX_OK;
+}
+
+hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden, double eps,
+                            hfx_mamba2_cfg *m, hfx_error *err) {
+    hfx_status st;
+    double expand;
+    const char *act;
+    if ((st = hfx_cfg_int_in_or(c, k->heads, k->default_heads, 1, 1 << 16, &m->heads, err)) ||
+        (st = hfx_cfg_num_or(c, k->expand, k->default_expand, &expand, err)))
+        return st;
+    if (!(expand > 0 && expand * (double)hidden < (double)(1 << 24)))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g is out of range", c.where, k->expand, expand);
+    m->inner = (int64_t)(expand * (double)hidden); /* transformers: int(expand · hidden_size) */
+    char inner_name[96];
+    snprintf(inner_name, sizeof inner_name, "%s · hidden_size", k->expand);
+    if (k->inner && hfx_cfg_has(c, k->inner)) {
+        if ((st = hfx_cfg_int_in(c, k->inner, 1, 1 << 24, &m->inner, err))) return st;
+        snprintf(inner_name, sizeof inner_name, "%s", k->inner);
+    }
+    /* "auto" (or absent where the family's default is): the width split evenly over the heads */
+    const char *head_dim = json_string_value(json_object_get(c.obj, k->head_dim));
+    bool derived = (head_dim && strcmp(head_dim, "auto") == 0) || (!hfx_cfg_has(c, k->head_dim) && !k->default_head_dim);
+    if ((st = derived ? HFX_OK : hfx_cfg_int_in_or(c, k->head_dim, k->default_head_dim, 1, 1 << 16, &m->head_dim, err)))
+        return st;
+    if (derived) m->head_dim = m->inner / m->heads;
+    if ((st = hfx_cfg_int_in_or(c, k->state, k->default_state, 1, 1 << 16, &m->state, err)) ||
+        (st = hfx_cfg_int_in_or(c, k->kernel, k->default_kernel, 2, 64, &m->kernel, err)) ||
+        (st = hfx_cfg_int_in_or(c, k->groups, k->default_groups, 1, 1 << 16, &m->groups, err)) ||
+        (st = hfx_cfg_bool_or(c, k->conv_bias, k->default_conv_bias, &m->conv_bias, err)) ||
+        (st = hfx_cfg_bool_or(c, k->proj_bias, k->default_proj_bias, &m->proj_bias, err)) ||
+        (st = hfx_cfg_str_or(c, k->act, "silu", &act, err)))
+        return st;
+    if (m->inner != m->heads * m->head_dim)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s (%lld) must equal %s · %s (%lld · %lld)", c.where, inner_name,
+                        (long long)m->inner, k->heads, k->head_dim, (long long)m->heads, (long long)m->head_dim);
+    if (m->heads % m->groups)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s (%lld) is not a multiple of %s (%lld)", c.where, k->heads,
+                        (long long)m->heads, k->groups, (long long)m->groups);
+    if (!hfx_activation_from_name(act, &m->act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' (supported: %s)", c.where, k->act, act,
+                        hfx_activation_names());
+    m->conv_dim = m->inner + 2 * m->groups * m->state;
+    m->eps = eps;
+    m->out_bias = m->proj_bias, m->norm = true, m->norm_first = false, m->in_mult = 1.0;
+    for (int s = 0; s < 5; s++) m->section_mult[s] = 1.0;
+    if ((k->out_bias && (st = hfx_cfg_bool_or(c, k->out_bias, false, &m->out_bias, err))) ||
+        (k->norm_switch && (st = hfx_cfg_bool_or(c, k->norm_switch, false, &m->norm, err))) ||
+        (k->norm_first && (st = hfx_cfg_bool_or(c, k->norm_first, true, &m->norm_first, err))) ||
+        (k->in_mult && (st = hfx_cfg_num_or(c, k->in_mult, 1.0, &m->in_mult, err))))
+        return st;
+    const json_t *mults = k->section_mults ? json_object_get(c.obj, k->section_mults) : NULL;
+    if (mults && !json_is_null(mults)) {
+        if (!json_is_array(mults) || json_array_size(mults) != 5)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be five numbers", c.where, k->section_mults);
+        for (size_t s = 0; s < 5; s++) {
+            if (!json_is_number(json_array_get(mults, s)))
+                return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be five numbers", c.where, k->section_mults);
+            m->section_mult[s] = json_number_value(json_array_get(mults, s));
+        }
+    }
+    for (int s = 0; s < 5; s++)
+        if (!isfinite(m->section_mult[s]))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be finite numbers", c.where, k->section_mults);
+    if (!isfinite(m->in_mult))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be a finite number", c.where, k->in_mult);
+    m->dt_min = 0, m->dt_max = INFINITY;
+    const json_t *limit = k->limit ? json_object_get(c.obj, k->limit) : NULL;
+    if (limit && !json_is_null(limit)) {
+        if (!json_is_array(limit) || json_array_size(limit) != 2)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be two numbers", c.where, k->limit);
+        if ((st = limit_end(c, k->limit, json_array_get(limit, 0), &m->dt_min, err)) ||
+            (st = limit_end(c, k->limit, json_array_get(limit, 1), &m->dt_max, err)))
+            return st;
+        if (!(m->dt_min <= m->dt_max) || isnan(m->dt_min))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' is not a range", c.where, k->limit);
+    }
+    return HFX_OK;
+}
+
+/* ---- the graph ---- */
+
+static hfx_value *op(hfx_graph *g, hfx_op o, hfx_value *a, hfx_value *b) { return hfx_op2(g, o, a, b); }
+
+static hfx_value *f32(hfx_graph *g, double v) { return hfx_const_scalar(g, HFX_DTYPE_F32, v); }
+
+hfx_value *hfx_zero_state(hfx_graph *g, hfx_value *like, hfx_dtype dt, int rank, const int64_t *dims) {
+    hfx_value *parts[HFX_MAX_RANK];
+    hfx_dim shape[HFX_MAX_RANK];
+    parts[0] = hfx_unsqueeze(g, hfx_dim_of(g, like, 0), 0);
+    shape[0] = like->dims[0];
+    for (int d = 0; d < rank && d + 1 < HFX_MAX_RANK; d++) {
+        parts[d + 1] = hfx_unsqueeze(g, hfx_const_i64(g, dims[d]), 0);
+        shape[d + 1] = hfx_dim_const(dims[d]);
+    }
+    return hfx_expand(g, hfx_const_scalar(g, dt, 0.0), hfx_concat(g, rank + 1, parts, 0), rank + 1, shape);
+}
+
+hfx_value *hfx_causal_conv(hfx_graph *g, hfx_value *all, hfx_value *weight, hfx_value *bias) {
+    int64_t C = weight->dims[0].c, K = weight->dims[2].c;
+    bool ok = true;
+    hfx_dim seq = hfx_dim_add(all->dims[2], hfx_dim_const(-(K - 1)), &ok);
+    hfx_value *len = op(g, HFX_OP_SUB, hfx_dim_of(g, all, 2), hfx_const_i64(g, K - 1)), *out = NULL;
+    hfx_dim tap_dims[3] = {hfx_dim_const(1), hfx_dim_const(C), hfx_dim_const(1)};
+    for (int64_t k = 0; k < K; k++) { /* tap k reads inputs k .. k + S − 1 */
+        hfx_value *at = hfx_range(g, hfx_const_i64(g, k), op(g, HFX_OP_ADD, len, hfx_const_i64(g, k)),
+                                  hfx_const_i64(g, 1), seq);
+        hfx_value *tap = hfx_reshape(g, hfx_const_slice(g, weight, 2, k, 1), 3, tap_dims);
+        hfx_value *term = op(g, HFX_OP_MUL, hfx_gather(g, all, at, 2), tap);
+        out = out ? op(g, HFX_OP_ADD, out, term) : term;
+    }
+    return bias ? op(g, HFX_OP_ADD, out, hfx_reshape(g, bias, 3, tap_dims)) : out;
+}
+
+/* B or C [B,S,groups·state] as each head sees it, [B,heads,S,state]: head h reads group
+ * h / (heads / groups) (transformers' repeat_interleave). */
+static hfx_value *per_head(hfx_graph *g, const hfx_mamba2_cfg *m, hfx_value *x) {
+    hfx_dim b = x->dims[0], s = x->dims[1];
+    x = hfx_reshape(g, x, 4, (hfx_dim[]){b, s, hfx_dim_const(m->groups), hfx_dim_const(m->state)});
+    x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 1, 3}); /* [B,G,S,N] */
+    if (m->groups == m->heads) return x;
+    int64_t *group_of = malloc((size_t)m->heads * sizeof *group_of), r = m->heads / m->groups;
+    if (!group_of) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return x;
+    }
+    for (int64_t h = 0; h < m->heads; h++) group_of[h] = h / r;
+    hfx_value *index = hfx_const_bytes(g, HFX_DTYPE_I64, 1, &m->heads, group_of); /* copied */
+    free(group_of);
+    return hfx_gather(g, x, index, 1);
+}
+
+/* transformers' MambaRMSNormGated: y·silu(gate) in f32, normalized over each of the groups'
+ * inner / groups channels, times the weight; y and gate [B,S,inner], y f32 → f32. Falcon-H1
+ * normalizes first (norm_first: the gate after the weight), or has no norm (y·silu(gate)). */
+static hfx_value *gated_norm(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *m, const char *prefix, hfx_value *y,
+                             hfx_value *gate) {
+    hfx_value *silu = hfx_activate(g, HFX_ACT_SILU, hfx_cast(g, gate, HFX_DTYPE_F32));
+    if (!m->norm) return op(g, HFX_OP_MUL, y, silu);
+    hfx_value *weight = hfx_weight(w, 1, &m->inner, "%s.norm.weight", prefix);
+    hfx_dim b = y->dims[0], s = y->dims[1];
+    if (!m->norm_first) y = op(g, HFX_OP_MUL, y, silu);
+    hfx_value *grouped = hfx_reshape(g, y, 4, (hfx_dim[]){b, s, hfx_dim_const(m->groups),
+                                                          hfx_dim_const(m->inner / m->groups)});
+    int64_t last = -1;
+    hfx_value *var = hfx_reduce(g, HFX_OP_REDUCE_MEAN, op(g, HFX_OP_MUL, grouped, grouped), 1, &last);
+    hfx_value *inv = hfx_op1(g, HFX_OP_RECIPROCAL, hfx_op1(g, HFX_OP_SQRT, op(g, HFX_OP_ADD, var, f32(g, m->eps))));
+    y = hfx_reshape(g, op(g, HFX_OP_MUL, grouped, inv), 3, (hfx_dim[]){b, s, hfx_dim_const(m->inner)});
+    y = op(g, HFX_OP_MUL, y, hfx_cast(g, weight, HFX_DTYPE_F32));
+    return m->norm_first ? op(g, HFX_OP_MUL, y, silu) : y;
+}
+
+/* in_proj's output [B,S,proj] times Falcon-H1's per-section multipliers (gate, x, B, C, dt): one
+ * constant vector, as transformers' mup_vector; unchanged when every multiplier is 1. */
+static hfx_value *scale_sections(hfx_graph *g, const hfx_mamba2_cfg *m, hfx_value *zx) {
+    bool any = false;
+    for (int s = 0; s < 5; s++) any |= m->section_mult[s] != 1.0;
+    if (!any) return zx;
+    int64_t GN = m->groups * m->state, ends[5] = {m->inner, 2 * m->inner, 2 * m->inner + GN, 2 * m->inner + 2 * GN,
+                                                  2 * m->inner + 2 * GN + m->heads};
+    float *v = malloc((size_t)ends[4] * sizeof *v);
+    if (!v) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return zx;
+    }
+    for (int64_t j = 0, s = 0; j < ends[4]; j++) {
+        while (j >= ends[s]) s++;
+        v[j] = (float)m->section_mult[s];
+    }
+    hfx_value *mult = hfx_cast(g, hfx_const_bytes(g, HFX_DTYPE_F32, 1, &ends[4], v), zx->dtype); /* copied */
+    free(v);
+    return op(g, HFX_OP_MUL, zx, mult);
+}
+
+/* softplus as torch computes it (threshold 20: x itself above). */
+static hfx_value *softplus(hfx_graph *g, hfx_value *x) {
+    hfx_value *soft = hfx_op1(g, HFX_OP_LOG, op(g, HFX_OP_ADD, f32(g, 1.0), hfx_op1(g, HFX_OP_EXP, x)));
+    return hfx_where(g, op(g, HFX_OP_GREATER, x, f32(g, 20.0)), x, soft);
+}
+
+/* The SSD scan of one chunk: the whole call, S positions, from the state h0 (NULL: zeros).
+ *   x [B,H,S,P], dt [B,H,S], A [H], Bh and Ch [B,H,S,N], all f32.
+ *   y_t = Σ_{s≤t} (C_t·B_s)·exp(Σ_{s<k≤t} dt_k A)·dt_s x_s + (C_t·h0)·exp(Σ_{k≤t} dt_k A)
+ *   state = Σ_s exp(Σ_{s<k<S} dt_k A)·dt_s x_s ⊗ B_s + exp(Σ_k dt_k A)·h0
+ * The decay sums are transformers' segment_sum: a cumulative sum of masked copies, never a
+ * difference of two long sums, so every exponent is as exact as the chunked kernel's. */
+static hfx_value *ssd_scan(hfx_graph *g, hfx_value *x, hfx_value *dt, hfx_value *A, hfx_value *Bh, hfx_value *Ch,
+                           hfx_value *h0, hfx_value **state) {
+    hfx_dim seq = x->dims[2];
+    hfx_value *xdt = op(g, HFX_OP_MUL, x, hfx_unsqueeze(g, dt, -1));                        /* [B,H,S,P] */
+    hfx_value *adt = op(g, HFX_OP_MUL, dt, hfx_unsqueeze(g, A, -1));                        /* [B,H,S] */
+    hfx_value *pos = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, 2), hfx_const_i64(g, 1), seq);
+    hfx_value *row = hfx_unsqueeze(g, pos, 1), *col = hfx_unsqueeze(g, pos, 0);            /* [S,1], [1,S] */
+    /* seg[t,s] = Σ_{s<k≤t} adt_k: adt_t where t > s, summed down the rows */
+    hfx_value *spread = hfx_where(g, op(g, HFX_OP_GREATER, row, col), hfx_unsqueeze(g, adt, -1), f32(g, 0.0));
+    hfx_value *seg = hfx_cumsum(g, spread, 2);                                              /* [B,H,S,S] */
+    hfx_value *decay = hfx_where(g, op(g, HFX_OP_GREATER_EQUAL, row, col), hfx_op1(g, HFX_OP_EXP, seg), f32(g, 0.0));
+    hfx_value *scores = op(g, HFX_OP_MUL, op(g, HFX_OP_MATMUL, Ch, hfx_transpose(g, Bh, 4, (int64_t[]){0, 1, 3, 2})),
+                           decay);                                                          /* [B,H,S,S] */
+    hfx_value *y = op(g, HFX_OP_MATMUL, scores, xdt);                                       /* [B,H,S,P] */
+    /* the state after the last position: its row of the decays, [B,H,1,S] → [B,H,S,1] */
+    hfx_value *to_end = hfx_transpose(g, hfx_slice(g, decay, 2, -1, INT64_MAX), 4, (int64_t[]){0, 1, 3, 2});
+    hfx_value *next = op(g, HFX_OP_MATMUL, hfx_transpose(g, xdt, 4, (int64_t[]){0, 1, 3, 2}),
+                         op(g, HFX_OP_MUL, Bh, to_end));                                     /* [B,H,P,N] */
+    if (h0) {
+        hfx_value *since = hfx_op1(g, HFX_OP_EXP, hfx_cumsum(g, adt, 2));                    /* [B,H,S] */
+        hfx_value *from_h0 = op(g, HFX_OP_MATMUL, Ch, hfx_transpose(g, h0, 4, (int64_t[]){0, 1, 3, 2}));
+        y = op(g, HFX_OP_ADD, y, op(g, HFX_OP_MUL, from_h0, hfx_unsqueeze(g, since, -1)));
+        hfx_value *whole = hfx_unsqueeze(g, hfx_slice(g, since, 2, -1, INT64_MAX), -1);    /* [B,H,1,1] */
+        next = op(g, HFX_OP_ADD, next, op(g, HFX_OP_MUL, h0, whole));
+    }
+    *state = next;
+    return y;
+}
+
+hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *m, const char *prefix,
+                            hfx_value *h, hfx_value *real, hfx_ssm_state *s) {
+    int64_t H = h->dims[2].c, I = m->inner, CD = m->conv_dim, NH = m->heads, P = m->head_dim;
+    int64_t GN = m->groups * m->state, K = m->kernel, proj = I + CD + NH;
+    hfx_dim b = h->dims[0], seq = h->dims[1];
+    hfx_dtype dt = h->dtype;
+    if (real) h = op(g, HFX_OP_MUL, h, real);
+    if (m->in_mult != 1.0) h = op(g, HFX_OP_MUL, h, hfx_const_scalar(g, dt, m->in_mult));
+    hfx_value *zx = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){proj, H}, "%s.in_proj.weight", prefix),
+                               m->proj_bias ? hfx_weight(w, 1, &proj, "%s.in_proj.bias", prefix) : NULL);
+    zx = scale_sections(g, m, zx);
+    hfx_value *gate = hfx_slice(g, zx, 2, 0, I), *xbc = hfx_slice(g, zx, 2, I, I + CD);
+    hfx_value *dt_raw = hfx_slice(g, zx, 2, I + CD, proj);                                 /* [B,S,NH] */
+
+    /* the convolution over the state and this call's x, B and C */
+    hfx_value *xbc_t = hfx_transpose(g, xbc, 3, (int64_t[]){0, 2, 1});                     /* [B,CD,S] */
+    hfx_value *past = s->conv ? s->conv : hfx_zero_state(g, h, dt, 2, (int64_t[]){CD, K - 1});
+    hfx_value *all = hfx_concat(g, 2, (hfx_value *[]){past, xbc_t}, 2);                    /* [B,CD,K−1+S] */
+    s->conv_next = hfx_slice(g, all, 2, -(K - 1), INT64_MAX);
+    hfx_value *conv = hfx_causal_conv(g, all, hfx_weight(w, 3, (int64_t[]){CD, 1, K}, "%s.conv1d.weight", prefix),
+                                      m->conv_bias ? hfx_weight(w, 1, &CD, "%s.conv1d.bias", prefix) : NULL);
+    xbc = hfx_activate(g, m->act, hfx_transpose(g, conv, 3, (int64_t[]){0, 2, 1}));       /* [B,S,CD] */
+    if (real) xbc = op(g, HFX_OP_MUL, xbc, real);
+    xbc = hfx_cast(g, xbc, HFX_DTYPE_F32); /* the scan runs in f32, as transformers' does */
+
+    hfx_value *x = hfx_reshape(g, hfx_slice(g, xbc, 2, 0, I), 4, (hfx_dim[]){b, seq, hfx_dim_const(NH), hfx_dim_const(P)});
+    x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 1, 3});                                   /* [B,NH,S,P] */
+    hfx_value *Bh = per_head(g, m, hfx_slice(g, xbc, 2, I, I + GN));
+    hfx_value *Ch = per_head(g, m, hfx_slice(g, xbc, 2, I + GN, CD));
+    hfx_value *dt_bias = hfx_cast(g, hfx_weight(w, 1, &NH, "%s.dt_bias", prefix), HFX_DTYPE_F32);
+    hfx_value *step = softplus(g, op(g, HFX_OP_ADD, hfx_cast(g, dt_raw, HFX_DTYPE_F32), dt_bias));
+    if (m->dt_min > 0) step = op(g, HFX_OP_MAX, step, f32(g, m->dt_min));
+    if (isfinite(m->dt_max)) step = op(g, HFX_OP_MIN, step, f32(g, m->dt_max));
+    step = hfx_transpose(g, step, 3, (int64_t[]){0, 2, 1});                                /* [B,NH,S] */
+    hfx_value *A = hfx_op1(g, HFX_OP_NEG, hfx_op1(g, HFX_OP_EXP, hfx_cast(g, hfx_weight(w, 1, &NH, "%s.A_log", prefix),
+                                                                          HFX_DTYPE_F32)));
+    hfx_value *y = ssd_scan(g, x, step, A, Bh, Ch, s->ssm, &s->ssm_next);
+    hfx_value *D = hfx_cast(g, hfx_weight(w, 1, &NH, "%s.D", prefix), HFX_DTYPE_F32);
+    D = hfx_reshape(g, D, 3, (hfx_dim[]){hfx_dim_const(NH), hfx_dim_const(1), hfx_dim_const(1)});
+    y = op(g, HFX_OP_ADD, y, op(g, HFX_OP_MUL, x, D));
+    y = hfx_reshape(g, hfx_transpose(g, y, 4, (int64_t[]){0, 2, 1, 3}), 3, (hfx_dim[]){b, seq, hfx_dim_const(I)});
+    y = gated_norm(g, w, m, prefix, y, gate);
+    return hfx_linear(g, hfx_cast(g, y, dt), hfx_weight(w, 2, (int64_t[]){H, I}, "%s.out_proj.weight", prefix),
+                      m->out_bias ? hfx_weight(w, 1, &H, "%s.out_proj.bias", prefix) : NULL);
+}

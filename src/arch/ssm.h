@@ -1,0 +1,72 @@
+/* State-space token mixers: what a layer computes instead of attention when its memory of the
+ * past is a fixed-size state rather than a growing cache. The Mamba2 mixer (SSD: a selective,
+ * per-head scalar decay) and the depthwise causal convolution it shares with LFM2's short
+ * convolution. A family's config names the mixer's fields its own way (Mamba2's `num_heads`,
+ * Granite 4's `mamba_n_heads`): a key table says which, so one parser and one graph serve them
+ * all. The math is transformers' torch path (modeling_mamba2.py: torch_forward / the chunk scan). */
+#ifndef HFX_ARCH_SSM_H
+#define HFX_ARCH_SSM_H
+
+#include "arch/nn.h"
+#include "arch/weights.h"
+#include "hf/config.h"
+
+/* config.json keys of a Mamba2 mixer, and transformers' defaults where a key is absent
+ * (default_head_dim 0: expand · hidden / heads, as a head_dim of "auto" also says). */
+typedef struct hfx_mamba2_keys {
+    const char *heads, *head_dim, *state, *kernel, *expand, *groups, *conv_bias, *proj_bias, *act, *limit;
+    int64_t default_heads, default_head_dim, default_state, default_kernel, default_groups;
+    double default_expand;
+    bool default_conv_bias, default_proj_bias;
+    /* Falcon-H1's additions (NULL: the family has none) */
+    const char *inner;        /* the inner width itself when set ("mamba_d_ssm"), else expand · hidden */
+    const char *norm_switch;  /* whether the gated RMSNorm is there ("mamba_rms_norm", default false):
+                                 without it y · silu(gate) */
+    const char *norm_first;   /* normalize before the gate ("mamba_norm_before_gate", default true) */
+    const char *out_bias;     /* out_proj's bias, apart from in_proj's ("projectors_bias") */
+    const char *in_mult;      /* the mixer's input scaled ("ssm_in_multiplier") */
+    const char *section_mults; /* in_proj's five sections (gate, x, B, C, dt) scaled ("ssm_multipliers") */
+} hfx_mamba2_keys;
+
+typedef struct hfx_mamba2_cfg {
+    int64_t heads, head_dim, state, kernel, groups; /* SSM heads of head_dim channels, d_state, conv taps */
+    int64_t inner;      /* expand · hidden = heads · head_dim */
+    int64_t conv_dim;   /* inner + 2 · groups · state: x, B and C go through the convolution */
+    bool conv_bias, proj_bias;
+    bool out_bias;      /* out_proj biased (proj_bias unless the family names it apart) */
+    bool norm;          /* the gated RMSNorm (else y · silu(gate)) */
+    bool norm_first;    /* normalize y, then the gate (Falcon-H1's default), else gate, then normalize */
+    double in_mult;     /* h · in_mult before in_proj (1: none) */
+    double section_mult[5]; /* in_proj's gate, x, B, C and dt parts scaled (1: none) */
+    hfx_activation act; /* after the convolution (silu) */
+    double dt_min, dt_max; /* time_step_limit: dt clamped to it (0, ∞ by default: no clamp) */
+    double eps;         /* the gated RMSNorm's */
+} hfx_mamba2_cfg;
+
+/* Read a Mamba2 mixer's config through `keys`; hidden is the model's width, eps its norms'. */
+hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *keys, int64_t hidden, double eps,
+                            hfx_mamba2_cfg *out, hfx_error *err);
+
+/* A mixer's state across calls: what it read (NULL: a prompt, zeros) and what it leaves. */
+typedef struct hfx_ssm_state {
+    hfx_value *conv;      /* [B, conv_dim, kernel − 1]: the convolution's last inputs */
+    hfx_value *ssm;       /* [B, heads, head_dim, state] f32: the recurrent state */
+    hfx_value *conv_next; /* out: the same after this call */
+    hfx_value *ssm_next;
+} hfx_ssm_state;
+
+/* The Mamba2 mixer over h [B,S,hidden] → [B,S,hidden], weights under `prefix` ("…layers.3.mixer").
+ * real [B,S,1] (1 at this call's real tokens, 0 at padding) zeroes padding as transformers'
+ * apply_mask_to_padding_states does; NULL: none. The scan is the SSD form as one chunk (exact for
+ * any length; quadratic in S like attention) continued from s->ssm; s->*_next are set. */
+hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *m, const char *prefix,
+                            hfx_value *h, hfx_value *real, hfx_ssm_state *s);
+
+/* Zeros [B, dims...] for a state whose batch is like's axis 0. */
+hfx_value *hfx_zero_state(hfx_graph *g, hfx_value *like, hfx_dtype dt, int rank, const int64_t *dims);
+
+/* A depthwise causal convolution: all [B,C,K−1+S] (the state, then this call's S inputs), weight
+ * [C,1,K], bias [C] or NULL → [B,C,S], out[:,c,t] = Σ_k weight[c,0,k]·all[:,c,t+k] + bias[c]. */
+hfx_value *hfx_causal_conv(hfx_graph *g, hfx_value *all, hfx_value *weight, hfx_value *bias);
+
+#endif
