@@ -148,6 +148,7 @@ class Export:
             raise no_decode(out_dir)
         self.static = self.decode.static
         self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None
+        self.prompt_piece = read_prompt_piece(out_dir)
 
 
 def cache_for(dynamic, static):
@@ -311,7 +312,12 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     positions = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
     if mrope is not None:
         positions, deltas = mrope(ids, mask)
-    logits = cache.run(first, embed_prompt(export, ids, image_features, image_token_id), mask, positions)
+    embeds = embed_prompt(export, ids, image_features, image_token_id)
+    # a state-space model's one-graph export takes a long prompt in pieces (read_prompt_piece)
+    piece = getattr(export, "prompt_piece", None) if export.prefill is None and first.seq is None else None
+    for lo in range(0, length, piece or length):
+        hi = lo + (piece or length)
+        logits = cache.run(first, embeds[:, lo:hi], mask[:, lo:hi], positions[..., lo:hi])
 
     # transformers re-encodes the whole sequence, once, when it reaches this many tokens (Phi-3's
     # longrope: keys cached with the short factors are recomputed with the long ones)
@@ -358,6 +364,18 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
 
 
 # ---- encoder-decoder models -------------------------------------------------------------------
+
+
+def read_prompt_piece(out_dir: Path):
+    """How many prompt tokens one call of a state-space model's graph should take: its scan's chunk
+    (Mamba2's chunk_size; a hybrid's mamba_chunk_size). A call's scan costs the square of its
+    tokens (docs/GENERATION.md), so a graph that carries its states from call to call (a multi-token
+    decode, OpenVINO's stateful) takes a long prompt in pieces of that many tokens, which is
+    exactly transformers' chunked scan. None for any other model."""
+    path = out_dir / "config.json"
+    cfg = json.loads(path.read_text()) if path.exists() else {}
+    piece = cfg.get("mamba_chunk_size") or (cfg.get("chunk_size") if cfg.get("model_type") == "mamba2" else None)
+    return piece if isinstance(piece, int) and piece > 0 else None
 
 
 def read_seq2seq_config(out_dir: Path) -> dict:
