@@ -579,18 +579,18 @@ typedef struct layer_ctx {
     hfx_dim batch, seq;
     hfx_decoder_names n;        /* the checkpoint's tensor names, Llama's where the family has none */
     hfx_value *cache_position;  /* static cache: [S] slots written this step */
-    hfx_value **cache_out;      /* (layers, 3): key, value (and the seed's write counter) cache outputs,
-                                   named at the end */
-    int *cache_state;           /* (layers, 3): their state declarations */
+    hfx_value **cache_out;      /* (layers, CACHE_PARTS): key, value (and the seed's write counter) cache
+                                   outputs, then a recurrent mixer's states, named at the end */
+    int *cache_state;           /* (layers, CACHE_PARTS): their state declarations */
     hfx_value *seed_mask;       /* seed profile: the attention bias [B|1,1,S,T], made at the first layer
                                    (from the 4-D mask input, or from the cache it sees) */
     hfx_value *seed_window_mask; /* ... and a dynamic cache's sliding layers' (within the window) */
-    hfx_value *new_mask;        /* short-conv layers: [B,S,1] 1 at this call's real tokens, 0 at padding */
+    hfx_value *new_mask;        /* recurrent layers: [B,S,1] 1 at this call's real tokens, 0 at padding */
 } layer_ctx;
 
 /* per layer: keys, values, and the seed profile's write counter (static cache) or window tensor
  * (a dynamic cache's sliding layer); then a recurrent mixer's states (conv, ssm) */
-enum { STATE_SLOT = 3, CACHE_PARTS = 5 };
+enum { SEED_PARTS = 3, STATE_SLOT = 3, CACHE_PARTS = 5 };
 
 static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
     hfx_decoder_names n = {.embed = "model.embed_tokens.weight", .layer = "model.layers.%lld", .attn = "self_attn",
@@ -652,9 +652,9 @@ static hfx_value *with_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *
 static void seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
     const hfx_build_opts *o = c->o;
     hfx_graph *g = c->g;
-    static const char *const parts[CACHE_PARTS] = {"keys", "values", "cumulative_length"};
-    char name[CACHE_PARTS][96], input[128];
-    for (int p = 0; p < CACHE_PARTS; p++) snprintf(name[p], sizeof name[p], "cache.layers.%lld.%s", (long long)i, parts[p]);
+    static const char *const parts[SEED_PARTS] = {"keys", "values", "cumulative_length"};
+    char name[SEED_PARTS][96], input[128];
+    for (int p = 0; p < SEED_PARTS; p++) snprintf(name[p], sizeof name[p], "cache.layers.%lld.%s", (long long)i, parts[p]);
     hfx_value **x[2] = {k, v}; /* each [B,KV,S,D], their own KV and D (MLA: 1 and unequal widths) */
     if (o->cache == HFX_CACHE_DYNAMIC) {
         for (int p = 0; p < 2; p++) {
@@ -679,11 +679,11 @@ static void seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
         }
         return;
     }
-    int s[CACHE_PARTS];
+    int s[SEED_PARTS];
     hfx_value *cache[2];
     hfx_dim cache_dims[2][4] = {{c->batch, (*k)->dims[1], o->max_cache, (*k)->dims[3]},
                                 {c->batch, (*v)->dims[1], o->max_cache, (*v)->dims[3]}};
-    for (int p = 0; p < CACHE_PARTS; p++) {
+    for (int p = 0; p < SEED_PARTS; p++) {
         s[p] = hfx_graph_state(g, name[p], p < 2 ? HFX_STATE_WRITE : HFX_STATE_REPLACE, 2);
         if (p < 2 && !o->reads_state) continue;
         snprintf(input, sizeof input, "input.%.96s", name[p]);
@@ -720,7 +720,7 @@ static void seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
         c->cache_out[CACHE_PARTS * i + p] = *x[p];
     }
     c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, counter, len);
-    for (int p = 0; p < CACHE_PARTS; p++) c->cache_state[CACHE_PARTS * i + p] = s[p];
+    for (int p = 0; p < SEED_PARTS; p++) c->cache_state[CACHE_PARTS * i + p] = s[p];
     if (!c->seed_mask && !o->reads_state) { /* the prefill's causal mask over the M slots */
         hfx_value *kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, cache[0], 2),
                                                        hfx_const_i64(g, 1), o->max_cache), 0); /* [1,M] */

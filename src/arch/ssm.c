@@ -55,6 +55,9 @@ hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden,
     if (m->inner != m->heads * m->head_dim)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s (%lld) must equal %s · %s (%lld · %lld)", c.where, inner_name,
                         (long long)m->inner, k->heads, k->head_dim, (long long)m->heads, (long long)m->head_dim);
+    if (m->groups * m->state > (1 << 24))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s · %s (%lld · %lld) is out of range", c.where, k->groups, k->state,
+                        (long long)m->groups, (long long)m->state);
     if (m->heads % m->groups)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s (%lld) is not a multiple of %s (%lld)", c.where, k->heads,
                         (long long)m->heads, k->groups, (long long)m->groups);
@@ -176,7 +179,7 @@ static hfx_value *gated_norm(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg 
 static hfx_value *scale_sections(hfx_graph *g, const hfx_mamba2_cfg *m, hfx_value *zx) {
     bool any = false;
     for (int s = 0; s < 5; s++) any |= m->section_mult[s] != 1.0;
-    if (!any) return zx;
+    if (!any || g->failed) return zx; /* (a failed build: in_proj's width may not be real) */
     int64_t GN = m->groups * m->state, ends[5] = {m->inner, 2 * m->inner, 2 * m->inner + GN, 2 * m->inner + 2 * GN,
                                                   2 * m->inner + 2 * GN + m->heads};
     float *v = malloc((size_t)ends[4] * sizeof *v);
