@@ -366,15 +366,20 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
 # ---- encoder-decoder models -------------------------------------------------------------------
 
 
+MAMBA_PIECE = 16
+
+
 def read_prompt_piece(out_dir: Path):
     """How many prompt tokens one call of a state-space model's graph should take: its scan's chunk
-    (Mamba2's chunk_size; a hybrid's mamba_chunk_size). A call's scan costs the square of its
-    tokens (docs/GENERATION.md), so a graph that carries its states from call to call (a multi-token
-    decode, OpenVINO's stateful) takes a long prompt in pieces of that many tokens, which is
-    exactly transformers' chunked scan. None for any other model."""
+    (Mamba2's chunk_size; a hybrid's mamba_chunk_size; Mamba's 16, its decays [B, inner, state, S, S]
+    growing with the square of the piece). A call's scan costs the square of its tokens
+    (docs/GENERATION.md), so a graph that carries its states from call to call (a multi-token decode,
+    OpenVINO's stateful) takes a long prompt in pieces of that many tokens, with the same result as
+    one call. None for any other model."""
     path = out_dir / "config.json"
     cfg = json.loads(path.read_text()) if path.exists() else {}
-    piece = cfg.get("mamba_chunk_size") or (cfg.get("chunk_size") if cfg.get("model_type") == "mamba2" else None)
+    piece = (cfg.get("mamba_chunk_size") or (cfg.get("chunk_size") if cfg.get("model_type") == "mamba2" else None)
+             or (MAMBA_PIECE if cfg.get("model_type") == "mamba" else None))
     return piece if isinstance(piece, int) and piece > 0 else None
 
 

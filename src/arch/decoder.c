@@ -414,8 +414,9 @@ static hfx_status parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->window || !m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = HFX_MIXER_MAMBA2;
-    return hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
+    for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = d->mamba1 ? HFX_MIXER_MAMBA1 : HFX_MIXER_MAMBA2;
+    return d->mamba1 ? hfx_mamba1_parse(c, m->hidden, &m->ssm1, err)
+                     : hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
 }
 
 /* A hybrid's layer pattern: layer_types (transformers 4's layers_block_type) naming Mamba2 and
@@ -1331,10 +1332,12 @@ static hfx_value *short_conv_block(layer_ctx *c, int64_t i, hfx_value *h) {
 #undef P
 }
 
-/* A Mamba2 mixer (ssm.h) with its two states as cache: past.{i}.conv [B, conv_dim, kernel − 1] and
- * past.{i}.ssm [B, heads, head_dim, state] (f32), replaced each call by present.{i}.*. */
-static hfx_value *mamba2_block(layer_ctx *c, int64_t i, hfx_value *h) {
+/* A Mamba2 or Mamba mixer (ssm.h) with its two states as cache: past.{i}.conv [B, conv_dim,
+ * kernel − 1] and past.{i}.ssm [B, heads, head_dim, state] (Mamba: [B, inner, state]) in f32,
+ * replaced each call by present.{i}.*. */
+static hfx_value *mamba_block(layer_ctx *c, int64_t i, hfx_value *h, bool mamba1) {
     const hfx_mamba2_cfg *m = &c->m->ssm;
+    const hfx_mamba1_cfg *m1 = &c->m->ssm1;
     hfx_graph *g = c->g;
     char prefix[160], conv[64], ssm[64];
     tensor_name(c, i, NULL, c->n.ssm, prefix, sizeof prefix);
@@ -1344,14 +1347,20 @@ static hfx_value *mamba2_block(layer_ctx *c, int64_t i, hfx_value *h) {
     int conv_state = cached ? hfx_graph_state(g, conv, HFX_STATE_REPLACE, 2) : -1;
     int ssm_state = cached ? hfx_graph_state(g, ssm, HFX_STATE_REPLACE, 2) : -1;
     hfx_ssm_state s = {0};
-    if (continues(c)) {
+    if (continues(c) && mamba1) {
+        s.conv = hfx_state_read(g, conv_state, conv, h->dtype, 3,
+                                (hfx_dim[]){c->batch, hfx_dim_const(m1->inner), hfx_dim_const(m1->kernel - 1)});
+        s.ssm = hfx_state_read(g, ssm_state, ssm, HFX_DTYPE_F32, 3,
+                               (hfx_dim[]){c->batch, hfx_dim_const(m1->inner), hfx_dim_const(m1->state)});
+    } else if (continues(c)) {
         s.conv = hfx_state_read(g, conv_state, conv, h->dtype, 3,
                                 (hfx_dim[]){c->batch, hfx_dim_const(m->conv_dim), hfx_dim_const(m->kernel - 1)});
         s.ssm = hfx_state_read(g, ssm_state, ssm, HFX_DTYPE_F32, 4,
                                (hfx_dim[]){c->batch, hfx_dim_const(m->heads), hfx_dim_const(m->head_dim),
                                            hfx_dim_const(m->state)});
     }
-    hfx_value *y = hfx_mamba2_mixer(g, c->w, m, prefix, h, c->new_mask, &s);
+    hfx_value *y = mamba1 ? hfx_mamba1_mixer(g, c->w, m1, prefix, h, c->new_mask, &s)
+                          : hfx_mamba2_mixer(g, c->w, m, prefix, h, c->new_mask, &s);
     c->cache_out[CACHE_PARTS * i + STATE_SLOT] = s.conv_next, c->cache_state[CACHE_PARTS * i + STATE_SLOT] = conv_state;
     c->cache_out[CACHE_PARTS * i + STATE_SLOT + 1] = s.ssm_next;
     c->cache_state[CACHE_PARTS * i + STATE_SLOT + 1] = ssm_state;
@@ -1363,11 +1372,12 @@ static hfx_value *mixer_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *
                               hfx_value *bias) {
     switch (c->m->mixer ? c->m->mixer[i] : HFX_MIXER_ATTENTION) {
     case HFX_MIXER_SHORT_CONV: return short_conv_block(c, i, h);
-    case HFX_MIXER_MAMBA2: return mamba2_block(c, i, h);
+    case HFX_MIXER_MAMBA2: return mamba_block(c, i, h, false);
+    case HFX_MIXER_MAMBA1: return mamba_block(c, i, h, true);
     case HFX_MIXER_PARALLEL: { /* mamba(h)·ssm_out + attention(h·attn_in)·attn_out, in transformers' order */
         const hfx_decoder_cfg *m = c->m;
         hfx_graph *g = c->g;
-        hfx_value *ssm = scaled(g, mamba2_block(c, i, h), m->ssm_out_mult);
+        hfx_value *ssm = scaled(g, mamba_block(c, i, h, false), m->ssm_out_mult);
         hfx_value *attn = attention_block(c, i, scaled(g, h, m->attn_in_mult), cos, sin, bias);
         return hfx_op2(g, HFX_OP_ADD, ssm, scaled(g, attn, m->attn_out_mult));
     }
@@ -1623,7 +1633,8 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
         hfx_value *bias = NULL; /* the seed profile's is made in the first layer (seed_cache) */
         bool sliding = m->window[i] != 0;
-        if (m->mixer && (m->mixer[i] == HFX_MIXER_SHORT_CONV || m->mixer[i] == HFX_MIXER_MAMBA2)) {
+        if (m->mixer && (m->mixer[i] == HFX_MIXER_SHORT_CONV || m->mixer[i] == HFX_MIXER_MAMBA2 ||
+                         m->mixer[i] == HFX_MIXER_MAMBA1)) {
             /* no attention bias: the layer's own state */
         } else if (!seed && !sliding) {
             if (!full_bias) full_bias = hfx_mask_bias(g, &mb, 0);
@@ -1707,6 +1718,9 @@ static int decoder_cache_layers(const void *cfg_, hfx_layer_cache *layers, int m
                     : m->mixer && m->mixer[i] == HFX_MIXER_MAMBA2
                         ? (hfx_layer_cache){.n_states = 2, .states = {{"conv", 2, {m->ssm.conv_dim, m->ssm.kernel - 1}},
                                                                       {"ssm", 3, {m->ssm.heads, m->ssm.head_dim, m->ssm.state}}}}
+                    : m->mixer && m->mixer[i] == HFX_MIXER_MAMBA1
+                        ? (hfx_layer_cache){.n_states = 2, .states = {{"conv", 2, {m->ssm1.inner, m->ssm1.kernel - 1}},
+                                                                      {"ssm", 2, {m->ssm1.inner, m->ssm1.state}}}}
                     : m->mixer && m->mixer[i] == HFX_MIXER_PARALLEL /* both: the keys and values, and the states */
                         ? (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i], NULL, 2,
                                             {{"conv", 2, {m->ssm.conv_dim, m->ssm.kernel - 1}},

@@ -132,6 +132,7 @@ typedef enum {
     HFX_MIXER_ATTENTION,
     HFX_MIXER_SHORT_CONV, /* LFM2's gated short convolution */
     HFX_MIXER_MAMBA2,     /* a Mamba2 mixer (ssm.h) */
+    HFX_MIXER_MAMBA1,     /* a Mamba (Mamba1) mixer (ssm.h) */
     HFX_MIXER_PARALLEL    /* a Mamba2 mixer and attention side by side, their outputs summed (Falcon-H1) */
 } hfx_mixer_kind;
 
@@ -156,7 +157,8 @@ typedef struct hfx_decoder_desc {
                                     sizes the MLP */
     const hfx_mamba2_keys *mamba2; /* layers may be Mamba2 mixers, configured by these keys */
     bool attention_free;         /* every layer is the state-space mixer and nothing else: no attention,
-                                    no MLP, no positions (Mamba2); `residual_in_fp32` read */
+                                    no MLP, no positions (Mamba2; Mamba with mamba1); `residual_in_fp32` read */
+    bool mamba1;                 /* ... that mixer is Mamba's (MambaConfig's keys), not Mamba2's */
     bool mamba_layers;           /* layer_types (or layers_block_type) name "mamba" / "linear_attention"
                                     layers, Mamba2 mixers, and "attention" / "full_attention" ones; absent:
                                     every layer Mamba2 (Granite 4.0) */
@@ -258,6 +260,7 @@ typedef struct hfx_decoder_cfg {
     hfx_mixer_kind *mixer;       /* (layers) what mixes tokens in each layer; arena-owned, NULL: attention
                                     everywhere */
     hfx_mamba2_cfg ssm;          /* the Mamba2 layers' mixer */
+    hfx_mamba1_cfg ssm1;         /* the Mamba layers' mixer */
     bool no_mlp;                 /* layers are the mixer alone (Mamba2) */
     double attn_in_mult, attn_out_mult, ssm_out_mult, key_mult; /* Falcon-H1's (1: none) */
     double gate_mult, down_mult; /* the MLP's gate before its activation, its output (Falcon-H1; 1: none) */

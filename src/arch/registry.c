@@ -102,6 +102,12 @@ static const hfx_mamba2_keys falcon_h1_keys = {"mamba_n_heads", "mamba_d_head", 
 static const hfx_decoder_desc FalconH1ForCausalLM_desc = {
     "FalconH1ForCausalLM", LLAMA, .eps_key = "rms_norm_eps", .default_eps = 1e-5, .names = &falcon_h1_names,
     .mamba2 = &falcon_h1_keys, .parallel_mamba = true, .default_kv_heads = 8};
+/* Mamba: every layer a Mamba mixer alone, under Mamba2's names */
+static const char *const mamba_forward_args[] = {"input_ids", "attention_mask", "cache", NULL};
+static const hfx_decoder_desc MambaForCausalLM_desc = {
+    "MambaForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
+    .default_eps = 1e-5, .default_tied = true, .names = &mamba2_names, .attention_free = true, .mamba1 = true,
+    .output_class = "MambaCausalLMOutput", .forward_args = mamba_forward_args};
 static const hfx_decoder_desc StableLmForCausalLM_desc = {
     "StableLmForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED,
     .parallel_from_config = true, .parallel_default = false, .eps_key = "layer_norm_eps", .partial_rotary = true,
@@ -261,6 +267,7 @@ static const struct entry {
     {"Qwen2ForCausalLM", &hfx_decoder_family, &Qwen2ForCausalLM_desc},
     {"Lfm2ForCausalLM", &hfx_decoder_family, &Lfm2ForCausalLM_desc},
     {"Mamba2ForCausalLM", &hfx_decoder_family, &Mamba2ForCausalLM_desc},
+    {"MambaForCausalLM", &hfx_decoder_family, &MambaForCausalLM_desc},
     {"GraniteMoeHybridForCausalLM", &hfx_decoder_family, &GraniteMoeHybridForCausalLM_desc},
     {"FalconH1ForCausalLM", &hfx_decoder_family, &FalconH1ForCausalLM_desc},
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},

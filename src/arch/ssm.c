@@ -102,6 +102,31 @@ hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden,
     return HFX_OK;
 }
 
+hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, hfx_mamba1_cfg *m, hfx_error *err) {
+    hfx_status st;
+    double expand;
+    const char *act;
+    if ((st = hfx_cfg_num_or(c, "expand", 2.0, &expand, err))) return st;
+    if (!(expand > 0 && expand * (double)hidden < (double)(1 << 24)))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: expand %g is out of range", c.where, expand);
+    m->inner = (int64_t)(expand * (double)hidden);
+    m->dt_rank = (hidden + 15) / 16;
+    const char *rank = json_string_value(json_object_get(c.obj, "time_step_rank"));
+    if (rank && strcmp(rank, "auto") != 0)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: time_step_rank '%s' (a number or \"auto\")", c.where, rank);
+    if ((!rank && (st = hfx_cfg_int_in_or(c, "time_step_rank", m->dt_rank, 1, 1 << 16, &m->dt_rank, err))) ||
+        (st = hfx_cfg_int_in_or(c, "state_size", 16, 1, 1 << 12, &m->state, err)) ||
+        (st = hfx_cfg_int_in_or(c, "conv_kernel", 4, 2, 64, &m->kernel, err)) ||
+        (st = hfx_cfg_bool_or(c, "use_conv_bias", true, &m->conv_bias, err)) ||
+        (st = hfx_cfg_bool_or(c, "use_bias", false, &m->proj_bias, err)) ||
+        (st = hfx_cfg_str_or(c, "hidden_act", "silu", &act, err)))
+        return st;
+    if (!hfx_activation_from_name(act, &m->act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_act '%s' (supported: %s)", c.where, act,
+                        hfx_activation_names());
+    return HFX_OK;
+}
+
 /* ---- the graph ---- */
 
 static hfx_value *op(hfx_graph *g, hfx_op o, hfx_value *a, hfx_value *b) { return hfx_op2(g, o, a, b); }
@@ -202,6 +227,30 @@ static hfx_value *softplus(hfx_graph *g, hfx_value *x) {
     return hfx_where(g, op(g, HFX_OP_GREATER, x, f32(g, 20.0)), x, soft);
 }
 
+/* seg [..., S, S]: seg[t,s] = Σ_{s<k≤t} x_k over x [..., S], a cumulative sum of masked copies
+ * (transformers' segment_sum: never the difference of two long sums); *incl: the [S,S] t ≥ s mask. */
+static hfx_value *segment_sum(hfx_graph *g, hfx_value *x, int axis, hfx_value **incl) {
+    hfx_dim seq = x->dims[x->rank - 1];
+    hfx_value *pos = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, x->rank - 1), hfx_const_i64(g, 1), seq);
+    hfx_value *row = hfx_unsqueeze(g, pos, 1), *col = hfx_unsqueeze(g, pos, 0);
+    *incl = op(g, HFX_OP_GREATER_EQUAL, row, col);
+    hfx_value *spread = hfx_where(g, op(g, HFX_OP_GREATER, row, col), hfx_unsqueeze(g, x, -1), f32(g, 0.0));
+    return hfx_cumsum(g, spread, axis);
+}
+
+/* The conv part shared by the two mixers: x [B,S,C] after the state → act(conv) [B,S,C]; the state
+ * [B,C,K−1] (s->conv, or zeros) and the next one (s->conv_next). */
+static hfx_value *conv_step(hfx_graph *g, hfx_weights *w, const char *prefix, hfx_value *x, int64_t C, int64_t K,
+                            bool bias, hfx_activation act, hfx_ssm_state *s) {
+    hfx_value *xt = hfx_transpose(g, x, 3, (int64_t[]){0, 2, 1});                          /* [B,C,S] */
+    hfx_value *past = s->conv ? s->conv : hfx_zero_state(g, x, x->dtype, 2, (int64_t[]){C, K - 1});
+    hfx_value *all = hfx_concat(g, 2, (hfx_value *[]){past, xt}, 2);                       /* [B,C,K−1+S] */
+    s->conv_next = hfx_slice(g, all, 2, -(K - 1), INT64_MAX);
+    hfx_value *conv = hfx_causal_conv(g, all, hfx_weight(w, 3, (int64_t[]){C, 1, K}, "%s.conv1d.weight", prefix),
+                                      bias ? hfx_weight(w, 1, &C, "%s.conv1d.bias", prefix) : NULL);
+    return hfx_activate(g, act, hfx_transpose(g, conv, 3, (int64_t[]){0, 2, 1}));
+}
+
 /* The SSD scan of one chunk: the whole call, S positions, from the state h0 (NULL: zeros).
  *   x [B,H,S,P], dt [B,H,S], A [H], Bh and Ch [B,H,S,N], all f32.
  *   y_t = Σ_{s≤t} (C_t·B_s)·exp(Σ_{s<k≤t} dt_k A)·dt_s x_s + (C_t·h0)·exp(Σ_{k≤t} dt_k A)
@@ -210,15 +259,10 @@ static hfx_value *softplus(hfx_graph *g, hfx_value *x) {
  * difference of two long sums, so every exponent is as exact as the chunked kernel's. */
 static hfx_value *ssd_scan(hfx_graph *g, hfx_value *x, hfx_value *dt, hfx_value *A, hfx_value *Bh, hfx_value *Ch,
                            hfx_value *h0, hfx_value **state) {
-    hfx_dim seq = x->dims[2];
     hfx_value *xdt = op(g, HFX_OP_MUL, x, hfx_unsqueeze(g, dt, -1));                        /* [B,H,S,P] */
     hfx_value *adt = op(g, HFX_OP_MUL, dt, hfx_unsqueeze(g, A, -1));                        /* [B,H,S] */
-    hfx_value *pos = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, 2), hfx_const_i64(g, 1), seq);
-    hfx_value *row = hfx_unsqueeze(g, pos, 1), *col = hfx_unsqueeze(g, pos, 0);            /* [S,1], [1,S] */
-    /* seg[t,s] = Σ_{s<k≤t} adt_k: adt_t where t > s, summed down the rows */
-    hfx_value *spread = hfx_where(g, op(g, HFX_OP_GREATER, row, col), hfx_unsqueeze(g, adt, -1), f32(g, 0.0));
-    hfx_value *seg = hfx_cumsum(g, spread, 2);                                              /* [B,H,S,S] */
-    hfx_value *decay = hfx_where(g, op(g, HFX_OP_GREATER_EQUAL, row, col), hfx_op1(g, HFX_OP_EXP, seg), f32(g, 0.0));
+    hfx_value *incl, *seg = segment_sum(g, adt, 2, &incl);                                  /* [B,H,S,S] */
+    hfx_value *decay = hfx_where(g, incl, hfx_op1(g, HFX_OP_EXP, seg), f32(g, 0.0));
     hfx_value *scores = op(g, HFX_OP_MUL, op(g, HFX_OP_MATMUL, Ch, hfx_transpose(g, Bh, 4, (int64_t[]){0, 1, 3, 2})),
                            decay);                                                          /* [B,H,S,S] */
     hfx_value *y = op(g, HFX_OP_MATMUL, scores, xdt);                                       /* [B,H,S,P] */
@@ -237,6 +281,72 @@ static hfx_value *ssd_scan(hfx_graph *g, hfx_value *x, hfx_value *dt, hfx_value 
     return y;
 }
 
+hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *m, const char *prefix,
+                            hfx_value *h, hfx_value *real, hfx_ssm_state *s) {
+    int64_t H = h->dims[2].c, I = m->inner, N = m->state, R = m->dt_rank, I2 = 2 * I, XP = R + 2 * N;
+    hfx_dtype dt = h->dtype;
+    if (real) h = op(g, HFX_OP_MUL, h, real);
+    hfx_value *xz = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){I2, H}, "%s.in_proj.weight", prefix),
+                               m->proj_bias ? hfx_weight(w, 1, &I2, "%s.in_proj.bias", prefix) : NULL);
+    hfx_value *gate = hfx_slice(g, xz, 2, I, I2);
+    hfx_value *x = conv_step(g, w, prefix, hfx_slice(g, xz, 2, 0, I), I, m->kernel, m->conv_bias, m->act, s);
+    if (real) x = op(g, HFX_OP_MUL, x, real);                                              /* [B,S,I] */
+    hfx_value *tbc = hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){XP, I}, "%s.x_proj.weight", prefix), NULL);
+    hfx_value *step = hfx_linear(g, hfx_slice(g, tbc, 2, 0, R),
+                                 hfx_weight(w, 2, (int64_t[]){I, R}, "%s.dt_proj.weight", prefix), NULL);
+    step = hfx_transpose(g, hfx_cast(g, step, HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}); /* [B,I,S] */
+    hfx_value *bias = hfx_cast(g, hfx_weight(w, 1, &I, "%s.dt_proj.bias", prefix), HFX_DTYPE_F32);
+    step = softplus(g, op(g, HFX_OP_ADD, step, hfx_unsqueeze(g, bias, -1)));
+    /* B and C [B,S,N] → [B,1,N,S] (shared by the channels); A [I,N] → [I,N,1,1] */
+    hfx_value *Bm = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, hfx_slice(g, tbc, 2, R, R + N), HFX_DTYPE_F32), 3,
+                                                   (int64_t[]){0, 2, 1}), 1);
+    hfx_value *Cm = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, hfx_slice(g, tbc, 2, R + N, XP), HFX_DTYPE_F32), 3,
+                                                   (int64_t[]){0, 2, 1}), 1);
+    hfx_value *A = hfx_op1(g, HFX_OP_NEG, hfx_op1(g, HFX_OP_EXP, hfx_cast(g, hfx_weight(w, 2, (int64_t[]){I, N},
+                                                                                   "%s.A_log", prefix), HFX_DTYPE_F32)));
+    hfx_value *A4 = hfx_unsqueeze(g, hfx_unsqueeze(g, A, -1), -1);                        /* [I,N,1,1] */
+    hfx_value *xf = hfx_transpose(g, hfx_cast(g, x, HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}); /* [B,I,S] */
+    hfx_value *u = op(g, HFX_OP_MUL, step, xf);                                            /* dt·x [B,I,S] */
+
+    /* y[d,t] = Σ_{s≤t} Σ_n C[n,t]·B[n,s]·exp(A[d,n]·Σ_{s<k≤t} dt[d,k])·u[d,s] */
+    hfx_value *incl;
+    hfx_value *seg = hfx_unsqueeze(g, segment_sum(g, step, 2, &incl), 2);                  /* [B,I,1,S,S] */
+    hfx_value *decay = hfx_where(g, incl, hfx_op1(g, HFX_OP_EXP, op(g, HFX_OP_MUL, A4, seg)), f32(g, 0.0)); /* [B,I,N,S,S] */
+    hfx_value *cb = op(g, HFX_OP_MUL, hfx_unsqueeze(g, Cm, -1), hfx_unsqueeze(g, Bm, -2));  /* [B,1,N,S,S] */
+    int64_t n_axis = 2;
+    hfx_value *weights = hfx_reduce(g, HFX_OP_REDUCE_SUM, op(g, HFX_OP_MUL, decay, cb), 1, &n_axis); /* [B,I,1,S,S] */
+    hfx_value *y = op(g, HFX_OP_MATMUL, hfx_reshape(g, weights, 4, (hfx_dim[]){h->dims[0], hfx_dim_const(I), h->dims[1],
+                                                                               h->dims[1]}),
+                      hfx_unsqueeze(g, u, -1));                                              /* [B,I,S,1] */
+    /* the state after the last position: its row of the decays times B·u, summed over s */
+    hfx_value *last = hfx_slice(g, decay, 3, -1, INT64_MAX);                               /* [B,I,N,1,S] */
+    hfx_value *bu = op(g, HFX_OP_MUL, hfx_unsqueeze(g, Bm, -2), hfx_unsqueeze(g, hfx_unsqueeze(g, u, 2), 2)); /* [B,I,N,1,S] */
+    int64_t s_axes[2] = {3, 4};
+    hfx_value *next = hfx_reduce(g, HFX_OP_REDUCE_SUM, op(g, HFX_OP_MUL, last, bu), 2, s_axes); /* [B,I,N,1,1] */
+    next = hfx_reshape(g, next, 3, (hfx_dim[]){h->dims[0], hfx_dim_const(I), hfx_dim_const(N)});
+    y = hfx_reshape(g, y, 3, (hfx_dim[]){h->dims[0], hfx_dim_const(I), h->dims[1]});     /* [B,I,S] */
+    if (s->ssm) { /* + Σ_n C[n,t]·exp(A[d,n]·Σ_{k≤t} dt[d,k])·h0[d,n]; the state decays by the whole call */
+        hfx_value *since = hfx_op1(g, HFX_OP_EXP, op(g, HFX_OP_MUL, hfx_unsqueeze(g, A, -1),
+                                                     hfx_unsqueeze(g, hfx_cumsum(g, step, 2), 2))); /* [B,I,N,S] */
+        hfx_value *h0 = hfx_unsqueeze(g, s->ssm, -1);                                       /* [B,I,N,1] */
+        hfx_value *read = op(g, HFX_OP_MUL, op(g, HFX_OP_MUL, since, h0), hfx_reshape(g, Cm, 4, (hfx_dim[]){
+                                 h->dims[0], hfx_dim_const(1), hfx_dim_const(N), h->dims[1]}));
+        int64_t n2 = 2;
+        y = op(g, HFX_OP_ADD, y, hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, read, 1, &n2), 3,
+                                             (hfx_dim[]){h->dims[0], hfx_dim_const(I), h->dims[1]}));
+        hfx_value *whole = hfx_reshape(g, hfx_slice(g, since, 3, -1, INT64_MAX), 3,
+                                       (hfx_dim[]){h->dims[0], hfx_dim_const(I), hfx_dim_const(N)});
+        next = op(g, HFX_OP_ADD, next, op(g, HFX_OP_MUL, whole, s->ssm));
+    }
+    s->ssm_next = next;
+    hfx_value *D = hfx_unsqueeze(g, hfx_cast(g, hfx_weight(w, 1, &I, "%s.D", prefix), HFX_DTYPE_F32), -1);
+    y = op(g, HFX_OP_ADD, y, op(g, HFX_OP_MUL, xf, D));
+    y = hfx_transpose(g, y, 3, (int64_t[]){0, 2, 1});                                      /* [B,S,I] */
+    y = op(g, HFX_OP_MUL, y, hfx_activate(g, HFX_ACT_SILU, hfx_cast(g, gate, HFX_DTYPE_F32)));
+    return hfx_linear(g, hfx_cast(g, y, dt), hfx_weight(w, 2, (int64_t[]){H, I}, "%s.out_proj.weight", prefix),
+                      m->proj_bias ? hfx_weight(w, 1, &H, "%s.out_proj.bias", prefix) : NULL);
+}
+
 hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *m, const char *prefix,
                             hfx_value *h, hfx_value *real, hfx_ssm_state *s) {
     int64_t H = h->dims[2].c, I = m->inner, CD = m->conv_dim, NH = m->heads, P = m->head_dim;
@@ -252,13 +362,7 @@ hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *
     hfx_value *dt_raw = hfx_slice(g, zx, 2, I + CD, proj);                                 /* [B,S,NH] */
 
     /* the convolution over the state and this call's x, B and C */
-    hfx_value *xbc_t = hfx_transpose(g, xbc, 3, (int64_t[]){0, 2, 1});                     /* [B,CD,S] */
-    hfx_value *past = s->conv ? s->conv : hfx_zero_state(g, h, dt, 2, (int64_t[]){CD, K - 1});
-    hfx_value *all = hfx_concat(g, 2, (hfx_value *[]){past, xbc_t}, 2);                    /* [B,CD,K−1+S] */
-    s->conv_next = hfx_slice(g, all, 2, -(K - 1), INT64_MAX);
-    hfx_value *conv = hfx_causal_conv(g, all, hfx_weight(w, 3, (int64_t[]){CD, 1, K}, "%s.conv1d.weight", prefix),
-                                      m->conv_bias ? hfx_weight(w, 1, &CD, "%s.conv1d.bias", prefix) : NULL);
-    xbc = hfx_activate(g, m->act, hfx_transpose(g, conv, 3, (int64_t[]){0, 2, 1}));       /* [B,S,CD] */
+    xbc = conv_step(g, w, prefix, xbc, CD, K, m->conv_bias, m->act, s);                    /* [B,S,CD] */
     if (real) xbc = op(g, HFX_OP_MUL, xbc, real);
     xbc = hfx_cast(g, xbc, HFX_DTYPE_F32); /* the scan runs in f32, as transformers' does */
 

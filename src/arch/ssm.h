@@ -47,10 +47,21 @@ typedef struct hfx_mamba2_cfg {
 hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *keys, int64_t hidden, double eps,
                             hfx_mamba2_cfg *out, hfx_error *err);
 
+/* A Mamba (Mamba1) mixer: a selective scan whose decay exp(dt·A) differs per channel and per state. */
+typedef struct hfx_mamba1_cfg {
+    int64_t inner;      /* int(expand · hidden) (transformers recomputes it, whatever intermediate_size says) */
+    int64_t state, kernel, dt_rank; /* d_state, the convolution's taps, time_step_rank ("auto": ⌈hidden / 16⌉) */
+    bool conv_bias, proj_bias;
+    hfx_activation act;
+} hfx_mamba1_cfg;
+
+/* Read a Mamba mixer's config (MambaConfig's keys) for a model of width hidden. */
+hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, hfx_mamba1_cfg *out, hfx_error *err);
+
 /* A mixer's state across calls: what it read (NULL: a prompt, zeros) and what it leaves. */
 typedef struct hfx_ssm_state {
     hfx_value *conv;      /* [B, conv_dim, kernel − 1]: the convolution's last inputs */
-    hfx_value *ssm;       /* [B, heads, head_dim, state] f32: the recurrent state */
+    hfx_value *ssm;       /* [B, heads, head_dim, state] f32: the recurrent state (Mamba1: [B, inner, state]) */
     hfx_value *conv_next; /* out: the same after this call */
     hfx_value *ssm_next;
 } hfx_ssm_state;
@@ -60,6 +71,12 @@ typedef struct hfx_ssm_state {
  * apply_mask_to_padding_states does; NULL: none. The scan is the SSD form as one chunk (exact for
  * any length; quadratic in S like attention) continued from s->ssm; s->*_next are set. */
 hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *m, const char *prefix,
+                            hfx_value *h, hfx_value *real, hfx_ssm_state *s);
+
+/* The Mamba mixer over h [B,S,hidden] → [B,S,hidden], weights under `prefix`, as hfx_mamba2_mixer.
+ * Its scan in one chunk holds [B, inner, state, S, S] decays: a caller feeds long prompts in short
+ * pieces (the examples: 16 tokens), continuing from s->ssm. */
+hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *m, const char *prefix,
                             hfx_value *h, hfx_value *real, hfx_ssm_state *s);
 
 /* Zeros [B, dims...] for a state whose batch is like's axis 0. */

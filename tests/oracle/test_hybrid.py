@@ -2,6 +2,7 @@
 "Convolution and recurrent state"), against transformers' torch path (eager attention):
 LFM2 (Lfm2ForCausalLM: attention layers and gated short convolutions chosen by layer_types),
 Mamba2 (Mamba2ForCausalLM: every layer a Mamba2 mixer, its SSD scan transformers' chunked one),
+Mamba (MambaForCausalLM: every layer a selective scan, decays per channel and state),
 Granite 4.0 (GraniteMoeHybridForCausalLM: Mamba2 and attention layers, experts beside a shared MLP)
 and Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers).
 
@@ -15,7 +16,8 @@ and Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP 
   * config variants: LFM2's layer pattern by layer_types or by full_attn_idxs (attention first and
     last), conv_L_cache 3 and 4, conv_bias, block_ffn_dim_multiplier; Mamba2's n_groups 1, 2 and
     one per head, head counts and widths, d_state, conv_kernel 3 and 4, biases, tied embeddings,
-    a time_step_limit that binds; Granite 4.0 with rotary or none ("nope"), experts or the shared
+    a time_step_limit that binds; Mamba's d_state, kernel, expand, time_step_rank, biases and tied
+    embeddings; Granite 4.0 with rotary or none ("nope"), experts or the shared
     MLP alone, mamba_d_head "auto" or given, the pattern as layer_types or as the older
     layers_block_type, Granite's multipliers; Falcon-H1 with or without its gated norm (either
     order), mamba_d_ssm given or null, every multiplier, biases; a prompt fed in two pieces;
@@ -82,6 +84,17 @@ VARIANTS.update({
                              "chunk_size": 3, "time_step_limit": (0.3, 1.5), "tie_word_embeddings": True},
                             family="Mamba2"),
 })
+MAMBA = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, expand=2, pad_token_id=0, bos_token_id=1,
+             eos_token_id=2, tie_word_embeddings=False)
+VARIANTS.update({
+    # Mamba (Mamba1): d_state 8, 4 taps, the time-step rank ⌈32 / 16⌉ = 2
+    "mamba": Variant({**MAMBA, "state_size": 8, "conv_kernel": 4}, family="Mamba"),
+    # 3 layers, d_state 4, 3 taps, expand 3 (inner 96), rank 5, in/out biases, no conv bias
+    "mamba_bias": Variant({**MAMBA, "num_hidden_layers": 3, "state_size": 4, "conv_kernel": 3, "expand": 3,
+                           "time_step_rank": 5, "use_bias": True, "use_conv_bias": False}, family="Mamba"),
+    # tied embeddings (compared on logits: a tied random model repeats its last token)
+    "mamba_tied": Variant({**MAMBA, "state_size": 8, "tie_word_embeddings": True}, family="Mamba"),
+})
 GRANITE4 = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=24, num_hidden_layers=3, num_attention_heads=4,
                 num_key_value_heads=2, shared_intermediate_size=40, mamba_n_heads=8, mamba_d_state=16,
                 mamba_n_groups=2, mamba_chunk_size=4, embedding_multiplier=1.5, residual_multiplier=0.7,
@@ -139,7 +152,7 @@ def ckpt(tmp_path_factory):
                         p.copy_(1 + 0.2 * torch.randn(p.shape, generator=g))
                     elif "embed" in n:
                         p.copy_(torch.randn(p.shape, generator=g))
-                    elif n.endswith(("A_log", "dt_bias", ".D")):  # Mamba2's per-head decay, step and skip
+                    elif n.endswith(("A_log", "dt_bias", ".D", "dt_proj.bias")):  # the decays, steps and skips
                         p.copy_(0.5 * torch.randn(p.shape, generator=g))
                     else:
                         p.copy_(torch.randn(p.shape, generator=g) / p[0].numel() ** 0.5)
@@ -221,8 +234,8 @@ def test_logits(name, fmt, export_dir, reference):
         compiled = ov.Core().compile_model(str(out / "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
         inputs = {n for i in compiled.inputs for n in i.get_names()}
         got = np.array(compiled({n: v for n, v in feed.items() if n in inputs})["logits"])
-    # Mamba2's forward takes no positions: the graph has none
-    assert ("position_ids" in inputs) == (VARIANTS[name].family != "Mamba2"), inputs
+    # Mamba's and Mamba2's forward take no positions: the graph has none
+    assert ("position_ids" in inputs) == (VARIANTS[name].family not in ("Mamba", "Mamba2")), inputs
     assert_logits_close(got, want, f"{name} {fmt}")
 
 
@@ -248,9 +261,9 @@ MODES = {
 RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": "generate_torch",
             "executorch": "generate_executorch"}
 
-CASES = ([(name, m) for name in ("lfm2", "mamba2", "granite4", "falcon_h1") for m in MODES]
-         + [(name, m) for name in ("lfm2_bias", "mamba2_g1", "granite4_dense", "falcon_h1_norm", "falcon_h1_gate_first")
-            for m in ("onnx-mtd", "openvino")])
+CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1") for m in MODES]
+         + [(name, m) for name in ("lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense", "falcon_h1_norm",
+                                   "falcon_h1_gate_first") for m in ("onnx-mtd", "openvino")])
 
 
 def want_generation(reference, name):
@@ -307,7 +320,7 @@ def test_state_inputs(export_dir):
     assert not (out / "genai_config.json").exists()
 
 
-@pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba2_g1", "granite4", "falcon_h1"])
+@pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba2_g1", "mamba", "mamba_bias", "granite4", "falcon_h1"])
 def test_prompt_in_pieces(name, export_dir, reference):
     """A prompt fed in two calls of the multi-token decode graph, the second continuing from the
     first's states (a chunked prefill: how a long prompt can be fed piece by piece), gives
@@ -381,7 +394,7 @@ def test_mamba2_older_embedding_name(ckpt, tmp_path, reference):
     (("--for-generation", "--config-json", json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed"})),
      "io \"seed\""),
 ])
-@pytest.mark.parametrize("name", ["lfm2", "mamba2", "granite4", "falcon_h1"])
+@pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba", "granite4", "falcon_h1"])
 def test_refused(name, flags, message, ckpt, tmp_path):
     """What is not written yet: refused by name, exit 2, nothing written."""
     out = tmp_path / "out"
@@ -444,6 +457,28 @@ def test_granite4_bad_config(edit, message, ckpt, tmp_path):
 def test_falcon_h1_bad_config(edit, message, ckpt, tmp_path):
     """Falcon-H1 configs with malformed multipliers or inconsistent Mamba sizes: exit 2, no output."""
     bad_config("falcon_h1", edit, message, ckpt, tmp_path)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(time_step_rank="big"), "time_step_rank 'big'"),
+    (lambda c: c.update(conv_kernel=100), "conv_kernel"),
+    (lambda c: c.update(expand=-1), "expand -1 is out of range"),
+])
+def test_mamba_bad_config(edit, message, ckpt, tmp_path):
+    """Mamba configs hfx cannot honour: exit 2, the field named, no output."""
+    bad_config("mamba", edit, message, ckpt, tmp_path)
+
+
+def test_mamba_state_inputs(export_dir):
+    """A Mamba layer's states: past.{i}.conv [batch, inner, kernel − 1] and past.{i}.ssm [batch,
+    inner, d_state] (f32), its inner expand · hidden."""
+    import onnx
+    out = export_dir("mamba_bias", "--for-generation", *MODES["onnx-mtd"])
+    graph = onnx.load(str(out / "decode.onnx"), load_external_data=False).graph
+    dims = {i.name: [d.dim_value or d.dim_param for d in i.type.tensor_type.shape.dim] for i in graph.input}
+    assert dims["past.2.conv"][1:] == [96, 2] and dims["past.2.ssm"][1:] == [96, 4], dims
+    layers = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]["cache"]["layers"]
+    assert layers == [{"conv": [96, 2], "ssm": [96, 4]}] * 3
 
 
 def test_falcon_h1_state_inputs(export_dir):
