@@ -1325,7 +1325,7 @@ static hfx_value *short_conv_block(layer_ctx *c, int64_t i, hfx_value *h) {
     hfx_value *all = hfx_concat(g, 2, (hfx_value *[]){past, x}, 2); /* [B,hidden,L−1+S] */
     hfx_value *out = hfx_causal_conv(g, all, hfx_weight(c->w, 3, (int64_t[]){H, 1, L}, "%s.weight", P("conv")),
                                      m->conv_bias ? hfx_weight(c->w, 1, &H, "%s.bias", P("conv")) : NULL);
-    c->cache_out[CACHE_PARTS * i + STATE_SLOT] = hfx_slice(g, all, 2, -(L - 1), INT64_MAX);
+    if (o->cache != HFX_CACHE_NONE) c->cache_out[CACHE_PARTS * i + STATE_SLOT] = hfx_slice(g, all, 2, -(L - 1), INT64_MAX);
     c->cache_state[CACHE_PARTS * i + STATE_SLOT] = state;
     hfx_value *y = hfx_op2(g, HFX_OP_MUL, gate, hfx_transpose(g, out, 3, (int64_t[]){0, 2, 1}));
     return proj(c, y, H, H, m->conv_bias, P("out_proj"));
@@ -1346,7 +1346,7 @@ static hfx_value *mamba_block(layer_ctx *c, int64_t i, hfx_value *h, bool mamba1
     bool cached = c->o->cache != HFX_CACHE_NONE;
     int conv_state = cached ? hfx_graph_state(g, conv, HFX_STATE_REPLACE, 2) : -1;
     int ssm_state = cached ? hfx_graph_state(g, ssm, HFX_STATE_REPLACE, 2) : -1;
-    hfx_ssm_state s = {0};
+    hfx_ssm_state s = {.keep = cached};
     if (continues(c) && mamba1) {
         s.conv = hfx_state_read(g, conv_state, conv, h->dtype, 3,
                                 (hfx_dim[]){c->batch, hfx_dim_const(m1->inner), hfx_dim_const(m1->kernel - 1)});

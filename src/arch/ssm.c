@@ -245,7 +245,7 @@ static hfx_value *conv_step(hfx_graph *g, hfx_weights *w, const char *prefix, hf
     hfx_value *xt = hfx_transpose(g, x, 3, (int64_t[]){0, 2, 1});                          /* [B,C,S] */
     hfx_value *past = s->conv ? s->conv : hfx_zero_state(g, x, x->dtype, 2, (int64_t[]){C, K - 1});
     hfx_value *all = hfx_concat(g, 2, (hfx_value *[]){past, xt}, 2);                       /* [B,C,K−1+S] */
-    s->conv_next = hfx_slice(g, all, 2, -(K - 1), INT64_MAX);
+    if (s->keep) s->conv_next = hfx_slice(g, all, 2, -(K - 1), INT64_MAX);
     hfx_value *conv = hfx_causal_conv(g, all, hfx_weight(w, 3, (int64_t[]){C, 1, K}, "%s.conv1d.weight", prefix),
                                       bias ? hfx_weight(w, 1, &C, "%s.conv1d.bias", prefix) : NULL);
     return hfx_activate(g, act, hfx_transpose(g, conv, 3, (int64_t[]){0, 2, 1}));
@@ -266,14 +266,17 @@ static hfx_value *ssd_scan(hfx_graph *g, hfx_value *x, hfx_value *dt, hfx_value 
     hfx_value *scores = op(g, HFX_OP_MUL, op(g, HFX_OP_MATMUL, Ch, hfx_transpose(g, Bh, 4, (int64_t[]){0, 1, 3, 2})),
                            decay);                                                          /* [B,H,S,S] */
     hfx_value *y = op(g, HFX_OP_MATMUL, scores, xdt);                                       /* [B,H,S,P] */
+    hfx_value *since = h0 ? hfx_op1(g, HFX_OP_EXP, hfx_cumsum(g, adt, 2)) : NULL;            /* [B,H,S] */
+    if (h0) {
+        hfx_value *from_h0 = op(g, HFX_OP_MATMUL, Ch, hfx_transpose(g, h0, 4, (int64_t[]){0, 1, 3, 2}));
+        y = op(g, HFX_OP_ADD, y, op(g, HFX_OP_MUL, from_h0, hfx_unsqueeze(g, since, -1)));
+    }
+    if (!state) return y; /* the state after the call is not wanted */
     /* the state after the last position: its row of the decays, [B,H,1,S] → [B,H,S,1] */
     hfx_value *to_end = hfx_transpose(g, hfx_slice(g, decay, 2, -1, INT64_MAX), 4, (int64_t[]){0, 1, 3, 2});
     hfx_value *next = op(g, HFX_OP_MATMUL, hfx_transpose(g, xdt, 4, (int64_t[]){0, 1, 3, 2}),
                          op(g, HFX_OP_MUL, Bh, to_end));                                     /* [B,H,P,N] */
     if (h0) {
-        hfx_value *since = hfx_op1(g, HFX_OP_EXP, hfx_cumsum(g, adt, 2));                    /* [B,H,S] */
-        hfx_value *from_h0 = op(g, HFX_OP_MATMUL, Ch, hfx_transpose(g, h0, 4, (int64_t[]){0, 1, 3, 2}));
-        y = op(g, HFX_OP_ADD, y, op(g, HFX_OP_MUL, from_h0, hfx_unsqueeze(g, since, -1)));
         hfx_value *whole = hfx_unsqueeze(g, hfx_slice(g, since, 2, -1, INT64_MAX), -1);    /* [B,H,1,1] */
         next = op(g, HFX_OP_ADD, next, op(g, HFX_OP_MUL, h0, whole));
     }
@@ -318,12 +321,14 @@ hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *
     hfx_value *y = op(g, HFX_OP_MATMUL, hfx_reshape(g, weights, 4, (hfx_dim[]){h->dims[0], hfx_dim_const(I), h->dims[1],
                                                                                h->dims[1]}),
                       hfx_unsqueeze(g, u, -1));                                              /* [B,I,S,1] */
-    /* the state after the last position: its row of the decays times B·u, summed over s */
-    hfx_value *last = hfx_slice(g, decay, 3, -1, INT64_MAX);                               /* [B,I,N,1,S] */
-    hfx_value *bu = op(g, HFX_OP_MUL, hfx_unsqueeze(g, Bm, -2), hfx_unsqueeze(g, hfx_unsqueeze(g, u, 2), 2)); /* [B,I,N,1,S] */
-    int64_t s_axes[2] = {3, 4};
-    hfx_value *next = hfx_reduce(g, HFX_OP_REDUCE_SUM, op(g, HFX_OP_MUL, last, bu), 2, s_axes); /* [B,I,N,1,1] */
-    next = hfx_reshape(g, next, 3, (hfx_dim[]){h->dims[0], hfx_dim_const(I), hfx_dim_const(N)});
+    hfx_value *next = NULL;
+    if (s->keep) { /* the state after the last position: its row of the decays times B·u, summed over s */
+        hfx_value *last = hfx_slice(g, decay, 3, -1, INT64_MAX);                           /* [B,I,N,1,S] */
+        hfx_value *bu = op(g, HFX_OP_MUL, hfx_unsqueeze(g, Bm, -2), hfx_unsqueeze(g, hfx_unsqueeze(g, u, 2), 2));
+        int64_t s_axes[2] = {3, 4};
+        next = hfx_reduce(g, HFX_OP_REDUCE_SUM, op(g, HFX_OP_MUL, last, bu), 2, s_axes);  /* [B,I,N,1,1] */
+        next = hfx_reshape(g, next, 3, (hfx_dim[]){h->dims[0], hfx_dim_const(I), hfx_dim_const(N)});
+    }
     y = hfx_reshape(g, y, 3, (hfx_dim[]){h->dims[0], hfx_dim_const(I), h->dims[1]});     /* [B,I,S] */
     if (s->ssm) { /* + Σ_n C[n,t]·exp(A[d,n]·Σ_{k≤t} dt[d,k])·h0[d,n]; the state decays by the whole call */
         hfx_value *since = hfx_op1(g, HFX_OP_EXP, op(g, HFX_OP_MUL, hfx_unsqueeze(g, A, -1),
@@ -336,7 +341,7 @@ hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *
                                              (hfx_dim[]){h->dims[0], hfx_dim_const(I), h->dims[1]}));
         hfx_value *whole = hfx_reshape(g, hfx_slice(g, since, 3, -1, INT64_MAX), 3,
                                        (hfx_dim[]){h->dims[0], hfx_dim_const(I), hfx_dim_const(N)});
-        next = op(g, HFX_OP_ADD, next, op(g, HFX_OP_MUL, whole, s->ssm));
+        if (next) next = op(g, HFX_OP_ADD, next, op(g, HFX_OP_MUL, whole, s->ssm));
     }
     s->ssm_next = next;
     hfx_value *D = hfx_unsqueeze(g, hfx_cast(g, hfx_weight(w, 1, &I, "%s.D", prefix), HFX_DTYPE_F32), -1);
@@ -377,7 +382,7 @@ hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *
     step = hfx_transpose(g, step, 3, (int64_t[]){0, 2, 1});                                /* [B,NH,S] */
     hfx_value *A = hfx_op1(g, HFX_OP_NEG, hfx_op1(g, HFX_OP_EXP, hfx_cast(g, hfx_weight(w, 1, &NH, "%s.A_log", prefix),
                                                                           HFX_DTYPE_F32)));
-    hfx_value *y = ssd_scan(g, x, step, A, Bh, Ch, s->ssm, &s->ssm_next);
+    hfx_value *y = ssd_scan(g, x, step, A, Bh, Ch, s->ssm, s->keep ? &s->ssm_next : NULL);
     hfx_value *D = hfx_cast(g, hfx_weight(w, 1, &NH, "%s.D", prefix), HFX_DTYPE_F32);
     D = hfx_reshape(g, D, 3, (hfx_dim[]){hfx_dim_const(NH), hfx_dim_const(1), hfx_dim_const(1)});
     y = op(g, HFX_OP_ADD, y, op(g, HFX_OP_MUL, x, D));

@@ -62,14 +62,15 @@ hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, hfx_mamba1_cfg *out, hfx_
 typedef struct hfx_ssm_state {
     hfx_value *conv;      /* [B, conv_dim, kernel − 1]: the convolution's last inputs */
     hfx_value *ssm;       /* [B, heads, head_dim, state] f32: the recurrent state (Mamba1: [B, inner, state]) */
-    hfx_value *conv_next; /* out: the same after this call */
+    bool keep;            /* the caller wants the states after this call (a forward pass does not) */
+    hfx_value *conv_next; /* out, when keep: the same after this call */
     hfx_value *ssm_next;
 } hfx_ssm_state;
 
 /* The Mamba2 mixer over h [B,S,hidden] → [B,S,hidden], weights under `prefix` ("…layers.3.mixer").
  * real [B,S,1] (1 at this call's real tokens, 0 at padding) zeroes padding as transformers'
  * apply_mask_to_padding_states does; NULL: none. The scan is the SSD form as one chunk (exact for
- * any length; quadratic in S like attention) continued from s->ssm; s->*_next are set. */
+ * any length; quadratic in S like attention) continued from s->ssm; s->*_next are set when s->keep. */
 hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *m, const char *prefix,
                             hfx_value *h, hfx_value *real, hfx_ssm_state *s);
 
