@@ -569,6 +569,35 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     return HFX_OK;
 }
 
+/* Layer i's cache: its keys' and values' geometry where it attends, its states' dims where it
+ * has a recurrent mixer (Falcon-H1's layers both) — the one place the states' dims are written. */
+static hfx_layer_cache layer_cache(const hfx_decoder_cfg *m, int64_t i) {
+    hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
+    hfx_layer_cache l = {0};
+    if (kind == HFX_MIXER_ATTENTION || kind == HFX_MIXER_PARALLEL)
+        l = m->kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
+                ? (hfx_layer_cache){1, m->kv_lora, m->qk_rope, m->window[i], NULL, 0, {{0}}}
+                : (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i],
+                                    !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention",
+                                    0, {{0}}};
+    switch (kind) {
+    case HFX_MIXER_SHORT_CONV:
+        l.n_states = 1, l.states[0] = (hfx_layer_state){"conv", 2, {m->hidden, m->conv_len - 1}};
+        break;
+    case HFX_MIXER_MAMBA1:
+        l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->ssm1.inner, m->ssm1.kernel - 1}};
+        l.states[1] = (hfx_layer_state){"ssm", 2, {m->ssm1.inner, m->ssm1.state}};
+        break;
+    case HFX_MIXER_MAMBA2:
+    case HFX_MIXER_PARALLEL:
+        l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->ssm.conv_dim, m->ssm.kernel - 1}};
+        l.states[1] = (hfx_layer_state){"ssm", 3, {m->ssm.heads, m->ssm.head_dim, m->ssm.state}};
+        break;
+    case HFX_MIXER_ATTENTION: break;
+    }
+    return l;
+}
+
 /* ---- the graph ---- */
 
 typedef struct layer_ctx {
@@ -1293,6 +1322,15 @@ static bool continues(const layer_ctx *c) {
     return c->o->has_past || (c->o->cache == HFX_CACHE_STATIC && c->o->reads_state);
 }
 
+/* State k of layer i (past.{i}.conv or past.{i}.ssm, input `name`) as an earlier call left it:
+ * [B, the dims layer_cache gives]. */
+static hfx_value *read_state(layer_ctx *c, int64_t i, int k, int state, const char *name, hfx_dtype dt) {
+    hfx_layer_cache l = layer_cache(c->m, i);
+    hfx_dim dims[4] = {c->batch};
+    for (int d = 0; d < l.states[k].rank && d < 3; d++) dims[d + 1] = hfx_dim_const(l.states[k].dims[d]);
+    return hfx_state_read(c->g, state, name, dt, l.states[k].rank + 1, dims);
+}
+
 /* x + block·residual_multiplier (Granite scales what each block adds). */
 static hfx_value *residual(layer_ctx *c, hfx_value *x, hfx_value *block) {
     if (c->m->residual_mult != 1.0)
@@ -1319,8 +1357,7 @@ static hfx_value *short_conv_block(layer_ctx *c, int64_t i, hfx_value *h) {
     x = hfx_transpose(g, hfx_op2(g, HFX_OP_MUL, b, x), 3, (int64_t[]){0, 2, 1}); /* [B,hidden,S] */
     snprintf(name, sizeof name, "past.%lld.conv", (long long)i);
     int state = o->cache == HFX_CACHE_NONE ? -1 : hfx_graph_state(g, name, HFX_STATE_REPLACE, 2);
-    hfx_dim state_dims[3] = {c->batch, hfx_dim_const(H), hfx_dim_const(L - 1)};
-    hfx_value *past = continues(c) ? hfx_state_read(g, state, name, x->dtype, 3, state_dims)
+    hfx_value *past = continues(c) ? read_state(c, i, 0, state, name, x->dtype)
                                   : hfx_zero_state(g, x, x->dtype, 2, (int64_t[]){H, L - 1}); /* a prompt */
     hfx_value *all = hfx_concat(g, 2, (hfx_value *[]){past, x}, 2); /* [B,hidden,L−1+S] */
     hfx_value *out = hfx_causal_conv(g, all, hfx_weight(c->w, 3, (int64_t[]){H, 1, L}, "%s.weight", P("conv")),
@@ -1347,17 +1384,9 @@ static hfx_value *mamba_block(layer_ctx *c, int64_t i, hfx_value *h, bool mamba1
     int conv_state = cached ? hfx_graph_state(g, conv, HFX_STATE_REPLACE, 2) : -1;
     int ssm_state = cached ? hfx_graph_state(g, ssm, HFX_STATE_REPLACE, 2) : -1;
     hfx_ssm_state s = {.keep = cached};
-    if (continues(c) && mamba1) {
-        s.conv = hfx_state_read(g, conv_state, conv, h->dtype, 3,
-                                (hfx_dim[]){c->batch, hfx_dim_const(m1->inner), hfx_dim_const(m1->kernel - 1)});
-        s.ssm = hfx_state_read(g, ssm_state, ssm, HFX_DTYPE_F32, 3,
-                               (hfx_dim[]){c->batch, hfx_dim_const(m1->inner), hfx_dim_const(m1->state)});
-    } else if (continues(c)) {
-        s.conv = hfx_state_read(g, conv_state, conv, h->dtype, 3,
-                                (hfx_dim[]){c->batch, hfx_dim_const(m->conv_dim), hfx_dim_const(m->kernel - 1)});
-        s.ssm = hfx_state_read(g, ssm_state, ssm, HFX_DTYPE_F32, 4,
-                               (hfx_dim[]){c->batch, hfx_dim_const(m->heads), hfx_dim_const(m->head_dim),
-                                           hfx_dim_const(m->state)});
+    if (continues(c)) {
+        s.conv = read_state(c, i, 0, conv_state, conv, h->dtype);
+        s.ssm = read_state(c, i, 1, ssm_state, ssm, HFX_DTYPE_F32);
     }
     hfx_value *y = mamba1 ? hfx_mamba1_mixer(g, c->w, m1, prefix, h, c->new_mask, &s)
                           : hfx_mamba2_mixer(g, c->w, m, prefix, h, c->new_mask, &s);
@@ -1712,24 +1741,7 @@ static hfx_status decoder_build_forward(const void *desc_, const void *cfg_, con
 
 static int decoder_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) {
     const hfx_decoder_cfg *m = cfg_;
-    for (int64_t i = 0; i < m->layers && i < max; i++)
-        layers[i] = m->mixer && m->mixer[i] == HFX_MIXER_SHORT_CONV
-                        ? (hfx_layer_cache){.n_states = 1, .states = {{"conv", 2, {m->hidden, m->conv_len - 1}}}}
-                    : m->mixer && m->mixer[i] == HFX_MIXER_MAMBA2
-                        ? (hfx_layer_cache){.n_states = 2, .states = {{"conv", 2, {m->ssm.conv_dim, m->ssm.kernel - 1}},
-                                                                      {"ssm", 3, {m->ssm.heads, m->ssm.head_dim, m->ssm.state}}}}
-                    : m->mixer && m->mixer[i] == HFX_MIXER_MAMBA1
-                        ? (hfx_layer_cache){.n_states = 2, .states = {{"conv", 2, {m->ssm1.inner, m->ssm1.kernel - 1}},
-                                                                      {"ssm", 2, {m->ssm1.inner, m->ssm1.state}}}}
-                    : m->mixer && m->mixer[i] == HFX_MIXER_PARALLEL /* both: the keys and values, and the states */
-                        ? (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i], NULL, 2,
-                                            {{"conv", 2, {m->ssm.conv_dim, m->ssm.kernel - 1}},
-                                             {"ssm", 3, {m->ssm.heads, m->ssm.head_dim, m->ssm.state}}}}
-                    : m->kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
-                        ? (hfx_layer_cache){1, m->kv_lora, m->qk_rope, m->window[i], NULL, 0, {{0}}}
-                        : (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i],
-                                            !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention",
-                                            0, {{0}}};
+    for (int64_t i = 0; i < m->layers && i < max; i++) layers[i] = layer_cache(m, i);
     return (int)m->layers;
 }
 

@@ -8,6 +8,13 @@
 #include <stdint.h>
 
 /* Cache geometry of one layer. */
+/* A recurrent layer's state: inputs past.{i}.<name>, outputs present.{i}.<name>. */
+typedef struct hfx_layer_state {
+    const char *name;   /* "conv", "ssm" */
+    int rank;           /* dims after the batch */
+    int64_t dims[3];    /* [channels, kernel − 1], [heads, head_dim, state] */
+} hfx_layer_state;
+
 typedef struct hfx_layer_cache {
     int64_t kv_heads, key_dim, value_dim;
     int64_t sliding_window; /* 0: full attention */
@@ -15,11 +22,7 @@ typedef struct hfx_layer_cache {
                                architecture's config has no layer_types */
     int n_states;           /* a recurrent layer's states (kv_heads 0): LFM2's short convolution
                                has one, a Mamba2 mixer two; 0 for attention */
-    struct {
-        const char *name;   /* "conv", "ssm": inputs past.{i}.<name>, outputs present.{i}.<name> */
-        int rank;           /* dims after the batch */
-        int64_t dims[3];    /* [channels, kernel − 1], [heads, head_dim, state] */
-    } states[2];
+    hfx_layer_state states[2];
 } hfx_layer_cache;
 
 /* A generation graph in the Python system's I/O profile ("io": "seed"), as its torch-side
