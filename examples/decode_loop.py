@@ -148,7 +148,7 @@ class Export:
             raise no_decode(out_dir)
         self.static = self.decode.static
         self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None
-        self.prompt_piece = read_prompt_piece(out_dir)
+        self.prompt_piece = prompt_piece(self.decode)
 
 
 def cache_for(dynamic, static):
@@ -313,7 +313,7 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     if mrope is not None:
         positions, deltas = mrope(ids, mask)
     embeds = embed_prompt(export, ids, image_features, image_token_id)
-    # a state-space model's one-graph export takes a long prompt in pieces (read_prompt_piece)
+    # a state-space model's one-graph export takes a long prompt in pieces (prompt_piece)
     piece = getattr(export, "prompt_piece", None) if export.prefill is None and first.seq is None else None
     for lo in range(0, length, piece or length):
         hi = lo + (piece or length)
@@ -366,20 +366,14 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
 # ---- encoder-decoder models -------------------------------------------------------------------
 
 
-MAMBA_PIECE = 16
-
-
-def read_prompt_piece(out_dir: Path):
-    """How many prompt tokens one call of a state-space model's graph should take: its scan's chunk
-    (Mamba2's chunk_size; a hybrid's mamba_chunk_size; Mamba's 16, its decays [B, inner, state, S, S]
-    growing with the square of the piece). A call's scan costs the square of its tokens
-    (docs/GENERATION.md), so a graph that carries its states from call to call (a multi-token decode,
-    OpenVINO's stateful) takes a long prompt in pieces of that many tokens, with the same result as
-    one call. None for any other model."""
-    path = out_dir / "config.json"
-    cfg = json.loads(path.read_text()) if path.exists() else {}
-    piece = (cfg.get("mamba_chunk_size") or (cfg.get("chunk_size") if cfg.get("model_type") == "mamba2" else None)
-             or (MAMBA_PIECE if cfg.get("model_type") == "mamba" else None))
+def prompt_piece(decode):
+    """How many prompt tokens one call of a state-space model's graph should take, as the exporter
+    wrote it in the decode component's metadata ("prompt_piece": the scan's chunk — Mamba2's
+    chunk_size, 64 for a gated delta-net, 16 for Mamba). A call's scan costs the square (a delta-net:
+    the cube) of its tokens (docs/GENERATION.md), so a graph that carries its states from call to
+    call (a multi-token decode, OpenVINO's stateful) takes a long prompt in pieces of that many
+    tokens, with the same result as one call. None for any other model."""
+    piece = decode.meta.get("prompt_piece")
     return piece if isinstance(piece, int) and piece > 0 else None
 
 

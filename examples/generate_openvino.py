@@ -142,7 +142,7 @@ class Export:
         self.stateful = self.decode.stateful
         self.static = self.decode.static and not self.stateful
         self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None
-        self.prompt_piece = decode_loop.read_prompt_piece(out_dir)
+        self.prompt_piece = decode_loop.prompt_piece(self.decode)
 
 
 # ---- the three kinds of KV cache ---------------------------------------------------------------

@@ -102,6 +102,12 @@ int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int 
  * with longrope: original_max_position_embeddings + 1); 0 when it never does. */
 int64_t hfx_arch_recompute_at(const hfx_arch_model *m);
 
+/* How many prompt tokens one call of a generation graph should take at most, for speed: a
+ * recurrent mixer's scan costs the square (or cube) of a call's tokens, so a caller feeds a long
+ * prompt in pieces of this many through a graph that carries its state (the same result as one
+ * call); 0 when a prompt goes in one call. */
+int64_t hfx_arch_prompt_piece(const hfx_arch_model *m);
+
 /* transformers' forward of the model as a torch caller sees it (the Python system's torch
  * programs are called so): its keyword parameters among the graph inputs, in the forward's
  * order, and the transformers.modeling_outputs class it returns. */
@@ -142,6 +148,7 @@ typedef struct hfx_arch_family {
     bool (*pools)(const void *desc); /* builds a sentence embedding (opts.pooling); NULL: never */
     const char *const *(*sequence_inputs_of)(const void *cfg); /* the inputs as the config says; NULL:
                                                                   sequence_inputs */
+    int64_t (*prompt_piece)(const void *cfg); /* see hfx_arch_prompt_piece; NULL: 0 */
 } hfx_arch_family;
 
 #endif

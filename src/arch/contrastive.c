@@ -222,7 +222,7 @@ static const char *const sequence_inputs[] = {"input_ids", "attention_mask", NUL
 
 const hfx_arch_family hfx_dual_family = {
     sizeof(dual_cfg), dual_parse, dual_build, NULL, NULL, {[HFX_EXPORT_FORWARD] = {forward, 1}},
-    sequence_inputs, dual_torch_signature, NULL, NULL};
+    sequence_inputs, dual_torch_signature, NULL, NULL, NULL};
 
 const dual_desc hfx_clip_model = {"CLIPModel", &clip_dual, DUAL_BOTH};
 const dual_desc hfx_siglip_model = {"SiglipModel", &siglip_dual, DUAL_BOTH};

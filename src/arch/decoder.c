@@ -257,7 +257,7 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
     int64_t step = 1;
     if (!mixtral &&
         ((st = hfx_cfg_int_in(c, "moe_intermediate_size", 1, 1 << 24, &m->moe_intermediate, err)) ||
-         (st = hfx_cfg_bool_or(c, "norm_topk_prob", false, &m->norm_topk, err)) ||
+         (st = hfx_cfg_bool_or(c, "norm_topk_prob", d->norm_topk_default, &m->norm_topk, err)) ||
          (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err))))
         return st;
     if (d->moe == HFX_MOE_QWEN2 &&
@@ -419,10 +419,13 @@ static hfx_status parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx
                      : hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
 }
 
-/* A hybrid's layer pattern: layer_types (transformers 4's layers_block_type) naming Mamba2 and
- * attention layers, in transformers' new words or the older ones; absent: every layer Mamba2. */
-static hfx_status parse_mamba_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
-                                     hfx_error *err) {
+/* A hybrid's layer pattern: layer_types (transformers 4's layers_block_type) naming recurrent and
+ * attention layers, in transformers' new words or the older ones; absent: every layer Mamba2
+ * (Granite 4.0), or every full_attention_interval-th layer attention (a gated delta-net's family).
+ * The recurrent layers are Mamba2 mixers, or gated delta-nets where the descriptor says so. */
+static hfx_status parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                      hfx_error *err) {
+    hfx_status st;
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     const char *key = hfx_cfg_has(c, "layer_types") || !hfx_cfg_has(c, "layers_block_type") ? "layer_types"
@@ -431,16 +434,25 @@ static hfx_status parse_mamba_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_a
     if (types && !json_is_null(types) && (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be a list of num_hidden_layers (%lld) strings",
                         c.where, key, (long long)m->layers);
+    int64_t interval = 0;
+    if (d->delta && !json_is_array(types) &&
+        (st = hfx_cfg_int_in_or(c, "full_attention_interval", 4, 1, m->layers + 1, &interval, err)))
+        return st;
+    hfx_mixer_kind recurrent = d->delta ? HFX_MIXER_DELTA : HFX_MIXER_MAMBA2;
     for (int64_t i = 0; i < m->layers; i++) {
-        const char *t = json_is_array(types) ? json_string_value(json_array_get(types, (size_t)i)) : "mamba";
-        if (t && (strcmp(t, "mamba") == 0 || strcmp(t, "linear_attention") == 0)) m->mixer[i] = HFX_MIXER_MAMBA2;
+        const char *t = json_is_array(types) ? json_string_value(json_array_get(types, (size_t)i))
+                        : interval && (i + 1) % interval == 0 ? "full_attention" : d->delta ? "linear_attention"
+                                                                                            : "mamba";
+        if (t && (strcmp(t, "linear_attention") == 0 || (!d->delta && strcmp(t, "mamba") == 0))) m->mixer[i] = recurrent;
         else if (t && (strcmp(t, "attention") == 0 || strcmp(t, "full_attention") == 0)) m->mixer[i] = HFX_MIXER_ATTENTION;
         else
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s[%lld] = '%s' (supported: mamba, linear_attention, "
-                                                      "attention, full_attention)", c.where, key, (long long)i,
-                            t ? t : "(not a string)");
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s[%lld] = '%s' (supported: %slinear_attention, %s"
+                                                      "full_attention)", c.where, key, (long long)i,
+                            t ? t : "(not a string)", d->delta ? "" : "mamba, ", d->delta ? "" : "attention, ");
     }
-    return hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
+    return d->delta ? hfx_delta_parse(c, m->hidden, m->eps, m->max_position, d->delta == HFX_DELTA_GROUPED, &m->delta,
+                                      err)
+                    : hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
 }
 
 /* A number from a two-element list (Falcon-H1's mlp_multipliers), or dflt when the key is absent. */
@@ -527,7 +539,7 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
         return st;
     if (d->short_conv && (st = parse_short_conv(c, arena, m, err))) return st;
-    if (d->mamba_layers && (st = parse_mamba_layers(d, c, arena, m, err))) return st;
+    if ((d->mamba_layers || d->delta) && (st = parse_hybrid_layers(d, c, arena, m, err))) return st;
     for (int64_t i = 0; i < m->layers; i++) /* the rules read the windows: after parse_sliding */
         if (d->no_rope == HFX_NO_ROPE_FULL_LAYERS || (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && config_window > 0))
             m->no_rope[i] = m->window[i] == 0;
@@ -592,6 +604,10 @@ static hfx_layer_cache layer_cache(const hfx_decoder_cfg *m, int64_t i) {
     case HFX_MIXER_PARALLEL:
         l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->ssm.conv_dim, m->ssm.kernel - 1}};
         l.states[1] = (hfx_layer_state){"ssm", 3, {m->ssm.heads, m->ssm.head_dim, m->ssm.state}};
+        break;
+    case HFX_MIXER_DELTA:
+        l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->delta.conv_dim, m->delta.kernel - 1}};
+        l.states[1] = (hfx_layer_state){"ssm", 3, {m->delta.v_heads, m->delta.k_dim, m->delta.v_dim}};
         break;
     case HFX_MIXER_ATTENTION: break;
     }
@@ -926,7 +942,7 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
     int64_t hd = m->head_dim, window = m->window[i];
     char p[160];
 #define P(name) tensor_name(c, i, c->n.attn, name, p, sizeof p)
-    hfx_value *q, *k, *v;
+    hfx_value *q, *k, *v, *gate = NULL;
     if (d->qkv != HFX_QKV_SEPARATE) { /* one fused weight: a view of it per projection, no copy */
         int64_t nq = m->heads * hd, nkv = m->kv_heads * hd;
         hfx_value *w = weight_out_in(c, m->hidden, nq + 2 * nkv, P(c->n.qkv));
@@ -945,6 +961,15 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
             part[j] = hfx_linear(g, h, wj, bj);
         }
         q = part[0], k = part[1], v = part[2];
+    } else if (d->attn_output_gate) { /* q_proj's rows per head: [query_h; gate_h] */
+        hfx_value *w = weight_out_in(c, m->hidden, 2 * m->heads * hd, P("q_proj"));
+        hfx_value *b = m->q_bias ? hfx_weight(c->w, 1, (int64_t[]){2 * m->heads * hd}, "%s.bias", P("q_proj")) : NULL;
+        q = hfx_linear(g, h, hfx_const_interleaved_rows(g, w, m->heads, 2, 0, hd),
+                       b ? hfx_const_interleaved_rows(g, b, m->heads, 2, 0, hd) : NULL);
+        gate = hfx_linear(g, h, hfx_const_interleaved_rows(g, w, m->heads, 2, 1, hd),
+                          b ? hfx_const_interleaved_rows(g, b, m->heads, 2, 1, hd) : NULL);
+        k = proj(c, h, m->hidden, m->kv_heads * hd, m->k_bias, P("k_proj"));
+        v = proj(c, h, m->hidden, m->kv_heads * hd, m->v_bias, P("v_proj"));
     } else {
         q = proj(c, h, m->hidden, m->heads * hd, m->q_bias, P("q_proj"));
         k = proj(c, h, m->hidden, m->kv_heads * hd, m->k_bias, P("k_proj"));
@@ -1006,6 +1031,7 @@ static hfx_value *attention_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_val
     }
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
+    if (gate) a = hfx_op2(g, HFX_OP_MUL, a, hfx_op1(g, HFX_OP_SIGMOID, gate));
     return proj(c, a, m->heads * hd, m->hidden, m->o_bias, P(c->n.o));
 #undef P
 }
@@ -1369,12 +1395,10 @@ static hfx_value *short_conv_block(layer_ctx *c, int64_t i, hfx_value *h) {
 #undef P
 }
 
-/* A Mamba2 or Mamba mixer (ssm.h) with its two states as cache: past.{i}.conv [B, conv_dim,
- * kernel − 1] and past.{i}.ssm [B, heads, head_dim, state] (Mamba: [B, inner, state]) in f32,
- * replaced each call by present.{i}.*. */
-static hfx_value *mamba_block(layer_ctx *c, int64_t i, hfx_value *h, bool mamba1) {
-    const hfx_mamba2_cfg *m = &c->m->ssm;
-    const hfx_mamba1_cfg *m1 = &c->m->ssm1;
+/* A Mamba2, Mamba or gated delta-net mixer (ssm.h) with its two states as cache: past.{i}.conv
+ * [B, conv_dim, kernel − 1] and past.{i}.ssm (layer_cache's dims) in f32, replaced each call by
+ * present.{i}.*. */
+static hfx_value *recurrent_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_mixer_kind kind) {
     hfx_graph *g = c->g;
     char prefix[160], conv[64], ssm[64];
     tensor_name(c, i, NULL, c->n.ssm, prefix, sizeof prefix);
@@ -1388,8 +1412,9 @@ static hfx_value *mamba_block(layer_ctx *c, int64_t i, hfx_value *h, bool mamba1
         s.conv = read_state(c, i, 0, conv_state, conv, h->dtype);
         s.ssm = read_state(c, i, 1, ssm_state, ssm, HFX_DTYPE_F32);
     }
-    hfx_value *y = mamba1 ? hfx_mamba1_mixer(g, c->w, m1, prefix, h, c->new_mask, &s)
-                          : hfx_mamba2_mixer(g, c->w, m, prefix, h, c->new_mask, &s);
+    hfx_value *y = kind == HFX_MIXER_MAMBA1  ? hfx_mamba1_mixer(g, c->w, &c->m->ssm1, prefix, h, c->new_mask, &s)
+                   : kind == HFX_MIXER_DELTA ? hfx_delta_mixer(g, c->w, &c->m->delta, prefix, h, c->new_mask, &s)
+                                             : hfx_mamba2_mixer(g, c->w, &c->m->ssm, prefix, h, c->new_mask, &s);
     c->cache_out[CACHE_PARTS * i + STATE_SLOT] = s.conv_next, c->cache_state[CACHE_PARTS * i + STATE_SLOT] = conv_state;
     c->cache_out[CACHE_PARTS * i + STATE_SLOT + 1] = s.ssm_next;
     c->cache_state[CACHE_PARTS * i + STATE_SLOT + 1] = ssm_state;
@@ -1401,12 +1426,13 @@ static hfx_value *mixer_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *
                               hfx_value *bias) {
     switch (c->m->mixer ? c->m->mixer[i] : HFX_MIXER_ATTENTION) {
     case HFX_MIXER_SHORT_CONV: return short_conv_block(c, i, h);
-    case HFX_MIXER_MAMBA2: return mamba_block(c, i, h, false);
-    case HFX_MIXER_MAMBA1: return mamba_block(c, i, h, true);
+    case HFX_MIXER_MAMBA2:
+    case HFX_MIXER_MAMBA1:
+    case HFX_MIXER_DELTA: return recurrent_block(c, i, h, c->m->mixer[i]);
     case HFX_MIXER_PARALLEL: { /* mamba(h)·ssm_out + attention(h·attn_in)·attn_out, in transformers' order */
         const hfx_decoder_cfg *m = c->m;
         hfx_graph *g = c->g;
-        hfx_value *ssm = scaled(g, mamba_block(c, i, h, false), m->ssm_out_mult);
+        hfx_value *ssm = scaled(g, recurrent_block(c, i, h, HFX_MIXER_MAMBA2), m->ssm_out_mult);
         hfx_value *attn = attention_block(c, i, scaled(g, h, m->attn_in_mult), cos, sin, bias);
         return hfx_op2(g, HFX_OP_ADD, ssm, scaled(g, attn, m->attn_out_mult));
     }
@@ -1527,6 +1553,7 @@ static hfx_status open_weights(const hfx_decoder_desc *d, const hfx_checkpoint *
         hfx_status st = hfx_weights_init(own, ck, g, o->dtype, host ? host->architecture : d->architecture, err);
         if (st) return st;
         for (const char *const *f = host ? host->foreign : NULL; f && *f; f++) hfx_weights_ignore_stack(own, *f);
+        if (d->unused_stack) hfx_weights_ignore_stack(own, d->unused_stack);
     }
     if (host) (*w)->rename = host->rename;
     return HFX_OK;
@@ -1662,8 +1689,7 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
         hfx_value *bias = NULL; /* the seed profile's is made in the first layer (seed_cache) */
         bool sliding = m->window[i] != 0;
-        if (m->mixer && (m->mixer[i] == HFX_MIXER_SHORT_CONV || m->mixer[i] == HFX_MIXER_MAMBA2 ||
-                         m->mixer[i] == HFX_MIXER_MAMBA1)) {
+        if (m->mixer && m->mixer[i] != HFX_MIXER_ATTENTION && m->mixer[i] != HFX_MIXER_PARALLEL) {
             /* no attention bias: the layer's own state */
         } else if (!seed && !sliding) {
             if (!full_bias) full_bias = hfx_mask_bias(g, &mb, 0);
@@ -1761,6 +1787,22 @@ static hfx_torch_signature decoder_torch_signature(const void *desc) {
 
 /* A causal LM exports its forward pass, or a prompt graph and a one-token step that reads the
  * cache the previous call wrote, or one graph for both (docs/GENERATION.md). */
+/* The prompt piece (hfx_arch_prompt_piece): the scan's chunk of the model's recurrent layers —
+ * Mamba2's chunk_size, 64 for a gated delta-net (transformers' chunk), 16 for Mamba (its decays
+ * are [B, inner, state, S, S]); 0 without them (LFM2's convolutions cost what attention does). */
+static int64_t decoder_prompt_piece(const void *cfg_) {
+    const hfx_decoder_cfg *m = cfg_;
+    int64_t piece = 0;
+    for (int64_t i = 0; m->mixer && i < m->layers; i++) {
+        int64_t p = m->mixer[i] == HFX_MIXER_MAMBA2 || m->mixer[i] == HFX_MIXER_PARALLEL ? m->ssm.chunk
+                    : m->mixer[i] == HFX_MIXER_DELTA                                  ? 64
+                    : m->mixer[i] == HFX_MIXER_MAMBA1                                 ? 16
+                                                                                      : 0;
+        if (p && (!piece || p < piece)) piece = p;
+    }
+    return piece;
+}
+
 static const hfx_component forward[] = {{"model", "model", false, false, -1, NULL}};
 static const hfx_component generation[] = {{"prefill", "prefill", false, false, 1, NULL}, {"decode", "decode", true, true, 1, NULL}};
 static const hfx_component one_graph[] = {{"decode", "decode", false, true, 0, NULL}};
@@ -1775,10 +1817,10 @@ static hfx_torch_signature classifier_torch_signature(const void *desc) {
 
 const hfx_arch_family hfx_decoder_classifier_family = {
     sizeof(hfx_decoder_cfg), decoder_parse, decoder_build_forward, NULL, NULL,
-    {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs, classifier_torch_signature, NULL, NULL};
+    {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs, classifier_torch_signature, NULL, NULL, NULL};
 
 const hfx_arch_family hfx_decoder_family = {
     sizeof(hfx_decoder_cfg), decoder_parse, decoder_build_forward, decoder_cache_layers, decoder_recompute_at,
     {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 2},
      [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 1}, [HFX_EXPORT_GENERATION_MULTI] = {generation_multi, 2}},
-    sequence_inputs, decoder_torch_signature, NULL, NULL};
+    sequence_inputs, decoder_torch_signature, NULL, NULL, decoder_prompt_piece};

@@ -106,7 +106,8 @@ typedef struct hfx_decoder_names {
     const char *mlp;        /* the MLP block: "mlp" */
     const char *gate, *up, *down; /* its gated projections: "gate_proj", "up_proj", "down_proj" */
     const char *conv;       /* a short-conv mixer's block (LFM2): "conv" */
-    const char *ssm;        /* a Mamba2 mixer's block: "mixer" (Mamba2), "mamba" (hybrids) */
+    const char *ssm;        /* a recurrent mixer's block: "mixer" (Mamba2), "mamba" (hybrids), "linear_attn"
+                               (a gated delta-net) */
     const char *embed_alt;  /* the embedding's older name, read where `embed` is absent
                                (transformers' load hook: Mamba2's "backbone.embedding.weight") */
     const char *optional_prefix; /* names start with it, or not (GPT-2 on the Hub has no "transformer.") */
@@ -133,8 +134,16 @@ typedef enum {
     HFX_MIXER_SHORT_CONV, /* LFM2's gated short convolution */
     HFX_MIXER_MAMBA2,     /* a Mamba2 mixer (ssm.h) */
     HFX_MIXER_MAMBA1,     /* a Mamba (Mamba1) mixer (ssm.h) */
-    HFX_MIXER_PARALLEL    /* a Mamba2 mixer and attention side by side, their outputs summed (Falcon-H1) */
+    HFX_MIXER_PARALLEL,   /* a Mamba2 mixer and attention side by side, their outputs summed (Falcon-H1) */
+    HFX_MIXER_DELTA       /* a gated delta-net (ssm.h: Qwen3-Next, Qwen3.5) */
 } hfx_mixer_kind;
+
+/* How a gated delta-net's input projections are stored. */
+typedef enum {
+    HFX_DELTA_NONE,
+    HFX_DELTA_GROUPED,  /* in_proj_qkvz, in_proj_ba, laid out per key head (Qwen3-Next) */
+    HFX_DELTA_SEPARATE  /* in_proj_qkv, in_proj_z, in_proj_b, in_proj_a (Qwen3.5) */
+} hfx_delta_proj;
 
 typedef struct hfx_decoder_desc {
     const char *architecture;
@@ -164,6 +173,14 @@ typedef struct hfx_decoder_desc {
                                     every layer Mamba2 (Granite 4.0) */
     bool parallel_mamba;         /* every layer both: Mamba2 beside attention, with Falcon-H1's multipliers
                                     (attention_in/out, ssm_out, key, mlp_multipliers, lm_head, embedding) */
+    hfx_delta_proj delta;        /* layer_types' "linear_attention" layers are gated delta-nets (else Mamba2's
+                                    with mamba_layers); absent, every full_attention_interval-th layer
+                                    (default 4) attends (Qwen3-Next, Qwen3.5) */
+    bool attn_output_gate;       /* q_proj gives each head its query and a gate [q_h; gate_h]; the attention's
+                                    output is scaled by sigmoid(gate) before o_proj (Qwen3-Next) */
+    bool norm_topk_default;      /* norm_topk_prob when absent (Qwen3-Next: true) */
+    const char *unused_stack;    /* checkpoint tensors under it transformers drops on load ("mtp": Qwen3-Next's
+                                    multi-token-prediction head) */
     bool granite_shared_mlp;     /* shared_mlp (input_linear [gate; up], output_linear) of
                                     shared_intermediate_size in every layer, added to the experts' output
                                     or alone when num_local_experts is 0 (Granite 4.0) */
@@ -261,6 +278,7 @@ typedef struct hfx_decoder_cfg {
                                     everywhere */
     hfx_mamba2_cfg ssm;          /* the Mamba2 layers' mixer */
     hfx_mamba1_cfg ssm1;         /* the Mamba layers' mixer */
+    hfx_delta_cfg delta;         /* the gated delta-net layers' mixer */
     bool no_mlp;                 /* layers are the mixer alone (Mamba2) */
     double attn_in_mult, attn_out_mult, ssm_out_mult, key_mult; /* Falcon-H1's (1: none) */
     double gate_mult, down_mult; /* the MLP's gate before its activation, its output (Falcon-H1; 1: none) */

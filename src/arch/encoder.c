@@ -685,10 +685,10 @@ static bool encoder_pools(const void *desc) { return ((const encoder_desc *)desc
 /* Two families that differ only in their inputs: with token types (BERT, RoBERTa) or without. */
 const hfx_arch_family hfx_encoder_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
                                             {[HFX_EXPORT_FORWARD] = {forward, 1}}, typed_inputs, NULL,
-                                            encoder_pools, NULL};
+                                            encoder_pools, NULL, NULL};
 const hfx_arch_family hfx_untyped_encoder_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
                                                     {[HFX_EXPORT_FORWARD] = {forward, 1}}, untyped_inputs, NULL,
-                                                    encoder_pools, NULL};
+                                                    encoder_pools, NULL, NULL};
 
 /* DeBERTa-v2: token types only where type_vocab_size > 0 (v3 has none). */
 static const char *const *deberta_inputs(const void *cfg) {
@@ -696,7 +696,7 @@ static const char *const *deberta_inputs(const void *cfg) {
 }
 const hfx_arch_family hfx_deberta_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
                                             {[HFX_EXPORT_FORWARD] = {forward, 1}}, typed_inputs, NULL,
-                                            encoder_pools, deberta_inputs};
+                                            encoder_pools, deberta_inputs, NULL};
 
 #define ENC(sym, arch, prefix, roberta, head, layout) \
     const encoder_desc sym = {arch, prefix, roberta, head, &layout};

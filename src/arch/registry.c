@@ -73,7 +73,8 @@ static const hfx_decoder_names mamba2_names = {.embed = "backbone.embeddings.wei
                                                .norm1 = "norm", .final_norm = "backbone.norm_f", .ssm = "mixer"};
 static const hfx_mamba2_keys mamba2_keys = {"num_heads", "head_dim", "state_size", "conv_kernel", "expand", "n_groups",
                                             "use_conv_bias", "use_bias", "hidden_act", "time_step_limit",
-                                            128, 64, 128, 4, 8, 2.0, true, false, NULL, NULL, NULL, NULL, NULL, NULL};
+                                            128, 64, 128, 4, 8, 2.0, true, false, NULL, NULL, NULL, NULL, NULL, NULL,
+                                            "chunk_size", 256};
 static const char *const mamba2_forward_args[] = {"input_ids", "cache", "attention_mask", NULL};
 static const hfx_decoder_desc Mamba2ForCausalLM_desc = {
     "Mamba2ForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
@@ -85,7 +86,8 @@ static const hfx_decoder_names granite_hybrid_names = {.ssm = "mamba"};
 static const hfx_mamba2_keys granite_hybrid_keys = {"mamba_n_heads", "mamba_d_head", "mamba_d_state", "mamba_d_conv",
                                                     "mamba_expand", "mamba_n_groups", "mamba_conv_bias",
                                                     "mamba_proj_bias", "hidden_act", "time_step_limit",
-                                                    128, 0, 256, 4, 1, 2.0, true, false, NULL, NULL, NULL, NULL, NULL, NULL};
+                                                    128, 0, 256, 4, 1, 2.0, true, false, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                    "mamba_chunk_size", 256};
 static const hfx_decoder_desc GraniteMoeHybridForCausalLM_desc = {
     "GraniteMoeHybridForCausalLM", LLAMA_LIKE, .granite_multipliers = true, .scale = HFX_SCALE_ATTN_MULTIPLIER,
     .moe = HFX_MOE_GRANITE, .granite_shared_mlp = true, .mamba2 = &granite_hybrid_keys, .mamba_layers = true,
@@ -98,7 +100,8 @@ static const hfx_mamba2_keys falcon_h1_keys = {"mamba_n_heads", "mamba_d_head", 
                                                "mamba_expand", "mamba_n_groups", "mamba_conv_bias", "mamba_proj_bias",
                                                "hidden_act", "time_step_limit", 128, 0, 256, 4, 1, 2.0, true, false,
                                                "mamba_d_ssm", "mamba_rms_norm", "mamba_norm_before_gate",
-                                               "projectors_bias", "ssm_in_multiplier", "ssm_multipliers"};
+                                               "projectors_bias", "ssm_in_multiplier", "ssm_multipliers",
+                                               "mamba_chunk_size", 256};
 static const hfx_decoder_desc FalconH1ForCausalLM_desc = {
     "FalconH1ForCausalLM", LLAMA, .eps_key = "rms_norm_eps", .default_eps = 1e-5, .names = &falcon_h1_names,
     .mamba2 = &falcon_h1_keys, .parallel_mamba = true, .default_kv_heads = 8};
@@ -108,6 +111,18 @@ static const hfx_decoder_desc MambaForCausalLM_desc = {
     "MambaForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
     .default_eps = 1e-5, .default_tied = true, .names = &mamba2_names, .attention_free = true, .mamba1 = true,
     .output_class = "MambaCausalLMOutput", .forward_args = mamba_forward_args};
+/* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
+ * a quarter of each head rotated; Qwen3-Next's MLPs are Qwen2-MoE's experts and shared expert */
+static const hfx_decoder_names qwen3_next_names = {.ssm = "linear_attn"};
+#define QWEN3_NEXT_LIKE                                                                                  \
+    LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .qk_norm = HFX_QK_NORM_PER_HEAD, .attn_output_gate = true,  \
+    .partial_rotary = true, .default_partial = 0.25, .names = &qwen3_next_names, .legacy_rope_type = false, \
+    .masks_by_layer_type = true, .unused_stack = "mtp"
+static const hfx_decoder_desc Qwen3NextForCausalLM_desc = {
+    "Qwen3NextForCausalLM", QWEN3_NEXT_LIKE, .delta = HFX_DELTA_GROUPED, .moe = HFX_MOE_QWEN2,
+    .norm_topk_default = true, .output_class = "MoeCausalLMOutputWithPast"};
+static const hfx_decoder_desc Qwen3_5ForCausalLM_desc = {"Qwen3_5ForCausalLM", QWEN3_NEXT_LIKE,
+                                                         .delta = HFX_DELTA_SEPARATE, .model_type_alias = "qwen3_5_text"};
 static const hfx_decoder_desc StableLmForCausalLM_desc = {
     "StableLmForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED,
     .parallel_from_config = true, .parallel_default = false, .eps_key = "layer_norm_eps", .partial_rotary = true,
@@ -270,6 +285,8 @@ static const struct entry {
     {"MambaForCausalLM", &hfx_decoder_family, &MambaForCausalLM_desc},
     {"GraniteMoeHybridForCausalLM", &hfx_decoder_family, &GraniteMoeHybridForCausalLM_desc},
     {"FalconH1ForCausalLM", &hfx_decoder_family, &FalconH1ForCausalLM_desc},
+    {"Qwen3NextForCausalLM", &hfx_decoder_family, &Qwen3NextForCausalLM_desc},
+    {"Qwen3_5ForCausalLM", &hfx_decoder_family, &Qwen3_5ForCausalLM_desc},
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},
     {"MixtralForCausalLM", &hfx_decoder_family, &MixtralForCausalLM_desc},
     {"Qwen3MoeForCausalLM", &hfx_decoder_family, &Qwen3MoeForCausalLM_desc},
@@ -444,6 +461,10 @@ hfx_status hfx_arch_build_forward(const hfx_arch_model *m, const hfx_checkpoint 
 
 int hfx_arch_cache_layers(const hfx_arch_model *m, hfx_layer_cache *layers, int max) {
     return m->entry->family->cache_layers ? m->entry->family->cache_layers(m->cfg, layers, max) : -1;
+}
+
+int64_t hfx_arch_prompt_piece(const hfx_arch_model *m) {
+    return m->entry->family->prompt_piece ? m->entry->family->prompt_piece(m->cfg) : 0;
 }
 
 int64_t hfx_arch_recompute_at(const hfx_arch_model *m) {

@@ -1038,7 +1038,7 @@ const hfx_arch_family hfx_seq2seq_family = {
     sizeof(seq2seq_cfg), seq2seq_parse, seq2seq_build, seq2seq_cache_layers, NULL,
     {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3},
      [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
-    sequence_inputs, seq2seq_torch_signature, NULL, NULL};
+    sequence_inputs, seq2seq_torch_signature, NULL, NULL, NULL};
 
 static hfx_torch_signature classifier_torch_signature(const void *desc) {
     (void)desc;
@@ -1057,11 +1057,11 @@ const hfx_arch_family hfx_seq2seq_audio_family = {
     sizeof(seq2seq_cfg), seq2seq_parse, seq2seq_build, seq2seq_cache_layers, NULL,
     {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3},
      [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
-    audio_inputs, audio_torch_signature, NULL, NULL};
+    audio_inputs, audio_torch_signature, NULL, NULL, NULL};
 
 const hfx_arch_family hfx_seq2seq_classifier_family = {
     sizeof(seq2seq_cfg), seq2seq_parse, seq2seq_build, NULL, NULL, {[HFX_EXPORT_FORWARD] = {forward, 1}},
-    sequence_inputs, classifier_torch_signature, NULL, NULL};
+    sequence_inputs, classifier_torch_signature, NULL, NULL, NULL};
 
 #define BART_LIKE .layout = &bart_layout, .positions = POS_LEARNED, .offset = 2, .embed_norm = true, .logits_bias = true
 #define T5_LIKE .layout = &t5_layout, .positions = POS_RELATIVE, .pre_norm = true

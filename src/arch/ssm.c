@@ -50,7 +50,8 @@ hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden,
         (st = hfx_cfg_int_in_or(c, k->groups, k->default_groups, 1, 1 << 16, &m->groups, err)) ||
         (st = hfx_cfg_bool_or(c, k->conv_bias, k->default_conv_bias, &m->conv_bias, err)) ||
         (st = hfx_cfg_bool_or(c, k->proj_bias, k->default_proj_bias, &m->proj_bias, err)) ||
-        (st = hfx_cfg_str_or(c, k->act, "silu", &act, err)))
+        (st = hfx_cfg_str_or(c, k->act, "silu", &act, err)) ||
+        (st = hfx_cfg_int_in_or(c, k->chunk, k->default_chunk, 1, 1 << 20, &m->chunk, err)))
         return st;
     if (m->inner != m->heads * m->head_dim)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s (%lld) must equal %s · %s (%lld · %lld)", c.where, inner_name,
@@ -127,6 +128,32 @@ hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, hfx_mamba1_cfg *m, hfx_er
     return HFX_OK;
 }
 
+hfx_status hfx_delta_parse(hfx_cfg c, int64_t hidden, double eps, int64_t max_len, bool grouped_proj,
+                           hfx_delta_cfg *m, hfx_error *err) {
+    (void)hidden;
+    hfx_status st;
+    const char *act;
+    if ((st = hfx_cfg_int_in_or(c, "linear_num_key_heads", 16, 1, 1 << 12, &m->k_heads, err)) ||
+        (st = hfx_cfg_int_in_or(c, "linear_num_value_heads", 32, 1, 1 << 12, &m->v_heads, err)) ||
+        (st = hfx_cfg_int_in_or(c, "linear_key_head_dim", 128, 1, 1 << 12, &m->k_dim, err)) ||
+        (st = hfx_cfg_int_in_or(c, "linear_value_head_dim", 128, 1, 1 << 12, &m->v_dim, err)) ||
+        (st = hfx_cfg_int_in_or(c, "linear_conv_kernel_dim", 4, 2, 64, &m->kernel, err)) ||
+        (st = hfx_cfg_str_or(c, "hidden_act", "silu", &act, err)))
+        return st;
+    if (m->v_heads % m->k_heads)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: linear_num_value_heads (%lld) is not a multiple of "
+                                              "linear_num_key_heads (%lld)", c.where, (long long)m->v_heads,
+                        (long long)m->k_heads);
+    if (!hfx_activation_from_name(act, &m->act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_act '%s' (supported: %s)", c.where, act,
+                        hfx_activation_names());
+    m->key_dim = m->k_heads * m->k_dim, m->value_dim = m->v_heads * m->v_dim;
+    m->conv_dim = 2 * m->key_dim + m->value_dim;
+    m->grouped_proj = grouped_proj, m->eps = eps;
+    for (m->factors = 1; m->factors < 62 && ((int64_t)1 << m->factors) < max_len; m->factors++) {}
+    return HFX_OK;
+}
+
 /* ---- the graph ---- */
 
 static hfx_value *op(hfx_graph *g, hfx_op o, hfx_value *a, hfx_value *b) { return hfx_op2(g, o, a, b); }
@@ -161,22 +188,27 @@ hfx_value *hfx_causal_conv(hfx_graph *g, hfx_value *all, hfx_value *weight, hfx_
     return bias ? op(g, HFX_OP_ADD, out, hfx_reshape(g, bias, 3, tap_dims)) : out;
 }
 
-/* B or C [B,S,groups·state] as each head sees it, [B,heads,S,state]: head h reads group
- * h / (heads / groups) (transformers' repeat_interleave). */
-static hfx_value *per_head(hfx_graph *g, const hfx_mamba2_cfg *m, hfx_value *x) {
-    hfx_dim b = x->dims[0], s = x->dims[1];
-    x = hfx_reshape(g, x, 4, (hfx_dim[]){b, s, hfx_dim_const(m->groups), hfx_dim_const(m->state)});
-    x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 1, 3}); /* [B,G,S,N] */
-    if (m->groups == m->heads) return x;
-    int64_t *group_of = malloc((size_t)m->heads * sizeof *group_of), r = m->heads / m->groups;
+/* x [B,groups,...] as `heads` heads see it, [B,heads,...]: head h reads group h / (heads / groups)
+ * (transformers' repeat_interleave). */
+static hfx_value *spread_groups(hfx_graph *g, hfx_value *x, int64_t groups, int64_t heads) {
+    if (groups == heads) return x;
+    int64_t *group_of = malloc((size_t)heads * sizeof *group_of), r = heads / groups;
     if (!group_of) {
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
         return x;
     }
-    for (int64_t h = 0; h < m->heads; h++) group_of[h] = h / r;
-    hfx_value *index = hfx_const_bytes(g, HFX_DTYPE_I64, 1, &m->heads, group_of); /* copied */
+    for (int64_t h = 0; h < heads; h++) group_of[h] = h / r;
+    hfx_value *index = hfx_const_bytes(g, HFX_DTYPE_I64, 1, &heads, group_of); /* copied */
     free(group_of);
     return hfx_gather(g, x, index, 1);
+}
+
+/* B or C [B,S,groups·state] as each head sees it, [B,heads,S,state]. */
+static hfx_value *per_head(hfx_graph *g, const hfx_mamba2_cfg *m, hfx_value *x) {
+    hfx_dim b = x->dims[0], s = x->dims[1];
+    x = hfx_reshape(g, x, 4, (hfx_dim[]){b, s, hfx_dim_const(m->groups), hfx_dim_const(m->state)});
+    x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 1, 3}); /* [B,G,S,N] */
+    return spread_groups(g, x, m->groups, m->heads);
 }
 
 /* transformers' MambaRMSNormGated: y·silu(gate) in f32, normalized over each of the groups'
@@ -227,14 +259,25 @@ static hfx_value *softplus(hfx_graph *g, hfx_value *x) {
     return hfx_where(g, op(g, HFX_OP_GREATER, x, f32(g, 20.0)), x, soft);
 }
 
-/* seg [..., S, S]: seg[t,s] = Σ_{s<k≤t} x_k over x [..., S], a cumulative sum of masked copies
- * (transformers' segment_sum: never the difference of two long sums); *incl: the [S,S] t ≥ s mask. */
-static hfx_value *segment_sum(hfx_graph *g, hfx_value *x, int axis, hfx_value **incl) {
+/* The [S,S] masks over a call's positions t (rows) and s (columns), S being x's last axis. */
+typedef struct triangle {
+    hfx_value *incl;   /* t ≥ s */
+    hfx_value *strict; /* t > s */
+    hfx_value *eye;    /* t = s */
+} triangle;
+
+static triangle triangles(hfx_graph *g, hfx_value *x) {
     hfx_dim seq = x->dims[x->rank - 1];
     hfx_value *pos = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, x->rank - 1), hfx_const_i64(g, 1), seq);
     hfx_value *row = hfx_unsqueeze(g, pos, 1), *col = hfx_unsqueeze(g, pos, 0);
-    *incl = op(g, HFX_OP_GREATER_EQUAL, row, col);
-    hfx_value *spread = hfx_where(g, op(g, HFX_OP_GREATER, row, col), hfx_unsqueeze(g, x, -1), f32(g, 0.0));
+    return (triangle){op(g, HFX_OP_GREATER_EQUAL, row, col), op(g, HFX_OP_GREATER, row, col),
+                      op(g, HFX_OP_EQUAL, row, col)};
+}
+
+/* seg [..., S, S]: seg[t,s] = Σ_{s<k≤t} x_k over x [..., S] (axis: x's last), a cumulative sum of
+ * masked copies (transformers' segment_sum: never the difference of two long sums). */
+static hfx_value *segment_sum(hfx_graph *g, hfx_value *x, int axis, const triangle *t) {
+    hfx_value *spread = hfx_where(g, t->strict, hfx_unsqueeze(g, x, -1), f32(g, 0.0));
     return hfx_cumsum(g, spread, axis);
 }
 
@@ -261,8 +304,9 @@ static hfx_value *ssd_scan(hfx_graph *g, hfx_value *x, hfx_value *dt, hfx_value 
                            hfx_value *h0, hfx_value **state) {
     hfx_value *xdt = op(g, HFX_OP_MUL, x, hfx_unsqueeze(g, dt, -1));                        /* [B,H,S,P] */
     hfx_value *adt = op(g, HFX_OP_MUL, dt, hfx_unsqueeze(g, A, -1));                        /* [B,H,S] */
-    hfx_value *incl, *seg = segment_sum(g, adt, 2, &incl);                                  /* [B,H,S,S] */
-    hfx_value *decay = hfx_where(g, incl, hfx_op1(g, HFX_OP_EXP, seg), f32(g, 0.0));
+    triangle t = triangles(g, adt);
+    hfx_value *seg = segment_sum(g, adt, 2, &t);                                            /* [B,H,S,S] */
+    hfx_value *decay = hfx_where(g, t.incl, hfx_op1(g, HFX_OP_EXP, seg), f32(g, 0.0));
     hfx_value *scores = op(g, HFX_OP_MUL, op(g, HFX_OP_MATMUL, Ch, hfx_transpose(g, Bh, 4, (int64_t[]){0, 1, 3, 2})),
                            decay);                                                          /* [B,H,S,S] */
     hfx_value *y = op(g, HFX_OP_MATMUL, scores, xdt);                                       /* [B,H,S,P] */
@@ -312,9 +356,9 @@ hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *
     hfx_value *u = op(g, HFX_OP_MUL, step, xf);                                            /* dt·x [B,I,S] */
 
     /* y[d,t] = Σ_{s≤t} Σ_n C[n,t]·B[n,s]·exp(A[d,n]·Σ_{s<k≤t} dt[d,k])·u[d,s] */
-    hfx_value *incl;
-    hfx_value *seg = hfx_unsqueeze(g, segment_sum(g, step, 2, &incl), 2);                  /* [B,I,1,S,S] */
-    hfx_value *decay = hfx_where(g, incl, hfx_op1(g, HFX_OP_EXP, op(g, HFX_OP_MUL, A4, seg)), f32(g, 0.0)); /* [B,I,N,S,S] */
+    triangle t = triangles(g, step);
+    hfx_value *seg = hfx_unsqueeze(g, segment_sum(g, step, 2, &t), 2);                     /* [B,I,1,S,S] */
+    hfx_value *decay = hfx_where(g, t.incl, hfx_op1(g, HFX_OP_EXP, op(g, HFX_OP_MUL, A4, seg)), f32(g, 0.0)); /* [B,I,N,S,S] */
     hfx_value *cb = op(g, HFX_OP_MUL, hfx_unsqueeze(g, Cm, -1), hfx_unsqueeze(g, Bm, -2));  /* [B,1,N,S,S] */
     int64_t n_axis = 2;
     hfx_value *weights = hfx_reduce(g, HFX_OP_REDUCE_SUM, op(g, HFX_OP_MUL, decay, cb), 1, &n_axis); /* [B,I,1,S,S] */
@@ -390,4 +434,112 @@ hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *
     y = gated_norm(g, w, m, prefix, y, gate);
     return hfx_linear(g, hfx_cast(g, y, dt), hfx_weight(w, 2, (int64_t[]){H, I}, "%s.out_proj.weight", prefix),
                       m->out_bias ? hfx_weight(w, 1, &H, "%s.out_proj.bias", prefix) : NULL);
+}
+
+/* ---- the gated delta-net ---- */
+
+/* x [B,S,groups·width] viewed as [B,S,groups,width]: [start, start + len) of every group,
+ * [B,S,groups·len] (Qwen3-Next's projections are laid out per key head). */
+static hfx_value *group_part(hfx_graph *g, hfx_value *x, int64_t groups, int64_t width, int64_t start, int64_t len) {
+    hfx_dim b = x->dims[0], s = x->dims[1];
+    x = hfx_reshape(g, x, 4, (hfx_dim[]){b, s, hfx_dim_const(groups), hfx_dim_const(width)});
+    return hfx_reshape(g, hfx_slice(g, x, 3, start, start + len), 3, (hfx_dim[]){b, s, hfx_dim_const(groups * len)});
+}
+
+/* x [B,S,heads·d] → [B,heads,S,d] in f32 */
+static hfx_value *heads_first(hfx_graph *g, hfx_value *x, int64_t heads, int64_t d) {
+    x = hfx_reshape(g, x, 4, (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(heads), hfx_dim_const(d)});
+    return hfx_transpose(g, hfx_cast(g, x, HFX_DTYPE_F32), 4, (int64_t[]){0, 2, 1, 3});
+}
+
+/* x·rsqrt(Σ x² + 1e-6) over the last axis (transformers' l2norm, as the FLA kernels compute it) */
+static hfx_value *l2norm(hfx_graph *g, hfx_value *x) {
+    int64_t last = -1;
+    hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, op(g, HFX_OP_MUL, x, x), 1, &last);
+    return op(g, HFX_OP_MUL, x, hfx_op1(g, HFX_OP_RECIPROCAL, hfx_op1(g, HFX_OP_SQRT, op(g, HFX_OP_ADD, sum, f32(g, 1e-6)))));
+}
+
+static hfx_value *swap_last(hfx_graph *g, hfx_value *x) { return hfx_transpose(g, x, 4, (int64_t[]){0, 1, 3, 2}); }
+
+/* The gated delta rule over one call as one chunk, per value head, all f32, from the state h0
+ * [B,H,DK,DV] (NULL: zeros): q, k [B,H,S,DK] (normalized, q scaled), v [B,H,S,DV], beta and the
+ * log decays gl [B,H,S]. With D[t,s] = exp(Σ_{s<j≤t} gl_j) (t ≥ s) and T = I + N', N' the
+ * strictly lower part of (β k kᵀ)⊙D, transformers' chunk computes
+ *   u = T⁻¹(β v), w = T⁻¹(β k ⊙ e^{G}), v' = u − w·h0   (G the cumulative log decay)
+ *   o = (q ⊙ e^{G})·h0 + ((q kᵀ)⊙D)·v'
+ *   state = e^{G_last}·h0 + (k ⊙ e^{G_last − G})ᵀ·v'
+ * T⁻¹ = (I + N)(I + N²)(I + N⁴)… with N = −N' nilpotent: exact once 2^factors ≥ S. */
+static hfx_value *delta_scan(hfx_graph *g, int factors, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *beta,
+                             hfx_value *gl, hfx_value *h0, hfx_value **state) {
+    triangle t = triangles(g, gl);
+    hfx_value *seg = segment_sum(g, gl, 2, &t);                                             /* [B,H,S,S] */
+    hfx_value *decay = hfx_where(g, t.incl, hfx_op1(g, HFX_OP_EXP, seg), f32(g, 0.0));
+    hfx_value *b4 = hfx_unsqueeze(g, beta, -1), *kt = swap_last(g, k);
+    hfx_value *kb = op(g, HFX_OP_MUL, k, b4), *vb = op(g, HFX_OP_MUL, v, b4);
+    hfx_value *n = hfx_where(g, t.strict, hfx_op1(g, HFX_OP_NEG, op(g, HFX_OP_MUL, op(g, HFX_OP_MATMUL, kb, kt), decay)),
+                             f32(g, 0.0));                                                  /* N [B,H,S,S] */
+    hfx_value *inv = op(g, HFX_OP_ADD, hfx_cast(g, t.eye, HFX_DTYPE_F32), n), *power = n;
+    for (int f = 1; f < factors; f++) { /* inv · (I + N^(2^f)) */
+        power = op(g, HFX_OP_MATMUL, power, power);
+        inv = op(g, HFX_OP_ADD, inv, op(g, HFX_OP_MATMUL, inv, power));
+    }
+    hfx_value *fresh = op(g, HFX_OP_MATMUL, inv, vb);                                       /* v' [B,H,S,DV] */
+    hfx_value *since = h0 ? hfx_unsqueeze(g, hfx_op1(g, HFX_OP_EXP, hfx_cumsum(g, gl, 2)), -1) : NULL; /* [B,H,S,1] */
+    if (h0) fresh = op(g, HFX_OP_SUB, fresh, op(g, HFX_OP_MATMUL, op(g, HFX_OP_MATMUL, inv, op(g, HFX_OP_MUL, kb, since)), h0));
+    hfx_value *scores = hfx_where(g, t.incl, op(g, HFX_OP_MUL, op(g, HFX_OP_MATMUL, q, kt), decay), f32(g, 0.0));
+    hfx_value *o = op(g, HFX_OP_MATMUL, scores, fresh);                                     /* [B,H,S,DV] */
+    if (h0) o = op(g, HFX_OP_ADD, o, op(g, HFX_OP_MATMUL, op(g, HFX_OP_MUL, q, since), h0));
+    if (!state) return o;
+    hfx_value *to_end = swap_last(g, hfx_op1(g, HFX_OP_EXP, hfx_slice(g, seg, 2, -1, INT64_MAX))); /* [B,H,S,1] */
+    hfx_value *next = op(g, HFX_OP_MATMUL, swap_last(g, op(g, HFX_OP_MUL, k, to_end)), fresh);   /* [B,H,DK,DV] */
+    if (h0) next = op(g, HFX_OP_ADD, next, op(g, HFX_OP_MUL, h0, hfx_slice(g, since, 2, -1, INT64_MAX)));
+    *state = next;
+    return o;
+}
+
+hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix,
+                           hfx_value *h, hfx_value *real, hfx_ssm_state *s) {
+    int64_t H = h->dims[2].c, KH = m->k_heads, VH = m->v_heads, DK = m->k_dim, DV = m->v_dim, r = VH / KH;
+    int64_t KD = m->key_dim, VD = m->value_dim, CD = m->conv_dim;
+    hfx_dim b = h->dims[0], seq = h->dims[1];
+    hfx_dtype dt = h->dtype;
+    if (real) h = op(g, HFX_OP_MUL, h, real);
+    hfx_value *qkv, *z, *beta, *a; /* [B,S,CD], [B,S,VD], [B,S,VH], [B,S,VH] */
+    if (m->grouped_proj) { /* per key head: q, k, its r value heads' v, their z; then b and a of those heads */
+        int64_t width = 2 * DK + 2 * r * DV;
+        hfx_value *qkvz = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KH * width, H}, "%s.in_proj_qkvz.weight", prefix),
+                                     NULL);
+        hfx_value *ba = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){2 * VH, H}, "%s.in_proj_ba.weight", prefix), NULL);
+        hfx_value *parts[3] = {group_part(g, qkvz, KH, width, 0, DK), group_part(g, qkvz, KH, width, DK, DK),
+                               group_part(g, qkvz, KH, width, 2 * DK, r * DV)};
+        qkv = hfx_concat(g, 3, parts, 2);
+        z = group_part(g, qkvz, KH, width, 2 * DK + r * DV, r * DV);
+        beta = group_part(g, ba, KH, 2 * r, 0, r);
+        a = group_part(g, ba, KH, 2 * r, r, r);
+    } else {
+        qkv = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){CD, H}, "%s.in_proj_qkv.weight", prefix), NULL);
+        z = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VD, H}, "%s.in_proj_z.weight", prefix), NULL);
+        beta = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.in_proj_b.weight", prefix), NULL);
+        a = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.in_proj_a.weight", prefix), NULL);
+    }
+    qkv = conv_step(g, w, prefix, qkv, CD, m->kernel, false, m->act, s);                   /* [B,S,CD] */
+    hfx_value *q = l2norm(g, heads_first(g, hfx_slice(g, qkv, 2, 0, KD), KH, DK));          /* [B,KH,S,DK] */
+    hfx_value *k = l2norm(g, heads_first(g, hfx_slice(g, qkv, 2, KD, 2 * KD), KH, DK));
+    q = spread_groups(g, op(g, HFX_OP_MUL, q, f32(g, 1.0 / sqrt((double)DK))), KH, VH);    /* [B,VH,S,DK] */
+    k = spread_groups(g, k, KH, VH);
+    hfx_value *v = heads_first(g, hfx_slice(g, qkv, 2, 2 * KD, CD), VH, DV);               /* [B,VH,S,DV] */
+    beta = hfx_transpose(g, hfx_cast(g, hfx_op1(g, HFX_OP_SIGMOID, beta), HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1});
+    hfx_value *A = hfx_op1(g, HFX_OP_EXP, hfx_cast(g, hfx_weight(w, 1, &VH, "%s.A_log", prefix), HFX_DTYPE_F32));
+    hfx_value *dt_bias = hfx_cast(g, hfx_weight(w, 1, &VH, "%s.dt_bias", prefix), HFX_DTYPE_F32);
+    hfx_value *gl = op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, A), softplus(g, op(g, HFX_OP_ADD, hfx_cast(g, a, HFX_DTYPE_F32),
+                                                                              dt_bias)));
+    gl = hfx_transpose(g, gl, 3, (int64_t[]){0, 2, 1});                                     /* [B,VH,S] */
+    hfx_value *o = delta_scan(g, m->factors, q, k, v, beta, gl, s->ssm, s->keep ? &s->ssm_next : NULL);
+    /* the gated RMSNorm per value head: normalized (the weight after the cast back), times silu(z) in f32 */
+    o = hfx_cast(g, hfx_transpose(g, o, 4, (int64_t[]){0, 2, 1, 3}), dt);                   /* [B,S,VH,DV] */
+    o = hfx_rms_norm(g, o, hfx_weight(w, 1, &DV, "%s.norm.weight", prefix), m->eps, 0);
+    hfx_value *zh = hfx_reshape(g, z, 4, (hfx_dim[]){b, seq, hfx_dim_const(VH), hfx_dim_const(DV)});
+    o = op(g, HFX_OP_MUL, hfx_cast(g, o, HFX_DTYPE_F32), hfx_activate(g, HFX_ACT_SILU, hfx_cast(g, zh, HFX_DTYPE_F32)));
+    o = hfx_reshape(g, hfx_cast(g, o, dt), 3, (hfx_dim[]){b, seq, hfx_dim_const(VD)});
+    return hfx_linear(g, o, hfx_weight(w, 2, (int64_t[]){H, VD}, "%s.out_proj.weight", prefix), NULL);
 }

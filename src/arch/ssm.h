@@ -26,6 +26,8 @@ typedef struct hfx_mamba2_keys {
     const char *out_bias;     /* out_proj's bias, apart from in_proj's ("projectors_bias") */
     const char *in_mult;      /* the mixer's input scaled ("ssm_in_multiplier") */
     const char *section_mults; /* in_proj's five sections (gate, x, B, C, dt) scaled ("ssm_multipliers") */
+    const char *chunk;        /* the chunked scan's length ("chunk_size", "mamba_chunk_size"): the prompt piece */
+    int64_t default_chunk;
 } hfx_mamba2_keys;
 
 typedef struct hfx_mamba2_cfg {
@@ -41,6 +43,7 @@ typedef struct hfx_mamba2_cfg {
     hfx_activation act; /* after the convolution (silu) */
     double dt_min, dt_max; /* time_step_limit: dt clamped to it (0, ∞ by default: no clamp) */
     double eps;         /* the gated RMSNorm's */
+    int64_t chunk;      /* transformers' chunk_size: the prompt piece a caller feeds (hfx_arch_prompt_piece) */
 } hfx_mamba2_cfg;
 
 /* Read a Mamba2 mixer's config through `keys`; hidden is the model's width, eps its norms'. */
@@ -58,10 +61,31 @@ typedef struct hfx_mamba1_cfg {
 /* Read a Mamba mixer's config (MambaConfig's keys) for a model of width hidden. */
 hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, hfx_mamba1_cfg *out, hfx_error *err);
 
+/* A gated delta-net mixer (Qwen3-Next, Qwen3.5's "linear_attention" layers): a depthwise causal
+ * convolution over q, k and v, then the gated delta rule on a [k_dim, v_dim] state per value head,
+ * S_t = (I − β_t k_t k_tᵀ)·exp(g_t)·S_{t−1} + β_t k_t v_tᵀ, read by o_t = S_tᵀ q_t, and a gated
+ * RMSNorm per value head. */
+typedef struct hfx_delta_cfg {
+    int64_t k_heads, v_heads, k_dim, v_dim, kernel; /* linear_num_key_heads, ..., linear_conv_kernel_dim */
+    int64_t key_dim, value_dim, conv_dim;           /* k_heads·k_dim, v_heads·v_dim, 2·key_dim + value_dim */
+    bool grouped_proj;  /* Qwen3-Next: in_proj_qkvz and in_proj_ba, laid out per key head; else Qwen3.5's
+                           in_proj_qkv, in_proj_z, in_proj_b and in_proj_a */
+    hfx_activation act; /* after the convolution (hidden_act) */
+    double eps;         /* the gated RMSNorm's */
+    int factors;        /* the scan's triangular inverse is a product of this many factors: exact for a
+                           call of up to 2^factors tokens (the model's max_position_embeddings) */
+} hfx_delta_cfg;
+
+/* Read a gated delta-net's config (linear_* keys) for a model of width hidden whose calls are at
+ * most max_len tokens; eps is the model's norms'. */
+hfx_status hfx_delta_parse(hfx_cfg c, int64_t hidden, double eps, int64_t max_len, bool grouped_proj,
+                           hfx_delta_cfg *out, hfx_error *err);
+
 /* A mixer's state across calls: what it read (NULL: a prompt, zeros) and what it leaves. */
 typedef struct hfx_ssm_state {
     hfx_value *conv;      /* [B, conv_dim, kernel − 1]: the convolution's last inputs */
-    hfx_value *ssm;       /* [B, heads, head_dim, state] f32: the recurrent state (Mamba1: [B, inner, state]) */
+    hfx_value *ssm;       /* [B, heads, head_dim, state] f32: the recurrent state (Mamba1: [B, inner, state];
+                             a delta-net: [B, v_heads, k_dim, v_dim]) */
     bool keep;            /* the caller wants the states after this call (a forward pass does not) */
     hfx_value *conv_next; /* out, when keep: the same after this call */
     hfx_value *ssm_next;
@@ -79,6 +103,14 @@ hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *
  * pieces (the examples: 16 tokens), continuing from s->ssm. */
 hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *m, const char *prefix,
                             hfx_value *h, hfx_value *real, hfx_ssm_state *s);
+
+/* The gated delta-net over h [B,S,hidden] → [B,S,hidden], weights under `prefix` ("…layers.0.linear_attn"),
+ * as hfx_mamba2_mixer: s->conv [B, conv_dim, kernel − 1], s->ssm [B, v_heads, k_dim, v_dim] f32. The
+ * call is one chunk of transformers' chunked rule, its unit-triangular system inverted as the
+ * product (I + N)(I + N²)(I + N⁴)… of the strictly lower part N, which is exact once 2^factors ≥ S
+ * (N^S = 0): no loop, no solve. Its cost grows as S³: a caller feeds long prompts in pieces (64). */
+hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix,
+                           hfx_value *h, hfx_value *real, hfx_ssm_state *s);
 
 /* Zeros [B, dims...] for a state whose batch is like's axis 0. */
 hfx_value *hfx_zero_state(hfx_graph *g, hfx_value *like, hfx_dtype dt, int rank, const int64_t *dims);

@@ -656,7 +656,7 @@ static const char *const image_inputs[] = {"pixel_values", NULL};
 
 const hfx_arch_family hfx_vision_family = {
     sizeof(vision_cfg), vision_parse, vision_build, NULL, NULL, {[HFX_EXPORT_FORWARD] = {forward, 1}},
-    image_inputs, vision_torch_signature, NULL, NULL};
+    image_inputs, vision_torch_signature, NULL, NULL, NULL};
 
 /* ---- for models that hold a vision tower ---- */
 

@@ -381,7 +381,7 @@ static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "po
 const hfx_arch_family hfx_vlm_family = {
     sizeof(vlm_cfg), vlm_parse, vlm_build, vlm_cache_layers, NULL,
     {[HFX_EXPORT_GENERATION] = {generation, 4}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 3}},
-    sequence_inputs, vlm_torch_signature, NULL, NULL};
+    sequence_inputs, vlm_torch_signature, NULL, NULL, NULL};
 
 static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};
 static const vlm_names *const idefics3_names[] = {&idefics3_hub, NULL};

@@ -525,6 +525,8 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
         json_object_set_new(md, "stateful", json_boolean(c->stateful));
         int64_t recompute = hfx_arch_recompute_at(model->arch);
         if (recompute) json_object_set_new(md, "recompute_cache_at_length", json_integer(recompute));
+        int64_t piece = hfx_arch_prompt_piece(model->arch);
+        if (piece) json_object_set_new(md, "prompt_piece", json_integer(piece));
     }
     return md;
 }

@@ -3,8 +3,9 @@
 LFM2 (Lfm2ForCausalLM: attention layers and gated short convolutions chosen by layer_types),
 Mamba2 (Mamba2ForCausalLM: every layer a Mamba2 mixer, its SSD scan transformers' chunked one),
 Mamba (MambaForCausalLM: every layer a selective scan, decays per channel and state),
-Granite 4.0 (GraniteMoeHybridForCausalLM: Mamba2 and attention layers, experts beside a shared MLP)
-and Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers).
+Granite 4.0 (GraniteMoeHybridForCausalLM: Mamba2 and attention layers, experts beside a shared MLP),
+Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers), and
+Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM: gated delta-nets and gated attention).
 
   * logits of a batch of 3 left-padded prompts longer than the convolution's kernel and than
     Mamba2's chunk_size within 1e-4 of transformers (padding included), ONNX Runtime and OpenVINO;
@@ -20,7 +21,10 @@ and Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP 
     embeddings; Granite 4.0 with rotary or none ("nope"), experts or the shared
     MLP alone, mamba_d_head "auto" or given, the pattern as layer_types or as the older
     layers_block_type, Granite's multipliers; Falcon-H1 with or without its gated norm (either
-    order), mamba_d_ssm given or null, every multiplier, biases; a prompt fed in two pieces;
+    order), mamba_d_ssm given or null, every multiplier, biases; Qwen3-Next's value heads sharing key
+    heads, its pattern from layer_types or full_attention_interval, experts and dense layers,
+    attention biases and rotary fractions; Qwen3.5's separate projections; a prompt fed in two
+    pieces, and a 150-token prompt in one call (transformers' delta rule: three chunks);
   * a static cache too (ONNX, OpenVINO stateless, .pt2, ExecuTorch): the attention layers' slots,
     the states replaced;
   * what is not written yet (io "seed") refused by name with exit code 2, and
@@ -54,6 +58,8 @@ class Variant:
     family: str = "Lfm2"                 # transformers' {family}ForCausalLM and {family}Config
     legacy_block_types: bool = False     # layer_types written as transformers 4's layers_block_type
                                          # in its words ("mamba", "attention")
+    no_layer_types: bool = False         # layer_types left out: the pattern is full_attention_interval's
+    config_class: str | None = None      # transformers' config class, if not {family}Config
 
 
 BASE = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=4, num_attention_heads=4,
@@ -131,6 +137,29 @@ VARIANTS.update({
     "falcon_h1_gate_first": Variant({**FALCON_H1, "mamba_rms_norm": True, "mamba_norm_before_gate": False,
                                      "projectors_bias": True}, family="FalconH1"),
 })
+QWEN3_NEXT = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4,
+                  linear_key_head_dim=8, linear_value_head_dim=12, linear_conv_kernel_dim=4, num_experts=4,
+                  num_experts_per_tok=2, moe_intermediate_size=24, shared_expert_intermediate_size=40,
+                  max_position_embeddings=256, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+QWEN3_5 = {k: v for k, v in QWEN3_NEXT.items() if not k.startswith(("num_experts", "moe_", "shared_expert"))}
+VARIANTS.update({
+    # Qwen3-Next: gated delta-nets (2 key heads, each serving 2 value heads; k 8 wide, v 12) and gated
+    # attention with a quarter of each head rotated; top-2 of 4 experts beside the gated shared expert
+    "qwen3_next": Variant({**QWEN3_NEXT, "layer_types": ["linear_attention", "full_attention", "linear_attention",
+                                                         "full_attention"]}, family="Qwen3Next"),
+    # the pattern from full_attention_interval (layer_types left out), experts on every layer but
+    # layer 1 (mlp_only_layers), the top-k weights not renormalized, attention biases, half of
+    # each head rotated, 3 taps
+    "qwen3_next_interval": Variant({**QWEN3_NEXT, "full_attention_interval": 2, "decoder_sparse_step": 1,
+                                    "mlp_only_layers": [1], "norm_topk_prob": False, "attention_bias": True,
+                                    "partial_rotary_factor": 0.5, "linear_conv_kernel_dim": 3},
+                                   family="Qwen3Next", no_layer_types=True),
+    # Qwen3.5 (text): separate in_proj_qkv / z / b / a, as many key heads as value heads, dense MLPs,
+    # transformers' default pattern (the 4th layer attends)
+    "qwen3_5": Variant({**QWEN3_5, "linear_num_value_heads": 2, "linear_value_head_dim": 8, "linear_conv_kernel_dim": 3},
+                       family="Qwen3_5", config_class="Qwen3_5TextConfig"),
+})
 
 
 @pytest.fixture(scope="module")
@@ -143,13 +172,14 @@ def ckpt(tmp_path_factory):
         if name not in made:
             v = VARIANTS[name]
             torch.manual_seed(0)
-            config = getattr(transformers, f"{v.family}Config")(**v.config)
+            config = getattr(transformers, v.config_class or f"{v.family}Config")(**v.config)
             model = getattr(transformers, f"{v.family}ForCausalLM")(config).eval()
             g = torch.Generator().manual_seed(1)
             with torch.no_grad():  # norms around 1, tables and linears large enough to matter
                 for n, p in model.named_parameters():
-                    if "norm" in n:
-                        p.copy_(1 + 0.2 * torch.randn(p.shape, generator=g))
+                    if "norm" in n:  # Qwen3-Next's scale by 1 + w: w around 0 (its gated norm's by w)
+                        centre = 0 if v.family.startswith("Qwen3") and "linear_attn.norm" not in n else 1
+                        p.copy_(centre + 0.2 * torch.randn(p.shape, generator=g))
                     elif "embed" in n:
                         p.copy_(torch.randn(p.shape, generator=g))
                     elif n.endswith(("A_log", "dt_bias", ".D", "dt_proj.bias")):  # the decays, steps and skips
@@ -157,10 +187,12 @@ def ckpt(tmp_path_factory):
                     else:
                         p.copy_(torch.randn(p.shape, generator=g) / p[0].numel() ** 0.5)
             model.save_pretrained(root / name)
-            if v.full_attn_idxs is not None or v.legacy_block_types:
+            if v.full_attn_idxs is not None or v.legacy_block_types or v.no_layer_types:
                 cfg = json.loads((root / name / "config.json").read_text())
                 types = cfg.pop("layer_types")
-                if v.full_attn_idxs is not None:
+                if v.no_layer_types:
+                    cfg["full_attention_interval"] = v.config["full_attention_interval"]
+                elif v.full_attn_idxs is not None:
                     cfg["full_attn_idxs"] = list(v.full_attn_idxs)
                 else:
                     old = {"linear_attention": "mamba", "full_attention": "attention"}
@@ -261,9 +293,11 @@ MODES = {
 RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": "generate_torch",
             "executorch": "generate_executorch"}
 
-CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1") for m in MODES]
+CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next") for m in MODES]
          + [(name, m) for name in ("lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense", "falcon_h1_norm",
-                                   "falcon_h1_gate_first") for m in ("onnx-mtd", "openvino")])
+                                   "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5")
+            for m in ("onnx-mtd", "openvino")]
+         + [("qwen3_5", m) for m in ("dynamo", "executorch")])
 
 
 def want_generation(reference, name):
@@ -320,7 +354,8 @@ def test_state_inputs(export_dir):
     assert not (out / "genai_config.json").exists()
 
 
-@pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba2_g1", "mamba", "mamba_bias", "granite4", "falcon_h1"])
+@pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba2_g1", "mamba", "mamba_bias", "granite4", "falcon_h1",
+                                  "qwen3_next", "qwen3_5"])
 def test_prompt_in_pieces(name, export_dir, reference):
     """A prompt fed in two calls of the multi-token decode graph, the second continuing from the
     first's states (a chunked prefill: how a long prompt can be fed piece by piece), gives
@@ -394,7 +429,7 @@ def test_mamba2_older_embedding_name(ckpt, tmp_path, reference):
     (("--for-generation", "--config-json", json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed"})),
      "io \"seed\""),
 ])
-@pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba", "granite4", "falcon_h1"])
+@pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next"])
 def test_refused(name, flags, message, ckpt, tmp_path):
     """What is not written yet: refused by name, exit 2, nothing written."""
     out = tmp_path / "out"
@@ -506,3 +541,71 @@ def bad_config(name, edit, message, ckpt, tmp_path):
     proc = run_hfx(["export", src, out, "--format", "onnx", "--for-generation", "--dynamic"])
     assert proc.returncode == 2 and message in proc.stderr, describe(proc)
     assert not out.exists()
+
+
+def test_layer_pattern_written(ckpt):
+    """The Qwen3-Next variant without layer_types: transformers makes every full_attention_interval-th
+    layer attend, and so does hfx (its logits are compared above)."""
+    import transformers
+    cfg = json.loads((ckpt("qwen3_next_interval") / "config.json").read_text())
+    assert "layer_types" not in cfg and cfg["full_attention_interval"] == 2
+    assert transformers.AutoConfig.from_pretrained(str(ckpt("qwen3_next_interval"))).layer_types == \
+        ["linear_attention", "full_attention"] * 2
+
+
+@pytest.mark.parametrize("name", ["qwen3_next", "qwen3_5"])
+def test_delta_long_prompt(name, export_dir, reference):
+    """One call over a 150-token prompt (transformers' chunked rule: three chunks of 64) gives its
+    logits: the in-graph inverse of the chunk's triangular system is exact past 64 tokens."""
+    import onnxruntime as ort
+    out = export_dir(name, "--format", "onnx", "--dynamic")
+    rng = np.random.default_rng(3)
+    ids = rng.integers(3, VOCAB, size=(2, 150))
+    mask = np.ones_like(ids)
+    mask[1, :17] = 0  # the second row left-padded
+    pos = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
+    with torch.no_grad():
+        want = reference(name)(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
+                               position_ids=torch.from_numpy(pos)).logits.numpy()
+    got = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"]).run(
+        ["logits"], {"input_ids": ids, "attention_mask": mask, "position_ids": pos})[0]
+    assert_logits_close(got, want, f"{name} 150 tokens")
+
+
+def test_delta_state_inputs(export_dir):
+    """A gated delta-net layer's states: past.{i}.conv [batch, 2·key heads·k + value heads·v, kernel − 1]
+    (q, k and v go through the convolution) and past.{i}.ssm [batch, value heads, k, v] in f32, next
+    to the attention layers' cache; the decode metadata says the prompt piece, 64."""
+    import onnx
+    out = export_dir("qwen3_next", "--for-generation", *MODES["onnx-mtd"])
+    graph = onnx.load(str(out / "decode.onnx"), load_external_data=False).graph
+    dims = {i.name: [d.dim_value or d.dim_param for d in i.type.tensor_type.shape.dim] for i in graph.input}
+    types = {i.name: i.type.tensor_type.elem_type for i in graph.input}
+    assert dims["past.0.conv"][1:] == [2 * 2 * 8 + 4 * 12, 3] and dims["past.2.ssm"][1:] == [4, 8, 12], dims
+    assert types["past.2.ssm"] == onnx.TensorProto.FLOAT
+    assert "past_key_values.1.key" in dims and "past.1.conv" not in dims and "past_key_values.0.key" not in dims
+    meta = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]
+    assert meta["cache"]["layers"][0] == {"conv": [80, 3], "ssm": [4, 8, 12]} and meta["cache"]["layers"][1]["heads"] == 2
+    assert meta["prompt_piece"] == 64
+
+
+@pytest.mark.parametrize("name,piece", [("mamba2", 4), ("mamba", 16), ("granite4", 4), ("falcon_h1", 4),
+                                        ("lfm2", None)])
+def test_prompt_piece_written(name, piece, export_dir):
+    """The exporter writes each recurrent model's prompt piece (its scan's chunk) where the examples'
+    loops read it: Mamba2's chunk_size, a hybrid's mamba_chunk_size, Mamba's 16; none for LFM2."""
+    out = export_dir(name, "--for-generation", *MODES["onnx-mtd"])
+    meta = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]
+    assert meta.get("prompt_piece") == piece
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(linear_num_value_heads=3), "linear_num_value_heads (3) is not a multiple of linear_num_key_heads"),
+    (lambda c: c.update(layer_types=["linear_attention", "mamba", "linear_attention", "full_attention"]),
+     "layer_types[1] = 'mamba'"),
+    (lambda c: c.update(linear_conv_kernel_dim=1), "linear_conv_kernel_dim"),
+    (lambda c: (c.pop("layer_types"), c.update(full_attention_interval=0)), "full_attention_interval"),
+])
+def test_qwen3_next_bad_config(edit, message, ckpt, tmp_path):
+    """Qwen3-Next configs with inconsistent delta-net heads or other layer kinds: exit 2, no output."""
+    bad_config("qwen3_next", edit, message, ckpt, tmp_path)
