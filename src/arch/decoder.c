@@ -257,8 +257,8 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
     int64_t step = 1;
     if (!mixtral &&
         ((st = hfx_cfg_int_in(c, "moe_intermediate_size", 1, 1 << 24, &m->moe_intermediate, err)) ||
-         (st = hfx_cfg_bool_or(c, "norm_topk_prob", d->norm_topk_default, &m->norm_topk, err)) ||
-         (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err))))
+         (!d->experts_only && (st = hfx_cfg_bool_or(c, "norm_topk_prob", d->norm_topk_default, &m->norm_topk, err))) ||
+         (!d->experts_only && (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err)))))
         return st;
     if (d->moe == HFX_MOE_QWEN2 &&
         (st = hfx_cfg_int_in(c, "shared_expert_intermediate_size", 1, 1 << 24, &m->shared_intermediate, err)))
@@ -272,7 +272,7 @@ static hfx_status parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *are
     m->routed_scale = 1.0;
     if (d->moe == HFX_MOE_DEEPSEEK && (st = parse_deepseek_router(d, c, m, err))) return st;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
-    if (!mixtral && dense && !json_is_null(dense)) {
+    if (!mixtral && !d->experts_only && dense && !json_is_null(dense)) {
         if (!json_is_array(dense))
             return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'mlp_only_layers' must be a list of layer indices", c.where);
         for (size_t j = 0; j < json_array_size(dense); j++) {
@@ -450,8 +450,7 @@ static hfx_status parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_
                                                       "full_attention)", c.where, key, (long long)i,
                             t ? t : "(not a string)", d->delta ? "" : "mamba, ", d->delta ? "" : "attention, ");
     }
-    return d->delta ? hfx_delta_parse(c, m->hidden, m->eps, m->max_position, d->delta == HFX_DELTA_GROUPED, &m->delta,
-                                      err)
+    return d->delta ? hfx_delta_parse(c, m->eps, m->max_position, d->delta == HFX_DELTA_GROUPED, &m->delta, err)
                     : hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
 }
 
@@ -503,9 +502,10 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         (st = hfx_cfg_int_in_or(c, "num_key_value_heads", d->default_kv_heads ? d->default_kv_heads : m->heads, 1,
                                 m->heads, &m->kv_heads, err)) ||
         /* GPT-2's n_inner may be null: 4 × hidden */
-        (st = d->keys ? hfx_cfg_int_or(c, k.intermediate, 4 * m->hidden, &m->intermediate, err)
-                      : hfx_cfg_int(c, k.intermediate, &m->intermediate, err)) ||
-        (st = hfx_cfg_check_range(c, k.intermediate, m->intermediate, 1, 1 << 24, err)) ||
+        (st = d->experts_only ? HFX_OK /* no dense MLP to size */
+              : d->keys       ? hfx_cfg_int_or(c, k.intermediate, 4 * m->hidden, &m->intermediate, err)
+                              : hfx_cfg_int(c, k.intermediate, &m->intermediate, err)) ||
+        (st = d->experts_only ? HFX_OK : hfx_cfg_check_range(c, k.intermediate, m->intermediate, 1, 1 << 24, err)) ||
         (st = hfx_cfg_int_in_or(c, k.positions, 2048, 1, INT32_MAX, &m->max_position, err)) ||
         (st = hfx_cfg_num_or(c, d->eps_key, d->default_eps > 0 ? d->default_eps : d->norm == HFX_NORM_LAYER ? 1e-5 : 1e-6,
                              &m->eps, err)) ||

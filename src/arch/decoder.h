@@ -179,6 +179,9 @@ typedef struct hfx_decoder_desc {
     bool attn_output_gate;       /* q_proj gives each head its query and a gate [q_h; gate_h]; the attention's
                                     output is scaled by sigmoid(gate) before o_proj (Qwen3-Next) */
     bool norm_topk_default;      /* norm_topk_prob when absent (Qwen3-Next: true) */
+    bool experts_only;           /* every layer's MLP is the experts: no intermediate_size, and
+                                    decoder_sparse_step, mlp_only_layers and norm_topk_prob unread (the
+                                    router always renormalizes) (Qwen3.5-MoE) */
     const char *unused_stack;    /* checkpoint tensors under it transformers drops on load ("mtp": Qwen3-Next's
                                     multi-token-prediction head) */
     bool granite_shared_mlp;     /* shared_mlp (input_linear [gate; up], output_linear) of

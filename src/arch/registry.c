@@ -123,6 +123,9 @@ static const hfx_decoder_desc Qwen3NextForCausalLM_desc = {
     .norm_topk_default = true, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3_5ForCausalLM_desc = {"Qwen3_5ForCausalLM", QWEN3_NEXT_LIKE,
                                                          .delta = HFX_DELTA_SEPARATE, .model_type_alias = "qwen3_5_text"};
+static const hfx_decoder_desc Qwen3_5MoeForCausalLM_desc = {
+    "Qwen3_5MoeForCausalLM", QWEN3_NEXT_LIKE, .delta = HFX_DELTA_SEPARATE, .moe = HFX_MOE_QWEN2, .experts_only = true,
+    .model_type_alias = "qwen3_5_moe_text", .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc StableLmForCausalLM_desc = {
     "StableLmForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED,
     .parallel_from_config = true, .parallel_default = false, .eps_key = "layer_norm_eps", .partial_rotary = true,
@@ -287,6 +290,7 @@ static const struct entry {
     {"FalconH1ForCausalLM", &hfx_decoder_family, &FalconH1ForCausalLM_desc},
     {"Qwen3NextForCausalLM", &hfx_decoder_family, &Qwen3NextForCausalLM_desc},
     {"Qwen3_5ForCausalLM", &hfx_decoder_family, &Qwen3_5ForCausalLM_desc},
+    {"Qwen3_5MoeForCausalLM", &hfx_decoder_family, &Qwen3_5MoeForCausalLM_desc},
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},
     {"MixtralForCausalLM", &hfx_decoder_family, &MixtralForCausalLM_desc},
     {"Qwen3MoeForCausalLM", &hfx_decoder_family, &Qwen3MoeForCausalLM_desc},

@@ -128,9 +128,8 @@ hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, hfx_mamba1_cfg *m, hfx_er
     return HFX_OK;
 }
 
-hfx_status hfx_delta_parse(hfx_cfg c, int64_t hidden, double eps, int64_t max_len, bool grouped_proj,
-                           hfx_delta_cfg *m, hfx_error *err) {
-    (void)hidden;
+hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, bool grouped_proj, hfx_delta_cfg *m,
+                           hfx_error *err) {
     hfx_status st;
     const char *act;
     if ((st = hfx_cfg_int_in_or(c, "linear_num_key_heads", 16, 1, 1 << 12, &m->k_heads, err)) ||

@@ -76,10 +76,10 @@ typedef struct hfx_delta_cfg {
                            call of up to 2^factors tokens (the model's max_position_embeddings) */
 } hfx_delta_cfg;
 
-/* Read a gated delta-net's config (linear_* keys) for a model of width hidden whose calls are at
- * most max_len tokens; eps is the model's norms'. */
-hfx_status hfx_delta_parse(hfx_cfg c, int64_t hidden, double eps, int64_t max_len, bool grouped_proj,
-                           hfx_delta_cfg *out, hfx_error *err);
+/* Read a gated delta-net's config (linear_* keys, hidden_act) for a model whose calls are at most
+ * max_len tokens; eps is the model's norms'. */
+hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, bool grouped_proj, hfx_delta_cfg *out,
+                           hfx_error *err);
 
 /* A mixer's state across calls: what it read (NULL: a prompt, zeros) and what it leaves. */
 typedef struct hfx_ssm_state {

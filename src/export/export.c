@@ -1053,21 +1053,19 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         } else if (genai_layout && n > 2) {
             warn(e, "no genai_config.json: onnxruntime-genai runs no vision-language model of this layout");
         } else if (genai_layout) {
-            hfx_layer_cache layer0;
-            int layers = hfx_arch_cache_layers(model->arch, &layer0, 1);
-            bool convs = false;
-            hfx_layer_cache *all = layers > 0 ? malloc((size_t)layers * sizeof *all) : NULL;
-            if (all) hfx_arch_cache_layers(model->arch, all, layers);
-            for (int i = 0; all && i < layers; i++) convs |= all[i].n_states != 0;
+            int layers = hfx_arch_cache_layers(model->arch, NULL, 0);
+            hfx_layer_cache *all = layers > 0 ? calloc((size_t)layers, sizeof *all) : NULL;
+            char why[256] = "", line[300];
+            if (!all) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+            else hfx_arch_cache_layers(model->arch, all, layers);
+            if (!st)
+                st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, all, layers, cs[0].file, &genai, why,
+                                      sizeof why, err);
             free(all);
-            if (convs) /* LFM2: genai's own layout for it (past.{i}.conv) is not written yet */
-                warn(e, "no genai_config.json: this model's recurrent layers (convolution or SSM state) are not "
-                        "described to onnxruntime-genai yet");
-            else if (layer0.key_dim != layer0.value_dim) /* multi-head latent attention: keys and values differ */
-                warn(e, "no genai_config.json: onnxruntime-genai takes one head size, and this model caches keys and "
-                        "values of different widths");
-            else
-                st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, &layer0, layers, cs[0].file, &genai, err);
+            if (!st && why[0]) {
+                snprintf(line, sizeof line, "no genai_config.json: %s", why);
+                warn(e, line);
+            }
         }
         hfx_special_tokens tokens;
         special_tokens(gen, hfx_checkpoint_config(model->ck), &tokens);

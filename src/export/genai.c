@@ -56,27 +56,89 @@ static hfx_status whole(const json_t *config, const json_t *generation, json_t *
     return HFX_OK;
 }
 
-hfx_status hfx_genai_config(const json_t *config, const json_t *generation,
-                            const hfx_layer_cache *layer0, int n_layers, const char *decoder_file,
-                            json_t **out, hfx_error *err) {
+/* onnxruntime-genai's model type for a model with recurrent layers (convolution or SSM states,
+ * past.{i}.conv / past.{i}.ssm): the types whose runtime keeps such states beside the attention
+ * cache. genai has none for Qwen3-Next, Mamba, Mamba2 or Falcon-H1; their graphs hold the same
+ * states as Qwen3.5's (a delta-net's conv and [heads, k, v] state) and Granite 4.0's (Mamba2's
+ * conv and SSM state, any mix of layers), so the file names those types, which run them
+ * (tests/oracle/test_genai.py). NULL: none fits. */
+static const char *recurrent_type(const char *model_type) {
+    static const char *const table[][2] = {
+        {"lfm2", "lfm2"}, {"granitemoehybrid", "granitemoehybrid"}, {"qwen3_5_text", "qwen3_5_text"},
+        {"qwen3_5_moe_text", "qwen3_5_moe_text"},
+        {"qwen3_next", "qwen3_5_moe_text"}, {"mamba2", "granitemoehybrid"}, {"mamba", "granitemoehybrid"},
+        {"falcon_h1", "granitemoehybrid"}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(model_type, table[i][0]) == 0) return table[i][1];
+    return NULL;
+}
+
+hfx_status hfx_genai_config(const json_t *config, const json_t *generation, const hfx_layer_cache *layers,
+                            int n_layers, const char *decoder_file, json_t **out, char *why, size_t why_size,
+                            hfx_error *err) {
     hfx_cfg c = {config, "config.json"};
     int64_t hidden, heads, vocab, context;
     const char *type;
     hfx_status st;
+    *out = NULL;
     if ((st = hfx_cfg_int(c, "hidden_size", &hidden, err)) ||
-        (st = hfx_cfg_int(c, "num_attention_heads", &heads, err)) ||
+        (st = hfx_cfg_int_or(c, "num_attention_heads", 1, &heads, err)) ||
         (st = hfx_cfg_int(c, "vocab_size", &vocab, err)) ||
         (st = hfx_cfg_int_or(c, "max_position_embeddings", 2048, &context, err)) ||
         (st = hfx_cfg_str_or(c, "model_type", "llama", &type, err)))
         return st;
-    json_t *inputs = json_pack("{s:s, s:s, s:s, s:s, s:s}", "input_ids", "input_ids",
-                               "attention_mask", "attention_mask", "position_ids", "position_ids",
-                               "past_key_names", "past_key_values.%d.key", "past_value_names",
-                               "past_key_values.%d.value");
-    json_t *outputs = json_pack("{s:s, s:s, s:s}", "logits", "logits", "present_key_names",
-                                "present.%d.key", "present_value_names", "present.%d.value");
-    json_t *sessions = json_pack("{s:o}", "decoder", session(decoder_file, layer0->key_dim, hidden, heads, n_layers,
-                                                             layer0->kv_heads, inputs, outputs));
+    /* the attention layers' geometry (genai takes one); the recurrent layers' states */
+    const hfx_layer_cache *attends = NULL;
+    bool conv = false, ssm = false;
+    for (int i = 0; i < n_layers; i++) {
+        if (layers[i].kv_heads > 0 && !attends) attends = &layers[i];
+        for (int k = 0; k < layers[i].n_states; k++) {
+            conv |= strcmp(layers[i].states[k].name, "conv") == 0;
+            ssm |= strcmp(layers[i].states[k].name, "ssm") == 0;
+        }
+    }
+    if (attends && attends->key_dim != attends->value_dim) { /* multi-head latent attention */
+        snprintf(why, why_size, "onnxruntime-genai takes one head size, and this model caches keys and values of "
+                                "different widths");
+        return HFX_OK;
+    }
+    if ((conv || ssm) && !(type = recurrent_type(type))) {
+        snprintf(why, why_size, "onnxruntime-genai has no model type for this model's recurrent layers (convolution "
+                                "or SSM state)");
+        return HFX_OK;
+    }
+    /* (genai feeds the inputs the graph has: Mamba's take no positions) */
+    json_t *inputs = json_pack("{s:s, s:s, s:s}", "input_ids", "input_ids", "attention_mask", "attention_mask",
+                               "position_ids", "position_ids");
+    json_t *outputs = json_pack("{s:s}", "logits", "logits");
+    if (inputs && outputs && attends) {
+        json_object_set_new(inputs, "past_key_names", json_string("past_key_values.%d.key"));
+        json_object_set_new(inputs, "past_value_names", json_string("past_key_values.%d.value"));
+        json_object_set_new(outputs, "present_key_names", json_string("present.%d.key"));
+        json_object_set_new(outputs, "present_value_names", json_string("present.%d.value"));
+    }
+    if (inputs && outputs && conv) {
+        json_object_set_new(inputs, "past_conv_names", json_string("past.%d.conv"));
+        json_object_set_new(outputs, "present_conv_names", json_string("present.%d.conv"));
+    }
+    if (inputs && outputs && ssm) {
+        json_object_set_new(inputs, "past_recurrent_names", json_string("past.%d.ssm"));
+        json_object_set_new(outputs, "present_recurrent_names", json_string("present.%d.ssm"));
+    }
+    /* no layer attends (Mamba): genai still reads a head geometry; one head of the whole width */
+    json_t *decoder = session(decoder_file, attends ? attends->key_dim : hidden, hidden, attends ? heads : 1, n_layers,
+                              attends ? attends->kv_heads : 1, inputs, outputs);
+    if (decoder && strcmp(type, "lfm2") == 0) { /* genai's LFM2 cache reads the pattern and the state's length */
+        json_t *types = json_array();
+        int64_t kept = 0;
+        for (int i = 0; types && i < n_layers; i++) {
+            json_array_append_new(types, json_string(layers[i].n_states ? "conv" : "full_attention"));
+            if (layers[i].n_states) kept = layers[i].states[0].dims[1];
+        }
+        json_object_set_new(decoder, "layer_types", types);
+        json_object_set_new(decoder, "conv_cache_size", json_integer(kept));
+    }
+    json_t *sessions = json_pack("{s:o}", "decoder", decoder);
     return whole(config, generation, sessions, type, vocab, context, false, out, err);
 }
 

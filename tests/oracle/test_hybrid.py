@@ -5,7 +5,8 @@ Mamba2 (Mamba2ForCausalLM: every layer a Mamba2 mixer, its SSD scan transformers
 Mamba (MambaForCausalLM: every layer a selective scan, decays per channel and state),
 Granite 4.0 (GraniteMoeHybridForCausalLM: Mamba2 and attention layers, experts beside a shared MLP),
 Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers), and
-Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM: gated delta-nets and gated attention).
+Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM: gated
+delta-nets and gated attention).
 
   * logits of a batch of 3 left-padded prompts longer than the convolution's kernel and than
     Mamba2's chunk_size within 1e-4 of transformers (padding included), ONNX Runtime and OpenVINO;
@@ -23,8 +24,10 @@ Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM: gated delta-nets
     layers_block_type, Granite's multipliers; Falcon-H1 with or without its gated norm (either
     order), mamba_d_ssm given or null, every multiplier, biases; Qwen3-Next's value heads sharing key
     heads, its pattern from layer_types or full_attention_interval, experts and dense layers,
-    attention biases and rotary fractions; Qwen3.5's separate projections; a prompt fed in two
-    pieces, and a 150-token prompt in one call (transformers' delta rule: three chunks);
+    attention biases and rotary fractions; Qwen3.5's separate projections, dense or all experts; a
+    prompt fed in two pieces, and a 150-token prompt in one call (transformers' delta rule: three
+    chunks);
+  * onnxruntime-genai running the multi-token decode export through its genai_config.json;
   * a static cache too (ONNX, OpenVINO stateless, .pt2, ExecuTorch): the attention layers' slots,
     the states replaced;
   * what is not written yet (io "seed") refused by name with exit code 2, and
@@ -159,6 +162,10 @@ VARIANTS.update({
     # transformers' default pattern (the 4th layer attends)
     "qwen3_5": Variant({**QWEN3_5, "linear_num_value_heads": 2, "linear_value_head_dim": 8, "linear_conv_kernel_dim": 3},
                        family="Qwen3_5", config_class="Qwen3_5TextConfig"),
+    # Qwen3.5-MoE (text): experts and the gated shared expert in every layer (no dense MLP, no
+    # intermediate_size), the router always renormalizing
+    "qwen3_5_moe": Variant({k: v for k, v in QWEN3_NEXT.items() if k != "intermediate_size"},
+                           family="Qwen3_5Moe", config_class="Qwen3_5MoeTextConfig"),
 })
 
 
@@ -295,7 +302,7 @@ RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": 
 
 CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next") for m in MODES]
          + [(name, m) for name in ("lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense", "falcon_h1_norm",
-                                   "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5")
+                                   "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe")
             for m in ("onnx-mtd", "openvino")]
          + [("qwen3_5", m) for m in ("dynamo", "executorch")])
 
@@ -340,7 +347,7 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
 def test_state_inputs(export_dir):
     """The convolution layers' state is past.{i}.conv [batch, hidden, kernel − 1] in, present.{i}.conv
     out (onnxruntime-genai's names); the attention layer's cache is past_key_values.{i}.*; the
-    metadata describes both, and no genai_config.json is claimed for it."""
+    metadata describes both, and genai_config.json maps them with genai's LFM2 pattern."""
     import onnx
     out = export_dir("lfm2", "--for-generation", *MODES["onnx-mtd"])
     graph = onnx.load(str(out / "decode.onnx"), load_external_data=False).graph
@@ -351,7 +358,9 @@ def test_state_inputs(export_dir):
     assert {o.name for o in graph.output} >= {"present.0.conv", "present.1.key", "present.3.conv"}
     layers = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]["cache"]["layers"]
     assert layers[0] == {"conv": [32, 2]} and layers[1]["heads"] == 2
-    assert not (out / "genai_config.json").exists()
+    decoder = json.loads((out / "genai_config.json").read_text())["model"]["decoder"]
+    assert decoder["inputs"]["past_conv_names"] == "past.%d.conv" and decoder["conv_cache_size"] == 2
+    assert decoder["layer_types"] == ["conv", "full_attention", "conv", "conv"]
 
 
 @pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba2_g1", "mamba", "mamba_bias", "granite4", "falcon_h1",
@@ -609,3 +618,34 @@ def test_prompt_piece_written(name, piece, export_dir):
 def test_qwen3_next_bad_config(edit, message, ckpt, tmp_path):
     """Qwen3-Next configs with inconsistent delta-net heads or other layer kinds: exit 2, no output."""
     bad_config("qwen3_next", edit, message, ckpt, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["lfm2", "lfm2_bias", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
+                                  "qwen3_5", "qwen3_5_moe"])
+def test_genai(name, ckpt, reference, tmp_path):
+    """onnxruntime-genai runs the multi-token decode export as it is, its genai_config.json mapping the
+    states (past_conv_names, past_recurrent_names) beside the attention cache: greedy generation
+    equals transformers' generate token for token."""
+    import onnxruntime_genai as og
+    out = tmp_path / "genai"
+    proc = run_hfx(["export", ckpt(name), out, "--for-generation", *MODES["onnx-mtd"], "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    model = og.Model(str(out))
+    eos = reference(name).generation_config.eos_token_id
+    varied = False
+    for prompt in PROMPTS:
+        params = og.GeneratorParams(model)
+        params.set_search_options(max_length=len(prompt) + 24, do_sample=False)
+        gen = og.Generator(model, params)
+        gen.append_tokens(np.array([prompt], dtype=np.int32))
+        while not gen.is_done():
+            gen.generate_next_token()
+        got = [int(t) for t in gen.get_sequence(0)][len(prompt):]
+        with torch.no_grad():
+            want = reference(name).generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                                            max_new_tokens=24, do_sample=False)[0, len(prompt):].tolist()
+        if want and want[-1] == eos:  # genai ends the sequence before the EOS it stopped at
+            want = want[:-1]
+        assert got == want, f"{name} prompt {prompt}: genai {got} != transformers {want}"
+        varied |= len(set(want)) > 2
+    assert varied, "the references must not all be constant runs of tokens"
