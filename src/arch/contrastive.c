@@ -211,9 +211,9 @@ static hfx_torch_signature dual_torch_signature(const void *desc_) {
     const dual_desc *d = desc_;
     static const char *const both[] = {"input_ids", "pixel_values", "attention_mask", NULL};
     static const char *const text[] = {"input_ids", "attention_mask", NULL};
-    if (d->part == DUAL_TEXT) return (hfx_torch_signature){text, "BaseModelOutputWithPooling"};
-    if (d->part == DUAL_TEXT_PROJECTED) return (hfx_torch_signature){text, "CLIPTextModelOutput"};
-    return (hfx_torch_signature){both, d->layout == &clip_dual ? "CLIPOutput" : "SiglipOutput"};
+    if (d->part == DUAL_TEXT) return (hfx_torch_signature){text, "BaseModelOutputWithPooling", NULL};
+    if (d->part == DUAL_TEXT_PROJECTED) return (hfx_torch_signature){text, "CLIPTextModelOutput", NULL};
+    return (hfx_torch_signature){both, d->layout == &clip_dual ? "CLIPOutput" : "SiglipOutput", NULL};
 }
 
 /* name, role, one token per call, reads what an earlier call wrote, logits kept by default */

@@ -1348,12 +1348,40 @@ static bool continues(const layer_ctx *c) {
     return c->o->has_past || (c->o->cache == HFX_CACHE_STATIC && c->o->reads_state);
 }
 
-/* State k of layer i (past.{i}.conv or past.{i}.ssm, input `name`) as an earlier call left it:
- * [B, the dims layer_cache gives]. */
+/* Whether the graph takes and returns its cache in the Python system's profile (io "seed"). */
+static bool seed_profile(const layer_ctx *c) { return c->o->io == HFX_IO_SEED && c->o->cache != HFX_CACHE_NONE; }
+
+/* The names of layer i's recurrent state k (0: the convolution's, 1: the recurrent one): the state
+ * itself, the graph input an earlier call's value comes in by, and the output the call leaves.
+ * hfx's: past.{i}.conv / past.{i}.ssm in, present.{i}.* out (onnxruntime-genai's layout); the
+ * seed's: cache.layers.{i}.conv_states.0 / recurrent_states.0 (transformers' cache layer's lists)
+ * out of a prompt, input.* in and output.* out of a step. */
+typedef struct state_names {
+    char state[96], input[104], output[104];
+} state_names;
+
+static state_names names_of_state(const layer_ctx *c, int64_t i, int k) {
+    state_names n;
+    if (seed_profile(c)) {
+        snprintf(n.state, sizeof n.state, "cache.layers.%lld.%s.0", (long long)i, k ? "recurrent_states" : "conv_states");
+        snprintf(n.input, sizeof n.input, "input.%s", n.state);
+        snprintf(n.output, sizeof n.output, "%s%s", continues(c) ? "output." : "", n.state);
+    } else {
+        snprintf(n.state, sizeof n.state, "past.%lld.%s", (long long)i, k ? "ssm" : "conv");
+        snprintf(n.input, sizeof n.input, "%s", n.state);
+        snprintf(n.output, sizeof n.output, "present.%lld.%s", (long long)i, k ? "ssm" : "conv");
+    }
+    return n;
+}
+
+/* State k of layer i as an earlier call left it, by input `name`: [B, the dims layer_cache gives],
+ * the convolution's holding one input more in the seed profile (transformers' cache keeps the
+ * kernel's whole window, hfx the kernel − 1 inputs the next call reads). */
 static hfx_value *read_state(layer_ctx *c, int64_t i, int k, int state, const char *name, hfx_dtype dt) {
     hfx_layer_cache l = layer_cache(c->m, i);
     hfx_dim dims[4] = {c->batch};
     for (int d = 0; d < l.states[k].rank && d < 3; d++) dims[d + 1] = hfx_dim_const(l.states[k].dims[d]);
+    if (seed_profile(c) && k == 0) dims[l.states[k].rank] = hfx_dim_const(l.states[k].dims[l.states[k].rank - 1] + 1);
     return hfx_state_read(c->g, state, name, dt, l.states[k].rank + 1, dims);
 }
 
@@ -1375,20 +1403,19 @@ static hfx_value *short_conv_block(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_build_opts *o = c->o;
     hfx_graph *g = c->g;
     int64_t H = m->hidden, L = m->conv_len;
-    char p[160], name[64];
+    char p[160];
 #define P(name) tensor_name(c, i, c->n.conv, name, p, sizeof p)
     if (c->new_mask) h = hfx_op2(g, HFX_OP_MUL, h, c->new_mask);
     hfx_value *bcx = proj(c, h, H, 3 * H, m->conv_bias, P("in_proj")); /* [B,S,3·hidden] */
     hfx_value *b = hfx_slice(g, bcx, 2, 0, H), *gate = hfx_slice(g, bcx, 2, H, 2 * H), *x = hfx_slice(g, bcx, 2, 2 * H, 3 * H);
     x = hfx_transpose(g, hfx_op2(g, HFX_OP_MUL, b, x), 3, (int64_t[]){0, 2, 1}); /* [B,hidden,S] */
-    snprintf(name, sizeof name, "past.%lld.conv", (long long)i);
-    int state = o->cache == HFX_CACHE_NONE ? -1 : hfx_graph_state(g, name, HFX_STATE_REPLACE, 2);
-    hfx_value *past = continues(c) ? read_state(c, i, 0, state, name, x->dtype)
-                                  : hfx_zero_state(g, x, x->dtype, 2, (int64_t[]){H, L - 1}); /* a prompt */
-    hfx_value *all = hfx_concat(g, 2, (hfx_value *[]){past, x}, 2); /* [B,hidden,L−1+S] */
+    state_names n = names_of_state(c, i, 0);
+    int state = o->cache == HFX_CACHE_NONE ? -1 : hfx_graph_state(g, n.state, HFX_STATE_REPLACE, 2);
+    hfx_value *past = continues(c) ? read_state(c, i, 0, state, n.input, x->dtype) : NULL; /* NULL: a prompt, zeros */
+    hfx_value *all = hfx_conv_window(g, past, x, L, seed_profile(c) ? L : L - 1,
+                                     o->cache != HFX_CACHE_NONE ? &c->cache_out[CACHE_PARTS * i + STATE_SLOT] : NULL);
     hfx_value *out = hfx_causal_conv(g, all, hfx_weight(c->w, 3, (int64_t[]){H, 1, L}, "%s.weight", P("conv")),
                                      m->conv_bias ? hfx_weight(c->w, 1, &H, "%s.bias", P("conv")) : NULL);
-    if (o->cache != HFX_CACHE_NONE) c->cache_out[CACHE_PARTS * i + STATE_SLOT] = hfx_slice(g, all, 2, -(L - 1), INT64_MAX);
     c->cache_state[CACHE_PARTS * i + STATE_SLOT] = state;
     hfx_value *y = hfx_op2(g, HFX_OP_MUL, gate, hfx_transpose(g, out, 3, (int64_t[]){0, 2, 1}));
     return proj(c, y, H, H, m->conv_bias, P("out_proj"));
@@ -1400,17 +1427,16 @@ static hfx_value *short_conv_block(layer_ctx *c, int64_t i, hfx_value *h) {
  * present.{i}.*. */
 static hfx_value *recurrent_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_mixer_kind kind) {
     hfx_graph *g = c->g;
-    char prefix[160], conv[64], ssm[64];
+    char prefix[160];
     tensor_name(c, i, NULL, c->n.ssm, prefix, sizeof prefix);
-    snprintf(conv, sizeof conv, "past.%lld.conv", (long long)i);
-    snprintf(ssm, sizeof ssm, "past.%lld.ssm", (long long)i);
+    state_names conv = names_of_state(c, i, 0), ssm = names_of_state(c, i, 1);
     bool cached = c->o->cache != HFX_CACHE_NONE;
-    int conv_state = cached ? hfx_graph_state(g, conv, HFX_STATE_REPLACE, 2) : -1;
-    int ssm_state = cached ? hfx_graph_state(g, ssm, HFX_STATE_REPLACE, 2) : -1;
-    hfx_ssm_state s = {.keep = cached};
+    int conv_state = cached ? hfx_graph_state(g, conv.state, HFX_STATE_REPLACE, 2) : -1;
+    int ssm_state = cached ? hfx_graph_state(g, ssm.state, HFX_STATE_REPLACE, 2) : -1;
+    hfx_ssm_state s = {.keep = cached, .whole_window = seed_profile(c)};
     if (continues(c)) {
-        s.conv = read_state(c, i, 0, conv_state, conv, h->dtype);
-        s.ssm = read_state(c, i, 1, ssm_state, ssm, HFX_DTYPE_F32);
+        s.conv = read_state(c, i, 0, conv_state, conv.input, h->dtype);
+        s.ssm = read_state(c, i, 1, ssm_state, ssm.input, HFX_DTYPE_F32);
     }
     hfx_value *y = kind == HFX_MIXER_MAMBA1  ? hfx_mamba1_mixer(g, c->w, &c->m->ssm1, prefix, h, c->new_mask, &s)
                    : kind == HFX_MIXER_DELTA ? hfx_delta_mixer(g, c->w, &c->m->delta, prefix, h, c->new_mask, &s)
@@ -1595,14 +1621,6 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
         states |= kind != HFX_MIXER_ATTENTION, attends |= attention;
         rotary |= attention && !(m->no_rope && m->no_rope[i]);
     }
-    if (states && seed) {
-        free(cache_out);
-        free(cache_state);
-        close_weights(&own, w, HFX_OK, err);
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: its recurrent layers' state (convolution or SSM) is not written "
-                                                  "in io \"seed\" yet; export with io \"optimum\"",
-                        d->architecture);
-    }
     for (int64_t i = 0; seed && o->cache == HFX_CACHE_STATIC && i < m->layers; i++)
         if (m->window[i]) {
             free(cache_out);
@@ -1638,7 +1656,7 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
                              : NULL;
     hfx_value *attn_mask = NULL, *pos, *slots = NULL;
     if (seed) { /* the seed's inputs: a 4-D boolean mask in a static-cache step only */
-        if (o->cache == HFX_CACHE_STATIC && o->reads_state) {
+        if (o->cache == HFX_CACHE_STATIC && o->reads_state && attends) {
             hfx_value *mask4 = hfx_graph_input(g, m->layer_types ? "attention_mask.full_attention" : "attention_mask",
                                                HFX_DTYPE_BOOL, 4,
                                                (hfx_dim[]){o->batch, hfx_dim_const(1), o->seq, o->max_cache});
@@ -1710,13 +1728,9 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
         hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
         if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states */
-            static const char *const parts[2] = {"conv", "ssm"};
-            for (int k = 0; k < (kind == HFX_MIXER_SHORT_CONV ? 1 : 2); k++) {
-                char name[64];
-                snprintf(name, sizeof name, "present.%lld.%s", (long long)i, parts[k]);
+            for (int k = 0; k < (kind == HFX_MIXER_SHORT_CONV ? 1 : 2); k++)
                 hfx_state_write(g, cache_state[CACHE_PARTS * i + STATE_SLOT + k],
-                                cache_out[CACHE_PARTS * i + STATE_SLOT + k], name);
-            }
+                                cache_out[CACHE_PARTS * i + STATE_SLOT + k], names_of_state(&c, i, k).output);
             if (kind != HFX_MIXER_PARALLEL) continue; /* (Falcon-H1's layers attend too) */
         }
         bool third = seed && (o->cache == HFX_CACHE_STATIC || m->window[i]); /* the counter, or the window */
@@ -1782,7 +1796,7 @@ static hfx_torch_signature decoder_torch_signature(const void *desc) {
     static const char *const llama[] = {"input_ids", "attention_mask", "position_ids", "cache", NULL};
     const hfx_decoder_desc *d = desc;
     return (hfx_torch_signature){d->forward_args ? d->forward_args : llama,
-                                 d->output_class ? d->output_class : "CausalLMOutputWithPast"};
+                                 d->output_class ? d->output_class : "CausalLMOutputWithPast", d->step_nones};
 }
 
 /* A causal LM exports its forward pass, or a prompt graph and a one-token step that reads the
@@ -1812,7 +1826,7 @@ static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "po
 static hfx_torch_signature classifier_torch_signature(const void *desc) {
     static const char *const args[] = {"input_ids", "attention_mask", "position_ids", NULL};
     (void)desc;
-    return (hfx_torch_signature){args, "SequenceClassifierOutputWithPast"};
+    return (hfx_torch_signature){args, "SequenceClassifierOutputWithPast", NULL};
 }
 
 const hfx_arch_family hfx_decoder_classifier_family = {

@@ -151,6 +151,8 @@ typedef struct hfx_decoder_desc {
                                     NULL: "CausalLMOutputWithPast" */
     const char *const *forward_args; /* its forward's keywords among the graph's, in order (GPT-2
                                         takes the cache second); NULL: Llama's */
+    const char *const *step_nones;   /* NULL-terminated: keywords its generate passes as None at a step
+                                        (hfx_torch_signature); NULL: none */
     hfx_attn_bias_rule attn_bias;
     bool mlp_bias_from_config;   /* `mlp_bias` (Llama) */
     hfx_qk_norm qk_norm;

@@ -76,10 +76,11 @@ static const hfx_mamba2_keys mamba2_keys = {"num_heads", "head_dim", "state_size
                                             128, 64, 128, 4, 8, 2.0, true, false, NULL, NULL, NULL, NULL, NULL, NULL,
                                             "chunk_size", 256};
 static const char *const mamba2_forward_args[] = {"input_ids", "cache", "attention_mask", NULL};
+static const char *const mamba_step_nones[] = {"attention_mask", NULL}; /* Mamba's and Mamba2's generate */
 static const hfx_decoder_desc Mamba2ForCausalLM_desc = {
     "Mamba2ForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
     .default_eps = 1e-5, .names = &mamba2_names, .mamba2 = &mamba2_keys, .attention_free = true,
-    .output_class = "Mamba2CausalLMOutput", .forward_args = mamba2_forward_args};
+    .output_class = "Mamba2CausalLMOutput", .forward_args = mamba2_forward_args, .step_nones = mamba_step_nones};
 /* Granite 4.0: Mamba2 and attention layers (layer_types), Granite's multipliers, optional experts
  * beside a shared MLP, no positions unless position_embedding_type is "rope" */
 static const hfx_decoder_names granite_hybrid_names = {.ssm = "mamba"};
@@ -110,7 +111,7 @@ static const char *const mamba_forward_args[] = {"input_ids", "attention_mask", 
 static const hfx_decoder_desc MambaForCausalLM_desc = {
     "MambaForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
     .default_eps = 1e-5, .default_tied = true, .names = &mamba2_names, .attention_free = true, .mamba1 = true,
-    .output_class = "MambaCausalLMOutput", .forward_args = mamba_forward_args};
+    .output_class = "MambaCausalLMOutput", .forward_args = mamba_forward_args, .step_nones = mamba_step_nones};
 /* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
  * a quarter of each head rotated; Qwen3-Next's MLPs are Qwen2-MoE's experts and shared expert */
 static const hfx_decoder_names qwen3_next_names = {.ssm = "linear_attn"};
@@ -479,7 +480,7 @@ hfx_torch_signature hfx_arch_torch_signature(const hfx_arch_model *m) {
     static const char *const causal_lm[] = {"input_ids", "attention_mask", "position_ids", "cache", NULL};
     const hfx_arch_family *f = m->entry->family;
     return f->torch_signature ? f->torch_signature(m->entry->desc)
-                              : (hfx_torch_signature){causal_lm, "CausalLMOutputWithPast"};
+                              : (hfx_torch_signature){causal_lm, "CausalLMOutputWithPast", NULL};
 }
 
 hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind kind) {

@@ -1021,7 +1021,7 @@ static int seq2seq_cache_layers(const void *cfg_, hfx_layer_cache *layers, int m
 static hfx_torch_signature seq2seq_torch_signature(const void *desc) {
     (void)desc;
     static const char *const args[] = {"input_ids", "attention_mask", "decoder_input_ids", NULL};
-    return (hfx_torch_signature){args, "Seq2SeqLMOutput"};
+    return (hfx_torch_signature){args, "Seq2SeqLMOutput", NULL};
 }
 
 /* name, role, one token per call, reads what an earlier call wrote, logits kept by default */
@@ -1043,13 +1043,13 @@ const hfx_arch_family hfx_seq2seq_family = {
 static hfx_torch_signature classifier_torch_signature(const void *desc) {
     (void)desc;
     static const char *const args[] = {"input_ids", "attention_mask", NULL};
-    return (hfx_torch_signature){args, "Seq2SeqSequenceClassifierOutput"};
+    return (hfx_torch_signature){args, "Seq2SeqSequenceClassifierOutput", NULL};
 }
 
 static hfx_torch_signature audio_torch_signature(const void *desc) {
     (void)desc;
     static const char *const args[] = {"input_features", "decoder_input_ids", NULL};
-    return (hfx_torch_signature){args, "Seq2SeqLMOutput"};
+    return (hfx_torch_signature){args, "Seq2SeqLMOutput", NULL};
 }
 static const char *const audio_inputs[] = {"input_features", "input_ids", NULL}; /* input_ids: the decoder's */
 

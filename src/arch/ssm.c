@@ -171,6 +171,15 @@ hfx_value *hfx_zero_state(hfx_graph *g, hfx_value *like, hfx_dtype dt, int rank,
     return hfx_expand(g, hfx_const_scalar(g, dt, 0.0), hfx_concat(g, rank + 1, parts, 0), rank + 1, shape);
 }
 
+hfx_value *hfx_conv_window(hfx_graph *g, hfx_value *state, hfx_value *x, int64_t K, int64_t kept, hfx_value **next) {
+    hfx_value *past = state ? state : hfx_zero_state(g, x, x->dtype, 2, (int64_t[]){x->dims[1].c, kept});
+    hfx_value *all = hfx_concat(g, 2, (hfx_value *[]){past, x}, 2);                         /* [B,C,kept+S] */
+    if (next) *next = hfx_slice(g, all, 2, -kept, INT64_MAX);
+    if (kept == K - 1) return all;
+    hfx_value *read = hfx_slice(g, past, 2, kept - (K - 1), kept);                         /* [B,C,K−1] */
+    return hfx_concat(g, 2, (hfx_value *[]){read, x}, 2);
+}
+
 hfx_value *hfx_causal_conv(hfx_graph *g, hfx_value *all, hfx_value *weight, hfx_value *bias) {
     int64_t C = weight->dims[0].c, K = weight->dims[2].c;
     bool ok = true;
@@ -285,9 +294,7 @@ static hfx_value *segment_sum(hfx_graph *g, hfx_value *x, int axis, const triang
 static hfx_value *conv_step(hfx_graph *g, hfx_weights *w, const char *prefix, hfx_value *x, int64_t C, int64_t K,
                             bool bias, hfx_activation act, hfx_ssm_state *s) {
     hfx_value *xt = hfx_transpose(g, x, 3, (int64_t[]){0, 2, 1});                          /* [B,C,S] */
-    hfx_value *past = s->conv ? s->conv : hfx_zero_state(g, x, x->dtype, 2, (int64_t[]){C, K - 1});
-    hfx_value *all = hfx_concat(g, 2, (hfx_value *[]){past, xt}, 2);                       /* [B,C,K−1+S] */
-    if (s->keep) s->conv_next = hfx_slice(g, all, 2, -(K - 1), INT64_MAX);
+    hfx_value *all = hfx_conv_window(g, s->conv, xt, K, s->whole_window ? K : K - 1, s->keep ? &s->conv_next : NULL);
     hfx_value *conv = hfx_causal_conv(g, all, hfx_weight(w, 3, (int64_t[]){C, 1, K}, "%s.conv1d.weight", prefix),
                                       bias ? hfx_weight(w, 1, &C, "%s.conv1d.bias", prefix) : NULL);
     return hfx_activate(g, act, hfx_transpose(g, conv, 3, (int64_t[]){0, 2, 1}));

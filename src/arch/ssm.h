@@ -87,6 +87,8 @@ typedef struct hfx_ssm_state {
     hfx_value *ssm;       /* [B, heads, head_dim, state] f32: the recurrent state (Mamba1: [B, inner, state];
                              a delta-net: [B, v_heads, k_dim, v_dim]) */
     bool keep;            /* the caller wants the states after this call (a forward pass does not) */
+    bool whole_window;    /* conv holds the last kernel inputs, as transformers' cache does (the seed
+                             profile), not the kernel − 1 the next call reads */
     hfx_value *conv_next; /* out, when keep: the same after this call */
     hfx_value *ssm_next;
 } hfx_ssm_state;
@@ -114,6 +116,12 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
 
 /* Zeros [B, dims...] for a state whose batch is like's axis 0. */
 hfx_value *hfx_zero_state(hfx_graph *g, hfx_value *like, hfx_dtype dt, int rank, const int64_t *dims);
+
+/* A convolution's window over a call: its state (the last `kept` inputs before the call; NULL: zeros,
+ * a prompt) then x [B,C,S] → [B,C,K−1+S] for hfx_causal_conv, and in *next (when non-NULL) the
+ * state after the call, its last `kept` inputs. kept is K − 1 (what the next call reads) or K
+ * (transformers' cache keeps the whole window). */
+hfx_value *hfx_conv_window(hfx_graph *g, hfx_value *state, hfx_value *x, int64_t K, int64_t kept, hfx_value **next);
 
 /* A depthwise causal convolution: all [B,C,K−1+S] (the state, then this call's S inputs), weight
  * [C,1,K], bias [C] or NULL → [B,C,S], out[:,c,t] = Σ_k weight[c,0,k]·all[:,c,t+k] + bias[c]. */

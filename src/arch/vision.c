@@ -647,7 +647,7 @@ static hfx_torch_signature vision_torch_signature(const void *desc_) {
     static const char *const args[] = {"pixel_values", NULL};
     return (hfx_torch_signature){args, d->head == HEAD_CLASSIFIER   ? "ImageClassifierOutput"
                                        : d->head == HEAD_PROJECTED ? "CLIPVisionModelOutput"
-                                                                   : "BaseModelOutputWithPooling"};
+                                                                   : "BaseModelOutputWithPooling", NULL};
 }
 
 /* name, role, one token per call, reads what an earlier call wrote, logits kept by default */

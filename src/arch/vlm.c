@@ -362,7 +362,7 @@ static int vlm_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) 
 static hfx_torch_signature vlm_torch_signature(const void *desc) {
     static const char *const args[] = {"inputs_embeds", "attention_mask", "position_ids", "cache", NULL};
     (void)desc;
-    return (hfx_torch_signature){args, "CausalLMOutputWithPast"};
+    return (hfx_torch_signature){args, "CausalLMOutputWithPast", NULL};
 }
 
 /* name, role, one token per call, reads what an earlier call wrote, logits kept by default, and the

@@ -377,8 +377,10 @@ static json_t *cache_json(const component *c, const hfx_model *model, int64_t ma
         if (layers[i].n_states) { /* a recurrent layer: each state's dims after the batch */
             for (int k = 0; k < layers[i].n_states && k < 2; k++) {
                 json_t *dims = json_array();
-                for (int d = 0; d < layers[i].states[k].rank && d < 3; d++)
-                    json_array_append_new(dims, json_integer(layers[i].states[k].dims[d]));
+                for (int d = 0; d < layers[i].states[k].rank && d < 3; d++) /* the seed's conv state: the whole window */
+                    json_array_append_new(dims, json_integer(layers[i].states[k].dims[d] +
+                                                             (o->io == HFX_IO_SEED && k == 0 &&
+                                                              d == layers[i].states[k].rank - 1)));
                 json_object_set_new(l, layers[i].states[k].name, dims);
             }
             if (!layers[i].kv_heads) { /* the states alone (a layer that also attends: its cache too) */
@@ -473,6 +475,9 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
                                                                                                 : "DynamicCache"));
         json_object_set_new(kwargs, "cache", cache);
     }
+    hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
+    for (const char *const *a = sig.step_nones; a && *a && c->decl->reads_state; a++)
+        if (!json_object_get(kwargs, *a)) json_object_set_new(kwargs, *a, json_pack("{s:s}", "container", "NoneType"));
     json_object_set_new(md, "kwargs", kwargs);
     json_object_set_new(md, "in_constants", json_object());
     json_object_set_new(md, "out_constants", json_array());

@@ -30,7 +30,9 @@ delta-nets and gated attention).
   * onnxruntime-genai running the multi-token decode export through its genai_config.json;
   * a static cache too (ONNX, OpenVINO stateless, .pt2, ExecuTorch): the attention layers' slots,
     the states replaced;
-  * what is not written yet (io "seed") refused by name with exit code 2, and
+  * io "seed": the states under transformers.exporters' names and layout, compared with its own
+    ONNX and OpenVINO exports, and its prefill-then-decode loops giving generate's tokens;
+  * what is not written yet (io "seed" in .pt2) refused by name with exit code 2, and
     malformed configs with a clear error."""
 
 from __future__ import annotations
@@ -435,12 +437,13 @@ def test_mamba2_older_embedding_name(ckpt, tmp_path, reference):
 
 
 @pytest.mark.parametrize("flags,message", [
-    (("--for-generation", "--config-json", json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed"})),
-     "io \"seed\""),
+    (("--for-generation", "--config-json", json.dumps({"export_format": "dynamo", "dynamic": True, "io": "seed"})),
+     "io \"seed\" for torch.export does not cover recurrent layers"),
 ])
-@pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next"])
+@pytest.mark.parametrize("name", ["lfm2", "mamba2", "qwen3_next"])
 def test_refused(name, flags, message, ckpt, tmp_path):
-    """What is not written yet: refused by name, exit 2, nothing written."""
+    """What is not written yet (the seed's cache objects of recurrent layers in a .pt2 call):
+    refused by name, exit 2, nothing written."""
     out = tmp_path / "out"
     flags = list(flags)
     if "--config-json" in flags:
@@ -449,7 +452,7 @@ def test_refused(name, flags, message, ckpt, tmp_path):
         cfg.write_text(flags[i + 1])
         flags[i:i + 2] = ["--config", str(cfg)]
     proc = run_hfx(["export", ckpt(name), out, *flags])
-    assert proc.returncode == 2 and message in proc.stderr and "convolution or SSM" in proc.stderr, describe(proc)
+    assert proc.returncode == 2 and message in proc.stderr, describe(proc)
     assert not out.exists()
 
 
@@ -649,3 +652,99 @@ def test_genai(name, ckpt, reference, tmp_path):
         assert got == want, f"{name} prompt {prompt}: genai {got} != transformers {want}"
         varied |= len(set(want)) > 2
     assert varied, "the references must not all be constant runs of tokens"
+
+
+@pytest.fixture(scope="module")
+def seed_exports(tmp_path_factory, ckpt):
+    """transformers.exporters' own ONNX export of a variant, per cache mode (made once)."""
+    from seedutil import seed_exporter
+    return seed_exporter(tmp_path_factory, ckpt, "onnx")
+
+
+def _io_lists(path):
+    import onnx
+    graph = onnx.load(str(path), load_external_data=False).graph
+
+    def side(vs):
+        return [(v.name, v.type.tensor_type.elem_type, len(v.type.tensor_type.shape.dim)) for v in vs]
+    return side(graph.input), side(graph.output)
+
+
+@pytest.mark.parametrize("name,mode", [("lfm2", "dynamic"), ("mamba2", "static"), ("mamba2", "dynamic-multi"),
+                                       ("granite4", "dynamic"), ("mamba", "dynamic")])
+def test_seed_io_lists(name, mode, ckpt, seed_exports, tmp_path):
+    """io "seed": each recurrent layer's states under transformers' cache names, as the Python
+    system's own ONNX export of the same model writes them — cache.layers.{i}.conv_states.0 [batch,
+    channels, kernel] (the kernel's whole window) and recurrent_states.0 out of the prefill,
+    input.* into and output.* out of decode — beside the attention layers' keys and values: the
+    same inputs and outputs, in order, with the same dtypes and ranks, and the same call keywords."""
+    from seedutil import hfx_seed_export
+    seed = seed_exports(name, mode)
+    ours = hfx_seed_export(ckpt(name), tmp_path / "hfx", "onnx", mode)
+    for graph in ("prefill.onnx", "decode.onnx"):
+        assert _io_lists(ours / graph) == _io_lists(seed / graph), graph
+    theirs = json.loads((seed / "export.json").read_text())["components"]
+    mine = json.loads((ours / "export.json").read_text())["components"]
+    for comp, entry in theirs.items():
+        assert set(mine[comp]["metadata"]["kwargs"]) == set(entry["metadata"]["kwargs"]), comp
+
+
+@pytest.mark.parametrize("name,mode", [(n, "dynamic") for n in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1",
+                                                                 "qwen3_next", "qwen3_5")]
+                         + [("granite4", "static"), ("qwen3_next", "static")])
+def test_seed_prefill_then_decode(name, mode, ckpt, reference, tmp_path):
+    """io "seed", run as the Python system's callers run it: prefill.onnx starts the cache (the
+    states and the attention layers' keys and values), decode.onnx continues it a token at a time
+    (input.* in, output.* out); 24 greedy tokens equal transformers' generate."""
+    import onnxruntime as ort
+    from seedutil import MAX_CACHE_LEN, hfx_seed_export
+    out = hfx_seed_export(ckpt(name), tmp_path / "hfx", "onnx", mode)
+    prefill = ort.InferenceSession(str(out / "prefill.onnx"), providers=["CPUExecutionProvider"])
+    decode = ort.InferenceSession(str(out / "decode.onnx"), providers=["CPUExecutionProvider"])
+    prompt = np.array([PROMPTS[0]], np.int64)
+    n = prompt.shape[1]
+
+    def run(session, feed):
+        inputs = {i.name for i in session.get_inputs()}
+        names = [o.name for o in session.get_outputs()]
+        res = dict(zip(names, session.run(None, {k: v for k, v in feed.items() if k in inputs})))
+        return res["logits"], {k.removeprefix("output."): v for k, v in res.items() if k != "logits"}
+
+    feed = {"input_ids": prompt, "position_ids": np.arange(n)[None]}
+    feed.update({i.name: np.array(0, np.int64) for i in prefill.get_inputs() if i.name.endswith("cumulative_length")})
+    logits, cache = run(prefill, feed)
+    tokens = [int(logits[0, -1].argmax())]
+    for position in range(n, n + 23):
+        feed = {"input_ids": np.array([[tokens[-1]]]), "position_ids": np.array([[position]]),
+                **{f"input.{k}": v for k, v in cache.items()}}
+        if mode == "static":
+            mask = (np.arange(MAX_CACHE_LEN) <= position)[None, None, None]
+            feed.update({i.name: mask for i in decode.get_inputs() if i.name.startswith("attention_mask")})
+        logits, cache = run(decode, feed)
+        tokens.append(int(logits[0, -1].argmax()))
+    with torch.no_grad():
+        want = reference(name).generate(torch.from_numpy(prompt), attention_mask=torch.ones_like(torch.from_numpy(prompt)),
+                                        max_new_tokens=24, min_new_tokens=24, do_sample=False)[0, n:].tolist()
+    assert tokens == want, f"{name} {mode}: {tokens} != {want}"
+
+
+@pytest.mark.parametrize("name,compare", [("lfm2", True), ("granite4", False), ("qwen3_next", False)])
+def test_seed_openvino(name, compare, ckpt, reference, tmp_path):
+    """--format openvino --io seed: openvino_prefill.xml returns the states and keys and values,
+    openvino_decode.xml keeps them in variables started from them; the I/O and variable ids equal
+    the Python system's own OpenVINO export (LFM2), and the seed's loop gives transformers' greedy
+    tokens."""
+    from test_seed_io import _ov_io, _ov_prefill_then_stateful_decode, _seed_ov_export
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"export_format": "openvino", "dynamic": True, "io": "seed"}))
+    proc = run_hfx(["export", ckpt(name), tmp_path / "hfx", "--config", cfg, "--for-generation", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    if compare:
+        seed = _seed_ov_export(ckpt(name), tmp_path / "seed")
+        for comp in ("prefill", "decode"):
+            assert _ov_io(tmp_path / "hfx" / f"openvino_{comp}.xml") == _ov_io(seed / f"openvino_{comp}.xml"), comp
+    prompt = np.array([PROMPTS[0]], np.int64)
+    with torch.no_grad():
+        want = reference(name).generate(torch.from_numpy(prompt), attention_mask=torch.ones_like(torch.from_numpy(prompt)),
+                                        max_new_tokens=24, min_new_tokens=24, do_sample=False)[0, prompt.shape[1]:].tolist()
+    assert _ov_prefill_then_stateful_decode(tmp_path / "hfx", prompt, 24) == want
