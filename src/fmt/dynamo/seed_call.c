@@ -250,18 +250,18 @@ static hfx_status reorder_user_inputs(hfx_aten_program *p, const kwarg *kw, int 
 
 hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_pt2_call *call, hfx_error *err) {
     memset(call, 0, sizeof *call);
-    for (int i = 0; i < sc->n_layers; i++)
+    for (int i = 0; i < sc->n_layers; i++) { /* layers whose transformers cache objects hfx does not write */
         if (sc->layers[i].sliding_window)
             return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                             "io \"seed\" for torch.export does not cover sliding-window layers: transformers' "
                             "DynamicSlidingWindowLayer pins its token count in the program's input spec, so its "
                             "decode accepts only the sample's length; export with io \"optimum\"");
-    for (int i = 0; i < sc->n_layers; i++)
         if (sc->layers[i].n_states)
             return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                             "io \"seed\" for torch.export does not cover recurrent layers (convolution or SSM "
                             "state) yet: their transformers cache layers are not written into the program's call; "
                             "export with io \"optimum\" (ONNX and OpenVINO take io \"seed\")");
+    }
     const hfx_graph *g = p->g;
     /* an encoder-decoder's components: its encoder, or a decoder called with encoder_outputs and an
      * EncoderDecoderCache */
