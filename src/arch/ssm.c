@@ -503,6 +503,19 @@ static hfx_value *delta_scan(hfx_graph *g, int factors, hfx_value *q, hfx_value 
     return o;
 }
 
+/* The factors a call of `seq` tokens needs: fewer than the model's where the graph bounds its calls
+ * (a one-token step needs one, I + N with N = 0; dynamic_shapes' maximum bounds a prompt). */
+static int factors_for(const hfx_graph *g, hfx_dim seq, int model) {
+    int64_t most = 0;
+    if (hfx_dim_is_const(seq)) most = seq.c;
+    else if (seq.n == 1 && seq.coef[0] == 1 && g->symbols[seq.sym[0]].max > 0 &&
+             g->symbols[seq.sym[0]].max < INT64_MAX - seq.c)
+        most = g->symbols[seq.sym[0]].max + seq.c;
+    int f = 1;
+    while (f < model && ((int64_t)1 << f) < most) f++;
+    return most > 0 ? f : model;
+}
+
 hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix,
                            hfx_value *h, hfx_value *real, hfx_ssm_state *s) {
     int64_t H = h->dims[2].c, KH = m->k_heads, VH = m->v_heads, DK = m->k_dim, DV = m->v_dim, r = VH / KH;
@@ -540,7 +553,8 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
     hfx_value *gl = op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, A), softplus(g, op(g, HFX_OP_ADD, hfx_cast(g, a, HFX_DTYPE_F32),
                                                                               dt_bias)));
     gl = hfx_transpose(g, gl, 3, (int64_t[]){0, 2, 1});                                     /* [B,VH,S] */
-    hfx_value *o = delta_scan(g, m->factors, q, k, v, beta, gl, s->ssm, s->keep ? &s->ssm_next : NULL);
+    hfx_value *o = delta_scan(g, factors_for(g, seq, m->factors), q, k, v, beta, gl, s->ssm,
+                              s->keep ? &s->ssm_next : NULL);
     /* the gated RMSNorm per value head: normalized (the weight after the cast back), times silu(z) in f32 */
     o = hfx_cast(g, hfx_transpose(g, o, 4, (int64_t[]){0, 2, 1, 3}), dt);                   /* [B,S,VH,DV] */
     o = hfx_rms_norm(g, o, hfx_weight(w, 1, &DV, "%s.norm.weight", prefix), m->eps, 0);

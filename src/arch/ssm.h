@@ -73,7 +73,8 @@ typedef struct hfx_delta_cfg {
     hfx_activation act; /* after the convolution (hidden_act) */
     double eps;         /* the gated RMSNorm's */
     int factors;        /* the scan's triangular inverse is a product of this many factors: exact for a
-                           call of up to 2^factors tokens (the model's max_position_embeddings) */
+                           call of up to 2^factors tokens (the model's max_position_embeddings; a graph
+                           whose calls are bounded takes fewer) */
 } hfx_delta_cfg;
 
 /* Read a gated delta-net's config (linear_* keys, hidden_act) for a model whose calls are at most
