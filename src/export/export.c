@@ -648,6 +648,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         gs[i].g = c->g;
         gs[i].file = c->file;
         gs[i].tokens = tokens;
+        gs[i].max_cache_len = c->opts.cache == HFX_CACHE_STATIC ? max_cache_len : 0;
         gs[i].own_weights = c->opts.io == HFX_IO_SEED; /* the seed writes prefill.onnx.data, decode.onnx.data */
         hfx_cfg_format_options(c->cfg, fmt, gs[i].opt);
         if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers) {

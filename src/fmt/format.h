@@ -54,6 +54,8 @@ typedef struct hfx_format_graph {
     const hfx_seed_call *seed_call;      /* a generation graph in the Python system's profile: how its
                                             torch callers call it; NULL otherwise */
     const hfx_special_tokens *tokens;    /* a generation graph's special tokens; NULL otherwise */
+    int64_t max_cache_len;               /* a static-cache generation graph's length (--max-cache-len): what
+                                            bounds its calls' positions; 0 otherwise */
 } hfx_format_graph;
 
 /* What a format does with quantized weights (hfx_attrs.quant on linears and Gathers). */

@@ -748,3 +748,56 @@ def test_seed_openvino(name, compare, ckpt, reference, tmp_path):
         want = reference(name).generate(torch.from_numpy(prompt), attention_mask=torch.ones_like(torch.from_numpy(prompt)),
                                         max_new_tokens=24, min_new_tokens=24, do_sample=False)[0, prompt.shape[1]:].tolist()
     assert _ov_prefill_then_stateful_decode(tmp_path / "hfx", prompt, 24) == want
+
+
+# a vocabulary a byte-level BPE tokenizer can fill (its 256 bytes, three specials, merges)
+RUNNER_VARIANTS = {"lfm2": 320, "mamba2": 320, "qwen3_5": 320}
+
+
+@pytest.mark.parametrize("name", list(RUNNER_VARIANTS))
+def test_llm_runner(name, tmp_path):
+    """--llm-runner on a recurrent model: ExecuTorch's LLM runner layout, forward(tokens, input_pos)
+    with the attention layers' slots and the recurrent states in mutable buffers (the states
+    replaced by each call); its context the slots, or (Mamba2, no attention) max_cache_len. The
+    runner's own TextLLMRunner prints, piece by piece, the text of transformers' greedy generate()."""
+    import transformers
+    from test_executorch import RUNNER, RUNNER_NEW_TOKENS, _byte_level_tokenizer
+    from etutil import worker
+    v = VARIANTS[name]
+    vocab = RUNNER_VARIANTS[name]
+    torch.manual_seed(0)
+    config = getattr(transformers, v.config_class or f"{v.family}Config")(**{**v.config, "vocab_size": vocab})
+    model = getattr(transformers, f"{v.family}ForCausalLM")(config).eval()
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            centre = 0 if v.family.startswith("Qwen3") and "linear_attn.norm" not in n else 1
+            p.copy_(centre + 0.2 * torch.randn(p.shape, generator=g) if "norm" in n
+                    else 0.5 * torch.randn(p.shape, generator=g) if n.endswith(("A_log", "dt_bias", ".D"))
+                    else torch.randn(p.shape, generator=g) / (1 if "embed" in n else p[0].numel() ** 0.5))
+    ckpt = tmp_path / "ckpt"
+    model.save_pretrained(ckpt)
+    tok = _byte_level_tokenizer(vocab)
+    tok.save(str(ckpt / "tokenizer.json"))
+    (ckpt / "generation_config.json").write_text(json.dumps({"bos_token_id": 1, "eos_token_id": [2]}))
+    out = tmp_path / "out"
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"export_format": "executorch",
+                               "dynamic_shapes": {"input_ids": {"1": {"name": "sequence", "min": 1, "max": 64}}}}))
+    proc = run_hfx(["export", ckpt, out, "--config", cfg, "--for-generation", "--cache", "static", "--max-cache-len",
+                    "64", "--multi-token-decode", "--batch-size", "1", "--llm-runner", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    pte = out / json.loads((out / "export.json").read_text())["components"]["decode"]["file"]
+    prompt = "the quick brown fox"
+    ids = tok.encode(prompt).ids
+    with torch.no_grad():
+        seq = model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                             max_new_tokens=RUNNER_NEW_TOKENS, do_sample=False, eos_token_id=[2], pad_token_id=2)
+    want = seq[0, len(ids):].tolist()
+    if want[-1] == 2:  # the runner stops at an EOS id without printing it
+        want = want[:-1]
+    want_pieces = [tok.decode([t]) for t in want]
+    got = worker().python(RUNNER, [str(pte), str(out / "tokenizer.json"), prompt, RUNNER_NEW_TOKENS])
+    assert got["metadata"]["get_max_context_len"] == [64] and got["metadata"]["get_vocab_size"] == [vocab]
+    assert len(set(want)) > 2, want
+    assert got["pieces"] == want_pieces, (got["pieces"], want_pieces, want)

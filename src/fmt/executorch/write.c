@@ -46,8 +46,9 @@ static bool et_keeps(const hfx_graph *g, const hfx_node *n) {
  * of a static-cache graph (docs/GENERATION.md) input_ids are the tokens, cache_position the
  * positions, position_ids those positions viewed [1, S] (one row, no padding), the slot mask all
  * ones (causality from cache_position already hides the slots not yet written), and the cache
- * becomes mutable buffers. The graph must be a static-cache decode of batch 1 taking any number of
- * tokens up to its bound, or exactly one. */
+ * becomes mutable buffers — a recurrent layer's states too, replaced by each call. The graph must
+ * be a static-cache decode of batch 1 taking any number of tokens up to its bound, or exactly one.
+ * Its context is its attention layers' slots, or, with none (Mamba), the export's max_cache_len. */
 typedef struct runner_layout {
     hfx_et_role role[64];
     int order[2];
@@ -56,7 +57,7 @@ typedef struct runner_layout {
     bool dynamic;
 } runner_layout;
 
-static hfx_status runner_layout_of(const hfx_graph *g, runner_layout *r, hfx_error *err) {
+static hfx_status runner_layout_of(const hfx_graph *g, int64_t max_cache_len, runner_layout *r, hfx_error *err) {
     static const char why[] = "executorch: llm_runner writes ExecuTorch's LLM runner layout from a static-cache "
                               "generation export of batch 1 with one graph for prompt and steps (--for-generation "
                               "--cache static --max-cache-len M --multi-token-decode --batch-size 1, the sequence "
@@ -79,10 +80,12 @@ static hfx_status runner_layout_of(const hfx_graph *g, runner_layout *r, hfx_err
     const hfx_value *ids = g->inputs[tokens];
     if (!hfx_dim_is_const(ids->dims[0]) || ids->dims[0].c != 1)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: its batch is not fixed at 1", why);
-    const hfx_value *cache = g->states[0].in;
+    const hfx_value *cache = NULL; /* the attention layers' slots [B, heads, M, dim], written in place */
+    for (int i = 0; i < g->n_states && !cache; i++)
+        if (g->states[i].update == HFX_STATE_WRITE) cache = g->states[i].in;
     const hfx_value *logits = g->n_outputs ? g->outputs[0] : NULL;
-    if (!cache || cache->rank != 4 || !hfx_dim_is_const(cache->dims[2]) || !logits || logits->rank != 3 ||
-        !hfx_dim_is_const(logits->dims[2]))
+    if ((cache && (cache->rank != 4 || !hfx_dim_is_const(cache->dims[2]))) || (!cache && max_cache_len <= 0) ||
+        !logits || logits->rank != 3 || !hfx_dim_is_const(logits->dims[2]))
         return hfx_fail(err, HFX_ERR_INTERNAL, "%s: unexpected cache or logits", why);
     hfx_dim seq = ids->dims[1];
     r->dynamic = !hfx_dim_is_const(seq);
@@ -91,7 +94,7 @@ static hfx_status runner_layout_of(const hfx_graph *g, runner_layout *r, hfx_err
                         "%s: its sequence is fixed at %lld tokens, and the runner feeds a fixed-shape program one "
                         "token at a time", why, (long long)seq.c);
     r->max_seq = r->dynamic ? g->symbols[seq.sym[0]].max : seq.c;
-    r->max_cache_len = cache->dims[2].c;
+    r->max_cache_len = cache ? cache->dims[2].c : max_cache_len;
     r->vocab = logits->dims[2].c;
     r->order[0] = tokens, r->order[1] = pos;
     /* user inputs are the graph's inputs in order (hfx_aten_lower); positions_of: cache_position */
@@ -123,7 +126,7 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
         if (g->n_symbols > 16) return hfx_fail(err, HFX_ERR_UNSUPPORTED, "executorch: over 16 dynamic dims");
         runner_layout runner;
         bool as_runner = gs[c].opt[ET_OPT_LLM_RUNNER] != 0;
-        if (as_runner && (st = runner_layout_of(g, &runner, err))) break;
+        if (as_runner && (st = runner_layout_of(g, gs[c].max_cache_len, &runner, err))) break;
         int64_t hints[16];
         hfx_aten_default_hints(g, hints); /* the plan itself uses the upper bounds */
         hfx_aten_program *p;
