@@ -306,7 +306,7 @@ CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_
          + [(name, m) for name in ("lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense", "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe")
             for m in ("onnx-mtd", "openvino")]
-         + [("qwen3_5", m) for m in ("dynamo", "executorch")])
+         + [("qwen3_5", m) for m in ("onnx-static", "openvino-static", "dynamo", "executorch")])
 
 
 def want_generation(reference, name):
