@@ -277,3 +277,15 @@ def cache_geometry(session) -> dict:
             out[i.name] = (i.shape[1], i.shape[3], dtypes[i.type])
     return out
 
+
+def genai_greedy(model, prompt, new_tokens):
+    """onnxruntime-genai's greedy tokens after `prompt` from an og.Model (at most new_tokens; genai
+    ends the sequence before the EOS it stops at)."""
+    import onnxruntime_genai as og
+    params = og.GeneratorParams(model)
+    params.set_search_options(max_length=len(prompt) + new_tokens, do_sample=False)
+    gen = og.Generator(model, params)
+    gen.append_tokens(np.array([prompt], dtype=np.int32))
+    while not gen.is_done():
+        gen.generate_next_token()
+    return [int(t) for t in gen.get_sequence(0)][len(prompt):]

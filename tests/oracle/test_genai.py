@@ -7,6 +7,7 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from conftest import run_hfx, describe
+from genutil import genai_greedy
 
 NEW_TOKENS = 24
 PROMPTS = ([5, 6, 7, 8, 9, 10], [11, 12, 13])
@@ -23,13 +24,7 @@ def test_genai_greedy_equals_transformers(checkpoints, tmp_path, name):
     ref_model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager")
     model = og.Model(str(out))
     for prompt in PROMPTS:
-        params = og.GeneratorParams(model)
-        params.set_search_options(max_length=len(prompt) + NEW_TOKENS, do_sample=False)
-        gen = og.Generator(model, params)
-        gen.append_tokens(np.array([prompt], dtype=np.int32))
-        while not gen.is_done():
-            gen.generate_next_token()
-        got = [int(t) for t in gen.get_sequence(0)][len(prompt):]
+        got = genai_greedy(model, prompt, NEW_TOKENS)
         with torch.no_grad():
             # both stop after the checkpoint's EOS token (generation_config.json)
             want = ref_model.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),

@@ -46,7 +46,7 @@ import pytest
 import torch
 
 from conftest import REPO, assert_logits_close, cached_exports, describe, run_hfx
-from genutil import compare_generation
+from genutil import compare_generation, genai_greedy
 
 sys.path.insert(0, str(REPO / "examples"))
 import decode_loop  # noqa: E402
@@ -637,13 +637,7 @@ def test_genai(name, ckpt, reference, tmp_path):
     eos = reference(name).generation_config.eos_token_id
     varied = False
     for prompt in PROMPTS:
-        params = og.GeneratorParams(model)
-        params.set_search_options(max_length=len(prompt) + 24, do_sample=False)
-        gen = og.Generator(model, params)
-        gen.append_tokens(np.array([prompt], dtype=np.int32))
-        while not gen.is_done():
-            gen.generate_next_token()
-        got = [int(t) for t in gen.get_sequence(0)][len(prompt):]
+        got = genai_greedy(model, prompt, 24)
         with torch.no_grad():
             want = reference(name).generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
                                             max_new_tokens=24, do_sample=False)[0, len(prompt):].tolist()

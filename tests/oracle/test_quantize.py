@@ -29,6 +29,7 @@ from onnx import numpy_helper
 import models
 import wave1b_models as W
 from conftest import PARITY_ATOL, describe, run_hfx
+from genutil import genai_greedy
 
 # K not a multiple of every block (intermediate 200: the down projection pads), an untied head
 Q_LLAMA = models.Variant("q_llama", "llama", dict(models.LLAMA, hidden_size=96, intermediate_size=200,
@@ -586,13 +587,7 @@ def test_onnxruntime_genai_runs_an_int4_export(ckpt, tmp_path, scheme, tables):
     genai = og.Model(str(out))
     eos = model.generation_config.eos_token_id
     for prompt in ([5, 6, 7, 8, 9, 10], [11, 12, 13]):
-        params = og.GeneratorParams(genai)
-        params.set_search_options(max_length=len(prompt) + 24, do_sample=False)
-        gen = og.Generator(genai, params)
-        gen.append_tokens(np.array([prompt], dtype=np.int32))
-        while not gen.is_done():
-            gen.generate_next_token()
-        got = [int(t) for t in gen.get_sequence(0)][len(prompt):]
+        got = genai_greedy(genai, prompt, 24)
         want = _greedy(model, prompt, 24)
         if want and want[-1] == eos:  # genai ends the sequence before the EOS it stopped at
             want = want[:-1]
