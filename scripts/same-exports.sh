@@ -35,7 +35,9 @@ fi
 mkdir -p "$here/build"
 log=${HFX_TWIN_LOG:-$here/build/same-exports.log}
 : >"$log"
-HFX_TWIN_OLD=$work/base/build/hfx HFX_TWIN_NEW=$new_bin HFX_TWIN_LOG=$log HFX_BIN=$here/scripts/hfx-twin \
+# the Python package's tests load the library beside the binary under test (not beside the twin)
+lib=$(ls "$(dirname "$new_bin")"/libhfx.so.*.*.* 2>/dev/null | tail -n 1)
+HFX_LIBRARY=$lib HFX_TWIN_OLD=$work/base/build/hfx HFX_TWIN_NEW=$new_bin HFX_TWIN_LOG=$log HFX_BIN=$here/scripts/hfx-twin \
     "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here/tests/oracle" \
     --ignore="$here/tests/oracle/test_transaction.py" "$@" ||
     echo "same-exports: the oracle suite failed (see above)" >&2
