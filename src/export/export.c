@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "arch/tokenizer.h"
+#include "text/tokenizer.h"
 #include "base/status.h"
 #include "export/config.h"
 #include "export/genai.h"

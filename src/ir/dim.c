@@ -1,6 +1,6 @@
 /* Affine dims: c + Σ coef·symbol, kept normalized (terms sorted by symbol, no zero coefficient)
  * so that equality is structural. */
-#include "ir/graph.h"
+#include "ir/dim.h"
 
 hfx_dim hfx_dim_const(int64_t c) { return (hfx_dim){.c = c}; }
 
@@ -46,17 +46,4 @@ bool hfx_dim_eq(hfx_dim a, hfx_dim b) {
     for (int i = 0; i < a.n; i++)
         if (a.sym[i] != b.sym[i] || a.coef[i] != b.coef[i]) return false;
     return true;
-}
-
-int hfx_reshape_plan(const hfx_value *in, int rank, const hfx_dim *dims, int64_t *shape, int *source) {
-    int inferred = 0;
-    for (int i = 0; i < rank; i++) {
-        source[i] = -1;
-        for (int k = 0; k < in->rank && source[i] < 0 && !hfx_dim_is_const(dims[i]); k++)
-            if (hfx_dim_eq(in->dims[k], dims[i])) source[i] = k;
-        if (hfx_dim_is_const(dims[i]) && dims[i].c != 0) shape[i] = dims[i].c;
-        else if (i < in->rank && hfx_dim_eq(in->dims[i], dims[i])) shape[i] = 0;
-        else shape[i] = -1, inferred++;
-    }
-    return inferred;
 }

@@ -13,7 +13,7 @@
 
 #include "base/half.h"
 #include "base/status.h"
-#include "ir/graph.h"
+#include "ir/init.h"
 #include "ir/transpose.h"
 
 uint64_t hfx_init_numel(const hfx_init *init) { return hfx_numel(init->rank, init->shape); }

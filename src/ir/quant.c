@@ -11,7 +11,7 @@
 
 #include "base/arena.h"
 #include "base/half.h"
-#include "ir/graph.h"
+#include "ir/init.h"
 
 int64_t hfx_quant_block_size(const hfx_quant *q, int64_t cols) { return q->block > 0 ? q->block : cols; }
 

@@ -403,3 +403,17 @@ hfx_status hfx_graph_verify(const hfx_graph *g, hfx_error *err) {
     free(ready);
     return st;
 }
+
+/* Lives with the shapes, not the dims: it reads a value (graph.h says what it returns). */
+int hfx_reshape_plan(const hfx_value *in, int rank, const hfx_dim *dims, int64_t *shape, int *source) {
+    int inferred = 0;
+    for (int i = 0; i < rank; i++) {
+        source[i] = -1;
+        for (int k = 0; k < in->rank && source[i] < 0 && !hfx_dim_is_const(dims[i]); k++)
+            if (hfx_dim_eq(in->dims[k], dims[i])) source[i] = k;
+        if (hfx_dim_is_const(dims[i]) && dims[i].c != 0) shape[i] = dims[i].c;
+        else if (i < in->rank && hfx_dim_eq(in->dims[i], dims[i])) shape[i] = 0;
+        else shape[i] = -1, inferred++;
+    }
+    return inferred;
+}

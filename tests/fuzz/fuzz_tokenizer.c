@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "arch/tokenizer.h"
+#include "text/tokenizer.h"
 #include "fmt/openvino/openvino.h"
 #include "io/outdir.h"
 #include "put_file.h"

@@ -2,8 +2,8 @@
  * the tokenizer as data that a format writes as graphs (ir/tokenizer.h). Reads the kinds the
  * supported models use: BPE (byte-level and SentencePiece-style with byte fallback), WordPiece
  * and Unigram, with their normalizers, pre-tokenizers, post-processors and decoders. */
-#ifndef HFX_ARCH_TOKENIZER_H
-#define HFX_ARCH_TOKENIZER_H
+#ifndef HFX_TEXT_TOKENIZER_H
+#define HFX_TEXT_TOKENIZER_H
 
 #include <stddef.h>
 

@@ -3,7 +3,7 @@
  * steps mean is the `tokenizers` library's behaviour (its Rust sources are the specification).
  * Anything else is refused with the field that names it, so no tokenizer that would encode text
  * differently is ever written. */
-#include "arch/tokenizer.h"
+#include "text/tokenizer.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <math.h>
