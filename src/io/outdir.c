@@ -75,6 +75,8 @@ static int remove_tree(int dirfd, const char *name, int depth) {
     if (!S_ISDIR(sb.st_mode)) return unlinkat(dirfd, name, 0);
     if (depth > MAX_DEPTH) return -1;
     int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    /* a read-only folder of ours (a kept one, carried with its mode) is emptied only once writable */
+    if (fd >= 0 && sb.st_uid == geteuid() && (sb.st_mode & 0300) != 0300) fchmod(fd, (sb.st_mode & 07777) | 0700);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0) close(fd);
@@ -129,13 +131,15 @@ static int carry(int sfd, int dfd, const char *name, int depth, const char **wha
         errno = EINVAL;
         return -1;
     }
-    if (mkdirat(dfd, name, sb.st_mode & 07777) != 0) return -1;
+    /* made writable to be filled, given the folder's own mode once full (a read-only one too) */
+    if (mkdirat(dfd, name, 0700) != 0) return -1;
     int s = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int d = s >= 0 ? openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
     DIR *dir = d >= 0 ? fdopendir(s) : NULL;
     int rc = dir ? 0 : -1;
     for (struct dirent *e; dir && (e = readdir(dir)) && !rc;)
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) rc = carry(s, d, e->d_name, depth + 1, what);
+    if (!rc && fchmod(d, sb.st_mode & 07777) != 0) rc = -1;
     if (dir) closedir(dir);
     else if (s >= 0) close(s);
     if (d >= 0) close(d);
@@ -241,6 +245,12 @@ static int make_stage(hfx_outdir *o, int fd, const char *prefix) {
     return -1;
 }
 
+/* The staging directory has the output directory's owner and group. */
+static bool same_owner(const hfx_outdir *o) {
+    struct stat s, d;
+    return fstat(o->stage_fd, &s) == 0 && fstat(o->dir_fd, &d) == 0 && s.st_uid == d.st_uid && s.st_gid == d.st_gid;
+}
+
 static void release(hfx_outdir *o) {
     if (o->stage_fd >= 0) close(o->stage_fd);
     if (o->parent_fd >= 0) close(o->parent_fd);
@@ -291,8 +301,21 @@ hfx_status hfx_outdir_open(const char *dir, const atomic_int *cancel, hfx_outdir
         remove_stale(o);
         char prefix[NAME_MAX + 2];
         snprintf(prefix, sizeof prefix, ".%.200s.hfx-stage-", o->base);
-        o->inside = !same_fs || make_stage(o, o->parent_fd, prefix) != 0;
-        if (o->inside && make_stage(o, o->dir_fd, STAGE_INSIDE) != 0)
+        /* the user may write beside a directory that is not theirs to replace: refuse before
+         * anything is staged (root passes: it may write anywhere) */
+        if (faccessat(o->dir_fd, ".", W_OK | X_OK, AT_EACCESS) != 0)
+            st = hfx_fail(err, HFX_ERR_INVALID, "%s: cannot write in the output directory: %s", o->dir, strerror(errno));
+        o->inside = !same_fs || st || make_stage(o, o->parent_fd, prefix) != 0;
+        /* the swap makes the staging directory the output directory: only when it can carry the
+         * directory's owner and group (else another user's directory would become ours) */
+        if (!o->inside && !same_owner(o) && fchown(o->stage_fd, ds.st_uid, ds.st_gid) != 0) {
+            unlinkat(o->parent_fd, o->stage, AT_REMOVEDIR);
+            close(o->stage_fd);
+            o->stage_fd = -1;
+            o->stage[0] = 0;
+            o->inside = true;
+        }
+        if (!st && o->inside && make_stage(o, o->dir_fd, STAGE_INSIDE) != 0)
             st = hfx_fail(err, HFX_ERR_INVALID, "%s: cannot write in the output directory: %s", o->dir, strerror(errno));
     }
     if (st) {
@@ -525,6 +548,17 @@ static bool keeps(const hfx_outdir *o, const char *name) {
 /* A file the new export writes must not replace a directory or anything but a file or link; a
  * folder it writes replaces only a folder. */
 static hfx_status check_conflicts(hfx_outdir *o, hfx_error *err) {
+    /* in a sticky directory not ours, another user's entry cannot be replaced or removed: found
+     * now, before anything moves, rather than half-way through (root may replace anything) */
+    struct stat ds;
+    bool guarded = fstat(o->dir_fd, &ds) == 0 && (ds.st_mode & S_ISVTX) && ds.st_uid != geteuid() && geteuid() != 0;
+    for (int k = 0; guarded && k < o->n + o->n_previous; k++) {
+        const char *name = k < o->n ? o->files[k] : o->previous[k - o->n];
+        struct stat sb;
+        if (fstatat(o->dir_fd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && sb.st_uid != geteuid())
+            return hfx_fail(err, HFX_ERR_INVALID, "%s/%s: belongs to another user in a sticky directory; the export cannot replace it",
+                            o->dir, name);
+    }
     for (int i = 0; i < o->n; i++) {
         struct stat sb;
         if (fstatat(o->dir_fd, o->files[i], &sb, AT_SYMLINK_NOFOLLOW) != 0) continue;

@@ -9,10 +9,16 @@
  * mix. The files the user keeps in the directory are carried over (hard links); the previous
  * export's files (hfx_outdir_set_previous) that the new one does not write are gone with it.
  *
- * Where the swap is impossible — the parent is not writable, the directory is a mount point, or
- * the file system has no RENAME_EXCHANGE — the staging directory lives inside the output
- * directory and commit moves the files in one by one, the manifest last, then removes the
- * previous export's leftovers; a reader that goes through the manifest still sees one export.
+ * Where the swap is impossible or not the user's to make — the parent is not writable, the
+ * directory is a mount point, the file system has no RENAME_EXCHANGE, or the directory's owner
+ * or group is not one the staging directory can take (another user's directory stays theirs) —
+ * the staging directory lives inside the output directory and commit moves the files in one by
+ * one, the manifest last, then removes the previous export's leftovers; a reader that goes
+ * through the manifest still sees one export. Before anything moves, commit refuses what it
+ * could not finish: another user's file in a sticky directory.
+ *
+ * A directory the user cannot write is refused at open, before anything is staged (even where
+ * its writable parent would let the swap replace it).
  *
  * hfx_outdir_abort removes the staging directory (and the directory and parents this export
  * created, when empty). Staging left by a killed export is removed by the next one. */

@@ -274,3 +274,116 @@ def test_checkpoint_truncated_during_export_is_an_error_not_a_signal(big, tmp_pa
     proc = run_hfx(["export", checkpoints("llama_default"), out, "--format", "onnx", "--quiet"])
     assert proc.returncode == 0, describe(proc)
     assert not _staging_beside(out), _staging_beside(out)
+
+
+# ---- an unprivileged exporter ---------------------------------------------------------------------
+# hfx runs as uid/gid 65534 (nobody) against folders root made: what the user may not replace is
+# refused before anything is staged, and what it may replace keeps its owner.
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def unprivileged(checkpoints, tmp_path):
+    """(run, place, checkpoint): `run(args)` runs a copy of hfx as nobody; `place` is a folder
+    nobody may write in (mode 777), beside a copy of the checkpoint nobody can read."""
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the test switches to uid 65534 to be another user")
+    root = Path(tempfile.mkdtemp(prefix="hfx-nobody-", dir="/tmp"))
+    try:
+        root.chmod(0o755)
+        binary = root / "hfx"
+        shutil.copy2(hfx_bin(), binary)
+        ck = root / "ckpt"
+        shutil.copytree(checkpoints("llama_default"), ck)
+        for p in [ck, *ck.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        place = root / "place"
+        place.mkdir()
+        place.chmod(0o777)
+
+        def run(args):
+            return subprocess.run([str(binary)] + [str(a) for a in args], capture_output=True, text=True,
+                                  timeout=300, stdin=subprocess.DEVNULL, user=NOBODY, group=NOBODY,
+                                  extra_groups=[], cwd=root)
+
+        yield run, place, ck
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _tree(d: Path) -> dict:
+    return {str(p.relative_to(d)): (p.stat().st_mode, p.stat().st_uid, p.read_bytes() if p.is_file() else None)
+            for p in sorted(d.rglob("*"))}
+
+
+def test_a_directory_the_user_cannot_write_is_refused_and_nothing_is_left(unprivileged):
+    """OUT_DIR is root's, mode 555, in a folder nobody may write: replacing it would be possible
+    (the parent is writable) but is not the user's to do. Exit 2 naming the directory; the
+    directory is as it was and no staging is left beside it or in it."""
+    run, place, ck = unprivileged
+    out = place / "out"
+    out.mkdir()
+    (out / "root.txt").write_text("root's\n")
+    out.chmod(0o555)
+    before = (out.stat().st_ino, _tree(out))
+    proc = run(["export", ck, out, "--format", "onnx", "--quiet"])
+    assert proc.returncode == 2, describe(proc)
+    assert str(out) in proc.stderr and "cannot write" in proc.stderr, proc.stderr
+    assert (out.stat().st_ino, _tree(out)) == before
+    assert not _staging_beside(out), _staging_beside(out)
+
+
+def test_another_users_writable_directory_keeps_its_owner(unprivileged):
+    """OUT_DIR is root's but writable by all (777): the export goes in, and the directory stays
+    root's (the swap would have made it nobody's): the files are moved in one by one."""
+    run, place, ck = unprivileged
+    out = place / "out"
+    out.mkdir()
+    out.chmod(0o777)
+    ino = out.stat().st_ino
+    proc = run(["export", ck, out, "--format", "onnx", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    _assert_one_whole_export(out)
+    assert out.stat().st_uid == 0 and out.stat().st_ino == ino and (out.stat().st_mode & 0o777) == 0o777
+    assert (out / "export.json").stat().st_uid == NOBODY
+    assert not _staging_beside(out), _staging_beside(out)
+
+
+def test_another_users_file_in_a_sticky_directory_is_refused_before_anything_moves(unprivileged):
+    """A sticky OUT_DIR (1777, root's) holds root's model.onnx, the name the export writes: nobody
+    cannot replace it, so the export fails with exit 2 naming it, before any file moves in."""
+    run, place, ck = unprivileged
+    out = place / "out"
+    out.mkdir()
+    out.chmod(0o1777)
+    (out / "model.onnx").write_bytes(b"root's model")
+    before = _tree(out)
+    proc = run(["export", ck, out, "--format", "onnx", "--quiet"])
+    assert proc.returncode == 2, describe(proc)
+    assert str(out / "model.onnx") in proc.stderr and "another user" in proc.stderr, proc.stderr
+    assert _tree(out) == before
+    assert not _staging_beside(out), _staging_beside(out)
+
+
+def test_a_kept_read_only_folder_survives_reexports(unprivileged):
+    """The user's own read-only folder (555) in their OUT_DIR is carried across two re-exports
+    with its mode and content, and no staging (which would hold an unremovable copy) is left."""
+    run, place, ck = unprivileged
+    out = place / "out"
+    proc = run(["export", ck, out, "--format", "onnx", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    kept = out / "kept"
+    subprocess.run(["mkdir", str(kept)], check=True, user=NOBODY, group=NOBODY, extra_groups=[])
+    subprocess.run(["sh", "-c", f"echo mine > {kept}/a.txt && chmod 555 {kept}"], check=True,
+                   user=NOBODY, group=NOBODY, extra_groups=[])
+    for fmt in ["openvino", "onnx"]:
+        proc = run(["export", ck, out, "--format", fmt, "--quiet"])
+        assert proc.returncode == 0, describe(proc)
+        _assert_one_whole_export(out)
+        assert (kept / "a.txt").read_text() == "mine\n" and (kept.stat().st_mode & 0o777) == 0o555
+        assert kept.stat().st_uid == NOBODY
+        assert not _staging_beside(out), _staging_beside(out)
