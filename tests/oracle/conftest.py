@@ -66,6 +66,19 @@ def run_hfx(args, *, timeout: float = HFX_TIMEOUT_S, cwd=None) -> subprocess.Com
         pytest.fail(f"`{' '.join(cmd)}` did not finish in {timeout} s\nstderr:\n{e.stderr}", pytrace=False)
 
 
+def built_once(make):
+    """`make(name)` memoized: a module's checkpoints (or reference models), each built the first
+    time a test asks for it and the same one after. The module fixtures that hold them all take
+    this one shape, so a test file says only how one checkpoint is made."""
+    made = {}
+
+    def get(name):
+        if name not in made:
+            made[name] = make(name)
+        return made[name]
+    return get
+
+
 def describe(proc: subprocess.CompletedProcess) -> str:
     cmd = " ".join(str(a) for a in proc.args)
     return (f"`{cmd}` exited {proc.returncode}\n--- stdout ---\n{proc.stdout[-4000:]}"

@@ -61,7 +61,7 @@ ARCHS = {
     "mistral": (MistralConfig, MistralForCausalLM),
     "qwen2": (Qwen2Config, Qwen2ForCausalLM),
     "qwen3": (Qwen3Config, Qwen3ForCausalLM),
-    # wave 1: the decoder template's other families
+    # the decoder template's other families
     "granite": (GraniteConfig, GraniteForCausalLM),
     "olmo2": (Olmo2Config, Olmo2ForCausalLM),
     "starcoder2": (Starcoder2Config, Starcoder2ForCausalLM),
@@ -423,7 +423,7 @@ VARIANTS_LIST = [
     Variant("qwen3", "qwen3", dict(QWEN3), "q_norm/k_norm, explicit head_dim 32"),
     Variant("qwen3_tied", "qwen3", dict(QWEN3, tie_word_embeddings=True), "qwen3 with tied embeddings",
             embed_std=TIED_EMBED_STD),
-    # --- wave 1: Granite, OLMo-2, StarCoder2, Gemma, Gemma 2, Gemma 3 text (test_wave1.py proves
+    # --- Granite, OLMo-2, StarCoder2, Gemma, Gemma 2, Gemma 3 text (test_gemma_granite_olmo2_starcoder2.py proves
     # that each listed feature moves the reference logits by >> the tolerance) ---
     Variant("granite", "granite", dict(GRANITE),
             "embedding_multiplier 3, residual_multiplier 0.5, attention_multiplier 0.2 (the attention "
@@ -465,7 +465,7 @@ VARIANTS_LIST = [
             "query_pre_attn_scalar 12", embed_std=TIED_EMBED_STD, norm_offset=-0.5),
     Variant("gemma3_final_softcap", "gemma3", dict(GEMMA3, final_logit_softcapping=4.0),
             "gemma3 with final_logit_softcapping 4 (transformers' Gemma 3 applies it; its attention "
-            "ignores attn_logit_softcapping, see test_wave1.py)", embed_std=TIED_EMBED_STD, norm_offset=-0.5),
+            "ignores attn_logit_softcapping, see test_gemma_granite_olmo2_starcoder2.py)", embed_std=TIED_EMBED_STD, norm_offset=-0.5),
     Variant("gemma3_linear", "gemma3", dict(GEMMA3, rope_parameters=dict(GEMMA3_LINEAR_ROPE)),
             "rope_parameters: full_attention linear factor 4 (theta 1e6), sliding_attention default "
             "(theta 10000, unscaled)", embed_std=TIED_EMBED_STD, norm_offset=-0.5,
@@ -664,7 +664,7 @@ def _verify_checkpoint(variant: Variant, out_dir: Path, expected: torch.Tensor) 
     want = build_model(variant).config
     for key in ("rope_parameters", "head_dim", "sliding_window", "layer_types", "num_key_value_heads",
                 "tie_word_embeddings", "rms_norm_eps", "max_position_embeddings",
-                # the wave-1 families' own settings
+                # these families' own settings
                 "hidden_act", "hidden_activation", "norm_epsilon", "use_bias", "embedding_multiplier",
                 "residual_multiplier", "attention_multiplier", "logits_scaling", "query_pre_attn_scalar",
                 "attn_logit_softcapping", "final_logit_softcapping"):

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import assert_logits_close, cached_exports, describe, run_hfx
+from conftest import assert_logits_close, built_once, cached_exports, describe, run_hfx
 from initutil import init_weights
 
 VOCAB = 99
@@ -65,18 +65,14 @@ def _init(model: torch.nn.Module, seed: int) -> None:
 def ckpt(tmp_path_factory):
     import transformers
     root = tmp_path_factory.mktemp("contrastive")
-    made = {}
-
-    def get(name):
-        if name not in made:
-            cls, config_cls, cfg = VARIANTS[name] if name in VARIANTS else TEXT_VARIANTS[name][:3]
-            torch.manual_seed(0)
-            model = getattr(transformers, cls)(getattr(transformers, config_cls)(**cfg)).eval()
-            _init(model, seed=2)
-            model.save_pretrained(root / name)
-            made[name] = root / name
-        return made[name]
-    return get
+    def make(name):
+        cls, config_cls, cfg = VARIANTS[name] if name in VARIANTS else TEXT_VARIANTS[name][:3]
+        torch.manual_seed(0)
+        model = getattr(transformers, cls)(getattr(transformers, config_cls)(**cfg)).eval()
+        _init(model, seed=2)
+        model.save_pretrained(root / name)
+        return root / name
+    return built_once(make)
 
 
 @pytest.fixture(scope="module")

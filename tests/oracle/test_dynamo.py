@@ -2,7 +2,7 @@
 the ONNX and OpenVINO suites cover. torch.export.load reads each; `.module()` gives transformers'
 eager logits within 1e-4 on every element for each input case (left-padded batches included);
 the parameters carry transformers' state-dict names; the program passes torch.export's verifier.
-(The wave-1b architectures, encoders included, are in test_wave1b.py.)"""
+(The architectures of decoders_encoders_models.py, encoders included, are in test_decoders_encoders.py.)"""
 import json
 
 import pytest
@@ -98,7 +98,7 @@ GEN_MATRIX = [pytest.param(v, m, lengths, id=f"{v}-{m}-b{len(lengths)}")
     for v in ("llama_default", "mistral_swa", "gemma2")
     for m in ("static", "static-mtd")
     for lengths in ((7,), (10, 5, 1))] + [
-    # a static cache for the rest of the first wave, and every mode for the remaining decoders
+    # a static cache for the rest of the template families, and every mode for the remaining decoders
     pytest.param(v, "static", lengths, id=f"{v}-static-b{len(lengths)}")
     for v in ("qwen2_swa", "qwen3", "gemma3", "starcoder2")
     for lengths in ((7,), (10, 5, 1))] + [

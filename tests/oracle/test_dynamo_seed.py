@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-import wave1b_models as W
+import decoders_encoders_models as W
 from conftest import describe, run_hfx
 
 from seedutil import MAX_CACHE_LEN, MODES, hfx_seed_export, seed_exporter  # noqa: E402,F401
@@ -28,11 +28,11 @@ from seedutil import MAX_CACHE_LEN, MODES, hfx_seed_export, seed_exporter  # noq
 
 @pytest.fixture(scope="module")
 def ckpt(checkpoints, tmp_path_factory):
-    """A checkpoint by name: the decoder variants, or wave 1b's (Qwen3-MoE, GPT-2)."""
-    wave1b = W.Checkpoints(tmp_path_factory.mktemp("seed_dynamo_wave1b"))
+    """A checkpoint by name: the decoder variants, or decoders_encoders_models.py's (Qwen3-MoE, GPT-2)."""
+    others = W.Checkpoints(tmp_path_factory.mktemp("seed_dynamo_others"))
 
     def get(name):
-        return wave1b(name) if name in ("qwen3_moe", "gpt2") else checkpoints(name)
+        return others(name) if name in ("qwen3_moe", "gpt2") else checkpoints(name)
     return get
 
 

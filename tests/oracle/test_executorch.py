@@ -1,6 +1,6 @@
 """--format executorch: ExecuTorch programs (.pte) written by hfx from C, on ExecuTorch's portable
-kernels, for every decoder variant the other suites cover (the wave-1b architectures and encoders
-are in test_wave1b.py). Each program decodes with the wheel's flatc against its program.fbs,
+kernels, for every decoder variant the other suites cover (the architectures and encoders of decoders_encoders_models.py
+are in test_decoders_encoders.py). Each program decodes with the wheel's flatc against its program.fbs,
 loads in executorch.runtime (a worker in the executorch venv, etutil.py) and gives transformers'
 eager logits within 1e-4 on every element for every input case, left-padded batches included,
 from one export whose batch and sequence vary up to the bounds its config gives. Generation

@@ -57,24 +57,24 @@ def _batches(mode):
     return [BATCH1, BATCH3] if mode.fixed_batch is None else [BATCH1 if mode.fixed_batch == 1 else BATCH3]
 
 
-# Wave 1 (models.py): StarCoder2 (sliding window 4 < the prompts on every layer), Gemma 2 (window 4,
+# The template's other families (models.py): StarCoder2 (sliding window 4 < the prompts on every layer), Gemma 2 (window 4,
 # both soft-caps, sliding/full layers) and Gemma 3 (window 4, local/global rope, q/k norms) run
 # every mode; Granite, OLMo-2 and Gemma run prefill + decode with a dynamic and a static cache.
 # All six run the direct multi-token-decode check.
-WAVE1_FULL = ("starcoder2", "gemma2", "gemma3")
-WAVE1_REDUCED = ("granite", "olmo2", "gemma")
-WAVE1_GEN_VARIANTS = WAVE1_FULL + WAVE1_REDUCED
-WAVE1_REDUCED_MODES = ("dyncache", "static")
+FAMILIES_FULL = ("starcoder2", "gemma2", "gemma3")
+FAMILIES_REDUCED = ("granite", "olmo2", "gemma")
+FAMILIES_GEN_VARIANTS = FAMILIES_FULL + FAMILIES_REDUCED
+FAMILIES_REDUCED_MODES = ("dyncache", "static")
 
 MATRIX = [
     pytest.param(v, m, lengths, id=f"{v}-{m}-b{len(lengths)}")
-    for v in GEN_VARIANTS + WAVE1_FULL
+    for v in GEN_VARIANTS + FAMILIES_FULL
     for m in MODES
     for lengths in _batches(MODES[m])
 ] + [
     pytest.param(v, m, lengths, id=f"{v}-{m}-b{len(lengths)}")
-    for v in WAVE1_REDUCED
-    for m in WAVE1_REDUCED_MODES
+    for v in FAMILIES_REDUCED
+    for m in FAMILIES_REDUCED_MODES
     for lengths in _batches(MODES[m])
 ]
 
@@ -82,7 +82,7 @@ MATRIX = [
 # ---- harness self-checks (no hfx needed) ------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", GEN_VARIANTS + WAVE1_GEN_VARIANTS)
+@pytest.mark.parametrize("name", GEN_VARIANTS + FAMILIES_GEN_VARIANTS)
 def test_reference_generate_is_consistent(refs, name):
     """Harness sanity: generate()'s per-step logits are those of one no-cache forward over the
     final sequence, each row's tokens are those of the row generated alone (left padding changes
@@ -195,7 +195,7 @@ def test_eos_without_pad_token(gen_exports, refs, tmp_path, mode_name):
 CHUNKS = (6, 1, 3, 7)  # the prompt (empty cache), then 1, 3 and 7 tokens against the filled part
 
 
-@pytest.mark.parametrize("name", GEN_VARIANTS + WAVE1_GEN_VARIANTS)
+@pytest.mark.parametrize("name", GEN_VARIANTS + FAMILIES_GEN_VARIANTS)
 @pytest.mark.parametrize("mode_name", ["dyncache-mtd", "static-mtd"])
 def test_multi_token_decode(gen_exports, refs, name, mode_name):
     """decode.onnx of a --multi-token-decode export takes the prompt (empty cache), then 1, 3 and 7
@@ -324,7 +324,7 @@ def _dims(value_info) -> list:
 
 @pytest.mark.parametrize("name,mode_name", [(v, m) for v in GEN_VARIANTS for m in MODES if v == "llama_default" or m == "static"]
                          + [("qwen2_swa", "dyncache")]
-                         + [(v, "static") for v in WAVE1_GEN_VARIANTS]
+                         + [(v, "static") for v in FAMILIES_GEN_VARIANTS]
                          + [(v, "dyncache") for v in ("gemma2", "gemma3")])
 def test_export_structure(gen_exports, name, mode_name):
     """export.json: components, roles, files, metadata (also in each graph's metadata_props) with

@@ -45,7 +45,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import REPO, assert_logits_close, cached_exports, describe, run_hfx
+from conftest import REPO, assert_logits_close, built_once, cached_exports, describe, run_hfx
 from genutil import compare_generation, genai_greedy
 
 sys.path.insert(0, str(REPO / "examples"))
@@ -175,41 +175,37 @@ VARIANTS.update({
 def ckpt(tmp_path_factory):
     import transformers
     root = tmp_path_factory.mktemp("hybrid")
-    made = {}
-
-    def get(name):
-        if name not in made:
-            v = VARIANTS[name]
-            torch.manual_seed(0)
-            config = getattr(transformers, v.config_class or f"{v.family}Config")(**v.config)
-            model = getattr(transformers, f"{v.family}ForCausalLM")(config).eval()
-            g = torch.Generator().manual_seed(1)
-            with torch.no_grad():  # norms around 1, tables and linears large enough to matter
-                for n, p in model.named_parameters():
-                    if "norm" in n:  # Qwen3-Next's scale by 1 + w: w around 0 (its gated norm's by w)
-                        centre = 0 if v.family.startswith("Qwen3") and "linear_attn.norm" not in n else 1
-                        p.copy_(centre + 0.2 * torch.randn(p.shape, generator=g))
-                    elif "embed" in n:
-                        p.copy_(torch.randn(p.shape, generator=g))
-                    elif n.endswith(("A_log", "dt_bias", ".D", "dt_proj.bias")):  # the decays, steps and skips
-                        p.copy_(0.5 * torch.randn(p.shape, generator=g))
-                    else:
-                        p.copy_(torch.randn(p.shape, generator=g) / p[0].numel() ** 0.5)
-            model.save_pretrained(root / name)
-            if v.full_attn_idxs is not None or v.legacy_block_types or v.no_layer_types:
-                cfg = json.loads((root / name / "config.json").read_text())
-                types = cfg.pop("layer_types")
-                if v.no_layer_types:
-                    cfg["full_attention_interval"] = v.config["full_attention_interval"]
-                elif v.full_attn_idxs is not None:
-                    cfg["full_attn_idxs"] = list(v.full_attn_idxs)
+    def make(name):
+        v = VARIANTS[name]
+        torch.manual_seed(0)
+        config = getattr(transformers, v.config_class or f"{v.family}Config")(**v.config)
+        model = getattr(transformers, f"{v.family}ForCausalLM")(config).eval()
+        g = torch.Generator().manual_seed(1)
+        with torch.no_grad():  # norms around 1, tables and linears large enough to matter
+            for n, p in model.named_parameters():
+                if "norm" in n:  # Qwen3-Next's scale by 1 + w: w around 0 (its gated norm's by w)
+                    centre = 0 if v.family.startswith("Qwen3") and "linear_attn.norm" not in n else 1
+                    p.copy_(centre + 0.2 * torch.randn(p.shape, generator=g))
+                elif "embed" in n:
+                    p.copy_(torch.randn(p.shape, generator=g))
+                elif n.endswith(("A_log", "dt_bias", ".D", "dt_proj.bias")):  # the decays, steps and skips
+                    p.copy_(0.5 * torch.randn(p.shape, generator=g))
                 else:
-                    old = {"linear_attention": "mamba", "full_attention": "attention"}
-                    cfg["layers_block_type"] = [old[t] for t in types]
-                (root / name / "config.json").write_text(json.dumps(cfg))
-            made[name] = root / name
-        return made[name]
-    return get
+                    p.copy_(torch.randn(p.shape, generator=g) / p[0].numel() ** 0.5)
+        model.save_pretrained(root / name)
+        if v.full_attn_idxs is not None or v.legacy_block_types or v.no_layer_types:
+            cfg = json.loads((root / name / "config.json").read_text())
+            types = cfg.pop("layer_types")
+            if v.no_layer_types:
+                cfg["full_attention_interval"] = v.config["full_attention_interval"]
+            elif v.full_attn_idxs is not None:
+                cfg["full_attn_idxs"] = list(v.full_attn_idxs)
+            else:
+                old = {"linear_attention": "mamba", "full_attention": "attention"}
+                cfg["layers_block_type"] = [old[t] for t in types]
+            (root / name / "config.json").write_text(json.dumps(cfg))
+        return root / name
+    return built_once(make)
 
 
 @pytest.fixture(scope="module")

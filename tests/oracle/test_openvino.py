@@ -230,7 +230,7 @@ GEN_MATRIX = (
     + [("mistral_swa", "static-fixed-b3", BATCH3)]
     # MHA / MQA: the CPU plugin fuses a 4-D attention with its stateful cache (u8 by default)
     + [(v, "stateful", BATCH3) for v in ("llama_mha", "llama_mqa")]
-    # wave 1 (models.py): every new family stateful; the windowed Gemma 2 / Gemma 3 also stateless
+    # the decoder template's other families (models.py): every one stateful; the windowed Gemma 2 / Gemma 3 also stateless
     # with a static cache, StarCoder2 (window on every layer) stateless with a dynamic cache
     + [(v, "stateful", b) for v in ("granite", "olmo2", "starcoder2", "gemma", "gemma2", "gemma3")
        for b in (BATCH1, BATCH3)]

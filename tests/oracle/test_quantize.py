@@ -27,7 +27,7 @@ import torch
 from onnx import numpy_helper
 
 import models
-import wave1b_models as W
+import decoders_encoders_models as W
 from conftest import PARITY_ATOL, describe, run_hfx
 from genutil import genai_greedy
 
@@ -51,12 +51,12 @@ def _id(s):
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
     root = tmp_path_factory.mktemp("quant_ckpt")
-    wave1b = W.Checkpoints(root / "wave1b")
+    others = W.Checkpoints(root / "decoders_encoders")
     done = {}
 
     def get(name):
         if name not in done:
-            done[name] = wave1b(name) if name == "gpt2" else models.save_checkpoint(VARIANTS[name], root / name)
+            done[name] = others(name) if name == "gpt2" else models.save_checkpoint(VARIANTS[name], root / name)
         return done[name]
     return get
 

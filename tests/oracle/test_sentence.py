@@ -160,7 +160,7 @@ def _export(folder, out, fmt, *flags):
 
 def _check(got: dict, tokens, sentence, mask, label):
     """Token embeddings are compared where the mask keeps a token: sentence-transformers' ModernBERT
-    path leaves other values at padding than the eager model (whose padded positions test_wave1b.py
+    path leaves other values at padding than the eager model (whose padded positions test_decoders_encoders.py
     compares)."""
     assert set(got) == {"token_embeddings", "sentence_embedding"}, f"{label}: outputs {sorted(got)}"
     assert got["sentence_embedding"].shape == sentence.shape, f"{label}: {got['sentence_embedding'].shape}"

@@ -34,7 +34,7 @@ import torch
 
 import ovutil
 import seq2seq_models
-from conftest import PARITY_ATOL, assert_logits_close, describe, run_hfx
+from conftest import PARITY_ATOL, assert_logits_close, built_once, describe, run_hfx
 from genutil import compare_generation, run_loop
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -53,13 +53,9 @@ SOURCES = [[5, 17, 33, 40, 8, 9, 61, 70, 44, 12, 3], [7, 3, 12, 90], [44, 45, 46
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
     root = tmp_path_factory.mktemp("seq2seq")
-    made = {}
-
-    def get(name):
-        if name not in made:
-            made[name] = seq2seq_models.save_checkpoint(name, root / name)
-        return made[name]
-    return get
+    def make(name):
+        return seq2seq_models.save_checkpoint(name, root / name)
+    return built_once(make)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import assert_logits_close, cached_exports, describe, run_hfx
+from conftest import assert_logits_close, built_once, cached_exports, describe, run_hfx
 from initutil import init_weights
 
 BASE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, image_size=224,
@@ -94,23 +94,19 @@ def _init(model: torch.nn.Module, seed: int) -> None:
 def ckpt(tmp_path_factory):
     import transformers
     root = tmp_path_factory.mktemp("vision")
-    made = {}
-
-    def get(name):
-        if name not in made:
-            v = VARIANTS[name]
-            cls = model_class(v)
-            torch.manual_seed(0)
-            kwargs = {"add_pooling_layer": v.pooler} if v.head == "model" else {}
-            config = getattr(transformers, v.config_class)(**v.config, attn_implementation="eager")
-            model = cls(config, **kwargs).eval()
-            _init(model, seed=1)
-            model.save_pretrained(root / name)
-            if v.image:
-                processor(name).save_pretrained(root / name)
-            made[name] = root / name
-        return made[name]
-    return get
+    def make(name):
+        v = VARIANTS[name]
+        cls = model_class(v)
+        torch.manual_seed(0)
+        kwargs = {"add_pooling_layer": v.pooler} if v.head == "model" else {}
+        config = getattr(transformers, v.config_class)(**v.config, attn_implementation="eager")
+        model = cls(config, **kwargs).eval()
+        _init(model, seed=1)
+        model.save_pretrained(root / name)
+        if v.image:
+            processor(name).save_pretrained(root / name)
+        return root / name
+    return built_once(make)
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,7 @@ import pytest
 import torch
 
 import ovutil
-from conftest import REPO, assert_logits_close, cached_exports, describe, run_hfx
+from conftest import REPO, assert_logits_close, built_once, cached_exports, describe, run_hfx
 from initutil import init_weights
 from genutil import compare_generation
 
@@ -165,19 +165,15 @@ def model_class(v: Variant):
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
     root = tmp_path_factory.mktemp("vlm")
-    made = {}
-
-    def get(name):
-        if name not in made:
-            v = VARIANTS[name]
-            torch.manual_seed(0)
-            model = model_class(v)(_config(v)).eval()
-            _init(model, seed=1)
-            model.save_pretrained(root / name)
-            processor(v).save_pretrained(root / name)
-            made[name] = root / name
-        return made[name]
-    return get
+    def make(name):
+        v = VARIANTS[name]
+        torch.manual_seed(0)
+        model = model_class(v)(_config(v)).eval()
+        _init(model, seed=1)
+        model.save_pretrained(root / name)
+        processor(v).save_pretrained(root / name)
+        return root / name
+    return built_once(make)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Wave 1: Granite, OLMo-2, StarCoder2, Gemma, Gemma 2 and Gemma 3 text (models.py, after Qwen3).
+"""Granite, OLMo-2, StarCoder2, Gemma, Gemma 2 and Gemma 3 text (models.py, after Qwen3): the decoder template's other families.
 
 Their forward parity (ONNX Runtime and OpenVINO, every case of DEFAULT_CASES, left padding
 included) is test_parity.py's and test_openvino.py's, since they are in models.VARIANTS_LIST; their
@@ -19,9 +19,9 @@ import pytest
 import torch
 
 import models
-from conftest import PARITY_ATOL
+from conftest import PARITY_ATOL, built_once
 
-WAVE1 = {
+FAMILIES = {
     # variant: transformers architecture
     "granite": "GraniteForCausalLM",
     "olmo2": "Olmo2ForCausalLM",
@@ -84,13 +84,13 @@ def _logits(model_dir, inputs, **overrides) -> np.ndarray:
     return out.logits.numpy()
 
 
-def test_wave1_variants_join_the_parity_suites():
-    """Every wave-1 variant is in VARIANTS_LIST with its architecture, so test_parity.py (ONNX, all
+def test_family_variants_join_the_parity_suites():
+    """Every variant of these families is in VARIANTS_LIST with its architecture, so test_parity.py (ONNX, all
     its cases) and test_openvino.py (forward parity) run it."""
     import test_openvino
     import test_parity
 
-    for name, arch in WAVE1.items():
+    for name, arch in FAMILIES.items():
         assert name in models.VARIANTS, name
         variant = models.VARIANTS[name]
         assert variant.architecture == arch, (name, variant.architecture)
@@ -196,14 +196,9 @@ QUIRK_CASES = (models.Case(1, 7), models.Case(3, 12, (0, 3, 11)))
 @pytest.fixture(scope="module")
 def quirk_checkpoints(tmp_path_factory):
     root = tmp_path_factory.mktemp("quirk_checkpoints")
-    built = {}
-
-    def get(name):
-        if name not in built:
-            built[name] = models.save_checkpoint(QUIRKS[name][0], root / name)
-        return built[name]
-
-    return get
+    def make(name):
+        return models.save_checkpoint(QUIRKS[name][0], root / name)
+    return built_once(make)
 
 
 @pytest.mark.parametrize("name", list(QUIRKS))

@@ -1,6 +1,6 @@
-"""Tiny checkpoints of wave 1b and wave 2 (test_wave1b.py): Phi-3, GPT-NeoX, GPT-2, Mixtral, Qwen3-MoE and the
-BERT-style encoders (BERT, RoBERTa, XLM-RoBERTa, bare and with a sequence-classification head); wave 2's
-decoders (OLMo, SmolLM3, Phi, StableLM, GLM, GLM-4, ERNIE 4.5, EXAONE 4, Cohere, Cohere 2, Qwen2-MoE,
+"""Tiny checkpoints of test_decoders_encoders.py: Phi-3, GPT-NeoX, GPT-2, Mixtral, Qwen3-MoE and the
+BERT-style encoders (BERT, RoBERTa, XLM-RoBERTa, bare and with a sequence-classification head);
+the later decoders (OLMo, SmolLM3, Phi, StableLM, GLM, GLM-4, ERNIE 4.5, EXAONE 4, Cohere, Cohere 2, Qwen2-MoE,
 GraniteMoE), the decoders' sequence classifiers and the encoders' token-classification, QA and masked-LM heads.
 
 As models.py: each checkpoint is built by transformers from an explicit config with fixed seeds,
@@ -400,8 +400,8 @@ QWEN3_MOE = dict(
     eos_token_id=2,
 )
 
-# wave 2: one small shape, each family's own keys on top
-WAVE2 = dict(
+# one small shape, each family's own keys on top
+SMALL = dict(
     vocab_size=168,
     hidden_size=64,
     intermediate_size=128,
@@ -414,25 +414,25 @@ WAVE2 = dict(
     eos_token_id=2,
 )
 
-OLMO = dict(WAVE2, vocab_size=176, num_hidden_layers=2, tie_word_embeddings=False,
+OLMO = dict(SMALL, vocab_size=176, num_hidden_layers=2, tie_word_embeddings=False,
             rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
 
 # GPT-OSS: a small swiglu_limit so that the clamps bite; sinks drawn around 0 (norm_offset -0.5)
-GPT_OSS = dict(WAVE2, head_dim=16, num_local_experts=4, num_experts_per_tok=2, sliding_window=4, swiglu_limit=0.6,
+GPT_OSS = dict(SMALL, head_dim=16, num_local_experts=4, num_experts_per_tok=2, sliding_window=4, swiglu_limit=0.6,
                max_position_embeddings=256, rms_norm_eps=1e-5,
                rope_parameters={"rope_type": "yarn", "factor": 4.0, "beta_fast": 32.0, "beta_slow": 1.0,
                                 "truncate": False, "original_max_position_embeddings": 64, "rope_theta": 150000.0})
 
 # DeepSeek: MLA (kv latent 16, rotary 8 of 8 + 8 dims, values 12 wide), layer 0 dense, then 1 shared + top-2
 # of 8 routed experts in 4 groups of which 2 are kept
-DEEPSEEK = dict(WAVE2, num_key_value_heads=4, moe_intermediate_size=32, n_shared_experts=1, n_routed_experts=8,
+DEEPSEEK = dict(SMALL, num_key_value_heads=4, moe_intermediate_size=32, n_shared_experts=1, n_routed_experts=8,
                 num_experts_per_tok=2, n_group=4, topk_group=2, first_k_dense_replace=1, kv_lora_rank=16,
                 qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=12, rms_norm_eps=1e-6, max_position_embeddings=256)
 DEEPSEEK_YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64, "beta_fast": 32.0,
                  "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "rope_theta": 10000.0}
 
 # four layers: the default no_rope_layer_interval 4 leaves layer 3 without rope
-SMOLLM3 = dict(WAVE2, vocab_size=200, rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 50000.0})
+SMOLLM3 = dict(SMALL, vocab_size=200, rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 50000.0})
 
 BERT = dict(
     vocab_size=120,
@@ -579,14 +579,14 @@ SPECS_LIST = [
          dict(QWEN3_MOE, norm_topk_prob=True, decoder_sparse_step=2, mlp_only_layers=[]),
          "norm_topk_prob true, decoder_sparse_step 2 (layer 1 sparse, layers 0 and 2 dense), fused experts",
          layout="fused", seed=1, cases=models.DEFAULT_CASES),
-    # --- wave 2: OLMo ---
+    # --- OLMo ---
     Spec("olmo", "olmo", dict(OLMO),
          "LayerNorm without weight or bias (f32, eps 1e-5 whatever the config), GQA 4/2, no clip_qkv",
          cases=models.DEFAULT_CASES),
     Spec("olmo_clip", "olmo", dict(OLMO, clip_qkv=0.6, attention_bias=True),
          "clip_qkv 0.6 (q, k, v clamped after the projections), attention biases", seed=1,
          cases=models.DEFAULT_CASES),
-    # --- wave 2: SmolLM3 ---
+    # --- SmolLM3 ---
     Spec("smollm3", "smollm3", dict(SMOLLM3),
          "no_rope_layers derived (interval 4: layer 3 without rope), tied embeddings",
          embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
@@ -604,85 +604,85 @@ SPECS_LIST = [
               tie_word_embeddings=False, mlp_bias=True),
          "smollm3_swa without layer_types in config.json (sliding on the no-rope layers, derived)",
          config_rewrite="smollm3_no_types", twin="smollm3_swa", seed=1, cases=(Case(3, 12, (0, 3, 11)),)),
-    # --- wave 2: Phi, StableLM, GLM, GLM-4, ERNIE 4.5, EXAONE 4, Cohere, Cohere 2 ---
-    Spec("phi", "phi", dict(WAVE2, num_key_value_heads=4),
+    # --- Phi, StableLM, GLM, GLM-4, ERNIE 4.5, EXAONE 4, Cohere, Cohere 2 ---
+    Spec("phi", "phi", dict(SMALL, num_key_value_heads=4),
          "phi-2's block: one LayerNorm feeding attention and MLP in parallel, fc1/gelu_new/fc2, every linear biased "
          "(dense, lm_head too), partial rotary 0.5, final_layernorm", cases=models.DEFAULT_CASES),
-    Spec("phi_qk", "phi", dict(WAVE2, qk_layernorm=True, partial_rotary_factor=0.375),
+    Spec("phi_qk", "phi", dict(SMALL, qk_layernorm=True, partial_rotary_factor=0.375),
          "qk_layernorm (LayerNorm with bias over head_dim, shared by the heads), GQA 4/2, partial rotary 0.375",
          seed=1, cases=models.DEFAULT_CASES),
-    Spec("stablelm", "stablelm", dict(WAVE2),
+    Spec("stablelm", "stablelm", dict(SMALL),
          "LayerNorm with bias, sequential block, partial rotary 0.25 (default), no q/k/v bias",
          cases=models.DEFAULT_CASES),
-    Spec("stablelm_par", "stablelm", dict(WAVE2, use_parallel_residual=True, use_qkv_bias=True, tie_word_embeddings=True),
+    Spec("stablelm_par", "stablelm", dict(SMALL, use_parallel_residual=True, use_qkv_bias=True, tie_word_embeddings=True),
          "use_parallel_residual (one norm for both branches), use_qkv_bias, tied head", seed=1,
          embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
-    Spec("stablelm_qk", "stablelm", dict(WAVE2, qk_layernorm=True),
+    Spec("stablelm_qk", "stablelm", dict(SMALL, qk_layernorm=True),
          "qk_layernorm: a LayerNorm per head (q_layernorm.norms.{h}), 4 for q and 2 for k", seed=2,
          cases=models.DEFAULT_CASES),
-    Spec("glm", "glm", dict(WAVE2, head_dim=16),
+    Spec("glm", "glm", dict(SMALL, head_dim=16),
          "interleaved partial rotary (pairs, 0.5 of the head), fused gate_up_proj, q/k/v biases (attention_bias "
          "default true), o without", cases=models.DEFAULT_CASES),
-    Spec("glm4", "glm4", dict(WAVE2, head_dim=32, partial_rotary_factor=0.25),
+    Spec("glm4", "glm4", dict(SMALL, head_dim=32, partial_rotary_factor=0.25),
          "GLM-4's four norms (post_self_attn / post_attention (pre-MLP) / post_mlp), head_dim 32, rotary 0.25",
          seed=1, cases=models.DEFAULT_CASES),
-    Spec("ernie4_5", "ernie4_5", dict(WAVE2, head_dim=16),
+    Spec("ernie4_5", "ernie4_5", dict(SMALL, head_dim=16),
          "interleaved rotary over the whole head, theta 500000, tied head, no biases", embed_std=models.TIED_EMBED_STD,
          cases=models.DEFAULT_CASES),
-    Spec("ernie4_5_bias", "ernie4_5", dict(WAVE2, head_dim=16, use_bias=True, tie_word_embeddings=False),
+    Spec("ernie4_5_bias", "ernie4_5", dict(SMALL, head_dim=16, use_bias=True, tie_word_embeddings=False),
          "use_bias: every linear but the head biased, untied", seed=1, cases=models.DEFAULT_CASES),
-    Spec("exaone4", "exaone4", dict(WAVE2, sliding_window=4, sliding_window_pattern=2),
+    Spec("exaone4", "exaone4", dict(SMALL, sliding_window=4, sliding_window_pattern=2),
          "norms after the blocks (no input norm), per-head q/k RMSNorm, sliding window 4 on every other layer, "
          "full layers without rope", cases=models.DEFAULT_CASES),
-    Spec("cohere", "cohere", dict(WAVE2, logit_scale=0.25),
+    Spec("cohere", "cohere", dict(SMALL, logit_scale=0.25),
          "LayerNorm with a weight only (f32), parallel block, interleaved rotary, theta 500000, logit_scale 0.25, "
          "tied head", embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
-    Spec("cohere_qk", "cohere", dict(WAVE2, use_qk_norm=True),
+    Spec("cohere_qk", "cohere", dict(SMALL, use_qk_norm=True),
          "use_qk_norm: q_norm / k_norm weights [heads, head_dim], LayerNorm in f32", seed=2,
          embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
-    Spec("cohere2", "cohere2", dict(WAVE2, sliding_window=4, sliding_window_pattern=2, attention_bias=True),
+    Spec("cohere2", "cohere2", dict(SMALL, sliding_window=4, sliding_window_pattern=2, attention_bias=True),
          "sliding window 4 on every other layer, rope on the sliding layers only, attention biases, "
          "logit_scale 0.0625 (default)", seed=1, embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
-    # --- wave 2: Qwen2-MoE, GraniteMoE ---
+    # --- Qwen2-MoE, GraniteMoE ---
     Spec("qwen2_moe", "qwen2_moe",
-         dict(WAVE2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48, shared_expert_intermediate_size=80,
+         dict(SMALL, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48, shared_expert_intermediate_size=80,
               mlp_only_layers=[1], norm_topk_prob=False),
          "top-2 of 4 experts plus the shared expert scaled by sigmoid(shared_expert_gate), layer 1 dense, q/k/v "
          "biases (qkv_bias default), per-expert tensors", cases=models.DEFAULT_CASES),
     Spec("qwen2_moe_fused", "qwen2_moe",
-         dict(WAVE2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48, shared_expert_intermediate_size=80,
+         dict(SMALL, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48, shared_expert_intermediate_size=80,
               mlp_only_layers=[1], norm_topk_prob=False),
          "qwen2_moe with transformers 5's fused 3-D experts", layout="fused", twin="qwen2_moe",
          cases=(Case(3, 12, (0, 3, 11)),)),
     Spec("qwen2_moe_swa", "qwen2_moe",
-         dict(WAVE2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48, shared_expert_intermediate_size=80,
+         dict(SMALL, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=48, shared_expert_intermediate_size=80,
               use_sliding_window=True, sliding_window=4, max_window_layers=3, norm_topk_prob=True, qkv_bias=False),
          "sliding window 4 on layers 0 and 2 (even layers below max_window_layers 3), norm_topk_prob, no qkv bias",
          seed=1, cases=models.DEFAULT_CASES),
     Spec("granitemoe", "granitemoe",
-         dict(WAVE2, num_local_experts=4, num_experts_per_tok=2, embedding_multiplier=2.0, residual_multiplier=0.5,
+         dict(SMALL, num_local_experts=4, num_experts_per_tok=2, embedding_multiplier=2.0, residual_multiplier=0.5,
               attention_multiplier=0.2, logits_scaling=4.0),
          "top-2 of 4 fused experts (block_sparse_moe.input_linear / output_linear / router.layer, as the Hub's), "
          "Granite's multipliers", cases=models.DEFAULT_CASES),
     Spec("granitemoe_native", "granitemoe",
-         dict(WAVE2, num_local_experts=4, num_experts_per_tok=2, embedding_multiplier=2.0, residual_multiplier=0.5,
+         dict(SMALL, num_local_experts=4, num_experts_per_tok=2, embedding_multiplier=2.0, residual_multiplier=0.5,
               attention_multiplier=0.2, logits_scaling=4.0),
          "granitemoe with transformers 5's names (experts.gate_up_proj / down_proj, router.weight)", layout="fused",
          twin="granitemoe", cases=(Case(3, 12, (0, 3, 11)),)),
-    # --- wave 2: OLMoE ---
-    Spec("olmoe", "olmoe", dict(WAVE2, num_experts=4, num_experts_per_tok=2, clip_qkv=0.6,
+    # --- OLMoE ---
+    Spec("olmoe", "olmoe", dict(SMALL, num_experts=4, num_experts_per_tok=2, clip_qkv=0.6,
                                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
          "q/k RMSNorms over the whole projections, then clip_qkv 0.6; top-2 of 4 experts, no renormalisation",
          seed=1, cases=models.DEFAULT_CASES),
-    Spec("olmoe_norm", "olmoe", dict(WAVE2, num_experts=4, num_experts_per_tok=3, norm_topk_prob=True,
+    Spec("olmoe_norm", "olmoe", dict(SMALL, num_experts=4, num_experts_per_tok=3, norm_topk_prob=True,
                                      rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
          "norm_topk_prob over top-3 of 4, no clipping", seed=2, cases=models.DEFAULT_CASES),
-    # --- wave 2: GPT-OSS ---
+    # --- GPT-OSS ---
     Spec("gpt_oss", "gpt_oss", GPT_OSS,
          "attention sinks, biased attention, sliding window 4 on layers 0 and 2, YaRN (factor 4), top-2 of 4 biased "
          "experts with gate/up interleaved and the SwiGLU clamped at 0.6", seed=1, norm_offset=-0.5,
          cases=models.DEFAULT_CASES),
-    # --- wave 2: DeepSeek V2 / V3 ---
+    # --- DeepSeek V2 / V3 ---
     Spec("deepseek_v3", "deepseek_v3", dict(DEEPSEEK, q_lora_rank=24, routed_scaling_factor=2.5),
          "MLA with q_lora_rank 24, rope_interleave (pairs regrouped), sigmoid router with e_score_correction_bias, "
          "group-limited top-2 (2 of 4 groups by their top-2 sum), norm_topk_prob, routed_scaling_factor 2.5",
@@ -699,7 +699,7 @@ SPECS_LIST = [
          seed=3, cases=models.DEFAULT_CASES),
     Spec("deepseek_v2_greedy", "deepseek_v2", dict(DEEPSEEK, q_lora_rank=24, topk_method="greedy", first_k_dense_replace=2),
          "q_lora_rank 24, greedy top-2 over all experts, two dense layers", seed=4, cases=models.DEFAULT_CASES),
-    # --- wave 2: decoders' sequence-classification heads (score on the last token that is not pad) ---
+    # --- decoders' sequence-classification heads (score on the last token that is not pad) ---
     Spec("llama_cls", "llama_cls", dict(models.LLAMA, pad_token_id=0, **LABELS3),
          "LlamaForSequenceClassification, 3 labels, pad 0: left- and right-padded rows, a pad id inside the text",
          cases=DEC_CLS_CASES),
@@ -744,7 +744,7 @@ SPECS_LIST = [
     Spec("xlmr_mlm", "xlmr_mlm", dict(XLMR), "XLMRobertaForMaskedLM", seed=6, cases=ENC_CASES_NO_TYPES),
     Spec("xlmr_cls", "xlmr_cls", dict(XLMR, **LABELS3), "XLMRobertaForSequenceClassification",
          cases=ENC_CASES_NO_TYPES),
-    # --- wave 2: DistilBERT and ModernBERT, bare and with their heads ---
+    # --- DistilBERT and ModernBERT, bare and with their heads ---
     Spec("distilbert", "distilbert", dict(DISTILBERT), "DistilBertModel: transformer.layer.{i} q_lin/k_lin/v_lin",
          cases=ENC_CASES_NO_TYPES),
     Spec("distilbert_relu", "distilbert", dict(DISTILBERT, activation="relu", sinusoidal_pos_embds=True),
@@ -780,7 +780,7 @@ SPECS_LIST = [
          cases=ENC_CASES_NO_TYPES),
     Spec("modernbert_mlm", "modernbert_mlm", dict(MODERNBERT), "ModernBertForMaskedLM: head, tied decoder with bias",
          seed=6, cases=ENC_CASES_NO_TYPES),
-    # --- wave 2: DeBERTa-v2/v3 ---
+    # --- DeBERTa-v2/v3 ---
     Spec("deberta_v3", "deberta", dict(DEBERTA_V3), "DebertaV2Model, v3-style: disentangled attention with log buckets",
          cases=ENC_CASES_NO_TYPES),
     Spec("deberta_v2", "deberta", dict(DEBERTA_V2), "DebertaV2Model, v2-style: types, positions, pos_*_proj, "

@@ -1,8 +1,8 @@
-"""Wave 1b and wave 2 (the architectures and heads wave1b_models.py lists). Wave 1b: Phi-3 (fused qkv / gate_up, partial rotary, longrope), GPT-NeoX, GPT-2, Mixtral and
+"""The architectures and heads decoders_encoders_models.py lists: Phi-3 (fused qkv / gate_up, partial rotary, longrope), GPT-NeoX, GPT-2, Mixtral and
 Qwen3-MoE (router top-k, per-expert and fused 3-D expert tensors), and the BERT-style encoders
 (BERT, RoBERTa, XLM-RoBERTa; bare models and sequence-classification heads) against transformers.
 
-The checkpoints are wave1b_models.py's (tiny, explicit configs, fixed seeds, weights drawn large
+The checkpoints are decoders_encoders_models.py's (tiny, explicit configs, fixed seeds, weights drawn large
 enough that a wrong feature cannot hide under the tolerance; each one loaded back by transformers
 to exactly the saved model). For every checkpoint:
 
@@ -36,7 +36,7 @@ import pytest
 import torch
 
 import models
-import wave1b_models as W
+import decoders_encoders_models as W
 from conftest import PARITY_ATOL, REPO, Exports, assert_logits_close, describe, run_hfx
 from genutil import MAX_CACHE_LEN, NEW_TOKENS, GenExports, left_pad, positions, prompts
 from genutil import References as GenReferences
@@ -60,7 +60,7 @@ ENC_INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
 
 @pytest.fixture(scope="session")
 def b_ckpts(tmp_path_factory) -> W.Checkpoints:
-    return W.Checkpoints(tmp_path_factory.mktemp("wave1b_checkpoints"))
+    return W.Checkpoints(tmp_path_factory.mktemp("decoders_encoders_checkpoints"))
 
 
 @pytest.fixture(scope="session")
@@ -70,28 +70,28 @@ def b_refs(b_ckpts) -> W.References:
 
 @pytest.fixture(scope="session")
 def b_onnx(tmp_path_factory, b_ckpts) -> Exports:
-    return Exports(tmp_path_factory.mktemp("wave1b_onnx"), b_ckpts)
+    return Exports(tmp_path_factory.mktemp("de_onnx"), b_ckpts)
 
 
 @pytest.fixture(scope="session")
 def b_ov(tmp_path_factory, b_ckpts) -> OVExports:
-    return OVExports(tmp_path_factory.mktemp("wave1b_ov"), b_ckpts)
+    return OVExports(tmp_path_factory.mktemp("de_ov"), b_ckpts)
 
 
 @pytest.fixture(scope="session")
 def b_gen(tmp_path_factory, b_ckpts) -> GenExports:
-    return GenExports(tmp_path_factory.mktemp("wave1b_gen"), b_ckpts)
+    return GenExports(tmp_path_factory.mktemp("de_gen"), b_ckpts)
 
 
 @pytest.fixture(scope="session")
 def b_dyn(tmp_path_factory, b_ckpts) -> GenExports:
-    return GenExports(tmp_path_factory.mktemp("wave1b_dynamo_gen"), b_ckpts, fmt="dynamo")
+    return GenExports(tmp_path_factory.mktemp("de_dynamo_gen"), b_ckpts, fmt="dynamo")
 
 
 @pytest.fixture(scope="session")
 def b_et(tmp_path_factory, b_ckpts):
     """--format executorch generation exports: batch bounded by 4, every length by max_cache_len."""
-    root = tmp_path_factory.mktemp("wave1b_executorch_gen")
+    root = tmp_path_factory.mktemp("de_executorch_gen")
     cfg = root / "bounds.json"
     cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {"input_ids": {
         "0": {"name": "batch", "min": 1, "max": 4}, "1": {"name": "sequence", "min": 1, "max": MAX_CACHE_LEN}}}}))
@@ -349,7 +349,7 @@ ENC_FEATURES = [
 
 @pytest.mark.parametrize("name,feature,overrides", ENC_FEATURES, ids=[f"{n}-{f.split(' ')[0]}" for n, f, _ in ENC_FEATURES])
 def test_encoder_config_features_are_visible(b_ckpts, b_refs, name, feature, overrides):
-    """Harness sanity for wave 2's encoders: switching the feature off in transformers' own config
+    """Harness sanity for the later encoders: switching the feature off in transformers' own config
     moves its outputs by >> the tolerance, so parity of the export proves it."""
     spec = W.SPECS[name]
     case = W.EncCase(3, 12, (12, 9, 1))
@@ -383,14 +383,14 @@ def test_onnx_parity(b_onnx, b_refs, name, case):
 
 
 class _DynamoPrograms:
-    """--format dynamo exports of the wave-1b checkpoints, loaded once (or the CLI's refusal)."""
+    """--format dynamo exports of the checkpoints of decoders_encoders_models.py, loaded once (or the CLI's refusal)."""
 
     def __init__(self):
         self._p: dict = {}
 
     def __call__(self, b_ckpts, tmp_path_factory, name):
         if name not in self._p:
-            out = tmp_path_factory.mktemp("wave1b_dynamo") / name
+            out = tmp_path_factory.mktemp("de_dynamo") / name
             proc = run_hfx(["export", b_ckpts(name), out, "--format", "dynamo", "--dynamic", "--quiet"])
             if proc.returncode:
                 self._p[name] = proc
@@ -420,7 +420,7 @@ def test_dynamo_parity(b_ckpts, b_refs, tmp_path_factory, name, case):
 
 
 class _ExecutorchPrograms:
-    """--format executorch exports of the wave-1b checkpoints, batch and sequence bounded to fit
+    """--format executorch exports of the checkpoints of decoders_encoders_models.py, batch and sequence bounded to fit
     every case (or the CLI's refusal)."""
 
     def __init__(self):
@@ -428,7 +428,7 @@ class _ExecutorchPrograms:
 
     def __call__(self, b_ckpts, tmp_path_factory, name, backend):
         if (name, backend) not in self._p:
-            out = tmp_path_factory.mktemp("wave1b_executorch") / name
+            out = tmp_path_factory.mktemp("de_executorch") / name
             cases = W.SPECS[name].cases
             cfg = out.parent / "cfg.json"
             cfg.write_text(json.dumps({"export_format": "executorch", "backend": backend, "dynamic_shapes": {"input_ids": {
@@ -877,9 +877,9 @@ def test_moe_experts_config_is_checked(b_ckpts, tmp_path):
     assert proc.returncode == 2 and "moe_experts" in proc.stderr, describe(proc)
 
 
-# ---- wave 2's config fields, malformed -------------------------------------------------------------------
+# ---- family-specific config fields, malformed ---------------------------------------------------------------------------
 
-WAVE2_BAD = [
+FAMILY_BAD_CONFIGS = [
     ("smollm3", {"no_rope_layers": [1, 0]}, "no_rope_layers"),            # not one flag per layer
     ("smollm3", {"no_rope_layers": [1, 1, "no", 1]}, "no_rope_layers[2]"),
     ("smollm3", {"no_rope_layers": None, "no_rope_layer_interval": 0}, "no_rope_layer_interval"),
@@ -895,9 +895,9 @@ WAVE2_BAD = [
 ]
 
 
-@pytest.mark.parametrize("name,edit,field", WAVE2_BAD, ids=[f"{n}-{f}" for n, _, f in WAVE2_BAD])
-def test_wave2_bad_config(b_ckpts, tmp_path, name, edit, field):
-    """A malformed wave-2 field is refused with exit code 2, the field named, nothing written."""
+@pytest.mark.parametrize("name,edit,field", FAMILY_BAD_CONFIGS, ids=[f"{n}-{f}" for n, _, f in FAMILY_BAD_CONFIGS])
+def test_family_bad_config(b_ckpts, tmp_path, name, edit, field):
+    """A malformed family-specific field is refused with exit code 2, the field named, nothing written."""
     import shutil
 
     ck = tmp_path / "ck"
