@@ -537,7 +537,8 @@ static const char main_help[] =
     "hfx exports Hugging Face Transformers checkpoints to deployable graphs, without Python.\n"
     "\n"
     "commands:\n"
-    "  export    write a checkpoint as ONNX or OpenVINO IR (hfx export --help)\n"
+    "  export    write a checkpoint as ONNX, OpenVINO IR, a torch.export program (.pt2) or an\n"
+    "            ExecuTorch program (.pte) (hfx export --help)\n"
     "  inspect   describe a checkpoint or an exported model (hfx inspect --help)\n"
     "\n"
     "  --version   print the version\n";
