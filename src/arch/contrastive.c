@@ -216,16 +216,21 @@ static hfx_torch_signature dual_torch_signature(const void *desc_) {
     return (hfx_torch_signature){both, d->layout == &clip_dual ? "CLIPOutput" : "SiglipOutput", NULL};
 }
 
-/* name, role, one token per call, reads what an earlier call wrote, logits kept by default */
-static const hfx_component forward[] = {{"model", "model", false, false, -1, NULL}};
+static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", NULL};
 
 const hfx_arch_family hfx_dual_family = {
-    sizeof(dual_cfg), dual_parse, dual_build, NULL, NULL, {[HFX_EXPORT_FORWARD] = {forward, 1}},
-    sequence_inputs, dual_torch_signature, NULL, NULL, NULL};
+    .cfg_size = sizeof(dual_cfg),
+    .parse = dual_parse,
+    .build_forward = dual_build,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    .sequence_inputs = sequence_inputs,
+    .torch_signature = dual_torch_signature,
+};
 
-const dual_desc hfx_clip_model = {"CLIPModel", &clip_dual, DUAL_BOTH};
-const dual_desc hfx_siglip_model = {"SiglipModel", &siglip_dual, DUAL_BOTH};
-const dual_desc hfx_clip_text_model = {"CLIPTextModel", &clip_dual, DUAL_TEXT};
-const dual_desc hfx_clip_text_projection = {"CLIPTextModelWithProjection", &clip_dual, DUAL_TEXT_PROJECTED};
-const dual_desc hfx_siglip_text_model = {"SiglipTextModel", &siglip_dual, DUAL_TEXT};
+const dual_desc hfx_clip_model = {.architecture = "CLIPModel", .layout = &clip_dual, .part = DUAL_BOTH};
+const dual_desc hfx_siglip_model = {.architecture = "SiglipModel", .layout = &siglip_dual, .part = DUAL_BOTH};
+const dual_desc hfx_clip_text_model = {.architecture = "CLIPTextModel", .layout = &clip_dual, .part = DUAL_TEXT};
+const dual_desc hfx_clip_text_projection = {.architecture = "CLIPTextModelWithProjection", .layout = &clip_dual,
+                                            .part = DUAL_TEXT_PROJECTED};
+const dual_desc hfx_siglip_text_model = {.architecture = "SiglipTextModel", .layout = &siglip_dual, .part = DUAL_TEXT};

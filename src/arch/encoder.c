@@ -675,7 +675,7 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
 }
 
 /* An encoder exports its forward pass only. */
-static const hfx_component forward[] = {{"model", "model", false, false, -1, NULL}};
+static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};
 static const char *const typed_inputs[] = {"input_ids", "attention_mask", "token_type_ids", NULL};
 static const char *const untyped_inputs[] = {"input_ids", "attention_mask", NULL};
 
@@ -683,23 +683,40 @@ static const char *const untyped_inputs[] = {"input_ids", "attention_mask", NULL
 static bool encoder_pools(const void *desc) { return ((const encoder_desc *)desc)->head == HEAD_NONE; }
 
 /* Two families that differ only in their inputs: with token types (BERT, RoBERTa) or without. */
-const hfx_arch_family hfx_encoder_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
-                                            {[HFX_EXPORT_FORWARD] = {forward, 1}}, typed_inputs, NULL,
-                                            encoder_pools, NULL, NULL};
-const hfx_arch_family hfx_untyped_encoder_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
-                                                    {[HFX_EXPORT_FORWARD] = {forward, 1}}, untyped_inputs, NULL,
-                                                    encoder_pools, NULL, NULL};
+const hfx_arch_family hfx_encoder_family = {
+    .cfg_size = sizeof(encoder_cfg),
+    .parse = encoder_parse,
+    .build_forward = encoder_build,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    .sequence_inputs = typed_inputs,
+    .pools = encoder_pools,
+};
+const hfx_arch_family hfx_untyped_encoder_family = {
+    .cfg_size = sizeof(encoder_cfg),
+    .parse = encoder_parse,
+    .build_forward = encoder_build,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    .sequence_inputs = untyped_inputs,
+    .pools = encoder_pools,
+};
 
 /* DeBERTa-v2: token types only where type_vocab_size > 0 (v3 has none). */
 static const char *const *deberta_inputs(const void *cfg) {
     return ((const encoder_cfg *)cfg)->types ? typed_inputs : untyped_inputs;
 }
-const hfx_arch_family hfx_deberta_family = {sizeof(encoder_cfg), encoder_parse, encoder_build, NULL, NULL,
-                                            {[HFX_EXPORT_FORWARD] = {forward, 1}}, typed_inputs, NULL,
-                                            encoder_pools, deberta_inputs, NULL};
+const hfx_arch_family hfx_deberta_family = {
+    .cfg_size = sizeof(encoder_cfg),
+    .parse = encoder_parse,
+    .build_forward = encoder_build,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    .sequence_inputs = typed_inputs,
+    .pools = encoder_pools,
+    .sequence_inputs_of = deberta_inputs,
+};
 
-#define ENC(sym, arch, prefix, roberta, head, layout) \
-    const encoder_desc sym = {arch, prefix, roberta, head, &layout};
+#define ENC(sym, arch_, prefix_, roberta_, head_, layout_) \
+    const encoder_desc sym = {.architecture = arch_, .prefix = prefix_, .roberta_positions = roberta_, .head = head_, \
+                              .layout = &layout_};
 ENC(hfx_bert_model, "BertModel", "bert", false, HEAD_NONE, bert_layout)
 ENC(hfx_bert_classifier, "BertForSequenceClassification", "bert", false, HEAD_BERT_CLASSIFIER, bert_layout)
 ENC(hfx_bert_token_classifier, "BertForTokenClassification", "bert", false, HEAD_TOKEN_CLASSIFIER, bert_layout)

@@ -650,13 +650,17 @@ static hfx_torch_signature vision_torch_signature(const void *desc_) {
                                                                    : "BaseModelOutputWithPooling", NULL};
 }
 
-/* name, role, one token per call, reads what an earlier call wrote, logits kept by default */
-static const hfx_component forward[] = {{"model", "model", false, false, -1, NULL}};
+static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};
 static const char *const image_inputs[] = {"pixel_values", NULL};
 
 const hfx_arch_family hfx_vision_family = {
-    sizeof(vision_cfg), vision_parse, vision_build, NULL, NULL, {[HFX_EXPORT_FORWARD] = {forward, 1}},
-    image_inputs, vision_torch_signature, NULL, NULL, NULL};
+    .cfg_size = sizeof(vision_cfg),
+    .parse = vision_parse,
+    .build_forward = vision_build,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    .sequence_inputs = image_inputs,
+    .torch_signature = vision_torch_signature,
+};
 
 /* ---- for models that hold a vision tower ---- */
 

@@ -365,33 +365,64 @@ static hfx_torch_signature vlm_torch_signature(const void *desc) {
     return (hfx_torch_signature){args, "CausalLMOutputWithPast", NULL};
 }
 
-/* name, role, one token per call, reads what an earlier call wrote, logits kept by default, and the
- * file stem of OpenVINO's stateful layout: optimum-intel's, which OpenVINO GenAI's VLMPipeline reads */
+/* The stateful stems: the file stems of OpenVINO's stateful layout, optimum-intel's, which OpenVINO
+ * GenAI's VLMPipeline reads */
 static const hfx_component generation[] = {
-    {"image_encoder", "modality_encoder", false, false, -1, "vision_embeddings"},
-    {"embed_tokens", "embed_tokens", false, false, -1, "text_embeddings"},
-    {"prefill", "prefill", false, false, 1, NULL},
-    {"decode", "decode", true, true, 1, "language"}};
+    {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "vision_embeddings"},
+    {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
+    {.name = "prefill", .role = "prefill", .logits_to_keep = 1},
+    {.name = "decode", .role = "decode", .single_token = true, .reads_state = true, .logits_to_keep = 1,
+     .stateful_stem = "language"},
+};
 static const hfx_component one_graph[] = {
-    {"image_encoder", "modality_encoder", false, false, -1, "vision_embeddings"},
-    {"embed_tokens", "embed_tokens", false, false, -1, "text_embeddings"},
-    {"decode", "decode", false, true, 0, "language"}};
+    {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "vision_embeddings"},
+    {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
+    {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0, .stateful_stem = "language"},
+};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
 
 const hfx_arch_family hfx_vlm_family = {
-    sizeof(vlm_cfg), vlm_parse, vlm_build, vlm_cache_layers, NULL,
-    {[HFX_EXPORT_GENERATION] = {generation, 4}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 3}},
-    sequence_inputs, vlm_torch_signature, NULL, NULL, NULL};
+    .cfg_size = sizeof(vlm_cfg),
+    .parse = vlm_parse,
+    .build_forward = vlm_build,
+    .cache_layers = vlm_cache_layers,
+    .exports = {[HFX_EXPORT_GENERATION] = {generation, 4}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 3}},
+    .sequence_inputs = sequence_inputs,
+    .torch_signature = vlm_torch_signature,
+};
 
 static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};
 static const vlm_names *const idefics3_names[] = {&idefics3_hub, NULL};
 static const vlm_names *const qwen2_vl_names[] = {&qwen2_vl_hub, &qwen2_vl_v5, NULL};
-const vlm_desc hfx_llava = {"LlavaForConditionalGeneration", llava_names, VLM_LLAVA, "clip_vision_model", 32000, NULL};
-const vlm_desc hfx_gemma3 = {"Gemma3ForConditionalGeneration", llava_names, VLM_GEMMA3, "siglip_vision_model", 262144, NULL};
-const vlm_desc hfx_idefics3 = {"Idefics3ForConditionalGeneration", idefics3_names, VLM_IDEFICS3, "idefics3_vision",
-                               128257, NULL};
-const vlm_desc hfx_smolvlm = {"SmolVLMForConditionalGeneration", idefics3_names, VLM_IDEFICS3, "smolvlm_vision",
-                              49190, NULL};
-const vlm_desc hfx_qwen2_vl = {"Qwen2VLForConditionalGeneration", qwen2_vl_names, VLM_QWEN2, "qwen2_vl", 151655, "qwen2"};
-const vlm_desc hfx_qwen2_5_vl = {"Qwen2_5_VLForConditionalGeneration", qwen2_vl_names, VLM_QWEN2, "qwen2_5_vl", 151655,
-                                 "qwen2"};
+const vlm_desc hfx_llava = {.architecture = "LlavaForConditionalGeneration",
+                            .names = llava_names,
+                            .kind = VLM_LLAVA,
+                            .vision_default = "clip_vision_model",
+                            .image_token_default = 32000};
+const vlm_desc hfx_gemma3 = {.architecture = "Gemma3ForConditionalGeneration",
+                             .names = llava_names,
+                             .kind = VLM_GEMMA3,
+                             .vision_default = "siglip_vision_model",
+                             .image_token_default = 262144};
+const vlm_desc hfx_idefics3 = {.architecture = "Idefics3ForConditionalGeneration",
+                               .names = idefics3_names,
+                               .kind = VLM_IDEFICS3,
+                               .vision_default = "idefics3_vision",
+                               .image_token_default = 128257};
+const vlm_desc hfx_smolvlm = {.architecture = "SmolVLMForConditionalGeneration",
+                              .names = idefics3_names,
+                              .kind = VLM_IDEFICS3,
+                              .vision_default = "smolvlm_vision",
+                              .image_token_default = 49190};
+const vlm_desc hfx_qwen2_vl = {.architecture = "Qwen2VLForConditionalGeneration",
+                               .names = qwen2_vl_names,
+                               .kind = VLM_QWEN2,
+                               .vision_default = "qwen2_vl",
+                               .image_token_default = 151655,
+                               .text_type = "qwen2"};
+const vlm_desc hfx_qwen2_5_vl = {.architecture = "Qwen2_5_VLForConditionalGeneration",
+                                 .names = qwen2_vl_names,
+                                 .kind = VLM_QWEN2,
+                                 .vision_default = "qwen2_5_vl",
+                                 .image_token_default = 151655,
+                                 .text_type = "qwen2"};
