@@ -948,6 +948,7 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
         /* the seed's names and order: its forward's keyword arguments, the encoder's output among them
          * (its decode only passes that through: the cross-attention cache is in its cache input) */
         bool seed = o->io == HFX_IO_SEED;
+        if (seed) g->state_holder = HFX_HOLDER_ENCODER_DECODER; /* its caches, declared below */
         hfx_value *ids = NULL, *enc_mask = NULL, *enc = NULL, *seed_enc = NULL;
         hfx_dim ids_dims[2] = {o->batch, seq}, mask_dims[2] = {o->batch, enc_len},
                 enc_dims[3] = {o->batch, enc_len, hfx_dim_const(m->hidden)};
@@ -1024,21 +1025,30 @@ static hfx_torch_signature seq2seq_torch_signature(const void *desc) {
     return (hfx_torch_signature){args, "Seq2SeqLMOutput", NULL};
 }
 
-/* name, role, one token per call, reads what an earlier call wrote, logits kept by default */
-static const hfx_component forward[] = {{"model", "model", false, false, -1, NULL}};
-static const hfx_component generation[] = {{"encoder", "encoder", false, false, -1, NULL},
-                                           {"prefill", "prefill", false, false, 1, NULL},
-                                           {"decode", "decode", true, true, 1, NULL}};
+static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};
+static const hfx_component generation[] = {
+    {.name = "encoder", .role = "encoder", .logits_to_keep = -1},
+    {.name = "prefill", .role = "prefill", .logits_to_keep = 1},
+    {.name = "decode", .role = "decode", .single_token = true, .reads_state = true, .logits_to_keep = 1},
+};
 /* a multi-token decode: the decoder's logits at every position, as onnxruntime-genai sizes them */
-static const hfx_component one_graph[] = {{"encoder", "encoder", false, false, -1, NULL},
-                                          {"decoder", "decode", false, true, 0, NULL}};
+static const hfx_component one_graph[] = {
+    {.name = "encoder", .role = "encoder", .logits_to_keep = -1},
+    {.name = "decoder", .role = "decode", .reads_state = true, .logits_to_keep = 0},
+};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", NULL};
 
 const hfx_arch_family hfx_seq2seq_family = {
-    sizeof(seq2seq_cfg), seq2seq_parse, seq2seq_build, seq2seq_cache_layers, NULL,
-    {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3},
-     [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
-    sequence_inputs, seq2seq_torch_signature, NULL, NULL, NULL};
+    .cfg_size = sizeof(seq2seq_cfg),
+    .parse = seq2seq_parse,
+    .build_forward = seq2seq_build,
+    .cache_layers = seq2seq_cache_layers,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1},
+                [HFX_EXPORT_GENERATION] = {generation, 3},
+                [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
+    .sequence_inputs = sequence_inputs,
+    .torch_signature = seq2seq_torch_signature,
+};
 
 static hfx_torch_signature classifier_torch_signature(const void *desc) {
     (void)desc;
@@ -1054,14 +1064,25 @@ static hfx_torch_signature audio_torch_signature(const void *desc) {
 static const char *const audio_inputs[] = {"input_features", "input_ids", NULL}; /* input_ids: the decoder's */
 
 const hfx_arch_family hfx_seq2seq_audio_family = {
-    sizeof(seq2seq_cfg), seq2seq_parse, seq2seq_build, seq2seq_cache_layers, NULL,
-    {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3},
-     [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
-    audio_inputs, audio_torch_signature, NULL, NULL, NULL};
+    .cfg_size = sizeof(seq2seq_cfg),
+    .parse = seq2seq_parse,
+    .build_forward = seq2seq_build,
+    .cache_layers = seq2seq_cache_layers,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1},
+                [HFX_EXPORT_GENERATION] = {generation, 3},
+                [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
+    .sequence_inputs = audio_inputs,
+    .torch_signature = audio_torch_signature,
+};
 
 const hfx_arch_family hfx_seq2seq_classifier_family = {
-    sizeof(seq2seq_cfg), seq2seq_parse, seq2seq_build, NULL, NULL, {[HFX_EXPORT_FORWARD] = {forward, 1}},
-    sequence_inputs, classifier_torch_signature, NULL, NULL, NULL};
+    .cfg_size = sizeof(seq2seq_cfg),
+    .parse = seq2seq_parse,
+    .build_forward = seq2seq_build,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    .sequence_inputs = sequence_inputs,
+    .torch_signature = classifier_torch_signature,
+};
 
 #define BART_LIKE .layout = &bart_layout, .positions = POS_LEARNED, .offset = 2, .embed_norm = true, .logits_bias = true
 #define T5_LIKE .layout = &t5_layout, .positions = POS_RELATIVE, .pre_norm = true

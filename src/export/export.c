@@ -469,7 +469,7 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
     free(layers);
     if (g->n_states) { /* an encoder-decoder's cache is two: self-attention and cross-attention */
         json_t *cache = json_object();
-        bool two = strncmp(g->states[0].name, "cache.self_attention_cache.", 27) == 0;
+        bool two = g->state_holder == HFX_HOLDER_ENCODER_DECODER;
         json_object_set_new(cache, "container", json_string(two ? "EncoderDecoderCache"
                                                             : c->opts.cache == HFX_CACHE_STATIC ? "StaticCache"
                                                                                                 : "DynamicCache"));

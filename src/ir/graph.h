@@ -105,6 +105,15 @@ typedef struct hfx_state {
     hfx_value *out;            /* graph output with the value after it */
 } hfx_state;
 
+/* How the Python system's torch-side callers hold a graph's states (io "seed"): declared by the
+ * family with the states, so that no format recovers it from their names. */
+typedef enum hfx_state_holder {
+    HFX_HOLDER_CACHE,           /* one transformers Cache: a DynamicCache, or a StaticCache for a
+                                   static build */
+    HFX_HOLDER_ENCODER_DECODER  /* an EncoderDecoderCache: every layer's self-attention cache, then
+                                   every layer's cross-attention cache */
+} hfx_state_holder;
+
 typedef struct hfx_meta {
     const char *key, *value;     /* arena */
 } hfx_meta;
@@ -121,6 +130,7 @@ typedef struct hfx_graph {
     int n_symbols;
     hfx_state *states;           /* owned array, declaration order */
     int n_states, cap_states;
+    hfx_state_holder state_holder;
     hfx_meta meta[32];           /* key/values that travel inside the artifact */
     int n_meta;
     bool failed;

@@ -277,9 +277,8 @@ void hfx_pt2_call_free(hfx_pt2_call *call) {
     memset(call, 0, sizeof *call);
 }
 
-static json_t *exported_program(const hfx_aten_program *p, const hfx_pt2_call *call) {
-    json_t *graph = json_object(), *inputs = json_array(), *outputs = json_array(), *nodes = json_array();
-    json_t *tensors = json_object(), *symints = json_object(), *in_specs = json_array(), *out_specs = json_array();
+/* Every value's meta: tensors by name, symbolic ints by name. */
+static void value_meta(const hfx_aten_program *p, json_t *tensors, json_t *symints) {
     for (int i = 0; i < p->n_values; i++) {
         const hfx_aten_value *v = &p->values[i];
         if (v->symint) json_object_set_new(symints, v->name, sym_int(p, &v->expr, 1));
@@ -290,6 +289,11 @@ static json_t *exported_program(const hfx_aten_program *p, const hfx_pt2_call *c
             json_object_set_new(tensors, v->name, tensor_meta(p, v, param));
         }
     }
+}
+
+/* The graph's inputs and their specs in torch.export's order: parameters, constants, then the user
+ * inputs as the call flattens them. */
+static void graph_inputs(const hfx_aten_program *p, const hfx_pt2_call *call, json_t *inputs, json_t *in_specs) {
     static const hfx_aten_input_kind order[3] = {HFX_INPUT_PARAMETER, HFX_INPUT_CONSTANT, HFX_INPUT_USER};
     for (int kk = 0; kk < 3 * p->n_inputs; kk++) { /* torch.export's order: parameters, constants, user inputs */
         const hfx_aten_input *in = &p->inputs[kk % p->n_inputs];
@@ -310,7 +314,11 @@ static json_t *exported_program(const hfx_aten_program *p, const hfx_pt2_call *c
         json_array_append_new(in_specs, spec);
     }
     json_array_extend(inputs, call->graph_inputs); /* the user inputs as the call flattens them */
-    for (int pass = 0; pass < 2; pass++) /* torch.export's order: input mutations, then user outputs */
+}
+
+/* The graph's outputs and their specs in torch.export's order: input mutations, then user outputs. */
+static void graph_outputs(const hfx_aten_program *p, json_t *outputs, json_t *out_specs) {
+    for (int pass = 0; pass < 2; pass++)
         for (int k = 0; k < p->n_outputs; k++) {
             if ((p->mutates[k] >= 0) != (pass == 0)) continue;
             const char *name = p->values[p->outputs[k]].name;
@@ -325,6 +333,11 @@ static json_t *exported_program(const hfx_aten_program *p, const hfx_pt2_call *c
                 json_array_append_new(out_specs, one("user_output", one("arg", named("as_tensor", name))));
             }
         }
+}
+
+/* The nodes, each a call of its aten (or other) target. */
+static json_t *graph_nodes(const hfx_aten_program *p) {
+    json_t *nodes = json_array();
     for (int i = 0; i < p->n_nodes; i++) {
         const hfx_aten_node *n = &p->nodes[i];
         const hfx_aten_info *info = hfx_aten_info_of(n->op);
@@ -347,6 +360,36 @@ static json_t *exported_program(const hfx_aten_program *p, const hfx_pt2_call *c
         json_object_set_new(node, "name", json_string(node_name));
         json_array_append_new(nodes, node);
     }
+    return nodes;
+}
+
+/* The range of each symbol some tensor's size names (the others are left out). */
+static json_t *range_constraints(const hfx_aten_program *p) {
+    json_t *ranges = json_object();
+    bool used[16] = {0};
+    for (int i = 0; i < p->n_values; i++)
+        for (int d = 0; d < p->values[i].rank; d++)
+            for (int t = 0; t < p->values[i].dims[d].n; t++) used[p->values[i].dims[d].sym[t] & 15] = true;
+    for (int s = 0; s < p->g->n_symbols; s++) {
+        if (!used[s]) continue;
+        char name[24];
+        snprintf(name, sizeof name, "s%d", s);
+        json_t *r = json_object();
+        json_object_set_new(r, "min_val", json_integer(p->g->symbols[s].min));
+        json_object_set_new(r, "max_val", p->g->symbols[s].max >= INT32_MAX ? json_null()
+                                                                           : json_integer(p->g->symbols[s].max));
+        json_object_set_new(ranges, name, r);
+    }
+    return ranges;
+}
+
+static json_t *exported_program(const hfx_aten_program *p, const hfx_pt2_call *call) {
+    json_t *graph = json_object(), *inputs = json_array(), *outputs = json_array();
+    json_t *tensors = json_object(), *symints = json_object(), *in_specs = json_array(), *out_specs = json_array();
+    value_meta(p, tensors, symints);
+    graph_inputs(p, call, inputs, in_specs);
+    graph_outputs(p, outputs, out_specs);
+    json_t *nodes = graph_nodes(p);
     json_object_set_new(graph, "inputs", inputs);
     json_object_set_new(graph, "outputs", outputs);
     json_object_set_new(graph, "nodes", nodes);
@@ -377,21 +420,7 @@ static json_t *exported_program(const hfx_aten_program *p, const hfx_pt2_call *c
     json_object_set_new(module, "metadata", json_object());
     json_object_set_new(module, "treespec_namedtuple_fields", json_object());
 
-    json_t *ranges = json_object();
-    bool used[16] = {0}; /* the symbols some tensor's size names: the others are left out */
-    for (int i = 0; i < p->n_values; i++)
-        for (int d = 0; d < p->values[i].rank; d++)
-            for (int t = 0; t < p->values[i].dims[d].n; t++) used[p->values[i].dims[d].sym[t] & 15] = true;
-    for (int s = 0; s < p->g->n_symbols; s++) {
-        if (!used[s]) continue;
-        char name[24];
-        snprintf(name, sizeof name, "s%d", s);
-        json_t *r = json_object();
-        json_object_set_new(r, "min_val", json_integer(p->g->symbols[s].min));
-        json_object_set_new(r, "max_val", p->g->symbols[s].max >= INT32_MAX ? json_null()
-                                                                           : json_integer(p->g->symbols[s].max));
-        json_object_set_new(ranges, name, r);
-    }
+    json_t *ranges = range_constraints(p);
     json_t *ep = json_object(), *opset = json_object(), *version = json_object(), *verifiers = json_array();
     json_object_set_new(opset, "aten", json_integer(10));
     json_object_set_new(version, "major", json_integer(SCHEMA_MAJOR));

@@ -218,13 +218,10 @@ static int forward_rank(const hfx_seed_call *sc, const char *key) {
 /* The program's user inputs permuted into the keywords' flattened order. */
 static hfx_status reorder_user_inputs(hfx_aten_program *p, const kwarg *kw, int n_kw, const int *leaves, int n_leaves,
                                       hfx_error *err) {
-    int n = 0, *order = malloc(sizeof(int) * (size_t)(p->n_inputs + 1));
+    int n = 0, k = 0, *order = malloc(sizeof(int) * (size_t)(p->n_inputs + 1));
     hfx_aten_input *users = malloc(sizeof *users * (size_t)(p->n_inputs + 1));
-    if (!order || !users) {
-        free(order), free(users);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
-    for (int i = 0; i < n_kw; i++) {
+    hfx_status st = order && users ? HFX_OK : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int i = 0; !st && i < n_kw; i++) {
         if (kw[i].cache)
             for (int l = 0; l < n_leaves; l++) order[n++] = leaves[l];
         else if (kw[i].dict)
@@ -234,10 +231,9 @@ static hfx_status reorder_user_inputs(hfx_aten_program *p, const kwarg *kw, int 
         else
             order[n++] = kw[i].value;
     }
-    int k = 0;
-    for (int i = 0; i < p->n_inputs; i++)
+    for (int i = 0; !st && i < p->n_inputs; i++)
         if (p->inputs[i].kind == HFX_INPUT_USER) users[k++] = p->inputs[i];
-    hfx_status st = k == n ? HFX_OK : hfx_fail(err, HFX_ERR_INTERNAL, "io seed: %d user inputs, %d in the call", k, n);
+    if (!st && k != n) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: %d user inputs, %d in the call", k, n);
     for (int i = 0, t = 0; !st && i < p->n_inputs; i++) {
         if (p->inputs[i].kind != HFX_INPUT_USER) continue;
         for (int u = 0; u < k; u++)
@@ -248,9 +244,9 @@ static hfx_status reorder_user_inputs(hfx_aten_program *p, const kwarg *kw, int 
     return st;
 }
 
-hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_pt2_call *call, hfx_error *err) {
-    memset(call, 0, sizeof *call);
-    for (int i = 0; i < sc->n_layers; i++) { /* layers whose transformers cache objects hfx does not write */
+/* The layers and components whose transformers cache objects hfx does not write: refused. */
+static hfx_status check_covered(const hfx_seed_call *sc, const hfx_graph *g, hfx_error *err) {
+    for (int i = 0; i < sc->n_layers; i++) {
         if (sc->layers[i].sliding_window)
             return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                             "io \"seed\" for torch.export does not cover sliding-window layers: transformers' "
@@ -262,69 +258,74 @@ hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_p
                             "state) yet: their transformers cache layers are not written into the program's call; "
                             "export with io \"optimum\" (ONNX and OpenVINO take io \"seed\")");
     }
-    const hfx_graph *g = p->g;
     /* an encoder-decoder's components: its encoder, or a decoder called with encoder_outputs and an
      * EncoderDecoderCache */
     if (g->n_outputs > 0 && (strcmp(g->outputs[0]->name, "last_hidden_state") == 0 ||
-                             (g->n_states > 0 && strncmp(g->states[0].name, "cache.self_attention_cache.", 27) == 0)))
+                             (g->n_states > 0 && g->state_holder == HFX_HOLDER_ENCODER_DECODER)))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                         "io \"seed\" for torch.export covers decoder-only models: an encoder-decoder's call (its "
                         "encoder_outputs and EncoderDecoderCache) is not written yet; export with io \"optimum\" "
                         "(ONNX and OpenVINO take io \"seed\")");
-    int n_users = 0;
-    for (int i = 0; i < p->n_inputs; i++) n_users += p->inputs[i].kind == HFX_INPUT_USER;
-    if (n_users != g->n_inputs) return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: user inputs and graph inputs differ");
-    int *leaves = calloc((size_t)g->n_inputs + 1, sizeof *leaves);
-    const hfx_value **ir_in = calloc((size_t)g->n_inputs + 1, sizeof *ir_in);
-    const hfx_value **ir_out = calloc((size_t)g->n_outputs + 1, sizeof *ir_out);
-    if (!leaves || !ir_in || !ir_out) {
-        free(leaves), free(ir_in), free(ir_out);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
-    /* the keywords, in the graph's order; the cache's tensors as its leaves */
+    return HFX_OK;
+}
+
+/* The call as planned from the graph: its keywords, and the cache's tensors as its leaves. */
+typedef struct call_plan {
     kwarg kw[MAX_KWARGS];
-    int n_kw = 0, n_leaves = 0, u = 0;
-    hfx_status st = HFX_OK;
-    for (int i = 0; i < p->n_inputs && !st; i++) {
-        if (p->inputs[i].kind != HFX_INPUT_USER) continue;
-        const hfx_value *v = g->inputs[u++];
-        int value = p->inputs[i].value;
-        const char *dot = strchr(v->name, '.');
-        kwarg *k;
-        if (hfx_graph_state_of(g, v, true)) {
-            k = add_kwarg(kw, &n_kw, "cache");
-            if (k) k->cache = true;
-            char leaf_name[24];
-            snprintf(leaf_name, sizeof leaf_name, "%d", n_leaves);
-            p->values[value].name = seed_name(p, "cache_", leaf_name);
-            ir_in[n_leaves] = v;
-            leaves[n_leaves++] = value;
-        } else if (dot) { /* "attention_mask.full_attention": an entry of the mask's dict */
-            char key[64];
-            snprintf(key, sizeof key, "%.*s", (int)(dot - v->name), v->name);
-            k = add_kwarg(kw, &n_kw, key);
-            if (k && k->n < MAX_ENTRIES) {
-                k->dict = true;
-                snprintf(k->sub[k->n], sizeof k->sub[k->n], "%s", dot + 1);
-                k->sub_value[k->n++] = value;
-                p->values[value].name = seed_name(p, "", v->name);
-            } else {
-                k = NULL;
-            }
+    int n_kw;
+    int *leaves;                 /* [graph inputs]: the cache leaves' program values, in order */
+    int n_leaves;
+    const hfx_value **ir_in;     /* [graph inputs]: the cache leaves' graph inputs */
+    const hfx_value **ir_out;    /* [graph outputs]: the outputs after the logits (the cache after the call) */
+    int64_t batch;               /* the sample's batch */
+} call_plan;
+
+/* One graph input as a keyword: a cache leaf, an entry of a dict ("attention_mask.full_attention"),
+ * or a tensor of its own. */
+static hfx_status plan_input(hfx_aten_program *p, call_plan *c, const hfx_value *v, int value, hfx_error *err) {
+    const char *dot = strchr(v->name, '.');
+    kwarg *k;
+    if (hfx_graph_state_of(p->g, v, true)) {
+        k = add_kwarg(c->kw, &c->n_kw, "cache");
+        if (k) k->cache = true;
+        char leaf_name[24];
+        snprintf(leaf_name, sizeof leaf_name, "%d", c->n_leaves);
+        p->values[value].name = seed_name(p, "cache_", leaf_name);
+        c->ir_in[c->n_leaves] = v;
+        c->leaves[c->n_leaves++] = value;
+    } else if (dot) {
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)(dot - v->name), v->name);
+        k = add_kwarg(c->kw, &c->n_kw, key);
+        if (k && k->n < MAX_ENTRIES) {
+            k->dict = true;
+            snprintf(k->sub[k->n], sizeof k->sub[k->n], "%s", dot + 1);
+            k->sub_value[k->n++] = value;
+            p->values[value].name = seed_name(p, "", v->name);
         } else {
-            k = add_kwarg(kw, &n_kw, v->name);
-            if (k) k->value = value;
+            k = NULL;
         }
-        if (!k) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs for the call's keywords");
+    } else {
+        k = add_kwarg(c->kw, &c->n_kw, v->name);
+        if (k) k->value = value;
     }
+    return k ? HFX_OK : hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs for the call's keywords");
+}
+
+/* The keywords, in the forward's order (GPT-2 takes the cache second), with the program's user
+ * inputs permuted into the order the call flattens. */
+static hfx_status plan_keywords(hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c, hfx_error *err) {
+    hfx_status st = HFX_OK;
+    for (int i = 0, u = 0; i < p->n_inputs && !st; i++)
+        if (p->inputs[i].kind == HFX_INPUT_USER) st = plan_input(p, c, p->g->inputs[u++], p->inputs[i].value, err);
     /* a growing cache's prefill takes an empty one: a keyword without leaves */
-    if (!st && !add_kwarg(kw, &n_kw, "cache")) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
-    for (int i = 0; i < n_kw; i++) kw[i].cache |= !strcmp(kw[i].key, "cache");
+    if (!st && !add_kwarg(c->kw, &c->n_kw, "cache")) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
+    for (int i = 0; i < c->n_kw; i++) c->kw[i].cache |= !strcmp(c->kw[i].key, "cache");
     /* a static cache's prefill of a layer_types model: the seed passes the mask dict, all None */
     bool has_mask = false;
-    for (int i = 0; i < n_kw; i++) has_mask |= !strcmp(kw[i].key, "attention_mask");
+    for (int i = 0; i < c->n_kw; i++) has_mask |= !strcmp(c->kw[i].key, "attention_mask");
     kwarg *mask = !st && sc->is_static && !has_mask && sc->n_layers && sc->layers[0].layer_type
-                      ? add_kwarg(kw, &n_kw, "attention_mask") : NULL;
+                      ? add_kwarg(c->kw, &c->n_kw, "attention_mask") : NULL;
     for (int i = 0; mask && i < sc->n_layers && mask->n < MAX_ENTRIES; i++) {
         bool seen = false;
         for (int e = 0; e < mask->n; e++) seen |= !strcmp(mask->sub[e], sc->layers[i].layer_type);
@@ -333,105 +334,135 @@ hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_p
         snprintf(mask->sub[mask->n], sizeof mask->sub[0], "%s", sc->layers[i].layer_type);
         mask->sub_value[mask->n++] = -1;
     }
-
-    /* the forward's order (GPT-2 takes the cache second), and the graph's user inputs in the
-     * order the call flattens */
-    for (int i = 1; i < n_kw; i++)
-        for (int j = i; j > 0 && forward_rank(sc, kw[j].key) < forward_rank(sc, kw[j - 1].key); j--) {
-            kwarg t = kw[j];
-            kw[j] = kw[j - 1];
-            kw[j - 1] = t;
+    for (int i = 1; i < c->n_kw; i++)
+        for (int j = i; j > 0 && forward_rank(sc, c->kw[j].key) < forward_rank(sc, c->kw[j - 1].key); j--) {
+            kwarg t = c->kw[j];
+            c->kw[j] = c->kw[j - 1];
+            c->kw[j - 1] = t;
         }
-    if (!st) st = reorder_user_inputs(p, kw, n_kw, leaves, n_leaves, err);
+    return st ? st : reorder_user_inputs(p, c->kw, c->n_kw, c->leaves, c->n_leaves, err);
+}
 
-    /* the sample's sizes: batch 1 (a StaticCache's batch_size is part of its spec), the cache
-     * at its configured length */
-    int64_t batch = 1;
-    if (n_kw && !kw[0].cache && !kw[0].dict) {
-        const hfx_aten_value *ids = &p->values[kw[0].value];
+/* The sample's sizes: batch 1 (a StaticCache's batch_size is part of its spec), the cache at its
+ * configured length. */
+static void plan_sample_sizes(hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c) {
+    c->batch = 1;
+    if (c->n_kw && !c->kw[0].cache && !c->kw[0].dict) {
+        const hfx_aten_value *ids = &p->values[c->kw[0].value];
         if (ids->rank > 0 && ids->dims[0].n == 1 && ids->dims[0].c == 0 && ids->dims[0].coef[0] == 1)
-            p->hints[ids->dims[0].sym[0]] = batch = p->g->symbols[ids->dims[0].sym[0]].min > 1
-                                                       ? p->g->symbols[ids->dims[0].sym[0]].min : 1;
+            p->hints[ids->dims[0].sym[0]] = c->batch = p->g->symbols[ids->dims[0].sym[0]].min > 1
+                                                          ? p->g->symbols[ids->dims[0].sym[0]].min : 1;
         else if (ids->rank > 0 && hfx_dim_is_const(ids->dims[0]))
-            batch = ids->dims[0].c;
+            c->batch = ids->dims[0].c;
     }
-    for (int k = 0; k < n_leaves && sc->is_static; k++) {
-        const hfx_aten_value *v = &p->values[leaves[k]];
+    for (int k = 0; k < c->n_leaves && sc->is_static; k++) {
+        const hfx_aten_value *v = &p->values[c->leaves[k]];
         if (v->rank == 4 && v->dims[2].n == 1 && v->dims[2].c == 0 && v->dims[2].coef[0] == 1)
             p->hints[v->dims[2].sym[0]] = sc->max_cache_len;
     }
+}
 
-    /* the spec and the sample of ((), {kwargs}) */
+/* One tensor of the call: its sample, and its graph input. */
+static void call_tensor(hfx_aten_program *p, hfx_pt2_call *call, int value) {
+    int64_t sizes[HFX_MAX_RANK];
+    const hfx_aten_value *v = &p->values[value];
+    hfx_aten_hinted_sizes(p, v, sizes);
+    hfx_pickle_tensor(&call->sample, v->dtype, v->rank, sizes);
+    json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, value));
+}
+
+/* A dict keyword (the mask per layer type): its spec node; its entries' samples and inputs. */
+static json_t *call_dict(hfx_aten_program *p, hfx_pt2_call *call, const kwarg *k) {
+    json_t *sub = json_array(), *dict_children = json_array();
+    hfx_pickle_op(&call->sample, HFX_PK_EMPTY_DICT HFX_PK_MARK);
+    for (int e = 0; e < k->n; e++) {
+        json_array_append_new(sub, json_string(k->sub[e]));
+        json_array_append_new(dict_children, hfx_pt2_leaf_spec());
+        hfx_pickle_text(&call->sample, k->sub[e]);
+        if (k->sub_value[e] < 0) {
+            hfx_pickle_op(&call->sample, HFX_PK_NONE);
+            json_t *none = json_object();
+            json_object_set_new(none, "as_none", json_true());
+            json_array_append_new(call->graph_inputs, none);
+        } else {
+            call_tensor(p, call, k->sub_value[e]);
+        }
+    }
+    hfx_pickle_op(&call->sample, HFX_PK_SETITEMS);
+    return hfx_pt2_spec_node("builtins.dict", hfx_pt2_dumps(sub), dict_children);
+}
+
+/* The spec and the sample of ((), {kwargs}). */
+static hfx_status write_call_inputs(hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c, hfx_pt2_call *call,
+                                    hfx_error *err) {
     hfx_pickle_begin(&call->sample);
     hfx_pickle_op(&call->sample, HFX_PK_EMPTY_TUPLE HFX_PK_EMPTY_DICT HFX_PK_MARK);
     json_t *keys = json_array(), *children = json_array();
     call->graph_inputs = json_array();
     call->arg_names = json_array();
-    walk w = {p, sc, &call->sample, true, ir_in, leaves, n_leaves, 0, batch, HFX_OK, err};
-    for (int i = 0; i < n_kw && !st; i++) {
-        kwarg *k = &kw[i];
+    walk w = {p, sc, &call->sample, true, c->ir_in, c->leaves, c->n_leaves, 0, c->batch, HFX_OK, err};
+    hfx_status st = HFX_OK;
+    for (int i = 0; i < c->n_kw && !st; i++) {
+        const kwarg *k = &c->kw[i];
         json_array_append_new(keys, json_string(k->key));
         json_array_append_new(call->arg_names, json_string(k->key));
         hfx_pickle_text(&call->sample, k->key);
         if (k->cache) {
             json_array_append_new(children, cache_node(&w, sc->filled));
-            for (int l = 0; l < n_leaves; l++)
-                json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, leaves[l]));
+            for (int l = 0; l < c->n_leaves; l++)
+                json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, c->leaves[l]));
             st = w.st;
         } else if (k->dict) {
-            json_t *sub = json_array(), *dict_children = json_array();
-            hfx_pickle_op(&call->sample, HFX_PK_EMPTY_DICT HFX_PK_MARK);
-            for (int e = 0; e < k->n; e++) {
-                json_array_append_new(sub, json_string(k->sub[e]));
-                json_array_append_new(dict_children, hfx_pt2_leaf_spec());
-                hfx_pickle_text(&call->sample, k->sub[e]);
-                if (k->sub_value[e] < 0) {
-                    hfx_pickle_op(&call->sample, HFX_PK_NONE);
-                    json_t *none = json_object();
-                    json_object_set_new(none, "as_none", json_true());
-                    json_array_append_new(call->graph_inputs, none);
-                } else {
-                    int64_t sizes[HFX_MAX_RANK];
-                    const hfx_aten_value *v = &p->values[k->sub_value[e]];
-                    hfx_aten_hinted_sizes(p, v, sizes);
-                    hfx_pickle_tensor(&call->sample, v->dtype, v->rank, sizes);
-                    json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, k->sub_value[e]));
-                }
-            }
-            hfx_pickle_op(&call->sample, HFX_PK_SETITEMS);
-            json_array_append_new(children, hfx_pt2_spec_node("builtins.dict", hfx_pt2_dumps(sub), dict_children));
+            json_array_append_new(children, call_dict(p, call, k));
         } else {
-            int64_t sizes[HFX_MAX_RANK];
-            const hfx_aten_value *v = &p->values[k->value];
-            hfx_aten_hinted_sizes(p, v, sizes);
-            hfx_pickle_tensor(&call->sample, v->dtype, v->rank, sizes);
+            call_tensor(p, call, k->value);
             json_array_append_new(children, hfx_pt2_leaf_spec());
-            json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, k->value));
         }
     }
     hfx_pickle_op(&call->sample, HFX_PK_SETITEMS HFX_PK_TUPLE2);
     call->in_spec = hfx_pt2_kwargs_spec(keys, children);
+    return st;
+}
 
-    /* the result: ModelOutput(logits=..., cache=<the cache after the call>) */
+/* The result: ModelOutput(logits=..., cache=<the cache after the call>). */
+static hfx_status write_call_result(hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c, hfx_pt2_call *call,
+                                    hfx_error *err) {
+    const hfx_graph *g = p->g;
     int n_out = 0;
     for (int k = 0; k < p->n_outputs; k++) n_out += p->mutates[k] < 0;
-    for (int k = 1; k < g->n_outputs; k++) ir_out[k - 1] = g->outputs[k];
-    if (!st && (g->n_outputs < 1 || strcmp(g->outputs[0]->name, "logits") != 0 || n_out != g->n_outputs))
-        st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: the graph's outputs are not logits and the cache");
-    if (!st) {
-        walk r = {p, sc, NULL, false, ir_out, NULL, g->n_outputs - 1, 0, batch, HFX_OK, err};
-        json_t *out_children = json_array();
-        json_array_append_new(out_children, hfx_pt2_leaf_spec());
-        json_array_append_new(out_children, cache_node(&r, true));
-        st = r.st;
-        char cls[128];
-        snprintf(cls, sizeof cls, "transformers.modeling_outputs.%s", sc->output_class);
-        json_t *fields = json_array();
-        json_array_append_new(fields, json_string("logits"));
-        json_array_append_new(fields, json_string("cache"));
-        call->out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node(cls, hfx_pt2_dumps(fields), out_children));
-    }
-    free(leaves), free(ir_in), free(ir_out);
+    for (int k = 1; k < g->n_outputs; k++) c->ir_out[k - 1] = g->outputs[k];
+    if (g->n_outputs < 1 || strcmp(g->outputs[0]->name, "logits") != 0 || n_out != g->n_outputs)
+        return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: the graph's outputs are not logits and the cache");
+    walk r = {p, sc, NULL, false, c->ir_out, NULL, g->n_outputs - 1, 0, c->batch, HFX_OK, err};
+    json_t *out_children = json_array();
+    json_array_append_new(out_children, hfx_pt2_leaf_spec());
+    json_array_append_new(out_children, cache_node(&r, true));
+    char cls[128];
+    snprintf(cls, sizeof cls, "transformers.modeling_outputs.%s", sc->output_class);
+    json_t *fields = json_array();
+    json_array_append_new(fields, json_string("logits"));
+    json_array_append_new(fields, json_string("cache"));
+    call->out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node(cls, hfx_pt2_dumps(fields), out_children));
+    return r.st;
+}
+
+hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_pt2_call *call, hfx_error *err) {
+    memset(call, 0, sizeof *call);
+    const hfx_graph *g = p->g;
+    hfx_status st = check_covered(sc, g, err);
+    if (st) return st;
+    int n_users = 0;
+    for (int i = 0; i < p->n_inputs; i++) n_users += p->inputs[i].kind == HFX_INPUT_USER;
+    if (n_users != g->n_inputs) return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: user inputs and graph inputs differ");
+    call_plan c = {.leaves = calloc((size_t)g->n_inputs + 1, sizeof(int)),
+                   .ir_in = calloc((size_t)g->n_inputs + 1, sizeof(hfx_value *)),
+                   .ir_out = calloc((size_t)g->n_outputs + 1, sizeof(hfx_value *))};
+    if (!c.leaves || !c.ir_in || !c.ir_out) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (!st) st = plan_keywords(p, sc, &c, err);
+    if (!st) plan_sample_sizes(p, sc, &c);
+    if (!st) st = write_call_inputs(p, sc, &c, call, err);
+    if (!st) st = write_call_result(p, sc, &c, call, err);
+    free(c.leaves), free(c.ir_in), free(c.ir_out);
     if (!st && (p->oom || !call->in_spec || !call->out_spec || !call->graph_inputs || !call->arg_names))
         st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (st) hfx_pt2_call_free(call);

@@ -37,31 +37,8 @@ static int larger_first(const void *a, const void *b) {
 
 static bool overlap(const hfx_et_value *a, const hfx_et_value *b) { return a->first <= b->last && b->first <= a->last; }
 
-void hfx_et_plan(hfx_et_program *e, hfx_et_alloc alloc) {
-    for (int i = 0; i < e->n_values; i++) {
-        e->values[i].first = e->values[i].last = -1;
-        e->values[i].planned = false;
-    }
-    for (int c = 0; c < e->n_calls; c++)
-        for (int a = 0; a < e->calls[c].n; a++) touch(e, e->calls[c].args[a], c);
-    /* outputs are alive until after the last call, inputs from before the first (after the
-     * outputs: an input that is also an output, a cache updated in place, lives throughout) */
-    for (int i = 0; i < e->n_outputs; i++) touch(e, e->outputs[i], e->n_calls);
-    for (int i = 0; i < e->n_inputs; i++) {
-        hfx_et_value *x = &e->values[e->inputs[i]];
-        x->first = -1; /* even when no call reads it: the caller's data is copied in */
-        if (x->last < 0) x->last = 0;
-    }
-    for (int i = 0; i < e->n_values; i++) /* a mutable buffer holds its content between calls */
-        if (e->values[i].persistent) e->values[i].first = -1, e->values[i].last = e->n_calls;
-    e->arena_size = 0;
-    block *blocks = malloc((size_t)(e->n_values ? e->n_values : 1) * sizeof *blocks);
-    int *placed = malloc((size_t)(e->n_values ? e->n_values : 1) * sizeof *placed); /* by offset */
-    if (!blocks || !placed) {
-        free(blocks), free(placed);
-        e->oom = true;
-        return;
-    }
+/* The tensors the arena holds, largest first, each at the lowest offset free over its lifetime. */
+static void place(hfx_et_program *e, hfx_et_alloc alloc, block *blocks, int *placed) {
     int n = 0;
     for (int i = 0; i < e->n_values; i++) {
         hfx_et_value *x = &e->values[i];
@@ -91,5 +68,29 @@ void hfx_et_plan(hfx_et_program *e, hfx_et_alloc alloc) {
         while (k > 0 && e->values[placed[k - 1]].offset > off) placed[k] = placed[k - 1], k--;
         placed[k] = blocks[b].v;
     }
+}
+
+void hfx_et_plan(hfx_et_program *e, hfx_et_alloc alloc) {
+    for (int i = 0; i < e->n_values; i++) {
+        e->values[i].first = e->values[i].last = -1;
+        e->values[i].planned = false;
+    }
+    for (int c = 0; c < e->n_calls; c++)
+        for (int a = 0; a < e->calls[c].n; a++) touch(e, e->calls[c].args[a], c);
+    /* outputs are alive until after the last call, inputs from before the first (after the
+     * outputs: an input that is also an output, a cache updated in place, lives throughout) */
+    for (int i = 0; i < e->n_outputs; i++) touch(e, e->outputs[i], e->n_calls);
+    for (int i = 0; i < e->n_inputs; i++) {
+        hfx_et_value *x = &e->values[e->inputs[i]];
+        x->first = -1; /* even when no call reads it: the caller's data is copied in */
+        if (x->last < 0) x->last = 0;
+    }
+    for (int i = 0; i < e->n_values; i++) /* a mutable buffer holds its content between calls */
+        if (e->values[i].persistent) e->values[i].first = -1, e->values[i].last = e->n_calls;
+    e->arena_size = 0;
+    block *blocks = malloc((size_t)(e->n_values ? e->n_values : 1) * sizeof *blocks);
+    int *placed = malloc((size_t)(e->n_values ? e->n_values : 1) * sizeof *placed); /* by offset */
+    if (blocks && placed) place(e, alloc, blocks, placed);
+    else e->oom = true;
     free(blocks), free(placed);
 }

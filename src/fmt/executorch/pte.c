@@ -130,13 +130,22 @@ static hfx_fb_ref execution_plan(hfx_fb *b, const plan_parts *p) {
     return hfx_fb_end(b);
 }
 
+static hfx_fb_ref plan_with(hfx_fb *b, const hfx_et_program *e, const char *method, hfx_fb_ref *refs,
+                            const char *in_spec, const char *out_spec);
+
 static hfx_fb_ref plan(hfx_fb *b, const hfx_et_program *e, const char *method, bool *ok) {
     hfx_fb_ref *refs = malloc((size_t)(e->n_values + e->n_calls + e->n_ops + e->n_delegates + 1) * sizeof *refs);
     char *in_spec = pytree(e->n_inputs, true), *out_spec = pytree(e->n_outputs, false);
-    if (!refs || !in_spec || !out_spec) {
-        free(refs), free(in_spec), free(out_spec);
-        return *ok = false, 0;
-    }
+    hfx_fb_ref r = 0;
+    if (refs && in_spec && out_spec) r = plan_with(b, e, method, refs, in_spec, out_spec);
+    else *ok = false;
+    free(refs), free(in_spec), free(out_spec);
+    return r;
+}
+
+/* The ExecutionPlan of one method; `refs` scratch for every vector of references it builds. */
+static hfx_fb_ref plan_with(hfx_fb *b, const hfx_et_program *e, const char *method, hfx_fb_ref *refs,
+                            const char *in_spec, const char *out_spec) {
     for (int i = 0; i < e->n_values; i++) refs[i] = evalue(b, &e->values[i]);
     hfx_fb_ref values = hfx_fb_vector_refs(b, refs, (size_t)e->n_values);
     for (int c = 0; c < e->n_calls; c++) {
@@ -185,10 +194,8 @@ static hfx_fb_ref plan(hfx_fb *b, const hfx_et_program *e, const char *method, b
     int64_t sizes[2] = {0, (int64_t)e->arena_size}; /* memory id 0 is reserved (constants) */
     hfx_fb_ref buffers = hfx_fb_vector(b, sizes, 2, 8, 8);
     hfx_fb_ref pin = ints32(b, e->inputs, e->n_inputs), pout = ints32(b, e->outputs, e->n_outputs);
-    hfx_fb_ref r = execution_plan(b, &(plan_parts){method, in_spec, out_spec, values, pin, pout, chains, operators,
-                                                   delegates, buffers});
-    free(refs), free(in_spec), free(out_spec);
-    return r;
+    return execution_plan(b, &(plan_parts){method, in_spec, out_spec, values, pin, pout, chains, operators,
+                                           delegates, buffers});
 }
 
 /* A constant method's plan: its values, returned; no inputs, no calls, no memory. */
@@ -236,129 +243,154 @@ static void named(segment_ref *segs, int *n, const hfx_aten_input *t, uint64_t s
     segs[(*n)++] = (segment_ref){0, size, NULL, t};
 }
 
-hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_et_constant_method *consts,
-                        int n_consts, hfx_outdir *out, const char *file, hfx_error *err) {
-    /* the constants' offsets in the segment: offsets[0] stands for "no data" */
-    uint64_t *offsets = malloc(((size_t)e->n_buffers + 1) * sizeof *offsets);
-    const hfx_et_value **constants = malloc(((size_t)e->n_buffers + 1) * sizeof *constants);
-    segment_ref *segs = calloc((size_t)(1 + 4 * e->n_delegates), sizeof *segs); /* a payload, 3 named data */
-    hfx_fb *b = hfx_fb_new();
-    if (!offsets || !constants || !segs || !b) {
-        free(offsets), free(constants), free(segs), hfx_fb_free(b);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
-    offsets[0] = 0;
+/* Where each byte beyond the flatbuffer goes: the constants in segment 0, then each delegate's
+ * payload and the named data its weights are. */
+typedef struct pte_layout {
+    uint64_t *offsets;                 /* [buffers + 1]: each constant's offset in segment 0; [0] "no data" */
+    const hfx_et_value **constants;    /* [buffers + 1]: the constant of each buffer index */
+    segment_ref *segs;                 /* [1 + 4 · delegates]: a payload and up to 3 named data each */
+    int n_segs;
+    uint64_t total;                    /* the segments' bytes, aligned */
+} pte_layout;
+
+/* The segments' offsets and sizes; false when a delegate's payload cannot be made (out of memory). */
+static bool lay_out(const hfx_et_program *e, pte_layout *l) {
+    l->offsets[0] = 0;
     uint64_t segment = 0;
     for (int i = 0; i < e->n_values; i++) {
         const hfx_et_value *v = &e->values[i];
         if (v->kind != HFX_ET_TENSOR || !v->buffer) continue;
         segment = align_up(segment, TENSOR_ALIGN);
-        offsets[v->buffer] = segment;
-        constants[v->buffer] = v;
+        l->offsets[v->buffer] = segment;
+        l->constants[v->buffer] = v;
         segment += hfx_et_nbytes(v);
     }
-    bool ok = n_consts <= 15;
-    int n_segs = 1;
-    segs[0].size = segment;
-    n_segs += e->n_delegates; /* the payloads: 1 .. n_delegates */
+    bool ok = true;
+    l->segs[0].size = segment;
+    l->n_segs = 1 + e->n_delegates; /* the payloads: 1 .. n_delegates */
     for (int d = 0; d < e->n_delegates; d++) {
         const hfx_et_delegate *x = &e->delegates[d];
         if (x->quant) {
-            named(segs, &n_segs, x->codes, hfx_init_nbytes(x->codes->init));
-            named(segs, &n_segs, x->scales, hfx_init_nbytes(x->scales->init));
+            named(l->segs, &l->n_segs, x->codes, hfx_init_nbytes(x->codes->init));
+            named(l->segs, &l->n_segs, x->scales, hfx_init_nbytes(x->scales->init));
         } else {
-            named(segs, &n_segs, x->weight, (uint64_t)(x->n * x->k) * 4); /* float32 */
+            named(l->segs, &l->n_segs, x->weight, (uint64_t)(x->n * x->k) * 4); /* float32 */
         }
-        if (x->bias) named(segs, &n_segs, x->bias, (uint64_t)x->n * 4);
+        if (x->bias) named(l->segs, &l->n_segs, x->bias, (uint64_t)x->n * 4);
         size_t len = 0;
-        ok = ok && hfx_et_xnnpack_payload(e, x, &segs[1 + d].payload, &len);
-        segs[1 + d].size = len;
+        ok = ok && hfx_et_xnnpack_payload(e, x, &l->segs[1 + d].payload, &len);
+        l->segs[1 + d].size = len;
     }
-    uint64_t total = 0;
-    for (int i = 0; i < n_segs; i++) {
-        segs[i].offset = align_up(total, SEGMENT_ALIGN);
-        total = segs[i].offset + segs[i].size;
+    l->total = 0;
+    for (int i = 0; i < l->n_segs; i++) {
+        l->segs[i].offset = align_up(l->total, SEGMENT_ALIGN);
+        l->total = l->segs[i].offset + l->segs[i].size;
     }
-    bool has_segments = e->n_buffers || e->n_delegates;
+    return ok;
+}
 
-    hfx_fb_ref eps[16];
-    eps[0] = plan(b, e, method, &ok);
-    for (int i = 0; i < n_consts && ok; i++) eps[1 + i] = constant_plan(b, &consts[i]);
-    hfx_fb_ref plans = hfx_fb_vector_refs(b, eps, ok ? (size_t)(1 + n_consts) : 1), none = hfx_fb_vector_refs(b, NULL, 0);
-    hfx_fb_ref segments = 0, constant_segment = 0, named_data = 0;
-    if (has_segments) {
-        hfx_fb_ref *refs = malloc((size_t)n_segs * sizeof *refs);
-        ok = ok && refs;
-        for (int i = 0; ok && i < n_segs; i++) {
-            hfx_fb_begin(b);
-            hfx_fb_i64(b, 0, (int64_t)segs[i].offset);
-            hfx_fb_i64(b, 1, (int64_t)segs[i].size);
-            refs[i] = hfx_fb_end(b);
-        }
-        if (ok) segments = hfx_fb_vector_refs(b, refs, (size_t)n_segs);
-        hfx_fb_ref offs = hfx_fb_vector(b, offsets, (size_t)e->n_buffers + 1, 8, 8);
+/* The program's segment tables: every segment's place, segment 0's constant offsets, and the
+ * named data's keys. */
+static bool segment_tables(hfx_fb *b, const hfx_et_program *e, const pte_layout *l, hfx_fb_ref *segments,
+                           hfx_fb_ref *constant_segment, hfx_fb_ref *named_data) {
+    hfx_fb_ref *refs = malloc((size_t)l->n_segs * sizeof *refs);
+    bool ok = refs != NULL;
+    for (int i = 0; ok && i < l->n_segs; i++) {
         hfx_fb_begin(b);
-        hfx_fb_ref_field(b, 1, offs); /* segment 0 */
-        constant_segment = hfx_fb_end(b);
-        int k = 0;
-        for (int i = 0; ok && i < n_segs; i++) {
-            if (!segs[i].data) continue;
-            hfx_fb_ref key = hfx_fb_string(b, segs[i].data->target);
-            hfx_fb_begin(b);
-            hfx_fb_ref_field(b, 0, key);
-            hfx_fb_u32(b, 1, (uint32_t)i);
-            refs[k++] = hfx_fb_end(b);
-        }
-        if (ok && k) named_data = hfx_fb_vector_refs(b, refs, (size_t)k);
-        free(refs);
+        hfx_fb_i64(b, 0, (int64_t)l->segs[i].offset);
+        hfx_fb_i64(b, 1, (int64_t)l->segs[i].size);
+        refs[i] = hfx_fb_end(b);
     }
+    if (ok) *segments = hfx_fb_vector_refs(b, refs, (size_t)l->n_segs);
+    hfx_fb_ref offs = hfx_fb_vector(b, l->offsets, (size_t)e->n_buffers + 1, 8, 8);
     hfx_fb_begin(b);
-    hfx_fb_ref_field(b, 1, plans);
-    hfx_fb_ref_field(b, 2, none);
-    hfx_fb_ref_field(b, 3, none);
-    hfx_fb_ref_field(b, 4, segments);
-    hfx_fb_ref_field(b, 5, constant_segment);
-    hfx_fb_ref_field(b, 7, named_data);
-    hfx_fb_ref root = hfx_fb_end(b);
+    hfx_fb_ref_field(b, 1, offs); /* segment 0 */
+    *constant_segment = hfx_fb_end(b);
+    int k = 0;
+    for (int i = 0; ok && i < l->n_segs; i++) {
+        if (!l->segs[i].data) continue;
+        hfx_fb_ref key = hfx_fb_string(b, l->segs[i].data->target);
+        hfx_fb_begin(b);
+        hfx_fb_ref_field(b, 0, key);
+        hfx_fb_u32(b, 1, (uint32_t)i);
+        refs[k++] = hfx_fb_end(b);
+    }
+    if (ok && k) *named_data = hfx_fb_vector_refs(b, refs, (size_t)k);
+    free(refs);
+    return ok;
+}
+
+/* The file: the flatbuffer with its extended header, then the segments streamed at their offsets. */
+static hfx_status write_file(const hfx_et_program *e, const pte_layout *l, uint8_t *data, size_t len,
+                             hfx_outdir *out, const char *file, hfx_error *err) {
+    bool has_segments = e->n_buffers || e->n_delegates;
+    uint64_t base = has_segments ? align_up(len, SEGMENT_ALIGN) : 0;
+    uint8_t *h = data + 8;
+    memcpy(h, "eh00", 4);
+    hfx_fb_put_le(h + 4, HEADER, 4);
+    hfx_fb_put_le(h + 8, len, 8);
+    hfx_fb_put_le(h + 16, base, 8);
+    hfx_fb_put_le(h + 24, has_segments ? l->total : 0, 8);
+    FILE *f = NULL;
+    hfx_status st = hfx_outdir_create(out, file, &f, err);
+    if (st) return st;
+    hfx_outdir_progress_total(out, l->total);
+    if (fwrite(data, 1, len, f) != len) st = hfx_fail(err, HFX_ERR_IO, "%s: write failed", file);
+    hfx_bulk *bulk = NULL;
+    if (!st && has_segments) st = hfx_bulk_open(out, f, CHUNK, &bulk, err);
+    for (uint32_t k = 1; !st && bulk && k <= e->n_buffers; k++) {
+        const hfx_et_value *v = l->constants[k];
+        hfx_bulk_pad_to(bulk, base + l->offsets[k]);
+        st = hfx_bulk_stream(bulk, v->constant->init, v->constant->bytes, hfx_et_nbytes(v), err);
+    }
+    for (int i = 1; !st && bulk && i < l->n_segs; i++) {
+        const segment_ref *s = &l->segs[i];
+        hfx_bulk_pad_to(bulk, base + s->offset);
+        st = s->payload ? hfx_bulk_stream(bulk, NULL, s->payload, s->size, err)
+                        : hfx_bulk_stream(bulk, s->data->init, s->data->bytes, s->size, err);
+    }
+    if (bulk) {
+        hfx_status wst = hfx_bulk_close(bulk, file, st ? NULL : err);
+        if (!st) st = wst;
+    }
+    hfx_status cst = hfx_outdir_close(out, f, file, st ? NULL : err);
+    return st ? st : cst;
+}
+
+hfx_status hfx_et_write(const hfx_et_program *e, const char *method, const hfx_et_constant_method *consts,
+                        int n_consts, hfx_outdir *out, const char *file, hfx_error *err) {
+    enum { MAX_CONSTANT_METHODS = 15 };
+    if (n_consts > MAX_CONSTANT_METHODS)
+        return hfx_fail(err, HFX_ERR_INTERNAL, "executorch: %s: %d constant methods (at most %d)", file, n_consts,
+                        MAX_CONSTANT_METHODS);
+    pte_layout l = {.offsets = malloc(((size_t)e->n_buffers + 1) * sizeof *l.offsets),
+                    .constants = malloc(((size_t)e->n_buffers + 1) * sizeof *l.constants),
+                    .segs = calloc((size_t)(1 + 4 * e->n_delegates), sizeof *l.segs)};
+    hfx_fb *b = hfx_fb_new();
+    bool ok = l.offsets && l.constants && l.segs && b && lay_out(e, &l);
+    hfx_fb_ref eps[1 + MAX_CONSTANT_METHODS];
+    eps[0] = ok ? plan(b, e, method, &ok) : 0;
+    for (int i = 0; i < n_consts && ok; i++) eps[1 + i] = constant_plan(b, &consts[i]);
+    hfx_fb_ref segments = 0, constant_segment = 0, named_data = 0, root = 0;
+    if (ok) {
+        hfx_fb_ref plans = hfx_fb_vector_refs(b, eps, (size_t)(1 + n_consts)), none = hfx_fb_vector_refs(b, NULL, 0);
+        if (e->n_buffers || e->n_delegates) ok = segment_tables(b, e, &l, &segments, &constant_segment, &named_data);
+        hfx_fb_begin(b);
+        hfx_fb_ref_field(b, 1, plans);
+        hfx_fb_ref_field(b, 2, none);
+        hfx_fb_ref_field(b, 3, none);
+        hfx_fb_ref_field(b, 4, segments);
+        hfx_fb_ref_field(b, 5, constant_segment);
+        hfx_fb_ref_field(b, 7, named_data);
+        root = hfx_fb_end(b);
+    }
     uint8_t *data;
     size_t len;
     hfx_status st = HFX_OK;
     if (!ok || !hfx_fb_finish(b, root, "ET12", HEADER, &data, &len))
         st = hfx_fail(err, HFX_ERR_NOMEM, "executorch: %s: the program is over 2 GiB or out of memory", file);
-    uint64_t base = has_segments ? align_up(len, SEGMENT_ALIGN) : 0;
-    FILE *f = NULL;
-    if (!st) {
-        uint8_t *h = data + 8;
-        memcpy(h, "eh00", 4);
-        hfx_fb_put_le(h + 4, HEADER, 4);
-        hfx_fb_put_le(h + 8, len, 8);
-        hfx_fb_put_le(h + 16, base, 8);
-        hfx_fb_put_le(h + 24, has_segments ? total : 0, 8);
-        st = hfx_outdir_create(out, file, &f, err);
-    }
-    if (!st) {
-        hfx_outdir_progress_total(out, total);
-        if (fwrite(data, 1, len, f) != len) st = hfx_fail(err, HFX_ERR_IO, "%s: write failed", file);
-        hfx_bulk *bulk = NULL;
-        if (!st && has_segments) st = hfx_bulk_open(out, f, CHUNK, &bulk, err);
-        for (uint32_t k = 1; !st && bulk && k <= e->n_buffers; k++) {
-            const hfx_et_value *v = constants[k];
-            hfx_bulk_pad_to(bulk, base + offsets[k]);
-            st = hfx_bulk_stream(bulk, v->constant->init, v->constant->bytes, hfx_et_nbytes(v), err);
-        }
-        for (int i = 1; !st && bulk && i < n_segs; i++) {
-            hfx_bulk_pad_to(bulk, base + segs[i].offset);
-            st = segs[i].payload ? hfx_bulk_stream(bulk, NULL, segs[i].payload, segs[i].size, err)
-                                 : hfx_bulk_stream(bulk, segs[i].data->init, segs[i].data->bytes, segs[i].size, err);
-        }
-        if (bulk) {
-            hfx_status wst = hfx_bulk_close(bulk, file, st ? NULL : err);
-            if (!st) st = wst;
-        }
-        hfx_status cst = hfx_outdir_close(out, f, file, st ? NULL : err);
-        if (!st) st = cst;
-    }
-    for (int i = 0; i < n_segs; i++) free(segs[i].payload);
-    free(offsets), free(constants), free(segs), hfx_fb_free(b);
+    if (!st) st = write_file(e, &l, data, len, out, file, err);
+    for (int i = 0; l.segs && i < l.n_segs; i++) free(l.segs[i].payload);
+    free(l.offsets), free(l.constants), free(l.segs), hfx_fb_free(b);
     return st;
 }
