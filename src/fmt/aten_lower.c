@@ -2,7 +2,8 @@
  * it is i64 shape arithmetic, a list of sizes (constants or SymInt values) known at lowering
  * time: Shape gives sizes, Gather/Unsqueeze/Concat/Add/Sub/Mul of sizes give sizes, and Range,
  * Reshape and Expand read them as SymInt arguments. A size list is turned into a tensor only
- * where a tensor op reads it (scalar_tensor). */
+ * where a tensor op reads it (scalar_tensor). The op table (`rules`, op_table.h) says which ATen
+ * operator each IR op becomes and holds its lowering. */
 #include "fmt/aten_lower.h"
 
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "base/status.h"
+#include "fmt/op_table.h"
 
 enum { MAX_SIZES = HFX_MAX_RANK };
 
@@ -252,217 +254,307 @@ static bool lower_sizes(lowering *l, const hfx_node *n) {
 
 static hfx_aten_arg size_or_int(hfx_aten_size s) { return s.value >= 0 ? hfx_arg_symint(s.value) : hfx_arg_int(s.c); }
 
-static void lower_node(lowering *l, const hfx_node *n) {
-    /* ATen op + 1 (0: none) */
-    static const int binary[HFX_OP_COUNT_] = {
-        [HFX_OP_ADD] = HFX_ATEN_ADD + 1, [HFX_OP_SUB] = HFX_ATEN_SUB + 1, [HFX_OP_MUL] = HFX_ATEN_MUL + 1,
-        [HFX_OP_DIV] = HFX_ATEN_DIV + 1, [HFX_OP_POW] = HFX_ATEN_POW + 1, [HFX_OP_MIN] = HFX_ATEN_MINIMUM + 1,
-        [HFX_OP_MAX] = HFX_ATEN_MAXIMUM + 1, [HFX_OP_EQUAL] = HFX_ATEN_EQ + 1, [HFX_OP_LESS] = HFX_ATEN_LT + 1,
-        [HFX_OP_LESS_EQUAL] = HFX_ATEN_LE + 1, [HFX_OP_GREATER] = HFX_ATEN_GT + 1, [HFX_OP_GREATER_EQUAL] = HFX_ATEN_GE + 1,
-        [HFX_OP_AND] = HFX_ATEN_LOGICAL_AND + 1, [HFX_OP_OR] = HFX_ATEN_LOGICAL_OR + 1};
-    static const int unary[HFX_OP_COUNT_] = {
-        [HFX_OP_NEG] = HFX_ATEN_NEG + 1, [HFX_OP_NOT] = HFX_ATEN_LOGICAL_NOT + 1, [HFX_OP_SQRT] = HFX_ATEN_SQRT + 1,
-        [HFX_OP_RECIPROCAL] = HFX_ATEN_RECIPROCAL + 1, [HFX_OP_EXP] = HFX_ATEN_EXP + 1, [HFX_OP_LOG] = HFX_ATEN_LOG + 1,
-        [HFX_OP_SIGMOID] = HFX_ATEN_SIGMOID + 1, [HFX_OP_TANH] = HFX_ATEN_TANH + 1, [HFX_OP_ERF] = HFX_ATEN_ERF + 1,
-        [HFX_OP_COS] = HFX_ATEN_COS + 1, [HFX_OP_SIN] = HFX_ATEN_SIN + 1};
-    if (lower_sizes(l, n)) return;
+/* ---- the op table ---- */
+
+typedef struct aten_rule aten_rule;
+/* The lowerings the table names: r is the node's row (its ATen operator). */
+typedef void aten_lower_fn(lowering *l, const hfx_node *n, const aten_rule *r);
+
+/* A row of the table: its op's support, the ATen operator of a lowering that calls one with
+ * the node's inputs, and, lowered, its lowering. */
+struct aten_rule {
+    hfx_op_support s;
+    hfx_aten_op aten;
+    aten_lower_fn *lower;
+};
+
+/* The row's operator over the node's inputs as tensors. aten.div divides integers into floats;
+ * the IR's integer division keeps integers (its operands are never negative, so flooring is
+ * truncating). */
+static void tensors(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[HFX_ATEN_MAX_ARGS];
+    const hfx_value *o = n->out[0];
+    for (int i = 0; i < n->n_in; i++) a[i] = T(tensor_of(l, n->in[i]));
+    bool int_div = n->op == HFX_OP_DIV && (o->dtype == HFX_DTYPE_I64 || o->dtype == HFX_DTYPE_I32);
+    out_call(l, n, int_div ? HFX_ATEN_FLOOR_DIVIDE : r->aten, a, n->n_in);
+}
+
+/* The row's operator over (x, axis). */
+static void tensor_axis(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[2] = {T(tensor_of(l, n->in[0])), hfx_arg_int(n->attrs.axis)};
+    out_call(l, n, r->aten, a, 2);
+}
+
+static void lower_cast(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[2] = {T(tensor_of(l, n->in[0])), {.kind = HFX_ARG_DTYPE, .dtype = n->attrs.to}};
+    out_call(l, n, r->aten, a, 2);
+}
+
+static void lower_linear(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[3];
+    a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
+    a[2] = n->n_in > 2 && n->in[2] ? T(tensor_of(l, n->in[2])) : (hfx_aten_arg){.kind = HFX_ARG_DEFAULT};
+    out_call(l, n, r->aten, a, 3);
+    keep_quant(l, n);
+}
+
+/* softmax(q·kᵀ·scale + bias)·v, k/v shared by groups of heads */
+static void lower_attention(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[8];
+    const hfx_value *q = n->in[0], *k = n->in[1];
+    for (int i = 0; i < 4; i++) a[i] = T(tensor_of(l, n->in[i]));
+    a[4] = (hfx_aten_arg){.kind = HFX_ARG_DEFAULT}, a[5] = (hfx_aten_arg){.kind = HFX_ARG_DEFAULT};
+    a[6] = hfx_arg_float(n->attrs.f0);
+    a[7] = hfx_arg_bool(q->dims[1].c != k->dims[1].c);
+    out_call(l, n, r->aten, a, 8);
+}
+
+/* the k largest along the last axis, largest first, and their indices */
+static void lower_top_k(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[5];
+    a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(n->attrs.k), a[2] = hfx_arg_int(-1), a[3] = hfx_arg_bool(true);
+    a[4] = hfx_arg_bool(true);
+    out_call(l, n, r->aten, a, 5);
+    l->tensor[n->out[1]->id] = hfx_aten_extra_output(l->p, n->out[1]->dtype, n->out[1]->rank, n->out[1]->dims);
+}
+
+/* (data, axis, indices[, updates]): gather, scatter */
+static void elements(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[4];
+    a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(n->attrs.axis), a[2] = T(tensor_of(l, n->in[1]));
+    if (n->n_in > 2) a[3] = T(tensor_of(l, n->in[2]));
+    out_call(l, n, r->aten, a, n->n_in + 1);
+}
+
+static void lower_reduce(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[3];
+    a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_ints(l->p, n->attrs.n_ints, n->attrs.ints), a[2] = hfx_arg_bool(true);
+    out_call(l, n, r->aten, a, 3);
+}
+
+static void lower_reshape(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[2];
+    a[0] = T(tensor_of(l, n->in[0]));
+    const sizes *s = n->n_in > 1 ? sizes_of(l, n->in[1]) : NULL;
+    if (n->n_in > 1 && !s) {
+        const hfx_node *from = n->in[1]->producer;
+        fail(l, HFX_ERR_UNSUPPORTED, "torch.export: a Reshape to a shape computed by '%s' is not lowered yet",
+             from ? hfx_op_name(from->op) : "a graph input");
+        return;
+    }
+    a[1] = s ? hfx_arg_sizes(l->p, s->n, s->s) : dims_arg(l, n->out[0]);
+    out_call(l, n, r->aten, a, 2);
+}
+
+static void lower_expand(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[2];
+    const sizes *s = sizes_of(l, n->in[1]);
+    a[0] = T(tensor_of(l, n->in[0]));
+    a[1] = s ? hfx_arg_sizes(l->p, s->n, s->s) : dims_arg(l, n->out[0]);
+    out_call(l, n, r->aten, a, 2);
+}
+
+static void lower_transpose(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[2] = {T(tensor_of(l, n->in[0])), hfx_arg_ints(l->p, n->attrs.n_ints, n->attrs.ints)};
+    out_call(l, n, r->aten, a, 2);
+}
+
+/* one axis at a time, in increasing order (axes of the output) */
+static void lower_unsqueeze(lowering *l, const hfx_node *n, const aten_rule *r) {
+    const hfx_attrs *at = &n->attrs;
+    int cur = tensor_of(l, n->in[0]);
+    hfx_dim dims[HFX_MAX_RANK];
+    int rank = n->in[0]->rank;
+    memcpy(dims, n->in[0]->dims, sizeof dims);
+    for (int i = 0; i < at->n_ints && rank < HFX_MAX_RANK; i++) {
+        int64_t ax = at->ints[i];
+        memmove(&dims[ax + 1], &dims[ax], (size_t)(rank - ax) * sizeof dims[0]);
+        dims[ax] = hfx_dim_const(1);
+        rank++;
+        hfx_aten_arg u[2] = {T(cur), hfx_arg_int(ax)};
+        cur = hfx_aten_call(l->p, r->aten, u, 2, n->out[0]->dtype, rank, dims);
+    }
+    l->tensor[n->out[0]->id] = cur;
+}
+
+static void lower_concat(lowering *l, const hfx_node *n, const aten_rule *r) {
+    int *vals = hfx_arena_alloc(l->p->arena, (size_t)n->n_in * sizeof *vals);
+    if (!vals) {
+        fail(l, HFX_ERR_NOMEM, "%s", "out of memory");
+        return;
+    }
+    for (int i = 0; i < n->n_in; i++) vals[i] = tensor_of(l, n->in[i]);
+    hfx_aten_arg a[2] = {{.kind = HFX_ARG_TENSORS, .values = vals, .n = n->n_in}, hfx_arg_int(n->attrs.axis)};
+    out_call(l, n, r->aten, a, 2);
+}
+
+static void lower_slice(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[4];
+    a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(n->attrs.axis), a[2] = hfx_arg_int(n->attrs.start);
+    a[3] = hfx_arg_int(n->attrs.end);
+    out_call(l, n, r->aten, a, 4);
+}
+
+/* rows of a table: an embedding lookup; else numpy take: index_select over the flattened
+ * indices, then the output's shape */
+static void lower_gather(lowering *l, const hfx_node *n, const aten_rule *r) {
     const hfx_attrs *at = &n->attrs;
     const hfx_value *o = n->out[0];
-    hfx_aten_arg a[HFX_ATEN_MAX_ARGS];
-    if (binary[n->op] && n->n_in == 2) {
+    hfx_aten_arg a[2];
+    if (at->axis == 0 && n->in[0]->rank == 2) {
         a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
-        /* aten.div divides integers into floats; the IR's integer division keeps integers (its
-         * operands are never negative, so flooring is truncating) */
-        bool int_div = n->op == HFX_OP_DIV && (o->dtype == HFX_DTYPE_I64 || o->dtype == HFX_DTYPE_I32);
-        out_call(l, n, int_div ? HFX_ATEN_FLOOR_DIVIDE : (hfx_aten_op)(binary[n->op] - 1), a, 2);
-        return;
-    }
-    if (unary[n->op]) {
-        a[0] = T(tensor_of(l, n->in[0]));
-        out_call(l, n, (hfx_aten_op)(unary[n->op] - 1), a, 1);
-        return;
-    }
-    switch (n->op) {
-    case HFX_OP_WHERE:
-        for (int i = 0; i < 3; i++) a[i] = T(tensor_of(l, n->in[i]));
-        out_call(l, n, HFX_ATEN_WHERE, a, 3);
-        return;
-    case HFX_OP_CAST:
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = (hfx_aten_arg){.kind = HFX_ARG_DTYPE, .dtype = at->to};
-        out_call(l, n, HFX_ATEN_TO_COPY, a, 2);
-        return;
-    case HFX_OP_MATMUL:
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
-        out_call(l, n, HFX_ATEN_MATMUL, a, 2);
-        return;
-    case HFX_OP_LINEAR:
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
-        a[2] = n->n_in > 2 && n->in[2] ? T(tensor_of(l, n->in[2])) : (hfx_aten_arg){.kind = HFX_ARG_DEFAULT};
-        out_call(l, n, HFX_ATEN_LINEAR, a, 3);
+        out_call(l, n, r->aten, a, 2);
         keep_quant(l, n);
         return;
-    case HFX_OP_SOFTMAX:
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(at->axis);
-        out_call(l, n, HFX_ATEN_SOFTMAX, a, 2);
-        return;
-    case HFX_OP_CUMSUM:
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(at->axis);
-        out_call(l, n, HFX_ATEN_CUMSUM, a, 2);
-        return;
-    case HFX_OP_REDUCE_MEAN:
-    case HFX_OP_REDUCE_MAX:
-    case HFX_OP_REDUCE_SUM:
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_ints(l->p, at->n_ints, at->ints), a[2] = hfx_arg_bool(true);
-        out_call(l, n, n->op == HFX_OP_REDUCE_MEAN ? HFX_ATEN_MEAN : n->op == HFX_OP_REDUCE_MAX ? HFX_ATEN_AMAX : HFX_ATEN_SUM,
-                 a, 3);
-        return;
-    case HFX_OP_RESHAPE: {
-        a[0] = T(tensor_of(l, n->in[0]));
-        const sizes *s = n->n_in > 1 ? sizes_of(l, n->in[1]) : NULL;
-        if (n->n_in > 1 && !s) {
-            const hfx_node *from = n->in[1]->producer;
-            fail(l, HFX_ERR_UNSUPPORTED, "torch.export: a Reshape to a shape computed by '%s' is not lowered yet",
-                 from ? hfx_op_name(from->op) : "a graph input");
+    }
+    const hfx_value *idx = n->in[1];
+    int flat = tensor_of(l, idx);
+    hfx_dim numel = hfx_dim_const(1); /* the index count: affine while one dim is symbolic */
+    for (int d = 0; d < idx->rank; d++) {
+        if (hfx_dim_is_const(idx->dims[d])) numel = hfx_dim_scale(numel, idx->dims[d].c);
+        else if (hfx_dim_is_const(numel)) numel = hfx_dim_scale(idx->dims[d], numel.c);
+        else {
+            fail(l, HFX_ERR_UNSUPPORTED, "torch.export: %s with two dynamic index dims is not lowered yet", "gather");
             return;
         }
-        a[1] = s ? hfx_arg_sizes(l->p, s->n, s->s) : dims_arg(l, o);
-        out_call(l, n, HFX_ATEN_RESHAPE, a, 2);
+    }
+    if (idx->rank != 1) {
+        hfx_aten_arg f[2] = {T(flat), hfx_arg_ints(l->p, 1, (int64_t[]){-1})};
+        flat = hfx_aten_call(l->p, HFX_ATEN_RESHAPE, f, 2, idx->dtype, 1, &numel);
+    }
+    hfx_dim sel[HFX_MAX_RANK];
+    const hfx_value *x = n->in[0];
+    memcpy(sel, x->dims, sizeof sel);
+    sel[at->axis] = numel;
+    hfx_aten_arg g[3] = {T(tensor_of(l, x)), hfx_arg_int(at->axis), T(flat)};
+    int picked = hfx_aten_call(l->p, HFX_ATEN_INDEX_SELECT, g, 3, o->dtype, x->rank, sel);
+    if (idx->rank == 1) {
+        l->tensor[o->id] = picked;
         return;
     }
-    case HFX_OP_EXPAND: {
-        const sizes *s = sizes_of(l, n->in[1]);
-        a[0] = T(tensor_of(l, n->in[0]));
-        a[1] = s ? hfx_arg_sizes(l->p, s->n, s->s) : dims_arg(l, o);
-        out_call(l, n, HFX_ATEN_EXPAND, a, 2);
-        return;
-    }
-    case HFX_OP_TRANSPOSE:
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_ints(l->p, at->n_ints, at->ints);
-        out_call(l, n, HFX_ATEN_PERMUTE, a, 2);
-        return;
-    case HFX_OP_UNSQUEEZE: { /* one axis at a time, in increasing order (axes of the output) */
-        int cur = tensor_of(l, n->in[0]);
-        hfx_dim dims[HFX_MAX_RANK];
-        int rank = n->in[0]->rank;
-        memcpy(dims, n->in[0]->dims, sizeof dims);
-        for (int i = 0; i < at->n_ints && rank < HFX_MAX_RANK; i++) {
-            int64_t ax = at->ints[i];
-            memmove(&dims[ax + 1], &dims[ax], (size_t)(rank - ax) * sizeof dims[0]);
-            dims[ax] = hfx_dim_const(1);
-            rank++;
-            hfx_aten_arg u[2] = {T(cur), hfx_arg_int(ax)};
-            cur = hfx_aten_call(l->p, HFX_ATEN_UNSQUEEZE, u, 2, o->dtype, rank, dims);
-        }
-        l->tensor[o->id] = cur;
-        return;
-    }
-    case HFX_OP_CONCAT: {
-        int *vals = hfx_arena_alloc(l->p->arena, (size_t)n->n_in * sizeof *vals);
-        if (!vals) {
-            fail(l, HFX_ERR_NOMEM, "%s", "out of memory");
-            return;
-        }
-        for (int i = 0; i < n->n_in; i++) vals[i] = tensor_of(l, n->in[i]);
-        a[0] = (hfx_aten_arg){.kind = HFX_ARG_TENSORS, .values = vals, .n = n->n_in}, a[1] = hfx_arg_int(at->axis);
-        out_call(l, n, HFX_ATEN_CAT, a, 2);
-        return;
-    }
-    case HFX_OP_SLICE:
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(at->axis), a[2] = hfx_arg_int(at->start);
-        a[3] = hfx_arg_int(at->end);
-        out_call(l, n, HFX_ATEN_SLICE, a, 4);
-        return;
-    case HFX_OP_GATHER:
-        if (at->axis == 0 && n->in[0]->rank == 2) { /* rows of a table: an embedding lookup */
-            a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
-            out_call(l, n, HFX_ATEN_EMBEDDING, a, 2);
-            keep_quant(l, n);
-            return;
-        }
-        { /* numpy take: index_select over the flattened indices, then the output's shape */
-            const hfx_value *idx = n->in[1];
-            int flat = tensor_of(l, idx);
-            hfx_dim numel = hfx_dim_const(1); /* the index count: affine while one dim is symbolic */
-            for (int d = 0; d < idx->rank; d++) {
-                if (hfx_dim_is_const(idx->dims[d])) numel = hfx_dim_scale(numel, idx->dims[d].c);
-                else if (hfx_dim_is_const(numel)) numel = hfx_dim_scale(idx->dims[d], numel.c);
-                else {
-                    fail(l, HFX_ERR_UNSUPPORTED, "torch.export: %s with two dynamic index dims is not lowered yet",
-                         "gather");
-                    return;
-                }
-            }
-            if (idx->rank != 1) {
-                hfx_aten_arg r[2] = {T(flat), hfx_arg_ints(l->p, 1, (int64_t[]){-1})};
-                flat = hfx_aten_call(l->p, HFX_ATEN_RESHAPE, r, 2, idx->dtype, 1, &numel);
-            }
-            hfx_dim sel[HFX_MAX_RANK];
-            const hfx_value *x = n->in[0];
-            memcpy(sel, x->dims, sizeof sel);
-            sel[at->axis] = numel;
-            hfx_aten_arg g[3] = {T(tensor_of(l, x)), hfx_arg_int(at->axis), T(flat)};
-            int picked = hfx_aten_call(l->p, HFX_ATEN_INDEX_SELECT, g, 3, o->dtype, x->rank, sel);
-            if (idx->rank == 1) {
-                l->tensor[o->id] = picked;
-                return;
-            }
-            a[0] = T(picked), a[1] = dims_arg(l, o);
-            out_call(l, n, HFX_ATEN_RESHAPE, a, 2);
-        }
-        return;
-    case HFX_OP_RANGE: {
-        const sizes *s[3] = {sizes_of(l, n->in[0]), sizes_of(l, n->in[1]), sizes_of(l, n->in[2])};
-        bool unit_step = s[2] && s[2]->s[0].value < 0 && s[2]->s[0].c == 1;
-        if ((!s[0] || !s[1]) && unit_step && o->rank == 1) {
-            /* from a tensor (a static cache's write counter): arange(length) + start, the length
-             * being the output's dim, as transformers' StaticLayer computes its slots */
-            a[0] = hfx_arg_int(0), a[1] = size_or_int(dim_size(l, o->dims[0])), a[2] = hfx_arg_int(1);
-            a[3] = (hfx_aten_arg){.kind = HFX_ARG_DTYPE, .dtype = o->dtype};
-            int steps = hfx_aten_call(l->p, HFX_ATEN_ARANGE, a, 4, o->dtype, 1, o->dims);
-            hfx_aten_arg b[2] = {T(steps), T(tensor_of(l, n->in[0]))};
-            out_call(l, n, HFX_ATEN_ADD, b, 2);
-            return;
-        }
-        if (!s[0] || !s[1] || !s[2]) {
-            fail(l, HFX_ERR_UNSUPPORTED, "torch.export: %s with bounds that are not sizes is not lowered yet", "range");
-            return;
-        }
-        a[0] = size_or_int(s[0]->s[0]), a[1] = size_or_int(s[1]->s[0]), a[2] = size_or_int(s[2]->s[0]);
+    a[0] = T(picked), a[1] = dims_arg(l, o);
+    out_call(l, n, HFX_ATEN_RESHAPE, a, 2);
+}
+
+/* Shape's output is i64 [rank]: lower_sizes always takes it. */
+static void sizes_only(lowering *l, const hfx_node *n, const aten_rule *r) {
+    (void)r;
+    fail(l, HFX_ERR_INTERNAL, "torch.export: %s is not i64 sizes", hfx_op_name(n->op));
+}
+
+static void lower_range(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[4];
+    const hfx_value *o = n->out[0];
+    const sizes *s[3] = {sizes_of(l, n->in[0]), sizes_of(l, n->in[1]), sizes_of(l, n->in[2])};
+    bool unit_step = s[2] && s[2]->s[0].value < 0 && s[2]->s[0].c == 1;
+    if ((!s[0] || !s[1]) && unit_step && o->rank == 1) {
+        /* from a tensor (a static cache's write counter): arange(length) + start, the length
+         * being the output's dim, as transformers' StaticLayer computes its slots */
+        a[0] = hfx_arg_int(0), a[1] = size_or_int(dim_size(l, o->dims[0])), a[2] = hfx_arg_int(1);
         a[3] = (hfx_aten_arg){.kind = HFX_ARG_DTYPE, .dtype = o->dtype};
-        out_call(l, n, HFX_ATEN_ARANGE, a, 4);
+        int steps = hfx_aten_call(l->p, r->aten, a, 4, o->dtype, 1, o->dims);
+        hfx_aten_arg b[2] = {T(steps), T(tensor_of(l, n->in[0]))};
+        out_call(l, n, HFX_ATEN_ADD, b, 2);
         return;
     }
-    case HFX_OP_ATTENTION: { /* softmax(q·kᵀ·scale + bias)·v, k/v shared by groups of heads */
-        const hfx_value *q = n->in[0], *k = n->in[1];
-        for (int i = 0; i < 4; i++) a[i] = T(tensor_of(l, n->in[i]));
-        a[4] = (hfx_aten_arg){.kind = HFX_ARG_DEFAULT}, a[5] = (hfx_aten_arg){.kind = HFX_ARG_DEFAULT};
-        a[6] = hfx_arg_float(at->f0);
-        a[7] = hfx_arg_bool(q->dims[1].c != k->dims[1].c);
-        out_call(l, n, HFX_ATEN_SDPA, a, 8);
+    if (!s[0] || !s[1] || !s[2]) {
+        fail(l, HFX_ERR_UNSUPPORTED, "torch.export: %s with bounds that are not sizes is not lowered yet", "range");
         return;
     }
-    case HFX_OP_TOP_K: /* the k largest along the last axis, largest first, and their indices */
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(at->k), a[2] = hfx_arg_int(-1), a[3] = hfx_arg_bool(true);
-        a[4] = hfx_arg_bool(true);
-        out_call(l, n, HFX_ATEN_TOPK, a, 5);
-        l->tensor[n->out[1]->id] = hfx_aten_extra_output(l->p, n->out[1]->dtype, n->out[1]->rank, n->out[1]->dims);
+    a[0] = size_or_int(s[0]->s[0]), a[1] = size_or_int(s[1]->s[0]), a[2] = size_or_int(s[2]->s[0]);
+    a[3] = (hfx_aten_arg){.kind = HFX_ARG_DTYPE, .dtype = o->dtype};
+    out_call(l, n, r->aten, a, 4);
+}
+
+/* the update's positions written at the slots, on the cache axis */
+static void lower_cache_write(lowering *l, const hfx_node *n, const aten_rule *r) {
+    hfx_aten_arg a[4];
+    a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(2), a[2] = T(tensor_of(l, n->in[2]));
+    a[3] = T(tensor_of(l, n->in[1]));
+    out_call(l, n, r->aten, a, 4);
+}
+
+#define ROW(op, fate, how, aten, lower) {{HFX_OP_##op, HFX_OP_##fate, how}, HFX_ATEN_##aten, lower}
+
+/* Every IR op in torch.export's ATen (the ExecuTorch format's own table, in executorch/lower.c,
+ * says what its kernels make of these), in ops.def's order: the operator its node becomes. Shape
+ * arithmetic on i64 values (Shape, and Gather, Unsqueeze, Concat, Add, Sub, Mul of sizes) is
+ * SymInts first (lower_sizes). */
+static const aten_rule rules[] = {
+    ROW(ADD, LOWERED, "aten.add.Tensor", ADD, tensors),
+    ROW(SUB, LOWERED, "aten.sub.Tensor", SUB, tensors),
+    ROW(MUL, LOWERED, "aten.mul.Tensor", MUL, tensors),
+    ROW(DIV, LOWERED, "aten.div.Tensor (integers: aten.floor_divide.default)", DIV, tensors),
+    ROW(POW, LOWERED, "aten.pow.Tensor_Tensor", POW, tensors),
+    ROW(MIN, LOWERED, "aten.minimum.default", MINIMUM, tensors),
+    ROW(MAX, LOWERED, "aten.maximum.default", MAXIMUM, tensors),
+    ROW(EQUAL, LOWERED, "aten.eq.Tensor", EQ, tensors),
+    ROW(LESS, LOWERED, "aten.lt.Tensor", LT, tensors),
+    ROW(LESS_EQUAL, LOWERED, "aten.le.Tensor", LE, tensors),
+    ROW(GREATER, LOWERED, "aten.gt.Tensor", GT, tensors),
+    ROW(GREATER_EQUAL, LOWERED, "aten.ge.Tensor", GE, tensors),
+    ROW(AND, LOWERED, "aten.logical_and.default", LOGICAL_AND, tensors),
+    ROW(OR, LOWERED, "aten.logical_or.default", LOGICAL_OR, tensors),
+    ROW(WHERE, LOWERED, "aten.where.self", WHERE, tensors),
+    ROW(NEG, LOWERED, "aten.neg.default", NEG, tensors),
+    ROW(NOT, LOWERED, "aten.logical_not.default", LOGICAL_NOT, tensors),
+    ROW(SQRT, LOWERED, "aten.sqrt.default", SQRT, tensors),
+    ROW(RECIPROCAL, LOWERED, "aten.reciprocal.default", RECIPROCAL, tensors),
+    ROW(EXP, LOWERED, "aten.exp.default", EXP, tensors),
+    ROW(LOG, LOWERED, "aten.log.default", LOG, tensors),
+    ROW(SIGMOID, LOWERED, "aten.sigmoid.default", SIGMOID, tensors),
+    ROW(TANH, LOWERED, "aten.tanh.default", TANH, tensors),
+    ROW(ERF, LOWERED, "aten.erf.default", ERF, tensors),
+    ROW(COS, LOWERED, "aten.cos.default", COS, tensors),
+    ROW(SIN, LOWERED, "aten.sin.default", SIN, tensors),
+    ROW(CAST, LOWERED, "aten._to_copy.default", TO_COPY, lower_cast),
+    ROW(MATMUL, LOWERED, "aten.matmul.default", MATMUL, tensors),
+    ROW(LINEAR, LOWERED, "aten.linear.default", LINEAR, lower_linear),
+    ROW(RMS_NORM, EXPANDED, "aten.pow, aten.mean, aten.add, aten.sqrt, aten.div, aten.mul", COUNT_, NULL),
+    ROW(SOFTMAX, LOWERED, "aten.softmax.int", SOFTMAX, tensor_axis),
+    ROW(CUMSUM, LOWERED, "aten.cumsum.default", CUMSUM, tensor_axis),
+    /* where hfx_aten_keeps keeps it (no soft-cap, no sinks); else expanded into matmul, mul,
+     * add, softmax, matmul */
+    ROW(ATTENTION, LOWERED, "aten.scaled_dot_product_attention.default", SDPA, lower_attention),
+    ROW(TOP_K, LOWERED, "aten.topk.default", TOPK, lower_top_k),
+    ROW(TOP_K_MASK, EXPANDED, "aten.topk, aten.scatter", COUNT_, NULL),
+    ROW(GATHER_ELEMENTS, LOWERED, "aten.gather.default", GATHER, elements),
+    ROW(SCATTER_ELEMENTS, LOWERED, "aten.scatter.src", SCATTER, elements),
+    ROW(REDUCE_MEAN, LOWERED, "aten.mean.dim", MEAN, lower_reduce),
+    ROW(REDUCE_MAX, LOWERED, "aten.amax.default", AMAX, lower_reduce),
+    ROW(REDUCE_SUM, LOWERED, "aten.sum.dim_IntList", SUM, lower_reduce),
+    ROW(RESHAPE, LOWERED, "aten.reshape.default", RESHAPE, lower_reshape),
+    ROW(TRANSPOSE, LOWERED, "aten.permute.default", PERMUTE, lower_transpose),
+    ROW(UNSQUEEZE, LOWERED, "aten.unsqueeze.default", UNSQUEEZE, lower_unsqueeze),
+    ROW(CONCAT, LOWERED, "aten.cat.default", CAT, lower_concat),
+    ROW(SLICE, LOWERED, "aten.slice.Tensor", SLICE, lower_slice),
+    /* rows of a table; other gathers: aten.index_select over flattened indices, aten.reshape */
+    ROW(GATHER, LOWERED, "aten.embedding.default", EMBEDDING, lower_gather),
+    ROW(SHAPE, LOWERED, "aten.sym_size.int", SYM_SIZE, sizes_only),
+    ROW(RANGE, LOWERED, "aten.arange.start_step", ARANGE, lower_range),
+    ROW(EXPAND, LOWERED, "aten.expand.default", EXPAND, lower_expand),
+    ROW(CACHE_WRITE, LOWERED, "aten.index_copy.default", INDEX_COPY, lower_cache_write),
+};
+HFX_OP_TABLE_COVERS(rules, "torch.export");
+
+#undef ROW
+
+const hfx_op_support *hfx_aten_op_support(hfx_op op) {
+    return (unsigned)op < HFX_OP_COUNT_ ? &rules[op].s : NULL;
+}
+
+hfx_aten_op hfx_aten_op_of(hfx_op op) {
+    return (unsigned)op < HFX_OP_COUNT_ && rules[op].s.fate == HFX_OP_LOWERED ? rules[op].aten : HFX_ATEN_COUNT_;
+}
+
+static void lower_node(lowering *l, const hfx_node *n) {
+    const aten_rule *r = &rules[n->op];
+    if (r->s.fate != HFX_OP_LOWERED) {
+        if (!l->st) l->st = hfx_op_not_lowered("torch.export", &r->s, l->err);
         return;
-    case HFX_OP_SCATTER_ELEMENTS:
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(at->axis), a[2] = T(tensor_of(l, n->in[1]));
-        a[3] = T(tensor_of(l, n->in[2]));
-        out_call(l, n, HFX_ATEN_SCATTER, a, 4);
-        return;
-    case HFX_OP_GATHER_ELEMENTS:
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(at->axis), a[2] = T(tensor_of(l, n->in[1]));
-        out_call(l, n, HFX_ATEN_GATHER, a, 3);
-        return;
-    case HFX_OP_CACHE_WRITE: /* the update's positions written at the slots, on the cache axis */
-        a[0] = T(tensor_of(l, n->in[0])), a[1] = hfx_arg_int(2), a[2] = T(tensor_of(l, n->in[2]));
-        a[3] = T(tensor_of(l, n->in[1]));
-        out_call(l, n, HFX_ATEN_INDEX_COPY, a, 4);
-        return;
-    default: fail(l, HFX_ERR_UNSUPPORTED, "torch.export: the IR op '%s' is not lowered yet", hfx_op_name(n->op));
     }
+    if (lower_sizes(l, n)) return;
+    r->lower(l, n, r);
 }
 
 bool hfx_aten_keeps(const hfx_graph *g, const hfx_node *n) {

@@ -8,15 +8,23 @@
 #define HFX_FMT_ATEN_LOWER_H
 
 #include "fmt/aten.h"
+#include "fmt/op_table.h"
 
 /* Lower g (verified, decomposed for the format). `hints` gives an example size for each of g's
  * symbols. State the graph reads and writes back whole (a static cache written at slots, a
  * counter or a recurrent state replaced) becomes the new content of its input (the caller's
  * tensor is updated by the call); with `returns_updated_state` that new content is also a user
- * output, as the Python system's programs return their cache. Ops without an ATen form yet are
- * HFX_ERR_UNSUPPORTED naming the op. */
+ * output, as the Python system's programs return their cache. Ops the table does not lower, and
+ * cases of lowered ops without an ATen form yet, are HFX_ERR_UNSUPPORTED naming them. */
 hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, bool returns_updated_state,
                           hfx_aten_program **out, hfx_error *err);
+
+/* What torch.export makes of `op` (op_table.h): the row of aten_lower.c's table, which the
+ * lowering reads. */
+const hfx_op_support *hfx_aten_op_support(hfx_op op);
+
+/* The ATen operator a node of `op` becomes (HFX_ATEN_COUNT_: none, or not lowered). */
+hfx_aten_op hfx_aten_op_of(hfx_op op);
 
 /* An example size for each of g's symbols (torch.export's hint; hfx_aten_lower needs one): 2 for
  * the first (the batch), 16 for the others, like the default sample, kept inside each symbol's

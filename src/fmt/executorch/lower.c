@@ -10,6 +10,7 @@
 
 #include "base/status.h"
 #include "fmt/executorch/program.h"
+#include "fmt/op_table.h"
 
 /* The out variant of each ATen op: its kernel, and its arguments before the outs. `args` lists
  * them in the kernel's order: "k" is the ATen call's argument k, "k=D" the same with default D
@@ -76,6 +77,74 @@ static const kernel kernels[HFX_OPS_COUNT_] = {
     [HFX_SYM_SUB] = {"executorch_prim::sub", "Scalar", "0 1"},
     [HFX_SYM_MUL] = {"executorch_prim::mul", "Scalar", "0 1"},
 };
+
+/* ---- the op table ---- */
+
+#define ROW(op, fate, how) {HFX_OP_##op, HFX_OP_##fate, how}
+
+/* Every IR op in ExecuTorch, in ops.def's order: the kernel (or delegate) its node runs on, through
+ * the ATen operator the shared lowering makes of it (aten_lower.c's table). The dispatch above is
+ * on those operators (`kernels`); the writer checks the graph against this table before the ATen
+ * lowering. */
+static const hfx_op_support et_ops[] = {
+    ROW(ADD, LOWERED, "aten::add.out"),
+    ROW(SUB, LOWERED, "aten::sub.out"),
+    ROW(MUL, LOWERED, "aten::mul.out"),
+    ROW(DIV, LOWERED, "aten::div.out (integers: aten::floor_divide.out)"),
+    ROW(POW, LOWERED, "aten::pow.Tensor_Tensor_out"),
+    ROW(MIN, LOWERED, "aten::minimum.out"),
+    ROW(MAX, LOWERED, "aten::maximum.out"),
+    ROW(EQUAL, LOWERED, "aten::eq.Tensor_out"),
+    ROW(LESS, LOWERED, "aten::lt.Tensor_out"),
+    ROW(LESS_EQUAL, LOWERED, "aten::le.Tensor_out"),
+    ROW(GREATER, LOWERED, "aten::gt.Tensor_out"),
+    ROW(GREATER_EQUAL, LOWERED, "aten::ge.Tensor_out"),
+    ROW(AND, LOWERED, "aten::logical_and.out"),
+    ROW(OR, LOWERED, "aten::logical_or.out"),
+    ROW(WHERE, LOWERED, "aten::where.self_out"),
+    ROW(NEG, LOWERED, "aten::neg.out"),
+    ROW(NOT, LOWERED, "aten::logical_not.out"),
+    ROW(SQRT, LOWERED, "aten::sqrt.out"),
+    ROW(RECIPROCAL, LOWERED, "aten::reciprocal.out"),
+    ROW(EXP, LOWERED, "aten::exp.out"),
+    ROW(LOG, LOWERED, "aten::log.out"),
+    ROW(SIGMOID, LOWERED, "aten::sigmoid.out"),
+    ROW(TANH, LOWERED, "aten::tanh.out"),
+    ROW(ERF, LOWERED, "aten::erf.out"),
+    ROW(COS, LOWERED, "aten::cos.out"),
+    ROW(SIN, LOWERED, "aten::sin.out"),
+    ROW(CAST, LOWERED, "aten::_to_copy.out"),
+    ROW(MATMUL, LOWERED, "aten::mm.out, or aten::bmm.out over views (aten::expand_copy, aten::view_copy)"),
+    ROW(LINEAR, LOWERED, "an XNNPACK fully-connected delegate (backend xnnpack), else aten::linear.out"),
+    ROW(RMS_NORM, EXPANDED, "aten::pow, aten::mean, aten::add, aten::sqrt, aten::div, aten::mul"),
+    ROW(SOFTMAX, LOWERED, "aten::_softmax.out"),
+    ROW(CUMSUM, LOWERED, "aten::cumsum.out"),
+    /* the portable kernels have no attention: et_keeps keeps none */
+    ROW(ATTENTION, EXPANDED, "aten::bmm, aten::mul, aten::add, aten::_softmax, aten::bmm"),
+    ROW(TOP_K, LOWERED, "aten::topk.values"),
+    ROW(TOP_K_MASK, EXPANDED, "aten::topk, aten::scatter"),
+    ROW(GATHER_ELEMENTS, LOWERED, "aten::gather.out"),
+    ROW(SCATTER_ELEMENTS, LOWERED, "aten::scatter.src_out"),
+    ROW(REDUCE_MEAN, LOWERED, "aten::mean.out"),
+    ROW(REDUCE_MAX, LOWERED, "aten::amax.out"),
+    ROW(REDUCE_SUM, LOWERED, "aten::sum.IntList_out"),
+    ROW(RESHAPE, LOWERED, "aten::view_copy.out"),
+    ROW(TRANSPOSE, LOWERED, "aten::permute_copy.out"),
+    ROW(UNSQUEEZE, LOWERED, "aten::unsqueeze_copy.out"),
+    ROW(CONCAT, LOWERED, "aten::cat.out"),
+    ROW(SLICE, LOWERED, "aten::slice_copy.Tensor_out"),
+    ROW(GATHER, LOWERED, "aten::embedding.out, or aten::index_select.out"),
+    ROW(SHAPE, LOWERED, "aten::sym_size.int (aten::scalar_tensor.out where a tensor reads a size)"),
+    ROW(RANGE, LOWERED, "aten::arange.start_out"),
+    ROW(EXPAND, LOWERED, "aten::expand_copy.out"),
+    /* in place when the cache is an input only it writes */
+    ROW(CACHE_WRITE, LOWERED, "aten::index_put_, or aten::index_put.out"),
+};
+HFX_OP_TABLE_COVERS(et_ops, "executorch");
+
+#undef ROW
+
+const hfx_op_support *hfx_et_op_support(hfx_op op) { return (unsigned)op < HFX_OP_COUNT_ ? &et_ops[op] : NULL; }
 
 /* ExecuTorch's ScalarType codes (scalar_type.fbs). */
 static int scalar_type(hfx_dtype dt) {

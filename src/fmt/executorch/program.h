@@ -10,6 +10,7 @@
 
 #include "base/dtype.h"
 #include "fmt/aten.h"
+#include "fmt/op_table.h"
 #include "io/outdir.h"
 
 /* EValue kinds: the KernelTypes union's type codes in program.fbs. */
@@ -116,6 +117,10 @@ typedef struct hfx_et_options {
     const hfx_et_inputs *inputs; /* NULL: each user input is an argument, in order */
     bool xnnpack;                /* float32 linears with stored weights delegated to XNNPACK */
 } hfx_et_options;
+
+/* What ExecuTorch makes of `op` (op_table.h): the row of lower.c's table, which the writer checks
+ * every node of a graph against before lowering it (hfx_op_table_check). */
+const hfx_op_support *hfx_et_op_support(hfx_op op);
 
 /* Lower an ATen program (fmt/aten.h) to ExecuTorch's out-variant kernels (and, as `opt` says,
  * XNNPACK delegates); `opt->inputs` says what becomes of its user inputs. Stored tensors only

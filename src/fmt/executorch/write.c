@@ -130,6 +130,7 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
         int64_t hints[16];
         hfx_aten_default_hints(g, hints); /* the plan itself uses the upper bounds */
         hfx_aten_program *p;
+        if ((st = hfx_op_table_check(g, "executorch", hfx_et_op_support, err))) break;
         st = hfx_aten_lower(g, hints, false, &p, err);
         if (st) break;
         hfx_et_program *e;

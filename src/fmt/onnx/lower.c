@@ -1,7 +1,7 @@
 /* IR → ONNX nodes. The decomposition pass (ir/decompose.c) has expanded every high-level op
  * except linear, which ONNX keeps: its weight is written transposed (a view, no copy), or a tied
  * head reads the stored embedding through Gemm. Every other IR op is one or a few standard ONNX
- * ops. */
+ * ops; the op table (`rules`, op_table.h) says which, and holds each op's lowering. */
 #include "fmt/onnx/lower.h"
 
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "fmt/onnx/onnx_proto.h"
 #include "fmt/onnx/pb.h"
+#include "fmt/op_table.h"
 
 int hfx_onnx_dtype(hfx_dtype dt) {
     switch (dt) {
@@ -548,90 +549,208 @@ static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
     op2(m, "MatMul", name_of(m, n->in[0]), init_const(m, t), out);
 }
 
-static void lower_node(onnx_model *m, const hfx_node *n) {
-    const char *out = name_of(m, n->out[0]);
-    const hfx_attrs *at = &n->attrs;
-    /* linear names its own inputs: its weight is stored transposed, so the untransposed view
-     * must not become an initializer */
-    if (n->op == HFX_OP_LINEAR) {
-        lower_linear(m, n, out);
-        return;
-    }
-    if (n->op == HFX_OP_GATHER && at->quant) { /* nor a quantized table's float form */
+/* ---- the op table ---- */
+
+/* The lowerings the table names: `type` is the row's ONNX operator, `out` the node's output. */
+typedef void onnx_lower_fn(onnx_model *m, const hfx_node *n, const char *type, const char *out);
+
+/* The names of n's inputs ("" for an absent optional one). */
+static void input_names(onnx_model *m, const hfx_node *n, const char **in) {
+    for (int i = 0; i < n->n_in; i++) in[i] = n->in[i] ? name_of(m, n->in[i]) : "";
+}
+
+/* The same op with the same inputs and no attributes (ops.def's standard name). */
+static void standard(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    const char *in[16];
+    input_names(m, n, in);
+    emit(m, type, n->n_in, in, out, NULL);
+}
+
+static void with_axis(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    const char *in[16];
+    attrs a = {0};
+    input_names(m, n, in);
+    attr_int(&a, "axis", n->attrs.axis);
+    emit(m, type, n->n_in, in, out, &a);
+}
+
+/* linear names its own inputs: its weight is stored transposed, so the untransposed view must
+ * not become an initializer */
+static void lower_linear_node(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    (void)type;
+    lower_linear(m, n, out);
+}
+
+static void lower_gather(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    if (n->attrs.quant) { /* nor a quantized table's float form */
         gather_quantized(m, n, name_of(m, n->in[1]), out);
         return;
     }
+    with_axis(m, n, type, out);
+}
+
+static void lower_cast(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
     const char *in[16];
-    for (int i = 0; i < n->n_in; i++) in[i] = n->in[i] ? name_of(m, n->in[i]) : "";
-    const char *standard = hfx_op_standard_name(n->op); /* the same op, no attributes */
-    if (standard) {
-        emit(m, standard, n->n_in, in, out, NULL);
-        return;
-    }
+    (void)type;
+    input_names(m, n, in);
+    cast(m, in[0], n->attrs.to, out);
+}
+
+static void lower_reduce(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    const char *in[16];
+    input_names(m, n, in);
+    reduce(m, type, in[0], n->attrs.n_ints, n->attrs.ints, out);
+}
+
+/* ReduceSum has taken axes as an input since opset 13 */
+static void lower_reduce_sum(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    const char *in[16];
     attrs a = {0};
-    switch (n->op) {
-    case HFX_OP_GATHER:
-        attr_int(&a, "axis", at->axis);
-        emit(m, "Gather", 2, in, out, &a);
-        return;
-    case HFX_OP_CAST: cast(m, in[0], at->to, out); return;
-    case HFX_OP_SOFTMAX:
-        attr_int(&a, "axis", at->axis);
-        emit(m, "Softmax", 1, in, out, &a);
-        return;
-    case HFX_OP_REDUCE_MEAN: reduce(m, "ReduceMean", in[0], at->n_ints, at->ints, out); return;
-    case HFX_OP_REDUCE_MAX: reduce(m, "ReduceMax", in[0], at->n_ints, at->ints, out); return;
-    case HFX_OP_REDUCE_SUM: { /* ReduceSum has taken axes as an input since opset 13 */
-        const char *rin[2] = {in[0], ints_const(m, at->n_ints, at->ints)};
-        attr_int(&a, "keepdims", 1);
-        emit(m, "ReduceSum", 2, rin, out, &a);
+    input_names(m, n, in);
+    const char *rin[2] = {in[0], ints_const(m, n->attrs.n_ints, n->attrs.ints)};
+    attr_int(&a, "keepdims", 1);
+    emit(m, type, 2, rin, out, &a);
+}
+
+static void lower_reshape(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    const char *in[16];
+    (void)type;
+    input_names(m, n, in);
+    reshape(m, n, in, out);
+}
+
+static void lower_transpose(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    const char *in[16];
+    attrs a = {0};
+    input_names(m, n, in);
+    attr_ints(&a, "perm", n->attrs.n_ints, n->attrs.ints);
+    emit(m, type, 1, in, out, &a);
+}
+
+static void lower_unsqueeze(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    const char *in[16];
+    input_names(m, n, in);
+    op2(m, type, in[0], ints_const(m, n->attrs.n_ints, n->attrs.ints), out);
+}
+
+static void lower_slice(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    const char *in[16];
+    const hfx_attrs *at = &n->attrs;
+    input_names(m, n, in);
+    const char *sin[4] = {in[0], ints_const(m, 1, &at->start), ints_const(m, 1, &at->end),
+                          ints_const(m, 1, &at->axis)};
+    emit(m, type, 4, sin, out, NULL);
+}
+
+static void lower_cumsum(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    const char *in[16];
+    input_names(m, n, in);
+    op2(m, type, in[0], int_scalar(m, n->attrs.axis), out);
+}
+
+/* over the last axis, largest first, sorted (ties: the lower index) */
+static void lower_top_k(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    const char *in[16];
+    attrs a = {0};
+    input_names(m, n, in);
+    const char *tin[2] = {in[0], ints_const(m, 1, &n->attrs.k)}, *outs[2] = {out, name_of(m, n->out[1])};
+    attr_int(&a, "axis", -1);
+    emit_outputs(m, type, 2, tin, 2, outs, &a);
+}
+
+/* ScatterElements(axis 2) with indices[b,h,s,d] = slots[s]; it checks the bounds, so a slot past
+ * the cache end is a runtime error, never an overwrite */
+static void lower_cache_write(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    const char *in[16];
+    attrs a = {0};
+    input_names(m, n, in);
+    int64_t shape4[4] = {1, 1, -1, 1};
+    const char *idx = op2(m, "Reshape", in[2], ints_const(m, 4, shape4), NULL);
+    idx = op2(m, "Expand", idx, op1(m, "Shape", in[1], NULL), NULL);
+    const char *sin[3] = {in[0], idx, in[1]};
+    attr_int(&a, "axis", 2);
+    emit(m, type, 3, sin, out, &a);
+}
+
+/* A row of the table: its op's support and, lowered, its lowering. */
+typedef struct onnx_rule {
+    hfx_op_support s;
+    onnx_lower_fn *lower;
+} onnx_rule;
+
+#define ROW(op, fate, how, lower) {{HFX_OP_##op, HFX_OP_##fate, how}, lower}
+
+/* Every IR op in ONNX, in ops.def's order: the operator its node becomes, and how. */
+static const onnx_rule rules[] = {
+    ROW(ADD, LOWERED, "Add", standard),
+    ROW(SUB, LOWERED, "Sub", standard),
+    ROW(MUL, LOWERED, "Mul", standard),
+    ROW(DIV, LOWERED, "Div", standard),
+    ROW(POW, LOWERED, "Pow", standard),
+    ROW(MIN, LOWERED, "Min", standard),
+    ROW(MAX, LOWERED, "Max", standard),
+    ROW(EQUAL, LOWERED, "Equal", standard),
+    ROW(LESS, LOWERED, "Less", standard),
+    ROW(LESS_EQUAL, LOWERED, "LessOrEqual", standard),
+    ROW(GREATER, LOWERED, "Greater", standard),
+    ROW(GREATER_EQUAL, LOWERED, "GreaterOrEqual", standard),
+    ROW(AND, LOWERED, "And", standard),
+    ROW(OR, LOWERED, "Or", standard),
+    ROW(WHERE, LOWERED, "Where", standard),
+    ROW(NEG, LOWERED, "Neg", standard),
+    ROW(NOT, LOWERED, "Not", standard),
+    ROW(SQRT, LOWERED, "Sqrt", standard),
+    ROW(RECIPROCAL, LOWERED, "Reciprocal", standard),
+    ROW(EXP, LOWERED, "Exp", standard),
+    ROW(LOG, LOWERED, "Log", standard),
+    ROW(SIGMOID, LOWERED, "Sigmoid", standard),
+    ROW(TANH, LOWERED, "Tanh", standard),
+    ROW(ERF, LOWERED, "Erf", standard),
+    ROW(COS, LOWERED, "Cos", standard),
+    ROW(SIN, LOWERED, "Sin", standard),
+    ROW(CAST, LOWERED, "Cast", lower_cast),
+    ROW(MATMUL, LOWERED, "MatMul", standard),
+    /* MatMul on the weight's transposed view; Gemm(transB) on a stored one; quantized:
+     * MatMulNBits, DequantizeLinear + MatMul (standard ops) or MatMulInteger (dynamic int8) */
+    ROW(LINEAR, LOWERED, "MatMul", lower_linear_node),
+    ROW(RMS_NORM, EXPANDED, "Pow, ReduceMean, Add, Sqrt, Div, Mul", NULL),
+    ROW(SOFTMAX, LOWERED, "Softmax", with_axis),
+    ROW(CUMSUM, LOWERED, "CumSum", lower_cumsum),
+    ROW(ATTENTION, EXPANDED, "MatMul, Mul, Add, Softmax, MatMul", NULL),
+    ROW(TOP_K, LOWERED, "TopK", lower_top_k),
+    ROW(TOP_K_MASK, EXPANDED, "TopK, ScatterElements", NULL),
+    ROW(GATHER_ELEMENTS, LOWERED, "GatherElements", with_axis),
+    ROW(SCATTER_ELEMENTS, LOWERED, "ScatterElements", with_axis),
+    ROW(REDUCE_MEAN, LOWERED, "ReduceMean", lower_reduce),
+    ROW(REDUCE_MAX, LOWERED, "ReduceMax", lower_reduce),
+    ROW(REDUCE_SUM, LOWERED, "ReduceSum", lower_reduce_sum),
+    ROW(RESHAPE, LOWERED, "Reshape", lower_reshape),
+    ROW(TRANSPOSE, LOWERED, "Transpose", lower_transpose),
+    ROW(UNSQUEEZE, LOWERED, "Unsqueeze", lower_unsqueeze),
+    ROW(CONCAT, LOWERED, "Concat", with_axis),
+    ROW(SLICE, LOWERED, "Slice", lower_slice),
+    /* quantized tables: GatherBlockQuantized, or Gather + DequantizeLinear (dynamic int8) */
+    ROW(GATHER, LOWERED, "Gather", lower_gather),
+    ROW(SHAPE, LOWERED, "Shape", standard),
+    ROW(RANGE, LOWERED, "Range", standard),
+    ROW(EXPAND, LOWERED, "Expand", standard),
+    ROW(CACHE_WRITE, LOWERED, "ScatterElements", lower_cache_write),
+};
+HFX_OP_TABLE_COVERS(rules, "onnx");
+
+#undef ROW
+
+const hfx_op_support *hfx_onnx_op_support(hfx_op op) {
+    return (unsigned)op < HFX_OP_COUNT_ ? &rules[op].s : NULL;
+}
+
+static void lower_node(onnx_model *m, const hfx_node *n) {
+    const onnx_rule *r = &rules[n->op];
+    if (r->s.fate != HFX_OP_LOWERED) {
+        if (!m->st) m->st = hfx_op_not_lowered("onnx", &r->s, m->err);
         return;
     }
-    case HFX_OP_RESHAPE: reshape(m, n, in, out); return;
-    case HFX_OP_TRANSPOSE:
-        attr_ints(&a, "perm", at->n_ints, at->ints);
-        emit(m, "Transpose", 1, in, out, &a);
-        return;
-    case HFX_OP_UNSQUEEZE: op2(m, "Unsqueeze", in[0], ints_const(m, at->n_ints, at->ints), out); return;
-    case HFX_OP_CONCAT:
-        attr_int(&a, "axis", at->axis);
-        emit(m, "Concat", n->n_in, in, out, &a);
-        return;
-    case HFX_OP_SLICE: {
-        const char *sin[4] = {in[0], ints_const(m, 1, &at->start), ints_const(m, 1, &at->end),
-                              ints_const(m, 1, &at->axis)};
-        emit(m, "Slice", 4, sin, out, NULL);
-        return;
-    }
-    case HFX_OP_CUMSUM: op2(m, "CumSum", in[0], int_scalar(m, at->axis), out); return;
-    case HFX_OP_TOP_K: { /* over the last axis, largest first, sorted (ties: the lower index) */
-        const char *tin[2] = {in[0], ints_const(m, 1, &at->k)}, *outs[2] = {out, name_of(m, n->out[1])};
-        attr_int(&a, "axis", -1);
-        emit_outputs(m, "TopK", 2, tin, 2, outs, &a);
-        return;
-    }
-    case HFX_OP_SCATTER_ELEMENTS:
-        attr_int(&a, "axis", at->axis);
-        emit(m, "ScatterElements", 3, in, out, &a);
-        return;
-    case HFX_OP_GATHER_ELEMENTS:
-        attr_int(&a, "axis", at->axis);
-        emit(m, "GatherElements", 2, in, out, &a);
-        return;
-    case HFX_OP_CACHE_WRITE: {
-        /* ScatterElements(axis 2) with indices[b,h,s,d] = slots[s]; it checks the bounds, so a
-         * slot past the cache end is a runtime error, never an overwrite */
-        int64_t shape4[4] = {1, 1, -1, 1};
-        const char *idx = op2(m, "Reshape", in[2], ints_const(m, 4, shape4), NULL);
-        idx = op2(m, "Expand", idx, op1(m, "Shape", in[1], NULL), NULL);
-        const char *sin[3] = {in[0], idx, in[1]};
-        attr_int(&a, "axis", 2);
-        emit(m, "ScatterElements", 3, sin, out, &a);
-        return;
-    }
-    default:
-        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "onnx: no lowering for IR op '%s'", hfx_op_name(n->op));
-    }
+    r->lower(m, n, r->s.how, name_of(m, n->out[0]));
 }
 
 bool hfx_onnx_keeps(const hfx_graph *g, const hfx_node *n) {

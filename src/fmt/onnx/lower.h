@@ -5,6 +5,7 @@
 
 #include "base/arena.h"
 #include "base/buf.h"
+#include "fmt/op_table.h"
 #include "ir/graph.h"
 
 typedef struct onnx_init {
@@ -47,6 +48,9 @@ typedef struct hfx_onnx_lowering {
     bool standard_ops;      /* quantized weights as DequantizeLinear (opset 21 or later) + MatMul */
     bool weights_as_stored; /* float linears as Gemm(transB) on the checkpoint's [out, in] rows */
 } hfx_onnx_lowering;
+
+/* What ONNX makes of `op` (op_table.h): the row of lower.c's table, which its lowering reads. */
+const hfx_op_support *hfx_onnx_op_support(hfx_op op);
 
 /* Lowers g as `how` says. */
 hfx_status hfx_onnx_lower(const hfx_graph *g, const hfx_onnx_lowering *how, onnx_model *m, hfx_error *err);

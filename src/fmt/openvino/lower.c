@@ -1,7 +1,8 @@
 /* IR → OpenVINO opsets. The decomposition pass (ir/decompose.c) has expanded every high-level
  * op except the ones hfx_ov_keeps names: linear is MatMul with transpose_b (the weight stays
  * [out, in]); attention, where SDPA's semantics cover it exactly, is ScaledDotProductAttention
- * (opset13). Elementwise ops map one to one. docs/OPENVINO.md has the table. */
+ * (opset13). Elementwise ops map one to one. The op table (`rules`, op_table.h) says what each IR
+ * op becomes and holds its lowering; docs/OPENVINO.md has the table. */
 #include "fmt/openvino/lower.h"
 
 #include <stdio.h>
@@ -326,129 +327,249 @@ static ov_ref lower_attention(ov_model *m, const hfx_node *n) {
     return layer(m, "ScaledDotProductAttention", "opset13", "causal=\"false\"", 5, in, 1);
 }
 
-/* OpenVINO's layer type for an elementwise op of ops.def's standard table, where it differs. */
-static const char *const renamed[HFX_OP_COUNT_] = {
-    [HFX_OP_SUB] = "Subtract",          [HFX_OP_MUL] = "Multiply",      [HFX_OP_DIV] = "Divide",
-    [HFX_OP_POW] = "Power",             [HFX_OP_MIN] = "Minimum",       [HFX_OP_MAX] = "Maximum",
-    [HFX_OP_LESS_EQUAL] = "LessEqual",  [HFX_OP_GREATER_EQUAL] = "GreaterEqual",
-    [HFX_OP_AND] = "LogicalAnd",        [HFX_OP_OR] = "LogicalOr",      [HFX_OP_NEG] = "Negative",
-    [HFX_OP_NOT] = "LogicalNot",
-};
+/* ---- the op table ---- */
 
-/* The layer of an op that maps one to one (numpy broadcasting for two inputs); NULL for the ops
- * lower_node writes its own way. */
-static const char *simple_type(hfx_op op) {
-    switch (op) {
-    case HFX_OP_WHERE: case HFX_OP_RECIPROCAL: case HFX_OP_MATMUL: case HFX_OP_SHAPE: case HFX_OP_RANGE:
-    case HFX_OP_EXPAND:
-        return NULL;
-    default: return renamed[op] ? renamed[op] : hfx_op_standard_name(op);
+/* The lowerings the table names: `type` is the row's layer type; returns the node's output
+ * port 0 (its output k is port k after it). */
+typedef ov_ref ov_lower_fn(ov_model *m, const hfx_node *n, const char *type);
+
+/* A layer of the same inputs, numpy broadcasting for two. */
+static ov_ref simple(ov_model *m, const hfx_node *n, const char *type) {
+    if (n->n_in == 1) return op1(m, type, val(m, n->in[0]));
+    return op2(m, type, val(m, n->in[0]), val(m, n->in[1]));
+}
+
+static ov_ref lower_where(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    ov_ref in[3] = {x, val(m, n->in[1]), val(m, n->in[2])};
+    return layer(m, type, "opset1", "auto_broadcast=\"numpy\"", 3, in, 1);
+}
+
+static ov_ref lower_reciprocal(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    return op2(m, type, float_scalar(m, n->in[0]->dtype, 1.0), x);
+}
+
+static ov_ref lower_cast(ov_model *m, const hfx_node *n, const char *type) {
+    (void)type;
+    ov_ref x = val(m, n->in[0]);
+    return convert(m, x, n->attrs.to);
+}
+
+static ov_ref lower_matmul(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    return op2(m, type, x, val(m, n->in[1]));
+}
+
+/* the weight stays [out, in] (a quantized one decompressed); the decomposition pass split any
+ * bias off */
+static ov_ref lower_linear(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref in[2] = {val(m, n->in[0]), {0, 0}};
+    in[1] = n->attrs.quant ? compressed_weight(m, n->in[1], n->attrs.quant, n->in[0]->dtype) : val(m, n->in[1]);
+    return layer(m, type, "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, in, 1);
+}
+
+static ov_ref lower_attention_node(ov_model *m, const hfx_node *n, const char *type) {
+    (void)type;
+    return lower_attention(m, n);
+}
+
+static ov_ref lower_softmax(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    char data[256];
+    snprintf(data, sizeof data, "axis=\"%lld\"", (long long)n->attrs.axis);
+    return layer(m, type, "opset8", data, 1, &x, 1);
+}
+
+static ov_ref lower_reduce(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    return reduce(m, type, x, n->attrs.n_ints, n->attrs.ints);
+}
+
+/* to the shape computed at run time, or the same 0 (copy) / -1 (infer) encoding as ONNX */
+static ov_ref lower_reshape(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    const hfx_attrs *at = &n->attrs;
+    int64_t shape[HFX_MAX_RANK];
+    int source[HFX_MAX_RANK];
+    if (n->n_in == 2) {
+        ov_ref rin[2] = {x, val(m, n->in[1])};
+        return layer(m, type, "opset1", "special_zero=\"false\"", 2, rin, 1);
     }
+    if (hfx_reshape_plan(n->in[0], at->rank, at->dims, shape, source) <= 1) return reshape(m, x, at->rank, shape);
+    hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: a reshape that needs its shape at run time was not decomposed");
+    return (ov_ref){0, 0};
+}
+
+static ov_ref lower_transpose(ov_model *m, const hfx_node *n, const char *type) {
+    (void)type;
+    ov_ref x = val(m, n->in[0]);
+    return transpose(m, x, n->attrs.n_ints, n->attrs.ints);
+}
+
+static ov_ref lower_unsqueeze(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    ov_ref in[2] = {x, ints(m, n->attrs.n_ints, n->attrs.ints)};
+    return layer(m, type, "opset1", NULL, 2, in, 1);
+}
+
+static ov_ref lower_concat(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref in[16];
+    char data[256];
+    for (int i = 0; i < n->n_in; i++) in[i] = val(m, n->in[i]);
+    snprintf(data, sizeof data, "axis=\"%lld\"", (long long)n->attrs.axis);
+    return layer(m, type, "opset1", data, n->n_in, in, 1);
+}
+
+static ov_ref lower_slice(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    const hfx_attrs *at = &n->attrs;
+    int64_t one = 1;
+    ov_ref in[5] = {x, ints(m, 1, &at->start), ints(m, 1, &at->end), ints(m, 1, &one), ints(m, 1, &at->axis)};
+    return layer(m, type, "opset8", NULL, 5, in, 1);
+}
+
+/* a quantized table is looked up in its decompressed form */
+static ov_ref lower_gather(ov_model *m, const hfx_node *n, const char *type) {
+    const hfx_attrs *at = &n->attrs;
+    ov_ref x = at->quant ? compressed_weight(m, n->in[0], at->quant, n->in[0]->dtype) : val(m, n->in[0]);
+    ov_ref in[3] = {x, val(m, n->in[1]), int_scalar(m, at->axis)};
+    return layer(m, type, "opset8", "batch_dims=\"0\"", 3, in, 1);
+}
+
+static ov_ref lower_shape(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    return layer(m, type, "opset3", "output_type=\"i64\"", 1, &x, 1);
+}
+
+static ov_ref lower_range(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    ov_ref in[3] = {x, val(m, n->in[1]), val(m, n->in[2])};
+    return layer(m, type, "opset4", "output_type=\"i64\"", 3, in, 1);
+}
+
+static ov_ref lower_expand(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    ov_ref in[2] = {x, val(m, n->in[1])};
+    return layer(m, type, "opset3", "mode=\"numpy\"", 2, in, 1);
+}
+
+static ov_ref lower_cumsum(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    ov_ref in[2] = {x, int_scalar(m, n->attrs.axis)};
+    return layer(m, type, "opset3", "exclusive=\"false\" reverse=\"false\"", 2, in, 1);
+}
+
+/* largest first, stable: port 0 the values, port 1 the i64 indices */
+static ov_ref lower_top_k(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    ov_ref in[2] = {x, int_scalar(m, n->attrs.k)};
+    ov_ref tk = layer(m, type, "opset11",
+                      "axis=\"-1\" mode=\"max\" sort=\"value\" index_element_type=\"i64\" stable=\"true\"", 2, in, 2);
+    if (!m->st) m->layers[tk.layer].out_dtype = HFX_DTYPE_F32;
+    return tk;
+}
+
+static ov_ref lower_gather_elements(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    ov_ref gin[2] = {x, val(m, n->in[1])};
+    char attr[32];
+    snprintf(attr, sizeof attr, "axis=\"%lld\"", (long long)n->attrs.axis);
+    return layer(m, type, "opset6", attr, 2, gin, 1);
+}
+
+static ov_ref lower_scatter_elements(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    ov_ref sin[4] = {x, val(m, n->in[1]), val(m, n->in[2]), int_scalar(m, n->attrs.axis)};
+    return layer(m, type, "opset12", "reduction=\"none\" use_init_val=\"true\"", 4, sin, 1);
+}
+
+/* ScatterUpdate on axis 2: cache[:, :, slots[s]] = update[:, :, s] */
+static ov_ref lower_cache_write(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]);
+    ov_ref in[4] = {x, val(m, n->in[2]), val(m, n->in[1]), int_scalar(m, 2)};
+    return layer(m, type, "opset3", NULL, 4, in, 1);
+}
+
+/* A row of the table: its op's support and, lowered, its lowering. */
+typedef struct ov_rule {
+    hfx_op_support s;
+    ov_lower_fn *lower;
+} ov_rule;
+
+#define ROW(op, fate, how, lower) {{HFX_OP_##op, HFX_OP_##fate, how}, lower}
+
+/* Every IR op in OpenVINO, in ops.def's order: the layer type its node becomes, and how. */
+static const ov_rule rules[] = {
+    ROW(ADD, LOWERED, "Add", simple),
+    ROW(SUB, LOWERED, "Subtract", simple),
+    ROW(MUL, LOWERED, "Multiply", simple),
+    ROW(DIV, LOWERED, "Divide", simple),
+    ROW(POW, LOWERED, "Power", simple),
+    ROW(MIN, LOWERED, "Minimum", simple),
+    ROW(MAX, LOWERED, "Maximum", simple),
+    ROW(EQUAL, LOWERED, "Equal", simple),
+    ROW(LESS, LOWERED, "Less", simple),
+    ROW(LESS_EQUAL, LOWERED, "LessEqual", simple),
+    ROW(GREATER, LOWERED, "Greater", simple),
+    ROW(GREATER_EQUAL, LOWERED, "GreaterEqual", simple),
+    ROW(AND, LOWERED, "LogicalAnd", simple),
+    ROW(OR, LOWERED, "LogicalOr", simple),
+    ROW(WHERE, LOWERED, "Select", lower_where),
+    ROW(NEG, LOWERED, "Negative", simple),
+    ROW(NOT, LOWERED, "LogicalNot", simple),
+    ROW(SQRT, LOWERED, "Sqrt", simple),
+    ROW(RECIPROCAL, LOWERED, "Divide", lower_reciprocal), /* 1 / x */
+    ROW(EXP, LOWERED, "Exp", simple),
+    ROW(LOG, LOWERED, "Log", simple),
+    ROW(SIGMOID, LOWERED, "Sigmoid", simple),
+    ROW(TANH, LOWERED, "Tanh", simple),
+    ROW(ERF, LOWERED, "Erf", simple),
+    ROW(COS, LOWERED, "Cos", simple),
+    ROW(SIN, LOWERED, "Sin", simple),
+    ROW(CAST, LOWERED, "Convert", lower_cast),
+    ROW(MATMUL, LOWERED, "MatMul", lower_matmul),
+    /* MatMul transpose_b; a quantized weight in NNCF's decompression pattern */
+    ROW(LINEAR, LOWERED, "MatMul", lower_linear),
+    ROW(RMS_NORM, EXPANDED, "Power, ReduceMean, Add, Sqrt, Divide, Multiply", NULL),
+    ROW(SOFTMAX, LOWERED, "SoftMax", lower_softmax),
+    ROW(CUMSUM, LOWERED, "CumSum", lower_cumsum),
+    /* where hfx_ov_keeps keeps it (float32, no soft-cap, no sinks, no sliding window in the
+     * graph); else expanded into MatMul, Multiply, Add, SoftMax, MatMul */
+    ROW(ATTENTION, LOWERED, "ScaledDotProductAttention", lower_attention_node),
+    ROW(TOP_K, LOWERED, "TopK", lower_top_k),
+    ROW(TOP_K_MASK, EXPANDED, "TopK, ScatterElementsUpdate", NULL),
+    ROW(GATHER_ELEMENTS, LOWERED, "GatherElements", lower_gather_elements),
+    ROW(SCATTER_ELEMENTS, LOWERED, "ScatterElementsUpdate", lower_scatter_elements),
+    ROW(REDUCE_MEAN, LOWERED, "ReduceMean", lower_reduce),
+    ROW(REDUCE_MAX, LOWERED, "ReduceMax", lower_reduce),
+    ROW(REDUCE_SUM, LOWERED, "ReduceSum", lower_reduce),
+    ROW(RESHAPE, LOWERED, "Reshape", lower_reshape),
+    ROW(TRANSPOSE, LOWERED, "Transpose", lower_transpose),
+    ROW(UNSQUEEZE, LOWERED, "Unsqueeze", lower_unsqueeze),
+    ROW(CONCAT, LOWERED, "Concat", lower_concat),
+    ROW(SLICE, LOWERED, "Slice", lower_slice),
+    ROW(GATHER, LOWERED, "Gather", lower_gather),
+    ROW(SHAPE, LOWERED, "ShapeOf", lower_shape),
+    ROW(RANGE, LOWERED, "Range", lower_range),
+    ROW(EXPAND, LOWERED, "Broadcast", lower_expand),
+    ROW(CACHE_WRITE, LOWERED, "ScatterUpdate", lower_cache_write),
+};
+HFX_OP_TABLE_COVERS(rules, "openvino");
+
+#undef ROW
+
+const hfx_op_support *hfx_ov_op_support(hfx_op op) {
+    return (unsigned)op < HFX_OP_COUNT_ ? &rules[op].s : NULL;
 }
 
 static ov_ref lower_node(ov_model *m, const hfx_node *n) {
-    const hfx_attrs *at = &n->attrs;
-    const char *simple = simple_type(n->op);
-    if (simple) {
-        if (n->n_in == 1) return op1(m, simple, val(m, n->in[0]));
-        return op2(m, simple, val(m, n->in[0]), val(m, n->in[1]));
-    }
-    /* (a linear's and a quantized table's weight are not the float constant) */
-    bool own_first = n->op == HFX_OP_LINEAR || n->op == HFX_OP_ATTENTION || (n->op == HFX_OP_GATHER && at->quant);
-    ov_ref x = n->n_in > 0 && !own_first ? val(m, n->in[0]) : (ov_ref){0, 0};
-    char data[256];
-    switch (n->op) {
-    case HFX_OP_WHERE: {
-        ov_ref in[3] = {x, val(m, n->in[1]), val(m, n->in[2])};
-        return layer(m, "Select", "opset1", "auto_broadcast=\"numpy\"", 3, in, 1);
-    }
-    case HFX_OP_RECIPROCAL: return op2(m, "Divide", float_scalar(m, n->in[0]->dtype, 1.0), x);
-    case HFX_OP_CAST: return convert(m, x, at->to);
-    case HFX_OP_MATMUL: return op2(m, "MatMul", x, val(m, n->in[1]));
-    case HFX_OP_LINEAR: { /* the weight stays [out, in]; the decomposition pass split any bias off */
-        ov_ref in[2] = {val(m, n->in[0]), {0, 0}};
-        in[1] = n->attrs.quant ? compressed_weight(m, n->in[1], n->attrs.quant, n->in[0]->dtype) : val(m, n->in[1]);
-        return layer(m, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, in, 1);
-    }
-    case HFX_OP_ATTENTION: return lower_attention(m, n);
-    case HFX_OP_SOFTMAX:
-        snprintf(data, sizeof data, "axis=\"%lld\"", (long long)at->axis);
-        return layer(m, "SoftMax", "opset8", data, 1, &x, 1);
-    case HFX_OP_REDUCE_MEAN: return reduce(m, "ReduceMean", x, at->n_ints, at->ints);
-    case HFX_OP_REDUCE_MAX: return reduce(m, "ReduceMax", x, at->n_ints, at->ints);
-    case HFX_OP_REDUCE_SUM: return reduce(m, "ReduceSum", x, at->n_ints, at->ints);
-    case HFX_OP_RESHAPE: {
-        /* to the shape computed at run time, or the same 0 (copy) / -1 (infer) encoding as ONNX */
-        int64_t shape[HFX_MAX_RANK];
-        int source[HFX_MAX_RANK];
-        if (n->n_in == 2) {
-            ov_ref rin[2] = {x, val(m, n->in[1])};
-            return layer(m, "Reshape", "opset1", "special_zero=\"false\"", 2, rin, 1);
-        }
-        if (hfx_reshape_plan(n->in[0], at->rank, at->dims, shape, source) <= 1) return reshape(m, x, at->rank, shape);
-        hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "openvino: a reshape that needs its shape at run time was not decomposed");
+    const ov_rule *r = &rules[n->op];
+    if (r->s.fate != HFX_OP_LOWERED) {
+        if (!m->st) m->st = hfx_op_not_lowered("openvino", &r->s, m->err);
         return (ov_ref){0, 0};
     }
-    case HFX_OP_TRANSPOSE: return transpose(m, x, at->n_ints, at->ints);
-    case HFX_OP_UNSQUEEZE: {
-        ov_ref in[2] = {x, ints(m, at->n_ints, at->ints)};
-        return layer(m, "Unsqueeze", "opset1", NULL, 2, in, 1);
-    }
-    case HFX_OP_CONCAT: {
-        ov_ref in[16];
-        for (int i = 0; i < n->n_in; i++) in[i] = val(m, n->in[i]);
-        snprintf(data, sizeof data, "axis=\"%lld\"", (long long)at->axis);
-        return layer(m, "Concat", "opset1", data, n->n_in, in, 1);
-    }
-    case HFX_OP_SLICE: {
-        int64_t one = 1;
-        ov_ref in[5] = {x, ints(m, 1, &at->start), ints(m, 1, &at->end), ints(m, 1, &one), ints(m, 1, &at->axis)};
-        return layer(m, "Slice", "opset8", NULL, 5, in, 1);
-    }
-    case HFX_OP_GATHER: { /* a quantized table is looked up in its decompressed form */
-        if (at->quant) x = compressed_weight(m, n->in[0], at->quant, n->in[0]->dtype);
-        ov_ref in[3] = {x, val(m, n->in[1]), int_scalar(m, at->axis)};
-        return layer(m, "Gather", "opset8", "batch_dims=\"0\"", 3, in, 1);
-    }
-    case HFX_OP_SHAPE: return layer(m, "ShapeOf", "opset3", "output_type=\"i64\"", 1, &x, 1);
-    case HFX_OP_RANGE: {
-        ov_ref in[3] = {x, val(m, n->in[1]), val(m, n->in[2])};
-        return layer(m, "Range", "opset4", "output_type=\"i64\"", 3, in, 1);
-    }
-    case HFX_OP_EXPAND: {
-        ov_ref in[2] = {x, val(m, n->in[1])};
-        return layer(m, "Broadcast", "opset3", "mode=\"numpy\"", 2, in, 1);
-    }
-    case HFX_OP_CUMSUM: {
-        ov_ref in[2] = {x, int_scalar(m, at->axis)};
-        return layer(m, "CumSum", "opset3", "exclusive=\"false\" reverse=\"false\"", 2, in, 1);
-    }
-    case HFX_OP_TOP_K: { /* largest first, stable: port 0 the values, port 1 the i64 indices */
-        ov_ref in[2] = {x, int_scalar(m, at->k)};
-        ov_ref tk = layer(m, "TopK", "opset11",
-                          "axis=\"-1\" mode=\"max\" sort=\"value\" index_element_type=\"i64\" stable=\"true\"", 2, in, 2);
-        if (!m->st) m->layers[tk.layer].out_dtype = HFX_DTYPE_F32;
-        return tk;
-    }
-    case HFX_OP_GATHER_ELEMENTS: {
-        ov_ref gin[2] = {x, val(m, n->in[1])};
-        char attr[32];
-        snprintf(attr, sizeof attr, "axis=\"%lld\"", (long long)at->axis);
-        return layer(m, "GatherElements", "opset6", attr, 2, gin, 1);
-    }
-    case HFX_OP_SCATTER_ELEMENTS: {
-        ov_ref sin[4] = {x, val(m, n->in[1]), val(m, n->in[2]), int_scalar(m, at->axis)};
-        return layer(m, "ScatterElementsUpdate", "opset12", "reduction=\"none\" use_init_val=\"true\"", 4, sin, 1);
-    }
-    case HFX_OP_CACHE_WRITE: {
-        /* ScatterUpdate on axis 2: cache[:, :, slots[s]] = update[:, :, s] */
-        ov_ref in[4] = {x, val(m, n->in[2]), val(m, n->in[1]), int_scalar(m, 2)};
-        return layer(m, "ScatterUpdate", "opset3", NULL, 4, in, 1);
-    }
-    default:
-        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "openvino: no lowering for IR op '%s'", hfx_op_name(n->op));
-        return (ov_ref){0, 0};
-    }
+    return r->lower(m, n, r->s.how);
 }
 
 /* ---- inputs, outputs, state ---- */

@@ -5,6 +5,7 @@
 
 #include "base/arena.h"
 #include "base/buf.h"
+#include "fmt/op_table.h"
 #include "fmt/openvino/openvino.h"
 
 typedef struct hfx_ov_options {
@@ -69,6 +70,8 @@ void hfx_ov_xml_escaped(hfx_buf *b, const char *s);
  * float32 attention without soft-capping in a graph without sliding windows, as
  * ScaledDotProductAttention (see lower.c). */
 bool hfx_ov_keeps(const hfx_graph *g, const hfx_node *n);
+/* What OpenVINO makes of `op` (op_table.h): the row of lower.c's table, which its lowering reads. */
+const hfx_op_support *hfx_ov_op_support(hfx_op op);
 hfx_status hfx_ov_lower(const hfx_graph *g, const hfx_ov_options *o, ov_blobs *blobs,
                         ov_model *m, hfx_error *err);
 void hfx_ov_model_free(ov_model *m);
