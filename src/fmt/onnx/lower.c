@@ -506,7 +506,9 @@ static void linear_integer(onnx_model *m, const hfx_node *n, const char *out) {
     op2(m, "Mul", cast(m, product, HFX_DTYPE_F32, NULL), scales, out);
 }
 
-static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
+/* linear names its own inputs: its weight is stored transposed, so the untransposed view must
+ * not become an initializer. `type` is the float form's operator. */
+static void lower_linear(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
     if (n->n_in != 2) { /* the decomposition pass splits biases off */
         hfx_fail_once(&m->st, m->err, HFX_ERR_INTERNAL, "onnx: a linear with a bias was not decomposed");
         return;
@@ -546,7 +548,7 @@ static void lower_linear(onnx_model *m, const hfx_node *n, const char *out) {
     t->parts = p;
     t->shape[0] = w->shape[1];
     t->shape[1] = w->shape[0];
-    op2(m, "MatMul", name_of(m, n->in[0]), init_const(m, t), out);
+    op2(m, type, name_of(m, n->in[0]), init_const(m, t), out);
 }
 
 /* ---- the op table ---- */
@@ -572,13 +574,6 @@ static void with_axis(onnx_model *m, const hfx_node *n, const char *type, const 
     input_names(m, n, in);
     attr_int(&a, "axis", n->attrs.axis);
     emit(m, type, n->n_in, in, out, &a);
-}
-
-/* linear names its own inputs: its weight is stored transposed, so the untransposed view must
- * not become an initializer */
-static void lower_linear_node(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
-    (void)type;
-    lower_linear(m, n, out);
 }
 
 static void lower_gather(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
@@ -712,7 +707,7 @@ static const onnx_rule rules[] = {
     ROW(MATMUL, LOWERED, "MatMul", standard),
     /* MatMul on the weight's transposed view; Gemm(transB) on a stored one; quantized:
      * MatMulNBits, DequantizeLinear + MatMul (standard ops) or MatMulInteger (dynamic int8) */
-    ROW(LINEAR, LOWERED, "MatMul", lower_linear_node),
+    ROW(LINEAR, LOWERED, "MatMul", lower_linear),
     ROW(RMS_NORM, EXPANDED, "Pow, ReduceMean, Add, Sqrt, Div, Mul", NULL),
     ROW(SOFTMAX, LOWERED, "Softmax", with_axis),
     ROW(CUMSUM, LOWERED, "CumSum", lower_cumsum),

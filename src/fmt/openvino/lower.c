@@ -306,7 +306,7 @@ static const hfx_state *variable_of(const hfx_graph *g, const hfx_value *v, bool
  * are from a variable (an encoder-decoder's cross-attention cache) the scale multiplies the queries
  * first and SDPA's is 1: given a scale, the CPU plugin moves the multiply onto the stored keys and
  * transposes them at every step (1.6x the step time of Whisper-small's decoder). */
-static ov_ref lower_attention(ov_model *m, const hfx_node *n) {
+static ov_ref lower_attention(ov_model *m, const hfx_node *n, const char *type) {
     const hfx_value *q = n->in[0], *k = n->in[1], *v = n->in[2];
     int64_t heads = q->dims[1].c, kv = k->dims[1].c, group = heads / kv;
     ov_ref qn = val(m, q), kn = val(m, k), vn = val(m, v), bias = val(m, n->in[3]);
@@ -324,7 +324,7 @@ static ov_ref lower_attention(ov_model *m, const hfx_node *n) {
         vn = reshape(m, layer(m, "Broadcast", "opset3", "mode=\"bidirectional\"", 2, vin, 1), 4, heads_shape);
     }
     ov_ref in[5] = {qn, kn, vn, bias, float_scalar(m, HFX_DTYPE_F32, scale)};
-    return layer(m, "ScaledDotProductAttention", "opset13", "causal=\"false\"", 5, in, 1);
+    return layer(m, type, "opset13", "causal=\"false\"", 5, in, 1);
 }
 
 /* ---- the op table ---- */
@@ -367,11 +367,6 @@ static ov_ref lower_linear(ov_model *m, const hfx_node *n, const char *type) {
     ov_ref in[2] = {val(m, n->in[0]), {0, 0}};
     in[1] = n->attrs.quant ? compressed_weight(m, n->in[1], n->attrs.quant, n->in[0]->dtype) : val(m, n->in[1]);
     return layer(m, type, "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, in, 1);
-}
-
-static ov_ref lower_attention_node(ov_model *m, const hfx_node *n, const char *type) {
-    (void)type;
-    return lower_attention(m, n);
 }
 
 static ov_ref lower_softmax(ov_model *m, const hfx_node *n, const char *type) {
@@ -536,7 +531,7 @@ static const ov_rule rules[] = {
     ROW(CUMSUM, LOWERED, "CumSum", lower_cumsum),
     /* where hfx_ov_keeps keeps it (float32, no soft-cap, no sinks, no sliding window in the
      * graph); else expanded into MatMul, Multiply, Add, SoftMax, MatMul */
-    ROW(ATTENTION, LOWERED, "ScaledDotProductAttention", lower_attention_node),
+    ROW(ATTENTION, LOWERED, "ScaledDotProductAttention", lower_attention),
     ROW(TOP_K, LOWERED, "TopK", lower_top_k),
     ROW(TOP_K_MASK, EXPANDED, "TopK, ScatterElementsUpdate", NULL),
     ROW(GATHER_ELEMENTS, LOWERED, "GatherElements", lower_gather_elements),
