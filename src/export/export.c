@@ -815,20 +815,13 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
 /* The cache the components use: the export config first, then the generation config. */
 static hfx_status resolve_cache(const hfx_settings *cfg, const json_t *gen, bool *is_static,
                                 int64_t *max_len, hfx_error *err) {
-    const char *impl = cfg->cache == HFX_CACHE_IS_STATIC ? "static" : cfg->cache == HFX_CACHE_IS_DYNAMIC ? "dynamic" : NULL;
-    const char *where = "export config";
-    if (!impl && gen) {
-        impl = json_string_value(json_object_get(gen, "cache_implementation"));
-        where = "generation_config";
-        if (!impl && json_object_get(gen, "cache_implementation") && !json_is_null(json_object_get(gen, "cache_implementation")))
-            return hfx_fail(err, HFX_ERR_INVALID, "generation_config: 'cache_implementation' must be a string");
-    }
+    *is_static = cfg->cache == HFX_CACHE_IS_STATIC;
+    const json_t *impl = gen && !cfg->cache ? json_object_get(gen, "cache_implementation") : NULL;
+    if (impl && !json_is_null(impl) && !json_is_string(impl))
+        return hfx_fail(err, HFX_ERR_INVALID, "generation_config: 'cache_implementation' must be a string");
     /* generation_config's value is transformers' runtime default ("hybrid" for Gemma 2, ...):
-     * only "static" asks for a fixed-size cache there; the export config must say exactly */
-    if (impl && strcmp(where, "generation_config") == 0 && strcmp(impl, "static") != 0) impl = "dynamic";
-    if (impl && strcmp(impl, "dynamic") != 0 && strcmp(impl, "static") != 0)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: cache_implementation '%s' is not supported (supported: dynamic, static)", where, impl);
-    *is_static = impl && strcmp(impl, "static") == 0;
+     * only "static" asks for a fixed-size cache there (the export config's is one of its choices) */
+    if (impl && json_is_string(impl)) *is_static = strcmp(json_string_value(impl), "static") == 0;
     *max_len = cfg->max_cache_len;
     if (!*max_len && gen) {
         const json_t *v = json_object_get(gen, "max_cache_len");

@@ -6,6 +6,9 @@
 #include "export/config.h"
 #include "fmt/format.h"
 
+/* hfx_option_info.scope's numbers (hfx.h) */
+_Static_assert(HFX_SCOPE_ANY == 0 && HFX_SCOPE_GENERATION == 1 && HFX_SCOPE_FORWARD == 2, "hfx_option_info.scope");
+
 /* The i-th writable format (hfx_format_name's order). */
 static const hfx_format *writable(int i) {
     for (int k = 0, seen = 0; hfx_format_at(k); k++)
