@@ -21,11 +21,17 @@ static hfx_status check_dynamic_shapes(const json_t *v, hfx_error *err) {
     if (!json_is_object(v))
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'dynamic_shapes' must be an object "
                                               "{input: {axis: {\"name\", \"min\", \"max\"}}}");
+    if (json_object_size(v) > HFX_SHAPES_MAX_INPUTS)
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'dynamic_shapes' names more than %d inputs",
+                        HFX_SHAPES_MAX_INPUTS);
     const char *input;
     json_t *axes;
     json_object_foreach((json_t *)v, input, axes) {
         if (!json_is_object(axes))
             return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] must be an object of axes", input);
+        if (json_object_size(axes) > HFX_SHAPES_MAX_AXES) /* axis numbers are 0 to 7: a duplicate spelled otherwise */
+            return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has more than %d axes", input,
+                            HFX_SHAPES_MAX_AXES);
         const char *axis;
         json_t *spec;
         json_object_foreach(axes, axis, spec) {
@@ -161,12 +167,30 @@ static int bits_of(const hfx_format_option *o, const json_t *v) {
 /* A boolean's value: 1 or 0, -1 when unset or null. */
 static int tristate(const json_t *v) { return json_is_boolean(v) ? json_is_true(v) : -1; }
 
+/* A validated dynamic_shapes value into s. */
+static void settle_shapes(hfx_settings *s, const json_t *v) {
+    s->dynamic_shapes = json_is_object(v);
+    s->n_shapes = 0;
+    const char *input, *axis;
+    json_t *axes, *x;
+    json_object_foreach((json_t *)v, input, axes) {
+        hfx_input_spec *in = &s->shapes[s->n_shapes++];
+        *in = (hfx_input_spec){.input = input};
+        json_object_foreach(axes, axis, x) {
+            const json_t *mn = json_object_get(x, "min"), *mx = json_object_get(x, "max");
+            in->axes[in->n_axes++] = (hfx_axis_spec){axis, json_string_value(json_object_get(x, "name")),
+                                                     json_is_integer(mn) ? json_integer_value(mn) : 1,
+                                                     json_is_integer(mx) ? json_integer_value(mx) : INT32_MAX};
+        }
+    }
+}
+
 /* Read one validated key into s. */
 static void settle(hfx_settings *s, int k, const json_t *v) {
     const hfx_format_option *o = &common_options[k];
     switch ((hfx_key)k) {
     case HFX_KEY_DYNAMIC: s->dynamic = json_is_true(v); break;
-    case HFX_KEY_DYNAMIC_SHAPES: s->dynamic_shapes = json_is_object(v) ? v : NULL; break;
+    case HFX_KEY_DYNAMIC_SHAPES: settle_shapes(s, v); break;
     case HFX_KEY_DTYPE: { /* float32, float16, bfloat16, then their short names */
         static const hfx_dtype by_index[3] = {HFX_DTYPE_F32, HFX_DTYPE_F16, HFX_DTYPE_BF16};
         s->dtype = by_index[(choice_of(o, v) - 1) % 3];

@@ -28,12 +28,28 @@ enum { HFX_CACHE_UNSET, HFX_CACHE_IS_DYNAMIC, HFX_CACHE_IS_STATIC };
 enum { HFX_MOE_AUTO, HFX_MOE_ALL = 2, HFX_MOE_GATHERED = 3 };
 enum { HFX_QUANTIZE_NONE, HFX_QUANTIZE_INT4, HFX_QUANTIZE_INT8, HFX_QUANTIZE_INT8_DYNAMIC };
 
+/* dynamic_shapes, read: each input it names, with each of its axes symbolic (a dim's name and
+ * bounds) or static (null in the config). */
+enum { HFX_SHAPES_MAX_INPUTS = 16, HFX_SHAPES_MAX_AXES = 8 };
+typedef struct hfx_axis_spec {
+    const char *axis;  /* borrowed: the config's key ("1"), an axis number */
+    const char *name;  /* borrowed: the dim's name; NULL for a static axis */
+    int64_t min, max;  /* 1 and INT32_MAX where unset */
+} hfx_axis_spec;
+typedef struct hfx_input_spec {
+    const char *input; /* borrowed: the config's key ("input_ids") */
+    int n_axes;
+    hfx_axis_spec axes[HFX_SHAPES_MAX_AXES];
+} hfx_input_spec;
+
 /* One config (a component's), every key read: what an unset key means is filled in. */
 typedef struct hfx_settings {
     const json_t *json;           /* the config as given (borrowed): what export metadata records */
     const hfx_format *format;     /* export_format: the registry's entry, one that writes */
     bool dynamic;
-    const json_t *dynamic_shapes; /* borrowed from the config's JSON (validated); NULL when unset */
+    bool dynamic_shapes;          /* dynamic_shapes is set (an object, maybe empty): its inputs below */
+    int n_shapes;
+    hfx_input_spec shapes[HFX_SHAPES_MAX_INPUTS];
     hfx_dtype dtype;              /* default F32 */
     int cache;                    /* cache_implementation: HFX_CACHE_* */
     int64_t max_cache_len;        /* 0 when unset */

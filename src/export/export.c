@@ -138,62 +138,49 @@ static hfx_status choose_dims(const hfx_settings *cfg, const hfx_sample_inputs *
         return hfx_fail(err, HFX_ERR_INVALID, "sample batch size × sequence length (%lld × %lld) is over 2^31 tokens",
                         (long long)sample[0], (long long)sample[1]);
     static const char *const axis_names[2] = {"batch_size", "sequence_length"};
-    const json_t *spec = cfg->dynamic_shapes;
-    if (!spec) {
+    if (!cfg->dynamic_shapes) {
         for (int a = 0; a < 2; a++) {
             hfx_dim d = cfg->dynamic ? hfx_dim_sym(hfx_graph_symbol(g, axis_names[a], 1, INT32_MAX))
-                                             : hfx_dim_const(sample[a]);
+                                     : hfx_dim_const(sample[a]);
             if (a == 0) o->batch = d;
             else o->seq = d;
         }
         return HFX_OK;
     }
-    const json_t *chosen[AXIS_ROLES] = {0};
+    const hfx_axis_spec *chosen[AXIS_ROLES] = {0};
     const char *chosen_from[AXIS_ROLES] = {0};
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)spec, key, v) {
+    for (int k = 0; k < cfg->n_shapes; k++) {
+        const hfx_input_spec *in = &cfg->shapes[k];
+        const char *key = in->input;
         bool known = mask4 && axis_role(key, "0", true) >= 0 && strncmp(key, "attention_mask", 14) == 0;
         for (int i = 0; inputs[i]; i++) known |= strcmp(key, inputs[i]) == 0;
         if (!known) { /* another input's dims (an image encoder's): bounds for the symbols they name */
-            const char *axis;
-            json_t *x;
-            json_object_foreach(v, axis, x) {
-                const json_t *mn = json_object_get(x, "min"), *mx = json_object_get(x, "max");
-                if (!json_is_null(x))
-                    hfx_graph_symbol(g, json_string_value(json_object_get(x, "name")),
-                                     json_is_integer(mn) ? json_integer_value(mn) : 1,
-                                     json_is_integer(mx) ? json_integer_value(mx) : INT32_MAX);
-            }
+            for (int x = 0; x < in->n_axes; x++)
+                if (in->axes[x].name) hfx_graph_symbol(g, in->axes[x].name, in->axes[x].min, in->axes[x].max);
             continue; /* check_other_dims holds them to the graphs */
         }
-        const char *axis;
-        json_t *x;
-        json_object_foreach(v, axis, x) {
-            int role = axis_role(key, axis, mask4);
+        for (int x = 0; x < in->n_axes; x++) {
+            const hfx_axis_spec *ax = &in->axes[x];
+            int role = axis_role(key, ax->axis, mask4);
             if (role < 0)
-                return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has axis %s; %s", key, axis,
+                return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has axis %s; %s", key,
+                                ax->axis,
                                 mask4 && !strncmp(key, "attention_mask", 14)
                                     ? "the mask is [batch, 1, sequence, cache]: axes 0, 2 and 3 can vary"
                                     : "these inputs are rank 2");
-            if (json_is_null(x)) continue;
-            if (chosen[role] && !json_equal((json_t *)json_object_get(chosen[role], "name"), json_object_get(x, "name")))
+            if (!ax->name) continue;
+            if (chosen[role] && strcmp(chosen[role]->name, ax->name) != 0)
                 return hfx_fail(err, HFX_ERR_INVALID,
                                 "export config: dynamic_shapes gives the %s axis of '%s' and '%s' different names; they "
                                 "are one dim", role == AXIS_BATCH ? "batch" : role == AXIS_SEQ ? "sequence" : "cache",
                                 chosen_from[role], key);
-            chosen[role] = x;
+            chosen[role] = ax;
             chosen_from[role] = key;
         }
     }
     for (int a = 0; a < AXIS_ROLES; a++) {
         hfx_dim d = hfx_dim_const(a < 2 ? sample[a] : 0);
-        if (chosen[a]) {
-            const json_t *mn = json_object_get(chosen[a], "min"), *mx = json_object_get(chosen[a], "max");
-            d = hfx_dim_sym(hfx_graph_symbol(g, json_string_value(json_object_get(chosen[a], "name")),
-                                             json_is_integer(mn) ? json_integer_value(mn) : 1,
-                                             json_is_integer(mx) ? json_integer_value(mx) : INT32_MAX));
-        }
+        if (chosen[a]) d = hfx_dim_sym(hfx_graph_symbol(g, chosen[a]->name, chosen[a]->min, chosen[a]->max));
         if (a == AXIS_BATCH) o->batch = d;
         else if (a == AXIS_SEQ) o->seq = d;
         else if (chosen[a] && cache) *cache = d;
@@ -296,39 +283,36 @@ typedef struct component {
  * of exactly those names (the family names them), or the export is refused. */
 static hfx_status check_other_dims(const component *cs, int n, const char *const *inputs, hfx_error *err) {
     for (int c = 0; c < n; c++) {
-        const json_t *spec = cs[c].cfg->dynamic_shapes;
-        const char *key;
-        json_t *v;
-        json_object_foreach((json_t *)spec, key, v) {
+        for (int k = 0; k < cs[c].cfg->n_shapes; k++) {
+            const hfx_input_spec *spec = &cs[c].cfg->shapes[k];
+            const char *key = spec->input;
             bool sequence = strncmp(key, "attention_mask", 14) == 0;
             for (int i = 0; inputs[i]; i++) sequence |= strcmp(key, inputs[i]) == 0;
             if (sequence) continue;
             const hfx_value *in = NULL;
             const hfx_graph *owner = NULL;
-            for (int k = 0; k < n && !in; k++)
-                for (int i = 0; i < cs[k].g->n_inputs && !in; i++)
-                    if (strcmp(cs[k].g->inputs[i]->name, key) == 0) in = cs[k].g->inputs[i], owner = cs[k].g;
+            for (int k2 = 0; k2 < n && !in; k2++)
+                for (int i = 0; i < cs[k2].g->n_inputs && !in; i++)
+                    if (strcmp(cs[k2].g->inputs[i]->name, key) == 0) in = cs[k2].g->inputs[i], owner = cs[k2].g;
             if (!in) {
                 char names[256];
-                size_t k = 0;
+                size_t k2 = 0;
                 names[0] = 0;
                 for (int i = 0; inputs[i]; i++)
-                    if (k < sizeof names) k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", inputs[i]);
+                    if (k2 < sizeof names) k2 += (size_t)snprintf(names + k2, sizeof names - k2, "%s%s", i ? ", " : "", inputs[i]);
                 return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes names input '%s', which this model "
                                                       "does not take (inputs: %s)", key, names);
             }
-            const char *axis;
-            json_t *x;
-            json_object_foreach(v, axis, x) {
+            for (int x = 0; x < spec->n_axes; x++) {
+                const char *axis = spec->axes[x].axis, *name = spec->axes[x].name;
+                if (!name) continue;
                 char *end;
                 long a = strtol(axis, &end, 10);
-                const char *name = json_string_value(json_object_get(x, "name"));
-                if (json_is_null(x)) continue;
                 hfx_dim d = *end == 0 && a >= 0 && a < in->rank ? in->dims[a] : hfx_dim_const(0);
                 if (d.n != 1 || d.c != 0 || d.coef[0] != 1)
                     return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has axis %s, which is not "
                                                           "one of its dynamic axes", key, axis);
-                if (!name || strcmp(owner->symbols[d.sym[0]].name, name) != 0)
+                if (strcmp(owner->symbols[d.sym[0]].name, name) != 0)
                     return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] axis %s: this model calls "
                                                           "that dim '%s'", key, axis, owner->symbols[d.sym[0]].name);
             }
