@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "export_flags.h"
 #include "hfx/hfx.h"
 #include "inspect.h"
 #include "progress.h"
@@ -61,101 +61,6 @@ static int usage_error(const char *cmd, const char *msg) {
     return 2;
 }
 
-/* `flag`'s value, one of the NULL-terminated `choices`, set as the config's string `key`; a usage
- * error "FLAG must be A, B or C" otherwise. */
-static int set_choice(hfx_export_config *cfg, const char *key, const char *flag, const char *value,
-                      const char *const *choices) {
-    int n = 0;
-    while (choices[n] && strcmp(choices[n], value) != 0) n++;
-    if (!choices[n]) {
-        char msg[256];
-        size_t k = (size_t)snprintf(msg, sizeof msg, "%s must be ", flag);
-        for (int i = 0; choices[i] && k < sizeof msg; i++)
-            k += (size_t)snprintf(msg + k, sizeof msg - k, "%s%s", i == 0 ? "" : choices[i + 1] ? ", " : " or ", choices[i]);
-        return usage_error("export", msg);
-    }
-    char json[64];
-    hfx_error err = {0};
-    snprintf(json, sizeof json, "\"%s\"", value);
-    return hfx_export_config_set(cfg, key, json, &err) ? fail_with(&err) : 0;
-}
-
-static const char export_usage[] =
-    "usage: hfx export MODEL OUT_DIR --format F [--for-generation] [options]\n"
-    "\n"
-    "MODEL is a checkpoint directory (config.json + safetensors) or a Hugging Face Hub id\n"
-    "(\"Qwen/Qwen3-0.6B\") already in the local Hub cache; hfx never downloads. It is exported to OUT_DIR: the\n"
-    "graphs (model.onnx + model.onnx_data, model.xml + model.bin, ...), export.json,\n"
-    "export_config.json, config.json, generation_config.json and the tokenizer files found\n"
-    "beside the checkpoint.\n"
-    "\n"
-    "  --format F            export format, one of:\n";
-
-static const char export_help[] =
-    "  --dynamic             symbolic batch and sequence axes\n"
-    "  --revision R          with a Hub id: the branch, tag or commit (default main)\n"
-    "  --config FILE.json    export config with the Python exporters' keys\n"
-    "                        (export_format, dynamic, dynamic_shapes, opset_version, external_data)\n"
-    "  --batch-size N        sample batch size: fixes the batch axis of a static export (default 2)\n"
-    "  --sequence-length N   sample sequence length (default 16)\n"
-    "  --opset N             ONNX opset, 17..23 (default 18)\n"
-    "  --dtype D             fp32 (default), fp16 or bf16 weights and activations\n"
-    "  --embed-weights       keep every weight inside model.onnx (models under 2 GB)\n"
-    "\n"
-    "generation (docs/GENERATION.md):\n"
-    "  --for-generation      write prefill.onnx + decode.onnx (KV cache in and out)\n"
-    "  --multi-token-decode  one decode.onnx with a symbolic query length instead (needs --dynamic\n"
-    "                        or the sequence in dynamic_shapes)\n"
-    "  --cache C             dynamic (default; grows by concatenation) or static (fixed buffers\n"
-    "                        written in place); default from generation_config.json\n"
-    "  --max-cache-len N     static cache length (default: generation_config.json max_cache_len);\n"
-    "                        executorch: also the bound of the prompt and past lengths (needed)\n"
-    "  --logits L            prefill logits: last (default) or all positions\n"
-    "  --io P                optimum (default: past_key_values/present, onnxruntime-genai) or seed\n"
-    "                        (transformers.exporters' names, counter and 4-D mask; its decode loops)\n"
-    "\n"
-    "openvino (docs/OPENVINO.md):\n"
-    "  --stateless           generation with explicit cache inputs/outputs instead of the\n"
-    "                        default ReadValue/Assign state (openvino_model.xml + beam_idx)\n"
-    "  --compress-to-fp16    store float32 weights as float16 (decompressed at load)\n"
-    "  --weight-layout L     ONNX: transposed (default: MatMul on [in, out], what onnxruntime's\n"
-    "                        quantizers take) or stored (Gemm on the checkpoint's [out, in]:\n"
-    "                        no transpose, constant memory)\n"
-    "\n"
-    "executorch (docs/GENERATION.md; dynamic dims need a max in dynamic_shapes):\n"
-    "  --llm-runner          the layout of ExecuTorch's LLM runner: forward(tokens, input_pos), the\n"
-    "                        cache in mutable buffers, its metadata methods (with --cache static\n"
-    "                        --multi-token-decode --batch-size 1)\n"
-    "\n"
-    "quantization (docs/QUANTIZATION.md; ONNX: MatMulNBits; OpenVINO: NNCF's compressed weights;\n"
-    "ExecuTorch: XNNPACK's quantized linears, activations int8 per token at run time):\n"
-    "  --quantize Q          int4 or int8 weights for every linear layer, block-wise; or\n"
-    "                        int8-dynamic (ONNX: onnxruntime's dynamic quantization, MatMulInteger;\n"
-    "                        one scale per tensor, or per row with --group-size 0)\n"
-    "  --reduce-range        int8-dynamic: 7-bit ranges (onnxruntime's reduce_range)\n"
-    "  --quantize-embeddings Q  int4, int8 or none: the embedding tables (ONNX: int4 with\n"
-    "                        GatherBlockQuantized, default none; OpenVINO: default int8)\n"
-    "  --quantize-lm-head Q  int4, int8 or none: the head (ONNX: default as --quantize;\n"
-    "                        OpenVINO: int8 for int4, or the table's when tied: NNCF's)\n"
-    "  --group-size N        weights per block along the input axis; 0: a whole row (OpenVINO)\n"
-    "                        defaults: ONNX 32; OpenVINO 128 (int4), a whole row (int8);\n"
-    "                        ExecuTorch 32 (int4, a multiple of 32), a whole row (int8)\n"
-    "  --sym, --asym         symmetric (ONNX's and ExecuTorch's default) or asymmetric, with zero\n"
-    "                        points (OpenVINO's default)\n"
-    "  --onnx-ops OPS        ONNX: contrib (default: MatMulNBits, GatherBlockQuantized) or\n"
-    "                        standard (DequantizeLinear + MatMul, opset 21; tables stay float)\n"
-    "  --accuracy-level N    ONNX MatMulNBits: 4 (default; int8 activations, fast on CPUs) or 0\n"
-    "                        (float compute: exactly the dequantized weights' products)\n"
-    "\n"
-    "sentence embeddings (encoders; outputs token_embeddings and sentence_embedding):\n"
-    "  --pooling P           auto (default: a sentence-transformers folder's modules.json and\n"
-    "                        1_Pooling/config.json decide), none, or modes joined by commas:\n"
-    "                        cls, max, mean, mean_sqrt_len_tokens, weightedmean, lasttoken\n"
-    "  --normalize, --no-normalize  L2-normalize the sentence embedding (default: as modules.json\n"
-    "                        says with auto, off otherwise)\n"
-    "  --quiet               no progress bar\n"
-    "  -h, --help            this text\n";
-
 static int read_failed(hfx_error *err, const char *path, const char *why) {
     snprintf(err->message, sizeof err->message, "%.1800s: %s", path, why);
     err->status = HFX_ERR_INVALID;
@@ -198,231 +103,66 @@ static int read_file(const char *path, char **out, hfx_error *err) {
     return 0;
 }
 
-static int parse_count(const char *cmd, const char *flag, const char *s, long *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < 1 || v > (1L << 30)) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "%s needs a positive integer, got '%s'", flag, s);
-        return usage_error(cmd, msg);
+/* The export config: the --config file's, with --format's export_format (a key of the file the
+ * new format refuses is an error); or --format's alone. *cfg is NULL on failure. */
+static int load_config(const export_args *a, hfx_export_config **cfg) {
+    hfx_error err = {0};
+    char *text = NULL;
+    *cfg = NULL;
+    if (a->config_path) {
+        if (read_file(a->config_path, &text, &err)) return fail_with(&err);
+        hfx_status st = hfx_export_config_from_json(text, cfg, &err);
+        free(text);
+        if (st) {
+            char msg[sizeof err.message];
+            snprintf(msg, sizeof msg, "%s", err.message);
+            snprintf(err.message, sizeof err.message, "%.500s: %.1500s", a->config_path, msg);
+            return fail_with(&err);
+        }
+        if (!a->format) return 0;
+        char value[64];
+        snprintf(value, sizeof value, "\"%.50s\"", a->format);
+        if (!hfx_export_config_set(*cfg, "export_format", value, &err)) return 0;
+        char msg[sizeof err.message];
+        snprintf(msg, sizeof msg, "%s", err.message);
+        snprintf(err.message, sizeof err.message, "%.500s with --format %.50s: %.1400s", a->config_path, a->format, msg);
+        hfx_export_config_free(*cfg);
+        *cfg = NULL;
+        return fail_with(&err);
     }
-    *out = v;
-    return 0;
+    if (!a->format) {
+        char msg[300], names[256];
+        size_t k = 0;
+        names[0] = 0;
+        for (int i = 0; hfx_format_name(i) && k < sizeof names; i++)
+            k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", hfx_format_name(i));
+        snprintf(msg, sizeof msg, "--format is required (%s)", names);
+        return usage_error("export", msg);
+    }
+    /* the library checks the name (a character JSON would need escaped is no format's) */
+    char json[160];
+    size_t k = (size_t)snprintf(json, sizeof json, "{\"export_format\": \"");
+    for (const char *p = a->format; *p && k + 4 < sizeof json; p++)
+        json[k++] = *p == '"' || *p == '\\' || (unsigned char)*p < 0x20 ? '?' : *p;
+    snprintf(json + k, sizeof json - k, "\"}");
+    if (!hfx_export_config_from_json(json, cfg, &err)) return 0;
+    char msg[sizeof err.message];
+    snprintf(msg, sizeof msg, "%s", err.message);
+    snprintf(err.message, sizeof err.message, "--format '%.100s': %.1800s", a->format, msg);
+    return fail_with(&err);
 }
 
-static int cmd_export(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"format", required_argument, 0, 'f'},   {"dynamic", no_argument, 0, 'd'},
-        {"config", required_argument, 0, 'c'},   {"batch-size", required_argument, 0, 'b'},
-        {"sequence-length", required_argument, 0, 's'}, {"opset", required_argument, 0, 'o'},
-        {"dtype", required_argument, 0, 't'},    {"embed-weights", no_argument, 0, 'e'},
-        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-        {"for-generation", no_argument, 0, 'G'}, {"multi-token-decode", no_argument, 0, 'M'},
-        {"cache", required_argument, 0, 'C'},    {"max-cache-len", required_argument, 0, 'L'},
-        {"logits", required_argument, 0, 'K'},    {"stateless", no_argument, 0, 'S'},
-        {"compress-to-fp16", no_argument, 0, 'F'}, {"llm-runner", no_argument, 0, 'U'}, {"revision", required_argument, 0, 'R'},
-        {"io", required_argument, 0, 'I'},       {"quantize", required_argument, 0, 'Q'},
-        {"group-size", required_argument, 0, 'g'}, {"sym", no_argument, 0, 'y'},
-        {"asym", no_argument, 0, 'a'},           {"accuracy-level", required_argument, 0, 'A'},
-        {"quantize-embeddings", required_argument, 0, 'E'}, {"quantize-lm-head", required_argument, 0, 'H'},
-        {"onnx-ops", required_argument, 0, 'O'}, {"reduce-range", no_argument, 0, 'r'},
-        {"weight-layout", required_argument, 0, 'W'}, {"pooling", required_argument, 0, 'P'},
-        {"normalize", no_argument, 0, 'N'},     {"no-normalize", no_argument, 0, 'n'},
-        {0, 0, 0, 0}};
-    const char *format = NULL, *config_path = NULL, *opset = NULL, *dtype = NULL, *cache = NULL,
-               *logits = NULL, *revision = NULL, *io = NULL, *quantize = NULL, *accuracy = NULL,
-               *quantize_tables = NULL, *quantize_head = NULL, *onnx_ops = NULL, *weight_layout = NULL,
-               *pooling = NULL;
-    int llm_runner = 0;
-    int normalize = -1, dynamic = 0, quiet = 0, embed = 0, for_generation = 0, multi_token = 0, stateless = 0,
-        compress = 0, symmetric = -1, reduce_range = 0, c;
-    long batch = 2, seq = 16, max_cache_len = 0, group_size = -1;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f': format = optarg; break;
-        case 'd': dynamic = 1; break;
-        case 'c': config_path = optarg; break;
-        case 'b': if (parse_count("export", "--batch-size", optarg, &batch)) return 2; break;
-        case 's': if (parse_count("export", "--sequence-length", optarg, &seq)) return 2; break;
-        case 'o': opset = optarg; break;
-        case 't': dtype = optarg; break;
-        case 'e': embed = 1; break;
-        case 'q': quiet = 1; break;
-        case 'G': for_generation = 1; break;
-        case 'M': multi_token = 1; break;
-        case 'C': cache = optarg; break;
-        case 'L': if (parse_count("export", "--max-cache-len", optarg, &max_cache_len)) return 2; break;
-        case 'K': logits = optarg; break;
-        case 'S': stateless = 1; break;
-        case 'U': llm_runner = 1; break;
-        case 'F': compress = 1; break;
-        case 'R': revision = optarg; break;
-        case 'I': io = optarg; break;
-        case 'Q': quantize = optarg; break;
-        case 'g': /* 0: a whole row (per channel) */
-            if (strcmp(optarg, "0") == 0) group_size = 0;
-            else if (parse_count("export", "--group-size", optarg, &group_size)) return 2;
-            break;
-        case 'y': symmetric = 1; break;
-        case 'a': symmetric = 0; break;
-        case 'A': accuracy = optarg; break;
-        case 'E': quantize_tables = optarg; break;
-        case 'H': quantize_head = optarg; break;
-        case 'O': onnx_ops = optarg; break;
-        case 'r': reduce_range = 1; break;
-        case 'W': weight_layout = optarg; break;
-        case 'P': pooling = optarg; break;
-        case 'N': normalize = 1; break;
-        case 'n': normalize = 0; break;
-        case 'h':
-            fputs(export_usage, stdout);
-            for (int i = 0; hfx_format_name(i); i++) printf("                          %-10s %s\n", hfx_format_name(i), hfx_format_summary(i));
-            fputs(export_help, stdout);
-            return 0;
-        default: return usage_error("export", "unknown option");
-        }
-    }
-    if (argc - optind != 2) return usage_error("export", "needs MODEL and OUT_DIR");
-    const char *model_dir = argv[optind], *out_dir = argv[optind + 1];
-
+/* Run the export the arguments and cfg describe; its exit code. */
+static int run_export(const export_args *a, const hfx_export_config *cfg) {
     hfx_error err = {0};
-    hfx_export_config *cfg = NULL;
-    char *text = NULL;
-    if (config_path) {
-        if (read_file(config_path, &text, &err)) return fail_with(&err);
-        if (hfx_export_config_from_json(text, &cfg, &err)) {
-            free(text);
-            char msg[sizeof err.message];
-            snprintf(msg, sizeof msg, "%s", err.message);
-            snprintf(err.message, sizeof err.message, "%.500s: %.1500s", config_path, msg);
-            return fail_with(&err);
-        }
-        free(text);
-    } else {
-        char names[256];
-        size_t k = 0;
-        int known = 0;
-        names[0] = 0;
-        for (int i = 0; hfx_format_name(i); i++) {
-            known |= format && strcmp(format, hfx_format_name(i)) == 0;
-            if (k < sizeof names) k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", hfx_format_name(i));
-        }
-        if (!format) {
-            char msg[300];
-            snprintf(msg, sizeof msg, "--format is required (%s)", names);
-            return usage_error("export", msg);
-        }
-        if (!known) {
-            snprintf(err.message, sizeof err.message, "--format '%.100s' is not available (available: %s)", format, names);
-            err.status = HFX_ERR_INVALID;
-            return fail_with(&err);
-        }
-        char json[128];
-        snprintf(json, sizeof json, "{\"export_format\": \"%s\"}", format);
-        if (hfx_export_config_from_json(json, &cfg, &err)) return fail_with(&err);
-    }
-    int rc = 0;
-    char value[64];
-    if (format && config_path) {
-        snprintf(value, sizeof value, "\"%.50s\"", format);
-        if (hfx_export_config_set(cfg, "export_format", value, &err)) { /* a key of the file the format refuses */
-            char msg[sizeof err.message];
-            snprintf(msg, sizeof msg, "%s", err.message);
-            snprintf(err.message, sizeof err.message, "%.500s with --format %.50s: %.1400s", config_path, format, msg);
-            rc = fail_with(&err);
-        }
-    }
-    if (!rc && dynamic && hfx_export_config_set(cfg, "dynamic", "true", &err)) rc = fail_with(&err);
-    if (!rc && opset) {
-        char *end;
-        long v = strtol(opset, &end, 10);
-        snprintf(value, sizeof value, "%ld", *opset && !*end ? v : -1);
-        if (hfx_export_config_set(cfg, "opset_version", value, &err)) rc = fail_with(&err);
-    }
-    if (!rc && dtype) {
-        const char *name = strcmp(dtype, "fp32") == 0 ? "float32" : strcmp(dtype, "fp16") == 0 ? "float16"
-                         : strcmp(dtype, "bf16") == 0 ? "bfloat16" : NULL;
-        if (!name) rc = usage_error("export", "--dtype must be fp32, fp16 or bf16");
-        else {
-            snprintf(value, sizeof value, "\"%s\"", name);
-            if (hfx_export_config_set(cfg, "dtype", value, &err)) rc = fail_with(&err);
-        }
-    }
-    if (!rc && embed && hfx_export_config_set(cfg, "external_data", "false", &err)) rc = fail_with(&err);
-    if (!rc && stateless && !for_generation)
-        rc = usage_error("export", "--stateless needs --for-generation: a plain forward keeps no state");
-    if (!rc && stateless && hfx_export_config_set(cfg, "stateful", "false", &err)) rc = fail_with(&err);
-    if (!rc && compress && hfx_export_config_set(cfg, "compress_to_fp16", "true", &err)) rc = fail_with(&err);
-    if (!rc && llm_runner && !for_generation)
-        rc = usage_error("export", "--llm-runner needs --for-generation: the runner generates");
-    if (!rc && llm_runner && hfx_export_config_set(cfg, "llm_runner", "true", &err)) rc = fail_with(&err);
-    if (!rc && (multi_token || cache || max_cache_len || logits) && !for_generation)
-        rc = usage_error("export", "--multi-token-decode, --cache, --max-cache-len and --logits need --for-generation");
-    if (!rc && cache)
-        rc = set_choice(cfg, "cache_implementation", "--cache", cache, (const char *const[]){"dynamic", "static", NULL});
-    if (!rc && io) rc = set_choice(cfg, "io", "--io", io, (const char *const[]){"seed", "optimum", NULL});
-    if (!rc && io && !for_generation)
-        rc = usage_error("export", "--io names generation graphs' inputs: it needs --for-generation");
-    if (!rc && max_cache_len) {
-        snprintf(value, sizeof value, "%ld", max_cache_len);
-        if (hfx_export_config_set(cfg, "max_cache_len", value, &err)) rc = fail_with(&err);
-    }
-    static const char *const bits_or_none[] = {"int4", "int8", "none", NULL};
-    if (!rc && quantize)
-        rc = set_choice(cfg, "quantize", "--quantize", quantize, (const char *const[]){"int4", "int8", "int8-dynamic", NULL});
-    if (!rc && quantize_tables)
-        rc = set_choice(cfg, "quantize_embeddings", "--quantize-embeddings", quantize_tables, bits_or_none);
-    if (!rc && quantize_head) rc = set_choice(cfg, "quantize_lm_head", "--quantize-lm-head", quantize_head, bits_or_none);
-    if (!rc && reduce_range && hfx_export_config_set(cfg, "reduce_range", "true", &err)) rc = fail_with(&err);
-    if (!rc && weight_layout)
-        rc = set_choice(cfg, "weight_layout", "--weight-layout", weight_layout,
-                        (const char *const[]){"transposed", "stored", NULL});
-    if (!rc && onnx_ops)
-        rc = set_choice(cfg, "onnx_ops", "--onnx-ops", onnx_ops, (const char *const[]){"contrib", "standard", NULL});
-    if (!rc && pooling) { /* "mean" or "cls,mean": a JSON string or list; the config checks the names */
-        char json[256];
-        size_t k = 0;
-        bool list = strchr(pooling, ',') != NULL;
-        k += (size_t)snprintf(json + k, sizeof json - k, "%s\"", list ? "[" : "");
-        for (const char *p = pooling; *p && k + 8 < sizeof json; p++) {
-            if (*p == ',') k += (size_t)snprintf(json + k, sizeof json - k, "\", \"");
-            else if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20) json[k++] = '?'; /* not a mode name */
-            else json[k++] = *p;
-        }
-        snprintf(json + k, sizeof json - k, "\"%s", list ? "]" : "");
-        if (hfx_export_config_set(cfg, "pooling", json, &err)) rc = fail_with(&err);
-    }
-    if (!rc && normalize >= 0 && hfx_export_config_set(cfg, "normalize", normalize ? "true" : "false", &err))
-        rc = fail_with(&err);
-    if (!rc && (pooling || normalize >= 0) && for_generation)
-        rc = usage_error("export", "--pooling and --normalize shape a forward export's sentence embedding, not --for-generation");
-    if (!rc && group_size >= 0) {
-        snprintf(value, sizeof value, "%ld", group_size);
-        if (hfx_export_config_set(cfg, "group_size", value, &err)) rc = fail_with(&err);
-    }
-    if (!rc && symmetric >= 0 && hfx_export_config_set(cfg, "symmetric", symmetric ? "true" : "false", &err))
-        rc = fail_with(&err);
-    if (!rc && accuracy) {
-        if (strlen(accuracy) != 1 || accuracy[0] < '0' || accuracy[0] > '4')
-            rc = usage_error("export", "--accuracy-level must be 0 to 4");
-        else if (hfx_export_config_set(cfg, "accuracy_level", accuracy, &err))
-            rc = fail_with(&err);
-    }
-    if (!rc && logits) {
-        if (strcmp(logits, "last") != 0 && strcmp(logits, "all") != 0)
-            rc = usage_error("export", "--logits must be last or all");
-        else if (hfx_export_config_set(cfg, "logits_to_keep", strcmp(logits, "last") == 0 ? "1" : "0", &err))
-            rc = fail_with(&err);
-    }
-
     hfx_model *model = NULL;
     hfx_exporter *exporter = NULL;
     hfx_sample_inputs *samples = hfx_sample_inputs_new();
-    if (!rc && hfx_model_open_at(model_dir, revision, &model, &err)) rc = fail_with(&err);
+    int rc = 0;
+    if (hfx_model_open_at(a->model, a->revision, &model, &err)) rc = fail_with(&err);
     if (!rc && hfx_exporter_from_config(cfg, &exporter, &err)) rc = fail_with(&err);
     if (!rc) {
-        int64_t shape[2] = {batch, seq};
+        int64_t shape[2] = {a->batch, a->seq};
         if (!samples || hfx_sample_inputs_add(samples, "input_ids", HFX_DTYPE_I64, 2, shape, &err) ||
             hfx_sample_inputs_add(samples, "attention_mask", HFX_DTYPE_I64, 2, shape, &err) ||
             hfx_sample_inputs_add(samples, "position_ids", HFX_DTYPE_I64, 2, shape, &err))
@@ -430,18 +170,18 @@ static int cmd_export(int argc, char **argv) {
     }
     if (!rc) {
         progress_bar bar;
-        progress_init(&bar, "writing weights", quiet);
+        progress_init(&bar, "writing weights", a->quiet);
         hfx_exporter_set_progress(exporter, progress_update, &bar);
         running = exporter;
         catch_stop_signals(true);
-        hfx_status st = for_generation
-                            ? hfx_export_for_generation(exporter, model, samples, cfg, NULL, multi_token, out_dir, &err)
-                            : hfx_export(exporter, model, samples, cfg, out_dir, &err);
+        hfx_status st = a->for_generation ? hfx_export_for_generation(exporter, model, samples, cfg, NULL,
+                                                                      a->multi_token, a->out_dir, &err)
+                                          : hfx_export(exporter, model, samples, cfg, a->out_dir, &err);
         catch_stop_signals(false);
         running = NULL;
         progress_finish(&bar);
         if (stopped_by && st == HFX_ERR_CANCELLED) { /* nothing is left of it: end the way the signal asked */
-            fprintf(stderr, "hfx: export to %s stopped by signal %d; nothing was written\n", out_dir, (int)stopped_by);
+            fprintf(stderr, "hfx: export to %s stopped by signal %d; nothing was written\n", a->out_dir, (int)stopped_by);
             raise(stopped_by);
         }
         if (st) rc = fail_with(&err);
@@ -451,12 +191,23 @@ static int cmd_export(int argc, char **argv) {
             fprintf(stderr, "hfx: warning: %.*s\n", len, w);
             w += len + (end != NULL);
         }
-        if (!st && !quiet) fprintf(stderr, "hfx: exported %s to %s\n", hfx_model_architecture(model), out_dir);
+        if (!st && !a->quiet) fprintf(stderr, "hfx: exported %s to %s\n", hfx_model_architecture(model), a->out_dir);
     }
     hfx_sample_inputs_free(samples);
     hfx_exporter_free(exporter);
     hfx_model_close(model);
+    return rc;
+}
+
+static int cmd_export(int argc, char **argv) {
+    export_args *a = malloc(sizeof *a);
+    if (!a) return fail_with(&(hfx_error){HFX_ERR_NOMEM, "out of memory"});
+    hfx_export_config *cfg = NULL;
+    int rc = export_args_parse(argc, argv, a);
+    if (!rc && a->help) export_help(a, stdout);
+    else if (!rc && !(rc = load_config(a, &cfg)) && !(rc = export_args_apply(a, cfg))) rc = run_export(a, cfg);
     hfx_export_config_free(cfg);
+    free(a);
     return rc;
 }
 

@@ -138,6 +138,39 @@ char *hfx_export_config_to_json(const hfx_export_config *cfg);
 
 void hfx_export_config_free(hfx_export_config *cfg);
 
+/* ---- Export options ------------------------------------------------------------------------ */
+
+/* One export-config key as the library checks it. The common keys' table and each format's own
+ * keys are the one list behind hfx_export_config_from_json, the CLI's flags and `hfx export
+ * --help`, and the Python package's config classes. Strings are static. */
+typedef struct hfx_option_info {
+    const char *key;            /* "max_cache_len" */
+    /* "bool", "int" (in [min, max]), "choice" (one of choices), "true" (only true), "refused"
+     * (never accepted), "null" (only null), "shapes" (dynamic_shapes' {input: {axis: {"name",
+     * "min", "max"}}}), "pooling" ("auto", "none", a pooling mode or a list of modes) */
+    const char *type;
+    const char *const *choices; /* "choice": the allowed strings, NULL-terminated; NULL otherwise */
+    int64_t min, max;           /* "int": the range */
+    int nullable;               /* null is accepted: the key is then as if unset */
+    const char *format;         /* the format whose own key it is; NULL: every format takes it */
+    char default_json[32];      /* what an unset key means, as JSON; "null": decided by the export */
+    /* a field of the Python system's config class, with its default there as JSON; NULL: a key of
+     * hfx's own. A key every format takes is a field of every format's class, or, when
+     * seed_format is set, of that format's only. */
+    const char *seed_default;
+    const char *seed_format;
+    const char *flag;           /* hfx export's flag that sets it, with its value's name ("--cache C"); NULL: none */
+    const char *flag_off;       /* a bool's flag that sets it false ("--asym"); NULL: none */
+    const char *flag_words;     /* the words the flag takes and the JSON each sets ("last=1 all=0"); NULL: the value */
+    int scope;                  /* where its flags are given: 0 any export, 1 only for generation, 2 only a forward one */
+    const char *group;          /* its help section ("generation (docs/GENERATION.md)"); NULL: the general options */
+    const char *help;           /* one line; NULL for keys without a flag */
+} hfx_option_info;
+
+/* Fill *out with the i-th export option: the keys every format takes first, then each format's
+ * own (hfx_format_name order). Return 1, or 0 past the end (out untouched). */
+int hfx_option_info_at(int i, hfx_option_info *out);
+
 /* ---- Sample inputs --------------------------------------------------------------------------- */
 
 /* Named example shapes. They fix the shapes of a static export (`dynamic` false) and their

@@ -146,57 +146,58 @@ class _ConfigBase:
         return cls(**known, hfx_options=extra)
 
 
-@dataclasses.dataclass
-class _SeedConfig(_ConfigBase):
-    """The fields every transformers.exporters config shares (its DynamoConfig's); `hfx_options`
-    carries hfx's own keys."""
-
-    export_format: str = ""
-    dynamic: bool = False
-    strict: bool = False
-    dynamic_shapes: dict[str, Any] | None = None
-    prefer_deferred_runtime_asserts_over_guards: bool = False
-    quantizer: Any = None
-    hfx_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+class _OptionInfo(ctypes.Structure):  # hfx_option_info
+    _fields_ = [("key", ctypes.c_char_p), ("type", ctypes.c_char_p), ("choices", ctypes.POINTER(ctypes.c_char_p)),
+                ("min", ctypes.c_int64), ("max", ctypes.c_int64), ("nullable", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("default_json", ctypes.c_char * 32), ("seed_default", ctypes.c_char_p),
+                ("seed_format", ctypes.c_char_p), ("flag", ctypes.c_char_p), ("flag_off", ctypes.c_char_p),
+                ("flag_words", ctypes.c_char_p), ("scope", ctypes.c_int), ("group", ctypes.c_char_p),
+                ("help", ctypes.c_char_p)]
 
 
-@dataclasses.dataclass
-class OnnxConfig(_SeedConfig):
-    """transformers.exporters.OnnxConfig's fields."""
-
-    export_format: str = "onnx"
-    opset_version: int | None = None
-    optimize: bool = True
-    ort_fusions: str | None = None
+_lib.hfx_option_info_at.argtypes = [ctypes.c_int, ctypes.POINTER(_OptionInfo)]
+_lib.hfx_option_info_at.restype = ctypes.c_int
 
 
-@dataclasses.dataclass
-class OpenVINOConfig(_SeedConfig):
-    """transformers.exporters.OpenVINOConfig's fields."""
-
-    export_format: str = "openvino"
-    compress_to_fp16: bool = False
-    stateful: bool = True
-
-
-@dataclasses.dataclass
-class DynamoConfig(_SeedConfig):
-    """transformers.exporters.DynamoConfig's fields (a torch.export program, .pt2)."""
-
-    export_format: str = "dynamo"
+def _seed_fields() -> list[tuple[str | None, str, Any]]:
+    """The library's table of export options, as the seed's config fields: (format, name, default),
+    format None for the fields every config class shares."""
+    fields, info, i = [], _OptionInfo(), 0
+    while _lib.hfx_option_info_at(i, ctypes.byref(info)):
+        i += 1
+        if info.seed_default is None:
+            continue  # hfx's own key: carried in hfx_options
+        fmt = info.format or info.seed_format
+        fields.append((fmt.decode() if fmt else None, info.key.decode(), json.loads(info.seed_default)))
+    return fields
 
 
-@dataclasses.dataclass
-class ExecutorchConfig(_SeedConfig):
-    """transformers.exporters.ExecutorchConfig's fields (an ExecuTorch program, .pte): `backend`
+_SEED_FIELDS = _seed_fields()
+
+
+def _config_class(name: str, fmt: str | None, doc: str, base: type):
+    """A dataclass of the seed's fields for `fmt` (None: the shared ones), from the library's table."""
+    fields = [("export_format", str, dataclasses.field(default=fmt or ""))]
+    fields += [(key, Any, dataclasses.field(default=default)) for f, key, default in _SEED_FIELDS if f == fmt]
+    if fmt is None:
+        fields.append(("hfx_options", dict[str, Any], dataclasses.field(default_factory=dict)))
+    cls = dataclasses.make_dataclass(name, fields, bases=(base,), namespace={"__doc__": doc})
+    cls.__module__ = __name__
+    return cls
+
+
+_SeedConfig = _config_class(
+    "_SeedConfig", None, """The fields every transformers.exporters config shares (its DynamoConfig's); `hfx_options`
+    carries hfx's own keys.""", _ConfigBase)
+OnnxConfig = _config_class("OnnxConfig", "onnx", """transformers.exporters.OnnxConfig's fields.""", _SeedConfig)
+OpenVINOConfig = _config_class("OpenVINOConfig", "openvino", """transformers.exporters.OpenVINOConfig's fields.""",
+                               _SeedConfig)
+DynamoConfig = _config_class("DynamoConfig", "dynamo",
+                             """transformers.exporters.DynamoConfig's fields (a torch.export program, .pt2).""",
+                             _SeedConfig)
+ExecutorchConfig = _config_class("ExecutorchConfig", "executorch", """transformers.exporters.ExecutorchConfig's fields (an ExecuTorch program, .pte): `backend`
     "xnnpack" (the default: the linear layers delegated to XNNPACK) or "portable" (hfx's: every op
-    on the portable kernels). Every dynamic dim needs a max (dynamic_shapes with Dim(max=...))."""
-
-    export_format: str = "executorch"
-    backend: str = "xnnpack"
-    alloc_graph_input: bool = True
-    alloc_graph_output: bool = True
-    alloc_mutable_buffers: bool = True
+    on the portable kernels). Every dynamic dim needs a max (dynamic_shapes with Dim(max=...)).""", _SeedConfig)
 
 
 _CONFIGS = {"onnx": OnnxConfig, "openvino": OpenVINOConfig, "dynamo": DynamoConfig, "executorch": ExecutorchConfig}

@@ -1,4 +1,6 @@
-/* Export config from JSON: the seed's field names, unknown keys refused. */
+/* Export config from JSON: the seed's field names, every key checked against its row (the common
+ * keys' table, export/options.def, or the format's), unknown keys refused; then read once into
+ * typed settings. */
 #include "export/config.h"
 
 #include <stdio.h>
@@ -8,19 +10,28 @@
 #include "base/status.h"
 #include "fmt/format.h"
 
-static const char *const dtype_names[][2] = {
-    {"float32", "f32"}, {"float16", "f16"}, {"bfloat16", "bf16"}};
+struct hfx_export_config {
+    json_t *obj;            /* owned; every key validated; what export_config.json holds */
+    bool per_component;     /* obj is {component name: config} */
+    hfx_settings *settings; /* owned: obj read, one per component in obj's order (one for a single config) */
+};
 
 static hfx_status check_dynamic_shapes(const json_t *v, hfx_error *err) {
     if (json_is_null(v)) return HFX_OK;
     if (!json_is_object(v))
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'dynamic_shapes' must be an object "
                                               "{input: {axis: {\"name\", \"min\", \"max\"}}}");
+    if (json_object_size(v) > HFX_SHAPES_MAX_INPUTS)
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'dynamic_shapes' names more than %d inputs",
+                        HFX_SHAPES_MAX_INPUTS);
     const char *input;
     json_t *axes;
     json_object_foreach((json_t *)v, input, axes) {
         if (!json_is_object(axes))
             return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] must be an object of axes", input);
+        if (json_object_size(axes) > HFX_SHAPES_MAX_AXES) /* axis numbers are 0 to 7: a duplicate spelled otherwise */
+            return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has more than %d axes", input,
+                            HFX_SHAPES_MAX_AXES);
         const char *axis;
         json_t *spec;
         json_object_foreach(axes, axis, spec) {
@@ -48,12 +59,14 @@ static hfx_status check_dynamic_shapes(const json_t *v, hfx_error *err) {
     return HFX_OK;
 }
 
-/* A boolean, or null for the default (as the seed's dataclasses take None). */
-static hfx_status expect_bool(const char *key, const json_t *v, hfx_error *err) {
-    if (!json_is_boolean(v) && !json_is_null(v))
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be true or false", key);
-    return HFX_OK;
-}
+/* The common keys' rows (export/options.def). */
+static const hfx_format_option common_options[HFX_KEY_COUNT] = {
+#define X(id, ...) [HFX_KEY_##id] = {__VA_ARGS__},
+#include "export/options.def"
+#undef X
+};
+
+const hfx_format_option *hfx_key_option(int k) { return k >= 0 && k < HFX_KEY_COUNT ? &common_options[k] : NULL; }
 
 /* A "pooling" value: 0 for "auto", -1 for "none", the count of modes filled into p->modes, or -2
  * when it is none of these. */
@@ -70,129 +83,160 @@ int hfx_cfg_pooling_of(const json_t *v, hfx_pooling *p) {
     return p->n;
 }
 
-/* Validate a value of one of a format's own keys. */
-static hfx_status check_format_option(const hfx_format_option *o, const json_t *v, hfx_error *err) {
+/* The 1-based index of string v in o's choices; 0 when it is none of them. */
+static int choice_of(const hfx_format_option *o, const json_t *v) {
+    const char *s = json_string_value(v);
+    for (int i = 0; s && o->choices[i]; i++)
+        if (strcmp(s, o->choices[i]) == 0) return i + 1;
+    return 0;
+}
+
+/* Validate a value of one key against its row: one error form per kind, naming the key. */
+static hfx_status check_value(const hfx_format_option *o, const json_t *v, hfx_error *err) {
+    if (json_is_null(v) && !o->not_null && o->kind != HFX_OPTION_TRUE && o->kind != HFX_OPTION_REFUSED) return HFX_OK;
+    const char *or_null = o->not_null ? "" : " or null";
     switch (o->kind) {
-    case HFX_OPTION_BOOL: return expect_bool(o->key, v, err);
+    case HFX_OPTION_BOOL:
+        return json_is_boolean(v) ? HFX_OK : hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be true, false%s",
+                                                      o->key, o->not_null ? "" : " or null");
     case HFX_OPTION_INT: {
-        if (json_is_null(v)) return HFX_OK;
         json_int_t x = json_is_integer(v) ? json_integer_value(v) : o->min - 1;
         if (x < o->min || x > o->max)
-            return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be an integer in [%lld, %lld]", o->key,
-                            (long long)o->min, (long long)o->max);
+            return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be an integer in [%lld, %lld]%s", o->key,
+                            (long long)o->min, (long long)o->max, or_null);
         return HFX_OK;
     }
     case HFX_OPTION_TRUE:
         return json_is_true(v) ? HFX_OK : hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: '%s' %s", o->key, o->why);
     case HFX_OPTION_REFUSED: return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' %s", o->key, o->why);
+    case HFX_OPTION_NULL: return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: '%s' %s", o->key, o->why);
     case HFX_OPTION_CHOICE: {
-        const char *s = json_string_value(v);
-        for (int i = 0; s && o->choices[i]; i++)
-            if (strcmp(s, o->choices[i]) == 0) return HFX_OK;
-        if (json_is_null(v)) return HFX_OK;
+        if (choice_of(o, v)) return HFX_OK;
         char list[256];
         size_t k = 0;
         list[0] = 0;
         for (int i = 0; o->choices[i] && k < sizeof list; i++)
             k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", i ? ", " : "", o->choices[i]);
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be null or one of %s", o->key, list);
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be %sone of %s", o->key,
+                        o->not_null ? "" : "null or ", list);
+    }
+    case HFX_OPTION_SHAPES: return check_dynamic_shapes(v, err);
+    case HFX_OPTION_POOLING: {
+        hfx_pooling p;
+        if (hfx_cfg_pooling_of(v, &p) != -2) return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID,
+                        "export config: 'pooling' must be \"auto\", \"none\", a mode or a list of 1 to %d modes (%s)%s",
+                        HFX_POOL_MODES_, hfx_pool_mode_names(), or_null);
     }
     }
     return hfx_fail(err, HFX_ERR_INTERNAL, "export config: '%s': unknown option kind", o->key);
 }
 
-/* Validate one key for `format`; HFX_OK means it may be stored. */
-static hfx_status check_key(const char *format, const char *key, const json_t *v, hfx_error *err) {
-    if (strcmp(key, "dynamic") == 0 || strcmp(key, "strict") == 0 ||
-        strcmp(key, "prefer_deferred_runtime_asserts_over_guards") == 0 ||
-        strcmp(key, "optimize") == 0)
-        return expect_bool(key, v, err); /* strict/prefer_deferred/optimize: tracing knobs, no effect here */
-    if (strcmp(key, "dynamic_shapes") == 0) return check_dynamic_shapes(v, err);
-    if (strcmp(key, "quantizer") == 0) { /* the seed's post-training quantizers are Python objects */
-        if (json_is_null(v)) return HFX_OK;
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: 'quantizer' is not supported: hfx writes the "
-                                                  "checkpoint's weights unquantized (null: none)");
-    }
-    /* generation (hfx_export_for_generation); the names generation_config.json uses */
-    if (strcmp(key, "cache_implementation") == 0) {
-        const char *c = json_string_value(v);
-        if (json_is_null(v) || (c && (strcmp(c, "dynamic") == 0 || strcmp(c, "static") == 0))) return HFX_OK;
-        return hfx_fail(err, c ? HFX_ERR_UNSUPPORTED : HFX_ERR_INVALID,
-                        "export config: 'cache_implementation' must be \"dynamic\" or \"static\"%s%s",
-                        c ? ", not " : "", c ? c : "");
-    }
-    if (strcmp(key, "max_cache_len") == 0) {
-        if (json_is_null(v) || (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= INT32_MAX))
-            return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'max_cache_len' must be a positive integer");
-    }
-    if (strcmp(key, "io") == 0) { /* hfx: whose names and cache contract generation graphs follow */
-        const char *s = json_string_value(v);
-        if (json_is_null(v) || (s && (strcmp(s, "optimum") == 0 || strcmp(s, "seed") == 0))) return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'io' must be \"optimum\" or \"seed\"");
-    }
-    if (strcmp(key, "quantize") == 0) { /* hfx: weight quantization */
-        const char *s = json_string_value(v);
-        if (json_is_null(v) || (s && (strcmp(s, "int4") == 0 || strcmp(s, "int8") == 0 || strcmp(s, "int8-dynamic") == 0)))
-            return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'quantize' must be \"int4\", \"int8\", \"int8-dynamic\" or null");
-    }
-    if (strcmp(key, "reduce_range") == 0) {
-        if (json_is_null(v) || json_is_boolean(v)) return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'reduce_range' must be true, false or null");
-    }
-    if (strcmp(key, "quantize_embeddings") == 0 || strcmp(key, "quantize_lm_head") == 0) {
-        const char *s = json_string_value(v);
-        if (json_is_null(v) || (s && (strcmp(s, "int4") == 0 || strcmp(s, "int8") == 0 || strcmp(s, "none") == 0)))
-            return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s' must be \"int4\", \"int8\", \"none\" or null", key);
-    }
-    if (strcmp(key, "group_size") == 0) {
-        if (json_is_null(v) || (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= INT32_MAX))
-            return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size' must be a positive integer, 0 (a whole row) or null");
-    }
-    if (strcmp(key, "symmetric") == 0) {
-        if (json_is_null(v) || json_is_boolean(v)) return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'symmetric' must be true, false or null");
-    }
-    if (strcmp(key, "moe_experts") == 0) { /* hfx: how mixture-of-experts layers run */
-        const char *v2 = json_string_value(v);
-        if (v2 && (strcmp(v2, "auto") == 0 || strcmp(v2, "all") == 0 || strcmp(v2, "gathered") == 0)) return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'moe_experts' must be \"auto\", \"all\" or \"gathered\"");
-    }
-    if (strcmp(key, "pooling") == 0) { /* hfx: a sentence embedding appended to an encoder */
-        hfx_pooling p;
-        if (json_is_null(v) || hfx_cfg_pooling_of(v, &p) != -2) return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID,
-                        "export config: 'pooling' must be \"auto\", \"none\", a mode or a list of 1 to %d modes (%s)",
-                        HFX_POOL_MODES_, hfx_pool_mode_names());
-    }
-    if (strcmp(key, "normalize") == 0) return expect_bool(key, v, err);
-    if (strcmp(key, "logits_to_keep") == 0) {
-        if (json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1)) return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'logits_to_keep' must be 0 (every position) or 1 (the last)");
-    }
-    if (strcmp(key, "dtype") == 0) {
-        const char *s = json_string_value(v);
-        for (size_t i = 0; s && i < 3; i++)
-            if (strcmp(s, dtype_names[i][0]) == 0 || strcmp(s, dtype_names[i][1]) == 0) return HFX_OK;
-        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'dtype' must be one of float32, float16, bfloat16");
-    }
-    const hfx_format *f = hfx_format_find(format);
-    int i = f ? hfx_format_option_index(f, key) : -1;
-    if (i >= 0) return check_format_option(&f->options[i], v, err);
+/* The row of `key` for format f: a common key's (its HFX_KEY_* in *common, else -1) or one of
+ * f's (its index in f's table in *own, else -1); NULL when neither has it. */
+static const hfx_format_option *find_key(const hfx_format *f, const char *key, int *common, int *own) {
+    *common = *own = -1;
+    for (int k = 0; k < HFX_KEY_COUNT; k++)
+        if (strcmp(common_options[k].key, key) == 0) return &common_options[(*common = k)];
+    *own = hfx_format_option_index(f, key);
+    return *own >= 0 ? &f->options[*own] : NULL;
+}
+
+/* Validate one key for format f; HFX_OK means it may be stored. */
+static hfx_status check_key(const hfx_format *f, const char *key, const json_t *v, hfx_error *err) {
+    int common, own;
+    const hfx_format_option *o = find_key(f, key, &common, &own);
+    if (o) return check_value(o, v, err);
     char known[1024];
-    size_t k = (size_t)snprintf(known, sizeof known, "export_format, dynamic, dynamic_shapes");
-    for (int j = 0; f && j < f->n_options && k < sizeof known; j++)
+    size_t k = (size_t)snprintf(known, sizeof known, "export_format");
+    for (int j = 0; j < HFX_KEY_COUNT && k < sizeof known; j++)
+        k += (size_t)snprintf(known + k, sizeof known - k, ", %s", common_options[j].key);
+    for (int j = 0; j < f->n_options && k < sizeof known; j++)
         if (f->options[j].kind != HFX_OPTION_REFUSED)
             k += (size_t)snprintf(known + k, sizeof known - k, ", %s", f->options[j].key);
-    return hfx_fail(err, HFX_ERR_INVALID,
-                    "export config: unknown key '%s' for export_format '%s' (known: %s, dtype, cache_implementation, "
-                    "max_cache_len, logits_to_keep, moe_experts, io, pooling, normalize, quantize, quantize_embeddings, quantize_lm_head, "
-                    "group_size, symmetric, reduce_range, strict, prefer_deferred_runtime_asserts_over_guards, "
-                    "optimize, quantizer)",
-                    key, format, known);
+    return hfx_fail(err, HFX_ERR_INVALID, "export config: unknown key '%s' for export_format '%s' (known: %s)", key,
+                    f->name, known);
+}
+
+/* The bits a "int4" / "int8" / "none" value asks for: 4, 8, 0; -1 when unset (null). */
+static int bits_of(const hfx_format_option *o, const json_t *v) {
+    static const int bits[] = {-1, 4, 8, 0};
+    return bits[choice_of(o, v)];
+}
+
+/* A boolean's value: 1 or 0, -1 when unset or null. */
+static int tristate(const json_t *v) { return json_is_boolean(v) ? json_is_true(v) : -1; }
+
+/* A validated dynamic_shapes value into s. */
+static void settle_shapes(hfx_settings *s, const json_t *v) {
+    s->dynamic_shapes = json_is_object(v);
+    s->n_shapes = 0;
+    const char *input, *axis;
+    json_t *axes, *x;
+    json_object_foreach((json_t *)v, input, axes) {
+        hfx_input_spec *in = &s->shapes[s->n_shapes++];
+        *in = (hfx_input_spec){.input = input};
+        json_object_foreach(axes, axis, x) {
+            const json_t *mn = json_object_get(x, "min"), *mx = json_object_get(x, "max");
+            in->axes[in->n_axes++] = (hfx_axis_spec){axis, json_string_value(json_object_get(x, "name")),
+                                                     json_is_integer(mn) ? json_integer_value(mn) : 1,
+                                                     json_is_integer(mx) ? json_integer_value(mx) : INT32_MAX};
+        }
+    }
+}
+
+/* Read one validated key into s. */
+static void settle(hfx_settings *s, int k, const json_t *v) {
+    const hfx_format_option *o = &common_options[k];
+    switch ((hfx_key)k) {
+    case HFX_KEY_DYNAMIC: s->dynamic = json_is_true(v); break;
+    case HFX_KEY_DYNAMIC_SHAPES: settle_shapes(s, v); break;
+    case HFX_KEY_DTYPE: { /* float32, float16, bfloat16, then their short names */
+        static const hfx_dtype by_index[3] = {HFX_DTYPE_F32, HFX_DTYPE_F16, HFX_DTYPE_BF16};
+        s->dtype = by_index[(choice_of(o, v) - 1) % 3];
+        break;
+    }
+    case HFX_KEY_CACHE_IMPLEMENTATION: s->cache = choice_of(o, v); break;
+    case HFX_KEY_MAX_CACHE_LEN: s->max_cache_len = json_is_integer(v) ? json_integer_value(v) : 0; break;
+    case HFX_KEY_LOGITS_TO_KEEP: s->logits_to_keep = (int)json_integer_value(v); break;
+    case HFX_KEY_IO: s->io_seed = choice_of(o, v) == 2; break;
+    case HFX_KEY_MOE_EXPERTS: s->moe = choice_of(o, v); break;
+    case HFX_KEY_QUANTIZE: s->quantize = choice_of(o, v); break;
+    case HFX_KEY_REDUCE_RANGE: s->reduce_range = tristate(v); break;
+    case HFX_KEY_QUANTIZE_EMBEDDINGS: s->tables_bits = bits_of(o, v); break;
+    case HFX_KEY_QUANTIZE_LM_HEAD: s->head_bits = bits_of(o, v); break;
+    case HFX_KEY_GROUP_SIZE: s->group_size = json_is_integer(v) ? json_integer_value(v) : -1; break;
+    case HFX_KEY_SYMMETRIC: s->symmetric = tristate(v); break;
+    case HFX_KEY_POOLING:
+        if (json_is_null(v)) memset(&s->pool, 0, sizeof s->pool), s->pooling = 0;
+        else s->pooling = hfx_cfg_pooling_of(v, &s->pool);
+        break;
+    case HFX_KEY_NORMALIZE: s->normalize = tristate(v); break;
+    case HFX_KEY_STRICT:
+    case HFX_KEY_PREFER_DEFERRED:
+    case HFX_KEY_OPTIMIZE:
+    case HFX_KEY_QUANTIZER:
+    case HFX_KEY_COUNT: break; /* no effect here */
+    }
+}
+
+/* The settings of one validated config object (with export_format). */
+static void settle_all(const json_t *obj, hfx_settings *s) {
+    const hfx_format *f = hfx_format_find(json_string_value(json_object_get(obj, "export_format")));
+    *s = (hfx_settings){.json = obj, .format = f, .dtype = HFX_DTYPE_F32, .logits_to_keep = -1, .tables_bits = -1,
+                        .head_bits = -1, .group_size = -1, .symmetric = -1, .reduce_range = -1, .normalize = -1};
+    for (int i = 0; i < f->n_options; i++) s->opt[i] = f->options[i].dflt;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        int common, own;
+        const hfx_format_option *o = find_key(f, key, &common, &own);
+        if (common >= 0) settle(s, common, v);
+        if (own < 0) continue;
+        if (json_is_integer(v)) s->opt[own] = json_integer_value(v);
+        else if (json_is_boolean(v)) s->opt[own] = json_is_true(v);
+        else if (o->kind == HFX_OPTION_CHOICE && json_is_string(v)) s->opt[own] = choice_of(o, v);
+    }
 }
 
 static hfx_status check_format(const json_t *v, hfx_error *err) {
@@ -213,13 +257,13 @@ static hfx_status check_config(const json_t *obj, const char *where, hfx_error *
     json_t *fmt = json_object_get(obj, "export_format");
     if (!fmt) return hfx_fail(err, HFX_ERR_INVALID, "export config%s: 'export_format' is required", where);
     hfx_status st = check_format(fmt, err);
+    const hfx_format *f = st ? NULL : hfx_format_find(json_string_value(fmt));
     const char *key;
     json_t *v;
     if (!st) json_object_foreach((json_t *)obj, key, v) {
         if (strcmp(key, "export_format") == 0) continue;
-        if ((st = check_key(json_string_value(fmt), key, v, err))) break;
+        if ((st = check_key(f, key, v, err))) break;
     }
-    const hfx_format *f = st ? NULL : hfx_format_find(json_string_value(fmt));
     for (int i = 0; f && i < f->n_options && !st; i++) {
         const hfx_format_option *o = &f->options[i];
         const json_t *v2 = json_object_get(obj, o->key);
@@ -228,6 +272,34 @@ static hfx_status check_config(const json_t *obj, const char *where, hfx_error *
     }
     if (st && *where) hfx_error_prefix(err, "component%s", where);
     return st;
+}
+
+/* Read every component's settings again (after a parse or a change). */
+static void settle_config(hfx_export_config *c) {
+    if (!c->per_component) {
+        settle_all(c->obj, &c->settings[0]);
+        return;
+    }
+    size_t i = 0;
+    for (void *it = json_object_iter(c->obj); it; it = json_object_iter_next(c->obj, it))
+        settle_all(json_object_iter_value(it), &c->settings[i++]);
+}
+
+/* A config of obj (owned), its settings read. */
+static hfx_status new_config(json_t *obj, bool per_component, hfx_export_config **out, hfx_error *err) {
+    hfx_export_config *c = calloc(1, sizeof *c);
+    size_t n = per_component ? json_object_size(obj) : 1;
+    if (c) c->settings = calloc(n, sizeof *c->settings);
+    if (!c || !c->settings) {
+        if (c) free(c);
+        json_decref(obj);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    c->obj = obj;
+    c->per_component = per_component;
+    settle_config(c);
+    *out = c;
+    return HFX_OK;
 }
 
 hfx_status hfx_export_config_from_json(const char *json_text, hfx_export_config **out,
@@ -262,15 +334,7 @@ hfx_status hfx_export_config_from_json(const char *json_text, hfx_export_config 
         json_decref(obj);
         return st;
     }
-    hfx_export_config *c = calloc(1, sizeof *c);
-    if (!c) {
-        json_decref(obj);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
-    c->obj = obj;
-    c->per_component = per_component;
-    *out = c;
-    return HFX_OK;
+    return new_config(obj, per_component, out, err);
 }
 
 hfx_status hfx_export_config_set(hfx_export_config *c, const char *key, const char *json_value,
@@ -280,18 +344,19 @@ hfx_status hfx_export_config_set(hfx_export_config *c, const char *key, const ch
     if (!v && json_error_code(&je) == json_error_out_of_memory) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (!v) return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s': bad JSON value: %s", key, je.text);
     bool format = strcmp(key, "export_format") == 0;
-    hfx_status st = format ? check_format(v, err) : check_key(hfx_cfg_format(c), key, v, err);
+    hfx_status st = format ? check_format(v, err) : check_key(c->settings[0].format, key, v, err);
     /* a per-component config gets the value in every component */
     size_t n = c->per_component ? json_object_size(c->obj) : 1;
     void *it = c->per_component ? json_object_iter(c->obj) : NULL;
     /* a new format must accept every key already set (an OpenVINO-only key under onnx is refused,
      * not carried into an export_config.json that hfx itself would reject) */
+    const hfx_format *to = format && !st ? hfx_format_find(json_string_value(v)) : NULL;
     for (size_t i = 0; i < n && !st && format; i++) {
         const json_t *target = c->per_component ? json_object_iter_value(it) : c->obj;
         const char *k;
         json_t *x;
         json_object_foreach((json_t *)target, k, x) if (strcmp(k, "export_format") != 0 &&
-                                                        (st = check_key(json_string_value(v), k, x, err))) break;
+                                                        (st = check_key(to, k, x, err))) break;
         if (it) it = json_object_iter_next(c->obj, it);
     }
     it = c->per_component ? json_object_iter(c->obj) : NULL;
@@ -301,15 +366,16 @@ hfx_status hfx_export_config_set(hfx_export_config *c, const char *key, const ch
         if (it) it = json_object_iter_next(c->obj, it);
     }
     json_decref(v);
+    settle_config(c); /* what was set, in every component (a failed set leaves earlier ones set) */
     return st;
 }
 
-const hfx_export_config *hfx_export_config_component(const hfx_export_config *c, const char *name,
-                                                     hfx_export_config *tmp) {
-    if (!c->per_component) return c;
-    tmp->obj = json_object_get(c->obj, name);
-    tmp->per_component = false;
-    return tmp->obj ? tmp : NULL;
+const hfx_settings *hfx_export_config_settings(const hfx_export_config *c, const char *name) {
+    if (!c->per_component || !name) return &c->settings[0];
+    size_t i = 0;
+    for (void *it = json_object_iter(c->obj); it; it = json_object_iter_next(c->obj, it), i++)
+        if (strcmp(json_object_iter_key(it), name) == 0) return &c->settings[i];
+    return NULL;
 }
 
 char *hfx_export_config_to_json(const hfx_export_config *c) {
@@ -319,38 +385,15 @@ char *hfx_export_config_to_json(const hfx_export_config *c) {
 void hfx_export_config_free(hfx_export_config *c) {
     if (!c) return;
     json_decref(c->obj);
+    free(c->settings);
     free(c);
 }
 
 hfx_export_config *hfx_export_config_clone(const hfx_export_config *c) {
-    hfx_export_config *n = calloc(1, sizeof *n);
-    if (n && !(n->obj = json_deep_copy(c->obj))) {
-        free(n);
-        n = NULL;
-    }
-    if (n) n->per_component = c->per_component;
+    json_t *obj = json_deep_copy(c->obj);
+    hfx_export_config *n = NULL;
+    if (obj && new_config(obj, c->per_component, &n, NULL)) n = NULL;
     return n;
-}
-
-const char *hfx_cfg_format(const hfx_export_config *c) {
-    const json_t *obj = c->obj;
-    if (c->per_component) obj = json_object_iter_value(json_object_iter((json_t *)obj));
-    return json_string_value(json_object_get(obj, "export_format"));
-}
-
-const char *hfx_cfg_cache(const hfx_export_config *c) {
-    return json_string_value(json_object_get(c->obj, "cache_implementation"));
-}
-
-int64_t hfx_cfg_max_cache_len(const hfx_export_config *c) {
-    const json_t *v = json_object_get(c->obj, "max_cache_len");
-    return json_is_integer(v) ? json_integer_value(v) : 0;
-}
-
-/* The bits a "int4" / "int8" / "none" value asks for: 4, 8, 0; -1 when unset (null). */
-static int bits_of(const json_t *v) {
-    const char *s = json_string_value(v);
-    return !s ? -1 : strcmp(s, "int4") == 0 ? 4 : strcmp(s, "int8") == 0 ? 8 : 0;
 }
 
 /* A head's or tables' quantization of `bits` under the primary one p: p's blocks and symmetry
@@ -362,23 +405,16 @@ static hfx_quant derived(const hfx_format *f, const hfx_quant *p, hfx_quant_rule
     return q;
 }
 
-int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant_plan *plan) {
-    const char *s = json_string_value(json_object_get(c->obj, "quantize"));
-    const json_t *block = json_object_get(c->obj, "group_size"), *sym = json_object_get(c->obj, "symmetric");
-    const json_t *reduce = json_object_get(c->obj, "reduce_range");
-    int tables = bits_of(json_object_get(c->obj, "quantize_embeddings"));
-    int head = bits_of(json_object_get(c->obj, "quantize_lm_head"));
-    if (!s)
-        return (block && !json_is_null(block)) || (sym && !json_is_null(sym)) || (reduce && !json_is_null(reduce)) ||
-                       tables >= 0 || head >= 0
-                   ? -1
-                   : 0;
-    int bits = strcmp(s, "int4") == 0 ? 4 : 8;
-    if (strcmp(s, "int8-dynamic") == 0) { /* onnxruntime's quantize_dynamic: the format checks it can */
+int hfx_settings_quant(const hfx_settings *s, const hfx_format *f, hfx_quant_plan *plan) {
+    int tables = s->tables_bits, head = s->head_bits;
+    if (!s->quantize)
+        return s->group_size >= 0 || s->symmetric >= 0 || s->reduce_range >= 0 || tables >= 0 || head >= 0 ? -1 : 0;
+    int bits = s->quantize == HFX_QUANTIZE_INT4 ? 4 : 8;
+    if (s->quantize == HFX_QUANTIZE_INT8_DYNAMIC) { /* onnxruntime's quantize_dynamic: the format checks it can */
         hfx_quant p = {.rule = HFX_QUANT_RULE_ORT_DYNAMIC, .bits = 8,
-                       .block = json_is_integer(block) ? json_integer_value(block) : HFX_QUANT_TENSOR,
-                       .symmetric = json_is_boolean(sym) ? json_is_true(sym) : true, /* int8 weights */
-                       .scale_dtype = HFX_DTYPE_F32, .reduce_range = json_is_true(reduce)};
+                       .block = s->group_size >= 0 ? s->group_size : HFX_QUANT_TENSOR,
+                       .symmetric = s->symmetric >= 0 ? s->symmetric == 1 : true, /* int8 weights */
+                       .scale_dtype = HFX_DTYPE_F32, .reduce_range = s->reduce_range == 1};
         plan->linears = p;
         plan->head = head == 0 ? (hfx_quant){0} : p;
         if (head > 0) plan->head.bits = head;
@@ -389,10 +425,10 @@ int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant_pla
         plan->head_follows_table = false;
         return 1;
     }
-    if (reduce && !json_is_null(reduce)) return -2;
+    if (s->reduce_range >= 0) return -2;
     hfx_quant p = {.rule = f->quant.rule, .bits = bits,
-                   .block = json_is_integer(block) ? json_integer_value(block) : bits == 4 ? f->quant.block4 : f->quant.block8,
-                   .symmetric = json_is_boolean(sym) ? json_is_true(sym) : f->quant.symmetric,
+                   .block = s->group_size >= 0 ? s->group_size : bits == 4 ? f->quant.block4 : f->quant.block8,
+                   .symmetric = s->symmetric >= 0 ? s->symmetric == 1 : f->quant.symmetric,
                    .scale_dtype = HFX_DTYPE_F32};
     bool nncf = f->quant.int8_tables_and_head;
     if (tables < 0) tables = nncf ? 8 : 0;
@@ -403,62 +439,8 @@ int hfx_cfg_quant(const hfx_export_config *c, const hfx_format *f, hfx_quant_pla
     return 1;
 }
 
-bool hfx_cfg_io_seed(const hfx_export_config *c) {
-    const char *s = json_string_value(json_object_get(c->obj, "io"));
-    return s && strcmp(s, "seed") == 0;
-}
-
-int hfx_cfg_logits_to_keep(const hfx_export_config *c, int dflt) {
-    const json_t *v = json_object_get(c->obj, "logits_to_keep");
-    return json_is_integer(v) ? (int)json_integer_value(v) : dflt;
-}
-
-bool hfx_cfg_dynamic(const hfx_export_config *c) {
-    return json_is_true(json_object_get(c->obj, "dynamic"));
-}
-
-const json_t *hfx_cfg_dynamic_shapes(const hfx_export_config *c) {
-    const json_t *v = json_object_get(c->obj, "dynamic_shapes");
-    return v && json_is_object(v) ? v : NULL;
-}
-
-bool hfx_cfg_is_set(const hfx_export_config *c, const char *key) { return json_object_get(c->obj, key) != NULL; }
-
-void hfx_cfg_format_options(const hfx_export_config *c, const hfx_format *f, int64_t *out) {
-    for (int i = 0; i < f->n_options; i++) {
-        const hfx_format_option *o = &f->options[i];
-        const json_t *v = json_object_get(c->obj, o->key);
-        out[i] = json_is_integer(v) ? json_integer_value(v) : json_is_boolean(v) ? json_is_true(v) : o->dflt;
-        for (int k = 0; o->kind == HFX_OPTION_CHOICE && json_is_string(v) && o->choices[k]; k++)
-            if (strcmp(json_string_value(v), o->choices[k]) == 0) out[i] = k + 1;
-    }
-}
-
-hfx_dtype hfx_cfg_dtype(const hfx_export_config *c) {
-    const char *s = json_string_value(json_object_get(c->obj, "dtype"));
-    if (!s) return HFX_DTYPE_F32;
-    if (strcmp(s, "float16") == 0 || strcmp(s, "f16") == 0) return HFX_DTYPE_F16;
-    if (strcmp(s, "bfloat16") == 0 || strcmp(s, "bf16") == 0) return HFX_DTYPE_BF16;
-    return HFX_DTYPE_F32;
-}
-
-bool hfx_cfg_moe_gather(const hfx_export_config *c, bool single_token) {
-    const char *v = json_string_value(json_object_get(c->obj, "moe_experts"));
-    if (v && strcmp(v, "all") == 0) return false;
-    if (v && strcmp(v, "gathered") == 0) return true;
+bool hfx_settings_moe_gather(const hfx_settings *s, bool single_token) {
+    if (s->moe == HFX_MOE_ALL) return false;
+    if (s->moe == HFX_MOE_GATHERED) return true;
     return single_token; /* auto: measured in docs/ARCHITECTURE.md */
-}
-
-int hfx_cfg_pooling(const hfx_export_config *c, hfx_pooling *p) {
-    const json_t *v = json_object_get(c->obj, "pooling");
-    if (!v || json_is_null(v)) {
-        memset(p, 0, sizeof *p);
-        return 0;
-    }
-    return hfx_cfg_pooling_of(v, p);
-}
-
-int hfx_cfg_normalize(const hfx_export_config *c) {
-    const json_t *v = json_object_get(c->obj, "normalize");
-    return json_is_boolean(v) ? json_is_true(v) : -1;
 }

@@ -62,12 +62,7 @@ struct hfx_exporter {
 
 hfx_status hfx_exporter_from_config(const hfx_export_config *cfg, hfx_exporter **out,
                                     hfx_error *err) {
-    const hfx_format *fmt = hfx_format_find(hfx_cfg_format(cfg));
-    if (!fmt || !fmt->write) { /* a parsed config names a writable format; checked again all the same */
-        char names[256];
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export_format '%s' is not available (available: %s)",
-                        hfx_cfg_format(cfg), hfx_format_names(false, names, sizeof names));
-    }
+    const hfx_format *fmt = hfx_export_config_settings(cfg, NULL)->format; /* writable: checked by the parse */
     hfx_exporter *e = calloc(1, sizeof *e);
     if (!e || !(e->cfg = hfx_export_config_clone(cfg))) {
         free(e);
@@ -114,7 +109,7 @@ static int axis_role(const char *input, const char *axis, bool mask4) {
     return !strcmp(axis, "0") ? AXIS_BATCH : !strcmp(axis, "1") ? AXIS_SEQ : -1;
 }
 
-static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inputs *s, const char *const *inputs,
+static hfx_status choose_dims(const hfx_settings *cfg, const hfx_sample_inputs *s, const char *const *inputs,
                               bool mask4, hfx_graph *g, hfx_build_opts *o, hfx_dim *cache, hfx_error *err) {
     int64_t sample[2] = {2, 16};
     /* the model's first input: [batch, sequence] token ids, or Whisper's [batch, mels, frames]
@@ -143,62 +138,49 @@ static hfx_status choose_dims(const hfx_export_config *cfg, const hfx_sample_inp
         return hfx_fail(err, HFX_ERR_INVALID, "sample batch size × sequence length (%lld × %lld) is over 2^31 tokens",
                         (long long)sample[0], (long long)sample[1]);
     static const char *const axis_names[2] = {"batch_size", "sequence_length"};
-    const json_t *spec = hfx_cfg_dynamic_shapes(cfg);
-    if (!spec) {
+    if (!cfg->dynamic_shapes) {
         for (int a = 0; a < 2; a++) {
-            hfx_dim d = hfx_cfg_dynamic(cfg) ? hfx_dim_sym(hfx_graph_symbol(g, axis_names[a], 1, INT32_MAX))
-                                             : hfx_dim_const(sample[a]);
+            hfx_dim d = cfg->dynamic ? hfx_dim_sym(hfx_graph_symbol(g, axis_names[a], 1, INT32_MAX))
+                                     : hfx_dim_const(sample[a]);
             if (a == 0) o->batch = d;
             else o->seq = d;
         }
         return HFX_OK;
     }
-    const json_t *chosen[AXIS_ROLES] = {0};
+    const hfx_axis_spec *chosen[AXIS_ROLES] = {0};
     const char *chosen_from[AXIS_ROLES] = {0};
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)spec, key, v) {
+    for (int k = 0; k < cfg->n_shapes; k++) {
+        const hfx_input_spec *in = &cfg->shapes[k];
+        const char *key = in->input;
         bool known = mask4 && axis_role(key, "0", true) >= 0 && strncmp(key, "attention_mask", 14) == 0;
         for (int i = 0; inputs[i]; i++) known |= strcmp(key, inputs[i]) == 0;
         if (!known) { /* another input's dims (an image encoder's): bounds for the symbols they name */
-            const char *axis;
-            json_t *x;
-            json_object_foreach(v, axis, x) {
-                const json_t *mn = json_object_get(x, "min"), *mx = json_object_get(x, "max");
-                if (!json_is_null(x))
-                    hfx_graph_symbol(g, json_string_value(json_object_get(x, "name")),
-                                     json_is_integer(mn) ? json_integer_value(mn) : 1,
-                                     json_is_integer(mx) ? json_integer_value(mx) : INT32_MAX);
-            }
+            for (int x = 0; x < in->n_axes; x++)
+                if (in->axes[x].name) hfx_graph_symbol(g, in->axes[x].name, in->axes[x].min, in->axes[x].max);
             continue; /* check_other_dims holds them to the graphs */
         }
-        const char *axis;
-        json_t *x;
-        json_object_foreach(v, axis, x) {
-            int role = axis_role(key, axis, mask4);
+        for (int x = 0; x < in->n_axes; x++) {
+            const hfx_axis_spec *ax = &in->axes[x];
+            int role = axis_role(key, ax->axis, mask4);
             if (role < 0)
-                return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has axis %s; %s", key, axis,
+                return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has axis %s; %s", key,
+                                ax->axis,
                                 mask4 && !strncmp(key, "attention_mask", 14)
                                     ? "the mask is [batch, 1, sequence, cache]: axes 0, 2 and 3 can vary"
                                     : "these inputs are rank 2");
-            if (json_is_null(x)) continue;
-            if (chosen[role] && !json_equal((json_t *)json_object_get(chosen[role], "name"), json_object_get(x, "name")))
+            if (!ax->name) continue;
+            if (chosen[role] && strcmp(chosen[role]->name, ax->name) != 0)
                 return hfx_fail(err, HFX_ERR_INVALID,
                                 "export config: dynamic_shapes gives the %s axis of '%s' and '%s' different names; they "
                                 "are one dim", role == AXIS_BATCH ? "batch" : role == AXIS_SEQ ? "sequence" : "cache",
                                 chosen_from[role], key);
-            chosen[role] = x;
+            chosen[role] = ax;
             chosen_from[role] = key;
         }
     }
     for (int a = 0; a < AXIS_ROLES; a++) {
         hfx_dim d = hfx_dim_const(a < 2 ? sample[a] : 0);
-        if (chosen[a]) {
-            const json_t *mn = json_object_get(chosen[a], "min"), *mx = json_object_get(chosen[a], "max");
-            d = hfx_dim_sym(hfx_graph_symbol(g, json_string_value(json_object_get(chosen[a], "name")),
-                                             json_is_integer(mn) ? json_integer_value(mn) : 1,
-                                             json_is_integer(mx) ? json_integer_value(mx) : INT32_MAX));
-        }
+        if (chosen[a]) d = hfx_dim_sym(hfx_graph_symbol(g, chosen[a]->name, chosen[a]->min, chosen[a]->max));
         if (a == AXIS_BATCH) o->batch = d;
         else if (a == AXIS_SEQ) o->seq = d;
         else if (chosen[a] && cache) *cache = d;
@@ -285,7 +267,7 @@ static hfx_status write_tokenizer(hfx_exporter *e, const hfx_checkpoint *ck, hfx
 typedef struct component {
     const hfx_component *decl;    /* the family's (name, role, ...) */
     char file[96];                /* the graph's file name */
-    const hfx_export_config *cfg; /* the component's config (borrowed) */
+    const hfx_settings *cfg;      /* the component's settings (borrowed from the config) */
     hfx_build_opts opts;
     hfx_graph *g;                 /* owned */
     json_t *metadata;             /* owned */
@@ -301,39 +283,36 @@ typedef struct component {
  * of exactly those names (the family names them), or the export is refused. */
 static hfx_status check_other_dims(const component *cs, int n, const char *const *inputs, hfx_error *err) {
     for (int c = 0; c < n; c++) {
-        const json_t *spec = hfx_cfg_dynamic_shapes(cs[c].cfg);
-        const char *key;
-        json_t *v;
-        json_object_foreach((json_t *)spec, key, v) {
+        for (int k = 0; k < cs[c].cfg->n_shapes; k++) {
+            const hfx_input_spec *spec = &cs[c].cfg->shapes[k];
+            const char *key = spec->input;
             bool sequence = strncmp(key, "attention_mask", 14) == 0;
             for (int i = 0; inputs[i]; i++) sequence |= strcmp(key, inputs[i]) == 0;
             if (sequence) continue;
             const hfx_value *in = NULL;
             const hfx_graph *owner = NULL;
-            for (int k = 0; k < n && !in; k++)
-                for (int i = 0; i < cs[k].g->n_inputs && !in; i++)
-                    if (strcmp(cs[k].g->inputs[i]->name, key) == 0) in = cs[k].g->inputs[i], owner = cs[k].g;
+            for (int k2 = 0; k2 < n && !in; k2++)
+                for (int i = 0; i < cs[k2].g->n_inputs && !in; i++)
+                    if (strcmp(cs[k2].g->inputs[i]->name, key) == 0) in = cs[k2].g->inputs[i], owner = cs[k2].g;
             if (!in) {
                 char names[256];
-                size_t k = 0;
+                size_t k2 = 0;
                 names[0] = 0;
                 for (int i = 0; inputs[i]; i++)
-                    if (k < sizeof names) k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", inputs[i]);
+                    if (k2 < sizeof names) k2 += (size_t)snprintf(names + k2, sizeof names - k2, "%s%s", i ? ", " : "", inputs[i]);
                 return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes names input '%s', which this model "
                                                       "does not take (inputs: %s)", key, names);
             }
-            const char *axis;
-            json_t *x;
-            json_object_foreach(v, axis, x) {
+            for (int x = 0; x < spec->n_axes; x++) {
+                const char *axis = spec->axes[x].axis, *name = spec->axes[x].name;
+                if (!name) continue;
                 char *end;
                 long a = strtol(axis, &end, 10);
-                const char *name = json_string_value(json_object_get(x, "name"));
-                if (json_is_null(x)) continue;
                 hfx_dim d = *end == 0 && a >= 0 && a < in->rank ? in->dims[a] : hfx_dim_const(0);
                 if (d.n != 1 || d.c != 0 || d.coef[0] != 1)
                     return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has axis %s, which is not "
                                                           "one of its dynamic axes", key, axis);
-                if (!name || strcmp(owner->symbols[d.sym[0]].name, name) != 0)
+                if (strcmp(owner->symbols[d.sym[0]].name, name) != 0)
                     return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] axis %s: this model calls "
                                                           "that dim '%s'", key, axis, owner->symbols[d.sym[0]].name);
             }
@@ -415,7 +394,7 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
     json_t *packages = json_object(), *kwargs = json_object();
     json_object_set_new(packages, "hfx", json_string(HFX_VERSION_STRING));
     json_object_set_new(md, "packages", packages);
-    json_object_set_new(md, "export_config", json_deep_copy(c->cfg->obj));
+    json_object_set_new(md, "export_config", json_deep_copy(c->cfg->json));
     json_object_set_new(md, "export_dtype", json_string(dtype_text(c->opts.dtype)));
     json_object_set_new(md, "export_device", json_string("cpu"));
     for (int i = 0; i < g->n_inputs; i++) {
@@ -614,7 +593,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
     for (int i = 0; i < n && !st; i++) {
         component *c = &cs[i];
         st = hfx_arch_build_forward(model->arch, model->ck, &c->opts, c->g, err);
-        int quantize = st ? 0 : hfx_cfg_quant(c->cfg, fmt, &c->quant);
+        int quantize = st ? 0 : hfx_settings_quant(c->cfg, fmt, &c->quant);
         c->quantized = quantize > 0;
         if (quantize == -1)
             st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size', 'symmetric', 'reduce_range', "
@@ -650,7 +629,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         gs[i].tokens = tokens;
         gs[i].max_cache_len = c->opts.cache == HFX_CACHE_STATIC ? max_cache_len : 0;
         gs[i].own_weights = c->opts.io == HFX_IO_SEED; /* the seed writes prefill.onnx.data, decode.onnx.data */
-        hfx_cfg_format_options(c->cfg, fmt, gs[i].opt);
+        memcpy(gs[i].opt, c->cfg->opt, sizeof gs[i].opt);
         if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers) {
             hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
             calls[i] = (hfx_seed_call){sig.output_class, sig.args, c->opts.cache == HFX_CACHE_STATIC,
@@ -732,12 +711,12 @@ static void free_components(component *cs, int n) {
 
 /* The component's config (per-component maps name each), its graph and its file name. */
 static hfx_status start_component(const hfx_exporter *e, const hfx_component *decl, const hfx_export_config *cfg,
-                                  hfx_export_config *view, bool stateful, bool seed, int n_components, component *c,
+                                  bool stateful, bool seed, int n_components, component *c,
                                   hfx_error *err) {
     c->decl = decl;
     /* the seed's profile keeps state inside the graphs that read it; its prefill returns it */
     c->stateful = stateful && (!seed || decl->reads_state);
-    c->cfg = hfx_export_config_component(cfg, decl->name, view);
+    c->cfg = hfx_export_config_settings(cfg, decl->name);
     if (seed) snprintf(c->file, sizeof c->file, "%s%s%s", e->fmt->seed_prefix, decl->name, e->fmt->graph_ext);
     else if (stateful && n_components == 1) snprintf(c->file, sizeof c->file, "%s", e->fmt->stateful_file);
     else if (stateful) /* an encoder and its decoder: optimum-intel's openvino_encoder_model.xml */
@@ -747,18 +726,18 @@ static hfx_status start_component(const hfx_exporter *e, const hfx_component *de
     if (!c->cfg) return HFX_OK; /* the caller lists every missing one */
     c->g = hfx_graph_new();
     if (!c->g) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    c->opts.dtype = hfx_cfg_dtype(c->cfg);
+    c->opts.dtype = c->cfg->dtype;
     c->opts.component = decl->name;
-    c->opts.moe_gather = hfx_cfg_moe_gather(c->cfg, decl->single_token);
+    c->opts.moe_gather = hfx_settings_moe_gather(c->cfg, decl->single_token);
     return HFX_OK;
 }
 
 /* The sentence embedding a forward export ends in, from the config's "pooling" and "normalize";
  * "auto" (the default) follows the checkpoint's modules.json where the architecture pools. */
-static hfx_status resolve_pooling(hfx_exporter *e, const hfx_model *model, const hfx_export_config *cfg,
+static hfx_status resolve_pooling(hfx_exporter *e, const hfx_model *model, const hfx_settings *cfg,
                                   hfx_pooling *out, hfx_error *err) {
-    hfx_pooling asked_modes;
-    int asked = hfx_cfg_pooling(cfg, &asked_modes), normalize = hfx_cfg_normalize(cfg);
+    hfx_pooling asked_modes = cfg->pool;
+    int asked = cfg->pooling, normalize = cfg->normalize;
     bool pools = hfx_arch_pools(model->arch);
     const char *arch = hfx_model_architecture(model);
     memset(out, 0, sizeof *out);
@@ -792,9 +771,9 @@ static hfx_status resolve_pooling(hfx_exporter *e, const hfx_model *model, const
 hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs *samples,
                       const hfx_export_config *cfg, const char *out_dir, hfx_error *err) {
     if (!cfg) cfg = e->cfg;
-    if (strcmp(hfx_cfg_format(cfg), e->fmt->name) != 0)
+    if (hfx_export_config_settings(cfg, NULL)->format != e->fmt)
         return hfx_fail(err, HFX_ERR_INVALID, "export config format '%s' does not match the exporter's '%s'",
-                        hfx_cfg_format(cfg), e->fmt->name);
+                        hfx_export_config_settings(cfg, NULL)->format->name, e->fmt->name);
     hfx_component_set set = hfx_arch_components(model->arch, HFX_EXPORT_FORWARD);
     if (set.n == 0) /* a VLM: the image merge between its graphs is the caller's */
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s has no single forward graph in hfx: export it for generation "
@@ -803,10 +782,9 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
     if (set.n != 1)
         return hfx_fail(err, HFX_ERR_INTERNAL, "%s declares %d forward graphs; hfx_export writes one",
                         hfx_model_architecture(model), set.n);
-    hfx_export_config view;
     component c = {0};
     e->warnings[0] = 0;
-    hfx_status st = start_component(e, &set.items[0], cfg, &view, false, false, 1, &c, err);
+    hfx_status st = start_component(e, &set.items[0], cfg, false, false, 1, &c, err);
     if (!st && !c.cfg)
         st = hfx_fail(err, HFX_ERR_INVALID, "export config: per-component config lacks component '%s'", set.items[0].name);
     /* a state option (OpenVINO's stateful) is a no-op here, as in the seed: a forward has no state */
@@ -819,23 +797,16 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
 /* ---- export_for_generation ---- */
 
 /* The cache the components use: the export config first, then the generation config. */
-static hfx_status resolve_cache(const hfx_export_config *cfg, const json_t *gen, bool *is_static,
+static hfx_status resolve_cache(const hfx_settings *cfg, const json_t *gen, bool *is_static,
                                 int64_t *max_len, hfx_error *err) {
-    const char *impl = hfx_cfg_cache(cfg);
-    const char *where = "export config";
-    if (!impl && gen) {
-        impl = json_string_value(json_object_get(gen, "cache_implementation"));
-        where = "generation_config";
-        if (!impl && json_object_get(gen, "cache_implementation") && !json_is_null(json_object_get(gen, "cache_implementation")))
-            return hfx_fail(err, HFX_ERR_INVALID, "generation_config: 'cache_implementation' must be a string");
-    }
+    *is_static = cfg->cache == HFX_CACHE_IS_STATIC;
+    const json_t *impl = gen && !cfg->cache ? json_object_get(gen, "cache_implementation") : NULL;
+    if (impl && !json_is_null(impl) && !json_is_string(impl))
+        return hfx_fail(err, HFX_ERR_INVALID, "generation_config: 'cache_implementation' must be a string");
     /* generation_config's value is transformers' runtime default ("hybrid" for Gemma 2, ...):
-     * only "static" asks for a fixed-size cache there; the export config must say exactly */
-    if (impl && strcmp(where, "generation_config") == 0 && strcmp(impl, "static") != 0) impl = "dynamic";
-    if (impl && strcmp(impl, "dynamic") != 0 && strcmp(impl, "static") != 0)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: cache_implementation '%s' is not supported (supported: dynamic, static)", where, impl);
-    *is_static = impl && strcmp(impl, "static") == 0;
-    *max_len = hfx_cfg_max_cache_len(cfg);
+     * only "static" asks for a fixed-size cache there (the export config's is one of its choices) */
+    if (impl && json_is_string(impl)) *is_static = strcmp(json_string_value(impl), "static") == 0;
+    *max_len = cfg->max_cache_len;
     if (!*max_len && gen) {
         const json_t *v = json_object_get(gen, "max_cache_len");
         if (v && !json_is_null(v) &&
@@ -887,12 +858,8 @@ static bool state_inside(const hfx_exporter *e, const hfx_model *model, const hf
     for (int kind = HFX_EXPORT_GENERATION; kind <= HFX_EXPORT_GENERATION_ONE_GRAPH; kind++) {
         hfx_component_set set = hfx_arch_components(model->arch, (hfx_export_kind)kind);
         for (int i = 0; i < set.n; i++) {
-            hfx_export_config view;
-            const hfx_export_config *c = hfx_export_config_component(cfg, set.items[i].name, &view);
-            if (!c) continue;
-            int64_t opt[HFX_FORMAT_MAX_OPTIONS];
-            hfx_cfg_format_options(c, e->fmt, opt);
-            return opt[k] != 0;
+            const hfx_settings *c = hfx_export_config_settings(cfg, set.items[i].name);
+            if (c) return c->opt[k] != 0;
         }
     }
     return false;
@@ -933,9 +900,8 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
     int asked_multi = multi_token_decode;
     if (stateful) multi_token_decode = 1;
     /* the seed's profile keeps its prefill graph beside a multi-token decode */
-    hfx_export_config first_view;
-    const hfx_export_config *first = hfx_export_config_component(cfg, "decode", &first_view);
-    bool seed = first && hfx_cfg_io_seed(first);
+    const hfx_settings *first = hfx_export_config_settings(cfg, "decode");
+    bool seed = first && first->io_seed;
     if (seed && !e->fmt->seed_io) {
         json_decref(gen_owned);
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "io \"seed\" is not available for export_format '%s' yet",
@@ -953,7 +919,6 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
     enum { MAX_COMPONENTS = 8 };
     int n = set.n;
     component cs[MAX_COMPONENTS] = {{0}};
-    hfx_export_config views[MAX_COMPONENTS];
     hfx_status st = n < 1 || n > MAX_COMPONENTS
                         ? hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s has no %s export", hfx_model_architecture(model),
                                    multi_token_decode ? "multi-token decode" : "generation")
@@ -962,7 +927,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
     /* every component needs a config; a per-component map must name them all */
     char missing[256] = "", names[256] = "";
     for (int i = 0; i < n && !st; i++) {
-        st = start_component(e, &set.items[i], cfg, &views[i], stateful, seed, n, &cs[i], err);
+        st = start_component(e, &set.items[i], cfg, stateful, seed, n, &cs[i], err);
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", set.items[i].name);
         if (!cs[i].cfg)
             snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "",
@@ -992,13 +957,12 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
             st = hfx_fail(err, HFX_ERR_INVALID, "a stateful %s model keeps a growing cache in its variables; "
                                                 "export a static cache with %s false",
                           e->fmt->name, e->fmt->state_option);
-        if (!st && hfx_cfg_io_seed(c->cfg) != seed)
+        if (!st && c->cfg->io_seed != seed)
             st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on io; it names every graph's inputs");
-        hfx_pooling ignored;
-        if (!st && (hfx_cfg_pooling(c->cfg, &ignored) > 0 || hfx_cfg_normalize(c->cfg) == 1))
+        if (!st && (c->cfg->pooling > 0 || c->cfg->normalize == 1))
             st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'pooling' and 'normalize' shape a forward export's "
                                                 "sentence embedding, not generation graphs");
-        if (!st && multi_token_decode && !stateful && !hfx_cfg_dynamic(c->cfg) && !hfx_cfg_dynamic_shapes(c->cfg))
+        if (!st && multi_token_decode && !stateful && !c->cfg->dynamic && !c->cfg->dynamic_shapes)
             st = hfx_fail(err, HFX_ERR_INVALID, "multi_token_decode needs dynamic shapes (--dynamic): its query length varies");
         if (st) break;
         hfx_build_opts *o = &c->opts;
@@ -1006,7 +970,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         bool mask4 = seed && is_static; /* the seed's mask is [batch, 1, seq, cache] (its decode's) */
         if ((st = choose_dims(c->cfg, samples, hfx_arch_sequence_inputs(model->arch), mask4, c->g, o, &cache_dim, err)))
             break;
-        bool dynamic = hfx_cfg_dynamic(c->cfg) || hfx_cfg_dynamic_shapes(c->cfg);
+        bool dynamic = c->cfg->dynamic || c->cfg->dynamic_shapes;
         o->source_seq = o->seq;
         if (c->decl->single_token) o->seq = hfx_dim_const(1);
         if (c->stateful && hfx_dim_is_const(o->seq)) /* prompt and steps: the query length varies */
@@ -1030,7 +994,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         }
         /* the seed returns every position's logits */
         int keep = c->decl->logits_to_keep >= 0 && seed ? 0 : c->decl->logits_to_keep;
-        o->logits_last = keep >= 0 && hfx_cfg_logits_to_keep(c->cfg, keep) == 1;
+        o->logits_last = keep >= 0 && (c->cfg->logits_to_keep >= 0 ? c->cfg->logits_to_keep : keep) == 1;
         if (is_static && hfx_dim_is_const(o->seq) && o->seq.c > max_len)
             st = hfx_fail(err, HFX_ERR_INVALID, "sequence length %lld is longer than max_cache_len %lld",
                           (long long)o->seq.c, (long long)max_len);

@@ -22,10 +22,27 @@ typedef enum hfx_option_kind {
     HFX_OPTION_INT,   /* an integer in [min, max], or null for dflt */
     HFX_OPTION_TRUE,  /* only true is accepted: `why` completes "'<key>' <why>" (HFX_ERR_UNSUPPORTED) */
     HFX_OPTION_REFUSED, /* never accepted: `why` completes "'<key>' <why>" (HFX_ERR_INVALID) */
-    HFX_OPTION_CHOICE  /* null or one of `choices`; its value is the 1-based index (0: null) */
+    HFX_OPTION_CHOICE,  /* null or one of `choices`; its value is the 1-based index (0: null) */
+    HFX_OPTION_NULL,    /* only null is accepted: `why` completes "'<key>' <why>" (HFX_ERR_UNSUPPORTED) */
+    HFX_OPTION_SHAPES,  /* dynamic_shapes: {input: {axis: {"name", "min", "max"} or null}} */
+    HFX_OPTION_POOLING  /* "auto", "none", a pooling mode or a list of them (hf/sentence.h) */
 } hfx_option_kind;
 
-/* One export-config key a format reads. */
+/* The help section of the quantization keys, common and a format's. */
+#define HFX_GROUP_QUANT                                                                                     \
+    "quantization (docs/QUANTIZATION.md; ONNX: MatMulNBits; OpenVINO: NNCF's compressed weights;\n"        \
+    "ExecuTorch: XNNPACK's quantized linears, activations int8 per token at run time)"
+
+/* Where a command-line flag of an option may be given. */
+typedef enum hfx_option_scope {
+    HFX_SCOPE_ANY,
+    HFX_SCOPE_GENERATION, /* only with --for-generation */
+    HFX_SCOPE_FORWARD     /* only without it */
+} hfx_option_scope;
+
+/* One export-config key: its value's kind and checks, what it means unset, and how the Python
+ * system's config classes, the command line and its help show it. The common keys are one table
+ * (export/options.def); a format's own keys are its descriptor's. */
 typedef struct hfx_format_option {
     const char *key;   /* the Python system's name: "opset_version" */
     hfx_option_kind kind;
@@ -34,6 +51,19 @@ typedef struct hfx_format_option {
     const char *why;
     const char *const *choices; /* HFX_OPTION_CHOICE: NULL-terminated */
     const char *requires;       /* a boolean key (default true) that must not be false when this is set */
+    bool not_null;              /* null is refused (a format's keys all take null: their default) */
+    /* a field of the Python system's config class: its default there as JSON text; NULL: hfx's own
+     * key. A common key's field belongs to every format's class, or to `seed_format`'s only. */
+    const char *seed_default;
+    const char *seed_format;
+    /* hfx export: the flag that sets it, with its value's name ("--cache C"; a bool's flag sets
+     * true), a bool's flag that sets false ("--asym"), the words the flag takes and the JSON each
+     * sets ("last=1 all=0"; NULL: the value as it is), where it may be given, its help section and
+     * one help line. */
+    const char *flag, *flag_off, *flag_words;
+    hfx_option_scope scope;
+    const char *group;
+    const char *help;
 } hfx_format_option;
 
 /* A generation export's special tokens (generation_config.json, else config.json), for formats

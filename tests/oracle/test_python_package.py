@@ -289,3 +289,17 @@ def test_executorch_exporter_from_python(checkpoints, tmp_path):
     manifest = json.loads((tmp_path / "gen" / "export.json").read_text())
     assert list(manifest["components"]) == ["decode"]
     assert manifest["components"]["decode"]["metadata"]["input_names"][:3] == ["input_ids", "attention_mask", "position_ids"]
+
+
+@pytest.mark.parametrize("name", ["OnnxConfig", "OpenVINOConfig", "DynamoConfig", "ExecutorchConfig"])
+def test_config_classes_are_the_seeds(name):
+    """The package's config classes, made from the library's table of options (hfx_option_info_at),
+    have the seed's dataclasses' fields with the seed's defaults, and hfx_options besides."""
+    import dataclasses
+
+    import transformers.exporters as seed
+
+    def fields(cls):
+        return {f.name: f.default for f in dataclasses.fields(cls) if f.name != "hfx_options"}
+
+    assert fields(getattr(hfx, name)) == fields(getattr(seed, name))

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "export/config.h"
 #include "fmt/format.h"
 #include "ir/graph.h"
 
@@ -181,8 +182,61 @@ static void test_format_registry(void **state) {
     assert_null(hfx_format_of_file("weights.bin"));
 }
 
+/* The table of export options: every key and every flag once, a flag's option helped, the
+ * settings read from a config as the rows say (defaults where unset). */
+static void test_export_options(void **state) {
+    (void)state;
+    hfx_option_info a, b;
+    int n = 0;
+    while (hfx_option_info_at(n, &a)) n++;
+    assert_true(n > HFX_KEY_COUNT);
+    assert_int_equal(hfx_option_info_at(n, &a), 0);
+    for (int i = 0; i < n; i++) {
+        hfx_option_info_at(i, &a);
+        assert_non_null(a.key);
+        assert_non_null(a.type);
+        if (a.flag || a.flag_off) assert_non_null(a.help);
+        if (a.flag_off) assert_string_equal(a.type, "bool");
+        if (strcmp(a.type, "choice") == 0) assert_non_null(a.choices);
+        for (int j = 0; j < i; j++) {
+            hfx_option_info_at(j, &b);
+            /* a format's key is never a common one; formats may share a name, never a flag */
+            if (!a.format || !b.format || strcmp(a.format, b.format) == 0) assert_string_not_equal(a.key, b.key);
+            if (a.flag && b.flag) assert_string_not_equal(a.flag, b.flag);
+            if (a.flag_off && b.flag_off) assert_string_not_equal(a.flag_off, b.flag_off);
+        }
+    }
+    hfx_export_config *c = NULL;
+    assert_int_equal(hfx_export_config_from_json("{\"export_format\": \"onnx\", \"max_cache_len\": 64, "
+                                                 "\"dtype\": \"bf16\", \"opset_version\": 21, \"io\": \"seed\"}",
+                                                 &c, NULL),
+                     HFX_OK);
+    const hfx_settings *s = hfx_export_config_settings(c, "decode");
+    assert_ptr_equal(s->format, hfx_format_find("onnx"));
+    assert_int_equal(s->max_cache_len, 64);
+    assert_int_equal(s->dtype, HFX_DTYPE_BF16);
+    assert_true(s->io_seed);
+    assert_int_equal(s->logits_to_keep, -1);
+    assert_int_equal(s->opt[hfx_format_option_index(s->format, "opset_version")], 21);
+    assert_int_equal(s->opt[hfx_format_option_index(s->format, "external_data")], 1);
+    assert_int_equal(hfx_export_config_set(c, "max_cache_len", "null", NULL), HFX_OK);
+    assert_int_equal(hfx_export_config_settings(c, NULL)->max_cache_len, 0);
+    assert_int_equal(hfx_export_config_set(c, "max_cache_len", "0", NULL), HFX_ERR_INVALID);
+    hfx_export_config_free(c);
+    assert_int_equal(hfx_export_config_from_json("{\"prefill\": {\"export_format\": \"openvino\"}, "
+                                                 "\"decode\": {\"export_format\": \"openvino\", \"stateful\": false}}",
+                                                 &c, NULL),
+                     HFX_OK);
+    int k = hfx_format_option_index(hfx_format_find("openvino"), "stateful");
+    assert_int_equal(hfx_export_config_settings(c, "prefill")->opt[k], 1);
+    assert_int_equal(hfx_export_config_settings(c, "decode")->opt[k], 0);
+    assert_null(hfx_export_config_settings(c, "encoder"));
+    hfx_export_config_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_export_options),
         cmocka_unit_test(test_dtype_bits),
         cmocka_unit_test(test_top_k_two_outputs),
         cmocka_unit_test(test_state),

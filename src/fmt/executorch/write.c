@@ -25,13 +25,18 @@ static const hfx_format_option et_options[ET_N_OPTIONS] = {
     /* null: "xnnpack", the seed's default (its linear layers delegated, the rest on the portable
      * kernels); "portable": every op on the portable kernels */
     [ET_OPT_BACKEND] = {"backend", HFX_OPTION_CHOICE, 0, 0, 0, false, NULL,
-                        (const char *const[]){"portable", "xnnpack", NULL}, NULL},
-    [ET_OPT_ALLOC_GRAPH_INPUT] = {"alloc_graph_input", HFX_OPTION_BOOL, 1, 0, 1, false, NULL},
-    [ET_OPT_ALLOC_GRAPH_OUTPUT] = {"alloc_graph_output", HFX_OPTION_BOOL, 1, 0, 1, false, NULL},
+                        (const char *const[]){"portable", "xnnpack", NULL}, NULL, .seed_default = "\"xnnpack\""},
+    [ET_OPT_ALLOC_GRAPH_INPUT] = {"alloc_graph_input", HFX_OPTION_BOOL, 1, 0, 1, false, NULL, .seed_default = "true"},
+    [ET_OPT_ALLOC_GRAPH_OUTPUT] = {"alloc_graph_output", HFX_OPTION_BOOL, 1, 0, 1, false, NULL, .seed_default = "true"},
     [ET_OPT_ALLOC_MUTABLE_BUFFERS] = {"alloc_mutable_buffers", HFX_OPTION_TRUE, 1, 0, 1, false,
                                       "must be true: hfx's mutable buffers (llm_runner's cache) live in the planned "
-                                      "arena"},
-    [ET_OPT_LLM_RUNNER] = {"llm_runner", HFX_OPTION_BOOL, 0, 0, 1, false, NULL},
+                                      "arena", .seed_default = "true"},
+    [ET_OPT_LLM_RUNNER] = {"llm_runner", HFX_OPTION_BOOL, 0, 0, 1, false, NULL, .flag = "--llm-runner",
+                           .scope = HFX_SCOPE_GENERATION,
+                           .group = "executorch (docs/GENERATION.md; dynamic dims need a max in dynamic_shapes)",
+                           .help = "the layout of ExecuTorch's LLM runner: forward(tokens, input_pos), the cache in "
+                                   "mutable buffers, its metadata methods (with --cache static --multi-token-decode "
+                                   "--batch-size 1)"},
 };
 
 /* ExecuTorch has no attention kernel among its portable ones: only linear is kept. */

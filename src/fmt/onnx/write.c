@@ -265,8 +265,10 @@ static hfx_status onnx_write(const hfx_format_graph *cs, int n, hfx_outdir *out,
 
 static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
     [ONNX_OPT_OPSET] = {"opset_version", HFX_OPTION_INT, HFX_ONNX_OPSET_DEFAULT, HFX_ONNX_OPSET_MIN,
-                        HFX_ONNX_OPSET_MAX, false, NULL},
-    [ONNX_OPT_EXTERNAL_DATA] = {"external_data", HFX_OPTION_BOOL, 1, 0, 1, true, NULL},
+                        HFX_ONNX_OPSET_MAX, false, NULL, .seed_default = "null", .flag = "--opset N",
+                        .help = "ONNX opset, 17..23 (default 18)"},
+    [ONNX_OPT_EXTERNAL_DATA] = {"external_data", HFX_OPTION_BOOL, 1, 0, 1, true, NULL, .flag_off = "--embed-weights",
+                                .help = "keep every weight inside model.onnx (models under 2 GB)"},
     [ONNX_OPT_EXPORT_PARAMS] = {"export_params", HFX_OPTION_TRUE, 1, 1, 1, false,
                                 "false is not supported: hfx always writes the weights"},
     [ONNX_OPT_OUTPUT_PATH] = {"output_path", HFX_OPTION_REFUSED, 0, 0, 0, false,
@@ -274,20 +276,31 @@ static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
     /* the seed's ONNX Runtime contrib-op fusion: accepted, no effect — hfx writes standard ops in
      * the patterns ONNX Runtime fuses when it loads the graph (README, "Export config") */
     [ONNX_OPT_ORT_FUSIONS] = {"ort_fusions", HFX_OPTION_CHOICE, 0, 0, 0, false, NULL,
-                              (const char *const[]){"cpu", "cuda", "webgpu", "dml", NULL}, "optimize"},
+                              (const char *const[]){"cpu", "cuda", "webgpu", "dml", NULL}, "optimize",
+                              .seed_default = "null"},
     /* hfx: MatMulNBits' accuracy_level for quantized weights: 4 (int8 activations: onnxruntime's
      * fast CPU kernels, the default of onnxruntime-genai's builder on CPU), or 0 (unset: float
      * compute, exact against the dequantized weights) to 3 */
-    [ONNX_OPT_ACCURACY_LEVEL] = {"accuracy_level", HFX_OPTION_INT, 4, 0, 4, false, NULL},
+    [ONNX_OPT_ACCURACY_LEVEL] = {"accuracy_level", HFX_OPTION_INT, 4, 0, 4, false, NULL,
+                                 .flag = "--accuracy-level N", .group = HFX_GROUP_QUANT,
+                                 .help = "ONNX MatMulNBits: 4 (default; int8 activations, fast on CPUs) or 0 (float "
+                                         "compute: exactly the dequantized weights' products)"},
     /* hfx: quantized weights as onnxruntime's contrib ops (null, "contrib") or as standard
      * DequantizeLinear + MatMul ("standard": opset 21, for runtimes without contrib ops) */
     [ONNX_OPT_OPS] = {"onnx_ops", HFX_OPTION_CHOICE, 0, 0, 0, false, NULL,
-                      (const char *const[]){"contrib", "standard", NULL}, NULL},
+                      (const char *const[]){"contrib", "standard", NULL}, NULL, .flag = "--onnx-ops OPS",
+                      .group = HFX_GROUP_QUANT,
+                      .help = "ONNX: contrib (default: MatMulNBits, GatherBlockQuantized) or standard "
+                              "(DequantizeLinear + MatMul, opset 21; tables stay float)"},
     /* hfx: float linears as MatMul on the weight transposed to [in, out] (null, "transposed": the
      * layout torch.onnx and optimum write, and onnxruntime's quantizers take), or as Gemm
      * (transB) on the checkpoint's own [out, in] rows ("stored": no transpose while exporting) */
     [ONNX_OPT_WEIGHT_LAYOUT] = {"weight_layout", HFX_OPTION_CHOICE, 0, 0, 0, false, NULL,
-                                (const char *const[]){"transposed", "stored", NULL}, NULL},
+                                (const char *const[]){"transposed", "stored", NULL}, NULL,
+                                .flag = "--weight-layout L",
+                                .help = "ONNX: transposed (default: MatMul on [in, out], what onnxruntime's "
+                                        "quantizers take) or stored (Gemm on the checkpoint's [out, in]: no "
+                                        "transpose, constant memory)"},
 };
 
 const hfx_format hfx_format_onnx = {

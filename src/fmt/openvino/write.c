@@ -169,9 +169,15 @@ static hfx_status ov_write(const hfx_format_graph *cs, int n, hfx_outdir *out, h
     return st;
 }
 
+#define OV_GROUP "openvino (docs/OPENVINO.md)"
 static const hfx_format_option ov_options[OV_N_OPTIONS] = {
-    [OV_OPT_STATEFUL] = {"stateful", HFX_OPTION_BOOL, 1, 0, 1, true, NULL},
-    [OV_OPT_COMPRESS_TO_FP16] = {"compress_to_fp16", HFX_OPTION_BOOL, 0, 0, 1, true, NULL},
+    [OV_OPT_STATEFUL] = {"stateful", HFX_OPTION_BOOL, 1, 0, 1, true, NULL, .seed_default = "true",
+                         .flag_off = "--stateless", .scope = HFX_SCOPE_GENERATION, .group = OV_GROUP,
+                         .help = "generation with explicit cache inputs/outputs instead of the default "
+                                 "ReadValue/Assign state (openvino_model.xml + beam_idx)"},
+    [OV_OPT_COMPRESS_TO_FP16] = {"compress_to_fp16", HFX_OPTION_BOOL, 0, 0, 1, true, NULL, .seed_default = "false",
+                                 .flag = "--compress-to-fp16", .group = OV_GROUP,
+                                 .help = "store float32 weights as float16 (decompressed at load)"},
 };
 
 /* Generation state lives in variables unless `stateful` is false: one graph then serves prompt
