@@ -571,6 +571,91 @@ static hfx_status previous_export(hfx_outdir *out, hfx_error *err) {
     return st;
 }
 
+/* One component built, quantized as asked, decomposed for the format, verified and described;
+ * what the format's writer takes of it in *fg (and, for the torch-side formats, the Python
+ * system's view of a generation graph in *call). */
+static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *model, component *c,
+                                    int64_t max_cache_len, const hfx_special_tokens *tokens,
+                                    const hfx_layer_cache *layers, int n_layers, hfx_format_graph *fg,
+                                    hfx_seed_call *call, hfx_error *err) {
+    const hfx_format *fmt = e->fmt;
+    hfx_status st = hfx_arch_build_forward(model->arch, model->ck, &c->opts, c->g, err);
+    int quantize = st ? 0 : hfx_settings_quant(c->cfg, fmt, &c->quant);
+    c->quantized = quantize > 0;
+    if (quantize == -1)
+        st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size', 'symmetric', 'reduce_range', "
+                                            "'quantize_embeddings' and 'quantize_lm_head' shape quantized weights; "
+                                            "set 'quantize' (--quantize int4|int8|int8-dynamic) too");
+    if (quantize == -2)
+        st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'reduce_range' shapes onnxruntime's dynamic "
+                                            "quantization: set 'quantize' to \"int8-dynamic\"");
+    bool dynamic = quantize > 0 && c->quant.linears.rule == HFX_QUANT_RULE_ORT_DYNAMIC;
+    if (quantize > 0 && !fmt->quant.supported)
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                      "export_format '%s' cannot write quantized weights yet (onnx, openvino and executorch can)", fmt->name);
+    else if (dynamic && !fmt->quant.dynamic)
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "export_format '%s' has no dynamic int8 form (onnxruntime's "
+                                                "MatMulInteger, onnx only): --quantize int8", fmt->name);
+    else if (quantize > 0)
+        st = hfx_quantize_weights(c->g, &c->quant, &c->quant_done, err);
+    c->attention = count_op(c->g, HFX_OP_ATTENTION);
+    if (!st) st = hfx_decompose(c->g, fmt->keeps, err); /* what the format does not write itself */
+    c->fused = count_op(c->g, HFX_OP_ATTENTION);
+    if (!st) st = hfx_graph_verify(c->g, err);
+    if (st) return st;
+    c->metadata = metadata(c, model, max_cache_len);
+    char *text = c->metadata ? json_dumps(c->metadata, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (!text) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    else hfx_graph_set_meta(c->g, "transformers_export_metadata", text);
+    free(text);
+    fg->g = c->g;
+    fg->file = c->file;
+    fg->tokens = tokens;
+    fg->max_cache_len = c->opts.cache == HFX_CACHE_STATIC ? max_cache_len : 0;
+    fg->own_weights = c->opts.io == HFX_IO_SEED; /* the seed writes prefill.onnx.data, decode.onnx.data */
+    memcpy(fg->opt, c->cfg->opt, sizeof fg->opt);
+    if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers) {
+        hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
+        *call = (hfx_seed_call){sig.output_class, sig.args, c->opts.cache == HFX_CACHE_STATIC,
+                                c->decl->reads_state, max_cache_len, n_layers, layers};
+        fg->seed_call = call;
+    }
+    return st;
+}
+
+/* export.json: the export's components, each with its file, role and metadata; the generation
+ * settings, the tokenizer's graphs, the sentence embedding; every file of the export. */
+static hfx_status write_manifest(hfx_outdir *out, const hfx_format *fmt, const component *cs, int n,
+                                 json_t *generation, json_t *tokenizer, hfx_error *err) {
+    json_t *manifest = json_object(), *comps = json_object(), *files = json_array();
+    for (int i = 0; hfx_outdir_file(out, i); i++) json_array_append_new(files, json_string(hfx_outdir_file(out, i)));
+    json_array_append_new(files, json_string(MANIFEST));
+    for (int i = 0; i < n; i++) {
+        json_t *entry = json_object();
+        json_object_set_new(entry, "file", json_string(cs[i].file));
+        json_object_set_new(entry, "role", json_string(cs[i].decl->role));
+        json_object_set(entry, "metadata", cs[i].metadata);
+        json_object_set_new(comps, cs[i].decl->name, entry);
+    }
+    json_object_set_new(manifest, "schema_version", json_integer(1));
+    json_object_set_new(manifest, "export_format", json_string(fmt->name));
+    if (generation) json_object_set(manifest, "generation", generation);
+    json_object_set_new(manifest, "components", comps);
+    if (tokenizer) json_object_set(manifest, "tokenizer", tokenizer);
+    const hfx_pooling *pool = &cs[0].opts.pooling;
+    if (pool->n) { /* what sentence_embedding is: modes concatenated in order, then normalized or not */
+        json_t *p = json_object(), *modes = json_array();
+        for (int i = 0; i < pool->n; i++) json_array_append_new(modes, json_string(hfx_pool_mode_name(pool->modes[i])));
+        json_object_set_new(p, "pooling_mode", modes);
+        json_object_set_new(p, "normalize", json_boolean(pool->normalize));
+        json_object_set_new(manifest, "sentence_embedding", p);
+    }
+    json_object_set_new(manifest, "files", files); /* every file of the export, this one included */
+    hfx_status st = write_json(out, MANIFEST, manifest, err);
+    json_decref(manifest);
+    return st;
+}
+
 /* Build, verify and describe every component, then write them all, the side files and the
  * manifest in one output-directory transaction. */
 static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, int n,
@@ -591,51 +676,8 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
     }
     if (layers) hfx_arch_cache_layers(model->arch, layers, n_layers);
     for (int i = 0; i < n && !st; i++) {
-        component *c = &cs[i];
-        st = hfx_arch_build_forward(model->arch, model->ck, &c->opts, c->g, err);
-        int quantize = st ? 0 : hfx_settings_quant(c->cfg, fmt, &c->quant);
-        c->quantized = quantize > 0;
-        if (quantize == -1)
-            st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'group_size', 'symmetric', 'reduce_range', "
-                                                "'quantize_embeddings' and 'quantize_lm_head' shape quantized weights; "
-                                                "set 'quantize' (--quantize int4|int8|int8-dynamic) too");
-        if (quantize == -2)
-            st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'reduce_range' shapes onnxruntime's dynamic "
-                                                "quantization: set 'quantize' to \"int8-dynamic\"");
-        bool dynamic = quantize > 0 && c->quant.linears.rule == HFX_QUANT_RULE_ORT_DYNAMIC;
-        if (quantize > 0 && !fmt->quant.supported)
-            st = hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                          "export_format '%s' cannot write quantized weights yet (onnx, openvino and executorch can)", fmt->name);
-        else if (dynamic && !fmt->quant.dynamic)
-            st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "export_format '%s' has no dynamic int8 form (onnxruntime's "
-                                                    "MatMulInteger, onnx only): --quantize int8", fmt->name);
-        else if (quantize > 0)
-            st = hfx_quantize_weights(c->g, &c->quant, &c->quant_done, err);
-        c->attention = count_op(c->g, HFX_OP_ATTENTION);
-        if (!st) st = hfx_decompose(c->g, fmt->keeps, err); /* what the format does not write itself */
-        c->fused = count_op(c->g, HFX_OP_ATTENTION);
-        if (!st) st = hfx_graph_verify(c->g, err);
-        if (st) {
-            if (n > 1) hfx_error_prefix(err, "component '%s'", c->decl->name);
-            break;
-        }
-        c->metadata = metadata(c, model, max_cache_len);
-        char *text = c->metadata ? json_dumps(c->metadata, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-        if (!text) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-        else hfx_graph_set_meta(c->g, "transformers_export_metadata", text);
-        free(text);
-        gs[i].g = c->g;
-        gs[i].file = c->file;
-        gs[i].tokens = tokens;
-        gs[i].max_cache_len = c->opts.cache == HFX_CACHE_STATIC ? max_cache_len : 0;
-        gs[i].own_weights = c->opts.io == HFX_IO_SEED; /* the seed writes prefill.onnx.data, decode.onnx.data */
-        memcpy(gs[i].opt, c->cfg->opt, sizeof gs[i].opt);
-        if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers) {
-            hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
-            calls[i] = (hfx_seed_call){sig.output_class, sig.args, c->opts.cache == HFX_CACHE_STATIC,
-                                       c->decl->reads_state, max_cache_len, n_layers, layers};
-            gs[i].seed_call = &calls[i];
-        }
+        st = prepare_component(e, model, &cs[i], max_cache_len, tokens, layers, n_layers, &gs[i], &calls[i], err);
+        if (st && n > 1) hfx_error_prefix(err, "component '%s'", cs[i].decl->name);
     }
     if (!st) st = check_other_dims(cs, n, hfx_arch_sequence_inputs(model->arch), err);
     /* options that shape what components share (one weights file) must agree */
@@ -668,34 +710,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
         free(text);
     }
     if (!st && genai) st = write_json(out, "genai_config.json", genai, err);
-    if (!st) {
-        json_t *manifest = json_object(), *comps = json_object(), *files = json_array();
-        for (int i = 0; hfx_outdir_file(out, i); i++) json_array_append_new(files, json_string(hfx_outdir_file(out, i)));
-        json_array_append_new(files, json_string(MANIFEST));
-        for (int i = 0; i < n; i++) {
-            json_t *entry = json_object();
-            json_object_set_new(entry, "file", json_string(cs[i].file));
-            json_object_set_new(entry, "role", json_string(cs[i].decl->role));
-            json_object_set(entry, "metadata", cs[i].metadata);
-            json_object_set_new(comps, cs[i].decl->name, entry);
-        }
-        json_object_set_new(manifest, "schema_version", json_integer(1));
-        json_object_set_new(manifest, "export_format", json_string(fmt->name));
-        if (generation) json_object_set(manifest, "generation", generation);
-        json_object_set_new(manifest, "components", comps);
-        if (tokenizer) json_object_set(manifest, "tokenizer", tokenizer);
-        const hfx_pooling *pool = &cs[0].opts.pooling;
-        if (pool->n) { /* what sentence_embedding is: modes concatenated in order, then normalized or not */
-            json_t *p = json_object(), *modes = json_array();
-            for (int i = 0; i < pool->n; i++) json_array_append_new(modes, json_string(hfx_pool_mode_name(pool->modes[i])));
-            json_object_set_new(p, "pooling_mode", modes);
-            json_object_set_new(p, "normalize", json_boolean(pool->normalize));
-            json_object_set_new(manifest, "sentence_embedding", p);
-        }
-        json_object_set_new(manifest, "files", files); /* every file of the export, this one included */
-        st = write_json(out, MANIFEST, manifest, err);
-        json_decref(manifest);
-    }
+    if (!st) st = write_manifest(out, fmt, cs, n, generation, tokenizer, err);
     json_decref(tokenizer);
     if (!st) return hfx_outdir_commit(out, err);
     hfx_outdir_abort(out);
@@ -717,12 +732,8 @@ static hfx_status start_component(const hfx_exporter *e, const hfx_component *de
     /* the seed's profile keeps state inside the graphs that read it; its prefill returns it */
     c->stateful = stateful && (!seed || decl->reads_state);
     c->cfg = hfx_export_config_settings(cfg, decl->name);
-    if (seed) snprintf(c->file, sizeof c->file, "%s%s%s", e->fmt->seed_prefix, decl->name, e->fmt->graph_ext);
-    else if (stateful && n_components == 1) snprintf(c->file, sizeof c->file, "%s", e->fmt->stateful_file);
-    else if (stateful) /* an encoder and its decoder: optimum-intel's openvino_encoder_model.xml */
-        snprintf(c->file, sizeof c->file, "%s%s_model%s", e->fmt->seed_prefix,
-                 decl->stateful_stem ? decl->stateful_stem : decl->name, e->fmt->graph_ext);
-    else snprintf(c->file, sizeof c->file, "%s%s", decl->name, e->fmt->graph_ext);
+    hfx_file_layout files = seed ? HFX_FILES_SEED : stateful ? HFX_FILES_STATEFUL : HFX_FILES_PLAIN;
+    hfx_format_file_name(e->fmt, files, decl->name, decl->stateful_stem, n_components == 1, c->file, sizeof c->file);
     if (!c->cfg) return HFX_OK; /* the caller lists every missing one */
     c->g = hfx_graph_new();
     if (!c->g) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
@@ -865,6 +876,176 @@ static bool state_inside(const hfx_exporter *e, const hfx_model *model, const hf
     return false;
 }
 
+/* generation_config.json as given (NULL: the checkpoint's), parsed into *owned. */
+static hfx_status generation_config(const hfx_model *model, const char *text, const json_t **gen, json_t **owned,
+                                    hfx_error *err) {
+    *owned = NULL;
+    *gen = hfx_checkpoint_generation_config(model->ck);
+    if (!text) return HFX_OK;
+    json_error_t je;
+    *gen = *owned = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    if (!*owned && json_error_code(&je) == json_error_out_of_memory) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (*owned && json_is_object(*owned)) return HFX_OK;
+    hfx_status st = hfx_fail(err, HFX_ERR_INVALID, "generation config: line %d: %s", je.line,
+                             *owned ? "must be a JSON object" : je.text);
+    json_decref(*owned);
+    *owned = NULL;
+    return st;
+}
+
+/* Which graphs a generation export writes: the state inside them or passed in and out, the seed's
+ * profile or optimum's, one graph for prompt and steps or a prefill and a decode. */
+typedef struct gen_layout {
+    bool stateful;          /* the format keeps the cache inside (OpenVINO's variables) */
+    bool seed;              /* io "seed" */
+    int multi_token_decode; /* the decode takes any number of tokens */
+    hfx_export_kind kind;
+} gen_layout;
+
+static hfx_status choose_layout(const hfx_exporter *e, const hfx_model *model, const hfx_export_config *cfg,
+                                int multi_token_decode, gen_layout *l, hfx_error *err) {
+    /* a stateful model (OpenVINO's variables) is one graph serving the prompt and every step,
+     * its growing cache inside: the one-graph layout */
+    l->stateful = state_inside(e, model, cfg);
+    if (l->stateful && hfx_arch_components(model->arch, HFX_EXPORT_GENERATION_ONE_GRAPH).n == 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                        "%s: a stateful %s export keeps the cache inside one graph that serves prompt and steps, which "
+                        "hfx does not write for this model yet; export its separate graphs with \"%s\": false in the "
+                        "export config",
+                        hfx_model_architecture(model), e->fmt->name, e->fmt->state_option);
+    l->multi_token_decode = multi_token_decode || l->stateful;
+    /* the seed's profile keeps its prefill graph beside a multi-token decode */
+    const hfx_settings *first = hfx_export_config_settings(cfg, "decode");
+    l->seed = first && first->io_seed;
+    if (l->seed && !e->fmt->seed_io)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "io \"seed\" is not available for export_format '%s' yet",
+                        e->fmt->name);
+    l->kind = !l->multi_token_decode ? HFX_EXPORT_GENERATION
+              : l->seed             ? HFX_EXPORT_GENERATION_MULTI
+                                    : HFX_EXPORT_GENERATION_ONE_GRAPH;
+    /* the seed's stateful profile of a model it decodes one token at a time (an encoder-decoder):
+     * its prefill and its single-token decode, the state kept in the decode */
+    if (l->kind == HFX_EXPORT_GENERATION_MULTI && l->stateful && !multi_token_decode &&
+        !hfx_arch_components(model->arch, l->kind).n) {
+        l->kind = HFX_EXPORT_GENERATION;
+        l->multi_token_decode = 0;
+    }
+    return HFX_OK;
+}
+
+/* Every component started; a per-component map must name them all. */
+static hfx_status start_components(const hfx_exporter *e, hfx_component_set set, const hfx_export_config *cfg,
+                                   const gen_layout *l, component *cs, hfx_error *err) {
+    char missing[256] = "", names[256] = "";
+    hfx_status st = HFX_OK;
+    for (int i = 0; i < set.n && !st; i++) {
+        st = start_component(e, &set.items[i], cfg, l->stateful, l->seed, set.n, &cs[i], err);
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", set.items[i].name);
+        if (!cs[i].cfg)
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "",
+                     set.items[i].name);
+    }
+    if (!st && *missing)
+        st = hfx_fail(err, HFX_ERR_INVALID, "export config: the per-component config lacks: %s (components: %s)",
+                      missing, names);
+    return st;
+}
+
+/* A component's settings that generation refuses or that must agree with the others'. */
+static hfx_status check_generation_settings(const hfx_exporter *e, const component *c, const gen_layout *l,
+                                            bool is_static, int64_t max_len, hfx_error *err) {
+    if (e->fmt->bounded_dims && !max_len)
+        return hfx_fail(err, HFX_ERR_INVALID,
+                        "%s plans memory for the largest size of every dim: generation needs max_cache_len, the "
+                        "most positions the cache holds (--max-cache-len N, \"max_cache_len\" in the export config, "
+                        "or max_cache_len in generation_config.json)",
+                        e->fmt->name);
+    if (l->stateful && is_static)
+        return hfx_fail(err, HFX_ERR_INVALID, "a stateful %s model keeps a growing cache in its variables; "
+                                              "export a static cache with %s false",
+                        e->fmt->name, e->fmt->state_option);
+    if (c->cfg->io_seed != l->seed)
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on io; it names every graph's inputs");
+    if (c->cfg->pooling > 0 || c->cfg->normalize == 1)
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'pooling' and 'normalize' shape a forward export's "
+                                              "sentence embedding, not generation graphs");
+    if (l->multi_token_decode && !l->stateful && !c->cfg->dynamic && !c->cfg->dynamic_shapes)
+        return hfx_fail(err, HFX_ERR_INVALID, "multi_token_decode needs dynamic shapes (--dynamic): its query length varies");
+    return HFX_OK;
+}
+
+/* A component's build options for generation: its dims, its cache and its I/O. */
+static hfx_status generation_opts(const hfx_exporter *e, const hfx_model *model, const hfx_sample_inputs *samples,
+                                  const gen_layout *l, bool is_static, int64_t max_len, component *c, hfx_error *err) {
+    hfx_build_opts *o = &c->opts;
+    hfx_dim cache_dim = {0};
+    bool seed = l->seed;
+    bool mask4 = seed && is_static; /* the seed's mask is [batch, 1, seq, cache] (its decode's) */
+    hfx_status st = choose_dims(c->cfg, samples, hfx_arch_sequence_inputs(model->arch), mask4, c->g, o, &cache_dim, err);
+    if (st) return st;
+    bool dynamic = c->cfg->dynamic || c->cfg->dynamic_shapes;
+    o->source_seq = o->seq;
+    if (c->decl->single_token) o->seq = hfx_dim_const(1);
+    if (c->stateful && hfx_dim_is_const(o->seq)) /* prompt and steps: the query length varies */
+        o->seq = hfx_dim_sym(hfx_graph_symbol(c->g, "sequence_length", 1, INT32_MAX));
+    o->cache = is_static ? HFX_CACHE_STATIC : HFX_CACHE_DYNAMIC;
+    o->io = seed ? HFX_IO_SEED : HFX_IO_OPTIMUM;
+    o->reads_state = c->decl->reads_state;
+    o->stateful = c->stateful;
+    o->one_graph = l->multi_token_decode && !seed;
+    o->has_past = !is_static && c->decl->reads_state;
+    o->past = hfx_dim_sym(hfx_graph_symbol(c->g, "past_sequence_length", 0, INT32_MAX));
+    /* the seed's static prefill starts a cache of the fixed length; its steps take any */
+    o->max_cache = dynamic && !(seed && !c->decl->reads_state)
+                       ? hfx_dim_sym(hfx_graph_symbol(c->g, "max_cache_len", 1, INT32_MAX))
+                       : hfx_dim_const(max_len);
+    if (c->decl->reads_state && !hfx_dim_is_const(cache_dim)) o->max_cache = cache_dim; /* named by dynamic_shapes */
+    if (e->fmt->bounded_dims && max_len) {
+        bound_by_cache(c->g, o->seq, max_len);
+        bound_by_cache(c->g, o->past, max_len);
+        o->max_cache = hfx_dim_const(max_len); /* its memory is planned at M anyway */
+    }
+    /* the seed returns every position's logits */
+    int keep = c->decl->logits_to_keep >= 0 && seed ? 0 : c->decl->logits_to_keep;
+    o->logits_last = keep >= 0 && (c->cfg->logits_to_keep >= 0 ? c->cfg->logits_to_keep : keep) == 1;
+    if (is_static && hfx_dim_is_const(o->seq) && o->seq.c > max_len)
+        return hfx_fail(err, HFX_ERR_INVALID, "sequence length %lld is longer than max_cache_len %lld",
+                        (long long)o->seq.c, (long long)max_len);
+    return HFX_OK;
+}
+
+/* genai_config.json where onnxruntime-genai runs the export: one graph for prompt and steps with a
+ * growing cache — a causal LM's, or Whisper's decoder after the encoder that computes the
+ * cross-attention cache. *genai NULL (and a warning) where it runs none of this layout. */
+static hfx_status genai_config(hfx_exporter *e, const hfx_model *model, const json_t *gen, const component *cs,
+                               int n, json_t **genai, hfx_error *err) {
+    char why[256] = "", line[300];
+    hfx_status st = HFX_OK;
+    if (n == 2) {
+        if (strcmp(hfx_model_architecture(model), "WhisperForConditionalGeneration") == 0)
+            st = hfx_genai_whisper_config(hfx_checkpoint_config(model->ck), gen, cs[0].file, cs[1].file, genai, why,
+                                          sizeof why, err);
+        else
+            snprintf(why, sizeof why, "onnxruntime-genai runs no encoder-decoder model but Whisper");
+    } else if (n > 2) {
+        snprintf(why, sizeof why, "onnxruntime-genai runs no vision-language model of this layout");
+    } else {
+        int layers = hfx_arch_cache_layers(model->arch, NULL, 0);
+        hfx_layer_cache *all = layers > 0 ? calloc((size_t)layers, sizeof *all) : NULL;
+        if (!all) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        else hfx_arch_cache_layers(model->arch, all, layers);
+        if (!st)
+            st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, all, layers, cs[0].file, genai, why, sizeof why,
+                                  err);
+        free(all);
+    }
+    if (!st && why[0]) {
+        snprintf(line, sizeof line, "no genai_config.json: %s", why);
+        warn(e, line);
+    }
+    return st;
+}
+
 hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
                                      const hfx_sample_inputs *samples, const hfx_export_config *cfg,
                                      const char *generation_config_json, int multi_token_decode,
@@ -875,173 +1056,51 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s cannot be exported for generation",
                         hfx_model_architecture(model));
     json_t *gen_owned = NULL;
-    const json_t *gen = hfx_checkpoint_generation_config(model->ck);
-    if (generation_config_json) {
-        json_error_t je;
-        gen = gen_owned = json_loads(generation_config_json, JSON_REJECT_DUPLICATES, &je);
-        if (!gen_owned && json_error_code(&je) == json_error_out_of_memory) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-        if (!gen_owned || !json_is_object(gen_owned)) {
-            json_decref(gen_owned);
-            return hfx_fail(err, HFX_ERR_INVALID, "generation config: line %d: %s", je.line,
-                            gen_owned ? "must be a JSON object" : je.text);
-        }
-    }
-    /* a stateful model (OpenVINO's variables) is one graph serving the prompt and every step,
-     * its growing cache inside: the one-graph layout */
-    bool stateful = state_inside(e, model, cfg);
-    if (stateful && hfx_arch_components(model->arch, HFX_EXPORT_GENERATION_ONE_GRAPH).n == 0) {
+    const json_t *gen = NULL;
+    gen_layout l = {0};
+    hfx_status st = generation_config(model, generation_config_json, &gen, &gen_owned, err);
+    if (!st) st = choose_layout(e, model, cfg, multi_token_decode, &l, err);
+    if (st) {
         json_decref(gen_owned);
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                        "%s: a stateful %s export keeps the cache inside one graph that serves prompt and steps, which "
-                        "hfx does not write for this model yet; export its separate graphs with \"%s\": false in the "
-                        "export config",
-                        hfx_model_architecture(model), e->fmt->name, e->fmt->state_option);
+        return st;
     }
-    int asked_multi = multi_token_decode;
-    if (stateful) multi_token_decode = 1;
-    /* the seed's profile keeps its prefill graph beside a multi-token decode */
-    const hfx_settings *first = hfx_export_config_settings(cfg, "decode");
-    bool seed = first && first->io_seed;
-    if (seed && !e->fmt->seed_io) {
-        json_decref(gen_owned);
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "io \"seed\" is not available for export_format '%s' yet",
-                        e->fmt->name);
-    }
-    hfx_export_kind kind = !multi_token_decode ? HFX_EXPORT_GENERATION
-                           : seed ? HFX_EXPORT_GENERATION_MULTI : HFX_EXPORT_GENERATION_ONE_GRAPH;
-    /* the seed's stateful profile of a model it decodes one token at a time (an encoder-decoder):
-     * its prefill and its single-token decode, the state kept in the decode */
-    if (kind == HFX_EXPORT_GENERATION_MULTI && stateful && !asked_multi && !hfx_arch_components(model->arch, kind).n) {
-        kind = HFX_EXPORT_GENERATION;
-        multi_token_decode = 0;
-    }
-    hfx_component_set set = hfx_arch_components(model->arch, kind);
+    hfx_component_set set = hfx_arch_components(model->arch, l.kind);
     enum { MAX_COMPONENTS = 8 };
     int n = set.n;
     component cs[MAX_COMPONENTS] = {{0}};
-    hfx_status st = n < 1 || n > MAX_COMPONENTS
-                        ? hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s has no %s export", hfx_model_architecture(model),
-                                   multi_token_decode ? "multi-token decode" : "generation")
-                        : HFX_OK;
-
-    /* every component needs a config; a per-component map must name them all */
-    char missing[256] = "", names[256] = "";
-    for (int i = 0; i < n && !st; i++) {
-        st = start_component(e, &set.items[i], cfg, stateful, seed, n, &cs[i], err);
-        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", set.items[i].name);
-        if (!cs[i].cfg)
-            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "",
-                     set.items[i].name);
+    if (n < 1 || n > MAX_COMPONENTS) {
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s has no %s export", hfx_model_architecture(model),
+                      l.multi_token_decode ? "multi-token decode" : "generation");
+        n = 0;
     }
-    if (!st && *missing)
-        st = hfx_fail(err, HFX_ERR_INVALID, "export config: the per-component config lacks: %s (components: %s)",
-                      missing, names);
+    if (!st) st = start_components(e, set, cfg, &l, cs, err);
+    /* one cache for every component: prefill fills what decode reads */
     bool is_static = false;
     int64_t max_len = 0;
     for (int i = 0; i < n && !st; i++) {
-        component *c = &cs[i];
         bool comp_static = false;
         int64_t comp_len = 0;
-        st = resolve_cache(c->cfg, gen, &comp_static, &comp_len, err);
+        st = resolve_cache(cs[i].cfg, gen, &comp_static, &comp_len, err);
         if (!st && i > 0 && (comp_static != is_static || comp_len != max_len))
             st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on the cache; prefill fills what decode reads");
         is_static = comp_static;
         max_len = comp_len;
-        if (!st && e->fmt->bounded_dims && !max_len)
-            st = hfx_fail(err, HFX_ERR_INVALID,
-                          "%s plans memory for the largest size of every dim: generation needs max_cache_len, the "
-                          "most positions the cache holds (--max-cache-len N, \"max_cache_len\" in the export config, "
-                          "or max_cache_len in generation_config.json)",
-                          e->fmt->name);
-        if (!st && stateful && is_static)
-            st = hfx_fail(err, HFX_ERR_INVALID, "a stateful %s model keeps a growing cache in its variables; "
-                                                "export a static cache with %s false",
-                          e->fmt->name, e->fmt->state_option);
-        if (!st && c->cfg->io_seed != seed)
-            st = hfx_fail(err, HFX_ERR_INVALID, "export config: components disagree on io; it names every graph's inputs");
-        if (!st && (c->cfg->pooling > 0 || c->cfg->normalize == 1))
-            st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'pooling' and 'normalize' shape a forward export's "
-                                                "sentence embedding, not generation graphs");
-        if (!st && multi_token_decode && !stateful && !c->cfg->dynamic && !c->cfg->dynamic_shapes)
-            st = hfx_fail(err, HFX_ERR_INVALID, "multi_token_decode needs dynamic shapes (--dynamic): its query length varies");
-        if (st) break;
-        hfx_build_opts *o = &c->opts;
-        hfx_dim cache_dim = {0};
-        bool mask4 = seed && is_static; /* the seed's mask is [batch, 1, seq, cache] (its decode's) */
-        if ((st = choose_dims(c->cfg, samples, hfx_arch_sequence_inputs(model->arch), mask4, c->g, o, &cache_dim, err)))
-            break;
-        bool dynamic = c->cfg->dynamic || c->cfg->dynamic_shapes;
-        o->source_seq = o->seq;
-        if (c->decl->single_token) o->seq = hfx_dim_const(1);
-        if (c->stateful && hfx_dim_is_const(o->seq)) /* prompt and steps: the query length varies */
-            o->seq = hfx_dim_sym(hfx_graph_symbol(c->g, "sequence_length", 1, INT32_MAX));
-        o->cache = is_static ? HFX_CACHE_STATIC : HFX_CACHE_DYNAMIC;
-        o->io = seed ? HFX_IO_SEED : HFX_IO_OPTIMUM;
-        o->reads_state = c->decl->reads_state;
-        o->stateful = c->stateful;
-        o->one_graph = multi_token_decode && !seed;
-        o->has_past = !is_static && c->decl->reads_state;
-        o->past = hfx_dim_sym(hfx_graph_symbol(c->g, "past_sequence_length", 0, INT32_MAX));
-        /* the seed's static prefill starts a cache of the fixed length; its steps take any */
-        o->max_cache = dynamic && !(seed && !c->decl->reads_state)
-                           ? hfx_dim_sym(hfx_graph_symbol(c->g, "max_cache_len", 1, INT32_MAX))
-                           : hfx_dim_const(max_len);
-        if (c->decl->reads_state && !hfx_dim_is_const(cache_dim)) o->max_cache = cache_dim; /* named by dynamic_shapes */
-        if (e->fmt->bounded_dims && max_len) {
-            bound_by_cache(c->g, o->seq, max_len);
-            bound_by_cache(c->g, o->past, max_len);
-            o->max_cache = hfx_dim_const(max_len); /* its memory is planned at M anyway */
-        }
-        /* the seed returns every position's logits */
-        int keep = c->decl->logits_to_keep >= 0 && seed ? 0 : c->decl->logits_to_keep;
-        o->logits_last = keep >= 0 && (c->cfg->logits_to_keep >= 0 ? c->cfg->logits_to_keep : keep) == 1;
-        if (is_static && hfx_dim_is_const(o->seq) && o->seq.c > max_len)
-            st = hfx_fail(err, HFX_ERR_INVALID, "sequence length %lld is longer than max_cache_len %lld",
-                          (long long)o->seq.c, (long long)max_len);
+        if (!st) st = check_generation_settings(e, &cs[i], &l, is_static, max_len, err);
+        if (!st) st = generation_opts(e, model, samples, &l, is_static, max_len, &cs[i], err);
     }
-    json_t *generation = NULL;
+    json_t *generation = NULL, *genai = NULL;
     if (!st) {
         generation = json_object();
         json_object_set_new(generation, "cache_implementation", json_string(is_static ? "static" : "dynamic"));
         json_object_set_new(generation, "max_cache_len", max_len ? json_integer(max_len) : json_null());
-        json_object_set_new(generation, "multi_token_decode", json_boolean(multi_token_decode));
-        /* onnxruntime-genai runs one graph for prompt and steps with a growing cache: a causal LM's,
-         * or Whisper's decoder after the encoder that computes the cross-attention cache */
-        json_t *genai = NULL;
-        bool genai_layout = multi_token_decode && !is_static && !seed && e->fmt->genai_config;
-        if (genai_layout && n == 2) {
-            char why[256] = "", line[300];
-            if (strcmp(hfx_model_architecture(model), "WhisperForConditionalGeneration") == 0)
-                st = hfx_genai_whisper_config(hfx_checkpoint_config(model->ck), gen, cs[0].file, cs[1].file, &genai,
-                                              why, sizeof why, err);
-            else
-                snprintf(why, sizeof why, "onnxruntime-genai runs no encoder-decoder model but Whisper");
-            if (!st && why[0]) {
-                snprintf(line, sizeof line, "no genai_config.json: %s", why);
-                warn(e, line);
-            }
-        } else if (genai_layout && n > 2) {
-            warn(e, "no genai_config.json: onnxruntime-genai runs no vision-language model of this layout");
-        } else if (genai_layout) {
-            int layers = hfx_arch_cache_layers(model->arch, NULL, 0);
-            hfx_layer_cache *all = layers > 0 ? calloc((size_t)layers, sizeof *all) : NULL;
-            char why[256] = "", line[300];
-            if (!all) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-            else hfx_arch_cache_layers(model->arch, all, layers);
-            if (!st)
-                st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, all, layers, cs[0].file, &genai, why,
-                                      sizeof why, err);
-            free(all);
-            if (!st && why[0]) {
-                snprintf(line, sizeof line, "no genai_config.json: %s", why);
-                warn(e, line);
-            }
-        }
+        json_object_set_new(generation, "multi_token_decode", json_boolean(l.multi_token_decode));
+        if (l.multi_token_decode && !is_static && !l.seed && e->fmt->genai_config)
+            st = genai_config(e, model, gen, cs, n, &genai, err);
         hfx_special_tokens tokens;
         special_tokens(gen, hfx_checkpoint_config(model->ck), &tokens);
         if (!st) st = run_export(e, model, cs, n, cfg, generation, max_len, genai, &tokens, out_dir, err);
-        json_decref(genai);
     }
+    json_decref(genai);
     json_decref(generation);
     free_components(cs, n);
     json_decref(gen_owned);

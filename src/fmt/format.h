@@ -154,4 +154,17 @@ const char *hfx_format_names(bool all, char *buf, size_t size);
 /* Index of `key` in f's option table, -1 when the format has no such key. */
 int hfx_format_option_index(const hfx_format *f, const char *key);
 
+/* How a component's graphs are laid out in files (the format's names for each). */
+typedef enum hfx_file_layout {
+    HFX_FILES_PLAIN,    /* c + graph_ext: "decode.onnx" */
+    HFX_FILES_SEED,     /* the Python system's profile: seed_prefix + c + graph_ext: "openvino_decode.xml" */
+    HFX_FILES_STATEFUL  /* state kept inside: stateful_file when it is the only graph, else optimum-intel's
+                           seed_prefix + stem + "_model" + graph_ext: "openvino_encoder_model.xml" */
+} hfx_file_layout;
+
+/* The file a component named `name` is written to ("stem": the file stem of the stateful layout,
+ * NULL for `name`; `alone`: the export's only graph). Truncated to `size`. */
+void hfx_format_file_name(const hfx_format *f, hfx_file_layout layout, const char *name, const char *stem, bool alone,
+                          char *buf, size_t size);
+
 #endif

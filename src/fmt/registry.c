@@ -34,3 +34,11 @@ int hfx_format_option_index(const hfx_format *f, const char *key) {
         if (strcmp(f->options[i].key, key) == 0) return i;
     return -1;
 }
+
+void hfx_format_file_name(const hfx_format *f, hfx_file_layout layout, const char *name, const char *stem, bool alone,
+                          char *buf, size_t size) {
+    if (layout == HFX_FILES_SEED) snprintf(buf, size, "%s%s%s", f->seed_prefix, name, f->graph_ext);
+    else if (layout == HFX_FILES_STATEFUL && alone) snprintf(buf, size, "%s", f->stateful_file);
+    else if (layout == HFX_FILES_STATEFUL) snprintf(buf, size, "%s%s_model%s", f->seed_prefix, stem ? stem : name, f->graph_ext);
+    else snprintf(buf, size, "%s%s", name, f->graph_ext);
+}
