@@ -121,12 +121,57 @@ static hfx_status parse_feature_layers(hfx_cfg c, vlm_cfg *m, hfx_error *err) {
     return HFX_OK;
 }
 
+/* The projector's settings: Gemma 3's pooling, Idefics3's pixel shuffle, LLaVA's MLP over chosen
+ * hidden states. */
+static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, vlm_cfg *m, hfx_error *err) {
+    hfx_status st;
+    const char *strategy, *act;
+    if (d->kind == VLM_GEMMA3) { /* AvgPool2d(kernel = stride = side / tokens per side) */
+        int64_t side = m->vision.cfg.image / m->vision.cfg.patch, tokens;
+        bool bidirectional;
+        if ((st = hfx_cfg_int_in_or(c, "mm_tokens_per_image", 256, 1, 1 << 20, &tokens, err)) ||
+            (st = hfx_cfg_bool_or(text, "use_bidirectional_attention", false, &bidirectional, err)))
+            return st;
+        m->tokens_side = (int64_t)(sqrt((double)tokens) + 0.5);
+        m->scale = m->tokens_side * m->tokens_side == tokens ? side / m->tokens_side : 0;
+        if (!m->scale || side / m->scale != m->tokens_side)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: mm_tokens_per_image %lld is not a square that pooling the vision "
+                                                  "tower's %lld × %lld patches gives", c.where, (long long)tokens,
+                            (long long)side, (long long)side);
+        if (bidirectional)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: use_bidirectional_attention (an embedding model's) is not "
+                                                      "a generator hfx exports", text.where);
+        return HFX_OK;
+    }
+    if (d->kind == VLM_IDEFICS3) {
+        int64_t side = m->vision.cfg.image / m->vision.cfg.patch;
+        if ((st = hfx_cfg_int_in_or(c, "scale_factor", 2, 1, 64, &m->scale, err))) return st;
+        if (side % m->scale)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: scale_factor %lld does not divide the vision tower's %lld × %lld "
+                                                  "patches", c.where, (long long)m->scale, (long long)side, (long long)side);
+        return HFX_OK;
+    }
+    if ((st = parse_feature_layers(c, m, err)) ||
+        (st = hfx_cfg_str_or(c, "vision_feature_select_strategy", "default", &strategy, err)) ||
+        (st = hfx_cfg_str_or(c, "projector_hidden_act", "gelu", &act, err)) ||
+        (st = hfx_cfg_bool_or(c, "multimodal_projector_bias", true, &m->projector_bias, err)))
+        return st;
+    if (strcmp(strategy, "default") != 0 && strcmp(strategy, "full") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: vision_feature_select_strategy '%s' (supported: default, full)",
+                        c.where, strategy);
+    m->drop_first = strcmp(strategy, "default") == 0;
+    if (!hfx_activation_from_name(act, &m->projector_act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: projector_hidden_act '%s' is not supported (%s)", c.where, act,
+                        hfx_activation_names());
+    return HFX_OK;
+}
+
 static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     const vlm_desc *d = desc_;
     vlm_cfg *m = cfg;
     hfx_cfg text = c, vision;
     hfx_status st;
-    const char *text_type, *vision_type, *strategy, *act;
+    const char *text_type, *vision_type;
     /* Qwen2-VL's Hub configs keep the language model's settings at the top level */
     bool flat = d->kind == VLM_QWEN2 && !hfx_cfg_has(c, "text_config");
     if ((!flat && (st = hfx_cfg_object(c, "text_config", arena, &text, err))) ||
@@ -167,45 +212,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     const char *token_key = hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index";
     if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
         return st;
-    if (d->kind == VLM_QWEN2) return HFX_OK;
-    if (d->kind == VLM_GEMMA3) { /* AvgPool2d(kernel = stride = side / tokens per side) */
-        int64_t side = m->vision.cfg.image / m->vision.cfg.patch, tokens;
-        bool bidirectional;
-        if ((st = hfx_cfg_int_in_or(c, "mm_tokens_per_image", 256, 1, 1 << 20, &tokens, err)) ||
-            (st = hfx_cfg_bool_or(text, "use_bidirectional_attention", false, &bidirectional, err)))
-            return st;
-        m->tokens_side = (int64_t)(sqrt((double)tokens) + 0.5);
-        m->scale = m->tokens_side * m->tokens_side == tokens ? side / m->tokens_side : 0;
-        if (!m->scale || side / m->scale != m->tokens_side)
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: mm_tokens_per_image %lld is not a square that pooling the vision "
-                                                  "tower's %lld × %lld patches gives", c.where, (long long)tokens,
-                            (long long)side, (long long)side);
-        if (bidirectional)
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: use_bidirectional_attention (an embedding model's) is not "
-                                                      "a generator hfx exports", text.where);
-        return HFX_OK;
-    }
-    if (d->kind == VLM_IDEFICS3) {
-        int64_t side = m->vision.cfg.image / m->vision.cfg.patch;
-        if ((st = hfx_cfg_int_in_or(c, "scale_factor", 2, 1, 64, &m->scale, err))) return st;
-        if (side % m->scale)
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: scale_factor %lld does not divide the vision tower's %lld × %lld "
-                                                  "patches", c.where, (long long)m->scale, (long long)side, (long long)side);
-        return HFX_OK;
-    }
-    if ((st = parse_feature_layers(c, m, err)) ||
-        (st = hfx_cfg_str_or(c, "vision_feature_select_strategy", "default", &strategy, err)) ||
-        (st = hfx_cfg_str_or(c, "projector_hidden_act", "gelu", &act, err)) ||
-        (st = hfx_cfg_bool_or(c, "multimodal_projector_bias", true, &m->projector_bias, err)))
-        return st;
-    if (strcmp(strategy, "default") != 0 && strcmp(strategy, "full") != 0)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: vision_feature_select_strategy '%s' (supported: default, full)",
-                        c.where, strategy);
-    m->drop_first = strcmp(strategy, "default") == 0;
-    if (!hfx_activation_from_name(act, &m->projector_act))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: projector_hidden_act '%s' is not supported (%s)", c.where, act,
-                        hfx_activation_names());
-    return HFX_OK;
+    return d->kind == VLM_QWEN2 ? HFX_OK : parse_projector(d, c, text, m, err);
 }
 
 /* The naming scheme this checkpoint uses (the first whose tower is there) and the tower's prefix. */
