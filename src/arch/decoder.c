@@ -36,8 +36,8 @@ static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
 
 /* x + block·residual_multiplier (Granite scales what each block adds). */
 static hfx_value *residual(layer_ctx *c, hfx_value *x, hfx_value *block) {
-    if (c->m->residual_mult != 1.0)
-        block = hfx_op2(c->g, HFX_OP_MUL, block, hfx_const_scalar(c->g, block->dtype, c->m->residual_mult));
+    if (c->m->mult.residual != 1.0)
+        block = hfx_op2(c->g, HFX_OP_MUL, block, hfx_const_scalar(c->g, block->dtype, c->m->mult.residual));
     return hfx_op2(c->g, HFX_OP_ADD, x, block);
 }
 
@@ -91,7 +91,7 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
         head = hfx_weight(c->w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c->n.lm_head);
     }
     hfx_value *bias = NULL;
-    if (c->d->lm_head_bias) { /* "<head>.bias" beside "<head>.weight" */
+    if (c->d->head == HFX_HEAD_LM_BIASED) { /* "<head>.bias" beside "<head>.weight" */
         char name[160];
         size_t n = strlen(c->n.lm_head), w = strlen(".weight");
         if (n > w && strcmp(c->n.lm_head + n - w, ".weight") == 0) n -= w;
@@ -99,10 +99,10 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
         bias = hfx_weight(c->w, 1, &m->vocab, "%s", name);
     }
     hfx_value *logits = hfx_linear(g, x, head, bias);
-    if (m->logits_mul != 1.0)
-        logits = hfx_op2(g, HFX_OP_MUL, logits, hfx_const_scalar(g, c->o->dtype, m->logits_mul));
-    if (m->logits_div != 1.0)
-        logits = hfx_op2(g, HFX_OP_DIV, logits, hfx_const_scalar(g, c->o->dtype, m->logits_div));
+    if (m->mult.logits != 1.0)
+        logits = hfx_op2(g, HFX_OP_MUL, logits, hfx_const_scalar(g, c->o->dtype, m->mult.logits));
+    if (m->mult.logits_div != 1.0)
+        logits = hfx_op2(g, HFX_OP_DIV, logits, hfx_const_scalar(g, c->o->dtype, m->mult.logits_div));
     if (m->final_softcap > 0) { /* cap·tanh(logits / cap) */
         hfx_value *cap = hfx_const_scalar(g, c->o->dtype, m->final_softcap);
         logits = hfx_op2(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_TANH, hfx_op2(g, HFX_OP_DIV, logits, cap)), cap);
@@ -171,115 +171,144 @@ static hfx_status close_weights(hfx_weights *own, hfx_weights *w, hfx_status st,
     return st;
 }
 
-hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
-                             const hfx_build_opts *o, const hfx_decoder_host *host, hfx_graph *g, hfx_error *err) {
-    hfx_weights own, *w;
-    hfx_status st = open_weights(d, ck, o, host, g, &own, &w, err);
-    if (st) return st;
-    bool embeds_in = host && host->embeds_in;
-    hfx_value **cache_out = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_out);
-    int *cache_state = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_state);
-    if (!cache_out || !cache_state) {
-        free(cache_out);
-        free(cache_state);
-        close_weights(&own, w, HFX_OK, err);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
-    layer_ctx c = {g, w, d, m, o, o->batch, o->seq, resolve_names(d), NULL, cache_out, cache_state, NULL, NULL, NULL};
-    bool seed = o->io == HFX_IO_SEED && o->cache != HFX_CACHE_NONE;
-    bool states = false, attends = false, rotary = false; /* recurrent layers (their state as cache), attention
-                                                            layers, attention layers with rotary */
+/* What the layers hold: recurrent layers (their state as cache), attention layers, attention
+ * layers with rotary. */
+typedef struct layer_kinds {
+    bool states, attends, rotary;
+} layer_kinds;
+
+static layer_kinds scan_layers(const hfx_decoder_cfg *m) {
+    layer_kinds k = {false, false, false};
     for (int64_t i = 0; i < m->layers; i++) {
         hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
         bool attention = kind == HFX_MIXER_ATTENTION || kind == HFX_MIXER_PARALLEL;
-        states |= kind != HFX_MIXER_ATTENTION, attends |= attention;
-        rotary |= attention && !(m->no_rope && m->no_rope[i]);
+        k.states |= kind != HFX_MIXER_ATTENTION, k.attends |= attention;
+        k.rotary |= attention && !(m->no_rope && m->no_rope[i]);
     }
-    for (int64_t i = 0; seed && o->cache == HFX_CACHE_STATIC && i < m->layers; i++)
-        if (m->window[i]) {
-            free(cache_out);
-            free(cache_state);
-            close_weights(&own, w, HFX_OK, err);
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" with a static cache does not cover sliding-window "
-                                                      "layers yet (the seed keeps a window-sized cache per sliding layer); "
-                                                      "export with a dynamic cache or io \"optimum\"",
-                            d->architecture);
-        }
-    const char *opt = d->names ? d->names->optional_prefix : NULL;
+    return k;
+}
+
+/* The names the checkpoint has: the embedding's older name, or the family's without its optional
+ * prefix (GPT-2 on the Hub has no "transformer."). */
+static void checkpoint_names(layer_ctx *c) {
+    const char *opt = c->d->names ? c->d->names->optional_prefix : NULL;
     size_t opt_len = opt ? strlen(opt) : 0;
-    if (c.n.embed_alt && !hfx_weight_exists(w, c.n.embed) && hfx_weight_exists(w, c.n.embed_alt)) c.n.embed = c.n.embed_alt;
-    if (opt && !hfx_weight_exists(w, c.n.embed) && hfx_weight_exists(w, c.n.embed + opt_len)) {
-        const char **fields[] = {&c.n.embed, &c.n.layer, &c.n.pos_embed, &c.n.final_norm};
+    hfx_decoder_names *n = &c->n;
+    if (n->embed_alt && !hfx_weight_exists(c->w, n->embed) && hfx_weight_exists(c->w, n->embed_alt)) n->embed = n->embed_alt;
+    if (opt && !hfx_weight_exists(c->w, n->embed) && hfx_weight_exists(c->w, n->embed + opt_len)) {
+        const char **fields[] = {&n->embed, &n->layer, &n->pos_embed, &n->final_norm};
         for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
             if (*fields[f] && strncmp(*fields[f], opt, opt_len) == 0) *fields[f] += opt_len;
     }
+}
 
-    /* attention_mask spans what attention sees: the prompt, the past plus the new tokens, or the
-     * static cache's M slots */
-    hfx_dim mask_len = o->seq;
-    if (o->cache == HFX_CACHE_STATIC) mask_len = o->max_cache;
+/* The graph's inputs and what the layers derive from them. */
+typedef struct decoder_inputs {
+    hfx_value *ids;       /* [B,S] token ids, or NULL ... */
+    hfx_value *x;         /* ... the caller's [B,S,hidden] embeddings (a VLM's, images spliced in) */
+    hfx_value *attn_mask; /* [B, mask_len] (not in the seed profile) */
+    hfx_value *pos;       /* [B,S], or M-RoPE's [3,B,S]; NULL without positions */
+    hfx_value *slots;     /* [S] the cache slots this call's tokens take */
+    hfx_dim mask_len;     /* what attention sees: the prompt, the past plus the new tokens, or the static
+                             cache's M slots */
+} decoder_inputs;
+
+static decoder_inputs graph_inputs(layer_ctx *c, bool embeds_in, bool attends) {
+    const hfx_build_opts *o = c->o;
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    bool seed = hfx_dec_seed_profile(c);
+    decoder_inputs in = {.mask_len = o->seq};
+    if (o->cache == HFX_CACHE_STATIC) in.mask_len = o->max_cache;
     else if (o->cache == HFX_CACHE_DYNAMIC && o->has_past) {
         bool ok;
-        mask_len = hfx_dim_add(o->past, o->seq, &ok);
+        in.mask_len = hfx_dim_add(o->past, o->seq, &ok);
     }
     hfx_dim bs[2] = {o->batch, o->seq};
-    /* [B,S] token ids, or the caller's [B,S,hidden] embeddings (a VLM's, images spliced in) */
-    hfx_value *ids = embeds_in ? NULL : hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
-    hfx_value *x = embeds_in ? hfx_graph_input(g, "inputs_embeds", o->dtype, 3,
-                                               (hfx_dim[]){o->batch, o->seq, hfx_dim_const(m->hidden)})
-                             : NULL;
-    hfx_value *attn_mask = NULL, *pos, *slots = NULL;
+    if (embeds_in) in.x = hfx_graph_input(g, "inputs_embeds", o->dtype, 3, (hfx_dim[]){o->batch, o->seq, hfx_dim_const(m->hidden)});
+    else in.ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
     if (seed) { /* the seed's inputs: a 4-D boolean mask in a static-cache step only */
         if (o->cache == HFX_CACHE_STATIC && o->reads_state && attends) {
             hfx_value *mask4 = hfx_graph_input(g, m->layer_types ? "attention_mask.full_attention" : "attention_mask",
                                                HFX_DTYPE_BOOL, 4,
                                                (hfx_dim[]){o->batch, hfx_dim_const(1), o->seq, o->max_cache});
-            c.seed_mask = hfx_where(g, mask4, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
+            c->seed_mask = hfx_where(g, mask4, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
         }
     } else {
-        attn_mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, mask_len});
+        in.attn_mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in.mask_len});
     }
-    /* [B,S], or M-RoPE's [3,B,S]: temporal, height and width positions (the caller's, as
-     * transformers' get_rope_index makes them) */
+    /* M-RoPE's positions: temporal, height and width (the caller's, as transformers' get_rope_index
+     * makes them) */
     bool mrope = m->rope.mrope_section[0] || m->rope.mrope_section[1] || m->rope.mrope_section[2];
-    pos = d->attention_free ? NULL /* no positions: Mamba2's forward takes none */
-          : mrope ? hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 3, (hfx_dim[]){hfx_dim_const(3), o->batch, o->seq})
-                  : hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
+    in.pos = hfx_decoder_mixers_only(c->d) ? NULL /* no positions: Mamba2's forward takes none */
+             : mrope ? hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 3, (hfx_dim[]){hfx_dim_const(3), o->batch, o->seq})
+                     : hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
     if (!seed && o->cache == HFX_CACHE_STATIC) {
-        c.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
-        slots = c.cache_position;
+        c->cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
+        in.slots = c->cache_position;
     } else if (!seed) {
-        slots = hfx_mask_slots_after_past(g, attn_mask, o->seq, hfx_dim_of(g, ids ? ids : x, 1));
+        in.slots = hfx_mask_slots_after_past(g, in.attn_mask, o->seq, hfx_dim_of(g, in.ids ? in.ids : in.x, 1));
     }
+    return in;
+}
 
-    /* the table, read here also by a tied head; the embed_tokens component reads it otherwise */
+/* The token embeddings into in->x [B,S,hidden], scaled as the lineage does; returns the table
+ * (read here also by a tied head; the embed_tokens component reads it otherwise), or NULL. */
+static hfx_value *embed_tokens(layer_ctx *c, bool embeds_in, decoder_inputs *in) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
     hfx_value *embed = NULL;
-    if (!embeds_in || m->tied) embed = hfx_weight(w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c.n.embed);
-    else hfx_weight_ignore(w, c.n.embed);
-    if (!embeds_in) x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden] */
+    if (!embeds_in || m->tied) embed = hfx_weight(c->w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c->n.embed);
+    else hfx_weight_ignore(c->w, c->n.embed);
+    if (!embeds_in) in->x = hfx_gather(g, embed, in->ids, 0);
     /* Gemma's scale: here, unless the caller's embeddings already carry it (Gemma 3's scaled table) */
-    if (d->embed_sqrt_hidden && !(embeds_in && d->embed_scale_in_table)) x = embed_scaled(g, m, o, x);
-    if (m->embed_mult != 1.0) x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, o->dtype, m->embed_mult));
+    hfx_embed_scale s = c->d->embed_scale;
+    if (s == HFX_EMBED_SQRT_HIDDEN || (s == HFX_EMBED_SQRT_HIDDEN_IN_TABLE && !embeds_in))
+        in->x = embed_scaled(g, m, c->o, in->x);
+    if (m->mult.embed != 1.0) in->x = hfx_op2(g, HFX_OP_MUL, in->x, hfx_const_scalar(g, c->o->dtype, m->mult.embed));
+    return embed;
+}
 
-    hfx_value *cos = NULL, *sin = NULL, *local_cos = NULL, *local_sin = NULL;
-    if (d->learned_positions) {
-        hfx_value *wpe = hfx_weight(w, 2, (int64_t[]){m->max_position, m->hidden}, "%s", c.n.pos_embed);
-        x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, wpe, pos, 0));
+/* Rotary tables [.., S, rotary dims]: the full-attention layers', and the sliding layers' own. */
+typedef struct rotary_tables {
+    hfx_value *cos, *sin, *local_cos, *local_sin;
+} rotary_tables;
+
+/* Positions into x: learned embeddings added, or the rotary tables the layers read. */
+static rotary_tables positions(layer_ctx *c, const decoder_inputs *in, bool rotary, hfx_value **x) {
+    const hfx_decoder_desc *d = c->d;
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    rotary_tables r = {NULL, NULL, NULL, NULL};
+    if (d->positions == HFX_POSITIONS_LEARNED) {
+        hfx_value *wpe = hfx_weight(c->w, 2, (int64_t[]){m->max_position, m->hidden}, "%s", c->n.pos_embed);
+        *x = hfx_op2(g, HFX_OP_ADD, *x, hfx_gather(g, wpe, in->pos, 0));
     } else if (rotary) {
-        hfx_rope_cos_sin(g, &m->rope, pos, d->rope_f32 ? HFX_DTYPE_F32 : o->dtype, &cos, &sin);
+        hfx_dtype dt = d->rope.pairs == HFX_ROTARY_PAIRS_F32 ? HFX_DTYPE_F32 : c->o->dtype;
+        hfx_rope_cos_sin(g, &m->rope, in->pos, dt, &r.cos, &r.sin);
     }
-    if (d->local_rope) hfx_rope_cos_sin(g, &m->local_rope, pos, o->dtype, &local_cos, &local_sin);
+    if (d->rope.local) hfx_rope_cos_sin(g, &m->local_rope, in->pos, c->o->dtype, &r.local_cos, &r.local_sin);
+    return r;
+}
+
+/* Every layer over x [B,S,hidden], each attention layer with its mask's bias [B,1,S,T] (one per
+ * window size, built on first use; the seed profile's are made by its cache, decoder_cache.c). */
+static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const rotary_tables *r, layer_kinds k,
+                                 bool image_blocks, hfx_value *x) {
+    const hfx_decoder_cfg *m = c->m;
+    const hfx_build_opts *o = c->o;
+    hfx_graph *g = c->g;
+    bool seed = hfx_dec_seed_profile(c);
     hfx_mask_builder mb;
-    if (!seed && attends) hfx_mask_init(g, &mb, attn_mask, slots);
-    if (states && !seed) /* [B,S,1]: which of this call's tokens are real (the mask at their slots) */
-        c.new_mask = hfx_unsqueeze(g, hfx_cast(g, hfx_gather(g, attn_mask, slots, 1), o->dtype), -1);
-    if (!seed && host && host->image_blocks)
-        hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, mask_len}));
+    if (!seed && k.attends) hfx_mask_init(g, &mb, in->attn_mask, in->slots);
+    if (k.states && !seed) /* [B,S,1]: which of this call's tokens are real (the mask at their slots) */
+        c->new_mask = hfx_unsqueeze(g, hfx_cast(g, hfx_gather(g, in->attn_mask, in->slots, 1), o->dtype), -1);
+    if (!seed && image_blocks)
+        hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in->mask_len}));
     hfx_value *full_bias = NULL, *window_bias = NULL;
     int64_t bias_window = -1;
-
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
-        hfx_value *bias = NULL; /* the seed profile's is made in the first layer (seed_cache) */
+        hfx_value *bias = NULL;
         bool sliding = m->window[i] != 0;
         if (m->mixer && m->mixer[i] != HFX_MIXER_ATTENTION && m->mixer[i] != HFX_MIXER_PARALLEL) {
             /* no attention bias: the layer's own state */
@@ -293,36 +322,54 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
             }
             bias = window_bias;
         }
-        bool local = d->local_rope && sliding;
-        x = decoder_layer(&c, i, x, local ? local_cos : cos, local ? local_sin : sin, bias);
+        bool local = c->d->rope.local && sliding;
+        x = decoder_layer(c, i, x, local ? r->local_cos : r->cos, local ? r->local_sin : r->sin, bias);
     }
+    return x;
+}
+
+/* Whether the seed profile would need a window-sized static cache per sliding layer, which it does
+ * not keep yet. */
+static bool seed_static_windows(const hfx_decoder_cfg *m, const hfx_build_opts *o) {
+    bool seed = o->io == HFX_IO_SEED && o->cache != HFX_CACHE_NONE;
+    for (int64_t i = 0; seed && o->cache == HFX_CACHE_STATIC && i < m->layers; i++)
+        if (m->window[i]) return true;
+    return false;
+}
+
+/* The graph, top to bottom: inputs → embeddings (+ positions) → layers → final norm → head, then
+ * the caches and states each layer left. */
+hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
+                             const hfx_build_opts *o, const hfx_decoder_host *host, hfx_graph *g, hfx_error *err) {
+    hfx_weights own, *w;
+    hfx_status st = open_weights(d, ck, o, host, g, &own, &w, err);
+    if (st) return st;
+    bool embeds_in = host && host->embeds_in;
+    hfx_value **cache_out = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_out);
+    int *cache_state = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_state);
+    bool nomem = !cache_out || !cache_state;
+    if (nomem || seed_static_windows(m, o)) {
+        free(cache_out);
+        free(cache_state);
+        close_weights(&own, w, HFX_OK, err);
+        if (nomem) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" with a static cache does not cover sliding-window "
+                                                  "layers yet (the seed keeps a window-sized cache per sliding layer); "
+                                                  "export with a dynamic cache or io \"optimum\"",
+                        d->architecture);
+    }
+    layer_ctx c = {.g = g, .w = w, .d = d, .m = m, .o = o, .batch = o->batch, .seq = o->seq, .n = resolve_names(d),
+                   .cache_out = cache_out, .cache_state = cache_state};
+    layer_kinds kinds = scan_layers(m);
+    checkpoint_names(&c);
+    decoder_inputs in = graph_inputs(&c, embeds_in, kinds.attends);
+    hfx_value *embed = embed_tokens(&c, embeds_in, &in);
+    rotary_tables rot = positions(&c, &in, kinds.rotary, &in.x);
+    hfx_value *x = decoder_layers(&c, &in, &rot, kinds, host && host->image_blocks, in.x);
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
     x = hfx_dec_norm(&c, hfx_cast(g, x, o->dtype), m->hidden, c.n.final_norm); /* an f32 residual stream: cast back */
-    hfx_graph_output(g, d->seq_classifier ? classify(&c, x, ids) : lm_logits(&c, x, embed), "logits");
-    for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
-        hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
-        if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states */
-            for (int k = 0; k < (kind == HFX_MIXER_SHORT_CONV ? 1 : 2); k++)
-                hfx_state_write(g, cache_state[CACHE_PARTS * i + STATE_SLOT + k],
-                                cache_out[CACHE_PARTS * i + STATE_SLOT + k], hfx_dec_state_names(&c, i, k).output);
-            if (kind != HFX_MIXER_PARALLEL) continue; /* (Falcon-H1's layers attend too) */
-        }
-        bool third = seed && (o->cache == HFX_CACHE_STATIC || m->window[i]); /* the counter, or the window */
-        for (int kv = 0; kv < (third ? 3 : 2); kv++) {
-            char name[128];
-            if (seed) { /* a prefill's new cache is cache.layers.*; what a step updates output.cache.layers.* */
-                const char *const parts[3] = {"keys", "values",
-                                              o->cache == HFX_CACHE_STATIC ? "cumulative_length" : "_sliding_window_tensor"};
-                bool updated = kv == 2 || (o->cache == HFX_CACHE_DYNAMIC ? o->has_past : o->reads_state);
-                snprintf(name, sizeof name, "%scache.layers.%lld.%s", updated ? "output." : "", (long long)i, parts[kv]);
-            } else if (o->cache == HFX_CACHE_DYNAMIC) {
-                snprintf(name, sizeof name, "present.%lld.%s", (long long)i, kv ? "value" : "key");
-            } else {
-                snprintf(name, sizeof name, "output.past_key_values.%lld.%s", (long long)i, kv ? "value" : "key");
-            }
-            hfx_state_write(g, cache_state[CACHE_PARTS * i + kv], cache_out[CACHE_PARTS * i + kv], name);
-        }
-    }
+    hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER ? classify(&c, x, in.ids) : lm_logits(&c, x, embed), "logits");
+    hfx_dec_write_caches(&c);
     hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);
 
     st = hfx_graph_status(g, err);
@@ -342,7 +389,7 @@ hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
     hfx_value *embed = hfx_weight(w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", n.embed);
     hfx_value *x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden], and the table's own scale */
-    hfx_graph_output(g, d->embed_sqrt_hidden && d->embed_scale_in_table ? embed_scaled(g, m, o, x) : x, "inputs_embeds");
+    hfx_graph_output(g, d->embed_scale == HFX_EMBED_SQRT_HIDDEN_IN_TABLE ? embed_scaled(g, m, o, x) : x, "inputs_embeds");
     if (w == &own) hfx_weights_ignore_rest(w); /* the language model's component checks every other weight */
     hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);
     return close_weights(&own, w, hfx_graph_status(g, err), err);
@@ -391,10 +438,16 @@ static int64_t decoder_prompt_piece(const void *cfg_) {
     return piece;
 }
 
-static const hfx_component forward[] = {{"model", "model", false, false, -1, NULL}};
-static const hfx_component generation[] = {{"prefill", "prefill", false, false, 1, NULL}, {"decode", "decode", true, true, 1, NULL}};
-static const hfx_component one_graph[] = {{"decode", "decode", false, true, 0, NULL}};
-static const hfx_component generation_multi[] = {{"prefill", "prefill", false, false, 0, NULL}, {"decode", "decode", false, true, 0, NULL}};
+static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};
+static const hfx_component generation[] = {
+    {.name = "prefill", .role = "prefill", .logits_to_keep = 1},
+    {.name = "decode", .role = "decode", .single_token = true, .reads_state = true, .logits_to_keep = 1},
+};
+static const hfx_component one_graph[] = {{.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0}};
+static const hfx_component generation_multi[] = {
+    {.name = "prefill", .role = "prefill", .logits_to_keep = 0},
+    {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0},
+};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
 
 static hfx_torch_signature classifier_torch_signature(const void *desc) {
@@ -404,11 +457,23 @@ static hfx_torch_signature classifier_torch_signature(const void *desc) {
 }
 
 const hfx_arch_family hfx_decoder_classifier_family = {
-    sizeof(hfx_decoder_cfg), decoder_parse, decoder_build_forward, NULL, NULL,
-    {[HFX_EXPORT_FORWARD] = {forward, 1}}, sequence_inputs, classifier_torch_signature, NULL, NULL, NULL};
+    .cfg_size = sizeof(hfx_decoder_cfg),
+    .parse = decoder_parse,
+    .build_forward = decoder_build_forward,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    .sequence_inputs = sequence_inputs,
+    .torch_signature = classifier_torch_signature,
+};
 
 const hfx_arch_family hfx_decoder_family = {
-    sizeof(hfx_decoder_cfg), decoder_parse, decoder_build_forward, decoder_cache_layers, decoder_recompute_at,
-    {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 2},
-     [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 1}, [HFX_EXPORT_GENERATION_MULTI] = {generation_multi, 2}},
-    sequence_inputs, decoder_torch_signature, NULL, NULL, decoder_prompt_piece};
+    .cfg_size = sizeof(hfx_decoder_cfg),
+    .parse = decoder_parse,
+    .build_forward = decoder_build_forward,
+    .cache_layers = decoder_cache_layers,
+    .recompute_at = decoder_recompute_at,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 2},
+                [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 1}, [HFX_EXPORT_GENERATION_MULTI] = {generation_multi, 2}},
+    .sequence_inputs = sequence_inputs,
+    .torch_signature = decoder_torch_signature,
+    .prompt_piece = decoder_prompt_piece,
+};

@@ -20,7 +20,7 @@ const char *hfx_dec_name(const layer_ctx *c, int64_t i, const char *block, const
 /* x [B,S,in] → [B,S,out] through `<prefix>.weight` [out,in] (+ `<prefix>.bias` [out]). */
 /* A linear's weight as [out, in]: GPT-2's Conv1D stores [in, out], read through a transposed view. */
 hfx_value *hfx_dec_weight_out_in(layer_ctx *c, int64_t in, int64_t out, const char *prefix) {
-    if (c->d->conv1d) return hfx_const_transpose2d(c->g, hfx_weight(c->w, 2, (int64_t[]){in, out}, "%s.weight", prefix));
+    if (c->d->linears_in_out) return hfx_const_transpose2d(c->g, hfx_weight(c->w, 2, (int64_t[]){in, out}, "%s.weight", prefix));
     return hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s.weight", prefix);
 }
 

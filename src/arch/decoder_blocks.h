@@ -70,5 +70,6 @@ hfx_value *hfx_dec_seed_causal_mask(layer_ctx *c, hfx_value *q, hfx_value *k, in
 bool hfx_dec_continues(const layer_ctx *c);
 bool hfx_dec_seed_profile(const layer_ctx *c);
 hfx_state_names hfx_dec_state_names(const layer_ctx *c, int64_t i, int k);
+void hfx_dec_write_caches(layer_ctx *c);
 
 #endif

@@ -35,6 +35,24 @@ hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *w
     return x;
 }
 
+/* A prefill's new static caches: zeros [B, KV, M, D] for keys and values (each its own heads and
+ * width: MLA's differ), shaped from k [B, ...]; keys and values of one shape share the shape. */
+static void zero_caches(hfx_graph *g, hfx_value *k, hfx_dim dims[2][4], const hfx_dtype *dt, int64_t slots,
+                        hfx_value **cache) {
+    hfx_value *shape = NULL;
+    for (int p = 0; p < 2; p++) {
+        bool same = p == 1 && hfx_dim_eq(dims[1][1], dims[0][1]) && hfx_dim_eq(dims[1][3], dims[0][3]);
+        if (!same) {
+            hfx_value *sizes[4] = {hfx_dim_of(g, k, 0), hfx_const_i64(g, dims[p][1].c), hfx_const_i64(g, slots),
+                                   hfx_const_i64(g, dims[p][3].c)};
+            hfx_value *shape_parts[4];
+            for (int d = 0; d < 4; d++) shape_parts[d] = hfx_unsqueeze(g, sizes[d], 0);
+            shape = hfx_concat(g, 4, shape_parts, 0);
+        }
+        cache[p] = hfx_expand(g, hfx_const_scalar(g, dt[p], 0.0), shape, 4, dims[p]);
+    }
+}
+
 /* The seed profile's cache of layer i (transformers.exporters' names): k and v [B,KV,S,D] joined
  * with it, in place. A dynamic cache appends to input.cache.layers.{i}.keys/values; a static one
  * writes at the slots its counter input.cache.layers.{i}.cumulative_length says (then counter + S)
@@ -91,19 +109,7 @@ void hfx_dec_seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
                                                    "(a number, not a dynamic dim)");
             return;
         }
-        hfx_value *shape = NULL;
-        for (int p = 0; p < 2; p++) {
-            bool same = p == 1 && hfx_dim_eq(cache_dims[1][1], cache_dims[0][1]) &&
-                        hfx_dim_eq(cache_dims[1][3], cache_dims[0][3]);
-            if (!same) { /* keys and values of one shape share it */
-                hfx_value *dims[4] = {hfx_dim_of(g, *k, 0), hfx_const_i64(g, cache_dims[p][1].c),
-                                      hfx_const_i64(g, o->max_cache.c), hfx_const_i64(g, cache_dims[p][3].c)};
-                hfx_value *shape_parts[4];
-                for (int d = 0; d < 4; d++) shape_parts[d] = hfx_unsqueeze(g, dims[d], 0);
-                shape = hfx_concat(g, 4, shape_parts, 0);
-            }
-            cache[p] = hfx_expand(g, hfx_const_scalar(g, (*x[p])->dtype, 0.0), shape, 4, cache_dims[p]);
-        }
+        zero_caches(g, *k, cache_dims, (hfx_dtype[]){(*k)->dtype, (*v)->dtype}, o->max_cache.c, cache);
     }
     for (int p = 0; p < 2; p++) {
         *x[p] = hfx_cache_write(g, cache[p], *x[p], slots);
@@ -161,4 +167,39 @@ hfx_state_names hfx_dec_state_names(const layer_ctx *c, int64_t i, int k) {
         snprintf(n.output, sizeof n.output, "present.%lld.%s", (long long)i, k ? "ssm" : "conv");
     }
     return n;
+}
+
+/* Every cache and state output, named by the profile: hfx's present.{i}.key/value (a growing cache)
+ * or output.past_key_values.{i}.* (a static one); the seed's cache.layers.{i}.* out of a prefill and
+ * output.cache.layers.{i}.* out of a step, with the write counter or the window tensor; a
+ * recurrent layer's states as hfx_dec_state_names says. */
+void hfx_dec_write_caches(layer_ctx *c) {
+    const hfx_decoder_cfg *m = c->m;
+    const hfx_build_opts *o = c->o;
+    hfx_graph *g = c->g;
+    bool seed = hfx_dec_seed_profile(c);
+    for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
+        hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
+        if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states */
+            for (int k = 0; k < (kind == HFX_MIXER_SHORT_CONV ? 1 : 2); k++)
+                hfx_state_write(g, c->cache_state[CACHE_PARTS * i + STATE_SLOT + k],
+                                c->cache_out[CACHE_PARTS * i + STATE_SLOT + k], hfx_dec_state_names(c, i, k).output);
+            if (kind != HFX_MIXER_PARALLEL) continue; /* (Falcon-H1's layers attend too) */
+        }
+        bool third = seed && (o->cache == HFX_CACHE_STATIC || m->window[i]); /* the counter, or the window */
+        for (int kv = 0; kv < (third ? 3 : 2); kv++) {
+            char name[128];
+            if (seed) {
+                const char *const parts[3] = {"keys", "values",
+                                              o->cache == HFX_CACHE_STATIC ? "cumulative_length" : "_sliding_window_tensor"};
+                bool updated = kv == 2 || (o->cache == HFX_CACHE_DYNAMIC ? o->has_past : o->reads_state);
+                snprintf(name, sizeof name, "%scache.layers.%lld.%s", updated ? "output." : "", (long long)i, parts[kv]);
+            } else if (o->cache == HFX_CACHE_DYNAMIC) {
+                snprintf(name, sizeof name, "present.%lld.%s", (long long)i, kv ? "value" : "key");
+            } else {
+                snprintf(name, sizeof name, "output.past_key_values.%lld.%s", (long long)i, kv ? "value" : "key");
+            }
+            hfx_state_write(g, c->cache_state[CACHE_PARTS * i + kv], c->cache_out[CACHE_PARTS * i + kv], name);
+        }
+    }
 }

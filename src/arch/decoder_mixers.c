@@ -69,21 +69,21 @@ hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hf
     if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(c, "hidden_size", 1, 1 << 20, &m->hidden, err)) ||
         (st = hfx_cfg_int_in(c, "num_hidden_layers", 1, 4096, &m->layers, err)) ||
-        (st = hfx_cfg_num_or(c, d->eps_key, d->default_eps > 0 ? d->default_eps : 1e-5, &m->eps, err)) ||
-        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->default_tied, &m->tied, err)) ||
+        (st = hfx_cfg_num_or(c, d->eps_key, d->defaults.eps > 0 ? d->defaults.eps : 1e-5, &m->eps, err)) ||
+        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->defaults.tied, &m->tied, err)) ||
         (st = hfx_cfg_bool_or(c, "residual_in_fp32", true, &m->residual_f32, err)))
         return st;
     if (!(m->eps > 0 && m->eps < 1))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where, d->eps_key, m->eps);
     m->heads = m->kv_heads = 1, m->head_dim = m->hidden, m->intermediate = 0, m->max_position = INT32_MAX;
-    m->scale = m->embed_mult = m->residual_mult = m->logits_div = m->logits_mul = 1.0;
+    m->scale = m->mult.embed = m->mult.residual = m->mult.logits_div = m->mult.logits = 1.0;
     m->layout = HFX_LAYOUT_PRE, m->no_mlp = true, m->pad_id = -1;
-    m->attn_in_mult = m->attn_out_mult = m->ssm_out_mult = m->key_mult = m->gate_mult = m->down_mult = 1.0;
+    m->mult.attn_in = m->mult.attn_out = m->mult.ssm_out = m->mult.key = m->mult.gate = m->mult.down = 1.0;
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->window || !m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = d->mamba1 ? HFX_MIXER_MAMBA1 : HFX_MIXER_MAMBA2;
-    return d->mamba1 ? hfx_mamba1_parse(c, m->hidden, &m->ssm1, err)
+    for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = d->mixers == HFX_MIXERS_MAMBA_ONLY ? HFX_MIXER_MAMBA1 : HFX_MIXER_MAMBA2;
+    return d->mixers == HFX_MIXERS_MAMBA_ONLY ? hfx_mamba1_parse(c, m->hidden, &m->ssm1, err)
                      : hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
 }
 
@@ -140,17 +140,17 @@ hfx_status hfx_dec_parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hf
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; i < m->layers; i++) m->mixer[i] = HFX_MIXER_PARALLEL;
-    if ((st = hfx_cfg_num_or(c, "attention_in_multiplier", 1.0, &m->attn_in_mult, err)) ||
-        (st = hfx_cfg_num_or(c, "attention_out_multiplier", 1.0, &m->attn_out_mult, err)) ||
-        (st = hfx_cfg_num_or(c, "ssm_out_multiplier", 1.0, &m->ssm_out_mult, err)) ||
-        (st = hfx_cfg_num_or(c, "key_multiplier", 1.0, &m->key_mult, err)) ||
-        (st = hfx_cfg_num_or(c, "embedding_multiplier", 1.0, &m->embed_mult, err)) ||
-        (st = hfx_cfg_num_or(c, "lm_head_multiplier", 1.0, &m->logits_mul, err)) ||
-        (st = list_number(c, "mlp_multipliers", 2, 0, 1.0, &m->gate_mult, err)) ||
-        (st = list_number(c, "mlp_multipliers", 2, 1, 1.0, &m->down_mult, err)))
+    if ((st = hfx_cfg_num_or(c, "attention_in_multiplier", 1.0, &m->mult.attn_in, err)) ||
+        (st = hfx_cfg_num_or(c, "attention_out_multiplier", 1.0, &m->mult.attn_out, err)) ||
+        (st = hfx_cfg_num_or(c, "ssm_out_multiplier", 1.0, &m->mult.ssm_out, err)) ||
+        (st = hfx_cfg_num_or(c, "key_multiplier", 1.0, &m->mult.key, err)) ||
+        (st = hfx_cfg_num_or(c, "embedding_multiplier", 1.0, &m->mult.embed, err)) ||
+        (st = hfx_cfg_num_or(c, "lm_head_multiplier", 1.0, &m->mult.logits, err)) ||
+        (st = list_number(c, "mlp_multipliers", 2, 0, 1.0, &m->mult.gate, err)) ||
+        (st = list_number(c, "mlp_multipliers", 2, 1, 1.0, &m->mult.down, err)))
         return st;
-    double all[] = {m->attn_in_mult, m->attn_out_mult, m->ssm_out_mult, m->key_mult, m->embed_mult, m->logits_mul,
-                    m->gate_mult, m->down_mult};
+    double all[] = {m->mult.attn_in, m->mult.attn_out, m->mult.ssm_out, m->mult.key, m->mult.embed, m->mult.logits,
+                    m->mult.gate, m->mult.down};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         if (!isfinite(all[k])) return hfx_fail(err, HFX_ERR_INVALID, "%s: a multiplier is not a finite number", c.where);
     return hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
@@ -162,8 +162,8 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
     hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
     hfx_layer_cache l = {0};
     if (kind == HFX_MIXER_ATTENTION || kind == HFX_MIXER_PARALLEL)
-        l = m->kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
-                ? (hfx_layer_cache){1, m->kv_lora, m->qk_rope, m->window[i], NULL, 0, {{0}}}
+        l = m->mla.kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
+                ? (hfx_layer_cache){1, m->mla.kv_lora, m->mla.qk_rope, m->window[i], NULL, 0, {{0}}}
                 : (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i],
                                     !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention",
                                     0, {{0}}};
@@ -266,9 +266,9 @@ hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, 
     case HFX_MIXER_PARALLEL: { /* mamba(h)·ssm_out + attention(h·attn_in)·attn_out, in transformers' order */
         const hfx_decoder_cfg *m = c->m;
         hfx_graph *g = c->g;
-        hfx_value *ssm = hfx_dec_scaled(g, recurrent_block(c, i, h, HFX_MIXER_MAMBA2), m->ssm_out_mult);
-        hfx_value *attn = hfx_dec_attention(c, i, hfx_dec_scaled(g, h, m->attn_in_mult), cos, sin, bias);
-        return hfx_op2(g, HFX_OP_ADD, ssm, hfx_dec_scaled(g, attn, m->attn_out_mult));
+        hfx_value *ssm = hfx_dec_scaled(g, recurrent_block(c, i, h, HFX_MIXER_MAMBA2), m->mult.ssm_out);
+        hfx_value *attn = hfx_dec_attention(c, i, hfx_dec_scaled(g, h, m->mult.attn_in), cos, sin, bias);
+        return hfx_op2(g, HFX_OP_ADD, ssm, hfx_dec_scaled(g, attn, m->mult.attn_out));
     }
     case HFX_MIXER_ATTENTION: break;
     }

@@ -11,24 +11,24 @@
 /* Multi-head latent attention's widths; the rotary runs on qk_rope_head_dim dims (its head_dim). */
 hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
-    if ((st = hfx_cfg_int_in_or(c, "q_lora_rank", 0, 0, 1 << 20, &m->q_lora, err)) ||
-        (st = hfx_cfg_int_in(c, "kv_lora_rank", 1, 1 << 20, &m->kv_lora, err)) ||
-        (st = hfx_cfg_int_in(c, "qk_nope_head_dim", 0, 4096, &m->qk_nope, err)) ||
-        (st = hfx_cfg_int_in(c, "qk_rope_head_dim", 2, 4096, &m->qk_rope, err)) ||
-        (st = hfx_cfg_int_in(c, "v_head_dim", 1, 4096, &m->v_dim, err)) ||
+    if ((st = hfx_cfg_int_in_or(c, "q_lora_rank", 0, 0, 1 << 20, &m->mla.q_lora, err)) ||
+        (st = hfx_cfg_int_in(c, "kv_lora_rank", 1, 1 << 20, &m->mla.kv_lora, err)) ||
+        (st = hfx_cfg_int_in(c, "qk_nope_head_dim", 0, 4096, &m->mla.qk_nope, err)) ||
+        (st = hfx_cfg_int_in(c, "qk_rope_head_dim", 2, 4096, &m->mla.qk_rope, err)) ||
+        (st = hfx_cfg_int_in(c, "v_head_dim", 1, 4096, &m->mla.v_dim, err)) ||
         /* V3's rope_interleave (absent: true); V2 has no such key and rotates pairs in place */
-        (st = hfx_cfg_bool_or(c, "rope_interleave", d->deepseek_v3_router, &m->rope_deinterleave, err)))
+        (st = hfx_cfg_bool_or(c, "rope_interleave", d->rope.pairs == HFX_ROTARY_HALVES, &m->mla.rope_deinterleave, err)))
         return st;
-    if (m->qk_rope % 2)
+    if (m->mla.qk_rope % 2)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: qk_rope_head_dim %lld is odd: the rotary pairs dims", c.where,
-                        (long long)m->qk_rope);
-    m->head_dim = m->qk_rope;
+                        (long long)m->mla.qk_rope);
+    m->head_dim = m->mla.qk_rope;
     return HFX_OK;
 }
 
 /* (qk_nope + qk_rope)^-0.5, times mscale(factor, mscale_all_dim)² for a scaled rotary (YaRN). */
 hfx_status hfx_dec_mla_scale(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
-    m->scale = 1.0 / sqrt((double)(m->qk_nope + m->qk_rope));
+    m->scale = 1.0 / sqrt((double)(m->mla.qk_nope + m->mla.qk_rope));
     if (m->rope.type == HFX_ROPE_DEFAULT) return HFX_OK;
     const json_t *p = json_object_get(c.obj, "rope_parameters");
     if (!json_is_object(p)) p = json_object_get(c.obj, "rope_scaling");
@@ -64,24 +64,24 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
                                 hfx_value *bias) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    int64_t H = m->heads, nope = m->qk_nope, rope = m->qk_rope, qk = nope + rope, R = m->kv_lora, V = m->v_dim;
+    int64_t H = m->heads, nope = m->mla.qk_nope, rope = m->mla.qk_rope, qk = nope + rope, R = m->mla.kv_lora, V = m->mla.v_dim;
     char p[160];
 #define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
     hfx_value *q;
-    if (m->q_lora) {
-        q = hfx_dec_proj(c, h, m->hidden, m->q_lora, m->q_bias, P("q_a_proj"));
-        q = hfx_dec_norm(c, q, m->q_lora, P("q_a_layernorm"));
-        q = hfx_dec_proj(c, q, m->q_lora, H * qk, false, P("q_b_proj"));
+    if (m->mla.q_lora) {
+        q = hfx_dec_proj(c, h, m->hidden, m->mla.q_lora, m->bias.q, P("q_a_proj"));
+        q = hfx_dec_norm(c, q, m->mla.q_lora, P("q_a_layernorm"));
+        q = hfx_dec_proj(c, q, m->mla.q_lora, H * qk, false, P("q_b_proj"));
     } else {
         q = hfx_dec_proj(c, h, m->hidden, H * qk, false, P("q_proj"));
     }
     q = hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, q, H, qk));                           /* [B,H,S,qk] */
     hfx_value *q_pass = hfx_slice(g, q, 3, 0, nope), *q_rot = hfx_slice(g, q, 3, nope, qk);
-    hfx_value *ckv = hfx_dec_proj(c, h, m->hidden, R + rope, m->q_bias, P("kv_a_proj_with_mqa")); /* [B,S,R+r] */
+    hfx_value *ckv = hfx_dec_proj(c, h, m->hidden, R + rope, m->bias.q, P("kv_a_proj_with_mqa")); /* [B,S,R+r] */
     hfx_value *latent = hfx_dec_norm(c, hfx_slice(g, ckv, 2, 0, R), R, P("kv_a_layernorm"));
     latent = hfx_unsqueeze(g, latent, 1);                               /* [B,1,S,R] */
     hfx_value *k_rot = hfx_unsqueeze(g, hfx_slice(g, ckv, 2, R, R + rope), 1); /* [B,1,S,r] */
-    if (m->rope_deinterleave) q_rot = pairs_to_halves(c, q_rot), k_rot = pairs_to_halves(c, k_rot);
+    if (m->mla.rope_deinterleave) q_rot = pairs_to_halves(c, q_rot), k_rot = pairs_to_halves(c, k_rot);
     q_rot = hfx_rope_apply(g, q_rot, cos, sin, m->rope.interleaved);
     k_rot = hfx_rope_apply(g, k_rot, cos, sin, m->rope.interleaved);
     if (c->o->io == HFX_IO_SEED && c->o->cache != HFX_CACHE_NONE) {
@@ -112,6 +112,6 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
                                  m->window[i]);                          /* [B,H,S,V] */
     a = hfx_reshape(g, hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3}), 3,
                     (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H * V)});
-    return hfx_dec_proj(c, a, H * V, m->hidden, m->o_bias, P(c->n.o));
+    return hfx_dec_proj(c, a, H * V, m->hidden, m->bias.o, P(c->n.o));
 #undef P
 }

@@ -9,23 +9,68 @@
 #include "arch/decoder_blocks.h"
 #include "base/status.h"
 
+/* ---- the lineages ---- */
+
+/* transformers 5 writes num_local_experts; older Qwen3-MoE configs num_experts, OLMoE's the other way */
+const hfx_moe_desc hfx_moe_mixtral = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
+const hfx_moe_desc hfx_moe_qwen3 = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "num_local_experts", .experts_alt_key = "num_experts"};
+const hfx_moe_desc hfx_moe_qwen2 = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "num_local_experts", .experts_alt_key = "num_experts"};
+const hfx_moe_desc hfx_moe_qwen3_next = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_local_experts", .experts_alt_key = "num_experts"};
+/* Qwen3.5-MoE: decoder_sparse_step, mlp_only_layers and norm_topk_prob unread (the router always
+ * renormalizes) */
+const hfx_moe_desc hfx_moe_qwen3_5 = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
+    .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts", .experts_alt_key = "num_experts"};
+const hfx_moe_desc hfx_moe_granite = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
+const hfx_moe_desc hfx_moe_granite_hybrid = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_LINEAR,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
+const hfx_moe_desc hfx_moe_olmoe = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_CONFIG, .experts_key = "num_experts", .experts_alt_key = "num_local_experts"};
+const hfx_moe_desc hfx_moe_deepseek_v2 = {
+    .router = HFX_ROUTER_GROUPED_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts"};
+const hfx_moe_desc hfx_moe_deepseek_v3 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts"};
+const hfx_moe_desc hfx_moe_gpt_oss = {
+    .router = HFX_ROUTER_SOFTMAX_BIASED, .experts = HFX_EXPERTS_INTERLEAVED, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
+
+static bool grouped_router(const hfx_moe_desc *l) {
+    return l->router == HFX_ROUTER_GROUPED_SOFTMAX || l->router == HFX_ROUTER_GROUPED_SIGMOID;
+}
+
+/* ---- config.json ---- */
+
 /* DeepSeek's MoE: dense layers first, shared experts, the group-limited router's settings. */
 static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     int64_t first_dense, shared;
     hfx_status st;
     if ((st = hfx_cfg_int_in_or(c, "first_k_dense_replace", 0, 0, m->layers, &first_dense, err)) ||
         (st = hfx_cfg_int_in_or(c, "n_shared_experts", 1, 1, 1024, &shared, err)) ||
-        (st = hfx_cfg_num_or(c, "routed_scaling_factor", 1.0, &m->routed_scale, err)))
+        (st = hfx_cfg_num_or(c, "routed_scaling_factor", 1.0, &m->moe.routed_scale, err)))
         return st;
-    if (!isfinite(m->routed_scale))
+    if (!isfinite(m->moe.routed_scale))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: routed_scaling_factor %g is not a finite number", c.where,
-                        m->routed_scale);
+                        m->moe.routed_scale);
     for (int64_t i = 0; i < first_dense; i++) m->sparse[i] = false;
-    m->shared_intermediate = m->moe_intermediate * shared;
-    bool grouped = d->deepseek_v3_router;
-    if (!d->deepseek_v3_router) { /* V2: the router never renormalises; topk_method picks the grouping */
+    m->moe.shared_intermediate = m->moe.moe_intermediate * shared;
+    bool v3 = d->moe->router == HFX_ROUTER_GROUPED_SIGMOID, grouped = v3;
+    if (!v3) { /* V2: the router never renormalises; topk_method picks the grouping */
         const char *method;
-        m->norm_topk = false;
+        m->moe.norm_topk = false;
         if ((st = hfx_cfg_str_or(c, "topk_method", "greedy", &method, err))) return st;
         if (strcmp(method, "greedy") != 0 && strcmp(method, "group_limited_greedy") != 0)
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: topk_method '%s' is not supported (greedy, "
@@ -33,19 +78,19 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
         grouped = strcmp(method, "group_limited_greedy") == 0;
     }
     if (!grouped) return HFX_OK;
-    if ((st = hfx_cfg_int_in_or(c, "n_group", 1, 1, m->experts, &m->groups, err)) ||
-        (st = hfx_cfg_int_in_or(c, "topk_group", m->groups, 1, m->groups, &m->top_groups, err)))
+    if ((st = hfx_cfg_int_in_or(c, "n_group", 1, 1, m->moe.experts, &m->moe.groups, err)) ||
+        (st = hfx_cfg_int_in_or(c, "topk_group", m->moe.groups, 1, m->moe.groups, &m->moe.top_groups, err)))
         return st;
-    if (m->experts % m->groups)
+    if (m->moe.experts % m->moe.groups)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: n_routed_experts %lld is not a multiple of n_group %lld", c.where,
-                        (long long)m->experts, (long long)m->groups);
-    int64_t per_group = m->experts / m->groups;
-    if (d->deepseek_v3_router && per_group < 2) /* groups are ranked by their two best experts */
+                        (long long)m->moe.experts, (long long)m->moe.groups);
+    int64_t per_group = m->moe.experts / m->moe.groups;
+    if (v3 && per_group < 2) /* groups are ranked by their two best experts */
         return hfx_fail(err, HFX_ERR_INVALID, "%s: n_group %lld leaves fewer than 2 experts per group", c.where,
-                        (long long)m->groups);
-    if (m->top_k > m->top_groups * per_group)
+                        (long long)m->moe.groups);
+    if (m->moe.top_k > m->moe.top_groups * per_group)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: num_experts_per_tok %lld exceeds the experts of topk_group %lld "
-                        "groups", c.where, (long long)m->top_k, (long long)m->top_groups);
+                        "groups", c.where, (long long)m->moe.top_k, (long long)m->moe.top_groups);
     return HFX_OK;
 }
 
@@ -54,45 +99,45 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     hfx_status st;
     m->sparse = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->sparse);
     if (!m->sparse) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    if (d->moe == HFX_MOE_NONE) return HFX_OK;
-    /* every layer, intermediate_size wide */
-    bool mixtral = d->moe == HFX_MOE_MIXTRAL || d->moe == HFX_MOE_GRANITE || d->moe == HFX_MOE_GPT_OSS ||
-                   d->moe == HFX_MOE_OLMOE;
-    /* transformers 5 writes num_local_experts for both; older Qwen3-MoE configs num_experts */
-    const char *experts_key = mixtral || hfx_cfg_has(c, "num_local_experts") ? "num_local_experts" : "num_experts";
-    if (d->moe == HFX_MOE_DEEPSEEK) experts_key = "n_routed_experts";
-    if (d->moe == HFX_MOE_OLMOE) experts_key = hfx_cfg_has(c, "num_experts") ? "num_experts" : "num_local_experts";
-    if (d->granite_shared_mlp) { /* the shared MLP's width; experts optional (0: the shared MLP alone) */
-        if ((st = hfx_cfg_int_in_or(c, "shared_intermediate_size", 1024, 1, 1 << 24, &m->shared_intermediate, err)) ||
-            (st = hfx_cfg_int_in_or(c, experts_key, 8, 0, 4096, &m->experts, err)))
+    const hfx_moe_desc *l = d->moe;
+    if (!l) return HFX_OK;
+    bool own_width = l->layers != HFX_MOE_EVERY_LAYER, by_step = l->layers == HFX_MOE_BY_STEP;
+    const char *experts_key =
+        !l->experts_alt_key || hfx_cfg_has(c, l->experts_key) ? l->experts_key : l->experts_alt_key;
+    if (l->shared == HFX_SHARED_LINEAR) { /* the shared MLP's width; experts optional (0: the shared MLP alone) */
+        if ((st = hfx_cfg_int_in_or(c, "shared_intermediate_size", 1024, 1, 1 << 24, &m->moe.shared_intermediate, err)) ||
+            (st = hfx_cfg_int_in_or(c, experts_key, 8, 0, 4096, &m->moe.experts, err)))
             return st;
-        if (m->experts == 0) return HFX_OK;
+        if (m->moe.experts == 0) return HFX_OK;
     }
-    if ((st = m->experts ? HFX_OK : hfx_cfg_int_in(c, experts_key, 1, 4096, &m->experts, err)) ||
-        (st = hfx_cfg_int_in(c, "num_experts_per_tok", 1, m->experts, &m->top_k, err)))
+    if ((st = m->moe.experts ? HFX_OK : hfx_cfg_int_in(c, experts_key, 1, 4096, &m->moe.experts, err)) ||
+        (st = hfx_cfg_int_in(c, "num_experts_per_tok", 1, m->moe.experts, &m->moe.top_k, err)))
         return st;
-    m->moe_intermediate = m->intermediate;
-    m->norm_topk = true;
-    if (d->moe == HFX_MOE_OLMOE && (st = hfx_cfg_bool_or(c, "norm_topk_prob", false, &m->norm_topk, err))) return st;
+    m->moe.moe_intermediate = m->intermediate;
+    m->moe.norm_topk = true;
+    bool topk_default = l->topk == HFX_TOPK_CONFIG_TRUE;
+    if (!own_width && l->topk != HFX_TOPK_RENORM &&
+        (st = hfx_cfg_bool_or(c, "norm_topk_prob", topk_default, &m->moe.norm_topk, err)))
+        return st;
     int64_t step = 1;
-    if (!mixtral &&
-        ((st = hfx_cfg_int_in(c, "moe_intermediate_size", 1, 1 << 24, &m->moe_intermediate, err)) ||
-         (!d->experts_only && (st = hfx_cfg_bool_or(c, "norm_topk_prob", d->norm_topk_default, &m->norm_topk, err))) ||
-         (!d->experts_only && (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err)))))
+    if (own_width &&
+        ((st = hfx_cfg_int_in(c, "moe_intermediate_size", 1, 1 << 24, &m->moe.moe_intermediate, err)) ||
+         (l->topk != HFX_TOPK_RENORM && (st = hfx_cfg_bool_or(c, "norm_topk_prob", topk_default, &m->moe.norm_topk, err))) ||
+         (by_step && (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err)))))
         return st;
-    if (d->moe == HFX_MOE_QWEN2 &&
-        (st = hfx_cfg_int_in(c, "shared_expert_intermediate_size", 1, 1 << 24, &m->shared_intermediate, err)))
+    if (l->shared == HFX_SHARED_GATED &&
+        (st = hfx_cfg_int_in(c, "shared_expert_intermediate_size", 1, 1 << 24, &m->moe.shared_intermediate, err)))
         return st;
-    if (d->moe == HFX_MOE_GPT_OSS && /* softmax over the k largest logits = the renormalised top-k */
-        ((st = hfx_cfg_num_or(c, "swiglu_alpha", 1.702, &m->swiglu_alpha, err)) ||
-         (st = hfx_cfg_num_or(c, "swiglu_limit", 7.0, &m->swiglu_limit, err))))
+    if (l->experts == HFX_EXPERTS_INTERLEAVED && /* softmax over the k largest logits = the renormalised top-k */
+        ((st = hfx_cfg_num_or(c, "swiglu_alpha", 1.702, &m->moe.swiglu_alpha, err)) ||
+         (st = hfx_cfg_num_or(c, "swiglu_limit", 7.0, &m->moe.swiglu_limit, err))))
         return st;
     for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = (i + 1) % step == 0;
-    m->groups = m->top_groups = 1;
-    m->routed_scale = 1.0;
-    if (d->moe == HFX_MOE_DEEPSEEK && (st = parse_deepseek_router(d, c, m, err))) return st;
+    m->moe.groups = m->moe.top_groups = 1;
+    m->moe.routed_scale = 1.0;
+    if (grouped_router(l) && (st = parse_deepseek_router(d, c, m, err))) return st;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
-    if (!mixtral && !d->experts_only && dense && !json_is_null(dense)) {
+    if (by_step && dense && !json_is_null(dense)) {
         if (!json_is_array(dense))
             return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'mlp_only_layers' must be a list of layer indices", c.where);
         for (size_t j = 0; j < json_array_size(dense); j++) {
@@ -111,17 +156,17 @@ static hfx_value *expert_weights(layer_ctx *c, int64_t i, const char *block, con
                                  int64_t rows, int64_t cols) {
     const hfx_decoder_cfg *m = c->m;
     char p[192];
-    hfx_value **ws = hfx_arena_alloc(c->g->arena, (size_t)m->experts * sizeof *ws);
+    hfx_value **ws = hfx_arena_alloc(c->g->arena, (size_t)m->moe.experts * sizeof *ws);
     if (!ws) {
         hfx_graph_fail(c->g, HFX_ERR_NOMEM, "out of memory");
         return hfx_const_f32(c->g, 0.0f);
     }
-    for (int64_t e = 0; e < m->experts; e++) {
+    for (int64_t e = 0; e < m->moe.experts; e++) {
         char leaf[96];
         snprintf(leaf, sizeof leaf, "experts.%lld.%s.weight", (long long)e, per_expert);
         ws[e] = hfx_weight(c->w, 2, (int64_t[]){rows, cols}, "%s", hfx_dec_name(c, i, block, leaf, p, sizeof p));
     }
-    return hfx_const_stack(c->g, (int)m->experts, ws);
+    return hfx_const_stack(c->g, (int)m->moe.experts, ws);
 }
 
 /* DeepSeek's router, in f32: scores sigmoid(logits) (V3) or softmax(logits) (V2); the experts are
@@ -133,8 +178,8 @@ static void deepseek_route(layer_ctx *c, int64_t i, hfx_value *h, bool gather, h
                            hfx_value **dense_out) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    bool v3 = c->d->deepseek_v3_router;
-    int64_t E = m->experts, K = m->top_k, G = m->groups, per = E / G, axis = -1;
+    bool v3 = c->d->moe->router == HFX_ROUTER_GROUPED_SIGMOID;
+    int64_t E = m->moe.experts, K = m->moe.top_k, G = m->moe.groups, per = E / G, axis = -1;
     char p[192];
     hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, m->hidden}, "%s", hfx_dec_name(c, i, "mlp", "gate.weight", p, sizeof p));
     hfx_value *logits = hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32); /* [B,S,E] */
@@ -145,7 +190,7 @@ static void deepseek_route(layer_ctx *c, int64_t i, hfx_value *h, bool gather, h
         choice = hfx_op2(g, HFX_OP_ADD, scores, hfx_cast(g, corr, HFX_DTYPE_F32));
     }
     hfx_dim bs[2] = {c->batch, c->seq};
-    if (G > 1 || m->top_groups < G) {
+    if (G > 1 || m->moe.top_groups < G) {
         hfx_dim grouped[4] = {bs[0], bs[1], hfx_dim_const(G), hfx_dim_const(per)};
         hfx_value *gs = hfx_reshape(g, choice, 4, grouped);             /* [B,S,G,per] */
         hfx_value *rank;                                                 /* [B,S,G,1] */
@@ -158,7 +203,7 @@ static void deepseek_route(layer_ctx *c, int64_t i, hfx_value *h, bool gather, h
         }
         rank = hfx_reshape(g, rank, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(G)});
         hfx_value *kept_vals, *kept;                                     /* [B,S,top_groups] */
-        hfx_top_k(g, rank, m->top_groups, &kept_vals, &kept);
+        hfx_top_k(g, rank, m->moe.top_groups, &kept_vals, &kept);
         hfx_value *group_ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, G), hfx_const_i64(g, 1), hfx_dim_const(G));
         hfx_value *hit = hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, kept, -1), group_ids); /* [B,S,tg,G] */
         int64_t tg_axis = 2;
@@ -176,10 +221,10 @@ static void deepseek_route(layer_ctx *c, int64_t i, hfx_value *h, bool gather, h
     hfx_value *source = v3 ? scores : choice;                            /* [B,S,E] */
     hfx_value *w = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, source, 2)), 1, &axis);
     w = hfx_reshape(g, w, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(K)}); /* [B,S,K] */
-    if (m->norm_topk)
+    if (m->moe.norm_topk)
         w = hfx_op2(g, HFX_OP_DIV, w, hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis),
                                               hfx_const_f32(g, 1e-20f)));
-    w = hfx_op2(g, HFX_OP_MUL, w, hfx_const_f32(g, (float)m->routed_scale));
+    w = hfx_op2(g, HFX_OP_MUL, w, hfx_const_f32(g, (float)m->moe.routed_scale));
     if (gather) {
         *w_out = w, *idx_out = idx;
         return;
@@ -196,7 +241,7 @@ static void deepseek_route(layer_ctx *c, int64_t i, hfx_value *h, bool gather, h
 static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    bool mixtral = c->d->moe == HFX_MOE_MIXTRAL, granite = c->d->moe == HFX_MOE_GRANITE;
+    bool mixtral = c->d->moe->experts == HFX_EXPERTS_W123, granite = c->d->moe->experts == HFX_EXPERTS_LINEAR;
     char p[192];
     /* transformers 5's own layout: mlp.gate + fused mlp.experts.{gate_up,down}_proj; saved
      * checkpoints: per-expert tensors (Mixtral's under block_sparse_moe, as w1/w3/w2) */
@@ -208,10 +253,10 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
     if (fused) block = "mlp";
     if (granite) fused = true; /* Granite's experts come fused, under either name */
     bool hub_granite = granite && hfx_weight_exists(c->w, hfx_dec_name(c, i, block, "input_linear.weight", p, sizeof p));
-    int64_t E = m->experts, I = m->moe_intermediate, H = m->hidden, K = m->top_k, axis = -1;
+    int64_t E = m->moe.experts, I = m->moe.moe_intermediate, H = m->hidden, K = m->moe.top_k, axis = -1;
     /* the routing: gathered, each token's k weights and experts [B,S,K]; else a dense [B,S,E] */
     hfx_value *w = NULL, *idx = NULL, *top = NULL;
-    if (c->d->moe == HFX_MOE_DEEPSEEK) {
+    if (grouped_router(c->d->moe)) {
         deepseek_route(c, i, h, c->o->moe_gather, &w, &idx, &top);
     } else {
         const char *router_name = granite ? (hub_granite ? "router.layer.weight" : "router.weight") : "gate.weight";
@@ -219,10 +264,10 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
         hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), -1);
         if (c->o->moe_gather) {
             hfx_top_k(g, probs, K, &w, &idx);
-            if (m->norm_topk) w = hfx_op2(g, HFX_OP_DIV, w, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis));
+            if (m->moe.norm_topk) w = hfx_op2(g, HFX_OP_DIV, w, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis));
         } else {
             top = hfx_top_k_mask(g, probs, K);
-            if (m->norm_topk) top = hfx_op2(g, HFX_OP_DIV, top, hfx_reduce(g, HFX_OP_REDUCE_SUM, top, 1, &axis));
+            if (m->moe.norm_topk) top = hfx_op2(g, HFX_OP_DIV, top, hfx_reduce(g, HFX_OP_REDUCE_SUM, top, 1, &axis));
         }
     }
 
@@ -278,11 +323,11 @@ static hfx_value *clamped_swiglu(layer_ctx *c, hfx_value *gu, int rank, const hf
     hfx_value *gate = hfx_gather(g, p, hfx_const_i64(g, 0), rank);
     hfx_value *up = hfx_gather(g, p, hfx_const_i64(g, 1), rank);
     hfx_dtype dt = gu->dtype;
-    hfx_value *limit = hfx_const_scalar(g, dt, m->swiglu_limit);
+    hfx_value *limit = hfx_const_scalar(g, dt, m->moe.swiglu_limit);
     gate = hfx_op2(g, HFX_OP_MIN, gate, limit);
-    up = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_MIN, up, limit), hfx_const_scalar(g, dt, -m->swiglu_limit));
+    up = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_MIN, up, limit), hfx_const_scalar(g, dt, -m->moe.swiglu_limit));
     hfx_value *glu = hfx_op2(g, HFX_OP_MUL, gate,
-                             hfx_op1(g, HFX_OP_SIGMOID, hfx_op2(g, HFX_OP_MUL, gate, hfx_const_scalar(g, dt, m->swiglu_alpha))));
+                             hfx_op1(g, HFX_OP_SIGMOID, hfx_op2(g, HFX_OP_MUL, gate, hfx_const_scalar(g, dt, m->moe.swiglu_alpha))));
     return hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_ADD, up, hfx_const_scalar(g, dt, 1.0)), glu);
 }
 
@@ -291,7 +336,7 @@ static hfx_value *clamped_swiglu(layer_ctx *c, hfx_value *gu, int rank, const hf
 static hfx_value *gpt_oss_experts(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    int64_t E = m->experts, I = m->moe_intermediate, H = m->hidden, K = m->top_k, axis = -1;
+    int64_t E = m->moe.experts, I = m->moe.moe_intermediate, H = m->hidden, K = m->moe.top_k, axis = -1;
     char p[192];
 #define P(name) hfx_dec_name(c, i, "mlp", name, p, sizeof p)
     hfx_value *rw = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", P("router.weight"));
@@ -341,11 +386,11 @@ static hfx_value *gpt_oss_experts(layer_ctx *c, int64_t i, hfx_value *h) {
 /* The experts, plus Qwen2-MoE's shared expert: a gated MLP of shared_expert_intermediate_size
  * scaled by sigmoid(shared_expert_gate(h)), in the activations' dtype. */
 hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
-    if (c->d->moe == HFX_MOE_GPT_OSS) return gpt_oss_experts(c, i, h);
+    if (c->d->moe->experts == HFX_EXPERTS_INTERLEAVED) return gpt_oss_experts(c, i, h);
     hfx_value *y = routed_experts(c, i, h);
-    if (c->d->moe == HFX_MOE_DEEPSEEK) { /* shared_experts: a plain gated MLP beside the routed ones */
+    if (c->d->moe->shared == HFX_SHARED_PLAIN) { /* shared_experts: a plain gated MLP beside the routed ones */
         const hfx_decoder_cfg *m = c->m;
-        int64_t H = m->hidden, S = m->shared_intermediate;
+        int64_t H = m->hidden, S = m->moe.shared_intermediate;
         char p[192];
 #define P(name) hfx_dec_name(c, i, "mlp", name, p, sizeof p)
         hfx_value *gate = hfx_dec_proj(c, h, H, S, false, P("shared_experts.gate_proj"));
@@ -355,10 +400,10 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
 #undef P
         return hfx_op2(c->g, HFX_OP_ADD, y, shared);
     }
-    if (c->d->moe != HFX_MOE_QWEN2) return y;
+    if (c->d->moe->shared != HFX_SHARED_GATED) return y;
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    int64_t H = m->hidden, S = m->shared_intermediate;
+    int64_t H = m->hidden, S = m->moe.shared_intermediate;
     char p[192];
 #define P(name) hfx_dec_name(c, i, "mlp", name, p, sizeof p)
     hfx_value *gate = hfx_dec_proj(c, h, H, S, false, P("shared_expert.gate_proj"));

@@ -184,8 +184,8 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     if (!m->text_desc)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s': hfx has no such causal LM for %s's language "
                                                   "model", text.where, text_type, d->architecture);
-    if ((m->text_desc->embed_sqrt_hidden && !m->text_desc->embed_scale_in_table) || m->text_desc->granite_multipliers ||
-        m->text_desc->moe != HFX_MOE_NONE)
+    if (m->text_desc->embed_scale == HFX_EMBED_SQRT_HIDDEN || m->text_desc->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS ||
+        m->text_desc->moe)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' as %s's language model is not supported yet "
                                                   "(its embedding scales or experts are not split from the text stack)",
                         text.where, text_type, d->architecture);
