@@ -46,20 +46,25 @@ hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *c
 /* mla.c */
 hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
 hfx_status hfx_dec_mla_scale(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
-hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
+hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
+                                 hfx_value *bias);
 
 /* ffn.c */
 hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h);
 
 /* moe.c */
-hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err);
+hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                             hfx_error *err);
 hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h);
 
 /* decoder_mixers.c */
 hfx_status hfx_dec_parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err);
-hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err);
-hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err);
-hfx_status hfx_dec_parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err);
+hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                        hfx_error *err);
+hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                       hfx_error *err);
+hfx_status hfx_dec_parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                        hfx_error *err);
 hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i);
 hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
 

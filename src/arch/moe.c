@@ -17,18 +17,22 @@ const hfx_moe_desc hfx_moe_mixtral = {
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
 const hfx_moe_desc hfx_moe_qwen3 = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
-    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "num_local_experts", .experts_alt_key = "num_experts"};
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "num_local_experts",
+    .experts_alt_key = "num_experts"};
 const hfx_moe_desc hfx_moe_qwen2 = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
-    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "num_local_experts", .experts_alt_key = "num_experts"};
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "num_local_experts",
+    .experts_alt_key = "num_experts"};
 const hfx_moe_desc hfx_moe_qwen3_next = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
-    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_local_experts", .experts_alt_key = "num_experts"};
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_local_experts",
+    .experts_alt_key = "num_experts"};
 /* Qwen3.5-MoE: decoder_sparse_step, mlp_only_layers and norm_topk_prob unread (the router always
  * renormalizes) */
 const hfx_moe_desc hfx_moe_qwen3_5 = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
-    .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts", .experts_alt_key = "num_experts"};
+    .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
+    .experts_alt_key = "num_experts"};
 const hfx_moe_desc hfx_moe_granite = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
@@ -37,7 +41,8 @@ const hfx_moe_desc hfx_moe_granite_hybrid = {
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
 const hfx_moe_desc hfx_moe_olmoe = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
-    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_CONFIG, .experts_key = "num_experts", .experts_alt_key = "num_local_experts"};
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_CONFIG, .experts_key = "num_experts",
+    .experts_alt_key = "num_local_experts"};
 const hfx_moe_desc hfx_moe_deepseek_v2 = {
     .router = HFX_ROUTER_GROUPED_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts"};

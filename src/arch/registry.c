@@ -36,7 +36,8 @@ static const hfx_decoder_desc Qwen3MoeForCausalLM_desc = {"Qwen3MoeForCausalLM",
                                                           .sliding = HFX_SLIDING_MAX_WINDOW, .moe = &hfx_moe_qwen3,
                                                           .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", QWEN3};
-static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", LLAMA_LIKE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
+static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", LLAMA_LIKE,
+    .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
                                                          .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
                                                          .scale = HFX_SCALE_ATTN_MULTIPLIER};
 static const hfx_decoder_desc Olmo2ForCausalLM_desc = {"Olmo2ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
@@ -46,7 +47,8 @@ static const hfx_decoder_desc OlmoeForCausalLM_desc = {"OlmoeForCausalLM", LLAMA
                                                        .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc OlmoForCausalLM_desc = {"OlmoForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER_PLAIN,
                                                       .clip_qkv = true};
-static const hfx_decoder_desc SmolLM3ForCausalLM_desc = {"SmolLM3ForCausalLM", LLAMA_LIKE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
+static const hfx_decoder_desc SmolLM3ForCausalLM_desc = {"SmolLM3ForCausalLM", LLAMA_LIKE,
+    .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
                                                          .defaults.tied = true, .no_rope = HFX_NO_ROPE_LIST,
                                                          .sliding = HFX_SLIDING_NO_ROPE, .masks_by_layer_type = true};
 static const hfx_decoder_names phi_names = {.o = "dense", .fc_in = "fc1", .fc_out = "fc2",
@@ -55,7 +57,8 @@ static const hfx_decoder_names phi_names = {.o = "dense", .fc_in = "fc1", .fc_ou
 static const hfx_decoder_desc PhiForCausalLM_desc = {
     "PhiForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED, .mlp = HFX_MLP_PLAIN,
     .act.dflt = "gelu_new", .eps_key = "layer_norm_eps", .rope.partial_rotary = true, .rope.partial = 0.5,
-    .bias.default_on = true, .bias.mlp = HFX_MLP_BIAS_ALWAYS, .head = HFX_HEAD_LM_BIASED, .qk_norm = HFX_QK_NORM_PER_HEAD,
+    .bias.default_on = true, .bias.mlp = HFX_MLP_BIAS_ALWAYS, .head = HFX_HEAD_LM_BIASED,
+    .qk_norm = HFX_QK_NORM_PER_HEAD,
     .qk_norm_key = "qk_layernorm", .names = &phi_names};
 static const hfx_decoder_names stablelm_names = {.q_norm = "q_layernorm", .k_norm = "k_layernorm"};
 /* LFM2: attention or a short convolution per layer (layer_types), its own block names */
@@ -65,11 +68,13 @@ static const hfx_decoder_names lfm2_names = {.o = "out_proj", .norm1 = "operator
                                              .up = "w3", .down = "w2"};
 static const hfx_decoder_desc Lfm2ForCausalLM_desc = {
     "Lfm2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm2_names,
-    .eps_key = "norm_eps", .defaults.eps = 1e-5, .defaults.tied = true, .rope.theta = 1000000.0, .mixers = HFX_MIXERS_SHORT_CONV,
+    .eps_key = "norm_eps", .defaults.eps = 1e-5, .defaults.tied = true, .rope.theta = 1000000.0,
+    .mixers = HFX_MIXERS_SHORT_CONV,
     .rope.names = HFX_ROPE_NAMES_CURRENT};
 /* Mamba2: every layer a Mamba2 mixer alone, under backbone.* */
 static const hfx_decoder_names mamba2_names = {.embed = "backbone.embeddings.weight",
-                                               .embed_alt = "backbone.embedding.weight", .layer = "backbone.layers.%lld",
+                                               .embed_alt = "backbone.embedding.weight",
+                                               .layer = "backbone.layers.%lld",
                                                .norm1 = "norm", .final_norm = "backbone.norm_f", .ssm = "mixer"};
 static const hfx_mamba2_keys mamba2_keys = {
     .heads = "num_heads", .head_dim = "head_dim", .state = "state_size", .kernel = "conv_kernel",
@@ -94,9 +99,11 @@ static const hfx_mamba2_keys granite_hybrid_keys = {
     .default_expand = 2.0, .default_conv_bias = true, .default_proj_bias = false, .chunk = "mamba_chunk_size",
     .default_chunk = 256};
 static const hfx_decoder_desc GraniteMoeHybridForCausalLM_desc = {
-    "GraniteMoeHybridForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS, .scale = HFX_SCALE_ATTN_MULTIPLIER,
+    "GraniteMoeHybridForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
+    .scale = HFX_SCALE_ATTN_MULTIPLIER,
     .moe = &hfx_moe_granite_hybrid, .mamba2 = &granite_hybrid_keys, .mixers = HFX_MIXERS_MAMBA2_BY_TYPE,
-    .names = &granite_hybrid_names, .no_rope = HFX_NO_ROPE_UNLESS_ROPE_TYPE, .output_class = "MoeCausalLMOutputWithPast"};
+    .names = &granite_hybrid_names, .no_rope = HFX_NO_ROPE_UNLESS_ROPE_TYPE,
+    .output_class = "MoeCausalLMOutputWithPast"};
 /* Falcon-H1: Mamba2 beside attention in every layer (the mixer's inner width mamba_d_ssm, its gated
  * norm optional and normalizing first, its muP multipliers), and the layer's own multipliers */
 static const hfx_decoder_names falcon_h1_names = {.norm2 = "pre_ff_layernorm", .mlp = "feed_forward",
@@ -127,11 +134,15 @@ static const hfx_decoder_names qwen3_next_names = {.ssm = "linear_attn"};
     .rope.partial_rotary = true, .rope.partial = 0.25, .names = &qwen3_next_names, .rope.names = HFX_ROPE_NAMES_CURRENT, \
     .masks_by_layer_type = true, .unused_stack = "mtp"
 static const hfx_decoder_desc Qwen3NextForCausalLM_desc = {
-    "Qwen3NextForCausalLM", QWEN3_NEXT_LIKE, .mixers = HFX_MIXERS_DELTA_BY_TYPE, .delta = HFX_DELTA_GROUPED, .moe = &hfx_moe_qwen3_next, .output_class = "MoeCausalLMOutputWithPast"};
+    "Qwen3NextForCausalLM", QWEN3_NEXT_LIKE, .mixers = HFX_MIXERS_DELTA_BY_TYPE, .delta = HFX_DELTA_GROUPED,
+    .moe = &hfx_moe_qwen3_next, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3_5ForCausalLM_desc = {"Qwen3_5ForCausalLM", QWEN3_NEXT_LIKE,
-                                                         .mixers = HFX_MIXERS_DELTA_BY_TYPE, .delta = HFX_DELTA_SEPARATE, .model_type_alias = "qwen3_5_text"};
+                                                         .mixers = HFX_MIXERS_DELTA_BY_TYPE,
+                                                         .delta = HFX_DELTA_SEPARATE,
+                                                         .model_type_alias = "qwen3_5_text"};
 static const hfx_decoder_desc Qwen3_5MoeForCausalLM_desc = {
-    "Qwen3_5MoeForCausalLM", QWEN3_NEXT_LIKE, .mixers = HFX_MIXERS_DELTA_BY_TYPE, .delta = HFX_DELTA_SEPARATE, .moe = &hfx_moe_qwen3_5,
+    "Qwen3_5MoeForCausalLM", QWEN3_NEXT_LIKE, .mixers = HFX_MIXERS_DELTA_BY_TYPE, .delta = HFX_DELTA_SEPARATE,
+    .moe = &hfx_moe_qwen3_5,
     .model_type_alias = "qwen3_5_moe_text", .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc StableLmForCausalLM_desc = {
     "StableLmForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED,
@@ -153,7 +164,8 @@ static const hfx_decoder_desc Ernie4_5ForCausalLM_desc = {
     .rope.pairs = HFX_ROTARY_PAIRS_F32};
 static const hfx_decoder_desc Exaone4ForCausalLM_desc = {
     "Exaone4ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD,
-    .layout = HFX_LAYOUT_POST, .defaults.eps = 1e-5, .defaults.kv_heads = 32, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG,
+    .layout = HFX_LAYOUT_POST, .defaults.eps = 1e-5, .defaults.kv_heads = 32,
+    .sliding = HFX_SLIDING_PATTERN_OR_CONFIG,
     .sliding_pattern = 4, .defaults.window = 4096, .no_rope = HFX_NO_ROPE_FULL_IF_WINDOW,
     .masks_by_layer_type = true};
 #define COHERE_LIKE                                                                                          \
@@ -170,18 +182,21 @@ static const hfx_decoder_desc Qwen2MoeForCausalLM_desc = {
     .bias.default_on = true, .sliding = HFX_SLIDING_EVEN_BELOW_MAX, .masks_by_layer_type = true,
     .defaults.kv_heads = 16, .moe = &hfx_moe_qwen2, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc GraniteMoeForCausalLM_desc = {
-    "GraniteMoeForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS, .scale = HFX_SCALE_ATTN_MULTIPLIER,
+    "GraniteMoeForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
+    .scale = HFX_SCALE_ATTN_MULTIPLIER,
     .moe = &hfx_moe_granite, .output_class = "MoeCausalLMOutputWithPast"};
 /* GPT-OSS: biased attention with sinks, sliding and full layers alternating, YaRN (its default),
  * and clamped-SwiGLU experts with biases. */
 static const hfx_decoder_desc GptOssForCausalLM_desc = {
     "GptOssForCausalLM", LLAMA_LIKE, .bias.default_on = true, .sliding = HFX_SLIDING_PATTERN,
     .sliding_pattern = 2, .defaults.window = 128, .masks_by_layer_type = true, .rope.theta = 150000.0,
-    .defaults.eps = 1e-5, .attention = HFX_ATTN_SINKS, .moe = &hfx_moe_gpt_oss, .output_class = "MoeCausalLMOutputWithPast"};
+    .defaults.eps = 1e-5, .attention = HFX_ATTN_SINKS, .moe = &hfx_moe_gpt_oss,
+    .output_class = "MoeCausalLMOutputWithPast"};
 /* DeepSeek V2/V3: multi-head latent attention, dense layers then shared + routed experts. V2 rotates
  * interleaved pairs in place; V3 regroups them into halves (rope_interleave). */
 static const hfx_decoder_desc DeepseekV2ForCausalLM_desc = {
-    "DeepseekV2ForCausalLM", LLAMA_LIKE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG, .attention = HFX_ATTN_LATENT, .rope.pairs = HFX_ROTARY_PAIRS,
+    "DeepseekV2ForCausalLM", LLAMA_LIKE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG, .attention = HFX_ATTN_LATENT,
+    .rope.pairs = HFX_ROTARY_PAIRS,
     .moe = &hfx_moe_deepseek_v2, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc DeepseekV3ForCausalLM_desc = {
     "DeepseekV3ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .moe = &hfx_moe_deepseek_v3,
@@ -209,7 +224,8 @@ static const hfx_decoder_names gpt2_names = {
 static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner"};
 static const char *const gpt2_forward_args[] = {"input_ids", "cache", "attention_mask", "position_ids", NULL};
 static const hfx_decoder_desc GPT2LMHeadModel_desc = {
-    "GPT2LMHeadModel", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true, .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN,
+    "GPT2LMHeadModel", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true, .norm = HFX_NORM_LAYER,
+    .mlp = HFX_MLP_PLAIN,
     .act.key = "activation_function", .act.dflt = "gelu_new", .eps_key = "layer_norm_epsilon",
     .defaults.tied = true, .qkv = HFX_QKV_CONCAT, .names = &gpt2_names, .keys = &gpt2_keys,
     .positions = HFX_POSITIONS_LEARNED, .linears_in_out = true, .scale = HFX_SCALE_BY_CONFIG_LAYER,
@@ -217,9 +233,11 @@ static const hfx_decoder_desc GPT2LMHeadModel_desc = {
     .ignored_keys = gpt2_ignores};
 static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
     "GPTNeoXForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN, .act.dflt = "gelu",
-    .eps_key = "layer_norm_eps", .rope.partial_rotary = true, .rope.partial = 0.25, .rope.theta_key = "rotary_emb_base",
+    .eps_key = "layer_norm_eps", .rope.partial_rotary = true, .rope.partial = 0.25,
+    .rope.theta_key = "rotary_emb_base",
     .rope.partial_key = "rotary_pct", .bias.default_on = true, .bias.mlp = HFX_MLP_BIAS_ALWAYS,
-    .parallel_from_config = true, .qkv = HFX_QKV_PER_HEAD, .names = &gpt_neox_names, .ignored_keys = gpt_neox_ignores};
+    .parallel_from_config = true, .qkv = HFX_QKV_PER_HEAD, .names = &gpt_neox_names,
+    .ignored_keys = gpt_neox_ignores};
 #define GEMMA_LIKE                                                                                         \
     LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .act.dflt = "gelu_pytorch_tanh", .defaults.tied = true,     \
     .embed_scale = HFX_EMBED_SQRT_HIDDEN
@@ -233,7 +251,8 @@ static const hfx_decoder_desc Qwen2ForSequenceClassification_desc = {"Qwen2ForSe
 static const hfx_decoder_desc Qwen3ForSequenceClassification_desc = {"Qwen3ForSequenceClassification", QWEN3,
                                                                      .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc GemmaForSequenceClassification_desc = {"GemmaForSequenceClassification", GEMMA_LIKE,
-                                                                     .act.legacy_gelu_tanh = true, .head = HFX_HEAD_CLASSIFIER};
+                                                                     .act.legacy_gelu_tanh = true,
+                                                                     .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc Gemma2ForCausalLM_desc = {
     "Gemma2ForCausalLM", GEMMA_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 2,
     .layout = HFX_LAYOUT_SANDWICH, .act.key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN,
@@ -242,8 +261,10 @@ static const hfx_decoder_desc Gemma2ForCausalLM_desc = {
 static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     "Gemma3ForCausalLM", GEMMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG,
     .sliding_pattern = 6, .layout = HFX_LAYOUT_SANDWICH,
-    .act.key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .softcaps = HFX_SOFTCAP_FINAL, .rope.local = true,
-    .rope.theta = 1000000.0, .defaults.window = 4096, .rope.names = HFX_ROPE_NAMES_CURRENT, .masks_by_layer_type = true,
+    .act.key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .softcaps = HFX_SOFTCAP_FINAL,
+    .rope.local = true,
+    .rope.theta = 1000000.0, .defaults.window = 4096, .rope.names = HFX_ROPE_NAMES_CURRENT,
+    .masks_by_layer_type = true,
     .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE, .model_type_alias = "gemma3_text"};
 
 /* The encoder-decoder family (seq2seq.c). */
