@@ -41,42 +41,81 @@ static hfx_value *residual(layer_ctx *c, hfx_value *x, hfx_value *block) {
     return hfx_op2(c->g, HFX_OP_ADD, x, block);
 }
 
-static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos,
-                                hfx_value *sin, hfx_value *bias) {
-    int64_t n = c->m->hidden;
+/* One layer per layout, each its blocks in transformers' order: x [B,S,hidden] → [B,S,hidden]. The
+ * mixer is the layer's attention or recurrent block (decoder_mixers.c), the MLP dense or the
+ * experts (ffn.c, moe.c). */
+typedef struct layer_args {
+    int64_t i;
+    hfx_value *cos, *sin, *bias; /* the layer's rotary tables and attention bias */
+} layer_args;
+
+#define NAME(leaf) hfx_dec_name(c, a->i, NULL, leaf, p, sizeof p)
+#define MIXER(h) hfx_dec_mixer(c, a->i, h, a->cos, a->sin, a->bias)
+#define NORM(x, leaf) hfx_dec_norm(c, x, c->m->hidden, NAME(leaf))
+
+/* mlp(norm2(x)) + attn(norm1(x)) + x (GPT-NeoX's use_parallel_residual) */
+static hfx_value *layer_parallel(layer_ctx *c, const layer_args *a, hfx_value *x) {
     char p[160];
-#define P(name) hfx_dec_name(c, i, NULL, name, p, sizeof p)
-    switch (c->m->layout) {
-    case HFX_LAYOUT_PARALLEL: { /* mlp(norm2(x)) + attn(norm1(x)) + x, in transformers' order */
-        hfx_value *a = hfx_dec_mixer(c, i, hfx_dec_norm(c, x, n, P(c->n.norm1)), cos, sin, bias);
-        hfx_value *f = hfx_dec_ffn(c, i, hfx_dec_norm(c, x, n, P(c->n.norm2)));
-        return hfx_op2(c->g, HFX_OP_ADD, hfx_op2(c->g, HFX_OP_ADD, f, a), x);
+    hfx_value *m = MIXER(NORM(x, c->n.norm1));
+    hfx_value *f = hfx_dec_ffn(c, a->i, NORM(x, c->n.norm2));
+    return hfx_op2(c->g, HFX_OP_ADD, hfx_op2(c->g, HFX_OP_ADD, f, m), x);
+}
+
+/* x + attn(h) + mlp(h), h = norm1(x) (Phi, Cohere, StableLM) */
+static hfx_value *layer_parallel_shared(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    char p[160];
+    hfx_value *h = NORM(x, c->n.norm1);
+    hfx_value *m = MIXER(h);
+    return hfx_op2(c->g, HFX_OP_ADD, hfx_op2(c->g, HFX_OP_ADD, x, m), hfx_dec_ffn(c, a->i, h));
+}
+
+/* x += mixer(norm1(x)); x += mlp(norm2(x)); the stream in f32 where the model keeps it so (each block
+ * in the weights' dtype), the MLP absent in a mixers-only model */
+static hfx_value *layer_pre(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    char p[160];
+    if (c->m->residual_f32 && c->o->dtype != HFX_DTYPE_F32) {
+        hfx_value *block = MIXER(NORM(hfx_cast(c->g, x, c->o->dtype), c->n.norm1));
+        x = hfx_op2(c->g, HFX_OP_ADD, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, block, HFX_DTYPE_F32));
+    } else {
+        x = residual(c, x, MIXER(NORM(x, c->n.norm1)));
     }
-    case HFX_LAYOUT_PARALLEL_SHARED: { /* x + attn(h) + mlp(h), h = norm1(x) */
-        hfx_value *h = hfx_dec_norm(c, x, n, P(c->n.norm1));
-        hfx_value *a = hfx_dec_mixer(c, i, h, cos, sin, bias);
-        return hfx_op2(c->g, HFX_OP_ADD, hfx_op2(c->g, HFX_OP_ADD, x, a), hfx_dec_ffn(c, i, h));
-    }
-    case HFX_LAYOUT_PRE:
-        if (c->m->residual_f32 && c->o->dtype != HFX_DTYPE_F32) { /* the stream in f32, each block in the weights' dtype */
-            hfx_value *block = hfx_dec_mixer(c, i, hfx_dec_norm(c, hfx_cast(c->g, x, c->o->dtype), n, P(c->n.norm1)), cos, sin, bias);
-            x = hfx_op2(c->g, HFX_OP_ADD, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, block, HFX_DTYPE_F32));
-        } else {
-            x = residual(c, x, hfx_dec_mixer(c, i, hfx_dec_norm(c, x, n, P(c->n.norm1)), cos, sin, bias));
-        }
-        return c->m->no_mlp ? x : residual(c, x, hfx_dec_ffn(c, i, hfx_dec_norm(c, x, n, P(c->n.norm2))));
-    case HFX_LAYOUT_SANDWICH: {
-        hfx_value *a = hfx_dec_mixer(c, i, hfx_dec_norm(c, x, n, P(c->n.norm1)), cos, sin, bias);
-        x = residual(c, x, hfx_dec_norm(c, a, n, P(c->n.norm2)));
-        hfx_value *f = hfx_dec_ffn(c, i, hfx_dec_norm(c, x, n, P(c->n.pre2)));
-        return residual(c, x, hfx_dec_norm(c, f, n, P(c->n.post2)));
-    }
-    case HFX_LAYOUT_POST:
-        x = residual(c, x, hfx_dec_norm(c, hfx_dec_mixer(c, i, x, cos, sin, bias), n, P(c->n.norm2)));
-        return residual(c, x, hfx_dec_norm(c, hfx_dec_ffn(c, i, x), n, P(c->n.post2)));
-    }
-    return x;
-#undef P
+    return c->m->no_mlp ? x : residual(c, x, hfx_dec_ffn(c, a->i, NORM(x, c->n.norm2)));
+}
+
+/* x += post1(attn(norm1(x))); x += post2(mlp(pre2(x))) (Gemma 2/3, GLM-4) */
+static hfx_value *layer_sandwich(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    char p[160];
+    hfx_value *m = MIXER(NORM(x, c->n.norm1));
+    x = residual(c, x, NORM(m, c->n.norm2));
+    hfx_value *f = hfx_dec_ffn(c, a->i, NORM(x, c->n.pre2));
+    return residual(c, x, NORM(f, c->n.post2));
+}
+
+/* x += norm1(attn(x)); x += norm2(mlp(x)) (OLMo-2, EXAONE 4) */
+static hfx_value *layer_post(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    char p[160];
+    x = residual(c, x, NORM(MIXER(x), c->n.norm2));
+    return residual(c, x, NORM(hfx_dec_ffn(c, a->i, x), c->n.post2));
+}
+
+#undef NAME
+#undef MIXER
+#undef NORM
+
+static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hfx_value *) = {
+    [HFX_LAYOUT_PRE] = layer_pre,
+    [HFX_LAYOUT_PARALLEL] = layer_parallel,
+    [HFX_LAYOUT_SANDWICH] = layer_sandwich,
+    [HFX_LAYOUT_POST] = layer_post,
+    [HFX_LAYOUT_PARALLEL_SHARED] = layer_parallel_shared,
+};
+_Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_PARALLEL_SHARED + 1,
+               "a layer function for every layout");
+
+static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos, hfx_value *sin,
+                                hfx_value *bias) {
+    layer_args a = {i, cos, sin, bias};
+    return layer_of_layout[c->m->layout](c, &a, x);
 }
 
 /* The LM head over the final hidden states: [B,S,hidden] → [B,S,vocab]. */
