@@ -6,6 +6,7 @@
 #define HFX_ARCH_DECODER_H
 
 #include "arch/arch.h"
+#include "arch/moe.h"
 #include "arch/nn.h"
 #include "arch/rope.h"
 #include "arch/ssm.h"
@@ -24,7 +25,8 @@ typedef enum {
     HFX_SLIDING_NONE,
     HFX_SLIDING_ALL,         /* `sliding_window` on every layer when set (Mistral, StarCoder2) */
     HFX_SLIDING_MAX_WINDOW,  /* layer_types, else use_sliding_window + max_window_layers (Qwen2/3) */
-    HFX_SLIDING_PATTERN,     /* layer_types, else every `pattern`-th layer global (Gemma 2/3) */
+    HFX_SLIDING_PATTERN,     /* layer_types, else every `pattern`-th layer global (Gemma 2) */
+    HFX_SLIDING_PATTERN_OR_CONFIG, /* ... that period, or `sliding_window_pattern` (Gemma 3, Cohere 2, EXAONE 4) */
     HFX_SLIDING_NO_ROPE,     /* layer_types, else the layers without rope when use_sliding_window
                                 (SmolLM3); sliding_window applies to every sliding_attention layer */
     HFX_SLIDING_EVEN_BELOW_MAX /* layer_types, else the even-indexed layers below max_window_layers
@@ -61,24 +63,6 @@ typedef enum {
     HFX_QKV_CONCAT,     /* one weight [q; k; v] (Phi-3 qkv_proj) */
     HFX_QKV_PER_HEAD    /* one weight, per head [q_h; k_h; v_h] (GPT-NeoX query_key_value) */
 } hfx_qkv_layout;
-
-typedef enum {
-    HFX_MOE_NONE,
-    HFX_MOE_MIXTRAL, /* every layer: block_sparse_moe, experts.{e}.w1/w3/w2, weights renormalised */
-    HFX_MOE_QWEN3,   /* layers by decoder_sparse_step and mlp_only_layers: mlp.experts.{e}.gate/up/down,
-                        norm_topk_prob */
-    HFX_MOE_QWEN2,   /* Qwen3's, plus a shared expert scaled by sigmoid(shared_expert_gate) (Qwen2-MoE) */
-    HFX_MOE_GRANITE, /* Mixtral's routing, every layer, experts of intermediate_size, fused under
-                        block_sparse_moe: input_linear [E, 2I, H] (gate; up), output_linear, router.layer */
-    HFX_MOE_OLMOE,   /* every layer, experts of intermediate_size under Qwen3's names (mlp.gate,
-                        mlp.experts.{e}.gate/up/down_proj), num_experts, norm_topk_prob (default false) */
-    HFX_MOE_DEEPSEEK, /* layers from first_k_dense_replace: per-expert gate/up/down and shared_experts;
-                        the router scores by sigmoid + e_score_correction_bias (V3) or softmax (V2),
-                        group-limited top-k (n_group, topk_group), routed_scaling_factor */
-    HFX_MOE_GPT_OSS  /* every layer: mlp.router (weight, bias), softmax over the top-k logits; experts
-                        gate_up_proj [E, H, 2I] (gate and up interleaved) and down_proj [E, I, H], both
-                        biased; clamped SwiGLU (up + 1)·gate·σ(α·gate) */
-} hfx_moe_kind;
 
 /* config.json keys, where a family departs from Llama's (NULL fields take Llama's). */
 typedef struct hfx_decoder_keys {
@@ -122,12 +106,6 @@ typedef enum {
     HFX_NO_ROPE_UNLESS_ROPE_TYPE /* rope only when `position_embedding_type` is "rope" (Granite 4.0's "nope") */
 } hfx_no_rope_rule;
 
-typedef enum {
-    HFX_SCALE_HEAD_DIM,          /* head_dim^-0.5 */
-    HFX_SCALE_QUERY_PRE_ATTN,    /* query_pre_attn_scalar^-0.5 (Gemma 2/3) */
-    HFX_SCALE_ATTN_MULTIPLIER    /* attention_multiplier (Granite) */
-} hfx_attn_scale;
-
 /* What mixes tokens in a layer. */
 typedef enum {
     HFX_MIXER_ATTENTION,
@@ -145,6 +123,149 @@ typedef enum {
     HFX_DELTA_SEPARATE  /* in_proj_qkv, in_proj_z, in_proj_b, in_proj_a (Qwen3.5) */
 } hfx_delta_proj;
 
+/* How the MLP of a dense layer is built. */
+typedef enum {
+    HFX_MLP_PLAIN,      /* fc_in → act → fc_out (StarCoder2, GPT-2, GPT-NeoX, Phi) */
+    HFX_MLP_GATED,      /* act(gate) · up → down (Llama) */
+    HFX_MLP_GATED_FUSED /* ... from one `gate_up_proj` [gate; up] (Phi-3, GLM) */
+} hfx_mlp_kind;
+
+/* What a layer's attention block is, besides grouped heads. */
+typedef enum {
+    HFX_ATTN_PLAIN,
+    HFX_ATTN_OUTPUT_GATED, /* q_proj gives each head its query and a gate [q_h; gate_h]; the output is
+                              scaled by sigmoid(gate) before o_proj (Qwen3-Next) */
+    HFX_ATTN_SINKS,        /* self_attn.sinks [heads]: one more logit per head in the softmax (GPT-OSS) */
+    HFX_ATTN_LATENT        /* multi-head latent attention (mla.c): low-rank q and kv, rotary on
+                              qk_rope_head_dim dims, the cache holding the normalized kv latent and the
+                              rotated key part, as transformers' cache does (DeepSeek V2/V3) */
+} hfx_attention_kind;
+
+/* Which token mixers the layers have. */
+typedef enum {
+    HFX_MIXERS_ATTENTION,     /* attention in every layer */
+    HFX_MIXERS_SHORT_CONV,    /* layer_types may name "conv" layers: LFM2's gated short convolution
+                                 (in_proj → B·x → depthwise causal conv1d → C·conv → out_proj), its state
+                                 the last conv_L_cache − 1 inputs; block_auto_adjust_ff_dim sizes the MLP */
+    HFX_MIXERS_MAMBA2_ONLY,   /* every layer a Mamba2 mixer and nothing else: no attention, no MLP, no
+                                 positions; `residual_in_fp32` read (Mamba2) */
+    HFX_MIXERS_MAMBA_ONLY,    /* ... a Mamba mixer (MambaConfig's keys) */
+    HFX_MIXERS_MAMBA2_BY_TYPE, /* layer_types (or layers_block_type) name "mamba" / "linear_attention" layers,
+                                  Mamba2 mixers, and "attention" / "full_attention" ones; absent: every layer
+                                  Mamba2 (Granite 4.0) */
+    HFX_MIXERS_PARALLEL_MAMBA2, /* every layer both: Mamba2 beside attention, with the muP multipliers
+                                   (attention_in/out, ssm_out, key, mlp_multipliers, lm_head, embedding:
+                                   Falcon-H1) */
+    HFX_MIXERS_DELTA_BY_TYPE  /* layer_types' "linear_attention" layers are gated delta-nets (projections
+                                 as `delta` says); absent, every full_attention_interval-th layer (default 4)
+                                 attends (Qwen3-Next, Qwen3.5) */
+} hfx_mixers_kind;
+
+/* How the attention scores are scaled. */
+typedef enum {
+    HFX_SCALE_HEAD_DIM,          /* head_dim^-0.5 */
+    HFX_SCALE_QUERY_PRE_ATTN,    /* query_pre_attn_scalar^-0.5 (Gemma 2/3) */
+    HFX_SCALE_ATTN_MULTIPLIER,   /* attention_multiplier (Granite) */
+    HFX_SCALE_BY_CONFIG_LAYER    /* head_dim^-0.5 unless scale_attn_weights is false, and divided by layer
+                                    index + 1 when scale_attn_by_inverse_layer_idx (GPT-2) */
+} hfx_attn_scale;
+
+/* How the attention scores are scaled. */
+/* The multipliers a lineage scales its activations with (each 1 when absent). */
+typedef enum {
+    HFX_MULT_NONE,
+    HFX_MULT_EMBED_RESIDUAL_LOGITS, /* embedding_multiplier, residual_multiplier, logits_scaling (Granite) */
+    HFX_MULT_LOGIT_SCALE            /* logits · `logit_scale` (defaults.logit_scale when absent: Cohere) */
+} hfx_multipliers;
+
+/* Which soft-caps the config's keys switch on. */
+typedef enum {
+    HFX_SOFTCAP_NONE,
+    HFX_SOFTCAP_FINAL,         /* final_logit_softcapping (Gemma 3: its attention ignores the other) */
+    HFX_SOFTCAP_ATTN_AND_FINAL /* ... and attn_logit_softcapping (Gemma 2) */
+} hfx_softcaps;
+
+/* The embedding's scale. */
+typedef enum {
+    HFX_EMBED_PLAIN,
+    HFX_EMBED_SQRT_HIDDEN,         /* · √hidden (in the weights' dtype) in the model's forward (Gemma 1/2) */
+    HFX_EMBED_SQRT_HIDDEN_IN_TABLE /* ... done by the embedding module (Gemma 3's scaled embedding), so that
+                                      embeddings given to the model are not scaled again */
+} hfx_embed_scale;
+
+/* How the model knows positions. */
+typedef enum {
+    HFX_POSITIONS_ROTARY,  /* rotary in the attention layers */
+    HFX_POSITIONS_LEARNED  /* absolute position embeddings added to the token embeddings (GPT-2) */
+} hfx_positions;
+
+/* How the rotary dims of a head are paired. */
+typedef enum {
+    HFX_ROTARY_HALVES,    /* dims (i, i + d/2) */
+    HFX_ROTARY_PAIRS,     /* (2i, 2i+1) (GLM, Cohere, DeepSeek V2) */
+    HFX_ROTARY_PAIRS_F32  /* ... applied in f32 whatever the weights' dtype (ERNIE 4.5) */
+} hfx_rotary_pairs;
+
+/* Which names a config's rope type goes by. */
+typedef enum {
+    HFX_ROPE_NAMES_CURRENT, /* rope_parameters' rope_type, or rope_scaling's rope_type */
+    HFX_ROPE_NAMES_LEGACY,  /* ... or a `rope_scaling` "type" key (transformers 5 ignores it for Gemma 3, so
+                               hfx does too) */
+    HFX_ROPE_NAMES_SU_YARN  /* ... and "su"/"yarn" mean longrope (Phi-3) */
+} hfx_rope_names;
+
+/* Rotary settings a lineage reads (the values themselves are hfx_rope_parse's). */
+typedef struct hfx_decoder_rope {
+    double theta;             /* rope base when the config names none (0: 10000) */
+    const char *theta_key;    /* transformers 4 name of the rope base (NULL: "rope_theta") */
+    bool partial_rotary;      /* `partial_rotary_factor` honoured (Phi-3) */
+    double partial;           /* partial_rotary_factor when the config names none (0: 1) */
+    const char *partial_key;  /* ... its transformers 4 name (NULL: "partial_rotary_factor") */
+    hfx_rope_names names;
+    hfx_rotary_pairs pairs;
+    bool local;               /* sliding layers have their own rope (Gemma 3) */
+} hfx_decoder_rope;
+
+/* The activation: config key, default, and a legacy name's meaning. */
+typedef struct hfx_decoder_act {
+    const char *key;          /* "hidden_act" or "hidden_activation" */
+    const char *dflt;
+    bool legacy_gelu_tanh;    /* a legacy "gelu" means the tanh approximation (Gemma) */
+} hfx_decoder_act;
+
+typedef enum {
+    HFX_MLP_BIAS_NONE,
+    HFX_MLP_BIAS_FROM_CONFIG, /* `mlp_bias` (Llama) */
+    HFX_MLP_BIAS_ALWAYS       /* MLP linears always biased (GPT-NeoX, Phi) */
+} hfx_mlp_bias;
+
+/* Which linears have biases. */
+typedef struct hfx_decoder_bias {
+    hfx_attn_bias_rule rule;
+    const char *qkv_key;      /* HFX_BIAS_QKV_FROM_CONFIG's key ("attention_bias", "use_qkv_bias", ...) */
+    bool default_on;          /* the rule's key when absent (GPT-NeoX: true) */
+    hfx_mlp_bias mlp;
+} hfx_decoder_bias;
+
+/* What config.json may leave out, and what hfx takes then. */
+typedef struct hfx_decoder_defaults {
+    bool tied;                /* tie_word_embeddings */
+    double eps;               /* the norm's epsilon (0: 1e-6, LayerNorm 1e-5) */
+    int64_t kv_heads;         /* num_key_value_heads (0: one per head) */
+    int64_t head_dim;         /* head_dim when the key is absent (0: hidden / heads; null also gives that) */
+    int64_t window;           /* sliding_window (absent: none) */
+    double attn_softcap, final_softcap; /* when the key is absent (null: none) */
+    double logit_scale;       /* HFX_MULT_LOGIT_SCALE's */
+} hfx_decoder_defaults;
+
+/* The head on the final hidden states. */
+typedef enum {
+    HFX_HEAD_LM,              /* lm_head [vocab, hidden] */
+    HFX_HEAD_LM_BIASED,       /* ... with lm_head.bias (Phi) */
+    HFX_HEAD_CLASSIFIER       /* *ForSequenceClassification: `score` on the last token that is not
+                                 pad_token_id (hfx_decoder_classifier_family) */
+} hfx_decoder_head;
+
 typedef struct hfx_decoder_desc {
     const char *architecture;
     const char *output_class;    /* transformers.modeling_outputs' class its forward returns;
@@ -153,130 +274,96 @@ typedef struct hfx_decoder_desc {
                                         takes the cache second); NULL: Llama's */
     const char *const *step_nones;   /* NULL-terminated: keywords its generate passes as None at a step
                                         (hfx_torch_signature); NULL: none */
-    hfx_attn_bias_rule attn_bias;
-    bool mlp_bias_from_config;   /* `mlp_bias` (Llama) */
-    hfx_qk_norm qk_norm;
-    hfx_sliding_rule sliding;
-    int sliding_pattern;         /* HFX_SLIDING_PATTERN: the period of global layers */
-    bool pattern_from_config;    /* `sliding_window_pattern` may change it (Gemma 3; Gemma 2 ignores it) */
-    hfx_norm_kind norm;
-    hfx_layer_layout layout;
-    bool gated_mlp;              /* gate/up/down (Llama) or c_fc → act → c_proj (StarCoder2) */
-    bool short_conv;             /* layer_types may name "conv" layers: LFM2's gated short convolution
-                                    (in_proj → B·x → depthwise causal conv1d → C·conv → out_proj), its
-                                    state the last conv_L_cache − 1 inputs; block_auto_adjust_ff_dim
-                                    sizes the MLP */
-    const hfx_mamba2_keys *mamba2; /* layers may be Mamba2 mixers, configured by these keys */
-    bool attention_free;         /* every layer is the state-space mixer and nothing else: no attention,
-                                    no MLP, no positions (Mamba2; Mamba with mamba1); `residual_in_fp32` read */
-    bool mamba1;                 /* ... that mixer is Mamba's (MambaConfig's keys), not Mamba2's */
-    bool mamba_layers;           /* layer_types (or layers_block_type) name "mamba" / "linear_attention"
-                                    layers, Mamba2 mixers, and "attention" / "full_attention" ones; absent:
-                                    every layer Mamba2 (Granite 4.0) */
-    bool parallel_mamba;         /* every layer both: Mamba2 beside attention, with Falcon-H1's multipliers
-                                    (attention_in/out, ssm_out, key, mlp_multipliers, lm_head, embedding) */
-    hfx_delta_proj delta;        /* layer_types' "linear_attention" layers are gated delta-nets (else Mamba2's
-                                    with mamba_layers); absent, every full_attention_interval-th layer
-                                    (default 4) attends (Qwen3-Next, Qwen3.5) */
-    bool attn_output_gate;       /* q_proj gives each head its query and a gate [q_h; gate_h]; the attention's
-                                    output is scaled by sigmoid(gate) before o_proj (Qwen3-Next) */
-    bool norm_topk_default;      /* norm_topk_prob when absent (Qwen3-Next: true) */
-    bool experts_only;           /* every layer's MLP is the experts: no intermediate_size, and
-                                    decoder_sparse_step, mlp_only_layers and norm_topk_prob unread (the
-                                    router always renormalizes) (Qwen3.5-MoE) */
-    const char *unused_stack;    /* checkpoint tensors under it transformers drops on load ("mtp": Qwen3-Next's
-                                    multi-token-prediction head) */
-    bool granite_shared_mlp;     /* shared_mlp (input_linear [gate; up], output_linear) of
-                                    shared_intermediate_size in every layer, added to the experts' output
-                                    or alone when num_local_experts is 0 (Granite 4.0) */
-    const char *act_key;         /* "hidden_act" or "hidden_activation" */
-    const char *default_act;
-    bool gelu_means_tanh;        /* Gemma: a legacy "gelu" means the tanh approximation */
-    const char *eps_key;         /* "rms_norm_eps", "norm_epsilon", ... */
-    bool default_tied;
-    bool embed_sqrt_hidden;      /* Gemma: embeddings · √hidden (in the weights' dtype) */
-    bool embed_scale_in_table;   /* ... done by the embedding module (Gemma 3's scaled embedding), so that
-                                    embeddings given to the model are not scaled again (Gemma 1/2 scale
-                                    them in the model's forward) */
     const char *model_type_alias; /* a model_type a composite config names it by ("gemma3_text") */
-    bool granite_multipliers;    /* embedding/residual multipliers, logits_scaling (Granite) */
-    hfx_attn_scale scale;
-    bool attn_softcap;           /* attn_logit_softcapping honoured (Gemma 2; transformers ignores it for Gemma 3) */
-    bool final_softcap;          /* final_logit_softcapping honoured (Gemma 2/3) */
-    double default_attn_softcap, default_final_softcap; /* when the key is absent (null: none) */
-    double default_eps;          /* when the eps key is absent (0: 1e-6, LayerNorm 1e-5) */
-    int64_t default_kv_heads;    /* when num_key_value_heads is absent (0: one per head) */
-    int64_t default_window;      /* when sliding_window is absent (null: none) */
-    bool local_rope;             /* sliding layers have their own rope (Gemma 3) */
-    double default_theta;        /* rope base when the config names none (0: 10000) */
-    bool legacy_rope_type;       /* a `rope_scaling` "type" key names the rope type (transformers 5
-                                    ignores it for Gemma 3, so hfx does too) */
-    bool partial_rotary;         /* `partial_rotary_factor` honoured (Phi-3) */
-    bool phi3_rope_names;        /* "su"/"yarn" rope types mean longrope (Phi-3) */
-    double default_partial;      /* partial_rotary_factor when the config names none (0: 1) */
-    const char *theta_key;       /* transformers 4 name of the rope base (NULL: "rope_theta") */
-    const char *partial_key;     /* ... and of the partial factor (NULL: "partial_rotary_factor") */
-    bool attention_bias_default; /* `attention_bias` when absent (GPT-NeoX: true) */
-    bool mlp_bias_always;        /* MLP linears always biased (GPT-NeoX) */
-    bool parallel_from_config;   /* `use_parallel_residual` picks PARALLEL over PRE (GPT-NeoX) */
     const hfx_decoder_names *names; /* NULL: Llama's */
     const hfx_decoder_keys *keys;   /* NULL: Llama's */
-    bool learned_positions;      /* absolute position embeddings instead of rotary (GPT-2) */
-    bool conv1d;                 /* weights stored [in, out] (GPT-2's Conv1D) */
-    bool gpt2_scaling;           /* scale_attn_weights, scale_attn_by_inverse_layer_idx */
-    hfx_moe_kind moe;
-    hfx_qkv_layout qkv;
-    bool fused_gate_up;          /* one `gate_up_proj` [gate; up] (Phi-3) */
-    bool masks_by_layer_type;    /* transformers' config has `layer_types`: the seed's profile names
-                                    its mask per type, "attention_mask.full_attention" */
-    bool clip_qkv;               /* `clip_qkv` clamps q, k and v after their projections (OLMo) */
-    hfx_no_rope_rule no_rope;    /* which layers have no rotary */
-    bool seq_classifier;         /* *ForSequenceClassification: `score` on the last token that is not
-                                    pad_token_id (hfx_decoder_classifier_family) */
-    bool interleaved_rope;       /* rotary pairs (2i, 2i+1) (GLM, Cohere, ERNIE 4.5) */
-    bool rope_f32;               /* rotary applied in f32 whatever the weights' dtype (ERNIE 4.5) */
-    bool logit_scale;            /* logits · `logit_scale` (Cohere) */
-    double default_logit_scale;
-    bool lm_head_bias;           /* lm_head.bias (Phi) */
-    const char *qkv_bias_key;    /* HFX_BIAS_QKV_FROM_CONFIG's key ("attention_bias", "use_qkv_bias", ...) */
-    const char *qk_norm_key;     /* a boolean that switches the descriptor's qk_norm on (Phi `qk_layernorm`) */
-    bool parallel_default;       /* `use_parallel_residual` when absent (with parallel_from_config) */
-    int64_t default_head_dim;    /* head_dim when the key is absent (0: hidden / heads; null also gives that) */
-    bool attn_sinks;             /* self_attn.sinks [heads]: one more logit per head in the softmax (GPT-OSS) */
     const char *const *ignored_keys; /* NULL-terminated: template keys this architecture's transformers
                                         class never reads, hidden from the parse (GPT-2's
                                         num_key_value_heads) */
-    bool mla;                    /* multi-head latent attention (DeepSeek V2/V3): low-rank q and kv, rotary
-                                    on qk_rope_head_dim dims, the cache holding the normalized kv latent
-                                    and the rotated key part, as transformers' cache does */
-    bool deepseek_v3_router;     /* sigmoid scores, e_score_correction_bias, groups ranked by their top-2 sum
-                                    (else V2's softmax, topk_method greedy or groups ranked by their max);
-                                    V3's `rope_interleave` (absent: true) regroups the rotary pairs */
+    const char *unused_stack;    /* checkpoint tensors under it transformers drops on load ("mtp": Qwen3-Next's
+                                    multi-token-prediction head) */
+    hfx_decoder_defaults defaults;
+    hfx_decoder_bias bias;
+    hfx_decoder_act act;
+    hfx_decoder_rope rope;
+    const char *eps_key;         /* "rms_norm_eps", "norm_epsilon", ... */
+    hfx_norm_kind norm;
+    hfx_layer_layout layout;
+    bool parallel_from_config;   /* `use_parallel_residual` (absent: false) picks PARALLEL over PRE */
+    hfx_mixers_kind mixers;
+    const hfx_mamba2_keys *mamba2; /* the Mamba2 mixers' config keys */
+    hfx_delta_proj delta;        /* HFX_MIXERS_DELTA_BY_TYPE: how the delta-nets' projections are stored */
+    hfx_attention_kind attention;
+    hfx_qkv_layout qkv;
+    hfx_qk_norm qk_norm;
+    const char *qk_norm_key;     /* a boolean that switches the descriptor's qk_norm on (Phi `qk_layernorm`) */
+    bool clip_qkv;               /* `clip_qkv` clamps q, k and v after their projections (OLMo) */
+    hfx_sliding_rule sliding;
+    int sliding_pattern;         /* HFX_SLIDING_PATTERN*: the period of global layers */
+    hfx_no_rope_rule no_rope;    /* which layers have no rotary */
+    bool masks_by_layer_type;    /* transformers' config has `layer_types`: the seed's profile names
+                                    its mask per type, "attention_mask.full_attention" */
+    hfx_positions positions;
+    hfx_attn_scale scale;
+    hfx_softcaps softcaps;
+    hfx_multipliers multipliers;
+    hfx_embed_scale embed_scale;
+    bool linears_in_out;         /* linear weights stored [in, out] (GPT-2's Conv1D) */
+    hfx_mlp_kind mlp;
+    const hfx_moe_desc *moe;     /* the sparse layers' experts (moe.h); NULL: none */
+    hfx_decoder_head head;
 } hfx_decoder_desc;
+
+/* Whether every layer is a state-space mixer alone: no attention, MLP or positions. */
+static inline bool hfx_decoder_mixers_only(const hfx_decoder_desc *d) {
+    return d->mixers == HFX_MIXERS_MAMBA2_ONLY || d->mixers == HFX_MIXERS_MAMBA_ONLY;
+}
+
+/* A mixture of experts' sizes and router settings (moe.c). */
+typedef struct hfx_decoder_moe_cfg {
+    int64_t experts, top_k, moe_intermediate; /* E, k and each expert's width I */
+    int64_t shared_intermediate;  /* the shared expert's (moe.h) */
+    bool norm_topk;              /* renormalise the top-k router weights */
+    double swiglu_alpha, swiglu_limit; /* HFX_EXPERTS_INTERLEAVED's gate */
+    int64_t groups, top_groups;  /* a grouped router's expert groups and how many are kept (1, 1: plain top-k) */
+    double routed_scale;         /* ... its routed_scaling_factor */
+} hfx_decoder_moe_cfg;
+
+/* Multi-head latent attention's widths (mla.c). */
+typedef struct hfx_decoder_mla_cfg {
+    int64_t q_lora, kv_lora, qk_nope, qk_rope, v_dim; /* q_lora 0 is a plain q_proj */
+    bool rope_deinterleave;      /* (V3 rope_interleave): rotary pairs regrouped into halves first */
+} hfx_decoder_mla_cfg;
+
+/* The scalings a lineage multiplies activations by (each 1: none). */
+typedef struct hfx_decoder_mults {
+    double embed, residual, logits_div, logits; /* embeddings, what each block adds, logits ÷ and × */
+    double attn_in, attn_out, ssm_out, key;     /* Falcon-H1's mixers' */
+    double gate, down;           /* the MLP's gate before its activation, its output (Falcon-H1) */
+} hfx_decoder_mults;
+
+/* Which linears have biases. */
+typedef struct hfx_decoder_biases {
+    bool q, k, v, o, mlp;
+} hfx_decoder_biases;
 
 typedef struct hfx_decoder_cfg {
     int64_t vocab, hidden, layers, heads, kv_heads, head_dim, intermediate, max_position;
     double eps;
     bool tied;
-    bool q_bias, k_bias, v_bias, o_bias, mlp_bias;
+    hfx_decoder_biases bias;
     hfx_activation act;
     int64_t *window;             /* (layers) 0 = full attention; arena-owned */
     double scale;                /* attention score scale */
     bool scale_by_layer;         /* GPT-2: divided again by layer index + 1 */
-    double embed_mult, residual_mult, logits_div; /* 1 unless the architecture has them */
+    hfx_decoder_mults mult;
     double attn_softcap, final_softcap;           /* 0: none */
-    hfx_rope rope;               /* full-attention layers (all layers without local_rope) */
-    hfx_rope local_rope;         /* sliding layers when the descriptor has local_rope */
+    hfx_rope rope;               /* full-attention layers (all layers without rope.local) */
+    hfx_rope local_rope;         /* sliding layers when the descriptor has rope.local */
     hfx_layer_layout layout;     /* the descriptor's, or chosen by config (use_parallel_residual) */
     bool layer_types;            /* the descriptor's masks_by_layer_type */
-    int64_t experts, top_k, moe_intermediate; /* mixture of experts */
-    int64_t shared_intermediate;  /* HFX_MOE_QWEN2's shared expert */
-    bool norm_topk;              /* renormalise the top-k router weights */
-    double swiglu_alpha, swiglu_limit; /* HFX_MOE_GPT_OSS's gate */
-    int64_t groups, top_groups;  /* HFX_MOE_DEEPSEEK: expert groups and how many are kept (1, 1: plain top-k) */
-    double routed_scale;         /* ... its routed_scaling_factor */
-    int64_t q_lora, kv_lora, qk_nope, qk_rope, v_dim; /* MLA: q_lora 0 is a plain q_proj */
-    bool rope_deinterleave;      /* MLA (V3 rope_interleave): rotary pairs regrouped into halves first */
+    hfx_decoder_moe_cfg moe;
+    hfx_decoder_mla_cfg mla;
     bool *sparse;                /* (layers) this layer's MLP is the experts; arena-owned */
     bool *no_rope;               /* (layers) this layer's attention has no rotary; arena-owned */
     hfx_mixer_kind *mixer;       /* (layers) what mixes tokens in each layer; arena-owned, NULL: attention
@@ -285,14 +372,11 @@ typedef struct hfx_decoder_cfg {
     hfx_mamba1_cfg ssm1;         /* the Mamba layers' mixer */
     hfx_delta_cfg delta;         /* the gated delta-net layers' mixer */
     bool no_mlp;                 /* layers are the mixer alone (Mamba2) */
-    double attn_in_mult, attn_out_mult, ssm_out_mult, key_mult; /* Falcon-H1's (1: none) */
-    double gate_mult, down_mult; /* the MLP's gate before its activation, its output (Falcon-H1; 1: none) */
     bool residual_f32;           /* the residual stream stays in f32 whatever the weights' dtype
                                     (Mamba2's residual_in_fp32) */
     int64_t conv_len;            /* the convolution's kernel (conv_L_cache): its state keeps conv_len − 1 */
     bool conv_bias;
     double clip_qkv;             /* 0: none; else q, k, v clamped to [-clip_qkv, clip_qkv] */
-    double logits_mul;           /* 1 unless the architecture scales its logits up (Cohere) */
     hfx_qk_norm qk_norm;         /* the descriptor's, or none when its qk_norm_key is false */
     int64_t labels, pad_id;      /* a sequence classifier's width and pad token (-1: none) */
 } hfx_decoder_cfg;

@@ -492,42 +492,19 @@ static hfx_value *deberta_rel_bias(enc_ctx *c, const deberta_rel *r, const encod
     return sum ? hfx_cast(g, sum, HFX_DTYPE_F32) : hfx_const_f32(g, 0.0f);
 }
 
-static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck,
-                                const hfx_build_opts *o, hfx_graph *g, hfx_error *err) {
-    const encoder_desc *d = desc_;
+/* Token, type and position embeddings of ids [B,S] → [B,S,hidden], normed; *words the token table
+ * (a masked-LM head reads it), *arange the positions 0..S−1 [1,S]. */
+static hfx_value *encoder_embed(enc_ctx *c, const encoder_desc *d, hfx_value *ids, hfx_value *types, hfx_value **words,
+                                hfx_value **arange) {
     const encoder_layout *L = d->layout;
-    const encoder_cfg *m = cfg_;
-    if (o->cache != HFX_CACHE_NONE)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s is an encoder: it has no generation components", d->architecture);
-    if (o->pooling.n && d->head != HEAD_NONE)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s has a task head: a sentence embedding pools a bare encoder's "
-                        "token embeddings", d->architecture);
-    if (o->pooling.n && o->pooling.dim && o->pooling.dim != m->hidden)
-        return hfx_fail(err, HFX_ERR_INVALID, "the Pooling module's config (modules.json): embedding dimension %lld "
-                        "is not config.json's %s %lld", o->pooling.dim, L->hidden, (long long)m->hidden);
-    hfx_weights w;
-    hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
-    if (st) return st;
-    /* weights saved from a head model live under the base model's prefix */
-    char probe[192];
-    snprintf(probe, sizeof probe, "%s.%s.weight", d->prefix, L->words);
-    const char *prefix = hfx_weight_exists(&w, probe) ? hfx_arena_printf(g->arena, "%s.", d->prefix) : "";
-    if (!prefix) {
-        hfx_weights_free(&w);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
-    enc_ctx c = {g, &w, m, prefix, NULL, o->batch, o->seq};
-    int64_t H = m->hidden, hd = H / m->heads;
-    hfx_dim bs[2] = {o->batch, o->seq};
+    const encoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->hidden;
     char n[192];
-
-    hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
-    hfx_value *mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
-    hfx_value *types = m->types ? hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, bs) : NULL;
-    c.mask = mask, c.batch = o->batch, c.seq = o->seq;
+    hfx_value *mask = c->mask;
     hfx_value *len = hfx_dim_of(g, ids, 1);
-    hfx_value *arange = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), len, hfx_const_i64(g, 1), o->seq), 0); /* [1,S] */
-    hfx_value *pos = arange;
+    *arange = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), len, hfx_const_i64(g, 1), c->seq), 0); /* [1,S] */
+    hfx_value *pos = *arange;
     if (d->roberta_positions) { /* cumsum(ids != pad)·(ids != pad) + pad: padding keeps pad_id */
         hfx_value *real = hfx_cast(g, hfx_op1(g, HFX_OP_NOT, hfx_op2(g, HFX_OP_EQUAL, ids, hfx_const_i64(g, m->pad_id))),
                                    HFX_DTYPE_I64);
@@ -535,79 +512,113 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
     }
     int64_t E = m->embed_size; /* the tables' width (DeBERTa's embedding_size) */
     snprintf(n, sizeof n, "%s.weight", L->words);
-    hfx_value *words = W(&c, 2, (int64_t[]){m->vocab, E}, n);
-    hfx_value *x = hfx_gather(g, words, ids, 0);
+    *words = W(c, 2, (int64_t[]){m->vocab, E}, n);
+    hfx_value *x = hfx_gather(g, *words, ids, 0);
     if (types) {
         snprintf(n, sizeof n, "%s.weight", L->types);
-        x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, W(&c, 2, (int64_t[]){m->type_vocab, E}, n), types, 0));
+        x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, W(c, 2, (int64_t[]){m->type_vocab, E}, n), types, 0));
     }
     if (m->positions) {
         snprintf(n, sizeof n, "%s.weight", L->positions);
-        x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, W(&c, 2, (int64_t[]){m->max_position, E}, n), pos, 0));
+        x = hfx_op2(g, HFX_OP_ADD, x, hfx_gather(g, W(c, 2, (int64_t[]){m->max_position, E}, n), pos, 0));
     }
-    if (E != H) x = dense_b(&c, x, E, H, "embeddings.embed_proj", false);
-    x = layer_norm(&c, x, L->embed_norm);
+    if (E != H) x = dense_b(c, x, E, H, "embeddings.embed_proj", false);
+    x = layer_norm(c, x, L->embed_norm);
     if (L->deberta) /* DeBERTa zeroes the embeddings of padding */
         x = hfx_op2(g, HFX_OP_MUL, x, hfx_unsqueeze(g, hfx_cast(g, mask, x->dtype), 2));
+    return x;
+}
 
+/* The attention biases [B,1,S|1,S] every layer reads: bidirectional, a key visible unless it is
+ * padding (DeBERTa: padded queries too), and on local layers within the window; the rotary tables
+ * and DeBERTa's relative positions. */
+typedef struct encoder_masks {
+    hfx_value *bias, *local_bias;
+    deberta_rel rel;
+    hfx_value *cos, *sin, *local_cos, *local_sin;
+} encoder_masks;
+
+static encoder_masks encoder_attention_inputs(enc_ctx *c, const encoder_layout *L, hfx_value *arange, hfx_dtype dt) {
+    const encoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    hfx_value *mask = c->mask;
+    encoder_masks r = {0};
     /* bidirectional: a key is visible unless it is padding (and, on local layers, |i − j| ≤ window) */
     hfx_value *keep = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, mask, HFX_DTYPE_BOOL), 1), 1); /* [B,1,1,S] */
     hfx_value *lowest = hfx_const_f32(g, -3.4028234663852886e38f), *zero = hfx_const_f32(g, 0.0f);
     if (L->deberta) /* padded queries are masked too: mask_i · mask_j */
         keep = hfx_op2(g, HFX_OP_AND, keep, hfx_transpose(g, keep, 4, (int64_t[]){0, 1, 3, 2}));
-    hfx_value *bias = hfx_where(g, keep, zero, lowest), *local_bias = NULL;
-    deberta_rel rel = {0};
-    if (m->rel) deberta_rel_init(&c, &rel, arange);
-    hfx_value *cos = NULL, *sin = NULL, *local_cos = NULL, *local_sin = NULL;
+    r.bias = hfx_where(g, keep, zero, lowest);
+    if (m->rel) deberta_rel_init(c, &r.rel, arange);
     if (!L->learned_positions) {
-        hfx_rope_cos_sin(g, &m->rope, arange, o->dtype, &cos, &sin);
-        hfx_rope_cos_sin(g, &m->local_rope, arange, o->dtype, &local_cos, &local_sin);
+        hfx_rope_cos_sin(g, &m->rope, arange, dt, &r.cos, &r.sin);
+        hfx_rope_cos_sin(g, &m->local_rope, arange, dt, &r.local_cos, &r.local_sin);
         hfx_value *qi = hfx_transpose(g, arange, 2, (int64_t[]){1, 0}), *win = hfx_const_i64(g, m->window); /* [S,1] */
         hfx_value *near = hfx_op2(g, HFX_OP_AND, hfx_op2(g, HFX_OP_LESS_EQUAL, hfx_op2(g, HFX_OP_SUB, qi, arange), win),
                                   hfx_op2(g, HFX_OP_LESS_EQUAL, hfx_op2(g, HFX_OP_SUB, arange, qi), win)); /* [S,S] */
-        local_bias = hfx_where(g, hfx_op2(g, HFX_OP_AND, keep, near), zero, lowest);        /* [B,1,S,S] */
+        r.local_bias = hfx_where(g, hfx_op2(g, HFX_OP_AND, keep, near), zero, lowest);        /* [B,1,S,S] */
     }
-    for (int64_t i = 0; i < m->layers && !g->failed; i++) {
-        char p[128];
-        snprintf(p, sizeof p, L->layer, (long long)i);
+    return r;
+}
+
+/* Encoder layer i over x [B,S,hidden]: attention (rotary, relative positions) and the MLP, post- or
+ * pre-normed. */
+static hfx_value *encoder_layer(enc_ctx *c, const encoder_layout *L, const hfx_build_opts *o, const encoder_masks *r,
+                                int64_t i, hfx_value *x) {
+    const encoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->hidden, hd = H / m->heads;
+    char n[192];
+    char p[128];
+    snprintf(p, sizeof p, L->layer, (long long)i);
 #define N(leaf) (snprintf(n, sizeof n, "%s.%s", p, leaf), n)
-        int64_t perm[4] = {0, 2, 1, 3};
-        bool local = !L->learned_positions && m->local[i];
-        /* pre-norm: layer 0 reads the embeddings' norm directly (its attn_norm is Identity) */
-        hfx_value *h = L->pre_norm && i > 0 ? layer_norm(&c, x, N(L->attn_norm)) : x;
-        hfx_value *q, *k, *v;
-        project_qkv(&c, L, h, p, o, &q, &k, &v);
-        if (!L->learned_positions) {
-            q = hfx_rope_apply(g, q, local ? local_cos : cos, local ? local_sin : sin, false);
-            k = hfx_rope_apply(g, k, local ? local_cos : cos, local ? local_sin : sin, false);
-        }
-        double scale = 1.0 / sqrt((double)hd);
-        hfx_value *layer_bias = local ? local_bias : bias;
-        if (L->deberta) { /* scores over √(d · (1 + one per position term)), plus those terms */
-            scale = 1.0 / sqrt((double)hd * (double)(1 + m->c2p + m->p2c));
-            if (m->rel) layer_bias = hfx_op2(g, HFX_OP_ADD, bias, deberta_rel_bias(&c, &rel, L, p, q, k, scale));
-        }
-        hfx_value *a = hfx_attention(g, q, k, v, layer_bias, scale, 0, 0);
-        a = hfx_reshape(g, hfx_transpose(g, a, 4, perm), 3, (hfx_dim[]){o->batch, o->seq, hfx_dim_const(H)});
-        hfx_value *ao = dense_b(&c, a, H, H, N(L->o), m->attn_bias);
-        if (L->pre_norm) {
-            x = hfx_op2(g, HFX_OP_ADD, x, ao);
-            x = hfx_op2(g, HFX_OP_ADD, x, mlp(&c, L, layer_norm(&c, x, N(L->mlp_norm)), p));
-        } else {
-            x = layer_norm(&c, hfx_op2(g, HFX_OP_ADD, ao, x), N(L->attn_norm));
-            x = layer_norm(&c, hfx_op2(g, HFX_OP_ADD, mlp(&c, L, x, p), x), N(L->mlp_norm));
-        }
-#undef N
+    int64_t perm[4] = {0, 2, 1, 3};
+    bool local = !L->learned_positions && m->local[i];
+    /* pre-norm: layer 0 reads the embeddings' norm directly (its attn_norm is Identity) */
+    hfx_value *h = L->pre_norm && i > 0 ? layer_norm(c, x, N(L->attn_norm)) : x;
+    hfx_value *q, *k, *v;
+    project_qkv(c, L, h, p, o, &q, &k, &v);
+    if (!L->learned_positions) {
+        q = hfx_rope_apply(g, q, local ? r->local_cos : r->cos, local ? r->local_sin : r->sin, false);
+        k = hfx_rope_apply(g, k, local ? r->local_cos : r->cos, local ? r->local_sin : r->sin, false);
     }
-    if (L->final_norm) x = layer_norm(&c, x, L->final_norm);
+    double scale = 1.0 / sqrt((double)hd);
+    hfx_value *layer_bias = local ? r->local_bias : r->bias;
+    if (L->deberta) { /* scores over √(d · (1 + one per position term)), plus those terms */
+        scale = 1.0 / sqrt((double)hd * (double)(1 + m->c2p + m->p2c));
+        if (m->rel) layer_bias = hfx_op2(g, HFX_OP_ADD, r->bias, deberta_rel_bias(c, &r->rel, L, p, q, k, scale));
+    }
+    hfx_value *a = hfx_attention(g, q, k, v, layer_bias, scale, 0, 0);
+    a = hfx_reshape(g, hfx_transpose(g, a, 4, perm), 3, (hfx_dim[]){o->batch, o->seq, hfx_dim_const(H)});
+    hfx_value *ao = dense_b(c, a, H, H, N(L->o), m->attn_bias);
+    if (L->pre_norm) {
+        x = hfx_op2(g, HFX_OP_ADD, x, ao);
+        x = hfx_op2(g, HFX_OP_ADD, x, mlp(c, L, layer_norm(c, x, N(L->mlp_norm)), p));
+    } else {
+        x = layer_norm(c, hfx_op2(g, HFX_OP_ADD, ao, x), N(L->attn_norm));
+        x = layer_norm(c, hfx_op2(g, HFX_OP_ADD, mlp(c, L, x, p), x), N(L->mlp_norm));
+    }
+#undef N
+    return x;
+}
+
+/* The task head over the final hidden states x [B,S,hidden] and its outputs. */
+static void encoder_head(enc_ctx *c, const encoder_desc *d, const hfx_build_opts *o, hfx_value *x, hfx_value *words) {
+    const encoder_layout *L = d->layout;
+    const encoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    hfx_value *mask = c->mask;
+    int64_t H = m->hidden;
+    hfx_dim bs[2] = {o->batch, o->seq};
+    char n[192];
     char pooler[160];
-    snprintf(pooler, sizeof pooler, "%spooler.dense.weight", c.prefix);
-    enc_ctx top = c; /* a head's own weights are not under the base model's prefix */
+    snprintf(pooler, sizeof pooler, "%spooler.dense.weight", c->prefix);
+    enc_ctx top = *c; /* a head's own weights are not under the base model's prefix */
     top.prefix = "";
     if (d->head != HEAD_NONE && d->head != HEAD_BERT_CLASSIFIER) { /* no pooler in these: a checkpoint's is unused */
-        snprintf(n, sizeof n, "%spooler.dense.bias", c.prefix);
-        hfx_weight_ignore(&w, pooler);
-        hfx_weight_ignore(&w, n);
+        snprintf(n, sizeof n, "%spooler.dense.bias", c->prefix);
+        hfx_weight_ignore(c->w, pooler);
+        hfx_weight_ignore(c->w, n);
     }
     hfx_value *t = L->head_transform && d->head != HEAD_NONE && d->head != HEAD_MASKED_LM &&
                            d->head != HEAD_MODERN_CLASSIFIER
@@ -628,19 +639,19 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
         break;
     case HEAD_NONE:
         if (o->pooling.n) { /* optimum's names for a sentence-transformers export; the pooler is unused */
-            snprintf(n, sizeof n, "%spooler.dense.bias", c.prefix);
-            hfx_weight_ignore(&w, pooler);
-            hfx_weight_ignore(&w, n);
+            snprintf(n, sizeof n, "%spooler.dense.bias", c->prefix);
+            hfx_weight_ignore(c->w, pooler);
+            hfx_weight_ignore(c->w, n);
             hfx_graph_output(g, x, "token_embeddings");
             hfx_graph_output(g, hfx_sentence_embedding(g, &o->pooling, x, mask, o->batch, H), "sentence_embedding");
             break;
         }
         hfx_graph_output(g, x, "last_hidden_state");
-        if (hfx_weight_exists(&w, pooler))
-            hfx_graph_output(g, hfx_op1(g, HFX_OP_TANH, dense(&c, first_token(g, x), H, H, "pooler.dense")), "pooler_output");
+        if (hfx_weight_exists(c->w, pooler))
+            hfx_graph_output(g, hfx_op1(g, HFX_OP_TANH, dense(c, first_token(g, x), H, H, "pooler.dense")), "pooler_output");
         break;
     case HEAD_BERT_CLASSIFIER: { /* classifier(tanh(pooler(first token))) */
-        hfx_value *pooled = hfx_op1(g, HFX_OP_TANH, dense(&c, first_token(g, x), H, H, "pooler.dense"));
+        hfx_value *pooled = hfx_op1(g, HFX_OP_TANH, dense(c, first_token(g, x), H, H, "pooler.dense"));
         hfx_graph_output(g, dense(&top, pooled, H, m->labels, "classifier"), "logits");
         break;
     }
@@ -667,6 +678,44 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
         break;
     }
     }
+}
+
+static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck,
+                                const hfx_build_opts *o, hfx_graph *g, hfx_error *err) {
+    const encoder_desc *d = desc_;
+    const encoder_layout *L = d->layout;
+    const encoder_cfg *m = cfg_;
+    if (o->cache != HFX_CACHE_NONE)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s is an encoder: it has no generation components", d->architecture);
+    if (o->pooling.n && d->head != HEAD_NONE)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s has a task head: a sentence embedding pools a bare encoder's "
+                        "token embeddings", d->architecture);
+    if (o->pooling.n && o->pooling.dim && o->pooling.dim != m->hidden)
+        return hfx_fail(err, HFX_ERR_INVALID, "the Pooling module's config (modules.json): embedding dimension %lld "
+                        "is not config.json's %s %lld", o->pooling.dim, L->hidden, (long long)m->hidden);
+    hfx_weights w;
+    hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
+    if (st) return st;
+    /* weights saved from a head model live under the base model's prefix */
+    char probe[192];
+    snprintf(probe, sizeof probe, "%s.%s.weight", d->prefix, L->words);
+    const char *prefix = hfx_weight_exists(&w, probe) ? hfx_arena_printf(g->arena, "%s.", d->prefix) : "";
+    if (!prefix) {
+        hfx_weights_free(&w);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    enc_ctx c = {g, &w, m, prefix, NULL, o->batch, o->seq};
+    hfx_dim bs[2] = {o->batch, o->seq};
+    hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
+    hfx_value *mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
+    hfx_value *types = m->types ? hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, bs) : NULL;
+    c.mask = mask, c.batch = o->batch, c.seq = o->seq;
+    hfx_value *words, *arange;
+    hfx_value *x = encoder_embed(&c, d, ids, types, &words, &arange);
+    encoder_masks r = encoder_attention_inputs(&c, L, arange, o->dtype);
+    for (int64_t i = 0; i < m->layers && !g->failed; i++) x = encoder_layer(&c, L, o, &r, i, x);
+    if (L->final_norm) x = layer_norm(&c, x, L->final_norm);
+    encoder_head(&c, d, o, x, words);
     hfx_graph_set_meta(g, "architecture", d->architecture);
     st = hfx_graph_status(g, err);
     if (st == HFX_OK) st = hfx_weights_finish(&w, err);

@@ -16,46 +16,49 @@
 #pragma GCC diagnostic ignored "-Woverride-init"
 #endif
 #define LLAMA_LIKE                                                                                 \
-    .legacy_rope_type = true, .attn_bias = HFX_BIAS_FROM_CONFIG, .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE,            \
-    .gated_mlp = true, .act_key = "hidden_act", .default_act = "silu", .eps_key = "rms_norm_eps", \
+    .rope.names = HFX_ROPE_NAMES_LEGACY, .bias.rule = HFX_BIAS_FROM_CONFIG, .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE,            \
+    .mlp = HFX_MLP_GATED, .act.key = "hidden_act", .act.dflt = "silu", .eps_key = "rms_norm_eps", \
     .scale = HFX_SCALE_HEAD_DIM
 
 /* each family with a sequence-classification head too: its fields once, two descriptors */
-#define LLAMA LLAMA_LIKE, .mlp_bias_from_config = true
-#define MISTRAL LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE, .sliding = HFX_SLIDING_ALL
-#define QWEN2 LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV, .sliding = HFX_SLIDING_MAX_WINDOW, .masks_by_layer_type = true
-#define QWEN3 QWEN2, .attn_bias = HFX_BIAS_FROM_CONFIG, .qk_norm = HFX_QK_NORM_PER_HEAD
+#define LLAMA LLAMA_LIKE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG
+#define MISTRAL LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .sliding = HFX_SLIDING_ALL
+#define QWEN2 LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV, .sliding = HFX_SLIDING_MAX_WINDOW, .masks_by_layer_type = true
+#define QWEN3 QWEN2, .bias.rule = HFX_BIAS_FROM_CONFIG, .qk_norm = HFX_QK_NORM_PER_HEAD
 static const hfx_decoder_desc LlamaForCausalLM_desc = {"LlamaForCausalLM", LLAMA};
 static const hfx_decoder_desc MistralForCausalLM_desc = {"MistralForCausalLM", MISTRAL};
 static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", QWEN2};
-static const hfx_decoder_desc MixtralForCausalLM_desc = {"MixtralForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE,
-                                                         .sliding = HFX_SLIDING_ALL, .moe = HFX_MOE_MIXTRAL,
+static const hfx_decoder_desc MixtralForCausalLM_desc = {"MixtralForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE,
+                                                         .sliding = HFX_SLIDING_ALL, .moe = &hfx_moe_mixtral,
                                                          .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3MoeForCausalLM_desc = {"Qwen3MoeForCausalLM", LLAMA_LIKE,
                                                           .qk_norm = HFX_QK_NORM_PER_HEAD,
-                                                          .sliding = HFX_SLIDING_MAX_WINDOW, .moe = HFX_MOE_QWEN3,
+                                                          .sliding = HFX_SLIDING_MAX_WINDOW, .moe = &hfx_moe_qwen3,
                                                           .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", QWEN3};
-static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true,
-                                                         .granite_multipliers = true,
+static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", LLAMA_LIKE,
+    .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
+                                                         .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
                                                          .scale = HFX_SCALE_ATTN_MULTIPLIER};
 static const hfx_decoder_desc Olmo2ForCausalLM_desc = {"Olmo2ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
-                                                       .layout = HFX_LAYOUT_POST, .default_eps = 1e-5};
+                                                       .layout = HFX_LAYOUT_POST, .defaults.eps = 1e-5};
 static const hfx_decoder_desc OlmoeForCausalLM_desc = {"OlmoeForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
-                                                       .clip_qkv = true, .default_eps = 1e-5, .moe = HFX_MOE_OLMOE,
+                                                       .clip_qkv = true, .defaults.eps = 1e-5, .moe = &hfx_moe_olmoe,
                                                        .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc OlmoForCausalLM_desc = {"OlmoForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER_PLAIN,
                                                       .clip_qkv = true};
-static const hfx_decoder_desc SmolLM3ForCausalLM_desc = {"SmolLM3ForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true,
-                                                         .default_tied = true, .no_rope = HFX_NO_ROPE_LIST,
+static const hfx_decoder_desc SmolLM3ForCausalLM_desc = {"SmolLM3ForCausalLM", LLAMA_LIKE,
+    .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
+                                                         .defaults.tied = true, .no_rope = HFX_NO_ROPE_LIST,
                                                          .sliding = HFX_SLIDING_NO_ROPE, .masks_by_layer_type = true};
 static const hfx_decoder_names phi_names = {.o = "dense", .fc_in = "fc1", .fc_out = "fc2",
                                             .final_norm = "model.final_layernorm", .q_norm = "q_layernorm",
                                             .k_norm = "k_layernorm"};
 static const hfx_decoder_desc PhiForCausalLM_desc = {
-    "PhiForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED, .gated_mlp = false,
-    .default_act = "gelu_new", .eps_key = "layer_norm_eps", .partial_rotary = true, .default_partial = 0.5,
-    .attention_bias_default = true, .mlp_bias_always = true, .lm_head_bias = true, .qk_norm = HFX_QK_NORM_PER_HEAD,
+    "PhiForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED, .mlp = HFX_MLP_PLAIN,
+    .act.dflt = "gelu_new", .eps_key = "layer_norm_eps", .rope.partial_rotary = true, .rope.partial = 0.5,
+    .bias.default_on = true, .bias.mlp = HFX_MLP_BIAS_ALWAYS, .head = HFX_HEAD_LM_BIASED,
+    .qk_norm = HFX_QK_NORM_PER_HEAD,
     .qk_norm_key = "qk_layernorm", .names = &phi_names};
 static const hfx_decoder_names stablelm_names = {.q_norm = "q_layernorm", .k_norm = "k_layernorm"};
 /* LFM2: attention or a short convolution per layer (layer_types), its own block names */
@@ -64,131 +67,149 @@ static const hfx_decoder_names lfm2_names = {.o = "out_proj", .norm1 = "operator
                                              .k_norm = "k_layernorm", .mlp = "feed_forward", .gate = "w1",
                                              .up = "w3", .down = "w2"};
 static const hfx_decoder_desc Lfm2ForCausalLM_desc = {
-    "Lfm2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm2_names,
-    .eps_key = "norm_eps", .default_eps = 1e-5, .default_tied = true, .default_theta = 1000000.0, .short_conv = true,
-    .legacy_rope_type = false};
+    "Lfm2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm2_names,
+    .eps_key = "norm_eps", .defaults.eps = 1e-5, .defaults.tied = true, .rope.theta = 1000000.0,
+    .mixers = HFX_MIXERS_SHORT_CONV,
+    .rope.names = HFX_ROPE_NAMES_CURRENT};
 /* Mamba2: every layer a Mamba2 mixer alone, under backbone.* */
 static const hfx_decoder_names mamba2_names = {.embed = "backbone.embeddings.weight",
-                                               .embed_alt = "backbone.embedding.weight", .layer = "backbone.layers.%lld",
+                                               .embed_alt = "backbone.embedding.weight",
+                                               .layer = "backbone.layers.%lld",
                                                .norm1 = "norm", .final_norm = "backbone.norm_f", .ssm = "mixer"};
-static const hfx_mamba2_keys mamba2_keys = {"num_heads", "head_dim", "state_size", "conv_kernel", "expand", "n_groups",
-                                            "use_conv_bias", "use_bias", "hidden_act", "time_step_limit",
-                                            128, 64, 128, 4, 8, 2.0, true, false, NULL, NULL, NULL, NULL, NULL, NULL,
-                                            "chunk_size", 256};
+static const hfx_mamba2_keys mamba2_keys = {
+    .heads = "num_heads", .head_dim = "head_dim", .state = "state_size", .kernel = "conv_kernel",
+    .expand = "expand", .groups = "n_groups", .conv_bias = "use_conv_bias", .proj_bias = "use_bias",
+    .act = "hidden_act", .limit = "time_step_limit", .default_heads = 128, .default_head_dim = 64,
+    .default_state = 128, .default_kernel = 4, .default_groups = 8, .default_expand = 2.0,
+    .default_conv_bias = true, .default_proj_bias = false, .chunk = "chunk_size", .default_chunk = 256};
 static const char *const mamba2_forward_args[] = {"input_ids", "cache", "attention_mask", NULL};
 static const char *const mamba_step_nones[] = {"attention_mask", NULL}; /* Mamba's and Mamba2's generate */
 static const hfx_decoder_desc Mamba2ForCausalLM_desc = {
     "Mamba2ForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
-    .default_eps = 1e-5, .names = &mamba2_names, .mamba2 = &mamba2_keys, .attention_free = true,
+    .defaults.eps = 1e-5, .names = &mamba2_names, .mamba2 = &mamba2_keys, .mixers = HFX_MIXERS_MAMBA2_ONLY,
     .output_class = "Mamba2CausalLMOutput", .forward_args = mamba2_forward_args, .step_nones = mamba_step_nones};
 /* Granite 4.0: Mamba2 and attention layers (layer_types), Granite's multipliers, optional experts
  * beside a shared MLP, no positions unless position_embedding_type is "rope" */
 static const hfx_decoder_names granite_hybrid_names = {.ssm = "mamba"};
-static const hfx_mamba2_keys granite_hybrid_keys = {"mamba_n_heads", "mamba_d_head", "mamba_d_state", "mamba_d_conv",
-                                                    "mamba_expand", "mamba_n_groups", "mamba_conv_bias",
-                                                    "mamba_proj_bias", "hidden_act", "time_step_limit",
-                                                    128, 0, 256, 4, 1, 2.0, true, false, NULL, NULL, NULL, NULL, NULL, NULL,
-                                                    "mamba_chunk_size", 256};
+static const hfx_mamba2_keys granite_hybrid_keys = {
+    .heads = "mamba_n_heads", .head_dim = "mamba_d_head", .state = "mamba_d_state", .kernel = "mamba_d_conv",
+    .expand = "mamba_expand", .groups = "mamba_n_groups", .conv_bias = "mamba_conv_bias",
+    .proj_bias = "mamba_proj_bias", .act = "hidden_act", .limit = "time_step_limit", .default_heads = 128,
+    .default_head_dim = 0, .default_state = 256, .default_kernel = 4, .default_groups = 1,
+    .default_expand = 2.0, .default_conv_bias = true, .default_proj_bias = false, .chunk = "mamba_chunk_size",
+    .default_chunk = 256};
 static const hfx_decoder_desc GraniteMoeHybridForCausalLM_desc = {
-    "GraniteMoeHybridForCausalLM", LLAMA_LIKE, .granite_multipliers = true, .scale = HFX_SCALE_ATTN_MULTIPLIER,
-    .moe = HFX_MOE_GRANITE, .granite_shared_mlp = true, .mamba2 = &granite_hybrid_keys, .mamba_layers = true,
-    .names = &granite_hybrid_names, .no_rope = HFX_NO_ROPE_UNLESS_ROPE_TYPE, .output_class = "MoeCausalLMOutputWithPast"};
+    "GraniteMoeHybridForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
+    .scale = HFX_SCALE_ATTN_MULTIPLIER,
+    .moe = &hfx_moe_granite_hybrid, .mamba2 = &granite_hybrid_keys, .mixers = HFX_MIXERS_MAMBA2_BY_TYPE,
+    .names = &granite_hybrid_names, .no_rope = HFX_NO_ROPE_UNLESS_ROPE_TYPE,
+    .output_class = "MoeCausalLMOutputWithPast"};
 /* Falcon-H1: Mamba2 beside attention in every layer (the mixer's inner width mamba_d_ssm, its gated
  * norm optional and normalizing first, its muP multipliers), and the layer's own multipliers */
 static const hfx_decoder_names falcon_h1_names = {.norm2 = "pre_ff_layernorm", .mlp = "feed_forward",
                                                   .final_norm = "model.final_layernorm", .ssm = "mamba"};
-static const hfx_mamba2_keys falcon_h1_keys = {"mamba_n_heads", "mamba_d_head", "mamba_d_state", "mamba_d_conv",
-                                               "mamba_expand", "mamba_n_groups", "mamba_conv_bias", "mamba_proj_bias",
-                                               "hidden_act", "time_step_limit", 128, 0, 256, 4, 1, 2.0, true, false,
-                                               "mamba_d_ssm", "mamba_rms_norm", "mamba_norm_before_gate",
-                                               "projectors_bias", "ssm_in_multiplier", "ssm_multipliers",
-                                               "mamba_chunk_size", 256};
+static const hfx_mamba2_keys falcon_h1_keys = {
+    .heads = "mamba_n_heads", .head_dim = "mamba_d_head", .state = "mamba_d_state", .kernel = "mamba_d_conv",
+    .expand = "mamba_expand", .groups = "mamba_n_groups", .conv_bias = "mamba_conv_bias",
+    .proj_bias = "mamba_proj_bias", .act = "hidden_act", .limit = "time_step_limit", .default_heads = 128,
+    .default_head_dim = 0, .default_state = 256, .default_kernel = 4, .default_groups = 1,
+    .default_expand = 2.0, .default_conv_bias = true, .default_proj_bias = false, .inner = "mamba_d_ssm",
+    .norm_switch = "mamba_rms_norm", .norm_first = "mamba_norm_before_gate", .out_bias = "projectors_bias",
+    .in_mult = "ssm_in_multiplier", .section_mults = "ssm_multipliers", .chunk = "mamba_chunk_size",
+    .default_chunk = 256};
 static const hfx_decoder_desc FalconH1ForCausalLM_desc = {
-    "FalconH1ForCausalLM", LLAMA, .eps_key = "rms_norm_eps", .default_eps = 1e-5, .names = &falcon_h1_names,
-    .mamba2 = &falcon_h1_keys, .parallel_mamba = true, .default_kv_heads = 8};
+    "FalconH1ForCausalLM", LLAMA, .eps_key = "rms_norm_eps", .defaults.eps = 1e-5, .names = &falcon_h1_names,
+    .mamba2 = &falcon_h1_keys, .mixers = HFX_MIXERS_PARALLEL_MAMBA2, .defaults.kv_heads = 8};
 /* Mamba: every layer a Mamba mixer alone, under Mamba2's names */
 static const char *const mamba_forward_args[] = {"input_ids", "attention_mask", "cache", NULL};
 static const hfx_decoder_desc MambaForCausalLM_desc = {
     "MambaForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
-    .default_eps = 1e-5, .default_tied = true, .names = &mamba2_names, .attention_free = true, .mamba1 = true,
+    .defaults.eps = 1e-5, .defaults.tied = true, .names = &mamba2_names, .mixers = HFX_MIXERS_MAMBA_ONLY,
     .output_class = "MambaCausalLMOutput", .forward_args = mamba_forward_args, .step_nones = mamba_step_nones};
 /* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
  * a quarter of each head rotated; Qwen3-Next's MLPs are Qwen2-MoE's experts and shared expert */
 static const hfx_decoder_names qwen3_next_names = {.ssm = "linear_attn"};
 #define QWEN3_NEXT_LIKE                                                                                  \
-    LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .qk_norm = HFX_QK_NORM_PER_HEAD, .attn_output_gate = true,  \
-    .partial_rotary = true, .default_partial = 0.25, .names = &qwen3_next_names, .legacy_rope_type = false, \
+    LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .qk_norm = HFX_QK_NORM_PER_HEAD, .attention = HFX_ATTN_OUTPUT_GATED,  \
+    .rope.partial_rotary = true, .rope.partial = 0.25, .names = &qwen3_next_names, .rope.names = HFX_ROPE_NAMES_CURRENT, \
     .masks_by_layer_type = true, .unused_stack = "mtp"
 static const hfx_decoder_desc Qwen3NextForCausalLM_desc = {
-    "Qwen3NextForCausalLM", QWEN3_NEXT_LIKE, .delta = HFX_DELTA_GROUPED, .moe = HFX_MOE_QWEN2,
-    .norm_topk_default = true, .output_class = "MoeCausalLMOutputWithPast"};
+    "Qwen3NextForCausalLM", QWEN3_NEXT_LIKE, .mixers = HFX_MIXERS_DELTA_BY_TYPE, .delta = HFX_DELTA_GROUPED,
+    .moe = &hfx_moe_qwen3_next, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3_5ForCausalLM_desc = {"Qwen3_5ForCausalLM", QWEN3_NEXT_LIKE,
-                                                         .delta = HFX_DELTA_SEPARATE, .model_type_alias = "qwen3_5_text"};
+                                                         .mixers = HFX_MIXERS_DELTA_BY_TYPE,
+                                                         .delta = HFX_DELTA_SEPARATE,
+                                                         .model_type_alias = "qwen3_5_text"};
 static const hfx_decoder_desc Qwen3_5MoeForCausalLM_desc = {
-    "Qwen3_5MoeForCausalLM", QWEN3_NEXT_LIKE, .delta = HFX_DELTA_SEPARATE, .moe = HFX_MOE_QWEN2, .experts_only = true,
+    "Qwen3_5MoeForCausalLM", QWEN3_NEXT_LIKE, .mixers = HFX_MIXERS_DELTA_BY_TYPE, .delta = HFX_DELTA_SEPARATE,
+    .moe = &hfx_moe_qwen3_5,
     .model_type_alias = "qwen3_5_moe_text", .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc StableLmForCausalLM_desc = {
     "StableLmForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED,
-    .parallel_from_config = true, .parallel_default = false, .eps_key = "layer_norm_eps", .partial_rotary = true,
-    .default_partial = 0.25, .attn_bias = HFX_BIAS_QKV_FROM_CONFIG, .qkv_bias_key = "use_qkv_bias",
+    .parallel_from_config = true, .eps_key = "layer_norm_eps", .rope.partial_rotary = true,
+    .rope.partial = 0.25, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "use_qkv_bias",
     .qk_norm = HFX_QK_NORM_HEAD_WEIGHTS, .qk_norm_key = "qk_layernorm", .names = &stablelm_names};
 #define GLM_LIKE                                                                                             \
-    LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV_FROM_CONFIG, .qkv_bias_key = "attention_bias", .attention_bias_default = true, \
-    .default_eps = 1.5625e-07, .default_kv_heads = 2, .default_head_dim = 128, .partial_rotary = true,     \
-    .default_partial = 0.5, .interleaved_rope = true, .fused_gate_up = true
+    LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias", .bias.default_on = true, \
+    .defaults.eps = 1.5625e-07, .defaults.kv_heads = 2, .defaults.head_dim = 128, .rope.partial_rotary = true,     \
+    .rope.partial = 0.5, .rope.pairs = HFX_ROTARY_PAIRS, .mlp = HFX_MLP_GATED_FUSED
 static const hfx_decoder_desc GlmForCausalLM_desc = {"GlmForCausalLM", GLM_LIKE};
 static const hfx_decoder_names glm4_names = {.norm2 = "post_self_attn_layernorm", .pre2 = "post_attention_layernorm",
                                              .post2 = "post_mlp_layernorm"};
 static const hfx_decoder_desc Glm4ForCausalLM_desc = {"Glm4ForCausalLM", GLM_LIKE, .layout = HFX_LAYOUT_SANDWICH,
                                                       .names = &glm4_names};
 static const hfx_decoder_desc Ernie4_5ForCausalLM_desc = {
-    "Ernie4_5ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .default_eps = 1e-5, .default_kv_heads = 2,
-    .default_head_dim = 128, .default_theta = 500000.0, .default_tied = true, .interleaved_rope = true,
-    .rope_f32 = true};
+    "Ernie4_5ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .defaults.eps = 1e-5, .defaults.kv_heads = 2,
+    .defaults.head_dim = 128, .rope.theta = 500000.0, .defaults.tied = true, .rope.pairs = HFX_ROTARY_PAIRS,
+    .rope.pairs = HFX_ROTARY_PAIRS_F32};
 static const hfx_decoder_desc Exaone4ForCausalLM_desc = {
-    "Exaone4ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD,
-    .layout = HFX_LAYOUT_POST, .default_eps = 1e-5, .default_kv_heads = 32, .sliding = HFX_SLIDING_PATTERN,
-    .sliding_pattern = 4, .pattern_from_config = true, .default_window = 4096, .no_rope = HFX_NO_ROPE_FULL_IF_WINDOW,
+    "Exaone4ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD,
+    .layout = HFX_LAYOUT_POST, .defaults.eps = 1e-5, .defaults.kv_heads = 32,
+    .sliding = HFX_SLIDING_PATTERN_OR_CONFIG,
+    .sliding_pattern = 4, .defaults.window = 4096, .no_rope = HFX_NO_ROPE_FULL_IF_WINDOW,
     .masks_by_layer_type = true};
 #define COHERE_LIKE                                                                                          \
     LLAMA_LIKE, .norm = HFX_NORM_LAYER_WEIGHT, .layout = HFX_LAYOUT_PARALLEL_SHARED, .eps_key = "layer_norm_eps", \
-    .default_tied = true, .interleaved_rope = true, .logit_scale = true, .default_logit_scale = 0.0625
-static const hfx_decoder_desc CohereForCausalLM_desc = {"CohereForCausalLM", COHERE_LIKE, .default_theta = 500000.0,
+    .defaults.tied = true, .rope.pairs = HFX_ROTARY_PAIRS, .multipliers = HFX_MULT_LOGIT_SCALE, .defaults.logit_scale = 0.0625
+static const hfx_decoder_desc CohereForCausalLM_desc = {"CohereForCausalLM", COHERE_LIKE, .rope.theta = 500000.0,
                                                         .qk_norm = HFX_QK_NORM_HEAD_WEIGHTS,
                                                         .qk_norm_key = "use_qk_norm"};
 static const hfx_decoder_desc Cohere2ForCausalLM_desc = {
-    "Cohere2ForCausalLM", COHERE_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 4,
-    .pattern_from_config = true, .default_window = 4096, .no_rope = HFX_NO_ROPE_FULL_LAYERS, .masks_by_layer_type = true};
+    "Cohere2ForCausalLM", COHERE_LIKE, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG, .sliding_pattern = 4,
+    .defaults.window = 4096, .no_rope = HFX_NO_ROPE_FULL_LAYERS, .masks_by_layer_type = true};
 static const hfx_decoder_desc Qwen2MoeForCausalLM_desc = {
-    "Qwen2MoeForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_QKV_FROM_CONFIG, .qkv_bias_key = "qkv_bias",
-    .attention_bias_default = true, .sliding = HFX_SLIDING_EVEN_BELOW_MAX, .masks_by_layer_type = true,
-    .default_kv_heads = 16, .moe = HFX_MOE_QWEN2, .output_class = "MoeCausalLMOutputWithPast"};
+    "Qwen2MoeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "qkv_bias",
+    .bias.default_on = true, .sliding = HFX_SLIDING_EVEN_BELOW_MAX, .masks_by_layer_type = true,
+    .defaults.kv_heads = 16, .moe = &hfx_moe_qwen2, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc GraniteMoeForCausalLM_desc = {
-    "GraniteMoeForCausalLM", LLAMA_LIKE, .granite_multipliers = true, .scale = HFX_SCALE_ATTN_MULTIPLIER,
-    .moe = HFX_MOE_GRANITE, .output_class = "MoeCausalLMOutputWithPast"};
+    "GraniteMoeForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
+    .scale = HFX_SCALE_ATTN_MULTIPLIER,
+    .moe = &hfx_moe_granite, .output_class = "MoeCausalLMOutputWithPast"};
 /* GPT-OSS: biased attention with sinks, sliding and full layers alternating, YaRN (its default),
  * and clamped-SwiGLU experts with biases. */
 static const hfx_decoder_desc GptOssForCausalLM_desc = {
-    "GptOssForCausalLM", LLAMA_LIKE, .attention_bias_default = true, .sliding = HFX_SLIDING_PATTERN,
-    .sliding_pattern = 2, .default_window = 128, .masks_by_layer_type = true, .default_theta = 150000.0,
-    .default_eps = 1e-5, .attn_sinks = true, .moe = HFX_MOE_GPT_OSS, .output_class = "MoeCausalLMOutputWithPast"};
+    "GptOssForCausalLM", LLAMA_LIKE, .bias.default_on = true, .sliding = HFX_SLIDING_PATTERN,
+    .sliding_pattern = 2, .defaults.window = 128, .masks_by_layer_type = true, .rope.theta = 150000.0,
+    .defaults.eps = 1e-5, .attention = HFX_ATTN_SINKS, .moe = &hfx_moe_gpt_oss,
+    .output_class = "MoeCausalLMOutputWithPast"};
 /* DeepSeek V2/V3: multi-head latent attention, dense layers then shared + routed experts. V2 rotates
  * interleaved pairs in place; V3 regroups them into halves (rope_interleave). */
 static const hfx_decoder_desc DeepseekV2ForCausalLM_desc = {
-    "DeepseekV2ForCausalLM", LLAMA_LIKE, .mlp_bias_from_config = true, .mla = true, .interleaved_rope = true,
-    .moe = HFX_MOE_DEEPSEEK, .output_class = "MoeCausalLMOutputWithPast"};
+    "DeepseekV2ForCausalLM", LLAMA_LIKE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG, .attention = HFX_ATTN_LATENT,
+    .rope.pairs = HFX_ROTARY_PAIRS,
+    .moe = &hfx_moe_deepseek_v2, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc DeepseekV3ForCausalLM_desc = {
-    "DeepseekV3ForCausalLM", LLAMA_LIKE, .mla = true, .moe = HFX_MOE_DEEPSEEK, .deepseek_v3_router = true,
+    "DeepseekV3ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .moe = &hfx_moe_deepseek_v3,
     .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Starcoder2ForCausalLM_desc = {
-    "Starcoder2ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .attention_bias_default = true,
+    "Starcoder2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true,
     .sliding = HFX_SLIDING_ALL,
-    .norm = HFX_NORM_LAYER, .gated_mlp = false, .default_act = "gelu_pytorch_tanh", .eps_key = "norm_epsilon",
-    .default_tied = true, .default_kv_heads = 2};
-static const hfx_decoder_desc Phi3ForCausalLM_desc = {"Phi3ForCausalLM", LLAMA_LIKE, .attn_bias = HFX_BIAS_NONE,
-                                                      .sliding = HFX_SLIDING_ALL, .partial_rotary = true,
-                                                      .phi3_rope_names = true, .qkv = HFX_QKV_CONCAT,
-                                                      .fused_gate_up = true};
+    .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN, .act.dflt = "gelu_pytorch_tanh", .eps_key = "norm_epsilon",
+    .defaults.tied = true, .defaults.kv_heads = 2};
+static const hfx_decoder_desc Phi3ForCausalLM_desc = {"Phi3ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE,
+                                                      .sliding = HFX_SLIDING_ALL, .rope.partial_rotary = true,
+                                                      .rope.names = HFX_ROPE_NAMES_SU_YARN, .qkv = HFX_QKV_CONCAT,
+                                                      .mlp = HFX_MLP_GATED_FUSED};
 /* template keys GPT-NeoX's and GPT-2's transformers classes never read */
 static const char *const gpt_neox_ignores[] = {"num_key_value_heads", NULL};
 static const char *const gpt2_ignores[] = {"num_key_value_heads", "head_dim", "use_bias", NULL};
@@ -203,42 +224,48 @@ static const hfx_decoder_names gpt2_names = {
 static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner"};
 static const char *const gpt2_forward_args[] = {"input_ids", "cache", "attention_mask", "position_ids", NULL};
 static const hfx_decoder_desc GPT2LMHeadModel_desc = {
-    "GPT2LMHeadModel", LLAMA_LIKE, .attn_bias = HFX_BIAS_USE_BIAS, .attention_bias_default = true, .norm = HFX_NORM_LAYER, .gated_mlp = false,
-    .act_key = "activation_function", .default_act = "gelu_new", .eps_key = "layer_norm_epsilon",
-    .default_tied = true, .qkv = HFX_QKV_CONCAT, .names = &gpt2_names, .keys = &gpt2_keys,
-    .learned_positions = true, .conv1d = true, .gpt2_scaling = true,
+    "GPT2LMHeadModel", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true, .norm = HFX_NORM_LAYER,
+    .mlp = HFX_MLP_PLAIN,
+    .act.key = "activation_function", .act.dflt = "gelu_new", .eps_key = "layer_norm_epsilon",
+    .defaults.tied = true, .qkv = HFX_QKV_CONCAT, .names = &gpt2_names, .keys = &gpt2_keys,
+    .positions = HFX_POSITIONS_LEARNED, .linears_in_out = true, .scale = HFX_SCALE_BY_CONFIG_LAYER,
     .output_class = "CausalLMOutputWithCrossAttentions", .forward_args = gpt2_forward_args,
     .ignored_keys = gpt2_ignores};
 static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
-    "GPTNeoXForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .gated_mlp = false, .default_act = "gelu",
-    .eps_key = "layer_norm_eps", .partial_rotary = true, .default_partial = 0.25, .theta_key = "rotary_emb_base",
-    .partial_key = "rotary_pct", .attention_bias_default = true, .mlp_bias_always = true,
-    .parallel_from_config = true, .qkv = HFX_QKV_PER_HEAD, .names = &gpt_neox_names, .ignored_keys = gpt_neox_ignores};
+    "GPTNeoXForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN, .act.dflt = "gelu",
+    .eps_key = "layer_norm_eps", .rope.partial_rotary = true, .rope.partial = 0.25,
+    .rope.theta_key = "rotary_emb_base",
+    .rope.partial_key = "rotary_pct", .bias.default_on = true, .bias.mlp = HFX_MLP_BIAS_ALWAYS,
+    .parallel_from_config = true, .qkv = HFX_QKV_PER_HEAD, .names = &gpt_neox_names,
+    .ignored_keys = gpt_neox_ignores};
 #define GEMMA_LIKE                                                                                         \
-    LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .default_act = "gelu_pytorch_tanh", .default_tied = true,     \
-    .embed_sqrt_hidden = true
-static const hfx_decoder_desc GemmaForCausalLM_desc = {"GemmaForCausalLM", GEMMA_LIKE, .gelu_means_tanh = true};
+    LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .act.dflt = "gelu_pytorch_tanh", .defaults.tied = true,     \
+    .embed_scale = HFX_EMBED_SQRT_HIDDEN
+static const hfx_decoder_desc GemmaForCausalLM_desc = {"GemmaForCausalLM", GEMMA_LIKE, .act.legacy_gelu_tanh = true};
 static const hfx_decoder_desc LlamaForSequenceClassification_desc = {"LlamaForSequenceClassification", LLAMA,
-                                                                     .seq_classifier = true};
+                                                                     .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc MistralForSequenceClassification_desc = {"MistralForSequenceClassification", MISTRAL,
-                                                                       .seq_classifier = true};
+                                                                       .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc Qwen2ForSequenceClassification_desc = {"Qwen2ForSequenceClassification", QWEN2,
-                                                                     .seq_classifier = true};
+                                                                     .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc Qwen3ForSequenceClassification_desc = {"Qwen3ForSequenceClassification", QWEN3,
-                                                                     .seq_classifier = true};
+                                                                     .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc GemmaForSequenceClassification_desc = {"GemmaForSequenceClassification", GEMMA_LIKE,
-                                                                     .gelu_means_tanh = true, .seq_classifier = true};
+                                                                     .act.legacy_gelu_tanh = true,
+                                                                     .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc Gemma2ForCausalLM_desc = {
     "Gemma2ForCausalLM", GEMMA_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 2,
-    .layout = HFX_LAYOUT_SANDWICH, .act_key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN,
-    .attn_softcap = true, .final_softcap = true, .default_attn_softcap = 50.0, .default_final_softcap = 30.0,
-    .default_window = 4096, .masks_by_layer_type = true};
+    .layout = HFX_LAYOUT_SANDWICH, .act.key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN,
+    .softcaps = HFX_SOFTCAP_ATTN_AND_FINAL, .defaults.attn_softcap = 50.0, .defaults.final_softcap = 30.0,
+    .defaults.window = 4096, .masks_by_layer_type = true};
 static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
-    "Gemma3ForCausalLM", GEMMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .sliding = HFX_SLIDING_PATTERN,
-    .sliding_pattern = 6, .pattern_from_config = true, .layout = HFX_LAYOUT_SANDWICH,
-    .act_key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .final_softcap = true, .local_rope = true,
-    .default_theta = 1000000.0, .default_window = 4096, .legacy_rope_type = false, .masks_by_layer_type = true,
-    .embed_scale_in_table = true, .model_type_alias = "gemma3_text"};
+    "Gemma3ForCausalLM", GEMMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG,
+    .sliding_pattern = 6, .layout = HFX_LAYOUT_SANDWICH,
+    .act.key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .softcaps = HFX_SOFTCAP_FINAL,
+    .rope.local = true,
+    .rope.theta = 1000000.0, .defaults.window = 4096, .rope.names = HFX_ROPE_NAMES_CURRENT,
+    .masks_by_layer_type = true,
+    .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE, .model_type_alias = "gemma3_text"};
 
 /* The encoder-decoder family (seq2seq.c). */
 typedef struct seq2seq_desc seq2seq_desc;

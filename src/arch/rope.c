@@ -1,6 +1,7 @@
 #include "arch/rope.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/status.h"
@@ -27,74 +28,57 @@ static double yarn_mscale(double scale, double mscale) {
     return scale <= 1 ? 1.0 : 0.1 * mscale * log(scale) + 1.0;
 }
 
-hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
-                          int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err) {
-    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, 0, "partial_rotary_factor", false, true};
-    if (!src) src = &flat;
-    hfx_status st;
-    memset(out, 0, sizeof *out);
-    out->dim = dim;
-    out->max_position = max_position;
-    out->attention_scaling = 1.0f;
-    if (dim < 2 || dim % 2)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: rotary dimension %lld must be even and ≥ 2",
-                        c.where, (long long)dim);
-
-    /* transformers 5 keeps everything in rope_parameters (nested per layer type for models whose
-     * layer types differ); 4.x split rope_theta (or another theta key) and rope_scaling */
-    const json_t *params = json_object_get(c.obj, "rope_parameters");
+/* The object holding a layer type's rope settings: transformers 5 keeps everything in
+ * rope_parameters (nested per layer type for models whose layer types differ); 4.x split rope_theta
+ * (or another theta key) and rope_scaling. *params NULL: none; `where` names it for messages. */
+static hfx_status rope_params(hfx_cfg c, const hfx_rope_source *src, char *where, size_t size, const json_t **params,
+                              hfx_error *err) {
+    const json_t *p = json_object_get(c.obj, "rope_parameters");
     const char *params_key = "rope_parameters";
-    char where[1024];
-    if (params && json_is_object(params) && src->layer_type &&
-        json_is_object(json_object_get(params, src->layer_type))) {
-        params = json_object_get(params, src->layer_type);
-        snprintf(where, sizeof where, "%s: rope_parameters.%s", c.where, src->layer_type);
+    if (p && json_is_object(p) && src->layer_type && json_is_object(json_object_get(p, src->layer_type))) {
+        p = json_object_get(p, src->layer_type);
+        snprintf(where, size, "%s: rope_parameters.%s", c.where, src->layer_type);
     } else {
-        if (!params || json_is_null(params)) {
-            params = src->scaling ? json_object_get(c.obj, "rope_scaling") : NULL;
+        if (!p || json_is_null(p)) {
+            p = src->scaling ? json_object_get(c.obj, "rope_scaling") : NULL;
             params_key = "rope_scaling";
         }
-        snprintf(where, sizeof where, "%s: %s", c.where, params_key);
+        snprintf(where, size, "%s: %s", c.where, params_key);
     }
-    if (params && json_is_null(params)) params = NULL;
-    if (params && !json_is_object(params))
-        return hfx_fail(err, HFX_ERR_INVALID, "%s must be an object", where);
-    hfx_cfg p = {params ? params : json_object(), where};
-    json_t *empty = params ? NULL : (json_t *)p.obj;
+    if (p && json_is_null(p)) p = NULL;
+    if (p && !json_is_object(p)) return hfx_fail(err, HFX_ERR_INVALID, "%s must be an object", where);
+    *params = p;
+    return HFX_OK;
+}
+
+/* The rope type, base and rotated dims (int(head_dim · partial_rotary_factor), as transformers)
+ * into out; *theta the base. */
+static hfx_status rope_type_and_dims(hfx_cfg c, hfx_cfg p, const hfx_rope_source *src, hfx_rope *out, double *theta,
+                                     hfx_error *err) {
+    hfx_status st;
     const char *type = "default";
-    if (src->legacy_type && (st = hfx_cfg_str_or(p, "type", "default", &type, err))) goto done;
-    if ((st = hfx_cfg_str_or(p, "rope_type", type, &type, err))) goto done;
-    double theta;
-    if ((st = hfx_cfg_num_or(c, src->theta_key, src->default_theta, &theta, err))) goto done;
-    if ((st = hfx_cfg_num_or(p, "rope_theta", theta, &theta, err))) goto done;
-    if (!(theta > 1.0)) {
-        st = hfx_fail(err, HFX_ERR_INVALID, "%s: rope_theta %g must be > 1", c.where, theta);
-        goto done;
-    }
-    out->theta = theta;
+    if (src->legacy_type && (st = hfx_cfg_str_or(p, "type", "default", &type, err))) return st;
+    if ((st = hfx_cfg_str_or(p, "rope_type", type, &type, err))) return st;
+    if ((st = hfx_cfg_num_or(c, src->theta_key, src->default_theta, theta, err))) return st;
+    if ((st = hfx_cfg_num_or(p, "rope_theta", *theta, theta, err))) return st;
+    if (!(*theta > 1.0)) return hfx_fail(err, HFX_ERR_INVALID, "%s: rope_theta %g must be > 1", c.where, *theta);
+    out->theta = *theta;
     double partial = src->default_partial > 0 ? src->default_partial : 1.0;
-    if ((st = hfx_cfg_num_or(c, src->partial_key, partial, &partial, err))) goto done;
-    if ((st = hfx_cfg_num_or(p, "partial_rotary_factor", partial, &partial, err))) goto done;
+    if ((st = hfx_cfg_num_or(c, src->partial_key, partial, &partial, err))) return st;
+    if ((st = hfx_cfg_num_or(p, "partial_rotary_factor", partial, &partial, err))) return st;
     /* an architecture without partial rotary computes its default frequencies over the whole head,
      * whatever the config says; the scaled types' shared initialisers would read the factor */
     if (partial != 1.0 && !src->partial && strcmp(type, "default") == 0) partial = 1.0;
-    if (partial != 1.0 && !src->partial) {
-        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for this architecture",
-                      where, partial);
-        goto done;
-    }
-    if (!(partial > 0 && partial <= 1)) {
-        st = hfx_fail(err, HFX_ERR_INVALID, "%s: partial_rotary_factor %g must be in (0, 1]", where, partial);
-        goto done;
-    }
-    dim = (int64_t)((double)dim * partial); /* int(head_dim * partial_rotary_factor), as transformers */
+    if (partial != 1.0 && !src->partial)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for this architecture",
+                        p.where, partial);
+    if (!(partial > 0 && partial <= 1))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: partial_rotary_factor %g must be in (0, 1]", p.where, partial);
+    int64_t dim = (int64_t)((double)out->dim * partial);
     out->dim = dim;
-    if (dim < 2 || dim % 2) {
-        st = hfx_fail(err, HFX_ERR_INVALID, "%s: rotary dimension %lld must be even and ≥ 2", where, (long long)dim);
-        goto done;
-    }
+    if (dim < 2 || dim % 2)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: rotary dimension %lld must be even and ≥ 2", p.where, (long long)dim);
     if (src->phi3_names && (strcmp(type, "su") == 0 || strcmp(type, "yarn") == 0)) type = "longrope";
-
     /* "mrope" (Qwen2-VL's configs before transformers 5) has the default frequencies; the family
      * reads its sections (hfx_rope_parse_mrope) */
     if (strcmp(type, "default") == 0 || strcmp(type, "mrope") == 0) out->type = HFX_ROPE_DEFAULT;
@@ -103,147 +87,167 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
     else if (strcmp(type, "llama3") == 0) out->type = HFX_ROPE_LLAMA3;
     else if (strcmp(type, "yarn") == 0) out->type = HFX_ROPE_YARN;
     else if (strcmp(type, "longrope") == 0 && src->phi3_names) out->type = HFX_ROPE_LONGROPE;
-    else {
-        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: rope type '%s' is not supported (supported: %s)",
-                      where, type, supported);
-        goto done;
-    }
+    else
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: rope type '%s' is not supported (supported: %s)", p.where, type,
+                        supported);
+    return HFX_OK;
+}
 
+/* Longrope: inv = 1 / (ext · θ^(2i/dim)), ext the short or the long factors; cos and sin scaled by
+ * √(1 + ln(factor)/ln(original max)) with factor = max_position / original max. */
+static hfx_status longrope_freqs(hfx_cfg p, double theta, int64_t orig_max, hfx_rope *out, hfx_error *err) {
+    int64_t dim = out->dim, half = dim / 2;
+    const json_t *lists[2] = {json_object_get(p.obj, "short_factor"), json_object_get(p.obj, "long_factor")};
+    float *dst[2] = {out->inv_freq, out->inv_freq_long};
+    for (int l = 0; l < 2; l++) {
+        if (!json_is_array(lists[l]) || (int64_t)json_array_size(lists[l]) != half)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: '%s' must list rotary_dim/2 = %lld numbers", p.where,
+                            l ? "long_factor" : "short_factor", (long long)half);
+        for (int64_t i = 0; i < half; i++) {
+            const json_t *f = json_array_get(lists[l], (size_t)i);
+            if (!json_is_number(f))
+                return hfx_fail(err, HFX_ERR_INVALID, "%s: '%s'[%lld] is not a number", p.where,
+                                l ? "long_factor" : "short_factor", (long long)i);
+            float ext = (float)json_number_value(f);
+            dst[l][i] = 1.0f / (ext * powf((float)theta, (float)(2 * i) / (float)dim));
+        }
+    }
+    double factor_given, attn;
+    hfx_status st = hfx_cfg_num_or(p, "factor", (double)out->max_position / (double)orig_max, &factor_given, err);
+    if (st) return st;
+    double dflt = factor_given <= 1.0 ? 1.0 : sqrt(1 + log(factor_given) / log((double)orig_max));
+    if ((st = hfx_cfg_num_or(p, "attention_factor", dflt, &attn, err))) return st;
+    out->attention_scaling = (float)attn;
+    out->switch_len = orig_max;
+    return HFX_OK;
+}
+
+/* Llama 3: long wavelengths divided by the factor, short ones kept, a smooth ramp between. */
+static hfx_status llama3_freqs(hfx_cfg p, int64_t orig_max, hfx_rope *out, hfx_error *err) {
+    double low, high, factor = out->factor;
+    float *inv = out->inv_freq;
+    hfx_status st;
+    if ((st = hfx_cfg_num(p, "low_freq_factor", &low, err))) return st;
+    if ((st = hfx_cfg_num(p, "high_freq_factor", &high, err))) return st;
+    if (high == low || orig_max <= 0)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: llama3 needs high_freq_factor != low_freq_factor and original_max_position_embeddings > 0", p.where);
+    double low_wl = (double)orig_max / low, high_wl = (double)orig_max / high;
+    for (int64_t i = 0; i < out->dim / 2; i++) {
+        float wavelen = (float)(2 * M_PI) / inv[i];
+        float scaled = wavelen > (float)low_wl ? inv[i] / (float)factor : inv[i];
+        float smooth = ((float)orig_max / wavelen - (float)low) / (float)(high - low);
+        float smoothed = (1 - smooth) * scaled / (float)factor + smooth * scaled;
+        bool medium = !(wavelen < (float)high_wl) && !(wavelen > (float)low_wl);
+        inv[i] = medium ? smoothed : scaled;
+    }
+    return HFX_OK;
+}
+
+/* YaRN: each frequency between interpolation (÷ factor) and extrapolation by a ramp over the
+ * correction dims of beta_fast and beta_slow; cos and sin scaled by the attention factor. */
+static hfx_status yarn_freqs(hfx_cfg p, double theta, int64_t orig_max, hfx_rope *out, hfx_error *err) {
+    hfx_status st;
+    int64_t dim = out->dim;
+    double factor;
+    if (hfx_cfg_has(p, "factor")) {
+        if ((st = hfx_cfg_num(p, "factor", &factor, err))) return st;
+    } else {
+        factor = (double)out->max_position / (double)orig_max;
+    }
+    if (!(factor > 0) || orig_max <= 0)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: yarn needs factor > 0 and original_max_position_embeddings > 0", p.where);
+    out->factor = factor;
+    double attn_factor, mscale = 0, mscale_all = 0, beta_fast, beta_slow;
+    bool truncate;
+    if ((st = hfx_cfg_num_or(p, "mscale", 0, &mscale, err))) return st;
+    if ((st = hfx_cfg_num_or(p, "mscale_all_dim", 0, &mscale_all, err))) return st;
+    double dflt_attn = (mscale != 0 && mscale_all != 0) ? yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all)
+                                                        : yarn_mscale(factor, 1);
+    if ((st = hfx_cfg_num_or(p, "attention_factor", dflt_attn, &attn_factor, err))) return st;
+    /* transformers uses `x or default`, so 0 also means the default */
+    if ((st = hfx_cfg_num_or(p, "beta_fast", 32, &beta_fast, err))) return st;
+    if ((st = hfx_cfg_num_or(p, "beta_slow", 1, &beta_slow, err))) return st;
+    if (beta_fast == 0) beta_fast = 32;
+    if (beta_slow == 0) beta_slow = 1;
+    if ((st = hfx_cfg_bool_or(p, "truncate", true, &truncate, err))) return st;
+    double lo = correction_dim(beta_fast, dim, theta, (double)orig_max);
+    double hi = correction_dim(beta_slow, dim, theta, (double)orig_max);
+    if (truncate) {
+        lo = floor(lo);
+        hi = ceil(hi);
+    }
+    if (lo < 0) lo = 0;
+    if (hi > (double)(dim - 1)) hi = (double)(dim - 1);
+    if (lo == hi) hi += 0.001;
+    for (int64_t i = 0; i < dim / 2; i++) {
+        float pos = powf((float)theta, (float)(2 * i) / (float)dim);
+        float extrapolation = 1.0f / pos;
+        float interpolation = 1.0f / ((float)factor * pos);
+        float ramp = ((float)i - (float)lo) / (float)(hi - lo);
+        ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
+        float extra_factor = 1 - ramp;
+        out->inv_freq[i] = interpolation * (1 - extra_factor) + extrapolation * extra_factor;
+    }
+    out->attention_scaling = (float)attn_factor;
+    return HFX_OK;
+}
+
+/* The frequencies of out's type (its dims and base already read), from settings p. */
+static hfx_status rope_freqs(hfx_cfg c, hfx_cfg p, const hfx_rope_source *src, double theta, hfx_arena *arena,
+                             hfx_rope *out, hfx_error *err) {
+    hfx_status st;
+    int64_t dim = out->dim;
     out->inv_freq = hfx_arena_alloc(arena, (size_t)(dim / 2) * sizeof(float));
     out->inv_freq_long = hfx_arena_alloc(arena, (size_t)(dim / 2) * sizeof(float));
-    if (!out->inv_freq || !out->inv_freq_long) {
-        st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    float *inv = out->inv_freq;
-    int64_t half = dim / 2;
+    if (!out->inv_freq || !out->inv_freq_long) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     double factor = 1.0;
     if (out->type != HFX_ROPE_DEFAULT && out->type != HFX_ROPE_YARN && out->type != HFX_ROPE_LONGROPE) {
-        if ((st = hfx_cfg_num(p, "factor", &factor, err))) goto done;
-        if (!(factor > 0)) {
-            st = hfx_fail(err, HFX_ERR_INVALID, "%s: factor %g must be > 0", where, factor);
-            goto done;
-        }
+        if ((st = hfx_cfg_num(p, "factor", &factor, err))) return st;
+        if (!(factor > 0)) return hfx_fail(err, HFX_ERR_INVALID, "%s: factor %g must be > 0", p.where, factor);
     }
     out->factor = factor;
     int64_t orig_max;
     if (src->phi3_names) { /* Phi3Config's own field (default 4096) wins over the rope dict's */
-        if ((st = hfx_cfg_int_or(c, "original_max_position_embeddings", 4096, &orig_max, err))) goto done;
+        if ((st = hfx_cfg_int_or(c, "original_max_position_embeddings", 4096, &orig_max, err))) return st;
     } else {
-        if ((st = hfx_cfg_int_or(c, "original_max_position_embeddings", max_position, &orig_max, err))) goto done;
-        if ((st = hfx_cfg_int_or(p, "original_max_position_embeddings", orig_max, &orig_max, err))) goto done;
+        if ((st = hfx_cfg_int_or(c, "original_max_position_embeddings", out->max_position, &orig_max, err))) return st;
+        if ((st = hfx_cfg_int_or(p, "original_max_position_embeddings", orig_max, &orig_max, err))) return st;
     }
-    if (orig_max < 1) {
-        st = hfx_fail(err, HFX_ERR_INVALID, "%s: original_max_position_embeddings must be ≥ 1", where);
-        goto done;
-    }
-
-    hfx_rope_default_inv_freq(theta, dim, inv);
+    if (orig_max < 1) return hfx_fail(err, HFX_ERR_INVALID, "%s: original_max_position_embeddings must be ≥ 1", p.where);
+    hfx_rope_default_inv_freq(theta, dim, out->inv_freq);
     switch (out->type) {
-    case HFX_ROPE_LONGROPE: {
-        /* inv = 1 / (ext · θ^(2i/dim)), ext the short or the long factors; cos and sin scaled by
-         * √(1 + ln(factor)/ln(original max)) with factor = max_position / original max */
-        const json_t *lists[2] = {json_object_get(p.obj, "short_factor"), json_object_get(p.obj, "long_factor")};
-        float *dst[2] = {inv, out->inv_freq_long};
-        for (int l = 0; l < 2; l++) {
-            if (!json_is_array(lists[l]) || (int64_t)json_array_size(lists[l]) != half) {
-                st = hfx_fail(err, HFX_ERR_INVALID, "%s: '%s' must list rotary_dim/2 = %lld numbers", where,
-                              l ? "long_factor" : "short_factor", (long long)half);
-                goto done;
-            }
-            for (int64_t i = 0; i < half; i++) {
-                const json_t *f = json_array_get(lists[l], (size_t)i);
-                if (!json_is_number(f)) {
-                    st = hfx_fail(err, HFX_ERR_INVALID, "%s: '%s'[%lld] is not a number", where,
-                                  l ? "long_factor" : "short_factor", (long long)i);
-                    goto done;
-                }
-                float ext = (float)json_number_value(f);
-                dst[l][i] = 1.0f / (ext * powf((float)theta, (float)(2 * i) / (float)dim));
-            }
-        }
-        double factor_given, attn;
-        if ((st = hfx_cfg_num_or(p, "factor", (double)max_position / (double)orig_max, &factor_given, err))) goto done;
-        double dflt = factor_given <= 1.0 ? 1.0 : sqrt(1 + log(factor_given) / log((double)orig_max));
-        if ((st = hfx_cfg_num_or(p, "attention_factor", dflt, &attn, err))) goto done;
-        out->attention_scaling = (float)attn;
-        out->switch_len = orig_max;
-        break;
-    }
+    case HFX_ROPE_LONGROPE: return longrope_freqs(p, theta, orig_max, out, err);
     case HFX_ROPE_DEFAULT:
     case HFX_ROPE_DYNAMIC: /* the graph rescales past max_position */
-        break;
+        return HFX_OK;
     case HFX_ROPE_LINEAR:
-        for (int64_t i = 0; i < half; i++) inv[i] = inv[i] / (float)factor;
-        break;
-    case HFX_ROPE_LLAMA3: {
-        double low, high;
-        if ((st = hfx_cfg_num(p, "low_freq_factor", &low, err))) goto done;
-        if ((st = hfx_cfg_num(p, "high_freq_factor", &high, err))) goto done;
-        if (high == low || orig_max <= 0) {
-            st = hfx_fail(err, HFX_ERR_INVALID, "%s: llama3 needs high_freq_factor != low_freq_factor and original_max_position_embeddings > 0", where);
-            goto done;
-        }
-        double low_wl = (double)orig_max / low, high_wl = (double)orig_max / high;
-        for (int64_t i = 0; i < half; i++) {
-            float wavelen = (float)(2 * M_PI) / inv[i];
-            float scaled = wavelen > (float)low_wl ? inv[i] / (float)factor : inv[i];
-            float smooth = ((float)orig_max / wavelen - (float)low) / (float)(high - low);
-            float smoothed = (1 - smooth) * scaled / (float)factor + smooth * scaled;
-            bool medium = !(wavelen < (float)high_wl) && !(wavelen > (float)low_wl);
-            inv[i] = medium ? smoothed : scaled;
-        }
-        break;
+        for (int64_t i = 0; i < dim / 2; i++) out->inv_freq[i] = out->inv_freq[i] / (float)factor;
+        return HFX_OK;
+    case HFX_ROPE_LLAMA3: return llama3_freqs(p, orig_max, out, err);
+    case HFX_ROPE_YARN: return yarn_freqs(p, theta, orig_max, out, err);
     }
-    case HFX_ROPE_YARN: {
-        if (hfx_cfg_has(p, "factor")) {
-            if ((st = hfx_cfg_num(p, "factor", &factor, err))) goto done;
-        } else {
-            factor = (double)max_position / (double)orig_max;
-        }
-        if (!(factor > 0) || orig_max <= 0) {
-            st = hfx_fail(err, HFX_ERR_INVALID, "%s: yarn needs factor > 0 and original_max_position_embeddings > 0", where);
-            goto done;
-        }
-        out->factor = factor;
-        double attn_factor, mscale = 0, mscale_all = 0, beta_fast, beta_slow;
-        bool truncate;
-        if ((st = hfx_cfg_num_or(p, "mscale", 0, &mscale, err))) goto done;
-        if ((st = hfx_cfg_num_or(p, "mscale_all_dim", 0, &mscale_all, err))) goto done;
-        double dflt_attn = (mscale != 0 && mscale_all != 0)
-                               ? yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all)
-                               : yarn_mscale(factor, 1);
-        if ((st = hfx_cfg_num_or(p, "attention_factor", dflt_attn, &attn_factor, err))) goto done;
-        /* transformers uses `x or default`, so 0 also means the default */
-        if ((st = hfx_cfg_num_or(p, "beta_fast", 32, &beta_fast, err))) goto done;
-        if ((st = hfx_cfg_num_or(p, "beta_slow", 1, &beta_slow, err))) goto done;
-        if (beta_fast == 0) beta_fast = 32;
-        if (beta_slow == 0) beta_slow = 1;
-        if ((st = hfx_cfg_bool_or(p, "truncate", true, &truncate, err))) goto done;
-        double lo = correction_dim(beta_fast, dim, theta, (double)orig_max);
-        double hi = correction_dim(beta_slow, dim, theta, (double)orig_max);
-        if (truncate) {
-            lo = floor(lo);
-            hi = ceil(hi);
-        }
-        if (lo < 0) lo = 0;
-        if (hi > (double)(dim - 1)) hi = (double)(dim - 1);
-        if (lo == hi) hi += 0.001;
-        for (int64_t i = 0; i < half; i++) {
-            float pos = powf((float)theta, (float)(2 * i) / (float)dim);
-            float extrapolation = 1.0f / pos;
-            float interpolation = 1.0f / ((float)factor * pos);
-            float ramp = ((float)i - (float)lo) / (float)(hi - lo);
-            ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
-            float extra_factor = 1 - ramp;
-            inv[i] = interpolation * (1 - extra_factor) + extrapolation * extra_factor;
-        }
-        out->attention_scaling = (float)attn_factor;
-        break;
-    }
-    }
-    st = HFX_OK;
-done:
+    return HFX_OK;
+}
+
+hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
+                          int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err) {
+    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, 0, "partial_rotary_factor", false, true};
+    if (!src) src = &flat;
+    memset(out, 0, sizeof *out);
+    out->dim = dim;
+    out->max_position = max_position;
+    out->attention_scaling = 1.0f;
+    if (dim < 2 || dim % 2)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: rotary dimension %lld must be even and ≥ 2",
+                        c.where, (long long)dim);
+    char where[1024];
+    const json_t *params;
+    hfx_status st = rope_params(c, src, where, sizeof where, &params, err);
+    if (st) return st;
+    hfx_cfg p = {params ? params : json_object(), where};
+    json_t *empty = params ? NULL : (json_t *)p.obj; /* no settings: an empty object of our own */
+    double theta;
+    if (!(st = rope_type_and_dims(c, p, src, out, &theta, err))) st = rope_freqs(c, p, src, theta, arena, out, err);
     if (empty) json_decref(empty);
     return st;
 }

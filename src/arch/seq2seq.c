@@ -869,6 +869,129 @@ static void encoder_cross_cache(s2s_ctx *c, hfx_value *enc) {
     }
 }
 
+/* The encoder's graph (its output, and the cross-attention cache where the format computes it
+ * there), or the whole forward pass (encoder, decoder over decoder_input_ids, head). */
+static void build_encoder_or_forward(s2s_ctx *c, hfx_value **outs, int *states, bool encoder, bool cross_in_encoder,
+                                     bool symbolic) {
+    hfx_graph *g = c->g;
+    const seq2seq_desc *d = c->d;
+    const seq2seq_cfg *m = c->m;
+    const hfx_build_opts *o = c->o;
+    hfx_dim bs[2] = {o->batch, o->seq};
+    hfx_value *ids = NULL, *mask = NULL, *enc;
+    if (d->audio) {
+        hfx_dim dims[3] = {o->batch, hfx_dim_const(m->mels), hfx_dim_const(2 * m->source_positions)};
+        enc = encode_audio(c, hfx_graph_input(g, "input_features", o->dtype, 3, dims));
+    } else {
+        ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
+        mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
+        enc = encode(c, table(c, 0), ids, mask);
+    }
+    if (encoder) {
+        hfx_graph_output(g, enc, "last_hidden_state");
+        hfx_weights_ignore_stack(c->w, d->layout->dec_stack);
+        if (cross_in_encoder) encoder_cross_cache(c, enc);
+        hfx_weight_ignore(c->w, d->layout->head);
+        hfx_weight_ignore(c->w, "final_logits_bias");
+    } else {
+        dec_state s = {enc, NULL, d->audio ? no_mask(c, m->source_positions) : padding_bias(c, mask), NULL, NULL,
+                       NULL, o->seq, outs, states, NULL, -1, NULL};
+        hfx_value *dec_table = table(c, 1);
+        if (d->classifier) {
+            hfx_graph_output(g, classify(c, decode(c, &s, dec_table, shift_right(c, ids), NULL), ids), "logits");
+        } else {
+            hfx_dim dec_len = symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "decoder_sequence_length", 1, decoder_bound(c)))
+                                       : o->seq;
+            hfx_value *dec_ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, dec_len});
+            hfx_graph_output(g, lm_logits(c, decode(c, &s, dec_table, dec_ids, NULL), dec_table), "logits");
+        }
+        hfx_graph_output(g, enc, "encoder_last_hidden_state");
+    }
+}
+
+/* The decoder's cache outputs. optimum's order: layer by layer, self then cross; the seed's: every
+ * layer's self-attention cache, then every layer's cross-attention cache. */
+static void write_decoder_caches(s2s_ctx *c, hfx_value **outs, int *states, bool reads_cross, bool one_graph) {
+    hfx_graph *g = c->g;
+    const seq2seq_cfg *m = c->m;
+    bool seed = c->o->io == HFX_IO_SEED;
+    for (int group = 0; group < (seed ? 2 : 1); group++)
+        for (int64_t i = 0; i < m->dec_layers && !g->failed; i++)
+            for (int p = seed ? 2 * group : 0; p < (seed ? 2 * group + 2 : DEC_PARTS); p++) {
+                char name[128], state[128];
+                bool cross = p >= CROSS_K;
+                if (cross && reads_cross && !seed) continue; /* read only: the prefill returned it */
+                cache_name(c, name, sizeof name, i, p, AS_OUTPUT);
+                hfx_value *v = outs[DEC_PARTS * i + p];
+                if (cross && one_graph) /* kept where the first call put it */
+                    hfx_state_write(g, hfx_graph_state(g, name, HFX_STATE_ONCE, 2), v, name);
+                else if (cross && seed && !reads_cross) /* the seed's prefill starts its EncoderDecoderCache */
+                    hfx_state_write(g, hfx_graph_state(g, cache_name(c, state, sizeof state, i, p, AS_STATE),
+                                                       HFX_STATE_REPLACE, 2), v, name);
+                else if (cross && !seed) hfx_graph_output(g, v, name);
+                else hfx_state_write(g, states[DEC_PARTS * i + p], v, name);
+            }
+}
+
+/* A generation component of the decoder: the prefill (which computes the cross-attention cache) or
+ * a step (which reads it), or one graph for both. */
+static void build_decoder_step(s2s_ctx *c, hfx_value **outs, int *states, hfx_value **seed_in, bool one_graph,
+                               bool symbolic) {
+    hfx_graph *g = c->g;
+    const seq2seq_desc *d = c->d;
+    const seq2seq_cfg *m = c->m;
+    const hfx_build_opts *o = c->o;
+    /* a decode step reads the cross-attention cache the prefill returned; one graph computes it */
+    bool has_past = o->cache == HFX_CACHE_DYNAMIC && o->has_past,
+         reads_cross = o->reads_state && !(one_graph && o->stateful);
+    /* the encoder's length: its own symbol, or the sample's length in a static export */
+    hfx_dim enc_len = d->audio ? hfx_dim_const(m->source_positions)
+                      : symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "encoder_sequence_length", 1, length_bound(g, o)))
+                                 : o->source_seq;
+    /* a fixed-shape prefill takes the decoder's one start token (the sample's length is the sources');
+     * Whisper's, its prompt (start, language, task, no-timestamps): the sample's length */
+    hfx_dim seq = symbolic || reads_cross || d->audio ? o->seq : hfx_dim_const(1);
+    /* the seed's names and order: its forward's keyword arguments, the encoder's output among them
+     * (its decode only passes that through: the cross-attention cache is in its cache input) */
+    bool seed = o->io == HFX_IO_SEED;
+    if (seed) g->state_holder = HFX_HOLDER_ENCODER_DECODER; /* its caches, declared below */
+    hfx_value *ids = NULL, *enc_mask = NULL, *enc = NULL, *seed_enc = NULL;
+    hfx_dim ids_dims[2] = {o->batch, seq}, mask_dims[2] = {o->batch, enc_len},
+            enc_dims[3] = {o->batch, enc_len, hfx_dim_const(m->hidden)};
+    if (!seed) ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, ids_dims);
+    if (!d->audio) /* Whisper's sources have no padding */
+        enc_mask = hfx_graph_input(g, seed ? "attention_mask" : "encoder_attention_mask", HFX_DTYPE_I64, 2, mask_dims);
+    if (seed) {
+        ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, ids_dims);
+        seed_enc = hfx_graph_input(g, "encoder_outputs.last_hidden_state", o->dtype, 3, enc_dims);
+        if (!reads_cross) enc = seed_enc;
+    } else if (!reads_cross) {
+        enc = hfx_graph_input(g, "encoder_hidden_states", o->dtype, 3, enc_dims);
+    }
+    dec_state s = {enc, NULL, enc_mask ? padding_bias(c, enc_mask) : no_mask(c, m->source_positions), NULL, NULL,
+                   NULL, enc_len, outs, states, NULL, -1, NULL};
+    hfx_value *past = NULL; /* the tokens before this step's: their count */
+    if (o->cache == HFX_CACHE_STATIC) {
+        s.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &seq);
+        past = hfx_gather(g, s.cache_position, hfx_const_i64(g, 0), 0); /* the first slot written */
+    } else if (has_past && seed) {
+        read_seed_cache(c, &s, seed_in);
+        past = hfx_dim_of(g, seed_in[SELF_K], 2);
+    } else if (has_past) {
+        s.past_key0 = read_past(c, 0, SELF_K, &s.past_key0_state);
+        past = hfx_dim_of(g, s.past_key0, 2);
+    }
+    hfx_weights_ignore_stack(c->w, d->layout->enc_stack);
+    hfx_value *dec_table = table(c, 1);
+    hfx_value *x = decode(c, &s, dec_table, ids, past);
+    if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX);
+    hfx_graph_output(g, lm_logits(c, x, dec_table), "logits");
+    write_decoder_caches(c, outs, states, reads_cross, one_graph);
+    if (seed) /* passed through, as the seed's Seq2SeqLMOutput returns it */
+        hfx_graph_output(g, hfx_op2(g, HFX_OP_ADD, seed_enc, hfx_const_scalar(g, o->dtype, 0.0)),
+                         "encoder_last_hidden_state");
+}
+
 static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
                                 hfx_graph *g, hfx_error *err) {
     const seq2seq_desc *d = desc_;
@@ -903,105 +1026,8 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
     s2s_ctx c = {g, &w, d, m, o, hfx_const_f32(g, -FLT_MAX), hfx_const_f32(g, 0.0f)};
     bool symbolic = !hfx_dim_is_const(o->seq) || !hfx_dim_is_const(o->batch);
 
-    if (encoder || forward) {
-        hfx_dim bs[2] = {o->batch, o->seq};
-        hfx_value *ids = NULL, *mask = NULL, *enc;
-        if (d->audio) {
-            hfx_dim dims[3] = {o->batch, hfx_dim_const(m->mels), hfx_dim_const(2 * m->source_positions)};
-            enc = encode_audio(&c, hfx_graph_input(g, "input_features", o->dtype, 3, dims));
-        } else {
-            ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
-            mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
-            enc = encode(&c, table(&c, 0), ids, mask);
-        }
-        if (encoder) {
-            hfx_graph_output(g, enc, "last_hidden_state");
-            hfx_weights_ignore_stack(&w, d->layout->dec_stack);
-            if (cross_in_encoder) encoder_cross_cache(&c, enc);
-            hfx_weight_ignore(&w, d->layout->head);
-            hfx_weight_ignore(&w, "final_logits_bias");
-        } else {
-            dec_state s = {enc, NULL, d->audio ? no_mask(&c, m->source_positions) : padding_bias(&c, mask), NULL, NULL,
-                           NULL, o->seq, outs, states, NULL, -1, NULL};
-            hfx_value *dec_table = table(&c, 1);
-            if (d->classifier) {
-                hfx_graph_output(g, classify(&c, decode(&c, &s, dec_table, shift_right(&c, ids), NULL), ids), "logits");
-            } else {
-                hfx_dim dec_len = symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "decoder_sequence_length", 1, decoder_bound(&c)))
-                                           : o->seq;
-                hfx_value *dec_ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, dec_len});
-                hfx_graph_output(g, lm_logits(&c, decode(&c, &s, dec_table, dec_ids, NULL), dec_table), "logits");
-            }
-            hfx_graph_output(g, enc, "encoder_last_hidden_state");
-        }
-    } else {
-        /* a decode step reads the cross-attention cache the prefill returned; one graph computes it */
-        bool has_past = o->cache == HFX_CACHE_DYNAMIC && o->has_past,
-             reads_cross = o->reads_state && !(one_graph && o->stateful);
-        /* the encoder's length: its own symbol, or the sample's length in a static export */
-        hfx_dim enc_len = d->audio ? hfx_dim_const(m->source_positions)
-                          : symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "encoder_sequence_length", 1, length_bound(g, o)))
-                                     : o->source_seq;
-        /* a fixed-shape prefill takes the decoder's one start token (the sample's length is the sources');
-         * Whisper's, its prompt (start, language, task, no-timestamps): the sample's length */
-        hfx_dim seq = symbolic || reads_cross || d->audio ? o->seq : hfx_dim_const(1);
-        /* the seed's names and order: its forward's keyword arguments, the encoder's output among them
-         * (its decode only passes that through: the cross-attention cache is in its cache input) */
-        bool seed = o->io == HFX_IO_SEED;
-        if (seed) g->state_holder = HFX_HOLDER_ENCODER_DECODER; /* its caches, declared below */
-        hfx_value *ids = NULL, *enc_mask = NULL, *enc = NULL, *seed_enc = NULL;
-        hfx_dim ids_dims[2] = {o->batch, seq}, mask_dims[2] = {o->batch, enc_len},
-                enc_dims[3] = {o->batch, enc_len, hfx_dim_const(m->hidden)};
-        if (!seed) ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, ids_dims);
-        if (!d->audio) /* Whisper's sources have no padding */
-            enc_mask = hfx_graph_input(g, seed ? "attention_mask" : "encoder_attention_mask", HFX_DTYPE_I64, 2, mask_dims);
-        if (seed) {
-            ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, ids_dims);
-            seed_enc = hfx_graph_input(g, "encoder_outputs.last_hidden_state", o->dtype, 3, enc_dims);
-            if (!reads_cross) enc = seed_enc;
-        } else if (!reads_cross) {
-            enc = hfx_graph_input(g, "encoder_hidden_states", o->dtype, 3, enc_dims);
-        }
-        dec_state s = {enc, NULL, enc_mask ? padding_bias(&c, enc_mask) : no_mask(&c, m->source_positions), NULL, NULL,
-                       NULL, enc_len, outs, states, NULL, -1, NULL};
-        hfx_value *past = NULL; /* the tokens before this step's: their count */
-        if (o->cache == HFX_CACHE_STATIC) {
-            s.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &seq);
-            past = hfx_gather(g, s.cache_position, hfx_const_i64(g, 0), 0); /* the first slot written */
-        } else if (has_past && seed) {
-            read_seed_cache(&c, &s, seed_in);
-            past = hfx_dim_of(g, seed_in[SELF_K], 2);
-        } else if (has_past) {
-            s.past_key0 = read_past(&c, 0, SELF_K, &s.past_key0_state);
-            past = hfx_dim_of(g, s.past_key0, 2);
-        }
-        hfx_weights_ignore_stack(&w, d->layout->enc_stack);
-        hfx_value *dec_table = table(&c, 1);
-        hfx_value *x = decode(&c, &s, dec_table, ids, past);
-        if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX);
-        hfx_graph_output(g, lm_logits(&c, x, dec_table), "logits");
-        /* optimum's order: layer by layer, self then cross; the seed's: every layer's self-attention
-         * cache, then every layer's cross-attention cache */
-        for (int group = 0; group < (seed ? 2 : 1); group++)
-            for (int64_t i = 0; i < m->dec_layers && !g->failed; i++)
-                for (int p = seed ? 2 * group : 0; p < (seed ? 2 * group + 2 : DEC_PARTS); p++) {
-                    char name[128], state[128];
-                    bool cross = p >= CROSS_K;
-                    if (cross && reads_cross && !seed) continue; /* read only: the prefill returned it */
-                    cache_name(&c, name, sizeof name, i, p, AS_OUTPUT);
-                    hfx_value *v = outs[DEC_PARTS * i + p];
-                    if (cross && one_graph) /* kept where the first call put it */
-                        hfx_state_write(g, hfx_graph_state(g, name, HFX_STATE_ONCE, 2), v, name);
-                    else if (cross && seed && !reads_cross) /* the seed's prefill starts its EncoderDecoderCache */
-                        hfx_state_write(g, hfx_graph_state(g, cache_name(&c, state, sizeof state, i, p, AS_STATE),
-                                                           HFX_STATE_REPLACE, 2), v, name);
-                    else if (cross && !seed) hfx_graph_output(g, v, name);
-                    else hfx_state_write(g, states[DEC_PARTS * i + p], v, name);
-                }
-        if (seed) /* passed through, as the seed's Seq2SeqLMOutput returns it */
-            hfx_graph_output(g, hfx_op2(g, HFX_OP_ADD, seed_enc, hfx_const_scalar(g, o->dtype, 0.0)),
-                             "encoder_last_hidden_state");
-    }
+    if (encoder || forward) build_encoder_or_forward(&c, outs, states, encoder, cross_in_encoder, symbolic);
+    else build_decoder_step(&c, outs, states, seed_in, one_graph, symbolic);
     hfx_graph_set_meta(g, "architecture", d->architecture);
     st = hfx_graph_status(g, err);
     if (st == HFX_OK) st = hfx_weights_finish(&w, err);

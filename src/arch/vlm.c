@@ -121,53 +121,11 @@ static hfx_status parse_feature_layers(hfx_cfg c, vlm_cfg *m, hfx_error *err) {
     return HFX_OK;
 }
 
-static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
-    const vlm_desc *d = desc_;
-    vlm_cfg *m = cfg;
-    hfx_cfg text = c, vision;
+/* The projector's settings: Gemma 3's pooling, Idefics3's pixel shuffle, LLaVA's MLP over chosen
+ * hidden states. */
+static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, vlm_cfg *m, hfx_error *err) {
     hfx_status st;
-    const char *text_type, *vision_type, *strategy, *act;
-    /* Qwen2-VL's Hub configs keep the language model's settings at the top level */
-    bool flat = d->kind == VLM_QWEN2 && !hfx_cfg_has(c, "text_config");
-    if ((!flat && (st = hfx_cfg_object(c, "text_config", arena, &text, err))) ||
-        (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) ||
-        (st = hfx_cfg_str_or(text, "model_type", "llama", &text_type, err)) ||
-        (st = hfx_cfg_str_or(vision, "model_type", d->vision_default, &vision_type, err)))
-        return st;
-    if (d->text_type) text_type = d->text_type;
-    m->text_desc = hfx_decoder_of_model_type(text_type);
-    if (!m->text_desc)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s': hfx has no such causal LM for %s's language "
-                                                  "model", text.where, text_type, d->architecture);
-    if ((m->text_desc->embed_sqrt_hidden && !m->text_desc->embed_scale_in_table) || m->text_desc->granite_multipliers ||
-        m->text_desc->moe != HFX_MOE_NONE)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' as %s's language model is not supported yet "
-                                                  "(its embedding scales or experts are not split from the text stack)",
-                        text.where, text_type, d->architecture);
-    if ((st = hfx_decoder_parse(m->text_desc, text, arena, &m->text, err))) return st;
-    /* the head is tied where either config says so (transformers 5 moved the key to the top) */
-    bool tied = false;
-    if (!flat && hfx_cfg_has(c, "tie_word_embeddings") &&
-        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", false, &tied, err)))
-        return st;
-    m->text.tied |= tied;
-    if (d->kind == VLM_QWEN2) {
-        if ((st = hfx_rope_parse_mrope(text, &m->text.rope, err)) ||
-            (st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err)))
-            return st;
-        m->vision = m->grid.tower;
-        if (m->grid.out != m->text.hidden)
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: the vision merger's width %lld is not the language model's "
-                                                  "hidden_size %lld", vision.where, (long long)m->grid.out,
-                            (long long)m->text.hidden);
-    } else if ((st = hfx_vision_tower_parse(vision_type, vision, false, &m->vision, err))) {
-        return st;
-    }
-    /* transformers 5 names it image_token_id, older configs image_token_index */
-    const char *token_key = hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index";
-    if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
-        return st;
-    if (d->kind == VLM_QWEN2) return HFX_OK;
+    const char *strategy, *act;
     if (d->kind == VLM_GEMMA3) { /* AvgPool2d(kernel = stride = side / tokens per side) */
         int64_t side = m->vision.cfg.image / m->vision.cfg.patch, tokens;
         bool bidirectional;
@@ -206,6 +164,55 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: projector_hidden_act '%s' is not supported (%s)", c.where, act,
                         hfx_activation_names());
     return HFX_OK;
+}
+
+static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
+    const vlm_desc *d = desc_;
+    vlm_cfg *m = cfg;
+    hfx_cfg text = c, vision;
+    hfx_status st;
+    const char *text_type, *vision_type;
+    /* Qwen2-VL's Hub configs keep the language model's settings at the top level */
+    bool flat = d->kind == VLM_QWEN2 && !hfx_cfg_has(c, "text_config");
+    if ((!flat && (st = hfx_cfg_object(c, "text_config", arena, &text, err))) ||
+        (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) ||
+        (st = hfx_cfg_str_or(text, "model_type", "llama", &text_type, err)) ||
+        (st = hfx_cfg_str_or(vision, "model_type", d->vision_default, &vision_type, err)))
+        return st;
+    if (d->text_type) text_type = d->text_type;
+    m->text_desc = hfx_decoder_of_model_type(text_type);
+    if (!m->text_desc)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s': hfx has no such causal LM for %s's language "
+                                                  "model", text.where, text_type, d->architecture);
+    if (m->text_desc->embed_scale == HFX_EMBED_SQRT_HIDDEN || m->text_desc->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS ||
+        m->text_desc->moe)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' as %s's language model is not supported yet "
+                                                  "(its embedding scales or experts are not split from the text stack)",
+                        text.where, text_type, d->architecture);
+    if ((st = hfx_decoder_parse(m->text_desc, text, arena, &m->text, err))) return st;
+    /* the head is tied where either config says so (transformers 5 moved the key to the top) */
+    bool tied = false;
+    if (!flat && hfx_cfg_has(c, "tie_word_embeddings") &&
+        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", false, &tied, err)))
+        return st;
+    m->text.tied |= tied;
+    if (d->kind == VLM_QWEN2) {
+        if ((st = hfx_rope_parse_mrope(text, &m->text.rope, err)) ||
+            (st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err)))
+            return st;
+        m->vision = m->grid.tower;
+        if (m->grid.out != m->text.hidden)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: the vision merger's width %lld is not the language model's "
+                                                  "hidden_size %lld", vision.where, (long long)m->grid.out,
+                            (long long)m->text.hidden);
+    } else if ((st = hfx_vision_tower_parse(vision_type, vision, false, &m->vision, err))) {
+        return st;
+    }
+    /* transformers 5 names it image_token_id, older configs image_token_index */
+    const char *token_key = hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index";
+    if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
+        return st;
+    return d->kind == VLM_QWEN2 ? HFX_OK : parse_projector(d, c, text, m, err);
 }
 
 /* The naming scheme this checkpoint uses (the first whose tower is there) and the tower's prefix. */

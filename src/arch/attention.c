@@ -1,0 +1,159 @@
+/* Self-attention in a decoder layer: q/k/v projections (separate, fused, per head, gated), q/k norms,
+ * clipping, rotary, the cache, soft-caps and sinks, the output projection. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/decoder_blocks.h"
+#include "base/status.h"
+
+/* x [B,S,heads,hd] normalized over hd, times each head's weight [heads, hd] (no bias) */
+static hfx_value *head_weighted_norm(layer_ctx *c, hfx_value *x, int64_t heads, int64_t hd, const char *prefix) {
+    hfx_graph *g = c->g;
+    char probe[192];
+    snprintf(probe, sizeof probe, "%s.norms.0.weight", prefix);
+    hfx_value *w;
+    if (hfx_weight_exists(c->w, probe)) { /* StableLM: nn.LayerNorm(hd, bias=False) per head */
+        hfx_value **ws = hfx_arena_alloc(g->arena, (size_t)heads * sizeof *ws);
+        if (!ws) {
+            hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+            return x;
+        }
+        for (int64_t h = 0; h < heads; h++) ws[h] = hfx_weight(c->w, 1, &hd, "%s.norms.%lld.weight", prefix, (long long)h);
+        w = hfx_const_stack(g, (int)heads, ws);
+    } else {
+        w = hfx_weight(c->w, 2, (int64_t[]){heads, hd}, "%s.weight", prefix);
+    }
+    if (c->d->norm == HFX_NORM_LAYER_WEIGHT) /* Cohere: in f32, the weight too, cast back */
+        return hfx_cast(g, hfx_op2(g, HFX_OP_MUL, hfx_layer_norm(g, hfx_cast(g, x, HFX_DTYPE_F32), NULL, NULL, c->m->eps),
+                                   hfx_cast(g, w, HFX_DTYPE_F32)), x->dtype);
+    return hfx_op2(g, HFX_OP_MUL, hfx_layer_norm(g, x, NULL, NULL, c->m->eps), w);
+}
+
+/* q [B,S,heads·hd], k and v [B,S,kv_heads·hd] (and the output gate, like q) from h [B,S,hidden]:
+ * separate projections, or views of one fused weight, or q_proj's rows per head [query_h; gate_h]. */
+static void project_qkv(layer_ctx *c, int64_t i, hfx_value *h, hfx_value **q, hfx_value **k, hfx_value **v,
+                        hfx_value **gate) {
+    const hfx_decoder_cfg *m = c->m;
+    const hfx_decoder_desc *d = c->d;
+    hfx_graph *g = c->g;
+    int64_t hd = m->head_dim;
+    char p[160];
+#define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
+    if (d->qkv != HFX_QKV_SEPARATE) { /* one fused weight: a view of it per projection, no copy */
+        int64_t nq = m->heads * hd, nkv = m->kv_heads * hd;
+        hfx_value *w = hfx_dec_weight_out_in(c, m->hidden, nq + 2 * nkv, P(c->n.qkv));
+        hfx_value *b = m->bias.q ? hfx_weight(c->w, 1, (int64_t[]){nq + 2 * nkv}, "%s.bias", P(c->n.qkv)) : NULL;
+        hfx_value *part[3];
+        for (int j = 0; j < 3; j++) {
+            hfx_value *wj, *bj = NULL;
+            if (d->qkv == HFX_QKV_CONCAT) { /* rows [q; k; v] */
+                int64_t start = j == 0 ? 0 : nq + (j - 1) * nkv, len = j == 0 ? nq : nkv;
+                wj = hfx_const_slice(g, w, 0, start, len);
+                if (b) bj = hfx_const_slice(g, b, 0, start, len);
+            } else { /* per head h: rows [q_h; k_h; v_h] (MHA) */
+                wj = hfx_const_interleaved_rows(g, w, m->heads, 3, j, hd);
+                if (b) bj = hfx_const_interleaved_rows(g, b, m->heads, 3, j, hd);
+            }
+            part[j] = hfx_linear(g, h, wj, bj);
+        }
+        *q = part[0], *k = part[1], *v = part[2];
+    } else if (d->attention == HFX_ATTN_OUTPUT_GATED) { /* q_proj's rows per head: [query_h; gate_h] */
+        hfx_value *w = hfx_dec_weight_out_in(c, m->hidden, 2 * m->heads * hd, P("q_proj"));
+        hfx_value *b = m->bias.q ? hfx_weight(c->w, 1, (int64_t[]){2 * m->heads * hd}, "%s.bias", P("q_proj")) : NULL;
+        *q = hfx_linear(g, h, hfx_const_interleaved_rows(g, w, m->heads, 2, 0, hd),
+                       b ? hfx_const_interleaved_rows(g, b, m->heads, 2, 0, hd) : NULL);
+        *gate = hfx_linear(g, h, hfx_const_interleaved_rows(g, w, m->heads, 2, 1, hd),
+                          b ? hfx_const_interleaved_rows(g, b, m->heads, 2, 1, hd) : NULL);
+        *k = hfx_dec_proj(c, h, m->hidden, m->kv_heads * hd, m->bias.k, P("k_proj"));
+        *v = hfx_dec_proj(c, h, m->hidden, m->kv_heads * hd, m->bias.v, P("v_proj"));
+    } else {
+        *q = hfx_dec_proj(c, h, m->hidden, m->heads * hd, m->bias.q, P("q_proj"));
+        *k = hfx_dec_proj(c, h, m->hidden, m->kv_heads * hd, m->bias.k, P("k_proj"));
+        *v = hfx_dec_proj(c, h, m->hidden, m->kv_heads * hd, m->bias.v, P("v_proj"));
+    }
+#undef P
+}
+
+/* k [B,KV,S,hd] and v [B,S,KV,hd] joined with the layer's cache (v to [B,KV,S,hd] on the way); returns
+ * the bias attention reads: the seed profile's causal one, made here at the first layer, or `bias`. */
+static hfx_value *join_cache(layer_ctx *c, int64_t i, hfx_value *q, hfx_value **k, hfx_value **v, hfx_value *bias) {
+    int64_t window = c->m->window[i];
+    if (c->o->io == HFX_IO_SEED && c->o->cache != HFX_CACHE_NONE) {
+        *v = hfx_dec_to_bhsd(c, *v);
+        hfx_dec_seed_cache(c, i, k, v);
+        if (window) { /* a dynamic cache's sliding layer: causal within the window */
+            if (!c->seed_window_mask) c->seed_window_mask = hfx_dec_seed_causal_mask(c, q, *k, window);
+            bias = c->seed_window_mask;
+        } else {
+            if (!c->seed_mask) c->seed_mask = hfx_dec_seed_causal_mask(c, q, *k, 0); /* a dynamic cache: causal */
+            bias = c->seed_mask;
+        }
+    } else {
+        *k = hfx_dec_kv_cache(c, i, *k, "key", 0);
+        *v = hfx_dec_kv_cache(c, i, hfx_dec_to_bhsd(c, *v), "value", 1);
+    }
+    return bias;
+}
+
+/* Self-attention over h [B,S,hidden] → [B,S,hidden], grouped heads broadcast in the attention op. */
+hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos,
+                                  hfx_value *sin, hfx_value *bias) {
+    const hfx_decoder_cfg *m = c->m;
+    const hfx_decoder_desc *d = c->d;
+    hfx_graph *g = c->g;
+    if (d->attention == HFX_ATTN_LATENT) return hfx_dec_mla_attention(c, i, h, cos, sin, bias);
+    int64_t hd = m->head_dim, window = m->window[i];
+    char p[160];
+#define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
+    hfx_value *q, *k, *v, *gate = NULL;
+    project_qkv(c, i, h, &q, &k, &v, &gate);
+    if (m->qk_norm == HFX_QK_NORM_WHOLE) { /* over the whole projection (OLMo-2, OLMoE) */
+        q = hfx_dec_norm(c, q, m->heads * hd, P(c->n.q_norm));
+        k = hfx_dec_norm(c, k, m->kv_heads * hd, P(c->n.k_norm));
+    }
+    if (m->clip_qkv > 0) { /* clamp_(-c, c), after the norms (OLMoE; OLMo has none) */
+        hfx_value **x[3] = {&q, &k, &v};
+        for (int j = 0; j < 3; j++) {
+            hfx_value *lo = hfx_const_scalar(g, (*x[j])->dtype, -m->clip_qkv), *hi = hfx_const_scalar(g, (*x[j])->dtype, m->clip_qkv);
+            *x[j] = hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, *x[j], lo), hi);
+        }
+    }
+    k = hfx_dec_scaled(g, k, m->mult.key); /* Falcon-H1's key_multiplier */
+    q = hfx_dec_split_heads(c, q, m->heads, hd);
+    k = hfx_dec_split_heads(c, k, m->kv_heads, hd);
+    v = hfx_dec_split_heads(c, v, m->kv_heads, hd);
+    if (m->qk_norm == HFX_QK_NORM_PER_HEAD) { /* over head_dim, per head, before rotary */
+        q = hfx_dec_norm(c, q, hd, P(c->n.q_norm));
+        k = hfx_dec_norm(c, k, hd, P(c->n.k_norm));
+    }
+    if (m->qk_norm == HFX_QK_NORM_HEAD_WEIGHTS) {
+        q = head_weighted_norm(c, q, m->heads, hd, P(c->n.q_norm));
+        k = head_weighted_norm(c, k, m->kv_heads, hd, P(c->n.k_norm));
+    }
+    q = hfx_dec_to_bhsd(c, q);
+    k = hfx_dec_to_bhsd(c, k);
+    if (cos && !m->no_rope[i]) { /* rotary; learned absolute positions were added to the embeddings instead */
+        hfx_dtype dt = q->dtype; /* ERNIE 4.5 rotates in f32 (its cos/sin are f32 too) */
+        if (d->rope.pairs == HFX_ROTARY_PAIRS_F32) q = hfx_cast(g, q, HFX_DTYPE_F32), k = hfx_cast(g, k, HFX_DTYPE_F32);
+        q = hfx_cast(g, hfx_rope_apply(g, q, cos, sin, m->rope.interleaved), dt);
+        k = hfx_cast(g, hfx_rope_apply(g, k, cos, sin, m->rope.interleaved), dt);
+    }
+    bias = join_cache(c, i, q, &k, &v, bias);
+    double scale = m->scale_by_layer ? m->scale / (double)(i + 1) : m->scale;
+    hfx_value *a; /* [B,H,S,hd] */
+    if (c->d->attention == HFX_ATTN_SINKS) {
+        char sp[160];
+        hfx_value *sinks = hfx_weight(c->w, 1, &m->heads, "%s", hfx_dec_name(c, i, c->n.attn, "sinks", sp, sizeof sp));
+        a = hfx_attention_with_sinks(g, q, k, v, bias, hfx_cast(g, sinks, HFX_DTYPE_F32), scale, window);
+    } else {
+        a = hfx_attention(g, q, k, v, bias, scale, m->attn_softcap, window);
+    }
+    a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
+    a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
+    if (gate) a = hfx_op2(g, HFX_OP_MUL, a, hfx_op1(g, HFX_OP_SIGMOID, gate));
+    return hfx_dec_proj(c, a, m->heads * hd, m->hidden, m->bias.o, P(c->n.o));
+#undef P
+}

@@ -1,0 +1,64 @@
+/* The small builders every decoder block shares: tensor names, linears, norms, head reshapes. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/decoder_blocks.h"
+#include "base/status.h"
+
+/* "<layer i>.<block>.<leaf>" (block may be NULL) into buf. */
+const char *hfx_dec_name(const layer_ctx *c, int64_t i, const char *block, const char *leaf, char *buf,
+                               size_t size) {
+    int k = snprintf(buf, size, c->n.layer, (long long)i);
+    if (k > 0 && (size_t)k < size) snprintf(buf + k, size - (size_t)k, block ? ".%s.%s" : ".%s%s", block ? block : leaf,
+                                            block ? leaf : "");
+    return buf;
+}
+
+/* x [B,S,in] → [B,S,out] through `<prefix>.weight` [out,in] (+ `<prefix>.bias` [out]). */
+/* A linear's weight as [out, in]: GPT-2's Conv1D stores [in, out], read through a transposed view. */
+hfx_value *hfx_dec_weight_out_in(layer_ctx *c, int64_t in, int64_t out, const char *prefix) {
+    if (c->d->linears_in_out) return hfx_const_transpose2d(c->g, hfx_weight(c->w, 2, (int64_t[]){in, out}, "%s.weight", prefix));
+    return hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s.weight", prefix);
+}
+
+hfx_value *hfx_dec_proj(layer_ctx *c, hfx_value *x, int64_t in, int64_t out, bool bias,
+                       const char *prefix) {
+    hfx_value *w = hfx_dec_weight_out_in(c, in, out, prefix);
+    hfx_value *b = bias ? hfx_weight(c->w, 1, &out, "%s.bias", prefix) : NULL;
+    return hfx_linear(c->g, x, w, b);
+}
+
+/* x · k in x's dtype (x itself when k is 1). */
+hfx_value *hfx_dec_scaled(hfx_graph *g, hfx_value *x, double k) {
+    return k == 1.0 ? x : hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, x->dtype, k));
+}
+
+/* [B,S,n·d] → [B,n,S,d] */
+hfx_value *hfx_dec_split_heads(layer_ctx *c, hfx_value *x, int64_t n, int64_t d) {
+    hfx_dim dims[4] = {c->batch, c->seq, hfx_dim_const(n), hfx_dim_const(d)};
+    return hfx_reshape(c->g, x, 4, dims);
+}
+
+hfx_value *hfx_dec_to_bhsd(layer_ctx *c, hfx_value *x) {
+    return hfx_transpose(c->g, x, 4, (int64_t[]){0, 2, 1, 3});
+}
+
+/* The descriptor's norm over the last axis of x, weights `<prefix>.weight` (+ `.bias`) of size n. */
+hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix) {
+    if (c->d->norm == HFX_NORM_LAYER_PLAIN) /* no weights: transformers hard-codes ε and computes in f32 */
+        return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), NULL, NULL, 1e-5), x->dtype);
+    hfx_value *w = hfx_weight(c->w, 1, &n, "%s.weight", prefix);
+    switch (c->d->norm) {
+    case HFX_NORM_RMS: return hfx_rms_norm(c->g, x, w, c->m->eps, 0);
+    case HFX_NORM_RMS_OFFSET: return hfx_rms_norm(c->g, x, w, c->m->eps, 1.0);
+    case HFX_NORM_LAYER: return hfx_layer_norm(c->g, x, w, hfx_weight(c->w, 1, &n, "%s.bias", prefix), c->m->eps);
+    case HFX_NORM_LAYER_WEIGHT: /* in f32, cast back */
+        return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, w, HFX_DTYPE_F32),
+                                             NULL, c->m->eps), x->dtype);
+    case HFX_NORM_LAYER_PLAIN: break;
+    }
+    return x;
+}

@@ -1,0 +1,80 @@
+/* The decoder template's blocks, shared by its files: the build context a layer's blocks read and
+ * write, and the builders each file offers (what each computes is said where it is defined). */
+#ifndef HFX_ARCH_DECODER_BLOCKS_H
+#define HFX_ARCH_DECODER_BLOCKS_H
+
+#include "arch/decoder.h"
+
+typedef struct layer_ctx {
+    hfx_graph *g;
+    hfx_weights *w;
+    const hfx_decoder_desc *d;
+    const hfx_decoder_cfg *m;
+    const hfx_build_opts *o;
+    hfx_dim batch, seq;
+    hfx_decoder_names n;        /* the checkpoint's tensor names, Llama's where the family has none */
+    hfx_value *cache_position;  /* static cache: [S] slots written this step */
+    hfx_value **cache_out;      /* (layers, CACHE_PARTS): key, value (and the seed's write counter) cache
+                                   outputs, then a recurrent mixer's states, named at the end */
+    int *cache_state;           /* (layers, CACHE_PARTS): their state declarations */
+    hfx_value *seed_mask;       /* seed profile: the attention bias [B|1,1,S,T], made at the first layer
+                                   (from the 4-D mask input, or from the cache it sees) */
+    hfx_value *seed_window_mask; /* ... and a dynamic cache's sliding layers' (within the window) */
+    hfx_value *new_mask;        /* recurrent layers: [B,S,1] 1 at this call's real tokens, 0 at padding */
+} layer_ctx;
+
+/* per layer: keys, values, and the seed profile's write counter (static cache) or window tensor
+ * (a dynamic cache's sliding layer); then a recurrent mixer's states (conv, ssm) */
+enum { SEED_PARTS = 3, STATE_SLOT = 3, CACHE_PARTS = 5 };
+
+typedef struct hfx_state_names {
+    char state[96], input[104], output[104];
+} hfx_state_names;
+
+/* decoder_blocks.c */
+const char *hfx_dec_name(const layer_ctx *c, int64_t i, const char *block, const char *leaf, char *buf, size_t size);
+hfx_value *hfx_dec_weight_out_in(layer_ctx *c, int64_t in, int64_t out, const char *prefix);
+hfx_value *hfx_dec_proj(layer_ctx *c, hfx_value *x, int64_t in, int64_t out, bool bias, const char *prefix);
+hfx_value *hfx_dec_scaled(hfx_graph *g, hfx_value *x, double k);
+hfx_value *hfx_dec_split_heads(layer_ctx *c, hfx_value *x, int64_t n, int64_t d);
+hfx_value *hfx_dec_to_bhsd(layer_ctx *c, hfx_value *x);
+hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix);
+
+/* attention.c */
+hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
+
+/* mla.c */
+hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
+hfx_status hfx_dec_mla_scale(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
+hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
+                                 hfx_value *bias);
+
+/* ffn.c */
+hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h);
+
+/* moe.c */
+hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                             hfx_error *err);
+hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h);
+
+/* decoder_mixers.c */
+hfx_status hfx_dec_parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err);
+hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                        hfx_error *err);
+hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                       hfx_error *err);
+hfx_status hfx_dec_parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                        hfx_error *err);
+hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i);
+hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
+
+/* decoder_cache.c */
+hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *which, int slot);
+void hfx_dec_seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v);
+hfx_value *hfx_dec_seed_causal_mask(layer_ctx *c, hfx_value *q, hfx_value *k, int64_t window);
+bool hfx_dec_continues(const layer_ctx *c);
+bool hfx_dec_seed_profile(const layer_ctx *c);
+hfx_state_names hfx_dec_state_names(const layer_ctx *c, int64_t i, int k);
+void hfx_dec_write_caches(layer_ctx *c);
+
+#endif

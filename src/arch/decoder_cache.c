@@ -1,0 +1,205 @@
+/* A decoder's cache I/O: attention's keys and values joined with the cache (hfx's profile and the
+ * seed's: transformers.exporters' names, counters and masks), and the recurrent states' names. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/decoder_blocks.h"
+#include "base/status.h"
+
+/* Join this step's k or v [B,KV,S,D] with the layer's cache, per docs/GENERATION.md; returns
+ * what attention reads and records the cache output. `which` is "key" or "value". */
+hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *which, int slot) {
+    const hfx_build_opts *o = c->o;
+    if (o->cache == HFX_CACHE_NONE) return x;
+    char name[128], input[160];
+    hfx_dim kv = x->dims[1], hd = x->dims[3]; /* the cached heads and width (MLA: one latent "head") */
+    snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, which);
+    bool dynamic = o->cache == HFX_CACHE_DYNAMIC;
+    int state = hfx_graph_state(c->g, name, dynamic ? HFX_STATE_APPEND : HFX_STATE_WRITE, 2);
+    if (dynamic) {
+        if (o->has_past) {
+            hfx_value *past = hfx_state_read(c->g, state, name, x->dtype, 4, (hfx_dim[]){c->batch, kv, o->past, hd});
+            hfx_value *parts[2] = {past, x};
+            x = hfx_concat(c->g, 2, parts, 2);
+        }
+    } else {
+        snprintf(input, sizeof input, "input.%s", name);
+        hfx_value *cache = hfx_state_read(c->g, state, input, x->dtype, 4, (hfx_dim[]){c->batch, kv, o->max_cache, hd});
+        x = hfx_cache_write(c->g, cache, x, c->cache_position);
+    }
+    c->cache_out[CACHE_PARTS * i + slot] = x;
+    c->cache_state[CACHE_PARTS * i + slot] = state;
+    return x;
+}
+
+/* A prefill's new static caches: zeros [B, KV, M, D] for keys and values (each its own heads and
+ * width: MLA's differ), shaped from k [B, ...]; keys and values of one shape share the shape. */
+static void zero_caches(hfx_graph *g, hfx_value *k, hfx_dim dims[2][4], const hfx_dtype *dt, int64_t slots,
+                        hfx_value **cache) {
+    hfx_value *shape = NULL;
+    for (int p = 0; p < 2; p++) {
+        bool same = p == 1 && hfx_dim_eq(dims[1][1], dims[0][1]) && hfx_dim_eq(dims[1][3], dims[0][3]);
+        if (!same) {
+            hfx_value *sizes[4] = {hfx_dim_of(g, k, 0), hfx_const_i64(g, dims[p][1].c), hfx_const_i64(g, slots),
+                                   hfx_const_i64(g, dims[p][3].c)};
+            hfx_value *shape_parts[4];
+            for (int d = 0; d < 4; d++) shape_parts[d] = hfx_unsqueeze(g, sizes[d], 0);
+            shape = hfx_concat(g, 4, shape_parts, 0);
+        }
+        cache[p] = hfx_expand(g, hfx_const_scalar(g, dt[p], 0.0), shape, 4, dims[p]);
+    }
+}
+
+/* The seed profile's cache of layer i (transformers.exporters' names): k and v [B,KV,S,D] joined
+ * with it, in place. A dynamic cache appends to input.cache.layers.{i}.keys/values; a static one
+ * writes at the slots its counter input.cache.layers.{i}.cumulative_length says (then counter + S)
+ * into the M-slot cache it reads, or, in a prefill, into a zero cache it starts. */
+void hfx_dec_seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
+    const hfx_build_opts *o = c->o;
+    hfx_graph *g = c->g;
+    static const char *const parts[SEED_PARTS] = {"keys", "values", "cumulative_length"};
+    char name[SEED_PARTS][96], input[128];
+    for (int p = 0; p < SEED_PARTS; p++) snprintf(name[p], sizeof name[p], "cache.layers.%lld.%s", (long long)i, parts[p]);
+    hfx_value **x[2] = {k, v}; /* each [B,KV,S,D], their own KV and D (MLA: 1 and unequal widths) */
+    if (o->cache == HFX_CACHE_DYNAMIC) {
+        for (int p = 0; p < 2; p++) {
+            int s = hfx_graph_state(g, name[p], HFX_STATE_APPEND, 2);
+            if (o->has_past) {
+                snprintf(input, sizeof input, "input.%.96s", name[p]);
+                hfx_value *past = hfx_state_read(g, s, input, (*x[p])->dtype, 4,
+                                                 (hfx_dim[]){c->batch, (*x[p])->dims[1], o->past, (*x[p])->dims[3]});
+                hfx_value *both[2] = {past, *x[p]};
+                *x[p] = hfx_concat(g, 2, both, 2);
+            }
+            c->cache_out[CACHE_PARTS * i + p] = *x[p];
+            c->cache_state[CACHE_PARTS * i + p] = s;
+        }
+        if (c->m->window[i]) { /* the seed's sliding layer carries its window as a tensor, through */
+            snprintf(name[2], sizeof name[2], "cache.layers.%lld._sliding_window_tensor", (long long)i);
+            snprintf(input, sizeof input, "input.%.96s", name[2]);
+            int s = hfx_graph_state(g, name[2], HFX_STATE_REPLACE, 0);
+            hfx_value *in = hfx_state_read(g, s, input, HFX_DTYPE_I64, 0, NULL);
+            c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, in, hfx_const_i64(g, 0)); /* a value of its own */
+            c->cache_state[CACHE_PARTS * i + 2] = s;
+        }
+        return;
+    }
+    int s[SEED_PARTS];
+    hfx_value *cache[2];
+    hfx_dim cache_dims[2][4] = {{c->batch, (*k)->dims[1], o->max_cache, (*k)->dims[3]},
+                                {c->batch, (*v)->dims[1], o->max_cache, (*v)->dims[3]}};
+    for (int p = 0; p < SEED_PARTS; p++) {
+        s[p] = hfx_graph_state(g, name[p], p < 2 ? HFX_STATE_WRITE : HFX_STATE_REPLACE, 2);
+        if (p < 2 && !o->reads_state) continue;
+        snprintf(input, sizeof input, "input.%.96s", name[p]);
+        hfx_value *in = p < 2 ? hfx_state_read(g, s[p], input, (*x[p])->dtype, 4, cache_dims[p])
+                              : hfx_state_read(g, s[p], input, HFX_DTYPE_I64, 0, NULL);
+        if (p < 2) cache[p] = in;
+        else c->cache_out[CACHE_PARTS * i + p] = in; /* the counter, for now */
+    }
+    hfx_value *counter = c->cache_out[CACHE_PARTS * i + 2];
+    hfx_value *len = hfx_dim_of(g, *k, 2);
+    hfx_value *slots = hfx_range(g, counter, hfx_op2(g, HFX_OP_ADD, counter, len), hfx_const_i64(g, 1), o->seq);
+    if (!o->reads_state) { /* a prefill starts the cache: zeros [B,KV,M,D] */
+        if (!hfx_dim_is_const(o->max_cache)) {
+            hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "io seed: a static-cache prefill needs max_cache_len fixed "
+                                                   "(a number, not a dynamic dim)");
+            return;
+        }
+        zero_caches(g, *k, cache_dims, (hfx_dtype[]){(*k)->dtype, (*v)->dtype}, o->max_cache.c, cache);
+    }
+    for (int p = 0; p < 2; p++) {
+        *x[p] = hfx_cache_write(g, cache[p], *x[p], slots);
+        c->cache_out[CACHE_PARTS * i + p] = *x[p];
+    }
+    c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, counter, len);
+    for (int p = 0; p < SEED_PARTS; p++) c->cache_state[CACHE_PARTS * i + p] = s[p];
+    if (!c->seed_mask && !o->reads_state) { /* the prefill's causal mask over the M slots */
+        hfx_value *kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, cache[0], 2),
+                                                       hfx_const_i64(g, 1), o->max_cache), 0); /* [1,M] */
+        hfx_value *visible = hfx_op2(g, HFX_OP_LESS_EQUAL, kv_idx, hfx_unsqueeze(g, slots, 1)); /* [S,M] */
+        c->seed_mask = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_where(g, visible, hfx_const_f32(g, 0.0f),
+                                                                  hfx_const_f32(g, -FLT_MAX)), 0), 0);
+    }
+}
+
+/* The seed profile's dynamic-cache mask: no mask input (batch 1, no padding), so causal by cache
+ * index over the T = past + S keys the layer sees. */
+hfx_value *hfx_dec_seed_causal_mask(layer_ctx *c, hfx_value *q, hfx_value *k, int64_t window) {
+    hfx_graph *g = c->g;
+    hfx_value *total = hfx_dim_of(g, k, 2), *q_len = hfx_dim_of(g, q, 2);
+    hfx_value *q_idx = hfx_unsqueeze(g, hfx_range(g, hfx_op2(g, HFX_OP_SUB, total, q_len), total, hfx_const_i64(g, 1),
+                                                  c->seq), 1); /* [S,1]: past + i */
+    hfx_value *kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), total, hfx_const_i64(g, 1), k->dims[2]), 0);
+    hfx_value *visible = hfx_op2(g, HFX_OP_LESS_EQUAL, kv_idx, q_idx); /* [S,T] */
+    if (window) /* and within the window: key > query - window (transformers' sliding_window_overlay) */
+        visible = hfx_op2(g, HFX_OP_AND, visible,
+                          hfx_op2(g, HFX_OP_GREATER, kv_idx, hfx_op2(g, HFX_OP_SUB, q_idx, hfx_const_i64(g, window))));
+    return hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_where(g, visible, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX)), 0), 0);
+}
+
+/* Whether this call continues from an earlier one's recurrent state: a growing cache's step, or
+ * (a static cache) any component that reads what an earlier call wrote. A prompt starts from zeros. */
+bool hfx_dec_continues(const layer_ctx *c) {
+    return c->o->has_past || (c->o->cache == HFX_CACHE_STATIC && c->o->reads_state);
+}
+
+/* Whether the graph takes and returns its cache in the Python system's profile (io "seed"). */
+bool hfx_dec_seed_profile(const layer_ctx *c) { return c->o->io == HFX_IO_SEED && c->o->cache != HFX_CACHE_NONE; }
+
+/* The names of layer i's recurrent state k (0: the convolution's, 1: the recurrent one): the state
+ * itself, the graph input an earlier call's value comes in by, and the output the call leaves.
+ * hfx's: past.{i}.conv / past.{i}.ssm in, present.{i}.* out (onnxruntime-genai's layout); the
+ * seed's: cache.layers.{i}.conv_states.0 / recurrent_states.0 (transformers' cache layer's lists)
+ * out of a prompt, input.* in and output.* out of a step. */
+hfx_state_names hfx_dec_state_names(const layer_ctx *c, int64_t i, int k) {
+    hfx_state_names n;
+    if (hfx_dec_seed_profile(c)) {
+        snprintf(n.state, sizeof n.state, "cache.layers.%lld.%s.0", (long long)i, k ? "recurrent_states" : "conv_states");
+        snprintf(n.input, sizeof n.input, "input.%s", n.state);
+        snprintf(n.output, sizeof n.output, "%s%s", hfx_dec_continues(c) ? "output." : "", n.state);
+    } else {
+        snprintf(n.state, sizeof n.state, "past.%lld.%s", (long long)i, k ? "ssm" : "conv");
+        snprintf(n.input, sizeof n.input, "%s", n.state);
+        snprintf(n.output, sizeof n.output, "present.%lld.%s", (long long)i, k ? "ssm" : "conv");
+    }
+    return n;
+}
+
+/* Every cache and state output, named by the profile: hfx's present.{i}.key/value (a growing cache)
+ * or output.past_key_values.{i}.* (a static one); the seed's cache.layers.{i}.* out of a prefill and
+ * output.cache.layers.{i}.* out of a step, with the write counter or the window tensor; a
+ * recurrent layer's states as hfx_dec_state_names says. */
+void hfx_dec_write_caches(layer_ctx *c) {
+    const hfx_decoder_cfg *m = c->m;
+    const hfx_build_opts *o = c->o;
+    hfx_graph *g = c->g;
+    bool seed = hfx_dec_seed_profile(c);
+    for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
+        hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
+        if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states */
+            for (int k = 0; k < (kind == HFX_MIXER_SHORT_CONV ? 1 : 2); k++)
+                hfx_state_write(g, c->cache_state[CACHE_PARTS * i + STATE_SLOT + k],
+                                c->cache_out[CACHE_PARTS * i + STATE_SLOT + k], hfx_dec_state_names(c, i, k).output);
+            if (kind != HFX_MIXER_PARALLEL) continue; /* (Falcon-H1's layers attend too) */
+        }
+        bool third = seed && (o->cache == HFX_CACHE_STATIC || m->window[i]); /* the counter, or the window */
+        for (int kv = 0; kv < (third ? 3 : 2); kv++) {
+            char name[128];
+            if (seed) {
+                const char *const parts[3] = {"keys", "values",
+                                              o->cache == HFX_CACHE_STATIC ? "cumulative_length" : "_sliding_window_tensor"};
+                bool updated = kv == 2 || (o->cache == HFX_CACHE_DYNAMIC ? o->has_past : o->reads_state);
+                snprintf(name, sizeof name, "%scache.layers.%lld.%s", updated ? "output." : "", (long long)i, parts[kv]);
+            } else if (o->cache == HFX_CACHE_DYNAMIC) {
+                snprintf(name, sizeof name, "present.%lld.%s", (long long)i, kv ? "value" : "key");
+            } else {
+                snprintf(name, sizeof name, "output.past_key_values.%lld.%s", (long long)i, kv ? "value" : "key");
+            }
+            hfx_state_write(g, c->cache_state[CACHE_PARTS * i + kv], c->cache_out[CACHE_PARTS * i + kv], name);
+        }
+    }
+}

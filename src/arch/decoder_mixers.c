@@ -1,0 +1,276 @@
+/* The token mixers other than attention (LFM2's short convolution, Mamba, Mamba2, gated delta-nets)
+ * in a decoder layer: which layers have them (config.json), their states' dims, and the glue that
+ * reads and leaves those states. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/decoder_blocks.h"
+#include "base/status.h"
+
+/* LFM2: which layers are short convolutions (layer_types "conv", or every layer not in
+ * full_attn_idxs), the kernel, and the MLP width block_auto_adjust_ff_dim makes of
+ * intermediate_size (⅔ of it, times block_ffn_dim_multiplier, rounded up to block_multiple_of). */
+hfx_status hfx_dec_parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
+    if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    const json_t *types = json_object_get(c.obj, "layer_types"), *full = json_object_get(c.obj, "full_attn_idxs");
+    if (full && !json_is_null(full) && !json_is_array(full))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'full_attn_idxs' must be a list of layer indices", c.where);
+    if (types && !json_is_null(types) && (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'layer_types' must be a list of num_hidden_layers (%lld) "
+                                              "strings", c.where, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        if (json_is_array(types)) {
+            const char *t = json_string_value(json_array_get(types, (size_t)i));
+            if (!t || (strcmp(t, "conv") != 0 && strcmp(t, "full_attention") != 0))
+                return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: layer_types[%lld] = '%s' (supported: conv, "
+                                                          "full_attention)", c.where, (long long)i,
+                                t ? t : "(not a string)");
+            m->mixer[i] = strcmp(t, "conv") == 0 ? HFX_MIXER_SHORT_CONV : HFX_MIXER_ATTENTION;
+            continue;
+        }
+        bool attention = !json_is_array(full);
+        for (size_t k = 0; json_is_array(full) && k < json_array_size(full); k++)
+            attention |= json_is_integer(json_array_get(full, k)) && json_integer_value(json_array_get(full, k)) == i;
+        m->mixer[i] = attention ? HFX_MIXER_ATTENTION : HFX_MIXER_SHORT_CONV;
+    }
+    bool adjust;
+    double multiplier;
+    int64_t multiple;
+    if ((st = hfx_cfg_int_in_or(c, "conv_L_cache", 3, 2, 64, &m->conv_len, err)) ||
+        (st = hfx_cfg_bool_or(c, "conv_bias", false, &m->conv_bias, err)) ||
+        (st = hfx_cfg_bool_or(c, "block_auto_adjust_ff_dim", true, &adjust, err)) ||
+        (st = hfx_cfg_num_or(c, "block_ffn_dim_multiplier", 1.0, &multiplier, err)) ||
+        (st = hfx_cfg_int_in_or(c, "block_multiple_of", 256, 1, 1 << 20, &multiple, err)))
+        return st;
+    if (!adjust) return HFX_OK;
+    int64_t size = (int64_t)(2.0 * (double)m->intermediate / 3.0);
+    const json_t *mult = json_object_get(c.obj, "block_ffn_dim_multiplier");
+    if (!json_is_null(mult)) { /* absent: transformers' default 1.0, which still rounds */
+        if (!(multiplier > 0 && multiplier * (double)size < (double)(1 << 24)))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: block_ffn_dim_multiplier %g is out of range", c.where, multiplier);
+        size = (int64_t)(multiplier * (double)size);
+        size = multiple * ((size + multiple - 1) / multiple);
+    }
+    if (size < 1) return hfx_fail(err, HFX_ERR_INVALID, "%s: the adjusted MLP width is 0", c.where);
+    m->intermediate = size;
+    return HFX_OK;
+}
+
+/* A model whose every layer is a state-space mixer alone (Mamba2): the template's width, depth,
+ * vocabulary, norm and tying, and the mixer's own fields; no attention, MLP or positions. */
+hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                       hfx_error *err) {
+    hfx_status st;
+    if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
+        (st = hfx_cfg_int_in(c, "hidden_size", 1, 1 << 20, &m->hidden, err)) ||
+        (st = hfx_cfg_int_in(c, "num_hidden_layers", 1, 4096, &m->layers, err)) ||
+        (st = hfx_cfg_num_or(c, d->eps_key, d->defaults.eps > 0 ? d->defaults.eps : 1e-5, &m->eps, err)) ||
+        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->defaults.tied, &m->tied, err)) ||
+        (st = hfx_cfg_bool_or(c, "residual_in_fp32", true, &m->residual_f32, err)))
+        return st;
+    if (!(m->eps > 0 && m->eps < 1))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where, d->eps_key, m->eps);
+    m->heads = m->kv_heads = 1, m->head_dim = m->hidden, m->intermediate = 0, m->max_position = INT32_MAX;
+    m->scale = m->mult.embed = m->mult.residual = m->mult.logits_div = m->mult.logits = 1.0;
+    m->layout = HFX_LAYOUT_PRE, m->no_mlp = true, m->pad_id = -1;
+    m->mult.attn_in = m->mult.attn_out = m->mult.ssm_out = m->mult.key = m->mult.gate = m->mult.down = 1.0;
+    m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
+    m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
+    if (!m->window || !m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = d->mixers == HFX_MIXERS_MAMBA_ONLY ? HFX_MIXER_MAMBA1 : HFX_MIXER_MAMBA2;
+    return d->mixers == HFX_MIXERS_MAMBA_ONLY ? hfx_mamba1_parse(c, m->hidden, &m->ssm1, err)
+                     : hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
+}
+
+/* A hybrid's layer pattern: layer_types (transformers 4's layers_block_type) naming recurrent and
+ * attention layers, in transformers' new words or the older ones; absent: every layer Mamba2
+ * (Granite 4.0), or every full_attention_interval-th layer attention (a gated delta-net's family).
+ * The recurrent layers are Mamba2 mixers, or gated delta-nets where the descriptor says so. */
+hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                      hfx_error *err) {
+    hfx_status st;
+    m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
+    if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    const char *key = hfx_cfg_has(c, "layer_types") || !hfx_cfg_has(c, "layers_block_type") ? "layer_types"
+                                                                                              : "layers_block_type";
+    const json_t *types = json_object_get(c.obj, key);
+    if (types && !json_is_null(types) && (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be a list of num_hidden_layers (%lld) strings",
+                        c.where, key, (long long)m->layers);
+    int64_t interval = 0;
+    if (d->delta && !json_is_array(types) &&
+        (st = hfx_cfg_int_in_or(c, "full_attention_interval", 4, 1, m->layers + 1, &interval, err)))
+        return st;
+    hfx_mixer_kind recurrent = d->delta ? HFX_MIXER_DELTA : HFX_MIXER_MAMBA2;
+    for (int64_t i = 0; i < m->layers; i++) {
+        const char *t = json_is_array(types) ? json_string_value(json_array_get(types, (size_t)i))
+                        : interval && (i + 1) % interval == 0 ? "full_attention" : d->delta ? "linear_attention"
+                                                                                            : "mamba";
+        if (t && (strcmp(t, "linear_attention") == 0 || (!d->delta && strcmp(t, "mamba") == 0))) m->mixer[i] = recurrent;
+        else if (t && (strcmp(t, "attention") == 0 || strcmp(t, "full_attention") == 0)) m->mixer[i] = HFX_MIXER_ATTENTION;
+        else
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s[%lld] = '%s' (supported: %slinear_attention, %s"
+                                                      "full_attention)", c.where, key, (long long)i,
+                            t ? t : "(not a string)", d->delta ? "" : "mamba, ", d->delta ? "" : "attention, ");
+    }
+    return d->delta ? hfx_delta_parse(c, m->eps, m->max_position, d->delta == HFX_DELTA_GROUPED, &m->delta, err)
+                    : hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
+}
+
+/* A number from a two-element list (Falcon-H1's mlp_multipliers), or dflt when the key is absent. */
+static hfx_status list_number(hfx_cfg c, const char *key, size_t n, size_t at, double dflt, double *out, hfx_error *err) {
+    const json_t *list = json_object_get(c.obj, key);
+    *out = dflt;
+    if (!list || json_is_null(list)) return HFX_OK;
+    if (!json_is_array(list) || json_array_size(list) != n || !json_is_number(json_array_get(list, at)))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be %zu numbers", c.where, key, n);
+    *out = json_number_value(json_array_get(list, at));
+    return HFX_OK;
+}
+
+/* Falcon-H1: Mamba2 beside attention in every layer, and its multipliers. */
+hfx_status hfx_dec_parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                       hfx_error *err) {
+    hfx_status st;
+    m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
+    if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < m->layers; i++) m->mixer[i] = HFX_MIXER_PARALLEL;
+    if ((st = hfx_cfg_num_or(c, "attention_in_multiplier", 1.0, &m->mult.attn_in, err)) ||
+        (st = hfx_cfg_num_or(c, "attention_out_multiplier", 1.0, &m->mult.attn_out, err)) ||
+        (st = hfx_cfg_num_or(c, "ssm_out_multiplier", 1.0, &m->mult.ssm_out, err)) ||
+        (st = hfx_cfg_num_or(c, "key_multiplier", 1.0, &m->mult.key, err)) ||
+        (st = hfx_cfg_num_or(c, "embedding_multiplier", 1.0, &m->mult.embed, err)) ||
+        (st = hfx_cfg_num_or(c, "lm_head_multiplier", 1.0, &m->mult.logits, err)) ||
+        (st = list_number(c, "mlp_multipliers", 2, 0, 1.0, &m->mult.gate, err)) ||
+        (st = list_number(c, "mlp_multipliers", 2, 1, 1.0, &m->mult.down, err)))
+        return st;
+    double all[] = {m->mult.attn_in, m->mult.attn_out, m->mult.ssm_out, m->mult.key, m->mult.embed, m->mult.logits,
+                    m->mult.gate, m->mult.down};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        if (!isfinite(all[k])) return hfx_fail(err, HFX_ERR_INVALID, "%s: a multiplier is not a finite number", c.where);
+    return hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
+}
+
+/* Layer i's cache: its keys' and values' geometry where it attends, its states' dims where it
+ * has a recurrent mixer (Falcon-H1's layers both) — the one place the states' dims are written. */
+hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
+    hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
+    hfx_layer_cache l = {0};
+    if (kind == HFX_MIXER_ATTENTION || kind == HFX_MIXER_PARALLEL)
+        l = m->mla.kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
+                ? (hfx_layer_cache){1, m->mla.kv_lora, m->mla.qk_rope, m->window[i], NULL, 0, {{0}}}
+                : (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i],
+                                    !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention",
+                                    0, {{0}}};
+    switch (kind) {
+    case HFX_MIXER_SHORT_CONV:
+        l.n_states = 1, l.states[0] = (hfx_layer_state){"conv", 2, {m->hidden, m->conv_len - 1}};
+        break;
+    case HFX_MIXER_MAMBA1:
+        l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->ssm1.inner, m->ssm1.kernel - 1}};
+        l.states[1] = (hfx_layer_state){"ssm", 2, {m->ssm1.inner, m->ssm1.state}};
+        break;
+    case HFX_MIXER_MAMBA2:
+    case HFX_MIXER_PARALLEL:
+        l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->ssm.conv_dim, m->ssm.kernel - 1}};
+        l.states[1] = (hfx_layer_state){"ssm", 3, {m->ssm.heads, m->ssm.head_dim, m->ssm.state}};
+        break;
+    case HFX_MIXER_DELTA:
+        l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->delta.conv_dim, m->delta.kernel - 1}};
+        l.states[1] = (hfx_layer_state){"ssm", 3, {m->delta.v_heads, m->delta.k_dim, m->delta.v_dim}};
+        break;
+    case HFX_MIXER_ATTENTION: break;
+    }
+    return l;
+}
+
+/* State k of layer i as an earlier call left it, by input `name`: [B, the dims layer_cache gives],
+ * the convolution's holding one input more in the seed profile (transformers' cache keeps the
+ * kernel's whole window, hfx the kernel − 1 inputs the next call reads). */
+static hfx_value *read_state(layer_ctx *c, int64_t i, int k, int state, const char *name, hfx_dtype dt) {
+    hfx_layer_cache l = hfx_decoder_layer_cache(c->m, i);
+    hfx_dim dims[4] = {c->batch};
+    for (int d = 0; d < l.states[k].rank && d < 3; d++) dims[d + 1] = hfx_dim_const(l.states[k].dims[d]);
+    if (hfx_dec_seed_profile(c) && k == 0) dims[l.states[k].rank] = hfx_dim_const(l.states[k].dims[l.states[k].rank - 1] + 1);
+    return hfx_state_read(c->g, state, name, dt, l.states[k].rank + 1, dims);
+}
+
+/* One decoder layer in the descriptor's layout. */
+/* LFM2's gated short convolution over h [B,S,hidden] (padding zeroed first, as transformers'
+ * apply_mask_to_padding_states): in_proj's three parts B, C, x; B·x through a depthwise causal
+ * convolution of conv_len taps over the layer's state (the L − 1 inputs before this call: zeros at
+ * a prompt) and this call's inputs; C times that; out_proj. The state becomes the last L − 1
+ * inputs, present.{i}.conv [B, hidden, L − 1] (onnxruntime-genai's names and layout). */
+static hfx_value *short_conv_block(layer_ctx *c, int64_t i, hfx_value *h) {
+    const hfx_decoder_cfg *m = c->m;
+    const hfx_build_opts *o = c->o;
+    hfx_graph *g = c->g;
+    int64_t H = m->hidden, L = m->conv_len;
+    char p[160];
+#define P(name) hfx_dec_name(c, i, c->n.conv, name, p, sizeof p)
+    if (c->new_mask) h = hfx_op2(g, HFX_OP_MUL, h, c->new_mask);
+    hfx_value *bcx = hfx_dec_proj(c, h, H, 3 * H, m->conv_bias, P("in_proj")); /* [B,S,3·hidden] */
+    hfx_value *b = hfx_slice(g, bcx, 2, 0, H), *gate = hfx_slice(g, bcx, 2, H, 2 * H), *x = hfx_slice(g, bcx, 2, 2 * H, 3 * H);
+    x = hfx_transpose(g, hfx_op2(g, HFX_OP_MUL, b, x), 3, (int64_t[]){0, 2, 1}); /* [B,hidden,S] */
+    hfx_state_names n = hfx_dec_state_names(c, i, 0);
+    int state = o->cache == HFX_CACHE_NONE ? -1 : hfx_graph_state(g, n.state, HFX_STATE_REPLACE, 2);
+    hfx_value *past = hfx_dec_continues(c) ? read_state(c, i, 0, state, n.input, x->dtype) : NULL; /* NULL: a prompt, zeros */
+    hfx_value *all = hfx_conv_window(g, past, x, L, hfx_dec_seed_profile(c) ? L : L - 1,
+                                     o->cache != HFX_CACHE_NONE ? &c->cache_out[CACHE_PARTS * i + STATE_SLOT] : NULL);
+    hfx_value *out = hfx_causal_conv(g, all, hfx_weight(c->w, 3, (int64_t[]){H, 1, L}, "%s.weight", P("conv")),
+                                     m->conv_bias ? hfx_weight(c->w, 1, &H, "%s.bias", P("conv")) : NULL);
+    c->cache_state[CACHE_PARTS * i + STATE_SLOT] = state;
+    hfx_value *y = hfx_op2(g, HFX_OP_MUL, gate, hfx_transpose(g, out, 3, (int64_t[]){0, 2, 1}));
+    return hfx_dec_proj(c, y, H, H, m->conv_bias, P("out_proj"));
+#undef P
+}
+
+/* A Mamba2, Mamba or gated delta-net mixer (ssm.h) with its two states as cache: past.{i}.conv
+ * [B, conv_dim, kernel − 1] and past.{i}.ssm (layer_cache's dims) in f32, replaced each call by
+ * present.{i}.*. */
+static hfx_value *recurrent_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_mixer_kind kind) {
+    hfx_graph *g = c->g;
+    char prefix[160];
+    hfx_dec_name(c, i, NULL, c->n.ssm, prefix, sizeof prefix);
+    hfx_state_names conv = hfx_dec_state_names(c, i, 0), ssm = hfx_dec_state_names(c, i, 1);
+    bool cached = c->o->cache != HFX_CACHE_NONE;
+    int conv_state = cached ? hfx_graph_state(g, conv.state, HFX_STATE_REPLACE, 2) : -1;
+    int ssm_state = cached ? hfx_graph_state(g, ssm.state, HFX_STATE_REPLACE, 2) : -1;
+    hfx_ssm_state s = {.keep = cached, .whole_window = hfx_dec_seed_profile(c)};
+    if (hfx_dec_continues(c)) {
+        s.conv = read_state(c, i, 0, conv_state, conv.input, h->dtype);
+        s.ssm = read_state(c, i, 1, ssm_state, ssm.input, HFX_DTYPE_F32);
+    }
+    hfx_value *y = kind == HFX_MIXER_MAMBA1  ? hfx_mamba1_mixer(g, c->w, &c->m->ssm1, prefix, h, c->new_mask, &s)
+                   : kind == HFX_MIXER_DELTA ? hfx_delta_mixer(g, c->w, &c->m->delta, prefix, h, c->new_mask, &s)
+                                             : hfx_mamba2_mixer(g, c->w, &c->m->ssm, prefix, h, c->new_mask, &s);
+    c->cache_out[CACHE_PARTS * i + STATE_SLOT] = s.conv_next, c->cache_state[CACHE_PARTS * i + STATE_SLOT] = conv_state;
+    c->cache_out[CACHE_PARTS * i + STATE_SLOT + 1] = s.ssm_next;
+    c->cache_state[CACHE_PARTS * i + STATE_SLOT + 1] = ssm_state;
+    return y;
+}
+
+/* The layer's token mixer: attention, a short convolution (LFM2's "conv" layers) or a Mamba2 mixer. */
+hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
+                              hfx_value *bias) {
+    switch (c->m->mixer ? c->m->mixer[i] : HFX_MIXER_ATTENTION) {
+    case HFX_MIXER_SHORT_CONV: return short_conv_block(c, i, h);
+    case HFX_MIXER_MAMBA2:
+    case HFX_MIXER_MAMBA1:
+    case HFX_MIXER_DELTA: return recurrent_block(c, i, h, c->m->mixer[i]);
+    case HFX_MIXER_PARALLEL: { /* mamba(h)·ssm_out + attention(h·attn_in)·attn_out, in transformers' order */
+        const hfx_decoder_cfg *m = c->m;
+        hfx_graph *g = c->g;
+        hfx_value *ssm = hfx_dec_scaled(g, recurrent_block(c, i, h, HFX_MIXER_MAMBA2), m->mult.ssm_out);
+        hfx_value *attn = hfx_dec_attention(c, i, hfx_dec_scaled(g, h, m->mult.attn_in), cos, sin, bias);
+        return hfx_op2(g, HFX_OP_ADD, ssm, hfx_dec_scaled(g, attn, m->mult.attn_out));
+    }
+    case HFX_MIXER_ATTENTION: break;
+    }
+    return hfx_dec_attention(c, i, h, cos, sin, bias);
+}

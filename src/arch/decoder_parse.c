@@ -1,0 +1,318 @@
+/* The decoder-only template's config.json: the descriptor's rules applied to the config, into a
+ * hfx_decoder_cfg (the blocks' own fields are read by moe.c, mla.c and decoder_mixers.c). */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/decoder_blocks.h"
+#include "base/status.h"
+
+/* ---- config.json ---- */
+
+static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
+                                hfx_error *err) {
+    hfx_status st;
+    int64_t window = 0;
+    if (d->sliding == HFX_SLIDING_NONE) return HFX_OK;
+    if (!json_object_get(c.obj, "sliding_window")) window = d->defaults.window; /* absent, not null */
+    else if ((st = hfx_cfg_int_or(c, "sliding_window", 0, &window, err))) return st;
+    if ((st = hfx_cfg_check_range(c, "sliding_window", window, 0, INT32_MAX, err))) return st;
+    if (d->sliding == HFX_SLIDING_ALL) {
+        for (int64_t i = 0; i < m->layers; i++) m->window[i] = window;
+        return HFX_OK;
+    }
+    bool use_sliding = false;
+    bool max_rule = d->sliding == HFX_SLIDING_MAX_WINDOW || d->sliding == HFX_SLIDING_EVEN_BELOW_MAX;
+    if (max_rule || d->sliding == HFX_SLIDING_NO_ROPE) {
+        if ((st = hfx_cfg_bool_or(c, "use_sliding_window", false, &use_sliding, err))) return st;
+        /* SmolLM3's eager masks window every sliding_attention layer, use_sliding_window or not */
+        if (!use_sliding && max_rule) window = 0;
+    }
+    /* explicit layer_types win; otherwise transformers derives them */
+    const json_t *types = json_object_get(c.obj, "layer_types");
+    if (types && !json_is_null(types)) {
+        if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
+            return hfx_fail(err, HFX_ERR_INVALID,
+                            "%s: field 'layer_types' must be a list of num_hidden_layers (%lld) strings",
+                            c.where, (long long)m->layers);
+        for (int64_t i = 0; i < m->layers; i++) {
+            const char *t = json_string_value(json_array_get(types, (size_t)i));
+            if (t && (strcmp(t, "full_attention") == 0 || (d->mixers == HFX_MIXERS_SHORT_CONV && strcmp(t, "conv") == 0))) m->window[i] = 0;
+            else if (t && strcmp(t, "sliding_attention") == 0) {
+                if (window <= 0)
+                    return hfx_fail(err, HFX_ERR_INVALID,
+                                    "%s: layer_types[%lld] is sliding_attention but no sliding_window is in effect",
+                                    c.where, (long long)i);
+                m->window[i] = window;
+            } else
+                return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                                "%s: layer_types[%lld] = '%s' (supported: full_attention, sliding_attention)",
+                                c.where, (long long)i, t ? t : "(not a string)");
+        }
+        return HFX_OK;
+    }
+    if (d->sliding == HFX_SLIDING_NO_ROPE) { /* the config derives sliding_attention for the no-rope layers */
+        for (int64_t i = 0; i < m->layers; i++) m->window[i] = use_sliding && window > 0 && m->no_rope[i] ? window : 0;
+        return HFX_OK;
+    }
+    if (max_rule) {
+        int64_t max_window_layers;
+        if ((st = hfx_cfg_int_or(c, "max_window_layers", 28, &max_window_layers, err))) return st;
+        for (int64_t i = 0; i < m->layers; i++)
+            m->window[i] = window > 0 && (d->sliding == HFX_SLIDING_MAX_WINDOW ? i >= max_window_layers
+                                                                            : (i + 1) % 2 && i < max_window_layers)
+                               ? window : 0;
+        return HFX_OK;
+    }
+    int64_t pattern;
+    pattern = d->sliding_pattern;
+    if (d->sliding == HFX_SLIDING_PATTERN_OR_CONFIG &&
+        (st = hfx_cfg_int_in_or(c, "sliding_window_pattern", d->sliding_pattern, 1, 1 << 20, &pattern, err)))
+        return st;
+    for (int64_t i = 0; i < m->layers; i++) m->window[i] = (i + 1) % pattern ? window : 0;
+    return HFX_OK;
+}
+
+static hfx_status parse_activation(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
+                                   hfx_error *err) {
+    const char *act;
+    hfx_status st = hfx_cfg_str_or(c, d->act.key, d->act.dflt, &act, err);
+    if (st) return st;
+    if (d->act.legacy_gelu_tanh && strcmp(act, "gelu") == 0) act = "gelu_pytorch_tanh";
+    if (!hfx_activation_from_name(act, &m->act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (supported: %s)",
+                        c.where, d->act.key, act, hfx_activation_names());
+    return HFX_OK;
+}
+
+static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
+                               hfx_error *err) {
+    bool attention_bias = false, mlp_bias = false;
+    hfx_status st = HFX_OK;
+    bool qkv_bias = d->bias.rule == HFX_BIAS_QKV;
+    if (d->bias.rule == HFX_BIAS_FROM_CONFIG)
+        st = hfx_cfg_bool_or(c, "attention_bias", d->bias.default_on, &attention_bias, err);
+    if (d->bias.rule == HFX_BIAS_QKV_FROM_CONFIG)
+        st = hfx_cfg_bool_or(c, d->bias.qkv_key, d->bias.default_on, &qkv_bias, err);
+    if (!st && d->bias.rule == HFX_BIAS_USE_BIAS) {
+        st = hfx_cfg_bool_or(c, "use_bias", d->bias.default_on, &attention_bias, err);
+        mlp_bias = attention_bias;
+    }
+    if (!st && d->bias.mlp == HFX_MLP_BIAS_FROM_CONFIG) st = hfx_cfg_bool_or(c, "mlp_bias", false, &mlp_bias, err);
+    m->bias.q = m->bias.k = m->bias.v = attention_bias || qkv_bias;
+    m->bias.o = attention_bias;
+    m->bias.mlp = mlp_bias || d->bias.mlp == HFX_MLP_BIAS_ALWAYS;
+    return st;
+}
+
+/* The multipliers some families add: an optional positive number, 1 (or 0: none) otherwise. */
+static hfx_status positive_or(hfx_cfg c, const char *key, double dflt, double *out, hfx_error *err) {
+    hfx_status st = hfx_cfg_num_or(c, key, dflt, out, err);
+    if (!st && !(*out > 0) && *out != dflt)
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' = %g must be > 0", c.where, key, *out);
+    return st;
+}
+
+static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
+                               hfx_error *err) {
+    hfx_status st = HFX_OK;
+    m->scale = 1.0 / sqrt((double)m->head_dim);
+    m->mult.embed = m->mult.residual = m->mult.logits_div = 1.0;
+    if (d->scale == HFX_SCALE_BY_CONFIG_LAYER) {
+        bool by_dim, by_layer;
+        if ((st = hfx_cfg_bool_or(c, "scale_attn_weights", true, &by_dim, err)) ||
+            (st = hfx_cfg_bool_or(c, "scale_attn_by_inverse_layer_idx", false, &by_layer, err)))
+            return st;
+        if (!by_dim) m->scale = 1.0;
+        m->scale_by_layer = by_layer;
+    }
+    if (d->scale == HFX_SCALE_QUERY_PRE_ATTN) {
+        double q;
+        if ((st = positive_or(c, "query_pre_attn_scalar", 256, &q, err))) return st;
+        m->scale = pow(q, -0.5);
+    } else if (d->scale == HFX_SCALE_ATTN_MULTIPLIER) {
+        if ((st = positive_or(c, "attention_multiplier", 1.0, &m->scale, err))) return st;
+    }
+    if (d->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS &&
+        ((st = positive_or(c, "embedding_multiplier", 1.0, &m->mult.embed, err)) ||
+         (st = positive_or(c, "residual_multiplier", 1.0, &m->mult.residual, err)) ||
+         (st = positive_or(c, "logits_scaling", 1.0, &m->mult.logits_div, err))))
+        return st;
+    /* an absent key takes the family's default, an explicit null means none */
+    if (d->softcaps == HFX_SOFTCAP_ATTN_AND_FINAL &&
+        (st = positive_or(c, "attn_logit_softcapping", json_object_get(c.obj, "attn_logit_softcapping") ? 0 : d->defaults.attn_softcap,
+                          &m->attn_softcap, err)))
+        return st;
+    if (d->softcaps != HFX_SOFTCAP_NONE &&
+        (st = positive_or(c, "final_logit_softcapping", json_object_get(c.obj, "final_logit_softcapping") ? 0 : d->defaults.final_softcap,
+                          &m->final_softcap, err)))
+        return st;
+    return HFX_OK;
+}
+
+/* SmolLM3's layers without rotary: `no_rope_layers` (1: rope, 0: none), else every
+ * `no_rope_layer_interval`-th layer (its config's own default). */
+static hfx_status parse_no_rope(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                hfx_error *err) {
+    m->no_rope = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->no_rope);
+    if (!m->no_rope) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = false;
+    if (d->no_rope == HFX_NO_ROPE_UNLESS_ROPE_TYPE) {
+        const char *type;
+        hfx_status st = hfx_cfg_str_or(c, "position_embedding_type", "none", &type, err);
+        if (st) return st;
+        for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = strcmp(type, "rope") != 0;
+        return HFX_OK;
+    }
+    if (d->no_rope != HFX_NO_ROPE_LIST) return HFX_OK; /* the other rules read the windows (decoder_parse) */
+    const json_t *list = json_object_get(c.obj, "no_rope_layers");
+    if (!list || json_is_null(list)) {
+        int64_t interval;
+        hfx_status st = hfx_cfg_int_in_or(c, "no_rope_layer_interval", 4, 1, 1 << 20, &interval, err);
+        if (st) return st;
+        for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = (i + 1) % interval == 0;
+        return HFX_OK;
+    }
+    if (!json_is_array(list) || (int64_t)json_array_size(list) != m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'no_rope_layers' must be a list of num_hidden_layers (%lld) 0/1 flags",
+                        c.where, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        const json_t *v = json_array_get(list, (size_t)i);
+        if (!json_is_integer(v) && !json_is_boolean(v))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: no_rope_layers[%lld] is not 0 or 1", c.where, (long long)i);
+        m->no_rope[i] = json_is_integer(v) ? json_integer_value(v) == 0 : json_is_false(v);
+    }
+    return HFX_OK;
+}
+
+/* Each layer's blocks: the layout, windows, rotary or not, experts or not, and its token mixer. */
+static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    m->layout = d->layout;
+    m->layer_types = d->masks_by_layer_type;
+    if (d->parallel_from_config) {
+        bool parallel;
+        if ((st = hfx_cfg_bool_or(c, "use_parallel_residual", false, &parallel, err))) return st;
+        m->layout = !parallel ? HFX_LAYOUT_PRE : d->layout == HFX_LAYOUT_PRE ? HFX_LAYOUT_PARALLEL : d->layout;
+    }
+    m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
+    if (!m->window) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    int64_t config_window = 0; /* the config's sliding_window, for the no-rope rules that read it */
+    if ((st = parse_no_rope(d, c, arena, m, err)) || (st = parse_sliding(d, c, m, err)) ||
+        (st = hfx_dec_parse_moe(d, c, arena, m, err)) ||
+        (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
+        return st;
+    if (d->mixers == HFX_MIXERS_SHORT_CONV && (st = hfx_dec_parse_short_conv(c, arena, m, err))) return st;
+    if ((d->mixers == HFX_MIXERS_MAMBA2_BY_TYPE || d->mixers == HFX_MIXERS_DELTA_BY_TYPE) && (st = hfx_dec_parse_hybrid_layers(d, c, arena, m, err))) return st;
+    for (int64_t i = 0; i < m->layers; i++) /* the rules read the windows: after parse_sliding */
+        if (d->no_rope == HFX_NO_ROPE_FULL_LAYERS || (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && config_window > 0))
+            m->no_rope[i] = m->window[i] == 0;
+    return HFX_OK;
+}
+
+/* The options of the blocks: multipliers, q/k norms, the classifier's head, q/k/v clipping. */
+static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    m->mult.logits = 1.0;
+    if (d->multipliers == HFX_MULT_LOGIT_SCALE && (st = hfx_cfg_num_or(c, "logit_scale", d->defaults.logit_scale, &m->mult.logits, err))) return st;
+    if (!isfinite(m->mult.logits))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: logit_scale %g is not a finite number", c.where, m->mult.logits);
+    m->mult.attn_in = m->mult.attn_out = m->mult.ssm_out = m->mult.key = m->mult.gate = m->mult.down = 1.0;
+    if (d->mixers == HFX_MIXERS_PARALLEL_MAMBA2 && (st = hfx_dec_parse_parallel_mamba(d, c, arena, m, err))) return st;
+    m->qk_norm = d->qk_norm;
+    if (d->qk_norm_key) {
+        bool on;
+        if ((st = hfx_cfg_bool_or(c, d->qk_norm_key, false, &on, err))) return st;
+        if (!on) m->qk_norm = HFX_QK_NORM_NONE;
+    }
+    if (d->head == HFX_HEAD_CLASSIFIER && ((st = hfx_cfg_num_labels(c, &m->labels, err)) ||
+                              (st = hfx_cfg_int_in_or(c, "pad_token_id", -1, -1, m->vocab - 1, &m->pad_id, err))))
+        return st;
+    m->clip_qkv = 0;
+    if (d->clip_qkv && (st = hfx_cfg_num_or(c, "clip_qkv", 0, &m->clip_qkv, err))) return st;
+    if (!(m->clip_qkv >= 0) || m->clip_qkv > 1e30)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: clip_qkv %g must be positive (or null)", c.where, m->clip_qkv);
+    return HFX_OK;
+}
+
+/* Positions: the rotary tables' settings (the sliding layers' own too), MLA's widths and scale. */
+static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    double theta = d->rope.theta > 0 ? d->rope.theta : 10000.0;
+    const char *partial_key = d->rope.partial_key ? d->rope.partial_key : "partial_rotary_factor";
+    hfx_rope_source full = {d->rope.local ? "full_attention" : NULL, theta, d->rope.theta_key ? d->rope.theta_key : "rope_theta",
+                            true, d->rope.partial_rotary, d->rope.partial, partial_key, d->rope.names == HFX_ROPE_NAMES_SU_YARN,
+                            d->rope.names != HFX_ROPE_NAMES_CURRENT};
+    hfx_rope_source local = {"sliding_attention", 10000.0, "rope_local_base_freq", false, d->rope.partial_rotary,
+                             d->rope.partial, partial_key, false, d->rope.names != HFX_ROPE_NAMES_CURRENT};
+    if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_parse_mla(d, c, m, err))) return st;
+    if (d->positions == HFX_POSITIONS_ROTARY &&
+        (st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err)))
+        return st;
+    m->rope.interleaved = d->rope.pairs != HFX_ROTARY_HALVES;
+    if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_mla_scale(c, m, err))) return st;
+    if (d->rope.local &&
+        (st = hfx_rope_parse(c, &local, m->head_dim, m->max_position, arena, &m->local_rope, err)))
+        return st;
+    return HFX_OK;
+}
+
+static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                               hfx_error *err) {
+    hfx_status st;
+    bool no_dense = d->moe && d->moe->layers == HFX_MOE_EVERY_LAYER_OWN; /* every layer's MLP the experts */
+    if (hfx_decoder_mixers_only(d)) return hfx_dec_parse_attention_free(d, c, arena, m, err);
+    hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
+                          "intermediate_size"};
+    if (d->keys) k = *d->keys;
+    if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
+        (st = hfx_cfg_int_in(c, k.hidden, 1, 1 << 20, &m->hidden, err)) ||
+        (st = hfx_cfg_int_in(c, k.layers, 1, 4096, &m->layers, err)) ||
+        (st = hfx_cfg_int_in(c, k.heads, 1, 4096, &m->heads, err)) ||
+        (st = hfx_cfg_int_in_or(c, "num_key_value_heads", d->defaults.kv_heads ? d->defaults.kv_heads : m->heads, 1,
+                                m->heads, &m->kv_heads, err)) ||
+        /* GPT-2's n_inner may be null: 4 × hidden */
+        (st = no_dense ? HFX_OK /* no dense MLP to size */
+              : d->keys       ? hfx_cfg_int_or(c, k.intermediate, 4 * m->hidden, &m->intermediate, err)
+                              : hfx_cfg_int(c, k.intermediate, &m->intermediate, err)) ||
+        (st = no_dense ? HFX_OK : hfx_cfg_check_range(c, k.intermediate, m->intermediate, 1, 1 << 24, err)) ||
+        (st = hfx_cfg_int_in_or(c, k.positions, 2048, 1, INT32_MAX, &m->max_position, err)) ||
+        (st = hfx_cfg_num_or(c, d->eps_key, d->defaults.eps > 0 ? d->defaults.eps : d->norm == HFX_NORM_LAYER ? 1e-5 : 1e-6,
+                             &m->eps, err)) ||
+        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->defaults.tied, &m->tied, err)))
+        return st;
+    if (m->heads % m->kv_heads)
+        return hfx_fail(err, HFX_ERR_INVALID,
+                        "%s: num_attention_heads (%lld) is not a multiple of num_key_value_heads (%lld)",
+                        c.where, (long long)m->heads, (long long)m->kv_heads);
+    if (!(m->eps > 0 && m->eps < 1))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where, d->eps_key, m->eps);
+    int64_t dflt_head_dim = m->hidden / m->heads; /* absent or null; some families default it when absent */
+    if (d->defaults.head_dim && !json_object_get(c.obj, "head_dim")) dflt_head_dim = d->defaults.head_dim;
+    if ((st = hfx_cfg_int_in_or(c, "head_dim", dflt_head_dim, 2, 4096, &m->head_dim, err)) ||
+        (st = parse_activation(d, c, m, err)) || (st = parse_biases(d, c, m, err)) ||
+        (st = parse_scales(d, c, m, err)))
+        return st;
+
+    if ((st = parse_layers(d, c, arena, m, err)) || (st = parse_block_options(d, c, arena, m, err)))
+        return st;
+    return parse_positions(d, c, arena, m, err);
+}
+
+/* The keys of the template that this architecture's transformers class never reads (a GPT-2
+ * config.json may carry a stray num_key_value_heads) are hidden from the parse, so that they
+ * change nothing here either. */
+
+hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *cfg,
+                             hfx_error *err) {
+    if (!d->ignored_keys) return parse_config(d, c, arena, cfg, err);
+    json_t *view = json_copy((json_t *)c.obj); /* shallow: values shared, keys its own */
+    if (!view) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (const char *const *k = d->ignored_keys; *k; k++) json_object_del(view, *k);
+    hfx_cfg filtered = {view, c.where};
+    hfx_status st = parse_config(d, filtered, arena, cfg, err);
+    json_decref(view);
+    return st;
+}

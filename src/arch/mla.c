@@ -1,0 +1,117 @@
+/* Multi-head latent attention (DeepSeek V2/V3): its widths and scale, and the block. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/decoder_blocks.h"
+#include "base/status.h"
+
+/* Multi-head latent attention's widths; the rotary runs on qk_rope_head_dim dims (its head_dim). */
+hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    if ((st = hfx_cfg_int_in_or(c, "q_lora_rank", 0, 0, 1 << 20, &m->mla.q_lora, err)) ||
+        (st = hfx_cfg_int_in(c, "kv_lora_rank", 1, 1 << 20, &m->mla.kv_lora, err)) ||
+        (st = hfx_cfg_int_in(c, "qk_nope_head_dim", 0, 4096, &m->mla.qk_nope, err)) ||
+        (st = hfx_cfg_int_in(c, "qk_rope_head_dim", 2, 4096, &m->mla.qk_rope, err)) ||
+        (st = hfx_cfg_int_in(c, "v_head_dim", 1, 4096, &m->mla.v_dim, err)) ||
+        /* V3's rope_interleave (absent: true); V2 has no such key and rotates pairs in place */
+        (st = hfx_cfg_bool_or(c, "rope_interleave", d->rope.pairs == HFX_ROTARY_HALVES, &m->mla.rope_deinterleave, err)))
+        return st;
+    if (m->mla.qk_rope % 2)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: qk_rope_head_dim %lld is odd: the rotary pairs dims", c.where,
+                        (long long)m->mla.qk_rope);
+    m->head_dim = m->mla.qk_rope;
+    return HFX_OK;
+}
+
+/* (qk_nope + qk_rope)^-0.5, times mscale(factor, mscale_all_dim)² for a scaled rotary (YaRN). */
+hfx_status hfx_dec_mla_scale(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    m->scale = 1.0 / sqrt((double)(m->mla.qk_nope + m->mla.qk_rope));
+    if (m->rope.type == HFX_ROPE_DEFAULT) return HFX_OK;
+    const json_t *p = json_object_get(c.obj, "rope_parameters");
+    if (!json_is_object(p)) p = json_object_get(c.obj, "rope_scaling");
+    hfx_cfg rc = {p, c.where};
+    double mscale_all = 0;
+    hfx_status st = json_is_object(p) ? hfx_cfg_num_or(rc, "mscale_all_dim", 0, &mscale_all, err) : HFX_OK;
+    if (st) return st;
+    if (mscale_all != 0 && m->rope.factor > 1) {
+        double ms = 0.1 * mscale_all * log(m->rope.factor) + 1.0;
+        m->scale *= ms * ms;
+    }
+    return HFX_OK;
+}
+
+/* x [..., d] with its rotary pairs (0,1), (2,3), ... regrouped as halves: evens, then odds */
+static hfx_value *pairs_to_halves(layer_ctx *c, hfx_value *x) {
+    int64_t d = x->dims[x->rank - 1].c;
+    int64_t *order = hfx_arena_alloc(c->g->arena, (size_t)d * sizeof *order);
+    if (!order) {
+        hfx_graph_fail(c->g, HFX_ERR_NOMEM, "out of memory");
+        return x;
+    }
+    for (int64_t j = 0; j < d; j++) order[j] = j < d / 2 ? 2 * j : 2 * (j - d / 2) + 1;
+    hfx_value *idx = hfx_const_bytes(c->g, HFX_DTYPE_I64, 1, &d, order);
+    return hfx_gather(c->g, x, idx, x->rank - 1);
+}
+
+/* Multi-head latent attention (DeepSeek V2/V3): q from a low-rank projection (q_a, RMSNorm, q_b)
+ * or q_proj; one shared latent kv_a → (RMSNorm'd latent [B,1,S,R], rotary key part [B,1,S,r]),
+ * which is what the cache holds; kv_b expands the latent of every cached position into per-head
+ * keys (no-rope part) and values, and the rotary key part is shared by all heads. */
+hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
+                                hfx_value *bias) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->heads, nope = m->mla.qk_nope, rope = m->mla.qk_rope, qk = nope + rope, R = m->mla.kv_lora, V = m->mla.v_dim;
+    char p[160];
+#define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
+    hfx_value *q;
+    if (m->mla.q_lora) {
+        q = hfx_dec_proj(c, h, m->hidden, m->mla.q_lora, m->bias.q, P("q_a_proj"));
+        q = hfx_dec_norm(c, q, m->mla.q_lora, P("q_a_layernorm"));
+        q = hfx_dec_proj(c, q, m->mla.q_lora, H * qk, false, P("q_b_proj"));
+    } else {
+        q = hfx_dec_proj(c, h, m->hidden, H * qk, false, P("q_proj"));
+    }
+    q = hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, q, H, qk));                           /* [B,H,S,qk] */
+    hfx_value *q_pass = hfx_slice(g, q, 3, 0, nope), *q_rot = hfx_slice(g, q, 3, nope, qk);
+    hfx_value *ckv = hfx_dec_proj(c, h, m->hidden, R + rope, m->bias.q, P("kv_a_proj_with_mqa")); /* [B,S,R+r] */
+    hfx_value *latent = hfx_dec_norm(c, hfx_slice(g, ckv, 2, 0, R), R, P("kv_a_layernorm"));
+    latent = hfx_unsqueeze(g, latent, 1);                               /* [B,1,S,R] */
+    hfx_value *k_rot = hfx_unsqueeze(g, hfx_slice(g, ckv, 2, R, R + rope), 1); /* [B,1,S,r] */
+    if (m->mla.rope_deinterleave) q_rot = pairs_to_halves(c, q_rot), k_rot = pairs_to_halves(c, k_rot);
+    q_rot = hfx_rope_apply(g, q_rot, cos, sin, m->rope.interleaved);
+    k_rot = hfx_rope_apply(g, k_rot, cos, sin, m->rope.interleaved);
+    if (c->o->io == HFX_IO_SEED && c->o->cache != HFX_CACHE_NONE) {
+        hfx_dec_seed_cache(c, i, &latent, &k_rot);
+        if (!c->seed_mask) c->seed_mask = hfx_dec_seed_causal_mask(c, q, latent, 0);
+        bias = c->seed_mask;
+    } else {
+        latent = hfx_dec_kv_cache(c, i, latent, "key", 0);                    /* [B,1,T,R] */
+        k_rot = hfx_dec_kv_cache(c, i, k_rot, "value", 1);                    /* [B,1,T,r] */
+    }
+    hfx_dim T = latent->dims[2];
+    hfx_value *kv = hfx_dec_proj(c, hfx_reshape(g, latent, 3, (hfx_dim[]){c->batch, T, hfx_dim_const(R)}), R, H * (nope + V),
+                         false, P("kv_b_proj"));
+    kv = hfx_dec_to_bhsd(c, hfx_reshape(g, kv, 4, (hfx_dim[]){c->batch, T, hfx_dim_const(H), hfx_dim_const(nope + V)}));
+    hfx_value *k_nope = hfx_slice(g, kv, 3, 0, nope), *v = hfx_slice(g, kv, 3, nope, nope + V); /* [B,H,T,·] */
+    /* the shared rotary part broadcast over the heads: + 0 of [1,H,1,1] (exact) */
+    int64_t zeros_shape[4] = {1, H, 1, 1};
+    float *zeros = hfx_arena_alloc(g->arena, (size_t)H * sizeof *zeros);
+    if (!zeros) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return h;
+    }
+    memset(zeros, 0, (size_t)H * sizeof *zeros);
+    hfx_value *heads0 = hfx_cast(g, hfx_const_bytes(g, HFX_DTYPE_F32, 4, zeros_shape, zeros), k_rot->dtype);
+    hfx_value *k_rot_h = hfx_op2(g, HFX_OP_ADD, k_rot, heads0);
+    hfx_value *qs[2] = {q_pass, q_rot}, *ks[2] = {k_nope, k_rot_h};
+    hfx_value *a = hfx_attention(g, hfx_concat(g, 2, qs, 3), hfx_concat(g, 2, ks, 3), v, bias, m->scale, 0,
+                                 m->window[i]);                          /* [B,H,S,V] */
+    a = hfx_reshape(g, hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3}), 3,
+                    (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H * V)});
+    return hfx_dec_proj(c, a, H * V, m->hidden, m->bias.o, P(c->n.o));
+#undef P
+}

@@ -1,0 +1,421 @@
+/* Mixture-of-experts feed-forward blocks: the config's experts and routers, and the two exact forms
+ * (every expert batched, or each token's k gathered) of every router and expert layout. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/decoder_blocks.h"
+#include "base/status.h"
+
+/* ---- the lineages ---- */
+
+/* transformers 5 writes num_local_experts; older Qwen3-MoE configs num_experts, OLMoE's the other way */
+const hfx_moe_desc hfx_moe_mixtral = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
+const hfx_moe_desc hfx_moe_qwen3 = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "num_local_experts",
+    .experts_alt_key = "num_experts"};
+const hfx_moe_desc hfx_moe_qwen2 = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "num_local_experts",
+    .experts_alt_key = "num_experts"};
+const hfx_moe_desc hfx_moe_qwen3_next = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_local_experts",
+    .experts_alt_key = "num_experts"};
+/* Qwen3.5-MoE: decoder_sparse_step, mlp_only_layers and norm_topk_prob unread (the router always
+ * renormalizes) */
+const hfx_moe_desc hfx_moe_qwen3_5 = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
+    .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
+    .experts_alt_key = "num_experts"};
+const hfx_moe_desc hfx_moe_granite = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
+const hfx_moe_desc hfx_moe_granite_hybrid = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_LINEAR,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
+const hfx_moe_desc hfx_moe_olmoe = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_CONFIG, .experts_key = "num_experts",
+    .experts_alt_key = "num_local_experts"};
+const hfx_moe_desc hfx_moe_deepseek_v2 = {
+    .router = HFX_ROUTER_GROUPED_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts"};
+const hfx_moe_desc hfx_moe_deepseek_v3 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts"};
+const hfx_moe_desc hfx_moe_gpt_oss = {
+    .router = HFX_ROUTER_SOFTMAX_BIASED, .experts = HFX_EXPERTS_INTERLEAVED, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
+
+static bool grouped_router(const hfx_moe_desc *l) {
+    return l->router == HFX_ROUTER_GROUPED_SOFTMAX || l->router == HFX_ROUTER_GROUPED_SIGMOID;
+}
+
+/* ---- config.json ---- */
+
+/* DeepSeek's MoE: dense layers first, shared experts, the group-limited router's settings. */
+static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    int64_t first_dense, shared;
+    hfx_status st;
+    if ((st = hfx_cfg_int_in_or(c, "first_k_dense_replace", 0, 0, m->layers, &first_dense, err)) ||
+        (st = hfx_cfg_int_in_or(c, "n_shared_experts", 1, 1, 1024, &shared, err)) ||
+        (st = hfx_cfg_num_or(c, "routed_scaling_factor", 1.0, &m->moe.routed_scale, err)))
+        return st;
+    if (!isfinite(m->moe.routed_scale))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: routed_scaling_factor %g is not a finite number", c.where,
+                        m->moe.routed_scale);
+    for (int64_t i = 0; i < first_dense; i++) m->sparse[i] = false;
+    m->moe.shared_intermediate = m->moe.moe_intermediate * shared;
+    bool v3 = d->moe->router == HFX_ROUTER_GROUPED_SIGMOID, grouped = v3;
+    if (!v3) { /* V2: the router never renormalises; topk_method picks the grouping */
+        const char *method;
+        m->moe.norm_topk = false;
+        if ((st = hfx_cfg_str_or(c, "topk_method", "greedy", &method, err))) return st;
+        if (strcmp(method, "greedy") != 0 && strcmp(method, "group_limited_greedy") != 0)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: topk_method '%s' is not supported (greedy, "
+                            "group_limited_greedy)", c.where, method);
+        grouped = strcmp(method, "group_limited_greedy") == 0;
+    }
+    if (!grouped) return HFX_OK;
+    if ((st = hfx_cfg_int_in_or(c, "n_group", 1, 1, m->moe.experts, &m->moe.groups, err)) ||
+        (st = hfx_cfg_int_in_or(c, "topk_group", m->moe.groups, 1, m->moe.groups, &m->moe.top_groups, err)))
+        return st;
+    if (m->moe.experts % m->moe.groups)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: n_routed_experts %lld is not a multiple of n_group %lld", c.where,
+                        (long long)m->moe.experts, (long long)m->moe.groups);
+    int64_t per_group = m->moe.experts / m->moe.groups;
+    if (v3 && per_group < 2) /* groups are ranked by their two best experts */
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: n_group %lld leaves fewer than 2 experts per group", c.where,
+                        (long long)m->moe.groups);
+    if (m->moe.top_k > m->moe.top_groups * per_group)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: num_experts_per_tok %lld exceeds the experts of topk_group %lld "
+                        "groups", c.where, (long long)m->moe.top_k, (long long)m->moe.top_groups);
+    return HFX_OK;
+}
+
+hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                            hfx_error *err) {
+    hfx_status st;
+    m->sparse = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->sparse);
+    if (!m->sparse) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    const hfx_moe_desc *l = d->moe;
+    if (!l) return HFX_OK;
+    bool own_width = l->layers != HFX_MOE_EVERY_LAYER, by_step = l->layers == HFX_MOE_BY_STEP;
+    const char *experts_key =
+        !l->experts_alt_key || hfx_cfg_has(c, l->experts_key) ? l->experts_key : l->experts_alt_key;
+    if (l->shared == HFX_SHARED_LINEAR) { /* the shared MLP's width; experts optional (0: the shared MLP alone) */
+        if ((st = hfx_cfg_int_in_or(c, "shared_intermediate_size", 1024, 1, 1 << 24, &m->moe.shared_intermediate, err)) ||
+            (st = hfx_cfg_int_in_or(c, experts_key, 8, 0, 4096, &m->moe.experts, err)))
+            return st;
+        if (m->moe.experts == 0) return HFX_OK;
+    }
+    if ((st = m->moe.experts ? HFX_OK : hfx_cfg_int_in(c, experts_key, 1, 4096, &m->moe.experts, err)) ||
+        (st = hfx_cfg_int_in(c, "num_experts_per_tok", 1, m->moe.experts, &m->moe.top_k, err)))
+        return st;
+    m->moe.moe_intermediate = m->intermediate;
+    m->moe.norm_topk = true;
+    bool topk_default = l->topk == HFX_TOPK_CONFIG_TRUE;
+    if (!own_width && l->topk != HFX_TOPK_RENORM &&
+        (st = hfx_cfg_bool_or(c, "norm_topk_prob", topk_default, &m->moe.norm_topk, err)))
+        return st;
+    int64_t step = 1;
+    if (own_width &&
+        ((st = hfx_cfg_int_in(c, "moe_intermediate_size", 1, 1 << 24, &m->moe.moe_intermediate, err)) ||
+         (l->topk != HFX_TOPK_RENORM && (st = hfx_cfg_bool_or(c, "norm_topk_prob", topk_default, &m->moe.norm_topk, err))) ||
+         (by_step && (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err)))))
+        return st;
+    if (l->shared == HFX_SHARED_GATED &&
+        (st = hfx_cfg_int_in(c, "shared_expert_intermediate_size", 1, 1 << 24, &m->moe.shared_intermediate, err)))
+        return st;
+    if (l->experts == HFX_EXPERTS_INTERLEAVED && /* softmax over the k largest logits = the renormalised top-k */
+        ((st = hfx_cfg_num_or(c, "swiglu_alpha", 1.702, &m->moe.swiglu_alpha, err)) ||
+         (st = hfx_cfg_num_or(c, "swiglu_limit", 7.0, &m->moe.swiglu_limit, err))))
+        return st;
+    for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = (i + 1) % step == 0;
+    m->moe.groups = m->moe.top_groups = 1;
+    m->moe.routed_scale = 1.0;
+    if (grouped_router(l) && (st = parse_deepseek_router(d, c, m, err))) return st;
+    const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
+    if (by_step && dense && !json_is_null(dense)) {
+        if (!json_is_array(dense))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'mlp_only_layers' must be a list of layer indices", c.where);
+        for (size_t j = 0; j < json_array_size(dense); j++) {
+            const json_t *v = json_array_get(dense, j);
+            if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= m->layers)
+                return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_only_layers[%zu] is not a layer index", c.where, j);
+            m->sparse[json_integer_value(v)] = false;
+        }
+    }
+    return HFX_OK;
+}
+
+/* The experts' weights of one kind as [E, rows, cols], from the fused 3-D tensor when the
+ * checkpoint has it, else stacked from the per-expert tensors (views either way). */
+static hfx_value *expert_weights(layer_ctx *c, int64_t i, const char *block, const char *per_expert,
+                                 int64_t rows, int64_t cols) {
+    const hfx_decoder_cfg *m = c->m;
+    char p[192];
+    hfx_value **ws = hfx_arena_alloc(c->g->arena, (size_t)m->moe.experts * sizeof *ws);
+    if (!ws) {
+        hfx_graph_fail(c->g, HFX_ERR_NOMEM, "out of memory");
+        return hfx_const_f32(c->g, 0.0f);
+    }
+    for (int64_t e = 0; e < m->moe.experts; e++) {
+        char leaf[96];
+        snprintf(leaf, sizeof leaf, "experts.%lld.%s.weight", (long long)e, per_expert);
+        ws[e] = hfx_weight(c->w, 2, (int64_t[]){rows, cols}, "%s", hfx_dec_name(c, i, block, leaf, p, sizeof p));
+    }
+    return hfx_const_stack(c->g, (int)m->moe.experts, ws);
+}
+
+/* DeepSeek's router, in f32: scores sigmoid(logits) (V3) or softmax(logits) (V2); the experts are
+ * chosen among the top_groups groups ranked by the sum of their two best scores + the correction
+ * bias (V3) or their best score (V2), others masked; the chosen experts' scores (V3: without the
+ * bias; V2: as masked) renormalised when norm_topk_prob (V3), times routed_scaling_factor. One-hot
+ * comparisons against the expert index stand in for gathers along the last axis. */
+static void deepseek_route(layer_ctx *c, int64_t i, hfx_value *h, bool gather, hfx_value **w_out, hfx_value **idx_out,
+                           hfx_value **dense_out) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    bool v3 = c->d->moe->router == HFX_ROUTER_GROUPED_SIGMOID;
+    int64_t E = m->moe.experts, K = m->moe.top_k, G = m->moe.groups, per = E / G, axis = -1;
+    char p[192];
+    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, m->hidden}, "%s", hfx_dec_name(c, i, "mlp", "gate.weight", p, sizeof p));
+    hfx_value *logits = hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32); /* [B,S,E] */
+    hfx_value *scores = v3 ? hfx_op1(g, HFX_OP_SIGMOID, logits) : hfx_softmax(g, logits, -1);
+    hfx_value *choice = scores;
+    if (v3) {
+        hfx_value *corr = hfx_weight(c->w, 1, &E, "%s", hfx_dec_name(c, i, "mlp", "gate.e_score_correction_bias", p, sizeof p));
+        choice = hfx_op2(g, HFX_OP_ADD, scores, hfx_cast(g, corr, HFX_DTYPE_F32));
+    }
+    hfx_dim bs[2] = {c->batch, c->seq};
+    if (G > 1 || m->moe.top_groups < G) {
+        hfx_dim grouped[4] = {bs[0], bs[1], hfx_dim_const(G), hfx_dim_const(per)};
+        hfx_value *gs = hfx_reshape(g, choice, 4, grouped);             /* [B,S,G,per] */
+        hfx_value *rank;                                                 /* [B,S,G,1] */
+        if (v3) {
+            hfx_value *best2, *unused;
+            hfx_top_k(g, gs, 2, &best2, &unused);
+            rank = hfx_reduce(g, HFX_OP_REDUCE_SUM, best2, 1, &axis);
+        } else {
+            rank = hfx_reduce(g, HFX_OP_REDUCE_MAX, gs, 1, &axis);
+        }
+        rank = hfx_reshape(g, rank, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(G)});
+        hfx_value *kept_vals, *kept;                                     /* [B,S,top_groups] */
+        hfx_top_k(g, rank, m->moe.top_groups, &kept_vals, &kept);
+        hfx_value *group_ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, G), hfx_const_i64(g, 1), hfx_dim_const(G));
+        hfx_value *hit = hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, kept, -1), group_ids); /* [B,S,tg,G] */
+        int64_t tg_axis = 2;
+        hfx_value *keep = hfx_reduce(g, HFX_OP_REDUCE_MAX, hfx_cast(g, hit, HFX_DTYPE_F32), 1, &tg_axis); /* [B,S,1,G] */
+        keep = hfx_op2(g, HFX_OP_GREATER, hfx_reshape(g, keep, 4, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(G),
+                                                                              hfx_dim_const(1)}),
+                       hfx_const_f32(g, 0.0f));                          /* [B,S,G,1] */
+        hfx_value *fill = hfx_const_f32(g, v3 ? -INFINITY : 0.0f);
+        choice = hfx_reshape(g, hfx_where(g, keep, gs, fill), 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(E)});
+    }
+    hfx_value *vals, *idx;
+    hfx_top_k(g, choice, K, &vals, &idx);                                /* [B,S,K] */
+    hfx_value *expert_ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, E), hfx_const_i64(g, 1), hfx_dim_const(E));
+    hfx_value *onehot = hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, idx, -1), expert_ids), HFX_DTYPE_F32);
+    hfx_value *source = v3 ? scores : choice;                            /* [B,S,E] */
+    hfx_value *w = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, source, 2)), 1, &axis);
+    w = hfx_reshape(g, w, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(K)}); /* [B,S,K] */
+    if (m->moe.norm_topk)
+        w = hfx_op2(g, HFX_OP_DIV, w, hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis),
+                                              hfx_const_f32(g, 1e-20f)));
+    w = hfx_op2(g, HFX_OP_MUL, w, hfx_const_f32(g, (float)m->moe.routed_scale));
+    if (gather) {
+        *w_out = w, *idx_out = idx;
+        return;
+    }
+    int64_t k_axis = 2; /* dense: Σ_k onehot_k · w_k → [B,S,E] */
+    hfx_value *dense = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, w, -1)), 1, &k_axis);
+    *dense_out = hfx_reshape(g, dense, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(E)});
+}
+
+/* Mixture of experts without data-dependent shapes: the router's top-k weights as a dense
+ * [B,S,E] (zero outside the top k), every expert computed as one batched MatMul per
+ * projection, and the outputs summed with those weights. Equal to transformers' gather of the
+ * chosen experts, since the others are weighted by an exact zero. */
+static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    bool mixtral = c->d->moe->experts == HFX_EXPERTS_W123, granite = c->d->moe->experts == HFX_EXPERTS_LINEAR;
+    char p[192];
+    /* transformers 5's own layout: mlp.gate + fused mlp.experts.{gate_up,down}_proj; saved
+     * checkpoints: per-expert tensors (Mixtral's under block_sparse_moe, as w1/w3/w2) */
+    /* transformers 5's own layout: mlp.gate + fused mlp.experts.{gate_up,down}_proj; saved
+     * checkpoints: per-expert tensors (Mixtral's under block_sparse_moe, as w1/w3/w2), or
+     * GraniteMoE's fused input_linear / output_linear with router.layer */
+    const char *block = mixtral || granite ? "block_sparse_moe" : "mlp";
+    bool fused = hfx_weight_exists(c->w, hfx_dec_name(c, i, "mlp", "experts.gate_up_proj", p, sizeof p));
+    if (fused) block = "mlp";
+    if (granite) fused = true; /* Granite's experts come fused, under either name */
+    bool hub_granite = granite && hfx_weight_exists(c->w, hfx_dec_name(c, i, block, "input_linear.weight", p, sizeof p));
+    int64_t E = m->moe.experts, I = m->moe.moe_intermediate, H = m->hidden, K = m->moe.top_k, axis = -1;
+    /* the routing: gathered, each token's k weights and experts [B,S,K]; else a dense [B,S,E] */
+    hfx_value *w = NULL, *idx = NULL, *top = NULL;
+    if (grouped_router(c->d->moe)) {
+        deepseek_route(c, i, h, c->o->moe_gather, &w, &idx, &top);
+    } else {
+        const char *router_name = granite ? (hub_granite ? "router.layer.weight" : "router.weight") : "gate.weight";
+        hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", hfx_dec_name(c, i, block, router_name, p, sizeof p));
+        hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), -1);
+        if (c->o->moe_gather) {
+            hfx_top_k(g, probs, K, &w, &idx);
+            if (m->moe.norm_topk) w = hfx_op2(g, HFX_OP_DIV, w, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis));
+        } else {
+            top = hfx_top_k_mask(g, probs, K);
+            if (m->moe.norm_topk) top = hfx_op2(g, HFX_OP_DIV, top, hfx_reduce(g, HFX_OP_REDUCE_SUM, top, 1, &axis));
+        }
+    }
+
+    hfx_value *gate, *up, *down; /* [E, I, H], [E, I, H], [E, H, I] */
+    if (fused) {
+        hfx_value *gu = hfx_weight(c->w, 3, (int64_t[]){E, 2 * I, H}, "%s",
+                                   hfx_dec_name(c, i, block, hub_granite ? "input_linear.weight" : "experts.gate_up_proj",
+                                               p, sizeof p));
+        gate = hfx_const_slice(g, gu, 1, 0, I);
+        up = hfx_const_slice(g, gu, 1, I, I);
+        down = hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s",
+                          hfx_dec_name(c, i, block, hub_granite ? "output_linear.weight" : "experts.down_proj", p, sizeof p));
+    } else {
+        gate = expert_weights(c, i, block, mixtral ? "w1" : "gate_proj", I, H);
+        up = expert_weights(c, i, block, mixtral ? "w3" : "up_proj", I, H);
+        down = expert_weights(c, i, block, mixtral ? "w2" : "down_proj", H, I);
+    }
+    if (c->o->moe_gather) {
+        /* each token's k experts gathered by index: [B,S,K,I,H] @ [B,S,1,H,1] → [B,S,K,I,1] */
+        w = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, w, h->dtype), -1), -1); /* [B,S,K,1,1] */
+        hfx_value *x5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), -1);             /* [B,S,1,H,1] */
+        hfx_value *g5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, gate, idx, 0), x5);
+        hfx_value *u5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, up, idx, 0), x5);
+        hfx_value *a5 = hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, g5), u5);
+        hfx_value *y5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, down, idx, 0), a5); /* [B,S,K,H,1] */
+        int64_t k_axis = 2;
+        hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y5, w), 1, &k_axis);
+        return hfx_reshape(g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H)});
+    }
+    /* every expert at once: [1,B,S,H] @ [E,1,H,I] → [E,B,S,I], weighted by the dense top-k mask */
+    top = hfx_cast(g, top, h->dtype);
+    static const int64_t swap_last[3] = {0, 2, 1};
+    hfx_value *x4 = hfx_unsqueeze(g, h, 0);
+    hfx_value *g4 = hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, hfx_const_permute(g, gate, swap_last), 1));
+    hfx_value *u4 = hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, hfx_const_permute(g, up, swap_last), 1));
+    hfx_value *a4 = hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, g4), u4);
+    hfx_value *y4 = hfx_op2(g, HFX_OP_MATMUL, a4, hfx_unsqueeze(g, hfx_const_permute(g, down, swap_last), 1)); /* [E,B,S,H] */
+    hfx_value *w4 = hfx_unsqueeze(g, hfx_transpose(g, top, 3, (int64_t[]){2, 0, 1}), -1);       /* [E,B,S,1] */
+    int64_t axis0 = 0;
+    hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y4, w4), 1, &axis0); /* [1,B,S,H] */
+    return hfx_reshape(g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H)});
+}
+
+/* GPT-OSS's gate on [.., 2I] with gate and up interleaved: (clamp(up, ±limit) + 1)·g·σ(α·g),
+ * g = min(gate, limit) → [.., I]. `dims` is the input's shape with I last. */
+static hfx_value *clamped_swiglu(layer_ctx *c, hfx_value *gu, int rank, const hfx_dim *dims) {
+    hfx_graph *g = c->g;
+    const hfx_decoder_cfg *m = c->m;
+    hfx_dim pairs[HFX_MAX_RANK + 1];
+    for (int a = 0; a < rank; a++) pairs[a] = dims[a];
+    pairs[rank] = hfx_dim_const(2);
+    hfx_value *p = hfx_reshape(g, gu, rank + 1, pairs); /* [.., I, 2]: (gate, up) */
+    hfx_value *gate = hfx_gather(g, p, hfx_const_i64(g, 0), rank);
+    hfx_value *up = hfx_gather(g, p, hfx_const_i64(g, 1), rank);
+    hfx_dtype dt = gu->dtype;
+    hfx_value *limit = hfx_const_scalar(g, dt, m->moe.swiglu_limit);
+    gate = hfx_op2(g, HFX_OP_MIN, gate, limit);
+    up = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_MIN, up, limit), hfx_const_scalar(g, dt, -m->moe.swiglu_limit));
+    hfx_value *glu = hfx_op2(g, HFX_OP_MUL, gate,
+                             hfx_op1(g, HFX_OP_SIGMOID, hfx_op2(g, HFX_OP_MUL, gate, hfx_const_scalar(g, dt, m->moe.swiglu_alpha))));
+    return hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_ADD, up, hfx_const_scalar(g, dt, 1.0)), glu);
+}
+
+/* GPT-OSS's experts: the router's logits (with bias), softmax over the k largest, and every
+ * expert (or, gathered, each token's k) as x·W + b with the clamped SwiGLU between. */
+static hfx_value *gpt_oss_experts(layer_ctx *c, int64_t i, hfx_value *h) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t E = m->moe.experts, I = m->moe.moe_intermediate, H = m->hidden, K = m->moe.top_k, axis = -1;
+    char p[192];
+#define P(name) hfx_dec_name(c, i, "mlp", name, p, sizeof p)
+    hfx_value *rw = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", P("router.weight"));
+    hfx_value *rb = hfx_weight(c->w, 1, &E, "%s", P("router.bias"));
+    hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, rw, rb), HFX_DTYPE_F32), -1);
+    hfx_value *gu = hfx_weight(c->w, 3, (int64_t[]){E, H, 2 * I}, "%s", P("experts.gate_up_proj"));
+    hfx_value *gub = hfx_weight(c->w, 2, (int64_t[]){E, 2 * I}, "%s", P("experts.gate_up_proj_bias"));
+    hfx_value *down = hfx_weight(c->w, 3, (int64_t[]){E, I, H}, "%s", P("experts.down_proj"));
+    hfx_value *db = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", P("experts.down_proj_bias"));
+#undef P
+    static const int64_t swap_last[3] = {0, 2, 1};
+    hfx_dim bs[2] = {c->batch, c->seq};
+    if (c->o->moe_gather) { /* each token's k experts: [B,S,K,2I,H] @ [B,S,1,H,1] */
+        hfx_value *w, *idx;
+        hfx_top_k(g, probs, K, &w, &idx);
+        w = hfx_op2(g, HFX_OP_DIV, w, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis));
+        w = hfx_unsqueeze(g, hfx_cast(g, w, h->dtype), -1); /* [B,S,K,1] */
+        hfx_value *x5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), -1);
+        hfx_dim bsk2i[4] = {bs[0], bs[1], hfx_dim_const(K), hfx_dim_const(2 * I)};
+        hfx_value *a = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, hfx_const_permute(g, gu, swap_last), idx, 0), x5);
+        a = hfx_op2(g, HFX_OP_ADD, hfx_reshape(g, a, 4, bsk2i), hfx_gather(g, gub, idx, 0));
+        hfx_dim bski[4] = {bs[0], bs[1], hfx_dim_const(K), hfx_dim_const(I)};
+        a = hfx_unsqueeze(g, clamped_swiglu(c, a, 4, bski), -1);                        /* [B,S,K,I,1] */
+        hfx_value *y = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, hfx_const_permute(g, down, swap_last), idx, 0), a);
+        hfx_dim bskh[4] = {bs[0], bs[1], hfx_dim_const(K), hfx_dim_const(H)};
+        y = hfx_op2(g, HFX_OP_ADD, hfx_reshape(g, y, 4, bskh), hfx_gather(g, db, idx, 0)); /* [B,S,K,H] */
+        int64_t k_axis = 2;
+        hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y, w), 1, &k_axis);
+        return hfx_reshape(g, sum, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(H)});
+    }
+    /* every expert: [1,B,S,H] @ [E,1,H,2I] + b → [E,B,S,2I], weighted by the dense top-k mask */
+    hfx_value *top = hfx_top_k_mask(g, probs, K);
+    top = hfx_cast(g, hfx_op2(g, HFX_OP_DIV, top, hfx_reduce(g, HFX_OP_REDUCE_SUM, top, 1, &axis)), h->dtype);
+    hfx_value *x4 = hfx_unsqueeze(g, h, 0);
+    hfx_value *a = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, gu, 1)),
+                           hfx_unsqueeze(g, hfx_unsqueeze(g, gub, 1), 1));
+    hfx_dim ebsi[4] = {hfx_dim_const(E), bs[0], bs[1], hfx_dim_const(I)};
+    a = clamped_swiglu(c, a, 4, ebsi);
+    hfx_value *y = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MATMUL, a, hfx_unsqueeze(g, down, 1)),
+                           hfx_unsqueeze(g, hfx_unsqueeze(g, db, 1), 1));                 /* [E,B,S,H] */
+    hfx_value *w4 = hfx_unsqueeze(g, hfx_transpose(g, top, 3, (int64_t[]){2, 0, 1}), -1); /* [E,B,S,1] */
+    int64_t axis0 = 0;
+    hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y, w4), 1, &axis0);
+    return hfx_reshape(g, sum, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(H)});
+}
+
+/* The experts, plus Qwen2-MoE's shared expert: a gated MLP of shared_expert_intermediate_size
+ * scaled by sigmoid(shared_expert_gate(h)), in the activations' dtype. */
+hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
+    if (c->d->moe->experts == HFX_EXPERTS_INTERLEAVED) return gpt_oss_experts(c, i, h);
+    hfx_value *y = routed_experts(c, i, h);
+    if (c->d->moe->shared == HFX_SHARED_PLAIN) { /* shared_experts: a plain gated MLP beside the routed ones */
+        const hfx_decoder_cfg *m = c->m;
+        int64_t H = m->hidden, S = m->moe.shared_intermediate;
+        char p[192];
+#define P(name) hfx_dec_name(c, i, "mlp", name, p, sizeof p)
+        hfx_value *gate = hfx_dec_proj(c, h, H, S, false, P("shared_experts.gate_proj"));
+        hfx_value *up = hfx_dec_proj(c, h, H, S, false, P("shared_experts.up_proj"));
+        hfx_value *a = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
+        hfx_value *shared = hfx_dec_proj(c, a, S, H, false, P("shared_experts.down_proj"));
+#undef P
+        return hfx_op2(c->g, HFX_OP_ADD, y, shared);
+    }
+    if (c->d->moe->shared != HFX_SHARED_GATED) return y;
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->hidden, S = m->moe.shared_intermediate;
+    char p[192];
+#define P(name) hfx_dec_name(c, i, "mlp", name, p, sizeof p)
+    hfx_value *gate = hfx_dec_proj(c, h, H, S, false, P("shared_expert.gate_proj"));
+    hfx_value *up = hfx_dec_proj(c, h, H, S, false, P("shared_expert.up_proj"));
+    hfx_value *shared = hfx_dec_proj(c, hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, gate), up), S, H, false,
+                             P("shared_expert.down_proj"));
+    hfx_value *scale = hfx_op1(g, HFX_OP_SIGMOID, hfx_dec_proj(c, h, H, 1, false, P("shared_expert_gate")));
+#undef P
+    return hfx_op2(g, HFX_OP_ADD, y, hfx_op2(g, HFX_OP_MUL, scale, shared));
+}

@@ -1,0 +1,66 @@
+/* A mixture-of-experts lineage as data: how its router scores and picks experts, how its experts'
+ * tensors are laid out, what runs beside them, and which layers are sparse. moe.c holds one
+ * descriptor per lineage and builds every combination from them; a decoder descriptor points at
+ * one (NULL: dense MLPs only). */
+#ifndef HFX_ARCH_MOE_H
+#define HFX_ARCH_MOE_H
+
+typedef enum {
+    HFX_ROUTER_SOFTMAX,        /* softmax over the router's logits, top-k (Mixtral, Qwen, OLMoE, Granite) */
+    HFX_ROUTER_SOFTMAX_BIASED, /* mlp.router with a bias, softmax over the k largest logits (GPT-OSS) */
+    HFX_ROUTER_GROUPED_SOFTMAX, /* softmax scores, topk_method greedy or group_limited_greedy (groups
+                                   ranked by their best score), never renormalised (DeepSeek V2) */
+    HFX_ROUTER_GROUPED_SIGMOID  /* sigmoid scores + e_score_correction_bias, groups ranked by their top-2
+                                   sum (DeepSeek V3) */
+} hfx_moe_router;
+
+typedef enum {
+    HFX_EXPERTS_MLP,      /* mlp.experts.{e}.gate/up/down_proj, or transformers 5's fused
+                             mlp.experts.gate_up_proj [E, 2I, H] and down_proj [E, H, I] */
+    HFX_EXPERTS_W123,     /* block_sparse_moe.experts.{e}.w1/w3/w2 (or the fused form under mlp) */
+    HFX_EXPERTS_LINEAR,   /* block_sparse_moe.input_linear [E, 2I, H] (gate; up), output_linear, router.layer
+                             (or router, experts.gate_up_proj under mlp) */
+    HFX_EXPERTS_INTERLEAVED /* mlp.experts.gate_up_proj [E, H, 2I] (gate and up interleaved) and down_proj
+                               [E, I, H], both biased, a clamped SwiGLU (up + 1)·gate·σ(α·gate) */
+} hfx_moe_experts;
+
+/* What runs beside the routed experts, its output added to theirs. */
+typedef enum {
+    HFX_SHARED_NONE,
+    HFX_SHARED_GATED,   /* mlp.shared_expert (shared_expert_intermediate_size), scaled by
+                           sigmoid(shared_expert_gate(h)) */
+    HFX_SHARED_PLAIN,   /* mlp.shared_experts: moe_intermediate_size · n_shared_experts wide */
+    HFX_SHARED_LINEAR   /* shared_mlp.input_linear [gate; up] / output_linear of shared_intermediate_size,
+                           in every layer, alone when num_local_experts is 0 */
+} hfx_moe_shared;
+
+/* Which layers are sparse, and how wide their experts are. */
+typedef enum {
+    HFX_MOE_EVERY_LAYER,      /* every layer, experts of intermediate_size */
+    HFX_MOE_BY_STEP,          /* every decoder_sparse_step-th layer not in mlp_only_layers (and, for a
+                                 grouped router, from first_k_dense_replace), of moe_intermediate_size */
+    HFX_MOE_EVERY_LAYER_OWN   /* every layer, of moe_intermediate_size: no dense MLP, intermediate_size
+                                 unread */
+} hfx_moe_layers;
+
+typedef enum {
+    HFX_TOPK_RENORM,     /* the top-k weights always renormalised */
+    HFX_TOPK_CONFIG,     /* as norm_topk_prob says (absent: false) */
+    HFX_TOPK_CONFIG_TRUE /* ... (absent: true) */
+} hfx_moe_topk;
+
+typedef struct hfx_moe_desc {
+    hfx_moe_router router;
+    hfx_moe_experts experts;
+    hfx_moe_shared shared;
+    hfx_moe_layers layers;
+    hfx_moe_topk topk;
+    const char *experts_key;     /* the experts' count in config.json ... */
+    const char *experts_alt_key; /* ... or this one when that is absent (NULL: none) */
+} hfx_moe_desc;
+
+extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,
+    hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
+    hfx_moe_gpt_oss;
+
+#endif
