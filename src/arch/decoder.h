@@ -214,6 +214,15 @@ typedef enum {
     HFX_ROPE_NAMES_SU_YARN  /* ... and "su"/"yarn" mean longrope (Phi-3) */
 } hfx_rope_names;
 
+/* The sliding layers' own rotary, where a lineage gives them one: rope_parameters.sliding_attention
+ * (transformers 5); in a flat transformers 4 config, the base and scaling below. */
+typedef enum hfx_local_rope {
+    HFX_LOCAL_ROPE_NONE,        /* every layer the same rotary */
+    HFX_LOCAL_ROPE_OWN_BASE,    /* its own base, rope_local_base_freq (default 10000), unscaled (Gemma 3) */
+    HFX_LOCAL_ROPE_SHARED_BASE  /* the full layers' rope_theta, unscaled: rope_scaling is the full
+                                   layers' only (OLMo 3) */
+} hfx_local_rope;
+
 /* Rotary settings a lineage reads (the values themselves are hfx_rope_parse's). */
 typedef struct hfx_decoder_rope {
     double theta;             /* rope base when the config names none (0: 10000) */
@@ -223,7 +232,7 @@ typedef struct hfx_decoder_rope {
     const char *partial_key;  /* ... its transformers 4 name (NULL: "partial_rotary_factor") */
     hfx_rope_names names;
     hfx_rotary_pairs pairs;
-    bool local;               /* sliding layers have their own rope (Gemma 3) */
+    hfx_local_rope local;     /* the sliding layers' own rope */
 } hfx_decoder_rope;
 
 /* The activation: config key, default, and a legacy name's meaning. */

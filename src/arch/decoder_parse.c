@@ -245,8 +245,10 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
     hfx_rope_source full = {d->rope.local ? "full_attention" : NULL, theta, d->rope.theta_key ? d->rope.theta_key : "rope_theta",
                             true, d->rope.partial_rotary, d->rope.partial, partial_key, d->rope.names == HFX_ROPE_NAMES_SU_YARN,
                             d->rope.names != HFX_ROPE_NAMES_CURRENT};
-    hfx_rope_source local = {"sliding_attention", 10000.0, "rope_local_base_freq", false, d->rope.partial_rotary,
-                             d->rope.partial, partial_key, false, d->rope.names != HFX_ROPE_NAMES_CURRENT};
+    bool own_base = d->rope.local == HFX_LOCAL_ROPE_OWN_BASE;
+    hfx_rope_source local = {"sliding_attention", own_base ? 10000.0 : theta, own_base ? "rope_local_base_freq" : full.theta_key,
+                             false, d->rope.partial_rotary, d->rope.partial, partial_key, false,
+                             d->rope.names != HFX_ROPE_NAMES_CURRENT};
     if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_parse_mla(d, c, m, err))) return st;
     if (d->positions == HFX_POSITIONS_ROTARY &&
         (st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err)))

@@ -42,6 +42,10 @@ static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", L
                                                          .scale = HFX_SCALE_ATTN_MULTIPLIER};
 static const hfx_decoder_desc Olmo2ForCausalLM_desc = {"Olmo2ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
                                                        .layout = HFX_LAYOUT_POST, .defaults.eps = 1e-5};
+static const hfx_decoder_desc Olmo3ForCausalLM_desc = {
+    "Olmo3ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE, .layout = HFX_LAYOUT_POST, .defaults.eps = 1e-5,
+    .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 4, .defaults.window = 4096, .rope.theta = 500000.0,
+    .rope.local = HFX_LOCAL_ROPE_SHARED_BASE, .masks_by_layer_type = true};
 static const hfx_decoder_desc OlmoeForCausalLM_desc = {"OlmoeForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
                                                        .clip_qkv = true, .defaults.eps = 1e-5, .moe = &hfx_moe_olmoe,
                                                        .output_class = "MoeCausalLMOutputWithPast"};
@@ -262,7 +266,7 @@ static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     "Gemma3ForCausalLM", GEMMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG,
     .sliding_pattern = 6, .layout = HFX_LAYOUT_SANDWICH,
     .act.key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .softcaps = HFX_SOFTCAP_FINAL,
-    .rope.local = true,
+    .rope.local = HFX_LOCAL_ROPE_OWN_BASE,
     .rope.theta = 1000000.0, .defaults.window = 4096, .rope.names = HFX_ROPE_NAMES_CURRENT,
     .masks_by_layer_type = true,
     .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE, .model_type_alias = "gemma3_text"};
@@ -324,6 +328,7 @@ static const struct entry {
     {"Qwen3MoeForCausalLM", &hfx_decoder_family, &Qwen3MoeForCausalLM_desc},
     {"GraniteForCausalLM", &hfx_decoder_family, &GraniteForCausalLM_desc},
     {"Olmo2ForCausalLM", &hfx_decoder_family, &Olmo2ForCausalLM_desc},
+    {"Olmo3ForCausalLM", &hfx_decoder_family, &Olmo3ForCausalLM_desc},
     {"Starcoder2ForCausalLM", &hfx_decoder_family, &Starcoder2ForCausalLM_desc},
     {"OlmoForCausalLM", &hfx_decoder_family, &OlmoForCausalLM_desc},
     {"SmolLM3ForCausalLM", &hfx_decoder_family, &SmolLM3ForCausalLM_desc},

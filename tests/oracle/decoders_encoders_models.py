@@ -109,7 +109,9 @@ from transformers import (
     MixtralConfig,
     MixtralForCausalLM,
     OlmoConfig,
+    Olmo3Config,
     OlmoForCausalLM,
+    Olmo3ForCausalLM,
     Phi3Config,
     Phi3ForCausalLM,
     Qwen2Config,
@@ -141,6 +143,7 @@ ARCHS = {
     "mixtral": (MixtralConfig, MixtralForCausalLM, "causal"),
     "qwen3_moe": (Qwen3MoeConfig, Qwen3MoeForCausalLM, "causal"),
     "olmo": (OlmoConfig, OlmoForCausalLM, "causal"),
+    "olmo3": (Olmo3Config, Olmo3ForCausalLM, "causal"),
     "smollm3": (SmolLM3Config, SmolLM3ForCausalLM, "causal"),
     "qwen2_moe": (Qwen2MoeConfig, Qwen2MoeForCausalLM, "causal"),
     "granitemoe": (GraniteMoeConfig, GraniteMoeForCausalLM, "causal"),
@@ -417,6 +420,15 @@ SMALL = dict(
 OLMO = dict(SMALL, vocab_size=176, num_hidden_layers=2, tie_word_embeddings=False,
             rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
 
+# OLMo 3: OLMo 2's post-norm layers with q/k norms over the whole projection; three sliding layers
+# (window 4) then a full one, each layer type with its own rotary (a larger theta on the full layers)
+OLMO3 = dict(SMALL, tie_word_embeddings=False, sliding_window=4,
+             layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
+             rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                              "full_attention": {"rope_type": "default", "rope_theta": 500000.0}})
+OLMO3_YARN_FULL = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16, "beta_fast": 32.0,
+                   "beta_slow": 1.0, "rope_theta": 500000.0}
+
 # GPT-OSS: a small swiglu_limit so that the clamps bite; sinks drawn around 0 (norm_offset -0.5)
 GPT_OSS = dict(SMALL, head_dim=16, num_local_experts=4, num_experts_per_tok=2, sliding_window=4, swiglu_limit=0.6,
                max_position_embeddings=256, rms_norm_eps=1e-5,
@@ -586,6 +598,16 @@ SPECS_LIST = [
     Spec("olmo_clip", "olmo", dict(OLMO, clip_qkv=0.6, attention_bias=True),
          "clip_qkv 0.6 (q, k, v clamped after the projections), attention biases", seed=1,
          cases=models.DEFAULT_CASES),
+    # --- OLMo 3 ---
+    Spec("olmo3", "olmo3", dict(OLMO3),
+         "layer_types: sliding window 4 on layers 0-2, full attention on layer 3; rope_parameters per layer type "
+         "(theta 1e4 sliding, 5e5 full); q/k RMS norms over all heads; post-norm", cases=models.DEFAULT_CASES),
+    Spec("olmo3_yarn", "olmo3",
+         dict(OLMO3, attention_bias=True, rope_parameters={
+             "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+             "full_attention": OLMO3_YARN_FULL}),
+         "YaRN (factor 4 over 16 positions) on the full layer only, the sliding layers' rotary plain; attention "
+         "biases", seed=1, cases=models.DEFAULT_CASES),
     # --- SmolLM3 ---
     Spec("smollm3", "smollm3", dict(SMOLLM3),
          "no_rope_layers derived (interval 4: layer 3 without rope), tied embeddings",

@@ -208,6 +208,14 @@ FEATURES = [
     ("qwen3_moe", _PAD3, "top-2 routing (not top-3)", {"num_experts_per_tok": 3}),
     ("qwen3_moe_norm_step2", _PAD3, "norm_topk_prob true", {"norm_topk_prob": False}),
     ("olmo_clip", _PAD3, "clip_qkv 0.6", {"clip_qkv": None}),
+    ("olmo3", _PAD3, "sliding window 4 on layers 0-2", {"layer_types": ["full_attention"] * 4}),
+    ("olmo3", _PAD3, "the sliding layers' own rope theta",
+     {"rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 500000.0},
+                          "full_attention": {"rope_type": "default", "rope_theta": 500000.0}}}),
+    ("olmo3_yarn", _LONG, "YaRN on the full layer",
+     {"rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                          "full_attention": {"rope_type": "default", "rope_theta": 500000.0}}}),
+    ("olmo3_yarn", _PAD3, "attention biases", {"attention_bias": False}),
     ("smollm3", _PAD3, "layer 3 without rope", {"no_rope_layers": [1, 1, 1, 1]}),
     ("smollm3_swa", _PAD3, "no rope on layers 0 and 2", {"no_rope_layers": [1, 1, 1, 1]}),
     ("smollm3_swa", _PAD3, "sliding_window 4", {"layer_types": ["full_attention"] * 4}),
@@ -600,7 +608,7 @@ GEN_SPECS = ("phi3_longrope", "phi3_swa", "neox_parallel", "neox_sequential", "g
              "qwen3_moe", "qwen3_moe_norm_step2", "olmo_clip", "smollm3", "smollm3_swa", "phi_qk", "stablelm_par",
              "glm", "glm4", "ernie4_5_bias", "exaone4", "cohere", "cohere2", "qwen2_moe", "qwen2_moe_swa", "granitemoe",
              "gpt_oss", "stablelm_qk", "cohere_qk", "deepseek_v3", "deepseek_v3_yarn", "deepseek_v2", "deepseek_v2_greedy",
-             "olmoe", "olmoe_norm")
+             "olmoe", "olmoe_norm", "olmo3", "olmo3_yarn")
 
 GEN_MODES = {
     # mode: (backend, export flags, transformers' cache for the reference)
@@ -885,6 +893,10 @@ FAMILY_BAD_CONFIGS = [
     ("smollm3", {"no_rope_layers": None, "no_rope_layer_interval": 0}, "no_rope_layer_interval"),
     ("smollm3", {"layer_types": ["sliding_attention"] * 4, "sliding_window": None}, "layer_types[0]"),
     ("olmo_clip", {"clip_qkv": -1.0}, "clip_qkv"),
+    ("olmo3", {"layer_types": ["sliding_attention", "full_attention", "windowed", "full_attention"]}, "layer_types[2]"),
+    ("olmo3", {"rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                   "full_attention": {"rope_type": "dynamic_ntk", "factor": 2.0, "rope_theta": 1e4}}},
+     "dynamic_ntk"),
     ("stablelm_qk", {"qk_layernorm": "yes"}, "qk_layernorm"),
     ("cohere", {"logit_scale": "big"}, "logit_scale"),
     # GPT-OSS as released: MXFP4 experts (refused by name, with the way to a float checkpoint)
