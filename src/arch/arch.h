@@ -131,6 +131,15 @@ const char *const *hfx_arch_sequence_inputs(const hfx_arch_model *m);
  * encoders, whose token embeddings sentence-transformers pools. */
 bool hfx_arch_pools(const hfx_arch_model *m);
 
+/* How onnxruntime-genai runs the family's one-graph generation export (genai_config.json). */
+typedef enum hfx_genai_layout {
+    HFX_GENAI_DECODER, /* one decoder graph for prompt and steps: a causal LM's */
+    HFX_GENAI_WHISPER, /* an audio encoder that computes the cross-attention cache, then its decoder */
+    HFX_GENAI_NONE     /* genai runs none of the family's exports */
+} hfx_genai_layout;
+
+hfx_genai_layout hfx_arch_genai(const hfx_arch_model *m);
+
 /* Comma-separated list of supported architectures, into buf (truncated to size); returns buf. */
 const char *hfx_arch_supported(char *buf, size_t size);
 
@@ -151,6 +160,7 @@ typedef struct hfx_arch_family {
     const char *const *(*sequence_inputs_of)(const void *cfg); /* the inputs as the config says; NULL:
                                                                   sequence_inputs */
     int64_t (*prompt_piece)(const void *cfg); /* see hfx_arch_prompt_piece; NULL: 0 */
+    hfx_genai_layout genai;                   /* see hfx_arch_genai */
 } hfx_arch_family;
 
 #endif

@@ -524,6 +524,8 @@ const char *const *hfx_arch_sequence_inputs(const hfx_arch_model *m) {
     return f->sequence_inputs_of ? f->sequence_inputs_of(m->cfg) : f->sequence_inputs;
 }
 
+hfx_genai_layout hfx_arch_genai(const hfx_arch_model *m) { return m->entry->family->genai; }
+
 bool hfx_arch_pools(const hfx_arch_model *m) {
     return m->entry->family->pools && m->entry->family->pools(m->entry->desc);
 }

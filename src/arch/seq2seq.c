@@ -1074,6 +1074,7 @@ const hfx_arch_family hfx_seq2seq_family = {
                 [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
     .sequence_inputs = sequence_inputs,
     .torch_signature = seq2seq_torch_signature,
+    .genai = HFX_GENAI_NONE,
 };
 
 static hfx_torch_signature classifier_torch_signature(const void *desc) {
@@ -1099,6 +1100,7 @@ const hfx_arch_family hfx_seq2seq_audio_family = {
                 [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
     .sequence_inputs = audio_inputs,
     .torch_signature = audio_torch_signature,
+    .genai = HFX_GENAI_WHISPER,
 };
 
 const hfx_arch_family hfx_seq2seq_classifier_family = {
@@ -1108,6 +1110,7 @@ const hfx_arch_family hfx_seq2seq_classifier_family = {
     .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
     .sequence_inputs = sequence_inputs,
     .torch_signature = classifier_torch_signature,
+    .genai = HFX_GENAI_NONE,
 };
 
 #define BART_LIKE .layout = &bart_layout, .positions = POS_LEARNED, .offset = 2, .embed_norm = true, .logits_bias = true

@@ -396,6 +396,7 @@ const hfx_arch_family hfx_vlm_family = {
     .exports = {[HFX_EXPORT_GENERATION] = {generation, 4}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 3}},
     .sequence_inputs = sequence_inputs,
     .torch_signature = vlm_torch_signature,
+    .genai = HFX_GENAI_NONE,
 };
 
 static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};

@@ -1021,14 +1021,13 @@ static hfx_status genai_config(hfx_exporter *e, const hfx_model *model, const js
                                int n, json_t **genai, hfx_error *err) {
     char why[256] = "", line[300];
     hfx_status st = HFX_OK;
-    if (n == 2) {
-        if (strcmp(hfx_model_architecture(model), "WhisperForConditionalGeneration") == 0)
-            st = hfx_genai_whisper_config(hfx_checkpoint_config(model->ck), gen, cs[0].file, cs[1].file, genai, why,
-                                          sizeof why, err);
-        else
-            snprintf(why, sizeof why, "onnxruntime-genai runs no encoder-decoder model but Whisper");
-    } else if (n > 2) {
-        snprintf(why, sizeof why, "onnxruntime-genai runs no vision-language model of this layout");
+    hfx_genai_layout layout = hfx_arch_genai(model->arch);
+    if (layout == HFX_GENAI_WHISPER && n == 2) {
+        st = hfx_genai_whisper_config(hfx_checkpoint_config(model->ck), gen, cs[0].file, cs[1].file, genai, why,
+                                      sizeof why, err);
+    } else if (layout != HFX_GENAI_DECODER || n != 1) {
+        snprintf(why, sizeof why, n == 2 ? "onnxruntime-genai runs no encoder-decoder model but Whisper"
+                                         : "onnxruntime-genai runs no vision-language model of this layout");
     } else {
         int layers = hfx_arch_cache_layers(model->arch, NULL, 0);
         hfx_layer_cache *all = layers > 0 ? calloc((size_t)layers, sizeof *all) : NULL;
