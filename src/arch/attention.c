@@ -92,8 +92,8 @@ static hfx_value *join_cache(layer_ctx *c, int64_t i, hfx_value *q, hfx_value **
             bias = c->seed_mask;
         }
     } else {
-        *k = hfx_dec_kv_cache(c, i, *k, "key", 0);
-        *v = hfx_dec_kv_cache(c, i, hfx_dec_to_bhsd(c, *v), "value", 1);
+        *k = hfx_dec_kv_cache(c, i, *k, 0);
+        *v = hfx_dec_kv_cache(c, i, hfx_dec_to_bhsd(c, *v), 1);
     }
     return bias;
 }

@@ -69,7 +69,7 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i);
 hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
 
 /* decoder_cache.c */
-hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *which, int slot);
+hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, int slot); /* slot 0: keys, 1: values */
 void hfx_dec_seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v);
 hfx_value *hfx_dec_seed_causal_mask(layer_ctx *c, hfx_value *q, hfx_value *k, int64_t window);
 bool hfx_dec_continues(const layer_ctx *c);

@@ -7,16 +7,25 @@
 #include <string.h>
 
 #include "arch/decoder_blocks.h"
+#include "arch/io_names.h"
 #include "base/status.h"
 
+/* How this graph's profile names its states (io_names.h). */
+static hfx_state_naming naming(const layer_ctx *c) {
+    return (hfx_state_naming){.io = hfx_dec_seed_profile(c) ? HFX_IO_SEED : HFX_IO_OPTIMUM,
+                              .is_static = c->o->cache == HFX_CACHE_STATIC, .continues = hfx_dec_continues(c)};
+}
+
 /* Join this step's k or v [B,KV,S,D] with the layer's cache, per docs/GENERATION.md; returns
- * what attention reads and records the cache output. `which` is "key" or "value". */
-hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *which, int slot) {
+ * what attention reads and records the cache output at `slot` (0: keys, 1: values). */
+hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, int slot) {
     const hfx_build_opts *o = c->o;
     if (o->cache == HFX_CACHE_NONE) return x;
     char name[128], input[160];
     hfx_dim kv = x->dims[1], hd = x->dims[3]; /* the cached heads and width (MLA: one latent "head") */
-    snprintf(name, sizeof name, "past_key_values.%lld.%s", (long long)i, which);
+    hfx_state_naming n = naming(c);
+    hfx_state_part part = slot ? HFX_PART_VALUE : HFX_PART_KEY;
+    hfx_state_name(&n, i, part, HFX_NAME_STATE, name, sizeof name);
     bool dynamic = o->cache == HFX_CACHE_DYNAMIC;
     int state = hfx_graph_state(c->g, name, dynamic ? HFX_STATE_APPEND : HFX_STATE_WRITE, 2);
     if (dynamic) {
@@ -26,7 +35,7 @@ hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, const char *w
             x = hfx_concat(c->g, 2, parts, 2);
         }
     } else {
-        snprintf(input, sizeof input, "input.%s", name);
+        hfx_state_name(&n, i, part, HFX_NAME_INPUT, input, sizeof input);
         hfx_value *cache = hfx_state_read(c->g, state, input, x->dtype, 4, (hfx_dim[]){c->batch, kv, o->max_cache, hd});
         x = hfx_cache_write(c->g, cache, x, c->cache_position);
     }
@@ -60,15 +69,16 @@ static void zero_caches(hfx_graph *g, hfx_value *k, hfx_dim dims[2][4], const hf
 void hfx_dec_seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
     const hfx_build_opts *o = c->o;
     hfx_graph *g = c->g;
-    static const char *const parts[SEED_PARTS] = {"keys", "values", "cumulative_length"};
+    static const hfx_state_part parts[SEED_PARTS] = {HFX_PART_KEY, HFX_PART_VALUE, HFX_PART_COUNTER};
+    hfx_state_naming n = naming(c);
     char name[SEED_PARTS][96], input[128];
-    for (int p = 0; p < SEED_PARTS; p++) snprintf(name[p], sizeof name[p], "cache.layers.%lld.%s", (long long)i, parts[p]);
+    for (int p = 0; p < SEED_PARTS; p++) hfx_state_name(&n, i, parts[p], HFX_NAME_STATE, name[p], sizeof name[p]);
     hfx_value **x[2] = {k, v}; /* each [B,KV,S,D], their own KV and D (MLA: 1 and unequal widths) */
     if (o->cache == HFX_CACHE_DYNAMIC) {
         for (int p = 0; p < 2; p++) {
             int s = hfx_graph_state(g, name[p], HFX_STATE_APPEND, 2);
             if (o->has_past) {
-                snprintf(input, sizeof input, "input.%.96s", name[p]);
+                hfx_state_name(&n, i, parts[p], HFX_NAME_INPUT, input, sizeof input);
                 hfx_value *past = hfx_state_read(g, s, input, (*x[p])->dtype, 4,
                                                  (hfx_dim[]){c->batch, (*x[p])->dims[1], o->past, (*x[p])->dims[3]});
                 hfx_value *both[2] = {past, *x[p]};
@@ -78,8 +88,8 @@ void hfx_dec_seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
             c->cache_state[CACHE_PARTS * i + p] = s;
         }
         if (c->m->window[i]) { /* the seed's sliding layer carries its window as a tensor, through */
-            snprintf(name[2], sizeof name[2], "cache.layers.%lld._sliding_window_tensor", (long long)i);
-            snprintf(input, sizeof input, "input.%.96s", name[2]);
+            hfx_state_name(&n, i, HFX_PART_WINDOW, HFX_NAME_STATE, name[2], sizeof name[2]);
+            hfx_state_name(&n, i, HFX_PART_WINDOW, HFX_NAME_INPUT, input, sizeof input);
             int s = hfx_graph_state(g, name[2], HFX_STATE_REPLACE, 0);
             hfx_value *in = hfx_state_read(g, s, input, HFX_DTYPE_I64, 0, NULL);
             c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, in, hfx_const_i64(g, 0)); /* a value of its own */
@@ -94,7 +104,7 @@ void hfx_dec_seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
     for (int p = 0; p < SEED_PARTS; p++) {
         s[p] = hfx_graph_state(g, name[p], p < 2 ? HFX_STATE_WRITE : HFX_STATE_REPLACE, 2);
         if (p < 2 && !o->reads_state) continue;
-        snprintf(input, sizeof input, "input.%.96s", name[p]);
+        hfx_state_name(&n, i, parts[p], HFX_NAME_INPUT, input, sizeof input);
         hfx_value *in = p < 2 ? hfx_state_read(g, s[p], input, (*x[p])->dtype, 4, cache_dims[p])
                               : hfx_state_read(g, s[p], input, HFX_DTYPE_I64, 0, NULL);
         if (p < 2) cache[p] = in;
@@ -156,17 +166,13 @@ bool hfx_dec_seed_profile(const layer_ctx *c) { return c->o->io == HFX_IO_SEED &
  * seed's: cache.layers.{i}.conv_states.0 / recurrent_states.0 (transformers' cache layer's lists)
  * out of a prompt, input.* in and output.* out of a step. */
 hfx_state_names hfx_dec_state_names(const layer_ctx *c, int64_t i, int k) {
-    hfx_state_names n;
-    if (hfx_dec_seed_profile(c)) {
-        snprintf(n.state, sizeof n.state, "cache.layers.%lld.%s.0", (long long)i, k ? "recurrent_states" : "conv_states");
-        snprintf(n.input, sizeof n.input, "input.%s", n.state);
-        snprintf(n.output, sizeof n.output, "%s%s", hfx_dec_continues(c) ? "output." : "", n.state);
-    } else {
-        snprintf(n.state, sizeof n.state, "past.%lld.%s", (long long)i, k ? "ssm" : "conv");
-        snprintf(n.input, sizeof n.input, "%s", n.state);
-        snprintf(n.output, sizeof n.output, "present.%lld.%s", (long long)i, k ? "ssm" : "conv");
-    }
-    return n;
+    hfx_state_names names;
+    hfx_state_naming n = naming(c);
+    hfx_state_part part = k ? HFX_PART_SSM : HFX_PART_CONV;
+    hfx_state_name(&n, i, part, HFX_NAME_STATE, names.state, sizeof names.state);
+    hfx_state_name(&n, i, part, HFX_NAME_INPUT, names.input, sizeof names.input);
+    hfx_state_name(&n, i, part, HFX_NAME_OUTPUT, names.output, sizeof names.output);
+    return names;
 }
 
 /* Every cache and state output, named by the profile: hfx's present.{i}.key/value (a growing cache)
@@ -178,6 +184,7 @@ void hfx_dec_write_caches(layer_ctx *c) {
     const hfx_build_opts *o = c->o;
     hfx_graph *g = c->g;
     bool seed = hfx_dec_seed_profile(c);
+    hfx_state_naming n = naming(c);
     for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
         hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
         if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states */
@@ -187,18 +194,11 @@ void hfx_dec_write_caches(layer_ctx *c) {
             if (kind != HFX_MIXER_PARALLEL) continue; /* (Falcon-H1's layers attend too) */
         }
         bool third = seed && (o->cache == HFX_CACHE_STATIC || m->window[i]); /* the counter, or the window */
+        hfx_state_part parts[3] = {HFX_PART_KEY, HFX_PART_VALUE,
+                                   o->cache == HFX_CACHE_STATIC ? HFX_PART_COUNTER : HFX_PART_WINDOW};
         for (int kv = 0; kv < (third ? 3 : 2); kv++) {
             char name[128];
-            if (seed) {
-                const char *const parts[3] = {"keys", "values",
-                                              o->cache == HFX_CACHE_STATIC ? "cumulative_length" : "_sliding_window_tensor"};
-                bool updated = kv == 2 || (o->cache == HFX_CACHE_DYNAMIC ? o->has_past : o->reads_state);
-                snprintf(name, sizeof name, "%scache.layers.%lld.%s", updated ? "output." : "", (long long)i, parts[kv]);
-            } else if (o->cache == HFX_CACHE_DYNAMIC) {
-                snprintf(name, sizeof name, "present.%lld.%s", (long long)i, kv ? "value" : "key");
-            } else {
-                snprintf(name, sizeof name, "output.past_key_values.%lld.%s", (long long)i, kv ? "value" : "key");
-            }
+            hfx_state_name(&n, i, parts[kv], HFX_NAME_OUTPUT, name, sizeof name);
             hfx_state_write(g, c->cache_state[CACHE_PARTS * i + kv], c->cache_out[CACHE_PARTS * i + kv], name);
         }
     }

@@ -89,8 +89,8 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
         if (!c->seed_mask) c->seed_mask = hfx_dec_seed_causal_mask(c, q, latent, 0);
         bias = c->seed_mask;
     } else {
-        latent = hfx_dec_kv_cache(c, i, latent, "key", 0);                    /* [B,1,T,R] */
-        k_rot = hfx_dec_kv_cache(c, i, k_rot, "value", 1);                    /* [B,1,T,r] */
+        latent = hfx_dec_kv_cache(c, i, latent, 0);                           /* [B,1,T,R] */
+        k_rot = hfx_dec_kv_cache(c, i, k_rot, 1);                             /* [B,1,T,r] */
     }
     hfx_dim T = latent->dims[2];
     hfx_value *kv = hfx_dec_proj(c, hfx_reshape(g, latent, 3, (hfx_dim[]){c->batch, T, hfx_dim_const(R)}), R, H * (nope + V),

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/io_names.h"
 #include "arch/nn.h"
 #include "arch/weights.h"
 #include "base/status.h"
@@ -604,28 +605,20 @@ typedef struct dec_state {
 } dec_state;
 
 enum { SELF_K, SELF_V, CROSS_K, CROSS_V, DEC_PARTS };
-static const char *const part_names[DEC_PARTS] = {"decoder.key", "decoder.value", "encoder.key", "encoder.value"};
 
 /* What a cache name is for: the state, the graph input, the graph output. */
 enum { AS_STATE, AS_INPUT, AS_OUTPUT };
 
-/* Layer i's cache tensor `part` named `as` one of the above. optimum's: past_key_values.{i}.decoder.key
- * in, present.{i}.decoder.key out (a static self-attention cache: input./output.past_key_values.…);
- * transformers.exporters' (io "seed"): its EncoderDecoderCache flattened,
- * cache.self_attention_cache.layers.{i}.keys, "input." before it going in, "output." before it
- * coming out of a step (bare out of a prefill). */
+/* Layer i's cache tensor `part` named `as` one of the above, as the profile names an
+ * encoder-decoder's caches (io_names.h). */
 static const char *cache_name(const s2s_ctx *c, char *buf, size_t size, int64_t i, int part, int as) {
-    const hfx_build_opts *o = c->o;
-    if (o->io == HFX_IO_SEED)
-        snprintf(buf, size, "%scache.%s_attention_cache.layers.%lld.%s",
-                 as == AS_INPUT ? "input." : as == AS_OUTPUT && o->reads_state ? "output." : "",
-                 part >= CROSS_K ? "cross" : "self", (long long)i, part % 2 ? "values" : "keys");
-    else if (o->cache == HFX_CACHE_STATIC && part < CROSS_K && as != AS_STATE)
-        snprintf(buf, size, "%s.past_key_values.%lld.%s", as == AS_INPUT ? "input" : "output", (long long)i,
-                 part_names[part]);
-    else
-        snprintf(buf, size, "%s.%lld.%s", as == AS_OUTPUT ? "present" : "past_key_values", (long long)i, part_names[part]);
-    return buf;
+    static const hfx_state_part parts[DEC_PARTS] = {HFX_PART_KEY, HFX_PART_VALUE, HFX_PART_CROSS_KEY,
+                                                    HFX_PART_CROSS_VALUE};
+    static const hfx_name_use uses[] = {[AS_STATE] = HFX_NAME_STATE, [AS_INPUT] = HFX_NAME_INPUT,
+                                        [AS_OUTPUT] = HFX_NAME_OUTPUT};
+    hfx_state_naming n = {.io = c->o->io, .is_static = c->o->cache == HFX_CACHE_STATIC,
+                          .continues = c->o->reads_state, .encoder_decoder = true};
+    return hfx_state_name(&n, i, parts[part], uses[as], buf, size);
 }
 
 /* Layer i's past self-attention keys or values [B,heads,past,hd] (a growing cache), declared as
@@ -860,10 +853,12 @@ static int64_t decoder_bound(const s2s_ctx *c) {
 static void encoder_cross_cache(s2s_ctx *c, hfx_value *enc) {
     const seq2seq_layout *L = c->d->layout;
     char p[192], name[128];
+    const hfx_state_naming optimum = {.io = HFX_IO_OPTIMUM, .encoder_decoder = true}; /* genai's names, whatever io */
     for (int64_t i = 0; i < c->m->dec_layers && !c->g->failed; i++) {
         layer_name(c, p, sizeof p, L->dec_stack, i, L->cross_attn);
         for (int j = 1; j <= 2; j++) {
-            snprintf(name, sizeof name, "present.%lld.%s", (long long)i, part_names[j == 1 ? CROSS_K : CROSS_V]);
+            hfx_state_name(&optimum, i, j == 1 ? HFX_PART_CROSS_KEY : HFX_PART_CROSS_VALUE, HFX_NAME_OUTPUT, name,
+                           sizeof name);
             hfx_graph_output(c->g, project(c, enc, p, j, c->m->dec_heads, c->m->dec_hd), name);
         }
     }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arch/io_names.h"
 #include "base/status.h"
 #include "hf/config.h"
 
@@ -54,6 +55,17 @@ static hfx_status whole(const json_t *config, const json_t *generation, json_t *
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
     return HFX_OK;
+}
+
+/* The name pattern genai reads for a state part ("present.%d.key"): optimum's, from io_names.c. */
+typedef struct genai_names {
+    char text[8][64];
+    int n;
+} genai_names;
+
+static const char *pattern(genai_names *b, bool encoder_decoder, hfx_state_part part, hfx_name_use use) {
+    const hfx_state_naming optimum = {.io = HFX_IO_OPTIMUM, .encoder_decoder = encoder_decoder};
+    return b->n < 8 ? hfx_state_name_pattern(&optimum, part, use, b->text[b->n++], sizeof b->text[0]) : "";
 }
 
 /* onnxruntime-genai's model type for a model with recurrent layers (convolution or SSM states,
@@ -111,19 +123,22 @@ hfx_status hfx_genai_config(const json_t *config, const json_t *generation, cons
     json_t *inputs = json_pack("{s:s, s:s, s:s}", "input_ids", "input_ids", "attention_mask", "attention_mask",
                                "position_ids", "position_ids");
     json_t *outputs = json_pack("{s:s}", "logits", "logits");
+    genai_names b = {.n = 0};
     if (inputs && outputs && attends) {
-        json_object_set_new(inputs, "past_key_names", json_string("past_key_values.%d.key"));
-        json_object_set_new(inputs, "past_value_names", json_string("past_key_values.%d.value"));
-        json_object_set_new(outputs, "present_key_names", json_string("present.%d.key"));
-        json_object_set_new(outputs, "present_value_names", json_string("present.%d.value"));
+        json_object_set_new(inputs, "past_key_names", json_string(pattern(&b, false, HFX_PART_KEY, HFX_NAME_INPUT)));
+        json_object_set_new(inputs, "past_value_names", json_string(pattern(&b, false, HFX_PART_VALUE, HFX_NAME_INPUT)));
+        json_object_set_new(outputs, "present_key_names", json_string(pattern(&b, false, HFX_PART_KEY, HFX_NAME_OUTPUT)));
+        json_object_set_new(outputs, "present_value_names",
+                            json_string(pattern(&b, false, HFX_PART_VALUE, HFX_NAME_OUTPUT)));
     }
     if (inputs && outputs && conv) {
-        json_object_set_new(inputs, "past_conv_names", json_string("past.%d.conv"));
-        json_object_set_new(outputs, "present_conv_names", json_string("present.%d.conv"));
+        json_object_set_new(inputs, "past_conv_names", json_string(pattern(&b, false, HFX_PART_CONV, HFX_NAME_INPUT)));
+        json_object_set_new(outputs, "present_conv_names", json_string(pattern(&b, false, HFX_PART_CONV, HFX_NAME_OUTPUT)));
     }
     if (inputs && outputs && ssm) {
-        json_object_set_new(inputs, "past_recurrent_names", json_string("past.%d.ssm"));
-        json_object_set_new(outputs, "present_recurrent_names", json_string("present.%d.ssm"));
+        json_object_set_new(inputs, "past_recurrent_names", json_string(pattern(&b, false, HFX_PART_SSM, HFX_NAME_INPUT)));
+        json_object_set_new(outputs, "present_recurrent_names",
+                            json_string(pattern(&b, false, HFX_PART_SSM, HFX_NAME_OUTPUT)));
     }
     /* no layer attends (Mamba): genai still reads a head geometry; one head of the whole width */
     json_t *decoder = session(decoder_file, attends ? attends->key_dim : hidden, hidden, attends ? heads : 1, n_layers,
@@ -166,15 +181,18 @@ hfx_status hfx_genai_whisper_config(const json_t *config, const json_t *generati
     if (enc_heads <= 0 || dec_heads <= 0)
         return hfx_fail(err, HFX_ERR_INVALID, "config.json: attention heads must be positive");
     json_t *enc_in = json_pack("{s:s}", "audio_features", "input_features");
+    genai_names b = {.n = 0};
     json_t *enc_out = json_pack("{s:s, s:s, s:s}", "encoder_hidden_states", "last_hidden_state",
-                                "cross_present_key_names", "present.%d.encoder.key", "cross_present_value_names",
-                                "present.%d.encoder.value");
+                                "cross_present_key_names", pattern(&b, true, HFX_PART_CROSS_KEY, HFX_NAME_OUTPUT),
+                                "cross_present_value_names", pattern(&b, true, HFX_PART_CROSS_VALUE, HFX_NAME_OUTPUT));
     json_t *dec_in = json_pack("{s:s, s:s, s:s, s:s, s:s}", "input_ids", "input_ids", "past_key_names",
-                               "past_key_values.%d.decoder.key", "past_value_names", "past_key_values.%d.decoder.value",
-                               "cross_past_key_names", "past_key_values.%d.encoder.key", "cross_past_value_names",
-                               "past_key_values.%d.encoder.value");
-    json_t *dec_out = json_pack("{s:s, s:s, s:s}", "logits", "logits", "present_key_names", "present.%d.decoder.key",
-                                "present_value_names", "present.%d.decoder.value");
+                               pattern(&b, true, HFX_PART_KEY, HFX_NAME_INPUT), "past_value_names",
+                               pattern(&b, true, HFX_PART_VALUE, HFX_NAME_INPUT), "cross_past_key_names",
+                               pattern(&b, true, HFX_PART_CROSS_KEY, HFX_NAME_INPUT), "cross_past_value_names",
+                               pattern(&b, true, HFX_PART_CROSS_VALUE, HFX_NAME_INPUT));
+    json_t *dec_out = json_pack("{s:s, s:s, s:s}", "logits", "logits", "present_key_names",
+                                pattern(&b, true, HFX_PART_KEY, HFX_NAME_OUTPUT), "present_value_names",
+                                pattern(&b, true, HFX_PART_VALUE, HFX_NAME_OUTPUT));
     json_t *sessions = json_pack(
         "{s:o, s:o}", "encoder",
         session(encoder_file, hidden / enc_heads, hidden, enc_heads, enc_layers, 0, enc_in, enc_out), "decoder",

@@ -265,6 +265,26 @@ def test_openvino_seed_static_cache_needs_stateless(checkpoints, tmp_path):
     _assert_static_seed_refused(checkpoints("llama_default"), tmp_path, "openvino", "stateful false")
 
 
+def test_openvino_seed_stateful_sliding_window_is_refused(checkpoints, tmp_path):
+    """The seed's growing cache carries a sliding layer's window as a scalar state; OpenVINO's
+    stateful decode cannot start one from zeros, so the export is refused by name (exit 2,
+    nothing written) rather than crashing (it did: a rank-0 state has no batch axis)."""
+    import json
+
+    cfg = tmp_path / "seed.json"
+    cfg.write_text(json.dumps({"export_format": "openvino", "io": "seed"}))
+    out = tmp_path / "out"
+    proc = run_hfx(["export", checkpoints("gemma2"), out, "--config", cfg, "--for-generation", "--dynamic", "--quiet"])
+    assert proc.returncode == 2, describe(proc)
+    assert "_sliding_window_tensor" in proc.stderr and '"stateful": false' in proc.stderr, proc.stderr
+    assert not out.exists(), sorted(out.iterdir())
+    stateless = tmp_path / "stateless.json"
+    stateless.write_text(json.dumps({"export_format": "openvino", "io": "seed", "stateful": False}))
+    proc = run_hfx(["export", checkpoints("gemma2"), tmp_path / "ok", "--config", stateless, "--for-generation",
+                    "--dynamic", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+
+
 def test_dynamic_shapes_name_the_4d_mask_axes(checkpoints, tmp_path):
     """dynamic_shapes in the seed's terms: the static decode's mask is [batch, 1, sequence, cache],
     so its axes 0, 2 and 3 name the batch, the query length and the cache length (axis 1 cannot

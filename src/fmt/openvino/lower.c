@@ -641,6 +641,12 @@ static ov_ref state_read(ov_model *m, const hfx_graph *g, const hfx_value *in, c
                          ov_ref input_ids, ov_ref beam_idx) {
     char data[640], shape[256];
     int64_t zero_idx = 0, rest[HFX_MAX_RANK];
+    if (in->rank < 1) { /* no batch axis to start it from, and zeros would not be its first value */
+        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED,
+                      "openvino: the state '%s' is a scalar (io \"seed\" carries a sliding layer's window so), which "
+                      "a stateful model cannot start from zeros; export it with \"stateful\": false", in->name);
+        return (ov_ref){0, 0};
+    }
     size_t k = (size_t)snprintf(shape, sizeof shape, "?");
     for (int d = 1; d < in->rank; d++) {
         bool fixed = hfx_dim_is_const(in->dims[d]);
