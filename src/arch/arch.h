@@ -140,6 +140,10 @@ typedef enum hfx_genai_layout {
 
 hfx_genai_layout hfx_arch_genai(const hfx_arch_model *m);
 
+/* onnxruntime-genai's model type for a model with recurrent layers (the type whose runtime holds
+ * the same states); NULL where genai has none, or the model has no recurrent layers. */
+const char *hfx_arch_genai_type(const hfx_arch_model *m);
+
 /* Comma-separated list of supported architectures, into buf (truncated to size); returns buf. */
 const char *hfx_arch_supported(char *buf, size_t size);
 
@@ -161,6 +165,7 @@ typedef struct hfx_arch_family {
                                                                   sequence_inputs */
     int64_t (*prompt_piece)(const void *cfg); /* see hfx_arch_prompt_piece; NULL: 0 */
     hfx_genai_layout genai;                   /* see hfx_arch_genai */
+    const char *(*genai_type)(const void *desc); /* see hfx_arch_genai_type; NULL: none */
 } hfx_arch_family;
 
 #endif

@@ -504,6 +504,8 @@ const hfx_arch_family hfx_decoder_classifier_family = {
     .torch_signature = classifier_torch_signature,
 };
 
+static const char *decoder_genai_type(const void *desc) { return ((const hfx_decoder_desc *)desc)->genai_type; }
+
 const hfx_arch_family hfx_decoder_family = {
     .cfg_size = sizeof(hfx_decoder_cfg),
     .parse = decoder_parse,
@@ -515,4 +517,5 @@ const hfx_arch_family hfx_decoder_family = {
     .sequence_inputs = sequence_inputs,
     .torch_signature = decoder_torch_signature,
     .prompt_piece = decoder_prompt_piece,
+    .genai_type = decoder_genai_type,
 };

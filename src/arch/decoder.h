@@ -284,6 +284,8 @@ typedef struct hfx_decoder_desc {
     const char *const *step_nones;   /* NULL-terminated: keywords its generate passes as None at a step
                                         (hfx_torch_signature); NULL: none */
     const char *model_type_alias; /* a model_type a composite config names it by ("gemma3_text") */
+    const char *genai_type;      /* recurrent layers: onnxruntime-genai's model type whose runtime holds
+                                    these states (its own where genai has one); NULL: none does */
     const hfx_decoder_names *names; /* NULL: Llama's */
     const hfx_decoder_keys *keys;   /* NULL: Llama's */
     const char *const *ignored_keys; /* NULL-terminated: template keys this architecture's transformers

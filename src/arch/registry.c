@@ -74,7 +74,7 @@ static const hfx_decoder_desc Lfm2ForCausalLM_desc = {
     "Lfm2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm2_names,
     .eps_key = "norm_eps", .defaults.eps = 1e-5, .defaults.tied = true, .rope.theta = 1000000.0,
     .mixers = HFX_MIXERS_SHORT_CONV,
-    .rope.names = HFX_ROPE_NAMES_CURRENT};
+    .rope.names = HFX_ROPE_NAMES_CURRENT, .genai_type = "lfm2"};
 /* Mamba2: every layer a Mamba2 mixer alone, under backbone.* */
 static const hfx_decoder_names mamba2_names = {.embed = "backbone.embeddings.weight",
                                                .embed_alt = "backbone.embedding.weight",
@@ -91,7 +91,8 @@ static const char *const mamba_step_nones[] = {"attention_mask", NULL}; /* Mamba
 static const hfx_decoder_desc Mamba2ForCausalLM_desc = {
     "Mamba2ForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
     .defaults.eps = 1e-5, .names = &mamba2_names, .mamba2 = &mamba2_keys, .mixers = HFX_MIXERS_MAMBA2_ONLY,
-    .output_class = "Mamba2CausalLMOutput", .forward_args = mamba2_forward_args, .step_nones = mamba_step_nones};
+    .output_class = "Mamba2CausalLMOutput", .forward_args = mamba2_forward_args, .step_nones = mamba_step_nones,
+    .genai_type = "granitemoehybrid"}; /* genai has no Mamba2: Granite 4.0's runtime holds the same states */
 /* Granite 4.0: Mamba2 and attention layers (layer_types), Granite's multipliers, optional experts
  * beside a shared MLP, no positions unless position_embedding_type is "rope" */
 static const hfx_decoder_names granite_hybrid_names = {.ssm = "mamba"};
@@ -107,7 +108,7 @@ static const hfx_decoder_desc GraniteMoeHybridForCausalLM_desc = {
     .scale = HFX_SCALE_ATTN_MULTIPLIER,
     .moe = &hfx_moe_granite_hybrid, .mamba2 = &granite_hybrid_keys, .mixers = HFX_MIXERS_MAMBA2_BY_TYPE,
     .names = &granite_hybrid_names, .no_rope = HFX_NO_ROPE_UNLESS_ROPE_TYPE,
-    .output_class = "MoeCausalLMOutputWithPast"};
+    .output_class = "MoeCausalLMOutputWithPast", .genai_type = "granitemoehybrid"};
 /* Falcon-H1: Mamba2 beside attention in every layer (the mixer's inner width mamba_d_ssm, its gated
  * norm optional and normalizing first, its muP multipliers), and the layer's own multipliers */
 static const hfx_decoder_names falcon_h1_names = {.norm2 = "pre_ff_layernorm", .mlp = "feed_forward",
@@ -123,13 +124,15 @@ static const hfx_mamba2_keys falcon_h1_keys = {
     .default_chunk = 256};
 static const hfx_decoder_desc FalconH1ForCausalLM_desc = {
     "FalconH1ForCausalLM", LLAMA, .eps_key = "rms_norm_eps", .defaults.eps = 1e-5, .names = &falcon_h1_names,
-    .mamba2 = &falcon_h1_keys, .mixers = HFX_MIXERS_PARALLEL_MAMBA2, .defaults.kv_heads = 8};
+    .mamba2 = &falcon_h1_keys, .mixers = HFX_MIXERS_PARALLEL_MAMBA2, .defaults.kv_heads = 8,
+    .genai_type = "granitemoehybrid"}; /* (genai has no Falcon-H1: Mamba2's conv and SSM states, any mix) */
 /* Mamba: every layer a Mamba mixer alone, under Mamba2's names */
 static const char *const mamba_forward_args[] = {"input_ids", "attention_mask", "cache", NULL};
 static const hfx_decoder_desc MambaForCausalLM_desc = {
     "MambaForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
     .defaults.eps = 1e-5, .defaults.tied = true, .names = &mamba2_names, .mixers = HFX_MIXERS_MAMBA_ONLY,
-    .output_class = "MambaCausalLMOutput", .forward_args = mamba_forward_args, .step_nones = mamba_step_nones};
+    .output_class = "MambaCausalLMOutput", .forward_args = mamba_forward_args, .step_nones = mamba_step_nones,
+    .genai_type = "granitemoehybrid"}; /* (genai has no Mamba either) */
 /* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
  * a quarter of each head rotated; Qwen3-Next's MLPs are Qwen2-MoE's experts and shared expert */
 static const hfx_decoder_names qwen3_next_names = {.ssm = "linear_attn"};
@@ -139,15 +142,18 @@ static const hfx_decoder_names qwen3_next_names = {.ssm = "linear_attn"};
     .masks_by_layer_type = true, .unused_stack = "mtp"
 static const hfx_decoder_desc Qwen3NextForCausalLM_desc = {
     "Qwen3NextForCausalLM", QWEN3_NEXT_LIKE, .mixers = HFX_MIXERS_DELTA_BY_TYPE, .delta = HFX_DELTA_GROUPED,
-    .moe = &hfx_moe_qwen3_next, .output_class = "MoeCausalLMOutputWithPast"};
+    .moe = &hfx_moe_qwen3_next, .output_class = "MoeCausalLMOutputWithPast",
+    .genai_type = "qwen3_5_moe_text"}; /* genai has no Qwen3-Next: Qwen3.5's delta-net states */
 static const hfx_decoder_desc Qwen3_5ForCausalLM_desc = {"Qwen3_5ForCausalLM", QWEN3_NEXT_LIKE,
                                                          .mixers = HFX_MIXERS_DELTA_BY_TYPE,
                                                          .delta = HFX_DELTA_SEPARATE,
-                                                         .model_type_alias = "qwen3_5_text"};
+                                                         .model_type_alias = "qwen3_5_text",
+                                                         .genai_type = "qwen3_5_text"};
 static const hfx_decoder_desc Qwen3_5MoeForCausalLM_desc = {
     "Qwen3_5MoeForCausalLM", QWEN3_NEXT_LIKE, .mixers = HFX_MIXERS_DELTA_BY_TYPE, .delta = HFX_DELTA_SEPARATE,
     .moe = &hfx_moe_qwen3_5,
-    .model_type_alias = "qwen3_5_moe_text", .output_class = "MoeCausalLMOutputWithPast"};
+    .model_type_alias = "qwen3_5_moe_text", .output_class = "MoeCausalLMOutputWithPast",
+    .genai_type = "qwen3_5_moe_text"};
 static const hfx_decoder_desc StableLmForCausalLM_desc = {
     "StableLmForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED,
     .parallel_from_config = true, .eps_key = "layer_norm_eps", .rope.partial_rotary = true,
@@ -525,6 +531,10 @@ const char *const *hfx_arch_sequence_inputs(const hfx_arch_model *m) {
 }
 
 hfx_genai_layout hfx_arch_genai(const hfx_arch_model *m) { return m->entry->family->genai; }
+
+const char *hfx_arch_genai_type(const hfx_arch_model *m) {
+    return m->entry->family->genai_type ? m->entry->family->genai_type(m->entry->desc) : NULL;
+}
 
 bool hfx_arch_pools(const hfx_arch_model *m) {
     return m->entry->family->pools && m->entry->family->pools(m->entry->desc);

@@ -1034,8 +1034,8 @@ static hfx_status genai_config(hfx_exporter *e, const hfx_model *model, const js
         if (!all) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         else hfx_arch_cache_layers(model->arch, all, layers);
         if (!st)
-            st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, all, layers, cs[0].file, genai, why, sizeof why,
-                                  err);
+            st = hfx_genai_config(hfx_checkpoint_config(model->ck), gen, all, layers, hfx_arch_genai_type(model->arch),
+                                  cs[0].file, genai, why, sizeof why, err);
         free(all);
     }
     if (!st && why[0]) {

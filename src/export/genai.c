@@ -68,26 +68,9 @@ static const char *pattern(genai_names *b, bool encoder_decoder, hfx_state_part 
     return b->n < 8 ? hfx_state_name_pattern(&optimum, part, use, b->text[b->n++], sizeof b->text[0]) : "";
 }
 
-/* onnxruntime-genai's model type for a model with recurrent layers (convolution or SSM states,
- * past.{i}.conv / past.{i}.ssm): the types whose runtime keeps such states beside the attention
- * cache. genai has none for Qwen3-Next, Mamba, Mamba2 or Falcon-H1; their graphs hold the same
- * states as Qwen3.5's (a delta-net's conv and [heads, k, v] state) and Granite 4.0's (Mamba2's
- * conv and SSM state, any mix of layers), so the file names those types, which run them
- * (tests/oracle/test_genai.py). NULL: none fits. */
-static const char *recurrent_type(const char *model_type) {
-    static const char *const table[][2] = {
-        {"lfm2", "lfm2"}, {"granitemoehybrid", "granitemoehybrid"}, {"qwen3_5_text", "qwen3_5_text"},
-        {"qwen3_5_moe_text", "qwen3_5_moe_text"},
-        {"qwen3_next", "qwen3_5_moe_text"}, {"mamba2", "granitemoehybrid"}, {"mamba", "granitemoehybrid"},
-        {"falcon_h1", "granitemoehybrid"}};
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(model_type, table[i][0]) == 0) return table[i][1];
-    return NULL;
-}
-
 hfx_status hfx_genai_config(const json_t *config, const json_t *generation, const hfx_layer_cache *layers,
-                            int n_layers, const char *decoder_file, json_t **out, char *why, size_t why_size,
-                            hfx_error *err) {
+                            int n_layers, const char *recurrent_type, const char *decoder_file, json_t **out, char *why,
+                            size_t why_size, hfx_error *err) {
     hfx_cfg c = {config, "config.json"};
     int64_t hidden, heads, vocab, context;
     const char *type;
@@ -114,7 +97,7 @@ hfx_status hfx_genai_config(const json_t *config, const json_t *generation, cons
                                 "different widths");
         return HFX_OK;
     }
-    if ((conv || ssm) && !(type = recurrent_type(type))) {
+    if ((conv || ssm) && !(type = recurrent_type)) {
         snprintf(why, why_size, "onnxruntime-genai has no model type for this model's recurrent layers (convolution "
                                 "or SSM state)");
         return HFX_OK;

@@ -7,12 +7,13 @@
 #include "arch/arch.h"
 
 /* Build the file's JSON from config.json, the generation config (may be NULL) and each layer's
- * cache geometry (layers[n_layers]); *out is a new reference, or NULL with the reason in `why`
+ * cache geometry (layers[n_layers]), `recurrent_type` genai's model type for its recurrent layers
+ * (hfx_arch_genai_type; NULL: none); *out is a new reference, or NULL with the reason in `why`
  * where onnxruntime-genai cannot run the model (keys and values of different widths; recurrent
  * layers of a kind it has no model type for). */
 hfx_status hfx_genai_config(const json_t *config, const json_t *generation, const hfx_layer_cache *layers,
-                            int n_layers, const char *decoder_file, json_t **out, char *why, size_t why_size,
-                            hfx_error *err);
+                            int n_layers, const char *recurrent_type, const char *decoder_file, json_t **out, char *why,
+                            size_t why_size, hfx_error *err);
 
 /* The same for Whisper (config.json's d_model, heads, layers, max_target_positions): the encoder
  * session returning the cross-attention keys and values and the decoder reading them, under the
