@@ -608,7 +608,7 @@ GEN_SPECS = ("phi3_longrope", "phi3_swa", "neox_parallel", "neox_sequential", "g
              "qwen3_moe", "qwen3_moe_norm_step2", "olmo_clip", "smollm3", "smollm3_swa", "phi_qk", "stablelm_par",
              "glm", "glm4", "ernie4_5_bias", "exaone4", "cohere", "cohere2", "qwen2_moe", "qwen2_moe_swa", "granitemoe",
              "gpt_oss", "stablelm_qk", "cohere_qk", "deepseek_v3", "deepseek_v3_yarn", "deepseek_v2", "deepseek_v2_greedy",
-             "olmoe", "olmoe_norm", "olmo3", "olmo3_yarn")
+             "olmoe", "olmoe_norm", "olmo3")  # olmo3_yarn's rotary: its parity here, YaRN generation gpt_oss's
 
 GEN_MODES = {
     # mode: (backend, export flags, transformers' cache for the reference)
