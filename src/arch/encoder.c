@@ -731,22 +731,19 @@ static const char *const untyped_inputs[] = {"input_ids", "attention_mask", NULL
 /* The bare model's token embeddings are what sentence-transformers pools; a head's are not. */
 static bool encoder_pools(const void *desc) { return ((const encoder_desc *)desc)->head == HEAD_NONE; }
 
+/* What every encoder family shares; they differ in their inputs. */
+#define ENCODER_FAMILY                                                                                   \
+    .cfg_size = sizeof(encoder_cfg), .parse = encoder_parse, .build_forward = encoder_build,             \
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}}, .pools = encoder_pools
+
 /* Two families that differ only in their inputs: with token types (BERT, RoBERTa) or without. */
 const hfx_arch_family hfx_encoder_family = {
-    .cfg_size = sizeof(encoder_cfg),
-    .parse = encoder_parse,
-    .build_forward = encoder_build,
-    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    ENCODER_FAMILY,
     .sequence_inputs = typed_inputs,
-    .pools = encoder_pools,
 };
 const hfx_arch_family hfx_untyped_encoder_family = {
-    .cfg_size = sizeof(encoder_cfg),
-    .parse = encoder_parse,
-    .build_forward = encoder_build,
-    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    ENCODER_FAMILY,
     .sequence_inputs = untyped_inputs,
-    .pools = encoder_pools,
 };
 
 /* DeBERTa-v2: token types only where type_vocab_size > 0 (v3 has none). */
@@ -754,12 +751,8 @@ static const char *const *deberta_inputs(const void *cfg) {
     return ((const encoder_cfg *)cfg)->types ? typed_inputs : untyped_inputs;
 }
 const hfx_arch_family hfx_deberta_family = {
-    .cfg_size = sizeof(encoder_cfg),
-    .parse = encoder_parse,
-    .build_forward = encoder_build,
-    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    ENCODER_FAMILY,
     .sequence_inputs = typed_inputs,
-    .pools = encoder_pools,
     .sequence_inputs_of = deberta_inputs,
 };
 

@@ -1059,14 +1059,15 @@ static const hfx_component one_graph[] = {
 };
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", NULL};
 
+/* What the encoder-decoder families share; a generating one has a cache and every export kind. */
+#define SEQ2SEQ_COMMON .cfg_size = sizeof(seq2seq_cfg), .parse = seq2seq_parse, .build_forward = seq2seq_build
+#define SEQ2SEQ_GENERATING                                                                                   \
+    SEQ2SEQ_COMMON, .cache_layers = seq2seq_cache_layers,                                                    \
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3},              \
+                [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}}
+
 const hfx_arch_family hfx_seq2seq_family = {
-    .cfg_size = sizeof(seq2seq_cfg),
-    .parse = seq2seq_parse,
-    .build_forward = seq2seq_build,
-    .cache_layers = seq2seq_cache_layers,
-    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1},
-                [HFX_EXPORT_GENERATION] = {generation, 3},
-                [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
+    SEQ2SEQ_GENERATING,
     .sequence_inputs = sequence_inputs,
     .torch_signature = seq2seq_torch_signature,
     .genai = HFX_GENAI_NONE,
@@ -1086,23 +1087,14 @@ static hfx_torch_signature audio_torch_signature(const void *desc) {
 static const char *const audio_inputs[] = {"input_features", "input_ids", NULL}; /* input_ids: the decoder's */
 
 const hfx_arch_family hfx_seq2seq_audio_family = {
-    .cfg_size = sizeof(seq2seq_cfg),
-    .parse = seq2seq_parse,
-    .build_forward = seq2seq_build,
-    .cache_layers = seq2seq_cache_layers,
-    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1},
-                [HFX_EXPORT_GENERATION] = {generation, 3},
-                [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}},
+    SEQ2SEQ_GENERATING,
     .sequence_inputs = audio_inputs,
     .torch_signature = audio_torch_signature,
     .genai = HFX_GENAI_WHISPER,
 };
 
 const hfx_arch_family hfx_seq2seq_classifier_family = {
-    .cfg_size = sizeof(seq2seq_cfg),
-    .parse = seq2seq_parse,
-    .build_forward = seq2seq_build,
-    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    SEQ2SEQ_COMMON, .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
     .sequence_inputs = sequence_inputs,
     .torch_signature = classifier_torch_signature,
     .genai = HFX_GENAI_NONE,
