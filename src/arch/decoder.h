@@ -29,8 +29,9 @@ typedef enum {
     HFX_SLIDING_PATTERN_OR_CONFIG, /* ... that period, or `sliding_window_pattern` (Gemma 3, Cohere 2, EXAONE 4) */
     HFX_SLIDING_NO_ROPE,     /* layer_types, else the layers without rope when use_sliding_window
                                 (SmolLM3); sliding_window applies to every sliding_attention layer */
-    HFX_SLIDING_EVEN_BELOW_MAX /* layer_types, else the even-indexed layers below max_window_layers
-                                  when use_sliding_window (Qwen2-MoE) */
+    HFX_SLIDING_EVEN_BELOW_MAX, /* layer_types, else the even-indexed layers below max_window_layers
+                                   when use_sliding_window (Qwen2-MoE) */
+    HFX_SLIDING_TYPES_OR_ALL    /* layer_types, else every layer when sliding_window is set (Ministral) */
 } hfx_sliding_rule;
 
 typedef enum {
@@ -253,6 +254,8 @@ typedef struct hfx_decoder_bias {
     hfx_attn_bias_rule rule;
     const char *qkv_key;      /* HFX_BIAS_QKV_FROM_CONFIG's key ("attention_bias", "use_qkv_bias", ...) */
     bool default_on;          /* the rule's key when absent (GPT-NeoX: true) */
+    const char *o_key;        /* a key that switches o_proj's bias by itself, default off (Seed-OSS
+                                 `attention_out_bias`); NULL: the rule decides */
     hfx_mlp_bias mlp;
 } hfx_decoder_bias;
 

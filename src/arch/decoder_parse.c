@@ -53,6 +53,10 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
         }
         return HFX_OK;
     }
+    if (d->sliding == HFX_SLIDING_TYPES_OR_ALL) {
+        for (int64_t i = 0; i < m->layers; i++) m->window[i] = window;
+        return HFX_OK;
+    }
     if (d->sliding == HFX_SLIDING_NO_ROPE) { /* the config derives sliding_attention for the no-rope layers */
         for (int64_t i = 0; i < m->layers; i++) m->window[i] = use_sliding && window > 0 && m->no_rope[i] ? window : 0;
         return HFX_OK;
@@ -103,6 +107,7 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     if (!st && d->bias.mlp == HFX_MLP_BIAS_FROM_CONFIG) st = hfx_cfg_bool_or(c, "mlp_bias", false, &mlp_bias, err);
     m->bias.q = m->bias.k = m->bias.v = attention_bias || qkv_bias;
     m->bias.o = attention_bias;
+    if (!st && d->bias.o_key) st = hfx_cfg_bool_or(c, d->bias.o_key, false, &m->bias.o, err);
     m->bias.mlp = mlp_bias || d->bias.mlp == HFX_MLP_BIAS_ALWAYS;
     return st;
 }

@@ -28,6 +28,10 @@
 static const hfx_decoder_desc LlamaForCausalLM_desc = {"LlamaForCausalLM", LLAMA};
 static const hfx_decoder_desc MistralForCausalLM_desc = {"MistralForCausalLM", MISTRAL};
 static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", QWEN2};
+/* Ministral: Mistral's layers, sliding or full by layer_types (all sliding when absent, window 4096) */
+static const hfx_decoder_desc MinistralForCausalLM_desc = {"MinistralForCausalLM", MISTRAL,
+                                                           .sliding = HFX_SLIDING_TYPES_OR_ALL,
+                                                           .defaults.window = 4096, .masks_by_layer_type = true};
 static const hfx_decoder_desc MixtralForCausalLM_desc = {"MixtralForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE,
                                                          .sliding = HFX_SLIDING_ALL, .moe = &hfx_moe_mixtral,
                                                          .output_class = "MoeCausalLMOutputWithPast"};
@@ -36,6 +40,10 @@ static const hfx_decoder_desc Qwen3MoeForCausalLM_desc = {"Qwen3MoeForCausalLM",
                                                           .sliding = HFX_SLIDING_MAX_WINDOW, .moe = &hfx_moe_qwen3,
                                                           .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", QWEN3};
+/* Seed-OSS: q/k/v biased by attention_bias (default on), o_proj by attention_out_bias */
+static const hfx_decoder_desc SeedOssForCausalLM_desc = {
+    "SeedOssForCausalLM", LLAMA, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias",
+    .bias.default_on = true, .bias.o_key = "attention_out_bias", .defaults.head_dim = 128};
 static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", LLAMA_LIKE,
     .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
                                                          .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
@@ -320,6 +328,7 @@ static const struct entry {
 } registry[] = {
     {"LlamaForCausalLM", &hfx_decoder_family, &LlamaForCausalLM_desc},
     {"MistralForCausalLM", &hfx_decoder_family, &MistralForCausalLM_desc},
+    {"MinistralForCausalLM", &hfx_decoder_family, &MinistralForCausalLM_desc},
     {"Qwen2ForCausalLM", &hfx_decoder_family, &Qwen2ForCausalLM_desc},
     {"Lfm2ForCausalLM", &hfx_decoder_family, &Lfm2ForCausalLM_desc},
     {"Mamba2ForCausalLM", &hfx_decoder_family, &Mamba2ForCausalLM_desc},
@@ -330,6 +339,7 @@ static const struct entry {
     {"Qwen3_5ForCausalLM", &hfx_decoder_family, &Qwen3_5ForCausalLM_desc},
     {"Qwen3_5MoeForCausalLM", &hfx_decoder_family, &Qwen3_5MoeForCausalLM_desc},
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},
+    {"SeedOssForCausalLM", &hfx_decoder_family, &SeedOssForCausalLM_desc},
     {"MixtralForCausalLM", &hfx_decoder_family, &MixtralForCausalLM_desc},
     {"Qwen3MoeForCausalLM", &hfx_decoder_family, &Qwen3MoeForCausalLM_desc},
     {"GraniteForCausalLM", &hfx_decoder_family, &GraniteForCausalLM_desc},

@@ -132,6 +132,7 @@ from transformers import (
     XLMRobertaModel,
 )
 
+import llama_lineages_models
 import models
 
 # arch key: (config class, model class, kind)   kind: "causal" | "encoder" | "classifier" (an encoder's) |
@@ -195,6 +196,7 @@ ARCHS = {
     "deberta_tok": (DebertaV2Config, DebertaV2ForTokenClassification, "token_classifier"),
     "deberta_qa": (DebertaV2Config, DebertaV2ForQuestionAnswering, "qa"),
     "deberta_mlm": (DebertaV2Config, DebertaV2ForMaskedLM, "masked_lm"),
+    **llama_lineages_models.ARCHS,
 }
 # encoders without token types: their graphs take input_ids and attention_mask only
 UNTYPED = ("distilbert", "modernbert")
@@ -820,6 +822,7 @@ SPECS_LIST = [
          "ModernBertForMaskedLM: untied decoder without a bias", seed=7, cases=ENC_CASES_NO_TYPES),
 ]
 
+SPECS_LIST += [Spec(**entry) for entry in llama_lineages_models.SPECS]
 SPECS = {s.name: s for s in SPECS_LIST}
 assert len(SPECS) == len(SPECS_LIST), "duplicate spec name"
 
@@ -957,6 +960,7 @@ CONFIG_REWRITES = {
     # SmolLM3 configs written by hand: the per-layer lists left for the config to derive
     "smollm3_no_lists": lambda c: {k: v for k, v in c.items() if k not in ("no_rope_layers", "layer_types")},
     "smollm3_no_types": lambda c: {k: v for k, v in c.items() if k != "layer_types"},
+    **llama_lineages_models.CONFIG_REWRITES,
 }
 
 
@@ -1051,6 +1055,8 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert not any(k.startswith("transformer.") for k in keys) or spec.layout != "hub_names", sorted(keys)
     if spec.config_rewrite in ("smollm3_no_lists", "smollm3_no_types"):
         assert "layer_types" not in cfg and ("no_rope_layers" in cfg) == (spec.config_rewrite == "smollm3_no_types"), cfg
+    elif spec.config_rewrite == "no_layer_types":
+        assert "layer_types" not in cfg, cfg
     elif spec.config_rewrite:  # the transformers-4 format
         assert "rope_parameters" not in cfg, cfg
     model = load_reference(out_dir, spec)

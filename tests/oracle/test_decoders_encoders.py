@@ -37,6 +37,7 @@ import torch
 
 import models
 import decoders_encoders_models as W
+import llama_lineages_models as L
 from conftest import PARITY_ATOL, REPO, Exports, assert_logits_close, describe, run_hfx
 from genutil import MAX_CACHE_LEN, NEW_TOKENS, GenExports, left_pad, positions, prompts
 from genutil import References as GenReferences
@@ -237,6 +238,7 @@ FEATURES = [
     ("gpt_oss", _PAD3, "swiglu_alpha 1.702", {"swiglu_alpha": 1.0}),
     ("gpt_oss", _PAD3, "sliding window 4", {"layer_types": ["full_attention"] * 4}),
     ("gpt_oss", _LONG, "YaRN factor 4", {"rope_parameters": {"rope_type": "default", "rope_theta": 150000.0}}),
+    *L.FEATURES,
 ]
 
 
@@ -609,6 +611,7 @@ GEN_SPECS = ("phi3_longrope", "phi3_swa", "neox_parallel", "neox_sequential", "g
              "glm", "glm4", "ernie4_5_bias", "exaone4", "cohere", "cohere2", "qwen2_moe", "qwen2_moe_swa", "granitemoe",
              "gpt_oss", "stablelm_qk", "cohere_qk", "deepseek_v3", "deepseek_v3_yarn", "deepseek_v2", "deepseek_v2_greedy",
              "olmoe", "olmoe_norm", "olmo3")  # olmo3_yarn's rotary: its parity here, YaRN generation gpt_oss's
+GEN_SPECS += L.GEN_SPECS
 
 GEN_MODES = {
     # mode: (backend, export flags, transformers' cache for the reference)
@@ -904,6 +907,7 @@ FAMILY_BAD_CONFIGS = [
      "mxfp4"),
     ("glm", {"quantization_config": {"quant_method": "gptq", "bits": 4}}, "gptq"),
     ("gpt_oss", {"swiglu_limit": "high"}, "swiglu_limit"),
+    *L.BAD_CONFIGS,
 ]
 
 

@@ -1,0 +1,79 @@
+"""Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
+activations, norms or windows (Seed-OSS, ...).
+
+These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
+decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
+the tolerance, loaded back by transformers to the very model that was saved) and lists them in its
+SPECS, so that test_decoders_encoders.py runs every suite over them: forward parity through ONNX
+Runtime, OpenVINO, torch.export and ExecuTorch (portable and XNNPACK), the signatures, stray config
+keys, and greedy generation in every mode for GEN_SPECS. FEATURES shows that each config field a
+spec sets moves transformers' own logits; BAD_CONFIGS are malformed fields refused by name.
+"""
+
+from __future__ import annotations
+
+from transformers import MinistralConfig, MinistralForCausalLM, SeedOssConfig, SeedOssForCausalLM
+
+import models
+
+# arch key: (config class, model class, kind), as decoders_encoders_models.ARCHS
+ARCHS = {
+    "seed_oss": (SeedOssConfig, SeedOssForCausalLM, "causal"),
+    "ministral": (MinistralConfig, MinistralForCausalLM, "causal"),
+}
+
+SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
+             num_key_value_heads=2, max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+_ROPE = {"rope_type": "default", "rope_theta": 10000.0}
+
+SEED_OSS = dict(SMALL, head_dim=16, tie_word_embeddings=False, rope_parameters=_ROPE)
+_SWA = ["sliding_attention", "full_attention", "sliding_attention", "sliding_attention"]
+MINISTRAL = dict(SMALL, head_dim=16, sliding_window=4, layer_types=_SWA, rope_parameters={"rope_type": "default", "rope_theta": 1e6})
+
+# config.json as a hand-written one may come: the per-layer list left for the config to derive
+CONFIG_REWRITES = {
+    "no_layer_types": lambda c: {k: v for k, v in c.items() if k != "layer_types"},
+}
+
+# Spec(**entry) in decoders_encoders_models.py
+SPECS = [
+    dict(name="seed_oss", arch="seed_oss", config=dict(SEED_OSS),
+         doc="q/k/v biased (attention_bias, its default on), o_proj not (attention_out_bias off), head_dim 16",
+         cases=models.DEFAULT_CASES),
+    dict(name="seed_oss_biases", arch="seed_oss",
+         config=dict(SEED_OSS, attention_bias=False, attention_out_bias=True, mlp_bias=True, head_dim=24),
+         doc="attention_bias off with attention_out_bias on (o_proj alone biased), MLP biases, head_dim 24",
+         seed=1, cases=models.DEFAULT_CASES),
+]
+
+SPECS += [
+    dict(name="ministral", arch="ministral", config=dict(MINISTRAL),
+         doc="layer_types: sliding window 4 on layers 0, 2, 3, full attention on layer 1; no biases; theta 1e6",
+         cases=models.DEFAULT_CASES),
+    dict(name="ministral_all", arch="ministral", config=dict(MINISTRAL, layer_types=["sliding_attention"] * 4),
+         doc="every layer sliding (what the config derives when layer_types is absent)", seed=1,
+         cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
+    dict(name="ministral_derived", arch="ministral", config=dict(MINISTRAL, layer_types=["sliding_attention"] * 4),
+         doc="ministral_all with no layer_types in config.json (derived: all sliding)", seed=1,
+         config_rewrite="no_layer_types", twin="ministral_all", cases=(models.Case(3, 12, (0, 3, 11)),)),
+]
+
+# the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
+GEN_SPECS = ("seed_oss", "ministral")
+
+_PAD3 = models.Case(3, 12, (0, 3, 11))
+
+# (spec, case, what the feature is, config overrides that switch it off or change it)
+FEATURES = [
+    ("seed_oss", _PAD3, "q/k/v biases", {"attention_bias": False}),
+    ("seed_oss_biases", _PAD3, "o_proj bias alone", {"attention_out_bias": False}),
+    ("seed_oss_biases", _PAD3, "MLP biases", {"mlp_bias": False}),
+    ("ministral", _PAD3, "sliding window 4 on layers 0, 2, 3", {"layer_types": ["full_attention"] * 4}),
+]
+
+# (spec, config edit, what the message must name)
+BAD_CONFIGS = [
+    ("seed_oss", {"attention_out_bias": "yes"}, "attention_out_bias"),
+    ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
+     "layer_types[2]"),
+]
