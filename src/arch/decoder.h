@@ -37,6 +37,7 @@ typedef enum {
 typedef enum {
     HFX_NORM_RMS,          /* x·rsqrt(mean(x²)+ε), then w·(that, cast back) */
     HFX_NORM_RMS_OFFSET,   /* Gemma: (that in f32)·(1 + w), cast back */
+    HFX_NORM_RMS_F32,      /* (that in f32)·w in f32, cast back (Helium) */
     HFX_NORM_LAYER,        /* nn.LayerNorm with bias */
     HFX_NORM_LAYER_PLAIN,  /* LayerNorm without weight or bias, in f32, ε 1e-5 whatever the config (OLMo) */
     HFX_NORM_LAYER_WEIGHT  /* LayerNorm with a weight, no bias, in f32 (Cohere) */

@@ -54,6 +54,9 @@ hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefi
     switch (c->d->norm) {
     case HFX_NORM_RMS: return hfx_rms_norm(c->g, x, w, c->m->eps, 0);
     case HFX_NORM_RMS_OFFSET: return hfx_rms_norm(c->g, x, w, c->m->eps, 1.0);
+    case HFX_NORM_RMS_F32: /* the weight multiplies in f32 too */
+        return hfx_cast(c->g, hfx_rms_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, w, HFX_DTYPE_F32),
+                                           c->m->eps, 0), x->dtype);
     case HFX_NORM_LAYER: return hfx_layer_norm(c->g, x, w, hfx_weight(c->w, 1, &n, "%s.bias", prefix), c->m->eps);
     case HFX_NORM_LAYER_WEIGHT: /* in f32, cast back */
         return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, w, HFX_DTYPE_F32),

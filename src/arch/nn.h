@@ -11,7 +11,8 @@ typedef enum {
     HFX_ACT_GELU_TANH, /* "gelu_pytorch_tanh", "gelu_new": 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) */
     HFX_ACT_RELU,      /* "relu" */
     HFX_ACT_TANH,      /* "tanh" (DeBERTa's pooler) */
-    HFX_ACT_QUICK_GELU /* "quick_gelu" (CLIP): x·sigmoid(1.702·x) */
+    HFX_ACT_QUICK_GELU, /* "quick_gelu" (CLIP): x·sigmoid(1.702·x) */
+    HFX_ACT_RELU2       /* "relu2": relu(x)² (Arcee, NanoChat) */
 } hfx_activation;
 
 /* The activation transformers names `name`; false when hfx does not know it. */

@@ -40,6 +40,16 @@ static const hfx_decoder_desc Qwen3MoeForCausalLM_desc = {"Qwen3MoeForCausalLM",
                                                           .sliding = HFX_SLIDING_MAX_WINDOW, .moe = &hfx_moe_qwen3,
                                                           .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", QWEN3};
+/* Arcee (AFM): Llama with an ungated MLP, up_proj → relu² → down_proj */
+static const hfx_decoder_names arcee_names = {.fc_in = "up_proj", .fc_out = "down_proj"};
+static const hfx_decoder_desc ArceeForCausalLM_desc = {"ArceeForCausalLM", LLAMA, .mlp = HFX_MLP_PLAIN,
+                                                       .names = &arcee_names, .act.dflt = "relu2", .defaults.eps = 1e-5};
+/* Helium: RMSNorms that multiply their weight in f32, interleaved rotary pairs, q/k/v biased by
+ * attention_bias and o_proj never */
+static const hfx_decoder_desc HeliumForCausalLM_desc = {
+    "HeliumForCausalLM", LLAMA, .norm = HFX_NORM_RMS_F32, .rope.pairs = HFX_ROTARY_PAIRS,
+    .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias", .defaults.eps = 1e-8,
+    .defaults.head_dim = 128, .rope.theta = 100000.0};
 /* Seed-OSS: q/k/v biased by attention_bias (default on), o_proj by attention_out_bias */
 static const hfx_decoder_desc SeedOssForCausalLM_desc = {
     "SeedOssForCausalLM", LLAMA, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias",
@@ -54,6 +64,11 @@ static const hfx_decoder_desc Olmo3ForCausalLM_desc = {
     "Olmo3ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE, .layout = HFX_LAYOUT_POST, .defaults.eps = 1e-5,
     .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 4, .defaults.window = 4096, .rope.theta = 500000.0,
     .rope.local = HFX_LOCAL_ROPE_SHARED_BASE, .masks_by_layer_type = true};
+/* FlexOlmo: OLMo 2's post-norm layers with OLMoE's experts in every layer */
+static const hfx_decoder_desc FlexOlmoForCausalLM_desc = {"FlexOlmoForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
+                                                          .layout = HFX_LAYOUT_POST, .rope.theta = 500000.0,
+                                                          .moe = &hfx_moe_olmoe,
+                                                          .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc OlmoeForCausalLM_desc = {"OlmoeForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
                                                        .clip_qkv = true, .defaults.eps = 1e-5, .moe = &hfx_moe_olmoe,
                                                        .output_class = "MoeCausalLMOutputWithPast"};
@@ -260,6 +275,14 @@ static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
     LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .act.dflt = "gelu_pytorch_tanh", .defaults.tied = true,     \
     .embed_scale = HFX_EMBED_SQRT_HIDDEN
 static const hfx_decoder_desc GemmaForCausalLM_desc = {"GemmaForCausalLM", GEMMA_LIKE, .act.legacy_gelu_tanh = true};
+/* VaultGemma: Gemma 2 without the post-norms (pre_feedforward_layernorm before the MLP alone) */
+static const hfx_decoder_names vaultgemma_names = {.norm2 = "pre_feedforward_layernorm"};
+static const hfx_decoder_desc VaultGemmaForCausalLM_desc = {
+    "VaultGemmaForCausalLM", GEMMA_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 2,
+    .names = &vaultgemma_names, .act.key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN,
+    .softcaps = HFX_SOFTCAP_ATTN_AND_FINAL, .defaults.attn_softcap = 50.0, .defaults.final_softcap = 30.0,
+    .defaults.window = 4096, .defaults.head_dim = 256, .masks_by_layer_type = true,
+    .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE};
 static const hfx_decoder_desc LlamaForSequenceClassification_desc = {"LlamaForSequenceClassification", LLAMA,
                                                                      .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc MistralForSequenceClassification_desc = {"MistralForSequenceClassification", MISTRAL,
@@ -339,6 +362,10 @@ static const struct entry {
     {"Qwen3_5ForCausalLM", &hfx_decoder_family, &Qwen3_5ForCausalLM_desc},
     {"Qwen3_5MoeForCausalLM", &hfx_decoder_family, &Qwen3_5MoeForCausalLM_desc},
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},
+    {"ArceeForCausalLM", &hfx_decoder_family, &ArceeForCausalLM_desc},
+    {"HeliumForCausalLM", &hfx_decoder_family, &HeliumForCausalLM_desc},
+    {"FlexOlmoForCausalLM", &hfx_decoder_family, &FlexOlmoForCausalLM_desc},
+    {"VaultGemmaForCausalLM", &hfx_decoder_family, &VaultGemmaForCausalLM_desc},
     {"SeedOssForCausalLM", &hfx_decoder_family, &SeedOssForCausalLM_desc},
     {"MixtralForCausalLM", &hfx_decoder_family, &MixtralForCausalLM_desc},
     {"Qwen3MoeForCausalLM", &hfx_decoder_family, &Qwen3MoeForCausalLM_desc},

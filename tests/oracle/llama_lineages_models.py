@@ -1,5 +1,5 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
-activations, norms or windows (Seed-OSS, ...).
+activations, norms, windows or experts (Seed-OSS, Ministral, Arcee, Helium, VaultGemma, FlexOlmo, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -12,7 +12,20 @@ spec sets moves transformers' own logits; BAD_CONFIGS are malformed fields refus
 
 from __future__ import annotations
 
-from transformers import MinistralConfig, MinistralForCausalLM, SeedOssConfig, SeedOssForCausalLM
+from transformers import (
+    ArceeConfig,
+    ArceeForCausalLM,
+    FlexOlmoConfig,
+    FlexOlmoForCausalLM,
+    HeliumConfig,
+    HeliumForCausalLM,
+    MinistralConfig,
+    MinistralForCausalLM,
+    SeedOssConfig,
+    SeedOssForCausalLM,
+    VaultGemmaConfig,
+    VaultGemmaForCausalLM,
+)
 
 import models
 
@@ -20,6 +33,10 @@ import models
 ARCHS = {
     "seed_oss": (SeedOssConfig, SeedOssForCausalLM, "causal"),
     "ministral": (MinistralConfig, MinistralForCausalLM, "causal"),
+    "arcee": (ArceeConfig, ArceeForCausalLM, "causal"),
+    "helium": (HeliumConfig, HeliumForCausalLM, "causal"),
+    "vaultgemma": (VaultGemmaConfig, VaultGemmaForCausalLM, "causal"),
+    "flex_olmo": (FlexOlmoConfig, FlexOlmoForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -29,6 +46,12 @@ _ROPE = {"rope_type": "default", "rope_theta": 10000.0}
 SEED_OSS = dict(SMALL, head_dim=16, tie_word_embeddings=False, rope_parameters=_ROPE)
 _SWA = ["sliding_attention", "full_attention", "sliding_attention", "sliding_attention"]
 MINISTRAL = dict(SMALL, head_dim=16, sliding_window=4, layer_types=_SWA, rope_parameters={"rope_type": "default", "rope_theta": 1e6})
+ARCEE = dict(SMALL, rope_parameters=_ROPE)
+HELIUM = dict(SMALL, head_dim=16, rope_parameters={"rope_type": "default", "rope_theta": 100000.0})
+VAULTGEMMA = dict(SMALL, vocab_size=224, head_dim=16, sliding_window=4, query_pre_attn_scalar=24,
+                  attn_logit_softcapping=8.0, final_logit_softcapping=5.0, rope_parameters=_ROPE)
+FLEX_OLMO = dict(SMALL, num_experts=4, num_experts_per_tok=2, norm_topk_prob=False,
+                 rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
 
 # config.json as a hand-written one may come: the per-layer list left for the config to derive
 CONFIG_REWRITES = {
@@ -57,9 +80,28 @@ SPECS += [
          doc="ministral_all with no layer_types in config.json (derived: all sliding)", seed=1,
          config_rewrite="no_layer_types", twin="ministral_all", cases=(models.Case(3, 12, (0, 3, 11)),)),
 ]
+SPECS += [
+    dict(name="arcee", arch="arcee", config=dict(ARCEE),
+         doc="ungated MLP up_proj -> relu2 -> down_proj (relu2 the config's default)", cases=models.DEFAULT_CASES),
+    dict(name="arcee_biases", arch="arcee", config=dict(ARCEE, attention_bias=True, mlp_bias=True, rms_norm_eps=1e-3),
+         doc="attention and MLP biases, rms_norm_eps 1e-3", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="helium", arch="helium", config=dict(HELIUM),
+         doc="interleaved rotary pairs, RMSNorm weights multiplied in f32, theta 1e5", cases=models.DEFAULT_CASES),
+    dict(name="helium_bias", arch="helium", config=dict(HELIUM, attention_bias=True, mlp_bias=True),
+         doc="attention_bias on q/k/v (o_proj never biased), MLP biases", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="vaultgemma", arch="vaultgemma", config=dict(VAULTGEMMA),
+         doc="Gemma 2 without post-norms: (1 + w) RMSNorms before attention and before the MLP, embeddings x sqrt(64), "
+             "attention soft-cap 8, final soft-cap 5, query_pre_attn_scalar 24, sliding window 4 on even layers",
+         embed_std=models.TIED_EMBED_STD, norm_offset=-0.5, cases=models.DEFAULT_CASES),
+    dict(name="flex_olmo", arch="flex_olmo", config=dict(FLEX_OLMO),
+         doc="OLMo 2's post-norm layers (q/k norms over the whole projection) with top-2 of 4 experts in every layer, "
+             "norm_topk_prob false", cases=models.DEFAULT_CASES),
+    dict(name="flex_olmo_norm", arch="flex_olmo", config=dict(FLEX_OLMO, norm_topk_prob=True, attention_bias=True),
+         doc="norm_topk_prob true (the post-norm cancels it, up to eps), attention biases", seed=1, cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
-GEN_SPECS = ("seed_oss", "ministral")
+GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 
@@ -69,11 +111,23 @@ FEATURES = [
     ("seed_oss_biases", _PAD3, "o_proj bias alone", {"attention_out_bias": False}),
     ("seed_oss_biases", _PAD3, "MLP biases", {"mlp_bias": False}),
     ("ministral", _PAD3, "sliding window 4 on layers 0, 2, 3", {"layer_types": ["full_attention"] * 4}),
+    ("arcee", _PAD3, "relu2 (not silu)", {"hidden_act": "silu"}),
+    ("arcee_biases", _PAD3, "MLP biases", {"mlp_bias": False}),
+    ("helium_bias", _PAD3, "q/k/v biases", {"attention_bias": False}),
+    ("vaultgemma", _PAD3, "sliding window 4 on even layers", {"layer_types": ["full_attention"] * 4}),
+    ("vaultgemma", _PAD3, "attention soft-cap 8", {"attn_logit_softcapping": None}),
+    ("vaultgemma", _PAD3, "final soft-cap 5", {"final_logit_softcapping": None}),
+    ("vaultgemma", _PAD3, "query_pre_attn_scalar 24", {"query_pre_attn_scalar": 16}),
+    ("flex_olmo", _PAD3, "top-2 routing (not top-1)", {"num_experts_per_tok": 1}),
+    # (norm_topk_prob scales each token's MLP output by one factor, which the post-norm cancels: invisible)
+    ("flex_olmo_norm", _PAD3, "attention biases", {"attention_bias": False}),
 ]
 
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [
     ("seed_oss", {"attention_out_bias": "yes"}, "attention_out_bias"),
+    ("arcee", {"hidden_act": "xielu"}, "xielu"),
+    ("flex_olmo", {"num_experts_per_tok": 9}, "num_experts_per_tok"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
      "layer_types[2]"),
 ]
