@@ -183,8 +183,10 @@ static hfx_value *embed_scaled(hfx_graph *g, const hfx_decoder_cfg *m, const hfx
 }
 
 /* The weights a decoder reads: its own, or its host's (a dry run of the whole model), through the
- * host's renames and with the other components' stacks set aside; *w points at them. */
-static hfx_status open_weights(const hfx_decoder_desc *d, const hfx_checkpoint *ck, const hfx_build_opts *o,
+ * host's renames and with the other components' stacks set aside (and, a decoder alone, the layers
+ * past num_hidden_layers transformers drops); *w points at them. */
+static hfx_status open_weights(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
+                               const hfx_build_opts *o,
                                const hfx_decoder_host *host, hfx_graph *g, hfx_weights *own, hfx_weights **w,
                                hfx_error *err) {
     *w = host && host->weights ? host->weights : own;
@@ -193,6 +195,7 @@ static hfx_status open_weights(const hfx_decoder_desc *d, const hfx_checkpoint *
         if (st) return st;
         for (const char *const *f = host ? host->foreign : NULL; f && *f; f++) hfx_weights_ignore_stack(own, *f);
         if (d->unused_stack) hfx_weights_ignore_stack(own, d->unused_stack);
+        if (!host) hfx_weights_ignore_layers_from(own, resolve_names(d).layer, m->layers);
     }
     if (host) (*w)->rename = host->rename;
     return HFX_OK;
@@ -381,7 +384,7 @@ static bool seed_static_windows(const hfx_decoder_cfg *m, const hfx_build_opts *
 hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
                              const hfx_build_opts *o, const hfx_decoder_host *host, hfx_graph *g, hfx_error *err) {
     hfx_weights own, *w;
-    hfx_status st = open_weights(d, ck, o, host, g, &own, &w, err);
+    hfx_status st = open_weights(d, m, ck, o, host, g, &own, &w, err);
     if (st) return st;
     bool embeds_in = host && host->embeds_in;
     hfx_value **cache_out = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_out);
@@ -422,7 +425,7 @@ hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_
                                    const hfx_build_opts *o, const hfx_decoder_host *host, hfx_graph *g,
                                    hfx_error *err) {
     hfx_weights own, *w;
-    hfx_status st = open_weights(d, ck, o, host, g, &own, &w, err);
+    hfx_status st = open_weights(d, m, ck, o, host, g, &own, &w, err);
     if (st) return st;
     hfx_decoder_names n = resolve_names(d);
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});

@@ -31,7 +31,9 @@ typedef enum {
                                 (SmolLM3); sliding_window applies to every sliding_attention layer */
     HFX_SLIDING_EVEN_BELOW_MAX, /* layer_types, else the even-indexed layers below max_window_layers
                                    when use_sliding_window (Qwen2-MoE) */
-    HFX_SLIDING_TYPES_OR_ALL    /* layer_types, else every layer when sliding_window is set (Ministral) */
+    HFX_SLIDING_TYPES_OR_ALL,   /* layer_types, else every layer when sliding_window is set (Ministral) */
+    HFX_SLIDING_FROM_MAX_WINDOW /* layer_types, else the layers from max_window_layers on when sliding_window is
+                                   set, no use_sliding_window (dots.llm1) */
 } hfx_sliding_rule;
 
 typedef enum {
@@ -314,7 +316,8 @@ typedef struct hfx_decoder_desc {
     const char *qk_norm_key;     /* a boolean that switches the descriptor's qk_norm on (Phi `qk_layernorm`) */
     bool clip_qkv;               /* `clip_qkv` clamps q, k and v after their projections (OLMo) */
     hfx_sliding_rule sliding;
-    int sliding_pattern;         /* HFX_SLIDING_PATTERN*: the period of global layers */
+    int sliding_pattern;         /* HFX_SLIDING_PATTERN*: the period of global layers; HFX_SLIDING_FROM_MAX_WINDOW:
+                                    max_window_layers when absent (the other max rules: 28) */
     hfx_no_rope_rule no_rope;    /* which layers have no rotary */
     bool masks_by_layer_type;    /* transformers' config has `layer_types`: the seed's profile names
                                     its mask per type, "attention_mask.full_attention" */

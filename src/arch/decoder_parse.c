@@ -24,11 +24,12 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
         return HFX_OK;
     }
     bool use_sliding = false;
-    bool max_rule = d->sliding == HFX_SLIDING_MAX_WINDOW || d->sliding == HFX_SLIDING_EVEN_BELOW_MAX;
-    if (max_rule || d->sliding == HFX_SLIDING_NO_ROPE) {
+    bool gated_max_rule = d->sliding == HFX_SLIDING_MAX_WINDOW || d->sliding == HFX_SLIDING_EVEN_BELOW_MAX;
+    bool max_rule = gated_max_rule || d->sliding == HFX_SLIDING_FROM_MAX_WINDOW;
+    if (gated_max_rule || d->sliding == HFX_SLIDING_NO_ROPE) {
         if ((st = hfx_cfg_bool_or(c, "use_sliding_window", false, &use_sliding, err))) return st;
         /* SmolLM3's eager masks window every sliding_attention layer, use_sliding_window or not */
-        if (!use_sliding && max_rule) window = 0;
+        if (!use_sliding && gated_max_rule) window = 0;
     }
     /* explicit layer_types win; otherwise transformers derives them */
     const json_t *types = json_object_get(c.obj, "layer_types");
@@ -63,10 +64,11 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
     }
     if (max_rule) {
         int64_t max_window_layers;
-        if ((st = hfx_cfg_int_or(c, "max_window_layers", 28, &max_window_layers, err))) return st;
+        bool from = d->sliding != HFX_SLIDING_EVEN_BELOW_MAX;
+        int64_t dflt = d->sliding == HFX_SLIDING_FROM_MAX_WINDOW ? d->sliding_pattern : 28;
+        if ((st = hfx_cfg_int_or(c, "max_window_layers", dflt, &max_window_layers, err))) return st;
         for (int64_t i = 0; i < m->layers; i++)
-            m->window[i] = window > 0 && (d->sliding == HFX_SLIDING_MAX_WINDOW ? i >= max_window_layers
-                                                                            : (i + 1) % 2 && i < max_window_layers)
+            m->window[i] = window > 0 && (from ? i >= max_window_layers : (i + 1) % 2 && i < max_window_layers)
                                ? window : 0;
         return HFX_OK;
     }

@@ -45,10 +45,26 @@ const hfx_moe_desc hfx_moe_olmoe = {
     .experts_alt_key = "num_local_experts"};
 const hfx_moe_desc hfx_moe_deepseek_v2 = {
     .router = HFX_ROUTER_GROUPED_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
-    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts"};
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts", .first_dense = 0,
+    .shared_count = 2};
 const hfx_moe_desc hfx_moe_deepseek_v3 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
-    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts"};
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts", .first_dense = 3,
+    .shared_count = 1};
+/* V3's router and shared experts under other defaults: GLM-4.5 (one dense layer first), dots.llm1 (none,
+ * no renormalisation, the shared experts' count required), Solar Open (every layer sparse) */
+const hfx_moe_desc hfx_moe_glm4 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts", .first_dense = 1,
+    .shared_count = 1};
+const hfx_moe_desc hfx_moe_dots1 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts", .first_dense = 0,
+    .shared_count = 0};
+const hfx_moe_desc hfx_moe_solar = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
+    .experts_alt_key = "num_local_experts", .shared_count = 1};
 const hfx_moe_desc hfx_moe_gpt_oss = {
     .router = HFX_ROUTER_SOFTMAX_BIASED, .experts = HFX_EXPERTS_INTERLEAVED, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
@@ -61,10 +77,14 @@ static bool grouped_router(const hfx_moe_desc *l) {
 
 /* DeepSeek's MoE: dense layers first, shared experts, the group-limited router's settings. */
 static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
-    int64_t first_dense, shared;
+    const hfx_moe_desc *l = d->moe;
+    int64_t first_dense = 0, shared;
     hfx_status st;
-    if ((st = hfx_cfg_int_in_or(c, "first_k_dense_replace", 0, 0, m->layers, &first_dense, err)) ||
-        (st = hfx_cfg_int_in_or(c, "n_shared_experts", 1, 1, 1024, &shared, err)) ||
+    if ((l->layers == HFX_MOE_BY_STEP && /* past the last layer: every layer dense, as transformers builds it */
+         (st = hfx_cfg_int_in_or(c, "first_k_dense_replace", l->first_dense < m->layers ? l->first_dense : m->layers,
+                                 0, m->layers, &first_dense, err))) ||
+        (st = l->shared_count ? hfx_cfg_int_in_or(c, "n_shared_experts", l->shared_count, 1, 1024, &shared, err)
+                              : hfx_cfg_int_in(c, "n_shared_experts", 1, 1024, &shared, err)) ||
         (st = hfx_cfg_num_or(c, "routed_scaling_factor", 1.0, &m->moe.routed_scale, err)))
         return st;
     if (!isfinite(m->moe.routed_scale))

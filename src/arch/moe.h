@@ -57,10 +57,12 @@ typedef struct hfx_moe_desc {
     hfx_moe_topk topk;
     const char *experts_key;     /* the experts' count in config.json ... */
     const char *experts_alt_key; /* ... or this one when that is absent (NULL: none) */
+    int first_dense;             /* a grouped router's first_k_dense_replace when absent (HFX_MOE_BY_STEP) */
+    int shared_count;            /* HFX_SHARED_PLAIN's n_shared_experts when absent (0: the key is required) */
 } hfx_moe_desc;
 
 extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
-    hfx_moe_gpt_oss;
+    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar;
 
 #endif

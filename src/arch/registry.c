@@ -69,6 +69,22 @@ static const hfx_decoder_desc FlexOlmoForCausalLM_desc = {"FlexOlmoForCausalLM",
                                                           .layout = HFX_LAYOUT_POST, .rope.theta = 500000.0,
                                                           .moe = &hfx_moe_olmoe,
                                                           .output_class = "MoeCausalLMOutputWithPast"};
+/* GLM-4.5/4.6: V3's router and shared experts after one dense layer, half of each head rotated,
+ * optional per-head q/k norms, q/k/v biased by attention_bias and o_proj never */
+static const hfx_decoder_desc Glm4MoeForCausalLM_desc = {
+    "Glm4MoeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias",
+    .qk_norm = HFX_QK_NORM_PER_HEAD, .qk_norm_key = "use_qk_norm", .rope.partial_rotary = true, .rope.partial = 0.5,
+    .defaults.eps = 1e-5, .moe = &hfx_moe_glm4, .output_class = "MoeCausalLMOutputWithPast"};
+/* dots.llm1: Qwen3's attention (per-head q/k norms, windows from max_window_layers) and V3's experts */
+static const hfx_decoder_desc Dots1ForCausalLM_desc = {
+    "Dots1ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .sliding = HFX_SLIDING_FROM_MAX_WINDOW,
+    .sliding_pattern = 62, .defaults.window = 4096, .defaults.kv_heads = 32, .masks_by_layer_type = true,
+    .moe = &hfx_moe_dots1, .output_class = "MoeCausalLMOutputWithPast"};
+/* Solar Open: V3's router and shared experts in every layer, q/k/v biased by attention_bias, o_proj never */
+static const hfx_decoder_desc SolarOpenForCausalLM_desc = {
+    "SolarOpenForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias",
+    .defaults.eps = 1e-5, .defaults.head_dim = 128, .rope.theta = 1000000.0, .moe = &hfx_moe_solar,
+    .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc OlmoeForCausalLM_desc = {"OlmoeForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
                                                        .clip_qkv = true, .defaults.eps = 1e-5, .moe = &hfx_moe_olmoe,
                                                        .output_class = "MoeCausalLMOutputWithPast"};
@@ -234,6 +250,9 @@ static const hfx_decoder_desc DeepseekV2ForCausalLM_desc = {
 static const hfx_decoder_desc DeepseekV3ForCausalLM_desc = {
     "DeepseekV3ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .moe = &hfx_moe_deepseek_v3,
     .output_class = "MoeCausalLMOutputWithPast"};
+/* Youtu-LLM: DeepSeek V3's latent attention over dense MLPs, tied by default */
+static const hfx_decoder_desc YoutuForCausalLM_desc = {"YoutuForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT,
+                                                       .defaults.tied = true};
 static const hfx_decoder_desc Starcoder2ForCausalLM_desc = {
     "Starcoder2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true,
     .sliding = HFX_SLIDING_ALL,
@@ -365,6 +384,10 @@ static const struct entry {
     {"ArceeForCausalLM", &hfx_decoder_family, &ArceeForCausalLM_desc},
     {"HeliumForCausalLM", &hfx_decoder_family, &HeliumForCausalLM_desc},
     {"FlexOlmoForCausalLM", &hfx_decoder_family, &FlexOlmoForCausalLM_desc},
+    {"Glm4MoeForCausalLM", &hfx_decoder_family, &Glm4MoeForCausalLM_desc},
+    {"Dots1ForCausalLM", &hfx_decoder_family, &Dots1ForCausalLM_desc},
+    {"SolarOpenForCausalLM", &hfx_decoder_family, &SolarOpenForCausalLM_desc},
+    {"YoutuForCausalLM", &hfx_decoder_family, &YoutuForCausalLM_desc},
     {"VaultGemmaForCausalLM", &hfx_decoder_family, &VaultGemmaForCausalLM_desc},
     {"SeedOssForCausalLM", &hfx_decoder_family, &SeedOssForCausalLM_desc},
     {"MixtralForCausalLM", &hfx_decoder_family, &MixtralForCausalLM_desc},

@@ -102,6 +102,22 @@ void hfx_weights_ignore_stack(hfx_weights *w, const char *stack) {
     }
 }
 
+void hfx_weights_ignore_layers_from(hfx_weights *w, const char *layer_fmt, long long first) {
+    const char *hole = strstr(layer_fmt, "%lld");
+    if (!hole) return;
+    size_t head = (size_t)(hole - layer_fmt);
+    const char *tail = hole + 4;
+    size_t tail_len = strlen(tail);
+    for (size_t t = 0; t < hfx_checkpoint_tensor_count(w->ck); t++) {
+        const char *name = hfx_checkpoint_tensor_at(w->ck, t)->name, *p = name + head;
+        if (strncmp(name, layer_fmt, head) != 0 || *p < '0' || *p > '9') continue;
+        long long k = 0;
+        for (; *p >= '0' && *p <= '9' && k < first; p++) k = k * 10 + (*p - '0');
+        while (*p >= '0' && *p <= '9') p++; /* a longer number is past `first` too */
+        if (k >= first && strncmp(p, tail, tail_len) == 0 && p[tail_len] == '.') w->used[t] = 1;
+    }
+}
+
 void hfx_weights_ignore_rest(hfx_weights *w) {
     memset(w->used, 1, hfx_checkpoint_tensor_count(w->ck));
 }

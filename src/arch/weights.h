@@ -50,6 +50,11 @@ void hfx_weights_ignore_stack(hfx_weights *w, const char *stack);
  * checkpoint whose other components check the rest. */
 void hfx_weights_ignore_rest(hfx_weights *w);
 
+/* Mark as read every tensor of a layer numbered `first` or more, the layers named by `layer_fmt`
+ * ("model.layers.%lld": the text around one %lld): a checkpoint's layers past num_hidden_layers,
+ * multi-token-prediction heads (DeepSeek V3, GLM-4.5) that transformers drops on load. */
+void hfx_weights_ignore_layers_from(hfx_weights *w, const char *layer_fmt, long long first);
+
 /* HFX_OK when every tensor was used or is known to be unused; otherwise HFX_ERR_UNSUPPORTED
  * naming the first few leftovers. */
 hfx_status hfx_weights_finish(hfx_weights *w, hfx_error *err);

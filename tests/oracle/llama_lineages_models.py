@@ -1,5 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
-activations, norms, windows or experts (Seed-OSS, Ministral, Arcee, Helium, VaultGemma, FlexOlmo, ...).
+activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -15,6 +16,14 @@ from __future__ import annotations
 from transformers import (
     ArceeConfig,
     ArceeForCausalLM,
+    Dots1Config,
+    Dots1ForCausalLM,
+    Glm4MoeConfig,
+    Glm4MoeForCausalLM,
+    SolarOpenConfig,
+    SolarOpenForCausalLM,
+    YoutuConfig,
+    YoutuForCausalLM,
     FlexOlmoConfig,
     FlexOlmoForCausalLM,
     HeliumConfig,
@@ -37,6 +46,10 @@ ARCHS = {
     "helium": (HeliumConfig, HeliumForCausalLM, "causal"),
     "vaultgemma": (VaultGemmaConfig, VaultGemmaForCausalLM, "causal"),
     "flex_olmo": (FlexOlmoConfig, FlexOlmoForCausalLM, "causal"),
+    "glm4_moe": (Glm4MoeConfig, Glm4MoeForCausalLM, "causal"),
+    "dots1": (Dots1Config, Dots1ForCausalLM, "causal"),
+    "solar_open": (SolarOpenConfig, SolarOpenForCausalLM, "causal"),
+    "youtu": (YoutuConfig, YoutuForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -52,6 +65,19 @@ VAULTGEMMA = dict(SMALL, vocab_size=224, head_dim=16, sliding_window=4, query_pr
                   attn_logit_softcapping=8.0, final_logit_softcapping=5.0, rope_parameters=_ROPE)
 FLEX_OLMO = dict(SMALL, num_experts=4, num_experts_per_tok=2, norm_topk_prob=False,
                  rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
+# DeepSeek V3's router: sigmoid scores + e_score_correction_bias (drawn non-zero), 8 experts in 4 groups
+V3_ROUTER = dict(moe_intermediate_size=32, n_routed_experts=8, n_shared_experts=1, num_experts_per_tok=2, n_group=4,
+                 topk_group=2, routed_scaling_factor=2.5, norm_topk_prob=True)
+GLM4_MOE = dict(SMALL, head_dim=16, **V3_ROUTER, first_k_dense_replace=1, use_qk_norm=True, attention_bias=True,
+                rope_parameters=dict(_ROPE, partial_rotary_factor=0.5))
+DOTS1 = dict(SMALL, **dict(V3_ROUTER, n_shared_experts=2, norm_topk_prob=False), first_k_dense_replace=1,
+             sliding_window=4, max_window_layers=2, attention_bias=True, rope_parameters=_ROPE)
+SOLAR_OPEN = dict(SMALL, head_dim=16, **dict(V3_ROUTER, n_group=2, topk_group=1), attention_bias=True,
+                  rope_parameters={"rope_type": "default", "rope_theta": 1e6})
+# no pad_token_id: transformers' Youtu zeroes that embedding row at every load (its _init_weights writes through
+# .data, which the loaded-weights flag does not cover), so a saved model would not load back as saved
+YOUTU = dict(SMALL, pad_token_id=None, num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
+             v_head_dim=12, rope_parameters=_ROPE)
 
 # config.json as a hand-written one may come: the per-layer list left for the config to derive
 CONFIG_REWRITES = {
@@ -99,9 +125,34 @@ SPECS += [
     dict(name="flex_olmo_norm", arch="flex_olmo", config=dict(FLEX_OLMO, norm_topk_prob=True, attention_bias=True),
          doc="norm_topk_prob true (the post-norm cancels it, up to eps), attention biases", seed=1, cases=models.DEFAULT_CASES),
 ]
+SPECS += [
+    dict(name="glm4_moe", arch="glm4_moe", config=dict(GLM4_MOE),
+         doc="one dense layer, then V3's sigmoid router with e_score_correction_bias, group-limited top-2 (2 of 4 "
+             "groups), norm_topk_prob, routed_scaling_factor 2.5, a shared expert; per-head q/k norms (use_qk_norm); "
+             "half of each head rotated; q/k/v biases, o_proj none", cases=models.DEFAULT_CASES),
+    dict(name="glm4_moe_plain", arch="glm4_moe",
+         config=dict(GLM4_MOE, use_qk_norm=False, attention_bias=False, norm_topk_prob=False, n_group=1, topk_group=1,
+                     first_k_dense_replace=0, rope_parameters=dict(_ROPE, partial_rotary_factor=0.25)),
+         doc="no q/k norms, no biases, no renormalisation, one group, every layer sparse, a quarter of each head "
+             "rotated", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="dots1", arch="dots1", config=dict(DOTS1),
+         doc="Qwen3's attention (per-head q/k norms) with q/k/v/o biases, sliding window 4 from max_window_layers 2; "
+             "one dense layer, then V3's router with two shared experts, no renormalisation",
+         cases=models.DEFAULT_CASES),
+    dict(name="dots1_derived", arch="dots1", config=dict(DOTS1),
+         doc="dots1 with no layer_types in config.json (derived from max_window_layers)",
+         config_rewrite="no_layer_types", twin="dots1", cases=(models.Case(3, 12, (0, 3, 11)),)),
+    dict(name="solar_open", arch="solar_open", config=dict(SOLAR_OPEN),
+         doc="V3's router (top-2 within the best of 2 groups, renormalised, x2.5) and a shared expert in every layer; "
+             "q/k/v biases, o_proj none; head_dim 16", cases=models.DEFAULT_CASES),
+    dict(name="youtu", arch="youtu", config=dict(YOUTU),
+         doc="DeepSeek V3's latent attention (q_lora_rank 24, kv_lora_rank 16, rope_interleave) over dense MLPs, "
+             "tied head", embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
-GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo")
+GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
+             "youtu")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 
@@ -121,6 +172,19 @@ FEATURES = [
     ("flex_olmo", _PAD3, "top-2 routing (not top-1)", {"num_experts_per_tok": 1}),
     # (norm_topk_prob scales each token's MLP output by one factor, which the post-norm cancels: invisible)
     ("flex_olmo_norm", _PAD3, "attention biases", {"attention_bias": False}),
+    ("glm4_moe", _PAD3, "use_qk_norm", {"use_qk_norm": False}),
+    ("glm4_moe", _PAD3, "q/k/v biases", {"attention_bias": False}),
+    ("glm4_moe", _PAD3, "group-limited routing (2 of 4 groups)", {"n_group": 1, "topk_group": 1}),
+    ("glm4_moe", _PAD3, "routed_scaling_factor 2.5", {"routed_scaling_factor": 1.0}),
+    ("glm4_moe", _PAD3, "norm_topk_prob", {"norm_topk_prob": False}),
+    ("glm4_moe", _PAD3, "the dense first layer", {"first_k_dense_replace": 0}),
+    ("glm4_moe_plain", _PAD3, "a quarter of each head rotated", {"rope_parameters": dict(_ROPE, partial_rotary_factor=1.0)}),
+    ("dots1", _PAD3, "sliding window 4 on layers 2, 3", {"layer_types": ["full_attention"] * 4}),
+    ("dots1", _PAD3, "q/k/v/o biases", {"attention_bias": False}),
+    ("dots1", _PAD3, "norm_topk_prob false", {"norm_topk_prob": True}),
+    ("solar_open", _PAD3, "group-limited routing (1 of 2 groups)", {"n_group": 1, "topk_group": 1}),
+    ("solar_open", _PAD3, "q/k/v biases", {"attention_bias": False}),
+    ("youtu", _PAD3, "rope_interleave", {"rope_interleave": False}),
 ]
 
 # (spec, config edit, what the message must name)
@@ -128,6 +192,9 @@ BAD_CONFIGS = [
     ("seed_oss", {"attention_out_bias": "yes"}, "attention_out_bias"),
     ("arcee", {"hidden_act": "xielu"}, "xielu"),
     ("flex_olmo", {"num_experts_per_tok": 9}, "num_experts_per_tok"),
+    ("glm4_moe", {"use_qk_norm": 1.5}, "use_qk_norm"),
+    ("dots1", {"n_shared_experts": None}, "n_shared_experts"),
+    ("solar_open", {"n_group": 3}, "n_group"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
      "layer_types[2]"),
 ]
