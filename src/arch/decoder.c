@@ -308,6 +308,7 @@ static hfx_value *embed_tokens(layer_ctx *c, bool embeds_in, decoder_inputs *in)
     if (s == HFX_EMBED_SQRT_HIDDEN || (s == HFX_EMBED_SQRT_HIDDEN_IN_TABLE && !embeds_in))
         in->x = embed_scaled(g, m, c->o, in->x);
     if (m->mult.embed != 1.0) in->x = hfx_op2(g, HFX_OP_MUL, in->x, hfx_const_scalar(g, c->o->dtype, m->mult.embed));
+    if (s == HFX_EMBED_FINAL_NORM) in->x = hfx_dec_norm(c, in->x, m->hidden, c->n.final_norm);
     return embed;
 }
 
@@ -328,6 +329,14 @@ static rotary_tables positions(layer_ctx *c, const decoder_inputs *in, bool rota
     } else if (rotary) {
         hfx_dtype dt = d->rope.pairs == HFX_ROTARY_PAIRS_F32 ? HFX_DTYPE_F32 : c->o->dtype;
         hfx_rope_cos_sin(g, &m->rope, in->pos, dt, &r.cos, &r.sin);
+        if (d->rope.pairs == HFX_ROTARY_HALVES_BACKWARD) r.sin = hfx_op1(g, HFX_OP_NEG, r.sin); /* −θ */
+    }
+    if (m->q_temp_beta != 0) { /* 1 + β·ln(1 + ⌊pos / n⌋) [B,1,S,1]; positions ≥ 0, so ⌊⌋ is integer division */
+        hfx_value *steps = hfx_op2(g, HFX_OP_DIV, in->pos, hfx_const_i64(g, m->q_temp_step));
+        hfx_value *one = hfx_const_scalar(g, HFX_DTYPE_F32, 1.0);
+        hfx_value *t = hfx_op1(g, HFX_OP_LOG, hfx_op2(g, HFX_OP_ADD, hfx_cast(g, steps, HFX_DTYPE_F32), one));
+        t = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, t, hfx_const_scalar(g, HFX_DTYPE_F32, m->q_temp_beta)), one);
+        c->q_temperature = hfx_unsqueeze(g, hfx_unsqueeze(g, t, 1), 3);
     }
     if (d->rope.local) hfx_rope_cos_sin(g, &m->local_rope, in->pos, c->o->dtype, &r.local_cos, &r.local_sin);
     return r;

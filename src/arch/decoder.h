@@ -40,6 +40,7 @@ typedef enum {
     HFX_NORM_RMS,          /* x·rsqrt(mean(x²)+ε), then w·(that, cast back) */
     HFX_NORM_RMS_OFFSET,   /* Gemma: (that in f32)·(1 + w), cast back */
     HFX_NORM_RMS_F32,      /* (that in f32)·w in f32, cast back (Helium) */
+    HFX_NORM_RMS_PLAIN,    /* x·rsqrt(mean(x²)+ε) in f32, cast back: no weight anywhere (NanoChat) */
     HFX_NORM_LAYER,        /* nn.LayerNorm with bias */
     HFX_NORM_LAYER_PLAIN,  /* LayerNorm without weight or bias, in f32, ε 1e-5 whatever the config (OLMo) */
     HFX_NORM_LAYER_WEIGHT  /* LayerNorm with a weight, no bias, in f32 (Cohere) */
@@ -57,6 +58,8 @@ typedef enum {
     HFX_QK_NORM_NONE,
     HFX_QK_NORM_PER_HEAD,      /* one norm over head_dim shared by the heads (Qwen3) */
     HFX_QK_NORM_WHOLE,         /* over the whole projection (OLMo-2) */
+    HFX_QK_NORM_AFTER_ROPE,    /* one norm over head_dim shared by the heads, after rotary (HunYuan's
+                                  query_layernorm / key_layernorm, NanoChat's weight-less ones) */
     HFX_QK_NORM_HEAD_WEIGHTS   /* a LayerNorm over head_dim with each head's own weight: [heads, head_dim]
                                   (Cohere's q_norm.weight) or one norm per head (StableLM's
                                   q_layernorm.norms.{h}.weight); in f32 with HFX_NORM_LAYER_WEIGHT */
@@ -182,6 +185,13 @@ typedef enum {
     HFX_MULT_LOGIT_SCALE            /* logits · `logit_scale` (defaults.logit_scale when absent: Cohere) */
 } hfx_multipliers;
 
+/* A scale on the queries that grows with the position, after rotary (Llama 4's temperature tuning). */
+typedef enum {
+    HFX_QTEMP_NONE,
+    HFX_QTEMP_ROPE_BETA  /* q·(1 + β·ln(1 + ⌊pos / n⌋)), β rope_parameters' llama_4_scaling_beta and n its
+                            original_max_position_embeddings, both required (Ministral 3) */
+} hfx_query_temperature;
+
 /* Which soft-caps the config's keys switch on. */
 typedef enum {
     HFX_SOFTCAP_NONE,
@@ -193,8 +203,9 @@ typedef enum {
 typedef enum {
     HFX_EMBED_PLAIN,
     HFX_EMBED_SQRT_HIDDEN,         /* · √hidden (in the weights' dtype) in the model's forward (Gemma 1/2) */
-    HFX_EMBED_SQRT_HIDDEN_IN_TABLE /* ... done by the embedding module (Gemma 3's scaled embedding), so that
-                                      embeddings given to the model are not scaled again */
+    HFX_EMBED_SQRT_HIDDEN_IN_TABLE, /* ... done by the embedding module (Gemma 3's scaled embedding), so that
+                                       embeddings given to the model are not scaled again */
+    HFX_EMBED_FINAL_NORM           /* normed by the final norm before the first layer (NanoChat's, weight-less) */
 } hfx_embed_scale;
 
 /* How the model knows positions. */
@@ -207,7 +218,8 @@ typedef enum {
 typedef enum {
     HFX_ROTARY_HALVES,    /* dims (i, i + d/2) */
     HFX_ROTARY_PAIRS,     /* (2i, 2i+1) (GLM, Cohere, DeepSeek V2) */
-    HFX_ROTARY_PAIRS_F32  /* ... applied in f32 whatever the weights' dtype (ERNIE 4.5) */
+    HFX_ROTARY_PAIRS_F32, /* ... applied in f32 whatever the weights' dtype (ERNIE 4.5) */
+    HFX_ROTARY_HALVES_BACKWARD /* halves turned by −θ: rotate_half is (x2, −x1) (NanoChat) */
 } hfx_rotary_pairs;
 
 /* Which names a config's rope type goes by. */
@@ -215,7 +227,8 @@ typedef enum {
     HFX_ROPE_NAMES_CURRENT, /* rope_parameters' rope_type, or rope_scaling's rope_type */
     HFX_ROPE_NAMES_LEGACY,  /* ... or a `rope_scaling` "type" key (transformers 5 ignores it for Gemma 3, so
                                hfx does too) */
-    HFX_ROPE_NAMES_SU_YARN  /* ... and "su"/"yarn" mean longrope (Phi-3) */
+    HFX_ROPE_NAMES_SU_YARN, /* ... and "su"/"yarn" mean longrope (Phi-3) */
+    HFX_ROPE_NAMES_NTK_ALPHA /* ... and "dynamic" with an `alpha` is a fixed base θ·alpha^(d/(d−2)) (HunYuan) */
 } hfx_rope_names;
 
 /* The sliding layers' own rotary, where a lineage gives them one: rope_parameters.sliding_attention
@@ -324,6 +337,7 @@ typedef struct hfx_decoder_desc {
     hfx_positions positions;
     hfx_attn_scale scale;
     hfx_softcaps softcaps;
+    hfx_query_temperature q_temperature;
     hfx_multipliers multipliers;
     hfx_embed_scale embed_scale;
     bool linears_in_out;         /* linear weights stored [in, out] (GPT-2's Conv1D) */
@@ -376,6 +390,8 @@ typedef struct hfx_decoder_cfg {
     bool scale_by_layer;         /* GPT-2: divided again by layer index + 1 */
     hfx_decoder_mults mult;
     double attn_softcap, final_softcap;           /* 0: none */
+    double q_temp_beta;          /* hfx_query_temperature's β (0: none) ... */
+    int64_t q_temp_step;         /* ... and the positions it divides by */
     hfx_rope rope;               /* full-attention layers (all layers without rope.local) */
     hfx_rope local_rope;         /* sliding layers when the descriptor has rope.local */
     hfx_layer_layout layout;     /* the descriptor's, or chosen by config (use_parallel_residual) */

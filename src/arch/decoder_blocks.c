@@ -50,6 +50,15 @@ hfx_value *hfx_dec_to_bhsd(layer_ctx *c, hfx_value *x) {
 hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix) {
     if (c->d->norm == HFX_NORM_LAYER_PLAIN) /* no weights: transformers hard-codes ε and computes in f32 */
         return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), NULL, NULL, 1e-5), x->dtype);
+    if (c->d->norm == HFX_NORM_RMS_PLAIN) { /* x·rsqrt(mean(x²) + ε) in f32, no weight */
+        hfx_graph *g = c->g;
+        int64_t axis = -1;
+        hfx_value *f = hfx_cast(g, x, HFX_DTYPE_F32);
+        hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, f, f), 1, &axis);
+        hfx_value *r = hfx_op1(g, HFX_OP_RECIPROCAL,
+                               hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, ms, hfx_const_scalar(g, HFX_DTYPE_F32, c->m->eps))));
+        return hfx_cast(g, hfx_op2(g, HFX_OP_MUL, f, r), x->dtype);
+    }
     hfx_value *w = hfx_weight(c->w, 1, &n, "%s.weight", prefix);
     switch (c->d->norm) {
     case HFX_NORM_RMS: return hfx_rms_norm(c->g, x, w, c->m->eps, 0);
@@ -61,7 +70,7 @@ hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefi
     case HFX_NORM_LAYER_WEIGHT: /* in f32, cast back */
         return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, w, HFX_DTYPE_F32),
                                              NULL, c->m->eps), x->dtype);
-    case HFX_NORM_LAYER_PLAIN: break;
+    case HFX_NORM_LAYER_PLAIN: case HFX_NORM_RMS_PLAIN: break;
     }
     return x;
 }

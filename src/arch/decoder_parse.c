@@ -244,6 +244,28 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
     return HFX_OK;
 }
 
+/* Ministral 3's query temperature: β and the positions it steps by, from the rope parameters. */
+static hfx_status parse_query_temperature(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    m->q_temp_beta = 0;
+    m->q_temp_step = 1;
+    if (d->q_temperature == HFX_QTEMP_NONE) return HFX_OK;
+    const json_t *p = json_object_get(c.obj, "rope_parameters");
+    if (!json_is_object(p)) p = json_object_get(c.obj, "rope_scaling");
+    if (!json_is_object(p))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: rope_parameters with llama_4_scaling_beta and "
+                                              "original_max_position_embeddings is required", c.where);
+    char where[256];
+    snprintf(where, sizeof where, "%s: rope_parameters", c.where);
+    hfx_cfg rc = {p, where};
+    hfx_status st;
+    if ((st = hfx_cfg_num(rc, "llama_4_scaling_beta", &m->q_temp_beta, err)) ||
+        (st = hfx_cfg_int_in(rc, "original_max_position_embeddings", 1, INT32_MAX, &m->q_temp_step, err)))
+        return st;
+    if (!isfinite(m->q_temp_beta) || fabs(m->q_temp_beta) > 1e6)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: llama_4_scaling_beta %g is not a usable number", where, m->q_temp_beta);
+    return HFX_OK;
+}
+
 /* Positions: the rotary tables' settings (the sliding layers' own too), MLA's widths and scale. */
 static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
@@ -251,16 +273,16 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
     const char *partial_key = d->rope.partial_key ? d->rope.partial_key : "partial_rotary_factor";
     hfx_rope_source full = {d->rope.local ? "full_attention" : NULL, theta, d->rope.theta_key ? d->rope.theta_key : "rope_theta",
                             true, d->rope.partial_rotary, d->rope.partial, partial_key, d->rope.names == HFX_ROPE_NAMES_SU_YARN,
-                            d->rope.names != HFX_ROPE_NAMES_CURRENT};
+                            d->rope.names != HFX_ROPE_NAMES_CURRENT, d->rope.names == HFX_ROPE_NAMES_NTK_ALPHA};
     bool own_base = d->rope.local == HFX_LOCAL_ROPE_OWN_BASE;
     hfx_rope_source local = {"sliding_attention", own_base ? 10000.0 : theta, own_base ? "rope_local_base_freq" : full.theta_key,
                              false, d->rope.partial_rotary, d->rope.partial, partial_key, false,
-                             d->rope.names != HFX_ROPE_NAMES_CURRENT};
+                             d->rope.names != HFX_ROPE_NAMES_CURRENT, false};
     if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_parse_mla(d, c, m, err))) return st;
     if (d->positions == HFX_POSITIONS_ROTARY &&
         (st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err)))
         return st;
-    m->rope.interleaved = d->rope.pairs != HFX_ROTARY_HALVES;
+    m->rope.interleaved = d->rope.pairs == HFX_ROTARY_PAIRS || d->rope.pairs == HFX_ROTARY_PAIRS_F32;
     if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_mla_scale(c, m, err))) return st;
     if (d->rope.local &&
         (st = hfx_rope_parse(c, &local, m->head_dim, m->max_position, arena, &m->local_rope, err)))
@@ -305,7 +327,8 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         (st = parse_scales(d, c, m, err)))
         return st;
 
-    if ((st = parse_layers(d, c, arena, m, err)) || (st = parse_block_options(d, c, arena, m, err)))
+    if ((st = parse_layers(d, c, arena, m, err)) || (st = parse_block_options(d, c, arena, m, err)) ||
+        (st = parse_query_temperature(d, c, m, err)))
         return st;
     return parse_positions(d, c, arena, m, err);
 }

@@ -28,6 +28,11 @@
 static const hfx_decoder_desc LlamaForCausalLM_desc = {"LlamaForCausalLM", LLAMA};
 static const hfx_decoder_desc MistralForCausalLM_desc = {"MistralForCausalLM", MISTRAL};
 static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", QWEN2};
+/* Ministral 3: Mistral's layers (one window for all when set), queries scaled by position (rope_parameters'
+ * llama_4_scaling_beta) */
+static const hfx_decoder_desc Ministral3ForCausalLM_desc = {"Ministral3ForCausalLM", MISTRAL,
+                                                            .q_temperature = HFX_QTEMP_ROPE_BETA, .defaults.eps = 1e-5,
+                                                            .defaults.head_dim = 128, .rope.theta = 1000000.0};
 /* Ministral: Mistral's layers, sliding or full by layer_types (all sliding when absent, window 4096) */
 static const hfx_decoder_desc MinistralForCausalLM_desc = {"MinistralForCausalLM", MISTRAL,
                                                            .sliding = HFX_SLIDING_TYPES_OR_ALL,
@@ -50,6 +55,19 @@ static const hfx_decoder_desc HeliumForCausalLM_desc = {
     "HeliumForCausalLM", LLAMA, .norm = HFX_NORM_RMS_F32, .rope.pairs = HFX_ROTARY_PAIRS,
     .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias", .defaults.eps = 1e-8,
     .defaults.head_dim = 128, .rope.theta = 100000.0};
+/* NanoChat: weight-less RMSNorms everywhere (the embeddings normed too), rotary turned by −θ, weight-less
+ * per-head q/k norms after it, an ungated relu² MLP (fc1, fc2), the logits soft-capped */
+static const hfx_decoder_names nanochat_names = {.fc_in = "fc1", .fc_out = "fc2"};
+static const hfx_decoder_desc NanoChatForCausalLM_desc = {
+    "NanoChatForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_RMS_PLAIN, .embed_scale = HFX_EMBED_FINAL_NORM,
+    .rope.pairs = HFX_ROTARY_HALVES_BACKWARD, .qk_norm = HFX_QK_NORM_AFTER_ROPE, .mlp = HFX_MLP_PLAIN,
+    .names = &nanochat_names, .act.dflt = "relu2", .softcaps = HFX_SOFTCAP_FINAL, .defaults.final_softcap = 15.0};
+/* HunYuan dense: per-head q/k norms after rotary (query_layernorm, key_layernorm); its checkpoints' "dynamic"
+ * rope with an alpha is a fixed NTK base */
+static const hfx_decoder_names hunyuan_names = {.q_norm = "query_layernorm", .k_norm = "key_layernorm"};
+static const hfx_decoder_desc HunYuanDenseV1ForCausalLM_desc = {
+    "HunYuanDenseV1ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_AFTER_ROPE, .names = &hunyuan_names,
+    .rope.names = HFX_ROPE_NAMES_NTK_ALPHA, .defaults.eps = 1e-5};
 /* Seed-OSS: q/k/v biased by attention_bias (default on), o_proj by attention_out_bias */
 static const hfx_decoder_desc SeedOssForCausalLM_desc = {
     "SeedOssForCausalLM", LLAMA, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias",
@@ -371,6 +389,9 @@ static const struct entry {
     {"LlamaForCausalLM", &hfx_decoder_family, &LlamaForCausalLM_desc},
     {"MistralForCausalLM", &hfx_decoder_family, &MistralForCausalLM_desc},
     {"MinistralForCausalLM", &hfx_decoder_family, &MinistralForCausalLM_desc},
+    {"Ministral3ForCausalLM", &hfx_decoder_family, &Ministral3ForCausalLM_desc},
+    {"NanoChatForCausalLM", &hfx_decoder_family, &NanoChatForCausalLM_desc},
+    {"HunYuanDenseV1ForCausalLM", &hfx_decoder_family, &HunYuanDenseV1ForCausalLM_desc},
     {"Qwen2ForCausalLM", &hfx_decoder_family, &Qwen2ForCausalLM_desc},
     {"Lfm2ForCausalLM", &hfx_decoder_family, &Lfm2ForCausalLM_desc},
     {"Mamba2ForCausalLM", &hfx_decoder_family, &Mamba2ForCausalLM_desc},

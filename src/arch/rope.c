@@ -62,6 +62,15 @@ static hfx_status rope_type_and_dims(hfx_cfg c, hfx_cfg p, const hfx_rope_source
     if ((st = hfx_cfg_num_or(c, src->theta_key, src->default_theta, theta, err))) return st;
     if ((st = hfx_cfg_num_or(p, "rope_theta", *theta, theta, err))) return st;
     if (!(*theta > 1.0)) return hfx_fail(err, HFX_ERR_INVALID, "%s: rope_theta %g must be > 1", c.where, *theta);
+    double alpha = 0;
+    if (src->ntk_alpha && strcmp(type, "dynamic") == 0 && (st = hfx_cfg_num_or(p, "alpha", 0, &alpha, err))) return st;
+    if (alpha != 0) { /* a fixed NTK base over the whole head */
+        if (!(alpha > 0) || !isfinite(alpha) || out->dim < 4)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: alpha %g must be a positive number (head_dim %lld)", p.where,
+                            alpha, (long long)out->dim);
+        *theta *= pow(alpha, (double)out->dim / (double)(out->dim - 2));
+        type = "default";
+    }
     out->theta = *theta;
     double partial = src->default_partial > 0 ? src->default_partial : 1.0;
     if ((st = hfx_cfg_num_or(c, src->partial_key, partial, &partial, err))) return st;
@@ -231,7 +240,7 @@ static hfx_status rope_freqs(hfx_cfg c, hfx_cfg p, const hfx_rope_source *src, d
 
 hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
                           int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err) {
-    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, 0, "partial_rotary_factor", false, true};
+    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, 0, "partial_rotary_factor", false, true, false};
     if (!src) src = &flat;
     memset(out, 0, sizeof *out);
     out->dim = dim;

@@ -46,6 +46,8 @@ typedef struct hfx_rope_source {
     const char *partial_key;/* the transformers 4 top-level key for it */
     bool phi3_names;        /* Phi-3 configs call longrope "su" or "yarn" */
     bool legacy_type;       /* the old "type" key names the rope type too */
+    bool ntk_alpha;         /* "dynamic" with an `alpha` is the default frequencies of base θ·alpha^(d/(d−2))
+                               (HunYuan's checkpoints label their fixed NTK base so) */
 } hfx_rope_source;
 
 /* Read the rope settings of `c` (config.json) for heads of `dim` dims (the rotated dims are

@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -28,6 +28,12 @@ from transformers import (
     FlexOlmoForCausalLM,
     HeliumConfig,
     HeliumForCausalLM,
+    HunYuanDenseV1Config,
+    HunYuanDenseV1ForCausalLM,
+    Ministral3Config,
+    Ministral3ForCausalLM,
+    NanoChatConfig,
+    NanoChatForCausalLM,
     MinistralConfig,
     MinistralForCausalLM,
     SeedOssConfig,
@@ -50,6 +56,9 @@ ARCHS = {
     "dots1": (Dots1Config, Dots1ForCausalLM, "causal"),
     "solar_open": (SolarOpenConfig, SolarOpenForCausalLM, "causal"),
     "youtu": (YoutuConfig, YoutuForCausalLM, "causal"),
+    "ministral3": (Ministral3Config, Ministral3ForCausalLM, "causal"),
+    "nanochat": (NanoChatConfig, NanoChatForCausalLM, "causal"),
+    "hunyuan_dense": (HunYuanDenseV1Config, HunYuanDenseV1ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -78,6 +87,14 @@ SOLAR_OPEN = dict(SMALL, head_dim=16, **dict(V3_ROUTER, n_group=2, topk_group=1)
 # .data, which the loaded-weights flag does not cover), so a saved model would not load back as saved
 YOUTU = dict(SMALL, pad_token_id=None, num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
              v_head_dim=12, rope_parameters=_ROPE)
+# Ministral 3 as released: YaRN, and the queries scaled by 1 + beta * ln(1 + floor(pos / 8)) (8: the original length)
+MINISTRAL3_YARN = {"rope_type": "yarn", "rope_theta": 1e6, "factor": 2.0, "original_max_position_embeddings": 8,
+                   "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                   "llama_4_scaling_beta": 0.5}
+MINISTRAL3 = dict(SMALL, head_dim=16, rope_parameters=MINISTRAL3_YARN)
+NANOCHAT = dict(SMALL, final_logit_softcapping=5.0, rope_parameters=_ROPE)
+HUNYUAN_NTK = {"rope_type": "dynamic", "factor": 1.0, "alpha": 1000.0, "rope_theta": 10000.0}
+HUNYUAN = dict(SMALL, head_dim=16, rope_parameters=HUNYUAN_NTK)
 
 # config.json as a hand-written one may come: the per-layer list left for the config to derive
 CONFIG_REWRITES = {
@@ -149,12 +166,35 @@ SPECS += [
          doc="DeepSeek V3's latent attention (q_lora_rank 24, kv_lora_rank 16, rope_interleave) over dense MLPs, "
              "tied head", embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
 ]
+SPECS += [
+    dict(name="ministral3", arch="ministral3", config=dict(MINISTRAL3),
+         doc="YaRN (factor 2 over 8 positions) and the queries scaled by 1 + 0.5 ln(1 + floor(pos / 8)) after rotary",
+         cases=models.DEFAULT_CASES),
+    dict(name="ministral3_swa", arch="ministral3",
+         config=dict(MINISTRAL3, sliding_window=4, rope_parameters={
+             "rope_type": "default", "rope_theta": 1e6, "original_max_position_embeddings": 4,
+             "llama_4_scaling_beta": 0.25}),
+         doc="sliding window 4 on every layer, default rotary, beta 0.25 over 4 positions", seed=1,
+         cases=models.DEFAULT_CASES),
+    dict(name="nanochat", arch="nanochat", config=dict(NANOCHAT),
+         doc="weight-less RMSNorms (the embeddings normed too), rotary by -theta, weight-less q/k norms after it, "
+             "fc1 -> relu2 -> fc2, final soft-cap 5", cases=models.DEFAULT_CASES),
+    dict(name="nanochat_bias", arch="nanochat", config=dict(NANOCHAT, attention_bias=True, final_logit_softcapping=None),
+         doc="attention biases, no soft-cap", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="hunyuan_dense", arch="hunyuan_dense", config=dict(HUNYUAN),
+         doc="per-head q/k norms after rotary (query_layernorm, key_layernorm); \"dynamic\" rope with alpha 1000: a "
+             "fixed NTK base 1e4 * 1000^(16/14)", cases=models.DEFAULT_CASES),
+    dict(name="hunyuan_dense_bias", arch="hunyuan_dense",
+         config=dict(HUNYUAN, attention_bias=True, rope_parameters=_ROPE),
+         doc="attention biases, default rotary", seed=1, cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
+_LONG = models.Case(2, 20, (3, 8))
 
 # (spec, case, what the feature is, config overrides that switch it off or change it)
 FEATURES = [
@@ -185,6 +225,13 @@ FEATURES = [
     ("solar_open", _PAD3, "group-limited routing (1 of 2 groups)", {"n_group": 1, "topk_group": 1}),
     ("solar_open", _PAD3, "q/k/v biases", {"attention_bias": False}),
     ("youtu", _PAD3, "rope_interleave", {"rope_interleave": False}),
+    ("ministral3", _LONG, "query temperature (beta 0.5)", {"rope_parameters": dict(MINISTRAL3_YARN, llama_4_scaling_beta=0.0)}),
+    ("ministral3", _LONG, "YaRN factor 2", {"rope_parameters": dict(MINISTRAL3_YARN, factor=1.0)}),
+    ("ministral3_swa", _PAD3, "sliding window 4", {"sliding_window": None}),
+    ("nanochat", _PAD3, "final soft-cap 5", {"final_logit_softcapping": None}),
+    ("nanochat_bias", _PAD3, "attention biases", {"attention_bias": False}),
+    ("hunyuan_dense", _PAD3, "the NTK alpha", {"rope_parameters": dict(HUNYUAN_NTK, alpha=1.0)}),
+    ("hunyuan_dense_bias", _PAD3, "attention biases", {"attention_bias": False}),
 ]
 
 # (spec, config edit, what the message must name)
@@ -195,6 +242,9 @@ BAD_CONFIGS = [
     ("glm4_moe", {"use_qk_norm": 1.5}, "use_qk_norm"),
     ("dots1", {"n_shared_experts": None}, "n_shared_experts"),
     ("solar_open", {"n_group": 3}, "n_group"),
+    ("ministral3", {"rope_parameters": {k: v for k, v in MINISTRAL3_YARN.items() if k != "llama_4_scaling_beta"}},
+     "llama_4_scaling_beta"),
+    ("hunyuan_dense", {"rope_parameters": dict(HUNYUAN_NTK, alpha=-2.0)}, "alpha"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
      "layer_types[2]"),
 ]
