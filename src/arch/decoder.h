@@ -250,6 +250,8 @@ typedef struct hfx_decoder_rope {
     hfx_rope_names names;
     hfx_rotary_pairs pairs;
     hfx_local_rope local;     /* the sliding layers' own rope */
+    const char *absent;       /* rope_parameters (JSON) when config.json has no rope_parameters, rope_scaling or
+                                 rope_theta: transformers' config fills it in (Apertus's llama3); NULL: none */
 } hfx_decoder_rope;
 
 /* The activation: config key, default, and a legacy name's meaning. */

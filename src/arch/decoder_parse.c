@@ -337,12 +337,27 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
  * config.json may carry a stray num_key_value_heads) are hidden from the parse, so that they
  * change nothing here either. */
 
+static bool names_rope(hfx_cfg c) {
+    static const char *const keys[] = {"rope_parameters", "rope_scaling", "rope_theta"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const json_t *v = json_object_get(c.obj, keys[i]);
+        if (v && !json_is_null(v)) return true;
+    }
+    return false;
+}
+
 hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *cfg,
                              hfx_error *err) {
-    if (!d->ignored_keys) return parse_config(d, c, arena, cfg, err);
+    bool fill_rope = d->rope.absent && !names_rope(c);
+    if (!d->ignored_keys && !fill_rope) return parse_config(d, c, arena, cfg, err);
     json_t *view = json_copy((json_t *)c.obj); /* shallow: values shared, keys its own */
     if (!view) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    for (const char *const *k = d->ignored_keys; *k; k++) json_object_del(view, *k);
+    for (const char *const *k = d->ignored_keys; k && *k; k++) json_object_del(view, *k);
+    json_t *rope = fill_rope ? json_loads(d->rope.absent, 0, NULL) : NULL;
+    if (fill_rope && (!rope || json_object_set_new(view, "rope_parameters", rope))) {
+        json_decref(view);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
     hfx_cfg filtered = {view, c.where};
     hfx_status st = parse_config(d, filtered, arena, cfg, err);
     json_decref(view);

@@ -21,6 +21,37 @@ static hfx_value *shared_linear_mlp(layer_ctx *c, int64_t i, hfx_value *h) {
     return hfx_dec_proj(c, a, S, H, false, hfx_dec_name(c, i, "shared_mlp", "output_linear", p, sizeof p));
 }
 
+/* softplus(a) = ln(1 + eˣ), x itself past 20 (torch's threshold) */
+static hfx_value *softplus(hfx_graph *g, hfx_value *a) {
+    hfx_value *one = hfx_const_scalar(g, a->dtype, 1.0), *big = hfx_const_scalar(g, a->dtype, 20.0);
+    hfx_value *soft = hfx_op1(g, HFX_OP_LOG, hfx_op2(g, HFX_OP_ADD, hfx_op1(g, HFX_OP_EXP, a), one));
+    return hfx_where(g, hfx_op2(g, HFX_OP_GREATER, a, big), a, soft);
+}
+
+/* xIELU (Apertus) on x, its parameters the MLP's act_fn.alpha_p, alpha_n [1] and beta, eps []:
+ * x > 0: αp·x² + β·x; else (expm1(min(x, ε)) − x)·αn + β·x, αp = softplus(alpha_p),
+ * αn = β + softplus(alpha_n). */
+static hfx_value *xielu(layer_ctx *c, int64_t i, hfx_value *x) {
+    hfx_graph *g = c->g;
+    char p[160];
+    int64_t one = 1;
+#define W(leaf, rank) hfx_cast(g, hfx_weight(c->w, rank, &one, "%s", hfx_dec_name(c, i, c->n.mlp, leaf, p, sizeof p)), x->dtype)
+    hfx_value *ap = softplus(g, W("act_fn.alpha_p", 1)), *beta = W("act_fn.beta", 0), *eps = W("act_fn.eps", 0);
+    hfx_value *an = hfx_op2(g, HFX_OP_ADD, beta, softplus(g, W("act_fn.alpha_n", 1)));
+#undef W
+    hfx_value *bx = hfx_op2(g, HFX_OP_MUL, beta, x);
+    hfx_value *pos = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_MUL, ap, x), x), bx);
+    hfx_value *em1 = hfx_op2(g, HFX_OP_SUB, hfx_op1(g, HFX_OP_EXP, hfx_op2(g, HFX_OP_MIN, x, eps)),
+                             hfx_const_scalar(g, x->dtype, 1.0));
+    hfx_value *neg = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_SUB, em1, x), an), bx);
+    return hfx_where(g, hfx_op2(g, HFX_OP_GREATER, x, hfx_const_scalar(g, x->dtype, 0.0)), pos, neg);
+}
+
+/* The MLP's activation: a learned one reads its weights */
+static hfx_value *mlp_act(layer_ctx *c, int64_t i, hfx_value *x) {
+    return c->m->act == HFX_ACT_XIELU ? xielu(c, i, x) : hfx_activate(c->g, c->m->act, x);
+}
+
 hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
     if (c->d->moe && c->d->moe->shared == HFX_SHARED_LINEAR) /* the experts (if any) + the shared MLP, in transformers' order */
@@ -31,7 +62,7 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
 #define P(name) hfx_dec_name(c, i, c->n.mlp, name, p, sizeof p)
     if (c->d->mlp == HFX_MLP_PLAIN) {
         hfx_value *up = hfx_dec_proj(c, h, m->hidden, m->intermediate, m->bias.mlp, P(c->n.fc_in));
-        return hfx_dec_proj(c, hfx_activate(c->g, m->act, up), m->intermediate, m->hidden, m->bias.mlp, P(c->n.fc_out));
+        return hfx_dec_proj(c, mlp_act(c, i, up), m->intermediate, m->hidden, m->bias.mlp, P(c->n.fc_out));
     }
     hfx_value *gate, *up;
     if (c->d->mlp == HFX_MLP_GATED_FUSED) { /* one [gate; up] weight (Phi-3) */
@@ -43,7 +74,7 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
         up = hfx_dec_proj(c, h, m->hidden, m->intermediate, m->bias.mlp, P(c->n.up));
     }
     gate = hfx_dec_scaled(c->g, gate, m->mult.gate); /* Falcon-H1's mlp_multipliers */
-    hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
+    hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, mlp_act(c, i, gate), up);
     return hfx_dec_scaled(c->g, hfx_dec_proj(c, act, m->intermediate, m->hidden, m->bias.mlp, P(c->n.down)), m->mult.down);
 #undef P
 }

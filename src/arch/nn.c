@@ -14,7 +14,7 @@ static const struct {
     {"silu", HFX_ACT_SILU},      {"swish", HFX_ACT_SILU},
     {"gelu", HFX_ACT_GELU},      {"gelu_pytorch_tanh", HFX_ACT_GELU_TANH},
     {"gelu_new", HFX_ACT_GELU_TANH}, {"relu", HFX_ACT_RELU}, {"tanh", HFX_ACT_TANH},
-    {"quick_gelu", HFX_ACT_QUICK_GELU}, {"relu2", HFX_ACT_RELU2},
+    {"quick_gelu", HFX_ACT_QUICK_GELU}, {"relu2", HFX_ACT_RELU2}, {"xielu", HFX_ACT_XIELU},
 };
 
 bool hfx_activation_from_name(const char *name, hfx_activation *out) {
@@ -27,7 +27,7 @@ bool hfx_activation_from_name(const char *name, hfx_activation *out) {
 }
 
 const char *hfx_activation_names(void) {
-    return "silu, swish, gelu, gelu_pytorch_tanh, gelu_new, relu, tanh, quick_gelu, relu2";
+    return "silu, swish, gelu, gelu_pytorch_tanh, gelu_new, relu, tanh, quick_gelu, relu2, xielu";
 }
 
 static hfx_value *scalar_like(hfx_graph *g, hfx_value *x, double v) {
@@ -57,6 +57,9 @@ hfx_value *hfx_activate(hfx_graph *g, hfx_activation act, hfx_value *x) {
         return hfx_op1(g, HFX_OP_TANH, x);
     case HFX_ACT_QUICK_GELU: /* torch: input * sigmoid(1.702 * input) */
         return hfx_op2(g, HFX_OP_MUL, x, hfx_op1(g, HFX_OP_SIGMOID, hfx_op2(g, HFX_OP_MUL, x, scalar_like(g, x, 1.702))));
+    case HFX_ACT_XIELU: /* needs its weights: only a decoder's dense MLP has them */
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "the xielu activation is supported in a decoder's dense MLP only");
+        return x;
     case HFX_ACT_RELU2: { /* torch.square(relu(x)) */
         hfx_value *r = hfx_op2(g, HFX_OP_MAX, x, scalar_like(g, x, 0.0));
         return hfx_op2(g, HFX_OP_MUL, r, r);

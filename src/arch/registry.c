@@ -68,6 +68,15 @@ static const hfx_decoder_names hunyuan_names = {.q_norm = "query_layernorm", .k_
 static const hfx_decoder_desc HunYuanDenseV1ForCausalLM_desc = {
     "HunYuanDenseV1ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_AFTER_ROPE, .names = &hunyuan_names,
     .rope.names = HFX_ROPE_NAMES_NTK_ALPHA, .defaults.eps = 1e-5};
+/* Apertus: an ungated MLP with the learned xIELU, per-head q/k norms, its own norm names; llama3 rotary
+ * when the config names none */
+static const hfx_decoder_names apertus_names = {.norm1 = "attention_layernorm", .norm2 = "feedforward_layernorm",
+                                                .fc_in = "up_proj", .fc_out = "down_proj"};
+static const hfx_decoder_desc ApertusForCausalLM_desc = {
+    "ApertusForCausalLM", LLAMA_LIKE, .mlp = HFX_MLP_PLAIN, .names = &apertus_names, .act.dflt = "xielu",
+    .qk_norm = HFX_QK_NORM_PER_HEAD, .defaults.eps = 1e-5, .rope.theta = 12000000.0,
+    .rope.absent = "{\"rope_type\": \"llama3\", \"rope_theta\": 12000000.0, \"factor\": 8.0, "
+                   "\"original_max_position_embeddings\": 8192, \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0}"};
 /* Seed-OSS: q/k/v biased by attention_bias (default on), o_proj by attention_out_bias */
 static const hfx_decoder_desc SeedOssForCausalLM_desc = {
     "SeedOssForCausalLM", LLAMA, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias",
@@ -403,6 +412,7 @@ static const struct entry {
     {"Qwen3_5MoeForCausalLM", &hfx_decoder_family, &Qwen3_5MoeForCausalLM_desc},
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},
     {"ArceeForCausalLM", &hfx_decoder_family, &ArceeForCausalLM_desc},
+    {"ApertusForCausalLM", &hfx_decoder_family, &ApertusForCausalLM_desc},
     {"HeliumForCausalLM", &hfx_decoder_family, &HeliumForCausalLM_desc},
     {"FlexOlmoForCausalLM", &hfx_decoder_family, &FlexOlmoForCausalLM_desc},
     {"Glm4MoeForCausalLM", &hfx_decoder_family, &Glm4MoeForCausalLM_desc},

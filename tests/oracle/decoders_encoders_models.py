@@ -1057,6 +1057,8 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert "layer_types" not in cfg and ("no_rope_layers" in cfg) == (spec.config_rewrite == "smollm3_no_types"), cfg
     elif spec.config_rewrite == "no_layer_types":
         assert "layer_types" not in cfg, cfg
+    elif spec.config_rewrite == "no_rope":
+        assert not {"rope_parameters", "rope_scaling", "rope_theta"} & set(cfg), cfg
     elif spec.config_rewrite:  # the transformers-4 format
         assert "rope_parameters" not in cfg, cfg
     model = load_reference(out_dir, spec)

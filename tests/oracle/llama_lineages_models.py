@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -14,6 +14,8 @@ spec sets moves transformers' own logits; BAD_CONFIGS are malformed fields refus
 from __future__ import annotations
 
 from transformers import (
+    ApertusConfig,
+    ApertusForCausalLM,
     ArceeConfig,
     ArceeForCausalLM,
     Dots1Config,
@@ -59,6 +61,7 @@ ARCHS = {
     "ministral3": (Ministral3Config, Ministral3ForCausalLM, "causal"),
     "nanochat": (NanoChatConfig, NanoChatForCausalLM, "causal"),
     "hunyuan_dense": (HunYuanDenseV1Config, HunYuanDenseV1ForCausalLM, "causal"),
+    "apertus": (ApertusConfig, ApertusForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -95,10 +98,14 @@ MINISTRAL3 = dict(SMALL, head_dim=16, rope_parameters=MINISTRAL3_YARN)
 NANOCHAT = dict(SMALL, final_logit_softcapping=5.0, rope_parameters=_ROPE)
 HUNYUAN_NTK = {"rope_type": "dynamic", "factor": 1.0, "alpha": 1000.0, "rope_theta": 10000.0}
 HUNYUAN = dict(SMALL, head_dim=16, rope_parameters=HUNYUAN_NTK)
+APERTUS_LLAMA3 = {"rope_type": "llama3", "rope_theta": 12000000.0, "factor": 8.0,
+                  "original_max_position_embeddings": 8192, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+APERTUS = dict(SMALL, rope_parameters=dict(APERTUS_LLAMA3, rope_theta=10000.0, original_max_position_embeddings=32))
 
 # config.json as a hand-written one may come: the per-layer list left for the config to derive
 CONFIG_REWRITES = {
     "no_layer_types": lambda c: {k: v for k, v in c.items() if k != "layer_types"},
+    "no_rope": lambda c: {k: v for k, v in c.items() if k not in ("rope_parameters", "rope_scaling", "rope_theta")},
 }
 
 # Spec(**entry) in decoders_encoders_models.py
@@ -188,10 +195,24 @@ SPECS += [
          config=dict(HUNYUAN, attention_bias=True, rope_parameters=_ROPE),
          doc="attention biases, default rotary", seed=1, cases=models.DEFAULT_CASES),
 ]
+SPECS += [
+    dict(name="apertus", arch="apertus", config=dict(APERTUS),
+         doc="up_proj -> xIELU (alpha_p, alpha_n learned, beta and eps buffers) -> down_proj, per-head q/k norms, "
+             "attention_layernorm / feedforward_layernorm, llama3 rotary (factor 8 over 32 positions)",
+         cases=models.DEFAULT_CASES),
+    dict(name="apertus_default", arch="apertus", config=dict(SMALL, rope_parameters=APERTUS_LLAMA3),
+         doc="the config's default rotary written out: llama3, theta 1.2e7, factor 8 over 8192 positions", seed=2,
+         cases=(models.Case(3, 12, (0, 3, 11)),)),
+    dict(name="apertus_bias", arch="apertus", config=dict(APERTUS, attention_bias=True, rope_parameters=_ROPE),
+         doc="attention biases, default rotary", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="apertus_no_rope", arch="apertus", config=dict(SMALL, rope_parameters=APERTUS_LLAMA3), seed=2,
+         doc="apertus without rotary settings in config.json: the config's own llama3 default",
+         config_rewrite="no_rope", twin="apertus_default", cases=(models.Case(3, 12, (0, 3, 11)),)),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -232,6 +253,9 @@ FEATURES = [
     ("nanochat_bias", _PAD3, "attention biases", {"attention_bias": False}),
     ("hunyuan_dense", _PAD3, "the NTK alpha", {"rope_parameters": dict(HUNYUAN_NTK, alpha=1.0)}),
     ("hunyuan_dense_bias", _PAD3, "attention biases", {"attention_bias": False}),
+    ("apertus", _PAD3, "xIELU (not relu2)", {"hidden_act": "relu2"}),
+    ("apertus", _PAD3, "llama3 rotary", {"rope_parameters": _ROPE}),
+    ("apertus_bias", _PAD3, "attention biases", {"attention_bias": False}),
 ]
 
 # (spec, config edit, what the message must name)
