@@ -54,7 +54,8 @@ static hfx_value *mlp_act(layer_ctx *c, int64_t i, hfx_value *x) {
 
 hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
-    if (c->d->moe && c->d->moe->shared == HFX_SHARED_LINEAR) /* the experts (if any) + the shared MLP, in transformers' order */
+    if (c->d->moe && c->d->moe->shared == HFX_SHARED_LINEAR && m->moe.shared_intermediate) /* the experts (if any) + the
+                                                                                              shared MLP, in order */
         return m->sparse[i] ? hfx_op2(c->g, HFX_OP_ADD, hfx_dec_moe(c, i, h), shared_linear_mlp(c, i, h))
                             : shared_linear_mlp(c, i, h);
     if (m->sparse[i]) return hfx_dec_moe(c, i, h);

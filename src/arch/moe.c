@@ -38,7 +38,11 @@ const hfx_moe_desc hfx_moe_granite = {
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
 const hfx_moe_desc hfx_moe_granite_hybrid = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_LINEAR,
-    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
+    .shared_default = 1024};
+const hfx_moe_desc hfx_moe_granite_shared = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_LINEAR,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts", .shared_default = 0};
 const hfx_moe_desc hfx_moe_olmoe = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_CONFIG, .experts_key = "num_experts",
@@ -46,25 +50,25 @@ const hfx_moe_desc hfx_moe_olmoe = {
 const hfx_moe_desc hfx_moe_deepseek_v2 = {
     .router = HFX_ROUTER_GROUPED_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts", .first_dense = 0,
-    .shared_count = 2};
+    .shared_default = 2};
 const hfx_moe_desc hfx_moe_deepseek_v3 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts", .first_dense = 3,
-    .shared_count = 1};
+    .shared_default = 1};
 /* V3's router and shared experts under other defaults: GLM-4.5 (one dense layer first), dots.llm1 (none,
  * no renormalisation, the shared experts' count required), Solar Open (every layer sparse) */
 const hfx_moe_desc hfx_moe_glm4 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts", .first_dense = 1,
-    .shared_count = 1};
+    .shared_default = 1};
 const hfx_moe_desc hfx_moe_dots1 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts", .first_dense = 0,
-    .shared_count = 0};
+    .shared_default = 0};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
-    .experts_alt_key = "num_local_experts", .shared_count = 1};
+    .experts_alt_key = "num_local_experts", .shared_default = 1};
 const hfx_moe_desc hfx_moe_gpt_oss = {
     .router = HFX_ROUTER_SOFTMAX_BIASED, .experts = HFX_EXPERTS_INTERLEAVED, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
@@ -83,7 +87,7 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
     if ((l->layers == HFX_MOE_BY_STEP && /* past the last layer: every layer dense, as transformers builds it */
          (st = hfx_cfg_int_in_or(c, "first_k_dense_replace", l->first_dense < m->layers ? l->first_dense : m->layers,
                                  0, m->layers, &first_dense, err))) ||
-        (st = l->shared_count ? hfx_cfg_int_in_or(c, "n_shared_experts", l->shared_count, 1, 1024, &shared, err)
+        (st = l->shared_default ? hfx_cfg_int_in_or(c, "n_shared_experts", l->shared_default, 1, 1024, &shared, err)
                               : hfx_cfg_int_in(c, "n_shared_experts", 1, 1024, &shared, err)) ||
         (st = hfx_cfg_num_or(c, "routed_scaling_factor", 1.0, &m->moe.routed_scale, err)))
         return st;
@@ -130,7 +134,8 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     const char *experts_key =
         !l->experts_alt_key || hfx_cfg_has(c, l->experts_key) ? l->experts_key : l->experts_alt_key;
     if (l->shared == HFX_SHARED_LINEAR) { /* the shared MLP's width; experts optional (0: the shared MLP alone) */
-        if ((st = hfx_cfg_int_in_or(c, "shared_intermediate_size", 1024, 1, 1 << 24, &m->moe.shared_intermediate, err)) ||
+        if ((st = hfx_cfg_int_in_or(c, "shared_intermediate_size", l->shared_default, l->shared_default ? 1 : 0, 1 << 24,
+                                    &m->moe.shared_intermediate, err)) ||
             (st = hfx_cfg_int_in_or(c, experts_key, 8, 0, 4096, &m->moe.experts, err)))
             return st;
         if (m->moe.experts == 0) return HFX_OK;

@@ -31,7 +31,7 @@ typedef enum {
                            sigmoid(shared_expert_gate(h)) */
     HFX_SHARED_PLAIN,   /* mlp.shared_experts: moe_intermediate_size · n_shared_experts wide */
     HFX_SHARED_LINEAR   /* shared_mlp.input_linear [gate; up] / output_linear of shared_intermediate_size,
-                           in every layer, alone when num_local_experts is 0 */
+                           in every layer (none when that is 0), alone when num_local_experts is 0 */
 } hfx_moe_shared;
 
 /* Which layers are sparse, and how wide their experts are. */
@@ -58,11 +58,13 @@ typedef struct hfx_moe_desc {
     const char *experts_key;     /* the experts' count in config.json ... */
     const char *experts_alt_key; /* ... or this one when that is absent (NULL: none) */
     int first_dense;             /* a grouped router's first_k_dense_replace when absent (HFX_MOE_BY_STEP) */
-    int shared_count;            /* HFX_SHARED_PLAIN's n_shared_experts when absent (0: the key is required) */
+    int shared_default;          /* the shared part's size when config.json has none: HFX_SHARED_PLAIN's
+                                    n_shared_experts (0: required), HFX_SHARED_LINEAR's shared_intermediate_size
+                                    (0: no shared MLP, and the config may say 0 too) */
 } hfx_moe_desc;
 
 extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
-    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar;
+    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared;
 
 #endif

@@ -261,6 +261,10 @@ static const hfx_decoder_desc GraniteMoeForCausalLM_desc = {
     "GraniteMoeForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
     .scale = HFX_SCALE_ATTN_MULTIPLIER,
     .moe = &hfx_moe_granite, .output_class = "MoeCausalLMOutputWithPast"};
+/* GraniteMoE with a shared MLP beside the experts (shared_intermediate_size; 0: none) */
+static const hfx_decoder_desc GraniteMoeSharedForCausalLM_desc = {
+    "GraniteMoeSharedForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
+    .scale = HFX_SCALE_ATTN_MULTIPLIER, .moe = &hfx_moe_granite_shared, .output_class = "MoeCausalLMOutputWithPast"};
 /* GPT-OSS: biased attention with sinks, sliding and full layers alternating, YaRN (its default),
  * and clamped-SwiGLU experts with biases. */
 static const hfx_decoder_desc GptOssForCausalLM_desc = {
@@ -431,6 +435,7 @@ static const struct entry {
     {"SmolLM3ForCausalLM", &hfx_decoder_family, &SmolLM3ForCausalLM_desc},
     {"Qwen2MoeForCausalLM", &hfx_decoder_family, &Qwen2MoeForCausalLM_desc},
     {"GraniteMoeForCausalLM", &hfx_decoder_family, &GraniteMoeForCausalLM_desc},
+    {"GraniteMoeSharedForCausalLM", &hfx_decoder_family, &GraniteMoeSharedForCausalLM_desc},
     {"PhiForCausalLM", &hfx_decoder_family, &PhiForCausalLM_desc},
     {"StableLmForCausalLM", &hfx_decoder_family, &StableLmForCausalLM_desc},
     {"GlmForCausalLM", &hfx_decoder_family, &GlmForCausalLM_desc},

@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -22,6 +22,8 @@ from transformers import (
     Dots1ForCausalLM,
     Glm4MoeConfig,
     Glm4MoeForCausalLM,
+    GraniteMoeSharedConfig,
+    GraniteMoeSharedForCausalLM,
     SolarOpenConfig,
     SolarOpenForCausalLM,
     YoutuConfig,
@@ -62,6 +64,7 @@ ARCHS = {
     "nanochat": (NanoChatConfig, NanoChatForCausalLM, "causal"),
     "hunyuan_dense": (HunYuanDenseV1Config, HunYuanDenseV1ForCausalLM, "causal"),
     "apertus": (ApertusConfig, ApertusForCausalLM, "causal"),
+    "granitemoeshared": (GraniteMoeSharedConfig, GraniteMoeSharedForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -101,6 +104,9 @@ HUNYUAN = dict(SMALL, head_dim=16, rope_parameters=HUNYUAN_NTK)
 APERTUS_LLAMA3 = {"rope_type": "llama3", "rope_theta": 12000000.0, "factor": 8.0,
                   "original_max_position_embeddings": 8192, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
 APERTUS = dict(SMALL, rope_parameters=dict(APERTUS_LLAMA3, rope_theta=10000.0, original_max_position_embeddings=32))
+GRANITEMOE_SHARED = dict(SMALL, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=48,
+                         embedding_multiplier=2.0, residual_multiplier=0.5, attention_multiplier=0.2,
+                         logits_scaling=4.0, rope_parameters=_ROPE)
 
 # config.json as a hand-written one may come: the per-layer list left for the config to derive
 CONFIG_REWRITES = {
@@ -209,10 +215,19 @@ SPECS += [
          doc="apertus without rotary settings in config.json: the config's own llama3 default",
          config_rewrite="no_rope", twin="apertus_default", cases=(models.Case(3, 12, (0, 3, 11)),)),
 ]
+SPECS += [
+    dict(name="granitemoeshared", arch="granitemoeshared", config=dict(GRANITEMOE_SHARED),
+         doc="top-2 of 4 fused experts (block_sparse_moe.input_linear / output_linear / router.layer) plus a shared "
+             "MLP of 48 (shared_mlp.input_linear / output_linear), Granite's multipliers", cases=models.DEFAULT_CASES),
+    dict(name="granitemoeshared_none", arch="granitemoeshared",
+         config=dict(GRANITEMOE_SHARED, shared_intermediate_size=0, attention_bias=True),
+         doc="shared_intermediate_size 0: no shared MLP; attention biases", seed=1,
+         cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -256,6 +271,8 @@ FEATURES = [
     ("apertus", _PAD3, "xIELU (not relu2)", {"hidden_act": "relu2"}),
     ("apertus", _PAD3, "llama3 rotary", {"rope_parameters": _ROPE}),
     ("apertus_bias", _PAD3, "attention biases", {"attention_bias": False}),
+    ("granitemoeshared", _PAD3, "the shared MLP", {"shared_intermediate_size": 0}),
+    ("granitemoeshared", _PAD3, "attention_multiplier 0.2", {"attention_multiplier": 1.0}),
 ]
 
 # (spec, config edit, what the message must name)
@@ -269,6 +286,7 @@ BAD_CONFIGS = [
     ("ministral3", {"rope_parameters": {k: v for k, v in MINISTRAL3_YARN.items() if k != "llama_4_scaling_beta"}},
      "llama_4_scaling_beta"),
     ("hunyuan_dense", {"rope_parameters": dict(HUNYUAN_NTK, alpha=-2.0)}, "alpha"),
+    ("granitemoeshared", {"shared_intermediate_size": -1}, "shared_intermediate_size"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
      "layer_types[2]"),
 ]
