@@ -247,6 +247,7 @@ typedef struct hfx_decoder_rope {
     bool partial_rotary;      /* `partial_rotary_factor` honoured (Phi-3) */
     double partial;           /* partial_rotary_factor when the config names none (0: 1) */
     const char *partial_key;  /* ... its transformers 4 name (NULL: "partial_rotary_factor") */
+    const char *dim_key;      /* the rotated dims by number, where no factor is given ("rotary_dim"); NULL: none */
     hfx_rope_names names;
     hfx_rotary_pairs pairs;
     hfx_local_rope local;     /* the sliding layers' own rope */

@@ -271,13 +271,19 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
     hfx_status st;
     double theta = d->rope.theta > 0 ? d->rope.theta : 10000.0;
     const char *partial_key = d->rope.partial_key ? d->rope.partial_key : "partial_rotary_factor";
-    hfx_rope_source full = {d->rope.local ? "full_attention" : NULL, theta, d->rope.theta_key ? d->rope.theta_key : "rope_theta",
-                            true, d->rope.partial_rotary, d->rope.partial, partial_key, d->rope.names == HFX_ROPE_NAMES_SU_YARN,
-                            d->rope.names != HFX_ROPE_NAMES_CURRENT, d->rope.names == HFX_ROPE_NAMES_NTK_ALPHA};
+    hfx_rope_source full = {.layer_type = d->rope.local ? "full_attention" : NULL, .default_theta = theta,
+                            .theta_key = d->rope.theta_key ? d->rope.theta_key : "rope_theta", .scaling = true,
+                            .partial = d->rope.partial_rotary, .default_partial = d->rope.partial,
+                            .partial_key = partial_key, .dim_key = d->rope.dim_key,
+                            .phi3_names = d->rope.names == HFX_ROPE_NAMES_SU_YARN,
+                            .legacy_type = d->rope.names != HFX_ROPE_NAMES_CURRENT,
+                            .ntk_alpha = d->rope.names == HFX_ROPE_NAMES_NTK_ALPHA};
     bool own_base = d->rope.local == HFX_LOCAL_ROPE_OWN_BASE;
-    hfx_rope_source local = {"sliding_attention", own_base ? 10000.0 : theta, own_base ? "rope_local_base_freq" : full.theta_key,
-                             false, d->rope.partial_rotary, d->rope.partial, partial_key, false,
-                             d->rope.names != HFX_ROPE_NAMES_CURRENT, false};
+    hfx_rope_source local = {.layer_type = "sliding_attention", .default_theta = own_base ? 10000.0 : theta,
+                             .theta_key = own_base ? "rope_local_base_freq" : full.theta_key,
+                             .partial = d->rope.partial_rotary, .default_partial = d->rope.partial,
+                             .partial_key = partial_key, .dim_key = d->rope.dim_key,
+                             .legacy_type = d->rope.names != HFX_ROPE_NAMES_CURRENT};
     if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_parse_mla(d, c, m, err))) return st;
     if (d->positions == HFX_POSITIONS_ROTARY &&
         (st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err)))

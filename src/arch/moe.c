@@ -65,6 +65,12 @@ const hfx_moe_desc hfx_moe_dots1 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts", .first_dense = 0,
     .shared_default = 0};
+/* MiniMax-M2: V3's sigmoid scores and correction bias (the block's own buffer) over Mixtral's experts, one
+ * group, always renormalised, no shared expert */
+const hfx_moe_desc hfx_moe_minimax_m2 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
+    .correction_bias = "e_score_correction_bias"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -82,13 +88,14 @@ static bool grouped_router(const hfx_moe_desc *l) {
 /* DeepSeek's MoE: dense layers first, shared experts, the group-limited router's settings. */
 static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     const hfx_moe_desc *l = d->moe;
-    int64_t first_dense = 0, shared;
+    int64_t first_dense = 0, shared = 0; /* (MiniMax-M2: no shared expert) */
     hfx_status st;
     if ((l->layers == HFX_MOE_BY_STEP && /* past the last layer: every layer dense, as transformers builds it */
          (st = hfx_cfg_int_in_or(c, "first_k_dense_replace", l->first_dense < m->layers ? l->first_dense : m->layers,
                                  0, m->layers, &first_dense, err))) ||
-        (st = l->shared_default ? hfx_cfg_int_in_or(c, "n_shared_experts", l->shared_default, 1, 1024, &shared, err)
-                              : hfx_cfg_int_in(c, "n_shared_experts", 1, 1024, &shared, err)) ||
+        (l->shared == HFX_SHARED_PLAIN &&
+         (st = l->shared_default ? hfx_cfg_int_in_or(c, "n_shared_experts", l->shared_default, 1, 1024, &shared, err)
+                                 : hfx_cfg_int_in(c, "n_shared_experts", 1, 1024, &shared, err))) ||
         (st = hfx_cfg_num_or(c, "routed_scaling_factor", 1.0, &m->moe.routed_scale, err)))
         return st;
     if (!isfinite(m->moe.routed_scale))
@@ -204,19 +211,21 @@ static hfx_value *expert_weights(layer_ctx *c, int64_t i, const char *block, con
  * bias (V3) or their best score (V2), others masked; the chosen experts' scores (V3: without the
  * bias; V2: as masked) renormalised when norm_topk_prob (V3), times routed_scaling_factor. One-hot
  * comparisons against the expert index stand in for gathers along the last axis. */
-static void deepseek_route(layer_ctx *c, int64_t i, hfx_value *h, bool gather, hfx_value **w_out, hfx_value **idx_out,
+static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value *h, bool gather, hfx_value **w_out,
+                           hfx_value **idx_out,
                            hfx_value **dense_out) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
     bool v3 = c->d->moe->router == HFX_ROUTER_GROUPED_SIGMOID;
     int64_t E = m->moe.experts, K = m->moe.top_k, G = m->moe.groups, per = E / G, axis = -1;
     char p[192];
-    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, m->hidden}, "%s", hfx_dec_name(c, i, "mlp", "gate.weight", p, sizeof p));
+    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, m->hidden}, "%s", hfx_dec_name(c, i, block, "gate.weight", p, sizeof p));
     hfx_value *logits = hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32); /* [B,S,E] */
     hfx_value *scores = v3 ? hfx_op1(g, HFX_OP_SIGMOID, logits) : hfx_softmax(g, logits, -1);
     hfx_value *choice = scores;
     if (v3) {
-        hfx_value *corr = hfx_weight(c->w, 1, &E, "%s", hfx_dec_name(c, i, "mlp", "gate.e_score_correction_bias", p, sizeof p));
+        const char *bias = c->d->moe->correction_bias ? c->d->moe->correction_bias : "gate.e_score_correction_bias";
+        hfx_value *corr = hfx_weight(c->w, 1, &E, "%s", hfx_dec_name(c, i, block, bias, p, sizeof p));
         choice = hfx_op2(g, HFX_OP_ADD, scores, hfx_cast(g, corr, HFX_DTYPE_F32));
     }
     hfx_dim bs[2] = {c->batch, c->seq};
@@ -287,7 +296,7 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
     /* the routing: gathered, each token's k weights and experts [B,S,K]; else a dense [B,S,E] */
     hfx_value *w = NULL, *idx = NULL, *top = NULL;
     if (grouped_router(c->d->moe)) {
-        deepseek_route(c, i, h, c->o->moe_gather, &w, &idx, &top);
+        deepseek_route(c, i, block, h, c->o->moe_gather, &w, &idx, &top);
     } else {
         const char *router_name = granite ? (hub_granite ? "router.layer.weight" : "router.weight") : "gate.weight";
         hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", hfx_dec_name(c, i, block, router_name, p, sizeof p));

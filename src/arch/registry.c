@@ -265,6 +265,12 @@ static const hfx_decoder_desc GraniteMoeForCausalLM_desc = {
 static const hfx_decoder_desc GraniteMoeSharedForCausalLM_desc = {
     "GraniteMoeSharedForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
     .scale = HFX_SCALE_ATTN_MULTIPLIER, .moe = &hfx_moe_granite_shared, .output_class = "MoeCausalLMOutputWithPast"};
+/* MiniMax-M2: q/k norms over the whole projections, `rotary_dim` of each head rotated, a sigmoid router with
+ * the block's correction bias over Mixtral's experts */
+static const hfx_decoder_desc MiniMaxM2ForCausalLM_desc = {
+    "MiniMaxM2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_WHOLE,
+    .rope.partial_rotary = true, .rope.dim_key = "rotary_dim", .defaults.head_dim = 128, .rope.theta = 5000000.0,
+    .moe = &hfx_moe_minimax_m2, .output_class = "MoeCausalLMOutputWithPast"};
 /* GPT-OSS: biased attention with sinks, sliding and full layers alternating, YaRN (its default),
  * and clamped-SwiGLU experts with biases. */
 static const hfx_decoder_desc GptOssForCausalLM_desc = {
@@ -436,6 +442,7 @@ static const struct entry {
     {"Qwen2MoeForCausalLM", &hfx_decoder_family, &Qwen2MoeForCausalLM_desc},
     {"GraniteMoeForCausalLM", &hfx_decoder_family, &GraniteMoeForCausalLM_desc},
     {"GraniteMoeSharedForCausalLM", &hfx_decoder_family, &GraniteMoeSharedForCausalLM_desc},
+    {"MiniMaxM2ForCausalLM", &hfx_decoder_family, &MiniMaxM2ForCausalLM_desc},
     {"PhiForCausalLM", &hfx_decoder_family, &PhiForCausalLM_desc},
     {"StableLmForCausalLM", &hfx_decoder_family, &StableLmForCausalLM_desc},
     {"GlmForCausalLM", &hfx_decoder_family, &GlmForCausalLM_desc},

@@ -73,6 +73,11 @@ static hfx_status rope_type_and_dims(hfx_cfg c, hfx_cfg p, const hfx_rope_source
     }
     out->theta = *theta;
     double partial = src->default_partial > 0 ? src->default_partial : 1.0;
+    int64_t rotary_dim = 0; /* rotary_dim / head_dim, where the config gives no factor (GPT-J, MiniMax-M2) */
+    if (src->dim_key && !hfx_cfg_has(c, src->partial_key) && !hfx_cfg_has(p, "partial_rotary_factor")) {
+        if ((st = hfx_cfg_int_in_or(c, src->dim_key, 0, 0, out->dim, &rotary_dim, err))) return st;
+        if (rotary_dim) partial = (double)rotary_dim / (double)out->dim;
+    }
     if ((st = hfx_cfg_num_or(c, src->partial_key, partial, &partial, err))) return st;
     if ((st = hfx_cfg_num_or(p, "partial_rotary_factor", partial, &partial, err))) return st;
     /* an architecture without partial rotary computes its default frequencies over the whole head,
@@ -240,7 +245,7 @@ static hfx_status rope_freqs(hfx_cfg c, hfx_cfg p, const hfx_rope_source *src, d
 
 hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
                           int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err) {
-    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, 0, "partial_rotary_factor", false, true, false};
+    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, 0, "partial_rotary_factor", NULL, false, true, false};
     if (!src) src = &flat;
     memset(out, 0, sizeof *out);
     out->dim = dim;

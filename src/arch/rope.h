@@ -44,6 +44,8 @@ typedef struct hfx_rope_source {
     bool partial;           /* `partial_rotary_factor` rotates only the first dims of each head */
     double default_partial; /* when the config names none (0: 1) */
     const char *partial_key;/* the transformers 4 top-level key for it */
+    const char *dim_key;    /* a top-level key naming the rotated dims themselves ("rotary_dim"), read when no
+                               partial_rotary_factor is given; NULL: none */
     bool phi3_names;        /* Phi-3 configs call longrope "su" or "yarn" */
     bool legacy_type;       /* the old "type" key names the rope type too */
     bool ntk_alpha;         /* "dynamic" with an `alpha` is the default frequencies of base θ·alpha^(d/(d−2))

@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -36,6 +36,8 @@ from transformers import (
     HunYuanDenseV1ForCausalLM,
     Ministral3Config,
     Ministral3ForCausalLM,
+    MiniMaxM2Config,
+    MiniMaxM2ForCausalLM,
     NanoChatConfig,
     NanoChatForCausalLM,
     MinistralConfig,
@@ -65,6 +67,7 @@ ARCHS = {
     "hunyuan_dense": (HunYuanDenseV1Config, HunYuanDenseV1ForCausalLM, "causal"),
     "apertus": (ApertusConfig, ApertusForCausalLM, "causal"),
     "granitemoeshared": (GraniteMoeSharedConfig, GraniteMoeSharedForCausalLM, "causal"),
+    "minimax_m2": (MiniMaxM2Config, MiniMaxM2ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -107,10 +110,22 @@ APERTUS = dict(SMALL, rope_parameters=dict(APERTUS_LLAMA3, rope_theta=10000.0, o
 GRANITEMOE_SHARED = dict(SMALL, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=48,
                          embedding_multiplier=2.0, residual_multiplier=0.5, attention_multiplier=0.2,
                          logits_scaling=4.0, rope_parameters=_ROPE)
+MINIMAX_M2 = dict(SMALL, head_dim=16, rotary_dim=8, num_local_experts=4, num_experts_per_tok=2,
+                  rope_parameters={"rope_type": "default", "rope_theta": 5e6, "partial_rotary_factor": 0.5})
+
+
+def _rotary_dim_only(c: dict) -> dict:
+    """MiniMax-M2's released config.json: rope_theta and rotary_dim at the top, no rope_parameters."""
+    c = dict(c)
+    rope = c.pop("rope_parameters")
+    c["rope_theta"] = rope["rope_theta"]
+    return c
+
 
 # config.json as a hand-written one may come: the per-layer list left for the config to derive
 CONFIG_REWRITES = {
     "no_layer_types": lambda c: {k: v for k, v in c.items() if k != "layer_types"},
+    "rotary_dim_only": _rotary_dim_only,
     "no_rope": lambda c: {k: v for k, v in c.items() if k not in ("rope_parameters", "rope_scaling", "rope_theta")},
 }
 
@@ -224,10 +239,19 @@ SPECS += [
          doc="shared_intermediate_size 0: no shared MLP; attention biases", seed=1,
          cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
 ]
+SPECS += [
+    dict(name="minimax_m2", arch="minimax_m2", config=dict(MINIMAX_M2),
+         doc="q/k RMSNorms over the whole projections, rotary_dim 8 of 16; sigmoid router + the block's "
+             "e_score_correction_bias (drawn non-zero), top-2 of 4 renormalised, Mixtral's w1/w3/w2 experts",
+         cases=models.DEFAULT_CASES),
+    dict(name="minimax_m2_legacy", arch="minimax_m2", config=dict(MINIMAX_M2),
+         doc="minimax_m2's config.json as released: rope_theta and rotary_dim, no rope_parameters",
+         config_rewrite="rotary_dim_only", twin="minimax_m2", cases=(models.Case(3, 12, (0, 3, 11)),)),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -273,7 +297,13 @@ FEATURES = [
     ("apertus_bias", _PAD3, "attention biases", {"attention_bias": False}),
     ("granitemoeshared", _PAD3, "the shared MLP", {"shared_intermediate_size": 0}),
     ("granitemoeshared", _PAD3, "attention_multiplier 0.2", {"attention_multiplier": 1.0}),
+    ("minimax_m2", _PAD3, "rotary on 8 of 16 dims",
+     {"rope_parameters": {"rope_type": "default", "rope_theta": 5e6, "partial_rotary_factor": 1.0}}),
 ]
+
+# (spec, what the e_score_correction_bias buffers are called): zeroing them must move the logits
+CORRECTION_BIASES = [("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
+                     ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias")]
 
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [

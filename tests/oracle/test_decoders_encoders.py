@@ -574,6 +574,25 @@ def test_deepseek_correction_bias_is_visible(b_ckpts, b_refs):
     assert diff > 100 * PARITY_ATOL, f"the correction bias moves the logits by only {diff:.3g}"
 
 
+@pytest.mark.parametrize("name,buffer", L.CORRECTION_BIASES, ids=[n for n, _ in L.CORRECTION_BIASES])
+def test_correction_biases_are_visible(b_ckpts, b_refs, name, buffer):
+    """Harness sanity: a sigmoid router's correction bias (a buffer, no config switch) changes which
+    experts transformers picks, by >> the tolerance in the logits."""
+    spec = W.SPECS[name]
+    inputs = W.inputs_for(spec, _PAD3)
+    base = b_refs(name, _PAD3, inputs)["logits"]
+    model = W.load_reference(b_ckpts(name), spec)
+    zeroed = 0
+    with torch.no_grad():
+        for key, b in model.named_buffers():
+            if key.endswith(buffer):
+                b.zero_()
+                zeroed += 1
+    assert zeroed, f"{name}: no buffer named *{buffer}"
+    diff = float(np.abs(base - W.outputs(model, spec, inputs)["logits"]).max())
+    assert diff > 100 * PARITY_ATOL, f"{name}: the correction bias moves the logits by only {diff:.3g}"
+
+
 def test_gpt_oss_sinks_are_visible(b_ckpts, b_refs):
     """Harness sanity: the attention sinks (weights, not a config switch) move transformers' logits
     by >> the tolerance when they are pushed out of the softmax."""
