@@ -71,6 +71,11 @@ const hfx_moe_desc hfx_moe_minimax_m2 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
     .correction_bias = "e_score_correction_bias"};
+/* EXAONE-MoE: V3's router (num_experts, num_shared_experts) over the layers mlp_layer_types makes sparse */
+const hfx_moe_desc hfx_moe_exaone = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_experts", .first_dense = 1,
+    .shared_default = 1, .correction_bias = "e_score_correction_bias", .shared_key = "num_shared_experts"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -90,12 +95,14 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
     const hfx_moe_desc *l = d->moe;
     int64_t first_dense = 0, shared = 0; /* (MiniMax-M2: no shared expert) */
     hfx_status st;
-    if ((l->layers == HFX_MOE_BY_STEP && /* past the last layer: every layer dense, as transformers builds it */
+    const char *shared_key = l->shared_key ? l->shared_key : "n_shared_experts";
+    bool first_dense_read = l->layers == HFX_MOE_BY_STEP || l->layers == HFX_MOE_BY_TYPE_LIST;
+    if ((first_dense_read && /* past the last layer: every layer dense, as transformers builds it */
          (st = hfx_cfg_int_in_or(c, "first_k_dense_replace", l->first_dense < m->layers ? l->first_dense : m->layers,
                                  0, m->layers, &first_dense, err))) ||
         (l->shared == HFX_SHARED_PLAIN &&
-         (st = l->shared_default ? hfx_cfg_int_in_or(c, "n_shared_experts", l->shared_default, 1, 1024, &shared, err)
-                                 : hfx_cfg_int_in(c, "n_shared_experts", 1, 1024, &shared, err))) ||
+         (st = l->shared_default ? hfx_cfg_int_in_or(c, shared_key, l->shared_default, 1, 1024, &shared, err)
+                                 : hfx_cfg_int_in(c, shared_key, 1, 1024, &shared, err))) ||
         (st = hfx_cfg_num_or(c, "routed_scaling_factor", 1.0, &m->moe.routed_scale, err)))
         return st;
     if (!isfinite(m->moe.routed_scale))
@@ -127,6 +134,23 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
     if (m->moe.top_k > m->moe.top_groups * per_group)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: num_experts_per_tok %lld exceeds the experts of topk_group %lld "
                         "groups", c.where, (long long)m->moe.top_k, (long long)m->moe.top_groups);
+    return HFX_OK;
+}
+
+/* mlp_layer_types: "dense" or "sparse" per layer, where the config lists them (HFX_MOE_BY_TYPE_LIST). */
+static hfx_status parse_mlp_layer_types(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const json_t *types = json_object_get(c.obj, "mlp_layer_types");
+    if (!types || json_is_null(types)) return HFX_OK;
+    if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'mlp_layer_types' must be a list of num_hidden_layers (%lld) "
+                                              "strings", c.where, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        const char *t = json_string_value(json_array_get(types, (size_t)i));
+        if (!t || (strcmp(t, "dense") != 0 && strcmp(t, "sparse") != 0))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_layer_types[%lld] = '%s' (supported: dense, sparse)", c.where,
+                            (long long)i, t ? t : "(not a string)");
+        m->sparse[i] = strcmp(t, "sparse") == 0;
+    }
     return HFX_OK;
 }
 
@@ -173,6 +197,7 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     m->moe.groups = m->moe.top_groups = 1;
     m->moe.routed_scale = 1.0;
     if (grouped_router(l) && (st = parse_deepseek_router(d, c, m, err))) return st;
+    if (l->layers == HFX_MOE_BY_TYPE_LIST && (st = parse_mlp_layer_types(c, m, err))) return st;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
     if (by_step && dense && !json_is_null(dense)) {
         if (!json_is_array(dense))
@@ -224,7 +249,8 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     hfx_value *scores = v3 ? hfx_op1(g, HFX_OP_SIGMOID, logits) : hfx_softmax(g, logits, -1);
     hfx_value *choice = scores;
     if (v3) {
-        const char *bias = c->d->moe->correction_bias ? c->d->moe->correction_bias : "gate.e_score_correction_bias";
+        const char *bias = c->d->moe->correction_bias; /* as checkpoints name it, else as transformers' module does */
+        if (!bias || !hfx_weight_exists(c->w, hfx_dec_name(c, i, block, bias, p, sizeof p))) bias = "gate.e_score_correction_bias";
         hfx_value *corr = hfx_weight(c->w, 1, &E, "%s", hfx_dec_name(c, i, block, bias, p, sizeof p));
         choice = hfx_op2(g, HFX_OP_ADD, scores, hfx_cast(g, corr, HFX_DTYPE_F32));
     }

@@ -39,8 +39,10 @@ typedef enum {
     HFX_MOE_EVERY_LAYER,      /* every layer, experts of intermediate_size */
     HFX_MOE_BY_STEP,          /* every decoder_sparse_step-th layer not in mlp_only_layers (and, for a
                                  grouped router, from first_k_dense_replace), of moe_intermediate_size */
-    HFX_MOE_EVERY_LAYER_OWN   /* every layer, of moe_intermediate_size: no dense MLP, intermediate_size
+    HFX_MOE_EVERY_LAYER_OWN,  /* every layer, of moe_intermediate_size: no dense MLP, intermediate_size
                                  unread */
+    HFX_MOE_BY_TYPE_LIST      /* mlp_layer_types' "sparse" layers, else all after first_k_dense_replace, of
+                                 moe_intermediate_size (EXAONE-MoE) */
 } hfx_moe_layers;
 
 typedef enum {
@@ -57,8 +59,9 @@ typedef struct hfx_moe_desc {
     hfx_moe_topk topk;
     const char *experts_key;     /* the experts' count in config.json ... */
     const char *experts_alt_key; /* ... or this one when that is absent (NULL: none) */
-    const char *correction_bias; /* a sigmoid router's e_score_correction_bias under the experts' block
-                                    (NULL: "gate.e_score_correction_bias", DeepSeek V3's) */
+    const char *correction_bias; /* a sigmoid router's e_score_correction_bias under the experts' block, as
+                                    checkpoints name it (NULL or absent: "gate.e_score_correction_bias", V3's) */
+    const char *shared_key;      /* HFX_SHARED_PLAIN's count (NULL: "n_shared_experts") */
     int first_dense;             /* a grouped router's first_k_dense_replace when absent (HFX_MOE_BY_STEP) */
     int shared_default;          /* the shared part's size when config.json has none: HFX_SHARED_PLAIN's
                                     n_shared_experts (0: required), HFX_SHARED_LINEAR's shared_intermediate_size
@@ -67,6 +70,6 @@ typedef struct hfx_moe_desc {
 
 extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
-    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2;
+    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone;
 
 #endif

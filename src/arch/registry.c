@@ -271,6 +271,13 @@ static const hfx_decoder_desc MiniMaxM2ForCausalLM_desc = {
     "MiniMaxM2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_WHOLE,
     .rope.partial_rotary = true, .rope.dim_key = "rotary_dim", .defaults.head_dim = 128, .rope.theta = 5000000.0,
     .moe = &hfx_moe_minimax_m2, .output_class = "MoeCausalLMOutputWithPast"};
+/* EXAONE-MoE: EXAONE 4's attention (per-head q/k norms, windows by pattern, no rope on the full layers) in
+ * pre-norm layers, V3's router over the mlp_layer_types sparse layers */
+static const hfx_decoder_desc ExaoneMoeForCausalLM_desc = {
+    "ExaoneMoeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD,
+    .defaults.eps = 1e-5, .defaults.kv_heads = 32, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG, .sliding_pattern = 4,
+    .defaults.window = 4096, .no_rope = HFX_NO_ROPE_FULL_IF_WINDOW, .masks_by_layer_type = true,
+    .moe = &hfx_moe_exaone, .output_class = "MoeCausalLMOutputWithPast"};
 /* GPT-OSS: biased attention with sinks, sliding and full layers alternating, YaRN (its default),
  * and clamped-SwiGLU experts with biases. */
 static const hfx_decoder_desc GptOssForCausalLM_desc = {
@@ -443,6 +450,7 @@ static const struct entry {
     {"GraniteMoeForCausalLM", &hfx_decoder_family, &GraniteMoeForCausalLM_desc},
     {"GraniteMoeSharedForCausalLM", &hfx_decoder_family, &GraniteMoeSharedForCausalLM_desc},
     {"MiniMaxM2ForCausalLM", &hfx_decoder_family, &MiniMaxM2ForCausalLM_desc},
+    {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},
     {"PhiForCausalLM", &hfx_decoder_family, &PhiForCausalLM_desc},
     {"StableLmForCausalLM", &hfx_decoder_family, &StableLmForCausalLM_desc},
     {"GlmForCausalLM", &hfx_decoder_family, &GlmForCausalLM_desc},

@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -28,6 +28,8 @@ from transformers import (
     SolarOpenForCausalLM,
     YoutuConfig,
     YoutuForCausalLM,
+    ExaoneMoeConfig,
+    ExaoneMoeForCausalLM,
     FlexOlmoConfig,
     FlexOlmoForCausalLM,
     HeliumConfig,
@@ -68,6 +70,7 @@ ARCHS = {
     "apertus": (ApertusConfig, ApertusForCausalLM, "causal"),
     "granitemoeshared": (GraniteMoeSharedConfig, GraniteMoeSharedForCausalLM, "causal"),
     "minimax_m2": (MiniMaxM2Config, MiniMaxM2ForCausalLM, "causal"),
+    "exaone_moe": (ExaoneMoeConfig, ExaoneMoeForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -113,6 +116,11 @@ GRANITEMOE_SHARED = dict(SMALL, num_local_experts=4, num_experts_per_tok=2, shar
 MINIMAX_M2 = dict(SMALL, head_dim=16, rotary_dim=8, num_local_experts=4, num_experts_per_tok=2,
                   rope_parameters={"rope_type": "default", "rope_theta": 5e6, "partial_rotary_factor": 0.5})
 
+EXAONE_MOE = dict(SMALL, num_experts=8, num_shared_experts=1, num_experts_per_tok=2, moe_intermediate_size=32,
+                  n_group=4, topk_group=2, routed_scaling_factor=2.5, norm_topk_prob=True, sliding_window=4,
+                  sliding_window_pattern=4, mlp_layer_types=["dense", "sparse", "dense", "sparse"],
+                  rope_parameters=_ROPE)
+
 
 def _rotary_dim_only(c: dict) -> dict:
     """MiniMax-M2's released config.json: rope_theta and rotary_dim at the top, no rope_parameters."""
@@ -126,6 +134,7 @@ def _rotary_dim_only(c: dict) -> dict:
 CONFIG_REWRITES = {
     "no_layer_types": lambda c: {k: v for k, v in c.items() if k != "layer_types"},
     "rotary_dim_only": _rotary_dim_only,
+    "no_mlp_layer_types": lambda c: {k: v for k, v in c.items() if k != "mlp_layer_types"},
     "no_rope": lambda c: {k: v for k, v in c.items() if k not in ("rope_parameters", "rope_scaling", "rope_theta")},
 }
 
@@ -248,10 +257,28 @@ SPECS += [
          doc="minimax_m2's config.json as released: rope_theta and rotary_dim, no rope_parameters",
          config_rewrite="rotary_dim_only", twin="minimax_m2", cases=(models.Case(3, 12, (0, 3, 11)),)),
 ]
+SPECS += [
+    dict(name="exaone_moe", arch="exaone_moe", config=dict(EXAONE_MOE),
+         doc="per-head q/k norms, sliding window 4 on layers 0-2 and no rotary on full layer 3; V3's router "
+             "(group-limited top-2, x2.5, a shared expert) on the mlp_layer_types sparse layers 1 and 3",
+         cases=models.DEFAULT_CASES),
+    dict(name="exaone_moe_first_k", arch="exaone_moe",
+         config=dict(EXAONE_MOE, mlp_layer_types=None, first_k_dense_replace=2, num_shared_experts=2,
+                     norm_topk_prob=False, n_group=1, topk_group=1,
+                     layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"]),
+         doc="first_k_dense_replace 2 (no mlp_layer_types), two shared experts, no renormalisation, one group, "
+             "explicit layer_types (layer 2 full, without rotary)", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="exaone_moe_derived", arch="exaone_moe",
+         config=dict(EXAONE_MOE, mlp_layer_types=None, first_k_dense_replace=2, num_shared_experts=2,
+                     norm_topk_prob=False, n_group=1, topk_group=1,
+                     layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"]),
+         doc="exaone_moe_first_k without mlp_layer_types in config.json (derived from first_k_dense_replace 2)",
+         seed=1, config_rewrite="no_mlp_layer_types", twin="exaone_moe_first_k", cases=(models.Case(3, 12, (0, 3, 11)),)),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -299,11 +326,14 @@ FEATURES = [
     ("granitemoeshared", _PAD3, "attention_multiplier 0.2", {"attention_multiplier": 1.0}),
     ("minimax_m2", _PAD3, "rotary on 8 of 16 dims",
      {"rope_parameters": {"rope_type": "default", "rope_theta": 5e6, "partial_rotary_factor": 1.0}}),
+    ("exaone_moe", _PAD3, "no rope on the full layer 3", {"layer_types": ["sliding_attention"] * 4}),
+    ("exaone_moe", _PAD3, "mlp_layer_types", {"mlp_layer_types": ["dense", "sparse", "sparse", "sparse"]}),
 ]
 
 # (spec, what the e_score_correction_bias buffers are called): zeroing them must move the logits
 CORRECTION_BIASES = [("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
-                     ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias")]
+                     ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
+                     ("exaone_moe", "e_score_correction_bias")]
 
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [
@@ -317,6 +347,7 @@ BAD_CONFIGS = [
      "llama_4_scaling_beta"),
     ("hunyuan_dense", {"rope_parameters": dict(HUNYUAN_NTK, alpha=-2.0)}, "alpha"),
     ("granitemoeshared", {"shared_intermediate_size": -1}, "shared_intermediate_size"),
+    ("exaone_moe", {"mlp_layer_types": ["dense", "moe", "dense", "sparse"]}, "mlp_layer_types[1]"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
      "layer_types[2]"),
 ]
