@@ -130,7 +130,7 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
         head = hfx_weight(c->w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c->n.lm_head);
     }
     hfx_value *bias = NULL;
-    if (c->d->head == HFX_HEAD_LM_BIASED) { /* "<head>.bias" beside "<head>.weight" */
+    if (m->bias.head) { /* "<head>.bias" beside "<head>.weight" */
         char name[160];
         size_t n = strlen(c->n.lm_head), w = strlen(".weight");
         if (n > w && strcmp(c->n.lm_head + n - w, ".weight") == 0) n -= w;

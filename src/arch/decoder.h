@@ -293,6 +293,7 @@ typedef struct hfx_decoder_defaults {
 typedef enum {
     HFX_HEAD_LM,              /* lm_head [vocab, hidden] */
     HFX_HEAD_LM_BIASED,       /* ... with lm_head.bias (Phi) */
+    HFX_HEAD_LM_USE_BIAS,     /* ... biased as `use_bias` says (ERNIE 4.5 MoE) */
     HFX_HEAD_CLASSIFIER       /* *ForSequenceClassification: `score` on the last token that is not
                                  pad_token_id (hfx_decoder_classifier_family) */
 } hfx_decoder_head;
@@ -379,7 +380,7 @@ typedef struct hfx_decoder_mults {
 
 /* Which linears have biases. */
 typedef struct hfx_decoder_biases {
-    bool q, k, v, o, mlp;
+    bool q, k, v, o, mlp, head;
 } hfx_decoder_biases;
 
 typedef struct hfx_decoder_cfg {

@@ -76,6 +76,13 @@ const hfx_moe_desc hfx_moe_exaone = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_experts", .first_dense = 1,
     .shared_default = 1, .correction_bias = "e_score_correction_bias", .shared_key = "num_shared_experts"};
+/* ERNIE 4.5 MoE: softmax scores corrected for the choice (moe_statics), renormalised, shared experts, the
+ * sparse layers a range of indices */
+const hfx_moe_desc hfx_moe_ernie4_5 = {
+    .router = HFX_ROUTER_SOFTMAX_CORRECTED, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_INDEX_RANGE, .topk = HFX_TOPK_RENORM, .experts_key = "moe_num_experts",
+    .experts_alt_key = "num_experts", .correction_bias = "moe_statics.e_score_correction_bias",
+    .shared_key = "moe_num_shared_experts", .shared_default = 2, .top_k_key = "moe_k"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -85,7 +92,13 @@ const hfx_moe_desc hfx_moe_gpt_oss = {
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
 
 static bool grouped_router(const hfx_moe_desc *l) {
-    return l->router == HFX_ROUTER_GROUPED_SOFTMAX || l->router == HFX_ROUTER_GROUPED_SIGMOID;
+    return l->router == HFX_ROUTER_GROUPED_SOFTMAX || l->router == HFX_ROUTER_GROUPED_SIGMOID ||
+           l->router == HFX_ROUTER_SOFTMAX_CORRECTED;
+}
+
+/* A router whose scores are corrected by a bias for the choice alone (V3's, ERNIE's). */
+static bool corrected_router(const hfx_moe_desc *l) {
+    return l->router == HFX_ROUTER_GROUPED_SIGMOID || l->router == HFX_ROUTER_SOFTMAX_CORRECTED;
 }
 
 /* ---- config.json ---- */
@@ -101,8 +114,8 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
          (st = hfx_cfg_int_in_or(c, "first_k_dense_replace", l->first_dense < m->layers ? l->first_dense : m->layers,
                                  0, m->layers, &first_dense, err))) ||
         (l->shared == HFX_SHARED_PLAIN &&
-         (st = l->shared_default ? hfx_cfg_int_in_or(c, shared_key, l->shared_default, 1, 1024, &shared, err)
-                                 : hfx_cfg_int_in(c, shared_key, 1, 1024, &shared, err))) ||
+         (st = l->shared_default ? hfx_cfg_int_in_or(c, shared_key, l->shared_default, 0, 1024, &shared, err)
+                                 : hfx_cfg_int_in(c, shared_key, 0, 1024, &shared, err))) ||
         (st = hfx_cfg_num_or(c, "routed_scaling_factor", 1.0, &m->moe.routed_scale, err)))
         return st;
     if (!isfinite(m->moe.routed_scale))
@@ -110,7 +123,7 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
                         m->moe.routed_scale);
     for (int64_t i = 0; i < first_dense; i++) m->sparse[i] = false;
     m->moe.shared_intermediate = m->moe.moe_intermediate * shared;
-    bool v3 = d->moe->router == HFX_ROUTER_GROUPED_SIGMOID, grouped = v3;
+    bool v3 = corrected_router(d->moe), grouped = v3;
     if (!v3) { /* V2: the router never renormalises; topk_method picks the grouping */
         const char *method;
         m->moe.norm_topk = false;
@@ -134,6 +147,19 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
     if (m->moe.top_k > m->moe.top_groups * per_group)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: num_experts_per_tok %lld exceeds the experts of topk_group %lld "
                         "groups", c.where, (long long)m->moe.top_k, (long long)m->moe.top_groups);
+    return HFX_OK;
+}
+
+/* ERNIE 4.5 MoE's sparse layers: (i + 1) % moe_layer_interval == 0, start ≤ i ≤ end (end −1: the last). */
+static hfx_status parse_layer_range(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    int64_t start, end, interval;
+    hfx_status st;
+    if ((st = hfx_cfg_int_in_or(c, "moe_layer_start_index", 1, 0, INT32_MAX, &start, err)) ||
+        (st = hfx_cfg_int_in_or(c, "moe_layer_end_index", -1, -1, INT32_MAX, &end, err)) ||
+        (st = hfx_cfg_int_in_or(c, "moe_layer_interval", 1, 1, INT32_MAX, &interval, err)))
+        return st;
+    if (end == -1) end = m->layers - 1;
+    for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = (i + 1) % interval == 0 && i >= start && i <= end;
     return HFX_OK;
 }
 
@@ -172,7 +198,8 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
         if (m->moe.experts == 0) return HFX_OK;
     }
     if ((st = m->moe.experts ? HFX_OK : hfx_cfg_int_in(c, experts_key, 1, 4096, &m->moe.experts, err)) ||
-        (st = hfx_cfg_int_in(c, "num_experts_per_tok", 1, m->moe.experts, &m->moe.top_k, err)))
+        (st = hfx_cfg_int_in(c, l->top_k_key ? l->top_k_key : "num_experts_per_tok", 1, m->moe.experts, &m->moe.top_k,
+                             err)))
         return st;
     m->moe.moe_intermediate = m->intermediate;
     m->moe.norm_topk = true;
@@ -198,6 +225,7 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     m->moe.routed_scale = 1.0;
     if (grouped_router(l) && (st = parse_deepseek_router(d, c, m, err))) return st;
     if (l->layers == HFX_MOE_BY_TYPE_LIST && (st = parse_mlp_layer_types(c, m, err))) return st;
+    if (l->layers == HFX_MOE_BY_INDEX_RANGE && (st = parse_layer_range(c, m, err))) return st;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
     if (by_step && dense && !json_is_null(dense)) {
         if (!json_is_array(dense))
@@ -241,17 +269,20 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
                            hfx_value **dense_out) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    bool v3 = c->d->moe->router == HFX_ROUTER_GROUPED_SIGMOID;
+    bool v3 = corrected_router(c->d->moe), sigmoid = c->d->moe->router == HFX_ROUTER_GROUPED_SIGMOID;
     int64_t E = m->moe.experts, K = m->moe.top_k, G = m->moe.groups, per = E / G, axis = -1;
     char p[192];
     hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, m->hidden}, "%s", hfx_dec_name(c, i, block, "gate.weight", p, sizeof p));
     hfx_value *logits = hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32); /* [B,S,E] */
-    hfx_value *scores = v3 ? hfx_op1(g, HFX_OP_SIGMOID, logits) : hfx_softmax(g, logits, -1);
+    hfx_value *scores = sigmoid ? hfx_op1(g, HFX_OP_SIGMOID, logits) : hfx_softmax(g, logits, -1);
     hfx_value *choice = scores;
     if (v3) {
         const char *bias = c->d->moe->correction_bias; /* as checkpoints name it, else as transformers' module does */
         if (!bias || !hfx_weight_exists(c->w, hfx_dec_name(c, i, block, bias, p, sizeof p))) bias = "gate.e_score_correction_bias";
-        hfx_value *corr = hfx_weight(c->w, 1, &E, "%s", hfx_dec_name(c, i, block, bias, p, sizeof p));
+        hfx_dec_name(c, i, block, bias, p, sizeof p);
+        hfx_value *corr = hfx_weight_rank(c->w, p) == 2 /* ERNIE's [1, E] */
+                              ? hfx_reshape(g, hfx_weight(c->w, 2, (int64_t[]){1, E}, "%s", p), 1, (hfx_dim[]){hfx_dim_const(E)})
+                              : hfx_weight(c->w, 1, &E, "%s", p);
         choice = hfx_op2(g, HFX_OP_ADD, scores, hfx_cast(g, corr, HFX_DTYPE_F32));
     }
     hfx_dim bs[2] = {c->batch, c->seq};
@@ -453,15 +484,16 @@ static hfx_value *gpt_oss_experts(layer_ctx *c, int64_t i, hfx_value *h) {
 hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
     if (c->d->moe->experts == HFX_EXPERTS_INTERLEAVED) return gpt_oss_experts(c, i, h);
     hfx_value *y = routed_experts(c, i, h);
-    if (c->d->moe->shared == HFX_SHARED_PLAIN) { /* shared_experts: a plain gated MLP beside the routed ones */
+    if (c->d->moe->shared == HFX_SHARED_PLAIN && c->m->moe.shared_intermediate == 0) return y; /* none */
+    if (c->d->moe->shared == HFX_SHARED_PLAIN) { /* shared_experts: a gated MLP beside the routed ones */
         const hfx_decoder_cfg *m = c->m;
         int64_t H = m->hidden, S = m->moe.shared_intermediate;
         char p[192];
 #define P(name) hfx_dec_name(c, i, "mlp", name, p, sizeof p)
-        hfx_value *gate = hfx_dec_proj(c, h, H, S, false, P("shared_experts.gate_proj"));
-        hfx_value *up = hfx_dec_proj(c, h, H, S, false, P("shared_experts.up_proj"));
+        hfx_value *gate = hfx_dec_proj(c, h, H, S, m->bias.mlp, P("shared_experts.gate_proj"));
+        hfx_value *up = hfx_dec_proj(c, h, H, S, m->bias.mlp, P("shared_experts.up_proj"));
         hfx_value *a = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
-        hfx_value *shared = hfx_dec_proj(c, a, S, H, false, P("shared_experts.down_proj"));
+        hfx_value *shared = hfx_dec_proj(c, a, S, H, m->bias.mlp, P("shared_experts.down_proj"));
 #undef P
         return hfx_op2(c->g, HFX_OP_ADD, y, shared);
     }

@@ -10,8 +10,10 @@ typedef enum {
     HFX_ROUTER_SOFTMAX_BIASED, /* mlp.router with a bias, softmax over the k largest logits (GPT-OSS) */
     HFX_ROUTER_GROUPED_SOFTMAX, /* softmax scores, topk_method greedy or group_limited_greedy (groups
                                    ranked by their best score), never renormalised (DeepSeek V2) */
-    HFX_ROUTER_GROUPED_SIGMOID  /* sigmoid scores + e_score_correction_bias, groups ranked by their top-2
+    HFX_ROUTER_GROUPED_SIGMOID, /* sigmoid scores + e_score_correction_bias, groups ranked by their top-2
                                    sum (DeepSeek V3) */
+    HFX_ROUTER_SOFTMAX_CORRECTED /* softmax scores + e_score_correction_bias ([E] or [1, E]) for the choice, the
+                                    chosen scores renormalised (ERNIE 4.5 MoE) */
 } hfx_moe_router;
 
 typedef enum {
@@ -41,8 +43,10 @@ typedef enum {
                                  grouped router, from first_k_dense_replace), of moe_intermediate_size */
     HFX_MOE_EVERY_LAYER_OWN,  /* every layer, of moe_intermediate_size: no dense MLP, intermediate_size
                                  unread */
-    HFX_MOE_BY_TYPE_LIST      /* mlp_layer_types' "sparse" layers, else all after first_k_dense_replace, of
+    HFX_MOE_BY_TYPE_LIST,     /* mlp_layer_types' "sparse" layers, else all after first_k_dense_replace, of
                                  moe_intermediate_size (EXAONE-MoE) */
+    HFX_MOE_BY_INDEX_RANGE    /* every moe_layer_interval-th layer (1-based) from moe_layer_start_index to
+                                 moe_layer_end_index (−1: the last), of moe_intermediate_size (ERNIE 4.5 MoE) */
 } hfx_moe_layers;
 
 typedef enum {
@@ -61,7 +65,8 @@ typedef struct hfx_moe_desc {
     const char *experts_alt_key; /* ... or this one when that is absent (NULL: none) */
     const char *correction_bias; /* a sigmoid router's e_score_correction_bias under the experts' block, as
                                     checkpoints name it (NULL or absent: "gate.e_score_correction_bias", V3's) */
-    const char *shared_key;      /* HFX_SHARED_PLAIN's count (NULL: "n_shared_experts") */
+    const char *shared_key;      /* HFX_SHARED_PLAIN's count (NULL: "n_shared_experts"; 0 means none) */
+    const char *top_k_key;       /* the experts per token (NULL: "num_experts_per_tok") */
     int first_dense;             /* a grouped router's first_k_dense_replace when absent (HFX_MOE_BY_STEP) */
     int shared_default;          /* the shared part's size when config.json has none: HFX_SHARED_PLAIN's
                                     n_shared_experts (0: required), HFX_SHARED_LINEAR's shared_intermediate_size
@@ -70,6 +75,6 @@ typedef struct hfx_moe_desc {
 
 extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
-    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone;
+    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5;
 
 #endif

@@ -278,6 +278,13 @@ static const hfx_decoder_desc ExaoneMoeForCausalLM_desc = {
     .defaults.eps = 1e-5, .defaults.kv_heads = 32, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG, .sliding_pattern = 4,
     .defaults.window = 4096, .no_rope = HFX_NO_ROPE_FULL_IF_WINDOW, .masks_by_layer_type = true,
     .moe = &hfx_moe_exaone, .output_class = "MoeCausalLMOutputWithPast"};
+/* ERNIE 4.5 MoE: ERNIE 4.5's layers, softmax experts corrected for the choice on a range of layers, the head
+ * biased with use_bias */
+static const hfx_decoder_desc Ernie4_5_MoeForCausalLM_desc = {
+    "Ernie4_5_MoeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .defaults.eps = 1e-5,
+    .defaults.kv_heads = 4, .defaults.tied = true, .rope.theta = 500000.0, .rope.pairs = HFX_ROTARY_PAIRS_F32,
+    .head = HFX_HEAD_LM_USE_BIAS, .moe = &hfx_moe_ernie4_5, .output_class = "MoeCausalLMOutputWithPast",
+    .unused_stack = "mtp"};
 /* GPT-OSS: biased attention with sinks, sliding and full layers alternating, YaRN (its default),
  * and clamped-SwiGLU experts with biases. */
 static const hfx_decoder_desc GptOssForCausalLM_desc = {
@@ -451,6 +458,7 @@ static const struct entry {
     {"GraniteMoeSharedForCausalLM", &hfx_decoder_family, &GraniteMoeSharedForCausalLM_desc},
     {"MiniMaxM2ForCausalLM", &hfx_decoder_family, &MiniMaxM2ForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},
+    {"Ernie4_5_MoeForCausalLM", &hfx_decoder_family, &Ernie4_5_MoeForCausalLM_desc},
     {"PhiForCausalLM", &hfx_decoder_family, &PhiForCausalLM_desc},
     {"StableLmForCausalLM", &hfx_decoder_family, &StableLmForCausalLM_desc},
     {"GlmForCausalLM", &hfx_decoder_family, &GlmForCausalLM_desc},

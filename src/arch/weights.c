@@ -88,6 +88,12 @@ bool hfx_weight_exists(const hfx_weights *w, const char *name) {
     return hfx_checkpoint_index_of(w->ck, renamed(w, name, buf, sizeof buf)) >= 0;
 }
 
+int hfx_weight_rank(const hfx_weights *w, const char *name) {
+    char buf[640];
+    long i = hfx_checkpoint_index_of(w->ck, renamed(w, name, buf, sizeof buf));
+    return i >= 0 ? hfx_checkpoint_tensor_at(w->ck, (size_t)i)->rank : -1;
+}
+
 void hfx_weight_ignore(hfx_weights *w, const char *name) {
     char buf[640];
     long i = hfx_checkpoint_index_of(w->ck, renamed(w, name, buf, sizeof buf));

@@ -39,6 +39,9 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
 /* Whether the checkpoint has the tensor (does not mark it used). */
 bool hfx_weight_exists(const hfx_weights *w, const char *name);
 
+/* The rank of the checkpoint's tensor `name` (renames applied), or -1 when it has none. */
+int hfx_weight_rank(const hfx_weights *w, const char *name);
+
 /* Mark a tensor as deliberately unused (e.g. lm_head.weight of a tied model). */
 void hfx_weight_ignore(hfx_weights *w, const char *name);
 

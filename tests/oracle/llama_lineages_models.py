@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -28,6 +28,8 @@ from transformers import (
     SolarOpenForCausalLM,
     YoutuConfig,
     YoutuForCausalLM,
+    Ernie4_5_MoeConfig,
+    Ernie4_5_MoeForCausalLM,
     ExaoneMoeConfig,
     ExaoneMoeForCausalLM,
     FlexOlmoConfig,
@@ -71,6 +73,7 @@ ARCHS = {
     "granitemoeshared": (GraniteMoeSharedConfig, GraniteMoeSharedForCausalLM, "causal"),
     "minimax_m2": (MiniMaxM2Config, MiniMaxM2ForCausalLM, "causal"),
     "exaone_moe": (ExaoneMoeConfig, ExaoneMoeForCausalLM, "causal"),
+    "ernie4_5_moe": (Ernie4_5_MoeConfig, Ernie4_5_MoeForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -120,6 +123,8 @@ EXAONE_MOE = dict(SMALL, num_experts=8, num_shared_experts=1, num_experts_per_to
                   n_group=4, topk_group=2, routed_scaling_factor=2.5, norm_topk_prob=True, sliding_window=4,
                   sliding_window_pattern=4, mlp_layer_types=["dense", "sparse", "dense", "sparse"],
                   rope_parameters=_ROPE)
+ERNIE_MOE = dict(SMALL, moe_intermediate_size=32, moe_k=2, moe_num_experts=8, moe_num_shared_experts=1,
+                 rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
 
 
 def _rotary_dim_only(c: dict) -> dict:
@@ -275,10 +280,21 @@ SPECS += [
          doc="exaone_moe_first_k without mlp_layer_types in config.json (derived from first_k_dense_replace 2)",
          seed=1, config_rewrite="no_mlp_layer_types", twin="exaone_moe_first_k", cases=(models.Case(3, 12, (0, 3, 11)),)),
 ]
+SPECS += [
+    dict(name="ernie4_5_moe", arch="ernie4_5_moe", config=dict(ERNIE_MOE),
+         doc="layer 0 dense, then softmax experts chosen with moe_statics' correction bias [1, 8], top-2 "
+             "renormalised, a shared expert; interleaved rotary in f32; tied", embed_std=models.TIED_EMBED_STD,
+         cases=models.DEFAULT_CASES),
+    dict(name="ernie4_5_moe_bias", arch="ernie4_5_moe",
+         config=dict(ERNIE_MOE, use_bias=True, tie_word_embeddings=False, moe_layer_start_index=0,
+                     moe_layer_interval=2, moe_num_shared_experts=0),
+         doc="use_bias (every linear, shared experts and the head too), sparse layers 1 and 3 (interval 2 from 0), "
+             "no shared expert, untied", seed=1, cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -328,12 +344,14 @@ FEATURES = [
      {"rope_parameters": {"rope_type": "default", "rope_theta": 5e6, "partial_rotary_factor": 1.0}}),
     ("exaone_moe", _PAD3, "no rope on the full layer 3", {"layer_types": ["sliding_attention"] * 4}),
     ("exaone_moe", _PAD3, "mlp_layer_types", {"mlp_layer_types": ["dense", "sparse", "sparse", "sparse"]}),
+    ("ernie4_5_moe", _PAD3, "the dense first layer", {"moe_layer_start_index": 0}),
+    ("ernie4_5_moe_bias", _PAD3, "moe_layer_interval 2", {"moe_layer_interval": 1}),
 ]
 
 # (spec, what the e_score_correction_bias buffers are called): zeroing them must move the logits
 CORRECTION_BIASES = [("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
                      ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
-                     ("exaone_moe", "e_score_correction_bias")]
+                     ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias")]
 
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [
@@ -347,6 +365,7 @@ BAD_CONFIGS = [
      "llama_4_scaling_beta"),
     ("hunyuan_dense", {"rope_parameters": dict(HUNYUAN_NTK, alpha=-2.0)}, "alpha"),
     ("granitemoeshared", {"shared_intermediate_size": -1}, "shared_intermediate_size"),
+    ("ernie4_5_moe", {"moe_layer_interval": 0}, "moe_layer_interval"),
     ("exaone_moe", {"mlp_layer_types": ["dense", "moe", "dense", "sparse"]}, "mlp_layer_types[1]"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
      "layer_types[2]"),

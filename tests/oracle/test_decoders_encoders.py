@@ -576,15 +576,15 @@ def test_deepseek_correction_bias_is_visible(b_ckpts, b_refs):
 
 @pytest.mark.parametrize("name,buffer", L.CORRECTION_BIASES, ids=[n for n, _ in L.CORRECTION_BIASES])
 def test_correction_biases_are_visible(b_ckpts, b_refs, name, buffer):
-    """Harness sanity: a sigmoid router's correction bias (a buffer, no config switch) changes which
-    experts transformers picks, by >> the tolerance in the logits."""
+    """Harness sanity: a router's correction bias (a buffer or a frozen parameter, no config switch)
+    changes which experts transformers picks, by >> the tolerance in the logits."""
     spec = W.SPECS[name]
     inputs = W.inputs_for(spec, _PAD3)
     base = b_refs(name, _PAD3, inputs)["logits"]
     model = W.load_reference(b_ckpts(name), spec)
     zeroed = 0
     with torch.no_grad():
-        for key, b in model.named_buffers():
+        for key, b in [*model.named_buffers(), *model.named_parameters()]:
             if key.endswith(buffer):
                 b.zero_()
                 zeroed += 1
