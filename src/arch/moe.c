@@ -83,6 +83,12 @@ const hfx_moe_desc hfx_moe_ernie4_5 = {
     .layers = HFX_MOE_BY_INDEX_RANGE, .topk = HFX_TOPK_RENORM, .experts_key = "moe_num_experts",
     .experts_alt_key = "num_experts", .correction_bias = "moe_statics.e_score_correction_bias",
     .shared_key = "moe_num_shared_experts", .shared_default = 2, .top_k_key = "moe_k"};
+/* HunYuan MoE: softmax top-k renormalised (mlp.gate.wg), experts of intermediate_size and a shared MLP as
+ * wide beside them in every layer */
+const hfx_moe_desc hfx_moe_hunyuan = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_MLP_FULL,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_experts",
+    .experts_alt_key = "num_local_experts", .top_k_key = "moe_topk", .router_name = "gate.wg.weight"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -150,6 +156,24 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
     return HFX_OK;
 }
 
+/* The experts per token: a number, or a list of one per layer whose values agree (HunYuan's moe_topk). */
+static hfx_status parse_top_k(hfx_cfg c, const char *key, hfx_decoder_cfg *m, hfx_error *err) {
+    const json_t *v = json_object_get(c.obj, key);
+    if (!json_is_array(v)) return hfx_cfg_int_in(c, key, 1, m->moe.experts, &m->moe.top_k, err);
+    if ((int64_t)json_array_size(v) != m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be a number or a list of num_hidden_layers (%lld) "
+                                              "numbers", c.where, key, (long long)m->layers);
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *k = json_array_get(v, i);
+        if (!json_is_integer(k) || json_integer_value(k) < 1 || json_integer_value(k) > m->moe.experts ||
+            (i && json_integer_value(k) != m->moe.top_k))
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s[%zu] must be one experts count for every layer, in "
+                                                      "[1, %lld]", c.where, key, i, (long long)m->moe.experts);
+        m->moe.top_k = json_integer_value(k);
+    }
+    return HFX_OK;
+}
+
 /* ERNIE 4.5 MoE's sparse layers: (i + 1) % moe_layer_interval == 0, start ≤ i ≤ end (end −1: the last). */
 static hfx_status parse_layer_range(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     int64_t start, end, interval;
@@ -198,8 +222,7 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
         if (m->moe.experts == 0) return HFX_OK;
     }
     if ((st = m->moe.experts ? HFX_OK : hfx_cfg_int_in(c, experts_key, 1, 4096, &m->moe.experts, err)) ||
-        (st = hfx_cfg_int_in(c, l->top_k_key ? l->top_k_key : "num_experts_per_tok", 1, m->moe.experts, &m->moe.top_k,
-                             err)))
+        (st = parse_top_k(c, l->top_k_key ? l->top_k_key : "num_experts_per_tok", m, err)))
         return st;
     m->moe.moe_intermediate = m->intermediate;
     m->moe.norm_topk = true;
@@ -355,7 +378,8 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
     if (grouped_router(c->d->moe)) {
         deepseek_route(c, i, block, h, c->o->moe_gather, &w, &idx, &top);
     } else {
-        const char *router_name = granite ? (hub_granite ? "router.layer.weight" : "router.weight") : "gate.weight";
+        const char *router_name = granite ? (hub_granite ? "router.layer.weight" : "router.weight")
+                                  : c->d->moe->router_name ? c->d->moe->router_name : "gate.weight";
         hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", hfx_dec_name(c, i, block, router_name, p, sizeof p));
         hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), -1);
         if (c->o->moe_gather) {
@@ -494,6 +518,18 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
         hfx_value *up = hfx_dec_proj(c, h, H, S, m->bias.mlp, P("shared_experts.up_proj"));
         hfx_value *a = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
         hfx_value *shared = hfx_dec_proj(c, a, S, H, m->bias.mlp, P("shared_experts.down_proj"));
+#undef P
+        return hfx_op2(c->g, HFX_OP_ADD, y, shared);
+    }
+    if (c->d->moe->shared == HFX_SHARED_MLP_FULL) { /* mlp.shared_mlp, as wide as a dense MLP */
+        const hfx_decoder_cfg *m = c->m;
+        int64_t H = m->hidden, S = m->intermediate;
+        char p[192];
+#define P(name) hfx_dec_name(c, i, "mlp", name, p, sizeof p)
+        hfx_value *gate = hfx_dec_proj(c, h, H, S, m->bias.mlp, P("shared_mlp.gate_proj"));
+        hfx_value *up = hfx_dec_proj(c, h, H, S, m->bias.mlp, P("shared_mlp.up_proj"));
+        hfx_value *a = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
+        hfx_value *shared = hfx_dec_proj(c, a, S, H, m->bias.mlp, P("shared_mlp.down_proj"));
 #undef P
         return hfx_op2(c->g, HFX_OP_ADD, y, shared);
     }

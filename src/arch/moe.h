@@ -32,8 +32,9 @@ typedef enum {
     HFX_SHARED_GATED,   /* mlp.shared_expert (shared_expert_intermediate_size), scaled by
                            sigmoid(shared_expert_gate(h)) */
     HFX_SHARED_PLAIN,   /* mlp.shared_experts: moe_intermediate_size · n_shared_experts wide */
-    HFX_SHARED_LINEAR   /* shared_mlp.input_linear [gate; up] / output_linear of shared_intermediate_size,
+    HFX_SHARED_LINEAR,  /* shared_mlp.input_linear [gate; up] / output_linear of shared_intermediate_size,
                            in every layer (none when that is 0), alone when num_local_experts is 0 */
+    HFX_SHARED_MLP_FULL /* mlp.shared_mlp: a gated MLP of intermediate_size, always (HunYuan MoE) */
 } hfx_moe_shared;
 
 /* Which layers are sparse, and how wide their experts are. */
@@ -66,7 +67,9 @@ typedef struct hfx_moe_desc {
     const char *correction_bias; /* a sigmoid router's e_score_correction_bias under the experts' block, as
                                     checkpoints name it (NULL or absent: "gate.e_score_correction_bias", V3's) */
     const char *shared_key;      /* HFX_SHARED_PLAIN's count (NULL: "n_shared_experts"; 0 means none) */
-    const char *top_k_key;       /* the experts per token (NULL: "num_experts_per_tok") */
+    const char *top_k_key;       /* the experts per token (NULL: "num_experts_per_tok"); a list of one value per
+                                    layer is taken when its values agree */
+    const char *router_name;     /* the router's weight under the block (NULL: "gate.weight") */
     int first_dense;             /* a grouped router's first_k_dense_replace when absent (HFX_MOE_BY_STEP) */
     int shared_default;          /* the shared part's size when config.json has none: HFX_SHARED_PLAIN's
                                     n_shared_experts (0: required), HFX_SHARED_LINEAR's shared_intermediate_size
@@ -75,6 +78,6 @@ typedef struct hfx_moe_desc {
 
 extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
-    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5;
+    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan;
 
 #endif

@@ -65,9 +65,12 @@ static const hfx_decoder_desc NanoChatForCausalLM_desc = {
 /* HunYuan dense: per-head q/k norms after rotary (query_layernorm, key_layernorm); its checkpoints' "dynamic"
  * rope with an alpha is a fixed NTK base */
 static const hfx_decoder_names hunyuan_names = {.q_norm = "query_layernorm", .k_norm = "key_layernorm"};
-static const hfx_decoder_desc HunYuanDenseV1ForCausalLM_desc = {
-    "HunYuanDenseV1ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_AFTER_ROPE, .names = &hunyuan_names,
-    .rope.names = HFX_ROPE_NAMES_NTK_ALPHA, .defaults.eps = 1e-5};
+#define HUNYUAN LLAMA_LIKE, .qk_norm = HFX_QK_NORM_AFTER_ROPE, .names = &hunyuan_names, \
+    .rope.names = HFX_ROPE_NAMES_NTK_ALPHA, .defaults.eps = 1e-5
+static const hfx_decoder_desc HunYuanDenseV1ForCausalLM_desc = {"HunYuanDenseV1ForCausalLM", HUNYUAN};
+/* HunYuan MoE: the dense model's attention, softmax experts beside a shared MLP in every layer */
+static const hfx_decoder_desc HunYuanMoEV1ForCausalLM_desc = {"HunYuanMoEV1ForCausalLM", HUNYUAN, .moe = &hfx_moe_hunyuan,
+                                                              .output_class = "MoeCausalLMOutputWithPast"};
 /* Apertus: an ungated MLP with the learned xIELU, per-head q/k norms, its own norm names; llama3 rotary
  * when the config names none */
 static const hfx_decoder_names apertus_names = {.norm1 = "attention_layernorm", .norm2 = "feedforward_layernorm",
@@ -425,6 +428,7 @@ static const struct entry {
     {"Ministral3ForCausalLM", &hfx_decoder_family, &Ministral3ForCausalLM_desc},
     {"NanoChatForCausalLM", &hfx_decoder_family, &NanoChatForCausalLM_desc},
     {"HunYuanDenseV1ForCausalLM", &hfx_decoder_family, &HunYuanDenseV1ForCausalLM_desc},
+    {"HunYuanMoEV1ForCausalLM", &hfx_decoder_family, &HunYuanMoEV1ForCausalLM_desc},
     {"Qwen2ForCausalLM", &hfx_decoder_family, &Qwen2ForCausalLM_desc},
     {"Lfm2ForCausalLM", &hfx_decoder_family, &Lfm2ForCausalLM_desc},
     {"Mamba2ForCausalLM", &hfx_decoder_family, &Mamba2ForCausalLM_desc},

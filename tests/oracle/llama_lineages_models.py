@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -38,6 +38,8 @@ from transformers import (
     HeliumForCausalLM,
     HunYuanDenseV1Config,
     HunYuanDenseV1ForCausalLM,
+    HunYuanMoEV1Config,
+    HunYuanMoEV1ForCausalLM,
     Ministral3Config,
     Ministral3ForCausalLM,
     MiniMaxM2Config,
@@ -74,6 +76,7 @@ ARCHS = {
     "minimax_m2": (MiniMaxM2Config, MiniMaxM2ForCausalLM, "causal"),
     "exaone_moe": (ExaoneMoeConfig, ExaoneMoeForCausalLM, "causal"),
     "ernie4_5_moe": (Ernie4_5_MoeConfig, Ernie4_5_MoeForCausalLM, "causal"),
+    "hunyuan_moe": (HunYuanMoEV1Config, HunYuanMoEV1ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -125,6 +128,7 @@ EXAONE_MOE = dict(SMALL, num_experts=8, num_shared_experts=1, num_experts_per_to
                   rope_parameters=_ROPE)
 ERNIE_MOE = dict(SMALL, moe_intermediate_size=32, moe_k=2, moe_num_experts=8, moe_num_shared_experts=1,
                  rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
+HUNYUAN_MOE = dict(HUNYUAN, intermediate_size=48, num_experts=4, moe_topk=2)
 
 
 def _rotary_dim_only(c: dict) -> dict:
@@ -291,10 +295,19 @@ SPECS += [
          doc="use_bias (every linear, shared experts and the head too), sparse layers 1 and 3 (interval 2 from 0), "
              "no shared expert, untied", seed=1, cases=models.DEFAULT_CASES),
 ]
+SPECS += [
+    dict(name="hunyuan_moe", arch="hunyuan_moe", config=dict(HUNYUAN_MOE),
+         doc="HunYuan's attention (q/k norms after rotary, the NTK alpha base); softmax top-2 of 4 experts "
+             "(mlp.gate.wg) renormalised, beside a shared MLP as wide, in every layer", cases=models.DEFAULT_CASES),
+    dict(name="hunyuan_moe_list", arch="hunyuan_moe",
+         config=dict(HUNYUAN_MOE, moe_topk=[3, 3, 3, 3], attention_bias=True, rope_parameters=_ROPE),
+         doc="moe_topk a list of one count per layer (3), attention biases, default rotary", seed=1,
+         cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -346,6 +359,7 @@ FEATURES = [
     ("exaone_moe", _PAD3, "mlp_layer_types", {"mlp_layer_types": ["dense", "sparse", "sparse", "sparse"]}),
     ("ernie4_5_moe", _PAD3, "the dense first layer", {"moe_layer_start_index": 0}),
     ("ernie4_5_moe_bias", _PAD3, "moe_layer_interval 2", {"moe_layer_interval": 1}),
+    ("hunyuan_moe", _PAD3, "top-2 routing (not top-1)", {"moe_topk": 1}),
 ]
 
 # (spec, what the e_score_correction_bias buffers are called): zeroing them must move the logits
@@ -366,6 +380,7 @@ BAD_CONFIGS = [
     ("hunyuan_dense", {"rope_parameters": dict(HUNYUAN_NTK, alpha=-2.0)}, "alpha"),
     ("granitemoeshared", {"shared_intermediate_size": -1}, "shared_intermediate_size"),
     ("ernie4_5_moe", {"moe_layer_interval": 0}, "moe_layer_interval"),
+    ("hunyuan_moe", {"moe_topk": [1, 2, 1, 2]}, "moe_topk[1]"),
     ("exaone_moe", {"mlp_layer_types": ["dense", "moe", "dense", "sparse"]}, "mlp_layer_types[1]"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
      "layer_types[2]"),
