@@ -42,6 +42,7 @@ typedef enum {
     HFX_NORM_RMS_F32,      /* (that in f32)·w in f32, cast back (Helium) */
     HFX_NORM_RMS_PLAIN,    /* x·rsqrt(mean(x²)+ε) in f32, cast back: no weight anywhere (NanoChat) */
     HFX_NORM_LAYER,        /* nn.LayerNorm with bias */
+    HFX_NORM_LAYER_1P,     /* ... whose weight is stored less one: (1 + w), with bias (Nemotron's LayerNorm1P) */
     HFX_NORM_LAYER_PLAIN,  /* LayerNorm without weight or bias, in f32, ε 1e-5 whatever the config (OLMo) */
     HFX_NORM_LAYER_WEIGHT  /* LayerNorm with a weight, no bias, in f32 (Cohere) */
 } hfx_norm_kind;

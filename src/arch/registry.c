@@ -80,6 +80,12 @@ static const hfx_decoder_desc ApertusForCausalLM_desc = {
     .qk_norm = HFX_QK_NORM_PER_HEAD, .defaults.eps = 1e-5, .rope.theta = 12000000.0,
     .rope.absent = "{\"rope_type\": \"llama3\", \"rope_theta\": 12000000.0, \"factor\": 8.0, "
                    "\"original_max_position_embeddings\": 8192, \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0}"};
+/* Nemotron: LayerNorm1P (weights stored less one, with bias), an ungated relu² MLP, half of each head rotated */
+static const hfx_decoder_names nemotron_names = {.fc_in = "up_proj", .fc_out = "down_proj"};
+static const hfx_decoder_desc NemotronForCausalLM_desc = {
+    "NemotronForCausalLM", LLAMA, .norm = HFX_NORM_LAYER_1P, .eps_key = "norm_eps", .defaults.eps = 1e-5,
+    .mlp = HFX_MLP_PLAIN, .names = &nemotron_names, .act.dflt = "relu2", .rope.partial_rotary = true,
+    .rope.partial = 0.5};
 /* Seed-OSS: q/k/v biased by attention_bias (default on), o_proj by attention_out_bias */
 static const hfx_decoder_desc SeedOssForCausalLM_desc = {
     "SeedOssForCausalLM", LLAMA, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias",
@@ -441,6 +447,7 @@ static const struct entry {
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},
     {"ArceeForCausalLM", &hfx_decoder_family, &ArceeForCausalLM_desc},
     {"ApertusForCausalLM", &hfx_decoder_family, &ApertusForCausalLM_desc},
+    {"NemotronForCausalLM", &hfx_decoder_family, &NemotronForCausalLM_desc},
     {"HeliumForCausalLM", &hfx_decoder_family, &HeliumForCausalLM_desc},
     {"FlexOlmoForCausalLM", &hfx_decoder_family, &FlexOlmoForCausalLM_desc},
     {"Glm4MoeForCausalLM", &hfx_decoder_family, &Glm4MoeForCausalLM_desc},

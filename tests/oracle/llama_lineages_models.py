@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, Nemotron, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -44,6 +44,8 @@ from transformers import (
     Ministral3ForCausalLM,
     MiniMaxM2Config,
     MiniMaxM2ForCausalLM,
+    NemotronConfig,
+    NemotronForCausalLM,
     NanoChatConfig,
     NanoChatForCausalLM,
     MinistralConfig,
@@ -77,6 +79,7 @@ ARCHS = {
     "exaone_moe": (ExaoneMoeConfig, ExaoneMoeForCausalLM, "causal"),
     "ernie4_5_moe": (Ernie4_5_MoeConfig, Ernie4_5_MoeForCausalLM, "causal"),
     "hunyuan_moe": (HunYuanMoEV1Config, HunYuanMoEV1ForCausalLM, "causal"),
+    "nemotron": (NemotronConfig, NemotronForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -129,6 +132,7 @@ EXAONE_MOE = dict(SMALL, num_experts=8, num_shared_experts=1, num_experts_per_to
 ERNIE_MOE = dict(SMALL, moe_intermediate_size=32, moe_k=2, moe_num_experts=8, moe_num_shared_experts=1,
                  rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
 HUNYUAN_MOE = dict(HUNYUAN, intermediate_size=48, num_experts=4, moe_topk=2)
+NEMOTRON = dict(SMALL, rope_parameters=dict(_ROPE, partial_rotary_factor=0.5))
 
 
 def _rotary_dim_only(c: dict) -> dict:
@@ -304,10 +308,20 @@ SPECS += [
          doc="moe_topk a list of one count per layer (3), attention biases, default rotary", seed=1,
          cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
 ]
+SPECS += [
+    dict(name="nemotron", arch="nemotron", config=dict(NEMOTRON),
+         doc="LayerNorm1P (1 + w, with bias), up_proj -> relu2 -> down_proj, half of each head rotated",
+         norm_offset=-0.5, cases=models.DEFAULT_CASES),
+    dict(name="nemotron_bias", arch="nemotron",
+         config=dict(NEMOTRON, attention_bias=True, mlp_bias=True, norm_eps=1e-3,
+                     rope_parameters=dict(_ROPE, partial_rotary_factor=0.25)),
+         doc="attention and MLP biases, norm_eps 1e-3, a quarter of each head rotated", seed=1, norm_offset=-0.5,
+         cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -360,6 +374,8 @@ FEATURES = [
     ("ernie4_5_moe", _PAD3, "the dense first layer", {"moe_layer_start_index": 0}),
     ("ernie4_5_moe_bias", _PAD3, "moe_layer_interval 2", {"moe_layer_interval": 1}),
     ("hunyuan_moe", _PAD3, "top-2 routing (not top-1)", {"moe_topk": 1}),
+    ("nemotron", _PAD3, "half of each head rotated", {"rope_parameters": dict(_ROPE, partial_rotary_factor=1.0)}),
+    ("nemotron_bias", _PAD3, "MLP biases", {"mlp_bias": False}),
 ]
 
 # (spec, what the e_score_correction_bias buffers are called): zeroing them must move the logits
