@@ -42,14 +42,14 @@ static void project_qkv(layer_ctx *c, int64_t i, hfx_value *h, hfx_value **q, hf
     int64_t hd = m->head_dim;
     char p[160];
 #define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
-    if (d->qkv != HFX_QKV_SEPARATE) { /* one fused weight: a view of it per projection, no copy */
+    if (m->qkv != HFX_QKV_SEPARATE) { /* one fused weight: a view of it per projection, no copy */
         int64_t nq = m->heads * hd, nkv = m->kv_heads * hd;
         hfx_value *w = hfx_dec_weight_out_in(c, m->hidden, nq + 2 * nkv, P(c->n.qkv));
         hfx_value *b = m->bias.q ? hfx_weight(c->w, 1, (int64_t[]){nq + 2 * nkv}, "%s.bias", P(c->n.qkv)) : NULL;
         hfx_value *part[3];
         for (int j = 0; j < 3; j++) {
             hfx_value *wj, *bj = NULL;
-            if (d->qkv == HFX_QKV_CONCAT) { /* rows [q; k; v] */
+            if (m->qkv == HFX_QKV_CONCAT) { /* rows [q; k; v] */
                 int64_t start = j == 0 ? 0 : nq + (j - 1) * nkv, len = j == 0 ? nq : nkv;
                 wj = hfx_const_slice(g, w, 0, start, len);
                 if (b) bj = hfx_const_slice(g, b, 0, start, len);

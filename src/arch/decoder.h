@@ -69,7 +69,9 @@ typedef enum {
 typedef enum {
     HFX_QKV_SEPARATE,   /* q_proj, k_proj, v_proj */
     HFX_QKV_CONCAT,     /* one weight [q; k; v] (Phi-3 qkv_proj) */
-    HFX_QKV_PER_HEAD    /* one weight, per head [q_h; k_h; v_h] (GPT-NeoX query_key_value) */
+    HFX_QKV_PER_HEAD,   /* one weight, per head [q_h; k_h; v_h] (GPT-NeoX query_key_value) */
+    HFX_QKV_BY_MULTI_QUERY /* `multi_query` (default true): one key/value head, [q; k; v] rows; else per head
+                              (GPTBigCode c_attn) */
 } hfx_qkv_layout;
 
 /* config.json keys, where a family departs from Llama's (NULL fields take Llama's). */
@@ -174,8 +176,9 @@ typedef enum {
     HFX_SCALE_HEAD_DIM,          /* head_dim^-0.5 */
     HFX_SCALE_QUERY_PRE_ATTN,    /* query_pre_attn_scalar^-0.5 (Gemma 2/3) */
     HFX_SCALE_ATTN_MULTIPLIER,   /* attention_multiplier (Granite) */
-    HFX_SCALE_BY_CONFIG_LAYER    /* head_dim^-0.5 unless scale_attn_weights is false, and divided by layer
+    HFX_SCALE_BY_CONFIG_LAYER,   /* head_dim^-0.5 unless scale_attn_weights is false, and divided by layer
                                     index + 1 when scale_attn_by_inverse_layer_idx (GPT-2) */
+    HFX_SCALE_BY_CONFIG          /* head_dim^-0.5 unless scale_attn_weights is false (GPTBigCode) */
 } hfx_attn_scale;
 
 /* How the attention scores are scaled. */
@@ -417,6 +420,7 @@ typedef struct hfx_decoder_cfg {
     bool conv_bias;
     double clip_qkv;             /* 0: none; else q, k, v clamped to [-clip_qkv, clip_qkv] */
     hfx_qk_norm qk_norm;         /* the descriptor's, or none when its qk_norm_key is false */
+    hfx_qkv_layout qkv;          /* the descriptor's, or as multi_query says (never HFX_QKV_BY_MULTI_QUERY) */
     int64_t labels, pad_id;      /* a sequence classifier's width and pad token (-1: none) */
 } hfx_decoder_cfg;
 

@@ -128,10 +128,11 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     hfx_status st = HFX_OK;
     m->scale = 1.0 / sqrt((double)m->head_dim);
     m->mult.embed = m->mult.residual = m->mult.logits_div = 1.0;
-    if (d->scale == HFX_SCALE_BY_CONFIG_LAYER) {
-        bool by_dim, by_layer;
+    if (d->scale == HFX_SCALE_BY_CONFIG_LAYER || d->scale == HFX_SCALE_BY_CONFIG) {
+        bool by_dim, by_layer = false;
         if ((st = hfx_cfg_bool_or(c, "scale_attn_weights", true, &by_dim, err)) ||
-            (st = hfx_cfg_bool_or(c, "scale_attn_by_inverse_layer_idx", false, &by_layer, err)))
+            (d->scale == HFX_SCALE_BY_CONFIG_LAYER &&
+             (st = hfx_cfg_bool_or(c, "scale_attn_by_inverse_layer_idx", false, &by_layer, err))))
             return st;
         if (!by_dim) m->scale = 1.0;
         m->scale_by_layer = by_layer;
@@ -321,6 +322,13 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
                              &m->eps, err)) ||
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->defaults.tied, &m->tied, err)))
         return st;
+    m->qkv = d->qkv;
+    if (d->qkv == HFX_QKV_BY_MULTI_QUERY) { /* one key/value head and [q; k; v], or per-head triples */
+        bool mq;
+        if ((st = hfx_cfg_bool_or(c, "multi_query", true, &mq, err))) return st;
+        m->kv_heads = mq ? 1 : m->heads;
+        m->qkv = mq ? HFX_QKV_CONCAT : HFX_QKV_PER_HEAD;
+    }
     if (m->heads % m->kv_heads)
         return hfx_fail(err, HFX_ERR_INVALID,
                         "%s: num_attention_heads (%lld) is not a multiple of num_key_value_heads (%lld)",

@@ -343,6 +343,15 @@ static const hfx_decoder_desc GPT2LMHeadModel_desc = {
     .positions = HFX_POSITIONS_LEARNED, .linears_in_out = true, .scale = HFX_SCALE_BY_CONFIG_LAYER,
     .output_class = "CausalLMOutputWithCrossAttentions", .forward_args = gpt2_forward_args,
     .ignored_keys = gpt2_ignores};
+/* GPTBigCode (StarCoder 1, SantaCoder): GPT-2's layers with nn.Linear weights, multi-query attention by default */
+static const char *const gpt_bigcode_ignores[] = {"num_key_value_heads", "head_dim", "use_bias", "attention_bias", NULL};
+static const hfx_decoder_desc GPTBigCodeForCausalLM_desc = {
+    "GPTBigCodeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true,
+    .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN, .act.key = "activation_function", .act.dflt = "gelu_pytorch_tanh",
+    .eps_key = "layer_norm_epsilon", .defaults.tied = true, .qkv = HFX_QKV_BY_MULTI_QUERY, .names = &gpt2_names,
+    .keys = &gpt2_keys, .positions = HFX_POSITIONS_LEARNED, .scale = HFX_SCALE_BY_CONFIG,
+    .output_class = "CausalLMOutputWithCrossAttentions", .forward_args = gpt2_forward_args,
+    .ignored_keys = gpt_bigcode_ignores};
 static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
     "GPTNeoXForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN, .act.dflt = "gelu",
     .eps_key = "layer_norm_eps", .rope.partial_rotary = true, .rope.partial = 0.25,
@@ -485,6 +494,7 @@ static const struct entry {
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},
+    {"GPTBigCodeForCausalLM", &hfx_decoder_family, &GPTBigCodeForCausalLM_desc},
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},

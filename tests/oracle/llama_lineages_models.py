@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, Nemotron, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, Nemotron, GPTBigCode, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -33,6 +33,8 @@ from transformers import (
     ExaoneMoeConfig,
     ExaoneMoeForCausalLM,
     FlexOlmoConfig,
+    GPTBigCodeConfig,
+    GPTBigCodeForCausalLM,
     FlexOlmoForCausalLM,
     HeliumConfig,
     HeliumForCausalLM,
@@ -80,6 +82,7 @@ ARCHS = {
     "ernie4_5_moe": (Ernie4_5_MoeConfig, Ernie4_5_MoeForCausalLM, "causal"),
     "hunyuan_moe": (HunYuanMoEV1Config, HunYuanMoEV1ForCausalLM, "causal"),
     "nemotron": (NemotronConfig, NemotronForCausalLM, "causal"),
+    "gpt_bigcode": (GPTBigCodeConfig, GPTBigCodeForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -133,6 +136,8 @@ ERNIE_MOE = dict(SMALL, moe_intermediate_size=32, moe_k=2, moe_num_experts=8, mo
                  rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
 HUNYUAN_MOE = dict(HUNYUAN, intermediate_size=48, num_experts=4, moe_topk=2)
 NEMOTRON = dict(SMALL, rope_parameters=dict(_ROPE, partial_rotary_factor=0.5))
+GPT_BIGCODE = dict(vocab_size=160, n_embd=64, n_layer=3, n_head=4, n_positions=64, n_inner=96,
+                   pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 
 def _rotary_dim_only(c: dict) -> dict:
@@ -318,10 +323,21 @@ SPECS += [
          doc="attention and MLP biases, norm_eps 1e-3, a quarter of each head rotated", seed=1, norm_offset=-0.5,
          cases=models.DEFAULT_CASES),
 ]
+SPECS += [
+    dict(name="gpt_bigcode", arch="gpt_bigcode", config=dict(GPT_BIGCODE),
+         doc="multi-query attention (one key/value head, c_attn rows [q; k; v]), learned positions, gelu-tanh "
+             "c_fc/c_proj MLP, every linear biased, tied head", embed_std=models.TIED_EMBED_STD,
+         cases=models.DEFAULT_CASES),
+    dict(name="gpt_bigcode_mha", arch="gpt_bigcode",
+         config=dict(GPT_BIGCODE, multi_query=False, scale_attn_weights=False, activation_function="gelu",
+                     tie_word_embeddings=False),
+         doc="multi_query false (c_attn per head [q_h; k_h; v_h]), scale_attn_weights false, exact gelu, untied",
+         seed=1, cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -376,6 +392,7 @@ FEATURES = [
     ("hunyuan_moe", _PAD3, "top-2 routing (not top-1)", {"moe_topk": 1}),
     ("nemotron", _PAD3, "half of each head rotated", {"rope_parameters": dict(_ROPE, partial_rotary_factor=1.0)}),
     ("nemotron_bias", _PAD3, "MLP biases", {"mlp_bias": False}),
+    ("gpt_bigcode_mha", _PAD3, "scale_attn_weights false", {"scale_attn_weights": True}),
 ]
 
 # (spec, what the e_score_correction_bias buffers are called): zeroing them must move the logits
