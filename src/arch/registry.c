@@ -343,6 +343,19 @@ static const hfx_decoder_desc GPT2LMHeadModel_desc = {
     .positions = HFX_POSITIONS_LEARNED, .linears_in_out = true, .scale = HFX_SCALE_BY_CONFIG_LAYER,
     .output_class = "CausalLMOutputWithCrossAttentions", .forward_args = gpt2_forward_args,
     .ignored_keys = gpt2_ignores};
+/* GPT-J: one LayerNorm feeding attention and MLP in parallel, rotary_dim of each head rotated in interleaved
+ * pairs (base 10000, no rope keys read), unbiased attention, a biased MLP and head */
+static const char *const gptj_ignores[] = {"num_key_value_heads", "head_dim", "rope_theta", "rope_scaling",
+                                           "rope_parameters", "partial_rotary_factor", "attention_bias", NULL};
+static const hfx_decoder_names gptj_names = {
+    .embed = "transformer.wte.weight", .layer = "transformer.h.%lld", .attn = "attn", .o = "out_proj",
+    .fc_in = "fc_in", .fc_out = "fc_out", .norm1 = "ln_1", .final_norm = "transformer.ln_f"};
+static const hfx_decoder_desc GPTJForCausalLM_desc = {
+    "GPTJForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .bias.mlp = HFX_MLP_BIAS_ALWAYS, .norm = HFX_NORM_LAYER,
+    .layout = HFX_LAYOUT_PARALLEL_SHARED, .mlp = HFX_MLP_PLAIN, .act.key = "activation_function",
+    .act.dflt = "gelu_new", .eps_key = "layer_norm_epsilon", .rope.partial_rotary = true, .rope.dim_key = "rotary_dim",
+    .rope.pairs = HFX_ROTARY_PAIRS, .names = &gptj_names, .keys = &gpt2_keys, .head = HFX_HEAD_LM_BIASED,
+    .forward_args = gpt2_forward_args, .ignored_keys = gptj_ignores};
 /* GPTBigCode (StarCoder 1, SantaCoder): GPT-2's layers with nn.Linear weights, multi-query attention by default */
 static const char *const gpt_bigcode_ignores[] = {"num_key_value_heads", "head_dim", "use_bias", "attention_bias", NULL};
 static const hfx_decoder_desc GPTBigCodeForCausalLM_desc = {
@@ -495,6 +508,7 @@ static const struct entry {
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},
     {"GPTBigCodeForCausalLM", &hfx_decoder_family, &GPTBigCodeForCausalLM_desc},
+    {"GPTJForCausalLM", &hfx_decoder_family, &GPTJForCausalLM_desc},
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},

@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, Nemotron, GPTBigCode, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, Nemotron, GPTBigCode, GPT-J, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -33,6 +33,8 @@ from transformers import (
     ExaoneMoeConfig,
     ExaoneMoeForCausalLM,
     FlexOlmoConfig,
+    GPTJConfig,
+    GPTJForCausalLM,
     GPTBigCodeConfig,
     GPTBigCodeForCausalLM,
     FlexOlmoForCausalLM,
@@ -83,6 +85,7 @@ ARCHS = {
     "hunyuan_moe": (HunYuanMoEV1Config, HunYuanMoEV1ForCausalLM, "causal"),
     "nemotron": (NemotronConfig, NemotronForCausalLM, "causal"),
     "gpt_bigcode": (GPTBigCodeConfig, GPTBigCodeForCausalLM, "causal"),
+    "gptj": (GPTJConfig, GPTJForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -138,6 +141,8 @@ HUNYUAN_MOE = dict(HUNYUAN, intermediate_size=48, num_experts=4, moe_topk=2)
 NEMOTRON = dict(SMALL, rope_parameters=dict(_ROPE, partial_rotary_factor=0.5))
 GPT_BIGCODE = dict(vocab_size=160, n_embd=64, n_layer=3, n_head=4, n_positions=64, n_inner=96,
                    pad_token_id=0, bos_token_id=1, eos_token_id=2)
+GPTJ = dict(vocab_size=176, n_embd=64, n_layer=3, n_head=4, n_positions=64, rotary_dim=8, pad_token_id=0,
+            bos_token_id=1, eos_token_id=2)
 
 
 def _rotary_dim_only(c: dict) -> dict:
@@ -334,10 +339,18 @@ SPECS += [
          doc="multi_query false (c_attn per head [q_h; k_h; v_h]), scale_attn_weights false, exact gelu, untied",
          seed=1, cases=models.DEFAULT_CASES),
 ]
+SPECS += [
+    dict(name="gptj", arch="gptj", config=dict(GPTJ),
+         doc="one LayerNorm feeding attention and MLP in parallel, rotary_dim 8 of 16 in interleaved pairs, "
+             "unbiased q/k/v/out_proj, biased fc_in/fc_out and lm_head, gelu_new, n_inner 4 x 64",
+         cases=models.DEFAULT_CASES),
+    dict(name="gptj_full", arch="gptj", config=dict(GPTJ, rotary_dim=16, n_inner=80, activation_function="gelu"),
+         doc="rotary over the whole head (rotary_dim 16), n_inner 80, exact gelu", seed=1, cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -393,6 +406,7 @@ FEATURES = [
     ("nemotron", _PAD3, "half of each head rotated", {"rope_parameters": dict(_ROPE, partial_rotary_factor=1.0)}),
     ("nemotron_bias", _PAD3, "MLP biases", {"mlp_bias": False}),
     ("gpt_bigcode_mha", _PAD3, "scale_attn_weights false", {"scale_attn_weights": True}),
+    ("gptj", _PAD3, "rotary_dim 8", {"rotary_dim": 16}),
 ]
 
 # (spec, what the e_score_correction_bias buffers are called): zeroing them must move the logits
