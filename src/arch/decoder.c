@@ -358,17 +358,19 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
         hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in->mask_len}));
     hfx_value *full_bias = NULL, *window_bias = NULL;
     int64_t bias_window = -1;
+    bool where_then_add = c->d->scores.mask == HFX_MASK_WHERE_THEN_ADD;
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
         hfx_value *bias = NULL;
         bool sliding = m->window[i] != 0;
         if (m->mixer && m->mixer[i] != HFX_MIXER_ATTENTION && m->mixer[i] != HFX_MIXER_PARALLEL) {
             /* no attention bias: the layer's own state */
         } else if (!seed && !sliding) {
-            if (!full_bias) full_bias = hfx_mask_bias(g, &mb, 0);
+            if (!full_bias) full_bias = where_then_add ? hfx_mask_bias_where_then_add(g, &mb, 0) : hfx_mask_bias(g, &mb, 0);
             bias = full_bias;
         } else if (!seed) {
             if (bias_window != m->window[i]) { /* one window size per model in practice */
-                window_bias = hfx_mask_bias(g, &mb, m->window[i]);
+                window_bias = where_then_add ? hfx_mask_bias_where_then_add(g, &mb, m->window[i])
+                                             : hfx_mask_bias(g, &mb, m->window[i]);
                 bias_window = m->window[i];
             }
             bias = window_bias;

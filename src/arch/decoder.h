@@ -18,7 +18,8 @@ typedef enum {
     HFX_BIAS_NONE,        /* never (Mistral) */
     HFX_BIAS_USE_BIAS,    /* `use_bias` (default: attention_bias_default) switches every linear, MLP included
                              (StarCoder2, ERNIE 4.5) */
-    HFX_BIAS_QKV_FROM_CONFIG /* desc `qkv_bias_key` switches q/k/v, o never (GLM, StableLM) */
+    HFX_BIAS_QKV_FROM_CONFIG, /* desc `qkv_bias_key` switches q/k/v, o never (GLM, StableLM) */
+    HFX_BIAS_O_ONLY          /* o_proj always biased, q/k/v never (GPT-Neo) */
 } hfx_attn_bias_rule;
 
 typedef enum {
@@ -32,8 +33,10 @@ typedef enum {
     HFX_SLIDING_EVEN_BELOW_MAX, /* layer_types, else the even-indexed layers below max_window_layers
                                    when use_sliding_window (Qwen2-MoE) */
     HFX_SLIDING_TYPES_OR_ALL,   /* layer_types, else every layer when sliding_window is set (Ministral) */
-    HFX_SLIDING_FROM_MAX_WINDOW /* layer_types, else the layers from max_window_layers on when sliding_window is
-                                   set, no use_sliding_window (dots.llm1) */
+    HFX_SLIDING_FROM_MAX_WINDOW, /* layer_types, else the layers from max_window_layers on when sliding_window is
+                                    set, no use_sliding_window (dots.llm1) */
+    HFX_SLIDING_ATTENTION_TYPES /* attention_layers' "local" layers, or attention_types' [[types], repeat] expanded,
+                                   windowed by window_size (GPT-Neo) */
 } hfx_sliding_rule;
 
 typedef enum {
@@ -174,6 +177,7 @@ typedef enum {
 /* How the attention scores are scaled. */
 typedef enum {
     HFX_SCALE_HEAD_DIM,          /* head_dim^-0.5 */
+    HFX_SCALE_ONE,               /* none: scores are q·k (GPT-Neo) */
     HFX_SCALE_QUERY_PRE_ATTN,    /* query_pre_attn_scalar^-0.5 (Gemma 2/3) */
     HFX_SCALE_ATTN_MULTIPLIER,   /* attention_multiplier (Granite) */
     HFX_SCALE_BY_CONFIG_LAYER,   /* head_dim^-0.5 unless scale_attn_weights is false, and divided by layer
@@ -182,6 +186,7 @@ typedef enum {
 } hfx_attn_scale;
 
 /* How the attention scores are scaled. */
+
 /* The multipliers a lineage scales its activations with (each 1 when absent). */
 typedef enum {
     HFX_MULT_NONE,
@@ -196,12 +201,27 @@ typedef enum {
                             original_max_position_embeddings, both required (Ministral 3) */
 } hfx_query_temperature;
 
+/* What hides a key from a query in the attention bias. */
+typedef enum {
+    HFX_MASK_MIN,        /* −FLT_MAX wherever the key is hidden (transformers' additive masks) */
+    HFX_MASK_WHERE_THEN_ADD /* where(causal window, scores, min) + the causal padding mask: −FLT_MAX where the key
+                               is hidden one way, −∞ where both (GPT-Neo's eager attention; padding rows differ) */
+} hfx_mask_fill;
+
 /* Which soft-caps the config's keys switch on. */
 typedef enum {
     HFX_SOFTCAP_NONE,
     HFX_SOFTCAP_FINAL,         /* final_logit_softcapping (Gemma 3: its attention ignores the other) */
     HFX_SOFTCAP_ATTN_AND_FINAL /* ... and attn_logit_softcapping (Gemma 2) */
 } hfx_softcaps;
+
+/* The attention scores: their scale, soft-caps, the queries' temperature and how keys are hidden. */
+typedef struct hfx_decoder_scores {
+    hfx_attn_scale scale;
+    hfx_softcaps softcaps;
+    hfx_query_temperature temperature;
+    hfx_mask_fill mask;
+} hfx_decoder_scores;
 
 /* The embedding's scale. */
 typedef enum {
@@ -343,9 +363,7 @@ typedef struct hfx_decoder_desc {
     bool masks_by_layer_type;    /* transformers' config has `layer_types`: the seed's profile names
                                     its mask per type, "attention_mask.full_attention" */
     hfx_positions positions;
-    hfx_attn_scale scale;
-    hfx_softcaps softcaps;
-    hfx_query_temperature q_temperature;
+    hfx_decoder_scores scores;
     hfx_multipliers multipliers;
     hfx_embed_scale embed_scale;
     bool linears_in_out;         /* linear weights stored [in, out] (GPT-2's Conv1D) */

@@ -11,11 +11,60 @@
 
 /* ---- config.json ---- */
 
+/* GPT-Neo's layers: attention_layers ("global" / "local"), else attention_types [[[types...], repeat], ...]
+ * expanded as its config does; local layers windowed by window_size. */
+static hfx_status parse_attention_types(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    int64_t window, n = 0;
+    hfx_status st = hfx_cfg_int_in_or(c, "window_size", 256, 1, INT32_MAX, &window, err);
+    if (st) return st;
+    const json_t *list = json_object_get(c.obj, "attention_layers");
+    if (json_is_array(list)) {
+        for (size_t i = 0; i < json_array_size(list) && n <= m->layers; i++, n++) {
+            const char *t = json_string_value(json_array_get(list, i));
+            if (!t || (strcmp(t, "global") != 0 && strcmp(t, "local") != 0))
+                return hfx_fail(err, HFX_ERR_INVALID, "%s: attention_layers[%zu] must be \"global\" or \"local\"",
+                                c.where, i);
+            if (n < m->layers) m->window[n] = strcmp(t, "local") == 0 ? window : 0;
+        }
+    } else {
+        const json_t *types = json_object_get(c.obj, "attention_types");
+        static const char dflt[] = "[[[\"global\", \"local\"], 12]]";
+        json_t *owned = types ? NULL : json_loads(dflt, 0, NULL);
+        if (!types) types = owned;
+        for (size_t g = 0; json_is_array(types) && g < json_array_size(types) && n <= m->layers; g++) {
+            const json_t *item = json_array_get(types, g), *names = json_array_get(item, 0);
+            const json_t *repeat = json_array_get(item, 1);
+            if (!json_is_array(names) || !json_is_integer(repeat) || json_integer_value(repeat) < 0) {
+                json_decref(owned);
+                return hfx_fail(err, HFX_ERR_INVALID, "%s: attention_types[%zu] must be [[\"global\" | \"local\", ...], "
+                                                      "repeat]", c.where, g);
+            }
+            for (json_int_t r = 0; r < json_integer_value(repeat) && n <= m->layers; r++)
+                for (size_t k = 0; k < json_array_size(names) && n <= m->layers; k++, n++) {
+                    const char *t = json_string_value(json_array_get(names, k));
+                    if (!t || (strcmp(t, "global") != 0 && strcmp(t, "local") != 0)) {
+                        json_decref(owned);
+                        return hfx_fail(err, HFX_ERR_INVALID, "%s: attention_types[%zu] names \"%s\" (global, local)",
+                                        c.where, g, t ? t : "(not a string)");
+                    }
+                    if (n < m->layers) m->window[n] = strcmp(t, "local") == 0 ? window : 0;
+                }
+        }
+        json_decref(owned);
+    }
+    if (n != m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: attention_layers / attention_types give %s%lld layers, not "
+                                              "num_layers (%lld)", c.where, n > m->layers ? "more than " : "",
+                        (long long)(n > m->layers ? m->layers : n), (long long)m->layers);
+    return HFX_OK;
+}
+
 static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
                                 hfx_error *err) {
     hfx_status st;
     int64_t window = 0;
     if (d->sliding == HFX_SLIDING_NONE) return HFX_OK;
+    if (d->sliding == HFX_SLIDING_ATTENTION_TYPES) return parse_attention_types(c, m, err);
     if (!json_object_get(c.obj, "sliding_window")) window = d->defaults.window; /* absent, not null */
     else if ((st = hfx_cfg_int_or(c, "sliding_window", 0, &window, err))) return st;
     if ((st = hfx_cfg_check_range(c, "sliding_window", window, 0, INT32_MAX, err))) return st;
@@ -108,7 +157,7 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     }
     if (!st && d->bias.mlp == HFX_MLP_BIAS_FROM_CONFIG) st = hfx_cfg_bool_or(c, "mlp_bias", false, &mlp_bias, err);
     m->bias.q = m->bias.k = m->bias.v = attention_bias || qkv_bias;
-    m->bias.o = attention_bias;
+    m->bias.o = attention_bias || d->bias.rule == HFX_BIAS_O_ONLY;
     if (!st && d->bias.o_key) st = hfx_cfg_bool_or(c, d->bias.o_key, false, &m->bias.o, err);
     m->bias.mlp = mlp_bias || d->bias.mlp == HFX_MLP_BIAS_ALWAYS;
     m->bias.head = d->head == HFX_HEAD_LM_BIASED || (d->head == HFX_HEAD_LM_USE_BIAS && attention_bias);
@@ -126,22 +175,22 @@ static hfx_status positive_or(hfx_cfg c, const char *key, double dflt, double *o
 static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
                                hfx_error *err) {
     hfx_status st = HFX_OK;
-    m->scale = 1.0 / sqrt((double)m->head_dim);
+    m->scale = d->scores.scale == HFX_SCALE_ONE ? 1.0 : 1.0 / sqrt((double)m->head_dim);
     m->mult.embed = m->mult.residual = m->mult.logits_div = 1.0;
-    if (d->scale == HFX_SCALE_BY_CONFIG_LAYER || d->scale == HFX_SCALE_BY_CONFIG) {
+    if (d->scores.scale == HFX_SCALE_BY_CONFIG_LAYER || d->scores.scale == HFX_SCALE_BY_CONFIG) {
         bool by_dim, by_layer = false;
         if ((st = hfx_cfg_bool_or(c, "scale_attn_weights", true, &by_dim, err)) ||
-            (d->scale == HFX_SCALE_BY_CONFIG_LAYER &&
+            (d->scores.scale == HFX_SCALE_BY_CONFIG_LAYER &&
              (st = hfx_cfg_bool_or(c, "scale_attn_by_inverse_layer_idx", false, &by_layer, err))))
             return st;
         if (!by_dim) m->scale = 1.0;
         m->scale_by_layer = by_layer;
     }
-    if (d->scale == HFX_SCALE_QUERY_PRE_ATTN) {
+    if (d->scores.scale == HFX_SCALE_QUERY_PRE_ATTN) {
         double q;
         if ((st = positive_or(c, "query_pre_attn_scalar", 256, &q, err))) return st;
         m->scale = pow(q, -0.5);
-    } else if (d->scale == HFX_SCALE_ATTN_MULTIPLIER) {
+    } else if (d->scores.scale == HFX_SCALE_ATTN_MULTIPLIER) {
         if ((st = positive_or(c, "attention_multiplier", 1.0, &m->scale, err))) return st;
     }
     if (d->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS &&
@@ -150,11 +199,11 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
          (st = positive_or(c, "logits_scaling", 1.0, &m->mult.logits_div, err))))
         return st;
     /* an absent key takes the family's default, an explicit null means none */
-    if (d->softcaps == HFX_SOFTCAP_ATTN_AND_FINAL &&
+    if (d->scores.softcaps == HFX_SOFTCAP_ATTN_AND_FINAL &&
         (st = positive_or(c, "attn_logit_softcapping", json_object_get(c.obj, "attn_logit_softcapping") ? 0 : d->defaults.attn_softcap,
                           &m->attn_softcap, err)))
         return st;
-    if (d->softcaps != HFX_SOFTCAP_NONE &&
+    if (d->scores.softcaps != HFX_SOFTCAP_NONE &&
         (st = positive_or(c, "final_logit_softcapping", json_object_get(c.obj, "final_logit_softcapping") ? 0 : d->defaults.final_softcap,
                           &m->final_softcap, err)))
         return st;
@@ -250,7 +299,7 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
 static hfx_status parse_query_temperature(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     m->q_temp_beta = 0;
     m->q_temp_step = 1;
-    if (d->q_temperature == HFX_QTEMP_NONE) return HFX_OK;
+    if (d->scores.temperature == HFX_QTEMP_NONE) return HFX_OK;
     const json_t *p = json_object_get(c.obj, "rope_parameters");
     if (!json_is_object(p)) p = json_object_get(c.obj, "rope_scaling");
     if (!json_is_object(p))

@@ -1,6 +1,7 @@
 #include "arch/mask.h"
 
 #include <float.h>
+#include <math.h>
 
 hfx_value *hfx_mask_slots_after_past(hfx_graph *g, hfx_value *attention_mask, hfx_dim seq,
                                      hfx_value *seq_len) {
@@ -37,6 +38,22 @@ void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_typ
     hfx_value *same = hfx_op2(g, HFX_OP_EQUAL, q_block, hfx_unsqueeze(g, block, 1)); /* [B,S,T] */
     same = hfx_op2(g, HFX_OP_AND, same, hfx_op2(g, HFX_OP_GREATER_EQUAL, q_block, zero));
     m->visible = hfx_op2(g, HFX_OP_AND, m->keep, hfx_op2(g, HFX_OP_OR, m->causal, hfx_unsqueeze(g, same, 1)));
+}
+
+/* [S,T]: the key is within the query's causal window (`window` 0: all earlier keys) */
+static hfx_value *causal_window(hfx_graph *g, const hfx_mask_builder *m, int64_t window) {
+    if (window <= 0) return m->causal;
+    hfx_value *oldest = hfx_op2(g, HFX_OP_SUB, m->q_idx, hfx_const_i64(g, window));
+    return hfx_op2(g, HFX_OP_AND, m->causal, hfx_op2(g, HFX_OP_GREATER, m->kv_idx, oldest));
+}
+
+hfx_value *hfx_mask_bias_where_then_add(hfx_graph *g, const hfx_mask_builder *m, int64_t window) {
+    /* hidden by the where (outside the causal window) and by the added mask (later, or padding) */
+    hfx_value *by_where = hfx_op1(g, HFX_OP_NOT, causal_window(g, m, window));        /* [S,T] */
+    hfx_value *by_mask = hfx_op1(g, HFX_OP_NOT, m->visible);                           /* [B,1,S,T] */
+    hfx_value *either = hfx_where(g, hfx_op2(g, HFX_OP_AND, by_where, by_mask), hfx_const_f32(g, -INFINITY),
+                                  hfx_const_f32(g, -FLT_MAX));
+    return hfx_where(g, hfx_op2(g, HFX_OP_OR, by_where, by_mask), either, hfx_const_f32(g, 0.0f));
 }
 
 hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window) {

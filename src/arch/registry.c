@@ -18,7 +18,7 @@
 #define LLAMA_LIKE                                                                                 \
     .rope.names = HFX_ROPE_NAMES_LEGACY, .bias.rule = HFX_BIAS_FROM_CONFIG, .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE,            \
     .mlp = HFX_MLP_GATED, .act.key = "hidden_act", .act.dflt = "silu", .eps_key = "rms_norm_eps", \
-    .scale = HFX_SCALE_HEAD_DIM
+    .scores.scale = HFX_SCALE_HEAD_DIM
 
 /* each family with a sequence-classification head too: its fields once, two descriptors */
 #define LLAMA LLAMA_LIKE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG
@@ -31,7 +31,7 @@ static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", QWEN2
 /* Ministral 3: Mistral's layers (one window for all when set), queries scaled by position (rope_parameters'
  * llama_4_scaling_beta) */
 static const hfx_decoder_desc Ministral3ForCausalLM_desc = {"Ministral3ForCausalLM", MISTRAL,
-                                                            .q_temperature = HFX_QTEMP_ROPE_BETA, .defaults.eps = 1e-5,
+                                                            .scores.temperature = HFX_QTEMP_ROPE_BETA, .defaults.eps = 1e-5,
                                                             .defaults.head_dim = 128, .rope.theta = 1000000.0};
 /* Ministral: Mistral's layers, sliding or full by layer_types (all sliding when absent, window 4096) */
 static const hfx_decoder_desc MinistralForCausalLM_desc = {"MinistralForCausalLM", MISTRAL,
@@ -61,7 +61,7 @@ static const hfx_decoder_names nanochat_names = {.fc_in = "fc1", .fc_out = "fc2"
 static const hfx_decoder_desc NanoChatForCausalLM_desc = {
     "NanoChatForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_RMS_PLAIN, .embed_scale = HFX_EMBED_FINAL_NORM,
     .rope.pairs = HFX_ROTARY_HALVES_BACKWARD, .qk_norm = HFX_QK_NORM_AFTER_ROPE, .mlp = HFX_MLP_PLAIN,
-    .names = &nanochat_names, .act.dflt = "relu2", .softcaps = HFX_SOFTCAP_FINAL, .defaults.final_softcap = 15.0};
+    .names = &nanochat_names, .act.dflt = "relu2", .scores.softcaps = HFX_SOFTCAP_FINAL, .defaults.final_softcap = 15.0};
 /* HunYuan dense: per-head q/k norms after rotary (query_layernorm, key_layernorm); its checkpoints' "dynamic"
  * rope with an alpha is a fixed NTK base */
 static const hfx_decoder_names hunyuan_names = {.q_norm = "query_layernorm", .k_norm = "key_layernorm"};
@@ -93,7 +93,7 @@ static const hfx_decoder_desc SeedOssForCausalLM_desc = {
 static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", LLAMA_LIKE,
     .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
                                                          .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
-                                                         .scale = HFX_SCALE_ATTN_MULTIPLIER};
+                                                         .scores.scale = HFX_SCALE_ATTN_MULTIPLIER};
 static const hfx_decoder_desc Olmo2ForCausalLM_desc = {"Olmo2ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
                                                        .layout = HFX_LAYOUT_POST, .defaults.eps = 1e-5};
 static const hfx_decoder_desc Olmo3ForCausalLM_desc = {
@@ -180,7 +180,7 @@ static const hfx_mamba2_keys granite_hybrid_keys = {
     .default_chunk = 256};
 static const hfx_decoder_desc GraniteMoeHybridForCausalLM_desc = {
     "GraniteMoeHybridForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
-    .scale = HFX_SCALE_ATTN_MULTIPLIER,
+    .scores.scale = HFX_SCALE_ATTN_MULTIPLIER,
     .moe = &hfx_moe_granite_hybrid, .mamba2 = &granite_hybrid_keys, .mixers = HFX_MIXERS_MAMBA2_BY_TYPE,
     .names = &granite_hybrid_names, .no_rope = HFX_NO_ROPE_UNLESS_ROPE_TYPE,
     .output_class = "MoeCausalLMOutputWithPast", .genai_type = "granitemoehybrid"};
@@ -268,12 +268,12 @@ static const hfx_decoder_desc Qwen2MoeForCausalLM_desc = {
     .defaults.kv_heads = 16, .moe = &hfx_moe_qwen2, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc GraniteMoeForCausalLM_desc = {
     "GraniteMoeForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
-    .scale = HFX_SCALE_ATTN_MULTIPLIER,
+    .scores.scale = HFX_SCALE_ATTN_MULTIPLIER,
     .moe = &hfx_moe_granite, .output_class = "MoeCausalLMOutputWithPast"};
 /* GraniteMoE with a shared MLP beside the experts (shared_intermediate_size; 0: none) */
 static const hfx_decoder_desc GraniteMoeSharedForCausalLM_desc = {
     "GraniteMoeSharedForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
-    .scale = HFX_SCALE_ATTN_MULTIPLIER, .moe = &hfx_moe_granite_shared, .output_class = "MoeCausalLMOutputWithPast"};
+    .scores.scale = HFX_SCALE_ATTN_MULTIPLIER, .moe = &hfx_moe_granite_shared, .output_class = "MoeCausalLMOutputWithPast"};
 /* MiniMax-M2: q/k norms over the whole projections, `rotary_dim` of each head rotated, a sigmoid router with
  * the block's correction bias over Mixtral's experts */
 static const hfx_decoder_desc MiniMaxM2ForCausalLM_desc = {
@@ -340,7 +340,7 @@ static const hfx_decoder_desc GPT2LMHeadModel_desc = {
     .mlp = HFX_MLP_PLAIN,
     .act.key = "activation_function", .act.dflt = "gelu_new", .eps_key = "layer_norm_epsilon",
     .defaults.tied = true, .qkv = HFX_QKV_CONCAT, .names = &gpt2_names, .keys = &gpt2_keys,
-    .positions = HFX_POSITIONS_LEARNED, .linears_in_out = true, .scale = HFX_SCALE_BY_CONFIG_LAYER,
+    .positions = HFX_POSITIONS_LEARNED, .linears_in_out = true, .scores.scale = HFX_SCALE_BY_CONFIG_LAYER,
     .output_class = "CausalLMOutputWithCrossAttentions", .forward_args = gpt2_forward_args,
     .ignored_keys = gpt2_ignores};
 /* GPT-J: one LayerNorm feeding attention and MLP in parallel, rotary_dim of each head rotated in interleaved
@@ -356,13 +356,29 @@ static const hfx_decoder_desc GPTJForCausalLM_desc = {
     .act.dflt = "gelu_new", .eps_key = "layer_norm_epsilon", .rope.partial_rotary = true, .rope.dim_key = "rotary_dim",
     .rope.pairs = HFX_ROTARY_PAIRS, .names = &gptj_names, .keys = &gpt2_keys, .head = HFX_HEAD_LM_BIASED,
     .forward_args = gpt2_forward_args, .ignored_keys = gptj_ignores};
+/* GPT-Neo: GPT-2's layers with separate unbiased q/k/v (attn.attention), a biased out_proj, unscaled scores,
+ * local layers windowed by window_size */
+static const char *const gpt_neo_ignores[] = {"num_key_value_heads", "head_dim", "sliding_window", "use_bias",
+                                              "attention_bias", NULL};
+static const hfx_decoder_names gpt_neo_names = {
+    .embed = "transformer.wte.weight", .layer = "transformer.h.%lld", .attn = "attn.attention", .o = "out_proj",
+    .norm1 = "ln_1", .norm2 = "ln_2", .pos_embed = "transformer.wpe.weight", .final_norm = "transformer.ln_f"};
+static const hfx_decoder_keys gpt_neo_keys = {"hidden_size", "num_layers", "num_heads", "max_position_embeddings",
+                                              "intermediate_size"};
+static const hfx_decoder_desc GPTNeoForCausalLM_desc = {
+    "GPTNeoForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_O_ONLY, .bias.mlp = HFX_MLP_BIAS_ALWAYS,
+    .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN, .act.key = "activation_function", .act.dflt = "gelu_new",
+    .eps_key = "layer_norm_epsilon", .defaults.tied = true, .names = &gpt_neo_names, .keys = &gpt_neo_keys,
+    .positions = HFX_POSITIONS_LEARNED, .scores.scale = HFX_SCALE_ONE, .scores.mask = HFX_MASK_WHERE_THEN_ADD,
+    .sliding = HFX_SLIDING_ATTENTION_TYPES,
+    .forward_args = gpt2_forward_args, .ignored_keys = gpt_neo_ignores};
 /* GPTBigCode (StarCoder 1, SantaCoder): GPT-2's layers with nn.Linear weights, multi-query attention by default */
 static const char *const gpt_bigcode_ignores[] = {"num_key_value_heads", "head_dim", "use_bias", "attention_bias", NULL};
 static const hfx_decoder_desc GPTBigCodeForCausalLM_desc = {
     "GPTBigCodeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true,
     .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN, .act.key = "activation_function", .act.dflt = "gelu_pytorch_tanh",
     .eps_key = "layer_norm_epsilon", .defaults.tied = true, .qkv = HFX_QKV_BY_MULTI_QUERY, .names = &gpt2_names,
-    .keys = &gpt2_keys, .positions = HFX_POSITIONS_LEARNED, .scale = HFX_SCALE_BY_CONFIG,
+    .keys = &gpt2_keys, .positions = HFX_POSITIONS_LEARNED, .scores.scale = HFX_SCALE_BY_CONFIG,
     .output_class = "CausalLMOutputWithCrossAttentions", .forward_args = gpt2_forward_args,
     .ignored_keys = gpt_bigcode_ignores};
 static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
@@ -380,8 +396,8 @@ static const hfx_decoder_desc GemmaForCausalLM_desc = {"GemmaForCausalLM", GEMMA
 static const hfx_decoder_names vaultgemma_names = {.norm2 = "pre_feedforward_layernorm"};
 static const hfx_decoder_desc VaultGemmaForCausalLM_desc = {
     "VaultGemmaForCausalLM", GEMMA_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 2,
-    .names = &vaultgemma_names, .act.key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN,
-    .softcaps = HFX_SOFTCAP_ATTN_AND_FINAL, .defaults.attn_softcap = 50.0, .defaults.final_softcap = 30.0,
+    .names = &vaultgemma_names, .act.key = "hidden_activation", .scores.scale = HFX_SCALE_QUERY_PRE_ATTN,
+    .scores.softcaps = HFX_SOFTCAP_ATTN_AND_FINAL, .defaults.attn_softcap = 50.0, .defaults.final_softcap = 30.0,
     .defaults.window = 4096, .defaults.head_dim = 256, .masks_by_layer_type = true,
     .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE};
 static const hfx_decoder_desc LlamaForSequenceClassification_desc = {"LlamaForSequenceClassification", LLAMA,
@@ -397,13 +413,13 @@ static const hfx_decoder_desc GemmaForSequenceClassification_desc = {"GemmaForSe
                                                                      .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc Gemma2ForCausalLM_desc = {
     "Gemma2ForCausalLM", GEMMA_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 2,
-    .layout = HFX_LAYOUT_SANDWICH, .act.key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN,
-    .softcaps = HFX_SOFTCAP_ATTN_AND_FINAL, .defaults.attn_softcap = 50.0, .defaults.final_softcap = 30.0,
+    .layout = HFX_LAYOUT_SANDWICH, .act.key = "hidden_activation", .scores.scale = HFX_SCALE_QUERY_PRE_ATTN,
+    .scores.softcaps = HFX_SOFTCAP_ATTN_AND_FINAL, .defaults.attn_softcap = 50.0, .defaults.final_softcap = 30.0,
     .defaults.window = 4096, .masks_by_layer_type = true};
 static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     "Gemma3ForCausalLM", GEMMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG,
     .sliding_pattern = 6, .layout = HFX_LAYOUT_SANDWICH,
-    .act.key = "hidden_activation", .scale = HFX_SCALE_QUERY_PRE_ATTN, .softcaps = HFX_SOFTCAP_FINAL,
+    .act.key = "hidden_activation", .scores.scale = HFX_SCALE_QUERY_PRE_ATTN, .scores.softcaps = HFX_SOFTCAP_FINAL,
     .rope.local = HFX_LOCAL_ROPE_OWN_BASE,
     .rope.theta = 1000000.0, .defaults.window = 4096, .rope.names = HFX_ROPE_NAMES_CURRENT,
     .masks_by_layer_type = true,
@@ -509,6 +525,7 @@ static const struct entry {
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},
     {"GPTBigCodeForCausalLM", &hfx_decoder_family, &GPTBigCodeForCausalLM_desc},
     {"GPTJForCausalLM", &hfx_decoder_family, &GPTJForCausalLM_desc},
+    {"GPTNeoForCausalLM", &hfx_decoder_family, &GPTNeoForCausalLM_desc},
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},

@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, Nemotron, GPTBigCode, GPT-J, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, Nemotron, GPTBigCode, GPT-J, GPT-Neo, ...).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -35,6 +35,8 @@ from transformers import (
     FlexOlmoConfig,
     GPTJConfig,
     GPTJForCausalLM,
+    GPTNeoConfig,
+    GPTNeoForCausalLM,
     GPTBigCodeConfig,
     GPTBigCodeForCausalLM,
     FlexOlmoForCausalLM,
@@ -86,6 +88,7 @@ ARCHS = {
     "nemotron": (NemotronConfig, NemotronForCausalLM, "causal"),
     "gpt_bigcode": (GPTBigCodeConfig, GPTBigCodeForCausalLM, "causal"),
     "gptj": (GPTJConfig, GPTJForCausalLM, "causal"),
+    "gpt_neo": (GPTNeoConfig, GPTNeoForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -143,6 +146,8 @@ GPT_BIGCODE = dict(vocab_size=160, n_embd=64, n_layer=3, n_head=4, n_positions=6
                    pad_token_id=0, bos_token_id=1, eos_token_id=2)
 GPTJ = dict(vocab_size=176, n_embd=64, n_layer=3, n_head=4, n_positions=64, rotary_dim=8, pad_token_id=0,
             bos_token_id=1, eos_token_id=2)
+GPT_NEO = dict(vocab_size=168, hidden_size=64, num_layers=4, num_heads=4, max_position_embeddings=64, window_size=4,
+               attention_types=[[["global", "local"], 2]], pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 
 def _rotary_dim_only(c: dict) -> dict:
@@ -158,6 +163,7 @@ CONFIG_REWRITES = {
     "no_layer_types": lambda c: {k: v for k, v in c.items() if k != "layer_types"},
     "rotary_dim_only": _rotary_dim_only,
     "no_mlp_layer_types": lambda c: {k: v for k, v in c.items() if k != "mlp_layer_types"},
+    "no_attention_layers": lambda c: {k: v for k, v in c.items() if k != "attention_layers"},
     "no_rope": lambda c: {k: v for k, v in c.items() if k not in ("rope_parameters", "rope_scaling", "rope_theta")},
 }
 
@@ -347,10 +353,29 @@ SPECS += [
     dict(name="gptj_full", arch="gptj", config=dict(GPTJ, rotary_dim=16, n_inner=80, activation_function="gelu"),
          doc="rotary over the whole head (rotary_dim 16), n_inner 80, exact gelu", seed=1, cases=models.DEFAULT_CASES),
 ]
+SPECS += [
+    dict(name="gpt_neo", arch="gpt_neo", config=dict(GPT_NEO),
+         doc="learned positions, unscaled scores, local (window 4) and global layers alternating, unbiased q/k/v, "
+             "biased out_proj and MLP, gelu_new, intermediate 4 x 64, tied", embed_std=models.TIED_EMBED_STD,
+         cases=models.DEFAULT_CASES),
+    dict(name="gpt_neo_types", arch="gpt_neo",
+         config=dict(GPT_NEO, attention_types=[[["local"], 1], [["global"], 1], [["local"], 2]], window_size=3,
+                     intermediate_size=96, activation_function="gelu", tie_word_embeddings=False),
+         doc="attention_types [local, global, local, local], window 3, intermediate 96, exact gelu, untied", seed=1,
+         cases=models.DEFAULT_CASES),
+    dict(name="gpt_neo_types_only", arch="gpt_neo",
+         config=dict(GPT_NEO, attention_types=[[["local"], 1], [["global"], 1], [["local"], 2]], window_size=3,
+                     intermediate_size=96, activation_function="gelu", tie_word_embeddings=False),
+         doc="gpt_neo_types with attention_types alone in config.json (no expanded attention_layers)", seed=1,
+         config_rewrite="no_attention_layers", twin="gpt_neo_types", cases=(models.Case(3, 12, (0, 3, 11)),)),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj")
+# ... and those whose transformers static-cache generate is not the model (GPT-Neo's local layers slice their
+# window from the cache length, so a static cache of max_cache_len moves it): the dynamic-cache modes only
+GEN_SPECS_DYNAMIC = ("gpt_neo",)
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -407,6 +432,7 @@ FEATURES = [
     ("nemotron_bias", _PAD3, "MLP biases", {"mlp_bias": False}),
     ("gpt_bigcode_mha", _PAD3, "scale_attn_weights false", {"scale_attn_weights": True}),
     ("gptj", _PAD3, "rotary_dim 8", {"rotary_dim": 16}),
+    ("gpt_neo", _PAD3, "local layers (window 4)", {"window_size": 64}),
 ]
 
 # (spec, what the e_score_correction_bias buffers are called): zeroing them must move the logits
@@ -427,6 +453,7 @@ BAD_CONFIGS = [
     ("hunyuan_dense", {"rope_parameters": dict(HUNYUAN_NTK, alpha=-2.0)}, "alpha"),
     ("granitemoeshared", {"shared_intermediate_size": -1}, "shared_intermediate_size"),
     ("ernie4_5_moe", {"moe_layer_interval": 0}, "moe_layer_interval"),
+    ("gpt_neo", {"attention_layers": ["global", "local", "sparse", "local"]}, "attention_layers[2]"),
     ("hunyuan_moe", {"moe_topk": [1, 2, 1, 2]}, "moe_topk[1]"),
     ("exaone_moe", {"mlp_layer_types": ["dense", "moe", "dense", "sparse"]}, "mlp_layer_types[1]"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
