@@ -191,7 +191,10 @@ typedef enum {
 typedef enum {
     HFX_MULT_NONE,
     HFX_MULT_EMBED_RESIDUAL_LOGITS, /* embedding_multiplier, residual_multiplier, logits_scaling (Granite) */
-    HFX_MULT_LOGIT_SCALE            /* logits · `logit_scale` (defaults.logit_scale when absent: Cohere) */
+    HFX_MULT_LOGIT_SCALE,           /* logits · `logit_scale` (defaults.logit_scale when absent: Cohere) */
+    HFX_MULT_SCALE_EMB_DEPTH        /* embeddings · scale_emb (12), each block's output · scale_depth (1.4; null:
+                                       √layers) / √layers, logits ÷ hidden / dim_model_base (256; null: hidden)
+                                       (MiniCPM3) */
 } hfx_multipliers;
 
 /* A scale on the queries that grows with the position, after rotary (Llama 4's temperature tuning). */
@@ -275,6 +278,8 @@ typedef struct hfx_decoder_rope {
     hfx_rope_names names;
     hfx_rotary_pairs pairs;
     hfx_local_rope local;     /* the sliding layers' own rope */
+    const char *interleave_key; /* latent attention: the key saying the rotary dims come as interleaved pairs, to
+                                   regroup into halves (V3's "rope_interleave", absent: true); NULL: as `pairs` says */
     const char *absent;       /* rope_parameters (JSON) when config.json has no rope_parameters, rope_scaling or
                                  rope_theta: transformers' config fills it in (Apertus's llama3); NULL: none */
 } hfx_decoder_rope;

@@ -172,6 +172,21 @@ static hfx_status positive_or(hfx_cfg c, const char *key, double dflt, double *o
     return st;
 }
 
+/* MiniCPM's scalings: scale_emb on the embeddings, scale_depth / √layers on what each block adds, the
+ * logits divided by hidden / dim_model_base; a null scale_depth or dim_model_base scales by nothing. */
+static hfx_status parse_scale_emb_depth(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    double depth, base, root = sqrt((double)m->layers);
+    const json_t *d = json_object_get(c.obj, "scale_depth"), *b = json_object_get(c.obj, "dim_model_base");
+    hfx_status st;
+    if ((st = positive_or(c, "scale_emb", 12.0, &m->mult.embed, err)) ||
+        (st = positive_or(c, "scale_depth", d && json_is_null(d) ? root : 1.4, &depth, err)) ||
+        (st = positive_or(c, "dim_model_base", b && json_is_null(b) ? (double)m->hidden : 256.0, &base, err)))
+        return st;
+    m->mult.residual = depth / root;
+    m->mult.logits_div = (double)m->hidden / base;
+    return HFX_OK;
+}
+
 static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
                                hfx_error *err) {
     hfx_status st = HFX_OK;
@@ -193,6 +208,7 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     } else if (d->scores.scale == HFX_SCALE_ATTN_MULTIPLIER) {
         if ((st = positive_or(c, "attention_multiplier", 1.0, &m->scale, err))) return st;
     }
+    if (d->multipliers == HFX_MULT_SCALE_EMB_DEPTH && (st = parse_scale_emb_depth(c, m, err))) return st;
     if (d->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS &&
         ((st = positive_or(c, "embedding_multiplier", 1.0, &m->mult.embed, err)) ||
          (st = positive_or(c, "residual_multiplier", 1.0, &m->mult.residual, err)) ||

@@ -16,9 +16,10 @@ hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_c
         (st = hfx_cfg_int_in(c, "qk_nope_head_dim", 0, 4096, &m->mla.qk_nope, err)) ||
         (st = hfx_cfg_int_in(c, "qk_rope_head_dim", 2, 4096, &m->mla.qk_rope, err)) ||
         (st = hfx_cfg_int_in(c, "v_head_dim", 1, 4096, &m->mla.v_dim, err)) ||
-        /* V3's rope_interleave (absent: true); V2 has no such key and rotates pairs in place */
-        (st = hfx_cfg_bool_or(c, "rope_interleave", d->rope.pairs == HFX_ROTARY_HALVES, &m->mla.rope_deinterleave, err)))
+        /* V3's rope_interleave (absent: true); V2 rotates pairs in place, MiniCPM3 halves as they come */
+        (d->rope.interleave_key && (st = hfx_cfg_bool_or(c, d->rope.interleave_key, true, &m->mla.rope_deinterleave, err))))
         return st;
+    if (!d->rope.interleave_key) m->mla.rope_deinterleave = false;
     if (m->mla.qk_rope % 2)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: qk_rope_head_dim %lld is odd: the rotary pairs dims", c.where,
                         (long long)m->mla.qk_rope);

@@ -309,10 +309,15 @@ static const hfx_decoder_desc DeepseekV2ForCausalLM_desc = {
     .moe = &hfx_moe_deepseek_v2, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc DeepseekV3ForCausalLM_desc = {
     "DeepseekV3ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .moe = &hfx_moe_deepseek_v3,
+    .rope.interleave_key = "rope_interleave",
     .output_class = "MoeCausalLMOutputWithPast"};
 /* Youtu-LLM: DeepSeek V3's latent attention over dense MLPs, tied by default */
 static const hfx_decoder_desc YoutuForCausalLM_desc = {"YoutuForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT,
-                                                       .defaults.tied = true};
+                                                       .rope.interleave_key = "rope_interleave", .defaults.tied = true};
+/* MiniCPM3: DeepSeek V2's latent attention rotating halves as they come, over dense MLPs; MiniCPM's scalings */
+static const hfx_decoder_desc MiniCPM3ForCausalLM_desc = {
+    "MiniCPM3ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .multipliers = HFX_MULT_SCALE_EMB_DEPTH,
+    .defaults.tied = true, .defaults.eps = 1e-5, .embed_scale = HFX_EMBED_PLAIN};
 static const hfx_decoder_desc Starcoder2ForCausalLM_desc = {
     "Starcoder2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true,
     .sliding = HFX_SLIDING_ALL,
@@ -492,6 +497,7 @@ static const struct entry {
     {"Dots1ForCausalLM", &hfx_decoder_family, &Dots1ForCausalLM_desc},
     {"SolarOpenForCausalLM", &hfx_decoder_family, &SolarOpenForCausalLM_desc},
     {"YoutuForCausalLM", &hfx_decoder_family, &YoutuForCausalLM_desc},
+    {"MiniCPM3ForCausalLM", &hfx_decoder_family, &MiniCPM3ForCausalLM_desc},
     {"VaultGemmaForCausalLM", &hfx_decoder_family, &VaultGemmaForCausalLM_desc},
     {"SeedOssForCausalLM", &hfx_decoder_family, &SeedOssForCausalLM_desc},
     {"MixtralForCausalLM", &hfx_decoder_family, &MixtralForCausalLM_desc},

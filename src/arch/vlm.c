@@ -184,8 +184,9 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     if (!m->text_desc)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s': hfx has no such causal LM for %s's language "
                                                   "model", text.where, text_type, d->architecture);
-    if (m->text_desc->embed_scale == HFX_EMBED_SQRT_HIDDEN || m->text_desc->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS ||
-        m->text_desc->moe)
+    const hfx_decoder_desc *t = m->text_desc;
+    if (t->embed_scale == HFX_EMBED_SQRT_HIDDEN || t->embed_scale == HFX_EMBED_FINAL_NORM ||
+        t->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS || t->multipliers == HFX_MULT_SCALE_EMB_DEPTH || t->moe)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' as %s's language model is not supported yet "
                                                   "(its embedding scales or experts are not split from the text stack)",
                         text.where, text_type, d->architecture);

@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, Nemotron, GPTBigCode, GPT-J, GPT-Neo, ...).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, Nemotron, GPTBigCode, GPT-J, GPT-Neo, MiniCPM3).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -48,6 +48,8 @@ from transformers import (
     HunYuanMoEV1ForCausalLM,
     Ministral3Config,
     Ministral3ForCausalLM,
+    MiniCPM3Config,
+    MiniCPM3ForCausalLM,
     MiniMaxM2Config,
     MiniMaxM2ForCausalLM,
     NemotronConfig,
@@ -89,6 +91,7 @@ ARCHS = {
     "gpt_bigcode": (GPTBigCodeConfig, GPTBigCodeForCausalLM, "causal"),
     "gptj": (GPTJConfig, GPTJForCausalLM, "causal"),
     "gpt_neo": (GPTNeoConfig, GPTNeoForCausalLM, "causal"),
+    "minicpm3": (MiniCPM3Config, MiniCPM3ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -148,6 +151,8 @@ GPTJ = dict(vocab_size=176, n_embd=64, n_layer=3, n_head=4, n_positions=64, rota
             bos_token_id=1, eos_token_id=2)
 GPT_NEO = dict(vocab_size=168, hidden_size=64, num_layers=4, num_heads=4, max_position_embeddings=64, window_size=4,
                attention_types=[[["global", "local"], 2]], pad_token_id=0, bos_token_id=1, eos_token_id=2)
+MINICPM3 = dict(SMALL, num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
+                v_head_dim=12, scale_emb=3.0, scale_depth=3.0, dim_model_base=16, rope_parameters=_ROPE)
 
 
 def _rotary_dim_only(c: dict) -> dict:
@@ -369,10 +374,20 @@ SPECS += [
          doc="gpt_neo_types with attention_types alone in config.json (no expanded attention_layers)", seed=1,
          config_rewrite="no_attention_layers", twin="gpt_neo_types", cases=(models.Case(3, 12, (0, 3, 11)),)),
 ]
+SPECS += [
+    dict(name="minicpm3", arch="minicpm3", config=dict(MINICPM3),
+         doc="latent attention (q_lora_rank 24, kv_lora_rank 16) rotating halves as they come; embeddings x "
+             "scale_emb 3, each block's output x scale_depth 3 / sqrt(4), logits / (64 / dim_model_base 16); tied",
+         embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    dict(name="minicpm3_plain_q", arch="minicpm3",
+         config=dict(MINICPM3, q_lora_rank=None, scale_depth=None, dim_model_base=None, tie_word_embeddings=False),
+         doc="q_proj (no q_lora_rank); scale_depth and dim_model_base null (no residual or logit scaling); untied",
+         seed=1, cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3")
 # ... and those whose transformers static-cache generate is not the model (GPT-Neo's local layers slice their
 # window from the cache length, so a static cache of max_cache_len moves it): the dynamic-cache modes only
 GEN_SPECS_DYNAMIC = ("gpt_neo",)
@@ -433,6 +448,9 @@ FEATURES = [
     ("gpt_bigcode_mha", _PAD3, "scale_attn_weights false", {"scale_attn_weights": True}),
     ("gptj", _PAD3, "rotary_dim 8", {"rotary_dim": 16}),
     ("gpt_neo", _PAD3, "local layers (window 4)", {"window_size": 64}),
+    ("minicpm3", _PAD3, "scale_emb 3", {"scale_emb": 1.0}),
+    ("minicpm3", _PAD3, "scale_depth 3 (x 1.5)", {"scale_depth": 2.0}),
+    ("minicpm3", _PAD3, "dim_model_base 16", {"dim_model_base": 64}),
 ]
 
 # (spec, what the e_score_correction_bias buffers are called): zeroing them must move the logits
