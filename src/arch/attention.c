@@ -145,7 +145,9 @@ hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *c
         q = hfx_dec_norm(c, q, hd, P(c->n.q_norm));
         k = hfx_dec_norm(c, k, hd, P(c->n.k_norm));
     }
-    if (c->q_temperature) q = hfx_op2(g, HFX_OP_MUL, q, hfx_cast(g, c->q_temperature, q->dtype));
+    if (m->qk_norm == HFX_QK_NORM_L2_ROPE_LAYERS && !m->no_rope[i]) q = hfx_dec_rms_plain(c, q), k = hfx_dec_rms_plain(c, k);
+    if (c->q_temperature && (d->scores.temperature != HFX_QTEMP_NOPE_FLOOR || m->no_rope[i]))
+        q = hfx_op2(g, HFX_OP_MUL, q, hfx_cast(g, c->q_temperature, q->dtype));
     bias = join_cache(c, i, q, &k, &v, bias);
     double scale = m->scale_by_layer ? m->scale / (double)(i + 1) : m->scale;
     hfx_value *a; /* [B,H,S,hd] */

@@ -317,6 +317,24 @@ typedef struct rotary_tables {
     hfx_value *cos, *sin, *local_cos, *local_sin;
 } rotary_tables;
 
+/* The queries' scale by position, 1 + β·ln(1 + ⌊p / n⌋) [B|1,1,S,1] f32: p the position (Ministral 3) or the
+ * cache slot + 1 (Llama 4); p ≥ 0, so ⌊⌋ is integer division. */
+static hfx_value *query_temperature(layer_ctx *c, const decoder_inputs *in) {
+    hfx_graph *g = c->g;
+    bool slots = c->d->scores.temperature == HFX_QTEMP_NOPE_FLOOR;
+    if (slots && !in->slots) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" does not cover attn_temperature_tuning yet (it needs the "
+                                               "cache positions); export with io \"optimum\"", c->d->architecture);
+        return NULL;
+    }
+    hfx_value *p = slots ? hfx_unsqueeze(g, hfx_op2(g, HFX_OP_ADD, in->slots, hfx_const_i64(g, 1)), 0) : in->pos; /* [B|1,S] */
+    hfx_value *steps = hfx_op2(g, HFX_OP_DIV, p, hfx_const_i64(g, c->m->q_temp_step));
+    hfx_value *one = hfx_const_scalar(g, HFX_DTYPE_F32, 1.0);
+    hfx_value *t = hfx_op1(g, HFX_OP_LOG, hfx_op2(g, HFX_OP_ADD, hfx_cast(g, steps, HFX_DTYPE_F32), one));
+    t = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, t, hfx_const_scalar(g, HFX_DTYPE_F32, c->m->q_temp_beta)), one);
+    return hfx_unsqueeze(g, hfx_unsqueeze(g, t, 1), 3);
+}
+
 /* Positions into x: learned embeddings added, or the rotary tables the layers read. */
 static rotary_tables positions(layer_ctx *c, const decoder_inputs *in, bool rotary, hfx_value **x) {
     const hfx_decoder_desc *d = c->d;
@@ -331,13 +349,7 @@ static rotary_tables positions(layer_ctx *c, const decoder_inputs *in, bool rota
         hfx_rope_cos_sin(g, &m->rope, in->pos, dt, &r.cos, &r.sin);
         if (d->rope.pairs == HFX_ROTARY_HALVES_BACKWARD) r.sin = hfx_op1(g, HFX_OP_NEG, r.sin); /* −θ */
     }
-    if (m->q_temp_beta != 0) { /* 1 + β·ln(1 + ⌊pos / n⌋) [B,1,S,1]; positions ≥ 0, so ⌊⌋ is integer division */
-        hfx_value *steps = hfx_op2(g, HFX_OP_DIV, in->pos, hfx_const_i64(g, m->q_temp_step));
-        hfx_value *one = hfx_const_scalar(g, HFX_DTYPE_F32, 1.0);
-        hfx_value *t = hfx_op1(g, HFX_OP_LOG, hfx_op2(g, HFX_OP_ADD, hfx_cast(g, steps, HFX_DTYPE_F32), one));
-        t = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, t, hfx_const_scalar(g, HFX_DTYPE_F32, m->q_temp_beta)), one);
-        c->q_temperature = hfx_unsqueeze(g, hfx_unsqueeze(g, t, 1), 3);
-    }
+    if (m->q_temp_beta != 0) c->q_temperature = query_temperature(c, in);
     if (d->rope.local) hfx_rope_cos_sin(g, &m->local_rope, in->pos, c->o->dtype, &r.local_cos, &r.local_sin);
     return r;
 }
@@ -356,7 +368,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
         c->new_mask = hfx_unsqueeze(g, hfx_cast(g, hfx_gather(g, in->attn_mask, in->slots, 1), o->dtype), -1);
     if (!seed && image_blocks)
         hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in->mask_len}));
-    hfx_value *full_bias = NULL, *window_bias = NULL;
+    hfx_value *full_bias = NULL, *window_bias = NULL, *chunk_bias = NULL;
     int64_t bias_window = -1;
     bool where_then_add = c->d->scores.mask == HFX_MASK_WHERE_THEN_ADD;
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
@@ -364,6 +376,11 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
         bool sliding = m->window[i] != 0;
         if (m->mixer && m->mixer[i] != HFX_MIXER_ATTENTION && m->mixer[i] != HFX_MIXER_PARALLEL) {
             /* no attention bias: the layer's own state */
+        } else if (m->chunked && m->chunked[i]) {
+            if (seed) hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" does not cover chunked attention layers yet; "
+                                                             "export with io \"optimum\"", c->d->architecture);
+            else if (!chunk_bias) chunk_bias = hfx_mask_bias_chunked(g, &mb, m->chunk);
+            bias = chunk_bias;
         } else if (!seed && !sliding) {
             if (!full_bias) full_bias = where_then_add ? hfx_mask_bias_where_then_add(g, &mb, 0) : hfx_mask_bias(g, &mb, 0);
             bias = full_bias;

@@ -35,8 +35,11 @@ typedef enum {
     HFX_SLIDING_TYPES_OR_ALL,   /* layer_types, else every layer when sliding_window is set (Ministral) */
     HFX_SLIDING_FROM_MAX_WINDOW, /* layer_types, else the layers from max_window_layers on when sliding_window is
                                     set, no use_sliding_window (dots.llm1) */
-    HFX_SLIDING_ATTENTION_TYPES /* attention_layers' "local" layers, or attention_types' [[types], repeat] expanded,
-                                   windowed by window_size (GPT-Neo) */
+    HFX_SLIDING_ATTENTION_TYPES, /* attention_layers' "local" layers, or attention_types' [[types], repeat] expanded,
+                                    windowed by window_size (GPT-Neo) */
+    HFX_SLIDING_CHUNKED         /* not windows: layer_types' "chunked_attention" layers (else the rotary ones when
+                                   attention_chunk_size is set) attend within chunks of attention_chunk_size
+                                   (Llama 4) */
 } hfx_sliding_rule;
 
 typedef enum {
@@ -64,6 +67,8 @@ typedef enum {
     HFX_QK_NORM_WHOLE,         /* over the whole projection (OLMo-2) */
     HFX_QK_NORM_AFTER_ROPE,    /* one norm over head_dim shared by the heads, after rotary (HunYuan's
                                   query_layernorm / key_layernorm, NanoChat's weight-less ones) */
+    HFX_QK_NORM_L2_ROPE_LAYERS, /* a weight-less RMS norm over head_dim after rotary, on the rotary layers only
+                                   (Llama 4's L2Norm) */
     HFX_QK_NORM_HEAD_WEIGHTS   /* a LayerNorm over head_dim with each head's own weight: [heads, head_dim]
                                   (Cohere's q_norm.weight) or one norm per head (StableLM's
                                   q_layernorm.norms.{h}.weight); in f32 with HFX_NORM_LAYER_WEIGHT */
@@ -200,8 +205,11 @@ typedef enum {
 /* A scale on the queries that grows with the position, after rotary (Llama 4's temperature tuning). */
 typedef enum {
     HFX_QTEMP_NONE,
-    HFX_QTEMP_ROPE_BETA  /* q·(1 + β·ln(1 + ⌊pos / n⌋)), β rope_parameters' llama_4_scaling_beta and n its
+    HFX_QTEMP_ROPE_BETA, /* q·(1 + β·ln(1 + ⌊pos / n⌋)), β rope_parameters' llama_4_scaling_beta and n its
                             original_max_position_embeddings, both required (Ministral 3) */
+    HFX_QTEMP_NOPE_FLOOR /* on the layers without rotary, when attn_temperature_tuning (default on):
+                            q·(1 + attn_scale·ln(1 + ⌊(slot + 1) / floor_scale⌋)), slot the token's cache position
+                            (Llama 4) */
 } hfx_query_temperature;
 
 /* What hides a key from a query in the attention bias. */
@@ -423,6 +431,8 @@ typedef struct hfx_decoder_cfg {
     double attn_softcap, final_softcap;           /* 0: none */
     double q_temp_beta;          /* hfx_query_temperature's β (0: none) ... */
     int64_t q_temp_step;         /* ... and the positions it divides by */
+    int64_t chunk;               /* HFX_SLIDING_CHUNKED's attention_chunk_size (0: none) ... */
+    bool *chunked;               /* (layers) ... and its layers; arena-owned, NULL: none */
     hfx_rope rope;               /* full-attention layers (all layers without rope.local) */
     hfx_rope local_rope;         /* sliding layers when the descriptor has rope.local */
     hfx_layer_layout layout;     /* the descriptor's, or chosen by config (use_parallel_residual) */

@@ -46,19 +46,22 @@ hfx_value *hfx_dec_to_bhsd(layer_ctx *c, hfx_value *x) {
     return hfx_transpose(c->g, x, 4, (int64_t[]){0, 2, 1, 3});
 }
 
+/* x·rsqrt(mean(x²) + ε) over the last axis, in f32, cast back: an RMS norm without a weight. */
+hfx_value *hfx_dec_rms_plain(layer_ctx *c, hfx_value *x) {
+    hfx_graph *g = c->g;
+    int64_t axis = -1;
+    hfx_value *f = hfx_cast(g, x, HFX_DTYPE_F32);
+    hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, f, f), 1, &axis);
+    hfx_value *r = hfx_op1(g, HFX_OP_RECIPROCAL,
+                           hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, ms, hfx_const_scalar(g, HFX_DTYPE_F32, c->m->eps))));
+    return hfx_cast(g, hfx_op2(g, HFX_OP_MUL, f, r), x->dtype);
+}
+
 /* The descriptor's norm over the last axis of x, weights `<prefix>.weight` (+ `.bias`) of size n. */
 hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix) {
     if (c->d->norm == HFX_NORM_LAYER_PLAIN) /* no weights: transformers hard-codes ε and computes in f32 */
         return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), NULL, NULL, 1e-5), x->dtype);
-    if (c->d->norm == HFX_NORM_RMS_PLAIN) { /* x·rsqrt(mean(x²) + ε) in f32, no weight */
-        hfx_graph *g = c->g;
-        int64_t axis = -1;
-        hfx_value *f = hfx_cast(g, x, HFX_DTYPE_F32);
-        hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, f, f), 1, &axis);
-        hfx_value *r = hfx_op1(g, HFX_OP_RECIPROCAL,
-                               hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, ms, hfx_const_scalar(g, HFX_DTYPE_F32, c->m->eps))));
-        return hfx_cast(g, hfx_op2(g, HFX_OP_MUL, f, r), x->dtype);
-    }
+    if (c->d->norm == HFX_NORM_RMS_PLAIN) return hfx_dec_rms_plain(c, x);
     hfx_value *w = hfx_weight(c->w, 1, &n, "%s.weight", prefix);
     switch (c->d->norm) {
     case HFX_NORM_RMS: return hfx_rms_norm(c->g, x, w, c->m->eps, 0);

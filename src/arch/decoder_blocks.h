@@ -40,6 +40,7 @@ hfx_value *hfx_dec_scaled(hfx_graph *g, hfx_value *x, double k);
 hfx_value *hfx_dec_split_heads(layer_ctx *c, hfx_value *x, int64_t n, int64_t d);
 hfx_value *hfx_dec_to_bhsd(layer_ctx *c, hfx_value *x);
 hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix);
+hfx_value *hfx_dec_rms_plain(layer_ctx *c, hfx_value *x);
 
 /* attention.c */
 hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);

@@ -59,12 +59,40 @@ static hfx_status parse_attention_types(hfx_cfg c, hfx_decoder_cfg *m, hfx_error
     return HFX_OK;
 }
 
+/* Llama 4's chunked layers (m->chunked, allocated): layer_types' "chunked_attention" ones, else the rotary
+ * layers when attention_chunk_size (default 8192) is set; no windows. */
+static hfx_status parse_chunks(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const json_t *size = json_object_get(c.obj, "attention_chunk_size");
+    hfx_status st = size && json_is_null(size) ? HFX_OK
+                                               : hfx_cfg_int_in_or(c, "attention_chunk_size", 8192, 1, INT32_MAX, &m->chunk, err);
+    if (st) return st;
+    const json_t *types = json_object_get(c.obj, "layer_types");
+    if (types && !json_is_null(types) && (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'layer_types' must be a list of num_hidden_layers (%lld) strings",
+                        c.where, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        m->window[i] = 0;
+        m->chunked[i] = m->chunk > 0 && !m->no_rope[i];
+        if (!types || json_is_null(types)) continue;
+        const char *t = json_string_value(json_array_get(types, (size_t)i));
+        if (!t || (strcmp(t, "full_attention") != 0 && strcmp(t, "chunked_attention") != 0))
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: layer_types[%lld] = '%s' (supported: full_attention, "
+                                                      "chunked_attention)", c.where, (long long)i, t ? t : "(not a string)");
+        m->chunked[i] = strcmp(t, "chunked_attention") == 0;
+        if (m->chunked[i] && m->chunk <= 0)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: layer_types[%lld] is chunked_attention but attention_chunk_size is "
+                                                  "null", c.where, (long long)i);
+    }
+    return HFX_OK;
+}
+
 static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
                                 hfx_error *err) {
     hfx_status st;
     int64_t window = 0;
     if (d->sliding == HFX_SLIDING_NONE) return HFX_OK;
     if (d->sliding == HFX_SLIDING_ATTENTION_TYPES) return parse_attention_types(c, m, err);
+    if (d->sliding == HFX_SLIDING_CHUNKED) return parse_chunks(c, m, err);
     if (!json_object_get(c.obj, "sliding_window")) window = d->defaults.window; /* absent, not null */
     else if ((st = hfx_cfg_int_or(c, "sliding_window", 0, &window, err))) return st;
     if ((st = hfx_cfg_check_range(c, "sliding_window", window, 0, INT32_MAX, err))) return st;
@@ -274,6 +302,10 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     if (!m->window) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     int64_t config_window = 0; /* the config's sliding_window, for the no-rope rules that read it */
+    m->chunk = 0;
+    m->chunked = NULL;
+    if (d->sliding == HFX_SLIDING_CHUNKED && !(m->chunked = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->chunked)))
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if ((st = parse_no_rope(d, c, arena, m, err)) || (st = parse_sliding(d, c, m, err)) ||
         (st = hfx_dec_parse_moe(d, c, arena, m, err)) ||
         (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
@@ -316,6 +348,18 @@ static hfx_status parse_query_temperature(const hfx_decoder_desc *d, hfx_cfg c, 
     m->q_temp_beta = 0;
     m->q_temp_step = 1;
     if (d->scores.temperature == HFX_QTEMP_NONE) return HFX_OK;
+    if (d->scores.temperature == HFX_QTEMP_NOPE_FLOOR) { /* Llama 4: attn_temperature_tuning, floor_scale, attn_scale */
+        bool on;
+        hfx_status st;
+        if ((st = hfx_cfg_bool_or(c, "attn_temperature_tuning", true, &on, err)) ||
+            (st = hfx_cfg_int_in_or(c, "floor_scale", 8192, 1, INT32_MAX, &m->q_temp_step, err)) ||
+            (st = hfx_cfg_num_or(c, "attn_scale", 0.1, &m->q_temp_beta, err)))
+            return st;
+        if (!isfinite(m->q_temp_beta) || fabs(m->q_temp_beta) > 1e6)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: attn_scale %g is not a usable number", c.where, m->q_temp_beta);
+        if (!on) m->q_temp_beta = 0;
+        return HFX_OK;
+    }
     const json_t *p = json_object_get(c.obj, "rope_parameters");
     if (!json_is_object(p)) p = json_object_get(c.obj, "rope_scaling");
     if (!json_is_object(p))

@@ -56,6 +56,22 @@ hfx_value *hfx_mask_bias_where_then_add(hfx_graph *g, const hfx_mask_builder *m,
     return hfx_where(g, hfx_op2(g, HFX_OP_OR, by_where, by_mask), either, hfx_const_f32(g, 0.0f));
 }
 
+hfx_value *hfx_mask_bias_chunked(hfx_graph *g, const hfx_mask_builder *m, int64_t chunk) {
+    int64_t axis = 1;
+    hfx_value *zero = hfx_const_i64(g, 0);
+    /* lp [B]: the row's leading padding; one chunk iff ⌊(q − lp)/c⌋ = ⌊(k − lp)/c⌋, compared as the
+     * non-negative (q + (c − 1)·lp) / c, where truncating division floors */
+    hfx_value *lead = hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, hfx_cumsum(g, m->attention_mask, 1), zero), HFX_DTYPE_I64);
+    hfx_value *lp = hfx_reduce(g, HFX_OP_REDUCE_SUM, lead, 1, &axis); /* [B,1] */
+    hfx_value *off = hfx_op2(g, HFX_OP_MUL, lp, hfx_const_i64(g, chunk - 1));
+    off = hfx_unsqueeze(g, hfx_unsqueeze(g, off, 2), 3); /* [B,1,1,1] */
+    hfx_value *c = hfx_const_i64(g, chunk);
+    hfx_value *qc = hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_ADD, m->q_idx, off), c);  /* [B,1,S,1] */
+    hfx_value *kc = hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_ADD, m->kv_idx, off), c); /* [B,1,1,T] */
+    hfx_value *visible = hfx_op2(g, HFX_OP_AND, m->visible, hfx_op2(g, HFX_OP_EQUAL, qc, kc));
+    return hfx_where(g, visible, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
+}
+
 hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window) {
     hfx_value *visible = m->visible;
     if (window > 0) {

@@ -35,6 +35,10 @@ hfx_value *hfx_mask_slots_after_past(hfx_graph *g, hfx_value *attention_mask, hf
 /* The bias [B,1,S,T] f32 for full attention (window 0) or a sliding window of `window` keys. */
 hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window);
 
+/* The bias [B,1,S,T] of chunked attention (Llama 4): causal, and the key in the query's chunk of `chunk`
+ * slots, chunks counted from each row's first real token as transformers' left-padding offset does. */
+hfx_value *hfx_mask_bias_chunked(hfx_graph *g, const hfx_mask_builder *m, int64_t chunk);
+
 /* The same bias as GPT-Neo's eager attention makes it: where(causal window, scores, min) + the causal
  * padding mask, so a key hidden by both is −∞, by one −FLT_MAX. Rows that see no real key (padding
  * queries) then average over the keys hidden one way only, as transformers' do. */

@@ -89,6 +89,12 @@ const hfx_moe_desc hfx_moe_hunyuan = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_MLP_FULL,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_experts",
     .experts_alt_key = "num_local_experts", .top_k_key = "moe_topk", .router_name = "gate.wg.weight"};
+/* Llama 4: the sigmoid of the top-k logits scales each chosen expert's input; a shared expert beside them; the
+ * sparse layers moe_layers (or every interleave_moe_layer_step-th); experts of intermediate_size */
+const hfx_moe_desc hfx_moe_llama4 = {
+    .router = HFX_ROUTER_SIGMOID_TOP_LOGITS, .experts = HFX_EXPERTS_INPUT_SCALED, .shared = HFX_SHARED_EXPERT,
+    .layers = HFX_MOE_LIST_OR_STEP, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
+    .width_key = "intermediate_size"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -174,6 +180,27 @@ static hfx_status parse_top_k(hfx_cfg c, const char *key, hfx_decoder_cfg *m, hf
     return HFX_OK;
 }
 
+/* Llama 4's sparse layers: moe_layers (indices), else every interleave_moe_layer_step-th. */
+static hfx_status parse_moe_layers(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const json_t *list = json_object_get(c.obj, "moe_layers");
+    if (!list || json_is_null(list)) {
+        int64_t step;
+        hfx_status st = hfx_cfg_int_in_or(c, "interleave_moe_layer_step", 1, 1, INT32_MAX, &step, err);
+        for (int64_t i = 0; !st && i < m->layers; i++) m->sparse[i] = (i + 1) % step == 0;
+        return st;
+    }
+    if (!json_is_array(list))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'moe_layers' must be a list of layer indices", c.where);
+    for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = false;
+    for (size_t j = 0; j < json_array_size(list); j++) {
+        const json_t *v = json_array_get(list, j);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= m->layers)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: moe_layers[%zu] is not a layer index", c.where, j);
+        m->sparse[json_integer_value(v)] = true;
+    }
+    return HFX_OK;
+}
+
 /* ERNIE 4.5 MoE's sparse layers: (i + 1) % moe_layer_interval == 0, start ≤ i ≤ end (end −1: the last). */
 static hfx_status parse_layer_range(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     int64_t start, end, interval;
@@ -232,7 +259,8 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
         return st;
     int64_t step = 1;
     if (own_width &&
-        ((st = hfx_cfg_int_in(c, "moe_intermediate_size", 1, 1 << 24, &m->moe.moe_intermediate, err)) ||
+        ((st = hfx_cfg_int_in(c, l->width_key ? l->width_key : "moe_intermediate_size", 1, 1 << 24,
+                              &m->moe.moe_intermediate, err)) ||
          (l->topk != HFX_TOPK_RENORM && (st = hfx_cfg_bool_or(c, "norm_topk_prob", topk_default, &m->moe.norm_topk, err))) ||
          (by_step && (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err)))))
         return st;
@@ -249,6 +277,7 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     if (grouped_router(l) && (st = parse_deepseek_router(d, c, m, err))) return st;
     if (l->layers == HFX_MOE_BY_TYPE_LIST && (st = parse_mlp_layer_types(c, m, err))) return st;
     if (l->layers == HFX_MOE_BY_INDEX_RANGE && (st = parse_layer_range(c, m, err))) return st;
+    if (l->layers == HFX_MOE_LIST_OR_STEP && (st = parse_moe_layers(c, m, err))) return st;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
     if (by_step && dense && !json_is_null(dense)) {
         if (!json_is_array(dense))
@@ -503,47 +532,97 @@ static hfx_value *gpt_oss_experts(layer_ctx *c, int64_t i, hfx_value *h) {
     return hfx_reshape(g, sum, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(H)});
 }
 
-/* The experts, plus Qwen2-MoE's shared expert: a gated MLP of shared_expert_intermediate_size
- * scaled by sigmoid(shared_expert_gate(h)), in the activations' dtype. */
-hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
-    if (c->d->moe->experts == HFX_EXPERTS_INTERLEAVED) return gpt_oss_experts(c, i, h);
-    hfx_value *y = routed_experts(c, i, h);
-    if (c->d->moe->shared == HFX_SHARED_PLAIN && c->m->moe.shared_intermediate == 0) return y; /* none */
-    if (c->d->moe->shared == HFX_SHARED_PLAIN) { /* shared_experts: a gated MLP beside the routed ones */
-        const hfx_decoder_cfg *m = c->m;
-        int64_t H = m->hidden, S = m->moe.shared_intermediate;
-        char p[192];
-#define P(name) hfx_dec_name(c, i, "mlp", name, p, sizeof p)
-        hfx_value *gate = hfx_dec_proj(c, h, H, S, m->bias.mlp, P("shared_experts.gate_proj"));
-        hfx_value *up = hfx_dec_proj(c, h, H, S, m->bias.mlp, P("shared_experts.up_proj"));
-        hfx_value *a = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
-        hfx_value *shared = hfx_dec_proj(c, a, S, H, m->bias.mlp, P("shared_experts.down_proj"));
-#undef P
-        return hfx_op2(c->g, HFX_OP_ADD, y, shared);
-    }
-    if (c->d->moe->shared == HFX_SHARED_MLP_FULL) { /* mlp.shared_mlp, as wide as a dense MLP */
-        const hfx_decoder_cfg *m = c->m;
-        int64_t H = m->hidden, S = m->intermediate;
-        char p[192];
-#define P(name) hfx_dec_name(c, i, "mlp", name, p, sizeof p)
-        hfx_value *gate = hfx_dec_proj(c, h, H, S, m->bias.mlp, P("shared_mlp.gate_proj"));
-        hfx_value *up = hfx_dec_proj(c, h, H, S, m->bias.mlp, P("shared_mlp.up_proj"));
-        hfx_value *a = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
-        hfx_value *shared = hfx_dec_proj(c, a, S, H, m->bias.mlp, P("shared_mlp.down_proj"));
-#undef P
-        return hfx_op2(c->g, HFX_OP_ADD, y, shared);
-    }
-    if (c->d->moe->shared != HFX_SHARED_GATED) return y;
+/* Llama 4's experts for every token at once: each expert's input h·s_e [E,B,S,H], s_e the sigmoid of its logit
+ * among the token's k largest, else 0 (an unchosen expert sees 0 and, unbiased, gives 0). */
+static hfx_value *llama4_all_experts(layer_ctx *c, hfx_value *h, hfx_value *logits, hfx_value *gu, hfx_value *down) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    int64_t H = m->hidden, S = m->moe.shared_intermediate;
+    int64_t I = m->moe.moe_intermediate, axis = -1, axis0 = 0;
+    /* which logits are among the k largest: a top-k mask over them shifted to ≥ 1 (a kept 0 would be lost) */
+    hfx_value *low = hfx_reduce(g, HFX_OP_REDUCE_MAX, hfx_op1(g, HFX_OP_NEG, logits), 1, &axis);
+    hfx_value *shifted = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_ADD, logits, low), hfx_const_scalar(g, logits->dtype, 1.0));
+    hfx_value *chosen = hfx_op2(g, HFX_OP_GREATER, hfx_top_k_mask(g, shifted, m->moe.top_k),
+                                hfx_const_scalar(g, logits->dtype, 0.0));
+    hfx_value *sig = hfx_cast(g, hfx_op1(g, HFX_OP_SIGMOID, hfx_cast(g, logits, HFX_DTYPE_F32)), h->dtype);
+    hfx_value *s = hfx_where(g, chosen, sig, hfx_const_scalar(g, h->dtype, 0.0));          /* [B,S,E] */
+    hfx_value *x = hfx_op2(g, HFX_OP_MUL, hfx_unsqueeze(g, h, 0),
+                           hfx_unsqueeze(g, hfx_transpose(g, s, 3, (int64_t[]){2, 0, 1}), -1)); /* [E,B,S,H] */
+    hfx_value *a = hfx_op2(g, HFX_OP_MATMUL, x, hfx_unsqueeze(g, gu, 1));                  /* [E,B,S,2I] */
+    hfx_value *act = hfx_op2(g, HFX_OP_MUL, hfx_slice(g, a, -1, I, 2 * I), hfx_activate(g, m->act, hfx_slice(g, a, -1, 0, I)));
+    hfx_value *y = hfx_op2(g, HFX_OP_MATMUL, act, hfx_unsqueeze(g, down, 1));              /* [E,B,S,H] */
+    return hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, y, 1, &axis0), 3,
+                       (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->hidden)});
+}
+
+/* Llama 4's experts: the sigmoid of each token's k largest router logits weighs the chosen experts' input
+ * (not their output); experts.gate_up_proj [E, H, 2I] (gate, then up) and down_proj [E, I, H]. Decode graphs
+ * gather each token's k experts (moe_gather), the others run every expert. */
+static hfx_value *llama4_experts(layer_ctx *c, int64_t i, hfx_value *h) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t E = m->moe.experts, I = m->moe.moe_intermediate, H = m->hidden, K = m->moe.top_k;
+    static const int64_t swap_last[3] = {0, 2, 1};
     char p[192];
-#define P(name) hfx_dec_name(c, i, "mlp", name, p, sizeof p)
-    hfx_value *gate = hfx_dec_proj(c, h, H, S, false, P("shared_expert.gate_proj"));
-    hfx_value *up = hfx_dec_proj(c, h, H, S, false, P("shared_expert.up_proj"));
-    hfx_value *shared = hfx_dec_proj(c, hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, gate), up), S, H, false,
-                             P("shared_expert.down_proj"));
-    hfx_value *scale = hfx_op1(g, HFX_OP_SIGMOID, hfx_dec_proj(c, h, H, 1, false, P("shared_expert_gate")));
+#define P(name) hfx_dec_name(c, i, c->n.mlp, name, p, sizeof p)
+    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", P("router.weight"));
+    hfx_value *gu = hfx_weight(c->w, 3, (int64_t[]){E, H, 2 * I}, "%s", P("experts.gate_up_proj"));
+    hfx_value *down = hfx_weight(c->w, 3, (int64_t[]){E, I, H}, "%s", P("experts.down_proj"));
 #undef P
-    return hfx_op2(g, HFX_OP_ADD, y, hfx_op2(g, HFX_OP_MUL, scale, shared));
+    hfx_value *logits = hfx_linear(g, h, router, NULL); /* [B,S,E] */
+    if (!c->o->moe_gather) return llama4_all_experts(c, h, logits, gu, down);
+    hfx_value *top, *idx; /* [B,S,K] */
+    hfx_top_k(g, logits, K, &top, &idx);
+    hfx_value *score = hfx_cast(g, hfx_op1(g, HFX_OP_SIGMOID, hfx_cast(g, top, HFX_DTYPE_F32)), h->dtype);
+    hfx_value *x = hfx_op2(g, HFX_OP_MUL, hfx_unsqueeze(g, h, 2), hfx_unsqueeze(g, score, -1)); /* [B,S,K,H] */
+    hfx_dim bs[2] = {c->batch, c->seq};
+    hfx_value *a = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, hfx_const_permute(g, gu, swap_last), idx, 0),
+                           hfx_unsqueeze(g, x, -1));                                      /* [B,S,K,2I,1] */
+    a = hfx_reshape(g, a, 4, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(K), hfx_dim_const(2 * I)});
+    hfx_value *act = hfx_op2(g, HFX_OP_MUL, hfx_slice(g, a, -1, I, 2 * I),
+                             hfx_activate(g, m->act, hfx_slice(g, a, -1, 0, I)));         /* [B,S,K,I] */
+    hfx_value *y = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, hfx_const_permute(g, down, swap_last), idx, 0),
+                           hfx_unsqueeze(g, act, -1));                                    /* [B,S,K,H,1] */
+    y = hfx_reshape(g, y, 4, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(K), hfx_dim_const(H)});
+    int64_t k_axis = 2;
+    return hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, y, 1, &k_axis), 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(H)});
+}
+
+/* A gated MLP beside the experts: <mlp>.<name>.{gate,up,down}_proj of width S. */
+static hfx_value *shared_mlp(layer_ctx *c, int64_t i, hfx_value *h, const char *name, int64_t S, bool bias) {
+    const hfx_decoder_cfg *m = c->m;
+    int64_t H = m->hidden;
+    char leaf[64], p[192];
+#define P(proj) (snprintf(leaf, sizeof leaf, "%s.%s", name, proj), hfx_dec_name(c, i, c->n.mlp, leaf, p, sizeof p))
+    hfx_value *gate = hfx_dec_proj(c, h, H, S, bias, P("gate_proj"));
+    hfx_value *up = hfx_dec_proj(c, h, H, S, bias, P("up_proj"));
+    hfx_value *a = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
+    return hfx_dec_proj(c, a, S, H, bias, P("down_proj"));
+#undef P
+}
+
+/* The experts, plus what runs beside them (moe.h's hfx_moe_shared): shared experts of their own width,
+ * HunYuan's MLP as wide as a dense one, Llama 4's of the experts' width, or Qwen2-MoE's scaled by
+ * sigmoid(shared_expert_gate(h)), in the activations' dtype. */
+hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
+    const hfx_moe_desc *l = c->d->moe;
+    const hfx_decoder_cfg *m = c->m;
+    if (l->experts == HFX_EXPERTS_INTERLEAVED) return gpt_oss_experts(c, i, h);
+    hfx_value *y = l->experts == HFX_EXPERTS_INPUT_SCALED ? llama4_experts(c, i, h) : routed_experts(c, i, h);
+    hfx_value *shared = NULL;
+    switch (l->shared) {
+    case HFX_SHARED_PLAIN:
+        if (m->moe.shared_intermediate) shared = shared_mlp(c, i, h, "shared_experts", m->moe.shared_intermediate, m->bias.mlp);
+        break;
+    case HFX_SHARED_MLP_FULL: shared = shared_mlp(c, i, h, "shared_mlp", m->intermediate, m->bias.mlp); break;
+    case HFX_SHARED_EXPERT: shared = shared_mlp(c, i, h, "shared_expert", m->moe.moe_intermediate, false); break;
+    case HFX_SHARED_GATED: {
+        char p[192];
+        hfx_value *gate = hfx_dec_proj(c, h, m->hidden, 1, false, hfx_dec_name(c, i, c->n.mlp, "shared_expert_gate", p, sizeof p));
+        shared = hfx_op2(c->g, HFX_OP_MUL, hfx_op1(c->g, HFX_OP_SIGMOID, gate),
+                         shared_mlp(c, i, h, "shared_expert", m->moe.shared_intermediate, false));
+        break;
+    }
+    case HFX_SHARED_NONE: case HFX_SHARED_LINEAR: break; /* (LINEAR: ffn.c's, beside the experts) */
+    }
+    return shared ? hfx_op2(c->g, HFX_OP_ADD, y, shared) : y;
 }

@@ -12,8 +12,9 @@ typedef enum {
                                    ranked by their best score), never renormalised (DeepSeek V2) */
     HFX_ROUTER_GROUPED_SIGMOID, /* sigmoid scores + e_score_correction_bias, groups ranked by their top-2
                                    sum (DeepSeek V3) */
-    HFX_ROUTER_SOFTMAX_CORRECTED /* softmax scores + e_score_correction_bias ([E] or [1, E]) for the choice, the
-                                    chosen scores renormalised (ERNIE 4.5 MoE) */
+    HFX_ROUTER_SOFTMAX_CORRECTED, /* softmax scores + e_score_correction_bias ([E] or [1, E]) for the choice, the
+                                     chosen scores renormalised (ERNIE 4.5 MoE) */
+    HFX_ROUTER_SIGMOID_TOP_LOGITS /* sigmoid of the k largest logits, weighing the experts' input (Llama 4) */
 } hfx_moe_router;
 
 typedef enum {
@@ -22,8 +23,10 @@ typedef enum {
     HFX_EXPERTS_W123,     /* block_sparse_moe.experts.{e}.w1/w3/w2 (or the fused form under mlp) */
     HFX_EXPERTS_LINEAR,   /* block_sparse_moe.input_linear [E, 2I, H] (gate; up), output_linear, router.layer
                              (or router, experts.gate_up_proj under mlp) */
-    HFX_EXPERTS_INTERLEAVED /* mlp.experts.gate_up_proj [E, H, 2I] (gate and up interleaved) and down_proj
-                               [E, I, H], both biased, a clamped SwiGLU (up + 1)·gate·σ(α·gate) */
+    HFX_EXPERTS_INTERLEAVED, /* mlp.experts.gate_up_proj [E, H, 2I] (gate and up interleaved) and down_proj
+                                [E, I, H], both biased, a clamped SwiGLU (up + 1)·gate·σ(α·gate) */
+    HFX_EXPERTS_INPUT_SCALED /* <mlp>.experts.gate_up_proj [E, H, 2I] (gate half, then up) and down_proj [E, I, H],
+                                each chosen expert's input scaled by its router weight (Llama 4) */
 } hfx_moe_experts;
 
 /* What runs beside the routed experts, its output added to theirs. */
@@ -34,7 +37,8 @@ typedef enum {
     HFX_SHARED_PLAIN,   /* mlp.shared_experts: moe_intermediate_size · n_shared_experts wide */
     HFX_SHARED_LINEAR,  /* shared_mlp.input_linear [gate; up] / output_linear of shared_intermediate_size,
                            in every layer (none when that is 0), alone when num_local_experts is 0 */
-    HFX_SHARED_MLP_FULL /* mlp.shared_mlp: a gated MLP of intermediate_size, always (HunYuan MoE) */
+    HFX_SHARED_MLP_FULL, /* mlp.shared_mlp: a gated MLP of intermediate_size, always (HunYuan MoE) */
+    HFX_SHARED_EXPERT    /* <mlp>.shared_expert: a gated MLP of the experts' width, ungated (Llama 4) */
 } hfx_moe_shared;
 
 /* Which layers are sparse, and how wide their experts are. */
@@ -46,8 +50,9 @@ typedef enum {
                                  unread */
     HFX_MOE_BY_TYPE_LIST,     /* mlp_layer_types' "sparse" layers, else all after first_k_dense_replace, of
                                  moe_intermediate_size (EXAONE-MoE) */
-    HFX_MOE_BY_INDEX_RANGE    /* every moe_layer_interval-th layer (1-based) from moe_layer_start_index to
+    HFX_MOE_BY_INDEX_RANGE,   /* every moe_layer_interval-th layer (1-based) from moe_layer_start_index to
                                  moe_layer_end_index (−1: the last), of moe_intermediate_size (ERNIE 4.5 MoE) */
+    HFX_MOE_LIST_OR_STEP      /* moe_layers, else every interleave_moe_layer_step-th layer (Llama 4) */
 } hfx_moe_layers;
 
 typedef enum {
@@ -70,6 +75,8 @@ typedef struct hfx_moe_desc {
     const char *top_k_key;       /* the experts per token (NULL: "num_experts_per_tok"); a list of one value per
                                     layer is taken when its values agree */
     const char *router_name;     /* the router's weight under the block (NULL: "gate.weight") */
+    const char *width_key;       /* the experts' width where it is not moe_intermediate_size ("intermediate_size":
+                                    Llama 4, whose dense MLPs read the descriptor's keys.intermediate) */
     int first_dense;             /* a grouped router's first_k_dense_replace when absent (HFX_MOE_BY_STEP) */
     int shared_default;          /* the shared part's size when config.json has none: HFX_SHARED_PLAIN's
                                     n_shared_experts (0: required), HFX_SHARED_LINEAR's shared_intermediate_size
@@ -78,6 +85,6 @@ typedef struct hfx_moe_desc {
 
 extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
-    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan;
+    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4;
 
 #endif

@@ -28,6 +28,17 @@
 static const hfx_decoder_desc LlamaForCausalLM_desc = {"LlamaForCausalLM", LLAMA};
 static const hfx_decoder_desc MistralForCausalLM_desc = {"MistralForCausalLM", MISTRAL};
 static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", QWEN2};
+/* Llama 4 (text): interleaved rotary in f32 with weight-less q/k norms on the rotary layers, which attend in
+ * chunks; every no_rope_layer_interval-th layer without rotary, its queries' temperature tuned by position; experts
+ * (input-scaled, a shared expert) on the moe_layers, dense MLPs of intermediate_size_mlp elsewhere */
+static const hfx_decoder_keys llama4_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                                             "max_position_embeddings", "intermediate_size_mlp"};
+static const hfx_decoder_names llama4_names = {.mlp = "feed_forward"};
+static const hfx_decoder_desc Llama4ForCausalLM_desc = {
+    "Llama4ForCausalLM", LLAMA_LIKE, .rope.pairs = HFX_ROTARY_PAIRS_F32, .no_rope = HFX_NO_ROPE_LIST,
+    .qk_norm = HFX_QK_NORM_L2_ROPE_LAYERS, .qk_norm_key = "use_qk_norm", .sliding = HFX_SLIDING_CHUNKED,
+    .scores.temperature = HFX_QTEMP_NOPE_FLOOR, .keys = &llama4_keys, .names = &llama4_names, .defaults.eps = 1e-5,
+    .defaults.head_dim = 128, .moe = &hfx_moe_llama4, .model_type_alias = "llama4_text"};
 /* Ministral 3: Mistral's layers (one window for all when set), queries scaled by position (rope_parameters'
  * llama_4_scaling_beta) */
 static const hfx_decoder_desc Ministral3ForCausalLM_desc = {"Ministral3ForCausalLM", MISTRAL,
@@ -475,6 +486,7 @@ static const struct entry {
     {"MistralForCausalLM", &hfx_decoder_family, &MistralForCausalLM_desc},
     {"MinistralForCausalLM", &hfx_decoder_family, &MinistralForCausalLM_desc},
     {"Ministral3ForCausalLM", &hfx_decoder_family, &Ministral3ForCausalLM_desc},
+    {"Llama4ForCausalLM", &hfx_decoder_family, &Llama4ForCausalLM_desc},
     {"NanoChatForCausalLM", &hfx_decoder_family, &NanoChatForCausalLM_desc},
     {"HunYuanDenseV1ForCausalLM", &hfx_decoder_family, &HunYuanDenseV1ForCausalLM_desc},
     {"HunYuanMoEV1ForCausalLM", &hfx_decoder_family, &HunYuanMoEV1ForCausalLM_desc},

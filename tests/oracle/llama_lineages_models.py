@@ -1,6 +1,6 @@
 """Tiny checkpoints of the Llama-lineage decoders: Llama's layers with their own biases,
 activations, norms, windows, experts or latent attention (Seed-OSS, Ministral, Arcee, Helium, VaultGemma,
-FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, Nemotron, GPTBigCode, GPT-J, GPT-Neo, MiniCPM3).
+FlexOlmo, GLM-4.5, dots.llm1, Solar Open, Youtu, Ministral 3, NanoChat, HunYuan, Apertus, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, HunYuan MoE, Nemotron, GPTBigCode, GPT-J, GPT-Neo, MiniCPM3, Llama 4).
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -48,6 +48,8 @@ from transformers import (
     HunYuanMoEV1ForCausalLM,
     Ministral3Config,
     Ministral3ForCausalLM,
+    Llama4ForCausalLM,
+    Llama4TextConfig,
     MiniCPM3Config,
     MiniCPM3ForCausalLM,
     MiniMaxM2Config,
@@ -92,6 +94,7 @@ ARCHS = {
     "gptj": (GPTJConfig, GPTJForCausalLM, "causal"),
     "gpt_neo": (GPTNeoConfig, GPTNeoForCausalLM, "causal"),
     "minicpm3": (MiniCPM3Config, MiniCPM3ForCausalLM, "causal"),
+    "llama4": (Llama4TextConfig, Llama4ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -153,6 +156,11 @@ GPT_NEO = dict(vocab_size=168, hidden_size=64, num_layers=4, num_heads=4, max_po
                attention_types=[[["global", "local"], 2]], pad_token_id=0, bos_token_id=1, eos_token_id=2)
 MINICPM3 = dict(SMALL, num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
                 v_head_dim=12, scale_emb=3.0, scale_depth=3.0, dim_model_base=16, rope_parameters=_ROPE)
+# Llama 4: layer 3 without rotary (interval 4), its queries' temperature 1 + 0.5 ln(1 + floor((slot + 1) / 4));
+# layers 0-2 attend in chunks of 4 with weight-less q/k norms; experts (top-1 of 4) on layers 1 and 3
+LLAMA4 = dict(SMALL, head_dim=16, intermediate_size=32, intermediate_size_mlp=128, num_local_experts=4,
+              num_experts_per_tok=1, interleave_moe_layer_step=2, attention_chunk_size=4, floor_scale=4,
+              attn_scale=0.5, rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
 
 
 def _rotary_dim_only(c: dict) -> dict:
@@ -384,13 +392,28 @@ SPECS += [
          doc="q_proj (no q_lora_rank); scale_depth and dim_model_base null (no residual or logit scaling); untied",
          seed=1, cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
 ]
+SPECS += [
+    dict(name="llama4", arch="llama4", config=dict(LLAMA4),
+         doc="rotary layers 0-2 (interleaved pairs in f32, weight-less q/k norms) attending in chunks of 4 from each "
+             "row's first real token; layer 3 without rotary, its queries scaled by 1 + 0.5 ln(1 + floor((slot + 1) / "
+             "4)); top-1 of 4 experts, the sigmoid of the chosen logit scaling the expert's input, and a shared "
+             "expert, on layers 1 and 3; dense MLPs of 128 on 0 and 2", cases=models.DEFAULT_CASES),
+    dict(name="llama4_moe", arch="llama4",
+         config=dict(LLAMA4, num_experts_per_tok=2, moe_layers=[0, 3], use_qk_norm=False,
+                     attn_temperature_tuning=False, attention_bias=True, no_rope_layers=[1, 0, 1, 1]),
+         doc="top-2 experts on moe_layers [0, 3], no q/k norms, no temperature tuning, attention biases, "
+             "no_rope_layers [1, 0, 1, 1]", seed=1, cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix (every mode, batch 1 and a left-padded batch 3)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4")
 # ... and those whose transformers static-cache generate is not the model (GPT-Neo's local layers slice their
 # window from the cache length, so a static cache of max_cache_len moves it): the dynamic-cache modes only
 GEN_SPECS_DYNAMIC = ("gpt_neo",)
+# specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
+# padding included): a padded row need not generate what it generates alone
+PADDING_DEPENDENT = ("llama4",)
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -451,6 +474,12 @@ FEATURES = [
     ("minicpm3", _PAD3, "scale_emb 3", {"scale_emb": 1.0}),
     ("minicpm3", _PAD3, "scale_depth 3 (x 1.5)", {"scale_depth": 2.0}),
     ("minicpm3", _PAD3, "dim_model_base 16", {"dim_model_base": 64}),
+    ("llama4", _LONG, "chunks of 4", {"attention_chunk_size": 64,
+                                      "layer_types": ["chunked_attention"] * 3 + ["full_attention"]}),
+    ("llama4", _LONG, "the query temperature", {"attn_temperature_tuning": False}),
+    ("llama4", _PAD3, "weight-less q/k norms", {"use_qk_norm": False}),
+    ("llama4", _PAD3, "experts on layers 1 and 3", {"moe_layers": [1]}),
+    ("llama4_moe", _PAD3, "top-2 routing (not top-1)", {"num_experts_per_tok": 1}),
 ]
 
 # (spec, what the e_score_correction_bias buffers are called): zeroing them must move the logits
@@ -471,6 +500,9 @@ BAD_CONFIGS = [
     ("hunyuan_dense", {"rope_parameters": dict(HUNYUAN_NTK, alpha=-2.0)}, "alpha"),
     ("granitemoeshared", {"shared_intermediate_size": -1}, "shared_intermediate_size"),
     ("ernie4_5_moe", {"moe_layer_interval": 0}, "moe_layer_interval"),
+    ("llama4", {"layer_types": ["chunked_attention", "full_attention", "sliding_attention", "full_attention"]},
+     "layer_types[2]"),
+    ("llama4", {"moe_layers": [1, 7]}, "moe_layers[1]"),
     ("gpt_neo", {"attention_layers": ["global", "local", "sparse", "local"]}, "attention_layers[2]"),
     ("hunyuan_moe", {"moe_topk": [1, 2, 1, 2]}, "moe_topk[1]"),
     ("exaone_moe", {"mlp_layer_types": ["dense", "moe", "dense", "sparse"]}, "mlp_layer_types[1]"),

@@ -676,7 +676,7 @@ def test_reference_generation_is_consistent(b_gen_refs, name):
     assert tokens.shape == (3, NEW_TOKENS)
     assert st_tokens.tolist() == tokens.tolist(), f"{name}: static-cache generate differs"
     assert np.abs(st_logits - logits).max() < 1e-5
-    if name == "phi3_longrope":
+    if name == "phi3_longrope" or name in L.PADDING_DEPENDENT:
         return  # the longrope switch depends on the padded batch (see test_phi3_generation_recomputes_at_switch)
     for r, row in enumerate(rows):
         alone, alone_logits = b_gen_refs.generate(name, [row], NO_EOS)
