@@ -411,6 +411,9 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
 # ... and those whose transformers static-cache generate is not the model (GPT-Neo's local layers slice their
 # window from the cache length, so a static cache of max_cache_len moves it): the dynamic-cache modes only
 GEN_SPECS_DYNAMIC = ("gpt_neo",)
+# one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
+MOE_FORMS = ("llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included): a padded row need not generate what it generates alone
 PADDING_DEPENDENT = ("llama4",)

@@ -865,7 +865,7 @@ def test_phi3_nested_original_parity(phi3_nested_original, tmp_path, case):
 # ---- mixture of experts: both forms ------------------------------------------------------------------
 
 MOE_FORMS = [(name, form, backend) for name in ("mixtral", "mixtral_fused", "qwen3_moe", "qwen3_moe_fused", "gpt_oss",
-                                               "deepseek_v3", "deepseek_v2", "olmoe")
+                                               "deepseek_v3", "deepseek_v2", "olmoe", *L.MOE_FORMS)
              for form in ("all", "gathered") for backend in ("onnx", "openvino")]
 
 
