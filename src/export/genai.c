@@ -68,6 +68,20 @@ static const char *pattern(genai_names *b, bool encoder_decoder, hfx_state_part 
     return b->n < 8 ? hfx_state_name_pattern(&optimum, part, use, b->text[b->n++], sizeof b->text[0]) : "";
 }
 
+/* The decoder-only model types onnxruntime-genai (0.18) knows by name. hfx's graph carries every detail of
+ * the architecture and genai only feeds inputs and caches, so any other model runs as its generic "decoder"
+ * (a type genai does not know is refused when it loads the model). */
+static const char *genai_model_type(const char *model_type) {
+    static const char *const known[] = {
+        "chatglm", "ernie4_5", "gemma", "gemma2", "gemma3_text", "gemma4_text", "gpt2", "gptoss", "granite",
+        "granitemoehybrid", "hunyuandensev1", "internlm2", "lfm2", "lfm2_moe", "llama", "mistral", "mistral3_text",
+        "nemotron", "olmo", "phi3", "phi3small", "phimoe", "qwen2", "qwen3", "qwen3_5_text", "qwen3_5_moe_text",
+        "smollm3", NULL};
+    for (const char *const *k = known; *k; k++)
+        if (strcmp(*k, model_type) == 0) return model_type;
+    return "decoder";
+}
+
 hfx_status hfx_genai_config(const json_t *config, const json_t *generation, const hfx_layer_cache *layers,
                             int n_layers, const char *recurrent_type, const char *decoder_file, json_t **out, char *why,
                             size_t why_size, hfx_error *err) {
@@ -102,6 +116,7 @@ hfx_status hfx_genai_config(const json_t *config, const json_t *generation, cons
                                 "or SSM state)");
         return HFX_OK;
     }
+    if (!conv && !ssm) type = genai_model_type(type);
     /* (genai feeds the inputs the graph has: Mamba's take no positions) */
     json_t *inputs = json_pack("{s:s, s:s, s:s}", "input_ids", "input_ids", "attention_mask", "attention_mask",
                                "position_ids", "position_ids");

@@ -411,6 +411,10 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
 # ... and those whose transformers static-cache generate is not the model (GPT-Neo's local layers slice their
 # window from the cache length, so a static cache of max_cache_len moves it): the dynamic-cache modes only
 GEN_SPECS_DYNAMIC = ("gpt_neo",)
+# onnxruntime-genai runs their multi-token export (genai_config.json's type: genai's own name where it has one,
+# else its generic "decoder")
+GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministral3")
+
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
 MOE_FORMS = ("llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 

@@ -607,6 +607,36 @@ def test_gpt_oss_sinks_are_visible(b_ckpts, b_refs):
     assert diff > 100 * PARITY_ATOL, f"sinks move the logits by only {diff:.3g}"
 
 
+@pytest.mark.parametrize("name", L.GENAI_SPECS)
+def test_genai_greedy_equals_transformers(b_ckpts, tmp_path, name):
+    """onnxruntime-genai runs the multi-token export as it is (genai_config.json + the graph): its greedy
+    tokens equal transformers' generate, token for token, both stopping at the checkpoint's EOS."""
+    import onnxruntime_genai as og
+    from genutil import genai_greedy
+
+    out = tmp_path / "genai"
+    proc = run_hfx(["export", b_ckpts(name), out, "--format", "onnx", "--for-generation", "--multi-token-decode",
+                    "--dynamic", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    cfg = json.loads((out / "genai_config.json").read_text())
+    model_type = json.loads((b_ckpts(name) / "config.json").read_text())["model_type"]
+    assert cfg["model"]["type"] in (model_type, "decoder"), cfg["model"]["type"]
+    ref = W.load_reference(b_ckpts(name), W.SPECS[name])
+    model = og.Model(str(out))
+    compared = 0
+    for prompt in ([5, 6, 7, 8, 9, 10, 11], [12, 13, 14], [20, 21, 22, 23, 24]):
+        got = genai_greedy(model, prompt, 24)
+        with torch.no_grad():
+            want = ref.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                                max_new_tokens=24, do_sample=False, pad_token_id=PAD)[0, len(prompt):].tolist()
+        eos = ref.generation_config.eos_token_id
+        if want and want[-1] in (eos if isinstance(eos, list) else [eos]):
+            want = want[:-1]  # genai ends the sequence before the EOS it stopped at
+        assert got == want, f"{name} prompt {prompt}: genai {got} != transformers {want}"
+        compared += len(want)
+    assert compared >= 16, f"{name}: only {compared} tokens before the EOS: the comparison says little"
+
+
 # ---- encoders: no generation --------------------------------------------------------------------------
 
 
