@@ -497,7 +497,7 @@ CORRECTION_BIASES = [("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [
     ("seed_oss", {"attention_out_bias": "yes"}, "attention_out_bias"),
-    ("arcee", {"hidden_act": "xielu"}, "xielu"),
+    ("arcee", {"hidden_act": "prelu"}, "prelu"),
     ("flex_olmo", {"num_experts_per_tok": 9}, "num_experts_per_tok"),
     ("glm4_moe", {"use_qk_norm": 1.5}, "use_qk_norm"),
     ("dots1", {"n_shared_experts": None}, "n_shared_experts"),
