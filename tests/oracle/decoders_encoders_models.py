@@ -132,7 +132,7 @@ from transformers import (
     XLMRobertaModel,
 )
 
-import llama_lineages_models
+import decoder_lineages_models
 import models
 
 # arch key: (config class, model class, kind)   kind: "causal" | "encoder" | "classifier" (an encoder's) |
@@ -196,7 +196,7 @@ ARCHS = {
     "deberta_tok": (DebertaV2Config, DebertaV2ForTokenClassification, "token_classifier"),
     "deberta_qa": (DebertaV2Config, DebertaV2ForQuestionAnswering, "qa"),
     "deberta_mlm": (DebertaV2Config, DebertaV2ForMaskedLM, "masked_lm"),
-    **llama_lineages_models.ARCHS,
+    **decoder_lineages_models.ARCHS,
 }
 # encoders without token types: their graphs take input_ids and attention_mask only
 UNTYPED = ("distilbert", "modernbert")
@@ -822,7 +822,7 @@ SPECS_LIST = [
          "ModernBertForMaskedLM: untied decoder without a bias", seed=7, cases=ENC_CASES_NO_TYPES),
 ]
 
-SPECS_LIST += [Spec(**entry) for entry in llama_lineages_models.SPECS]
+SPECS_LIST += [Spec(**entry) for entry in decoder_lineages_models.SPECS]
 SPECS = {s.name: s for s in SPECS_LIST}
 assert len(SPECS) == len(SPECS_LIST), "duplicate spec name"
 
@@ -960,7 +960,7 @@ CONFIG_REWRITES = {
     # SmolLM3 configs written by hand: the per-layer lists left for the config to derive
     "smollm3_no_lists": lambda c: {k: v for k, v in c.items() if k not in ("no_rope_layers", "layer_types")},
     "smollm3_no_types": lambda c: {k: v for k, v in c.items() if k != "layer_types"},
-    **llama_lineages_models.CONFIG_REWRITES,
+    **decoder_lineages_models.CONFIG_REWRITES,
 }
 
 

@@ -37,7 +37,7 @@ import torch
 
 import models
 import decoders_encoders_models as W
-import llama_lineages_models as L
+import decoder_lineages_models as L
 from conftest import PARITY_ATOL, REPO, Exports, assert_logits_close, describe, run_hfx
 from genutil import MAX_CACHE_LEN, NEW_TOKENS, GenExports, left_pad, positions, prompts
 from genutil import References as GenReferences
