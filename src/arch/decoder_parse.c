@@ -11,6 +11,14 @@
 
 /* ---- config.json ---- */
 
+/* GPT-Neo's layer n (when there is one) of kind t: "global", or "local" windowed by `window`; false for
+ * another name. */
+static bool set_attention_kind(hfx_decoder_cfg *m, int64_t n, const char *t, int64_t window) {
+    if (!t || (strcmp(t, "global") != 0 && strcmp(t, "local") != 0)) return false;
+    if (n < m->layers) m->window[n] = strcmp(t, "local") == 0 ? window : 0;
+    return true;
+}
+
 /* GPT-Neo's layers: attention_layers ("global" / "local"), else attention_types [[[types...], repeat], ...]
  * expanded as its config does; local layers windowed by window_size. */
 static hfx_status parse_attention_types(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
@@ -19,13 +27,10 @@ static hfx_status parse_attention_types(hfx_cfg c, hfx_decoder_cfg *m, hfx_error
     if (st) return st;
     const json_t *list = json_object_get(c.obj, "attention_layers");
     if (json_is_array(list)) {
-        for (size_t i = 0; i < json_array_size(list) && n <= m->layers; i++, n++) {
-            const char *t = json_string_value(json_array_get(list, i));
-            if (!t || (strcmp(t, "global") != 0 && strcmp(t, "local") != 0))
+        for (size_t i = 0; i < json_array_size(list) && n <= m->layers; i++, n++)
+            if (!set_attention_kind(m, n, json_string_value(json_array_get(list, i)), window))
                 return hfx_fail(err, HFX_ERR_INVALID, "%s: attention_layers[%zu] must be \"global\" or \"local\"",
                                 c.where, i);
-            if (n < m->layers) m->window[n] = strcmp(t, "local") == 0 ? window : 0;
-        }
     } else {
         const json_t *types = json_object_get(c.obj, "attention_types");
         static const char dflt[] = "[[[\"global\", \"local\"], 12]]";
@@ -42,12 +47,11 @@ static hfx_status parse_attention_types(hfx_cfg c, hfx_decoder_cfg *m, hfx_error
             for (json_int_t r = 0; r < json_integer_value(repeat) && n <= m->layers; r++)
                 for (size_t k = 0; k < json_array_size(names) && n <= m->layers; k++, n++) {
                     const char *t = json_string_value(json_array_get(names, k));
-                    if (!t || (strcmp(t, "global") != 0 && strcmp(t, "local") != 0)) {
+                    if (!set_attention_kind(m, n, t, window)) {
                         json_decref(owned);
                         return hfx_fail(err, HFX_ERR_INVALID, "%s: attention_types[%zu] names \"%s\" (global, local)",
                                         c.where, g, t ? t : "(not a string)");
                     }
-                    if (n < m->layers) m->window[n] = strcmp(t, "local") == 0 ? window : 0;
                 }
         }
         json_decref(owned);

@@ -180,6 +180,20 @@ static hfx_status parse_top_k(hfx_cfg c, const char *key, hfx_decoder_cfg *m, hf
     return HFX_OK;
 }
 
+/* The layers a list of indices names (config.json's `key`, an array) marked sparse or dense. */
+static hfx_status mark_listed_layers(hfx_cfg c, const json_t *list, const char *key, bool sparse, hfx_decoder_cfg *m,
+                                     hfx_error *err) {
+    if (!json_is_array(list))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be a list of layer indices", c.where, key);
+    for (size_t j = 0; j < json_array_size(list); j++) {
+        const json_t *v = json_array_get(list, j);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= m->layers)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: %s[%zu] is not a layer index", c.where, key, j);
+        m->sparse[json_integer_value(v)] = sparse;
+    }
+    return HFX_OK;
+}
+
 /* Llama 4's sparse layers: moe_layers (indices), else every interleave_moe_layer_step-th. */
 static hfx_status parse_moe_layers(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     const json_t *list = json_object_get(c.obj, "moe_layers");
@@ -189,16 +203,8 @@ static hfx_status parse_moe_layers(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err
         for (int64_t i = 0; !st && i < m->layers; i++) m->sparse[i] = (i + 1) % step == 0;
         return st;
     }
-    if (!json_is_array(list))
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'moe_layers' must be a list of layer indices", c.where);
     for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = false;
-    for (size_t j = 0; j < json_array_size(list); j++) {
-        const json_t *v = json_array_get(list, j);
-        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= m->layers)
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: moe_layers[%zu] is not a layer index", c.where, j);
-        m->sparse[json_integer_value(v)] = true;
-    }
-    return HFX_OK;
+    return mark_listed_layers(c, list, "moe_layers", true, m, err);
 }
 
 /* ERNIE 4.5 MoE's sparse layers: (i + 1) % moe_layer_interval == 0, start ≤ i ≤ end (end −1: the last). */
@@ -279,16 +285,7 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     if (l->layers == HFX_MOE_BY_INDEX_RANGE && (st = parse_layer_range(c, m, err))) return st;
     if (l->layers == HFX_MOE_LIST_OR_STEP && (st = parse_moe_layers(c, m, err))) return st;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
-    if (by_step && dense && !json_is_null(dense)) {
-        if (!json_is_array(dense))
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'mlp_only_layers' must be a list of layer indices", c.where);
-        for (size_t j = 0; j < json_array_size(dense); j++) {
-            const json_t *v = json_array_get(dense, j);
-            if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= m->layers)
-                return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_only_layers[%zu] is not a layer index", c.where, j);
-            m->sparse[json_integer_value(v)] = false;
-        }
-    }
+    if (by_step && dense && !json_is_null(dense)) return mark_listed_layers(c, dense, "mlp_only_layers", false, m, err);
     return HFX_OK;
 }
 
