@@ -33,17 +33,18 @@ static hfx_value *head_weighted_norm(layer_ctx *c, hfx_value *x, int64_t heads, 
 }
 
 /* q [B,S,heads·hd], k and v [B,S,kv_heads·hd] (and the output gate, like q) from h [B,S,hidden]:
- * separate projections, or views of one fused weight, or q_proj's rows per head [query_h; gate_h]. */
-static void project_qkv(layer_ctx *c, int64_t i, hfx_value *h, hfx_value **q, hfx_value **k, hfx_value **v,
-                        hfx_value **gate) {
+ * separate projections, or views of one fused weight, or q_proj's rows per head [query_h; gate_h];
+ * the values k's projection itself where the layer has no v_proj. k and v stay NULL in a layer that
+ * attends to an earlier layer's keys and values. */
+static void project_qkv(layer_ctx *c, int64_t i, const hfx_layer_shape *s, hfx_value *h, hfx_value **q, hfx_value **k,
+                        hfx_value **v, hfx_value **gate) {
     const hfx_decoder_cfg *m = c->m;
     const hfx_decoder_desc *d = c->d;
     hfx_graph *g = c->g;
-    int64_t hd = m->head_dim;
+    int64_t hd = s->head_dim, nq = m->heads * hd, nkv = s->kv_heads * hd;
     char p[160];
 #define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
     if (m->qkv != HFX_QKV_SEPARATE) { /* one fused weight: a view of it per projection, no copy */
-        int64_t nq = m->heads * hd, nkv = m->kv_heads * hd;
         hfx_value *w = hfx_dec_weight_out_in(c, m->hidden, nq + 2 * nkv, P(c->n.qkv));
         hfx_value *b = m->bias.q ? hfx_weight(c->w, 1, (int64_t[]){nq + 2 * nkv}, "%s.bias", P(c->n.qkv)) : NULL;
         hfx_value *part[3];
@@ -60,20 +61,26 @@ static void project_qkv(layer_ctx *c, int64_t i, hfx_value *h, hfx_value **q, hf
             part[j] = hfx_linear(g, h, wj, bj);
         }
         *q = part[0], *k = part[1], *v = part[2];
-    } else if (d->attention == HFX_ATTN_OUTPUT_GATED) { /* q_proj's rows per head: [query_h; gate_h] */
-        hfx_value *w = hfx_dec_weight_out_in(c, m->hidden, 2 * m->heads * hd, P("q_proj"));
-        hfx_value *b = m->bias.q ? hfx_weight(c->w, 1, (int64_t[]){2 * m->heads * hd}, "%s.bias", P("q_proj")) : NULL;
+        return;
+    }
+    if (d->attention == HFX_ATTN_OUTPUT_GATED) { /* q_proj's rows per head: [query_h; gate_h] */
+        hfx_value *w = hfx_dec_weight_out_in(c, m->hidden, 2 * nq, P("q_proj"));
+        hfx_value *b = m->bias.q ? hfx_weight(c->w, 1, (int64_t[]){2 * nq}, "%s.bias", P("q_proj")) : NULL;
         *q = hfx_linear(g, h, hfx_const_interleaved_rows(g, w, m->heads, 2, 0, hd),
                        b ? hfx_const_interleaved_rows(g, b, m->heads, 2, 0, hd) : NULL);
         *gate = hfx_linear(g, h, hfx_const_interleaved_rows(g, w, m->heads, 2, 1, hd),
                           b ? hfx_const_interleaved_rows(g, b, m->heads, 2, 1, hd) : NULL);
-        *k = hfx_dec_proj(c, h, m->hidden, m->kv_heads * hd, m->bias.k, P("k_proj"));
-        *v = hfx_dec_proj(c, h, m->hidden, m->kv_heads * hd, m->bias.v, P("v_proj"));
     } else {
-        *q = hfx_dec_proj(c, h, m->hidden, m->heads * hd, m->bias.q, P("q_proj"));
-        *k = hfx_dec_proj(c, h, m->hidden, m->kv_heads * hd, m->bias.k, P("k_proj"));
-        *v = hfx_dec_proj(c, h, m->hidden, m->kv_heads * hd, m->bias.v, P("v_proj"));
+        *q = hfx_dec_proj(c, h, m->hidden, nq, m->bias.q, P("q_proj"));
     }
+    if (s->kv_from != i) { /* transformers drops such a layer's k/v weights on load: so does hfx */
+        static const char *const unused[] = {"k_proj.weight", "k_proj.bias", "v_proj.weight", "v_proj.bias",
+                                             "k_norm.weight", "v_norm.weight"};
+        for (size_t u = 0; u < sizeof unused / sizeof unused[0]; u++) hfx_weight_ignore(c->w, P(unused[u]));
+        return;
+    }
+    *k = hfx_dec_proj(c, h, m->hidden, nkv, m->bias.k, P("k_proj"));
+    *v = s->values_are_keys ? *k : hfx_dec_proj(c, h, m->hidden, nkv, m->bias.v, P("v_proj"));
 #undef P
 }
 
@@ -98,57 +105,92 @@ static hfx_value *join_cache(layer_ctx *c, int64_t i, hfx_value *q, hfx_value **
     return bias;
 }
 
-/* Self-attention over h [B,S,hidden] → [B,S,hidden], grouped heads broadcast in the attention op. */
+/* The layer's queries, keys and values [B,H|KV,S,hd] from h [B,S,hidden]: projected, clipped, normed
+ * and rotated as the lineage does (k and v NULL in a layer that reads an earlier layer's). */
+static void queries_keys_values(layer_ctx *c, int64_t i, const hfx_layer_shape *s, hfx_value *h, hfx_value *cos,
+                                hfx_value *sin, hfx_value **q, hfx_value **k, hfx_value **v, hfx_value **gate) {
+    const hfx_decoder_cfg *m = c->m;
+    const hfx_decoder_desc *d = c->d;
+    hfx_graph *g = c->g;
+    int64_t hd = s->head_dim;
+    bool own = s->kv_from == i;
+    char p[160];
+#define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
+    project_qkv(c, i, s, h, q, k, v, gate);
+    if (m->qk_norm == HFX_QK_NORM_WHOLE) { /* over the whole projection (OLMo-2, OLMoE) */
+        *q = hfx_dec_norm(c, *q, m->heads * hd, P(c->n.q_norm));
+        if (own) *k = hfx_dec_norm(c, *k, s->kv_heads * hd, P(c->n.k_norm));
+    }
+    if (m->clip_qkv > 0) { /* clamp_(-c, c), after the norms (OLMoE; OLMo has none) */
+        hfx_value **x[3] = {q, k, v};
+        for (int j = 0; j < (own ? 3 : 1); j++) {
+            hfx_value *lo = hfx_const_scalar(g, (*x[j])->dtype, -m->clip_qkv), *hi = hfx_const_scalar(g, (*x[j])->dtype, m->clip_qkv);
+            *x[j] = hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, *x[j], lo), hi);
+        }
+    }
+    *q = hfx_dec_split_heads(c, *q, m->heads, hd);
+    if (own) {
+        *k = hfx_dec_split_heads(c, hfx_dec_scaled(g, *k, m->mult.key), s->kv_heads, hd); /* Falcon-H1's key_multiplier */
+        *v = hfx_dec_split_heads(c, *v, s->kv_heads, hd);
+    }
+    if (m->qk_norm == HFX_QK_NORM_PER_HEAD || m->qk_norm == HFX_QK_NORM_PER_HEAD_AND_V) { /* over head_dim, per head,
+                                                                                             before rotary */
+        *q = hfx_dec_norm(c, *q, hd, P(c->n.q_norm));
+        if (own) *k = hfx_dec_norm(c, *k, hd, P(c->n.k_norm));
+        if (own && m->qk_norm == HFX_QK_NORM_PER_HEAD_AND_V) *v = hfx_dec_rms_plain(c, *v);
+    }
+    if (m->qk_norm == HFX_QK_NORM_HEAD_WEIGHTS) {
+        *q = head_weighted_norm(c, *q, m->heads, hd, P(c->n.q_norm));
+        if (own) *k = head_weighted_norm(c, *k, s->kv_heads, hd, P(c->n.k_norm));
+    }
+    *q = hfx_dec_to_bhsd(c, *q);
+    if (own) *k = hfx_dec_to_bhsd(c, *k);
+    if (cos && !m->no_rope[i]) { /* rotary; learned absolute positions were added to the embeddings instead */
+        hfx_dtype dt = (*q)->dtype; /* ERNIE 4.5 rotates in f32 (its cos/sin are f32 too) */
+        bool f32 = d->rope.pairs == HFX_ROTARY_PAIRS_F32;
+        for (int j = 0; j < (own ? 2 : 1); j++) {
+            hfx_value **x = j ? k : q;
+            if (f32) *x = hfx_cast(g, *x, HFX_DTYPE_F32);
+            *x = hfx_cast(g, hfx_rope_apply(g, *x, cos, sin, m->rope.interleaved), dt);
+        }
+    }
+    if (m->qk_norm == HFX_QK_NORM_AFTER_ROPE) { /* [B,H,S,hd] over hd, after rotary */
+        *q = hfx_dec_norm(c, *q, hd, P(c->n.q_norm));
+        if (own) *k = hfx_dec_norm(c, *k, hd, P(c->n.k_norm));
+    }
+    if (m->qk_norm == HFX_QK_NORM_L2_ROPE_LAYERS && !m->no_rope[i]) {
+        *q = hfx_dec_rms_plain(c, *q);
+        if (own) *k = hfx_dec_rms_plain(c, *k);
+    }
+#undef P
+}
+
+/* Self-attention over h [B,S,hidden] → [B,S,hidden], grouped heads broadcast in the attention op; a
+ * layer that shares an earlier layer's keys and values attends to what that layer did, under its
+ * own type's mask. */
 hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos,
                                   hfx_value *sin, hfx_value *bias) {
     const hfx_decoder_cfg *m = c->m;
     const hfx_decoder_desc *d = c->d;
     hfx_graph *g = c->g;
     if (d->attention == HFX_ATTN_LATENT) return hfx_dec_mla_attention(c, i, h, cos, sin, bias);
-    int64_t hd = m->head_dim, window = m->window[i];
-    char p[160];
-#define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
-    hfx_value *q, *k, *v, *gate = NULL;
-    project_qkv(c, i, h, &q, &k, &v, &gate);
-    if (m->qk_norm == HFX_QK_NORM_WHOLE) { /* over the whole projection (OLMo-2, OLMoE) */
-        q = hfx_dec_norm(c, q, m->heads * hd, P(c->n.q_norm));
-        k = hfx_dec_norm(c, k, m->kv_heads * hd, P(c->n.k_norm));
-    }
-    if (m->clip_qkv > 0) { /* clamp_(-c, c), after the norms (OLMoE; OLMo has none) */
-        hfx_value **x[3] = {&q, &k, &v};
-        for (int j = 0; j < 3; j++) {
-            hfx_value *lo = hfx_const_scalar(g, (*x[j])->dtype, -m->clip_qkv), *hi = hfx_const_scalar(g, (*x[j])->dtype, m->clip_qkv);
-            *x[j] = hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, *x[j], lo), hi);
-        }
-    }
-    k = hfx_dec_scaled(g, k, m->mult.key); /* Falcon-H1's key_multiplier */
-    q = hfx_dec_split_heads(c, q, m->heads, hd);
-    k = hfx_dec_split_heads(c, k, m->kv_heads, hd);
-    v = hfx_dec_split_heads(c, v, m->kv_heads, hd);
-    if (m->qk_norm == HFX_QK_NORM_PER_HEAD) { /* over head_dim, per head, before rotary */
-        q = hfx_dec_norm(c, q, hd, P(c->n.q_norm));
-        k = hfx_dec_norm(c, k, hd, P(c->n.k_norm));
-    }
-    if (m->qk_norm == HFX_QK_NORM_HEAD_WEIGHTS) {
-        q = head_weighted_norm(c, q, m->heads, hd, P(c->n.q_norm));
-        k = head_weighted_norm(c, k, m->kv_heads, hd, P(c->n.k_norm));
-    }
-    q = hfx_dec_to_bhsd(c, q);
-    k = hfx_dec_to_bhsd(c, k);
-    if (cos && !m->no_rope[i]) { /* rotary; learned absolute positions were added to the embeddings instead */
-        hfx_dtype dt = q->dtype; /* ERNIE 4.5 rotates in f32 (its cos/sin are f32 too) */
-        if (d->rope.pairs == HFX_ROTARY_PAIRS_F32) q = hfx_cast(g, q, HFX_DTYPE_F32), k = hfx_cast(g, k, HFX_DTYPE_F32);
-        q = hfx_cast(g, hfx_rope_apply(g, q, cos, sin, m->rope.interleaved), dt);
-        k = hfx_cast(g, hfx_rope_apply(g, k, cos, sin, m->rope.interleaved), dt);
-    }
-    if (m->qk_norm == HFX_QK_NORM_AFTER_ROPE) { /* [B,H,S,hd] over hd, after rotary */
-        q = hfx_dec_norm(c, q, hd, P(c->n.q_norm));
-        k = hfx_dec_norm(c, k, hd, P(c->n.k_norm));
-    }
-    if (m->qk_norm == HFX_QK_NORM_L2_ROPE_LAYERS && !m->no_rope[i]) q = hfx_dec_rms_plain(c, q), k = hfx_dec_rms_plain(c, k);
+    hfx_layer_shape s = hfx_dec_shape(m, i);
+    int64_t hd = s.head_dim, window = m->window[i];
+    hfx_value *q, *k = NULL, *v = NULL, *gate = NULL;
+    queries_keys_values(c, i, &s, h, cos, sin, &q, &k, &v, &gate);
     if (c->q_temperature && (d->scores.temperature != HFX_QTEMP_NOPE_FLOOR || m->no_rope[i]))
         q = hfx_op2(g, HFX_OP_MUL, q, hfx_cast(g, c->q_temperature, q->dtype));
-    bias = join_cache(c, i, q, &k, &v, bias);
+    if (s.kv_from == i) {
+        bias = join_cache(c, i, q, &k, &v, bias);
+        c->kv_seen[2 * i] = k, c->kv_seen[2 * i + 1] = v;
+    } else if (hfx_dec_seed_profile(c)) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" does not cover layers that attend to another layer's "
+                                               "keys and values (num_kv_shared_layers) yet; export with io \"optimum\"",
+                       d->architecture);
+        return h;
+    } else {
+        k = c->kv_seen[2 * s.kv_from], v = c->kv_seen[2 * s.kv_from + 1];
+    }
     double scale = m->scale_by_layer ? m->scale / (double)(i + 1) : m->scale;
     hfx_value *a; /* [B,H,S,hd] */
     if (c->d->attention == HFX_ATTN_SINKS) {
@@ -161,6 +203,6 @@ hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *c
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
     if (gate) a = hfx_op2(g, HFX_OP_MUL, a, hfx_op1(g, HFX_OP_SIGMOID, gate));
-    return hfx_dec_proj(c, a, m->heads * hd, m->hidden, m->bias.o, P(c->n.o));
-#undef P
+    char p[160];
+    return hfx_dec_proj(c, a, m->heads * hd, m->hidden, m->bias.o, hfx_dec_name(c, i, c->n.attn, c->n.o, p, sizeof p));
 }

@@ -98,6 +98,17 @@ static hfx_value *layer_post(layer_ctx *c, const layer_args *a, hfx_value *x) {
     return residual(c, x, NORM(hfx_dec_ffn(c, a->i, x), c->n.post2));
 }
 
+/* the sandwich, the experts beside its MLP where the model has them, then the layer's own input and its
+ * scalar (Gemma 4) */
+static hfx_value *layer_sandwich_per_layer(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    char p[160];
+    hfx_value *m = MIXER(NORM(x, c->n.norm1)); /* (one name buffer: a statement per norm) */
+    x = residual(c, x, NORM(m, c->n.norm2));
+    hfx_value *f = hfx_dec_ffn(c, a->i, NORM(x, c->n.pre2));
+    if (c->m->moe.experts) f = hfx_dec_moe_beside(c, a->i, x, f);
+    return hfx_dec_per_layer_block(c, a->i, residual(c, x, NORM(f, c->n.post2)));
+}
+
 #undef NAME
 #undef MIXER
 #undef NORM
@@ -108,8 +119,9 @@ static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hf
     [HFX_LAYOUT_SANDWICH] = layer_sandwich,
     [HFX_LAYOUT_POST] = layer_post,
     [HFX_LAYOUT_PARALLEL_SHARED] = layer_parallel_shared,
+    [HFX_LAYOUT_SANDWICH_PER_LAYER] = layer_sandwich_per_layer,
 };
-_Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_PARALLEL_SHARED + 1,
+_Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_SANDWICH_PER_LAYER + 1,
                "a layer function for every layout");
 
 static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos, hfx_value *sin,
@@ -416,10 +428,12 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     if (st) return st;
     bool embeds_in = host && host->embeds_in;
     hfx_value **cache_out = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_out);
+    hfx_value **kv_seen = calloc((size_t)m->layers * 2, sizeof *kv_seen);
     int *cache_state = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_state);
-    bool nomem = !cache_out || !cache_state;
+    bool nomem = !cache_out || !cache_state || !kv_seen;
     if (nomem || seed_static_windows(m, o)) {
         free(cache_out);
+        free(kv_seen);
         free(cache_state);
         close_weights(&own, w, HFX_OK, err);
         if (nomem) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
@@ -429,11 +443,15 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
                         d->architecture);
     }
     layer_ctx c = {.g = g, .w = w, .d = d, .m = m, .o = o, .batch = o->batch, .seq = o->seq, .n = resolve_names(d),
-                   .cache_out = cache_out, .cache_state = cache_state};
+                   .cache_out = cache_out, .cache_state = cache_state, .kv_seen = kv_seen};
     layer_kinds kinds = scan_layers(m);
     checkpoint_names(&c);
     decoder_inputs in = graph_inputs(&c, embeds_in, kinds.attends);
     hfx_value *embed = embed_tokens(&c, embeds_in, &in);
+    if (m->ple.width && embeds_in)
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: per-layer inputs from given embeddings are not supported yet",
+                       c.d->architecture);
+    else if (m->ple.width) c.per_layer_inputs = hfx_dec_per_layer_inputs(&c, in.ids, in.x);
     rotary_tables rot = positions(&c, &in, kinds.rotary, &in.x);
     hfx_value *x = decoder_layers(&c, &in, &rot, kinds, host && host->image_blocks, in.x);
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
@@ -445,6 +463,7 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     st = hfx_graph_status(g, err);
     st = close_weights(&own, w, st, err);
     free(cache_out);
+    free(kv_seen);
     free(cache_state);
     return st;
 }

@@ -28,6 +28,8 @@ typedef enum {
     HFX_SLIDING_MAX_WINDOW,  /* layer_types, else use_sliding_window + max_window_layers (Qwen2/3) */
     HFX_SLIDING_PATTERN,     /* layer_types, else every `pattern`-th layer global (Gemma 2) */
     HFX_SLIDING_PATTERN_OR_CONFIG, /* ... that period, or `sliding_window_pattern` (Gemma 3, Cohere 2, EXAONE 4) */
+    HFX_SLIDING_PATTERN_LAST_FULL, /* layer_types, else every `pattern`-th layer global; the last layer global
+                                      whatever layer_types says (Gemma 4's config forces it) */
     HFX_SLIDING_NO_ROPE,     /* layer_types, else the layers without rope when use_sliding_window
                                 (SmolLM3); sliding_window applies to every sliding_attention layer */
     HFX_SLIDING_EVEN_BELOW_MAX, /* layer_types, else the even-indexed layers below max_window_layers
@@ -45,7 +47,7 @@ typedef enum {
 typedef enum {
     HFX_NORM_RMS,          /* x·rsqrt(mean(x²)+ε), then w·(that, cast back) */
     HFX_NORM_RMS_OFFSET,   /* Gemma: (that in f32)·(1 + w), cast back */
-    HFX_NORM_RMS_F32,      /* (that in f32)·w in f32, cast back (Helium) */
+    HFX_NORM_RMS_F32,      /* (that in f32)·w in f32, cast back (Helium, Gemma 4) */
     HFX_NORM_RMS_PLAIN,    /* x·rsqrt(mean(x²)+ε) in f32, cast back: no weight anywhere (NanoChat) */
     HFX_NORM_LAYER,        /* nn.LayerNorm with bias */
     HFX_NORM_LAYER_1P,     /* ... whose weight is stored less one: (1 + w), with bias (Nemotron's LayerNorm1P) */
@@ -58,12 +60,15 @@ typedef enum {
     HFX_LAYOUT_PARALLEL, /* x = mlp(norm2(x)) + attn(norm1(x)) + x (GPT-NeoX use_parallel_residual) */
     HFX_LAYOUT_SANDWICH, /* x += post1(attn(norm1(x))); x += post2(mlp(pre2(x))) (Gemma 2/3) */
     HFX_LAYOUT_POST,     /* x += norm1(attn(x)); x += norm2(mlp(x)) (OLMo-2) */
-    HFX_LAYOUT_PARALLEL_SHARED /* h = norm1(x); x = x + attn(h) + mlp(h) (Phi, Cohere, StableLM) */
+    HFX_LAYOUT_PARALLEL_SHARED, /* h = norm1(x); x = x + attn(h) + mlp(h) (Phi, Cohere, StableLM) */
+    HFX_LAYOUT_SANDWICH_PER_LAYER /* the sandwich, then (hidden_size_per_layer_input) x += norm(proj(act(gate(x)) ·
+                                     the layer's per-layer input)), then x · layer_scalar (Gemma 4) */
 } hfx_layer_layout;
 
 typedef enum {
     HFX_QK_NORM_NONE,
     HFX_QK_NORM_PER_HEAD,      /* one norm over head_dim shared by the heads (Qwen3) */
+    HFX_QK_NORM_PER_HEAD_AND_V, /* ... and the values normed over head_dim too, without a weight (Gemma 4) */
     HFX_QK_NORM_WHOLE,         /* over the whole projection (OLMo-2) */
     HFX_QK_NORM_AFTER_ROPE,    /* one norm over head_dim shared by the heads, after rotary (HunYuan's
                                   query_layernorm / key_layernorm, NanoChat's weight-less ones) */
@@ -179,18 +184,34 @@ typedef enum {
                                  attends (Qwen3-Next, Qwen3.5) */
 } hfx_mixers_kind;
 
+/* What mixes tokens in the layers, and the recurrent mixers' settings. */
+typedef struct hfx_decoder_mixers {
+    hfx_mixers_kind kind;
+    const hfx_mamba2_keys *mamba2; /* the Mamba2 mixers' config keys */
+    hfx_delta_proj delta;        /* HFX_MIXERS_DELTA_BY_TYPE: how the delta-nets' projections are stored */
+} hfx_decoder_mixers;
+
+/* Whether the layers' shapes differ, and how config.json says so. */
+typedef enum {
+    HFX_SHAPES_UNIFORM,         /* every layer the same heads and widths, its own keys and values */
+    HFX_SHAPES_PER_LAYER_CONFIG /* per_layer_config {"<layer>": {head_dim, num_key_value_heads}}, else the full
+                                   layers' global_head_dim and (attention_k_eq_v) num_global_key_value_heads;
+                                   attention_k_eq_v: the full layers' values are their keys' projection (no
+                                   v_proj); the last num_kv_shared_layers layers attend to the keys and values of
+                                   the last earlier layer of their type (no k/v weights, no cache of their own),
+                                   their MLP twice as wide when use_double_wide_mlp (Gemma 4) */
+} hfx_layer_shapes;
+
 /* How the attention scores are scaled. */
 typedef enum {
     HFX_SCALE_HEAD_DIM,          /* head_dim^-0.5 */
-    HFX_SCALE_ONE,               /* none: scores are q·k (GPT-Neo) */
+    HFX_SCALE_ONE,               /* none: scores are q·k (GPT-Neo; Gemma 4, whose q/k norms scale) */
     HFX_SCALE_QUERY_PRE_ATTN,    /* query_pre_attn_scalar^-0.5 (Gemma 2/3) */
     HFX_SCALE_ATTN_MULTIPLIER,   /* attention_multiplier (Granite) */
     HFX_SCALE_BY_CONFIG_LAYER,   /* head_dim^-0.5 unless scale_attn_weights is false, and divided by layer
                                     index + 1 when scale_attn_by_inverse_layer_idx (GPT-2) */
     HFX_SCALE_BY_CONFIG          /* head_dim^-0.5 unless scale_attn_weights is false (GPTBigCode) */
 } hfx_attn_scale;
-
-/* How the attention scores are scaled. */
 
 /* The multipliers a lineage scales its activations with (each 1 when absent). */
 typedef enum {
@@ -361,9 +382,8 @@ typedef struct hfx_decoder_desc {
     hfx_norm_kind norm;
     hfx_layer_layout layout;
     bool parallel_from_config;   /* `use_parallel_residual` (absent: false) picks PARALLEL over PRE */
-    hfx_mixers_kind mixers;
-    const hfx_mamba2_keys *mamba2; /* the Mamba2 mixers' config keys */
-    hfx_delta_proj delta;        /* HFX_MIXERS_DELTA_BY_TYPE: how the delta-nets' projections are stored */
+    hfx_decoder_mixers mixers;
+    hfx_layer_shapes shapes;     /* whether the layers' heads and widths differ, and how config.json says so */
     hfx_attention_kind attention;
     hfx_qkv_layout qkv;
     hfx_qk_norm qk_norm;
@@ -387,7 +407,7 @@ typedef struct hfx_decoder_desc {
 
 /* Whether every layer is a state-space mixer alone: no attention, MLP or positions. */
 static inline bool hfx_decoder_mixers_only(const hfx_decoder_desc *d) {
-    return d->mixers == HFX_MIXERS_MAMBA2_ONLY || d->mixers == HFX_MIXERS_MAMBA_ONLY;
+    return d->mixers.kind == HFX_MIXERS_MAMBA2_ONLY || d->mixers.kind == HFX_MIXERS_MAMBA_ONLY;
 }
 
 /* A mixture of experts' sizes and router settings (moe.c). */
@@ -417,6 +437,20 @@ typedef struct hfx_decoder_mults {
 typedef struct hfx_decoder_biases {
     bool q, k, v, o, mlp, head;
 } hfx_decoder_biases;
+
+/* One layer's attention and MLP shapes (hfx_dec_shape: uniform models have none stored). */
+typedef struct hfx_layer_shape {
+    int64_t head_dim, kv_heads, intermediate;
+    int64_t kv_from;             /* the layer whose keys and values this one attends to: itself, or an earlier
+                                    one (the layer then has no k/v weights and no cache) */
+    bool values_are_keys;        /* attention_k_eq_v: the values are k_proj's output (before k_norm) */
+} hfx_layer_shape;
+
+/* Per-layer embeddings (Gemma 4's PLE): a [vocab, layers·width] table and a projection of the
+ * embeddings, both split into a [width] input per layer. */
+typedef struct hfx_decoder_ple {
+    int64_t width, vocab;        /* hidden_size_per_layer_input (0: none), vocab_size_per_layer_input */
+} hfx_decoder_ple;
 
 typedef struct hfx_decoder_cfg {
     int64_t vocab, hidden, layers, heads, kv_heads, head_dim, intermediate, max_position;
@@ -455,7 +489,16 @@ typedef struct hfx_decoder_cfg {
     hfx_qk_norm qk_norm;         /* the descriptor's, or none when its qk_norm_key is false */
     hfx_qkv_layout qkv;          /* the descriptor's, or as multi_query says (never HFX_QKV_BY_MULTI_QUERY) */
     int64_t labels, pad_id;      /* a sequence classifier's width and pad token (-1: none) */
+    hfx_layer_shape *shape;      /* (layers) where the layers' shapes differ (HFX_SHAPES_PER_LAYER_CONFIG); NULL:
+                                    every layer the sizes above; arena-owned */
+    hfx_decoder_ple ple;
 } hfx_decoder_cfg;
+
+/* Layer i's shape: its own where the config gives layers their own, else the model's. */
+static inline hfx_layer_shape hfx_dec_shape(const hfx_decoder_cfg *m, int64_t i) {
+    if (m->shape) return m->shape[i];
+    return (hfx_layer_shape){m->head_dim, m->kv_heads, m->intermediate, i, false};
+}
 
 extern const hfx_arch_family hfx_decoder_family;
 

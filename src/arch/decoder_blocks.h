@@ -22,6 +22,9 @@ typedef struct layer_ctx {
     hfx_value *seed_window_mask; /* ... and a dynamic cache's sliding layers' (within the window) */
     hfx_value *new_mask;        /* recurrent layers: [B,S,1] 1 at this call's real tokens, 0 at padding */
     hfx_value *q_temperature;   /* [B,1,S,1] f32: the queries' scale by position (hfx_query_temperature); NULL: none */
+    hfx_value **kv_seen;        /* (layers, 2): the keys and values [B,KV,T,hd] each attention layer attended to,
+                                   for the layers that share them (hfx_layer_shape.kv_from) */
+    hfx_value *per_layer_inputs; /* [B,S,layers,width]: each layer's own input (per_layer_inputs.c); NULL: none */
 } layer_ctx;
 
 /* per layer: keys, values, and the seed profile's write counter (static cache) or window tensor
@@ -58,6 +61,7 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h);
 hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                              hfx_error *err);
 hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h);
+hfx_value *hfx_dec_moe_beside(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *mlp);
 
 /* decoder_mixers.c */
 hfx_status hfx_dec_parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err);
@@ -69,6 +73,14 @@ hfx_status hfx_dec_parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hf
                                         hfx_error *err);
 hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i);
 hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
+
+/* decoder_shapes.c */
+hfx_status hfx_dec_parse_shapes(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                hfx_error *err);
+
+/* per_layer_inputs.c */
+hfx_value *hfx_dec_per_layer_inputs(layer_ctx *c, hfx_value *ids, hfx_value *embeds);
+hfx_value *hfx_dec_per_layer_block(layer_ctx *c, int64_t i, hfx_value *x);
 
 /* decoder_cache.c */
 hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, int slot); /* slot 0: keys, 1: values */

@@ -82,9 +82,9 @@ hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hf
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->window || !m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = d->mixers == HFX_MIXERS_MAMBA_ONLY ? HFX_MIXER_MAMBA1 : HFX_MIXER_MAMBA2;
-    return d->mixers == HFX_MIXERS_MAMBA_ONLY ? hfx_mamba1_parse(c, m->hidden, &m->ssm1, err)
-                     : hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
+    for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? HFX_MIXER_MAMBA1 : HFX_MIXER_MAMBA2;
+    return d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? hfx_mamba1_parse(c, m->hidden, &m->ssm1, err)
+                     : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
 }
 
 /* A hybrid's layer pattern: layer_types (transformers 4's layers_block_type) naming recurrent and
@@ -103,23 +103,23 @@ hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx
         return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be a list of num_hidden_layers (%lld) strings",
                         c.where, key, (long long)m->layers);
     int64_t interval = 0;
-    if (d->delta && !json_is_array(types) &&
+    if (d->mixers.delta && !json_is_array(types) &&
         (st = hfx_cfg_int_in_or(c, "full_attention_interval", 4, 1, m->layers + 1, &interval, err)))
         return st;
-    hfx_mixer_kind recurrent = d->delta ? HFX_MIXER_DELTA : HFX_MIXER_MAMBA2;
+    hfx_mixer_kind recurrent = d->mixers.delta ? HFX_MIXER_DELTA : HFX_MIXER_MAMBA2;
     for (int64_t i = 0; i < m->layers; i++) {
         const char *t = json_is_array(types) ? json_string_value(json_array_get(types, (size_t)i))
-                        : interval && (i + 1) % interval == 0 ? "full_attention" : d->delta ? "linear_attention"
+                        : interval && (i + 1) % interval == 0 ? "full_attention" : d->mixers.delta ? "linear_attention"
                                                                                             : "mamba";
-        if (t && (strcmp(t, "linear_attention") == 0 || (!d->delta && strcmp(t, "mamba") == 0))) m->mixer[i] = recurrent;
+        if (t && (strcmp(t, "linear_attention") == 0 || (!d->mixers.delta && strcmp(t, "mamba") == 0))) m->mixer[i] = recurrent;
         else if (t && (strcmp(t, "attention") == 0 || strcmp(t, "full_attention") == 0)) m->mixer[i] = HFX_MIXER_ATTENTION;
         else
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s[%lld] = '%s' (supported: %slinear_attention, %s"
                                                       "full_attention)", c.where, key, (long long)i,
-                            t ? t : "(not a string)", d->delta ? "" : "mamba, ", d->delta ? "" : "attention, ");
+                            t ? t : "(not a string)", d->mixers.delta ? "" : "mamba, ", d->mixers.delta ? "" : "attention, ");
     }
-    return d->delta ? hfx_delta_parse(c, m->eps, m->max_position, d->delta == HFX_DELTA_GROUPED, &m->delta, err)
-                    : hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
+    return d->mixers.delta ? hfx_delta_parse(c, m->eps, m->max_position, d->mixers.delta == HFX_DELTA_GROUPED, &m->delta, err)
+                    : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
 }
 
 /* A number from a two-element list (Falcon-H1's mlp_multipliers), or dflt when the key is absent. */
@@ -153,7 +153,7 @@ hfx_status hfx_dec_parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hf
                     m->mult.gate, m->mult.down};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         if (!isfinite(all[k])) return hfx_fail(err, HFX_ERR_INVALID, "%s: a multiplier is not a finite number", c.where);
-    return hfx_mamba2_parse(c, d->mamba2, m->hidden, m->eps, &m->ssm, err);
+    return hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
 }
 
 /* Layer i's cache: its keys' and values' geometry where it attends, its states' dims where it
@@ -161,10 +161,12 @@ hfx_status hfx_dec_parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hf
 hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
     hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
     hfx_layer_cache l = {0};
+    hfx_layer_shape s = hfx_dec_shape(m, i);
+    if (s.kv_from != i) return l; /* it attends to an earlier layer's keys and values: it keeps nothing */
     if (kind == HFX_MIXER_ATTENTION || kind == HFX_MIXER_PARALLEL)
         l = m->mla.kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
                 ? (hfx_layer_cache){1, m->mla.kv_lora, m->mla.qk_rope, m->window[i], NULL, 0, {{0}}}
-                : (hfx_layer_cache){m->kv_heads, m->head_dim, m->head_dim, m->window[i],
+                : (hfx_layer_cache){s.kv_heads, s.head_dim, s.head_dim, m->window[i],
                                     !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention",
                                     0, {{0}}};
     switch (kind) {

@@ -121,7 +121,7 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
                             c.where, (long long)m->layers);
         for (int64_t i = 0; i < m->layers; i++) {
             const char *t = json_string_value(json_array_get(types, (size_t)i));
-            if (t && (strcmp(t, "full_attention") == 0 || (d->mixers == HFX_MIXERS_SHORT_CONV && strcmp(t, "conv") == 0))) m->window[i] = 0;
+            if (t && (strcmp(t, "full_attention") == 0 || (d->mixers.kind == HFX_MIXERS_SHORT_CONV && strcmp(t, "conv") == 0))) m->window[i] = 0;
             else if (t && strcmp(t, "sliding_attention") == 0) {
                 if (window <= 0)
                     return hfx_fail(err, HFX_ERR_INVALID,
@@ -311,11 +311,12 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     if (d->sliding == HFX_SLIDING_CHUNKED && !(m->chunked = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->chunked)))
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if ((st = parse_no_rope(d, c, arena, m, err)) || (st = parse_sliding(d, c, m, err)) ||
+        (d->sliding == HFX_SLIDING_PATTERN_LAST_FULL && (m->window[m->layers - 1] = 0)) ||
         (st = hfx_dec_parse_moe(d, c, arena, m, err)) ||
         (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
         return st;
-    if (d->mixers == HFX_MIXERS_SHORT_CONV && (st = hfx_dec_parse_short_conv(c, arena, m, err))) return st;
-    if ((d->mixers == HFX_MIXERS_MAMBA2_BY_TYPE || d->mixers == HFX_MIXERS_DELTA_BY_TYPE) && (st = hfx_dec_parse_hybrid_layers(d, c, arena, m, err))) return st;
+    if (d->mixers.kind == HFX_MIXERS_SHORT_CONV && (st = hfx_dec_parse_short_conv(c, arena, m, err))) return st;
+    if ((d->mixers.kind == HFX_MIXERS_MAMBA2_BY_TYPE || d->mixers.kind == HFX_MIXERS_DELTA_BY_TYPE) && (st = hfx_dec_parse_hybrid_layers(d, c, arena, m, err))) return st;
     for (int64_t i = 0; i < m->layers; i++) /* the rules read the windows: after parse_sliding */
         if (d->no_rope == HFX_NO_ROPE_FULL_LAYERS || (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && config_window > 0))
             m->no_rope[i] = m->window[i] == 0;
@@ -330,7 +331,7 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
     if (!isfinite(m->mult.logits))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: logit_scale %g is not a finite number", c.where, m->mult.logits);
     m->mult.attn_in = m->mult.attn_out = m->mult.ssm_out = m->mult.key = m->mult.gate = m->mult.down = 1.0;
-    if (d->mixers == HFX_MIXERS_PARALLEL_MAMBA2 && (st = hfx_dec_parse_parallel_mamba(d, c, arena, m, err))) return st;
+    if (d->mixers.kind == HFX_MIXERS_PARALLEL_MAMBA2 && (st = hfx_dec_parse_parallel_mamba(d, c, arena, m, err))) return st;
     m->qk_norm = d->qk_norm;
     if (d->qk_norm_key) {
         bool on;
@@ -400,13 +401,15 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
                              .partial_key = partial_key, .dim_key = d->rope.dim_key,
                              .legacy_type = d->rope.names != HFX_ROPE_NAMES_CURRENT};
     if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_parse_mla(d, c, m, err))) return st;
+    int64_t full_dim = m->head_dim, local_dim = m->head_dim; /* each type's layers' width (decoder_shapes.c) */
+    for (int64_t i = m->layers - 1; i >= 0; i--) *(m->window[i] ? &local_dim : &full_dim) = hfx_dec_shape(m, i).head_dim;
     if (d->positions == HFX_POSITIONS_ROTARY &&
-        (st = hfx_rope_parse(c, &full, m->head_dim, m->max_position, arena, &m->rope, err)))
+        (st = hfx_rope_parse(c, &full, full_dim, m->max_position, arena, &m->rope, err)))
         return st;
     m->rope.interleaved = d->rope.pairs == HFX_ROTARY_PAIRS || d->rope.pairs == HFX_ROTARY_PAIRS_F32;
     if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_mla_scale(c, m, err))) return st;
     if (d->rope.local &&
-        (st = hfx_rope_parse(c, &local, m->head_dim, m->max_position, arena, &m->local_rope, err)))
+        (st = hfx_rope_parse(c, &local, local_dim, m->max_position, arena, &m->local_rope, err)))
         return st;
     return HFX_OK;
 }
@@ -415,6 +418,8 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
                                hfx_error *err) {
     hfx_status st;
     bool no_dense = d->moe && d->moe->layers == HFX_MOE_EVERY_LAYER_OWN; /* every layer's MLP the experts */
+    m->shape = NULL;
+    m->ple = (hfx_decoder_ple){0, 0};
     if (hfx_decoder_mixers_only(d)) return hfx_dec_parse_attention_free(d, c, arena, m, err);
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
                           "intermediate_size"};
@@ -456,7 +461,7 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         return st;
 
     if ((st = parse_layers(d, c, arena, m, err)) || (st = parse_block_options(d, c, arena, m, err)) ||
-        (st = parse_query_temperature(d, c, m, err)))
+        (st = parse_query_temperature(d, c, m, err)) || (st = hfx_dec_parse_shapes(d, c, arena, m, err)))
         return st;
     return parse_positions(d, c, arena, m, err);
 }

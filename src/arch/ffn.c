@@ -59,23 +59,24 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
         return m->sparse[i] ? hfx_op2(c->g, HFX_OP_ADD, hfx_dec_moe(c, i, h), shared_linear_mlp(c, i, h))
                             : shared_linear_mlp(c, i, h);
     if (m->sparse[i]) return hfx_dec_moe(c, i, h);
+    int64_t I = hfx_dec_shape(m, i).intermediate; /* the layer's own width (Gemma 4's double-wide layers) */
     char p[160];
 #define P(name) hfx_dec_name(c, i, c->n.mlp, name, p, sizeof p)
     if (c->d->mlp == HFX_MLP_PLAIN) {
-        hfx_value *up = hfx_dec_proj(c, h, m->hidden, m->intermediate, m->bias.mlp, P(c->n.fc_in));
-        return hfx_dec_proj(c, mlp_act(c, i, up), m->intermediate, m->hidden, m->bias.mlp, P(c->n.fc_out));
+        hfx_value *up = hfx_dec_proj(c, h, m->hidden, I, m->bias.mlp, P(c->n.fc_in));
+        return hfx_dec_proj(c, mlp_act(c, i, up), I, m->hidden, m->bias.mlp, P(c->n.fc_out));
     }
     hfx_value *gate, *up;
     if (c->d->mlp == HFX_MLP_GATED_FUSED) { /* one [gate; up] weight (Phi-3) */
-        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * m->intermediate, m->hidden}, "%s.weight", P("gate_up_proj"));
-        gate = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, 0, m->intermediate), NULL);
-        up = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, m->intermediate, m->intermediate), NULL);
+        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * I, m->hidden}, "%s.weight", P("gate_up_proj"));
+        gate = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, 0, I), NULL);
+        up = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, I, I), NULL);
     } else {
-        gate = hfx_dec_proj(c, h, m->hidden, m->intermediate, m->bias.mlp, P(c->n.gate));
-        up = hfx_dec_proj(c, h, m->hidden, m->intermediate, m->bias.mlp, P(c->n.up));
+        gate = hfx_dec_proj(c, h, m->hidden, I, m->bias.mlp, P(c->n.gate));
+        up = hfx_dec_proj(c, h, m->hidden, I, m->bias.mlp, P(c->n.up));
     }
     gate = hfx_dec_scaled(c->g, gate, m->mult.gate); /* Falcon-H1's mlp_multipliers */
     hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, mlp_act(c, i, gate), up);
-    return hfx_dec_scaled(c->g, hfx_dec_proj(c, act, m->intermediate, m->hidden, m->bias.mlp, P(c->n.down)), m->mult.down);
+    return hfx_dec_scaled(c->g, hfx_dec_proj(c, act, I, m->hidden, m->bias.mlp, P(c->n.down)), m->mult.down);
 #undef P
 }

@@ -95,6 +95,12 @@ const hfx_moe_desc hfx_moe_llama4 = {
     .router = HFX_ROUTER_SIGMOID_TOP_LOGITS, .experts = HFX_EXPERTS_INPUT_SCALED, .shared = HFX_SHARED_EXPERT,
     .layers = HFX_MOE_LIST_OR_STEP, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
     .width_key = "intermediate_size"};
+/* Gemma 4: experts beside every layer's dense MLP (enable_moe_block), on the layer itself, routed from the layer's
+ * input by a scaled softmax router */
+const hfx_moe_desc hfx_moe_gemma4 = {
+    .router = HFX_ROUTER_SOFTMAX_SCALED, .experts = HFX_EXPERTS_ON_LAYER, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_BESIDE_MLP, .topk = HFX_TOPK_RENORM, .experts_key = "num_experts",
+    .top_k_key = "top_k_experts", .router_name = "router.proj.weight"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -244,6 +250,9 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     if (!m->sparse) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     const hfx_moe_desc *l = d->moe;
     if (!l) return HFX_OK;
+    bool beside = false;
+    if (l->layers == HFX_MOE_BESIDE_MLP && ((st = hfx_cfg_bool_or(c, "enable_moe_block", false, &beside, err)) || !beside))
+        return st; /* (no experts: m->moe.experts stays 0) */
     bool own_width = l->layers != HFX_MOE_EVERY_LAYER, by_step = l->layers == HFX_MOE_BY_STEP;
     const char *experts_key =
         !l->experts_alt_key || hfx_cfg_has(c, l->experts_key) ? l->experts_key : l->experts_alt_key;
@@ -277,7 +286,7 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
         ((st = hfx_cfg_num_or(c, "swiglu_alpha", 1.702, &m->moe.swiglu_alpha, err)) ||
          (st = hfx_cfg_num_or(c, "swiglu_limit", 7.0, &m->moe.swiglu_limit, err))))
         return st;
-    for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = (i + 1) % step == 0;
+    for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = !beside && (i + 1) % step == 0; /* (beside: dense MLPs) */
     m->moe.groups = m->moe.top_groups = 1;
     m->moe.routed_scale = 1.0;
     if (grouped_router(l) && (st = parse_deepseek_router(d, c, m, err))) return st;
@@ -379,43 +388,70 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     *dense_out = hfx_reshape(g, dense, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(E)});
 }
 
+/* Gemma 4's router input: x normed without a weight, times router.scale [H] and 1/√hidden. */
+static hfx_value *scaled_router_input(layer_ctx *c, int64_t i, const char *block, hfx_value *x) {
+    const hfx_decoder_cfg *m = c->m;
+    char p[192];
+    hfx_value *scale = hfx_weight(c->w, 1, &m->hidden, "%s", hfx_dec_name(c, i, block, "router.scale", p, sizeof p));
+    hfx_value *r = hfx_op2(c->g, HFX_OP_MUL, hfx_dec_rms_plain(c, x), scale);
+    return hfx_op2(c->g, HFX_OP_MUL, r, hfx_const_scalar(c->g, r->dtype, pow((double)m->hidden, -0.5)));
+}
+
+/* A softmax router over x [B,S,H] (f32 probabilities): gathered, each token's k weights and experts [B,S,K];
+ * else a dense [B,S,E], zero outside the top k. Renormalised as the lineage says; Gemma 4's weights times their
+ * experts' per_expert_scale. */
+static void softmax_route(layer_ctx *c, int64_t i, const char *block, const char *router_name, hfx_value *x,
+                          hfx_value **w, hfx_value **idx, hfx_value **top) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t E = m->moe.experts, H = m->hidden, K = m->moe.top_k, axis = -1;
+    bool scaled = c->d->moe->router == HFX_ROUTER_SOFTMAX_SCALED;
+    char p[192];
+    if (scaled) x = scaled_router_input(c, i, block, x);
+    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", hfx_dec_name(c, i, block, router_name, p, sizeof p));
+    hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, x, router, NULL), HFX_DTYPE_F32), -1);
+    hfx_value *per_expert = scaled ? hfx_cast(g, hfx_weight(c->w, 1, &E, "%s", hfx_dec_name(c, i, block, "router.per_expert_scale",
+                                                                                          p, sizeof p)), HFX_DTYPE_F32)
+                                   : NULL; /* [E] */
+    if (c->o->moe_gather) {
+        hfx_top_k(g, probs, K, w, idx);
+        if (m->moe.norm_topk) *w = hfx_op2(g, HFX_OP_DIV, *w, hfx_reduce(g, HFX_OP_REDUCE_SUM, *w, 1, &axis));
+        if (per_expert) *w = hfx_op2(g, HFX_OP_MUL, *w, hfx_gather(g, per_expert, *idx, 0));
+    } else {
+        *top = hfx_top_k_mask(g, probs, K);
+        if (m->moe.norm_topk) *top = hfx_op2(g, HFX_OP_DIV, *top, hfx_reduce(g, HFX_OP_REDUCE_SUM, *top, 1, &axis));
+        if (per_expert) *top = hfx_op2(g, HFX_OP_MUL, *top, per_expert);
+    }
+}
+
 /* Mixture of experts without data-dependent shapes: the router's top-k weights as a dense
  * [B,S,E] (zero outside the top k), every expert computed as one batched MatMul per
  * projection, and the outputs summed with those weights. Equal to transformers' gather of the
  * chosen experts, since the others are weighted by an exact zero. */
-static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h) {
+static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *x_router) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    bool mixtral = c->d->moe->experts == HFX_EXPERTS_W123, granite = c->d->moe->experts == HFX_EXPERTS_LINEAR;
+    hfx_moe_experts layout = c->d->moe->experts;
+    bool mixtral = layout == HFX_EXPERTS_W123, granite = layout == HFX_EXPERTS_LINEAR;
     char p[192];
     /* transformers 5's own layout: mlp.gate + fused mlp.experts.{gate_up,down}_proj; saved
-     * checkpoints: per-expert tensors (Mixtral's under block_sparse_moe, as w1/w3/w2) */
-    /* transformers 5's own layout: mlp.gate + fused mlp.experts.{gate_up,down}_proj; saved
      * checkpoints: per-expert tensors (Mixtral's under block_sparse_moe, as w1/w3/w2), or
-     * GraniteMoE's fused input_linear / output_linear with router.layer */
+     * GraniteMoE's fused input_linear / output_linear with router.layer; Gemma 4's on the layer */
     const char *block = mixtral || granite ? "block_sparse_moe" : "mlp";
     bool fused = hfx_weight_exists(c->w, hfx_dec_name(c, i, "mlp", "experts.gate_up_proj", p, sizeof p));
     if (fused) block = "mlp";
+    if (layout == HFX_EXPERTS_ON_LAYER) block = NULL, fused = true;
     if (granite) fused = true; /* Granite's experts come fused, under either name */
     bool hub_granite = granite && hfx_weight_exists(c->w, hfx_dec_name(c, i, block, "input_linear.weight", p, sizeof p));
-    int64_t E = m->moe.experts, I = m->moe.moe_intermediate, H = m->hidden, K = m->moe.top_k, axis = -1;
+    int64_t E = m->moe.experts, I = m->moe.moe_intermediate, H = m->hidden;
     /* the routing: gathered, each token's k weights and experts [B,S,K]; else a dense [B,S,E] */
     hfx_value *w = NULL, *idx = NULL, *top = NULL;
-    if (grouped_router(c->d->moe)) {
-        deepseek_route(c, i, block, h, c->o->moe_gather, &w, &idx, &top);
-    } else {
-        const char *router_name = granite ? (hub_granite ? "router.layer.weight" : "router.weight")
-                                  : c->d->moe->router_name ? c->d->moe->router_name : "gate.weight";
-        hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", hfx_dec_name(c, i, block, router_name, p, sizeof p));
-        hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), -1);
-        if (c->o->moe_gather) {
-            hfx_top_k(g, probs, K, &w, &idx);
-            if (m->moe.norm_topk) w = hfx_op2(g, HFX_OP_DIV, w, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis));
-        } else {
-            top = hfx_top_k_mask(g, probs, K);
-            if (m->moe.norm_topk) top = hfx_op2(g, HFX_OP_DIV, top, hfx_reduce(g, HFX_OP_REDUCE_SUM, top, 1, &axis));
-        }
-    }
+    if (grouped_router(c->d->moe))
+        deepseek_route(c, i, block, x_router, c->o->moe_gather, &w, &idx, &top);
+    else
+        softmax_route(c, i, block, granite ? (hub_granite ? "router.layer.weight" : "router.weight")
+                                   : c->d->moe->router_name ? c->d->moe->router_name : "gate.weight",
+                      x_router, &w, &idx, &top);
 
     hfx_value *gate, *up, *down; /* [E, I, H], [E, I, H], [E, H, I] */
     if (fused) {
@@ -604,7 +640,7 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_moe_desc *l = c->d->moe;
     const hfx_decoder_cfg *m = c->m;
     if (l->experts == HFX_EXPERTS_INTERLEAVED) return gpt_oss_experts(c, i, h);
-    hfx_value *y = l->experts == HFX_EXPERTS_INPUT_SCALED ? llama4_experts(c, i, h) : routed_experts(c, i, h);
+    hfx_value *y = l->experts == HFX_EXPERTS_INPUT_SCALED ? llama4_experts(c, i, h) : routed_experts(c, i, h, h);
     hfx_value *shared = NULL;
     switch (l->shared) {
     case HFX_SHARED_PLAIN:
@@ -622,4 +658,17 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
     case HFX_SHARED_NONE: case HFX_SHARED_LINEAR: break; /* (LINEAR: ffn.c's, beside the experts) */
     }
     return shared ? hfx_op2(c->g, HFX_OP_ADD, y, shared) : y;
+}
+
+/* Gemma 4's experts beside the dense MLP, from the layer's stream x [B,S,H] before the MLP's norm:
+ * post_feedforward_layernorm_1(mlp) + post_feedforward_layernorm_2(experts(pre_feedforward_layernorm_2(x))),
+ * routed from x itself. */
+hfx_value *hfx_dec_moe_beside(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *mlp) {
+    const hfx_decoder_cfg *m = c->m;
+    char p[192];
+#define NORM(v, leaf) hfx_dec_norm(c, v, m->hidden, hfx_dec_name(c, i, NULL, leaf, p, sizeof p))
+    hfx_value *dense = NORM(mlp, "post_feedforward_layernorm_1");
+    hfx_value *experts = routed_experts(c, i, NORM(x, "pre_feedforward_layernorm_2"), x);
+    return hfx_op2(c->g, HFX_OP_ADD, dense, NORM(experts, "post_feedforward_layernorm_2"));
+#undef NORM
 }

@@ -14,7 +14,9 @@ typedef enum {
                                    sum (DeepSeek V3) */
     HFX_ROUTER_SOFTMAX_CORRECTED, /* softmax scores + e_score_correction_bias ([E] or [1, E]) for the choice, the
                                      chosen scores renormalised (ERNIE 4.5 MoE) */
-    HFX_ROUTER_SIGMOID_TOP_LOGITS /* sigmoid of the k largest logits, weighing the experts' input (Llama 4) */
+    HFX_ROUTER_SIGMOID_TOP_LOGITS, /* sigmoid of the k largest logits, weighing the experts' input (Llama 4) */
+    HFX_ROUTER_SOFTMAX_SCALED /* its input normed without a weight, times router.scale / √hidden; softmax top-k
+                                 renormalised, each weight times its expert's per_expert_scale (Gemma 4) */
 } hfx_moe_router;
 
 typedef enum {
@@ -25,8 +27,10 @@ typedef enum {
                              (or router, experts.gate_up_proj under mlp) */
     HFX_EXPERTS_INTERLEAVED, /* mlp.experts.gate_up_proj [E, H, 2I] (gate and up interleaved) and down_proj
                                 [E, I, H], both biased, a clamped SwiGLU (up + 1)·gate·σ(α·gate) */
-    HFX_EXPERTS_INPUT_SCALED /* <mlp>.experts.gate_up_proj [E, H, 2I] (gate half, then up) and down_proj [E, I, H],
+    HFX_EXPERTS_INPUT_SCALED, /* <mlp>.experts.gate_up_proj [E, H, 2I] (gate half, then up) and down_proj [E, I, H],
                                 each chosen expert's input scaled by its router weight (Llama 4) */
+    HFX_EXPERTS_ON_LAYER     /* <layer>.experts.gate_up_proj [E, 2I, H] and down_proj [E, H, I], the router
+                                <layer>.router: on the layer itself, not under its MLP (Gemma 4) */
 } hfx_moe_experts;
 
 /* What runs beside the routed experts, its output added to theirs. */
@@ -52,7 +56,9 @@ typedef enum {
                                  moe_intermediate_size (EXAONE-MoE) */
     HFX_MOE_BY_INDEX_RANGE,   /* every moe_layer_interval-th layer (1-based) from moe_layer_start_index to
                                  moe_layer_end_index (−1: the last), of moe_intermediate_size (ERNIE 4.5 MoE) */
-    HFX_MOE_LIST_OR_STEP      /* moe_layers, else every interleave_moe_layer_step-th layer (Llama 4) */
+    HFX_MOE_LIST_OR_STEP,     /* moe_layers, else every interleave_moe_layer_step-th layer (Llama 4) */
+    HFX_MOE_BESIDE_MLP        /* when enable_moe_block: every layer, beside its dense MLP (the layout combines them:
+                                 hfx_dec_moe_beside), of moe_intermediate_size (Gemma 4) */
 } hfx_moe_layers;
 
 typedef enum {
@@ -85,6 +91,7 @@ typedef struct hfx_moe_desc {
 
 extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
-    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4;
+    hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
+    hfx_moe_gemma4;
 
 #endif

@@ -159,7 +159,7 @@ static const hfx_decoder_names lfm2_names = {.o = "out_proj", .norm1 = "operator
 static const hfx_decoder_desc Lfm2ForCausalLM_desc = {
     "Lfm2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm2_names,
     .eps_key = "norm_eps", .defaults.eps = 1e-5, .defaults.tied = true, .rope.theta = 1000000.0,
-    .mixers = HFX_MIXERS_SHORT_CONV,
+    .mixers.kind = HFX_MIXERS_SHORT_CONV,
     .rope.names = HFX_ROPE_NAMES_CURRENT, .genai_type = "lfm2"};
 /* Mamba2: every layer a Mamba2 mixer alone, under backbone.* */
 static const hfx_decoder_names mamba2_names = {.embed = "backbone.embeddings.weight",
@@ -176,7 +176,7 @@ static const char *const mamba2_forward_args[] = {"input_ids", "cache", "attenti
 static const char *const mamba_step_nones[] = {"attention_mask", NULL}; /* Mamba's and Mamba2's generate */
 static const hfx_decoder_desc Mamba2ForCausalLM_desc = {
     "Mamba2ForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
-    .defaults.eps = 1e-5, .names = &mamba2_names, .mamba2 = &mamba2_keys, .mixers = HFX_MIXERS_MAMBA2_ONLY,
+    .defaults.eps = 1e-5, .names = &mamba2_names, .mixers.mamba2 = &mamba2_keys, .mixers.kind = HFX_MIXERS_MAMBA2_ONLY,
     .output_class = "Mamba2CausalLMOutput", .forward_args = mamba2_forward_args, .step_nones = mamba_step_nones,
     .genai_type = "granitemoehybrid"}; /* genai has no Mamba2: Granite 4.0's runtime holds the same states */
 /* Granite 4.0: Mamba2 and attention layers (layer_types), Granite's multipliers, optional experts
@@ -192,7 +192,7 @@ static const hfx_mamba2_keys granite_hybrid_keys = {
 static const hfx_decoder_desc GraniteMoeHybridForCausalLM_desc = {
     "GraniteMoeHybridForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
     .scores.scale = HFX_SCALE_ATTN_MULTIPLIER,
-    .moe = &hfx_moe_granite_hybrid, .mamba2 = &granite_hybrid_keys, .mixers = HFX_MIXERS_MAMBA2_BY_TYPE,
+    .moe = &hfx_moe_granite_hybrid, .mixers.mamba2 = &granite_hybrid_keys, .mixers.kind = HFX_MIXERS_MAMBA2_BY_TYPE,
     .names = &granite_hybrid_names, .no_rope = HFX_NO_ROPE_UNLESS_ROPE_TYPE,
     .output_class = "MoeCausalLMOutputWithPast", .genai_type = "granitemoehybrid"};
 /* Falcon-H1: Mamba2 beside attention in every layer (the mixer's inner width mamba_d_ssm, its gated
@@ -210,13 +210,13 @@ static const hfx_mamba2_keys falcon_h1_keys = {
     .default_chunk = 256};
 static const hfx_decoder_desc FalconH1ForCausalLM_desc = {
     "FalconH1ForCausalLM", LLAMA, .eps_key = "rms_norm_eps", .defaults.eps = 1e-5, .names = &falcon_h1_names,
-    .mamba2 = &falcon_h1_keys, .mixers = HFX_MIXERS_PARALLEL_MAMBA2, .defaults.kv_heads = 8,
+    .mixers.mamba2 = &falcon_h1_keys, .mixers.kind = HFX_MIXERS_PARALLEL_MAMBA2, .defaults.kv_heads = 8,
     .genai_type = "granitemoehybrid"}; /* (genai has no Falcon-H1: Mamba2's conv and SSM states, any mix) */
 /* Mamba: every layer a Mamba mixer alone, under Mamba2's names */
 static const char *const mamba_forward_args[] = {"input_ids", "attention_mask", "cache", NULL};
 static const hfx_decoder_desc MambaForCausalLM_desc = {
     "MambaForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
-    .defaults.eps = 1e-5, .defaults.tied = true, .names = &mamba2_names, .mixers = HFX_MIXERS_MAMBA_ONLY,
+    .defaults.eps = 1e-5, .defaults.tied = true, .names = &mamba2_names, .mixers.kind = HFX_MIXERS_MAMBA_ONLY,
     .output_class = "MambaCausalLMOutput", .forward_args = mamba_forward_args, .step_nones = mamba_step_nones,
     .genai_type = "granitemoehybrid"}; /* (genai has no Mamba either) */
 /* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
@@ -227,16 +227,16 @@ static const hfx_decoder_names qwen3_next_names = {.ssm = "linear_attn"};
     .rope.partial_rotary = true, .rope.partial = 0.25, .names = &qwen3_next_names, .rope.names = HFX_ROPE_NAMES_CURRENT, \
     .masks_by_layer_type = true, .unused_stack = "mtp"
 static const hfx_decoder_desc Qwen3NextForCausalLM_desc = {
-    "Qwen3NextForCausalLM", QWEN3_NEXT_LIKE, .mixers = HFX_MIXERS_DELTA_BY_TYPE, .delta = HFX_DELTA_GROUPED,
+    "Qwen3NextForCausalLM", QWEN3_NEXT_LIKE, .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE, .mixers.delta = HFX_DELTA_GROUPED,
     .moe = &hfx_moe_qwen3_next, .output_class = "MoeCausalLMOutputWithPast",
     .genai_type = "qwen3_5_moe_text"}; /* genai has no Qwen3-Next: Qwen3.5's delta-net states */
 static const hfx_decoder_desc Qwen3_5ForCausalLM_desc = {"Qwen3_5ForCausalLM", QWEN3_NEXT_LIKE,
-                                                         .mixers = HFX_MIXERS_DELTA_BY_TYPE,
-                                                         .delta = HFX_DELTA_SEPARATE,
+                                                         .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE,
+                                                         .mixers.delta = HFX_DELTA_SEPARATE,
                                                          .model_type_alias = "qwen3_5_text",
                                                          .genai_type = "qwen3_5_text"};
 static const hfx_decoder_desc Qwen3_5MoeForCausalLM_desc = {
-    "Qwen3_5MoeForCausalLM", QWEN3_NEXT_LIKE, .mixers = HFX_MIXERS_DELTA_BY_TYPE, .delta = HFX_DELTA_SEPARATE,
+    "Qwen3_5MoeForCausalLM", QWEN3_NEXT_LIKE, .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE, .mixers.delta = HFX_DELTA_SEPARATE,
     .moe = &hfx_moe_qwen3_5,
     .model_type_alias = "qwen3_5_moe_text", .output_class = "MoeCausalLMOutputWithPast",
     .genai_type = "qwen3_5_moe_text"};
@@ -440,6 +440,21 @@ static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     .rope.theta = 1000000.0, .defaults.window = 4096, .rope.names = HFX_ROPE_NAMES_CURRENT,
     .masks_by_layer_type = true,
     .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE, .model_type_alias = "gemma3_text"};
+/* Gemma 4's text model: Gemma 3's sandwich with plain (f32) RMS norms, no score scale (the q/k norms scale) and
+ * weight-less value norms; layers of two widths (per_layer_config), the last ones attending to an earlier layer's
+ * keys and values, values that are the keys' projection on the full layers (attention_k_eq_v); each layer's own
+ * input (per-layer embeddings) and scalar; the full layers' proportional rotary; experts beside the dense MLP
+ * (enable_moe_block). */
+static const char gemma4_rope[] = "{\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}, "
+                                  "\"full_attention\": {\"rope_type\": \"proportional\", \"partial_rotary_factor\": 0.25, "
+                                  "\"rope_theta\": 1000000.0}}";
+static const hfx_decoder_desc Gemma4ForCausalLM_desc = {
+    "Gemma4ForCausalLM", GEMMA_LIKE, .norm = HFX_NORM_RMS_F32, .qk_norm = HFX_QK_NORM_PER_HEAD_AND_V,
+    .sliding = HFX_SLIDING_PATTERN_LAST_FULL, .sliding_pattern = 6, .layout = HFX_LAYOUT_SANDWICH_PER_LAYER,
+    .shapes = HFX_SHAPES_PER_LAYER_CONFIG, .act.key = "hidden_activation", .scores.scale = HFX_SCALE_ONE,
+    .scores.softcaps = HFX_SOFTCAP_FINAL, .rope.local = HFX_LOCAL_ROPE_OWN_BASE, .rope.absent = gemma4_rope,
+    .defaults.window = 512, .defaults.head_dim = 256, .defaults.kv_heads = 4, .masks_by_layer_type = true,
+    .moe = &hfx_moe_gemma4, .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE, .model_type_alias = "gemma4_text"};
 
 /* The encoder-decoder family (seq2seq.c). */
 typedef struct seq2seq_desc seq2seq_desc;
@@ -547,6 +562,7 @@ static const struct entry {
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},
+    {"Gemma4ForCausalLM", &hfx_decoder_family, &Gemma4ForCausalLM_desc},
     {"LlamaForSequenceClassification", &hfx_decoder_classifier_family, &LlamaForSequenceClassification_desc},
     {"MistralForSequenceClassification", &hfx_decoder_classifier_family, &MistralForSequenceClassification_desc},
     {"Qwen2ForSequenceClassification", &hfx_decoder_classifier_family, &Qwen2ForSequenceClassification_desc},

@@ -10,7 +10,7 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-static const char *const supported = "default, linear, dynamic, llama3, yarn, longrope (Phi-3)";
+static const char *const supported = "default, linear, dynamic, llama3, yarn, proportional, longrope (Phi-3)";
 
 void hfx_rope_default_inv_freq(double theta, int64_t dim, float *inv) {
     for (int64_t i = 0; i < dim / 2; i++) {
@@ -77,6 +77,15 @@ static hfx_status rope_type_and_dims(hfx_cfg c, hfx_cfg p, const hfx_rope_source
     if (src->dim_key && !hfx_cfg_has(c, src->partial_key) && !hfx_cfg_has(p, "partial_rotary_factor")) {
         if ((st = hfx_cfg_int_in_or(c, src->dim_key, 0, 0, out->dim, &rotary_dim, err))) return st;
         if (rotary_dim) partial = (double)rotary_dim / (double)out->dim;
+    }
+    if (strcmp(type, "proportional") == 0) { /* its own partial_rotary_factor, over the whole head */
+        double share;
+        if ((st = hfx_cfg_num_or(p, "partial_rotary_factor", 1.0, &share, err))) return st;
+        if (!(share >= 0 && share <= 1))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: partial_rotary_factor %g must be in [0, 1]", p.where, share);
+        out->type = HFX_ROPE_PROPORTIONAL;
+        out->turning = (int64_t)floor(share * (double)out->dim / 2); /* int(share · head_dim // 2) */
+        return HFX_OK;
     }
     if ((st = hfx_cfg_num_or(c, src->partial_key, partial, &partial, err))) return st;
     if ((st = hfx_cfg_num_or(p, "partial_rotary_factor", partial, &partial, err))) return st;
@@ -215,7 +224,10 @@ static hfx_status rope_freqs(hfx_cfg c, hfx_cfg p, const hfx_rope_source *src, d
     out->inv_freq_long = hfx_arena_alloc(arena, (size_t)(dim / 2) * sizeof(float));
     if (!out->inv_freq || !out->inv_freq_long) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     double factor = 1.0;
-    if (out->type != HFX_ROPE_DEFAULT && out->type != HFX_ROPE_YARN && out->type != HFX_ROPE_LONGROPE) {
+    if (out->type == HFX_ROPE_PROPORTIONAL) {
+        if ((st = hfx_cfg_num_or(p, "factor", 1.0, &factor, err))) return st;
+        if (!(factor > 0)) return hfx_fail(err, HFX_ERR_INVALID, "%s: factor %g must be > 0", p.where, factor);
+    } else if (out->type != HFX_ROPE_DEFAULT && out->type != HFX_ROPE_YARN && out->type != HFX_ROPE_LONGROPE) {
         if ((st = hfx_cfg_num(p, "factor", &factor, err))) return st;
         if (!(factor > 0)) return hfx_fail(err, HFX_ERR_INVALID, "%s: factor %g must be > 0", p.where, factor);
     }
@@ -236,6 +248,9 @@ static hfx_status rope_freqs(hfx_cfg c, hfx_cfg p, const hfx_rope_source *src, d
         return HFX_OK;
     case HFX_ROPE_LINEAR:
         for (int64_t i = 0; i < dim / 2; i++) out->inv_freq[i] = out->inv_freq[i] / (float)factor;
+        return HFX_OK;
+    case HFX_ROPE_PROPORTIONAL: /* the default frequencies of the whole head for the turning pairs, 0 beyond */
+        for (int64_t i = 0; i < dim / 2; i++) out->inv_freq[i] = i < out->turning ? out->inv_freq[i] / (float)factor : 0.0f;
         return HFX_OK;
     case HFX_ROPE_LLAMA3: return llama3_freqs(p, orig_max, out, err);
     case HFX_ROPE_YARN: return yarn_freqs(p, theta, orig_max, out, err);

@@ -3,7 +3,7 @@
  * from position_ids, and their application to q and k).
  *
  * Types: default, linear, dynamic (NTK, recomputed in the graph from max(position_ids) as
- * transformers does per forward), llama3, yarn. The inverse frequencies are computed here in
+ * transformers does per forward), llama3, yarn, proportional. The inverse frequencies are computed here in
  * float32 with the same operation order as transformers' modeling_rope_utils, so cos/sin agree
  * to the last bit or two. */
 #ifndef HFX_ARCH_ROPE_H
@@ -15,7 +15,9 @@
 
 typedef enum {
     HFX_ROPE_DEFAULT, HFX_ROPE_LINEAR, HFX_ROPE_DYNAMIC, HFX_ROPE_LLAMA3, HFX_ROPE_YARN,
-    HFX_ROPE_LONGROPE /* short factors up to original_max_position_embeddings, long beyond */
+    HFX_ROPE_LONGROPE, /* short factors up to original_max_position_embeddings, long beyond */
+    HFX_ROPE_PROPORTIONAL /* the whole head's pairs, the first partial_rotary_factor of them turning at the default
+                             frequencies of the whole head, the rest not at all; ÷ factor (Gemma 4) */
 } hfx_rope_type;
 
 typedef struct hfx_rope {
@@ -28,6 +30,7 @@ typedef struct hfx_rope {
     float *inv_freq;              /* (dim / 2), arena-owned; longrope: the short factors' */
     float *inv_freq_long;         /* (dim / 2), longrope only */
     int64_t switch_len;           /* longrope: past this many positions the long factors apply */
+    int64_t turning;              /* proportional: the frequencies that turn (the rest are 0) */
     bool interleaved;             /* pairs (2i, 2i+1) rotate by frequency i (GLM, Cohere, ERNIE 4.5), not
                                      dims i and i + dim/2; set by the family after parsing */
     int64_t mrope_section[3];     /* M-RoPE (Qwen2-VL): the first [0] frequencies turn with the temporal

@@ -353,6 +353,10 @@ static json_t *cache_json(const component *c, const hfx_model *model, int64_t ma
     json_t *cache = json_object(), *arr = json_array();
     for (int i = 0; i < n; i++) {
         json_t *l = json_object();
+        if (!layers[i].n_states && !layers[i].kv_heads) { /* it attends to an earlier layer's: it keeps nothing */
+            json_array_append_new(arr, l);
+            continue;
+        }
         if (layers[i].n_states) { /* a recurrent layer: each state's dims after the batch */
             for (int k = 0; k < layers[i].n_states && k < 2; k++) {
                 json_t *dims = json_array();

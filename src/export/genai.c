@@ -106,6 +106,13 @@ hfx_status hfx_genai_config(const json_t *config, const json_t *generation, cons
             ssm |= strcmp(layers[i].states[k].name, "ssm") == 0;
         }
     }
+    for (int i = 0; attends && i < n_layers; i++)
+        if ((layers[i].kv_heads && (layers[i].kv_heads != attends->kv_heads || layers[i].key_dim != attends->key_dim)) ||
+            (!layers[i].kv_heads && !layers[i].n_states)) {
+            snprintf(why, why_size, "onnxruntime-genai takes one cache geometry for every layer, and this model's "
+                                    "layers cache keys and values of different shapes (or none of their own)");
+            return HFX_OK;
+        }
     if (attends && attends->key_dim != attends->value_dim) { /* multi-head latent attention */
         snprintf(why, why_size, "onnxruntime-genai takes one head size, and this model caches keys and values of "
                                 "different widths");

@@ -2,7 +2,7 @@
 norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministral 3, Llama 4, Arcee,
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
-GPT-J, GPT-Neo.
+GPT-J, GPT-Neo, Gemma 4.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -22,6 +22,8 @@ from transformers import (
     ArceeForCausalLM,
     Dots1Config,
     Dots1ForCausalLM,
+    Gemma4ForCausalLM,
+    Gemma4TextConfig,
     Glm4MoeConfig,
     Glm4MoeForCausalLM,
     GraniteMoeSharedConfig,
@@ -97,6 +99,7 @@ ARCHS = {
     "gpt_neo": (GPTNeoConfig, GPTNeoForCausalLM, "causal"),
     "minicpm3": (MiniCPM3Config, MiniCPM3ForCausalLM, "causal"),
     "llama4": (Llama4TextConfig, Llama4ForCausalLM, "causal"),
+    "gemma4": (Gemma4TextConfig, Gemma4ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -164,6 +167,31 @@ LLAMA4 = dict(SMALL, head_dim=16, intermediate_size=32, intermediate_size_mlp=12
               num_experts_per_tok=1, interleave_moe_layer_step=2, attention_chunk_size=4, floor_scale=4,
               attn_scale=0.5, rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
 
+# Gemma 4 as E2B/E4B are built: sliding layers of head_dim 16, full ones of global_head_dim 32 (per_layer_config in
+# the saved config.json), the last 3 layers attending to the keys and values of layers 1 (sliding) and 2 (full) with
+# double-wide MLPs, per-layer inputs of width 8, the final soft-cap; transformers' default rotary (proportional over a
+# quarter of the full heads' pairs)
+_G4_TYPES = ["sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention",
+             "full_attention"]
+GEMMA4 = dict(SMALL, vocab_size=200, intermediate_size=96, num_hidden_layers=6, head_dim=16, global_head_dim=32,
+              sliding_window=4, layer_types=_G4_TYPES, hidden_size_per_layer_input=8, vocab_size_per_layer_input=200,
+              num_kv_shared_layers=3, use_double_wide_mlp=True, final_logit_softcapping=5.0)
+# ... as the 31B is: values that are the keys' projection on the full layers, which have one key/value head, no
+# per-layer inputs, no shared keys and values
+GEMMA4_K_EQ_V = dict(SMALL, vocab_size=200, intermediate_size=96, num_hidden_layers=4, head_dim=16, global_head_dim=32,
+                     sliding_window=4, layer_types=["sliding_attention", "full_attention"] * 2, attention_k_eq_v=True,
+                     num_global_key_value_heads=1, hidden_size_per_layer_input=0, tie_word_embeddings=False)
+
+
+def _gemma4_released(c: dict) -> dict:
+    """Gemma 4's config.json as released: the full layers' global_head_dim and num_global_key_value_heads at the top
+    (no per_layer_config), no rope_parameters (the config's defaults)."""
+    c = {k: v for k, v in c.items() if k not in ("per_layer_config", "rope_parameters")}
+    c["global_head_dim"] = 32
+    if c.get("attention_k_eq_v"):
+        c["num_global_key_value_heads"] = 1
+    return c
+
 
 def _rotary_dim_only(c: dict) -> dict:
     """MiniMax-M2's released config.json: rope_theta and rotary_dim at the top, no rope_parameters."""
@@ -180,6 +208,7 @@ CONFIG_REWRITES = {
     "no_mlp_layer_types": lambda c: {k: v for k, v in c.items() if k != "mlp_layer_types"},
     "no_attention_layers": lambda c: {k: v for k, v in c.items() if k != "attention_layers"},
     "no_rope": lambda c: {k: v for k, v in c.items() if k not in ("rope_parameters", "rope_scaling", "rope_theta")},
+    "gemma4_released": _gemma4_released,
 }
 
 # Spec(**entry) in decoders_encoders_models.py
@@ -406,11 +435,33 @@ SPECS += [
          doc="top-2 experts on moe_layers [0, 3], no q/k norms, no temperature tuning, attention biases, "
              "no_rope_layers [1, 0, 1, 1]", seed=1, cases=models.DEFAULT_CASES),
 ]
+SPECS += [
+    dict(name="gemma4", arch="gemma4", config=dict(GEMMA4),
+         doc="sliding layers 0, 1, 3, 4 (window 4, head_dim 16), full layers 2, 5 (head_dim 32, a quarter of the pairs "
+             "turning); layers 3-5 attend to layers 1 and 2's keys and values, their MLPs 192 wide; per-layer inputs "
+             "of 8; value norms; layer scalars; final soft-cap 5; tied (norm weights in [0.2, 1.2): with no score "
+             "scale, larger ones make attention peaked enough that float reassociation nears the tolerance)",
+         embed_std=models.TIED_EMBED_STD, norm_offset=0.2,
+         cases=models.DEFAULT_CASES),
+    dict(name="gemma4_k_eq_v", arch="gemma4", config=dict(GEMMA4_K_EQ_V),
+         doc="the full layers' values are their keys' projection, one key/value head; no per-layer inputs, no shared "
+             "keys and values; untied; config.json as released (global_head_dim, no rope_parameters)", seed=1,
+         norm_offset=0.2, config_rewrite="gemma4_released", cases=models.DEFAULT_CASES),
+    dict(name="gemma4_moe", arch="gemma4",
+         config=dict(GEMMA4_K_EQ_V, enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=32),
+         doc="gemma4_k_eq_v with experts beside every dense MLP (as the 26B-A4B): top-2 of 4 (width 32) routed from the "
+             "layer's stream by the scaled softmax router, per-expert scales, their own pre/post norms", seed=2,
+         norm_offset=0.2, cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
-             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4")
+             "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
+             "gemma4", "gemma4_k_eq_v", "gemma4_moe")
+# ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
+# onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
+GEN_SPECS_MULTI_TOKEN = ("gemma4",)
 # ... and those whose transformers static-cache generate is not the model (GPT-Neo's local layers slice their
 # window from the cache length, so a static cache of max_cache_len moves it): the dynamic-cache modes only
 GEN_SPECS_DYNAMIC = ("gpt_neo",)
@@ -421,7 +472,7 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 GEN_BATCH1_MODE = "onnx-dyncache"
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("gemma4_moe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included): a padded row need not generate what it generates alone
@@ -492,10 +543,21 @@ FEATURES = [
     ("llama4", _PAD3, "weight-less q/k norms", {"use_qk_norm": False}),
     ("llama4", _PAD3, "experts on layers 1 and 3", {"moe_layers": [1]}),
     ("llama4_moe", _PAD3, "top-2 routing (not top-1)", {"num_experts_per_tok": 1}),
+    ("gemma4", _PAD3, "sliding window 4", {"sliding_window": 64}),
+    ("gemma4", _PAD3, "final soft-cap 5", {"final_logit_softcapping": None}),
+    ("gemma4", _PAD3, "proportional rotary on a quarter of the full heads' pairs",
+     {"rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                          "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 1.0,
+                                             "rope_theta": 1000000.0}}}),
+    # (num_kv_shared_layers and use_double_wide_mlp shape the checkpoint: layers 3-5 have no k/v weights and MLPs of
+    # 192, so an export that ignored either would not read it)
+    ("gemma4_k_eq_v", _PAD3, "values that are the keys' projection", {"attention_k_eq_v": False}),
+    ("gemma4_moe", _PAD3, "top-2 routing (not top-1)", {"top_k_experts": 1}),
 ]
 
-# (spec, what the e_score_correction_bias buffers are called): zeroing them must move the logits
-CORRECTION_BIASES = [("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
+# (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
+# layer_scalar): zeroing it must move the logits
+CORRECTION_BIASES = [("gemma4", "layer_scalar"), ("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
                      ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
                      ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias")]
 
@@ -516,6 +578,12 @@ BAD_CONFIGS = [
      "layer_types[2]"),
     ("llama4", {"moe_layers": [1, 7]}, "moe_layers[1]"),
     ("gpt_neo", {"attention_layers": ["global", "local", "sparse", "local"]}, "attention_layers[2]"),
+    ("gemma4", {"num_kv_shared_layers": 6}, "num_kv_shared_layers"),
+    ("gemma4", {"per_layer_config": {"2": {"head_dim": 32, "sliding_window": 8}}}, "sliding_window"),
+    ("gemma4", {"per_layer_config": {"9": {"head_dim": 32}}}, "per_layer_config"),
+    ("gemma4", {"use_bidirectional_attention": "all"}, "use_bidirectional_attention"),
+    ("gemma4", {"enable_moe_block": True}, "num_experts"),
+    ("gemma4_moe", {"top_k_experts": 9}, "top_k_experts"),
     ("hunyuan_moe", {"moe_topk": [1, 2, 1, 2]}, "moe_topk[1]"),
     ("exaone_moe", {"mlp_layer_types": ["dense", "moe", "dense", "sparse"]}, "mlp_layer_types[1]"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},

@@ -865,6 +865,8 @@ def init_weights(model: torch.nn.Module, spec: Spec) -> None:
         for name, b in model.named_buffers():  # DeepSeek V3's router correction is a buffer, zero at init
             if name.endswith("e_score_correction_bias"):
                 b.copy_(0.2 * torch.randn(b.shape, generator=g))
+            elif name.endswith("layer_scalar"):  # Gemma 4's, ones at init
+                b.copy_(0.5 + torch.rand(b.shape, generator=g))
 
 
 def build_model(spec: Spec) -> torch.nn.Module:
@@ -1057,6 +1059,8 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert "layer_types" not in cfg and ("no_rope_layers" in cfg) == (spec.config_rewrite == "smollm3_no_types"), cfg
     elif spec.config_rewrite in ("no_layer_types", "no_mlp_layer_types", "no_attention_layers"):
         assert spec.config_rewrite[3:] not in cfg, cfg
+    elif spec.config_rewrite == "gemma4_released":
+        assert "per_layer_config" not in cfg and "rope_parameters" not in cfg and "global_head_dim" in cfg, cfg
     elif spec.config_rewrite == "no_rope":
         assert not {"rope_parameters", "rope_scaling", "rope_theta"} & set(cfg), cfg
     elif spec.config_rewrite:  # the transformers-4 format

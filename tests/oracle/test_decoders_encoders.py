@@ -576,8 +576,9 @@ def test_deepseek_correction_bias_is_visible(b_ckpts, b_refs):
 
 @pytest.mark.parametrize("name,buffer", L.CORRECTION_BIASES, ids=[n for n, _ in L.CORRECTION_BIASES])
 def test_correction_biases_are_visible(b_ckpts, b_refs, name, buffer):
-    """Harness sanity: a router's correction bias (a buffer or a frozen parameter, no config switch)
-    changes which experts transformers picks, by >> the tolerance in the logits."""
+    """Harness sanity: a buffer the checkpoint carries (a router's correction bias, a buffer or a frozen
+    parameter with no config switch; Gemma 4's layer scalars) moves transformers' logits by >> the
+    tolerance when zeroed."""
     spec = W.SPECS[name]
     inputs = W.inputs_for(spec, _PAD3)
     base = b_refs(name, _PAD3, inputs)["logits"]
@@ -590,7 +591,7 @@ def test_correction_biases_are_visible(b_ckpts, b_refs, name, buffer):
                 zeroed += 1
     assert zeroed, f"{name}: no buffer named *{buffer}"
     diff = float(np.abs(base - W.outputs(model, spec, inputs)["logits"]).max())
-    assert diff > 100 * PARITY_ATOL, f"{name}: the correction bias moves the logits by only {diff:.3g}"
+    assert diff > 100 * PARITY_ATOL, f"{name}: zeroing *{buffer} moves the logits by only {diff:.3g}"
 
 
 def test_gpt_oss_sinks_are_visible(b_ckpts, b_refs):
@@ -677,6 +678,14 @@ GEN_MODES = {
     "et-static": ("executorch", ("--for-generation", "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN)),
                   "static"),
 }
+# one graph for prompt and steps (--multi-token-decode), run for L.GEN_SPECS_MULTI_TOKEN (the others: through
+# onnxruntime-genai, test_genai_generation)
+MULTI_TOKEN_MODES = {
+    "onnx-mtd": ("onnx", ("--for-generation", "--multi-token-decode", "--dynamic"), "dynamic"),
+    "onnx-static-mtd": ("onnx", ("--for-generation", "--multi-token-decode", "--cache", "static", "--max-cache-len",
+                                 str(MAX_CACHE_LEN), "--dynamic"), "static"),
+    "ov-mtd": ("openvino", ("--for-generation", "--multi-token-decode", "--dynamic"), "dynamic"),
+}
 
 
 def _gen_export(b_gen, b_ov, b_dyn, b_et, backend, name, flags):
@@ -686,6 +695,7 @@ GEN_MATRIX = [pytest.param(n, m, b, id=f"{n}-{m}-b{len(b)}") for n in GEN_SPECS 
               for b in (BATCH1, BATCH3) if n not in L.GEN_SPECS or b is BATCH3 or m == L.GEN_BATCH1_MODE]
 GEN_MATRIX += [pytest.param(n, m, b, id=f"{n}-{m}-b{len(b)}") for n in L.GEN_SPECS_DYNAMIC for m in GEN_MODES
                if GEN_MODES[m][2] == "dynamic" for b in (BATCH1, BATCH3) if b is BATCH3 or m == L.GEN_BATCH1_MODE]
+GEN_MATRIX += [pytest.param(n, m, BATCH3, id=f"{n}-{m}-b3") for n in L.GEN_SPECS_MULTI_TOKEN for m in MULTI_TOKEN_MODES]
 # longrope with every prompt already past the original length (no switch during generation)
 GEN_MATRIX += [pytest.param("phi3_longrope", m, LONG3, id=f"phi3_longrope-{m}-long3") for m in GEN_MODES]
 
@@ -798,7 +808,7 @@ def test_greedy_generation(b_gen, b_ov, b_dyn, b_et, b_gen_refs, loops, name, mo
     """32 new tokens equal generate()'s, every step's logits within 1e-4. (phi3_longrope with the
     b1 / b3 prompts crosses original_max_position_embeddings during generation, where generate()
     recomputes the cache with the long factors: see test_phi3_generation_recomputes_at_switch.)"""
-    backend, flags, cache = GEN_MODES[mode]
+    backend, flags, cache = {**GEN_MODES, **MULTI_TOKEN_MODES}[mode]
     out = _gen_export(b_gen, b_ov, b_dyn, b_et, backend, name, flags)
     rows = prompts(lengths, W.SPECS[name].vocab_size)
     want_tokens, want_logits = _reference_generation(b_gen_refs, name, rows, cache)
@@ -823,7 +833,9 @@ def test_generation_export_structure(b_gen, b_ckpts, name):
     # (multi-head latent attention caches one latent "head" of kv_lora_rank and the rotary key part)
     with torch.no_grad():
         cache = model(input_ids=torch.tensor([[3, 4, 5]]), use_cache=True).past_key_values
-    held = [(lay.keys.shape[1], lay.keys.shape[3], lay.values.shape[3]) for lay in cache.layers]
+    # (a layer that reads an earlier layer's keys and values keeps none: transformers' DummyLayer, hfx's {})
+    held = [(lay.keys.shape[1], lay.keys.shape[3], lay.values.shape[3]) if getattr(lay, "keys", None) is not None
+            else None for lay in cache.layers]
     types = getattr(cfg, "layer_types", None)  # per layer where the config has them (SmolLM3)
     windows = [getattr(cfg, "sliding_window", None) if not types or t == "sliding_attention" else None
                for t in types or [None] * cfg.num_hidden_layers]
@@ -833,6 +845,9 @@ def test_generation_export_structure(b_gen, b_ckpts, name):
         layers = md["cache"]["layers"]
         assert len(layers) == cfg.num_hidden_layers, layers
         for i, layer in enumerate(layers):
+            if held[i] is None:
+                assert layer == {}, f"{cname} layer {i}: {layer}"
+                continue
             assert (layer["heads"], layer["key_dim"], layer["value_dim"], layer["sliding_window"]) == \
                 (*held[i], windows[i]), f"{cname} layer {i}: {layer}"
         onnx.checker.check_model(str(out / comp["file"]), full_check=True)

@@ -1,0 +1,51 @@
+/* Per-layer embeddings (Gemma 4's PLE): each layer gets an input of its own, made once from the
+ * tokens and their embeddings, which the layer gates its output with after its MLP. */
+#include <math.h>
+#include <stdio.h>
+
+#include "arch/decoder_blocks.h"
+#include "base/status.h"
+
+/* [B,S,layers·width] → [B,S,layers,width] */
+static hfx_value *per_layer_split(layer_ctx *c, hfx_value *x) {
+    const hfx_decoder_cfg *m = c->m;
+    return hfx_reshape(c->g, x, 4, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->layers), hfx_dim_const(m->ple.width)});
+}
+
+/* Each layer's input [B,S,layers,width], as transformers' get_per_layer_inputs and
+ * project_per_layer_inputs: (norm(embeds·W_proj / √hidden) + table[ids]·√width) / √2, the table
+ * embed_tokens_per_layer [vocab_per_layer, layers·width] and its scale in the weights' dtype (the
+ * scaled embedding's buffer, cast), norm per layer over width. */
+hfx_value *hfx_dec_per_layer_inputs(layer_ctx *c, hfx_value *ids, hfx_value *embeds) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t all = m->layers * m->ple.width;
+    hfx_value *table = hfx_weight(c->w, 2, (int64_t[]){m->ple.vocab, all}, "model.embed_tokens_per_layer.weight");
+    hfx_value *tokens = hfx_op2(g, HFX_OP_MUL, hfx_gather(g, table, ids, 0),
+                                hfx_const_scalar(g, c->o->dtype, (float)sqrt((double)m->ple.width)));
+    hfx_value *proj = hfx_linear(g, embeds, hfx_weight(c->w, 2, (int64_t[]){all, m->hidden},
+                                                       "model.per_layer_model_projection.weight"), NULL);
+    proj = hfx_op2(g, HFX_OP_MUL, proj, hfx_const_scalar(g, proj->dtype, pow((double)m->hidden, -0.5)));
+    proj = hfx_dec_norm(c, per_layer_split(c, proj), m->ple.width, "model.per_layer_projection_norm");
+    hfx_value *sum = hfx_op2(g, HFX_OP_ADD, proj, per_layer_split(c, tokens));
+    return hfx_op2(g, HFX_OP_MUL, sum, hfx_const_scalar(g, sum->dtype, pow(2.0, -0.5)));
+}
+
+/* After layer i's MLP: x += norm(proj(act(gate(x)) · its input)) where the model has per-layer
+ * inputs; then x · layer_scalar (a [1] buffer of the checkpoint). x [B,S,hidden]. */
+hfx_value *hfx_dec_per_layer_block(layer_ctx *c, int64_t i, hfx_value *x) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    char p[160];
+#define NAME(leaf) hfx_dec_name(c, i, NULL, leaf, p, sizeof p)
+    if (c->per_layer_inputs) {
+        hfx_value *own = hfx_slice(g, c->per_layer_inputs, 2, i, i + 1); /* [B,S,1,width] */
+        own = hfx_reshape(g, own, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->ple.width)});
+        hfx_value *h = hfx_activate(g, m->act, hfx_dec_proj(c, x, m->hidden, m->ple.width, false, NAME("per_layer_input_gate")));
+        h = hfx_dec_proj(c, hfx_op2(g, HFX_OP_MUL, h, own), m->ple.width, m->hidden, false, NAME("per_layer_projection"));
+        x = hfx_op2(g, HFX_OP_ADD, x, hfx_dec_norm(c, h, m->hidden, NAME("post_per_layer_input_norm")));
+    }
+    int64_t one = 1;
+    return hfx_op2(g, HFX_OP_MUL, x, hfx_weight(c->w, 1, &one, "%s", NAME("layer_scalar")));
+#undef NAME
+}
