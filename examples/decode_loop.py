@@ -266,6 +266,16 @@ def embed_prompt(export, ids, image_features=None, image_token_id=None):
     return embeds
 
 
+def config_vocab_size(out_dir):
+    """vocab_size of the export's config.json (a composite model's text_config's), or None."""
+    path = Path(out_dir) / "config.json"
+    if not path.is_file():
+        return None
+    cfg = json.loads(path.read_text())
+    vocab = cfg.get("vocab_size", (cfg.get("text_config") or {}).get("vocab_size"))
+    return vocab if isinstance(vocab, int) else None
+
+
 def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache, prog: str,
              vocab_size=None, log=None, image_features=None, image_token_id=None, mrope=None):
     """Greedy search. Returns (tokens [B, n], logits [n, B, vocab]); n < max_new_tokens when every

@@ -120,6 +120,7 @@ class Component(decode_loop.Component):
 class Export:
     def __init__(self, out_dir: Path, core: ov.Core | None = None):
         manifest = decode_loop.read_manifest(out_dir)
+        self.out_dir = Path(out_dir)
         if manifest.get("export_format", "openvino") != "openvino":
             raise UsageError(f"{out_dir} is an {manifest['export_format']} export, not openvino "
                              "(examples/generate_onnx.py runs ONNX exports)")
@@ -229,9 +230,11 @@ def new_cache(export: Export, batch: int):
 
 
 def vocab_size(export: Export):
-    """The vocabulary the prompt's ids are checked against (None when the model leaves it dynamic:
-    then only negative ids are refused)."""
-    return fixed(export.decode.outputs["logits"].get_partial_shape()[-1])
+    """The vocabulary the prompt's ids are checked against: the export's config.json vocab_size, else
+    the logits' width (a head pruned to fewer rows than the embeddings has a narrower one); None when
+    the model leaves it dynamic: then only negative ids are refused."""
+    vocab = decode_loop.config_vocab_size(export.out_dir)
+    return vocab if vocab is not None else fixed(export.decode.outputs["logits"].get_partial_shape()[-1])
 
 
 # generate(export, prompts, max_new_tokens, eos_ids, pad_id) -> (tokens [B, n], logits [n, B, vocab])

@@ -139,7 +139,7 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
         head = embed;
         hfx_weight_ignore(c->w, c->n.lm_head); /* transformers ties it to the embeddings */
     } else {
-        head = hfx_weight(c->w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c->n.lm_head);
+        head = hfx_weight(c->w, 2, (int64_t[]){m->head_rows, m->hidden}, "%s", c->n.lm_head);
     }
     hfx_value *bias = NULL;
     if (m->bias.head) { /* "<head>.bias" beside "<head>.weight" */
@@ -147,7 +147,7 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
         size_t n = strlen(c->n.lm_head), w = strlen(".weight");
         if (n > w && strcmp(c->n.lm_head + n - w, ".weight") == 0) n -= w;
         snprintf(name, sizeof name, "%.*s.bias", (int)n, c->n.lm_head);
-        bias = hfx_weight(c->w, 1, &m->vocab, "%s", name);
+        bias = hfx_weight(c->w, 1, &m->head_rows, "%s", name);
     }
     hfx_value *logits = hfx_linear(g, x, head, bias);
     if (m->mult.logits != 1.0)

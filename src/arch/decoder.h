@@ -90,6 +90,8 @@ typedef enum {
 /* config.json keys, where a family departs from Llama's (NULL fields take Llama's). */
 typedef struct hfx_decoder_keys {
     const char *hidden, *layers, *heads, *positions, *intermediate; /* GPT-2: n_embd, n_layer, ... */
+    const char *head_rows;  /* the untied LM head's rows where a key prunes them (Apertus 1.5's output_vocab_size;
+                               absent or null: vocab_size); NULL: vocab_size */
 } hfx_decoder_keys;
 
 /* Checkpoint tensor names, where a family departs from Llama's (NULL fields take Llama's). */
@@ -453,6 +455,7 @@ typedef struct hfx_decoder_ple {
 } hfx_decoder_ple;
 
 typedef struct hfx_decoder_cfg {
+    int64_t head_rows;           /* the LM head's rows (the logits' width): vocab unless a key prunes them */
     int64_t vocab, hidden, layers, heads, kv_heads, head_dim, intermediate, max_position;
     double eps;
     bool tied;

@@ -422,7 +422,7 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     m->ple = (hfx_decoder_ple){0, 0};
     if (hfx_decoder_mixers_only(d)) return hfx_dec_parse_attention_free(d, c, arena, m, err);
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
-                          "intermediate_size"};
+                          "intermediate_size", NULL};
     if (d->keys) k = *d->keys;
     if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(c, k.hidden, 1, 1 << 20, &m->hidden, err)) ||
@@ -439,6 +439,9 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         (st = hfx_cfg_num_or(c, d->eps_key, d->defaults.eps > 0 ? d->defaults.eps : d->norm == HFX_NORM_LAYER ? 1e-5 : 1e-6,
                              &m->eps, err)) ||
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->defaults.tied, &m->tied, err)))
+        return st;
+    m->head_rows = m->vocab;
+    if (k.head_rows && !m->tied && (st = hfx_cfg_int_in_or(c, k.head_rows, m->vocab, 1, m->vocab, &m->head_rows, err)))
         return st;
     m->qkv = d->qkv;
     if (d->qkv == HFX_QKV_BY_MULTI_QUERY) { /* one key/value head and [q; k; v], or per-head triples */

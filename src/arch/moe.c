@@ -65,6 +65,12 @@ const hfx_moe_desc hfx_moe_dots1 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts", .first_dense = 0,
     .shared_default = 0};
+/* GLM-4.7-Flash (glm4_moe_lite): V3's router and shared experts over mlp_layer_types' sparse layers (else all but
+ * the first) */
+const hfx_moe_desc hfx_moe_glm4_lite = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
+    .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1};
 /* MiniMax-M2: V3's sigmoid scores and correction bias (the block's own buffer) over Mixtral's experts, one
  * group, always renormalised, no shared expert */
 const hfx_moe_desc hfx_moe_minimax_m2 = {

@@ -32,7 +32,7 @@ static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", QWEN2
  * chunks; every no_rope_layer_interval-th layer without rotary, its queries' temperature tuned by position; experts
  * (input-scaled, a shared expert) on the moe_layers, dense MLPs of intermediate_size_mlp elsewhere */
 static const hfx_decoder_keys llama4_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
-                                             "max_position_embeddings", "intermediate_size_mlp"};
+                                             "max_position_embeddings", "intermediate_size_mlp", NULL};
 static const hfx_decoder_names llama4_names = {.mlp = "feed_forward"};
 static const hfx_decoder_desc Llama4ForCausalLM_desc = {
     "Llama4ForCausalLM", LLAMA_LIKE, .rope.pairs = HFX_ROTARY_PAIRS_F32, .no_rope = HFX_NO_ROPE_LIST,
@@ -86,11 +86,20 @@ static const hfx_decoder_desc HunYuanMoEV1ForCausalLM_desc = {"HunYuanMoEV1ForCa
  * when the config names none */
 static const hfx_decoder_names apertus_names = {.norm1 = "attention_layernorm", .norm2 = "feedforward_layernorm",
                                                 .fc_in = "up_proj", .fc_out = "down_proj"};
+#define APERTUS_ROPE                                                                                        \
+    "{\"rope_type\": \"llama3\", \"rope_theta\": 12000000.0, \"factor\": 8.0, "                                 \
+    "\"original_max_position_embeddings\": 8192, \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0}"
 static const hfx_decoder_desc ApertusForCausalLM_desc = {
     "ApertusForCausalLM", LLAMA_LIKE, .mlp = HFX_MLP_PLAIN, .names = &apertus_names, .act.dflt = "xielu",
     .qk_norm = HFX_QK_NORM_PER_HEAD, .defaults.eps = 1e-5, .rope.theta = 12000000.0,
-    .rope.absent = "{\"rope_type\": \"llama3\", \"rope_theta\": 12000000.0, \"factor\": 8.0, "
-                   "\"original_max_position_embeddings\": 8192, \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0}"};
+    .rope.absent = APERTUS_ROPE};
+/* Apertus 1.5's text model: Apertus, its LM head pruned to output_vocab_size rows where the config says */
+static const hfx_decoder_keys apertus1p5_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                                                 "max_position_embeddings", "intermediate_size", "output_vocab_size"};
+static const hfx_decoder_desc Apertus1p5TextForCausalLM_desc = {
+    "Apertus1p5TextForCausalLM", LLAMA_LIKE, .mlp = HFX_MLP_PLAIN, .names = &apertus_names, .act.dflt = "xielu",
+    .qk_norm = HFX_QK_NORM_PER_HEAD, .defaults.eps = 1e-5, .rope.theta = 12000000.0, .keys = &apertus1p5_keys,
+    .rope.absent = APERTUS_ROPE, .model_type_alias = "apertus1p5_text"};
 /* Nemotron: LayerNorm1P (weights stored less one, with bias), an ungated relu² MLP, half of each head rotated */
 static const hfx_decoder_names nemotron_names = {.fc_in = "up_proj", .fc_out = "down_proj"};
 static const hfx_decoder_desc NemotronForCausalLM_desc = {
@@ -322,6 +331,13 @@ static const hfx_decoder_desc DeepseekV3ForCausalLM_desc = {
     "DeepseekV3ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .moe = &hfx_moe_deepseek_v3,
     .rope.interleave_key = "rope_interleave",
     .output_class = "MoeCausalLMOutputWithPast"};
+/* GLM-4.7-Flash: V3's latent attention and experts, the sparse layers by mlp_layer_types (its config never reads
+ * first_k_dense_replace) */
+static const char *const glm4_lite_ignores[] = {"first_k_dense_replace", NULL};
+static const hfx_decoder_desc Glm4MoeLiteForCausalLM_desc = {
+    "Glm4MoeLiteForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .moe = &hfx_moe_glm4_lite,
+    .rope.interleave_key = "rope_interleave", .defaults.eps = 1e-5, .ignored_keys = glm4_lite_ignores,
+    .output_class = "MoeCausalLMOutputWithPast"};
 /* Youtu-LLM: DeepSeek V3's latent attention over dense MLPs, tied by default */
 static const hfx_decoder_desc YoutuForCausalLM_desc = {"YoutuForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT,
                                                        .rope.interleave_key = "rope_interleave", .defaults.tied = true};
@@ -349,7 +365,7 @@ static const hfx_decoder_names gpt2_names = {
     .embed = "transformer.wte.weight", .layer = "transformer.h.%lld", .attn = "attn", .qkv = "c_attn",
     .o = "c_proj", .fc_in = "c_fc", .fc_out = "c_proj", .norm1 = "ln_1", .norm2 = "ln_2",
     .pos_embed = "transformer.wpe.weight", .final_norm = "transformer.ln_f", .optional_prefix = "transformer."};
-static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner"};
+static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", NULL};
 static const char *const gpt2_forward_args[] = {"input_ids", "cache", "attention_mask", "position_ids", NULL};
 static const hfx_decoder_desc GPT2LMHeadModel_desc = {
     "GPT2LMHeadModel", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true, .norm = HFX_NORM_LAYER,
@@ -380,7 +396,7 @@ static const hfx_decoder_names gpt_neo_names = {
     .embed = "transformer.wte.weight", .layer = "transformer.h.%lld", .attn = "attn.attention", .o = "out_proj",
     .norm1 = "ln_1", .norm2 = "ln_2", .pos_embed = "transformer.wpe.weight", .final_norm = "transformer.ln_f"};
 static const hfx_decoder_keys gpt_neo_keys = {"hidden_size", "num_layers", "num_heads", "max_position_embeddings",
-                                              "intermediate_size"};
+                                              "intermediate_size", NULL};
 static const hfx_decoder_desc GPTNeoForCausalLM_desc = {
     "GPTNeoForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_O_ONLY, .bias.mlp = HFX_MLP_BIAS_ALWAYS,
     .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN, .act.key = "activation_function", .act.dflt = "gelu_new",
@@ -517,6 +533,7 @@ static const struct entry {
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},
     {"ArceeForCausalLM", &hfx_decoder_family, &ArceeForCausalLM_desc},
     {"ApertusForCausalLM", &hfx_decoder_family, &ApertusForCausalLM_desc},
+    {"Apertus1p5TextForCausalLM", &hfx_decoder_family, &Apertus1p5TextForCausalLM_desc},
     {"NemotronForCausalLM", &hfx_decoder_family, &NemotronForCausalLM_desc},
     {"HeliumForCausalLM", &hfx_decoder_family, &HeliumForCausalLM_desc},
     {"FlexOlmoForCausalLM", &hfx_decoder_family, &FlexOlmoForCausalLM_desc},
@@ -553,6 +570,7 @@ static const struct entry {
     {"OlmoeForCausalLM", &hfx_decoder_family, &OlmoeForCausalLM_desc},
     {"DeepseekV2ForCausalLM", &hfx_decoder_family, &DeepseekV2ForCausalLM_desc},
     {"DeepseekV3ForCausalLM", &hfx_decoder_family, &DeepseekV3ForCausalLM_desc},
+    {"Glm4MoeLiteForCausalLM", &hfx_decoder_family, &Glm4MoeLiteForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},

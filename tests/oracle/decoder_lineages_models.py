@@ -2,7 +2,7 @@
 norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministral 3, Llama 4, Arcee,
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
-GPT-J, GPT-Neo, Gemma 4.
+GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -22,8 +22,12 @@ from transformers import (
     ArceeForCausalLM,
     Dots1Config,
     Dots1ForCausalLM,
+    Apertus1p5TextConfig,
+    Apertus1p5TextForCausalLM,
     Gemma4ForCausalLM,
     Gemma4TextConfig,
+    Glm4MoeLiteConfig,
+    Glm4MoeLiteForCausalLM,
     Glm4MoeConfig,
     Glm4MoeForCausalLM,
     GraniteMoeSharedConfig,
@@ -100,6 +104,8 @@ ARCHS = {
     "minicpm3": (MiniCPM3Config, MiniCPM3ForCausalLM, "causal"),
     "llama4": (Llama4TextConfig, Llama4ForCausalLM, "causal"),
     "gemma4": (Gemma4TextConfig, Gemma4ForCausalLM, "causal"),
+    "glm4_moe_lite": (Glm4MoeLiteConfig, Glm4MoeLiteForCausalLM, "causal"),
+    "apertus1p5": (Apertus1p5TextConfig, Apertus1p5TextForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -182,6 +188,18 @@ GEMMA4_K_EQ_V = dict(SMALL, vocab_size=200, intermediate_size=96, num_hidden_lay
                      sliding_window=4, layer_types=["sliding_attention", "full_attention"] * 2, attention_k_eq_v=True,
                      num_global_key_value_heads=1, hidden_size_per_layer_input=0, tie_word_embeddings=False)
 
+# GLM-4.7-Flash: V3's latent attention and router, the sparse layers by mlp_layer_types
+GLM4_LITE = dict(SMALL, num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
+                 v_head_dim=12, **V3_ROUTER, mlp_layer_types=["dense", "sparse", "sparse", "dense"], rope_parameters=_ROPE)
+
+
+def _glm4_lite_derived(c: dict) -> dict:
+    """No mlp_layer_types (the config derives one dense layer, then sparse ones) and a first_k_dense_replace the
+    class never reads."""
+    c = {k: v for k, v in c.items() if k != "mlp_layer_types"}
+    c["first_k_dense_replace"] = 3
+    return c
+
 
 def _gemma4_released(c: dict) -> dict:
     """Gemma 4's config.json as released: the full layers' global_head_dim and num_global_key_value_heads at the top
@@ -209,6 +227,7 @@ CONFIG_REWRITES = {
     "no_attention_layers": lambda c: {k: v for k, v in c.items() if k != "attention_layers"},
     "no_rope": lambda c: {k: v for k, v in c.items() if k not in ("rope_parameters", "rope_scaling", "rope_theta")},
     "gemma4_released": _gemma4_released,
+    "glm4_lite_derived": _glm4_lite_derived,
 }
 
 # Spec(**entry) in decoders_encoders_models.py
@@ -453,12 +472,26 @@ SPECS += [
              "layer's stream by the scaled softmax router, per-expert scales, their own pre/post norms", seed=2,
          norm_offset=0.2, cases=models.DEFAULT_CASES),
 ]
+SPECS += [
+    dict(name="glm4_moe_lite", arch="glm4_moe_lite", config=dict(GLM4_LITE),
+         doc="latent attention (q_lora_rank 24, kv_lora_rank 16, interleaved rotary pairs); V3's router (8 experts in 4 "
+             "groups, 2 kept, top-2, routed_scaling_factor 2.5) and a shared expert on mlp_layer_types' sparse layers "
+             "1 and 2", cases=models.DEFAULT_CASES),
+    dict(name="glm4_moe_lite_derived", arch="glm4_moe_lite",
+         config={k: v for k, v in GLM4_LITE.items() if k != "mlp_layer_types"},
+         doc="no mlp_layer_types in config.json (layer 0 dense, the rest sparse, as the config derives them) and a "
+             "first_k_dense_replace of 3 the class never reads", seed=1, config_rewrite="glm4_lite_derived",
+         cases=(models.Case(3, 12, (0, 3, 11)),)),
+    dict(name="apertus1p5", arch="apertus1p5", config=dict(APERTUS, output_vocab_size=150),
+         doc="Apertus 1.5's text model: apertus with its LM head pruned to output_vocab_size 150 of 168 rows (logits "
+             "150 wide)", cases=(models.Case(3, 12, (0, 3, 11)), models.Case(1, 7))),
+]
 
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
-             "gemma4", "gemma4_k_eq_v", "gemma4_moe")
+             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -553,11 +586,13 @@ FEATURES = [
     # 192, so an export that ignored either would not read it)
     ("gemma4_k_eq_v", _PAD3, "values that are the keys' projection", {"attention_k_eq_v": False}),
     ("gemma4_moe", _PAD3, "top-2 routing (not top-1)", {"top_k_experts": 1}),
+    ("glm4_moe_lite", _PAD3, "group-limited routing (2 of 4 groups)", {"n_group": 1, "topk_group": 1}),
+    ("glm4_moe_lite", _PAD3, "routed_scaling_factor 2.5", {"routed_scaling_factor": 1.0}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
 # layer_scalar): zeroing it must move the logits
-CORRECTION_BIASES = [("gemma4", "layer_scalar"), ("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
+CORRECTION_BIASES = [("gemma4", "layer_scalar"), ("glm4_moe_lite", "e_score_correction_bias"), ("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
                      ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
                      ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias")]
 
@@ -584,6 +619,8 @@ BAD_CONFIGS = [
     ("gemma4", {"use_bidirectional_attention": "all"}, "use_bidirectional_attention"),
     ("gemma4", {"enable_moe_block": True}, "num_experts"),
     ("gemma4_moe", {"top_k_experts": 9}, "top_k_experts"),
+    ("glm4_moe_lite", {"mlp_layer_types": ["dense", "moe", "sparse", "dense"]}, "mlp_layer_types[1]"),
+    ("apertus1p5", {"output_vocab_size": 999}, "output_vocab_size"),
     ("hunyuan_moe", {"moe_topk": [1, 2, 1, 2]}, "moe_topk[1]"),
     ("exaone_moe", {"mlp_layer_types": ["dense", "moe", "dense", "sparse"]}, "mlp_layer_types[1]"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},

@@ -1059,6 +1059,8 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert "layer_types" not in cfg and ("no_rope_layers" in cfg) == (spec.config_rewrite == "smollm3_no_types"), cfg
     elif spec.config_rewrite in ("no_layer_types", "no_mlp_layer_types", "no_attention_layers"):
         assert spec.config_rewrite[3:] not in cfg, cfg
+    elif spec.config_rewrite == "glm4_lite_derived":
+        assert "mlp_layer_types" not in cfg and cfg["first_k_dense_replace"] == 3, cfg
     elif spec.config_rewrite == "gemma4_released":
         assert "per_layer_config" not in cfg and "rope_parameters" not in cfg and "global_head_dim" in cfg, cfg
     elif spec.config_rewrite == "no_rope":

@@ -505,8 +505,8 @@ def _dims(value_info) -> list:
 
 def _want_outputs(spec) -> dict:
     """{name: trailing static dims} of the export."""
-    if spec.kind == "causal":
-        return {"logits": [spec.vocab_size]}
+    if spec.kind == "causal":  # (a head pruned to output_vocab_size rows: that many logits)
+        return {"logits": [spec.config.get("output_vocab_size") or spec.vocab_size]}
     if spec.kind == "classifier":
         return {"logits": [3]}
     if spec.kind == "dec_classifier":
