@@ -54,7 +54,7 @@ const hfx_moe_desc hfx_moe_deepseek_v2 = {
 const hfx_moe_desc hfx_moe_deepseek_v3 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts", .first_dense = 3,
-    .shared_default = 1};
+    .shared_default = 1, .defaults = {8, 4, 2.5}};
 /* V3's router and shared experts under other defaults: GLM-4.5 (one dense layer first), dots.llm1 (none,
  * no renormalisation, the shared experts' count required), Solar Open (every layer sparse) */
 const hfx_moe_desc hfx_moe_glm4 = {
@@ -70,7 +70,7 @@ const hfx_moe_desc hfx_moe_dots1 = {
 const hfx_moe_desc hfx_moe_glm4_lite = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
-    .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1};
+    .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1, .defaults = {1, 1, 1.8}};
 /* MiniMax-M2: V3's sigmoid scores and correction bias (the block's own buffer) over Mixtral's experts, one
  * group, always renormalised, no shared expert */
 const hfx_moe_desc hfx_moe_minimax_m2 = {
@@ -81,7 +81,8 @@ const hfx_moe_desc hfx_moe_minimax_m2 = {
 const hfx_moe_desc hfx_moe_exaone = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_experts", .first_dense = 1,
-    .shared_default = 1, .correction_bias = "e_score_correction_bias", .shared_key = "num_shared_experts"};
+    .shared_default = 1, .correction_bias = "e_score_correction_bias", .shared_key = "num_shared_experts",
+    .defaults = {1, 1, 2.5}};
 /* ERNIE 4.5 MoE: softmax scores corrected for the choice (moe_statics), renormalised, shared experts, the
  * sparse layers a range of indices */
 const hfx_moe_desc hfx_moe_ernie4_5 = {
@@ -140,7 +141,8 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
         (l->shared == HFX_SHARED_PLAIN &&
          (st = l->shared_default ? hfx_cfg_int_in_or(c, shared_key, l->shared_default, 0, 1024, &shared, err)
                                  : hfx_cfg_int_in(c, shared_key, 0, 1024, &shared, err))) ||
-        (st = hfx_cfg_num_or(c, "routed_scaling_factor", 1.0, &m->moe.routed_scale, err)))
+        (st = hfx_cfg_num_or(c, "routed_scaling_factor", l->defaults.routed_scale > 0 ? l->defaults.routed_scale : 1.0,
+                             &m->moe.routed_scale, err)))
         return st;
     if (!isfinite(m->moe.routed_scale))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: routed_scaling_factor %g is not a finite number", c.where,
@@ -158,8 +160,10 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
         grouped = strcmp(method, "group_limited_greedy") == 0;
     }
     if (!grouped) return HFX_OK;
-    if ((st = hfx_cfg_int_in_or(c, "n_group", 1, 1, m->moe.experts, &m->moe.groups, err)) ||
-        (st = hfx_cfg_int_in_or(c, "topk_group", m->moe.groups, 1, m->moe.groups, &m->moe.top_groups, err)))
+    int64_t dflt_groups = l->defaults.groups > 0 ? l->defaults.groups : 1;
+    if ((st = hfx_cfg_int_in_or(c, "n_group", dflt_groups, 1, m->moe.experts, &m->moe.groups, err)) ||
+        (st = hfx_cfg_int_in_or(c, "topk_group", l->defaults.top_groups > 0 ? l->defaults.top_groups : m->moe.groups,
+                                1, m->moe.groups, &m->moe.top_groups, err)))
         return st;
     if (m->moe.experts % m->moe.groups)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: n_routed_experts %lld is not a multiple of n_group %lld", c.where,

@@ -67,6 +67,13 @@ typedef enum {
     HFX_TOPK_CONFIG_TRUE /* ... (absent: true) */
 } hfx_moe_topk;
 
+/* A grouped router's settings when config.json leaves them out (each 0: n_group 1, topk_group n_group,
+ * routed_scaling_factor 1): the config class's own defaults. */
+typedef struct hfx_moe_defaults {
+    int groups, top_groups;
+    double routed_scale;
+} hfx_moe_defaults;
+
 typedef struct hfx_moe_desc {
     hfx_moe_router router;
     hfx_moe_experts experts;
@@ -87,6 +94,7 @@ typedef struct hfx_moe_desc {
     int shared_default;          /* the shared part's size when config.json has none: HFX_SHARED_PLAIN's
                                     n_shared_experts (0: required), HFX_SHARED_LINEAR's shared_intermediate_size
                                     (0: no shared MLP, and the config may say 0 too) */
+    hfx_moe_defaults defaults;
 } hfx_moe_desc;
 
 extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,

@@ -228,6 +228,7 @@ CONFIG_REWRITES = {
     "no_rope": lambda c: {k: v for k, v in c.items() if k not in ("rope_parameters", "rope_scaling", "rope_theta")},
     "gemma4_released": _gemma4_released,
     "glm4_lite_derived": _glm4_lite_derived,
+    "no_router_groups": lambda c: {k: v for k, v in c.items() if k not in ("n_group", "topk_group", "routed_scaling_factor")},
 }
 
 # Spec(**entry) in decoders_encoders_models.py

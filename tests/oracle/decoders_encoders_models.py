@@ -716,6 +716,11 @@ SPECS_LIST = [
               attention_bias=True, rope_parameters=DEEPSEEK_YARN),
          "q_proj (no q_lora), halves rotary, YaRN with mscale_all_dim (scaled attention), one group, no "
          "renormalisation, attention biases", seed=2, cases=models.DEFAULT_CASES),
+    Spec("deepseek_v3_router_defaults", "deepseek_v3",
+         dict(DEEPSEEK, q_lora_rank=24, n_routed_experts=16, n_group=8, topk_group=4, routed_scaling_factor=2.5),
+         "16 experts; n_group, topk_group and routed_scaling_factor left out of config.json: DeepseekV3Config's "
+         "defaults (8 groups, 4 kept, 2.5)", seed=5, config_rewrite="no_router_groups",
+         cases=(Case(3, 12, (0, 3, 11)),)),
     Spec("deepseek_v2", "deepseek_v2", dict(DEEPSEEK, q_lora_rank=None, topk_method="group_limited_greedy",
                                             topk_group=1, routed_scaling_factor=1.5),
          "MLA without q_lora, interleaved rotary in place, softmax router, group_limited_greedy (both experts from "
@@ -1059,6 +1064,8 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert "layer_types" not in cfg and ("no_rope_layers" in cfg) == (spec.config_rewrite == "smollm3_no_types"), cfg
     elif spec.config_rewrite in ("no_layer_types", "no_mlp_layer_types", "no_attention_layers"):
         assert spec.config_rewrite[3:] not in cfg, cfg
+    elif spec.config_rewrite == "no_router_groups":
+        assert not {"n_group", "topk_group", "routed_scaling_factor"} & set(cfg), cfg
     elif spec.config_rewrite == "glm4_lite_derived":
         assert "mlp_layer_types" not in cfg and cfg["first_k_dense_replace"] == 3, cfg
     elif spec.config_rewrite == "gemma4_released":
