@@ -191,6 +191,8 @@ typedef struct hfx_decoder_mixers {
     hfx_mixers_kind kind;
     const hfx_mamba2_keys *mamba2; /* the Mamba2 mixers' config keys */
     hfx_delta_proj delta;        /* HFX_MIXERS_DELTA_BY_TYPE: how the delta-nets' projections are stored */
+    const char *dt_bc_norm_key;  /* Mamba mixers: the ε key of weight-less norms on dt, B and C ("mixer_rms_eps":
+                                    FalconMamba); NULL: none */
 } hfx_decoder_mixers;
 
 /* Whether the layers' shapes differ, and how config.json says so. */

@@ -76,6 +76,7 @@ hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hf
     if (!(m->eps > 0 && m->eps < 1))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where, d->eps_key, m->eps);
     m->heads = m->kv_heads = 1, m->head_dim = m->hidden, m->intermediate = 0, m->max_position = INT32_MAX;
+    m->head_rows = m->vocab;
     m->scale = m->mult.embed = m->mult.residual = m->mult.logits_div = m->mult.logits = 1.0;
     m->layout = HFX_LAYOUT_PRE, m->no_mlp = true, m->pad_id = -1;
     m->mult.attn_in = m->mult.attn_out = m->mult.ssm_out = m->mult.key = m->mult.gate = m->mult.down = 1.0;
@@ -83,7 +84,7 @@ hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hf
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->window || !m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? HFX_MIXER_MAMBA1 : HFX_MIXER_MAMBA2;
-    return d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? hfx_mamba1_parse(c, m->hidden, &m->ssm1, err)
+    return d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? hfx_mamba1_parse(c, m->hidden, d->mixers.dt_bc_norm_key, &m->ssm1, err)
                      : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
 }
 

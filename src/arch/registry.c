@@ -228,6 +228,12 @@ static const hfx_decoder_desc MambaForCausalLM_desc = {
     .defaults.eps = 1e-5, .defaults.tied = true, .names = &mamba2_names, .mixers.kind = HFX_MIXERS_MAMBA_ONLY,
     .output_class = "MambaCausalLMOutput", .forward_args = mamba_forward_args, .step_nones = mamba_step_nones,
     .genai_type = "granitemoehybrid"}; /* (genai has no Mamba either) */
+/* FalconMamba: Mamba, its mixers' dt, B and C each RMS-normed without a weight (mixer_rms_eps) */
+static const hfx_decoder_desc FalconMambaForCausalLM_desc = {
+    "FalconMambaForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
+    .defaults.eps = 1e-5, .defaults.tied = true, .names = &mamba2_names, .mixers.kind = HFX_MIXERS_MAMBA_ONLY,
+    .mixers.dt_bc_norm_key = "mixer_rms_eps", .output_class = "FalconMambaCausalLMOutput",
+    .forward_args = mamba_forward_args, .step_nones = mamba_step_nones, .genai_type = "granitemoehybrid"};
 /* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
  * a quarter of each head rotated; Qwen3-Next's MLPs are Qwen2-MoE's experts and shared expert */
 static const hfx_decoder_names qwen3_next_names = {.ssm = "linear_attn"};
@@ -525,6 +531,7 @@ static const struct entry {
     {"Lfm2ForCausalLM", &hfx_decoder_family, &Lfm2ForCausalLM_desc},
     {"Mamba2ForCausalLM", &hfx_decoder_family, &Mamba2ForCausalLM_desc},
     {"MambaForCausalLM", &hfx_decoder_family, &MambaForCausalLM_desc},
+    {"FalconMambaForCausalLM", &hfx_decoder_family, &FalconMambaForCausalLM_desc},
     {"GraniteMoeHybridForCausalLM", &hfx_decoder_family, &GraniteMoeHybridForCausalLM_desc},
     {"FalconH1ForCausalLM", &hfx_decoder_family, &FalconH1ForCausalLM_desc},
     {"Qwen3NextForCausalLM", &hfx_decoder_family, &Qwen3NextForCausalLM_desc},

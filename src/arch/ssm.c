@@ -103,10 +103,14 @@ hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden,
     return HFX_OK;
 }
 
-hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, hfx_mamba1_cfg *m, hfx_error *err) {
+hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, const char *norm_key, hfx_mamba1_cfg *m, hfx_error *err) {
     hfx_status st;
     double expand;
     const char *act;
+    m->dt_bc_eps = 0;
+    if (norm_key && (st = hfx_cfg_num_or(c, norm_key, 1e-6, &m->dt_bc_eps, err))) return st;
+    if (norm_key && !(m->dt_bc_eps > 0 && m->dt_bc_eps < 1))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range (0, 1)", c.where, norm_key, m->dt_bc_eps);
     if ((st = hfx_cfg_num_or(c, "expand", 2.0, &expand, err))) return st;
     if (!(expand > 0 && expand * (double)hidden < (double)(1 << 24)))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: expand %g is out of range", c.where, expand);
@@ -334,6 +338,17 @@ static hfx_value *ssd_scan(hfx_graph *g, hfx_value *x, hfx_value *dt, hfx_value 
     return y;
 }
 
+/* x·rsqrt(mean(x²) + ε) over the last axis, in f32, cast back (FalconMamba's weight-less norms); x itself
+ * when ε is 0 */
+static hfx_value *plain_rms(hfx_graph *g, hfx_value *x, double eps) {
+    if (eps == 0) return x;
+    int64_t axis = -1;
+    hfx_value *f = hfx_cast(g, x, HFX_DTYPE_F32);
+    hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, op(g, HFX_OP_MUL, f, f), 1, &axis);
+    hfx_value *r = hfx_op1(g, HFX_OP_RECIPROCAL, hfx_op1(g, HFX_OP_SQRT, op(g, HFX_OP_ADD, ms, f32(g, eps))));
+    return hfx_cast(g, op(g, HFX_OP_MUL, f, r), x->dtype);
+}
+
 hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *m, const char *prefix,
                             hfx_value *h, hfx_value *real, hfx_ssm_state *s) {
     int64_t H = h->dims[2].c, I = m->inner, N = m->state, R = m->dt_rank, I2 = 2 * I, XP = R + 2 * N;
@@ -345,16 +360,16 @@ hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *
     hfx_value *x = conv_step(g, w, prefix, hfx_slice(g, xz, 2, 0, I), I, m->kernel, m->conv_bias, m->act, s);
     if (real) x = op(g, HFX_OP_MUL, x, real);                                              /* [B,S,I] */
     hfx_value *tbc = hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){XP, I}, "%s.x_proj.weight", prefix), NULL);
-    hfx_value *step = hfx_linear(g, hfx_slice(g, tbc, 2, 0, R),
+    hfx_value *step = hfx_linear(g, plain_rms(g, hfx_slice(g, tbc, 2, 0, R), m->dt_bc_eps),
                                  hfx_weight(w, 2, (int64_t[]){I, R}, "%s.dt_proj.weight", prefix), NULL);
     step = hfx_transpose(g, hfx_cast(g, step, HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}); /* [B,I,S] */
     hfx_value *bias = hfx_cast(g, hfx_weight(w, 1, &I, "%s.dt_proj.bias", prefix), HFX_DTYPE_F32);
     step = softplus(g, op(g, HFX_OP_ADD, step, hfx_unsqueeze(g, bias, -1)));
     /* B and C [B,S,N] → [B,1,N,S] (shared by the channels); A [I,N] → [I,N,1,1] */
-    hfx_value *Bm = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, hfx_slice(g, tbc, 2, R, R + N), HFX_DTYPE_F32), 3,
-                                                   (int64_t[]){0, 2, 1}), 1);
-    hfx_value *Cm = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, hfx_slice(g, tbc, 2, R + N, XP), HFX_DTYPE_F32), 3,
-                                                   (int64_t[]){0, 2, 1}), 1);
+    hfx_value *Bm = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, plain_rms(g, hfx_slice(g, tbc, 2, R, R + N), m->dt_bc_eps),
+                                                               HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}), 1);
+    hfx_value *Cm = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, plain_rms(g, hfx_slice(g, tbc, 2, R + N, XP), m->dt_bc_eps),
+                                                               HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}), 1);
     hfx_value *A = hfx_op1(g, HFX_OP_NEG, hfx_op1(g, HFX_OP_EXP, hfx_cast(g, hfx_weight(w, 2, (int64_t[]){I, N},
                                                                                    "%s.A_log", prefix), HFX_DTYPE_F32)));
     hfx_value *A4 = hfx_unsqueeze(g, hfx_unsqueeze(g, A, -1), -1);                        /* [I,N,1,1] */

@@ -56,10 +56,12 @@ typedef struct hfx_mamba1_cfg {
     int64_t state, kernel, dt_rank; /* d_state, the convolution's taps, time_step_rank ("auto": ⌈hidden / 16⌉) */
     bool conv_bias, proj_bias;
     hfx_activation act;
+    double dt_bc_eps;   /* dt, B and C each RMS-normed without a weight, with this ε (FalconMamba); 0: not normed */
 } hfx_mamba1_cfg;
 
-/* Read a Mamba mixer's config (MambaConfig's keys) for a model of width hidden. */
-hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, hfx_mamba1_cfg *out, hfx_error *err);
+/* Read a Mamba mixer's config (MambaConfig's keys) for a model of width hidden; norm_key names the ε of
+ * weight-less norms on dt, B and C ("mixer_rms_eps": FalconMamba), NULL: none. */
+hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, const char *norm_key, hfx_mamba1_cfg *out, hfx_error *err);
 
 /* A gated delta-net mixer (Qwen3-Next, Qwen3.5's "linear_attention" layers): a depthwise causal
  * convolution over q, k and v, then the gated delta rule on a [k_dim, v_dim] state per value head,

@@ -2,7 +2,8 @@
 "Convolution and recurrent state"), against transformers' torch path (eager attention):
 LFM2 (Lfm2ForCausalLM: attention layers and gated short convolutions chosen by layer_types),
 Mamba2 (Mamba2ForCausalLM: every layer a Mamba2 mixer, its SSD scan transformers' chunked one),
-Mamba (MambaForCausalLM: every layer a selective scan, decays per channel and state),
+Mamba (MambaForCausalLM: every layer a selective scan, decays per channel and state; FalconMamba, its
+dt, B and C normed),
 Granite 4.0 (GraniteMoeHybridForCausalLM: Mamba2 and attention layers, experts beside a shared MLP),
 Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers), and
 Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM: gated
@@ -105,6 +106,8 @@ VARIANTS.update({
                            "time_step_rank": 5, "use_bias": True, "use_conv_bias": False}, family="Mamba"),
     # tied embeddings (compared on logits: a tied random model repeats its last token)
     "mamba_tied": Variant({**MAMBA, "state_size": 8, "tie_word_embeddings": True}, family="Mamba"),
+    # FalconMamba: Mamba's mixer with dt, B and C each RMS-normed without a weight (mixer_rms_eps 1e-3)
+    "falcon_mamba": Variant({**MAMBA, "state_size": 8, "conv_kernel": 4, "mixer_rms_eps": 1e-3}, family="FalconMamba"),
 })
 GRANITE4 = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=24, num_hidden_layers=3, num_attention_heads=4,
                 num_key_value_heads=2, shared_intermediate_size=40, mamba_n_heads=8, mamba_d_state=16,
@@ -252,6 +255,18 @@ def test_full_attn_idxs_written(ckpt):
         VARIANTS["lfm2_bias"].config["layer_types"]
 
 
+def test_falcon_mamba_norms_are_visible(ckpt, reference):
+    """Harness sanity: FalconMamba's weight-less norms on dt, B and C move transformers' logits: the same
+    checkpoint read as a MambaForCausalLM (no such norms) gives logits farther than 100x the tolerance."""
+    import transformers
+    ids, mask, _ = padded()
+    feed = dict(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+    plain = transformers.MambaForCausalLM.from_pretrained(str(ckpt("falcon_mamba"))).eval()
+    with torch.no_grad():
+        diff = (reference("falcon_mamba")(**feed).logits - plain(**feed).logits).abs().max().item()
+    assert diff > 100 * 1e-4, diff
+
+
 @pytest.mark.parametrize("fmt", ["onnx", "openvino"])
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_logits(name, fmt, export_dir, reference):
@@ -272,7 +287,7 @@ def test_logits(name, fmt, export_dir, reference):
         inputs = {n for i in compiled.inputs for n in i.get_names()}
         got = np.array(compiled({n: v for n, v in feed.items() if n in inputs})["logits"])
     # Mamba's and Mamba2's forward take no positions: the graph has none
-    assert ("position_ids" in inputs) == (VARIANTS[name].family not in ("Mamba", "Mamba2")), inputs
+    assert ("position_ids" in inputs) == (VARIANTS[name].family not in ("Mamba", "Mamba2", "FalconMamba")), inputs
     assert_logits_close(got, want, f"{name} {fmt}")
 
 
@@ -298,7 +313,8 @@ MODES = {
 RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": "generate_torch",
             "executorch": "generate_executorch"}
 
-CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next") for m in MODES]
+CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next", "falcon_mamba")
+          for m in MODES]
          + [(name, m) for name in ("lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense", "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe")
             for m in ("onnx-mtd", "openvino")]
