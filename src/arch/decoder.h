@@ -178,6 +178,8 @@ typedef enum {
     HFX_MIXERS_MAMBA2_BY_TYPE, /* layer_types (or layers_block_type) name "mamba" / "linear_attention" layers,
                                   Mamba2 mixers, and "attention" / "full_attention" ones; absent: every layer
                                   Mamba2 (Granite 4.0) */
+    HFX_MIXERS_MAMBA2_BY_INDEX, /* the layers attn_layer_indices lists attend, the others are Mamba2 mixers (null: every
+                                   layer Mamba2) (Bamba) */
     HFX_MIXERS_PARALLEL_MAMBA2, /* every layer both: Mamba2 beside attention, with the muP multipliers
                                    (attention_in/out, ssm_out, key, mlp_multipliers, lm_head, embedding:
                                    Falcon-H1) */

@@ -92,11 +92,30 @@ hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hf
  * attention layers, in transformers' new words or the older ones; absent: every layer Mamba2
  * (Granite 4.0), or every full_attention_interval-th layer attention (a gated delta-net's family).
  * The recurrent layers are Mamba2 mixers, or gated delta-nets where the descriptor says so. */
+/* Bamba's pattern: the layers attn_layer_indices lists attend, the others (all, when it is null) are Mamba2. */
+static hfx_status attention_by_index(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const json_t *list = json_object_get(c.obj, "attn_layer_indices");
+    for (int64_t i = 0; i < m->layers; i++) m->mixer[i] = HFX_MIXER_MAMBA2;
+    if (!list || json_is_null(list)) return HFX_OK;
+    if (!json_is_array(list))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'attn_layer_indices' must be a list of layer indices", c.where);
+    for (size_t j = 0; j < json_array_size(list); j++) {
+        const json_t *v = json_array_get(list, j);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= m->layers)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: attn_layer_indices[%zu] is not a layer index in [0, %lld)",
+                            c.where, j, (long long)m->layers);
+        m->mixer[json_integer_value(v)] = HFX_MIXER_ATTENTION;
+    }
+    return HFX_OK;
+}
+
 hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                       hfx_error *err) {
     hfx_status st;
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (d->mixers.kind == HFX_MIXERS_MAMBA2_BY_INDEX)
+        return (st = attention_by_index(c, m, err)) ? st : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
     const char *key = hfx_cfg_has(c, "layer_types") || !hfx_cfg_has(c, "layers_block_type") ? "layer_types"
                                                                                               : "layers_block_type";
     const json_t *types = json_object_get(c.obj, key);

@@ -204,6 +204,15 @@ static const hfx_decoder_desc GraniteMoeHybridForCausalLM_desc = {
     .moe = &hfx_moe_granite_hybrid, .mixers.mamba2 = &granite_hybrid_keys, .mixers.kind = HFX_MIXERS_MAMBA2_BY_TYPE,
     .names = &granite_hybrid_names, .no_rope = HFX_NO_ROPE_UNLESS_ROPE_TYPE,
     .output_class = "MoeCausalLMOutputWithPast", .genai_type = "granitemoehybrid"};
+/* Bamba: Mamba2 layers and attention layers (attn_layer_indices) with half of each head rotated, dense MLPs,
+ * Granite 4.0's mixer keys */
+static const hfx_decoder_names bamba_names = {.norm2 = "pre_ff_layernorm", .mlp = "feed_forward",
+                                              .final_norm = "model.final_layernorm", .ssm = "mamba"};
+static const hfx_decoder_desc BambaForCausalLM_desc = {
+    "BambaForCausalLM", LLAMA_LIKE, .mixers.mamba2 = &granite_hybrid_keys, .mixers.kind = HFX_MIXERS_MAMBA2_BY_INDEX,
+    .names = &bamba_names, .rope.partial_rotary = true, .rope.partial = 0.5, .defaults.kv_heads = 8,
+    .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
+    .defaults.eps = 1e-5, .genai_type = "granitemoehybrid"};
 /* Falcon-H1: Mamba2 beside attention in every layer (the mixer's inner width mamba_d_ssm, its gated
  * norm optional and normalizing first, its muP multipliers), and the layer's own multipliers */
 static const hfx_decoder_names falcon_h1_names = {.norm2 = "pre_ff_layernorm", .mlp = "feed_forward",
@@ -532,6 +541,7 @@ static const struct entry {
     {"Mamba2ForCausalLM", &hfx_decoder_family, &Mamba2ForCausalLM_desc},
     {"MambaForCausalLM", &hfx_decoder_family, &MambaForCausalLM_desc},
     {"FalconMambaForCausalLM", &hfx_decoder_family, &FalconMambaForCausalLM_desc},
+    {"BambaForCausalLM", &hfx_decoder_family, &BambaForCausalLM_desc},
     {"GraniteMoeHybridForCausalLM", &hfx_decoder_family, &GraniteMoeHybridForCausalLM_desc},
     {"FalconH1ForCausalLM", &hfx_decoder_family, &FalconH1ForCausalLM_desc},
     {"Qwen3NextForCausalLM", &hfx_decoder_family, &Qwen3NextForCausalLM_desc},

@@ -5,6 +5,7 @@ Mamba2 (Mamba2ForCausalLM: every layer a Mamba2 mixer, its SSD scan transformers
 Mamba (MambaForCausalLM: every layer a selective scan, decays per channel and state; FalconMamba, its
 dt, B and C normed),
 Granite 4.0 (GraniteMoeHybridForCausalLM: Mamba2 and attention layers, experts beside a shared MLP),
+Bamba (BambaForCausalLM: Mamba2 layers and the attention layers attn_layer_indices lists),
 Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers), and
 Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM: gated
 delta-nets and gated attention).
@@ -125,6 +126,19 @@ VARIANTS.update({
                                "layer_types": ["full_attention", "linear_attention", "linear_attention"],
                                "mamba_n_heads": 4, "mamba_d_head": 16, "mamba_d_conv": 3, "mamba_proj_bias": True},
                               family="GraniteMoeHybrid", legacy_block_types=True),
+})
+BAMBA = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+             num_key_value_heads=2, mamba_n_heads=8, mamba_d_state=16, mamba_n_groups=2, mamba_chunk_size=4,
+             pad_token_id=0, bos_token_id=1, eos_token_id=2)
+VARIANTS.update({
+    # Bamba: Mamba2 layers around an attention layer (attn_layer_indices [1]) with half of each head rotated (its
+    # config's own default), dense MLPs
+    "bamba": Variant({**BAMBA, "attn_layer_indices": [1]}, family="Bamba"),
+    # attention first and last, the whole head rotated, attention and MLP biases, 4 Mamba heads of 16, 3 taps
+    "bamba_bias": Variant({**BAMBA, "attn_layer_indices": [0, 2], "attention_bias": True, "mlp_bias": True,
+                           "mamba_n_heads": 4, "mamba_d_conv": 3,
+                           "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                               "partial_rotary_factor": 1.0}}, family="Bamba"),
 })
 FALCON_H1 = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2, mamba_n_heads=8, mamba_d_state=16, mamba_n_groups=2, mamba_chunk_size=4,
@@ -315,7 +329,8 @@ RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": 
 
 CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next", "falcon_mamba")
           for m in MODES]
-         + [(name, m) for name in ("lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense", "falcon_h1_norm",
+         + [(name, m) for name in ("bamba", "bamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
+                                   "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe")
             for m in ("onnx-mtd", "openvino")]
          + [("qwen3_5", m) for m in ("onnx-static", "openvino-static", "dynamo", "executorch")])
@@ -495,6 +510,16 @@ def test_mamba2_bad_config(edit, message, ckpt, tmp_path):
 
 
 @pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(attn_layer_indices=[1, 3]), "attn_layer_indices[1] is not a layer index in [0, 3)"),
+    (lambda c: c.update(attn_layer_indices="1"), "attn_layer_indices' must be a list"),
+    (lambda c: c.update(mlp_bias="yes"), "mlp_bias"),
+])
+def test_bamba_bad_config(edit, message, ckpt, tmp_path):
+    """Bamba configs transformers would refuse or hfx cannot honour: a clear error, exit 2, no output."""
+    bad_config("bamba", edit, message, ckpt, tmp_path)
+
+
+@pytest.mark.parametrize("edit,message", [
     (lambda c: c.update(layer_types=["linear_attention", "sliding_attention", "linear_attention"]),
      "layer_types[1] = 'sliding_attention'"),
     (lambda c: c.update(layer_types=["mamba", "attention"]), "layer_types' must be a list of num_hidden_layers (3)"),
@@ -635,7 +660,7 @@ def test_qwen3_next_bad_config(edit, message, ckpt, tmp_path):
     bad_config("qwen3_next", edit, message, ckpt, tmp_path)
 
 
-@pytest.mark.parametrize("name", ["lfm2", "lfm2_bias", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
+@pytest.mark.parametrize("name", ["lfm2", "lfm2_bias", "mamba2", "mamba", "granite4", "falcon_h1", "bamba", "qwen3_next",
                                   "qwen3_5", "qwen3_5_moe"])
 def test_genai(name, ckpt, reference, tmp_path):
     """onnxruntime-genai runs the multi-token decode export as it is, its genai_config.json mapping the
