@@ -193,6 +193,8 @@ typedef struct hfx_decoder_mixers {
     hfx_mixers_kind kind;
     const hfx_mamba2_keys *mamba2; /* the Mamba2 mixers' config keys */
     hfx_delta_proj delta;        /* HFX_MIXERS_DELTA_BY_TYPE: how the delta-nets' projections are stored */
+    const char *ff_adjust_key;   /* short convolutions' models: the key that, true by default, resizes the MLP from
+                                    intermediate_size (LFM2's block_auto_adjust_ff_dim); NULL: intermediate_size as is */
     const char *dt_bc_norm_key;  /* Mamba mixers: the ε key of weight-less norms on dt, B and C ("mixer_rms_eps":
                                     FalconMamba); NULL: none */
 } hfx_decoder_mixers;
@@ -424,6 +426,7 @@ typedef struct hfx_decoder_moe_cfg {
     double swiglu_alpha, swiglu_limit; /* HFX_EXPERTS_INTERLEAVED's gate */
     int64_t groups, top_groups;  /* a grouped router's expert groups and how many are kept (1, 1: plain top-k) */
     double routed_scale;         /* ... its routed_scaling_factor */
+    bool uncorrected;            /* a sigmoid router without its correction bias (the descriptor's correction_key off) */
 } hfx_decoder_moe_cfg;
 
 /* Multi-head latent attention's widths (mla.c). */

@@ -64,7 +64,8 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h);
 hfx_value *hfx_dec_moe_beside(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *mlp);
 
 /* decoder_mixers.c */
-hfx_status hfx_dec_parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err);
+hfx_status hfx_dec_parse_short_conv(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                    hfx_error *err);
 hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                         hfx_error *err);
 hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,

@@ -13,7 +13,8 @@
 /* LFM2: which layers are short convolutions (layer_types "conv", or every layer not in
  * full_attn_idxs), the kernel, and the MLP width block_auto_adjust_ff_dim makes of
  * intermediate_size (⅔ of it, times block_ffn_dim_multiplier, rounded up to block_multiple_of). */
-hfx_status hfx_dec_parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+hfx_status hfx_dec_parse_short_conv(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                    hfx_error *err) {
     hfx_status st;
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
@@ -38,12 +39,12 @@ hfx_status hfx_dec_parse_short_conv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg
             attention |= json_is_integer(json_array_get(full, k)) && json_integer_value(json_array_get(full, k)) == i;
         m->mixer[i] = attention ? HFX_MIXER_ATTENTION : HFX_MIXER_SHORT_CONV;
     }
-    bool adjust;
+    bool adjust = false;
     double multiplier;
     int64_t multiple;
     if ((st = hfx_cfg_int_in_or(c, "conv_L_cache", 3, 2, 64, &m->conv_len, err)) ||
         (st = hfx_cfg_bool_or(c, "conv_bias", false, &m->conv_bias, err)) ||
-        (st = hfx_cfg_bool_or(c, "block_auto_adjust_ff_dim", true, &adjust, err)) ||
+        (d->mixers.ff_adjust_key && (st = hfx_cfg_bool_or(c, d->mixers.ff_adjust_key, true, &adjust, err))) ||
         (st = hfx_cfg_num_or(c, "block_ffn_dim_multiplier", 1.0, &multiplier, err)) ||
         (st = hfx_cfg_int_in_or(c, "block_multiple_of", 256, 1, 1 << 20, &multiple, err)))
         return st;

@@ -315,7 +315,7 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         (st = hfx_dec_parse_moe(d, c, arena, m, err)) ||
         (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
         return st;
-    if (d->mixers.kind == HFX_MIXERS_SHORT_CONV && (st = hfx_dec_parse_short_conv(c, arena, m, err))) return st;
+    if (d->mixers.kind == HFX_MIXERS_SHORT_CONV && (st = hfx_dec_parse_short_conv(d, c, arena, m, err))) return st;
     if ((d->mixers.kind == HFX_MIXERS_MAMBA2_BY_TYPE || d->mixers.kind == HFX_MIXERS_MAMBA2_BY_INDEX ||
          d->mixers.kind == HFX_MIXERS_DELTA_BY_TYPE) && (st = hfx_dec_parse_hybrid_layers(d, c, arena, m, err)))
         return st;

@@ -14,7 +14,8 @@
 /* transformers 5 writes num_local_experts; older Qwen3-MoE configs num_experts, OLMoE's the other way */
 const hfx_moe_desc hfx_moe_mixtral = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_NONE,
-    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
+    .block = "block_sparse_moe"};
 const hfx_moe_desc hfx_moe_qwen3 = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "num_local_experts",
@@ -35,14 +36,17 @@ const hfx_moe_desc hfx_moe_qwen3_5 = {
     .experts_alt_key = "num_experts"};
 const hfx_moe_desc hfx_moe_granite = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_NONE,
-    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
+    .block = "block_sparse_moe"};
 const hfx_moe_desc hfx_moe_granite_hybrid = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_LINEAR,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
-    .shared_default = 1024};
+    .shared_default = 1024,
+    .block = "block_sparse_moe"};
 const hfx_moe_desc hfx_moe_granite_shared = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_LINEAR,
-    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts", .shared_default = 0};
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts", .shared_default = 0,
+    .block = "block_sparse_moe"};
 const hfx_moe_desc hfx_moe_olmoe = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_CONFIG, .experts_key = "num_experts",
@@ -76,7 +80,8 @@ const hfx_moe_desc hfx_moe_glm4_lite = {
 const hfx_moe_desc hfx_moe_minimax_m2 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
-    .correction_bias = "e_score_correction_bias"};
+    .correction_bias = "e_score_correction_bias",
+    .block = "block_sparse_moe"};
 /* EXAONE-MoE: V3's router (num_experts, num_shared_experts) over the layers mlp_layer_types makes sparse */
 const hfx_moe_desc hfx_moe_exaone = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
@@ -108,6 +113,12 @@ const hfx_moe_desc hfx_moe_gemma4 = {
     .router = HFX_ROUTER_SOFTMAX_SCALED, .experts = HFX_EXPERTS_ON_LAYER, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_BESIDE_MLP, .topk = HFX_TOPK_RENORM, .experts_key = "num_experts",
     .top_k_key = "top_k_experts", .router_name = "router.proj.weight"};
+/* LFM2-MoE: V3's sigmoid scores over one group, the correction bias (expert_bias, the block's own) as use_expert_bias
+ * says, renormalised with +1e-6; Mixtral's w1/w3/w2 experts under the MLP; the sparse layers from num_dense_layers */
+const hfx_moe_desc hfx_moe_lfm2 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_AFTER_DENSE, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_experts", .first_dense = 2,
+    .correction_bias = "expert_bias", .correction_key = "use_expert_bias", .renorm_eps = 1e-6};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -303,6 +314,19 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     if (l->layers == HFX_MOE_BY_TYPE_LIST && (st = parse_mlp_layer_types(c, m, err))) return st;
     if (l->layers == HFX_MOE_BY_INDEX_RANGE && (st = parse_layer_range(c, m, err))) return st;
     if (l->layers == HFX_MOE_LIST_OR_STEP && (st = parse_moe_layers(c, m, err))) return st;
+    if (l->layers == HFX_MOE_AFTER_DENSE) {
+        int64_t dense;
+        if ((st = hfx_cfg_int_in_or(c, "num_dense_layers", l->first_dense < m->layers ? l->first_dense : m->layers, 0,
+                                    m->layers, &dense, err)))
+            return st;
+        for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = i >= dense;
+    }
+    m->moe.uncorrected = false;
+    if (l->correction_key) {
+        bool on;
+        if ((st = hfx_cfg_bool_or(c, l->correction_key, true, &on, err))) return st;
+        m->moe.uncorrected = !on;
+    }
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
     if (by_step && dense && !json_is_null(dense)) return mark_listed_layers(c, dense, "mlp_only_layers", false, m, err);
     return HFX_OK;
@@ -344,7 +368,7 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     hfx_value *logits = hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32); /* [B,S,E] */
     hfx_value *scores = sigmoid ? hfx_op1(g, HFX_OP_SIGMOID, logits) : hfx_softmax(g, logits, -1);
     hfx_value *choice = scores;
-    if (v3) {
+    if (v3 && !m->moe.uncorrected) {
         const char *bias = c->d->moe->correction_bias; /* as checkpoints name it, else as transformers' module does */
         if (!bias || !hfx_weight_exists(c->w, hfx_dec_name(c, i, block, bias, p, sizeof p))) bias = "gate.e_score_correction_bias";
         hfx_dec_name(c, i, block, bias, p, sizeof p);
@@ -387,7 +411,8 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     w = hfx_reshape(g, w, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(K)}); /* [B,S,K] */
     if (m->moe.norm_topk)
         w = hfx_op2(g, HFX_OP_DIV, w, hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis),
-                                              hfx_const_f32(g, 1e-20f)));
+                                              hfx_const_f32(g, c->d->moe->renorm_eps > 0 ? (float)c->d->moe->renorm_eps
+                                                                                          : 1e-20f)));
     w = hfx_op2(g, HFX_OP_MUL, w, hfx_const_f32(g, (float)m->moe.routed_scale));
     if (gather) {
         *w_out = w, *idx_out = idx;
@@ -447,9 +472,9 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     /* transformers 5's own layout: mlp.gate + fused mlp.experts.{gate_up,down}_proj; saved
      * checkpoints: per-expert tensors (Mixtral's under block_sparse_moe, as w1/w3/w2), or
      * GraniteMoE's fused input_linear / output_linear with router.layer; Gemma 4's on the layer */
-    const char *block = mixtral || granite ? "block_sparse_moe" : "mlp";
-    bool fused = hfx_weight_exists(c->w, hfx_dec_name(c, i, "mlp", "experts.gate_up_proj", p, sizeof p));
-    if (fused) block = "mlp";
+    const char *block = c->d->moe->block ? c->d->moe->block : c->n.mlp;
+    bool fused = hfx_weight_exists(c->w, hfx_dec_name(c, i, c->n.mlp, "experts.gate_up_proj", p, sizeof p));
+    if (fused) block = c->n.mlp;
     if (layout == HFX_EXPERTS_ON_LAYER) block = NULL, fused = true;
     if (granite) fused = true; /* Granite's experts come fused, under either name */
     bool hub_granite = granite && hfx_weight_exists(c->w, hfx_dec_name(c, i, block, "input_linear.weight", p, sizeof p));

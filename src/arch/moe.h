@@ -57,6 +57,8 @@ typedef enum {
     HFX_MOE_BY_INDEX_RANGE,   /* every moe_layer_interval-th layer (1-based) from moe_layer_start_index to
                                  moe_layer_end_index (−1: the last), of moe_intermediate_size (ERNIE 4.5 MoE) */
     HFX_MOE_LIST_OR_STEP,     /* moe_layers, else every interleave_moe_layer_step-th layer (Llama 4) */
+    HFX_MOE_AFTER_DENSE,      /* every layer from num_dense_layers (default: the descriptor's first_dense) on, of
+                                 moe_intermediate_size (LFM2-MoE) */
     HFX_MOE_BESIDE_MLP        /* when enable_moe_block: every layer, beside its dense MLP (the layout combines them:
                                  hfx_dec_moe_beside), of moe_intermediate_size (Gemma 4) */
 } hfx_moe_layers;
@@ -95,11 +97,16 @@ typedef struct hfx_moe_desc {
                                     n_shared_experts (0: required), HFX_SHARED_LINEAR's shared_intermediate_size
                                     (0: no shared MLP, and the config may say 0 too) */
     hfx_moe_defaults defaults;
+    const char *block;           /* the experts' block under the layer where it is not the MLP's name
+                                    ("block_sparse_moe": Mixtral's and GraniteMoE's per-expert tensors); NULL: the MLP's */
+    const char *correction_key;  /* a boolean that switches a sigmoid router's correction bias (LFM2-MoE's
+                                    use_expert_bias, default true); NULL: always there */
+    double renorm_eps;           /* added to the top-k sum when a sigmoid router renormalises (0: 1e-20, V3's) */
 } hfx_moe_desc;
 
 extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
-    hfx_moe_gemma4, hfx_moe_glm4_lite;
+    hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2;
 
 #endif

@@ -168,8 +168,14 @@ static const hfx_decoder_names lfm2_names = {.o = "out_proj", .norm1 = "operator
 static const hfx_decoder_desc Lfm2ForCausalLM_desc = {
     "Lfm2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm2_names,
     .eps_key = "norm_eps", .defaults.eps = 1e-5, .defaults.tied = true, .rope.theta = 1000000.0,
-    .mixers.kind = HFX_MIXERS_SHORT_CONV,
+    .mixers.kind = HFX_MIXERS_SHORT_CONV, .mixers.ff_adjust_key = "block_auto_adjust_ff_dim",
     .rope.names = HFX_ROPE_NAMES_CURRENT, .genai_type = "lfm2"};
+/* LFM2-MoE: LFM2's layers, dense MLPs of intermediate_size first, then sigmoid-routed experts */
+static const hfx_decoder_desc Lfm2MoeForCausalLM_desc = {
+    "Lfm2MoeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm2_names,
+    .eps_key = "norm_eps", .defaults.eps = 1e-5, .defaults.tied = true, .rope.theta = 1000000.0,
+    .mixers.kind = HFX_MIXERS_SHORT_CONV, .rope.names = HFX_ROPE_NAMES_CURRENT, .moe = &hfx_moe_lfm2,
+    .output_class = "MoeCausalLMOutputWithPast", .genai_type = "lfm2"};
 /* Mamba2: every layer a Mamba2 mixer alone, under backbone.* */
 static const hfx_decoder_names mamba2_names = {.embed = "backbone.embeddings.weight",
                                                .embed_alt = "backbone.embedding.weight",
@@ -538,6 +544,7 @@ static const struct entry {
     {"HunYuanMoEV1ForCausalLM", &hfx_decoder_family, &HunYuanMoEV1ForCausalLM_desc},
     {"Qwen2ForCausalLM", &hfx_decoder_family, &Qwen2ForCausalLM_desc},
     {"Lfm2ForCausalLM", &hfx_decoder_family, &Lfm2ForCausalLM_desc},
+    {"Lfm2MoeForCausalLM", &hfx_decoder_family, &Lfm2MoeForCausalLM_desc},
     {"Mamba2ForCausalLM", &hfx_decoder_family, &Mamba2ForCausalLM_desc},
     {"MambaForCausalLM", &hfx_decoder_family, &MambaForCausalLM_desc},
     {"FalconMambaForCausalLM", &hfx_decoder_family, &FalconMambaForCausalLM_desc},

@@ -1,6 +1,7 @@
 """Models whose layers mix tokens by a recurrent state, alone or beside attention (docs/GENERATION.md,
 "Convolution and recurrent state"), against transformers' torch path (eager attention):
-LFM2 (Lfm2ForCausalLM: attention layers and gated short convolutions chosen by layer_types),
+LFM2 (Lfm2ForCausalLM: attention layers and gated short convolutions chosen by layer_types; LFM2-MoE,
+sigmoid-routed experts after its dense layers),
 Mamba2 (Mamba2ForCausalLM: every layer a Mamba2 mixer, its SSD scan transformers' chunked one),
 Mamba (MambaForCausalLM: every layer a selective scan, decays per channel and state; FalconMamba, its
 dt, B and C normed),
@@ -81,6 +82,19 @@ VARIANTS = {
                           "conv_L_cache": 4, "conv_bias": True, "block_ffn_dim_multiplier": 1.5},
                          full_attn_idxs=(0, 3)),
 }
+LFM2_MOE = dict({k: v for k, v in BASE.items() if k != "block_multiple_of"}, moe_intermediate_size=16, num_experts=4,
+                num_experts_per_tok=2)
+VARIANTS.update({
+    # LFM2-MoE: a dense first layer (num_dense_layers 1), then top-2 of 4 experts by sigmoid scores + expert_bias
+    # (drawn non-zero), renormalised; the dense MLP intermediate_size wide as is
+    "lfm2_moe": Variant({**LFM2_MOE, "layer_types": ["conv", "full_attention", "conv", "conv"], "num_dense_layers": 1},
+                        family="Lfm2Moe"),
+    # no expert_bias (use_expert_bias false), no renormalisation, routed_scaling_factor 1.5, two dense layers (the
+    # default), 4 taps, untied (a tied random model repeats its last token)
+    "lfm2_moe_plain": Variant({**LFM2_MOE, "layer_types": ["full_attention", "conv", "conv", "full_attention"],
+                               "use_expert_bias": False, "norm_topk_prob": False, "routed_scaling_factor": 1.5,
+                               "conv_L_cache": 4, "tie_word_embeddings": False}, family="Lfm2Moe"),
+})
 MAMBA2 = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, expand=2, pad_token_id=0, bos_token_id=1,
               eos_token_id=2)
 VARIANTS.update({
@@ -209,6 +223,9 @@ def ckpt(tmp_path_factory):
                     p.copy_(0.5 * torch.randn(p.shape, generator=g))
                 else:
                     p.copy_(torch.randn(p.shape, generator=g) / p[0].numel() ** 0.5)
+            for n, b in model.named_buffers():  # a sigmoid router's correction bias, zero at init
+                if n.endswith("expert_bias"):
+                    b.copy_(0.3 * torch.randn(b.shape, generator=g))
         model.save_pretrained(root / name)
         if v.full_attn_idxs is not None or v.legacy_block_types or v.no_layer_types:
             cfg = json.loads((root / name / "config.json").read_text())
@@ -267,6 +284,22 @@ def test_full_attn_idxs_written(ckpt):
     assert "layer_types" not in cfg and cfg["full_attn_idxs"] == [0, 3]
     assert transformers.AutoConfig.from_pretrained(str(ckpt("lfm2_bias"))).layer_types == \
         VARIANTS["lfm2_bias"].config["layer_types"]
+
+
+def test_lfm2_moe_expert_bias_is_visible(reference):
+    """Harness sanity: LFM2-MoE's expert_bias (a buffer, no config switch) changes which experts transformers
+    picks, moving its logits by >> the tolerance when zeroed."""
+    import copy
+    ids, mask, _ = padded()
+    feed = dict(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+    model = copy.deepcopy(reference("lfm2_moe"))
+    with torch.no_grad():
+        base = model(**feed).logits
+        for n, b in model.named_buffers():
+            if n.endswith("expert_bias"):
+                b.zero_()
+        diff = (base - model(**feed).logits).abs().max().item()
+    assert diff > 100 * 1e-4, diff
 
 
 def test_falcon_mamba_norms_are_visible(ckpt, reference):
@@ -329,7 +362,7 @@ RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": 
 
 CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next", "falcon_mamba")
           for m in MODES]
-         + [(name, m) for name in ("bamba", "bamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
+         + [(name, m) for name in ("lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe")
             for m in ("onnx-mtd", "openvino")]
@@ -660,7 +693,8 @@ def test_qwen3_next_bad_config(edit, message, ckpt, tmp_path):
     bad_config("qwen3_next", edit, message, ckpt, tmp_path)
 
 
-@pytest.mark.parametrize("name", ["lfm2", "lfm2_bias", "mamba2", "mamba", "granite4", "falcon_h1", "bamba", "qwen3_next",
+@pytest.mark.parametrize("name", ["lfm2", "lfm2_bias", "lfm2_moe", "mamba2", "mamba", "granite4", "falcon_h1", "bamba",
+                                  "qwen3_next",
                                   "qwen3_5", "qwen3_5_moe"])
 def test_genai(name, ckpt, reference, tmp_path):
     """onnxruntime-genai runs the multi-token decode export as it is, its genai_config.json mapping the
