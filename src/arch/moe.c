@@ -119,6 +119,15 @@ const hfx_moe_desc hfx_moe_lfm2 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_AFTER_DENSE, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_experts", .first_dense = 2,
     .correction_bias = "expert_bias", .correction_key = "use_expert_bias", .renorm_eps = 1e-6};
+/* HY3: V3's sigmoid scores and correction bias (the block's expert_bias) over one group, always renormalised, times
+ * router_scaling_factor (default 2.826); a shared MLP (shared_mlp) of num_shared_experts experts' width; the sparse
+ * layers by mlp_layer_types (else all but the first) */
+const hfx_moe_desc hfx_moe_hy_v3 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_RENORM, .experts_key = "num_experts", .first_dense = 1,
+    .shared_default = 1, .shared_key = "num_shared_experts", .correction_bias = "expert_bias",
+    .router_name = "router.gate.weight", .shared_name = "shared_mlp", .scale_key = "router_scaling_factor",
+    .defaults = {1, 1, 2.826}};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -152,8 +161,8 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
         (l->shared == HFX_SHARED_PLAIN &&
          (st = l->shared_default ? hfx_cfg_int_in_or(c, shared_key, l->shared_default, 0, 1024, &shared, err)
                                  : hfx_cfg_int_in(c, shared_key, 0, 1024, &shared, err))) ||
-        (st = hfx_cfg_num_or(c, "routed_scaling_factor", l->defaults.routed_scale > 0 ? l->defaults.routed_scale : 1.0,
-                             &m->moe.routed_scale, err)))
+        (st = hfx_cfg_num_or(c, l->scale_key ? l->scale_key : "routed_scaling_factor",
+                             l->defaults.routed_scale > 0 ? l->defaults.routed_scale : 1.0, &m->moe.routed_scale, err)))
         return st;
     if (!isfinite(m->moe.routed_scale))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: routed_scaling_factor %g is not a finite number", c.where,
@@ -364,7 +373,8 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     bool v3 = corrected_router(c->d->moe), sigmoid = c->d->moe->router == HFX_ROUTER_GROUPED_SIGMOID;
     int64_t E = m->moe.experts, K = m->moe.top_k, G = m->moe.groups, per = E / G, axis = -1;
     char p[192];
-    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, m->hidden}, "%s", hfx_dec_name(c, i, block, "gate.weight", p, sizeof p));
+    const char *router_name = c->d->moe->router_name ? c->d->moe->router_name : "gate.weight";
+    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, m->hidden}, "%s", hfx_dec_name(c, i, block, router_name, p, sizeof p));
     hfx_value *logits = hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32); /* [B,S,E] */
     hfx_value *scores = sigmoid ? hfx_op1(g, HFX_OP_SIGMOID, logits) : hfx_softmax(g, logits, -1);
     hfx_value *choice = scores;
@@ -679,7 +689,9 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
     hfx_value *shared = NULL;
     switch (l->shared) {
     case HFX_SHARED_PLAIN:
-        if (m->moe.shared_intermediate) shared = shared_mlp(c, i, h, "shared_experts", m->moe.shared_intermediate, m->bias.mlp);
+        if (m->moe.shared_intermediate)
+            shared = shared_mlp(c, i, h, l->shared_name ? l->shared_name : "shared_experts", m->moe.shared_intermediate,
+                                m->bias.mlp);
         break;
     case HFX_SHARED_MLP_FULL: shared = shared_mlp(c, i, h, "shared_mlp", m->intermediate, m->bias.mlp); break;
     case HFX_SHARED_EXPERT: shared = shared_mlp(c, i, h, "shared_expert", m->moe.moe_intermediate, false); break;

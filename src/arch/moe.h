@@ -102,11 +102,14 @@ typedef struct hfx_moe_desc {
     const char *correction_key;  /* a boolean that switches a sigmoid router's correction bias (LFM2-MoE's
                                     use_expert_bias, default true); NULL: always there */
     double renorm_eps;           /* added to the top-k sum when a sigmoid router renormalises (0: 1e-20, V3's) */
+    const char *shared_name;     /* HFX_SHARED_PLAIN's block (NULL: "shared_experts"; HY3's "shared_mlp") */
+    const char *scale_key;       /* a grouped router's routed_scaling_factor by another name (HY3's
+                                    router_scaling_factor); NULL: "routed_scaling_factor" */
 } hfx_moe_desc;
 
 extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
-    hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2;
+    hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3;
 
 #endif

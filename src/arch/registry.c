@@ -359,6 +359,14 @@ static const hfx_decoder_desc Glm4MoeLiteForCausalLM_desc = {
     "Glm4MoeLiteForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .moe = &hfx_moe_glm4_lite,
     .rope.interleave_key = "rope_interleave", .defaults.eps = 1e-5, .ignored_keys = glm4_lite_ignores,
     .output_class = "MoeCausalLMOutputWithPast"};
+/* HY3 (Tencent Hunyuan 3): Llama's attention with per-head q/k norms, V3's sigmoid router over one group beside a
+ * shared MLP; its config has no group or dense-prefix keys (hidden from the parse) */
+static const char *const hy_v3_ignores[] = {"first_k_dense_replace", "n_group", "topk_group", "routed_scaling_factor",
+                                            "norm_topk_prob", NULL};
+static const hfx_decoder_desc HYV3ForCausalLM_desc = {
+    "HYV3ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
+    .rope.theta = 11158840.0, .defaults.eps = 1e-5, .defaults.head_dim = 128, .defaults.kv_heads = 8,
+    .moe = &hfx_moe_hy_v3, .ignored_keys = hy_v3_ignores, .output_class = "MoeCausalLMOutputWithPast"};
 /* Youtu-LLM: DeepSeek V3's latent attention over dense MLPs, tied by default */
 static const hfx_decoder_desc YoutuForCausalLM_desc = {"YoutuForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT,
                                                        .rope.interleave_key = "rope_interleave", .defaults.tied = true};
@@ -595,6 +603,7 @@ static const struct entry {
     {"DeepseekV2ForCausalLM", &hfx_decoder_family, &DeepseekV2ForCausalLM_desc},
     {"DeepseekV3ForCausalLM", &hfx_decoder_family, &DeepseekV3ForCausalLM_desc},
     {"Glm4MoeLiteForCausalLM", &hfx_decoder_family, &Glm4MoeLiteForCausalLM_desc},
+    {"HYV3ForCausalLM", &hfx_decoder_family, &HYV3ForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},

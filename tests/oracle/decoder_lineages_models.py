@@ -2,7 +2,7 @@
 norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministral 3, Llama 4, Arcee,
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
-GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5.
+GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -28,6 +28,8 @@ from transformers import (
     Gemma4TextConfig,
     Glm4MoeLiteConfig,
     Glm4MoeLiteForCausalLM,
+    HYV3Config,
+    HYV3ForCausalLM,
     Glm4MoeConfig,
     Glm4MoeForCausalLM,
     GraniteMoeSharedConfig,
@@ -106,6 +108,7 @@ ARCHS = {
     "gemma4": (Gemma4TextConfig, Gemma4ForCausalLM, "causal"),
     "glm4_moe_lite": (Glm4MoeLiteConfig, Glm4MoeLiteForCausalLM, "causal"),
     "apertus1p5": (Apertus1p5TextConfig, Apertus1p5TextForCausalLM, "causal"),
+    "hy_v3": (HYV3Config, HYV3ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -191,6 +194,10 @@ GEMMA4_K_EQ_V = dict(SMALL, vocab_size=200, intermediate_size=96, num_hidden_lay
 # GLM-4.7-Flash: V3's latent attention and router, the sparse layers by mlp_layer_types
 GLM4_LITE = dict(SMALL, num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
                  v_head_dim=12, **V3_ROUTER, mlp_layer_types=["dense", "sparse", "sparse", "dense"], rope_parameters=_ROPE)
+
+# HY3: per-head q/k norms; V3's sigmoid router (expert_bias) over one group, always renormalised, x 2.5; a shared MLP
+HY_V3 = dict(SMALL, head_dim=16, num_experts=8, num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=32,
+             router_scaling_factor=2.5, mlp_layer_types=["dense", "sparse", "dense", "sparse"], rope_parameters=_ROPE)
 
 
 def _glm4_lite_derived(c: dict) -> dict:
@@ -487,12 +494,24 @@ SPECS += [
          doc="Apertus 1.5's text model: apertus with its LM head pruned to output_vocab_size 150 of 168 rows (logits "
              "150 wide)", cases=(models.Case(3, 12, (0, 3, 11)), models.Case(1, 7))),
 ]
+SPECS += [
+    dict(name="hy_v3", arch="hy_v3", config=dict(HY_V3),
+         doc="per-head q/k norms; top-2 of 8 experts by sigmoid scores + expert_bias, renormalised, x "
+             "router_scaling_factor 2.5, beside a shared MLP (shared_mlp) of one expert's width, on mlp_layer_types' "
+             "layers 1 and 3", cases=models.DEFAULT_CASES),
+    dict(name="hy_v3_bias", arch="hy_v3",
+         config=dict({k: v for k, v in HY_V3.items() if k != "mlp_layer_types"}, attention_bias=True, mlp_bias=True,
+                     num_shared_experts=2),
+         doc="attention and MLP biases (the shared MLP's too), a shared MLP two experts wide; no mlp_layer_types in "
+             "config.json (layer 0 dense, the rest sparse, as the config derives them)", seed=1,
+         config_rewrite="no_mlp_layer_types", cases=(models.Case(3, 12, (0, 3, 11)), models.Case(1, 7))),
+]
 
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
-             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5")
+             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -506,7 +525,7 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 GEN_BATCH1_MODE = "onnx-dyncache"
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("gemma4_moe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("gemma4_moe", "hy_v3", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included): a padded row need not generate what it generates alone
@@ -589,11 +608,14 @@ FEATURES = [
     ("gemma4_moe", _PAD3, "top-2 routing (not top-1)", {"top_k_experts": 1}),
     ("glm4_moe_lite", _PAD3, "group-limited routing (2 of 4 groups)", {"n_group": 1, "topk_group": 1}),
     ("glm4_moe_lite", _PAD3, "routed_scaling_factor 2.5", {"routed_scaling_factor": 1.0}),
+    ("hy_v3", _PAD3, "router_scaling_factor 2.5", {"router_scaling_factor": 1.0}),
+    ("hy_v3_bias", _PAD3, "attention biases", {"attention_bias": False}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
 # layer_scalar): zeroing it must move the logits
-CORRECTION_BIASES = [("gemma4", "layer_scalar"), ("glm4_moe_lite", "e_score_correction_bias"), ("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
+CORRECTION_BIASES = [("gemma4", "layer_scalar"), ("glm4_moe_lite", "e_score_correction_bias"),
+                     ("hy_v3", "e_score_correction_bias"), ("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
                      ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
                      ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias")]
 
@@ -622,6 +644,7 @@ BAD_CONFIGS = [
     ("gemma4_moe", {"top_k_experts": 9}, "top_k_experts"),
     ("glm4_moe_lite", {"mlp_layer_types": ["dense", "moe", "sparse", "dense"]}, "mlp_layer_types[1]"),
     ("apertus1p5", {"output_vocab_size": 999}, "output_vocab_size"),
+    ("hy_v3", {"num_shared_experts": -1}, "num_shared_experts"),
     ("hunyuan_moe", {"moe_topk": [1, 2, 1, 2]}, "moe_topk[1]"),
     ("exaone_moe", {"mlp_layer_types": ["dense", "moe", "dense", "sparse"]}, "mlp_layer_types[1]"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
