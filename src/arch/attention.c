@@ -72,6 +72,7 @@ static void project_qkv(layer_ctx *c, int64_t i, const hfx_layer_shape *s, hfx_v
                           b ? hfx_const_interleaved_rows(g, b, m->heads, 2, 1, hd) : NULL);
     } else {
         *q = hfx_dec_proj(c, h, m->hidden, nq, m->bias.q, P("q_proj"));
+        if (d->attention == HFX_ATTN_GATE_PROJ) *gate = hfx_dec_proj(c, h, m->hidden, nq, false, P("gate_proj"));
     }
     if (s->kv_from != i) { /* transformers drops such a layer's k/v weights on load: so does hfx */
         static const char *const unused[] = {"k_proj.weight", "k_proj.bias", "v_proj.weight", "v_proj.bias",

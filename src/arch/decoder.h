@@ -28,6 +28,8 @@ typedef enum {
     HFX_SLIDING_MAX_WINDOW,  /* layer_types, else use_sliding_window + max_window_layers (Qwen2/3) */
     HFX_SLIDING_PATTERN,     /* layer_types, else every `pattern`-th layer global (Gemma 2) */
     HFX_SLIDING_PATTERN_OR_CONFIG, /* ... that period, or `sliding_window_pattern` (Gemma 3, Cohere 2, EXAONE 4) */
+    HFX_SLIDING_EVERY_NTH_GLOBAL,  /* layer_types, else every global_attn_every_n_layers-th layer (default `pattern`)
+                                      global (AFMoE) */
     HFX_SLIDING_PATTERN_LAST_FULL, /* layer_types, else every `pattern`-th layer global; the last layer global
                                       whatever layer_types says (Gemma 4's config forces it) */
     HFX_SLIDING_NO_ROPE,     /* layer_types, else the layers without rope when use_sliding_window
@@ -161,6 +163,8 @@ typedef enum {
     HFX_ATTN_OUTPUT_GATED, /* q_proj gives each head its query and a gate [q_h; gate_h]; the output is
                               scaled by sigmoid(gate) before o_proj (Qwen3-Next) */
     HFX_ATTN_SINKS,        /* self_attn.sinks [heads]: one more logit per head in the softmax (GPT-OSS) */
+    HFX_ATTN_GATE_PROJ,    /* self_attn.gate_proj [heads·hd, hidden] (no bias): the output times sigmoid(gate_proj(h)),
+                              element by element, before o_proj (AFMoE) */
     HFX_ATTN_LATENT        /* multi-head latent attention (mla.c): low-rank q and kv, rotary on
                               qk_rope_head_dim dims, the cache holding the normalized kv latent and the
                               rotated key part, as transformers' cache does (DeepSeek V2/V3) */
@@ -226,6 +230,7 @@ typedef enum {
     HFX_MULT_NONE,
     HFX_MULT_EMBED_RESIDUAL_LOGITS, /* embedding_multiplier, residual_multiplier, logits_scaling (Granite) */
     HFX_MULT_LOGIT_SCALE,           /* logits · `logit_scale` (defaults.logit_scale when absent: Cohere) */
+    HFX_MULT_MUP_EMBED,             /* embeddings · √hidden when mup_enabled (AFMoE) */
     HFX_MULT_SCALE_EMB_DEPTH        /* embeddings · scale_emb (12), each block's output · scale_depth (1.4; null:
                                        √layers) / √layers, logits ÷ hidden / dim_model_base (256; null: hidden)
                                        (MiniCPM3) */

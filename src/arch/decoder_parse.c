@@ -155,8 +155,10 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
     }
     int64_t pattern;
     pattern = d->sliding_pattern;
-    if (d->sliding == HFX_SLIDING_PATTERN_OR_CONFIG &&
-        (st = hfx_cfg_int_in_or(c, "sliding_window_pattern", d->sliding_pattern, 1, 1 << 20, &pattern, err)))
+    if ((d->sliding == HFX_SLIDING_PATTERN_OR_CONFIG || d->sliding == HFX_SLIDING_EVERY_NTH_GLOBAL) &&
+        (st = hfx_cfg_int_in_or(c, d->sliding == HFX_SLIDING_EVERY_NTH_GLOBAL ? "global_attn_every_n_layers"
+                                                                              : "sliding_window_pattern",
+                                d->sliding_pattern, 1, 1 << 20, &pattern, err)))
         return st;
     for (int64_t i = 0; i < m->layers; i++) m->window[i] = (i + 1) % pattern ? window : 0;
     return HFX_OK;
@@ -241,6 +243,11 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
         if ((st = positive_or(c, "attention_multiplier", 1.0, &m->scale, err))) return st;
     }
     if (d->multipliers == HFX_MULT_SCALE_EMB_DEPTH && (st = parse_scale_emb_depth(c, m, err))) return st;
+    if (d->multipliers == HFX_MULT_MUP_EMBED) {
+        bool mup;
+        if ((st = hfx_cfg_bool_or(c, "mup_enabled", false, &mup, err))) return st;
+        if (mup) m->mult.embed = sqrt((double)m->hidden);
+    }
     if (d->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS &&
         ((st = positive_or(c, "embedding_multiplier", 1.0, &m->mult.embed, err)) ||
          (st = positive_or(c, "residual_multiplier", 1.0, &m->mult.residual, err)) ||

@@ -128,6 +128,13 @@ const hfx_moe_desc hfx_moe_hy_v3 = {
     .shared_default = 1, .shared_key = "num_shared_experts", .correction_bias = "expert_bias",
     .router_name = "router.gate.weight", .shared_name = "shared_mlp", .scale_key = "router_scaling_factor",
     .defaults = {1, 1, 2.826}};
+/* AFMoE: V3's sigmoid scores and correction bias (the block's expert_bias) over one group, always renormalised, times
+ * route_scale; shared experts; the sparse layers from num_dense_layers */
+const hfx_moe_desc hfx_moe_afmoe = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_AFTER_DENSE, .topk = HFX_TOPK_RENORM, .experts_key = "num_experts", .first_dense = 1,
+    .shared_default = 2, .shared_key = "num_shared_experts", .correction_bias = "expert_bias",
+    .router_name = "router.gate.weight", .scale_key = "route_scale"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",

@@ -367,6 +367,18 @@ static const hfx_decoder_desc HYV3ForCausalLM_desc = {
     "HYV3ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
     .rope.theta = 11158840.0, .defaults.eps = 1e-5, .defaults.head_dim = 128, .defaults.kv_heads = 8,
     .moe = &hfx_moe_hy_v3, .ignored_keys = hy_v3_ignores, .output_class = "MoeCausalLMOutputWithPast"};
+/* AFMoE (Arcee's Trinity): a sandwich of f32-weighted RMS norms, per-head q/k norms, rotary on the sliding layers
+ * alone (every global_attn_every_n_layers-th layer global), the output gated by its own gate_proj; V3's sigmoid
+ * router over one group beside shared experts after num_dense_layers dense ones; muP's embedding scale */
+static const hfx_decoder_names afmoe_names = {.pre2 = "pre_mlp_layernorm", .post2 = "post_mlp_layernorm"};
+static const char *const afmoe_ignores[] = {"first_k_dense_replace", "n_group", "topk_group", "routed_scaling_factor",
+                                            "norm_topk_prob", NULL};
+static const hfx_decoder_desc AfmoeForCausalLM_desc = {
+    "AfmoeForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_RMS_F32, .layout = HFX_LAYOUT_SANDWICH, .names = &afmoe_names,
+    .qk_norm = HFX_QK_NORM_PER_HEAD, .attention = HFX_ATTN_GATE_PROJ, .sliding = HFX_SLIDING_EVERY_NTH_GLOBAL,
+    .sliding_pattern = 4, .no_rope = HFX_NO_ROPE_FULL_LAYERS, .multipliers = HFX_MULT_MUP_EMBED,
+    .defaults.window = 1024, .defaults.head_dim = 128, .defaults.eps = 1e-5, .masks_by_layer_type = true,
+    .moe = &hfx_moe_afmoe, .ignored_keys = afmoe_ignores, .output_class = "MoeCausalLMOutputWithPast"};
 /* Youtu-LLM: DeepSeek V3's latent attention over dense MLPs, tied by default */
 static const hfx_decoder_desc YoutuForCausalLM_desc = {"YoutuForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT,
                                                        .rope.interleave_key = "rope_interleave", .defaults.tied = true};
@@ -604,6 +616,7 @@ static const struct entry {
     {"DeepseekV3ForCausalLM", &hfx_decoder_family, &DeepseekV3ForCausalLM_desc},
     {"Glm4MoeLiteForCausalLM", &hfx_decoder_family, &Glm4MoeLiteForCausalLM_desc},
     {"HYV3ForCausalLM", &hfx_decoder_family, &HYV3ForCausalLM_desc},
+    {"AfmoeForCausalLM", &hfx_decoder_family, &AfmoeForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},
     {"GPT2LMHeadModel", &hfx_decoder_family, &GPT2LMHeadModel_desc},

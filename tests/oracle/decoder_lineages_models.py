@@ -2,7 +2,7 @@
 norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministral 3, Llama 4, Arcee,
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
-GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3.
+GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -22,6 +22,8 @@ from transformers import (
     ArceeForCausalLM,
     Dots1Config,
     Dots1ForCausalLM,
+    AfmoeConfig,
+    AfmoeForCausalLM,
     Apertus1p5TextConfig,
     Apertus1p5TextForCausalLM,
     Gemma4ForCausalLM,
@@ -109,6 +111,7 @@ ARCHS = {
     "glm4_moe_lite": (Glm4MoeLiteConfig, Glm4MoeLiteForCausalLM, "causal"),
     "apertus1p5": (Apertus1p5TextConfig, Apertus1p5TextForCausalLM, "causal"),
     "hy_v3": (HYV3Config, HYV3ForCausalLM, "causal"),
+    "afmoe": (AfmoeConfig, AfmoeForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -198,6 +201,12 @@ GLM4_LITE = dict(SMALL, num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, 
 # HY3: per-head q/k norms; V3's sigmoid router (expert_bias) over one group, always renormalised, x 2.5; a shared MLP
 HY_V3 = dict(SMALL, head_dim=16, num_experts=8, num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=32,
              router_scaling_factor=2.5, mlp_layer_types=["dense", "sparse", "dense", "sparse"], rope_parameters=_ROPE)
+
+# AFMoE: a sandwich of f32 norms, rotary on the sliding layers only (every 2nd layer global), the output gated; a dense
+# first layer, then V3's sigmoid router over one group (expert_bias), always renormalised, x route_scale 2, beside a
+# shared expert
+AFMOE = dict(SMALL, head_dim=16, num_experts=8, num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=32,
+             route_scale=2.0, num_dense_layers=1, sliding_window=4, global_attn_every_n_layers=2, rope_parameters=_ROPE)
 
 
 def _glm4_lite_derived(c: dict) -> dict:
@@ -506,12 +515,26 @@ SPECS += [
              "config.json (layer 0 dense, the rest sparse, as the config derives them)", seed=1,
          config_rewrite="no_mlp_layer_types", cases=(models.Case(3, 12, (0, 3, 11)), models.Case(1, 7))),
 ]
+SPECS += [
+    dict(name="afmoe", arch="afmoe", config=dict(AFMOE),
+         doc="sandwich norms (pre/post attention, pre/post MLP) weighted in f32, per-head q/k norms, rotary on the "
+             "sliding layers 0 and 2 alone (window 4), the attention output times sigmoid(gate_proj); layer 0 dense, "
+             "then top-2 of 8 experts by sigmoid + expert_bias, renormalised, x route_scale 2, beside a shared expert",
+         cases=models.DEFAULT_CASES),
+    dict(name="afmoe_mup", arch="afmoe",
+         config=dict(AFMOE, mup_enabled=True, num_dense_layers=2, num_shared_experts=2, global_attn_every_n_layers=4,
+                     attention_bias=True, tie_word_embeddings=True),
+         doc="muP's embedding scale (x sqrt(hidden)), two dense layers, two shared experts' width, attention biases, the "
+             "last layer global (layer_types derived from global_attn_every_n_layers 4), tied", seed=1,
+         embed_std=models.TIED_EMBED_STD, config_rewrite="no_layer_types",
+         cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
+]
 
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
-             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3")
+             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -525,7 +548,7 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 GEN_BATCH1_MODE = "onnx-dyncache"
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("gemma4_moe", "hy_v3", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("gemma4_moe", "hy_v3", "afmoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included): a padded row need not generate what it generates alone
@@ -610,12 +633,15 @@ FEATURES = [
     ("glm4_moe_lite", _PAD3, "routed_scaling_factor 2.5", {"routed_scaling_factor": 1.0}),
     ("hy_v3", _PAD3, "router_scaling_factor 2.5", {"router_scaling_factor": 1.0}),
     ("hy_v3_bias", _PAD3, "attention biases", {"attention_bias": False}),
+    ("afmoe", _PAD3, "sliding window 4 on layers 0 and 2", {"sliding_window": 64}),
+    ("afmoe", _PAD3, "route_scale 2", {"route_scale": 1.0}),
+    ("afmoe_mup", _PAD3, "muP's embedding scale", {"mup_enabled": False}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
 # layer_scalar): zeroing it must move the logits
 CORRECTION_BIASES = [("gemma4", "layer_scalar"), ("glm4_moe_lite", "e_score_correction_bias"),
-                     ("hy_v3", "e_score_correction_bias"), ("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
+                     ("hy_v3", "e_score_correction_bias"), ("afmoe", "expert_bias"), ("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
                      ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
                      ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias")]
 
@@ -645,6 +671,8 @@ BAD_CONFIGS = [
     ("glm4_moe_lite", {"mlp_layer_types": ["dense", "moe", "sparse", "dense"]}, "mlp_layer_types[1]"),
     ("apertus1p5", {"output_vocab_size": 999}, "output_vocab_size"),
     ("hy_v3", {"num_shared_experts": -1}, "num_shared_experts"),
+    ("afmoe", {"global_attn_every_n_layers": 0, "layer_types": None}, "global_attn_every_n_layers"),
+    ("afmoe", {"mup_enabled": "on"}, "mup_enabled"),
     ("hunyuan_moe", {"moe_topk": [1, 2, 1, 2]}, "moe_topk[1]"),
     ("exaone_moe", {"mlp_layer_types": ["dense", "moe", "dense", "sparse"]}, "mlp_layer_types[1]"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
