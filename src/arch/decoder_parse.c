@@ -412,9 +412,19 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
     if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_parse_mla(d, c, m, err))) return st;
     int64_t full_dim = m->head_dim, local_dim = m->head_dim; /* each type's layers' width (decoder_shapes.c) */
     for (int64_t i = m->layers - 1; i >= 0; i--) *(m->window[i] ? &local_dim : &full_dim) = hfx_dec_shape(m, i).head_dim;
+    bool mla_partial = d->attention == HFX_ATTN_LATENT && d->rope.partial_rotary;
+    if (mla_partial) { /* Mistral 4: the rotary of a head of qk_nope + qk_rope dims, the last qk_rope of them turning
+                          (partial_rotary_factor; absent: that share) */
+        full_dim = m->mla.qk_nope + m->mla.qk_rope;
+        full.default_partial = (double)m->mla.qk_rope / (double)full_dim;
+    }
     if (d->positions == HFX_POSITIONS_ROTARY &&
         (st = hfx_rope_parse(c, &full, full_dim, m->max_position, arena, &m->rope, err)))
         return st;
+    if (mla_partial && m->rope.dim != m->mla.qk_rope)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: the rotary dims int((qk_nope_head_dim + qk_rope_head_dim) · "
+                                              "partial_rotary_factor) = %lld are not qk_rope_head_dim (%lld)", c.where,
+                        (long long)m->rope.dim, (long long)m->mla.qk_rope);
     m->rope.interleaved = d->rope.pairs == HFX_ROTARY_PAIRS || d->rope.pairs == HFX_ROTARY_PAIRS_F32;
     if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_mla_scale(c, m, err))) return st;
     if (d->rope.local &&

@@ -109,8 +109,9 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     hfx_value *heads0 = hfx_cast(g, hfx_const_bytes(g, HFX_DTYPE_F32, 4, zeros_shape, zeros), k_rot->dtype);
     hfx_value *k_rot_h = hfx_op2(g, HFX_OP_ADD, k_rot, heads0);
     hfx_value *qs[2] = {q_pass, q_rot}, *ks[2] = {k_nope, k_rot_h};
-    hfx_value *a = hfx_attention(g, hfx_concat(g, 2, qs, 3), hfx_concat(g, 2, ks, 3), v, bias, m->scale, 0,
-                                 m->window[i]);                          /* [B,H,S,V] */
+    hfx_value *qc = hfx_concat(g, 2, qs, 3);
+    if (c->q_temperature) qc = hfx_op2(g, HFX_OP_MUL, qc, hfx_cast(g, c->q_temperature, qc->dtype)); /* (Mistral 4) */
+    hfx_value *a = hfx_attention(g, qc, hfx_concat(g, 2, ks, 3), v, bias, m->scale, 0, m->window[i]); /* [B,H,S,V] */
     a = hfx_reshape(g, hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3}), 3,
                     (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H * V)});
     return hfx_dec_proj(c, a, H * V, m->hidden, m->bias.o, P(c->n.o));

@@ -135,6 +135,11 @@ const hfx_moe_desc hfx_moe_afmoe = {
     .layers = HFX_MOE_AFTER_DENSE, .topk = HFX_TOPK_RENORM, .experts_key = "num_experts", .first_dense = 1,
     .shared_default = 2, .shared_key = "num_shared_experts", .correction_bias = "expert_bias",
     .router_name = "router.gate.weight", .scale_key = "route_scale"};
+/* Mistral 4: V3's shape of router over softmax scores without a correction bias (groups by their top-2 sum) */
+const hfx_moe_desc hfx_moe_mistral4 = {
+    .router = HFX_ROUTER_GROUPED_SOFTMAX_TOP2, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
+    .experts_alt_key = "num_local_experts", .first_dense = 0, .shared_default = 1};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -145,12 +150,18 @@ const hfx_moe_desc hfx_moe_gpt_oss = {
 
 static bool grouped_router(const hfx_moe_desc *l) {
     return l->router == HFX_ROUTER_GROUPED_SOFTMAX || l->router == HFX_ROUTER_GROUPED_SIGMOID ||
-           l->router == HFX_ROUTER_SOFTMAX_CORRECTED;
+           l->router == HFX_ROUTER_SOFTMAX_CORRECTED || l->router == HFX_ROUTER_GROUPED_SOFTMAX_TOP2;
 }
 
 /* A router whose scores are corrected by a bias for the choice alone (V3's, ERNIE's). */
 static bool corrected_router(const hfx_moe_desc *l) {
     return l->router == HFX_ROUTER_GROUPED_SIGMOID || l->router == HFX_ROUTER_SOFTMAX_CORRECTED;
+}
+
+/* A grouped router that ranks groups by their two best scores and weighs the chosen experts by their plain scores
+ * (V3's and its kin), not by their best score and masked scores (V2's). */
+static bool ranks_by_top2(const hfx_moe_desc *l) {
+    return corrected_router(l) || l->router == HFX_ROUTER_GROUPED_SOFTMAX_TOP2;
 }
 
 /* ---- config.json ---- */
@@ -176,7 +187,7 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
                         m->moe.routed_scale);
     for (int64_t i = 0; i < first_dense; i++) m->sparse[i] = false;
     m->moe.shared_intermediate = m->moe.moe_intermediate * shared;
-    bool v3 = corrected_router(d->moe), grouped = v3;
+    bool v3 = ranks_by_top2(d->moe), grouped = v3;
     if (!v3) { /* V2: the router never renormalises; topk_method picks the grouping */
         const char *method;
         m->moe.norm_topk = false;
@@ -367,17 +378,19 @@ static hfx_value *expert_weights(layer_ctx *c, int64_t i, const char *block, con
     return hfx_const_stack(c->g, (int)m->moe.experts, ws);
 }
 
-/* DeepSeek's router, in f32: scores sigmoid(logits) (V3) or softmax(logits) (V2); the experts are
- * chosen among the top_groups groups ranked by the sum of their two best scores + the correction
- * bias (V3) or their best score (V2), others masked; the chosen experts' scores (V3: without the
- * bias; V2: as masked) renormalised when norm_topk_prob (V3), times routed_scaling_factor. One-hot
- * comparisons against the expert index stand in for gathers along the last axis. */
+/* DeepSeek's router, in f32: scores sigmoid(logits) (V3) or softmax(logits) (V2, Mistral 4); the experts
+ * are chosen among the top_groups groups ranked by the sum of their two best scores + the correction
+ * bias (V3; Mistral 4 without one) or their best score (V2), others masked; the chosen experts' scores
+ * (V3, Mistral 4: as scored; V2: as masked) renormalised when norm_topk_prob (V3), times
+ * routed_scaling_factor. One-hot comparisons against the expert index stand in for gathers along the
+ * last axis. */
 static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value *h, bool gather, hfx_value **w_out,
                            hfx_value **idx_out,
                            hfx_value **dense_out) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    bool v3 = corrected_router(c->d->moe), sigmoid = c->d->moe->router == HFX_ROUTER_GROUPED_SIGMOID;
+    bool v3 = ranks_by_top2(c->d->moe), sigmoid = c->d->moe->router == HFX_ROUTER_GROUPED_SIGMOID;
+    bool corrected = corrected_router(c->d->moe) && !m->moe.uncorrected;
     int64_t E = m->moe.experts, K = m->moe.top_k, G = m->moe.groups, per = E / G, axis = -1;
     char p[192];
     const char *router_name = c->d->moe->router_name ? c->d->moe->router_name : "gate.weight";
@@ -385,7 +398,7 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     hfx_value *logits = hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32); /* [B,S,E] */
     hfx_value *scores = sigmoid ? hfx_op1(g, HFX_OP_SIGMOID, logits) : hfx_softmax(g, logits, -1);
     hfx_value *choice = scores;
-    if (v3 && !m->moe.uncorrected) {
+    if (corrected) {
         const char *bias = c->d->moe->correction_bias; /* as checkpoints name it, else as transformers' module does */
         if (!bias || !hfx_weight_exists(c->w, hfx_dec_name(c, i, block, bias, p, sizeof p))) bias = "gate.e_score_correction_bias";
         hfx_dec_name(c, i, block, bias, p, sizeof p);
@@ -416,7 +429,7 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
         keep = hfx_op2(g, HFX_OP_GREATER, hfx_reshape(g, keep, 4, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(G),
                                                                               hfx_dim_const(1)}),
                        hfx_const_f32(g, 0.0f));                          /* [B,S,G,1] */
-        hfx_value *fill = hfx_const_f32(g, v3 ? -INFINITY : 0.0f);
+        hfx_value *fill = hfx_const_f32(g, corrected ? -INFINITY : 0.0f); /* (V3's masked_fill -inf; V2's, Mistral 4's 0) */
         choice = hfx_reshape(g, hfx_where(g, keep, gs, fill), 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(E)});
     }
     hfx_value *vals, *idx;

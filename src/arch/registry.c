@@ -379,6 +379,17 @@ static const hfx_decoder_desc AfmoeForCausalLM_desc = {
     .sliding_pattern = 4, .no_rope = HFX_NO_ROPE_FULL_LAYERS, .multipliers = HFX_MULT_MUP_EMBED,
     .defaults.window = 1024, .defaults.head_dim = 128, .defaults.eps = 1e-5, .masks_by_layer_type = true,
     .moe = &hfx_moe_afmoe, .ignored_keys = afmoe_ignores, .output_class = "MoeCausalLMOutputWithPast"};
+/* Mistral 4: V3's latent attention whose rotary is the head's (qk_nope + qk_rope, a partial_rotary_factor turning
+ * the qk_rope dims), its queries scaled by 1 + β·ln(1 + ⌊pos / n⌋) (llama_4_scaling_beta); V3's router over softmax
+ * scores without a correction bias */
+static const char *const mistral4_ignores[] = {"decoder_sparse_step", "mlp_only_layers", NULL};
+static const hfx_decoder_desc Mistral4ForCausalLM_desc = {
+    "Mistral4ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .moe = &hfx_moe_mistral4,
+    .rope.interleave_key = "rope_interleave", .rope.partial_rotary = true, .scores.temperature = HFX_QTEMP_ROPE_BETA,
+    .ignored_keys = mistral4_ignores, .output_class = "MoeCausalLMOutputWithPast",
+    .rope.absent = "{\"type\": \"yarn\", \"rope_theta\": 10000.0, \"factor\": 128.0, "
+                   "\"original_max_position_embeddings\": 8192, \"beta_fast\": 32.0, \"beta_slow\": 1.0, "
+                   "\"mscale_all_dim\": 1.0, \"mscale\": 1.0, \"llama_4_scaling_beta\": 0.1}"};
 /* Youtu-LLM: DeepSeek V3's latent attention over dense MLPs, tied by default */
 static const hfx_decoder_desc YoutuForCausalLM_desc = {"YoutuForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT,
                                                        .rope.interleave_key = "rope_interleave", .defaults.tied = true};
@@ -616,6 +627,7 @@ static const struct entry {
     {"DeepseekV3ForCausalLM", &hfx_decoder_family, &DeepseekV3ForCausalLM_desc},
     {"Glm4MoeLiteForCausalLM", &hfx_decoder_family, &Glm4MoeLiteForCausalLM_desc},
     {"HYV3ForCausalLM", &hfx_decoder_family, &HYV3ForCausalLM_desc},
+    {"Mistral4ForCausalLM", &hfx_decoder_family, &Mistral4ForCausalLM_desc},
     {"AfmoeForCausalLM", &hfx_decoder_family, &AfmoeForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},

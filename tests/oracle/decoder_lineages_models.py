@@ -2,7 +2,7 @@
 norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministral 3, Llama 4, Arcee,
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
-GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE.
+GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -60,6 +60,8 @@ from transformers import (
     HunYuanMoEV1ForCausalLM,
     Ministral3Config,
     Ministral3ForCausalLM,
+    Mistral4Config,
+    Mistral4ForCausalLM,
     Llama4ForCausalLM,
     Llama4TextConfig,
     MiniCPM3Config,
@@ -112,6 +114,7 @@ ARCHS = {
     "apertus1p5": (Apertus1p5TextConfig, Apertus1p5TextForCausalLM, "causal"),
     "hy_v3": (HYV3Config, HYV3ForCausalLM, "causal"),
     "afmoe": (AfmoeConfig, AfmoeForCausalLM, "causal"),
+    "mistral4": (Mistral4Config, Mistral4ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -207,6 +210,15 @@ HY_V3 = dict(SMALL, head_dim=16, num_experts=8, num_experts_per_tok=2, num_share
 # shared expert
 AFMOE = dict(SMALL, head_dim=16, num_experts=8, num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=32,
              route_scale=2.0, num_dense_layers=1, sliding_window=4, global_attn_every_n_layers=2, rope_parameters=_ROPE)
+
+# Mistral 4: V3's latent attention, the rotary of a 16-dim head turning its last 8 (partial_rotary_factor 0.5) with
+# YaRN, the queries scaled by 1 + 0.5 ln(1 + floor(pos / 8)); V3's router over softmax scores (2 of 4 groups by their
+# top-2 sum), renormalised, x 2, beside a shared expert, after one dense layer
+MISTRAL4_YARN = {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 2.0, "original_max_position_embeddings": 8,
+                 "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                 "llama_4_scaling_beta": 0.5, "partial_rotary_factor": 0.5}
+MISTRAL4 = dict(SMALL, num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
+                v_head_dim=12, **V3_ROUTER, first_k_dense_replace=1, rope_parameters=MISTRAL4_YARN)
 
 
 def _glm4_lite_derived(c: dict) -> dict:
@@ -529,12 +541,25 @@ SPECS += [
          embed_std=models.TIED_EMBED_STD, config_rewrite="no_layer_types",
          cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
 ]
+SPECS += [
+    dict(name="mistral4", arch="mistral4", config=dict(MISTRAL4, routed_scaling_factor=2.0),
+         doc="latent attention (q_lora_rank 24, interleaved pairs), YaRN (factor 2 over 8 positions, mscale_all_dim 1) "
+             "on the last 8 of 16 head dims, queries x (1 + 0.5 ln(1 + floor(pos / 8))); top-2 of 8 experts by softmax "
+             "scores within 2 of 4 groups (ranked by their top-2 sum), renormalised, x 2, and a shared expert, after "
+             "one dense layer", cases=models.DEFAULT_CASES),
+    dict(name="mistral4_default_rope", arch="mistral4",
+         config=dict({k: v for k, v in MISTRAL4.items() if k != "rope_parameters"}, q_lora_rank=None,
+                     rope_interleave=False, norm_topk_prob=False),
+         doc="no rope_parameters in config.json: the config's YaRN (factor 128 over 8192, beta 0.1), the rotary share "
+             "qk_rope / (qk_nope + qk_rope); q_proj, halves rotary, no renormalisation", seed=1,
+         config_rewrite="no_rope", cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
+]
 
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
-             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe")
+             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -548,7 +573,7 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 GEN_BATCH1_MODE = "onnx-dyncache"
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("gemma4_moe", "hy_v3", "afmoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("gemma4_moe", "hy_v3", "afmoe", "mistral4", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included): a padded row need not generate what it generates alone
@@ -636,6 +661,9 @@ FEATURES = [
     ("afmoe", _PAD3, "sliding window 4 on layers 0 and 2", {"sliding_window": 64}),
     ("afmoe", _PAD3, "route_scale 2", {"route_scale": 1.0}),
     ("afmoe_mup", _PAD3, "muP's embedding scale", {"mup_enabled": False}),
+    ("mistral4", _LONG, "query temperature (beta 0.5)", {"rope_parameters": dict(MISTRAL4_YARN, llama_4_scaling_beta=0.0)}),
+    ("mistral4", _PAD3, "group-limited routing (2 of 4 groups)", {"n_group": 1, "topk_group": 1}),
+    ("mistral4", _PAD3, "routed_scaling_factor 2", {"routed_scaling_factor": 1.0}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
@@ -673,6 +701,9 @@ BAD_CONFIGS = [
     ("hy_v3", {"num_shared_experts": -1}, "num_shared_experts"),
     ("afmoe", {"global_attn_every_n_layers": 0, "layer_types": None}, "global_attn_every_n_layers"),
     ("afmoe", {"mup_enabled": "on"}, "mup_enabled"),
+    ("mistral4", {"rope_parameters": dict(MISTRAL4_YARN, partial_rotary_factor=0.25)}, "qk_rope_head_dim"),
+    ("mistral4", {"rope_parameters": {k: v for k, v in MISTRAL4_YARN.items() if k != "llama_4_scaling_beta"}},
+     "llama_4_scaling_beta"),
     ("hunyuan_moe", {"moe_topk": [1, 2, 1, 2]}, "moe_topk[1]"),
     ("exaone_moe", {"mlp_layer_types": ["dense", "moe", "dense", "sparse"]}, "mlp_layer_types[1]"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},

@@ -891,6 +891,8 @@ def load_reference(model_dir: os.PathLike, spec: Spec) -> torch.nn.Module:
             "classifier": AutoModelForSequenceClassification,
             "dec_classifier": AutoModelForSequenceClassification, "token_classifier": AutoModelForTokenClassification,
             "qa": AutoModelForQuestionAnswering, "masked_lm": AutoModelForMaskedLM}[spec.kind]
+    if spec.kind == "causal":
+        auto = models.causal_lm_class(model_dir)
     model = auto.from_pretrained(str(model_dir), dtype=torch.float32, attn_implementation="eager")
     model.eval()
     return model
@@ -1086,8 +1088,9 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         for key in ("rope_parameters", "use_parallel_residual", "attention_bias", "original_max_position_embeddings"):
             if hasattr(want_cfg, key):
                 got_v, want_v = getattr(model.config, key), getattr(want_cfg, key)
-                if key == "rope_parameters":
+                if key == "rope_parameters":  # (the legacy "type" key, a copy of rope_type, either side)
                     got_v = {k: v for k, v in got_v.items() if k != "type"}
+                    want_v = {k: v for k, v in want_v.items() if k != "type"}
                 assert got_v == want_v, f"{spec.name}: {key} loads as {got_v!r}, built with {want_v!r}"
 
 

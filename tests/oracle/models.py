@@ -572,11 +572,26 @@ def _probe_logits(model: torch.nn.Module, vocab_size: int) -> torch.Tensor:
         return model(**{k: torch.from_numpy(v) for k, v in inputs.items()}, use_cache=False).logits
 
 
+def causal_lm_class(model_dir: os.PathLike):
+    """transformers' AutoModelForCausalLM; for a model_type it does not map (Mistral 4's text model, which ships
+    inside Mistral3ForConditionalGeneration), the class config.json's `architectures` names."""
+    import json
+    from pathlib import Path
+
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    cfg = json.loads((Path(model_dir) / "config.json").read_text())
+    if cfg.get("model_type") in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return AutoModelForCausalLM
+    return getattr(transformers, cfg["architectures"][0])
+
+
 def load_reference_model(model_dir: os.PathLike) -> torch.nn.Module:
     """The oracle: transformers' eager implementation in float32 (checkpoints of other dtypes
     are upcast). Always a fresh instance: the dynamic-NTK rotary embedding keeps state between
     calls (see reference_logits)."""
-    model = AutoModelForCausalLM.from_pretrained(
+    model = causal_lm_class(model_dir).from_pretrained(
         str(model_dir), dtype=torch.float32, attn_implementation="eager"
     )
     model.eval()

@@ -243,9 +243,8 @@ FEATURES = [
 
 
 def _reference_with(model_dir, spec, inputs, overrides):
-    from transformers import AutoModelForCausalLM
-
-    model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32, attn_implementation="eager", **overrides).eval()
+    model = models.causal_lm_class(model_dir).from_pretrained(str(model_dir), dtype=torch.float32,
+                                                              attn_implementation="eager", **overrides).eval()
     for key, value in overrides.items():
         assert getattr(model.config, key) == value or key == "rope_parameters", (key, getattr(model.config, key))
     if "rope_parameters" in overrides:
