@@ -182,6 +182,8 @@ typedef enum {
     HFX_MIXERS_MAMBA2_BY_TYPE, /* layer_types (or layers_block_type) name "mamba" / "linear_attention" layers,
                                   Mamba2 mixers, and "attention" / "full_attention" ones; absent: every layer
                                   Mamba2 (Granite 4.0) */
+    HFX_MIXERS_MAMBA_BY_PERIOD, /* attention where layer % attn_layer_period == attn_layer_offset, Mamba mixers (mamba1
+                                   keys) elsewhere (Jamba) */
     HFX_MIXERS_MAMBA2_BY_INDEX, /* the layers attn_layer_indices lists attend, the others are Mamba2 mixers (null: every
                                    layer Mamba2) (Bamba) */
     HFX_MIXERS_PARALLEL_MAMBA2, /* every layer both: Mamba2 beside attention, with the muP multipliers
@@ -199,8 +201,7 @@ typedef struct hfx_decoder_mixers {
     hfx_delta_proj delta;        /* HFX_MIXERS_DELTA_BY_TYPE: how the delta-nets' projections are stored */
     const char *ff_adjust_key;   /* short convolutions' models: the key that, true by default, resizes the MLP from
                                     intermediate_size (LFM2's block_auto_adjust_ff_dim); NULL: intermediate_size as is */
-    const char *dt_bc_norm_key;  /* Mamba mixers: the ε key of weight-less norms on dt, B and C ("mixer_rms_eps":
-                                    FalconMamba); NULL: none */
+    const hfx_mamba1_keys *mamba1; /* the Mamba mixers' config keys (NULL: MambaConfig's) */
 } hfx_decoder_mixers;
 
 /* Whether the layers' shapes differ, and how config.json says so. */
@@ -280,7 +281,8 @@ typedef enum {
 /* How the model knows positions. */
 typedef enum {
     HFX_POSITIONS_ROTARY,  /* rotary in the attention layers */
-    HFX_POSITIONS_LEARNED  /* absolute position embeddings added to the token embeddings (GPT-2) */
+    HFX_POSITIONS_LEARNED, /* absolute position embeddings added to the token embeddings (GPT-2) */
+    HFX_POSITIONS_NONE     /* none: the attention layers rotate nothing (Jamba) */
 } hfx_positions;
 
 /* How the rotary dims of a head are paired. */

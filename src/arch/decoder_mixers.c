@@ -85,7 +85,7 @@ hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hf
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->window || !m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? HFX_MIXER_MAMBA1 : HFX_MIXER_MAMBA2;
-    return d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? hfx_mamba1_parse(c, m->hidden, d->mixers.dt_bc_norm_key, &m->ssm1, err)
+    return d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? hfx_mamba1_parse(c, d->mixers.mamba1, m->hidden, &m->ssm1, err)
                      : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
 }
 
@@ -110,6 +110,17 @@ static hfx_status attention_by_index(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *e
     return HFX_OK;
 }
 
+/* Jamba's pattern: attention where layer % attn_layer_period == attn_layer_offset (8, 4), Mamba elsewhere. */
+static hfx_status attention_by_period(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    int64_t period, offset;
+    hfx_status st;
+    if ((st = hfx_cfg_int_in_or(c, "attn_layer_period", 8, 1, 1 << 20, &period, err)) ||
+        (st = hfx_cfg_int_in_or(c, "attn_layer_offset", 4, 0, period - 1, &offset, err)))
+        return st;
+    for (int64_t i = 0; i < m->layers; i++) m->mixer[i] = i % period == offset ? HFX_MIXER_ATTENTION : HFX_MIXER_MAMBA1;
+    return HFX_OK;
+}
+
 hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                       hfx_error *err) {
     hfx_status st;
@@ -117,6 +128,8 @@ hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx
     if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (d->mixers.kind == HFX_MIXERS_MAMBA2_BY_INDEX)
         return (st = attention_by_index(c, m, err)) ? st : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
+    if (d->mixers.kind == HFX_MIXERS_MAMBA_BY_PERIOD)
+        return (st = attention_by_period(c, m, err)) ? st : hfx_mamba1_parse(c, d->mixers.mamba1, m->hidden, &m->ssm1, err);
     const char *key = hfx_cfg_has(c, "layer_types") || !hfx_cfg_has(c, "layers_block_type") ? "layer_types"
                                                                                               : "layers_block_type";
     const json_t *types = json_object_get(c.obj, key);

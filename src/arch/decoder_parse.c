@@ -271,7 +271,7 @@ static hfx_status parse_no_rope(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena 
                                 hfx_error *err) {
     m->no_rope = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->no_rope);
     if (!m->no_rope) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = false;
+    for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = d->positions == HFX_POSITIONS_NONE;
     if (d->no_rope == HFX_NO_ROPE_UNLESS_ROPE_TYPE) {
         const char *type;
         hfx_status st = hfx_cfg_str_or(c, "position_embedding_type", "none", &type, err);
@@ -324,6 +324,7 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         return st;
     if (d->mixers.kind == HFX_MIXERS_SHORT_CONV && (st = hfx_dec_parse_short_conv(d, c, arena, m, err))) return st;
     if ((d->mixers.kind == HFX_MIXERS_MAMBA2_BY_TYPE || d->mixers.kind == HFX_MIXERS_MAMBA2_BY_INDEX ||
+         d->mixers.kind == HFX_MIXERS_MAMBA_BY_PERIOD ||
          d->mixers.kind == HFX_MIXERS_DELTA_BY_TYPE) && (st = hfx_dec_parse_hybrid_layers(d, c, arena, m, err)))
         return st;
     for (int64_t i = 0; i < m->layers; i++) /* the rules read the windows: after parse_sliding */

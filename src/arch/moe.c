@@ -140,6 +140,12 @@ const hfx_moe_desc hfx_moe_mistral4 = {
     .router = HFX_ROUTER_GROUPED_SOFTMAX_TOP2, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
     .experts_alt_key = "num_local_experts", .first_dense = 0, .shared_default = 1};
+/* Jamba: softmax top-k never renormalised (feed_forward.router), experts of intermediate_size on every
+ * expert_layer_period-th layer */
+const hfx_moe_desc hfx_moe_jamba = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_PERIOD_OFFSET, .topk = HFX_TOPK_CONFIG, .experts_key = "num_experts",
+    .experts_alt_key = "num_local_experts", .router_name = "router.weight", .width_key = "intermediate_size"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -341,6 +347,13 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     if (l->layers == HFX_MOE_BY_TYPE_LIST && (st = parse_mlp_layer_types(c, m, err))) return st;
     if (l->layers == HFX_MOE_BY_INDEX_RANGE && (st = parse_layer_range(c, m, err))) return st;
     if (l->layers == HFX_MOE_LIST_OR_STEP && (st = parse_moe_layers(c, m, err))) return st;
+    if (l->layers == HFX_MOE_PERIOD_OFFSET) {
+        int64_t period, offset;
+        if ((st = hfx_cfg_int_in_or(c, "expert_layer_period", 2, 1, 1 << 20, &period, err)) ||
+            (st = hfx_cfg_int_in_or(c, "expert_layer_offset", 1, 0, period - 1, &offset, err)))
+            return st;
+        for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = i % period == offset;
+    }
     if (l->layers == HFX_MOE_AFTER_DENSE) {
         int64_t dense;
         if ((st = hfx_cfg_int_in_or(c, "num_dense_layers", l->first_dense < m->layers ? l->first_dense : m->layers, 0,

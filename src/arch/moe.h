@@ -60,6 +60,7 @@ typedef enum {
     HFX_MOE_BY_INDEX_RANGE,   /* every moe_layer_interval-th layer (1-based) from moe_layer_start_index to
                                  moe_layer_end_index (−1: the last), of moe_intermediate_size (ERNIE 4.5 MoE) */
     HFX_MOE_LIST_OR_STEP,     /* moe_layers, else every interleave_moe_layer_step-th layer (Llama 4) */
+    HFX_MOE_PERIOD_OFFSET,    /* layer % expert_layer_period == expert_layer_offset (default 2, 1) (Jamba) */
     HFX_MOE_AFTER_DENSE,      /* every layer from num_dense_layers (default: the descriptor's first_dense) on, of
                                  moe_intermediate_size (LFM2-MoE) */
     HFX_MOE_BESIDE_MLP        /* when enable_moe_block: every layer, beside its dense MLP (the layout combines them:
@@ -114,6 +115,6 @@ extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4;
+    hfx_moe_mistral4, hfx_moe_jamba;
 
 #endif

@@ -219,6 +219,16 @@ static const hfx_decoder_desc BambaForCausalLM_desc = {
     .names = &bamba_names, .rope.partial_rotary = true, .rope.partial = 0.5, .defaults.kv_heads = 8,
     .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
     .defaults.eps = 1e-5, .genai_type = "granitemoehybrid"};
+/* Jamba: Mamba mixers (mamba_* keys, dt/B/C norms with weights) and attention layers without positions
+ * (attn_layer_period/offset), experts on every expert_layer_period-th layer, dense MLPs elsewhere */
+static const hfx_mamba1_keys jamba_keys = {"mamba_expand", "mamba_d_state", "mamba_d_conv", "mamba_dt_rank",
+                                           "mamba_conv_bias", "mamba_proj_bias", "hidden_act", HFX_DT_BC_WEIGHTED,
+                                           "rms_norm_eps"};
+static const char *const jamba_ignores[] = {"norm_topk_prob", NULL};
+static const hfx_decoder_desc JambaForCausalLM_desc = {
+    "JambaForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .mixers.kind = HFX_MIXERS_MAMBA_BY_PERIOD,
+    .mixers.mamba1 = &jamba_keys, .names = &bamba_names, .positions = HFX_POSITIONS_NONE, .moe = &hfx_moe_jamba,
+    .defaults.kv_heads = 8, .ignored_keys = jamba_ignores, .output_class = "MoeCausalLMOutputWithPast"};
 /* Falcon-H1: Mamba2 beside attention in every layer (the mixer's inner width mamba_d_ssm, its gated
  * norm optional and normalizing first, its muP multipliers), and the layer's own multipliers */
 static const hfx_decoder_names falcon_h1_names = {.norm2 = "pre_ff_layernorm", .mlp = "feed_forward",
@@ -244,10 +254,13 @@ static const hfx_decoder_desc MambaForCausalLM_desc = {
     .output_class = "MambaCausalLMOutput", .forward_args = mamba_forward_args, .step_nones = mamba_step_nones,
     .genai_type = "granitemoehybrid"}; /* (genai has no Mamba either) */
 /* FalconMamba: Mamba, its mixers' dt, B and C each RMS-normed without a weight (mixer_rms_eps) */
+static const hfx_mamba1_keys falcon_mamba_keys = {"expand", "state_size", "conv_kernel", "time_step_rank",
+                                                  "use_conv_bias", "use_bias", "hidden_act", HFX_DT_BC_PLAIN,
+                                                  "mixer_rms_eps"};
 static const hfx_decoder_desc FalconMambaForCausalLM_desc = {
     "FalconMambaForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
     .defaults.eps = 1e-5, .defaults.tied = true, .names = &mamba2_names, .mixers.kind = HFX_MIXERS_MAMBA_ONLY,
-    .mixers.dt_bc_norm_key = "mixer_rms_eps", .output_class = "FalconMambaCausalLMOutput",
+    .mixers.mamba1 = &falcon_mamba_keys, .output_class = "FalconMambaCausalLMOutput",
     .forward_args = mamba_forward_args, .step_nones = mamba_step_nones, .genai_type = "granitemoehybrid"};
 /* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
  * a quarter of each head rotated; Qwen3-Next's MLPs are Qwen2-MoE's experts and shared expert */
@@ -580,6 +593,7 @@ static const struct entry {
     {"MambaForCausalLM", &hfx_decoder_family, &MambaForCausalLM_desc},
     {"FalconMambaForCausalLM", &hfx_decoder_family, &FalconMambaForCausalLM_desc},
     {"BambaForCausalLM", &hfx_decoder_family, &BambaForCausalLM_desc},
+    {"JambaForCausalLM", &hfx_decoder_family, &JambaForCausalLM_desc},
     {"GraniteMoeHybridForCausalLM", &hfx_decoder_family, &GraniteMoeHybridForCausalLM_desc},
     {"FalconH1ForCausalLM", &hfx_decoder_family, &FalconH1ForCausalLM_desc},
     {"Qwen3NextForCausalLM", &hfx_decoder_family, &Qwen3NextForCausalLM_desc},

@@ -103,31 +103,34 @@ hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden,
     return HFX_OK;
 }
 
-hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, const char *norm_key, hfx_mamba1_cfg *m, hfx_error *err) {
+hfx_status hfx_mamba1_parse(hfx_cfg c, const hfx_mamba1_keys *keys, int64_t hidden, hfx_mamba1_cfg *m, hfx_error *err) {
+    static const hfx_mamba1_keys mamba = {"expand", "state_size", "conv_kernel", "time_step_rank", "use_conv_bias",
+                                          "use_bias", "hidden_act", HFX_DT_BC_NONE, NULL};
+    const hfx_mamba1_keys *k = keys ? keys : &mamba;
     hfx_status st;
     double expand;
     const char *act;
-    m->dt_bc_eps = 0;
-    if (norm_key && (st = hfx_cfg_num_or(c, norm_key, 1e-6, &m->dt_bc_eps, err))) return st;
-    if (norm_key && !(m->dt_bc_eps > 0 && m->dt_bc_eps < 1))
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range (0, 1)", c.where, norm_key, m->dt_bc_eps);
-    if ((st = hfx_cfg_num_or(c, "expand", 2.0, &expand, err))) return st;
+    m->dt_bc_norm = k->dt_bc_norm, m->dt_bc_eps = 0;
+    if (k->dt_bc_norm && (st = hfx_cfg_num_or(c, k->dt_bc_eps, 1e-6, &m->dt_bc_eps, err))) return st;
+    if (k->dt_bc_norm && !(m->dt_bc_eps > 0 && m->dt_bc_eps < 1))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range (0, 1)", c.where, k->dt_bc_eps, m->dt_bc_eps);
+    if ((st = hfx_cfg_num_or(c, k->expand, 2.0, &expand, err))) return st;
     if (!(expand > 0 && expand * (double)hidden < (double)(1 << 24)))
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: expand %g is out of range", c.where, expand);
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g is out of range", c.where, k->expand, expand);
     m->inner = (int64_t)(expand * (double)hidden);
     m->dt_rank = (hidden + 15) / 16;
-    const char *rank = json_string_value(json_object_get(c.obj, "time_step_rank"));
+    const char *rank = json_string_value(json_object_get(c.obj, k->dt_rank));
     if (rank && strcmp(rank, "auto") != 0)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: time_step_rank '%s' (a number or \"auto\")", c.where, rank);
-    if ((!rank && (st = hfx_cfg_int_in_or(c, "time_step_rank", m->dt_rank, 1, 1 << 16, &m->dt_rank, err))) ||
-        (st = hfx_cfg_int_in_or(c, "state_size", 16, 1, 1 << 12, &m->state, err)) ||
-        (st = hfx_cfg_int_in_or(c, "conv_kernel", 4, 2, 64, &m->kernel, err)) ||
-        (st = hfx_cfg_bool_or(c, "use_conv_bias", true, &m->conv_bias, err)) ||
-        (st = hfx_cfg_bool_or(c, "use_bias", false, &m->proj_bias, err)) ||
-        (st = hfx_cfg_str_or(c, "hidden_act", "silu", &act, err)))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s '%s' (a number or \"auto\")", c.where, k->dt_rank, rank);
+    if ((!rank && (st = hfx_cfg_int_in_or(c, k->dt_rank, m->dt_rank, 1, 1 << 16, &m->dt_rank, err))) ||
+        (st = hfx_cfg_int_in_or(c, k->state, 16, 1, 1 << 12, &m->state, err)) ||
+        (st = hfx_cfg_int_in_or(c, k->kernel, 4, 2, 64, &m->kernel, err)) ||
+        (st = hfx_cfg_bool_or(c, k->conv_bias, true, &m->conv_bias, err)) ||
+        (st = hfx_cfg_bool_or(c, k->proj_bias, false, &m->proj_bias, err)) ||
+        (st = hfx_cfg_str_or(c, k->act, "silu", &act, err)))
         return st;
     if (!hfx_activation_from_name(act, &m->act))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_act '%s' (supported: %s)", c.where, act,
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' (supported: %s)", c.where, k->act, act,
                         hfx_activation_names());
     return HFX_OK;
 }
@@ -338,15 +341,17 @@ static hfx_value *ssd_scan(hfx_graph *g, hfx_value *x, hfx_value *dt, hfx_value 
     return y;
 }
 
-/* x·rsqrt(mean(x²) + ε) over the last axis, in f32, cast back (FalconMamba's weight-less norms); x itself
- * when ε is 0 */
-static hfx_value *plain_rms(hfx_graph *g, hfx_value *x, double eps) {
-    if (eps == 0) return x;
-    int64_t axis = -1;
+/* A Mamba mixer's dt, B or C [B,S,n] normed as its config says: x·rsqrt(mean(x²) + ε) over the last axis, in f32,
+ * cast back (FalconMamba), then times <prefix>.<name>.weight [n] (Jamba); x itself without norms. */
+static hfx_value *dt_bc_norm(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *m, const char *prefix, const char *name,
+                             hfx_value *x) {
+    if (m->dt_bc_norm == HFX_DT_BC_NONE) return x;
+    int64_t axis = -1, n = x->dims[2].c;
     hfx_value *f = hfx_cast(g, x, HFX_DTYPE_F32);
     hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, op(g, HFX_OP_MUL, f, f), 1, &axis);
-    hfx_value *r = hfx_op1(g, HFX_OP_RECIPROCAL, hfx_op1(g, HFX_OP_SQRT, op(g, HFX_OP_ADD, ms, f32(g, eps))));
-    return hfx_cast(g, op(g, HFX_OP_MUL, f, r), x->dtype);
+    hfx_value *r = hfx_op1(g, HFX_OP_RECIPROCAL, hfx_op1(g, HFX_OP_SQRT, op(g, HFX_OP_ADD, ms, f32(g, m->dt_bc_eps))));
+    hfx_value *y = hfx_cast(g, op(g, HFX_OP_MUL, f, r), x->dtype);
+    return m->dt_bc_norm == HFX_DT_BC_WEIGHTED ? op(g, HFX_OP_MUL, y, hfx_weight(w, 1, &n, "%s.%s.weight", prefix, name)) : y;
 }
 
 hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *m, const char *prefix,
@@ -360,15 +365,15 @@ hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *
     hfx_value *x = conv_step(g, w, prefix, hfx_slice(g, xz, 2, 0, I), I, m->kernel, m->conv_bias, m->act, s);
     if (real) x = op(g, HFX_OP_MUL, x, real);                                              /* [B,S,I] */
     hfx_value *tbc = hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){XP, I}, "%s.x_proj.weight", prefix), NULL);
-    hfx_value *step = hfx_linear(g, plain_rms(g, hfx_slice(g, tbc, 2, 0, R), m->dt_bc_eps),
+    hfx_value *step = hfx_linear(g, dt_bc_norm(g, w, m, prefix, "dt_layernorm", hfx_slice(g, tbc, 2, 0, R)),
                                  hfx_weight(w, 2, (int64_t[]){I, R}, "%s.dt_proj.weight", prefix), NULL);
     step = hfx_transpose(g, hfx_cast(g, step, HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}); /* [B,I,S] */
     hfx_value *bias = hfx_cast(g, hfx_weight(w, 1, &I, "%s.dt_proj.bias", prefix), HFX_DTYPE_F32);
     step = softplus(g, op(g, HFX_OP_ADD, step, hfx_unsqueeze(g, bias, -1)));
     /* B and C [B,S,N] → [B,1,N,S] (shared by the channels); A [I,N] → [I,N,1,1] */
-    hfx_value *Bm = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, plain_rms(g, hfx_slice(g, tbc, 2, R, R + N), m->dt_bc_eps),
+    hfx_value *Bm = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, dt_bc_norm(g, w, m, prefix, "b_layernorm", hfx_slice(g, tbc, 2, R, R + N)),
                                                                HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}), 1);
-    hfx_value *Cm = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, plain_rms(g, hfx_slice(g, tbc, 2, R + N, XP), m->dt_bc_eps),
+    hfx_value *Cm = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, dt_bc_norm(g, w, m, prefix, "c_layernorm", hfx_slice(g, tbc, 2, R + N, XP)),
                                                                HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}), 1);
     hfx_value *A = hfx_op1(g, HFX_OP_NEG, hfx_op1(g, HFX_OP_EXP, hfx_cast(g, hfx_weight(w, 2, (int64_t[]){I, N},
                                                                                    "%s.A_log", prefix), HFX_DTYPE_F32)));

@@ -50,18 +50,32 @@ typedef struct hfx_mamba2_cfg {
 hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *keys, int64_t hidden, double eps,
                             hfx_mamba2_cfg *out, hfx_error *err);
 
+/* How a Mamba mixer's dt, B and C are normed after x_proj. */
+typedef enum {
+    HFX_DT_BC_NONE,
+    HFX_DT_BC_PLAIN,   /* each RMS-normed without a weight (FalconMamba) */
+    HFX_DT_BC_WEIGHTED /* ... and times dt_layernorm / b_layernorm / c_layernorm's weights (Jamba) */
+} hfx_dt_bc_norm;
+
+/* A Mamba mixer's config keys (MambaConfig's, or a hybrid's mamba_* ones) and its dt/B/C norms. */
+typedef struct hfx_mamba1_keys {
+    const char *expand, *state, *kernel, *dt_rank, *conv_bias, *proj_bias, *act;
+    hfx_dt_bc_norm dt_bc_norm;
+    const char *dt_bc_eps;   /* the norms' ε key (default 1e-6) */
+} hfx_mamba1_keys;
+
 /* A Mamba (Mamba1) mixer: a selective scan whose decay exp(dt·A) differs per channel and per state. */
 typedef struct hfx_mamba1_cfg {
     int64_t inner;      /* int(expand · hidden) (transformers recomputes it, whatever intermediate_size says) */
     int64_t state, kernel, dt_rank; /* d_state, the convolution's taps, time_step_rank ("auto": ⌈hidden / 16⌉) */
     bool conv_bias, proj_bias;
     hfx_activation act;
-    double dt_bc_eps;   /* dt, B and C each RMS-normed without a weight, with this ε (FalconMamba); 0: not normed */
+    hfx_dt_bc_norm dt_bc_norm; /* dt, B and C normed after x_proj ... */
+    double dt_bc_eps;          /* ... with this ε */
 } hfx_mamba1_cfg;
 
-/* Read a Mamba mixer's config (MambaConfig's keys) for a model of width hidden; norm_key names the ε of
- * weight-less norms on dt, B and C ("mixer_rms_eps": FalconMamba), NULL: none. */
-hfx_status hfx_mamba1_parse(hfx_cfg c, int64_t hidden, const char *norm_key, hfx_mamba1_cfg *out, hfx_error *err);
+/* Read a Mamba mixer's config for a model of width hidden, by `keys` (NULL: MambaConfig's). */
+hfx_status hfx_mamba1_parse(hfx_cfg c, const hfx_mamba1_keys *keys, int64_t hidden, hfx_mamba1_cfg *out, hfx_error *err);
 
 /* A gated delta-net mixer (Qwen3-Next, Qwen3.5's "linear_attention" layers): a depthwise causal
  * convolution over q, k and v, then the gated delta rule on a [k_dim, v_dim] state per value head,

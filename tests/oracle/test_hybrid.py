@@ -7,6 +7,7 @@ Mamba (MambaForCausalLM: every layer a selective scan, decays per channel and st
 dt, B and C normed),
 Granite 4.0 (GraniteMoeHybridForCausalLM: Mamba2 and attention layers, experts beside a shared MLP),
 Bamba (BambaForCausalLM: Mamba2 layers and the attention layers attn_layer_indices lists),
+Jamba (JambaForCausalLM: Mamba layers with normed dt/B/C, attention without positions, experts by period),
 Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers), and
 Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM: gated
 delta-nets and gated attention).
@@ -153,6 +154,19 @@ VARIANTS.update({
                            "mamba_n_heads": 4, "mamba_d_conv": 3,
                            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
                                                "partial_rotary_factor": 1.0}}, family="Bamba"),
+})
+JAMBA = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+             num_key_value_heads=2, num_experts=4, num_experts_per_tok=2, mamba_d_state=8, mamba_d_conv=4,
+             pad_token_id=0, bos_token_id=1, eos_token_id=2)
+VARIANTS.update({
+    # Jamba: Mamba mixers whose dt, B and C are RMS-normed with weights, attention without positions on layers 1 and 3
+    # (attn_layer_period 2, offset 1), top-2 of 4 experts never renormalised on layers 0 and 2, dense MLPs between
+    "jamba": Variant({**JAMBA, "attn_layer_period": 2, "attn_layer_offset": 1, "expert_layer_period": 2,
+                      "expert_layer_offset": 0}, family="Jamba"),
+    # attention on layer 2 alone, experts on layer 3, 3 taps, expand 3, in/out biases, an explicit dt rank
+    "jamba_bias": Variant({**JAMBA, "attn_layer_period": 4, "attn_layer_offset": 2, "expert_layer_period": 4,
+                           "expert_layer_offset": 3, "mamba_d_conv": 3, "mamba_expand": 3, "mamba_proj_bias": True,
+                           "mamba_dt_rank": 5}, family="Jamba"),
 })
 FALCON_H1 = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2, mamba_n_heads=8, mamba_d_state=16, mamba_n_groups=2, mamba_chunk_size=4,
@@ -360,9 +374,10 @@ MODES = {
 RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": "generate_torch",
             "executorch": "generate_executorch"}
 
-CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next", "falcon_mamba")
+CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next", "falcon_mamba",
+                                 "jamba")
           for m in MODES]
-         + [(name, m) for name in ("lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
+         + [(name, m) for name in ("lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe")
             for m in ("onnx-mtd", "openvino")]
@@ -540,6 +555,16 @@ def test_bad_config(edit, message, ckpt, tmp_path):
 def test_mamba2_bad_config(edit, message, ckpt, tmp_path):
     """Mamba2 configs transformers would refuse or hfx cannot honour: a clear error, exit 2, no output."""
     bad_config("mamba2", edit, message, ckpt, tmp_path)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(attn_layer_offset=2), "attn_layer_offset"),
+    (lambda c: c.update(expert_layer_period=0), "expert_layer_period"),
+    (lambda c: c.update(mamba_dt_rank="big"), "mamba_dt_rank 'big'"),
+])
+def test_jamba_bad_config(edit, message, ckpt, tmp_path):
+    """Jamba configs transformers would refuse or hfx cannot honour: a clear error, exit 2, no output."""
+    bad_config("jamba", edit, message, ckpt, tmp_path)
 
 
 @pytest.mark.parametrize("edit,message", [
