@@ -30,6 +30,7 @@ static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
     TAKE(embed); TAKE(layer); TAKE(attn); TAKE(qkv); TAKE(o); TAKE(fc_in); TAKE(fc_out); TAKE(norm1);
     TAKE(norm2); TAKE(pos_embed); TAKE(final_norm); TAKE(lm_head); TAKE(pre2); TAKE(post2); TAKE(q_norm);
     TAKE(k_norm); TAKE(mlp); TAKE(gate); TAKE(up); TAKE(down); TAKE(conv); TAKE(ssm); TAKE(embed_alt);
+    TAKE(project_in); TAKE(project_out);
 #undef TAKE
     return n;
 }
@@ -98,6 +99,13 @@ static hfx_value *layer_post(layer_ctx *c, const layer_args *a, hfx_value *x) {
     return residual(c, x, NORM(hfx_dec_ffn(c, a->i, x), c->n.post2));
 }
 
+/* x = norm1(x + attn(x)); x = norm2(x + mlp(x)) (OPT-350m's post-LN layers) */
+static hfx_value *layer_post_ln(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    char p[160];
+    x = NORM(residual(c, x, MIXER(x)), c->n.norm1);
+    return NORM(residual(c, x, hfx_dec_ffn(c, a->i, x)), c->n.norm2);
+}
+
 /* the sandwich, the experts beside its MLP where the model has them, then the layer's own input and its
  * scalar (Gemma 4) */
 static hfx_value *layer_sandwich_per_layer(layer_ctx *c, const layer_args *a, hfx_value *x) {
@@ -119,6 +127,8 @@ static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hf
     [HFX_LAYOUT_SANDWICH] = layer_sandwich,
     [HFX_LAYOUT_POST] = layer_post,
     [HFX_LAYOUT_PARALLEL_SHARED] = layer_parallel_shared,
+    [HFX_LAYOUT_POST_LN] = layer_post_ln,
+    [HFX_LAYOUT_PRE_OR_POST_LN] = layer_pre, /* (the parse settles it: PRE or POST_LN) */
     [HFX_LAYOUT_SANDWICH_PER_LAYER] = layer_sandwich_per_layer,
 };
 _Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_SANDWICH_PER_LAYER + 1,
@@ -139,8 +149,10 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
         head = embed;
         hfx_weight_ignore(c->w, c->n.lm_head); /* transformers ties it to the embeddings */
     } else {
-        head = hfx_weight(c->w, 2, (int64_t[]){m->head_rows, m->hidden}, "%s", c->n.lm_head);
+        head = hfx_weight(c->w, 2, (int64_t[]){m->head_rows, m->embed_dim}, "%s", c->n.lm_head);
     }
+    if (m->embed_dim != m->hidden) /* OPT: back to the embeddings' width */
+        x = hfx_dec_proj(c, x, m->hidden, m->embed_dim, false, c->n.project_out);
     hfx_value *bias = NULL;
     if (m->bias.head) { /* "<head>.bias" beside "<head>.weight" */
         char name[160];
@@ -312,9 +324,11 @@ static hfx_value *embed_tokens(layer_ctx *c, bool embeds_in, decoder_inputs *in)
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
     hfx_value *embed = NULL;
-    if (!embeds_in || m->tied) embed = hfx_weight(c->w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", c->n.embed);
+    if (!embeds_in || m->tied) embed = hfx_weight(c->w, 2, (int64_t[]){m->vocab, m->embed_dim}, "%s", c->n.embed);
     else hfx_weight_ignore(c->w, c->n.embed);
     if (!embeds_in) in->x = hfx_gather(g, embed, in->ids, 0);
+    if (!embeds_in && m->embed_dim != m->hidden) /* OPT: the embeddings projected to the layers' width */
+        in->x = hfx_dec_proj(c, in->x, m->embed_dim, m->hidden, false, c->n.project_in);
     /* Gemma's scale: here, unless the caller's embeddings already carry it (Gemma 3's scaled table) */
     hfx_embed_scale s = c->d->embed_scale;
     if (s == HFX_EMBED_SQRT_HIDDEN || (s == HFX_EMBED_SQRT_HIDDEN_IN_TABLE && !embeds_in))
@@ -353,9 +367,11 @@ static rotary_tables positions(layer_ctx *c, const decoder_inputs *in, bool rota
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
     rotary_tables r = {NULL, NULL, NULL, NULL};
-    if (d->positions == HFX_POSITIONS_LEARNED) {
-        hfx_value *wpe = hfx_weight(c->w, 2, (int64_t[]){m->max_position, m->hidden}, "%s", c->n.pos_embed);
-        *x = hfx_op2(g, HFX_OP_ADD, *x, hfx_gather(g, wpe, in->pos, 0));
+    if (d->positions == HFX_POSITIONS_LEARNED || d->positions == HFX_POSITIONS_LEARNED_OFFSET2) {
+        int64_t offset = d->positions == HFX_POSITIONS_LEARNED_OFFSET2 ? 2 : 0;
+        hfx_value *wpe = hfx_weight(c->w, 2, (int64_t[]){m->max_position + offset, m->hidden}, "%s", c->n.pos_embed);
+        hfx_value *rows = offset ? hfx_op2(g, HFX_OP_ADD, in->pos, hfx_const_i64(g, offset)) : in->pos;
+        *x = hfx_op2(g, HFX_OP_ADD, *x, hfx_gather(g, wpe, rows, 0));
     } else if (rotary) {
         hfx_dtype dt = d->rope.pairs == HFX_ROTARY_PAIRS_F32 ? HFX_DTYPE_F32 : c->o->dtype;
         hfx_rope_cos_sin(g, &m->rope, in->pos, dt, &r.cos, &r.sin);
@@ -455,7 +471,8 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     rotary_tables rot = positions(&c, &in, kinds.rotary, &in.x);
     hfx_value *x = decoder_layers(&c, &in, &rot, kinds, host && host->image_blocks, in.x);
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
-    x = hfx_dec_norm(&c, hfx_cast(g, x, o->dtype), m->hidden, c.n.final_norm); /* an f32 residual stream: cast back */
+    x = hfx_cast(g, x, o->dtype); /* an f32 residual stream: cast back */
+    if (!m->no_final_norm) x = hfx_dec_norm(&c, x, m->hidden, c.n.final_norm);
     hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER ? classify(&c, x, in.ids) : lm_logits(&c, x, embed), "logits");
     hfx_dec_write_caches(&c);
     hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);

@@ -16,8 +16,8 @@ typedef enum {
     HFX_BIAS_FROM_CONFIG, /* `attention_bias` switches q/k/v/o biases (Llama, Qwen3, Gemma, OLMo-2) */
     HFX_BIAS_QKV,         /* q/k/v always biased, o never (Qwen2) */
     HFX_BIAS_NONE,        /* never (Mistral) */
-    HFX_BIAS_USE_BIAS,    /* `use_bias` (default: attention_bias_default) switches every linear, MLP included
-                             (StarCoder2, ERNIE 4.5) */
+    HFX_BIAS_USE_BIAS,    /* `use_bias` (or qkv_key; default: default_on) switches every linear, MLP included
+                             (StarCoder2, ERNIE 4.5; OPT's enable_bias) */
     HFX_BIAS_QKV_FROM_CONFIG, /* desc `qkv_bias_key` switches q/k/v, o never (GLM, StableLM) */
     HFX_BIAS_O_ONLY          /* o_proj always biased, q/k/v never (GPT-Neo) */
 } hfx_attn_bias_rule;
@@ -63,6 +63,9 @@ typedef enum {
     HFX_LAYOUT_SANDWICH, /* x += post1(attn(norm1(x))); x += post2(mlp(pre2(x))) (Gemma 2/3) */
     HFX_LAYOUT_POST,     /* x += norm1(attn(x)); x += norm2(mlp(x)) (OLMo-2) */
     HFX_LAYOUT_PARALLEL_SHARED, /* h = norm1(x); x = x + attn(h) + mlp(h) (Phi, Cohere, StableLM) */
+    HFX_LAYOUT_POST_LN,  /* x = norm1(x + attn(x)); x = norm2(x + mlp(x)) (OPT-350m) */
+    HFX_LAYOUT_PRE_OR_POST_LN, /* do_layer_norm_before (default true): PRE, else POST_LN and no final norm; a final norm
+                                  also not with _remove_final_layer_norm (OPT) */
     HFX_LAYOUT_SANDWICH_PER_LAYER /* the sandwich, then (hidden_size_per_layer_input) x += norm(proj(act(gate(x)) ·
                                      the layer's per-layer input)), then x · layer_scalar (Gemma 4) */
 } hfx_layer_layout;
@@ -92,6 +95,8 @@ typedef enum {
 /* config.json keys, where a family departs from Llama's (NULL fields take Llama's). */
 typedef struct hfx_decoder_keys {
     const char *hidden, *layers, *heads, *positions, *intermediate; /* GPT-2: n_embd, n_layer, ... */
+    const char *embed_dim;  /* the token embeddings' own width, projected in to hidden and out before the head (OPT's
+                               word_embed_proj_dim; absent or null: hidden); NULL: hidden */
     const char *head_rows;  /* the untied LM head's rows where a key prunes them (Apertus 1.5's output_vocab_size;
                                absent or null: vocab_size); NULL: vocab_size */
 } hfx_decoder_keys;
@@ -114,7 +119,7 @@ typedef struct hfx_decoder_names {
     const char *post2;      /* ... and post-MLP norm: "post_feedforward_layernorm" */
     const char *q_norm;     /* per-head q/k norms: "q_norm" */
     const char *k_norm;     /* "k_norm" */
-    const char *mlp;        /* the MLP block: "mlp" */
+    const char *mlp;        /* the MLP block: "mlp" ("": on the layer itself, OPT's fc1) */
     const char *gate, *up, *down; /* its gated projections: "gate_proj", "up_proj", "down_proj" */
     const char *conv;       /* a short-conv mixer's block (LFM2): "conv" */
     const char *ssm;        /* a recurrent mixer's block: "mixer" (Mamba2), "mamba" (hybrids), "linear_attn"
@@ -122,6 +127,7 @@ typedef struct hfx_decoder_names {
     const char *embed_alt;  /* the embedding's older name, read where `embed` is absent
                                (transformers' load hook: Mamba2's "backbone.embedding.weight") */
     const char *optional_prefix; /* names start with it, or not (GPT-2 on the Hub has no "transformer.") */
+    const char *project_in, *project_out; /* the embeddings' projections where their width is not hidden (OPT) */
 } hfx_decoder_names;
 
 typedef enum {
@@ -282,7 +288,8 @@ typedef enum {
 typedef enum {
     HFX_POSITIONS_ROTARY,  /* rotary in the attention layers */
     HFX_POSITIONS_LEARNED, /* absolute position embeddings added to the token embeddings (GPT-2) */
-    HFX_POSITIONS_NONE     /* none: the attention layers rotate nothing (Jamba) */
+    HFX_POSITIONS_NONE,    /* none: the attention layers rotate nothing (Jamba) */
+    HFX_POSITIONS_LEARNED_OFFSET2 /* learned, position p at the table's row p + 2 (OPT's two leading rows) */
 } hfx_positions;
 
 /* How the rotary dims of a head are paired. */
@@ -470,6 +477,8 @@ typedef struct hfx_decoder_ple {
 
 typedef struct hfx_decoder_cfg {
     int64_t head_rows;           /* the LM head's rows (the logits' width): vocab unless a key prunes them */
+    int64_t embed_dim;           /* the token embeddings' width (hidden, or projected in and out) */
+    bool no_final_norm;          /* the final norm left out (OPT's post-LN layers) */
     int64_t vocab, hidden, layers, heads, kv_heads, head_dim, intermediate, max_position;
     double eps;
     bool tied;

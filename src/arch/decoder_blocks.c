@@ -8,9 +8,10 @@
 #include "arch/decoder_blocks.h"
 #include "base/status.h"
 
-/* "<layer i>.<block>.<leaf>" (block may be NULL) into buf. */
+/* "<layer i>.<block>.<leaf>" (block NULL or "": "<layer i>.<leaf>") into buf. */
 const char *hfx_dec_name(const layer_ctx *c, int64_t i, const char *block, const char *leaf, char *buf,
                                size_t size) {
+    if (block && !*block) block = NULL; /* a block on the layer itself (OPT's fc1) */
     int k = snprintf(buf, size, c->n.layer, (long long)i);
     if (k > 0 && (size_t)k < size) snprintf(buf + k, size - (size_t)k, block ? ".%s.%s" : ".%s%s", block ? block : leaf,
                                             block ? leaf : "");

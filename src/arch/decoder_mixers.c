@@ -77,7 +77,7 @@ hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hf
     if (!(m->eps > 0 && m->eps < 1))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where, d->eps_key, m->eps);
     m->heads = m->kv_heads = 1, m->head_dim = m->hidden, m->intermediate = 0, m->max_position = INT32_MAX;
-    m->head_rows = m->vocab;
+    m->head_rows = m->vocab, m->embed_dim = m->hidden, m->no_final_norm = false;
     m->scale = m->mult.embed = m->mult.residual = m->mult.logits_div = m->mult.logits = 1.0;
     m->layout = HFX_LAYOUT_PRE, m->no_mlp = true, m->pad_id = -1;
     m->mult.attn_in = m->mult.attn_out = m->mult.ssm_out = m->mult.key = m->mult.gate = m->mult.down = 1.0;

@@ -186,7 +186,7 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     if (d->bias.rule == HFX_BIAS_QKV_FROM_CONFIG)
         st = hfx_cfg_bool_or(c, d->bias.qkv_key, d->bias.default_on, &qkv_bias, err);
     if (!st && d->bias.rule == HFX_BIAS_USE_BIAS) {
-        st = hfx_cfg_bool_or(c, "use_bias", d->bias.default_on, &attention_bias, err);
+        st = hfx_cfg_bool_or(c, d->bias.qkv_key ? d->bias.qkv_key : "use_bias", d->bias.default_on, &attention_bias, err);
         mlp_bias = attention_bias;
     }
     if (!st && d->bias.mlp == HFX_MLP_BIAS_FROM_CONFIG) st = hfx_cfg_bool_or(c, "mlp_bias", false, &mlp_bias, err);
@@ -305,6 +305,19 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     hfx_status st;
     m->layout = d->layout;
     m->layer_types = d->masks_by_layer_type;
+    m->no_final_norm = false;
+    if (d->layout == HFX_LAYOUT_PRE_OR_POST_LN) {
+        bool before, remove_final, affine;
+        if ((st = hfx_cfg_bool_or(c, "do_layer_norm_before", true, &before, err)) ||
+            (st = hfx_cfg_bool_or(c, "_remove_final_layer_norm", false, &remove_final, err)) ||
+            (st = hfx_cfg_bool_or(c, "layer_norm_elementwise_affine", true, &affine, err))) /* (OPT's switches) */
+            return st;
+        if (!affine)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: layer_norm_elementwise_affine false (norms without weights) is "
+                                                      "not supported for %s", c.where, d->architecture);
+        m->layout = before ? HFX_LAYOUT_PRE : HFX_LAYOUT_POST_LN;
+        m->no_final_norm = !before || remove_final;
+    }
     if (d->parallel_from_config) {
         bool parallel;
         if ((st = hfx_cfg_bool_or(c, "use_parallel_residual", false, &parallel, err))) return st;
@@ -442,7 +455,7 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     m->ple = (hfx_decoder_ple){0, 0};
     if (hfx_decoder_mixers_only(d)) return hfx_dec_parse_attention_free(d, c, arena, m, err);
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
-                          "intermediate_size", NULL};
+                          "intermediate_size", NULL, NULL};
     if (d->keys) k = *d->keys;
     if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(c, k.hidden, 1, 1 << 20, &m->hidden, err)) ||
@@ -461,6 +474,10 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->defaults.tied, &m->tied, err)))
         return st;
     m->head_rows = m->vocab;
+    m->embed_dim = m->hidden;
+    if (k.embed_dim && !(json_is_null(json_object_get(c.obj, k.embed_dim))) &&
+        (st = hfx_cfg_int_in_or(c, k.embed_dim, m->hidden, 1, 1 << 20, &m->embed_dim, err)))
+        return st;
     if (k.head_rows && !m->tied && (st = hfx_cfg_int_in_or(c, k.head_rows, m->vocab, 1, m->vocab, &m->head_rows, err)))
         return st;
     m->qkv = d->qkv;

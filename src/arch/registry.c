@@ -32,7 +32,7 @@ static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", QWEN2
  * chunks; every no_rope_layer_interval-th layer without rotary, its queries' temperature tuned by position; experts
  * (input-scaled, a shared expert) on the moe_layers, dense MLPs of intermediate_size_mlp elsewhere */
 static const hfx_decoder_keys llama4_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
-                                             "max_position_embeddings", "intermediate_size_mlp", NULL};
+                                             "max_position_embeddings", "intermediate_size_mlp", NULL, NULL};
 static const hfx_decoder_names llama4_names = {.mlp = "feed_forward"};
 static const hfx_decoder_desc Llama4ForCausalLM_desc = {
     "Llama4ForCausalLM", LLAMA_LIKE, .rope.pairs = HFX_ROTARY_PAIRS_F32, .no_rope = HFX_NO_ROPE_LIST,
@@ -95,7 +95,7 @@ static const hfx_decoder_desc ApertusForCausalLM_desc = {
     .rope.absent = APERTUS_ROPE};
 /* Apertus 1.5's text model: Apertus, its LM head pruned to output_vocab_size rows where the config says */
 static const hfx_decoder_keys apertus1p5_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
-                                                 "max_position_embeddings", "intermediate_size", "output_vocab_size"};
+                                                 "max_position_embeddings", "intermediate_size", .head_rows = "output_vocab_size"};
 static const hfx_decoder_desc Apertus1p5TextForCausalLM_desc = {
     "Apertus1p5TextForCausalLM", LLAMA_LIKE, .mlp = HFX_MLP_PLAIN, .names = &apertus_names, .act.dflt = "xielu",
     .qk_norm = HFX_QK_NORM_PER_HEAD, .defaults.eps = 1e-5, .rope.theta = 12000000.0, .keys = &apertus1p5_keys,
@@ -430,7 +430,7 @@ static const hfx_decoder_names gpt2_names = {
     .embed = "transformer.wte.weight", .layer = "transformer.h.%lld", .attn = "attn", .qkv = "c_attn",
     .o = "c_proj", .fc_in = "c_fc", .fc_out = "c_proj", .norm1 = "ln_1", .norm2 = "ln_2",
     .pos_embed = "transformer.wpe.weight", .final_norm = "transformer.ln_f", .optional_prefix = "transformer."};
-static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", NULL};
+static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", NULL, NULL};
 static const char *const gpt2_forward_args[] = {"input_ids", "cache", "attention_mask", "position_ids", NULL};
 static const hfx_decoder_desc GPT2LMHeadModel_desc = {
     "GPT2LMHeadModel", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true, .norm = HFX_NORM_LAYER,
@@ -460,8 +460,25 @@ static const char *const gpt_neo_ignores[] = {"num_key_value_heads", "head_dim",
 static const hfx_decoder_names gpt_neo_names = {
     .embed = "transformer.wte.weight", .layer = "transformer.h.%lld", .attn = "attn.attention", .o = "out_proj",
     .norm1 = "ln_1", .norm2 = "ln_2", .pos_embed = "transformer.wpe.weight", .final_norm = "transformer.ln_f"};
+/* OPT: learned positions two rows in, LayerNorms with biases before (or, do_layer_norm_before false, after) each
+ * block, a plain MLP (fc1 → relu → fc2), every linear biased (enable_bias), the embeddings of their own width
+ * projected in and out (word_embed_proj_dim), tied */
+static const hfx_decoder_names opt_names = {
+    .embed = "model.decoder.embed_tokens.weight", .layer = "model.decoder.layers.%lld", .o = "out_proj", .mlp = "",
+    .fc_in = "fc1", .fc_out = "fc2", .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm",
+    .pos_embed = "model.decoder.embed_positions.weight", .final_norm = "model.decoder.final_layer_norm",
+    .project_in = "model.decoder.project_in", .project_out = "model.decoder.project_out"};
+static const hfx_decoder_keys opt_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                                          "max_position_embeddings", "ffn_dim", "word_embed_proj_dim", NULL};
+static const char *const opt_ignores[] = {"num_key_value_heads", "head_dim", "layer_norm_eps", NULL};
+static const hfx_decoder_desc OPTForCausalLM_desc = {
+    "OPTForCausalLM", .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PRE_OR_POST_LN, .mlp = HFX_MLP_PLAIN,
+    .positions = HFX_POSITIONS_LEARNED_OFFSET2, .act.key = "activation_function", .act.dflt = "relu",
+    .bias.rule = HFX_BIAS_USE_BIAS, .bias.qkv_key = "enable_bias", .bias.default_on = true, .eps_key = "layer_norm_eps",
+    .defaults.tied = true, .names = &opt_names, .keys = &opt_keys, .ignored_keys = opt_ignores,
+    .scores.scale = HFX_SCALE_HEAD_DIM, .rope.names = HFX_ROPE_NAMES_CURRENT};
 static const hfx_decoder_keys gpt_neo_keys = {"hidden_size", "num_layers", "num_heads", "max_position_embeddings",
-                                              "intermediate_size", NULL};
+                                              "intermediate_size", NULL, NULL};
 static const hfx_decoder_desc GPTNeoForCausalLM_desc = {
     "GPTNeoForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_O_ONLY, .bias.mlp = HFX_MLP_BIAS_ALWAYS,
     .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN, .act.key = "activation_function", .act.dflt = "gelu_new",
@@ -649,6 +666,7 @@ static const struct entry {
     {"GPTBigCodeForCausalLM", &hfx_decoder_family, &GPTBigCodeForCausalLM_desc},
     {"GPTJForCausalLM", &hfx_decoder_family, &GPTJForCausalLM_desc},
     {"GPTNeoForCausalLM", &hfx_decoder_family, &GPTNeoForCausalLM_desc},
+    {"OPTForCausalLM", &hfx_decoder_family, &OPTForCausalLM_desc},
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},

@@ -2,7 +2,7 @@
 norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministral 3, Llama 4, Arcee,
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
-GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4.
+GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4, OPT.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -72,6 +72,8 @@ from transformers import (
     NemotronForCausalLM,
     NanoChatConfig,
     NanoChatForCausalLM,
+    OPTConfig,
+    OPTForCausalLM,
     MinistralConfig,
     MinistralForCausalLM,
     SeedOssConfig,
@@ -115,6 +117,7 @@ ARCHS = {
     "hy_v3": (HYV3Config, HYV3ForCausalLM, "causal"),
     "afmoe": (AfmoeConfig, AfmoeForCausalLM, "causal"),
     "mistral4": (Mistral4Config, Mistral4ForCausalLM, "causal"),
+    "opt": (OPTConfig, OPTForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -219,6 +222,10 @@ MISTRAL4_YARN = {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 2.0, "ori
                  "llama_4_scaling_beta": 0.5, "partial_rotary_factor": 0.5}
 MISTRAL4 = dict(SMALL, num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
                 v_head_dim=12, **V3_ROUTER, first_k_dense_replace=1, rope_parameters=MISTRAL4_YARN)
+
+# OPT: learned positions two rows in, pre-LN LayerNorms, fc1 -> relu -> fc2, every linear biased, tied
+OPT = dict(vocab_size=168, hidden_size=64, ffn_dim=96, num_hidden_layers=3, num_attention_heads=4,
+           max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 
 def _glm4_lite_derived(c: dict) -> dict:
@@ -554,12 +561,21 @@ SPECS += [
              "qk_rope / (qk_nope + qk_rope); q_proj, halves rotary, no renormalisation", seed=1,
          config_rewrite="no_rope", cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
 ]
+SPECS += [
+    dict(name="opt", arch="opt", config=dict(OPT),
+         doc="learned positions (position p at row p + 2), LayerNorms before attention and MLP and a final one, "
+             "fc1 -> relu -> fc2, every linear biased, tied", embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    dict(name="opt_350m", arch="opt",
+         config=dict(OPT, do_layer_norm_before=False, word_embed_proj_dim=32, activation_function="gelu"),
+         doc="as opt-350m: LayerNorms after each block and no final one, embeddings 32 wide projected in to 64 and out "
+             "before the tied head; gelu", seed=1, embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
-             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4")
+             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -664,6 +680,8 @@ FEATURES = [
     ("mistral4", _LONG, "query temperature (beta 0.5)", {"rope_parameters": dict(MISTRAL4_YARN, llama_4_scaling_beta=0.0)}),
     ("mistral4", _PAD3, "group-limited routing (2 of 4 groups)", {"n_group": 1, "topk_group": 1}),
     ("mistral4", _PAD3, "routed_scaling_factor 2", {"routed_scaling_factor": 1.0}),
+    ("opt", _PAD3, "biases", {"enable_bias": False}),
+    ("opt_350m", _PAD3, "LayerNorms after each block", {"do_layer_norm_before": True}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
@@ -702,6 +720,8 @@ BAD_CONFIGS = [
     ("afmoe", {"global_attn_every_n_layers": 0, "layer_types": None}, "global_attn_every_n_layers"),
     ("afmoe", {"mup_enabled": "on"}, "mup_enabled"),
     ("mistral4", {"rope_parameters": dict(MISTRAL4_YARN, partial_rotary_factor=0.25)}, "qk_rope_head_dim"),
+    ("opt", {"layer_norm_elementwise_affine": False}, "layer_norm_elementwise_affine"),
+    ("opt", {"word_embed_proj_dim": 0}, "word_embed_proj_dim"),
     ("mistral4", {"rope_parameters": {k: v for k, v in MISTRAL4_YARN.items() if k != "llama_4_scaling_beta"}},
      "llama_4_scaling_beta"),
     ("hunyuan_moe", {"moe_topk": [1, 2, 1, 2]}, "moe_topk[1]"),
