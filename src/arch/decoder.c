@@ -30,7 +30,7 @@ static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
     TAKE(embed); TAKE(layer); TAKE(attn); TAKE(qkv); TAKE(o); TAKE(fc_in); TAKE(fc_out); TAKE(norm1);
     TAKE(norm2); TAKE(pos_embed); TAKE(final_norm); TAKE(lm_head); TAKE(pre2); TAKE(post2); TAKE(q_norm);
     TAKE(k_norm); TAKE(mlp); TAKE(gate); TAKE(up); TAKE(down); TAKE(conv); TAKE(ssm); TAKE(embed_alt);
-    TAKE(project_in); TAKE(project_out);
+    TAKE(project_in); TAKE(project_out); TAKE(embed_norm);
 #undef TAKE
     return n;
 }
@@ -335,6 +335,7 @@ static hfx_value *embed_tokens(layer_ctx *c, bool embeds_in, decoder_inputs *in)
         in->x = embed_scaled(g, m, c->o, in->x);
     if (m->mult.embed != 1.0) in->x = hfx_op2(g, HFX_OP_MUL, in->x, hfx_const_scalar(g, c->o->dtype, m->mult.embed));
     if (s == HFX_EMBED_FINAL_NORM) in->x = hfx_dec_norm(c, in->x, m->hidden, c->n.final_norm);
+    if (s == HFX_EMBED_OWN_NORM) in->x = hfx_dec_norm(c, in->x, m->hidden, c->n.embed_norm);
     return embed;
 }
 
@@ -382,6 +383,37 @@ static rotary_tables positions(layer_ctx *c, const decoder_inputs *in, bool rota
     return r;
 }
 
+/* ALiBi's slopes for `heads` heads, as transformers' _get_alibi_slopes computes them in f32: powers 1..p of
+ * 2^(-2^-(log2 p - 3)), p the largest power of two ≤ heads, then the odd powers of 2^(-2^-(log2 2p - 3)) for the
+ * rest. */
+static void alibi_slopes(int64_t heads, float *out) {
+    int64_t p = 1;
+    while (p * 2 <= heads) p *= 2;
+    float base = (float)pow(2.0, -pow(2.0, -(log2((double)p) - 3)));
+    for (int64_t h = 0; h < p; h++) out[h] = powf(base, (float)(h + 1));
+    float extra = (float)pow(2.0, -pow(2.0, -(log2((double)(2 * p)) - 3)));
+    for (int64_t h = p; h < heads; h++) out[h] = powf(extra, (float)(2 * (h - p) + 1));
+}
+
+/* The mask's bias [B,1,S,T] plus ALiBi's [B,H,1,T]: slope_h · the key's index among its row's real tokens
+ * ((cumsum(mask) − 1)·mask), in the weights' dtype as transformers builds it → [B,H,S,T]. */
+static hfx_value *with_alibi(layer_ctx *c, const decoder_inputs *in, hfx_value *bias) {
+    hfx_graph *g = c->g;
+    int64_t H = c->m->heads, shape[4] = {1, H, 1, 1};
+    float *slopes = hfx_arena_alloc(g->arena, (size_t)H * sizeof *slopes);
+    if (!slopes) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return bias;
+    }
+    alibi_slopes(H, slopes);
+    hfx_value *index = hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_SUB, hfx_cumsum(g, in->attn_mask, 1), hfx_const_i64(g, 1)),
+                               in->attn_mask);                                               /* [B,T] */
+    index = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, index, HFX_DTYPE_F32), 1), 1);   /* [B,1,1,T] */
+    hfx_value *alibi = hfx_op2(g, HFX_OP_MUL, index, hfx_const_bytes(g, HFX_DTYPE_F32, 4, shape, slopes));
+    alibi = hfx_cast(g, hfx_cast(g, alibi, c->o->dtype), bias->dtype);
+    return hfx_op2(g, HFX_OP_ADD, bias, alibi);
+}
+
 /* Every layer over x [B,S,hidden], each attention layer with its mask's bias [B,1,S,T] (one per
  * window size, built on first use; the seed profile's are made by its cache, decoder_cache.c). */
 static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const rotary_tables *r, layer_kinds k,
@@ -397,6 +429,10 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     if (!seed && image_blocks)
         hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in->mask_len}));
     hfx_value *full_bias = NULL, *window_bias = NULL, *chunk_bias = NULL;
+    bool alibi_done = false;
+    if (seed && c->d->positions == HFX_POSITIONS_ALIBI)
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" does not cover ALiBi yet (it needs the 2-D attention "
+                                               "mask); export with io \"optimum\"", c->d->architecture);
     int64_t bias_window = -1;
     bool where_then_add = c->d->scores.mask == HFX_MASK_WHERE_THEN_ADD;
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
@@ -411,6 +447,8 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
             bias = chunk_bias;
         } else if (!seed && !sliding) {
             if (!full_bias) full_bias = where_then_add ? hfx_mask_bias_where_then_add(g, &mb, 0) : hfx_mask_bias(g, &mb, 0);
+            if (c->d->positions == HFX_POSITIONS_ALIBI && !g->failed && !alibi_done) /* (full layers: Bloom has no windows) */
+                full_bias = with_alibi(c, in, full_bias), alibi_done = true;
             bias = full_bias;
         } else if (!seed) {
             if (bias_window != m->window[i]) { /* one window size per model in practice */

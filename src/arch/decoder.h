@@ -128,6 +128,7 @@ typedef struct hfx_decoder_names {
                                (transformers' load hook: Mamba2's "backbone.embedding.weight") */
     const char *optional_prefix; /* names start with it, or not (GPT-2 on the Hub has no "transformer.") */
     const char *project_in, *project_out; /* the embeddings' projections where their width is not hidden (OPT) */
+    const char *embed_norm; /* HFX_EMBED_OWN_NORM's norm: "transformer.word_embeddings_layernorm" */
 } hfx_decoder_names;
 
 typedef enum {
@@ -281,7 +282,8 @@ typedef enum {
     HFX_EMBED_SQRT_HIDDEN,         /* · √hidden (in the weights' dtype) in the model's forward (Gemma 1/2) */
     HFX_EMBED_SQRT_HIDDEN_IN_TABLE, /* ... done by the embedding module (Gemma 3's scaled embedding), so that
                                        embeddings given to the model are not scaled again */
-    HFX_EMBED_FINAL_NORM           /* normed by the final norm before the first layer (NanoChat's, weight-less) */
+    HFX_EMBED_FINAL_NORM,          /* normed by the final norm before the first layer (NanoChat's, weight-less) */
+    HFX_EMBED_OWN_NORM             /* normed by its own norm (names.embed_norm: Bloom's word_embeddings_layernorm) */
 } hfx_embed_scale;
 
 /* How the model knows positions. */
@@ -289,7 +291,9 @@ typedef enum {
     HFX_POSITIONS_ROTARY,  /* rotary in the attention layers */
     HFX_POSITIONS_LEARNED, /* absolute position embeddings added to the token embeddings (GPT-2) */
     HFX_POSITIONS_NONE,    /* none: the attention layers rotate nothing (Jamba) */
-    HFX_POSITIONS_LEARNED_OFFSET2 /* learned, position p at the table's row p + 2 (OPT's two leading rows) */
+    HFX_POSITIONS_LEARNED_OFFSET2, /* learned, position p at the table's row p + 2 (OPT's two leading rows) */
+    HFX_POSITIONS_ALIBI    /* ALiBi: each head's scores + slope_h · (the key's index among its row's real tokens), the
+                              slopes transformers' _get_alibi_slopes (Bloom) */
 } hfx_positions;
 
 /* How the rotary dims of a head are paired. */

@@ -306,6 +306,13 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     m->layout = d->layout;
     m->layer_types = d->masks_by_layer_type;
     m->no_final_norm = false;
+    if (d->positions == HFX_POSITIONS_ALIBI) { /* (Bloom's other residual, which no released checkpoint sets) */
+        bool normed_residual;
+        if ((st = hfx_cfg_bool_or(c, "apply_residual_connection_post_layernorm", false, &normed_residual, err))) return st;
+        if (normed_residual)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: apply_residual_connection_post_layernorm true is not supported "
+                                                      "for %s", c.where, d->architecture);
+    }
     if (d->layout == HFX_LAYOUT_PRE_OR_POST_LN) {
         bool before, remove_final, affine;
         if ((st = hfx_cfg_bool_or(c, "do_layer_norm_before", true, &before, err)) ||

@@ -477,6 +477,21 @@ static const hfx_decoder_desc OPTForCausalLM_desc = {
     .bias.rule = HFX_BIAS_USE_BIAS, .bias.qkv_key = "enable_bias", .bias.default_on = true, .eps_key = "layer_norm_eps",
     .defaults.tied = true, .names = &opt_names, .keys = &opt_keys, .ignored_keys = opt_ignores,
     .scores.scale = HFX_SCALE_HEAD_DIM, .rope.names = HFX_ROPE_NAMES_CURRENT};
+/* BLOOM: ALiBi instead of positions, the embeddings LayerNormed, GPT-NeoX's per-head fused q/k/v (query_key_value),
+ * every linear biased, a 4 × hidden MLP with the tanh gelu, tied */
+static const hfx_decoder_names bloom_names = {
+    .embed = "transformer.word_embeddings.weight", .layer = "transformer.h.%lld", .attn = "self_attention",
+    .qkv = "query_key_value", .o = "dense", .fc_in = "dense_h_to_4h", .fc_out = "dense_4h_to_h",
+    .final_norm = "transformer.ln_f", .embed_norm = "transformer.word_embeddings_layernorm"};
+static const hfx_decoder_keys bloom_keys = {"hidden_size", "n_layer", "n_head", "max_position_embeddings", "n_inner",
+                                            NULL, NULL};
+static const char *const bloom_ignores[] = {"num_key_value_heads", "head_dim", "n_inner", "hidden_act", "use_bias", NULL};
+static const hfx_decoder_desc BloomForCausalLM_desc = {
+    "BloomForCausalLM", .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PRE, .mlp = HFX_MLP_PLAIN,
+    .positions = HFX_POSITIONS_ALIBI, .qkv = HFX_QKV_PER_HEAD, .act.key = "hidden_act", .act.dflt = "gelu_pytorch_tanh",
+    .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true, .eps_key = "layer_norm_epsilon", .defaults.tied = true,
+    .names = &bloom_names, .keys = &bloom_keys, .ignored_keys = bloom_ignores, .embed_scale = HFX_EMBED_OWN_NORM,
+    .scores.scale = HFX_SCALE_HEAD_DIM, .rope.names = HFX_ROPE_NAMES_CURRENT};
 static const hfx_decoder_keys gpt_neo_keys = {"hidden_size", "num_layers", "num_heads", "max_position_embeddings",
                                               "intermediate_size", NULL, NULL};
 static const hfx_decoder_desc GPTNeoForCausalLM_desc = {
@@ -667,6 +682,7 @@ static const struct entry {
     {"GPTJForCausalLM", &hfx_decoder_family, &GPTJForCausalLM_desc},
     {"GPTNeoForCausalLM", &hfx_decoder_family, &GPTNeoForCausalLM_desc},
     {"OPTForCausalLM", &hfx_decoder_family, &OPTForCausalLM_desc},
+    {"BloomForCausalLM", &hfx_decoder_family, &BloomForCausalLM_desc},
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},

@@ -186,6 +186,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
                                                   "model", text.where, text_type, d->architecture);
     const hfx_decoder_desc *t = m->text_desc;
     if (t->embed_scale == HFX_EMBED_SQRT_HIDDEN || t->embed_scale == HFX_EMBED_FINAL_NORM ||
+        t->embed_scale == HFX_EMBED_OWN_NORM ||
         t->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS || t->multipliers == HFX_MULT_SCALE_EMB_DEPTH || t->moe)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' as %s's language model is not supported yet "
                                                   "(its embedding scales or experts are not split from the text stack)",

@@ -2,7 +2,7 @@
 norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministral 3, Llama 4, Arcee,
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
-GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4, OPT.
+GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4, OPT, BLOOM.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -24,6 +24,8 @@ from transformers import (
     Dots1ForCausalLM,
     AfmoeConfig,
     AfmoeForCausalLM,
+    BloomConfig,
+    BloomForCausalLM,
     Apertus1p5TextConfig,
     Apertus1p5TextForCausalLM,
     Gemma4ForCausalLM,
@@ -118,6 +120,7 @@ ARCHS = {
     "afmoe": (AfmoeConfig, AfmoeForCausalLM, "causal"),
     "mistral4": (Mistral4Config, Mistral4ForCausalLM, "causal"),
     "opt": (OPTConfig, OPTForCausalLM, "causal"),
+    "bloom": (BloomConfig, BloomForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -226,6 +229,9 @@ MISTRAL4 = dict(SMALL, num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, q
 # OPT: learned positions two rows in, pre-LN LayerNorms, fc1 -> relu -> fc2, every linear biased, tied
 OPT = dict(vocab_size=168, hidden_size=64, ffn_dim=96, num_hidden_layers=3, num_attention_heads=4,
            max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+# BLOOM: ALiBi (no positions), the embeddings LayerNormed, per-head fused q/k/v, every linear biased, tied
+BLOOM = dict(vocab_size=168, hidden_size=64, n_layer=3, n_head=4, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 
 def _glm4_lite_derived(c: dict) -> dict:
@@ -570,12 +576,21 @@ SPECS += [
          doc="as opt-350m: LayerNorms after each block and no final one, embeddings 32 wide projected in to 64 and out "
              "before the tied head; gelu", seed=1, embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
 ]
+SPECS += [
+    dict(name="bloom", arch="bloom", config=dict(BLOOM),
+         doc="ALiBi over 4 heads (each key's index among its row's real tokens), word_embeddings_layernorm, "
+             "query_key_value per head, biases, a 4x MLP with the tanh gelu, tied", embed_std=models.TIED_EMBED_STD,
+         cases=models.DEFAULT_CASES),
+    dict(name="bloom_6heads", arch="bloom", config=dict(BLOOM, hidden_size=48, n_head=6),
+         doc="6 heads: ALiBi's slopes of 4 (the largest power of two) and 2 odd powers of the next base", seed=1,
+         embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
-             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m")
+             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -721,6 +736,7 @@ BAD_CONFIGS = [
     ("afmoe", {"mup_enabled": "on"}, "mup_enabled"),
     ("mistral4", {"rope_parameters": dict(MISTRAL4_YARN, partial_rotary_factor=0.25)}, "qk_rope_head_dim"),
     ("opt", {"layer_norm_elementwise_affine": False}, "layer_norm_elementwise_affine"),
+    ("bloom", {"apply_residual_connection_post_layernorm": True}, "apply_residual_connection_post_layernorm"),
     ("opt", {"word_embed_proj_dim": 0}, "word_embed_proj_dim"),
     ("mistral4", {"rope_parameters": {k: v for k, v in MISTRAL4_YARN.items() if k != "llama_4_scaling_beta"}},
      "llama_4_scaling_beta"),
