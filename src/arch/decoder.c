@@ -554,7 +554,7 @@ static int decoder_cache_layers(const void *cfg_, hfx_layer_cache *layers, int m
  * keys cached with the short longrope factors are recomputed with the long ones. */
 static int64_t decoder_recompute_at(const void *cfg_) {
     const hfx_decoder_cfg *m = cfg_;
-    return m->rope.type == HFX_ROPE_LONGROPE ? m->rope.switch_len + 1 : 0;
+    return m->rope.type == HFX_ROPE_LONGROPE || m->rope.type == HFX_ROPE_LONGROPE_MSCALE ? m->rope.switch_len + 1 : 0;
 }
 
 static hfx_torch_signature decoder_torch_signature(const void *desc) {

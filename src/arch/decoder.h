@@ -310,6 +310,7 @@ typedef enum {
     HFX_ROPE_NAMES_LEGACY,  /* ... or a `rope_scaling` "type" key (transformers 5 ignores it for Gemma 3, so
                                hfx does too) */
     HFX_ROPE_NAMES_SU_YARN, /* ... and "su"/"yarn" mean longrope (Phi-3) */
+    HFX_ROPE_NAMES_MSCALE_LONGROPE, /* ... and "longrope" is Phi-3.5-MoE's (HFX_ROPE_LONGROPE_MSCALE) */
     HFX_ROPE_NAMES_NTK_ALPHA /* ... and "dynamic" with an `alpha` is a fixed base θ·alpha^(d/(d−2)) (HunYuan) */
 } hfx_rope_names;
 
@@ -378,6 +379,7 @@ typedef enum {
     HFX_HEAD_LM,              /* lm_head [vocab, hidden] */
     HFX_HEAD_LM_BIASED,       /* ... with lm_head.bias (Phi) */
     HFX_HEAD_LM_USE_BIAS,     /* ... biased as `use_bias` says (ERNIE 4.5 MoE) */
+    HFX_HEAD_LM_BIAS_KEY,     /* ... biased as `lm_head_bias` says (Phi-3.5-MoE) */
     HFX_HEAD_CLASSIFIER       /* *ForSequenceClassification: `score` on the last token that is not
                                  pad_token_id (hfx_decoder_classifier_family) */
 } hfx_decoder_head;
@@ -445,6 +447,7 @@ typedef struct hfx_decoder_moe_cfg {
     int64_t groups, top_groups;  /* a grouped router's expert groups and how many are kept (1, 1: plain top-k) */
     double routed_scale;         /* ... its routed_scaling_factor */
     bool uncorrected;            /* a sigmoid router without its correction bias (the descriptor's correction_key off) */
+    double jitter;               /* HFX_ROUTER_SPARSEMIXER's router_jitter_noise */
 } hfx_decoder_moe_cfg;
 
 /* Multi-head latent attention's widths (mla.c). */

@@ -195,6 +195,7 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     if (!st && d->bias.o_key) st = hfx_cfg_bool_or(c, d->bias.o_key, false, &m->bias.o, err);
     m->bias.mlp = mlp_bias || d->bias.mlp == HFX_MLP_BIAS_ALWAYS;
     m->bias.head = d->head == HFX_HEAD_LM_BIASED || (d->head == HFX_HEAD_LM_USE_BIAS && attention_bias);
+    if (!st && d->head == HFX_HEAD_LM_BIAS_KEY) st = hfx_cfg_bool_or(c, "lm_head_bias", false, &m->bias.head, err);
     return st;
 }
 
@@ -423,7 +424,8 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
                             .partial_key = partial_key, .dim_key = d->rope.dim_key,
                             .phi3_names = d->rope.names == HFX_ROPE_NAMES_SU_YARN,
                             .legacy_type = d->rope.names != HFX_ROPE_NAMES_CURRENT,
-                            .ntk_alpha = d->rope.names == HFX_ROPE_NAMES_NTK_ALPHA};
+                            .ntk_alpha = d->rope.names == HFX_ROPE_NAMES_NTK_ALPHA,
+                            .longrope_mscale = d->rope.names == HFX_ROPE_NAMES_MSCALE_LONGROPE};
     bool own_base = d->rope.local == HFX_LOCAL_ROPE_OWN_BASE;
     hfx_rope_source local = {.layer_type = "sliding_attention", .default_theta = own_base ? 10000.0 : theta,
                              .theta_key = own_base ? "rope_local_base_freq" : full.theta_key,

@@ -306,9 +306,9 @@ static hfx_status encoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
             return st;
         m->window = local_attention / 2;
         hfx_rope_source global = {"full_attention", 160000.0, "global_rope_theta", true, false, 0, NULL, NULL, false,
-                                   false, false};
+                                   false, false, false};
         hfx_rope_source local = {"sliding_attention", 10000.0, "local_rope_theta", true, false, 0, NULL, NULL, false,
-                                  false, false};
+                                  false, false, false};
         if ((st = hfx_rope_parse(c, &global, hd, m->max_position, arena, &m->rope, err)) ||
             (st = hfx_rope_parse(c, &local, hd, m->max_position, arena, &m->local_rope, err)))
             return st;

@@ -146,6 +146,11 @@ const hfx_moe_desc hfx_moe_jamba = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_PERIOD_OFFSET, .topk = HFX_TOPK_CONFIG, .experts_key = "num_experts",
     .experts_alt_key = "num_local_experts", .router_name = "router.weight", .width_key = "intermediate_size"};
+/* Phi-3.5-MoE: sparsemixer's top-2 over Mixtral's w1/w3/w2 experts in every layer */
+const hfx_moe_desc hfx_moe_phimoe = {
+    .router = HFX_ROUTER_SPARSEMIXER, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
+    .router_name = "gate.weight", .block = "block_sparse_moe"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -362,6 +367,13 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
         for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = i >= dense;
     }
     m->moe.uncorrected = false;
+    if (l->router == HFX_ROUTER_SPARSEMIXER) { /* always the top 2, whatever num_experts_per_tok says */
+        if ((st = hfx_cfg_num_or(c, "router_jitter_noise", 0.01, &m->moe.jitter, err))) return st;
+        if (!(m->moe.jitter >= 0 && m->moe.jitter < 1e6) || m->moe.experts < 2)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: router_jitter_noise %g must be ≥ 0, with 2 experts or more", c.where,
+                            m->moe.jitter);
+        m->moe.top_k = 2;
+    }
     if (l->correction_key) {
         bool on;
         if ((st = hfx_cfg_bool_or(c, l->correction_key, true, &on, err))) return st;
@@ -502,6 +514,47 @@ static void softmax_route(layer_ctx *c, int64_t i, const char *block, const char
     }
 }
 
+/* One step of sparsemixer over s [B,S,E] (f32): the best of `choice` (s, or s with the first pick at −inf), weighed
+ * by the softmax of `choice` over the logits whose gap to that best, relative to max(|s|, best), is within 2ε.
+ * *w, *idx [B,S,1]; returns the pick's one-hot [B,S,E]. */
+static hfx_value *sparsemixer_pick(layer_ctx *c, hfx_value *s, hfx_value *choice, hfx_value **w, hfx_value **idx) {
+    hfx_graph *g = c->g;
+    int64_t E = c->m->moe.experts, axis = -1;
+    hfx_value *best;
+    hfx_top_k(g, choice, 1, &best, idx);                                                        /* [B,S,1] */
+    hfx_value *abs = hfx_op2(g, HFX_OP_MAX, s, hfx_op1(g, HFX_OP_NEG, s));
+    hfx_value *factor = hfx_op2(g, HFX_OP_MAX, abs, best);
+    hfx_value *far = hfx_op2(g, HFX_OP_GREATER, hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_SUB, best, s), factor),
+                             hfx_const_f32(g, (float)(2 * c->m->moe.jitter)));
+    hfx_value *gates = hfx_softmax(g, hfx_where(g, far, hfx_const_f32(g, -INFINITY), choice), -1);
+    hfx_value *ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, E), hfx_const_i64(g, 1), hfx_dim_const(E));
+    hfx_value *onehot = hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, *idx, ids), HFX_DTYPE_F32);      /* [B,S,E] */
+    *w = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, gates, onehot), 1, &axis);  /* [B,S,1] */
+    return onehot;
+}
+
+/* Phi-3.5-MoE's sparsemixer router over x [B,S,H]: gathered, the two picks' weights and experts [B,S,2]; else a dense
+ * [B,S,E] of those weights, zero elsewhere. */
+static void sparsemixer_route(layer_ctx *c, int64_t i, const char *block, const char *router_name, hfx_value *x,
+                              hfx_value **w, hfx_value **idx, hfx_value **top) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    char p[192];
+    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){m->moe.experts, m->hidden}, "%s",
+                                   hfx_dec_name(c, i, block, router_name, p, sizeof p));
+    hfx_value *s = hfx_cast(g, hfx_linear(g, x, router, NULL), HFX_DTYPE_F32); /* [B,S,E] */
+    hfx_value *w1, *i1, *w2, *i2;
+    hfx_value *first = sparsemixer_pick(c, s, s, &w1, &i1);
+    hfx_value *rest = hfx_where(g, hfx_op2(g, HFX_OP_GREATER, first, hfx_const_f32(g, 0.0f)), hfx_const_f32(g, -INFINITY), s);
+    hfx_value *second = sparsemixer_pick(c, s, rest, &w2, &i2);
+    if (c->o->moe_gather) {
+        hfx_value *ws[2] = {w1, w2}, *is[2] = {i1, i2};
+        *w = hfx_concat(g, 2, ws, -1), *idx = hfx_concat(g, 2, is, -1);
+    } else {
+        *top = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, first, w1), hfx_op2(g, HFX_OP_MUL, second, w2));
+    }
+}
+
 /* Mixture of experts without data-dependent shapes: the router's top-k weights as a dense
  * [B,S,E] (zero outside the top k), every expert computed as one batched MatMul per
  * projection, and the outputs summed with those weights. Equal to transformers' gather of the
@@ -526,6 +579,8 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     hfx_value *w = NULL, *idx = NULL, *top = NULL;
     if (grouped_router(c->d->moe))
         deepseek_route(c, i, block, x_router, c->o->moe_gather, &w, &idx, &top);
+    else if (c->d->moe->router == HFX_ROUTER_SPARSEMIXER)
+        sparsemixer_route(c, i, block, c->d->moe->router_name, x_router, &w, &idx, &top);
     else
         softmax_route(c, i, block, granite ? (hub_granite ? "router.layer.weight" : "router.weight")
                                    : c->d->moe->router_name ? c->d->moe->router_name : "gate.weight",

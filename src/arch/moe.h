@@ -18,6 +18,9 @@ typedef enum {
     HFX_ROUTER_SOFTMAX_CORRECTED, /* softmax scores + e_score_correction_bias ([E] or [1, E]) for the choice, the
                                      chosen scores renormalised (ERNIE 4.5 MoE) */
     HFX_ROUTER_SIGMOID_TOP_LOGITS, /* sigmoid of the k largest logits, weighing the experts' input (Llama 4) */
+    HFX_ROUTER_SPARSEMIXER,   /* sparsemixer at inference, always top-2: the best logit's expert, weighed by the softmax
+                                 over the logits within 2·router_jitter_noise of it (relative to max(|logit|, best));
+                                 then the same over the others for the second (Phi-3.5-MoE) */
     HFX_ROUTER_SOFTMAX_SCALED /* its input normed without a weight, times router.scale / √hidden; softmax top-k
                                  renormalised, each weight times its expert's per_expert_scale (Gemma 4) */
 } hfx_moe_router;
@@ -115,6 +118,6 @@ extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4, hfx_moe_jamba;
+    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe;
 
 #endif

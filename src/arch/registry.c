@@ -403,6 +403,12 @@ static const hfx_decoder_desc Mistral4ForCausalLM_desc = {
     .rope.absent = "{\"type\": \"yarn\", \"rope_theta\": 10000.0, \"factor\": 128.0, "
                    "\"original_max_position_embeddings\": 8192, \"beta_fast\": 32.0, \"beta_slow\": 1.0, "
                    "\"mscale_all_dim\": 1.0, \"mscale\": 1.0, \"llama_4_scaling_beta\": 0.1}"};
+/* Phi-3.5-MoE: LayerNorms with biases, a window on every layer, longrope whose scale switches (not its factors),
+ * sparsemixer's top-2 experts in every layer, the head biased as lm_head_bias says */
+static const hfx_decoder_desc PhimoeForCausalLM_desc = {
+    "PhimoeForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .sliding = HFX_SLIDING_ALL, .defaults.eps = 1e-5,
+    .rope.theta = 1000000.0, .rope.names = HFX_ROPE_NAMES_MSCALE_LONGROPE, .moe = &hfx_moe_phimoe,
+    .head = HFX_HEAD_LM_BIAS_KEY, .output_class = "MoeCausalLMOutputWithPast"};
 /* Youtu-LLM: DeepSeek V3's latent attention over dense MLPs, tied by default */
 static const hfx_decoder_desc YoutuForCausalLM_desc = {"YoutuForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT,
                                                        .rope.interleave_key = "rope_interleave", .defaults.tied = true};
@@ -674,6 +680,7 @@ static const struct entry {
     {"Glm4MoeLiteForCausalLM", &hfx_decoder_family, &Glm4MoeLiteForCausalLM_desc},
     {"HYV3ForCausalLM", &hfx_decoder_family, &HYV3ForCausalLM_desc},
     {"Mistral4ForCausalLM", &hfx_decoder_family, &Mistral4ForCausalLM_desc},
+    {"PhimoeForCausalLM", &hfx_decoder_family, &PhimoeForCausalLM_desc},
     {"AfmoeForCausalLM", &hfx_decoder_family, &AfmoeForCausalLM_desc},
     {"Phi3ForCausalLM", &hfx_decoder_family, &Phi3ForCausalLM_desc},
     {"GPTNeoXForCausalLM", &hfx_decoder_family, &GPTNeoXForCausalLM_desc},

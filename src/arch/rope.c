@@ -110,6 +110,7 @@ static hfx_status rope_type_and_dims(hfx_cfg c, hfx_cfg p, const hfx_rope_source
     else if (strcmp(type, "llama3") == 0) out->type = HFX_ROPE_LLAMA3;
     else if (strcmp(type, "yarn") == 0) out->type = HFX_ROPE_YARN;
     else if (strcmp(type, "longrope") == 0 && src->phi3_names) out->type = HFX_ROPE_LONGROPE;
+    else if (strcmp(type, "longrope") == 0 && src->longrope_mscale) out->type = HFX_ROPE_LONGROPE_MSCALE;
     else
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: rope type '%s' is not supported (supported: %s)", p.where, type,
                         supported);
@@ -227,7 +228,8 @@ static hfx_status rope_freqs(hfx_cfg c, hfx_cfg p, const hfx_rope_source *src, d
     if (out->type == HFX_ROPE_PROPORTIONAL) {
         if ((st = hfx_cfg_num_or(p, "factor", 1.0, &factor, err))) return st;
         if (!(factor > 0)) return hfx_fail(err, HFX_ERR_INVALID, "%s: factor %g must be > 0", p.where, factor);
-    } else if (out->type != HFX_ROPE_DEFAULT && out->type != HFX_ROPE_YARN && out->type != HFX_ROPE_LONGROPE) {
+    } else if (out->type != HFX_ROPE_DEFAULT && out->type != HFX_ROPE_YARN && out->type != HFX_ROPE_LONGROPE &&
+               out->type != HFX_ROPE_LONGROPE_MSCALE) {
         if ((st = hfx_cfg_num(p, "factor", &factor, err))) return st;
         if (!(factor > 0)) return hfx_fail(err, HFX_ERR_INVALID, "%s: factor %g must be > 0", p.where, factor);
     }
@@ -243,6 +245,14 @@ static hfx_status rope_freqs(hfx_cfg c, hfx_cfg p, const hfx_rope_source *src, d
     hfx_rope_default_inv_freq(theta, dim, out->inv_freq);
     switch (out->type) {
     case HFX_ROPE_LONGROPE: return longrope_freqs(p, theta, orig_max, out, err);
+    case HFX_ROPE_LONGROPE_MSCALE: { /* Phi-3.5-MoE: cos and sin scaled by its own mscales, both required */
+        double lo, hi;
+        if ((st = longrope_freqs(p, theta, orig_max, out, err)) || (st = hfx_cfg_num(p, "short_mscale", &lo, err)) ||
+            (st = hfx_cfg_num(p, "long_mscale", &hi, err)))
+            return st;
+        out->attention_scaling = (float)lo, out->mscale_long = (float)hi;
+        return HFX_OK;
+    }
     case HFX_ROPE_DEFAULT:
     case HFX_ROPE_DYNAMIC: /* the graph rescales past max_position */
         return HFX_OK;
@@ -260,7 +270,8 @@ static hfx_status rope_freqs(hfx_cfg c, hfx_cfg p, const hfx_rope_source *src, d
 
 hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
                           int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err) {
-    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, 0, "partial_rotary_factor", NULL, false, true, false};
+    static const hfx_rope_source flat = {NULL, 10000.0, "rope_theta", true, false, 0, "partial_rotary_factor", NULL, false, true,
+                                         false, false};
     if (!src) src = &flat;
     memset(out, 0, sizeof *out);
     out->dim = dim;
@@ -352,6 +363,17 @@ static hfx_value *longrope_inv_freq(hfx_graph *g, const hfx_rope *r, hfx_value *
                      hfx_const_bytes(g, HFX_DTYPE_F32, 1, &half, r->inv_freq));
 }
 
+/* Phi-3.5-MoE's scale of cos and sin [1]: long_mscale once max(position_ids) + 1 passes the original length, else
+ * short_mscale. */
+static hfx_value *longrope_mscale(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids) {
+    int64_t axes[2] = {0, 1};
+    hfx_value *len = hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_MAX, position_ids, 2, axes),
+                             hfx_const_i64(g, 1));
+    hfx_value *long_seq = hfx_op2(g, HFX_OP_GREATER, hfx_reshape(g, len, 1, (hfx_dim[]){hfx_dim_const(1)}),
+                                  hfx_const_i64(g, r->switch_len));
+    return hfx_where(g, long_seq, hfx_const_f32(g, r->mscale_long), hfx_const_f32(g, r->attention_scaling));
+}
+
 void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, hfx_dtype dt,
                       hfx_value **cos, hfx_value **sin) {
     int64_t half = r->dim / 2;
@@ -382,8 +404,9 @@ void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, 
         emb = hfx_concat(g, 2, halves, -1);
     }
     hfx_value *c = hfx_op1(g, HFX_OP_COS, emb), *s = hfx_op1(g, HFX_OP_SIN, emb);
-    if (r->attention_scaling != 1.0f) {
-        hfx_value *k = hfx_const_f32(g, r->attention_scaling);
+    if (r->attention_scaling != 1.0f || r->type == HFX_ROPE_LONGROPE_MSCALE) {
+        hfx_value *k = r->type == HFX_ROPE_LONGROPE_MSCALE ? longrope_mscale(g, r, position_ids)
+                                                           : hfx_const_f32(g, r->attention_scaling);
         c = hfx_op2(g, HFX_OP_MUL, c, k);
         s = hfx_op2(g, HFX_OP_MUL, s, k);
     }

@@ -16,6 +16,8 @@
 typedef enum {
     HFX_ROPE_DEFAULT, HFX_ROPE_LINEAR, HFX_ROPE_DYNAMIC, HFX_ROPE_LLAMA3, HFX_ROPE_YARN,
     HFX_ROPE_LONGROPE, /* short factors up to original_max_position_embeddings, long beyond */
+    HFX_ROPE_LONGROPE_MSCALE, /* the short factors always, cos and sin × short_mscale, or long_mscale once the positions
+                                 pass original_max_position_embeddings (Phi-3.5-MoE) */
     HFX_ROPE_PROPORTIONAL /* the whole head's pairs, the first partial_rotary_factor of them turning at the default
                              frequencies of the whole head, the rest not at all; ÷ factor (Gemma 4) */
 } hfx_rope_type;
@@ -30,6 +32,8 @@ typedef struct hfx_rope {
     float *inv_freq;              /* (dim / 2), arena-owned; longrope: the short factors' */
     float *inv_freq_long;         /* (dim / 2), longrope only */
     int64_t switch_len;           /* longrope: past this many positions the long factors apply */
+    float mscale_long;            /* HFX_ROPE_LONGROPE_MSCALE: cos and sin's scale past switch_len (attention_scaling
+                                     before) */
     int64_t turning;              /* proportional: the frequencies that turn (the rest are 0) */
     bool interleaved;             /* pairs (2i, 2i+1) rotate by frequency i (GLM, Cohere, ERNIE 4.5), not
                                      dims i and i + dim/2; set by the family after parsing */
@@ -53,6 +57,7 @@ typedef struct hfx_rope_source {
     bool legacy_type;       /* the old "type" key names the rope type too */
     bool ntk_alpha;         /* "dynamic" with an `alpha` is the default frequencies of base θ·alpha^(d/(d−2))
                                (HunYuan's checkpoints label their fixed NTK base so) */
+    bool longrope_mscale;   /* "longrope" is HFX_ROPE_LONGROPE_MSCALE (Phi-3.5-MoE) */
 } hfx_rope_source;
 
 /* Read the rope settings of `c` (config.json) for heads of `dim` dims (the rotated dims are

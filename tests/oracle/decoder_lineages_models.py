@@ -2,7 +2,8 @@
 norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministral 3, Llama 4, Arcee,
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
-GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4, OPT, BLOOM.
+GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4, OPT, BLOOM,
+Phi-3.5-MoE.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -76,6 +77,8 @@ from transformers import (
     NanoChatForCausalLM,
     OPTConfig,
     OPTForCausalLM,
+    PhimoeConfig,
+    PhimoeForCausalLM,
     MinistralConfig,
     MinistralForCausalLM,
     SeedOssConfig,
@@ -121,6 +124,7 @@ ARCHS = {
     "mistral4": (Mistral4Config, Mistral4ForCausalLM, "causal"),
     "opt": (OPTConfig, OPTForCausalLM, "causal"),
     "bloom": (BloomConfig, BloomForCausalLM, "causal"),
+    "phimoe": (PhimoeConfig, PhimoeForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -232,6 +236,14 @@ OPT = dict(vocab_size=168, hidden_size=64, ffn_dim=96, num_hidden_layers=3, num_
 
 # BLOOM: ALiBi (no positions), the embeddings LayerNormed, per-head fused q/k/v, every linear biased, tied
 BLOOM = dict(vocab_size=168, hidden_size=64, n_layer=3, n_head=4, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+# Phi-3.5-MoE: longrope whose factors stay short and whose scale switches past 8 positions; sparsemixer's top-2 of 4
+PHIMOE_ROPE = {"rope_type": "longrope", "rope_theta": 10000.0, "original_max_position_embeddings": 8,
+               "short_factor": [1.0, 1.1, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0],
+               "long_factor": [1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 12.0], "short_mscale": 1.1,
+               "long_mscale": 1.3}
+PHIMOE = dict(SMALL, intermediate_size=48, num_local_experts=4, num_experts_per_tok=2, router_jitter_noise=0.3,
+              sliding_window=6, attention_bias=True, rope_parameters=PHIMOE_ROPE)
 
 
 def _glm4_lite_derived(c: dict) -> dict:
@@ -585,12 +597,21 @@ SPECS += [
          doc="6 heads: ALiBi's slopes of 4 (the largest power of two) and 2 odd powers of the next base", seed=1,
          embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
 ]
+SPECS += [
+    dict(name="phimoe", arch="phimoe", config=dict(PHIMOE),
+         doc="LayerNorms with biases, a window of 6 on every layer, attention biases, longrope (the short factors "
+             "always, cos and sin x 1.1, or x 1.3 once the positions pass 8); sparsemixer's top-2 of 4 experts "
+             "(router_jitter_noise 0.3)", cases=models.DEFAULT_CASES + (models.Case(2, 20, (3, 8)),)),
+    dict(name="phimoe_head_bias", arch="phimoe", config=dict(PHIMOE, lm_head_bias=True, router_jitter_noise=0.01),
+         doc="the LM head biased (lm_head_bias), router_jitter_noise 0.01", seed=1,
+         cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
+]
 
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
-             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom")
+             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -604,11 +625,12 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 GEN_BATCH1_MODE = "onnx-dyncache"
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("gemma4_moe", "hy_v3", "afmoe", "mistral4", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
-# padding included): a padded row need not generate what it generates alone
-PADDING_DEPENDENT = ("llama4",)
+# padding included; Phi-3.5-MoE's rotary scale switches by the batch's longest positions): a padded row need not
+# generate what it generates alone
+PADDING_DEPENDENT = ("llama4", "phimoe")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))
@@ -697,6 +719,9 @@ FEATURES = [
     ("mistral4", _PAD3, "routed_scaling_factor 2", {"routed_scaling_factor": 1.0}),
     ("opt", _PAD3, "biases", {"enable_bias": False}),
     ("opt_350m", _PAD3, "LayerNorms after each block", {"do_layer_norm_before": True}),
+    ("phimoe", _PAD3, "router_jitter_noise 0.3", {"router_jitter_noise": 0.0}),
+    ("phimoe", _LONG, "long_mscale 1.3", {"rope_parameters": dict(PHIMOE_ROPE, long_mscale=1.1)}),
+    ("phimoe", _PAD3, "the window of 6", {"sliding_window": None}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
@@ -737,6 +762,7 @@ BAD_CONFIGS = [
     ("mistral4", {"rope_parameters": dict(MISTRAL4_YARN, partial_rotary_factor=0.25)}, "qk_rope_head_dim"),
     ("opt", {"layer_norm_elementwise_affine": False}, "layer_norm_elementwise_affine"),
     ("bloom", {"apply_residual_connection_post_layernorm": True}, "apply_residual_connection_post_layernorm"),
+    ("phimoe", {"rope_parameters": {k: v for k, v in PHIMOE_ROPE.items() if k != "long_mscale"}}, "long_mscale"),
     ("opt", {"word_embed_proj_dim": 0}, "word_embed_proj_dim"),
     ("mistral4", {"rope_parameters": {k: v for k, v in MISTRAL4_YARN.items() if k != "llama_4_scaling_beta"}},
      "llama_4_scaling_beta"),
