@@ -302,6 +302,45 @@ static hfx_status parse_mlp_layer_types(hfx_cfg c, hfx_decoder_cfg *m, hfx_error
     return HFX_OK;
 }
 
+/* The sparse layers counted by the config: Jamba's period and offset, LFM2-MoE's and AFMoE's dense prefix. */
+static hfx_status parse_counted_layers(const hfx_moe_desc *l, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    if (l->layers == HFX_MOE_PERIOD_OFFSET) {
+        int64_t period, offset;
+        if ((st = hfx_cfg_int_in_or(c, "expert_layer_period", 2, 1, 1 << 20, &period, err)) ||
+            (st = hfx_cfg_int_in_or(c, "expert_layer_offset", 1, 0, period - 1, &offset, err)))
+            return st;
+        for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = i % period == offset;
+    }
+    if (l->layers == HFX_MOE_AFTER_DENSE) {
+        int64_t dense;
+        if ((st = hfx_cfg_int_in_or(c, "num_dense_layers", l->first_dense < m->layers ? l->first_dense : m->layers, 0,
+                                    m->layers, &dense, err)))
+            return st;
+        for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = i >= dense;
+    }
+    return HFX_OK;
+}
+
+/* A router's own switches: sparsemixer's jitter (and its fixed top 2), a correction bias the config turns off. */
+static hfx_status parse_router_options(const hfx_moe_desc *l, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    m->moe.uncorrected = false;
+    if (l->router == HFX_ROUTER_SPARSEMIXER) { /* always the top 2, whatever num_experts_per_tok says */
+        if ((st = hfx_cfg_num_or(c, "router_jitter_noise", 0.01, &m->moe.jitter, err))) return st;
+        if (!(m->moe.jitter >= 0 && m->moe.jitter < 1e6) || m->moe.experts < 2)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: router_jitter_noise %g must be ≥ 0, with 2 experts or more", c.where,
+                            m->moe.jitter);
+        m->moe.top_k = 2;
+    }
+    if (l->correction_key) {
+        bool on;
+        if ((st = hfx_cfg_bool_or(c, l->correction_key, true, &on, err))) return st;
+        m->moe.uncorrected = !on;
+    }
+    return HFX_OK;
+}
+
 hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                             hfx_error *err) {
     hfx_status st;
@@ -352,33 +391,7 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     if (l->layers == HFX_MOE_BY_TYPE_LIST && (st = parse_mlp_layer_types(c, m, err))) return st;
     if (l->layers == HFX_MOE_BY_INDEX_RANGE && (st = parse_layer_range(c, m, err))) return st;
     if (l->layers == HFX_MOE_LIST_OR_STEP && (st = parse_moe_layers(c, m, err))) return st;
-    if (l->layers == HFX_MOE_PERIOD_OFFSET) {
-        int64_t period, offset;
-        if ((st = hfx_cfg_int_in_or(c, "expert_layer_period", 2, 1, 1 << 20, &period, err)) ||
-            (st = hfx_cfg_int_in_or(c, "expert_layer_offset", 1, 0, period - 1, &offset, err)))
-            return st;
-        for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = i % period == offset;
-    }
-    if (l->layers == HFX_MOE_AFTER_DENSE) {
-        int64_t dense;
-        if ((st = hfx_cfg_int_in_or(c, "num_dense_layers", l->first_dense < m->layers ? l->first_dense : m->layers, 0,
-                                    m->layers, &dense, err)))
-            return st;
-        for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = i >= dense;
-    }
-    m->moe.uncorrected = false;
-    if (l->router == HFX_ROUTER_SPARSEMIXER) { /* always the top 2, whatever num_experts_per_tok says */
-        if ((st = hfx_cfg_num_or(c, "router_jitter_noise", 0.01, &m->moe.jitter, err))) return st;
-        if (!(m->moe.jitter >= 0 && m->moe.jitter < 1e6) || m->moe.experts < 2)
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: router_jitter_noise %g must be ≥ 0, with 2 experts or more", c.where,
-                            m->moe.jitter);
-        m->moe.top_k = 2;
-    }
-    if (l->correction_key) {
-        bool on;
-        if ((st = hfx_cfg_bool_or(c, l->correction_key, true, &on, err))) return st;
-        m->moe.uncorrected = !on;
-    }
+    if ((st = parse_counted_layers(l, c, m, err)) || (st = parse_router_options(l, c, m, err))) return st;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
     if (by_step && dense && !json_is_null(dense)) return mark_listed_layers(c, dense, "mlp_only_layers", false, m, err);
     return HFX_OK;
