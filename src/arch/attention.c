@@ -205,5 +205,7 @@ hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *c
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
     if (gate) a = hfx_op2(g, HFX_OP_MUL, a, hfx_op1(g, HFX_OP_SIGMOID, gate));
     char p[160];
+    if (d->attention == HFX_ATTN_SUB_NORMED)
+        a = hfx_dec_norm(c, a, m->heads * hd, hfx_dec_name(c, i, c->n.attn, "attn_sub_norm", p, sizeof p));
     return hfx_dec_proj(c, a, m->heads * hd, m->hidden, m->bias.o, hfx_dec_name(c, i, c->n.attn, c->n.o, p, sizeof p));
 }

@@ -161,7 +161,8 @@ typedef enum {
 typedef enum {
     HFX_MLP_PLAIN,      /* fc_in → act → fc_out (StarCoder2, GPT-2, GPT-NeoX, Phi) */
     HFX_MLP_GATED,      /* act(gate) · up → down (Llama) */
-    HFX_MLP_GATED_FUSED /* ... from one `gate_up_proj` [gate; up] (Phi-3, GLM) */
+    HFX_MLP_GATED_FUSED, /* ... from one `gate_up_proj` [gate; up] (Phi-3, GLM) */
+    HFX_MLP_GATED_SUB_NORMED /* act(gate) · up normed (mlp.ffn_sub_norm, over the width) → down (BitNet) */
 } hfx_mlp_kind;
 
 /* What a layer's attention block is, besides grouped heads. */
@@ -170,6 +171,7 @@ typedef enum {
     HFX_ATTN_OUTPUT_GATED, /* q_proj gives each head its query and a gate [q_h; gate_h]; the output is
                               scaled by sigmoid(gate) before o_proj (Qwen3-Next) */
     HFX_ATTN_SINKS,        /* self_attn.sinks [heads]: one more logit per head in the softmax (GPT-OSS) */
+    HFX_ATTN_SUB_NORMED,   /* the output normed (self_attn.attn_sub_norm, over heads·hd) before o_proj (BitNet) */
     HFX_ATTN_GATE_PROJ,    /* self_attn.gate_proj [heads·hd, hidden] (no bias): the output times sigmoid(gate_proj(h)),
                               element by element, before o_proj (AFMoE) */
     HFX_ATTN_LATENT        /* multi-head latent attention (mla.c): low-rank q and kv, rotary on

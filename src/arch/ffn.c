@@ -77,6 +77,7 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
     }
     gate = hfx_dec_scaled(c->g, gate, m->mult.gate); /* Falcon-H1's mlp_multipliers */
     hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, mlp_act(c, i, gate), up);
+    if (c->d->mlp == HFX_MLP_GATED_SUB_NORMED) act = hfx_dec_norm(c, act, I, P("ffn_sub_norm"));
     return hfx_dec_scaled(c->g, hfx_dec_proj(c, act, I, m->hidden, m->bias.mlp, P(c->n.down)), m->mult.down);
 #undef P
 }

@@ -100,6 +100,11 @@ static const hfx_decoder_desc Apertus1p5TextForCausalLM_desc = {
     "Apertus1p5TextForCausalLM", LLAMA_LIKE, .mlp = HFX_MLP_PLAIN, .names = &apertus_names, .act.dflt = "xielu",
     .qk_norm = HFX_QK_NORM_PER_HEAD, .defaults.eps = 1e-5, .rope.theta = 12000000.0, .keys = &apertus1p5_keys,
     .rope.absent = APERTUS_ROPE, .model_type_alias = "apertus1p5_text"};
+/* BitNet (its float checkpoints; the packed ternary ones carry a quantization_config hfx refuses): Llama with the
+ * attention's output and the MLP's product RMS-normed before their last projections, relu² */
+static const hfx_decoder_desc BitNetForCausalLM_desc = {
+    "BitNetForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_SUB_NORMED, .mlp = HFX_MLP_GATED_SUB_NORMED,
+    .act.dflt = "relu2", .defaults.eps = 1e-5, .defaults.kv_heads = 5};
 /* Nemotron: LayerNorm1P (weights stored less one, with bias), an ungated relu² MLP, half of each head rotated */
 static const hfx_decoder_names nemotron_names = {.fc_in = "up_proj", .fc_out = "down_proj"};
 static const hfx_decoder_desc NemotronForCausalLM_desc = {
@@ -689,6 +694,7 @@ static const struct entry {
     {"GPTJForCausalLM", &hfx_decoder_family, &GPTJForCausalLM_desc},
     {"GPTNeoForCausalLM", &hfx_decoder_family, &GPTNeoForCausalLM_desc},
     {"OPTForCausalLM", &hfx_decoder_family, &OPTForCausalLM_desc},
+    {"BitNetForCausalLM", &hfx_decoder_family, &BitNetForCausalLM_desc},
     {"BloomForCausalLM", &hfx_decoder_family, &BloomForCausalLM_desc},
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},

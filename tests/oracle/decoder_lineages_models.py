@@ -3,7 +3,7 @@ norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministr
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
 GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4, OPT, BLOOM,
-Phi-3.5-MoE.
+Phi-3.5-MoE, BitNet.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -21,6 +21,8 @@ from transformers import (
     ApertusForCausalLM,
     ArceeConfig,
     ArceeForCausalLM,
+    BitNetConfig,
+    BitNetForCausalLM,
     Dots1Config,
     Dots1ForCausalLM,
     AfmoeConfig,
@@ -125,6 +127,7 @@ ARCHS = {
     "opt": (OPTConfig, OPTForCausalLM, "causal"),
     "bloom": (BloomConfig, BloomForCausalLM, "causal"),
     "phimoe": (PhimoeConfig, PhimoeForCausalLM, "causal"),
+    "bitnet": (BitNetConfig, BitNetForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -606,12 +609,17 @@ SPECS += [
          doc="the LM head biased (lm_head_bias), router_jitter_noise 0.01", seed=1,
          cases=(models.Case(3, 12, (0, 3, 11)), models.Case(2, 10, gapped=True))),
 ]
+SPECS += [
+    dict(name="bitnet", arch="bitnet", config=dict(SMALL, rope_parameters=_ROPE),
+         doc="BitNet's float layers: the attention output RMS-normed (attn_sub_norm) before o_proj, relu2(gate) * up "
+             "RMS-normed (ffn_sub_norm) before down_proj", cases=models.DEFAULT_CASES),
+]
 
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
-             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe")
+             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -722,6 +730,7 @@ FEATURES = [
     ("phimoe", _PAD3, "router_jitter_noise 0.3", {"router_jitter_noise": 0.0}),
     ("phimoe", _LONG, "long_mscale 1.3", {"rope_parameters": dict(PHIMOE_ROPE, long_mscale=1.1)}),
     ("phimoe", _PAD3, "the window of 6", {"sliding_window": None}),
+    ("bitnet", _PAD3, "relu2 (not silu)", {"hidden_act": "silu"}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
