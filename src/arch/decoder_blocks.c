@@ -48,15 +48,7 @@ hfx_value *hfx_dec_to_bhsd(layer_ctx *c, hfx_value *x) {
 }
 
 /* x·rsqrt(mean(x²) + ε) over the last axis, in f32, cast back: an RMS norm without a weight. */
-hfx_value *hfx_dec_rms_plain(layer_ctx *c, hfx_value *x) {
-    hfx_graph *g = c->g;
-    int64_t axis = -1;
-    hfx_value *f = hfx_cast(g, x, HFX_DTYPE_F32);
-    hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, f, f), 1, &axis);
-    hfx_value *r = hfx_op1(g, HFX_OP_RECIPROCAL,
-                           hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, ms, hfx_const_scalar(g, HFX_DTYPE_F32, c->m->eps))));
-    return hfx_cast(g, hfx_op2(g, HFX_OP_MUL, f, r), x->dtype);
-}
+hfx_value *hfx_dec_rms_plain(layer_ctx *c, hfx_value *x) { return hfx_rms_plain(c->g, x, c->m->eps); }
 
 /* The descriptor's norm over the last axis of x, weights `<prefix>.weight` (+ `.bias`) of size n. */
 hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix) {

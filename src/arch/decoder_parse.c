@@ -338,9 +338,9 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     m->chunked = NULL;
     if (d->sliding == HFX_SLIDING_CHUNKED && !(m->chunked = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->chunked)))
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    if ((st = parse_no_rope(d, c, arena, m, err)) || (st = parse_sliding(d, c, m, err)) ||
-        (d->sliding == HFX_SLIDING_PATTERN_LAST_FULL && (m->window[m->layers - 1] = 0)) ||
-        (st = hfx_dec_parse_moe(d, c, arena, m, err)) ||
+    if ((st = parse_no_rope(d, c, arena, m, err)) || (st = parse_sliding(d, c, m, err))) return st;
+    if (d->sliding == HFX_SLIDING_PATTERN_LAST_FULL) m->window[m->layers - 1] = 0; /* whatever layer_types said */
+    if ((st = hfx_dec_parse_moe(d, c, arena, m, err)) ||
         (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
         return st;
     if (d->mixers.kind == HFX_MIXERS_SHORT_CONV && (st = hfx_dec_parse_short_conv(d, c, arena, m, err))) return st;

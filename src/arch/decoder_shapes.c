@@ -106,7 +106,7 @@ static hfx_status kv_sharing(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
                             c.where, (long long)i, m->window[i] ? "sliding_attention" : "full_attention",
                             (long long)first, (long long)shared);
         hfx_layer_shape *s = &m->shape[i];
-        if (m->shape[from].kv_heads != s->kv_heads || m->window[from] != m->window[i])
+        if (m->shape[from].kv_heads != s->kv_heads) /* (one type: one window, one width) */
             return hfx_fail(err, HFX_ERR_INVALID, "%s: layer %lld shares layer %lld's keys and values but its "
                                                   "num_key_value_heads differ", c.where, (long long)i, (long long)from);
         s->kv_from = from;

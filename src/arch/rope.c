@@ -352,26 +352,27 @@ static hfx_value *dynamic_inv_freq(hfx_graph *g, const hfx_rope *r, hfx_value *p
     return hfx_where(g, grown, scaled, orig); /* [dim/2] */
 }
 
-/* Longrope: the long factors once max(position_ids) + 1 passes the original length. */
-static hfx_value *longrope_inv_freq(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids) {
-    int64_t half = r->dim / 2, axes[2] = {0, 1};
+/* Whether max(position_ids) + 1 passes the original length (longrope's switch, per call): bool [1]. */
+static hfx_value *past_switch(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids) {
+    int64_t axes[2] = {0, 1};
     hfx_value *len = hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_MAX, position_ids, 2, axes),
                              hfx_const_i64(g, 1));
-    hfx_value *long_seq = hfx_op2(g, HFX_OP_GREATER, hfx_reshape(g, len, 1, (hfx_dim[]){hfx_dim_const(1)}),
-                                  hfx_const_i64(g, r->switch_len));
-    return hfx_where(g, long_seq, hfx_const_bytes(g, HFX_DTYPE_F32, 1, &half, r->inv_freq_long),
+    return hfx_op2(g, HFX_OP_GREATER, hfx_reshape(g, len, 1, (hfx_dim[]){hfx_dim_const(1)}),
+                   hfx_const_i64(g, r->switch_len));
+}
+
+/* Longrope: the long factors once past the switch. */
+static hfx_value *longrope_inv_freq(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids) {
+    int64_t half = r->dim / 2;
+    return hfx_where(g, past_switch(g, r, position_ids), hfx_const_bytes(g, HFX_DTYPE_F32, 1, &half, r->inv_freq_long),
                      hfx_const_bytes(g, HFX_DTYPE_F32, 1, &half, r->inv_freq));
 }
 
 /* Phi-3.5-MoE's scale of cos and sin [1]: long_mscale once max(position_ids) + 1 passes the original length, else
  * short_mscale. */
 static hfx_value *longrope_mscale(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids) {
-    int64_t axes[2] = {0, 1};
-    hfx_value *len = hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_MAX, position_ids, 2, axes),
-                             hfx_const_i64(g, 1));
-    hfx_value *long_seq = hfx_op2(g, HFX_OP_GREATER, hfx_reshape(g, len, 1, (hfx_dim[]){hfx_dim_const(1)}),
-                                  hfx_const_i64(g, r->switch_len));
-    return hfx_where(g, long_seq, hfx_const_f32(g, r->mscale_long), hfx_const_f32(g, r->attention_scaling));
+    return hfx_where(g, past_switch(g, r, position_ids), hfx_const_f32(g, r->mscale_long),
+                     hfx_const_f32(g, r->attention_scaling));
 }
 
 void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, hfx_dtype dt,

@@ -346,11 +346,8 @@ static hfx_value *ssd_scan(hfx_graph *g, hfx_value *x, hfx_value *dt, hfx_value 
 static hfx_value *dt_bc_norm(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *m, const char *prefix, const char *name,
                              hfx_value *x) {
     if (m->dt_bc_norm == HFX_DT_BC_NONE) return x;
-    int64_t axis = -1, n = x->dims[2].c;
-    hfx_value *f = hfx_cast(g, x, HFX_DTYPE_F32);
-    hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, op(g, HFX_OP_MUL, f, f), 1, &axis);
-    hfx_value *r = hfx_op1(g, HFX_OP_RECIPROCAL, hfx_op1(g, HFX_OP_SQRT, op(g, HFX_OP_ADD, ms, f32(g, m->dt_bc_eps))));
-    hfx_value *y = hfx_cast(g, op(g, HFX_OP_MUL, f, r), x->dtype);
+    int64_t n = x->dims[2].c;
+    hfx_value *y = hfx_rms_plain(g, x, m->dt_bc_eps);
     return m->dt_bc_norm == HFX_DT_BC_WEIGHTED ? op(g, HFX_OP_MUL, y, hfx_weight(w, 1, &n, "%s.%s.weight", prefix, name)) : y;
 }
 
