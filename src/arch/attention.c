@@ -54,6 +54,11 @@ static void project_qkv(layer_ctx *c, int64_t i, const hfx_layer_shape *s, hfx_v
                 int64_t start = j == 0 ? 0 : nq + (j - 1) * nkv, len = j == 0 ? nq : nkv;
                 wj = hfx_const_slice(g, w, 0, start, len);
                 if (b) bj = hfx_const_slice(g, b, 0, start, len);
+            } else if (m->qkv == HFX_QKV_GROUPED) { /* per key/value group: rows [its queries; k; v] */
+                int64_t per_group = m->heads / s->kv_heads, group_rows = (per_group + 2) * hd;
+                int64_t start = j == 0 ? 0 : (per_group + j - 1) * hd, len = j == 0 ? per_group * hd : hd;
+                wj = hfx_const_group_rows(g, w, s->kv_heads, group_rows, start, len);
+                if (b) bj = hfx_const_group_rows(g, b, s->kv_heads, group_rows, start, len);
             } else { /* per head h: rows [q_h; k_h; v_h] (MHA) */
                 wj = hfx_const_interleaved_rows(g, w, m->heads, 3, j, hd);
                 if (b) bj = hfx_const_interleaved_rows(g, b, m->heads, 3, j, hd);

@@ -10,13 +10,14 @@
 
 #include "arch/mask.h"
 #include "arch/weights.h"
+#include "base/half.h"
 #include "base/status.h"
 
 static hfx_status decoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     return hfx_decoder_parse(desc_, c, arena, cfg, err);
 }
 
-static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
+static hfx_decoder_names resolve_names(const hfx_decoder_desc *d, hfx_layer_layout layout) {
     hfx_decoder_names n = {.embed = "model.embed_tokens.weight", .layer = "model.layers.%lld", .attn = "self_attn",
                            .qkv = "qkv_proj", .o = "o_proj", .fc_in = "c_fc", .fc_out = "c_proj",
                            .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm", .final_norm = "model.norm",
@@ -32,6 +33,7 @@ static hfx_decoder_names resolve_names(const hfx_decoder_desc *d) {
     TAKE(k_norm); TAKE(mlp); TAKE(gate); TAKE(up); TAKE(down); TAKE(conv); TAKE(ssm); TAKE(embed_alt);
     TAKE(project_in); TAKE(project_out); TAKE(embed_norm);
 #undef TAKE
+    if (layout == HFX_LAYOUT_PARALLEL && f->parallel_norm1) n.norm1 = f->parallel_norm1, n.norm2 = f->parallel_norm2;
     return n;
 }
 
@@ -130,8 +132,9 @@ static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hf
     [HFX_LAYOUT_POST_LN] = layer_post_ln,
     [HFX_LAYOUT_PRE_OR_POST_LN] = layer_pre, /* (the parse settles it: PRE or POST_LN) */
     [HFX_LAYOUT_SANDWICH_PER_LAYER] = layer_sandwich_per_layer,
+    [HFX_LAYOUT_PARALLEL_OR_PRE] = layer_pre, /* (the parse settles it) */
 };
-_Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_SANDWICH_PER_LAYER + 1,
+_Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_PARALLEL_OR_PRE + 1,
                "a layer function for every layout");
 
 static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos, hfx_value *sin,
@@ -219,7 +222,7 @@ static hfx_status open_weights(const hfx_decoder_desc *d, const hfx_decoder_cfg 
         if (st) return st;
         for (const char *const *f = host ? host->foreign : NULL; f && *f; f++) hfx_weights_ignore_stack(own, *f);
         if (d->unused_stack) hfx_weights_ignore_stack(own, d->unused_stack);
-        if (!host) hfx_weights_ignore_layers_from(own, resolve_names(d).layer, m->layers);
+        if (!host) hfx_weights_ignore_layers_from(own, resolve_names(d, m->layout).layer, m->layers);
     }
     if (host) (*w)->rename = host->rename;
     return HFX_OK;
@@ -383,35 +386,65 @@ static rotary_tables positions(layer_ctx *c, const decoder_inputs *in, bool rota
     return r;
 }
 
-/* ALiBi's slopes for `heads` heads, as transformers' _get_alibi_slopes computes them in f32: powers 1..p of
+/* ALiBi's slopes for `heads` heads. transformers' _get_alibi_slopes (Bloom, Falcon) in f32: powers 1..p of
  * 2^(-2^-(log2 p - 3)), p the largest power of two ≤ heads, then the odd powers of 2^(-2^-(log2 2p - 3)) for the
- * rest. */
-static void alibi_slopes(int64_t heads, float *out) {
+ * rest. MPT's: 1 / 2^(i · max_bias / p) for i = 1..p, p the smallest power of two ≥ heads, the even i first (slopes
+ * 2, 4, ..., then 1, 3, ...) when p > heads. Falcon rounds them to bf16. */
+static void alibi_slopes(const hfx_decoder_alibi *a, int64_t heads, float *out) {
     int64_t p = 1;
+    if (a->max_bias > 0) {
+        while (p < heads) p *= 2;
+        float step = (float)(a->max_bias / (double)p);
+        for (int64_t h = 0; h < heads; h++) {
+            int64_t i = p == heads ? h : h < p / 2 ? 2 * h + 1 : 2 * (h - p / 2); /* 0-based: i + 1 is the power */
+            out[h] = 1.0f / powf(2.0f, (float)(i + 1) * step);
+        }
+        return;
+    }
     while (p * 2 <= heads) p *= 2;
     float base = (float)pow(2.0, -pow(2.0, -(log2((double)p) - 3)));
     for (int64_t h = 0; h < p; h++) out[h] = powf(base, (float)(h + 1));
     float extra = (float)pow(2.0, -pow(2.0, -(log2((double)(2 * p)) - 3)));
     for (int64_t h = p; h < heads; h++) out[h] = powf(extra, (float)(2 * (h - p) + 1));
+    if (a->bf16)
+        for (int64_t h = 0; h < heads; h++) out[h] = hfx_bf16_to_f32(hfx_f32_to_bf16(out[h]));
 }
 
-/* The mask's bias [B,1,S,T] plus ALiBi's [B,H,1,T]: slope_h · the key's index among its row's real tokens
- * ((cumsum(mask) − 1)·mask), in the weights' dtype as transformers builds it → [B,H,S,T]. */
+/* Each key's index as ALiBi counts it, f32: [B,1,1,T] its index among its row's real tokens ((cumsum(mask) − 1)·mask),
+ * or [1,1,1,T] its slot less the last one (MPT: padding counted). */
+static hfx_value *alibi_index(hfx_graph *g, const hfx_decoder_alibi *a, const decoder_inputs *in) {
+    hfx_value *index;
+    if (a->from_last_slot) {
+        hfx_value *one = hfx_const_i64(g, 1);
+        hfx_value *start = hfx_op2(g, HFX_OP_SUB, one, hfx_dim_of(g, in->attn_mask, 1));
+        index = hfx_unsqueeze(g, hfx_range(g, start, one, one, in->mask_len), 0);                      /* [1,T] */
+    } else {
+        index = hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_SUB, hfx_cumsum(g, in->attn_mask, 1), hfx_const_i64(g, 1)),
+                        in->attn_mask);                                                                /* [B,T] */
+    }
+    return hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, index, HFX_DTYPE_F32), 1), 1);
+}
+
+/* The mask's bias [B,1,S,T] plus ALiBi's [B|1,H,1,T]: slope_h · each key's index, as transformers builds it: Bloom
+ * rounds it to the weights' dtype, Falcon to bf16 and divides it by √head_dim, MPT adds it in f32 → [B,H,S,T]. */
 static hfx_value *with_alibi(layer_ctx *c, const decoder_inputs *in, hfx_value *bias) {
     hfx_graph *g = c->g;
+    const hfx_decoder_alibi *a = &c->m->alibi;
     int64_t H = c->m->heads, shape[4] = {1, H, 1, 1};
     float *slopes = hfx_arena_alloc(g->arena, (size_t)H * sizeof *slopes);
     if (!slopes) {
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
         return bias;
     }
-    alibi_slopes(H, slopes);
-    hfx_value *index = hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_SUB, hfx_cumsum(g, in->attn_mask, 1), hfx_const_i64(g, 1)),
-                               in->attn_mask);                                               /* [B,T] */
-    index = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, index, HFX_DTYPE_F32), 1), 1);   /* [B,1,1,T] */
-    hfx_value *alibi = hfx_op2(g, HFX_OP_MUL, index, hfx_const_bytes(g, HFX_DTYPE_F32, 4, shape, slopes));
-    alibi = hfx_cast(g, hfx_cast(g, alibi, c->o->dtype), bias->dtype);
-    return hfx_op2(g, HFX_OP_ADD, bias, alibi);
+    alibi_slopes(a, H, slopes);
+    hfx_value *alibi = hfx_op2(g, HFX_OP_MUL, alibi_index(g, a, in), hfx_const_bytes(g, HFX_DTYPE_F32, 4, shape, slopes));
+    if (a->bf16) {
+        alibi = hfx_cast(g, hfx_cast(g, alibi, HFX_DTYPE_BF16), c->o->dtype);
+        alibi = hfx_op2(g, HFX_OP_DIV, alibi, hfx_const_scalar(g, alibi->dtype, sqrt((double)c->m->head_dim)));
+    } else if (!a->from_last_slot) {
+        alibi = hfx_cast(g, alibi, c->o->dtype);
+    }
+    return hfx_op2(g, HFX_OP_ADD, bias, hfx_cast(g, alibi, bias->dtype));
 }
 
 /* Every layer over x [B,S,hidden], each attention layer with its mask's bias [B,1,S,T] (one per
@@ -430,7 +463,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
         hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in->mask_len}));
     hfx_value *full_bias = NULL, *window_bias = NULL, *chunk_bias = NULL;
     bool alibi_done = false;
-    if (seed && c->d->positions == HFX_POSITIONS_ALIBI)
+    if (seed && m->alibi.on)
         hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" does not cover ALiBi yet (it needs the 2-D attention "
                                                "mask); export with io \"optimum\"", c->d->architecture);
     int64_t bias_window = -1;
@@ -447,7 +480,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
             bias = chunk_bias;
         } else if (!seed && !sliding) {
             if (!full_bias) full_bias = where_then_add ? hfx_mask_bias_where_then_add(g, &mb, 0) : hfx_mask_bias(g, &mb, 0);
-            if (c->d->positions == HFX_POSITIONS_ALIBI && !g->failed && !alibi_done) /* (full layers: Bloom has no windows) */
+            if (m->alibi.on && !g->failed && !alibi_done) /* (full layers: no ALiBi model has windows) */
                 full_bias = with_alibi(c, in, full_bias), alibi_done = true;
             bias = full_bias;
         } else if (!seed) {
@@ -496,7 +529,7 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
                                                   "export with a dynamic cache or io \"optimum\"",
                         d->architecture);
     }
-    layer_ctx c = {.g = g, .w = w, .d = d, .m = m, .o = o, .batch = o->batch, .seq = o->seq, .n = resolve_names(d),
+    layer_ctx c = {.g = g, .w = w, .d = d, .m = m, .o = o, .batch = o->batch, .seq = o->seq, .n = resolve_names(d, m->layout),
                    .cache_out = cache_out, .cache_state = cache_state, .kv_seen = kv_seen};
     layer_kinds kinds = scan_layers(m);
     checkpoint_names(&c);
@@ -529,7 +562,7 @@ hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_
     hfx_weights own, *w;
     hfx_status st = open_weights(d, m, ck, o, host, g, &own, &w, err);
     if (st) return st;
-    hfx_decoder_names n = resolve_names(d);
+    hfx_decoder_names n = resolve_names(d, m->layout);
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
     hfx_value *embed = hfx_weight(w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", n.embed);
     hfx_value *x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden], and the table's own scale */

@@ -52,6 +52,7 @@ typedef enum {
     HFX_NORM_RMS_F32,      /* (that in f32)·w in f32, cast back (Helium, Gemma 4) */
     HFX_NORM_RMS_PLAIN,    /* x·rsqrt(mean(x²)+ε) in f32, cast back: no weight anywhere (NanoChat) */
     HFX_NORM_LAYER,        /* nn.LayerNorm with bias */
+    HFX_NORM_LAYER_NO_BIAS, /* nn.LayerNorm with a weight, its bias None (MPT, DBRX) */
     HFX_NORM_LAYER_1P,     /* ... whose weight is stored less one: (1 + w), with bias (Nemotron's LayerNorm1P) */
     HFX_NORM_LAYER_PLAIN,  /* LayerNorm without weight or bias, in f32, ε 1e-5 whatever the config (OLMo) */
     HFX_NORM_LAYER_WEIGHT  /* LayerNorm with a weight, no bias, in f32 (Cohere) */
@@ -66,8 +67,11 @@ typedef enum {
     HFX_LAYOUT_POST_LN,  /* x = norm1(x + attn(x)); x = norm2(x + mlp(x)) (OPT-350m) */
     HFX_LAYOUT_PRE_OR_POST_LN, /* do_layer_norm_before (default true): PRE, else POST_LN and no final norm; a final norm
                                   also not with _remove_final_layer_norm (OPT) */
-    HFX_LAYOUT_SANDWICH_PER_LAYER /* the sandwich, then (hidden_size_per_layer_input) x += norm(proj(act(gate(x)) ·
+    HFX_LAYOUT_SANDWICH_PER_LAYER, /* the sandwich, then (hidden_size_per_layer_input) x += norm(proj(act(gate(x)) ·
                                      the layer's per-layer input)), then x · layer_scalar (Gemma 4) */
+    HFX_LAYOUT_PARALLEL_OR_PRE /* new_decoder_architecture: PARALLEL (names.parallel_norms) when num_ln_in_parallel_attn
+                                  is 2 (its default), PARALLEL_SHARED when 1; else parallel_attn (default true) picks
+                                  PARALLEL_SHARED over PRE (Falcon) */
 } hfx_layer_layout;
 
 typedef enum {
@@ -88,8 +92,10 @@ typedef enum {
     HFX_QKV_SEPARATE,   /* q_proj, k_proj, v_proj */
     HFX_QKV_CONCAT,     /* one weight [q; k; v] (Phi-3 qkv_proj) */
     HFX_QKV_PER_HEAD,   /* one weight, per head [q_h; k_h; v_h] (GPT-NeoX query_key_value) */
-    HFX_QKV_BY_MULTI_QUERY /* `multi_query` (default true): one key/value head, [q; k; v] rows; else per head
-                              (GPTBigCode c_attn) */
+    HFX_QKV_GROUPED,    /* one weight, per key/value group g [the queries of g; k_g; v_g] (Falcon's new decoder) */
+    HFX_QKV_BY_MULTI_QUERY /* GROUPED when new_decoder_architecture; else `multi_query` (default true): one key/value
+                              head, [q; k; v] rows; else per head, as many key/value heads as heads (GPTBigCode c_attn,
+                              Falcon query_key_value) */
 } hfx_qkv_layout;
 
 /* config.json keys, where a family departs from Llama's (NULL fields take Llama's). */
@@ -99,6 +105,9 @@ typedef struct hfx_decoder_keys {
                                word_embed_proj_dim; absent or null: hidden); NULL: hidden */
     const char *head_rows;  /* the untied LM head's rows where a key prunes them (Apertus 1.5's output_vocab_size;
                                absent or null: vocab_size); NULL: vocab_size */
+    const char *kv_heads;   /* "num_key_value_heads" (Falcon: num_kv_heads) */
+    const char *const *nested; /* NULL-terminated: objects whose keys the parse reads as "object.key", so that the
+                                  descriptor's keys and messages name them so (MPT's "attn_config.clip_qkv") */
 } hfx_decoder_keys;
 
 /* Checkpoint tensor names, where a family departs from Llama's (NULL fields take Llama's). */
@@ -129,6 +138,8 @@ typedef struct hfx_decoder_names {
     const char *optional_prefix; /* names start with it, or not (GPT-2 on the Hub has no "transformer.") */
     const char *project_in, *project_out; /* the embeddings' projections where their width is not hidden (OPT) */
     const char *embed_norm; /* HFX_EMBED_OWN_NORM's norm: "transformer.word_embeddings_layernorm" */
+    const char *parallel_norm1, *parallel_norm2; /* HFX_LAYOUT_PARALLEL's norms where their names differ from the
+                                                    sequential layout's (Falcon's ln_attn, ln_mlp) */
 } hfx_decoder_names;
 
 typedef enum {
@@ -232,7 +243,8 @@ typedef enum {
     HFX_SCALE_ATTN_MULTIPLIER,   /* attention_multiplier (Granite) */
     HFX_SCALE_BY_CONFIG_LAYER,   /* head_dim^-0.5 unless scale_attn_weights is false, and divided by layer
                                     index + 1 when scale_attn_by_inverse_layer_idx (GPT-2) */
-    HFX_SCALE_BY_CONFIG          /* head_dim^-0.5 unless scale_attn_weights is false (GPTBigCode) */
+    HFX_SCALE_BY_CONFIG,         /* head_dim^-0.5 unless scale_attn_weights is false (GPTBigCode) */
+    HFX_SCALE_SOFTMAX_SCALE      /* attn_config.softmax_scale (null: head_dim^-0.5) (MPT) */
 } hfx_attn_scale;
 
 /* The multipliers a lineage scales its activations with (each 1 when absent). */
@@ -294,8 +306,13 @@ typedef enum {
     HFX_POSITIONS_LEARNED, /* absolute position embeddings added to the token embeddings (GPT-2) */
     HFX_POSITIONS_NONE,    /* none: the attention layers rotate nothing (Jamba) */
     HFX_POSITIONS_LEARNED_OFFSET2, /* learned, position p at the table's row p + 2 (OPT's two leading rows) */
-    HFX_POSITIONS_ALIBI    /* ALiBi: each head's scores + slope_h · (the key's index among its row's real tokens), the
+    HFX_POSITIONS_ALIBI,   /* ALiBi: each head's scores + slope_h · (the key's index among its row's real tokens), the
                               slopes transformers' _get_alibi_slopes (Bloom) */
+    HFX_POSITIONS_ROTARY_OR_ALIBI, /* `alibi` (default false): ALiBi as Bloom's, but slopes and bias rounded to bf16
+                                      and the bias divided by √head_dim; else rotary (Falcon) */
+    HFX_POSITIONS_ALIBI_MAX_BIAS   /* ALiBi: slope_h · (the key's slot − the last slot), padding counted, the slopes
+                                      2^(−8·i/p) over p the next power of two, the even i first (MPT: its model
+                                      passes no alibi_bias_max, so 8 whatever the config says) */
 } hfx_positions;
 
 /* How the rotary dims of a head are paired. */
@@ -418,7 +435,8 @@ typedef struct hfx_decoder_desc {
     hfx_qkv_layout qkv;
     hfx_qk_norm qk_norm;
     const char *qk_norm_key;     /* a boolean that switches the descriptor's qk_norm on (Phi `qk_layernorm`) */
-    bool clip_qkv;               /* `clip_qkv` clamps q, k and v after their projections (OLMo) */
+    const char *clip_qkv_key;    /* the key that clamps q, k and v after their projections ("clip_qkv": OLMo;
+                                    "attn_config.clip_qkv": MPT, DBRX); NULL: none */
     hfx_sliding_rule sliding;
     int sliding_pattern;         /* HFX_SLIDING_PATTERN*: the period of global layers; HFX_SLIDING_FROM_MAX_WINDOW:
                                     max_window_layers when absent (the other max rules: 28) */
@@ -444,7 +462,8 @@ static inline bool hfx_decoder_mixers_only(const hfx_decoder_desc *d) {
 typedef struct hfx_decoder_moe_cfg {
     int64_t experts, top_k, moe_intermediate; /* E, k and each expert's width I */
     int64_t shared_intermediate;  /* the shared expert's (moe.h) */
-    bool norm_topk;              /* renormalise the top-k router weights */
+    bool norm_topk;              /* renormalise the top-k router weights ... */
+    double norm_p;               /* ... by their p-norm (1: their sum) */
     double swiglu_alpha, swiglu_limit; /* HFX_EXPERTS_INTERLEAVED's gate */
     int64_t groups, top_groups;  /* a grouped router's expert groups and how many are kept (1, 1: plain top-k) */
     double routed_scale;         /* ... its routed_scaling_factor */
@@ -477,6 +496,15 @@ typedef struct hfx_layer_shape {
                                     one (the layer then has no k/v weights and no cache) */
     bool values_are_keys;        /* attention_k_eq_v: the values are k_proj's output (before k_norm) */
 } hfx_layer_shape;
+
+/* ALiBi's form where the model has it (hfx_positions). */
+typedef struct hfx_decoder_alibi {
+    bool on;
+    double max_bias;             /* MPT's slopes' maximal bias (0: _get_alibi_slopes' slopes) ... */
+    bool from_last_slot;         /* ... and its keys' index: slot − last slot, padding counted; else among the row's
+                                    real tokens */
+    bool bf16;                   /* slopes and bias rounded to bf16, the bias then divided by √head_dim (Falcon) */
+} hfx_decoder_alibi;
 
 /* Per-layer embeddings (Gemma 4's PLE): a [vocab, layers·width] table and a projection of the
  * embeddings, both split into a [width] input per layer. */
@@ -527,6 +555,7 @@ typedef struct hfx_decoder_cfg {
     hfx_layer_shape *shape;      /* (layers) where the layers' shapes differ (HFX_SHAPES_PER_LAYER_CONFIG); NULL:
                                     every layer the sizes above; arena-owned */
     hfx_decoder_ple ple;
+    hfx_decoder_alibi alibi;
 } hfx_decoder_cfg;
 
 /* Layer i's shape: its own where the config gives layers their own, else the model's. */

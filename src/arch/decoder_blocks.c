@@ -63,6 +63,7 @@ hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefi
         return hfx_cast(c->g, hfx_rms_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, w, HFX_DTYPE_F32),
                                            c->m->eps, 0), x->dtype);
     case HFX_NORM_LAYER: return hfx_layer_norm(c->g, x, w, hfx_weight(c->w, 1, &n, "%s.bias", prefix), c->m->eps);
+    case HFX_NORM_LAYER_NO_BIAS: return hfx_layer_norm(c->g, x, w, NULL, c->m->eps);
     case HFX_NORM_LAYER_1P:
         return hfx_layer_norm(c->g, x, hfx_op2(c->g, HFX_OP_ADD, w, hfx_const_scalar(c->g, w->dtype, 1.0)),
                               hfx_weight(c->w, 1, &n, "%s.bias", prefix), c->m->eps);

@@ -167,8 +167,17 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
 static hfx_status parse_activation(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
                                    hfx_error *err) {
     const char *act;
-    hfx_status st = hfx_cfg_str_or(c, d->act.key, d->act.dflt, &act, err);
-    if (st) return st;
+    const json_t *named = json_object_get(c.obj, d->act.key);
+    hfx_status st;
+    if (named && json_is_object(named)) { /* {"name": "silu", ...} (DBRX's ffn_act_fn) */
+        hfx_cfg inner = {named, c.where};
+        if ((st = hfx_cfg_str_or(inner, "name", d->act.dflt, &act, err))) return st;
+        if (json_object_size(named) > 1)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s has arguments beside its name, which are not supported",
+                            c.where, d->act.key);
+    } else if ((st = hfx_cfg_str_or(c, d->act.key, d->act.dflt, &act, err))) {
+        return st;
+    }
     if (d->act.legacy_gelu_tanh && strcmp(act, "gelu") == 0) act = "gelu_pytorch_tanh";
     if (!hfx_activation_from_name(act, &m->act))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (supported: %s)",
@@ -242,6 +251,8 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
         m->scale = pow(q, -0.5);
     } else if (d->scores.scale == HFX_SCALE_ATTN_MULTIPLIER) {
         if ((st = positive_or(c, "attention_multiplier", 1.0, &m->scale, err))) return st;
+    } else if (d->scores.scale == HFX_SCALE_SOFTMAX_SCALE) {
+        if ((st = positive_or(c, "attn_config.softmax_scale", m->scale, &m->scale, err))) return st;
     }
     if (d->multipliers == HFX_MULT_SCALE_EMB_DEPTH && (st = parse_scale_emb_depth(c, m, err))) return st;
     if (d->multipliers == HFX_MULT_MUP_EMBED) {
@@ -272,7 +283,7 @@ static hfx_status parse_no_rope(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena 
                                 hfx_error *err) {
     m->no_rope = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->no_rope);
     if (!m->no_rope) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = d->positions == HFX_POSITIONS_NONE;
+    for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = d->positions == HFX_POSITIONS_NONE || m->alibi.on;
     if (d->no_rope == HFX_NO_ROPE_UNLESS_ROPE_TYPE) {
         const char *type;
         hfx_status st = hfx_cfg_str_or(c, "position_embedding_type", "none", &type, err);
@@ -301,11 +312,42 @@ static hfx_status parse_no_rope(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena 
     return HFX_OK;
 }
 
-/* Each layer's blocks: the layout, windows, rotary or not, experts or not, and its token mixer. */
-static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+/* Falcon's layouts: the new decoder's parallel blocks with one norm or two, else parallel_attn's shared norm or
+ * the sequential layer. */
+static hfx_status parse_parallel_or_pre(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    bool new_decoder, parallel;
+    int64_t norms;
+    hfx_status st;
+    if ((st = hfx_cfg_bool_or(c, "new_decoder_architecture", false, &new_decoder, err)) ||
+        (st = hfx_cfg_bool_or(c, "parallel_attn", true, &parallel, err)) ||
+        (st = hfx_cfg_int_in_or(c, "num_ln_in_parallel_attn", new_decoder ? 2 : 1, 1, 2, &norms, err)))
+        return st;
+    if (new_decoder && !parallel && norms == 1) /* transformers' layer has no MLP input then */
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: new_decoder_architecture with parallel_attn false and "
+                                                  "num_ln_in_parallel_attn 1 is not a layout transformers builds", c.where);
+    m->layout = new_decoder ? (norms == 2 ? HFX_LAYOUT_PARALLEL : HFX_LAYOUT_PARALLEL_SHARED)
+                : parallel  ? HFX_LAYOUT_PARALLEL_SHARED
+                            : HFX_LAYOUT_PRE;
+    return HFX_OK;
+}
+
+/* ALiBi's form: Bloom's, Falcon's when its `alibi` says so, MPT's. */
+static hfx_status parse_alibi(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    m->alibi = (hfx_decoder_alibi){d->positions == HFX_POSITIONS_ALIBI || d->positions == HFX_POSITIONS_ALIBI_MAX_BIAS,
+                                   0, d->positions == HFX_POSITIONS_ALIBI_MAX_BIAS, false};
+    if (d->positions == HFX_POSITIONS_ROTARY_OR_ALIBI) {
+        if ((st = hfx_cfg_bool_or(c, "alibi", false, &m->alibi.on, err))) return st;
+        m->alibi.bf16 = m->alibi.on;
+    }
+    if (d->positions == HFX_POSITIONS_ALIBI_MAX_BIAS) m->alibi.max_bias = 8; /* MptModel passes no alibi_bias_max */
+    return HFX_OK;
+}
+
+/* The layer layout, where the config picks it. */
+static hfx_status parse_layout(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
     m->layout = d->layout;
-    m->layer_types = d->masks_by_layer_type;
     m->no_final_norm = false;
     if (d->positions == HFX_POSITIONS_ALIBI) { /* (Bloom's other residual, which no released checkpoint sets) */
         bool normed_residual;
@@ -331,6 +373,15 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         if ((st = hfx_cfg_bool_or(c, "use_parallel_residual", false, &parallel, err))) return st;
         m->layout = !parallel ? HFX_LAYOUT_PRE : d->layout == HFX_LAYOUT_PRE ? HFX_LAYOUT_PARALLEL : d->layout;
     }
+    if (d->layout == HFX_LAYOUT_PARALLEL_OR_PRE) return parse_parallel_or_pre(c, m, err);
+    return HFX_OK;
+}
+
+/* Each layer's blocks: the layout, windows, rotary or not, experts or not, and its token mixer. */
+static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    m->layer_types = d->masks_by_layer_type;
+    if ((st = parse_layout(d, c, m, err)) || (st = parse_alibi(d, c, m, err))) return st;
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     if (!m->window) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     int64_t config_window = 0; /* the config's sliding_window, for the no-rope rules that read it */
@@ -373,9 +424,10 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
                               (st = hfx_cfg_int_in_or(c, "pad_token_id", -1, -1, m->vocab - 1, &m->pad_id, err))))
         return st;
     m->clip_qkv = 0;
-    if (d->clip_qkv && (st = hfx_cfg_num_or(c, "clip_qkv", 0, &m->clip_qkv, err))) return st;
+    if (d->clip_qkv_key && (st = hfx_cfg_num_or(c, d->clip_qkv_key, 0, &m->clip_qkv, err))) return st;
     if (!(m->clip_qkv >= 0) || m->clip_qkv > 1e30)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: clip_qkv %g must be positive (or null)", c.where, m->clip_qkv);
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g must be positive (or null)", c.where, d->clip_qkv_key,
+                        m->clip_qkv);
     return HFX_OK;
 }
 
@@ -441,7 +493,8 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
         full_dim = m->mla.qk_nope + m->mla.qk_rope;
         full.default_partial = (double)m->mla.qk_rope / (double)full_dim;
     }
-    if (d->positions == HFX_POSITIONS_ROTARY &&
+    bool rotary = d->positions == HFX_POSITIONS_ROTARY || (d->positions == HFX_POSITIONS_ROTARY_OR_ALIBI && !m->alibi.on);
+    if (rotary &&
         (st = hfx_rope_parse(c, &full, full_dim, m->max_position, arena, &m->rope, err)))
         return st;
     if (mla_partial && m->rope.dim != m->mla.qk_rope)
@@ -456,6 +509,28 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
     return HFX_OK;
 }
 
+/* GPTBigCode's and Falcon's fused q/k/v: per key/value group (Falcon's new decoder), one key/value head and
+ * [q; k; v], or per-head triples with a key/value head per head. */
+static hfx_status parse_multi_query(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    bool mq, grouped;
+    hfx_status st;
+    if ((st = hfx_cfg_bool_or(c, "new_decoder_architecture", false, &grouped, err)) ||
+        (st = hfx_cfg_bool_or(c, "multi_query", true, &mq, err)))
+        return st;
+    if (grouped) {
+        m->qkv = HFX_QKV_GROUPED;
+        return HFX_OK;
+    }
+    const char *kv_key = d->keys && d->keys->kv_heads ? d->keys->kv_heads : NULL;
+    if (!mq && kv_key && m->kv_heads != m->heads) /* transformers' split gives a key per head, then reshapes them */
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s %lld with multi_query false needs the new decoder "
+                                                  "(new_decoder_architecture true): %s splits a key per head",
+                        c.where, kv_key, (long long)m->kv_heads, d->architecture);
+    m->kv_heads = mq ? 1 : m->heads;
+    m->qkv = mq ? HFX_QKV_CONCAT : HFX_QKV_PER_HEAD;
+    return HFX_OK;
+}
+
 static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                hfx_error *err) {
     hfx_status st;
@@ -464,21 +539,21 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     m->ple = (hfx_decoder_ple){0, 0};
     if (hfx_decoder_mixers_only(d)) return hfx_dec_parse_attention_free(d, c, arena, m, err);
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
-                          "intermediate_size", NULL, NULL};
+                          "intermediate_size", NULL, NULL, NULL, NULL};
     if (d->keys) k = *d->keys;
     if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(c, k.hidden, 1, 1 << 20, &m->hidden, err)) ||
         (st = hfx_cfg_int_in(c, k.layers, 1, 4096, &m->layers, err)) ||
         (st = hfx_cfg_int_in(c, k.heads, 1, 4096, &m->heads, err)) ||
-        (st = hfx_cfg_int_in_or(c, "num_key_value_heads", d->defaults.kv_heads ? d->defaults.kv_heads : m->heads, 1,
-                                m->heads, &m->kv_heads, err)) ||
+        (st = hfx_cfg_int_in_or(c, k.kv_heads ? k.kv_heads : "num_key_value_heads",
+                                d->defaults.kv_heads ? d->defaults.kv_heads : m->heads, 1, m->heads, &m->kv_heads, err)) ||
         /* GPT-2's n_inner may be null: 4 × hidden */
         (st = no_dense ? HFX_OK /* no dense MLP to size */
               : d->keys       ? hfx_cfg_int_or(c, k.intermediate, 4 * m->hidden, &m->intermediate, err)
                               : hfx_cfg_int(c, k.intermediate, &m->intermediate, err)) ||
         (st = no_dense ? HFX_OK : hfx_cfg_check_range(c, k.intermediate, m->intermediate, 1, 1 << 24, err)) ||
         (st = hfx_cfg_int_in_or(c, k.positions, 2048, 1, INT32_MAX, &m->max_position, err)) ||
-        (st = hfx_cfg_num_or(c, d->eps_key, d->defaults.eps > 0 ? d->defaults.eps : d->norm == HFX_NORM_LAYER ? 1e-5 : 1e-6,
+        (st = hfx_cfg_num_or(c, d->eps_key, d->defaults.eps > 0 ? d->defaults.eps : d->norm == HFX_NORM_LAYER || d->norm == HFX_NORM_LAYER_NO_BIAS ? 1e-5 : 1e-6,
                              &m->eps, err)) ||
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->defaults.tied, &m->tied, err)))
         return st;
@@ -490,12 +565,7 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     if (k.head_rows && !m->tied && (st = hfx_cfg_int_in_or(c, k.head_rows, m->vocab, 1, m->vocab, &m->head_rows, err)))
         return st;
     m->qkv = d->qkv;
-    if (d->qkv == HFX_QKV_BY_MULTI_QUERY) { /* one key/value head and [q; k; v], or per-head triples */
-        bool mq;
-        if ((st = hfx_cfg_bool_or(c, "multi_query", true, &mq, err))) return st;
-        m->kv_heads = mq ? 1 : m->heads;
-        m->qkv = mq ? HFX_QKV_CONCAT : HFX_QKV_PER_HEAD;
-    }
+    if (d->qkv == HFX_QKV_BY_MULTI_QUERY && (st = parse_multi_query(d, c, m, err))) return st;
     if (m->heads % m->kv_heads)
         return hfx_fail(err, HFX_ERR_INVALID,
                         "%s: num_attention_heads (%lld) is not a multiple of num_key_value_heads (%lld)",
@@ -528,20 +598,42 @@ static bool names_rope(hfx_cfg c) {
     return false;
 }
 
+/* The keys of a nested object (MPT's attn_config) into view as "object.key". */
+static hfx_status hoist_nested(hfx_cfg c, const char *object, json_t *view, hfx_error *err) {
+    const json_t *inner = json_object_get(c.obj, object);
+    if (!inner || json_is_null(inner)) return HFX_OK;
+    if (!json_is_object(inner)) return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be an object", c.where, object);
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *)inner, key, value) {
+        char name[256];
+        if (snprintf(name, sizeof name, "%s.%s", object, key) >= (int)sizeof name) continue; /* (no key that long is read) */
+        if (json_object_set(view, name, value)) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    return HFX_OK;
+}
+
 hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *cfg,
                              hfx_error *err) {
     bool fill_rope = d->rope.absent && !names_rope(c);
-    if (!d->ignored_keys && !fill_rope) return parse_config(d, c, arena, cfg, err);
+    const char *const *nested = d->keys ? d->keys->nested : NULL;
+    if (!d->ignored_keys && !fill_rope && !nested) return parse_config(d, c, arena, cfg, err);
     json_t *view = json_copy((json_t *)c.obj); /* shallow: values shared, keys its own */
     if (!view) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     for (const char *const *k = d->ignored_keys; k && *k; k++) json_object_del(view, *k);
+    hfx_status st = HFX_OK;
+    for (const char *const *n = nested; n && *n && !st; n++) st = hoist_nested(c, *n, view, err);
+    if (st) {
+        json_decref(view);
+        return st;
+    }
     json_t *rope = fill_rope ? json_loads(d->rope.absent, 0, NULL) : NULL;
     if (fill_rope && (!rope || json_object_set_new(view, "rope_parameters", rope))) {
         json_decref(view);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
     hfx_cfg filtered = {view, c.where};
-    hfx_status st = parse_config(d, filtered, arena, cfg, err);
+    st = parse_config(d, filtered, arena, cfg, err);
     json_decref(view);
     return st;
 }

@@ -151,6 +151,11 @@ const hfx_moe_desc hfx_moe_phimoe = {
     .router = HFX_ROUTER_SPARSEMIXER, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
     .router_name = "gate.weight", .block = "block_sparse_moe"};
+/* DBRX: ffn_config's keys; softmax top-k divided by the weights' p-norm; the experts flat under experts.mlp */
+const hfx_moe_desc hfx_moe_dbrx = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_FLAT, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_P_NORM, .experts_key = "ffn_config.moe_num_experts",
+    .top_k_key = "ffn_config.moe_top_k", .width_key = "ffn_config.ffn_hidden_size", .router_name = "router.layer.weight"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -341,6 +346,21 @@ static hfx_status parse_router_options(const hfx_moe_desc *l, hfx_cfg c, hfx_dec
     return HFX_OK;
 }
 
+/* DBRX's moe_normalize_expert_weights: the p of the norm the top-k weights are divided by (null: none). */
+static hfx_status parse_norm_p(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    static const char key[] = "ffn_config.moe_normalize_expert_weights";
+    const json_t *v = json_object_get(c.obj, key);
+    if (v && json_is_null(v)) {
+        m->moe.norm_topk = false;
+        return HFX_OK;
+    }
+    hfx_status st = hfx_cfg_num_or(c, key, 1.0, &m->moe.norm_p, err);
+    if (!st && !(m->moe.norm_p > 0 && m->moe.norm_p <= 64))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: ffn_config.moe_normalize_expert_weights %g is not a p in (0, 64] (or null)",
+                        c.where, m->moe.norm_p);
+    return st;
+}
+
 hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                             hfx_error *err) {
     hfx_status st;
@@ -366,6 +386,8 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
         return st;
     m->moe.moe_intermediate = m->intermediate;
     m->moe.norm_topk = true;
+    m->moe.norm_p = 1.0;
+    if (l->topk == HFX_TOPK_P_NORM && (st = parse_norm_p(c, m, err))) return st;
     bool topk_default = l->topk == HFX_TOPK_CONFIG_TRUE;
     if (!own_width && l->topk != HFX_TOPK_RENORM &&
         (st = hfx_cfg_bool_or(c, "norm_topk_prob", topk_default, &m->moe.norm_topk, err)))
@@ -374,7 +396,8 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     if (own_width &&
         ((st = hfx_cfg_int_in(c, l->width_key ? l->width_key : "moe_intermediate_size", 1, 1 << 24,
                               &m->moe.moe_intermediate, err)) ||
-         (l->topk != HFX_TOPK_RENORM && (st = hfx_cfg_bool_or(c, "norm_topk_prob", topk_default, &m->moe.norm_topk, err))) ||
+         (l->topk != HFX_TOPK_RENORM && l->topk != HFX_TOPK_P_NORM &&
+          (st = hfx_cfg_bool_or(c, "norm_topk_prob", topk_default, &m->moe.norm_topk, err))) ||
          (by_step && (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err)))))
         return st;
     if (l->shared == HFX_SHARED_GATED &&
@@ -500,6 +523,18 @@ static hfx_value *scaled_router_input(layer_ctx *c, int64_t i, const char *block
     return hfx_op2(c->g, HFX_OP_MUL, r, hfx_const_scalar(c->g, r->dtype, pow((double)m->hidden, -0.5)));
 }
 
+/* What the chosen weights w [B,S,K] (or [B,S,E], zero elsewhere; all ≥ 0) are divided by: their sum, or their p-norm
+ * (DBRX: torch.norm's, √ of the squares' sum for p 2) → [B,S,1]. */
+static hfx_value *top_k_norm(layer_ctx *c, hfx_value *w) {
+    hfx_graph *g = c->g;
+    int64_t axis = -1;
+    double p = c->m->moe.norm_p;
+    if (p == 1.0) return hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis);
+    hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_POW, w, hfx_const_f32(g, (float)p)), 1, &axis);
+    if (p == 2.0) return hfx_op1(g, HFX_OP_SQRT, sum);
+    return hfx_op2(g, HFX_OP_POW, sum, hfx_const_f32(g, (float)(1.0 / p)));
+}
+
 /* A softmax router over x [B,S,H] (f32 probabilities): gathered, each token's k weights and experts [B,S,K];
  * else a dense [B,S,E], zero outside the top k. Renormalised as the lineage says; Gemma 4's weights times their
  * experts' per_expert_scale. */
@@ -507,7 +542,7 @@ static void softmax_route(layer_ctx *c, int64_t i, const char *block, const char
                           hfx_value **w, hfx_value **idx, hfx_value **top) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    int64_t E = m->moe.experts, H = m->hidden, K = m->moe.top_k, axis = -1;
+    int64_t E = m->moe.experts, H = m->hidden, K = m->moe.top_k;
     bool scaled = c->d->moe->router == HFX_ROUTER_SOFTMAX_SCALED;
     char p[192];
     if (scaled) x = scaled_router_input(c, i, block, x);
@@ -518,11 +553,11 @@ static void softmax_route(layer_ctx *c, int64_t i, const char *block, const char
                                    : NULL; /* [E] */
     if (c->o->moe_gather) {
         hfx_top_k(g, probs, K, w, idx);
-        if (m->moe.norm_topk) *w = hfx_op2(g, HFX_OP_DIV, *w, hfx_reduce(g, HFX_OP_REDUCE_SUM, *w, 1, &axis));
+        if (m->moe.norm_topk) *w = hfx_op2(g, HFX_OP_DIV, *w, top_k_norm(c, *w));
         if (per_expert) *w = hfx_op2(g, HFX_OP_MUL, *w, hfx_gather(g, per_expert, *idx, 0));
     } else {
         *top = hfx_top_k_mask(g, probs, K);
-        if (m->moe.norm_topk) *top = hfx_op2(g, HFX_OP_DIV, *top, hfx_reduce(g, HFX_OP_REDUCE_SUM, *top, 1, &axis));
+        if (m->moe.norm_topk) *top = hfx_op2(g, HFX_OP_DIV, *top, top_k_norm(c, *top));
         if (per_expert) *top = hfx_op2(g, HFX_OP_MUL, *top, per_expert);
     }
 }
@@ -608,6 +643,14 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
         up = hfx_const_slice(g, gu, 1, I, I);
         down = hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s",
                           hfx_dec_name(c, i, block, hub_granite ? "output_linear.weight" : "experts.down_proj", p, sizeof p));
+    } else if (layout == HFX_EXPERTS_FLAT) { /* [E·I, H] each, the experts one after the other */
+        static const int64_t swap_last[3] = {0, 2, 1};
+        hfx_value *flat[3];
+        static const char *const leaf[3] = {"experts.mlp.w1", "experts.mlp.v1", "experts.mlp.w2"};
+        for (int j = 0; j < 3; j++)
+            flat[j] = hfx_const_split_rows(g, hfx_weight(c->w, 2, (int64_t[]){E * I, H}, "%s",
+                                                         hfx_dec_name(c, i, block, leaf[j], p, sizeof p)), E);
+        gate = flat[0], up = flat[1], down = hfx_const_permute(g, flat[2], swap_last);
     } else {
         gate = expert_weights(c, i, block, mixtral ? "w1" : "gate_proj", I, H);
         up = expert_weights(c, i, block, mixtral ? "w3" : "up_proj", I, H);

@@ -35,8 +35,10 @@ typedef enum {
                                 [E, I, H], both biased, a clamped SwiGLU (up + 1)·gate·σ(α·gate) */
     HFX_EXPERTS_INPUT_SCALED, /* <mlp>.experts.gate_up_proj [E, H, 2I] (gate half, then up) and down_proj [E, I, H],
                                 each chosen expert's input scaled by its router weight (Llama 4) */
-    HFX_EXPERTS_ON_LAYER     /* <layer>.experts.gate_up_proj [E, 2I, H] and down_proj [E, H, I], the router
+    HFX_EXPERTS_ON_LAYER,    /* <layer>.experts.gate_up_proj [E, 2I, H] and down_proj [E, H, I], the router
                                 <layer>.router: on the layer itself, not under its MLP (Gemma 4) */
+    HFX_EXPERTS_FLAT         /* <mlp>.experts.mlp.w1 (gate), v1 (up) and w2 (down, each expert's [I, H] read as
+                                a·w2) each [E·I, H], the router <mlp>.router.layer (DBRX) */
 } hfx_moe_experts;
 
 /* What runs beside the routed experts, its output added to theirs. */
@@ -73,7 +75,9 @@ typedef enum {
 typedef enum {
     HFX_TOPK_RENORM,     /* the top-k weights always renormalised */
     HFX_TOPK_CONFIG,     /* as norm_topk_prob says (absent: false) */
-    HFX_TOPK_CONFIG_TRUE /* ... (absent: true) */
+    HFX_TOPK_CONFIG_TRUE, /* ... (absent: true) */
+    HFX_TOPK_P_NORM      /* divided by their p-norm, p ffn_config.moe_normalize_expert_weights (absent: 1, the sum;
+                            null: not at all) (DBRX) */
 } hfx_moe_topk;
 
 /* A grouped router's settings when config.json leaves them out (each 0: n_group 1, topk_group n_group,
@@ -118,6 +122,6 @@ extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe;
+    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx;
 
 #endif

@@ -32,7 +32,7 @@ static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", QWEN2
  * chunks; every no_rope_layer_interval-th layer without rotary, its queries' temperature tuned by position; experts
  * (input-scaled, a shared expert) on the moe_layers, dense MLPs of intermediate_size_mlp elsewhere */
 static const hfx_decoder_keys llama4_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
-                                             "max_position_embeddings", "intermediate_size_mlp", NULL, NULL};
+                                             "max_position_embeddings", "intermediate_size_mlp", NULL, NULL, NULL, NULL};
 static const hfx_decoder_names llama4_names = {.mlp = "feed_forward"};
 static const hfx_decoder_desc Llama4ForCausalLM_desc = {
     "Llama4ForCausalLM", LLAMA_LIKE, .rope.pairs = HFX_ROTARY_PAIRS_F32, .no_rope = HFX_NO_ROPE_LIST,
@@ -147,10 +147,10 @@ static const hfx_decoder_desc SolarOpenForCausalLM_desc = {
     .defaults.eps = 1e-5, .defaults.head_dim = 128, .rope.theta = 1000000.0, .moe = &hfx_moe_solar,
     .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc OlmoeForCausalLM_desc = {"OlmoeForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
-                                                       .clip_qkv = true, .defaults.eps = 1e-5, .moe = &hfx_moe_olmoe,
+                                                       .clip_qkv_key = "clip_qkv", .defaults.eps = 1e-5, .moe = &hfx_moe_olmoe,
                                                        .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc OlmoForCausalLM_desc = {"OlmoForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER_PLAIN,
-                                                      .clip_qkv = true};
+                                                      .clip_qkv_key = "clip_qkv"};
 static const hfx_decoder_desc SmolLM3ForCausalLM_desc = {"SmolLM3ForCausalLM", LLAMA_LIKE,
     .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
                                                          .defaults.tied = true, .no_rope = HFX_NO_ROPE_LIST,
@@ -441,7 +441,7 @@ static const hfx_decoder_names gpt2_names = {
     .embed = "transformer.wte.weight", .layer = "transformer.h.%lld", .attn = "attn", .qkv = "c_attn",
     .o = "c_proj", .fc_in = "c_fc", .fc_out = "c_proj", .norm1 = "ln_1", .norm2 = "ln_2",
     .pos_embed = "transformer.wpe.weight", .final_norm = "transformer.ln_f", .optional_prefix = "transformer."};
-static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", NULL, NULL};
+static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", NULL, NULL, NULL, NULL};
 static const char *const gpt2_forward_args[] = {"input_ids", "cache", "attention_mask", "position_ids", NULL};
 static const hfx_decoder_desc GPT2LMHeadModel_desc = {
     "GPT2LMHeadModel", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true, .norm = HFX_NORM_LAYER,
@@ -480,7 +480,7 @@ static const hfx_decoder_names opt_names = {
     .pos_embed = "model.decoder.embed_positions.weight", .final_norm = "model.decoder.final_layer_norm",
     .project_in = "model.decoder.project_in", .project_out = "model.decoder.project_out"};
 static const hfx_decoder_keys opt_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
-                                          "max_position_embeddings", "ffn_dim", "word_embed_proj_dim", NULL};
+                                          "max_position_embeddings", "ffn_dim", "word_embed_proj_dim", NULL, NULL, NULL};
 static const char *const opt_ignores[] = {"num_key_value_heads", "head_dim", "layer_norm_eps", NULL};
 static const hfx_decoder_desc OPTForCausalLM_desc = {
     "OPTForCausalLM", .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PRE_OR_POST_LN, .mlp = HFX_MLP_PLAIN,
@@ -495,7 +495,7 @@ static const hfx_decoder_names bloom_names = {
     .qkv = "query_key_value", .o = "dense", .fc_in = "dense_h_to_4h", .fc_out = "dense_4h_to_h",
     .final_norm = "transformer.ln_f", .embed_norm = "transformer.word_embeddings_layernorm"};
 static const hfx_decoder_keys bloom_keys = {"hidden_size", "n_layer", "n_head", "max_position_embeddings", "n_inner",
-                                            NULL, NULL};
+                                            NULL, NULL, NULL, NULL};
 static const char *const bloom_ignores[] = {"num_key_value_heads", "head_dim", "n_inner", "hidden_act", "use_bias", NULL};
 static const hfx_decoder_desc BloomForCausalLM_desc = {
     "BloomForCausalLM", .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PRE, .mlp = HFX_MLP_PLAIN,
@@ -503,8 +503,58 @@ static const hfx_decoder_desc BloomForCausalLM_desc = {
     .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true, .eps_key = "layer_norm_epsilon", .defaults.tied = true,
     .names = &bloom_names, .keys = &bloom_keys, .ignored_keys = bloom_ignores, .embed_scale = HFX_EMBED_OWN_NORM,
     .scores.scale = HFX_SCALE_HEAD_DIM, .rope.names = HFX_ROPE_NAMES_CURRENT};
+/* Falcon: one fused query_key_value (per key/value group in the new decoder, else multi-query or per head), parallel
+ * attention and MLP with one norm or two (or sequential layers), a plain MLP, every linear biased by `bias`, rotary or
+ * ALiBi (Falcon-RW), tied */
+static const hfx_decoder_names falcon_names = {
+    .embed = "transformer.word_embeddings.weight", .layer = "transformer.h.%lld", .attn = "self_attention",
+    .qkv = "query_key_value", .o = "dense", .fc_in = "dense_h_to_4h", .fc_out = "dense_4h_to_h",
+    .final_norm = "transformer.ln_f", .parallel_norm1 = "ln_attn", .parallel_norm2 = "ln_mlp"};
+static const hfx_decoder_keys falcon_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                                             "max_position_embeddings", "ffn_hidden_size", .kv_heads = "num_kv_heads"};
+static const char *const falcon_ignores[] = {"num_key_value_heads", "head_dim", NULL};
+static const hfx_decoder_desc FalconForCausalLM_desc = {
+    "FalconForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_OR_PRE, .mlp = HFX_MLP_PLAIN,
+    .positions = HFX_POSITIONS_ROTARY_OR_ALIBI, .qkv = HFX_QKV_BY_MULTI_QUERY, .act.key = "activation",
+    .act.dflt = "gelu", .bias.rule = HFX_BIAS_USE_BIAS, .bias.qkv_key = "bias", .eps_key = "layer_norm_epsilon",
+    .defaults.tied = true, .names = &falcon_names, .keys = &falcon_keys, .ignored_keys = falcon_ignores,
+    .forward_args = gpt2_forward_args};
+/* MPT: ALiBi with its own slopes, LayerNorms without biases, a fused Wqkv (clip_qkv), a 4 × hidden MLP with
+ * the exact gelu, no biases, tied; its attention keys under attn_config */
+static const hfx_decoder_names mpt_names = {
+    .embed = "transformer.wte.weight", .layer = "transformer.blocks.%lld", .attn = "attn", .qkv = "Wqkv",
+    .o = "out_proj", .mlp = "ffn", .fc_in = "up_proj", .fc_out = "down_proj", .norm1 = "norm_1", .norm2 = "norm_2",
+    .final_norm = "transformer.norm_f"};
+static const char *const mpt_nested[] = {"attn_config", NULL};
+static const hfx_decoder_keys mpt_keys = {"d_model", "n_layers", "n_heads", "max_seq_len", "intermediate_size",
+                                          .nested = mpt_nested};
+/* (MptForCausalLM's MLP is 4 × hidden whatever expansion_ratio says; its class reads no biases, positions or
+ * heads of keys and values) */
+static const char *const mpt_ignores[] = {"num_key_value_heads", "head_dim", "intermediate_size", "hidden_act", NULL};
+static const hfx_decoder_desc MptForCausalLM_desc = {
+    "MptForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER_NO_BIAS, .mlp = HFX_MLP_PLAIN, .act.dflt = "gelu",
+    .positions = HFX_POSITIONS_ALIBI_MAX_BIAS, .qkv = HFX_QKV_CONCAT, .bias.rule = HFX_BIAS_NONE,
+    .clip_qkv_key = "attn_config.clip_qkv",
+    .eps_key = "layer_norm_epsilon", .defaults.tied = true, .names = &mpt_names, .keys = &mpt_keys,
+    .ignored_keys = mpt_ignores, .scores.scale = HFX_SCALE_SOFTMAX_SCALE, .forward_args = gpt2_forward_args};
+/* DBRX: MPT's names and norms with rotary, grouped keys and values (attn_config's kv_n_heads, clip_qkv) and every
+ * layer's MLP the experts (ffn_config: softmax top-k divided by their p-norm, the experts flat); not tied.
+ * transformers 5 reads no attn_config.rope_theta (its rope is rope_parameters'), nor a norm epsilon (1e-5) */
+static const hfx_decoder_names dbrx_names = {
+    .embed = "transformer.wte.weight", .layer = "transformer.blocks.%lld", .attn = "norm_attn_norm.attn",
+    .qkv = "Wqkv", .o = "out_proj", .mlp = "ffn", .norm1 = "norm_attn_norm.norm_1", .norm2 = "norm_attn_norm.norm_2",
+    .final_norm = "transformer.norm_f"};
+static const char *const dbrx_nested[] = {"attn_config", "ffn_config", NULL};
+static const hfx_decoder_keys dbrx_keys = {"d_model", "n_layers", "n_heads", "max_seq_len", "intermediate_size",
+                                           .kv_heads = "attn_config.kv_n_heads", .nested = dbrx_nested};
+static const char *const dbrx_ignores[] = {"num_key_value_heads", "head_dim", "layer_norm_epsilon", NULL};
+static const hfx_decoder_desc DbrxForCausalLM_desc = {
+    "DbrxForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER_NO_BIAS, .act.key = "ffn_config.ffn_act_fn", .act.dflt = "silu",
+    .qkv = HFX_QKV_CONCAT, .bias.rule = HFX_BIAS_NONE, .clip_qkv_key = "attn_config.clip_qkv", .eps_key = "layer_norm_epsilon",
+    .defaults.kv_heads = 1, .names = &dbrx_names, .keys = &dbrx_keys, .ignored_keys = dbrx_ignores,
+    .moe = &hfx_moe_dbrx, .rope.names = HFX_ROPE_NAMES_CURRENT, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_keys gpt_neo_keys = {"hidden_size", "num_layers", "num_heads", "max_position_embeddings",
-                                              "intermediate_size", NULL, NULL};
+                                              "intermediate_size", NULL, NULL, NULL, NULL};
 static const hfx_decoder_desc GPTNeoForCausalLM_desc = {
     "GPTNeoForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_O_ONLY, .bias.mlp = HFX_MLP_BIAS_ALWAYS,
     .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN, .act.key = "activation_function", .act.dflt = "gelu_new",
@@ -696,6 +746,9 @@ static const struct entry {
     {"OPTForCausalLM", &hfx_decoder_family, &OPTForCausalLM_desc},
     {"BitNetForCausalLM", &hfx_decoder_family, &BitNetForCausalLM_desc},
     {"BloomForCausalLM", &hfx_decoder_family, &BloomForCausalLM_desc},
+    {"FalconForCausalLM", &hfx_decoder_family, &FalconForCausalLM_desc},
+    {"MptForCausalLM", &hfx_decoder_family, &MptForCausalLM_desc},
+    {"DbrxForCausalLM", &hfx_decoder_family, &DbrxForCausalLM_desc},
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},

@@ -387,31 +387,62 @@ hfx_value *hfx_const_flatten(hfx_graph *g, hfx_value *c, int axis) {
     return const_value(g, init);
 }
 
-hfx_value *hfx_const_interleaved_rows(hfx_graph *g, hfx_value *c, int64_t groups, int64_t parts,
-                                      int64_t which, int64_t len) {
+hfx_value *hfx_const_split_rows(hfx_graph *g, hfx_value *c, int64_t n) {
     const hfx_init *src = c->init;
-    if (!src || src->n_parts != 1 || src->rank < 1 || src->rank + 1 > HFX_MAX_RANK ||
-        src->parts[0].rank != src->rank || groups * parts * len != src->shape[0] || which < 0 ||
-        which >= parts) {
-        hfx_graph_fail(g, HFX_ERR_INTERNAL, "bad interleaved view of '%s'", src ? src->source : "?");
+    if (!src || src->n_parts != 1 || src->parts[0].rank != src->rank || src->rank < 1 || src->rank + 1 > HFX_MAX_RANK ||
+        n < 1 || src->shape[0] % n) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "cannot split the rows of constant '%s'", src ? src->source : "?");
         return c;
     }
     hfx_init *init = copy_init(g, src);
     if (!init) return c;
-    /* the part gains an axis: [groups, len, rest...] with the group stride spanning all parts;
-     * the value keeps rank: its axis 0 is groups·len, read in the part's row-major order */
+    hfx_init_part *p = &init->parts[0];
+    const hfx_init_part *q = &src->parts[0];
+    for (int d = q->rank; d >= 1; d--) {
+        p->shape[d] = q->shape[d - 1], p->strides[d] = q->strides[d - 1];
+        init->shape[d] = src->shape[d - 1];
+    }
+    p->shape[1] = init->shape[1] = src->shape[0] / n;
+    p->shape[0] = init->shape[0] = n;
+    p->strides[0] = q->strides[0] * p->shape[1];
+    p->rank = init->rank = q->rank + 1;
+    return const_value(g, init);
+}
+
+hfx_value *hfx_const_interleaved_rows(hfx_graph *g, hfx_value *c, int64_t groups, int64_t parts,
+                                      int64_t which, int64_t len) {
+    if (which < 0 || which >= parts) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "bad interleaved view of '%s'", c->init ? c->init->source : "?");
+        return c;
+    }
+    return hfx_const_group_rows(g, c, groups, parts * len, which * len, len);
+}
+
+hfx_value *hfx_const_group_rows(hfx_graph *g, hfx_value *c, int64_t groups, int64_t group_rows, int64_t start,
+                                int64_t len) {
+    const hfx_init *src = c->init;
+    if (!src || src->n_parts != 1 || src->rank < 1 || src->rank + 1 > HFX_MAX_RANK ||
+        src->parts[0].rank != src->rank || groups < 1 || groups * group_rows != src->shape[0] || start < 0 ||
+        len < 1 || start + len > group_rows) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "bad grouped view of '%s'", src ? src->source : "?");
+        return c;
+    }
+    hfx_init *init = copy_init(g, src);
+    if (!init) return c;
+    /* the rows gain an axis: [groups, len, rest...] with the group stride spanning group_rows rows;
+     * the value keeps rank: its axis 0 is groups·len, read in row-major order */
     hfx_init_part *p = &init->parts[0];
     const hfx_init_part *q = &src->parts[0];
     p->rank = q->rank + 1;
     p->shape[0] = groups;
-    p->strides[0] = q->strides[0] * parts * len;
+    p->strides[0] = q->strides[0] * group_rows;
     p->shape[1] = len;
     p->strides[1] = q->strides[0];
     for (int d = 1; d < q->rank; d++) {
         p->shape[d + 1] = q->shape[d];
         p->strides[d + 1] = q->strides[d];
     }
-    p->offset = q->offset + which * len * q->strides[0];
+    p->offset = q->offset + start * q->strides[0];
     init->shape[0] = groups * len;
     return const_value(g, init);
 }

@@ -197,6 +197,12 @@ hfx_value *hfx_const_permute(hfx_graph *g, hfx_value *c, const int64_t *perm);
  * group, as [groups·len, ...] (GPT-NeoX's per-head [q; k; v]). Still a view. */
 hfx_value *hfx_const_interleaved_rows(hfx_graph *g, hfx_value *c, int64_t groups, int64_t parts,
                                       int64_t which, int64_t len);
+/* Axis 0 of a constant [n·r, ...] split into [n, r, ...] (a view: DBRX's experts stored one after the other). */
+hfx_value *hfx_const_split_rows(hfx_graph *g, hfx_value *c, int64_t n);
+/* Rows [start, start + len) of each of `groups` groups of `group_rows` rows along axis 0, as
+ * [groups·len, ...] (Falcon's per key/value group [queries; k; v]). Still a view. */
+hfx_value *hfx_const_group_rows(hfx_graph *g, hfx_value *c, int64_t groups, int64_t group_rows, int64_t start,
+                                int64_t len);
 
 /* ---- Op constructors: each records one node and returns its output ---- */
 

@@ -3,7 +3,7 @@ norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministr
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
 GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4, OPT, BLOOM,
-Phi-3.5-MoE, BitNet.
+Phi-3.5-MoE, BitNet, Falcon, MPT, DBRX.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -45,8 +45,14 @@ from transformers import (
     SolarOpenForCausalLM,
     YoutuConfig,
     YoutuForCausalLM,
+    DbrxConfig,
+    DbrxForCausalLM,
     Ernie4_5_MoeConfig,
     Ernie4_5_MoeForCausalLM,
+    FalconConfig,
+    FalconForCausalLM,
+    MptConfig,
+    MptForCausalLM,
     ExaoneMoeConfig,
     ExaoneMoeForCausalLM,
     FlexOlmoConfig,
@@ -128,6 +134,9 @@ ARCHS = {
     "bloom": (BloomConfig, BloomForCausalLM, "causal"),
     "phimoe": (PhimoeConfig, PhimoeForCausalLM, "causal"),
     "bitnet": (BitNetConfig, BitNetForCausalLM, "causal"),
+    "falcon": (FalconConfig, FalconForCausalLM, "causal"),
+    "mpt": (MptConfig, MptForCausalLM, "causal"),
+    "dbrx": (DbrxConfig, DbrxForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -247,6 +256,28 @@ PHIMOE_ROPE = {"rope_type": "longrope", "rope_theta": 10000.0, "original_max_pos
                "long_mscale": 1.3}
 PHIMOE = dict(SMALL, intermediate_size=48, num_local_experts=4, num_experts_per_tok=2, router_jitter_noise=0.3,
               sliding_window=6, attention_bias=True, rope_parameters=PHIMOE_ROPE)
+
+# Falcon: the new decoder (Falcon-40B/180B: per-group fused q/k/v, two norms in parallel), Falcon-7B's multi-query
+# parallel layers, Falcon-RW's ALiBi in sequential layers
+FALCON = dict(vocab_size=168, hidden_size=64, num_hidden_layers=3, num_attention_heads=4, num_kv_heads=2,
+              new_decoder_architecture=True, ffn_hidden_size=96, max_position_embeddings=64,
+              rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, pad_token_id=0, bos_token_id=1,
+              eos_token_id=2)
+FALCON_7B = dict(FALCON, new_decoder_architecture=False, multi_query=True, parallel_attn=True, num_kv_heads=None)
+FALCON_RW = dict(FALCON, new_decoder_architecture=False, multi_query=False, parallel_attn=False, alibi=True,
+                 bias=True, num_kv_heads=None)
+
+# MPT: ALiBi (slopes of alibi_bias_max 8), LayerNorms without biases, Wqkv, a 4x MLP, attention keys in attn_config
+MPT = dict(vocab_size=168, d_model=64, n_layers=3, n_heads=4, max_seq_len=64, pad_token_id=0, bos_token_id=1,
+           eos_token_id=2, attn_config={"softmax_scale": 0.3, "clip_qkv": 0.8})
+
+# DBRX: grouped keys and values, clipped q/k/v, every layer top-2 of 4 flat experts divided by their p-norm
+DBRX = dict(vocab_size=168, d_model=64, n_layers=3, n_heads=4, max_seq_len=64, pad_token_id=0, bos_token_id=1,
+            eos_token_id=2, rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            attn_config={"kv_n_heads": 2, "clip_qkv": 0.8, "rope_theta": 500000.0},  # (a rope_theta transformers 5
+                                                                                      # keeps but never reads)
+            ffn_config={"ffn_hidden_size": 48, "moe_num_experts": 4, "moe_top_k": 2,
+                        "moe_normalize_expert_weights": 2.0})
 
 
 def _glm4_lite_derived(c: dict) -> dict:
@@ -615,17 +646,54 @@ SPECS += [
              "RMS-normed (ffn_sub_norm) before down_proj", cases=models.DEFAULT_CASES),
 ]
 
+SPECS += [
+    dict(name="falcon", arch="falcon", config=dict(FALCON),
+         doc="the new decoder: query_key_value per key/value group (2 queries, a key, a value), ln_attn and ln_mlp in "
+             "parallel, a plain gelu MLP of 96, no biases, tied", embed_std=models.TIED_EMBED_STD,
+         cases=models.DEFAULT_CASES),
+    dict(name="falcon_7b", arch="falcon", config=dict(FALCON_7B),
+         doc="Falcon-7B's layers: one key/value head ([q; k; v] rows), attention and MLP from one input_layernorm",
+         seed=1, embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    dict(name="falcon_rw", arch="falcon", config=dict(FALCON_RW),
+         doc="Falcon-RW: ALiBi (slopes and bias rounded to bf16, divided by sqrt(head_dim)), per-head q/k/v triples, "
+             "sequential layers, every linear biased; rows without padding (the reference is transformers' sdpa "
+             "path, models.reference_attention, whose fully padded query rows are its kernel's own)", seed=2,
+         embed_std=models.TIED_EMBED_STD, cases=tuple(c for c in models.DEFAULT_CASES if not c.pads)),
+    dict(name="falcon_one_norm", arch="falcon", config=dict(FALCON, num_ln_in_parallel_attn=1, bias=True),
+         doc="the new decoder with one input_layernorm (Falcon 2), biases", seed=3, embed_std=models.TIED_EMBED_STD,
+         cases=models.DEFAULT_CASES),
+    dict(name="mpt", arch="mpt", config=dict(MPT),
+         doc="ALiBi (2^-2h over 4 heads, each key's slot less the last), softmax_scale 0.3, clip_qkv 0.8, LayerNorms "
+             "without biases, up -> gelu -> down of 256, tied", embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    dict(name="mpt_6heads", arch="mpt", config=dict(MPT, d_model=48, n_heads=6, attn_config={}),
+         doc="6 heads: slopes of 8 (the next power of two), the even ones first; the default scale", seed=1,
+         embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+]
+
+SPECS += [
+    dict(name="dbrx", arch="dbrx", config=dict(DBRX),
+         doc="Wqkv with 2 key/value heads, clip_qkv 0.8, LayerNorms without biases; every layer top-2 of 4 experts "
+             "(w1/v1/w2 flat), softmax weights divided by their 2-norm", cases=models.DEFAULT_CASES),
+    dict(name="dbrx_sum", arch="dbrx",
+         config=dict(DBRX, attn_config={"kv_n_heads": 1, "clip_qkv": 8.0, "rope_theta": 10000.0},
+                     ffn_config=dict(DBRX["ffn_config"], moe_normalize_expert_weights=1.0, moe_top_k=1,
+                                     ffn_act_fn={"name": "gelu"})),
+         doc="one key/value head, top-1 divided by its sum (1), gelu experts", seed=1, cases=models.DEFAULT_CASES),
+]
+
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
-             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet")
+             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "falcon_7b",
+             "mpt", "dbrx")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
 # ... and those whose transformers static-cache generate is not the model (GPT-Neo's local layers slice their
-# window from the cache length, so a static cache of max_cache_len moves it): the dynamic-cache modes only
-GEN_SPECS_DYNAMIC = ("gpt_neo",)
+# window from the cache length, so a static cache of max_cache_len moves it; Falcon's ALiBi reads a 2-D mask, which a
+# static-cache generate does not pass it): the dynamic-cache modes only
+GEN_SPECS_DYNAMIC = ("gpt_neo", "falcon_rw")
 # onnxruntime-genai runs their multi-token export (genai_config.json's type: genai's own name where it has one,
 # else its generic "decoder")
 GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministral3")
@@ -633,7 +701,7 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 GEN_BATCH1_MODE = "onnx-dyncache"
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("dbrx", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included; Phi-3.5-MoE's rotary scale switches by the batch's longest positions): a padded row need not
@@ -731,6 +799,13 @@ FEATURES = [
     ("phimoe", _LONG, "long_mscale 1.3", {"rope_parameters": dict(PHIMOE_ROPE, long_mscale=1.1)}),
     ("phimoe", _PAD3, "the window of 6", {"sliding_window": None}),
     ("bitnet", _PAD3, "relu2 (not silu)", {"hidden_act": "silu"}),
+    ("falcon_rw", _PAD3, "ALiBi (not rotary)", {"alibi": False}),
+    ("falcon", _PAD3, "rope_theta 10000", {"rope_parameters": {"rope_type": "default", "rope_theta": 100.0}}),
+    ("mpt", _PAD3, "softmax_scale 0.3", {"attn_config.softmax_scale": None}),
+    ("mpt", _PAD3, "clip_qkv 0.8", {"attn_config.clip_qkv": None}),
+    ("dbrx", _PAD3, "clip_qkv 0.8", {"attn_config.clip_qkv": 100.0}),
+    ("dbrx", _PAD3, "top-2 routing (not top-1)", {"ffn_config.moe_top_k": 1}),
+    ("dbrx", _PAD3, "weights divided by their 2-norm (not their sum)", {"ffn_config.moe_normalize_expert_weights": 1.0}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
@@ -779,6 +854,11 @@ BAD_CONFIGS = [
     ("exaone_moe", {"mlp_layer_types": ["dense", "moe", "dense", "sparse"]}, "mlp_layer_types[1]"),
     ("ministral", {"layer_types": ["sliding_attention", "full_attention", "chunked_attention", "full_attention"]},
      "layer_types[2]"),
+    ("falcon_7b", {"multi_query": False, "num_kv_heads": 2}, "num_kv_heads"),
+    ("falcon", {"num_ln_in_parallel_attn": 3}, "num_ln_in_parallel_attn"),
+    ("mpt", {"attn_config": [1, 2]}, "attn_config"),
+    ("dbrx", {"ffn_config": dict(DBRX["ffn_config"], moe_normalize_expert_weights=-1.0)}, "moe_normalize_expert_weights"),
+    ("dbrx", {"ffn_config": dict(DBRX["ffn_config"], ffn_act_fn={"name": "silu", "inplace": True})}, "ffn_act_fn"),
 ]
 
 

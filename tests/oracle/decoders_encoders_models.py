@@ -878,9 +878,9 @@ def build_model(spec: Spec) -> torch.nn.Module:
     config_cls, model_cls, _ = ARCHS[spec.arch]
     config = config_cls(**json.loads(json.dumps(spec.config)))
     torch.manual_seed(spec.seed)
-    model = model_cls(config)
+    # (built with it: Falcon cannot switch its implementation afterwards)
+    model = model_cls._from_config(config, attn_implementation=models.reference_attention(config.to_dict()))
     init_weights(model, spec)
-    model.set_attn_implementation("eager")
     model.eval()
     return model
 
@@ -893,7 +893,8 @@ def load_reference(model_dir: os.PathLike, spec: Spec) -> torch.nn.Module:
             "qa": AutoModelForQuestionAnswering, "masked_lm": AutoModelForMaskedLM}[spec.kind]
     if spec.kind == "causal":
         auto = models.causal_lm_class(model_dir)
-    model = auto.from_pretrained(str(model_dir), dtype=torch.float32, attn_implementation="eager")
+    model = auto.from_pretrained(str(model_dir), dtype=torch.float32,
+                                 attn_implementation=models.checkpoint_attention(model_dir))
     model.eval()
     return model
 

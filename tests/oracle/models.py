@@ -572,6 +572,24 @@ def _probe_logits(model: torch.nn.Module, vocab_size: int) -> torch.Tensor:
         return model(**{k: torch.from_numpy(v) for k, v in inputs.items()}, use_cache=False).logits
 
 
+def reference_attention(config: dict) -> str:
+    """The attention implementation whose outputs are transformers' model: eager, except where transformers 5.24's
+    eager path is known to compute something else than its default. Falcon with ALiBi: the model folds ALiBi into
+    the mask, which FalconAttention's eager branch adds to scores that already carry it (twice); its default (sdpa)
+    adds it once, as Falcon-RW was trained."""
+    if config.get("model_type") == "falcon" and config.get("alibi"):
+        return "sdpa"
+    return "eager"
+
+
+def checkpoint_attention(model_dir: os.PathLike) -> str:
+    """reference_attention of a checkpoint directory's config.json."""
+    import json
+    from pathlib import Path
+
+    return reference_attention(json.loads((Path(model_dir) / "config.json").read_text()))
+
+
 def causal_lm_class(model_dir: os.PathLike):
     """transformers' AutoModelForCausalLM; for a model_type it does not map (Mistral 4's text model, which ships
     inside Mistral3ForConditionalGeneration), the class config.json's `architectures` names."""
@@ -592,7 +610,7 @@ def load_reference_model(model_dir: os.PathLike) -> torch.nn.Module:
     are upcast). Always a fresh instance: the dynamic-NTK rotary embedding keeps state between
     calls (see reference_logits)."""
     model = causal_lm_class(model_dir).from_pretrained(
-        str(model_dir), dtype=torch.float32, attn_implementation="eager"
+        str(model_dir), dtype=torch.float32, attn_implementation=checkpoint_attention(model_dir)
     )
     model.eval()
     return model
