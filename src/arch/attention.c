@@ -78,6 +78,10 @@ static void project_qkv(layer_ctx *c, int64_t i, const hfx_layer_shape *s, hfx_v
     } else {
         *q = hfx_dec_proj(c, h, m->hidden, nq, m->bias.q, P("q_proj"));
         if (d->attention == HFX_ATTN_GATE_PROJ) *gate = hfx_dec_proj(c, h, m->hidden, nq, false, P("gate_proj"));
+        if (m->head_gate) { /* transformers saves LFM3's g_proj as gate_proj, and reads either */
+            const char *name = hfx_weight_exists(c->w, P("g_proj.weight")) ? "g_proj" : "gate_proj";
+            *gate = hfx_unsqueeze(g, hfx_dec_proj(c, h, m->hidden, m->heads, false, P(name)), -1);
+        }
     }
     if (s->kv_from != i) { /* transformers drops such a layer's k/v weights on load: so does hfx */
         static const char *const unused[] = {"k_proj.weight", "k_proj.bias", "v_proj.weight", "v_proj.bias",
@@ -207,8 +211,9 @@ hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *c
         a = hfx_attention(g, q, k, v, bias, scale, m->attn_softcap, window);
     }
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
+    if (gate && m->head_gate) a = hfx_op2(g, HFX_OP_MUL, a, hfx_op1(g, HFX_OP_SIGMOID, gate)); /* [B,S,H,1]: per head */
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
-    if (gate) a = hfx_op2(g, HFX_OP_MUL, a, hfx_op1(g, HFX_OP_SIGMOID, gate));
+    if (gate && !m->head_gate) a = hfx_op2(g, HFX_OP_MUL, a, hfx_op1(g, HFX_OP_SIGMOID, gate));
     char p[160];
     if (d->attention == HFX_ATTN_SUB_NORMED)
         a = hfx_dec_norm(c, a, m->heads * hd, hfx_dec_name(c, i, c->n.attn, "attn_sub_norm", p, sizeof p));

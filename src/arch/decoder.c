@@ -85,13 +85,15 @@ static hfx_value *layer_pre(layer_ctx *c, const layer_args *a, hfx_value *x) {
     return c->m->no_mlp ? x : residual(c, x, hfx_dec_ffn(c, a->i, NORM(x, c->n.norm2)));
 }
 
-/* x += post1(attn(norm1(x))); x += post2(mlp(pre2(x))) (Gemma 2/3, GLM-4) */
+/* x += post1(attn(norm1(x))); x += post2(mlp(pre2(x))) (Gemma 2/3, GLM-4); the post-norms identities where the
+ * config turns them off (LFM3) */
 static hfx_value *layer_sandwich(layer_ctx *c, const layer_args *a, hfx_value *x) {
     char p[160];
+    bool post = !c->m->no_post_norms;
     hfx_value *m = MIXER(NORM(x, c->n.norm1));
-    x = residual(c, x, NORM(m, c->n.norm2));
+    x = residual(c, x, post ? NORM(m, c->n.norm2) : m);
     hfx_value *f = hfx_dec_ffn(c, a->i, NORM(x, c->n.pre2));
-    return residual(c, x, NORM(f, c->n.post2));
+    return residual(c, x, post ? NORM(f, c->n.post2) : f);
 }
 
 /* x += norm1(attn(x)); x += norm2(mlp(x)) (OLMo-2, EXAONE 4) */
@@ -132,6 +134,7 @@ static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hf
     [HFX_LAYOUT_POST_LN] = layer_post_ln,
     [HFX_LAYOUT_PRE_OR_POST_LN] = layer_pre, /* (the parse settles it: PRE or POST_LN) */
     [HFX_LAYOUT_SANDWICH_PER_LAYER] = layer_sandwich_per_layer,
+    [HFX_LAYOUT_SANDWICH_BY_CONFIG] = layer_sandwich, /* (the parse says which norms) */
     [HFX_LAYOUT_PARALLEL_OR_PRE] = layer_pre, /* (the parse settles it) */
 };
 _Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_PARALLEL_OR_PRE + 1,
@@ -345,6 +348,7 @@ static hfx_value *embed_tokens(layer_ctx *c, bool embeds_in, decoder_inputs *in)
 /* Rotary tables [.., S, rotary dims]: the full-attention layers', and the sliding layers' own. */
 typedef struct rotary_tables {
     hfx_value *cos, *sin, *local_cos, *local_sin;
+    hfx_value **layer_cos, **layer_sin; /* (layers) where each layer has its own base (m->layer_rope); else NULL */
 } rotary_tables;
 
 /* The queries' scale by position, 1 + β·ln(1 + ⌊p / n⌋) [B|1,1,S,1] f32: p the position (Ministral 3) or the
@@ -365,12 +369,32 @@ static hfx_value *query_temperature(layer_ctx *c, const decoder_inputs *in) {
     return hfx_unsqueeze(g, hfx_unsqueeze(g, t, 1), 3);
 }
 
+/* Each rotary layer's tables where the layers have their own bases: one pair per distinct base. */
+static void layer_tables(layer_ctx *c, const decoder_inputs *in, rotary_tables *r) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    r->layer_cos = hfx_arena_alloc(g->arena, 2 * (size_t)m->layers * sizeof *r->layer_cos);
+    if (!r->layer_cos) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return;
+    }
+    r->layer_sin = r->layer_cos + m->layers;
+    for (int64_t i = 0; i < m->layers; i++) {
+        r->layer_cos[i] = r->layer_sin[i] = NULL;
+        if (m->no_rope[i]) continue;
+        for (int64_t j = 0; j < i && !r->layer_cos[i]; j++)
+            if (r->layer_cos[j] && m->layer_rope[j].theta == m->layer_rope[i].theta)
+                r->layer_cos[i] = r->layer_cos[j], r->layer_sin[i] = r->layer_sin[j];
+        if (!r->layer_cos[i]) hfx_rope_cos_sin(g, &m->layer_rope[i], in->pos, c->o->dtype, &r->layer_cos[i], &r->layer_sin[i]);
+    }
+}
+
 /* Positions into x: learned embeddings added, or the rotary tables the layers read. */
 static rotary_tables positions(layer_ctx *c, const decoder_inputs *in, bool rotary, hfx_value **x) {
     const hfx_decoder_desc *d = c->d;
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    rotary_tables r = {NULL, NULL, NULL, NULL};
+    rotary_tables r = {NULL, NULL, NULL, NULL, NULL, NULL};
     if (d->positions == HFX_POSITIONS_LEARNED || d->positions == HFX_POSITIONS_LEARNED_OFFSET2) {
         int64_t offset = d->positions == HFX_POSITIONS_LEARNED_OFFSET2 ? 2 : 0;
         hfx_value *wpe = hfx_weight(c->w, 2, (int64_t[]){m->max_position + offset, m->hidden}, "%s", c->n.pos_embed);
@@ -383,6 +407,7 @@ static rotary_tables positions(layer_ctx *c, const decoder_inputs *in, bool rota
     }
     if (m->q_temp_beta != 0) c->q_temperature = query_temperature(c, in);
     if (d->rope.local) hfx_rope_cos_sin(g, &m->local_rope, in->pos, c->o->dtype, &r.local_cos, &r.local_sin);
+    if (m->layer_rope && rotary) layer_tables(c, in, &r);
     return r;
 }
 
@@ -492,7 +517,9 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
             bias = window_bias;
         }
         bool local = c->d->rope.local && sliding;
-        x = decoder_layer(c, i, x, local ? r->local_cos : r->cos, local ? r->local_sin : r->sin, bias);
+        hfx_value *cos = r->layer_cos ? r->layer_cos[i] : local ? r->local_cos : r->cos;
+        hfx_value *sin = r->layer_sin ? r->layer_sin[i] : local ? r->local_sin : r->sin;
+        x = decoder_layer(c, i, x, cos, sin, bias);
     }
     return x;
 }

@@ -41,6 +41,8 @@ typedef enum {
                                     set, no use_sliding_window (dots.llm1) */
     HFX_SLIDING_ATTENTION_TYPES, /* attention_layers' "local" layers, or attention_types' [[types], repeat] expanded,
                                     windowed by window_size (GPT-Neo) */
+    HFX_SLIDING_FIRST_OF_PATTERN, /* layer_types, else layer i global when i % pattern == 0, the others windowed by
+                                     sliding_window, which must be set (GraniteSWA) */
     HFX_SLIDING_CHUNKED         /* not windows: layer_types' "chunked_attention" layers (else the rotary ones when
                                    attention_chunk_size is set) attend within chunks of attention_chunk_size
                                    (Llama 4) */
@@ -69,6 +71,8 @@ typedef enum {
                                   also not with _remove_final_layer_norm (OPT) */
     HFX_LAYOUT_SANDWICH_PER_LAYER, /* the sandwich, then (hidden_size_per_layer_input) x += norm(proj(act(gate(x)) ·
                                      the layer's per-layer input)), then x · layer_scalar (Gemma 4) */
+    HFX_LAYOUT_SANDWICH_BY_CONFIG, /* use_sandwich_norm (default true): SANDWICH; else its post-norms are identities,
+                                      norm1 and pre2 alone (LFM3) */
     HFX_LAYOUT_PARALLEL_OR_PRE /* new_decoder_architecture: PARALLEL (names.parallel_norms) when num_ln_in_parallel_attn
                                   is 2 (its default), PARALLEL_SHARED when 1; else parallel_attn (default true) picks
                                   PARALLEL_SHARED over PRE (Falcon) */
@@ -148,7 +152,9 @@ typedef enum {
                                 `no_rope_layer_interval`-th layer (SmolLM3) */
     HFX_NO_ROPE_FULL_LAYERS, /* rope on the sliding layers only (Cohere 2) */
     HFX_NO_ROPE_FULL_IF_WINDOW, /* ... when the config has a sliding_window; else rope everywhere (EXAONE 4) */
-    HFX_NO_ROPE_UNLESS_ROPE_TYPE /* rope only when `position_embedding_type` is "rope" (Granite 4.0's "nope") */
+    HFX_NO_ROPE_UNLESS_ROPE_TYPE, /* rope only when `position_embedding_type` is "rope" (Granite 4.0's "nope") */
+    HFX_NO_ROPE_LAYER_THETA      /* layer_rope_theta: each layer's rope base (0: no rotary), the rope otherwise
+                                    rope_parameters' (absent: its rope_theta everywhere) (GraniteSWA) */
 } hfx_no_rope_rule;
 
 /* What mixes tokens in a layer. */
@@ -185,6 +191,8 @@ typedef enum {
     HFX_ATTN_SUB_NORMED,   /* the output normed (self_attn.attn_sub_norm, over heads·hd) before o_proj (BitNet) */
     HFX_ATTN_GATE_PROJ,    /* self_attn.gate_proj [heads·hd, hidden] (no bias): the output times sigmoid(gate_proj(h)),
                               element by element, before o_proj (AFMoE) */
+    HFX_ATTN_HEAD_GATE,    /* self_attn.gate_proj (or g_proj) [heads, hidden], no bias, when use_attention_gate (default
+                              true): each head's output times sigmoid(gate_proj(h)) of its head, before o_proj (LFM3) */
     HFX_ATTN_LATENT        /* multi-head latent attention (mla.c): low-rank q and kv, rotary on
                               qk_rope_head_dim dims, the cache holding the normalized kv latent and the
                               rotated key part, as transformers' cache does (DeepSeek V2/V3) */
@@ -196,6 +204,8 @@ typedef enum {
     HFX_MIXERS_SHORT_CONV,    /* layer_types may name "conv" layers: LFM2's gated short convolution
                                  (in_proj → B·x → depthwise causal conv1d → C·conv → out_proj), its state
                                  the last conv_L_cache − 1 inputs; block_auto_adjust_ff_dim sizes the MLP */
+    HFX_MIXERS_SHORT_CONV_SLIDING, /* ... "conv", "sliding_attention" and "full_attention" layers; absent, layer i is
+                                      full when i % 4 == 2, sliding when i % 4 == 0 and i > 0, else conv (LFM3) */
     HFX_MIXERS_MAMBA2_ONLY,   /* every layer a Mamba2 mixer and nothing else: no attention, no MLP, no
                                  positions; `residual_in_fp32` read (Mamba2) */
     HFX_MIXERS_MAMBA_ONLY,    /* ... a Mamba mixer (MambaConfig's keys) */
@@ -531,6 +541,8 @@ typedef struct hfx_decoder_cfg {
     int64_t chunk;               /* HFX_SLIDING_CHUNKED's attention_chunk_size (0: none) ... */
     bool *chunked;               /* (layers) ... and its layers; arena-owned, NULL: none */
     hfx_rope rope;               /* full-attention layers (all layers without rope.local) */
+    hfx_rope *layer_rope;        /* (layers) each layer's own where its base is its own (HFX_NO_ROPE_LAYER_THETA);
+                                    arena-owned, NULL: rope and local_rope */
     hfx_rope local_rope;         /* sliding layers when the descriptor has rope.local */
     hfx_layer_layout layout;     /* the descriptor's, or chosen by config (use_parallel_residual) */
     bool layer_types;            /* the descriptor's masks_by_layer_type */
@@ -556,6 +568,8 @@ typedef struct hfx_decoder_cfg {
                                     every layer the sizes above; arena-owned */
     hfx_decoder_ple ple;
     hfx_decoder_alibi alibi;
+    bool no_post_norms;          /* HFX_LAYOUT_SANDWICH_BY_CONFIG without them */
+    bool head_gate;              /* HFX_ATTN_HEAD_GATE switched on */
 } hfx_decoder_cfg;
 
 /* Layer i's shape: its own where the config gives layers their own, else the model's. */

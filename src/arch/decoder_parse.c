@@ -121,7 +121,8 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
                             c.where, (long long)m->layers);
         for (int64_t i = 0; i < m->layers; i++) {
             const char *t = json_string_value(json_array_get(types, (size_t)i));
-            if (t && (strcmp(t, "full_attention") == 0 || (d->mixers.kind == HFX_MIXERS_SHORT_CONV && strcmp(t, "conv") == 0))) m->window[i] = 0;
+            bool conv = d->mixers.kind == HFX_MIXERS_SHORT_CONV || d->mixers.kind == HFX_MIXERS_SHORT_CONV_SLIDING;
+            if (t && (strcmp(t, "full_attention") == 0 || (conv && strcmp(t, "conv") == 0))) m->window[i] = 0;
             else if (t && strcmp(t, "sliding_attention") == 0) {
                 if (window <= 0)
                     return hfx_fail(err, HFX_ERR_INVALID,
@@ -151,6 +152,13 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
         for (int64_t i = 0; i < m->layers; i++)
             m->window[i] = window > 0 && (from ? i >= max_window_layers : (i + 1) % 2 && i < max_window_layers)
                                ? window : 0;
+        return HFX_OK;
+    }
+    if (d->sliding == HFX_SLIDING_FIRST_OF_PATTERN) {
+        if (window <= 0)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: sliding_window must be set (transformers builds the sliding "
+                                                  "layers' mask from it)", c.where);
+        for (int64_t i = 0; i < m->layers; i++) m->window[i] = i % d->sliding_pattern ? window : 0;
         return HFX_OK;
     }
     int64_t pattern;
@@ -374,6 +382,11 @@ static hfx_status parse_layout(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
         m->layout = !parallel ? HFX_LAYOUT_PRE : d->layout == HFX_LAYOUT_PRE ? HFX_LAYOUT_PARALLEL : d->layout;
     }
     if (d->layout == HFX_LAYOUT_PARALLEL_OR_PRE) return parse_parallel_or_pre(c, m, err);
+    bool post_norms = true;
+    if (d->layout == HFX_LAYOUT_SANDWICH_BY_CONFIG &&
+        (st = hfx_cfg_bool_or(c, "use_sandwich_norm", true, &post_norms, err)))
+        return st;
+    m->no_post_norms = !post_norms;
     return HFX_OK;
 }
 
@@ -394,7 +407,9 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     if ((st = hfx_dec_parse_moe(d, c, arena, m, err)) ||
         (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
         return st;
-    if (d->mixers.kind == HFX_MIXERS_SHORT_CONV && (st = hfx_dec_parse_short_conv(d, c, arena, m, err))) return st;
+    if ((d->mixers.kind == HFX_MIXERS_SHORT_CONV || d->mixers.kind == HFX_MIXERS_SHORT_CONV_SLIDING) &&
+        (st = hfx_dec_parse_short_conv(d, c, arena, m, err)))
+        return st;
     if ((d->mixers.kind == HFX_MIXERS_MAMBA2_BY_TYPE || d->mixers.kind == HFX_MIXERS_MAMBA2_BY_INDEX ||
          d->mixers.kind == HFX_MIXERS_MAMBA_BY_PERIOD ||
          d->mixers.kind == HFX_MIXERS_DELTA_BY_TYPE) && (st = hfx_dec_parse_hybrid_layers(d, c, arena, m, err)))
@@ -414,6 +429,9 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
         return hfx_fail(err, HFX_ERR_INVALID, "%s: logit_scale %g is not a finite number", c.where, m->mult.logits);
     m->mult.attn_in = m->mult.attn_out = m->mult.ssm_out = m->mult.key = m->mult.gate = m->mult.down = 1.0;
     if (d->mixers.kind == HFX_MIXERS_PARALLEL_MAMBA2 && (st = hfx_dec_parse_parallel_mamba(d, c, arena, m, err))) return st;
+    m->head_gate = false;
+    if (d->attention == HFX_ATTN_HEAD_GATE && (st = hfx_cfg_bool_or(c, "use_attention_gate", true, &m->head_gate, err)))
+        return st;
     m->qk_norm = d->qk_norm;
     if (d->qk_norm_key) {
         bool on;
@@ -465,6 +483,49 @@ static hfx_status parse_query_temperature(const hfx_decoder_desc *d, hfx_cfg c, 
     return HFX_OK;
 }
 
+/* One layer's rotary at base θ: the config's rope with its rope_theta replaced (a view of the config). */
+static hfx_status rope_at_theta(hfx_cfg c, const hfx_rope_source *src, int64_t dim, double theta, hfx_arena *arena,
+                                hfx_decoder_cfg *m, hfx_rope *out, hfx_error *err) {
+    json_t *view = json_copy((json_t *)c.obj), *params = json_object_get(c.obj, "rope_parameters");
+    json_t *own = json_is_object(params) ? json_copy(params) : NULL;
+    bool ok = view && json_object_set_new(view, src->theta_key, json_real(theta)) == 0 &&
+              (!json_is_object(params) || (own && json_object_set_new(own, "rope_theta", json_real(theta)) == 0 &&
+                                           json_object_set(view, "rope_parameters", own) == 0));
+    hfx_status st = ok ? hfx_rope_parse((hfx_cfg){view, c.where}, src, dim, m->max_position, arena, out, err)
+                       : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    json_decref(own);
+    json_decref(view);
+    return st;
+}
+
+/* GraniteSWA's layer_rope_theta: each layer its rotary at its own base, none at 0 (absent: the config's rope). */
+static hfx_status parse_layer_theta(const hfx_decoder_desc *d, hfx_cfg c, const hfx_rope_source *src, int64_t dim,
+                                    hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+    m->layer_rope = NULL;
+    const json_t *list = json_object_get(c.obj, "layer_rope_theta");
+    if (d->no_rope != HFX_NO_ROPE_LAYER_THETA || !list || json_is_null(list)) return HFX_OK;
+    if (!json_is_array(list) || (int64_t)json_array_size(list) < m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'layer_rope_theta' must be a list of num_hidden_layers (%lld) "
+                                              "numbers", c.where, (long long)m->layers);
+    if (!(m->layer_rope = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->layer_rope)))
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < m->layers; i++) {
+        const json_t *v = json_array_get(list, (size_t)i);
+        double theta = json_number_value(v);
+        if (!json_is_number(v) || !(theta >= 0 && theta < 1e30))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: layer_rope_theta[%lld] is not a base ≥ 0", c.where, (long long)i);
+        m->no_rope[i] = theta == 0;
+        m->layer_rope[i] = m->rope;
+        if (theta == 0 || theta == m->rope.theta) continue;
+        bool seen = false;
+        for (int64_t j = 0; j < i && !seen; j++)
+            if (!m->no_rope[j] && m->layer_rope[j].theta == theta) m->layer_rope[i] = m->layer_rope[j], seen = true;
+        hfx_status st;
+        if (!seen && (st = rope_at_theta(c, src, dim, theta, arena, m, &m->layer_rope[i], err))) return st;
+    }
+    return HFX_OK;
+}
+
 /* Positions: the rotary tables' settings (the sliding layers' own too), MLA's widths and scale. */
 static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
@@ -506,7 +567,7 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
     if (d->rope.local &&
         (st = hfx_rope_parse(c, &local, local_dim, m->max_position, arena, &m->local_rope, err)))
         return st;
-    return HFX_OK;
+    return parse_layer_theta(d, c, &full, full_dim, arena, m, err);
 }
 
 /* GPTBigCode's and Falcon's fused q/k/v: per key/value group (Falcon's new decoder), one key/value head and
@@ -617,9 +678,14 @@ hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
                              hfx_error *err) {
     bool fill_rope = d->rope.absent && !names_rope(c);
     const char *const *nested = d->keys ? d->keys->nested : NULL;
-    if (!d->ignored_keys && !fill_rope && !nested) return parse_config(d, c, arena, cfg, err);
+    json_t *types = hfx_dec_derived_layer_types(d, c);
+    if (!d->ignored_keys && !fill_rope && !nested && !types) return parse_config(d, c, arena, cfg, err);
     json_t *view = json_copy((json_t *)c.obj); /* shallow: values shared, keys its own */
-    if (!view) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (!view || (types && json_object_set_new(view, "layer_types", types))) {
+        if (!view) json_decref(types);
+        json_decref(view);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
     for (const char *const *k = d->ignored_keys; k && *k; k++) json_object_del(view, *k);
     hfx_status st = HFX_OK;
     for (const char *const *n = nested; n && *n && !st; n++) st = hoist_nested(c, *n, view, err);

@@ -119,6 +119,13 @@ static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", L
     .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
                                                          .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
                                                          .scores.scale = HFX_SCALE_ATTN_MULTIPLIER};
+/* GraniteSWA: Granite's layers with attention sinks in every layer, windows on all layers but every 4th from the first,
+ * each layer's rope base its own (layer_rope_theta; 0: none); tied */
+static const hfx_decoder_desc GraniteSWAForCausalLM_desc = {
+    "GraniteSWAForCausalLM", LLAMA_LIKE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
+    .scores.scale = HFX_SCALE_ATTN_MULTIPLIER, .attention = HFX_ATTN_SINKS, .sliding = HFX_SLIDING_FIRST_OF_PATTERN,
+    .sliding_pattern = 4, .no_rope = HFX_NO_ROPE_LAYER_THETA, .defaults.window = 128, .defaults.tied = true,
+    .defaults.eps = 1e-5, .defaults.kv_heads = 4, .rope.names = HFX_ROPE_NAMES_CURRENT, .masks_by_layer_type = true};
 static const hfx_decoder_desc Olmo2ForCausalLM_desc = {"Olmo2ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
                                                        .layout = HFX_LAYOUT_POST, .defaults.eps = 1e-5};
 static const hfx_decoder_desc Olmo3ForCausalLM_desc = {
@@ -181,6 +188,22 @@ static const hfx_decoder_desc Lfm2MoeForCausalLM_desc = {
     .eps_key = "norm_eps", .defaults.eps = 1e-5, .defaults.tied = true, .rope.theta = 1000000.0,
     .mixers.kind = HFX_MIXERS_SHORT_CONV, .rope.names = HFX_ROPE_NAMES_CURRENT, .moe = &hfx_moe_lfm2,
     .output_class = "MoeCausalLMOutputWithPast", .genai_type = "lfm2"};
+/* LFM3: LFM2's convolutions beside sliding and full attention layers (each type its rotary: proportional on half the
+ * full heads by default), sandwich norms, a sigmoid gate per head on the attention output, q/k norms */
+static const hfx_decoder_names lfm3_names = {.norm1 = "operator_norm", .norm2 = "post_operator_norm",
+                                             .pre2 = "ffn_norm", .post2 = "post_ffn_norm",
+                                             .final_norm = "model.embedding_norm", .mlp = "feed_forward", .gate = "w1",
+                                             .up = "w3", .down = "w2"};
+static const char lfm3_rope[] = "{\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}, "
+                                "\"full_attention\": {\"rope_type\": \"proportional\", \"rope_theta\": 1000000.0, "
+                                "\"partial_rotary_factor\": 0.5}}";
+static const hfx_decoder_desc Lfm3ForCausalLM_desc = {
+    "Lfm3ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm3_names, .eps_key = "norm_eps",
+    .defaults.eps = 1e-5, .defaults.tied = true, .defaults.head_dim = 128, .defaults.window = 256,
+    .mixers.kind = HFX_MIXERS_SHORT_CONV_SLIDING, .sliding = HFX_SLIDING_TYPES_OR_ALL,
+    .layout = HFX_LAYOUT_SANDWICH_BY_CONFIG, .attention = HFX_ATTN_HEAD_GATE, .rope.local = HFX_LOCAL_ROPE_OWN_BASE,
+    .rope.absent = lfm3_rope, .rope.names = HFX_ROPE_NAMES_CURRENT, .masks_by_layer_type = true,
+    .genai_type = "lfm2"};
 /* Mamba2: every layer a Mamba2 mixer alone, under backbone.* */
 static const hfx_decoder_names mamba2_names = {.embed = "backbone.embeddings.weight",
                                                .embed_alt = "backbone.embedding.weight",
@@ -333,6 +356,13 @@ static const hfx_decoder_desc GraniteMoeForCausalLM_desc = {
 static const hfx_decoder_desc GraniteMoeSharedForCausalLM_desc = {
     "GraniteMoeSharedForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
     .scores.scale = HFX_SCALE_ATTN_MULTIPLIER, .moe = &hfx_moe_granite_shared, .output_class = "MoeCausalLMOutputWithPast"};
+/* GraniteMoeSWA: GraniteMoeShared's experts with GraniteSWA's sinks, windows and per-layer rope bases */
+static const hfx_decoder_desc GraniteMoeSWAForCausalLM_desc = {
+    "GraniteMoeSWAForCausalLM", LLAMA_LIKE, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
+    .scores.scale = HFX_SCALE_ATTN_MULTIPLIER, .moe = &hfx_moe_granite_shared, .output_class = "MoeCausalLMOutputWithPast",
+    .attention = HFX_ATTN_SINKS, .sliding = HFX_SLIDING_FIRST_OF_PATTERN, .sliding_pattern = 4,
+    .no_rope = HFX_NO_ROPE_LAYER_THETA, .defaults.window = 128, .rope.names = HFX_ROPE_NAMES_CURRENT,
+    .masks_by_layer_type = true};
 /* MiniMax-M2: q/k norms over the whole projections, `rotary_dim` of each head rotated, a sigmoid router with
  * the block's correction bias over Mixtral's experts */
 static const hfx_decoder_desc MiniMaxM2ForCausalLM_desc = {
@@ -682,6 +712,7 @@ static const struct entry {
     {"Qwen2ForCausalLM", &hfx_decoder_family, &Qwen2ForCausalLM_desc},
     {"Lfm2ForCausalLM", &hfx_decoder_family, &Lfm2ForCausalLM_desc},
     {"Lfm2MoeForCausalLM", &hfx_decoder_family, &Lfm2MoeForCausalLM_desc},
+    {"Lfm3ForCausalLM", &hfx_decoder_family, &Lfm3ForCausalLM_desc},
     {"Mamba2ForCausalLM", &hfx_decoder_family, &Mamba2ForCausalLM_desc},
     {"MambaForCausalLM", &hfx_decoder_family, &MambaForCausalLM_desc},
     {"FalconMambaForCausalLM", &hfx_decoder_family, &FalconMambaForCausalLM_desc},
@@ -709,6 +740,7 @@ static const struct entry {
     {"MixtralForCausalLM", &hfx_decoder_family, &MixtralForCausalLM_desc},
     {"Qwen3MoeForCausalLM", &hfx_decoder_family, &Qwen3MoeForCausalLM_desc},
     {"GraniteForCausalLM", &hfx_decoder_family, &GraniteForCausalLM_desc},
+    {"GraniteSWAForCausalLM", &hfx_decoder_family, &GraniteSWAForCausalLM_desc},
     {"Olmo2ForCausalLM", &hfx_decoder_family, &Olmo2ForCausalLM_desc},
     {"Olmo3ForCausalLM", &hfx_decoder_family, &Olmo3ForCausalLM_desc},
     {"Starcoder2ForCausalLM", &hfx_decoder_family, &Starcoder2ForCausalLM_desc},
@@ -717,6 +749,7 @@ static const struct entry {
     {"Qwen2MoeForCausalLM", &hfx_decoder_family, &Qwen2MoeForCausalLM_desc},
     {"GraniteMoeForCausalLM", &hfx_decoder_family, &GraniteMoeForCausalLM_desc},
     {"GraniteMoeSharedForCausalLM", &hfx_decoder_family, &GraniteMoeSharedForCausalLM_desc},
+    {"GraniteMoeSWAForCausalLM", &hfx_decoder_family, &GraniteMoeSWAForCausalLM_desc},
     {"MiniMaxM2ForCausalLM", &hfx_decoder_family, &MiniMaxM2ForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},
     {"Ernie4_5_MoeForCausalLM", &hfx_decoder_family, &Ernie4_5_MoeForCausalLM_desc},

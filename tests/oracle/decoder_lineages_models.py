@@ -3,7 +3,7 @@ norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministr
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
 GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4, OPT, BLOOM,
-Phi-3.5-MoE, BitNet, Falcon, MPT, DBRX.
+Phi-3.5-MoE, BitNet, Falcon, MPT, DBRX, GraniteSWA, GraniteMoeSWA.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -51,6 +51,10 @@ from transformers import (
     Ernie4_5_MoeForCausalLM,
     FalconConfig,
     FalconForCausalLM,
+    GraniteMoeSWAConfig,
+    GraniteMoeSWAForCausalLM,
+    GraniteSWAConfig,
+    GraniteSWAForCausalLM,
     MptConfig,
     MptForCausalLM,
     ExaoneMoeConfig,
@@ -137,6 +141,8 @@ ARCHS = {
     "falcon": (FalconConfig, FalconForCausalLM, "causal"),
     "mpt": (MptConfig, MptForCausalLM, "causal"),
     "dbrx": (DbrxConfig, DbrxForCausalLM, "causal"),
+    "granite_swa": (GraniteSWAConfig, GraniteSWAForCausalLM, "causal"),
+    "granitemoe_swa": (GraniteMoeSWAConfig, GraniteMoeSWAForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -278,6 +284,12 @@ DBRX = dict(vocab_size=168, d_model=64, n_layers=3, n_heads=4, max_seq_len=64, p
                                                                                       # keeps but never reads)
             ffn_config={"ffn_hidden_size": 48, "moe_num_experts": 4, "moe_top_k": 2,
                         "moe_normalize_expert_weights": 2.0})
+
+# GraniteSWA: Granite's multipliers, attention sinks, windows but on every 4th layer from the first, a rope base per
+# layer (0: none)
+GRANITE_SWA = dict(SMALL, num_hidden_layers=5, sliding_window=4, embedding_multiplier=1.5, residual_multiplier=0.7,
+                   logits_scaling=2.0, attention_multiplier=0.2, rope_parameters=_ROPE,
+                   layer_rope_theta=[10000.0, 0.0, 500.0, 10000.0, 500.0])
 
 
 def _glm4_lite_derived(c: dict) -> dict:
@@ -681,12 +693,30 @@ SPECS += [
          doc="one key/value head, top-1 divided by its sum (1), gelu experts", seed=1, cases=models.DEFAULT_CASES),
 ]
 
+SPECS += [
+    dict(name="granite_swa", arch="granite_swa", config=dict(GRANITE_SWA),
+         doc="sinks in every layer, windows of 4 on layers 1-3 (0 and 4 full: transformers' pattern), rope bases "
+             "10000, none, 500, 10000, 500; Granite's multipliers; tied", embed_std=models.TIED_EMBED_STD,
+         cases=models.DEFAULT_CASES),
+    dict(name="granite_swa_types", arch="granite_swa",
+         config=dict({k: v for k, v in GRANITE_SWA.items() if k != "layer_rope_theta"}, num_hidden_layers=4,
+                     layer_types=["sliding_attention", "full_attention", "sliding_attention", "sliding_attention"],
+                     attention_bias=True, mlp_bias=True, tie_word_embeddings=False),
+         doc="layer_types given, one rope base everywhere, attention and MLP biases, untied", seed=1,
+         cases=models.DEFAULT_CASES),
+    dict(name="granitemoe_swa", arch="granitemoe_swa",
+         config=dict(GRANITE_SWA, intermediate_size=32, num_local_experts=4, num_experts_per_tok=2,
+                     shared_intermediate_size=48),
+         doc="GraniteMoeShared's top-2 of 4 experts and shared MLP with GraniteSWA's sinks, windows and rope bases",
+         cases=models.DEFAULT_CASES),
+]
+
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "falcon_7b",
-             "mpt", "dbrx")
+             "mpt", "dbrx", "granite_swa", "granitemoe_swa")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -804,6 +834,8 @@ FEATURES = [
     ("mpt", _PAD3, "softmax_scale 0.3", {"attn_config.softmax_scale": None}),
     ("mpt", _PAD3, "clip_qkv 0.8", {"attn_config.clip_qkv": None}),
     ("dbrx", _PAD3, "clip_qkv 0.8", {"attn_config.clip_qkv": 100.0}),
+    ("granite_swa", _PAD3, "rope bases per layer", {"layer_rope_theta": [10000.0] * 5}),
+    ("granite_swa", _PAD3, "windows of 4", {"sliding_window": 64}),
     ("dbrx", _PAD3, "top-2 routing (not top-1)", {"ffn_config.moe_top_k": 1}),
     ("dbrx", _PAD3, "weights divided by their 2-norm (not their sum)", {"ffn_config.moe_normalize_expert_weights": 1.0}),
 ]
@@ -858,6 +890,8 @@ BAD_CONFIGS = [
     ("falcon", {"num_ln_in_parallel_attn": 3}, "num_ln_in_parallel_attn"),
     ("mpt", {"attn_config": [1, 2]}, "attn_config"),
     ("dbrx", {"ffn_config": dict(DBRX["ffn_config"], moe_normalize_expert_weights=-1.0)}, "moe_normalize_expert_weights"),
+    ("granite_swa", {"layer_rope_theta": [10000.0, 0.0]}, "layer_rope_theta"),
+    ("granite_swa", {"sliding_window": None}, "sliding_window"),
     ("dbrx", {"ffn_config": dict(DBRX["ffn_config"], ffn_act_fn={"name": "silu", "inplace": True})}, "ffn_act_fn"),
 ]
 

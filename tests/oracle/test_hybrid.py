@@ -1,7 +1,8 @@
 """Models whose layers mix tokens by a recurrent state, alone or beside attention (docs/GENERATION.md,
 "Convolution and recurrent state"), against transformers' torch path (eager attention):
 LFM2 (Lfm2ForCausalLM: attention layers and gated short convolutions chosen by layer_types; LFM2-MoE,
-sigmoid-routed experts after its dense layers),
+sigmoid-routed experts after its dense layers; LFM3, sliding and full attention layers each with its rotary,
+sandwich norms and a gate per head),
 Mamba2 (Mamba2ForCausalLM: every layer a Mamba2 mixer, its SSD scan transformers' chunked one),
 Mamba (MambaForCausalLM: every layer a selective scan, decays per channel and state; FalconMamba, its
 dt, B and C normed),
@@ -95,6 +96,22 @@ VARIANTS.update({
     "lfm2_moe_plain": Variant({**LFM2_MOE, "layer_types": ["full_attention", "conv", "conv", "full_attention"],
                                "use_expert_bias": False, "norm_topk_prob": False, "routed_scaling_factor": 1.5,
                                "conv_L_cache": 4, "tie_word_embeddings": False}, family="Lfm2Moe"),
+})
+LFM3 = dict({k: v for k, v in BASE.items() if k != "block_multiple_of"}, head_dim=8, num_hidden_layers=6,
+            sliding_window=3, conv_L_cache=3)
+VARIANTS.update({
+    # LFM3: transformers' own pattern (no layer_types in config.json: conv, conv, full, conv, sliding, conv), windows
+    # of 3, its default rotary per type (proportional on half of the full heads), sandwich norms, a gate per head
+    "lfm3": Variant(dict(LFM3), family="Lfm3", no_layer_types=True),
+    # a sliding layer first, no sandwich norms, no gate, biases in attention and convolutions, 4 taps, one rotary
+    # base per type given, untied
+    "lfm3_plain": Variant({**LFM3, "num_hidden_layers": 4,
+                           "layer_types": ["sliding_attention", "conv", "full_attention", "sliding_attention"],
+                           "use_sandwich_norm": False, "use_attention_gate": False, "attention_bias": True,
+                           "conv_bias": True, "conv_L_cache": 4, "tie_word_embeddings": False,
+                           "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+                                               "full_attention": {"rope_type": "default", "rope_theta": 5000.0}}},
+                          family="Lfm3"),
 })
 MAMBA2 = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, expand=2, pad_token_id=0, bos_token_id=1,
               eos_token_id=2)
@@ -244,8 +261,10 @@ def ckpt(tmp_path_factory):
         if v.full_attn_idxs is not None or v.legacy_block_types or v.no_layer_types:
             cfg = json.loads((root / name / "config.json").read_text())
             types = cfg.pop("layer_types")
-            if v.no_layer_types:
+            if v.no_layer_types and "full_attention_interval" in v.config:
                 cfg["full_attention_interval"] = v.config["full_attention_interval"]
+            elif v.no_layer_types:  # the config class's own pattern (LFM3)
+                pass
             elif v.full_attn_idxs is not None:
                 cfg["full_attn_idxs"] = list(v.full_attn_idxs)
             else:
@@ -316,6 +335,34 @@ def test_lfm2_moe_expert_bias_is_visible(reference):
     assert diff > 100 * 1e-4, diff
 
 
+def test_lfm3_layer_types_derived(ckpt):
+    """The LFM3 variant has no layer_types in config.json: transformers derives conv, sliding and full layers."""
+    import transformers
+    cfg = json.loads((ckpt("lfm3") / "config.json").read_text())
+    assert "layer_types" not in cfg
+    assert transformers.AutoConfig.from_pretrained(str(ckpt("lfm3"))).layer_types == \
+        ["conv", "conv", "full_attention", "conv", "sliding_attention", "conv"]
+
+
+@pytest.mark.parametrize("name,overrides", [
+    ("lfm3", {"use_attention_gate": False}), ("lfm3", {"use_sandwich_norm": False}), ("lfm3", {"sliding_window": 64}),
+    ("lfm3", {"rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                  "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}}}),
+    ("lfm3_plain", {"use_sandwich_norm": True}),
+])
+def test_lfm3_features_are_visible(name, overrides, ckpt, reference):
+    """Harness sanity: each LFM3 switch the variants set (the head gate, sandwich norms, windows, the full layers'
+    proportional rotary) moves transformers' logits by >> the tolerance when flipped."""
+    import transformers
+    ids, mask, _ = padded()
+    feed = dict(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+    other = transformers.Lfm3ForCausalLM.from_pretrained(str(ckpt(name)), attn_implementation="eager",
+                                                         **overrides).eval()
+    with torch.no_grad():
+        diff = (reference(name)(**feed).logits - other(**feed).logits).abs().max().item()
+    assert diff > 100 * 1e-4, diff
+
+
 def test_falcon_mamba_norms_are_visible(ckpt, reference):
     """Harness sanity: FalconMamba's weight-less norms on dt, B and C move transformers' logits: the same
     checkpoint read as a MambaForCausalLM (no such norms) gives logits farther than 100x the tolerance."""
@@ -374,10 +421,10 @@ MODES = {
 RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": "generate_torch",
             "executorch": "generate_executorch"}
 
-CASES = ([(name, m) for name in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next", "falcon_mamba",
-                                 "jamba")
+CASES = ([(name, m) for name in ("lfm2", "lfm3", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
+                                 "falcon_mamba", "jamba")
           for m in MODES]
-         + [(name, m) for name in ("lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
+         + [(name, m) for name in ("lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe")
             for m in ("onnx-mtd", "openvino")]
@@ -718,7 +765,7 @@ def test_qwen3_next_bad_config(edit, message, ckpt, tmp_path):
     bad_config("qwen3_next", edit, message, ckpt, tmp_path)
 
 
-@pytest.mark.parametrize("name", ["lfm2", "lfm2_bias", "lfm2_moe", "mamba2", "mamba", "granite4", "falcon_h1", "bamba",
+@pytest.mark.parametrize("name", ["lfm2", "lfm2_bias", "lfm2_moe", "lfm3", "mamba2", "mamba", "granite4", "falcon_h1", "bamba",
                                   "qwen3_next",
                                   "qwen3_5", "qwen3_5_moe"])
 def test_genai(name, ckpt, reference, tmp_path):
