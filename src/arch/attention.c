@@ -26,7 +26,7 @@ static hfx_value *head_weighted_norm(layer_ctx *c, hfx_value *x, int64_t heads, 
     } else {
         w = hfx_weight(c->w, 2, (int64_t[]){heads, hd}, "%s.weight", prefix);
     }
-    if (c->d->norm == HFX_NORM_LAYER_WEIGHT) /* Cohere: in f32, the weight too, cast back */
+    if (c->m->norm == HFX_NORM_LAYER_WEIGHT) /* Cohere: in f32, the weight too, cast back */
         return hfx_cast(g, hfx_op2(g, HFX_OP_MUL, hfx_layer_norm(g, hfx_cast(g, x, HFX_DTYPE_F32), NULL, NULL, c->m->eps),
                                    hfx_cast(g, w, HFX_DTYPE_F32)), x->dtype);
     return hfx_op2(g, HFX_OP_MUL, hfx_layer_norm(g, x, NULL, NULL, c->m->eps), w);

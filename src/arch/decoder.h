@@ -43,6 +43,8 @@ typedef enum {
                                     windowed by window_size (GPT-Neo) */
     HFX_SLIDING_FIRST_OF_PATTERN, /* layer_types, else layer i global when i % pattern == 0, the others windowed by
                                      sliding_window, which must be set (GraniteSWA) */
+    HFX_SLIDING_DENSE_PREFIX,   /* layer_types (absent: derived over the first_k_dense_replace dense layers and the rest,
+                                   decoder_derived.c) (Cohere2-MoE) */
     HFX_SLIDING_CHUNKED         /* not windows: layer_types' "chunked_attention" layers (else the rotary ones when
                                    attention_chunk_size is set) attend within chunks of attention_chunk_size
                                    (Llama 4) */
@@ -57,7 +59,9 @@ typedef enum {
     HFX_NORM_LAYER_NO_BIAS, /* nn.LayerNorm with a weight, its bias None (MPT, DBRX) */
     HFX_NORM_LAYER_1P,     /* ... whose weight is stored less one: (1 + w), with bias (Nemotron's LayerNorm1P) */
     HFX_NORM_LAYER_PLAIN,  /* LayerNorm without weight or bias, in f32, ε 1e-5 whatever the config (OLMo) */
-    HFX_NORM_LAYER_WEIGHT  /* LayerNorm with a weight, no bias, in f32 (Cohere) */
+    HFX_NORM_LAYER_WEIGHT, /* LayerNorm with a weight, no bias, in f32 (Cohere) */
+    HFX_NORM_RMS_OR_LAYER_WEIGHT /* RMS with rms_norm_eps when the config sets it, else LAYER_WEIGHT with the eps key's
+                                    (Cohere2-MoE) */
 } hfx_norm_kind;
 
 typedef enum {
@@ -153,6 +157,8 @@ typedef enum {
     HFX_NO_ROPE_FULL_LAYERS, /* rope on the sliding layers only (Cohere 2) */
     HFX_NO_ROPE_FULL_IF_WINDOW, /* ... when the config has a sliding_window; else rope everywhere (EXAONE 4) */
     HFX_NO_ROPE_UNLESS_ROPE_TYPE, /* rope only when `position_embedding_type` is "rope" (Granite 4.0's "nope") */
+    HFX_NO_ROPE_FULL_BUT_DENSE_PREFIX, /* rope on the sliding layers, and on the dense ones too when
+                                          prefix_dense_sliding_window_pattern is 1 (its default) (Cohere2-MoE) */
     HFX_NO_ROPE_LAYER_THETA      /* layer_rope_theta: each layer's rope base (0: no rotary), the rope otherwise
                                     rope_parameters' (absent: its rope_theta everywhere) (GraniteSWA) */
 } hfx_no_rope_rule;
@@ -479,6 +485,8 @@ typedef struct hfx_decoder_moe_cfg {
     double routed_scale;         /* ... its routed_scaling_factor */
     bool uncorrected;            /* a sigmoid router without its correction bias (the descriptor's correction_key off) */
     double jitter;               /* HFX_ROUTER_SPARSEMIXER's router_jitter_noise */
+    bool sigmoid_select;         /* HFX_ROUTER_TOPK_THEN_SCORE: sigmoids, not a softmax */
+    bool shared_average;         /* the shared experts' output averaged with the routed one, not added */
 } hfx_decoder_moe_cfg;
 
 /* Multi-head latent attention's widths (mla.c). */
@@ -523,6 +531,7 @@ typedef struct hfx_decoder_ple {
 } hfx_decoder_ple;
 
 typedef struct hfx_decoder_cfg {
+    hfx_norm_kind norm;          /* the descriptor's, or as the config picks it (HFX_NORM_RMS_OR_LAYER_WEIGHT) */
     int64_t head_rows;           /* the LM head's rows (the logits' width): vocab unless a key prunes them */
     int64_t embed_dim;           /* the token embeddings' width (hidden, or projected in and out) */
     bool no_final_norm;          /* the final norm left out (OPT's post-LN layers) */

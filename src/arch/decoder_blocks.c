@@ -52,11 +52,11 @@ hfx_value *hfx_dec_rms_plain(layer_ctx *c, hfx_value *x) { return hfx_rms_plain(
 
 /* The descriptor's norm over the last axis of x, weights `<prefix>.weight` (+ `.bias`) of size n. */
 hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix) {
-    if (c->d->norm == HFX_NORM_LAYER_PLAIN) /* no weights: transformers hard-codes ε and computes in f32 */
+    if (c->m->norm == HFX_NORM_LAYER_PLAIN) /* no weights: transformers hard-codes ε and computes in f32 */
         return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), NULL, NULL, 1e-5), x->dtype);
-    if (c->d->norm == HFX_NORM_RMS_PLAIN) return hfx_dec_rms_plain(c, x);
+    if (c->m->norm == HFX_NORM_RMS_PLAIN) return hfx_dec_rms_plain(c, x);
     hfx_value *w = hfx_weight(c->w, 1, &n, "%s.weight", prefix);
-    switch (c->d->norm) {
+    switch (c->m->norm) {
     case HFX_NORM_RMS: return hfx_rms_norm(c->g, x, w, c->m->eps, 0);
     case HFX_NORM_RMS_OFFSET: return hfx_rms_norm(c->g, x, w, c->m->eps, 1.0);
     case HFX_NORM_RMS_F32: /* the weight multiplies in f32 too */
@@ -70,7 +70,8 @@ hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefi
     case HFX_NORM_LAYER_WEIGHT: /* in f32, cast back */
         return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, w, HFX_DTYPE_F32),
                                              NULL, c->m->eps), x->dtype);
-    case HFX_NORM_LAYER_PLAIN: case HFX_NORM_RMS_PLAIN: break;
+    case HFX_NORM_LAYER_PLAIN: case HFX_NORM_RMS_PLAIN: case HFX_NORM_RMS_OR_LAYER_WEIGHT: break; /* (the parse
+                                                                                                      picks one) */
     }
     return x;
 }

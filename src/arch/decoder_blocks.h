@@ -64,9 +64,9 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h);
 hfx_value *hfx_dec_moe_beside(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *mlp);
 
 /* decoder_mixers.c */
-/* The layer_types transformers' config derives when config.json has none, where the lineage's differ from "every layer
- * attends" (LFM3's), as a new JSON list; NULL: none to derive (or num_hidden_layers unusable: the parse says so). */
-json_t *hfx_dec_derived_layer_types(const hfx_decoder_desc *d, hfx_cfg c);
+/* The keys transformers' config class derives when config.json leaves them out, where the template's own readers
+ * would take something else (decoder_derived.c): a new JSON object of them (empty: none), NULL when out of memory. */
+json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c);
 hfx_status hfx_dec_parse_short_conv(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                     hfx_error *err);
 hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,

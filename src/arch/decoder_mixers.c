@@ -13,22 +13,6 @@
 /* LFM2: which layers are short convolutions (layer_types "conv", or every layer not in
  * full_attn_idxs), the kernel, and the MLP width block_auto_adjust_ff_dim makes of
  * intermediate_size (⅔ of it, times block_ffn_dim_multiplier, rounded up to block_multiple_of). */
-json_t *hfx_dec_derived_layer_types(const hfx_decoder_desc *d, hfx_cfg c) {
-    const json_t *types = json_object_get(c.obj, "layer_types"), *n = json_object_get(c.obj, "num_hidden_layers");
-    if (d->mixers.kind != HFX_MIXERS_SHORT_CONV_SLIDING || (types && !json_is_null(types)) || !json_is_integer(n) ||
-        json_integer_value(n) < 1 || json_integer_value(n) > 4096)
-        return NULL;
-    json_t *list = json_array();
-    for (json_int_t i = 0; list && i < json_integer_value(n); i++) {
-        const char *t = i % 4 == 2 ? "full_attention" : i % 4 == 0 && i > 0 ? "sliding_attention" : "conv";
-        if (json_array_append_new(list, json_string(t))) {
-            json_decref(list);
-            return NULL;
-        }
-    }
-    return list;
-}
-
 hfx_status hfx_dec_parse_short_conv(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                     hfx_error *err) {
     hfx_status st;

@@ -90,6 +90,32 @@ static hfx_status parse_chunks(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     return HFX_OK;
 }
 
+/* Each layer's window from layer_types: sliding_attention layers windowed, full_attention (and a short-convolution
+ * model's conv) layers not. */
+static hfx_status windows_of_layer_types(const hfx_decoder_desc *d, hfx_cfg c, const json_t *types, int64_t window,
+                                         hfx_decoder_cfg *m, hfx_error *err) {
+    if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID,
+                        "%s: field 'layer_types' must be a list of num_hidden_layers (%lld) strings",
+                        c.where, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        const char *t = json_string_value(json_array_get(types, (size_t)i));
+        bool conv = d->mixers.kind == HFX_MIXERS_SHORT_CONV || d->mixers.kind == HFX_MIXERS_SHORT_CONV_SLIDING;
+        if (t && (strcmp(t, "full_attention") == 0 || (conv && strcmp(t, "conv") == 0))) m->window[i] = 0;
+        else if (t && strcmp(t, "sliding_attention") == 0) {
+            if (window <= 0)
+                return hfx_fail(err, HFX_ERR_INVALID,
+                                "%s: layer_types[%lld] is sliding_attention but no sliding_window is in effect",
+                                c.where, (long long)i);
+            m->window[i] = window;
+        } else
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                            "%s: layer_types[%lld] = '%s' (supported: full_attention, sliding_attention)",
+                            c.where, (long long)i, t ? t : "(not a string)");
+    }
+    return HFX_OK;
+}
+
 static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m,
                                 hfx_error *err) {
     hfx_status st;
@@ -114,28 +140,7 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
     }
     /* explicit layer_types win; otherwise transformers derives them */
     const json_t *types = json_object_get(c.obj, "layer_types");
-    if (types && !json_is_null(types)) {
-        if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
-            return hfx_fail(err, HFX_ERR_INVALID,
-                            "%s: field 'layer_types' must be a list of num_hidden_layers (%lld) strings",
-                            c.where, (long long)m->layers);
-        for (int64_t i = 0; i < m->layers; i++) {
-            const char *t = json_string_value(json_array_get(types, (size_t)i));
-            bool conv = d->mixers.kind == HFX_MIXERS_SHORT_CONV || d->mixers.kind == HFX_MIXERS_SHORT_CONV_SLIDING;
-            if (t && (strcmp(t, "full_attention") == 0 || (conv && strcmp(t, "conv") == 0))) m->window[i] = 0;
-            else if (t && strcmp(t, "sliding_attention") == 0) {
-                if (window <= 0)
-                    return hfx_fail(err, HFX_ERR_INVALID,
-                                    "%s: layer_types[%lld] is sliding_attention but no sliding_window is in effect",
-                                    c.where, (long long)i);
-                m->window[i] = window;
-            } else
-                return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                                "%s: layer_types[%lld] = '%s' (supported: full_attention, sliding_attention)",
-                                c.where, (long long)i, t ? t : "(not a string)");
-        }
-        return HFX_OK;
-    }
+    if (types && !json_is_null(types)) return windows_of_layer_types(d, c, types, window, m, err);
     if (d->sliding == HFX_SLIDING_TYPES_OR_ALL) {
         for (int64_t i = 0; i < m->layers; i++) m->window[i] = window;
         return HFX_OK;
@@ -154,6 +159,8 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
                                ? window : 0;
         return HFX_OK;
     }
+    if (d->sliding == HFX_SLIDING_DENSE_PREFIX) /* (its layer_types are always derived: decoder_derived.c) */
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'layer_types' is missing", c.where);
     if (d->sliding == HFX_SLIDING_FIRST_OF_PATTERN) {
         if (window <= 0)
             return hfx_fail(err, HFX_ERR_INVALID, "%s: sliding_window must be set (transformers builds the sliding "
@@ -414,9 +421,15 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
          d->mixers.kind == HFX_MIXERS_MAMBA_BY_PERIOD ||
          d->mixers.kind == HFX_MIXERS_DELTA_BY_TYPE) && (st = hfx_dec_parse_hybrid_layers(d, c, arena, m, err)))
         return st;
-    for (int64_t i = 0; i < m->layers; i++) /* the rules read the windows: after parse_sliding */
-        if (d->no_rope == HFX_NO_ROPE_FULL_LAYERS || (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && config_window > 0))
-            m->no_rope[i] = m->window[i] == 0;
+    int64_t prefix_pattern = 1;
+    if (d->no_rope == HFX_NO_ROPE_FULL_BUT_DENSE_PREFIX &&
+        (st = hfx_cfg_int_in_or(c, "prefix_dense_sliding_window_pattern", 1, 1, 1 << 20, &prefix_pattern, err)))
+        return st;
+    for (int64_t i = 0; i < m->layers; i++) /* the rules read the windows (and the experts): after their parse */
+        if (d->no_rope == HFX_NO_ROPE_FULL_LAYERS || (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && config_window > 0) ||
+            d->no_rope == HFX_NO_ROPE_FULL_BUT_DENSE_PREFIX)
+            m->no_rope[i] = m->window[i] == 0 && !(d->no_rope == HFX_NO_ROPE_FULL_BUT_DENSE_PREFIX && !m->sparse[i] &&
+                                                   prefix_pattern == 1);
     return HFX_OK;
 }
 
@@ -598,6 +611,7 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     bool no_dense = d->moe && d->moe->layers == HFX_MOE_EVERY_LAYER_OWN; /* every layer's MLP the experts */
     m->shape = NULL;
     m->ple = (hfx_decoder_ple){0, 0};
+    m->norm = d->norm;
     if (hfx_decoder_mixers_only(d)) return hfx_dec_parse_attention_free(d, c, arena, m, err);
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
                           "intermediate_size", NULL, NULL, NULL, NULL};
@@ -631,8 +645,14 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         return hfx_fail(err, HFX_ERR_INVALID,
                         "%s: num_attention_heads (%lld) is not a multiple of num_key_value_heads (%lld)",
                         c.where, (long long)m->heads, (long long)m->kv_heads);
+    if (d->norm == HFX_NORM_RMS_OR_LAYER_WEIGHT) { /* rms_norm_eps set: RMS norms with it */
+        m->norm = hfx_cfg_has(c, "rms_norm_eps") ? HFX_NORM_RMS : HFX_NORM_LAYER_WEIGHT;
+        if (m->norm == HFX_NORM_RMS && (st = hfx_cfg_num(c, "rms_norm_eps", &m->eps, err))) return st;
+    }
     if (!(m->eps > 0 && m->eps < 1))
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where, d->eps_key, m->eps);
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where,
+                        m->norm == HFX_NORM_RMS && d->norm == HFX_NORM_RMS_OR_LAYER_WEIGHT ? "rms_norm_eps" : d->eps_key,
+                        m->eps);
     int64_t dflt_head_dim = m->hidden / m->heads; /* absent or null; some families default it when absent */
     if (d->defaults.head_dim && !json_object_get(c.obj, "head_dim")) dflt_head_dim = d->defaults.head_dim;
     if ((st = hfx_cfg_int_in_or(c, "head_dim", dflt_head_dim, 2, 4096, &m->head_dim, err)) ||
@@ -678,14 +698,19 @@ hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
                              hfx_error *err) {
     bool fill_rope = d->rope.absent && !names_rope(c);
     const char *const *nested = d->keys ? d->keys->nested : NULL;
-    json_t *types = hfx_dec_derived_layer_types(d, c);
-    if (!d->ignored_keys && !fill_rope && !nested && !types) return parse_config(d, c, arena, cfg, err);
+    json_t *derived = hfx_dec_derived_keys(d, c);
+    if (!derived) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (!d->ignored_keys && !fill_rope && !nested && !json_object_size(derived)) {
+        json_decref(derived);
+        return parse_config(d, c, arena, cfg, err);
+    }
     json_t *view = json_copy((json_t *)c.obj); /* shallow: values shared, keys its own */
-    if (!view || (types && json_object_set_new(view, "layer_types", types))) {
-        if (!view) json_decref(types);
+    if (!view || json_object_update(view, derived)) {
+        json_decref(derived);
         json_decref(view);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
+    json_decref(derived);
     for (const char *const *k = d->ignored_keys; k && *k; k++) json_object_del(view, *k);
     hfx_status st = HFX_OK;
     for (const char *const *n = nested; n && *n && !st; n++) st = hoist_nested(c, *n, view, err);

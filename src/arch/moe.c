@@ -156,6 +156,13 @@ const hfx_moe_desc hfx_moe_dbrx = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_FLAT, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_P_NORM, .experts_key = "ffn_config.moe_num_experts",
     .top_k_key = "ffn_config.moe_top_k", .width_key = "ffn_config.ffn_hidden_size", .router_name = "router.layer.weight"};
+/* Cohere2-MoE: top-k logits scored by softmax or sigmoid, dense layers by mlp_layer_types, shared experts averaged
+ * with the routed ones by default; the experts intermediate_size wide */
+const hfx_moe_desc hfx_moe_cohere2 = {
+    .router = HFX_ROUTER_TOPK_THEN_SCORE, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_experts",
+    .width_key = "intermediate_size", .shared_key = "num_shared_experts",
+    .combine_key = "shared_expert_combination_strategy"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -327,6 +334,35 @@ static hfx_status parse_counted_layers(const hfx_moe_desc *l, hfx_cfg c, hfx_dec
     return HFX_OK;
 }
 
+/* Cohere2-MoE's expert_selection_fn: a softmax over the top-k logits (always renormalised) or their sigmoids. */
+static hfx_status parse_selection(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const char *fn;
+    hfx_status st = hfx_cfg_str_or(c, "expert_selection_fn", "softmax", &fn, err);
+    if (st) return st;
+    if (strcmp(fn, "softmax") != 0 && strcmp(fn, "sigmoid") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: expert_selection_fn '%s' is not supported (softmax, sigmoid)",
+                        c.where, fn);
+    m->moe.sigmoid_select = strcmp(fn, "sigmoid") == 0;
+    if (!m->moe.sigmoid_select) m->moe.norm_topk = true; /* (the softmax over the k is their renormalisation) */
+    return HFX_OK;
+}
+
+/* The shared experts' count (0 by default: none) and how their output joins the routed experts': sum or average. */
+static hfx_status parse_shared_combination(const hfx_moe_desc *l, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    int64_t shared;
+    const char *how;
+    hfx_status st;
+    if ((st = hfx_cfg_int_in_or(c, l->shared_key, l->shared_default, 0, 1024, &shared, err)) ||
+        (st = hfx_cfg_str_or(c, l->combine_key, "average", &how, err)))
+        return st;
+    if (strcmp(how, "sum") != 0 && strcmp(how, "average") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (sum, average)", c.where, l->combine_key,
+                        how);
+    m->moe.shared_intermediate = m->moe.moe_intermediate * shared;
+    m->moe.shared_average = strcmp(how, "average") == 0;
+    return HFX_OK;
+}
+
 /* A router's own switches: sparsemixer's jitter (and its fixed top 2), a correction bias the config turns off. */
 static hfx_status parse_router_options(const hfx_moe_desc *l, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
@@ -338,6 +374,9 @@ static hfx_status parse_router_options(const hfx_moe_desc *l, hfx_cfg c, hfx_dec
                             m->moe.jitter);
         m->moe.top_k = 2;
     }
+    m->moe.sigmoid_select = m->moe.shared_average = false;
+    if (l->router == HFX_ROUTER_TOPK_THEN_SCORE && (st = parse_selection(c, m, err))) return st;
+    if (l->combine_key && (st = parse_shared_combination(l, c, m, err))) return st;
     if (l->correction_key) {
         bool on;
         if ((st = hfx_cfg_bool_or(c, l->correction_key, true, &on, err))) return st;
@@ -547,7 +586,10 @@ static void softmax_route(layer_ctx *c, int64_t i, const char *block, const char
     char p[192];
     if (scaled) x = scaled_router_input(c, i, block, x);
     hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", hfx_dec_name(c, i, block, router_name, p, sizeof p));
-    hfx_value *probs = hfx_softmax(g, hfx_cast(g, hfx_linear(g, x, router, NULL), HFX_DTYPE_F32), -1);
+    hfx_value *logits = hfx_linear(g, x, router, NULL);
+    /* (sigmoid selection: the k largest sigmoids are the k largest logits', scored in the weights' dtype) */
+    hfx_value *probs = m->moe.sigmoid_select ? hfx_op1(g, HFX_OP_SIGMOID, logits)
+                                             : hfx_softmax(g, hfx_cast(g, logits, HFX_DTYPE_F32), -1);
     hfx_value *per_expert = scaled ? hfx_cast(g, hfx_weight(c->w, 1, &E, "%s", hfx_dec_name(c, i, block, "router.per_expert_scale",
                                                                                           p, sizeof p)), HFX_DTYPE_F32)
                                    : NULL; /* [E] */
@@ -848,6 +890,8 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
     }
     case HFX_SHARED_NONE: case HFX_SHARED_LINEAR: break; /* (LINEAR: ffn.c's, beside the experts) */
     }
+    if (shared && m->moe.shared_average)
+        return hfx_op2(c->g, HFX_OP_DIV, hfx_op2(c->g, HFX_OP_ADD, y, shared), hfx_const_scalar(c->g, y->dtype, 2.0));
     return shared ? hfx_op2(c->g, HFX_OP_ADD, y, shared) : y;
 }
 

@@ -21,6 +21,9 @@ typedef enum {
     HFX_ROUTER_SPARSEMIXER,   /* sparsemixer at inference, always top-2: the best logit's expert, weighed by the softmax
                                  over the logits within 2·router_jitter_noise of it (relative to max(|logit|, best));
                                  then the same over the others for the second (Phi-3.5-MoE) */
+    HFX_ROUTER_TOPK_THEN_SCORE, /* the k largest logits, then a softmax over them (f32), or (expert_selection_fn
+                                   "sigmoid") their sigmoids, renormalised as norm_topk_prob says, in the weights' dtype
+                                   (Cohere2-MoE) */
     HFX_ROUTER_SOFTMAX_SCALED /* its input normed without a weight, times router.scale / √hidden; softmax top-k
                                  renormalised, each weight times its expert's per_expert_scale (Gemma 4) */
 } hfx_moe_router;
@@ -116,12 +119,15 @@ typedef struct hfx_moe_desc {
     const char *shared_name;     /* HFX_SHARED_PLAIN's block (NULL: "shared_experts"; HY3's "shared_mlp") */
     const char *scale_key;       /* a grouped router's routed_scaling_factor by another name (HY3's
                                     router_scaling_factor); NULL: "routed_scaling_factor" */
+    const char *combine_key;     /* "sum" or "average" (the default) of the experts' and the shared experts' outputs
+                                    (Cohere2-MoE's shared_expert_combination_strategy); NULL: their sum. A router that
+                                    is not grouped reads shared_key then, 0 by default: none */
 } hfx_moe_desc;
 
 extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5,
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx;
+    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2;
 
 #endif

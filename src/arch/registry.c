@@ -344,6 +344,17 @@ static const hfx_decoder_desc CohereForCausalLM_desc = {"CohereForCausalLM", COH
 static const hfx_decoder_desc Cohere2ForCausalLM_desc = {
     "Cohere2ForCausalLM", COHERE_LIKE, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG, .sliding_pattern = 4,
     .defaults.window = 4096, .no_rope = HFX_NO_ROPE_FULL_LAYERS, .masks_by_layer_type = true};
+/* Cohere2-MoE: Cohere 2's parallel layers with experts after a dense prefix (mlp_layer_types), the norms RMS when
+ * rms_norm_eps is set, rope on the sliding layers and the dense prefix, head_dim a key of its own (128) */
+static const hfx_decoder_keys cohere2_moe_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                                                  "max_position_embeddings", "prefix_dense_intermediate_size",
+                                                  .embed_dim = NULL};
+static const char *const cohere2_moe_ignores[] = {"rope_scaling", NULL}; /* (its config class drops it) */
+static const hfx_decoder_desc Cohere2MoeForCausalLM_desc = {
+    "Cohere2MoeForCausalLM", COHERE_LIKE, .norm = HFX_NORM_RMS_OR_LAYER_WEIGHT, .sliding = HFX_SLIDING_DENSE_PREFIX,
+    .defaults.window = 4096, .no_rope = HFX_NO_ROPE_FULL_BUT_DENSE_PREFIX, .masks_by_layer_type = true,
+    .defaults.head_dim = 128, .keys = &cohere2_moe_keys, .moe = &hfx_moe_cohere2, .rope.names = HFX_ROPE_NAMES_CURRENT,
+    .ignored_keys = cohere2_moe_ignores, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen2MoeForCausalLM_desc = {
     "Qwen2MoeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "qkv_bias",
     .bias.default_on = true, .sliding = HFX_SLIDING_EVEN_BELOW_MAX, .masks_by_layer_type = true,
@@ -761,6 +772,7 @@ static const struct entry {
     {"Exaone4ForCausalLM", &hfx_decoder_family, &Exaone4ForCausalLM_desc},
     {"CohereForCausalLM", &hfx_decoder_family, &CohereForCausalLM_desc},
     {"Cohere2ForCausalLM", &hfx_decoder_family, &Cohere2ForCausalLM_desc},
+    {"Cohere2MoeForCausalLM", &hfx_decoder_family, &Cohere2MoeForCausalLM_desc},
     {"GptOssForCausalLM", &hfx_decoder_family, &GptOssForCausalLM_desc},
     {"OlmoeForCausalLM", &hfx_decoder_family, &OlmoeForCausalLM_desc},
     {"DeepseekV2ForCausalLM", &hfx_decoder_family, &DeepseekV2ForCausalLM_desc},

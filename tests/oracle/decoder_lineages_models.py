@@ -3,7 +3,7 @@ norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministr
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
 GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4, OPT, BLOOM,
-Phi-3.5-MoE, BitNet, Falcon, MPT, DBRX, GraniteSWA, GraniteMoeSWA.
+Phi-3.5-MoE, BitNet, Falcon, MPT, DBRX, GraniteSWA, GraniteMoeSWA, Cohere2-MoE.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -45,6 +45,8 @@ from transformers import (
     SolarOpenForCausalLM,
     YoutuConfig,
     YoutuForCausalLM,
+    Cohere2MoeConfig,
+    Cohere2MoeForCausalLM,
     DbrxConfig,
     DbrxForCausalLM,
     Ernie4_5_MoeConfig,
@@ -143,6 +145,7 @@ ARCHS = {
     "dbrx": (DbrxConfig, DbrxForCausalLM, "causal"),
     "granite_swa": (GraniteSWAConfig, GraniteSWAForCausalLM, "causal"),
     "granitemoe_swa": (GraniteMoeSWAConfig, GraniteMoeSWAForCausalLM, "causal"),
+    "cohere2_moe": (Cohere2MoeConfig, Cohere2MoeForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -291,6 +294,20 @@ GRANITE_SWA = dict(SMALL, num_hidden_layers=5, sliding_window=4, embedding_multi
                    logits_scaling=2.0, attention_multiplier=0.2, rope_parameters=_ROPE,
                    layer_rope_theta=[10000.0, 0.0, 500.0, 10000.0, 500.0])
 
+# Cohere2-MoE: Cohere 2's parallel layers, a dense prefix (first_k_dense_replace, popped by its config into
+# layer_types and mlp_layer_types), top-2 of 4 experts of intermediate_size, a shared expert averaged in
+COHERE2_MOE = dict(SMALL, num_hidden_layers=5, head_dim=16, intermediate_size=32, prefix_dense_intermediate_size=96,
+                   num_experts=4, num_experts_per_tok=2, num_shared_experts=1, sliding_window=4,
+                   sliding_window_pattern=2, first_k_dense_replace=1, rope_parameters=_ROPE)
+
+
+def _cohere2_moe_derived(c: dict) -> dict:
+    """No layer_types, mlp_layer_types or prefix_dense_intermediate_size: the config derives them from
+    first_k_dense_replace 2, the two patterns and intermediate_size."""
+    c = {k: v for k, v in c.items() if k not in ("layer_types", "mlp_layer_types", "prefix_dense_intermediate_size")}
+    c["first_k_dense_replace"] = 2
+    return c
+
 
 def _glm4_lite_derived(c: dict) -> dict:
     """No mlp_layer_types (the config derives one dense layer, then sparse ones) and a first_k_dense_replace the
@@ -327,6 +344,7 @@ CONFIG_REWRITES = {
     "no_rope": lambda c: {k: v for k, v in c.items() if k not in ("rope_parameters", "rope_scaling", "rope_theta")},
     "gemma4_released": _gemma4_released,
     "glm4_lite_derived": _glm4_lite_derived,
+    "cohere2_moe_derived": _cohere2_moe_derived,
     "no_router_groups": lambda c: {k: v for k, v in c.items() if k not in ("n_group", "topk_group", "routed_scaling_factor")},
 }
 
@@ -711,12 +729,30 @@ SPECS += [
          cases=models.DEFAULT_CASES),
 ]
 
+SPECS += [
+    dict(name="cohere2_moe", arch="cohere2_moe", config=dict(COHERE2_MOE),
+         doc="layer 0 dense (96 wide) and full with rope, then windows of 4 on every other layer, rope on the sliding "
+             "ones alone; top-2 of 4 experts by a softmax over the top-2 logits, a shared expert averaged in; Cohere's "
+             "LayerNorms, interleaved rotary, logit_scale; tied", embed_std=models.TIED_EMBED_STD,
+         cases=models.DEFAULT_CASES),
+    dict(name="cohere2_moe_derived", arch="cohere2_moe",
+         config=dict(COHERE2_MOE, first_k_dense_replace=2, prefix_dense_sliding_window_pattern=2,
+                     prefix_dense_intermediate_size=None, expert_selection_fn="sigmoid", norm_topk_prob=False,
+                     shared_expert_combination_strategy="sum", num_shared_experts=2, rms_norm_eps=1e-5,
+                     attention_bias=True, tie_word_embeddings=False),
+         doc="layer_types and mlp_layer_types left to the config (two dense layers, the first sliding: no rope on the "
+             "full dense one), sigmoid experts not renormalised, two shared experts summed in, RMS norms "
+             "(rms_norm_eps), attention biases, untied", seed=1, config_rewrite="cohere2_moe_derived",
+         cases=models.DEFAULT_CASES),
+]
+
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "falcon_7b",
-             "mpt", "dbrx", "granite_swa", "granitemoe_swa")
+             "mpt", "dbrx", "granite_swa", "granitemoe_swa",
+             "cohere2_moe", "cohere2_moe_derived")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -731,7 +767,7 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 GEN_BATCH1_MODE = "onnx-dyncache"
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("dbrx", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("dbrx", "cohere2_moe_derived", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included; Phi-3.5-MoE's rotary scale switches by the batch's longest positions): a padded row need not
@@ -836,6 +872,10 @@ FEATURES = [
     ("dbrx", _PAD3, "clip_qkv 0.8", {"attn_config.clip_qkv": 100.0}),
     ("granite_swa", _PAD3, "rope bases per layer", {"layer_rope_theta": [10000.0] * 5}),
     ("granite_swa", _PAD3, "windows of 4", {"sliding_window": 64}),
+    ("cohere2_moe", _PAD3, "the shared expert averaged (not summed)", {"shared_expert_combination_strategy": "sum"}),
+    ("cohere2_moe", _PAD3, "windows of 4", {"sliding_window": 64}),
+    ("cohere2_moe_derived", _PAD3, "sigmoid expert scores", {"expert_selection_fn": "softmax"}),
+    ("cohere2_moe_derived", _PAD3, "RMS norms", {"rms_norm_eps": None}),
     ("dbrx", _PAD3, "top-2 routing (not top-1)", {"ffn_config.moe_top_k": 1}),
     ("dbrx", _PAD3, "weights divided by their 2-norm (not their sum)", {"ffn_config.moe_normalize_expert_weights": 1.0}),
 ]
@@ -892,6 +932,8 @@ BAD_CONFIGS = [
     ("dbrx", {"ffn_config": dict(DBRX["ffn_config"], moe_normalize_expert_weights=-1.0)}, "moe_normalize_expert_weights"),
     ("granite_swa", {"layer_rope_theta": [10000.0, 0.0]}, "layer_rope_theta"),
     ("granite_swa", {"sliding_window": None}, "sliding_window"),
+    ("cohere2_moe", {"expert_selection_fn": "relu"}, "expert_selection_fn"),
+    ("cohere2_moe", {"shared_expert_combination_strategy": "max"}, "shared_expert_combination_strategy"),
     ("dbrx", {"ffn_config": dict(DBRX["ffn_config"], ffn_act_fn={"name": "silu", "inplace": True})}, "ffn_act_fn"),
 ]
 

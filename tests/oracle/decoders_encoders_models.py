@@ -878,9 +878,14 @@ def build_model(spec: Spec) -> torch.nn.Module:
     config_cls, model_cls, _ = ARCHS[spec.arch]
     config = config_cls(**json.loads(json.dumps(spec.config)))
     torch.manual_seed(spec.seed)
-    # (built with it: Falcon cannot switch its implementation afterwards)
-    model = model_cls._from_config(config, attn_implementation=models.reference_attention(config.to_dict()))
-    init_weights(model, spec)
+    attention = models.reference_attention(config.to_dict())
+    if attention == "eager":
+        model = model_cls(config)
+        init_weights(model, spec)
+        model.set_attn_implementation("eager")
+    else:  # built with it: Falcon cannot switch its implementation afterwards
+        model = model_cls._from_config(config, attn_implementation=attention)
+        init_weights(model, spec)
     model.eval()
     return model
 
@@ -1069,6 +1074,8 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert spec.config_rewrite[3:] not in cfg, cfg
     elif spec.config_rewrite == "no_router_groups":
         assert not {"n_group", "topk_group", "routed_scaling_factor"} & set(cfg), cfg
+    elif spec.config_rewrite == "cohere2_moe_derived":
+        assert not {"layer_types", "mlp_layer_types"} & set(cfg) and cfg["first_k_dense_replace"] == 2, cfg
     elif spec.config_rewrite == "glm4_lite_derived":
         assert "mlp_layer_types" not in cfg and cfg["first_k_dense_replace"] == 3, cfg
     elif spec.config_rewrite == "gemma4_released":
