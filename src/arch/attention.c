@@ -90,7 +90,7 @@ static void project_qkv(layer_ctx *c, int64_t i, const hfx_layer_shape *s, hfx_v
         return;
     }
     *k = hfx_dec_proj(c, h, m->hidden, nkv, m->bias.k, P("k_proj"));
-    *v = s->values_are_keys ? *k : hfx_dec_proj(c, h, m->hidden, nkv, m->bias.v, P("v_proj"));
+    *v = s->values_are_keys ? *k : hfx_dec_proj(c, h, m->hidden, s->kv_heads * s->v_dim, m->bias.v, P("v_proj"));
 #undef P
 }
 
@@ -141,7 +141,7 @@ static void queries_keys_values(layer_ctx *c, int64_t i, const hfx_layer_shape *
     *q = hfx_dec_split_heads(c, *q, m->heads, hd);
     if (own) {
         *k = hfx_dec_split_heads(c, hfx_dec_scaled(g, *k, m->mult.key), s->kv_heads, hd); /* Falcon-H1's key_multiplier */
-        *v = hfx_dec_split_heads(c, *v, s->kv_heads, hd);
+        *v = hfx_dec_split_heads(c, hfx_dec_scaled(g, *v, m->value_scale), s->kv_heads, s->v_dim); /* MiMo's scale */
     }
     if (m->qk_norm == HFX_QK_NORM_PER_HEAD || m->qk_norm == HFX_QK_NORM_PER_HEAD_AND_V) { /* over head_dim, per head,
                                                                                              before rotary */
@@ -185,7 +185,7 @@ hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *c
     hfx_graph *g = c->g;
     if (d->attention == HFX_ATTN_LATENT) return hfx_dec_mla_attention(c, i, h, cos, sin, bias);
     hfx_layer_shape s = hfx_dec_shape(m, i);
-    int64_t hd = s.head_dim, window = m->window[i];
+    int64_t window = m->window[i];
     hfx_value *q, *k = NULL, *v = NULL, *gate = NULL;
     queries_keys_values(c, i, &s, h, cos, sin, &q, &k, &v, &gate);
     if (c->q_temperature && (d->scores.temperature != HFX_QTEMP_NOPE_FLOOR || m->no_rope[i]))
@@ -202,20 +202,23 @@ hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *c
         k = c->kv_seen[2 * s.kv_from], v = c->kv_seen[2 * s.kv_from + 1];
     }
     double scale = m->scale_by_layer ? m->scale / (double)(i + 1) : m->scale;
-    hfx_value *a; /* [B,H,S,hd] */
-    if (c->d->attention == HFX_ATTN_SINKS) {
+    hfx_value *a; /* [B,H,S,v_dim] */
+    if (d->attention == HFX_ATTN_SINKS || (d->attention == HFX_ATTN_SINKS_SLIDING && window)) {
         char sp[160];
-        hfx_value *sinks = hfx_weight(c->w, 1, &m->heads, "%s", hfx_dec_name(c, i, c->n.attn, "sinks", sp, sizeof sp));
+        const char *leaf = hfx_weight_exists(c->w, hfx_dec_name(c, i, c->n.attn, "attention_sink_bias", sp, sizeof sp))
+                               ? "attention_sink_bias" : "sinks"; /* (the Hub's name, which transformers renames) */
+        hfx_value *sinks = hfx_weight(c->w, 1, &m->heads, "%s", hfx_dec_name(c, i, c->n.attn, leaf, sp, sizeof sp));
         a = hfx_attention_with_sinks(g, q, k, v, bias, hfx_cast(g, sinks, HFX_DTYPE_F32), scale, window);
     } else {
         a = hfx_attention(g, q, k, v, bias, scale, m->attn_softcap, window);
     }
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
     if (gate && m->head_gate) a = hfx_op2(g, HFX_OP_MUL, a, hfx_op1(g, HFX_OP_SIGMOID, gate)); /* [B,S,H,1]: per head */
-    a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->heads * hd)});
+    int64_t width = m->heads * s.v_dim; /* the heads' outputs, values wide */
+    a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(width)});
     if (gate && !m->head_gate) a = hfx_op2(g, HFX_OP_MUL, a, hfx_op1(g, HFX_OP_SIGMOID, gate));
     char p[160];
     if (d->attention == HFX_ATTN_SUB_NORMED)
-        a = hfx_dec_norm(c, a, m->heads * hd, hfx_dec_name(c, i, c->n.attn, "attn_sub_norm", p, sizeof p));
-    return hfx_dec_proj(c, a, m->heads * hd, m->hidden, m->bias.o, hfx_dec_name(c, i, c->n.attn, c->n.o, p, sizeof p));
+        a = hfx_dec_norm(c, a, width, hfx_dec_name(c, i, c->n.attn, "attn_sub_norm", p, sizeof p));
+    return hfx_dec_proj(c, a, width, m->hidden, m->bias.o, hfx_dec_name(c, i, c->n.attn, c->n.o, p, sizeof p));
 }

@@ -43,8 +43,6 @@ typedef enum {
                                     windowed by window_size (GPT-Neo) */
     HFX_SLIDING_FIRST_OF_PATTERN, /* layer_types, else layer i global when i % pattern == 0, the others windowed by
                                      sliding_window, which must be set (GraniteSWA) */
-    HFX_SLIDING_DENSE_PREFIX,   /* layer_types (absent: derived over the first_k_dense_replace dense layers and the rest,
-                                   decoder_derived.c) (Cohere2-MoE) */
     HFX_SLIDING_CHUNKED         /* not windows: layer_types' "chunked_attention" layers (else the rotary ones when
                                    attention_chunk_size is set) attend within chunks of attention_chunk_size
                                    (Llama 4) */
@@ -194,6 +192,8 @@ typedef enum {
     HFX_ATTN_OUTPUT_GATED, /* q_proj gives each head its query and a gate [q_h; gate_h]; the output is
                               scaled by sigmoid(gate) before o_proj (Qwen3-Next) */
     HFX_ATTN_SINKS,        /* self_attn.sinks [heads]: one more logit per head in the softmax (GPT-OSS) */
+    HFX_ATTN_SINKS_SLIDING, /* ... on the sliding layers alone, self_attn.sinks or (as the Hub names it)
+                               self_attn.attention_sink_bias (MiMo-V2-Flash) */
     HFX_ATTN_SUB_NORMED,   /* the output normed (self_attn.attn_sub_norm, over heads·hd) before o_proj (BitNet) */
     HFX_ATTN_GATE_PROJ,    /* self_attn.gate_proj [heads·hd, hidden] (no bias): the output times sigmoid(gate_proj(h)),
                               element by element, before o_proj (AFMoE) */
@@ -210,8 +210,7 @@ typedef enum {
     HFX_MIXERS_SHORT_CONV,    /* layer_types may name "conv" layers: LFM2's gated short convolution
                                  (in_proj → B·x → depthwise causal conv1d → C·conv → out_proj), its state
                                  the last conv_L_cache − 1 inputs; block_auto_adjust_ff_dim sizes the MLP */
-    HFX_MIXERS_SHORT_CONV_SLIDING, /* ... "conv", "sliding_attention" and "full_attention" layers; absent, layer i is
-                                      full when i % 4 == 2, sliding when i % 4 == 0 and i > 0, else conv (LFM3) */
+    HFX_MIXERS_SHORT_CONV_SLIDING, /* ... "conv", "sliding_attention" and "full_attention" layers (LFM3) */
     HFX_MIXERS_MAMBA2_ONLY,   /* every layer a Mamba2 mixer and nothing else: no attention, no MLP, no
                                  positions; `residual_in_fp32` read (Mamba2) */
     HFX_MIXERS_MAMBA_ONLY,    /* ... a Mamba mixer (MambaConfig's keys) */
@@ -243,6 +242,9 @@ typedef struct hfx_decoder_mixers {
 /* Whether the layers' shapes differ, and how config.json says so. */
 typedef enum {
     HFX_SHAPES_UNIFORM,         /* every layer the same heads and widths, its own keys and values */
+    HFX_SHAPES_SLIDING_DOUBLE_KV, /* the sliding layers twice num_key_value_heads key/value heads; every layer's values
+                                     v_head_dim wide (default 128) and scaled by attention_value_scale (default 0.707;
+                                     null: 1) as projected, before the cache (MiMo-V2-Flash) */
     HFX_SHAPES_PER_LAYER_CONFIG /* per_layer_config {"<layer>": {head_dim, num_key_value_heads}}, else the full
                                    layers' global_head_dim and (attention_k_eq_v) num_global_key_value_heads;
                                    attention_k_eq_v: the full layers' values are their keys' projection (no
@@ -409,6 +411,17 @@ typedef struct hfx_decoder_defaults {
     double logit_scale;       /* HFX_MULT_LOGIT_SCALE's */
 } hfx_decoder_defaults;
 
+/* The keys a lineage's config class derives when config.json leaves them out, which the template would otherwise read
+ * differently (decoder_derived.c has each rule). */
+typedef enum {
+    HFX_DERIVE_NONE,
+    HFX_DERIVE_LFM3,        /* layer_types: full at 4k + 2, sliding at 4k > 0, else conv */
+    HFX_DERIVE_COHERE2_MOE, /* layer_types and mlp_layer_types over first_k_dense_replace's dense prefix;
+                               prefix_dense_intermediate_size null: intermediate_size */
+    HFX_DERIVE_MIMO_V2      /* layer_types: full at layer 0 and every 6th; mlp_layer_types: layer 0 dense;
+                               sliding_window: sliding_window_size + 1 where that is set */
+} hfx_derived_keys;
+
 /* The head on the final hidden states. */
 typedef enum {
     HFX_HEAD_LM,              /* lm_head [vocab, hidden] */
@@ -438,6 +451,7 @@ typedef struct hfx_decoder_desc {
     const char *unused_stack;    /* checkpoint tensors under it transformers drops on load ("mtp": Qwen3-Next's
                                     multi-token-prediction head) */
     hfx_decoder_defaults defaults;
+    hfx_derived_keys derive;     /* keys its config class derives when config.json has none */
     hfx_decoder_bias bias;
     hfx_decoder_act act;
     hfx_decoder_rope rope;
@@ -513,6 +527,7 @@ typedef struct hfx_layer_shape {
     int64_t kv_from;             /* the layer whose keys and values this one attends to: itself, or an earlier
                                     one (the layer then has no k/v weights and no cache) */
     bool values_are_keys;        /* attention_k_eq_v: the values are k_proj's output (before k_norm) */
+    int64_t v_dim;               /* the values' head width (head_dim but where the config gives them their own) */
 } hfx_layer_shape;
 
 /* ALiBi's form where the model has it (hfx_positions). */
@@ -577,6 +592,7 @@ typedef struct hfx_decoder_cfg {
                                     every layer the sizes above; arena-owned */
     hfx_decoder_ple ple;
     hfx_decoder_alibi alibi;
+    double value_scale;          /* the values times it as projected (1: none) */
     bool no_post_norms;          /* HFX_LAYOUT_SANDWICH_BY_CONFIG without them */
     bool head_gate;              /* HFX_ATTN_HEAD_GATE switched on */
 } hfx_decoder_cfg;
@@ -584,7 +600,7 @@ typedef struct hfx_decoder_cfg {
 /* Layer i's shape: its own where the config gives layers their own, else the model's. */
 static inline hfx_layer_shape hfx_dec_shape(const hfx_decoder_cfg *m, int64_t i) {
     if (m->shape) return m->shape[i];
-    return (hfx_layer_shape){m->head_dim, m->kv_heads, m->intermediate, i, false};
+    return (hfx_layer_shape){m->head_dim, m->kv_heads, m->intermediate, i, false, m->head_dim};
 }
 
 extern const hfx_arch_family hfx_decoder_family;

@@ -1,8 +1,10 @@
 /* The keys a lineage's transformers config class derives in its __post_init__ when config.json leaves them out, where
- * the template would otherwise read something else: LFM3's layer pattern, Cohere2-MoE's layer and MLP patterns from
- * its dense prefix. The parse reads them from a view of the config (decoder_parse.c), as if config.json had them. */
+ * the template would otherwise read something else (hfx_derived_keys): LFM3's layer pattern, Cohere2-MoE's layer and
+ * MLP patterns from its dense prefix, MiMo-V2-Flash's patterns and window. The parse reads them from a view of the
+ * config (decoder_parse.c), as if config.json had them. */
 #include "arch/decoder_blocks.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* config.json's integer `key` within [lo, hi], else `dflt` (a malformed value is the parse's to report). */
@@ -50,16 +52,38 @@ static bool derive_list(hfx_cfg c, const char *key, const char *(*type)(json_int
     return list && json_object_set_new(out, key, list) == 0;
 }
 
+/* MiMo-V2-Flash: full attention at layer 0 and every 6th layer, sliding elsewhere; layer 0's MLP dense. */
+static const char *mimo_v2_type(json_int_t i, hfx_cfg c) {
+    (void)c;
+    return i == 0 || (i + 1) % 6 == 0 ? "full_attention" : "sliding_attention";
+}
+
+static const char *first_dense_mlp(json_int_t i, hfx_cfg c) {
+    (void)c;
+    return i == 0 ? "dense" : "sparse";
+}
+
 json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     json_t *out = json_object();
     bool ok = out != NULL;
-    if (ok && d->mixers.kind == HFX_MIXERS_SHORT_CONV_SLIDING) ok = derive_list(c, "layer_types", lfm3_type, out);
-    if (ok && d->sliding == HFX_SLIDING_DENSE_PREFIX) {
-        ok = derive_list(c, "layer_types", cohere2_moe_type, out) && derive_list(c, "mlp_layer_types", cohere2_moe_mlp, out);
-        /* the dense layers' width, intermediate_size when null */
-        const json_t *width = json_object_get(c.obj, "intermediate_size");
+    switch (d->derive) {
+    case HFX_DERIVE_NONE: break;
+    case HFX_DERIVE_LFM3: ok = ok && derive_list(c, "layer_types", lfm3_type, out); break;
+    case HFX_DERIVE_COHERE2_MOE: {
+        ok = ok && derive_list(c, "layer_types", cohere2_moe_type, out) &&
+             derive_list(c, "mlp_layer_types", cohere2_moe_mlp, out);
+        const json_t *width = json_object_get(c.obj, "intermediate_size"); /* the dense layers' when theirs is null */
         if (ok && absent(c, "prefix_dense_intermediate_size") && width)
             ok = json_object_set(out, "prefix_dense_intermediate_size", (json_t *)width) == 0;
+        break;
+    }
+    case HFX_DERIVE_MIMO_V2: { /* (the reference implementation attends to sliding_window_size tokens and the query) */
+        const json_t *size = json_object_get(c.obj, "sliding_window_size");
+        ok = ok && derive_list(c, "layer_types", mimo_v2_type, out) && derive_list(c, "mlp_layer_types", first_dense_mlp, out);
+        if (ok && json_is_integer(size) && json_integer_value(size) >= 0 && json_integer_value(size) < INT32_MAX)
+            ok = json_object_set_new(out, "sliding_window", json_integer(json_integer_value(size) + 1)) == 0;
+        break;
+    }
     }
     if (!ok) {
         json_decref(out);

@@ -201,7 +201,7 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
     if (kind == HFX_MIXER_ATTENTION || kind == HFX_MIXER_PARALLEL)
         l = m->mla.kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
                 ? (hfx_layer_cache){1, m->mla.kv_lora, m->mla.qk_rope, m->window[i], NULL, 0, {{0}}}
-                : (hfx_layer_cache){s.kv_heads, s.head_dim, s.head_dim, m->window[i],
+                : (hfx_layer_cache){s.kv_heads, s.head_dim, s.v_dim, m->window[i],
                                     !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention",
                                     0, {{0}}};
     switch (kind) {

@@ -159,8 +159,6 @@ static hfx_status parse_sliding(const hfx_decoder_desc *d, hfx_cfg c, hfx_decode
                                ? window : 0;
         return HFX_OK;
     }
-    if (d->sliding == HFX_SLIDING_DENSE_PREFIX) /* (its layer_types are always derived: decoder_derived.c) */
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'layer_types' is missing", c.where);
     if (d->sliding == HFX_SLIDING_FIRST_OF_PATTERN) {
         if (window <= 0)
             return hfx_fail(err, HFX_ERR_INVALID, "%s: sliding_window must be set (transformers builds the sliding "
@@ -670,11 +668,14 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
  * config.json may carry a stray num_key_value_heads) are hidden from the parse, so that they
  * change nothing here either. */
 
-static bool names_rope(hfx_cfg c) {
+/* Whether config.json names a rope the lineage reads (the keys it ignores aside). */
+static bool names_rope(const hfx_decoder_desc *d, hfx_cfg c) {
     static const char *const keys[] = {"rope_parameters", "rope_scaling", "rope_theta"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const json_t *v = json_object_get(c.obj, keys[i]);
-        if (v && !json_is_null(v)) return true;
+        bool ignored = false;
+        for (const char *const *k = d->ignored_keys; k && *k && !ignored; k++) ignored = strcmp(*k, keys[i]) == 0;
+        if (v && !json_is_null(v) && !ignored) return true;
     }
     return false;
 }
@@ -696,7 +697,7 @@ static hfx_status hoist_nested(hfx_cfg c, const char *object, json_t *view, hfx_
 
 hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *cfg,
                              hfx_error *err) {
-    bool fill_rope = d->rope.absent && !names_rope(c);
+    bool fill_rope = d->rope.absent && !names_rope(d, c);
     const char *const *nested = d->keys ? d->keys->nested : NULL;
     json_t *derived = hfx_dec_derived_keys(d, c);
     if (!derived) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");

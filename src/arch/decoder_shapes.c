@@ -1,6 +1,8 @@
-/* Layers whose shapes differ (HFX_SHAPES_PER_LAYER_CONFIG): each layer's heads and widths from
- * per_layer_config, values that are the keys' projection, layers that attend to an earlier layer's
- * keys and values, and the per-layer embeddings' widths (Gemma 4's config.json). */
+/* Layers whose shapes differ: each layer's heads and widths from per_layer_config, values that are the keys'
+ * projection, layers that attend to an earlier layer's keys and values, and the per-layer embeddings' widths (Gemma 4's
+ * config.json, HFX_SHAPES_PER_LAYER_CONFIG); the sliding layers' doubled key/value heads and every layer's value width
+ * (MiMo-V2-Flash, HFX_SHAPES_SLIDING_DOUBLE_KV). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,9 +70,10 @@ static hfx_status layer_geometry(hfx_cfg c, hfx_decoder_cfg *m, bool k_eq_v, hfx
     for (int64_t i = 0; i < m->layers; i++) {
         hfx_layer_shape *s = &m->shape[i];
         bool full = m->window[i] == 0;
-        *s = (hfx_layer_shape){m->head_dim, m->kv_heads, m->intermediate, i, full && k_eq_v};
+        *s = (hfx_layer_shape){m->head_dim, m->kv_heads, m->intermediate, i, full && k_eq_v, m->head_dim};
         if (!overrides && full) s->head_dim = global_head_dim, s->kv_heads = global_kv;
         if ((st = layer_override(c, overrides, i, m, s, err))) return st;
+        s->v_dim = s->head_dim;
         if (m->heads % s->kv_heads)
             return hfx_fail(err, HFX_ERR_INVALID, "%s: layer %lld: num_attention_heads (%lld) is not a multiple of its "
                                                   "num_key_value_heads (%lld)", c.where, (long long)i,
@@ -131,13 +134,40 @@ static hfx_status per_layer_inputs(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err
     return hfx_cfg_int_in_or(c, "vocab_size_per_layer_input", 262144, 1, INT32_MAX, &m->ple.vocab, err);
 }
 
+/* MiMo-V2-Flash: twice the key/value heads on the sliding layers, values of their own width, scaled. */
+static hfx_status sliding_double_kv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+    int64_t v_dim;
+    hfx_status st;
+    const json_t *scale = json_object_get(c.obj, "attention_value_scale");
+    if ((st = hfx_cfg_int_in_or(c, "v_head_dim", 128, 1, 4096, &v_dim, err)) ||
+        (!(scale && json_is_null(scale)) &&
+         (st = hfx_cfg_num_or(c, "attention_value_scale", 0.707, &m->value_scale, err))))
+        return st;
+    if (!isfinite(m->value_scale))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: attention_value_scale %g is not a finite number", c.where,
+                        m->value_scale);
+    if (!(m->shape = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->shape)))
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < m->layers; i++) {
+        int64_t kv = m->window[i] ? 2 * m->kv_heads : m->kv_heads;
+        if (kv > m->heads || m->heads % kv)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: num_attention_heads (%lld) is not a multiple of the sliding "
+                                                  "layers' 2 · num_key_value_heads (%lld)", c.where,
+                            (long long)m->heads, (long long)kv);
+        m->shape[i] = (hfx_layer_shape){m->head_dim, kv, m->intermediate, i, false, v_dim};
+    }
+    return HFX_OK;
+}
+
 hfx_status hfx_dec_parse_shapes(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                 hfx_error *err) {
     m->shape = NULL;
     m->ple = (hfx_decoder_ple){0, 0};
     hfx_status st;
     if (m->layout == HFX_LAYOUT_SANDWICH_PER_LAYER && (st = per_layer_inputs(c, m, err))) return st;
+    m->value_scale = 1.0;
     if (d->shapes == HFX_SHAPES_UNIFORM) return HFX_OK;
+    if (d->shapes == HFX_SHAPES_SLIDING_DOUBLE_KV) return sliding_double_kv(c, arena, m, err);
     bool k_eq_v;
     const char *bidirectional;
     if ((st = hfx_cfg_bool_or(c, "attention_k_eq_v", false, &k_eq_v, err)) ||

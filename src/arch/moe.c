@@ -163,6 +163,11 @@ const hfx_moe_desc hfx_moe_cohere2 = {
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_experts",
     .width_key = "intermediate_size", .shared_key = "num_shared_experts",
     .combine_key = "shared_expert_combination_strategy"};
+/* MiMo-V2-Flash: DeepSeek V3's router (n_group 1 by default) without shared experts, layer 0 dense by mlp_layer_types */
+const hfx_moe_desc hfx_moe_mimo_v2 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
+    .experts_alt_key = "num_local_experts", .first_dense = 1};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",

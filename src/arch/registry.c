@@ -200,7 +200,7 @@ static const char lfm3_rope[] = "{\"sliding_attention\": {\"rope_type\": \"defau
 static const hfx_decoder_desc Lfm3ForCausalLM_desc = {
     "Lfm3ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm3_names, .eps_key = "norm_eps",
     .defaults.eps = 1e-5, .defaults.tied = true, .defaults.head_dim = 128, .defaults.window = 256,
-    .mixers.kind = HFX_MIXERS_SHORT_CONV_SLIDING, .sliding = HFX_SLIDING_TYPES_OR_ALL,
+    .mixers.kind = HFX_MIXERS_SHORT_CONV_SLIDING, .sliding = HFX_SLIDING_TYPES_OR_ALL, .derive = HFX_DERIVE_LFM3,
     .layout = HFX_LAYOUT_SANDWICH_BY_CONFIG, .attention = HFX_ATTN_HEAD_GATE, .rope.local = HFX_LOCAL_ROPE_OWN_BASE,
     .rope.absent = lfm3_rope, .rope.names = HFX_ROPE_NAMES_CURRENT, .masks_by_layer_type = true,
     .genai_type = "lfm2"};
@@ -351,10 +351,27 @@ static const hfx_decoder_keys cohere2_moe_keys = {"hidden_size", "num_hidden_lay
                                                   .embed_dim = NULL};
 static const char *const cohere2_moe_ignores[] = {"rope_scaling", NULL}; /* (its config class drops it) */
 static const hfx_decoder_desc Cohere2MoeForCausalLM_desc = {
-    "Cohere2MoeForCausalLM", COHERE_LIKE, .norm = HFX_NORM_RMS_OR_LAYER_WEIGHT, .sliding = HFX_SLIDING_DENSE_PREFIX,
-    .defaults.window = 4096, .no_rope = HFX_NO_ROPE_FULL_BUT_DENSE_PREFIX, .masks_by_layer_type = true,
+    "Cohere2MoeForCausalLM", COHERE_LIKE, .norm = HFX_NORM_RMS_OR_LAYER_WEIGHT, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG,
+    .sliding_pattern = 4, .defaults.window = 4096, .derive = HFX_DERIVE_COHERE2_MOE,
+    .no_rope = HFX_NO_ROPE_FULL_BUT_DENSE_PREFIX, .masks_by_layer_type = true,
     .defaults.head_dim = 128, .keys = &cohere2_moe_keys, .moe = &hfx_moe_cohere2, .rope.names = HFX_ROPE_NAMES_CURRENT,
     .ignored_keys = cohere2_moe_ignores, .output_class = "MoeCausalLMOutputWithPast"};
+/* MiMo-V2-Flash: Llama's layers with values of their own width (scaled), twice the key/value heads and sinks on the
+ * sliding layers, a partial rotary per layer type (rope_parameters only), DeepSeek V3's router after a dense layer */
+static const char mimo_v2_rope[] = "{\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 5000000.0, "
+                                   "\"partial_rotary_factor\": 0.334}, \"sliding_attention\": {\"rope_type\": "
+                                   "\"default\", \"rope_theta\": 10000.0, \"partial_rotary_factor\": 0.334}}";
+/* (its config class reads no flat rope keys, no first_k_dense_replace and no shared experts) */
+static const char *const mimo_v2_ignores[] = {"rope_theta", "rope_scaling", "partial_rotary_factor", "first_k_dense_replace",
+                                              "n_shared_experts", NULL};
+static const hfx_decoder_desc MiMoV2FlashForCausalLM_desc = {
+    "MiMoV2FlashForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias",
+    .shapes = HFX_SHAPES_SLIDING_DOUBLE_KV, .attention = HFX_ATTN_SINKS_SLIDING, .sliding = HFX_SLIDING_TYPES_OR_ALL,
+    .derive = HFX_DERIVE_MIMO_V2, .defaults.window = 129, .defaults.head_dim = 192, .defaults.eps = 1e-5,
+    .defaults.kv_heads = 4, .rope.local = HFX_LOCAL_ROPE_OWN_BASE, .rope.partial_rotary = true, .rope.partial = 0.334,
+    .rope.absent = mimo_v2_rope, .rope.names = HFX_ROPE_NAMES_CURRENT, .masks_by_layer_type = true,
+    .ignored_keys = mimo_v2_ignores, .moe = &hfx_moe_mimo_v2, .unused_stack = "model.mtp",
+    .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen2MoeForCausalLM_desc = {
     "Qwen2MoeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "qkv_bias",
     .bias.default_on = true, .sliding = HFX_SLIDING_EVEN_BELOW_MAX, .masks_by_layer_type = true,
@@ -773,6 +790,7 @@ static const struct entry {
     {"CohereForCausalLM", &hfx_decoder_family, &CohereForCausalLM_desc},
     {"Cohere2ForCausalLM", &hfx_decoder_family, &Cohere2ForCausalLM_desc},
     {"Cohere2MoeForCausalLM", &hfx_decoder_family, &Cohere2MoeForCausalLM_desc},
+    {"MiMoV2FlashForCausalLM", &hfx_decoder_family, &MiMoV2FlashForCausalLM_desc},
     {"GptOssForCausalLM", &hfx_decoder_family, &GptOssForCausalLM_desc},
     {"OlmoeForCausalLM", &hfx_decoder_family, &OlmoeForCausalLM_desc},
     {"DeepseekV2ForCausalLM", &hfx_decoder_family, &DeepseekV2ForCausalLM_desc},

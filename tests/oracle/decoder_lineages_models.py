@@ -3,7 +3,7 @@ norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministr
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
 GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4, OPT, BLOOM,
-Phi-3.5-MoE, BitNet, Falcon, MPT, DBRX, GraniteSWA, GraniteMoeSWA, Cohere2-MoE.
+Phi-3.5-MoE, BitNet, Falcon, MPT, DBRX, GraniteSWA, GraniteMoeSWA, Cohere2-MoE, MiMo-V2-Flash.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -57,6 +57,8 @@ from transformers import (
     GraniteMoeSWAForCausalLM,
     GraniteSWAConfig,
     GraniteSWAForCausalLM,
+    MiMoV2FlashConfig,
+    MiMoV2FlashForCausalLM,
     MptConfig,
     MptForCausalLM,
     ExaoneMoeConfig,
@@ -146,6 +148,7 @@ ARCHS = {
     "granite_swa": (GraniteSWAConfig, GraniteSWAForCausalLM, "causal"),
     "granitemoe_swa": (GraniteMoeSWAConfig, GraniteMoeSWAForCausalLM, "causal"),
     "cohere2_moe": (Cohere2MoeConfig, Cohere2MoeForCausalLM, "causal"),
+    "mimo_v2_flash": (MiMoV2FlashConfig, MiMoV2FlashForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -299,6 +302,11 @@ GRANITE_SWA = dict(SMALL, num_hidden_layers=5, sliding_window=4, embedding_multi
 COHERE2_MOE = dict(SMALL, num_hidden_layers=5, head_dim=16, intermediate_size=32, prefix_dense_intermediate_size=96,
                    num_experts=4, num_experts_per_tok=2, num_shared_experts=1, sliding_window=4,
                    sliding_window_pattern=2, first_k_dense_replace=1, rope_parameters=_ROPE)
+
+# MiMo-V2-Flash: keys 24 wide and values 16, twice the key/value heads and sinks on the sliding layers (all but 0 and
+# 5), rotary on a third of each head per layer type, DeepSeek V3's router after a dense layer
+MIMO_V2 = dict(SMALL, num_hidden_layers=7, head_dim=24, v_head_dim=16, sliding_window=4, intermediate_size=96,
+               moe_intermediate_size=16, n_routed_experts=4, num_experts_per_tok=2)
 
 
 def _cohere2_moe_derived(c: dict) -> dict:
@@ -746,13 +754,31 @@ SPECS += [
          cases=models.DEFAULT_CASES),
 ]
 
+SPECS += [
+    dict(name="mimo_v2_flash", arch="mimo_v2_flash", config=dict(MIMO_V2),
+         doc="layers 0 and 5 full (2 key/value heads), the others windowed by 4 with 4 key/value heads and sinks; keys "
+             "24 wide, values 16 scaled by 0.707; each type's default rotary (8 of 24 dims, bases 5e6 and 1e4); layer 0 "
+             "dense, then top-2 of 4 experts by sigmoid + correction bias, renormalised", cases=models.DEFAULT_CASES),
+    dict(name="mimo_v2_flash_given", arch="mimo_v2_flash",
+         config=dict(MIMO_V2, num_hidden_layers=4, sliding_window_size=2, attention_value_scale=None,
+                     attention_bias=True, norm_topk_prob=False, routed_scaling_factor=2.0,
+                     layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+                     mlp_layer_types=["sparse", "dense", "sparse", "sparse"],
+                     rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 500.0,
+                                                         "partial_rotary_factor": 0.5},
+                                      "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}}),
+         doc="layer_types and mlp_layer_types given, a window of sliding_window_size 2 + 1, values unscaled (null), "
+             "q/k/v biases, the weights not renormalised, x 2; the full layers' rotary on half of each head, the "
+             "sliding ones' on a third (its default)", seed=1, cases=models.DEFAULT_CASES),
+]
+
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "falcon_7b",
              "mpt", "dbrx", "granite_swa", "granitemoe_swa",
-             "cohere2_moe", "cohere2_moe_derived")
+             "cohere2_moe", "cohere2_moe_derived", "mimo_v2_flash", "mimo_v2_flash_given")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -767,7 +793,7 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 GEN_BATCH1_MODE = "onnx-dyncache"
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("dbrx", "cohere2_moe_derived", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included; Phi-3.5-MoE's rotary scale switches by the batch's longest positions): a padded row need not
@@ -876,13 +902,15 @@ FEATURES = [
     ("cohere2_moe", _PAD3, "windows of 4", {"sliding_window": 64}),
     ("cohere2_moe_derived", _PAD3, "sigmoid expert scores", {"expert_selection_fn": "softmax"}),
     ("cohere2_moe_derived", _PAD3, "RMS norms", {"rms_norm_eps": None}),
+    ("mimo_v2_flash", _PAD3, "values scaled by 0.707", {"attention_value_scale": None}),
+    ("mimo_v2_flash", _PAD3, "windows of 4", {"sliding_window": 64}),
     ("dbrx", _PAD3, "top-2 routing (not top-1)", {"ffn_config.moe_top_k": 1}),
     ("dbrx", _PAD3, "weights divided by their 2-norm (not their sum)", {"ffn_config.moe_normalize_expert_weights": 1.0}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
 # layer_scalar): zeroing it must move the logits
-CORRECTION_BIASES = [("gemma4", "layer_scalar"), ("glm4_moe_lite", "e_score_correction_bias"),
+CORRECTION_BIASES = [("mimo_v2_flash", "e_score_correction_bias"), ("gemma4", "layer_scalar"), ("glm4_moe_lite", "e_score_correction_bias"),
                      ("hy_v3", "e_score_correction_bias"), ("afmoe", "expert_bias"), ("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
                      ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
                      ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias")]
