@@ -178,12 +178,59 @@ static void queries_keys_values(layer_ctx *c, int64_t i, const hfx_layer_shape *
 /* Self-attention over h [B,S,hidden] → [B,S,hidden], grouped heads broadcast in the attention op; a
  * layer that shares an earlier layer's keys and values attends to what that layer did, under its
  * own type's mask. */
+/* JetMoE's mixture of attention heads (HFX_ATTN_MIXTURE) over h [B,S,hidden] → [B,S,hidden]: every expert's queries,
+ * each token's k picked by one-hot products (exact: the others weigh 0) and ordered so that query head h·k + j (expert
+ * slot j, key head h) reads key head h as grouped heads do; the outputs back through the same experts, gated. */
+static hfx_value *mixture_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
+                                    hfx_value *bias) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t E = m->moe.experts, K = m->moe.top_k, KV = m->kv_heads, hd = m->head_dim, D = KV * hd, H = m->hidden;
+    hfx_dim B = c->batch, S = c->seq;
+    char p[160];
+#define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
+    hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", P("experts.router.layer.weight"));
+    hfx_value *top, *idx;
+    hfx_top_k(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), K, &top, &idx);
+    hfx_value *gates = hfx_cast(g, hfx_softmax(g, top, -1), h->dtype);                              /* [B,S,K] */
+    hfx_value *ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, E), hfx_const_i64(g, 1), hfx_dim_const(E));
+    hfx_value *pick = hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, idx, -1), ids), h->dtype); /* [B,S,K,E] */
+    static const int64_t swap_last[3] = {0, 2, 1};
+    hfx_value *w_in = hfx_weight(c->w, 3, (int64_t[]){E, D, H}, "%s", P("experts.input_linear.weight"));
+    hfx_value *h5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), 2);                                   /* [B,S,1,1,H] */
+    hfx_value *q = hfx_op2(g, HFX_OP_MATMUL, h5, hfx_const_permute(g, w_in, swap_last));            /* [B,S,E,1,D] */
+    q = hfx_op2(g, HFX_OP_MATMUL, pick, hfx_reshape(g, q, 4, (hfx_dim[]){B, S, hfx_dim_const(E), hfx_dim_const(D)}));
+    q = hfx_reshape(g, q, 5, (hfx_dim[]){B, S, hfx_dim_const(K), hfx_dim_const(KV), hfx_dim_const(hd)});
+    q = hfx_reshape(g, hfx_transpose(g, q, 5, (int64_t[]){0, 3, 2, 1, 4}), 4,
+                    (hfx_dim[]){B, hfx_dim_const(KV * K), S, hfx_dim_const(hd)});                  /* [B,KV·K,S,hd] */
+    hfx_value *kv = hfx_weight(c->w, 2, (int64_t[]){2 * D, H}, "%s", P("kv_proj.weight"));
+    hfx_value *k = hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, hfx_linear(g, h, hfx_const_slice(g, kv, 0, 0, D), NULL), KV, hd));
+    hfx_value *v = hfx_dec_split_heads(c, hfx_linear(g, h, hfx_const_slice(g, kv, 0, D, D), NULL), KV, hd);
+    if (cos) q = hfx_rope_apply(g, q, cos, sin, m->rope.interleaved), k = hfx_rope_apply(g, k, cos, sin, m->rope.interleaved);
+    bias = join_cache(c, i, q, &k, &v, bias);
+    c->kv_seen[2 * i] = k, c->kv_seen[2 * i + 1] = v;
+    hfx_value *a = hfx_attention(g, q, k, v, bias, m->scale, 0, m->window[i]);                     /* [B,KV·K,S,hd] */
+    a = hfx_reshape(g, a, 5, (hfx_dim[]){B, hfx_dim_const(KV), hfx_dim_const(K), S, hfx_dim_const(hd)});
+    a = hfx_reshape(g, hfx_transpose(g, a, 5, (int64_t[]){0, 3, 2, 1, 4}), 4,
+                    (hfx_dim[]){B, S, hfx_dim_const(K), hfx_dim_const(D)});                         /* [B,S,K,D] */
+    /* each slot's gated output placed at its expert [B,S,E,D], through every expert's output_linear, summed */
+    hfx_value *z = hfx_op2(g, HFX_OP_MATMUL, hfx_transpose(g, pick, 4, (int64_t[]){0, 1, 3, 2}),
+                           hfx_op2(g, HFX_OP_MUL, a, hfx_unsqueeze(g, gates, -1)));
+    hfx_value *w_out = hfx_weight(c->w, 3, (int64_t[]){E, H, D}, "%s", P("experts.output_linear.weight"));
+    hfx_value *y = hfx_op2(g, HFX_OP_MATMUL, hfx_unsqueeze(g, z, 3), hfx_const_permute(g, w_out, swap_last)); /* [B,S,E,1,H] */
+    int64_t axes[2] = {2, 3};
+    y = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, y, 2, axes), 3, (hfx_dim[]){B, S, hfx_dim_const(H)});
+    return hfx_op2(g, HFX_OP_ADD, y, hfx_weight(c->w, 1, &H, "%s", P("experts.bias")));
+#undef P
+}
+
 hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos,
                                   hfx_value *sin, hfx_value *bias) {
     const hfx_decoder_cfg *m = c->m;
     const hfx_decoder_desc *d = c->d;
     hfx_graph *g = c->g;
     if (d->attention == HFX_ATTN_LATENT) return hfx_dec_mla_attention(c, i, h, cos, sin, bias);
+    if (d->attention == HFX_ATTN_MIXTURE) return mixture_attention(c, i, h, cos, sin, bias);
     hfx_layer_shape s = hfx_dec_shape(m, i);
     int64_t window = m->window[i];
     hfx_value *q, *k = NULL, *v = NULL, *gate = NULL;

@@ -570,7 +570,7 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     hfx_value *x = decoder_layers(&c, &in, &rot, kinds, host && host->image_blocks, in.x);
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
     x = hfx_cast(g, x, o->dtype); /* an f32 residual stream: cast back */
-    if (!m->no_final_norm) x = hfx_dec_norm(&c, x, m->hidden, c.n.final_norm);
+    if (!m->no_final_norm) x = hfx_dec_norm_eps(&c, x, m->hidden, c.n.final_norm, m->final_eps);
     hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER ? classify(&c, x, in.ids) : lm_logits(&c, x, embed), "logits");
     hfx_dec_write_caches(&c);
     hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);

@@ -58,6 +58,8 @@ typedef enum {
     HFX_NORM_LAYER_1P,     /* ... whose weight is stored less one: (1 + w), with bias (Nemotron's LayerNorm1P) */
     HFX_NORM_LAYER_PLAIN,  /* LayerNorm without weight or bias, in f32, ε 1e-5 whatever the config (OLMo) */
     HFX_NORM_LAYER_WEIGHT, /* LayerNorm with a weight, no bias, in f32 (Cohere) */
+    HFX_NORM_RMS_LAYERS_1E6, /* RMS; the layers' norms at 1e-6 whatever the config says (built without one), the final
+                                norm at the eps key's (JetMoE) */
     HFX_NORM_RMS_OR_LAYER_WEIGHT /* RMS with rms_norm_eps when the config sets it, else LAYER_WEIGHT with the eps key's
                                     (Cohere2-MoE) */
 } hfx_norm_kind;
@@ -112,6 +114,7 @@ typedef struct hfx_decoder_keys {
     const char *head_rows;  /* the untied LM head's rows where a key prunes them (Apertus 1.5's output_vocab_size;
                                absent or null: vocab_size); NULL: vocab_size */
     const char *kv_heads;   /* "num_key_value_heads" (Falcon: num_kv_heads) */
+    const char *head_dim;   /* "head_dim" (JetMoE: kv_channels) */
     const char *const *nested; /* NULL-terminated: objects whose keys the parse reads as "object.key", so that the
                                   descriptor's keys and messages name them so (MPT's "attn_config.clip_qkv") */
 } hfx_decoder_keys;
@@ -199,6 +202,11 @@ typedef enum {
                               element by element, before o_proj (AFMoE) */
     HFX_ATTN_HEAD_GATE,    /* self_attn.gate_proj (or g_proj) [heads, hidden], no bias, when use_attention_gate (default
                               true): each head's output times sigmoid(gate_proj(h)) of its head, before o_proj (LFM3) */
+    HFX_ATTN_MIXTURE,      /* a mixture of attention heads (JetMoE): kv_proj [2·kv·hd, hidden] gives k and v; each token's
+                              top-k experts (the MoE's count and k; experts.router.layer, a softmax over the k logits)
+                              project its queries (experts.input_linear [E, kv·hd, hidden]): num_attention_heads is
+                              kv·k, query head j·kv + h reading key head h; the heads' outputs go through the same
+                              experts' output_linear [E, hidden, kv·hd], weighted by the gates, summed, + experts.bias */
     HFX_ATTN_LATENT        /* multi-head latent attention (mla.c): low-rank q and kv, rotary on
                               qk_rope_head_dim dims, the cache holding the normalized kv latent and the
                               rotated key part, as transformers' cache does (DeepSeek V2/V3) */
@@ -547,6 +555,7 @@ typedef struct hfx_decoder_ple {
 
 typedef struct hfx_decoder_cfg {
     hfx_norm_kind norm;          /* the descriptor's, or as the config picks it (HFX_NORM_RMS_OR_LAYER_WEIGHT) */
+    double final_eps;            /* the final norm's epsilon (eps but for HFX_NORM_RMS_LAYERS_1E6) */
     int64_t head_rows;           /* the LM head's rows (the logits' width): vocab unless a key prunes them */
     int64_t embed_dim;           /* the token embeddings' width (hidden, or projected in and out) */
     bool no_final_norm;          /* the final norm left out (OPT's post-LN layers) */

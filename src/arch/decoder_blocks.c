@@ -50,28 +50,32 @@ hfx_value *hfx_dec_to_bhsd(layer_ctx *c, hfx_value *x) {
 /* x·rsqrt(mean(x²) + ε) over the last axis, in f32, cast back: an RMS norm without a weight. */
 hfx_value *hfx_dec_rms_plain(layer_ctx *c, hfx_value *x) { return hfx_rms_plain(c->g, x, c->m->eps); }
 
-/* The descriptor's norm over the last axis of x, weights `<prefix>.weight` (+ `.bias`) of size n. */
 hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix) {
+    return hfx_dec_norm_eps(c, x, n, prefix, c->m->eps);
+}
+
+/* The descriptor's norm over the last axis of x, weights `<prefix>.weight` (+ `.bias`) of size n. */
+hfx_value *hfx_dec_norm_eps(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix, double eps) {
     if (c->m->norm == HFX_NORM_LAYER_PLAIN) /* no weights: transformers hard-codes ε and computes in f32 */
         return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), NULL, NULL, 1e-5), x->dtype);
     if (c->m->norm == HFX_NORM_RMS_PLAIN) return hfx_dec_rms_plain(c, x);
     hfx_value *w = hfx_weight(c->w, 1, &n, "%s.weight", prefix);
     switch (c->m->norm) {
-    case HFX_NORM_RMS: return hfx_rms_norm(c->g, x, w, c->m->eps, 0);
-    case HFX_NORM_RMS_OFFSET: return hfx_rms_norm(c->g, x, w, c->m->eps, 1.0);
+    case HFX_NORM_RMS: return hfx_rms_norm(c->g, x, w, eps, 0);
+    case HFX_NORM_RMS_OFFSET: return hfx_rms_norm(c->g, x, w, eps, 1.0);
     case HFX_NORM_RMS_F32: /* the weight multiplies in f32 too */
         return hfx_cast(c->g, hfx_rms_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, w, HFX_DTYPE_F32),
-                                           c->m->eps, 0), x->dtype);
-    case HFX_NORM_LAYER: return hfx_layer_norm(c->g, x, w, hfx_weight(c->w, 1, &n, "%s.bias", prefix), c->m->eps);
-    case HFX_NORM_LAYER_NO_BIAS: return hfx_layer_norm(c->g, x, w, NULL, c->m->eps);
+                                           eps, 0), x->dtype);
+    case HFX_NORM_LAYER: return hfx_layer_norm(c->g, x, w, hfx_weight(c->w, 1, &n, "%s.bias", prefix), eps);
+    case HFX_NORM_LAYER_NO_BIAS: return hfx_layer_norm(c->g, x, w, NULL, eps);
     case HFX_NORM_LAYER_1P:
         return hfx_layer_norm(c->g, x, hfx_op2(c->g, HFX_OP_ADD, w, hfx_const_scalar(c->g, w->dtype, 1.0)),
-                              hfx_weight(c->w, 1, &n, "%s.bias", prefix), c->m->eps);
+                              hfx_weight(c->w, 1, &n, "%s.bias", prefix), eps);
     case HFX_NORM_LAYER_WEIGHT: /* in f32, cast back */
         return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, w, HFX_DTYPE_F32),
-                                             NULL, c->m->eps), x->dtype);
-    case HFX_NORM_LAYER_PLAIN: case HFX_NORM_RMS_PLAIN: case HFX_NORM_RMS_OR_LAYER_WEIGHT: break; /* (the parse
-                                                                                                      picks one) */
+                                             NULL, eps), x->dtype);
+    case HFX_NORM_LAYER_PLAIN: case HFX_NORM_RMS_PLAIN: case HFX_NORM_RMS_OR_LAYER_WEIGHT: case HFX_NORM_RMS_LAYERS_1E6:
+        break; /* (the parse picks one) */
     }
     return x;
 }

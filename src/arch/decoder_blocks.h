@@ -43,6 +43,8 @@ hfx_value *hfx_dec_scaled(hfx_graph *g, hfx_value *x, double k);
 hfx_value *hfx_dec_split_heads(layer_ctx *c, hfx_value *x, int64_t n, int64_t d);
 hfx_value *hfx_dec_to_bhsd(layer_ctx *c, hfx_value *x);
 hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix);
+/* ... at epsilon eps (the final norm's, where it differs from the layers'). */
+hfx_value *hfx_dec_norm_eps(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix, double eps);
 hfx_value *hfx_dec_rms_plain(layer_ctx *c, hfx_value *x);
 
 /* attention.c */

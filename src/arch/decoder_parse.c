@@ -440,6 +440,10 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
         return hfx_fail(err, HFX_ERR_INVALID, "%s: logit_scale %g is not a finite number", c.where, m->mult.logits);
     m->mult.attn_in = m->mult.attn_out = m->mult.ssm_out = m->mult.key = m->mult.gate = m->mult.down = 1.0;
     if (d->mixers.kind == HFX_MIXERS_PARALLEL_MAMBA2 && (st = hfx_dec_parse_parallel_mamba(d, c, arena, m, err))) return st;
+    if (d->attention == HFX_ATTN_MIXTURE && (!m->moe.experts || m->heads != m->kv_heads * m->moe.top_k))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: num_attention_heads (%lld) must be num_key_value_heads · "
+                                              "num_experts_per_tok (%lld · %lld), as %s derives it", c.where,
+                        (long long)m->heads, (long long)m->kv_heads, (long long)m->moe.top_k, d->architecture);
     m->head_gate = false;
     if (d->attention == HFX_ATTN_HEAD_GATE && (st = hfx_cfg_bool_or(c, "use_attention_gate", true, &m->head_gate, err)))
         return st;
@@ -610,9 +614,13 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     m->shape = NULL;
     m->ple = (hfx_decoder_ple){0, 0};
     m->norm = d->norm;
-    if (hfx_decoder_mixers_only(d)) return hfx_dec_parse_attention_free(d, c, arena, m, err);
+    if (hfx_decoder_mixers_only(d)) {
+        st = hfx_dec_parse_attention_free(d, c, arena, m, err);
+        m->final_eps = m->eps;
+        return st;
+    }
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
-                          "intermediate_size", NULL, NULL, NULL, NULL};
+                          "intermediate_size", .embed_dim = NULL};
     if (d->keys) k = *d->keys;
     if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(c, k.hidden, 1, 1 << 20, &m->hidden, err)) ||
@@ -647,13 +655,15 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         m->norm = hfx_cfg_has(c, "rms_norm_eps") ? HFX_NORM_RMS : HFX_NORM_LAYER_WEIGHT;
         if (m->norm == HFX_NORM_RMS && (st = hfx_cfg_num(c, "rms_norm_eps", &m->eps, err))) return st;
     }
-    if (!(m->eps > 0 && m->eps < 1))
+    m->final_eps = m->eps;
+    if (d->norm == HFX_NORM_RMS_LAYERS_1E6) m->norm = HFX_NORM_RMS, m->eps = 1e-6; /* (checked as the final norm's) */
+    if (!(m->final_eps > 0 && m->final_eps < 1))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where,
                         m->norm == HFX_NORM_RMS && d->norm == HFX_NORM_RMS_OR_LAYER_WEIGHT ? "rms_norm_eps" : d->eps_key,
-                        m->eps);
+                        m->final_eps);
     int64_t dflt_head_dim = m->hidden / m->heads; /* absent or null; some families default it when absent */
     if (d->defaults.head_dim && !json_object_get(c.obj, "head_dim")) dflt_head_dim = d->defaults.head_dim;
-    if ((st = hfx_cfg_int_in_or(c, "head_dim", dflt_head_dim, 2, 4096, &m->head_dim, err)) ||
+    if ((st = hfx_cfg_int_in_or(c, k.head_dim ? k.head_dim : "head_dim", dflt_head_dim, 2, 4096, &m->head_dim, err)) ||
         (st = parse_activation(d, c, m, err)) || (st = parse_biases(d, c, m, err)) ||
         (st = parse_scales(d, c, m, err)))
         return st;

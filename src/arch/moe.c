@@ -168,6 +168,10 @@ const hfx_moe_desc hfx_moe_mimo_v2 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
     .experts_alt_key = "num_local_experts", .first_dense = 1};
+/* JetMoE: GraniteMoE's fused experts under mlp (input_linear, output_linear, router.layer), a bias after their sum */
+const hfx_moe_desc hfx_moe_jetmoe = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts", .out_bias = "bias"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -894,6 +898,11 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
         break;
     }
     case HFX_SHARED_NONE: case HFX_SHARED_LINEAR: break; /* (LINEAR: ffn.c's, beside the experts) */
+    }
+    if (l->out_bias) {
+        char p[192];
+        y = hfx_op2(c->g, HFX_OP_ADD, y, hfx_weight(c->w, 1, &m->hidden, "%s", hfx_dec_name(c, i, c->n.mlp, l->out_bias, p,
+                                                                                          sizeof p)));
     }
     if (shared && m->moe.shared_average)
         return hfx_op2(c->g, HFX_OP_DIV, hfx_op2(c->g, HFX_OP_ADD, y, shared), hfx_const_scalar(c->g, y->dtype, 2.0));

@@ -119,6 +119,8 @@ typedef struct hfx_moe_desc {
     const char *shared_name;     /* HFX_SHARED_PLAIN's block (NULL: "shared_experts"; HY3's "shared_mlp") */
     const char *scale_key;       /* a grouped router's routed_scaling_factor by another name (HY3's
                                     router_scaling_factor); NULL: "routed_scaling_factor" */
+    const char *out_bias;        /* a bias [hidden] under the block added to the experts' sum (JetMoE's "bias"); NULL:
+                                    none */
     const char *combine_key;     /* "sum" or "average" (the default) of the experts' and the shared experts' outputs
                                     (Cohere2-MoE's shared_expert_combination_strategy); NULL: their sum. A router that
                                     is not grouped reads shared_key then, 0 by default: none */
@@ -128,6 +130,6 @@ extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2;
+    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe;
 
 #endif

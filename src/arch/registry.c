@@ -32,7 +32,7 @@ static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", QWEN2
  * chunks; every no_rope_layer_interval-th layer without rotary, its queries' temperature tuned by position; experts
  * (input-scaled, a shared expert) on the moe_layers, dense MLPs of intermediate_size_mlp elsewhere */
 static const hfx_decoder_keys llama4_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
-                                             "max_position_embeddings", "intermediate_size_mlp", NULL, NULL, NULL, NULL};
+                                             "max_position_embeddings", "intermediate_size_mlp", .embed_dim = NULL};
 static const hfx_decoder_names llama4_names = {.mlp = "feed_forward"};
 static const hfx_decoder_desc Llama4ForCausalLM_desc = {
     "Llama4ForCausalLM", LLAMA_LIKE, .rope.pairs = HFX_ROTARY_PAIRS_F32, .no_rope = HFX_NO_ROPE_LIST,
@@ -372,6 +372,16 @@ static const hfx_decoder_desc MiMoV2FlashForCausalLM_desc = {
     .rope.absent = mimo_v2_rope, .rope.names = HFX_ROPE_NAMES_CURRENT, .masks_by_layer_type = true,
     .ignored_keys = mimo_v2_ignores, .moe = &hfx_moe_mimo_v2, .unused_stack = "model.mtp",
     .output_class = "MoeCausalLMOutputWithPast"};
+/* JetMoE: a mixture of attention heads and a mixture of MLP experts (both top-k of num_local_experts), RMS norms whose
+ * layers' epsilon is 1e-6, kv_channels the head width; tied */
+static const hfx_decoder_names jetmoe_names = {.attn = "self_attention"};
+static const hfx_decoder_keys jetmoe_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                                             "max_position_embeddings", "intermediate_size", .head_dim = "kv_channels"};
+static const hfx_decoder_desc JetMoeForCausalLM_desc = {
+    "JetMoeForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_RMS_LAYERS_1E6, .attention = HFX_ATTN_MIXTURE,
+    .bias.rule = HFX_BIAS_NONE, .act.key = "activation_function", .defaults.tied = true, .names = &jetmoe_names,
+    .keys = &jetmoe_keys, .moe = &hfx_moe_jetmoe, .rope.names = HFX_ROPE_NAMES_CURRENT,
+    .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen2MoeForCausalLM_desc = {
     "Qwen2MoeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "qkv_bias",
     .bias.default_on = true, .sliding = HFX_SLIDING_EVEN_BELOW_MAX, .masks_by_layer_type = true,
@@ -499,7 +509,7 @@ static const hfx_decoder_names gpt2_names = {
     .embed = "transformer.wte.weight", .layer = "transformer.h.%lld", .attn = "attn", .qkv = "c_attn",
     .o = "c_proj", .fc_in = "c_fc", .fc_out = "c_proj", .norm1 = "ln_1", .norm2 = "ln_2",
     .pos_embed = "transformer.wpe.weight", .final_norm = "transformer.ln_f", .optional_prefix = "transformer."};
-static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", NULL, NULL, NULL, NULL};
+static const hfx_decoder_keys gpt2_keys = {"n_embd", "n_layer", "n_head", "n_positions", "n_inner", .embed_dim = NULL};
 static const char *const gpt2_forward_args[] = {"input_ids", "cache", "attention_mask", "position_ids", NULL};
 static const hfx_decoder_desc GPT2LMHeadModel_desc = {
     "GPT2LMHeadModel", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true, .norm = HFX_NORM_LAYER,
@@ -538,7 +548,7 @@ static const hfx_decoder_names opt_names = {
     .pos_embed = "model.decoder.embed_positions.weight", .final_norm = "model.decoder.final_layer_norm",
     .project_in = "model.decoder.project_in", .project_out = "model.decoder.project_out"};
 static const hfx_decoder_keys opt_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
-                                          "max_position_embeddings", "ffn_dim", "word_embed_proj_dim", NULL, NULL, NULL};
+                                          "max_position_embeddings", "ffn_dim", "word_embed_proj_dim", .head_rows = NULL};
 static const char *const opt_ignores[] = {"num_key_value_heads", "head_dim", "layer_norm_eps", NULL};
 static const hfx_decoder_desc OPTForCausalLM_desc = {
     "OPTForCausalLM", .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PRE_OR_POST_LN, .mlp = HFX_MLP_PLAIN,
@@ -553,7 +563,7 @@ static const hfx_decoder_names bloom_names = {
     .qkv = "query_key_value", .o = "dense", .fc_in = "dense_h_to_4h", .fc_out = "dense_4h_to_h",
     .final_norm = "transformer.ln_f", .embed_norm = "transformer.word_embeddings_layernorm"};
 static const hfx_decoder_keys bloom_keys = {"hidden_size", "n_layer", "n_head", "max_position_embeddings", "n_inner",
-                                            NULL, NULL, NULL, NULL};
+                                            .embed_dim = NULL};
 static const char *const bloom_ignores[] = {"num_key_value_heads", "head_dim", "n_inner", "hidden_act", "use_bias", NULL};
 static const hfx_decoder_desc BloomForCausalLM_desc = {
     "BloomForCausalLM", .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PRE, .mlp = HFX_MLP_PLAIN,
@@ -612,7 +622,7 @@ static const hfx_decoder_desc DbrxForCausalLM_desc = {
     .defaults.kv_heads = 1, .names = &dbrx_names, .keys = &dbrx_keys, .ignored_keys = dbrx_ignores,
     .moe = &hfx_moe_dbrx, .rope.names = HFX_ROPE_NAMES_CURRENT, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_keys gpt_neo_keys = {"hidden_size", "num_layers", "num_heads", "max_position_embeddings",
-                                              "intermediate_size", NULL, NULL, NULL, NULL};
+                                              "intermediate_size", .embed_dim = NULL};
 static const hfx_decoder_desc GPTNeoForCausalLM_desc = {
     "GPTNeoForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_O_ONLY, .bias.mlp = HFX_MLP_BIAS_ALWAYS,
     .norm = HFX_NORM_LAYER, .mlp = HFX_MLP_PLAIN, .act.key = "activation_function", .act.dflt = "gelu_new",
@@ -791,6 +801,7 @@ static const struct entry {
     {"Cohere2ForCausalLM", &hfx_decoder_family, &Cohere2ForCausalLM_desc},
     {"Cohere2MoeForCausalLM", &hfx_decoder_family, &Cohere2MoeForCausalLM_desc},
     {"MiMoV2FlashForCausalLM", &hfx_decoder_family, &MiMoV2FlashForCausalLM_desc},
+    {"JetMoeForCausalLM", &hfx_decoder_family, &JetMoeForCausalLM_desc},
     {"GptOssForCausalLM", &hfx_decoder_family, &GptOssForCausalLM_desc},
     {"OlmoeForCausalLM", &hfx_decoder_family, &OlmoeForCausalLM_desc},
     {"DeepseekV2ForCausalLM", &hfx_decoder_family, &DeepseekV2ForCausalLM_desc},

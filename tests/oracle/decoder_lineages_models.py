@@ -3,7 +3,7 @@ norms, windows, masks, experts or latent attention: Seed-OSS, Ministral, Ministr
 Apertus, Helium, VaultGemma, NanoChat, HunYuan (dense, MoE), Nemotron, Youtu, MiniCPM3, FlexOlmo,
 GLM-4.5, dots.llm1, Solar Open, GraniteMoE-Shared, MiniMax-M2, EXAONE-MoE, ERNIE 4.5 MoE, GPTBigCode,
 GPT-J, GPT-Neo, Gemma 4, GLM-4.7-Flash, Apertus 1.5, HY3, AFMoE, Mistral 4, OPT, BLOOM,
-Phi-3.5-MoE, BitNet, Falcon, MPT, DBRX, GraniteSWA, GraniteMoeSWA, Cohere2-MoE, MiMo-V2-Flash.
+Phi-3.5-MoE, BitNet, Falcon, MPT, DBRX, GraniteSWA, GraniteMoeSWA, Cohere2-MoE, MiMo-V2-Flash, JetMoE.
 
 These are data only. decoders_encoders_models.py builds each spec exactly as it builds its own
 decoders (an explicit config, fixed seeds, weights drawn so that a missing feature cannot hide under
@@ -57,6 +57,8 @@ from transformers import (
     GraniteMoeSWAForCausalLM,
     GraniteSWAConfig,
     GraniteSWAForCausalLM,
+    JetMoeConfig,
+    JetMoeForCausalLM,
     MiMoV2FlashConfig,
     MiMoV2FlashForCausalLM,
     MptConfig,
@@ -149,6 +151,7 @@ ARCHS = {
     "granitemoe_swa": (GraniteMoeSWAConfig, GraniteMoeSWAForCausalLM, "causal"),
     "cohere2_moe": (Cohere2MoeConfig, Cohere2MoeForCausalLM, "causal"),
     "mimo_v2_flash": (MiMoV2FlashConfig, MiMoV2FlashForCausalLM, "causal"),
+    "jetmoe": (JetMoeConfig, JetMoeForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -307,6 +310,12 @@ COHERE2_MOE = dict(SMALL, num_hidden_layers=5, head_dim=16, intermediate_size=32
 # 5), rotary on a third of each head per layer type, DeepSeek V3's router after a dense layer
 MIMO_V2 = dict(SMALL, num_hidden_layers=7, head_dim=24, v_head_dim=16, sliding_window=4, intermediate_size=96,
                moe_intermediate_size=16, n_routed_experts=4, num_experts_per_tok=2)
+
+# JetMoE: each token's queries from its top-2 of 4 attention experts over 2 shared key/value heads (4 query heads),
+# top-2 of 4 MLP experts, biases after both mixtures
+JETMOE = dict(vocab_size=168, hidden_size=64, num_hidden_layers=3, num_key_value_heads=2, kv_channels=16,
+              num_local_experts=4, num_experts_per_tok=2, intermediate_size=32, max_position_embeddings=64,
+              rms_norm_eps=1e-5, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 
 def _cohere2_moe_derived(c: dict) -> dict:
@@ -772,13 +781,25 @@ SPECS += [
              "sliding ones' on a third (its default)", seed=1, cases=models.DEFAULT_CASES),
 ]
 
+SPECS += [
+    dict(name="jetmoe", arch="jetmoe", config=dict(JETMOE),
+         doc="queries from each token's top-2 of 4 attention experts (query head j*2 + h reading key head h), their "
+             "outputs through the same experts, gated, + a bias; top-2 of 4 MLP experts (input_linear [gate; up]) + a "
+             "bias; the layers' norms at 1e-6, the final one at rms_norm_eps 1e-5; tied",
+         embed_std=models.TIED_EMBED_STD, cases=models.DEFAULT_CASES),
+    dict(name="jetmoe_wide", arch="jetmoe", config=dict(JETMOE, num_local_experts=8, num_key_value_heads=1,
+                                                        kv_channels=32, tie_word_embeddings=False),
+         doc="top-2 of 8 experts over one key/value head of 32 (2 query heads), untied", seed=1,
+         cases=models.DEFAULT_CASES),
+]
+
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "falcon_7b",
              "mpt", "dbrx", "granite_swa", "granitemoe_swa",
-             "cohere2_moe", "cohere2_moe_derived", "mimo_v2_flash", "mimo_v2_flash_given")
+             "cohere2_moe", "cohere2_moe_derived", "mimo_v2_flash", "mimo_v2_flash_given", "jetmoe")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -793,7 +814,7 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 GEN_BATCH1_MODE = "onnx-dyncache"
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included; Phi-3.5-MoE's rotary scale switches by the batch's longest positions): a padded row need not
@@ -904,6 +925,7 @@ FEATURES = [
     ("cohere2_moe_derived", _PAD3, "RMS norms", {"rms_norm_eps": None}),
     ("mimo_v2_flash", _PAD3, "values scaled by 0.707", {"attention_value_scale": None}),
     ("mimo_v2_flash", _PAD3, "windows of 4", {"sliding_window": 64}),
+    ("jetmoe", _PAD3, "top-2 experts (not top-1)", {"num_experts_per_tok": 1}),
     ("dbrx", _PAD3, "top-2 routing (not top-1)", {"ffn_config.moe_top_k": 1}),
     ("dbrx", _PAD3, "weights divided by their 2-norm (not their sum)", {"ffn_config.moe_normalize_expert_weights": 1.0}),
 ]
