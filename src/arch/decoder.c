@@ -254,7 +254,7 @@ static layer_kinds scan_layers(const hfx_decoder_cfg *m) {
     for (int64_t i = 0; i < m->layers; i++) {
         hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
         bool attention = kind == HFX_MIXER_ATTENTION || kind == HFX_MIXER_PARALLEL;
-        k.states |= kind != HFX_MIXER_ATTENTION, k.attends |= attention;
+        k.states |= hfx_mixer_recurrent(kind), k.attends |= attention;
         k.rotary |= attention && !(m->no_rope && m->no_rope[i]);
     }
     return k;

@@ -171,8 +171,14 @@ typedef enum {
     HFX_MIXER_MAMBA2,     /* a Mamba2 mixer (ssm.h) */
     HFX_MIXER_MAMBA1,     /* a Mamba (Mamba1) mixer (ssm.h) */
     HFX_MIXER_PARALLEL,   /* a Mamba2 mixer and attention side by side, their outputs summed (Falcon-H1) */
-    HFX_MIXER_DELTA       /* a gated delta-net (ssm.h: Qwen3-Next, Qwen3.5) */
+    HFX_MIXER_DELTA,      /* a gated delta-net (ssm.h: Qwen3-Next, Qwen3.5) */
+    HFX_MIXER_FFN         /* none: the layer is its MLP (or, sparse, its experts) alone (Nemotron-H) */
 } hfx_mixer_kind;
+
+/* Whether a layer of this kind keeps a recurrent state across calls. */
+static inline bool hfx_mixer_recurrent(hfx_mixer_kind k) {
+    return k != HFX_MIXER_ATTENTION && k != HFX_MIXER_FFN;
+}
 
 /* How a gated delta-net's input projections are stored. */
 typedef enum {
@@ -232,6 +238,9 @@ typedef enum {
     HFX_MIXERS_PARALLEL_MAMBA2, /* every layer both: Mamba2 beside attention, with the muP multipliers
                                    (attention_in/out, ssm_out, key, mlp_multipliers, lm_head, embedding:
                                    Falcon-H1) */
+    HFX_MIXERS_ONE_BLOCK_BY_TYPE, /* every layer one block after its norm, as layers_block_type says: Mamba2 mixers
+                                     ("linear_attention", "mamba"), attention ("full_attention", "attention"), MLPs
+                                     ("mlp") or experts ("moe"); no position embeddings (Nemotron-H) */
     HFX_MIXERS_DELTA_BY_TYPE  /* layer_types' "linear_attention" layers are gated delta-nets (projections
                                  as `delta` says); absent, every full_attention_interval-th layer (default 4)
                                  attends (Qwen3-Next, Qwen3.5) */
@@ -426,8 +435,10 @@ typedef enum {
     HFX_DERIVE_LFM3,        /* layer_types: full at 4k + 2, sliding at 4k > 0, else conv */
     HFX_DERIVE_COHERE2_MOE, /* layer_types and mlp_layer_types over first_k_dense_replace's dense prefix;
                                prefix_dense_intermediate_size null: intermediate_size */
-    HFX_DERIVE_MIMO_V2      /* layer_types: full at layer 0 and every 6th; mlp_layer_types: layer 0 dense;
+    HFX_DERIVE_MIMO_V2,     /* layer_types: full at layer 0 and every 6th; mlp_layer_types: layer 0 dense;
                                sliding_window: sliding_window_size + 1 where that is set */
+    HFX_DERIVE_NEMOTRON_H   /* layers_block_type from hybrid_override_pattern (M, *, -, E) or layer_types;
+                               num_hidden_layers its length; the older mamba_* names where given */
 } hfx_derived_keys;
 
 /* The head on the final hidden states. */

@@ -187,7 +187,7 @@ void hfx_dec_write_caches(layer_ctx *c) {
     hfx_state_naming n = naming(c);
     for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
         hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
-        if (hfx_dec_shape(m, i).kv_from != i) continue; /* it read an earlier layer's: nothing of its own */
+        if (hfx_dec_shape(m, i).kv_from != i || kind == HFX_MIXER_FFN) continue; /* it keeps nothing of its own */
         if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states */
             for (int k = 0; k < (kind == HFX_MIXER_SHORT_CONV ? 1 : 2); k++)
                 hfx_state_write(g, c->cache_state[CACHE_PARTS * i + STATE_SLOT + k],

@@ -1,6 +1,6 @@
 /* The keys a lineage's transformers config class derives in its __post_init__ when config.json leaves them out, where
  * the template would otherwise read something else (hfx_derived_keys): LFM3's layer pattern, Cohere2-MoE's layer and
- * MLP patterns from its dense prefix, MiMo-V2-Flash's patterns and window. The parse reads them from a view of the
+ * MLP patterns from its dense prefix, MiMo-V2-Flash's patterns and window, Nemotron-H's block list. The parse reads them from a view of the
  * config (decoder_parse.c), as if config.json had them. */
 #include "arch/decoder_blocks.h"
 
@@ -63,6 +63,38 @@ static const char *first_dense_mlp(json_int_t i, hfx_cfg c) {
     return i == 0 ? "dense" : "sparse";
 }
 
+/* Nemotron-H: layers_block_type (or its alias layer_types; else hybrid_override_pattern's M, *, - and E; else its
+ * config's default), num_hidden_layers its length, and the mamba_* names its config still takes, which win. */
+static bool derive_nemotron_h(hfx_cfg c, json_t *out) {
+    static const char *const legacy[][2] = {{"mamba_n_groups", "n_groups"}, {"mamba_d_conv", "conv_kernel"},
+                                           {"mamba_dt_min", "time_step_min"}, {"mamba_conv_bias", "use_conv_bias"},
+                                           {"mamba_chunk_size", "chunk_size"}};
+    for (size_t k = 0; k < sizeof legacy / sizeof legacy[0]; k++) {
+        json_t *v = json_object_get(c.obj, legacy[k][0]);
+        if (v && json_object_set(out, legacy[k][1], v)) return false;
+    }
+    const json_t *list = json_object_get(c.obj, "layers_block_type");
+    if (!json_is_array(list)) list = json_object_get(c.obj, "layer_types");
+    json_t *made = NULL;
+    const char *pattern = json_string_value(json_object_get(c.obj, "hybrid_override_pattern"));
+    if (!json_is_array(list)) {
+        static const char *const kinds[] = {"linear_attention", "moe", "full_attention", "mlp"}; /* its default */
+        made = json_array();
+        size_t n = pattern ? strlen(pattern) : 4;
+        for (size_t i = 0; made && i < n && i < 4096; i++) {
+            char one[2] = {pattern ? pattern[i] : 0, 0};
+            const char *kind = !pattern ? kinds[i] : one[0] == 'M' ? "linear_attention" : one[0] == '*' ? "full_attention"
+                             : one[0] == '-' ? "mlp" : one[0] == 'E' ? "moe" : one; /* (the parse names it) */
+            if (json_array_append_new(made, json_string(kind))) break;
+        }
+        list = made;
+    }
+    bool ok = list && json_object_set(out, "layers_block_type", (json_t *)list) == 0 &&
+              json_object_set_new(out, "num_hidden_layers", json_integer((json_int_t)json_array_size(list))) == 0;
+    json_decref(made);
+    return ok;
+}
+
 json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     json_t *out = json_object();
     bool ok = out != NULL;
@@ -77,6 +109,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
             ok = json_object_set(out, "prefix_dense_intermediate_size", (json_t *)width) == 0;
         break;
     }
+    case HFX_DERIVE_NEMOTRON_H: ok = ok && derive_nemotron_h(c, out); break;
     case HFX_DERIVE_MIMO_V2: { /* (the reference implementation attends to sliding_window_size tokens and the query) */
         const json_t *size = json_object_get(c.obj, "sliding_window_size");
         ok = ok && derive_list(c, "layer_types", mimo_v2_type, out) && derive_list(c, "mlp_layer_types", first_dense_mlp, out);

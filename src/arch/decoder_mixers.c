@@ -122,11 +122,34 @@ static hfx_status attention_by_period(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *
     return HFX_OK;
 }
 
+/* Nemotron-H: each layer one block after its norm, as layers_block_type names it (decoder_derived.c fills it in). */
+static hfx_status one_block_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const json_t *types = json_object_get(c.obj, "layers_block_type");
+    if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'layers_block_type' must be a list of num_hidden_layers (%lld) "
+                                              "strings", c.where, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        const char *t = json_string_value(json_array_get(types, (size_t)i));
+        bool moe = t && strcmp(t, "moe") == 0 && m->moe.experts;
+        m->sparse[i] = moe;
+        if (t && (strcmp(t, "linear_attention") == 0 || strcmp(t, "mamba") == 0)) m->mixer[i] = HFX_MIXER_MAMBA2;
+        else if (t && (strcmp(t, "full_attention") == 0 || strcmp(t, "attention") == 0)) m->mixer[i] = HFX_MIXER_ATTENTION;
+        else if (moe || (t && strcmp(t, "mlp") == 0)) m->mixer[i] = HFX_MIXER_FFN;
+        else
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: layers_block_type[%lld] = '%s' (supported: linear_attention, "
+                                                      "full_attention, mlp, moe)", c.where, (long long)i,
+                            t ? t : "(not a string)");
+    }
+    m->no_mlp = true;
+    return hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
+}
+
 hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                       hfx_error *err) {
     hfx_status st;
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (d->mixers.kind == HFX_MIXERS_ONE_BLOCK_BY_TYPE) return one_block_layers(d, c, m, err);
     if (d->mixers.kind == HFX_MIXERS_MAMBA2_BY_INDEX)
         return (st = attention_by_index(c, m, err)) ? st : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
     if (d->mixers.kind == HFX_MIXERS_MAMBA_BY_PERIOD)
@@ -221,7 +244,7 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
         l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->delta.conv_dim, m->delta.kernel - 1}};
         l.states[1] = (hfx_layer_state){"ssm", 3, {m->delta.v_heads, m->delta.k_dim, m->delta.v_dim}};
         break;
-    case HFX_MIXER_ATTENTION: break;
+    case HFX_MIXER_ATTENTION: case HFX_MIXER_FFN: break;
     }
     return l;
 }
@@ -307,6 +330,7 @@ hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, 
         hfx_value *attn = hfx_dec_attention(c, i, hfx_dec_scaled(g, h, m->mult.attn_in), cos, sin, bias);
         return hfx_op2(g, HFX_OP_ADD, ssm, hfx_dec_scaled(g, attn, m->mult.attn_out));
     }
+    case HFX_MIXER_FFN: return hfx_dec_ffn(c, i, h); /* (the MLP as the layer's one block) */
     case HFX_MIXER_ATTENTION: break;
     }
     return hfx_dec_attention(c, i, h, cos, sin, bias);

@@ -416,7 +416,7 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         (st = hfx_dec_parse_short_conv(d, c, arena, m, err)))
         return st;
     if ((d->mixers.kind == HFX_MIXERS_MAMBA2_BY_TYPE || d->mixers.kind == HFX_MIXERS_MAMBA2_BY_INDEX ||
-         d->mixers.kind == HFX_MIXERS_MAMBA_BY_PERIOD ||
+         d->mixers.kind == HFX_MIXERS_MAMBA_BY_PERIOD || d->mixers.kind == HFX_MIXERS_ONE_BLOCK_BY_TYPE ||
          d->mixers.kind == HFX_MIXERS_DELTA_BY_TYPE) && (st = hfx_dec_parse_hybrid_layers(d, c, arena, m, err)))
         return st;
     int64_t prefix_pattern = 1;

@@ -172,6 +172,12 @@ const hfx_moe_desc hfx_moe_mimo_v2 = {
 const hfx_moe_desc hfx_moe_jetmoe = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts", .out_bias = "bias"};
+/* Nemotron-H: DeepSeek V3's router over ungated experts and an ungated shared expert, on the layers its pattern makes
+ * experts */
+const hfx_moe_desc hfx_moe_nemotron_h = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_UP_DOWN, .shared = HFX_SHARED_UP_DOWN,
+    .layers = HFX_MOE_BY_BLOCK_TYPE, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
+    .experts_alt_key = "num_local_experts"};
 const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
@@ -218,7 +224,7 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
         return hfx_fail(err, HFX_ERR_INVALID, "%s: routed_scaling_factor %g is not a finite number", c.where,
                         m->moe.routed_scale);
     for (int64_t i = 0; i < first_dense; i++) m->sparse[i] = false;
-    m->moe.shared_intermediate = m->moe.moe_intermediate * shared;
+    if (l->shared == HFX_SHARED_PLAIN) m->moe.shared_intermediate = m->moe.moe_intermediate * shared;
     bool v3 = ranks_by_top2(d->moe), grouped = v3;
     if (!v3) { /* V2: the router never renormalises; topk_method picks the grouping */
         const char *method;
@@ -416,6 +422,7 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     if (!m->sparse) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     const hfx_moe_desc *l = d->moe;
     if (!l) return HFX_OK;
+    m->moe.shared_intermediate = 0; /* (each shared form reads its own width below) */
     bool beside = false;
     if (l->layers == HFX_MOE_BESIDE_MLP && ((st = hfx_cfg_bool_or(c, "enable_moe_block", false, &beside, err)) || !beside))
         return st; /* (no experts: m->moe.experts stays 0) */
@@ -450,6 +457,12 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
         return st;
     if (l->shared == HFX_SHARED_GATED &&
         (st = hfx_cfg_int_in(c, "shared_expert_intermediate_size", 1, 1 << 24, &m->moe.shared_intermediate, err)))
+        return st;
+    if (l->experts == HFX_EXPERTS_UP_DOWN && hfx_cfg_has(c, "moe_latent_size"))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: moe_latent_size (experts in a projected latent space) is not "
+                                                  "supported yet", c.where);
+    if (l->shared == HFX_SHARED_UP_DOWN &&
+        (st = hfx_cfg_int_in(c, "moe_shared_expert_intermediate_size", 1, 1 << 24, &m->moe.shared_intermediate, err)))
         return st;
     if (l->experts == HFX_EXPERTS_INTERLEAVED && /* softmax over the k largest logits = the renormalised top-k */
         ((st = hfx_cfg_num_or(c, "swiglu_alpha", 1.702, &m->moe.swiglu_alpha, err)) ||
@@ -654,6 +667,46 @@ static void sparsemixer_route(layer_ctx *c, int64_t i, const char *block, const 
     }
 }
 
+/* The experts' weights [E, I, H] (gate; NULL: ungated), [E, I, H] (up) and [E, H, I] (down), views of the checkpoint's
+ * tensors in whichever layout it has them (moe.h's hfx_moe_experts). */
+static void expert_tensors(layer_ctx *c, int64_t i, const char *block, bool fused, bool hub_granite, hfx_value **gate,
+                           hfx_value **up, hfx_value **down) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    hfx_moe_experts layout = c->d->moe->experts;
+    bool mixtral = layout == HFX_EXPERTS_W123, ungated = layout == HFX_EXPERTS_UP_DOWN;
+    int64_t E = m->moe.experts, I = m->moe.moe_intermediate, H = m->hidden;
+    char p[192];
+    *gate = NULL;
+    if (ungated) {
+        *up = fused ? hfx_weight(c->w, 3, (int64_t[]){E, I, H}, "%s", hfx_dec_name(c, i, block, "experts.up_proj", p, sizeof p))
+                   : expert_weights(c, i, block, "up_proj", I, H);
+        *down = fused ? hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s",
+                                  hfx_dec_name(c, i, block, "experts.down_proj", p, sizeof p))
+                     : expert_weights(c, i, block, "down_proj", H, I);
+    } else if (fused) {
+        hfx_value *gu = hfx_weight(c->w, 3, (int64_t[]){E, 2 * I, H}, "%s",
+                                   hfx_dec_name(c, i, block, hub_granite ? "input_linear.weight" : "experts.gate_up_proj",
+                                               p, sizeof p));
+        *gate = hfx_const_slice(g, gu, 1, 0, I);
+        *up = hfx_const_slice(g, gu, 1, I, I);
+        *down = hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s",
+                          hfx_dec_name(c, i, block, hub_granite ? "output_linear.weight" : "experts.down_proj", p, sizeof p));
+    } else if (layout == HFX_EXPERTS_FLAT) { /* [E·I, H] each, the experts one after the other */
+        static const int64_t swap_last[3] = {0, 2, 1};
+        hfx_value *flat[3];
+        static const char *const leaf[3] = {"experts.mlp.w1", "experts.mlp.v1", "experts.mlp.w2"};
+        for (int j = 0; j < 3; j++)
+            flat[j] = hfx_const_split_rows(g, hfx_weight(c->w, 2, (int64_t[]){E * I, H}, "%s",
+                                                         hfx_dec_name(c, i, block, leaf[j], p, sizeof p)), E);
+        *gate = flat[0], *up = flat[1], *down = hfx_const_permute(g, flat[2], swap_last);
+    } else {
+        *gate = expert_weights(c, i, block, mixtral ? "w1" : "gate_proj", I, H);
+        *up = expert_weights(c, i, block, mixtral ? "w3" : "up_proj", I, H);
+        *down = expert_weights(c, i, block, mixtral ? "w2" : "down_proj", H, I);
+    }
+}
+
 /* Mixture of experts without data-dependent shapes: the router's top-k weights as a dense
  * [B,S,E] (zero outside the top k), every expert computed as one batched MatMul per
  * projection, and the outputs summed with those weights. Equal to transformers' gather of the
@@ -662,18 +715,20 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
     hfx_moe_experts layout = c->d->moe->experts;
-    bool mixtral = layout == HFX_EXPERTS_W123, granite = layout == HFX_EXPERTS_LINEAR;
+    bool granite = layout == HFX_EXPERTS_LINEAR;
     char p[192];
     /* transformers 5's own layout: mlp.gate + fused mlp.experts.{gate_up,down}_proj; saved
      * checkpoints: per-expert tensors (Mixtral's under block_sparse_moe, as w1/w3/w2), or
      * GraniteMoE's fused input_linear / output_linear with router.layer; Gemma 4's on the layer */
     const char *block = c->d->moe->block ? c->d->moe->block : c->n.mlp;
-    bool fused = hfx_weight_exists(c->w, hfx_dec_name(c, i, c->n.mlp, "experts.gate_up_proj", p, sizeof p));
+    bool ungated = layout == HFX_EXPERTS_UP_DOWN;
+    bool fused = hfx_weight_exists(c->w, hfx_dec_name(c, i, c->n.mlp, ungated ? "experts.up_proj" : "experts.gate_up_proj",
+                                                      p, sizeof p));
     if (fused) block = c->n.mlp;
     if (layout == HFX_EXPERTS_ON_LAYER) block = NULL, fused = true;
     if (granite) fused = true; /* Granite's experts come fused, under either name */
     bool hub_granite = granite && hfx_weight_exists(c->w, hfx_dec_name(c, i, block, "input_linear.weight", p, sizeof p));
-    int64_t E = m->moe.experts, I = m->moe.moe_intermediate, H = m->hidden;
+    int64_t H = m->hidden;
     /* the routing: gathered, each token's k weights and experts [B,S,K]; else a dense [B,S,E] */
     hfx_value *w = NULL, *idx = NULL, *top = NULL;
     if (grouped_router(c->d->moe))
@@ -685,35 +740,16 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
                                    : c->d->moe->router_name ? c->d->moe->router_name : "gate.weight",
                       x_router, &w, &idx, &top);
 
-    hfx_value *gate, *up, *down; /* [E, I, H], [E, I, H], [E, H, I] */
-    if (fused) {
-        hfx_value *gu = hfx_weight(c->w, 3, (int64_t[]){E, 2 * I, H}, "%s",
-                                   hfx_dec_name(c, i, block, hub_granite ? "input_linear.weight" : "experts.gate_up_proj",
-                                               p, sizeof p));
-        gate = hfx_const_slice(g, gu, 1, 0, I);
-        up = hfx_const_slice(g, gu, 1, I, I);
-        down = hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s",
-                          hfx_dec_name(c, i, block, hub_granite ? "output_linear.weight" : "experts.down_proj", p, sizeof p));
-    } else if (layout == HFX_EXPERTS_FLAT) { /* [E·I, H] each, the experts one after the other */
-        static const int64_t swap_last[3] = {0, 2, 1};
-        hfx_value *flat[3];
-        static const char *const leaf[3] = {"experts.mlp.w1", "experts.mlp.v1", "experts.mlp.w2"};
-        for (int j = 0; j < 3; j++)
-            flat[j] = hfx_const_split_rows(g, hfx_weight(c->w, 2, (int64_t[]){E * I, H}, "%s",
-                                                         hfx_dec_name(c, i, block, leaf[j], p, sizeof p)), E);
-        gate = flat[0], up = flat[1], down = hfx_const_permute(g, flat[2], swap_last);
-    } else {
-        gate = expert_weights(c, i, block, mixtral ? "w1" : "gate_proj", I, H);
-        up = expert_weights(c, i, block, mixtral ? "w3" : "up_proj", I, H);
-        down = expert_weights(c, i, block, mixtral ? "w2" : "down_proj", H, I);
-    }
+    hfx_value *gate, *up, *down; /* [E, I, H] (NULL: ungated), [E, I, H], [E, H, I] */
+    expert_tensors(c, i, block, fused, hub_granite, &gate, &up, &down);
     if (c->o->moe_gather) {
         /* each token's k experts gathered by index: [B,S,K,I,H] @ [B,S,1,H,1] → [B,S,K,I,1] */
         w = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, w, h->dtype), -1), -1); /* [B,S,K,1,1] */
         hfx_value *x5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), -1);             /* [B,S,1,H,1] */
-        hfx_value *g5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, gate, idx, 0), x5);
         hfx_value *u5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, up, idx, 0), x5);
-        hfx_value *a5 = hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, g5), u5);
+        hfx_value *a5 = gate ? hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, hfx_op2(g, HFX_OP_MATMUL,
+                                                                                    hfx_gather(g, gate, idx, 0), x5)), u5)
+                             : hfx_activate(g, m->act, u5);
         hfx_value *y5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, down, idx, 0), a5); /* [B,S,K,H,1] */
         int64_t k_axis = 2;
         hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y5, w), 1, &k_axis);
@@ -723,9 +759,10 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     top = hfx_cast(g, top, h->dtype);
     static const int64_t swap_last[3] = {0, 2, 1};
     hfx_value *x4 = hfx_unsqueeze(g, h, 0);
-    hfx_value *g4 = hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, hfx_const_permute(g, gate, swap_last), 1));
     hfx_value *u4 = hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, hfx_const_permute(g, up, swap_last), 1));
-    hfx_value *a4 = hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, g4), u4);
+    hfx_value *a4 = gate ? hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(
+                                       g, hfx_const_permute(g, gate, swap_last), 1))), u4)
+                         : hfx_activate(g, m->act, u4);
     hfx_value *y4 = hfx_op2(g, HFX_OP_MATMUL, a4, hfx_unsqueeze(g, hfx_const_permute(g, down, swap_last), 1)); /* [E,B,S,H] */
     hfx_value *w4 = hfx_unsqueeze(g, hfx_transpose(g, top, 3, (int64_t[]){2, 0, 1}), -1);       /* [E,B,S,1] */
     int64_t axis0 = 0;
@@ -895,6 +932,15 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
         hfx_value *gate = hfx_dec_proj(c, h, m->hidden, 1, false, hfx_dec_name(c, i, c->n.mlp, "shared_expert_gate", p, sizeof p));
         shared = hfx_op2(c->g, HFX_OP_MUL, hfx_op1(c->g, HFX_OP_SIGMOID, gate),
                          shared_mlp(c, i, h, "shared_expert", m->moe.shared_intermediate, false));
+        break;
+    }
+    case HFX_SHARED_UP_DOWN: {
+        char leaf[64], p[192];
+        int64_t S = m->moe.shared_intermediate;
+#define P(proj) (snprintf(leaf, sizeof leaf, "shared_experts.%s", proj), hfx_dec_name(c, i, c->n.mlp, leaf, p, sizeof p))
+        hfx_value *a = hfx_activate(c->g, m->act, hfx_dec_proj(c, h, m->hidden, S, m->bias.mlp, P("up_proj")));
+        shared = hfx_dec_proj(c, a, S, m->hidden, m->bias.mlp, P("down_proj"));
+#undef P
         break;
     }
     case HFX_SHARED_NONE: case HFX_SHARED_LINEAR: break; /* (LINEAR: ffn.c's, beside the experts) */

@@ -40,6 +40,8 @@ typedef enum {
                                 each chosen expert's input scaled by its router weight (Llama 4) */
     HFX_EXPERTS_ON_LAYER,    /* <layer>.experts.gate_up_proj [E, 2I, H] and down_proj [E, H, I], the router
                                 <layer>.router: on the layer itself, not under its MLP (Gemma 4) */
+    HFX_EXPERTS_UP_DOWN,     /* <mlp>.experts.{e}.up_proj/down_proj, or the fused experts.up_proj [E, I, H] and
+                                down_proj [E, H, I]: down(act(up(x))), no gate (Nemotron-H) */
     HFX_EXPERTS_FLAT         /* <mlp>.experts.mlp.w1 (gate), v1 (up) and w2 (down, each expert's [I, H] read as
                                 a·w2) each [E·I, H], the router <mlp>.router.layer (DBRX) */
 } hfx_moe_experts;
@@ -53,7 +55,9 @@ typedef enum {
     HFX_SHARED_LINEAR,  /* shared_mlp.input_linear [gate; up] / output_linear of shared_intermediate_size,
                            in every layer (none when that is 0), alone when num_local_experts is 0 */
     HFX_SHARED_MLP_FULL, /* mlp.shared_mlp: a gated MLP of intermediate_size, always (HunYuan MoE) */
-    HFX_SHARED_EXPERT    /* <mlp>.shared_expert: a gated MLP of the experts' width, ungated (Llama 4) */
+    HFX_SHARED_EXPERT,   /* <mlp>.shared_expert: a gated MLP of the experts' width, ungated (Llama 4) */
+    HFX_SHARED_UP_DOWN   /* <mlp>.shared_experts: up_proj/down_proj of moe_shared_expert_intermediate_size, no gate,
+                            biased as the MLPs are (Nemotron-H) */
 } hfx_moe_shared;
 
 /* Which layers are sparse, and how wide their experts are. */
@@ -71,6 +75,8 @@ typedef enum {
     HFX_MOE_PERIOD_OFFSET,    /* layer % expert_layer_period == expert_layer_offset (default 2, 1) (Jamba) */
     HFX_MOE_AFTER_DENSE,      /* every layer from num_dense_layers (default: the descriptor's first_dense) on, of
                                  moe_intermediate_size (LFM2-MoE) */
+    HFX_MOE_BY_BLOCK_TYPE,    /* the layers the mixers' pattern makes experts (HFX_MIXERS_ONE_BLOCK_BY_TYPE's "moe"), of
+                                 moe_intermediate_size (Nemotron-H) */
     HFX_MOE_BESIDE_MLP        /* when enable_moe_block: every layer, beside its dense MLP (the layout combines them:
                                  hfx_dec_moe_beside), of moe_intermediate_size (Gemma 4) */
 } hfx_moe_layers;
@@ -130,6 +136,6 @@ extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe;
+    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h;
 
 #endif

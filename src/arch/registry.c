@@ -216,6 +216,24 @@ static const hfx_mamba2_keys mamba2_keys = {
     .default_state = 128, .default_kernel = 4, .default_groups = 8, .default_expand = 2.0,
     .default_conv_bias = true, .default_proj_bias = false, .chunk = "chunk_size", .default_chunk = 256};
 static const char *const mamba2_forward_args[] = {"input_ids", "cache", "attention_mask", NULL};
+/* Nemotron-H: every layer one block after its norm (backbone.layers.{i}.norm, .mixer): Mamba2 mixers whose width is
+ * their heads' (dt floored at time_step_min), attention without positions, relu² MLPs, experts by DeepSeek V3's router */
+static const hfx_mamba2_keys nemotron_h_keys = {
+    .heads = "mamba_num_heads", .head_dim = "mamba_head_dim", .state = "ssm_state_size", .kernel = "conv_kernel",
+    .groups = "n_groups", .conv_bias = "use_conv_bias", .proj_bias = "use_bias", .act = "mamba_hidden_act",
+    .default_heads = 128, .default_head_dim = 64, .default_state = 128, .default_kernel = 4, .default_groups = 8,
+    .default_conv_bias = true, .default_proj_bias = false, .chunk = "chunk_size", .default_chunk = 128,
+    .floor = "time_step_min", .default_floor = 0.001};
+static const hfx_decoder_names nemotron_h_names = {
+    .embed = "backbone.embeddings.weight", .layer = "backbone.layers.%lld", .attn = "mixer", .mlp = "mixer",
+    .norm1 = "norm", .fc_in = "up_proj", .fc_out = "down_proj", .final_norm = "backbone.norm_f"};
+static const hfx_decoder_desc NemotronHForCausalLM_desc = {
+    "NemotronHForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_RMS_F32, .eps_key = "layer_norm_epsilon", .defaults.eps = 1e-5,
+    .mixers.kind = HFX_MIXERS_ONE_BLOCK_BY_TYPE, .mixers.mamba2 = &nemotron_h_keys, .derive = HFX_DERIVE_NEMOTRON_H,
+    .positions = HFX_POSITIONS_NONE, .bias.rule = HFX_BIAS_NONE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
+    .mlp = HFX_MLP_PLAIN, .act.key = "mlp_hidden_act", .act.dflt = "relu2", .defaults.head_dim = 128,
+    .defaults.kv_heads = 8, .names = &nemotron_h_names, .moe = &hfx_moe_nemotron_h, .unused_stack = "mtp",
+    .rope.names = HFX_ROPE_NAMES_CURRENT, .output_class = "MoeCausalLMOutputWithPast", .genai_type = "granitemoehybrid"};
 static const char *const mamba_step_nones[] = {"attention_mask", NULL}; /* Mamba's and Mamba2's generate */
 static const hfx_decoder_desc Mamba2ForCausalLM_desc = {
     "Mamba2ForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
@@ -802,6 +820,7 @@ static const struct entry {
     {"Cohere2MoeForCausalLM", &hfx_decoder_family, &Cohere2MoeForCausalLM_desc},
     {"MiMoV2FlashForCausalLM", &hfx_decoder_family, &MiMoV2FlashForCausalLM_desc},
     {"JetMoeForCausalLM", &hfx_decoder_family, &JetMoeForCausalLM_desc},
+    {"NemotronHForCausalLM", &hfx_decoder_family, &NemotronHForCausalLM_desc},
     {"GptOssForCausalLM", &hfx_decoder_family, &GptOssForCausalLM_desc},
     {"OlmoeForCausalLM", &hfx_decoder_family, &OlmoeForCausalLM_desc},
     {"DeepseekV2ForCausalLM", &hfx_decoder_family, &DeepseekV2ForCausalLM_desc},

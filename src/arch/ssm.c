@@ -22,58 +22,43 @@ static hfx_status limit_end(hfx_cfg c, const char *key, const json_t *v, double 
     return HFX_OK;
 }
 
-hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden, double eps,
-                            hfx_mamba2_cfg *m, hfx_error *err) {
+/* The inner width and the heads' width: int(expand · hidden) (or the family's inner key) split into heads of head_dim
+ * ("auto": evenly); without an expand key (Nemotron-H), heads · head_dim itself. */
+static hfx_status mamba2_widths(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden, hfx_mamba2_cfg *m, hfx_error *err) {
     hfx_status st;
-    double expand;
-    const char *act;
+    double expand = 0;
+    char inner_name[96];
     if ((st = hfx_cfg_int_in_or(c, k->heads, k->default_heads, 1, 1 << 16, &m->heads, err)) ||
-        (st = hfx_cfg_num_or(c, k->expand, k->default_expand, &expand, err)))
+        (k->expand && (st = hfx_cfg_num_or(c, k->expand, k->default_expand, &expand, err))))
         return st;
-    if (!(expand > 0 && expand * (double)hidden < (double)(1 << 24)))
+    if (k->expand && !(expand > 0 && expand * (double)hidden < (double)(1 << 24)))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g is out of range", c.where, k->expand, expand);
     m->inner = (int64_t)(expand * (double)hidden); /* transformers: int(expand · hidden_size) */
-    char inner_name[96];
-    snprintf(inner_name, sizeof inner_name, "%s · hidden_size", k->expand);
+    snprintf(inner_name, sizeof inner_name, "%s · hidden_size", k->expand ? k->expand : "expand");
     if (k->inner && hfx_cfg_has(c, k->inner)) {
         if ((st = hfx_cfg_int_in(c, k->inner, 1, 1 << 24, &m->inner, err))) return st;
         snprintf(inner_name, sizeof inner_name, "%s", k->inner);
     }
     /* "auto" (or absent where the family's default is): the width split evenly over the heads */
     const char *head_dim = json_string_value(json_object_get(c.obj, k->head_dim));
-    bool derived = (head_dim && strcmp(head_dim, "auto") == 0) || (!hfx_cfg_has(c, k->head_dim) && !k->default_head_dim);
+    bool derived = k->expand && ((head_dim && strcmp(head_dim, "auto") == 0) ||
+                                 (!hfx_cfg_has(c, k->head_dim) && !k->default_head_dim));
     if ((st = derived ? HFX_OK : hfx_cfg_int_in_or(c, k->head_dim, k->default_head_dim, 1, 1 << 16, &m->head_dim, err)))
         return st;
     if (derived) m->head_dim = m->inner / m->heads;
-    if ((st = hfx_cfg_int_in_or(c, k->state, k->default_state, 1, 1 << 16, &m->state, err)) ||
-        (st = hfx_cfg_int_in_or(c, k->kernel, k->default_kernel, 2, 64, &m->kernel, err)) ||
-        (st = hfx_cfg_int_in_or(c, k->groups, k->default_groups, 1, 1 << 16, &m->groups, err)) ||
-        (st = hfx_cfg_bool_or(c, k->conv_bias, k->default_conv_bias, &m->conv_bias, err)) ||
-        (st = hfx_cfg_bool_or(c, k->proj_bias, k->default_proj_bias, &m->proj_bias, err)) ||
-        (st = hfx_cfg_str_or(c, k->act, "silu", &act, err)) ||
-        (st = hfx_cfg_int_in_or(c, k->chunk, k->default_chunk, 1, 1 << 20, &m->chunk, err)))
-        return st;
-    if (m->inner != m->heads * m->head_dim)
+    if (!k->expand) m->inner = m->heads * m->head_dim;
+    if (m->inner != m->heads * m->head_dim || m->inner > (1 << 24))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s (%lld) must equal %s · %s (%lld · %lld)", c.where, inner_name,
                         (long long)m->inner, k->heads, k->head_dim, (long long)m->heads, (long long)m->head_dim);
-    if (m->groups * m->state > (1 << 24))
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s · %s (%lld · %lld) is out of range", c.where, k->groups, k->state,
-                        (long long)m->groups, (long long)m->state);
-    if (m->heads % m->groups)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s (%lld) is not a multiple of %s (%lld)", c.where, k->heads,
-                        (long long)m->heads, k->groups, (long long)m->groups);
-    if (!hfx_activation_from_name(act, &m->act))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' (supported: %s)", c.where, k->act, act,
-                        hfx_activation_names());
-    m->conv_dim = m->inner + 2 * m->groups * m->state;
-    m->eps = eps;
-    m->out_bias = m->proj_bias, m->norm = true, m->norm_first = false, m->in_mult = 1.0;
+    return HFX_OK;
+}
+
+/* Falcon-H1's multipliers of the mixer's input and of in_proj's five sections. */
+static hfx_status mamba2_multipliers(hfx_cfg c, const hfx_mamba2_keys *k, hfx_mamba2_cfg *m, hfx_error *err) {
+    hfx_status st;
+    m->in_mult = 1.0;
     for (int s = 0; s < 5; s++) m->section_mult[s] = 1.0;
-    if ((k->out_bias && (st = hfx_cfg_bool_or(c, k->out_bias, false, &m->out_bias, err))) ||
-        (k->norm_switch && (st = hfx_cfg_bool_or(c, k->norm_switch, false, &m->norm, err))) ||
-        (k->norm_first && (st = hfx_cfg_bool_or(c, k->norm_first, true, &m->norm_first, err))) ||
-        (k->in_mult && (st = hfx_cfg_num_or(c, k->in_mult, 1.0, &m->in_mult, err))))
-        return st;
+    if (k->in_mult && (st = hfx_cfg_num_or(c, k->in_mult, 1.0, &m->in_mult, err))) return st;
     const json_t *mults = k->section_mults ? json_object_get(c.obj, k->section_mults) : NULL;
     if (mults && !json_is_null(mults)) {
         if (!json_is_array(mults) || json_array_size(mults) != 5)
@@ -89,7 +74,19 @@ hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden,
             return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be finite numbers", c.where, k->section_mults);
     if (!isfinite(m->in_mult))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be a finite number", c.where, k->in_mult);
+    return HFX_OK;
+}
+
+/* dt's clamp: time_step_limit's range, or (Nemotron-H) a floor alone; none by default. */
+static hfx_status mamba2_dt_limit(hfx_cfg c, const hfx_mamba2_keys *k, hfx_mamba2_cfg *m, hfx_error *err) {
+    hfx_status st;
     m->dt_min = 0, m->dt_max = INFINITY;
+    if (k->floor) {
+        if ((st = hfx_cfg_num_or(c, k->floor, k->default_floor, &m->dt_min, err))) return st;
+        if (!(m->dt_min >= 0 && m->dt_min < 1e30))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g is not a time step ≥ 0", c.where, k->floor, m->dt_min);
+        return HFX_OK;
+    }
     const json_t *limit = k->limit ? json_object_get(c.obj, k->limit) : NULL;
     if (limit && !json_is_null(limit)) {
         if (!json_is_array(limit) || json_array_size(limit) != 2)
@@ -101,6 +98,39 @@ hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden,
             return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' is not a range", c.where, k->limit);
     }
     return HFX_OK;
+}
+
+hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden, double eps,
+                            hfx_mamba2_cfg *m, hfx_error *err) {
+    hfx_status st;
+    const char *act;
+    if ((st = mamba2_widths(c, k, hidden, m, err)) ||
+        (st = hfx_cfg_int_in_or(c, k->state, k->default_state, 1, 1 << 16, &m->state, err)) ||
+        (st = hfx_cfg_int_in_or(c, k->kernel, k->default_kernel, 2, 64, &m->kernel, err)) ||
+        (st = hfx_cfg_int_in_or(c, k->groups, k->default_groups, 1, 1 << 16, &m->groups, err)) ||
+        (st = hfx_cfg_bool_or(c, k->conv_bias, k->default_conv_bias, &m->conv_bias, err)) ||
+        (st = hfx_cfg_bool_or(c, k->proj_bias, k->default_proj_bias, &m->proj_bias, err)) ||
+        (st = hfx_cfg_str_or(c, k->act, "silu", &act, err)) ||
+        (st = hfx_cfg_int_in_or(c, k->chunk, k->default_chunk, 1, 1 << 20, &m->chunk, err)))
+        return st;
+    if (m->groups * m->state > (1 << 24))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s · %s (%lld · %lld) is out of range", c.where, k->groups, k->state,
+                        (long long)m->groups, (long long)m->state);
+    if (m->heads % m->groups)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s (%lld) is not a multiple of %s (%lld)", c.where, k->heads,
+                        (long long)m->heads, k->groups, (long long)m->groups);
+    if (!hfx_activation_from_name(act, &m->act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' (supported: %s)", c.where, k->act, act,
+                        hfx_activation_names());
+    m->conv_dim = m->inner + 2 * m->groups * m->state;
+    m->eps = eps;
+    m->out_bias = m->proj_bias, m->norm = true, m->norm_first = false;
+    if ((k->out_bias && (st = hfx_cfg_bool_or(c, k->out_bias, false, &m->out_bias, err))) ||
+        (k->norm_switch && (st = hfx_cfg_bool_or(c, k->norm_switch, false, &m->norm, err))) ||
+        (k->norm_first && (st = hfx_cfg_bool_or(c, k->norm_first, true, &m->norm_first, err))))
+        return st;
+    if ((st = mamba2_multipliers(c, k, m, err))) return st;
+    return mamba2_dt_limit(c, k, m, err);
 }
 
 hfx_status hfx_mamba1_parse(hfx_cfg c, const hfx_mamba1_keys *keys, int64_t hidden, hfx_mamba1_cfg *m, hfx_error *err) {

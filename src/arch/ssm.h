@@ -28,6 +28,9 @@ typedef struct hfx_mamba2_keys {
     const char *section_mults; /* in_proj's five sections (gate, x, B, C, dt) scaled ("ssm_multipliers") */
     const char *chunk;        /* the chunked scan's length ("chunk_size", "mamba_chunk_size"): the prompt piece */
     int64_t default_chunk;
+    /* Nemotron-H's (expand NULL: the inner width is heads · head_dim, head_dim given) */
+    const char *floor;        /* dt's lower clamp alone ("time_step_min"), where limit is NULL ... */
+    double default_floor;     /* ... when config.json has none */
 } hfx_mamba2_keys;
 
 typedef struct hfx_mamba2_cfg {

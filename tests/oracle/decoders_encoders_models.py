@@ -879,13 +879,13 @@ def build_model(spec: Spec) -> torch.nn.Module:
     config = config_cls(**json.loads(json.dumps(spec.config)))
     torch.manual_seed(spec.seed)
     attention = models.reference_attention(config.to_dict())
+    model = model_cls(config)
     if attention == "eager":
-        model = model_cls(config)
-        init_weights(model, spec)
         model.set_attn_implementation("eager")
-    else:  # built with it: Falcon cannot switch its implementation afterwards
+    if getattr(model.config, "_attn_implementation", attention) != attention:  # Falcon cannot switch afterwards
+        torch.manual_seed(spec.seed)
         model = model_cls._from_config(config, attn_implementation=attention)
-        init_weights(model, spec)
+    init_weights(model, spec)
     model.eval()
     return model
 

@@ -9,7 +9,8 @@ dt, B and C normed),
 Granite 4.0 (GraniteMoeHybridForCausalLM: Mamba2 and attention layers, experts beside a shared MLP),
 Bamba (BambaForCausalLM: Mamba2 layers and the attention layers attn_layer_indices lists),
 Jamba (JambaForCausalLM: Mamba layers with normed dt/B/C, attention without positions, experts by period),
-Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers), and
+Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers),
+Nemotron-H (NemotronHForCausalLM: every layer one block, a Mamba2 mixer, attention, a relu² MLP or experts), and
 Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM: gated
 delta-nets and gated attention).
 
@@ -70,6 +71,7 @@ class Variant:
                                          # in its words ("mamba", "attention")
     no_layer_types: bool = False         # layer_types left out: the pattern is full_attention_interval's
     config_class: str | None = None      # transformers' config class, if not {family}Config
+    pattern: str | None = None           # written as hybrid_override_pattern in place of layers_block_type (Nemotron-H)
 
 
 BASE = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=4, num_attention_heads=4,
@@ -112,6 +114,23 @@ VARIANTS.update({
                            "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
                                                "full_attention": {"rope_type": "default", "rope_theta": 5000.0}}},
                           family="Lfm3"),
+})
+NEMOTRON_H = dict(vocab_size=VOCAB, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                  intermediate_size=48, mamba_num_heads=4, mamba_head_dim=16, ssm_state_size=8, n_groups=2, chunk_size=4,
+                  conv_kernel=4, pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)
+VARIANTS.update({
+    # Nemotron-H's older config: hybrid_override_pattern "M*-M-" (Mamba2, attention, MLP, Mamba2, MLP), 4 Mamba2 heads
+    # of 16 (their width 64, not expand · hidden), relu² MLPs, attention without positions
+    "nemotron_h": Variant({**NEMOTRON_H, "layers_block_type": ["linear_attention", "full_attention", "mlp",
+                                                               "linear_attention", "mlp"]},
+                          family="NemotronH", pattern="M*-M-"),
+    # experts: top-2 of 4 by sigmoid + correction bias within 1 of 2 groups, x 1.5, ungated, an ungated shared expert;
+    # biases in the MLPs and the Mamba2 projections; 3 taps
+    "nemotron_h_moe": Variant({**NEMOTRON_H, "layers_block_type": ["linear_attention", "moe", "full_attention", "mlp"],
+                               "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 16,
+                               "moe_shared_expert_intermediate_size": 24, "n_group": 2, "topk_group": 1,
+                               "routed_scaling_factor": 1.5, "mlp_bias": True, "use_bias": True, "conv_kernel": 3},
+                              family="NemotronH"),
 })
 MAMBA2 = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, expand=2, pad_token_id=0, bos_token_id=1,
               eos_token_id=2)
@@ -255,9 +274,14 @@ def ckpt(tmp_path_factory):
                 else:
                     p.copy_(torch.randn(p.shape, generator=g) / p[0].numel() ** 0.5)
             for n, b in model.named_buffers():  # a sigmoid router's correction bias, zero at init
-                if n.endswith("expert_bias"):
+                if n.endswith(("expert_bias", "e_score_correction_bias")):
                     b.copy_(0.3 * torch.randn(b.shape, generator=g))
         model.save_pretrained(root / name)
+        if v.pattern is not None:  # Nemotron-H's older configs: the layers as a string
+            cfg = json.loads((root / name / "config.json").read_text())
+            cfg.pop("layers_block_type")
+            cfg["hybrid_override_pattern"] = v.pattern
+            (root / name / "config.json").write_text(json.dumps(cfg))
         if v.full_attn_idxs is not None or v.legacy_block_types or v.no_layer_types:
             cfg = json.loads((root / name / "config.json").read_text())
             types = cfg.pop("layer_types")
@@ -421,10 +445,10 @@ MODES = {
 RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": "generate_torch",
             "executorch": "generate_executorch"}
 
-CASES = ([(name, m) for name in ("lfm2", "lfm3", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
+CASES = ([(name, m) for name in ("lfm2", "lfm3", "nemotron_h", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
                                  "falcon_mamba", "jamba")
           for m in MODES]
-         + [(name, m) for name in ("lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
+         + [(name, m) for name in ("nemotron_h_moe", "lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe")
             for m in ("onnx-mtd", "openvino")]
