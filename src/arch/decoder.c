@@ -110,6 +110,11 @@ static hfx_value *layer_post_ln(layer_ctx *c, const layer_args *a, hfx_value *x)
     return NORM(residual(c, x, hfx_dec_ffn(c, a->i, x)), c->n.norm2);
 }
 
+/* the attention layers post-normed, the recurrent ones pre-normed (OLMo-Hybrid) */
+static hfx_value *layer_post_or_pre(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    return c->m->mixer && hfx_mixer_recurrent(c->m->mixer[a->i]) ? layer_pre(c, a, x) : layer_post(c, a, x);
+}
+
 /* the sandwich, the experts beside its MLP where the model has them, then the layer's own input and its
  * scalar (Gemma 4) */
 static hfx_value *layer_sandwich_per_layer(layer_ctx *c, const layer_args *a, hfx_value *x) {
@@ -134,6 +139,7 @@ static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hf
     [HFX_LAYOUT_POST_LN] = layer_post_ln,
     [HFX_LAYOUT_PRE_OR_POST_LN] = layer_pre, /* (the parse settles it: PRE or POST_LN) */
     [HFX_LAYOUT_SANDWICH_PER_LAYER] = layer_sandwich_per_layer,
+    [HFX_LAYOUT_POST_OR_PRE_BY_MIXER] = layer_post_or_pre,
     [HFX_LAYOUT_SANDWICH_BY_CONFIG] = layer_sandwich, /* (the parse says which norms) */
     [HFX_LAYOUT_PARALLEL_OR_PRE] = layer_pre, /* (the parse settles it) */
 };

@@ -75,6 +75,7 @@ typedef enum {
                                   also not with _remove_final_layer_norm (OPT) */
     HFX_LAYOUT_SANDWICH_PER_LAYER, /* the sandwich, then (hidden_size_per_layer_input) x += norm(proj(act(gate(x)) ·
                                      the layer's per-layer input)), then x · layer_scalar (Gemma 4) */
+    HFX_LAYOUT_POST_OR_PRE_BY_MIXER, /* the attention layers POST's (OLMo 2's), the recurrent ones PRE's (OLMo-Hybrid) */
     HFX_LAYOUT_SANDWICH_BY_CONFIG, /* use_sandwich_norm (default true): SANDWICH; else its post-norms are identities,
                                       norm1 and pre2 alone (LFM3) */
     HFX_LAYOUT_PARALLEL_OR_PRE /* new_decoder_architecture: PARALLEL (names.parallel_norms) when num_ln_in_parallel_attn
@@ -160,6 +161,8 @@ typedef enum {
     HFX_NO_ROPE_UNLESS_ROPE_TYPE, /* rope only when `position_embedding_type` is "rope" (Granite 4.0's "nope") */
     HFX_NO_ROPE_FULL_BUT_DENSE_PREFIX, /* rope on the sliding layers, and on the dense ones too when
                                           prefix_dense_sliding_window_pattern is 1 (its default) (Cohere2-MoE) */
+    HFX_NO_ROPE_NULL_THETA,      /* no rotary anywhere when rope_parameters' rope_theta is null (OLMo-Hybrid's released
+                                    checkpoints); else rope on every attention layer */
     HFX_NO_ROPE_LAYER_THETA      /* layer_rope_theta: each layer's rope base (0: no rotary), the rope otherwise
                                     rope_parameters' (absent: its rope_theta everywhere) (GraniteSWA) */
 } hfx_no_rope_rule;
@@ -179,13 +182,6 @@ typedef enum {
 static inline bool hfx_mixer_recurrent(hfx_mixer_kind k) {
     return k != HFX_MIXER_ATTENTION && k != HFX_MIXER_FFN;
 }
-
-/* How a gated delta-net's input projections are stored. */
-typedef enum {
-    HFX_DELTA_NONE,
-    HFX_DELTA_GROUPED,  /* in_proj_qkvz, in_proj_ba, laid out per key head (Qwen3-Next) */
-    HFX_DELTA_SEPARATE  /* in_proj_qkv, in_proj_z, in_proj_b, in_proj_a (Qwen3.5) */
-} hfx_delta_proj;
 
 /* How the MLP of a dense layer is built. */
 typedef enum {
@@ -437,6 +433,8 @@ typedef enum {
                                prefix_dense_intermediate_size null: intermediate_size */
     HFX_DERIVE_MIMO_V2,     /* layer_types: full at layer 0 and every 6th; mlp_layer_types: layer 0 dense;
                                sliding_window: sliding_window_size + 1 where that is set */
+    HFX_DERIVE_OLMO_HYBRID, /* layer_types: full at 4k + 3 (else the last), the delta-nets' heads num_attention_heads,
+                               their key width int(0.75 · hidden / heads), their value width twice that */
     HFX_DERIVE_NEMOTRON_H   /* layers_block_type from hybrid_override_pattern (M, *, -, E) or layer_types;
                                num_hidden_layers its length; the older mamba_* names where given */
 } hfx_derived_keys;

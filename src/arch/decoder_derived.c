@@ -1,6 +1,7 @@
 /* The keys a lineage's transformers config class derives in its __post_init__ when config.json leaves them out, where
  * the template would otherwise read something else (hfx_derived_keys): LFM3's layer pattern, Cohere2-MoE's layer and
- * MLP patterns from its dense prefix, MiMo-V2-Flash's patterns and window, Nemotron-H's block list. The parse reads them from a view of the
+ * MLP patterns from its dense prefix, MiMo-V2-Flash's patterns and window, Nemotron-H's block list, OLMo-Hybrid's
+ * pattern and delta-net widths. The parse reads them from a view of the
  * config (decoder_parse.c), as if config.json had them. */
 #include "arch/decoder_blocks.h"
 
@@ -95,6 +96,27 @@ static bool derive_nemotron_h(hfx_cfg c, json_t *out) {
     return ok;
 }
 
+/* OLMo-Hybrid: full attention at 4k + 3, the last layer when none is; the delta-nets' heads and widths. */
+static const char *olmo_hybrid_type(json_int_t i, hfx_cfg c) {
+    json_int_t n = int_or(c, "num_hidden_layers", 0, 1, 4096);
+    return i % 4 == 3 || (n < 4 && i == n - 1) ? "full_attention" : "linear_attention";
+}
+
+static bool derive_olmo_hybrid(hfx_cfg c, json_t *out) {
+    json_int_t heads = int_or(c, "num_attention_heads", 0, 1, 4096), hidden = int_or(c, "hidden_size", 0, 1, 1 << 20);
+    if (!derive_list(c, "layer_types", olmo_hybrid_type, out)) return false;
+    if (!heads || !hidden) return true; /* (the parse reports them) */
+    json_int_t k_heads = int_or(c, "linear_num_key_heads", heads, 1, 1 << 12);
+    json_int_t k_dim = absent(c, "linear_key_head_dim") ? (json_int_t)(0.75 * (double)hidden / (double)k_heads)
+                                                         : int_or(c, "linear_key_head_dim", 1, 1, 1 << 12);
+    const struct { const char *key; json_int_t value; } dflt[] = {
+        {"linear_num_key_heads", heads}, {"linear_num_value_heads", heads}, {"linear_key_head_dim", k_dim},
+        {"linear_value_head_dim", 2 * k_dim}};
+    for (size_t k = 0; k < sizeof dflt / sizeof dflt[0]; k++)
+        if (absent(c, dflt[k].key) && json_object_set_new(out, dflt[k].key, json_integer(dflt[k].value))) return false;
+    return true;
+}
+
 json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     json_t *out = json_object();
     bool ok = out != NULL;
@@ -110,6 +132,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
         break;
     }
     case HFX_DERIVE_NEMOTRON_H: ok = ok && derive_nemotron_h(c, out); break;
+    case HFX_DERIVE_OLMO_HYBRID: ok = ok && derive_olmo_hybrid(c, out); break;
     case HFX_DERIVE_MIMO_V2: { /* (the reference implementation attends to sliding_window_size tokens and the query) */
         const json_t *size = json_object_get(c.obj, "sliding_window_size");
         ok = ok && derive_list(c, "layer_types", mimo_v2_type, out) && derive_list(c, "mlp_layer_types", first_dense_mlp, out);

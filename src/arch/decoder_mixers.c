@@ -176,7 +176,7 @@ hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx
                                                       "full_attention)", c.where, key, (long long)i,
                             t ? t : "(not a string)", d->mixers.delta ? "" : "mamba, ", d->mixers.delta ? "" : "attention, ");
     }
-    return d->mixers.delta ? hfx_delta_parse(c, m->eps, m->max_position, d->mixers.delta == HFX_DELTA_GROUPED, &m->delta, err)
+    return d->mixers.delta ? hfx_delta_parse(c, m->eps, m->max_position, d->mixers.delta, &m->delta, err)
                     : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
 }
 

@@ -304,6 +304,12 @@ static hfx_status parse_no_rope(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena 
         for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = strcmp(type, "rope") != 0;
         return HFX_OK;
     }
+    if (d->no_rope == HFX_NO_ROPE_NULL_THETA) {
+        const json_t *params = json_object_get(c.obj, "rope_parameters");
+        const json_t *theta = json_is_object(params) ? json_object_get(params, "rope_theta") : NULL;
+        for (int64_t i = 0; i < m->layers; i++) m->no_rope[i] = theta && json_is_null(theta);
+        return HFX_OK;
+    }
     if (d->no_rope != HFX_NO_ROPE_LIST) return HFX_OK; /* the other rules read the windows (decoder_parse) */
     const json_t *list = json_object_get(c.obj, "no_rope_layers");
     if (!list || json_is_null(list)) {
@@ -570,6 +576,7 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
         full.default_partial = (double)m->mla.qk_rope / (double)full_dim;
     }
     bool rotary = d->positions == HFX_POSITIONS_ROTARY || (d->positions == HFX_POSITIONS_ROTARY_OR_ALIBI && !m->alibi.on);
+    if (d->no_rope == HFX_NO_ROPE_NULL_THETA && m->no_rope[0]) rotary = false; /* (a null base: nothing to parse) */
     if (rotary &&
         (st = hfx_rope_parse(c, &full, full_dim, m->max_position, arena, &m->rope, err)))
         return st;

@@ -400,6 +400,16 @@ static const hfx_decoder_desc JetMoeForCausalLM_desc = {
     .bias.rule = HFX_BIAS_NONE, .act.key = "activation_function", .defaults.tied = true, .names = &jetmoe_names,
     .keys = &jetmoe_keys, .moe = &hfx_moe_jetmoe, .rope.names = HFX_ROPE_NAMES_CURRENT,
     .output_class = "MoeCausalLMOutputWithPast"};
+/* OLMo-Hybrid: gated delta-nets (their own projections, beta doubled) pre-normed beside OLMo 3's post-normed attention
+ * layers (q/k norms over the whole projection; no rotary when rope_theta is null); the Hub's norm names */
+static const hfx_decoder_names olmo_hybrid_names = {.norm1 = "attention_layer_norm", .norm2 = "feedforward_layer_norm",
+                                                    .ssm = "linear_attn"};
+static const hfx_decoder_desc OlmoHybridForCausalLM_desc = {
+    "OlmoHybridForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_RMS_F32, .qk_norm = HFX_QK_NORM_WHOLE,
+    .layout = HFX_LAYOUT_POST_OR_PRE_BY_MIXER, .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE,
+    .mixers.delta = HFX_DELTA_PER_PROJECTION, .derive = HFX_DERIVE_OLMO_HYBRID, .no_rope = HFX_NO_ROPE_NULL_THETA,
+    .names = &olmo_hybrid_names, .unused_stack = "mtp", .rope.names = HFX_ROPE_NAMES_CURRENT,
+    .genai_type = "qwen3_5_text"}; /* (genai has no OLMo-Hybrid: Qwen3.5's delta-net states) */
 static const hfx_decoder_desc Qwen2MoeForCausalLM_desc = {
     "Qwen2MoeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "qkv_bias",
     .bias.default_on = true, .sliding = HFX_SLIDING_EVEN_BELOW_MAX, .masks_by_layer_type = true,
@@ -821,6 +831,7 @@ static const struct entry {
     {"MiMoV2FlashForCausalLM", &hfx_decoder_family, &MiMoV2FlashForCausalLM_desc},
     {"JetMoeForCausalLM", &hfx_decoder_family, &JetMoeForCausalLM_desc},
     {"NemotronHForCausalLM", &hfx_decoder_family, &NemotronHForCausalLM_desc},
+    {"OlmoHybridForCausalLM", &hfx_decoder_family, &OlmoHybridForCausalLM_desc},
     {"GptOssForCausalLM", &hfx_decoder_family, &GptOssForCausalLM_desc},
     {"OlmoeForCausalLM", &hfx_decoder_family, &OlmoeForCausalLM_desc},
     {"DeepseekV2ForCausalLM", &hfx_decoder_family, &DeepseekV2ForCausalLM_desc},

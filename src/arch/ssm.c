@@ -165,7 +165,7 @@ hfx_status hfx_mamba1_parse(hfx_cfg c, const hfx_mamba1_keys *keys, int64_t hidd
     return HFX_OK;
 }
 
-hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, bool grouped_proj, hfx_delta_cfg *m,
+hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, hfx_delta_proj proj, hfx_delta_cfg *m,
                            hfx_error *err) {
     hfx_status st;
     const char *act;
@@ -185,7 +185,12 @@ hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, bool grouped_
                         hfx_activation_names());
     m->key_dim = m->k_heads * m->k_dim, m->value_dim = m->v_heads * m->v_dim;
     m->conv_dim = 2 * m->key_dim + m->value_dim;
-    m->grouped_proj = grouped_proj, m->eps = eps;
+    m->proj = proj, m->eps = proj == HFX_DELTA_PER_PROJECTION ? 1e-5 : eps, m->beta_scale = 1.0;
+    bool negative = false;
+    if (proj == HFX_DELTA_PER_PROJECTION &&
+        (st = hfx_cfg_bool_or(c, "linear_allow_neg_eigval", true, &negative, err)))
+        return st;
+    if (negative) m->beta_scale = 2.0;
     for (m->factors = 1; m->factors < 62 && ((int64_t)1 << m->factors) < max_len; m->factors++) {}
     return HFX_OK;
 }
@@ -328,12 +333,35 @@ static hfx_value *segment_sum(hfx_graph *g, hfx_value *x, int axis, const triang
 
 /* The conv part shared by the two mixers: x [B,S,C] after the state → act(conv) [B,S,C]; the state
  * [B,C,K−1] (s->conv, or zeros) and the next one (s->conv_next). */
+/* The depthwise causal convolution over all [B,C,S+K-1] (the window with its past), its weight conv1d [C,1,K] (+ bias),
+ * or (OLMo-Hybrid's checkpoints) q_conv1d, k_conv1d and v_conv1d over consecutive channels, whatever their split
+ * (transformers concatenates them on load): each channel its own filter, so the parts convolve apart. */
+static hfx_value *depthwise(hfx_graph *g, hfx_weights *w, const char *prefix, hfx_value *all, int64_t C, int64_t K,
+                            bool bias) {
+    static const char *const parts[3] = {"q_conv1d", "k_conv1d", "v_conv1d"};
+    char name[320];
+    snprintf(name, sizeof name, "%s.%s.weight", prefix, parts[0]);
+    if (!hfx_weight_exists(w, name))
+        return hfx_causal_conv(g, all, hfx_weight(w, 3, (int64_t[]){C, 1, K}, "%s.conv1d.weight", prefix),
+                               bias ? hfx_weight(w, 1, &C, "%s.conv1d.bias", prefix) : NULL);
+    hfx_value *ys[3];
+    int64_t at = 0;
+    for (int j = 0; j < 3; j++) {
+        snprintf(name, sizeof name, "%s.%s.weight", prefix, parts[j]);
+        int64_t n = j < 2 ? hfx_weight_dim(w, name, 0) : C - at;
+        if (n < 1 || n > C - at) n = C - at; /* (a mismatch is the read's to report) */
+        ys[j] = hfx_causal_conv(g, hfx_slice(g, all, 1, at, at + n), hfx_weight(w, 3, (int64_t[]){n, 1, K}, "%s", name),
+                                NULL);
+        at += n;
+    }
+    return hfx_concat(g, 3, ys, 1);
+}
+
 static hfx_value *conv_step(hfx_graph *g, hfx_weights *w, const char *prefix, hfx_value *x, int64_t C, int64_t K,
                             bool bias, hfx_activation act, hfx_ssm_state *s) {
     hfx_value *xt = hfx_transpose(g, x, 3, (int64_t[]){0, 2, 1});                          /* [B,C,S] */
     hfx_value *all = hfx_conv_window(g, s->conv, xt, K, s->whole_window ? K : K - 1, s->keep ? &s->conv_next : NULL);
-    hfx_value *conv = hfx_causal_conv(g, all, hfx_weight(w, 3, (int64_t[]){C, 1, K}, "%s.conv1d.weight", prefix),
-                                      bias ? hfx_weight(w, 1, &C, "%s.conv1d.bias", prefix) : NULL);
+    hfx_value *conv = depthwise(g, w, prefix, all, C, K, bias);
     return hfx_activate(g, act, hfx_transpose(g, conv, 3, (int64_t[]){0, 2, 1}));
 }
 
@@ -571,7 +599,8 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
     hfx_dtype dt = h->dtype;
     if (real) h = op(g, HFX_OP_MUL, h, real);
     hfx_value *qkv, *z, *beta, *a; /* [B,S,CD], [B,S,VD], [B,S,VH], [B,S,VH] */
-    if (m->grouped_proj) { /* per key head: q, k, its r value heads' v, their z; then b and a of those heads */
+    const char *out = "out_proj", *norm = "norm";
+    if (m->proj == HFX_DELTA_GROUPED) { /* per key head: q, k, its r value heads' v, their z; then b and a of those heads */
         int64_t width = 2 * DK + 2 * r * DV;
         hfx_value *qkvz = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KH * width, H}, "%s.in_proj_qkvz.weight", prefix),
                                      NULL);
@@ -582,6 +611,15 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
         z = group_part(g, qkvz, KH, width, 2 * DK + r * DV, r * DV);
         beta = group_part(g, ba, KH, 2 * r, 0, r);
         a = group_part(g, ba, KH, 2 * r, r, r);
+    } else if (m->proj == HFX_DELTA_PER_PROJECTION) { /* each its own linear: q, k and v as in_proj_qkv's rows */
+        hfx_value *parts[3] = {hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KD, H}, "%s.q_proj.weight", prefix), NULL),
+                               hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KD, H}, "%s.k_proj.weight", prefix), NULL),
+                               hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VD, H}, "%s.v_proj.weight", prefix), NULL)};
+        qkv = hfx_concat(g, 3, parts, 2);
+        z = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VD, H}, "%s.g_proj.weight", prefix), NULL);
+        beta = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.b_proj.weight", prefix), NULL);
+        a = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.a_proj.weight", prefix), NULL);
+        out = "o_proj", norm = "o_norm";
     } else {
         qkv = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){CD, H}, "%s.in_proj_qkv.weight", prefix), NULL);
         z = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VD, H}, "%s.in_proj_z.weight", prefix), NULL);
@@ -594,7 +632,9 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
     q = spread_groups(g, op(g, HFX_OP_MUL, q, f32(g, 1.0 / sqrt((double)DK))), KH, VH);    /* [B,VH,S,DK] */
     k = spread_groups(g, k, KH, VH);
     hfx_value *v = heads_first(g, hfx_slice(g, qkv, 2, 2 * KD, CD), VH, DV);               /* [B,VH,S,DV] */
-    beta = hfx_transpose(g, hfx_cast(g, hfx_op1(g, HFX_OP_SIGMOID, beta), HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1});
+    beta = hfx_op1(g, HFX_OP_SIGMOID, beta);
+    if (m->beta_scale != 1.0) beta = op(g, HFX_OP_MUL, beta, hfx_const_scalar(g, beta->dtype, m->beta_scale));
+    beta = hfx_transpose(g, hfx_cast(g, beta, HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1});
     hfx_value *A = hfx_op1(g, HFX_OP_EXP, hfx_cast(g, hfx_weight(w, 1, &VH, "%s.A_log", prefix), HFX_DTYPE_F32));
     hfx_value *dt_bias = hfx_cast(g, hfx_weight(w, 1, &VH, "%s.dt_bias", prefix), HFX_DTYPE_F32);
     hfx_value *gl = op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, A), softplus(g, op(g, HFX_OP_ADD, hfx_cast(g, a, HFX_DTYPE_F32),
@@ -604,9 +644,9 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
                               s->keep ? &s->ssm_next : NULL);
     /* the gated RMSNorm per value head: normalized (the weight after the cast back), times silu(z) in f32 */
     o = hfx_cast(g, hfx_transpose(g, o, 4, (int64_t[]){0, 2, 1, 3}), dt);                   /* [B,S,VH,DV] */
-    o = hfx_rms_norm(g, o, hfx_weight(w, 1, &DV, "%s.norm.weight", prefix), m->eps, 0);
+    o = hfx_rms_norm(g, o, hfx_weight(w, 1, &DV, "%s.%s.weight", prefix, norm), m->eps, 0);
     hfx_value *zh = hfx_reshape(g, z, 4, (hfx_dim[]){b, seq, hfx_dim_const(VH), hfx_dim_const(DV)});
     o = op(g, HFX_OP_MUL, hfx_cast(g, o, HFX_DTYPE_F32), hfx_activate(g, HFX_ACT_SILU, hfx_cast(g, zh, HFX_DTYPE_F32)));
     o = hfx_reshape(g, hfx_cast(g, o, dt), 3, (hfx_dim[]){b, seq, hfx_dim_const(VD)});
-    return hfx_linear(g, o, hfx_weight(w, 2, (int64_t[]){H, VD}, "%s.out_proj.weight", prefix), NULL);
+    return hfx_linear(g, o, hfx_weight(w, 2, (int64_t[]){H, VD}, "%s.%s.weight", prefix, out), NULL);
 }

@@ -80,6 +80,16 @@ typedef struct hfx_mamba1_cfg {
 /* Read a Mamba mixer's config for a model of width hidden, by `keys` (NULL: MambaConfig's). */
 hfx_status hfx_mamba1_parse(hfx_cfg c, const hfx_mamba1_keys *keys, int64_t hidden, hfx_mamba1_cfg *out, hfx_error *err);
 
+/* How a gated delta-net's projections are stored. */
+typedef enum {
+    HFX_DELTA_NONE,
+    HFX_DELTA_GROUPED,  /* in_proj_qkvz, in_proj_ba, laid out per key head (Qwen3-Next) */
+    HFX_DELTA_SEPARATE, /* in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, out_proj, norm (Qwen3.5) */
+    HFX_DELTA_PER_PROJECTION /* q_proj, k_proj, v_proj, g_proj (the gate), b_proj, a_proj, o_proj, o_norm at 1e-5;
+                                conv1d, or q_conv1d, k_conv1d and v_conv1d one after the other; beta doubled when
+                                linear_allow_neg_eigval (default true) (OLMo-Hybrid) */
+} hfx_delta_proj;
+
 /* A gated delta-net mixer (Qwen3-Next, Qwen3.5's "linear_attention" layers): a depthwise causal
  * convolution over q, k and v, then the gated delta rule on a [k_dim, v_dim] state per value head,
  * S_t = (I − β_t k_t k_tᵀ)·exp(g_t)·S_{t−1} + β_t k_t v_tᵀ, read by o_t = S_tᵀ q_t, and a gated
@@ -87,8 +97,8 @@ hfx_status hfx_mamba1_parse(hfx_cfg c, const hfx_mamba1_keys *keys, int64_t hidd
 typedef struct hfx_delta_cfg {
     int64_t k_heads, v_heads, k_dim, v_dim, kernel; /* linear_num_key_heads, ..., linear_conv_kernel_dim */
     int64_t key_dim, value_dim, conv_dim;           /* k_heads·k_dim, v_heads·v_dim, 2·key_dim + value_dim */
-    bool grouped_proj;  /* Qwen3-Next: in_proj_qkvz and in_proj_ba, laid out per key head; else Qwen3.5's
-                           in_proj_qkv, in_proj_z, in_proj_b and in_proj_a */
+    hfx_delta_proj proj; /* how its projections are stored */
+    double beta_scale;  /* beta's factor after its sigmoid (OLMo-Hybrid's 2: negative eigenvalues allowed) */
     hfx_activation act; /* after the convolution (hidden_act) */
     double eps;         /* the gated RMSNorm's */
     int factors;        /* the scan's triangular inverse is a product of this many factors: exact for a
@@ -98,7 +108,7 @@ typedef struct hfx_delta_cfg {
 
 /* Read a gated delta-net's config (linear_* keys, hidden_act) for a model whose calls are at most
  * max_len tokens; eps is the model's norms'. */
-hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, bool grouped_proj, hfx_delta_cfg *out,
+hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, hfx_delta_proj proj, hfx_delta_cfg *out,
                            hfx_error *err);
 
 /* A mixer's state across calls: what it read (NULL: a prompt, zeros) and what it leaves. */

@@ -94,6 +94,14 @@ int hfx_weight_rank(const hfx_weights *w, const char *name) {
     return i >= 0 ? hfx_checkpoint_tensor_at(w->ck, (size_t)i)->rank : -1;
 }
 
+int64_t hfx_weight_dim(const hfx_weights *w, const char *name, int axis) {
+    char buf[640];
+    long i = hfx_checkpoint_index_of(w->ck, renamed(w, name, buf, sizeof buf));
+    if (i < 0) return -1;
+    const hfx_tensor_info *t = hfx_checkpoint_tensor_at(w->ck, (size_t)i);
+    return axis >= 0 && axis < t->rank ? t->shape[axis] : -1;
+}
+
 void hfx_weight_ignore(hfx_weights *w, const char *name) {
     char buf[640];
     long i = hfx_checkpoint_index_of(w->ck, renamed(w, name, buf, sizeof buf));

@@ -42,6 +42,9 @@ bool hfx_weight_exists(const hfx_weights *w, const char *name);
 /* The rank of the checkpoint's tensor `name` (renames applied), or -1 when it has none. */
 int hfx_weight_rank(const hfx_weights *w, const char *name);
 
+/* Axis `axis` of the checkpoint's tensor `name` (renames applied), or -1 when it has none (or not that axis). */
+int64_t hfx_weight_dim(const hfx_weights *w, const char *name, int axis);
+
 /* Mark a tensor as deliberately unused (e.g. lm_head.weight of a tied model). */
 void hfx_weight_ignore(hfx_weights *w, const char *name);
 

@@ -10,7 +10,8 @@ Granite 4.0 (GraniteMoeHybridForCausalLM: Mamba2 and attention layers, experts b
 Bamba (BambaForCausalLM: Mamba2 layers and the attention layers attn_layer_indices lists),
 Jamba (JambaForCausalLM: Mamba layers with normed dt/B/C, attention without positions, experts by period),
 Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers),
-Nemotron-H (NemotronHForCausalLM: every layer one block, a Mamba2 mixer, attention, a relu² MLP or experts), and
+Nemotron-H (NemotronHForCausalLM: every layer one block, a Mamba2 mixer, attention, a relu² MLP or experts),
+OLMo-Hybrid (OlmoHybridForCausalLM: pre-normed gated delta-nets beside OLMo 3's post-normed attention), and
 Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM: gated
 delta-nets and gated attention).
 
@@ -124,13 +125,30 @@ VARIANTS.update({
     "nemotron_h": Variant({**NEMOTRON_H, "layers_block_type": ["linear_attention", "full_attention", "mlp",
                                                                "linear_attention", "mlp"]},
                           family="NemotronH", pattern="M*-M-"),
-    # experts: top-2 of 4 by sigmoid + correction bias within 1 of 2 groups, x 1.5, ungated, an ungated shared expert;
+    # experts: top-2 of 4 by sigmoid + correction bias within 1 of 2 groups, x 3, ungated, an ungated shared expert;
     # biases in the MLPs and the Mamba2 projections; 3 taps
     "nemotron_h_moe": Variant({**NEMOTRON_H, "layers_block_type": ["linear_attention", "moe", "full_attention", "mlp"],
                                "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 16,
                                "moe_shared_expert_intermediate_size": 24, "n_group": 2, "topk_group": 1,
-                               "routed_scaling_factor": 1.5, "mlp_bias": True, "use_bias": True, "conv_kernel": 3},
+                               "routed_scaling_factor": 3.0, "mlp_bias": True, "use_bias": True, "conv_kernel": 3},
                               family="NemotronH"),
+})
+OLMO_HYBRID = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+                   max_position_embeddings=256, linear_conv_kernel_dim=3, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+VARIANTS.update({
+    # OLMo-Hybrid as released: no rotary (rope_theta null), its own pattern (layer 3 attends) and delta-net widths (4
+    # heads, keys 6 wide, values 12), beta doubled (linear_allow_neg_eigval)
+    "olmo_hybrid": Variant({**OLMO_HYBRID, "rope_parameters": {"rope_type": "default", "rope_theta": None}},
+                           family="OlmoHybrid", no_layer_types=True),
+    # rotary, attention first and last, 2 key/value heads, 2 key heads for 4 value heads of 8, beta not doubled,
+    # attention biases, gelu (the convolution's and the MLP's)
+    "olmo_hybrid_rope": Variant({**OLMO_HYBRID, "layer_types": ["full_attention", "linear_attention", "linear_attention",
+                                                                "full_attention"],
+                                 "num_key_value_heads": 2, "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                                 "linear_key_head_dim": 8, "linear_value_head_dim": 8, "linear_allow_neg_eigval": False,
+                                 "attention_bias": True, "intermediate_size": 64, "hidden_act": "gelu",
+                                 "rope_parameters": {"rope_type": "default", "rope_theta": 100.0}},
+                                family="OlmoHybrid"),
 })
 MAMBA2 = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, expand=2, pad_token_id=0, bos_token_id=1,
               eos_token_id=2)
@@ -373,15 +391,19 @@ def test_lfm3_layer_types_derived(ckpt):
     ("lfm3", {"rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
                                   "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}}}),
     ("lfm3_plain", {"use_sandwich_norm": True}),
+    ("olmo_hybrid", {"linear_allow_neg_eigval": False}),
+    ("olmo_hybrid_rope", {"rope_parameters": {"rope_type": "default", "rope_theta": None}}),
+    ("nemotron_h_moe", {"n_group": 1, "topk_group": 1}), ("nemotron_h_moe", {"routed_scaling_factor": 1.0}),
 ])
-def test_lfm3_features_are_visible(name, overrides, ckpt, reference):
-    """Harness sanity: each LFM3 switch the variants set (the head gate, sandwich norms, windows, the full layers'
-    proportional rotary) moves transformers' logits by >> the tolerance when flipped."""
+def test_features_are_visible(name, overrides, ckpt, reference):
+    """Harness sanity: each switch the newer variants set (LFM3's head gate, sandwich norms, windows and the full layers'
+    proportional rotary; OLMo-Hybrid's doubled beta and its rotary; Nemotron-H's expert groups and scale) moves
+    transformers' logits by >> the tolerance when flipped."""
     import transformers
     ids, mask, _ = padded()
     feed = dict(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
-    other = transformers.Lfm3ForCausalLM.from_pretrained(str(ckpt(name)), attn_implementation="eager",
-                                                         **overrides).eval()
+    other = transformers.AutoModelForCausalLM.from_pretrained(str(ckpt(name)), attn_implementation="eager",
+                                                              **overrides).eval()
     with torch.no_grad():
         diff = (reference(name)(**feed).logits - other(**feed).logits).abs().max().item()
     assert diff > 100 * 1e-4, diff
@@ -445,10 +467,10 @@ MODES = {
 RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": "generate_torch",
             "executorch": "generate_executorch"}
 
-CASES = ([(name, m) for name in ("lfm2", "lfm3", "nemotron_h", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
+CASES = ([(name, m) for name in ("lfm2", "lfm3", "nemotron_h", "olmo_hybrid", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
                                  "falcon_mamba", "jamba")
           for m in MODES]
-         + [(name, m) for name in ("nemotron_h_moe", "lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
+         + [(name, m) for name in ("olmo_hybrid_rope", "nemotron_h_moe", "lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe")
             for m in ("onnx-mtd", "openvino")]
@@ -789,7 +811,7 @@ def test_qwen3_next_bad_config(edit, message, ckpt, tmp_path):
     bad_config("qwen3_next", edit, message, ckpt, tmp_path)
 
 
-@pytest.mark.parametrize("name", ["lfm2", "lfm2_bias", "lfm2_moe", "lfm3", "mamba2", "mamba", "granite4", "falcon_h1", "bamba",
+@pytest.mark.parametrize("name", ["lfm2", "lfm2_bias", "lfm2_moe", "lfm3", "olmo_hybrid", "mamba2", "mamba", "granite4", "falcon_h1", "bamba",
                                   "qwen3_next",
                                   "qwen3_5", "qwen3_5_moe"])
 def test_genai(name, ckpt, reference, tmp_path):
