@@ -490,6 +490,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     if (!seed && k.attends) hfx_mask_init(g, &mb, in->attn_mask, in->slots);
     if (k.states && !seed) /* [B,S,1]: which of this call's tokens are real (the mask at their slots) */
         c->new_mask = hfx_unsqueeze(g, hfx_cast(g, hfx_gather(g, in->attn_mask, in->slots, 1), o->dtype), -1);
+    c->positions = in->pos;
     if (!seed && image_blocks)
         hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in->mask_len}));
     hfx_value *full_bias = NULL, *window_bias = NULL, *chunk_bias = NULL;
@@ -641,7 +642,7 @@ static int64_t decoder_prompt_piece(const void *cfg_) {
     for (int64_t i = 0; m->mixer && i < m->layers; i++) {
         int64_t p = m->mixer[i] == HFX_MIXER_MAMBA2 || m->mixer[i] == HFX_MIXER_PARALLEL ? m->ssm.chunk
                     : m->mixer[i] == HFX_MIXER_DELTA                                  ? 64
-                    : m->mixer[i] == HFX_MIXER_MAMBA1                                 ? 16
+                    : m->mixer[i] == HFX_MIXER_MAMBA1 || m->mixer[i] == HFX_MIXER_RG_LRU ? 16
                                                                                       : 0;
         if (p && (!piece || p < piece)) piece = p;
     }

@@ -19,7 +19,8 @@ typedef enum {
     HFX_BIAS_USE_BIAS,    /* `use_bias` (or qkv_key; default: default_on) switches every linear, MLP included
                              (StarCoder2, ERNIE 4.5; OPT's enable_bias) */
     HFX_BIAS_QKV_FROM_CONFIG, /* desc `qkv_bias_key` switches q/k/v, o never (GLM, StableLM) */
-    HFX_BIAS_O_ONLY          /* o_proj always biased, q/k/v never (GPT-Neo) */
+    HFX_BIAS_O_ONLY          /* o_proj always biased, q/k/v never (GPT-Neo), or as qkv_key says (RecurrentGemma's
+                                attention_bias) */
 } hfx_attn_bias_rule;
 
 typedef enum {
@@ -175,6 +176,7 @@ typedef enum {
     HFX_MIXER_MAMBA1,     /* a Mamba (Mamba1) mixer (ssm.h) */
     HFX_MIXER_PARALLEL,   /* a Mamba2 mixer and attention side by side, their outputs summed (Falcon-H1) */
     HFX_MIXER_DELTA,      /* a gated delta-net (ssm.h: Qwen3-Next, Qwen3.5) */
+    HFX_MIXER_RG_LRU,     /* RecurrentGemma's recurrent block (ssm.h: hfx_rglru_mixer) */
     HFX_MIXER_FFN         /* none: the layer is its MLP (or, sparse, its experts) alone (Nemotron-H) */
 } hfx_mixer_kind;
 
@@ -237,6 +239,8 @@ typedef enum {
     HFX_MIXERS_ONE_BLOCK_BY_TYPE, /* every layer one block after its norm, as layers_block_type says: Mamba2 mixers
                                      ("linear_attention", "mamba"), attention ("full_attention", "attention"), MLPs
                                      ("mlp") or experts ("moe"); no position embeddings (Nemotron-H) */
+    HFX_MIXERS_RG_LRU_BY_TYPE, /* layer_types' "linear_attention" layers are RG-LRU blocks, the "sliding_attention" ones
+                                  attend (RecurrentGemma's block_types, decoder_derived.c) */
     HFX_MIXERS_DELTA_BY_TYPE  /* layer_types' "linear_attention" layers are gated delta-nets (projections
                                  as `delta` says); absent, every full_attention_interval-th layer (default 4)
                                  attends (Qwen3-Next, Qwen3.5) */
@@ -328,6 +332,8 @@ typedef enum {
     HFX_EMBED_SQRT_HIDDEN_IN_TABLE, /* ... done by the embedding module (Gemma 3's scaled embedding), so that
                                        embeddings given to the model are not scaled again */
     HFX_EMBED_FINAL_NORM,          /* normed by the final norm before the first layer (NanoChat's, weight-less) */
+    HFX_EMBED_SQRT_HIDDEN_BF16,    /* · √hidden rounded to bf16, whatever the dtype (RecurrentGemma's normalizer buffer),
+                                      given embeddings too */
     HFX_EMBED_OWN_NORM             /* normed by its own norm (names.embed_norm: Bloom's word_embeddings_layernorm) */
 } hfx_embed_scale;
 
@@ -433,6 +439,9 @@ typedef enum {
                                prefix_dense_intermediate_size null: intermediate_size */
     HFX_DERIVE_MIMO_V2,     /* layer_types: full at layer 0 and every 6th; mlp_layer_types: layer 0 dense;
                                sliding_window: sliding_window_size + 1 where that is set */
+    HFX_DERIVE_RECURRENT_GEMMA, /* layer_types from block_types (cycled), sliding_window attention_window_size,
+                                   final_logit_softcapping logits_soft_cap (30), head_dim hidden / heads, the MLP
+                                   intermediate_size // 2 wide */
     HFX_DERIVE_OLMO_HYBRID, /* layer_types: full at 4k + 3 (else the last), the delta-nets' heads num_attention_heads,
                                their key width int(0.75 · hidden / heads), their value width twice that */
     HFX_DERIVE_NEMOTRON_H   /* layers_block_type from hybrid_override_pattern (M, *, -, E) or layer_types;
@@ -597,6 +606,7 @@ typedef struct hfx_decoder_cfg {
     hfx_mamba2_cfg ssm;          /* the Mamba2 layers' mixer */
     hfx_mamba1_cfg ssm1;         /* the Mamba layers' mixer */
     hfx_delta_cfg delta;         /* the gated delta-net layers' mixer */
+    hfx_rglru_cfg rglru;         /* the RG-LRU layers' block */
     bool no_mlp;                 /* layers are the mixer alone (Mamba2) */
     bool residual_f32;           /* the residual stream stays in f32 whatever the weights' dtype
                                     (Mamba2's residual_in_fp32) */

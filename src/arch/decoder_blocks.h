@@ -21,6 +21,7 @@ typedef struct layer_ctx {
                                    (from the 4-D mask input, or from the cache it sees) */
     hfx_value *seed_window_mask; /* ... and a dynamic cache's sliding layers' (within the window) */
     hfx_value *new_mask;        /* recurrent layers: [B,S,1] 1 at this call's real tokens, 0 at padding */
+    hfx_value *positions;       /* [B,S] the tokens' positions (RG-LRU resets where 0); NULL without them */
     hfx_value *q_temperature;   /* [B,1,S,1] f32: the queries' scale by position (hfx_query_temperature); NULL: none */
     hfx_value **kv_seen;        /* (layers, 2): the keys and values [B,KV,T,hd] each attention layer attended to,
                                    for the layers that share them (hfx_layer_shape.kv_from) */

@@ -1,7 +1,7 @@
 /* The keys a lineage's transformers config class derives in its __post_init__ when config.json leaves them out, where
  * the template would otherwise read something else (hfx_derived_keys): LFM3's layer pattern, Cohere2-MoE's layer and
  * MLP patterns from its dense prefix, MiMo-V2-Flash's patterns and window, Nemotron-H's block list, OLMo-Hybrid's
- * pattern and delta-net widths. The parse reads them from a view of the
+ * pattern and delta-net widths, RecurrentGemma's pattern and the keys its config renames or forces. The parse reads them from a view of the
  * config (decoder_parse.c), as if config.json had them. */
 #include "arch/decoder_blocks.h"
 
@@ -117,6 +117,29 @@ static bool derive_olmo_hybrid(hfx_cfg c, json_t *out) {
     return true;
 }
 
+/* RecurrentGemma: block_types cycled over the layers ("recurrent": linear_attention, else sliding_attention); the keys its
+ * config maps (attention_window_size, logits_soft_cap) and forces (head_dim; the MLP half intermediate_size). */
+static bool derive_recurrent_gemma(hfx_cfg c, json_t *out) {
+    const json_t *blocks = json_object_get(c.obj, "block_types");
+    json_int_t n = int_or(c, "num_hidden_layers", 26, 1, 4096), heads = int_or(c, "num_attention_heads", 10, 1, 4096);
+    json_int_t hidden = int_or(c, "hidden_size", 2560, 1, 1 << 20), mlp = int_or(c, "intermediate_size", 3 * 2560, 2, 1 << 26);
+    size_t period = json_is_array(blocks) ? json_array_size(blocks) : 3;
+    json_t *types = json_array();
+    for (json_int_t i = 0; types && period && i < n; i++) {
+        const char *b = json_is_array(blocks) ? json_string_value(json_array_get(blocks, (size_t)i % period))
+                                              : i % 3 == 2 ? "attention" : "recurrent";
+        if (json_array_append_new(types, json_string(b && strcmp(b, "recurrent") == 0 ? "linear_attention"
+                                                                                       : "sliding_attention")))
+            break;
+    }
+    const json_t *window = json_object_get(c.obj, "attention_window_size"), *cap = json_object_get(c.obj, "logits_soft_cap");
+    return types && json_object_set_new(out, "layer_types", types) == 0 &&
+           json_object_set_new(out, "sliding_window", window ? json_incref((json_t *)window) : json_integer(2048)) == 0 &&
+           json_object_set_new(out, "final_logit_softcapping", cap ? json_incref((json_t *)cap) : json_real(30.0)) == 0 &&
+           json_object_set_new(out, "head_dim", json_integer(hidden / heads)) == 0 &&
+           json_object_set_new(out, "intermediate_size", json_integer(mlp / 2)) == 0;
+}
+
 json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     json_t *out = json_object();
     bool ok = out != NULL;
@@ -133,6 +156,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     }
     case HFX_DERIVE_NEMOTRON_H: ok = ok && derive_nemotron_h(c, out); break;
     case HFX_DERIVE_OLMO_HYBRID: ok = ok && derive_olmo_hybrid(c, out); break;
+    case HFX_DERIVE_RECURRENT_GEMMA: ok = ok && derive_recurrent_gemma(c, out); break;
     case HFX_DERIVE_MIMO_V2: { /* (the reference implementation attends to sliding_window_size tokens and the query) */
         const json_t *size = json_object_get(c.obj, "sliding_window_size");
         ok = ok && derive_list(c, "layer_types", mimo_v2_type, out) && derive_list(c, "mlp_layer_types", first_dense_mlp, out);

@@ -122,6 +122,16 @@ static hfx_status attention_by_period(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *
     return HFX_OK;
 }
 
+/* RecurrentGemma: layer_types' linear_attention layers RG-LRU blocks, the sliding_attention ones attention. */
+static hfx_status rglru_layers(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const json_t *types = json_object_get(c.obj, "layer_types");
+    for (int64_t i = 0; i < m->layers; i++) { /* (parse_sliding checked the list) */
+        const char *t = json_string_value(json_array_get(types, (size_t)i));
+        m->mixer[i] = t && strcmp(t, "linear_attention") == 0 ? HFX_MIXER_RG_LRU : HFX_MIXER_ATTENTION;
+    }
+    return hfx_rglru_parse(c, m->hidden, m->heads, &m->rglru, err);
+}
+
 /* Nemotron-H: each layer one block after its norm, as layers_block_type names it (decoder_derived.c fills it in). */
 static hfx_status one_block_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     const json_t *types = json_object_get(c.obj, "layers_block_type");
@@ -150,6 +160,7 @@ hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (d->mixers.kind == HFX_MIXERS_ONE_BLOCK_BY_TYPE) return one_block_layers(d, c, m, err);
+    if (d->mixers.kind == HFX_MIXERS_RG_LRU_BY_TYPE) return rglru_layers(c, m, err);
     if (d->mixers.kind == HFX_MIXERS_MAMBA2_BY_INDEX)
         return (st = attention_by_index(c, m, err)) ? st : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
     if (d->mixers.kind == HFX_MIXERS_MAMBA_BY_PERIOD)
@@ -244,6 +255,10 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
         l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->delta.conv_dim, m->delta.kernel - 1}};
         l.states[1] = (hfx_layer_state){"ssm", 3, {m->delta.v_heads, m->delta.k_dim, m->delta.v_dim}};
         break;
+    case HFX_MIXER_RG_LRU:
+        l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->rglru.width, m->rglru.kernel - 1}};
+        l.states[1] = (hfx_layer_state){"ssm", 1, {m->rglru.width}};
+        break;
     case HFX_MIXER_ATTENTION: case HFX_MIXER_FFN: break;
     }
     return l;
@@ -306,7 +321,11 @@ static hfx_value *recurrent_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_mix
         s.conv = read_state(c, i, 0, conv_state, conv.input, h->dtype);
         s.ssm = read_state(c, i, 1, ssm_state, ssm.input, HFX_DTYPE_F32);
     }
-    hfx_value *y = kind == HFX_MIXER_MAMBA1  ? hfx_mamba1_mixer(g, c->w, &c->m->ssm1, prefix, h, c->new_mask, &s)
+    if (kind == HFX_MIXER_RG_LRU && hfx_dec_seed_profile(c)) /* (transformers' RecurrentGemma keeps them on its modules) */
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" has no names for the RG-LRU layers' states; export with "
+                                               "io \"optimum\"", c->d->architecture);
+    hfx_value *y = kind == HFX_MIXER_RG_LRU ? hfx_rglru_mixer(g, c->w, &c->m->rglru, prefix, h, c->positions, c->m->act, &s)
+                   : kind == HFX_MIXER_MAMBA1  ? hfx_mamba1_mixer(g, c->w, &c->m->ssm1, prefix, h, c->new_mask, &s)
                    : kind == HFX_MIXER_DELTA ? hfx_delta_mixer(g, c->w, &c->m->delta, prefix, h, c->new_mask, &s)
                                              : hfx_mamba2_mixer(g, c->w, &c->m->ssm, prefix, h, c->new_mask, &s);
     c->cache_out[CACHE_PARTS * i + STATE_SLOT] = s.conv_next, c->cache_state[CACHE_PARTS * i + STATE_SLOT] = conv_state;
@@ -322,7 +341,8 @@ hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, 
     case HFX_MIXER_SHORT_CONV: return short_conv_block(c, i, h);
     case HFX_MIXER_MAMBA2:
     case HFX_MIXER_MAMBA1:
-    case HFX_MIXER_DELTA: return recurrent_block(c, i, h, c->m->mixer[i]);
+    case HFX_MIXER_DELTA:
+    case HFX_MIXER_RG_LRU: return recurrent_block(c, i, h, c->m->mixer[i]);
     case HFX_MIXER_PARALLEL: { /* mamba(h)·ssm_out + attention(h·attn_in)·attn_out, in transformers' order */
         const hfx_decoder_cfg *m = c->m;
         hfx_graph *g = c->g;

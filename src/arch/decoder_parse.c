@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "arch/decoder_blocks.h"
+#include "base/half.h"
 #include "base/status.h"
 
 /* ---- config.json ---- */
@@ -101,7 +102,8 @@ static hfx_status windows_of_layer_types(const hfx_decoder_desc *d, hfx_cfg c, c
     for (int64_t i = 0; i < m->layers; i++) {
         const char *t = json_string_value(json_array_get(types, (size_t)i));
         bool conv = d->mixers.kind == HFX_MIXERS_SHORT_CONV || d->mixers.kind == HFX_MIXERS_SHORT_CONV_SLIDING;
-        if (t && (strcmp(t, "full_attention") == 0 || (conv && strcmp(t, "conv") == 0))) m->window[i] = 0;
+        bool recurrent = d->mixers.kind == HFX_MIXERS_RG_LRU_BY_TYPE && t && strcmp(t, "linear_attention") == 0;
+        if (t && (strcmp(t, "full_attention") == 0 || (conv && strcmp(t, "conv") == 0) || recurrent)) m->window[i] = 0;
         else if (t && strcmp(t, "sliding_attention") == 0) {
             if (window <= 0)
                 return hfx_fail(err, HFX_ERR_INVALID,
@@ -205,7 +207,7 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     bool qkv_bias = d->bias.rule == HFX_BIAS_QKV;
     if (d->bias.rule == HFX_BIAS_FROM_CONFIG)
         st = hfx_cfg_bool_or(c, "attention_bias", d->bias.default_on, &attention_bias, err);
-    if (d->bias.rule == HFX_BIAS_QKV_FROM_CONFIG)
+    if (d->bias.rule == HFX_BIAS_QKV_FROM_CONFIG || (d->bias.rule == HFX_BIAS_O_ONLY && d->bias.qkv_key))
         st = hfx_cfg_bool_or(c, d->bias.qkv_key, d->bias.default_on, &qkv_bias, err);
     if (!st && d->bias.rule == HFX_BIAS_USE_BIAS) {
         st = hfx_cfg_bool_or(c, d->bias.qkv_key ? d->bias.qkv_key : "use_bias", d->bias.default_on, &attention_bias, err);
@@ -268,6 +270,8 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
         if ((st = positive_or(c, "attn_config.softmax_scale", m->scale, &m->scale, err))) return st;
     }
     if (d->multipliers == HFX_MULT_SCALE_EMB_DEPTH && (st = parse_scale_emb_depth(c, m, err))) return st;
+    if (d->embed_scale == HFX_EMBED_SQRT_HIDDEN_BF16) /* (a bf16 buffer, read in the model's dtype) */
+        m->mult.embed = hfx_bf16_to_f32(hfx_f32_to_bf16((float)sqrt((double)m->hidden)));
     if (d->multipliers == HFX_MULT_MUP_EMBED) {
         bool mup;
         if ((st = hfx_cfg_bool_or(c, "mup_enabled", false, &mup, err))) return st;
@@ -423,6 +427,7 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         return st;
     if ((d->mixers.kind == HFX_MIXERS_MAMBA2_BY_TYPE || d->mixers.kind == HFX_MIXERS_MAMBA2_BY_INDEX ||
          d->mixers.kind == HFX_MIXERS_MAMBA_BY_PERIOD || d->mixers.kind == HFX_MIXERS_ONE_BLOCK_BY_TYPE ||
+         d->mixers.kind == HFX_MIXERS_RG_LRU_BY_TYPE ||
          d->mixers.kind == HFX_MIXERS_DELTA_BY_TYPE) && (st = hfx_dec_parse_hybrid_layers(d, c, arena, m, err)))
         return st;
     int64_t prefix_pattern = 1;

@@ -78,5 +78,10 @@ hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window
         hfx_value *oldest = hfx_op2(g, HFX_OP_SUB, m->q_idx, hfx_const_i64(g, window));
         visible = hfx_op2(g, HFX_OP_AND, visible, hfx_op2(g, HFX_OP_GREATER, m->kv_idx, oldest));
     }
-    return hfx_where(g, visible, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
+    /* a static cache's slots past this call's last are −∞, not −FLT_MAX: a query that sees no key (padding) then
+     * spreads over the keys so far, as a growing cache's does (RecurrentGemma's convolution reads those rows) */
+    int64_t axis = 0;
+    hfx_value *unwritten = hfx_op2(g, HFX_OP_GREATER, m->kv_idx, hfx_reduce(g, HFX_OP_REDUCE_MAX, m->q_idx, 1, &axis));
+    hfx_value *hidden = hfx_where(g, unwritten, hfx_const_f32(g, -INFINITY), hfx_const_f32(g, -FLT_MAX));
+    return hfx_where(g, visible, hfx_const_f32(g, 0.0f), hidden);
 }

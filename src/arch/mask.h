@@ -32,7 +32,8 @@ void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_typ
 hfx_value *hfx_mask_slots_after_past(hfx_graph *g, hfx_value *attention_mask, hfx_dim seq,
                                      hfx_value *seq_len);
 
-/* The bias [B,1,S,T] f32 for full attention (window 0) or a sliding window of `window` keys. */
+/* The bias [B,1,S,T] f32 for full attention (window 0) or a sliding window of `window` keys: −FLT_MAX where hidden,
+ * −∞ at a static cache's slots past the last query's. */
 hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window);
 
 /* The bias [B,1,S,T] of chunked attention (Llama 4): causal, and the key in the query's chunk of `chunk`

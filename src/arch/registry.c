@@ -410,6 +410,20 @@ static const hfx_decoder_desc OlmoHybridForCausalLM_desc = {
     .mixers.delta = HFX_DELTA_PER_PROJECTION, .derive = HFX_DERIVE_OLMO_HYBRID, .no_rope = HFX_NO_ROPE_NULL_THETA,
     .names = &olmo_hybrid_names, .unused_stack = "mtp", .rope.names = HFX_ROPE_NAMES_CURRENT,
     .genai_type = "qwen3_5_text"}; /* (genai has no OLMo-Hybrid: Qwen3.5's delta-net states) */
+/* RecurrentGemma (Griffin): RG-LRU blocks and local multi-query attention by block_types, Gemma's norms, biased MLPs
+ * half intermediate_size wide, the embeddings times a bf16 √hidden, the logits soft-capped */
+static const hfx_decoder_names recurrent_gemma_names = {
+    .attn = "temporal_block", .ssm = "temporal_block", .mlp = "mlp_block", .norm1 = "temporal_pre_norm",
+    .norm2 = "channel_pre_norm", .final_norm = "model.final_norm"};
+static const char *const recurrent_gemma_forward_args[] = {"input_ids", "position_ids", "attention_mask", "cache", NULL};
+static const hfx_decoder_desc RecurrentGemmaForCausalLM_desc = {
+    "RecurrentGemmaForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .act.key = "hidden_activation",
+    .act.dflt = "gelu_pytorch_tanh", .defaults.tied = true, .bias.rule = HFX_BIAS_O_ONLY, .bias.qkv_key = "attention_bias",
+    .bias.mlp = HFX_MLP_BIAS_ALWAYS, .mixers.kind = HFX_MIXERS_RG_LRU_BY_TYPE, .derive = HFX_DERIVE_RECURRENT_GEMMA,
+    .sliding = HFX_SLIDING_TYPES_OR_ALL, .defaults.window = 2048, .embed_scale = HFX_EMBED_SQRT_HIDDEN_BF16,
+    .scores.softcaps = HFX_SOFTCAP_FINAL, .rope.partial_rotary = true, .rope.partial = 0.5,
+    .rope.names = HFX_ROPE_NAMES_CURRENT, .names = &recurrent_gemma_names, .output_class = "CausalLMOutput",
+    .forward_args = recurrent_gemma_forward_args};
 static const hfx_decoder_desc Qwen2MoeForCausalLM_desc = {
     "Qwen2MoeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "qkv_bias",
     .bias.default_on = true, .sliding = HFX_SLIDING_EVEN_BELOW_MAX, .masks_by_layer_type = true,
@@ -832,6 +846,7 @@ static const struct entry {
     {"JetMoeForCausalLM", &hfx_decoder_family, &JetMoeForCausalLM_desc},
     {"NemotronHForCausalLM", &hfx_decoder_family, &NemotronHForCausalLM_desc},
     {"OlmoHybridForCausalLM", &hfx_decoder_family, &OlmoHybridForCausalLM_desc},
+    {"RecurrentGemmaForCausalLM", &hfx_decoder_family, &RecurrentGemmaForCausalLM_desc},
     {"GptOssForCausalLM", &hfx_decoder_family, &GptOssForCausalLM_desc},
     {"OlmoeForCausalLM", &hfx_decoder_family, &OlmoeForCausalLM_desc},
     {"DeepseekV2ForCausalLM", &hfx_decoder_family, &DeepseekV2ForCausalLM_desc},

@@ -133,6 +133,20 @@ hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden,
     return mamba2_dt_limit(c, k, m, err);
 }
 
+hfx_status hfx_rglru_parse(hfx_cfg c, int64_t hidden, int64_t heads, hfx_rglru_cfg *m, hfx_error *err) {
+    hfx_status st;
+    const json_t *width = json_object_get(c.obj, "lru_width");
+    m->heads = heads;
+    if ((st = hfx_cfg_int_in_or(c, "conv1d_width", 4, 1, 64, &m->kernel, err)) ||
+        (st = json_is_null(width) ? (m->width = hidden, HFX_OK)
+                                  : hfx_cfg_int_in_or(c, "lru_width", hidden, 1, 1 << 20, &m->width, err)))
+        return st;
+    if (m->width % heads)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: lru_width (%lld) is not a multiple of num_attention_heads (%lld)",
+                        c.where, (long long)m->width, (long long)heads);
+    return HFX_OK;
+}
+
 hfx_status hfx_mamba1_parse(hfx_cfg c, const hfx_mamba1_keys *keys, int64_t hidden, hfx_mamba1_cfg *m, hfx_error *err) {
     static const hfx_mamba1_keys mamba = {"expand", "state_size", "conv_kernel", "time_step_rank", "use_conv_bias",
                                           "use_bias", "hidden_act", HFX_DT_BC_NONE, NULL};
@@ -333,17 +347,17 @@ static hfx_value *segment_sum(hfx_graph *g, hfx_value *x, int axis, const triang
 
 /* The conv part shared by the two mixers: x [B,S,C] after the state → act(conv) [B,S,C]; the state
  * [B,C,K−1] (s->conv, or zeros) and the next one (s->conv_next). */
-/* The depthwise causal convolution over all [B,C,S+K-1] (the window with its past), its weight conv1d [C,1,K] (+ bias),
+/* The depthwise causal convolution over all [B,C,S+K-1] (the window with its past), its weight `conv` [C,1,K] (+ bias),
  * or (OLMo-Hybrid's checkpoints) q_conv1d, k_conv1d and v_conv1d over consecutive channels, whatever their split
  * (transformers concatenates them on load): each channel its own filter, so the parts convolve apart. */
-static hfx_value *depthwise(hfx_graph *g, hfx_weights *w, const char *prefix, hfx_value *all, int64_t C, int64_t K,
-                            bool bias) {
+static hfx_value *depthwise(hfx_graph *g, hfx_weights *w, const char *prefix, const char *conv, hfx_value *all,
+                            int64_t C, int64_t K, bool bias) {
     static const char *const parts[3] = {"q_conv1d", "k_conv1d", "v_conv1d"};
     char name[320];
     snprintf(name, sizeof name, "%s.%s.weight", prefix, parts[0]);
     if (!hfx_weight_exists(w, name))
-        return hfx_causal_conv(g, all, hfx_weight(w, 3, (int64_t[]){C, 1, K}, "%s.conv1d.weight", prefix),
-                               bias ? hfx_weight(w, 1, &C, "%s.conv1d.bias", prefix) : NULL);
+        return hfx_causal_conv(g, all, hfx_weight(w, 3, (int64_t[]){C, 1, K}, "%s.%s.weight", prefix, conv),
+                               bias ? hfx_weight(w, 1, &C, "%s.%s.bias", prefix, conv) : NULL);
     hfx_value *ys[3];
     int64_t at = 0;
     for (int j = 0; j < 3; j++) {
@@ -361,7 +375,7 @@ static hfx_value *conv_step(hfx_graph *g, hfx_weights *w, const char *prefix, hf
                             bool bias, hfx_activation act, hfx_ssm_state *s) {
     hfx_value *xt = hfx_transpose(g, x, 3, (int64_t[]){0, 2, 1});                          /* [B,C,S] */
     hfx_value *all = hfx_conv_window(g, s->conv, xt, K, s->whole_window ? K : K - 1, s->keep ? &s->conv_next : NULL);
-    hfx_value *conv = depthwise(g, w, prefix, all, C, K, bias);
+    hfx_value *conv = depthwise(g, w, prefix, "conv1d", all, C, K, bias);
     return hfx_activate(g, act, hfx_transpose(g, conv, 3, (int64_t[]){0, 2, 1}));
 }
 
@@ -649,4 +663,67 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
     o = op(g, HFX_OP_MUL, hfx_cast(g, o, HFX_DTYPE_F32), hfx_activate(g, HFX_ACT_SILU, hfx_cast(g, zh, HFX_DTYPE_F32)));
     o = hfx_reshape(g, hfx_cast(g, o, dt), 3, (hfx_dim[]){b, seq, hfx_dim_const(VD)});
     return hfx_linear(g, o, hfx_weight(w, 2, (int64_t[]){H, VD}, "%s.%s.weight", prefix, out), NULL);
+}
+
+/* One of the RG-LRU's gates over x [B,S,W]: sigmoid(x_h · weight[h] + bias[h]) per head block h (no transpose). */
+static hfx_value *rglru_gate(hfx_graph *g, hfx_weights *w, const hfx_rglru_cfg *m, const char *prefix, const char *name,
+                             hfx_value *x) {
+    int64_t W = m->width, NH = m->heads, bw = W / NH;
+    hfx_dim b = x->dims[0], seq = x->dims[1];
+    hfx_value *xh = hfx_reshape(g, x, 5, (hfx_dim[]){b, seq, hfx_dim_const(NH), hfx_dim_const(1), hfx_dim_const(bw)});
+    hfx_value *r = op(g, HFX_OP_MATMUL, xh, hfx_weight(w, 3, (int64_t[]){NH, bw, bw}, "%s.rg_lru.%s_weight", prefix, name));
+    r = op(g, HFX_OP_ADD, hfx_reshape(g, r, 4, (hfx_dim[]){b, seq, hfx_dim_const(NH), hfx_dim_const(bw)}),
+           hfx_weight(w, 2, (int64_t[]){NH, bw}, "%s.rg_lru.%s_bias", prefix, name));
+    return hfx_op1(g, HFX_OP_SIGMOID, hfx_reshape(g, r, 3, (hfx_dim[]){b, seq, hfx_dim_const(W)}));
+}
+
+/* h_t = a_t·h_{t−1} + u_t over la = log a and u [B,W,S] (f32), from h0 [B,W] (NULL: zeros), starting over where
+ * reset [B,1,S]: Σ_{s≤t} exp(Σ_{s<k≤t} la_k)·u_s over the s of t's segment, + exp(Σ_{k≤t} la_k)·h0 before the first
+ * reset. The state after the call: the last position's. */
+static hfx_value *rglru_scan(hfx_graph *g, hfx_value *la, hfx_value *u, hfx_value *reset, hfx_value *h0,
+                             hfx_value **state) {
+    la = hfx_where(g, reset, f32(g, 0.0), la);
+    triangle t = triangles(g, la);
+    hfx_value *count = hfx_cumsum(g, hfx_cast(g, reset, HFX_DTYPE_F32), 2);                  /* [B,1,S] resets so far */
+    hfx_value *same = op(g, HFX_OP_EQUAL, hfx_unsqueeze(g, count, -1), hfx_unsqueeze(g, count, -2)); /* [B,1,S,S] */
+    hfx_value *keep = op(g, HFX_OP_AND, t.incl, same);
+    hfx_value *decay = hfx_where(g, keep, hfx_op1(g, HFX_OP_EXP, segment_sum(g, la, 2, &t)), f32(g, 0.0)); /* [B,W,S,S] */
+    hfx_dim b = u->dims[0], w = u->dims[1], seq = u->dims[2];
+    hfx_value *y = hfx_reshape(g, op(g, HFX_OP_MATMUL, decay, hfx_unsqueeze(g, u, -1)), 3, (hfx_dim[]){b, w, seq}); /* [B,W,S] */
+    if (h0) {
+        hfx_value *since = hfx_op1(g, HFX_OP_EXP, hfx_cumsum(g, la, 2));
+        hfx_value *alive = op(g, HFX_OP_EQUAL, count, f32(g, 0.0));
+        y = op(g, HFX_OP_ADD, y, op(g, HFX_OP_MUL, hfx_where(g, alive, since, f32(g, 0.0)), hfx_unsqueeze(g, h0, -1)));
+    }
+    if (state) *state = hfx_reshape(g, hfx_slice(g, y, 2, -1, INT64_MAX), 2, (hfx_dim[]){b, w});
+    return y;
+}
+
+hfx_value *hfx_rglru_mixer(hfx_graph *g, hfx_weights *w, const hfx_rglru_cfg *m, const char *prefix, hfx_value *h,
+                           hfx_value *pos, hfx_activation act, hfx_ssm_state *s) {
+    int64_t H = h->dims[2].c, W = m->width, K = m->kernel;
+    hfx_dtype dt = h->dtype;
+#define LIN(name, in, out, x) hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){out, in}, "%s." name ".weight", prefix), \
+                                         hfx_weight(w, 1, (int64_t[]){out}, "%s." name ".bias", prefix))
+    hfx_value *y = hfx_activate(g, act, LIN("linear_y", H, W, h));
+    hfx_value *xt = hfx_transpose(g, LIN("linear_x", H, W, h), 3, (int64_t[]){0, 2, 1});     /* [B,W,S] */
+    hfx_value *all = hfx_conv_window(g, s->conv, xt, K, K - 1, s->keep ? &s->conv_next : NULL);
+    hfx_value *x = hfx_transpose(g, depthwise(g, w, prefix, "conv_1d", all, W, K, true), 3, (int64_t[]){0, 2, 1}); /* [B,S,W] */
+    hfx_value *in_gate = rglru_gate(g, w, m, prefix, "input_gate", x), *rec_gate = rglru_gate(g, w, m, prefix, "recurrent_gate", x);
+    /* log a = −8·r·softplus(Λ), √(1 − a²), in the weights' dtype as transformers computes them */
+    hfx_value *lambda = softplus(g, hfx_cast(g, hfx_weight(w, 1, &W, "%s.rg_lru.recurrent_param", prefix), HFX_DTYPE_F32));
+    hfx_value *log_a = hfx_cast(g, op(g, HFX_OP_MUL, op(g, HFX_OP_MUL, f32(g, -8.0), hfx_cast(g, rec_gate, HFX_DTYPE_F32)),
+                                      lambda), dt);
+    hfx_value *a2 = hfx_op1(g, HFX_OP_EXP, op(g, HFX_OP_MUL, hfx_const_scalar(g, dt, 2.0), log_a));
+    hfx_value *reset = hfx_unsqueeze(g, op(g, HFX_OP_EQUAL, pos, hfx_const_i64(g, 0)), -1); /* [B,S,1] */
+    hfx_value *mult = hfx_where(g, reset, hfx_const_scalar(g, dt, 1.0),
+                                hfx_op1(g, HFX_OP_SQRT, op(g, HFX_OP_SUB, hfx_const_scalar(g, dt, 1.0), a2)));
+    hfx_value *u = op(g, HFX_OP_MUL, op(g, HFX_OP_MUL, x, in_gate), mult);                   /* [B,S,W] */
+    static const int64_t bsw_bws[3] = {0, 2, 1};
+    hfx_value *r = rglru_scan(g, hfx_transpose(g, hfx_cast(g, log_a, HFX_DTYPE_F32), 3, bsw_bws),
+                              hfx_transpose(g, hfx_cast(g, u, HFX_DTYPE_F32), 3, bsw_bws),
+                              hfx_transpose(g, reset, 3, bsw_bws), s->ssm, s->keep ? &s->ssm_next : NULL);
+    hfx_value *o = op(g, HFX_OP_MUL, hfx_cast(g, hfx_transpose(g, r, 3, bsw_bws), dt), y);
+    return LIN("linear_out", W, H, o);
+#undef LIN
 }

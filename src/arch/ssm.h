@@ -111,6 +111,16 @@ typedef struct hfx_delta_cfg {
 hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, hfx_delta_proj proj, hfx_delta_cfg *out,
                            hfx_error *err);
 
+/* RecurrentGemma's recurrent block: linear_x and linear_y of lru_width, a biased depthwise causal convolution
+ * (conv1d_width taps) on x, the RG-LRU (block-diagonal input and recurrence gates, one block per head, a decay per
+ * channel), gated by act(y), linear_out. */
+typedef struct hfx_rglru_cfg {
+    int64_t width, heads, kernel; /* lru_width (absent: hidden), num_attention_heads, conv1d_width */
+} hfx_rglru_cfg;
+
+/* Read it for a model of width hidden with `heads` attention heads. */
+hfx_status hfx_rglru_parse(hfx_cfg c, int64_t hidden, int64_t heads, hfx_rglru_cfg *out, hfx_error *err);
+
 /* A mixer's state across calls: what it read (NULL: a prompt, zeros) and what it leaves. */
 typedef struct hfx_ssm_state {
     hfx_value *conv;      /* [B, conv_dim, kernel − 1]: the convolution's last inputs */
@@ -141,6 +151,12 @@ hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *
  * call is one chunk of transformers' chunked rule, its unit-triangular system inverted as the
  * product (I + N)(I + N²)(I + N⁴)… of the strictly lower part N, which is exact once 2^factors ≥ S
  * (N^S = 0): no loop, no solve. Its cost grows as S³: a caller feeds long prompts in pieces (64). */
+/* The RG-LRU block over h [B,S,hidden] → [B,S,hidden], weights under `prefix`, act the y branch's activation. The
+ * recurrence h_t = a_t·h_{t−1} + √(1 − a_t²)·(i_t·x_t) starts over (a = 0, no √) where pos [B,S] is 0, as transformers
+ * resets it; no padding mask (transformers reads none). States: s->conv [B, width, kernel − 1], s->ssm [B, width] f32. */
+hfx_value *hfx_rglru_mixer(hfx_graph *g, hfx_weights *w, const hfx_rglru_cfg *m, const char *prefix, hfx_value *h,
+                           hfx_value *pos, hfx_activation act, hfx_ssm_state *s);
+
 hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix,
                            hfx_value *h, hfx_value *real, hfx_ssm_state *s);
 

@@ -11,7 +11,8 @@ Bamba (BambaForCausalLM: Mamba2 layers and the attention layers attn_layer_indic
 Jamba (JambaForCausalLM: Mamba layers with normed dt/B/C, attention without positions, experts by period),
 Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers),
 Nemotron-H (NemotronHForCausalLM: every layer one block, a Mamba2 mixer, attention, a relu² MLP or experts),
-OLMo-Hybrid (OlmoHybridForCausalLM: pre-normed gated delta-nets beside OLMo 3's post-normed attention), and
+OLMo-Hybrid (OlmoHybridForCausalLM: pre-normed gated delta-nets beside OLMo 3's post-normed attention),
+RecurrentGemma (RecurrentGemmaForCausalLM: RG-LRU blocks beside local multi-query attention), and
 Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM: gated
 delta-nets and gated attention).
 
@@ -149,6 +150,21 @@ VARIANTS.update({
                                  "attention_bias": True, "intermediate_size": 64, "hidden_act": "gelu",
                                  "rope_parameters": {"rope_type": "default", "rope_theta": 100.0}},
                                 family="OlmoHybrid"),
+})
+RECURRENT_GEMMA = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=96, num_hidden_layers=5, num_attention_heads=4,
+                       num_key_value_heads=1, attention_window_size=4, conv1d_width=4, pad_token_id=0, bos_token_id=2,
+                       eos_token_id=1)
+VARIANTS.update({
+    # RecurrentGemma: recurrent, recurrent, attention (block_types' default, cycled), 4 gate blocks of 8, local
+    # multi-query attention over windows of 4 with half of each head rotated, biased MLPs of 48, logits capped at 30,
+    # untied
+    "recurrent_gemma": Variant({**RECURRENT_GEMMA, "tie_word_embeddings": False}, family="RecurrentGemma"),
+    # tied, as released (compared on logits: a tied random model repeats its last token)
+    "recurrent_gemma_tied": Variant(dict(RECURRENT_GEMMA), family="RecurrentGemma"),
+    # attention first, then recurrence, an RG-LRU 48 wide, 3 taps, q/k/v biases, 2 key/value heads, untied
+    "recurrent_gemma_bias": Variant({**RECURRENT_GEMMA, "block_types": ["attention", "recurrent"], "lru_width": 48,
+                                     "conv1d_width": 3, "attention_bias": True, "num_key_value_heads": 2,
+                                     "tie_word_embeddings": False, "num_hidden_layers": 4}, family="RecurrentGemma"),
 })
 MAMBA2 = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, expand=2, pad_token_id=0, bos_token_id=1,
               eos_token_id=2)
@@ -467,10 +483,10 @@ MODES = {
 RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": "generate_torch",
             "executorch": "generate_executorch"}
 
-CASES = ([(name, m) for name in ("lfm2", "lfm3", "nemotron_h", "olmo_hybrid", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
+CASES = ([(name, m) for name in ("lfm2", "lfm3", "nemotron_h", "olmo_hybrid", "recurrent_gemma", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
                                  "falcon_mamba", "jamba")
           for m in MODES]
-         + [(name, m) for name in ("olmo_hybrid_rope", "nemotron_h_moe", "lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
+         + [(name, m) for name in ("recurrent_gemma_bias", "olmo_hybrid_rope", "nemotron_h_moe", "lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe")
             for m in ("onnx-mtd", "openvino")]
