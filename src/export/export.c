@@ -612,6 +612,7 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
     if (!text) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     else hfx_graph_set_meta(c->g, "transformers_export_metadata", text);
     free(text);
+    if (!st) st = hfx_graph_status(c->g, err); /* (the metadata's copy can fail: the graph says so) */
     fg->g = c->g;
     fg->file = c->file;
     fg->tokens = tokens;
