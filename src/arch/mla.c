@@ -8,6 +8,10 @@
 #include "arch/decoder_blocks.h"
 #include "base/status.h"
 
+/* transformers builds the latent norms (q_a_layernorm, kv_a_layernorm) without an epsilon: its RMSNorm's default,
+ * whatever rms_norm_eps says */
+#define LATENT_NORM_EPS 1e-6
+
 /* Multi-head latent attention's widths; the rotary runs on qk_rope_head_dim dims (its head_dim). */
 hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
@@ -71,7 +75,7 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     hfx_value *q;
     if (m->mla.q_lora) {
         q = hfx_dec_proj(c, h, m->hidden, m->mla.q_lora, m->bias.q, P("q_a_proj"));
-        q = hfx_dec_norm(c, q, m->mla.q_lora, P("q_a_layernorm"));
+        q = hfx_dec_norm_eps(c, q, m->mla.q_lora, P("q_a_layernorm"), LATENT_NORM_EPS);
         q = hfx_dec_proj(c, q, m->mla.q_lora, H * qk, false, P("q_b_proj"));
     } else {
         q = hfx_dec_proj(c, h, m->hidden, H * qk, false, P("q_proj"));
@@ -79,7 +83,7 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     q = hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, q, H, qk));                           /* [B,H,S,qk] */
     hfx_value *q_pass = hfx_slice(g, q, 3, 0, nope), *q_rot = hfx_slice(g, q, 3, nope, qk);
     hfx_value *ckv = hfx_dec_proj(c, h, m->hidden, R + rope, m->bias.q, P("kv_a_proj_with_mqa")); /* [B,S,R+r] */
-    hfx_value *latent = hfx_dec_norm(c, hfx_slice(g, ckv, 2, 0, R), R, P("kv_a_layernorm"));
+    hfx_value *latent = hfx_dec_norm_eps(c, hfx_slice(g, ckv, 2, 0, R), R, P("kv_a_layernorm"), LATENT_NORM_EPS);
     latent = hfx_unsqueeze(g, latent, 1);                               /* [B,1,S,R] */
     hfx_value *k_rot = hfx_unsqueeze(g, hfx_slice(g, ckv, 2, R, R + rope), 1); /* [B,1,S,r] */
     if (m->mla.rope_deinterleave) q_rot = pairs_to_halves(c, q_rot), k_rot = pairs_to_halves(c, k_rot);
