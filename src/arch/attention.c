@@ -41,11 +41,11 @@ static void project_qkv(layer_ctx *c, int64_t i, const hfx_layer_shape *s, hfx_v
     const hfx_decoder_cfg *m = c->m;
     const hfx_decoder_desc *d = c->d;
     hfx_graph *g = c->g;
-    int64_t hd = s->head_dim, nq = m->heads * hd, nkv = s->kv_heads * hd;
+    int64_t hd = s->head_dim, nq = m->heads * hd, nkv = s->kv_heads * hd, in = m->attn_width ? m->attn_width : m->hidden;
     char p[160];
 #define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
     if (m->qkv != HFX_QKV_SEPARATE) { /* one fused weight: a view of it per projection, no copy */
-        hfx_value *w = hfx_dec_weight_out_in(c, m->hidden, nq + 2 * nkv, P(c->n.qkv));
+        hfx_value *w = hfx_dec_weight_out_in(c, in, nq + 2 * nkv, P(c->n.qkv));
         hfx_value *b = m->bias.q ? hfx_weight(c->w, 1, (int64_t[]){nq + 2 * nkv}, "%s.bias", P(c->n.qkv)) : NULL;
         hfx_value *part[3];
         for (int j = 0; j < 3; j++) {
@@ -69,18 +69,18 @@ static void project_qkv(layer_ctx *c, int64_t i, const hfx_layer_shape *s, hfx_v
         return;
     }
     if (d->attention == HFX_ATTN_OUTPUT_GATED) { /* q_proj's rows per head: [query_h; gate_h] */
-        hfx_value *w = hfx_dec_weight_out_in(c, m->hidden, 2 * nq, P("q_proj"));
+        hfx_value *w = hfx_dec_weight_out_in(c, in, 2 * nq, P("q_proj"));
         hfx_value *b = m->bias.q ? hfx_weight(c->w, 1, (int64_t[]){2 * nq}, "%s.bias", P("q_proj")) : NULL;
         *q = hfx_linear(g, h, hfx_const_interleaved_rows(g, w, m->heads, 2, 0, hd),
                        b ? hfx_const_interleaved_rows(g, b, m->heads, 2, 0, hd) : NULL);
         *gate = hfx_linear(g, h, hfx_const_interleaved_rows(g, w, m->heads, 2, 1, hd),
                           b ? hfx_const_interleaved_rows(g, b, m->heads, 2, 1, hd) : NULL);
     } else {
-        *q = hfx_dec_proj(c, h, m->hidden, nq, m->bias.q, P("q_proj"));
-        if (d->attention == HFX_ATTN_GATE_PROJ) *gate = hfx_dec_proj(c, h, m->hidden, nq, false, P("gate_proj"));
+        *q = hfx_dec_proj(c, h, in, nq, m->bias.q, P("q_proj"));
+        if (d->attention == HFX_ATTN_GATE_PROJ) *gate = hfx_dec_proj(c, h, in, nq, false, P("gate_proj"));
         if (m->head_gate) { /* transformers saves LFM3's g_proj as gate_proj, and reads either */
             const char *name = hfx_weight_exists(c->w, P("g_proj.weight")) ? "g_proj" : "gate_proj";
-            *gate = hfx_unsqueeze(g, hfx_dec_proj(c, h, m->hidden, m->heads, false, P(name)), -1);
+            *gate = hfx_unsqueeze(g, hfx_dec_proj(c, h, in, m->heads, false, P(name)), -1);
         }
     }
     if (s->kv_from != i) { /* transformers drops such a layer's k/v weights on load: so does hfx */
@@ -89,8 +89,13 @@ static void project_qkv(layer_ctx *c, int64_t i, const hfx_layer_shape *s, hfx_v
         for (size_t u = 0; u < sizeof unused / sizeof unused[0]; u++) hfx_weight_ignore(c->w, P(unused[u]));
         return;
     }
-    *k = hfx_dec_proj(c, h, m->hidden, nkv, m->bias.k, P("k_proj"));
-    *v = s->values_are_keys ? *k : hfx_dec_proj(c, h, m->hidden, s->kv_heads * s->v_dim, m->bias.v, P("v_proj"));
+    *k = hfx_dec_proj(c, h, in, nkv, m->bias.k, P("k_proj"));
+    *v = s->values_are_keys ? *k : hfx_dec_proj(c, h, in, s->kv_heads * s->v_dim, m->bias.v, P("v_proj"));
+    if (c->adapter >= 0 && m->shared.qkv_adapters) { /* a shared block's use: its own low-rank additions */
+        *q = hfx_dec_lora(c, *q, h, in, nq, P("linear_q_adapter_list"));
+        *k = hfx_dec_lora(c, *k, h, in, nkv, P("linear_k_adapter_list"));
+        *v = hfx_dec_lora(c, *v, h, in, nkv, P("linear_v_adapter_list"));
+    }
 #undef P
 }
 
@@ -193,8 +198,7 @@ static hfx_value *mixture_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_v
     hfx_value *top, *idx;
     hfx_top_k(g, hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32), K, &top, &idx);
     hfx_value *gates = hfx_cast(g, hfx_softmax(g, top, -1), h->dtype);                              /* [B,S,K] */
-    hfx_value *ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, E), hfx_const_i64(g, 1), hfx_dim_const(E));
-    hfx_value *pick = hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, idx, -1), ids), h->dtype); /* [B,S,K,E] */
+    hfx_value *pick = hfx_one_hot(g, idx, E, h->dtype);                                             /* [B,S,K,E] */
     static const int64_t swap_last[3] = {0, 2, 1};
     hfx_value *w_in = hfx_weight(c->w, 3, (int64_t[]){E, D, H}, "%s", P("experts.input_linear.weight"));
     hfx_value *h5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), 2);                                   /* [B,S,1,1,H] */

@@ -126,6 +126,31 @@ static hfx_value *layer_sandwich_per_layer(layer_ctx *c, const layer_args *a, hf
     return hfx_dec_per_layer_block(c, a->i, residual(c, x, NORM(f, c->n.post2)));
 }
 
+/* h = norm1(x); x = α·h + β·mixer(h); h = norm2(x); x = α'·h + β'·mlp(h), α and β the mixer kind's (MiniMax) */
+static hfx_value *layer_normed_residual(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    char p[160];
+    const hfx_decoder_mults *k = &c->m->mult;
+    bool linear = c->m->mixer && c->m->mixer[a->i] == HFX_MIXER_LIGHTNING;
+    hfx_value *h = NORM(x, c->n.norm1);
+    x = hfx_op2(c->g, HFX_OP_ADD, hfx_dec_scaled(c->g, h, linear ? k->linear_alpha : k->full_alpha),
+                hfx_dec_scaled(c->g, MIXER(h), linear ? k->linear_beta : k->full_beta));
+    h = NORM(x, c->n.norm2);
+    return hfx_op2(c->g, HFX_OP_ADD, hfx_dec_scaled(c->g, h, k->mlp_alpha),
+                   hfx_dec_scaled(c->g, hfx_dec_ffn(c, a->i, h), k->mlp_beta));
+}
+
+/* PRE's mixer alone; a hybrid layer's input first gains the shared block's contribution, which the residual does not
+ * (Zamba2: x += mamba(norm(x + linear(block(x, embeddings))))), its norm and mixer under mamba_decoder */
+static hfx_value *layer_shared_blocks(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    if (c->m->mixer[a->i] != HFX_MIXER_SHARED_BLOCK) return layer_pre(c, a, x);
+    layer_ctx s = *c;
+    s.n.norm1 = "mamba_decoder.input_layernorm", s.n.ssm = "mamba_decoder.mamba";
+    hfx_value *in = hfx_op2(c->g, HFX_OP_ADD, x, hfx_dec_shared_block(c, a->i, x, a->cos, a->sin, a->bias));
+    char p[160];
+    hfx_value *h = hfx_dec_norm(&s, in, c->m->hidden, hfx_dec_name(&s, a->i, NULL, s.n.norm1, p, sizeof p));
+    return residual(c, x, hfx_dec_mixer(&s, a->i, h, NULL, NULL, NULL));
+}
+
 #undef NAME
 #undef MIXER
 #undef NORM
@@ -142,8 +167,10 @@ static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hf
     [HFX_LAYOUT_POST_OR_PRE_BY_MIXER] = layer_post_or_pre,
     [HFX_LAYOUT_SANDWICH_BY_CONFIG] = layer_sandwich, /* (the parse says which norms) */
     [HFX_LAYOUT_PARALLEL_OR_PRE] = layer_pre, /* (the parse settles it) */
+    [HFX_LAYOUT_NORMED_RESIDUAL] = layer_normed_residual,
+    [HFX_LAYOUT_SHARED_BLOCKS] = layer_shared_blocks,
 };
-_Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_PARALLEL_OR_PRE + 1,
+_Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_SHARED_BLOCKS + 1,
                "a layer function for every layout");
 
 static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos, hfx_value *sin,
@@ -259,7 +286,7 @@ static layer_kinds scan_layers(const hfx_decoder_cfg *m) {
     layer_kinds k = {false, false, false};
     for (int64_t i = 0; i < m->layers; i++) {
         hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
-        bool attention = kind == HFX_MIXER_ATTENTION || kind == HFX_MIXER_PARALLEL;
+        bool attention = hfx_mixer_attends(kind);
         k.states |= hfx_mixer_recurrent(kind), k.attends |= attention;
         k.rotary |= attention && !(m->no_rope && m->no_rope[i]);
     }
@@ -442,10 +469,10 @@ static void alibi_slopes(const hfx_decoder_alibi *a, int64_t heads, float *out) 
 }
 
 /* Each key's index as ALiBi counts it, f32: [B,1,1,T] its index among its row's real tokens ((cumsum(mask) − 1)·mask),
- * or [1,1,1,T] its slot less the last one (MPT: padding counted). */
+ * or (MPT, max_bias set) [1,1,1,T] its slot less the last one, padding counted. */
 static hfx_value *alibi_index(hfx_graph *g, const hfx_decoder_alibi *a, const decoder_inputs *in) {
     hfx_value *index;
-    if (a->from_last_slot) {
+    if (a->max_bias > 0) { /* MPT */
         hfx_value *one = hfx_const_i64(g, 1);
         hfx_value *start = hfx_op2(g, HFX_OP_SUB, one, hfx_dim_of(g, in->attn_mask, 1));
         index = hfx_unsqueeze(g, hfx_range(g, start, one, one, in->mask_len), 0);                      /* [1,T] */
@@ -472,7 +499,7 @@ static hfx_value *with_alibi(layer_ctx *c, const decoder_inputs *in, hfx_value *
     if (a->bf16) {
         alibi = hfx_cast(g, hfx_cast(g, alibi, HFX_DTYPE_BF16), c->o->dtype);
         alibi = hfx_op2(g, HFX_OP_DIV, alibi, hfx_const_scalar(g, alibi->dtype, sqrt((double)c->m->head_dim)));
-    } else if (!a->from_last_slot) {
+    } else if (!(a->max_bias > 0)) {
         alibi = hfx_cast(g, alibi, c->o->dtype);
     }
     return hfx_op2(g, HFX_OP_ADD, bias, hfx_cast(g, alibi, bias->dtype));
@@ -487,10 +514,13 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     hfx_graph *g = c->g;
     bool seed = hfx_dec_seed_profile(c);
     hfx_mask_builder mb;
-    if (!seed && k.attends) hfx_mask_init(g, &mb, in->attn_mask, in->slots);
+    if (!seed && k.attends) {
+        hfx_mask_init(g, &mb, in->attn_mask, in->slots);
+        mb.unwritten_slots = o->cache == HFX_CACHE_STATIC;
+    }
     if (k.states && !seed) /* [B,S,1]: which of this call's tokens are real (the mask at their slots) */
         c->new_mask = hfx_unsqueeze(g, hfx_cast(g, hfx_gather(g, in->attn_mask, in->slots, 1), o->dtype), -1);
-    c->positions = in->pos;
+    c->positions = in->pos, c->embeddings = x;
     if (!seed && image_blocks)
         hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in->mask_len}));
     hfx_value *full_bias = NULL, *window_bias = NULL, *chunk_bias = NULL;
@@ -503,7 +533,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
         hfx_value *bias = NULL;
         bool sliding = m->window[i] != 0;
-        if (m->mixer && m->mixer[i] != HFX_MIXER_ATTENTION && m->mixer[i] != HFX_MIXER_PARALLEL) {
+        if (m->mixer && !hfx_mixer_attends(m->mixer[i])) {
             /* no attention bias: the layer's own state */
         } else if (m->chunked && m->chunked[i]) {
             if (seed) hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" does not cover chunked attention layers yet; "
@@ -564,7 +594,7 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
                         d->architecture);
     }
     layer_ctx c = {.g = g, .w = w, .d = d, .m = m, .o = o, .batch = o->batch, .seq = o->seq, .n = resolve_names(d, m->layout),
-                   .cache_out = cache_out, .cache_state = cache_state, .kv_seen = kv_seen};
+                   .cache_out = cache_out, .cache_state = cache_state, .kv_seen = kv_seen, .adapter = -1};
     layer_kinds kinds = scan_layers(m);
     checkpoint_names(&c);
     decoder_inputs in = graph_inputs(&c, embeds_in, kinds.attends);
@@ -640,8 +670,9 @@ static int64_t decoder_prompt_piece(const void *cfg_) {
     const hfx_decoder_cfg *m = cfg_;
     int64_t piece = 0;
     for (int64_t i = 0; m->mixer && i < m->layers; i++) {
-        int64_t p = m->mixer[i] == HFX_MIXER_MAMBA2 || m->mixer[i] == HFX_MIXER_PARALLEL ? m->ssm.chunk
+        int64_t p = hfx_mixer_mamba2(m->mixer[i])                                   ? m->ssm.chunk
                     : m->mixer[i] == HFX_MIXER_DELTA                                  ? 64
+                    : m->mixer[i] == HFX_MIXER_LIGHTNING                              ? m->lightning.block
                     : m->mixer[i] == HFX_MIXER_MAMBA1 || m->mixer[i] == HFX_MIXER_RG_LRU ? 16
                                                                                       : 0;
         if (p && (!piece || p < piece)) piece = p;

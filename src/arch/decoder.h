@@ -79,9 +79,13 @@ typedef enum {
     HFX_LAYOUT_POST_OR_PRE_BY_MIXER, /* the attention layers POST's (OLMo 2's), the recurrent ones PRE's (OLMo-Hybrid) */
     HFX_LAYOUT_SANDWICH_BY_CONFIG, /* use_sandwich_norm (default true): SANDWICH; else its post-norms are identities,
                                       norm1 and pre2 alone (LFM3) */
-    HFX_LAYOUT_PARALLEL_OR_PRE /* new_decoder_architecture: PARALLEL (names.parallel_norms) when num_ln_in_parallel_attn
+    HFX_LAYOUT_PARALLEL_OR_PRE, /* new_decoder_architecture: PARALLEL (names.parallel_norms) when num_ln_in_parallel_attn
                                   is 2 (its default), PARALLEL_SHARED when 1; else parallel_attn (default true) picks
                                   PARALLEL_SHARED over PRE (Falcon) */
+    HFX_LAYOUT_NORMED_RESIDUAL, /* h = norm1(x); x = α·h + β·mixer(h); h = norm2(x); x = α'·h + β'·mlp(h): the normed
+                                   input is the residual, α and β its mixer kind's (MiniMax) */
+    HFX_LAYOUT_SHARED_BLOCKS   /* PRE's mixer alone; a HFX_MIXER_SHARED_BLOCK layer x += mixer(norm1(x + linear(shared
+                                  block(x, the embeddings)))), its norm and mixer under mamba_decoder (Zamba2) */
 } hfx_layer_layout;
 
 typedef enum {
@@ -177,12 +181,25 @@ typedef enum {
     HFX_MIXER_PARALLEL,   /* a Mamba2 mixer and attention side by side, their outputs summed (Falcon-H1) */
     HFX_MIXER_DELTA,      /* a gated delta-net (ssm.h: Qwen3-Next, Qwen3.5) */
     HFX_MIXER_RG_LRU,     /* RecurrentGemma's recurrent block (ssm.h: hfx_rglru_mixer) */
-    HFX_MIXER_FFN         /* none: the layer is its MLP (or, sparse, its experts) alone (Nemotron-H) */
+    HFX_MIXER_FFN,        /* none: the layer is its MLP (or, sparse, its experts) alone (Nemotron-H) */
+    HFX_MIXER_LIGHTNING,  /* MiniMax's lightning attention (ssm.h: a linear attention decaying by a rate per head) */
+    HFX_MIXER_SHARED_BLOCK /* a Mamba2 mixer fed by one of the shared transformer blocks (shared_block.c): attention's
+                              cache and Mamba2's states (Zamba2's hybrid layers) */
 } hfx_mixer_kind;
 
 /* Whether a layer of this kind keeps a recurrent state across calls. */
 static inline bool hfx_mixer_recurrent(hfx_mixer_kind k) {
     return k != HFX_MIXER_ATTENTION && k != HFX_MIXER_FFN;
+}
+
+/* Whether a layer of this kind attends (and keeps keys and values). */
+static inline bool hfx_mixer_attends(hfx_mixer_kind k) {
+    return k == HFX_MIXER_ATTENTION || k == HFX_MIXER_PARALLEL || k == HFX_MIXER_SHARED_BLOCK;
+}
+
+/* Whether a layer of this kind has a Mamba2 mixer. */
+static inline bool hfx_mixer_mamba2(hfx_mixer_kind k) {
+    return k == HFX_MIXER_MAMBA2 || k == HFX_MIXER_PARALLEL || k == HFX_MIXER_SHARED_BLOCK;
 }
 
 /* How the MLP of a dense layer is built. */
@@ -241,9 +258,13 @@ typedef enum {
                                      ("mlp") or experts ("moe"); no position embeddings (Nemotron-H) */
     HFX_MIXERS_RG_LRU_BY_TYPE, /* layer_types' "linear_attention" layers are RG-LRU blocks, the "sliding_attention" ones
                                   attend (RecurrentGemma's block_types, decoder_derived.c) */
-    HFX_MIXERS_DELTA_BY_TYPE  /* layer_types' "linear_attention" layers are gated delta-nets (projections
+    HFX_MIXERS_DELTA_BY_TYPE,  /* layer_types' "linear_attention" layers are gated delta-nets (projections
                                  as `delta` says); absent, every full_attention_interval-th layer (default 4)
                                  attends (Qwen3-Next, Qwen3.5) */
+    HFX_MIXERS_SHARED_BLOCKS_BY_TYPE, /* layer_types' "linear_attention" layers are Mamba2 mixers, its "hybrid" ones
+                                        HFX_MIXER_SHARED_BLOCK (Zamba2) */
+    HFX_MIXERS_LIGHTNING_BY_TYPE /* layer_types' "linear_attention" layers are lightning attention, the "full_attention"
+                                    ones attend (MiniMax) */
 } hfx_mixers_kind;
 
 /* What mixes tokens in the layers, and the recurrent mixers' settings. */
@@ -279,7 +300,8 @@ typedef enum {
     HFX_SCALE_BY_CONFIG_LAYER,   /* head_dim^-0.5 unless scale_attn_weights is false, and divided by layer
                                     index + 1 when scale_attn_by_inverse_layer_idx (GPT-2) */
     HFX_SCALE_BY_CONFIG,         /* head_dim^-0.5 unless scale_attn_weights is false (GPTBigCode) */
-    HFX_SCALE_SOFTMAX_SCALE      /* attn_config.softmax_scale (null: head_dim^-0.5) (MPT) */
+    HFX_SCALE_SOFTMAX_SCALE,     /* attn_config.softmax_scale (null: head_dim^-0.5) (MPT) */
+    HFX_SCALE_HALF_HEAD_DIM      /* (head_dim / 2)^-0.5: heads as wide as two streams' (Zamba2's [x; embeddings]) */
 } hfx_attn_scale;
 
 /* The multipliers a lineage scales its activations with (each 1 when absent). */
@@ -444,8 +466,13 @@ typedef enum {
                                    intermediate_size // 2 wide */
     HFX_DERIVE_OLMO_HYBRID, /* layer_types: full at 4k + 3 (else the last), the delta-nets' heads num_attention_heads,
                                their key width int(0.75 · hidden / heads), their value width twice that */
-    HFX_DERIVE_NEMOTRON_H   /* layers_block_type from hybrid_override_pattern (M, *, -, E) or layer_types;
+    HFX_DERIVE_NEMOTRON_H,  /* layers_block_type from hybrid_override_pattern (M, *, -, E) or layer_types;
                                num_hidden_layers its length; the older mamba_* names where given */
+    HFX_DERIVE_MINIMAX,     /* layer_types: full attention at even layers, lightning at odd ones */
+    HFX_DERIVE_ZAMBA2       /* layer_types from layers_block_type (its default 54 layers), num_hidden_layers its length;
+                               head_dim 2·hidden / heads; intermediate_size 4·hidden where null or 0; mlp_bias
+                               add_bias_linear; position_embedding_type "rope" with use_mem_rope; max_position_embeddings
+                               16384 with use_long_context */
 } hfx_derived_keys;
 
 /* The head on the final hidden states. */
@@ -540,6 +567,7 @@ typedef struct hfx_decoder_mults {
     double embed, residual, logits_div, logits; /* embeddings, what each block adds, logits ÷ and × */
     double attn_in, attn_out, ssm_out, key;     /* Falcon-H1's mixers' */
     double gate, down;           /* the MLP's gate before its activation, its output (Falcon-H1) */
+    double full_alpha, full_beta, linear_alpha, linear_beta, mlp_alpha, mlp_beta; /* HFX_LAYOUT_NORMED_RESIDUAL's */
 } hfx_decoder_mults;
 
 /* Which linears have biases. */
@@ -559,11 +587,22 @@ typedef struct hfx_layer_shape {
 /* ALiBi's form where the model has it (hfx_positions). */
 typedef struct hfx_decoder_alibi {
     bool on;
-    double max_bias;             /* MPT's slopes' maximal bias (0: _get_alibi_slopes' slopes) ... */
-    bool from_last_slot;         /* ... and its keys' index: slot − last slot, padding counted; else among the row's
-                                    real tokens */
+    double max_bias;             /* MPT's slopes' maximal bias, and its keys' index: slot − last slot, padding
+                                    counted (0: _get_alibi_slopes' slopes over the row's real tokens) */
     bool bf16;                   /* slopes and bias rounded to bf16, the bias then divided by √head_dim (Falcon) */
 } hfx_decoder_alibi;
+
+/* Shared transformer blocks (Zamba2): num_mem_blocks weight sets, the hybrid layers taking them in turn, each use
+ * with its own LoRA adapters (shared_block.c). */
+typedef struct hfx_decoder_shared {
+    int64_t blocks;              /* num_mem_blocks (0: none) */
+    int64_t rank;                /* adapter_rank */
+    bool qkv_adapters;           /* use_shared_attention_adapter: q, k and v adapted too (the MLP always is) */
+    int64_t *use;                /* (layers) a hybrid layer's ordinal among them, its adapters' index; -1 elsewhere */
+    int64_t *source;             /* (blocks) the layer whose name block b's weights are stored under where transformers
+                                    ties the uses (tie_word_embeddings, its one switch for every tie); untied, each
+                                    hybrid layer has its own block (and adapter slots at its block's indices) */
+} hfx_decoder_shared;
 
 /* Per-layer embeddings (Gemma 4's PLE): a [vocab, layers·width] table and a projection of the
  * embeddings, both split into a [width] input per layer. */
@@ -607,6 +646,7 @@ typedef struct hfx_decoder_cfg {
     hfx_mamba1_cfg ssm1;         /* the Mamba layers' mixer */
     hfx_delta_cfg delta;         /* the gated delta-net layers' mixer */
     hfx_rglru_cfg rglru;         /* the RG-LRU layers' block */
+    hfx_lightning_cfg lightning; /* the lightning attention layers' mixer */
     bool no_mlp;                 /* layers are the mixer alone (Mamba2) */
     bool residual_f32;           /* the residual stream stays in f32 whatever the weights' dtype
                                     (Mamba2's residual_in_fp32) */
@@ -623,6 +663,8 @@ typedef struct hfx_decoder_cfg {
     double value_scale;          /* the values times it as projected (1: none) */
     bool no_post_norms;          /* HFX_LAYOUT_SANDWICH_BY_CONFIG without them */
     bool head_gate;              /* HFX_ATTN_HEAD_GATE switched on */
+    int64_t attn_width;          /* the attention's input width where it is not hidden (Zamba2's 2·hidden); 0: hidden */
+    hfx_decoder_shared shared;
 } hfx_decoder_cfg;
 
 /* Layer i's shape: its own where the config gives layers their own, else the model's. */

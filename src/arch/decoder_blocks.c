@@ -50,6 +50,14 @@ hfx_value *hfx_dec_to_bhsd(layer_ctx *c, hfx_value *x) {
 /* x·rsqrt(mean(x²) + ε) over the last axis, in f32, cast back: an RMS norm without a weight. */
 hfx_value *hfx_dec_rms_plain(layer_ctx *c, hfx_value *x) { return hfx_rms_plain(c->g, x, c->m->eps); }
 
+hfx_value *hfx_dec_lora(layer_ctx *c, hfx_value *y, hfx_value *h, int64_t in, int64_t out, const char *list) {
+    int64_t r = c->m->shared.rank;
+    hfx_value *a = hfx_weight(c->w, 2, (int64_t[]){r, in}, "%s.%lld.0.weight", list, (long long)c->adapter);
+    hfx_value *b = hfx_weight(c->w, 2, (int64_t[]){out, r}, "%s.%lld.1.weight", list, (long long)c->adapter);
+    hfx_value *lora = hfx_linear(c->g, hfx_linear(c->g, h, a, NULL), b, NULL);
+    return y ? hfx_op2(c->g, HFX_OP_ADD, y, lora) : lora;
+}
+
 hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix) {
     return hfx_dec_norm_eps(c, x, n, prefix, c->m->eps);
 }

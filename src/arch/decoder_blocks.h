@@ -26,6 +26,8 @@ typedef struct layer_ctx {
     hfx_value **kv_seen;        /* (layers, 2): the keys and values [B,KV,T,hd] each attention layer attended to,
                                    for the layers that share them (hfx_layer_shape.kv_from) */
     hfx_value *per_layer_inputs; /* [B,S,layers,width]: each layer's own input (per_layer_inputs.c); NULL: none */
+    hfx_value *embeddings;      /* [B,S,hidden] the layers' input (Zamba2's shared blocks read it again) */
+    int64_t adapter;            /* within a shared block's use: its LoRA adapters' index; -1 elsewhere */
 } layer_ctx;
 
 /* per layer: keys, values, and the seed profile's write counter (static cache) or window tensor
@@ -47,6 +49,9 @@ hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefi
 /* ... at epsilon eps (the final norm's, where it differs from the layers'). */
 hfx_value *hfx_dec_norm_eps(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix, double eps);
 hfx_value *hfx_dec_rms_plain(layer_ctx *c, hfx_value *x);
+/* y + the LoRA adapter c->adapter of `list` ("<list>.<adapter>.0.weight" [rank, in], ".1.weight" [out, rank]) on h
+ * (y NULL: the adapter's output alone). */
+hfx_value *hfx_dec_lora(layer_ctx *c, hfx_value *y, hfx_value *h, int64_t in, int64_t out, const char *list);
 
 /* attention.c */
 hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
@@ -80,6 +85,11 @@ hfx_status hfx_dec_parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hf
                                         hfx_error *err);
 hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i);
 hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
+
+/* shared_block.c */
+hfx_status hfx_dec_parse_shared_blocks(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                       hfx_error *err);
+hfx_value *hfx_dec_shared_block(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos, hfx_value *sin, hfx_value *bias);
 
 /* decoder_shapes.c */
 hfx_status hfx_dec_parse_shapes(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,

@@ -189,10 +189,10 @@ void hfx_dec_write_caches(layer_ctx *c) {
         hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
         if (hfx_dec_shape(m, i).kv_from != i || kind == HFX_MIXER_FFN) continue; /* it keeps nothing of its own */
         if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states */
-            for (int k = 0; k < (kind == HFX_MIXER_SHORT_CONV ? 1 : 2); k++)
+            for (int k = kind == HFX_MIXER_LIGHTNING; k < (kind == HFX_MIXER_SHORT_CONV ? 1 : 2); k++) /* conv, ssm */
                 hfx_state_write(g, c->cache_state[CACHE_PARTS * i + STATE_SLOT + k],
                                 c->cache_out[CACHE_PARTS * i + STATE_SLOT + k], hfx_dec_state_names(c, i, k).output);
-            if (kind != HFX_MIXER_PARALLEL) continue; /* (Falcon-H1's layers attend too) */
+            if (!hfx_mixer_attends(kind)) continue; /* (Falcon-H1's and Zamba2's hybrid layers attend too) */
         }
         bool third = seed && (o->cache == HFX_CACHE_STATIC || m->window[i]); /* the counter, or the window */
         hfx_state_part parts[3] = {HFX_PART_KEY, HFX_PART_VALUE,

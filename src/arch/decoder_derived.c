@@ -140,6 +140,43 @@ static bool derive_recurrent_gemma(hfx_cfg c, json_t *out) {
            json_object_set_new(out, "intermediate_size", json_integer(mlp / 2)) == 0;
 }
 
+/* MiniMax: full attention at the even layers, lightning attention at the odd ones. */
+static const char *minimax_type(json_int_t i, hfx_cfg c) {
+    (void)c;
+    return i % 2 ? "linear_attention" : "full_attention";
+}
+
+/* Zamba2: layers_block_type (alias layer_types; its config's 54 layers by default) with the older "mamba" renamed, and
+ * num_hidden_layers its length, as transformers builds one layer per entry; the keys its config computes whatever
+ * config.json says (the attention's heads as wide as [x; embeddings]) or from others (intermediate_size, mlp_bias), and
+ * the rotary switch in the words the template reads. */
+static bool derive_zamba2(hfx_cfg c, json_t *out) {
+    const json_t *list = json_object_get(c.obj, "layers_block_type");
+    if (!list || json_is_null(list)) list = json_object_get(c.obj, "layer_types");
+    json_t *types = json_array();
+    size_t n = json_is_array(list) ? json_array_size(list) : 54;
+    for (size_t i = 0; types && i < n && i < 4096; i++) {
+        const char *t = json_is_array(list) ? json_string_value(json_array_get(list, i))
+                        : i == 0 || (i - 1) % 6 != 5 || i > 42 ? "linear_attention" : "hybrid";
+        if (!json_is_array(list) && (i == 47 || i == 51)) t = "hybrid"; /* (its default's tail: 4 mamba, hybrid, 3, hybrid, 2) */
+        if (json_array_append_new(types, json_string(t && strcmp(t, "mamba") == 0 ? "linear_attention" : t ? t : "")))
+            break;
+    }
+    json_int_t heads = int_or(c, "num_attention_heads", 32, 1, 4096), hidden = int_or(c, "hidden_size", 2560, 1, 1 << 20);
+    const json_t *width = json_object_get(c.obj, "intermediate_size"), *bias = json_object_get(c.obj, "add_bias_linear");
+    const json_t *rope = json_object_get(c.obj, "use_mem_rope"), *longer = json_object_get(c.obj, "use_long_context");
+    bool ok = types && json_array_size(types) == n && json_object_set_new(out, "layer_types", types) == 0 &&
+              json_object_set_new(out, "num_hidden_layers", json_integer((json_int_t)n)) == 0 &&
+              json_object_set_new(out, "head_dim", json_integer(2 * hidden / heads)) == 0 &&
+              json_object_set_new(out, "mlp_bias", json_boolean(json_is_true(bias))) == 0 &&
+              json_object_set_new(out, "position_embedding_type", json_string(json_is_true(rope) ? "rope" : "none")) == 0;
+    if (!types || json_array_size(types) != n) json_decref(types);
+    if (ok && (!width || json_is_null(width) || (json_is_integer(width) && json_integer_value(width) == 0)))
+        ok = json_object_set_new(out, "intermediate_size", json_integer(4 * hidden)) == 0;
+    if (ok && json_is_true(longer)) ok = json_object_set_new(out, "max_position_embeddings", json_integer(16384)) == 0;
+    return ok;
+}
+
 json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     json_t *out = json_object();
     bool ok = out != NULL;
@@ -157,6 +194,8 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     case HFX_DERIVE_NEMOTRON_H: ok = ok && derive_nemotron_h(c, out); break;
     case HFX_DERIVE_OLMO_HYBRID: ok = ok && derive_olmo_hybrid(c, out); break;
     case HFX_DERIVE_RECURRENT_GEMMA: ok = ok && derive_recurrent_gemma(c, out); break;
+    case HFX_DERIVE_ZAMBA2: ok = ok && derive_zamba2(c, out); break;
+    case HFX_DERIVE_MINIMAX: ok = ok && derive_list(c, "layer_types", minimax_type, out); break;
     case HFX_DERIVE_MIMO_V2: { /* (the reference implementation attends to sliding_window_size tokens and the query) */
         const json_t *size = json_object_get(c.obj, "sliding_window_size");
         ok = ok && derive_list(c, "layer_types", mimo_v2_type, out) && derive_list(c, "mlp_layer_types", first_dense_mlp, out);

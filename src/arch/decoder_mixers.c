@@ -132,6 +132,34 @@ static hfx_status rglru_layers(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     return hfx_rglru_parse(c, m->hidden, m->heads, &m->rglru, err);
 }
 
+/* MiniMax: layer_types' linear_attention layers lightning attention, the full_attention ones attention; the residual
+ * factors of each kind and of the MLP. */
+static hfx_status lightning_layers(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const json_t *types = json_object_get(c.obj, "layer_types"); /* (decoder_derived.c made it when absent) */
+    if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'layer_types' must be a list of num_hidden_layers (%lld) strings",
+                        c.where, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        const char *t = json_string_value(json_array_get(types, (size_t)i));
+        if (t && strcmp(t, "linear_attention") == 0) m->mixer[i] = HFX_MIXER_LIGHTNING;
+        else if (t && strcmp(t, "full_attention") == 0) m->mixer[i] = HFX_MIXER_ATTENTION;
+        else
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: layer_types[%lld] = '%s' (supported: linear_attention, "
+                                                      "full_attention)", c.where, (long long)i, t ? t : "(not a string)");
+    }
+    static const char *const keys[6] = {"full_attn_alpha_factor", "full_attn_beta_factor", "linear_attn_alpha_factor",
+                                        "linear_attn_beta_factor", "mlp_alpha_factor", "mlp_beta_factor"};
+    double *factor[6] = {&m->mult.full_alpha, &m->mult.full_beta, &m->mult.linear_alpha, &m->mult.linear_beta,
+                         &m->mult.mlp_alpha, &m->mult.mlp_beta};
+    hfx_status st;
+    for (int k = 0; k < 6; k++) {
+        if ((st = hfx_cfg_num_or(c, keys[k], 1.0, factor[k], err))) return st;
+        if (!isfinite(*factor[k])) return hfx_fail(err, HFX_ERR_INVALID, "%s: %s is not a finite number", c.where, keys[k]);
+    }
+    m->lightning = (hfx_lightning_cfg){m->heads, m->head_dim, m->layers, 256, m->act};
+    return hfx_cfg_int_in_or(c, "block_size", 256, 1, 1 << 20, &m->lightning.block, err);
+}
+
 /* Nemotron-H: each layer one block after its norm, as layers_block_type names it (decoder_derived.c fills it in). */
 static hfx_status one_block_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     const json_t *types = json_object_get(c.obj, "layers_block_type");
@@ -161,6 +189,8 @@ hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx
     if (!m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (d->mixers.kind == HFX_MIXERS_ONE_BLOCK_BY_TYPE) return one_block_layers(d, c, m, err);
     if (d->mixers.kind == HFX_MIXERS_RG_LRU_BY_TYPE) return rglru_layers(c, m, err);
+    if (d->mixers.kind == HFX_MIXERS_SHARED_BLOCKS_BY_TYPE) return hfx_dec_parse_shared_blocks(d, c, arena, m, err);
+    if (d->mixers.kind == HFX_MIXERS_LIGHTNING_BY_TYPE) return lightning_layers(c, m, err);
     if (d->mixers.kind == HFX_MIXERS_MAMBA2_BY_INDEX)
         return (st = attention_by_index(c, m, err)) ? st : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
     if (d->mixers.kind == HFX_MIXERS_MAMBA_BY_PERIOD)
@@ -232,7 +262,7 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
     hfx_layer_cache l = {0};
     hfx_layer_shape s = hfx_dec_shape(m, i);
     if (s.kv_from != i) return l; /* it attends to an earlier layer's keys and values: it keeps nothing */
-    if (kind == HFX_MIXER_ATTENTION || kind == HFX_MIXER_PARALLEL)
+    if (hfx_mixer_attends(kind))
         l = m->mla.kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
                 ? (hfx_layer_cache){1, m->mla.kv_lora, m->mla.qk_rope, m->window[i], NULL, 0, {{0}}}
                 : (hfx_layer_cache){s.kv_heads, s.head_dim, s.v_dim, m->window[i],
@@ -248,6 +278,7 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
         break;
     case HFX_MIXER_MAMBA2:
     case HFX_MIXER_PARALLEL:
+    case HFX_MIXER_SHARED_BLOCK:
         l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->ssm.conv_dim, m->ssm.kernel - 1}};
         l.states[1] = (hfx_layer_state){"ssm", 3, {m->ssm.heads, m->ssm.head_dim, m->ssm.state}};
         break;
@@ -258,6 +289,10 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
     case HFX_MIXER_RG_LRU:
         l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {m->rglru.width, m->rglru.kernel - 1}};
         l.states[1] = (hfx_layer_state){"ssm", 1, {m->rglru.width}};
+        break;
+    case HFX_MIXER_LIGHTNING: /* its one state: keys times values, decayed */
+        l.n_states = 1, l.states[0] = (hfx_layer_state){"ssm", 3, {m->lightning.heads, m->lightning.head_dim,
+                                                                   m->lightning.head_dim}};
         break;
     case HFX_MIXER_ATTENTION: case HFX_MIXER_FFN: break;
     }
@@ -334,6 +369,25 @@ static hfx_value *recurrent_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_mix
     return y;
 }
 
+/* Lightning attention (ssm.h) with its one state as cache: past.{i}.ssm [B, heads, head_dim, head_dim] f32, replaced
+ * each call by present.{i}.ssm. */
+static hfx_value *lightning_block(layer_ctx *c, int64_t i, hfx_value *h) {
+    hfx_graph *g = c->g;
+    char prefix[160];
+    hfx_dec_name(c, i, NULL, c->n.attn, prefix, sizeof prefix);
+    hfx_state_names ssm = hfx_dec_state_names(c, i, 1);
+    bool cached = c->o->cache != HFX_CACHE_NONE;
+    int state = cached ? hfx_graph_state(g, ssm.state, HFX_STATE_REPLACE, 2) : -1;
+    hfx_ssm_state s = {.keep = cached};
+    if (hfx_dec_continues(c)) s.ssm = read_state(c, i, 0, state, ssm.input, HFX_DTYPE_F32);
+    if (hfx_dec_seed_profile(c))
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" has no names for the lightning attention layers' states "
+                                               "yet; export with io \"optimum\"", c->d->architecture);
+    hfx_value *y = hfx_lightning_mixer(g, c->w, &c->m->lightning, prefix, h, i, c->new_mask, &s);
+    c->cache_out[CACHE_PARTS * i + STATE_SLOT + 1] = s.ssm_next, c->cache_state[CACHE_PARTS * i + STATE_SLOT + 1] = state;
+    return y;
+}
+
 /* The layer's token mixer: attention, a short convolution (LFM2's "conv" layers) or a Mamba2 mixer. */
 hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
                               hfx_value *bias) {
@@ -343,6 +397,8 @@ hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, 
     case HFX_MIXER_MAMBA1:
     case HFX_MIXER_DELTA:
     case HFX_MIXER_RG_LRU: return recurrent_block(c, i, h, c->m->mixer[i]);
+    case HFX_MIXER_SHARED_BLOCK: return recurrent_block(c, i, h, HFX_MIXER_MAMBA2); /* (the layer ran the block first) */
+    case HFX_MIXER_LIGHTNING: return lightning_block(c, i, h);
     case HFX_MIXER_PARALLEL: { /* mamba(h)·ssm_out + attention(h·attn_in)·attn_out, in transformers' order */
         const hfx_decoder_cfg *m = c->m;
         hfx_graph *g = c->g;

@@ -268,6 +268,8 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
         if ((st = positive_or(c, "attention_multiplier", 1.0, &m->scale, err))) return st;
     } else if (d->scores.scale == HFX_SCALE_SOFTMAX_SCALE) {
         if ((st = positive_or(c, "attn_config.softmax_scale", m->scale, &m->scale, err))) return st;
+    } else if (d->scores.scale == HFX_SCALE_HALF_HEAD_DIM) {
+        m->scale = pow((double)m->head_dim / 2.0, -0.5);
     }
     if (d->multipliers == HFX_MULT_SCALE_EMB_DEPTH && (st = parse_scale_emb_depth(c, m, err))) return st;
     if (d->embed_scale == HFX_EMBED_SQRT_HIDDEN_BF16) /* (a bf16 buffer, read in the model's dtype) */
@@ -358,7 +360,7 @@ static hfx_status parse_parallel_or_pre(hfx_cfg c, hfx_decoder_cfg *m, hfx_error
 static hfx_status parse_alibi(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
     m->alibi = (hfx_decoder_alibi){d->positions == HFX_POSITIONS_ALIBI || d->positions == HFX_POSITIONS_ALIBI_MAX_BIAS,
-                                   0, d->positions == HFX_POSITIONS_ALIBI_MAX_BIAS, false};
+                                   0, false};
     if (d->positions == HFX_POSITIONS_ROTARY_OR_ALIBI) {
         if ((st = hfx_cfg_bool_or(c, "alibi", false, &m->alibi.on, err))) return st;
         m->alibi.bf16 = m->alibi.on;
@@ -427,7 +429,8 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         return st;
     if ((d->mixers.kind == HFX_MIXERS_MAMBA2_BY_TYPE || d->mixers.kind == HFX_MIXERS_MAMBA2_BY_INDEX ||
          d->mixers.kind == HFX_MIXERS_MAMBA_BY_PERIOD || d->mixers.kind == HFX_MIXERS_ONE_BLOCK_BY_TYPE ||
-         d->mixers.kind == HFX_MIXERS_RG_LRU_BY_TYPE ||
+         d->mixers.kind == HFX_MIXERS_RG_LRU_BY_TYPE || d->mixers.kind == HFX_MIXERS_SHARED_BLOCKS_BY_TYPE ||
+         d->mixers.kind == HFX_MIXERS_LIGHTNING_BY_TYPE ||
          d->mixers.kind == HFX_MIXERS_DELTA_BY_TYPE) && (st = hfx_dec_parse_hybrid_layers(d, c, arena, m, err)))
         return st;
     int64_t prefix_pattern = 1;

@@ -13,6 +13,7 @@ hfx_value *hfx_mask_slots_after_past(hfx_graph *g, hfx_value *attention_mask, hf
 void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask,
                    hfx_value *q_slots) {
     m->attention_mask = attention_mask;
+    m->unwritten_slots = false;
     hfx_value *total = hfx_dim_of(g, attention_mask, 1);
     m->q_idx = hfx_unsqueeze(g, q_slots, 1);
     m->kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), total, hfx_const_i64(g, 1),
@@ -80,6 +81,7 @@ hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window
     }
     /* a static cache's slots past this call's last are −∞, not −FLT_MAX: a query that sees no key (padding) then
      * spreads over the keys so far, as a growing cache's does (RecurrentGemma's convolution reads those rows) */
+    if (!m->unwritten_slots) return hfx_where(g, visible, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
     int64_t axis = 0;
     hfx_value *unwritten = hfx_op2(g, HFX_OP_GREATER, m->kv_idx, hfx_reduce(g, HFX_OP_REDUCE_MAX, m->q_idx, 1, &axis));
     hfx_value *hidden = hfx_where(g, unwritten, hfx_const_f32(g, -INFINITY), hfx_const_f32(g, -FLT_MAX));

@@ -6,6 +6,8 @@
 #ifndef HFX_ARCH_MASK_H
 #define HFX_ARCH_MASK_H
 
+#include <stdbool.h>
+
 #include "ir/graph.h"
 
 typedef struct hfx_mask_builder {
@@ -15,6 +17,8 @@ typedef struct hfx_mask_builder {
     hfx_value *keep;           /* [B,1,1,T] bool: not padding */
     hfx_value *causal;         /* [S,T] bool: not in the future (or, with blocks, in the query's block) */
     hfx_value *visible;        /* [B,1,S,T] bool: padding and causality */
+    bool unwritten_slots;      /* keys past the last query's slot exist (a static cache's): hfx_mask_bias
+                                * makes them −∞; hfx_mask_init clears it, the caller sets it */
 } hfx_mask_builder;
 
 /* Prepare the shared parts from attention_mask [B,T] and the cache slots of the S queries,
@@ -33,7 +37,7 @@ hfx_value *hfx_mask_slots_after_past(hfx_graph *g, hfx_value *attention_mask, hf
                                      hfx_value *seq_len);
 
 /* The bias [B,1,S,T] f32 for full attention (window 0) or a sliding window of `window` keys: −FLT_MAX where hidden,
- * −∞ at a static cache's slots past the last query's. */
+ * and, with m->unwritten_slots, −∞ at the slots past the last query's. */
 hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window);
 
 /* The bias [B,1,S,T] of chunked attention (Llama 4): causal, and the key in the query's chunk of `chunk`

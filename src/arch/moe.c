@@ -556,8 +556,7 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     }
     hfx_value *vals, *idx;
     hfx_top_k(g, choice, K, &vals, &idx);                                /* [B,S,K] */
-    hfx_value *expert_ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, E), hfx_const_i64(g, 1), hfx_dim_const(E));
-    hfx_value *onehot = hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, idx, -1), expert_ids), HFX_DTYPE_F32);
+    hfx_value *onehot = hfx_one_hot(g, idx, E, HFX_DTYPE_F32);           /* [B,S,K,E] */
     hfx_value *source = v3 ? scores : choice;                            /* [B,S,E] */
     hfx_value *w = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, source, 2)), 1, &axis);
     w = hfx_reshape(g, w, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(K)}); /* [B,S,K] */
@@ -639,8 +638,7 @@ static hfx_value *sparsemixer_pick(layer_ctx *c, hfx_value *s, hfx_value *choice
     hfx_value *far = hfx_op2(g, HFX_OP_GREATER, hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_SUB, best, s), factor),
                              hfx_const_f32(g, (float)(2 * c->m->moe.jitter)));
     hfx_value *gates = hfx_softmax(g, hfx_where(g, far, hfx_const_f32(g, -INFINITY), choice), -1);
-    hfx_value *ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, E), hfx_const_i64(g, 1), hfx_dim_const(E));
-    hfx_value *onehot = hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, *idx, ids), HFX_DTYPE_F32);      /* [B,S,E] */
+    hfx_value *onehot = hfx_one_hot(g, hfx_reshape(g, *idx, 2, (*idx)->dims), E, HFX_DTYPE_F32); /* [B,S,E] */
     *w = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, gates, onehot), 1, &axis);  /* [B,S,1] */
     return onehot;
 }

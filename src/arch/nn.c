@@ -88,3 +88,8 @@ hfx_value *hfx_rms_plain(hfx_graph *g, hfx_value *x, double eps) {
                            hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, ms, hfx_const_scalar(g, HFX_DTYPE_F32, eps))));
     return hfx_cast(g, hfx_op2(g, HFX_OP_MUL, f, r), x->dtype);
 }
+
+hfx_value *hfx_one_hot(hfx_graph *g, hfx_value *idx, int64_t n, hfx_dtype dtype) {
+    hfx_value *ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, n), hfx_const_i64(g, 1), hfx_dim_const(n));
+    return hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, idx, -1), ids), dtype);
+}

@@ -265,6 +265,23 @@ static const hfx_decoder_desc BambaForCausalLM_desc = {
     .names = &bamba_names, .rope.partial_rotary = true, .rope.partial = 0.5, .defaults.kv_heads = 8,
     .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
     .defaults.eps = 1e-5, .genai_type = "granitemoehybrid"};
+/* Zamba2: a Mamba2 mixer in every layer (its gated norm at 1e-5, its convolution always biased, dt floored at
+ * time_step_min); in the hybrid layers one of num_mem_blocks shared transformer blocks over [x; embeddings] (heads
+ * 2·hidden / heads wide, scaled by (head_dim / 2)^-0.5, rotary with use_mem_rope) with per-use LoRA adapters, through
+ * the layer's linear into the mixer's input */
+static const hfx_decoder_names zamba2_names = {.final_norm = "model.final_layernorm", .ssm = "mamba"};
+static const hfx_mamba2_keys zamba2_keys = {
+    .heads = "n_mamba_heads", .state = "mamba_d_state", .kernel = "mamba_d_conv", .expand = "mamba_expand",
+    .groups = "mamba_ngroups", .proj_bias = "add_bias_linear", .default_heads = 8, .default_state = 64,
+    .default_kernel = 4, .default_groups = 1, .default_expand = 2.0, .default_conv_bias = true,
+    .default_proj_bias = false, .chunk = "chunk_size", .default_chunk = 256, .floor = "time_step_min",
+    .default_floor = 0.001, .norm_eps = 1e-5};
+static const hfx_decoder_desc Zamba2ForCausalLM_desc = {
+    "Zamba2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
+    .mlp = HFX_MLP_GATED_FUSED, .act.dflt = "gelu", .defaults.tied = true, .defaults.eps = 1e-5,
+    .layout = HFX_LAYOUT_SHARED_BLOCKS, .mixers.kind = HFX_MIXERS_SHARED_BLOCKS_BY_TYPE, .mixers.mamba2 = &zamba2_keys,
+    .names = &zamba2_names, .derive = HFX_DERIVE_ZAMBA2, .no_rope = HFX_NO_ROPE_UNLESS_ROPE_TYPE,
+    .scores.scale = HFX_SCALE_HALF_HEAD_DIM, .rope.names = HFX_ROPE_NAMES_CURRENT};
 /* Jamba: Mamba mixers (mamba_* keys, dt/B/C norms with weights) and attention layers without positions
  * (attn_layer_period/offset), experts on every expert_layer_period-th layer, dense MLPs elsewhere */
 static const hfx_mamba1_keys jamba_keys = {"mamba_expand", "mamba_d_state", "mamba_d_conv", "mamba_dt_rank",
@@ -449,6 +466,12 @@ static const hfx_decoder_desc MiniMaxM2ForCausalLM_desc = {
     "MiniMaxM2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_WHOLE,
     .rope.partial_rotary = true, .rope.dim_key = "rotary_dim", .defaults.head_dim = 128, .rope.theta = 5000000.0,
     .moe = &hfx_moe_minimax_m2, .output_class = "MoeCausalLMOutputWithPast"};
+/* MiniMax-01: lightning attention layers (layer_types' linear_attention) beside full attention ones, each layer's
+ * residual its normed input with the kind's α and β factors, Mixtral's experts */
+static const hfx_decoder_desc MiniMaxForCausalLM_desc = {
+    "MiniMaxForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .sliding = HFX_SLIDING_ALL, .moe = &hfx_moe_mixtral,
+    .layout = HFX_LAYOUT_NORMED_RESIDUAL, .mixers.kind = HFX_MIXERS_LIGHTNING_BY_TYPE, .derive = HFX_DERIVE_MINIMAX,
+    .rope.theta = 1000000.0, .output_class = "MoeCausalLMOutputWithPast"};
 /* EXAONE-MoE: EXAONE 4's attention (per-head q/k norms, windows by pattern, no rope on the full layers) in
  * pre-norm layers, V3's router over the mlp_layer_types sparse layers */
 static const hfx_decoder_desc ExaoneMoeForCausalLM_desc = {
@@ -797,6 +820,7 @@ static const struct entry {
     {"MambaForCausalLM", &hfx_decoder_family, &MambaForCausalLM_desc},
     {"FalconMambaForCausalLM", &hfx_decoder_family, &FalconMambaForCausalLM_desc},
     {"BambaForCausalLM", &hfx_decoder_family, &BambaForCausalLM_desc},
+    {"Zamba2ForCausalLM", &hfx_decoder_family, &Zamba2ForCausalLM_desc},
     {"JambaForCausalLM", &hfx_decoder_family, &JambaForCausalLM_desc},
     {"GraniteMoeHybridForCausalLM", &hfx_decoder_family, &GraniteMoeHybridForCausalLM_desc},
     {"FalconH1ForCausalLM", &hfx_decoder_family, &FalconH1ForCausalLM_desc},
@@ -831,6 +855,7 @@ static const struct entry {
     {"GraniteMoeSharedForCausalLM", &hfx_decoder_family, &GraniteMoeSharedForCausalLM_desc},
     {"GraniteMoeSWAForCausalLM", &hfx_decoder_family, &GraniteMoeSWAForCausalLM_desc},
     {"MiniMaxM2ForCausalLM", &hfx_decoder_family, &MiniMaxM2ForCausalLM_desc},
+    {"MiniMaxForCausalLM", &hfx_decoder_family, &MiniMaxForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},
     {"Ernie4_5_MoeForCausalLM", &hfx_decoder_family, &Ernie4_5_MoeForCausalLM_desc},
     {"PhiForCausalLM", &hfx_decoder_family, &PhiForCausalLM_desc},

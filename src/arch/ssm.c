@@ -123,7 +123,7 @@ hfx_status hfx_mamba2_parse(hfx_cfg c, const hfx_mamba2_keys *k, int64_t hidden,
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' (supported: %s)", c.where, k->act, act,
                         hfx_activation_names());
     m->conv_dim = m->inner + 2 * m->groups * m->state;
-    m->eps = eps;
+    m->eps = k->norm_eps > 0 ? k->norm_eps : eps;
     m->out_bias = m->proj_bias, m->norm = true, m->norm_first = false;
     if ((k->out_bias && (st = hfx_cfg_bool_or(c, k->out_bias, false, &m->out_bias, err))) ||
         (k->norm_switch && (st = hfx_cfg_bool_or(c, k->norm_switch, false, &m->norm, err))) ||
@@ -380,15 +380,13 @@ static hfx_value *conv_step(hfx_graph *g, hfx_weights *w, const char *prefix, hf
 }
 
 /* The SSD scan of one chunk: the whole call, S positions, from the state h0 (NULL: zeros).
- *   x [B,H,S,P], dt [B,H,S], A [H], Bh and Ch [B,H,S,N], all f32.
+ *   xdt = x·dt [B,H,S,P], adt = dt·A [B,H,S], Bh and Ch [B,H,S,N], all f32.
  *   y_t = Σ_{s≤t} (C_t·B_s)·exp(Σ_{s<k≤t} dt_k A)·dt_s x_s + (C_t·h0)·exp(Σ_{k≤t} dt_k A)
  *   state = Σ_s exp(Σ_{s<k<S} dt_k A)·dt_s x_s ⊗ B_s + exp(Σ_k dt_k A)·h0
  * The decay sums are transformers' segment_sum: a cumulative sum of masked copies, never a
  * difference of two long sums, so every exponent is as exact as the chunked kernel's. */
-static hfx_value *ssd_scan(hfx_graph *g, hfx_value *x, hfx_value *dt, hfx_value *A, hfx_value *Bh, hfx_value *Ch,
-                           hfx_value *h0, hfx_value **state) {
-    hfx_value *xdt = op(g, HFX_OP_MUL, x, hfx_unsqueeze(g, dt, -1));                        /* [B,H,S,P] */
-    hfx_value *adt = op(g, HFX_OP_MUL, dt, hfx_unsqueeze(g, A, -1));                        /* [B,H,S] */
+static hfx_value *ssd_scan(hfx_graph *g, hfx_value *xdt, hfx_value *adt, hfx_value *Bh, hfx_value *Ch, hfx_value *h0,
+                           hfx_value **state) {
     triangle t = triangles(g, adt);
     hfx_value *seg = segment_sum(g, adt, 2, &t);                                            /* [B,H,S,S] */
     hfx_value *decay = hfx_where(g, t.incl, hfx_op1(g, HFX_OP_EXP, seg), f32(g, 0.0));
@@ -521,7 +519,8 @@ hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *
     step = hfx_transpose(g, step, 3, (int64_t[]){0, 2, 1});                                /* [B,NH,S] */
     hfx_value *A = hfx_op1(g, HFX_OP_NEG, hfx_op1(g, HFX_OP_EXP, hfx_cast(g, hfx_weight(w, 1, &NH, "%s.A_log", prefix),
                                                                           HFX_DTYPE_F32)));
-    hfx_value *y = ssd_scan(g, x, step, A, Bh, Ch, s->ssm, s->keep ? &s->ssm_next : NULL);
+    hfx_value *y = ssd_scan(g, op(g, HFX_OP_MUL, x, hfx_unsqueeze(g, step, -1)), op(g, HFX_OP_MUL, step, hfx_unsqueeze(g, A, -1)),
+                            Bh, Ch, s->ssm, s->keep ? &s->ssm_next : NULL);
     hfx_value *D = hfx_cast(g, hfx_weight(w, 1, &NH, "%s.D", prefix), HFX_DTYPE_F32);
     D = hfx_reshape(g, D, 3, (hfx_dim[]){hfx_dim_const(NH), hfx_dim_const(1), hfx_dim_const(1)});
     y = op(g, HFX_OP_ADD, y, op(g, HFX_OP_MUL, x, D));
@@ -529,6 +528,58 @@ hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *
     y = gated_norm(g, w, m, prefix, y, gate);
     return hfx_linear(g, hfx_cast(g, y, dt), hfx_weight(w, 2, (int64_t[]){H, I}, "%s.out_proj.weight", prefix),
                       m->out_bias ? hfx_weight(w, 1, &H, "%s.out_proj.bias", prefix) : NULL);
+}
+
+/* ---- lightning attention ---- */
+
+/* −slope [1,heads,1] f32: the checkpoint's slope_rate buffer where it has one (transformers loads it; the decays
+ * derived from it, query/key/diagonal_decay, are what the scan computes), else as transformers' get_slope_rate rounds
+ * it: base^(h+1) in f32, times the layer's factor in f32. */
+static hfx_value *lightning_decay(hfx_graph *g, hfx_weights *w, const hfx_lightning_cfg *m, const char *prefix,
+                                  int64_t layer) {
+    int64_t NH = m->heads;
+    char name[256];
+    static const char *const derived[] = {"query_decay", "key_decay", "diagonal_decay"};
+    for (size_t k = 0; k < sizeof derived / sizeof derived[0]; k++) {
+        snprintf(name, sizeof name, "%s.%s", prefix, derived[k]);
+        hfx_weight_ignore(w, name);
+    }
+    snprintf(name, sizeof name, "%s.slope_rate", prefix);
+    if (hfx_weight_exists(w, name))
+        return hfx_op1(g, HFX_OP_NEG, hfx_cast(g, hfx_reshape(g, hfx_weight(w, 3, (int64_t[]){NH, 1, 1}, "%s", name), 3,
+                                                               (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(NH),
+                                                                           hfx_dim_const(1)}), HFX_DTYPE_F32));
+    float *rate = malloc((size_t)NH * sizeof *rate);
+    if (!rate) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return f32(g, 0.0);
+    }
+    double base = 1.0 / pow(2.0, 8.0 / (double)NH);
+    float factor = (float)(1.0 - (double)layer / ((double)m->layers - 1.0 + 1e-5) + 1e-5);
+    for (int64_t j = 0; j < NH; j++) rate[j] = -((float)pow(base, (double)(j + 1)) * factor);
+    hfx_value *A = hfx_const_bytes(g, HFX_DTYPE_F32, 3, (int64_t[]){1, NH, 1}, rate); /* copied */
+    free(rate);
+    return A;
+}
+
+hfx_value *hfx_lightning_mixer(hfx_graph *g, hfx_weights *w, const hfx_lightning_cfg *m, const char *prefix,
+                               hfx_value *h, int64_t layer, hfx_value *real, hfx_ssm_state *s) {
+    int64_t H = h->dims[2].c, NH = m->heads, D = m->head_dim, W = NH * D;
+    hfx_dim b = h->dims[0], seq = h->dims[1];
+    hfx_value *qkv = hfx_activate(g, m->act, hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){3 * W, H}, "%s.qkv_proj.weight",
+                                                                         prefix), NULL));
+    if (real) qkv = op(g, HFX_OP_MUL, qkv, real);
+    qkv = hfx_reshape(g, qkv, 4, (hfx_dim[]){b, seq, hfx_dim_const(NH), hfx_dim_const(3 * D)});
+    qkv = hfx_cast(g, hfx_transpose(g, qkv, 4, (int64_t[]){0, 2, 1, 3}), HFX_DTYPE_F32); /* [B,NH,S,3D] */
+    hfx_value *q = hfx_slice(g, qkv, 3, 0, D), *k = hfx_slice(g, qkv, 3, D, 2 * D), *v = hfx_slice(g, qkv, 3, 2 * D, 3 * D);
+    hfx_value *A = lightning_decay(g, w, m, prefix, layer); /* [1,NH,1] */
+    hfx_value *adt = hfx_expand(g, A, hfx_slice(g, hfx_shape_of(g, q), 0, 0, 3), 3, q->dims); /* [B,NH,S]: dt = 1 */
+    hfx_value *y = ssd_scan(g, v, adt, k, q, s->ssm, s->keep ? &s->ssm_next : NULL);      /* [B,NH,S,D] */
+    y = hfx_reshape(g, hfx_transpose(g, y, 4, (int64_t[]){0, 2, 1, 3}), 3, (hfx_dim[]){b, seq, hfx_dim_const(W)});
+    y = hfx_rms_norm(g, hfx_cast(g, y, h->dtype), hfx_weight(w, 1, &W, "%s.norm.weight", prefix), 1e-6, 0);
+    hfx_value *gate = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){W, H}, "%s.output_gate.weight", prefix), NULL);
+    y = op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_SIGMOID, gate), y);
+    return hfx_linear(g, y, hfx_weight(w, 2, (int64_t[]){H, W}, "%s.out_proj.weight", prefix), NULL);
 }
 
 /* ---- the gated delta-net ---- */

@@ -31,6 +31,7 @@ typedef struct hfx_mamba2_keys {
     /* Nemotron-H's (expand NULL: the inner width is heads · head_dim, head_dim given) */
     const char *floor;        /* dt's lower clamp alone ("time_step_min"), where limit is NULL ... */
     double default_floor;     /* ... when config.json has none */
+    double norm_eps;          /* the gated norm's ε whatever the model's (Zamba2's 1e-5); 0: the model's */
 } hfx_mamba2_keys;
 
 typedef struct hfx_mamba2_cfg {
@@ -121,6 +122,16 @@ typedef struct hfx_rglru_cfg {
 /* Read it for a model of width hidden with `heads` attention heads. */
 hfx_status hfx_rglru_parse(hfx_cfg c, int64_t hidden, int64_t heads, hfx_rglru_cfg *out, hfx_error *err);
 
+/* MiniMax's lightning attention: qkv_proj [3·heads·head_dim, hidden] laid out per head [q_h; k_h; v_h], act, padding
+ * zeroed; per head a linear attention whose state S_t = λ·S_{t−1} + v_t k_tᵀ is read by o_t = S_t q_t, λ = exp(−slope),
+ * slope = 2^(−8(h+1)/heads) · (1 − layer / (layers − 1 + 1e-5) + 1e-5) (transformers' get_slope_rate); the heads'
+ * outputs RMS-normed together (norm.weight, ε 1e-6), times sigmoid(output_gate(x)), out_proj. */
+typedef struct hfx_lightning_cfg {
+    int64_t heads, head_dim, layers; /* num_attention_heads, head_dim, num_hidden_layers */
+    int64_t block;                   /* block_size: transformers' piece of a prompt (hfx_arch_prompt_piece) */
+    hfx_activation act;              /* hidden_act, on q, k and v */
+} hfx_lightning_cfg;
+
 /* A mixer's state across calls: what it read (NULL: a prompt, zeros) and what it leaves. */
 typedef struct hfx_ssm_state {
     hfx_value *conv;      /* [B, conv_dim, kernel − 1]: the convolution's last inputs */
@@ -159,6 +170,11 @@ hfx_value *hfx_rglru_mixer(hfx_graph *g, hfx_weights *w, const hfx_rglru_cfg *m,
 
 hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix,
                            hfx_value *h, hfx_value *real, hfx_ssm_state *s);
+
+/* Lightning attention over h [B,S,hidden] → [B,S,hidden] in layer `layer`, weights under `prefix`, as hfx_mamba2_mixer
+ * (Mamba2's scan with dt 1 and A −slope): s->ssm [B, heads, head_dim (values), head_dim (keys)] f32, no convolution. */
+hfx_value *hfx_lightning_mixer(hfx_graph *g, hfx_weights *w, const hfx_lightning_cfg *m, const char *prefix,
+                               hfx_value *h, int64_t layer, hfx_value *real, hfx_ssm_state *s);
 
 /* Zeros [B, dims...] for a state whose batch is like's axis 0. */
 hfx_value *hfx_zero_state(hfx_graph *g, hfx_value *like, hfx_dtype dt, int rank, const int64_t *dims);

@@ -387,6 +387,21 @@ hfx_value *hfx_const_flatten(hfx_graph *g, hfx_value *c, int axis) {
     return const_value(g, init);
 }
 
+/* Part q's rows gain an axis in p: [groups, len, rest...], the group stride spanning group_rows rows, from row start. */
+static void part_row_groups(hfx_init_part *p, const hfx_init_part *q, int64_t groups, int64_t group_rows, int64_t start,
+                            int64_t len) {
+    p->rank = q->rank + 1;
+    p->shape[0] = groups;
+    p->strides[0] = q->strides[0] * group_rows;
+    p->shape[1] = len;
+    p->strides[1] = q->strides[0];
+    for (int d = 1; d < q->rank; d++) {
+        p->shape[d + 1] = q->shape[d];
+        p->strides[d + 1] = q->strides[d];
+    }
+    p->offset = q->offset + start * q->strides[0];
+}
+
 hfx_value *hfx_const_split_rows(hfx_graph *g, hfx_value *c, int64_t n) {
     const hfx_init *src = c->init;
     if (!src || src->n_parts != 1 || src->parts[0].rank != src->rank || src->rank < 1 || src->rank + 1 > HFX_MAX_RANK ||
@@ -396,16 +411,10 @@ hfx_value *hfx_const_split_rows(hfx_graph *g, hfx_value *c, int64_t n) {
     }
     hfx_init *init = copy_init(g, src);
     if (!init) return c;
-    hfx_init_part *p = &init->parts[0];
-    const hfx_init_part *q = &src->parts[0];
-    for (int d = q->rank; d >= 1; d--) {
-        p->shape[d] = q->shape[d - 1], p->strides[d] = q->strides[d - 1];
-        init->shape[d] = src->shape[d - 1];
-    }
-    p->shape[1] = init->shape[1] = src->shape[0] / n;
-    p->shape[0] = init->shape[0] = n;
-    p->strides[0] = q->strides[0] * p->shape[1];
-    p->rank = init->rank = q->rank + 1;
+    int64_t rows = src->shape[0] / n;
+    part_row_groups(&init->parts[0], &src->parts[0], n, rows, 0, rows);
+    for (int d = src->rank; d >= 2; d--) init->shape[d] = src->shape[d - 1]; /* the value gains the axis too */
+    init->shape[0] = n, init->shape[1] = rows, init->rank = src->rank + 1;
     return const_value(g, init);
 }
 
@@ -429,20 +438,8 @@ hfx_value *hfx_const_group_rows(hfx_graph *g, hfx_value *c, int64_t groups, int6
     }
     hfx_init *init = copy_init(g, src);
     if (!init) return c;
-    /* the rows gain an axis: [groups, len, rest...] with the group stride spanning group_rows rows;
-     * the value keeps rank: its axis 0 is groups·len, read in row-major order */
-    hfx_init_part *p = &init->parts[0];
-    const hfx_init_part *q = &src->parts[0];
-    p->rank = q->rank + 1;
-    p->shape[0] = groups;
-    p->strides[0] = q->strides[0] * group_rows;
-    p->shape[1] = len;
-    p->strides[1] = q->strides[0];
-    for (int d = 1; d < q->rank; d++) {
-        p->shape[d + 1] = q->shape[d];
-        p->strides[d + 1] = q->strides[d];
-    }
-    p->offset = q->offset + start * q->strides[0];
+    /* the value keeps rank: its axis 0 is groups·len, read in row-major order */
+    part_row_groups(&init->parts[0], &src->parts[0], groups, group_rows, start, len);
     init->shape[0] = groups * len;
     return const_value(g, init);
 }

@@ -12,7 +12,9 @@ Jamba (JambaForCausalLM: Mamba layers with normed dt/B/C, attention without posi
 Falcon-H1 (FalconH1ForCausalLM: Mamba2 beside attention in every layer, muP multipliers),
 Nemotron-H (NemotronHForCausalLM: every layer one block, a Mamba2 mixer, attention, a relu² MLP or experts),
 OLMo-Hybrid (OlmoHybridForCausalLM: pre-normed gated delta-nets beside OLMo 3's post-normed attention),
-RecurrentGemma (RecurrentGemmaForCausalLM: RG-LRU blocks beside local multi-query attention), and
+RecurrentGemma (RecurrentGemmaForCausalLM: RG-LRU blocks beside local multi-query attention),
+Zamba2 (Zamba2ForCausalLM: a Mamba2 mixer in every layer, fed in the hybrid layers by shared transformer blocks
+over [x; embeddings] with per-use LoRA adapters), and
 Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM: gated
 delta-nets and gated attention).
 
@@ -74,6 +76,11 @@ class Variant:
     no_layer_types: bool = False         # layer_types left out: the pattern is full_attention_interval's
     config_class: str | None = None      # transformers' config class, if not {family}Config
     pattern: str | None = None           # written as hybrid_override_pattern in place of layers_block_type (Nemotron-H)
+    embed_std: float = 1.0               # the embeddings' scale: a tied head reads them as its weights, and a smaller
+                                         # table keeps its logits (and their float error) at an untied head's size
+    linear_gain: float = 1.0             # the linears' scale: below 1 where blocks compound (Zamba2's attention over
+                                         # [x; embeddings] with adapters), so that transformers' own float32 logits
+                                         # stay within 1e-5 of float64 and 1e-4 can tell a wrong graph from rounding
 
 
 BASE = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=4, num_attention_heads=4,
@@ -284,6 +291,27 @@ VARIANTS.update({
     "qwen3_5_moe": Variant({k: v for k, v in QWEN3_NEXT.items() if k != "intermediate_size"},
                            family="Qwen3_5Moe", config_class="Qwen3_5MoeTextConfig"),
 })
+ZAMBA2 = dict(vocab_size=VOCAB, hidden_size=32, num_attention_heads=4, intermediate_size=40, n_mamba_heads=4,
+              mamba_d_state=8, mamba_ngroups=2, chunk_size=4, adapter_rank=4, pad_token_id=0, bos_token_id=1,
+              eos_token_id=2)
+VARIANTS.update({
+    # Zamba2: a Mamba2 mixer in every layer, three hybrid layers taking 2 shared blocks in turn over [x; embeddings]
+    # (tied embeddings, its default, tie the blocks too: the third reads the first's weights), heads 16 wide scaled by
+    # 8^-0.5, LoRA adapters on q/k/v and gate_up per use, rotary (use_mem_rope)
+    "zamba2": Variant({**ZAMBA2, "num_hidden_layers": 6,
+                       "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid", "mamba", "hybrid"],
+                       "num_mem_blocks": 2, "use_shared_attention_adapter": True, "use_mem_rope": True},
+                      family="Zamba2", embed_std=0.2, linear_gain=0.7),
+    # untied (each hybrid layer its own block, its unused adapter slots loaded and left), a hybrid layer first, one
+    # block, adapters on gate_up alone, no rotary, 2 key/value heads, biased linears
+    # (add_bias_linear), intermediate_size null (4 · hidden), 3 taps, expand 3 (heads 24 wide), tanh GELU, the
+    # pattern in transformers 4's words
+    "zamba2_plain": Variant({**ZAMBA2, "num_hidden_layers": 4, "layers_block_type": ["hybrid", "mamba", "mamba", "hybrid"],
+                             "tie_word_embeddings": False,
+                             "num_key_value_heads": 2, "add_bias_linear": True, "intermediate_size": None,
+                             "mamba_d_conv": 3, "mamba_expand": 3, "hidden_act": "gelu_pytorch_tanh"},
+                            family="Zamba2", legacy_block_types=True),
+})
 
 
 @pytest.fixture(scope="module")
@@ -302,11 +330,11 @@ def ckpt(tmp_path_factory):
                     centre = 0 if v.family.startswith("Qwen3") and "linear_attn.norm" not in n else 1
                     p.copy_(centre + 0.2 * torch.randn(p.shape, generator=g))
                 elif "embed" in n:
-                    p.copy_(torch.randn(p.shape, generator=g))
+                    p.copy_(v.embed_std * torch.randn(p.shape, generator=g))
                 elif n.endswith(("A_log", "dt_bias", ".D", "dt_proj.bias")):  # the decays, steps and skips
                     p.copy_(0.5 * torch.randn(p.shape, generator=g))
                 else:
-                    p.copy_(torch.randn(p.shape, generator=g) / p[0].numel() ** 0.5)
+                    p.copy_(v.linear_gain * torch.randn(p.shape, generator=g) / p[0].numel() ** 0.5)
             for n, b in model.named_buffers():  # a sigmoid router's correction bias, zero at init
                 if n.endswith(("expert_bias", "e_score_correction_bias")):
                     b.copy_(0.3 * torch.randn(b.shape, generator=g))
@@ -318,7 +346,7 @@ def ckpt(tmp_path_factory):
             (root / name / "config.json").write_text(json.dumps(cfg))
         if v.full_attn_idxs is not None or v.legacy_block_types or v.no_layer_types:
             cfg = json.loads((root / name / "config.json").read_text())
-            types = cfg.pop("layer_types")
+            types = cfg.pop("layer_types") if "layer_types" in cfg else cfg.pop("layers_block_type")
             if v.no_layer_types and "full_attention_interval" in v.config:
                 cfg["full_attention_interval"] = v.config["full_attention_interval"]
             elif v.no_layer_types:  # the config class's own pattern (LFM3)
@@ -326,7 +354,7 @@ def ckpt(tmp_path_factory):
             elif v.full_attn_idxs is not None:
                 cfg["full_attn_idxs"] = list(v.full_attn_idxs)
             else:
-                old = {"linear_attention": "mamba", "full_attention": "attention"}
+                old = {"linear_attention": "mamba", "full_attention": "attention", "hybrid": "hybrid"}
                 cfg["layers_block_type"] = [old[t] for t in types]
             (root / name / "config.json").write_text(json.dumps(cfg))
         return root / name
@@ -410,6 +438,8 @@ def test_lfm3_layer_types_derived(ckpt):
     ("olmo_hybrid", {"linear_allow_neg_eigval": False}),
     ("olmo_hybrid_rope", {"rope_parameters": {"rope_type": "default", "rope_theta": None}}),
     ("nemotron_h_moe", {"n_group": 1, "topk_group": 1}), ("nemotron_h_moe", {"routed_scaling_factor": 1.0}),
+    ("zamba2", {"use_shared_attention_adapter": False}), ("zamba2", {"use_mem_rope": False}),
+    ("zamba2_plain", {"add_bias_linear": False}),
 ])
 def test_features_are_visible(name, overrides, ckpt, reference):
     """Harness sanity: each switch the newer variants set (LFM3's head gate, sandwich norms, windows and the full layers'
@@ -484,11 +514,11 @@ RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": 
             "executorch": "generate_executorch"}
 
 CASES = ([(name, m) for name in ("lfm2", "lfm3", "nemotron_h", "olmo_hybrid", "recurrent_gemma", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
-                                 "falcon_mamba", "jamba")
+                                 "falcon_mamba", "jamba", "zamba2")
           for m in MODES]
          + [(name, m) for name in ("recurrent_gemma_bias", "olmo_hybrid_rope", "nemotron_h_moe", "lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
-                                   "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe")
+                                   "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe", "zamba2_plain")
             for m in ("onnx-mtd", "openvino")]
          + [("qwen3_5", m) for m in ("onnx-static", "openvino-static", "dynamo", "executorch")])
 
@@ -628,6 +658,16 @@ def test_mamba2_older_embedding_name(ckpt, tmp_path, reference):
 def test_refused(name, flags, message, ckpt, tmp_path):
     """What is not written yet (the seed's cache objects of recurrent layers in a .pt2 call):
     refused by name, exit 2, nothing written."""
+    refused(name, flags, message, ckpt, tmp_path)
+
+
+@pytest.mark.parametrize("flags", [("--for-generation", "--format", "onnx", "--dynamic", "--io", "seed")])
+def test_zamba2_seed_refused(flags, ckpt, tmp_path):
+    """io "seed" has no names for a Zamba2 hybrid layer's caches yet: refused by name, exit 2, nothing written."""
+    refused("zamba2", flags, "io \"seed\" has no names for the hybrid layers' caches", ckpt, tmp_path)
+
+
+def refused(name, flags, message, ckpt, tmp_path):
     out = tmp_path / "out"
     flags = list(flags)
     if "--config-json" in flags:
@@ -744,6 +784,31 @@ def test_falcon_h1_state_inputs(export_dir):
                 f"past.{layer}.ssm"} <= names, names
     layers = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]["cache"]["layers"]
     assert layers[0]["heads"] == 2 and layers[0]["conv"] == [64 + 2 * 2 * 16, 3] and layers[0]["ssm"] == [8, 8, 16]
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(layers_block_type=["mamba", "attention", "mamba", "hybrid", "mamba", "hybrid"]),
+     "layers_block_type[1] = 'attention'"),
+    (lambda c: c.update(num_key_value_heads=2), "use_shared_attention_adapter adds adapters 2·hidden_size (64) wide"),
+    (lambda c: c.update(n_mamba_heads=3), "mamba_expand · hidden_size (64) must equal n_mamba_heads"),
+    (lambda c: c.update(num_mem_blocks=0), "num_mem_blocks"),
+])
+def test_zamba2_bad_config(edit, message, ckpt, tmp_path):
+    """Zamba2 configs that name other layer kinds, or adapters transformers could not add: exit 2, no output."""
+    bad_config("zamba2", edit, message, ckpt, tmp_path)
+
+
+def test_zamba2_hybrid_layer_states(export_dir):
+    """A Zamba2 hybrid layer keeps its shared block's keys and values (its own: the blocks share weights, not caches)
+    and its Mamba2 states; a Mamba2 layer its states alone."""
+    import onnx
+    out = export_dir("zamba2", "--for-generation", *MODES["onnx-mtd"])
+    graph = onnx.load(str(out / "decode.onnx"), load_external_data=False).graph
+    dims = {i.name: [d.dim_value or d.dim_param for d in i.type.tensor_type.shape.dim] for i in graph.input}
+    for layer in (1, 3, 5):
+        assert dims[f"past_key_values.{layer}.key"][1] == 4 and dims[f"past_key_values.{layer}.key"][3] == 16, dims
+        assert dims[f"past.{layer}.ssm"][1:] == [4, 16, 8], dims
+    assert "past_key_values.0.key" not in dims and dims["past.0.conv"][1:] == [64 + 2 * 2 * 8, 3], dims
 
 
 def bad_config(name, edit, message, ckpt, tmp_path):
