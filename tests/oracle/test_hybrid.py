@@ -14,7 +14,8 @@ Nemotron-H (NemotronHForCausalLM: every layer one block, a Mamba2 mixer, attenti
 OLMo-Hybrid (OlmoHybridForCausalLM: pre-normed gated delta-nets beside OLMo 3's post-normed attention),
 RecurrentGemma (RecurrentGemmaForCausalLM: RG-LRU blocks beside local multi-query attention),
 Zamba2 (Zamba2ForCausalLM: a Mamba2 mixer in every layer, fed in the hybrid layers by shared transformer blocks
-over [x; embeddings] with per-use LoRA adapters), and
+over [x; embeddings] with per-use LoRA adapters), MiniMax-01 (MiniMaxForCausalLM: lightning attention, a linear
+attention decaying per head, beside full attention, each residual its normed input), and
 Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM: gated
 delta-nets and gated attention).
 
@@ -78,6 +79,8 @@ class Variant:
     pattern: str | None = None           # written as hybrid_override_pattern in place of layers_block_type (Nemotron-H)
     embed_std: float = 1.0               # the embeddings' scale: a tied head reads them as its weights, and a smaller
                                          # table keeps its logits (and their float error) at an untied head's size
+    drop: tuple = ()                     # tensors (name suffixes) left out of the checkpoint: buffers transformers
+                                         # computes when a checkpoint has none
     linear_gain: float = 1.0             # the linears' scale: below 1 where blocks compound (Zamba2's attention over
                                          # [x; embeddings] with adapters), so that transformers' own float32 logits
                                          # stay within 1e-5 of float64 and 1e-4 can tell a wrong graph from rounding
@@ -312,6 +315,23 @@ VARIANTS.update({
                              "mamba_d_conv": 3, "mamba_expand": 3, "hidden_act": "gelu_pytorch_tanh"},
                             family="Zamba2", legacy_block_types=True),
 })
+MINIMAX = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=24, num_attention_heads=4, num_key_value_heads=2,
+               head_dim=8, num_local_experts=4, num_experts_per_tok=2, block_size=4, pad_token_id=0, bos_token_id=1,
+               eos_token_id=2, tie_word_embeddings=False)
+VARIANTS.update({
+    # MiniMax-01: its own pattern (layer_types left out: full attention at even layers, lightning attention at odd
+    # ones), lightning blocks of 4 (transformers' prompt path crosses blocks), every residual factor away from 1,
+    # top-2 of 4 Mixtral experts
+    "minimax": Variant({**MINIMAX, "num_hidden_layers": 4, "full_attn_alpha_factor": 0.9, "full_attn_beta_factor": 1.1,
+                        "linear_attn_alpha_factor": 1.2, "linear_attn_beta_factor": 0.8, "mlp_alpha_factor": 0.7,
+                        "mlp_beta_factor": 1.3}, family="MiniMax", no_layer_types=True),
+    # lightning first and last, a window of 3 on the attention layer, GELU, blocks of 2, the slope buffers left out
+    # of the checkpoint (computed as transformers' get_slope_rate does)
+    "minimax_window": Variant({**MINIMAX, "num_hidden_layers": 3, "sliding_window": 3, "hidden_act": "gelu",
+                               "block_size": 2,
+                               "layer_types": ["linear_attention", "full_attention", "linear_attention"]},
+                              family="MiniMax", drop=("slope_rate", "query_decay", "key_decay", "diagonal_decay")),
+})
 
 
 @pytest.fixture(scope="module")
@@ -339,6 +359,11 @@ def ckpt(tmp_path_factory):
                 if n.endswith(("expert_bias", "e_score_correction_bias")):
                     b.copy_(0.3 * torch.randn(b.shape, generator=g))
         model.save_pretrained(root / name)
+        if v.drop:
+            from safetensors.torch import load_file, save_file
+            tensors = load_file(str(root / name / "model.safetensors"))
+            save_file({k: t for k, t in tensors.items() if not k.endswith(v.drop)}, str(root / name / "model.safetensors"),
+                      metadata={"format": "pt"})
         if v.pattern is not None:  # Nemotron-H's older configs: the layers as a string
             cfg = json.loads((root / name / "config.json").read_text())
             cfg.pop("layers_block_type")
@@ -440,6 +465,8 @@ def test_lfm3_layer_types_derived(ckpt):
     ("nemotron_h_moe", {"n_group": 1, "topk_group": 1}), ("nemotron_h_moe", {"routed_scaling_factor": 1.0}),
     ("zamba2", {"use_shared_attention_adapter": False}), ("zamba2", {"use_mem_rope": False}),
     ("zamba2_plain", {"add_bias_linear": False}),
+    ("minimax", {"linear_attn_beta_factor": 1.0}), ("minimax", {"mlp_alpha_factor": 2.0}),
+    ("minimax_window", {"sliding_window": None}),
 ])
 def test_features_are_visible(name, overrides, ckpt, reference):
     """Harness sanity: each switch the newer variants set (LFM3's head gate, sandwich norms, windows and the full layers'
@@ -514,7 +541,7 @@ RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": 
             "executorch": "generate_executorch"}
 
 CASES = ([(name, m) for name in ("lfm2", "lfm3", "nemotron_h", "olmo_hybrid", "recurrent_gemma", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
-                                 "falcon_mamba", "jamba", "zamba2")
+                                 "falcon_mamba", "jamba", "zamba2", "minimax")
           for m in MODES]
          + [(name, m) for name in ("recurrent_gemma_bias", "olmo_hybrid_rope", "nemotron_h_moe", "lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
@@ -558,6 +585,39 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
     assert len(set(want_tokens[0].tolist())) > 2, "the reference must not be a constant run of tokens"
     tokens, logits = run_loop(out, mode, tmp_path)
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
+
+
+def want_stepwise(reference, name):
+    """Greedy decoding by transformers' forward over the whole sequence so far at each step, no cache (rows past
+    their end of sequence fed the pad token, as generate() does): tokens [B, steps], logits [steps, B, vocab]."""
+    ids, mask, _ = padded()
+    seq, m = torch.from_numpy(ids), torch.from_numpy(mask)
+    done = torch.zeros(len(seq), dtype=torch.bool)
+    tokens, logits = [], []
+    with torch.no_grad():
+        for _ in range(NEW_TOKENS):
+            pos = (m.cumsum(-1) - 1).clamp(min=0)
+            out = reference(name)(seq, attention_mask=m, position_ids=pos, use_cache=False).logits[:, -1]
+            nxt = torch.where(done, torch.tensor(0), out.argmax(-1))
+            done |= nxt == 2
+            tokens.append(nxt), logits.append(out)
+            seq, m = torch.cat([seq, nxt[:, None]], 1), torch.cat([m, torch.ones_like(m[:, :1])], 1)
+            if done.all():
+                break
+    return torch.stack(tokens, 1).numpy(), torch.stack(logits).numpy()
+
+
+@pytest.mark.parametrize("mode", ["onnx-mtd", "openvino"])
+def test_minimax_lightning_first_generation(mode, export_dir, reference, tmp_path):
+    """MiniMax with a lightning layer first, as MiniMax-01 has: transformers' generate() takes the cache's length from
+    layer 0, which a lightning layer never fills, so its decode steps mask and place the token as if nothing came
+    before (its step logits then differ from its own forward's). The reference is transformers' forward over the
+    whole sequence at each step: 32 greedy tokens equal, each step's logits within 1e-4."""
+    out = export_dir("minimax_window", "--for-generation", *MODES[mode])
+    want_tokens, want_logits = want_stepwise(reference, "minimax_window")
+    assert len(set(want_tokens[0].tolist())) > 2, "the reference must not be a constant run of tokens"
+    tokens, logits = run_loop(out, mode, tmp_path)
+    compare_generation(tokens, logits, want_tokens, want_logits, f"minimax_window {mode}")
 
 
 def test_state_inputs(export_dir):
@@ -661,10 +721,12 @@ def test_refused(name, flags, message, ckpt, tmp_path):
     refused(name, flags, message, ckpt, tmp_path)
 
 
-@pytest.mark.parametrize("flags", [("--for-generation", "--format", "onnx", "--dynamic", "--io", "seed")])
-def test_zamba2_seed_refused(flags, ckpt, tmp_path):
-    """io "seed" has no names for a Zamba2 hybrid layer's caches yet: refused by name, exit 2, nothing written."""
-    refused("zamba2", flags, "io \"seed\" has no names for the hybrid layers' caches", ckpt, tmp_path)
+@pytest.mark.parametrize("name,message", [("zamba2", "io \"seed\" has no names for the hybrid layers' caches"),
+                                          ("minimax", "io \"seed\" has no names for the lightning attention layers'")])
+def test_seed_refused(name, message, ckpt, tmp_path):
+    """io "seed" has no names yet for a Zamba2 hybrid layer's caches or a lightning layer's state: refused by name,
+    exit 2, nothing written."""
+    refused(name, ("--for-generation", "--format", "onnx", "--dynamic", "--io", "seed"), message, ckpt, tmp_path)
 
 
 def refused(name, flags, message, ckpt, tmp_path):
@@ -809,6 +871,30 @@ def test_zamba2_hybrid_layer_states(export_dir):
         assert dims[f"past_key_values.{layer}.key"][1] == 4 and dims[f"past_key_values.{layer}.key"][3] == 16, dims
         assert dims[f"past.{layer}.ssm"][1:] == [4, 16, 8], dims
     assert "past_key_values.0.key" not in dims and dims["past.0.conv"][1:] == [64 + 2 * 2 * 8, 3], dims
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(layer_types=["full_attention", "sliding_attention", "full_attention", "linear_attention"]),
+     "layer_types[1] = 'sliding_attention' (supported: linear_attention, full_attention)"),
+    (lambda c: c.update(mlp_beta_factor="x"), "mlp_beta_factor"),
+    (lambda c: c.update(block_size=0), "block_size"),
+])
+def test_minimax_bad_config(edit, message, ckpt, tmp_path):
+    """MiniMax configs naming other layer kinds or malformed factors: exit 2, the field named, no output."""
+    bad_config("minimax", edit, message, ckpt, tmp_path)
+
+
+def test_minimax_lightning_state(export_dir):
+    """A lightning attention layer keeps one state, past.{i}.ssm [batch, heads, head_dim, head_dim] (no convolution);
+    the attention layers their keys and values."""
+    import onnx
+    out = export_dir("minimax", "--for-generation", *MODES["onnx-mtd"])
+    graph = onnx.load(str(out / "decode.onnx"), load_external_data=False).graph
+    dims = {i.name: [d.dim_value or d.dim_param for d in i.type.tensor_type.shape.dim] for i in graph.input}
+    assert dims["past.1.ssm"][1:] == [4, 8, 8] and dims["past.3.ssm"][1:] == [4, 8, 8], dims
+    assert "past.1.conv" not in dims and "past_key_values.1.key" not in dims and "past_key_values.0.key" in dims
+    layers = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]["cache"]["layers"]
+    assert layers[1] == {"ssm": [4, 8, 8]} and layers[0]["heads"] == 2
 
 
 def bad_config(name, edit, message, ckpt, tmp_path):
