@@ -126,6 +126,27 @@ static hfx_value *layer_sandwich_per_layer(layer_ctx *c, const layer_args *a, hf
     return hfx_dec_per_layer_block(c, a->i, residual(c, x, NORM(f, c->n.post2)));
 }
 
+/* LongCat-Flash: a config layer's two sublayers, PRE's each (this is one of them), the experts over the first one's MLP
+ * input added after the second's MLP */
+static hfx_value *layer_paired_shortcut(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    long long part = (long long)(a->i % 2);
+    char layer[96], attn[64], norm1[64], norm2[64], mlp[32], p[192];
+    snprintf(layer, sizeof layer, c->n.layer, (long long)(a->i / 2)); /* (a name without conversions: printed as is) */
+    snprintf(attn, sizeof attn, "%s.%lld", c->n.attn, part);
+    snprintf(norm1, sizeof norm1, "%s.%lld", c->n.norm1, part);
+    snprintf(norm2, sizeof norm2, "%s.%lld", c->n.norm2, part);
+    snprintf(mlp, sizeof mlp, "mlps.%lld", part); /* (the dense MLPs' list; c->n.mlp names the experts' block) */
+    layer_ctx s = *c;
+    s.n.layer = layer, s.n.attn = attn;
+    hfx_value *h = hfx_dec_norm(&s, x, c->m->hidden, hfx_dec_name(&s, a->i, NULL, norm1, p, sizeof p));
+    x = residual(c, x, hfx_dec_mixer(&s, a->i, h, a->cos, a->sin, a->bias));
+    h = hfx_dec_norm(&s, x, c->m->hidden, hfx_dec_name(&s, a->i, NULL, norm2, p, sizeof p));
+    if (!part) c->shortcut = hfx_dec_moe(&s, a->i, h);
+    s.n.mlp = mlp;
+    x = residual(c, x, hfx_dec_ffn(&s, a->i, h));
+    return part && c->shortcut ? hfx_op2(c->g, HFX_OP_ADD, x, c->shortcut) : x;
+}
+
 /* h = norm1(x); x = α·h + β·mixer(h); h = norm2(x); x = α'·h + β'·mlp(h), α and β the mixer kind's (MiniMax) */
 static hfx_value *layer_normed_residual(layer_ctx *c, const layer_args *a, hfx_value *x) {
     char p[160];
@@ -168,6 +189,7 @@ static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hf
     [HFX_LAYOUT_SANDWICH_BY_CONFIG] = layer_sandwich, /* (the parse says which norms) */
     [HFX_LAYOUT_PARALLEL_OR_PRE] = layer_pre, /* (the parse settles it) */
     [HFX_LAYOUT_NORMED_RESIDUAL] = layer_normed_residual,
+    [HFX_LAYOUT_PAIRED_SHORTCUT] = layer_paired_shortcut,
     [HFX_LAYOUT_SHARED_BLOCKS] = layer_shared_blocks,
 };
 _Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_SHARED_BLOCKS + 1,

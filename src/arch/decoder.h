@@ -82,6 +82,10 @@ typedef enum {
     HFX_LAYOUT_PARALLEL_OR_PRE, /* new_decoder_architecture: PARALLEL (names.parallel_norms) when num_ln_in_parallel_attn
                                   is 2 (its default), PARALLEL_SHARED when 1; else parallel_attn (default true) picks
                                   PARALLEL_SHARED over PRE (Falcon) */
+    HFX_LAYOUT_PAIRED_SHORTCUT, /* each config layer two PRE sublayers (hfx's layers 2l and 2l + 1: each its cache, its
+                                   weights at index .0 or .1 of layer l's self_attn, input_layernorm,
+                                   post_attention_layernorm and mlps lists), and the experts (layer l's mlp) over the
+                                   first sublayer's MLP input, their output added after the second (LongCat-Flash) */
     HFX_LAYOUT_NORMED_RESIDUAL, /* h = norm1(x); x = α·h + β·mixer(h); h = norm2(x); x = α'·h + β'·mlp(h): the normed
                                    input is the residual, α and β its mixer kind's (MiniMax) */
     HFX_LAYOUT_SHARED_BLOCKS   /* PRE's mixer alone; a HFX_MIXER_SHARED_BLOCK layer x += mixer(norm1(x + linear(shared
@@ -232,6 +236,13 @@ typedef enum {
                               qk_rope_head_dim dims, the cache holding the normalized kv latent and the
                               rotated key part, as transformers' cache does (DeepSeek V2/V3) */
 } hfx_attention_kind;
+
+/* How latent attention scales its low-rank parts. */
+typedef enum {
+    HFX_MLA_SCALE_NONE,
+    HFX_MLA_SCALE_LORA_RANKS     /* queries × √(hidden / q_lora_rank), the normed latent × √(hidden / kv_lora_rank)
+                                    (LongCat-Flash) */
+} hfx_mla_scaling;
 
 /* Which token mixers the layers have. */
 typedef enum {
@@ -468,6 +479,8 @@ typedef enum {
                                their key width int(0.75 · hidden / heads), their value width twice that */
     HFX_DERIVE_NEMOTRON_H,  /* layers_block_type from hybrid_override_pattern (M, *, -, E) or layer_types;
                                num_hidden_layers its length; the older mamba_* names where given */
+    HFX_DERIVE_LONGCAT,     /* num_hidden_layers 2·num_layers (its sublayers), intermediate_size ffn_hidden_size,
+                               rope_interleave true, the latent widths' defaults */
     HFX_DERIVE_MINIMAX,     /* layer_types: full attention at even layers, lightning at odd ones */
     HFX_DERIVE_ZAMBA2       /* layer_types from layers_block_type (its default 54 layers), num_hidden_layers its length;
                                head_dim 2·hidden / heads; intermediate_size 4·hidden where null or 0; mlp_bias
@@ -515,6 +528,7 @@ typedef struct hfx_decoder_desc {
     hfx_decoder_mixers mixers;
     hfx_layer_shapes shapes;     /* whether the layers' heads and widths differ, and how config.json says so */
     hfx_attention_kind attention;
+    hfx_mla_scaling mla_scaling; /* latent attention's scaling of its low-rank parts */
     hfx_qkv_layout qkv;
     hfx_qk_norm qk_norm;
     const char *qk_norm_key;     /* a boolean that switches the descriptor's qk_norm on (Phi `qk_layernorm`) */
@@ -544,6 +558,7 @@ static inline bool hfx_decoder_mixers_only(const hfx_decoder_desc *d) {
 /* A mixture of experts' sizes and router settings (moe.c). */
 typedef struct hfx_decoder_moe_cfg {
     int64_t experts, top_k, moe_intermediate; /* E, k and each expert's width I */
+    int64_t zero;                /* zero-compute (identity) experts after the E routed ones (moe.h's zero_key) */
     int64_t shared_intermediate;  /* the shared expert's (moe.h) */
     bool norm_topk;              /* renormalise the top-k router weights ... */
     double norm_p;               /* ... by their p-norm (1: their sum) */
@@ -560,6 +575,7 @@ typedef struct hfx_decoder_moe_cfg {
 typedef struct hfx_decoder_mla_cfg {
     int64_t q_lora, kv_lora, qk_nope, qk_rope, v_dim; /* q_lora 0 is a plain q_proj */
     bool rope_deinterleave;      /* (V3 rope_interleave): rotary pairs regrouped into halves first */
+    double q_scale, latent_scale; /* the queries and the normed kv latent times these (1: none) */
 } hfx_decoder_mla_cfg;
 
 /* The scalings a lineage multiplies activations by (each 1: none). */

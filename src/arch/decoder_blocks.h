@@ -28,6 +28,8 @@ typedef struct layer_ctx {
     hfx_value *per_layer_inputs; /* [B,S,layers,width]: each layer's own input (per_layer_inputs.c); NULL: none */
     hfx_value *embeddings;      /* [B,S,hidden] the layers' input (Zamba2's shared blocks read it again) */
     int64_t adapter;            /* within a shared block's use: its LoRA adapters' index; -1 elsewhere */
+    hfx_value *shortcut;        /* HFX_LAYOUT_PAIRED_SHORTCUT: the experts' output [B,S,hidden] over the pair's first
+                                   sublayer, for its second */
 } layer_ctx;
 
 /* per layer: keys, values, and the seed profile's write counter (static cache) or window tensor

@@ -140,6 +140,24 @@ static bool derive_recurrent_gemma(hfx_cfg c, json_t *out) {
            json_object_set_new(out, "intermediate_size", json_integer(mlp / 2)) == 0;
 }
 
+/* LongCat-Flash: its sublayers as the layers (num_layers of two each: num_hidden_layers, which its config also takes,
+ * halved), its MLP width's own name, latent attention's widths where absent (its config's defaults), interleaved
+ * rotary pairs (its attention always regroups them). */
+static bool derive_longcat(hfx_cfg c, json_t *out) {
+    json_int_t layers = int_or(c, "num_layers", int_or(c, "num_hidden_layers", 56, 0, 8192) / 2, 0, 4096);
+    const json_t *ffn = json_object_get(c.obj, "ffn_hidden_size");
+    static const struct { const char *key; json_int_t value; } dflt[] = {
+        {"q_lora_rank", 1536}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64},
+        {"v_head_dim", 128}, {"ffn_hidden_size", 12288}, {"expert_ffn_hidden_size", 2048}, {"n_routed_experts", 512},
+        {"moe_topk", 12}, {"zero_expert_num", 256}};
+    for (size_t k = 0; k < sizeof dflt / sizeof dflt[0]; k++)
+        if (!json_object_get(c.obj, dflt[k].key) && json_object_set_new(out, dflt[k].key, json_integer(dflt[k].value)))
+            return false;
+    return json_object_set_new(out, "num_hidden_layers", json_integer(2 * layers)) == 0 &&
+           json_object_set_new(out, "intermediate_size", ffn ? json_incref((json_t *)ffn) : json_integer(12288)) == 0 &&
+           json_object_set_new(out, "rope_interleave", json_true()) == 0;
+}
+
 /* MiniMax: full attention at the even layers, lightning attention at the odd ones. */
 static const char *minimax_type(json_int_t i, hfx_cfg c) {
     (void)c;
@@ -196,6 +214,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     case HFX_DERIVE_RECURRENT_GEMMA: ok = ok && derive_recurrent_gemma(c, out); break;
     case HFX_DERIVE_ZAMBA2: ok = ok && derive_zamba2(c, out); break;
     case HFX_DERIVE_MINIMAX: ok = ok && derive_list(c, "layer_types", minimax_type, out); break;
+    case HFX_DERIVE_LONGCAT: ok = ok && derive_longcat(c, out); break;
     case HFX_DERIVE_MIMO_V2: { /* (the reference implementation attends to sliding_window_size tokens and the query) */
         const json_t *size = json_object_get(c.obj, "sliding_window_size");
         ok = ok && derive_list(c, "layer_types", mimo_v2_type, out) && derive_list(c, "mlp_layer_types", first_dense_mlp, out);

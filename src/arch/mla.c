@@ -24,6 +24,14 @@ hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_c
         (d->rope.interleave_key && (st = hfx_cfg_bool_or(c, d->rope.interleave_key, true, &m->mla.rope_deinterleave, err))))
         return st;
     if (!d->rope.interleave_key) m->mla.rope_deinterleave = false;
+    m->mla.q_scale = m->mla.latent_scale = 1.0;
+    if (d->mla_scaling == HFX_MLA_SCALE_LORA_RANKS) {
+        if (!m->mla.q_lora)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: q_lora_rank must be set: the queries' scale is √(hidden_size / "
+                                                  "q_lora_rank)", c.where);
+        m->mla.q_scale = sqrt((double)m->hidden / (double)m->mla.q_lora);
+        m->mla.latent_scale = sqrt((double)m->hidden / (double)m->mla.kv_lora);
+    }
     if (m->mla.qk_rope % 2)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: qk_rope_head_dim %lld is odd: the rotary pairs dims", c.where,
                         (long long)m->mla.qk_rope);
@@ -80,11 +88,11 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     } else {
         q = hfx_dec_proj(c, h, m->hidden, H * qk, false, P("q_proj"));
     }
-    q = hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, q, H, qk));                           /* [B,H,S,qk] */
+    q = hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, hfx_dec_scaled(g, q, m->mla.q_scale), H, qk)); /* [B,H,S,qk] */
     hfx_value *q_pass = hfx_slice(g, q, 3, 0, nope), *q_rot = hfx_slice(g, q, 3, nope, qk);
     hfx_value *ckv = hfx_dec_proj(c, h, m->hidden, R + rope, m->bias.q, P("kv_a_proj_with_mqa")); /* [B,S,R+r] */
     hfx_value *latent = hfx_dec_norm_eps(c, hfx_slice(g, ckv, 2, 0, R), R, P("kv_a_layernorm"), LATENT_NORM_EPS);
-    latent = hfx_unsqueeze(g, latent, 1);                               /* [B,1,S,R] */
+    latent = hfx_unsqueeze(g, hfx_dec_scaled(g, latent, m->mla.latent_scale), 1); /* [B,1,S,R] */
     hfx_value *k_rot = hfx_unsqueeze(g, hfx_slice(g, ckv, 2, R, R + rope), 1); /* [B,1,S,r] */
     if (m->mla.rope_deinterleave) q_rot = pairs_to_halves(c, q_rot), k_rot = pairs_to_halves(c, k_rot);
     q_rot = hfx_rope_apply(g, q_rot, cos, sin, m->rope.interleaved);

@@ -182,6 +182,13 @@ const hfx_moe_desc hfx_moe_solar = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
     .experts_alt_key = "num_local_experts", .shared_default = 1};
+/* LongCat-Flash: softmax scores over the routed and the zero-compute experts, the choice corrected by
+ * router.e_score_correction_bias, the chosen scores never renormalised, × routed_scaling_factor (6) */
+const hfx_moe_desc hfx_moe_longcat = {
+    .router = HFX_ROUTER_SOFTMAX_CORRECTED, .experts = HFX_EXPERTS_MLP, .layers = HFX_MOE_SHORTCUT,
+    .topk = HFX_TOPK_NEVER, .experts_key = "n_routed_experts", .top_k_key = "moe_topk",
+    .width_key = "expert_ffn_hidden_size", .router_name = "router.classifier.weight",
+    .correction_bias = "router.e_score_correction_bias", .zero_key = "zero_expert_num", .defaults = {0, 0, 6.0}};
 const hfx_moe_desc hfx_moe_gpt_oss = {
     .router = HFX_ROUTER_SOFTMAX_BIASED, .experts = HFX_EXPERTS_INTERLEAVED, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts"};
@@ -241,6 +248,9 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
         (st = hfx_cfg_int_in_or(c, "topk_group", l->defaults.top_groups > 0 ? l->defaults.top_groups : m->moe.groups,
                                 1, m->moe.groups, &m->moe.top_groups, err)))
         return st;
+    if (m->moe.zero && m->moe.groups > 1)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: n_group %lld with zero-compute experts is not supported", c.where,
+                        (long long)m->moe.groups);
     if (m->moe.experts % m->moe.groups)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: n_routed_experts %lld is not a multiple of n_group %lld", c.where,
                         (long long)m->moe.experts, (long long)m->moe.groups);
@@ -440,18 +450,19 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
         (st = parse_top_k(c, l->top_k_key ? l->top_k_key : "num_experts_per_tok", m, err)))
         return st;
     m->moe.moe_intermediate = m->intermediate;
-    m->moe.norm_topk = true;
+    m->moe.norm_topk = l->topk != HFX_TOPK_NEVER;
+    if (l->zero_key && (st = hfx_cfg_int_in_or(c, l->zero_key, 0, 0, 4096, &m->moe.zero, err))) return st;
     m->moe.norm_p = 1.0;
     if (l->topk == HFX_TOPK_P_NORM && (st = parse_norm_p(c, m, err))) return st;
     bool topk_default = l->topk == HFX_TOPK_CONFIG_TRUE;
-    if (!own_width && l->topk != HFX_TOPK_RENORM &&
+    if (!own_width && l->topk != HFX_TOPK_RENORM && l->topk != HFX_TOPK_NEVER &&
         (st = hfx_cfg_bool_or(c, "norm_topk_prob", topk_default, &m->moe.norm_topk, err)))
         return st;
     int64_t step = 1;
     if (own_width &&
         ((st = hfx_cfg_int_in(c, l->width_key ? l->width_key : "moe_intermediate_size", 1, 1 << 24,
                               &m->moe.moe_intermediate, err)) ||
-         (l->topk != HFX_TOPK_RENORM && l->topk != HFX_TOPK_P_NORM &&
+         (l->topk != HFX_TOPK_RENORM && l->topk != HFX_TOPK_P_NORM && l->topk != HFX_TOPK_NEVER &&
           (st = hfx_cfg_bool_or(c, "norm_topk_prob", topk_default, &m->moe.norm_topk, err))) ||
          (by_step && (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err)))))
         return st;
@@ -468,7 +479,8 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
         ((st = hfx_cfg_num_or(c, "swiglu_alpha", 1.702, &m->moe.swiglu_alpha, err)) ||
          (st = hfx_cfg_num_or(c, "swiglu_limit", 7.0, &m->moe.swiglu_limit, err))))
         return st;
-    for (int64_t i = 0; i < m->layers; i++) m->sparse[i] = !beside && (i + 1) % step == 0; /* (beside: dense MLPs) */
+    for (int64_t i = 0; i < m->layers; i++) /* (beside, or a shortcut: dense MLPs) */
+        m->sparse[i] = !beside && l->layers != HFX_MOE_SHORTCUT && (i + 1) % step == 0;
     m->moe.groups = m->moe.top_groups = 1;
     m->moe.routed_scale = 1.0;
     if (grouped_router(l) && (st = parse_deepseek_router(d, c, m, err))) return st;
@@ -513,7 +525,8 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     hfx_graph *g = c->g;
     bool v3 = ranks_by_top2(c->d->moe), sigmoid = c->d->moe->router == HFX_ROUTER_GROUPED_SIGMOID;
     bool corrected = corrected_router(c->d->moe) && !m->moe.uncorrected;
-    int64_t E = m->moe.experts, K = m->moe.top_k, G = m->moe.groups, per = E / G, axis = -1;
+    /* (the zero-compute experts are scored and picked as the others) */
+    int64_t E = m->moe.experts + m->moe.zero, K = m->moe.top_k, G = m->moe.groups, per = E / G, axis = -1;
     char p[192];
     const char *router_name = c->d->moe->router_name ? c->d->moe->router_name : "gate.weight";
     hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, m->hidden}, "%s", hfx_dec_name(c, i, block, router_name, p, sizeof p));
@@ -683,9 +696,10 @@ static void expert_tensors(layer_ctx *c, int64_t i, const char *block, bool fuse
                                   hfx_dec_name(c, i, block, "experts.down_proj", p, sizeof p))
                      : expert_weights(c, i, block, "down_proj", H, I);
     } else if (fused) {
-        hfx_value *gu = hfx_weight(c->w, 3, (int64_t[]){E, 2 * I, H}, "%s",
-                                   hfx_dec_name(c, i, block, hub_granite ? "input_linear.weight" : "experts.gate_up_proj",
-                                               p, sizeof p));
+        hfx_dec_name(c, i, block, hub_granite ? "input_linear.weight" : "experts.gate_up_proj", p, sizeof p);
+        int64_t rows = m->moe.zero && hfx_weight_dim(c->w, p, 0) == E + m->moe.zero ? E + m->moe.zero : E; /* (LongCat
+                                                                     sizes it for the zero-compute experts too) */
+        hfx_value *gu = hfx_const_slice(g, hfx_weight(c->w, 3, (int64_t[]){rows, 2 * I, H}, "%s", p), 0, 0, E);
         *gate = hfx_const_slice(g, gu, 1, 0, I);
         *up = hfx_const_slice(g, gu, 1, I, I);
         *down = hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s",
@@ -703,6 +717,61 @@ static void expert_tensors(layer_ctx *c, int64_t i, const char *block, bool fuse
         *up = expert_weights(c, i, block, mixtral ? "w3" : "up_proj", I, H);
         *down = expert_weights(c, i, block, mixtral ? "w2" : "down_proj", H, I);
     }
+}
+
+/* The zero-compute experts' part of the routing (their indices E and up): the sum of their weights [B,S,1], taken out
+ * of *w and *idx (gathered: weight 0, index 0) or *top (dense: its first E columns). */
+static hfx_value *zero_experts(layer_ctx *c, hfx_value **w, hfx_value **idx, hfx_value **top) {
+    hfx_graph *g = c->g;
+    int64_t E = c->m->moe.experts, axis = -1;
+    if (*top) {
+        hfx_value *ident = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_slice(g, *top, 2, E, INT64_MAX), 1, &axis);
+        *top = hfx_slice(g, *top, 2, 0, E);
+        return ident;
+    }
+    hfx_value *routed = hfx_op2(g, HFX_OP_LESS, *idx, hfx_const_i64(g, E)); /* [B,S,K] */
+    hfx_value *zero = hfx_const_scalar(g, (*w)->dtype, 0.0);
+    hfx_value *ident = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_where(g, routed, zero, *w), 1, &axis);
+    *w = hfx_where(g, routed, *w, zero);
+    *idx = hfx_where(g, routed, *idx, hfx_const_i64(g, 0));
+    return ident;
+}
+
+/* Each token's k experts gathered by index: [B,S,K,I,H] @ [B,S,1,H,1] → [B,S,K,I,1], weighed by w [B,S,K]. */
+static hfx_value *gathered_experts(layer_ctx *c, hfx_value *h, hfx_value *w, hfx_value *idx, hfx_value *gate,
+                                   hfx_value *up, hfx_value *down) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->hidden, k_axis = 2;
+    w = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, w, h->dtype), -1), -1); /* [B,S,K,1,1] */
+    hfx_value *x5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), -1);             /* [B,S,1,H,1] */
+    hfx_value *u5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, up, idx, 0), x5);
+    hfx_value *a5 = gate ? hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, hfx_op2(g, HFX_OP_MATMUL,
+                                                                                hfx_gather(g, gate, idx, 0), x5)), u5)
+                         : hfx_activate(g, m->act, u5);
+    hfx_value *y5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, down, idx, 0), a5); /* [B,S,K,H,1] */
+    hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y5, w), 1, &k_axis);
+    return hfx_reshape(g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H)});
+}
+
+/* Every expert at once: [1,B,S,H] @ [E,1,H,I] → [E,B,S,I], weighted by the dense top-k mask top [B,S,E]. */
+static hfx_value *all_experts(layer_ctx *c, hfx_value *h, hfx_value *top, hfx_value *gate, hfx_value *up,
+                              hfx_value *down) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->hidden;
+    top = hfx_cast(g, top, h->dtype);
+    static const int64_t swap_last[3] = {0, 2, 1};
+    hfx_value *x4 = hfx_unsqueeze(g, h, 0);
+    hfx_value *u4 = hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, hfx_const_permute(g, up, swap_last), 1));
+    hfx_value *a4 = gate ? hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(
+                                       g, hfx_const_permute(g, gate, swap_last), 1))), u4)
+                         : hfx_activate(g, m->act, u4);
+    hfx_value *y4 = hfx_op2(g, HFX_OP_MATMUL, a4, hfx_unsqueeze(g, hfx_const_permute(g, down, swap_last), 1)); /* [E,B,S,H] */
+    hfx_value *w4 = hfx_unsqueeze(g, hfx_transpose(g, top, 3, (int64_t[]){2, 0, 1}), -1);       /* [E,B,S,1] */
+    int64_t axis0 = 0;
+    hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y4, w4), 1, &axis0); /* [1,B,S,H] */
+    return hfx_reshape(g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H)});
 }
 
 /* Mixture of experts without data-dependent shapes: the router's top-k weights as a dense
@@ -726,7 +795,6 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     if (layout == HFX_EXPERTS_ON_LAYER) block = NULL, fused = true;
     if (granite) fused = true; /* Granite's experts come fused, under either name */
     bool hub_granite = granite && hfx_weight_exists(c->w, hfx_dec_name(c, i, block, "input_linear.weight", p, sizeof p));
-    int64_t H = m->hidden;
     /* the routing: gathered, each token's k weights and experts [B,S,K]; else a dense [B,S,E] */
     hfx_value *w = NULL, *idx = NULL, *top = NULL;
     if (grouped_router(c->d->moe))
@@ -740,32 +808,17 @@ static hfx_value *routed_experts(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
 
     hfx_value *gate, *up, *down; /* [E, I, H] (NULL: ungated), [E, I, H], [E, H, I] */
     expert_tensors(c, i, block, fused, hub_granite, &gate, &up, &down);
-    if (c->o->moe_gather) {
-        /* each token's k experts gathered by index: [B,S,K,I,H] @ [B,S,1,H,1] → [B,S,K,I,1] */
-        w = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, w, h->dtype), -1), -1); /* [B,S,K,1,1] */
-        hfx_value *x5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), -1);             /* [B,S,1,H,1] */
-        hfx_value *u5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, up, idx, 0), x5);
-        hfx_value *a5 = gate ? hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, hfx_op2(g, HFX_OP_MATMUL,
-                                                                                    hfx_gather(g, gate, idx, 0), x5)), u5)
-                             : hfx_activate(g, m->act, u5);
-        hfx_value *y5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, down, idx, 0), a5); /* [B,S,K,H,1] */
-        int64_t k_axis = 2;
-        hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y5, w), 1, &k_axis);
-        return hfx_reshape(g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H)});
+    for (int64_t e = m->moe.experts; !fused && e < m->moe.experts + m->moe.zero; e++) { /* (LongCat's checkpoints store the
+                                                                            zero-compute experts' unused gate and up) */
+        char leaf[96];
+        for (int j = 0; j < 2; j++) {
+            snprintf(leaf, sizeof leaf, "experts.%lld.%s.weight", (long long)e, j ? "up_proj" : "gate_proj");
+            hfx_weight_ignore(c->w, hfx_dec_name(c, i, block, leaf, p, sizeof p));
+        }
     }
-    /* every expert at once: [1,B,S,H] @ [E,1,H,I] → [E,B,S,I], weighted by the dense top-k mask */
-    top = hfx_cast(g, top, h->dtype);
-    static const int64_t swap_last[3] = {0, 2, 1};
-    hfx_value *x4 = hfx_unsqueeze(g, h, 0);
-    hfx_value *u4 = hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, hfx_const_permute(g, up, swap_last), 1));
-    hfx_value *a4 = gate ? hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(
-                                       g, hfx_const_permute(g, gate, swap_last), 1))), u4)
-                         : hfx_activate(g, m->act, u4);
-    hfx_value *y4 = hfx_op2(g, HFX_OP_MATMUL, a4, hfx_unsqueeze(g, hfx_const_permute(g, down, swap_last), 1)); /* [E,B,S,H] */
-    hfx_value *w4 = hfx_unsqueeze(g, hfx_transpose(g, top, 3, (int64_t[]){2, 0, 1}), -1);       /* [E,B,S,1] */
-    int64_t axis0 = 0;
-    hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y4, w4), 1, &axis0); /* [1,B,S,H] */
-    return hfx_reshape(g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H)});
+    hfx_value *identity = m->moe.zero ? zero_experts(c, &w, &idx, &top) : NULL; /* [B,S,1]: their weights' sum */
+    hfx_value *y = c->o->moe_gather ? gathered_experts(c, h, w, idx, gate, up, down) : all_experts(c, h, top, gate, up, down);
+    return identity ? hfx_op2(g, HFX_OP_ADD, y, hfx_op2(g, HFX_OP_MUL, h, hfx_cast(g, identity, h->dtype))) : y;
 }
 
 /* GPT-OSS's gate on [.., 2I] with gate and up interleaved: (clamp(up, ±limit) + 1)·g·σ(α·g),

@@ -77,6 +77,8 @@ typedef enum {
                                  moe_intermediate_size (LFM2-MoE) */
     HFX_MOE_BY_BLOCK_TYPE,    /* the layers the mixers' pattern makes experts (HFX_MIXERS_ONE_BLOCK_BY_TYPE's "moe"), of
                                  moe_intermediate_size (Nemotron-H) */
+    HFX_MOE_SHORTCUT,         /* no MLP is sparse: the layout runs the experts itself, of moe_intermediate_size
+                                 (LongCat-Flash's shortcut, HFX_LAYOUT_PAIRED_SHORTCUT) */
     HFX_MOE_BESIDE_MLP        /* when enable_moe_block: every layer, beside its dense MLP (the layout combines them:
                                  hfx_dec_moe_beside), of moe_intermediate_size (Gemma 4) */
 } hfx_moe_layers;
@@ -85,6 +87,7 @@ typedef enum {
     HFX_TOPK_RENORM,     /* the top-k weights always renormalised */
     HFX_TOPK_CONFIG,     /* as norm_topk_prob says (absent: false) */
     HFX_TOPK_CONFIG_TRUE, /* ... (absent: true) */
+    HFX_TOPK_NEVER,      /* never renormalised, whatever norm_topk_prob says (LongCat-Flash) */
     HFX_TOPK_P_NORM      /* divided by their p-norm, p ffn_config.moe_normalize_expert_weights (absent: 1, the sum;
                             null: not at all) (DBRX) */
 } hfx_moe_topk;
@@ -127,6 +130,9 @@ typedef struct hfx_moe_desc {
                                     router_scaling_factor); NULL: "routed_scaling_factor" */
     const char *out_bias;        /* a bias [hidden] under the block added to the experts' sum (JetMoE's "bias"); NULL:
                                     none */
+    const char *zero_key;        /* the count of zero-compute experts after the routed ones ("zero_expert_num", null: 0):
+                                    the router scores them too, each passes its input on, weighed (LongCat-Flash);
+                                    NULL: none */
     const char *combine_key;     /* "sum" or "average" (the default) of the experts' and the shared experts' outputs
                                     (Cohere2-MoE's shared_expert_combination_strategy); NULL: their sum. A router that
                                     is not grouped reads shared_key then, 0 by default: none */
@@ -136,6 +142,6 @@ extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h;
+    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h, hfx_moe_longcat;
 
 #endif

@@ -503,6 +503,12 @@ static const hfx_decoder_desc DeepseekV3ForCausalLM_desc = {
     "DeepseekV3ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .moe = &hfx_moe_deepseek_v3,
     .rope.interleave_key = "rope_interleave",
     .output_class = "MoeCausalLMOutputWithPast"};
+/* LongCat-Flash: each layer two sublayers of latent attention (its low-rank parts scaled by √(hidden / rank)) and a
+ * dense MLP, and a shortcut of experts beside zero-compute ones (HFX_LAYOUT_PAIRED_SHORTCUT) */
+static const hfx_decoder_desc LongcatFlashForCausalLM_desc = {
+    "LongcatFlashForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .mla_scaling = HFX_MLA_SCALE_LORA_RANKS,
+    .moe = &hfx_moe_longcat, .layout = HFX_LAYOUT_PAIRED_SHORTCUT, .derive = HFX_DERIVE_LONGCAT,
+    .rope.interleave_key = "rope_interleave", .rope.theta = 10000000.0, .output_class = "MoeCausalLMOutputWithPast"};
 /* GLM-4.7-Flash: V3's latent attention and experts, the sparse layers by mlp_layer_types (its config never reads
  * first_k_dense_replace) */
 static const char *const glm4_lite_ignores[] = {"first_k_dense_replace", NULL};
@@ -856,6 +862,7 @@ static const struct entry {
     {"GraniteMoeSWAForCausalLM", &hfx_decoder_family, &GraniteMoeSWAForCausalLM_desc},
     {"MiniMaxM2ForCausalLM", &hfx_decoder_family, &MiniMaxM2ForCausalLM_desc},
     {"MiniMaxForCausalLM", &hfx_decoder_family, &MiniMaxForCausalLM_desc},
+    {"LongcatFlashForCausalLM", &hfx_decoder_family, &LongcatFlashForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},
     {"Ernie4_5_MoeForCausalLM", &hfx_decoder_family, &Ernie4_5_MoeForCausalLM_desc},
     {"PhiForCausalLM", &hfx_decoder_family, &PhiForCausalLM_desc},

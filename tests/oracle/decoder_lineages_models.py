@@ -58,6 +58,8 @@ from transformers import (
     GraniteSWAConfig,
     GraniteSWAForCausalLM,
     JetMoeConfig,
+    LongcatFlashConfig,
+    LongcatFlashForCausalLM,
     JetMoeForCausalLM,
     MiMoV2FlashConfig,
     MiMoV2FlashForCausalLM,
@@ -152,6 +154,7 @@ ARCHS = {
     "cohere2_moe": (Cohere2MoeConfig, Cohere2MoeForCausalLM, "causal"),
     "mimo_v2_flash": (MiMoV2FlashConfig, MiMoV2FlashForCausalLM, "causal"),
     "jetmoe": (JetMoeConfig, JetMoeForCausalLM, "causal"),
+    "longcat_flash": (LongcatFlashConfig, LongcatFlashForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -316,6 +319,12 @@ MIMO_V2 = dict(SMALL, num_hidden_layers=7, head_dim=24, v_head_dim=16, sliding_w
 JETMOE = dict(vocab_size=168, hidden_size=64, num_hidden_layers=3, num_key_value_heads=2, kv_channels=16,
               num_local_experts=4, num_experts_per_tok=2, intermediate_size=32, max_position_embeddings=64,
               rms_norm_eps=1e-5, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+
+LONGCAT = dict(vocab_size=168, hidden_size=64, num_layers=2, num_attention_heads=4, ffn_hidden_size=96, q_lora_rank=24,
+               kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=16, head_dim=8, n_routed_experts=4,
+               zero_expert_num=2, moe_topk=2, expert_ffn_hidden_size=32, routed_scaling_factor=1.5,
+               max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)
 
 
 def _cohere2_moe_derived(c: dict) -> dict:
@@ -793,12 +802,24 @@ SPECS += [
          cases=models.DEFAULT_CASES),
 ]
 
+SPECS += [
+    dict(name="longcat_flash", arch="longcat_flash", config=dict(LONGCAT),
+         doc="2 layers of two sublayers each (latent attention with q_lora_rank 24, its queries and latent scaled by "
+             "sqrt(hidden / rank), rotary pairs regrouped; a dense MLP of 96), and a shortcut: top-2 of 4 experts "
+             "and 2 zero-compute ones by softmax + the router's e_score_correction_bias, never renormalised, x 1.5, "
+             "over the first sublayer's MLP input, added after the second",
+         cases=models.DEFAULT_CASES),
+    dict(name="longcat_flash_plain", arch="longcat_flash",
+         config=dict(LONGCAT, zero_expert_num=0, attention_bias=True, moe_topk=3, routed_scaling_factor=1.0),
+         doc="no zero-compute experts (0), attention biases, top-3", seed=1, cases=models.DEFAULT_CASES),
+]
+
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
-             "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe")
+             "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -813,7 +834,7 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 GEN_BATCH1_MODE = "onnx-dyncache"
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("longcat_flash", "jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included; Phi-3.5-MoE's rotary scale switches by the batch's longest positions): a padded row need not
@@ -927,6 +948,8 @@ FEATURES = [
     ("jetmoe", _PAD3, "top-2 experts (not top-1)", {"num_experts_per_tok": 1}),
     ("dbrx", _PAD3, "top-2 routing (not top-1)", {"ffn_config.moe_top_k": 1}),
     ("dbrx", _PAD3, "weights divided by their 2-norm (not their sum)", {"ffn_config.moe_normalize_expert_weights": 1.0}),
+    ("longcat_flash", _PAD3, "routed_scaling_factor 1.5", {"routed_scaling_factor": 1.0}),
+    ("longcat_flash", _PAD3, "top-2 routing (not top-3)", {"moe_topk": 3}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
@@ -934,7 +957,8 @@ FEATURES = [
 CORRECTION_BIASES = [("mimo_v2_flash", "e_score_correction_bias"), ("gemma4", "layer_scalar"), ("glm4_moe_lite", "e_score_correction_bias"),
                      ("hy_v3", "e_score_correction_bias"), ("afmoe", "expert_bias"), ("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
                      ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
-                     ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias")]
+                     ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias"),
+                     ("longcat_flash", "e_score_correction_bias")]
 
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [
@@ -984,6 +1008,8 @@ BAD_CONFIGS = [
     ("cohere2_moe", {"expert_selection_fn": "relu"}, "expert_selection_fn"),
     ("cohere2_moe", {"shared_expert_combination_strategy": "max"}, "shared_expert_combination_strategy"),
     ("dbrx", {"ffn_config": dict(DBRX["ffn_config"], ffn_act_fn={"name": "silu", "inplace": True})}, "ffn_act_fn"),
+    ("longcat_flash", {"zero_expert_num": -1}, "zero_expert_num"),
+    ("longcat_flash", {"q_lora_rank": None}, "q_lora_rank"),
 ]
 
 
