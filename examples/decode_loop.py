@@ -60,6 +60,14 @@ def present_of(name: str) -> str:
     return "present." + (name[len("past_key_values."):] if name.startswith("past_key_values.") else name[len("past."):])
 
 
+def cache_geometry(geo: dict, kind: str, batch: int, length: int) -> tuple:
+    """[batch, heads, length, width] of a layer's cache tensor `kind` from its metadata: its keys, its values, or
+    (DeepSeek V3.2's sparse attention) its indexer's keys, one head of index_dim."""
+    if kind == "index_key":
+        return (batch, 1, length, geo["index_dim"])
+    return (batch, geo["heads"], length, geo["key_dim" if kind == "key" else "value_dim"])
+
+
 class Component:
     """What the loop reads of one component: its export.json entry, the runtime's graph where the
     metadata is silent. A subclass loads the graph, sets `inputs` (name -> the runtime's input),
@@ -110,8 +118,7 @@ class Component:
         layer, kind = parts[0], parts[-1]
         layers = self.cache.get("layers")
         if layers:
-            geo = layers[int(layer)]
-            return (batch, geo["heads"], length, geo["key_dim" if kind == "key" else "value_dim"])
+            return cache_geometry(layers[int(layer)], kind, batch, length)
         return (batch, self.graph_dim(name, 1), length, self.graph_dim(name, 3))
 
     def max_cache_len(self, out_dir: Path, generation: dict) -> int:
@@ -551,7 +558,7 @@ def _first_cache(export, batch: int, cross: dict) -> dict:
     for name in comp.cache_inputs:
         layer, kind = int(name.split(".")[2]), name.rsplit(".", 1)[1]
         geo = layers[layer] if layer < len(layers) else None
-        shape = ((batch, geo["heads"], export.max_cache_len, geo["key_dim" if kind == "key" else "value_dim"]) if geo
+        shape = (cache_geometry(geo, kind, batch, export.max_cache_len) if geo
                  else (batch, comp.graph_dim(name, 1), export.max_cache_len, comp.graph_dim(name, 3)))
         feed[name] = np.zeros(shape, comp.cache_dtype(name))
     if feed:

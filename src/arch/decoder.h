@@ -244,6 +244,13 @@ typedef enum {
                                     (LongCat-Flash) */
 } hfx_mla_scaling;
 
+/* Which keys latent attention reads. */
+typedef enum {
+    HFX_MLA_KEYS_ALL,
+    HFX_MLA_KEYS_INDEXED         /* each query's index_topk keys a lightning indexer scores highest (indexer.c: DeepSeek
+                                    V3.2's sparse attention) */
+} hfx_mla_keys;
+
 /* Which token mixers the layers have. */
 typedef enum {
     HFX_MIXERS_ATTENTION,     /* attention in every layer */
@@ -479,6 +486,7 @@ typedef enum {
                                their key width int(0.75 · hidden / heads), their value width twice that */
     HFX_DERIVE_NEMOTRON_H,  /* layers_block_type from hybrid_override_pattern (M, *, -, E) or layer_types;
                                num_hidden_layers its length; the older mamba_* names where given */
+    HFX_DERIVE_DEEPSEEK_V32, /* rope_interleave true (its attention always regroups the rotary pairs) */
     HFX_DERIVE_LONGCAT,     /* num_hidden_layers 2·num_layers (its sublayers), intermediate_size ffn_hidden_size,
                                rope_interleave true, the latent widths' defaults */
     HFX_DERIVE_MINIMAX,     /* layer_types: full attention at even layers, lightning at odd ones */
@@ -529,6 +537,7 @@ typedef struct hfx_decoder_desc {
     hfx_layer_shapes shapes;     /* whether the layers' heads and widths differ, and how config.json says so */
     hfx_attention_kind attention;
     hfx_mla_scaling mla_scaling; /* latent attention's scaling of its low-rank parts */
+    hfx_mla_keys mla_keys;       /* ... and the keys it reads */
     hfx_qkv_layout qkv;
     hfx_qk_norm qk_norm;
     const char *qk_norm_key;     /* a boolean that switches the descriptor's qk_norm on (Phi `qk_layernorm`) */
@@ -576,6 +585,7 @@ typedef struct hfx_decoder_mla_cfg {
     int64_t q_lora, kv_lora, qk_nope, qk_rope, v_dim; /* q_lora 0 is a plain q_proj */
     bool rope_deinterleave;      /* (V3 rope_interleave): rotary pairs regrouped into halves first */
     double q_scale, latent_scale; /* the queries and the normed kv latent times these (1: none) */
+    int64_t index_heads, index_dim, index_topk; /* HFX_MLA_KEYS_INDEXED's indexer (indexer.c) */
 } hfx_decoder_mla_cfg;
 
 /* The scalings a lineage multiplies activations by (each 1: none). */

@@ -64,6 +64,13 @@ hfx_status hfx_dec_mla_scale(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
 hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
                                  hfx_value *bias);
 
+/* indexer.c */
+hfx_status hfx_dec_parse_indexer(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
+/* The attention bias [B,1,S,T] with the keys the indexer does not pick at −FLT_MAX (q_resid [B,S,q_lora]: the queries'
+ * normed low-rank part). */
+hfx_value *hfx_dec_indexed_bias(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *q_resid, hfx_value *cos,
+                                hfx_value *sin, hfx_value *bias);
+
 /* ffn.c */
 hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h);
 

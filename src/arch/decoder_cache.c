@@ -17,14 +17,14 @@ static hfx_state_naming naming(const layer_ctx *c) {
 }
 
 /* Join this step's k or v [B,KV,S,D] with the layer's cache, per docs/GENERATION.md; returns
- * what attention reads and records the cache output at `slot` (0: keys, 1: values). */
+ * what attention reads and records the cache output at `slot` (0: keys, 1: values, 2: an indexer's keys). */
 hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, int slot) {
     const hfx_build_opts *o = c->o;
     if (o->cache == HFX_CACHE_NONE) return x;
     char name[128], input[160];
     hfx_dim kv = x->dims[1], hd = x->dims[3]; /* the cached heads and width (MLA: one latent "head") */
     hfx_state_naming n = naming(c);
-    hfx_state_part part = slot ? HFX_PART_VALUE : HFX_PART_KEY;
+    hfx_state_part part = slot == 2 ? HFX_PART_INDEX_KEY : slot ? HFX_PART_VALUE : HFX_PART_KEY;
     hfx_state_name(&n, i, part, HFX_NAME_STATE, name, sizeof name);
     bool dynamic = o->cache == HFX_CACHE_DYNAMIC;
     int state = hfx_graph_state(c->g, name, dynamic ? HFX_STATE_APPEND : HFX_STATE_WRITE, 2);
@@ -194,9 +194,10 @@ void hfx_dec_write_caches(layer_ctx *c) {
                                 c->cache_out[CACHE_PARTS * i + STATE_SLOT + k], hfx_dec_state_names(c, i, k).output);
             if (!hfx_mixer_attends(kind)) continue; /* (Falcon-H1's and Zamba2's hybrid layers attend too) */
         }
-        bool third = seed && (o->cache == HFX_CACHE_STATIC || m->window[i]); /* the counter, or the window */
-        hfx_state_part parts[3] = {HFX_PART_KEY, HFX_PART_VALUE,
-                                   o->cache == HFX_CACHE_STATIC ? HFX_PART_COUNTER : HFX_PART_WINDOW};
+        /* the seed's counter or window; an indexer's keys */
+        bool third = (seed && (o->cache == HFX_CACHE_STATIC || m->window[i])) || (!seed && m->mla.index_dim);
+        hfx_state_part parts[3] = {HFX_PART_KEY, HFX_PART_VALUE, !seed ? HFX_PART_INDEX_KEY
+                                   : o->cache == HFX_CACHE_STATIC ? HFX_PART_COUNTER : HFX_PART_WINDOW};
         for (int kv = 0; kv < (third ? 3 : 2); kv++) {
             char name[128];
             hfx_state_name(&n, i, parts[kv], HFX_NAME_OUTPUT, name, sizeof name);

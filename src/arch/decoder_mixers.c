@@ -264,10 +264,10 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
     if (s.kv_from != i) return l; /* it attends to an earlier layer's keys and values: it keeps nothing */
     if (hfx_mixer_attends(kind))
         l = m->mla.kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
-                ? (hfx_layer_cache){1, m->mla.kv_lora, m->mla.qk_rope, m->window[i], NULL, 0, {{0}}}
+                ? (hfx_layer_cache){1, m->mla.kv_lora, m->mla.qk_rope, m->window[i], NULL, 0, {{0}}, m->mla.index_dim}
                 : (hfx_layer_cache){s.kv_heads, s.head_dim, s.v_dim, m->window[i],
                                     !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention",
-                                    0, {{0}}};
+                                    0, {{0}}, 0};
     switch (kind) {
     case HFX_MIXER_SHORT_CONV:
         l.n_states = 1, l.states[0] = (hfx_layer_state){"conv", 2, {m->hidden, m->conv_len - 1}};

@@ -4,7 +4,8 @@
  * profile's names and nothing downstream parses them.
  *
  *   optimum (hfx's default; onnxruntime-genai reads it): past_key_values.{i}.key in,
- *     present.{i}.key out (a static cache: input./output.past_key_values.{i}.key); an
+ *     present.{i}.key out (a static cache: input./output.past_key_values.{i}.key), an indexer's
+ *     past_key_values.{i}.index_key alike; an
  *     encoder-decoder's parts decoder.key … encoder.value; recurrent layers past.{i}.conv / .ssm
  *     in, present.{i}.* out;
  *   seed (transformers.exporters'): its Cache object flattened, cache.layers.{i}.keys (an
@@ -28,7 +29,8 @@ typedef enum hfx_state_part {
     HFX_PART_COUNTER,     /* the seed's static cache: the slots written so far */
     HFX_PART_WINDOW,      /* the seed's sliding layer in a growing cache: its window, carried through */
     HFX_PART_CONV,        /* a recurrent layer's convolution state */
-    HFX_PART_SSM          /* ... and its recurrent (SSM, delta-net) state */
+    HFX_PART_SSM,         /* ... and its recurrent (SSM, delta-net) state */
+    HFX_PART_INDEX_KEY    /* a sparse attention layer's indexer keys, kept as its keys are */
 } hfx_state_part;
 
 /* Which name: the state's own, the graph input its earlier value comes in by, the output. */

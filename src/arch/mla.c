@@ -32,6 +32,8 @@ hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_c
         m->mla.q_scale = sqrt((double)m->hidden / (double)m->mla.q_lora);
         m->mla.latent_scale = sqrt((double)m->hidden / (double)m->mla.kv_lora);
     }
+    m->mla.index_heads = m->mla.index_dim = m->mla.index_topk = 0;
+    if (d->mla_keys == HFX_MLA_KEYS_INDEXED) return hfx_dec_parse_indexer(c, m, err);
     if (m->mla.qk_rope % 2)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: qk_rope_head_dim %lld is odd: the rotary pairs dims", c.where,
                         (long long)m->mla.qk_rope);
@@ -80,10 +82,10 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     int64_t H = m->heads, nope = m->mla.qk_nope, rope = m->mla.qk_rope, qk = nope + rope, R = m->mla.kv_lora, V = m->mla.v_dim;
     char p[160];
 #define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
-    hfx_value *q;
+    hfx_value *q, *q_resid = NULL; /* (the queries' normed low-rank part, which the indexer reads too) */
     if (m->mla.q_lora) {
         q = hfx_dec_proj(c, h, m->hidden, m->mla.q_lora, m->bias.q, P("q_a_proj"));
-        q = hfx_dec_norm_eps(c, q, m->mla.q_lora, P("q_a_layernorm"), LATENT_NORM_EPS);
+        q = q_resid = hfx_dec_norm_eps(c, q, m->mla.q_lora, P("q_a_layernorm"), LATENT_NORM_EPS);
         q = hfx_dec_proj(c, q, m->mla.q_lora, H * qk, false, P("q_b_proj"));
     } else {
         q = hfx_dec_proj(c, h, m->hidden, H * qk, false, P("q_proj"));
@@ -105,6 +107,7 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
         latent = hfx_dec_kv_cache(c, i, latent, 0);                           /* [B,1,T,R] */
         k_rot = hfx_dec_kv_cache(c, i, k_rot, 1);                             /* [B,1,T,r] */
     }
+    if (c->d->mla_keys == HFX_MLA_KEYS_INDEXED) bias = hfx_dec_indexed_bias(c, i, h, q_resid, cos, sin, bias);
     hfx_dim T = latent->dims[2];
     hfx_value *kv = hfx_dec_proj(c, hfx_reshape(g, latent, 3, (hfx_dim[]){c->batch, T, hfx_dim_const(R)}), R, H * (nope + V),
                          false, P("kv_b_proj"));

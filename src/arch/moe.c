@@ -75,6 +75,12 @@ const hfx_moe_desc hfx_moe_glm4_lite = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
     .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1, .defaults = {1, 1, 1.8}};
+/* DeepSeek V3.2: V3's router and shared experts, the sparse layers by mlp_layer_types (absent: after
+ * first_k_dense_replace, 3) */
+const hfx_moe_desc hfx_moe_deepseek_v32 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
+    .experts_alt_key = "num_local_experts", .first_dense = 3, .shared_default = 1, .defaults = {8, 4, 2.5}};
 /* MiniMax-M2: V3's sigmoid scores and correction bias (the block's own buffer) over Mixtral's experts, one
  * group, always renormalised, no shared expert */
 const hfx_moe_desc hfx_moe_minimax_m2 = {

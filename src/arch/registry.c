@@ -509,6 +509,12 @@ static const hfx_decoder_desc LongcatFlashForCausalLM_desc = {
     "LongcatFlashForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .mla_scaling = HFX_MLA_SCALE_LORA_RANKS,
     .moe = &hfx_moe_longcat, .layout = HFX_LAYOUT_PAIRED_SHORTCUT, .derive = HFX_DERIVE_LONGCAT,
     .rope.interleave_key = "rope_interleave", .rope.theta = 10000000.0, .output_class = "MoeCausalLMOutputWithPast"};
+/* DeepSeek V3.2: V3's latent attention (always its rotary pairs regrouped) reading each query's index_topk keys a
+ * lightning indexer picks (indexer.c), V3's experts by mlp_layer_types */
+static const hfx_decoder_desc DeepseekV32ForCausalLM_desc = {
+    "DeepseekV32ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .mla_keys = HFX_MLA_KEYS_INDEXED,
+    .moe = &hfx_moe_deepseek_v32, .rope.interleave_key = "rope_interleave", .derive = HFX_DERIVE_DEEPSEEK_V32,
+    .defaults.eps = 1e-6, .output_class = "MoeCausalLMOutputWithPast"};
 /* GLM-4.7-Flash: V3's latent attention and experts, the sparse layers by mlp_layer_types (its config never reads
  * first_k_dense_replace) */
 static const char *const glm4_lite_ignores[] = {"first_k_dense_replace", NULL};
@@ -863,6 +869,7 @@ static const struct entry {
     {"MiniMaxM2ForCausalLM", &hfx_decoder_family, &MiniMaxM2ForCausalLM_desc},
     {"MiniMaxForCausalLM", &hfx_decoder_family, &MiniMaxForCausalLM_desc},
     {"LongcatFlashForCausalLM", &hfx_decoder_family, &LongcatFlashForCausalLM_desc},
+    {"DeepseekV32ForCausalLM", &hfx_decoder_family, &DeepseekV32ForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},
     {"Ernie4_5_MoeForCausalLM", &hfx_decoder_family, &Ernie4_5_MoeForCausalLM_desc},
     {"PhiForCausalLM", &hfx_decoder_family, &PhiForCausalLM_desc},

@@ -1036,7 +1036,7 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
 static int seq2seq_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) {
     const seq2seq_cfg *m = cfg_;
     for (int64_t i = 0; i < m->dec_layers && i < max; i++)
-        layers[i] = (hfx_layer_cache){m->dec_heads, m->dec_hd, m->dec_hd, 0, NULL, 0, {{0}}};
+        layers[i] = (hfx_layer_cache){m->dec_heads, m->dec_hd, m->dec_hd, 0, NULL, 0, {{0}}, 0};
     return (int)m->dec_layers;
 }
 

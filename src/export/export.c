@@ -374,6 +374,7 @@ static json_t *cache_json(const component *c, const hfx_model *model, int64_t ma
         json_object_set_new(l, "heads", json_integer(layers[i].kv_heads));
         json_object_set_new(l, "key_dim", json_integer(layers[i].key_dim));
         json_object_set_new(l, "value_dim", json_integer(layers[i].value_dim));
+        if (layers[i].index_dim) json_object_set_new(l, "index_dim", json_integer(layers[i].index_dim));
         json_object_set_new(l, "length", o->cache == HFX_CACHE_STATIC ? dim_json(o->max_cache) : json_null());
         json_object_set_new(l, "sliding_window", layers[i].sliding_window ? json_integer(layers[i].sliding_window) : json_null());
         json_array_append_new(arr, l);

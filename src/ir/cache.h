@@ -23,6 +23,8 @@ typedef struct hfx_layer_cache {
     int n_states;           /* a recurrent layer's states (kv_heads 0): LFM2's short convolution
                                has one, a Mamba2 mixer two; 0 for attention */
     hfx_layer_state states[2];
+    int64_t index_dim;      /* a lightning indexer's keys [B, 1, T, index_dim] beside the keys and values (DeepSeek
+                               V3.2's sparse attention); 0: none */
 } hfx_layer_cache;
 
 /* A generation graph in the Python system's I/O profile ("io": "seed"), as its torch-side

@@ -339,12 +339,18 @@ static const char *axis_only(RULE_PARAMS) {
     return NULL;
 }
 
+/* n ≥ k whatever its symbols are: a constant part of k or more and sizes added, never subtracted. */
+static bool at_least(hfx_dim n, int64_t k) {
+    for (int t = 0; t < n.n; t++)
+        if (n.coef[t] < 0) return false;
+    return n.c >= k;
+}
+
 static const char *top_k(RULE_PARAMS) {
     hfx_value *x = in[0];
     hfx_value *out = outs[0];
-    if (x->dtype != HFX_DTYPE_F32 || x->rank < 1 || !hfx_dim_is_const(x->dims[x->rank - 1]) ||
-        a->k < 1 || a->k > x->dims[x->rank - 1].c)
-        return "needs f32 [..., n] with a constant n ≥ k ≥ 1";
+    if (x->dtype != HFX_DTYPE_F32 || x->rank < 1 || a->k < 1 || !at_least(x->dims[x->rank - 1], a->k))
+        return "needs f32 [..., n] with n ≥ k ≥ 1 (a constant, or symbols plus a constant of k or more)";
     if (op == HFX_OP_TOP_K) { /* values, then their i64 indices, both [..., k] */
         out->dims[x->rank - 1] = hfx_dim_const(a->k);
         outs[1]->dtype = HFX_DTYPE_I64;

@@ -23,6 +23,8 @@ from transformers import (
     ArceeForCausalLM,
     BitNetConfig,
     BitNetForCausalLM,
+    DeepseekV32Config,
+    DeepseekV32ForCausalLM,
     Dots1Config,
     Dots1ForCausalLM,
     AfmoeConfig,
@@ -155,6 +157,7 @@ ARCHS = {
     "mimo_v2_flash": (MiMoV2FlashConfig, MiMoV2FlashForCausalLM, "causal"),
     "jetmoe": (JetMoeConfig, JetMoeForCausalLM, "causal"),
     "longcat_flash": (LongcatFlashConfig, LongcatFlashForCausalLM, "causal"),
+    "deepseek_v32": (DeepseekV32Config, DeepseekV32ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -321,6 +324,10 @@ JETMOE = dict(vocab_size=168, hidden_size=64, num_hidden_layers=3, num_key_value
               rms_norm_eps=1e-5, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 
+DEEPSEEK_V32 = dict(SMALL, num_hidden_layers=3, num_key_value_heads=4, moe_intermediate_size=32, n_shared_experts=1,
+                    n_routed_experts=8, n_group=2, topk_group=1, num_experts_per_tok=2, routed_scaling_factor=2.0,
+                    kv_lora_rank=16, q_lora_rank=24, qk_rope_head_dim=8, v_head_dim=16, qk_nope_head_dim=8,
+                    index_topk=4, index_head_dim=16, index_n_heads=16, first_k_dense_replace=1)
 LONGCAT = dict(vocab_size=168, hidden_size=64, num_layers=2, num_attention_heads=4, ffn_hidden_size=96, q_lora_rank=24,
                kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=16, head_dim=8, n_routed_experts=4,
                zero_expert_num=2, moe_topk=2, expert_ffn_hidden_size=32, routed_scaling_factor=1.5,
@@ -814,12 +821,24 @@ SPECS += [
          doc="no zero-compute experts (0), attention biases, top-3", seed=1, cases=models.DEFAULT_CASES),
 ]
 
+SPECS += [
+    dict(name="deepseek_v32", arch="deepseek_v32", config=dict(DEEPSEEK_V32),
+         doc="DeepSeek sparse attention: each query reads the 4 keys a lightning indexer (16 heads of 16, LayerNormed "
+             "keys, half-split rotary on the first 8 dims, relu'd scores weighed per head) scores highest, its keys "
+             "cached beside the latent; V3's latent attention, a dense first layer, V3's router over 2 groups",
+         cases=models.DEFAULT_CASES),
+    dict(name="deepseek_v32_all_keys", arch="deepseek_v32",
+         config=dict(DEEPSEEK_V32, index_topk=64, attention_bias=True, mlp_layer_types=["sparse", "dense", "sparse"]),
+         doc="index_topk 64, more than any call's keys (every key read, as V3), attention biases, the sparse layers "
+             "by mlp_layer_types", seed=1, cases=models.DEFAULT_CASES),
+]
+
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
-             "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash")
+             "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -950,6 +969,7 @@ FEATURES = [
     ("dbrx", _PAD3, "weights divided by their 2-norm (not their sum)", {"ffn_config.moe_normalize_expert_weights": 1.0}),
     ("longcat_flash", _PAD3, "routed_scaling_factor 1.5", {"routed_scaling_factor": 1.0}),
     ("longcat_flash", _PAD3, "top-2 routing (not top-3)", {"moe_topk": 3}),
+    ("deepseek_v32", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
@@ -1010,6 +1030,8 @@ BAD_CONFIGS = [
     ("dbrx", {"ffn_config": dict(DBRX["ffn_config"], ffn_act_fn={"name": "silu", "inplace": True})}, "ffn_act_fn"),
     ("longcat_flash", {"zero_expert_num": -1}, "zero_expert_num"),
     ("longcat_flash", {"q_lora_rank": None}, "q_lora_rank"),
+    ("deepseek_v32", {"index_head_dim": 4}, "index_head_dim"),
+    ("deepseek_v32", {"index_topk": 0}, "index_topk"),
 ]
 
 

@@ -1,0 +1,86 @@
+/* DeepSeek V3.2's lightning indexer (HFX_MLA_KEYS_INDEXED): which keys each query of a latent attention layer reads.
+ * Its own small attention scores every visible key, index[s,t] = Σ_h w[s,h]·relu(q[s,h]·k[t]·D^-½) + the mask's bias,
+ * and the query keeps the index_topk best; its keys [B,1,T,D] are cached beside the layer's latent. Without
+ * data-dependent shapes: the scores are padded with index_topk −∞ columns, so TopK(index_topk) always has its k and
+ * keeps every key while there are no more than that (latent attention as DeepSeek V3's), and the picks are scattered
+ * into a mask. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "arch/decoder_blocks.h"
+#include "arch/rope.h"
+#include "base/status.h"
+
+hfx_status hfx_dec_parse_indexer(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    if ((st = hfx_cfg_int_in_or(c, "index_n_heads", 64, 1, 4096, &m->mla.index_heads, err)) ||
+        (st = hfx_cfg_int_in_or(c, "index_head_dim", 128, 1, 4096, &m->mla.index_dim, err)) ||
+        (st = hfx_cfg_int_in_or(c, "index_topk", 2048, 1, 1 << 20, &m->mla.index_topk, err)))
+        return st;
+    if (m->mla.index_dim < m->mla.qk_rope)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: index_head_dim %lld is narrower than qk_rope_head_dim %lld (the "
+                                              "indexer rotates that many of its dims)", c.where,
+                        (long long)m->mla.index_dim, (long long)m->mla.qk_rope);
+    if (!m->mla.q_lora)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: q_lora_rank must be set: the indexer's queries come from the "
+                                              "queries' low-rank part", c.where);
+    return HFX_OK;
+}
+
+/* [A,B,n] of `value`, A and B x's first two axes (each its length read at run time, as the torch formats want an
+ * expand's target). */
+static hfx_value *filled(hfx_graph *g, hfx_value *x, hfx_dim n, hfx_value *n_value, double value) {
+    hfx_value *parts[3] = {hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0), hfx_unsqueeze(g, hfx_dim_of(g, x, 1), 0),
+                           hfx_unsqueeze(g, n_value, 0)};
+    return hfx_expand(g, hfx_const_scalar(g, HFX_DTYPE_F32, value), hfx_concat(g, 3, parts, 0), 3,
+                      (hfx_dim[]){x->dims[0], x->dims[1], n});
+}
+
+/* index [B,S,T] f32 → [B,S,T] bool: the index_topk largest of each row (every key while T ≤ index_topk). */
+static hfx_value *top_keys(hfx_graph *g, hfx_value *index, int64_t K) {
+    hfx_value *k = hfx_const_i64(g, K);
+    hfx_value *cols[2] = {index, filled(g, index, hfx_dim_const(K), k, -INFINITY)};
+    hfx_value *padded = hfx_concat(g, 2, cols, 2); /* [B,S,T+K] */
+    hfx_value *values, *picks;
+    hfx_top_k(g, padded, K, &values, &picks);   /* [B,S,K] */
+    hfx_value *zeros = filled(g, padded, padded->dims[2], hfx_dim_of(g, padded, 2), 0.0);
+    hfx_value *ones = filled(g, picks, hfx_dim_const(K), k, 1.0);
+    hfx_value *hit = hfx_scatter_elements(g, zeros, picks, ones, 2); /* [B,S,T+K] */
+    hfx_value *keys = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, index, 2), hfx_const_i64(g, 1), index->dims[2]);
+    hit = hfx_gather(g, hit, keys, 2); /* [B,S,T]: the pad's columns dropped */
+    return hfx_op2(g, HFX_OP_GREATER, hit, hfx_const_f32(g, 0.5f));
+}
+
+hfx_value *hfx_dec_indexed_bias(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *q_resid, hfx_value *cos,
+                                hfx_value *sin, hfx_value *bias) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t NH = m->mla.index_heads, D = m->mla.index_dim, H = m->hidden;
+    char p[160];
+    if (hfx_dec_seed_profile(c)) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" has no names for the indexer's key cache yet; export "
+                                               "with io \"optimum\"", c->d->architecture);
+        return bias;
+    }
+#define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
+    hfx_value *q = hfx_dec_proj(c, q_resid, m->mla.q_lora, NH * D, false, P("indexer.wq_b"));
+    q = hfx_rope_apply(g, hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, q, NH, D)), cos, sin, false); /* [B,NH,S,D] */
+    hfx_value *k = hfx_dec_proj(c, h, H, D, false, P("indexer.wk"));                                 /* [B,S,D] */
+    hfx_value *kw = hfx_weight(c->w, 1, &D, "%s.weight", P("indexer.k_norm"));
+    k = hfx_layer_norm(g, k, kw, hfx_weight(c->w, 1, &D, "%s.bias", P("indexer.k_norm")), 1e-6);
+    k = hfx_dec_kv_cache(c, i, hfx_rope_apply(g, hfx_unsqueeze(g, k, 1), cos, sin, false), 2); /* [B,1,T,D] */
+    hfx_value *kt = hfx_transpose(g, hfx_cast(g, k, HFX_DTYPE_F32), 4, (int64_t[]){0, 1, 3, 2});
+    hfx_value *scores = hfx_op2(g, HFX_OP_MATMUL, hfx_cast(g, q, HFX_DTYPE_F32), kt);           /* [B,NH,S,T] */
+    scores = hfx_activate(g, HFX_ACT_RELU, hfx_op2(g, HFX_OP_MUL, scores, hfx_const_f32(g, (float)pow((double)D, -0.5))));
+    hfx_value *w = hfx_cast(g, hfx_dec_proj(c, h, H, NH, false, P("indexer.weights_proj")), HFX_DTYPE_F32);
+    w = hfx_op2(g, HFX_OP_MUL, w, hfx_const_f32(g, (float)pow((double)NH, -0.5)));           /* [B,S,NH] */
+#undef P
+    hfx_value *index = hfx_op2(g, HFX_OP_MATMUL, hfx_unsqueeze(g, w, 2),
+                               hfx_transpose(g, scores, 4, (int64_t[]){0, 2, 1, 3}));          /* [B,S,1,T] */
+    hfx_dim T = k->dims[2];
+    index = hfx_reshape(g, index, 3, (hfx_dim[]){c->batch, c->seq, T});
+    index = hfx_op2(g, HFX_OP_ADD, index, hfx_reshape(g, bias, 3, (hfx_dim[]){c->batch, c->seq, T}));
+    hfx_value *kept = hfx_unsqueeze(g, top_keys(g, index, m->mla.index_topk), 1);                /* [B,1,S,T] */
+    return hfx_where(g, kept, bias, hfx_const_f32(g, -FLT_MAX));
+}
