@@ -486,6 +486,8 @@ typedef enum {
                                their key width int(0.75 · hidden / heads), their value width twice that */
     HFX_DERIVE_NEMOTRON_H,  /* layers_block_type from hybrid_override_pattern (M, *, -, E) or layer_types;
                                num_hidden_layers its length; the older mamba_* names where given */
+    HFX_DERIVE_KIMI_LINEAR, /* layer_types from linear_attn_config's 1-based full_attn_layers and kda_layers, else full
+                               at every 4th layer but the first; the delta-nets' widths from linear_attn_config */
     HFX_DERIVE_DEEPSEEK_V32, /* rope_interleave true (its attention always regroups the rotary pairs) */
     HFX_DERIVE_LONGCAT,     /* num_hidden_layers 2·num_layers (its sublayers), intermediate_size ffn_hidden_size,
                                rope_interleave true, the latent widths' defaults */

@@ -158,6 +158,51 @@ static bool derive_longcat(hfx_cfg c, json_t *out) {
            json_object_set_new(out, "rope_interleave", json_true()) == 0;
 }
 
+/* Kimi-Linear: full attention at 4k (k > 0), Kimi delta attention elsewhere. */
+static const char *kimi_type(json_int_t i, hfx_cfg c) {
+    (void)c;
+    return i && i % 4 == 0 ? "full_attention" : "linear_attention";
+}
+
+/* Kimi-Linear: the names its config saves (model_max_length, num_experts, …) as the template reads them;
+ * linear_attn_config's head_dim, num_heads and short_conv_kernel_size over the linear_* keys; its full_attn_layers and
+ * kda_layers (1-based) as layer_types where config.json has none (a layer neither lists: null, which the parse
+ * names). */
+static bool derive_kimi_linear(hfx_cfg c, json_t *out) {
+    static const char *const saved[][2] = {{"model_max_length", "max_position_embeddings"},
+                                           {"moe_renormalize", "norm_topk_prob"}, {"num_expert_group", "n_group"},
+                                           {"num_experts", "num_local_experts"},
+                                           {"num_experts_per_token", "num_experts_per_tok"},
+                                           {"num_shared_experts", "n_shared_experts"}};
+    for (size_t k = 0; k < sizeof saved / sizeof saved[0]; k++) {
+        json_t *v = json_object_get(c.obj, saved[k][0]);
+        if (v && json_object_set(out, saved[k][1], v)) return false;
+    }
+    const json_t *lin = json_object_get(c.obj, "linear_attn_config");
+    static const char *const keys[][2] = {{"head_dim", "linear_head_dim"}, {"num_heads", "linear_num_heads"},
+                                          {"short_conv_kernel_size", "linear_conv_kernel_dim"}};
+    for (size_t k = 0; json_is_object(lin) && k < sizeof keys / sizeof keys[0]; k++) {
+        json_t *v = json_object_get(lin, keys[k][0]);
+        if (v && json_object_set(out, keys[k][1], v)) return false;
+    }
+    const json_t *full = json_is_object(lin) ? json_object_get(lin, "full_attn_layers") : NULL;
+    const json_t *kda = json_is_object(lin) ? json_object_get(lin, "kda_layers") : NULL;
+    if (!absent(c, "layer_types") || !json_is_array(full) || !json_is_array(kda))
+        return derive_list(c, "layer_types", kimi_type, out);
+    json_int_t n = int_or(c, "num_hidden_layers", 27, 1, 4096);
+    json_t *types = json_array();
+    for (json_int_t i = 0; types && i < n; i++)
+        if (json_array_append_new(types, json_null())) break;
+    const json_t *lists[2] = {full, kda};
+    for (int l = 0; types && l < 2; l++)
+        for (size_t j = 0; j < json_array_size(lists[l]); j++) {
+            json_int_t at = json_integer_value(json_array_get(lists[l], j)) - 1;
+            if (at >= 0 && at < n)
+                json_array_set_new(types, (size_t)at, json_string(l ? "linear_attention" : "full_attention"));
+        }
+    return types && json_object_set_new(out, "layer_types", types) == 0;
+}
+
 /* MiniMax: full attention at the even layers, lightning attention at the odd ones. */
 static const char *minimax_type(json_int_t i, hfx_cfg c) {
     (void)c;
@@ -215,6 +260,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     case HFX_DERIVE_ZAMBA2: ok = ok && derive_zamba2(c, out); break;
     case HFX_DERIVE_MINIMAX: ok = ok && derive_list(c, "layer_types", minimax_type, out); break;
     case HFX_DERIVE_LONGCAT: ok = ok && derive_longcat(c, out); break;
+    case HFX_DERIVE_KIMI_LINEAR: ok = ok && derive_kimi_linear(c, out); break;
     case HFX_DERIVE_DEEPSEEK_V32: ok = ok && json_object_set_new(out, "rope_interleave", json_true()) == 0; break;
     case HFX_DERIVE_MIMO_V2: { /* (the reference implementation attends to sliding_window_size tokens and the query) */
         const json_t *size = json_object_get(c.obj, "sliding_window_size");

@@ -96,9 +96,11 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     hfx_value *latent = hfx_dec_norm_eps(c, hfx_slice(g, ckv, 2, 0, R), R, P("kv_a_layernorm"), LATENT_NORM_EPS);
     latent = hfx_unsqueeze(g, hfx_dec_scaled(g, latent, m->mla.latent_scale), 1); /* [B,1,S,R] */
     hfx_value *k_rot = hfx_unsqueeze(g, hfx_slice(g, ckv, 2, R, R + rope), 1); /* [B,1,S,r] */
-    if (m->mla.rope_deinterleave) q_rot = pairs_to_halves(c, q_rot), k_rot = pairs_to_halves(c, k_rot);
-    q_rot = hfx_rope_apply(g, q_rot, cos, sin, m->rope.interleaved);
-    k_rot = hfx_rope_apply(g, k_rot, cos, sin, m->rope.interleaved);
+    if (cos) { /* (Kimi's latent attention has none: its "rotary" part passes as it is) */
+        if (m->mla.rope_deinterleave) q_rot = pairs_to_halves(c, q_rot), k_rot = pairs_to_halves(c, k_rot);
+        q_rot = hfx_rope_apply(g, q_rot, cos, sin, m->rope.interleaved);
+        k_rot = hfx_rope_apply(g, k_rot, cos, sin, m->rope.interleaved);
+    }
     if (c->o->io == HFX_IO_SEED && c->o->cache != HFX_CACHE_NONE) {
         hfx_dec_seed_cache(c, i, &latent, &k_rot);
         if (!c->seed_mask) c->seed_mask = hfx_dec_seed_causal_mask(c, q, latent, 0);

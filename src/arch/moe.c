@@ -81,6 +81,12 @@ const hfx_moe_desc hfx_moe_deepseek_v32 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
     .experts_alt_key = "num_local_experts", .first_dense = 3, .shared_default = 1, .defaults = {8, 4, 2.5}};
+/* Kimi-Linear: V3's router (one group by default, x 2.446) and shared experts over num_local_experts (w1/w3/w2 as
+ * saved), the sparse layers by mlp_layer_types (absent: after first_k_dense_replace, 1) */
+const hfx_moe_desc hfx_moe_kimi = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_local_experts",
+    .first_dense = 1, .shared_default = 1, .defaults = {1, 1, 2.446}};
 /* MiniMax-M2: V3's sigmoid scores and correction bias (the block's own buffer) over Mixtral's experts, one
  * group, always renormalised, no shared expert */
 const hfx_moe_desc hfx_moe_minimax_m2 = {

@@ -515,6 +515,13 @@ static const hfx_decoder_desc DeepseekV32ForCausalLM_desc = {
     "DeepseekV32ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .mla_keys = HFX_MLA_KEYS_INDEXED,
     .moe = &hfx_moe_deepseek_v32, .rope.interleave_key = "rope_interleave", .derive = HFX_DERIVE_DEEPSEEK_V32,
     .defaults.eps = 1e-6, .output_class = "MoeCausalLMOutputWithPast"};
+/* Kimi-Linear: Kimi delta attention layers (a gated delta rule decaying per key channel) beside latent attention
+ * without positions, V3's experts by mlp_layer_types */
+static const hfx_decoder_names kimi_names = {.ssm = "self_attn", .mlp = "block_sparse_moe"}; /* (as saved) */
+static const hfx_decoder_desc KimiLinearForCausalLM_desc = {
+    "KimiLinearForCausalLM", LLAMA_LIKE, .names = &kimi_names, .attention = HFX_ATTN_LATENT, .positions = HFX_POSITIONS_NONE,
+    .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE, .mixers.delta = HFX_DELTA_KDA, .moe = &hfx_moe_kimi,
+    .derive = HFX_DERIVE_KIMI_LINEAR, .output_class = "MoeCausalLMOutputWithPast"};
 /* GLM-4.7-Flash: V3's latent attention and experts, the sparse layers by mlp_layer_types (its config never reads
  * first_k_dense_replace) */
 static const char *const glm4_lite_ignores[] = {"first_k_dense_replace", NULL};
@@ -870,6 +877,7 @@ static const struct entry {
     {"MiniMaxForCausalLM", &hfx_decoder_family, &MiniMaxForCausalLM_desc},
     {"LongcatFlashForCausalLM", &hfx_decoder_family, &LongcatFlashForCausalLM_desc},
     {"DeepseekV32ForCausalLM", &hfx_decoder_family, &DeepseekV32ForCausalLM_desc},
+    {"KimiLinearForCausalLM", &hfx_decoder_family, &KimiLinearForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},
     {"Ernie4_5_MoeForCausalLM", &hfx_decoder_family, &Ernie4_5_MoeForCausalLM_desc},
     {"PhiForCausalLM", &hfx_decoder_family, &PhiForCausalLM_desc},

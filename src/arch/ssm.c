@@ -183,10 +183,14 @@ hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, hfx_delta_pro
                            hfx_error *err) {
     hfx_status st;
     const char *act;
-    if ((st = hfx_cfg_int_in_or(c, "linear_num_key_heads", 16, 1, 1 << 12, &m->k_heads, err)) ||
-        (st = hfx_cfg_int_in_or(c, "linear_num_value_heads", 32, 1, 1 << 12, &m->v_heads, err)) ||
-        (st = hfx_cfg_int_in_or(c, "linear_key_head_dim", 128, 1, 1 << 12, &m->k_dim, err)) ||
-        (st = hfx_cfg_int_in_or(c, "linear_value_head_dim", 128, 1, 1 << 12, &m->v_dim, err)) ||
+    bool kda = proj == HFX_DELTA_KDA; /* (one count and one width for q, k and v) */
+    if ((st = hfx_cfg_int_in_or(c, kda ? "linear_num_heads" : "linear_num_key_heads", kda ? 32 : 16, 1, 1 << 12,
+                                &m->k_heads, err)) ||
+        (st = hfx_cfg_int_in_or(c, kda ? "linear_num_heads" : "linear_num_value_heads", 32, 1, 1 << 12, &m->v_heads,
+                                err)) ||
+        (st = hfx_cfg_int_in_or(c, kda ? "linear_head_dim" : "linear_key_head_dim", 128, 1, 1 << 12, &m->k_dim, err)) ||
+        (st = hfx_cfg_int_in_or(c, kda ? "linear_head_dim" : "linear_value_head_dim", 128, 1, 1 << 12, &m->v_dim,
+                                err)) ||
         (st = hfx_cfg_int_in_or(c, "linear_conv_kernel_dim", 4, 2, 64, &m->kernel, err)) ||
         (st = hfx_cfg_str_or(c, "hidden_act", "silu", &act, err)))
         return st;
@@ -200,6 +204,7 @@ hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, hfx_delta_pro
     m->key_dim = m->k_heads * m->k_dim, m->value_dim = m->v_heads * m->v_dim;
     m->conv_dim = 2 * m->key_dim + m->value_dim;
     m->proj = proj, m->eps = proj == HFX_DELTA_PER_PROJECTION ? 1e-5 : eps, m->beta_scale = 1.0;
+    m->channel_decay = kda;
     bool negative = false;
     if (proj == HFX_DELTA_PER_PROJECTION &&
         (st = hfx_cfg_bool_or(c, "linear_allow_neg_eigval", true, &negative, err)))
@@ -607,9 +612,20 @@ static hfx_value *l2norm(hfx_graph *g, hfx_value *x) {
 
 static hfx_value *swap_last(hfx_graph *g, hfx_value *x) { return hfx_transpose(g, x, 4, (int64_t[]){0, 1, 3, 2}); }
 
+/* Σ_d a[t,d]·b[s,d]·D[t,s] [B,H,S,S] for a, b [B,H,S,DK]: D one decay per head [B,H,S,S], or (Kimi's) one per key
+ * channel [B,H,S,S,DK], each channel's product decayed apart (as transformers' chunk_kimi_delta_attention does). */
+static hfx_value *decayed_products(hfx_graph *g, hfx_value *a, hfx_value *b, hfx_value *decay) {
+    if (decay->rank == 4) return op(g, HFX_OP_MUL, op(g, HFX_OP_MATMUL, a, swap_last(g, b)), decay);
+    int64_t last = -1;
+    hfx_value *each = op(g, HFX_OP_MUL, op(g, HFX_OP_MUL, hfx_unsqueeze(g, a, 3), hfx_unsqueeze(g, b, 2)), decay);
+    return hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, each, 1, &last), 4,
+                       (hfx_dim[]){a->dims[0], a->dims[1], a->dims[2], b->dims[2]}); /* (the summed axis dropped) */
+}
+
 /* The gated delta rule over one call as one chunk, per value head, all f32, from the state h0
- * [B,H,DK,DV] (NULL: zeros): q, k [B,H,S,DK] (normalized, q scaled), v [B,H,S,DV], beta and the
- * log decays gl [B,H,S]. With D[t,s] = exp(Σ_{s<j≤t} gl_j) (t ≥ s) and T = I + N', N' the
+ * [B,H,DK,DV] (NULL: zeros): q, k [B,H,S,DK] (normalized, q scaled), v [B,H,S,DV], beta [B,H,S] and the
+ * log decays gl [B,H,S] (one per head) or [B,H,S,DK] (one per key channel: the products below taken per
+ * channel, the decays of h0 per row). With D[t,s] = exp(Σ_{s<j≤t} gl_j) (t ≥ s) and T = I + N', N' the
  * strictly lower part of (β k kᵀ)⊙D, transformers' chunk computes
  *   u = T⁻¹(β v), w = T⁻¹(β k ⊙ e^{G}), v' = u − w·h0   (G the cumulative log decay)
  *   o = (q ⊙ e^{G})·h0 + ((q kᵀ)⊙D)·v'
@@ -617,12 +633,19 @@ static hfx_value *swap_last(hfx_graph *g, hfx_value *x) { return hfx_transpose(g
  * T⁻¹ = (I + N)(I + N²)(I + N⁴)… with N = −N' nilpotent: exact once 2^factors ≥ S. */
 static hfx_value *delta_scan(hfx_graph *g, int factors, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *beta,
                              hfx_value *gl, hfx_value *h0, hfx_value **state) {
-    triangle t = triangles(g, gl);
-    hfx_value *seg = segment_sum(g, gl, 2, &t);                                             /* [B,H,S,S] */
-    hfx_value *decay = hfx_where(g, t.incl, hfx_op1(g, HFX_OP_EXP, seg), f32(g, 0.0));
-    hfx_value *b4 = hfx_unsqueeze(g, beta, -1), *kt = swap_last(g, k);
+    bool channel = gl->rank == 4;
+    triangle t = triangles(g, beta);
+    hfx_value *seg = NULL, *decay, *G = channel ? hfx_cumsum(g, gl, 2) : NULL; /* (per channel: G_t − G_s, as Kimi's) */
+    if (channel) {
+        hfx_value *diff = op(g, HFX_OP_SUB, hfx_unsqueeze(g, G, 3), hfx_unsqueeze(g, G, 2)); /* [B,H,S,S,DK] */
+        decay = hfx_where(g, hfx_unsqueeze(g, t.incl, -1), hfx_op1(g, HFX_OP_EXP, diff), f32(g, 0.0));
+    } else {
+        seg = segment_sum(g, gl, 2, &t);                                                    /* [B,H,S,S] */
+        decay = hfx_where(g, t.incl, hfx_op1(g, HFX_OP_EXP, seg), f32(g, 0.0));
+    }
+    hfx_value *b4 = hfx_unsqueeze(g, beta, -1);
     hfx_value *kb = op(g, HFX_OP_MUL, k, b4), *vb = op(g, HFX_OP_MUL, v, b4);
-    hfx_value *n = hfx_where(g, t.strict, hfx_op1(g, HFX_OP_NEG, op(g, HFX_OP_MUL, op(g, HFX_OP_MATMUL, kb, kt), decay)),
+    hfx_value *n = hfx_where(g, t.strict, hfx_op1(g, HFX_OP_NEG, decayed_products(g, kb, k, decay)),
                              f32(g, 0.0));                                                  /* N [B,H,S,S] */
     hfx_value *inv = op(g, HFX_OP_ADD, hfx_cast(g, t.eye, HFX_DTYPE_F32), n), *power = n;
     for (int f = 1; f < factors; f++) { /* inv · (I + N^(2^f)) */
@@ -630,15 +653,18 @@ static hfx_value *delta_scan(hfx_graph *g, int factors, hfx_value *q, hfx_value 
         inv = op(g, HFX_OP_ADD, inv, op(g, HFX_OP_MATMUL, inv, power));
     }
     hfx_value *fresh = op(g, HFX_OP_MATMUL, inv, vb);                                       /* v' [B,H,S,DV] */
-    hfx_value *since = h0 ? hfx_unsqueeze(g, hfx_op1(g, HFX_OP_EXP, hfx_cumsum(g, gl, 2)), -1) : NULL; /* [B,H,S,1] */
+    hfx_value *since = !h0 ? NULL : channel ? hfx_op1(g, HFX_OP_EXP, G)                    /* [B,H,S,DK] */
+                                            : hfx_unsqueeze(g, hfx_op1(g, HFX_OP_EXP, hfx_cumsum(g, gl, 2)), -1); /* [B,H,S,1] */
     if (h0) fresh = op(g, HFX_OP_SUB, fresh, op(g, HFX_OP_MATMUL, op(g, HFX_OP_MATMUL, inv, op(g, HFX_OP_MUL, kb, since)), h0));
-    hfx_value *scores = hfx_where(g, t.incl, op(g, HFX_OP_MUL, op(g, HFX_OP_MATMUL, q, kt), decay), f32(g, 0.0));
+    hfx_value *scores = hfx_where(g, t.incl, decayed_products(g, q, k, decay), f32(g, 0.0));
     hfx_value *o = op(g, HFX_OP_MATMUL, scores, fresh);                                     /* [B,H,S,DV] */
     if (h0) o = op(g, HFX_OP_ADD, o, op(g, HFX_OP_MATMUL, op(g, HFX_OP_MUL, q, since), h0));
     if (!state) return o;
-    hfx_value *to_end = swap_last(g, hfx_op1(g, HFX_OP_EXP, hfx_slice(g, seg, 2, -1, INT64_MAX))); /* [B,H,S,1] */
+    hfx_value *to_end = channel ? hfx_op1(g, HFX_OP_EXP, op(g, HFX_OP_SUB, hfx_slice(g, G, 2, -1, INT64_MAX), G)) /* [B,H,S,DK] */
+                                : swap_last(g, hfx_op1(g, HFX_OP_EXP, hfx_slice(g, seg, 2, -1, INT64_MAX))); /* [B,H,S,1] */
     hfx_value *next = op(g, HFX_OP_MATMUL, swap_last(g, op(g, HFX_OP_MUL, k, to_end)), fresh);   /* [B,H,DK,DV] */
-    if (h0) next = op(g, HFX_OP_ADD, next, op(g, HFX_OP_MUL, h0, hfx_slice(g, since, 2, -1, INT64_MAX)));
+    hfx_value *whole = h0 ? hfx_slice(g, since, 2, -1, INT64_MAX) : NULL; /* the call's whole decay: [B,H,1,1|DK] */
+    if (h0) next = op(g, HFX_OP_ADD, next, op(g, HFX_OP_MUL, h0, channel ? swap_last(g, whole) : whole));
     *state = next;
     return o;
 }
@@ -656,6 +682,36 @@ static int factors_for(const hfx_graph *g, hfx_dim seq, int model) {
     return most > 0 ? f : model;
 }
 
+/* x [B,S,H] through <prefix>.<first> [rank, H] then <prefix>.<second> [out, rank] (a low-rank projection). */
+static hfx_value *low_rank(hfx_graph *g, hfx_weights *w, const char *prefix, const char *first, const char *second,
+                           hfx_value *x, int64_t rank, int64_t out) {
+    int64_t H = x->dims[2].c;
+    hfx_value *r = hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){rank, H}, "%s.%s.weight", prefix, first), NULL);
+    return hfx_linear(g, r, hfx_weight(w, 2, (int64_t[]){out, rank}, "%s.%s.weight", prefix, second), NULL);
+}
+
+/* The log decays per value head [B,VH,S]: −exp(A_log)·softplus(a + dt_bias), a [B,S,VH]. */
+static hfx_value *head_decays(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix, hfx_value *a) {
+    int64_t VH = m->v_heads;
+    hfx_value *A = hfx_op1(g, HFX_OP_EXP, hfx_cast(g, hfx_weight(w, 1, &VH, "%s.A_log", prefix), HFX_DTYPE_F32));
+    hfx_value *dt_bias = hfx_cast(g, hfx_weight(w, 1, &VH, "%s.dt_bias", prefix), HFX_DTYPE_F32);
+    hfx_value *gl = op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, A), softplus(g, op(g, HFX_OP_ADD, hfx_cast(g, a, HFX_DTYPE_F32),
+                                                                              dt_bias)));
+    return hfx_transpose(g, gl, 3, (int64_t[]){0, 2, 1});
+}
+
+/* Kimi's log decays per key channel [B,VH,S,DK]: −exp(A_log_h)·softplus(a + dt_bias), a [B,S,VH·DK], the forget gate's
+ * weights under `prefix`. */
+static hfx_value *channel_decays(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix, hfx_value *a) {
+    int64_t VH = m->v_heads, DK = m->k_dim, KD = VH * DK;
+    hfx_value *A = hfx_cast(g, hfx_weight(w, 4, (int64_t[]){1, 1, VH, 1}, "%s.A_log", prefix), HFX_DTYPE_F32);
+    hfx_value *dt_bias = hfx_cast(g, hfx_weight(w, 1, &KD, "%s.dt_bias", prefix), HFX_DTYPE_F32);
+    hfx_value *x = op(g, HFX_OP_ADD, hfx_cast(g, a, HFX_DTYPE_F32), dt_bias);
+    x = hfx_reshape(g, x, 4, (hfx_dim[]){a->dims[0], a->dims[1], hfx_dim_const(VH), hfx_dim_const(DK)});
+    hfx_value *gl = op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, hfx_op1(g, HFX_OP_EXP, A)), softplus(g, x)); /* [B,S,VH,DK] */
+    return hfx_transpose(g, gl, 4, (int64_t[]){0, 2, 1, 3});
+}
+
 hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix,
                            hfx_value *h, hfx_value *real, hfx_ssm_state *s) {
     int64_t H = h->dims[2].c, KH = m->k_heads, VH = m->v_heads, DK = m->k_dim, DV = m->v_dim, r = VH / KH;
@@ -664,6 +720,11 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
     hfx_dtype dt = h->dtype;
     if (real) h = op(g, HFX_OP_MUL, h, real);
     hfx_value *qkv, *z, *beta, *a; /* [B,S,CD], [B,S,VD], [B,S,VH], [B,S,VH] */
+    char forget[192]; /* Kimi's forget gate: on the mixer as saved, or its forget_gate module as transformers names it */
+    snprintf(forget, sizeof forget, "%s.forget_gate", prefix);
+    char probe[224];
+    snprintf(probe, sizeof probe, "%s.dt_bias", forget);
+    if (!hfx_weight_exists(w, probe)) snprintf(forget, sizeof forget, "%s", prefix);
     const char *out = "out_proj", *norm = "norm";
     if (m->proj == HFX_DELTA_GROUPED) { /* per key head: q, k, its r value heads' v, their z; then b and a of those heads */
         int64_t width = 2 * DK + 2 * r * DV;
@@ -676,14 +737,18 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
         z = group_part(g, qkvz, KH, width, 2 * DK + r * DV, r * DV);
         beta = group_part(g, ba, KH, 2 * r, 0, r);
         a = group_part(g, ba, KH, 2 * r, r, r);
-    } else if (m->proj == HFX_DELTA_PER_PROJECTION) { /* each its own linear: q, k and v as in_proj_qkv's rows */
+    } else if (m->proj == HFX_DELTA_PER_PROJECTION || m->proj == HFX_DELTA_KDA) { /* each its own linear: q, k and v as
+                                                                                     in_proj_qkv's rows */
+        bool kda = m->proj == HFX_DELTA_KDA;
         hfx_value *parts[3] = {hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KD, H}, "%s.q_proj.weight", prefix), NULL),
                                hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KD, H}, "%s.k_proj.weight", prefix), NULL),
                                hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VD, H}, "%s.v_proj.weight", prefix), NULL)};
         qkv = hfx_concat(g, 3, parts, 2);
-        z = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VD, H}, "%s.g_proj.weight", prefix), NULL);
+        z = kda ? low_rank(g, w, prefix, "g_a_proj", "g_b_proj", h, DV, VD)
+                : hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VD, H}, "%s.g_proj.weight", prefix), NULL);
         beta = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.b_proj.weight", prefix), NULL);
-        a = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.a_proj.weight", prefix), NULL);
+        a = kda ? low_rank(g, w, forget, "f_a_proj", "f_b_proj", h, DK, KD) /* [B,S,KD] */
+                : hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.a_proj.weight", prefix), NULL);
         out = "o_proj", norm = "o_norm";
     } else {
         qkv = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){CD, H}, "%s.in_proj_qkv.weight", prefix), NULL);
@@ -700,18 +765,20 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
     beta = hfx_op1(g, HFX_OP_SIGMOID, beta);
     if (m->beta_scale != 1.0) beta = op(g, HFX_OP_MUL, beta, hfx_const_scalar(g, beta->dtype, m->beta_scale));
     beta = hfx_transpose(g, hfx_cast(g, beta, HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1});
-    hfx_value *A = hfx_op1(g, HFX_OP_EXP, hfx_cast(g, hfx_weight(w, 1, &VH, "%s.A_log", prefix), HFX_DTYPE_F32));
-    hfx_value *dt_bias = hfx_cast(g, hfx_weight(w, 1, &VH, "%s.dt_bias", prefix), HFX_DTYPE_F32);
-    hfx_value *gl = op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, A), softplus(g, op(g, HFX_OP_ADD, hfx_cast(g, a, HFX_DTYPE_F32),
-                                                                              dt_bias)));
-    gl = hfx_transpose(g, gl, 3, (int64_t[]){0, 2, 1});                                     /* [B,VH,S] */
+    hfx_value *gl = m->channel_decay ? channel_decays(g, w, m, forget, a)                  /* [B,VH,S,DK] */
+                                     : head_decays(g, w, m, prefix, a);                    /* [B,VH,S] */
     hfx_value *o = delta_scan(g, factors_for(g, seq, m->factors), q, k, v, beta, gl, s->ssm,
                               s->keep ? &s->ssm_next : NULL);
-    /* the gated RMSNorm per value head: normalized (the weight after the cast back), times silu(z) in f32 */
+    /* the gated RMSNorm per value head: normalized (the weight after the cast back; Kimi's in f32), times silu(z)
+     * (Kimi's sigmoid) in f32 */
     o = hfx_cast(g, hfx_transpose(g, o, 4, (int64_t[]){0, 2, 1, 3}), dt);                   /* [B,S,VH,DV] */
-    o = hfx_rms_norm(g, o, hfx_weight(w, 1, &DV, "%s.%s.weight", prefix, norm), m->eps, 0);
+    hfx_value *nw = hfx_weight(w, 1, &DV, "%s.%s.weight", prefix, norm);
+    o = m->channel_decay ? op(g, HFX_OP_MUL, hfx_rms_plain(g, hfx_cast(g, o, HFX_DTYPE_F32), m->eps), hfx_cast(g, nw, HFX_DTYPE_F32))
+                         : hfx_rms_norm(g, o, nw, m->eps, 0);
     hfx_value *zh = hfx_reshape(g, z, 4, (hfx_dim[]){b, seq, hfx_dim_const(VH), hfx_dim_const(DV)});
-    o = op(g, HFX_OP_MUL, hfx_cast(g, o, HFX_DTYPE_F32), hfx_activate(g, HFX_ACT_SILU, hfx_cast(g, zh, HFX_DTYPE_F32)));
+    hfx_value *zf = hfx_cast(g, zh, HFX_DTYPE_F32);
+    zf = m->channel_decay ? hfx_op1(g, HFX_OP_SIGMOID, zf) : hfx_activate(g, HFX_ACT_SILU, zf);
+    o = op(g, HFX_OP_MUL, hfx_cast(g, o, HFX_DTYPE_F32), zf);
     o = hfx_reshape(g, hfx_cast(g, o, dt), 3, (hfx_dim[]){b, seq, hfx_dim_const(VD)});
     return hfx_linear(g, o, hfx_weight(w, 2, (int64_t[]){H, VD}, "%s.%s.weight", prefix, out), NULL);
 }

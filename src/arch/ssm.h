@@ -86,9 +86,13 @@ typedef enum {
     HFX_DELTA_NONE,
     HFX_DELTA_GROUPED,  /* in_proj_qkvz, in_proj_ba, laid out per key head (Qwen3-Next) */
     HFX_DELTA_SEPARATE, /* in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, out_proj, norm (Qwen3.5) */
-    HFX_DELTA_PER_PROJECTION /* q_proj, k_proj, v_proj, g_proj (the gate), b_proj, a_proj, o_proj, o_norm at 1e-5;
+    HFX_DELTA_PER_PROJECTION, /* q_proj, k_proj, v_proj, g_proj (the gate), b_proj, a_proj, o_proj, o_norm at 1e-5;
                                 conv1d, or q_conv1d, k_conv1d and v_conv1d one after the other; beta doubled when
                                 linear_allow_neg_eigval (default true) (OLMo-Hybrid) */
+    HFX_DELTA_KDA            /* Kimi delta attention: q_proj, k_proj, v_proj, a decay per key channel (forget_gate's
+                                f_b_proj(f_a_proj(x)) + dt_bias, times −exp(A_log) of its head after softplus), b_proj,
+                                the gate g_b_proj(g_a_proj(x)) through a sigmoid, o_norm (its weight in f32), o_proj;
+                                linear_num_heads heads of linear_head_dim for q, k and v (Kimi-Linear) */
 } hfx_delta_proj;
 
 /* A gated delta-net mixer (Qwen3-Next, Qwen3.5's "linear_attention" layers): a depthwise causal
@@ -100,6 +104,7 @@ typedef struct hfx_delta_cfg {
     int64_t key_dim, value_dim, conv_dim;           /* k_heads·k_dim, v_heads·v_dim, 2·key_dim + value_dim */
     hfx_delta_proj proj; /* how its projections are stored */
     double beta_scale;  /* beta's factor after its sigmoid (OLMo-Hybrid's 2: negative eigenvalues allowed) */
+    bool channel_decay; /* a log decay per key channel [.., k_dim], not one per head (HFX_DELTA_KDA) */
     hfx_activation act; /* after the convolution (hidden_act) */
     double eps;         /* the gated RMSNorm's */
     int factors;        /* the scan's triangular inverse is a product of this many factors: exact for a

@@ -79,6 +79,7 @@ class Variant:
     pattern: str | None = None           # written as hybrid_override_pattern in place of layers_block_type (Nemotron-H)
     embed_std: float = 1.0               # the embeddings' scale: a tied head reads them as its weights, and a smaller
                                          # table keeps its logits (and their float error) at an untied head's size
+    rewrite: object = None               # config.json's dict edited after saving (a config in its release's form)
     drop: tuple = ()                     # tensors (name suffixes) left out of the checkpoint: buffers transformers
                                          # computes when a checkpoint has none
     linear_gain: float = 1.0             # the linears' scale: below 1 where blocks compound (Zamba2's attention over
@@ -332,6 +333,35 @@ VARIANTS.update({
                                "layer_types": ["linear_attention", "full_attention", "linear_attention"]},
                               family="MiniMax", drop=("slope_rate", "query_decay", "key_decay", "diagonal_decay")),
 })
+KIMI = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, moe_intermediate_size=16, num_attention_heads=4,
+            num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=None, qk_rope_head_dim=8, v_head_dim=8, qk_nope_head_dim=8,
+            num_local_experts=4, num_experts_per_tok=2, linear_head_dim=8, linear_num_heads=4, linear_conv_kernel_dim=4,
+            pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+
+def _kimi_released(cfg: dict) -> None:
+    """Kimi-Linear's config.json as released: the pattern and the delta-nets' widths in linear_attn_config (1-based
+    layer lists), not layer_types and linear_*."""
+    types = cfg.pop("layer_types")
+    cfg["linear_attn_config"] = {"full_attn_layers": [i + 1 for i, t in enumerate(types) if t == "full_attention"],
+                                 "kda_layers": [i + 1 for i, t in enumerate(types) if t == "linear_attention"],
+                                 "head_dim": cfg.pop("linear_head_dim"), "num_heads": cfg.pop("linear_num_heads"),
+                                 "short_conv_kernel_size": cfg.pop("linear_conv_kernel_dim")}
+
+
+VARIANTS.update({
+    # Kimi-Linear: its own pattern (layer_types left out: Kimi delta attention, full latent attention at layer 4),
+    # KDA's decay per key channel, latent attention without positions (q_proj, no q LoRA), a dense first layer, then
+    # V3's router over 4 experts (w1/w3/w2 as saved) beside a shared expert
+    "kimi_linear": Variant({**KIMI, "num_hidden_layers": 6}, family="KimiLinear", no_layer_types=True),
+    # full attention at layers 0 and 2 as linear_attn_config lists them (1-based), q LoRA, attention biases, every
+    # layer's MLP the experts (mlp_layer_types), x 1.5
+    "kimi_linear_lora": Variant({**KIMI, "num_hidden_layers": 4, "q_lora_rank": 16, "attention_bias": True,
+                                 "routed_scaling_factor": 1.5,
+                                 "layer_types": ["full_attention", "linear_attention", "full_attention",
+                                                 "linear_attention"], "mlp_layer_types": ["sparse"] * 4},
+                                family="KimiLinear", rewrite=_kimi_released),
+})
 
 
 @pytest.fixture(scope="module")
@@ -359,6 +389,10 @@ def ckpt(tmp_path_factory):
                 if n.endswith(("expert_bias", "e_score_correction_bias")):
                     b.copy_(0.3 * torch.randn(b.shape, generator=g))
         model.save_pretrained(root / name)
+        if v.rewrite is not None:
+            cfg = json.loads((root / name / "config.json").read_text())
+            v.rewrite(cfg)
+            (root / name / "config.json").write_text(json.dumps(cfg))
         if v.drop:
             from safetensors.torch import load_file, save_file
             tensors = load_file(str(root / name / "model.safetensors"))
@@ -467,6 +501,7 @@ def test_lfm3_layer_types_derived(ckpt):
     ("zamba2_plain", {"add_bias_linear": False}),
     ("minimax", {"linear_attn_beta_factor": 1.0}), ("minimax", {"mlp_alpha_factor": 2.0}),
     ("minimax_window", {"sliding_window": None}),
+    ("kimi_linear", {"routed_scaling_factor": 1.0}),
 ])
 def test_features_are_visible(name, overrides, ckpt, reference):
     """Harness sanity: each switch the newer variants set (LFM3's head gate, sandwich norms, windows and the full layers'
@@ -541,11 +576,12 @@ RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": 
             "executorch": "generate_executorch"}
 
 CASES = ([(name, m) for name in ("lfm2", "lfm3", "nemotron_h", "olmo_hybrid", "recurrent_gemma", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
-                                 "falcon_mamba", "jamba", "zamba2", "minimax")
+                                 "falcon_mamba", "jamba", "zamba2", "minimax", "kimi_linear")
           for m in MODES]
          + [(name, m) for name in ("recurrent_gemma_bias", "olmo_hybrid_rope", "nemotron_h_moe", "lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
-                                   "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe", "zamba2_plain")
+                                   "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe", "zamba2_plain",
+                                   "kimi_linear_lora")
             for m in ("onnx-mtd", "openvino")]
          + [("qwen3_5", m) for m in ("onnx-static", "openvino-static", "dynamo", "executorch")])
 
