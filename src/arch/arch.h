@@ -144,8 +144,10 @@ hfx_genai_layout hfx_arch_genai(const hfx_arch_model *m);
  * the same states); NULL where genai has none, or the model has no recurrent layers. */
 const char *hfx_arch_genai_type(const hfx_arch_model *m);
 
-/* Comma-separated list of supported architectures, into buf (truncated to size); returns buf. */
-const char *hfx_arch_supported(char *buf, size_t size);
+/* The supported architectures a message about `name` lists, into buf (size ≥ 64); returns buf: those with name's
+ * class suffix as "*ForCausalLM: Llama, Mistral, ..." (every name where name is NULL or has no suffix of theirs),
+ * ending in ", and N more (README.md lists them)" when buf cannot hold them all. */
+const char *hfx_arch_supported(const char *name, char *buf, size_t size);
 
 /* ---- for family files ---- */
 

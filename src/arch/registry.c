@@ -989,24 +989,46 @@ struct hfx_arch_model {
     void *cfg; /* family-specific, arena-owned */
 };
 
-const char *hfx_arch_supported(char *buf, size_t size) {
-    size_t k = 0;
+/* The class-name suffix `name` shares with hfx's architectures ("ForCausalLM"), or "" when none. */
+static const char *kind_of(const char *name) {
+    static const char *const kinds[] = {"ForCausalLM", "ForConditionalGeneration", "ForSequenceClassification",
+                                        "LMHeadModel", "Model"};
+    size_t n = name ? strlen(name) : 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        size_t s = strlen(kinds[k]);
+        if (n > s && strcmp(name + n - s, kinds[k]) == 0) return kinds[k];
+    }
+    return "";
+}
+
+const char *hfx_arch_supported(const char *name, char *buf, size_t size) {
+    const char *kind = kind_of(name);
+    size_t k = 0, n = sizeof registry / sizeof registry[0], shown = 0, total = 0;
     if (size) buf[0] = 0;
-    for (size_t i = 0; i < sizeof registry / sizeof registry[0] && k < size; i++)
-        k += (size_t)snprintf(buf + k, size - k, "%s%s", k ? ", " : "", registry[i].name);
+    if (*kind && size) k += (size_t)snprintf(buf, size, "*%s: ", kind);
+    for (size_t i = 0; i < n; i++) { /* those of its kind by their prefix (every one when it has no kind) */
+        const char *entry = registry[i].name;
+        if (*kind && strcmp(kind_of(entry), kind) != 0) continue;
+        total++;
+        size_t len = strlen(entry) - strlen(kind);
+        if (k + len + 48 >= size) continue; /* (room kept for the count below) */
+        k += (size_t)snprintf(buf + k, size - k, "%s%.*s", shown++ ? ", " : "", (int)len, entry);
+    }
+    if (shown < total && k < size)
+        snprintf(buf + k, size - k, ", and %zu more (README.md lists them)", total - shown);
     return buf;
 }
 
 hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_arch_model **out,
                          hfx_error *err) {
-    char supported[2048]; /* every name: fits hfx_error.message (2048) with the path */
+    char supported[1536]; /* the names of its kind: fits hfx_error.message (2048) with the path */
     const json_t *archs = json_object_get(hfx_checkpoint_config(ck), "architectures");
     const char *name = json_string_value(json_array_get(archs, 0));
     if (!name)
         return hfx_fail(err, HFX_ERR_INVALID,
                         "%s/config.json: field 'architectures' must be a list holding the model "
                         "class name (supported: %s)",
-                        hfx_checkpoint_dir(ck), hfx_arch_supported(supported, sizeof supported));
+                        hfx_checkpoint_dir(ck), hfx_arch_supported(NULL, supported, sizeof supported));
     /* a pre-quantized checkpoint (GPTQ, AWQ, bitsandbytes, GPT-OSS's MXFP4 experts) stores other tensors
      * than the float ones every builder reads: refused by name instead of as missing weights */
     const json_t *quant = json_object_get(hfx_checkpoint_config(ck), "quantization_config");
@@ -1034,7 +1056,7 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_a
     }
     return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                     "%s/config.json: architecture '%s' is not supported (supported: %s)",
-                    hfx_checkpoint_dir(ck), name, hfx_arch_supported(supported, sizeof supported));
+                    hfx_checkpoint_dir(ck), name, hfx_arch_supported(name, supported, sizeof supported));
 }
 
 const char *hfx_arch_name(const hfx_arch_model *m) { return m->entry->name; }
