@@ -1010,6 +1010,15 @@ def test_family_bad_config(b_ckpts, tmp_path, name, edit, field):
     assert not (tmp_path / "out").exists()
 
 
+def test_indexer_seed_refused(b_ckpts, tmp_path):
+    """io "seed" has no names for DeepSeek V3.2's indexer key cache yet: refused by name, exit 2, nothing written."""
+    out = tmp_path / "out"
+    proc = run_hfx(["export", b_ckpts("deepseek_v32"), out, "--format", "onnx", "--dynamic", "--for-generation",
+                    "--io", "seed"])
+    assert proc.returncode == 2 and "io \"seed\" has no names for the indexer's key cache" in proc.stderr, describe(proc)
+    assert not out.exists()
+
+
 # ---- multi-head latent attention in the Python system's I/O profile -----------------------------------
 
 
