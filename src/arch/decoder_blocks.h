@@ -84,6 +84,15 @@ hfx_value *hfx_dec_moe_beside(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *
 /* The keys transformers' config class derives when config.json leaves them out, where the template's own readers
  * would take something else (decoder_derived.c): a new JSON object of them (empty: none), NULL when out of memory. */
 json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c);
+/* A layer kind by its layer_types word. */
+typedef struct hfx_layer_name {
+    const char *name;
+    hfx_mixer_kind kind;
+} hfx_layer_name;
+/* Each layer's mixer from layer_types (the view's: decoder_derived.c may have made it) by the n words `names` gives,
+ * any other refused naming `field` (the key config.json has it under) and the words. */
+hfx_status hfx_dec_mixers_by_name(hfx_cfg c, const char *field, int n, const hfx_layer_name *names, hfx_decoder_cfg *m,
+                                  hfx_error *err);
 hfx_status hfx_dec_parse_short_conv(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                     hfx_error *err);
 hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,

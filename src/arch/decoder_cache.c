@@ -188,10 +188,13 @@ void hfx_dec_write_caches(layer_ctx *c) {
     for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
         hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
         if (hfx_dec_shape(m, i).kv_from != i || kind == HFX_MIXER_FFN) continue; /* it keeps nothing of its own */
-        if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states */
-            for (int k = kind == HFX_MIXER_LIGHTNING; k < (kind == HFX_MIXER_SHORT_CONV ? 1 : 2); k++) /* conv, ssm */
+        if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states, each at its part's slot (conv 0, ssm 1) */
+            hfx_layer_cache l = hfx_decoder_layer_cache(m, i);
+            for (int s = 0; s < l.n_states; s++) {
+                int k = strcmp(l.states[s].name, "conv") != 0;
                 hfx_state_write(g, c->cache_state[CACHE_PARTS * i + STATE_SLOT + k],
                                 c->cache_out[CACHE_PARTS * i + STATE_SLOT + k], hfx_dec_state_names(c, i, k).output);
+            }
             if (!hfx_mixer_attends(kind)) continue; /* (Falcon-H1's and Zamba2's hybrid layers attend too) */
         }
         /* the seed's counter or window; an indexer's keys */

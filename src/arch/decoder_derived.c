@@ -64,16 +64,22 @@ static const char *first_dense_mlp(json_int_t i, hfx_cfg c) {
     return i == 0 ? "dense" : "sparse";
 }
 
+/* Each value of `from` (an object, or not one: nothing) under its pairs' first name into out under their second. */
+static bool renamed(const json_t *from, const char *const (*pairs)[2], size_t n, json_t *out) {
+    for (size_t k = 0; json_is_object(from) && k < n; k++) {
+        json_t *v = json_object_get(from, pairs[k][0]);
+        if (v && json_object_set(out, pairs[k][1], v)) return false;
+    }
+    return true;
+}
+
 /* Nemotron-H: layers_block_type (or its alias layer_types; else hybrid_override_pattern's M, *, - and E; else its
  * config's default), num_hidden_layers its length, and the mamba_* names its config still takes, which win. */
 static bool derive_nemotron_h(hfx_cfg c, json_t *out) {
     static const char *const legacy[][2] = {{"mamba_n_groups", "n_groups"}, {"mamba_d_conv", "conv_kernel"},
                                            {"mamba_dt_min", "time_step_min"}, {"mamba_conv_bias", "use_conv_bias"},
                                            {"mamba_chunk_size", "chunk_size"}};
-    for (size_t k = 0; k < sizeof legacy / sizeof legacy[0]; k++) {
-        json_t *v = json_object_get(c.obj, legacy[k][0]);
-        if (v && json_object_set(out, legacy[k][1], v)) return false;
-    }
+    if (!renamed(c.obj, legacy, sizeof legacy / sizeof legacy[0], out)) return false;
     const json_t *list = json_object_get(c.obj, "layers_block_type");
     if (!json_is_array(list)) list = json_object_get(c.obj, "layer_types");
     json_t *made = NULL;
@@ -174,17 +180,12 @@ static bool derive_kimi_linear(hfx_cfg c, json_t *out) {
                                            {"num_experts", "num_local_experts"},
                                            {"num_experts_per_token", "num_experts_per_tok"},
                                            {"num_shared_experts", "n_shared_experts"}};
-    for (size_t k = 0; k < sizeof saved / sizeof saved[0]; k++) {
-        json_t *v = json_object_get(c.obj, saved[k][0]);
-        if (v && json_object_set(out, saved[k][1], v)) return false;
-    }
     const json_t *lin = json_object_get(c.obj, "linear_attn_config");
     static const char *const keys[][2] = {{"head_dim", "linear_head_dim"}, {"num_heads", "linear_num_heads"},
                                           {"short_conv_kernel_size", "linear_conv_kernel_dim"}};
-    for (size_t k = 0; json_is_object(lin) && k < sizeof keys / sizeof keys[0]; k++) {
-        json_t *v = json_object_get(lin, keys[k][0]);
-        if (v && json_object_set(out, keys[k][1], v)) return false;
-    }
+    if (!renamed(c.obj, saved, sizeof saved / sizeof saved[0], out) ||
+        !renamed(lin, keys, sizeof keys / sizeof keys[0], out))
+        return false;
     const json_t *full = json_is_object(lin) ? json_object_get(lin, "full_attn_layers") : NULL;
     const json_t *kda = json_is_object(lin) ? json_object_get(lin, "kda_layers") : NULL;
     if (!absent(c, "layer_types") || !json_is_array(full) || !json_is_array(kda))
@@ -219,9 +220,9 @@ static bool derive_zamba2(hfx_cfg c, json_t *out) {
     json_t *types = json_array();
     size_t n = json_is_array(list) ? json_array_size(list) : 54;
     for (size_t i = 0; types && i < n && i < 4096; i++) {
+        bool hybrid = (i > 0 && i <= 42 && i % 6 == 0) || i == 47 || i == 51; /* (its default: every 6th to 42, 47, 51) */
         const char *t = json_is_array(list) ? json_string_value(json_array_get(list, i))
-                        : i == 0 || (i - 1) % 6 != 5 || i > 42 ? "linear_attention" : "hybrid";
-        if (!json_is_array(list) && (i == 47 || i == 51)) t = "hybrid"; /* (its default's tail: 4 mamba, hybrid, 3, hybrid, 2) */
+                                            : hybrid ? "hybrid" : "linear_attention";
         if (json_array_append_new(types, json_string(t && strcmp(t, "mamba") == 0 ? "linear_attention" : t ? t : "")))
             break;
     }

@@ -132,26 +132,41 @@ static hfx_status rglru_layers(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     return hfx_rglru_parse(c, m->hidden, m->heads, &m->rglru, err);
 }
 
+hfx_status hfx_dec_mixers_by_name(hfx_cfg c, const char *field, int n, const hfx_layer_name *names, hfx_decoder_cfg *m,
+                                   hfx_error *err) {
+    const json_t *types = json_object_get(c.obj, "layer_types"); /* (decoder_derived.c made it when absent) */
+    if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be a list of num_hidden_layers (%lld) strings", c.where,
+                        field, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        const char *t = json_string_value(json_array_get(types, (size_t)i));
+        int k = 0;
+        while (k < n && !(t && strcmp(t, names[k].name) == 0)) k++;
+        if (k < n) {
+            m->mixer[i] = names[k].kind;
+            continue;
+        }
+        char supported[256];
+        size_t len = 0;
+        for (k = 0; k < n && len < sizeof supported; k++)
+            len += (size_t)snprintf(supported + len, sizeof supported - len, "%s%s", k ? ", " : "", names[k].name);
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s[%lld] = '%s' (supported: %s)", c.where, field, (long long)i,
+                        t ? t : "(not a string)", supported);
+    }
+    return HFX_OK;
+}
+
 /* MiniMax: layer_types' linear_attention layers lightning attention, the full_attention ones attention; the residual
  * factors of each kind and of the MLP. */
 static hfx_status lightning_layers(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
-    const json_t *types = json_object_get(c.obj, "layer_types"); /* (decoder_derived.c made it when absent) */
-    if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'layer_types' must be a list of num_hidden_layers (%lld) strings",
-                        c.where, (long long)m->layers);
-    for (int64_t i = 0; i < m->layers; i++) {
-        const char *t = json_string_value(json_array_get(types, (size_t)i));
-        if (t && strcmp(t, "linear_attention") == 0) m->mixer[i] = HFX_MIXER_LIGHTNING;
-        else if (t && strcmp(t, "full_attention") == 0) m->mixer[i] = HFX_MIXER_ATTENTION;
-        else
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: layer_types[%lld] = '%s' (supported: linear_attention, "
-                                                      "full_attention)", c.where, (long long)i, t ? t : "(not a string)");
-    }
+    static const hfx_layer_name names[] = {{"linear_attention", HFX_MIXER_LIGHTNING},
+                                           {"full_attention", HFX_MIXER_ATTENTION}};
+    hfx_status st = hfx_dec_mixers_by_name(c, "layer_types", 2, names, m, err);
+    if (st) return st;
     static const char *const keys[6] = {"full_attn_alpha_factor", "full_attn_beta_factor", "linear_attn_alpha_factor",
                                         "linear_attn_beta_factor", "mlp_alpha_factor", "mlp_beta_factor"};
     double *factor[6] = {&m->mult.full_alpha, &m->mult.full_beta, &m->mult.linear_alpha, &m->mult.linear_beta,
                          &m->mult.mlp_alpha, &m->mult.mlp_beta};
-    hfx_status st;
     for (int k = 0; k < 6; k++) {
         if ((st = hfx_cfg_num_or(c, keys[k], 1.0, factor[k], err))) return st;
         if (!isfinite(*factor[k])) return hfx_fail(err, HFX_ERR_INVALID, "%s: %s is not a finite number", c.where, keys[k]);

@@ -28,21 +28,12 @@ static hfx_status uses(hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
 
 hfx_status hfx_dec_parse_shared_blocks(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                        hfx_error *err) {
-    hfx_status st;
-    const json_t *types = json_object_get(c.obj, "layer_types"); /* (decoder_derived.c made it one per layer) */
-    if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'layers_block_type' must be a list of layer types", c.where);
-    for (int64_t i = 0; i < m->layers; i++) {
-        const char *t = json_string_value(json_array_get(types, (size_t)i));
-        if (t && strcmp(t, "linear_attention") == 0) m->mixer[i] = HFX_MIXER_MAMBA2;
-        else if (t && strcmp(t, "hybrid") == 0) m->mixer[i] = HFX_MIXER_SHARED_BLOCK;
-        else
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: layers_block_type[%lld] = '%s' (supported: mamba, "
-                                                      "linear_attention, hybrid)", c.where, (long long)i,
-                            t ? t : "(not a string)");
-    }
+    static const hfx_layer_name names[] = {{"mamba", HFX_MIXER_MAMBA2}, /* (renamed by decoder_derived.c; its word) */
+                                           {"linear_attention", HFX_MIXER_MAMBA2}, {"hybrid", HFX_MIXER_SHARED_BLOCK}};
     hfx_decoder_shared *s = &m->shared;
-    if ((st = hfx_cfg_int_in_or(c, "num_mem_blocks", 1, 1, 4096, &s->blocks, err)) ||
+    hfx_status st;
+    if ((st = hfx_dec_mixers_by_name(c, "layers_block_type", 3, names, m, err)) ||
+        (st = hfx_cfg_int_in_or(c, "num_mem_blocks", 1, 1, 4096, &s->blocks, err)) ||
         (st = hfx_cfg_int_in_or(c, "adapter_rank", 128, 1, 1 << 16, &s->rank, err)) ||
         (st = hfx_cfg_bool_or(c, "use_shared_attention_adapter", false, &s->qkv_adapters, err)) ||
         (st = uses(arena, m, err)))
