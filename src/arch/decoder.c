@@ -198,7 +198,9 @@ _Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_
 static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos, hfx_value *sin,
                                 hfx_value *bias) {
     layer_args a = {i, cos, sin, bias};
-    return layer_of_layout[c->m->layout](c, &a, x);
+    x = layer_of_layout[c->m->layout](c, &a, x);
+    int64_t r = c->m->rwkv.rescale; /* RWKV's eval forward halves the stream after every rescale_every-th block */
+    return r && (i + 1) % r == 0 ? hfx_dec_scaled(c->g, x, 0.5) : x;
 }
 
 /* The LM head over the final hidden states: [B,S,hidden] → [B,S,vocab]. */
@@ -686,8 +688,8 @@ static hfx_torch_signature decoder_torch_signature(const void *desc) {
 /* A causal LM exports its forward pass, or a prompt graph and a one-token step that reads the
  * cache the previous call wrote, or one graph for both (docs/GENERATION.md). */
 /* The prompt piece (hfx_arch_prompt_piece): the scan's chunk of the model's recurrent layers —
- * Mamba2's chunk_size, 64 for a gated delta-net (transformers' chunk), 16 for Mamba (its decays
- * are [B, inner, state, S, S]); 0 without them (LFM2's convolutions cost what attention does). */
+ * Mamba2's chunk_size, 64 for a gated delta-net (transformers' chunk) and RWKV (its exponents are [B, S, S, A]), 16
+ * for Mamba (its decays are [B, inner, state, S, S]); 0 without them (LFM2's convolutions cost what attention does). */
 static int64_t decoder_prompt_piece(const void *cfg_) {
     const hfx_decoder_cfg *m = cfg_;
     int64_t piece = 0;
@@ -695,6 +697,7 @@ static int64_t decoder_prompt_piece(const void *cfg_) {
         int64_t p = hfx_mixer_mamba2(m->mixer[i])                                   ? m->ssm.chunk
                     : m->mixer[i] == HFX_MIXER_DELTA                                  ? 64
                     : m->mixer[i] == HFX_MIXER_LIGHTNING                              ? m->lightning.block
+                    : m->mixer[i] == HFX_MIXER_RWKV                                   ? 64
                     : m->mixer[i] == HFX_MIXER_MAMBA1 || m->mixer[i] == HFX_MIXER_RG_LRU ? 16
                                                                                       : 0;
         if (p && (!piece || p < piece)) piece = p;

@@ -187,8 +187,10 @@ typedef enum {
     HFX_MIXER_RG_LRU,     /* RecurrentGemma's recurrent block (ssm.h: hfx_rglru_mixer) */
     HFX_MIXER_FFN,        /* none: the layer is its MLP (or, sparse, its experts) alone (Nemotron-H) */
     HFX_MIXER_LIGHTNING,  /* MiniMax's lightning attention (ssm.h: a linear attention decaying by a rate per head) */
-    HFX_MIXER_SHARED_BLOCK /* a Mamba2 mixer fed by one of the shared transformer blocks (shared_block.c): attention's
+    HFX_MIXER_SHARED_BLOCK, /* a Mamba2 mixer fed by one of the shared transformer blocks (shared_block.c): attention's
                               cache and Mamba2's states (Zamba2's hybrid layers) */
+    HFX_MIXER_RWKV        /* RWKV-4's time mix (ssm.h), the layer's MLP its channel mix (HFX_MLP_CHANNEL_MIX): their
+                             token shifts one state, the WKV sums the other */
 } hfx_mixer_kind;
 
 /* Whether a layer of this kind keeps a recurrent state across calls. */
@@ -211,7 +213,8 @@ typedef enum {
     HFX_MLP_PLAIN,      /* fc_in → act → fc_out (StarCoder2, GPT-2, GPT-NeoX, Phi) */
     HFX_MLP_GATED,      /* act(gate) · up → down (Llama) */
     HFX_MLP_GATED_FUSED, /* ... from one `gate_up_proj` [gate; up] (Phi-3, GLM) */
-    HFX_MLP_GATED_SUB_NORMED /* act(gate) · up normed (mlp.ffn_sub_norm, over the width) → down (BitNet) */
+    HFX_MLP_GATED_SUB_NORMED, /* act(gate) · up normed (mlp.ffn_sub_norm, over the width) → down (BitNet) */
+    HFX_MLP_CHANNEL_MIX      /* RWKV-4's channel mix (ssm.h), token-shifted: its state with the time mix's */
 } hfx_mlp_kind;
 
 /* What a layer's attention block is, besides grouped heads. */
@@ -251,6 +254,20 @@ typedef enum {
                                     V3.2's sparse attention) */
 } hfx_mla_keys;
 
+/* What gates latent attention's heads. */
+typedef enum {
+    HFX_MLA_GATE_NONE,
+    HFX_MLA_GATE_PER_HEAD        /* g_proj [heads, hidden]: each head's output times sigmoid(g_proj(h)) of its head before
+                                    the output projection (BailingHybrid) */
+} hfx_mla_gate;
+
+/* How a lineage's latent attention departs from DeepSeek V3's. */
+typedef struct hfx_decoder_latent {
+    hfx_mla_scaling scaling;     /* the scaling of its low-rank parts */
+    hfx_mla_keys keys;           /* the keys it reads */
+    hfx_mla_gate gate;           /* its heads' gate */
+} hfx_decoder_latent;
+
 /* Which token mixers the layers have. */
 typedef enum {
     HFX_MIXERS_ATTENTION,     /* attention in every layer */
@@ -281,8 +298,10 @@ typedef enum {
                                  attends (Qwen3-Next, Qwen3.5) */
     HFX_MIXERS_SHARED_BLOCKS_BY_TYPE, /* layer_types' "linear_attention" layers are Mamba2 mixers, its "hybrid" ones
                                         HFX_MIXER_SHARED_BLOCK (Zamba2) */
-    HFX_MIXERS_LIGHTNING_BY_TYPE /* layer_types' "linear_attention" layers are lightning attention, the "full_attention"
+    HFX_MIXERS_LIGHTNING_BY_TYPE, /* layer_types' "linear_attention" layers are lightning attention, the "full_attention"
                                     ones attend (MiniMax) */
+    HFX_MIXERS_RWKV             /* every layer RWKV-4's time mix and channel mix (RwkvConfig's keys: no heads, no
+                                   positions, the attention mask unread) */
 } hfx_mixers_kind;
 
 /* What mixes tokens in the layers, and the recurrent mixers' settings. */
@@ -492,6 +511,8 @@ typedef enum {
     HFX_DERIVE_LONGCAT,     /* num_hidden_layers 2·num_layers (its sublayers), intermediate_size ffn_hidden_size,
                                rope_interleave true, the latent widths' defaults */
     HFX_DERIVE_MINIMAX,     /* layer_types: full attention at even layers, lightning at odd ones */
+    HFX_DERIVE_BAILING_HYBRID, /* the names its config saves (as Kimi-Linear's); layer_types full at every
+                                  layer_group_size-th (6) layer; rope_interleave true */
     HFX_DERIVE_ZAMBA2       /* layer_types from layers_block_type (its default 54 layers), num_hidden_layers its length;
                                head_dim 2·hidden / heads; intermediate_size 4·hidden where null or 0; mlp_bias
                                add_bias_linear; position_embedding_type "rope" with use_mem_rope; max_position_embeddings
@@ -538,8 +559,7 @@ typedef struct hfx_decoder_desc {
     hfx_decoder_mixers mixers;
     hfx_layer_shapes shapes;     /* whether the layers' heads and widths differ, and how config.json says so */
     hfx_attention_kind attention;
-    hfx_mla_scaling mla_scaling; /* latent attention's scaling of its low-rank parts */
-    hfx_mla_keys mla_keys;       /* ... and the keys it reads */
+    hfx_decoder_latent latent;   /* latent attention's departures from DeepSeek V3's */
     hfx_qkv_layout qkv;
     hfx_qk_norm qk_norm;
     const char *qk_norm_key;     /* a boolean that switches the descriptor's qk_norm on (Phi `qk_layernorm`) */
@@ -561,9 +581,10 @@ typedef struct hfx_decoder_desc {
     hfx_decoder_head head;
 } hfx_decoder_desc;
 
-/* Whether every layer is a state-space mixer alone: no attention, MLP or positions. */
+/* Whether every layer is a recurrent mixer (with RWKV's channel mix, else alone): no attention, no positions. */
 static inline bool hfx_decoder_mixers_only(const hfx_decoder_desc *d) {
-    return d->mixers.kind == HFX_MIXERS_MAMBA2_ONLY || d->mixers.kind == HFX_MIXERS_MAMBA_ONLY;
+    return d->mixers.kind == HFX_MIXERS_MAMBA2_ONLY || d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ||
+           d->mixers.kind == HFX_MIXERS_RWKV;
 }
 
 /* A mixture of experts' sizes and router settings (moe.c). */
@@ -675,6 +696,7 @@ typedef struct hfx_decoder_cfg {
     hfx_delta_cfg delta;         /* the gated delta-net layers' mixer */
     hfx_rglru_cfg rglru;         /* the RG-LRU layers' block */
     hfx_lightning_cfg lightning; /* the lightning attention layers' mixer */
+    hfx_rwkv_cfg rwkv;           /* RWKV-4's blocks */
     bool no_mlp;                 /* layers are the mixer alone (Mamba2) */
     bool residual_f32;           /* the residual stream stays in f32 whatever the weights' dtype
                                     (Mamba2's residual_in_fp32) */
@@ -690,7 +712,7 @@ typedef struct hfx_decoder_cfg {
     hfx_decoder_alibi alibi;
     double value_scale;          /* the values times it as projected (1: none) */
     bool no_post_norms;          /* HFX_LAYOUT_SANDWICH_BY_CONFIG without them */
-    bool head_gate;              /* HFX_ATTN_HEAD_GATE switched on */
+    bool head_gate;              /* HFX_ATTN_HEAD_GATE switched on, or HFX_MLA_GATE_PER_HEAD */
     int64_t attn_width;          /* the attention's input width where it is not hidden (Zamba2's 2·hidden); 0: hidden */
     hfx_decoder_shared shared;
 } hfx_decoder_cfg;

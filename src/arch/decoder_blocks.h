@@ -30,6 +30,8 @@ typedef struct layer_ctx {
     int64_t adapter;            /* within a shared block's use: its LoRA adapters' index; -1 elsewhere */
     hfx_value *shortcut;        /* HFX_LAYOUT_PAIRED_SHORTCUT: the experts' output [B,S,hidden] over the pair's first
                                    sublayer, for its second */
+    hfx_value *shift_past;      /* RWKV: the channel mix's previous input [B,1,hidden] as the time mix read it with its
+                                   own; NULL: a prompt */
 } layer_ctx;
 
 /* per layer: keys, values, and the seed profile's write counter (static cache) or window tensor
@@ -103,6 +105,10 @@ hfx_status hfx_dec_parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hf
                                         hfx_error *err);
 hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i);
 hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
+/* RWKV-4's channel mix of layer i as its MLP, its token shift the layer's state the time mix read (and left half of). */
+hfx_value *hfx_dec_channel_mix(layer_ctx *c, int64_t i, hfx_value *h);
+/* y, block i's output, divided by 2^(i / rescale_every) (RWKV's eval-mode weights; rescale_every 0: y). */
+hfx_value *hfx_dec_rescaled(layer_ctx *c, int64_t i, hfx_value *y);
 
 /* shared_block.c */
 hfx_status hfx_dec_parse_shared_blocks(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,

@@ -170,20 +170,21 @@ static const char *kimi_type(json_int_t i, hfx_cfg c) {
     return i && i % 4 == 0 ? "full_attention" : "linear_attention";
 }
 
-/* Kimi-Linear: the names its config saves (model_max_length, num_experts, …) as the template reads them;
- * linear_attn_config's head_dim, num_heads and short_conv_kernel_size over the linear_* keys; its full_attn_layers and
- * kda_layers (1-based) as layer_types where config.json has none (a layer neither lists: null, which the parse
- * names). */
+/* The names Kimi-Linear's and BailingHybrid's configs save (their attribute_map's), as the template reads them. */
+static const char *const ling_saved[][2] = {{"model_max_length", "max_position_embeddings"},
+                                            {"moe_renormalize", "norm_topk_prob"}, {"num_expert_group", "n_group"},
+                                            {"num_experts", "num_local_experts"},
+                                            {"num_experts_per_token", "num_experts_per_tok"},
+                                            {"num_shared_experts", "n_shared_experts"}};
+
+/* Kimi-Linear: the saved names; linear_attn_config's head_dim, num_heads and short_conv_kernel_size over the linear_*
+ * keys; its full_attn_layers and kda_layers (1-based) as layer_types where config.json has none (a layer neither lists:
+ * null, which the parse names). */
 static bool derive_kimi_linear(hfx_cfg c, json_t *out) {
-    static const char *const saved[][2] = {{"model_max_length", "max_position_embeddings"},
-                                           {"moe_renormalize", "norm_topk_prob"}, {"num_expert_group", "n_group"},
-                                           {"num_experts", "num_local_experts"},
-                                           {"num_experts_per_token", "num_experts_per_tok"},
-                                           {"num_shared_experts", "n_shared_experts"}};
     const json_t *lin = json_object_get(c.obj, "linear_attn_config");
     static const char *const keys[][2] = {{"head_dim", "linear_head_dim"}, {"num_heads", "linear_num_heads"},
                                           {"short_conv_kernel_size", "linear_conv_kernel_dim"}};
-    if (!renamed(c.obj, saved, sizeof saved / sizeof saved[0], out) ||
+    if (!renamed(c.obj, ling_saved, sizeof ling_saved / sizeof ling_saved[0], out) ||
         !renamed(lin, keys, sizeof keys / sizeof keys[0], out))
         return false;
     const json_t *full = json_is_object(lin) ? json_object_get(lin, "full_attn_layers") : NULL;
@@ -202,6 +203,20 @@ static bool derive_kimi_linear(hfx_cfg c, json_t *out) {
                 json_array_set_new(types, (size_t)at, json_string(l ? "linear_attention" : "full_attention"));
         }
     return types && json_object_set_new(out, "layer_types", types) == 0;
+}
+
+/* BailingHybrid: the last layer of every layer_group_size (6) full attention, Kimi delta attention before it. */
+static const char *bailing_type(json_int_t i, hfx_cfg c) {
+    return (i + 1) % int_or(c, "layer_group_size", 6, 1, 1 << 20) ? "linear_attention" : "full_attention";
+}
+
+/* BailingHybrid: the saved names; its pattern; interleaved rotary pairs (its attention always regroups them). (The
+ * delta-nets' widths are its config's head_dim, num_attention_heads and short_conv_kernel_size, read as they are:
+ * HFX_DELTA_KDA_FULL_RANK.) */
+static bool derive_bailing_hybrid(hfx_cfg c, json_t *out) {
+    if (!renamed(c.obj, ling_saved, sizeof ling_saved / sizeof ling_saved[0], out)) return false;
+    return derive_list(c, "layer_types", bailing_type, out) &&
+           json_object_set_new(out, "rope_interleave", json_true()) == 0;
 }
 
 /* MiniMax: full attention at the even layers, lightning attention at the odd ones. */
@@ -262,6 +277,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     case HFX_DERIVE_MINIMAX: ok = ok && derive_list(c, "layer_types", minimax_type, out); break;
     case HFX_DERIVE_LONGCAT: ok = ok && derive_longcat(c, out); break;
     case HFX_DERIVE_KIMI_LINEAR: ok = ok && derive_kimi_linear(c, out); break;
+    case HFX_DERIVE_BAILING_HYBRID: ok = ok && derive_bailing_hybrid(c, out); break;
     case HFX_DERIVE_DEEPSEEK_V32: ok = ok && json_object_set_new(out, "rope_interleave", json_true()) == 0; break;
     case HFX_DERIVE_MIMO_V2: { /* (the reference implementation attends to sliding_window_size tokens and the query) */
         const json_t *size = json_object_get(c.obj, "sliding_window_size");

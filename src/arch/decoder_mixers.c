@@ -63,8 +63,25 @@ hfx_status hfx_dec_parse_short_conv(const hfx_decoder_desc *d, hfx_cfg c, hfx_ar
     return HFX_OK;
 }
 
-/* A model whose every layer is a state-space mixer alone (Mamba2): the template's width, depth,
- * vocabulary, norm and tying, and the mixer's own fields; no attention, MLP or positions. */
+/* RWKV-4: its blocks' widths (attention_hidden_size and intermediate_size, null or absent: hidden and 4·hidden) and
+ * rescale_every; its final norm (ln_out, built without an ε) at nn.LayerNorm's 1e-5 whatever layer_norm_epsilon says. */
+static hfx_status parse_rwkv(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    static const char *const keys[2] = {"attention_hidden_size", "intermediate_size"};
+    int64_t *width[2] = {&m->rwkv.width, &m->rwkv.intermediate}, dflt[2] = {m->hidden, 4 * m->hidden};
+    hfx_status st;
+    for (int k = 0; k < 2; k++) {
+        *width[k] = dflt[k];
+        const json_t *v = json_object_get(c.obj, keys[k]);
+        if (v && !json_is_null(v) && (st = hfx_cfg_int_in(c, keys[k], 1, 1 << 24, width[k], err))) return st;
+    }
+    if ((st = hfx_cfg_int_in_or(c, "rescale_every", 6, INT32_MIN, INT32_MAX, &m->rwkv.rescale, err))) return st;
+    if (m->rwkv.rescale < 0) m->rwkv.rescale = 0; /* (transformers rescales only when it is positive) */
+    m->intermediate = m->rwkv.intermediate, m->final_eps = 1e-5;
+    return HFX_OK;
+}
+
+/* A model whose every layer is a recurrent mixer (Mamba2; RWKV with its channel mix): the template's width, depth,
+ * vocabulary, norm and tying, and the mixer's own fields; no attention or positions, no MLP but RWKV's. */
 hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                        hfx_error *err) {
     hfx_status st;
@@ -72,20 +89,26 @@ hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hf
         (st = hfx_cfg_int_in(c, "hidden_size", 1, 1 << 20, &m->hidden, err)) ||
         (st = hfx_cfg_int_in(c, "num_hidden_layers", 1, 4096, &m->layers, err)) ||
         (st = hfx_cfg_num_or(c, d->eps_key, d->defaults.eps > 0 ? d->defaults.eps : 1e-5, &m->eps, err)) ||
-        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->defaults.tied, &m->tied, err)) ||
-        (st = hfx_cfg_bool_or(c, "residual_in_fp32", true, &m->residual_f32, err)))
+        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->defaults.tied, &m->tied, err)))
         return st;
+    bool rwkv = d->mixers.kind == HFX_MIXERS_RWKV;
+    m->residual_f32 = false;
+    if (!rwkv && (st = hfx_cfg_bool_or(c, "residual_in_fp32", true, &m->residual_f32, err))) return st;
     if (!(m->eps > 0 && m->eps < 1))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where, d->eps_key, m->eps);
+    m->final_eps = m->eps;
     m->heads = m->kv_heads = 1, m->head_dim = m->hidden, m->intermediate = 0, m->max_position = INT32_MAX;
     m->head_rows = m->vocab, m->embed_dim = m->hidden, m->no_final_norm = false;
     m->scale = m->mult.embed = m->mult.residual = m->mult.logits_div = m->mult.logits = 1.0;
-    m->layout = HFX_LAYOUT_PRE, m->no_mlp = true, m->pad_id = -1;
+    m->layout = HFX_LAYOUT_PRE, m->no_mlp = !rwkv, m->pad_id = -1;
     m->mult.attn_in = m->mult.attn_out = m->mult.ssm_out = m->mult.key = m->mult.gate = m->mult.down = 1.0;
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
     if (!m->window || !m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? HFX_MIXER_MAMBA1 : HFX_MIXER_MAMBA2;
+    hfx_mixer_kind kind = rwkv ? HFX_MIXER_RWKV : d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? HFX_MIXER_MAMBA1
+                                                                                       : HFX_MIXER_MAMBA2;
+    for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = kind;
+    if (rwkv) return parse_rwkv(c, m, err);
     return d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? hfx_mamba1_parse(c, d->mixers.mamba1, m->hidden, &m->ssm1, err)
                      : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
 }
@@ -309,6 +332,10 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
         l.n_states = 1, l.states[0] = (hfx_layer_state){"ssm", 3, {m->lightning.heads, m->lightning.head_dim,
                                                                    m->lightning.head_dim}};
         break;
+    case HFX_MIXER_RWKV: /* the time and channel mixes' last inputs; the WKV sums num, den and their max */
+        l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {2, m->hidden}};
+        l.states[1] = (hfx_layer_state){"ssm", 2, {3, m->rwkv.width}};
+        break;
     case HFX_MIXER_ATTENTION: case HFX_MIXER_FFN: break;
     }
     return l;
@@ -325,7 +352,41 @@ static hfx_value *read_state(layer_ctx *c, int64_t i, int k, int state, const ch
     return hfx_state_read(c->g, state, name, dt, l.states[k].rank + 1, dims);
 }
 
-/* One decoder layer in the descriptor's layout. */
+/* Layer i's recurrent states as this call carries them, by part (0: conv, 1: ssm). */
+typedef struct layer_states {
+    int state[2];       /* their declarations (-1: no cache, or no such part) */
+    hfx_value *past[2]; /* what an earlier call left (NULL: a prompt, zeros; or no such part) */
+} layer_states;
+
+/* Declare layer i's states (its cache description's) and read them where the call continues: the convolution's
+ * (or token shift's) in conv_dtype, the recurrent one in f32. */
+static layer_states open_states(layer_ctx *c, int64_t i, hfx_dtype conv_dtype) {
+    hfx_layer_cache l = hfx_decoder_layer_cache(c->m, i);
+    layer_states s = {{-1, -1}, {NULL, NULL}};
+    for (int k = 0; k < l.n_states; k++) {
+        int part = strcmp(l.states[k].name, "conv") != 0;
+        hfx_state_names n = hfx_dec_state_names(c, i, part);
+        if (c->o->cache != HFX_CACHE_NONE) s.state[part] = hfx_graph_state(c->g, n.state, HFX_STATE_REPLACE, 2);
+        if (hfx_dec_continues(c))
+            s.past[part] = read_state(c, i, k, s.state[part], n.input, part ? HFX_DTYPE_F32 : conv_dtype);
+    }
+    return s;
+}
+
+/* Record what layer i leaves of the states `s` opened (NULL: a part it has not). */
+static void close_states(layer_ctx *c, int64_t i, const layer_states *s, hfx_value *conv_next, hfx_value *ssm_next) {
+    c->cache_out[CACHE_PARTS * i + STATE_SLOT] = conv_next, c->cache_state[CACHE_PARTS * i + STATE_SLOT] = s->state[0];
+    c->cache_out[CACHE_PARTS * i + STATE_SLOT + 1] = ssm_next;
+    c->cache_state[CACHE_PARTS * i + STATE_SLOT + 1] = s->state[1];
+}
+
+/* io "seed" names no state of these mixers yet (transformers keeps them outside its cache classes): refused by name. */
+static void refuse_seed(layer_ctx *c, const char *states, const char *why) {
+    if (hfx_dec_seed_profile(c))
+        hfx_graph_fail(c->g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" has no names for %s%s; export with io \"optimum\"",
+                       c->d->architecture, states, why);
+}
+
 /* LFM2's gated short convolution over h [B,S,hidden] (padding zeroed first, as transformers'
  * apply_mask_to_padding_states): in_proj's three parts B, C, x; B·x through a depthwise causal
  * convolution of conv_len taps over the layer's state (the L − 1 inputs before this call: zeros at
@@ -342,14 +403,13 @@ static hfx_value *short_conv_block(layer_ctx *c, int64_t i, hfx_value *h) {
     hfx_value *bcx = hfx_dec_proj(c, h, H, 3 * H, m->conv_bias, P("in_proj")); /* [B,S,3·hidden] */
     hfx_value *b = hfx_slice(g, bcx, 2, 0, H), *gate = hfx_slice(g, bcx, 2, H, 2 * H), *x = hfx_slice(g, bcx, 2, 2 * H, 3 * H);
     x = hfx_transpose(g, hfx_op2(g, HFX_OP_MUL, b, x), 3, (int64_t[]){0, 2, 1}); /* [B,hidden,S] */
-    hfx_state_names n = hfx_dec_state_names(c, i, 0);
-    int state = o->cache == HFX_CACHE_NONE ? -1 : hfx_graph_state(g, n.state, HFX_STATE_REPLACE, 2);
-    hfx_value *past = hfx_dec_continues(c) ? read_state(c, i, 0, state, n.input, x->dtype) : NULL; /* NULL: a prompt, zeros */
-    hfx_value *all = hfx_conv_window(g, past, x, L, hfx_dec_seed_profile(c) ? L : L - 1,
-                                     o->cache != HFX_CACHE_NONE ? &c->cache_out[CACHE_PARTS * i + STATE_SLOT] : NULL);
+    layer_states st = open_states(c, i, x->dtype);
+    hfx_value *next = NULL;
+    hfx_value *all = hfx_conv_window(g, st.past[0], x, L, hfx_dec_seed_profile(c) ? L : L - 1,
+                                     o->cache != HFX_CACHE_NONE ? &next : NULL);
     hfx_value *out = hfx_causal_conv(g, all, hfx_weight(c->w, 3, (int64_t[]){H, 1, L}, "%s.weight", P("conv")),
                                      m->conv_bias ? hfx_weight(c->w, 1, &H, "%s.bias", P("conv")) : NULL);
-    c->cache_state[CACHE_PARTS * i + STATE_SLOT] = state;
+    close_states(c, i, &st, next, NULL);
     hfx_value *y = hfx_op2(g, HFX_OP_MUL, gate, hfx_transpose(g, out, 3, (int64_t[]){0, 2, 1}));
     return hfx_dec_proj(c, y, H, H, m->conv_bias, P("out_proj"));
 #undef P
@@ -362,45 +422,61 @@ static hfx_value *recurrent_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_mix
     hfx_graph *g = c->g;
     char prefix[160];
     hfx_dec_name(c, i, NULL, c->n.ssm, prefix, sizeof prefix);
-    hfx_state_names conv = hfx_dec_state_names(c, i, 0), ssm = hfx_dec_state_names(c, i, 1);
-    bool cached = c->o->cache != HFX_CACHE_NONE;
-    int conv_state = cached ? hfx_graph_state(g, conv.state, HFX_STATE_REPLACE, 2) : -1;
-    int ssm_state = cached ? hfx_graph_state(g, ssm.state, HFX_STATE_REPLACE, 2) : -1;
-    hfx_ssm_state s = {.keep = cached, .whole_window = hfx_dec_seed_profile(c)};
-    if (hfx_dec_continues(c)) {
-        s.conv = read_state(c, i, 0, conv_state, conv.input, h->dtype);
-        s.ssm = read_state(c, i, 1, ssm_state, ssm.input, HFX_DTYPE_F32);
-    }
-    if (kind == HFX_MIXER_RG_LRU && hfx_dec_seed_profile(c)) /* (transformers' RecurrentGemma keeps them on its modules) */
-        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" has no names for the RG-LRU layers' states; export with "
-                                               "io \"optimum\"", c->d->architecture);
+    layer_states st = open_states(c, i, h->dtype);
+    hfx_ssm_state s = {.conv = st.past[0], .ssm = st.past[1], .keep = c->o->cache != HFX_CACHE_NONE,
+                       .whole_window = hfx_dec_seed_profile(c)};
+    if (kind == HFX_MIXER_RG_LRU) refuse_seed(c, "the RG-LRU layers' states", ""); /* (on its modules, in transformers) */
     hfx_value *y = kind == HFX_MIXER_RG_LRU ? hfx_rglru_mixer(g, c->w, &c->m->rglru, prefix, h, c->positions, c->m->act, &s)
                    : kind == HFX_MIXER_MAMBA1  ? hfx_mamba1_mixer(g, c->w, &c->m->ssm1, prefix, h, c->new_mask, &s)
                    : kind == HFX_MIXER_DELTA ? hfx_delta_mixer(g, c->w, &c->m->delta, prefix, h, c->new_mask, &s)
                                              : hfx_mamba2_mixer(g, c->w, &c->m->ssm, prefix, h, c->new_mask, &s);
-    c->cache_out[CACHE_PARTS * i + STATE_SLOT] = s.conv_next, c->cache_state[CACHE_PARTS * i + STATE_SLOT] = conv_state;
-    c->cache_out[CACHE_PARTS * i + STATE_SLOT + 1] = s.ssm_next;
-    c->cache_state[CACHE_PARTS * i + STATE_SLOT + 1] = ssm_state;
+    close_states(c, i, &st, s.conv_next, s.ssm_next);
     return y;
 }
 
 /* Lightning attention (ssm.h) with its one state as cache: past.{i}.ssm [B, heads, head_dim, head_dim] f32, replaced
  * each call by present.{i}.ssm. */
 static hfx_value *lightning_block(layer_ctx *c, int64_t i, hfx_value *h) {
+    char prefix[160];
+    hfx_dec_name(c, i, NULL, c->n.attn, prefix, sizeof prefix);
+    layer_states st = open_states(c, i, h->dtype);
+    hfx_ssm_state s = {.ssm = st.past[1], .keep = c->o->cache != HFX_CACHE_NONE};
+    refuse_seed(c, "the lightning attention layers' states", " yet");
+    hfx_value *y = hfx_lightning_mixer(c->g, c->w, &c->m->lightning, prefix, h, i, c->new_mask, &s);
+    close_states(c, i, &st, NULL, s.ssm_next);
+    return y;
+}
+
+/* RWKV-4's time mix (ssm.h) with its states as cache: past.{i}.conv [B, 2, hidden] (the time mix's last input, then
+ * the channel mix's, which hfx_dec_channel_mix reads and completes) and past.{i}.ssm [B, 3, A] f32, replaced each call
+ * by present.{i}.*; block i's output divided by 2^(i / rescale_every) as transformers' eval weights are. */
+static hfx_value *rwkv_block(layer_ctx *c, int64_t i, hfx_value *h) {
     hfx_graph *g = c->g;
     char prefix[160];
     hfx_dec_name(c, i, NULL, c->n.attn, prefix, sizeof prefix);
-    hfx_state_names ssm = hfx_dec_state_names(c, i, 1);
-    bool cached = c->o->cache != HFX_CACHE_NONE;
-    int state = cached ? hfx_graph_state(g, ssm.state, HFX_STATE_REPLACE, 2) : -1;
-    hfx_ssm_state s = {.keep = cached};
-    if (hfx_dec_continues(c)) s.ssm = read_state(c, i, 0, state, ssm.input, HFX_DTYPE_F32);
-    if (hfx_dec_seed_profile(c))
-        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" has no names for the lightning attention layers' states "
-                                               "yet; export with io \"optimum\"", c->d->architecture);
-    hfx_value *y = hfx_lightning_mixer(g, c->w, &c->m->lightning, prefix, h, i, c->new_mask, &s);
-    c->cache_out[CACHE_PARTS * i + STATE_SLOT + 1] = s.ssm_next, c->cache_state[CACHE_PARTS * i + STATE_SLOT + 1] = state;
-    return y;
+    layer_states st = open_states(c, i, h->dtype);
+    hfx_rwkv_state s = {.wkv = st.past[1], .keep = c->o->cache != HFX_CACHE_NONE};
+    c->shift_past = NULL;
+    if (st.past[0]) /* [B,2,H]: the time mix's row, then the channel mix's */
+        s.shift = hfx_slice(g, st.past[0], 1, 0, 1), c->shift_past = hfx_slice(g, st.past[0], 1, 1, 2);
+    refuse_seed(c, "RWKV's states", " (transformers passes them as its `state` list)");
+    hfx_value *y = hfx_rwkv_time_mix(g, c->w, &c->m->rwkv, prefix, h, &s);
+    close_states(c, i, &st, s.shift_next, s.wkv_next);
+    return hfx_dec_rescaled(c, i, y);
+}
+
+hfx_value *hfx_dec_rescaled(layer_ctx *c, int64_t i, hfx_value *y) {
+    int64_t r = c->m->rwkv.rescale;
+    return r && i >= r ? hfx_dec_scaled(c->g, y, ldexp(1.0, -(int)(i / r))) : y;
+}
+
+hfx_value *hfx_dec_channel_mix(layer_ctx *c, int64_t i, hfx_value *h) {
+    char prefix[160];
+    hfx_value *next = NULL, **shift = &c->cache_out[CACHE_PARTS * i + STATE_SLOT];
+    hfx_value *y = hfx_rwkv_channel_mix(c->g, c->w, &c->m->rwkv, hfx_dec_name(c, i, NULL, c->n.mlp, prefix, sizeof prefix),
+                                        h, c->shift_past, &next);
+    if (*shift) *shift = hfx_concat(c->g, 2, (hfx_value *[]){*shift, next}, 1); /* [B,2,H]: the time mix's, then this */
+    return hfx_dec_rescaled(c, i, y);
 }
 
 /* The layer's token mixer: attention, a short convolution (LFM2's "conv" layers) or a Mamba2 mixer. */
@@ -414,6 +490,7 @@ hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, 
     case HFX_MIXER_RG_LRU: return recurrent_block(c, i, h, c->m->mixer[i]);
     case HFX_MIXER_SHARED_BLOCK: return recurrent_block(c, i, h, HFX_MIXER_MAMBA2); /* (the layer ran the block first) */
     case HFX_MIXER_LIGHTNING: return lightning_block(c, i, h);
+    case HFX_MIXER_RWKV: return rwkv_block(c, i, h);
     case HFX_MIXER_PARALLEL: { /* mamba(h)·ssm_out + attention(h·attn_in)·attn_out, in transformers' order */
         const hfx_decoder_cfg *m = c->m;
         hfx_graph *g = c->g;

@@ -458,7 +458,7 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
         return hfx_fail(err, HFX_ERR_INVALID, "%s: num_attention_heads (%lld) must be num_key_value_heads · "
                                               "num_experts_per_tok (%lld · %lld), as %s derives it", c.where,
                         (long long)m->heads, (long long)m->kv_heads, (long long)m->moe.top_k, d->architecture);
-    m->head_gate = false;
+    m->head_gate = d->attention == HFX_ATTN_LATENT && d->latent.gate == HFX_MLA_GATE_PER_HEAD;
     if (d->attention == HFX_ATTN_HEAD_GATE && (st = hfx_cfg_bool_or(c, "use_attention_gate", true, &m->head_gate, err)))
         return st;
     m->qk_norm = d->qk_norm;
@@ -630,9 +630,7 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     m->ple = (hfx_decoder_ple){0, 0};
     m->norm = d->norm;
     if (hfx_decoder_mixers_only(d)) {
-        st = hfx_dec_parse_attention_free(d, c, arena, m, err);
-        m->final_eps = m->eps;
-        return st;
+        return hfx_dec_parse_attention_free(d, c, arena, m, err);
     }
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
                           "intermediate_size", .embed_dim = NULL};

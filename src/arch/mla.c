@@ -25,7 +25,7 @@ hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_c
         return st;
     if (!d->rope.interleave_key) m->mla.rope_deinterleave = false;
     m->mla.q_scale = m->mla.latent_scale = 1.0;
-    if (d->mla_scaling == HFX_MLA_SCALE_LORA_RANKS) {
+    if (d->latent.scaling == HFX_MLA_SCALE_LORA_RANKS) {
         if (!m->mla.q_lora)
             return hfx_fail(err, HFX_ERR_INVALID, "%s: q_lora_rank must be set: the queries' scale is √(hidden_size / "
                                                   "q_lora_rank)", c.where);
@@ -33,7 +33,7 @@ hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_c
         m->mla.latent_scale = sqrt((double)m->hidden / (double)m->mla.kv_lora);
     }
     m->mla.index_heads = m->mla.index_dim = m->mla.index_topk = 0;
-    if (d->mla_keys == HFX_MLA_KEYS_INDEXED) return hfx_dec_parse_indexer(c, m, err);
+    if (d->latent.keys == HFX_MLA_KEYS_INDEXED) return hfx_dec_parse_indexer(c, m, err);
     if (m->mla.qk_rope % 2)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: qk_rope_head_dim %lld is odd: the rotary pairs dims", c.where,
                         (long long)m->mla.qk_rope);
@@ -109,7 +109,7 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
         latent = hfx_dec_kv_cache(c, i, latent, 0);                           /* [B,1,T,R] */
         k_rot = hfx_dec_kv_cache(c, i, k_rot, 1);                             /* [B,1,T,r] */
     }
-    if (c->d->mla_keys == HFX_MLA_KEYS_INDEXED) bias = hfx_dec_indexed_bias(c, i, h, q_resid, cos, sin, bias);
+    if (c->d->latent.keys == HFX_MLA_KEYS_INDEXED) bias = hfx_dec_indexed_bias(c, i, h, q_resid, cos, sin, bias);
     hfx_dim T = latent->dims[2];
     hfx_value *kv = hfx_dec_proj(c, hfx_reshape(g, latent, 3, (hfx_dim[]){c->batch, T, hfx_dim_const(R)}), R, H * (nope + V),
                          false, P("kv_b_proj"));
@@ -129,8 +129,12 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     hfx_value *qc = hfx_concat(g, 2, qs, 3);
     if (c->q_temperature) qc = hfx_op2(g, HFX_OP_MUL, qc, hfx_cast(g, c->q_temperature, qc->dtype)); /* (Mistral 4) */
     hfx_value *a = hfx_attention(g, qc, hfx_concat(g, 2, ks, 3), v, bias, m->scale, 0, m->window[i]); /* [B,H,S,V] */
-    a = hfx_reshape(g, hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3}), 3,
-                    (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H * V)});
+    a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3}); /* [B,S,H,V] */
+    if (m->head_gate) { /* HFX_MLA_GATE_PER_HEAD: sigmoid in f32, back to the weights' dtype */
+        hfx_value *gate = hfx_cast(g, hfx_dec_proj(c, h, m->hidden, H, false, P("g_proj")), HFX_DTYPE_F32);
+        a = hfx_op2(g, HFX_OP_MUL, a, hfx_unsqueeze(g, hfx_cast(g, hfx_op1(g, HFX_OP_SIGMOID, gate), a->dtype), -1));
+    }
+    a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H * V)});
     return hfx_dec_proj(c, a, H * V, m->hidden, m->bias.o, P(c->n.o));
 #undef P
 }

@@ -87,6 +87,13 @@ const hfx_moe_desc hfx_moe_kimi = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_local_experts",
     .first_dense = 1, .shared_default = 1, .defaults = {1, 1, 2.446}};
+/* BailingHybrid (Ling 3): V3's router (8 groups, 4 kept, x 2.5) and shared experts under its config's names (as Kimi's),
+ * the correction bias saved as gate.expert_bias, the sparse layers by mlp_layer_types (absent: after
+ * first_k_dense_replace, 2) */
+const hfx_moe_desc hfx_moe_bailing_hybrid = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_local_experts",
+    .correction_bias = "gate.expert_bias", .first_dense = 2, .shared_default = 1, .defaults = {8, 4, 2.5}};
 /* MiniMax-M2: V3's sigmoid scores and correction bias (the block's own buffer) over Mixtral's experts, one
  * group, always renormalised, no shared expert */
 const hfx_moe_desc hfx_moe_minimax_m2 = {

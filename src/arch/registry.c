@@ -325,6 +325,19 @@ static const hfx_decoder_desc FalconMambaForCausalLM_desc = {
     .defaults.eps = 1e-5, .defaults.tied = true, .names = &mamba2_names, .mixers.kind = HFX_MIXERS_MAMBA_ONLY,
     .mixers.mamba1 = &falcon_mamba_keys, .output_class = "FalconMambaCausalLMOutput",
     .forward_args = mamba_forward_args, .step_nones = mamba_step_nones, .genai_type = "granitemoehybrid"};
+/* RWKV-4: every layer a time mix (per-channel linear attention, token-shifted k/v/r) and a channel mix (a
+ * token-shifted squared-ReLU MLP gated by its receptance) after LayerNorms, the embeddings normed by block 0's pre_ln;
+ * no positions, no attention mask read (transformers' model ignores it: padding tokens are tokens) */
+static const hfx_decoder_names rwkv_names = {
+    .embed = "rwkv.embeddings.weight", .layer = "rwkv.blocks.%lld", .attn = "attention", .mlp = "feed_forward",
+    .norm1 = "ln1", .norm2 = "ln2", .final_norm = "rwkv.ln_out", .lm_head = "head.weight",
+    .embed_norm = "rwkv.blocks.0.pre_ln"};
+static const char *const rwkv_forward_args[] = {"input_ids", "attention_mask", "cache", NULL};
+static const hfx_decoder_desc RwkvForCausalLM_desc = {
+    "RwkvForCausalLM", .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PRE, .eps_key = "layer_norm_epsilon",
+    .defaults.eps = 1e-5, .names = &rwkv_names, .mixers.kind = HFX_MIXERS_RWKV, .mlp = HFX_MLP_CHANNEL_MIX,
+    .embed_scale = HFX_EMBED_OWN_NORM, .output_class = "RwkvCausalLMOutput", .forward_args = rwkv_forward_args,
+    .genai_type = "granitemoehybrid"}; /* (genai has no RWKV: Granite 4.0's runtime carries any conv and SSM states) */
 /* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
  * a quarter of each head rotated; Qwen3-Next's MLPs are Qwen2-MoE's experts and shared expert */
 static const hfx_decoder_names qwen3_next_names = {.ssm = "linear_attn"};
@@ -506,13 +519,13 @@ static const hfx_decoder_desc DeepseekV3ForCausalLM_desc = {
 /* LongCat-Flash: each layer two sublayers of latent attention (its low-rank parts scaled by √(hidden / rank)) and a
  * dense MLP, and a shortcut of experts beside zero-compute ones (HFX_LAYOUT_PAIRED_SHORTCUT) */
 static const hfx_decoder_desc LongcatFlashForCausalLM_desc = {
-    "LongcatFlashForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .mla_scaling = HFX_MLA_SCALE_LORA_RANKS,
+    "LongcatFlashForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .latent.scaling = HFX_MLA_SCALE_LORA_RANKS,
     .moe = &hfx_moe_longcat, .layout = HFX_LAYOUT_PAIRED_SHORTCUT, .derive = HFX_DERIVE_LONGCAT,
     .rope.interleave_key = "rope_interleave", .rope.theta = 10000000.0, .output_class = "MoeCausalLMOutputWithPast"};
 /* DeepSeek V3.2: V3's latent attention (always its rotary pairs regrouped) reading each query's index_topk keys a
  * lightning indexer picks (indexer.c), V3's experts by mlp_layer_types */
 static const hfx_decoder_desc DeepseekV32ForCausalLM_desc = {
-    "DeepseekV32ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .mla_keys = HFX_MLA_KEYS_INDEXED,
+    "DeepseekV32ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .latent.keys = HFX_MLA_KEYS_INDEXED,
     .moe = &hfx_moe_deepseek_v32, .rope.interleave_key = "rope_interleave", .derive = HFX_DERIVE_DEEPSEEK_V32,
     .defaults.eps = 1e-6, .output_class = "MoeCausalLMOutputWithPast"};
 /* Kimi-Linear: Kimi delta attention layers (a gated delta rule decaying per key channel) beside latent attention
@@ -522,6 +535,16 @@ static const hfx_decoder_desc KimiLinearForCausalLM_desc = {
     "KimiLinearForCausalLM", LLAMA_LIKE, .names = &kimi_names, .attention = HFX_ATTN_LATENT, .positions = HFX_POSITIONS_NONE,
     .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE, .mixers.delta = HFX_DELTA_KDA, .moe = &hfx_moe_kimi,
     .derive = HFX_DERIVE_KIMI_LINEAR, .output_class = "MoeCausalLMOutputWithPast"};
+/* BailingHybrid (Ling 3): Kimi delta attention with full-rank gates and a bounded decay, and latent attention whose
+ * heads are gated (g_proj), the last layer of every group; V3's experts; its tensors as saved (word_embeddings, the
+ * layers' "attention" and "dense") */
+static const hfx_decoder_names bailing_hybrid_names = {.embed = "model.word_embeddings.weight", .attn = "attention",
+                                                       .o = "dense", .ssm = "attention"};
+static const hfx_decoder_desc BailingHybridForCausalLM_desc = {
+    "BailingHybridForCausalLM", LLAMA_LIKE, .names = &bailing_hybrid_names, .attention = HFX_ATTN_LATENT,
+    .latent.gate = HFX_MLA_GATE_PER_HEAD, .rope.interleave_key = "rope_interleave", .rope.theta = 6000000.0,
+    .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE, .mixers.delta = HFX_DELTA_KDA_FULL_RANK, .moe = &hfx_moe_bailing_hybrid,
+    .derive = HFX_DERIVE_BAILING_HYBRID, .output_class = "MoeCausalLMOutputWithPast"};
 /* GLM-4.7-Flash: V3's latent attention and experts, the sparse layers by mlp_layer_types (its config never reads
  * first_k_dense_replace) */
 static const char *const glm4_lite_ignores[] = {"first_k_dense_replace", NULL};
@@ -838,6 +861,7 @@ static const struct entry {
     {"Mamba2ForCausalLM", &hfx_decoder_family, &Mamba2ForCausalLM_desc},
     {"MambaForCausalLM", &hfx_decoder_family, &MambaForCausalLM_desc},
     {"FalconMambaForCausalLM", &hfx_decoder_family, &FalconMambaForCausalLM_desc},
+    {"RwkvForCausalLM", &hfx_decoder_family, &RwkvForCausalLM_desc},
     {"BambaForCausalLM", &hfx_decoder_family, &BambaForCausalLM_desc},
     {"Zamba2ForCausalLM", &hfx_decoder_family, &Zamba2ForCausalLM_desc},
     {"JambaForCausalLM", &hfx_decoder_family, &JambaForCausalLM_desc},
@@ -878,6 +902,7 @@ static const struct entry {
     {"LongcatFlashForCausalLM", &hfx_decoder_family, &LongcatFlashForCausalLM_desc},
     {"DeepseekV32ForCausalLM", &hfx_decoder_family, &DeepseekV32ForCausalLM_desc},
     {"KimiLinearForCausalLM", &hfx_decoder_family, &KimiLinearForCausalLM_desc},
+    {"BailingHybridForCausalLM", &hfx_decoder_family, &BailingHybridForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},
     {"Ernie4_5_MoeForCausalLM", &hfx_decoder_family, &Ernie4_5_MoeForCausalLM_desc},
     {"PhiForCausalLM", &hfx_decoder_family, &PhiForCausalLM_desc},

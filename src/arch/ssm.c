@@ -183,15 +183,21 @@ hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, hfx_delta_pro
                            hfx_error *err) {
     hfx_status st;
     const char *act;
-    bool kda = proj == HFX_DELTA_KDA; /* (one count and one width for q, k and v) */
-    if ((st = hfx_cfg_int_in_or(c, kda ? "linear_num_heads" : "linear_num_key_heads", kda ? 32 : 16, 1, 1 << 12,
-                                &m->k_heads, err)) ||
-        (st = hfx_cfg_int_in_or(c, kda ? "linear_num_heads" : "linear_num_value_heads", 32, 1, 1 << 12, &m->v_heads,
-                                err)) ||
-        (st = hfx_cfg_int_in_or(c, kda ? "linear_head_dim" : "linear_key_head_dim", 128, 1, 1 << 12, &m->k_dim, err)) ||
-        (st = hfx_cfg_int_in_or(c, kda ? "linear_head_dim" : "linear_value_head_dim", 128, 1, 1 << 12, &m->v_dim,
-                                err)) ||
-        (st = hfx_cfg_int_in_or(c, "linear_conv_kernel_dim", 4, 2, 64, &m->kernel, err)) ||
+    bool kda = proj == HFX_DELTA_KDA || proj == HFX_DELTA_KDA_FULL_RANK; /* (one count and one width for q, k and v) */
+    /* the keys of the key heads, value heads, key width, value width and taps: Kimi delta attention has one count and
+     * one width for q, k and v, BailingHybrid's config takes them from the attention's keys */
+    static const char *const grouped[5] = {"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+                                           "linear_value_head_dim", "linear_conv_kernel_dim"};
+    static const char *const kimi[5] = {"linear_num_heads", "linear_num_heads", "linear_head_dim", "linear_head_dim",
+                                        "linear_conv_kernel_dim"};
+    static const char *const ling[5] = {"num_attention_heads", "num_attention_heads", "head_dim", "head_dim",
+                                        "short_conv_kernel_size"};
+    const char *const *k = proj == HFX_DELTA_KDA_FULL_RANK ? ling : kda ? kimi : grouped;
+    if ((st = hfx_cfg_int_in_or(c, k[0], kda ? 32 : 16, 1, 1 << 12, &m->k_heads, err)) ||
+        (st = hfx_cfg_int_in_or(c, k[1], 32, 1, 1 << 12, &m->v_heads, err)) ||
+        (st = hfx_cfg_int_in_or(c, k[2], 128, 1, 1 << 12, &m->k_dim, err)) ||
+        (st = hfx_cfg_int_in_or(c, k[3], 128, 1, 1 << 12, &m->v_dim, err)) ||
+        (st = hfx_cfg_int_in_or(c, k[4], 4, 2, 64, &m->kernel, err)) ||
         (st = hfx_cfg_str_or(c, "hidden_act", "silu", &act, err)))
         return st;
     if (m->v_heads % m->k_heads)
@@ -204,7 +210,15 @@ hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, hfx_delta_pro
     m->key_dim = m->k_heads * m->k_dim, m->value_dim = m->v_heads * m->v_dim;
     m->conv_dim = 2 * m->key_dim + m->value_dim;
     m->proj = proj, m->eps = proj == HFX_DELTA_PER_PROJECTION ? 1e-5 : eps, m->beta_scale = 1.0;
-    m->channel_decay = kda;
+    m->channel_decay = kda, m->decay_floor = 0;
+    bool safe = false;
+    if (proj == HFX_DELTA_KDA_FULL_RANK &&
+        ((st = hfx_cfg_bool_or(c, "kda_safe_gate", true, &safe, err)) ||
+         (safe && (st = hfx_cfg_num_or(c, "kda_lower_bound", -5.0, &m->decay_floor, err)))))
+        return st;
+    if (safe && !(m->decay_floor < 0 && m->decay_floor > -1e4))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: kda_lower_bound %g must be negative (a log decay's floor)", c.where,
+                        m->decay_floor);
     bool negative = false;
     if (proj == HFX_DELTA_PER_PROJECTION &&
         (st = hfx_cfg_bool_or(c, "linear_allow_neg_eigval", true, &negative, err)))
@@ -700,15 +714,22 @@ static hfx_value *head_decays(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg 
     return hfx_transpose(g, gl, 3, (int64_t[]){0, 2, 1});
 }
 
-/* Kimi's log decays per key channel [B,VH,S,DK]: −exp(A_log_h)·softplus(a + dt_bias), a [B,S,VH·DK], the forget gate's
- * weights under `prefix`. */
+/* Kimi's log decays per key channel [B,VH,S,DK]: −exp(A_log_h)·softplus(x), or (decay_floor) floor·sigmoid(exp(A_log_h)·x),
+ * x = a + dt_bias, a [B,S,VH·DK]; the forget gate's weights under `prefix`, A_log [1,1,VH,1] (Kimi's) or [VH]. */
 static hfx_value *channel_decays(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix, hfx_value *a) {
     int64_t VH = m->v_heads, DK = m->k_dim, KD = VH * DK;
-    hfx_value *A = hfx_cast(g, hfx_weight(w, 4, (int64_t[]){1, 1, VH, 1}, "%s.A_log", prefix), HFX_DTYPE_F32);
+    char name[224];
+    snprintf(name, sizeof name, "%s.A_log", prefix);
+    hfx_value *A = hfx_weight_rank(w, name) == 1 ? hfx_reshape(g, hfx_weight(w, 1, &VH, "%s", name), 4,
+                                                               (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(1),
+                                                                           hfx_dim_const(VH), hfx_dim_const(1)})
+                                                 : hfx_weight(w, 4, (int64_t[]){1, 1, VH, 1}, "%s", name);
+    A = hfx_op1(g, HFX_OP_EXP, hfx_cast(g, A, HFX_DTYPE_F32));
     hfx_value *dt_bias = hfx_cast(g, hfx_weight(w, 1, &KD, "%s.dt_bias", prefix), HFX_DTYPE_F32);
     hfx_value *x = op(g, HFX_OP_ADD, hfx_cast(g, a, HFX_DTYPE_F32), dt_bias);
     x = hfx_reshape(g, x, 4, (hfx_dim[]){a->dims[0], a->dims[1], hfx_dim_const(VH), hfx_dim_const(DK)});
-    hfx_value *gl = op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, hfx_op1(g, HFX_OP_EXP, A)), softplus(g, x)); /* [B,S,VH,DK] */
+    hfx_value *gl = m->decay_floor ? op(g, HFX_OP_MUL, f32(g, m->decay_floor), hfx_op1(g, HFX_OP_SIGMOID, op(g, HFX_OP_MUL, A, x)))
+                                   : op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, A), softplus(g, x)); /* [B,S,VH,DK] */
     return hfx_transpose(g, gl, 4, (int64_t[]){0, 2, 1, 3});
 }
 
@@ -737,9 +758,8 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
         z = group_part(g, qkvz, KH, width, 2 * DK + r * DV, r * DV);
         beta = group_part(g, ba, KH, 2 * r, 0, r);
         a = group_part(g, ba, KH, 2 * r, r, r);
-    } else if (m->proj == HFX_DELTA_PER_PROJECTION || m->proj == HFX_DELTA_KDA) { /* each its own linear: q, k and v as
-                                                                                     in_proj_qkv's rows */
-        bool kda = m->proj == HFX_DELTA_KDA;
+    } else if (m->proj != HFX_DELTA_SEPARATE) { /* each its own linear: q, k and v as in_proj_qkv's rows */
+        bool kda = m->proj == HFX_DELTA_KDA, full = m->proj == HFX_DELTA_KDA_FULL_RANK;
         hfx_value *parts[3] = {hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KD, H}, "%s.q_proj.weight", prefix), NULL),
                                hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KD, H}, "%s.k_proj.weight", prefix), NULL),
                                hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VD, H}, "%s.v_proj.weight", prefix), NULL)};
@@ -748,8 +768,10 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
                 : hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VD, H}, "%s.g_proj.weight", prefix), NULL);
         beta = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.b_proj.weight", prefix), NULL);
         a = kda ? low_rank(g, w, forget, "f_a_proj", "f_b_proj", h, DK, KD) /* [B,S,KD] */
-                : hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.a_proj.weight", prefix), NULL);
-        out = "o_proj", norm = "o_norm";
+            : full ? hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KD, H}, "%s.f_proj.weight", forget), NULL)
+                   : hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.a_proj.weight", prefix), NULL);
+        snprintf(probe, sizeof probe, "%s.dense.weight", prefix); /* (BailingHybrid's, as saved) */
+        out = full && hfx_weight_exists(w, probe) ? "dense" : "o_proj", norm = "o_norm";
     } else {
         qkv = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){CD, H}, "%s.in_proj_qkv.weight", prefix), NULL);
         z = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VD, H}, "%s.in_proj_z.weight", prefix), NULL);

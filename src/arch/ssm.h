@@ -89,10 +89,16 @@ typedef enum {
     HFX_DELTA_PER_PROJECTION, /* q_proj, k_proj, v_proj, g_proj (the gate), b_proj, a_proj, o_proj, o_norm at 1e-5;
                                 conv1d, or q_conv1d, k_conv1d and v_conv1d one after the other; beta doubled when
                                 linear_allow_neg_eigval (default true) (OLMo-Hybrid) */
-    HFX_DELTA_KDA            /* Kimi delta attention: q_proj, k_proj, v_proj, a decay per key channel (forget_gate's
+    HFX_DELTA_KDA,           /* Kimi delta attention: q_proj, k_proj, v_proj, a decay per key channel (forget_gate's
                                 f_b_proj(f_a_proj(x)) + dt_bias, times −exp(A_log) of its head after softplus), b_proj,
                                 the gate g_b_proj(g_a_proj(x)) through a sigmoid, o_norm (its weight in f32), o_proj;
                                 linear_num_heads heads of linear_head_dim for q, k and v (Kimi-Linear) */
+    HFX_DELTA_KDA_FULL_RANK  /* Kimi delta attention with full-rank gates, num_attention_heads heads of head_dim (its
+                                config's widths, whatever linear_* config.json saved; short_conv_kernel_size taps): f_proj
+                                for the decay (A_log one per head),
+                                g_proj for the output; the decay bounded, kda_lower_bound·sigmoid(exp(A_log)·(f + dt_bias)),
+                                when kda_safe_gate (default true); the output projection "dense" as saved (transformers'
+                                o_proj) (BailingHybrid) */
 } hfx_delta_proj;
 
 /* A gated delta-net mixer (Qwen3-Next, Qwen3.5's "linear_attention" layers): a depthwise causal
@@ -104,7 +110,8 @@ typedef struct hfx_delta_cfg {
     int64_t key_dim, value_dim, conv_dim;           /* k_heads·k_dim, v_heads·v_dim, 2·key_dim + value_dim */
     hfx_delta_proj proj; /* how its projections are stored */
     double beta_scale;  /* beta's factor after its sigmoid (OLMo-Hybrid's 2: negative eigenvalues allowed) */
-    bool channel_decay; /* a log decay per key channel [.., k_dim], not one per head (HFX_DELTA_KDA) */
+    bool channel_decay; /* a log decay per key channel [.., k_dim], not one per head (HFX_DELTA_KDA*) */
+    double decay_floor; /* the bounded decay's lower bound, floor·sigmoid(exp(A)·x) (0: −exp(A)·softplus(x)) */
     hfx_activation act; /* after the convolution (hidden_act) */
     double eps;         /* the gated RMSNorm's */
     int factors;        /* the scan's triangular inverse is a product of this many factors: exact for a
@@ -136,6 +143,37 @@ typedef struct hfx_lightning_cfg {
     int64_t block;                   /* block_size: transformers' piece of a prompt (hfx_arch_prompt_piece) */
     hfx_activation act;              /* hidden_act, on q, k and v */
 } hfx_lightning_cfg;
+
+/* RWKV-4's blocks (rwkv.c): the widths its config gives and how its eval-mode forward rescales. */
+typedef struct hfx_rwkv_cfg {
+    int64_t width;        /* attention_hidden_size (absent or null: hidden): k, v and r of the time mix */
+    int64_t intermediate; /* intermediate_size (absent or null: 4·hidden): the channel mix's key */
+    int64_t rescale;      /* rescale_every (0: never): transformers' eval forward halves the stream after every
+                             rescale-th block and divides block b's output and value weights by 2^(b / rescale) */
+} hfx_rwkv_cfg;
+
+/* An RWKV time mix's state across calls (NULL inputs: a prompt, empty). */
+typedef struct hfx_rwkv_state {
+    hfx_value *shift;      /* [B,1,H]: the previous token's normed input */
+    hfx_value *wkv;        /* [B,3,A] f32: the WKV sums num, den and their exponent max, as transformers keeps them
+                              (zeros: empty) */
+    bool keep;             /* the caller wants them after this call */
+    hfx_value *shift_next, *wkv_next; /* out: the same after this call (shift_next always) */
+} hfx_rwkv_state;
+
+/* RWKV-4's time mix over h [B,S,hidden] (the block's normed input) → [B,S,hidden], weights under `prefix`
+ * ("rwkv.blocks.0.attention"): k, v, r of the token-shifted mixes, the WKV over k and v (a linear attention per channel,
+ * its past decayed by exp(time_decay) a token, the current token raised by time_first), sigmoid(r)·wkv, output.
+ * Its closed form holds [B,S,S,A] exponents: a caller feeds long prompts in pieces. No padding mask: transformers'
+ * RWKV reads none, its padding tokens are tokens. */
+hfx_value *hfx_rwkv_time_mix(hfx_graph *g, hfx_weights *w, const hfx_rwkv_cfg *m, const char *prefix, hfx_value *h,
+                             hfx_rwkv_state *s);
+
+/* RWKV-4's channel mix over h [B,S,hidden] → [B,S,hidden], weights under `prefix` ("rwkv.blocks.0.feed_forward"):
+ * sigmoid(receptance(mix_r))·value(relu(key(mix_k))²), the mixes token-shifted from past [B,1,H] (NULL: zeros); *next
+ * the last row of h. */
+hfx_value *hfx_rwkv_channel_mix(hfx_graph *g, hfx_weights *w, const hfx_rwkv_cfg *m, const char *prefix, hfx_value *h,
+                                hfx_value *past, hfx_value **next);
 
 /* A mixer's state across calls: what it read (NULL: a prompt, zeros) and what it leaves. */
 typedef struct hfx_ssm_state {

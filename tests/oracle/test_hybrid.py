@@ -15,7 +15,10 @@ OLMo-Hybrid (OlmoHybridForCausalLM: pre-normed gated delta-nets beside OLMo 3's 
 RecurrentGemma (RecurrentGemmaForCausalLM: RG-LRU blocks beside local multi-query attention),
 Zamba2 (Zamba2ForCausalLM: a Mamba2 mixer in every layer, fed in the hybrid layers by shared transformer blocks
 over [x; embeddings] with per-use LoRA adapters), MiniMax-01 (MiniMaxForCausalLM: lightning attention, a linear
-attention decaying per head, beside full attention, each residual its normed input), and
+attention decaying per head, beside full attention, each residual its normed input), RWKV-4 (RwkvForCausalLM: time
+mixes, a linear attention per channel, and token-shifted channel mixes; no padding mask, as in transformers),
+BailingHybrid (BailingHybridForCausalLM: Kimi delta attention with full-rank gates and a bounded decay, latent attention
+gated per head, V3's experts), and
 Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM: gated
 delta-nets and gated attention).
 
@@ -337,6 +340,47 @@ KIMI = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, moe_intermed
             num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=None, qk_rope_head_dim=8, v_head_dim=8, qk_nope_head_dim=8,
             num_local_experts=4, num_experts_per_tok=2, linear_head_dim=8, linear_num_heads=4, linear_conv_kernel_dim=4,
             pad_token_id=0, bos_token_id=1, eos_token_id=2)
+RWKV = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=4, context_length=256, pad_token_id=0, bos_token_id=1,
+            eos_token_id=2)
+VARIANTS.update({
+    # RWKV-4: time mixes (a linear attention per channel) and channel mixes, 4·hidden wide; rescale_every 2 (blocks 2
+    # and 3 divided by 2, the stream halved after blocks 1 and 3) made visible by a wide layer_norm_epsilon (a LayerNorm
+    # undoes a scale but for its ε)
+    "rwkv": Variant({**RWKV, "rescale_every": 2, "layer_norm_epsilon": 0.05}, family="Rwkv"),
+    # the time mix 24 wide (attention_hidden_size; transformers' own cache is then hidden wide and fails, so no
+    # use_cache: compared stepwise), the channel mix 48, never rescaled
+    "rwkv_narrow": Variant({**RWKV, "attention_hidden_size": 24, "intermediate_size": 48,
+                            "rescale_every": 0, "use_cache": False}, family="Rwkv"),
+    # tied embeddings (compared on logits: a tied random model repeats its last token)
+    "rwkv_tied": Variant({**RWKV, "tie_word_embeddings": True}, family="Rwkv"),
+})
+BAILING = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, moe_intermediate_size=16, num_attention_heads=4,
+               num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=None, qk_rope_head_dim=8, v_head_dim=8,
+               qk_nope_head_dim=8, head_dim=16, num_local_experts=4, num_experts_per_tok=2, n_group=2, topk_group=1,
+               short_conv_kernel_size=3, max_position_embeddings=256, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+
+def _bailing_released(cfg: dict) -> None:
+    """BailingHybrid's config.json as released: head_dim the delta-nets' width (its config class turns it into
+    qk_rope_head_dim before saving, and so cannot read back what it saved), no linear_* keys."""
+    cfg["head_dim"] = cfg.pop("linear_head_dim")
+    for key in ("linear_num_heads", "linear_conv_kernel_dim"):
+        cfg.pop(key)
+
+
+VARIANTS.update({
+    # BailingHybrid (Ling 3): its own pattern (layer_types left out, layer_group_size 2: layers 1 and 3 latent attention
+    # with a gate per head, the others Kimi delta attention with full-rank gates and its bounded decay, 16 wide by
+    # head_dim), a dense first layer, then V3's router over 4 experts in 2 groups (gate.expert_bias as saved)
+    "bailing_hybrid": Variant({**BAILING, "num_hidden_layers": 4, "layer_group_size": 2, "first_k_dense_replace": 1},
+                              family="BailingHybrid", no_layer_types=True, rewrite=_bailing_released),
+    # the decay unbounded (kda_safe_gate false: Kimi's softplus form), q LoRA, full attention first, every MLP the
+    # experts, x 1.5, 4 taps
+    "bailing_hybrid_plain": Variant({**BAILING, "num_hidden_layers": 3, "kda_safe_gate": False, "q_lora_rank": 16,
+                                     "layer_types": ["full_attention", "linear_attention", "linear_attention"],
+                                     "mlp_layer_types": ["sparse"] * 3, "routed_scaling_factor": 1.5,
+                                     "short_conv_kernel_size": 4}, family="BailingHybrid", rewrite=_bailing_released),
+})
 
 
 def _kimi_released(cfg: dict) -> None:
@@ -502,6 +546,9 @@ def test_lfm3_layer_types_derived(ckpt):
     ("minimax", {"linear_attn_beta_factor": 1.0}), ("minimax", {"mlp_alpha_factor": 2.0}),
     ("minimax_window", {"sliding_window": None}),
     ("kimi_linear", {"routed_scaling_factor": 1.0}),
+    ("rwkv", {"rescale_every": 0}),
+    ("bailing_hybrid", {"kda_safe_gate": False}), ("bailing_hybrid", {"kda_lower_bound": -2.0}),
+    ("bailing_hybrid_plain", {"routed_scaling_factor": 1.0}),
 ])
 def test_features_are_visible(name, overrides, ckpt, reference):
     """Harness sanity: each switch the newer variants set (LFM3's head gate, sandwich norms, windows and the full layers'
@@ -549,7 +596,7 @@ def test_logits(name, fmt, export_dir, reference):
         inputs = {n for i in compiled.inputs for n in i.get_names()}
         got = np.array(compiled({n: v for n, v in feed.items() if n in inputs})["logits"])
     # Mamba's and Mamba2's forward take no positions: the graph has none
-    assert ("position_ids" in inputs) == (VARIANTS[name].family not in ("Mamba", "Mamba2", "FalconMamba")), inputs
+    assert ("position_ids" in inputs) == (VARIANTS[name].family not in ("Mamba", "Mamba2", "FalconMamba", "Rwkv")), inputs
     assert_logits_close(got, want, f"{name} {fmt}")
 
 
@@ -576,14 +623,22 @@ RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": 
             "executorch": "generate_executorch"}
 
 CASES = ([(name, m) for name in ("lfm2", "lfm3", "nemotron_h", "olmo_hybrid", "recurrent_gemma", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
-                                 "falcon_mamba", "jamba", "zamba2", "minimax", "kimi_linear")
+                                 "falcon_mamba", "jamba", "zamba2", "minimax", "kimi_linear", "rwkv", "bailing_hybrid")
           for m in MODES]
          + [(name, m) for name in ("recurrent_gemma_bias", "olmo_hybrid_rope", "nemotron_h_moe", "lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe", "zamba2_plain",
-                                   "kimi_linear_lora")
+                                   "kimi_linear_lora", "bailing_hybrid_plain")
             for m in ("onnx-mtd", "openvino")]
-         + [("qwen3_5", m) for m in ("onnx-static", "openvino-static", "dynamo", "executorch")])
+         + [("qwen3_5", m) for m in ("onnx-static", "openvino-static", "dynamo", "executorch")]
+         + [(name, m) for name in ("minimax_window", "rwkv_narrow") for m in ("onnx-mtd", "openvino")])
+
+# Compared with transformers' forward over the whole sequence at each step (want_stepwise), not with its generate(),
+# which is wrong for them: MiniMax with a lightning layer first (generate takes the cache's length from layer 0, which
+# a lightning layer never fills, so its steps mask and place the token as if nothing came before); RWKV with a batch
+# (its one-token step broadcasts the [B,H] token shift against the [B,1,H] input: [B,B,vocab] logits, every row
+# reading the last row's shift) and with attention_hidden_size ≠ hidden_size (its cache is hidden wide and fails).
+STEPWISE = {"minimax_window", "rwkv", "rwkv_narrow"}
 
 
 def want_generation(reference, name):
@@ -617,7 +672,7 @@ def run_loop(out, mode, tmp_path):
 @pytest.mark.parametrize("name,mode", CASES)
 def test_generation(name, mode, export_dir, reference, tmp_path):
     out = export_dir(name, "--for-generation", *MODES[mode])
-    want_tokens, want_logits = want_generation(reference, name)
+    want_tokens, want_logits = (want_stepwise if name in STEPWISE else want_generation)(reference, name)
     assert len(set(want_tokens[0].tolist())) > 2, "the reference must not be a constant run of tokens"
     tokens, logits = run_loop(out, mode, tmp_path)
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
@@ -643,17 +698,18 @@ def want_stepwise(reference, name):
     return torch.stack(tokens, 1).numpy(), torch.stack(logits).numpy()
 
 
-@pytest.mark.parametrize("mode", ["onnx-mtd", "openvino"])
-def test_minimax_lightning_first_generation(mode, export_dir, reference, tmp_path):
-    """MiniMax with a lightning layer first, as MiniMax-01 has: transformers' generate() takes the cache's length from
-    layer 0, which a lightning layer never fills, so its decode steps mask and place the token as if nothing came
-    before (its step logits then differ from its own forward's). The reference is transformers' forward over the
-    whole sequence at each step: 32 greedy tokens equal, each step's logits within 1e-4."""
-    out = export_dir("minimax_window", "--for-generation", *MODES[mode])
-    want_tokens, want_logits = want_stepwise(reference, "minimax_window")
-    assert len(set(want_tokens[0].tolist())) > 2, "the reference must not be a constant run of tokens"
-    tokens, logits = run_loop(out, mode, tmp_path)
-    compare_generation(tokens, logits, want_tokens, want_logits, f"minimax_window {mode}")
+def test_rwkv_stepwise_is_generate_alone(reference):
+    """Harness sanity for STEPWISE: on a prompt alone (no batch, so no broadcast), transformers' generate() for RWKV
+    gives the tokens and logits of its forward over the whole sequence at each step — the row of the stepwise reference
+    whose prompt has no padding."""
+    want_tokens, want_logits = want_stepwise(reference, "rwkv")
+    with torch.no_grad():
+        out = reference("rwkv").generate(torch.tensor([PROMPTS[0]]), max_new_tokens=NEW_TOKENS, do_sample=False,
+                                         output_logits=True, return_dict_in_generate=True)
+    tokens = out.sequences[0, len(PROMPTS[0]):].numpy()
+    assert np.array_equal(tokens, want_tokens[0, :len(tokens)]), (tokens, want_tokens[0])
+    steps = min(len(out.logits), len(want_logits))
+    assert np.abs(torch.stack(out.logits)[:steps, 0].numpy() - want_logits[:steps, 0]).max() < 1e-4
 
 
 def test_state_inputs(export_dir):
@@ -676,7 +732,7 @@ def test_state_inputs(export_dir):
 
 
 @pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba2_g1", "mamba", "mamba_bias", "granite4", "falcon_h1",
-                                  "qwen3_next", "qwen3_5"])
+                                  "qwen3_next", "qwen3_5", "rwkv"])
 def test_prompt_in_pieces(name, export_dir, reference):
     """A prompt fed in two calls of the multi-token decode graph, the second continuing from the
     first's states (a chunked prefill: how a long prompt can be fed piece by piece), gives
@@ -758,7 +814,8 @@ def test_refused(name, flags, message, ckpt, tmp_path):
 
 
 @pytest.mark.parametrize("name,message", [("zamba2", "io \"seed\" has no names for the hybrid layers' caches"),
-                                          ("minimax", "io \"seed\" has no names for the lightning attention layers'")])
+                                          ("minimax", "io \"seed\" has no names for the lightning attention layers'"),
+                                          ("rwkv", "io \"seed\" has no names for RWKV's states")])
 def test_seed_refused(name, message, ckpt, tmp_path):
     """io "seed" has no names yet for a Zamba2 hybrid layer's caches or a lightning layer's state: refused by name,
     exit 2, nothing written."""
@@ -920,6 +977,44 @@ def test_minimax_bad_config(edit, message, ckpt, tmp_path):
     bad_config("minimax", edit, message, ckpt, tmp_path)
 
 
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(attention_hidden_size=0), "attention_hidden_size"),
+    (lambda c: c.update(intermediate_size="wide"), "intermediate_size"),
+    (lambda c: c.update(rescale_every=1.5), "rescale_every"),
+    (lambda c: c.pop("hidden_size"), "hidden_size"),
+])
+def test_rwkv_bad_config(edit, message, ckpt, tmp_path):
+    """RWKV configs with malformed widths or rescaling: exit 2, the field named, no output."""
+    bad_config("rwkv", edit, message, ckpt, tmp_path)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(kda_lower_bound=1.0), "kda_lower_bound 1 must be negative"),
+    (lambda c: c.update(layer_types=["linear_attention", "mamba", "linear_attention", "full_attention"]),
+     "layer_types[1] = 'mamba'"),
+    (lambda c: c.update(short_conv_kernel_size=1), "short_conv_kernel_size"),
+])
+def test_bailing_hybrid_bad_config(edit, message, ckpt, tmp_path):
+    """BailingHybrid configs with a decay floor above 0, other layer kinds or a one-tap convolution: exit 2, the field
+    named, no output."""
+    bad_config("bailing_hybrid", edit, message, ckpt, tmp_path)
+
+
+def test_rwkv_states(export_dir):
+    """An RWKV layer keeps two states: past.{i}.conv [batch, 2, hidden] (the time mix's and the channel mix's last
+    inputs) and past.{i}.ssm [batch, 3, attention_hidden_size] f32 (the WKV sums num, den and their max); no attention
+    cache, no positions, and the metadata says so."""
+    import onnx
+    out = export_dir("rwkv_narrow", "--for-generation", *MODES["onnx-mtd"])
+    graph = onnx.load(str(out / "decode.onnx"), load_external_data=False).graph
+    dims = {i.name: [d.dim_value or d.dim_param for d in i.type.tensor_type.shape.dim] for i in graph.input}
+    for layer in range(4):
+        assert dims[f"past.{layer}.conv"][1:] == [2, 32] and dims[f"past.{layer}.ssm"][1:] == [3, 24], dims
+    assert not any(n.startswith("past_key_values") for n in dims) and "position_ids" not in dims, dims
+    layers = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]["cache"]["layers"]
+    assert layers[0] == {"conv": [2, 32], "ssm": [3, 24]}, layers
+
+
 def test_minimax_lightning_state(export_dir):
     """A lightning attention layer keeps one state, past.{i}.ssm [batch, heads, head_dim, head_dim] (no convolution);
     the attention layers their keys and values."""
@@ -1016,7 +1111,7 @@ def test_qwen3_next_bad_config(edit, message, ckpt, tmp_path):
 
 @pytest.mark.parametrize("name", ["lfm2", "lfm2_bias", "lfm2_moe", "lfm3", "olmo_hybrid", "mamba2", "mamba", "granite4", "falcon_h1", "bamba",
                                   "qwen3_next",
-                                  "qwen3_5", "qwen3_5_moe"])
+                                  "qwen3_5", "qwen3_5_moe", "rwkv"])
 def test_genai(name, ckpt, reference, tmp_path):
     """onnxruntime-genai runs the multi-token decode export as it is, its genai_config.json mapping the
     states (past_conv_names, past_recurrent_names) beside the attention cache: greedy generation
