@@ -189,6 +189,7 @@ typedef enum {
     HFX_MIXER_LIGHTNING,  /* MiniMax's lightning attention (ssm.h: a linear attention decaying by a rate per head) */
     HFX_MIXER_SHARED_BLOCK, /* a Mamba2 mixer fed by one of the shared transformer blocks (shared_block.c): attention's
                               cache and Mamba2's states (Zamba2's hybrid layers) */
+    HFX_MIXER_MLSTM,      /* xLSTM's mLSTM layer (ssm.h), its one state the cell's memory, normalizer and stabilizer */
     HFX_MIXER_RWKV        /* RWKV-4's time mix (ssm.h), the layer's MLP its channel mix (HFX_MLP_CHANNEL_MIX): their
                              token shifts one state, the WKV sums the other */
 } hfx_mixer_kind;
@@ -300,8 +301,10 @@ typedef enum {
                                         HFX_MIXER_SHARED_BLOCK (Zamba2) */
     HFX_MIXERS_LIGHTNING_BY_TYPE, /* layer_types' "linear_attention" layers are lightning attention, the "full_attention"
                                     ones attend (MiniMax) */
-    HFX_MIXERS_RWKV             /* every layer RWKV-4's time mix and channel mix (RwkvConfig's keys: no heads, no
+    HFX_MIXERS_RWKV,            /* every layer RWKV-4's time mix and channel mix (RwkvConfig's keys: no heads, no
                                    positions, the attention mask unread) */
+    HFX_MIXERS_MLSTM            /* every layer xLSTM's mLSTM layer and its gated MLP (xLSTMConfig's keys: no positions,
+                                   the attention mask unread, the logits soft-capped by output_logit_soft_cap) */
 } hfx_mixers_kind;
 
 /* What mixes tokens in the layers, and the recurrent mixers' settings. */
@@ -513,6 +516,8 @@ typedef enum {
     HFX_DERIVE_MINIMAX,     /* layer_types: full attention at even layers, lightning at odd ones */
     HFX_DERIVE_BAILING_HYBRID, /* the names its config saves (as Kimi-Linear's); layer_types full at every
                                   layer_group_size-th (6) layer; rope_interleave true */
+    HFX_DERIVE_XLSTM,       /* num_hidden_layers num_blocks where set (its blocks' count), hidden_size embedding_dim where
+                                   null */
     HFX_DERIVE_ZAMBA2       /* layer_types from layers_block_type (its default 54 layers), num_hidden_layers its length;
                                head_dim 2·hidden / heads; intermediate_size 4·hidden where null or 0; mlp_bias
                                add_bias_linear; position_embedding_type "rope" with use_mem_rope; max_position_embeddings
@@ -584,7 +589,7 @@ typedef struct hfx_decoder_desc {
 /* Whether every layer is a recurrent mixer (with RWKV's channel mix, else alone): no attention, no positions. */
 static inline bool hfx_decoder_mixers_only(const hfx_decoder_desc *d) {
     return d->mixers.kind == HFX_MIXERS_MAMBA2_ONLY || d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ||
-           d->mixers.kind == HFX_MIXERS_RWKV;
+           d->mixers.kind == HFX_MIXERS_RWKV || d->mixers.kind == HFX_MIXERS_MLSTM;
 }
 
 /* A mixture of experts' sizes and router settings (moe.c). */
@@ -697,6 +702,7 @@ typedef struct hfx_decoder_cfg {
     hfx_rglru_cfg rglru;         /* the RG-LRU layers' block */
     hfx_lightning_cfg lightning; /* the lightning attention layers' mixer */
     hfx_rwkv_cfg rwkv;           /* RWKV-4's blocks */
+    hfx_mlstm_cfg mlstm;         /* xLSTM's mLSTM layers */
     bool no_mlp;                 /* layers are the mixer alone (Mamba2) */
     bool residual_f32;           /* the residual stream stays in f32 whatever the weights' dtype
                                     (Mamba2's residual_in_fp32) */

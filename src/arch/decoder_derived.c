@@ -219,6 +219,13 @@ static bool derive_bailing_hybrid(hfx_cfg c, json_t *out) {
            json_object_set_new(out, "rope_interleave", json_true()) == 0;
 }
 
+/* xLSTM: as many blocks as num_blocks says where set (else num_hidden_layers), hidden_size embedding_dim where null. */
+static bool derive_xlstm(hfx_cfg c, json_t *out) {
+    const json_t *blocks = json_object_get(c.obj, "num_blocks"), *width = json_object_get(c.obj, "embedding_dim");
+    if (!absent(c, "num_blocks") && json_object_set(out, "num_hidden_layers", (json_t *)blocks)) return false;
+    return !(absent(c, "hidden_size") && !absent(c, "embedding_dim") && json_object_set(out, "hidden_size", (json_t *)width));
+}
+
 /* MiniMax: full attention at the even layers, lightning attention at the odd ones. */
 static const char *minimax_type(json_int_t i, hfx_cfg c) {
     (void)c;
@@ -278,6 +285,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     case HFX_DERIVE_LONGCAT: ok = ok && derive_longcat(c, out); break;
     case HFX_DERIVE_KIMI_LINEAR: ok = ok && derive_kimi_linear(c, out); break;
     case HFX_DERIVE_BAILING_HYBRID: ok = ok && derive_bailing_hybrid(c, out); break;
+    case HFX_DERIVE_XLSTM: ok = ok && derive_xlstm(c, out); break;
     case HFX_DERIVE_DEEPSEEK_V32: ok = ok && json_object_set_new(out, "rope_interleave", json_true()) == 0; break;
     case HFX_DERIVE_MIMO_V2: { /* (the reference implementation attends to sliding_window_size tokens and the query) */
         const json_t *size = json_object_get(c.obj, "sliding_window_size");

@@ -80,6 +80,36 @@ static hfx_status parse_rwkv(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     return HFX_OK;
 }
 
+/* xLSTM: its MLP's width (hidden · ffn_proj_factor rounded up to ffn_round_up_to_multiple_of), its logits' soft cap,
+ * the mLSTM's keys; the forms hfx does not write yet refused by name. */
+static hfx_status parse_mlstm(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    bool bias, f32_norms;
+    const char *mode;
+    double factor, cap;
+    int64_t multiple;
+    hfx_status st;
+    if ((st = hfx_cfg_bool_or(c, "use_bias", false, &bias, err)) ||
+        (st = hfx_cfg_str_or(c, "weight_mode", "single", &mode, err)) ||
+        (st = hfx_cfg_bool_or(c, "norm_reduction_force_float32", true, &f32_norms, err)) ||
+        (st = hfx_cfg_num_or(c, "ffn_proj_factor", 2.667, &factor, err)) ||
+        (st = hfx_cfg_int_in_or(c, "ffn_round_up_to_multiple_of", 64, 1, 1 << 20, &multiple, err)) ||
+        (st = hfx_cfg_num_or(c, "output_logit_soft_cap", 30.0, &cap, err)))
+        return st;
+    if (bias) return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: use_bias true (RMS norms with biases) is not supported yet", c.where);
+    if (strcmp(mode, "single") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: weight_mode '%s' (supported: single)", c.where, mode);
+    if (!f32_norms)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: norm_reduction_force_float32 false is not supported yet (hfx's "
+                                                  "norms reduce in float32)", c.where);
+    double width = floor(((double)m->hidden * factor + (double)multiple - 1) / (double)multiple) * (double)multiple;
+    if (!(width >= 1 && width < (double)(1 << 24)))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: ffn_proj_factor %g gives an MLP %g wide", c.where, factor, width);
+    const json_t *capped = json_object_get(c.obj, "output_logit_soft_cap");
+    if (!(cap >= 0 && cap < 1e6)) return hfx_fail(err, HFX_ERR_INVALID, "%s: output_logit_soft_cap %g", c.where, cap);
+    m->intermediate = (int64_t)width, m->final_softcap = capped && json_is_null(capped) ? 0 : cap;
+    return hfx_mlstm_parse(c, m->hidden, &m->mlstm, err);
+}
+
 /* A model whose every layer is a recurrent mixer (Mamba2; RWKV with its channel mix): the template's width, depth,
  * vocabulary, norm and tying, and the mixer's own fields; no attention or positions, no MLP but RWKV's. */
 hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
@@ -91,24 +121,26 @@ hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hf
         (st = hfx_cfg_num_or(c, d->eps_key, d->defaults.eps > 0 ? d->defaults.eps : 1e-5, &m->eps, err)) ||
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->defaults.tied, &m->tied, err)))
         return st;
-    bool rwkv = d->mixers.kind == HFX_MIXERS_RWKV;
+    bool rwkv = d->mixers.kind == HFX_MIXERS_RWKV, mlstm = d->mixers.kind == HFX_MIXERS_MLSTM;
     m->residual_f32 = false;
-    if (!rwkv && (st = hfx_cfg_bool_or(c, "residual_in_fp32", true, &m->residual_f32, err))) return st;
+    if (!rwkv && !mlstm && (st = hfx_cfg_bool_or(c, "residual_in_fp32", true, &m->residual_f32, err))) return st;
     if (!(m->eps > 0 && m->eps < 1))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %g out of range", c.where, d->eps_key, m->eps);
     m->final_eps = m->eps;
     m->heads = m->kv_heads = 1, m->head_dim = m->hidden, m->intermediate = 0, m->max_position = INT32_MAX;
     m->head_rows = m->vocab, m->embed_dim = m->hidden, m->no_final_norm = false;
     m->scale = m->mult.embed = m->mult.residual = m->mult.logits_div = m->mult.logits = 1.0;
-    m->layout = HFX_LAYOUT_PRE, m->no_mlp = !rwkv, m->pad_id = -1;
+    m->layout = HFX_LAYOUT_PRE, m->no_mlp = !rwkv && !mlstm, m->pad_id = -1;
     m->mult.attn_in = m->mult.attn_out = m->mult.ssm_out = m->mult.key = m->mult.gate = m->mult.down = 1.0;
     m->window = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->window);
     m->mixer = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mixer);
-    if (!m->window || !m->mixer) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    hfx_mixer_kind kind = rwkv ? HFX_MIXER_RWKV : d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? HFX_MIXER_MAMBA1
-                                                                                       : HFX_MIXER_MAMBA2;
+    m->sparse = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->sparse); /* (no experts: every MLP dense) */
+    if (!m->window || !m->mixer || !m->sparse) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    hfx_mixer_kind kind = rwkv ? HFX_MIXER_RWKV : mlstm ? HFX_MIXER_MLSTM
+                          : d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? HFX_MIXER_MAMBA1 : HFX_MIXER_MAMBA2;
     for (int64_t i = 0; i < m->layers; i++) m->window[i] = 0, m->mixer[i] = kind;
     if (rwkv) return parse_rwkv(c, m, err);
+    if (mlstm) return parse_mlstm(c, m, err);
     return d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ? hfx_mamba1_parse(c, d->mixers.mamba1, m->hidden, &m->ssm1, err)
                      : hfx_mamba2_parse(c, d->mixers.mamba2, m->hidden, m->eps, &m->ssm, err);
 }
@@ -332,6 +364,10 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
         l.n_states = 1, l.states[0] = (hfx_layer_state){"ssm", 3, {m->lightning.heads, m->lightning.head_dim,
                                                                    m->lightning.head_dim}};
         break;
+    case HFX_MIXER_MLSTM: /* the cell's memory C [DK, DV], its normalizer as a last column, its stabilizer a last row */
+        l.n_states = 1, l.states[0] = (hfx_layer_state){"ssm", 3, {m->mlstm.heads, m->mlstm.qk_dim / m->mlstm.heads + 1,
+                                                                   m->mlstm.v_dim / m->mlstm.heads + 1}};
+        break;
     case HFX_MIXER_RWKV: /* the time and channel mixes' last inputs; the WKV sums num, den and their max */
         l.n_states = 2, l.states[0] = (hfx_layer_state){"conv", 2, {2, m->hidden}};
         l.states[1] = (hfx_layer_state){"ssm", 2, {3, m->rwkv.width}};
@@ -426,7 +462,9 @@ static hfx_value *recurrent_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_mix
     hfx_ssm_state s = {.conv = st.past[0], .ssm = st.past[1], .keep = c->o->cache != HFX_CACHE_NONE,
                        .whole_window = hfx_dec_seed_profile(c)};
     if (kind == HFX_MIXER_RG_LRU) refuse_seed(c, "the RG-LRU layers' states", ""); /* (on its modules, in transformers) */
+    if (kind == HFX_MIXER_MLSTM) refuse_seed(c, "the mLSTM layers' states", " (transformers' xLSTMCache)");
     hfx_value *y = kind == HFX_MIXER_RG_LRU ? hfx_rglru_mixer(g, c->w, &c->m->rglru, prefix, h, c->positions, c->m->act, &s)
+                   : kind == HFX_MIXER_MLSTM  ? hfx_mlstm_mixer(g, c->w, &c->m->mlstm, prefix, h, &s)
                    : kind == HFX_MIXER_MAMBA1  ? hfx_mamba1_mixer(g, c->w, &c->m->ssm1, prefix, h, c->new_mask, &s)
                    : kind == HFX_MIXER_DELTA ? hfx_delta_mixer(g, c->w, &c->m->delta, prefix, h, c->new_mask, &s)
                                              : hfx_mamba2_mixer(g, c->w, &c->m->ssm, prefix, h, c->new_mask, &s);
@@ -487,7 +525,8 @@ hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, 
     case HFX_MIXER_MAMBA2:
     case HFX_MIXER_MAMBA1:
     case HFX_MIXER_DELTA:
-    case HFX_MIXER_RG_LRU: return recurrent_block(c, i, h, c->m->mixer[i]);
+    case HFX_MIXER_RG_LRU:
+    case HFX_MIXER_MLSTM: return recurrent_block(c, i, h, c->m->mixer[i]);
     case HFX_MIXER_SHARED_BLOCK: return recurrent_block(c, i, h, HFX_MIXER_MAMBA2); /* (the layer ran the block first) */
     case HFX_MIXER_LIGHTNING: return lightning_block(c, i, h);
     case HFX_MIXER_RWKV: return rwkv_block(c, i, h);

@@ -58,7 +58,7 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
                                                                                               shared MLP, in order */
         return m->sparse[i] ? hfx_op2(c->g, HFX_OP_ADD, hfx_dec_moe(c, i, h), shared_linear_mlp(c, i, h))
                             : shared_linear_mlp(c, i, h);
-    if (c->d->mlp == HFX_MLP_CHANNEL_MIX) return hfx_dec_channel_mix(c, i, h); /* (RWKV: no experts) */
+    if (c->d->mlp == HFX_MLP_CHANNEL_MIX) return hfx_dec_channel_mix(c, i, h);
     if (m->sparse[i]) return hfx_dec_moe(c, i, h);
     int64_t I = hfx_dec_shape(m, i).intermediate; /* the layer's own width (Gemma 4's double-wide layers) */
     char p[160];

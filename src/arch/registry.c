@@ -338,6 +338,18 @@ static const hfx_decoder_desc RwkvForCausalLM_desc = {
     .defaults.eps = 1e-5, .names = &rwkv_names, .mixers.kind = HFX_MIXERS_RWKV, .mlp = HFX_MLP_CHANNEL_MIX,
     .embed_scale = HFX_EMBED_OWN_NORM, .output_class = "RwkvCausalLMOutput", .forward_args = rwkv_forward_args,
     .genai_type = "granitemoehybrid"}; /* (genai has no RWKV: Granite 4.0's runtime carries any conv and SSM states) */
+/* xLSTM (xLSTM-7B's): every layer an mLSTM layer (a matrix memory per head with exponential input and sigmoid forget
+ * gates) and a gated MLP after RMS norms; no positions, no attention mask read; logits soft-capped */
+static const hfx_decoder_names xlstm_names = {
+    .embed = "backbone.embeddings.weight", .layer = "backbone.blocks.%lld", .ssm = "mlstm_layer", .mlp = "ffn",
+    .norm1 = "norm_mlstm", .norm2 = "norm_ffn", .final_norm = "backbone.out_norm", .gate = "proj_up_gate",
+    .up = "proj_up", .down = "proj_down"};
+static const char *const xlstm_forward_args[] = {"input_ids", "attention_mask", "cache", NULL};
+static const hfx_decoder_desc xLSTMForCausalLM_desc = {
+    "xLSTMForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "norm_eps", .defaults.eps = 1e-6,
+    .names = &xlstm_names, .mixers.kind = HFX_MIXERS_MLSTM, .mlp = HFX_MLP_GATED, .derive = HFX_DERIVE_XLSTM,
+    .output_class = "xLSTMCausalLMOutput", .forward_args = xlstm_forward_args}; /* (genai has no xLSTM, and Granite 4.0's
+                                                                                   runtime wants convolution states) */
 /* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
  * a quarter of each head rotated; Qwen3-Next's MLPs are Qwen2-MoE's experts and shared expert */
 static const hfx_decoder_names qwen3_next_names = {.ssm = "linear_attn"};
@@ -862,6 +874,7 @@ static const struct entry {
     {"MambaForCausalLM", &hfx_decoder_family, &MambaForCausalLM_desc},
     {"FalconMambaForCausalLM", &hfx_decoder_family, &FalconMambaForCausalLM_desc},
     {"RwkvForCausalLM", &hfx_decoder_family, &RwkvForCausalLM_desc},
+    {"xLSTMForCausalLM", &hfx_decoder_family, &xLSTMForCausalLM_desc},
     {"BambaForCausalLM", &hfx_decoder_family, &BambaForCausalLM_desc},
     {"Zamba2ForCausalLM", &hfx_decoder_family, &Zamba2ForCausalLM_desc},
     {"JambaForCausalLM", &hfx_decoder_family, &JambaForCausalLM_desc},

@@ -867,3 +867,106 @@ hfx_value *hfx_rglru_mixer(hfx_graph *g, hfx_weights *w, const hfx_rglru_cfg *m,
     return LIN("linear_out", W, H, o);
 #undef LIN
 }
+
+/* ---- xLSTM's mLSTM ---- */
+
+hfx_status hfx_mlstm_parse(hfx_cfg c, int64_t hidden, hfx_mlstm_cfg *m, hfx_error *err) {
+    double qk, v;
+    hfx_status st;
+    if ((st = hfx_cfg_int_in_or(c, "num_heads", 8, 1, 4096, &m->heads, err)) ||
+        (st = hfx_cfg_num_or(c, "qk_dim_factor", 0.5, &qk, err)) || (st = hfx_cfg_num_or(c, "v_dim_factor", 1.0, &v, err)) ||
+        (st = hfx_cfg_num_or(c, "gate_soft_cap", 15.0, &m->gate_cap, err)) ||
+        (st = hfx_cfg_num_or(c, "eps", 1e-6, &m->eps, err)) || (st = hfx_cfg_num_or(c, "norm_eps", 1e-6, &m->norm_eps, err)))
+        return st;
+    const json_t *cap = json_object_get(c.obj, "gate_soft_cap");
+    if (cap && json_is_null(cap)) m->gate_cap = 0; /* (null: transformers' soft_cap leaves them) */
+    if (!(qk > 0 && qk <= 64 && v > 0 && v <= 64))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: qk_dim_factor %g and v_dim_factor %g must be in (0, 64]", c.where, qk, v);
+    m->qk_dim = (int64_t)((double)hidden * qk), m->v_dim = (int64_t)((double)hidden * v);
+    if (m->qk_dim < m->heads || m->qk_dim % m->heads || m->v_dim < m->heads || m->v_dim % m->heads)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: the mLSTM's widths int(hidden_size · qk_dim_factor) = %lld and "
+                                              "int(hidden_size · v_dim_factor) = %lld are not multiples of num_heads (%lld)",
+                        c.where, (long long)m->qk_dim, (long long)m->v_dim, (long long)m->heads);
+    if (!(m->gate_cap >= 0 && m->gate_cap < 1e6) || !(m->eps >= 0 && m->eps < 1) || !(m->norm_eps > 0 && m->norm_eps < 1))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: gate_soft_cap, eps or norm_eps out of range", c.where);
+    return HFX_OK;
+}
+
+/* `like`'s shape filled with v (f32). */
+static hfx_value *filled(hfx_graph *g, hfx_value *like, double v) {
+    return hfx_expand(g, f32(g, v), hfx_shape_of(g, like), like->rank, like->dims);
+}
+
+/* cap·tanh(x / cap) (0: x) */
+static hfx_value *soft_capped(hfx_graph *g, hfx_value *x, double cap) {
+    if (!cap) return x;
+    hfx_value *k = hfx_const_scalar(g, x->dtype, cap);
+    return op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_TANH, op(g, HFX_OP_DIV, x, k)), k);
+}
+
+/* The mLSTM cell over one call, per head, all f32: q, k [B,H,S,DK], v [B,H,S,DV], the gates' preactivations i, f
+ * [B,H,S], the state s0 [B,H,DK+1,DV+1] (NULL: zeros). Unrolled, transformers' step (m_t = max(log σ(f_t) + m_{t−1},
+ * i_t), C_t = e^{log σ(f_t) + m_{t−1} − m_t}·C_{t−1} + e^{i_t − m_t}·k_t v_tᵀ, n_t likewise with k_t) is, with
+ * a[t,s] = Σ_{s<j≤t} log σ(f_j) + i_s and b_t = Σ_{j≤t} log σ(f_j) + m_0: m_t = max(b_t, max_{s≤t} a[t,s]),
+ * C_t = Σ_{s≤t} e^{a[t,s] − m_t} k_s v_sᵀ + e^{b_t − m_t} C_0; h_t = q̃_t·C_t / (max(|q̃_t·n_t|, e^{−m_t}) + eps),
+ * q̃ = q/√DK. n rides along as C's column for a value of 1. *next: the state after the call (its last t). */
+static hfx_value *mlstm_cell(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *i, hfx_value *f,
+                             hfx_value *s0, double eps, hfx_value **next) {
+    int64_t DK = q->dims[3].c, DV = v->dims[3].c, last = -1;
+    triangle t = triangles(g, i);
+    hfx_value *flog = hfx_op1(g, HFX_OP_NEG, softplus(g, hfx_op1(g, HFX_OP_NEG, f))); /* log σ(f) [B,H,S] */
+    hfx_value *a = op(g, HFX_OP_ADD, segment_sum(g, flog, 2, &t), hfx_unsqueeze(g, i, 2)); /* [B,H,S(t),S(s)] */
+    a = hfx_where(g, t.incl, a, f32(g, -1e38));
+    hfx_value *m0 = s0 ? hfx_reshape(g, hfx_slice(g, hfx_slice(g, s0, 2, DK, DK + 1), 3, 0, 1), 3,
+                                     (hfx_dim[]){q->dims[0], q->dims[1], hfx_dim_const(1)})
+                       : NULL; /* [B,H,1] */
+    hfx_value *b = hfx_cumsum(g, flog, 2); /* [B,H,S] */
+    if (m0) b = op(g, HFX_OP_ADD, b, m0);
+    hfx_value *mt = op(g, HFX_OP_MAX, hfx_reduce(g, HFX_OP_REDUCE_MAX, a, 1, &last), hfx_unsqueeze(g, b, -1)); /* [B,H,S,1] */
+    hfx_value *decay = hfx_op1(g, HFX_OP_EXP, op(g, HFX_OP_SUB, a, mt));               /* [B,H,S,S] */
+    hfx_value *carry = hfx_op1(g, HFX_OP_EXP, op(g, HFX_OP_SUB, hfx_unsqueeze(g, b, -1), mt)); /* [B,H,S,1] */
+    hfx_value *v1 = hfx_concat(g, 2, (hfx_value *[]){v, filled(g, hfx_slice(g, v, 3, 0, 1), 1.0)}, 3); /* [B,H,S,DV+1] */
+    hfx_value *qs = op(g, HFX_OP_MUL, q, f32(g, 1.0 / sqrt((double)DK)));
+    hfx_value *scores = op(g, HFX_OP_MUL, op(g, HFX_OP_MATMUL, qs, swap_last(g, k)), decay);
+    hfx_value *num = op(g, HFX_OP_MATMUL, scores, v1);                                 /* [B,H,S,DV+1] */
+    hfx_value *c0 = s0 ? hfx_slice(g, s0, 2, 0, DK) : NULL;                            /* [B,H,DK,DV+1] */
+    if (c0) num = op(g, HFX_OP_ADD, num, op(g, HFX_OP_MUL, carry, op(g, HFX_OP_MATMUL, qs, c0)));
+    hfx_value *qn = hfx_slice(g, num, 3, DV, DV + 1);
+    qn = op(g, HFX_OP_MAX, qn, hfx_op1(g, HFX_OP_NEG, qn)); /* |q̃·n| */
+    hfx_value *den = op(g, HFX_OP_ADD, op(g, HFX_OP_MAX, qn, hfx_op1(g, HFX_OP_EXP, hfx_op1(g, HFX_OP_NEG, mt))),
+                        f32(g, eps));
+    hfx_value *h = op(g, HFX_OP_DIV, hfx_slice(g, num, 3, 0, DV), den);              /* [B,H,S,DV] */
+    if (!next) return h;
+    /* the last row: C_S = Σ_s e^{a[S−1,s] − m} k_s [v_s; 1]ᵀ + e^{b − m} C_0, m_S = m of the last t */
+    hfx_value *w_last = hfx_transpose(g, hfx_slice(g, decay, 2, -1, INT64_MAX), 4, (int64_t[]){0, 1, 3, 2}); /* [B,H,S,1] */
+    hfx_value *c = op(g, HFX_OP_MATMUL, swap_last(g, op(g, HFX_OP_MUL, k, w_last)), v1);   /* [B,H,DK,DV+1] */
+    hfx_value *m_last = hfx_slice(g, mt, 2, -1, INT64_MAX);                               /* [B,H,1,1] */
+    if (c0) c = op(g, HFX_OP_ADD, c, op(g, HFX_OP_MUL, hfx_slice(g, carry, 2, -1, INT64_MAX), c0));
+    hfx_value *m_row = hfx_concat(g, 2, (hfx_value *[]){m_last, filled(g, hfx_slice(g, hfx_slice(g, c, 2, 0, 1), 3, 0, DV),
+                                                                       0.0)}, 3); /* [B,H,1,DV+1]: m, then zeros */
+    *next = hfx_concat(g, 2, (hfx_value *[]){c, m_row}, 2);                               /* [B,H,DK+1,DV+1] */
+    return h;
+}
+
+hfx_value *hfx_mlstm_mixer(hfx_graph *g, hfx_weights *w, const hfx_mlstm_cfg *m, const char *prefix, hfx_value *h,
+                           hfx_ssm_state *s) {
+    int64_t H = h->dims[2].c, NH = m->heads, QK = m->qk_dim, V = m->v_dim;
+    hfx_dim b = h->dims[0], seq = h->dims[1];
+#define LIN(name, out, bias) hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){out, H}, "%s." name ".weight", prefix), \
+                                        bias ? hfx_weight(w, 1, (int64_t[]){out}, "%s." name ".bias", prefix) : NULL)
+    hfx_value *q = heads_first(g, LIN("q", QK, false), NH, QK / NH), *k = heads_first(g, LIN("k", QK, false), NH, QK / NH);
+    hfx_value *v = heads_first(g, LIN("v", V, false), NH, V / NH);                 /* [B,NH,S,·] f32 */
+    hfx_value *o = LIN("ogate_preact", V, false);
+    hfx_value *gates[2] = {LIN("igate_preact", NH, true), LIN("fgate_preact", NH, true)}; /* [B,S,NH] */
+#undef LIN
+    for (int j = 0; j < 2; j++)
+        gates[j] = hfx_transpose(g, hfx_cast(g, soft_capped(g, gates[j], m->gate_cap), HFX_DTYPE_F32), 3,
+                                 (int64_t[]){0, 2, 1});
+    hfx_value *y = mlstm_cell(g, q, k, v, gates[0], gates[1], s->ssm, m->eps, s->keep ? &s->ssm_next : NULL);
+    /* a LayerNorm per head in f32, back to the weights' dtype, its weight over the heads' outputs */
+    y = hfx_cast(g, hfx_layer_norm(g, hfx_transpose(g, y, 4, (int64_t[]){0, 2, 1, 3}), NULL, NULL, m->norm_eps), h->dtype);
+    y = op(g, HFX_OP_MUL, hfx_reshape(g, y, 3, (hfx_dim[]){b, seq, hfx_dim_const(V)}),
+           hfx_weight(w, 1, &V, "%s.multihead_norm.weight", prefix));
+    y = op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_SIGMOID, o), y);
+    return hfx_linear(g, y, hfx_weight(w, 2, (int64_t[]){H, V}, "%s.out_proj.weight", prefix), NULL);
+}

@@ -144,6 +144,18 @@ typedef struct hfx_lightning_cfg {
     hfx_activation act;              /* hidden_act, on q, k and v */
 } hfx_lightning_cfg;
 
+/* xLSTM's mLSTM layer (weight_mode "single"): q, k, v and ogate_preact, the input and forget gates' preactivations
+ * (igate_preact, fgate_preact: biased, one per head, soft-capped), the mLSTM cell per head (its matrix memory C, its
+ * normalizer n and their stabilizer m), a LayerNorm per head, times sigmoid(ogate), out_proj. */
+typedef struct hfx_mlstm_cfg {
+    int64_t heads, qk_dim, v_dim; /* num_heads; int(hidden·qk_dim_factor), int(hidden·v_dim_factor) over them */
+    double gate_cap;              /* gate_soft_cap: cap·tanh(x / cap) on the gates' preactivations (0: none) */
+    double eps, norm_eps;         /* the normalizer's eps; the heads' LayerNorm's norm_eps */
+} hfx_mlstm_cfg;
+
+/* Read it (xLSTMConfig's keys) for a model of width hidden. */
+hfx_status hfx_mlstm_parse(hfx_cfg c, int64_t hidden, hfx_mlstm_cfg *out, hfx_error *err);
+
 /* RWKV-4's blocks (rwkv.c): the widths its config gives and how its eval-mode forward rescales. */
 typedef struct hfx_rwkv_cfg {
     int64_t width;        /* attention_hidden_size (absent or null: hidden): k, v and r of the time mix */
@@ -218,6 +230,13 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
  * (Mamba2's scan with dt 1 and A −slope): s->ssm [B, heads, head_dim (values), head_dim (keys)] f32, no convolution. */
 hfx_value *hfx_lightning_mixer(hfx_graph *g, hfx_weights *w, const hfx_lightning_cfg *m, const char *prefix,
                                hfx_value *h, int64_t layer, hfx_value *real, hfx_ssm_state *s);
+
+/* The mLSTM layer over h [B,S,hidden] → [B,S,hidden], weights under `prefix` ("backbone.blocks.0.mlstm_layer"), as
+ * transformers' recurrent kernels compute it (mlstm_recurrent_step_native, step by step) in closed form over the call:
+ * s->ssm [B, heads, DK + 1, DV + 1] f32 holds C [DK, DV], n as its last column and m at [DK, 0] (zeros: the start, as
+ * transformers' cache begins). No padding mask: transformers' xLSTM reads none. */
+hfx_value *hfx_mlstm_mixer(hfx_graph *g, hfx_weights *w, const hfx_mlstm_cfg *m, const char *prefix, hfx_value *h,
+                           hfx_ssm_state *s);
 
 /* Zeros [B, dims...] for a state whose batch is like's axis 0. */
 hfx_value *hfx_zero_state(hfx_graph *g, hfx_value *like, hfx_dtype dt, int rank, const int64_t *dims);

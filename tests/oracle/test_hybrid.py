@@ -18,7 +18,8 @@ over [x; embeddings] with per-use LoRA adapters), MiniMax-01 (MiniMaxForCausalLM
 attention decaying per head, beside full attention, each residual its normed input), RWKV-4 (RwkvForCausalLM: time
 mixes, a linear attention per channel, and token-shifted channel mixes; no padding mask, as in transformers),
 BailingHybrid (BailingHybridForCausalLM: Kimi delta attention with full-rank gates and a bounded decay, latent attention
-gated per head, V3's experts), and
+gated per head, V3's experts), xLSTM (xLSTMForCausalLM: mLSTM layers, a matrix memory per head with exponential input
+and sigmoid forget gates, and gated MLPs; no padding mask, as in transformers), and
 Qwen3-Next / Qwen3.5 (Qwen3NextForCausalLM, Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM: gated
 delta-nets and gated attention).
 
@@ -354,6 +355,18 @@ VARIANTS.update({
     # tied embeddings (compared on logits: a tied random model repeats its last token)
     "rwkv_tied": Variant({**RWKV, "tie_word_embeddings": True}, family="Rwkv"),
 })
+XLSTM = dict(vocab_size=VOCAB, hidden_size=128, num_hidden_layers=2, num_heads=4, pad_token_id=0, bos_token_id=1,
+             eos_token_id=2)
+VARIANTS.update({
+    # xLSTM (xLSTM-7B's form): mLSTM layers of 4 heads (keys 16 wide: qk_dim_factor 0.5, values 32), gates soft-capped at
+    # 15, logits at 30, gated MLPs 384 wide (2.667 · hidden rounded up to 64)
+    "xlstm": Variant(dict(XLSTM), family="xLSTM"),
+    # 3 blocks by num_blocks (which transformers builds, whatever num_hidden_layers says), 2 heads with keys as wide as
+    # values (qk_dim_factor 1), an MLP of 1.5 · hidden rounded to 32, caps that bind (5 and 10)
+    "xlstm_blocks": Variant({**XLSTM, "hidden_size": 64, "num_blocks": 3, "num_hidden_layers": 5, "num_heads": 2,
+                             "qk_dim_factor": 1.0, "ffn_proj_factor": 1.5, "ffn_round_up_to_multiple_of": 32,
+                             "gate_soft_cap": 5.0, "output_logit_soft_cap": 10.0}, family="xLSTM"),
+})
 BAILING = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, moe_intermediate_size=16, num_attention_heads=4,
                num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=None, qk_rope_head_dim=8, v_head_dim=8,
                qk_nope_head_dim=8, head_dim=16, num_local_experts=4, num_experts_per_tok=2, n_group=2, topk_group=1,
@@ -547,6 +560,7 @@ def test_lfm3_layer_types_derived(ckpt):
     ("minimax_window", {"sliding_window": None}),
     ("kimi_linear", {"routed_scaling_factor": 1.0}),
     ("rwkv", {"rescale_every": 0}),
+    ("xlstm_blocks", {"gate_soft_cap": 15.0}), ("xlstm_blocks", {"output_logit_soft_cap": 30.0}),
     ("bailing_hybrid", {"kda_safe_gate": False}), ("bailing_hybrid", {"kda_lower_bound": -2.0}),
     ("bailing_hybrid_plain", {"routed_scaling_factor": 1.0}),
 ])
@@ -596,7 +610,8 @@ def test_logits(name, fmt, export_dir, reference):
         inputs = {n for i in compiled.inputs for n in i.get_names()}
         got = np.array(compiled({n: v for n, v in feed.items() if n in inputs})["logits"])
     # Mamba's and Mamba2's forward take no positions: the graph has none
-    assert ("position_ids" in inputs) == (VARIANTS[name].family not in ("Mamba", "Mamba2", "FalconMamba", "Rwkv")), inputs
+    assert ("position_ids" in inputs) == (VARIANTS[name].family not in ("Mamba", "Mamba2", "FalconMamba", "Rwkv", "xLSTM")), \
+        inputs
     assert_logits_close(got, want, f"{name} {fmt}")
 
 
@@ -623,12 +638,12 @@ RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": 
             "executorch": "generate_executorch"}
 
 CASES = ([(name, m) for name in ("lfm2", "lfm3", "nemotron_h", "olmo_hybrid", "recurrent_gemma", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
-                                 "jamba", "zamba2", "minimax", "rwkv", "bailing_hybrid")
+                                 "jamba", "zamba2", "minimax", "rwkv", "bailing_hybrid", "xlstm")
           for m in MODES]
          + [(name, m) for name in ("recurrent_gemma_bias", "olmo_hybrid_rope", "nemotron_h_moe", "lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe", "zamba2_plain",
-                                   "kimi_linear_lora", "bailing_hybrid_plain",
+                                   "kimi_linear_lora", "bailing_hybrid_plain", "xlstm_blocks",
                                    # sampled: their blocks run every mode above (FalconMamba's mixer is Mamba's with
                                    # three weight-less norms; Kimi-Linear's delta rule and latent attention are
                                    # BailingHybrid's, its low-rank gates two linears each)
@@ -736,7 +751,7 @@ def test_state_inputs(export_dir):
 
 
 @pytest.mark.parametrize("name", ["lfm2", "mamba2", "mamba2_g1", "mamba", "mamba_bias", "granite4", "falcon_h1",
-                                  "qwen3_next", "qwen3_5", "rwkv"])
+                                  "qwen3_next", "qwen3_5", "rwkv", "xlstm"])
 def test_prompt_in_pieces(name, export_dir, reference):
     """A prompt fed in two calls of the multi-token decode graph, the second continuing from the
     first's states (a chunked prefill: how a long prompt can be fed piece by piece), gives
@@ -819,7 +834,8 @@ def test_refused(name, flags, message, ckpt, tmp_path):
 
 @pytest.mark.parametrize("name,message", [("zamba2", "io \"seed\" has no names for the hybrid layers' caches"),
                                           ("minimax", "io \"seed\" has no names for the lightning attention layers'"),
-                                          ("rwkv", "io \"seed\" has no names for RWKV's states")])
+                                          ("rwkv", "io \"seed\" has no names for RWKV's states"),
+                                          ("xlstm", "io \"seed\" has no names for the mLSTM layers' states")])
 def test_seed_refused(name, message, ckpt, tmp_path):
     """io "seed" has no names yet for a Zamba2 hybrid layer's caches or a lightning layer's state: refused by name,
     exit 2, nothing written."""
@@ -1002,6 +1018,42 @@ def test_bailing_hybrid_bad_config(edit, message, ckpt, tmp_path):
     """BailingHybrid configs with a decay floor above 0, other layer kinds or a one-tap convolution: exit 2, the field
     named, no output."""
     bad_config("bailing_hybrid", edit, message, ckpt, tmp_path)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(weight_mode="fused"), "weight_mode 'fused' (supported: single)"),
+    (lambda c: c.update(use_bias=True), "use_bias true"),
+    (lambda c: c.update(num_heads=3), "not multiples of num_heads (3)"),
+    (lambda c: c.update(ffn_proj_factor=-1.0), "ffn_proj_factor"),
+])
+def test_xlstm_bad_config(edit, message, ckpt, tmp_path):
+    """xLSTM configs in a form hfx does not write yet (fused weights, biased norms) or malformed: exit 2, the field
+    named, no output."""
+    bad_config("xlstm", edit, message, ckpt, tmp_path)
+
+
+def test_xlstm_long_prompt(export_dir, reference):
+    """A 70-token prompt, which transformers runs through its chunkwise kernel (a chunk of 64, its own stabilizer per
+    chunk) and then its recurrence: hfx's closed form gives its logits within 1e-4."""
+    import onnxruntime as ort
+    out = export_dir("xlstm", "--format", "onnx", "--dynamic")
+    ids = np.random.default_rng(0).integers(3, VOCAB, (2, 70))
+    with torch.no_grad():
+        want = reference("xlstm")(torch.from_numpy(ids)).logits.numpy()
+    got = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"]).run(
+        ["logits"], {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0]
+    assert_logits_close(got, want, "xlstm 70 tokens")
+
+
+def test_xlstm_state(export_dir):
+    """An mLSTM layer keeps one state, past.{i}.ssm [batch, heads, DK + 1, DV + 1] f32: the cell's memory with its
+    normalizer as a last column and its stabilizer in a last row; no positions."""
+    import onnx
+    out = export_dir("xlstm", "--for-generation", *MODES["onnx-mtd"])
+    graph = onnx.load(str(out / "decode.onnx"), load_external_data=False).graph
+    dims = {i.name: [d.dim_value or d.dim_param for d in i.type.tensor_type.shape.dim] for i in graph.input}
+    assert dims["past.0.ssm"][1:] == [4, 17, 33] and dims["past.1.ssm"][1:] == [4, 17, 33], dims
+    assert "past.0.conv" not in dims and "position_ids" not in dims, dims
 
 
 def test_rwkv_states(export_dir):
