@@ -586,7 +586,7 @@ typedef struct hfx_decoder_desc {
     hfx_decoder_head head;
 } hfx_decoder_desc;
 
-/* Whether every layer is a recurrent mixer (with RWKV's channel mix, else alone): no attention, no positions. */
+/* Whether every layer is a recurrent mixer (alone, or with an MLP: RWKV, xLSTM): no attention, no positions. */
 static inline bool hfx_decoder_mixers_only(const hfx_decoder_desc *d) {
     return d->mixers.kind == HFX_MIXERS_MAMBA2_ONLY || d->mixers.kind == HFX_MIXERS_MAMBA_ONLY ||
            d->mixers.kind == HFX_MIXERS_RWKV || d->mixers.kind == HFX_MIXERS_MLSTM;

@@ -110,8 +110,8 @@ static hfx_status parse_mlstm(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     return hfx_mlstm_parse(c, m->hidden, &m->mlstm, err);
 }
 
-/* A model whose every layer is a recurrent mixer (Mamba2; RWKV with its channel mix): the template's width, depth,
- * vocabulary, norm and tying, and the mixer's own fields; no attention or positions, no MLP but RWKV's. */
+/* A model whose every layer is a recurrent mixer (Mamba, Mamba2 alone; RWKV and xLSTM with an MLP after it): the
+ * template's width, depth, vocabulary, norm and tying, and the mixer's own fields; no attention or positions. */
 hfx_status hfx_dec_parse_attention_free(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                        hfx_error *err) {
     hfx_status st;
