@@ -345,10 +345,11 @@ static const hfx_decoder_names xlstm_names = {
     .norm1 = "norm_mlstm", .norm2 = "norm_ffn", .final_norm = "backbone.out_norm", .gate = "proj_up_gate",
     .up = "proj_up", .down = "proj_down"};
 static const char *const xlstm_forward_args[] = {"input_ids", "attention_mask", "cache", NULL};
+static const char *const xlstm_ignores[] = {"tie_word_embeddings", NULL}; /* (its head is never tied to the table) */
 static const hfx_decoder_desc xLSTMForCausalLM_desc = {
     "xLSTMForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "norm_eps", .defaults.eps = 1e-6,
     .names = &xlstm_names, .mixers.kind = HFX_MIXERS_MLSTM, .mlp = HFX_MLP_GATED, .derive = HFX_DERIVE_XLSTM,
-    .output_class = "xLSTMCausalLMOutput", .forward_args = xlstm_forward_args}; /* (genai has no xLSTM, and Granite 4.0's
+    .output_class = "xLSTMCausalLMOutput", .forward_args = xlstm_forward_args, .ignored_keys = xlstm_ignores}; /* (genai has no xLSTM, and Granite 4.0's
                                                                                    runtime wants convolution states) */
 /* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
  * a quarter of each head rotated; Qwen3-Next's MLPs are Qwen2-MoE's experts and shared expert */

@@ -362,10 +362,14 @@ VARIANTS.update({
     # 15, logits at 30, gated MLPs 384 wide (2.667 · hidden rounded up to 64)
     "xlstm": Variant(dict(XLSTM), family="xLSTM"),
     # 3 blocks by num_blocks (which transformers builds, whatever num_hidden_layers says), 2 heads with keys as wide as
-    # values (qk_dim_factor 1), an MLP of 1.5 · hidden rounded to 32, caps that bind (5 and 10)
+    # values (qk_dim_factor 1), an MLP of 1.5 · hidden rounded to 32, caps that bind (5 and 10), the cell's eps 0.5 made
+    # visible by norms at 0.1 (the heads' LayerNorm undoes the scale eps puts on a head but for its own ε)
     "xlstm_blocks": Variant({**XLSTM, "hidden_size": 64, "num_blocks": 3, "num_hidden_layers": 5, "num_heads": 2,
                              "qk_dim_factor": 1.0, "ffn_proj_factor": 1.5, "ffn_round_up_to_multiple_of": 32,
-                             "gate_soft_cap": 5.0, "output_logit_soft_cap": 10.0}, family="xLSTM"),
+                             "gate_soft_cap": 5.0, "output_logit_soft_cap": 10.0, "eps": 0.5, "norm_eps": 0.1},
+                            family="xLSTM"),
+    # tie_word_embeddings true, which transformers' xLSTM never reads (no tied keys: its lm_head stays its own, saved)
+    "xlstm_tied": Variant({**XLSTM, "tie_word_embeddings": True}, family="xLSTM"),
 })
 BAILING = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, moe_intermediate_size=16, num_attention_heads=4,
                num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=None, qk_rope_head_dim=8, v_head_dim=8,
@@ -388,10 +392,11 @@ VARIANTS.update({
     "bailing_hybrid": Variant({**BAILING, "num_hidden_layers": 4, "layer_group_size": 2, "first_k_dense_replace": 1},
                               family="BailingHybrid", no_layer_types=True, rewrite=_bailing_released),
     # the decay unbounded (kda_safe_gate false: Kimi's softplus form), q LoRA, full attention first, every MLP the
-    # experts, x 1.5, 4 taps
+    # experts, x 1.5, not renormalised (saved as moe_renormalize), 4 taps
     "bailing_hybrid_plain": Variant({**BAILING, "num_hidden_layers": 3, "kda_safe_gate": False, "q_lora_rank": 16,
                                      "layer_types": ["full_attention", "linear_attention", "linear_attention"],
                                      "mlp_layer_types": ["sparse"] * 3, "routed_scaling_factor": 1.5,
+                                     "norm_topk_prob": False,
                                      "short_conv_kernel_size": 4}, family="BailingHybrid", rewrite=_bailing_released),
 })
 
@@ -561,6 +566,7 @@ def test_lfm3_layer_types_derived(ckpt):
     ("kimi_linear", {"routed_scaling_factor": 1.0}),
     ("rwkv", {"rescale_every": 0}),
     ("xlstm_blocks", {"gate_soft_cap": 15.0}), ("xlstm_blocks", {"output_logit_soft_cap": 30.0}),
+    ("xlstm_blocks", {"eps": 1e-6}), ("bailing_hybrid_plain", {"norm_topk_prob": True}),
     ("bailing_hybrid", {"kda_safe_gate": False}), ("bailing_hybrid", {"kda_lower_bound": -2.0}),
     ("bailing_hybrid_plain", {"routed_scaling_factor": 1.0}),
 ])
