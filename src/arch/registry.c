@@ -25,6 +25,8 @@
 #define MISTRAL LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .sliding = HFX_SLIDING_ALL
 #define QWEN2 LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV, .sliding = HFX_SLIDING_MAX_WINDOW, .masks_by_layer_type = true
 #define QWEN3 QWEN2, .bias.rule = HFX_BIAS_FROM_CONFIG, .qk_norm = HFX_QK_NORM_PER_HEAD
+/* classes with no tied keys: transformers never ties their head to the embeddings, whatever tie_word_embeddings says */
+static const char *const never_tied[] = {"tie_word_embeddings", NULL};
 static const hfx_decoder_desc LlamaForCausalLM_desc = {"LlamaForCausalLM", LLAMA};
 static const hfx_decoder_desc MistralForCausalLM_desc = {"MistralForCausalLM", MISTRAL};
 static const hfx_decoder_desc Qwen2ForCausalLM_desc = {"Qwen2ForCausalLM", QWEN2};
@@ -233,6 +235,7 @@ static const hfx_decoder_desc NemotronHForCausalLM_desc = {
     .positions = HFX_POSITIONS_NONE, .bias.rule = HFX_BIAS_NONE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
     .mlp = HFX_MLP_PLAIN, .act.key = "mlp_hidden_act", .act.dflt = "relu2", .defaults.head_dim = 128,
     .defaults.kv_heads = 8, .names = &nemotron_h_names, .moe = &hfx_moe_nemotron_h, .unused_stack = "mtp",
+    .ignored_keys = never_tied,
     .rope.names = HFX_ROPE_NAMES_CURRENT, .output_class = "MoeCausalLMOutputWithPast", .genai_type = "granitemoehybrid"};
 static const char *const mamba_step_nones[] = {"attention_mask", NULL}; /* Mamba's and Mamba2's generate */
 static const hfx_decoder_desc Mamba2ForCausalLM_desc = {
@@ -345,11 +348,10 @@ static const hfx_decoder_names xlstm_names = {
     .norm1 = "norm_mlstm", .norm2 = "norm_ffn", .final_norm = "backbone.out_norm", .gate = "proj_up_gate",
     .up = "proj_up", .down = "proj_down"};
 static const char *const xlstm_forward_args[] = {"input_ids", "attention_mask", "cache", NULL};
-static const char *const xlstm_ignores[] = {"tie_word_embeddings", NULL}; /* (its head is never tied to the table) */
 static const hfx_decoder_desc xLSTMForCausalLM_desc = {
     "xLSTMForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "norm_eps", .defaults.eps = 1e-6,
     .names = &xlstm_names, .mixers.kind = HFX_MIXERS_MLSTM, .mlp = HFX_MLP_GATED, .derive = HFX_DERIVE_XLSTM,
-    .output_class = "xLSTMCausalLMOutput", .forward_args = xlstm_forward_args, .ignored_keys = xlstm_ignores}; /* (genai has no xLSTM, and Granite 4.0's
+    .output_class = "xLSTMCausalLMOutput", .forward_args = xlstm_forward_args, .ignored_keys = never_tied}; /* (genai has no xLSTM, and Granite 4.0's
                                                                                    runtime wants convolution states) */
 /* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
  * a quarter of each head rotated; Qwen3-Next's MLPs are Qwen2-MoE's experts and shared expert */
@@ -547,7 +549,7 @@ static const hfx_decoder_names kimi_names = {.ssm = "self_attn", .mlp = "block_s
 static const hfx_decoder_desc KimiLinearForCausalLM_desc = {
     "KimiLinearForCausalLM", LLAMA_LIKE, .names = &kimi_names, .attention = HFX_ATTN_LATENT, .positions = HFX_POSITIONS_NONE,
     .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE, .mixers.delta = HFX_DELTA_KDA, .moe = &hfx_moe_kimi,
-    .derive = HFX_DERIVE_KIMI_LINEAR, .output_class = "MoeCausalLMOutputWithPast"};
+    .derive = HFX_DERIVE_KIMI_LINEAR, .ignored_keys = never_tied, .output_class = "MoeCausalLMOutputWithPast"};
 /* BailingHybrid (Ling 3): Kimi delta attention with full-rank gates and a bounded decay, and latent attention whose
  * heads are gated (g_proj), the last layer of every group; V3's experts; its tensors as saved (word_embeddings, the
  * layers' "attention" and "dense") */
@@ -557,7 +559,7 @@ static const hfx_decoder_desc BailingHybridForCausalLM_desc = {
     "BailingHybridForCausalLM", LLAMA_LIKE, .names = &bailing_hybrid_names, .attention = HFX_ATTN_LATENT,
     .latent.gate = HFX_MLA_GATE_PER_HEAD, .rope.interleave_key = "rope_interleave", .rope.theta = 6000000.0,
     .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE, .mixers.delta = HFX_DELTA_KDA_FULL_RANK, .moe = &hfx_moe_bailing_hybrid,
-    .derive = HFX_DERIVE_BAILING_HYBRID, .output_class = "MoeCausalLMOutputWithPast"};
+    .derive = HFX_DERIVE_BAILING_HYBRID, .ignored_keys = never_tied, .output_class = "MoeCausalLMOutputWithPast"};
 /* GLM-4.7-Flash: V3's latent attention and experts, the sparse layers by mlp_layer_types (its config never reads
  * first_k_dense_replace) */
 static const char *const glm4_lite_ignores[] = {"first_k_dense_replace", NULL};

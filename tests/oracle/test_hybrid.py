@@ -1038,6 +1038,33 @@ def test_xlstm_bad_config(edit, message, ckpt, tmp_path):
     bad_config("xlstm", edit, message, ckpt, tmp_path)
 
 
+@pytest.mark.parametrize("name", ["nemotron_h", "kimi_linear", "bailing_hybrid"])
+def test_never_tied(name, ckpt, tmp_path):
+    """Classes without tied keys (Nemotron-H, Kimi-Linear, BailingHybrid; xLSTM's spec is xlstm_tied): transformers
+    keeps their lm_head its own whatever tie_word_embeddings says, and so does hfx — config.json saying true, the logits
+    are transformers' within 1e-4."""
+    import shutil
+    import onnxruntime as ort
+    import transformers
+    src = tmp_path / "ckpt"
+    shutil.copytree(ckpt(name), src)
+    cfg = json.loads((src / "config.json").read_text())
+    cfg["tie_word_embeddings"] = True
+    (src / "config.json").write_text(json.dumps(cfg))
+    out = tmp_path / "out"
+    proc = run_hfx(["export", src, out, "--format", "onnx", "--dynamic", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(src), attn_implementation="eager").eval()
+    assert model.lm_head.weight.data_ptr() != model.get_input_embeddings().weight.data_ptr()
+    ids, mask, pos = padded()
+    with torch.no_grad():
+        want = model(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), position_ids=torch.from_numpy(pos)).logits
+    session = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    feed = {"input_ids": ids, "attention_mask": mask, "position_ids": pos}
+    got = session.run(["logits"], {i.name: feed[i.name] for i in session.get_inputs()})[0]
+    assert_logits_close(got, want.numpy(), f"{name} tie_word_embeddings true")
+
+
 def test_xlstm_long_prompt(export_dir, reference):
     """A 70-token prompt, which transformers runs through its chunkwise kernel (a chunk of 64, its own stabilizer per
     chunk) and then its recurrence: hfx's closed form gives its logits within 1e-4."""
