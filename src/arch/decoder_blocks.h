@@ -104,6 +104,8 @@ hfx_status hfx_dec_parse_hybrid_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx
 hfx_status hfx_dec_parse_parallel_mamba(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                         hfx_error *err);
 hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i);
+/* A recurrent state's part by its name: 0 the convolution's ("conv"), 1 the recurrent one ("ssm"). */
+int hfx_dec_state_part(const hfx_layer_state *s);
 hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
 /* RWKV-4's channel mix of layer i as its MLP, its token shift the layer's state the time mix read (and left half of). */
 hfx_value *hfx_dec_channel_mix(layer_ctx *c, int64_t i, hfx_value *h);

@@ -191,7 +191,7 @@ void hfx_dec_write_caches(layer_ctx *c) {
         if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states, each at its part's slot (conv 0, ssm 1) */
             hfx_layer_cache l = hfx_decoder_layer_cache(m, i);
             for (int s = 0; s < l.n_states; s++) {
-                int k = strcmp(l.states[s].name, "conv") != 0;
+                int k = hfx_dec_state_part(&l.states[s]);
                 hfx_state_write(g, c->cache_state[CACHE_PARTS * i + STATE_SLOT + k],
                                 c->cache_out[CACHE_PARTS * i + STATE_SLOT + k], hfx_dec_state_names(c, i, k).output);
             }

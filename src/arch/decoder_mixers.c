@@ -377,6 +377,8 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
     return l;
 }
 
+int hfx_dec_state_part(const hfx_layer_state *s) { return strcmp(s->name, "conv") != 0; }
+
 /* State k of layer i as an earlier call left it, by input `name`: [B, the dims layer_cache gives],
  * the convolution's holding one input more in the seed profile (transformers' cache keeps the
  * kernel's whole window, hfx the kernel − 1 inputs the next call reads). */
@@ -400,7 +402,7 @@ static layer_states open_states(layer_ctx *c, int64_t i, hfx_dtype conv_dtype) {
     hfx_layer_cache l = hfx_decoder_layer_cache(c->m, i);
     layer_states s = {{-1, -1}, {NULL, NULL}};
     for (int k = 0; k < l.n_states; k++) {
-        int part = strcmp(l.states[k].name, "conv") != 0;
+        int part = hfx_dec_state_part(&l.states[k]);
         hfx_state_names n = hfx_dec_state_names(c, i, part);
         if (c->o->cache != HFX_CACHE_NONE) s.state[part] = hfx_graph_state(c->g, n.state, HFX_STATE_REPLACE, 2);
         if (hfx_dec_continues(c))
@@ -466,7 +468,7 @@ static hfx_value *recurrent_block(layer_ctx *c, int64_t i, hfx_value *h, hfx_mix
     hfx_value *y = kind == HFX_MIXER_RG_LRU ? hfx_rglru_mixer(g, c->w, &c->m->rglru, prefix, h, c->positions, c->m->act, &s)
                    : kind == HFX_MIXER_MLSTM  ? hfx_mlstm_mixer(g, c->w, &c->m->mlstm, prefix, h, &s)
                    : kind == HFX_MIXER_MAMBA1  ? hfx_mamba1_mixer(g, c->w, &c->m->ssm1, prefix, h, c->new_mask, &s)
-                   : kind == HFX_MIXER_DELTA ? hfx_delta_mixer(g, c->w, &c->m->delta, prefix, h, c->new_mask, &s)
+                   : kind == HFX_MIXER_DELTA ? hfx_delta_mixer(g, c->w, &c->m->delta, prefix, c->n.o, h, c->new_mask, &s)
                                              : hfx_mamba2_mixer(g, c->w, &c->m->ssm, prefix, h, c->new_mask, &s);
     close_states(c, i, &st, s.conv_next, s.ssm_next);
     return y;

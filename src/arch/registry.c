@@ -351,8 +351,8 @@ static const char *const xlstm_forward_args[] = {"input_ids", "attention_mask", 
 static const hfx_decoder_desc xLSTMForCausalLM_desc = {
     "xLSTMForCausalLM", .norm = HFX_NORM_RMS, .layout = HFX_LAYOUT_PRE, .eps_key = "norm_eps", .defaults.eps = 1e-6,
     .names = &xlstm_names, .mixers.kind = HFX_MIXERS_MLSTM, .mlp = HFX_MLP_GATED, .derive = HFX_DERIVE_XLSTM,
-    .output_class = "xLSTMCausalLMOutput", .forward_args = xlstm_forward_args, .ignored_keys = never_tied}; /* (genai has no xLSTM, and Granite 4.0's
-                                                                                   runtime wants convolution states) */
+    .output_class = "xLSTMCausalLMOutput", .forward_args = xlstm_forward_args,
+    .ignored_keys = never_tied}; /* (no genai type: genai has no xLSTM, and Granite 4.0's runtime wants conv states) */
 /* Qwen3-Next and Qwen3.5: gated delta-nets and gated attention (layer_types), Gemma's (1 + w) norms,
  * a quarter of each head rotated; Qwen3-Next's MLPs are Qwen2-MoE's experts and shared expert */
 static const hfx_decoder_names qwen3_next_names = {.ssm = "linear_attn"};

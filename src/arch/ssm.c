@@ -715,15 +715,13 @@ static hfx_value *head_decays(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg 
 }
 
 /* Kimi's log decays per key channel [B,VH,S,DK]: −exp(A_log_h)·softplus(x), or (decay_floor) floor·sigmoid(exp(A_log_h)·x),
- * x = a + dt_bias, a [B,S,VH·DK]; the forget gate's weights under `prefix`, A_log [1,1,VH,1] (Kimi's) or [VH]. */
+ * x = a + dt_bias, a [B,S,VH·DK]; the forget gate's weights under `prefix`, A_log [1,1,VH,1] (Kimi's) or [VH] (full-rank
+ * gates'). */
 static hfx_value *channel_decays(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix, hfx_value *a) {
     int64_t VH = m->v_heads, DK = m->k_dim, KD = VH * DK;
-    char name[224];
-    snprintf(name, sizeof name, "%s.A_log", prefix);
-    hfx_value *A = hfx_weight_rank(w, name) == 1 ? hfx_reshape(g, hfx_weight(w, 1, &VH, "%s", name), 4,
-                                                               (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(1),
-                                                                           hfx_dim_const(VH), hfx_dim_const(1)})
-                                                 : hfx_weight(w, 4, (int64_t[]){1, 1, VH, 1}, "%s", name);
+    hfx_dim per_head[4] = {hfx_dim_const(1), hfx_dim_const(1), hfx_dim_const(VH), hfx_dim_const(1)};
+    hfx_value *A = m->proj == HFX_DELTA_KDA_FULL_RANK ? hfx_reshape(g, hfx_weight(w, 1, &VH, "%s.A_log", prefix), 4, per_head)
+                                                      : hfx_weight(w, 4, (int64_t[]){1, 1, VH, 1}, "%s.A_log", prefix);
     A = hfx_op1(g, HFX_OP_EXP, hfx_cast(g, A, HFX_DTYPE_F32));
     hfx_value *dt_bias = hfx_cast(g, hfx_weight(w, 1, &KD, "%s.dt_bias", prefix), HFX_DTYPE_F32);
     hfx_value *x = op(g, HFX_OP_ADD, hfx_cast(g, a, HFX_DTYPE_F32), dt_bias);
@@ -733,7 +731,7 @@ static hfx_value *channel_decays(hfx_graph *g, hfx_weights *w, const hfx_delta_c
     return hfx_transpose(g, gl, 4, (int64_t[]){0, 2, 1, 3});
 }
 
-hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix,
+hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix, const char *out,
                            hfx_value *h, hfx_value *real, hfx_ssm_state *s) {
     int64_t H = h->dims[2].c, KH = m->k_heads, VH = m->v_heads, DK = m->k_dim, DV = m->v_dim, r = VH / KH;
     int64_t KD = m->key_dim, VD = m->value_dim, CD = m->conv_dim;
@@ -746,7 +744,7 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
     char probe[224];
     snprintf(probe, sizeof probe, "%s.dt_bias", forget);
     if (!hfx_weight_exists(w, probe)) snprintf(forget, sizeof forget, "%s", prefix);
-    const char *out = "out_proj", *norm = "norm";
+    const char *norm = "norm";
     if (m->proj == HFX_DELTA_GROUPED) { /* per key head: q, k, its r value heads' v, their z; then b and a of those heads */
         int64_t width = 2 * DK + 2 * r * DV;
         hfx_value *qkvz = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KH * width, H}, "%s.in_proj_qkvz.weight", prefix),
@@ -758,6 +756,7 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
         z = group_part(g, qkvz, KH, width, 2 * DK + r * DV, r * DV);
         beta = group_part(g, ba, KH, 2 * r, 0, r);
         a = group_part(g, ba, KH, 2 * r, r, r);
+        out = "out_proj";
     } else if (m->proj != HFX_DELTA_SEPARATE) { /* each its own linear: q, k and v as in_proj_qkv's rows */
         bool kda = m->proj == HFX_DELTA_KDA, full = m->proj == HFX_DELTA_KDA_FULL_RANK;
         hfx_value *parts[3] = {hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KD, H}, "%s.q_proj.weight", prefix), NULL),
@@ -770,13 +769,13 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
         a = kda ? low_rank(g, w, forget, "f_a_proj", "f_b_proj", h, DK, KD) /* [B,S,KD] */
             : full ? hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){KD, H}, "%s.f_proj.weight", forget), NULL)
                    : hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.a_proj.weight", prefix), NULL);
-        snprintf(probe, sizeof probe, "%s.dense.weight", prefix); /* (BailingHybrid's, as saved) */
-        out = full && hfx_weight_exists(w, probe) ? "dense" : "o_proj", norm = "o_norm";
+        norm = "o_norm";
     } else {
         qkv = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){CD, H}, "%s.in_proj_qkv.weight", prefix), NULL);
         z = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VD, H}, "%s.in_proj_z.weight", prefix), NULL);
         beta = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.in_proj_b.weight", prefix), NULL);
         a = hfx_linear(g, h, hfx_weight(w, 2, (int64_t[]){VH, H}, "%s.in_proj_a.weight", prefix), NULL);
+        out = "out_proj";
     }
     qkv = conv_step(g, w, prefix, qkv, CD, m->kernel, false, m->act, s);                   /* [B,S,CD] */
     hfx_value *q = l2norm(g, heads_first(g, hfx_slice(g, qkv, 2, 0, KD), KH, DK));          /* [B,KH,S,DK] */

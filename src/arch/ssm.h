@@ -212,18 +212,20 @@ hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *
 hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *m, const char *prefix,
                             hfx_value *h, hfx_value *real, hfx_ssm_state *s);
 
-/* The gated delta-net over h [B,S,hidden] → [B,S,hidden], weights under `prefix` ("…layers.0.linear_attn"),
- * as hfx_mamba2_mixer: s->conv [B, conv_dim, kernel − 1], s->ssm [B, v_heads, k_dim, v_dim] f32. The
- * call is one chunk of transformers' chunked rule, its unit-triangular system inverted as the
- * product (I + N)(I + N²)(I + N⁴)… of the strictly lower part N, which is exact once 2^factors ≥ S
- * (N^S = 0): no loop, no solve. Its cost grows as S³: a caller feeds long prompts in pieces (64). */
 /* The RG-LRU block over h [B,S,hidden] → [B,S,hidden], weights under `prefix`, act the y branch's activation. The
  * recurrence h_t = a_t·h_{t−1} + √(1 − a_t²)·(i_t·x_t) starts over (a = 0, no √) where pos [B,S] is 0, as transformers
  * resets it; no padding mask (transformers reads none). States: s->conv [B, width, kernel − 1], s->ssm [B, width] f32. */
 hfx_value *hfx_rglru_mixer(hfx_graph *g, hfx_weights *w, const hfx_rglru_cfg *m, const char *prefix, hfx_value *h,
                            hfx_value *pos, hfx_activation act, hfx_ssm_state *s);
 
-hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix,
+/* The gated delta-net over h [B,S,hidden] → [B,S,hidden], weights under `prefix` ("…layers.0.linear_attn"),
+ * as hfx_mamba2_mixer: s->conv [B, conv_dim, kernel − 1], s->ssm [B, v_heads, k_dim, v_dim] f32. The
+ * call is one chunk of transformers' chunked rule, its unit-triangular system inverted as the
+ * product (I + N)(I + N²)(I + N⁴)… of the strictly lower part N, which is exact once 2^factors ≥ S
+ * (N^S = 0): no loop, no solve. Its cost grows as S³: a caller feeds long prompts in pieces (64). `out` names the
+ * output projection where q, k and v are each their own linear (the descriptor's: o_proj, BailingHybrid's dense); the
+ * fused layouts' is out_proj. */
+hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix, const char *out,
                            hfx_value *h, hfx_value *real, hfx_ssm_state *s);
 
 /* Lightning attention over h [B,S,hidden] → [B,S,hidden] in layer `layer`, weights under `prefix`, as hfx_mamba2_mixer
