@@ -566,7 +566,7 @@ def test_lfm3_layer_types_derived(ckpt):
     ("kimi_linear", {"routed_scaling_factor": 1.0}),
     ("rwkv", {"rescale_every": 0}),
     ("xlstm_blocks", {"gate_soft_cap": 15.0}), ("xlstm_blocks", {"output_logit_soft_cap": 30.0}),
-    ("xlstm_blocks", {"eps": 1e-6}), ("bailing_hybrid_plain", {"norm_topk_prob": True}),
+    ("xlstm_blocks", {"eps": 1e-6}), ("xlstm_blocks", {"norm_eps": 1e-6}), ("bailing_hybrid_plain", {"norm_topk_prob": True}),
     ("bailing_hybrid", {"kda_safe_gate": False}), ("bailing_hybrid", {"kda_lower_bound": -2.0}),
     ("bailing_hybrid_plain", {"routed_scaling_factor": 1.0}),
 ])
