@@ -172,6 +172,15 @@ static hfx_value *layer_shared_blocks(layer_ctx *c, const layer_args *a, hfx_val
     return residual(c, x, hfx_dec_mixer(&s, a->i, h, NULL, NULL, NULL));
 }
 
+/* hyper-connections: each sublayer reads the streams' mix and adds its output to each stream by its weight (HY V4) */
+static hfx_value *layer_hyper(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    char p[160];
+    hfx_value *post, *h = hfx_dec_hyper_read(c, a->i, x, "attn_hc", &post);
+    x = hfx_dec_hyper_write(c, x, post, MIXER(NORM(h, c->n.norm1)));
+    h = hfx_dec_hyper_read(c, a->i, x, "ffn_hc", &post);
+    return hfx_dec_hyper_write(c, x, post, hfx_dec_ffn(c, a->i, NORM(h, c->n.norm2)));
+}
+
 #undef NAME
 #undef MIXER
 #undef NORM
@@ -190,6 +199,7 @@ static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hf
     [HFX_LAYOUT_PARALLEL_OR_PRE] = layer_pre, /* (the parse settles it) */
     [HFX_LAYOUT_NORMED_RESIDUAL] = layer_normed_residual,
     [HFX_LAYOUT_PAIRED_SHORTCUT] = layer_paired_shortcut,
+    [HFX_LAYOUT_HYPER] = layer_hyper,
     [HFX_LAYOUT_SHARED_BLOCKS] = layer_shared_blocks,
 };
 _Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_SHARED_BLOCKS + 1,
@@ -285,6 +295,7 @@ static hfx_status open_weights(const hfx_decoder_desc *d, const hfx_decoder_cfg 
         if (!host) hfx_weights_ignore_layers_from(own, resolve_names(d, m->layout).layer, m->layers);
     }
     if (host) (*w)->rename = host->rename;
+    (*w)->stored = d->names ? d->names->stored : NULL;
     return HFX_OK;
 }
 
@@ -292,7 +303,7 @@ static hfx_status open_weights(const hfx_decoder_desc *d, const hfx_decoder_cfg 
  * back with their names as they were. */
 static hfx_status close_weights(hfx_weights *own, hfx_weights *w, hfx_status st, hfx_error *err) {
     if (w != own) {
-        w->rename = NULL;
+        w->rename = w->stored = NULL;
         return st;
     }
     if (st == HFX_OK) st = hfx_weights_finish(own, err);
@@ -553,6 +564,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
         hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" does not cover ALiBi yet (it needs the 2-D attention "
                                                "mask); export with io \"optimum\"", c->d->architecture);
     int64_t bias_window = -1;
+    if (m->hyper.streams) x = hfx_dec_hyper_expand(c, x); /* [B,S,N,hidden] */
     bool where_then_add = c->d->scores.mask == HFX_MASK_WHERE_THEN_ADD;
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
         hfx_value *bias = NULL;
@@ -582,7 +594,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
         hfx_value *sin = r->layer_sin ? r->layer_sin[i] : local ? r->local_sin : r->sin;
         x = decoder_layer(c, i, x, cos, sin, bias);
     }
-    return x;
+    return m->hyper.streams ? hfx_dec_hyper_head(c, x) : x;
 }
 
 /* Whether the seed profile would need a window-sized static cache per sliding layer, which it does

@@ -88,6 +88,9 @@ typedef enum {
                                    first sublayer's MLP input, their output added after the second (LongCat-Flash) */
     HFX_LAYOUT_NORMED_RESIDUAL, /* h = norm1(x); x = α·h + β·mixer(h); h = norm2(x); x = α'·h + β'·mlp(h): the normed
                                    input is the residual, α and β its mixer kind's (MiniMax) */
+    HFX_LAYOUT_HYPER,    /* hyper-connections (hyper.c): the residual hc_mult streams; each sublayer's input their
+                            mix, normed, its output added to each stream by its weight; the head mixes them into one
+                            before the final norm (HY V4) */
     HFX_LAYOUT_SHARED_BLOCKS   /* PRE's mixer alone; a HFX_MIXER_SHARED_BLOCK layer x += mixer(norm1(x + linear(shared
                                   block(x, the embeddings)))), its norm and mixer under mamba_decoder (Zamba2) */
 } hfx_layer_layout;
@@ -159,6 +162,8 @@ typedef struct hfx_decoder_names {
     const char *embed_norm; /* HFX_EMBED_OWN_NORM's norm: "transformer.word_embeddings_layernorm" */
     const char *parallel_norm1, *parallel_norm2; /* HFX_LAYOUT_PARALLEL's norms where their names differ from the
                                                     sequential layout's (Falcon's ln_attn, ln_mlp) */
+    const hfx_weight_rename *stored; /* the other names transformers loads these tensors by, as parts of a name
+                                        (weights.h: hfx_weights.stored; HY V4's "hc_attn_layer.hc_fn") */
 } hfx_decoder_names;
 
 typedef enum {
@@ -251,22 +256,35 @@ typedef enum {
 /* Which keys latent attention reads. */
 typedef enum {
     HFX_MLA_KEYS_ALL,
-    HFX_MLA_KEYS_INDEXED         /* each query's index_topk keys a lightning indexer scores highest (indexer.c: DeepSeek
+    HFX_MLA_KEYS_INDEXED,        /* each query's index_topk keys a lightning indexer scores highest (indexer.c: DeepSeek
                                     V3.2's sparse attention) */
+    HFX_MLA_KEYS_INDEXED_SHARED  /* ... its rotary on its last qk_rope_head_dim dims, its keys' LayerNorm at
+                                    rms_norm_eps, and the layers indexer_types calls "shared" reading the keys the
+                                    last "full" layer picked (HY V4) */
 } hfx_mla_keys;
 
 /* What gates latent attention's heads. */
 typedef enum {
     HFX_MLA_GATE_NONE,
-    HFX_MLA_GATE_PER_HEAD        /* g_proj [heads, hidden]: each head's output times sigmoid(g_proj(h)) of its head before
+    HFX_MLA_GATE_PER_HEAD,       /* g_proj [heads, hidden]: each head's output times sigmoid(g_proj(h)) of its head before
                                     the output projection (BailingHybrid) */
+    HFX_MLA_GATE_ELEMENTWISE     /* gate_proj [heads·v_head_dim, hidden]: the heads' outputs times sigmoid(gate_proj(h)),
+                                    element by element (HY V4) */
 } hfx_mla_gate;
+
+/* What else latent attention's softmax weighs. */
+typedef enum {
+    HFX_MLA_SINKS_NONE,
+    HFX_MLA_SINKS_LEARNED        /* <attn>.sinks [heads] f32: one more logit per head in the softmax, dropped after it
+                                    (HY V4) */
+} hfx_mla_sinks;
 
 /* How a lineage's latent attention departs from DeepSeek V3's. */
 typedef struct hfx_decoder_latent {
     hfx_mla_scaling scaling;     /* the scaling of its low-rank parts */
     hfx_mla_keys keys;           /* the keys it reads */
     hfx_mla_gate gate;           /* its heads' gate */
+    hfx_mla_sinks sinks;         /* its softmax's sinks */
 } hfx_decoder_latent;
 
 /* Which token mixers the layers have. */
@@ -613,7 +631,10 @@ typedef struct hfx_decoder_mla_cfg {
     int64_t q_lora, kv_lora, qk_nope, qk_rope, v_dim; /* q_lora 0 is a plain q_proj */
     bool rope_deinterleave;      /* (V3 rope_interleave): rotary pairs regrouped into halves first */
     double q_scale, latent_scale; /* the queries and the normed kv latent times these (1: none) */
-    int64_t index_heads, index_dim, index_topk; /* HFX_MLA_KEYS_INDEXED's indexer (indexer.c) */
+    int64_t index_heads, index_dim, index_topk; /* HFX_MLA_KEYS_INDEXED's indexer (indexer.c) ... */
+    double index_eps;            /* ... its keys' LayerNorm epsilon */
+    bool *index_shared;          /* (layers) the layer reads the keys the last full indexer picked; arena-owned, NULL:
+                                    every layer its own indexer */
 } hfx_decoder_mla_cfg;
 
 /* The scalings a lineage multiplies activations by (each 1: none). */
@@ -657,6 +678,12 @@ typedef struct hfx_decoder_shared {
                                     ties the uses (tie_word_embeddings, its one switch for every tie); untied, each
                                     hybrid layer has its own block (and adapter slots at its block's indices) */
 } hfx_decoder_shared;
+
+/* HFX_LAYOUT_HYPER's streams (hyper.c). */
+typedef struct hfx_decoder_hyper {
+    int64_t streams;             /* hc_mult (0: one plain stream) */
+    double magnitude, eps;       /* hc_magnitude: the post weights' scale; hc_eps: added to each weight */
+} hfx_decoder_hyper;
 
 /* Per-layer embeddings (Gemma 4's PLE): a [vocab, layers·width] table and a projection of the
  * embeddings, both split into a [width] input per layer. */
@@ -715,6 +742,7 @@ typedef struct hfx_decoder_cfg {
     hfx_layer_shape *shape;      /* (layers) where the layers' shapes differ (HFX_SHAPES_PER_LAYER_CONFIG); NULL:
                                     every layer the sizes above; arena-owned */
     hfx_decoder_ple ple;
+    hfx_decoder_hyper hyper;
     hfx_decoder_alibi alibi;
     double value_scale;          /* the values times it as projected (1: none) */
     bool no_post_norms;          /* HFX_LAYOUT_SANDWICH_BY_CONFIG without them */

@@ -30,6 +30,7 @@ typedef struct layer_ctx {
     int64_t adapter;            /* within a shared block's use: its LoRA adapters' index; -1 elsewhere */
     hfx_value *shortcut;        /* HFX_LAYOUT_PAIRED_SHORTCUT: the experts' output [B,S,hidden] over the pair's first
                                    sublayer, for its second */
+    hfx_value *index_kept;      /* HFX_MLA_KEYS_INDEXED_SHARED: [B,1,S,T] bool, the keys the last full indexer picked */
     hfx_value *shift_past;      /* RWKV: the channel mix's previous input [B,1,hidden] as the time mix read it with its
                                    own; NULL: a prompt */
 } layer_ctx;
@@ -61,13 +62,14 @@ hfx_value *hfx_dec_lora(layer_ctx *c, hfx_value *y, hfx_value *h, int64_t in, in
 hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
 
 /* mla.c */
-hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
+hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err);
 hfx_status hfx_dec_mla_scale(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
 hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
                                  hfx_value *bias);
 
 /* indexer.c */
-hfx_status hfx_dec_parse_indexer(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
+hfx_status hfx_dec_parse_indexer(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                 hfx_error *err);
 /* The attention bias [B,1,S,T] with the keys the indexer does not pick at −FLT_MAX (q_resid [B,S,q_lora]: the queries'
  * normed low-rank part). */
 hfx_value *hfx_dec_indexed_bias(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *q_resid, hfx_value *cos,
@@ -116,6 +118,15 @@ hfx_value *hfx_dec_rescaled(layer_ctx *c, int64_t i, hfx_value *y);
 hfx_status hfx_dec_parse_shared_blocks(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                        hfx_error *err);
 hfx_value *hfx_dec_shared_block(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos, hfx_value *sin, hfx_value *bias);
+
+/* hyper.c: HFX_LAYOUT_HYPER's streams. parse: hc_mult, hc_magnitude, hc_eps. expand: [B,S,D] → [B,S,N,D].
+ * read: the sublayer `block`'s ("attn_hc") input [B,S,D] from the streams x [B,S,N,D], and *post [B,S,N] f32, the
+ * weights write adds its output to each stream by. write: x + post·y → [B,S,N,D]. head: the streams → [B,S,D]. */
+hfx_status hfx_dec_parse_hyper(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
+hfx_value *hfx_dec_hyper_expand(layer_ctx *c, hfx_value *x);
+hfx_value *hfx_dec_hyper_read(layer_ctx *c, int64_t i, hfx_value *x, const char *block, hfx_value **post);
+hfx_value *hfx_dec_hyper_write(layer_ctx *c, hfx_value *x, hfx_value *post, hfx_value *y);
+hfx_value *hfx_dec_hyper_head(layer_ctx *c, hfx_value *x);
 
 /* decoder_shapes.c */
 hfx_status hfx_dec_parse_shapes(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,

@@ -198,7 +198,7 @@ void hfx_dec_write_caches(layer_ctx *c) {
             if (!hfx_mixer_attends(kind)) continue; /* (Falcon-H1's and Zamba2's hybrid layers attend too) */
         }
         /* the seed's counter or window; an indexer's keys */
-        bool third = (seed && (o->cache == HFX_CACHE_STATIC || m->window[i])) || (!seed && m->mla.index_dim);
+        bool third = (seed && (o->cache == HFX_CACHE_STATIC || m->window[i])) || (!seed && hfx_decoder_layer_cache(m, i).index_dim);
         hfx_state_part parts[3] = {HFX_PART_KEY, HFX_PART_VALUE, !seed ? HFX_PART_INDEX_KEY
                                    : o->cache == HFX_CACHE_STATIC ? HFX_PART_COUNTER : HFX_PART_WINDOW};
         for (int kv = 0; kv < (third ? 3 : 2); kv++) {

@@ -332,9 +332,11 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
     hfx_layer_cache l = {0};
     hfx_layer_shape s = hfx_dec_shape(m, i);
     if (s.kv_from != i) return l; /* it attends to an earlier layer's keys and values: it keeps nothing */
+    /* an indexer's keys where the layer runs its own */
+    int64_t index_dim = m->mla.index_shared && m->mla.index_shared[i] ? 0 : m->mla.index_dim;
     if (hfx_mixer_attends(kind))
         l = m->mla.kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
-                ? (hfx_layer_cache){1, m->mla.kv_lora, m->mla.qk_rope, m->window[i], NULL, 0, {{0}}, m->mla.index_dim}
+                ? (hfx_layer_cache){1, m->mla.kv_lora, m->mla.qk_rope, m->window[i], NULL, 0, {{0}}, index_dim}
                 : (hfx_layer_cache){s.kv_heads, s.head_dim, s.v_dim, m->window[i],
                                     !m->layer_types ? NULL : m->window[i] ? "sliding_attention" : "full_attention",
                                     0, {{0}}, 0};

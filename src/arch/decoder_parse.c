@@ -399,6 +399,8 @@ static hfx_status parse_layout(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
         m->layout = !parallel ? HFX_LAYOUT_PRE : d->layout == HFX_LAYOUT_PRE ? HFX_LAYOUT_PARALLEL : d->layout;
     }
     if (d->layout == HFX_LAYOUT_PARALLEL_OR_PRE) return parse_parallel_or_pre(c, m, err);
+    m->hyper.streams = 0;
+    if (d->layout == HFX_LAYOUT_HYPER && (st = hfx_dec_parse_hyper(c, m, err))) return st;
     bool post_norms = true;
     if (d->layout == HFX_LAYOUT_SANDWICH_BY_CONFIG &&
         (st = hfx_cfg_bool_or(c, "use_sandwich_norm", true, &post_norms, err)))
@@ -574,7 +576,7 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
                              .partial = d->rope.partial_rotary, .default_partial = d->rope.partial,
                              .partial_key = partial_key, .dim_key = d->rope.dim_key,
                              .legacy_type = d->rope.names != HFX_ROPE_NAMES_CURRENT};
-    if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_parse_mla(d, c, m, err))) return st;
+    if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_parse_mla(d, c, arena, m, err))) return st;
     int64_t full_dim = m->head_dim, local_dim = m->head_dim; /* each type's layers' width (decoder_shapes.c) */
     for (int64_t i = m->layers - 1; i >= 0; i--) *(m->window[i] ? &local_dim : &full_dim) = hfx_dec_shape(m, i).head_dim;
     bool mla_partial = d->attention == HFX_ATTN_LATENT && d->rope.partial_rotary;

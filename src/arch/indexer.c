@@ -3,16 +3,60 @@
  * and the query keeps the index_topk best; its keys [B,1,T,D] are cached beside the layer's latent. Without
  * data-dependent shapes: the scores are padded with index_topk −∞ columns, so TopK(index_topk) always has its k and
  * keeps every key while there are no more than that (latent attention as DeepSeek V3's), and the picks are scattered
- * into a mask. */
+ * into a mask. HY V4's (HFX_MLA_KEYS_INDEXED_SHARED) differs as `forms` says, and its "shared" layers run no indexer:
+ * they read the last full layer's picks (layer_ctx.index_kept) and cache no keys of their own. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "arch/decoder_blocks.h"
 #include "arch/rope.h"
 #include "base/status.h"
 
-hfx_status hfx_dec_parse_indexer(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+/* How a lineage's indexer departs from DeepSeek V3.2's (hfx_mla_keys). */
+typedef struct indexer_form {
+    bool rotary_last;            /* the rotary on its heads' last qk_rope_head_dim dims (V3.2: the first) */
+    bool eps_from_config;        /* its keys' LayerNorm at rms_norm_eps (V3.2: 1e-6, built without one) */
+    bool shared_layers;          /* indexer_types: "shared" layers read the last "full" layer's picks */
+} indexer_form;
+
+static const indexer_form forms[] = {
+    [HFX_MLA_KEYS_INDEXED] = {false, false, false},
+    [HFX_MLA_KEYS_INDEXED_SHARED] = {true, true, true},
+};
+_Static_assert(sizeof forms / sizeof forms[0] == HFX_MLA_KEYS_INDEXED_SHARED + 1, "a form for every indexed kind");
+
+/* indexer_types: "full" or "shared" per layer (absent: full at layer 0 and every 4th from layer 1, transformers'
+ * default); the first layer must be full, as a shared one has no picks to read. */
+static hfx_status parse_shared_layers(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+    if (!(m->mla.index_shared = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mla.index_shared)))
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    const json_t *types = json_object_get(c.obj, "indexer_types");
+    if (!types || json_is_null(types)) {
+        for (int64_t i = 0; i < m->layers; i++) m->mla.index_shared[i] = !(i == 0 || (i - 1) % 4 == 0);
+        return HFX_OK;
+    }
+    if (!json_is_array(types) || (int64_t)json_array_size(types) < m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: indexer_types must be a list of \"full\" or \"shared\", one per layer "
+                                              "(%lld)", c.where, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        const char *t = json_string_value(json_array_get(types, (size_t)i));
+        bool full = t && strcmp(t, "full") == 0, shared = t && strcmp(t, "shared") == 0;
+        if (!full && !shared)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: indexer_types[%lld] must be \"full\" or \"shared\"", c.where,
+                            (long long)i);
+        if (shared && i == 0)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: indexer_types[0] is \"shared\": a shared layer reads the picks "
+                                                  "of an earlier full one", c.where);
+        m->mla.index_shared[i] = shared;
+    }
+    return HFX_OK;
+}
+
+hfx_status hfx_dec_parse_indexer(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                 hfx_error *err) {
+    const indexer_form *f = &forms[d->latent.keys];
     hfx_status st;
     if ((st = hfx_cfg_int_in_or(c, "index_n_heads", 64, 1, 4096, &m->mla.index_heads, err)) ||
         (st = hfx_cfg_int_in_or(c, "index_head_dim", 128, 1, 4096, &m->mla.index_dim, err)) ||
@@ -25,7 +69,8 @@ hfx_status hfx_dec_parse_indexer(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) 
     if (!m->mla.q_lora)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: q_lora_rank must be set: the indexer's queries come from the "
                                               "queries' low-rank part", c.where);
-    return HFX_OK;
+    m->mla.index_eps = f->eps_from_config ? m->eps : 1e-6;
+    return f->shared_layers ? parse_shared_layers(c, arena, m, err) : HFX_OK;
 }
 
 /* [A,B,n] of `value`, A and B x's first two axes (each its length read at run time, as the torch formats want an
@@ -35,6 +80,14 @@ static hfx_value *filled(hfx_graph *g, hfx_value *x, hfx_dim n, hfx_value *n_val
                            hfx_unsqueeze(g, n_value, 0)};
     return hfx_expand(g, hfx_const_scalar(g, HFX_DTYPE_F32, value), hfx_concat(g, 3, parts, 0), 3,
                       (hfx_dim[]){x->dims[0], x->dims[1], n});
+}
+
+/* x [..., D] with the rotary on its first cos-width dims, or on its last ones */
+static hfx_value *rotated(hfx_graph *g, hfx_value *x, hfx_value *cos, hfx_value *sin, bool last) {
+    if (!last) return hfx_rope_apply(g, x, cos, sin, false);
+    int64_t d = x->dims[x->rank - 1].c, r = cos->dims[cos->rank - 1].c;
+    hfx_value *parts[2] = {hfx_slice(g, x, -1, 0, d - r), hfx_rope_apply(g, hfx_slice(g, x, -1, d - r, d), cos, sin, false)};
+    return hfx_concat(g, 2, parts, -1);
 }
 
 /* index [B,S,T] f32 → [B,S,T] bool: the index_topk largest of each row (every key while T ≤ index_topk). */
@@ -58,18 +111,21 @@ hfx_value *hfx_dec_indexed_bias(layer_ctx *c, int64_t i, hfx_value *h, hfx_value
     hfx_graph *g = c->g;
     int64_t NH = m->mla.index_heads, D = m->mla.index_dim, H = m->hidden;
     char p[160];
+    if (m->mla.index_shared && m->mla.index_shared[i]) /* the last full layer's picks (parse: layer 0 is one) */
+        return c->index_kept ? hfx_where(g, c->index_kept, bias, hfx_const_f32(g, -FLT_MAX)) : bias;
     if (hfx_dec_seed_profile(c)) {
         hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" has no names for the indexer's key cache yet; export "
                                                "with io \"optimum\"", c->d->architecture);
         return bias;
     }
 #define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
+    bool last = forms[c->d->latent.keys].rotary_last;
     hfx_value *q = hfx_dec_proj(c, q_resid, m->mla.q_lora, NH * D, false, P("indexer.wq_b"));
-    q = hfx_rope_apply(g, hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, q, NH, D)), cos, sin, false); /* [B,NH,S,D] */
-    hfx_value *k = hfx_dec_proj(c, h, H, D, false, P("indexer.wk"));                                 /* [B,S,D] */
+    q = rotated(g, hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, q, NH, D)), cos, sin, last); /* [B,NH,S,D] */
+    hfx_value *k = hfx_dec_proj(c, h, H, D, false, P("indexer.wk"));                        /* [B,S,D] */
     hfx_value *kw = hfx_weight(c->w, 1, &D, "%s.weight", P("indexer.k_norm"));
-    k = hfx_layer_norm(g, k, kw, hfx_weight(c->w, 1, &D, "%s.bias", P("indexer.k_norm")), 1e-6);
-    k = hfx_dec_kv_cache(c, i, hfx_rope_apply(g, hfx_unsqueeze(g, k, 1), cos, sin, false), 2); /* [B,1,T,D] */
+    k = hfx_layer_norm(g, k, kw, hfx_weight(c->w, 1, &D, "%s.bias", P("indexer.k_norm")), m->mla.index_eps);
+    k = hfx_dec_kv_cache(c, i, rotated(g, hfx_unsqueeze(g, k, 1), cos, sin, last), 2);      /* [B,1,T,D] */
     hfx_value *kt = hfx_transpose(g, hfx_cast(g, k, HFX_DTYPE_F32), 4, (int64_t[]){0, 1, 3, 2});
     hfx_value *scores = hfx_op2(g, HFX_OP_MATMUL, hfx_cast(g, q, HFX_DTYPE_F32), kt);           /* [B,NH,S,T] */
     scores = hfx_activate(g, HFX_ACT_RELU, hfx_op2(g, HFX_OP_MUL, scores, hfx_const_f32(g, (float)pow((double)D, -0.5))));
@@ -81,6 +137,6 @@ hfx_value *hfx_dec_indexed_bias(layer_ctx *c, int64_t i, hfx_value *h, hfx_value
     hfx_dim T = k->dims[2];
     index = hfx_reshape(g, index, 3, (hfx_dim[]){c->batch, c->seq, T});
     index = hfx_op2(g, HFX_OP_ADD, index, hfx_reshape(g, bias, 3, (hfx_dim[]){c->batch, c->seq, T}));
-    hfx_value *kept = hfx_unsqueeze(g, top_keys(g, index, m->mla.index_topk), 1);                /* [B,1,S,T] */
+    hfx_value *kept = c->index_kept = hfx_unsqueeze(g, top_keys(g, index, m->mla.index_topk), 1); /* [B,1,S,T] */
     return hfx_where(g, kept, bias, hfx_const_f32(g, -FLT_MAX));
 }

@@ -13,7 +13,7 @@
 #define LATENT_NORM_EPS 1e-6
 
 /* Multi-head latent attention's widths; the rotary runs on qk_rope_head_dim dims (its head_dim). */
-hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
     if ((st = hfx_cfg_int_in_or(c, "q_lora_rank", 0, 0, 1 << 20, &m->mla.q_lora, err)) ||
         (st = hfx_cfg_int_in(c, "kv_lora_rank", 1, 1 << 20, &m->mla.kv_lora, err)) ||
@@ -33,7 +33,8 @@ hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_c
         m->mla.latent_scale = sqrt((double)m->hidden / (double)m->mla.kv_lora);
     }
     m->mla.index_heads = m->mla.index_dim = m->mla.index_topk = 0;
-    if (d->latent.keys == HFX_MLA_KEYS_INDEXED) return hfx_dec_parse_indexer(c, m, err);
+    m->mla.index_shared = NULL;
+    if (d->latent.keys != HFX_MLA_KEYS_ALL && (st = hfx_dec_parse_indexer(d, c, arena, m, err))) return st;
     if (m->mla.qk_rope % 2)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: qk_rope_head_dim %lld is odd: the rotary pairs dims", c.where,
                         (long long)m->mla.qk_rope);
@@ -109,7 +110,7 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
         latent = hfx_dec_kv_cache(c, i, latent, 0);                           /* [B,1,T,R] */
         k_rot = hfx_dec_kv_cache(c, i, k_rot, 1);                             /* [B,1,T,r] */
     }
-    if (c->d->latent.keys == HFX_MLA_KEYS_INDEXED) bias = hfx_dec_indexed_bias(c, i, h, q_resid, cos, sin, bias);
+    if (c->d->latent.keys != HFX_MLA_KEYS_ALL) bias = hfx_dec_indexed_bias(c, i, h, q_resid, cos, sin, bias);
     hfx_dim T = latent->dims[2];
     hfx_value *kv = hfx_dec_proj(c, hfx_reshape(g, latent, 3, (hfx_dim[]){c->batch, T, hfx_dim_const(R)}), R, H * (nope + V),
                          false, P("kv_b_proj"));
@@ -128,11 +129,20 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     hfx_value *qs[2] = {q_pass, q_rot}, *ks[2] = {k_nope, k_rot_h};
     hfx_value *qc = hfx_concat(g, 2, qs, 3);
     if (c->q_temperature) qc = hfx_op2(g, HFX_OP_MUL, qc, hfx_cast(g, c->q_temperature, qc->dtype)); /* (Mistral 4) */
-    hfx_value *a = hfx_attention(g, qc, hfx_concat(g, 2, ks, 3), v, bias, m->scale, 0, m->window[i]); /* [B,H,S,V] */
+    hfx_value *kc = hfx_concat(g, 2, ks, 3), *a; /* [B,H,S,V] */
+    if (c->d->latent.sinks == HFX_MLA_SINKS_LEARNED) {
+        hfx_value *sinks = hfx_cast(g, hfx_weight(c->w, 1, &H, "%s", P("sinks")), HFX_DTYPE_F32);
+        a = hfx_attention_with_sinks(g, qc, kc, v, bias, sinks, m->scale, m->window[i]);
+    } else {
+        a = hfx_attention(g, qc, kc, v, bias, m->scale, 0, m->window[i]);
+    }
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3}); /* [B,S,H,V] */
     if (m->head_gate) { /* HFX_MLA_GATE_PER_HEAD: sigmoid in f32, back to the weights' dtype */
         hfx_value *gate = hfx_cast(g, hfx_dec_proj(c, h, m->hidden, H, false, P("g_proj")), HFX_DTYPE_F32);
         a = hfx_op2(g, HFX_OP_MUL, a, hfx_unsqueeze(g, hfx_cast(g, hfx_op1(g, HFX_OP_SIGMOID, gate), a->dtype), -1));
+    } else if (c->d->latent.gate == HFX_MLA_GATE_ELEMENTWISE) {
+        hfx_value *gate = hfx_dec_split_heads(c, hfx_dec_proj(c, h, m->hidden, H * V, false, P("gate_proj")), H, V);
+        a = hfx_op2(g, HFX_OP_MUL, a, hfx_op1(g, HFX_OP_SIGMOID, gate)); /* [B,S,H,V] */
     }
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H * V)});
     return hfx_dec_proj(c, a, H * V, m->hidden, m->bias.o, P(c->n.o));

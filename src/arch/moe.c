@@ -81,6 +81,13 @@ const hfx_moe_desc hfx_moe_deepseek_v32 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
     .experts_alt_key = "num_local_experts", .first_dense = 3, .shared_default = 1, .defaults = {8, 4, 2.5}};
+/* HY V4: V3's router (one group by default, x 2.827) and shared experts, the sparse layers by mlp_layer_types (absent:
+ * after the first), its experts' gate and up clamped at swiglu_limit (10) */
+const hfx_moe_desc hfx_moe_hy_v4 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
+    .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1, .defaults = {1, 1, 2.827, 10.0},
+    .clamp_key = "swiglu_limit"};
 /* Kimi-Linear: V3's router (one group by default, x 2.446) and shared experts over num_local_experts (w1/w3/w2 as
  * saved), the sparse layers by mlp_layer_types (absent: after first_k_dense_replace, 1) */
 const hfx_moe_desc hfx_moe_kimi = {
@@ -494,6 +501,7 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     if (l->shared == HFX_SHARED_UP_DOWN &&
         (st = hfx_cfg_int_in(c, "moe_shared_expert_intermediate_size", 1, 1 << 24, &m->moe.shared_intermediate, err)))
         return st;
+    if (l->clamp_key && (st = hfx_cfg_num_or(c, l->clamp_key, l->defaults.limit, &m->moe.swiglu_limit, err))) return st;
     if (l->experts == HFX_EXPERTS_INTERLEAVED && /* softmax over the k largest logits = the renormalised top-k */
         ((st = hfx_cfg_num_or(c, "swiglu_alpha", 1.702, &m->moe.swiglu_alpha, err)) ||
          (st = hfx_cfg_num_or(c, "swiglu_limit", 7.0, &m->moe.swiglu_limit, err))))
@@ -756,6 +764,18 @@ static hfx_value *zero_experts(layer_ctx *c, hfx_value **w, hfx_value **idx, hfx
     return ident;
 }
 
+/* act(gate)·up, the gate clamped to ≤ limit and up to ±limit first where the lineage clamps them (clamp_key) */
+static hfx_value *gated(layer_ctx *c, hfx_value *gate, hfx_value *up) {
+    hfx_graph *g = c->g;
+    if (c->d->moe->clamp_key) {
+        double limit = c->m->moe.swiglu_limit;
+        gate = hfx_op2(g, HFX_OP_MIN, gate, hfx_const_scalar(g, gate->dtype, limit));
+        up = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_MIN, up, hfx_const_scalar(g, up->dtype, limit)),
+                     hfx_const_scalar(g, up->dtype, -limit));
+    }
+    return hfx_op2(g, HFX_OP_MUL, hfx_activate(g, c->m->act, gate), up);
+}
+
 /* Each token's k experts gathered by index: [B,S,K,I,H] @ [B,S,1,H,1] → [B,S,K,I,1], weighed by w [B,S,K]. */
 static hfx_value *gathered_experts(layer_ctx *c, hfx_value *h, hfx_value *w, hfx_value *idx, hfx_value *gate,
                                    hfx_value *up, hfx_value *down) {
@@ -765,8 +785,7 @@ static hfx_value *gathered_experts(layer_ctx *c, hfx_value *h, hfx_value *w, hfx
     w = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, w, h->dtype), -1), -1); /* [B,S,K,1,1] */
     hfx_value *x5 = hfx_unsqueeze(g, hfx_unsqueeze(g, h, 2), -1);             /* [B,S,1,H,1] */
     hfx_value *u5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, up, idx, 0), x5);
-    hfx_value *a5 = gate ? hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, hfx_op2(g, HFX_OP_MATMUL,
-                                                                                hfx_gather(g, gate, idx, 0), x5)), u5)
+    hfx_value *a5 = gate ? gated(c, hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, gate, idx, 0), x5), u5)
                          : hfx_activate(g, m->act, u5);
     hfx_value *y5 = hfx_op2(g, HFX_OP_MATMUL, hfx_gather(g, down, idx, 0), a5); /* [B,S,K,H,1] */
     hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, y5, w), 1, &k_axis);
@@ -783,8 +802,8 @@ static hfx_value *all_experts(layer_ctx *c, hfx_value *h, hfx_value *top, hfx_va
     static const int64_t swap_last[3] = {0, 2, 1};
     hfx_value *x4 = hfx_unsqueeze(g, h, 0);
     hfx_value *u4 = hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, hfx_const_permute(g, up, swap_last), 1));
-    hfx_value *a4 = gate ? hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act, hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(
-                                       g, hfx_const_permute(g, gate, swap_last), 1))), u4)
+    hfx_value *a4 = gate ? gated(c, hfx_op2(g, HFX_OP_MATMUL, x4, hfx_unsqueeze(g, hfx_const_permute(g, gate, swap_last), 1)),
+                                 u4)
                          : hfx_activate(g, m->act, u4);
     hfx_value *y4 = hfx_op2(g, HFX_OP_MATMUL, a4, hfx_unsqueeze(g, hfx_const_permute(g, down, swap_last), 1)); /* [E,B,S,H] */
     hfx_value *w4 = hfx_unsqueeze(g, hfx_transpose(g, top, 3, (int64_t[]){2, 0, 1}), -1);       /* [E,B,S,1] */

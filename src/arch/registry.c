@@ -560,6 +560,23 @@ static const hfx_decoder_desc BailingHybridForCausalLM_desc = {
     .latent.gate = HFX_MLA_GATE_PER_HEAD, .rope.interleave_key = "rope_interleave", .rope.theta = 6000000.0,
     .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE, .mixers.delta = HFX_DELTA_KDA_FULL_RANK, .moe = &hfx_moe_bailing_hybrid,
     .derive = HFX_DERIVE_BAILING_HYBRID, .ignored_keys = never_tied, .output_class = "MoeCausalLMOutputWithPast"};
+/* HY V4: hyper-connections (hc_mult streams); latent attention with learned sinks and an elementwise output gate,
+ * reading the keys an indexer picks (its rotary on its last dims; "shared" layers reuse the last full one's picks);
+ * V3's router over experts clamped at swiglu_limit. Its tensors as its checkpoints and transformers' saving name them
+ * (hc_attn_layer.hc_fn, learnable_sink_param, linear_gate) or as the model does. */
+static const hfx_weight_rename hy_v4_stored[] = {
+    {".attn_hc.", ".hc_pre.hc_attn_layer.hc_"}, {".ffn_hc.", ".hc_pre.hc_mlp_layer.hc_"},
+    {".attn_hc.", ".hc_attn_layer.hc_"}, {".ffn_hc.", ".hc_mlp_layer.hc_"},
+    {"hc_head.hc_", "hc_pre.hc_head.hc_head_"}, {"hc_head.hc_", "hc_head.hc_head_"},
+    {".sinks", ".learnable_sink_param"}, {".gate_proj.", ".linear_gate."}, {NULL, NULL}};
+static const hfx_decoder_names hy_v4_names = {.stored = hy_v4_stored};
+/* (the config class sets num_key_value_heads to the heads and reads no first_k_dense_replace) */
+static const char *const hy_v4_ignores[] = {"num_key_value_heads", "first_k_dense_replace", NULL};
+static const hfx_decoder_desc HYV4ForCausalLM_desc = {
+    "HYV4ForCausalLM", LLAMA_LIKE, .names = &hy_v4_names, .layout = HFX_LAYOUT_HYPER, .attention = HFX_ATTN_LATENT,
+    .latent = {.keys = HFX_MLA_KEYS_INDEXED_SHARED, .gate = HFX_MLA_GATE_ELEMENTWISE, .sinks = HFX_MLA_SINKS_LEARNED},
+    .moe = &hfx_moe_hy_v4, .defaults.eps = 1e-5, .unused_stack = "model.mtp_layers", .ignored_keys = hy_v4_ignores,
+    .output_class = "MoeCausalLMOutputWithPast"};
 /* GLM-4.7-Flash: V3's latent attention and experts, the sparse layers by mlp_layer_types (its config never reads
  * first_k_dense_replace) */
 static const char *const glm4_lite_ignores[] = {"first_k_dense_replace", NULL};
@@ -917,6 +934,7 @@ static const struct entry {
     {"MiniMaxForCausalLM", &hfx_decoder_family, &MiniMaxForCausalLM_desc},
     {"LongcatFlashForCausalLM", &hfx_decoder_family, &LongcatFlashForCausalLM_desc},
     {"DeepseekV32ForCausalLM", &hfx_decoder_family, &DeepseekV32ForCausalLM_desc},
+    {"HYV4ForCausalLM", &hfx_decoder_family, &HYV4ForCausalLM_desc},
     {"KimiLinearForCausalLM", &hfx_decoder_family, &KimiLinearForCausalLM_desc},
     {"BailingHybridForCausalLM", &hfx_decoder_family, &BailingHybridForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},

@@ -13,7 +13,7 @@ hfx_status hfx_weights_init(hfx_weights *w, const hfx_checkpoint *ck, hfx_graph 
     w->g = g;
     w->dtype = dtype;
     w->architecture = architecture;
-    w->rename = NULL;
+    w->rename = w->stored = NULL;
     w->used = calloc(hfx_checkpoint_tensor_count(ck) + 1, 1);
     return w->used ? HFX_OK : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
 }
@@ -30,16 +30,30 @@ static void shape_text(char *buf, size_t n, int rank, const int64_t *shape) {
     if (k < n) snprintf(buf + k, n - k, "]");
 }
 
-/* The checkpoint's name for `asked` (the first matching rename rule applied) into buf. */
+/* The checkpoint's name for `asked` (the first matching rename rule applied, then, where the checkpoint has no such
+ * tensor, the first stored form it has) into buf. */
 static const char *renamed(const hfx_weights *w, const char *asked, char *buf, size_t size) {
+    const char *name = asked;
     for (const hfx_weight_rename *r = w->rename; r && r->from; r++) {
         size_t n = strlen(r->from);
         if (strncmp(asked, r->from, n) == 0) {
             snprintf(buf, size, "%s%s", r->to, asked + n);
+            name = buf;
+            break;
+        }
+    }
+    if (!w->stored || hfx_checkpoint_index_of(w->ck, name) >= 0) return name;
+    char alt[640];
+    for (const hfx_weight_rename *r = w->stored; r->from; r++) {
+        const char *at = strstr(name, r->from);
+        if (!at) continue;
+        int n = snprintf(alt, sizeof alt, "%.*s%s%s", (int)(at - name), name, r->to, at + strlen(r->from));
+        if (n > 0 && (size_t)n < sizeof alt && (size_t)n < size && hfx_checkpoint_index_of(w->ck, alt) >= 0) {
+            memcpy(buf, alt, (size_t)n + 1);
             return buf;
         }
     }
-    return asked;
+    return name;
 }
 
 hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char *fmt, ...) {

@@ -22,6 +22,11 @@ typedef struct hfx_weights {
     unsigned char *used;       /* owned: one flag per checkpoint tensor (name order) */
     const char *architecture;  /* for messages */
     const hfx_weight_rename *rename; /* NULL-`from`-terminated, or NULL: names are the checkpoint's */
+    const hfx_weight_rename *stored; /* NULL-`from`-terminated, or NULL: where the renamed name is not in the checkpoint,
+                                        the first rule whose `from` occurs in it and gives a name the checkpoint has
+                                        replaces that part (the first occurrence) by `to` — the older names
+                                        transformers' loader renames (WeightRenaming), and the forms its saving
+                                        writes back */
 } hfx_weights;
 
 hfx_status hfx_weights_init(hfx_weights *w, const hfx_checkpoint *ck, hfx_graph *g,

@@ -25,6 +25,8 @@ from transformers import (
     BitNetForCausalLM,
     DeepseekV32Config,
     DeepseekV32ForCausalLM,
+    HYV4Config,
+    HYV4ForCausalLM,
     Dots1Config,
     Dots1ForCausalLM,
     AfmoeConfig,
@@ -158,6 +160,7 @@ ARCHS = {
     "jetmoe": (JetMoeConfig, JetMoeForCausalLM, "causal"),
     "longcat_flash": (LongcatFlashConfig, LongcatFlashForCausalLM, "causal"),
     "deepseek_v32": (DeepseekV32Config, DeepseekV32ForCausalLM, "causal"),
+    "hy_v4": (HYV4Config, HYV4ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -328,6 +331,10 @@ DEEPSEEK_V32 = dict(SMALL, num_hidden_layers=3, num_key_value_heads=4, moe_inter
                     n_routed_experts=8, n_group=2, topk_group=1, num_experts_per_tok=2, routed_scaling_factor=2.0,
                     kv_lora_rank=16, q_lora_rank=24, qk_rope_head_dim=8, v_head_dim=16, qk_nope_head_dim=8,
                     index_topk=4, index_head_dim=16, index_n_heads=16, first_k_dense_replace=1)
+HY_V4 = dict(SMALL, moe_intermediate_size=32, n_shared_experts=1, n_routed_experts=8, n_group=2, topk_group=1,
+             num_experts_per_tok=2, routed_scaling_factor=2.0, kv_lora_rank=16, q_lora_rank=24, qk_rope_head_dim=8,
+             v_head_dim=16, qk_nope_head_dim=8, index_topk=4, index_head_dim=16, index_n_heads=8, hc_mult=3,
+             swiglu_limit=0.6, tie_word_embeddings=False, rope_parameters=_ROPE)
 LONGCAT = dict(vocab_size=168, hidden_size=64, num_layers=2, num_attention_heads=4, ffn_hidden_size=96, q_lora_rank=24,
                kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=16, head_dim=8, n_routed_experts=4,
                zero_expert_num=2, moe_topk=2, expert_ffn_hidden_size=32, routed_scaling_factor=1.5,
@@ -831,6 +838,22 @@ SPECS += [
          config=dict(DEEPSEEK_V32, index_topk=64, attention_bias=True, mlp_layer_types=["sparse", "dense", "sparse"]),
          doc="index_topk 64, more than any call's keys (every key read, as V3), attention biases, the sparse layers "
              "by mlp_layer_types", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="hy_v4", arch="hy_v4", config=dict(HY_V4),
+         doc="hyper-connections: 3 residual streams, each sublayer's input their mix by sigmoid weights from the "
+             "streams' RMS-scaled projection, its output added to each stream by its own (x 2), the head's mix before the "
+             "final norm; latent attention with learned sinks and an elementwise sigmoid output gate, the indexer's "
+             "rotary on its last 8 dims, layers 2 and 3 reusing layer 1's picks (indexer_types' default); a dense first "
+             "layer, V3's router over 2 groups, the experts' gate and up clamped at 0.6",
+         cases=models.DEFAULT_CASES),
+    dict(name="hy_v4_b", arch="hy_v4",
+         config=dict(HY_V4, hc_mult=2, hc_magnitude=1.5, hc_eps=0.05, indexer_types=["full", "shared", "full", "shared"],
+                     mlp_layer_types=["sparse", "dense", "sparse", "dense"], attention_bias=True, n_group=1,
+                     topk_group=1, tie_word_embeddings=True,
+                     rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 2.0,
+                                      "original_max_position_embeddings": 32, "mscale_all_dim": 1.0}),
+         doc="2 streams, hc_magnitude 1.5, hc_eps 0.05, indexer_types and mlp_layer_types given, attention biases, one "
+             "group, a tied head, YaRN (the scores' scale times mscale²); its tensors by the model's own names "
+             "(attn_hc.fn, sinks, gate_proj: its state_dict)", layout="fused", seed=1, cases=models.DEFAULT_CASES),
 ]
 
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
@@ -838,7 +861,8 @@ SPECS += [
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
-             "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32")
+             "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
+             "hy_v4")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -853,7 +877,7 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 GEN_BATCH1_MODE = "onnx-dyncache"
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("longcat_flash", "jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("hy_v4", "longcat_flash", "jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included; Phi-3.5-MoE's rotary scale switches by the batch's longest positions): a padded row need not
@@ -970,6 +994,13 @@ FEATURES = [
     ("longcat_flash", _PAD3, "routed_scaling_factor 1.5", {"routed_scaling_factor": 1.0}),
     ("longcat_flash", _PAD3, "top-2 routing (not top-3)", {"moe_topk": 3}),
     ("deepseek_v32", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
+    ("hy_v4", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
+    ("hy_v4", _PAD3, "hc_magnitude 2", {"hc_magnitude": 1.0}),
+    ("hy_v4", _PAD3, "the experts clamped at 0.6", {"swiglu_limit": 10.0}),
+    ("hy_v4", _PAD3, "group-limited routing (1 of 2 groups)", {"n_group": 1, "topk_group": 1}),
+    ("hy_v4_b", _PAD3, "hc_eps 0.05", {"hc_eps": 1e-6}),
+    ("hy_v4_b", _PAD3, "layer 2's own indexer", {"indexer_types": ["full", "shared", "shared", "shared"]}),
+    ("hy_v4_b", _PAD3, "attention biases", {"attention_bias": False}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
@@ -978,7 +1009,7 @@ CORRECTION_BIASES = [("mimo_v2_flash", "e_score_correction_bias"), ("gemma4", "l
                      ("hy_v3", "e_score_correction_bias"), ("afmoe", "expert_bias"), ("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
                      ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
                      ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias"),
-                     ("longcat_flash", "e_score_correction_bias")]
+                     ("longcat_flash", "e_score_correction_bias"), ("hy_v4", "e_score_correction_bias")]
 
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [
@@ -1032,6 +1063,9 @@ BAD_CONFIGS = [
     ("longcat_flash", {"q_lora_rank": None}, "q_lora_rank"),
     ("deepseek_v32", {"index_head_dim": 4}, "index_head_dim"),
     ("deepseek_v32", {"index_topk": 0}, "index_topk"),
+    ("hy_v4", {"indexer_types": ["shared", "full", "full", "full"]}, "indexer_types"),
+    ("hy_v4", {"indexer_types": ["full", "sparse", "full", "full"]}, "indexer_types"),
+    ("hy_v4", {"hc_mult": 0}, "hc_mult"),
 ]
 
 

@@ -900,6 +900,9 @@ def load_reference(model_dir: os.PathLike, spec: Spec) -> torch.nn.Module:
         auto = models.causal_lm_class(model_dir)
     model = auto.from_pretrained(str(model_dir), dtype=torch.float32,
                                  attn_implementation=models.checkpoint_attention(model_dir))
+    with torch.no_grad():  # the file's mapping places a tensor at any 8-byte offset, and torch's kernels sum in another
+        for p in model.parameters():  # order on unaligned data (HY V4's experts: 5e-7): each in memory of its own
+            p.data = p.data.clone()
     model.eval()
     return model
 
@@ -1065,6 +1068,11 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         want = f"model.layers.{sparse}.mlp.experts.down_proj" if spec.layout == "fused" else \
             f"model.layers.{sparse}.mlp.experts.3.up_proj.weight"
         assert want in keys, sorted(keys)
+    if spec.arch == "hy_v4":  # the names HY V4's checkpoints and transformers' saving use, or the model's own
+        want = ("model.layers.1.attn_hc.fn", "model.hc_head.hc_fn", "model.layers.0.self_attn.sinks") \
+            if spec.layout == "fused" else ("model.layers.1.hc_pre.hc_attn_layer.hc_fn", "model.hc_pre.hc_head.hc_head_fn",
+                                            "model.layers.0.self_attn.learnable_sink_param")
+        assert set(want) <= keys, sorted(keys)
     if spec.layout in ("legacy_buffers", "hub_names"):
         assert ("h.1.attn.masked_bias" if spec.layout == "hub_names" else "transformer.h.1.attn.masked_bias") in keys
         assert not any(k.startswith("transformer.") for k in keys) or spec.layout != "hub_names", sorted(keys)

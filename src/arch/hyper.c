@@ -1,0 +1,99 @@
+/* Hyper-connections (HFX_LAYOUT_HYPER: HY V4's independent form): the residual is hc_mult streams x [B,S,N,D], the
+ * embeddings copied into each. Before a sublayer, mixes computed from all streams weigh them into its input (pre), and
+ * its output is added to each stream times its own weight (post); the head weighs them into one at the end. All of it
+ * in f32, as transformers keeps these parameters and runs them. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/decoder_blocks.h"
+#include "base/status.h"
+
+hfx_status hfx_dec_parse_hyper(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    hfx_status st;
+    if ((st = hfx_cfg_int_in_or(c, "hc_mult", 4, 1, 64, &m->hyper.streams, err)) ||
+        (st = hfx_cfg_num_or(c, "hc_magnitude", 2.0, &m->hyper.magnitude, err)) ||
+        (st = hfx_cfg_num_or(c, "hc_eps", 1e-6, &m->hyper.eps, err)))
+        return st;
+    return HFX_OK;
+}
+
+/* [B,S,D] → [B,S,N,D]: the stream copied N times (the expand's target read at run time for the torch formats). */
+hfx_value *hfx_dec_hyper_expand(layer_ctx *c, hfx_value *x) {
+    hfx_graph *g = c->g;
+    int64_t N = c->m->hyper.streams;
+    hfx_value *parts[4] = {hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0), hfx_unsqueeze(g, hfx_dim_of(g, x, 1), 0),
+                           hfx_unsqueeze(g, hfx_const_i64(g, N), 0), hfx_unsqueeze(g, hfx_dim_of(g, x, 2), 0)};
+    return hfx_expand(g, hfx_unsqueeze(g, x, 2), hfx_concat(g, 4, parts, 0), 4,
+                      (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(N), x->dims[2]});
+}
+
+/* σ(mixes·scale + base) + hc_eps, times magnitude (the weights of one kind: [B,S,N] f32). */
+static hfx_value *gates(hfx_graph *g, hfx_value *mixes, hfx_value *scale, hfx_value *base, double magnitude, double eps) {
+    hfx_value *s = hfx_op1(g, HFX_OP_SIGMOID, hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, mixes, scale), base));
+    if (magnitude != 1.0) s = hfx_op2(g, HFX_OP_MUL, s, hfx_const_f32(g, (float)magnitude));
+    return hfx_op2(g, HFX_OP_ADD, s, hfx_const_f32(g, (float)eps));
+}
+
+/* The streams' mixes: x [B,S,N,D] → fn(flat x) · rsqrt(mean(flat x²) + ε) [B,S,rows] f32, ε the model's norm epsilon
+ * (an unweighted RMS norm's factor), and fn's [rows, N·D] read at prefix.fn (or the head's prefix.hc_fn). */
+static hfx_value *mixes(layer_ctx *c, hfx_value *xf, int64_t rows, const char *fn) {
+    hfx_graph *g = c->g;
+    int64_t N = c->m->hyper.streams, D = c->m->hidden, axis = -1;
+    hfx_value *flat = hfx_reshape(g, xf, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(N * D)});
+    hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, flat, flat), 1, &axis);
+    hfx_value *r = hfx_op1(g, HFX_OP_RECIPROCAL,
+                           hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, ms, hfx_const_f32(g, (float)c->m->eps))));
+    hfx_value *w = hfx_cast(g, hfx_weight(c->w, 2, (int64_t[]){rows, N * D}, "%s", fn), HFX_DTYPE_F32);
+    return hfx_op2(g, HFX_OP_MUL, hfx_linear(g, flat, w, NULL), r);
+}
+
+/* Σ_n pre[n]·x[n]: [B,S,N] f32, [B,S,N,D] f32 → [B,S,D] in the stream's dtype. */
+static hfx_value *weighed(layer_ctx *c, hfx_value *pre, hfx_value *xf, hfx_dtype dtype) {
+    int64_t axis = 2;
+    hfx_value *y = hfx_op2(c->g, HFX_OP_MUL, hfx_unsqueeze(c->g, pre, -1), xf);
+    hfx_value *sum = hfx_reduce(c->g, HFX_OP_REDUCE_SUM, y, 1, &axis); /* [B,S,1,D] */
+    return hfx_cast(c->g, hfx_reshape(c->g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(c->m->hidden)}), dtype);
+}
+
+hfx_value *hfx_dec_hyper_read(layer_ctx *c, int64_t i, hfx_value *x, const char *block, hfx_value **post) {
+    hfx_graph *g = c->g;
+    int64_t N = c->m->hyper.streams, two = 2;
+    char p[192], fn[224];
+    hfx_dec_name(c, i, NULL, block, p, sizeof p);
+    snprintf(fn, sizeof fn, "%s.fn", p);
+    hfx_value *xf = hfx_cast(g, x, HFX_DTYPE_F32);
+    hfx_value *mix = mixes(c, xf, 2 * N, fn); /* [B,S,2N]: pre's, then post's */
+    hfx_value *base = hfx_weight(c->w, 1, (int64_t[]){2 * N}, "%s.base", p);
+    hfx_value *scale = hfx_weight(c->w, 1, &two, "%s.scale", p);
+#define F32(v) hfx_cast(g, v, HFX_DTYPE_F32)
+    hfx_value *pre = gates(g, hfx_slice(g, mix, 2, 0, N), F32(hfx_const_slice(g, scale, 0, 0, 1)),
+                           F32(hfx_const_slice(g, base, 0, 0, N)), 1.0, c->m->hyper.eps);
+    *post = gates(g, hfx_slice(g, mix, 2, N, 2 * N), F32(hfx_const_slice(g, scale, 0, 1, 1)),
+                  F32(hfx_const_slice(g, base, 0, N, N)), c->m->hyper.magnitude, c->m->hyper.eps);
+#undef F32
+    return weighed(c, pre, xf, x->dtype);
+}
+
+hfx_value *hfx_dec_hyper_write(layer_ctx *c, hfx_value *x, hfx_value *post, hfx_value *y) {
+    hfx_graph *g = c->g;
+    hfx_value *spread = hfx_op2(g, HFX_OP_MUL, hfx_unsqueeze(g, post, -1),
+                                hfx_unsqueeze(g, hfx_cast(g, y, HFX_DTYPE_F32), 2)); /* [B,S,N,D] */
+    return hfx_cast(g, hfx_op2(g, HFX_OP_ADD, spread, hfx_cast(g, x, HFX_DTYPE_F32)), x->dtype);
+}
+
+hfx_value *hfx_dec_hyper_head(layer_ctx *c, hfx_value *x) {
+    hfx_graph *g = c->g;
+    int64_t N = c->m->hyper.streams, one = 1;
+    char p[192], fn[224];
+    /* beside the final norm: "model.norm" → "model.hc_head" */
+    const char *dot = strrchr(c->n.final_norm, '.');
+    int stem = dot ? (int)(dot - c->n.final_norm) + 1 : 0;
+    snprintf(p, sizeof p, "%.*shc_head", stem, c->n.final_norm);
+    snprintf(fn, sizeof fn, "%s.hc_fn", p);
+    hfx_value *xf = hfx_cast(g, x, HFX_DTYPE_F32);
+    hfx_value *base = hfx_cast(g, hfx_weight(c->w, 1, &N, "%s.hc_base", p), HFX_DTYPE_F32);
+    hfx_value *scale = hfx_cast(g, hfx_weight(c->w, 1, &one, "%s.hc_scale", p), HFX_DTYPE_F32);
+    hfx_value *pre = gates(g, mixes(c, xf, N, fn), scale, base, 1.0, c->m->hyper.eps);
+    return weighed(c, pre, xf, x->dtype);
+}
