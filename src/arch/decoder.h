@@ -258,9 +258,12 @@ typedef enum {
     HFX_MLA_KEYS_ALL,
     HFX_MLA_KEYS_INDEXED,        /* each query's index_topk keys a lightning indexer scores highest (indexer.c: DeepSeek
                                     V3.2's sparse attention) */
-    HFX_MLA_KEYS_INDEXED_SHARED  /* ... its rotary on its last qk_rope_head_dim dims, its keys' LayerNorm at
+    HFX_MLA_KEYS_INDEXED_ROTARY_LAST, /* ... its rotary on its last qk_rope_head_dim dims, its keys' LayerNorm at
                                     rms_norm_eps, and the layers indexer_types calls "shared" reading the keys the
                                     last "full" layer picked (HY V4) */
+    HFX_MLA_KEYS_INDEXED_PAIRS   /* V3.2's, its rotary pairs regrouped into halves first, and shared layers as
+                                    indexer_types, index_topk_pattern or index_topk_freq / index_skip_topk_offset
+                                    say (GLM-5) */
 } hfx_mla_keys;
 
 /* What gates latent attention's heads. */

@@ -30,7 +30,7 @@ typedef struct layer_ctx {
     int64_t adapter;            /* within a shared block's use: its LoRA adapters' index; -1 elsewhere */
     hfx_value *shortcut;        /* HFX_LAYOUT_PAIRED_SHORTCUT: the experts' output [B,S,hidden] over the pair's first
                                    sublayer, for its second */
-    hfx_value *index_kept;      /* HFX_MLA_KEYS_INDEXED_SHARED: [B,1,S,T] bool, the keys the last full indexer picked */
+    hfx_value *index_kept;      /* an indexer's shared layers: [B,1,S,T] bool, the keys the last full indexer picked */
     hfx_value *shift_past;      /* RWKV: the channel mix's previous input [B,1,hidden] as the time mix read it with its
                                    own; NULL: a prompt */
 } layer_ctx;
@@ -66,6 +66,8 @@ hfx_status hfx_dec_parse_mla(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
 hfx_status hfx_dec_mla_scale(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
 hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
                                  hfx_value *bias);
+/* x [..., d] with its rotary pairs (0,1), (2,3), ... regrouped as halves: evens, then odds */
+hfx_value *hfx_dec_pairs_to_halves(layer_ctx *c, hfx_value *x);
 
 /* indexer.c */
 hfx_status hfx_dec_parse_indexer(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,

@@ -3,9 +3,10 @@
  * and the query keeps the index_topk best; its keys [B,1,T,D] are cached beside the layer's latent. Without
  * data-dependent shapes: the scores are padded with index_topk −∞ columns, so TopK(index_topk) always has its k and
  * keeps every key while there are no more than that (latent attention as DeepSeek V3's), and the picks are scattered
- * into a mask. HY V4's (HFX_MLA_KEYS_INDEXED_SHARED) differs as `forms` says, and its "shared" layers run no indexer:
+ * into a mask. HY V4's and GLM-5's differ as `forms` says, and its "shared" layers run no indexer:
  * they read the last full layer's picks (layer_ctx.index_kept) and cache no keys of their own. */
 #include <float.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,43 +15,98 @@
 #include "arch/rope.h"
 #include "base/status.h"
 
+/* Which layers share another's picks. */
+typedef enum {
+    SHARED_NONE,                 /* every layer its own indexer */
+    SHARED_EVERY_FOURTH,         /* indexer_types; absent: full at layer 0 and every 4th from layer 1 (HY V4) */
+    SHARED_PATTERN_OR_FREQUENCY  /* indexer_types; absent: index_topk_pattern ("FSSF…" or a list), else full where
+                                    max(i − index_skip_topk_offset + 1, 0) is a multiple of index_topk_freq (2, 1: every
+                                    layer) (GLM-5) */
+} shared_rule;
+
 /* How a lineage's indexer departs from DeepSeek V3.2's (hfx_mla_keys). */
 typedef struct indexer_form {
     bool rotary_last;            /* the rotary on its heads' last qk_rope_head_dim dims (V3.2: the first) */
+    bool rotary_pairs;           /* its rotary dims' pairs (0,1), (2,3), ... regrouped into halves first */
     bool eps_from_config;        /* its keys' LayerNorm at rms_norm_eps (V3.2: 1e-6, built without one) */
-    bool shared_layers;          /* indexer_types: "shared" layers read the last "full" layer's picks */
+    shared_rule shared;
+    int heads;                   /* index_n_heads when config.json has none (the config class's default) */
 } indexer_form;
 
 static const indexer_form forms[] = {
-    [HFX_MLA_KEYS_INDEXED] = {false, false, false},
-    [HFX_MLA_KEYS_INDEXED_SHARED] = {true, true, true},
+    [HFX_MLA_KEYS_INDEXED] = {false, false, false, SHARED_NONE, 64},
+    [HFX_MLA_KEYS_INDEXED_ROTARY_LAST] = {true, false, true, SHARED_EVERY_FOURTH, 16},
+    [HFX_MLA_KEYS_INDEXED_PAIRS] = {false, true, false, SHARED_PATTERN_OR_FREQUENCY, 32},
 };
-_Static_assert(sizeof forms / sizeof forms[0] == HFX_MLA_KEYS_INDEXED_SHARED + 1, "a form for every indexed kind");
+_Static_assert(sizeof forms / sizeof forms[0] == HFX_MLA_KEYS_INDEXED_PAIRS + 1, "a form for every indexed kind");
 
-/* indexer_types: "full" or "shared" per layer (absent: full at layer 0 and every 4th from layer 1, transformers'
- * default); the first layer must be full, as a shared one has no picks to read. */
-static hfx_status parse_shared_layers(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+/* One layer's kind by name: "full" / "shared" (a list's), "F" / "S" (a pattern's). */
+static hfx_status layer_kind(hfx_cfg c, const char *field, int64_t i, const char *t, hfx_decoder_cfg *m,
+                             hfx_error *err) {
+    bool full = t && (strcmp(t, "full") == 0 || strcmp(t, "F") == 0);
+    bool shared = t && (strcmp(t, "shared") == 0 || strcmp(t, "S") == 0);
+    if (!full && !shared)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s[%lld] must be \"full\" or \"shared\"", c.where, field,
+                        (long long)i);
+    if (shared && i == 0)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s makes layer 0 \"shared\": a shared layer reads the picks of an "
+                                              "earlier full one", c.where, field);
+    m->mla.index_shared[i] = shared;
+    return HFX_OK;
+}
+
+/* index_topk_pattern's string or list, else the frequency and offset (GLM-5's config class's defaults). */
+static hfx_status pattern_or_frequency(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const json_t *pattern = json_object_get(c.obj, "index_topk_pattern");
+    hfx_status st;
+    if (json_is_string(pattern) && (int64_t)json_string_length(pattern) >= m->layers) {
+        for (int64_t i = 0; i < m->layers; i++) {
+            char one[2] = {json_string_value(pattern)[i], 0};
+            if ((st = layer_kind(c, "index_topk_pattern", i, one, m, err))) return st;
+        }
+        return HFX_OK;
+    }
+    if (json_is_array(pattern) && (int64_t)json_array_size(pattern) >= m->layers) {
+        for (int64_t i = 0; i < m->layers; i++)
+            if ((st = layer_kind(c, "index_topk_pattern", i, json_string_value(json_array_get(pattern, (size_t)i)), m,
+                                 err)))
+                return st;
+        return HFX_OK;
+    }
+    if (pattern && !json_is_null(pattern))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: index_topk_pattern must be a string of F and S, or a list of \"full\" "
+                                              "or \"shared\", one per layer (%lld)", c.where, (long long)m->layers);
+    int64_t freq, offset;
+    if ((st = hfx_cfg_int_in_or(c, "index_topk_freq", 1, INT32_MIN, INT32_MAX, &freq, err)) ||
+        (st = hfx_cfg_int_in_or(c, "index_skip_topk_offset", 2, INT32_MIN, INT32_MAX, &offset, err)))
+        return st;
+    if (freq < 1) freq = 1;
+    for (int64_t i = 0; i < m->layers; i++) {
+        int64_t k = i - offset + 1;
+        if ((st = layer_kind(c, "index_topk_freq", i, (k > 0 ? k : 0) % freq == 0 ? "full" : "shared", m, err)))
+            return st;
+    }
+    return HFX_OK;
+}
+
+/* Each layer full or shared: indexer_types, else the form's rule. */
+static hfx_status parse_shared_layers(const indexer_form *f, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                      hfx_error *err) {
     if (!(m->mla.index_shared = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->mla.index_shared)))
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     const json_t *types = json_object_get(c.obj, "indexer_types");
-    if (!types || json_is_null(types)) {
-        for (int64_t i = 0; i < m->layers; i++) m->mla.index_shared[i] = !(i == 0 || (i - 1) % 4 == 0);
+    hfx_status st;
+    if (types && !json_is_null(types)) {
+        if (!json_is_array(types) || (int64_t)json_array_size(types) < m->layers)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: indexer_types must be a list of \"full\" or \"shared\", one per "
+                                                  "layer (%lld)", c.where, (long long)m->layers);
+        for (int64_t i = 0; i < m->layers; i++)
+            if ((st = layer_kind(c, "indexer_types", i, json_string_value(json_array_get(types, (size_t)i)), m, err)))
+                return st;
         return HFX_OK;
     }
-    if (!json_is_array(types) || (int64_t)json_array_size(types) < m->layers)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: indexer_types must be a list of \"full\" or \"shared\", one per layer "
-                                              "(%lld)", c.where, (long long)m->layers);
-    for (int64_t i = 0; i < m->layers; i++) {
-        const char *t = json_string_value(json_array_get(types, (size_t)i));
-        bool full = t && strcmp(t, "full") == 0, shared = t && strcmp(t, "shared") == 0;
-        if (!full && !shared)
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: indexer_types[%lld] must be \"full\" or \"shared\"", c.where,
-                            (long long)i);
-        if (shared && i == 0)
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: indexer_types[0] is \"shared\": a shared layer reads the picks "
-                                                  "of an earlier full one", c.where);
-        m->mla.index_shared[i] = shared;
-    }
+    if (f->shared == SHARED_PATTERN_OR_FREQUENCY) return pattern_or_frequency(c, m, err);
+    for (int64_t i = 0; i < m->layers; i++) m->mla.index_shared[i] = !(i == 0 || (i - 1) % 4 == 0);
     return HFX_OK;
 }
 
@@ -58,7 +114,7 @@ hfx_status hfx_dec_parse_indexer(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena
                                  hfx_error *err) {
     const indexer_form *f = &forms[d->latent.keys];
     hfx_status st;
-    if ((st = hfx_cfg_int_in_or(c, "index_n_heads", 64, 1, 4096, &m->mla.index_heads, err)) ||
+    if ((st = hfx_cfg_int_in_or(c, "index_n_heads", f->heads, 1, 4096, &m->mla.index_heads, err)) ||
         (st = hfx_cfg_int_in_or(c, "index_head_dim", 128, 1, 4096, &m->mla.index_dim, err)) ||
         (st = hfx_cfg_int_in_or(c, "index_topk", 2048, 1, 1 << 20, &m->mla.index_topk, err)))
         return st;
@@ -70,7 +126,7 @@ hfx_status hfx_dec_parse_indexer(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena
         return hfx_fail(err, HFX_ERR_INVALID, "%s: q_lora_rank must be set: the indexer's queries come from the "
                                               "queries' low-rank part", c.where);
     m->mla.index_eps = f->eps_from_config ? m->eps : 1e-6;
-    return f->shared_layers ? parse_shared_layers(c, arena, m, err) : HFX_OK;
+    return f->shared != SHARED_NONE ? parse_shared_layers(f, c, arena, m, err) : HFX_OK;
 }
 
 /* [A,B,n] of `value`, A and B x's first two axes (each its length read at run time, as the torch formats want an
@@ -82,11 +138,18 @@ static hfx_value *filled(hfx_graph *g, hfx_value *x, hfx_dim n, hfx_value *n_val
                       (hfx_dim[]){x->dims[0], x->dims[1], n});
 }
 
-/* x [..., D] with the rotary on its first cos-width dims, or on its last ones */
-static hfx_value *rotated(hfx_graph *g, hfx_value *x, hfx_value *cos, hfx_value *sin, bool last) {
-    if (!last) return hfx_rope_apply(g, x, cos, sin, false);
-    int64_t d = x->dims[x->rank - 1].c, r = cos->dims[cos->rank - 1].c;
-    hfx_value *parts[2] = {hfx_slice(g, x, -1, 0, d - r), hfx_rope_apply(g, hfx_slice(g, x, -1, d - r, d), cos, sin, false)};
+/* x [..., D] with the rotary on its first cos-width dims or on its last ones, their pairs regrouped into halves first
+ * where the form says (the scores are dot products of queries and keys alike: the order of dims is free) */
+static hfx_value *rotated(layer_ctx *c, hfx_value *x, hfx_value *cos, hfx_value *sin) {
+    const indexer_form *f = &forms[c->d->latent.keys];
+    hfx_graph *g = c->g;
+    int64_t d = x->dims[x->rank - 1].c, r = cos->dims[cos->rank - 1].c, at = f->rotary_last ? d - r : 0;
+    hfx_value *rot = hfx_slice(g, x, -1, at, at + r);
+    if (f->rotary_pairs) rot = hfx_dec_pairs_to_halves(c, rot);
+    rot = hfx_rope_apply(g, rot, cos, sin, false);
+    if (r == d) return rot;
+    hfx_value *pass = f->rotary_last ? hfx_slice(g, x, -1, 0, d - r) : hfx_slice(g, x, -1, r, d);
+    hfx_value *parts[2] = {f->rotary_last ? pass : rot, f->rotary_last ? rot : pass};
     return hfx_concat(g, 2, parts, -1);
 }
 
@@ -119,13 +182,12 @@ hfx_value *hfx_dec_indexed_bias(layer_ctx *c, int64_t i, hfx_value *h, hfx_value
         return bias;
     }
 #define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
-    bool last = forms[c->d->latent.keys].rotary_last;
     hfx_value *q = hfx_dec_proj(c, q_resid, m->mla.q_lora, NH * D, false, P("indexer.wq_b"));
-    q = rotated(g, hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, q, NH, D)), cos, sin, last); /* [B,NH,S,D] */
+    q = rotated(c, hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, q, NH, D)), cos, sin); /* [B,NH,S,D] */
     hfx_value *k = hfx_dec_proj(c, h, H, D, false, P("indexer.wk"));                        /* [B,S,D] */
     hfx_value *kw = hfx_weight(c->w, 1, &D, "%s.weight", P("indexer.k_norm"));
     k = hfx_layer_norm(g, k, kw, hfx_weight(c->w, 1, &D, "%s.bias", P("indexer.k_norm")), m->mla.index_eps);
-    k = hfx_dec_kv_cache(c, i, rotated(g, hfx_unsqueeze(g, k, 1), cos, sin, last), 2);      /* [B,1,T,D] */
+    k = hfx_dec_kv_cache(c, i, rotated(c, hfx_unsqueeze(g, k, 1), cos, sin), 2);      /* [B,1,T,D] */
     hfx_value *kt = hfx_transpose(g, hfx_cast(g, k, HFX_DTYPE_F32), 4, (int64_t[]){0, 1, 3, 2});
     hfx_value *scores = hfx_op2(g, HFX_OP_MATMUL, hfx_cast(g, q, HFX_DTYPE_F32), kt);           /* [B,NH,S,T] */
     scores = hfx_activate(g, HFX_ACT_RELU, hfx_op2(g, HFX_OP_MUL, scores, hfx_const_f32(g, (float)pow((double)D, -0.5))));

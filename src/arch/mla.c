@@ -59,8 +59,7 @@ hfx_status hfx_dec_mla_scale(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     return HFX_OK;
 }
 
-/* x [..., d] with its rotary pairs (0,1), (2,3), ... regrouped as halves: evens, then odds */
-static hfx_value *pairs_to_halves(layer_ctx *c, hfx_value *x) {
+hfx_value *hfx_dec_pairs_to_halves(layer_ctx *c, hfx_value *x) {
     int64_t d = x->dims[x->rank - 1].c;
     int64_t *order = hfx_arena_alloc(c->g->arena, (size_t)d * sizeof *order);
     if (!order) {
@@ -98,7 +97,7 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     latent = hfx_unsqueeze(g, hfx_dec_scaled(g, latent, m->mla.latent_scale), 1); /* [B,1,S,R] */
     hfx_value *k_rot = hfx_unsqueeze(g, hfx_slice(g, ckv, 2, R, R + rope), 1); /* [B,1,S,r] */
     if (cos) { /* (Kimi's latent attention has none: its "rotary" part passes as it is) */
-        if (m->mla.rope_deinterleave) q_rot = pairs_to_halves(c, q_rot), k_rot = pairs_to_halves(c, k_rot);
+        if (m->mla.rope_deinterleave) q_rot = hfx_dec_pairs_to_halves(c, q_rot), k_rot = hfx_dec_pairs_to_halves(c, k_rot);
         q_rot = hfx_rope_apply(g, q_rot, cos, sin, m->rope.interleaved);
         k_rot = hfx_rope_apply(g, k_rot, cos, sin, m->rope.interleaved);
     }

@@ -81,6 +81,11 @@ const hfx_moe_desc hfx_moe_deepseek_v32 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
     .experts_alt_key = "num_local_experts", .first_dense = 3, .shared_default = 1, .defaults = {8, 4, 2.5}};
+/* GLM-5: V3.2's, one group by default */
+const hfx_moe_desc hfx_moe_glm_moe_dsa = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
+    .experts_alt_key = "num_local_experts", .first_dense = 3, .shared_default = 1, .defaults = {1, 1, 2.5}};
 /* HY V4: V3's router (one group by default, x 2.827) and shared experts, the sparse layers by mlp_layer_types (absent:
  * after the first), its experts' gate and up clamped at swiglu_limit (10) */
 const hfx_moe_desc hfx_moe_hy_v4 = {

@@ -543,6 +543,13 @@ static const hfx_decoder_desc DeepseekV32ForCausalLM_desc = {
     "DeepseekV32ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .latent.keys = HFX_MLA_KEYS_INDEXED,
     .moe = &hfx_moe_deepseek_v32, .rope.interleave_key = "rope_interleave", .derive = HFX_DERIVE_DEEPSEEK_V32,
     .defaults.eps = 1e-6, .output_class = "MoeCausalLMOutputWithPast"};
+/* GLM-5: DeepSeek V3.2's, the indexer's rotary pairs regrouped as the attention's are, and the layers indexer_types
+ * (or index_topk_pattern, or index_topk_freq and index_skip_topk_offset) calls "shared" reusing the last full layer's
+ * picks */
+static const hfx_decoder_desc GlmMoeDsaForCausalLM_desc = {
+    "GlmMoeDsaForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .latent.keys = HFX_MLA_KEYS_INDEXED_PAIRS,
+    .moe = &hfx_moe_glm_moe_dsa, .rope.interleave_key = "rope_interleave", .derive = HFX_DERIVE_DEEPSEEK_V32,
+    .defaults.eps = 1e-5, .output_class = "MoeCausalLMOutputWithPast"};
 /* Kimi-Linear: Kimi delta attention layers (a gated delta rule decaying per key channel) beside latent attention
  * without positions, V3's experts by mlp_layer_types */
 static const hfx_decoder_names kimi_names = {.ssm = "self_attn", .mlp = "block_sparse_moe"}; /* (as saved) */
@@ -574,7 +581,7 @@ static const hfx_decoder_names hy_v4_names = {.stored = hy_v4_stored};
 static const char *const hy_v4_ignores[] = {"num_key_value_heads", "first_k_dense_replace", NULL};
 static const hfx_decoder_desc HYV4ForCausalLM_desc = {
     "HYV4ForCausalLM", LLAMA_LIKE, .names = &hy_v4_names, .layout = HFX_LAYOUT_HYPER, .attention = HFX_ATTN_LATENT,
-    .latent = {.keys = HFX_MLA_KEYS_INDEXED_SHARED, .gate = HFX_MLA_GATE_ELEMENTWISE, .sinks = HFX_MLA_SINKS_LEARNED},
+    .latent = {.keys = HFX_MLA_KEYS_INDEXED_ROTARY_LAST, .gate = HFX_MLA_GATE_ELEMENTWISE, .sinks = HFX_MLA_SINKS_LEARNED},
     .moe = &hfx_moe_hy_v4, .defaults.eps = 1e-5, .unused_stack = "model.mtp_layers", .ignored_keys = hy_v4_ignores,
     .output_class = "MoeCausalLMOutputWithPast"};
 /* GLM-4.7-Flash: V3's latent attention and experts, the sparse layers by mlp_layer_types (its config never reads
@@ -935,6 +942,7 @@ static const struct entry {
     {"LongcatFlashForCausalLM", &hfx_decoder_family, &LongcatFlashForCausalLM_desc},
     {"DeepseekV32ForCausalLM", &hfx_decoder_family, &DeepseekV32ForCausalLM_desc},
     {"HYV4ForCausalLM", &hfx_decoder_family, &HYV4ForCausalLM_desc},
+    {"GlmMoeDsaForCausalLM", &hfx_decoder_family, &GlmMoeDsaForCausalLM_desc},
     {"KimiLinearForCausalLM", &hfx_decoder_family, &KimiLinearForCausalLM_desc},
     {"BailingHybridForCausalLM", &hfx_decoder_family, &BailingHybridForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},

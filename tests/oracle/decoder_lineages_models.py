@@ -27,6 +27,8 @@ from transformers import (
     DeepseekV32ForCausalLM,
     HYV4Config,
     HYV4ForCausalLM,
+    GlmMoeDsaConfig,
+    GlmMoeDsaForCausalLM,
     Dots1Config,
     Dots1ForCausalLM,
     AfmoeConfig,
@@ -161,6 +163,7 @@ ARCHS = {
     "longcat_flash": (LongcatFlashConfig, LongcatFlashForCausalLM, "causal"),
     "deepseek_v32": (DeepseekV32Config, DeepseekV32ForCausalLM, "causal"),
     "hy_v4": (HYV4Config, HYV4ForCausalLM, "causal"),
+    "glm_moe_dsa": (GlmMoeDsaConfig, GlmMoeDsaForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -385,6 +388,7 @@ CONFIG_REWRITES = {
     "gemma4_released": _gemma4_released,
     "glm4_lite_derived": _glm4_lite_derived,
     "cohere2_moe_derived": _cohere2_moe_derived,
+    "no_indexer_types": lambda c: {k: v for k, v in c.items() if k != "indexer_types"},
     "no_router_groups": lambda c: {k: v for k, v in c.items() if k not in ("n_group", "topk_group", "routed_scaling_factor")},
 }
 
@@ -838,6 +842,16 @@ SPECS += [
          config=dict(DEEPSEEK_V32, index_topk=64, attention_bias=True, mlp_layer_types=["sparse", "dense", "sparse"]),
          doc="index_topk 64, more than any call's keys (every key read, as V3), attention biases, the sparse layers "
              "by mlp_layer_types", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="glm_moe_dsa", arch="glm_moe_dsa",
+         config=dict(DEEPSEEK_V32, index_n_heads=8, index_topk_freq=2, index_skip_topk_offset=1, first_k_dense_replace=1),
+         doc="GLM-5: V3.2's sparse attention with the indexer's rotary pairs regrouped into halves, layer 1 reusing layer "
+             "0's picks (index_topk_freq 2, index_skip_topk_offset 1: config.json without indexer_types); a dense first "
+             "layer, V3's router over 2 groups", config_rewrite="no_indexer_types", cases=models.DEFAULT_CASES),
+    dict(name="glm_moe_dsa_pattern", arch="glm_moe_dsa",
+         config=dict(DEEPSEEK_V32, index_n_heads=8, index_topk_pattern="FSS", mlp_layer_types=["sparse", "dense", "sparse"],
+                     n_group=1, topk_group=1, attention_bias=True),
+         doc="index_topk_pattern FSS (no indexer_types), mlp_layer_types, one group, attention biases",
+         config_rewrite="no_indexer_types", seed=1, cases=models.DEFAULT_CASES),
     dict(name="hy_v4", arch="hy_v4", config=dict(HY_V4),
          doc="hyper-connections: 3 residual streams, each sublayer's input their mix by sigmoid weights from the "
              "streams' RMS-scaled projection, its output added to each stream by its own (x 2), the head's mix before the "
@@ -862,7 +876,7 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
              "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
-             "hy_v4")
+             "hy_v4", "glm_moe_dsa")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -995,6 +1009,8 @@ FEATURES = [
     ("longcat_flash", _PAD3, "top-2 routing (not top-3)", {"moe_topk": 3}),
     ("deepseek_v32", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
     ("hy_v4", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
+    ("glm_moe_dsa", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
+    ("glm_moe_dsa", _PAD3, "layer 2 its own indexer (index_topk_freq 2)", {"indexer_types": ["full", "shared", "shared"]}),
     ("hy_v4", _PAD3, "hc_magnitude 2", {"hc_magnitude": 1.0}),
     ("hy_v4", _PAD3, "the experts clamped at 0.6", {"swiglu_limit": 10.0}),
     ("hy_v4", _PAD3, "group-limited routing (1 of 2 groups)", {"n_group": 1, "topk_group": 1}),
@@ -1066,6 +1082,8 @@ BAD_CONFIGS = [
     ("hy_v4", {"indexer_types": ["shared", "full", "full", "full"]}, "indexer_types"),
     ("hy_v4", {"indexer_types": ["full", "sparse", "full", "full"]}, "indexer_types"),
     ("hy_v4", {"hc_mult": 0}, "hc_mult"),
+    ("glm_moe_dsa", {"index_topk_pattern": "SFF"}, "index_topk_pattern"),
+    ("glm_moe_dsa", {"index_topk_pattern": "FX"}, "index_topk_pattern"),
 ]
 
 

@@ -1078,7 +1078,7 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert not any(k.startswith("transformer.") for k in keys) or spec.layout != "hub_names", sorted(keys)
     if spec.config_rewrite in ("smollm3_no_lists", "smollm3_no_types"):
         assert "layer_types" not in cfg and ("no_rope_layers" in cfg) == (spec.config_rewrite == "smollm3_no_types"), cfg
-    elif spec.config_rewrite in ("no_layer_types", "no_mlp_layer_types", "no_attention_layers"):
+    elif spec.config_rewrite in ("no_layer_types", "no_mlp_layer_types", "no_attention_layers", "no_indexer_types"):
         assert spec.config_rewrite[3:] not in cfg, cfg
     elif spec.config_rewrite == "no_router_groups":
         assert not {"n_group", "topk_group", "routed_scaling_factor"} & set(cfg), cfg
