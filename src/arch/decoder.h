@@ -532,6 +532,8 @@ typedef enum {
     HFX_DERIVE_KIMI_LINEAR, /* layer_types from linear_attn_config's 1-based full_attn_layers and kda_layers, else full
                                at every 4th layer but the first; the delta-nets' widths from linear_attn_config */
     HFX_DERIVE_DEEPSEEK_V32, /* rope_interleave true (its attention always regroups the rotary pairs) */
+    HFX_DERIVE_AXK1,        /* mlp_layer_types: sparse from first_k_dense_replace (1) on where i % moe_layer_freq (1) is
+                               0 */
     HFX_DERIVE_LONGCAT,     /* num_hidden_layers 2·num_layers (its sublayers), intermediate_size ffn_hidden_size,
                                rope_interleave true, the latent widths' defaults */
     HFX_DERIVE_MINIMAX,     /* layer_types: full attention at even layers, lightning at odd ones */

@@ -59,6 +59,12 @@ static const char *mimo_v2_type(json_int_t i, hfx_cfg c) {
     return i == 0 || (i + 1) % 6 == 0 ? "full_attention" : "sliding_attention";
 }
 
+/* A.X K1: sparse from first_k_dense_replace (1) on, at every moe_layer_freq-th (1) layer. */
+static const char *axk1_mlp(json_int_t i, hfx_cfg c) {
+    return i >= int_or(c, "first_k_dense_replace", 1, 0, 4096) && i % int_or(c, "moe_layer_freq", 1, 1, 4096) == 0
+               ? "sparse" : "dense";
+}
+
 static const char *first_dense_mlp(json_int_t i, hfx_cfg c) {
     (void)c;
     return i == 0 ? "dense" : "sparse";
@@ -287,6 +293,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     case HFX_DERIVE_BAILING_HYBRID: ok = ok && derive_bailing_hybrid(c, out); break;
     case HFX_DERIVE_XLSTM: ok = ok && derive_xlstm(c, out); break;
     case HFX_DERIVE_DEEPSEEK_V32: ok = ok && json_object_set_new(out, "rope_interleave", json_true()) == 0; break;
+    case HFX_DERIVE_AXK1: ok = ok && derive_list(c, "mlp_layer_types", axk1_mlp, out); break;
     case HFX_DERIVE_MIMO_V2: { /* (the reference implementation attends to sliding_window_size tokens and the query) */
         const json_t *size = json_object_get(c.obj, "sliding_window_size");
         ok = ok && derive_list(c, "layer_types", mimo_v2_type, out) && derive_list(c, "mlp_layer_types", first_dense_mlp, out);

@@ -81,6 +81,13 @@ const hfx_moe_desc hfx_moe_deepseek_v32 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
     .experts_alt_key = "num_local_experts", .first_dense = 3, .shared_default = 1, .defaults = {8, 4, 2.5}};
+/* A.X K1: V3's router (8 groups, 4 kept, x 2.5) and shared experts, the sparse layers by mlp_layer_types, its output
+ * RMS-normed (post_mlp_layernorm, stored on the layer) */
+const hfx_moe_desc hfx_moe_axk1 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
+    .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1, .defaults = {8, 4, 2.5},
+    .out_norm = "post_mlp_layernorm"};
 /* GLM-5: V3.2's, one group by default */
 const hfx_moe_desc hfx_moe_glm_moe_dsa = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
@@ -1046,7 +1053,9 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
     }
     if (shared && m->moe.shared_average)
         return hfx_op2(c->g, HFX_OP_DIV, hfx_op2(c->g, HFX_OP_ADD, y, shared), hfx_const_scalar(c->g, y->dtype, 2.0));
-    return shared ? hfx_op2(c->g, HFX_OP_ADD, y, shared) : y;
+    y = shared ? hfx_op2(c->g, HFX_OP_ADD, y, shared) : y;
+    char p[192];
+    return l->out_norm ? hfx_dec_norm(c, y, m->hidden, hfx_dec_name(c, i, c->n.mlp, l->out_norm, p, sizeof p)) : y;
 }
 
 /* Gemma 4's experts beside the dense MLP, from the layer's stream x [B,S,H] before the MLP's norm:

@@ -137,6 +137,8 @@ typedef struct hfx_moe_desc {
     const char *combine_key;     /* "sum" or "average" (the default) of the experts' and the shared experts' outputs
                                     (Cohere2-MoE's shared_expert_combination_strategy); NULL: their sum. A router that
                                     is not grouped reads shared_key then, 0 by default: none */
+    const char *out_norm;        /* a norm (the model's) under the block over its output, the experts' and the shared
+                                    experts' sum ("post_mlp_layernorm": A.X K1); NULL: none */
     const char *clamp_key;       /* a limit that clamps each routed expert's gate from above and its up both ways
                                     before the gated activation ("swiglu_limit": HY V4); NULL: none */
 } hfx_moe_desc;
@@ -145,6 +147,6 @@ extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h, hfx_moe_longcat, hfx_moe_deepseek_v32, hfx_moe_kimi, hfx_moe_bailing_hybrid, hfx_moe_hy_v4, hfx_moe_glm_moe_dsa;
+    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h, hfx_moe_longcat, hfx_moe_deepseek_v32, hfx_moe_kimi, hfx_moe_bailing_hybrid, hfx_moe_hy_v4, hfx_moe_glm_moe_dsa, hfx_moe_axk1;
 
 #endif

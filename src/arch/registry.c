@@ -543,6 +543,14 @@ static const hfx_decoder_desc DeepseekV32ForCausalLM_desc = {
     "DeepseekV32ForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT, .latent.keys = HFX_MLA_KEYS_INDEXED,
     .moe = &hfx_moe_deepseek_v32, .rope.interleave_key = "rope_interleave", .derive = HFX_DERIVE_DEEPSEEK_V32,
     .defaults.eps = 1e-6, .output_class = "MoeCausalLMOutputWithPast"};
+/* A.X K1: DeepSeek V3's, always a low-rank query, the sparse MLPs' output RMS-normed (post_mlp_layernorm, which its
+ * checkpoints keep on the layer) */
+static const hfx_weight_rename axk1_stored[] = {{".mlp.post_mlp_layernorm.", ".post_mlp_layernorm."}, {NULL, NULL}};
+static const hfx_decoder_names axk1_names = {.stored = axk1_stored};
+static const hfx_decoder_desc AXK1ForCausalLM_desc = {
+    "AXK1ForCausalLM", LLAMA_LIKE, .names = &axk1_names, .attention = HFX_ATTN_LATENT, .moe = &hfx_moe_axk1,
+    .rope.interleave_key = "rope_interleave", .derive = HFX_DERIVE_AXK1, .defaults.eps = 1e-6,
+    .output_class = "MoeCausalLMOutputWithPast"};
 /* GLM-5: DeepSeek V3.2's, the indexer's rotary pairs regrouped as the attention's are, and the layers indexer_types
  * (or index_topk_pattern, or index_topk_freq and index_skip_topk_offset) calls "shared" reusing the last full layer's
  * picks */
@@ -943,6 +951,7 @@ static const struct entry {
     {"DeepseekV32ForCausalLM", &hfx_decoder_family, &DeepseekV32ForCausalLM_desc},
     {"HYV4ForCausalLM", &hfx_decoder_family, &HYV4ForCausalLM_desc},
     {"GlmMoeDsaForCausalLM", &hfx_decoder_family, &GlmMoeDsaForCausalLM_desc},
+    {"AXK1ForCausalLM", &hfx_decoder_family, &AXK1ForCausalLM_desc},
     {"KimiLinearForCausalLM", &hfx_decoder_family, &KimiLinearForCausalLM_desc},
     {"BailingHybridForCausalLM", &hfx_decoder_family, &BailingHybridForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},

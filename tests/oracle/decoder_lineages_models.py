@@ -29,6 +29,8 @@ from transformers import (
     HYV4ForCausalLM,
     GlmMoeDsaConfig,
     GlmMoeDsaForCausalLM,
+    AXK1Config,
+    AXK1ForCausalLM,
     Dots1Config,
     Dots1ForCausalLM,
     AfmoeConfig,
@@ -164,6 +166,7 @@ ARCHS = {
     "deepseek_v32": (DeepseekV32Config, DeepseekV32ForCausalLM, "causal"),
     "hy_v4": (HYV4Config, HYV4ForCausalLM, "causal"),
     "glm_moe_dsa": (GlmMoeDsaConfig, GlmMoeDsaForCausalLM, "causal"),
+    "axk1": (AXK1Config, AXK1ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -389,6 +392,9 @@ CONFIG_REWRITES = {
     "glm4_lite_derived": _glm4_lite_derived,
     "cohere2_moe_derived": _cohere2_moe_derived,
     "no_indexer_types": lambda c: {k: v for k, v in c.items() if k != "indexer_types"},
+    # A.X K1's config.json the older way: the sparse layers by first_k_dense_replace 1 and moe_layer_freq 2
+    "axk1_legacy": lambda c: {**{k: v for k, v in c.items() if k != "mlp_layer_types"}, "first_k_dense_replace": 1,
+                              "moe_layer_freq": 2},
     "no_router_groups": lambda c: {k: v for k, v in c.items() if k not in ("n_group", "topk_group", "routed_scaling_factor")},
 }
 
@@ -842,6 +848,14 @@ SPECS += [
          config=dict(DEEPSEEK_V32, index_topk=64, attention_bias=True, mlp_layer_types=["sparse", "dense", "sparse"]),
          doc="index_topk 64, more than any call's keys (every key read, as V3), attention biases, the sparse layers "
              "by mlp_layer_types", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="axk1", arch="axk1",
+         config=dict(SMALL, num_key_value_heads=4, moe_intermediate_size=32, n_shared_experts=1, n_routed_experts=8,
+                     n_group=2, topk_group=1, num_experts_per_tok=2, routed_scaling_factor=2.0, kv_lora_rank=16,
+                     q_lora_rank=24, qk_rope_head_dim=8, v_head_dim=16, qk_nope_head_dim=8,
+                     mlp_layer_types=["dense", "dense", "sparse", "dense"]),
+         doc="A.X K1: DeepSeek V3's latent attention (rotary pairs regrouped) and experts, the sparse layer's output "
+             "RMS-normed (post_mlp_layernorm, saved on the layer); config.json the older way (first_k_dense_replace 1, "
+             "moe_layer_freq 2: layer 2 sparse)", config_rewrite="axk1_legacy", cases=models.DEFAULT_CASES),
     dict(name="glm_moe_dsa", arch="glm_moe_dsa",
          config=dict(DEEPSEEK_V32, index_n_heads=8, index_topk_freq=2, index_skip_topk_offset=1, first_k_dense_replace=1),
          doc="GLM-5: V3.2's sparse attention with the indexer's rotary pairs regrouped into halves, layer 1 reusing layer "
@@ -876,7 +890,7 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
              "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
-             "hy_v4", "glm_moe_dsa")
+             "hy_v4", "glm_moe_dsa", "axk1")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -1010,6 +1024,7 @@ FEATURES = [
     ("deepseek_v32", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
     ("hy_v4", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
     ("glm_moe_dsa", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
+    ("axk1", _PAD3, "rotary pairs regrouped (rope_interleave)", {"rope_interleave": False}),
     ("glm_moe_dsa", _PAD3, "layer 2 its own indexer (index_topk_freq 2)", {"indexer_types": ["full", "shared", "shared"]}),
     ("hy_v4", _PAD3, "hc_magnitude 2", {"hc_magnitude": 1.0}),
     ("hy_v4", _PAD3, "the experts clamped at 0.6", {"swiglu_limit": 10.0}),
@@ -1025,7 +1040,8 @@ CORRECTION_BIASES = [("mimo_v2_flash", "e_score_correction_bias"), ("gemma4", "l
                      ("hy_v3", "e_score_correction_bias"), ("afmoe", "expert_bias"), ("glm4_moe", "e_score_correction_bias"), ("minimax_m2", "e_score_correction_bias"),
                      ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
                      ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias"),
-                     ("longcat_flash", "e_score_correction_bias"), ("hy_v4", "e_score_correction_bias")]
+                     ("longcat_flash", "e_score_correction_bias"), ("hy_v4", "e_score_correction_bias"),
+                     ("axk1", "e_score_correction_bias")]
 
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [
