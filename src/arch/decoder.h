@@ -61,8 +61,11 @@ typedef enum {
     HFX_NORM_LAYER_WEIGHT, /* LayerNorm with a weight, no bias, in f32 (Cohere) */
     HFX_NORM_RMS_LAYERS_1E6, /* RMS; the layers' norms at 1e-6 whatever the config says (built without one), the final
                                 norm at the eps key's (JetMoE) */
-    HFX_NORM_RMS_OR_LAYER_WEIGHT /* RMS with rms_norm_eps when the config sets it, else LAYER_WEIGHT with the eps key's
+    HFX_NORM_RMS_OR_LAYER_WEIGHT, /* RMS with rms_norm_eps when the config sets it, else LAYER_WEIGHT with the eps key's
                                     (Cohere2-MoE) */
+    HFX_NORM_RMS_GATED     /* RMS; where the checkpoint stores a norm as `<prefix>.norm` beside `<prefix>.mlp.fc1` [r, n] and
+                              `.fc2` [n, r] (r gated_norm_rank, 16), y = that RMS times σ(fc2(silu(fc1(y)))) in f32
+                              (A.X K2's layer norms) */
 } hfx_norm_kind;
 
 typedef enum {
@@ -271,8 +274,11 @@ typedef enum {
     HFX_MLA_GATE_NONE,
     HFX_MLA_GATE_PER_HEAD,       /* g_proj [heads, hidden]: each head's output times sigmoid(g_proj(h)) of its head before
                                     the output projection (BailingHybrid) */
-    HFX_MLA_GATE_ELEMENTWISE     /* gate_proj [heads·v_head_dim, hidden]: the heads' outputs times sigmoid(gate_proj(h)),
+    HFX_MLA_GATE_ELEMENTWISE,    /* gate_proj [heads·v_head_dim, hidden]: the heads' outputs times sigmoid(gate_proj(h)),
                                     element by element (HY V4) */
+    HFX_MLA_GATE_FROM_QUERY      /* the queries and the gates one projection, q_gate_proj [heads·(qk + v_head_dim),
+                                    2·q_lora_rank] over the low-rank part normed and as projected: each head's query,
+                                    then its gate; the heads' outputs times its sigmoid (in f32) (A.X K2) */
 } hfx_mla_gate;
 
 /* What else latent attention's softmax weighs. */
@@ -534,6 +540,7 @@ typedef enum {
     HFX_DERIVE_DEEPSEEK_V32, /* rope_interleave true (its attention always regroups the rotary pairs) */
     HFX_DERIVE_AXK1,        /* mlp_layer_types: sparse from first_k_dense_replace (1) on where i % moe_layer_freq (1) is
                                0 */
+    HFX_DERIVE_AXK2,        /* AXK1's, and rope_interleave true (its attention always regroups the rotary pairs) */
     HFX_DERIVE_LONGCAT,     /* num_hidden_layers 2·num_layers (its sublayers), intermediate_size ffn_hidden_size,
                                rope_interleave true, the latent widths' defaults */
     HFX_DERIVE_MINIMAX,     /* layer_types: full attention at even layers, lightning at odd ones */
@@ -752,6 +759,7 @@ typedef struct hfx_decoder_cfg {
     double value_scale;          /* the values times it as projected (1: none) */
     bool no_post_norms;          /* HFX_LAYOUT_SANDWICH_BY_CONFIG without them */
     bool head_gate;              /* HFX_ATTN_HEAD_GATE switched on, or HFX_MLA_GATE_PER_HEAD */
+    int64_t norm_gate_rank;      /* HFX_NORM_RMS_GATED's gates' rank */
     int64_t attn_width;          /* the attention's input width where it is not hidden (Zamba2's 2·hidden); 0: hidden */
     hfx_decoder_shared shared;
 } hfx_decoder_cfg;

@@ -67,9 +67,20 @@ hfx_value *hfx_dec_norm_eps(layer_ctx *c, hfx_value *x, int64_t n, const char *p
     if (c->m->norm == HFX_NORM_LAYER_PLAIN) /* no weights: transformers hard-codes ε and computes in f32 */
         return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), NULL, NULL, 1e-5), x->dtype);
     if (c->m->norm == HFX_NORM_RMS_PLAIN) return hfx_dec_rms_plain(c, x);
+    char gated[192];
+    snprintf(gated, sizeof gated, "%s.norm.weight", prefix);
+    if (c->m->norm == HFX_NORM_RMS_GATED && hfx_weight_exists(c->w, gated)) {
+        int64_t r = c->m->norm_gate_rank;
+        hfx_value *y = hfx_rms_norm(c->g, x, hfx_weight(c->w, 1, &n, "%s.norm.weight", prefix), eps, 0);
+        hfx_value *a = hfx_linear(c->g, y, hfx_weight(c->w, 2, (int64_t[]){r, n}, "%s.mlp.fc1.weight", prefix), NULL);
+        a = hfx_linear(c->g, hfx_activate(c->g, HFX_ACT_SILU, a),
+                       hfx_weight(c->w, 2, (int64_t[]){n, r}, "%s.mlp.fc2.weight", prefix), NULL);
+        hfx_value *gate = hfx_op1(c->g, HFX_OP_SIGMOID, hfx_cast(c->g, a, HFX_DTYPE_F32));
+        return hfx_cast(c->g, hfx_op2(c->g, HFX_OP_MUL, hfx_cast(c->g, y, HFX_DTYPE_F32), gate), y->dtype);
+    }
     hfx_value *w = hfx_weight(c->w, 1, &n, "%s.weight", prefix);
     switch (c->m->norm) {
-    case HFX_NORM_RMS: return hfx_rms_norm(c->g, x, w, eps, 0);
+    case HFX_NORM_RMS: case HFX_NORM_RMS_GATED: return hfx_rms_norm(c->g, x, w, eps, 0);
     case HFX_NORM_RMS_OFFSET: return hfx_rms_norm(c->g, x, w, eps, 1.0);
     case HFX_NORM_RMS_F32: /* the weight multiplies in f32 too */
         return hfx_cast(c->g, hfx_rms_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, w, HFX_DTYPE_F32),

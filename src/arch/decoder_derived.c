@@ -294,6 +294,10 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     case HFX_DERIVE_XLSTM: ok = ok && derive_xlstm(c, out); break;
     case HFX_DERIVE_DEEPSEEK_V32: ok = ok && json_object_set_new(out, "rope_interleave", json_true()) == 0; break;
     case HFX_DERIVE_AXK1: ok = ok && derive_list(c, "mlp_layer_types", axk1_mlp, out); break;
+    case HFX_DERIVE_AXK2:
+        ok = ok && derive_list(c, "mlp_layer_types", axk1_mlp, out) &&
+             json_object_set_new(out, "rope_interleave", json_true()) == 0;
+        break;
     case HFX_DERIVE_MIMO_V2: { /* (the reference implementation attends to sliding_window_size tokens and the query) */
         const json_t *size = json_object_get(c.obj, "sliding_window_size");
         ok = ok && derive_list(c, "layer_types", mimo_v2_type, out) && derive_list(c, "mlp_layer_types", first_dense_mlp, out);

@@ -670,6 +670,10 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         m->norm = hfx_cfg_has(c, "rms_norm_eps") ? HFX_NORM_RMS : HFX_NORM_LAYER_WEIGHT;
         if (m->norm == HFX_NORM_RMS && (st = hfx_cfg_num(c, "rms_norm_eps", &m->eps, err))) return st;
     }
+    m->norm_gate_rank = 0;
+    if (d->norm == HFX_NORM_RMS_GATED &&
+        (st = hfx_cfg_int_in_or(c, "gated_norm_rank", 16, 1, 1 << 16, &m->norm_gate_rank, err)))
+        return st;
     m->final_eps = m->eps;
     if (d->norm == HFX_NORM_RMS_LAYERS_1E6) m->norm = HFX_NORM_RMS, m->eps = 1e-6; /* (checked as the final norm's) */
     if (!(m->final_eps > 0 && m->final_eps < 1))

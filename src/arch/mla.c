@@ -71,10 +71,30 @@ hfx_value *hfx_dec_pairs_to_halves(layer_ctx *c, hfx_value *x) {
     return hfx_gather(c->g, x, idx, x->rank - 1);
 }
 
-/* Multi-head latent attention (DeepSeek V2/V3): q from a low-rank projection (q_a, RMSNorm, q_b)
- * or q_proj; one shared latent kv_a → (RMSNorm'd latent [B,1,S,R], rotary key part [B,1,S,r]),
- * which is what the cache holds; kv_b expands the latent of every cached position into per-head
- * keys (no-rope part) and values, and the rotary key part is shared by all heads. */
+/* The queries [B,S,H·qk]: from a low-rank projection (q_a, RMSNorm, q_b; *q_resid the normed low-rank part, which the
+ * indexer reads too) or q_proj; HFX_MLA_GATE_FROM_QUERY's with each head's gate beside, *q_gate [B,S,H·V]. */
+static hfx_value *queries(layer_ctx *c, int64_t i, hfx_value *h, hfx_value **q_resid, hfx_value **q_gate) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->heads, qk = m->mla.qk_nope + m->mla.qk_rope, V = m->mla.v_dim, L = m->mla.q_lora;
+    char p[160];
+#define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
+    *q_resid = *q_gate = NULL;
+    if (!L) return hfx_dec_proj(c, h, m->hidden, H * qk, false, P("q_proj"));
+    hfx_value *qa = hfx_dec_proj(c, h, m->hidden, L, m->bias.q, P("q_a_proj"));
+    *q_resid = hfx_dec_norm_eps(c, qa, L, P("q_a_layernorm"), LATENT_NORM_EPS);
+    if (c->d->latent.gate != HFX_MLA_GATE_FROM_QUERY) return hfx_dec_proj(c, *q_resid, L, H * qk, false, P("q_b_proj"));
+    hfx_value *both[2] = {*q_resid, qa};
+    hfx_value *q = hfx_dec_split_heads(c, hfx_dec_proj(c, hfx_concat(g, 2, both, 2), 2 * L, H * (qk + V), false,
+                                                       P("q_gate_proj")), H, qk + V); /* [B,S,H,qk+V] */
+#undef P
+    *q_gate = hfx_reshape(g, hfx_slice(g, q, 3, qk, qk + V), 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H * V)});
+    return hfx_reshape(g, hfx_slice(g, q, 3, 0, qk), 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H * qk)});
+}
+
+/* Multi-head latent attention (DeepSeek V2/V3): the queries (above); one shared latent kv_a → (RMSNorm'd latent
+ * [B,1,S,R], rotary key part [B,1,S,r]), which is what the cache holds; kv_b expands the latent of every cached position
+ * into per-head keys (no-rope part) and values, and the rotary key part is shared by all heads. */
 hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
                                 hfx_value *bias) {
     const hfx_decoder_cfg *m = c->m;
@@ -82,14 +102,7 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
     int64_t H = m->heads, nope = m->mla.qk_nope, rope = m->mla.qk_rope, qk = nope + rope, R = m->mla.kv_lora, V = m->mla.v_dim;
     char p[160];
 #define P(name) hfx_dec_name(c, i, c->n.attn, name, p, sizeof p)
-    hfx_value *q, *q_resid = NULL; /* (the queries' normed low-rank part, which the indexer reads too) */
-    if (m->mla.q_lora) {
-        q = hfx_dec_proj(c, h, m->hidden, m->mla.q_lora, m->bias.q, P("q_a_proj"));
-        q = q_resid = hfx_dec_norm_eps(c, q, m->mla.q_lora, P("q_a_layernorm"), LATENT_NORM_EPS);
-        q = hfx_dec_proj(c, q, m->mla.q_lora, H * qk, false, P("q_b_proj"));
-    } else {
-        q = hfx_dec_proj(c, h, m->hidden, H * qk, false, P("q_proj"));
-    }
+    hfx_value *q_resid, *q_gate, *q = queries(c, i, h, &q_resid, &q_gate);
     q = hfx_dec_to_bhsd(c, hfx_dec_split_heads(c, hfx_dec_scaled(g, q, m->mla.q_scale), H, qk)); /* [B,H,S,qk] */
     hfx_value *q_pass = hfx_slice(g, q, 3, 0, nope), *q_rot = hfx_slice(g, q, 3, nope, qk);
     hfx_value *ckv = hfx_dec_proj(c, h, m->hidden, R + rope, m->bias.q, P("kv_a_proj_with_mqa")); /* [B,S,R+r] */
@@ -144,6 +157,9 @@ hfx_value *hfx_dec_mla_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_valu
         a = hfx_op2(g, HFX_OP_MUL, a, hfx_op1(g, HFX_OP_SIGMOID, gate)); /* [B,S,H,V] */
     }
     a = hfx_reshape(g, a, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(H * V)});
+    if (q_gate) /* HFX_MLA_GATE_FROM_QUERY: sigmoid in f32, the product back to the weights' dtype */
+        a = hfx_cast(g, hfx_op2(g, HFX_OP_MUL, hfx_cast(g, a, HFX_DTYPE_F32),
+                                hfx_op1(g, HFX_OP_SIGMOID, hfx_cast(g, q_gate, HFX_DTYPE_F32))), a->dtype);
     return hfx_dec_proj(c, a, H * V, m->hidden, m->bias.o, P(c->n.o));
 #undef P
 }

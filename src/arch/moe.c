@@ -88,6 +88,11 @@ const hfx_moe_desc hfx_moe_axk1 = {
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
     .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1, .defaults = {8, 4, 2.5},
     .out_norm = "post_mlp_layernorm"};
+/* A.X K2: V3.2's, no groups by default (n_group null), the groups not kept scoring 0 */
+const hfx_moe_desc hfx_moe_axk2 = {
+    .router = HFX_ROUTER_GROUPED_SIGMOID_ZERO_FILL, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
+    .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1, .defaults = {1, 1, 2.5}};
 /* GLM-5: V3.2's, one group by default */
 const hfx_moe_desc hfx_moe_glm_moe_dsa = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
@@ -233,12 +238,14 @@ const hfx_moe_desc hfx_moe_gpt_oss = {
 
 static bool grouped_router(const hfx_moe_desc *l) {
     return l->router == HFX_ROUTER_GROUPED_SOFTMAX || l->router == HFX_ROUTER_GROUPED_SIGMOID ||
-           l->router == HFX_ROUTER_SOFTMAX_CORRECTED || l->router == HFX_ROUTER_GROUPED_SOFTMAX_TOP2;
+           l->router == HFX_ROUTER_GROUPED_SIGMOID_ZERO_FILL || l->router == HFX_ROUTER_SOFTMAX_CORRECTED ||
+           l->router == HFX_ROUTER_GROUPED_SOFTMAX_TOP2;
 }
 
 /* A router whose scores are corrected by a bias for the choice alone (V3's, ERNIE's). */
 static bool corrected_router(const hfx_moe_desc *l) {
-    return l->router == HFX_ROUTER_GROUPED_SIGMOID || l->router == HFX_ROUTER_SOFTMAX_CORRECTED;
+    return l->router == HFX_ROUTER_GROUPED_SIGMOID || l->router == HFX_ROUTER_GROUPED_SIGMOID_ZERO_FILL ||
+           l->router == HFX_ROUTER_SOFTMAX_CORRECTED;
 }
 
 /* A grouped router that ranks groups by their two best scores and weighs the chosen experts by their plain scores
@@ -562,7 +569,9 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
                            hfx_value **dense_out) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    bool v3 = ranks_by_top2(c->d->moe), sigmoid = c->d->moe->router == HFX_ROUTER_GROUPED_SIGMOID;
+    hfx_moe_router kind = c->d->moe->router;
+    bool v3 = ranks_by_top2(c->d->moe);
+    bool sigmoid = kind == HFX_ROUTER_GROUPED_SIGMOID || kind == HFX_ROUTER_GROUPED_SIGMOID_ZERO_FILL;
     bool corrected = corrected_router(c->d->moe) && !m->moe.uncorrected;
     /* (the zero-compute experts are scored and picked as the others) */
     int64_t E = m->moe.experts + m->moe.zero, K = m->moe.top_k, G = m->moe.groups, per = E / G, axis = -1;
@@ -603,7 +612,8 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
         keep = hfx_op2(g, HFX_OP_GREATER, hfx_reshape(g, keep, 4, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(G),
                                                                               hfx_dim_const(1)}),
                        hfx_const_f32(g, 0.0f));                          /* [B,S,G,1] */
-        hfx_value *fill = hfx_const_f32(g, corrected ? -INFINITY : 0.0f); /* (V3's masked_fill -inf; V2's, Mistral 4's 0) */
+        /* (V3's masked_fill -inf; V2's, Mistral 4's, A.X K2's 0) */
+        hfx_value *fill = hfx_const_f32(g, corrected && kind != HFX_ROUTER_GROUPED_SIGMOID_ZERO_FILL ? -INFINITY : 0.0f);
         choice = hfx_reshape(g, hfx_where(g, keep, gs, fill), 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(E)});
     }
     hfx_value *vals, *idx;

@@ -12,6 +12,7 @@ typedef enum {
                                    ranked by their best score), never renormalised (DeepSeek V2) */
     HFX_ROUTER_GROUPED_SIGMOID, /* sigmoid scores + e_score_correction_bias, groups ranked by their top-2
                                    sum (DeepSeek V3) */
+    HFX_ROUTER_GROUPED_SIGMOID_ZERO_FILL, /* ... the groups not kept scoring 0 for the choice, not −∞ (A.X K2) */
     HFX_ROUTER_GROUPED_SOFTMAX_TOP2, /* softmax scores, groups ranked by their top-2 sum (the others' scores 0 for the
                                         choice), the chosen scores renormalised as norm_topk_prob says, ×
                                         routed_scaling_factor (Mistral 4) */
@@ -147,6 +148,6 @@ extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h, hfx_moe_longcat, hfx_moe_deepseek_v32, hfx_moe_kimi, hfx_moe_bailing_hybrid, hfx_moe_hy_v4, hfx_moe_glm_moe_dsa, hfx_moe_axk1;
+    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h, hfx_moe_longcat, hfx_moe_deepseek_v32, hfx_moe_kimi, hfx_moe_bailing_hybrid, hfx_moe_hy_v4, hfx_moe_glm_moe_dsa, hfx_moe_axk1, hfx_moe_axk2;
 
 #endif

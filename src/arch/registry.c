@@ -551,6 +551,17 @@ static const hfx_decoder_desc AXK1ForCausalLM_desc = {
     "AXK1ForCausalLM", LLAMA_LIKE, .names = &axk1_names, .attention = HFX_ATTN_LATENT, .moe = &hfx_moe_axk1,
     .rope.interleave_key = "rope_interleave", .derive = HFX_DERIVE_AXK1, .defaults.eps = 1e-6,
     .output_class = "MoeCausalLMOutputWithPast"};
+/* A.X K2: DeepSeek V3.2's sparse attention, its queries and an output gate one projection over the low-rank part
+ * normed and not; the layer norms gated (the input norm everywhere, the second on the sparse layers); V3's router
+ * without groups unless n_group says, the groups not kept scoring 0 */
+static const hfx_weight_rename axk2_stored[] = {
+    {".mlp.fc1.", ".W_down."}, {".mlp.fc2.", ".W_up."}, {".q_gate_proj.", ".q_b_proj."}, {NULL, NULL}};
+static const hfx_decoder_names axk2_names = {.stored = axk2_stored};
+static const hfx_decoder_desc AXK2ForCausalLM_desc = {
+    "AXK2ForCausalLM", LLAMA_LIKE, .names = &axk2_names, .norm = HFX_NORM_RMS_GATED, .attention = HFX_ATTN_LATENT,
+    .latent = {.keys = HFX_MLA_KEYS_INDEXED, .gate = HFX_MLA_GATE_FROM_QUERY}, .moe = &hfx_moe_axk2,
+    .rope.interleave_key = "rope_interleave", .derive = HFX_DERIVE_AXK2, .defaults.eps = 1e-6,
+    .output_class = "MoeCausalLMOutputWithPast"};
 /* GLM-5: DeepSeek V3.2's, the indexer's rotary pairs regrouped as the attention's are, and the layers indexer_types
  * (or index_topk_pattern, or index_topk_freq and index_skip_topk_offset) calls "shared" reusing the last full layer's
  * picks */
@@ -952,6 +963,7 @@ static const struct entry {
     {"HYV4ForCausalLM", &hfx_decoder_family, &HYV4ForCausalLM_desc},
     {"GlmMoeDsaForCausalLM", &hfx_decoder_family, &GlmMoeDsaForCausalLM_desc},
     {"AXK1ForCausalLM", &hfx_decoder_family, &AXK1ForCausalLM_desc},
+    {"AXK2ForCausalLM", &hfx_decoder_family, &AXK2ForCausalLM_desc},
     {"KimiLinearForCausalLM", &hfx_decoder_family, &KimiLinearForCausalLM_desc},
     {"BailingHybridForCausalLM", &hfx_decoder_family, &BailingHybridForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},

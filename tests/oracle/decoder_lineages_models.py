@@ -31,6 +31,8 @@ from transformers import (
     GlmMoeDsaForCausalLM,
     AXK1Config,
     AXK1ForCausalLM,
+    AXK2Config,
+    AXK2ForCausalLM,
     Dots1Config,
     Dots1ForCausalLM,
     AfmoeConfig,
@@ -167,6 +169,7 @@ ARCHS = {
     "hy_v4": (HYV4Config, HYV4ForCausalLM, "causal"),
     "glm_moe_dsa": (GlmMoeDsaConfig, GlmMoeDsaForCausalLM, "causal"),
     "axk1": (AXK1Config, AXK1ForCausalLM, "causal"),
+    "axk2": (AXK2Config, AXK2ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -392,8 +395,8 @@ CONFIG_REWRITES = {
     "glm4_lite_derived": _glm4_lite_derived,
     "cohere2_moe_derived": _cohere2_moe_derived,
     "no_indexer_types": lambda c: {k: v for k, v in c.items() if k != "indexer_types"},
-    # A.X K1's config.json the older way: the sparse layers by first_k_dense_replace 1 and moe_layer_freq 2
-    "axk1_legacy": lambda c: {**{k: v for k, v in c.items() if k != "mlp_layer_types"}, "first_k_dense_replace": 1,
+    # A.X K1's and K2's config.json the older way: the sparse layers by first_k_dense_replace 1 and moe_layer_freq 2
+    "sparse_by_freq": lambda c: {**{k: v for k, v in c.items() if k != "mlp_layer_types"}, "first_k_dense_replace": 1,
                               "moe_layer_freq": 2},
     "no_router_groups": lambda c: {k: v for k, v in c.items() if k not in ("n_group", "topk_group", "routed_scaling_factor")},
 }
@@ -855,7 +858,24 @@ SPECS += [
                      mlp_layer_types=["dense", "dense", "sparse", "dense"]),
          doc="A.X K1: DeepSeek V3's latent attention (rotary pairs regrouped) and experts, the sparse layer's output "
              "RMS-normed (post_mlp_layernorm, saved on the layer); config.json the older way (first_k_dense_replace 1, "
-             "moe_layer_freq 2: layer 2 sparse)", config_rewrite="axk1_legacy", cases=models.DEFAULT_CASES),
+             "moe_layer_freq 2: layer 2 sparse)", config_rewrite="sparse_by_freq", cases=models.DEFAULT_CASES),
+    dict(name="axk2", arch="axk2",
+         config=dict(SMALL, num_key_value_heads=4, moe_intermediate_size=32, n_shared_experts=1, n_routed_experts=8,
+                     num_experts_per_tok=2, routed_scaling_factor=2.0, kv_lora_rank=16, q_lora_rank=24,
+                     qk_rope_head_dim=8, v_head_dim=16, qk_nope_head_dim=8, index_topk=4, index_head_dim=16,
+                     index_n_heads=8, gated_norm_rank=8, mlp_layer_types=["dense", "sparse", "dense", "sparse"]),
+         doc="A.X K2: V3.2's sparse attention, the queries and a sigmoid output gate one projection (q_b_proj as saved) "
+             "over the low-rank part normed and as projected; the input norms and the sparse layers' second norms "
+             "gated by a rank-8 MLP (W_down / W_up as saved); the router without groups (n_group null)",
+         cases=models.DEFAULT_CASES),
+    dict(name="axk2_groups", arch="axk2",
+         config=dict(SMALL, num_key_value_heads=4, moe_intermediate_size=32, n_shared_experts=1, n_routed_experts=8,
+                     n_group=2, topk_group=1, num_experts_per_tok=2, kv_lora_rank=16, q_lora_rank=24,
+                     qk_rope_head_dim=8, v_head_dim=16, qk_nope_head_dim=8, index_topk=64, index_head_dim=16,
+                     index_n_heads=8, attention_bias=True, mlp_layer_types=["dense", "dense", "sparse", "dense"]),
+         doc="2 groups (1 kept, the others scoring 0), every key read (index_topk 64), attention biases, gated_norm_rank "
+             "16 (its default), config.json the older way (first_k_dense_replace 1, moe_layer_freq 2)",
+         config_rewrite="sparse_by_freq", seed=1, cases=models.DEFAULT_CASES),
     dict(name="glm_moe_dsa", arch="glm_moe_dsa",
          config=dict(DEEPSEEK_V32, index_n_heads=8, index_topk_freq=2, index_skip_topk_offset=1, first_k_dense_replace=1),
          doc="GLM-5: V3.2's sparse attention with the indexer's rotary pairs regrouped into halves, layer 1 reusing layer "
@@ -890,7 +910,7 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
              "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
-             "hy_v4", "glm_moe_dsa", "axk1")
+             "hy_v4", "glm_moe_dsa", "axk1", "axk2")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -1025,6 +1045,8 @@ FEATURES = [
     ("hy_v4", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
     ("glm_moe_dsa", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
     ("axk1", _PAD3, "rotary pairs regrouped (rope_interleave)", {"rope_interleave": False}),
+    ("axk2", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
+    ("axk2_groups", _PAD3, "group-limited routing (1 of 2 groups)", {"n_group": None, "topk_group": None}),
     ("glm_moe_dsa", _PAD3, "layer 2 its own indexer (index_topk_freq 2)", {"indexer_types": ["full", "shared", "shared"]}),
     ("hy_v4", _PAD3, "hc_magnitude 2", {"hc_magnitude": 1.0}),
     ("hy_v4", _PAD3, "the experts clamped at 0.6", {"swiglu_limit": 10.0}),
@@ -1041,7 +1063,7 @@ CORRECTION_BIASES = [("mimo_v2_flash", "e_score_correction_bias"), ("gemma4", "l
                      ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
                      ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias"),
                      ("longcat_flash", "e_score_correction_bias"), ("hy_v4", "e_score_correction_bias"),
-                     ("axk1", "e_score_correction_bias")]
+                     ("axk1", "e_score_correction_bias"), ("axk2", "e_score_correction_bias")]
 
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [
@@ -1100,6 +1122,7 @@ BAD_CONFIGS = [
     ("hy_v4", {"hc_mult": 0}, "hc_mult"),
     ("glm_moe_dsa", {"index_topk_pattern": "SFF"}, "index_topk_pattern"),
     ("glm_moe_dsa", {"index_topk_pattern": "FX"}, "index_topk_pattern"),
+    ("axk2", {"gated_norm_rank": 0}, "gated_norm_rank"),
 ]
 
 

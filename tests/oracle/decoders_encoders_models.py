@@ -1070,6 +1070,8 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert want in keys, sorted(keys)
     if spec.arch == "axk1":  # the norm as its checkpoints keep it, on the layer
         assert "model.layers.2.post_mlp_layernorm.weight" in keys and "model.layers.2.mlp.experts.0.up_proj.weight" in keys, sorted(keys)
+    if spec.arch == "axk2":  # the names its checkpoints and transformers' saving use
+        assert {"model.layers.0.input_layernorm.W_down.weight", "model.layers.0.self_attn.q_b_proj.weight"} <= keys, sorted(keys)
     if spec.arch == "hy_v4":  # the names HY V4's checkpoints and transformers' saving use, or the model's own
         want = ("model.layers.1.attn_hc.fn", "model.hc_head.hc_fn", "model.layers.0.self_attn.sinks") \
             if spec.layout == "fused" else ("model.layers.1.hc_pre.hc_attn_layer.hc_fn", "model.hc_pre.hc_head.hc_head_fn",
@@ -1090,7 +1092,7 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert "mlp_layer_types" not in cfg and cfg["first_k_dense_replace"] == 3, cfg
     elif spec.config_rewrite == "gemma4_released":
         assert "per_layer_config" not in cfg and "rope_parameters" not in cfg and "global_head_dim" in cfg, cfg
-    elif spec.config_rewrite == "axk1_legacy":
+    elif spec.config_rewrite == "sparse_by_freq":
         assert "mlp_layer_types" not in cfg and cfg["moe_layer_freq"] == 2, cfg
     elif spec.config_rewrite == "no_rope":
         assert not {"rope_parameters", "rope_scaling", "rope_theta"} & set(cfg), cfg
