@@ -924,6 +924,17 @@ GENAI_SPECS = ("seed_oss", "nemotron", "glm4_moe", "gpt_neo", "llama4", "ministr
 
 GEN_BATCH1_MODE = "onnx-dyncache"
 
+# GEN_SPECS whose generation adds nothing to a representative's but their forward graph (checked by parity in every
+# format): a plain key/value cache (no windows, sinks, ALiBi or learned positions: test_sampled_specs_have_plain_caches
+# checks) as the Llama-family representatives' (test_generation.py, and mixtral, qwen3_moe above), or latent attention
+# with an indexer's keys as deepseek_v32's, or without as deepseek_v3's, which run every mode. Each runs generation in
+# two modes of the matrix, taken in turn down this list, so every mode still sees several of them.
+GEN_SAMPLED = ("seed_oss", "arcee", "helium", "flex_olmo", "glm4_moe", "solar_open", "nanochat",
+               "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "ernie4_5_moe", "hunyuan_moe", "nemotron",
+               "apertus1p5", "hy_v3", "bitnet", "glm_moe_dsa", "axk1", "axk2")
+# the representatives of the latent caches the sampled ones share
+GEN_SAMPLED_LATENT = {"glm_moe_dsa": "deepseek_v32", "axk2": "deepseek_v32", "axk1": "deepseek_v3"}
+
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
 MOE_FORMS = ("hy_v4", "longcat_flash", "jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 

@@ -706,13 +706,42 @@ MULTI_TOKEN_MODES = {
 def _gen_export(b_gen, b_ov, b_dyn, b_et, backend, name, flags):
     return {"onnx": b_gen, "openvino": b_ov, "dynamo": b_dyn, "executorch": b_et}[backend](name, *flags)
 
-GEN_MATRIX = [pytest.param(n, m, b, id=f"{n}-{m}-b{len(b)}") for n in GEN_SPECS for m in GEN_MODES
+
+
+def _sampled_modes(name) -> tuple:
+    """Every mode, or a sampled spec's two (L.GEN_SAMPLED): the k-th takes modes k and k + 3 (mod their count)."""
+    modes = list(GEN_MODES)
+    if name not in L.GEN_SAMPLED:
+        return tuple(modes)
+    k = L.GEN_SAMPLED.index(name)
+    return modes[k % len(modes)], modes[(k + 3) % len(modes)]
+
+
+GEN_MATRIX = [pytest.param(n, m, b, id=f"{n}-{m}-b{len(b)}") for n in GEN_SPECS for m in _sampled_modes(n)
               for b in (BATCH1, BATCH3) if n not in L.GEN_SPECS or b is BATCH3 or m == L.GEN_BATCH1_MODE]
 GEN_MATRIX += [pytest.param(n, m, b, id=f"{n}-{m}-b{len(b)}") for n in L.GEN_SPECS_DYNAMIC for m in GEN_MODES
                if GEN_MODES[m][2] == "dynamic" for b in (BATCH1, BATCH3) if b is BATCH3 or m == L.GEN_BATCH1_MODE]
 GEN_MATRIX += [pytest.param(n, m, BATCH3, id=f"{n}-{m}-b3") for n in L.GEN_SPECS_MULTI_TOKEN for m in MULTI_TOKEN_MODES]
 # longrope with every prompt already past the original length (no switch during generation)
 GEN_MATRIX += [pytest.param("phi3_longrope", m, LONG3, id=f"phi3_longrope-{m}-long3") for m in GEN_MODES]
+
+
+def test_sampled_specs_have_plain_caches():
+    """The sampled generation specs (L.GEN_SAMPLED) keep what a representative keeps: no sliding windows, sinks, ALiBi
+    or learned positions; latent attention only where its representative (L.GEN_SAMPLED_LATENT) runs every mode."""
+    covered = {m for n in L.GEN_SAMPLED for m in _sampled_modes(n)}
+    assert covered == set(GEN_MODES), covered
+    for name in L.GEN_SAMPLED:
+        assert name in GEN_SPECS, name
+        cfg = W.SPECS[name].config
+        assert not cfg.get("sliding_window") and not any("sliding" in str(t) for t in cfg.get("layer_types") or ()), name
+        assert not cfg.get("alibi") and "max_position_embeddings" in cfg, name
+        model = W.build_model(W.SPECS[name])
+        names = [n for n, _ in model.named_parameters()]
+        assert not any(n.endswith("sinks") or "position_embeddings" in n or "wpe" in n for n in names), name
+        if any("kv_a_proj_with_mqa" in n for n in names):
+            rep = L.GEN_SAMPLED_LATENT[name]
+            assert rep in GEN_SPECS and rep not in L.GEN_SAMPLED and ("index_topk" in cfg) == ("index_topk" in W.SPECS[rep].config), name
 
 
 def _reference_generation(b_gen_refs, name, rows, cache):
