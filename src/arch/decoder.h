@@ -495,6 +495,7 @@ typedef struct hfx_decoder_act {
 typedef enum {
     HFX_MLP_BIAS_NONE,
     HFX_MLP_BIAS_FROM_CONFIG, /* `mlp_bias` (Llama) */
+    HFX_MLP_BIAS_FROM_CONFIG_ON, /* ... absent: true (Jais-2) */
     HFX_MLP_BIAS_ALWAYS       /* MLP linears always biased (GPT-NeoX, Phi) */
 } hfx_mlp_bias;
 

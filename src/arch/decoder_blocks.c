@@ -62,22 +62,30 @@ hfx_value *hfx_dec_norm(layer_ctx *c, hfx_value *x, int64_t n, const char *prefi
     return hfx_dec_norm_eps(c, x, n, prefix, c->m->eps);
 }
 
+/* Whether the checkpoint stores the norm at prefix gated (HFX_NORM_RMS_GATED: `<prefix>.norm.weight`). */
+static bool gated_here(layer_ctx *c, const char *prefix) {
+    char name[192];
+    int k = snprintf(name, sizeof name, "%s.norm.weight", prefix);
+    return k > 0 && (size_t)k < sizeof name && hfx_weight_exists(c->w, name);
+}
+
+/* y = RMS(x)·`<prefix>.norm.weight`, times σ(fc2(silu(fc1(y)))) in f32 (the gate's rank `norm_gate_rank`). */
+static hfx_value *gated_rms(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix, double eps) {
+    int64_t r = c->m->norm_gate_rank;
+    hfx_value *y = hfx_rms_norm(c->g, x, hfx_weight(c->w, 1, &n, "%s.norm.weight", prefix), eps, 0);
+    hfx_value *a = hfx_linear(c->g, y, hfx_weight(c->w, 2, (int64_t[]){r, n}, "%s.mlp.fc1.weight", prefix), NULL);
+    a = hfx_linear(c->g, hfx_activate(c->g, HFX_ACT_SILU, a),
+                   hfx_weight(c->w, 2, (int64_t[]){n, r}, "%s.mlp.fc2.weight", prefix), NULL);
+    hfx_value *gate = hfx_op1(c->g, HFX_OP_SIGMOID, hfx_cast(c->g, a, HFX_DTYPE_F32));
+    return hfx_cast(c->g, hfx_op2(c->g, HFX_OP_MUL, hfx_cast(c->g, y, HFX_DTYPE_F32), gate), y->dtype);
+}
+
 /* The descriptor's norm over the last axis of x, weights `<prefix>.weight` (+ `.bias`) of size n. */
 hfx_value *hfx_dec_norm_eps(layer_ctx *c, hfx_value *x, int64_t n, const char *prefix, double eps) {
     if (c->m->norm == HFX_NORM_LAYER_PLAIN) /* no weights: transformers hard-codes ε and computes in f32 */
         return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), NULL, NULL, 1e-5), x->dtype);
     if (c->m->norm == HFX_NORM_RMS_PLAIN) return hfx_dec_rms_plain(c, x);
-    char gated[192];
-    snprintf(gated, sizeof gated, "%s.norm.weight", prefix);
-    if (c->m->norm == HFX_NORM_RMS_GATED && hfx_weight_exists(c->w, gated)) {
-        int64_t r = c->m->norm_gate_rank;
-        hfx_value *y = hfx_rms_norm(c->g, x, hfx_weight(c->w, 1, &n, "%s.norm.weight", prefix), eps, 0);
-        hfx_value *a = hfx_linear(c->g, y, hfx_weight(c->w, 2, (int64_t[]){r, n}, "%s.mlp.fc1.weight", prefix), NULL);
-        a = hfx_linear(c->g, hfx_activate(c->g, HFX_ACT_SILU, a),
-                       hfx_weight(c->w, 2, (int64_t[]){n, r}, "%s.mlp.fc2.weight", prefix), NULL);
-        hfx_value *gate = hfx_op1(c->g, HFX_OP_SIGMOID, hfx_cast(c->g, a, HFX_DTYPE_F32));
-        return hfx_cast(c->g, hfx_op2(c->g, HFX_OP_MUL, hfx_cast(c->g, y, HFX_DTYPE_F32), gate), y->dtype);
-    }
+    if (c->m->norm == HFX_NORM_RMS_GATED && gated_here(c, prefix)) return gated_rms(c, x, n, prefix, eps);
     hfx_value *w = hfx_weight(c->w, 1, &n, "%s.weight", prefix);
     switch (c->m->norm) {
     case HFX_NORM_RMS: case HFX_NORM_RMS_GATED: return hfx_rms_norm(c->g, x, w, eps, 0);

@@ -213,7 +213,8 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
         st = hfx_cfg_bool_or(c, d->bias.qkv_key ? d->bias.qkv_key : "use_bias", d->bias.default_on, &attention_bias, err);
         mlp_bias = attention_bias;
     }
-    if (!st && d->bias.mlp == HFX_MLP_BIAS_FROM_CONFIG) st = hfx_cfg_bool_or(c, "mlp_bias", false, &mlp_bias, err);
+    if (!st && (d->bias.mlp == HFX_MLP_BIAS_FROM_CONFIG || d->bias.mlp == HFX_MLP_BIAS_FROM_CONFIG_ON))
+        st = hfx_cfg_bool_or(c, "mlp_bias", d->bias.mlp == HFX_MLP_BIAS_FROM_CONFIG_ON, &mlp_bias, err);
     m->bias.q = m->bias.k = m->bias.v = attention_bias || qkv_bias;
     m->bias.o = attention_bias || d->bias.rule == HFX_BIAS_O_ONLY;
     if (!st && d->bias.o_key) st = hfx_cfg_bool_or(c, d->bias.o_key, false, &m->bias.o, err);

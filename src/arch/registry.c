@@ -113,6 +113,21 @@ static const hfx_decoder_desc NemotronForCausalLM_desc = {
     "NemotronForCausalLM", LLAMA, .norm = HFX_NORM_LAYER_1P, .eps_key = "norm_eps", .defaults.eps = 1e-5,
     .mlp = HFX_MLP_PLAIN, .names = &nemotron_names, .act.dflt = "relu2", .rope.partial_rotary = true,
     .rope.partial = 0.5};
+/* Jais-2: Llama's attention (attention_bias, absent: on), LayerNorms at layer_norm_eps, Nemotron's MLP (up, relu²,
+ * down; mlp_bias, absent: on) */
+static const hfx_decoder_desc Jais2ForCausalLM_desc = {
+    "Jais2ForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .eps_key = "layer_norm_eps", .defaults.eps = 1e-5,
+    .mlp = HFX_MLP_PLAIN, .names = &nemotron_names, .act.dflt = "relu2", .bias.default_on = true,
+    .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG_ON};
+/* CWM (Code World Model): Llama's layers without attention biases, sliding windows (8192) but at every 4th layer from
+ * the first (layer_types), a llama3 rotary when config.json has none */
+#define CWM_ROPE                                                                                            \
+    "{\"rope_type\": \"llama3\", \"rope_theta\": 1000000.0, \"factor\": 16.0, "                                 \
+    "\"original_max_position_embeddings\": 8192, \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0}"
+static const hfx_decoder_desc CwmForCausalLM_desc = {
+    "CwmForCausalLM", LLAMA, .bias.rule = HFX_BIAS_NONE, .sliding = HFX_SLIDING_FIRST_OF_PATTERN, .sliding_pattern = 4,
+    .defaults.window = 8192, .defaults.head_dim = 128, .defaults.kv_heads = 8, .defaults.eps = 1e-5,
+    .rope.theta = 1000000.0, .rope.absent = CWM_ROPE, .masks_by_layer_type = true};
 /* Seed-OSS: q/k/v biased by attention_bias (default on), o_proj by attention_out_bias */
 static const hfx_decoder_desc SeedOssForCausalLM_desc = {
     "SeedOssForCausalLM", LLAMA, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias",
@@ -964,6 +979,8 @@ static const struct entry {
     {"GlmMoeDsaForCausalLM", &hfx_decoder_family, &GlmMoeDsaForCausalLM_desc},
     {"AXK1ForCausalLM", &hfx_decoder_family, &AXK1ForCausalLM_desc},
     {"AXK2ForCausalLM", &hfx_decoder_family, &AXK2ForCausalLM_desc},
+    {"Jais2ForCausalLM", &hfx_decoder_family, &Jais2ForCausalLM_desc},
+    {"CwmForCausalLM", &hfx_decoder_family, &CwmForCausalLM_desc},
     {"KimiLinearForCausalLM", &hfx_decoder_family, &KimiLinearForCausalLM_desc},
     {"BailingHybridForCausalLM", &hfx_decoder_family, &BailingHybridForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},

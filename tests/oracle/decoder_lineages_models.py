@@ -33,6 +33,10 @@ from transformers import (
     AXK1ForCausalLM,
     AXK2Config,
     AXK2ForCausalLM,
+    CwmConfig,
+    CwmForCausalLM,
+    Jais2Config,
+    Jais2ForCausalLM,
     Dots1Config,
     Dots1ForCausalLM,
     AfmoeConfig,
@@ -170,6 +174,8 @@ ARCHS = {
     "glm_moe_dsa": (GlmMoeDsaConfig, GlmMoeDsaForCausalLM, "causal"),
     "axk1": (AXK1Config, AXK1ForCausalLM, "causal"),
     "axk2": (AXK2Config, AXK2ForCausalLM, "causal"),
+    "jais2": (Jais2Config, Jais2ForCausalLM, "causal"),
+    "cwm": (CwmConfig, CwmForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -398,6 +404,7 @@ CONFIG_REWRITES = {
     # A.X K1's and K2's config.json the older way: the sparse layers by first_k_dense_replace 1 and moe_layer_freq 2
     "sparse_by_freq": lambda c: {**{k: v for k, v in c.items() if k != "mlp_layer_types"}, "first_k_dense_replace": 1,
                               "moe_layer_freq": 2},
+    "no_bias_keys": lambda c: {k: v for k, v in c.items() if k not in ("attention_bias", "mlp_bias")},
     "no_router_groups": lambda c: {k: v for k, v in c.items() if k not in ("n_group", "topk_group", "routed_scaling_factor")},
 }
 
@@ -876,6 +883,21 @@ SPECS += [
          doc="2 groups (1 kept, the others scoring 0), every key read (index_topk 64), attention biases, gated_norm_rank "
              "16 (its default), config.json the older way (first_k_dense_replace 1, moe_layer_freq 2)",
          config_rewrite="sparse_by_freq", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="jais2", arch="jais2", config=dict(SMALL, tie_word_embeddings=False, rope_parameters=_ROPE),
+         doc="Jais-2: LayerNorms, an ungated relu² MLP, attention and MLP biases (config.json without attention_bias and "
+             "mlp_bias: both on by default)", config_rewrite="no_bias_keys", cases=models.DEFAULT_CASES),
+    dict(name="jais2_plain", arch="jais2",
+         config=dict(SMALL, attention_bias=False, mlp_bias=False, layer_norm_eps=0.1, hidden_act="gelu"),
+         doc="no biases, layer_norm_eps 0.1, gelu, tied", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="cwm", arch="cwm", config=dict(SMALL, head_dim=16, sliding_window=4, tie_word_embeddings=False,
+                                              rope_parameters=_ROPE),
+         doc="CWM: windows of 4 on every layer but each 4th from the first (config.json without layer_types)",
+         config_rewrite="no_layer_types", cases=models.DEFAULT_CASES),
+    dict(name="cwm_rope", arch="cwm", config=dict(SMALL, head_dim=16, sliding_window=6, mlp_bias=True,
+                                                   layer_types=["full_attention", "sliding_attention", "full_attention",
+                                                                "sliding_attention"]),
+         doc="its llama3 rotary (config.json without rope_parameters), layer_types given, MLP biases",
+         config_rewrite="no_rope", seed=1, cases=models.DEFAULT_CASES),
     dict(name="glm_moe_dsa", arch="glm_moe_dsa",
          config=dict(DEEPSEEK_V32, index_n_heads=8, index_topk_freq=2, index_skip_topk_offset=1, first_k_dense_replace=1),
          doc="GLM-5: V3.2's sparse attention with the indexer's rotary pairs regrouped into halves, layer 1 reusing layer "
@@ -910,7 +932,7 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
              "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
-             "hy_v4", "glm_moe_dsa", "axk1", "axk2")
+             "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -931,7 +953,7 @@ GEN_BATCH1_MODE = "onnx-dyncache"
 # two modes of the matrix, taken in turn down this list, so every mode still sees several of them.
 GEN_SAMPLED = ("seed_oss", "arcee", "helium", "flex_olmo", "glm4_moe", "solar_open", "nanochat",
                "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "ernie4_5_moe", "hunyuan_moe", "nemotron",
-               "apertus1p5", "hy_v3", "bitnet", "glm_moe_dsa", "axk1", "axk2")
+               "apertus1p5", "hy_v3", "bitnet", "glm_moe_dsa", "axk1", "axk2", "jais2")
 # the representatives of the latent caches the sampled ones share
 GEN_SAMPLED_LATENT = {"glm_moe_dsa": "deepseek_v32", "axk2": "deepseek_v32", "axk1": "deepseek_v3"}
 
@@ -1057,6 +1079,9 @@ FEATURES = [
     ("glm_moe_dsa", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
     ("axk1", _PAD3, "rotary pairs regrouped (rope_interleave)", {"rope_interleave": False}),
     ("axk2", _PAD3, "the indexer's top 4 keys", {"index_topk": 64}),
+    ("jais2", _PAD3, "relu² (not silu)", {"hidden_act": "silu"}),
+    ("jais2_plain", _PAD3, "layer_norm_eps 0.1", {"layer_norm_eps": 1e-5}),
+    ("cwm", _PAD3, "windows of 4 on layers 1-3", {"sliding_window": 64}),
     ("axk2_groups", _PAD3, "group-limited routing (1 of 2 groups)", {"n_group": None, "topk_group": None}),
     ("glm_moe_dsa", _PAD3, "layer 2 its own indexer (index_topk_freq 2)", {"indexer_types": ["full", "shared", "shared"]}),
     ("hy_v4", _PAD3, "hc_magnitude 2", {"hc_magnitude": 1.0}),
