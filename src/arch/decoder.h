@@ -131,6 +131,7 @@ typedef struct hfx_decoder_keys {
                                absent or null: vocab_size); NULL: vocab_size */
     const char *kv_heads;   /* "num_key_value_heads" (Falcon: num_kv_heads) */
     const char *head_dim;   /* "head_dim" (JetMoE: kv_channels) */
+    const char *post_norms; /* HFX_LAYOUT_SANDWICH_BY_CONFIG's switch: "use_sandwich_norm" (HyperCLOVAX: "use_post_norm") */
     const char *const *nested; /* NULL-terminated: objects whose keys the parse reads as "object.key", so that the
                                   descriptor's keys and messages name them so (MPT's "attn_config.clip_qkv") */
 } hfx_decoder_keys;
@@ -364,6 +365,7 @@ typedef enum {
     HFX_SCALE_ONE,               /* none: scores are q·k (GPT-Neo; Gemma 4, whose q/k norms scale) */
     HFX_SCALE_QUERY_PRE_ATTN,    /* query_pre_attn_scalar^-0.5 (Gemma 2/3) */
     HFX_SCALE_ATTN_MULTIPLIER,   /* attention_multiplier (Granite) */
+    HFX_SCALE_ATTN_MULTIPLIER_OR_HEAD_DIM, /* ... absent or null: head_dim^-0.5 (HyperCLOVAX) */
     HFX_SCALE_BY_CONFIG_LAYER,   /* head_dim^-0.5 unless scale_attn_weights is false, and divided by layer
                                     index + 1 when scale_attn_by_inverse_layer_idx (GPT-2) */
     HFX_SCALE_BY_CONFIG,         /* head_dim^-0.5 unless scale_attn_weights is false (GPTBigCode) */
@@ -375,6 +377,7 @@ typedef enum {
 typedef enum {
     HFX_MULT_NONE,
     HFX_MULT_EMBED_RESIDUAL_LOGITS, /* embedding_multiplier, residual_multiplier, logits_scaling (Granite) */
+    HFX_MULT_EMBED_RESIDUAL_LOGITS_TIMES, /* ... the logits times logits_scaling, not divided (HyperCLOVAX) */
     HFX_MULT_LOGIT_SCALE,           /* logits · `logit_scale` (defaults.logit_scale when absent: Cohere) */
     HFX_MULT_MUP_EMBED,             /* embeddings · √hidden when mup_enabled (AFMoE) */
     HFX_MULT_SCALE_EMB_DEPTH        /* embeddings · scale_emb (12), each block's output · scale_depth (1.4; null:

@@ -265,8 +265,9 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
         double q;
         if ((st = positive_or(c, "query_pre_attn_scalar", 256, &q, err))) return st;
         m->scale = pow(q, -0.5);
-    } else if (d->scores.scale == HFX_SCALE_ATTN_MULTIPLIER) {
-        if ((st = positive_or(c, "attention_multiplier", 1.0, &m->scale, err))) return st;
+    } else if (d->scores.scale == HFX_SCALE_ATTN_MULTIPLIER || d->scores.scale == HFX_SCALE_ATTN_MULTIPLIER_OR_HEAD_DIM) {
+        double dflt = d->scores.scale == HFX_SCALE_ATTN_MULTIPLIER ? 1.0 : m->scale; /* (m->scale: head_dim^-0.5) */
+        if ((st = positive_or(c, "attention_multiplier", dflt, &m->scale, err))) return st;
     } else if (d->scores.scale == HFX_SCALE_SOFTMAX_SCALE) {
         if ((st = positive_or(c, "attn_config.softmax_scale", m->scale, &m->scale, err))) return st;
     } else if (d->scores.scale == HFX_SCALE_HALF_HEAD_DIM) {
@@ -280,7 +281,7 @@ static hfx_status parse_scales(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
         if ((st = hfx_cfg_bool_or(c, "mup_enabled", false, &mup, err))) return st;
         if (mup) m->mult.embed = sqrt((double)m->hidden);
     }
-    if (d->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS &&
+    if ((d->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS || d->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS_TIMES) &&
         ((st = positive_or(c, "embedding_multiplier", 1.0, &m->mult.embed, err)) ||
          (st = positive_or(c, "residual_multiplier", 1.0, &m->mult.residual, err)) ||
          (st = positive_or(c, "logits_scaling", 1.0, &m->mult.logits_div, err))))
@@ -404,7 +405,8 @@ static hfx_status parse_layout(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     if (d->layout == HFX_LAYOUT_HYPER && (st = hfx_dec_parse_hyper(c, m, err))) return st;
     bool post_norms = true;
     if (d->layout == HFX_LAYOUT_SANDWICH_BY_CONFIG &&
-        (st = hfx_cfg_bool_or(c, "use_sandwich_norm", true, &post_norms, err)))
+        (st = hfx_cfg_bool_or(c, d->keys && d->keys->post_norms ? d->keys->post_norms : "use_sandwich_norm", true,
+                              &post_norms, err)))
         return st;
     m->no_post_norms = !post_norms;
     return HFX_OK;
@@ -452,6 +454,8 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
 static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
     m->mult.logits = 1.0;
+    if (d->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS_TIMES) /* (logits_scaling, read with the others) */
+        m->mult.logits = m->mult.logits_div, m->mult.logits_div = 1.0;
     if (d->multipliers == HFX_MULT_LOGIT_SCALE && (st = hfx_cfg_num_or(c, "logit_scale", d->defaults.logit_scale, &m->mult.logits, err))) return st;
     if (!isfinite(m->mult.logits))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: logit_scale %g is not a finite number", c.where, m->mult.logits);

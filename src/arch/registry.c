@@ -136,6 +136,17 @@ static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", L
     .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
                                                          .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
                                                          .scores.scale = HFX_SCALE_ATTN_MULTIPLIER};
+/* HyperCLOVAX: Granite's layers and multipliers (the logits times logits_scaling, attention_multiplier head_dim^-0.5
+ * when null) with a norm after each block (Peri-LN: post_norm1, post_norm2) unless use_post_norm is false */
+static const hfx_decoder_names hyperclovax_names = {.norm2 = "post_norm1", .pre2 = "post_attention_layernorm",
+                                                    .post2 = "post_norm2"};
+static const hfx_decoder_keys hyperclovax_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                                                  "max_position_embeddings", "intermediate_size",
+                                                  .post_norms = "use_post_norm"};
+static const hfx_decoder_desc HyperCLOVAXForCausalLM_desc = {
+    "HyperCLOVAXForCausalLM", LLAMA, .names = &hyperclovax_names, .keys = &hyperclovax_keys,
+    .layout = HFX_LAYOUT_SANDWICH_BY_CONFIG, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS_TIMES,
+    .scores.scale = HFX_SCALE_ATTN_MULTIPLIER_OR_HEAD_DIM};
 /* GraniteSWA: Granite's layers with attention sinks in every layer, windows on all layers but every 4th from the first,
  * each layer's rope base its own (layer_rope_theta; 0: none); tied */
 static const hfx_decoder_desc GraniteSWAForCausalLM_desc = {
@@ -981,6 +992,7 @@ static const struct entry {
     {"AXK2ForCausalLM", &hfx_decoder_family, &AXK2ForCausalLM_desc},
     {"Jais2ForCausalLM", &hfx_decoder_family, &Jais2ForCausalLM_desc},
     {"CwmForCausalLM", &hfx_decoder_family, &CwmForCausalLM_desc},
+    {"HyperCLOVAXForCausalLM", &hfx_decoder_family, &HyperCLOVAXForCausalLM_desc},
     {"KimiLinearForCausalLM", &hfx_decoder_family, &KimiLinearForCausalLM_desc},
     {"BailingHybridForCausalLM", &hfx_decoder_family, &BailingHybridForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},

@@ -35,6 +35,8 @@ from transformers import (
     AXK2ForCausalLM,
     CwmConfig,
     CwmForCausalLM,
+    HyperCLOVAXConfig,
+    HyperCLOVAXForCausalLM,
     Jais2Config,
     Jais2ForCausalLM,
     Dots1Config,
@@ -176,6 +178,7 @@ ARCHS = {
     "axk2": (AXK2Config, AXK2ForCausalLM, "causal"),
     "jais2": (Jais2Config, Jais2ForCausalLM, "causal"),
     "cwm": (CwmConfig, CwmForCausalLM, "causal"),
+    "hyperclovax": (HyperCLOVAXConfig, HyperCLOVAXForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -405,6 +408,7 @@ CONFIG_REWRITES = {
     "sparse_by_freq": lambda c: {**{k: v for k, v in c.items() if k != "mlp_layer_types"}, "first_k_dense_replace": 1,
                               "moe_layer_freq": 2},
     "no_bias_keys": lambda c: {k: v for k, v in c.items() if k not in ("attention_bias", "mlp_bias")},
+    "no_attention_multiplier": lambda c: {k: v for k, v in c.items() if k != "attention_multiplier"},
     "no_router_groups": lambda c: {k: v for k, v in c.items() if k not in ("n_group", "topk_group", "routed_scaling_factor")},
 }
 
@@ -898,6 +902,15 @@ SPECS += [
                                                                 "sliding_attention"]),
          doc="its llama3 rotary (config.json without rope_parameters), layer_types given, MLP biases",
          config_rewrite="no_rope", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="hyperclovax", arch="hyperclovax",
+         config=dict(SMALL, embedding_multiplier=2.0, residual_multiplier=0.5, logits_scaling=0.3, attention_bias=True,
+                     tie_word_embeddings=False, rope_parameters=_ROPE),
+         doc="HyperCLOVAX: Granite's multipliers (embeddings x 2, blocks x 0.5), the logits times 0.3, a norm after "
+             "each block (Peri-LN), attention biases; config.json without attention_multiplier (head_dim^-0.5)",
+         config_rewrite="no_attention_multiplier", cases=models.DEFAULT_CASES),
+    dict(name="hyperclovax_plain", arch="hyperclovax",
+         config=dict(SMALL, use_post_norm=False, attention_multiplier=0.2, mlp_bias=True),
+         doc="use_post_norm off, attention_multiplier 0.2, MLP biases, tied", seed=1, cases=models.DEFAULT_CASES),
     dict(name="glm_moe_dsa", arch="glm_moe_dsa",
          config=dict(DEEPSEEK_V32, index_n_heads=8, index_topk_freq=2, index_skip_topk_offset=1, first_k_dense_replace=1),
          doc="GLM-5: V3.2's sparse attention with the indexer's rotary pairs regrouped into halves, layer 1 reusing layer "
@@ -932,7 +945,7 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
              "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
-             "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm")
+             "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm", "hyperclovax")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -953,7 +966,8 @@ GEN_BATCH1_MODE = "onnx-dyncache"
 # two modes of the matrix, taken in turn down this list, so every mode still sees several of them.
 GEN_SAMPLED = ("seed_oss", "arcee", "helium", "flex_olmo", "glm4_moe", "solar_open", "nanochat",
                "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "ernie4_5_moe", "hunyuan_moe", "nemotron",
-               "apertus1p5", "hy_v3", "bitnet", "glm_moe_dsa", "axk1", "axk2", "jais2")
+               "apertus1p5", "hy_v3", "bitnet", "glm_moe_dsa", "axk1", "axk2", "jais2",
+               "hyperclovax")
 # the representatives of the latent caches the sampled ones share
 GEN_SAMPLED_LATENT = {"glm_moe_dsa": "deepseek_v32", "axk2": "deepseek_v32", "axk1": "deepseek_v3"}
 
@@ -1082,6 +1096,10 @@ FEATURES = [
     ("jais2", _PAD3, "relu² (not silu)", {"hidden_act": "silu"}),
     ("jais2_plain", _PAD3, "layer_norm_eps 0.1", {"layer_norm_eps": 1e-5}),
     ("cwm", _PAD3, "windows of 4 on layers 1-3", {"sliding_window": 64}),
+    ("hyperclovax", _PAD3, "the logits times 0.3", {"logits_scaling": 1.0}),
+    ("hyperclovax", _PAD3, "a norm after each block (use_post_norm)", {"use_post_norm": False}),
+    ("hyperclovax", _PAD3, "residual_multiplier 0.5", {"residual_multiplier": 1.0}),
+    ("hyperclovax_plain", _PAD3, "attention_multiplier 0.2 (not head_dim^-0.5)", {"attention_multiplier": 0.25}),
     ("axk2_groups", _PAD3, "group-limited routing (1 of 2 groups)", {"n_group": None, "topk_group": None}),
     ("glm_moe_dsa", _PAD3, "layer 2 its own indexer (index_topk_freq 2)", {"indexer_types": ["full", "shared", "shared"]}),
     ("hy_v4", _PAD3, "hc_magnitude 2", {"hc_magnitude": 1.0}),

@@ -1092,6 +1092,8 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert "mlp_layer_types" not in cfg and cfg["first_k_dense_replace"] == 3, cfg
     elif spec.config_rewrite == "gemma4_released":
         assert "per_layer_config" not in cfg and "rope_parameters" not in cfg and "global_head_dim" in cfg, cfg
+    elif spec.config_rewrite == "no_attention_multiplier":
+        assert "attention_multiplier" not in cfg, cfg
     elif spec.config_rewrite == "no_bias_keys":
         assert not {"attention_bias", "mlp_bias"} & set(cfg), cfg
     elif spec.config_rewrite == "sparse_by_freq":
