@@ -521,6 +521,7 @@ typedef struct hfx_decoder_defaults {
     int64_t window;           /* sliding_window (absent: none) */
     double attn_softcap, final_softcap; /* when the key is absent (null: none) */
     double logit_scale;       /* HFX_MULT_LOGIT_SCALE's */
+    bool qk_norm;             /* qk_norm_key when absent (Persimmon's qk_layernorm: on) */
 } hfx_decoder_defaults;
 
 /* The keys a lineage's config class derives when config.json leaves them out, which the template would otherwise read

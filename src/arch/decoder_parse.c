@@ -471,7 +471,7 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
     m->qk_norm = d->qk_norm;
     if (d->qk_norm_key) {
         bool on;
-        if ((st = hfx_cfg_bool_or(c, d->qk_norm_key, false, &on, err))) return st;
+        if ((st = hfx_cfg_bool_or(c, d->qk_norm_key, d->defaults.qk_norm, &on, err))) return st;
         if (!on) m->qk_norm = HFX_QK_NORM_NONE;
     }
     if (d->head == HFX_HEAD_CLASSIFIER && ((st = hfx_cfg_num_labels(c, &m->labels, err)) ||

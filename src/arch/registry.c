@@ -128,6 +128,18 @@ static const hfx_decoder_desc CwmForCausalLM_desc = {
     "CwmForCausalLM", LLAMA, .bias.rule = HFX_BIAS_NONE, .sliding = HFX_SLIDING_FIRST_OF_PATTERN, .sliding_pattern = 4,
     .defaults.window = 8192, .defaults.head_dim = 128, .defaults.kv_heads = 8, .defaults.eps = 1e-5,
     .rope.theta = 1000000.0, .rope.absent = CWM_ROPE, .masks_by_layer_type = true};
+/* Persimmon: GPT-NeoX's fused q/k/v per head, every linear biased, a LayerNorm over head_dim on the queries and keys
+ * (qk_layernorm, on when absent), partial rotary (0.5), an ungated relu² MLP, LayerNorms; head_dim always hidden /
+ * heads, no bias switch */
+static const hfx_decoder_names persimmon_names = {.qkv = "query_key_value", .o = "dense", .fc_in = "dense_h_to_4h",
+                                                  .fc_out = "dense_4h_to_h", .q_norm = "q_layernorm",
+                                                  .k_norm = "k_layernorm", .final_norm = "model.final_layernorm"};
+static const char *const persimmon_ignores[] = {"attention_bias", "head_dim", "num_key_value_heads", NULL};
+static const hfx_decoder_desc PersimmonForCausalLM_desc = {
+    "PersimmonForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .eps_key = "layer_norm_eps", .defaults.eps = 1e-5,
+    .mlp = HFX_MLP_PLAIN, .act.dflt = "relu2", .bias.default_on = true, .bias.mlp = HFX_MLP_BIAS_ALWAYS,
+    .qkv = HFX_QKV_PER_HEAD, .qk_norm = HFX_QK_NORM_PER_HEAD, .qk_norm_key = "qk_layernorm", .defaults.qk_norm = true,
+    .rope.partial_rotary = true, .rope.partial = 0.5, .names = &persimmon_names, .ignored_keys = persimmon_ignores};
 /* Seed-OSS: q/k/v biased by attention_bias (default on), o_proj by attention_out_bias */
 static const hfx_decoder_desc SeedOssForCausalLM_desc = {
     "SeedOssForCausalLM", LLAMA, .bias.rule = HFX_BIAS_QKV_FROM_CONFIG, .bias.qkv_key = "attention_bias",
@@ -993,6 +1005,7 @@ static const struct entry {
     {"Jais2ForCausalLM", &hfx_decoder_family, &Jais2ForCausalLM_desc},
     {"CwmForCausalLM", &hfx_decoder_family, &CwmForCausalLM_desc},
     {"HyperCLOVAXForCausalLM", &hfx_decoder_family, &HyperCLOVAXForCausalLM_desc},
+    {"PersimmonForCausalLM", &hfx_decoder_family, &PersimmonForCausalLM_desc},
     {"KimiLinearForCausalLM", &hfx_decoder_family, &KimiLinearForCausalLM_desc},
     {"BailingHybridForCausalLM", &hfx_decoder_family, &BailingHybridForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},

@@ -37,6 +37,8 @@ from transformers import (
     CwmForCausalLM,
     HyperCLOVAXConfig,
     HyperCLOVAXForCausalLM,
+    PersimmonConfig,
+    PersimmonForCausalLM,
     Jais2Config,
     Jais2ForCausalLM,
     Dots1Config,
@@ -179,6 +181,7 @@ ARCHS = {
     "jais2": (Jais2Config, Jais2ForCausalLM, "causal"),
     "cwm": (CwmConfig, CwmForCausalLM, "causal"),
     "hyperclovax": (HyperCLOVAXConfig, HyperCLOVAXForCausalLM, "causal"),
+    "persimmon": (PersimmonConfig, PersimmonForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -911,6 +914,15 @@ SPECS += [
     dict(name="hyperclovax_plain", arch="hyperclovax",
          config=dict(SMALL, use_post_norm=False, attention_multiplier=0.2, mlp_bias=True),
          doc="use_post_norm off, attention_multiplier 0.2, MLP biases, tied", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="persimmon", arch="persimmon", config=dict(SMALL, tie_word_embeddings=False),
+         doc="Persimmon: GPT-NeoX's fused q/k/v per head, every linear biased, LayerNorms over head_dim on the queries "
+             "and keys, rotary on half of each head, relu²; num_key_value_heads 2 in config.json, which its class never "
+             "reads", cases=models.DEFAULT_CASES),
+    dict(name="persimmon_plain", arch="persimmon",
+         config=dict(SMALL, qk_layernorm=False, hidden_act="gelu", layer_norm_eps=0.1,
+                     rope_parameters={"rope_type": "default", "rope_theta": 100.0, "partial_rotary_factor": 0.25}),
+         doc="qk_layernorm off, gelu, layer_norm_eps 0.1, rotary on a quarter of each head (θ 100), tied", seed=1,
+         cases=models.DEFAULT_CASES),
     dict(name="glm_moe_dsa", arch="glm_moe_dsa",
          config=dict(DEEPSEEK_V32, index_n_heads=8, index_topk_freq=2, index_skip_topk_offset=1, first_k_dense_replace=1),
          doc="GLM-5: V3.2's sparse attention with the indexer's rotary pairs regrouped into halves, layer 1 reusing layer "
@@ -945,7 +957,7 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
              "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
-             "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm", "hyperclovax")
+             "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm", "hyperclovax", "persimmon")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -967,7 +979,7 @@ GEN_BATCH1_MODE = "onnx-dyncache"
 GEN_SAMPLED = ("seed_oss", "arcee", "helium", "flex_olmo", "glm4_moe", "solar_open", "nanochat",
                "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "ernie4_5_moe", "hunyuan_moe", "nemotron",
                "apertus1p5", "hy_v3", "bitnet", "glm_moe_dsa", "axk1", "axk2", "jais2",
-               "hyperclovax")
+               "hyperclovax", "persimmon")
 # the representatives of the latent caches the sampled ones share
 GEN_SAMPLED_LATENT = {"glm_moe_dsa": "deepseek_v32", "axk2": "deepseek_v32", "axk1": "deepseek_v3"}
 
@@ -1097,6 +1109,10 @@ FEATURES = [
     ("jais2_plain", _PAD3, "layer_norm_eps 0.1", {"layer_norm_eps": 1e-5}),
     ("cwm", _PAD3, "windows of 4 on layers 1-3", {"sliding_window": 64}),
     ("hyperclovax", _PAD3, "the logits times 0.3", {"logits_scaling": 1.0}),
+    ("persimmon", _PAD3, "q/k LayerNorms (qk_layernorm)", {"qk_layernorm": False}),
+    ("persimmon_plain", _PAD3, "layer_norm_eps 0.1", {"layer_norm_eps": 1e-5}),
+    ("persimmon_plain", _PAD3, "rotary on a quarter of each head", {"rope_parameters": {"rope_type": "default",
+                                                                   "rope_theta": 100.0, "partial_rotary_factor": 1.0}}),
     ("hyperclovax", _PAD3, "a norm after each block (use_post_norm)", {"use_post_norm": False}),
     ("hyperclovax", _PAD3, "residual_multiplier 0.5", {"residual_multiplier": 1.0}),
     ("hyperclovax_plain", _PAD3, "attention_multiplier 0.2 (not head_dim^-0.5)", {"attention_multiplier": 0.25}),
