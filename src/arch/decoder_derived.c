@@ -65,6 +65,19 @@ static const char *axk1_mlp(json_int_t i, hfx_cfg c) {
                ? "sparse" : "dense";
 }
 
+/* Flint: full attention at layers 0 and 1, every 4k + 1 and the last, sliding elsewhere. */
+static const char *flint_type(json_int_t i, hfx_cfg c) {
+    json_int_t n = int_or(c, "num_hidden_layers", 0, 1, 4096);
+    return i < 2 || i % 4 == 1 || i == n - 1 ? "full_attention" : "sliding_attention";
+}
+
+static bool derive_flint(hfx_cfg c, json_t *out) {
+    if (!derive_list(c, "layer_types", flint_type, out)) return false;
+    if (!absent(c, "mlp_only_layers")) return true;
+    json_t *dense = json_pack("[ii]", 0, 1);
+    return dense && json_object_set_new(out, "mlp_only_layers", dense) == 0;
+}
+
 static const char *first_dense_mlp(json_int_t i, hfx_cfg c) {
     (void)c;
     return i == 0 ? "dense" : "sparse";
@@ -294,6 +307,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     case HFX_DERIVE_XLSTM: ok = ok && derive_xlstm(c, out); break;
     case HFX_DERIVE_DEEPSEEK_V32: ok = ok && json_object_set_new(out, "rope_interleave", json_true()) == 0; break;
     case HFX_DERIVE_AXK1: ok = ok && derive_list(c, "mlp_layer_types", axk1_mlp, out); break;
+    case HFX_DERIVE_FLINT: ok = ok && derive_flint(c, out); break;
     case HFX_DERIVE_AXK2:
         ok = ok && derive_list(c, "mlp_layer_types", axk1_mlp, out) &&
              json_object_set_new(out, "rope_interleave", json_true()) == 0;

@@ -81,6 +81,11 @@ const hfx_moe_desc hfx_moe_deepseek_v32 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
     .experts_alt_key = "num_local_experts", .first_dense = 3, .shared_default = 1, .defaults = {8, 4, 2.5}};
+/* Flint: sigmoid scores over num_experts, the k best renormalised (norm_topk_prob, on when absent), an ungated shared
+ * expert of shared_expert_intermediate_size, dense MLPs on mlp_only_layers */
+const hfx_moe_desc hfx_moe_flint = {
+    .router = HFX_ROUTER_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_SIZED, .layers = HFX_MOE_BY_STEP,
+    .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_experts", .experts_alt_key = "num_local_experts"};
 /* A.X K1: V3's router (8 groups, 4 kept, x 2.5) and shared experts, the sparse layers by mlp_layer_types, its output
  * RMS-normed (post_mlp_layernorm, stored on the layer) */
 const hfx_moe_desc hfx_moe_axk1 = {
@@ -446,6 +451,7 @@ static hfx_status parse_router_options(const hfx_moe_desc *l, hfx_cfg c, hfx_dec
     }
     m->moe.sigmoid_select = m->moe.shared_average = false;
     if (l->router == HFX_ROUTER_TOPK_THEN_SCORE && (st = parse_selection(c, m, err))) return st;
+    if (l->router == HFX_ROUTER_SIGMOID) m->moe.sigmoid_select = true;
     if (l->combine_key && (st = parse_shared_combination(l, c, m, err))) return st;
     if (l->correction_key) {
         bool on;
@@ -511,7 +517,7 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
           (st = hfx_cfg_bool_or(c, "norm_topk_prob", topk_default, &m->moe.norm_topk, err))) ||
          (by_step && (st = hfx_cfg_int_in_or(c, "decoder_sparse_step", 1, 1, 4096, &step, err)))))
         return st;
-    if (l->shared == HFX_SHARED_GATED &&
+    if ((l->shared == HFX_SHARED_GATED || l->shared == HFX_SHARED_SIZED) &&
         (st = hfx_cfg_int_in(c, "shared_expert_intermediate_size", 1, 1 << 24, &m->moe.shared_intermediate, err)))
         return st;
     if (l->experts == HFX_EXPERTS_UP_DOWN && hfx_cfg_has(c, "moe_latent_size"))
@@ -1038,6 +1044,7 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
         break;
     case HFX_SHARED_MLP_FULL: shared = shared_mlp(c, i, h, "shared_mlp", m->intermediate, m->bias.mlp); break;
     case HFX_SHARED_EXPERT: shared = shared_mlp(c, i, h, "shared_expert", m->moe.moe_intermediate, false); break;
+    case HFX_SHARED_SIZED: shared = shared_mlp(c, i, h, "shared_expert", m->moe.shared_intermediate, false); break;
     case HFX_SHARED_GATED: {
         char p[192];
         hfx_value *gate = hfx_dec_proj(c, h, m->hidden, 1, false, hfx_dec_name(c, i, c->n.mlp, "shared_expert_gate", p, sizeof p));

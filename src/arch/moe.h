@@ -25,6 +25,7 @@ typedef enum {
     HFX_ROUTER_TOPK_THEN_SCORE, /* the k largest logits, then a softmax over them (f32), or (expert_selection_fn
                                    "sigmoid") their sigmoids, renormalised as norm_topk_prob says, in the weights' dtype
                                    (Cohere2-MoE) */
+    HFX_ROUTER_SIGMOID,       /* sigmoid scores (the k largest logits'), renormalised as norm_topk_prob says (Flint) */
     HFX_ROUTER_SOFTMAX_SCALED /* its input normed without a weight, times router.scale / √hidden; softmax top-k
                                  renormalised, each weight times its expert's per_expert_scale (Gemma 4) */
 } hfx_moe_router;
@@ -57,6 +58,8 @@ typedef enum {
                            in every layer (none when that is 0), alone when num_local_experts is 0 */
     HFX_SHARED_MLP_FULL, /* mlp.shared_mlp: a gated MLP of intermediate_size, always (HunYuan MoE) */
     HFX_SHARED_EXPERT,   /* <mlp>.shared_expert: a gated MLP of the experts' width, ungated (Llama 4) */
+    HFX_SHARED_SIZED,    /* <mlp>.shared_expert: a gated MLP of shared_expert_intermediate_size, its output added
+                            ungated (Flint) */
     HFX_SHARED_UP_DOWN   /* <mlp>.shared_experts: up_proj/down_proj of moe_shared_expert_intermediate_size, no gate,
                             biased as the MLPs are (Nemotron-H) */
 } hfx_moe_shared;
@@ -148,6 +151,6 @@ extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h, hfx_moe_longcat, hfx_moe_deepseek_v32, hfx_moe_kimi, hfx_moe_bailing_hybrid, hfx_moe_hy_v4, hfx_moe_glm_moe_dsa, hfx_moe_axk1, hfx_moe_axk2;
+    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h, hfx_moe_longcat, hfx_moe_deepseek_v32, hfx_moe_kimi, hfx_moe_bailing_hybrid, hfx_moe_hy_v4, hfx_moe_glm_moe_dsa, hfx_moe_axk1, hfx_moe_axk2, hfx_moe_flint;
 
 #endif

@@ -148,6 +148,17 @@ static const hfx_decoder_desc GraniteForCausalLM_desc = {"GraniteForCausalLM", L
     .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
                                                          .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
                                                          .scores.scale = HFX_SCALE_ATTN_MULTIPLIER};
+/* Flint: Qwen3-MoE's layers with sinks in every layer, rotary on the sliding layers only (layer_types; absent: full
+ * at layers 0, 1, every 4k + 1 and the last; windows of 513), GPT-OSS's norms (the weight in f32), its sigmoid router
+ * and an ungated shared expert, dense MLPs on mlp_only_layers (absent: 0 and 1); its sinks as saved (softmax_offset) */
+static const char *const flint_ignores[] = {"use_sliding_window", "max_window_layers", "decoder_sparse_step", NULL};
+static const hfx_weight_rename flint_stored[] = {{".sinks", ".softmax_offset"}, {NULL, NULL}};
+static const hfx_decoder_names flint_names = {.stored = flint_stored};
+static const hfx_decoder_desc FlintForCausalLM_desc = {
+    "FlintForCausalLM", QWEN3, .names = &flint_names, .norm = HFX_NORM_RMS_F32, .attention = HFX_ATTN_SINKS, .sliding = HFX_SLIDING_TYPES_OR_ALL,
+    .no_rope = HFX_NO_ROPE_FULL_LAYERS, .derive = HFX_DERIVE_FLINT, .defaults.window = 513, .defaults.head_dim = 128,
+    .defaults.kv_heads = 4, .moe = &hfx_moe_flint, .ignored_keys = flint_ignores,
+    .output_class = "MoeCausalLMOutputWithPast"};
 /* HyperCLOVAX: Granite's layers and multipliers (the logits times logits_scaling, attention_multiplier head_dim^-0.5
  * when null) with a norm after each block (Peri-LN: post_norm1, post_norm2) unless use_post_norm is false */
 static const hfx_decoder_names hyperclovax_names = {.norm2 = "post_norm1", .pre2 = "post_attention_layernorm",
@@ -1006,6 +1017,7 @@ static const struct entry {
     {"CwmForCausalLM", &hfx_decoder_family, &CwmForCausalLM_desc},
     {"HyperCLOVAXForCausalLM", &hfx_decoder_family, &HyperCLOVAXForCausalLM_desc},
     {"PersimmonForCausalLM", &hfx_decoder_family, &PersimmonForCausalLM_desc},
+    {"FlintForCausalLM", &hfx_decoder_family, &FlintForCausalLM_desc},
     {"KimiLinearForCausalLM", &hfx_decoder_family, &KimiLinearForCausalLM_desc},
     {"BailingHybridForCausalLM", &hfx_decoder_family, &BailingHybridForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},

@@ -39,6 +39,8 @@ from transformers import (
     HyperCLOVAXForCausalLM,
     PersimmonConfig,
     PersimmonForCausalLM,
+    FlintConfig,
+    FlintForCausalLM,
     Jais2Config,
     Jais2ForCausalLM,
     Dots1Config,
@@ -182,6 +184,7 @@ ARCHS = {
     "cwm": (CwmConfig, CwmForCausalLM, "causal"),
     "hyperclovax": (HyperCLOVAXConfig, HyperCLOVAXForCausalLM, "causal"),
     "persimmon": (PersimmonConfig, PersimmonForCausalLM, "causal"),
+    "flint": (FlintConfig, FlintForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -412,6 +415,7 @@ CONFIG_REWRITES = {
                               "moe_layer_freq": 2},
     "no_bias_keys": lambda c: {k: v for k, v in c.items() if k not in ("attention_bias", "mlp_bias")},
     "no_attention_multiplier": lambda c: {k: v for k, v in c.items() if k != "attention_multiplier"},
+    "flint_derived": lambda c: {k: v for k, v in c.items() if k not in ("layer_types", "mlp_only_layers")},
     "no_router_groups": lambda c: {k: v for k, v in c.items() if k not in ("n_group", "topk_group", "routed_scaling_factor")},
 }
 
@@ -923,6 +927,21 @@ SPECS += [
                      rope_parameters={"rope_type": "default", "rope_theta": 100.0, "partial_rotary_factor": 0.25}),
          doc="qk_layernorm off, gelu, layer_norm_eps 0.1, rotary on a quarter of each head (θ 100), tied", seed=1,
          cases=models.DEFAULT_CASES),
+    dict(name="flint", arch="flint",
+         config=dict(SMALL, num_hidden_layers=6, head_dim=16, moe_intermediate_size=32, shared_expert_intermediate_size=48,
+                     num_experts=8, num_experts_per_tok=2, sliding_window=4, tie_word_embeddings=False,
+                     rope_parameters=_ROPE),
+         doc="Flint: q/k norms, sinks in every layer, windows of 4 with rotary on the sliding layers only (config.json "
+             "without layer_types: full at 0, 1, 5), a sigmoid router over 8 experts (top 2 renormalised) and an ungated "
+             "shared expert of 48, dense MLPs on layers 0 and 1 (without mlp_only_layers); sinks saved as softmax_offset",
+         config_rewrite="flint_derived", cases=models.DEFAULT_CASES),
+    dict(name="flint_plain", arch="flint",
+         config=dict(SMALL, head_dim=16, moe_intermediate_size=32, shared_expert_intermediate_size=24, num_experts=4,
+                     num_experts_per_tok=2, sliding_window=6, norm_topk_prob=False, attention_bias=True,
+                     mlp_only_layers=[1], layer_types=["sliding_attention", "full_attention", "sliding_attention",
+                                                       "full_attention"]),
+         doc="layer_types and mlp_only_layers given, norm_topk_prob off, attention biases, tied", seed=1,
+         cases=models.DEFAULT_CASES),
     dict(name="glm_moe_dsa", arch="glm_moe_dsa",
          config=dict(DEEPSEEK_V32, index_n_heads=8, index_topk_freq=2, index_skip_topk_offset=1, first_k_dense_replace=1),
          doc="GLM-5: V3.2's sparse attention with the indexer's rotary pairs regrouped into halves, layer 1 reusing layer "
@@ -957,7 +976,7 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
              "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
-             "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm", "hyperclovax", "persimmon")
+             "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm", "hyperclovax", "persimmon", "flint")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -984,7 +1003,7 @@ GEN_SAMPLED = ("seed_oss", "arcee", "helium", "flex_olmo", "glm4_moe", "solar_op
 GEN_SAMPLED_LATENT = {"glm_moe_dsa": "deepseek_v32", "axk2": "deepseek_v32", "axk1": "deepseek_v3"}
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("hy_v4", "longcat_flash", "jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("flint", "hy_v4", "longcat_flash", "jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included; Phi-3.5-MoE's rotary scale switches by the batch's longest positions): a padded row need not
@@ -1110,6 +1129,8 @@ FEATURES = [
     ("cwm", _PAD3, "windows of 4 on layers 1-3", {"sliding_window": 64}),
     ("hyperclovax", _PAD3, "the logits times 0.3", {"logits_scaling": 1.0}),
     ("persimmon", _PAD3, "q/k LayerNorms (qk_layernorm)", {"qk_layernorm": False}),
+    ("flint", _PAD3, "windows of 4", {"sliding_window": 64}),
+    ("flint_plain", _PAD3, "norm_topk_prob off", {"norm_topk_prob": True}),
     ("persimmon_plain", _PAD3, "layer_norm_eps 0.1", {"layer_norm_eps": 1e-5}),
     ("persimmon_plain", _PAD3, "rotary on a quarter of each head", {"rope_parameters": {"rope_type": "default",
                                                                    "rope_theta": 100.0, "partial_rotary_factor": 1.0}}),

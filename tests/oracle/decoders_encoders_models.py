@@ -1094,6 +1094,8 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert "per_layer_config" not in cfg and "rope_parameters" not in cfg and "global_head_dim" in cfg, cfg
     elif spec.config_rewrite == "no_attention_multiplier":
         assert "attention_multiplier" not in cfg, cfg
+    elif spec.config_rewrite == "flint_derived":
+        assert not {"layer_types", "mlp_only_layers"} & set(cfg), cfg
     elif spec.config_rewrite == "no_bias_keys":
         assert not {"attention_bias", "mlp_bias"} & set(cfg), cfg
     elif spec.config_rewrite == "sparse_by_freq":
