@@ -546,6 +546,7 @@ typedef enum {
     HFX_DERIVE_AXK1,        /* mlp_layer_types: sparse from first_k_dense_replace (1) on where i % moe_layer_freq (1) is
                                0 */
     HFX_DERIVE_AXK2,        /* AXK1's, and rope_interleave true (its attention always regroups the rotary pairs) */
+    HFX_DERIVE_KOLIBRI,     /* layer_types: full at every 5th layer, else sliding */
     HFX_DERIVE_FLINT,       /* layer_types: full at layers 0, 1, every 4k + 1 and the last, else sliding; mlp_only_layers
                                [0, 1] */
     HFX_DERIVE_LONGCAT,     /* num_hidden_layers 2·num_layers (its sublayers), intermediate_size ffn_hidden_size,

@@ -65,6 +65,12 @@ static const char *axk1_mlp(json_int_t i, hfx_cfg c) {
                ? "sparse" : "dense";
 }
 
+/* Kolibri-1: full attention at every 5th layer, sliding elsewhere. */
+static const char *kolibri_type(json_int_t i, hfx_cfg c) {
+    (void)c;
+    return (i + 1) % 5 == 0 ? "full_attention" : "sliding_attention";
+}
+
 /* Flint: full attention at layers 0 and 1, every 4k + 1 and the last, sliding elsewhere. */
 static const char *flint_type(json_int_t i, hfx_cfg c) {
     json_int_t n = int_or(c, "num_hidden_layers", 0, 1, 4096);
@@ -308,6 +314,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     case HFX_DERIVE_DEEPSEEK_V32: ok = ok && json_object_set_new(out, "rope_interleave", json_true()) == 0; break;
     case HFX_DERIVE_AXK1: ok = ok && derive_list(c, "mlp_layer_types", axk1_mlp, out); break;
     case HFX_DERIVE_FLINT: ok = ok && derive_flint(c, out); break;
+    case HFX_DERIVE_KOLIBRI: ok = ok && derive_list(c, "layer_types", kolibri_type, out); break;
     case HFX_DERIVE_AXK2:
         ok = ok && derive_list(c, "mlp_layer_types", axk1_mlp, out) &&
              json_object_set_new(out, "rope_interleave", json_true()) == 0;

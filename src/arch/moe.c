@@ -86,6 +86,12 @@ const hfx_moe_desc hfx_moe_deepseek_v32 = {
 const hfx_moe_desc hfx_moe_flint = {
     .router = HFX_ROUTER_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_SIZED, .layers = HFX_MOE_BY_STEP,
     .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_experts", .experts_alt_key = "num_local_experts"};
+/* Kolibri-1: the k largest logits + their correction bias chosen, weighed by sigmoids (norm_topk_prob), over
+ * num_experts in every layer, an ungated shared MLP of shared_expert_intermediate_size (shared_experts) */
+const hfx_moe_desc hfx_moe_kolibri = {
+    .router = HFX_ROUTER_LOGITS_CORRECTED, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_SIZED,
+    .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG, .experts_key = "num_experts",
+    .experts_alt_key = "num_local_experts", .shared_name = "shared_experts"};
 /* A.X K1: V3's router (8 groups, 4 kept, x 2.5) and shared experts, the sparse layers by mlp_layer_types, its output
  * RMS-normed (post_mlp_layernorm, stored on the layer) */
 const hfx_moe_desc hfx_moe_axk1 = {
@@ -663,6 +669,30 @@ static hfx_value *top_k_norm(layer_ctx *c, hfx_value *w) {
     return hfx_op2(g, HFX_OP_POW, sum, hfx_const_f32(g, (float)(1.0 / p)));
 }
 
+/* HFX_ROUTER_LOGITS_CORRECTED over logits [B,S,E]: gathered, each token's k weights and experts [B,S,K]; else a dense
+ * [B,S,E], zero outside the k chosen. */
+static void corrected_logits_route(layer_ctx *c, int64_t i, const char *block, hfx_value *logits, hfx_value **w,
+                                   hfx_value **idx, hfx_value **top) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t E = m->moe.experts, K = m->moe.top_k, axis = -1, k_axis = 2;
+    char p[192];
+    logits = hfx_cast(g, logits, HFX_DTYPE_F32);
+    hfx_value *bias = hfx_weight(c->w, 1, &E, "%s", hfx_dec_name(c, i, block, "gate.e_score_correction_bias", p, sizeof p));
+    hfx_value *vals, *k_idx;
+    hfx_top_k(g, hfx_op2(g, HFX_OP_ADD, logits, hfx_cast(g, bias, HFX_DTYPE_F32)), K, &vals, &k_idx); /* [B,S,K] */
+    hfx_value *onehot = hfx_one_hot(g, k_idx, E, HFX_DTYPE_F32);                                      /* [B,S,K,E] */
+    hfx_value *wk = hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, hfx_op1(g, HFX_OP_SIGMOID, logits), 2));
+    wk = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, wk, 1, &axis), 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(K)});
+    if (m->moe.norm_topk) wk = hfx_op2(g, HFX_OP_DIV, wk, top_k_norm(c, wk));
+    if (c->o->moe_gather) {
+        *w = wk, *idx = k_idx;
+        return;
+    }
+    hfx_value *dense = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, wk, -1)), 1, &k_axis);
+    *top = hfx_reshape(g, dense, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(E)});
+}
+
 /* A softmax router over x [B,S,H] (f32 probabilities): gathered, each token's k weights and experts [B,S,K];
  * else a dense [B,S,E], zero outside the top k. Renormalised as the lineage says; Gemma 4's weights times their
  * experts' per_expert_scale. */
@@ -676,6 +706,10 @@ static void softmax_route(layer_ctx *c, int64_t i, const char *block, const char
     if (scaled) x = scaled_router_input(c, i, block, x);
     hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, H}, "%s", hfx_dec_name(c, i, block, router_name, p, sizeof p));
     hfx_value *logits = hfx_linear(g, x, router, NULL);
+    if (c->d->moe->router == HFX_ROUTER_LOGITS_CORRECTED) {
+        corrected_logits_route(c, i, block, logits, w, idx, top);
+        return;
+    }
     /* (sigmoid selection: the k largest sigmoids are the k largest logits', scored in the weights' dtype) */
     hfx_value *probs = m->moe.sigmoid_select ? hfx_op1(g, HFX_OP_SIGMOID, logits)
                                              : hfx_softmax(g, hfx_cast(g, logits, HFX_DTYPE_F32), -1);
@@ -1044,7 +1078,9 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
         break;
     case HFX_SHARED_MLP_FULL: shared = shared_mlp(c, i, h, "shared_mlp", m->intermediate, m->bias.mlp); break;
     case HFX_SHARED_EXPERT: shared = shared_mlp(c, i, h, "shared_expert", m->moe.moe_intermediate, false); break;
-    case HFX_SHARED_SIZED: shared = shared_mlp(c, i, h, "shared_expert", m->moe.shared_intermediate, false); break;
+    case HFX_SHARED_SIZED:
+        shared = shared_mlp(c, i, h, l->shared_name ? l->shared_name : "shared_expert", m->moe.shared_intermediate, false);
+        break;
     case HFX_SHARED_GATED: {
         char p[192];
         hfx_value *gate = hfx_dec_proj(c, h, m->hidden, 1, false, hfx_dec_name(c, i, c->n.mlp, "shared_expert_gate", p, sizeof p));

@@ -25,6 +25,8 @@ typedef enum {
     HFX_ROUTER_TOPK_THEN_SCORE, /* the k largest logits, then a softmax over them (f32), or (expert_selection_fn
                                    "sigmoid") their sigmoids, renormalised as norm_topk_prob says, in the weights' dtype
                                    (Cohere2-MoE) */
+    HFX_ROUTER_LOGITS_CORRECTED, /* the k largest logits + e_score_correction_bias (f32) chosen, each weighed by its
+                                    logit's sigmoid, renormalised as norm_topk_prob says (Kolibri-1) */
     HFX_ROUTER_SIGMOID,       /* sigmoid scores (the k largest logits'), renormalised as norm_topk_prob says (Flint) */
     HFX_ROUTER_SOFTMAX_SCALED /* its input normed without a weight, times router.scale / √hidden; softmax top-k
                                  renormalised, each weight times its expert's per_expert_scale (Gemma 4) */
@@ -130,7 +132,8 @@ typedef struct hfx_moe_desc {
     const char *correction_key;  /* a boolean that switches a sigmoid router's correction bias (LFM2-MoE's
                                     use_expert_bias, default true); NULL: always there */
     double renorm_eps;           /* added to the top-k sum when a sigmoid router renormalises (0: 1e-20, V3's) */
-    const char *shared_name;     /* HFX_SHARED_PLAIN's block (NULL: "shared_experts"; HY3's "shared_mlp") */
+    const char *shared_name;     /* HFX_SHARED_PLAIN's block (NULL: "shared_experts"; HY3's "shared_mlp"), HFX_SHARED_SIZED's
+                                    (NULL: "shared_expert"; Kolibri-1's "shared_experts") */
     const char *scale_key;       /* a grouped router's routed_scaling_factor by another name (HY3's
                                     router_scaling_factor); NULL: "routed_scaling_factor" */
     const char *out_bias;        /* a bias [hidden] under the block added to the experts' sum (JetMoE's "bias"); NULL:
@@ -151,6 +154,6 @@ extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h, hfx_moe_longcat, hfx_moe_deepseek_v32, hfx_moe_kimi, hfx_moe_bailing_hybrid, hfx_moe_hy_v4, hfx_moe_glm_moe_dsa, hfx_moe_axk1, hfx_moe_axk2, hfx_moe_flint;
+    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h, hfx_moe_longcat, hfx_moe_deepseek_v32, hfx_moe_kimi, hfx_moe_bailing_hybrid, hfx_moe_hy_v4, hfx_moe_glm_moe_dsa, hfx_moe_axk1, hfx_moe_axk2, hfx_moe_flint, hfx_moe_kolibri;
 
 #endif

@@ -437,6 +437,22 @@ static const hfx_decoder_names glm4_names = {.norm2 = "post_self_attn_layernorm"
                                              .post2 = "post_mlp_layernorm"};
 static const hfx_decoder_desc Glm4ForCausalLM_desc = {"Glm4ForCausalLM", GLM_LIKE, .layout = HFX_LAYOUT_SANDWICH,
                                                       .names = &glm4_names};
+/* Kolibri-1: EXAONE 4's attention (q/k norms, no biases, rotary on the sliding layers only when a window is set) in
+ * GLM-4's sandwich, experts in every layer (HFX_ROUTER_LOGITS_CORRECTED, an ungated shared MLP); layer_types, else full
+ * at every 5th layer, windows of 513; its checkpoints' names (post_attn_norm, post_ffn_norm, moe.router.expert_bias) */
+static const char *const kolibri_ignores[] = {"attention_bias", "use_sliding_window", "decoder_sparse_step",
+                                              "mlp_only_layers", "intermediate_size", NULL};
+static const hfx_weight_rename kolibri_stored[] = {
+    {"post_self_attn_layernorm", "post_attn_norm"}, {"post_mlp_layernorm", "post_ffn_norm"},
+    {"mlp.gate.e_score_correction_bias", "moe.router.expert_bias"}, {NULL, NULL}};
+static const hfx_decoder_names kolibri_names = {.norm2 = "post_self_attn_layernorm", .pre2 = "post_attention_layernorm",
+                                                .post2 = "post_mlp_layernorm", .stored = kolibri_stored};
+static const hfx_decoder_desc Kolibri1ForCausalLM_desc = {
+    "Kolibri1ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD,
+    .layout = HFX_LAYOUT_SANDWICH, .names = &kolibri_names, .sliding = HFX_SLIDING_TYPES_OR_ALL,
+    .no_rope = HFX_NO_ROPE_FULL_IF_WINDOW, .derive = HFX_DERIVE_KOLIBRI, .defaults.window = 513,
+    .defaults.head_dim = 128, .defaults.kv_heads = 4, .masks_by_layer_type = true, .moe = &hfx_moe_kolibri,
+    .ignored_keys = kolibri_ignores, .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Ernie4_5ForCausalLM_desc = {
     "Ernie4_5ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_USE_BIAS, .defaults.eps = 1e-5, .defaults.kv_heads = 2,
     .defaults.head_dim = 128, .rope.theta = 500000.0, .defaults.tied = true, .rope.pairs = HFX_ROTARY_PAIRS,
@@ -1018,6 +1034,7 @@ static const struct entry {
     {"HyperCLOVAXForCausalLM", &hfx_decoder_family, &HyperCLOVAXForCausalLM_desc},
     {"PersimmonForCausalLM", &hfx_decoder_family, &PersimmonForCausalLM_desc},
     {"FlintForCausalLM", &hfx_decoder_family, &FlintForCausalLM_desc},
+    {"Kolibri1ForCausalLM", &hfx_decoder_family, &Kolibri1ForCausalLM_desc},
     {"KimiLinearForCausalLM", &hfx_decoder_family, &KimiLinearForCausalLM_desc},
     {"BailingHybridForCausalLM", &hfx_decoder_family, &BailingHybridForCausalLM_desc},
     {"ExaoneMoeForCausalLM", &hfx_decoder_family, &ExaoneMoeForCausalLM_desc},

@@ -41,6 +41,8 @@ from transformers import (
     PersimmonForCausalLM,
     FlintConfig,
     FlintForCausalLM,
+    Kolibri1Config,
+    Kolibri1ForCausalLM,
     Jais2Config,
     Jais2ForCausalLM,
     Dots1Config,
@@ -185,6 +187,7 @@ ARCHS = {
     "hyperclovax": (HyperCLOVAXConfig, HyperCLOVAXForCausalLM, "causal"),
     "persimmon": (PersimmonConfig, PersimmonForCausalLM, "causal"),
     "flint": (FlintConfig, FlintForCausalLM, "causal"),
+    "kolibri": (Kolibri1Config, Kolibri1ForCausalLM, "causal"),
 }
 
 SMALL = dict(vocab_size=168, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
@@ -942,6 +945,21 @@ SPECS += [
                                                        "full_attention"]),
          doc="layer_types and mlp_only_layers given, norm_topk_prob off, attention biases, tied", seed=1,
          cases=models.DEFAULT_CASES),
+    dict(name="kolibri", arch="kolibri",
+         config=dict({k: v for k, v in SMALL.items() if k != "intermediate_size"}, num_hidden_layers=5, head_dim=16,
+                     moe_intermediate_size=32, shared_expert_intermediate_size=48, num_experts=8, num_experts_per_tok=2,
+                     sliding_window=4, tie_word_embeddings=False, rope_parameters=_ROPE),
+         doc="Kolibri-1: q/k norms, GLM-4's four norms per layer (saved as post_attn_norm / post_ffn_norm), windows of 4 "
+             "with rotary on the sliding layers only (config.json without layer_types: layer 4 full), experts in every "
+             "layer chosen by their logits + correction bias (saved as moe.router.expert_bias) and weighed by sigmoids, "
+             "an ungated shared MLP of 48", config_rewrite="no_layer_types", cases=models.DEFAULT_CASES),
+    dict(name="kolibri_plain", arch="kolibri",
+         config=dict({k: v for k, v in SMALL.items() if k != "intermediate_size"}, head_dim=16, moe_intermediate_size=32,
+                     shared_expert_intermediate_size=24, num_experts=4, num_experts_per_tok=2, sliding_window=6,
+                     norm_topk_prob=True, layer_types=["sliding_attention", "full_attention", "full_attention",
+                                                       "sliding_attention"]),
+         doc="layer_types given, windows of 6, the sigmoids renormalised (norm_topk_prob), tied", seed=1,
+         cases=models.DEFAULT_CASES),
     dict(name="glm_moe_dsa", arch="glm_moe_dsa",
          config=dict(DEEPSEEK_V32, index_n_heads=8, index_topk_freq=2, index_skip_topk_offset=1, first_k_dense_replace=1),
          doc="GLM-5: V3.2's sparse attention with the indexer's rotary pairs regrouped into halves, layer 1 reusing layer "
@@ -976,7 +994,7 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
              "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
-             "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm", "hyperclovax", "persimmon", "flint")
+             "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm", "hyperclovax", "persimmon", "flint", "kolibri")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -1003,7 +1021,7 @@ GEN_SAMPLED = ("seed_oss", "arcee", "helium", "flex_olmo", "glm4_moe", "solar_op
 GEN_SAMPLED_LATENT = {"glm_moe_dsa": "deepseek_v32", "axk2": "deepseek_v32", "axk1": "deepseek_v3"}
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("flint", "hy_v4", "longcat_flash", "jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("kolibri", "flint", "hy_v4", "longcat_flash", "jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included; Phi-3.5-MoE's rotary scale switches by the batch's longest positions): a padded row need not
@@ -1130,6 +1148,8 @@ FEATURES = [
     ("hyperclovax", _PAD3, "the logits times 0.3", {"logits_scaling": 1.0}),
     ("persimmon", _PAD3, "q/k LayerNorms (qk_layernorm)", {"qk_layernorm": False}),
     ("flint", _PAD3, "windows of 4", {"sliding_window": 64}),
+    ("kolibri", _PAD3, "windows of 4", {"sliding_window": 64}),
+    ("kolibri_plain", _PAD3, "the sigmoids renormalised (norm_topk_prob)", {"norm_topk_prob": False}),
     ("flint_plain", _PAD3, "norm_topk_prob off", {"norm_topk_prob": True}),
     ("persimmon_plain", _PAD3, "layer_norm_eps 0.1", {"layer_norm_eps": 1e-5}),
     ("persimmon_plain", _PAD3, "rotary on a quarter of each head", {"rope_parameters": {"rope_type": "default",
@@ -1154,7 +1174,8 @@ CORRECTION_BIASES = [("mimo_v2_flash", "e_score_correction_bias"), ("gemma4", "l
                      ("solar_open", "e_score_correction_bias"), ("dots1", "e_score_correction_bias"),
                      ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias"),
                      ("longcat_flash", "e_score_correction_bias"), ("hy_v4", "e_score_correction_bias"),
-                     ("axk1", "e_score_correction_bias"), ("axk2", "e_score_correction_bias")]
+                     ("axk1", "e_score_correction_bias"), ("axk2", "e_score_correction_bias"),
+                     ("kolibri", "e_score_correction_bias")]
 
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [
