@@ -1017,6 +1017,10 @@ GEN_SAMPLED = ("seed_oss", "arcee", "helium", "flex_olmo", "glm4_moe", "solar_op
                "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "ernie4_5_moe", "hunyuan_moe", "nemotron",
                "apertus1p5", "hy_v3", "bitnet", "glm_moe_dsa", "axk1", "axk2", "jais2",
                "hyperclovax", "persimmon")
+# second variants whose forward adds config values, not blocks, to their lineage's first spec (which runs every format):
+# parity through ONNX Runtime and OpenVINO only (test_torch_sampled_specs_have_a_representative checks the first spec)
+TORCH_SAMPLED = ("hy_v4_b", "glm_moe_dsa_pattern", "axk2_groups", "jais2_plain", "cwm_rope", "hyperclovax_plain",
+                 "persimmon_plain", "flint_plain", "kolibri_plain")
 # the representatives of the latent caches the sampled ones share
 GEN_SAMPLED_LATENT = {"glm_moe_dsa": "deepseek_v32", "axk2": "deepseek_v32", "axk1": "deepseek_v3"}
 
