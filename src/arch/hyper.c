@@ -2,7 +2,6 @@
  * embeddings copied into each. Before a sublayer, mixes computed from all streams weigh them into its input (pre), and
  * its output is added to each stream times its own weight (post); the head weighs them into one at the end. All of it
  * in f32, as transformers keeps these parameters and runs them. */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,11 +38,9 @@ static hfx_value *gates(hfx_graph *g, hfx_value *mixes, hfx_value *scale, hfx_va
  * (an unweighted RMS norm's factor), and fn's [rows, N·D] read at prefix.fn (or the head's prefix.hc_fn). */
 static hfx_value *mixes(layer_ctx *c, hfx_value *xf, int64_t rows, const char *fn) {
     hfx_graph *g = c->g;
-    int64_t N = c->m->hyper.streams, D = c->m->hidden, axis = -1;
+    int64_t N = c->m->hyper.streams, D = c->m->hidden;
     hfx_value *flat = hfx_reshape(g, xf, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(N * D)});
-    hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, flat, flat), 1, &axis);
-    hfx_value *r = hfx_op1(g, HFX_OP_RECIPROCAL,
-                           hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, ms, hfx_const_f32(g, (float)c->m->eps))));
+    hfx_value *r = hfx_rms_factor(g, flat, c->m->eps); /* [B,S,1] */
     hfx_value *w = hfx_cast(g, hfx_weight(c->w, 2, (int64_t[]){rows, N * D}, "%s", fn), HFX_DTYPE_F32);
     return hfx_op2(g, HFX_OP_MUL, hfx_linear(g, flat, w, NULL), r);
 }

@@ -59,18 +59,13 @@ static hfx_status layer_kind(hfx_cfg c, const char *field, int64_t i, const char
 static hfx_status pattern_or_frequency(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     const json_t *pattern = json_object_get(c.obj, "index_topk_pattern");
     hfx_status st;
-    if (json_is_string(pattern) && (int64_t)json_string_length(pattern) >= m->layers) {
+    bool text = json_is_string(pattern) && (int64_t)json_string_length(pattern) >= m->layers;
+    if (text || (json_is_array(pattern) && (int64_t)json_array_size(pattern) >= m->layers)) {
         for (int64_t i = 0; i < m->layers; i++) {
-            char one[2] = {json_string_value(pattern)[i], 0};
-            if ((st = layer_kind(c, "index_topk_pattern", i, one, m, err))) return st;
+            char one[2] = {text ? json_string_value(pattern)[i] : 0, 0}; /* a string's i-th letter, or a list's item */
+            const char *kind = text ? one : json_string_value(json_array_get(pattern, (size_t)i));
+            if ((st = layer_kind(c, "index_topk_pattern", i, kind, m, err))) return st;
         }
-        return HFX_OK;
-    }
-    if (json_is_array(pattern) && (int64_t)json_array_size(pattern) >= m->layers) {
-        for (int64_t i = 0; i < m->layers; i++)
-            if ((st = layer_kind(c, "index_topk_pattern", i, json_string_value(json_array_get(pattern, (size_t)i)), m,
-                                 err)))
-                return st;
         return HFX_OK;
     }
     if (pattern && !json_is_null(pattern))

@@ -69,18 +69,21 @@ const hfx_moe_desc hfx_moe_dots1 = {
     .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG, .experts_key = "n_routed_experts", .first_dense = 0,
     .shared_default = 0};
+/* V3's router, experts and one shared expert by default (n_routed_experts, or num_local_experts), the sparse layers by
+ * mlp_layer_types: the lineages from DeepSeek V3.2 on differ in their defaults and an option (a router of another kind
+ * spells its fields out: A.X K2's) */
+#define V3_BY_LAYER_TYPES                                                                                      \
+    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,              \
+    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",           \
+    .experts_alt_key = "num_local_experts", .shared_default = 1
 /* GLM-4.7-Flash (glm4_moe_lite): V3's router and shared experts over mlp_layer_types' sparse layers (else all but
  * the first) */
 const hfx_moe_desc hfx_moe_glm4_lite = {
-    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
-    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
-    .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1, .defaults = {1, 1, 1.8}};
+    V3_BY_LAYER_TYPES, .first_dense = 1, .defaults = {1, 1, 1.8}};
 /* DeepSeek V3.2: V3's router and shared experts, the sparse layers by mlp_layer_types (absent: after
  * first_k_dense_replace, 3) */
 const hfx_moe_desc hfx_moe_deepseek_v32 = {
-    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
-    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
-    .experts_alt_key = "num_local_experts", .first_dense = 3, .shared_default = 1, .defaults = {8, 4, 2.5}};
+    V3_BY_LAYER_TYPES, .first_dense = 3, .defaults = {8, 4, 2.5}};
 /* Flint: sigmoid scores over num_experts, the k best renormalised (norm_topk_prob, on when absent), an ungated shared
  * expert of shared_expert_intermediate_size, dense MLPs on mlp_only_layers */
 const hfx_moe_desc hfx_moe_flint = {
@@ -95,9 +98,7 @@ const hfx_moe_desc hfx_moe_kolibri = {
 /* A.X K1: V3's router (8 groups, 4 kept, x 2.5) and shared experts, the sparse layers by mlp_layer_types, its output
  * RMS-normed (post_mlp_layernorm, stored on the layer) */
 const hfx_moe_desc hfx_moe_axk1 = {
-    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
-    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
-    .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1, .defaults = {8, 4, 2.5},
+    V3_BY_LAYER_TYPES, .first_dense = 1, .defaults = {8, 4, 2.5},
     .out_norm = "post_mlp_layernorm"};
 /* A.X K2: V3.2's, no groups by default (n_group null), the groups not kept scoring 0 */
 const hfx_moe_desc hfx_moe_axk2 = {
@@ -106,15 +107,11 @@ const hfx_moe_desc hfx_moe_axk2 = {
     .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1, .defaults = {1, 1, 2.5}};
 /* GLM-5: V3.2's, one group by default */
 const hfx_moe_desc hfx_moe_glm_moe_dsa = {
-    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
-    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
-    .experts_alt_key = "num_local_experts", .first_dense = 3, .shared_default = 1, .defaults = {1, 1, 2.5}};
+    V3_BY_LAYER_TYPES, .first_dense = 3, .defaults = {1, 1, 2.5}};
 /* HY V4: V3's router (one group by default, x 2.827) and shared experts, the sparse layers by mlp_layer_types (absent:
  * after the first), its experts' gate and up clamped at swiglu_limit (10) */
 const hfx_moe_desc hfx_moe_hy_v4 = {
-    .router = HFX_ROUTER_GROUPED_SIGMOID, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_PLAIN,
-    .layers = HFX_MOE_BY_TYPE_LIST, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "n_routed_experts",
-    .experts_alt_key = "num_local_experts", .first_dense = 1, .shared_default = 1, .defaults = {1, 1, 2.827, 10.0},
+    V3_BY_LAYER_TYPES, .first_dense = 1, .defaults = {1, 1, 2.827, 10.0},
     .clamp_key = "swiglu_limit"};
 /* Kimi-Linear: V3's router (one group by default, x 2.446) and shared experts over num_local_experts (w1/w3/w2 as
  * saved), the sparse layers by mlp_layer_types (absent: after first_k_dense_replace, 1) */
@@ -570,6 +567,22 @@ static hfx_value *expert_weights(layer_ctx *c, int64_t i, const char *block, con
     return hfx_const_stack(c->g, (int)m->moe.experts, ws);
 }
 
+/* source [B,S,E] at each token's k picks (onehot [B,S,K,E], one-hot products: exact) → [B,S,K] */
+static hfx_value *picked(layer_ctx *c, hfx_value *onehot, hfx_value *source) {
+    int64_t axis = -1;
+    hfx_value *w = hfx_reduce(c->g, HFX_OP_REDUCE_SUM, hfx_op2(c->g, HFX_OP_MUL, onehot, hfx_unsqueeze(c->g, source, 2)), 1,
+                              &axis);
+    return hfx_reshape(c->g, w, 3, (hfx_dim[]){c->batch, c->seq, onehot->dims[2]});
+}
+
+/* w [B,S,K] back over the E experts by the picks' onehot [B,S,K,E]: Σ_k onehot_k·w_k → [B,S,E], zero elsewhere */
+static hfx_value *spread(layer_ctx *c, hfx_value *onehot, hfx_value *w, int64_t E) {
+    int64_t k_axis = 2;
+    hfx_value *dense = hfx_reduce(c->g, HFX_OP_REDUCE_SUM, hfx_op2(c->g, HFX_OP_MUL, onehot, hfx_unsqueeze(c->g, w, -1)), 1,
+                                  &k_axis);
+    return hfx_reshape(c->g, dense, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(E)});
+}
+
 /* DeepSeek's router, in f32: scores sigmoid(logits) (V3) or softmax(logits) (V2, Mistral 4); the experts
  * are chosen among the top_groups groups ranked by the sum of their two best scores + the correction
  * bias (V3; Mistral 4 without one) or their best score (V2), others masked; the chosen experts' scores
@@ -631,9 +644,7 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     hfx_value *vals, *idx;
     hfx_top_k(g, choice, K, &vals, &idx);                                /* [B,S,K] */
     hfx_value *onehot = hfx_one_hot(g, idx, E, HFX_DTYPE_F32);           /* [B,S,K,E] */
-    hfx_value *source = v3 ? scores : choice;                            /* [B,S,E] */
-    hfx_value *w = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, source, 2)), 1, &axis);
-    w = hfx_reshape(g, w, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(K)}); /* [B,S,K] */
+    hfx_value *w = picked(c, onehot, v3 ? scores : choice);              /* [B,S,K] */
     if (m->moe.norm_topk)
         w = hfx_op2(g, HFX_OP_DIV, w, hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis),
                                               hfx_const_f32(g, c->d->moe->renorm_eps > 0 ? (float)c->d->moe->renorm_eps
@@ -643,9 +654,7 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
         *w_out = w, *idx_out = idx;
         return;
     }
-    int64_t k_axis = 2; /* dense: Σ_k onehot_k · w_k → [B,S,E] */
-    hfx_value *dense = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, w, -1)), 1, &k_axis);
-    *dense_out = hfx_reshape(g, dense, 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(E)});
+    *dense_out = spread(c, onehot, w, E);
 }
 
 /* Gemma 4's router input: x normed without a weight, times router.scale [H] and 1/√hidden. */
@@ -675,22 +684,17 @@ static void corrected_logits_route(layer_ctx *c, int64_t i, const char *block, h
                                    hfx_value **idx, hfx_value **top) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    int64_t E = m->moe.experts, K = m->moe.top_k, axis = -1, k_axis = 2;
+    int64_t E = m->moe.experts, K = m->moe.top_k;
     char p[192];
     logits = hfx_cast(g, logits, HFX_DTYPE_F32);
     hfx_value *bias = hfx_weight(c->w, 1, &E, "%s", hfx_dec_name(c, i, block, "gate.e_score_correction_bias", p, sizeof p));
     hfx_value *vals, *k_idx;
     hfx_top_k(g, hfx_op2(g, HFX_OP_ADD, logits, hfx_cast(g, bias, HFX_DTYPE_F32)), K, &vals, &k_idx); /* [B,S,K] */
     hfx_value *onehot = hfx_one_hot(g, k_idx, E, HFX_DTYPE_F32);                                      /* [B,S,K,E] */
-    hfx_value *wk = hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, hfx_op1(g, HFX_OP_SIGMOID, logits), 2));
-    wk = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, wk, 1, &axis), 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(K)});
+    hfx_value *wk = picked(c, onehot, hfx_op1(g, HFX_OP_SIGMOID, logits));                          /* [B,S,K] */
     if (m->moe.norm_topk) wk = hfx_op2(g, HFX_OP_DIV, wk, top_k_norm(c, wk));
-    if (c->o->moe_gather) {
-        *w = wk, *idx = k_idx;
-        return;
-    }
-    hfx_value *dense = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, onehot, hfx_unsqueeze(g, wk, -1)), 1, &k_axis);
-    *top = hfx_reshape(g, dense, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(E)});
+    if (c->o->moe_gather) *w = wk, *idx = k_idx;
+    else *top = spread(c, onehot, wk, E);
 }
 
 /* A softmax router over x [B,S,H] (f32 probabilities): gathered, each token's k weights and experts [B,S,K];
@@ -826,16 +830,19 @@ static hfx_value *zero_experts(layer_ctx *c, hfx_value **w, hfx_value **idx, hfx
     return ident;
 }
 
-/* act(gate)·up, the gate clamped to ≤ limit and up to ±limit first where the lineage clamps them (clamp_key) */
-static hfx_value *gated(layer_ctx *c, hfx_value *gate, hfx_value *up) {
+/* *gate clamped to ≤ swiglu_limit and *up to ±swiglu_limit (GPT-OSS's, and the lineages with a clamp_key) */
+static void clamp_gate_up(layer_ctx *c, hfx_value **gate, hfx_value **up) {
     hfx_graph *g = c->g;
-    if (c->d->moe->clamp_key) {
-        double limit = c->m->moe.swiglu_limit;
-        gate = hfx_op2(g, HFX_OP_MIN, gate, hfx_const_scalar(g, gate->dtype, limit));
-        up = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_MIN, up, hfx_const_scalar(g, up->dtype, limit)),
-                     hfx_const_scalar(g, up->dtype, -limit));
-    }
-    return hfx_op2(g, HFX_OP_MUL, hfx_activate(g, c->m->act, gate), up);
+    double limit = c->m->moe.swiglu_limit;
+    *gate = hfx_op2(g, HFX_OP_MIN, *gate, hfx_const_scalar(g, (*gate)->dtype, limit));
+    *up = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_MIN, *up, hfx_const_scalar(g, (*up)->dtype, limit)),
+                  hfx_const_scalar(g, (*up)->dtype, -limit));
+}
+
+/* act(gate)·up, gate and up clamped first where the lineage clamps them (clamp_key) */
+static hfx_value *gated(layer_ctx *c, hfx_value *gate, hfx_value *up) {
+    if (c->d->moe->clamp_key) clamp_gate_up(c, &gate, &up);
+    return hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, c->m->act, gate), up);
 }
 
 /* Each token's k experts gathered by index: [B,S,K,I,H] @ [B,S,1,H,1] → [B,S,K,I,1], weighed by w [B,S,K]. */
@@ -933,9 +940,7 @@ static hfx_value *clamped_swiglu(layer_ctx *c, hfx_value *gu, int rank, const hf
     hfx_value *gate = hfx_gather(g, p, hfx_const_i64(g, 0), rank);
     hfx_value *up = hfx_gather(g, p, hfx_const_i64(g, 1), rank);
     hfx_dtype dt = gu->dtype;
-    hfx_value *limit = hfx_const_scalar(g, dt, m->moe.swiglu_limit);
-    gate = hfx_op2(g, HFX_OP_MIN, gate, limit);
-    up = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_MIN, up, limit), hfx_const_scalar(g, dt, -m->moe.swiglu_limit));
+    clamp_gate_up(c, &gate, &up);
     hfx_value *glu = hfx_op2(g, HFX_OP_MUL, gate,
                              hfx_op1(g, HFX_OP_SIGMOID, hfx_op2(g, HFX_OP_MUL, gate, hfx_const_scalar(g, dt, m->moe.swiglu_alpha))));
     return hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_ADD, up, hfx_const_scalar(g, dt, 1.0)), glu);

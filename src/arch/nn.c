@@ -80,13 +80,16 @@ hfx_value *hfx_layer_norm(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *b
     return b ? hfx_op2(g, HFX_OP_ADD, y, b) : y;
 }
 
-hfx_value *hfx_rms_plain(hfx_graph *g, hfx_value *x, double eps) {
+hfx_value *hfx_rms_factor(hfx_graph *g, hfx_value *x, double eps) {
     int64_t axis = -1;
+    hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, x, x), 1, &axis);
+    return hfx_op1(g, HFX_OP_RECIPROCAL,
+                   hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, ms, hfx_const_scalar(g, HFX_DTYPE_F32, eps))));
+}
+
+hfx_value *hfx_rms_plain(hfx_graph *g, hfx_value *x, double eps) {
     hfx_value *f = hfx_cast(g, x, HFX_DTYPE_F32);
-    hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, f, f), 1, &axis);
-    hfx_value *r = hfx_op1(g, HFX_OP_RECIPROCAL,
-                           hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, ms, hfx_const_scalar(g, HFX_DTYPE_F32, eps))));
-    return hfx_cast(g, hfx_op2(g, HFX_OP_MUL, f, r), x->dtype);
+    return hfx_cast(g, hfx_op2(g, HFX_OP_MUL, f, hfx_rms_factor(g, f, eps)), x->dtype);
 }
 
 hfx_value *hfx_one_hot(hfx_graph *g, hfx_value *idx, int64_t n, hfx_dtype dtype) {

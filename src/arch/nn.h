@@ -33,6 +33,10 @@ hfx_value *hfx_layer_norm(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *b
  * dtype (NanoChat's norms, Llama 4's L2Norm, Gemma 4's value norm, FalconMamba's dt/B/C). */
 hfx_value *hfx_rms_plain(hfx_graph *g, hfx_value *x, double eps);
 
+/* Its factor alone: x f32 [..., n] → 1/√(mean(x²) + eps) [..., 1] f32 (HY V4's hyper-connections scale their mixes by
+ * it). */
+hfx_value *hfx_rms_factor(hfx_graph *g, hfx_value *x, double eps);
+
 /* [..., n] of `dtype`: 1 where the last axis' index equals idx [...] (i64), 0 elsewhere (a pick by one-hot products or
  * sums: exact, the others weigh 0). */
 hfx_value *hfx_one_hot(hfx_graph *g, hfx_value *idx, int64_t n, hfx_dtype dtype);
