@@ -235,6 +235,7 @@ hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *c
     hfx_graph *g = c->g;
     if (d->attention == HFX_ATTN_LATENT) return hfx_dec_mla_attention(c, i, h, cos, sin, bias);
     if (d->attention == HFX_ATTN_MIXTURE) return mixture_attention(c, i, h, cos, sin, bias);
+    if (d->attention == HFX_ATTN_COMPRESSED) return hfx_dec_compressed_attention(c, i, h, cos, sin, bias);
     hfx_layer_shape s = hfx_dec_shape(m, i);
     int64_t window = m->window[i];
     hfx_value *q, *k = NULL, *v = NULL, *gate = NULL;

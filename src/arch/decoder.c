@@ -175,10 +175,10 @@ static hfx_value *layer_shared_blocks(layer_ctx *c, const layer_args *a, hfx_val
 /* hyper-connections: each sublayer reads the streams' mix and adds its output to each stream by its weight (HY V4) */
 static hfx_value *layer_hyper(layer_ctx *c, const layer_args *a, hfx_value *x) {
     char p[160];
-    hfx_value *post, *h = hfx_dec_hyper_read(c, a->i, x, "attn_hc", &post);
-    x = hfx_dec_hyper_write(c, x, post, MIXER(NORM(h, c->n.norm1)));
-    h = hfx_dec_hyper_read(c, a->i, x, "ffn_hc", &post);
-    return hfx_dec_hyper_write(c, x, post, hfx_dec_ffn(c, a->i, NORM(h, c->n.norm2)));
+    hfx_value *post, *comb, *h = hfx_dec_hyper_read(c, a->i, x, "attn_hc", &post, &comb);
+    x = hfx_dec_hyper_write(c, x, post, comb, MIXER(NORM(h, c->n.norm1)));
+    h = hfx_dec_hyper_read(c, a->i, x, "ffn_hc", &post, &comb);
+    return hfx_dec_hyper_write(c, x, post, comb, hfx_dec_ffn(c, a->i, NORM(h, c->n.norm2)));
 }
 
 #undef NAME
@@ -200,6 +200,7 @@ static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hf
     [HFX_LAYOUT_NORMED_RESIDUAL] = layer_normed_residual,
     [HFX_LAYOUT_PAIRED_SHORTCUT] = layer_paired_shortcut,
     [HFX_LAYOUT_HYPER] = layer_hyper,
+    [HFX_LAYOUT_HYPER_SINKHORN] = layer_hyper, /* (hyper.c reads which) */
     [HFX_LAYOUT_SHARED_BLOCKS] = layer_shared_blocks,
 };
 _Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_SHARED_BLOCKS + 1,
@@ -451,7 +452,7 @@ static void layer_tables(layer_ctx *c, const decoder_inputs *in, rotary_tables *
         r->layer_cos[i] = r->layer_sin[i] = NULL;
         if (m->no_rope[i]) continue;
         for (int64_t j = 0; j < i && !r->layer_cos[i]; j++)
-            if (r->layer_cos[j] && m->layer_rope[j].theta == m->layer_rope[i].theta)
+            if (r->layer_cos[j] && hfx_rope_same(&m->layer_rope[j], &m->layer_rope[i]))
                 r->layer_cos[i] = r->layer_cos[j], r->layer_sin[i] = r->layer_sin[j];
         if (!r->layer_cos[i]) hfx_rope_cos_sin(g, &m->layer_rope[i], in->pos, c->o->dtype, &r->layer_cos[i], &r->layer_sin[i]);
     }
@@ -555,7 +556,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     }
     if (k.states && !seed) /* [B,S,1]: which of this call's tokens are real (the mask at their slots) */
         c->new_mask = hfx_unsqueeze(g, hfx_cast(g, hfx_gather(g, in->attn_mask, in->slots, 1), o->dtype), -1);
-    c->positions = in->pos, c->embeddings = x;
+    c->positions = in->pos, c->embeddings = x, c->ids = in->ids;
     if (!seed && image_blocks)
         hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in->mask_len}));
     hfx_value *full_bias = NULL, *window_bias = NULL, *chunk_bias = NULL;

@@ -94,6 +94,9 @@ typedef enum {
     HFX_LAYOUT_HYPER,    /* hyper-connections (hyper.c): the residual hc_mult streams; each sublayer's input their
                             mix, normed, its output added to each stream by its weight; the head mixes them into one
                             before the final norm (HY V4) */
+    HFX_LAYOUT_HYPER_SINKHORN, /* HYPER's streams, but the post weights 2·σ without hc_eps, and the residual the streams
+                                  mixed by a matrix Sinkhorn-Knopp makes doubly stochastic (hc_sinkhorn_iters) before
+                                  each sublayer's output is added (DeepSeek V4's manifold-constrained form) */
     HFX_LAYOUT_SHARED_BLOCKS   /* PRE's mixer alone; a HFX_MIXER_SHARED_BLOCK layer x += mixer(norm1(x + linear(shared
                                   block(x, the embeddings)))), its norm and mixer under mamba_decoder (Zamba2) */
 } hfx_layer_layout;
@@ -245,6 +248,9 @@ typedef enum {
                               project its queries (experts.input_linear [E, kv·hd, hidden]): num_attention_heads is
                               kv·k, query head j·kv + h reading key head h; the heads' outputs go through the same
                               experts' output_linear [E, hidden, kv·hd], weighted by the gates, summed, + experts.bias */
+    HFX_ATTN_COMPRESSED,   /* DeepSeek V4's (compressed.c): one key head that is its value too, learned sinks, a grouped
+                              low-rank output; every layer within sliding_window, the compressed layers also over entries
+                              each pooling a window of raw tokens (HCA's; CSA's overlapping, picked by an indexer) */
     HFX_ATTN_LATENT        /* multi-head latent attention (mla.c): low-rank q and kv, rotary on
                               qk_rope_head_dim dims, the cache holding the normalized kv latent and the
                               rotated key part, as transformers' cache does (DeepSeek V2/V3) */
@@ -556,6 +562,11 @@ typedef enum {
                                   layer_group_size-th (6) layer; rope_interleave true */
     HFX_DERIVE_XLSTM,       /* num_hidden_layers num_blocks where set (its blocks' count), hidden_size embedding_dim where
                                    null */
+    HFX_DERIVE_DEEPSEEK_V4, /* layer_types from compress_ratios (0, 4, 128), else 2 heavily compressed layers then
+                               sparse and heavy in turn; mlp_layer_types num_hash_layers (3) "hash_moe" then "moe";
+                               compress_rates from compress_rate_csa / compress_rate_hca; partial_rotary_factor
+                               qk_rope_head_dim / head_dim; rope_parameters as {main, compress} (compress_rope_theta,
+                               YaRN's attention_factor 1) */
     HFX_DERIVE_ZAMBA2       /* layer_types from layers_block_type (its default 54 layers), num_hidden_layers its length;
                                head_dim 2·hidden / heads; intermediate_size 4·hidden where null or 0; mlp_bias
                                add_bias_linear; position_embedding_type "rope" with use_mem_rope; max_position_embeddings
@@ -644,6 +655,8 @@ typedef struct hfx_decoder_moe_cfg {
     double jitter;               /* HFX_ROUTER_SPARSEMIXER's router_jitter_noise */
     bool sigmoid_select;         /* HFX_ROUTER_TOPK_THEN_SCORE: sigmoids, not a softmax */
     bool shared_average;         /* the shared experts' output averaged with the routed one, not added */
+    hfx_moe_score score;         /* HFX_ROUTER_SCORED's scoring_func */
+    bool *hashed;                /* (layers) HFX_ROUTER_SCORED's layers routed by gate.tid2eid[input_ids]; arena-owned */
 } hfx_decoder_moe_cfg;
 
 /* Multi-head latent attention's widths (mla.c). */
@@ -703,7 +716,24 @@ typedef struct hfx_decoder_shared {
 typedef struct hfx_decoder_hyper {
     int64_t streams;             /* hc_mult (0: one plain stream) */
     double magnitude, eps;       /* hc_magnitude: the post weights' scale; hc_eps: added to each weight */
+    int64_t sinkhorn;            /* HFX_LAYOUT_HYPER_SINKHORN's hc_sinkhorn_iters */
 } hfx_decoder_hyper;
+
+/* How much a layer of HFX_ATTN_COMPRESSED compresses. */
+typedef enum {
+    HFX_KV_WINDOW,               /* the window alone ("sliding_attention") */
+    HFX_KV_HEAVY,                /* and entries of one window each ("heavily_compressed_attention") */
+    HFX_KV_SPARSE                /* and entries of a window and half the one before, picked by an indexer
+                                    ("compressed_sparse_attention") */
+} hfx_kv_compression;
+
+/* HFX_ATTN_COMPRESSED's widths (compressed.c). */
+typedef struct hfx_decoder_compressed {
+    int64_t q_lora, groups, group_rank; /* q_lora_rank; o_groups, o_lora_rank */
+    int64_t index_heads, index_dim, index_topk;
+    int64_t heavy_rate, sparse_rate;    /* compress_rates' */
+    hfx_kv_compression *kind;    /* (layers); arena-owned */
+} hfx_decoder_compressed;
 
 /* Per-layer embeddings (Gemma 4's PLE): a [vocab, layers·width] table and a projection of the
  * embeddings, both split into a [width] input per layer. */
@@ -763,6 +793,7 @@ typedef struct hfx_decoder_cfg {
                                     every layer the sizes above; arena-owned */
     hfx_decoder_ple ple;
     hfx_decoder_hyper hyper;
+    hfx_decoder_compressed compressed;
     hfx_decoder_alibi alibi;
     double value_scale;          /* the values times it as projected (1: none) */
     bool no_post_norms;          /* HFX_LAYOUT_SANDWICH_BY_CONFIG without them */

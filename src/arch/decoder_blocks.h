@@ -31,6 +31,8 @@ typedef struct layer_ctx {
     hfx_value *shortcut;        /* HFX_LAYOUT_PAIRED_SHORTCUT: the experts' output [B,S,hidden] over the pair's first
                                    sublayer, for its second */
     hfx_value *index_kept;      /* an indexer's shared layers: [B,1,S,T] bool, the keys the last full indexer picked */
+    hfx_value *ids;             /* [B,S] the input ids (HFX_ROUTER_SCORED's hashed layers route by them); NULL: embeddings
+                                   in */
     hfx_value *shift_past;      /* RWKV: the channel mix's previous input [B,1,hidden] as the time mix read it with its
                                    own; NULL: a prompt */
 } layer_ctx;
@@ -76,6 +78,14 @@ hfx_status hfx_dec_parse_indexer(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena
  * normed low-rank part). */
 hfx_value *hfx_dec_indexed_bias(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *q_resid, hfx_value *cos,
                                 hfx_value *sin, hfx_value *bias);
+/* index [B,S,T] f32 → [B,S,T] bool: each row's k largest (every key while T ≤ k), without data-dependent shapes. */
+hfx_value *hfx_dec_top_keys(hfx_graph *g, hfx_value *index, int64_t k);
+
+/* compressed.c (HFX_ATTN_COMPRESSED: DeepSeek V4) */
+hfx_status hfx_dec_parse_compressed(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
+                                    hfx_error *err);
+hfx_value *hfx_dec_compressed_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin,
+                                        hfx_value *bias);
 
 /* ffn.c */
 hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h);
@@ -121,13 +131,15 @@ hfx_status hfx_dec_parse_shared_blocks(const hfx_decoder_desc *d, hfx_cfg c, hfx
                                        hfx_error *err);
 hfx_value *hfx_dec_shared_block(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos, hfx_value *sin, hfx_value *bias);
 
-/* hyper.c: HFX_LAYOUT_HYPER's streams. parse: hc_mult, hc_magnitude, hc_eps. expand: [B,S,D] → [B,S,N,D].
- * read: the sublayer `block`'s ("attn_hc") input [B,S,D] from the streams x [B,S,N,D], and *post [B,S,N] f32, the
- * weights write adds its output to each stream by. write: x + post·y → [B,S,N,D]. head: the streams → [B,S,D]. */
+/* hyper.c: HFX_LAYOUT_HYPER's and HFX_LAYOUT_HYPER_SINKHORN's streams. parse: hc_mult, hc_magnitude, hc_eps,
+ * hc_sinkhorn_iters. expand: [B,S,D] → [B,S,N,D]. read: the sublayer `block`'s ("attn_hc") input [B,S,D] from the streams
+ * x [B,S,N,D], *post [B,S,N] f32, the weights write adds its output to each stream by, and *comb [B,S,N,N] f32 the
+ * streams' mixing matrix (NULL: HYPER's, none). write: (combᵀ·)x + post·y → [B,S,N,D]. head: the streams → [B,S,D]. */
 hfx_status hfx_dec_parse_hyper(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
 hfx_value *hfx_dec_hyper_expand(layer_ctx *c, hfx_value *x);
-hfx_value *hfx_dec_hyper_read(layer_ctx *c, int64_t i, hfx_value *x, const char *block, hfx_value **post);
-hfx_value *hfx_dec_hyper_write(layer_ctx *c, hfx_value *x, hfx_value *post, hfx_value *y);
+hfx_value *hfx_dec_hyper_read(layer_ctx *c, int64_t i, hfx_value *x, const char *block, hfx_value **post,
+                              hfx_value **comb);
+hfx_value *hfx_dec_hyper_write(layer_ctx *c, hfx_value *x, hfx_value *post, hfx_value *comb, hfx_value *y);
 hfx_value *hfx_dec_hyper_head(layer_ctx *c, hfx_value *x);
 
 /* decoder_shapes.c */

@@ -288,6 +288,66 @@ static bool derive_zamba2(hfx_cfg c, json_t *out) {
     return ok;
 }
 
+/* DeepSeek V4: layer i by compress_ratios[i] (0, 4, 128), else two heavily compressed layers, then sparse at odd i and
+ * heavy at even. */
+static const char *deepseek_v4_type(json_int_t i, hfx_cfg c) {
+    const json_t *ratios = json_object_get(c.obj, "compress_ratios");
+    if (json_is_array(ratios)) {
+        const json_t *v = json_array_get(ratios, (size_t)i);
+        json_int_t r = json_is_integer(v) ? json_integer_value(v) : -1;
+        return r == 0 ? "sliding_attention" : r == 4 ? "compressed_sparse_attention"
+               : r == 128 ? "heavily_compressed_attention" : "(a compress_ratios value not 0, 4 or 128)";
+    }
+    return i < 2 || i % 2 == 0 ? "heavily_compressed_attention" : "compressed_sparse_attention";
+}
+
+static const char *deepseek_v4_mlp(json_int_t i, hfx_cfg c) {
+    return i < int_or(c, "num_hash_layers", 3, 0, 4096) ? "hash_moe" : "moe";
+}
+
+/* DeepSeek V4's config class: its layer and MLP patterns, compress_rates from the older scalar keys, and its two
+ * rotaries: rope_parameters {main: the default at rope_theta, compress: the config's own rope (YaRN's attention_factor 1
+ * unless given) at compress_rope_theta}, both over partial_rotary_factor (else qk_rope_head_dim / head_dim, else 1/8). */
+static bool derive_deepseek_v4(hfx_cfg c, json_t *out) {
+    bool ok = derive_list(c, "layer_types", deepseek_v4_type, out) && derive_list(c, "mlp_layer_types", deepseek_v4_mlp, out);
+    if (ok && absent(c, "compress_rates") && (!absent(c, "compress_rate_csa") || !absent(c, "compress_rate_hca")))
+        ok = json_object_set_new(out, "compress_rates",
+                                 json_pack("{s:I, s:I}", "compressed_sparse_attention",
+                                           (json_int_t)int_or(c, "compress_rate_csa", 4, 1, 1 << 16),
+                                           "heavily_compressed_attention",
+                                           (json_int_t)int_or(c, "compress_rate_hca", 128, 1, 1 << 16))) == 0;
+    const json_t *rp = json_object_get(c.obj, "rope_parameters");
+    if (!ok || (json_is_object(json_object_get(rp, "main")) && json_is_object(json_object_get(rp, "compress")))) return ok;
+    const json_t *share = json_object_get(c.obj, "partial_rotary_factor");
+    double partial = json_is_number(share) ? json_number_value(share) : 0.125;
+    json_int_t rope_dims = int_or(c, "qk_rope_head_dim", 0, 1, 1 << 20), head_dim = int_or(c, "head_dim", 512, 1, 1 << 20);
+    if (!json_is_number(share) && rope_dims) partial = (double)rope_dims / (double)head_dim;
+    const json_t *flat = json_is_object(rp) ? rp : json_object_get(c.obj, "rope_scaling");
+    json_t *compress = json_is_object(flat) ? json_deep_copy(flat) : json_object();
+    if (!compress) return false;
+    json_object_del(compress, "main");
+    json_object_del(compress, "compress");
+    const json_t *legacy = json_object_get(compress, "type");
+    if (!json_object_get(compress, "rope_type"))
+        ok = json_object_set_new(compress, "rope_type", json_is_string(legacy) ? json_copy((json_t *)legacy) : json_string("default")) == 0;
+    const json_t *theta = json_object_get(c.obj, "rope_theta"), *ctheta = json_object_get(c.obj, "compress_rope_theta");
+    ok = ok && json_object_set_new(compress, "rope_theta", json_is_number(ctheta) ? json_copy((json_t *)ctheta) : json_real(160000.0)) == 0 &&
+         json_object_set_new(compress, "partial_rotary_factor", json_real(partial)) == 0;
+    const char *type = json_string_value(json_object_get(compress, "rope_type"));
+    if (ok && type && strcmp(type, "yarn") == 0 && !json_object_get(compress, "attention_factor"))
+        ok = json_object_set_new(compress, "attention_factor", json_real(1.0)) == 0;
+    json_t *main = json_is_number(theta) ? json_copy((json_t *)theta) : json_real(10000.0);
+    if (!ok || !main) {
+        json_decref(compress);
+        json_decref(main);
+        return false;
+    }
+    /* (json_pack takes its "o" references, failing or not) */
+    json_t *rope = json_pack("{s:{s:s, s:o, s:f}, s:o}", "main", "rope_type", "default", "rope_theta", main,
+                             "partial_rotary_factor", partial, "compress", compress);
+    return rope && json_object_set_new(out, "rope_parameters", rope) == 0;
+}
+
 json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     json_t *out = json_object();
     bool ok = out != NULL;
@@ -315,6 +375,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     case HFX_DERIVE_AXK1: ok = ok && derive_list(c, "mlp_layer_types", axk1_mlp, out); break;
     case HFX_DERIVE_FLINT: ok = ok && derive_flint(c, out); break;
     case HFX_DERIVE_KOLIBRI: ok = ok && derive_list(c, "layer_types", kolibri_type, out); break;
+    case HFX_DERIVE_DEEPSEEK_V4: ok = ok && derive_deepseek_v4(c, out); break;
     case HFX_DERIVE_AXK2:
         ok = ok && derive_list(c, "mlp_layer_types", axk1_mlp, out) &&
              json_object_set_new(out, "rope_interleave", json_true()) == 0;

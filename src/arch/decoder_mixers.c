@@ -334,6 +334,13 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
     if (s.kv_from != i) return l; /* it attends to an earlier layer's keys and values: it keeps nothing */
     /* an indexer's keys where the layer runs its own */
     int64_t index_dim = m->mla.index_shared && m->mla.index_shared[i] ? 0 : m->mla.index_dim;
+    if (hfx_mixer_attends(kind) && m->compressed.kind) { /* DeepSeek V4: its keys (the values too), and the compressors' raw
+                                                            projections as the values and the index keys */
+        hfx_kv_compression k = m->compressed.kind[i];
+        int64_t D = m->head_dim, values = k == HFX_KV_WINDOW ? D : k == HFX_KV_HEAVY ? 2 * D : 4 * D;
+        return (hfx_layer_cache){1, D, values, m->window[i], NULL, 0, {{0}},
+                                 k == HFX_KV_SPARSE ? 4 * m->compressed.index_dim : 0};
+    }
     if (hfx_mixer_attends(kind))
         l = m->mla.kv_lora /* MLA caches the latent and the rotary key part, one "head" each */
                 ? (hfx_layer_cache){1, m->mla.kv_lora, m->mla.qk_rope, m->window[i], NULL, 0, {{0}}, index_dim}

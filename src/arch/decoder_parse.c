@@ -402,7 +402,8 @@ static hfx_status parse_layout(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     }
     if (d->layout == HFX_LAYOUT_PARALLEL_OR_PRE) return parse_parallel_or_pre(c, m, err);
     m->hyper.streams = 0;
-    if (d->layout == HFX_LAYOUT_HYPER && (st = hfx_dec_parse_hyper(c, m, err))) return st;
+    if ((d->layout == HFX_LAYOUT_HYPER || d->layout == HFX_LAYOUT_HYPER_SINKHORN) && (st = hfx_dec_parse_hyper(c, m, err)))
+        return st;
     bool post_norms = true;
     if (d->layout == HFX_LAYOUT_SANDWICH_BY_CONFIG &&
         (st = hfx_cfg_bool_or(c, d->keys && d->keys->post_norms ? d->keys->post_norms : "use_sandwich_norm", true,
@@ -582,6 +583,7 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
                              .partial_key = partial_key, .dim_key = d->rope.dim_key,
                              .legacy_type = d->rope.names != HFX_ROPE_NAMES_CURRENT};
     if (d->attention == HFX_ATTN_LATENT && (st = hfx_dec_parse_mla(d, c, arena, m, err))) return st;
+    if (d->attention == HFX_ATTN_COMPRESSED) return hfx_dec_parse_compressed(d, c, arena, m, err); /* (its two ropes) */
     int64_t full_dim = m->head_dim, local_dim = m->head_dim; /* each type's layers' width (decoder_shapes.c) */
     for (int64_t i = m->layers - 1; i >= 0; i--) *(m->window[i] ? &local_dim : &full_dim) = hfx_dec_shape(m, i).head_dim;
     bool mla_partial = d->attention == HFX_ATTN_LATENT && d->rope.partial_rotary;
@@ -635,6 +637,7 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     bool no_dense = d->moe && d->moe->layers == HFX_MOE_EVERY_LAYER_OWN; /* every layer's MLP the experts */
     m->shape = NULL;
     m->ple = (hfx_decoder_ple){0, 0};
+    m->compressed = (hfx_decoder_compressed){0};
     m->norm = d->norm;
     if (hfx_decoder_mixers_only(d)) {
         return hfx_dec_parse_attention_free(d, c, arena, m, err);

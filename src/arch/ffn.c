@@ -21,13 +21,6 @@ static hfx_value *shared_linear_mlp(layer_ctx *c, int64_t i, hfx_value *h) {
     return hfx_dec_proj(c, a, S, H, false, hfx_dec_name(c, i, "shared_mlp", "output_linear", p, sizeof p));
 }
 
-/* softplus(a) = ln(1 + eˣ), x itself past 20 (torch's threshold) */
-static hfx_value *softplus(hfx_graph *g, hfx_value *a) {
-    hfx_value *one = hfx_const_scalar(g, a->dtype, 1.0), *big = hfx_const_scalar(g, a->dtype, 20.0);
-    hfx_value *soft = hfx_op1(g, HFX_OP_LOG, hfx_op2(g, HFX_OP_ADD, hfx_op1(g, HFX_OP_EXP, a), one));
-    return hfx_where(g, hfx_op2(g, HFX_OP_GREATER, a, big), a, soft);
-}
-
 /* xIELU (Apertus) on x, its parameters the MLP's act_fn.alpha_p, alpha_n [1] and beta, eps []:
  * x > 0: αp·x² + β·x; else (expm1(min(x, ε)) − x)·αn + β·x, αp = softplus(alpha_p),
  * αn = β + softplus(alpha_n). */
@@ -36,8 +29,8 @@ static hfx_value *xielu(layer_ctx *c, int64_t i, hfx_value *x) {
     char p[160];
     int64_t one = 1;
 #define W(leaf, rank) hfx_cast(g, hfx_weight(c->w, rank, &one, "%s", hfx_dec_name(c, i, c->n.mlp, leaf, p, sizeof p)), x->dtype)
-    hfx_value *ap = softplus(g, W("act_fn.alpha_p", 1)), *beta = W("act_fn.beta", 0), *eps = W("act_fn.eps", 0);
-    hfx_value *an = hfx_op2(g, HFX_OP_ADD, beta, softplus(g, W("act_fn.alpha_n", 1)));
+    hfx_value *ap = hfx_softplus(g, W("act_fn.alpha_p", 1)), *beta = W("act_fn.beta", 0), *eps = W("act_fn.eps", 0);
+    hfx_value *an = hfx_op2(g, HFX_OP_ADD, beta, hfx_softplus(g, W("act_fn.alpha_n", 1)));
 #undef W
     hfx_value *bx = hfx_op2(g, HFX_OP_MUL, beta, x);
     hfx_value *pos = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_MUL, ap, x), x), bx);

@@ -1,7 +1,9 @@
-/* Hyper-connections (HFX_LAYOUT_HYPER: HY V4's independent form): the residual is hc_mult streams x [B,S,N,D], the
- * embeddings copied into each. Before a sublayer, mixes computed from all streams weigh them into its input (pre), and
- * its output is added to each stream times its own weight (post); the head weighs them into one at the end. All of it
- * in f32, as transformers keeps these parameters and runs them. */
+/* Hyper-connections: the residual is hc_mult streams x [B,S,N,D], the embeddings copied into each. Before a sublayer,
+ * mixes computed from all streams weigh them into its input (pre), and its output is added to each stream times its
+ * own weight (post); the head weighs them into one at the end. HY V4's form (HFX_LAYOUT_HYPER) adds the output to the
+ * streams as they are; DeepSeek V4's (HFX_LAYOUT_HYPER_SINKHORN) to the streams mixed by a third weight, an N×N matrix
+ * Sinkhorn-Knopp's rounds make doubly stochastic, its post weights 2·σ without hc_eps. The weights in f32, as
+ * transformers keeps these parameters and computes them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +16,10 @@ hfx_status hfx_dec_parse_hyper(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
         (st = hfx_cfg_num_or(c, "hc_magnitude", 2.0, &m->hyper.magnitude, err)) ||
         (st = hfx_cfg_num_or(c, "hc_eps", 1e-6, &m->hyper.eps, err)))
         return st;
-    return HFX_OK;
+    m->hyper.sinkhorn = 0;
+    if (m->layout != HFX_LAYOUT_HYPER_SINKHORN) return HFX_OK;
+    m->hyper.magnitude = 2.0; /* (its post weights' fixed scale: no hc_magnitude read) */
+    return hfx_cfg_int_in_or(c, "hc_sinkhorn_iters", 20, 1, 1000, &m->hyper.sinkhorn, err);
 }
 
 /* [B,S,D] → [B,S,N,D]: the stream copied N times (the expand's target read at run time for the torch formats). */
@@ -27,11 +32,11 @@ hfx_value *hfx_dec_hyper_expand(layer_ctx *c, hfx_value *x) {
                       (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(N), x->dims[2]});
 }
 
-/* σ(mixes·scale + base) + hc_eps, times magnitude (the weights of one kind: [B,S,N] f32). */
+/* σ(mixes·scale + base) times magnitude, + eps (the weights of one kind: [B,S,N] f32). */
 static hfx_value *gates(hfx_graph *g, hfx_value *mixes, hfx_value *scale, hfx_value *base, double magnitude, double eps) {
     hfx_value *s = hfx_op1(g, HFX_OP_SIGMOID, hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, mixes, scale), base));
     if (magnitude != 1.0) s = hfx_op2(g, HFX_OP_MUL, s, hfx_const_f32(g, (float)magnitude));
-    return hfx_op2(g, HFX_OP_ADD, s, hfx_const_f32(g, (float)eps));
+    return eps != 0 ? hfx_op2(g, HFX_OP_ADD, s, hfx_const_f32(g, (float)eps)) : s;
 }
 
 /* The streams' mixes: x [B,S,N,D] → fn(flat x) · rsqrt(mean(flat x²) + ε) [B,S,rows] f32, ε the model's norm epsilon
@@ -53,27 +58,57 @@ static hfx_value *weighed(layer_ctx *c, hfx_value *pre, hfx_value *xf, hfx_dtype
     return hfx_cast(c->g, hfx_reshape(c->g, sum, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(c->m->hidden)}), dtype);
 }
 
-hfx_value *hfx_dec_hyper_read(layer_ctx *c, int64_t i, hfx_value *x, const char *block, hfx_value **post) {
+/* m / (Σ of m over `axis` + ε): one of Sinkhorn-Knopp's normalisations of m [B,S,N,N] (axis 3: rows, 2: columns). */
+static hfx_value *normalised(hfx_graph *g, hfx_value *m, int64_t axis, float eps) {
+    hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, m, 1, &axis);
+    return hfx_op2(g, HFX_OP_DIV, m, hfx_op2(g, HFX_OP_ADD, sum, hfx_const_f32(g, eps)));
+}
+
+/* The streams' mixing matrix [B,S,N,N] f32 from its mixes [B,S,N·N]: softmax(mixes·scale + base) over each row,
+ * + hc_eps, its columns normalised, then hc_sinkhorn_iters − 1 rounds of rows then columns. */
+static hfx_value *sinkhorn(layer_ctx *c, hfx_value *mix, hfx_value *scale, hfx_value *base) {
     hfx_graph *g = c->g;
-    int64_t N = c->m->hyper.streams, two = 2;
+    int64_t N = c->m->hyper.streams;
+    float eps = (float)c->m->hyper.eps;
+    hfx_value *m = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, mix, scale), base);
+    m = hfx_reshape(g, m, 4, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(N), hfx_dim_const(N)});
+    m = hfx_op2(g, HFX_OP_ADD, hfx_softmax(g, m, -1), hfx_const_f32(g, eps));
+    m = normalised(g, m, 2, eps);
+    for (int64_t r = 1; r < c->m->hyper.sinkhorn; r++) m = normalised(g, normalised(g, m, 3, eps), 2, eps);
+    return m;
+}
+
+hfx_value *hfx_dec_hyper_read(layer_ctx *c, int64_t i, hfx_value *x, const char *block, hfx_value **post,
+                              hfx_value **comb) {
+    hfx_graph *g = c->g;
+    bool mixed = c->m->layout == HFX_LAYOUT_HYPER_SINKHORN;
+    int64_t N = c->m->hyper.streams, rows = mixed ? (2 + N) * N : 2 * N, parts = mixed ? 3 : 2;
     char p[192], fn[224];
     hfx_dec_name(c, i, NULL, block, p, sizeof p);
     snprintf(fn, sizeof fn, "%s.fn", p);
     hfx_value *xf = hfx_cast(g, x, HFX_DTYPE_F32);
-    hfx_value *mix = mixes(c, xf, 2 * N, fn); /* [B,S,2N]: pre's, then post's */
-    hfx_value *base = hfx_weight(c->w, 1, (int64_t[]){2 * N}, "%s.base", p);
-    hfx_value *scale = hfx_weight(c->w, 1, &two, "%s.scale", p);
+    hfx_value *mix = mixes(c, xf, rows, fn); /* [B,S,rows]: pre's, post's (then the matrix's) */
+    hfx_value *base = hfx_weight(c->w, 1, &rows, "%s.base", p);
+    hfx_value *scale = hfx_weight(c->w, 1, &parts, "%s.scale", p);
 #define F32(v) hfx_cast(g, v, HFX_DTYPE_F32)
     hfx_value *pre = gates(g, hfx_slice(g, mix, 2, 0, N), F32(hfx_const_slice(g, scale, 0, 0, 1)),
                            F32(hfx_const_slice(g, base, 0, 0, N)), 1.0, c->m->hyper.eps);
     *post = gates(g, hfx_slice(g, mix, 2, N, 2 * N), F32(hfx_const_slice(g, scale, 0, 1, 1)),
-                  F32(hfx_const_slice(g, base, 0, N, N)), c->m->hyper.magnitude, c->m->hyper.eps);
+                  F32(hfx_const_slice(g, base, 0, N, N)), c->m->hyper.magnitude, mixed ? 0.0 : c->m->hyper.eps);
+    *comb = mixed ? sinkhorn(c, hfx_slice(g, mix, 2, 2 * N, rows), F32(hfx_const_slice(g, scale, 0, 2, 1)),
+                             F32(hfx_const_slice(g, base, 0, 2 * N, N * N)))
+                  : NULL;
 #undef F32
     return weighed(c, pre, xf, x->dtype);
 }
 
-hfx_value *hfx_dec_hyper_write(layer_ctx *c, hfx_value *x, hfx_value *post, hfx_value *y) {
+hfx_value *hfx_dec_hyper_write(layer_ctx *c, hfx_value *x, hfx_value *post, hfx_value *comb, hfx_value *y) {
     hfx_graph *g = c->g;
+    if (comb) { /* in the streams' dtype, as transformers mixes them: post·y + combᵀ·x */
+        hfx_value *spread = hfx_op2(g, HFX_OP_MUL, hfx_unsqueeze(g, hfx_cast(g, post, x->dtype), -1), hfx_unsqueeze(g, y, 2));
+        hfx_value *ct = hfx_transpose(g, hfx_cast(g, comb, x->dtype), 4, (int64_t[]){0, 1, 3, 2});
+        return hfx_op2(g, HFX_OP_ADD, spread, hfx_op2(g, HFX_OP_MATMUL, ct, x));
+    }
     hfx_value *spread = hfx_op2(g, HFX_OP_MUL, hfx_unsqueeze(g, post, -1),
                                 hfx_unsqueeze(g, hfx_cast(g, y, HFX_DTYPE_F32), 2)); /* [B,S,N,D] */
     return hfx_cast(g, hfx_op2(g, HFX_OP_ADD, spread, hfx_cast(g, x, HFX_DTYPE_F32)), x->dtype);

@@ -148,8 +148,7 @@ static hfx_value *rotated(layer_ctx *c, hfx_value *x, hfx_value *cos, hfx_value 
     return hfx_concat(g, 2, parts, -1);
 }
 
-/* index [B,S,T] f32 → [B,S,T] bool: the index_topk largest of each row (every key while T ≤ index_topk). */
-static hfx_value *top_keys(hfx_graph *g, hfx_value *index, int64_t K) {
+hfx_value *hfx_dec_top_keys(hfx_graph *g, hfx_value *index, int64_t K) {
     hfx_value *k = hfx_const_i64(g, K);
     hfx_value *cols[2] = {index, filled(g, index, hfx_dim_const(K), k, -INFINITY)};
     hfx_value *padded = hfx_concat(g, 2, cols, 2); /* [B,S,T+K] */
@@ -194,6 +193,6 @@ hfx_value *hfx_dec_indexed_bias(layer_ctx *c, int64_t i, hfx_value *h, hfx_value
     hfx_dim T = k->dims[2];
     index = hfx_reshape(g, index, 3, (hfx_dim[]){c->batch, c->seq, T});
     index = hfx_op2(g, HFX_OP_ADD, index, hfx_reshape(g, bias, 3, (hfx_dim[]){c->batch, c->seq, T}));
-    hfx_value *kept = c->index_kept = hfx_unsqueeze(g, top_keys(g, index, m->mla.index_topk), 1); /* [B,1,S,T] */
+    hfx_value *kept = c->index_kept = hfx_unsqueeze(g, hfx_dec_top_keys(g, index, m->mla.index_topk), 1); /* [B,1,S,T] */
     return hfx_where(g, kept, bias, hfx_const_f32(g, -FLT_MAX));
 }

@@ -113,6 +113,15 @@ const hfx_moe_desc hfx_moe_glm_moe_dsa = {
 const hfx_moe_desc hfx_moe_hy_v4 = {
     V3_BY_LAYER_TYPES, .first_dense = 1, .defaults = {1, 1, 2.827, 10.0},
     .clamp_key = "swiglu_limit"};
+/* DeepSeek V4: scoring_func's scores (√softplus by default) + the correction bias chosen, or (mlp_layer_types'
+ * "hash_moe") each token id's experts from gate.tid2eid, × 1.5; experts in every layer, theirs and the shared MLP's gate
+ * and up clamped at swiglu_limit (10). transformers saves its experts as the checkpoints have them, per expert under
+ * ffn (w1/w3/w2, the router's bias gate.bias); the model's fused ones under mlp are read too. */
+const hfx_moe_desc hfx_moe_deepseek_v4 = {
+    .router = HFX_ROUTER_SCORED, .experts = HFX_EXPERTS_W123, .shared = HFX_SHARED_CLAMPED,
+    .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_RENORM, .experts_key = "n_routed_experts",
+    .experts_alt_key = "num_local_experts", .defaults = {1, 1, 1.5, 10.0}, .clamp_key = "swiglu_limit", .block = "ffn",
+    .correction_bias = "gate.bias"};
 /* Kimi-Linear: V3's router (one group by default, x 2.446) and shared experts over num_local_experts (w1/w3/w2 as
  * saved), the sparse layers by mlp_layer_types (absent: after first_k_dense_replace, 1) */
 const hfx_moe_desc hfx_moe_kimi = {
@@ -247,13 +256,13 @@ const hfx_moe_desc hfx_moe_gpt_oss = {
 static bool grouped_router(const hfx_moe_desc *l) {
     return l->router == HFX_ROUTER_GROUPED_SOFTMAX || l->router == HFX_ROUTER_GROUPED_SIGMOID ||
            l->router == HFX_ROUTER_GROUPED_SIGMOID_ZERO_FILL || l->router == HFX_ROUTER_SOFTMAX_CORRECTED ||
-           l->router == HFX_ROUTER_GROUPED_SOFTMAX_TOP2;
+           l->router == HFX_ROUTER_GROUPED_SOFTMAX_TOP2 || l->router == HFX_ROUTER_SCORED;
 }
 
-/* A router whose scores are corrected by a bias for the choice alone (V3's, ERNIE's). */
+/* A router whose scores are corrected by a bias for the choice alone (V3's, ERNIE's, V4's). */
 static bool corrected_router(const hfx_moe_desc *l) {
     return l->router == HFX_ROUTER_GROUPED_SIGMOID || l->router == HFX_ROUTER_GROUPED_SIGMOID_ZERO_FILL ||
-           l->router == HFX_ROUTER_SOFTMAX_CORRECTED;
+           l->router == HFX_ROUTER_SOFTMAX_CORRECTED || l->router == HFX_ROUTER_SCORED;
 }
 
 /* A grouped router that ranks groups by their two best scores and weighs the chosen experts by their plain scores
@@ -285,6 +294,7 @@ static hfx_status parse_deepseek_router(const hfx_decoder_desc *d, hfx_cfg c, hf
                         m->moe.routed_scale);
     for (int64_t i = 0; i < first_dense; i++) m->sparse[i] = false;
     if (l->shared == HFX_SHARED_PLAIN) m->moe.shared_intermediate = m->moe.moe_intermediate * shared;
+    if (l->router == HFX_ROUTER_SCORED) return HFX_OK; /* (no groups) */
     bool v3 = ranks_by_top2(d->moe), grouped = v3;
     if (!v3) { /* V2: the router never renormalises; topk_method picks the grouping */
         const char *method;
@@ -441,6 +451,35 @@ static hfx_status parse_shared_combination(const hfx_moe_desc *l, hfx_cfg c, hfx
     return HFX_OK;
 }
 
+/* HFX_ROUTER_SCORED's scoring_func, and its layers routed by token id: mlp_layer_types' "hash_moe" ("moe" the others). */
+static hfx_status parse_scored(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
+    static const char *const scores[] = {[HFX_SCORE_SQRT_SOFTPLUS] = "sqrtsoftplus", [HFX_SCORE_SOFTMAX] = "softmax",
+                                         [HFX_SCORE_SIGMOID] = "sigmoid"};
+    const char *fn;
+    hfx_status st = hfx_cfg_str_or(c, "scoring_func", "sqrtsoftplus", &fn, err);
+    if (st) return st;
+    int k = 0;
+    while (k < 3 && strcmp(fn, scores[k]) != 0) k++;
+    if (k == 3)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: scoring_func '%s' is not supported (sqrtsoftplus, softmax, sigmoid)",
+                        c.where, fn);
+    m->moe.score = (hfx_moe_score)k;
+    if (!(m->moe.hashed = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->moe.hashed)))
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    const json_t *types = json_object_get(c.obj, "mlp_layer_types");
+    if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'mlp_layer_types' must be a list of num_hidden_layers (%lld) "
+                                              "strings", c.where, (long long)m->layers);
+    for (int64_t i = 0; i < m->layers; i++) {
+        const char *t = json_string_value(json_array_get(types, (size_t)i));
+        if (!t || (strcmp(t, "hash_moe") != 0 && strcmp(t, "moe") != 0))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_layer_types[%lld] = '%s' (supported: hash_moe, moe)", c.where,
+                            (long long)i, t ? t : "(not a string)");
+        m->moe.hashed[i] = strcmp(t, "hash_moe") == 0;
+    }
+    return HFX_OK;
+}
+
 /* A router's own switches: sparsemixer's jitter (and its fixed top 2), a correction bias the config turns off. */
 static hfx_status parse_router_options(const hfx_moe_desc *l, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
@@ -543,6 +582,8 @@ hfx_status hfx_dec_parse_moe(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *ar
     if (l->layers == HFX_MOE_BY_INDEX_RANGE && (st = parse_layer_range(c, m, err))) return st;
     if (l->layers == HFX_MOE_LIST_OR_STEP && (st = parse_moe_layers(c, m, err))) return st;
     if ((st = parse_counted_layers(l, c, m, err)) || (st = parse_router_options(l, c, m, err))) return st;
+    m->moe.hashed = NULL;
+    if (l->router == HFX_ROUTER_SCORED && (st = parse_scored(c, arena, m, err))) return st;
     const json_t *dense = json_object_get(c.obj, "mlp_only_layers");
     if (by_step && dense && !json_is_null(dense)) return mark_listed_layers(c, dense, "mlp_only_layers", false, m, err);
     return HFX_OK;
@@ -596,15 +637,19 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     hfx_graph *g = c->g;
     hfx_moe_router kind = c->d->moe->router;
     bool v3 = ranks_by_top2(c->d->moe);
-    bool sigmoid = kind == HFX_ROUTER_GROUPED_SIGMOID || kind == HFX_ROUTER_GROUPED_SIGMOID_ZERO_FILL;
-    bool corrected = corrected_router(c->d->moe) && !m->moe.uncorrected;
+    bool scored = kind == HFX_ROUTER_SCORED, hashed = scored && m->moe.hashed[i];
+    bool sigmoid = kind == HFX_ROUTER_GROUPED_SIGMOID || kind == HFX_ROUTER_GROUPED_SIGMOID_ZERO_FILL ||
+                   (scored && m->moe.score == HFX_SCORE_SIGMOID);
+    bool corrected = corrected_router(c->d->moe) && !m->moe.uncorrected && !hashed;
     /* (the zero-compute experts are scored and picked as the others) */
     int64_t E = m->moe.experts + m->moe.zero, K = m->moe.top_k, G = m->moe.groups, per = E / G, axis = -1;
     char p[192];
     const char *router_name = c->d->moe->router_name ? c->d->moe->router_name : "gate.weight";
     hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, m->hidden}, "%s", hfx_dec_name(c, i, block, router_name, p, sizeof p));
     hfx_value *logits = hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32); /* [B,S,E] */
-    hfx_value *scores = sigmoid ? hfx_op1(g, HFX_OP_SIGMOID, logits) : hfx_softmax(g, logits, -1);
+    hfx_value *scores = sigmoid ? hfx_op1(g, HFX_OP_SIGMOID, logits)
+                        : scored && m->moe.score == HFX_SCORE_SQRT_SOFTPLUS ? hfx_op1(g, HFX_OP_SQRT, hfx_softplus(g, logits))
+                                                                             : hfx_softmax(g, logits, -1);
     hfx_value *choice = scores;
     if (corrected) {
         const char *bias = c->d->moe->correction_bias; /* as checkpoints name it, else as transformers' module does */
@@ -642,9 +687,16 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
         choice = hfx_reshape(g, hfx_where(g, keep, gs, fill), 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(E)});
     }
     hfx_value *vals, *idx;
-    hfx_top_k(g, choice, K, &vals, &idx);                                /* [B,S,K] */
+    if (hashed && c->ids) /* each token id's experts, as the table says (hfx_weight_indices checked each < E) */
+        idx = hfx_gather(g, hfx_weight_indices(c->w, E, 2, (int64_t[]){m->vocab, K}, "%s",
+                                               hfx_dec_name(c, i, block, "gate.tid2eid", p, sizeof p)), c->ids, 0);
+    else if (hashed)
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: layer %lld routes by token id (hash_moe): it needs input_ids, not "
+                                               "embeddings", c->d->architecture, (long long)i);
+    if (!hashed) hfx_top_k(g, choice, K, &vals, &idx);                  /* [B,S,K] */
+    if (hashed && !c->ids) return;
     hfx_value *onehot = hfx_one_hot(g, idx, E, HFX_DTYPE_F32);           /* [B,S,K,E] */
-    hfx_value *w = picked(c, onehot, v3 ? scores : choice);              /* [B,S,K] */
+    hfx_value *w = picked(c, onehot, v3 ? scores : choice);              /* [B,S,K] (V4's: v3) */
     if (m->moe.norm_topk)
         w = hfx_op2(g, HFX_OP_DIV, w, hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis),
                                               hfx_const_f32(g, c->d->moe->renorm_eps > 0 ? (float)c->d->moe->renorm_eps
@@ -1053,7 +1105,8 @@ static hfx_value *llama4_experts(layer_ctx *c, int64_t i, hfx_value *h) {
     return hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, y, 1, &k_axis), 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(H)});
 }
 
-/* A gated MLP beside the experts: <mlp>.<name>.{gate,up,down}_proj of width S. */
+/* A gated MLP beside the experts: <mlp>.<name>.{gate,up,down}_proj of width S, its gate and up clamped as the experts'
+ * where the lineage says (HFX_SHARED_CLAMPED). */
 static hfx_value *shared_mlp(layer_ctx *c, int64_t i, hfx_value *h, const char *name, int64_t S, bool bias) {
     const hfx_decoder_cfg *m = c->m;
     int64_t H = m->hidden;
@@ -1061,6 +1114,7 @@ static hfx_value *shared_mlp(layer_ctx *c, int64_t i, hfx_value *h, const char *
 #define P(proj) (snprintf(leaf, sizeof leaf, "%s.%s", name, proj), hfx_dec_name(c, i, c->n.mlp, leaf, p, sizeof p))
     hfx_value *gate = hfx_dec_proj(c, h, H, S, bias, P("gate_proj"));
     hfx_value *up = hfx_dec_proj(c, h, H, S, bias, P("up_proj"));
+    if (c->d->moe->shared == HFX_SHARED_CLAMPED) clamp_gate_up(c, &gate, &up);
     hfx_value *a = hfx_op2(c->g, HFX_OP_MUL, hfx_activate(c->g, m->act, gate), up);
     return hfx_dec_proj(c, a, S, H, bias, P("down_proj"));
 #undef P
@@ -1083,6 +1137,7 @@ hfx_value *hfx_dec_moe(layer_ctx *c, int64_t i, hfx_value *h) {
         break;
     case HFX_SHARED_MLP_FULL: shared = shared_mlp(c, i, h, "shared_mlp", m->intermediate, m->bias.mlp); break;
     case HFX_SHARED_EXPERT: shared = shared_mlp(c, i, h, "shared_expert", m->moe.moe_intermediate, false); break;
+    case HFX_SHARED_CLAMPED: shared = shared_mlp(c, i, h, "shared_experts", m->moe.moe_intermediate, m->bias.mlp); break;
     case HFX_SHARED_SIZED:
         shared = shared_mlp(c, i, h, l->shared_name ? l->shared_name : "shared_expert", m->moe.shared_intermediate, false);
         break;

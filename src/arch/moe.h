@@ -28,6 +28,9 @@ typedef enum {
     HFX_ROUTER_LOGITS_CORRECTED, /* the k largest logits + e_score_correction_bias (f32) chosen, each weighed by its
                                     logit's sigmoid, renormalised as norm_topk_prob says (Kolibri-1) */
     HFX_ROUTER_SIGMOID,       /* sigmoid scores (the k largest logits'), renormalised as norm_topk_prob says (Flint) */
+    HFX_ROUTER_SCORED,        /* scoring_func's scores (hfx_moe_score) + e_score_correction_bias chosen, or on the layers
+                                 mlp_layer_types calls "hash_moe" the experts gate.tid2eid [vocab, k] gives each token id;
+                                 the chosen scores renormalised (+1e-20), × routed_scaling_factor (DeepSeek V4) */
     HFX_ROUTER_SOFTMAX_SCALED /* its input normed without a weight, times router.scale / √hidden; softmax top-k
                                  renormalised, each weight times its expert's per_expert_scale (Gemma 4) */
 } hfx_moe_router;
@@ -50,6 +53,13 @@ typedef enum {
                                 a·w2) each [E·I, H], the router <mlp>.router.layer (DBRX) */
 } hfx_moe_experts;
 
+/* HFX_ROUTER_SCORED's scores of the router's logits, by scoring_func. */
+typedef enum {
+    HFX_SCORE_SQRT_SOFTPLUS,     /* "sqrtsoftplus": √softplus(logit) */
+    HFX_SCORE_SOFTMAX,           /* "softmax" over the experts */
+    HFX_SCORE_SIGMOID            /* "sigmoid" */
+} hfx_moe_score;
+
 /* What runs beside the routed experts, its output added to theirs. */
 typedef enum {
     HFX_SHARED_NONE,
@@ -62,6 +72,8 @@ typedef enum {
     HFX_SHARED_EXPERT,   /* <mlp>.shared_expert: a gated MLP of the experts' width, ungated (Llama 4) */
     HFX_SHARED_SIZED,    /* <mlp>.shared_expert: a gated MLP of shared_expert_intermediate_size, its output added
                             ungated (Flint) */
+    HFX_SHARED_CLAMPED,  /* <mlp>.shared_experts: a gated MLP of the experts' width, its gate and up clamped as theirs
+                            (clamp_key) (DeepSeek V4) */
     HFX_SHARED_UP_DOWN   /* <mlp>.shared_experts: up_proj/down_proj of moe_shared_expert_intermediate_size, no gate,
                             biased as the MLPs are (Nemotron-H) */
 } hfx_moe_shared;
@@ -154,6 +166,6 @@ extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,
-    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h, hfx_moe_longcat, hfx_moe_deepseek_v32, hfx_moe_kimi, hfx_moe_bailing_hybrid, hfx_moe_hy_v4, hfx_moe_glm_moe_dsa, hfx_moe_axk1, hfx_moe_axk2, hfx_moe_flint, hfx_moe_kolibri;
+    hfx_moe_mistral4, hfx_moe_jamba, hfx_moe_phimoe, hfx_moe_dbrx, hfx_moe_cohere2, hfx_moe_mimo_v2, hfx_moe_jetmoe, hfx_moe_nemotron_h, hfx_moe_longcat, hfx_moe_deepseek_v32, hfx_moe_kimi, hfx_moe_bailing_hybrid, hfx_moe_hy_v4, hfx_moe_glm_moe_dsa, hfx_moe_axk1, hfx_moe_axk2, hfx_moe_flint, hfx_moe_kolibri, hfx_moe_deepseek_v4;
 
 #endif

@@ -92,6 +92,12 @@ hfx_value *hfx_rms_plain(hfx_graph *g, hfx_value *x, double eps) {
     return hfx_cast(g, hfx_op2(g, HFX_OP_MUL, f, hfx_rms_factor(g, f, eps)), x->dtype);
 }
 
+hfx_value *hfx_softplus(hfx_graph *g, hfx_value *x) {
+    hfx_value *one = hfx_const_scalar(g, x->dtype, 1.0), *big = hfx_const_scalar(g, x->dtype, 20.0);
+    hfx_value *soft = hfx_op1(g, HFX_OP_LOG, hfx_op2(g, HFX_OP_ADD, hfx_op1(g, HFX_OP_EXP, x), one));
+    return hfx_where(g, hfx_op2(g, HFX_OP_GREATER, x, big), x, soft);
+}
+
 hfx_value *hfx_one_hot(hfx_graph *g, hfx_value *idx, int64_t n, hfx_dtype dtype) {
     hfx_value *ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, n), hfx_const_i64(g, 1), hfx_dim_const(n));
     return hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, idx, -1), ids), dtype);

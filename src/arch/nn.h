@@ -37,6 +37,9 @@ hfx_value *hfx_rms_plain(hfx_graph *g, hfx_value *x, double eps);
  * it). */
 hfx_value *hfx_rms_factor(hfx_graph *g, hfx_value *x, double eps);
 
+/* softplus as torch computes it: ln(1 + eˣ), x itself above 20 (its threshold). */
+hfx_value *hfx_softplus(hfx_graph *g, hfx_value *x);
+
 /* [..., n] of `dtype`: 1 where the last axis' index equals idx [...] (i64), 0 elsewhere (a pick by one-hot products or
  * sums: exact, the others weigh 0). */
 hfx_value *hfx_one_hot(hfx_graph *g, hfx_value *idx, int64_t n, hfx_dtype dtype);

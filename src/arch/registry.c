@@ -668,6 +668,36 @@ static const hfx_decoder_desc HYV4ForCausalLM_desc = {
     .latent = {.keys = HFX_MLA_KEYS_INDEXED_ROTARY_LAST, .gate = HFX_MLA_GATE_ELEMENTWISE, .sinks = HFX_MLA_SINKS_LEARNED},
     .moe = &hfx_moe_hy_v4, .defaults.eps = 1e-5, .unused_stack = "model.mtp_layers", .ignored_keys = hy_v4_ignores,
     .output_class = "MoeCausalLMOutputWithPast"};
+/* DeepSeek V4: hyper-connections whose residual a Sinkhorn-Knopp matrix mixes; compressed attention (compressed.c): one
+ * key head that is also the value, sinks, a window in every layer and, in the compressed ones, the pooled entries
+ * (HCA's; CSA's with its indexer); experts in every layer, routed by √softplus scores or, in the first layers, by token
+ * id, theirs and the shared MLP's gate and up clamped. Its linears unbiased but the shared MLP's (mlp_bias). */
+static const hfx_weight_rename deepseek_v4_stored[] = {
+    {".self_attn.q_a_proj.", ".attn.wq_a."}, {".self_attn.q_a_norm.", ".attn.q_norm."},
+    {".self_attn.q_b_proj.", ".attn.wq_b."}, {".self_attn.kv_proj.", ".attn.wkv."}, {".self_attn.kv_norm.", ".attn.norm."},
+    {".self_attn.o_a_proj.", ".attn.wo_a."}, {".self_attn.o_b_proj.", ".attn.wo_b."}, {".self_attn.sinks", ".attn.attn_sink"},
+    {".self_attn.compressor.position_bias", ".attn.compressor.ape"},
+    {".self_attn.compressor.kv_proj.", ".attn.compressor.wkv."},
+    {".self_attn.compressor.gate_proj.", ".attn.compressor.wgate."},
+    {".self_attn.compressor.kv_norm.", ".attn.compressor.norm."},
+    {".self_attn.compressor.indexer.position_bias", ".attn.indexer.compressor.ape"},
+    {".self_attn.compressor.indexer.kv_proj.", ".attn.indexer.compressor.wkv."},
+    {".self_attn.compressor.indexer.gate_proj.", ".attn.indexer.compressor.wgate."},
+    {".self_attn.compressor.indexer.kv_norm.", ".attn.indexer.compressor.norm."},
+    {".self_attn.compressor.indexer.q_b_proj.", ".attn.indexer.wq_b."},
+    {".self_attn.compressor.indexer.scorer.weights_proj.", ".attn.indexer.weights_proj."},
+    {".input_layernorm.", ".attn_norm."}, {".post_attention_layernorm.", ".ffn_norm."},
+    {".attn_hc.", ".hc_attn_"}, {".ffn_hc.", ".hc_ffn_"},
+    {".mlp.shared_experts.gate_proj.", ".ffn.shared_experts.w1."}, {".mlp.shared_experts.up_proj.", ".ffn.shared_experts.w3."},
+    {".mlp.shared_experts.down_proj.", ".ffn.shared_experts.w2."}, {"lm_head.", "head."}, {NULL, NULL}};
+static const hfx_decoder_names deepseek_v4_names = {.stored = deepseek_v4_stored};
+static const char *const deepseek_v4_ignores[] = {"num_key_value_heads", "attention_bias", NULL};
+static const hfx_decoder_desc DeepseekV4ForCausalLM_desc = {
+    "DeepseekV4ForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_RMS_F32, .layout = HFX_LAYOUT_HYPER_SINKHORN,
+    .attention = HFX_ATTN_COMPRESSED, .sliding = HFX_SLIDING_ALL, .defaults = {.window = 128, .kv_heads = 1},
+    .bias = {.rule = HFX_BIAS_NONE, .mlp = HFX_MLP_BIAS_FROM_CONFIG}, .moe = &hfx_moe_deepseek_v4,
+    .derive = HFX_DERIVE_DEEPSEEK_V4, .unused_stack = "mtp", .names = &deepseek_v4_names, .ignored_keys = deepseek_v4_ignores,
+    .output_class = "MoeCausalLMOutputWithPast"};
 /* GLM-4.7-Flash: V3's latent attention and experts, the sparse layers by mlp_layer_types (its config never reads
  * first_k_dense_replace) */
 static const char *const glm4_lite_ignores[] = {"first_k_dense_replace", NULL};
@@ -1026,6 +1056,7 @@ static const struct entry {
     {"LongcatFlashForCausalLM", &hfx_decoder_family, &LongcatFlashForCausalLM_desc},
     {"DeepseekV32ForCausalLM", &hfx_decoder_family, &DeepseekV32ForCausalLM_desc},
     {"HYV4ForCausalLM", &hfx_decoder_family, &HYV4ForCausalLM_desc},
+    {"DeepseekV4ForCausalLM", &hfx_decoder_family, &DeepseekV4ForCausalLM_desc},
     {"GlmMoeDsaForCausalLM", &hfx_decoder_family, &GlmMoeDsaForCausalLM_desc},
     {"AXK1ForCausalLM", &hfx_decoder_family, &AXK1ForCausalLM_desc},
     {"AXK2ForCausalLM", &hfx_decoder_family, &AXK2ForCausalLM_desc},

@@ -415,6 +415,20 @@ void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, 
     *sin = hfx_unsqueeze(g, hfx_cast(g, s, dt), 1);
 }
 
+bool hfx_rope_same(const hfx_rope *a, const hfx_rope *b) {
+    if (a->type != b->type || a->theta != b->theta || a->factor != b->factor || a->dim != b->dim ||
+        a->attention_scaling != b->attention_scaling || a->interleaved != b->interleaved || a->turning != b->turning ||
+        a->switch_len != b->switch_len || a->mscale_long != b->mscale_long)
+        return false;
+    if (!a->inv_freq != !b->inv_freq || !a->inv_freq_long != !b->inv_freq_long ||
+        memcmp(a->mrope_section, b->mrope_section, sizeof a->mrope_section))
+        return false;
+    for (int64_t k = 0; k < a->dim / 2; k++) /* (the frequencies YaRN, longrope and the others compute) */
+        if ((a->inv_freq && a->inv_freq[k] != b->inv_freq[k]) || (a->inv_freq_long && a->inv_freq_long[k] != b->inv_freq_long[k]))
+            return false;
+    return true;
+}
+
 hfx_value *hfx_rope_apply(hfx_graph *g, hfx_value *x, hfx_value *cos, hfx_value *sin, bool interleaved) {
     int64_t d = x->dims[x->rank - 1].c, rd = cos->dims[cos->rank - 1].c;
     if (rd < d) { /* partial rotary: rotate the first rd dims, pass the rest */

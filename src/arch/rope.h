@@ -72,6 +72,9 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
  * the rotated dims' half. */
 hfx_status hfx_rope_parse_mrope(hfx_cfg c, hfx_rope *r, hfx_error *err);
 
+/* Whether a and b give the same tables (their type, base, scaling and dims). */
+bool hfx_rope_same(const hfx_rope *a, const hfx_rope *b);
+
 /* 1 / theta^(2i/dim) for i < dim/2, in float32 as transformers computes the default frequencies. */
 void hfx_rope_default_inv_freq(double theta, int64_t dim, float *inv);
 

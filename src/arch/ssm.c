@@ -336,12 +336,6 @@ static hfx_value *scale_sections(hfx_graph *g, const hfx_mamba2_cfg *m, hfx_valu
     return op(g, HFX_OP_MUL, zx, mult);
 }
 
-/* softplus as torch computes it (threshold 20: x itself above). */
-static hfx_value *softplus(hfx_graph *g, hfx_value *x) {
-    hfx_value *soft = hfx_op1(g, HFX_OP_LOG, op(g, HFX_OP_ADD, f32(g, 1.0), hfx_op1(g, HFX_OP_EXP, x)));
-    return hfx_where(g, op(g, HFX_OP_GREATER, x, f32(g, 20.0)), x, soft);
-}
-
 /* The [S,S] masks over a call's positions t (rows) and s (columns), S being x's last axis. */
 typedef struct triangle {
     hfx_value *incl;   /* t ≥ s */
@@ -455,7 +449,7 @@ hfx_value *hfx_mamba1_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba1_cfg *
                                  hfx_weight(w, 2, (int64_t[]){I, R}, "%s.dt_proj.weight", prefix), NULL);
     step = hfx_transpose(g, hfx_cast(g, step, HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}); /* [B,I,S] */
     hfx_value *bias = hfx_cast(g, hfx_weight(w, 1, &I, "%s.dt_proj.bias", prefix), HFX_DTYPE_F32);
-    step = softplus(g, op(g, HFX_OP_ADD, step, hfx_unsqueeze(g, bias, -1)));
+    step = hfx_softplus(g, op(g, HFX_OP_ADD, step, hfx_unsqueeze(g, bias, -1)));
     /* B and C [B,S,N] → [B,1,N,S] (shared by the channels); A [I,N] → [I,N,1,1] */
     hfx_value *Bm = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, dt_bc_norm(g, w, m, prefix, "b_layernorm", hfx_slice(g, tbc, 2, R, R + N)),
                                                                HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}), 1);
@@ -532,7 +526,7 @@ hfx_value *hfx_mamba2_mixer(hfx_graph *g, hfx_weights *w, const hfx_mamba2_cfg *
     hfx_value *Bh = per_head(g, m, hfx_slice(g, xbc, 2, I, I + GN));
     hfx_value *Ch = per_head(g, m, hfx_slice(g, xbc, 2, I + GN, CD));
     hfx_value *dt_bias = hfx_cast(g, hfx_weight(w, 1, &NH, "%s.dt_bias", prefix), HFX_DTYPE_F32);
-    hfx_value *step = softplus(g, op(g, HFX_OP_ADD, hfx_cast(g, dt_raw, HFX_DTYPE_F32), dt_bias));
+    hfx_value *step = hfx_softplus(g, op(g, HFX_OP_ADD, hfx_cast(g, dt_raw, HFX_DTYPE_F32), dt_bias));
     if (m->dt_min > 0) step = op(g, HFX_OP_MAX, step, f32(g, m->dt_min));
     if (isfinite(m->dt_max)) step = op(g, HFX_OP_MIN, step, f32(g, m->dt_max));
     step = hfx_transpose(g, step, 3, (int64_t[]){0, 2, 1});                                /* [B,NH,S] */
@@ -709,7 +703,7 @@ static hfx_value *head_decays(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg 
     int64_t VH = m->v_heads;
     hfx_value *A = hfx_op1(g, HFX_OP_EXP, hfx_cast(g, hfx_weight(w, 1, &VH, "%s.A_log", prefix), HFX_DTYPE_F32));
     hfx_value *dt_bias = hfx_cast(g, hfx_weight(w, 1, &VH, "%s.dt_bias", prefix), HFX_DTYPE_F32);
-    hfx_value *gl = op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, A), softplus(g, op(g, HFX_OP_ADD, hfx_cast(g, a, HFX_DTYPE_F32),
+    hfx_value *gl = op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, A), hfx_softplus(g, op(g, HFX_OP_ADD, hfx_cast(g, a, HFX_DTYPE_F32),
                                                                               dt_bias)));
     return hfx_transpose(g, gl, 3, (int64_t[]){0, 2, 1});
 }
@@ -727,7 +721,7 @@ static hfx_value *channel_decays(hfx_graph *g, hfx_weights *w, const hfx_delta_c
     hfx_value *x = op(g, HFX_OP_ADD, hfx_cast(g, a, HFX_DTYPE_F32), dt_bias);
     x = hfx_reshape(g, x, 4, (hfx_dim[]){a->dims[0], a->dims[1], hfx_dim_const(VH), hfx_dim_const(DK)});
     hfx_value *gl = m->decay_floor ? op(g, HFX_OP_MUL, f32(g, m->decay_floor), hfx_op1(g, HFX_OP_SIGMOID, op(g, HFX_OP_MUL, A, x)))
-                                   : op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, A), softplus(g, x)); /* [B,S,VH,DK] */
+                                   : op(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_NEG, A), hfx_softplus(g, x)); /* [B,S,VH,DK] */
     return hfx_transpose(g, gl, 4, (int64_t[]){0, 2, 1, 3});
 }
 
@@ -850,7 +844,7 @@ hfx_value *hfx_rglru_mixer(hfx_graph *g, hfx_weights *w, const hfx_rglru_cfg *m,
     hfx_value *x = hfx_transpose(g, depthwise(g, w, prefix, "conv_1d", all, W, K, true), 3, (int64_t[]){0, 2, 1}); /* [B,S,W] */
     hfx_value *in_gate = rglru_gate(g, w, m, prefix, "input_gate", x), *rec_gate = rglru_gate(g, w, m, prefix, "recurrent_gate", x);
     /* log a = −8·r·softplus(Λ), √(1 − a²), in the weights' dtype as transformers computes them */
-    hfx_value *lambda = softplus(g, hfx_cast(g, hfx_weight(w, 1, &W, "%s.rg_lru.recurrent_param", prefix), HFX_DTYPE_F32));
+    hfx_value *lambda = hfx_softplus(g, hfx_cast(g, hfx_weight(w, 1, &W, "%s.rg_lru.recurrent_param", prefix), HFX_DTYPE_F32));
     hfx_value *log_a = hfx_cast(g, op(g, HFX_OP_MUL, op(g, HFX_OP_MUL, f32(g, -8.0), hfx_cast(g, rec_gate, HFX_DTYPE_F32)),
                                       lambda), dt);
     hfx_value *a2 = hfx_op1(g, HFX_OP_EXP, op(g, HFX_OP_MUL, hfx_const_scalar(g, dt, 2.0), log_a));
@@ -913,7 +907,7 @@ static hfx_value *mlstm_cell(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value
                              hfx_value *s0, double eps, hfx_value **next) {
     int64_t DK = q->dims[3].c, DV = v->dims[3].c, last = -1;
     triangle t = triangles(g, i);
-    hfx_value *flog = hfx_op1(g, HFX_OP_NEG, softplus(g, hfx_op1(g, HFX_OP_NEG, f))); /* log σ(f) [B,H,S] */
+    hfx_value *flog = hfx_op1(g, HFX_OP_NEG, hfx_softplus(g, hfx_op1(g, HFX_OP_NEG, f))); /* log σ(f) [B,H,S] */
     hfx_value *a = op(g, HFX_OP_ADD, segment_sum(g, flog, 2, &t), hfx_unsqueeze(g, i, 2)); /* [B,H,S(t),S(s)] */
     a = hfx_where(g, t.incl, a, f32(g, -1e38));
     hfx_value *m0 = s0 ? hfx_reshape(g, hfx_slice(g, hfx_slice(g, s0, 2, DK, DK + 1), 3, 0, 1), 3,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mapping.h"
 #include "base/status.h"
 
 hfx_status hfx_weights_init(hfx_weights *w, const hfx_checkpoint *ck, hfx_graph *g,
@@ -95,6 +96,40 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
     }
     w->used[i] = 1;
     return hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, w->dtype);
+}
+
+hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int64_t *shape, const char *fmt, ...) {
+    char asked[512], buf[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(asked, sizeof asked, fmt, ap);
+    va_end(ap);
+    const char *name = renamed(w, asked, buf, sizeof buf);
+    long i = hfx_checkpoint_index_of(w->ck, name);
+    const hfx_tensor_info *t = i >= 0 ? hfx_checkpoint_tensor_at(w->ck, (size_t)i) : NULL;
+    if (t && t->dtype != HFX_DTYPE_I64)
+        hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' has dtype %s; an index table must be I64", t->file, name,
+                       hfx_dtype_name(t->dtype));
+    else if (t && t->mapping && !hfx_mapping_intact(t->mapping))
+        hfx_graph_fail(w->g, HFX_ERR_IO, "%s: changed size while being read", t->file);
+    bool ok = t && !w->g->failed && t->rank == rank;
+    for (int d = 0; ok && d < rank; d++) ok = t->shape[d] == shape[d];
+    for (uint64_t k = 0; ok && k < t->nbytes / 8; k++) {
+        int64_t v;
+        memcpy(&v, t->data + k * 8, 8);
+        if (v < 0 || v >= bound) {
+            hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' element %llu is %lld, not an index in [0, %lld)",
+                           t->file, name, (unsigned long long)k, (long long)v, (long long)bound);
+            ok = false;
+        }
+    }
+    if (!ok && !w->g->failed) { /* missing or misshapen: hfx_weight's message */
+        hfx_weight(w, rank, shape, "%s", name);
+        return hfx_const_i64(w->g, 0);
+    }
+    if (!ok) return hfx_const_i64(w->g, 0);
+    w->used[i] = 1;
+    return hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, HFX_DTYPE_I64);
 }
 
 bool hfx_weight_exists(const hfx_weights *w, const char *name) {

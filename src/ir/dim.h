@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define HFX_DIM_TERMS 2
+#define HFX_DIM_TERMS 3 /* (past + sequence + a count derived from them: DeepSeek V4's compressed entries) */
 
 typedef struct hfx_dim {
     int64_t c;                    /* constant part */
