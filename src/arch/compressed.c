@@ -176,15 +176,18 @@ static hfx_value *before_query(layer_ctx *c, hfx_value *entries, int64_t rate) {
     return hfx_op2(g, HFX_OP_LESS, hfx_unsqueeze(g, hfx_unsqueeze(g, entries, 0), 0), hfx_unsqueeze(g, limit, -1));
 }
 
-/* The bias [B,1,S,E] hiding entry e from query s: where its window is not yet complete ((e + 1)·rate > the raw tokens
- * seen), and where it is not before the query (before_query) — HCA's only when the call has more than one token, as
- * transformers builds its block bias; CSA's where the indexer does not keep it. */
-static hfx_value *entries_bias(layer_ctx *c, hfx_value *entries, int64_t rate, hfx_value *seen, hfx_value *causal,
-                               hfx_value *kept_by) {
+/* [1,1,E] bool: entry e's window complete, (e + 1)·rate ≤ the raw tokens seen (the others are not entries yet). */
+static hfx_value *complete_windows(hfx_graph *g, hfx_value *entries, int64_t rate, hfx_value *seen) {
+    hfx_value *e = hfx_unsqueeze(g, hfx_unsqueeze(g, entries, 0), 0);
+    hfx_value *end = hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_ADD, e, hfx_const_i64(g, 1)), hfx_const_i64(g, rate));
+    return hfx_op2(g, HFX_OP_LESS_EQUAL, end, seen);
+}
+
+/* The bias [B,1,S,E] hiding entry e from query s: where it is not complete, and where it is not before the query
+ * (before_query) — HCA's only when the call has more than one token, as transformers builds its block bias; CSA's
+ * where the indexer does not keep it. */
+static hfx_value *entries_bias(layer_ctx *c, hfx_value *complete, hfx_value *causal, hfx_value *kept_by) {
     hfx_graph *g = c->g;
-    hfx_value *e = hfx_unsqueeze(g, hfx_unsqueeze(g, entries, 0), 0); /* [1,1,E] */
-    hfx_value *complete = hfx_op2(g, HFX_OP_LESS_EQUAL, hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_ADD, e, hfx_const_i64(g, 1)),
-                                                               hfx_const_i64(g, rate)), seen);
     hfx_value *visible;
     if (kept_by) {
         visible = hfx_op2(g, HFX_OP_AND, kept_by, causal);
@@ -196,11 +199,11 @@ static hfx_value *entries_bias(layer_ctx *c, hfx_value *entries, int64_t rate, h
     return hfx_unsqueeze(g, hfx_where(g, visible, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX)), 1);
 }
 
-/* The indexer's picks [B,S,E] bool: each query's index_topk entries of its own compressor before it (causal) that score
- * highest, Σ_h w[s,h]·relu(q[s,h]·k[e])·D^-½, w = weights_proj(h)·heads^-½, its queries from the queries' low-rank
+/* The indexer's picks [B,S,E] bool: each query's index_topk entries of its own compressor among those it may see
+ * (`allowed`: complete, and before it) that score highest, Σ_h w[s,h]·relu(q[s,h]·k[e])·D^-½, w = weights_proj(h)·heads^-½, its queries from the queries' low-rank
  * part. */
 static hfx_value *indexed(layer_ctx *c, hfx_value *h, hfx_value *q_resid, hfx_value *cos, hfx_value *sin,
-                          hfx_value *keys, hfx_value *causal, const char *prefix) {
+                          hfx_value *keys, hfx_value *allowed, const char *prefix) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
     int64_t NH = m->compressed.index_heads, D = m->compressed.index_dim;
@@ -219,7 +222,7 @@ static hfx_value *indexed(layer_ctx *c, hfx_value *h, hfx_value *q_resid, hfx_va
     index = hfx_reduce(g, HFX_OP_REDUCE_SUM, index, 1, &heads); /* [B,S,1,E] */
     hfx_dim E = keys->dims[2];
     index = hfx_reshape(g, index, 3, (hfx_dim[]){c->batch, c->seq, E});
-    index = hfx_where(g, causal, index, hfx_const_f32(g, -INFINITY)); /* (the others never kept: picked last, or not) */
+    index = hfx_where(g, allowed, index, hfx_const_f32(g, -INFINITY)); /* (the others never kept: picked last, or not) */
     return hfx_dec_top_keys(g, index, m->compressed.index_topk);
 }
 
@@ -273,8 +276,8 @@ hfx_value *hfx_dec_compressed_attention(layer_ctx *c, int64_t i, hfx_value *h, h
     kv = rotated_last(g, hfx_unsqueeze(g, kv, 1), cos, sin);                                         /* [B,1,S,D] */
     hfx_value *step = kv;
     kv = hfx_dec_kv_cache(c, i, step, 0);                                                           /* [B,1,T,D] */
-    if (kind == HFX_KV_WINDOW) {
-        hfx_dec_kv_cache(c, i, step, 1); /* (its values are its keys) */
+    if (kind == HFX_KV_WINDOW) { /* its values are its keys, cached again (a value of its own: outputs are one name each) */
+        hfx_dec_kv_cache(c, i, hfx_op2(g, HFX_OP_ADD, step, hfx_const_scalar(g, step->dtype, 0.0)), 1);
     } else {
         bool sparse = kind == HFX_KV_SPARSE;
         int64_t rate = sparse ? k->sparse_rate : k->heavy_rate;
@@ -297,13 +300,14 @@ hfx_value *hfx_dec_compressed_attention(layer_ctx *c, int64_t i, hfx_value *h, h
                               ? hfx_op2(g, HFX_OP_SUB, hfx_dim_of(g, c->cache_position, 0), hfx_const_i64(g, 1)) : NULL;
         hfx_value *seen = last ? hfx_op2(g, HFX_OP_ADD, hfx_gather(g, c->cache_position, last, 0), hfx_const_i64(g, 1))
                                : t_len;
-        hfx_value *kept = NULL, *causal = before_query(c, entries, rate);
+        hfx_value *kept = NULL, *causal = before_query(c, entries, rate), *complete = complete_windows(g, entries, rate, seen);
         if (sparse) {
             hfx_value *iraw = hfx_dec_kv_cache(c, i, raw_projections(c, h, 2 * k->index_dim, idx), 2);
-            kept = indexed(c, h, q_resid, cos, sin, pooled(c, &index, iraw, entries, at, &m->layer_rope[i]), causal, idx);
+            hfx_value *ikeys = pooled(c, &index, iraw, entries, at, &m->layer_rope[i]);
+            kept = indexed(c, h, q_resid, cos, sin, ikeys, hfx_op2(g, HFX_OP_AND, causal, complete), idx);
         }
         hfx_value *keys = pooled(c, &own, raw, entries, at, &m->layer_rope[i]);                 /* [B,1,E,D] */
-        hfx_value *kvs[2] = {kv, keys}, *biases[2] = {bias, entries_bias(c, entries, rate, seen, causal, kept)};
+        hfx_value *kvs[2] = {kv, keys}, *biases[2] = {bias, entries_bias(c, complete, causal, kept)};
         kv = hfx_concat(g, 2, kvs, 2);
         bias = hfx_concat(g, 2, biases, 3);
     }

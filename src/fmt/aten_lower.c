@@ -50,7 +50,9 @@ static int symbol_value(lowering *l, int s) {
             if (in->dims[d].n == 1 && in->dims[d].c == 0 && in->dims[d].sym[0] == s && in->dims[d].coef[0] == 1)
                 return l->symbol[s] = hfx_aten_sym_size(l->p, l->tensor[in->id], d);
     }
-    fail(l, HFX_ERR_UNSUPPORTED, "torch.export: symbol '%s' is no input's size", l->g->symbols[s].name);
+    fail(l, HFX_ERR_UNSUPPORTED, "torch.export: the size '%s' is not an input's size but derived from them by more than "
+                                 "sums, which hfx's torch.export writer cannot express yet: export with static shapes "
+                                 "(no --dynamic, a static cache), or to onnx or openvino", l->g->symbols[s].name);
     return 0;
 }
 
@@ -114,7 +116,9 @@ static int tensor_of(lowering *l, const hfx_value *v) {
     if (l->tensor[v->id] >= 0) return l->tensor[v->id];
     if (v->init) {
         const hfx_init *init = v->init;
-        if (plain_view(init)) { /* a checkpoint tensor: a parameter, once per tensor */
+        /* a checkpoint tensor: a parameter, once per tensor (an index table is no parameter: parameters take gradients,
+         * which torch allows floats alone; it is a constant) */
+        if (plain_view(init) && hfx_dtype_is_float(v->dtype)) {
             for (int i = 0; i < l->p->n_inputs; i++)
                 if (l->p->inputs[i].init && hfx_init_same(l->p->inputs[i].init, init))
                     return l->tensor[v->id] = l->p->inputs[i].value;

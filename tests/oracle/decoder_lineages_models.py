@@ -25,6 +25,8 @@ from transformers import (
     BitNetForCausalLM,
     DeepseekV32Config,
     DeepseekV32ForCausalLM,
+    DeepseekV4Config,
+    DeepseekV4ForCausalLM,
     HYV4Config,
     HYV4ForCausalLM,
     GlmMoeDsaConfig,
@@ -179,6 +181,7 @@ ARCHS = {
     "longcat_flash": (LongcatFlashConfig, LongcatFlashForCausalLM, "causal"),
     "deepseek_v32": (DeepseekV32Config, DeepseekV32ForCausalLM, "causal"),
     "hy_v4": (HYV4Config, HYV4ForCausalLM, "causal"),
+    "deepseek_v4": (DeepseekV4Config, DeepseekV4ForCausalLM, "causal"),
     "glm_moe_dsa": (GlmMoeDsaConfig, GlmMoeDsaForCausalLM, "causal"),
     "axk1": (AXK1Config, AXK1ForCausalLM, "causal"),
     "axk2": (AXK2Config, AXK2ForCausalLM, "causal"),
@@ -362,6 +365,15 @@ HY_V4 = dict(SMALL, moe_intermediate_size=32, n_shared_experts=1, n_routed_exper
              num_experts_per_tok=2, routed_scaling_factor=2.0, kv_lora_rank=16, q_lora_rank=24, qk_rope_head_dim=8,
              v_head_dim=16, qk_nope_head_dim=8, index_topk=4, index_head_dim=16, index_n_heads=8, hc_mult=3,
              swiglu_limit=0.6, tie_word_embeddings=False, rope_parameters=_ROPE)
+_V4_TYPES = ["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention", "compressed_sparse_attention"]
+DEEPSEEK_V4 = dict(vocab_size=168, hidden_size=64, num_hidden_layers=4, num_attention_heads=4, head_dim=16, q_lora_rank=24,
+                   moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2, routed_scaling_factor=2.0,
+                   sliding_window=6, o_groups=2, o_lora_rank=16, index_n_heads=8, index_head_dim=16, index_topk=3,
+                   hc_mult=3, hc_sinkhorn_iters=5, hc_eps=0.05, layer_types=_V4_TYPES,
+                   compress_rates={"compressed_sparse_attention": 2, "heavily_compressed_attention": 4},
+                   mlp_layer_types=["hash_moe", "moe", "moe", "moe"], partial_rotary_factor=0.5, compress_rope_theta=100.0,
+                   swiglu_limit=0.6, max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                   tie_word_embeddings=False)
 LONGCAT = dict(vocab_size=168, hidden_size=64, num_layers=2, num_attention_heads=4, ffn_hidden_size=96, q_lora_rank=24,
                kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=16, head_dim=8, n_routed_experts=4,
                zero_expert_num=2, moe_topk=2, expert_ffn_hidden_size=32, routed_scaling_factor=1.5,
@@ -394,6 +406,27 @@ def _gemma4_released(c: dict) -> dict:
     return c
 
 
+_V4_RATIOS = {"sliding_attention": 0, "compressed_sparse_attention": 4, "heavily_compressed_attention": 128}
+
+
+def _deepseek_v4_legacy(c: dict) -> dict:
+    """DeepSeek V4's config.json as its checkpoints ship it: compress_ratios (0, 4, 128) for layer_types, num_hash_layers
+    for mlp_layer_types, qk_rope_head_dim for partial_rotary_factor, rope_theta / compress_rope_theta and the compressed
+    layers' YaRN as rope_scaling for the nested rope_parameters."""
+    c = dict(c)
+    assert c.pop("compress_rates") == {"compressed_sparse_attention": 4, "heavily_compressed_attention": 128}, c
+    c["compress_ratios"] = [_V4_RATIOS[t] for t in c.pop("layer_types")]
+    mlp = c.pop("mlp_layer_types")
+    c["num_hash_layers"] = mlp.count("hash_moe")
+    assert mlp == ["hash_moe"] * c["num_hash_layers"] + ["moe"] * (len(mlp) - c["num_hash_layers"]), mlp
+    c["qk_rope_head_dim"] = int(c["head_dim"] * c.pop("partial_rotary_factor"))
+    rope = c.pop("rope_parameters")
+    c["rope_theta"], c["compress_rope_theta"] = rope["main"]["rope_theta"], rope["compress"]["rope_theta"]
+    c["rope_scaling"] = {k: v for k, v in rope["compress"].items()
+                         if k not in ("rope_theta", "partial_rotary_factor", "attention_factor")}
+    return c
+
+
 def _rotary_dim_only(c: dict) -> dict:
     """MiniMax-M2's released config.json: rope_theta and rotary_dim at the top, no rope_parameters."""
     c = dict(c)
@@ -419,6 +452,7 @@ CONFIG_REWRITES = {
     "no_bias_keys": lambda c: {k: v for k, v in c.items() if k not in ("attention_bias", "mlp_bias")},
     "no_attention_multiplier": lambda c: {k: v for k, v in c.items() if k != "attention_multiplier"},
     "flint_derived": lambda c: {k: v for k, v in c.items() if k not in ("layer_types", "mlp_only_layers")},
+    "deepseek_v4_legacy": _deepseek_v4_legacy,
     "no_router_groups": lambda c: {k: v for k, v in c.items() if k not in ("n_group", "topk_group", "routed_scaling_factor")},
 }
 
@@ -986,6 +1020,23 @@ SPECS += [
          doc="2 streams, hc_magnitude 1.5, hc_eps 0.05, indexer_types and mlp_layer_types given, attention biases, one "
              "group, a tied head, YaRN (the scores' scale times mscale²); its tensors by the model's own names "
              "(attn_hc.fn, sinks, gate_proj: its state_dict)", layout="fused", seed=1, cases=models.DEFAULT_CASES),
+    dict(name="deepseek_v4", arch="deepseek_v4", config=dict(DEEPSEEK_V4),
+         doc="DeepSeek V4: hyper-connections over 3 streams, the residual mixed by a Sinkhorn-Knopp matrix (5 rounds); "
+             "one key head that is the value, sinks, windows of 6 everywhere, rotary on the last 8 dims of each head "
+             "(pairs) turned back on the output, a grouped output (2 groups of rank 16); layer 2 heavily compressed "
+             "(entries pooling windows of 4), layers 1 and 3 sparse (windows of 2 overlapping, 3 entries an indexer "
+             "picks), their rotary base 100; layer 0 routed by token id, the others by sqrt-softplus scores + "
+             "correction bias, experts and shared MLP clamped at 0.6; saved under its checkpoints' names",
+         cases=models.DEFAULT_CASES),
+    dict(name="deepseek_v4_b", arch="deepseek_v4",
+         config=dict(DEEPSEEK_V4, hc_mult=2, scoring_func="sigmoid", mlp_layer_types=["hash_moe", "hash_moe", "moe", "moe"],
+                     layer_types=["heavily_compressed_attention", "compressed_sparse_attention", "sliding_attention",
+                                  "compressed_sparse_attention"], compress_rates=None, mlp_bias=True, o_groups=1,
+                     rope_parameters={"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 32}),
+         doc="config.json as released (compress_ratios, num_hash_layers, qk_rope_head_dim, rope_scaling: YaRN on the "
+             "compressed layers), 2 streams, sigmoid scores, two hashed layers, sparse layers over windows of 4, a "
+             "biased shared MLP, one output group; its tensors by the model's own names",
+         config_rewrite="deepseek_v4_legacy", layout="fused", seed=1, cases=models.DEFAULT_CASES),
 ]
 
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
@@ -994,7 +1045,8 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
              "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
-             "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm", "hyperclovax", "persimmon", "flint", "kolibri")
+             "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm", "hyperclovax", "persimmon", "flint", "kolibri",
+             "deepseek_v4")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4",)
@@ -1030,7 +1082,17 @@ MOE_FORMS = ("kolibri", "flint", "hy_v4", "longcat_flash", "jetmoe", "dbrx", "co
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included; Phi-3.5-MoE's rotary scale switches by the batch's longest positions): a padded row need not
 # generate what it generates alone
-PADDING_DEPENDENT = ("llama4", "phimoe")
+PADDING_DEPENDENT = ("llama4", "phimoe", "deepseek_v4")
+# (DeepSeek V4's compressors pool windows of raw cache slots, padding counted)
+
+# specs whose transformers generate() has no static cache (DeepSeek V4's compressor state lives in its own dynamic cache
+# layers): the static-cache modes' reference is the dynamic-cache generate, which a static cache must reproduce
+DYNAMIC_REFERENCE = ("deepseek_v4",)
+
+# specs whose torch exports need static sizes: DeepSeek V4's compressed entries number (past + sequence) / rate + 1,
+# which hfx's torch.export writer cannot express (it has sums of input sizes): refused with --dynamic and a growing
+# cache (test_torch_dynamic_refused), exported with a static cache (its generation modes) or static shapes
+TORCH_STATIC_ONLY = ("deepseek_v4", "deepseek_v4_b")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 _LONG = models.Case(2, 20, (3, 8))

@@ -872,6 +872,9 @@ def init_weights(model: torch.nn.Module, spec: Spec) -> None:
                 b.copy_(0.2 * torch.randn(b.shape, generator=g))
             elif name.endswith("layer_scalar"):  # Gemma 4's, ones at init
                 b.copy_(0.5 + torch.rand(b.shape, generator=g))
+            elif name.endswith("tid2eid"):  # DeepSeek V4's token id -> experts table, zeros at init: k distinct experts
+                experts = model.config.n_routed_experts
+                b.copy_(torch.argsort(torch.rand(b.shape[0], experts, generator=g), dim=-1)[:, :b.shape[1]])
 
 
 def build_model(spec: Spec) -> torch.nn.Module:
@@ -1077,6 +1080,12 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
             if spec.layout == "fused" else ("model.layers.1.hc_pre.hc_attn_layer.hc_fn", "model.hc_pre.hc_head.hc_head_fn",
                                             "model.layers.0.self_attn.learnable_sink_param")
         assert set(want) <= keys, sorted(keys)
+    if spec.arch == "deepseek_v4":  # the names its checkpoints and transformers' saving use, or the model's own
+        want = ("model.layers.1.attn_hc.fn", "model.layers.0.mlp.gate.tid2eid", "model.layers.1.mlp.experts.gate_up_proj",
+                "model.layers.1.self_attn.compressor.indexer.q_b_proj.weight") if spec.layout == "fused" else \
+            ("model.layers.1.hc_attn_fn", "model.layers.0.ffn.gate.tid2eid", "model.layers.1.ffn.experts.3.w2.weight",
+             "model.layers.1.attn.indexer.wq_b.weight", "head.weight")
+        assert set(want) <= keys, sorted(keys)
     if spec.layout in ("legacy_buffers", "hub_names"):
         assert ("h.1.attn.masked_bias" if spec.layout == "hub_names" else "transformer.h.1.attn.masked_bias") in keys
         assert not any(k.startswith("transformer.") for k in keys) or spec.layout != "hub_names", sorted(keys)
@@ -1100,6 +1109,9 @@ def _verify(spec: Spec, out_dir: Path, expected: dict) -> None:
         assert not {"attention_bias", "mlp_bias"} & set(cfg), cfg
     elif spec.config_rewrite == "sparse_by_freq":
         assert "mlp_layer_types" not in cfg and cfg["moe_layer_freq"] == 2, cfg
+    elif spec.config_rewrite == "deepseek_v4_legacy":
+        assert not {"layer_types", "mlp_layer_types", "compress_rates", "rope_parameters"} & set(cfg), cfg
+        assert {"compress_ratios", "num_hash_layers", "qk_rope_head_dim", "rope_scaling"} <= set(cfg), cfg
     elif spec.config_rewrite == "no_rope":
         assert not {"rope_parameters", "rope_scaling", "rope_theta"} & set(cfg), cfg
     elif spec.config_rewrite:  # the transformers-4 format
