@@ -385,21 +385,28 @@ static hfx_status parse_layer_range(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *er
     return HFX_OK;
 }
 
-/* mlp_layer_types: "dense" or "sparse" per layer, where the config lists them (HFX_MOE_BY_TYPE_LIST). */
-static hfx_status parse_mlp_layer_types(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+/* mlp_layer_types, one of two words per layer: out[i] whether layer i's is `yes` (not `no`). */
+static hfx_status mlp_layer_words(hfx_cfg c, const char *no, const char *yes, const hfx_decoder_cfg *m, bool *out,
+                                  hfx_error *err) {
     const json_t *types = json_object_get(c.obj, "mlp_layer_types");
-    if (!types || json_is_null(types)) return HFX_OK;
     if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'mlp_layer_types' must be a list of num_hidden_layers (%lld) "
                                               "strings", c.where, (long long)m->layers);
     for (int64_t i = 0; i < m->layers; i++) {
         const char *t = json_string_value(json_array_get(types, (size_t)i));
-        if (!t || (strcmp(t, "dense") != 0 && strcmp(t, "sparse") != 0))
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_layer_types[%lld] = '%s' (supported: dense, sparse)", c.where,
-                            (long long)i, t ? t : "(not a string)");
-        m->sparse[i] = strcmp(t, "sparse") == 0;
+        if (!t || (strcmp(t, no) != 0 && strcmp(t, yes) != 0))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_layer_types[%lld] = '%s' (supported: %s, %s)", c.where,
+                            (long long)i, t ? t : "(not a string)", no, yes);
+        out[i] = strcmp(t, yes) == 0;
     }
     return HFX_OK;
+}
+
+/* mlp_layer_types: "dense" or "sparse" per layer, where the config lists them (HFX_MOE_BY_TYPE_LIST). */
+static hfx_status parse_mlp_layer_types(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const json_t *types = json_object_get(c.obj, "mlp_layer_types");
+    if (!types || json_is_null(types)) return HFX_OK;
+    return mlp_layer_words(c, "dense", "sparse", m, m->sparse, err);
 }
 
 /* The sparse layers counted by the config: Jamba's period and offset, LFM2-MoE's and AFMoE's dense prefix. */
@@ -453,31 +460,19 @@ static hfx_status parse_shared_combination(const hfx_moe_desc *l, hfx_cfg c, hfx
 
 /* HFX_ROUTER_SCORED's scoring_func, and its layers routed by token id: mlp_layer_types' "hash_moe" ("moe" the others). */
 static hfx_status parse_scored(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
-    static const char *const scores[] = {[HFX_SCORE_SQRT_SOFTPLUS] = "sqrtsoftplus", [HFX_SCORE_SOFTMAX] = "softmax",
-                                         [HFX_SCORE_SIGMOID] = "sigmoid"};
     const char *fn;
     hfx_status st = hfx_cfg_str_or(c, "scoring_func", "sqrtsoftplus", &fn, err);
     if (st) return st;
-    int k = 0;
-    while (k < 3 && strcmp(fn, scores[k]) != 0) k++;
-    if (k == 3)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: scoring_func '%s' is not supported (sqrtsoftplus, softmax, sigmoid)",
+    /* (its config names "softmax" too, but its router scores by ACT2FN, which has no softmax: transformers cannot build
+     * that model, so there is nothing to be exact to) */
+    if (strcmp(fn, "sqrtsoftplus") != 0 && strcmp(fn, "sigmoid") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: scoring_func '%s' is not supported (sqrtsoftplus, sigmoid; "
+                                                  "transformers' DeepSeek V4 router scores by ACT2FN, which has no softmax)",
                         c.where, fn);
-    m->moe.score = (hfx_moe_score)k;
+    m->moe.score = strcmp(fn, "sigmoid") == 0 ? HFX_SCORE_SIGMOID : HFX_SCORE_SQRT_SOFTPLUS;
     if (!(m->moe.hashed = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->moe.hashed)))
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    const json_t *types = json_object_get(c.obj, "mlp_layer_types");
-    if (!json_is_array(types) || (int64_t)json_array_size(types) != m->layers)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'mlp_layer_types' must be a list of num_hidden_layers (%lld) "
-                                              "strings", c.where, (long long)m->layers);
-    for (int64_t i = 0; i < m->layers; i++) {
-        const char *t = json_string_value(json_array_get(types, (size_t)i));
-        if (!t || (strcmp(t, "hash_moe") != 0 && strcmp(t, "moe") != 0))
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_layer_types[%lld] = '%s' (supported: hash_moe, moe)", c.where,
-                            (long long)i, t ? t : "(not a string)");
-        m->moe.hashed[i] = strcmp(t, "hash_moe") == 0;
-    }
-    return HFX_OK;
+    return mlp_layer_words(c, "moe", "hash_moe", m, m->moe.hashed, err);
 }
 
 /* A router's own switches: sparsemixer's jitter (and its fixed top 2), a correction bias the config turns off. */
@@ -648,8 +643,8 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     hfx_value *router = hfx_weight(c->w, 2, (int64_t[]){E, m->hidden}, "%s", hfx_dec_name(c, i, block, router_name, p, sizeof p));
     hfx_value *logits = hfx_cast(g, hfx_linear(g, h, router, NULL), HFX_DTYPE_F32); /* [B,S,E] */
     hfx_value *scores = sigmoid ? hfx_op1(g, HFX_OP_SIGMOID, logits)
-                        : scored && m->moe.score == HFX_SCORE_SQRT_SOFTPLUS ? hfx_op1(g, HFX_OP_SQRT, hfx_softplus(g, logits))
-                                                                             : hfx_softmax(g, logits, -1);
+                        : scored ? hfx_op1(g, HFX_OP_SQRT, hfx_softplus(g, logits))
+                                 : hfx_softmax(g, logits, -1);
     hfx_value *choice = scores;
     if (corrected) {
         const char *bias = c->d->moe->correction_bias; /* as checkpoints name it, else as transformers' module does */
@@ -688,7 +683,7 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
     }
     hfx_value *vals, *idx;
     if (hashed && c->ids) /* each token id's experts, as the table says (hfx_weight_indices checked each < E) */
-        idx = hfx_gather(g, hfx_weight_indices(c->w, E, 2, (int64_t[]){m->vocab, K}, "%s",
+        idx = hfx_gather(g, hfx_weight_indices(c->w, E, 2, (int64_t[]){m->vocab, K},
                                                hfx_dec_name(c, i, block, "gate.tid2eid", p, sizeof p)), c->ids, 0);
     else if (hashed)
         hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: layer %lld routes by token id (hash_moe): it needs input_ids, not "

@@ -56,7 +56,6 @@ typedef enum {
 /* HFX_ROUTER_SCORED's scores of the router's logits, by scoring_func. */
 typedef enum {
     HFX_SCORE_SQRT_SOFTPLUS,     /* "sqrtsoftplus": √softplus(logit) */
-    HFX_SCORE_SOFTMAX,           /* "softmax" over the experts */
     HFX_SCORE_SIGMOID            /* "sigmoid" */
 } hfx_moe_score;
 

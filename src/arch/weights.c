@@ -57,15 +57,26 @@ static const char *renamed(const hfx_weights *w, const char *asked, char *buf, s
     return name;
 }
 
-hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char *fmt, ...) {
-    char asked[512], buf[640];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(asked, sizeof asked, fmt, ap);
-    va_end(ap);
-    const char *name = renamed(w, asked, buf, sizeof buf);
-    long i = hfx_checkpoint_index_of(w->ck, name);
-    const hfx_tensor_info *t = i >= 0 ? hfx_checkpoint_tensor_at(w->ck, (size_t)i) : NULL;
+/* The tensor `asked` names (renames applied: its name in *name, in buf) and its index (-1: none, then NULL). */
+static const hfx_tensor_info *lookup(const hfx_weights *w, const char *asked, char *buf, size_t size, const char **name,
+                                     long *index) {
+    *name = renamed(w, asked, buf, size);
+    *index = hfx_checkpoint_index_of(w->ck, *name);
+    return *index >= 0 ? hfx_checkpoint_tensor_at(w->ck, (size_t)*index) : NULL;
+}
+
+/* A stand-in of the expected shape after a failure: later shape checks stay quiet; the graph has already failed, so
+ * its bytes are never written. */
+static hfx_value *stand_in(hfx_weights *w, hfx_dtype dtype, int rank, const int64_t *shape) {
+    static const int64_t zero = 0; /* (as wide as any dtype's one element) */
+    hfx_value *v = hfx_const_bytes(w->g, dtype, 0, NULL, &zero);
+    v->rank = rank;
+    for (int d = 0; d < rank; d++) v->dims[d] = hfx_dim_const(shape[d]);
+    return v;
+}
+
+/* Whether t has `rank` dims equal to `shape`; if not (or missing), the graph fails naming it. */
+static bool shaped(hfx_weights *w, const hfx_tensor_info *t, const char *name, int rank, const int64_t *shape) {
     bool ok = t && t->rank == rank;
     for (int d = 0; ok && d < rank; d++) ok = t->shape[d] == shape[d];
     if (!t) {
@@ -78,42 +89,45 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
         hfx_graph_fail(w->g, HFX_ERR_INVALID,
                        "%s: tensor '%s' has shape %s, but config.json implies %s", t->file, name,
                        got, want);
-    } else if (t->dtype != HFX_DTYPE_F32 && t->dtype != HFX_DTYPE_F16 &&
-               t->dtype != HFX_DTYPE_BF16) {
-        hfx_graph_fail(w->g, HFX_ERR_UNSUPPORTED,
-                       "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16", t->file,
-                       name, hfx_dtype_name(t->dtype));
-        ok = false;
     }
-    if (!ok) {
-        /* a stand-in of the expected shape keeps later shape checks quiet; the graph has
-         * already failed, so its bytes are never written */
-        static const float zero = 0;
-        hfx_value *v = hfx_const_bytes(w->g, w->dtype, 0, NULL, &zero);
-        v->rank = rank;
-        for (int d = 0; d < rank; d++) v->dims[d] = hfx_dim_const(shape[d]);
-        return v;
-    }
-    w->used[i] = 1;
-    return hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, w->dtype);
+    return ok;
 }
 
-hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int64_t *shape, const char *fmt, ...) {
+hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char *fmt, ...) {
     char asked[512], buf[640];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(asked, sizeof asked, fmt, ap);
     va_end(ap);
-    const char *name = renamed(w, asked, buf, sizeof buf);
-    long i = hfx_checkpoint_index_of(w->ck, name);
-    const hfx_tensor_info *t = i >= 0 ? hfx_checkpoint_tensor_at(w->ck, (size_t)i) : NULL;
-    if (t && t->dtype != HFX_DTYPE_I64)
+    const char *name;
+    long i;
+    const hfx_tensor_info *t = lookup(w, asked, buf, sizeof buf, &name, &i);
+    bool ok = shaped(w, t, name, rank, shape);
+    if (ok && t->dtype != HFX_DTYPE_F32 && t->dtype != HFX_DTYPE_F16 && t->dtype != HFX_DTYPE_BF16) {
+        hfx_graph_fail(w->g, HFX_ERR_UNSUPPORTED,
+                       "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16", t->file,
+                       name, hfx_dtype_name(t->dtype));
+        ok = false;
+    }
+    if (!ok) return stand_in(w, w->dtype, rank, shape);
+    w->used[i] = 1;
+    return hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, w->dtype);
+}
+
+hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int64_t *shape, const char *asked) {
+    char buf[640];
+    const char *name;
+    long i;
+    const hfx_tensor_info *t = lookup(w, asked, buf, sizeof buf, &name, &i);
+    bool ok = shaped(w, t, name, rank, shape);
+    if (ok && t->dtype != HFX_DTYPE_I64) {
         hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' has dtype %s; an index table must be I64", t->file, name,
                        hfx_dtype_name(t->dtype));
-    else if (t && t->mapping && !hfx_mapping_intact(t->mapping))
+        ok = false;
+    } else if (ok && t->mapping && !hfx_mapping_intact(t->mapping)) {
         hfx_graph_fail(w->g, HFX_ERR_IO, "%s: changed size while being read", t->file);
-    bool ok = t && !w->g->failed && t->rank == rank;
-    for (int d = 0; ok && d < rank; d++) ok = t->shape[d] == shape[d];
+        ok = false;
+    }
     for (uint64_t k = 0; ok && k < t->nbytes / 8; k++) {
         int64_t v;
         memcpy(&v, t->data + k * 8, 8);
@@ -123,11 +137,7 @@ hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int
             ok = false;
         }
     }
-    if (!ok && !w->g->failed) { /* missing or misshapen: hfx_weight's message */
-        hfx_weight(w, rank, shape, "%s", name);
-        return hfx_const_i64(w->g, 0);
-    }
-    if (!ok) return hfx_const_i64(w->g, 0);
+    if (!ok) return stand_in(w, HFX_DTYPE_I64, rank, shape);
     w->used[i] = 1;
     return hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, HFX_DTYPE_I64);
 }

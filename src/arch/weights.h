@@ -47,13 +47,9 @@ bool hfx_weight_exists(const hfx_weights *w, const char *name);
 /* The rank of the checkpoint's tensor `name` (renames applied), or -1 when it has none. */
 int hfx_weight_rank(const hfx_weights *w, const char *name);
 
-/* An index table: the tensor `fmt` of that shape, I64, every value in [0, bound), as an I64 constant (DeepSeek V4's
+/* An index table: the tensor `name` of that shape, I64, every value in [0, bound), as an I64 constant (DeepSeek V4's
  * token id → experts table). Anything else fails the graph naming the tensor (and the first value out of range). */
-hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int64_t *shape, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
+hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int64_t *shape, const char *name);
 
 /* Axis `axis` of the checkpoint's tensor `name` (renames applied), or -1 when it has none (or not that axis). */
 int64_t hfx_weight_dim(const hfx_weights *w, const char *name, int axis);

@@ -1077,7 +1077,7 @@ TORCH_SAMPLED = ("hy_v4_b", "glm_moe_dsa_pattern", "axk2_groups", "jais2_plain",
 GEN_SAMPLED_LATENT = {"glm_moe_dsa": "deepseek_v32", "axk2": "deepseek_v32", "axk1": "deepseek_v3"}
 
 # one spec per expert form added (router, expert layout): both exact forms (all experts, or each token's k gathered)
-MOE_FORMS = ("kolibri", "flint", "hy_v4", "longcat_flash", "jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
+MOE_FORMS = ("deepseek_v4", "kolibri", "flint", "hy_v4", "longcat_flash", "jetmoe", "dbrx", "cohere2_moe_derived", "mimo_v2_flash", "gemma4_moe", "hy_v3", "afmoe", "mistral4", "phimoe", "llama4", "ernie4_5_moe", "minimax_m2", "hunyuan_moe", "glm4_moe")
 
 # specs whose transformers outputs depend on a row's left padding (Llama 4's query temperature counts cache slots,
 # padding included; Phi-3.5-MoE's rotary scale switches by the batch's longest positions): a padded row need not
@@ -1095,6 +1095,11 @@ DYNAMIC_REFERENCE = ("deepseek_v4",)
 TORCH_STATIC_ONLY = ("deepseek_v4", "deepseek_v4_b")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
+
+
+def _v4_rope(theta: float, partial: float = 0.5) -> dict:
+    """One of DeepSeek V4's two rotaries (rope_parameters' main or compress), unscaled."""
+    return {"rope_type": "default", "rope_theta": theta, "partial_rotary_factor": partial}
 _LONG = models.Case(2, 20, (3, 8))
 
 # (spec, case, what the feature is, config overrides that switch it off or change it)
@@ -1242,6 +1247,23 @@ FEATURES = [
     ("flint_plain", _PAD3, "norm_topk_prob off", {"norm_topk_prob": True}),
     ("kolibri", _PAD3, "windows of 4", {"sliding_window": 64}),
     ("kolibri_plain", _PAD3, "the sigmoids renormalised (norm_topk_prob)", {"norm_topk_prob": False}),
+    ("deepseek_v4", _PAD3, "windows of 6", {"sliding_window": 64}),
+    ("deepseek_v4", _PAD3, "the compressed layers (HCA, CSA)", {"layer_types": ["sliding_attention"] * 4}),
+    ("deepseek_v4", _PAD3, "the indexer's top 3", {"index_topk": 64}),
+    ("deepseek_v4", _PAD3, "the compressed layers' rotary base 100",
+     {"rope_parameters": {"main": _v4_rope(10000.0), "compress": _v4_rope(10000.0)}}),
+    ("deepseek_v4", _PAD3, "the rotary on half of each head", {"partial_rotary_factor": 1.0, "rope_parameters": {
+        "main": _v4_rope(10000.0, 1.0), "compress": _v4_rope(100.0, 1.0)}}),
+    ("deepseek_v4", _PAD3, "5 Sinkhorn-Knopp rounds", {"hc_sinkhorn_iters": 1}),
+    ("deepseek_v4", _PAD3, "hc_eps 0.05", {"hc_eps": 1e-6}),
+    ("deepseek_v4", _PAD3, "layer 0 routed by token id", {"mlp_layer_types": ["moe"] * 4}),
+    ("deepseek_v4", _PAD3, "sqrt-softplus scores", {"scoring_func": "sigmoid"}),
+    ("deepseek_v4", _PAD3, "routed_scaling_factor 2", {"routed_scaling_factor": 1.0}),
+    ("deepseek_v4", _PAD3, "the experts and shared MLP clamped at 0.6", {"swiglu_limit": 10.0}),
+    ("deepseek_v4_b", _PAD3, "sigmoid scores", {"scoring_func": "sqrtsoftplus"}),
+    ("deepseek_v4_b", _PAD3, "the shared MLP's biases", {"mlp_bias": False}),
+    ("deepseek_v4_b", _PAD3, "YaRN on the compressed layers",
+     {"rope_parameters": {"main": _v4_rope(10000.0), "compress": _v4_rope(100.0)}}),
 ]
 
 # (spec, a buffer the checkpoint carries, no config switch: a router's e_score_correction_bias, Gemma 4's
@@ -1252,7 +1274,7 @@ CORRECTION_BIASES = [("mimo_v2_flash", "e_score_correction_bias"), ("gemma4", "l
                      ("exaone_moe", "e_score_correction_bias"), ("ernie4_5_moe", "e_score_correction_bias"),
                      ("longcat_flash", "e_score_correction_bias"), ("hy_v4", "e_score_correction_bias"),
                      ("axk1", "e_score_correction_bias"), ("axk2", "e_score_correction_bias"),
-                     ("kolibri", "e_score_correction_bias")]
+                     ("kolibri", "e_score_correction_bias"), ("deepseek_v4", "e_score_correction_bias")]
 
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [
@@ -1312,6 +1334,16 @@ BAD_CONFIGS = [
     ("glm_moe_dsa", {"index_topk_pattern": "SFF"}, "index_topk_pattern"),
     ("glm_moe_dsa", {"index_topk_pattern": "FX"}, "index_topk_pattern"),
     ("axk2", {"gated_norm_rank": 0}, "gated_norm_rank"),
+    ("deepseek_v4", {"layer_types": ["sliding_attention", "full_attention", "sliding_attention", "sliding_attention"]},
+     "layer_types"),
+    ("deepseek_v4", {"mlp_layer_types": ["hash_moe", "dense", "moe", "moe"]}, "mlp_layer_types"),
+    ("deepseek_v4", {"scoring_func": "relu"}, "scoring_func"),
+    ("deepseek_v4", {"scoring_func": "softmax"}, "scoring_func"),  # (transformers' class has no softmax activation)
+    ("deepseek_v4", {"o_groups": 3}, "o_groups"),
+    ("deepseek_v4", {"compress_rates": {"compressed_sparse_attention": 0, "heavily_compressed_attention": 4}},
+     "compressed_sparse_attention"),
+    ("deepseek_v4", {"hc_sinkhorn_iters": 0}, "hc_sinkhorn_iters"),
+    ("deepseek_v4", {"index_head_dim": 4}, "index_head_dim"),
 ]
 
 

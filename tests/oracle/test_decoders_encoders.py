@@ -1098,6 +1098,24 @@ def test_torch_static_shapes(b_ckpts, b_refs, tmp_path, fmt):
     assert_outputs_close(dict(zip(meta["output_names"], outs)), b_refs(name, case, inputs), f"[{fmt} static] {name}")
 
 
+def test_expert_table_out_of_range_refused(b_ckpts, tmp_path):
+    """A token id -> experts table (DeepSeek V4's tid2eid) with an entry that names no expert is refused, the tensor and
+    the element named, exit 2, nothing written (an exported gather would read out of its experts)."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    ck = tmp_path / "ck"
+    shutil.copytree(b_ckpts("deepseek_v4"), ck)
+    tensors = load_file(str(ck / "model.safetensors"))
+    tensors["model.layers.0.ffn.gate.tid2eid"][5, 1] = 8  # (8 experts: 0..7)
+    save_file(tensors, str(ck / "model.safetensors"), metadata={"format": "pt"})
+    out = tmp_path / "out"
+    proc = run_hfx(["export", ck, out, "--format", "onnx"])
+    assert proc.returncode == 2 and "tid2eid' element 11 is 8, not an index in [0, 8)" in proc.stderr, describe(proc)
+    assert not out.exists()
+
+
 def test_indexer_seed_refused(b_ckpts, tmp_path):
     """io "seed" has no names for DeepSeek V3.2's indexer key cache yet: refused by name, exit 2, nothing written."""
     out = tmp_path / "out"

@@ -126,8 +126,10 @@ static void test_dims(void **state) {
     assert_true(hfx_dim_eq(total, hfx_dim_add(seq, past, &ok)));
     hfx_dim back = hfx_dim_add(total, hfx_dim_scale(seq, -1), &ok);
     assert_true(ok && hfx_dim_eq(back, past));
-    hfx_dim three = hfx_dim_add(total, hfx_dim_sym(2), &ok);
-    (void)three;
+    hfx_dim three = hfx_dim_add(total, hfx_dim_sym(2), &ok); /* past + seq + a third (DeepSeek V4's entries) */
+    assert_true(ok && three.n == 3 && three.sym[2] == 2);
+    hfx_dim four = hfx_dim_add(three, hfx_dim_sym(3), &ok);
+    (void)four;
     assert_false(ok); /* more terms than a dim holds */
 }
 
