@@ -142,7 +142,9 @@ static hfx_value *pooled(layer_ctx *c, const pool *p, hfx_value *raw, hfx_value 
     hfx_graph *g = c->g;
     int64_t W = p->width, R = p->rate, series = p->overlap ? 2 * W : W;
     hfx_value *t_len = hfx_dim_of(g, raw, 2);
-    hfx_value *bias = hfx_cast(g, hfx_weight(c->w, 2, (int64_t[]){R, series}, "%s.position_bias", p->prefix), HFX_DTYPE_F32);
+    char name[224];
+    snprintf(name, sizeof name, "%s.position_bias", p->prefix);
+    hfx_value *bias = hfx_weight_f32(c->w, 2, (int64_t[]){R, series}, name); /* (f32 in transformers' model too) */
     hfx_value *now = hfx_gather(g, raw, window_slots(g, entries, R, 0, t_len), 2); /* [B,1,E,R,2·series] */
     hfx_value *kv = hfx_slice(g, now, -1, p->overlap ? W : 0, series);
     hfx_value *gate = hfx_op2(g, HFX_OP_ADD, hfx_cast(g, hfx_slice(g, now, -1, series + (p->overlap ? W : 0), 2 * series),
@@ -161,9 +163,8 @@ static hfx_value *pooled(layer_ctx *c, const pool *p, hfx_value *raw, hfx_value 
     hfx_value *weights = hfx_cast(g, hfx_softmax(g, gate, 3), kv->dtype);
     hfx_value *sum = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, kv, weights), 1, &axis); /* [B,1,E,1,W] */
     sum = hfx_reshape(g, sum, 4, (hfx_dim[]){c->batch, hfx_dim_const(1), entries->dims[0], hfx_dim_const(W)});
-    char norm[224];
-    snprintf(norm, sizeof norm, "%s.kv_norm", p->prefix);
-    sum = hfx_dec_norm(c, sum, W, norm);
+    snprintf(name, sizeof name, "%s.kv_norm", p->prefix);
+    sum = hfx_dec_norm(c, sum, W, name);
     hfx_value *cos, *sin;
     hfx_rope_cos_sin(g, rope, rope_cos_pos, c->o->dtype, &cos, &sin); /* [1,1,E,r] */
     return rotated_last(g, sum, cos, sin);
@@ -311,7 +312,7 @@ hfx_value *hfx_dec_compressed_attention(layer_ctx *c, int64_t i, hfx_value *h, h
         kv = hfx_concat(g, 2, kvs, 2);
         bias = hfx_concat(g, 2, biases, 3);
     }
-    hfx_value *sinks = hfx_cast(g, hfx_weight(c->w, 1, &H, "%s", P("sinks")), HFX_DTYPE_F32);
+    hfx_value *sinks = hfx_weight_f32(c->w, 1, &H, P("sinks"));
 #undef P
     hfx_value *a = hfx_attention_with_sinks(g, q, kv, kv, bias, sinks, m->scale, 0);              /* [B,H,S,D] */
     a = rotated_last(g, a, cos, hfx_op1(g, HFX_OP_NEG, sin)); /* the values' rotary turned back at the query's position */

@@ -46,7 +46,7 @@ static hfx_value *mixes(layer_ctx *c, hfx_value *xf, int64_t rows, const char *f
     int64_t N = c->m->hyper.streams, D = c->m->hidden;
     hfx_value *flat = hfx_reshape(g, xf, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(N * D)});
     hfx_value *r = hfx_rms_factor(g, flat, c->m->eps); /* [B,S,1] */
-    hfx_value *w = hfx_cast(g, hfx_weight(c->w, 2, (int64_t[]){rows, N * D}, "%s", fn), HFX_DTYPE_F32);
+    hfx_value *w = hfx_weight_f32(c->w, 2, (int64_t[]){rows, N * D}, fn);
     return hfx_op2(g, HFX_OP_MUL, hfx_linear(g, flat, w, NULL), r);
 }
 
@@ -83,22 +83,21 @@ hfx_value *hfx_dec_hyper_read(layer_ctx *c, int64_t i, hfx_value *x, const char 
     hfx_graph *g = c->g;
     bool mixed = c->m->layout == HFX_LAYOUT_HYPER_SINKHORN;
     int64_t N = c->m->hyper.streams, rows = mixed ? (2 + N) * N : 2 * N, parts = mixed ? 3 : 2;
-    char p[192], fn[224];
+    char p[192], fn[224], bn[224], sn[224];
     hfx_dec_name(c, i, NULL, block, p, sizeof p);
     snprintf(fn, sizeof fn, "%s.fn", p);
+    snprintf(bn, sizeof bn, "%s.base", p);
+    snprintf(sn, sizeof sn, "%s.scale", p);
     hfx_value *xf = hfx_cast(g, x, HFX_DTYPE_F32);
     hfx_value *mix = mixes(c, xf, rows, fn); /* [B,S,rows]: pre's, post's (then the matrix's) */
-    hfx_value *base = hfx_weight(c->w, 1, &rows, "%s.base", p);
-    hfx_value *scale = hfx_weight(c->w, 1, &parts, "%s.scale", p);
-#define F32(v) hfx_cast(g, v, HFX_DTYPE_F32)
-    hfx_value *pre = gates(g, hfx_slice(g, mix, 2, 0, N), F32(hfx_const_slice(g, scale, 0, 0, 1)),
-                           F32(hfx_const_slice(g, base, 0, 0, N)), 1.0, c->m->hyper.eps);
-    *post = gates(g, hfx_slice(g, mix, 2, N, 2 * N), F32(hfx_const_slice(g, scale, 0, 1, 1)),
-                  F32(hfx_const_slice(g, base, 0, N, N)), c->m->hyper.magnitude, mixed ? 0.0 : c->m->hyper.eps);
-    *comb = mixed ? sinkhorn(c, hfx_slice(g, mix, 2, 2 * N, rows), F32(hfx_const_slice(g, scale, 0, 2, 1)),
-                             F32(hfx_const_slice(g, base, 0, 2 * N, N * N)))
+    hfx_value *base = hfx_weight_f32(c->w, 1, &rows, bn), *scale = hfx_weight_f32(c->w, 1, &parts, sn);
+    hfx_value *pre = gates(g, hfx_slice(g, mix, 2, 0, N), hfx_const_slice(g, scale, 0, 0, 1),
+                           hfx_const_slice(g, base, 0, 0, N), 1.0, c->m->hyper.eps);
+    *post = gates(g, hfx_slice(g, mix, 2, N, 2 * N), hfx_const_slice(g, scale, 0, 1, 1),
+                  hfx_const_slice(g, base, 0, N, N), c->m->hyper.magnitude, mixed ? 0.0 : c->m->hyper.eps);
+    *comb = mixed ? sinkhorn(c, hfx_slice(g, mix, 2, 2 * N, rows), hfx_const_slice(g, scale, 0, 2, 1),
+                             hfx_const_slice(g, base, 0, 2 * N, N * N))
                   : NULL;
-#undef F32
     return weighed(c, pre, xf, x->dtype);
 }
 
@@ -117,15 +116,16 @@ hfx_value *hfx_dec_hyper_write(layer_ctx *c, hfx_value *x, hfx_value *post, hfx_
 hfx_value *hfx_dec_hyper_head(layer_ctx *c, hfx_value *x) {
     hfx_graph *g = c->g;
     int64_t N = c->m->hyper.streams, one = 1;
-    char p[192], fn[224];
+    char p[192], fn[224], bn[224], sn[224];
     /* beside the final norm: "model.norm" → "model.hc_head" */
     const char *dot = strrchr(c->n.final_norm, '.');
     int stem = dot ? (int)(dot - c->n.final_norm) + 1 : 0;
     snprintf(p, sizeof p, "%.*shc_head", stem, c->n.final_norm);
     snprintf(fn, sizeof fn, "%s.hc_fn", p);
+    snprintf(bn, sizeof bn, "%s.hc_base", p);
+    snprintf(sn, sizeof sn, "%s.hc_scale", p);
     hfx_value *xf = hfx_cast(g, x, HFX_DTYPE_F32);
-    hfx_value *base = hfx_cast(g, hfx_weight(c->w, 1, &N, "%s.hc_base", p), HFX_DTYPE_F32);
-    hfx_value *scale = hfx_cast(g, hfx_weight(c->w, 1, &one, "%s.hc_scale", p), HFX_DTYPE_F32);
+    hfx_value *base = hfx_weight_f32(c->w, 1, &N, bn), *scale = hfx_weight_f32(c->w, 1, &one, sn);
     hfx_value *pre = gates(g, mixes(c, xf, N, fn), scale, base, 1.0, c->m->hyper.eps);
     return weighed(c, pre, xf, x->dtype);
 }

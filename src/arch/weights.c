@@ -93,12 +93,9 @@ static bool shaped(hfx_weights *w, const hfx_tensor_info *t, const char *name, i
     return ok;
 }
 
-hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char *fmt, ...) {
-    char asked[512], buf[640];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(asked, sizeof asked, fmt, ap);
-    va_end(ap);
+/* The tensor `asked` names, of that shape, a float as dtype (each its own check and message). */
+static hfx_value *weight_as(hfx_weights *w, hfx_dtype dtype, int rank, const int64_t *shape, const char *asked) {
+    char buf[640];
     const char *name;
     long i;
     const hfx_tensor_info *t = lookup(w, asked, buf, sizeof buf, &name, &i);
@@ -109,9 +106,22 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
                        name, hfx_dtype_name(t->dtype));
         ok = false;
     }
-    if (!ok) return stand_in(w, w->dtype, rank, shape);
+    if (!ok) return stand_in(w, dtype, rank, shape);
     w->used[i] = 1;
-    return hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, w->dtype);
+    return hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, dtype);
+}
+
+hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char *fmt, ...) {
+    char asked[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(asked, sizeof asked, fmt, ap);
+    va_end(ap);
+    return weight_as(w, w->dtype, rank, shape, asked);
+}
+
+hfx_value *hfx_weight_f32(hfx_weights *w, int rank, const int64_t *shape, const char *name) {
+    return weight_as(w, HFX_DTYPE_F32, rank, shape, name);
 }
 
 hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int64_t *shape, const char *asked) {

@@ -47,6 +47,10 @@ bool hfx_weight_exists(const hfx_weights *w, const char *name);
 /* The rank of the checkpoint's tensor `name` (renames applied), or -1 when it has none. */
 int hfx_weight_rank(const hfx_weights *w, const char *name);
 
+/* The tensor `name` as hfx_weight reads it, but in f32 whatever the export's dtype (the parameters transformers keeps
+ * in f32 in a half-precision model: its _keep_in_fp32_modules). */
+hfx_value *hfx_weight_f32(hfx_weights *w, int rank, const int64_t *shape, const char *name);
+
 /* An index table: the tensor `name` of that shape, I64, every value in [0, bound), as an I64 constant (DeepSeek V4's
  * token id → experts table). Anything else fails the graph naming the tensor (and the first value out of range). */
 hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int64_t *shape, const char *name);
