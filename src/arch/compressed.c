@@ -9,8 +9,8 @@
  * graph has no such state machine, so hfx's cache keeps every token's raw projections (the values' slot: the
  * compressor's, the index keys' slot: the indexer's; a window-only layer's values are its keys) and each call pools
  * every complete window again: the same entries, from the same tokens at the same positions. The entries axis is
- * T / rate + 1 long (a dim of its own), its last entry never complete, so that it is never empty; incomplete ones are
- * hidden from every query. */
+ * T / rate + 1 long (a symbol derived from T's, hfx_graph_symbol_derived), its last entry never complete, so that it
+ * is never empty; incomplete ones are hidden from every query. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -200,9 +200,9 @@ static hfx_value *entries_bias(layer_ctx *c, hfx_value *complete, hfx_value *cau
     return hfx_unsqueeze(g, hfx_where(g, visible, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX)), 1);
 }
 
-/* The indexer's picks [B,S,E] bool: each query's index_topk entries of its own compressor among those it may see
- * (`allowed`: complete, and before it) that score highest, Σ_h w[s,h]·relu(q[s,h]·k[e])·D^-½, w = weights_proj(h)·heads^-½, its queries from the queries' low-rank
- * part. */
+/* The indexer's picks [B,S,E] bool: each query's index_topk entries of its own compressor, among those it may see
+ * (`allowed`: complete, and before it), that score highest: Σ_h w[s,h]·relu(q[s,h]·k[e])·D^-½, w = weights_proj(h)
+ * ·heads^-½, its queries from the queries' low-rank part. */
 static hfx_value *indexed(layer_ctx *c, hfx_value *h, hfx_value *q_resid, hfx_value *cos, hfx_value *sin,
                           hfx_value *keys, hfx_value *allowed, const char *prefix) {
     const hfx_decoder_cfg *m = c->m;
@@ -287,11 +287,12 @@ hfx_value *hfx_dec_compressed_attention(layer_ctx *c, int64_t i, hfx_value *h, h
         snprintf(idx, sizeof idx, "%s.indexer", comp);
         pool own = {rate, D, sparse, comp}, index = {rate, k->index_dim, true, idx};
         hfx_value *raw = hfx_dec_kv_cache(c, i, raw_projections(c, h, sparse ? 2 * D : D, comp), 1); /* [B,1,T,·] */
-        /* the entries: T / rate + 1 of them, the last never complete */
+        /* the entries: T / rate + 1 of them, the last never complete (a constant count where T is: a static cache) */
         hfx_dim T = raw->dims[2];
         char name[48];
         snprintf(name, sizeof name, "compressed_entries_%lld", (long long)rate);
-        hfx_dim E = hfx_dim_is_const(T) ? hfx_dim_const(T.c / rate + 1) : hfx_dim_sym(hfx_graph_symbol(g, name, 1, INT32_MAX));
+        hfx_dim E = hfx_dim_is_const(T) ? hfx_dim_const(T.c / rate + 1)
+                                         : hfx_dim_sym(hfx_graph_symbol_derived(g, name, T, rate, 1));
         hfx_value *t_len = hfx_dim_of(g, raw, 2);
         hfx_value *count = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_DIV, t_len, hfx_const_i64(g, rate)), hfx_const_i64(g, 1));
         hfx_value *entries = hfx_range(g, hfx_const_i64(g, 0), count, hfx_const_i64(g, 1), E);   /* [E] */

@@ -681,17 +681,19 @@ static void deepseek_route(layer_ctx *c, int64_t i, const char *block, hfx_value
         hfx_value *fill = hfx_const_f32(g, corrected && kind != HFX_ROUTER_GROUPED_SIGMOID_ZERO_FILL ? -INFINITY : 0.0f);
         choice = hfx_reshape(g, hfx_where(g, keep, gs, fill), 3, (hfx_dim[]){bs[0], bs[1], hfx_dim_const(E)});
     }
-    hfx_value *vals, *idx;
-    if (hashed && c->ids) /* each token id's experts, as the table says (hfx_weight_indices checked each < E) */
-        idx = hfx_gather(g, hfx_weight_indices(c->w, E, 2, (int64_t[]){m->vocab, K},
-                                               hfx_dec_name(c, i, block, "gate.tid2eid", p, sizeof p)), c->ids, 0);
-    else if (hashed)
+    if (hashed && !c->ids) { /* (failed: the rest of the graph stays well-formed) */
         hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: layer %lld routes by token id (hash_moe): it needs input_ids, not "
                                                "embeddings", c->d->architecture, (long long)i);
-    if (!hashed) hfx_top_k(g, choice, K, &vals, &idx);                  /* [B,S,K] */
-    if (hashed && !c->ids) return;
+        hashed = false;
+    }
+    hfx_value *vals, *idx;
+    if (hashed) /* each token id's experts, as the table says (hfx_weight_indices checked each < E) */
+        idx = hfx_gather(g, hfx_weight_indices(c->w, E, 2, (int64_t[]){m->vocab, K},
+                                               hfx_dec_name(c, i, block, "gate.tid2eid", p, sizeof p)), c->ids, 0);
+    else
+        hfx_top_k(g, choice, K, &vals, &idx);                            /* [B,S,K] */
     hfx_value *onehot = hfx_one_hot(g, idx, E, HFX_DTYPE_F32);           /* [B,S,K,E] */
-    hfx_value *w = picked(c, onehot, v3 ? scores : choice);              /* [B,S,K] (V4's: v3) */
+    hfx_value *w = picked(c, onehot, v3 ? scores : choice);              /* [B,S,K] */
     if (m->moe.norm_topk)
         w = hfx_op2(g, HFX_OP_DIV, w, hfx_op2(g, HFX_OP_ADD, hfx_reduce(g, HFX_OP_REDUCE_SUM, w, 1, &axis),
                                               hfx_const_f32(g, c->d->moe->renorm_eps > 0 ? (float)c->d->moe->renorm_eps

@@ -14,6 +14,7 @@ static const hfx_aten_info infos[HFX_OPS_COUNT_] = {
     [HFX_SYM_ADD] = {"add", NULL, "a:int b:int", "int", "_operator"},
     [HFX_SYM_SUB] = {"sub", NULL, "a:int b:int", "int", "_operator"},
     [HFX_SYM_MUL] = {"mul", NULL, "a:int b:int", "int", "_operator"},
+    [HFX_SYM_FLOORDIV] = {"floordiv", NULL, "a:int b:int", "int", "_operator"},
 };
 
 const hfx_aten_info *hfx_aten_info_of(hfx_aten_op op) { return op < HFX_OPS_COUNT_ ? &infos[op] : NULL; }

@@ -21,6 +21,7 @@ typedef enum hfx_aten_op {
     HFX_SYM_ADD = HFX_ATEN_COUNT_,
     HFX_SYM_SUB,
     HFX_SYM_MUL,
+    HFX_SYM_FLOORDIV,
     HFX_OPS_COUNT_
 } hfx_aten_op;
 

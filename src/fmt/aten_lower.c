@@ -41,18 +41,27 @@ static hfx_aten_arg T(int v) { return hfx_arg_tensor(v); }
 
 /* ---- symbols and sizes ---- */
 
-/* The SymInt of symbol `s`: the size of a user input axis that is exactly that symbol. */
+static hfx_aten_size dim_size(lowering *l, hfx_dim d);
+
+/* The SymInt of symbol `s`: the size of a user input axis that is exactly that symbol, or (derived) ⌊of / div⌋ + add
+ * of theirs. */
 static int symbol_value(lowering *l, int s) {
     if (l->symbol[s] >= 0) return l->symbol[s];
+    const hfx_symbol *sym = &l->g->symbols[s];
+    if (sym->div > 0) {
+        hfx_dim quot = {.c = -sym->add, .n = 1, .sym = {s}, .coef = {1}}; /* (each SymInt's expression, as a dim) */
+        int q = hfx_aten_sym_op(l->p, HFX_SYM_FLOORDIV, dim_size(l, sym->of), (hfx_aten_size){-1, sym->div}, quot);
+        return l->symbol[s] = sym->add ? hfx_aten_sym_op(l->p, HFX_SYM_ADD, (hfx_aten_size){q, 0},
+                                                         (hfx_aten_size){-1, sym->add}, hfx_dim_sym(s))
+                                       : q;
+    }
     for (int i = 0; i < l->g->n_inputs; i++) {
         const hfx_value *in = l->g->inputs[i];
         for (int d = 0; d < in->rank; d++)
             if (in->dims[d].n == 1 && in->dims[d].c == 0 && in->dims[d].sym[0] == s && in->dims[d].coef[0] == 1)
                 return l->symbol[s] = hfx_aten_sym_size(l->p, l->tensor[in->id], d);
     }
-    fail(l, HFX_ERR_UNSUPPORTED, "torch.export: the size '%s' is not an input's size but derived from them by more than "
-                                 "sums, which hfx's torch.export writer cannot express yet: export with static shapes "
-                                 "(no --dynamic, a static cache), or to onnx or openvino", l->g->symbols[s].name);
+    fail(l, HFX_ERR_UNSUPPORTED, "torch.export: symbol '%s' is no input's size", l->g->symbols[s].name);
     return 0;
 }
 
@@ -616,5 +625,16 @@ void hfx_aten_default_hints(const hfx_graph *g, int64_t *hints) {
         if (h < g->symbols[s].min) h = g->symbols[s].min;
         if (h > g->symbols[s].max) h = g->symbols[s].max;
         hints[s] = h;
+    }
+    hfx_aten_derived_hints(g, hints);
+}
+
+void hfx_aten_derived_hints(const hfx_graph *g, int64_t *hints) {
+    for (int s = 0; s < g->n_symbols; s++) { /* (a derived symbol comes after those it is derived from) */
+        const hfx_symbol *d = &g->symbols[s];
+        if (d->div <= 0) continue;
+        int64_t of = d->of.c;
+        for (int t = 0; t < d->of.n; t++) of += d->of.coef[t] * hints[d->of.sym[t]];
+        hints[s] = (of > 0 ? of : 0) / d->div + d->add;
     }
 }

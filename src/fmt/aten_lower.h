@@ -30,6 +30,9 @@ hfx_aten_op hfx_aten_op_of(hfx_op op);
  * the first (the batch), 16 for the others, like the default sample, kept inside each symbol's
  * range. `hints` holds g->n_symbols entries. */
 void hfx_aten_default_hints(const hfx_graph *g, int64_t *hints);
+/* The derived symbols' hints (hfx_graph_symbol_derived) from the others' in `hints` (default_hints calls it; so must
+ * whoever sets hints of their own). */
+void hfx_aten_derived_hints(const hfx_graph *g, int64_t *hints);
 
 /* The high-level IR nodes the torch-side formats keep (hfx_keep_fn): linear, and attention
  * without soft-capping (scaled_dot_product_attention). */

@@ -20,6 +20,9 @@ typedef struct hfx_dim {
 typedef struct hfx_symbol {
     const char *name; /* arena */
     int64_t min, max;
+    int64_t div, add; /* div > 0: derived from the others, ⌊of / div⌋ + add (no input's size: DeepSeek V4's
+                         compressed entries, (past + sequence) / rate + 1) */
+    hfx_dim of;
 } hfx_symbol;
 
 hfx_dim hfx_dim_const(int64_t c);

@@ -119,8 +119,22 @@ int hfx_graph_symbol(hfx_graph *g, const char *name, int64_t min, int64_t max) {
         hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "too many symbolic dims (at '%s')", name);
         return 0;
     }
-    g->symbols[g->n_symbols] = (hfx_symbol){copy_name(g, name), min, max};
+    g->symbols[g->n_symbols] = (hfx_symbol){copy_name(g, name), min, max, 0, 0, {0}};
     return g->n_symbols++;
+}
+
+int hfx_graph_symbol_derived(hfx_graph *g, const char *name, hfx_dim of, int64_t div, int64_t add) {
+    int64_t lo = of.c, hi = of.c;
+    bool bounded = true;
+    for (int t = 0; t < of.n; t++) {
+        const hfx_symbol *s = &g->symbols[of.sym[t]];
+        lo += of.coef[t] * (of.coef[t] > 0 ? s->min : s->max);
+        hi += of.coef[t] * (of.coef[t] > 0 ? s->max : s->min);
+        bounded = bounded && s->max < INT32_MAX && of.coef[t] > 0;
+    }
+    int s = hfx_graph_symbol(g, name, (lo > 0 ? lo : 0) / div + add, bounded ? hi / div + add : INT32_MAX);
+    if (!g->failed) g->symbols[s].div = div, g->symbols[s].add = add, g->symbols[s].of = of;
+    return s;
 }
 
 hfx_value *hfx_graph_input(hfx_graph *g, const char *name, hfx_dtype dt, int rank,

@@ -152,6 +152,8 @@ hfx_status hfx_graph_fail(hfx_graph *g, hfx_status st, const char *fmt, ...)
 
 /* A symbol (returns its id; the same name returns the existing one). */
 int hfx_graph_symbol(hfx_graph *g, const char *name, int64_t min, int64_t max);
+/* A symbol derived from the others, ⌊of / div⌋ + add (div > 0, `of` ≥ 0 as sizes are), its range theirs so divided. */
+int hfx_graph_symbol_derived(hfx_graph *g, const char *name, hfx_dim of, int64_t div, int64_t add);
 
 hfx_value *hfx_graph_input(hfx_graph *g, const char *name, hfx_dtype dt, int rank,
                            const hfx_dim *dims);

@@ -1089,10 +1089,6 @@ PADDING_DEPENDENT = ("llama4", "phimoe", "deepseek_v4")
 # layers): the static-cache modes' reference is the dynamic-cache generate, which a static cache must reproduce
 DYNAMIC_REFERENCE = ("deepseek_v4",)
 
-# specs whose torch exports need static sizes: DeepSeek V4's compressed entries number (past + sequence) / rate + 1,
-# which hfx's torch.export writer cannot express (it has sums of input sizes): refused with --dynamic and a growing
-# cache (test_torch_dynamic_refused), exported with a static cache (its generation modes) or static shapes
-TORCH_STATIC_ONLY = ("deepseek_v4", "deepseek_v4_b")
 
 _PAD3 = models.Case(3, 12, (0, 3, 11))
 

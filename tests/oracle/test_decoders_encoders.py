@@ -393,7 +393,7 @@ def test_encoder_config_features_are_visible(b_ckpts, b_refs, name, feature, ove
 PARITY_PARAMS = [pytest.param(s.name, c, id=f"{s.name}-{c.id}") for s in W.SPECS_LIST for c in s.cases]
 # the torch formats: every spec but the second variants L.TORCH_SAMPLED leaves to their lineage's first
 TORCH_PARITY_PARAMS = [pytest.param(s.name, c, id=f"{s.name}-{c.id}") for s in W.SPECS_LIST for c in s.cases
-                       if s.name not in L.TORCH_SAMPLED and s.name not in L.TORCH_STATIC_ONLY]
+                       if s.name not in L.TORCH_SAMPLED]
 
 
 def test_torch_sampled_specs_have_a_representative():
@@ -728,16 +728,8 @@ def _sampled_modes(name) -> tuple:
     return modes[k % len(modes)], modes[(k + 3) % len(modes)]
 
 
-def _torch_dynamic(name, mode) -> bool:
-    """A torch format's mode with a size derived from the inputs' by more than sums, for a spec whose torch exports
-    need static sizes: torch.export's (its cache length symbolic, a static cache's too), ExecuTorch's growing cache."""
-    backend, _, cache = GEN_MODES[mode]
-    return name in L.TORCH_STATIC_ONLY and (backend == "dynamo" or (backend == "executorch" and cache == "dynamic"))
-
-
 GEN_MATRIX = [pytest.param(n, m, b, id=f"{n}-{m}-b{len(b)}") for n in GEN_SPECS for m in _sampled_modes(n)
-              for b in (BATCH1, BATCH3) if (n not in L.GEN_SPECS or b is BATCH3 or m == L.GEN_BATCH1_MODE)
-              and not _torch_dynamic(n, m)]
+              for b in (BATCH1, BATCH3) if n not in L.GEN_SPECS or b is BATCH3 or m == L.GEN_BATCH1_MODE]
 GEN_MATRIX += [pytest.param(n, m, b, id=f"{n}-{m}-b{len(b)}") for n in L.GEN_SPECS_DYNAMIC for m in GEN_MODES
                if GEN_MODES[m][2] == "dynamic" for b in (BATCH1, BATCH3) if b is BATCH3 or m == L.GEN_BATCH1_MODE]
 GEN_MATRIX += [pytest.param(n, m, BATCH3, id=f"{n}-{m}-b3") for n in L.GEN_SPECS_MULTI_TOKEN for m in MULTI_TOKEN_MODES]
@@ -1066,38 +1058,6 @@ def test_family_bad_config(b_ckpts, tmp_path, name, edit, field):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("args", (("--format", "dynamo", "--dynamic"),
-                                  ("--format", "executorch", "--for-generation", "--cache", "dynamic", "--max-cache-len", "32")),
-                         ids=("dynamo", "et"))
-def test_torch_dynamic_refused(b_ckpts, tmp_path, args):
-    """DeepSeek V4's compressed entries number (past + sequence) / rate + 1, which hfx's torch.export writer cannot
-    express (it has sums of input sizes): a torch export whose sizes that makes symbolic is refused by name, exit 2,
-    nothing written (test_torch_static_shapes: with static ones it exports)."""
-    out = tmp_path / "out"
-    proc = run_hfx(["export", b_ckpts("deepseek_v4"), out, *args])
-    assert proc.returncode == 2 and "compressed_entries_" in proc.stderr and "static shapes" in proc.stderr, describe(proc)
-    assert not out.exists()
-
-
-@pytest.mark.parametrize("fmt", ("dynamo", "executorch"))
-def test_torch_static_shapes(b_ckpts, b_refs, tmp_path, fmt):
-    """... and with static shapes (the case's batch and length fixed) DeepSeek V4's .pt2 and .pte match transformers."""
-    name, case = "deepseek_v4", models.Case(3, 12, (0, 3, 11))
-    out = tmp_path / "out"
-    proc = run_hfx(["export", b_ckpts(name), out, "--format", fmt, "--batch-size", "3", "--sequence-length", "12"])
-    assert proc.returncode == 0, describe(proc)
-    inputs = _feed(W.inputs_for(W.SPECS[name], case))
-    meta = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]
-    if fmt == "dynamo":
-        ep = torch.export.load(str(out / "model.pt2"))
-        user = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
-        outs = ep.module()(*[torch.from_numpy(inputs[n]) for n in user])
-        outs = [o.detach().numpy() for o in (outs if isinstance(outs, (tuple, list)) else (outs,))]
-    else:
-        outs = et_worker().run(out / "model.pte", [inputs[n] for n in meta["input_names"]])
-    assert_outputs_close(dict(zip(meta["output_names"], outs)), b_refs(name, case, inputs), f"[{fmt} static] {name}")
-
-
 def test_expert_table_out_of_range_refused(b_ckpts, tmp_path):
     """A token id -> experts table (DeepSeek V4's tid2eid) with an entry that names no expert is refused, the tensor and
     the element named, exit 2, nothing written (an exported gather would read out of its experts)."""
@@ -1116,12 +1076,13 @@ def test_expert_table_out_of_range_refused(b_ckpts, tmp_path):
     assert not out.exists()
 
 
-def test_indexer_seed_refused(b_ckpts, tmp_path):
-    """io "seed" has no names for DeepSeek V3.2's indexer key cache yet: refused by name, exit 2, nothing written."""
+@pytest.mark.parametrize("name,cache", (("deepseek_v32", "the indexer's key cache"), ("deepseek_v4", "the compressors' caches")))
+def test_indexer_seed_refused(b_ckpts, tmp_path, name, cache):
+    """io "seed" has no names for DeepSeek V3.2's indexer key cache, or V4's compressors' caches, yet: refused by name,
+    exit 2, nothing written."""
     out = tmp_path / "out"
-    proc = run_hfx(["export", b_ckpts("deepseek_v32"), out, "--format", "onnx", "--dynamic", "--for-generation",
-                    "--io", "seed"])
-    assert proc.returncode == 2 and "io \"seed\" has no names for the indexer's key cache" in proc.stderr, describe(proc)
+    proc = run_hfx(["export", b_ckpts(name), out, "--format", "onnx", "--dynamic", "--for-generation", "--io", "seed"])
+    assert proc.returncode == 2 and f"io \"seed\" has no names for {cache}" in proc.stderr, describe(proc)
     assert not out.exists()
 
 

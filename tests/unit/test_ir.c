@@ -131,6 +131,15 @@ static void test_dims(void **state) {
     hfx_dim four = hfx_dim_add(three, hfx_dim_sym(3), &ok);
     (void)four;
     assert_false(ok); /* more terms than a dim holds */
+    /* a symbol derived from others: ⌊(past + seq) / 4⌋ + 1, its range theirs so divided */
+    hfx_graph *g = hfx_graph_new();
+    hfx_dim s = hfx_dim_sym(hfx_graph_symbol(g, "seq", 1, 64)), p = hfx_dim_sym(hfx_graph_symbol(g, "past", 0, 63));
+    int e = hfx_graph_symbol_derived(g, "entries", hfx_dim_add(s, p, &ok), 4, 1);
+    assert_true(ok && e == 2 && g->symbols[e].div == 4 && g->symbols[e].add == 1);
+    assert_int_equal(g->symbols[e].min, 1);       /* ⌊1 / 4⌋ + 1 */
+    assert_int_equal(g->symbols[e].max, 127 / 4 + 1);
+    assert_int_equal(hfx_graph_symbol_derived(g, "entries", s, 2, 0), e); /* (a name is one symbol) */
+    hfx_graph_free(g);
 }
 
 static void test_shapes(void **state) {

@@ -52,9 +52,27 @@ static void put_int(expr_text *e, const char *before, long long v, const char *a
     put_text(e, text);
 }
 
-/* A product of affine dims as a sympy expression (its hint in *hint); false when constant. Each
- * symbol is written as sympy reads it, torch's name (s<id>) with its assumptions, so every
- * occurrence parses to the same symbol. */
+/* Symbol `s` as sympy reads it: torch's name (s<id>) with its assumptions, so every occurrence parses to the same
+ * symbol; a derived one as what it is, (FloorDiv(of, div) + add) over those (torch's FloorDiv). */
+static void put_symbol(const hfx_aten_program *p, expr_text *b, int s) {
+    const hfx_symbol *d = &p->g->symbols[s];
+    if (d->div <= 0) {
+        put_int(b, "Symbol('s", s, "', positive=True, integer=True)");
+        return;
+    }
+    put_text(b, "(FloorDiv(");
+    for (int t = 0; t < d->of.n; t++) {
+        if (t) put_text(b, " + ");
+        if (d->of.coef[t] != 1) put_int(b, "", (long long)d->of.coef[t], "*");
+        put_symbol(p, b, d->of.sym[t]);
+    }
+    if (d->of.c) put_int(b, " + ", (long long)d->of.c, "");
+    put_int(b, ", ", (long long)d->div, ")");
+    if (d->add) put_int(b, " + ", (long long)d->add, "");
+    put_text(b, ")");
+}
+
+/* A product of affine dims as a sympy expression (its hint in *hint); false when constant. */
 static bool product_text(const hfx_aten_program *p, const hfx_dim *dims, int n, expr_text *b, int64_t *hint,
                          int64_t *constant) {
     int64_t c = 1, h = 1;
@@ -72,7 +90,7 @@ static bool product_text(const hfx_aten_program *p, const hfx_dim *dims, int n, 
         for (int t = 0; t < dims[d].n; t++) {
             if (t) put_text(b, " + ");
             if (dims[d].coef[t] != 1) put_int(b, "", (long long)dims[d].coef[t], "*");
-            put_int(b, "Symbol('s", dims[d].sym[t], "', positive=True, integer=True)");
+            put_symbol(p, b, dims[d].sym[t]);
         }
         if (dims[d].c) put_int(b, " + ", (long long)dims[d].c, "");
         put_text(b, ")");
@@ -371,7 +389,7 @@ static json_t *range_constraints(const hfx_aten_program *p) {
         for (int d = 0; d < p->values[i].rank; d++)
             for (int t = 0; t < p->values[i].dims[d].n; t++) used[p->values[i].dims[d].sym[t] & 15] = true;
     for (int s = 0; s < p->g->n_symbols; s++) {
-        if (!used[s]) continue;
+        if (!used[s] || p->g->symbols[s].div > 0) continue; /* (a derived symbol is an expression of the others) */
         char name[24];
         snprintf(name, sizeof name, "s%d", s);
         json_t *r = json_object();

@@ -76,6 +76,7 @@ static const kernel kernels[HFX_OPS_COUNT_] = {
     [HFX_SYM_ADD] = {"executorch_prim::add", "Scalar", "0 1"},
     [HFX_SYM_SUB] = {"executorch_prim::sub", "Scalar", "0 1"},
     [HFX_SYM_MUL] = {"executorch_prim::mul", "Scalar", "0 1"},
+    [HFX_SYM_FLOORDIV] = {"executorch_prim::floordiv", "Scalar", "0 1"},
 };
 
 /* ---- the op table ---- */
@@ -305,10 +306,19 @@ static void kernel_call(lowering *l, const char *name, const char *overload, con
 
 /* ---- sizes at run time ---- */
 
-/* An Int holding symbol s: the size of a user input's axis that is exactly s (aten::sym_size). */
+static int dim_int(lowering *l, hfx_dim d);
+static int prim(lowering *l, const char *op, int a, int b);
+
+/* An Int holding symbol s: the size of a user input's axis that is exactly s (aten::sym_size), or (derived)
+ * ⌊of / div⌋ + add of theirs. */
 static int symbol_int(lowering *l, int s) {
     if (l->symbol[s] >= 0) return l->symbol[s];
     const hfx_aten_program *p = l->p;
+    const hfx_symbol *derived = &p->g->symbols[s];
+    if (derived->div > 0) {
+        int q = prim(l, "executorch_prim::floordiv", dim_int(l, derived->of), lit(l, HFX_ET_INT, derived->div, 0));
+        return l->symbol[s] = derived->add ? prim(l, "executorch_prim::add", q, lit(l, HFX_ET_INT, derived->add, 0)) : q;
+    }
     for (int i = 0; i < p->n_inputs; i++) {
         if (p->inputs[i].kind != HFX_INPUT_USER) continue;
         const hfx_aten_value *v = &p->values[p->inputs[i].value];
