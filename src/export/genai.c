@@ -107,8 +107,9 @@ hfx_status hfx_genai_config(const json_t *config, const json_t *generation, cons
         }
     }
     for (int i = 0; attends && i < n_layers; i++)
-        if ((layers[i].kv_heads && (layers[i].kv_heads != attends->kv_heads || layers[i].key_dim != attends->key_dim)) ||
-            (!layers[i].kv_heads && !layers[i].n_states)) {
+        if ((layers[i].kv_heads && (layers[i].kv_heads != attends->kv_heads || layers[i].key_dim != attends->key_dim ||
+                                    layers[i].value_dim != attends->value_dim || layers[i].index_dim)) ||
+            (!layers[i].kv_heads && !layers[i].n_states)) { /* (an index key is a third cache part genai has no name for) */
             snprintf(why, why_size, "onnxruntime-genai takes one cache geometry for every layer, and this model's "
                                     "layers cache keys and values of different shapes (or none of their own)");
             return HFX_OK;

@@ -1049,7 +1049,7 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
              "deepseek_v4")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
-GEN_SPECS_MULTI_TOKEN = ("gemma4",)
+GEN_SPECS_MULTI_TOKEN = ("gemma4", "deepseek_v4")
 # ... and those whose transformers static-cache generate is not the model (GPT-Neo's local layers slice their
 # window from the cache length, so a static cache of max_cache_len moves it; Falcon's ALiBi reads a 2-D mask, which a
 # static-cache generate does not pass it): the dynamic-cache modes only
