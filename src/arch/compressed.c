@@ -133,25 +133,40 @@ typedef struct pool {
     const char *prefix;    /* "<attn>.compressor" or "<attn>.compressor.indexer" */
 } pool;
 
+/* A layer's windows, the same for its compressor and its indexer: entries [E] i64 (0, 1, ..., E − 1), each one's raw
+ * slots [E, rate] and the window before's (CSA's: NULL for HCA), and the rotary at each one's start [1,1,E,r]. */
+typedef struct windows {
+    hfx_value *entries, *now, *before, *cos, *sin;
+} windows;
+
+static windows windows_of(layer_ctx *c, hfx_value *entries, int64_t rate, bool overlap, hfx_value *t_len,
+                          const hfx_rope *rope) {
+    hfx_graph *g = c->g;
+    windows w = {entries, window_slots(g, entries, rate, 0, t_len), overlap ? window_slots(g, entries, rate, 1, t_len) : NULL,
+                 NULL, NULL};
+    hfx_value *at = hfx_unsqueeze(g, hfx_op2(g, HFX_OP_MUL, entries, hfx_const_i64(g, rate)), 0); /* [1,E] */
+    hfx_rope_cos_sin(g, rope, at, c->o->dtype, &w.cos, &w.sin);
+    return w;
+}
+
 /* The entries [B,1,E,width] of raw [B,1,T,2·series] (each token's kv then its gate, as projected; a series is `width`,
  * CSA's two of them): for entry e the softmax over the window's tokens of gate + position_bias weighs their kv (each
  * channel its own, in f32), CSA's over the window's second series and the one before's first (none before window 0);
- * then kv_norm, then the rotary at position e·rate. entries [E] i64: 0, 1, ..., E − 1. */
-static hfx_value *pooled(layer_ctx *c, const pool *p, hfx_value *raw, hfx_value *entries, hfx_value *rope_cos_pos,
-                         const hfx_rope *rope) {
+ * then kv_norm, then the rotary at position e·rate. */
+static hfx_value *pooled(layer_ctx *c, const pool *p, hfx_value *raw, const windows *win) {
     hfx_graph *g = c->g;
     int64_t W = p->width, R = p->rate, series = p->overlap ? 2 * W : W;
-    hfx_value *t_len = hfx_dim_of(g, raw, 2);
+    hfx_value *entries = win->entries;
     char name[224];
     snprintf(name, sizeof name, "%s.position_bias", p->prefix);
     hfx_value *bias = hfx_weight_f32(c->w, 2, (int64_t[]){R, series}, name); /* (f32 in transformers' model too) */
-    hfx_value *now = hfx_gather(g, raw, window_slots(g, entries, R, 0, t_len), 2); /* [B,1,E,R,2·series] */
+    hfx_value *now = hfx_gather(g, raw, win->now, 2); /* [B,1,E,R,2·series] */
     hfx_value *kv = hfx_slice(g, now, -1, p->overlap ? W : 0, series);
     hfx_value *gate = hfx_op2(g, HFX_OP_ADD, hfx_cast(g, hfx_slice(g, now, -1, series + (p->overlap ? W : 0), 2 * series),
                                                       HFX_DTYPE_F32),
                               hfx_const_slice(g, bias, 1, p->overlap ? W : 0, W));
     if (p->overlap) { /* the window before's first series, first: [B,1,E,2R,W] */
-        hfx_value *before = hfx_gather(g, raw, window_slots(g, entries, R, 1, t_len), 2);
+        hfx_value *before = hfx_gather(g, raw, win->before, 2);
         hfx_value *first = hfx_op2(g, HFX_OP_EQUAL, entries, hfx_const_i64(g, 0)); /* [E] */
         hfx_value *bgate = hfx_op2(g, HFX_OP_ADD, hfx_cast(g, hfx_slice(g, before, -1, series, series + W), HFX_DTYPE_F32),
                                    hfx_const_slice(g, bias, 1, 0, W));
@@ -165,9 +180,7 @@ static hfx_value *pooled(layer_ctx *c, const pool *p, hfx_value *raw, hfx_value 
     sum = hfx_reshape(g, sum, 4, (hfx_dim[]){c->batch, hfx_dim_const(1), entries->dims[0], hfx_dim_const(W)});
     snprintf(name, sizeof name, "%s.kv_norm", p->prefix);
     sum = hfx_dec_norm(c, sum, W, name);
-    hfx_value *cos, *sin;
-    hfx_rope_cos_sin(g, rope, rope_cos_pos, c->o->dtype, &cos, &sin); /* [1,1,E,r] */
-    return rotated_last(g, sum, cos, sin);
+    return rotated_last(g, sum, win->cos, win->sin);
 }
 
 /* [B,S,E] bool: entry e's window ends before query s — e < (position + 1) / rate, transformers' causal limit. */
@@ -296,7 +309,7 @@ hfx_value *hfx_dec_compressed_attention(layer_ctx *c, int64_t i, hfx_value *h, h
         hfx_value *t_len = hfx_dim_of(g, raw, 2);
         hfx_value *count = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_DIV, t_len, hfx_const_i64(g, rate)), hfx_const_i64(g, 1));
         hfx_value *entries = hfx_range(g, hfx_const_i64(g, 0), count, hfx_const_i64(g, 1), E);   /* [E] */
-        hfx_value *at = hfx_unsqueeze(g, hfx_op2(g, HFX_OP_MUL, entries, hfx_const_i64(g, rate)), 0); /* [1,E] */
+        windows win = windows_of(c, entries, rate, sparse, t_len, &m->layer_rope[i]);
         /* the raw tokens seen: T, or (a static cache) the last slot written + 1 */
         hfx_value *last = c->o->cache == HFX_CACHE_STATIC
                               ? hfx_op2(g, HFX_OP_SUB, hfx_dim_of(g, c->cache_position, 0), hfx_const_i64(g, 1)) : NULL;
@@ -305,10 +318,10 @@ hfx_value *hfx_dec_compressed_attention(layer_ctx *c, int64_t i, hfx_value *h, h
         hfx_value *kept = NULL, *causal = before_query(c, entries, rate), *complete = complete_windows(g, entries, rate, seen);
         if (sparse) {
             hfx_value *iraw = hfx_dec_kv_cache(c, i, raw_projections(c, h, 2 * k->index_dim, idx), 2);
-            hfx_value *ikeys = pooled(c, &index, iraw, entries, at, &m->layer_rope[i]);
+            hfx_value *ikeys = pooled(c, &index, iraw, &win);
             kept = indexed(c, h, q_resid, cos, sin, ikeys, hfx_op2(g, HFX_OP_AND, causal, complete), idx);
         }
-        hfx_value *keys = pooled(c, &own, raw, entries, at, &m->layer_rope[i]);                 /* [B,1,E,D] */
+        hfx_value *keys = pooled(c, &own, raw, &win);                                           /* [B,1,E,D] */
         hfx_value *kvs[2] = {kv, keys}, *biases[2] = {bias, entries_bias(c, complete, causal, kept)};
         kv = hfx_concat(g, 2, kvs, 2);
         bias = hfx_concat(g, 2, biases, 3);

@@ -207,10 +207,7 @@ void hfx_aten_output(hfx_aten_program *p, int value, int mutated) {
 }
 
 void hfx_aten_hinted_sizes(const hfx_aten_program *p, const hfx_aten_value *v, int64_t *sizes) {
-    for (int d = 0; d < v->rank; d++) {
-        sizes[d] = v->dims[d].c;
-        for (int t = 0; t < v->dims[d].n; t++) sizes[d] += v->dims[d].coef[t] * p->hints[v->dims[d].sym[t]];
-    }
+    for (int d = 0; d < v->rank; d++) sizes[d] = hfx_dim_at(v->dims[d], p->hints);
 }
 
 hfx_aten_arg hfx_arg_tensor(int value) { return (hfx_aten_arg){.kind = HFX_ARG_TENSOR, .value = value}; }

@@ -633,8 +633,7 @@ void hfx_aten_derived_hints(const hfx_graph *g, int64_t *hints) {
     for (int s = 0; s < g->n_symbols; s++) { /* (a derived symbol comes after those it is derived from) */
         const hfx_symbol *d = &g->symbols[s];
         if (d->div <= 0) continue;
-        int64_t of = d->of.c;
-        for (int t = 0; t < d->of.n; t++) of += d->of.coef[t] * hints[d->of.sym[t]];
+        int64_t of = hfx_dim_at(d->of, hints);
         hints[s] = (of > 0 ? of : 0) / d->div + d->add;
     }
 }

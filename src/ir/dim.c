@@ -41,6 +41,12 @@ hfx_dim hfx_dim_scale(hfx_dim a, int64_t k) {
     return a;
 }
 
+int64_t hfx_dim_at(hfx_dim d, const int64_t *values) {
+    int64_t v = d.c;
+    for (int t = 0; t < d.n; t++) v += d.coef[t] * values[d.sym[t]];
+    return v;
+}
+
 bool hfx_dim_eq(hfx_dim a, hfx_dim b) {
     if (a.c != b.c || a.n != b.n) return false;
     for (int i = 0; i < a.n; i++)

@@ -31,6 +31,8 @@ hfx_dim hfx_dim_sym(int sym);
 hfx_dim hfx_dim_add(hfx_dim a, hfx_dim b, bool *ok);
 hfx_dim hfx_dim_scale(hfx_dim a, int64_t k);
 bool hfx_dim_eq(hfx_dim a, hfx_dim b);
+/* d's value where symbol k is values[k] (a sample's sizes, torch.export's hints). */
+int64_t hfx_dim_at(hfx_dim d, const int64_t *values);
 static inline bool hfx_dim_is_const(hfx_dim d) { return d.n == 0; }
 
 #endif

@@ -52,6 +52,8 @@ static void put_int(expr_text *e, const char *before, long long v, const char *a
     put_text(e, text);
 }
 
+static void put_affine(const hfx_aten_program *p, expr_text *b, hfx_dim d);
+
 /* Symbol `s` as sympy reads it: torch's name (s<id>) with its assumptions, so every occurrence parses to the same
  * symbol; a derived one as what it is, (FloorDiv(of, div) + add) over those (torch's FloorDiv). */
 static void put_symbol(const hfx_aten_program *p, expr_text *b, int s) {
@@ -61,15 +63,20 @@ static void put_symbol(const hfx_aten_program *p, expr_text *b, int s) {
         return;
     }
     put_text(b, "(FloorDiv(");
-    for (int t = 0; t < d->of.n; t++) {
-        if (t) put_text(b, " + ");
-        if (d->of.coef[t] != 1) put_int(b, "", (long long)d->of.coef[t], "*");
-        put_symbol(p, b, d->of.sym[t]);
-    }
-    if (d->of.c) put_int(b, " + ", (long long)d->of.c, "");
+    put_affine(p, b, d->of);
     put_int(b, ", ", (long long)d->div, ")");
     if (d->add) put_int(b, " + ", (long long)d->add, "");
     put_text(b, ")");
+}
+
+/* A symbolic dim's terms and constant: "a*sym + sym + c". */
+static void put_affine(const hfx_aten_program *p, expr_text *b, hfx_dim d) {
+    for (int t = 0; t < d.n; t++) {
+        if (t) put_text(b, " + ");
+        if (d.coef[t] != 1) put_int(b, "", (long long)d.coef[t], "*");
+        put_symbol(p, b, d.sym[t]);
+    }
+    if (d.c) put_int(b, " + ", (long long)d.c, "");
 }
 
 /* A product of affine dims as a sympy expression (its hint in *hint); false when constant. */
@@ -78,21 +85,14 @@ static bool product_text(const hfx_aten_program *p, const hfx_dim *dims, int n, 
     int64_t c = 1, h = 1;
     bool any = false;
     for (int d = 0; d < n; d++) {
-        int64_t dh = dims[d].c;
-        for (int t = 0; t < dims[d].n; t++) dh += dims[d].coef[t] * p->hints[dims[d].sym[t]];
-        h *= dh;
+        h *= hfx_dim_at(dims[d], p->hints);
         if (!dims[d].n) {
             c *= dims[d].c;
             continue;
         }
         put_text(b, any ? "*(" : "(");
         any = true;
-        for (int t = 0; t < dims[d].n; t++) {
-            if (t) put_text(b, " + ");
-            if (dims[d].coef[t] != 1) put_int(b, "", (long long)dims[d].coef[t], "*");
-            put_symbol(p, b, dims[d].sym[t]);
-        }
-        if (dims[d].c) put_int(b, " + ", (long long)dims[d].c, "");
+        put_affine(p, b, dims[d]);
         put_text(b, ")");
     }
     if (any && c != 1) put_int(b, "*", (long long)c, "");
