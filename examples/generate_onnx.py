@@ -36,7 +36,8 @@ import decode_loop  # noqa: E402
 # the loop's names, the tests' too: left_pad, parse_prompts, UsageError (and Export, generate below)
 from decode_loop import UsageError, left_pad, parse_prompts, read_generation_config  # noqa: E402,F401
 
-NUMPY_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64}
+NUMPY_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
+                "tensor(int64)": np.int64}
 PROG = "generate_onnx"  # the messages on stderr start with it
 
 

@@ -68,7 +68,8 @@ static void project_qkv(layer_ctx *c, int64_t i, const hfx_layer_shape *s, hfx_v
         *q = part[0], *k = part[1], *v = part[2];
         return;
     }
-    if (d->attention == HFX_ATTN_OUTPUT_GATED) { /* q_proj's rows per head: [query_h; gate_h] */
+    if (d->attention == HFX_ATTN_OUTPUT_GATED || d->attention == HFX_ATTN_OUTPUT_GATED_QSA) { /* q_proj's rows per head:
+                                                                                             [query_h; gate_h] */
         hfx_value *w = hfx_dec_weight_out_in(c, in, 2 * nq, P("q_proj"));
         hfx_value *b = m->bias.q ? hfx_weight(c->w, 1, (int64_t[]){2 * nq}, "%s.bias", P("q_proj")) : NULL;
         *q = hfx_linear(g, h, hfx_const_interleaved_rows(g, w, m->heads, 2, 0, hd),
@@ -242,6 +243,7 @@ hfx_value *hfx_dec_attention(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *c
     queries_keys_values(c, i, &s, h, cos, sin, &q, &k, &v, &gate);
     if (c->q_temperature && (d->scores.temperature != HFX_QTEMP_NOPE_FLOOR || m->no_rope[i]))
         q = hfx_op2(g, HFX_OP_MUL, q, hfx_cast(g, c->q_temperature, q->dtype));
+    if (d->attention == HFX_ATTN_OUTPUT_GATED_QSA) bias = hfx_dec_qsa_bias(c, i, h, cos, sin, bias);
     if (s.kv_from == i) {
         bias = join_cache(c, i, q, &k, &v, bias);
         c->kv_seen[2 * i] = k, c->kv_seen[2 * i + 1] = v;

@@ -181,6 +181,16 @@ static hfx_value *layer_hyper(layer_ctx *c, const layer_args *a, hfx_value *x) {
     return hfx_dec_hyper_write(c, x, post, comb, hfx_dec_ffn(c, a->i, NORM(h, c->n.norm2)));
 }
 
+/* gated residuals: the n-gram layers' contribution first, then each sublayer reads the streams' gated mix and adds its
+ * output to each stream by its weight (Qwen4-Exp) */
+static hfx_value *layer_hyper_gated(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    if (c->m->ngram.index && c->m->ngram.index[a->i] >= 0) x = hfx_dec_ngram_block(c, a->i, x);
+    hfx_value *inject, *h = hfx_dec_gated_read(c, a->i, x, "attn_hyper_connection", &inject);
+    x = hfx_dec_gated_write(c, x, inject, MIXER(h));
+    h = hfx_dec_gated_read(c, a->i, x, "mlp_hyper_connection", &inject);
+    return hfx_dec_gated_write(c, x, inject, hfx_dec_ffn(c, a->i, h));
+}
+
 #undef NAME
 #undef MIXER
 #undef NORM
@@ -201,6 +211,7 @@ static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hf
     [HFX_LAYOUT_PAIRED_SHORTCUT] = layer_paired_shortcut,
     [HFX_LAYOUT_HYPER] = layer_hyper,
     [HFX_LAYOUT_HYPER_SINKHORN] = layer_hyper, /* (hyper.c reads which) */
+    [HFX_LAYOUT_HYPER_GATED] = layer_hyper_gated,
     [HFX_LAYOUT_SHARED_BLOCKS] = layer_shared_blocks,
 };
 _Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_SHARED_BLOCKS + 1,

@@ -97,6 +97,10 @@ typedef enum {
     HFX_LAYOUT_HYPER_SINKHORN, /* HYPER's streams, but the post weights 2·σ without hc_eps, and the residual the streams
                                   mixed by a matrix Sinkhorn-Knopp makes doubly stochastic (hc_sinkhorn_iters) before
                                   each sublayer's output is added (DeepSeek V4's manifold-constrained form) */
+    HFX_LAYOUT_HYPER_GATED, /* gated residuals (hyper.c): hc_count streams; each sublayer's input their mean, each stream
+                               normed in groups and gated by a low-rank sigmoid mix; its output added to each stream by
+                               2·σ of a weight; a mixer of the same form (no output) takes the final norm's place; the
+                               n-gram layers (ngram.c) add to the streams first (Qwen4-Exp) */
     HFX_LAYOUT_SHARED_BLOCKS   /* PRE's mixer alone; a HFX_MIXER_SHARED_BLOCK layer x += mixer(norm1(x + linear(shared
                                   block(x, the embeddings)))), its norm and mixer under mamba_decoder (Zamba2) */
 } hfx_layer_layout;
@@ -235,6 +239,8 @@ typedef enum {
     HFX_ATTN_PLAIN,
     HFX_ATTN_OUTPUT_GATED, /* q_proj gives each head its query and a gate [q_h; gate_h]; the output is
                               scaled by sigmoid(gate) before o_proj (Qwen3-Next) */
+    HFX_ATTN_OUTPUT_GATED_QSA, /* OUTPUT_GATED's, each query reading the keys its block indexer picks (qsa.c:
+                                  Qwen4-Exp's QSA) */
     HFX_ATTN_SINKS,        /* self_attn.sinks [heads]: one more logit per head in the softmax (GPT-OSS) */
     HFX_ATTN_SINKS_SLIDING, /* ... on the sliding layers alone, self_attn.sinks or (as the Hub names it)
                                self_attn.attention_sink_bias (MiMo-V2-Flash) */
@@ -567,6 +573,8 @@ typedef enum {
                                compress_rates from compress_rate_csa / compress_rate_hca; partial_rotary_factor
                                qk_rope_head_dim / head_dim; rope_parameters as {main, compress} (compress_rope_theta,
                                YaRN's attention_factor 1) */
+    HFX_DERIVE_QWEN4_EXP,   /* layer_types' "indexed_attention" read as "full_attention" (its attention always has the
+                               indexer); output_gate_type hidden_act where null */
     HFX_DERIVE_ZAMBA2       /* layer_types from layers_block_type (its default 54 layers), num_hidden_layers its length;
                                head_dim 2·hidden / heads; intermediate_size 4·hidden where null or 0; mlp_bias
                                add_bias_linear; position_embedding_type "rope" with use_mem_rope; max_position_embeddings
@@ -717,7 +725,28 @@ typedef struct hfx_decoder_hyper {
     int64_t streams;             /* hc_mult (0: one plain stream) */
     double magnitude, eps;       /* hc_magnitude: the post weights' scale; hc_eps: added to each weight */
     int64_t sinkhorn;            /* HFX_LAYOUT_HYPER_SINKHORN's hc_sinkhorn_iters */
+    int64_t lowrank;             /* HFX_LAYOUT_HYPER_GATED's hc_lowrank: its input mix's rank */
 } hfx_decoder_hyper;
+
+/* Hashed n-gram embeddings into the streams (ngram.c, Qwen4-Exp's PLE layers). */
+typedef struct hfx_decoder_ngram {
+    int64_t *index;              /* (layers) the layer's ordinal among ple_layer_ids, its hashes' seed; -1: none;
+                                    arena-owned, NULL: no n-gram layers */
+    int64_t n;                   /* ngram_size: the longest n-gram, the convolution's dilation */
+    int64_t heads_per;           /* heads_per_ngram: hashed tables per order (orders 2..n) */
+    int64_t width;               /* ple_embed_dim: the heads' embeddings concatenated */
+    int64_t kernel;              /* ple_conv_kernel_size */
+    int64_t vocab_base;          /* ngram_vocab_size_base: each head's table the next prime after it */
+    int64_t divisor;             /* make_ngram_vocab_size_divisible_by: the tables' rows padded to it */
+    int64_t seed;                /* the multipliers' seed */
+    int64_t eos;                 /* eos_token_id (its first): what the hashes see across a document's start */
+} hfx_decoder_ngram;
+
+/* A block indexer beside attention (qsa.c: Qwen4-Exp's QSA): each query's budget of keys in whole blocks. */
+typedef struct hfx_decoder_qsa {
+    int64_t heads, dim;          /* indexer_n_heads (0: none), indexer_head_dim */
+    int64_t budget, ratio;       /* indexer_budget keys, in blocks of indexer_compress_ratio */
+} hfx_decoder_qsa;
 
 /* How much a layer of HFX_ATTN_COMPRESSED compresses. */
 typedef enum {
@@ -794,6 +823,8 @@ typedef struct hfx_decoder_cfg {
     hfx_decoder_ple ple;
     hfx_decoder_hyper hyper;
     hfx_decoder_compressed compressed;
+    hfx_decoder_ngram ngram;
+    hfx_decoder_qsa qsa;
     hfx_decoder_alibi alibi;
     double value_scale;          /* the values times it as projected (1: none) */
     bool no_post_norms;          /* HFX_LAYOUT_SANDWICH_BY_CONFIG without them */

@@ -37,9 +37,10 @@ typedef struct layer_ctx {
                                    own; NULL: a prompt */
 } layer_ctx;
 
-/* per layer: keys, values, and the seed profile's write counter (static cache) or window tensor
- * (a dynamic cache's sliding layer); then a recurrent mixer's states (conv, ssm) */
-enum { SEED_PARTS = 3, STATE_SLOT = 3, CACHE_PARTS = 5 };
+/* per layer: keys, values, and the seed profile's write counter (static cache) or window tensor (a dynamic cache's
+ * sliding layer); then its states by part (hfx_dec_state_part): a recurrent mixer's conv and ssm, an n-gram layer's
+ * ple_conv and ngram */
+enum { SEED_PARTS = 3, STATE_SLOT = 3, STATE_PARTS = 4, CACHE_PARTS = STATE_SLOT + STATE_PARTS };
 
 typedef struct hfx_state_names {
     char state[96], input[104], output[104];
@@ -141,6 +142,23 @@ hfx_value *hfx_dec_hyper_read(layer_ctx *c, int64_t i, hfx_value *x, const char 
                               hfx_value **comb);
 hfx_value *hfx_dec_hyper_write(layer_ctx *c, hfx_value *x, hfx_value *post, hfx_value *comb, hfx_value *y);
 hfx_value *hfx_dec_hyper_head(layer_ctx *c, hfx_value *x);
+/* HFX_LAYOUT_HYPER_GATED's: read the sublayer `block`'s ("attn_hyper_connection") input [B,S,D] from the streams
+ * x [B,S,N,D] and *inject [B,S,N], the weights write adds its output y [B,S,D] to each stream by. grouped_norm: x
+ * [B,S,N,D] RMS-normed per stream, times (1 + `<prefix>.weight` [N·D]) in f32, back in x's dtype. */
+hfx_value *hfx_dec_gated_read(layer_ctx *c, int64_t i, hfx_value *x, const char *block, hfx_value **inject);
+hfx_value *hfx_dec_gated_write(layer_ctx *c, hfx_value *x, hfx_value *inject, hfx_value *y);
+hfx_value *hfx_dec_grouped_norm(layer_ctx *c, hfx_value *x, const char *prefix);
+
+/* ngram.c: Qwen4-Exp's n-gram layers. parse: ple_layer_ids and the hashes' keys (after the mixers: the layers must be
+ * delta-nets). block: x [B,S,N,D] plus layer i's n-gram contribution to each stream (c->ids hashed). */
+hfx_status hfx_dec_parse_ngram(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err);
+hfx_value *hfx_dec_ngram_block(layer_ctx *c, int64_t i, hfx_value *x);
+
+/* qsa.c: Qwen4-Exp's block indexer (HFX_ATTN_OUTPUT_GATED_QSA). parse: the indexer_* keys. bias: the attention bias
+ * [B,1,S,T] with the keys the indexer does not pick at −FLT_MAX; h [B,S,hidden] the attention's input, cos/sin the
+ * queries' rotary tables. It caches its raw keys, with their positions, at the layer's index_key slot. */
+hfx_status hfx_dec_parse_qsa(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
+hfx_value *hfx_dec_qsa_bias(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, hfx_value *sin, hfx_value *bias);
 
 /* decoder_shapes.c */
 hfx_status hfx_dec_parse_shapes(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,

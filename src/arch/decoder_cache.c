@@ -160,7 +160,8 @@ bool hfx_dec_continues(const layer_ctx *c) {
 /* Whether the graph takes and returns its cache in the Python system's profile (io "seed"). */
 bool hfx_dec_seed_profile(const layer_ctx *c) { return c->o->io == HFX_IO_SEED && c->o->cache != HFX_CACHE_NONE; }
 
-/* The names of layer i's recurrent state k (0: the convolution's, 1: the recurrent one): the state
+/* The names of layer i's recurrent state k (0: the convolution's, 1: the recurrent one; an n-gram layer's 2: its
+ * convolution's, 3: its last ids): the state
  * itself, the graph input an earlier call's value comes in by, and the output the call leaves.
  * hfx's: past.{i}.conv / past.{i}.ssm in, present.{i}.* out (onnxruntime-genai's layout); the
  * seed's: cache.layers.{i}.conv_states.0 / recurrent_states.0 (transformers' cache layer's lists)
@@ -168,7 +169,8 @@ bool hfx_dec_seed_profile(const layer_ctx *c) { return c->o->io == HFX_IO_SEED &
 hfx_state_names hfx_dec_state_names(const layer_ctx *c, int64_t i, int k) {
     hfx_state_names names;
     hfx_state_naming n = naming(c);
-    hfx_state_part part = k ? HFX_PART_SSM : HFX_PART_CONV;
+    static const hfx_state_part parts[STATE_PARTS] = {HFX_PART_CONV, HFX_PART_SSM, HFX_PART_PLE_CONV, HFX_PART_NGRAM};
+    hfx_state_part part = parts[k >= 0 && k < STATE_PARTS ? k : 0];
     hfx_state_name(&n, i, part, HFX_NAME_STATE, names.state, sizeof names.state);
     hfx_state_name(&n, i, part, HFX_NAME_INPUT, names.input, sizeof names.input);
     hfx_state_name(&n, i, part, HFX_NAME_OUTPUT, names.output, sizeof names.output);

@@ -308,6 +308,27 @@ static const char *deepseek_v4_mlp(json_int_t i, hfx_cfg c) {
 /* DeepSeek V4's config class: its layer and MLP patterns, compress_rates from the older scalar keys, and its two
  * rotaries: rope_parameters {main: the default at rope_theta, compress: the config's own rope (YaRN's attention_factor 1
  * unless given) at compress_rope_theta}, both over partial_rotary_factor (else qk_rope_head_dim / head_dim, else 1/8). */
+/* Qwen4-Exp: its config class reads layer_types' "full_attention" as "indexed_attention" (every attention layer has
+ * the indexer): both are the template's "full_attention"; output_gate_type hidden_act where null. */
+static bool derive_qwen4_exp(hfx_cfg c, json_t *out) {
+    const json_t *types = json_object_get(c.obj, "layer_types");
+    if (json_is_array(types)) {
+        json_t *list = json_array();
+        for (size_t i = 0; list && i < json_array_size(types); i++) {
+            const json_t *t = json_array_get(types, i);
+            bool indexed = json_is_string(t) && strcmp(json_string_value(t), "indexed_attention") == 0;
+            if (json_array_append_new(list, indexed ? json_string("full_attention") : json_copy((json_t *)t))) {
+                json_decref(list);
+                return false;
+            }
+        }
+        if (!list || json_object_set_new(out, "layer_types", list)) return false;
+    }
+    if (!absent(c, "output_gate_type")) return true;
+    const json_t *act = json_object_get(c.obj, "hidden_act");
+    return json_object_set_new(out, "output_gate_type", json_is_string(act) ? json_copy((json_t *)act) : json_string("silu")) == 0;
+}
+
 static bool derive_deepseek_v4(hfx_cfg c, json_t *out) {
     bool ok = derive_list(c, "layer_types", deepseek_v4_type, out) && derive_list(c, "mlp_layer_types", deepseek_v4_mlp, out);
     if (ok && absent(c, "compress_rates") && (!absent(c, "compress_rate_csa") || !absent(c, "compress_rate_hca")))
@@ -376,6 +397,7 @@ json_t *hfx_dec_derived_keys(const hfx_decoder_desc *d, hfx_cfg c) {
     case HFX_DERIVE_FLINT: ok = ok && derive_flint(c, out); break;
     case HFX_DERIVE_KOLIBRI: ok = ok && derive_list(c, "layer_types", kolibri_type, out); break;
     case HFX_DERIVE_DEEPSEEK_V4: ok = ok && derive_deepseek_v4(c, out); break;
+    case HFX_DERIVE_QWEN4_EXP: ok = ok && derive_qwen4_exp(c, out); break;
     case HFX_DERIVE_AXK2:
         ok = ok && derive_list(c, "mlp_layer_types", axk1_mlp, out) &&
              json_object_set_new(out, "rope_interleave", json_true()) == 0;

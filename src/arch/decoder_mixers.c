@@ -383,10 +383,21 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
         break;
     case HFX_MIXER_ATTENTION: case HFX_MIXER_FFN: break;
     }
+    if (m->qsa.heads && hfx_mixer_attends(kind)) l.index_dim = m->qsa.dim + 1; /* its raw keys, then their positions */
+    if (m->ngram.index && m->ngram.index[i] >= 0) { /* an n-gram layer's convolution and last ids */
+        int64_t kept = (m->ngram.kernel - 1) * m->ngram.n;
+        if (kept) l.states[l.n_states++] = (hfx_layer_state){"ple_conv", 2, {m->hyper.streams * m->hidden, kept}};
+        l.states[l.n_states++] = (hfx_layer_state){"ngram", 1, {m->ngram.n - 1}};
+    }
     return l;
 }
 
-int hfx_dec_state_part(const hfx_layer_state *s) { return strcmp(s->name, "conv") != 0; }
+int hfx_dec_state_part(const hfx_layer_state *s) {
+    static const char *const names[STATE_PARTS] = {"conv", "ssm", "ple_conv", "ngram"};
+    for (int k = 0; k < STATE_PARTS; k++)
+        if (strcmp(s->name, names[k]) == 0) return k;
+    return 0;
+}
 
 /* State k of layer i as an earlier call left it, by input `name`: [B, the dims layer_cache gives],
  * the convolution's holding one input more in the seed profile (transformers' cache keeps the
@@ -412,6 +423,7 @@ static layer_states open_states(layer_ctx *c, int64_t i, hfx_dtype conv_dtype) {
     layer_states s = {{-1, -1}, {NULL, NULL}};
     for (int k = 0; k < l.n_states; k++) {
         int part = hfx_dec_state_part(&l.states[k]);
+        if (part > 1) continue; /* an n-gram layer's: ngram.c opens those */
         hfx_state_names n = hfx_dec_state_names(c, i, part);
         if (c->o->cache != HFX_CACHE_NONE) s.state[part] = hfx_graph_state(c->g, n.state, HFX_STATE_REPLACE, 2);
         if (hfx_dec_continues(c))

@@ -402,7 +402,8 @@ static hfx_status parse_layout(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     }
     if (d->layout == HFX_LAYOUT_PARALLEL_OR_PRE) return parse_parallel_or_pre(c, m, err);
     m->hyper.streams = 0;
-    if ((d->layout == HFX_LAYOUT_HYPER || d->layout == HFX_LAYOUT_HYPER_SINKHORN) && (st = hfx_dec_parse_hyper(c, m, err)))
+    if ((d->layout == HFX_LAYOUT_HYPER || d->layout == HFX_LAYOUT_HYPER_SINKHORN || d->layout == HFX_LAYOUT_HYPER_GATED) &&
+        (st = hfx_dec_parse_hyper(c, m, err)))
         return st;
     bool post_norms = true;
     if (d->layout == HFX_LAYOUT_SANDWICH_BY_CONFIG &&
@@ -439,6 +440,7 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
          d->mixers.kind == HFX_MIXERS_LIGHTNING_BY_TYPE ||
          d->mixers.kind == HFX_MIXERS_DELTA_BY_TYPE) && (st = hfx_dec_parse_hybrid_layers(d, c, arena, m, err)))
         return st;
+    if (m->layout == HFX_LAYOUT_HYPER_GATED && (st = hfx_dec_parse_ngram(c, arena, m, err))) return st;
     int64_t prefix_pattern = 1;
     if (d->no_rope == HFX_NO_ROPE_FULL_BUT_DENSE_PREFIX &&
         (st = hfx_cfg_int_in_or(c, "prefix_dense_sliding_window_pattern", 1, 1, 1 << 20, &prefix_pattern, err)))
@@ -606,6 +608,7 @@ static hfx_status parse_positions(const hfx_decoder_desc *d, hfx_cfg c, hfx_aren
     if (d->rope.local &&
         (st = hfx_rope_parse(c, &local, local_dim, m->max_position, arena, &m->local_rope, err)))
         return st;
+    if (d->attention == HFX_ATTN_OUTPUT_GATED_QSA && (st = hfx_dec_parse_qsa(c, m, err))) return st;
     return parse_layer_theta(d, c, &full, full_dim, arena, m, err);
 }
 
@@ -638,6 +641,8 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     m->shape = NULL;
     m->ple = (hfx_decoder_ple){0, 0};
     m->compressed = (hfx_decoder_compressed){0};
+    m->ngram = (hfx_decoder_ngram){0};
+    m->qsa = (hfx_decoder_qsa){0};
     m->norm = d->norm;
     if (hfx_decoder_mixers_only(d)) {
         return hfx_dec_parse_attention_free(d, c, arena, m, err);

@@ -3,7 +3,10 @@
  * own weight (post); the head weighs them into one at the end. HY V4's form (HFX_LAYOUT_HYPER) adds the output to the
  * streams as they are; DeepSeek V4's (HFX_LAYOUT_HYPER_SINKHORN) to the streams mixed by a third weight, an N×N matrix
  * Sinkhorn-Knopp's rounds make doubly stochastic, its post weights 2·σ without hc_eps. The weights in f32, as
- * transformers keeps these parameters and computes them. */
+ * transformers keeps these parameters and computes them. Qwen4-Exp's gated residuals (HFX_LAYOUT_HYPER_GATED) read
+ * the streams normed one by one instead: a sublayer's input is the mean of the normed streams, each gated by a
+ * low-rank sigmoid mix of all of them, its output added to each stream by 2·σ of a weight; in the model's dtype, as
+ * its linears are. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +19,14 @@ hfx_status hfx_dec_parse_hyper(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
         (st = hfx_cfg_num_or(c, "hc_magnitude", 2.0, &m->hyper.magnitude, err)) ||
         (st = hfx_cfg_num_or(c, "hc_eps", 1e-6, &m->hyper.eps, err)))
         return st;
-    m->hyper.sinkhorn = 0;
+    m->hyper.sinkhorn = m->hyper.lowrank = 0;
+    if (m->layout == HFX_LAYOUT_HYPER_GATED) {
+        if ((st = hfx_cfg_int_in_or(c, "hc_count", 4, 2, 64, &m->hyper.streams, err)) ||
+            (st = hfx_cfg_int_in_or(c, "hc_lowrank", 320, 1, 1 << 20, &m->hyper.lowrank, err)))
+            return st;
+        m->no_final_norm = true; /* (the streams' mixer takes its place) */
+        return HFX_OK;
+    }
     if (m->layout != HFX_LAYOUT_HYPER_SINKHORN) return HFX_OK;
     m->hyper.magnitude = 2.0; /* (its post weights' fixed scale: no hc_magnitude read) */
     return hfx_cfg_int_in_or(c, "hc_sinkhorn_iters", 20, 1, 1000, &m->hyper.sinkhorn, err);
@@ -113,14 +123,19 @@ hfx_value *hfx_dec_hyper_write(layer_ctx *c, hfx_value *x, hfx_value *post, hfx_
     return hfx_cast(g, hfx_op2(g, HFX_OP_ADD, spread, hfx_cast(g, x, HFX_DTYPE_F32)), x->dtype);
 }
 
+static hfx_value *gated_mix(layer_ctx *c, hfx_value *x, const char *p, hfx_value **inject);
+
 hfx_value *hfx_dec_hyper_head(layer_ctx *c, hfx_value *x) {
     hfx_graph *g = c->g;
     int64_t N = c->m->hyper.streams, one = 1;
     char p[192], fn[224], bn[224], sn[224];
-    /* beside the final norm: "model.norm" → "model.hc_head" */
+    /* beside the final norm: "model.norm" → "model.hc_head" (the gated form's: "model.hyper_connection_mixer", the
+     * layers' mix without an output) */
     const char *dot = strrchr(c->n.final_norm, '.');
     int stem = dot ? (int)(dot - c->n.final_norm) + 1 : 0;
-    snprintf(p, sizeof p, "%.*shc_head", stem, c->n.final_norm);
+    bool gated = c->m->layout == HFX_LAYOUT_HYPER_GATED;
+    snprintf(p, sizeof p, "%.*s%s", stem, c->n.final_norm, gated ? "hyper_connection_mixer" : "hc_head");
+    if (gated) return gated_mix(c, x, p, NULL);
     snprintf(fn, sizeof fn, "%s.hc_fn", p);
     snprintf(bn, sizeof bn, "%s.hc_base", p);
     snprintf(sn, sizeof sn, "%s.hc_scale", p);
@@ -128,4 +143,51 @@ hfx_value *hfx_dec_hyper_head(layer_ctx *c, hfx_value *x) {
     hfx_value *base = hfx_weight_f32(c->w, 1, &N, bn), *scale = hfx_weight_f32(c->w, 1, &one, sn);
     hfx_value *pre = gates(g, mixes(c, xf, N, fn), scale, base, 1.0, c->m->hyper.eps);
     return weighed(c, pre, xf, x->dtype);
+}
+
+/* ---- gated residuals (HFX_LAYOUT_HYPER_GATED) ---- */
+
+hfx_value *hfx_dec_grouped_norm(layer_ctx *c, hfx_value *x, const char *prefix) {
+    hfx_graph *g = c->g;
+    int64_t N = c->m->hyper.streams, D = c->m->hidden;
+    hfx_value *w = hfx_weight(c->w, 1, (int64_t[]){N * D}, "%s.weight", prefix);
+    w = hfx_op2(g, HFX_OP_ADD, hfx_reshape(g, hfx_cast(g, w, HFX_DTYPE_F32), 2, (hfx_dim[]){hfx_dim_const(N), hfx_dim_const(D)}),
+                hfx_const_f32(g, 1.0f));
+    hfx_value *y = hfx_op2(g, HFX_OP_MUL, hfx_rms_plain(g, hfx_cast(g, x, HFX_DTYPE_F32), c->m->eps), w);
+    return hfx_cast(g, y, x->dtype);
+}
+
+/* The streams' mix at prefix (a layer's "attn_hyper_connection", the head's mixer): x [B,S,N,D] → [B,S,D], and in
+ * *inject (where non-NULL) the weights [B,S,N] write adds the sublayer's output by. */
+static hfx_value *gated_mix(layer_ctx *c, hfx_value *x, const char *p, hfx_value **inject) {
+    hfx_graph *g = c->g;
+    int64_t N = c->m->hyper.streams, D = c->m->hidden, R = c->m->hyper.lowrank;
+    hfx_dim flat_dims[3] = {c->batch, c->seq, hfx_dim_const(N * D)};
+    char name[224];
+    snprintf(name, sizeof name, "%s.hc_norm", p);
+    hfx_value *normed = hfx_dec_grouped_norm(c, x, name);                                     /* [B,S,N,D] */
+    hfx_value *flat = hfx_reshape(g, normed, 3, flat_dims);
+    snprintf(name, sizeof name, "%s.input_mix_weight_down", p);
+    hfx_value *mix = hfx_dec_scaled(g, hfx_dec_proj(c, flat, N * D, R, false, name), 1.0 / (double)N);
+    snprintf(name, sizeof name, "%s.input_mix_weight_up", p);
+    mix = hfx_op1(g, HFX_OP_SIGMOID, hfx_dec_proj(c, hfx_activate(g, HFX_ACT_SILU, mix), R, N * D, false, name));
+    mix = hfx_op2(g, HFX_OP_MUL, hfx_reshape(g, mix, 4, normed->dims), normed);
+    int64_t streams_axis = 2;
+    hfx_value *mixed = hfx_reduce(g, HFX_OP_REDUCE_MEAN, mix, 1, &streams_axis);            /* [B,S,1,D] */
+    if (inject) {
+        snprintf(name, sizeof name, "%s.block_inject_weight", p);
+        hfx_value *w = hfx_dec_scaled(g, hfx_dec_proj(c, flat, N * D, N, false, name), 1.0 / (double)N);
+        *inject = hfx_dec_scaled(g, hfx_op1(g, HFX_OP_SIGMOID, w), 2.0);                    /* [B,S,N] */
+    }
+    return hfx_reshape(g, mixed, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(D)});
+}
+
+hfx_value *hfx_dec_gated_read(layer_ctx *c, int64_t i, hfx_value *x, const char *block, hfx_value **inject) {
+    char p[192];
+    return gated_mix(c, x, hfx_dec_name(c, i, NULL, block, p, sizeof p), inject);
+}
+
+hfx_value *hfx_dec_gated_write(layer_ctx *c, hfx_value *x, hfx_value *inject, hfx_value *y) {
+    hfx_graph *g = c->g;
+    return hfx_op2(g, HFX_OP_ADD, x, hfx_op2(g, HFX_OP_MUL, hfx_unsqueeze(g, y, 2), hfx_unsqueeze(g, inject, -1)));
 }

@@ -4,10 +4,11 @@
 #include <stdio.h>
 
 /* Each part's leaf: optimum's for decoders and encoder-decoders, the seed's cache layer field. */
-enum { N_PARTS = HFX_PART_INDEX_KEY + 1 };
+enum { N_PARTS = HFX_PART_NGRAM + 1 };
 static const char *const optimum_leaf[N_PARTS] = {[HFX_PART_KEY] = "key", [HFX_PART_VALUE] = "value",
                                                   [HFX_PART_CONV] = "conv", [HFX_PART_SSM] = "ssm",
-                                                  [HFX_PART_INDEX_KEY] = "index_key"};
+                                                  [HFX_PART_INDEX_KEY] = "index_key", [HFX_PART_PLE_CONV] = "ple_conv",
+                                                  [HFX_PART_NGRAM] = "ngram"};
 static const char *const optimum_seq2seq_leaf[N_PARTS] = {[HFX_PART_KEY] = "decoder.key", [HFX_PART_VALUE] = "decoder.value",
                                                    [HFX_PART_CROSS_KEY] = "encoder.key",
                                                    [HFX_PART_CROSS_VALUE] = "encoder.value"};
@@ -19,7 +20,9 @@ static const char *const seed_leaf[N_PARTS] = {[HFX_PART_KEY] = "keys",
                                         [HFX_PART_WINDOW] = "_sliding_window_tensor",
                                         [HFX_PART_CONV] = "conv_states.0",
                                         [HFX_PART_SSM] = "recurrent_states.0",
-                                        [HFX_PART_INDEX_KEY] = "indexer_keys"};
+                                        [HFX_PART_INDEX_KEY] = "indexer_keys",
+                                        [HFX_PART_PLE_CONV] = "conv_states.1",
+                                        [HFX_PART_NGRAM] = "conv_states.2"};
 
 static const char *name_with(const hfx_state_naming *n, const char *layer, hfx_state_part part, hfx_name_use use,
                              char *buf, size_t size) {
@@ -38,7 +41,7 @@ static const char *name_with(const hfx_state_naming *n, const char *layer, hfx_s
     }
     const char *leaf = n->encoder_decoder ? optimum_seq2seq_leaf[part] : optimum_leaf[part];
     if (!leaf) leaf = "?"; /* no such part in this profile: a builder's bug, named in the graph */
-    bool recurrent = part == HFX_PART_CONV || part == HFX_PART_SSM;
+    bool recurrent = part == HFX_PART_CONV || part == HFX_PART_SSM || part == HFX_PART_PLE_CONV || part == HFX_PART_NGRAM;
     bool static_self = n->is_static && (part == HFX_PART_KEY || part == HFX_PART_VALUE || part == HFX_PART_INDEX_KEY);
     if (static_self && use != HFX_NAME_STATE) /* in and out of the slots */
         snprintf(buf, size, "%s.past_key_values.%s.%s", use == HFX_NAME_INPUT ? "input" : "output", layer, leaf);

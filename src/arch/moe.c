@@ -34,6 +34,10 @@ const hfx_moe_desc hfx_moe_qwen3_5 = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
     .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
     .experts_alt_key = "num_experts"};
+/* Qwen4-Exp: Qwen3.5-MoE's, renormalised as norm_topk_prob says (absent: true) */
+const hfx_moe_desc hfx_moe_qwen4_exp = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
+    .layers = HFX_MOE_EVERY_LAYER_OWN, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_experts"};
 const hfx_moe_desc hfx_moe_granite = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_LINEAR, .shared = HFX_SHARED_NONE,
     .layers = HFX_MOE_EVERY_LAYER, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",

@@ -423,6 +423,12 @@ static const hfx_decoder_desc Qwen3_5MoeForCausalLM_desc = {
     .moe = &hfx_moe_qwen3_5,
     .model_type_alias = "qwen3_5_moe_text", .output_class = "MoeCausalLMOutputWithPast",
     .genai_type = "qwen3_5_moe_text"};
+/* Qwen4-Exp: Qwen3.5-MoE's blocks under gated residuals over hc_count streams, its attention with a QSA block
+ * indexer, hashed n-gram embeddings on the ple_layer_ids layers; no final norm (the streams' mixer) */
+static const hfx_decoder_desc Qwen4ExpForCausalLM_desc = {
+    "Qwen4ExpForCausalLM", QWEN3_NEXT_LIKE, .attention = HFX_ATTN_OUTPUT_GATED_QSA, .layout = HFX_LAYOUT_HYPER_GATED,
+    .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE, .mixers.delta = HFX_DELTA_SEPARATE, .moe = &hfx_moe_qwen4_exp,
+    .derive = HFX_DERIVE_QWEN4_EXP, .model_type_alias = "qwen4_exp_text", .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc StableLmForCausalLM_desc = {
     "StableLmForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_PARALLEL_SHARED,
     .parallel_from_config = true, .eps_key = "layer_norm_eps", .rope.partial_rotary = true,
@@ -1024,6 +1030,7 @@ static const struct entry {
     {"Qwen3NextForCausalLM", &hfx_decoder_family, &Qwen3NextForCausalLM_desc},
     {"Qwen3_5ForCausalLM", &hfx_decoder_family, &Qwen3_5ForCausalLM_desc},
     {"Qwen3_5MoeForCausalLM", &hfx_decoder_family, &Qwen3_5MoeForCausalLM_desc},
+    {"Qwen4ExpForCausalLM", &hfx_decoder_family, &Qwen4ExpForCausalLM_desc},
     {"Qwen3ForCausalLM", &hfx_decoder_family, &Qwen3ForCausalLM_desc},
     {"ArceeForCausalLM", &hfx_decoder_family, &ArceeForCausalLM_desc},
     {"ApertusForCausalLM", &hfx_decoder_family, &ApertusForCausalLM_desc},

@@ -209,6 +209,12 @@ hfx_status hfx_delta_parse(hfx_cfg c, double eps, int64_t max_len, hfx_delta_pro
                         hfx_activation_names());
     m->key_dim = m->k_heads * m->k_dim, m->value_dim = m->v_heads * m->v_dim;
     m->conv_dim = 2 * m->key_dim + m->value_dim;
+    const char *gate;
+    m->sigmoid_gate = kda;
+    if (!kda && (st = hfx_cfg_str_or(c, "output_gate_type", "silu", &gate, err))) return st;
+    if (!kda && strcmp(gate, "sigmoid") == 0) m->sigmoid_gate = true;
+    else if (!kda && strcmp(gate, "silu") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: output_gate_type '%s' (supported: sigmoid, silu)", c.where, gate);
     m->proj = proj, m->eps = proj == HFX_DELTA_PER_PROJECTION ? 1e-5 : eps, m->beta_scale = 1.0;
     m->channel_decay = kda, m->decay_floor = 0;
     bool safe = false;
@@ -256,13 +262,18 @@ hfx_value *hfx_conv_window(hfx_graph *g, hfx_value *state, hfx_value *x, int64_t
 }
 
 hfx_value *hfx_causal_conv(hfx_graph *g, hfx_value *all, hfx_value *weight, hfx_value *bias) {
-    int64_t C = weight->dims[0].c, K = weight->dims[2].c;
+    return hfx_causal_conv_dilated(g, all, weight, bias, 1);
+}
+
+hfx_value *hfx_causal_conv_dilated(hfx_graph *g, hfx_value *all, hfx_value *weight, hfx_value *bias, int64_t dilation) {
+    int64_t C = weight->dims[0].c, K = weight->dims[2].c, span = (K - 1) * dilation;
     bool ok = true;
-    hfx_dim seq = hfx_dim_add(all->dims[2], hfx_dim_const(-(K - 1)), &ok);
-    hfx_value *len = op(g, HFX_OP_SUB, hfx_dim_of(g, all, 2), hfx_const_i64(g, K - 1)), *out = NULL;
+    hfx_dim seq = hfx_dim_add(all->dims[2], hfx_dim_const(-span), &ok);
+    hfx_value *len = op(g, HFX_OP_SUB, hfx_dim_of(g, all, 2), hfx_const_i64(g, span)), *out = NULL;
     hfx_dim tap_dims[3] = {hfx_dim_const(1), hfx_dim_const(C), hfx_dim_const(1)};
-    for (int64_t k = 0; k < K; k++) { /* tap k reads inputs k .. k + S − 1 */
-        hfx_value *at = hfx_range(g, hfx_const_i64(g, k), op(g, HFX_OP_ADD, len, hfx_const_i64(g, k)),
+    for (int64_t k = 0; k < K; k++) { /* tap k reads inputs k·dilation .. k·dilation + S − 1 */
+        int64_t from = k * dilation;
+        hfx_value *at = hfx_range(g, hfx_const_i64(g, from), op(g, HFX_OP_ADD, len, hfx_const_i64(g, from)),
                                   hfx_const_i64(g, 1), seq);
         hfx_value *tap = hfx_reshape(g, hfx_const_slice(g, weight, 2, k, 1), 3, tap_dims);
         hfx_value *term = op(g, HFX_OP_MUL, hfx_gather(g, all, at, 2), tap);
@@ -785,14 +796,14 @@ hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m,
     hfx_value *o = delta_scan(g, factors_for(g, seq, m->factors), q, k, v, beta, gl, s->ssm,
                               s->keep ? &s->ssm_next : NULL);
     /* the gated RMSNorm per value head: normalized (the weight after the cast back; Kimi's in f32), times silu(z)
-     * (Kimi's sigmoid) in f32 */
+     * (Kimi's, output_gate_type's sigmoid) in f32 */
     o = hfx_cast(g, hfx_transpose(g, o, 4, (int64_t[]){0, 2, 1, 3}), dt);                   /* [B,S,VH,DV] */
     hfx_value *nw = hfx_weight(w, 1, &DV, "%s.%s.weight", prefix, norm);
     o = m->channel_decay ? op(g, HFX_OP_MUL, hfx_rms_plain(g, hfx_cast(g, o, HFX_DTYPE_F32), m->eps), hfx_cast(g, nw, HFX_DTYPE_F32))
                          : hfx_rms_norm(g, o, nw, m->eps, 0);
     hfx_value *zh = hfx_reshape(g, z, 4, (hfx_dim[]){b, seq, hfx_dim_const(VH), hfx_dim_const(DV)});
     hfx_value *zf = hfx_cast(g, zh, HFX_DTYPE_F32);
-    zf = m->channel_decay ? hfx_op1(g, HFX_OP_SIGMOID, zf) : hfx_activate(g, HFX_ACT_SILU, zf);
+    zf = m->sigmoid_gate ? hfx_op1(g, HFX_OP_SIGMOID, zf) : hfx_activate(g, HFX_ACT_SILU, zf);
     o = op(g, HFX_OP_MUL, hfx_cast(g, o, HFX_DTYPE_F32), zf);
     o = hfx_reshape(g, hfx_cast(g, o, dt), 3, (hfx_dim[]){b, seq, hfx_dim_const(VD)});
     return hfx_linear(g, o, hfx_weight(w, 2, (int64_t[]){H, VD}, "%s.%s.weight", prefix, out), NULL);

@@ -113,6 +113,8 @@ typedef struct hfx_delta_cfg {
     bool channel_decay; /* a log decay per key channel [.., k_dim], not one per head (HFX_DELTA_KDA*) */
     double decay_floor; /* the bounded decay's lower bound, floor·sigmoid(exp(A)·x) (0: −exp(A)·softplus(x)) */
     hfx_activation act; /* after the convolution (hidden_act) */
+    bool sigmoid_gate;  /* the gated RMSNorm's gate a sigmoid (Kimi's; output_gate_type "sigmoid", Qwen4-Exp's), else
+                           silu */
     double eps;         /* the gated RMSNorm's */
     int factors;        /* the scan's triangular inverse is a product of this many factors: exact for a
                            call of up to 2^factors tokens (the model's max_position_embeddings; a graph
@@ -252,5 +254,8 @@ hfx_value *hfx_conv_window(hfx_graph *g, hfx_value *state, hfx_value *x, int64_t
 /* A depthwise causal convolution: all [B,C,K−1+S] (the state, then this call's S inputs), weight
  * [C,1,K], bias [C] or NULL → [B,C,S], out[:,c,t] = Σ_k weight[c,0,k]·all[:,c,t+k] + bias[c]. */
 hfx_value *hfx_causal_conv(hfx_graph *g, hfx_value *all, hfx_value *weight, hfx_value *bias);
+/* The same with the taps `dilation` apart: all [B,C,(K−1)·dilation+S], out[:,c,t] = Σ_k weight[c,0,k]·all[:,c,t+k·dilation]
+ * (+ bias[c]). */
+hfx_value *hfx_causal_conv_dilated(hfx_graph *g, hfx_value *all, hfx_value *weight, hfx_value *bias, int64_t dilation);
 
 #endif

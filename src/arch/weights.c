@@ -152,6 +152,33 @@ hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int
     return hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, HFX_DTYPE_I64);
 }
 
+void hfx_weight_expect_i64(hfx_weights *w, const char *asked, int64_t n, const int64_t *want) {
+    char buf[640];
+    const char *name;
+    long i;
+    if (!hfx_weight_exists(w, asked)) return;
+    const hfx_tensor_info *t = lookup(w, asked, buf, sizeof buf, &name, &i);
+    bool ok = shaped(w, t, name, 1, &n);
+    if (ok && t->dtype != HFX_DTYPE_I64) {
+        hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' has dtype %s, not I64", t->file, name,
+                       hfx_dtype_name(t->dtype));
+        ok = false;
+    } else if (ok && t->mapping && !hfx_mapping_intact(t->mapping)) {
+        hfx_graph_fail(w->g, HFX_ERR_IO, "%s: changed size while being read", t->file);
+        ok = false;
+    }
+    for (int64_t k = 0; ok && k < n; k++) {
+        int64_t v;
+        memcpy(&v, t->data + k * 8, 8);
+        if (v != want[k]) {
+            hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' element %lld is %lld, but config.json derives "
+                                                  "%lld", t->file, name, (long long)k, (long long)v, (long long)want[k]);
+            ok = false;
+        }
+    }
+    if (ok) w->used[i] = 1;
+}
+
 bool hfx_weight_exists(const hfx_weights *w, const char *name) {
     char buf[640];
     return hfx_checkpoint_index_of(w->ck, renamed(w, name, buf, sizeof buf)) >= 0;

@@ -358,7 +358,7 @@ static json_t *cache_json(const component *c, const hfx_model *model, int64_t ma
             continue;
         }
         if (layers[i].n_states) { /* a recurrent layer: each state's dims after the batch */
-            for (int k = 0; k < layers[i].n_states && k < 2; k++) {
+            for (int k = 0; k < layers[i].n_states && k < 4; k++) {
                 json_t *dims = json_array();
                 for (int d = 0; d < layers[i].states[k].rank && d < 3; d++) /* the seed's conv state: the whole window */
                     json_array_append_new(dims, json_integer(layers[i].states[k].dims[d] +

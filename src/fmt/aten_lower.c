@@ -501,6 +501,7 @@ static const aten_rule rules[] = {
     ROW(POW, LOWERED, "aten.pow.Tensor_Tensor", POW, tensors),
     ROW(MIN, LOWERED, "aten.minimum.default", MINIMUM, tensors),
     ROW(MAX, LOWERED, "aten.maximum.default", MAXIMUM, tensors),
+    ROW(BITWISE_XOR, LOWERED, "aten.bitwise_xor.Tensor", BITWISE_XOR, tensors),
     ROW(EQUAL, LOWERED, "aten.eq.Tensor", EQ, tensors),
     ROW(LESS, LOWERED, "aten.lt.Tensor", LT, tensors),
     ROW(LESS_EQUAL, LOWERED, "aten.le.Tensor", LE, tensors),

@@ -10,7 +10,7 @@
 /* Cache geometry of one layer. */
 /* A recurrent layer's state: inputs past.{i}.<name>, outputs present.{i}.<name>. */
 typedef struct hfx_layer_state {
-    const char *name;   /* "conv", "ssm" */
+    const char *name;   /* "conv", "ssm"; an n-gram layer's "ple_conv", "ngram" (I64) */
     int rank;           /* dims after the batch */
     int64_t dims[3];    /* [channels, kernel − 1], [heads, head_dim, state] */
 } hfx_layer_state;
@@ -22,7 +22,7 @@ typedef struct hfx_layer_cache {
                                architecture's config has no layer_types */
     int n_states;           /* a recurrent layer's states (kv_heads 0): LFM2's short convolution
                                has one, a Mamba2 mixer two; 0 for attention */
-    hfx_layer_state states[2];
+    hfx_layer_state states[4];
     int64_t index_dim;      /* a lightning indexer's keys [B, 1, T, index_dim] beside the keys and values (DeepSeek
                                V3.2's sparse attention); 0: none */
 } hfx_layer_cache;

@@ -499,6 +499,32 @@ hfx_value *hfx_const_stack(hfx_graph *g, int n, hfx_value *const *cs) {
     return const_value(g, init);
 }
 
+hfx_value *hfx_const_concat_rows(hfx_graph *g, int n, hfx_value *const *cs) {
+    const hfx_init *first = n > 0 ? cs[0]->init : NULL;
+    hfx_init *init = first ? hfx_arena_alloc(g->arena, sizeof *init) : NULL;
+    hfx_init_part *parts = first ? hfx_arena_alloc(g->arena, (size_t)n * sizeof *parts) : NULL;
+    if (!init || !parts) {
+        hfx_graph_fail(g, first ? HFX_ERR_NOMEM : HFX_ERR_INTERNAL, first ? "out of memory" : "bad constant concat");
+        return n > 0 ? cs[0] : placeholder_const(g);
+    }
+    *init = *first;
+    init->shape[0] = 0;
+    for (int i = 0; i < n; i++) {
+        const hfx_init *c = cs[i]->init;
+        bool same = c && c->n_parts == 1 && c->dtype == first->dtype && c->rank == first->rank && !c->quant &&
+                    c->parts[0].rank == c->rank && memcmp(c->shape + 1, first->shape + 1, sizeof c->shape - sizeof c->shape[0]) == 0;
+        if (!same) {
+            hfx_graph_fail(g, HFX_ERR_INTERNAL, "concatenated constants differ (at '%s')", c ? c->source : "?");
+            return cs[0];
+        }
+        parts[i] = c->parts[0];
+        init->shape[0] += c->shape[0];
+    }
+    init->n_parts = n;
+    init->parts = parts;
+    return const_value(g, init);
+}
+
 hfx_value *hfx_const_permute(hfx_graph *g, hfx_value *c, const int64_t *perm) {
     const hfx_init *src = c->init;
     /* parts are concatenated on axis 0, so a permutation must keep axis 0 where it is unless

@@ -193,6 +193,8 @@ hfx_value *hfx_const_select(hfx_graph *g, hfx_value *c, int axis, int64_t index)
 hfx_value *hfx_const_flatten(hfx_graph *g, hfx_value *c, int axis);
 /* Constants of one shape stacked on a new axis 0 (per-expert weights → [experts, ...]). */
 hfx_value *hfx_const_stack(hfx_graph *g, int n, hfx_value *const *cs);
+/* Constants of one trailing shape one after the other along axis 0 (a table saved in shards). */
+hfx_value *hfx_const_concat_rows(hfx_graph *g, int n, hfx_value *const *cs);
 /* Axes of a constant reordered (a view); a stacked constant keeps its axis 0 in place. */
 hfx_value *hfx_const_permute(hfx_graph *g, hfx_value *c, const int64_t *perm);
 /* Rows of a constant whose axis 0 is laid out as [groups, parts, len]: part `which` of every

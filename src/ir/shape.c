@@ -85,6 +85,11 @@ static const char *elementwise(RULE_PARAMS) {
     return NULL;
 }
 
+static const char *bitwise(RULE_PARAMS) {
+    if (in[0]->dtype != HFX_DTYPE_I64 && in[0]->dtype != HFX_DTYPE_I32) return "needs integer inputs";
+    return elementwise(op, in, n_in, a, outs);
+}
+
 static const char *where(RULE_PARAMS) {
     hfx_value *out = outs[0];
     hfx_value tmp;
@@ -405,6 +410,7 @@ static const shape_rule rules[HFX_OP_COUNT_] = {
     [HFX_OP_POW] = elementwise,
     [HFX_OP_MIN] = elementwise,
     [HFX_OP_MAX] = elementwise,
+    [HFX_OP_BITWISE_XOR] = bitwise,
     [HFX_OP_EQUAL] = elementwise,
     [HFX_OP_LESS] = elementwise,
     [HFX_OP_LESS_EQUAL] = elementwise,

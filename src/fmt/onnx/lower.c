@@ -568,6 +568,17 @@ static void standard(onnx_model *m, const hfx_node *n, const char *type, const c
     emit(m, type, n->n_in, in, out, NULL);
 }
 
+/* BitwiseXor came in opset 18 (the n-gram hashes of Qwen4-Exp's per-layer embeddings) */
+static void lower_bitwise(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+    if (m->opset < 18) {
+        hfx_fail_once(&m->st, m->err, HFX_ERR_UNSUPPORTED, "onnx: this graph hashes token ids with BitwiseXor, "
+                      "opset 18: export with opset_version (--opset) 18 or later");
+        return;
+    }
+    standard(m, n, "BitwiseXor", out);
+    (void)type;
+}
+
 static void with_axis(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
     const char *in[16];
     attrs a = {0};
@@ -684,6 +695,7 @@ static const onnx_rule rules[] = {
     ROW(POW, LOWERED, "Pow", standard),
     ROW(MIN, LOWERED, "Min", standard),
     ROW(MAX, LOWERED, "Max", standard),
+    ROW(BITWISE_XOR, LOWERED, "BitwiseXor (opset 18)", lower_bitwise),
     ROW(EQUAL, LOWERED, "Equal", standard),
     ROW(LESS, LOWERED, "Less", standard),
     ROW(LESS_EQUAL, LOWERED, "LessOrEqual", standard),

@@ -339,6 +339,12 @@ static ov_ref simple(ov_model *m, const hfx_node *n, const char *type) {
     return op2(m, type, val(m, n->in[0]), val(m, n->in[1]));
 }
 
+/* BitwiseXor is opset13's */
+static ov_ref lower_bitwise(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref in[2] = {val(m, n->in[0]), val(m, n->in[1])};
+    return layer(m, type, "opset13", "auto_broadcast=\"numpy\"", 2, in, 1);
+}
+
 static ov_ref lower_where(ov_model *m, const hfx_node *n, const char *type) {
     ov_ref x = val(m, n->in[0]);
     ov_ref in[3] = {x, val(m, n->in[1]), val(m, n->in[2])};
@@ -503,6 +509,7 @@ static const ov_rule rules[] = {
     ROW(POW, LOWERED, "Power", simple),
     ROW(MIN, LOWERED, "Minimum", simple),
     ROW(MAX, LOWERED, "Maximum", simple),
+    ROW(BITWISE_XOR, LOWERED, "BitwiseXor", lower_bitwise),
     ROW(EQUAL, LOWERED, "Equal", simple),
     ROW(LESS, LOWERED, "Less", simple),
     ROW(LESS_EQUAL, LOWERED, "LessEqual", simple),
