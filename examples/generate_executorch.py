@@ -33,6 +33,7 @@ from decode_loop import UsageError  # noqa: E402,F401
 PROG = "generate_executorch"
 
 DTYPES = {"float32": np.float32, "float16": np.float16}
+SCALAR_TYPES = {6: np.float32, 5: np.float16, 3: np.int32}  # ExecuTorch's ScalarType codes: a cache input's own dtype
 
 
 class Component(decode_loop.Component):
@@ -57,7 +58,11 @@ class Component(decode_loop.Component):
         return None  # export.json says every fixed dim (batch_size, sequence_length, max_cache_len)
 
     def cache_dtype(self, name: str):
-        return self.dtype
+        """The program's own dtype for input `name` (an n-gram layer's ids are int32, an index key may be float32 in
+        a float16 model), else the export's."""
+        meta = self.method.metadata
+        code = int(meta.input_tensor_meta(list(self.inputs).index(name)).dtype())
+        return SCALAR_TYPES.get(code, self.dtype)
 
     def execute(self, args: list) -> dict:
         outs = self.method.execute([tensor(a) for a in args])
@@ -99,7 +104,7 @@ class StaticCache(decode_loop.StaticSlots):
     def __init__(self, decode: Component, batch: int, max_cache_len: int):
         super().__init__(batch, max_cache_len)
         self.buffers = {name: torch.zeros(decode.cache_shape(name, batch, max_cache_len),
-                                          dtype=torch.from_numpy(np.zeros(0, decode.dtype)).dtype)
+                                          dtype=torch.from_numpy(np.zeros(0, decode.cache_dtype(name))).dtype)
                         for name in decode.cache_inputs}
 
     def run(self, comp: Component, ids, new_mask, positions):

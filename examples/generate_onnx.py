@@ -37,7 +37,7 @@ import decode_loop  # noqa: E402
 from decode_loop import UsageError, left_pad, parse_prompts, read_generation_config  # noqa: E402,F401
 
 NUMPY_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
-                "tensor(int64)": np.int64}
+                "tensor(int32)": np.int32}
 PROG = "generate_onnx"  # the messages on stderr start with it
 
 

@@ -5,7 +5,8 @@
  * 2^63 / vocab). The heads' rows, concatenated, give a key per stream and one value; each stream gates the value by
  * σ(signed √ of its normed key·query), and a dilated depthwise convolution (dilation ngram_size) of the gated values,
  * normed, adds local context. Its states: the last ngram_size − 1 ids (less the EOS id, so that zeros are EOS: an
- * empty state) and the convolution's last (kernel − 1)·ngram_size inputs. */
+ * empty state; int32, which OpenVINO's CPU plugin keeps as a variable) and the convolution's last
+ * (kernel − 1)·ngram_size inputs. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,7 +87,10 @@ hfx_status hfx_dec_parse_ngram(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, 
 typedef struct hash_tables {
     int64_t *sizes, *offsets, rows;
     int64_t multipliers[MAX_ORDER];
+    int64_t digit_bits;          /* the hashes' digits' width (below) */
 } hash_tables;
+
+enum { MAX_DIGIT_BITS = 16 };
 
 static bool tables_of(const hfx_decoder_cfg *m, int64_t i, hfx_arena *arena, hash_tables *t) {
     const hfx_decoder_ngram *n = &m->ngram;
@@ -103,6 +107,11 @@ static bool tables_of(const hfx_decoder_cfg *m, int64_t i, hfx_arena *arena, has
         total += p;
     }
     t->rows = (total + n->divisor - 1) / n->divisor * n->divisor;
+    /* digits as wide as every intermediate allows below 2^31: id·digit + carry < vocab·2^w, and Horner's r·2^w + digit
+     * < prime·2^w (the largest prime is the layer's last) */
+    int64_t top = t->sizes[heads - 1] > m->vocab ? t->sizes[heads - 1] : m->vocab;
+    t->digit_bits = 0;
+    while (t->digit_bits < MAX_DIGIT_BITS && top <= ((int64_t)1 << (31 - (t->digit_bits + 1)))) t->digit_bits++;
     uint64_t half = (uint64_t)(INT64_MAX / (m->vocab > 1 ? m->vocab : 1)) / 2;
     if (!half) half = 1;
     uint64_t base = (uint64_t)n->seed + 10007u * (uint64_t)n->index[i];
@@ -151,6 +160,22 @@ static hfx_value *window_at(hfx_graph *g, hfx_value *hist, hfx_value *ids, int64
     return hfx_gather(g, hist, at, 1);
 }
 
+/* The digits (digit_bits wide, least significant first) of ids [B,S] times multiplier k: each digit of the multiplier
+ * times the ids, the carries passed up. The exact 63-bit product (the multipliers are below 2^63 / vocab) with every
+ * intermediate below 2^31: OpenVINO's CPU plugin computes int64 tensors in int32. */
+static void product_digits(hfx_graph *g, const hash_tables *t, hfx_value *ids, int64_t k, hfx_value **out) {
+    int64_t w = t->digit_bits, D = (63 + w - 1) / w, base = (int64_t)1 << w;
+    uint64_t m = (uint64_t)t->multipliers[k];
+    hfx_value *carry = NULL, *radix = hfx_const_i64(g, base);
+    for (int64_t j = 0; j < D; j++) {
+        int64_t digit = (int64_t)((m >> (w * j)) & (uint64_t)(base - 1));
+        hfx_value *v = hfx_op2(g, HFX_OP_MUL, ids, hfx_const_i64(g, digit));
+        if (carry) v = hfx_op2(g, HFX_OP_ADD, v, carry);
+        carry = hfx_op2(g, HFX_OP_DIV, v, radix);
+        out[j] = hfx_op2(g, HFX_OP_SUB, v, hfx_op2(g, HFX_OP_MUL, carry, radix));
+    }
+}
+
 /* Each token's row ids [B,S,heads] in the layer's table. */
 static hfx_value *row_ids(layer_ctx *c, int64_t i, const hash_tables *t, hfx_value *ids) {
     const hfx_decoder_ngram *n = &c->m->ngram;
@@ -162,30 +187,39 @@ static hfx_value *row_ids(layer_ctx *c, int64_t i, const hash_tables *t, hfx_val
     hfx_state_names names = hfx_dec_state_names(c, i, 3);
     int state = c->o->cache != HFX_CACHE_NONE ? hfx_graph_state(g, names.state, HFX_STATE_REPLACE, 1) : -1;
     if (hfx_dec_continues(c))
-        ctx = hfx_op2(g, HFX_OP_ADD, hfx_state_read(g, state, names.input, HFX_DTYPE_I64, 2,
-                                                    (hfx_dim[]){c->batch, hfx_dim_const(K)}), eos);
+        ctx = hfx_op2(g, HFX_OP_ADD, hfx_cast(g, hfx_state_read(g, state, names.input, HFX_DTYPE_I32, 2,
+                                                                 (hfx_dim[]){c->batch, hfx_dim_const(K)}), HFX_DTYPE_I64), eos);
     else
         ctx = hfx_op2(g, HFX_OP_ADD, hfx_zero_state(g, ids, HFX_DTYPE_I64, 1, &K), eos);
     hfx_value *hist = hfx_concat(g, 2, (hfx_value *[]){ctx, ids}, 1); /* [B, K + S] */
     if (state >= 0) {
-        c->cache_out[CACHE_PARTS * i + STATE_SLOT + 3] = hfx_op2(g, HFX_OP_SUB, hfx_slice(g, hist, 1, -K, INT64_MAX), eos);
+        c->cache_out[CACHE_PARTS * i + STATE_SLOT + 3] = hfx_cast(g, hfx_op2(g, HFX_OP_SUB, hfx_slice(g, hist, 1, -K, INT64_MAX), eos),
+                                                                  HFX_DTYPE_I32);
         c->cache_state[CACHE_PARTS * i + STATE_SLOT + 3] = state;
     }
     /* the token s back within its document: EOS once an EOS lies after it (an EOS ends its document: the token after
      * it starts the next) */
-    hfx_value *shifted = NULL, *mixed = hfx_op2(g, HFX_OP_MUL, ids, hfx_const_i64(g, t->multipliers[0]));
+    hfx_value *shifted = NULL, *mixed[64];
+    product_digits(g, t, ids, 0, mixed);
     hfx_value *orders[MAX_ORDER];
+    int64_t w = t->digit_bits, D = (63 + w - 1) / w;
     for (int64_t s = 1; s <= K; s++) {
         hfx_value *back = window_at(g, hist, ids, K - s);
         shifted = shifted ? hfx_where(g, hfx_op2(g, HFX_OP_EQUAL, shifted, eos), eos, back) : back;
-        mixed = hfx_op2(g, HFX_OP_BITWISE_XOR, mixed, hfx_op2(g, HFX_OP_MUL, shifted, hfx_const_i64(g, t->multipliers[s])));
-        /* order s + 1: its heads' rows, mixed mod each prime (non-negative: Div is floor division here) + offset */
+        hfx_value *term[64];
+        product_digits(g, t, shifted, s, term);
+        for (int64_t j = 0; j < D; j++) mixed[j] = hfx_op2(g, HFX_OP_BITWISE_XOR, mixed[j], term[j]);
+        /* order s + 1: its heads' rows, the mix mod each prime by Horner's rule over the digits, + offset */
         int64_t shape[1] = {hp};
         hfx_value *p = hfx_const_bytes(g, HFX_DTYPE_I64, 1, shape, t->sizes + (s - 1) * hp);
         hfx_value *o = hfx_const_bytes(g, HFX_DTYPE_I64, 1, shape, t->offsets + (s - 1) * hp);
-        hfx_value *x = hfx_unsqueeze(g, mixed, -1);                                         /* [B,S,1] */
-        hfx_value *rem = hfx_op2(g, HFX_OP_SUB, x, hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_DIV, x, p), p));
-        orders[s - 1] = hfx_op2(g, HFX_OP_ADD, rem, o);                                     /* [B,S,hp] */
+        hfx_value *r = NULL;                                                                 /* [B,S,hp] */
+        for (int64_t j = D - 1; j >= 0; j--) {
+            hfx_value *d = hfx_unsqueeze(g, mixed[j], -1);                                   /* [B,S,1] */
+            hfx_value *x = r ? hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, r, hfx_const_i64(g, (int64_t)1 << w)), d) : d;
+            r = hfx_op2(g, HFX_OP_SUB, x, hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_DIV, x, p), p)); /* x mod p, x ≥ 0 */
+        }
+        orders[s - 1] = hfx_op2(g, HFX_OP_ADD, r, o);
     }
     return K == 1 ? orders[0] : hfx_concat(g, (int)K, orders, 2);
 }
@@ -225,6 +259,12 @@ hfx_value *hfx_dec_ngram_block(layer_ctx *c, int64_t i, hfx_value *x) {
     hash_tables t;
     if (!tables_of(m, i, g->arena, &t)) {
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return x;
+    }
+    if (!t.digit_bits) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: the n-gram hashes of layer %lld need primes (from "
+                                               "ngram_vocab_size_base) and a vocab_size below 2^30",
+                       c->d->architecture, (long long)i);
         return x;
     }
     char p[192], q[224];

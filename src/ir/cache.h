@@ -10,7 +10,7 @@
 /* Cache geometry of one layer. */
 /* A recurrent layer's state: inputs past.{i}.<name>, outputs present.{i}.<name>. */
 typedef struct hfx_layer_state {
-    const char *name;   /* "conv", "ssm"; an n-gram layer's "ple_conv", "ngram" (I64) */
+    const char *name;   /* "conv", "ssm"; an n-gram layer's "ple_conv", "ngram" (I32) */
     int rank;           /* dims after the batch */
     int64_t dims[3];    /* [channels, kernel − 1], [heads, head_dim, state] */
 } hfx_layer_state;

@@ -299,6 +299,38 @@ VARIANTS.update({
     "qwen3_5_moe": Variant({k: v for k, v in QWEN3_NEXT.items() if k != "intermediate_size"},
                            family="Qwen3_5Moe", config_class="Qwen3_5MoeTextConfig"),
 })
+QWEN4_EXP = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+                 head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
+                 linear_value_head_dim=8, linear_conv_kernel_dim=4, num_experts=4, num_experts_per_tok=2,
+                 moe_intermediate_size=24, shared_expert_intermediate_size=40, hc_count=3, hc_lowrank=8,
+                 ple_layer_ids=[1, 3], ple_embed_dim=16, ple_conv_kernel_size=3, ngram_size=3, heads_per_ngram=2,
+                 ngram_vocab_size_base=40, make_ngram_vocab_size_divisible_by=8, split_ngram_parts=4,
+                 indexer_n_heads=8, indexer_kv_heads=1, indexer_head_dim=16, indexer_budget=4, indexer_compress_ratio=2,
+                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+                 max_position_embeddings=256, pad_token_id=0, bos_token_id=1, eos_token_id=7)
+
+
+def _qwen4_exp_released(cfg: dict) -> None:
+    """Qwen4-Exp's config.json as released: the indexed layers written "full_attention"."""
+    cfg["layer_types"] = ["full_attention" if t == "indexed_attention" else t for t in cfg["layer_types"]]
+
+
+VARIANTS.update({
+    # Qwen4-Exp (text): gated residuals over 3 streams (a rank-8 sigmoid mix each), Qwen3.5-MoE's delta-nets and
+    # experts, its attention (layer 3: transformers' default pattern) with the QSA indexer (8 heads, blocks of 2, the 2
+    # best of them), n-gram layers 0 and 2 (orders 2 and 3, 2 heads each, primes from 40, a 3-tap convolution dilated
+    # by 3, the table in 4 shards); EOS 7 (the first prompt's 3rd token: a document boundary for the hashes)
+    "qwen4_exp": Variant(dict(QWEN4_EXP), family="Qwen4Exp", config_class="Qwen4ExpTextConfig"),
+    # two indexed layers written "full_attention" (as released), blocks of 3 (2 picked), bigrams only (3 heads), the
+    # sigmoid output gate, the top-k weights not renormalized, 2 streams of rank 4, attention biases, seed 7, one shard
+    "qwen4_exp_b": Variant({**QWEN4_EXP, "layer_types": ["linear_attention", "indexed_attention", "linear_attention",
+                                                         "indexed_attention"], "ple_layer_ids": [3], "ngram_size": 2,
+                            "heads_per_ngram": 3, "ple_embed_dim": 12, "ple_conv_kernel_size": 2, "seed": 7,
+                            "split_ngram_parts": 1, "indexer_budget": 6, "indexer_compress_ratio": 3,
+                            "output_gate_type": "sigmoid", "norm_topk_prob": False, "hc_count": 2, "hc_lowrank": 4,
+                            "attention_bias": True}, family="Qwen4Exp", config_class="Qwen4ExpTextConfig",
+                           rewrite=_qwen4_exp_released),
+})
 ZAMBA2 = dict(vocab_size=VOCAB, hidden_size=32, num_attention_heads=4, intermediate_size=40, n_mamba_heads=4,
               mamba_d_state=8, mamba_ngroups=2, chunk_size=4, adapter_rank=4, pad_token_id=0, bos_token_id=1,
               eos_token_id=2)
@@ -439,7 +471,7 @@ def ckpt(tmp_path_factory):
         with torch.no_grad():  # norms around 1, tables and linears large enough to matter
             for n, p in model.named_parameters():
                 if "norm" in n:  # Qwen3-Next's scale by 1 + w: w around 0 (its gated norm's by w)
-                    centre = 0 if v.family.startswith("Qwen3") and "linear_attn.norm" not in n else 1
+                    centre = 0 if v.family.startswith(("Qwen3", "Qwen4")) and "linear_attn.norm" not in n else 1
                     p.copy_(centre + 0.2 * torch.randn(p.shape, generator=g))
                 elif "embed" in n:
                     p.copy_(v.embed_std * torch.randn(p.shape, generator=g))
@@ -644,12 +676,12 @@ RUNTIMES = {"onnx": "generate_onnx", "openvino": "generate_openvino", "dynamo": 
             "executorch": "generate_executorch"}
 
 CASES = ([(name, m) for name in ("lfm2", "lfm3", "nemotron_h", "olmo_hybrid", "recurrent_gemma", "mamba2", "mamba", "granite4", "falcon_h1", "qwen3_next",
-                                 "jamba", "zamba2", "minimax", "rwkv", "bailing_hybrid", "xlstm")
+                                 "jamba", "zamba2", "minimax", "rwkv", "bailing_hybrid", "xlstm", "qwen4_exp")
           for m in MODES]
          + [(name, m) for name in ("recurrent_gemma_bias", "olmo_hybrid_rope", "nemotron_h_moe", "lfm3_plain", "lfm2_moe", "lfm2_moe_plain", "bamba", "bamba_bias", "jamba_bias", "lfm2_bias", "mamba2_g1", "mamba_bias", "granite4_dense",
                                    "falcon_h1_norm",
                                    "falcon_h1_gate_first", "qwen3_next_interval", "qwen3_5", "qwen3_5_moe", "zamba2_plain",
-                                   "kimi_linear_lora", "bailing_hybrid_plain", "xlstm_blocks",
+                                   "kimi_linear_lora", "bailing_hybrid_plain", "xlstm_blocks", "qwen4_exp_b",
                                    # sampled: their blocks run every mode above (FalconMamba's mixer is Mamba's with
                                    # three weight-less norms; Kimi-Linear's delta rule and latent attention are
                                    # BailingHybrid's, its low-rank gates two linears each)
