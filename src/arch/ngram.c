@@ -107,11 +107,6 @@ static bool tables_of(const hfx_decoder_cfg *m, int64_t i, hfx_arena *arena, has
         total += p;
     }
     t->rows = (total + n->divisor - 1) / n->divisor * n->divisor;
-    /* digits as wide as every intermediate allows below 2^31: id·digit + carry < vocab·2^w, and Horner's r·2^w + digit
-     * < prime·2^w (the largest prime is the layer's last) */
-    int64_t top = t->sizes[heads - 1] > m->vocab ? t->sizes[heads - 1] : m->vocab;
-    t->digit_bits = 0;
-    while (t->digit_bits < MAX_DIGIT_BITS && top <= ((int64_t)1 << (31 - (t->digit_bits + 1)))) t->digit_bits++;
     uint64_t half = (uint64_t)(INT64_MAX / (m->vocab > 1 ? m->vocab : 1)) / 2;
     if (!half) half = 1;
     uint64_t base = (uint64_t)n->seed + 10007u * (uint64_t)n->index[i];
@@ -245,6 +240,41 @@ static hfx_value *dilated_conv(layer_ctx *c, int64_t i, hfx_value *x, hfx_value 
     return hfx_activate(g, HFX_ACT_SILU, hfx_transpose(g, y, 3, (int64_t[]){0, 2, 1}));
 }
 
+/* The hashes' constants as the checkpoint saved them, where it did (transformers loads them over what config.json
+ * derives): every row they reach within the table, every product of an id and a multiplier below 2^63. */
+static bool saved_tables(layer_ctx *c, const char *q, hash_tables *t) {
+    const hfx_decoder_ngram *n = &c->m->ngram;
+    int64_t heads = (n->n - 1) * n->heads_per, id_max = c->m->vocab > 1 ? c->m->vocab - 1 : 1;
+    char name[288];
+    snprintf(name, sizeof name, "%s.layer_multipliers", q);
+    if (!hfx_weight_i64_values(c->w, name, n->n, t->multipliers)) return false;
+    for (int64_t k = 0; k < n->n; k++)
+        if (t->multipliers[k] < 0 || t->multipliers[k] > INT64_MAX / id_max) {
+            hfx_graph_fail(c->g, HFX_ERR_INVALID, "%s: element %lld (%lld) is not a multiplier whose products with the "
+                                                  "token ids stay below 2^63", name, (long long)k,
+                           (long long)t->multipliers[k]);
+            return false;
+        }
+    snprintf(name, sizeof name, "%s.ngram_heads_vocab_sizes", q);
+    if (!hfx_weight_i64_values(c->w, name, heads, t->sizes)) return false;
+    snprintf(name, sizeof name, "%s.ngram_heads_offsets", q);
+    if (!hfx_weight_i64_values(c->w, name, heads, t->offsets)) return false;
+    for (int64_t h = 0; h < heads; h++)
+        if (t->sizes[h] < 1 || t->offsets[h] < 0 || t->offsets[h] > t->rows - t->sizes[h]) {
+            hfx_graph_fail(c->g, HFX_ERR_INVALID, "%s: head %lld's rows [%lld, %lld + %lld) are not within the table's "
+                                                  "%lld (ngram_heads_vocab_sizes, ngram_heads_offsets)", q, (long long)h,
+                           (long long)t->offsets[h], (long long)t->offsets[h], (long long)t->sizes[h], (long long)t->rows);
+            return false;
+        }
+    /* digits as wide as every intermediate allows below 2^31: id·digit + carry < vocab·2^w, and Horner's r·2^w + digit
+     * < size·2^w */
+    int64_t top = c->m->vocab;
+    for (int64_t h = 0; h < heads; h++) top = t->sizes[h] > top ? t->sizes[h] : top;
+    t->digit_bits = 0;
+    while (t->digit_bits < MAX_DIGIT_BITS && top <= ((int64_t)1 << (31 - (t->digit_bits + 1)))) t->digit_bits++;
+    return true;
+}
+
 hfx_value *hfx_dec_ngram_block(layer_ctx *c, int64_t i, hfx_value *x) {
     const hfx_decoder_cfg *m = c->m;
     const hfx_decoder_ngram *n = &m->ngram;
@@ -261,22 +291,17 @@ hfx_value *hfx_dec_ngram_block(layer_ctx *c, int64_t i, hfx_value *x) {
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
         return x;
     }
-    if (!t.digit_bits) {
-        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: the n-gram hashes of layer %lld need primes (from "
-                                               "ngram_vocab_size_base) and a vocab_size below 2^30",
-                       c->d->architecture, (long long)i);
-        return x;
-    }
+
     char p[192], q[224];
     hfx_dec_name(c, i, NULL, "ple", p, sizeof p);
     snprintf(q, sizeof q, "%s.ple_embedding", p);
     char name[288];
-    snprintf(name, sizeof name, "%s.layer_multipliers", q);
-    hfx_weight_expect_i64(c->w, name, n->n, t.multipliers);
-    snprintf(name, sizeof name, "%s.ngram_heads_vocab_sizes", q);
-    hfx_weight_expect_i64(c->w, name, heads, t.sizes);
-    snprintf(name, sizeof name, "%s.ngram_heads_offsets", q);
-    hfx_weight_expect_i64(c->w, name, heads, t.offsets);
+    if (!saved_tables(c, q, &t)) return x;
+    if (!t.digit_bits) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: the n-gram hashes of layer %lld need tables (ngram_vocab_size_base's "
+                                               "primes) and a vocab_size below 2^30", c->d->architecture, (long long)i);
+        return x;
+    }
     /* padding reads as EOS (transformers' conv mask on the ids) */
     hfx_value *real = hfx_reshape(g, c->new_mask, 2, (hfx_dim[]){c->batch, c->seq});
     real = hfx_op2(g, HFX_OP_GREATER, real, hfx_const_scalar(g, real->dtype, 0.5));

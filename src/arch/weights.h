@@ -55,10 +55,10 @@ hfx_value *hfx_weight_f32(hfx_weights *w, int rank, const int64_t *shape, const 
  * token id → experts table). Anything else fails the graph naming the tensor (and the first value out of range). */
 hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int64_t *shape, const char *name);
 
-/* A buffer transformers derives from config.json and saves (Qwen4-Exp's n-gram hash constants): where the checkpoint
- * has `name`, it must be I64 [n] equal to `want`, else the graph fails naming it and the first element that differs;
- * marked used. Absent: nothing to check. */
-void hfx_weight_expect_i64(hfx_weights *w, const char *name, int64_t n, const int64_t *want);
+/* A buffer transformers derives from config.json and saves, then loads as saved (Qwen4-Exp's n-gram hash constants):
+ * where the checkpoint has `name`, I64 [n], its values into `values` (marked used); absent, `values` as they were.
+ * false (the graph failed, naming it) when it is there but of another shape or dtype. */
+bool hfx_weight_i64_values(hfx_weights *w, const char *name, int64_t n, int64_t *values);
 
 /* Axis `axis` of the checkpoint's tensor `name` (renames applied), or -1 when it has none (or not that axis). */
 int64_t hfx_weight_dim(const hfx_weights *w, const char *name, int axis);

@@ -301,7 +301,7 @@ VARIANTS.update({
 })
 QWEN4_EXP = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
                  head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
-                 linear_value_head_dim=8, linear_conv_kernel_dim=4, num_experts=4, num_experts_per_tok=2,
+                 linear_value_head_dim=8, linear_conv_kernel_dim=4, num_experts=8, num_experts_per_tok=2,
                  moe_intermediate_size=24, shared_expert_intermediate_size=40, hc_count=3, hc_lowrank=8,
                  ple_layer_ids=[1, 3], ple_embed_dim=16, ple_conv_kernel_size=3, ngram_size=3, heads_per_ngram=2,
                  ngram_vocab_size_base=40, make_ngram_vocab_size_divisible_by=8, split_ngram_parts=4,
@@ -320,16 +320,19 @@ VARIANTS.update({
     # experts, its attention (layer 3: transformers' default pattern) with the QSA indexer (8 heads, blocks of 2, the 2
     # best of them), n-gram layers 0 and 2 (orders 2 and 3, 2 heads each, primes from 40, a 3-tap convolution dilated
     # by 3, the table in 4 shards); EOS 7 (the first prompt's 3rd token: a document boundary for the hashes)
-    "qwen4_exp": Variant(dict(QWEN4_EXP), family="Qwen4Exp", config_class="Qwen4ExpTextConfig"),
+    "qwen4_exp": Variant(dict(QWEN4_EXP), family="Qwen4Exp", config_class="Qwen4ExpTextConfig", embed_std=0.1,
+                         linear_gain=2.0),
     # two indexed layers written "full_attention" (as released), blocks of 3 (2 picked), bigrams only (3 heads), the
-    # sigmoid output gate, the top-k weights not renormalized, 2 streams of rank 4, attention biases, seed 7, one shard
+    # sigmoid output gate, the top-k weights not renormalized, 2 streams of rank 4, attention biases, one shard; the
+    # hashes' constants not saved (transformers derives them from config.json: seed 7)
     "qwen4_exp_b": Variant({**QWEN4_EXP, "layer_types": ["linear_attention", "indexed_attention", "linear_attention",
                                                          "indexed_attention"], "ple_layer_ids": [3], "ngram_size": 2,
                             "heads_per_ngram": 3, "ple_embed_dim": 12, "ple_conv_kernel_size": 2, "seed": 7,
                             "split_ngram_parts": 1, "indexer_budget": 6, "indexer_compress_ratio": 3,
                             "output_gate_type": "sigmoid", "norm_topk_prob": False, "hc_count": 2, "hc_lowrank": 4,
                             "attention_bias": True}, family="Qwen4Exp", config_class="Qwen4ExpTextConfig",
-                           rewrite=_qwen4_exp_released),
+                           rewrite=_qwen4_exp_released,
+                           drop=("layer_multipliers", "ngram_heads_vocab_sizes", "ngram_heads_offsets")),
 })
 ZAMBA2 = dict(vocab_size=VOCAB, hidden_size=32, num_attention_heads=4, intermediate_size=40, n_mamba_heads=4,
               mamba_d_state=8, mamba_ngroups=2, chunk_size=4, adapter_rank=4, pad_token_id=0, bos_token_id=1,
@@ -473,8 +476,8 @@ def ckpt(tmp_path_factory):
                 if "norm" in n:  # Qwen3-Next's scale by 1 + w: w around 0 (its gated norm's by w)
                     centre = 0 if v.family.startswith(("Qwen3", "Qwen4")) and "linear_attn.norm" not in n else 1
                     p.copy_(centre + 0.2 * torch.randn(p.shape, generator=g))
-                elif "embed" in n:
-                    p.copy_(v.embed_std * torch.randn(p.shape, generator=g))
+                elif "embed" in n:  # (Qwen4-Exp's n-gram tables at 1: the streams' start is the token embeddings)
+                    p.copy_((1.0 if "ngram_embedding" in n else v.embed_std) * torch.randn(p.shape, generator=g))
                 elif n.endswith(("A_log", "dt_bias", ".D", "dt_proj.bias")):  # the decays, steps and skips
                     p.copy_(0.5 * torch.randn(p.shape, generator=g))
                 else:
@@ -601,6 +604,9 @@ def test_lfm3_layer_types_derived(ckpt):
     ("xlstm_blocks", {"eps": 1e-6}), ("xlstm_blocks", {"norm_eps": 1e-6}), ("bailing_hybrid_plain", {"norm_topk_prob": True}),
     ("bailing_hybrid", {"kda_safe_gate": False}), ("bailing_hybrid", {"kda_lower_bound": -2.0}),
     ("bailing_hybrid_plain", {"routed_scaling_factor": 1.0}),
+    ("qwen4_exp", {"output_gate_type": "sigmoid"}), ("qwen4_exp", {"norm_topk_prob": False}),
+    ("qwen4_exp", {"indexer_budget": 64}), ("qwen4_exp", {"indexer_compress_ratio": 4}),
+    ("qwen4_exp_b", {"seed": 8}), ("qwen4_exp", {"eos_token_id": 2}),
 ])
 def test_features_are_visible(name, overrides, ckpt, reference):
     """Harness sanity: each switch the newer variants set (LFM3's head gate, sandwich norms, windows and the full layers'
@@ -1228,6 +1234,64 @@ def test_prompt_piece_written(name, piece, export_dir):
 def test_qwen3_next_bad_config(edit, message, ckpt, tmp_path):
     """Qwen3-Next configs with inconsistent delta-net heads or other layer kinds: exit 2, no output."""
     bad_config("qwen3_next", edit, message, ckpt, tmp_path)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c.update(ple_layer_ids=[4]), "ple_layer_ids[0] = 4 is not a linear_attention layer"),
+    (lambda c: c.update(ple_layer_ids=[0]), "ple_layer_ids[0] must be a 1-based layer id in [1, 4]"),
+    (lambda c: c.update(ple_embed_dim=10), "ple_embed_dim (10) is not a multiple of the n-gram heads"),
+    (lambda c: c.update(eos_token_id=None), "eos_token_id must be a token id"),
+    (lambda c: c.update(ple_conv_kernel_size=1), "ple_conv_kernel_size"),
+    (lambda c: c.update(ngram_size=1), "ngram_size"),
+    (lambda c: c.update(indexer_kv_heads=2), "indexer_kv_heads must be 1"),
+    (lambda c: c.update(indexer_budget=5), "indexer_budget (5) is not a multiple of indexer_compress_ratio (2)"),
+    (lambda c: c.pop("indexer_head_dim"), "indexer_head_dim must be set"),
+    (lambda c: c.update(indexer_head_dim=4), "do not fit the indexer's heads"),
+    (lambda c: c.update(output_gate_type="gelu"), "output_gate_type 'gelu'"),
+    (lambda c: c.update(hc_count=1), "hc_count"),
+    (lambda c: c.update(layer_types=["linear_attention", "sliding_attention", "linear_attention", "indexed_attention"]),
+     "layer_types[1] = 'sliding_attention'"),
+    (lambda c: c.update(ngram_vocab_size_base=60), "ngram_embedding"),
+])
+def test_qwen4_exp_bad_config(edit, message, ckpt, tmp_path):
+    """Qwen4-Exp configs transformers refuses (n-gram layers on attention layers, heads that do not divide the
+    embeddings, no EOS, a second indexer key head, a budget of partial blocks, a rotary wider than the indexer's heads),
+    or whose tables the checkpoint does not hold: exit 2, no output."""
+    bad_config("qwen4_exp", edit, message, ckpt, tmp_path)
+
+
+def test_qwen4_exp_states(export_dir):
+    """An n-gram layer's states beside its delta-net's: past.{i}.ple_conv [batch, streams·hidden, (taps − 1)·ngram_size]
+    and past.{i}.ngram [batch, ngram_size − 1] int32 (the ids less EOS); the indexed layer's index key holds its raw keys
+    and their positions, [batch, 1, T, indexer_head_dim + 1] f32; the metadata says each."""
+    import onnx
+    out = export_dir("qwen4_exp", "--for-generation", *MODES["onnx-mtd"])
+    graph = onnx.load(str(out / "decode.onnx"), load_external_data=False).graph
+    dims = {i.name: [d.dim_value or d.dim_param for d in i.type.tensor_type.shape.dim] for i in graph.input}
+    types = {i.name: i.type.tensor_type.elem_type for i in graph.input}
+    assert dims["past.0.ple_conv"][1:] == [3 * 32, 6] and dims["past.2.ngram"][1:] == [2], dims
+    assert types["past.2.ngram"] == onnx.TensorProto.INT32 and "past.1.ngram" not in dims
+    assert dims["past_key_values.3.index_key"][1::2] == [1, 17] and types["past_key_values.3.index_key"] == onnx.TensorProto.FLOAT
+    layers = json.loads((out / "export.json").read_text())["components"]["decode"]["metadata"]["cache"]["layers"]
+    assert layers[0] == {"conv": [2 * 2 * 8 + 4 * 8, 3], "ssm": [4, 8, 8], "ple_conv": [96, 6], "ngram": [2]}, layers[0]
+    assert layers[1] == {"conv": [64, 3], "ssm": [4, 8, 8]} and layers[3]["index_dim"] == 17
+    assert not (out / "genai_config.json").exists()
+
+
+def test_qwen4_exp_documents(export_dir, reference):
+    """The n-gram hashes restart after each EOS (7 here) and see EOS before a sequence's start: a batch whose rows hold
+    EOS at several places, one of them a row's first token, gives transformers' logits."""
+    import onnxruntime as ort
+    out = export_dir("qwen4_exp", "--format", "onnx", "--dynamic")
+    ids = np.array([[7, 30, 31, 7, 7, 32, 33, 34, 35], [0, 0, 40, 41, 42, 7, 43, 44, 7], [50, 51, 52, 53, 7, 54, 55, 56, 57]])
+    mask = (ids != 0).astype(np.int64)
+    pos = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
+    with torch.no_grad():
+        want = reference("qwen4_exp")(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
+                                      position_ids=torch.from_numpy(pos)).logits.numpy()
+    got = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"]).run(
+        ["logits"], {"input_ids": ids, "attention_mask": mask, "position_ids": pos})[0]
+    assert_logits_close(got, want, "qwen4_exp documents")
 
 
 @pytest.mark.parametrize("name", ["lfm2", "lfm2_bias", "lfm2_moe", "lfm3", "olmo_hybrid", "mamba2", "mamba", "granite4", "falcon_h1", "bamba",
