@@ -740,6 +740,7 @@ typedef struct hfx_decoder_ngram {
     int64_t divisor;             /* make_ngram_vocab_size_divisible_by: the tables' rows padded to it */
     int64_t seed;                /* the multipliers' seed */
     int64_t eos;                 /* eos_token_id (its first): what the hashes see across a document's start */
+    int64_t *primes;             /* (n-gram layers · heads) each table's size, in turn from vocab_base; arena-owned */
 } hfx_decoder_ngram;
 
 /* A block indexer beside attention (qsa.c: Qwen4-Exp's QSA): each query's budget of keys in whole blocks. */

@@ -1,12 +1,13 @@
 /* Hashed n-gram embeddings added to the residual streams (Qwen4-Exp's PLE layers, on the layers ple_layer_ids names).
- * Each token's n-grams of orders 2..ngram_size (the tokens before it within its document: an EOS token starts one, and
- * the ids before a sequence's start are EOS) hash, per order, into heads_per_ngram tables of prime sizes: the ids times
- * odd multipliers, XORed, modulo each head's prime (int64 products that never wrap: the multipliers are below
- * 2^63 / vocab). The heads' rows, concatenated, give a key per stream and one value; each stream gates the value by
- * σ(signed √ of its normed key·query), and a dilated depthwise convolution (dilation ngram_size) of the gated values,
- * normed, adds local context. Its states: the last ngram_size − 1 ids (less the EOS id, so that zeros are EOS: an
- * empty state; int32, which OpenVINO's CPU plugin keeps as a variable) and the convolution's last
- * (kernel − 1)·ngram_size inputs. */
+ * Each token's n-grams of orders 2..ngram_size (the tokens before it within its document: an EOS token ends one, and
+ * the ids before a sequence's start read as EOS) hash, per order, into heads_per_ngram tables of prime sizes: the ids
+ * times odd multipliers (products below 2^63: the multipliers are below 2^63 / vocab), XORed, modulo each head's
+ * prime. The graph computes those 63-bit values in digits whose every intermediate stays below 2^31, as OpenVINO's CPU
+ * plugin computes int64 tensors in int32. The heads' rows, concatenated, give a key per stream and one value; each
+ * stream gates the value by σ(signed √ of its normed key·query), and a dilated depthwise convolution (dilation
+ * ngram_size) of the gated values, normed, adds local context. Its states: the last ngram_size − 1 ids (less the EOS
+ * id, so that zeros, an empty state, read as EOS; int32, which OpenVINO's CPU plugin keeps as a variable) and the
+ * convolution's last (kernel − 1)·ngram_size inputs. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,11 +64,23 @@ hfx_status hfx_dec_parse_ngram(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, 
         (st = hfx_cfg_int_in_or(c, "heads_per_ngram", 8, 1, 4096, &n->heads_per, err)) ||
         (st = hfx_cfg_int_in_or(c, "ple_embed_dim", m->hidden, 1, 1 << 20, &n->width, err)) ||
         (st = hfx_cfg_int_in_or(c, "ple_conv_kernel_size", 4, 2, 64, &n->kernel, err)) ||
-        (st = hfx_cfg_int_in_or(c, "ngram_vocab_size_base", 20000000, 1, INT32_MAX, &n->vocab_base, err)) ||
+        (st = hfx_cfg_int_in_or(c, "ngram_vocab_size_base", 20000000, 1, 1 << 30, &n->vocab_base, err)) ||
         (st = hfx_cfg_int_in_or(c, "make_ngram_vocab_size_divisible_by", 128, 1, 1 << 20, &n->divisor, err)) ||
         (st = hfx_cfg_int_in_or(c, "seed", 1234, INT64_MIN / 2, INT64_MAX / 2, &n->seed, err)))
         return st;
     int64_t heads = (n->n - 1) * n->heads_per;
+    if (ordinal * heads > 1 << 16)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %lld hashed n-gram tables (ple_layer_ids · (ngram_size − 1) · "
+                                                  "heads_per_ngram) is more than 65536", c.where,
+                        (long long)(ordinal * heads));
+    /* each table's prime: the layers' heads in turn from ngram_vocab_size_base (transformers' _find_nth_prime_after) */
+    if (!(n->primes = hfx_arena_alloc(arena, (size_t)(ordinal * heads) * sizeof *n->primes)))
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0, p = n->vocab_base - 1; k < ordinal * heads; k++) {
+        do p++;
+        while (!is_prime(p));
+        n->primes[k] = p;
+    }
     if (n->width % heads)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: ple_embed_dim (%lld) is not a multiple of the n-gram heads "
                                               "((ngram_size − 1)·heads_per_ngram = %lld)", c.where, (long long)n->width,
@@ -81,9 +94,8 @@ hfx_status hfx_dec_parse_ngram(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, 
     return HFX_OK;
 }
 
-/* Layer i's tables: heads [heads] primes, offsets [heads], their rows padded to the divisor; multipliers [ngram_size].
- * The primes go on from ngram_vocab_size_base, the layer's after the earlier n-gram layers' (transformers'
- * _find_nth_prime_after). */
+/* Layer i's tables: sizes [heads] (its primes), offsets [heads], their rows padded to the divisor; multipliers
+ * [ngram_size] from the seed and the layer's ordinal (transformers' _build_layer_multipliers). */
 typedef struct hash_tables {
     int64_t *sizes, *offsets, rows;
     int64_t multipliers[MAX_ORDER];
@@ -94,17 +106,13 @@ enum { MAX_DIGIT_BITS = 16 };
 
 static bool tables_of(const hfx_decoder_cfg *m, int64_t i, hfx_arena *arena, hash_tables *t) {
     const hfx_decoder_ngram *n = &m->ngram;
-    int64_t heads = (n->n - 1) * n->heads_per, skip = n->index[i] * heads;
+    int64_t heads = (n->n - 1) * n->heads_per, total = 0;
     t->sizes = hfx_arena_alloc(arena, 2 * (size_t)heads * sizeof *t->sizes);
     if (!t->sizes) return false;
     t->offsets = t->sizes + heads;
-    int64_t p = n->vocab_base - 1, total = 0;
-    for (int64_t k = 0; k < skip + heads; k++) {
-        do p++;
-        while (!is_prime(p));
-        if (k < skip) continue;
-        t->sizes[k - skip] = p, t->offsets[k - skip] = total;
-        total += p;
+    for (int64_t h = 0; h < heads; h++) {
+        t->sizes[h] = n->primes[n->index[i] * heads + h], t->offsets[h] = total;
+        total += t->sizes[h];
     }
     t->rows = (total + n->divisor - 1) / n->divisor * n->divisor;
     uint64_t half = (uint64_t)(INT64_MAX / (m->vocab > 1 ? m->vocab : 1)) / 2;
@@ -231,8 +239,8 @@ static hfx_value *dilated_conv(layer_ctx *c, int64_t i, hfx_value *x, hfx_value 
                                            : NULL;
     hfx_value *next = NULL;
     hfx_value *xt = hfx_transpose(g, x, 3, (int64_t[]){0, 2, 1});                           /* [B,C,S] */
-    hfx_value *all = kept ? hfx_conv_window(g, past, xt, kept + 1, kept, state >= 0 ? &next : NULL) : xt;
-    if (state >= 0 && kept) {
+    hfx_value *all = hfx_conv_window(g, past, xt, kept + 1, kept, state >= 0 ? &next : NULL); /* [B,C,kept+S] */
+    if (state >= 0) {
         c->cache_out[CACHE_PARTS * i + STATE_SLOT + 2] = next;
         c->cache_state[CACHE_PARTS * i + STATE_SLOT + 2] = state;
     }
@@ -280,10 +288,11 @@ hfx_value *hfx_dec_ngram_block(layer_ctx *c, int64_t i, hfx_value *x) {
     const hfx_decoder_ngram *n = &m->ngram;
     hfx_graph *g = c->g;
     int64_t N = m->hyper.streams, D = m->hidden, W = n->width, heads = (n->n - 1) * n->heads_per;
-    if (!c->ids || !c->new_mask) {
-        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: the n-gram layers (ple_layer_ids) hash the token ids: %s",
-                       c->d->architecture, !c->ids ? "export with input_ids, not inputs_embeds"
-                                                   : "io \"seed\" does not cover them yet; export with io \"optimum\"");
+    if (hfx_dec_seed_profile(c) || !c->ids || !c->new_mask) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, !c->ids ? "%s: the n-gram layers (ple_layer_ids) hash the token ids: export "
+                                                         "with input_ids, not inputs_embeds"
+                                                       : "%s: io \"seed\" has no names for the n-gram layers' states yet; "
+                                                         "export with io \"optimum\"", c->d->architecture);
         return x;
     }
     hash_tables t;

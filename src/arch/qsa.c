@@ -110,5 +110,6 @@ hfx_value *hfx_dec_qsa_bias(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *co
     hfx_value *tail = hfx_op2(g, HFX_OP_GREATER_EQUAL, hfx_unsqueeze(g, hfx_unsqueeze(g, rank, 1), 1),
                               hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_DIV, seen, ratio), ratio)); /* [B,1,S,T] */
     hfx_value *read = hfx_op2(g, HFX_OP_AND, visible, hfx_op2(g, HFX_OP_OR, hfx_unsqueeze(g, kept, 1), tail));
-    return hfx_where(g, read, bias, hfx_const_scalar(g, bias->dtype, -FLT_MAX));
+    /* (a static cache's unwritten slots stay −∞: mask.c) */
+    return hfx_where(g, read, bias, hfx_op2(g, HFX_OP_MIN, bias, hfx_const_scalar(g, bias->dtype, -FLT_MAX)));
 }

@@ -879,7 +879,9 @@ def test_refused(name, flags, message, ckpt, tmp_path):
 @pytest.mark.parametrize("name,message", [("zamba2", "io \"seed\" has no names for the hybrid layers' caches"),
                                           ("minimax", "io \"seed\" has no names for the lightning attention layers'"),
                                           ("rwkv", "io \"seed\" has no names for RWKV's states"),
-                                          ("xlstm", "io \"seed\" has no names for the mLSTM layers' states")])
+                                          ("xlstm", "io \"seed\" has no names for the mLSTM layers' states"),
+                                          ("qwen4_exp", "io \"seed\" has no names for the n-gram layers' states"),
+                                          ("qwen4_exp_b", "io \"seed\" has no names for the QSA indexer's cache")])
 def test_seed_refused(name, message, ckpt, tmp_path):
     """io "seed" has no names yet for a Zamba2 hybrid layer's caches or a lightning layer's state: refused by name,
     exit 2, nothing written."""

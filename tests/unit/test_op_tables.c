@@ -105,6 +105,9 @@ static hfx_graph *one_node(hfx_op op) {
     case HFX_OP_AND: case HFX_OP_OR:
         y = hfx_op2(g, op, in(g, "x", HFX_DTYPE_BOOL, 2, bx3), in(g, "y", HFX_DTYPE_BOOL, 2, bx3));
         break;
+    case HFX_OP_BITWISE_XOR:
+        y = hfx_op2(g, op, in(g, "x", HFX_DTYPE_I64, 2, bx3), in(g, "y", HFX_DTYPE_I64, 2, bx3));
+        break;
     case HFX_OP_WHERE:
         y = hfx_where(g, in(g, "c", HFX_DTYPE_BOOL, 2, bx3), in(g, "x", HFX_DTYPE_F32, 2, bx3),
                       in(g, "y", HFX_DTYPE_F32, 2, bx3));
