@@ -124,20 +124,29 @@ hfx_value *hfx_weight_f32(hfx_weights *w, int rank, const int64_t *shape, const 
     return weight_as(w, HFX_DTYPE_F32, rank, shape, name);
 }
 
+/* The tensor `asked` names, of that shape, as I64 values read now (each its own check and message). */
+static const hfx_tensor_info *integers(hfx_weights *w, int rank, const int64_t *shape, const char *asked, char *buf,
+                                       size_t size, const char **name, long *i) {
+    const hfx_tensor_info *t = lookup(w, asked, buf, size, name, i);
+    if (!shaped(w, t, *name, rank, shape)) return NULL;
+    if (t->dtype != HFX_DTYPE_I64) {
+        hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' has dtype %s, not I64", t->file, *name,
+                       hfx_dtype_name(t->dtype));
+        return NULL;
+    }
+    if (t->mapping && !hfx_mapping_intact(t->mapping)) {
+        hfx_graph_fail(w->g, HFX_ERR_IO, "%s: changed size while being read", t->file);
+        return NULL;
+    }
+    return t;
+}
+
 hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int64_t *shape, const char *asked) {
     char buf[640];
     const char *name;
     long i;
-    const hfx_tensor_info *t = lookup(w, asked, buf, sizeof buf, &name, &i);
-    bool ok = shaped(w, t, name, rank, shape);
-    if (ok && t->dtype != HFX_DTYPE_I64) {
-        hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' has dtype %s; an index table must be I64", t->file, name,
-                       hfx_dtype_name(t->dtype));
-        ok = false;
-    } else if (ok && t->mapping && !hfx_mapping_intact(t->mapping)) {
-        hfx_graph_fail(w->g, HFX_ERR_IO, "%s: changed size while being read", t->file);
-        ok = false;
-    }
+    const hfx_tensor_info *t = integers(w, rank, shape, asked, buf, sizeof buf, &name, &i);
+    bool ok = t != NULL;
     for (uint64_t k = 0; ok && k < t->nbytes / 8; k++) {
         int64_t v;
         memcpy(&v, t->data + k * 8, 8);
@@ -157,19 +166,10 @@ bool hfx_weight_i64_values(hfx_weights *w, const char *asked, int64_t n, int64_t
     const char *name;
     long i;
     if (!hfx_weight_exists(w, asked)) return true;
-    const hfx_tensor_info *t = lookup(w, asked, buf, sizeof buf, &name, &i);
-    bool ok = shaped(w, t, name, 1, &n);
-    if (ok && t->dtype != HFX_DTYPE_I64) {
-        hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' has dtype %s, not I64", t->file, name,
-                       hfx_dtype_name(t->dtype));
-        ok = false;
-    } else if (ok && t->mapping && !hfx_mapping_intact(t->mapping)) {
-        hfx_graph_fail(w->g, HFX_ERR_IO, "%s: changed size while being read", t->file);
-        ok = false;
-    }
-    for (int64_t k = 0; ok && k < n; k++) memcpy(&values[k], t->data + k * 8, 8);
-    if (ok) w->used[i] = 1;
-    return ok;
+    const hfx_tensor_info *t = integers(w, 1, &n, asked, buf, sizeof buf, &name, &i);
+    for (int64_t k = 0; t && k < n; k++) memcpy(&values[k], t->data + k * 8, 8);
+    if (t) w->used[i] = 1;
+    return t != NULL;
 }
 
 bool hfx_weight_exists(const hfx_weights *w, const char *name) {
