@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "arch/mask.h"
+#include "arch/pooling.h"
 #include "arch/weights.h"
 #include "base/half.h"
 #include "base/status.h"
@@ -365,6 +366,15 @@ typedef struct decoder_inputs {
                              cache's M slots */
 } decoder_inputs;
 
+/* A sentence embedding's positions [B,S]: 0, 1, ... in every row, padding counted, as sentence-transformers calls the
+ * model (no position_ids: transformers' default, the cache positions). */
+static hfx_value *sentence_positions(hfx_graph *g, hfx_value *tokens, const hfx_build_opts *o) {
+    hfx_value *range = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, tokens, 1), hfx_const_i64(g, 1), o->seq);
+    hfx_value *shape = hfx_concat(g, 2, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, tokens, 0), 0),
+                                                       hfx_unsqueeze(g, hfx_dim_of(g, tokens, 1), 0)}, 0);
+    return hfx_expand(g, hfx_unsqueeze(g, range, 0), shape, 2, (hfx_dim[]){o->batch, o->seq});
+}
+
 static decoder_inputs graph_inputs(layer_ctx *c, bool embeds_in, bool attends) {
     const hfx_build_opts *o = c->o;
     const hfx_decoder_cfg *m = c->m;
@@ -393,6 +403,7 @@ static decoder_inputs graph_inputs(layer_ctx *c, bool embeds_in, bool attends) {
      * makes them) */
     bool mrope = m->rope.mrope_section[0] || m->rope.mrope_section[1] || m->rope.mrope_section[2];
     in.pos = hfx_decoder_mixers_only(c->d) ? NULL /* no positions: Mamba2's forward takes none */
+             : o->pooling.n ? sentence_positions(g, in.ids ? in.ids : in.x, o)
              : mrope ? hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 3, (hfx_dim[]){hfx_dim_const(3), o->batch, o->seq})
                      : hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
     if (!seed && o->cache == HFX_CACHE_STATIC) {
@@ -656,7 +667,17 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
     x = hfx_cast(g, x, o->dtype); /* an f32 residual stream: cast back */
     if (!m->no_final_norm) x = hfx_dec_norm_eps(&c, x, m->hidden, c.n.final_norm, m->final_eps);
-    hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER ? classify(&c, x, in.ids) : lm_logits(&c, x, embed), "logits");
+    bool base = host && host->base;
+    if (o->pooling.n) { /* a sentence-transformers folder: the base model's states, pooled (optimum's names) */
+        if (!m->tied && !base) hfx_weight_ignore(c.w, c.n.lm_head);
+        hfx_graph_output(g, x, "token_embeddings");
+        hfx_graph_output(g, hfx_sentence_embedding(g, &o->pooling, x, in.attn_mask, o->batch, m->hidden),
+                         "sentence_embedding");
+    } else if (base) {
+        hfx_graph_output(g, x, "last_hidden_state");
+    } else {
+        hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER ? classify(&c, x, in.ids) : lm_logits(&c, x, embed), "logits");
+    }
     hfx_dec_write_caches(&c);
     hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);
 
@@ -758,6 +779,41 @@ const hfx_arch_family hfx_decoder_classifier_family = {
 
 static const char *decoder_genai_type(const void *desc) { return ((const hfx_decoder_desc *)desc)->genai_type; }
 
+/* A causal LM's base model is what sentence-transformers pools (Qwen3-Embedding): its final states, no head. */
+static bool decoder_pools(const void *desc) { return !hfx_decoder_mixers_only(desc); }
+
+/* ---- the base model (hfx_decoder_base): the causal LM's template under its own names, a forward pass only ---- */
+
+static hfx_status base_parse(const void *desc, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
+    return hfx_decoder_parse(((const hfx_decoder_base *)desc)->causal, c, arena, cfg, err);
+}
+
+static hfx_status base_build_forward(const void *desc, const void *cfg, const hfx_checkpoint *ck,
+                                     const hfx_build_opts *o, hfx_graph *g, hfx_error *err) {
+    static const hfx_weight_rename names[] = {{"model.", ""}, {NULL, NULL}}; /* its tensors as the base model saves */
+    const hfx_decoder_base *b = desc;
+    hfx_decoder_host host = {.architecture = b->architecture, .rename = names, .base = true};
+    return hfx_decoder_build(b->causal, cfg, ck, o, &host, g, err);
+}
+
+static hfx_torch_signature base_torch_signature(const void *desc) {
+    static const char *const args[] = {"input_ids", "attention_mask", "position_ids", NULL};
+    (void)desc;
+    return (hfx_torch_signature){args, "BaseModelOutputWithPast", NULL};
+}
+
+static bool base_pools(const void *desc) { return decoder_pools(((const hfx_decoder_base *)desc)->causal); }
+
+const hfx_arch_family hfx_decoder_base_family = {
+    .cfg_size = sizeof(hfx_decoder_cfg),
+    .parse = base_parse,
+    .build_forward = base_build_forward,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    .sequence_inputs = sequence_inputs,
+    .torch_signature = base_torch_signature,
+    .pools = base_pools,
+};
+
 const hfx_arch_family hfx_decoder_family = {
     .cfg_size = sizeof(hfx_decoder_cfg),
     .parse = decoder_parse,
@@ -770,4 +826,5 @@ const hfx_arch_family hfx_decoder_family = {
     .torch_signature = decoder_torch_signature,
     .prompt_piece = decoder_prompt_piece,
     .genai_type = decoder_genai_type,
+    .pools = decoder_pools,
 };

@@ -857,7 +857,16 @@ typedef struct hfx_decoder_host {
                                         a growing cache only */
     hfx_weights *weights;            /* the host's, shared (a dry run of the whole model: it checks what is
                                         left over); NULL: the build reads and checks its own */
+    bool base;                       /* the base model alone (Qwen3Model): its final states, no head */
 } hfx_decoder_host;
+
+/* A causal LM's base model ("Qwen3Model" beside "Qwen3ForCausalLM", its tensors without "model."): the states its
+ * final norm leaves, last_hidden_state, or pooled into a sentence embedding (a sentence-transformers folder). */
+typedef struct hfx_decoder_base {
+    const hfx_decoder_desc *causal;
+    const char *architecture;        /* the base model's class name */
+} hfx_decoder_base;
+extern const hfx_arch_family hfx_decoder_base_family;
 
 /* Read a decoder's config (the outer model's text_config) for descriptor d. */
 hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,

@@ -335,7 +335,7 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     const char *tower;
     const vlm_names *names = find_names(d, m, &w, &tower);
     const char *foreign[3] = {names->stacks[0], names->stacks[1], NULL};
-    hfx_decoder_host host = {d->architecture, names->text, foreign, true, d->kind == VLM_GEMMA3, NULL};
+    hfx_decoder_host host = {d->architecture, names->text, foreign, true, d->kind == VLM_GEMMA3, NULL, false};
     if (host.image_blocks && o->cache == HFX_CACHE_STATIC && strcmp(component, "model") != 0) {
         hfx_weights_free(&w);
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a static cache is not written for its image blocks "

@@ -24,8 +24,8 @@ import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers import models as st_models
 from transformers import (
-    BertConfig, BertForSequenceClassification, BertModel, ModernBertConfig, ModernBertModel, RobertaConfig, RobertaModel,
-    XLMRobertaConfig, XLMRobertaModel)
+    BertConfig, BertForSequenceClassification, BertModel, ModernBertConfig, ModernBertModel, Qwen3Config, Qwen3ForCausalLM,
+    RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
 
 from conftest import PARITY_ATOL, REPO, describe, run_hfx
 
@@ -37,6 +37,8 @@ ENCODERS = {
     "roberta": (RobertaConfig, RobertaModel, 1),
     "xlmr": (XLMRobertaConfig, XLMRobertaModel, 1),
     "modernbert": (ModernBertConfig, ModernBertModel, 0),
+    # a causal LM's folder (Qwen3-Embedding's form): sentence-transformers pools its base model's final states
+    "qwen3": (Qwen3Config, Qwen3ForCausalLM, 0),
 }
 # ModernBERT's own keys: a window smaller than the batch's rows, special ids inside the tiny vocabulary
 MODERN = dict(local_attention=4, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
@@ -52,7 +54,8 @@ def _base_model(arch: str, root):
     out = root / f"{arch}_base"
     if not out.exists():
         torch.manual_seed(7)
-        extra = MODERN if arch == "modernbert" else {"type_vocab_size": 2}
+        extra = (MODERN if arch == "modernbert" else dict(num_key_value_heads=2, head_dim=8, tie_word_embeddings=False)
+                 if arch == "qwen3" else {"type_vocab_size": 2})
         model = model_cls(cfg_cls(**SMALL, pad_token_id=pad, **extra)).eval()
         with torch.no_grad():
             for p in model.parameters():
@@ -103,7 +106,7 @@ def _inputs(arch: str):
     mask[2, :4] = 0
     mask[3, 1:] = 0
     ids[mask == 0] = pad
-    if arch == "modernbert":  # no token types
+    if arch in ("modernbert", "qwen3"):  # no token types
         return {"input_ids": ids, "attention_mask": mask}
     types = np.zeros_like(ids)
     types[0, 5:] = 1
@@ -182,6 +185,8 @@ AUTO_CASES = [("bert", (m,), False, False) for m in MODES] + [
     ("xlmr", ("lasttoken",), False, True),
     ("xlmr", ("weightedmean", "cls"), True, False),
     ("modernbert", ("mean",), True, False),
+    ("qwen3", ("lasttoken",), True, False),
+    ("qwen3", ("mean", "max"), False, False),
 ]
 
 
@@ -311,14 +316,51 @@ def test_refusals(root, tmp_path):
     broken(lambda d: (d / "1_Pooling" / "config.json").unlink(), "1_Pooling/config.json")
 
 
-def test_a_decoder_folder_with_modules_json_warns(tmp_path):
-    """Pooling is for encoders: a causal LM folder that carries modules.json exports its logits and
-    says the pooling was not applied."""
+def test_a_causal_lm_folder_pools_its_base_model(tmp_path):
+    """A causal LM's folder with modules.json (its config a ForCausalLM's, its tensors under "model." with an lm_head:
+    sentence-transformers loads the base model and pools it): the export ends in the sentence embedding, the head
+    unused, equal to the library's on left-padded rows (last token and mean)."""
+    import onnxruntime as ort
     d = tmp_path / "llama"
     shutil.copytree(REPO / "examples" / "tiny-llama", d)
     (d / "modules.json").write_text(json.dumps([
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]))
-    proc = run_hfx(["export", d, tmp_path / "out", "--format", "onnx", "--quiet"])
-    assert proc.returncode == 0, describe(proc)
-    assert "modules.json's pooling is not applied" in proc.stderr
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]))
+    hidden = json.loads((d / "config.json").read_text())["hidden_size"]
+    (d / "1_Pooling").mkdir()
+    (d / "1_Pooling" / "config.json").write_text(json.dumps({"embedding_dimension": hidden,
+                                                             "pooling_mode": ["lasttoken", "mean"]}))
+    (d / "2_Normalize").mkdir()
+    from transformers import BertTokenizerFast  # (the library loads one; the inputs are given as ids)
+    (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]", "a", "b"]))
+    BertTokenizerFast(str(tmp_path / "vocab.txt")).save_pretrained(d)
+    ids = np.array([[5, 6, 7, 8, 9], [0, 0, 11, 12, 13], [0, 0, 0, 0, 14]], np.int64)
+    inputs = {"input_ids": ids, "attention_mask": (ids != 0).astype(np.int64)}
+    tokens, sentence = _reference(d, inputs)
+    out = tmp_path / "out"
+    _export(d, out, "onnx")
+    _check(_run("onnx", out, inputs), tokens, sentence, inputs["attention_mask"], "tiny-llama folder")
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    assert {i.name for i in sess.get_inputs()} == {"input_ids", "attention_mask"}  # positions as the library's
+
+
+def test_a_base_decoder_exports_its_states(root):
+    """A causal LM's base model alone (the folder's Qwen3Model, `--pooling none`): last_hidden_state [batch, seq,
+    hidden] equal to transformers' base model on a left-padded batch with its positions."""
+    import onnxruntime as ort
+    from transformers import AutoModel
+    folder = _st_folder(root, "qwen3", ("mean",), False)
+    assert json.loads((folder / "config.json").read_text())["architectures"] == ["Qwen3Model"]
+    out = root / "out_qwen3_base"
+    _export(folder, out, "onnx", "--pooling", "none")
+    inputs = _inputs("qwen3")
+    pos = np.clip(np.cumsum(inputs["attention_mask"], 1) - 1, 0, None)
+    with torch.no_grad():
+        want = AutoModel.from_pretrained(str(folder)).eval()(
+            torch.from_numpy(inputs["input_ids"]), attention_mask=torch.from_numpy(inputs["attention_mask"]),
+            position_ids=torch.from_numpy(pos)).last_hidden_state.numpy()
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    got = sess.run(["last_hidden_state"], {**inputs, "position_ids": pos})[0]
+    err = float(np.max(np.abs(got - want)[inputs["attention_mask"].astype(bool)]))
+    assert err <= PARITY_ATOL, err
