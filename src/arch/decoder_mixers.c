@@ -386,7 +386,7 @@ hfx_layer_cache hfx_decoder_layer_cache(const hfx_decoder_cfg *m, int64_t i) {
     if (m->qsa.heads && hfx_mixer_attends(kind)) l.index_dim = m->qsa.dim + 1; /* its raw keys, then their positions */
     if (m->ngram.index && m->ngram.index[i] >= 0) { /* an n-gram layer's convolution and last ids */
         int64_t kept = (m->ngram.kernel - 1) * m->ngram.n;
-        if (kept) l.states[l.n_states++] = (hfx_layer_state){"ple_conv", 2, {m->hyper.streams * m->hidden, kept}};
+        l.states[l.n_states++] = (hfx_layer_state){"ple_conv", 2, {m->hyper.streams * m->hidden, kept}};
         l.states[l.n_states++] = (hfx_layer_state){"ngram", 1, {m->ngram.n - 1}};
     }
     return l;

@@ -69,10 +69,20 @@ hfx_status hfx_dec_parse_ngram(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, 
         (st = hfx_cfg_int_in_or(c, "seed", 1234, INT64_MIN / 2, INT64_MAX / 2, &n->seed, err)))
         return st;
     int64_t heads = (n->n - 1) * n->heads_per;
+    if (n->width % heads)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: ple_embed_dim (%lld) is not a multiple of the n-gram heads "
+                                              "((ngram_size − 1)·heads_per_ngram = %lld)", c.where, (long long)n->width,
+                        (long long)heads);
     if (ordinal * heads > 1 << 16)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %lld hashed n-gram tables (ple_layer_ids · (ngram_size − 1) · "
                                                   "heads_per_ngram) is more than 65536", c.where,
                         (long long)(ordinal * heads));
+    const json_t *eos = json_object_get(c.obj, "eos_token_id");
+    if (json_is_array(eos)) eos = json_array_get(eos, 0);
+    if (!json_is_integer(eos) || json_integer_value(eos) < 0 || json_integer_value(eos) >= m->vocab)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: eos_token_id must be a token id (or a list whose first is one): the "
+                                              "n-gram hashes start each document at it", c.where);
+    n->eos = json_integer_value(eos);
     /* each table's prime: the layers' heads in turn from ngram_vocab_size_base (transformers' _find_nth_prime_after) */
     if (!(n->primes = hfx_arena_alloc(arena, (size_t)(ordinal * heads) * sizeof *n->primes)))
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
@@ -81,16 +91,6 @@ hfx_status hfx_dec_parse_ngram(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, 
         while (!is_prime(p));
         n->primes[k] = p;
     }
-    if (n->width % heads)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: ple_embed_dim (%lld) is not a multiple of the n-gram heads "
-                                              "((ngram_size − 1)·heads_per_ngram = %lld)", c.where, (long long)n->width,
-                        (long long)heads);
-    const json_t *eos = json_object_get(c.obj, "eos_token_id");
-    if (json_is_array(eos)) eos = json_array_get(eos, 0);
-    if (!json_is_integer(eos) || json_integer_value(eos) < 0 || json_integer_value(eos) >= m->vocab)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: eos_token_id must be a token id (or a list whose first is one): the "
-                                              "n-gram hashes start each document at it", c.where);
-    n->eos = json_integer_value(eos);
     return HFX_OK;
 }
 

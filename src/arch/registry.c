@@ -1216,27 +1216,31 @@ const char *hfx_arch_supported(const char *name, char *buf, size_t size) {
     return buf;
 }
 
-/* "<stem>Model" where "<stem>ForCausalLM" is a decoder: its base model (hfx_decoder_base), an entry in the arena; NULL
- * otherwise (or out of memory: the caller's message then says unsupported). */
-static const struct entry *base_model_of(const char *name, hfx_arena *arena) {
+/* The decoder whose base model "<stem>Model" is ("<stem>ForCausalLM"), or NULL. */
+static const hfx_decoder_desc *causal_of_base(const char *name) {
     static const char model[] = "Model", causal[] = "ForCausalLM";
     size_t n = strlen(name), stem = n - (sizeof model - 1);
     if (n <= sizeof model - 1 || strcmp(name + stem, model) != 0) return NULL;
     for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++) {
         const char *a = registry[i].name;
-        if (registry[i].family != &hfx_decoder_family || strlen(a) != stem + sizeof causal - 1 ||
-            strncmp(a, name, stem) != 0 || strcmp(a + stem, causal) != 0)
-            continue;
-        hfx_decoder_base *b = hfx_arena_alloc(arena, sizeof *b);
-        struct entry *e = hfx_arena_alloc(arena, sizeof *e);
-        char *copy = hfx_arena_alloc(arena, n + 1);
-        if (!b || !e || !copy) return NULL;
-        memcpy(copy, name, n + 1);
-        *b = (hfx_decoder_base){registry[i].desc, copy};
-        *e = (struct entry){copy, &hfx_decoder_base_family, b};
-        return e;
+        if (registry[i].family == &hfx_decoder_family && strlen(a) == stem + sizeof causal - 1 &&
+            strncmp(a, name, stem) == 0 && strcmp(a + stem, causal) == 0)
+            return registry[i].desc;
     }
     return NULL;
+}
+
+/* The model of entry e: its family's config, parsed from the checkpoint's. */
+static hfx_status open_entry(const struct entry *e, const hfx_checkpoint *ck, hfx_arena *arena, const hfx_arch_model **out,
+                             hfx_error *err) {
+    hfx_arch_model *m = hfx_arena_alloc(arena, sizeof *m);
+    if (m) m->cfg = hfx_arena_alloc(arena, e->family->cfg_size);
+    if (!m || !m->cfg) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    m->entry = e;
+    hfx_status st = e->family->parse(e->desc, hfx_checkpoint_cfg(ck), arena, m->cfg, err);
+    if (st) return st;
+    *out = m;
+    return HFX_OK;
 }
 
 hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_arch_model **out,
@@ -1262,28 +1266,19 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_a
                             ? "; transformers writes one with Mxfp4Config(dequantize=True) and save_pretrained"
                             : "");
     }
-    for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++) {
-        if (strcmp(registry[i].name, name) != 0) continue;
-        const hfx_arch_family *f = registry[i].family;
-        hfx_arch_model *m = hfx_arena_alloc(arena, sizeof *m);
-        if (m) m->cfg = hfx_arena_alloc(arena, f->cfg_size);
-        if (!m || !m->cfg) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-        m->entry = &registry[i];
-        hfx_status st = f->parse(registry[i].desc, hfx_checkpoint_cfg(ck), arena, m->cfg, err);
-        if (st) return st;
-        *out = m;
-        return HFX_OK;
-    }
-    const struct entry *base = base_model_of(name, arena);
-    if (base) {
-        hfx_arch_model *m = hfx_arena_alloc(arena, sizeof *m);
-        if (m) m->cfg = hfx_arena_alloc(arena, base->family->cfg_size);
-        if (!m || !m->cfg) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-        m->entry = base;
-        hfx_status st = base->family->parse(base->desc, hfx_checkpoint_cfg(ck), arena, m->cfg, err);
-        if (st) return st;
-        *out = m;
-        return HFX_OK;
+    for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
+        if (strcmp(registry[i].name, name) == 0) return open_entry(&registry[i], ck, arena, out, err);
+    const hfx_decoder_desc *causal = causal_of_base(name);
+    if (causal) { /* a causal LM's base model: an entry of its own, in the arena */
+        size_t n = strlen(name) + 1;
+        hfx_decoder_base *b = hfx_arena_alloc(arena, sizeof *b);
+        struct entry *e = hfx_arena_alloc(arena, sizeof *e);
+        char *copy = hfx_arena_alloc(arena, n);
+        if (!b || !e || !copy) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        memcpy(copy, name, n);
+        *b = (hfx_decoder_base){causal, copy};
+        *e = (struct entry){copy, &hfx_decoder_base_family, b};
+        return open_entry(e, ck, arena, out, err);
     }
     return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                     "%s/config.json: architecture '%s' is not supported (supported: %s; a causal LM's base model as "
