@@ -43,8 +43,19 @@ TOKEN_INPUTS = ("input_ids", "inputs_embeds")
 
 def token_feed(tokens) -> dict:
     """The graph input of a step's tokens: ids [B, S] as input_ids, embeddings [B, S, hidden] (a
-    VLM's, see embed_prompt) as inputs_embeds."""
+    VLM's, see embed_prompt) as inputs_embeds, or a dict of such inputs as it is (a Qwen3-VL's
+    embeddings and DeepStack features)."""
+    if isinstance(tokens, dict):
+        return tokens
     return {"inputs_embeds" if tokens.ndim == 3 else "input_ids": tokens}
+
+
+def tokens_between(tokens, lo: int, hi: int):
+    """The step inputs of tokens lo..hi: a slice of ids or embeddings, or of each input of a dict
+    along its sequence axis (deepstack_embeds [n, B, S, hidden]: axis 2)."""
+    if isinstance(tokens, dict):
+        return {k: v[:, :, lo:hi] if k == "deepstack_embeds" else v[:, lo:hi] for k, v in tokens.items()}
+    return tokens[:, lo:hi]
 
 
 def is_state(name: str) -> bool:
@@ -86,6 +97,11 @@ class Component:
 
     def cache_dtype(self, name: str):
         raise NotImplementedError
+
+    def deepstack_layers(self) -> int:
+        """How many layers take DeepStack features (deepstack_embeds [n, B, S, hidden]: a fixed dim), 0 where
+        the graph takes none."""
+        return self.graph_dim("deepstack_embeds", 0) if "deepstack_embeds" in self.inputs else 0
 
     def reset(self):
         """Start a new sequence: a graph that keeps its cache inside (OpenVINO's stateful) empties it."""
@@ -256,21 +272,30 @@ def left_pad(prompts, pad_id, length):
     return ids, mask
 
 
-def embed_prompt(export, ids, image_features=None, image_token_id=None):
+def embed_prompt(export, ids, image_features=None, image_token_id=None, deepstack=None):
     """A VLM's tokens as its language model takes them: embed_tokens' embeddings [B, S, hidden],
     with image_features [N, T, hidden] written, in order, over the positions of image_token_id (row
-    by row; transformers' masked_scatter). Token ids as they are for a model without embed_tokens."""
+    by row; transformers' masked_scatter). Token ids as they are for a model without embed_tokens.
+    A language model that takes DeepStack features (deepstack_embeds [n, B, S, hidden]: Qwen3-VL's)
+    gets them as a dict with the embeddings: `deepstack` [n, N·T, hidden] (the image encoder's) written
+    over the same positions, zeros elsewhere (and everywhere in a step without images)."""
     if getattr(export, "embed", None) is None:
         return ids
     embeds = np.array(export.embed.run({"input_ids": ids})["inputs_embeds"])
-    if image_features is not None:
-        spots = ids == image_token_id
+    spots = ids == image_token_id if image_features is not None else None
+    if spots is not None:
         flat = image_features.reshape(-1, image_features.shape[-1])
         if int(spots.sum()) != flat.shape[0]:
             raise UsageError(f"the prompts hold {int(spots.sum())} image tokens ({image_token_id}) for "
                              f"{flat.shape[0]} image features")
         embeds[spots] = flat
-    return embeds
+    layers = export.decode.deepstack_layers()
+    if not layers:
+        return embeds
+    stacked = np.zeros((layers, *embeds.shape), embeds.dtype)
+    if spots is not None and deepstack is not None:
+        stacked[:, spots] = deepstack[:layers]
+    return {"inputs_embeds": embeds, "deepstack_embeds": stacked}
 
 
 def config_vocab_size(out_dir):
@@ -284,7 +309,7 @@ def config_vocab_size(out_dir):
 
 
 def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache, prog: str,
-             vocab_size=None, log=None, image_features=None, image_token_id=None, mrope=None):
+             vocab_size=None, log=None, image_features=None, image_token_id=None, mrope=None, deepstack=None):
     """Greedy search. Returns (tokens [B, n], logits [n, B, vocab]); n < max_new_tokens when every
     row has finished or the static cache is full.
 
@@ -294,7 +319,8 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     image_token_id where image_features [N, T, hidden] (its image encoder's) go (embed_prompt).
     mrope(ids, mask): a Qwen2-VL's M-RoPE positions of the padded prompt, (positions [3, B, S],
     deltas [B]) as transformers' get_rope_index makes them; each new token's are then the tokens
-    seen before it plus its row's delta, on all three axes."""
+    seen before it plus its row's delta, on all three axes. deepstack [n, N·T, hidden]: a Qwen3-VL image
+    encoder's DeepStack features, which go with the embeddings (embed_prompt)."""
     if vocab_size is not None and not isinstance(prompts, np.ndarray):  # (an array: log-mel features)
         vocab = vocab_size(export)
         bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
@@ -329,12 +355,12 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     positions = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
     if mrope is not None:
         positions, deltas = mrope(ids, mask)
-    embeds = embed_prompt(export, ids, image_features, image_token_id)
+    embeds = embed_prompt(export, ids, image_features, image_token_id, deepstack)
     # a state-space model's one-graph export takes a long prompt in pieces (prompt_piece)
     piece = getattr(export, "prompt_piece", None) if export.prefill is None and first.seq is None else None
     for lo in range(0, length, piece or length):
         hi = lo + (piece or length)
-        logits = cache.run(first, embeds[:, lo:hi], mask[:, lo:hi], positions[..., lo:hi])
+        logits = cache.run(first, tokens_between(embeds, lo, hi), mask[:, lo:hi], positions[..., lo:hi])
 
     # transformers re-encodes the whole sequence, once, when it reaches this many tokens (Phi-3's
     # longrope: keys cached with the short factors are recomputed with the long ones)
@@ -369,8 +395,8 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
                 raise UsageError(f"this model re-encodes its sequence at {recompute_at} tokens, which a "
                                  f"fixed-shape export cannot: export with --dynamic")
             cache = new_cache(export, batch)
-            logits = cache.run(first, embed_prompt(export, all_ids, image_features, image_token_id), all_mask,
-                               all_positions)
+            logits = cache.run(first, embed_prompt(export, all_ids, image_features, image_token_id, deepstack),
+                               all_mask, all_positions)
             continue
         step = embed_prompt(export, next_ids[:, None].astype(np.int64))
         if types is not None:  # a generated token is text

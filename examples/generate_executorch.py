@@ -57,6 +57,12 @@ class Component(decode_loop.Component):
     def graph_dim(self, name: str, axis: int):
         return None  # export.json says every fixed dim (batch_size, sequence_length, max_cache_len)
 
+    def deepstack_layers(self) -> int:
+        """(a fixed dim: the program's bound is the dim)"""
+        if "deepstack_embeds" not in self.inputs:
+            return 0
+        return int(self.method.metadata.input_tensor_meta(list(self.inputs).index("deepstack_embeds")).sizes()[0])
+
     def cache_dtype(self, name: str):
         """The program's own dtype for input `name` (an n-gram layer's ids are int32, an index key may be float32 in
         a float16 model), else the export's."""

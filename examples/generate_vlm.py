@@ -127,10 +127,12 @@ def grid_features(export, out_dir: Path, images: list):
         pixels.append(np.asarray(out["pixel_values"], np.float32))
         grids.append(np.asarray(out["image_grid_thw"], np.int64).reshape(-1, 3))
     grid = np.concatenate(grids)
-    features = np.array(export.image_encoder.run({"pixel_values": np.concatenate(pixels),
-                                                  "image_grid_thw": grid})["image_features"])
+    outputs = export.image_encoder.run({"pixel_values": np.concatenate(pixels), "image_grid_thw": grid})
+    features = np.array(outputs["image_features"])
+    # Qwen3-VL: the DeepStack features [n, tokens, hidden] its language model adds into its first layers
+    deepstack = np.array(outputs["deepstack_features"]) if "deepstack_features" in outputs else None
     merge = spatial_merge_size(out_dir)
-    return features, [int(np.prod(g)) // merge ** 2 for g in grid], grid
+    return features, [int(np.prod(g)) // merge ** 2 for g in grid], grid, deepstack
 
 
 def mrope_positions(token: int, grid, merge: int):
@@ -182,12 +184,12 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int):
     if export.embed is None or export.image_encoder is None:
         raise UsageError(f"{out_dir} is not a vision-language export (no embed_tokens and image_encoder)")
     token = image_token_id(out_dir)
-    features, mrope = None, None
+    features, mrope, deepstack = None, None, None
     grid_encoder = "image_grid_thw" in export.image_encoder.inputs
     if grid_encoder:  # Qwen2-VL: images of any size, M-RoPE positions (text only: every axis the same)
         grid = np.zeros((0, 3), np.int64)
         if images:
-            features, counts, grid = grid_features(export, out_dir, images)
+            features, counts, grid, deepstack = grid_features(export, out_dir, images)
             prompts = expand_image_tokens(prompts, token, counts)
         mrope = mrope_positions(token, grid, spatial_merge_size(out_dir))
     elif images:
@@ -196,7 +198,7 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int):
         prompts = expand_image_tokens(prompts, token, [len(p) * features.shape[1] for p in pixels])
     eos_ids, pad_id = decode_loop.read_generation_config(out_dir)
     return runtime.generate(export, prompts, max_new_tokens, eos_ids, pad_id, image_features=features,
-                            image_token_id=token, mrope=mrope)
+                            image_token_id=token, mrope=mrope, deepstack=deepstack)
 
 
 def main(argv=None) -> int:

@@ -566,7 +566,9 @@ static hfx_value *with_alibi(layer_ctx *c, const decoder_inputs *in, hfx_value *
 /* Every layer over x [B,S,hidden], each attention layer with its mask's bias [B,1,S,T] (one per
  * window size, built on first use; the seed profile's are made by its cache, decoder_cache.c). */
 static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const rotary_tables *r, layer_kinds k,
-                                 bool image_blocks, hfx_value *x) {
+                                 const hfx_decoder_host *host, hfx_value *x) {
+    bool image_blocks = host && host->image_blocks;
+    int64_t deepstack = host ? host->deepstack : 0;
     const hfx_decoder_cfg *m = c->m;
     const hfx_build_opts *o = c->o;
     hfx_graph *g = c->g;
@@ -589,6 +591,10 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     int64_t bias_window = -1;
     if (m->hyper.streams) x = hfx_dec_hyper_expand(c, x); /* [B,S,N,hidden] */
     bool where_then_add = c->d->scores.mask == HFX_MASK_WHERE_THEN_ADD;
+    hfx_value *stacked = NULL; /* [n, B, S, hidden]: DeepStack's features, added after the first n layers */
+    if (deepstack > 0)
+        stacked = hfx_graph_input(g, "deepstack_embeds", o->dtype, 4,
+                                  (hfx_dim[]){hfx_dim_const(deepstack), o->batch, o->seq, hfx_dim_const(m->hidden)});
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
         hfx_value *bias = NULL;
         bool sliding = m->window[i] != 0;
@@ -616,6 +622,10 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
         hfx_value *cos = r->layer_cos ? r->layer_cos[i] : local ? r->local_cos : r->cos;
         hfx_value *sin = r->layer_sin ? r->layer_sin[i] : local ? r->local_sin : r->sin;
         x = decoder_layer(c, i, x, cos, sin, bias);
+        if (i < deepstack) /* (an exact add: 0 where the token is not an image's) */
+            x = hfx_op2(g, HFX_OP_ADD, x, hfx_cast(g, hfx_reshape(g, hfx_slice(g, stacked, 0, i, i + 1), 3,
+                                                                  (hfx_dim[]){o->batch, o->seq, hfx_dim_const(m->hidden)}),
+                                                   x->dtype));
     }
     return m->hyper.streams ? hfx_dec_hyper_head(c, x) : x;
 }
@@ -663,7 +673,7 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
                        c.d->architecture);
     else if (m->ple.width) c.per_layer_inputs = hfx_dec_per_layer_inputs(&c, in.ids, in.x);
     rotary_tables rot = positions(&c, &in, kinds.rotary, &in.x);
-    hfx_value *x = decoder_layers(&c, &in, &rot, kinds, host && host->image_blocks, in.x);
+    hfx_value *x = decoder_layers(&c, &in, &rot, kinds, host, in.x);
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
     x = hfx_cast(g, x, o->dtype); /* an f32 residual stream: cast back */
     if (!m->no_final_norm) x = hfx_dec_norm_eps(&c, x, m->hidden, c.n.final_norm, m->final_eps);

@@ -858,6 +858,9 @@ typedef struct hfx_decoder_host {
     hfx_weights *weights;            /* the host's, shared (a dry run of the whole model: it checks what is
                                         left over); NULL: the build reads and checks its own */
     bool base;                       /* the base model alone (Qwen3Model): its final states, no head */
+    int64_t deepstack;               /* DeepStack (Qwen3-VL): take deepstack_embeds [n, B, S, hidden] (each image
+                                        token's features from the vision tower, 0 elsewhere) and add [i] to the
+                                        states layer i leaves, i < n; 0: none */
 } hfx_decoder_host;
 
 /* A causal LM's base model ("Qwen3Model" beside "Qwen3ForCausalLM", its tensors without "model."): the states its

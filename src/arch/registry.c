@@ -985,7 +985,8 @@ extern const dual_desc hfx_clip_model, hfx_siglip_model, hfx_clip_text_model, hf
 /* The vision-language family (vlm.c). */
 typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
-extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen2_vl, hfx_qwen2_5_vl;
+extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen2_vl, hfx_qwen2_5_vl, hfx_qwen3_vl,
+    hfx_qwen3_5;
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
@@ -1179,6 +1180,8 @@ static const struct entry {
     {"SmolVLMForConditionalGeneration", &hfx_vlm_family, &hfx_smolvlm},
     {"Qwen2VLForConditionalGeneration", &hfx_vlm_family, &hfx_qwen2_vl},
     {"Qwen2_5_VLForConditionalGeneration", &hfx_vlm_family, &hfx_qwen2_5_vl},
+    {"Qwen3VLForConditionalGeneration", &hfx_vlm_family, &hfx_qwen3_vl},
+    {"Qwen3_5ForConditionalGeneration", &hfx_vlm_family, &hfx_qwen3_5},
 };
 
 struct hfx_arch_model {

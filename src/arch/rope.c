@@ -292,15 +292,14 @@ hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
     return st;
 }
 
-hfx_status hfx_rope_parse_mrope(hfx_cfg c, hfx_rope *r, hfx_error *err) {
+hfx_status hfx_rope_parse_mrope(hfx_cfg c, const hfx_mrope_form *form, hfx_rope *r, hfx_error *err) {
     const char *key = "rope_parameters";
     const json_t *p = json_object_get(c.obj, key);
     if (!json_is_object(p) || !json_object_get(p, "mrope_section")) p = json_object_get(c.obj, key = "rope_scaling");
     const json_t *s = json_is_object(p) ? json_object_get(p, "mrope_section") : NULL;
     int64_t sum = 0, half = r->dim / 2;
     if (!s || json_is_null(s)) {
-        r->mrope_section[0] = 16, r->mrope_section[1] = 24, r->mrope_section[2] = 24;
-        sum = 64;
+        for (int i = 0; i < 3; i++) sum += r->mrope_section[i] = form->sections[i];
     } else if (!json_is_array(s) || json_array_size(s) != 3) {
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s.mrope_section must list 3 numbers (temporal, height, width)",
                         c.where, key);
@@ -313,9 +312,12 @@ hfx_status hfx_rope_parse_mrope(hfx_cfg c, hfx_rope *r, hfx_error *err) {
             sum += r->mrope_section[i] = json_integer_value(e);
         }
     }
-    if (sum != half)
+    r->mrope_interleaved = form->interleaved;
+    if (!form->interleaved && sum != half)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s.mrope_section adds up to %lld frequencies; the heads rotate %lld",
                         c.where, key, (long long)sum, (long long)half);
+    if (!r->mrope_section[0] && !r->mrope_section[1] && !r->mrope_section[2]) /* (one position per token) */
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s.mrope_section turns no frequency", c.where, key);
     if (r->type != HFX_ROPE_DEFAULT || r->interleaved)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: M-RoPE is written with the default frequencies only", c.where);
     return HFX_OK;
@@ -375,6 +377,26 @@ static hfx_value *longrope_mscale(hfx_graph *g, const hfx_rope *r, hfx_value *po
                      hfx_const_f32(g, r->attention_scaling));
 }
 
+/* Interleaved M-RoPE's frequencies [B,S,dim/2] of each axis's freqs [3,B,S,dim/2]: frequency j the height's where
+ * j mod 3 = 1 and j < 3·section[1], the width's where j mod 3 = 2 and j < 3·section[2], else the temporal's
+ * (transformers' strided overwrite, as a choice per frequency). */
+static hfx_value *interleaved_mrope(hfx_graph *g, const hfx_rope *r, hfx_value *freqs, const hfx_dim *bs) {
+    int64_t half = r->dim / 2, axis[2048];
+    if (half > 2048) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "M-RoPE over %lld frequencies is beyond hfx's 2048", (long long)half);
+        return freqs;
+    }
+    for (int64_t j = 0; j < half; j++) axis[j] = j % 3 == 1 && j < 3 * r->mrope_section[1]   ? 1
+                                                 : j % 3 == 2 && j < 3 * r->mrope_section[2] ? 2
+                                                                                             : 0;
+    hfx_value *of = hfx_const_bytes(g, HFX_DTYPE_I64, 1, &half, axis); /* [dim/2]: each frequency's axis */
+    hfx_value *f = hfx_reshape(g, hfx_slice(g, freqs, 0, 0, 1), 3, bs);
+    for (int a = 1; a <= 2; a++)
+        f = hfx_where(g, hfx_op2(g, HFX_OP_EQUAL, of, hfx_const_i64(g, a)),
+                      hfx_reshape(g, hfx_slice(g, freqs, 0, a, a + 1), 3, bs), f);
+    return f;
+}
+
 void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, hfx_dtype dt,
                       hfx_value **cos, hfx_value **sin) {
     int64_t half = r->dim / 2;
@@ -387,13 +409,17 @@ void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, 
     if (r->mrope_section[0] || r->mrope_section[1] || r->mrope_section[2]) {
         /* M-RoPE: freqs [3,B,S,dim/2] from each axis's positions; each section of frequencies
          * taken from its axis (temporal, height, width), as transformers' recomposition */
-        hfx_value *parts[3];
-        int n = 0;
-        for (int64_t a = 0, off = 0; a < 3; off += r->mrope_section[a], a++)
-            if (r->mrope_section[a])
-                parts[n++] = hfx_slice(g, hfx_slice(g, freqs, 0, a, a + 1), 3, off, off + r->mrope_section[a]);
         hfx_dim bs[3] = {position_ids->dims[1], position_ids->dims[2], hfx_dim_const(half)};
-        freqs = hfx_reshape(g, n == 1 ? parts[0] : hfx_concat(g, n, parts, 3), 3, bs);
+        if (r->mrope_interleaved) {
+            freqs = interleaved_mrope(g, r, freqs, bs);
+        } else {
+            hfx_value *parts[3];
+            int n = 0;
+            for (int64_t a = 0, off = 0; a < 3; off += r->mrope_section[a], a++)
+                if (r->mrope_section[a])
+                    parts[n++] = hfx_slice(g, hfx_slice(g, freqs, 0, a, a + 1), 3, off, off + r->mrope_section[a]);
+            freqs = hfx_reshape(g, n == 1 ? parts[0] : hfx_concat(g, n, parts, 3), 3, bs);
+        }
     }
     hfx_value *emb;
     if (r->interleaved) { /* [B,S,dim/2,2] → [B,S,dim]: each frequency twice in a row */
@@ -421,7 +447,8 @@ bool hfx_rope_same(const hfx_rope *a, const hfx_rope *b) {
         a->switch_len != b->switch_len || a->mscale_long != b->mscale_long)
         return false;
     if (!a->inv_freq != !b->inv_freq || !a->inv_freq_long != !b->inv_freq_long ||
-        memcmp(a->mrope_section, b->mrope_section, sizeof a->mrope_section))
+        memcmp(a->mrope_section, b->mrope_section, sizeof a->mrope_section) ||
+        a->mrope_interleaved != b->mrope_interleaved)
         return false;
     for (int64_t k = 0; k < a->dim / 2; k++) /* (the frequencies YaRN, longrope and the others compute) */
         if ((a->inv_freq && a->inv_freq[k] != b->inv_freq[k]) || (a->inv_freq_long && a->inv_freq_long[k] != b->inv_freq_long[k]))

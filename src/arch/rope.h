@@ -40,7 +40,16 @@ typedef struct hfx_rope {
     int64_t mrope_section[3];     /* M-RoPE (Qwen2-VL): the first [0] frequencies turn with the temporal
                                      positions, the next [1] with the height's, the last [2] with the
                                      width's; position_ids are then [3,B,S]. All 0: one position per token */
+    bool mrope_interleaved;       /* M-RoPE interleaved (Qwen3-VL, Qwen3.5): frequency j turns with the height's
+                                     positions where j mod 3 = 1 and j < 3·[1], the width's where j mod 3 = 2 and
+                                     j < 3·[2], the temporal's otherwise */
 } hfx_rope;
+
+/* How a lineage lays out M-RoPE: its sections where the config names none, and whether they interleave. */
+typedef struct hfx_mrope_form {
+    int64_t sections[3];
+    bool interleaved;
+} hfx_mrope_form;
 
 /* Where one set of layers finds its rope settings. */
 typedef struct hfx_rope_source {
@@ -67,10 +76,10 @@ typedef struct hfx_rope_source {
 hfx_status hfx_rope_parse(hfx_cfg c, const hfx_rope_source *src, int64_t dim,
                           int64_t max_position, hfx_arena *arena, hfx_rope *out, hfx_error *err);
 
-/* Turn `r` into M-RoPE (r->mrope_section) from mrope_section in c's rope_parameters or rope_scaling
- * (transformers' default [16, 24, 24] where neither names one): its three sections must add up to
- * the rotated dims' half. */
-hfx_status hfx_rope_parse_mrope(hfx_cfg c, hfx_rope *r, hfx_error *err);
+/* Turn `r` into M-RoPE (r->mrope_section) of the lineage's form from mrope_section in c's rope_parameters or
+ * rope_scaling (the form's default sections where neither names one): contiguous sections must add up to the
+ * rotated dims' half; interleaved ones only fit in it, as transformers' slices do. */
+hfx_status hfx_rope_parse_mrope(hfx_cfg c, const hfx_mrope_form *form, hfx_rope *r, hfx_error *err);
 
 /* Whether a and b give the same tables (their type, base, scaling and dims). */
 bool hfx_rope_same(const hfx_rope *a, const hfx_rope *b);

@@ -113,6 +113,13 @@ static const vision_layout qwen2_5_vl_layout = {
     .norm2 = "norm2", .act_default = "silu", .eps_default = 1e-6, .keys = &qwen2_5_vl_keys, .rms_norm = true,
     .gated_mlp = true};
 
+/* Qwen3-VL's and Qwen3.5's: a biased patch projection (learned positions added in vision_grid.c), LayerNorms,
+ * fused q/k/v, a biased fc1/fc2 MLP of intermediate_size */
+static const vision_layout qwen3_vl_layout = {
+    .patch = "patch_embed.proj", .patch_bias = true, .layer = "blocks.%lld", .qkv = "attn.qkv", .o = "attn.proj",
+    .norm1 = "norm1", .norm2 = "norm2", .fc1 = "mlp.linear_fc1", .fc2 = "mlp.linear_fc2",
+    .act_default = "gelu_pytorch_tanh", .eps_default = 1e-6, .keys = &qwen2_5_vl_keys};
+
 typedef enum {
     HEAD_POOLER,     /* ViT: last_hidden_state, pooler_output = act(dense(class token)) where it has one;
                         SigLIP: its attention-pooling head's output where it has one */
@@ -230,7 +237,7 @@ static hfx_value *dense(vision_ctx *c, hfx_value *x, int64_t in, int64_t out, bo
 }
 
 static hfx_value *norm(vision_ctx *c, hfx_value *x, const char *name) {
-    int64_t h = c->m->hidden;
+    int64_t h = x->dims[x->rank - 1].c; /* the tower's width, or a merger's (DeepStack's norm after the merge) */
     if (c->L->rms_norm) return hfx_rms_norm(c->g, x, hfx_weight(c->w, 1, &h, "%s.weight", name), c->m->eps, 0.0);
     return hfx_layer_norm(c->g, x, hfx_weight(c->w, 1, &h, "%s.weight", name), hfx_weight(c->w, 1, &h, "%s.bias", name),
                           c->m->eps);
@@ -681,7 +688,11 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, bool grid, 
                   {"idefics3_vision", &siglip_layout, false}, {"smolvlm_vision", &siglip_layout, false},
                   /* grid towers (vision_grid.c): transformers 5's names and the Hub's */
                   {"qwen2_vl_vision", &qwen2_vl_layout, true}, {"qwen2_vl", &qwen2_vl_layout, true},
-                  {"qwen2_5_vl_vision", &qwen2_5_vl_layout, true}, {"qwen2_5_vl", &qwen2_5_vl_layout, true}};
+                  {"qwen2_5_vl_vision", &qwen2_5_vl_layout, true}, {"qwen2_5_vl", &qwen2_5_vl_layout, true},
+                  {"qwen3_vl_vision", &qwen3_vl_layout, true}, {"qwen3_vl", &qwen3_vl_layout, true},
+                  {"qwen3_vl_moe_vision", &qwen3_vl_layout, true}, {"qwen3_vl_moe", &qwen3_vl_layout, true},
+                  {"qwen3_5_vision", &qwen3_vl_layout, true}, {"qwen3_5", &qwen3_vl_layout, true},
+                  {"qwen3_5_moe_vision", &qwen3_vl_layout, true}, {"qwen3_5_moe", &qwen3_vl_layout, true}};
     for (size_t i = 0; model_type && i < sizeof towers / sizeof towers[0]; i++)
         if (strcmp(model_type, towers[i].model_type) == 0 && towers[i].grid == grid) {
             memset(out, 0, sizeof *out);
@@ -690,11 +701,13 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, bool grid, 
         }
     return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' is not a vision tower hfx builds here (supported: "
                                               "%s)", c.where, model_type ? model_type : "(none)",
-                    grid ? "qwen2_vl, qwen2_5_vl" : "clip_vision_model, siglip_vision_model, idefics3_vision, "
+                    grid ? "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen3_5, qwen3_5_moe" : "clip_vision_model, siglip_vision_model, idefics3_vision, "
                                                     "smolvlm_vision");
 }
 
 const char *hfx_vision_patch_name(const hfx_vision_tower *t) { return t->layout->patch; }
+
+bool hfx_vision_patch_biased(const hfx_vision_tower *t) { return t->layout->patch_bias; }
 
 hfx_value *hfx_vision_tower_states(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                    hfx_value *pixels, int64_t upto, hfx_value **states) {
@@ -725,9 +738,9 @@ hfx_value *hfx_vision_layers(const hfx_vision_tower *t, hfx_graph *g, hfx_weight
 }
 
 hfx_value *hfx_vision_layers_attending(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                                       hfx_value *x, const hfx_vision_attend *a) {
+                                       hfx_value *x, const hfx_vision_attend *a, hfx_value **states) {
     vision_ctx c = {g, w, t->layout, &t->cfg, prefix, a->bias, a};
-    return layers(&c, x, t->cfg.layers, NULL);
+    return layers(&c, x, t->cfg.layers, states);
 }
 
 bool hfx_vision_rms_norm(const hfx_vision_tower *t) { return t->layout->rms_norm; }

@@ -37,6 +37,9 @@ int64_t hfx_vision_tokens(const hfx_vision_tower *t);
  * ".weight" every checkpoint of the lineage has: how a host finds where the tower's names start. */
 const char *hfx_vision_patch_name(const hfx_vision_tower *t);
 
+/* Whether that patch embedding has a bias (".bias" beside its ".weight"). */
+bool hfx_vision_patch_biased(const hfx_vision_tower *t);
+
 /* The tower over pixels [B, channels, image, image] as far as hidden_states[upto] (0: the
  * embeddings, after any pre-norm; i: after layer i, 1 ≤ i ≤ layers), its tensors named under
  * `prefix`: returns hidden_states[upto] [B, tokens, hidden], and where `states` is given keeps
@@ -65,14 +68,15 @@ typedef struct hfx_vision_attend {
     hfx_value *cos, *sin;   /* [1,1,T,head_dim] rotary of each token, or NULL */
 } hfx_vision_attend;
 
-/* hfx_vision_layers, each layer attending as `a` says. */
+/* hfx_vision_layers, each layer attending as `a` says; states (NULL: not wanted) [layers + 1] receives each
+ * layer's output at [i + 1]. */
 hfx_value *hfx_vision_layers_attending(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                                       hfx_value *x, const hfx_vision_attend *a);
+                                       hfx_value *x, const hfx_vision_attend *a, hfx_value **states);
 
 /* Whether the lineage's norms are RMSNorms (a weight only) rather than LayerNorms. */
 bool hfx_vision_rms_norm(const hfx_vision_tower *t);
 
-/* The lineage's norm `name` (its .weight and .bias; an RMSNorm's .weight) over x, at the tower's eps. */
+/* The lineage's norm `name` (its .weight and .bias; an RMSNorm's .weight) over x's last axis, at the tower's eps. */
 hfx_value *hfx_vision_norm(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *name, hfx_value *x);
 
 /* Mark what follows hidden_states[upto] (the later layers, the final norms and heads) as

@@ -1,38 +1,77 @@
-/* Grid towers: Qwen2-VL's and Qwen2.5-VL's image encoders, which take images of any size. The
- * processor cuts each image into frames of temporal_patch_size and patches of patch_size, orders
+/* Grid towers: Qwen2-VL's, Qwen2.5-VL's, Qwen3-VL's and Qwen3.5's image encoders, which take images of any size.
+ * The processor cuts each image into frames of temporal_patch_size and patches of patch_size, orders
  * the patches so that each spatial_merge_size² block is consecutive, and flattens them into rows:
  * pixel_values [num_patches, C·T·P·P], with image_grid_thw [num_images, 3] giving each image's
  * frames, rows and columns in patches.
  *
  * What transformers precomputes from the grid outside its graph (vision_utils: each patch's 2-D
- * position, the cumulative sequence lengths of the per-frame attention, Qwen2.5-VL's window index)
- * is computed here in the graph, from image_grid_thw, so the caller feeds the processor's outputs as
- * they are. Attention is masked rather than split: a patch sees the patches of its own frame of its
- * own image — and in Qwen2.5-VL's windowed layers, of its own window — which is exactly what the
- * per-segment attention computes. A masked attention gives each token the same result in any token
- * order, so Qwen2.5-VL's window permutation (and its inverse after the layers) is not needed:
+ * position, the cumulative sequence lengths of the per-frame attention, Qwen2.5-VL's window index,
+ * Qwen3-VL's interpolation taps and weights) is computed here in the graph, from image_grid_thw, so the
+ * caller feeds the processor's outputs as they are. Attention is masked rather than split: a patch sees the
+ * patches of its own frame of its own image — and in Qwen2.5-VL's windowed layers, of its own window — which
+ * is exactly what the per-segment attention computes. A masked attention gives each token the same result in
+ * any token order, so Qwen2.5-VL's window permutation (and its inverse after the layers) is not needed:
  * tokens stay in the processor's order throughout.
  *
  * The layers are vision.c's (a layout per lineage: fused q/k/v, LayerNorm or RMSNorm, fc1/fc2 or a
  * gated MLP); the merger (each merge² block's states side by side, normed first, then an MLP) is
- * here. */
+ * here, and Qwen3-VL's DeepStack mergers (the same over an inner layer's states, normed after the
+ * merge). */
 #include "arch/vision_grid.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "arch/rope.h"
 #include "base/status.h"
 
+static const hfx_grid_merger_names qwen2_merger = {"merger.ln_q", "merger.mlp.0", "merger.mlp.2"};
+static const hfx_grid_merger_names qwen3_merger = {"merger.norm", "merger.linear_fc1", "merger.linear_fc2"};
+
+/* DeepStack's layers from deepstack_visual_indexes (transformers' default [8, 16, 24]): each layer of the tower
+ * that the list names, in the tower's order, with the merger of its first mention (as `index()` finds it). */
+static hfx_status parse_deepstack(hfx_cfg c, hfx_grid_tower *out, hfx_error *err) {
+    static const int64_t dflt[] = {8, 16, 24};
+    const json_t *list = json_object_get(c.obj, "deepstack_visual_indexes");
+    int64_t idx[HFX_GRID_MAX_DEEPSTACK];
+    size_t n = 3;
+    if (!list || json_is_null(list)) {
+        memcpy(idx, dflt, sizeof dflt);
+    } else if (!json_is_array(list) || json_array_size(list) > HFX_GRID_MAX_DEEPSTACK) {
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: deepstack_visual_indexes must be a list of at most %d layer indices",
+                        c.where, HFX_GRID_MAX_DEEPSTACK);
+    } else {
+        n = json_array_size(list);
+        for (size_t i = 0; i < n; i++) {
+            const json_t *e = json_array_get(list, i);
+            if (!json_is_integer(e))
+                return hfx_fail(err, HFX_ERR_INVALID, "%s: deepstack_visual_indexes[%zu] is not an integer", c.where, i);
+            idx[i] = json_integer_value(e);
+        }
+    }
+    out->n_deepstack_mergers = (int)n;
+    out->n_deepstack = 0;
+    for (int64_t layer = 0; layer < out->tower.cfg.layers; layer++)
+        for (size_t k = 0; k < n; k++)
+            if (idx[k] == layer) { /* (an index past the layers, or negative, names none, as in transformers) */
+                out->deepstack_layer[out->n_deepstack] = layer;
+                out->deepstack_merger[out->n_deepstack++] = (int)k;
+                break;
+            }
+    return HFX_OK;
+}
+
 hfx_status hfx_grid_tower_parse(const char *model_type, hfx_cfg c, hfx_grid_tower *out, hfx_error *err) {
     bool windows = model_type && strncmp(model_type, "qwen2_5_vl", 10) == 0;
+    bool qwen3 = model_type && (strncmp(model_type, "qwen3_vl", 8) == 0 || strncmp(model_type, "qwen3_5", 7) == 0);
     hfx_status st = hfx_vision_tower_parse(model_type, c, true, &out->tower, err);
     if (st) return st;
     const hfx_vision_cfg *v = &out->tower.cfg;
     if ((st = hfx_cfg_int_in_or(c, "spatial_merge_size", 2, 1, 64, &out->merge, err)) ||
         (st = hfx_cfg_int_in_or(c, "temporal_patch_size", 2, 1, 64, &out->temporal, err)) ||
-        (st = hfx_cfg_int_in(c, windows ? "out_hidden_size" : "hidden_size", 1, 1 << 20, &out->out, err)))
+        (st = hfx_cfg_int_in(c, windows || qwen3 ? "out_hidden_size" : "hidden_size", 1, 1 << 20, &out->out, err)))
         return st;
     /* transformers 5 keeps the base in rope_parameters, older configs nowhere (10000) */
     const json_t *rope = json_object_get(c.obj, "rope_parameters");
@@ -43,7 +82,16 @@ hfx_status hfx_grid_tower_parse(const char *model_type, hfx_cfg c, hfx_grid_towe
         return hfx_fail(err, HFX_ERR_INVALID, "%s: the 2-D rotary needs a head size that is a multiple of 4 (it is "
                                               "%lld) and rope_theta > 1", c.where, (long long)hd);
     out->window = 0;
+    out->merger = qwen3 ? &qwen3_merger : &qwen2_merger;
+    out->position_rows = out->position_side = 0;
+    out->n_deepstack = out->n_deepstack_mergers = 0;
     memset(out->full, 0, sizeof out->full);
+    if (qwen3) {
+        if ((st = hfx_cfg_int_in_or(c, "num_position_embeddings", 2304, 1, 1 << 24, &out->position_rows, err)))
+            return st;
+        out->position_side = (int64_t)sqrt((double)out->position_rows); /* int(n ** 0.5), as transformers */
+        return strncmp(model_type, "qwen3_vl", 8) == 0 ? parse_deepstack(c, out, err) : HFX_OK;
+    }
     if (!windows) return HFX_OK;
     int64_t size;
     if ((st = hfx_cfg_int_in_or(c, "window_size", 112, 1, 1 << 20, &size, err))) return st;
@@ -91,6 +139,7 @@ typedef struct patch_place {
     hfx_value *image, *frame;  /* [N] i64 */
     hfx_value *row, *col;      /* [N] i64: in patches */
     hfx_value *trow, *tcol;    /* [N] i64: in merged tokens (row / merge) */
+    hfx_value *rows, *cols;    /* [N] i64: its image's rows and columns in patches */
 } patch_place;
 
 /* Patch p of image i (whose rows start after the earlier images' t·h·w) is, within it, at
@@ -114,6 +163,7 @@ static patch_place place(const hfx_grid_tower *t, hfx_graph *g, hfx_value *grid,
     o.image = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, before, 1, &axis), 1, &n);
     hfx_value *l = op(g, HFX_OP_SUB, p, hfx_gather(g, start, o.image, 0));
     hfx_value *a = hfx_gather(g, area, o.image, 0), *cols = hfx_gather(g, thw[2], o.image, 0);
+    o.rows = hfx_gather(g, thw[1], o.image, 0), o.cols = cols;
     o.frame = op(g, HFX_OP_DIV, l, a);
     hfx_value *r = op(g, HFX_OP_SUB, l, op(g, HFX_OP_MUL, o.frame, a));
     hfx_value *block = op(g, HFX_OP_DIV, r, mm), *within = op(g, HFX_OP_SUB, r, op(g, HFX_OP_MUL, block, mm));
@@ -146,20 +196,82 @@ static void rotary(const hfx_grid_tower *t, hfx_graph *g, const patch_place *pl,
     *sin = hfx_reshape(g, hfx_op1(g, HFX_OP_SIN, emb), 4, shape);
 }
 
+/* One axis of the learned grid's bilinear resampling (corners aligned): a patch at `pos` of `size` patches reads
+ * the grid's side at src = pos·(side − 1) / max(size − 1, 1), from taps ⌊src⌋ and ⌊src⌋ + 1 (the border's
+ * clamped) weighted 1 − d and 1 − |d − 1| (d = src − ⌊src⌋), in transformers' float32 steps. ⌊src⌋ is the integer
+ * quotient: a non-integer quotient of integers below 2^24 is at least 1/(size − 1) from the next integer, far
+ * beyond float32's rounding, so the two floors agree. */
+static void bilinear_axis(const hfx_grid_tower *t, hfx_graph *g, hfx_value *pos, hfx_value *size, hfx_value **taps,
+                          hfx_value **weights) {
+    hfx_value *den = op(g, HFX_OP_MAX, op(g, HFX_OP_SUB, size, i64(g, 1)), i64(g, 1));
+    hfx_value *num = op(g, HFX_OP_MUL, pos, i64(g, t->position_side - 1));
+    hfx_value *src = op(g, HFX_OP_DIV, op(g, HFX_OP_MUL, hfx_cast(g, pos, HFX_DTYPE_F32),
+                                          hfx_const_f32(g, (float)(t->position_side - 1))),
+                        hfx_cast(g, den, HFX_DTYPE_F32));
+    hfx_value *floor = op(g, HFX_OP_DIV, num, den);
+    hfx_value *d = op(g, HFX_OP_SUB, src, hfx_cast(g, floor, HFX_DTYPE_F32));
+    hfx_value *one = hfx_const_f32(g, 1.0f), *zero = hfx_const_f32(g, 0.0f);
+    taps[0] = floor;
+    taps[1] = op(g, HFX_OP_MIN, op(g, HFX_OP_ADD, floor, i64(g, 1)), i64(g, t->position_side - 1));
+    weights[0] = op(g, HFX_OP_MAX, op(g, HFX_OP_SUB, one, d), zero);
+    weights[1] = op(g, HFX_OP_MAX, op(g, HFX_OP_SUB, one, hfx_op1(g, HFX_OP_NEG, op(g, HFX_OP_SUB, d, one))), zero);
+}
+
+/* Qwen3-VL's learned positions of each patch [N, E]: the square grid pos_embed [position_rows, E] resampled to
+ * its image's rows and columns, 4 taps (row-major) weighted by the product of their axes' weights. */
+static hfx_value *learned_positions(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                    const patch_place *pl) {
+    int64_t E = t->tower.cfg.hidden;
+    hfx_value *table = hfx_weight(w, 2, (int64_t[]){t->position_rows, E}, "%spos_embed.weight", prefix);
+    hfx_value *rt[2], *rw[2], *ct[2], *cw[2];
+    bilinear_axis(t, g, pl->row, pl->rows, rt, rw);
+    bilinear_axis(t, g, pl->col, pl->cols, ct, cw);
+    hfx_value *sum = NULL;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            hfx_value *idx = op(g, HFX_OP_ADD, op(g, HFX_OP_MUL, rt[a], i64(g, t->position_side)), ct[b]);
+            hfx_value *wt = hfx_unsqueeze(g, op(g, HFX_OP_MUL, rw[a], cw[b]), 1); /* [N, 1] */
+            hfx_value *tap = op(g, HFX_OP_MUL, hfx_gather(g, table, idx, 0), hfx_cast(g, wt, table->dtype));
+            sum = sum ? op(g, HFX_OP_ADD, sum, tap) : tap;
+        }
+    return sum;
+}
+
+/* A merger: Qwen2-VL's and Qwen3-VL's norm over each patch's states (or, after_merge, over each merge² block's
+ * side by side: DeepStack's), Linear, GELU, Linear into `out`. x [1, N, E] → [tokens, out]. */
+static hfx_value *merger(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                         const hfx_grid_merger_names *names, bool after_merge, hfx_value *x, hfx_dim tokens) {
+    int64_t E = t->tower.cfg.hidden * t->merge * t->merge;
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", prefix, names->norm);
+    if (!after_merge) x = hfx_vision_norm(&t->tower, g, w, name, x);
+    x = hfx_reshape(g, x, 2, (hfx_dim[]){tokens, hfx_dim_const(E)});
+    if (after_merge) x = hfx_vision_norm(&t->tower, g, w, name, x);
+    snprintf(name, sizeof name, "%s%s", prefix, names->fc1);
+    x = hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){E, E}, "%s.weight", name),
+                   hfx_weight(w, 1, (int64_t[]){E}, "%s.bias", name));
+    x = hfx_activate(g, HFX_ACT_GELU, x);
+    snprintf(name, sizeof name, "%s%s", prefix, names->fc2);
+    return hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){t->out, E}, "%s.weight", name),
+                      hfx_weight(w, 1, (int64_t[]){t->out}, "%s.bias", name));
+}
+
 hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                                   hfx_value *pixels, hfx_value *grid) {
+                                   hfx_value *pixels, hfx_value *grid, int deepstack_used, hfx_value **deepstack) {
     const hfx_vision_cfg *v = &t->tower.cfg;
     int64_t E = v->hidden, C = v->channels, P = v->patch, T = t->temporal, mm = t->merge * t->merge;
     hfx_dim n = pixels->dims[0];
     char name[256];
     /* the patch embedding: a Conv3d whose kernel is its stride, over rows already cut to one patch
      * each in its weight's (c, t, kh, kw) order: the linear it is */
-    snprintf(name, sizeof name, "%s%s.weight", prefix, hfx_vision_patch_name(&t->tower));
-    hfx_value *proj = hfx_weight(w, 5, (int64_t[]){E, C, T, P, P}, "%s", name);
-    hfx_value *x = hfx_linear(g, pixels, hfx_const_flatten(g, proj, 1), NULL); /* [N, E] */
-    x = hfx_reshape(g, x, 3, (hfx_dim[]){hfx_dim_const(1), n, hfx_dim_const(E)});
+    snprintf(name, sizeof name, "%s%s", prefix, hfx_vision_patch_name(&t->tower));
+    hfx_value *proj = hfx_weight(w, 5, (int64_t[]){E, C, T, P, P}, "%s.weight", name);
+    hfx_value *bias = hfx_vision_patch_biased(&t->tower) ? hfx_weight(w, 1, &E, "%s.bias", name) : NULL;
+    hfx_value *x = hfx_linear(g, pixels, hfx_const_flatten(g, proj, 1), bias); /* [N, E] */
 
     patch_place pl = place(t, g, grid, pixels);
+    if (t->position_rows) x = op(g, HFX_OP_ADD, x, hfx_cast(g, learned_positions(t, g, w, prefix, &pl), x->dtype));
+    x = hfx_reshape(g, x, 3, (hfx_dim[]){hfx_dim_const(1), n, hfx_dim_const(E)});
     hfx_vision_attend at = {0};
     hfx_value *visible = op(g, HFX_OP_AND, same(g, pl.image), same(g, pl.frame)); /* [N, N] */
     at.bias = bias_of(g, visible);
@@ -171,20 +283,32 @@ hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_we
     }
     rotary(t, g, &pl, n, &at.cos, &at.sin);
     if (g->failed) return NULL;
-    x = hfx_vision_layers_attending(&t->tower, g, w, prefix, x, &at);
+    int used = deepstack ? (deepstack_used < t->n_deepstack ? deepstack_used : t->n_deepstack) : 0;
+    hfx_value **states = used ? hfx_arena_alloc(g->arena, (size_t)(v->layers + 1) * sizeof *states) : NULL;
+    if (used && !states) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    x = hfx_vision_layers_attending(&t->tower, g, w, prefix, x, &at, states);
 
-    /* the merger: normed, each merge² consecutive tokens side by side, then Linear, GELU, Linear */
-    snprintf(name, sizeof name, "%smerger.ln_q", prefix);
-    x = hfx_vision_norm(&t->tower, g, w, name, x);
     /* a merge² of the patches (as many as the patches' bound allows: ExecuTorch plans for it) */
     int64_t most = n.n == 1 ? g->symbols[n.sym[0]].max : INT32_MAX;
     hfx_dim tokens = hfx_dim_sym(hfx_graph_symbol(g, "num_image_tokens", 1, most >= INT32_MAX ? INT32_MAX : most / mm));
-    x = hfx_reshape(g, x, 2, (hfx_dim[]){tokens, hfx_dim_const(E * mm)});
-    snprintf(name, sizeof name, "%smerger.mlp.0", prefix);
-    x = hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){E * mm, E * mm}, "%s.weight", name),
-                   hfx_weight(w, 1, (int64_t[]){E * mm}, "%s.bias", name));
-    x = hfx_activate(g, HFX_ACT_GELU, x);
-    snprintf(name, sizeof name, "%smerger.mlp.2", prefix);
-    return hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){t->out, E * mm}, "%s.weight", name),
-                      hfx_weight(w, 1, (int64_t[]){t->out}, "%s.bias", name));
+    hfx_value *features = merger(t, g, w, prefix, t->merger, false, x, tokens);
+    /* DeepStack: the states after each chosen layer, through its own merger (normed after the merge) */
+    static const hfx_grid_merger_names stack = {"norm", "linear_fc1", "linear_fc2"};
+    bool read[HFX_GRID_MAX_DEEPSTACK] = {0};
+    hfx_value *picked[HFX_GRID_MAX_DEEPSTACK];
+    for (int k = 0; k < used && !g->failed; k++) {
+        snprintf(name, sizeof name, "%sdeepstack_merger_list.%d.", prefix, t->deepstack_merger[k]);
+        read[t->deepstack_merger[k]] = true;
+        picked[k] = hfx_unsqueeze(g, merger(t, g, w, name, &stack, true, states[t->deepstack_layer[k] + 1], tokens), 0);
+    }
+    for (int k = 0; k < t->n_deepstack_mergers; k++) /* the language model adds no more than its layers */
+        if (!read[k]) {
+            snprintf(name, sizeof name, "%sdeepstack_merger_list.%d", prefix, k);
+            hfx_weights_ignore_stack(w, name);
+        }
+    if (used && !g->failed) *deepstack = used == 1 ? picked[0] : hfx_concat(g, used, picked, 0);
+    return features;
 }

@@ -1,11 +1,17 @@
-/* Grid towers: image encoders that take any image size (Qwen2-VL's, Qwen2.5-VL's), their patches
+/* Grid towers: image encoders that take any image size (Qwen2-VL's, Qwen2.5-VL's, Qwen3-VL's), their patches
  * flattened into rows with each image's grid beside them (vision_grid.c). */
 #ifndef HFX_ARCH_VISION_GRID_H
 #define HFX_ARCH_VISION_GRID_H
 
 #include "arch/vision.h"
 
-enum { HFX_GRID_MAX_LAYERS = 4096 }; /* vision.c's bound on a tower's layers */
+enum { HFX_GRID_MAX_LAYERS = 4096, /* vision.c's bound on a tower's layers */
+       HFX_GRID_MAX_DEEPSTACK = 64 };
+
+/* A lineage's merger names, under the tower's prefix. */
+typedef struct hfx_grid_merger_names {
+    const char *norm, *fc1, *fc2; /* "merger.ln_q", "merger.mlp.0", "merger.mlp.2" (Qwen2-VL's) */
+} hfx_grid_merger_names;
 
 typedef struct hfx_grid_tower {
     hfx_vision_tower tower;
@@ -14,19 +20,31 @@ typedef struct hfx_grid_tower {
     int64_t window;   /* Qwen2.5-VL: a window's side in merged tokens; 0: no windowed layers */
     int64_t out;      /* the merger's output width (the language model's) */
     double theta;     /* the 2-D rotary's base */
+    const hfx_grid_merger_names *merger;
+    int64_t position_rows; /* Qwen3-VL: num_position_embeddings, a learned square grid of positions resampled
+                              (bilinear, corners aligned) to each image's patches; 0: none */
+    int64_t position_side; /* ⌊√position_rows⌋: the grid's side */
+    /* DeepStack (Qwen3-VL): after layer deepstack_layer[k] (ascending), the states go through
+       deepstack_merger_list.{deepstack_merger[k]} (normed after the merge) into feature k */
+    int n_deepstack;
+    int64_t deepstack_layer[HFX_GRID_MAX_DEEPSTACK];
+    int deepstack_merger[HFX_GRID_MAX_DEEPSTACK];
+    int n_deepstack_mergers; /* the checkpoint's deepstack mergers (deepstack_visual_indexes' length) */
     bool full[HFX_GRID_MAX_LAYERS]; /* with windows: the layers that see their whole image */
 } hfx_grid_tower;
 
-/* Read a grid tower's vision_config for its model_type ("qwen2_vl", "qwen2_5_vl", or transformers
- * 5's "..._vision"); others are HFX_ERR_UNSUPPORTED. */
+/* Read a grid tower's vision_config for its model_type ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5" and their
+ * MoE forms, or transformers 5's "..._vision"); others are HFX_ERR_UNSUPPORTED. */
 hfx_status hfx_grid_tower_parse(const char *model_type, hfx_cfg c, hfx_grid_tower *out, hfx_error *err);
 
 /* The tower and its merger, tensors named under `prefix` ("visual."), over pixel_values
  * [num_patches, channels·temporal·patch²] (in the processor's order: each merge² block of patches
  * consecutive) and image_grid_thw [num_images, 3] i64 (each image's frames, rows and columns in
- * patches): image_features [num_image_tokens, out], every image's tokens one after another.
- * Failures are the graph's. */
+ * patches): image_features [num_image_tokens, out], every image's tokens one after another; with
+ * deepstack (not NULL) and deepstack_used > 0, *deepstack = the first deepstack_used DeepStack features
+ * [deepstack_used, num_image_tokens, out] (the later ones' mergers are read as unused). Failures are the
+ * graph's. */
 hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                                   hfx_value *pixels, hfx_value *grid);
+                                   hfx_value *pixels, hfx_value *grid, int deepstack_used, hfx_value **deepstack);
 
 #endif

@@ -56,10 +56,10 @@ typedef enum {
     VLM_GEMMA3,  /* the post-normed last state average-pooled to mm_tokens_per_image tokens, Gemma's RMSNorm,
                     a projection matrix [vision hidden, text hidden]; the language model sees each image's
                     tokens both ways (token_type_ids) */
-    VLM_QWEN2    /* a grid tower (vision_grid.c: any image size, its merger the projector) over
-                    pixel_values [num_patches, ·] and image_grid_thw; the language model Qwen2's with
-                    M-RoPE positions [3, B, S]; the text config may be the model's own (the Hub's flat
-                    configs) */
+    VLM_GRID     /* a grid tower (vision_grid.c: any image size, its merger the projector) over
+                    pixel_values [num_patches, ·] and image_grid_thw; the language model's positions
+                    M-RoPE's [3, B, S] (the descriptor's form); Qwen2-VL's text config may be the model's
+                    own (the Hub's flat configs); Qwen3-VL's DeepStack features go into the first layers */
 } vlm_kind;
 
 /* Idefics3 and SmolVLM: the Hub's names are transformers 5's */
@@ -81,13 +81,14 @@ typedef struct vlm_desc {
     const char *vision_default;    /* vision_config's model_type when it names none */
     int64_t image_token_default;
     const char *text_type;         /* the language model's model_type whatever text_config says (NULL: its own) */
+    hfx_mrope_form mrope;          /* VLM_GRID: the language model's M-RoPE */
 } vlm_desc;
 
 typedef struct vlm_cfg {
     const hfx_decoder_desc *text_desc;
     hfx_decoder_cfg text;
     hfx_vision_tower vision;
-    hfx_grid_tower grid;    /* VLM_QWEN2's tower (and `vision` a copy of its layers') */
+    hfx_grid_tower grid;    /* VLM_GRID's tower (and `vision` a copy of its layers') */
     int64_t feature_layers[MAX_FEATURE_LAYERS]; /* hidden_states indices, 0..vision layers */
     int n_features;
     bool drop_first;        /* vision_feature_select_strategy "default": the first token is not a feature */
@@ -96,6 +97,7 @@ typedef struct vlm_cfg {
     int64_t scale;          /* VLM_IDEFICS3's scale_factor; VLM_GEMMA3's pooling kernel */
     int64_t tokens_side;    /* VLM_GEMMA3: √mm_tokens_per_image */
     int64_t image_token;
+    int64_t deepstack;      /* VLM_GRID: the DeepStack features the language model adds (its first layers') */
 } vlm_cfg;
 
 /* vision_feature_layer: one hidden_states index or a list of them, negative from the end. */
@@ -173,7 +175,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     hfx_status st;
     const char *text_type, *vision_type;
     /* Qwen2-VL's Hub configs keep the language model's settings at the top level */
-    bool flat = d->kind == VLM_QWEN2 && !hfx_cfg_has(c, "text_config");
+    bool flat = d->kind == VLM_GRID && !hfx_cfg_has(c, "text_config");
     if ((!flat && (st = hfx_cfg_object(c, "text_config", arena, &text, err))) ||
         (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) ||
         (st = hfx_cfg_str_or(text, "model_type", "llama", &text_type, err)) ||
@@ -198,10 +200,15 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", false, &tied, err)))
         return st;
     m->text.tied |= tied;
-    if (d->kind == VLM_QWEN2) {
-        if ((st = hfx_rope_parse_mrope(text, &m->text.rope, err)) ||
+    if (d->kind == VLM_GRID) {
+        if ((st = hfx_rope_parse_mrope(text, &d->mrope, &m->text.rope, err)) ||
             (st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err)))
             return st;
+        /* transformers adds as many as there are layers to add them to */
+        m->deepstack = m->grid.n_deepstack < m->text.layers ? m->grid.n_deepstack : m->text.layers;
+        if (m->deepstack && m->text.hyper.streams)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: DeepStack features into a language model with "
+                                                      "hyper-connections are not written", c.where);
         m->vision = m->grid.tower;
         if (m->grid.out != m->text.hidden)
             return hfx_fail(err, HFX_ERR_INVALID, "%s: the vision merger's width %lld is not the language model's "
@@ -214,7 +221,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     const char *token_key = hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index";
     if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
         return st;
-    return d->kind == VLM_QWEN2 ? HFX_OK : parse_projector(d, c, text, m, err);
+    return d->kind == VLM_GRID ? HFX_OK : parse_projector(d, c, text, m, err);
 }
 
 /* The naming scheme this checkpoint uses (the first whose tower is there) and the tower's prefix. */
@@ -279,14 +286,16 @@ static hfx_value *pooled_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w
 static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
                                 hfx_weights *w, const vlm_names *names, const char *tower) {
     const hfx_vision_cfg *v = &m->vision.cfg;
-    if (d->kind == VLM_QWEN2) {
+    if (d->kind == VLM_GRID) {
         int64_t row = v->channels * m->grid.temporal * v->patch * v->patch;
         hfx_dim patches = hfx_dim_sym(hfx_graph_symbol(g, "num_patches", 1, INT32_MAX));
         hfx_dim images = hfx_dim_sym(hfx_graph_symbol(g, "num_images", 1, INT32_MAX));
         hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 2, (hfx_dim[]){patches, hfx_dim_const(row)});
         hfx_value *grid = hfx_graph_input(g, "image_grid_thw", HFX_DTYPE_I64, 2, (hfx_dim[]){images, hfx_dim_const(3)});
-        hfx_value *x = hfx_grid_tower_features(&m->grid, g, w, tower, pixels, grid);
+        hfx_value *stacked = NULL;
+        hfx_value *x = hfx_grid_tower_features(&m->grid, g, w, tower, pixels, grid, (int)m->deepstack, &stacked);
         if (x) hfx_graph_output(g, x, "image_features");
+        if (x && stacked) hfx_graph_output(g, stacked, "deepstack_features"); /* [n, tokens, text hidden] */
         return;
     }
     hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
@@ -335,7 +344,8 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     const char *tower;
     const vlm_names *names = find_names(d, m, &w, &tower);
     const char *foreign[3] = {names->stacks[0], names->stacks[1], NULL};
-    hfx_decoder_host host = {d->architecture, names->text, foreign, true, d->kind == VLM_GEMMA3, NULL, false};
+    hfx_decoder_host host = {d->architecture, names->text, foreign, true, d->kind == VLM_GEMMA3, NULL, false,
+                             m->deepstack};
     if (host.image_blocks && o->cache == HFX_CACHE_STATIC && strcmp(component, "model") != 0) {
         hfx_weights_free(&w);
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a static cache is not written for its image blocks "
@@ -426,13 +436,30 @@ const vlm_desc hfx_smolvlm = {.architecture = "SmolVLMForConditionalGeneration",
                               .image_token_default = 49190};
 const vlm_desc hfx_qwen2_vl = {.architecture = "Qwen2VLForConditionalGeneration",
                                .names = qwen2_vl_names,
-                               .kind = VLM_QWEN2,
+                               .kind = VLM_GRID,
                                .vision_default = "qwen2_vl",
                                .image_token_default = 151655,
-                               .text_type = "qwen2"};
+                               .text_type = "qwen2",
+                               .mrope = {{16, 24, 24}, false}};
 const vlm_desc hfx_qwen2_5_vl = {.architecture = "Qwen2_5_VLForConditionalGeneration",
                                  .names = qwen2_vl_names,
-                                 .kind = VLM_QWEN2,
+                                 .kind = VLM_GRID,
                                  .vision_default = "qwen2_5_vl",
                                  .image_token_default = 151655,
-                                 .text_type = "qwen2"};
+                                 .text_type = "qwen2",
+                                 .mrope = {{16, 24, 24}, false}};
+/* Qwen3-VL: the Qwen3 language model (q/k norms) under its own model_type "qwen3_vl_text" */
+const vlm_desc hfx_qwen3_vl = {.architecture = "Qwen3VLForConditionalGeneration",
+                               .names = qwen2_vl_names,
+                               .kind = VLM_GRID,
+                               .vision_default = "qwen3_vl_vision",
+                               .image_token_default = 151655,
+                               .text_type = "qwen3",
+                               .mrope = {{24, 20, 20}, true}};
+/* Qwen3.5: its hybrid language model (delta-net and gated attention layers), a Qwen3-VL tower without DeepStack */
+const vlm_desc hfx_qwen3_5 = {.architecture = "Qwen3_5ForConditionalGeneration",
+                              .names = qwen2_vl_names,
+                              .kind = VLM_GRID,
+                              .vision_default = "qwen3_5_vision",
+                              .image_token_default = 248056,
+                              .mrope = {{11, 11, 10}, true}};

@@ -58,6 +58,11 @@ QWEN_TEXT = {**TEXT, "rope_parameters": {"rope_type": "default", "rope_theta": 1
              "bos_token_id": 1, "eos_token_id": 2}  # (Qwen's own ids are past the tiny vocabulary)
 QWEN_TOP = {"video_token_id": 151, "vision_start_token_id": 152, "vision_end_token_id": 153}
 GRID = dict(patch_size=14, spatial_merge_size=2, temporal_patch_size=2, num_heads=2, depth=3)
+QWEN3_GRID = {**GRID, "hidden_size": 32, "intermediate_size": 48, "out_hidden_size": 32, "num_position_embeddings": 20}
+QWEN3_5_TEXT = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=32, linear_num_key_heads=2, linear_num_value_heads=2,
+                    linear_key_head_dim=8, linear_value_head_dim=8, linear_conv_kernel_dim=3,
+                    max_position_embeddings=256, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,8 +118,21 @@ VARIANTS = {
     "qwen2_5_vl": Variant({**GRID, "hidden_size": 32, "intermediate_size": 48, "out_hidden_size": 32,
                            "window_size": 56, "fullatt_block_indexes": [1]}, QWEN_TEXT, QWEN_TOP,
                           processor="Qwen2VLImageProcessor", arch="Qwen2_5_VL"),
+    # Qwen3-VL: a biased patch embedding, learned positions (a 4 × 4 grid in a table of 20 rows) resampled
+    # bilinearly to each image, LayerNorms, a GELU-tanh fc1/fc2 MLP, the merger's LayerNorm; DeepStack after
+    # layers 0 and 2 (listed the other way round: each takes the merger of its place in the list) added into the
+    # language model's first two layers; Qwen3's language model (q/k norms, heads of 16) with interleaved M-RoPE
+    # (frequencies 1, 4, 7 by the row, 2 and 5 by the column)
+    "qwen3_vl": Variant({**QWEN3_GRID, "deepstack_visual_indexes": [2, 0]},
+                        {**QWEN_TEXT, "head_dim": 16, "rope_parameters": {
+                            "rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
+                            "mrope_interleaved": True}}, QWEN_TOP, processor="Qwen2VLImageProcessor", arch="Qwen3VL"),
+    # Qwen3.5: the same tower without DeepStack; its hybrid language model (gated delta-nets and gated
+    # attention, a quarter of each 32-wide head rotated: frequency 0 by the frame, 1 by the row, 2 by the
+    # column, 3 by the frame, transformers' default sections)
+    "qwen3_5": Variant(QWEN3_GRID, {**QWEN3_5_TEXT}, QWEN_TOP, processor="Qwen2VLImageProcessor", arch="Qwen3_5"),
 }
-GRID_ARCHS = ("Qwen2VL", "Qwen2_5_VL")
+GRID_ARCHS = ("Qwen2VL", "Qwen2_5_VL", "Qwen3VL", "Qwen3_5")
 
 
 def grid(name):
@@ -237,18 +255,33 @@ def want_features(reference, name, paths):
     return out.reshape(n, -1, out.shape[-1])
 
 
-def run_image_encoder(out, fmt, feed):
+def deepstack(name):
+    """The DeepStack features the variant's tower makes (Qwen3-VL's), 0 for others."""
+    return len(VARIANTS[name].vision.get("deepstack_visual_indexes", ())) if VARIANTS[name].arch == "Qwen3VL" else 0
+
+
+def want_deepstack(reference, name, paths):
+    """transformers' DeepStack features of the images: [features, tokens, hidden], every image's tokens in order."""
+    with torch.no_grad():
+        out = reference(name).get_image_features(**image_inputs(name, paths)).deepstack_features
+    return np.stack([torch.cat(list(f)).numpy() for f in out])
+
+
+def run_image_encoder(out, fmt, feed, outputs=("image_features",)):
+    """The image encoder's outputs, by name (`outputs`: all it has, in order)."""
     manifest = json.loads((out / "export.json").read_text())["components"]
     path = out / manifest["image_encoder"]["file"]
     if fmt == "onnx":
         import onnxruntime as ort
         sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         assert [i.name for i in sess.get_inputs()] == list(feed)
-        assert [o.name for o in sess.get_outputs()] == ["image_features"]
-        return sess.run(None, feed)[0]
+        assert [o.name for o in sess.get_outputs()] == list(outputs)
+        return dict(zip(outputs, sess.run(None, feed)))
     import openvino as ov
     compiled = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    return np.array(compiled(feed)[0])
+    result = compiled(feed)
+    assert [o.get_any_name() for o in compiled.outputs] == list(outputs)
+    return {o.get_any_name(): np.array(result[o]) for o in compiled.outputs}
 
 
 @pytest.mark.parametrize("fmt", ["onnx", "openvino"])
@@ -264,8 +297,13 @@ def test_image_features(name, fmt, export_dir, reference, tmp_path):
     else:
         size = VARIANTS[name].vision["image_size"]
         assert x.shape[1:] == (3, size, size) and x.shape[0] >= 2
-    assert_logits_close(run_image_encoder(out, fmt, feed), want_features(reference, name, paths),
-                        f"{name} {fmt} image_features")
+    outputs = ("image_features", "deepstack_features") if deepstack(name) else ("image_features",)
+    got = run_image_encoder(out, fmt, feed, outputs)
+    assert_logits_close(got["image_features"], want_features(reference, name, paths), f"{name} {fmt} image_features")
+    if deepstack(name):
+        want = want_deepstack(reference, name, paths)
+        assert want.shape[0] == deepstack(name)
+        assert_logits_close(got["deepstack_features"], want, f"{name} {fmt} deepstack_features")
 
 
 def prompts(batch):
@@ -355,6 +393,9 @@ GENERATION_CASES = [(n, "executorch-grid" if grid(n) and m == "executorch" else 
 GENERATION_CASES += [("gemma3", "onnx-prefill"), ("gemma3", "dynamo")]
 # Qwen2.5-VL's windows in the torch-side formats
 GENERATION_CASES += [("qwen2_5_vl", "dynamo"), ("qwen2_5_vl", "executorch-grid")]
+# Qwen3-VL's DeepStack input and Qwen3.5's hybrid states in every layout
+GENERATION_CASES += [(name, mode) for name in ("qwen3_vl", "qwen3_5")
+                     for mode in ("onnx-prefill", "onnx-static", "dynamo", "executorch-grid")]
 
 
 @pytest.mark.parametrize("name,mode", GENERATION_CASES)
@@ -368,7 +409,7 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
 
 
-@pytest.mark.parametrize("name", ["llava", "qwen2_vl"])
+@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl"])
 @pytest.mark.parametrize("mode", ["onnx-mtd", "openvino"])
 def test_generation_batch_of_two(name, mode, export_dir, reference, tmp_path):
     """Two prompts of different lengths, left-padded, an image each: the second image's features go
@@ -405,6 +446,46 @@ def test_qwen2_vl_positions_matter(export_dir, reference, tmp_path, monkeypatch)
         return positions
     monkeypatch.setattr(generate_vlm, "mrope_positions", plain)
     _, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
+    assert np.abs(logits[0] - want_logits[0]).max() > 0.1
+
+
+def test_qwen3_vl_deepstack_matters(export_dir, reference, tmp_path, monkeypatch):
+    """DeepStack's features are what the test checks: the same export fed zeros for them gives logits far from
+    transformers'."""
+    out = export_dir("qwen3_vl", *MODES["onnx-mtd"])
+    paths = images(tmp_path, 1)
+    _, want_logits = want_generation(reference, "qwen3_vl", prompts(1), paths)
+    features = generate_vlm.grid_features
+
+    def without(*args):
+        f, counts, grid, stacked = features(*args)
+        assert stacked is not None and stacked.shape[0] == 2
+        return f, counts, grid, np.zeros_like(stacked)
+    monkeypatch.setattr(generate_vlm, "grid_features", without)
+    _, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
+    assert np.abs(logits[0] - want_logits[0]).max() > 0.1
+
+
+@pytest.mark.parametrize("name,module", [("qwen3_vl", "Qwen3VLTextRotaryEmbedding"),
+                                         ("qwen3_5", "Qwen3_5TextRotaryEmbedding")])
+def test_interleaved_mrope_matters(name, module, reference, tmp_path, monkeypatch):
+    """Interleaved M-RoPE is visible: transformers' model with its frequencies taken in contiguous sections
+    instead (Qwen2-VL's layout) gives other logits than the one the exports are checked against."""
+    import importlib
+    paths = images(tmp_path, 1)
+    _, want_logits = want_generation(reference, name, prompts(1), paths)
+    rotary = getattr(importlib.import_module(type(reference(name)).__module__), module)
+
+    def contiguous(self, freq):
+        parts, start = [], 0
+        for axis, n in enumerate(self.mrope_section):
+            parts.append(freq[axis, ..., start:start + n])
+            start += n
+        half = torch.cat(parts, dim=-1)[..., :freq.shape[-1]]
+        half = torch.cat([half, freq[0, ..., half.shape[-1]:]], dim=-1)
+        return torch.cat((half, half), dim=-1)
+    monkeypatch.setattr(rotary, "recomposition_frequencies", contiguous)
+    _, logits = want_generation(reference, name, prompts(1), paths)
     assert np.abs(logits[0] - want_logits[0]).max() > 0.1
 
 
@@ -466,7 +547,7 @@ def test_transformers5_tensor_names(name, rename, ckpt, export_dir, reference, t
     save_file(renamed, str(dst / "model.safetensors"), metadata={"format": "pt"})
     out = export_dir(name, "--format", "onnx", "--dynamic", "--multi-token-decode", checkpoint=dst)
     paths = images(tmp_path, 1)
-    assert_logits_close(run_image_encoder(out, "onnx", encoder_feed(name, paths)), want_features(reference, name, paths),
+    assert_logits_close(run_image_encoder(out, "onnx", encoder_feed(name, paths))["image_features"], want_features(reference, name, paths),
                         "v5 names")
     want_tokens, want_logits = want_generation(reference, name, prompts(1), paths)
     tokens, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
@@ -526,6 +607,16 @@ def _edited(ckpt, tmp_path, edit, name="llava"):
      ("--format", "onnx", "--for-generation"), "model_type 'clip_vision_model'"),
     ("qwen2_5_vl", lambda c: c["vision_config"].update(window_size=14), ("--format", "onnx", "--for-generation"),
      "window_size 14"),
+    ("qwen3_vl", lambda c: c["vision_config"].update(deepstack_visual_indexes=3), ("--format", "onnx", "--for-generation"),
+     "deepstack_visual_indexes must be a list"),
+    ("qwen3_vl", lambda c: c["text_config"]["rope_parameters"].update(mrope_section=[1, -1, 1]),
+     ("--format", "onnx", "--for-generation"), "mrope_section[1] is not a count"),
+    ("qwen3_vl", lambda c: c["vision_config"].update(num_position_embeddings=0), ("--format", "onnx", "--for-generation"),
+     "num_position_embeddings"),
+    ("qwen3_vl", lambda c: c["vision_config"].update(out_hidden_size=48), ("--format", "onnx", "--for-generation"),
+     "merger's width 48"),
+    ("qwen3_5", lambda c: c["vision_config"].update(model_type="qwen3_omni_moe_vision_encoder"),
+     ("--format", "onnx", "--for-generation"), "model_type 'qwen3_omni_moe_vision_encoder'"),
     # the grid encoder's dims bounded under another name than the graph's
     ("qwen2_vl", lambda c: None, ("--format", "onnx", "--for-generation", "--config-json", json.dumps(
         {"export_format": "onnx", "dynamic_shapes": {"pixel_values": {"0": {"name": "patches", "max": 64}}}})),
