@@ -28,6 +28,12 @@ const hfx_moe_desc hfx_moe_qwen3_next = {
     .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP, .shared = HFX_SHARED_GATED,
     .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_CONFIG_TRUE, .experts_key = "num_local_experts",
     .experts_alt_key = "num_experts"};
+/* Qwen3-VL-MoE's language model: Qwen3-MoE's layers, the router always renormalising, the Hub's fused experts
+ * transposed */
+const hfx_moe_desc hfx_moe_qwen3_vl = {
+    .router = HFX_ROUTER_SOFTMAX, .experts = HFX_EXPERTS_MLP_EITHER, .shared = HFX_SHARED_NONE,
+    .layers = HFX_MOE_BY_STEP, .topk = HFX_TOPK_RENORM, .experts_key = "num_local_experts",
+    .experts_alt_key = "num_experts"};
 /* Qwen3.5-MoE: decoder_sparse_step, mlp_only_layers and norm_topk_prob unread (the router always
  * renormalizes) */
 const hfx_moe_desc hfx_moe_qwen3_5 = {
@@ -845,11 +851,16 @@ static void expert_tensors(layer_ctx *c, int64_t i, const char *block, bool fuse
         hfx_dec_name(c, i, block, hub_granite ? "input_linear.weight" : "experts.gate_up_proj", p, sizeof p);
         int64_t rows = m->moe.zero && hfx_weight_dim(c->w, p, 0) == E + m->moe.zero ? E + m->moe.zero : E; /* (LongCat
                                                                      sizes it for the zero-compute experts too) */
-        hfx_value *gu = hfx_const_slice(g, hfx_weight(c->w, 3, (int64_t[]){rows, 2 * I, H}, "%s", p), 0, 0, E);
+        static const int64_t swap_last[3] = {0, 2, 1};
+        bool hub = layout == HFX_EXPERTS_MLP_EITHER && hfx_weight_dim(c->w, p, 1) != 2 * I; /* [E, H, 2I] */
+        hfx_value *gu = hub ? hfx_const_permute(g, hfx_weight(c->w, 3, (int64_t[]){E, H, 2 * I}, "%s", p), swap_last)
+                            : hfx_const_slice(g, hfx_weight(c->w, 3, (int64_t[]){rows, 2 * I, H}, "%s", p), 0, 0, E);
         *gate = hfx_const_slice(g, gu, 1, 0, I);
         *up = hfx_const_slice(g, gu, 1, I, I);
-        *down = hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s",
-                          hfx_dec_name(c, i, block, hub_granite ? "output_linear.weight" : "experts.down_proj", p, sizeof p));
+        hfx_dec_name(c, i, block, hub_granite ? "output_linear.weight" : "experts.down_proj", p, sizeof p);
+        hub = layout == HFX_EXPERTS_MLP_EITHER && hfx_weight_dim(c->w, p, 1) != H;       /* [E, I, H] */
+        *down = hub ? hfx_const_permute(g, hfx_weight(c->w, 3, (int64_t[]){E, I, H}, "%s", p), swap_last)
+                    : hfx_weight(c->w, 3, (int64_t[]){E, H, I}, "%s", p);
     } else if (layout == HFX_EXPERTS_FLAT) { /* [E·I, H] each, the experts one after the other */
         static const int64_t swap_last[3] = {0, 2, 1};
         hfx_value *flat[3];

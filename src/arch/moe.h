@@ -49,8 +49,11 @@ typedef enum {
                                 <layer>.router: on the layer itself, not under its MLP (Gemma 4) */
     HFX_EXPERTS_UP_DOWN,     /* <mlp>.experts.{e}.up_proj/down_proj, or the fused experts.up_proj [E, I, H] and
                                 down_proj [E, H, I]: down(act(up(x))), no gate (Nemotron-H) */
-    HFX_EXPERTS_FLAT         /* <mlp>.experts.mlp.w1 (gate), v1 (up) and w2 (down, each expert's [I, H] read as
+    HFX_EXPERTS_FLAT,        /* <mlp>.experts.mlp.w1 (gate), v1 (up) and w2 (down, each expert's [I, H] read as
                                 a·w2) each [E·I, H], the router <mlp>.router.layer (DBRX) */
+    HFX_EXPERTS_MLP_EITHER   /* HFX_EXPERTS_MLP's fused form as the module holds it, or as the Hub's checkpoints
+                                store it, transposed ([E, H, 2I] and [E, I, H]): told apart by shape as transformers'
+                                conversion does (a shape that is both is the module's) (Qwen3-VL-MoE) */
 } hfx_moe_experts;
 
 /* HFX_ROUTER_SCORED's scores of the router's logits, by scoring_func. */
@@ -161,7 +164,7 @@ typedef struct hfx_moe_desc {
                                     before the gated activation ("swiglu_limit": HY V4); NULL: none */
 } hfx_moe_desc;
 
-extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5, hfx_moe_qwen4_exp,
+extern const hfx_moe_desc hfx_moe_mixtral, hfx_moe_qwen3, hfx_moe_qwen3_vl, hfx_moe_qwen2, hfx_moe_qwen3_next, hfx_moe_qwen3_5, hfx_moe_qwen4_exp,
     hfx_moe_granite, hfx_moe_granite_hybrid, hfx_moe_olmoe, hfx_moe_deepseek_v2, hfx_moe_deepseek_v3,
     hfx_moe_gpt_oss, hfx_moe_glm4, hfx_moe_dots1, hfx_moe_solar, hfx_moe_granite_shared, hfx_moe_minimax_m2, hfx_moe_exaone, hfx_moe_ernie4_5, hfx_moe_hunyuan, hfx_moe_llama4,
     hfx_moe_gemma4, hfx_moe_glm4_lite, hfx_moe_lfm2, hfx_moe_hy_v3, hfx_moe_afmoe,

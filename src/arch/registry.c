@@ -58,6 +58,9 @@ static const hfx_decoder_desc Qwen3MoeForCausalLM_desc = {"Qwen3MoeForCausalLM",
                                                           .sliding = HFX_SLIDING_MAX_WINDOW, .moe = &hfx_moe_qwen3,
                                                           .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", QWEN3};
+/* Qwen3-VL-MoE's language model (no causal LM of its own: vlm.c's host reads it) */
+const hfx_decoder_desc hfx_qwen3_vl_moe_text = {"Qwen3VLMoeTextModel", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
+                                                .moe = &hfx_moe_qwen3_vl, .output_class = "MoeCausalLMOutputWithPast"};
 /* Arcee (AFM): Llama with an ungated MLP, up_proj → relu² → down_proj */
 static const hfx_decoder_names arcee_names = {.fc_in = "up_proj", .fc_out = "down_proj"};
 static const hfx_decoder_desc ArceeForCausalLM_desc = {"ArceeForCausalLM", LLAMA, .mlp = HFX_MLP_PLAIN,
@@ -986,7 +989,7 @@ extern const dual_desc hfx_clip_model, hfx_siglip_model, hfx_clip_text_model, hf
 typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
 extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen2_vl, hfx_qwen2_5_vl, hfx_qwen3_vl,
-    hfx_qwen3_5;
+    hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe;
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
@@ -1181,7 +1184,9 @@ static const struct entry {
     {"Qwen2VLForConditionalGeneration", &hfx_vlm_family, &hfx_qwen2_vl},
     {"Qwen2_5_VLForConditionalGeneration", &hfx_vlm_family, &hfx_qwen2_5_vl},
     {"Qwen3VLForConditionalGeneration", &hfx_vlm_family, &hfx_qwen3_vl},
+    {"Qwen3VLMoeForConditionalGeneration", &hfx_vlm_family, &hfx_qwen3_vl_moe},
     {"Qwen3_5ForConditionalGeneration", &hfx_vlm_family, &hfx_qwen3_5},
+    {"Qwen3_5MoeForConditionalGeneration", &hfx_vlm_family, &hfx_qwen3_5_moe},
 };
 
 struct hfx_arch_model {

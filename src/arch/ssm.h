@@ -222,9 +222,8 @@ hfx_value *hfx_rglru_mixer(hfx_graph *g, hfx_weights *w, const hfx_rglru_cfg *m,
 
 /* The gated delta-net over h [B,S,hidden] → [B,S,hidden], weights under `prefix` ("…layers.0.linear_attn"),
  * as hfx_mamba2_mixer: s->conv [B, conv_dim, kernel − 1], s->ssm [B, v_heads, k_dim, v_dim] f32. The
- * call is one chunk of transformers' chunked rule, its unit-triangular system inverted as the
- * product (I + N)(I + N²)(I + N⁴)… of the strictly lower part N, which is exact once 2^factors ≥ S
- * (N^S = 0): no loop, no solve. Its cost grows as S³: a caller feeds long prompts in pieces (64). `out` names the
+ * call is one chunk of transformers' chunked rule, its unit-triangular system inverted by recursive block inversion
+ * (factors rounds, each joining pairs of diagonal blocks), exact once 2^factors ≥ S: no loop, no solve. Its cost grows as S³: a caller feeds long prompts in pieces (64). `out` names the
  * output projection where q, k and v are each their own linear (the descriptor's: o_proj, BailingHybrid's dense); the
  * fused layouts' is out_proj. */
 hfx_value *hfx_delta_mixer(hfx_graph *g, hfx_weights *w, const hfx_delta_cfg *m, const char *prefix, const char *out,

@@ -81,7 +81,11 @@ typedef struct vlm_desc {
     const char *vision_default;    /* vision_config's model_type when it names none */
     int64_t image_token_default;
     const char *text_type;         /* the language model's model_type whatever text_config says (NULL: its own) */
+    const hfx_decoder_desc *text;  /* the language model's descriptor where it has no causal LM of its own */
     hfx_mrope_form mrope;          /* VLM_GRID: the language model's M-RoPE */
+    bool tied_by_top;              /* the head is tied as the top-level config says alone (default false), whatever
+                                      text_config says: the Qwen3-VL lineage's configs do not forward the text's, as
+                                      LLaVA's and Qwen2-VL's do */
 } vlm_desc;
 
 typedef struct vlm_cfg {
@@ -182,24 +186,24 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
         (st = hfx_cfg_str_or(vision, "model_type", d->vision_default, &vision_type, err)))
         return st;
     if (d->text_type) text_type = d->text_type;
-    m->text_desc = hfx_decoder_of_model_type(text_type);
+    m->text_desc = d->text ? d->text : hfx_decoder_of_model_type(text_type);
     if (!m->text_desc)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s': hfx has no such causal LM for %s's language "
                                                   "model", text.where, text_type, d->architecture);
     const hfx_decoder_desc *t = m->text_desc;
     if (t->embed_scale == HFX_EMBED_SQRT_HIDDEN || t->embed_scale == HFX_EMBED_FINAL_NORM ||
         t->embed_scale == HFX_EMBED_OWN_NORM ||
-        t->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS || t->multipliers == HFX_MULT_SCALE_EMB_DEPTH || t->moe)
+        t->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS || t->multipliers == HFX_MULT_SCALE_EMB_DEPTH)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' as %s's language model is not supported yet "
-                                                  "(its embedding scales or experts are not split from the text stack)",
+                                                  "(its embedding scales are not split from the text stack)",
                         text.where, text_type, d->architecture);
     if ((st = hfx_decoder_parse(m->text_desc, text, arena, &m->text, err))) return st;
-    /* the head is tied where either config says so (transformers 5 moved the key to the top) */
+    /* the head is tied where either config says so (transformers 5 moved the key to the top), or as the top says */
     bool tied = false;
     if (!flat && hfx_cfg_has(c, "tie_word_embeddings") &&
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", false, &tied, err)))
         return st;
-    m->text.tied |= tied;
+    m->text.tied = d->tied_by_top ? tied : m->text.tied || tied;
     if (d->kind == VLM_GRID) {
         if ((st = hfx_rope_parse_mrope(text, &d->mrope, &m->text.rope, err)) ||
             (st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err)))
@@ -455,11 +459,30 @@ const vlm_desc hfx_qwen3_vl = {.architecture = "Qwen3VLForConditionalGeneration"
                                .vision_default = "qwen3_vl_vision",
                                .image_token_default = 151655,
                                .text_type = "qwen3",
-                               .mrope = {{24, 20, 20}, true}};
+                               .tied_by_top = true,
+                                   .mrope = {{24, 20, 20}, true}};
+extern const hfx_decoder_desc hfx_qwen3_vl_moe_text; /* (registry.c) */
+/* Qwen3-VL-MoE: Qwen3-VL's with Qwen3-MoE's layers, its router always renormalising */
+const vlm_desc hfx_qwen3_vl_moe = {.architecture = "Qwen3VLMoeForConditionalGeneration",
+                                   .names = qwen2_vl_names,
+                                   .kind = VLM_GRID,
+                                   .vision_default = "qwen3_vl_moe_vision",
+                                   .image_token_default = 151655,
+                                   .text = &hfx_qwen3_vl_moe_text,
+                                   .tied_by_top = true,
+                                   .mrope = {{24, 20, 20}, true}};
 /* Qwen3.5: its hybrid language model (delta-net and gated attention layers), a Qwen3-VL tower without DeepStack */
 const vlm_desc hfx_qwen3_5 = {.architecture = "Qwen3_5ForConditionalGeneration",
                               .names = qwen2_vl_names,
                               .kind = VLM_GRID,
                               .vision_default = "qwen3_5_vision",
                               .image_token_default = 248056,
-                              .mrope = {{11, 11, 10}, true}};
+                              .tied_by_top = true,
+                                   .mrope = {{11, 11, 10}, true}};
+const vlm_desc hfx_qwen3_5_moe = {.architecture = "Qwen3_5MoeForConditionalGeneration",
+                                  .names = qwen2_vl_names,
+                                  .kind = VLM_GRID,
+                                  .vision_default = "qwen3_5_moe_vision",
+                                  .image_token_default = 248056,
+                                  .tied_by_top = true,
+                                   .mrope = {{11, 11, 10}, true}};

@@ -659,6 +659,27 @@ def test_logits(name, fmt, export_dir, reference):
     assert_logits_close(got, want, f"{name} {fmt}")
 
 
+@pytest.mark.parametrize("name", ["qwen3_5", "kimi_linear"])
+def test_delta_net_repetitive_prompt(name, export_dir, reference):
+    """A 64-token prompt of one token repeated (a delta-net's keys then all but parallel, as repeated text's or an
+    image's patches are) in one call: transformers' logits at every position. The delta rule's (I + N)⁻¹ is
+    computed by recursive block inversion; the product (I + N)(I + N²)(I + N⁴)… it replaced is exact too but lost
+    every digit here (N's powers grow past float32 before they vanish)."""
+    import onnxruntime as ort
+    out = export_dir(name, "--format", "onnx", "--dynamic")
+    ids = np.array([[1] + [37] * 63, [1] + [5, 90] * 31 + [5]], np.int64)
+    mask = np.ones_like(ids)
+    pos = np.broadcast_to(np.arange(64), ids.shape).copy()
+    with torch.no_grad():
+        want = reference(name)(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
+                               position_ids=torch.from_numpy(pos)).logits.numpy()
+    session = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    inputs = {i.name for i in session.get_inputs()}
+    feed = {"input_ids": ids, "attention_mask": mask, "position_ids": pos}
+    got = session.run(["logits"], {n: v for n, v in feed.items() if n in inputs})[0]
+    assert_logits_close(got, want, f"{name} repetitive prompt")
+
+
 MODES = {
     "onnx-mtd": ("--format", "onnx", "--dynamic", "--multi-token-decode"),
     "onnx-prefill": ("--format", "onnx", "--dynamic"),
