@@ -577,6 +577,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     if (!seed && k.attends) {
         hfx_mask_init(g, &mb, in->attn_mask, in->slots);
         mb.unwritten_slots = o->cache == HFX_CACHE_STATIC;
+        if (c->d->scores.mask == HFX_MASK_BOTH_WAYS) hfx_mask_both_ways(g, &mb);
     }
     if (k.states && !seed) /* [B,S,1]: which of this call's tokens are real (the mask at their slots) */
         c->new_mask = hfx_unsqueeze(g, hfx_cast(g, hfx_gather(g, in->attn_mask, in->slots, 1), o->dtype), -1);
@@ -808,8 +809,8 @@ static hfx_status base_build_forward(const void *desc, const void *cfg, const hf
 
 static hfx_torch_signature base_torch_signature(const void *desc) {
     static const char *const args[] = {"input_ids", "attention_mask", "position_ids", NULL};
-    (void)desc;
-    return (hfx_torch_signature){args, "BaseModelOutputWithPast", NULL};
+    const hfx_decoder_base *b = desc;
+    return (hfx_torch_signature){args, b->output_class ? b->output_class : "BaseModelOutputWithPast", NULL};
 }
 
 static bool base_pools(const void *desc) { return decoder_pools(((const hfx_decoder_base *)desc)->causal); }
@@ -822,6 +823,21 @@ const hfx_arch_family hfx_decoder_base_family = {
     .sequence_inputs = sequence_inputs,
     .torch_signature = base_torch_signature,
     .pools = base_pools,
+};
+
+static hfx_torch_signature encoder_torch_signature(const void *desc) {
+    static const char *const args[] = {"input_ids", "attention_mask", "position_ids", NULL};
+    return (hfx_torch_signature){args, ((const hfx_decoder_desc *)desc)->output_class, NULL};
+}
+
+const hfx_arch_family hfx_decoder_encoder_family = {
+    .cfg_size = sizeof(hfx_decoder_cfg),
+    .parse = decoder_parse,
+    .build_forward = decoder_build_forward,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    .sequence_inputs = sequence_inputs,
+    .torch_signature = encoder_torch_signature,
+    .pools = decoder_pools,
 };
 
 const hfx_arch_family hfx_decoder_family = {

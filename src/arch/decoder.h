@@ -410,8 +410,10 @@ typedef enum {
 /* What hides a key from a query in the attention bias. */
 typedef enum {
     HFX_MASK_MIN,        /* −FLT_MAX wherever the key is hidden (transformers' additive masks) */
-    HFX_MASK_WHERE_THEN_ADD /* where(causal window, scores, min) + the causal padding mask: −FLT_MAX where the key
+    HFX_MASK_WHERE_THEN_ADD, /* where(causal window, scores, min) + the causal padding mask: −FLT_MAX where the key
                                is hidden one way, −∞ where both (GPT-Neo's eager attention; padding rows differ) */
+    HFX_MASK_BOTH_WAYS   /* −FLT_MAX where the key is padding, every other key seen both ways: an encoder built of
+                            decoder layers (EuroBERT), a forward pass only */
 } hfx_mask_fill;
 
 /* Which soft-caps the config's keys switch on. */
@@ -586,7 +588,8 @@ typedef enum {
     HFX_HEAD_LM,              /* lm_head [vocab, hidden] */
     HFX_HEAD_LM_BIASED,       /* ... with lm_head.bias (Phi) */
     HFX_HEAD_LM_USE_BIAS,     /* ... biased as `use_bias` says (ERNIE 4.5 MoE) */
-    HFX_HEAD_LM_BIAS_KEY,     /* ... biased as `lm_head_bias` says (Phi-3.5-MoE) */
+    HFX_HEAD_LM_BIAS_KEY,     /* ... biased as the config's head_bias_key says (Phi-3.5-MoE: lm_head_bias; EuroBERT:
+                                 mlp_bias) */
     HFX_HEAD_CLASSIFIER       /* *ForSequenceClassification: `score` on the last token that is not
                                  pad_token_id (hfx_decoder_classifier_family) */
 } hfx_decoder_head;
@@ -641,6 +644,7 @@ typedef struct hfx_decoder_desc {
     hfx_mlp_kind mlp;
     const hfx_moe_desc *moe;     /* the sparse layers' experts (moe.h); NULL: none */
     hfx_decoder_head head;
+    const char *head_bias_key; /* HFX_HEAD_LM_BIAS_KEY's config key */
 } hfx_decoder_desc;
 
 /* Whether every layer is a recurrent mixer (alone, or with an MLP: RWKV, xLSTM): no attention, no positions. */
@@ -868,8 +872,12 @@ typedef struct hfx_decoder_host {
 typedef struct hfx_decoder_base {
     const hfx_decoder_desc *causal;
     const char *architecture;        /* the base model's class name */
+    const char *output_class;        /* its forward's output (NULL: BaseModelOutputWithPast) */
 } hfx_decoder_base;
 extern const hfx_arch_family hfx_decoder_base_family;
+/* The template with its head as an encoder's (EuroBertForMaskedLM: layers that attend both ways): a forward pass
+ * only, returning the descriptor's output_class. */
+extern const hfx_arch_family hfx_decoder_encoder_family;
 
 /* Read a decoder's config (the outer model's text_config) for descriptor d. */
 hfx_status hfx_decoder_parse(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,

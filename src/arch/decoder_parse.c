@@ -220,7 +220,7 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     if (!st && d->bias.o_key) st = hfx_cfg_bool_or(c, d->bias.o_key, false, &m->bias.o, err);
     m->bias.mlp = mlp_bias || d->bias.mlp == HFX_MLP_BIAS_ALWAYS;
     m->bias.head = d->head == HFX_HEAD_LM_BIASED || (d->head == HFX_HEAD_LM_USE_BIAS && attention_bias);
-    if (!st && d->head == HFX_HEAD_LM_BIAS_KEY) st = hfx_cfg_bool_or(c, "lm_head_bias", false, &m->bias.head, err);
+    if (!st && d->head == HFX_HEAD_LM_BIAS_KEY) st = hfx_cfg_bool_or(c, d->head_bias_key, false, &m->bias.head, err);
     return st;
 }
 

@@ -24,6 +24,13 @@ void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask,
     m->visible = hfx_op2(g, HFX_OP_AND, m->keep, m->causal);  /* [B,1,S,T] */
 }
 
+void hfx_mask_both_ways(hfx_graph *g, hfx_mask_builder *m) {
+    hfx_value *zero = hfx_const_i64(g, 0);
+    m->causal = hfx_op2(g, HFX_OP_AND, hfx_op2(g, HFX_OP_GREATER_EQUAL, m->kv_idx, zero),
+                        hfx_op2(g, HFX_OP_GREATER_EQUAL, m->q_idx, zero)); /* [S,T]: all */
+    m->visible = hfx_op2(g, HFX_OP_AND, m->keep, m->causal);
+}
+
 void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_type_ids) {
     hfx_value *zero = hfx_const_i64(g, 0);
     hfx_value *image = hfx_op2(g, HFX_OP_EQUAL, token_type_ids, hfx_const_i64(g, 1)); /* [B,T] */

@@ -26,6 +26,10 @@ typedef struct hfx_mask_builder {
 void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask,
                    hfx_value *q_slots);
 
+/* Let every query see every key that is not padding, both ways (an encoder's attention: EuroBERT's, transformers'
+ * create_bidirectional_mask). */
+void hfx_mask_both_ways(hfx_graph *g, hfx_mask_builder *m);
+
 /* Add Gemma 3's image blocks: token_type_ids [B,T] i64 (1: an image's token) over the same keys;
  * a run of image tokens is one block, and a query in a block also sees the block's later tokens
  * (transformers' OR of the causal and the blockwise mask; a sliding window still applies after). */

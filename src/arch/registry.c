@@ -58,6 +58,12 @@ static const hfx_decoder_desc Qwen3MoeForCausalLM_desc = {"Qwen3MoeForCausalLM",
                                                           .sliding = HFX_SLIDING_MAX_WINDOW, .moe = &hfx_moe_qwen3,
                                                           .output_class = "MoeCausalLMOutputWithPast"};
 static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", QWEN3};
+/* EuroBERT: Llama's layers attending both ways (an encoder built of decoder layers), a forward pass only; the
+ * masked-LM head biased as mlp_bias says; EuroBertModel its base model under its own names */
+static const hfx_decoder_desc EuroBertForMaskedLM_desc = {"EuroBertForMaskedLM", LLAMA, .scores.mask = HFX_MASK_BOTH_WAYS,
+                                                          .head = HFX_HEAD_LM_BIAS_KEY, .head_bias_key = "mlp_bias",
+                                                          .output_class = "MaskedLMOutput"};
+static const hfx_decoder_base EuroBertModel_base = {&EuroBertForMaskedLM_desc, "EuroBertModel", "BaseModelOutput"};
 /* Qwen3-VL-MoE's language model (no causal LM of its own: vlm.c's host reads it) */
 const hfx_decoder_desc hfx_qwen3_vl_moe_text = {"Qwen3VLMoeTextModel", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
                                                 .moe = &hfx_moe_qwen3_vl, .output_class = "MoeCausalLMOutputWithPast"};
@@ -750,7 +756,7 @@ static const hfx_decoder_desc Mistral4ForCausalLM_desc = {
 static const hfx_decoder_desc PhimoeForCausalLM_desc = {
     "PhimoeForCausalLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .sliding = HFX_SLIDING_ALL, .defaults.eps = 1e-5,
     .rope.theta = 1000000.0, .rope.names = HFX_ROPE_NAMES_MSCALE_LONGROPE, .moe = &hfx_moe_phimoe,
-    .head = HFX_HEAD_LM_BIAS_KEY, .output_class = "MoeCausalLMOutputWithPast"};
+    .head = HFX_HEAD_LM_BIAS_KEY, .head_bias_key = "lm_head_bias", .output_class = "MoeCausalLMOutputWithPast"};
 /* Youtu-LLM: DeepSeek V3's latent attention over dense MLPs, tied by default */
 static const hfx_decoder_desc YoutuForCausalLM_desc = {"YoutuForCausalLM", LLAMA_LIKE, .attention = HFX_ATTN_LATENT,
                                                        .rope.interleave_key = "rope_interleave", .defaults.tied = true};
@@ -1051,6 +1057,8 @@ static const struct entry {
     {"SeedOssForCausalLM", &hfx_decoder_family, &SeedOssForCausalLM_desc},
     {"MixtralForCausalLM", &hfx_decoder_family, &MixtralForCausalLM_desc},
     {"Qwen3MoeForCausalLM", &hfx_decoder_family, &Qwen3MoeForCausalLM_desc},
+    {"EuroBertForMaskedLM", &hfx_decoder_encoder_family, &EuroBertForMaskedLM_desc},
+    {"EuroBertModel", &hfx_decoder_base_family, &EuroBertModel_base},
     {"GraniteForCausalLM", &hfx_decoder_family, &GraniteForCausalLM_desc},
     {"GraniteSWAForCausalLM", &hfx_decoder_family, &GraniteSWAForCausalLM_desc},
     {"Olmo2ForCausalLM", &hfx_decoder_family, &Olmo2ForCausalLM_desc},
@@ -1284,7 +1292,7 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_a
         char *copy = hfx_arena_alloc(arena, n);
         if (!b || !e || !copy) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         memcpy(copy, name, n);
-        *b = (hfx_decoder_base){causal, copy};
+        *b = (hfx_decoder_base){causal, copy, NULL};
         *e = (struct entry){copy, &hfx_decoder_base_family, b};
         return open_entry(e, ck, arena, out, err);
     }

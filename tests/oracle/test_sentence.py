@@ -24,8 +24,8 @@ import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers import models as st_models
 from transformers import (
-    BertConfig, BertForSequenceClassification, BertModel, ModernBertConfig, ModernBertModel, Qwen3Config, Qwen3ForCausalLM,
-    RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
+    BertConfig, BertForSequenceClassification, BertModel, EuroBertConfig, EuroBertModel, ModernBertConfig,
+    ModernBertModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
 
 from conftest import PARITY_ATOL, REPO, describe, run_hfx
 
@@ -39,6 +39,8 @@ ENCODERS = {
     "modernbert": (ModernBertConfig, ModernBertModel, 0),
     # a causal LM's folder (Qwen3-Embedding's form): sentence-transformers pools its base model's final states
     "qwen3": (Qwen3Config, Qwen3ForCausalLM, 0),
+    # EuroBERT: Llama's layers attending both ways (positions 0, 1, ... whatever the padding)
+    "eurobert": (EuroBertConfig, EuroBertModel, 0),
 }
 # ModernBERT's own keys: a window smaller than the batch's rows, special ids inside the tiny vocabulary
 MODERN = dict(local_attention=4, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
@@ -55,13 +57,14 @@ def _base_model(arch: str, root):
     if not out.exists():
         torch.manual_seed(7)
         extra = (MODERN if arch == "modernbert" else dict(num_key_value_heads=2, head_dim=8, tie_word_embeddings=False)
-                 if arch == "qwen3" else {"type_vocab_size": 2})
+                 if arch == "qwen3" else dict(num_key_value_heads=2, mlp_bias=True) if arch == "eurobert"
+                 else {"type_vocab_size": 2})
         model = model_cls(cfg_cls(**SMALL, pad_token_id=pad, **extra)).eval()
         with torch.no_grad():
             for p in model.parameters():
                 p.normal_(0.0, 0.3)
         model.save_pretrained(out)
-        if arch == "modernbert":  # sentence-transformers wants a tokenizer beside it; the tests feed ids
+        if arch in ("modernbert", "eurobert"):  # sentence-transformers wants a tokenizer beside it; the tests feed ids
             from transformers import BertTokenizerFast
 
             vocab = root / "vocab.txt"
@@ -106,7 +109,7 @@ def _inputs(arch: str):
     mask[2, :4] = 0
     mask[3, 1:] = 0
     ids[mask == 0] = pad
-    if arch in ("modernbert", "qwen3"):  # no token types
+    if arch in ("modernbert", "qwen3", "eurobert"):  # no token types
         return {"input_ids": ids, "attention_mask": mask}
     types = np.zeros_like(ids)
     types[0, 5:] = 1
@@ -187,6 +190,7 @@ AUTO_CASES = [("bert", (m,), False, False) for m in MODES] + [
     ("modernbert", ("mean",), True, False),
     ("qwen3", ("lasttoken",), True, False),
     ("qwen3", ("mean", "max"), False, False),
+    ("eurobert", ("mean",), True, False),
 ]
 
 
@@ -364,3 +368,79 @@ def test_a_base_decoder_exports_its_states(root):
     got = sess.run(["last_hidden_state"], {**inputs, "position_ids": pos})[0]
     err = float(np.max(np.abs(got - want)[inputs["attention_mask"].astype(bool)]))
     assert err <= PARITY_ATOL, err
+
+
+def _eurobert_mlm(root):
+    """A tiny EuroBertForMaskedLM (biased MLP and head: mlp_bias), saved once."""
+    from transformers import EuroBertForMaskedLM
+    out = root / "eurobert_mlm"
+    if not out.exists():
+        torch.manual_seed(7)
+        model = EuroBertForMaskedLM(EuroBertConfig(**SMALL, pad_token_id=0, num_key_value_heads=2, mlp_bias=True)).eval()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.normal_(0.0, 0.3)
+        model.save_pretrained(out)
+    return out
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_eurobert_masked_lm(root, fmt):
+    """EuroBertForMaskedLM: logits [batch, seq, vocab] at every position (padding's too: a padded query still sees
+    the real keys both ways), equal to transformers' on right- and left-padded rows with positions 0, 1, ...; the
+    same model with causal attention (what a decoder would compute) is far from them."""
+    from transformers import EuroBertForMaskedLM
+    folder = _eurobert_mlm(root)
+    inputs = _inputs("eurobert")
+    pos = np.broadcast_to(np.arange(inputs["input_ids"].shape[1]), inputs["input_ids"].shape).copy()
+    model = EuroBertForMaskedLM.from_pretrained(str(folder), attn_implementation="eager").eval()
+    with torch.no_grad():
+        want = model(torch.from_numpy(inputs["input_ids"]), attention_mask=torch.from_numpy(inputs["attention_mask"]),
+                     position_ids=torch.from_numpy(pos)).logits.numpy()
+    out = root / f"out_eurobert_mlm_{fmt}"
+    _export(folder, out, fmt)
+    got = _run(fmt, out, {**inputs, "position_ids": pos})
+    assert set(got) == {"logits"}, sorted(got)
+    err = float(np.max(np.abs(got["logits"] - want)))
+    assert err <= PARITY_ATOL, f"[{fmt}] EuroBERT logits max |diff| {err}"
+    if fmt == "onnx":
+        for layer in model.model.layers:
+            layer.self_attn.is_causal = True
+        from transformers.masking_utils import create_causal_mask
+        import transformers.models.eurobert.modeling_eurobert as eb
+
+        def causal(config, inputs_embeds, attention_mask, **kw):
+            return create_causal_mask(config=config, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
+                                      cache=None, position_ids=torch.from_numpy(pos))
+        original = eb.create_bidirectional_mask
+        eb.create_bidirectional_mask = causal
+        try:
+            with torch.no_grad():
+                one_way = model(torch.from_numpy(inputs["input_ids"]),
+                                attention_mask=torch.from_numpy(inputs["attention_mask"]),
+                                position_ids=torch.from_numpy(pos)).logits.numpy()
+        finally:
+            eb.create_bidirectional_mask = original
+        assert np.max(np.abs(one_way - want)) > 0.1
+
+
+def test_eurobert_base_model_and_refusals(root, tmp_path):
+    """EuroBertModel: last_hidden_state equal to transformers'; a generation export of EuroBERT (no causal LM) is
+    refused by name, exit code 2, nothing written."""
+    from transformers import AutoModel
+    folder = _base_model("eurobert", root)
+    inputs = _inputs("eurobert")
+    pos = np.broadcast_to(np.arange(inputs["input_ids"].shape[1]), inputs["input_ids"].shape).copy()
+    with torch.no_grad():
+        want = AutoModel.from_pretrained(str(folder), attn_implementation="eager").eval()(
+            torch.from_numpy(inputs["input_ids"]), attention_mask=torch.from_numpy(inputs["attention_mask"]),
+            position_ids=torch.from_numpy(pos)).last_hidden_state.numpy()
+    out = root / "out_eurobert_base"
+    _export(folder, out, "onnx")
+    got = _run("onnx", out, {**inputs, "position_ids": pos})
+    err = float(np.max(np.abs(got["last_hidden_state"] - want)))
+    assert err <= PARITY_ATOL, err
+    dst = tmp_path / "refused"
+    proc = run_hfx(["export", _eurobert_mlm(root), dst, "--format", "onnx", "--for-generation"])
+    assert proc.returncode == 2 and "generation" in proc.stderr, describe(proc)
+    assert not dst.exists()
