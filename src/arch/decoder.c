@@ -286,6 +286,24 @@ static hfx_value *classify(layer_ctx *c, hfx_value *x, hfx_value *ids) {
     return hfx_linear(g, pooled, score, NULL);
 }
 
+/* An encoder's sequence classification (HFX_HEAD_POOLED_CLASSIFIER) of its final states x [B,S,hidden]: logits
+ * [B, labels] of classifier(GELU(dense(·))) over the first token or the masked mean, or the masked mean of every
+ * token's (transformers' sum over the mask / its count). */
+static hfx_value *pooled_classify(layer_ctx *c, hfx_value *x, hfx_value *mask) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->hidden, L = m->labels;
+    hfx_pooling mean = {.n = 1, .modes = {HFX_POOL_MEAN}};
+    if (m->class_pooling == HFX_CLASS_BOS)
+        x = hfx_gather(g, x, hfx_const_i64(g, 0), 1); /* [B,hidden]: the first token, padding or not */
+    else if (m->class_pooling == HFX_CLASS_MEAN)
+        x = hfx_sentence_embedding(g, &mean, x, mask, c->batch, H);
+    x = hfx_linear(g, x, hfx_weight(c->w, 2, (int64_t[]){H, H}, "dense.weight"), hfx_weight(c->w, 1, &H, "dense.bias"));
+    x = hfx_linear(g, hfx_activate(g, HFX_ACT_GELU, x), hfx_weight(c->w, 2, (int64_t[]){L, H}, "classifier.weight"),
+                   hfx_weight(c->w, 1, &L, "classifier.bias"));
+    return m->class_pooling == HFX_CLASS_LATE ? hfx_sentence_embedding(g, &mean, x, mask, c->batch, L) : x;
+}
+
 /* x [B,S,hidden] times √hidden (Gemma's embedding scale: a float32 tensor, then in the weights'
  * dtype). */
 static hfx_value *embed_scaled(hfx_graph *g, const hfx_decoder_cfg *m, const hfx_build_opts *o, hfx_value *x) {
@@ -687,7 +705,10 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     } else if (base) {
         hfx_graph_output(g, x, "last_hidden_state");
     } else {
-        hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER ? classify(&c, x, in.ids) : lm_logits(&c, x, embed), "logits");
+        hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER          ? classify(&c, x, in.ids)
+                            : d->head == HFX_HEAD_POOLED_CLASSIFIER ? pooled_classify(&c, x, in.attn_mask)
+                                                                    : lm_logits(&c, x, embed),
+                         "logits");
     }
     hfx_dec_write_caches(&c);
     hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);

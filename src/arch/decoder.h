@@ -590,8 +590,11 @@ typedef enum {
     HFX_HEAD_LM_USE_BIAS,     /* ... biased as `use_bias` says (ERNIE 4.5 MoE) */
     HFX_HEAD_LM_BIAS_KEY,     /* ... biased as the config's head_bias_key says (Phi-3.5-MoE: lm_head_bias; EuroBERT:
                                  mlp_bias) */
-    HFX_HEAD_CLASSIFIER       /* *ForSequenceClassification: `score` on the last token that is not
+    HFX_HEAD_CLASSIFIER,      /* *ForSequenceClassification: `score` on the last token that is not
                                  pad_token_id (hfx_decoder_classifier_family) */
+    HFX_HEAD_POOLED_CLASSIFIER /* an encoder's: classifier(GELU(dense(·))) of the first token ("bos") or the masked
+                                  mean ("mean"), or the masked mean of every token's ("late"), as classifier_pooling
+                                  says (EuroBERT) */
 } hfx_decoder_head;
 
 typedef struct hfx_decoder_desc {
@@ -823,6 +826,7 @@ typedef struct hfx_decoder_cfg {
     hfx_qk_norm qk_norm;         /* the descriptor's, or none when its qk_norm_key is false */
     hfx_qkv_layout qkv;          /* the descriptor's, or as multi_query says (never HFX_QKV_BY_MULTI_QUERY) */
     int64_t labels, pad_id;      /* a sequence classifier's width and pad token (-1: none) */
+    enum { HFX_CLASS_BOS, HFX_CLASS_MEAN, HFX_CLASS_LATE } class_pooling; /* HFX_HEAD_POOLED_CLASSIFIER's */
     hfx_layer_shape *shape;      /* (layers) where the layers' shapes differ (HFX_SHAPES_PER_LAYER_CONFIG); NULL:
                                     every layer the sizes above; arena-owned */
     hfx_decoder_ple ple;

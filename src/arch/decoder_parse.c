@@ -480,6 +480,18 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
     if (d->head == HFX_HEAD_CLASSIFIER && ((st = hfx_cfg_num_labels(c, &m->labels, err)) ||
                               (st = hfx_cfg_int_in_or(c, "pad_token_id", -1, -1, m->vocab - 1, &m->pad_id, err))))
         return st;
+    if (d->head == HFX_HEAD_POOLED_CLASSIFIER) {
+        const char *pooling;
+        if ((st = hfx_cfg_num_labels(c, &m->labels, err)) ||
+            (st = hfx_cfg_str_or(c, "classifier_pooling", "late", &pooling, err)))
+            return st;
+        m->class_pooling = strcmp(pooling, "late") == 0 ? HFX_CLASS_LATE
+                           : strcmp(pooling, "mean") == 0 ? HFX_CLASS_MEAN
+                                                          : HFX_CLASS_BOS;
+        if (m->class_pooling == HFX_CLASS_BOS && strcmp(pooling, "bos") != 0)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: classifier_pooling '%s' is not one transformers has (bos, "
+                                                      "mean, late)", c.where, pooling);
+    }
     m->clip_qkv = 0;
     if (d->clip_qkv_key && (st = hfx_cfg_num_or(c, d->clip_qkv_key, 0, &m->clip_qkv, err))) return st;
     if (!(m->clip_qkv >= 0) || m->clip_qkv > 1e30)

@@ -63,6 +63,9 @@ static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", QWEN3
 static const hfx_decoder_desc EuroBertForMaskedLM_desc = {"EuroBertForMaskedLM", LLAMA, .scores.mask = HFX_MASK_BOTH_WAYS,
                                                           .head = HFX_HEAD_LM_BIAS_KEY, .head_bias_key = "mlp_bias",
                                                           .output_class = "MaskedLMOutput"};
+static const hfx_decoder_desc EuroBertForSequenceClassification_desc = {
+    "EuroBertForSequenceClassification", LLAMA, .scores.mask = HFX_MASK_BOTH_WAYS, .head = HFX_HEAD_POOLED_CLASSIFIER,
+    .output_class = "SequenceClassifierOutput"};
 static const hfx_decoder_base EuroBertModel_base = {&EuroBertForMaskedLM_desc, "EuroBertModel", "BaseModelOutput"};
 /* Qwen3-VL-MoE's language model (no causal LM of its own: vlm.c's host reads it) */
 const hfx_decoder_desc hfx_qwen3_vl_moe_text = {"Qwen3VLMoeTextModel", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
@@ -1059,6 +1062,7 @@ static const struct entry {
     {"Qwen3MoeForCausalLM", &hfx_decoder_family, &Qwen3MoeForCausalLM_desc},
     {"EuroBertForMaskedLM", &hfx_decoder_encoder_family, &EuroBertForMaskedLM_desc},
     {"EuroBertModel", &hfx_decoder_base_family, &EuroBertModel_base},
+    {"EuroBertForSequenceClassification", &hfx_decoder_encoder_family, &EuroBertForSequenceClassification_desc},
     {"GraniteForCausalLM", &hfx_decoder_family, &GraniteForCausalLM_desc},
     {"GraniteSWAForCausalLM", &hfx_decoder_family, &GraniteSWAForCausalLM_desc},
     {"Olmo2ForCausalLM", &hfx_decoder_family, &Olmo2ForCausalLM_desc},

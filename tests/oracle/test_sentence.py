@@ -425,8 +425,8 @@ def test_eurobert_masked_lm(root, fmt):
 
 
 def test_eurobert_base_model_and_refusals(root, tmp_path):
-    """EuroBertModel: last_hidden_state equal to transformers'; a generation export of EuroBERT (no causal LM) is
-    refused by name, exit code 2, nothing written."""
+    """EuroBertModel: last_hidden_state equal to transformers'; a generation export of EuroBERT (no causal LM) and a
+    classifier_pooling transformers does not have are refused by name, exit code 2, nothing written."""
     from transformers import AutoModel
     folder = _base_model("eurobert", root)
     inputs = _inputs("eurobert")
@@ -444,3 +444,46 @@ def test_eurobert_base_model_and_refusals(root, tmp_path):
     proc = run_hfx(["export", _eurobert_mlm(root), dst, "--format", "onnx", "--for-generation"])
     assert proc.returncode == 2 and "generation" in proc.stderr, describe(proc)
     assert not dst.exists()
+    # a classifier_pooling transformers does not have
+    bad = tmp_path / "bad"
+    shutil.copytree(_eurobert_mlm(root), bad)
+    cfg = json.loads((bad / "config.json").read_text())
+    cfg.update(architectures=["EuroBertForSequenceClassification"], classifier_pooling="max")
+    (bad / "config.json").write_text(json.dumps(cfg))
+    proc = run_hfx(["export", bad, dst, "--format", "onnx"])
+    assert proc.returncode == 2 and "classifier_pooling 'max'" in proc.stderr, describe(proc)
+    assert not dst.exists()
+
+
+@pytest.mark.parametrize("pooling,fmt", [("bos", "onnx"), ("mean", "onnx"), ("late", "onnx"), ("late", "openvino"),
+                                         ("mean", "dynamo")])
+def test_eurobert_sequence_classification(root, pooling, fmt):
+    """EuroBertForSequenceClassification: logits [batch, labels] of its head (dense, GELU, classifier) over the first
+    token, the masked mean, or every token then their masked mean (classifier_pooling), equal to transformers' on
+    right- and left-padded rows; the three poolings give different logits."""
+    from transformers import EuroBertForSequenceClassification
+    folder = root / f"eurobert_cls_{pooling}"
+    if not folder.exists():
+        torch.manual_seed(7)
+        model = EuroBertForSequenceClassification(EuroBertConfig(**SMALL, pad_token_id=0, num_key_value_heads=2,
+                                                                 num_labels=3, classifier_pooling=pooling)).eval()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.normal_(0.0, 0.3)
+        model.save_pretrained(folder)
+    inputs = _inputs("eurobert")
+    pos = np.broadcast_to(np.arange(inputs["input_ids"].shape[1]), inputs["input_ids"].shape).copy()
+    model = EuroBertForSequenceClassification.from_pretrained(str(folder), attn_implementation="eager").eval()
+    feed = dict(attention_mask=torch.from_numpy(inputs["attention_mask"]), position_ids=torch.from_numpy(pos))
+    with torch.no_grad():
+        want = model(torch.from_numpy(inputs["input_ids"]), **feed).logits.numpy()
+        others = []
+        for other in ("bos", "mean", "late"):  # the same weights pooled the other ways
+            model.classifier_pooling = other
+            others.append(model(torch.from_numpy(inputs["input_ids"]), **feed).logits.numpy())
+    assert min(np.abs(a - b).max() for i, a in enumerate(others) for b in others[i + 1:]) > 0.01
+    out = root / f"out_eurobert_cls_{pooling}_{fmt}"
+    _export(folder, out, fmt)
+    got = _run(fmt, out, {**inputs, "position_ids": pos})
+    err = float(np.max(np.abs(got["logits"] - want)))
+    assert got["logits"].shape == (4, 3) and err <= PARITY_ATOL, f"[{fmt}] {pooling}: max |diff| {err}"
