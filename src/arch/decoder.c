@@ -32,7 +32,7 @@ static hfx_decoder_names resolve_names(const hfx_decoder_desc *d, hfx_layer_layo
     TAKE(embed); TAKE(layer); TAKE(attn); TAKE(qkv); TAKE(o); TAKE(fc_in); TAKE(fc_out); TAKE(norm1);
     TAKE(norm2); TAKE(pos_embed); TAKE(final_norm); TAKE(lm_head); TAKE(pre2); TAKE(post2); TAKE(q_norm);
     TAKE(k_norm); TAKE(mlp); TAKE(gate); TAKE(up); TAKE(down); TAKE(conv); TAKE(ssm); TAKE(embed_alt);
-    TAKE(project_in); TAKE(project_out); TAKE(embed_norm);
+    TAKE(project_in); TAKE(project_out); TAKE(embed_norm); TAKE(token_types); TAKE(head_dense); TAKE(head_norm);
 #undef TAKE
     if (layout == HFX_LAYOUT_PARALLEL && f->parallel_norm1) n.norm1 = f->parallel_norm1, n.norm2 = f->parallel_norm2;
     return n;
@@ -239,6 +239,9 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
     }
     if (m->embed_dim != m->hidden) /* OPT: back to the embeddings' width */
         x = hfx_dec_proj(c, x, m->hidden, m->embed_dim, false, c->n.project_out);
+    if (c->d->head == HFX_HEAD_LM_TRANSFORM) /* GTE: dense, GELU, LayerNorm before the decoder */
+        x = hfx_dec_norm(c, hfx_activate(g, HFX_ACT_GELU, hfx_dec_proj(c, x, m->hidden, m->hidden, true, c->n.head_dense)),
+                         m->hidden, c->n.head_norm);
     hfx_value *bias = NULL;
     if (m->bias.head) { /* "<head>.bias" beside "<head>.weight" */
         char name[160];
@@ -450,6 +453,10 @@ static hfx_value *embed_tokens(layer_ctx *c, bool embeds_in, decoder_inputs *in)
         in->x = embed_scaled(g, m, c->o, in->x);
     if (m->mult.embed != 1.0) in->x = hfx_op2(g, HFX_OP_MUL, in->x, hfx_const_scalar(g, c->o->dtype, m->mult.embed));
     if (s == HFX_EMBED_FINAL_NORM) in->x = hfx_dec_norm(c, in->x, m->hidden, c->n.final_norm);
+    if (!embeds_in && m->token_types) { /* GTE: token type 0's row, as transformers' default token_type_ids */
+        hfx_value *types = hfx_weight(c->w, 2, (int64_t[]){m->token_types, m->hidden}, "%s", c->n.token_types);
+        in->x = hfx_op2(g, HFX_OP_ADD, in->x, hfx_gather(g, types, hfx_const_i64(g, 0), 0));
+    }
     if (s == HFX_EMBED_OWN_NORM) in->x = hfx_dec_norm(c, in->x, m->hidden, c->n.embed_norm);
     return embed;
 }
@@ -822,8 +829,9 @@ static hfx_status base_parse(const void *desc, hfx_cfg c, hfx_arena *arena, void
 
 static hfx_status base_build_forward(const void *desc, const void *cfg, const hfx_checkpoint *ck,
                                      const hfx_build_opts *o, hfx_graph *g, hfx_error *err) {
-    static const hfx_weight_rename names[] = {{"model.", ""}, {NULL, NULL}}; /* its tensors as the base model saves */
     const hfx_decoder_base *b = desc;
+    const hfx_weight_rename names[] = {{b->prefix ? b->prefix : "model.", ""}, {NULL, NULL}}; /* as the base model
+                                                                                                 saves them */
     hfx_decoder_host host = {.architecture = b->architecture, .rename = names, .base = true};
     return hfx_decoder_build(b->causal, cfg, ck, o, &host, g, err);
 }

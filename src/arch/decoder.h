@@ -171,6 +171,10 @@ typedef struct hfx_decoder_names {
     const char *optional_prefix; /* names start with it, or not (GPT-2 on the Hub has no "transformer.") */
     const char *project_in, *project_out; /* the embeddings' projections where their width is not hidden (OPT) */
     const char *embed_norm; /* HFX_EMBED_OWN_NORM's norm: "transformer.word_embeddings_layernorm" */
+    const char *token_types; /* a token-type table whose first row every token gets, before the embedding norm (GTE's
+                                "embeddings.token_type_embeddings.weight": transformers' default token_type_ids 0);
+                                absent where type_vocab_size is 0 */
+    const char *head_dense, *head_norm; /* HFX_HEAD_LM_TRANSFORM's: "lm_head.dense", "lm_head.layer_norm" */
     const char *parallel_norm1, *parallel_norm2; /* HFX_LAYOUT_PARALLEL's norms where their names differ from the
                                                     sequential layout's (Falcon's ln_attn, ln_mlp) */
     const hfx_weight_rename *stored; /* the other names transformers loads these tensors by, as parts of a name
@@ -230,6 +234,7 @@ typedef enum {
     HFX_MLP_PLAIN,      /* fc_in → act → fc_out (StarCoder2, GPT-2, GPT-NeoX, Phi) */
     HFX_MLP_GATED,      /* act(gate) · up → down (Llama) */
     HFX_MLP_GATED_FUSED, /* ... from one `gate_up_proj` [gate; up] (Phi-3, GLM) */
+    HFX_MLP_UP_GATE_FUSED, /* ... from one `up_gate_proj` [up; gate] (GTE) */
     HFX_MLP_GATED_SUB_NORMED, /* act(gate) · up normed (mlp.ffn_sub_norm, over the width) → down (BitNet) */
     HFX_MLP_CHANNEL_MIX      /* RWKV-4's channel mix (ssm.h), token-shifted: its state with the time mix's */
 } hfx_mlp_kind;
@@ -513,7 +518,8 @@ typedef enum {
     HFX_MLP_BIAS_NONE,
     HFX_MLP_BIAS_FROM_CONFIG, /* `mlp_bias` (Llama) */
     HFX_MLP_BIAS_FROM_CONFIG_ON, /* ... absent: true (Jais-2) */
-    HFX_MLP_BIAS_ALWAYS       /* MLP linears always biased (GPT-NeoX, Phi) */
+    HFX_MLP_BIAS_ALWAYS,      /* MLP linears always biased (GPT-NeoX, Phi) */
+    HFX_MLP_BIAS_DOWN         /* the down projection alone (GTE) */
 } hfx_mlp_bias;
 
 /* Which linears have biases. */
@@ -588,6 +594,8 @@ typedef enum {
     HFX_HEAD_LM,              /* lm_head [vocab, hidden] */
     HFX_HEAD_LM_BIASED,       /* ... with lm_head.bias (Phi) */
     HFX_HEAD_LM_USE_BIAS,     /* ... biased as `use_bias` says (ERNIE 4.5 MoE) */
+    HFX_HEAD_LM_TRANSFORM,    /* lm_head(LayerNorm(GELU(dense(x)))), the decoder biased and tied as the config says
+                                 (GTE's masked LM) */
     HFX_HEAD_LM_BIAS_KEY,     /* ... biased as the config's head_bias_key says (Phi-3.5-MoE: lm_head_bias; EuroBERT:
                                  mlp_bias) */
     HFX_HEAD_CLASSIFIER,      /* *ForSequenceClassification: `score` on the last token that is not
@@ -696,6 +704,7 @@ typedef struct hfx_decoder_mults {
 /* Which linears have biases. */
 typedef struct hfx_decoder_biases {
     bool q, k, v, o, mlp, head;
+    bool down; /* the MLP's down projection alone (HFX_MLP_BIAS_DOWN) */
 } hfx_decoder_biases;
 
 /* One layer's attention and MLP shapes (hfx_dec_shape: uniform models have none stored). */
@@ -827,6 +836,7 @@ typedef struct hfx_decoder_cfg {
     hfx_qkv_layout qkv;          /* the descriptor's, or as multi_query says (never HFX_QKV_BY_MULTI_QUERY) */
     int64_t labels, pad_id;      /* a sequence classifier's width and pad token (-1: none) */
     enum { HFX_CLASS_BOS, HFX_CLASS_MEAN, HFX_CLASS_LATE } class_pooling; /* HFX_HEAD_POOLED_CLASSIFIER's */
+    int64_t token_types;         /* names.token_types' rows (type_vocab_size: 0 or 1) */
     hfx_layer_shape *shape;      /* (layers) where the layers' shapes differ (HFX_SHAPES_PER_LAYER_CONFIG); NULL:
                                     every layer the sizes above; arena-owned */
     hfx_decoder_ple ple;
@@ -877,6 +887,8 @@ typedef struct hfx_decoder_base {
     const hfx_decoder_desc *causal;
     const char *architecture;        /* the base model's class name */
     const char *output_class;        /* its forward's output (NULL: BaseModelOutputWithPast) */
+    const char *prefix;              /* what the head model's names start with, which the base model's do not
+                                        (NULL: "model.") */
 } hfx_decoder_base;
 extern const hfx_arch_family hfx_decoder_base_family;
 /* The template with its head as an encoder's (EuroBertForMaskedLM: layers that attend both ways): a forward pass

@@ -219,7 +219,9 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     m->bias.o = attention_bias || d->bias.rule == HFX_BIAS_O_ONLY;
     if (!st && d->bias.o_key) st = hfx_cfg_bool_or(c, d->bias.o_key, false, &m->bias.o, err);
     m->bias.mlp = mlp_bias || d->bias.mlp == HFX_MLP_BIAS_ALWAYS;
-    m->bias.head = d->head == HFX_HEAD_LM_BIASED || (d->head == HFX_HEAD_LM_USE_BIAS && attention_bias);
+    m->bias.down = m->bias.mlp || d->bias.mlp == HFX_MLP_BIAS_DOWN;
+    m->bias.head = d->head == HFX_HEAD_LM_BIASED || d->head == HFX_HEAD_LM_TRANSFORM ||
+                   (d->head == HFX_HEAD_LM_USE_BIAS && attention_bias);
     if (!st && d->head == HFX_HEAD_LM_BIAS_KEY) st = hfx_cfg_bool_or(c, d->head_bias_key, false, &m->bias.head, err);
     return st;
 }
@@ -375,7 +377,7 @@ static hfx_status parse_alibi(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_
 static hfx_status parse_layout(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     hfx_status st;
     m->layout = d->layout;
-    m->no_final_norm = false;
+    m->no_final_norm = d->layout == HFX_LAYOUT_POST_LN; /* (its layers end normed: GTE) */
     if (d->positions == HFX_POSITIONS_ALIBI) { /* (Bloom's other residual, which no released checkpoint sets) */
         bool normed_residual;
         if ((st = hfx_cfg_bool_or(c, "apply_residual_connection_post_layernorm", false, &normed_residual, err))) return st;
@@ -480,6 +482,14 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
     if (d->head == HFX_HEAD_CLASSIFIER && ((st = hfx_cfg_num_labels(c, &m->labels, err)) ||
                               (st = hfx_cfg_int_in_or(c, "pad_token_id", -1, -1, m->vocab - 1, &m->pad_id, err))))
         return st;
+    m->token_types = 0;
+    if (d->names && d->names->token_types) { /* (transformers' default ids are 0: every token gets the first row) */
+        if ((st = hfx_cfg_int_in_or(c, "type_vocab_size", 1, 0, 1 << 20, &m->token_types, err))) return st;
+        if (m->token_types > 1)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: type_vocab_size %lld: hfx's graph takes no token_type_ids, so "
+                                                      "it writes models of one token type (or none) only", c.where,
+                            (long long)m->token_types);
+    }
     if (d->head == HFX_HEAD_POOLED_CLASSIFIER) {
         const char *pooling;
         if ((st = hfx_cfg_num_labels(c, &m->labels, err)) ||

@@ -71,6 +71,11 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
             gate = hfx_op2(c->g, HFX_OP_ADD, gate, hfx_slice(c->g, lora, 2, 0, I));
             up = hfx_op2(c->g, HFX_OP_ADD, up, hfx_slice(c->g, lora, 2, I, 2 * I));
         }
+    } else if (c->d->mlp == HFX_MLP_UP_GATE_FUSED) { /* one [up; gate] weight (GTE) */
+        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * I, m->hidden}, "%s.weight", P("up_gate_proj"));
+        hfx_value *b = m->bias.mlp ? hfx_weight(c->w, 1, (int64_t[]){2 * I}, "%s.bias", P("up_gate_proj")) : NULL;
+        up = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, 0, I), b ? hfx_const_slice(c->g, b, 0, 0, I) : NULL);
+        gate = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, I, I), b ? hfx_const_slice(c->g, b, 0, I, I) : NULL);
     } else {
         gate = hfx_dec_proj(c, h, m->hidden, I, m->bias.mlp, P(c->n.gate));
         up = hfx_dec_proj(c, h, m->hidden, I, m->bias.mlp, P(c->n.up));
@@ -78,6 +83,6 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
     gate = hfx_dec_scaled(c->g, gate, m->mult.gate); /* Falcon-H1's mlp_multipliers */
     hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, mlp_act(c, i, gate), up);
     if (c->d->mlp == HFX_MLP_GATED_SUB_NORMED) act = hfx_dec_norm(c, act, I, P("ffn_sub_norm"));
-    return hfx_dec_scaled(c->g, hfx_dec_proj(c, act, I, m->hidden, m->bias.mlp, P(c->n.down)), m->mult.down);
+    return hfx_dec_scaled(c->g, hfx_dec_proj(c, act, I, m->hidden, m->bias.down, P(c->n.down)), m->mult.down);
 #undef P
 }

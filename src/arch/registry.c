@@ -66,7 +66,24 @@ static const hfx_decoder_desc EuroBertForMaskedLM_desc = {"EuroBertForMaskedLM",
 static const hfx_decoder_desc EuroBertForSequenceClassification_desc = {
     "EuroBertForSequenceClassification", LLAMA, .scores.mask = HFX_MASK_BOTH_WAYS, .head = HFX_HEAD_POOLED_CLASSIFIER,
     .output_class = "SequenceClassifierOutput"};
-static const hfx_decoder_base EuroBertModel_base = {&EuroBertForMaskedLM_desc, "EuroBertModel", "BaseModelOutput"};
+static const hfx_decoder_base EuroBertModel_base = {&EuroBertForMaskedLM_desc, "EuroBertModel", "BaseModelOutput", NULL};
+/* GTE: post-LN layers (LayerNorms with biases) attending both ways, rotary, q/k/v/o biased, a gated MLP whose down
+ * projection alone is biased; the embeddings plus token type 0's row, LayerNormed; no final norm; the masked LM's
+ * head dense → GELU → LayerNorm → the decoder (biased, tied by default); GteModel its base under its own names */
+/* (the Hub's layer names, which transformers' saving writes back through its conversion mapping; the head model's
+ * backbone "gte." as transformers saves it, "new." as the Hub's checkpoints store it) */
+static const hfx_weight_rename gte_stored[] = {{"gte.", "new."}, {NULL, NULL}};
+static const hfx_decoder_names gte_names = {
+    .embed = "gte.embeddings.word_embeddings.weight", .layer = "gte.encoder.layer.%lld", .attn = "attention",
+    .norm1 = "attn_ln", .norm2 = "mlp_ln", .embed_norm = "gte.embeddings.LayerNorm",
+    .token_types = "gte.embeddings.token_type_embeddings.weight", .lm_head = "lm_head.decoder.weight",
+    .head_dense = "lm_head.dense", .head_norm = "lm_head.norm", .stored = gte_stored};
+static const hfx_decoder_desc GteForMaskedLM_desc = {
+    "GteForMaskedLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_POST_LN, .embed_scale = HFX_EMBED_OWN_NORM,
+    .qkv = HFX_QKV_CONCAT, .mlp = HFX_MLP_UP_GATE_FUSED, .bias.rule = HFX_BIAS_FROM_CONFIG, .bias.default_on = true,
+    .bias.mlp = HFX_MLP_BIAS_DOWN, .eps_key = "layer_norm_eps", .act.dflt = "gelu", .scores.mask = HFX_MASK_BOTH_WAYS,
+    .head = HFX_HEAD_LM_TRANSFORM, .defaults.tied = true, .names = &gte_names, .output_class = "MaskedLMOutput"};
+static const hfx_decoder_base GteModel_base = {&GteForMaskedLM_desc, "GteModel", "BaseModelOutputWithPooling", "gte."};
 /* Qwen3-VL-MoE's language model (no causal LM of its own: vlm.c's host reads it) */
 const hfx_decoder_desc hfx_qwen3_vl_moe_text = {"Qwen3VLMoeTextModel", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
                                                 .moe = &hfx_moe_qwen3_vl, .output_class = "MoeCausalLMOutputWithPast"};
@@ -1063,6 +1080,8 @@ static const struct entry {
     {"EuroBertForMaskedLM", &hfx_decoder_encoder_family, &EuroBertForMaskedLM_desc},
     {"EuroBertModel", &hfx_decoder_base_family, &EuroBertModel_base},
     {"EuroBertForSequenceClassification", &hfx_decoder_encoder_family, &EuroBertForSequenceClassification_desc},
+    {"GteForMaskedLM", &hfx_decoder_encoder_family, &GteForMaskedLM_desc},
+    {"GteModel", &hfx_decoder_base_family, &GteModel_base},
     {"GraniteForCausalLM", &hfx_decoder_family, &GraniteForCausalLM_desc},
     {"GraniteSWAForCausalLM", &hfx_decoder_family, &GraniteSWAForCausalLM_desc},
     {"Olmo2ForCausalLM", &hfx_decoder_family, &Olmo2ForCausalLM_desc},
@@ -1296,7 +1315,7 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_a
         char *copy = hfx_arena_alloc(arena, n);
         if (!b || !e || !copy) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         memcpy(copy, name, n);
-        *b = (hfx_decoder_base){causal, copy, NULL};
+        *b = (hfx_decoder_base){causal, copy, NULL, NULL};
         *e = (struct entry){copy, &hfx_decoder_base_family, b};
         return open_entry(e, ck, arena, out, err);
     }

@@ -24,8 +24,8 @@ import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers import models as st_models
 from transformers import (
-    BertConfig, BertForSequenceClassification, BertModel, EuroBertConfig, EuroBertModel, ModernBertConfig,
-    ModernBertModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
+    BertConfig, BertForSequenceClassification, BertModel, EuroBertConfig, EuroBertModel, GteConfig, GteModel,
+    ModernBertConfig, ModernBertModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
 
 from conftest import PARITY_ATOL, REPO, describe, run_hfx
 
@@ -41,6 +41,8 @@ ENCODERS = {
     "qwen3": (Qwen3Config, Qwen3ForCausalLM, 0),
     # EuroBERT: Llama's layers attending both ways (positions 0, 1, ... whatever the padding)
     "eurobert": (EuroBertConfig, EuroBertModel, 0),
+    # GTE: post-LN layers attending both ways, rotary, one token type
+    "gte": (GteConfig, GteModel, 0),
 }
 # ModernBERT's own keys: a window smaller than the batch's rows, special ids inside the tiny vocabulary
 MODERN = dict(local_attention=4, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
@@ -58,13 +60,13 @@ def _base_model(arch: str, root):
         torch.manual_seed(7)
         extra = (MODERN if arch == "modernbert" else dict(num_key_value_heads=2, head_dim=8, tie_word_embeddings=False)
                  if arch == "qwen3" else dict(num_key_value_heads=2, mlp_bias=True) if arch == "eurobert"
-                 else {"type_vocab_size": 2})
+                 else {"type_vocab_size": 1} if arch == "gte" else {"type_vocab_size": 2})
         model = model_cls(cfg_cls(**SMALL, pad_token_id=pad, **extra)).eval()
         with torch.no_grad():
             for p in model.parameters():
                 p.normal_(0.0, 0.3)
         model.save_pretrained(out)
-        if arch in ("modernbert", "eurobert"):  # sentence-transformers wants a tokenizer beside it; the tests feed ids
+        if arch in ("modernbert", "eurobert", "gte"):  # sentence-transformers wants a tokenizer beside it; the tests feed ids
             from transformers import BertTokenizerFast
 
             vocab = root / "vocab.txt"
@@ -109,7 +111,7 @@ def _inputs(arch: str):
     mask[2, :4] = 0
     mask[3, 1:] = 0
     ids[mask == 0] = pad
-    if arch in ("modernbert", "qwen3", "eurobert"):  # no token types
+    if arch in ("modernbert", "qwen3", "eurobert", "gte"):  # no token types
         return {"input_ids": ids, "attention_mask": mask}
     types = np.zeros_like(ids)
     types[0, 5:] = 1
@@ -191,6 +193,7 @@ AUTO_CASES = [("bert", (m,), False, False) for m in MODES] + [
     ("qwen3", ("lasttoken",), True, False),
     ("qwen3", ("mean", "max"), False, False),
     ("eurobert", ("mean",), True, False),
+    ("gte", ("cls",), True, False),
 ]
 
 
@@ -370,18 +373,24 @@ def test_a_base_decoder_exports_its_states(root):
     assert err <= PARITY_ATOL, err
 
 
-def _eurobert_mlm(root):
-    """A tiny EuroBertForMaskedLM (biased MLP and head: mlp_bias), saved once."""
-    from transformers import EuroBertForMaskedLM
-    out = root / "eurobert_mlm"
+def _head_model(root, name: str, model_cls, config):
+    """A tiny head model saved once under `name`, its weights drawn as _base_model draws them."""
+    out = root / name
     if not out.exists():
         torch.manual_seed(7)
-        model = EuroBertForMaskedLM(EuroBertConfig(**SMALL, pad_token_id=0, num_key_value_heads=2, mlp_bias=True)).eval()
+        model = model_cls(config).eval()
         with torch.no_grad():
             for p in model.parameters():
                 p.normal_(0.0, 0.3)
         model.save_pretrained(out)
     return out
+
+
+def _eurobert_mlm(root):
+    """A tiny EuroBertForMaskedLM (biased MLP and head: mlp_bias), saved once."""
+    from transformers import EuroBertForMaskedLM
+    return _head_model(root, "eurobert_mlm", EuroBertForMaskedLM,
+                       EuroBertConfig(**SMALL, pad_token_id=0, num_key_value_heads=2, mlp_bias=True))
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -462,15 +471,9 @@ def test_eurobert_sequence_classification(root, pooling, fmt):
     token, the masked mean, or every token then their masked mean (classifier_pooling), equal to transformers' on
     right- and left-padded rows; the three poolings give different logits."""
     from transformers import EuroBertForSequenceClassification
-    folder = root / f"eurobert_cls_{pooling}"
-    if not folder.exists():
-        torch.manual_seed(7)
-        model = EuroBertForSequenceClassification(EuroBertConfig(**SMALL, pad_token_id=0, num_key_value_heads=2,
-                                                                 num_labels=3, classifier_pooling=pooling)).eval()
-        with torch.no_grad():
-            for p in model.parameters():
-                p.normal_(0.0, 0.3)
-        model.save_pretrained(folder)
+    folder = _head_model(root, f"eurobert_cls_{pooling}", EuroBertForSequenceClassification,
+                         EuroBertConfig(**SMALL, pad_token_id=0, num_key_value_heads=2, num_labels=3,
+                                        classifier_pooling=pooling))
     inputs = _inputs("eurobert")
     pos = np.broadcast_to(np.arange(inputs["input_ids"].shape[1]), inputs["input_ids"].shape).copy()
     model = EuroBertForSequenceClassification.from_pretrained(str(folder), attn_implementation="eager").eval()
@@ -487,3 +490,52 @@ def test_eurobert_sequence_classification(root, pooling, fmt):
     got = _run(fmt, out, {**inputs, "position_ids": pos})
     err = float(np.max(np.abs(got["logits"] - want)))
     assert got["logits"].shape == (4, 3) and err <= PARITY_ATOL, f"[{fmt}] {pooling}: max |diff| {err}"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_gte_masked_lm(root, fmt):
+    """GteForMaskedLM: logits at every position (its head dense → GELU → LayerNorm → the tied, biased decoder) equal
+    to transformers' on right- and left-padded rows with positions 0, 1, ...; its base model GteModel's
+    last_hidden_state too (ONNX), and the Hub's names ("new." for the backbone); a second token type refused by name
+    (the graph takes no token_type_ids)."""
+    from transformers import AutoModel, GteForMaskedLM
+    folder = _head_model(root, "gte_mlm", GteForMaskedLM, GteConfig(**SMALL, pad_token_id=0))
+    inputs = _inputs("gte")
+    pos = np.broadcast_to(np.arange(inputs["input_ids"].shape[1]), inputs["input_ids"].shape).copy()
+    feed = dict(attention_mask=torch.from_numpy(inputs["attention_mask"]), position_ids=torch.from_numpy(pos))
+    with torch.no_grad():
+        want = GteForMaskedLM.from_pretrained(str(folder), attn_implementation="eager").eval()(
+            torch.from_numpy(inputs["input_ids"]), **feed).logits.numpy()
+    out = root / f"out_gte_mlm_{fmt}"
+    _export(folder, out, fmt)
+    got = _run(fmt, out, {**inputs, "position_ids": pos})
+    err = float(np.max(np.abs(got["logits"] - want)))
+    assert err <= PARITY_ATOL, f"[{fmt}] GTE logits max |diff| {err}"
+    if fmt != "onnx":
+        return
+    want_logits = want
+    base = _base_model("gte", root)
+    with torch.no_grad():
+        want = AutoModel.from_pretrained(str(base), attn_implementation="eager").eval()(
+            torch.from_numpy(inputs["input_ids"]), **feed).last_hidden_state.numpy()
+    _export(base, root / "out_gte_base", "onnx")
+    got = _run("onnx", root / "out_gte_base", {**inputs, "position_ids": pos})
+    assert float(np.max(np.abs(got["last_hidden_state"] - want))) <= PARITY_ATOL
+    # the Hub's checkpoints keep the backbone under "new." (transformers renames it on load)
+    from safetensors.numpy import load_file, save_file
+    hub = root / "gte_hub"
+    shutil.copytree(folder, hub, dirs_exist_ok=True)
+    tensors = load_file(str(hub / "model.safetensors"))
+    assert any(k.startswith("gte.") for k in tensors)
+    save_file({("new." + k[4:] if k.startswith("gte.") else k): v for k, v in tensors.items()},
+              str(hub / "model.safetensors"), metadata={"format": "pt"})
+    _export(hub, root / "out_gte_hub", "onnx")
+    got = _run("onnx", root / "out_gte_hub", {**inputs, "position_ids": pos})
+    assert float(np.max(np.abs(got["logits"] - want_logits))) <= PARITY_ATOL
+    bad = root / "gte_types"
+    shutil.copytree(folder, bad, dirs_exist_ok=True)
+    cfg = json.loads((bad / "config.json").read_text())
+    (bad / "config.json").write_text(json.dumps({**cfg, "type_vocab_size": 2}))
+    proc = run_hfx(["export", bad, root / "gte_refused", "--format", "onnx"])
+    assert proc.returncode == 2 and "type_vocab_size 2" in proc.stderr, describe(proc)
+    assert not (root / "gte_refused").exists()
