@@ -802,9 +802,8 @@ static const hfx_component generation_multi[] = {
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
 
 static hfx_torch_signature classifier_torch_signature(const void *desc) {
-    static const char *const args[] = {"input_ids", "attention_mask", "position_ids", NULL};
     (void)desc;
-    return (hfx_torch_signature){args, "SequenceClassifierOutputWithPast", NULL};
+    return (hfx_torch_signature){sequence_inputs, "SequenceClassifierOutputWithPast", NULL}; /* (no cache argument) */
 }
 
 const hfx_arch_family hfx_decoder_classifier_family = {
@@ -837,9 +836,8 @@ static hfx_status base_build_forward(const void *desc, const void *cfg, const hf
 }
 
 static hfx_torch_signature base_torch_signature(const void *desc) {
-    static const char *const args[] = {"input_ids", "attention_mask", "position_ids", NULL};
     const hfx_decoder_base *b = desc;
-    return (hfx_torch_signature){args, b->output_class ? b->output_class : "BaseModelOutputWithPast", NULL};
+    return (hfx_torch_signature){sequence_inputs, b->output_class ? b->output_class : "BaseModelOutputWithPast", NULL};
 }
 
 static bool base_pools(const void *desc) { return decoder_pools(((const hfx_decoder_base *)desc)->causal); }
@@ -855,8 +853,7 @@ const hfx_arch_family hfx_decoder_base_family = {
 };
 
 static hfx_torch_signature encoder_torch_signature(const void *desc) {
-    static const char *const args[] = {"input_ids", "attention_mask", "position_ids", NULL};
-    return (hfx_torch_signature){args, ((const hfx_decoder_desc *)desc)->output_class, NULL};
+    return (hfx_torch_signature){sequence_inputs, ((const hfx_decoder_desc *)desc)->output_class, NULL};
 }
 
 const hfx_arch_family hfx_decoder_encoder_family = {

@@ -27,8 +27,8 @@
 #include "arch/rope.h"
 #include "base/status.h"
 
-static const hfx_grid_merger_names qwen2_merger = {"merger.ln_q", "merger.mlp.0", "merger.mlp.2"};
-static const hfx_grid_merger_names qwen3_merger = {"merger.norm", "merger.linear_fc1", "merger.linear_fc2"};
+static const hfx_grid_merger_names qwen2_merger = {"ln_q", "mlp.0", "mlp.2"};
+static const hfx_grid_merger_names qwen3_merger = {"norm", "linear_fc1", "linear_fc2"}; /* (DeepStack's mergers' too) */
 
 /* DeepStack's layers from deepstack_visual_indexes (transformers' default [8, 16, 24]): each layer of the tower
  * that the list names, in the tower's order, with the merger of its first mention (as `index()` finds it). */
@@ -237,10 +237,12 @@ static hfx_value *learned_positions(const hfx_grid_tower *t, hfx_graph *g, hfx_w
     return sum;
 }
 
-/* A merger: Qwen2-VL's and Qwen3-VL's norm over each patch's states (or, after_merge, over each merge² block's
- * side by side: DeepStack's), Linear, GELU, Linear into `out`. x [1, N, E] → [tokens, out]. */
-static hfx_value *merger(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                         const hfx_grid_merger_names *names, bool after_merge, hfx_value *x, hfx_dim tokens) {
+/* A merger under `prefix` ("visual.merger.", "visual.deepstack_merger_list.0."), its parts named as the lineage
+ * names them: the norm over each patch's states (or, after_merge, over each merge² block's side by side:
+ * DeepStack's), Linear, GELU, Linear into `out`. x [1, N, E] → [tokens, out]. */
+static hfx_value *merger(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix, bool after_merge,
+                         hfx_value *x, hfx_dim tokens) {
+    const hfx_grid_merger_names *names = t->merger;
     int64_t E = t->tower.cfg.hidden * t->merge * t->merge;
     char name[256];
     snprintf(name, sizeof name, "%s%s", prefix, names->norm);
@@ -294,15 +296,15 @@ hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_we
     /* a merge² of the patches (as many as the patches' bound allows: ExecuTorch plans for it) */
     int64_t most = n.n == 1 ? g->symbols[n.sym[0]].max : INT32_MAX;
     hfx_dim tokens = hfx_dim_sym(hfx_graph_symbol(g, "num_image_tokens", 1, most >= INT32_MAX ? INT32_MAX : most / mm));
-    hfx_value *features = merger(t, g, w, prefix, t->merger, false, x, tokens);
+    snprintf(name, sizeof name, "%smerger.", prefix);
+    hfx_value *features = merger(t, g, w, name, false, x, tokens);
     /* DeepStack: the states after each chosen layer, through its own merger (normed after the merge) */
-    static const hfx_grid_merger_names stack = {"norm", "linear_fc1", "linear_fc2"};
     bool read[HFX_GRID_MAX_DEEPSTACK] = {0};
     hfx_value *picked[HFX_GRID_MAX_DEEPSTACK];
     for (int k = 0; k < used && !g->failed; k++) {
         snprintf(name, sizeof name, "%sdeepstack_merger_list.%d.", prefix, t->deepstack_merger[k]);
         read[t->deepstack_merger[k]] = true;
-        picked[k] = hfx_unsqueeze(g, merger(t, g, w, name, &stack, true, states[t->deepstack_layer[k] + 1], tokens), 0);
+        picked[k] = hfx_unsqueeze(g, merger(t, g, w, name, true, states[t->deepstack_layer[k] + 1], tokens), 0);
     }
     for (int k = 0; k < t->n_deepstack_mergers; k++) /* the language model adds no more than its layers */
         if (!read[k]) {

@@ -8,9 +8,9 @@
 enum { HFX_GRID_MAX_LAYERS = 4096, /* vision.c's bound on a tower's layers */
        HFX_GRID_MAX_DEEPSTACK = 64 };
 
-/* A lineage's merger names, under the tower's prefix. */
+/* A lineage's merger parts, under the merger's prefix ("merger.", "deepstack_merger_list.{k}."). */
 typedef struct hfx_grid_merger_names {
-    const char *norm, *fc1, *fc2; /* "merger.ln_q", "merger.mlp.0", "merger.mlp.2" (Qwen2-VL's) */
+    const char *norm, *fc1, *fc2; /* "ln_q", "mlp.0", "mlp.2" (Qwen2-VL's) */
 } hfx_grid_merger_names;
 
 typedef struct hfx_grid_tower {

@@ -460,7 +460,7 @@ const vlm_desc hfx_qwen3_vl = {.architecture = "Qwen3VLForConditionalGeneration"
                                .image_token_default = 151655,
                                .text_type = "qwen3",
                                .tied_by_top = true,
-                                   .mrope = {{24, 20, 20}, true}};
+                               .mrope = {{24, 20, 20}, true}};
 extern const hfx_decoder_desc hfx_qwen3_vl_moe_text; /* (registry.c) */
 /* Qwen3-VL-MoE: Qwen3-VL's with Qwen3-MoE's layers, its router always renormalising */
 const vlm_desc hfx_qwen3_vl_moe = {.architecture = "Qwen3VLMoeForConditionalGeneration",
@@ -478,11 +478,11 @@ const vlm_desc hfx_qwen3_5 = {.architecture = "Qwen3_5ForConditionalGeneration",
                               .vision_default = "qwen3_5_vision",
                               .image_token_default = 248056,
                               .tied_by_top = true,
-                                   .mrope = {{11, 11, 10}, true}};
+                              .mrope = {{11, 11, 10}, true}};
 const vlm_desc hfx_qwen3_5_moe = {.architecture = "Qwen3_5MoeForConditionalGeneration",
                                   .names = qwen2_vl_names,
                                   .kind = VLM_GRID,
                                   .vision_default = "qwen3_5_moe_vision",
                                   .image_token_default = 248056,
                                   .tied_by_top = true,
-                                   .mrope = {{11, 11, 10}, true}};
+                                  .mrope = {{11, 11, 10}, true}};
