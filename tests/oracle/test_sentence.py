@@ -465,7 +465,7 @@ def test_eurobert_base_model_and_refusals(root, tmp_path):
 
 
 @pytest.mark.parametrize("pooling,fmt", [("bos", "onnx"), ("mean", "onnx"), ("late", "onnx"), ("late", "openvino"),
-                                         ("mean", "dynamo")])
+                                         ("mean", "dynamo"), ("bos", "executorch")])
 def test_eurobert_sequence_classification(root, pooling, fmt):
     """EuroBertForSequenceClassification: logits [batch, labels] of its head (dense, GELU, classifier) over the first
     token, the masked mean, or every token then their masked mean (classifier_pooling), equal to transformers' on
