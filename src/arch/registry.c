@@ -1005,6 +1005,14 @@ extern const hfx_arch_family hfx_vision_family;
 extern const vision_desc hfx_vit_model, hfx_vit_classifier, hfx_clip_vision_model, hfx_clip_vision_projection,
     hfx_siglip_vision_model, hfx_dinov2_model, hfx_dinov2_classifier;
 
+/* The speech family (speech.c). */
+typedef struct speech_desc speech_desc;
+extern const hfx_arch_family hfx_speech_family;
+extern const speech_desc hfx_wav2vec2_ctc, hfx_wav2vec2_model, hfx_wav2vec2_classifier, hfx_hubert_ctc,
+    hfx_hubert_model, hfx_hubert_classifier, hfx_unispeech_ctc, hfx_unispeech_model, hfx_unispeech_classifier,
+    hfx_unispeech_sat_ctc, hfx_unispeech_sat_model, hfx_unispeech_sat_classifier, hfx_data2vec_audio_ctc,
+    hfx_data2vec_audio_model, hfx_data2vec_audio_classifier;
+
 /* The contrastive image-text family (contrastive.c). */
 typedef struct dual_desc dual_desc;
 extern const hfx_arch_family hfx_dual_family;
@@ -1203,6 +1211,21 @@ static const struct entry {
     {"SiglipVisionModel", &hfx_vision_family, &hfx_siglip_vision_model},
     {"Dinov2Model", &hfx_vision_family, &hfx_dinov2_model},
     {"Dinov2ForImageClassification", &hfx_vision_family, &hfx_dinov2_classifier},
+    {"Wav2Vec2ForCTC", &hfx_speech_family, &hfx_wav2vec2_ctc},
+    {"Wav2Vec2Model", &hfx_speech_family, &hfx_wav2vec2_model},
+    {"Wav2Vec2ForSequenceClassification", &hfx_speech_family, &hfx_wav2vec2_classifier},
+    {"HubertForCTC", &hfx_speech_family, &hfx_hubert_ctc},
+    {"HubertModel", &hfx_speech_family, &hfx_hubert_model},
+    {"HubertForSequenceClassification", &hfx_speech_family, &hfx_hubert_classifier},
+    {"UniSpeechForCTC", &hfx_speech_family, &hfx_unispeech_ctc},
+    {"UniSpeechModel", &hfx_speech_family, &hfx_unispeech_model},
+    {"UniSpeechForSequenceClassification", &hfx_speech_family, &hfx_unispeech_classifier},
+    {"UniSpeechSatForCTC", &hfx_speech_family, &hfx_unispeech_sat_ctc},
+    {"UniSpeechSatModel", &hfx_speech_family, &hfx_unispeech_sat_model},
+    {"UniSpeechSatForSequenceClassification", &hfx_speech_family, &hfx_unispeech_sat_classifier},
+    {"Data2VecAudioForCTC", &hfx_speech_family, &hfx_data2vec_audio_ctc},
+    {"Data2VecAudioModel", &hfx_speech_family, &hfx_data2vec_audio_model},
+    {"Data2VecAudioForSequenceClassification", &hfx_speech_family, &hfx_data2vec_audio_classifier},
     {"CLIPModel", &hfx_dual_family, &hfx_clip_model},
     {"SiglipModel", &hfx_dual_family, &hfx_siglip_model},
     {"CLIPTextModel", &hfx_dual_family, &hfx_clip_text_model},

@@ -112,13 +112,13 @@ static int axis_role(const char *input, const char *axis, bool mask4) {
 static hfx_status choose_dims(const hfx_settings *cfg, const hfx_sample_inputs *s, const char *const *inputs,
                               bool mask4, hfx_graph *g, hfx_build_opts *o, hfx_dim *cache, hfx_error *err) {
     int64_t sample[2] = {2, 16};
-    /* the model's first input: [batch, sequence] token ids, or Whisper's [batch, mels, frames]
-     * features or an image model's [batch, channels, height, width] pixels, whose batch is the
-     * sample's (the CLI names its sample input_ids either way) */
+    /* the model's first input: [batch, sequence] token ids or a speech model's waveform samples, or
+     * Whisper's [batch, mels, frames] features or an image model's [batch, channels, height, width]
+     * pixels, whose batch is the sample's (the CLI names its sample input_ids either way) */
     int features = strcmp(inputs[0], "input_features") == 0 ? 3 : strcmp(inputs[0], "pixel_values") == 0 ? 4 : 0;
     for (int i = 0; s && i < s->n; i++) {
         const char *name = s->items[i].name;
-        bool mine = strcmp(name, inputs[0]) == 0, generic = features && strcmp(name, "input_ids") == 0;
+        bool mine = strcmp(name, inputs[0]) == 0, generic = !mine && strcmp(name, "input_ids") == 0;
         if (!mine && !generic) continue;
         if (mine && features) {
             if (s->items[i].rank != features)

@@ -311,6 +311,17 @@ static void lower_linear(lowering *l, const hfx_node *n, const aten_rule *r) {
     keep_quant(l, n);
 }
 
+static void lower_conv1d(lowering *l, const hfx_node *n, const aten_rule *r) {
+    static const int64_t one = 1, zero = 0;
+    hfx_aten_arg a[9];
+    a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
+    a[2] = n->n_in > 2 ? T(tensor_of(l, n->in[2])) : (hfx_aten_arg){.kind = HFX_ARG_NONE};
+    a[3] = hfx_arg_ints(l->p, 1, &n->attrs.ints[0]), a[4] = hfx_arg_ints(l->p, 1, &n->attrs.ints[1]);
+    a[5] = hfx_arg_ints(l->p, 1, &one), a[6] = hfx_arg_bool(false), a[7] = hfx_arg_ints(l->p, 1, &zero);
+    a[8] = hfx_arg_int(n->attrs.ints[2]);
+    out_call(l, n, r->aten, a, 9);
+}
+
 /* softmax(q·kᵀ·scale + bias)·v, k/v shared by groups of heads */
 static void lower_attention(lowering *l, const hfx_node *n, const aten_rule *r) {
     hfx_aten_arg a[8];
@@ -527,6 +538,7 @@ static const aten_rule rules[] = {
     ROW(RMS_NORM, EXPANDED, "aten.pow, aten.mean, aten.add, aten.sqrt, aten.div, aten.mul", COUNT_, NULL),
     ROW(SOFTMAX, LOWERED, "aten.softmax.int", SOFTMAX, tensor_axis),
     ROW(CUMSUM, LOWERED, "aten.cumsum.default", CUMSUM, tensor_axis),
+    ROW(CONV1D, LOWERED, "aten.convolution.default", CONVOLUTION, lower_conv1d),
     /* where hfx_aten_keeps keeps it (no soft-cap, no sinks); else expanded into matmul, mul,
      * add, softmax, matmul */
     ROW(ATTENTION, LOWERED, "aten.scaled_dot_product_attention.default", SDPA, lower_attention),

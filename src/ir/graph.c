@@ -708,6 +708,45 @@ hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis) {
     return hfx_node_add(g, HFX_OP_CUMSUM, 1, &x, &a);
 }
 
+hfx_value *hfx_conv1d(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *bias, int64_t stride, int64_t padding,
+                      int64_t groups, const char *frames) {
+    hfx_attrs a = {.ints = {stride, padding, groups}, .n_ints = 3, .rank = 1};
+    if (x->rank != 3 || w->rank != 3 || !hfx_dim_is_const(w->dims[2]) || stride < 1 || padding < 0) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "conv1d: needs x [B,Cin,T], w [Cout,Cin/groups,k], stride ≥ 1");
+        return x;
+    }
+    hfx_dim t = x->dims[2];
+    int64_t k = w->dims[2].c, shift = 2 * padding - k; /* T' = ⌊(T + shift)/stride⌋ + 1 */
+    bool ok = true;
+    if (hfx_dim_is_const(t)) {
+        if (t.c + shift < 0) {
+            hfx_graph_fail(g, HFX_ERR_INVALID, "conv1d: %lld samples are fewer than the kernel's %lld", (long long)t.c,
+                           (long long)k);
+            return x;
+        }
+        a.dims[0] = hfx_dim_const((t.c + shift) / stride + 1);
+    } else if (stride == 1) {
+        a.dims[0] = hfx_dim_add(t, hfx_dim_const(shift + 1), &ok);
+    } else if (t.n == 1 && t.coef[0] == 1 && t.c == 0 && frames) {
+        hfx_symbol *s = &g->symbols[t.sym[0]];
+        if (s->div == 0 && s->min < -shift) s->min = -shift;
+        if (s->min < -shift) { /* a derived one's minimum follows its own: the caller raises that */
+            hfx_graph_fail(g, HFX_ERR_INTERNAL, "conv1d: '%s' can be shorter than the kernel", s->name);
+            return x;
+        }
+        a.dims[0] = hfx_dim_sym(hfx_graph_symbol_derived(g, frames, hfx_dim_add(t, hfx_dim_const(shift + stride), &ok),
+                                                         stride, 0));
+    } else {
+        ok = false;
+    }
+    if (!ok) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "conv1d: a strided window over a length of several sizes");
+        return x;
+    }
+    hfx_value *in[3] = {x, w, bias};
+    return hfx_node_add(g, HFX_OP_CONV1D, bias ? 3 : 2, in, &a);
+}
+
 void hfx_top_k(hfx_graph *g, hfx_value *x, int64_t k, hfx_value **values, hfx_value **indices) {
     hfx_attrs a = {.k = k};
     hfx_value *outs[HFX_MAX_OUTPUTS];

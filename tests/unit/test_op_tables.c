@@ -131,6 +131,11 @@ static hfx_graph *one_node(hfx_op op) {
         break;
     case HFX_OP_SOFTMAX: y = hfx_softmax(g, in(g, "x", HFX_DTYPE_F32, 2, bx3), -1); break;
     case HFX_OP_CUMSUM: y = hfx_cumsum(g, in(g, "x", HFX_DTYPE_F32, 2, bx3), 1); break;
+    case HFX_OP_CONV1D: /* two groups of [2 → 1] channels, kernel 3, stride 2, over 5 samples: [B, 2, 3] */
+        y = hfx_conv1d(g, in(g, "x", HFX_DTYPE_F32, 3, (hfx_dim[]){B, c4, c5}),
+                       hfx_const_bytes(g, HFX_DTYPE_F32, 3, (int64_t[]){2, 2, 3}, w12),
+                       hfx_const_bytes(g, HFX_DTYPE_F32, 1, (int64_t[]){2}, w12), 2, 1, 2, NULL);
+        break;
     case HFX_OP_ATTENTION: /* two heads over one key/value head, as kept where a format keeps it */
         y = hfx_attention(g, in(g, "q", HFX_DTYPE_F32, 4, (hfx_dim[]){B, c2, c3, c4}),
                           in(g, "k", HFX_DTYPE_F32, 4, (hfx_dim[]){B, hfx_dim_const(1), c5, c4}),

@@ -56,6 +56,7 @@ static const kernel kernels[HFX_OPS_COUNT_] = {
     [HFX_ATEN_EMBEDDING] = {"aten::embedding", "out", "0 1 2=i-1 3=b0 4=b0"},
     [HFX_ATEN_SOFTMAX] = {"aten::_softmax", "out", "0 1 =b0"},
     [HFX_ATEN_CUMSUM] = {"aten::cumsum", "out", "0 1 =n"},
+    [HFX_ATEN_CONVOLUTION] = {"aten::convolution", "out", "0 1 2 3 4 5 6 7 8"},
     [HFX_ATEN_TOPK] = {"aten::topk", "values", "0 1 2=i-1 3=b1 4=b1"},
     [HFX_ATEN_SCATTER] = {"aten::scatter", "src_out", "0 1 2 3"},
     [HFX_ATEN_GATHER] = {"aten::gather", "out", "0 1 2 3=b0"},
@@ -122,6 +123,7 @@ static const hfx_op_support et_ops[] = {
     ROW(RMS_NORM, EXPANDED, "aten::pow, aten::mean, aten::add, aten::sqrt, aten::div, aten::mul"),
     ROW(SOFTMAX, LOWERED, "aten::_softmax.out"),
     ROW(CUMSUM, LOWERED, "aten::cumsum.out"),
+    ROW(CONV1D, LOWERED, "aten::convolution.out"),
     /* the portable kernels have no attention: et_keeps keeps none */
     ROW(ATTENTION, EXPANDED, "aten::bmm, aten::mul, aten::add, aten::_softmax, aten::bmm"),
     ROW(TOP_K, LOWERED, "aten::topk.values"),

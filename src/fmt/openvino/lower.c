@@ -461,6 +461,22 @@ static ov_ref lower_cumsum(ov_model *m, const hfx_node *n, const char *type) {
     return layer(m, type, "opset3", "exclusive=\"false\" reverse=\"false\"", 2, in, 1);
 }
 
+/* Convolution, or GroupConvolution over the weight as [groups, Cout/groups, Cin/groups, k]; the bias
+ * added as [1, Cout, 1] */
+static ov_ref lower_conv1d(ov_model *m, const hfx_node *n, const char *type) {
+    ov_ref x = val(m, n->in[0]), w = val(m, n->in[1]);
+    int64_t cout = n->in[1]->dims[0].c, cin = n->in[1]->dims[1].c, k = n->in[1]->dims[2].c, groups = n->attrs.ints[2];
+    char attr[160];
+    snprintf(attr, sizeof attr, "strides=\"%lld\" dilations=\"1\" pads_begin=\"%lld\" pads_end=\"%lld\" "
+             "auto_pad=\"explicit\"", (long long)n->attrs.ints[0], (long long)n->attrs.ints[1],
+             (long long)n->attrs.ints[1]);
+    if (groups > 1) w = reshape(m, w, 4, (int64_t[]){groups, cout / groups, cin, k});
+    ov_ref in[2] = {x, w};
+    ov_ref y = layer(m, groups > 1 ? "GroupConvolution" : type, "opset1", attr, 2, in, 1);
+    if (n->n_in < 3) return y;
+    return op2(m, "Add", y, reshape(m, val(m, n->in[2]), 3, (int64_t[]){1, cout, 1}));
+}
+
 /* largest first, stable: port 0 the values, port 1 the i64 indices */
 static ov_ref lower_top_k(ov_model *m, const hfx_node *n, const char *type) {
     ov_ref x = val(m, n->in[0]);
@@ -536,6 +552,7 @@ static const ov_rule rules[] = {
     ROW(RMS_NORM, EXPANDED, "Power, ReduceMean, Add, Sqrt, Divide, Multiply", NULL),
     ROW(SOFTMAX, LOWERED, "SoftMax", lower_softmax),
     ROW(CUMSUM, LOWERED, "CumSum", lower_cumsum),
+    ROW(CONV1D, LOWERED, "Convolution", lower_conv1d),
     /* where hfx_ov_keeps keeps it (float32, no soft-cap, no sinks, no sliding window in the
      * graph); else expanded into MatMul, Multiply, Add, SoftMax, MatMul */
     ROW(ATTENTION, LOWERED, "ScaledDotProductAttention", lower_attention),
