@@ -1010,7 +1010,8 @@ typedef struct speech_desc speech_desc;
 extern const hfx_arch_family hfx_speech_family;
 extern const speech_desc hfx_wav2vec2_ctc, hfx_wav2vec2_model, hfx_wav2vec2_classifier, hfx_hubert_ctc,
     hfx_hubert_model, hfx_hubert_classifier, hfx_unispeech_ctc, hfx_unispeech_model, hfx_unispeech_classifier,
-    hfx_unispeech_sat_ctc, hfx_unispeech_sat_model, hfx_unispeech_sat_classifier, hfx_data2vec_audio_ctc,
+    hfx_unispeech_sat_ctc, hfx_unispeech_sat_model, hfx_unispeech_sat_classifier, hfx_wavlm_ctc, hfx_wavlm_model,
+    hfx_wavlm_classifier, hfx_data2vec_audio_ctc,
     hfx_data2vec_audio_model, hfx_data2vec_audio_classifier;
 
 /* The contrastive image-text family (contrastive.c). */
@@ -1223,6 +1224,9 @@ static const struct entry {
     {"UniSpeechSatForCTC", &hfx_speech_family, &hfx_unispeech_sat_ctc},
     {"UniSpeechSatModel", &hfx_speech_family, &hfx_unispeech_sat_model},
     {"UniSpeechSatForSequenceClassification", &hfx_speech_family, &hfx_unispeech_sat_classifier},
+    {"WavLMForCTC", &hfx_speech_family, &hfx_wavlm_ctc},
+    {"WavLMModel", &hfx_speech_family, &hfx_wavlm_model},
+    {"WavLMForSequenceClassification", &hfx_speech_family, &hfx_wavlm_classifier},
     {"Data2VecAudioForCTC", &hfx_speech_family, &hfx_data2vec_audio_ctc},
     {"Data2VecAudioModel", &hfx_speech_family, &hfx_data2vec_audio_model},
     {"Data2VecAudioForSequenceClassification", &hfx_speech_family, &hfx_data2vec_audio_classifier},

@@ -30,6 +30,7 @@
 #include "arch/arch.h"
 #include "arch/io_names.h"
 #include "arch/nn.h"
+#include "arch/relative.h"
 #include "arch/weights.h"
 #include "base/status.h"
 #include "hf/config.h"
@@ -125,25 +126,6 @@ typedef struct seq2seq_cfg {
 } seq2seq_cfg;
 
 
-/* transformers' T5 _relative_position_bucket for distance `rel` (key − query), in float32 as torch
- * computes it: half the buckets (bidirectional: per sign) exact, the rest logarithmic up to
- * max_distance, where they saturate. */
-static int64_t t5_bucket(int64_t rel, bool bidirectional, int64_t buckets, int64_t max_distance) {
-    int64_t base = 0;
-    if (bidirectional) {
-        buckets /= 2;
-        if (rel > 0) base = buckets;
-        rel = rel < 0 ? -rel : rel;
-    } else {
-        rel = rel < 0 ? -rel : 0;
-    }
-    int64_t max_exact = buckets / 2;
-    if (rel < max_exact) return base + rel;
-    float ratio = logf((float)rel / (float)max_exact) / (float)log((double)max_distance / (double)max_exact);
-    int64_t large = max_exact + (int64_t)(ratio * (float)(buckets - max_exact));
-    return base + (large < buckets - 1 ? large : buckets - 1);
-}
-
 static hfx_status parse_t5(const seq2seq_desc *d, hfx_cfg c, hfx_arena *arena, seq2seq_cfg *m, hfx_error *err) {
     const char *ff;
     hfx_status st;
@@ -176,8 +158,8 @@ static hfx_status parse_t5(const seq2seq_desc *d, hfx_cfg c, hfx_arena *arena, s
     if (!m->enc_buckets || !m->dec_buckets) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     /* past ±max_distance every bucket saturates, so the distance is clamped there */
     for (int64_t dist = -m->max_distance; dist <= m->max_distance; dist++) {
-        m->enc_buckets[dist + m->max_distance] = t5_bucket(dist, true, m->buckets, m->max_distance);
-        m->dec_buckets[dist + m->max_distance] = t5_bucket(dist, false, m->buckets, m->max_distance);
+        m->enc_buckets[dist + m->max_distance] = hfx_relative_bucket(dist, true, m->buckets, m->max_distance);
+        m->dec_buckets[dist + m->max_distance] = hfx_relative_bucket(dist, false, m->buckets, m->max_distance);
     }
     return HFX_OK;
 }
@@ -358,31 +340,6 @@ static hfx_value *mlp(s2s_ctx *c, hfx_value *x, const char *layer, const char *s
     return dense(c, h, ffn, c->m->hidden, n);
 }
 
-/* T5's relative position bias [1,heads,S,T] from `table` [buckets, heads]: for the query at
- * position q_pos[i] and the key at position j, the row of bucket(j − q_pos[i]) — `buckets` gives it
- * by distance, clamped to ±max_distance where it saturates. Gathered element-wise over the rows
- * repeated per query (no 2-D dynamic index: torch.export has no lowering of one). */
-static hfx_value *relative_bias(s2s_ctx *c, hfx_value *table, const int64_t *buckets, hfx_value *q_pos, hfx_value *k) {
-    hfx_graph *g = c->g;
-    int64_t D = c->m->max_distance, n = 2 * D + 1, heads = table->dims[1].c;
-    hfx_value *by_dist = hfx_gather(g, table, hfx_const_bytes(g, HFX_DTYPE_I64, 1, &n, buckets), 0); /* [n, heads] */
-    by_dist = hfx_transpose(g, hfx_cast(g, by_dist, HFX_DTYPE_F32), 2, (int64_t[]){1, 0});        /* [heads, n] */
-    hfx_value *t = hfx_dim_of(g, k, 2);
-    hfx_value *kv = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), t, hfx_const_i64(g, 1), k->dims[2]), 0); /* [1,T] */
-    hfx_value *q = hfx_transpose(g, hfx_unsqueeze(g, q_pos, 0), 2, (int64_t[]){1, 0});                          /* [S,1] */
-    hfx_value *dist = hfx_op2(g, HFX_OP_SUB, kv, q);                                                               /* [S,T] */
-    dist = hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, dist, hfx_const_i64(g, -D)), hfx_const_i64(g, D));
-    dist = hfx_op2(g, HFX_OP_ADD, dist, hfx_const_i64(g, D));
-    hfx_dim S = q_pos->dims[0], T = k->dims[2];
-    hfx_value *s = hfx_unsqueeze(g, hfx_dim_of(g, q_pos, 0), 0), *h = hfx_unsqueeze(g, hfx_const_i64(g, heads), 0);
-    hfx_value *idx_shape = hfx_concat(g, 3, (hfx_value *[]){h, s, hfx_unsqueeze(g, t, 0)}, 0);
-    hfx_value *idx = hfx_expand(g, hfx_unsqueeze(g, dist, 0), idx_shape, 3, (hfx_dim[]){hfx_dim_const(heads), S, T});
-    hfx_value *row_shape = hfx_concat(g, 3, (hfx_value *[]){h, s, hfx_unsqueeze(g, hfx_const_i64(g, n), 0)}, 0);
-    hfx_value *rows = hfx_expand(g, hfx_unsqueeze(g, by_dist, 1), row_shape, 3, (hfx_dim[]){hfx_dim_const(heads), S,
-                                                                                           hfx_dim_const(n)});
-    return hfx_unsqueeze(g, hfx_gather_elements(g, rows, idx, 2), 0); /* [1,heads,S,T] */
-}
-
 /* The relative bias of the stack's layer i (layer 0's for every layer unless each has its own). */
 static hfx_value *layer_relative_bias(s2s_ctx *c, const char *stack, int64_t i, const int64_t *buckets, hfx_value *q_pos,
                                       hfx_value *k, hfx_value **shared) {
@@ -393,7 +350,7 @@ static hfx_value *layer_relative_bias(s2s_ctx *c, const char *stack, int64_t i, 
     int64_t heads = stack == L->enc_stack ? c->m->enc_heads : c->m->dec_heads;
     hfx_value *table = hfx_weight(c->w, 2, (int64_t[]){c->m->buckets, heads}, "%s",
                                   layer_name(c, n, sizeof n, stack, c->d->bias_every_layer ? i : 0, sub));
-    *shared = relative_bias(c, table, buckets, q_pos, k);
+    *shared = hfx_relative_bias(c->g, table, buckets, c->m->max_distance, q_pos, hfx_dim_of(c->g, k, 2), k->dims[2]);
     return *shared;
 }
 

@@ -1,12 +1,12 @@
 /* The speech family: wav2vec 2.0-style encoders over the raw waveform, one template with a layout per lineage
- * (Wav2Vec2, HuBERT, UniSpeech, UniSpeech-SAT, Data2VecAudio) and a descriptor per head.
+ * (Wav2Vec2, HuBERT, UniSpeech, UniSpeech-SAT, WavLM, Data2VecAudio) and a descriptor per head.
  *
  * input_values [B, T] (16 kHz samples, normalized by the model's feature extractor) go through a stack of strided
  * Conv1d layers (the feature encoder: GELU after each, a GroupNorm of one channel per group after the first
  * where feat_extract_norm is "group", a LayerNorm after each where it is "layer") down to F frames, a LayerNorm
  * and a linear projection to the model's width, then a convolutional positional embedding (one wide grouped
  * Conv1d, its weight weight-normed; Data2VecAudio: a stack of narrower ones, each LayerNormed) added, and N
- * layers of bidirectional attention and an MLP: post-norm, a LayerNorm before the first, or (do_stable_layer_norm)
+ * layers of bidirectional attention (WavLM's with a gated relative position bias) and an MLP: post-norm, a LayerNorm before the first, or (do_stable_layer_norm)
  * pre-norm with a LayerNorm after the last. Heads: CTC logits over the vocabulary per frame, the bare encoder's
  * last hidden state (and the normed conv features), an utterance classifier over the projected frames' mean.
  *
@@ -23,6 +23,7 @@
 
 #include "arch/arch.h"
 #include "arch/nn.h"
+#include "arch/relative.h"
 #include "arch/weights.h"
 #include "base/status.h"
 #include "hf/config.h"
@@ -38,6 +39,8 @@ typedef struct speech_layout {
     bool optional_proj_norm;    /* HuBERT: feat_proj_layer_norm says whether the projection has its LayerNorm */
     bool pos_batch_norm;        /* HuBERT: conv_pos_batch_norm puts a BatchNorm before the positional convolution */
     const char *model_output;   /* the bare model's output class */
+    bool relative;              /* WavLM: a relative position bias (T5's buckets over the frames, layer 0's table)
+                                   on every layer's scores, gated per query and head by the layer's input */
     const char *norms;          /* how the lineage norms whatever the config says: "layer" (Data2VecAudio: the feature
                                    encoder layer-normed, the layers post-norm); NULL: feat_extract_norm and
                                    do_stable_layer_norm */
@@ -51,6 +54,8 @@ static const speech_layout unispeech_layout = {.prefix = "unispeech", .extract_f
                                                .model_output = "Wav2Vec2BaseModelOutput"};
 static const speech_layout unispeech_sat_layout = {.prefix = "unispeech_sat", .extract_features = true,
                                                    .model_output = "Wav2Vec2BaseModelOutput"};
+static const speech_layout wavlm_layout = {.prefix = "wavlm", .extract_features = true, .relative = true,
+                                           .model_output = "Wav2Vec2BaseModelOutput"};
 static const speech_layout data2vec_audio_layout = {.prefix = "data2vec_audio", .extract_features = true,
                                                     .pos_conv_stack = true, .model_output = "Wav2Vec2BaseModelOutput",
                                                     .norms = "layer"};
@@ -77,6 +82,8 @@ typedef struct speech_cfg {
     double eps;
     hfx_activation act, feat_act;
     int64_t vocab, labels, projector;
+    int64_t buckets, max_distance; /* WavLM's relative positions */
+    int64_t *by_distance;          /* [2·max_distance + 1]: the bucket of distance j − i, clamped; arena */
 } speech_cfg;
 
 static hfx_status activation_of(hfx_cfg c, const char *key, hfx_activation *out, hfx_error *err) {
@@ -122,7 +129,6 @@ static hfx_status speech_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, v
     const char *norm = L->norms;
     hfx_status st;
     int n = 0;
-    (void)arena;
     if ((st = hfx_cfg_int_in(c, "hidden_size", 1, 1 << 20, &m->hidden, err)) ||
         (st = hfx_cfg_int_in(c, "num_hidden_layers", 1, 4096, &m->layers, err)) ||
         (st = hfx_cfg_int_in(c, "num_attention_heads", 1, 4096, &m->heads, err)) ||
@@ -166,6 +172,19 @@ static hfx_status speech_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, v
     if (d->head == HEAD_CLASSIFIER &&
         (st = refuse_set(c, "use_weighted_layer_sum", "hfx classifies the last layer's frames only", err)))
         return st;
+    if (L->relative) {
+        if ((st = hfx_cfg_int_in_or(c, "num_buckets", 320, 4, 1 << 16, &m->buckets, err)) ||
+            (st = hfx_cfg_int_in_or(c, "max_bucket_distance", 800, 1, 1 << 20, &m->max_distance, err)))
+            return st;
+        if (m->max_distance <= m->buckets / 4) /* the logarithmic buckets span a quarter of them .. max_distance */
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: max_bucket_distance %lld must exceed a quarter of num_buckets "
+                            "%lld", c.where, (long long)m->max_distance, (long long)m->buckets);
+        size_t rows = (size_t)(2 * m->max_distance + 1);
+        if (!(m->by_distance = hfx_arena_alloc(arena, rows * sizeof *m->by_distance)))
+            return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        for (int64_t dist = -m->max_distance; dist <= m->max_distance; dist++)
+            m->by_distance[dist + m->max_distance] = hfx_relative_bucket(dist, true, m->buckets, m->max_distance);
+    }
     if (d->head == HEAD_CTC) return hfx_cfg_int_in(c, "vocab_size", 1, 1 << 24, &m->vocab, err);
     if (d->head == HEAD_CLASSIFIER) {
         if ((st = hfx_cfg_num_labels(c, &m->labels, err))) return st;
@@ -179,6 +198,8 @@ typedef struct speech_ctx {
     hfx_weights *w;
     const speech_cfg *m;
     char prefix[32];   /* "wav2vec2." */
+    hfx_value *pad;    /* [B,1,1,F] f32: 0 for real frames, the float32 minimum for padding (zeros without a mask) */
+    hfx_value *rel;    /* WavLM: the relative position bias [1,heads,F,F] f32 of layer 0's table */
 } speech_ctx;
 
 static hfx_value *dense(speech_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name) {
@@ -332,11 +353,34 @@ static hfx_value *split_heads(speech_ctx *c, hfx_value *t) {
     return hfx_transpose(c->g, t, 4, (int64_t[]){0, 2, 1, 3});
 }
 
-static hfx_value *attention(speech_ctx *c, hfx_value *x, hfx_value *bias, const char *layer) {
+/* WavLM's gated relative bias of a layer with input x [B,F,H]: each head's slice of x through gru_rel_pos_linear
+ * (→ 8, summed in two groups of 4) and a sigmoid gives gates a, b; the query's bias row scaled by a·(b·const − 1) + 2:
+ * [B,heads,F,F] f32. */
+static hfx_value *gated_relative(speech_ctx *c, hfx_value *x, const char *layer) {
+    const speech_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->heads, hd = m->hidden / H;
+    char n[192];
+    snprintf(n, sizeof n, "%s.attention.gru_rel_pos_linear", layer);
+    hfx_value *p = dense(c, split_heads(c, x), hd, 8, n); /* [B,heads,F,8] */
+    p = hfx_reshape(g, p, 5, (hfx_dim[]){x->dims[0], hfx_dim_const(H), x->dims[1], hfx_dim_const(2), hfx_dim_const(4)});
+    int64_t last = 4;
+    p = hfx_op1(g, HFX_OP_SIGMOID, hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, p, 1, &last), 4,
+                                              (hfx_dim[]){x->dims[0], hfx_dim_const(H), x->dims[1], hfx_dim_const(2)}));
+    hfx_value *a = hfx_slice(g, p, 3, 0, 1), *b = hfx_slice(g, p, 3, 1, 2); /* [B,heads,F,1] */
+    hfx_value *k = hfx_weight(c->w, 4, (int64_t[]){1, H, 1, 1}, "%s.attention.gru_rel_pos_const", layer);
+    hfx_value *gate = hfx_op2(g, HFX_OP_MUL, a, hfx_op2(g, HFX_OP_SUB, hfx_op2(g, HFX_OP_MUL, b, k),
+                                                        hfx_const_scalar(g, x->dtype, 1.0)));
+    gate = hfx_op2(g, HFX_OP_ADD, gate, hfx_const_scalar(g, x->dtype, 2.0));
+    return hfx_op2(g, HFX_OP_MUL, hfx_cast(g, gate, HFX_DTYPE_F32), c->rel);
+}
+
+static hfx_value *attention(speech_ctx *c, hfx_value *x, const char *layer) {
     const speech_cfg *m = c->m;
     hfx_graph *g = c->g;
     int64_t h = m->hidden;
     char n[192];
+    hfx_value *bias = c->rel ? hfx_op2(g, HFX_OP_ADD, gated_relative(c, x, layer), c->pad) : c->pad;
     hfx_value *qkv[3];
     static const char *const names[3] = {"q_proj", "k_proj", "v_proj"};
     for (int j = 0; j < 3; j++) {
@@ -361,11 +405,18 @@ static hfx_value *feed_forward(speech_ctx *c, hfx_value *x, const char *layer) {
 
 /* The encoder over the projected frames x [B,F,H] (padded frames already zeroed), attending as `bias`
  * [B,1,1,F] says (zeros where every frame is real). */
-static hfx_value *encoder(speech_ctx *c, const speech_layout *L, hfx_value *x, hfx_value *bias) {
+static hfx_value *encoder(speech_ctx *c, const speech_layout *L, hfx_value *x) {
     const speech_cfg *m = c->m;
     hfx_graph *g = c->g;
     char n[160], layer[128];
     x = hfx_op2(g, HFX_OP_ADD, x, positions(c, L, x));
+    if (L->relative) { /* layer 0's table serves every layer */
+        snprintf(n, sizeof n, "%sencoder.layers.0.attention.rel_attn_embed.weight", c->prefix);
+        hfx_value *table = hfx_weight(c->w, 2, (int64_t[]){m->buckets, m->heads}, "%s", n);
+        hfx_value *frames = hfx_dim_of(g, x, 1);
+        hfx_value *q = hfx_range(g, hfx_const_i64(g, 0), frames, hfx_const_i64(g, 1), x->dims[1]);
+        c->rel = hfx_relative_bias(g, table, m->by_distance, m->max_distance, q, frames, x->dims[1]);
+    }
     snprintf(n, sizeof n, "%sencoder.layer_norm", c->prefix);
     if (!m->stable) x = norm(c, x, m->hidden, m->eps, n);
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
@@ -374,10 +425,10 @@ static hfx_value *encoder(speech_ctx *c, const speech_layout *L, hfx_value *x, h
         snprintf(n1, sizeof n1, "%s.layer_norm", layer);
         snprintf(n2, sizeof n2, "%s.final_layer_norm", layer);
         if (m->stable) { /* pre-norm */
-            x = hfx_op2(g, HFX_OP_ADD, x, attention(c, norm(c, x, m->hidden, m->eps, n1), bias, layer));
+            x = hfx_op2(g, HFX_OP_ADD, x, attention(c, norm(c, x, m->hidden, m->eps, n1), layer));
             x = hfx_op2(g, HFX_OP_ADD, x, feed_forward(c, norm(c, x, m->hidden, m->eps, n2), layer));
         } else { /* post-norm */
-            x = norm(c, hfx_op2(g, HFX_OP_ADD, x, attention(c, x, bias, layer)), m->hidden, m->eps, n1);
+            x = norm(c, hfx_op2(g, HFX_OP_ADD, x, attention(c, x, layer)), m->hidden, m->eps, n1);
             x = norm(c, hfx_op2(g, HFX_OP_ADD, x, feed_forward(c, x, layer)), m->hidden, m->eps, n2);
         }
     }
@@ -413,7 +464,7 @@ static hfx_status speech_build(const void *desc_, const void *cfg_, const hfx_ch
     }
     hfx_weights w;
     if ((st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err))) return st;
-    speech_ctx c = {g, &w, m, ""};
+    speech_ctx c = {g, &w, m, "", NULL, NULL};
     char n[160];
     snprintf(n, sizeof n, "%s.feature_extractor.conv_layers.0.conv.weight", L->prefix);
     if (hfx_weight_exists(&w, n)) snprintf(c.prefix, sizeof c.prefix, "%s.", L->prefix);
@@ -427,16 +478,15 @@ static hfx_status speech_build(const void *desc_, const void *cfg_, const hfx_ch
     snprintf(n, sizeof n, "%sfeature_projection.projection", c.prefix);
     hfx_value *x = dense(&c, normed, C, m->hidden, n);
     hfx_value *keep = mask ? frame_mask(&c, mask, x) : NULL; /* [B,F] */
-    hfx_value *bias;
     if (keep) {
         x = hfx_where(g, hfx_unsqueeze(g, keep, 2), x, hfx_const_scalar(g, x->dtype, 0.0));
-        bias = hfx_where(g, hfx_unsqueeze(g, hfx_unsqueeze(g, keep, 1), 1), hfx_const_f32(g, 0.0f),
+        c.pad = hfx_where(g, hfx_unsqueeze(g, hfx_unsqueeze(g, keep, 1), 1), hfx_const_f32(g, 0.0f),
                          hfx_const_f32(g, -3.4028234663852886e38f));
     } else {
         hfx_value *zero = hfx_op2(g, HFX_OP_MUL, hfx_slice(g, x, 2, 0, 1), hfx_const_scalar(g, x->dtype, 0.0)); /* [B,F,1] */
-        bias = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, zero, HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}), 1);
+        c.pad = hfx_unsqueeze(g, hfx_transpose(g, hfx_cast(g, zero, HFX_DTYPE_F32), 3, (int64_t[]){0, 2, 1}), 1);
     }
-    x = encoder(&c, L, x, bias);
+    x = encoder(&c, L, x);
     if (d->head == HEAD_CTC) {
         hfx_graph_output(g, dense(&c, x, m->hidden, m->vocab, "lm_head"), "logits");
     } else if (d->head == HEAD_CLASSIFIER) {
@@ -504,6 +554,9 @@ SPEECH(hfx_unispeech_classifier, "UniSpeechForSequenceClassification", unispeech
 SPEECH(hfx_unispeech_sat_ctc, "UniSpeechSatForCTC", unispeech_sat_layout, HEAD_CTC)
 SPEECH(hfx_unispeech_sat_model, "UniSpeechSatModel", unispeech_sat_layout, HEAD_MODEL)
 SPEECH(hfx_unispeech_sat_classifier, "UniSpeechSatForSequenceClassification", unispeech_sat_layout, HEAD_CLASSIFIER)
+SPEECH(hfx_wavlm_ctc, "WavLMForCTC", wavlm_layout, HEAD_CTC)
+SPEECH(hfx_wavlm_model, "WavLMModel", wavlm_layout, HEAD_MODEL)
+SPEECH(hfx_wavlm_classifier, "WavLMForSequenceClassification", wavlm_layout, HEAD_CLASSIFIER)
 SPEECH(hfx_data2vec_audio_ctc, "Data2VecAudioForCTC", data2vec_audio_layout, HEAD_CTC)
 SPEECH(hfx_data2vec_audio_model, "Data2VecAudioModel", data2vec_audio_layout, HEAD_MODEL)
 SPEECH(hfx_data2vec_audio_classifier, "Data2VecAudioForSequenceClassification", data2vec_audio_layout,

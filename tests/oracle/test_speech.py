@@ -1,5 +1,5 @@
 """Speech encoders over the raw waveform (src/arch/speech.c) against transformers: Wav2Vec2, HuBERT, UniSpeech,
-UniSpeech-SAT and Data2VecAudio as CTC models (logits per frame), bare encoders (last_hidden_state and the normed
+UniSpeech-SAT, WavLM and Data2VecAudio as CTC models (logits per frame), bare encoders (last_hidden_state and the normed
 conv features) and utterance classifiers.
 
 Checkpoints are tiny (hidden 32, conv channels 16) over the real feature encoder's kernels and strides (a frame
@@ -8,7 +8,8 @@ through each model's own feature extractor (Wav2Vec2FeatureExtractor: normalized
 attention_mask where the model is layer-normed), batch 2. Every output within 1e-4 of transformers at every frame
 in ONNX Runtime, OpenVINO, torch (.pt2) and ExecuTorch; the config fields that change the graph each in a variant
 (group- or layer-normed feature encoders, post- or pre-norm layers, conv biases, an odd or even positional kernel,
-HuBERT's optional projection norm and positional BatchNorm, Data2VecAudio's positional stack, the Hub's older
+HuBERT's optional projection norm and positional BatchNorm, WavLM's gated relative position bias, Data2VecAudio's
+positional stack, the Hub's older
 weight-norm names); bad configs refused by name. examples/transcribe_ctc.py decodes the CTC logits greedily with
 the model's tokenizer."""
 
@@ -58,6 +59,11 @@ VARIANTS = {
     "unispeech_model": Variant("UniSpeechModel", "UniSpeechConfig", {**BASE, **STABLE}),
     "unispeech_sat_ctc": Variant("UniSpeechSatForCTC", "UniSpeechSatConfig", {**BASE, **STABLE}),
     "unispeech_sat_classifier": Variant("UniSpeechSatForSequenceClassification", "UniSpeechSatConfig", BASE),
+    # a relative position bias over the frames, gated per layer, query and head (max_bucket_distance below the
+    # longer input's 49 frames: saturated buckets too); wavlm-large's layer-normed, pre-norm layers
+    "wavlm_ctc": Variant("WavLMForCTC", "WavLMConfig", {**BASE, "num_buckets": 24, "max_bucket_distance": 20}),
+    "wavlm_model": Variant("WavLMModel", "WavLMConfig", {**BASE, **STABLE, "num_buckets": 32, "max_bucket_distance": 40}),
+    "wavlm_classifier": Variant("WavLMForSequenceClassification", "WavLMConfig", BASE),
     # a stack of positional convolutions (each LayerNormed), layer-normed conv features, post-norm layers
     "data2vec_audio_ctc": Variant("Data2VecAudioForCTC", "Data2VecAudioConfig",
                                   {**BASE, "num_conv_pos_embeddings": 3, "conv_pos_kernel_size": 5}),
@@ -66,8 +72,9 @@ VARIANTS = {
     "data2vec_audio_classifier": Variant("Data2VecAudioForSequenceClassification", "Data2VecAudioConfig",
                                          {**BASE, "num_conv_pos_embeddings": 2, "conv_pos_kernel_size": 3}),
 }
-TORCH_SAMPLED = ["wav2vec2_ctc", "wav2vec2_classifier", "hubert_model", "hubert_classifier", "data2vec_audio_ctc"]
-ET_SAMPLED = ["wav2vec2_ctc", "wav2vec2_ctc_stable", "data2vec_audio_model"]
+TORCH_SAMPLED = ["wav2vec2_ctc", "wav2vec2_classifier", "hubert_model", "hubert_classifier", "wavlm_model",
+                 "data2vec_audio_ctc"]
+ET_SAMPLED = ["wav2vec2_ctc", "wav2vec2_ctc_stable", "wavlm_ctc", "data2vec_audio_model"]
 
 
 def masked(name):
@@ -294,6 +301,17 @@ def test_batch_norm_is_visible(ckpt):
     bn = model.hubert.encoder.pos_conv_embed.batch_norm
     with torch.no_grad():
         bn.running_mean.zero_(), bn.running_var.fill_(1.0), bn.weight.fill_(1.0), bn.bias.zero_()
+        got = model(torch.from_numpy(feed["input_values"])).logits.numpy()
+    assert np.abs(got - base).max() > 100 * PARITY_ATOL
+
+
+def test_relative_bias_is_visible(ckpt):
+    """WavLM's relative position bias zeroed (its bucket table) moves the CTC logits."""
+    feed = inputs("wavlm_ctc")
+    base = reference(ckpt, "wavlm_ctc", feed)["logits"]
+    model = model_class(VARIANTS["wavlm_ctc"]).from_pretrained(str(ckpt("wavlm_ctc")), attn_implementation="eager").eval()
+    with torch.no_grad():
+        model.wavlm.encoder.layers[0].attention.rel_attn_embed.weight.zero_()
         got = model(torch.from_numpy(feed["input_values"])).logits.numpy()
     assert np.abs(got - base).max() > 100 * PARITY_ATOL
 
