@@ -9,6 +9,7 @@
 #include "arch/arch.h"
 #include "arch/nn.h"
 #include "arch/pooling.h"
+#include "arch/relative.h"
 #include "arch/rope.h"
 #include "arch/weights.h"
 #include "base/status.h"
@@ -34,6 +35,13 @@ typedef struct mlm_names {
     const char *act_key;     /* the activation's config key (NULL: hidden_act's) */
 } mlm_names;
 
+/* T5-style relative positions (relative.h) shared by every layer: the table's name and the bucketing the model
+ * hard-codes (MPNet: 32 buckets up to a distance of 128, whatever size the config gives its table). */
+typedef struct relative_names {
+    const char *table;       /* [relative_attention_num_buckets, heads] */
+    int64_t buckets, max_distance;
+} relative_names;
+
 /* What differs between the BERT-style encoders: config keys, weight names, block structure. */
 typedef struct encoder_layout {
     const char *hidden, *layers, *heads, *intermediate, *act, *eps; /* config keys (eps NULL: 1e-12) */
@@ -52,6 +60,7 @@ typedef struct encoder_layout {
     const char *q, *k, *v, *o, *attn_norm, *mlp_in, *mlp_out, *mlp_norm, *final_norm;
     const char *qa;          /* the QA head's linear */
     mlm_names mlm;
+    relative_names relative; /* a bias on every layer's scores by bucketed distance (NULL table: none) */
 } encoder_layout;
 
 static const encoder_layout bert_layout = {
@@ -62,7 +71,8 @@ static const encoder_layout bert_layout = {
     "attention.self.value", "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
     "output.dense", "output.LayerNorm", NULL, "qa_outputs",
     {"cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.decoder",
-     "cls.predictions.bias", false, NULL}};
+     "cls.predictions.bias", false, NULL},
+    {NULL, 0, 0}};
 
 static const encoder_layout roberta_layout = {
     "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act", "layer_norm_eps",
@@ -71,7 +81,8 @@ static const encoder_layout roberta_layout = {
     "embeddings.LayerNorm", "encoder.layer.%lld", "attention.self.query", "attention.self.key",
     "attention.self.value", "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
     "output.dense", "output.LayerNorm", NULL, "qa_outputs",
-    {"lm_head.dense", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias", true, NULL}};
+    {"lm_head.dense", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias", true, NULL},
+    {NULL, 0, 0}};
 
 /* DistilBERT: BERT without token types, its own names, LayerNorm eps fixed at 1e-12. */
 static const encoder_layout distilbert_layout = {
@@ -80,7 +91,8 @@ static const encoder_layout distilbert_layout = {
     "embeddings.word_embeddings", "embeddings.position_embeddings", NULL, "embeddings.LayerNorm",
     "transformer.layer.%lld", "attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin",
     "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm", NULL, "qa_outputs",
-    {"vocab_transform", "vocab_layer_norm", "vocab_projector", NULL, false, NULL}};
+    {"vocab_transform", "vocab_layer_norm", "vocab_projector", NULL, false, NULL},
+    {NULL, 0, 0}};
 
 /* ModernBERT: pre-norm, fused Wqkv, GeGLU, rotary with a base per layer type, local (sliding)
  * and global layers, biases and LayerNorm biases by config; heads read `head` first. */
@@ -90,7 +102,19 @@ static const encoder_layout modernbert_layout = {
     "embeddings.tok_embeddings", NULL, NULL, "embeddings.norm",
     "layers.%lld", "attn.Wqkv", NULL, NULL, "attn.Wo", "attn_norm", "mlp.Wi", "mlp.Wo", "mlp_norm", "final_norm",
     "classifier",
-    {"head.dense", "head.norm", "decoder", NULL, false, "classifier_activation"}};
+    {"head.dense", "head.norm", "decoder", NULL, false, "classifier_activation"},
+    {NULL, 0, 0}};
+
+/* MPNet: RoBERTa's positions (padding index 1) without token types, attention.attn.q/k/v/o, and T5's bidirectional
+ * relative position bias from one table shared by every layer. */
+static const encoder_layout mpnet_layout = {
+    "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act", "layer_norm_eps",
+    1e-12, false, true, false, false, false, false, false, false,
+    "embeddings.word_embeddings", "embeddings.position_embeddings", NULL, "embeddings.LayerNorm", "encoder.layer.%lld",
+    "attention.attn.q", "attention.attn.k", "attention.attn.v", "attention.attn.o", "attention.LayerNorm",
+    "intermediate.dense", "output.dense", "output.LayerNorm", NULL, "qa_outputs",
+    {"lm_head.dense", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias", true, NULL},
+    {"encoder.relative_attention_bias.weight", 32, 128}};
 
 /* DeBERTa-v2/v3: BERT's post-norm blocks with query_proj/key_proj/value_proj and disentangled
  * attention (content-to-position and position-to-content scores from relative embeddings). */
@@ -102,7 +126,8 @@ static const encoder_layout deberta_layout = {
     "attention.self.value_proj", "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
     "output.dense", "output.LayerNorm", NULL, "qa_outputs",
     {"cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.decoder",
-     "cls.predictions.bias", false, NULL}};
+     "cls.predictions.bias", false, NULL},
+    {NULL, 0, 0}};
 
 struct encoder_desc {
     const char *architecture;
@@ -132,6 +157,8 @@ typedef struct encoder_cfg {
     int64_t *c2p_index, *p2c_index; /* [2·rel_clamp + 1] by distance i − j + rel_clamp: the clamped
                                        bucket + span, and span − bucket; arena */
     hfx_activation pooler_act;
+    int64_t rel_rows;        /* relative_names: the table's rows (relative_attention_num_buckets) */
+    int64_t *rel_buckets;    /* [2·max_distance + 1]: the bucket by distance j − i, clamped; arena */
 } encoder_cfg;
 
 static hfx_status activation_of(hfx_cfg c, const char *key, hfx_activation *out, hfx_error *err) {
@@ -299,6 +326,16 @@ static hfx_status encoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
         m->mean_pooling = strcmp(pooling, "mean") == 0;
     }
     if (L->deberta && (st = parse_deberta(c, arena, m, err))) return st;
+    if (L->relative.table) {
+        const relative_names *r = &L->relative;
+        if ((st = hfx_cfg_int_in_or(c, "relative_attention_num_buckets", r->buckets, r->buckets, 1 << 16, &m->rel_rows,
+                                    err)))
+            return st;
+        if (!(m->rel_buckets = hfx_arena_alloc(arena, (size_t)(2 * r->max_distance + 1) * sizeof *m->rel_buckets)))
+            return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        for (int64_t dist = -r->max_distance; dist <= r->max_distance; dist++)
+            m->rel_buckets[dist + r->max_distance] = hfx_relative_bucket(dist, true, r->buckets, r->max_distance);
+    }
     if (!L->learned_positions) { /* rotary, a base per layer type; local layers see a window */
         int64_t local_attention, hd = m->hidden / m->heads;
         if ((st = hfx_cfg_int_in_or(c, "local_attention", 128, 0, INT32_MAX, &local_attention, err)) ||
@@ -552,6 +589,14 @@ static encoder_masks encoder_attention_inputs(enc_ctx *c, const encoder_layout *
         keep = hfx_op2(g, HFX_OP_AND, keep, hfx_transpose(g, keep, 4, (int64_t[]){0, 1, 3, 2}));
     r.bias = hfx_where(g, keep, zero, lowest);
     if (m->rel) deberta_rel_init(c, &r.rel, arange);
+    if (L->relative.table) { /* [B,heads,S,S]: the same bias on every layer */
+        const relative_names *rn = &L->relative;
+        hfx_value *len = hfx_dim_of(g, arange, 1);
+        hfx_value *pos = hfx_range(g, hfx_const_i64(g, 0), len, hfx_const_i64(g, 1), c->seq);
+        hfx_value *table = W(c, 2, (int64_t[]){m->rel_rows, m->heads}, rn->table);
+        r.bias = hfx_op2(g, HFX_OP_ADD, r.bias,
+                         hfx_relative_bias(g, table, m->rel_buckets, rn->max_distance, pos, len, c->seq));
+    }
     if (!L->learned_positions) {
         hfx_rope_cos_sin(g, &m->rope, arange, dt, &r.cos, &r.sin);
         hfx_rope_cos_sin(g, &m->local_rope, arange, dt, &r.local_cos, &r.local_sin);
@@ -790,6 +835,11 @@ ENC(hfx_modernbert_token_classifier, "ModernBertForTokenClassification", "model"
     modernbert_layout)
 ENC(hfx_modernbert_qa, "ModernBertForQuestionAnswering", "model", false, HEAD_QA, modernbert_layout)
 ENC(hfx_modernbert_mlm, "ModernBertForMaskedLM", "model", false, HEAD_MASKED_LM, modernbert_layout)
+ENC(hfx_mpnet_model, "MPNetModel", "mpnet", true, HEAD_NONE, mpnet_layout)
+ENC(hfx_mpnet_classifier, "MPNetForSequenceClassification", "mpnet", true, HEAD_ROBERTA_CLASSIFIER, mpnet_layout)
+ENC(hfx_mpnet_token_classifier, "MPNetForTokenClassification", "mpnet", true, HEAD_TOKEN_CLASSIFIER, mpnet_layout)
+ENC(hfx_mpnet_qa, "MPNetForQuestionAnswering", "mpnet", true, HEAD_QA, mpnet_layout)
+ENC(hfx_mpnet_mlm, "MPNetForMaskedLM", "mpnet", true, HEAD_MASKED_LM, mpnet_layout)
 ENC(hfx_deberta_model, "DebertaV2Model", "deberta", false, HEAD_NONE, deberta_layout)
 ENC(hfx_deberta_classifier, "DebertaV2ForSequenceClassification", "deberta", false, HEAD_DEBERTA_CLASSIFIER,
     deberta_layout)

@@ -1035,6 +1035,8 @@ extern const encoder_desc hfx_bert_model, hfx_bert_classifier, hfx_roberta_model
 extern const hfx_arch_family hfx_untyped_encoder_family, hfx_deberta_family;
 extern const encoder_desc hfx_deberta_model, hfx_deberta_classifier, hfx_deberta_token_classifier, hfx_deberta_qa,
     hfx_deberta_mlm;
+extern const encoder_desc hfx_mpnet_model, hfx_mpnet_classifier, hfx_mpnet_token_classifier, hfx_mpnet_qa,
+    hfx_mpnet_mlm;
 extern const encoder_desc hfx_distilbert_model, hfx_distilbert_classifier, hfx_distilbert_token_classifier,
     hfx_distilbert_qa, hfx_distilbert_mlm, hfx_modernbert_model, hfx_modernbert_classifier,
     hfx_modernbert_token_classifier, hfx_modernbert_qa, hfx_modernbert_mlm;
@@ -1180,6 +1182,11 @@ static const struct entry {
     {"XLMRobertaForTokenClassification", &hfx_encoder_family, &hfx_xlmr_token_classifier},
     {"XLMRobertaForQuestionAnswering", &hfx_encoder_family, &hfx_xlmr_qa},
     {"XLMRobertaForMaskedLM", &hfx_encoder_family, &hfx_xlmr_mlm},
+    {"MPNetModel", &hfx_untyped_encoder_family, &hfx_mpnet_model},
+    {"MPNetForSequenceClassification", &hfx_untyped_encoder_family, &hfx_mpnet_classifier},
+    {"MPNetForTokenClassification", &hfx_untyped_encoder_family, &hfx_mpnet_token_classifier},
+    {"MPNetForQuestionAnswering", &hfx_untyped_encoder_family, &hfx_mpnet_qa},
+    {"MPNetForMaskedLM", &hfx_untyped_encoder_family, &hfx_mpnet_mlm},
     {"DistilBertModel", &hfx_untyped_encoder_family, &hfx_distilbert_model},
     {"DistilBertForSequenceClassification", &hfx_untyped_encoder_family, &hfx_distilbert_classifier},
     {"DistilBertForTokenClassification", &hfx_untyped_encoder_family, &hfx_distilbert_token_classifier},

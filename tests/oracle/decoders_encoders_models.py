@@ -34,6 +34,12 @@ import torch
 
 from transformers import (
     AutoModel,
+    MPNetConfig,
+    MPNetForMaskedLM,
+    MPNetForQuestionAnswering,
+    MPNetForSequenceClassification,
+    MPNetForTokenClassification,
+    MPNetModel,
     CohereConfig,
     CohereForCausalLM,
     Cohere2Config,
@@ -191,6 +197,11 @@ ARCHS = {
     "modernbert_tok": (ModernBertConfig, ModernBertForTokenClassification, "token_classifier"),
     "modernbert_qa": (ModernBertConfig, ModernBertForQuestionAnswering, "qa"),
     "modernbert_mlm": (ModernBertConfig, ModernBertForMaskedLM, "masked_lm"),
+    "mpnet": (MPNetConfig, MPNetModel, "encoder"),
+    "mpnet_cls": (MPNetConfig, MPNetForSequenceClassification, "classifier"),
+    "mpnet_tok": (MPNetConfig, MPNetForTokenClassification, "token_classifier"),
+    "mpnet_qa": (MPNetConfig, MPNetForQuestionAnswering, "qa"),
+    "mpnet_mlm": (MPNetConfig, MPNetForMaskedLM, "masked_lm"),
     "deberta": (DebertaV2Config, DebertaV2Model, "encoder"),
     "deberta_cls": (DebertaV2Config, DebertaV2ForSequenceClassification, "classifier"),
     "deberta_tok": (DebertaV2Config, DebertaV2ForTokenClassification, "token_classifier"),
@@ -199,7 +210,7 @@ ARCHS = {
     **decoder_lineages_models.ARCHS,
 }
 # encoders without token types: their graphs take input_ids and attention_mask only
-UNTYPED = ("distilbert", "modernbert")
+UNTYPED = ("distilbert", "modernbert", "mpnet")
 
 Case = models.Case
 
@@ -488,6 +499,11 @@ DEC_CLS_CASES = (
     EncCase(2, 9, (9, 6), pad_last=True),
 )
 ENC_CASES_NO_TYPES = tuple(dataclasses.replace(c, types=False) for c in ENC_CASES)
+
+# MPNet: RoBERTa's positions from padding index 1, no token types, the relative bias (32 buckets, 8 exact per sign:
+# rows of 12 tokens reach the logarithmic ones); a table of more rows than the 32 it reads
+MPNET = dict(vocab_size=120, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+             max_position_embeddings=66, pad_token_id=1, bos_token_id=0, eos_token_id=2, layer_norm_eps=1e-5)
 
 # DeBERTa-v3: no token types, no absolute positions, shared c2p + p2c projections over LayerNorm'd
 # relative embeddings, log buckets 4 up to 8 (rows of 12 tokens reach past both)
@@ -809,6 +825,20 @@ SPECS_LIST = [
          cases=ENC_CASES_NO_TYPES),
     Spec("modernbert_mlm", "modernbert_mlm", dict(MODERNBERT), "ModernBertForMaskedLM: head, tied decoder with bias",
          seed=6, cases=ENC_CASES_NO_TYPES),
+    # --- MPNet ---
+    Spec("mpnet", "mpnet", dict(MPNET), "MPNetModel: attention.attn.q/k/v/o, a relative bias shared by every layer",
+         cases=ENC_CASES_NO_TYPES),
+    Spec("mpnet_variant", "mpnet", dict(MPNET, relative_attention_num_buckets=40, hidden_act="gelu_new",
+                                        layer_norm_eps=1e-12),
+         "MPNetModel: a 40-row relative table (32 read), gelu_new, eps 1e-12", seed=2, cases=ENC_CASES_NO_TYPES),
+    Spec("mpnet_cls", "mpnet_cls", dict(MPNET, **LABELS3),
+         "MPNetForSequenceClassification: classifier.dense, tanh, classifier.out_proj on the first token",
+         seed=3, cases=ENC_CASES_NO_TYPES),
+    Spec("mpnet_tok", "mpnet_tok", dict(MPNET, **LABELS3), "MPNetForTokenClassification", seed=4,
+         cases=ENC_CASES_NO_TYPES),
+    Spec("mpnet_qa", "mpnet_qa", dict(MPNET), "MPNetForQuestionAnswering", seed=5, cases=ENC_CASES_NO_TYPES),
+    Spec("mpnet_mlm", "mpnet_mlm", dict(MPNET), "MPNetForMaskedLM: lm_head (dense, exact gelu, layer_norm), tied "
+         "decoder with the head's bias", seed=6, cases=ENC_CASES_NO_TYPES),
     # --- DeBERTa-v2/v3 ---
     Spec("deberta_v3", "deberta", dict(DEBERTA_V3), "DebertaV2Model, v3-style: disentangled attention with log buckets",
          cases=ENC_CASES_NO_TYPES),

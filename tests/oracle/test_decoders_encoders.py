@@ -356,6 +356,30 @@ def test_encoder_features_are_visible(b_refs, name):
     assert diff > 100 * PARITY_ATOL, f"{name}: other position ids move the outputs by only {diff:.3g}"
 
 
+def test_mpnet_relative_bias_is_visible(b_refs):
+    """MPNet's relative position table zeroed, or the pad id inside the text, moves transformers' outputs by >> the
+    tolerance (the bias and the RoBERTa positions are each proven by parity)."""
+    spec = W.SPECS["mpnet"]
+    model = b_refs.model("mpnet")
+    case = W.EncCase(2, 11, (11, 8), pad_inside=True)
+    inputs = _enc_inputs("mpnet", case)
+    base = W.outputs(model, spec, inputs)["last_hidden_state"]
+    feed = {k: torch.from_numpy(v) for k, v in inputs.items()}
+    table = model.encoder.relative_attention_bias.weight
+    saved = table.detach().clone()
+    try:
+        with torch.no_grad():
+            table.zero_()
+            got = model(**feed).last_hidden_state.numpy()
+    finally:
+        with torch.no_grad():
+            table.copy_(saved)
+    assert float(np.abs(base - got).max()) > 100 * PARITY_ATOL
+    with torch.no_grad():
+        plain = model(**feed, position_ids=torch.arange(case.seq).expand(2, -1) + 2).last_hidden_state.numpy()
+    assert float(np.abs(base - plain).max()) > 100 * PARITY_ATOL
+
+
 _ROPE_SAME = {"full_attention": {"rope_type": "default", "rope_theta": 160000.0},
               "sliding_attention": {"rope_type": "default", "rope_theta": 160000.0}}
 # (spec, what the feature is, config overrides that switch it off)

@@ -25,7 +25,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers import models as st_models
 from transformers import (
     BertConfig, BertForSequenceClassification, BertModel, EuroBertConfig, EuroBertModel, GteConfig, GteModel,
-    ModernBertConfig, ModernBertModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
+    ModernBertConfig, ModernBertModel, MPNetConfig, MPNetModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
 
 from conftest import PARITY_ATOL, REPO, describe, run_hfx
 
@@ -43,6 +43,8 @@ ENCODERS = {
     "eurobert": (EuroBertConfig, EuroBertModel, 0),
     # GTE: post-LN layers attending both ways, rotary, one token type
     "gte": (GteConfig, GteModel, 0),
+    # MPNet (all-mpnet-base-v2's): RoBERTa's positions, a relative position bias
+    "mpnet": (MPNetConfig, MPNetModel, 1),
 }
 # ModernBERT's own keys: a window smaller than the batch's rows, special ids inside the tiny vocabulary
 MODERN = dict(local_attention=4, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
@@ -60,13 +62,13 @@ def _base_model(arch: str, root):
         torch.manual_seed(7)
         extra = (MODERN if arch == "modernbert" else dict(num_key_value_heads=2, head_dim=8, tie_word_embeddings=False)
                  if arch == "qwen3" else dict(num_key_value_heads=2, mlp_bias=True) if arch == "eurobert"
-                 else {"type_vocab_size": 1} if arch == "gte" else {"type_vocab_size": 2})
+                 else {"type_vocab_size": 1} if arch == "gte" else {} if arch == "mpnet" else {"type_vocab_size": 2})
         model = model_cls(cfg_cls(**SMALL, pad_token_id=pad, **extra)).eval()
         with torch.no_grad():
             for p in model.parameters():
                 p.normal_(0.0, 0.3)
         model.save_pretrained(out)
-        if arch in ("modernbert", "eurobert", "gte"):  # sentence-transformers wants a tokenizer beside it; the tests feed ids
+        if arch in ("modernbert", "eurobert", "gte", "mpnet"):  # sentence-transformers wants a tokenizer beside it; the tests feed ids
             from transformers import BertTokenizerFast
 
             vocab = root / "vocab.txt"
@@ -111,7 +113,7 @@ def _inputs(arch: str):
     mask[2, :4] = 0
     mask[3, 1:] = 0
     ids[mask == 0] = pad
-    if arch in ("modernbert", "qwen3", "eurobert", "gte"):  # no token types
+    if arch in ("modernbert", "qwen3", "eurobert", "gte", "mpnet"):  # no token types
         return {"input_ids": ids, "attention_mask": mask}
     types = np.zeros_like(ids)
     types[0, 5:] = 1
@@ -194,6 +196,7 @@ AUTO_CASES = [("bert", (m,), False, False) for m in MODES] + [
     ("qwen3", ("mean", "max"), False, False),
     ("eurobert", ("mean",), True, False),
     ("gte", ("cls",), True, False),
+    ("mpnet", ("mean",), True, False),
 ]
 
 
