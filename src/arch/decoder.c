@@ -33,6 +33,7 @@ static hfx_decoder_names resolve_names(const hfx_decoder_desc *d, hfx_layer_layo
     TAKE(norm2); TAKE(pos_embed); TAKE(final_norm); TAKE(lm_head); TAKE(pre2); TAKE(post2); TAKE(q_norm);
     TAKE(k_norm); TAKE(mlp); TAKE(gate); TAKE(up); TAKE(down); TAKE(conv); TAKE(ssm); TAKE(embed_alt);
     TAKE(project_in); TAKE(project_out); TAKE(embed_norm); TAKE(token_types); TAKE(head_dense); TAKE(head_norm);
+    TAKE(lm_head_bias); TAKE(pooler);
 #undef TAKE
     if (layout == HFX_LAYOUT_PARALLEL && f->parallel_norm1) n.norm1 = f->parallel_norm1, n.norm2 = f->parallel_norm2;
     return n;
@@ -239,11 +240,18 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
     }
     if (m->embed_dim != m->hidden) /* OPT: back to the embeddings' width */
         x = hfx_dec_proj(c, x, m->hidden, m->embed_dim, false, c->n.project_out);
-    if (c->d->head == HFX_HEAD_LM_TRANSFORM) /* GTE: dense, GELU, LayerNorm before the decoder */
-        x = hfx_dec_norm(c, hfx_activate(g, HFX_ACT_GELU, hfx_dec_proj(c, x, m->hidden, m->hidden, true, c->n.head_dense)),
+    if (c->d->head == HFX_HEAD_LM_TRANSFORM) /* GTE, NomicBERT: dense, activation, LayerNorm before the decoder */
+        x = hfx_dec_norm(c, hfx_activate(g, m->head_act, hfx_dec_proj(c, x, m->hidden, m->hidden, true, c->n.head_dense)),
                          m->hidden, c->n.head_norm);
     hfx_value *bias = NULL;
-    if (m->bias.head) { /* "<head>.bias" beside "<head>.weight" */
+    if (m->bias.head && c->n.lm_head_bias) { /* the head's own bias, which transformers ties the decoder's to */
+        char tied[160];
+        size_t n = strlen(c->n.lm_head), w = strlen(".weight");
+        if (n > w && strcmp(c->n.lm_head + n - w, ".weight") == 0) n -= w;
+        snprintf(tied, sizeof tied, "%.*s.bias", (int)n, c->n.lm_head);
+        if (hfx_weight_exists(c->w, tied)) hfx_weight_ignore(c->w, tied);
+        bias = hfx_weight(c->w, 1, &m->head_rows, "%s", c->n.lm_head_bias);
+    } else if (m->bias.head) { /* "<head>.bias" beside "<head>.weight" */
         char name[160];
         size_t n = strlen(c->n.lm_head), w = strlen(".weight");
         if (n > w && strcmp(c->n.lm_head + n - w, ".weight") == 0) n -= w;
@@ -305,6 +313,21 @@ static hfx_value *pooled_classify(layer_ctx *c, hfx_value *x, hfx_value *mask) {
     x = hfx_linear(g, hfx_activate(g, HFX_ACT_GELU, x), hfx_weight(c->w, 2, (int64_t[]){L, H}, "classifier.weight"),
                    hfx_weight(c->w, 1, &L, "classifier.bias"));
     return m->class_pooling == HFX_CLASS_LATE ? hfx_sentence_embedding(g, &mean, x, mask, c->batch, L) : x;
+}
+
+/* BERT's task heads over an encoder's final states x [B,S,hidden] (HFX_HEAD_POOLER_CLASSIFIER,
+ * HFX_HEAD_TOKEN_CLASSIFIER): classifier(tanh(pooler(the first token))) [B, labels], or classifier on every token
+ * [B,S,labels]. */
+static hfx_value *bert_classify(layer_ctx *c, hfx_value *x) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t H = m->hidden, L = m->labels;
+    if (c->d->head == HFX_HEAD_POOLER_CLASSIFIER) {
+        x = hfx_gather(g, x, hfx_const_i64(g, 0), 1); /* [B,hidden] */
+        x = hfx_op1(g, HFX_OP_TANH, hfx_dec_proj(c, x, H, H, true, c->n.pooler));
+    }
+    return hfx_linear(g, x, hfx_weight(c->w, 2, (int64_t[]){L, H}, "classifier.weight"),
+                      hfx_weight(c->w, 1, &L, "classifier.bias"));
 }
 
 /* x [B,S,hidden] times √hidden (Gemma's embedding scale: a float32 tensor, then in the weights'
@@ -385,6 +408,7 @@ typedef struct decoder_inputs {
     hfx_value *slots;     /* [S] the cache slots this call's tokens take */
     hfx_dim mask_len;     /* what attention sees: the prompt, the past plus the new tokens, or the static
                              cache's M slots */
+    hfx_value *types;     /* token_type_ids [B,S] where the token-type table has several rows (NomicBERT) */
 } decoder_inputs;
 
 /* A sentence embedding's positions [B,S]: 0, 1, ... in every row, padding counted, as sentence-transformers calls the
@@ -420,6 +444,7 @@ static decoder_inputs graph_inputs(layer_ctx *c, bool embeds_in, bool attends) {
     } else {
         in.attn_mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in.mask_len});
     }
+    if (!embeds_in && m->token_types > 1) in.types = hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, bs);
     /* M-RoPE's positions: temporal, height and width (the caller's, as transformers' get_rope_index
      * makes them) */
     bool mrope = m->rope.mrope_section[0] || m->rope.mrope_section[1] || m->rope.mrope_section[2];
@@ -453,9 +478,9 @@ static hfx_value *embed_tokens(layer_ctx *c, bool embeds_in, decoder_inputs *in)
         in->x = embed_scaled(g, m, c->o, in->x);
     if (m->mult.embed != 1.0) in->x = hfx_op2(g, HFX_OP_MUL, in->x, hfx_const_scalar(g, c->o->dtype, m->mult.embed));
     if (s == HFX_EMBED_FINAL_NORM) in->x = hfx_dec_norm(c, in->x, m->hidden, c->n.final_norm);
-    if (!embeds_in && m->token_types) { /* GTE: token type 0's row, as transformers' default token_type_ids */
+    if (!embeds_in && m->token_types) { /* each token's type row (one row: every token's, transformers' default ids 0) */
         hfx_value *types = hfx_weight(c->w, 2, (int64_t[]){m->token_types, m->hidden}, "%s", c->n.token_types);
-        in->x = hfx_op2(g, HFX_OP_ADD, in->x, hfx_gather(g, types, hfx_const_i64(g, 0), 0));
+        in->x = hfx_op2(g, HFX_OP_ADD, in->x, hfx_gather(g, types, in->types ? in->types : hfx_const_i64(g, 0), 0));
     }
     if (s == HFX_EMBED_OWN_NORM) in->x = hfx_dec_norm(c, in->x, m->hidden, c->n.embed_norm);
     return embed;
@@ -714,7 +739,9 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     } else {
         hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER          ? classify(&c, x, in.ids)
                             : d->head == HFX_HEAD_POOLED_CLASSIFIER ? pooled_classify(&c, x, in.attn_mask)
-                                                                    : lm_logits(&c, x, embed),
+                            : d->head == HFX_HEAD_POOLER_CLASSIFIER || d->head == HFX_HEAD_TOKEN_CLASSIFIER
+                                ? bert_classify(&c, x)
+                                : lm_logits(&c, x, embed),
                          "logits");
     }
     hfx_dec_write_caches(&c);
@@ -800,6 +827,12 @@ static const hfx_component generation_multi[] = {
     {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0},
 };
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
+static const char *const typed_inputs[] = {"input_ids", "attention_mask", "token_type_ids", "position_ids", NULL};
+
+/* An encoder's inputs: token_type_ids too where its token-type table has several rows (NomicBERT). */
+static const char *const *encoder_inputs(const void *cfg) {
+    return ((const hfx_decoder_cfg *)cfg)->token_types > 1 ? typed_inputs : sequence_inputs;
+}
 
 static hfx_torch_signature classifier_torch_signature(const void *desc) {
     (void)desc;
@@ -848,6 +881,7 @@ const hfx_arch_family hfx_decoder_base_family = {
     .build_forward = base_build_forward,
     .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
     .sequence_inputs = sequence_inputs,
+    .sequence_inputs_of = encoder_inputs,
     .torch_signature = base_torch_signature,
     .pools = base_pools,
 };
@@ -862,6 +896,7 @@ const hfx_arch_family hfx_decoder_encoder_family = {
     .build_forward = decoder_build_forward,
     .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
     .sequence_inputs = sequence_inputs,
+    .sequence_inputs_of = encoder_inputs,
     .torch_signature = encoder_torch_signature,
     .pools = decoder_pools,
 };

@@ -175,6 +175,9 @@ typedef struct hfx_decoder_names {
                                 "embeddings.token_type_embeddings.weight": transformers' default token_type_ids 0);
                                 absent where type_vocab_size is 0 */
     const char *head_dense, *head_norm; /* HFX_HEAD_LM_TRANSFORM's: "lm_head.dense", "lm_head.layer_norm" */
+    const char *lm_head_bias; /* the LM head's bias where it is not "<lm_head>.bias" (NomicBERT's decoder reads
+                                 "cls.predictions.bias") */
+    const char *pooler;     /* HFX_HEAD_POOLER_CLASSIFIER's dense layer on the first token: "gte.pooler.dense" */
     const char *parallel_norm1, *parallel_norm2; /* HFX_LAYOUT_PARALLEL's norms where their names differ from the
                                                     sequential layout's (Falcon's ln_attn, ln_mlp) */
     const hfx_weight_rename *stored; /* the other names transformers loads these tensors by, as parts of a name
@@ -512,6 +515,8 @@ typedef struct hfx_decoder_act {
     const char *key;          /* "hidden_act" or "hidden_activation" */
     const char *dflt;
     bool legacy_gelu_tanh;    /* a legacy "gelu" means the tanh approximation (Gemma) */
+    const char *head;         /* HFX_HEAD_LM_TRANSFORM's activation ("gelu": GTE's exact GELU); NULL: the config's
+                                 (NomicBERT's BERT transform reads hidden_act) */
 } hfx_decoder_act;
 
 typedef enum {
@@ -600,9 +605,11 @@ typedef enum {
                                  mlp_bias) */
     HFX_HEAD_CLASSIFIER,      /* *ForSequenceClassification: `score` on the last token that is not
                                  pad_token_id (hfx_decoder_classifier_family) */
-    HFX_HEAD_POOLED_CLASSIFIER /* an encoder's: classifier(GELU(dense(·))) of the first token ("bos") or the masked
+    HFX_HEAD_POOLED_CLASSIFIER, /* an encoder's: classifier(GELU(dense(·))) of the first token ("bos") or the masked
                                   mean ("mean"), or the masked mean of every token's ("late"), as classifier_pooling
                                   says (EuroBERT) */
+    HFX_HEAD_POOLER_CLASSIFIER, /* BERT's: classifier(tanh(pooler(the first token))) (GTE, NomicBERT) */
+    HFX_HEAD_TOKEN_CLASSIFIER   /* classifier on every token: logits [B,S,labels] */
 } hfx_decoder_head;
 
 typedef struct hfx_decoder_desc {
@@ -798,6 +805,7 @@ typedef struct hfx_decoder_cfg {
     bool tied;
     hfx_decoder_biases bias;
     hfx_activation act;
+    hfx_activation head_act;     /* HFX_HEAD_LM_TRANSFORM's */
     int64_t *window;             /* (layers) 0 = full attention; arena-owned */
     double scale;                /* attention score scale */
     bool scale_by_layer;         /* GPT-2: divided again by layer index + 1 */

@@ -483,13 +483,16 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
                               (st = hfx_cfg_int_in_or(c, "pad_token_id", -1, -1, m->vocab - 1, &m->pad_id, err))))
         return st;
     m->token_types = 0;
-    if (d->names && d->names->token_types) { /* (transformers' default ids are 0: every token gets the first row) */
-        if ((st = hfx_cfg_int_in_or(c, "type_vocab_size", 1, 0, 1 << 20, &m->token_types, err))) return st;
-        if (m->token_types > 1)
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: type_vocab_size %lld: hfx's graph takes no token_type_ids, so "
-                                                      "it writes models of one token type (or none) only", c.where,
-                            (long long)m->token_types);
-    }
+    if (d->names && d->names->token_types && /* (one row: every token gets it, as transformers' default ids 0) */
+        (st = hfx_cfg_int_in_or(c, "type_vocab_size", 1, 0, 1 << 20, &m->token_types, err)))
+        return st;
+    if ((d->head == HFX_HEAD_POOLER_CLASSIFIER || d->head == HFX_HEAD_TOKEN_CLASSIFIER) &&
+        (st = hfx_cfg_num_labels(c, &m->labels, err)))
+        return st;
+    m->head_act = HFX_ACT_GELU;
+    if (d->head == HFX_HEAD_LM_TRANSFORM && !d->act.head) m->head_act = m->act;
+    else if (d->act.head && !hfx_activation_from_name(d->act.head, &m->head_act))
+        return hfx_fail(err, HFX_ERR_INTERNAL, "%s: the head's activation '%s' is unknown", d->architecture, d->act.head);
     if (d->head == HFX_HEAD_POOLED_CLASSIFIER) {
         const char *pooling;
         if ((st = hfx_cfg_num_labels(c, &m->labels, err)) ||

@@ -77,12 +77,50 @@ static const hfx_decoder_names gte_names = {
     .embed = "gte.embeddings.word_embeddings.weight", .layer = "gte.encoder.layer.%lld", .attn = "attention",
     .norm1 = "attn_ln", .norm2 = "mlp_ln", .embed_norm = "gte.embeddings.LayerNorm",
     .token_types = "gte.embeddings.token_type_embeddings.weight", .lm_head = "lm_head.decoder.weight",
-    .head_dense = "lm_head.dense", .head_norm = "lm_head.norm", .stored = gte_stored};
-static const hfx_decoder_desc GteForMaskedLM_desc = {
-    "GteForMaskedLM", LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_POST_LN, .embed_scale = HFX_EMBED_OWN_NORM,
-    .qkv = HFX_QKV_CONCAT, .mlp = HFX_MLP_UP_GATE_FUSED, .bias.rule = HFX_BIAS_FROM_CONFIG, .bias.default_on = true,
-    .bias.mlp = HFX_MLP_BIAS_DOWN, .eps_key = "layer_norm_eps", .act.dflt = "gelu", .scores.mask = HFX_MASK_BOTH_WAYS,
-    .head = HFX_HEAD_LM_TRANSFORM, .defaults.tied = true, .names = &gte_names, .output_class = "MaskedLMOutput"};
+    .head_dense = "lm_head.dense", .head_norm = "lm_head.norm", .pooler = "gte.pooler.dense", .stored = gte_stored};
+#define GTE_LIKE                                                                                                      \
+    LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_POST_LN, .embed_scale = HFX_EMBED_OWN_NORM,             \
+    .qkv = HFX_QKV_CONCAT, .mlp = HFX_MLP_UP_GATE_FUSED, .bias.rule = HFX_BIAS_FROM_CONFIG, .bias.default_on = true,   \
+    .bias.mlp = HFX_MLP_BIAS_DOWN, .eps_key = "layer_norm_eps", .act.dflt = "gelu", .scores.mask = HFX_MASK_BOTH_WAYS, \
+    .names = &gte_names
+static const hfx_decoder_desc GteForMaskedLM_desc = {"GteForMaskedLM", GTE_LIKE, .head = HFX_HEAD_LM_TRANSFORM,
+                                                     .act.head = "gelu", .defaults.tied = true,
+                                                     .output_class = "MaskedLMOutput"};
+/* ... its sequence classifier (the pooler's tanh of the first token) and token classifier */
+static const hfx_decoder_desc GteForSequenceClassification_desc = {"GteForSequenceClassification", GTE_LIKE,
+                                                                   .head = HFX_HEAD_POOLER_CLASSIFIER,
+                                                                   .output_class = "SequenceClassifierOutput"};
+static const hfx_decoder_desc GteForTokenClassification_desc = {"GteForTokenClassification", GTE_LIKE,
+                                                                .head = HFX_HEAD_TOKEN_CLASSIFIER,
+                                                                .output_class = "TokenClassifierOutput"};
+#undef GTE_LIKE
+/* NomicBERT (nomic-embed-text): GTE's post-LN layers without biases, fused Wqkv, a SiLU-gated MLP of separate
+ * fc12 (gate), fc11 (up) and fc2 (down), rotary (θ 1000), token types (several rows: a token_type_ids input); BERT's
+ * heads: the masked LM's transform (hidden_act) and tied decoder with cls.predictions.bias, the pooler's classifier,
+ * the token classifier; NomicBertModel its base. transformers saves the Hub's names. */
+static const hfx_decoder_names nomic_names = {
+    .embed = "nomic_bert.embeddings.word_embeddings.weight", .layer = "nomic_bert.encoder.layers.%lld", .attn = "attn",
+    .qkv = "Wqkv", .o = "out_proj", .gate = "fc12", .up = "fc11", .down = "fc2", .norm1 = "norm1", .norm2 = "norm2",
+    .embed_norm = "nomic_bert.emb_ln", .token_types = "nomic_bert.embeddings.token_type_embeddings.weight",
+    .lm_head = "cls.predictions.decoder.weight", .lm_head_bias = "cls.predictions.bias",
+    .head_dense = "cls.predictions.transform.dense", .head_norm = "cls.predictions.transform.layer_norm",
+    .pooler = "nomic_bert.pooler.dense"};
+#define NOMIC_BERT                                                                                                    \
+    LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_POST_LN, .embed_scale = HFX_EMBED_OWN_NORM,             \
+    .qkv = HFX_QKV_CONCAT, .eps_key = "layer_norm_eps", .act.dflt = "silu", .scores.mask = HFX_MASK_BOTH_WAYS,        \
+    .rope.theta = 1000.0, .defaults.eps = 1e-12, .names = &nomic_names
+static const hfx_decoder_desc NomicBertForMaskedLM_desc = {"NomicBertForMaskedLM", NOMIC_BERT,
+                                                           .head = HFX_HEAD_LM_TRANSFORM, .defaults.tied = true,
+                                                           .output_class = "MaskedLMOutput"};
+static const hfx_decoder_desc NomicBertForSequenceClassification_desc = {
+    "NomicBertForSequenceClassification", NOMIC_BERT, .head = HFX_HEAD_POOLER_CLASSIFIER,
+    .output_class = "SequenceClassifierOutput"};
+static const hfx_decoder_desc NomicBertForTokenClassification_desc = {
+    "NomicBertForTokenClassification", NOMIC_BERT, .head = HFX_HEAD_TOKEN_CLASSIFIER,
+    .output_class = "TokenClassifierOutput"};
+#undef NOMIC_BERT
+static const hfx_decoder_base NomicBertModel_base = {&NomicBertForMaskedLM_desc, "NomicBertModel",
+                                                     "BaseModelOutputWithPooling", "nomic_bert."};
 static const hfx_decoder_base GteModel_base = {&GteForMaskedLM_desc, "GteModel", "BaseModelOutputWithPooling", "gte."};
 /* Qwen3-VL-MoE's language model (no causal LM of its own: vlm.c's host reads it) */
 const hfx_decoder_desc hfx_qwen3_vl_moe_text = {"Qwen3VLMoeTextModel", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
@@ -1093,6 +1131,12 @@ static const struct entry {
     {"EuroBertForSequenceClassification", &hfx_decoder_encoder_family, &EuroBertForSequenceClassification_desc},
     {"GteForMaskedLM", &hfx_decoder_encoder_family, &GteForMaskedLM_desc},
     {"GteModel", &hfx_decoder_base_family, &GteModel_base},
+    {"GteForSequenceClassification", &hfx_decoder_encoder_family, &GteForSequenceClassification_desc},
+    {"GteForTokenClassification", &hfx_decoder_encoder_family, &GteForTokenClassification_desc},
+    {"NomicBertModel", &hfx_decoder_base_family, &NomicBertModel_base},
+    {"NomicBertForMaskedLM", &hfx_decoder_encoder_family, &NomicBertForMaskedLM_desc},
+    {"NomicBertForSequenceClassification", &hfx_decoder_encoder_family, &NomicBertForSequenceClassification_desc},
+    {"NomicBertForTokenClassification", &hfx_decoder_encoder_family, &NomicBertForTokenClassification_desc},
     {"GraniteForCausalLM", &hfx_decoder_family, &GraniteForCausalLM_desc},
     {"GraniteSWAForCausalLM", &hfx_decoder_family, &GraniteSWAForCausalLM_desc},
     {"Olmo2ForCausalLM", &hfx_decoder_family, &Olmo2ForCausalLM_desc},

@@ -25,7 +25,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers import models as st_models
 from transformers import (
     BertConfig, BertForSequenceClassification, BertModel, EuroBertConfig, EuroBertModel, GteConfig, GteModel,
-    ModernBertConfig, ModernBertModel, MPNetConfig, MPNetModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
+    ModernBertConfig, ModernBertModel, MPNetConfig, MPNetModel, NomicBertConfig, NomicBertModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
 
 from conftest import PARITY_ATOL, REPO, describe, run_hfx
 
@@ -43,6 +43,8 @@ ENCODERS = {
     "eurobert": (EuroBertConfig, EuroBertModel, 0),
     # GTE: post-LN layers attending both ways, rotary, one token type
     "gte": (GteConfig, GteModel, 0),
+    # NomicBERT (nomic-embed-text's): GTE-like post-LN layers, rotary, two token types (a token_type_ids input)
+    "nomic": (NomicBertConfig, NomicBertModel, 0),
     # MPNet (all-mpnet-base-v2's): RoBERTa's positions, a relative position bias
     "mpnet": (MPNetConfig, MPNetModel, 1),
 }
@@ -68,7 +70,7 @@ def _base_model(arch: str, root):
             for p in model.parameters():
                 p.normal_(0.0, 0.3)
         model.save_pretrained(out)
-        if arch in ("modernbert", "eurobert", "gte", "mpnet"):  # sentence-transformers wants a tokenizer beside it; the tests feed ids
+        if arch in ("modernbert", "eurobert", "gte", "mpnet", "nomic"):  # sentence-transformers wants a tokenizer beside it; the tests feed ids
             from transformers import BertTokenizerFast
 
             vocab = root / "vocab.txt"
@@ -197,6 +199,7 @@ AUTO_CASES = [("bert", (m,), False, False) for m in MODES] + [
     ("eurobert", ("mean",), True, False),
     ("gte", ("cls",), True, False),
     ("mpnet", ("mean",), True, False),
+    ("nomic", ("mean",), True, False),
 ]
 
 
@@ -535,10 +538,56 @@ def test_gte_masked_lm(root, fmt):
     _export(hub, root / "out_gte_hub", "onnx")
     got = _run("onnx", root / "out_gte_hub", {**inputs, "position_ids": pos})
     assert float(np.max(np.abs(got["logits"] - want_logits))) <= PARITY_ATOL
-    bad = root / "gte_types"
+    bad = root / "gte_types"  # a config of two token types over a checkpoint's table of one: refused by name
     shutil.copytree(folder, bad, dirs_exist_ok=True)
     cfg = json.loads((bad / "config.json").read_text())
     (bad / "config.json").write_text(json.dumps({**cfg, "type_vocab_size": 2}))
     proc = run_hfx(["export", bad, root / "gte_refused", "--format", "onnx"])
-    assert proc.returncode == 2 and "type_vocab_size 2" in proc.stderr, describe(proc)
+    assert proc.returncode == 2 and "token_type_embeddings" in proc.stderr, describe(proc)
     assert not (root / "gte_refused").exists()
+
+
+# (name, class, its output, the config's extra keys, formats): GTE's and NomicBERT's BERT heads, NomicBERT's masked LM
+# (its transform's hidden_act, the tied decoder with cls.predictions.bias) and base model; two token types
+HEADS = [
+    ("gte_cls", "GteForSequenceClassification", "logits", dict(num_labels=3), ("onnx", "openvino", "dynamo")),
+    ("gte_tok", "GteForTokenClassification", "logits", dict(num_labels=3), ("onnx", "executorch")),
+    ("nomic_mlm", "NomicBertForMaskedLM", "logits", {}, FORMATS),
+    ("nomic_cls", "NomicBertForSequenceClassification", "logits", dict(num_labels=3), ("onnx", "openvino", "dynamo")),
+    ("nomic_tok", "NomicBertForTokenClassification", "logits", dict(num_labels=3, hidden_act="gelu"),
+     ("onnx", "executorch")),
+    ("nomic_base", "NomicBertModel", "last_hidden_state", dict(rope_parameters={"rope_type": "default",
+                                                                                 "rope_theta": 500.0}),
+     ("onnx", "openvino")),
+]
+
+
+@pytest.mark.parametrize("name,cls,output,extra,fmt",
+                         [(n, c, o, e, f) for n, c, o, e, fs in HEADS for f in fs],
+                         ids=[f"{n}-{f}" for n, _, _, _, fs in HEADS for f in fs])
+def test_bert_heads(root, name, cls, output, extra, fmt):
+    """GTE's and NomicBERT's heads: logits (or states) at every position of right- and left-padded rows equal to
+    transformers' with positions 0, 1, ... and NomicBERT's token types (the graph takes token_type_ids)."""
+    import transformers
+    model_cls = getattr(transformers, cls)
+    nomic = name.startswith("nomic")
+    config = (NomicBertConfig(**SMALL, pad_token_id=0, type_vocab_size=2, **extra) if nomic
+              else GteConfig(**SMALL, pad_token_id=0, **extra))
+    folder = _head_model(root, name, model_cls, config)
+    inputs = _inputs("nomic" if nomic else "gte")
+    pos = np.broadcast_to(np.arange(inputs["input_ids"].shape[1]), inputs["input_ids"].shape).copy()
+    feed = {k: torch.from_numpy(v) for k, v in {**inputs, "position_ids": pos}.items()}
+    with torch.no_grad():
+        ref = model_cls.from_pretrained(str(folder), attn_implementation="eager").eval()(**feed)
+    want = getattr(ref, output).numpy()
+    if nomic:  # the token types move the outputs (so the parity below proves the graph reads them)
+        plain = dict(feed, token_type_ids=torch.zeros_like(feed["token_type_ids"]))
+        with torch.no_grad():
+            other = getattr(model_cls.from_pretrained(str(folder), attn_implementation="eager").eval()(**plain),
+                            output).numpy()
+        assert np.abs(other - want).max() > 100 * PARITY_ATOL
+    out = root / f"out_{name}_{fmt}"
+    _export(folder, out, fmt)
+    got = _run(fmt, out, {**inputs, "position_ids": pos})
+    err = float(np.max(np.abs(got[output] - want)))
+    assert got[output].shape == want.shape and err <= PARITY_ATOL, f"[{fmt}] {name}: max |diff| {err}"
