@@ -33,7 +33,7 @@ static hfx_decoder_names resolve_names(const hfx_decoder_desc *d, hfx_layer_layo
     TAKE(norm2); TAKE(pos_embed); TAKE(final_norm); TAKE(lm_head); TAKE(pre2); TAKE(post2); TAKE(q_norm);
     TAKE(k_norm); TAKE(mlp); TAKE(gate); TAKE(up); TAKE(down); TAKE(conv); TAKE(ssm); TAKE(embed_alt);
     TAKE(project_in); TAKE(project_out); TAKE(embed_norm); TAKE(token_types); TAKE(head_dense); TAKE(head_norm);
-    TAKE(lm_head_bias); TAKE(pooler);
+    TAKE(lm_head_bias); TAKE(pooler); TAKE(class_dense); TAKE(class_out);
 #undef TAKE
     if (layout == HFX_LAYOUT_PARALLEL && f->parallel_norm1) n.norm1 = f->parallel_norm1, n.norm2 = f->parallel_norm2;
     return n;
@@ -315,19 +315,21 @@ static hfx_value *pooled_classify(layer_ctx *c, hfx_value *x, hfx_value *mask) {
     return m->class_pooling == HFX_CLASS_LATE ? hfx_sentence_embedding(g, &mean, x, mask, c->batch, L) : x;
 }
 
+/* tanh(dense(the first token)) of x [B,S,hidden]: [B,hidden] (BERT's pooler) */
+static hfx_value *first_token_pooled(layer_ctx *c, hfx_value *x, const char *dense) {
+    x = hfx_gather(c->g, x, hfx_const_i64(c->g, 0), 1);
+    return hfx_op1(c->g, HFX_OP_TANH, hfx_dec_proj(c, x, c->m->hidden, c->m->hidden, true, dense));
+}
+
 /* BERT's task heads over an encoder's final states x [B,S,hidden] (HFX_HEAD_POOLER_CLASSIFIER,
- * HFX_HEAD_TOKEN_CLASSIFIER): classifier(tanh(pooler(the first token))) [B, labels], or classifier on every token
+ * HFX_HEAD_TOKEN_CLASSIFIER): classifier(tanh(dense(the first token))) [B, labels], or classifier on every token
  * [B,S,labels]. */
 static hfx_value *bert_classify(layer_ctx *c, hfx_value *x) {
     const hfx_decoder_cfg *m = c->m;
-    hfx_graph *g = c->g;
     int64_t H = m->hidden, L = m->labels;
-    if (c->d->head == HFX_HEAD_POOLER_CLASSIFIER) {
-        x = hfx_gather(g, x, hfx_const_i64(g, 0), 1); /* [B,hidden] */
-        x = hfx_op1(g, HFX_OP_TANH, hfx_dec_proj(c, x, H, H, true, c->n.pooler));
-    }
-    return hfx_linear(g, x, hfx_weight(c->w, 2, (int64_t[]){L, H}, "classifier.weight"),
-                      hfx_weight(c->w, 1, &L, "classifier.bias"));
+    if (c->d->head != HFX_HEAD_POOLER_CLASSIFIER) return hfx_dec_proj(c, x, H, L, true, "classifier");
+    x = first_token_pooled(c, x, c->n.class_dense ? c->n.class_dense : c->n.pooler);
+    return hfx_dec_proj(c, x, H, L, true, c->n.class_out ? c->n.class_out : "classifier");
 }
 
 /* x [B,S,hidden] times √hidden (Gemma's embedding scale: a float32 tensor, then in the weights'
@@ -731,11 +733,25 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     bool base = host && host->base;
     if (o->pooling.n) { /* a sentence-transformers folder: the base model's states, pooled (optimum's names) */
         if (!m->tied && !base) hfx_weight_ignore(c.w, c.n.lm_head);
+        for (int k = 0; c.n.pooler && k < 2; k++) { /* a pooler is unused */
+            char pooler[160];
+            snprintf(pooler, sizeof pooler, "%s.%s", c.n.pooler, k ? "bias" : "weight");
+            if (hfx_weight_exists(c.w, pooler)) hfx_weight_ignore(c.w, pooler);
+        }
         hfx_graph_output(g, x, "token_embeddings");
         hfx_graph_output(g, hfx_sentence_embedding(g, &o->pooling, x, in.attn_mask, o->batch, m->hidden),
                          "sentence_embedding");
     } else if (base) {
         hfx_graph_output(g, x, "last_hidden_state");
+        char pooler[160];
+        snprintf(pooler, sizeof pooler, "%s.weight", c.n.pooler ? c.n.pooler : "");
+        if (c.n.pooler && hfx_weight_exists(c.w, pooler)) /* saved with its pooler (add_pooling_layer) */
+            hfx_graph_output(g, first_token_pooled(&c, x, c.n.pooler), "pooler_output");
+    } else if (d->head == HFX_HEAD_QA) { /* qa_outputs [B,S,2]: start, end */
+        hfx_value *se = hfx_dec_proj(&c, x, m->hidden, 2, true, "qa_outputs");
+        hfx_dim bs[2] = {o->batch, o->seq};
+        hfx_graph_output(g, hfx_reshape(g, hfx_slice(g, se, -1, 0, 1), 2, bs), "start_logits");
+        hfx_graph_output(g, hfx_reshape(g, hfx_slice(g, se, -1, 1, 2), 2, bs), "end_logits");
     } else {
         hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER          ? classify(&c, x, in.ids)
                             : d->head == HFX_HEAD_POOLED_CLASSIFIER ? pooled_classify(&c, x, in.attn_mask)

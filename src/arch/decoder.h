@@ -177,7 +177,11 @@ typedef struct hfx_decoder_names {
     const char *head_dense, *head_norm; /* HFX_HEAD_LM_TRANSFORM's: "lm_head.dense", "lm_head.layer_norm" */
     const char *lm_head_bias; /* the LM head's bias where it is not "<lm_head>.bias" (NomicBERT's decoder reads
                                  "cls.predictions.bias") */
-    const char *pooler;     /* HFX_HEAD_POOLER_CLASSIFIER's dense layer on the first token: "gte.pooler.dense" */
+    const char *pooler;     /* the base model's pooler on the first token ("gte.pooler.dense"): pooler_output where
+                               the checkpoint has one; HFX_HEAD_POOLER_CLASSIFIER's dense layer */
+    const char *class_dense, *class_out; /* HFX_HEAD_POOLER_CLASSIFIER's dense layer and classifier where they are not
+                                            the pooler and "classifier" (RoBERTa's "classifier.dense",
+                                            "classifier.out_proj") */
     const char *parallel_norm1, *parallel_norm2; /* HFX_LAYOUT_PARALLEL's norms where their names differ from the
                                                     sequential layout's (Falcon's ln_attn, ln_mlp) */
     const hfx_weight_rename *stored; /* the other names transformers loads these tensors by, as parts of a name
@@ -609,7 +613,8 @@ typedef enum {
                                   mean ("mean"), or the masked mean of every token's ("late"), as classifier_pooling
                                   says (EuroBERT) */
     HFX_HEAD_POOLER_CLASSIFIER, /* BERT's: classifier(tanh(pooler(the first token))) (GTE, NomicBERT) */
-    HFX_HEAD_TOKEN_CLASSIFIER   /* classifier on every token: logits [B,S,labels] */
+    HFX_HEAD_TOKEN_CLASSIFIER,  /* classifier on every token: logits [B,S,labels] */
+    HFX_HEAD_QA                 /* qa_outputs on every token, split: start_logits, end_logits [B,S] */
 } hfx_decoder_head;
 
 typedef struct hfx_decoder_desc {

@@ -486,9 +486,12 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
     if (d->names && d->names->token_types && /* (one row: every token gets it, as transformers' default ids 0) */
         (st = hfx_cfg_int_in_or(c, "type_vocab_size", 1, 0, 1 << 20, &m->token_types, err)))
         return st;
-    if ((d->head == HFX_HEAD_POOLER_CLASSIFIER || d->head == HFX_HEAD_TOKEN_CLASSIFIER) &&
+    if ((d->head == HFX_HEAD_POOLER_CLASSIFIER || d->head == HFX_HEAD_TOKEN_CLASSIFIER || d->head == HFX_HEAD_QA) &&
         (st = hfx_cfg_num_labels(c, &m->labels, err)))
         return st;
+    if (d->head == HFX_HEAD_QA && m->labels != 2) /* transformers splits the two columns: start, end */
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: a question-answering head has num_labels 2 (start, end), not %lld",
+                        c.where, (long long)m->labels);
     m->head_act = HFX_ACT_GELU;
     if (d->head == HFX_HEAD_LM_TRANSFORM && !d->act.head) m->head_act = m->act;
     else if (d->act.head && !hfx_activation_from_name(d->act.head, &m->head_act))

@@ -121,6 +121,39 @@ static const hfx_decoder_desc NomicBertForTokenClassification_desc = {
 #undef NOMIC_BERT
 static const hfx_decoder_base NomicBertModel_base = {&NomicBertForMaskedLM_desc, "NomicBertModel",
                                                      "BaseModelOutputWithPooling", "nomic_bert."};
+/* JinaEmbeddingsV3 (jina-embeddings-v3's backbone, as transformers has it: no task adapters): XLM-RoBERTa's
+ * embeddings and heads over GTE-style post-LN layers, every linear biased, fused Wqkv, a plain fc1/fc2 MLP, rotary
+ * (θ 20000 by default); the masked LM's head dense → GELU → layer_norm → the tied decoder with lm_head.bias;
+ * RoBERTa's classifier (classifier.dense, tanh, classifier.out_proj), token classifier and QA head; its base model's
+ * pooler where saved with one. transformers saves the Hub's names under "roberta.". */
+static const hfx_decoder_names jina_v3_names = {
+    .embed = "roberta.embeddings.word_embeddings.weight", .layer = "roberta.encoder.layers.%lld", .attn = "mixer",
+    .qkv = "Wqkv", .o = "out_proj", .fc_in = "fc1", .fc_out = "fc2", .norm1 = "norm1", .norm2 = "norm2",
+    .embed_norm = "roberta.emb_ln", .token_types = "roberta.embeddings.token_type_embeddings.weight",
+    .lm_head = "lm_head.decoder.weight", .lm_head_bias = "lm_head.bias", .head_dense = "lm_head.dense",
+    .head_norm = "lm_head.layer_norm", .pooler = "roberta.pooler.dense", .class_dense = "classifier.dense",
+    .class_out = "classifier.out_proj"};
+#define JINA_V3                                                                                                       \
+    LLAMA_LIKE, .norm = HFX_NORM_LAYER, .layout = HFX_LAYOUT_POST_LN, .embed_scale = HFX_EMBED_OWN_NORM,             \
+    .qkv = HFX_QKV_CONCAT, .mlp = HFX_MLP_PLAIN, .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true,             \
+    .eps_key = "layer_norm_eps", .act.dflt = "gelu", .scores.mask = HFX_MASK_BOTH_WAYS, .rope.theta = 20000.0,        \
+    .names = &jina_v3_names
+static const hfx_decoder_desc JinaEmbeddingsV3ForMaskedLM_desc = {"JinaEmbeddingsV3ForMaskedLM", JINA_V3,
+                                                                  .head = HFX_HEAD_LM_TRANSFORM, .act.head = "gelu",
+                                                                  .defaults.tied = true,
+                                                                  .output_class = "MaskedLMOutput"};
+static const hfx_decoder_desc JinaEmbeddingsV3ForSequenceClassification_desc = {
+    "JinaEmbeddingsV3ForSequenceClassification", JINA_V3, .head = HFX_HEAD_POOLER_CLASSIFIER,
+    .output_class = "SequenceClassifierOutput"};
+static const hfx_decoder_desc JinaEmbeddingsV3ForTokenClassification_desc = {
+    "JinaEmbeddingsV3ForTokenClassification", JINA_V3, .head = HFX_HEAD_TOKEN_CLASSIFIER,
+    .output_class = "TokenClassifierOutput"};
+static const hfx_decoder_desc JinaEmbeddingsV3ForQuestionAnswering_desc = {
+    "JinaEmbeddingsV3ForQuestionAnswering", JINA_V3, .head = HFX_HEAD_QA,
+    .output_class = "QuestionAnsweringModelOutput"};
+#undef JINA_V3
+static const hfx_decoder_base JinaEmbeddingsV3Model_base = {&JinaEmbeddingsV3ForMaskedLM_desc, "JinaEmbeddingsV3Model",
+                                                            "BaseModelOutputWithPooling", "roberta."};
 static const hfx_decoder_base GteModel_base = {&GteForMaskedLM_desc, "GteModel", "BaseModelOutputWithPooling", "gte."};
 /* Qwen3-VL-MoE's language model (no causal LM of its own: vlm.c's host reads it) */
 const hfx_decoder_desc hfx_qwen3_vl_moe_text = {"Qwen3VLMoeTextModel", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
@@ -1134,6 +1167,12 @@ static const struct entry {
     {"GteForSequenceClassification", &hfx_decoder_encoder_family, &GteForSequenceClassification_desc},
     {"GteForTokenClassification", &hfx_decoder_encoder_family, &GteForTokenClassification_desc},
     {"NomicBertModel", &hfx_decoder_base_family, &NomicBertModel_base},
+    {"JinaEmbeddingsV3Model", &hfx_decoder_base_family, &JinaEmbeddingsV3Model_base},
+    {"JinaEmbeddingsV3ForMaskedLM", &hfx_decoder_encoder_family, &JinaEmbeddingsV3ForMaskedLM_desc},
+    {"JinaEmbeddingsV3ForSequenceClassification", &hfx_decoder_encoder_family,
+     &JinaEmbeddingsV3ForSequenceClassification_desc},
+    {"JinaEmbeddingsV3ForTokenClassification", &hfx_decoder_encoder_family, &JinaEmbeddingsV3ForTokenClassification_desc},
+    {"JinaEmbeddingsV3ForQuestionAnswering", &hfx_decoder_encoder_family, &JinaEmbeddingsV3ForQuestionAnswering_desc},
     {"NomicBertForMaskedLM", &hfx_decoder_encoder_family, &NomicBertForMaskedLM_desc},
     {"NomicBertForSequenceClassification", &hfx_decoder_encoder_family, &NomicBertForSequenceClassification_desc},
     {"NomicBertForTokenClassification", &hfx_decoder_encoder_family, &NomicBertForTokenClassification_desc},

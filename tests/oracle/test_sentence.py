@@ -25,7 +25,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers import models as st_models
 from transformers import (
     BertConfig, BertForSequenceClassification, BertModel, EuroBertConfig, EuroBertModel, GteConfig, GteModel,
-    ModernBertConfig, ModernBertModel, MPNetConfig, MPNetModel, NomicBertConfig, NomicBertModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
+    JinaEmbeddingsV3Config, JinaEmbeddingsV3Model, ModernBertConfig, ModernBertModel, MPNetConfig, MPNetModel, NomicBertConfig, NomicBertModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
 
 from conftest import PARITY_ATOL, REPO, describe, run_hfx
 
@@ -45,6 +45,8 @@ ENCODERS = {
     "gte": (GteConfig, GteModel, 0),
     # NomicBERT (nomic-embed-text's): GTE-like post-LN layers, rotary, two token types (a token_type_ids input)
     "nomic": (NomicBertConfig, NomicBertModel, 0),
+    # JinaEmbeddingsV3: XLM-R's embeddings over rotary post-LN layers (one token type, no token_type_ids input)
+    "jina": (JinaEmbeddingsV3Config, JinaEmbeddingsV3Model, 1),
     # MPNet (all-mpnet-base-v2's): RoBERTa's positions, a relative position bias
     "mpnet": (MPNetConfig, MPNetModel, 1),
 }
@@ -64,13 +66,13 @@ def _base_model(arch: str, root):
         torch.manual_seed(7)
         extra = (MODERN if arch == "modernbert" else dict(num_key_value_heads=2, head_dim=8, tie_word_embeddings=False)
                  if arch == "qwen3" else dict(num_key_value_heads=2, mlp_bias=True) if arch == "eurobert"
-                 else {"type_vocab_size": 1} if arch == "gte" else {} if arch == "mpnet" else {"type_vocab_size": 2})
+                 else {"type_vocab_size": 1} if arch in ("gte", "jina") else {} if arch == "mpnet" else {"type_vocab_size": 2})
         model = model_cls(cfg_cls(**SMALL, pad_token_id=pad, **extra)).eval()
         with torch.no_grad():
             for p in model.parameters():
                 p.normal_(0.0, 0.3)
         model.save_pretrained(out)
-        if arch in ("modernbert", "eurobert", "gte", "mpnet", "nomic"):  # sentence-transformers wants a tokenizer beside it; the tests feed ids
+        if arch in ("modernbert", "eurobert", "gte", "mpnet", "nomic", "jina"):  # sentence-transformers wants a tokenizer beside it; the tests feed ids
             from transformers import BertTokenizerFast
 
             vocab = root / "vocab.txt"
@@ -115,7 +117,7 @@ def _inputs(arch: str):
     mask[2, :4] = 0
     mask[3, 1:] = 0
     ids[mask == 0] = pad
-    if arch in ("modernbert", "qwen3", "eurobert", "gte", "mpnet"):  # no token types
+    if arch in ("modernbert", "qwen3", "eurobert", "gte", "mpnet", "jina"):  # no token types
         return {"input_ids": ids, "attention_mask": mask}
     types = np.zeros_like(ids)
     types[0, 5:] = 1
@@ -200,6 +202,7 @@ AUTO_CASES = [("bert", (m,), False, False) for m in MODES] + [
     ("gte", ("cls",), True, False),
     ("mpnet", ("mean",), True, False),
     ("nomic", ("mean",), True, False),
+    ("jina", ("mean",), True, False),
 ]
 
 
@@ -547,47 +550,67 @@ def test_gte_masked_lm(root, fmt):
     assert not (root / "gte_refused").exists()
 
 
-# (name, class, its output, the config's extra keys, formats): GTE's and NomicBERT's BERT heads, NomicBERT's masked LM
-# (its transform's hidden_act, the tied decoder with cls.predictions.bias) and base model; two token types
+# (name, class, its outputs, the config's extra keys, formats): GTE's, NomicBERT's and JinaEmbeddingsV3's BERT and
+# RoBERTa heads, their masked LMs (NomicBERT's transform reads hidden_act; the tied decoders' biases by their heads'
+# names) and base models (JinaEmbeddingsV3Model saved with its pooler); NomicBERT with two token types
 HEADS = [
-    ("gte_cls", "GteForSequenceClassification", "logits", dict(num_labels=3), ("onnx", "openvino", "dynamo")),
-    ("gte_tok", "GteForTokenClassification", "logits", dict(num_labels=3), ("onnx", "executorch")),
-    ("nomic_mlm", "NomicBertForMaskedLM", "logits", {}, FORMATS),
-    ("nomic_cls", "NomicBertForSequenceClassification", "logits", dict(num_labels=3), ("onnx", "openvino", "dynamo")),
-    ("nomic_tok", "NomicBertForTokenClassification", "logits", dict(num_labels=3, hidden_act="gelu"),
+    ("gte_cls", "GteForSequenceClassification", ("logits",), dict(num_labels=3), ("onnx", "openvino", "dynamo")),
+    ("gte_tok", "GteForTokenClassification", ("logits",), dict(num_labels=3), ("onnx", "executorch")),
+    ("nomic_mlm", "NomicBertForMaskedLM", ("logits",), {}, FORMATS),
+    ("nomic_cls", "NomicBertForSequenceClassification", ("logits",), dict(num_labels=3),
+     ("onnx", "openvino", "dynamo")),
+    ("nomic_tok", "NomicBertForTokenClassification", ("logits",), dict(num_labels=3, hidden_act="gelu"),
      ("onnx", "executorch")),
-    ("nomic_base", "NomicBertModel", "last_hidden_state", dict(rope_parameters={"rope_type": "default",
-                                                                                 "rope_theta": 500.0}),
+    ("nomic_base", "NomicBertModel", ("last_hidden_state",), dict(rope_parameters={"rope_type": "default",
+                                                                                    "rope_theta": 500.0}),
      ("onnx", "openvino")),
+    ("jina_mlm", "JinaEmbeddingsV3ForMaskedLM", ("logits",), {}, FORMATS),
+    ("jina_cls", "JinaEmbeddingsV3ForSequenceClassification", ("logits",), dict(num_labels=3),
+     ("onnx", "openvino", "executorch")),
+    ("jina_tok", "JinaEmbeddingsV3ForTokenClassification", ("logits",), dict(num_labels=3, hidden_act="gelu_new"),
+     ("onnx", "dynamo")),
+    ("jina_qa", "JinaEmbeddingsV3ForQuestionAnswering", ("start_logits", "end_logits"), {}, ("onnx", "openvino")),
+    ("jina_base", "JinaEmbeddingsV3Model", ("last_hidden_state", "pooler_output"), {}, ("onnx", "dynamo")),
 ]
 
 
-@pytest.mark.parametrize("name,cls,output,extra,fmt",
+def _heads_config(name, extra):
+    from transformers import JinaEmbeddingsV3Config
+    if name.startswith("nomic"):
+        return NomicBertConfig(**SMALL, pad_token_id=0, type_vocab_size=2, **extra)
+    if name.startswith("jina"):
+        return JinaEmbeddingsV3Config(**SMALL, pad_token_id=1, **extra)
+    return GteConfig(**SMALL, pad_token_id=0, **extra)
+
+
+@pytest.mark.parametrize("name,cls,outputs,extra,fmt",
                          [(n, c, o, e, f) for n, c, o, e, fs in HEADS for f in fs],
                          ids=[f"{n}-{f}" for n, _, _, _, fs in HEADS for f in fs])
-def test_bert_heads(root, name, cls, output, extra, fmt):
-    """GTE's and NomicBERT's heads: logits (or states) at every position of right- and left-padded rows equal to
-    transformers' with positions 0, 1, ... and NomicBERT's token types (the graph takes token_type_ids)."""
+def test_bert_heads(root, name, cls, outputs, extra, fmt):
+    """GTE's, NomicBERT's and JinaEmbeddingsV3's heads: every output at every position of right- and left-padded rows
+    equal to transformers' with positions 0, 1, ... and NomicBERT's token types (the graph takes token_type_ids)."""
     import transformers
     model_cls = getattr(transformers, cls)
     nomic = name.startswith("nomic")
-    config = (NomicBertConfig(**SMALL, pad_token_id=0, type_vocab_size=2, **extra) if nomic
-              else GteConfig(**SMALL, pad_token_id=0, **extra))
-    folder = _head_model(root, name, model_cls, config)
+    folder = _head_model(root, name, model_cls, _heads_config(name, extra))
     inputs = _inputs("nomic" if nomic else "gte")
+    if name.startswith("jina"):
+        inputs["input_ids"][inputs["attention_mask"] == 0] = 1  # XLM-R's pad id
     pos = np.broadcast_to(np.arange(inputs["input_ids"].shape[1]), inputs["input_ids"].shape).copy()
     feed = {k: torch.from_numpy(v) for k, v in {**inputs, "position_ids": pos}.items()}
+    model = model_cls.from_pretrained(str(folder), attn_implementation="eager").eval()
     with torch.no_grad():
-        ref = model_cls.from_pretrained(str(folder), attn_implementation="eager").eval()(**feed)
-    want = getattr(ref, output).numpy()
+        ref = model(**feed)
+    want = {k: getattr(ref, k).numpy() for k in outputs}
     if nomic:  # the token types move the outputs (so the parity below proves the graph reads them)
         plain = dict(feed, token_type_ids=torch.zeros_like(feed["token_type_ids"]))
         with torch.no_grad():
-            other = getattr(model_cls.from_pretrained(str(folder), attn_implementation="eager").eval()(**plain),
-                            output).numpy()
-        assert np.abs(other - want).max() > 100 * PARITY_ATOL
+            other = getattr(model(**plain), outputs[0]).numpy()
+        assert np.abs(other - want[outputs[0]]).max() > 100 * PARITY_ATOL
     out = root / f"out_{name}_{fmt}"
     _export(folder, out, fmt)
     got = _run(fmt, out, {**inputs, "position_ids": pos})
-    err = float(np.max(np.abs(got[output] - want)))
-    assert got[output].shape == want.shape and err <= PARITY_ATOL, f"[{fmt}] {name}: max |diff| {err}"
+    assert sorted(got) == sorted(outputs), f"[{fmt}] {name}: outputs {sorted(got)}"
+    for k in outputs:
+        err = float(np.max(np.abs(got[k] - want[k])))
+        assert got[k].shape == want[k].shape and err <= PARITY_ATOL, f"[{fmt}] {name} {k}: max |diff| {err}"
