@@ -1074,7 +1074,7 @@ extern const seq2seq_desc hfx_bart, hfx_mbart, hfx_marian, hfx_m2m100, hfx_t5, h
 typedef struct vision_desc vision_desc;
 extern const hfx_arch_family hfx_vision_family;
 extern const vision_desc hfx_vit_model, hfx_vit_classifier, hfx_clip_vision_model, hfx_clip_vision_projection,
-    hfx_siglip_vision_model, hfx_dinov2_model, hfx_dinov2_classifier;
+    hfx_siglip_vision_model, hfx_dinov2_model, hfx_dinov2_classifier, hfx_dinov3_model;
 
 /* The speech family (speech.c). */
 typedef struct speech_desc speech_desc;
@@ -1302,6 +1302,7 @@ static const struct entry {
     {"SiglipVisionModel", &hfx_vision_family, &hfx_siglip_vision_model},
     {"Dinov2Model", &hfx_vision_family, &hfx_dinov2_model},
     {"Dinov2ForImageClassification", &hfx_vision_family, &hfx_dinov2_classifier},
+    {"DINOv3ViTModel", &hfx_vision_family, &hfx_dinov3_model},
     {"Wav2Vec2ForCTC", &hfx_speech_family, &hfx_wav2vec2_ctc},
     {"Wav2Vec2Model", &hfx_speech_family, &hfx_wav2vec2_model},
     {"Wav2Vec2ForSequenceClassification", &hfx_speech_family, &hfx_wav2vec2_classifier},

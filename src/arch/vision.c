@@ -66,6 +66,17 @@ struct vision_layout {
                                                  then unused) */
     bool rms_norm;                            /* RMSNorms (a weight, no bias) where the others have LayerNorms */
     bool gated_mlp;                           /* down(act(gate(x)) · up(x)), every projection biased */
+    const char *gated_key;                    /* the config key that switches the gated MLP on (DINOv2's
+                                                 use_swiglu_ffn: SiLU at ⅔ of the width; DINOv3's use_gated_mlp:
+                                                 hidden_act) */
+    const char *bias_keys[5];                 /* config keys of the q, k, v, o and MLP biases (DINOv3's query_bias,
+                                                 ...); NULL: qkv_bias for q/k/v, o and the MLP always */
+    bool bias_defaults[5];                    /* ... their defaults */
+    const char *registers;                    /* register tokens [1, R, hidden] after the class token, R the
+                                                 config's num_register_tokens (DINOv3); NULL: none */
+    bool rope_2d;                             /* the patches turned by a 2-D rotary of their centers' coordinates
+                                                 in [-1, 1] (DINOv3: rope_theta; the class and register tokens
+                                                 not turned) */
 };
 
 static const vision_layout vit_layout = {
@@ -91,7 +102,20 @@ static const vision_layout dinov2_layout = {
     .o = "attention.output.dense", .norm1 = "norm1", .norm2 = "norm2", .fc1 = "mlp.fc1", .fc2 = "mlp.fc2",
     .final_norm = "layernorm", .classifier = "classifier", .act_default = "gelu", .eps_default = 1e-6,
     .layer_scale1 = "layer_scale1.lambda1", .layer_scale2 = "layer_scale2.lambda1", .mlp_ratio = true,
-    .resample_positions = true, .unused = "embeddings.mask_token", .classify_mean = true};
+    .resample_positions = true, .unused = "embeddings.mask_token", .classify_mean = true,
+    .gated_key = "use_swiglu_ffn"};
+
+/* DINOv3's ViT: no learned positions (a 2-D rotary of the patches instead), register tokens after the class token,
+ * q/k/v/o and MLP biases each by its own key (no key bias by default), layer scales, up/down (or gated) MLP, the
+ * final norm; the graph takes the image its processor makes. */
+static const vision_layout dinov3_layout = {
+    .prefix = "model", .patch = "embeddings.patch_embeddings", .cls = "embeddings.cls_token", .patch_bias = true, .layer = "layer.%lld",
+    .q = "attention.q_proj", .k = "attention.k_proj", .v = "attention.v_proj", .o = "attention.o_proj",
+    .norm1 = "norm1", .norm2 = "norm2", .fc1 = "mlp.up_proj", .fc2 = "mlp.down_proj", .final_norm = "norm",
+    .act_default = "gelu", .eps_default = 1e-5, .layer_scale1 = "layer_scale1.lambda1",
+    .layer_scale2 = "layer_scale2.lambda1", .resample_positions = true, .unused = "embeddings.mask_token",
+    .gated_key = "use_gated_mlp", .bias_keys = {"query_bias", "key_bias", "value_bias", "proj_bias", "mlp_bias"},
+    .bias_defaults = {true, false, true, true, true}, .registers = "embeddings.register_tokens", .rope_2d = true};
 
 static const vision_layout siglip_layout = {
     .prefix = "vision_model", .patch = "embeddings.patch_embedding", .positions = "embeddings.position_embedding.weight",
@@ -166,12 +190,11 @@ static hfx_status square(hfx_cfg c, const char *key, int64_t fallback, int64_t *
 /* The MLP's width: intermediate_size, or (DINOv2) int(hidden · mlp_ratio), which its SwiGLU
  * (use_swiglu_ffn) takes two thirds of, rounded up to a multiple of 8. */
 static hfx_status intermediate(const vision_layout *L, hfx_cfg c, vision_cfg *m, hfx_error *err) {
+    hfx_status st;
+    if (L->gated_key && (st = hfx_cfg_bool_or(c, L->gated_key, false, &m->swiglu, err))) return st;
     if (!L->mlp_ratio) return hfx_cfg_int_in(c, "intermediate_size", 1, 1 << 24, &m->intermediate, err);
     double ratio;
-    hfx_status st;
-    if ((st = hfx_cfg_num_or(c, "mlp_ratio", 4.0, &ratio, err)) ||
-        (st = hfx_cfg_bool_or(c, "use_swiglu_ffn", false, &m->swiglu, err)))
-        return st;
+    if ((st = hfx_cfg_num_or(c, "mlp_ratio", 4.0, &ratio, err))) return st;
     if (!(ratio > 0 && ratio * (double)m->hidden < (double)(1 << 24)))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: mlp_ratio %g is out of range", c.where, ratio);
     m->intermediate = (int64_t)((double)m->hidden * ratio);
@@ -199,6 +222,18 @@ static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, 
     if (m->hidden % m->heads)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: hidden_size %lld is not a multiple of num_attention_heads %lld",
                         c.where, (long long)m->hidden, (long long)m->heads);
+    for (int j = 0; j < 5; j++) {
+        m->bias[j] = j < 3 ? m->qkv_bias : true;
+        if (L->bias_keys[j] && (st = hfx_cfg_bool_or(c, L->bias_keys[j], L->bias_defaults[j], &m->bias[j], err)))
+            return st;
+    }
+    if (L->registers && (st = hfx_cfg_int_in_or(c, "num_register_tokens", 0, 0, 1 << 12, &m->registers, err))) return st;
+    if (L->rope_2d) {
+        if ((st = hfx_cfg_num_or(c, "rope_theta", 100.0, &m->rope_theta, err))) return st;
+        if (!(m->rope_theta > 0) || (m->hidden / m->heads) % 4)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: the 2-D rotary needs rope_theta > 0 and a head width that is a "
+                            "multiple of 4", c.where);
+    }
     if (m->image % m->patch)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: image_size %lld is not a multiple of patch_size %lld", c.where,
                         (long long)m->image, (long long)m->patch);
@@ -229,6 +264,7 @@ typedef struct vision_ctx {
     const char *prefix; /* "vit." where the checkpoint keeps the encoder under it, else "" */
     hfx_value *visible; /* the attention bias [1,1,1,T]: zeros, every token seeing every other */
     const hfx_vision_attend *attend; /* a grid tower's biases and rotary (NULL: visible, no rotary) */
+    hfx_vision_attend rotary;        /* DINOv3's: `visible` and the 2-D rotary of its patches (attend points here) */
 } vision_ctx;
 
 static hfx_value *dense(vision_ctx *c, hfx_value *x, int64_t in, int64_t out, bool bias, const char *name) {
@@ -277,7 +313,7 @@ static hfx_value *attend(vision_ctx *c, hfx_value *q, hfx_value *k, hfx_value *v
     hfx_value *a = hfx_attention(g, q, k, v, c->visible, 1.0 / sqrt((double)(m->hidden / m->heads)), 0.0, 0);
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
     a = hfx_reshape(g, a, 3, (hfx_dim[]){q->dims[0], q->dims[2], hfx_dim_const(m->hidden)});
-    return dense(c, a, m->hidden, m->hidden, true, out);
+    return dense(c, a, m->hidden, m->hidden, m->bias[3], out);
 }
 
 /* x [B,H,T,hd] turned by the grid tower's 2-D rotary, in float32 as transformers does. */
@@ -307,7 +343,7 @@ static hfx_value *attention(vision_ctx *c, hfx_value *x, const char *layer) {
     } else {
         for (int j = 0; j < 3; j++) {
             snprintf(n, sizeof n, "%s.%s", layer, names[j]);
-            qkv[j] = split_heads(c, dense(c, x, h, h, m->qkv_bias, n));
+            qkv[j] = split_heads(c, dense(c, x, h, h, m->bias[j], n));
         }
     }
     if (c->attend && c->attend->cos) {
@@ -337,13 +373,14 @@ static hfx_value *swiglu(vision_ctx *c, hfx_value *x, const char *layer) {
         snprintf(n, sizeof n, "%s.mlp.weights_out", layer);
     } else {
         snprintf(n, sizeof n, "%s.mlp.gate_proj", layer);
-        gate = dense(c, x, h, I, true, n);
+        gate = dense(c, x, h, I, m->bias[4], n);
         snprintf(n, sizeof n, "%s.mlp.up_proj", layer);
-        up = dense(c, x, h, I, true, n);
+        up = dense(c, x, h, I, m->bias[4], n);
         snprintf(n, sizeof n, "%s.mlp.down_proj", layer);
     }
-    hfx_activation act = c->L->gated_mlp ? m->act : HFX_ACT_SILU; /* DINOv2's is SiLU whatever hidden_act says */
-    return dense(c, hfx_op2(g, HFX_OP_MUL, hfx_activate(g, act, gate), up), I, h, true, n);
+    /* DINOv2's (the lineage of mlp_ratio) is SiLU whatever hidden_act says */
+    hfx_activation act = c->L->mlp_ratio && !c->L->gated_mlp ? HFX_ACT_SILU : m->act;
+    return dense(c, hfx_op2(g, HFX_OP_MUL, hfx_activate(g, act, gate), up), I, h, m->bias[4], n);
 }
 
 static hfx_value *mlp(vision_ctx *c, hfx_value *x, const char *layer) {
@@ -351,9 +388,9 @@ static hfx_value *mlp(vision_ctx *c, hfx_value *x, const char *layer) {
     char n[256];
     if (m->swiglu || c->L->gated_mlp) return swiglu(c, x, layer);
     snprintf(n, sizeof n, "%s.%s", layer, c->L->fc1);
-    hfx_value *h = hfx_activate(c->g, m->act, dense(c, x, m->hidden, m->intermediate, true, n));
+    hfx_value *h = hfx_activate(c->g, m->act, dense(c, x, m->hidden, m->intermediate, m->bias[4], n));
     snprintf(n, sizeof n, "%s.%s", layer, c->L->fc2);
-    return dense(c, h, m->intermediate, m->hidden, true, n);
+    return dense(c, h, m->intermediate, m->hidden, m->bias[4], n);
 }
 
 /* The first token's state [B, hidden] of x [B,T,hidden] (the class token; the pooled probe). */
@@ -404,7 +441,8 @@ static vision_ctx open_tower(hfx_graph *g, hfx_weights *w, const vision_layout *
     float *zeros = calloc((size_t)tokens, sizeof *zeros);
     if (!zeros) hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
     vision_ctx c = {g, w, L, m, prefix,
-                    zeros ? hfx_const_bytes(g, HFX_DTYPE_F32, 4, (int64_t[]){1, 1, 1, tokens}, zeros) : NULL, NULL};
+                    zeros ? hfx_const_bytes(g, HFX_DTYPE_F32, 4, (int64_t[]){1, 1, 1, tokens}, zeros) : NULL, NULL,
+                    {0}};
     free(zeros);
     return c;
 }
@@ -527,6 +565,40 @@ static hfx_value *positions(vision_ctx *c, const char *name) {
     return hfx_cast(g, v, c->w->dtype);
 }
 
+/* DINOv3's 2-D rotary [1,1,tokens,head_dim] (cos, sin) for an image of side×side patches, in float32 as transformers
+ * computes it: each patch's center (y, x) in [-1, 1], angles 2π·coord·θ^(−4j/head_dim) for j < head_dim/4, y's then
+ * x's, the half repeated; the class and register tokens in front unturned (cos 1, sin 0). */
+static void rotary_2d(vision_ctx *c, int64_t side, hfx_value **cos_out, hfx_value **sin_out) {
+    const vision_cfg *m = c->m;
+    int64_t hd = m->hidden / m->heads, q = hd / 4, prefix = 1 + m->registers, tokens = prefix + side * side;
+    float *cs = malloc((size_t)(tokens * hd) * 2 * sizeof *cs), inv[1024];
+    if (!cs || q > 1024) {
+        free(cs);
+        hfx_graph_fail(c->g, HFX_ERR_NOMEM, "out of memory");
+        *cos_out = *sin_out = NULL;
+        return;
+    }
+    float *sn = cs + tokens * hd, two_pi = (float)(2.0 * 3.14159265358979323846);
+    for (int64_t j = 0; j < q; j++) inv[j] = 1.0f / powf((float)m->rope_theta, (float)((double)j * (4.0 / (double)hd)));
+    for (int64_t t = 0; t < tokens; t++) {
+        float *ct = cs + t * hd, *st = sn + t * hd;
+        for (int64_t j = 0; j < hd; j++) ct[j] = 1.0f, st[j] = 0.0f;
+        if (t < prefix) continue;
+        int64_t p = t - prefix;
+        float coord[2] = {(float)(p / side) + 0.5f, (float)(p % side) + 0.5f}; /* (y, x) */
+        for (int a = 0; a < 2; a++) coord[a] = 2.0f * (coord[a] / (float)side) - 1.0f;
+        for (int64_t j = 0; j < 2 * q; j++) {
+            float angle = two_pi * coord[j / q] * inv[j % q];
+            ct[j] = ct[j + 2 * q] = cosf(angle);
+            st[j] = st[j + 2 * q] = sinf(angle);
+        }
+    }
+    int64_t shape[4] = {1, 1, tokens, hd};
+    *cos_out = hfx_cast(c->g, hfx_const_bytes(c->g, HFX_DTYPE_F32, 4, shape, cs), c->w->dtype);
+    *sin_out = hfx_cast(c->g, hfx_const_bytes(c->g, HFX_DTYPE_F32, 4, shape, sn), c->w->dtype);
+    free(cs);
+}
+
 /* The tower over pixels [B,C,S,S] up to hidden_states[upto] (0: the embeddings after any
  * pre-norm; i: after layer i), each kept in states[0..upto] where states is given: [B,T,hidden]. */
 static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_value **states) {
@@ -541,10 +613,29 @@ static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_valu
                                                       (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(1),
                                                                   hfx_dim_const(m->hidden)})
                                         : hfx_weight(c->w, 3, (int64_t[]){1, 1, m->hidden}, "%s", n);
-        x = hfx_concat(g, 2, (hfx_value *[]){batch_of(c, cls, x), x}, 1);
+        hfx_value *parts[3] = {batch_of(c, cls, x), NULL, x};
+        snprintf(n, sizeof n, "%s%s", c->prefix, L->registers ? L->registers : "");
+        if (m->registers) { /* after the class token: [B, R, hidden] */
+            hfx_value *reg = hfx_weight(c->w, 3, (int64_t[]){1, m->registers, m->hidden}, "%s", n);
+            hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0),
+                                                                 hfx_unsqueeze(g, hfx_const_i64(g, m->registers), 0),
+                                                                 hfx_unsqueeze(g, hfx_const_i64(g, m->hidden), 0)}, 0);
+            parts[1] = hfx_expand(g, reg, shape, 3, (hfx_dim[]){x->dims[0], hfx_dim_const(m->registers),
+                                                               hfx_dim_const(m->hidden)});
+        } else if (L->registers && hfx_weight_exists(c->w, n)) {
+            hfx_weight_ignore(c->w, n); /* [1, 0, hidden] */
+        }
+        x = parts[1] ? hfx_concat(g, 3, parts, 1) : hfx_concat(g, 2, (hfx_value *[]){parts[0], x}, 1);
     }
-    snprintf(n, sizeof n, "%s%s", c->prefix, L->positions);
-    x = hfx_op2(g, HFX_OP_ADD, x, positions(c, n));
+    if (L->positions) {
+        snprintf(n, sizeof n, "%s%s", c->prefix, L->positions);
+        x = hfx_op2(g, HFX_OP_ADD, x, positions(c, n));
+    }
+    if (L->rope_2d) { /* every layer turns q and k by it */
+        rotary_2d(c, m->image / m->patch, &c->rotary.cos, &c->rotary.sin);
+        c->rotary.bias = c->visible;
+        c->attend = &c->rotary;
+    }
     if (L->pre_norm) {
         snprintf(n, sizeof n, "%s%s", c->prefix, L->pre_norm);
         x = norm(c, x, n);
@@ -673,7 +764,7 @@ const hfx_arch_family hfx_vision_family = {
 
 int64_t hfx_vision_tokens(const hfx_vision_tower *t) {
     int64_t side = t->cfg.image / t->cfg.patch;
-    return side * side + (t->layout->cls != NULL);
+    return side * side + (t->layout->cls != NULL) + t->cfg.registers;
 }
 
 hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, bool grid, hfx_vision_tower *out,
@@ -733,13 +824,13 @@ void hfx_vision_tower_skip_rest(const hfx_vision_tower *t, hfx_weights *w, const
 
 hfx_value *hfx_vision_layers(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                              hfx_value *x, hfx_value *bias) {
-    vision_ctx c = {g, w, t->layout, &t->cfg, prefix, bias, NULL};
+    vision_ctx c = {g, w, t->layout, &t->cfg, prefix, bias, NULL, {0}};
     return layers(&c, x, t->cfg.layers, NULL);
 }
 
 hfx_value *hfx_vision_layers_attending(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                        hfx_value *x, const hfx_vision_attend *a, hfx_value **states) {
-    vision_ctx c = {g, w, t->layout, &t->cfg, prefix, a->bias, a};
+    vision_ctx c = {g, w, t->layout, &t->cfg, prefix, a->bias, a, {0}};
     return layers(&c, x, t->cfg.layers, states);
 }
 
@@ -756,7 +847,7 @@ hfx_value *hfx_vision_tower_pooled(const hfx_vision_tower *t, hfx_graph *g, hfx_
 }
 
 hfx_value *hfx_vision_norm(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *name, hfx_value *x) {
-    vision_ctx c = {g, w, t->layout, &t->cfg, "", NULL, NULL};
+    vision_ctx c = {g, w, t->layout, &t->cfg, "", NULL, NULL, {0}};
     return norm(&c, x, name);
 }
 
@@ -765,5 +856,6 @@ const vision_desc hfx_vit_classifier = {"ViTForImageClassification", &vit_layout
 const vision_desc hfx_clip_vision_model = {"CLIPVisionModel", &clip_layout, HEAD_POOLED};
 const vision_desc hfx_clip_vision_projection = {"CLIPVisionModelWithProjection", &clip_layout, HEAD_PROJECTED};
 const vision_desc hfx_dinov2_model = {"Dinov2Model", &dinov2_layout, HEAD_FIRST};
+const vision_desc hfx_dinov3_model = {"DINOv3ViTModel", &dinov3_layout, HEAD_FIRST};
 const vision_desc hfx_dinov2_classifier = {"Dinov2ForImageClassification", &dinov2_layout, HEAD_CLASSIFIER};
 const vision_desc hfx_siglip_vision_model = {"SiglipVisionModel", &siglip_layout, HEAD_POOLER};

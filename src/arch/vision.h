@@ -12,7 +12,11 @@ typedef struct hfx_vision_cfg {
     double eps;
     hfx_activation act, pooler_act;
     bool qkv_bias;
-    bool swiglu;  /* DINOv2's use_swiglu_ffn */
+    bool bias[5]; /* q, k, v, o and the MLP's projections biased (the layout's bias_keys; else qkv_bias, qkv_bias,
+                     qkv_bias, true, true) */
+    bool swiglu;  /* DINOv2's use_swiglu_ffn, DINOv3's use_gated_mlp */
+    int64_t registers; /* DINOv3's register tokens after the class token (num_register_tokens) */
+    double rope_theta; /* DINOv3's 2-D rotary base */
     int64_t grid; /* the side of the learned position grid: the config's image_size / patch_size (the
                      graph's image may differ where the lineage resamples its positions) */
 } hfx_vision_cfg;

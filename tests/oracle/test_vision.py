@@ -43,6 +43,9 @@ CLIP = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermed
 DINOV2 = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, image_size=112, patch_size=16, mlp_ratio=3,
               layerscale_value=0.5, num_labels=3)
 
+DINOV3 = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, image_size=112,
+              patch_size=16, num_register_tokens=4, layerscale_value=0.5)
+
 VARIANTS = {
     "vit_classifier": Variant("classifier", BASE),
     "vit_model": Variant("model", BASE),
@@ -71,6 +74,14 @@ VARIANTS = {
     # the SwiGLU MLP, at the config's own image size (no processor config: no resampling)
     "dinov2_swiglu": Variant("Dinov2Model", {**DINOV2, "use_swiglu_ffn": True, "image_size": 224},
                              config_class="Dinov2Config", processor="BitImageProcessor"),
+    # DINOv3: a 2-D rotary of the patch centers (made for the processor's 224-pixel images, not the config's 112),
+    # four register tokens, no key bias, layer scales, up/down MLP
+    "dinov3_model": Variant("DINOv3ViTModel", DINOV3, config_class="DINOv3ViTConfig", processor="DINOv3", image=224),
+    # the gated MLP (hidden_act), biases the other way round, another rope base, no registers
+    "dinov3_gated": Variant("DINOv3ViTModel", {**DINOV3, "use_gated_mlp": True, "hidden_act": "silu", "key_bias": True,
+                                               "proj_bias": False, "mlp_bias": False, "num_register_tokens": 0,
+                                               "rope_theta": 50.0, "image_size": 64},
+                            config_class="DINOv3ViTConfig", processor="DINOv3"),
     # the classifier over the class token and the patches' mean
     "dinov2_classifier": Variant("Dinov2ForImageClassification", DINOV2, config_class="Dinov2Config",
                                  processor="BitImageProcessor", image=224),
@@ -86,7 +97,7 @@ def _init(model: torch.nn.Module, seed: int) -> None:
     """Random tables and norms, linears at 1/√fan-in: the class token and positions at 0.5, the
     rest of the embeddings (the patch convolution, CLIP's position table) small."""
     def table_std(name):
-        return 0.5 if name.endswith(("cls_token", "position_embeddings")) else 0.1 if "embeddings" in name else None
+        return 0.5 if name.endswith(("cls_token", "position_embeddings", "register_tokens")) else 0.1 if "embeddings" in name else None
     init_weights(model, seed, table_std)
 
 
@@ -133,7 +144,11 @@ def processor(name):
     import transformers
     v = VARIANTS[name]
     channels, size = v.config.get("num_channels", 3), v.image or v.config["image_size"]
-    if v.processor == "BitImageProcessor":  # DINOv2's: the shortest edge to 256/224 of the crop, center crop
+    if v.processor == "DINOv3":  # DINOv3ViTImageProcessor's steps (it needs torchvision, absent here): resize to the
+        # square, rescale, ImageNet's mean and std
+        proc = transformers.ViTImageProcessor(size={"height": size, "width": size}, image_mean=[0.485, 0.456, 0.406],
+                                              image_std=[0.229, 0.224, 0.225])
+    elif v.processor == "BitImageProcessor":  # DINOv2's: the shortest edge to 256/224 of the crop, center crop
         proc = transformers.BitImageProcessor(size={"shortest_edge": size * 256 // 224},
                                               crop_size={"height": size, "width": size})
     elif v.processor == "CLIPImageProcessor":
@@ -192,7 +207,7 @@ def test_openvino(name, ckpt, export_dir):
 
 
 @pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "vit_variant", "clip_vision_projection",
-                                  "siglip_vision", "dinov2_model", "dinov2_classifier"])
+                                  "siglip_vision", "dinov2_model", "dinov2_classifier", "dinov3_model"])
 def test_torch_program(name, ckpt, export_dir):
     out = export_dir(name, "--format", "dynamo", "--dynamic")
     x = pixels(name)
@@ -205,7 +220,8 @@ def test_torch_program(name, ckpt, export_dir):
 
 
 @pytest.mark.parametrize("backend", ["xnnpack", "portable"])
-@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "clip_vision", "siglip_vision", "dinov2_model"])
+@pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "clip_vision", "siglip_vision", "dinov2_model",
+                                  "dinov3_gated"])
 def test_executorch(name, backend, ckpt, export_dir, tmp_path):
     import etutil
     cfg = tmp_path / "et.json"
@@ -259,4 +275,16 @@ def test_bad_processor_size(ckpt, tmp_path, crop, words):
     (bad / "preprocessor_config.json").write_text(json.dumps({**pre, "crop_size": crop}))
     proc = run_hfx(["export", bad, tmp_path / "out", "--format", "onnx"])
     assert proc.returncode == 2 and words in proc.stderr and "preprocessor_config.json" in proc.stderr, describe(proc)
+    assert not (tmp_path / "out").exists()
+
+
+def test_dinov3_rotary_needs_quarter_heads(ckpt, tmp_path):
+    """DINOv3's 2-D rotary splits each head in four: a head width that is not a multiple of 4 is refused by name."""
+    import shutil
+    bad = tmp_path / "bad"
+    shutil.copytree(ckpt("dinov3_gated"), bad)
+    cfg = json.loads((bad / "config.json").read_text())
+    (bad / "config.json").write_text(json.dumps({**cfg, "hidden_size": 24, "num_attention_heads": 4}))
+    proc = run_hfx(["export", bad, tmp_path / "out", "--format", "onnx"])
+    assert proc.returncode == 2 and "multiple of 4" in proc.stderr and "config.json" in proc.stderr, describe(proc)
     assert not (tmp_path / "out").exists()
