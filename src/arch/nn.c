@@ -80,6 +80,13 @@ hfx_value *hfx_layer_norm(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *b
     return b ? hfx_op2(g, HFX_OP_ADD, y, b) : y;
 }
 
+hfx_value *hfx_batch_norm(hfx_graph *g, hfx_value *x, hfx_value *mean, hfx_value *var, hfx_value *w, hfx_value *b,
+                          double eps) {
+    hfx_value *y = hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_SUB, x, mean),
+                           hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, var, scalar_like(g, x, eps))));
+    return hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, y, w), b);
+}
+
 hfx_value *hfx_rms_factor(hfx_graph *g, hfx_value *x, double eps) {
     int64_t axis = -1;
     hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, x, x), 1, &axis);

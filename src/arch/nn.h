@@ -29,6 +29,11 @@ hfx_value *hfx_activate(hfx_graph *g, hfx_activation act, hfx_value *x);
  * neither). */
 hfx_value *hfx_layer_norm(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *b, double eps);
 
+/* nn.BatchNorm1d in eval over the channels of x [B,C,F]: (x − mean)/√(var + eps)·w + b, each statistic and
+ * parameter given as [C,1] (its running statistics). */
+hfx_value *hfx_batch_norm(hfx_graph *g, hfx_value *x, hfx_value *mean, hfx_value *var, hfx_value *w, hfx_value *b,
+                          double eps);
+
 /* RMSNorm without a weight over the last axis: x·1/√(mean(x²) + eps) computed in f32, cast back to x's
  * dtype (NanoChat's norms, Llama 4's L2Norm, Gemma 4's value norm, FalconMamba's dt/B/C). */
 hfx_value *hfx_rms_plain(hfx_graph *g, hfx_value *x, double eps);

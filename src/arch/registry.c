@@ -1082,7 +1082,8 @@ extern const hfx_arch_family hfx_speech_family;
 extern const speech_desc hfx_wav2vec2_ctc, hfx_wav2vec2_model, hfx_wav2vec2_classifier, hfx_hubert_ctc,
     hfx_hubert_model, hfx_hubert_classifier, hfx_unispeech_ctc, hfx_unispeech_model, hfx_unispeech_classifier,
     hfx_unispeech_sat_ctc, hfx_unispeech_sat_model, hfx_unispeech_sat_classifier, hfx_wavlm_ctc, hfx_wavlm_model,
-    hfx_wavlm_classifier, hfx_data2vec_audio_ctc,
+    hfx_wavlm_classifier, hfx_wav2vec2_conformer_ctc, hfx_wav2vec2_conformer_model, hfx_wav2vec2_conformer_classifier,
+    hfx_data2vec_audio_ctc,
     hfx_data2vec_audio_model, hfx_data2vec_audio_classifier;
 
 /* The contrastive image-text family (contrastive.c). */
@@ -1318,6 +1319,9 @@ static const struct entry {
     {"WavLMForCTC", &hfx_speech_family, &hfx_wavlm_ctc},
     {"WavLMModel", &hfx_speech_family, &hfx_wavlm_model},
     {"WavLMForSequenceClassification", &hfx_speech_family, &hfx_wavlm_classifier},
+    {"Wav2Vec2ConformerForCTC", &hfx_speech_family, &hfx_wav2vec2_conformer_ctc},
+    {"Wav2Vec2ConformerModel", &hfx_speech_family, &hfx_wav2vec2_conformer_model},
+    {"Wav2Vec2ConformerForSequenceClassification", &hfx_speech_family, &hfx_wav2vec2_conformer_classifier},
     {"Data2VecAudioForCTC", &hfx_speech_family, &hfx_data2vec_audio_ctc},
     {"Data2VecAudioModel", &hfx_speech_family, &hfx_data2vec_audio_model},
     {"Data2VecAudioForSequenceClassification", &hfx_speech_family, &hfx_data2vec_audio_classifier},

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/conformer.h"
 #include "arch/nn.h"
 #include "arch/relative.h"
 #include "arch/weights.h"
@@ -41,6 +42,9 @@ typedef struct speech_layout {
     const char *model_output;   /* the bare model's output class */
     bool relative;              /* WavLM: a relative position bias (T5's buckets over the frames, layer 0's table)
                                    on every layer's scores, gated per query and head by the layer's input */
+    bool conformer;             /* Wav2Vec2-Conformer: conformer layers (conformer.h; their positions as the config
+                                   says), the encoder's LayerNorm after the last; no positional convolution (its
+                                   weights unused, as transformers leaves them) */
     const char *norms;          /* how the lineage norms whatever the config says: "layer" (Data2VecAudio: the feature
                                    encoder layer-normed, the layers post-norm); NULL: feat_extract_norm and
                                    do_stable_layer_norm */
@@ -56,6 +60,9 @@ static const speech_layout unispeech_sat_layout = {.prefix = "unispeech_sat", .e
                                                    .model_output = "Wav2Vec2BaseModelOutput"};
 static const speech_layout wavlm_layout = {.prefix = "wavlm", .extract_features = true, .relative = true,
                                            .model_output = "Wav2Vec2BaseModelOutput"};
+static const speech_layout wav2vec2_conformer_layout = {.prefix = "wav2vec2_conformer", .extract_features = true,
+                                                        .conformer = true,
+                                                        .model_output = "Wav2Vec2BaseModelOutput"};
 static const speech_layout data2vec_audio_layout = {.prefix = "data2vec_audio", .extract_features = true,
                                                     .pos_conv_stack = true, .model_output = "Wav2Vec2BaseModelOutput",
                                                     .norms = "layer"};
@@ -84,6 +91,7 @@ typedef struct speech_cfg {
     int64_t vocab, labels, projector;
     int64_t buckets, max_distance; /* WavLM's relative positions */
     int64_t *by_distance;          /* [2·max_distance + 1]: the bucket of distance j − i, clamped; arena */
+    hfx_conformer conformer;       /* Wav2Vec2-Conformer's layers */
 } speech_cfg;
 
 static hfx_status activation_of(hfx_cfg c, const char *key, hfx_activation *out, hfx_error *err) {
@@ -184,6 +192,11 @@ static hfx_status speech_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, v
             return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         for (int64_t dist = -m->max_distance; dist <= m->max_distance; dist++)
             m->by_distance[dist + m->max_distance] = hfx_relative_bucket(dist, true, m->buckets, m->max_distance);
+    }
+    if (L->conformer) {
+        m->conformer = (hfx_conformer){.hidden = m->hidden, .heads = m->heads, .intermediate = m->intermediate,
+                                       .act = m->act};
+        if ((st = hfx_conformer_parse(c, &m->conformer, err))) return st;
     }
     if (d->head == HEAD_CTC) return hfx_cfg_int_in(c, "vocab_size", 1, 1 << 24, &m->vocab, err);
     if (d->head == HEAD_CLASSIFIER) {
@@ -303,17 +316,14 @@ static hfx_value *normed_weight(speech_ctx *c, const char *conv, int64_t k) {
 
 /* HuBERT's BatchNorm1d (running statistics, eps 1e-5) over the channels of x [B,H,F]. */
 static hfx_value *batch_norm(speech_ctx *c, hfx_value *x, const char *name) {
-    hfx_graph *g = c->g;
     const int64_t *h = &c->m->hidden;
-    hfx_value *mean = column(c, hfx_weight(c->w, 1, h, "%s.running_mean", name));
-    hfx_value *var = column(c, hfx_weight(c->w, 1, h, "%s.running_var", name));
     char n[224];
     snprintf(n, sizeof n, "%s.num_batches_tracked", name);
     hfx_weight_ignore(c->w, n);
-    hfx_value *y = hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_SUB, x, mean),
-                           hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, var, hfx_const_scalar(g, x->dtype, 1e-5))));
-    return hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, y, column(c, hfx_weight(c->w, 1, h, "%s.weight", name))),
-                   column(c, hfx_weight(c->w, 1, h, "%s.bias", name)));
+    return hfx_batch_norm(c->g, x, column(c, hfx_weight(c->w, 1, h, "%s.running_mean", name)),
+                          column(c, hfx_weight(c->w, 1, h, "%s.running_var", name)),
+                          column(c, hfx_weight(c->w, 1, h, "%s.weight", name)),
+                          column(c, hfx_weight(c->w, 1, h, "%s.bias", name)), 1e-5);
 }
 
 /* The convolutional positional embedding of x [B,F,H]: [B,F,H]. Each convolution pads k/2 frames at each end and
@@ -405,10 +415,32 @@ static hfx_value *feed_forward(speech_ctx *c, hfx_value *x, const char *layer) {
 
 /* The encoder over the projected frames x [B,F,H] (padded frames already zeroed), attending as `bias`
  * [B,1,1,F] says (zeros where every frame is real). */
+/* Wav2Vec2-Conformer's encoder over the frames x [B,F,H]: its conformer layers, then its LayerNorm. */
+static hfx_value *conformer_encoder(speech_ctx *c, hfx_value *x) {
+    const speech_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    char n[160];
+    snprintf(n, sizeof n, "%sencoder.pos_conv_embed", c->prefix); /* (built, never called) */
+    hfx_weights_ignore_stack(c->w, n);
+    hfx_conformer_inputs in;
+    hfx_value *inv_freq = NULL; /* the rotary's, where saved (a persistent buffer, which transformers loads) */
+    snprintf(n, sizeof n, "%sencoder.embed_positions.inv_freq", c->prefix);
+    if (m->conformer.pos == HFX_CONFORMER_POS_ROTARY && hfx_weight_exists(c->w, n))
+        inv_freq = hfx_weight_f32(c->w, 1, (int64_t[]){m->hidden / m->heads / 2}, n);
+    hfx_conformer_prepare(&m->conformer, g, x, c->pad, inv_freq, &in);
+    for (int64_t i = 0; i < m->layers && !g->failed; i++) {
+        snprintf(n, sizeof n, "%sencoder.layers.%lld", c->prefix, (long long)i);
+        x = hfx_conformer_layer(&m->conformer, g, c->w, n, &in, x);
+    }
+    snprintf(n, sizeof n, "%sencoder.layer_norm", c->prefix);
+    return norm(c, x, m->hidden, m->eps, n);
+}
+
 static hfx_value *encoder(speech_ctx *c, const speech_layout *L, hfx_value *x) {
     const speech_cfg *m = c->m;
     hfx_graph *g = c->g;
     char n[160], layer[128];
+    if (L->conformer) return conformer_encoder(c, x);
     x = hfx_op2(g, HFX_OP_ADD, x, positions(c, L, x));
     if (L->relative) { /* layer 0's table serves every layer */
         snprintf(n, sizeof n, "%sencoder.layers.0.attention.rel_attn_embed.weight", c->prefix);
@@ -557,6 +589,10 @@ SPEECH(hfx_unispeech_sat_classifier, "UniSpeechSatForSequenceClassification", un
 SPEECH(hfx_wavlm_ctc, "WavLMForCTC", wavlm_layout, HEAD_CTC)
 SPEECH(hfx_wavlm_model, "WavLMModel", wavlm_layout, HEAD_MODEL)
 SPEECH(hfx_wavlm_classifier, "WavLMForSequenceClassification", wavlm_layout, HEAD_CLASSIFIER)
+SPEECH(hfx_wav2vec2_conformer_ctc, "Wav2Vec2ConformerForCTC", wav2vec2_conformer_layout, HEAD_CTC)
+SPEECH(hfx_wav2vec2_conformer_model, "Wav2Vec2ConformerModel", wav2vec2_conformer_layout, HEAD_MODEL)
+SPEECH(hfx_wav2vec2_conformer_classifier, "Wav2Vec2ConformerForSequenceClassification", wav2vec2_conformer_layout,
+       HEAD_CLASSIFIER)
 SPEECH(hfx_data2vec_audio_ctc, "Data2VecAudioForCTC", data2vec_audio_layout, HEAD_CTC)
 SPEECH(hfx_data2vec_audio_model, "Data2VecAudioModel", data2vec_audio_layout, HEAD_MODEL)
 SPEECH(hfx_data2vec_audio_classifier, "Data2VecAudioForSequenceClassification", data2vec_audio_layout,

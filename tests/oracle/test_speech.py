@@ -1,5 +1,5 @@
 """Speech encoders over the raw waveform (src/arch/speech.c) against transformers: Wav2Vec2, HuBERT, UniSpeech,
-UniSpeech-SAT, WavLM and Data2VecAudio as CTC models (logits per frame), bare encoders (last_hidden_state and the normed
+UniSpeech-SAT, WavLM, Wav2Vec2-Conformer and Data2VecAudio as CTC models (logits per frame), bare encoders (last_hidden_state and the normed
 conv features) and utterance classifiers.
 
 Checkpoints are tiny (hidden 32, conv channels 16) over the real feature encoder's kernels and strides (a frame
@@ -8,8 +8,8 @@ through each model's own feature extractor (Wav2Vec2FeatureExtractor: normalized
 attention_mask where the model is layer-normed), batch 2. Every output within 1e-4 of transformers at every frame
 in ONNX Runtime, OpenVINO, torch (.pt2) and ExecuTorch; the config fields that change the graph each in a variant
 (group- or layer-normed feature encoders, post- or pre-norm layers, conv biases, an odd or even positional kernel,
-HuBERT's optional projection norm and positional BatchNorm, WavLM's gated relative position bias, Data2VecAudio's
-positional stack, the Hub's older
+HuBERT's optional projection norm and positional BatchNorm, WavLM's gated relative position bias, the conformer's
+relative, rotary or no positions and depthwise kernels, Data2VecAudio's positional stack, the Hub's older
 weight-norm names); bad configs refused by name. examples/transcribe_ctc.py decodes the CTC logits greedily with
 the model's tokenizer."""
 
@@ -64,6 +64,18 @@ VARIANTS = {
     "wavlm_ctc": Variant("WavLMForCTC", "WavLMConfig", {**BASE, "num_buckets": 24, "max_bucket_distance": 20}),
     "wavlm_model": Variant("WavLMModel", "WavLMConfig", {**BASE, **STABLE, "num_buckets": 32, "max_bucket_distance": 40}),
     "wavlm_classifier": Variant("WavLMForSequenceClassification", "WavLMConfig", BASE),
+    # conformer layers (half feed-forwards, the convolution module's GLU, depthwise convolution and BatchNorm):
+    # Transformer-XL's relative positions (its default), rotary, none; swish; the encoder's LayerNorm after them
+    "w2v_conformer_ctc": Variant("Wav2Vec2ConformerForCTC", "Wav2Vec2ConformerConfig",
+                                 {**BASE, "conv_depthwise_kernel_size": 7}),
+    "w2v_conformer_rotary": Variant("Wav2Vec2ConformerForCTC", "Wav2Vec2ConformerConfig",
+                                    {**BASE, **STABLE, "position_embeddings_type": "rotary",
+                                     "rotary_embedding_base": 500, "conv_depthwise_kernel_size": 5}),
+    "w2v_conformer_model": Variant("Wav2Vec2ConformerModel", "Wav2Vec2ConformerConfig",
+                                   {**BASE, "position_embeddings_type": None, "hidden_act": "gelu",
+                                    "conv_depthwise_kernel_size": 3}),
+    "w2v_conformer_classifier": Variant("Wav2Vec2ConformerForSequenceClassification", "Wav2Vec2ConformerConfig",
+                                        {**BASE, **STABLE, "conv_depthwise_kernel_size": 5}),
     # a stack of positional convolutions (each LayerNormed), layer-normed conv features, post-norm layers
     "data2vec_audio_ctc": Variant("Data2VecAudioForCTC", "Data2VecAudioConfig",
                                   {**BASE, "num_conv_pos_embeddings": 3, "conv_pos_kernel_size": 5}),
@@ -73,8 +85,8 @@ VARIANTS = {
                                          {**BASE, "num_conv_pos_embeddings": 2, "conv_pos_kernel_size": 3}),
 }
 TORCH_SAMPLED = ["wav2vec2_ctc", "wav2vec2_classifier", "hubert_model", "hubert_classifier", "wavlm_model",
-                 "data2vec_audio_ctc"]
-ET_SAMPLED = ["wav2vec2_ctc", "wav2vec2_ctc_stable", "wavlm_ctc", "data2vec_audio_model"]
+                 "w2v_conformer_ctc", "w2v_conformer_rotary", "data2vec_audio_ctc"]
+ET_SAMPLED = ["wav2vec2_ctc", "wav2vec2_ctc_stable", "wavlm_ctc", "w2v_conformer_ctc", "data2vec_audio_model"]
 
 
 def masked(name):
@@ -277,6 +289,8 @@ def test_short_sample_refused(ckpt, tmp_path):
 # (variant, what the feature is, config overrides that switch it off in transformers)
 FEATURES = [
     ("wav2vec2_ctc_stable", "pre-norm layers", {"do_stable_layer_norm": False}),
+    ("w2v_conformer_ctc", "relative positions", {"position_embeddings_type": None}),
+    ("w2v_conformer_rotary", "rotary positions", {"position_embeddings_type": None}),
 ]
 
 
