@@ -308,11 +308,11 @@ static hfx_value *pooled_classify(layer_ctx *c, hfx_value *x, hfx_value *mask) {
     if (m->class_pooling == HFX_CLASS_BOS)
         x = hfx_gather(g, x, hfx_const_i64(g, 0), 1); /* [B,hidden]: the first token, padding or not */
     else if (m->class_pooling == HFX_CLASS_MEAN)
-        x = hfx_sentence_embedding(g, &mean, x, mask, c->batch, H);
+        x = hfx_sentence_embedding(g, NULL, &mean, x, mask, c->batch, H);
     x = hfx_linear(g, x, hfx_weight(c->w, 2, (int64_t[]){H, H}, "dense.weight"), hfx_weight(c->w, 1, &H, "dense.bias"));
     x = hfx_linear(g, hfx_activate(g, HFX_ACT_GELU, x), hfx_weight(c->w, 2, (int64_t[]){L, H}, "classifier.weight"),
                    hfx_weight(c->w, 1, &L, "classifier.bias"));
-    return m->class_pooling == HFX_CLASS_LATE ? hfx_sentence_embedding(g, &mean, x, mask, c->batch, L) : x;
+    return m->class_pooling == HFX_CLASS_LATE ? hfx_sentence_embedding(g, NULL, &mean, x, mask, c->batch, L) : x;
 }
 
 /* tanh(dense(the first token)) of x [B,S,hidden]: [B,hidden] (BERT's pooler) */
@@ -739,7 +739,7 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
             if (hfx_weight_exists(c.w, pooler)) hfx_weight_ignore(c.w, pooler);
         }
         hfx_graph_output(g, x, "token_embeddings");
-        hfx_graph_output(g, hfx_sentence_embedding(g, &o->pooling, x, in.attn_mask, o->batch, m->hidden),
+        hfx_graph_output(g, hfx_sentence_embedding(g, c.w, &o->pooling, x, in.attn_mask, o->batch, m->hidden),
                          "sentence_embedding");
     } else if (base) {
         hfx_graph_output(g, x, "last_hidden_state");

@@ -690,7 +690,7 @@ static void encoder_head(enc_ctx *c, const encoder_desc *d, const hfx_build_opts
             hfx_weight_ignore(c->w, pooler);
             hfx_weight_ignore(c->w, n);
             hfx_graph_output(g, x, "token_embeddings");
-            hfx_graph_output(g, hfx_sentence_embedding(g, &o->pooling, x, mask, o->batch, H), "sentence_embedding");
+            hfx_graph_output(g, hfx_sentence_embedding(g, c->w, &o->pooling, x, mask, o->batch, H), "sentence_embedding");
             break;
         }
         hfx_graph_output(g, x, "last_hidden_state");
@@ -719,8 +719,8 @@ static void encoder_head(enc_ctx *c, const encoder_desc *d, const hfx_build_opts
     }
     case HEAD_MODERN_CLASSIFIER: { /* the first token, or the mask-weighted mean (a row without any kept
                                       token: zeros, where transformers divides 0 by 0); then head, classifier */
-        static const hfx_pooling mean = {1, {HFX_POOL_MEAN}, false, 0};
-        hfx_value *pooled = m->mean_pooling ? hfx_sentence_embedding(g, &mean, x, mask, o->batch, H) : first_token(g, x);
+        static const hfx_pooling mean = {.n = 1, .modes = {HFX_POOL_MEAN}};
+        hfx_value *pooled = m->mean_pooling ? hfx_sentence_embedding(g, NULL, &mean, x, mask, o->batch, H) : first_token(g, x);
         hfx_graph_output(g, dense(&top, head_transform(&top, pooled), H, m->labels, "classifier"), "logits");
         break;
     }

@@ -229,6 +229,8 @@ void hfx_weights_ignore_rest(hfx_weights *w) {
  * buffers of GPT-2 / GPT-NeoX attention (the graph builds its own mask) and BERT's position and
  * token type id buffers (the graph's inputs and arange). */
 static bool known_unused(const char *name) {
+    if (strchr(name, '/')) return true; /* a sentence-transformers module's (hfx_checkpoint_add_module): read where the
+                                           export pools through it */
     static const char *const suffixes[] = {"rotary_emb.inv_freq", ".attn.bias", ".attn.masked_bias",
                                            ".attention.bias", ".attention.masked_bias",
                                            "embeddings.position_ids", "embeddings.token_type_ids"};

@@ -653,6 +653,15 @@ static hfx_status write_manifest(hfx_outdir *out, const hfx_format *fmt, const c
         json_t *p = json_object(), *modes = json_array();
         for (int i = 0; i < pool->n; i++) json_array_append_new(modes, json_string(hfx_pool_mode_name(pool->modes[i])));
         json_object_set_new(p, "pooling_mode", modes);
+        if (pool->n_dense) { /* then these linears, in order */
+            json_t *dense = json_array();
+            for (int i = 0; i < pool->n_dense; i++)
+                json_array_append_new(dense, json_pack("{s:s, s:I, s:I, s:b, s:s}", "module", pool->dense[i].module,
+                                                       "in_features", (json_int_t)pool->dense[i].in, "out_features",
+                                                       (json_int_t)pool->dense[i].out, "bias", pool->dense[i].bias,
+                                                       "activation", pool->dense[i].tanh ? "tanh" : "identity"));
+            json_object_set_new(p, "dense", dense);
+        }
         json_object_set_new(p, "normalize", json_boolean(pool->normalize));
         json_object_set_new(manifest, "sentence_embedding", p);
     }
@@ -769,6 +778,8 @@ static hfx_status resolve_pooling(hfx_exporter *e, const hfx_model *model, const
     bool found = false;
     if (asked == 0 && pools) {
         hfx_status st = hfx_sentence_pooling(model->ck, &found, out, err);
+        for (int i = 0; !st && i < out->n_dense; i++) /* the Dense modules' weights, read beside the model's */
+            st = hfx_checkpoint_add_module(model->ck, out->dense[i].module, err);
         if (st) {
             hfx_error_prefix(err, "pooling \"auto\" (set \"none\" to export the encoder alone)");
             return st;

@@ -34,6 +34,8 @@ struct hfx_checkpoint {
     mapped_file *files;        /* arena, n_files; sorted by name when sharded */
     size_t n_tensors;
     hfx_tensor_info *tensors;  /* arena, n_tensors, sorted by name (strcmp) */
+    mapped_file *modules[8];   /* sentence-transformers modules' weight files (hfx_checkpoint_add_module), arena */
+    size_t n_modules;
 };
 
 static const char INDEX_NAME[] = "model.safetensors.index.json";
@@ -385,6 +387,42 @@ hfx_status hfx_checkpoint_open(const char *dir, hfx_checkpoint **out, hfx_error 
     return HFX_OK;
 }
 
+hfx_status hfx_checkpoint_add_module(hfx_checkpoint *ck, const char *module, hfx_error *err) {
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s/", module);
+    size_t k = strlen(prefix);
+    for (size_t i = 0; i < ck->n_tensors; i++)
+        if (strncmp(ck->tensors[i].name, prefix, k) == 0) return HFX_OK; /* added before */
+    if (ck->n_modules == sizeof ck->modules / sizeof ck->modules[0])
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: more sentence-transformers modules with weights than hfx reads (8)",
+                        ck->dir);
+    const char *path = hfx_arena_printf(ck->arena, "%s/%s/model.safetensors", ck->prefix, module);
+    const char *bin = hfx_arena_printf(ck->arena, "%s/%s/pytorch_model.bin", ck->prefix, module);
+    mapped_file *f = hfx_arena_alloc(ck->arena, sizeof *f);
+    if (!path || !bin || !f) return nomem(err);
+    if (!exists(path))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: not found%s", path,
+                        exists(bin) ? " (pytorch_model.bin is there, which hfx does not read: save the module as "
+                                      "safetensors)" : "");
+    memset(f, 0, sizeof *f);
+    f->name = path, f->path = path, f->mapping.fd = -1;
+    hfx_status st = map_file(ck, f, err);
+    ck->modules[ck->n_modules++] = f; /* (closed with the checkpoint, mapped or not) */
+    if (st) return st;
+    size_t n = ck->n_tensors + f->st.n_tensors;
+    hfx_tensor_info *all = hfx_arena_alloc(ck->arena, (n ? n : 1) * sizeof *all);
+    if (!all) return nomem(err);
+    if (ck->n_tensors) memcpy(all, ck->tensors, ck->n_tensors * sizeof *all);
+    for (size_t i = 0; i < f->st.n_tensors; i++) {
+        all[ck->n_tensors + i] = f->st.tensors[i];
+        if (!(all[ck->n_tensors + i].name = hfx_arena_printf(ck->arena, "%s%s", prefix, f->st.tensors[i].name)))
+            return nomem(err);
+    }
+    ck->tensors = all; /* (the earlier array stays in the arena: what was found in it stays valid) */
+    ck->n_tensors = n;
+    return sort_tensors(ck, err);
+}
+
 static const char MEMORY[] = "(memory)";
 
 /* JSON text as an object, for a checkpoint in memory; `what` names it in messages. */
@@ -455,9 +493,10 @@ const char *hfx_checkpoint_json_text(const hfx_checkpoint *ck, bool generation) 
 
 void hfx_checkpoint_close(hfx_checkpoint *ck) {
     if (!ck) return;
-    for (size_t i = 0; i < ck->n_files; i++) {
-        if (ck->files[i].map) munmap(ck->files[i].map, ck->files[i].len);
-        if (ck->files[i].mapping.path && ck->files[i].mapping.fd >= 0) close(ck->files[i].mapping.fd);
+    for (size_t i = 0; i < ck->n_files + ck->n_modules; i++) {
+        mapped_file *f = i < ck->n_files ? &ck->files[i] : ck->modules[i - ck->n_files];
+        if (f->map) munmap(f->map, f->len);
+        if (f->mapping.path && f->mapping.fd >= 0) close(f->mapping.fd);
     }
     json_decref(ck->config);
     json_decref(ck->generation);

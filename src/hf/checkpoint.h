@@ -59,6 +59,11 @@ hfx_status hfx_checkpoint_side_text(const hfx_checkpoint *ck, const char *name, 
 /* Number of tensors over all shards. */
 size_t hfx_checkpoint_tensor_count(const hfx_checkpoint *ck);
 
+/* Add the tensors of a sentence-transformers module's weights, "<module>/model.safetensors" under the checkpoint's
+ * folder, as "<module>/<name>" (a '/' no model tensor has). Once per module: a second call finds them there. A
+ * module saved as pytorch_model.bin, or none, is an error naming the file. Tensors found earlier stay valid. */
+hfx_status hfx_checkpoint_add_module(hfx_checkpoint *ck, const char *module, hfx_error *err);
+
 /* Tensor i in name order (strcmp), 0 ≤ i < count. */
 const hfx_tensor_info *hfx_checkpoint_tensor_at(const hfx_checkpoint *ck, size_t i);
 

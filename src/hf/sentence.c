@@ -131,6 +131,43 @@ static hfx_status read_pooling(const hfx_checkpoint *ck, const char *path, hfx_p
     return st;
 }
 
+/* A Dense module's config: in_features, out_features, bias (default true), activation_function Identity or Tanh. */
+static hfx_status read_dense(const hfx_checkpoint *ck, const char *path, hfx_pooling *p, hfx_error *err) {
+    char name[192], where[4200];
+    json_t *c;
+    if (p->n_dense == HFX_MAX_DENSE)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/modules.json: more than %d Dense modules", hfx_checkpoint_dir(ck),
+                        HFX_MAX_DENSE);
+    if (!path[0] || strlen(path) >= sizeof p->dense[0].module)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s/modules.json: a Dense module needs a folder of its own (path '%s')",
+                        hfx_checkpoint_dir(ck), path);
+    hfx_status st = module_config(ck, path, &c, name, sizeof name, err);
+    if (st) return st;
+    snprintf(where, sizeof where, "%s/%s", hfx_checkpoint_dir(ck), name);
+    if (!c) return hfx_fail(err, HFX_ERR_INVALID, "%s: missing (modules.json names a Dense module there)", where);
+    hfx_dense *d = &p->dense[p->n_dense];
+    const json_t *in = json_object_get(c, "in_features"), *out = json_object_get(c, "out_features");
+    const json_t *bias = json_object_get(c, "bias"), *act = json_object_get(c, "activation_function");
+    const char *a = act && !json_is_null(act) ? json_string_value(act) : "torch.nn.modules.linear.Identity";
+    if (!json_is_integer(in) || !json_is_integer(out) || json_integer_value(in) < 1 || json_integer_value(out) < 1 ||
+        json_integer_value(in) > 1 << 20 || json_integer_value(out) > 1 << 20)
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: in_features and out_features must be positive integers", where);
+    else if (bias && !json_is_boolean(bias))
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: field 'bias': expected true or false", where);
+    else if (!a || (strcmp(class_of(a), "Identity") != 0 && strcmp(class_of(a), "Tanh") != 0))
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: activation_function '%s' is not supported (Identity, Tanh)", where,
+                      a ? a : "(not a string)");
+    if (!st) {
+        snprintf(d->module, sizeof d->module, "%s", path);
+        d->in = json_integer_value(in), d->out = json_integer_value(out);
+        d->bias = !bias || json_is_true(bias);
+        d->tanh = strcmp(class_of(a), "Tanh") == 0;
+        p->n_dense++;
+    }
+    json_decref(c);
+    return st;
+}
+
 /* Normalize acts on the sentence embedding unless its config says otherwise (token-level
  * normalization, for multi-vector models, is not what an embedding export produces). */
 static hfx_status read_normalize(const hfx_checkpoint *ck, const char *path, hfx_error *err) {
@@ -184,6 +221,8 @@ hfx_status hfx_sentence_pooling(const hfx_checkpoint *ck, bool *found, hfx_pooli
         } else if (stage == WANT_POOLING && strcmp(cls, "Pooling") == 0) {
             if ((st = read_pooling(ck, path, out, err))) break;
             stage = WANT_NORMALIZE;
+        } else if (stage == WANT_NORMALIZE && strcmp(cls, "Dense") == 0) {
+            if ((st = read_dense(ck, path, out, err))) break;
         } else if (stage == WANT_NORMALIZE && strcmp(cls, "Normalize") == 0) {
             if ((st = read_normalize(ck, path, err))) break;
             out->normalize = true;
@@ -191,7 +230,7 @@ hfx_status hfx_sentence_pooling(const hfx_checkpoint *ck, bool *found, hfx_pooli
         } else {
             st = hfx_fail(err, HFX_ERR_UNSUPPORTED,
                           "%s: module %zu (%s) is not supported: hfx reproduces Transformer, Pooling, then optionally "
-                          "Normalize (set pooling to \"none\" to export the transformer alone)", where, i, type);
+                          "Dense modules and Normalize (set pooling to \"none\" to export the transformer alone)", where, i, type);
             break;
         }
     }

@@ -20,10 +20,22 @@ typedef enum hfx_pool_mode {
     HFX_POOL_MODES_
 } hfx_pool_mode;
 
+/* A Dense module after the pooling: y = act(W·x + b), W [out, in] "<module>/linear.weight" and b "<module>/linear.bias"
+ * from the module's own safetensors (hfx_checkpoint_add_module adds them to the checkpoint). */
+typedef struct hfx_dense {
+    char module[64];    /* its folder ("2_Dense") */
+    long long in, out;
+    bool bias, tanh;    /* activation_function: Identity or Tanh */
+} hfx_dense;
+
+#define HFX_MAX_DENSE 4
+
 /* What an export appends to an encoder: n = 0 is none; several modes are concatenated in order. */
 typedef struct hfx_pooling {
     int n;
     hfx_pool_mode modes[HFX_POOL_MODES_];
+    int n_dense;        /* Dense modules after the pooling, in order (before Normalize) */
+    hfx_dense dense[HFX_MAX_DENSE];
     bool normalize;     /* L2-normalize the concatenation (sentence-transformers' Normalize) */
     long long dim;      /* the Pooling config's embedding dimension; 0 when it names none */
 } hfx_pooling;
@@ -34,9 +46,9 @@ const char *hfx_pool_mode_name(hfx_pool_mode mode);
 /* "cls, max, mean, ..." */
 const char *hfx_pool_mode_names(void);
 
-/* Read the folder's modules.json and its Pooling and Normalize configs. *found is false (and *out
- * zeroed) when the checkpoint has no modules.json. A pipeline hfx cannot reproduce (a Dense
- * module, the transformer in a subfolder, an unknown module) is HFX_ERR_UNSUPPORTED naming the
+/* Read the folder's modules.json and its Pooling, Dense and Normalize configs. *found is false (and *out
+ * zeroed) when the checkpoint has no modules.json. A pipeline hfx cannot reproduce (the transformer in a
+ * subfolder, a Dense module of another activation, an unknown module) is HFX_ERR_UNSUPPORTED naming the
  * module; a malformed file is HFX_ERR_INVALID naming the file and field. */
 hfx_status hfx_sentence_pooling(const hfx_checkpoint *ck, bool *found, hfx_pooling *out, hfx_error *err);
 

@@ -207,6 +207,35 @@ AUTO_CASES = [("bert", (m,), False, False) for m in MODES] + [
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("modes,normalize", [(("mean",), True), (("cls", "max"), False)])
+def test_dense_modules_match_sentence_transformers(root, modes, normalize, fmt):
+    """A folder with Dense modules after the pooling (LaBSE's, EmbeddingGemma's: linears with tanh or none, then
+    Normalize) ends in the library's sentence embedding; export.json lists them."""
+    folder = root / f"st_dense_{'-'.join(modes)}_{int(normalize)}"
+    if not folder.exists():
+        transformer = st_models.Transformer(str(_base_model("bert", root)))
+        width = SMALL["hidden_size"] * len(modes)
+        chain = [transformer, st_models.Pooling(SMALL["hidden_size"], pooling_mode=modes if len(modes) > 1 else modes[0]),
+                 st_models.Dense(width, 24), st_models.Dense(24, 12, bias=False, activation_function=torch.nn.Identity())]
+        if normalize:
+            chain.append(st_models.Normalize())
+        torch.manual_seed(5)
+        for m in chain[2:4]:
+            with torch.no_grad():
+                for p in m.parameters():
+                    p.normal_(0.0, 0.3)
+        SentenceTransformer(modules=chain, device="cpu").save(str(folder))
+    inputs = _inputs("bert")
+    tokens, sentence = _reference(folder, inputs)
+    assert sentence.shape == (4, 12)
+    out = root / f"out_{folder.name}_{fmt}"
+    _export(folder, out, fmt)
+    _check(_run(fmt, out, inputs), tokens, sentence, inputs["attention_mask"], f"dense {fmt}")
+    meta = json.loads((out / "export.json").read_text())["sentence_embedding"]
+    assert [d["out_features"] for d in meta["dense"]] == [24, 12] and meta["dense"][0]["activation"] == "tanh"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("arch,modes,normalize,legacy", AUTO_CASES,
                          ids=[f"{a}-{'+'.join(m)}{'-norm' if n else ''}{'-legacy' if lg else ''}"
                               for a, m, n, lg in AUTO_CASES])
@@ -292,11 +321,19 @@ def _refused(args, *needles):
 def test_refusals(root, tmp_path):
     base = _base_model("bert", root)
     folder = _st_folder(root, "bert", ("mean",), True)
-    # a module hfx cannot reproduce: named, with the way out
+    # a Dense module hfx cannot reproduce (another activation, its weights as pytorch_model.bin): named
     dense = _st_folder(root, "bert", ("mean",), False, dense=True)
-    _refused(["export", dense, tmp_path / "o1", "--format", "onnx"], "Dense", "none")
+    relu = tmp_path / "relu"
+    shutil.copytree(dense, relu)
+    cfg = json.loads((relu / "2_Dense" / "config.json").read_text())
+    (relu / "2_Dense" / "config.json").write_text(json.dumps({**cfg, "activation_function": "torch.nn.modules.activation.ReLU"}))
+    _refused(["export", relu, tmp_path / "o1", "--format", "onnx"], "2_Dense/config.json", "ReLU")
     assert not (tmp_path / "o1").exists()
-    _export(dense, tmp_path / "o1b", "onnx", "--pooling", "none")
+    _export(relu, tmp_path / "o1b", "onnx", "--pooling", "none")  # the encoder alone: the module's weights unused
+    binary = tmp_path / "binary"
+    shutil.copytree(dense, binary)
+    (binary / "2_Dense" / "model.safetensors").rename(binary / "2_Dense" / "pytorch_model.bin")
+    _refused(["export", binary, tmp_path / "o1c", "--format", "onnx"], "2_Dense/model.safetensors", "pytorch_model.bin")
     # a head model cannot pool
     torch.manual_seed(0)
     head = tmp_path / "head"
