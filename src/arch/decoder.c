@@ -629,7 +629,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     if (!seed && k.attends) {
         hfx_mask_init(g, &mb, in->attn_mask, in->slots);
         mb.unwritten_slots = o->cache == HFX_CACHE_STATIC;
-        if (c->d->scores.mask == HFX_MASK_BOTH_WAYS) hfx_mask_both_ways(g, &mb);
+        if (c->d->scores.mask == HFX_MASK_BOTH_WAYS || m->both_ways) hfx_mask_both_ways(g, &mb);
     }
     if (k.states && !seed) /* [B,S,1]: which of this call's tokens are real (the mask at their slots) */
         c->new_mask = hfx_unsqueeze(g, hfx_cast(g, hfx_gather(g, in->attn_mask, in->slots, 1), o->dtype), -1);
@@ -696,6 +696,9 @@ static bool seed_static_windows(const hfx_decoder_cfg *m, const hfx_build_opts *
  * the caches and states each layer left. */
 hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
                              const hfx_build_opts *o, const hfx_decoder_host *host, hfx_graph *g, hfx_error *err) {
+    if (m->both_ways && o->cache != HFX_CACHE_NONE) /* a later token changes the earlier ones' states */
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s is set: a model attending both ways has no generation "
+                        "components", d->architecture, d->scores.both_ways_key);
     hfx_weights own, *w;
     hfx_status st = open_weights(d, m, ck, o, host, g, &own, &w, err);
     if (st) return st;

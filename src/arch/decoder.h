@@ -441,6 +441,8 @@ typedef struct hfx_decoder_scores {
     hfx_softcaps softcaps;
     hfx_query_temperature temperature;
     hfx_mask_fill mask;
+    const char *both_ways_key; /* a config boolean that makes every layer attend both ways, a window |i − j| <
+                                  sliding_window / 2 + 1 (Gemma 3's use_bidirectional_attention: EmbeddingGemma) */
 } hfx_decoder_scores;
 
 /* The embedding's scale. */
@@ -818,6 +820,7 @@ typedef struct hfx_decoder_cfg {
     double attn_softcap, final_softcap;           /* 0: none */
     double q_temp_beta;          /* hfx_query_temperature's β (0: none) ... */
     int64_t q_temp_step;         /* ... and the positions it divides by */
+    bool both_ways;              /* scores.both_ways_key set: attention both ways, windows on each side */
     int64_t chunk;               /* HFX_SLIDING_CHUNKED's attention_chunk_size (0: none) ... */
     bool *chunked;               /* (layers) ... and its layers; arena-owned, NULL: none */
     hfx_rope rope;               /* full-attention layers (all layers without rope.local) */

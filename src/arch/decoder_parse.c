@@ -430,6 +430,11 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if ((st = parse_no_rope(d, c, arena, m, err)) || (st = parse_sliding(d, c, m, err))) return st;
     if (d->sliding == HFX_SLIDING_PATTERN_LAST_FULL) m->window[m->layers - 1] = 0; /* whatever layer_types said */
+    m->both_ways = false;
+    if (d->scores.both_ways_key && (st = hfx_cfg_bool_or(c, d->scores.both_ways_key, false, &m->both_ways, err)))
+        return st;
+    for (int64_t i = 0; m->both_ways && i < m->layers; i++) /* (transformers' config: its window halved, exclusive) */
+        if (m->window[i] > 0) m->window[i] = m->window[i] / 2 + 1;
     if ((st = hfx_dec_parse_moe(d, c, arena, m, err)) ||
         (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
         return st;

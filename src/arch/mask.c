@@ -14,6 +14,7 @@ void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask,
                    hfx_value *q_slots) {
     m->attention_mask = attention_mask;
     m->unwritten_slots = false;
+    m->both_ways = false;
     hfx_value *total = hfx_dim_of(g, attention_mask, 1);
     m->q_idx = hfx_unsqueeze(g, q_slots, 1);
     m->kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), total, hfx_const_i64(g, 1),
@@ -29,6 +30,7 @@ void hfx_mask_both_ways(hfx_graph *g, hfx_mask_builder *m) {
     m->causal = hfx_op2(g, HFX_OP_AND, hfx_op2(g, HFX_OP_GREATER_EQUAL, m->kv_idx, zero),
                         hfx_op2(g, HFX_OP_GREATER_EQUAL, m->q_idx, zero)); /* [S,T]: all */
     m->visible = hfx_op2(g, HFX_OP_AND, m->keep, m->causal);
+    m->both_ways = true;
 }
 
 void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_type_ids) {
@@ -85,6 +87,10 @@ hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window
     if (window > 0) {
         hfx_value *oldest = hfx_op2(g, HFX_OP_SUB, m->q_idx, hfx_const_i64(g, window));
         visible = hfx_op2(g, HFX_OP_AND, visible, hfx_op2(g, HFX_OP_GREATER, m->kv_idx, oldest));
+        if (m->both_ways) { /* and as near after it */
+            hfx_value *newest = hfx_op2(g, HFX_OP_ADD, m->q_idx, hfx_const_i64(g, window));
+            visible = hfx_op2(g, HFX_OP_AND, visible, hfx_op2(g, HFX_OP_LESS, m->kv_idx, newest));
+        }
     }
     /* a static cache's slots past this call's last are −∞, not −FLT_MAX: a query that sees no key (padding) then
      * spreads over the keys so far, as a growing cache's does (RecurrentGemma's convolution reads those rows) */

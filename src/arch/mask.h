@@ -19,6 +19,7 @@ typedef struct hfx_mask_builder {
     hfx_value *visible;        /* [B,1,S,T] bool: padding and causality */
     bool unwritten_slots;      /* keys past the last query's slot exist (a static cache's): hfx_mask_bias
                                 * makes them −∞; hfx_mask_init clears it, the caller sets it */
+    bool both_ways;            /* hfx_mask_both_ways: a window reaches as far after the query as before it */
 } hfx_mask_builder;
 
 /* Prepare the shared parts from attention_mask [B,T] and the cache slots of the S queries,
@@ -27,7 +28,7 @@ void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask,
                    hfx_value *q_slots);
 
 /* Let every query see every key that is not padding, both ways (an encoder's attention: EuroBERT's, transformers'
- * create_bidirectional_mask). */
+ * create_bidirectional_mask); a window of w then keeps the keys with |i − j| < w. */
 void hfx_mask_both_ways(hfx_graph *g, hfx_mask_builder *m);
 
 /* Add Gemma 3's image blocks: token_type_ids [B,T] i64 (1: an image's token) over the same keys;

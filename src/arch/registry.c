@@ -1046,8 +1046,11 @@ static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     .act.key = "hidden_activation", .scores.scale = HFX_SCALE_QUERY_PRE_ATTN, .scores.softcaps = HFX_SOFTCAP_FINAL,
     .rope.local = HFX_LOCAL_ROPE_OWN_BASE,
     .rope.theta = 1000000.0, .defaults.window = 4096, .rope.names = HFX_ROPE_NAMES_CURRENT,
-    .masks_by_layer_type = true,
+    .masks_by_layer_type = true, .scores.both_ways_key = "use_bidirectional_attention",
     .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE, .model_type_alias = "gemma3_text"};
+/* Gemma3TextModel, Gemma 3's text model alone: EmbeddingGemma's backbone (attending both ways) */
+static const hfx_decoder_base Gemma3TextModel_base = {&Gemma3ForCausalLM_desc, "Gemma3TextModel",
+                                                      "BaseModelOutputWithPast", NULL};
 /* Gemma 4's text model: Gemma 3's sandwich with plain (f32) RMS norms, no score scale (the q/k norms scale) and
  * weight-less value norms; layers of two widths (per_layer_config), the last ones attending to an earlier layer's
  * keys and values, values that are the keys' projection on the full layers (attention_k_eq_v); each layer's own
@@ -1245,6 +1248,7 @@ static const struct entry {
     {"GemmaForCausalLM", &hfx_decoder_family, &GemmaForCausalLM_desc},
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},
+    {"Gemma3TextModel", &hfx_decoder_base_family, &Gemma3TextModel_base},
     {"Gemma4ForCausalLM", &hfx_decoder_family, &Gemma4ForCausalLM_desc},
     {"LlamaForSequenceClassification", &hfx_decoder_classifier_family, &LlamaForSequenceClassification_desc},
     {"MistralForSequenceClassification", &hfx_decoder_classifier_family, &MistralForSequenceClassification_desc},

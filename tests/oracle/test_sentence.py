@@ -651,3 +651,63 @@ def test_bert_heads(root, name, cls, outputs, extra, fmt):
     for k in outputs:
         err = float(np.max(np.abs(got[k] - want[k])))
         assert got[k].shape == want[k].shape and err <= PARITY_ATOL, f"[{fmt}] {name} {k}: max |diff| {err}"
+
+
+def _embeddinggemma(root, bidirectional=True):
+    """EmbeddingGemma's folder: Gemma3TextModel attending both ways (a window of sliding_window / 2 + 1 each side on
+    its sliding layers), mean pooling, two Dense modules without bias or activation, Normalize; saved by the library."""
+    from transformers import Gemma3TextConfig, Gemma3TextModel
+    folder = root / f"embeddinggemma_{int(bidirectional)}"
+    if folder.exists():
+        return folder
+    base = root / f"gemma3_text_{int(bidirectional)}"
+    torch.manual_seed(7)
+    config = Gemma3TextConfig(**SMALL, pad_token_id=0, num_key_value_heads=2, head_dim=8, query_pre_attn_scalar=8,
+                              sliding_window=6, layer_types=["sliding_attention", "full_attention"],
+                              use_bidirectional_attention=bidirectional)
+    model = Gemma3TextModel(config).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.3)
+    model.save_pretrained(base)
+    from transformers import BertTokenizerFast
+    vocab = root / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"] +
+                               [f"t{i}" for i in range(SMALL["vocab_size"] - 5)]))
+    BertTokenizerFast(str(vocab)).save_pretrained(base)
+    h = SMALL["hidden_size"]
+    chain = [st_models.Transformer(str(base)), st_models.Pooling(h, pooling_mode="mean"),
+             st_models.Dense(h, 3 * h, bias=False, activation_function=torch.nn.Identity()),
+             st_models.Dense(3 * h, h, bias=False, activation_function=torch.nn.Identity()), st_models.Normalize()]
+    with torch.no_grad():
+        for m in chain[2:4]:
+            for p in m.parameters():
+                p.normal_(0.0, 0.3)
+    SentenceTransformer(modules=chain, device="cpu").save(str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_embeddinggemma_folder(root, fmt):
+    """EmbeddingGemma's pipeline ends in the library's sentence embedding (rows of 9 tokens: the sliding layer's
+    window of 4 each side cuts some keys off both ways); attending both ways moves it."""
+    folder = _embeddinggemma(root)
+    inputs = {k: v for k, v in _inputs("modernbert").items()}
+    tokens, sentence = _reference(folder, inputs)
+    if fmt == "onnx":
+        _, causal = _reference(_embeddinggemma(root, bidirectional=False), inputs)
+        assert np.abs(causal - sentence).max() > 100 * PARITY_ATOL
+    out = root / f"out_embeddinggemma_{fmt}"
+    _export(folder, out, fmt)
+    _check(_run(fmt, out, inputs), tokens, sentence, inputs["attention_mask"], f"embeddinggemma {fmt}")
+
+
+def test_bidirectional_gemma3_has_no_generation(root, tmp_path):
+    """A Gemma3ForCausalLM attending both ways is refused for generation by the key's name, nothing written."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+    torch.manual_seed(0)
+    ck = tmp_path / "bidi"
+    Gemma3ForCausalLM(Gemma3TextConfig(**SMALL, num_key_value_heads=2, head_dim=8, use_bidirectional_attention=True,
+                                       layer_types=["sliding_attention", "full_attention"])).save_pretrained(ck)
+    _refused(["export", ck, tmp_path / "out", "--format", "onnx", "--for-generation"], "use_bidirectional_attention")
+    assert not (tmp_path / "out").exists()
