@@ -711,3 +711,63 @@ def test_bidirectional_gemma3_has_no_generation(root, tmp_path):
                                        layer_types=["sliding_attention", "full_attention"])).save_pretrained(ck)
     _refused(["export", ck, tmp_path / "out", "--format", "onnx", "--for-generation"], "use_bidirectional_attention")
     assert not (tmp_path / "out").exists()
+
+
+def _similarity(*args):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, str(REPO / "examples" / "similarity.py"), *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+    return proc
+
+
+TEXTS = ["t1 t2 t3", "t4 t5", "t9 t8 t7 t6 t5", "t1 t2 t30"]
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+def test_similarity_example(root, fmt):
+    """examples/similarity.py on a bi-encoder's export: the cosine similarity matrix and the ranking by a query equal
+    sentence-transformers' (encode, then its similarity) on the same texts through the folder's own tokenizer."""
+    folder = _st_folder(root, "mpnet", ("mean",), True)
+    out = root / f"out_similarity_{fmt}"
+    _export(folder, out, fmt)
+    model = SentenceTransformer(str(folder), device="cpu")
+    want = model.similarity(model.encode(TEXTS), model.encode(TEXTS)).numpy()
+    proc = _similarity(out, *[x for t in TEXTS for x in ("--text", t)])
+    assert proc.returncode == 0, proc.stderr
+    got = np.array([json.loads(line) for line in proc.stdout.splitlines()])
+    assert got.shape == (4, 4) and np.abs(got - want).max() <= PARITY_ATOL, (got, want)
+    proc = _similarity(out, "--query", "t2 t3", *[x for t in TEXTS for x in ("--text", t)])
+    assert proc.returncode == 0, proc.stderr
+    ranked = [json.loads(line) for line in proc.stdout.splitlines()]
+    scores = model.similarity(model.encode(["t2 t3"]), model.encode(TEXTS)).numpy()[0]
+    assert [r["text"] for r in ranked] == [TEXTS[i] for i in np.argsort(-scores, kind="stable")]
+    assert max(abs(r["score"] - scores[TEXTS.index(r["text"])]) for r in ranked) <= PARITY_ATOL
+
+
+def test_rerank_example(root, tmp_path):
+    """examples/similarity.py on a one-label cross-encoder's export (a reranker): each (query, text) pair's score is
+    transformers' logit, the texts ranked by it; a bi-encoder's texts without a query, or a cross-encoder without
+    one, are bad input (exit 2)."""
+    from transformers import BertTokenizerFast
+    folder = tmp_path / "reranker"
+    torch.manual_seed(3)
+    model = BertForSequenceClassification(BertConfig(**SMALL, num_labels=1)).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.3)
+    model.save_pretrained(folder)
+    _base_model("modernbert", root)  # (writes the tiny vocabulary)
+    BertTokenizerFast(str(root / "vocab.txt")).save_pretrained(folder)
+    out = tmp_path / "out"
+    _export(folder, out, "onnx")
+    tok = BertTokenizerFast.from_pretrained(str(folder))
+    with torch.no_grad():
+        want = model(**tok(["t2 t3"] * len(TEXTS), TEXTS, padding=True, return_tensors="pt")).logits[:, 0].numpy()
+    proc = _similarity(out, "--query", "t2 t3", *[x for t in TEXTS for x in ("--text", t)])
+    assert proc.returncode == 0, proc.stderr
+    ranked = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["text"] for r in ranked] == [TEXTS[i] for i in np.argsort(-want, kind="stable")]
+    assert max(abs(r["score"] - want[TEXTS.index(r["text"])]) for r in ranked) <= PARITY_ATOL
+    proc = _similarity(out, "--text", "t1")
+    assert proc.returncode == 2 and "--query" in proc.stderr
