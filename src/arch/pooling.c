@@ -17,6 +17,27 @@ static hfx_value *pick_token(hfx_graph *g, hfx_value *x, hfx_value *pick, hfx_di
     return sum_tokens(g, hfx_op2(g, HFX_OP_MUL, x, w), batch, hidden);
 }
 
+/* e [B, width] through p's Dense modules (sentence-transformers' Dense: act(linear(e))), in float32. */
+static hfx_value *dense_modules(hfx_graph *g, hfx_weights *w, const hfx_pooling *p, hfx_value *e, int64_t width) {
+    for (int i = 0; i < p->n_dense && !g->failed; i++) {
+        const hfx_dense *d = &p->dense[i];
+        if (!w || d->in != width) {
+            hfx_graph_fail(g, HFX_ERR_INVALID, "%s/config.json: in_features %lld, but what reaches it is %lld wide",
+                           d->module, d->in, (long long)width);
+            break;
+        }
+        int64_t out = d->out;
+        hfx_value *wt = hfx_cast(g, hfx_weight(w, 2, (int64_t[]){out, width}, "%s/linear.weight", d->module),
+                                 HFX_DTYPE_F32);
+        e = hfx_op2(g, HFX_OP_MATMUL, e, hfx_transpose(g, wt, 2, (int64_t[]){1, 0}));
+        if (d->bias)
+            e = hfx_op2(g, HFX_OP_ADD, e, hfx_cast(g, hfx_weight(w, 1, &out, "%s/linear.bias", d->module), HFX_DTYPE_F32));
+        if (d->tanh) e = hfx_op1(g, HFX_OP_TANH, e);
+        width = out;
+    }
+    return e;
+}
+
 hfx_value *hfx_sentence_embedding(hfx_graph *g, hfx_weights *w, const hfx_pooling *p, hfx_value *x, hfx_value *mask,
                                   hfx_dim batch, int64_t hidden) {
     /* sums accumulate in float32 as sentence-transformers' do for half types; the result comes
@@ -77,22 +98,7 @@ hfx_value *hfx_sentence_embedding(hfx_graph *g, hfx_weights *w, const hfx_poolin
         parts[i] = v;
     }
     hfx_value *e = p->n == 1 ? parts[0] : hfx_concat(g, p->n, parts, 1);
-    int64_t width = hidden * p->n;
-    for (int i = 0; i < p->n_dense && !g->failed; i++) { /* sentence-transformers' Dense: act(linear(e)) */
-        const hfx_dense *d = &p->dense[i];
-        if (!w || d->in != width) {
-            hfx_graph_fail(g, HFX_ERR_INVALID, "%s/config.json: in_features %lld, but what reaches it is %lld wide",
-                           d->module, d->in, (long long)width);
-            break;
-        }
-        int64_t out = d->out;
-        hfx_value *wt = hfx_cast(g, hfx_weight(w, 2, (int64_t[]){out, width}, "%s/linear.weight", d->module), dt);
-        hfx_value *b = d->bias ? hfx_cast(g, hfx_weight(w, 1, &out, "%s/linear.bias", d->module), dt) : NULL;
-        e = hfx_op2(g, HFX_OP_MATMUL, e, hfx_transpose(g, wt, 2, (int64_t[]){1, 0}));
-        if (b) e = hfx_op2(g, HFX_OP_ADD, e, b);
-        if (d->tanh) e = hfx_op1(g, HFX_OP_TANH, e);
-        width = out;
-    }
+    e = dense_modules(g, w, p, e, hidden * p->n);
     if (p->normalize) { /* F.normalize: x / max(‖x‖₂, 1e-12) */
         hfx_value *norm = hfx_op1(g, HFX_OP_SQRT, hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, e, e), 1,
                                                               (int64_t[]){1}));
