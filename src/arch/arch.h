@@ -40,6 +40,8 @@ typedef struct hfx_build_opts {
                             prefill starts one instead) */
     hfx_pooling pooling; /* a sentence embedding after the encoder (n = 0: none); only for
                             families whose `pools` is set */
+    bool states_only;    /* a bare encoder's last_hidden_state alone, its pooler unused (a runtime's embedding
+                            pipeline pools): `pooling` then only says how, for the export's metadata */
     const char *component; /* the component being built (hfx_component.name); NULL: a plain forward */
     hfx_dim source_seq;  /* the sequence length the export chose before a decode step fixed `seq` to
                             1: the encoder's length in an encoder-decoder's decoder components of a

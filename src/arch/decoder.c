@@ -734,7 +734,8 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     x = hfx_cast(g, x, o->dtype); /* an f32 residual stream: cast back */
     if (!m->no_final_norm) x = hfx_dec_norm_eps(&c, x, m->hidden, c.n.final_norm, m->final_eps);
     bool base = host && host->base;
-    if (o->pooling.n) { /* a sentence-transformers folder: the base model's states, pooled (optimum's names) */
+    if (o->pooling.n && !o->states_only) { /* a sentence-transformers folder: the base model's states, pooled
+                                                (optimum's names) */
         if (!m->tied && !base) hfx_weight_ignore(c.w, c.n.lm_head);
         for (int k = 0; c.n.pooler && k < 2; k++) { /* a pooler is unused */
             char pooler[160];
@@ -744,12 +745,17 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
         hfx_graph_output(g, x, "token_embeddings");
         hfx_graph_output(g, hfx_sentence_embedding(g, c.w, &o->pooling, x, in.attn_mask, o->batch, m->hidden),
                          "sentence_embedding");
-    } else if (base) {
+    } else if (base || o->states_only) {
+        if (!m->tied && !base) hfx_weight_ignore(c.w, c.n.lm_head); /* (a causal LM's folder: its head unused) */
         hfx_graph_output(g, x, "last_hidden_state");
         char pooler[160];
         snprintf(pooler, sizeof pooler, "%s.weight", c.n.pooler ? c.n.pooler : "");
-        if (c.n.pooler && hfx_weight_exists(c.w, pooler)) /* saved with its pooler (add_pooling_layer) */
-            hfx_graph_output(g, first_token_pooled(&c, x, c.n.pooler), "pooler_output");
+        bool pools = c.n.pooler && hfx_weight_exists(c.w, pooler); /* saved with its pooler (add_pooling_layer) */
+        if (pools && !o->states_only) hfx_graph_output(g, first_token_pooled(&c, x, c.n.pooler), "pooler_output");
+        for (int k = 0; pools && o->states_only && k < 2; k++) { /* (the pipeline pools: unused) */
+            snprintf(pooler, sizeof pooler, "%s.%s", c.n.pooler, k ? "bias" : "weight");
+            if (hfx_weight_exists(c.w, pooler)) hfx_weight_ignore(c.w, pooler);
+        }
     } else if (d->head == HFX_HEAD_QA) { /* qa_outputs [B,S,2]: start, end */
         hfx_value *se = hfx_dec_proj(&c, x, m->hidden, 2, true, "qa_outputs");
         hfx_dim bs[2] = {o->batch, o->seq};

@@ -685,10 +685,15 @@ static void encoder_head(enc_ctx *c, const encoder_desc *d, const hfx_build_opts
         hfx_graph_output(g, masked_lm(&top, x, words, &L->mlm), "logits");
         break;
     case HEAD_NONE:
-        if (o->pooling.n) { /* optimum's names for a sentence-transformers export; the pooler is unused */
+        if (o->pooling.n || o->states_only) { /* the pooler unused: pooled here (optimum's names for a
+                                                 sentence-transformers export), or by the runtime's pipeline */
             snprintf(n, sizeof n, "%spooler.dense.bias", c->prefix);
             hfx_weight_ignore(c->w, pooler);
             hfx_weight_ignore(c->w, n);
+            if (o->states_only) {
+                hfx_graph_output(g, x, "last_hidden_state");
+                break;
+            }
             hfx_graph_output(g, x, "token_embeddings");
             hfx_graph_output(g, hfx_sentence_embedding(g, c->w, &o->pooling, x, mask, o->batch, H), "sentence_embedding");
             break;

@@ -649,7 +649,12 @@ static hfx_status write_manifest(hfx_outdir *out, const hfx_format *fmt, const c
     json_object_set_new(manifest, "components", comps);
     if (tokenizer) json_object_set(manifest, "tokenizer", tokenizer);
     const hfx_pooling *pool = &cs[0].opts.pooling;
-    if (pool->n) { /* what sentence_embedding is: modes concatenated in order, then normalized or not */
+    if (cs[0].opts.states_only) { /* what the embedding pipeline's config should say (the folder's pooling) */
+        json_t *p = json_object();
+        if (pool->n) json_object_set_new(p, "pooling_type", json_string(hfx_pool_mode_name(pool->modes[0])));
+        if (pool->n) json_object_set_new(p, "normalize", json_boolean(pool->normalize));
+        json_object_set_new(manifest, "embedding_pipeline", p);
+    } else if (pool->n) { /* what sentence_embedding is: modes concatenated in order, then normalized or not */
         json_t *p = json_object(), *modes = json_array();
         for (int i = 0; i < pool->n; i++) json_array_append_new(modes, json_string(hfx_pool_mode_name(pool->modes[i])));
         json_object_set_new(p, "pooling_mode", modes);
@@ -796,6 +801,33 @@ static hfx_status resolve_pooling(hfx_exporter *e, const hfx_model *model, const
     return HFX_OK;
 }
 
+/* The format's embedding-pipeline layout (hfx_format.embedding_option): the bare encoder's last_hidden_state alone
+ * in `stateful_file`; the pipeline pools, so a sentence-transformers folder's pooling is only recorded (export.json),
+ * and must be one it has. */
+static hfx_status embedding_layout(const hfx_exporter *e, const hfx_model *model, const hfx_settings *cfg,
+                                   component *c, hfx_error *err) {
+    const char *opt = e->fmt->embedding_option, *arch = hfx_model_architecture(model);
+    if (!hfx_arch_pools(model->arch))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: '%s': %s is not a bare encoder (whose token "
+                        "embeddings an embedding pipeline pools)", opt, arch);
+    if (cfg->pooling > 0 || cfg->normalize == 1)
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: '%s': the pipeline pools and normalizes (its own "
+                        "config says how): give no pooling or normalize", opt);
+    bool found = false;
+    hfx_status st = cfg->pooling == 0 ? hfx_sentence_pooling(model->ck, &found, &c->opts.pooling, err) : HFX_OK;
+    if (st) return st;
+    const hfx_pooling *p = &c->opts.pooling;
+    if (found && (p->n != 1 || p->n_dense ||
+                  (p->modes[0] != HFX_POOL_CLS && p->modes[0] != HFX_POOL_MEAN && p->modes[0] != HFX_POOL_LAST_TOKEN)))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: '%s': the folder's pipeline (modules.json: %s%s) is "
+                        "not one the embedding pipeline runs (one of cls, mean, lasttoken, then Normalize or not)",
+                        opt, p->n == 1 ? hfx_pool_mode_name(p->modes[0]) : "several pooling modes",
+                        p->n_dense ? ", Dense modules" : "");
+    c->opts.states_only = true;
+    snprintf(c->file, sizeof c->file, "%s", e->fmt->stateful_file);
+    return HFX_OK;
+}
+
 hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs *samples,
                       const hfx_export_config *cfg, const char *out_dir, hfx_error *err) {
     if (!cfg) cfg = e->cfg;
@@ -817,7 +849,9 @@ hfx_status hfx_export(hfx_exporter *e, hfx_model *model, const hfx_sample_inputs
         st = hfx_fail(err, HFX_ERR_INVALID, "export config: per-component config lacks component '%s'", set.items[0].name);
     /* a state option (OpenVINO's stateful) is a no-op here, as in the seed: a forward has no state */
     if (!st) st = choose_dims(c.cfg, samples, hfx_arch_sequence_inputs(model->arch), false, c.g, &c.opts, NULL, err);
-    if (!st) st = resolve_pooling(e, model, c.cfg, &c.opts.pooling, err);
+    int k = e->fmt->embedding_option ? hfx_format_option_index(e->fmt, e->fmt->embedding_option) : -1;
+    if (!st && k >= 0 && c.cfg->opt[k]) st = embedding_layout(e, model, c.cfg, &c, err);
+    else if (!st) st = resolve_pooling(e, model, c.cfg, &c.opts.pooling, err);
     if (!st) st = run_export(e, model, &c, 1, cfg, NULL, 0, NULL, NULL, out_dir, err);
     free_components(&c, 1);
     return st;

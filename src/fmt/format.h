@@ -115,6 +115,9 @@ typedef struct hfx_format {
      * openvino_encoder_model.xml, openvino_decoder_model.xml). */
     const char *state_option;
     const char *stateful_file;
+    /* a boolean option that writes a bare encoder's forward as the runtime's text-embedding pipeline loads it:
+     * `stateful_file`, last_hidden_state its one output (the pipeline pools); NULL: the format has none */
+    const char *embedding_option;
     /* A multi-token decode with a dynamic cache also gets onnxruntime-genai's genai_config.json. */
     bool genai_config;
     /* Plans memory for the largest size of every dynamic dim (ExecuTorch): in generation graphs

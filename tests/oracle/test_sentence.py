@@ -771,3 +771,38 @@ def test_rerank_example(root, tmp_path):
     assert max(abs(r["score"] - want[TEXTS.index(r["text"])]) for r in ranked) <= PARITY_ATOL
     proc = _similarity(out, "--text", "t1")
     assert proc.returncode == 2 and "--query" in proc.stderr
+
+
+@pytest.mark.parametrize("arch,mode", [("mpnet", "mean"), ("gte", "cls")])
+def test_genai_text_embedding_pipeline(root, arch, mode, tmp_path):
+    """`--genai-embedding`: OpenVINO GenAI's TextEmbeddingPipeline loads the export (openvino_model.xml whose one output
+    is last_hidden_state, hfx's tokenizer graphs) and, configured as export.json says from the folder's modules.json,
+    embeds texts as sentence-transformers does."""
+    import openvino_genai as ov_genai
+    folder = _st_folder(root, arch, (mode,), True)
+    out = tmp_path / "genai"
+    _export(folder, out, "openvino", "--genai-embedding")
+    pipe_cfg = json.loads((out / "export.json").read_text())["embedding_pipeline"]
+    assert pipe_cfg == {"pooling_type": mode, "normalize": True}
+    kinds = {"mean": ov_genai.TextEmbeddingPipeline.PoolingType.MEAN, "cls": ov_genai.TextEmbeddingPipeline.PoolingType.CLS}
+    config = ov_genai.TextEmbeddingPipeline.Config(pooling_type=kinds[mode], normalize=pipe_cfg["normalize"])
+    # (f32: the CPU plugin's default precision may be lower)
+    pipe = ov_genai.TextEmbeddingPipeline(str(out), "CPU", config, INFERENCE_PRECISION_HINT="f32")
+    got = np.array(pipe.embed_documents(TEXTS))
+    want = SentenceTransformer(str(folder), device="cpu").encode(TEXTS)
+    assert got.shape == want.shape and np.abs(got - want).max() <= PARITY_ATOL
+
+
+def test_genai_embedding_refusals(root, tmp_path):
+    """What the embedding pipeline cannot run is refused by name: a Dense module, a pooling asked for, a head model."""
+    dense = _st_folder(root, "bert", ("mean",), False, dense=True)
+    _refused(["export", dense, tmp_path / "a", "--format", "openvino", "--genai-embedding"], "genai_embedding", "Dense")
+    _refused(["export", _st_folder(root, "mpnet", ("mean",), True), tmp_path / "b", "--format", "openvino",
+              "--genai-embedding", "--pooling", "mean"], "genai_embedding", "pooling")
+    torch.manual_seed(0)
+    head = tmp_path / "head"
+    BertForSequenceClassification(BertConfig(**SMALL)).save_pretrained(head)
+    _refused(["export", head, tmp_path / "c", "--format", "openvino", "--genai-embedding"], "genai_embedding",
+             "BertForSequenceClassification")
+    for d in "abc":
+        assert not (tmp_path / d).exists()

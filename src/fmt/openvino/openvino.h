@@ -7,7 +7,7 @@
 #include "fmt/format.h"
 
 /* Its options, in the order of hfx_format_openvino.options. */
-enum { OV_OPT_STATEFUL, OV_OPT_COMPRESS_TO_FP16, OV_N_OPTIONS };
+enum { OV_OPT_STATEFUL, OV_OPT_COMPRESS_TO_FP16, OV_OPT_GENAI_EMBEDDING, OV_N_OPTIONS };
 
 extern const hfx_format hfx_format_openvino;
 

@@ -178,6 +178,10 @@ static const hfx_format_option ov_options[OV_N_OPTIONS] = {
     [OV_OPT_COMPRESS_TO_FP16] = {"compress_to_fp16", HFX_OPTION_BOOL, 0, 0, 1, true, NULL, .seed_default = "false",
                                  .flag = "--compress-to-fp16", .group = OV_GROUP,
                                  .help = "store float32 weights as float16 (decompressed at load)"},
+    [OV_OPT_GENAI_EMBEDDING] = {"genai_embedding", HFX_OPTION_BOOL, 0, 0, 1, true, NULL, .flag = "--genai-embedding",
+                                .scope = HFX_SCOPE_FORWARD, .group = OV_GROUP,
+                                .help = "a bare encoder as OpenVINO GenAI's TextEmbeddingPipeline loads it: "
+                                        "openvino_model.xml, last_hidden_state alone (the pipeline pools)"},
 };
 
 /* Generation state lives in variables unless `stateful` is false: one graph then serves prompt
@@ -185,7 +189,7 @@ static const hfx_format_option ov_options[OV_N_OPTIONS] = {
 const hfx_format hfx_format_openvino = {
     .name = "openvino", .summary = "OpenVINO IR v11 (.xml + .bin), for OpenVINO and openvino-genai",
     .graph_ext = ".xml", .options = ov_options, .n_options = OV_N_OPTIONS, .state_option = "stateful",
-    .stateful_file = "openvino_model.xml", .seed_io = true, .seed_prefix = "openvino_", .keeps = hfx_ov_keeps,
+    .stateful_file = "openvino_model.xml", .embedding_option = "genai_embedding", .seed_io = true, .seed_prefix = "openvino_", .keeps = hfx_ov_keeps,
     /* nncf.compress_weights' defaults (INT4_ASYM, INT8_ASYM backup for embeddings and the head) */
     .quant = {true, HFX_QUANT_RULE_NNCF, HFX_QUANT_RULE_NNCF, 128, 0, false, true, false},
     .write = ov_write,
