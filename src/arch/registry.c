@@ -1089,6 +1089,11 @@ extern const speech_desc hfx_wav2vec2_ctc, hfx_wav2vec2_model, hfx_wav2vec2_clas
     hfx_data2vec_audio_ctc,
     hfx_data2vec_audio_model, hfx_data2vec_audio_classifier;
 
+/* SigLIP 2's NaFlex image encoder (vision_naflex.c). */
+typedef struct naflex_desc naflex_desc;
+extern const hfx_arch_family hfx_naflex_family;
+extern const naflex_desc hfx_siglip2_vision_model;
+
 /* The contrastive image-text family (contrastive.c). */
 typedef struct dual_desc dual_desc;
 extern const hfx_arch_family hfx_dual_family;
@@ -1308,6 +1313,7 @@ static const struct entry {
     {"Dinov2Model", &hfx_vision_family, &hfx_dinov2_model},
     {"Dinov2ForImageClassification", &hfx_vision_family, &hfx_dinov2_classifier},
     {"DINOv3ViTModel", &hfx_vision_family, &hfx_dinov3_model},
+    {"Siglip2VisionModel", &hfx_naflex_family, &hfx_siglip2_vision_model},
     {"Wav2Vec2ForCTC", &hfx_speech_family, &hfx_wav2vec2_ctc},
     {"Wav2Vec2Model", &hfx_speech_family, &hfx_wav2vec2_model},
     {"Wav2Vec2ForSequenceClassification", &hfx_speech_family, &hfx_wav2vec2_classifier},

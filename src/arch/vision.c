@@ -774,6 +774,8 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, bool grid, 
         const vision_layout *layout;
         bool grid;
     } towers[] = {{"clip_vision_model", &clip_layout, false}, {"siglip_vision_model", &siglip_layout, false},
+                  /* SigLIP 2's NaFlex tower (vision_naflex.c): SigLIP's layers, names and head */
+                  {"siglip2_vision_model", &siglip_layout, false},
                   /* Idefics3's and SmolVLM's: SigLIP's tower, for full images (the positions of a padded
                      one are not written) */
                   {"idefics3_vision", &siglip_layout, false}, {"smolvlm_vision", &siglip_layout, false},
@@ -844,6 +846,16 @@ hfx_value *hfx_vision_tower_pooled(const hfx_vision_tower *t, hfx_graph *g, hfx_
     hfx_value *p = g->failed ? NULL : pooled(&c, last);
     if (!p && !g->failed) hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "this vision tower has no pooled embedding");
     return p;
+}
+
+hfx_value *hfx_vision_map_pool(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                               hfx_value *x, hfx_value *bias) {
+    vision_ctx c = {g, w, t->layout, &t->cfg, prefix, bias, NULL, {0}};
+    if (!t->layout->map_head) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "this vision tower has no attention-pooling head");
+        return x;
+    }
+    return map_pool(&c, x);
 }
 
 hfx_value *hfx_vision_norm(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *name, hfx_value *x) {

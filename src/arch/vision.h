@@ -77,6 +77,11 @@ typedef struct hfx_vision_attend {
 hfx_value *hfx_vision_layers_attending(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                        hfx_value *x, const hfx_vision_attend *a, hfx_value **states);
 
+/* The tower's attention-pooling head (SigLIP's: a probe attending over x [B,T,hidden], its keys hidden as `bias`
+ * [B,1,1,T] f32 says) under `prefix`: [B, hidden]. */
+hfx_value *hfx_vision_map_pool(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                               hfx_value *x, hfx_value *bias);
+
 /* Whether the lineage's norms are RMSNorms (a weight only) rather than LayerNorms. */
 bool hfx_vision_rms_norm(const hfx_vision_tower *t);
 

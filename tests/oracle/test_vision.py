@@ -288,3 +288,107 @@ def test_dinov3_rotary_needs_quarter_heads(ckpt, tmp_path):
     proc = run_hfx(["export", bad, tmp_path / "out", "--format", "onnx"])
     assert proc.returncode == 2 and "multiple of 4" in proc.stderr and "config.json" in proc.stderr, describe(proc)
     assert not (tmp_path / "out").exists()
+
+
+# ---- SigLIP 2's NaFlex tower (src/arch/vision_naflex.c) ----
+
+NAFLEX = {
+    # a 4 × 4 position grid resized to each image's patch grid (6 × 4 and 2 × 9: rows and columns up- and
+    # down-sampled), padded to the processor's 24 patches, the attention-pooling head over the real ones
+    "siglip2": (dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4, num_patches=16,
+                     patch_size=8), 24),
+    # no head, exact GELU, a 5 × 5 grid, 30 patches
+    "siglip2_no_head": (dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+                             num_patches=25, patch_size=8, vision_use_head=False, hidden_act="gelu"), 30),
+}
+
+
+@pytest.fixture(scope="module")
+def naflex_ckpt(tmp_path_factory):
+    import transformers
+    root = tmp_path_factory.mktemp("naflex")
+
+    def make(name):
+        config, max_patches = NAFLEX[name]
+        torch.manual_seed(0)
+        model = transformers.Siglip2VisionModel(transformers.Siglip2VisionConfig(**config)).eval()
+        init_weights(model, 1, lambda n: 0.5 if n.endswith(("position_embedding.weight", "probe")) else None)
+        model.save_pretrained(root / name)
+        transformers.Siglip2ImageProcessorPil(max_num_patches=max_patches, patch_size=config["patch_size"]
+                                              ).save_pretrained(root / name)
+        return root / name
+    return built_once(make)
+
+
+@pytest.fixture(scope="module")
+def naflex_exports(naflex_ckpt, tmp_path_factory):
+    return cached_exports(tmp_path_factory.mktemp("naflex-exports"), naflex_ckpt)
+
+
+def naflex_inputs(ckpt):
+    """The processor's patches of two images of other aspect ratios (tall and wide)."""
+    import transformers
+    proc = transformers.Siglip2ImageProcessorPil.from_pretrained(str(ckpt))
+    rng = np.random.default_rng(4)
+    images = [rng.integers(0, 256, (70, 40, 3), dtype=np.uint8), rng.integers(0, 256, (20, 90, 3), dtype=np.uint8)]
+    out = proc(images, return_tensors="np")
+    return {"pixel_values": out.pixel_values.astype(np.float32), "pixel_attention_mask": out.pixel_attention_mask,
+            "spatial_shapes": out.spatial_shapes}
+
+
+def naflex_reference(ckpt, feed):
+    import transformers
+    model = transformers.Siglip2VisionModel.from_pretrained(str(ckpt), attn_implementation="eager").eval()
+    with torch.no_grad():
+        out = model(**{k: torch.from_numpy(v) for k, v in feed.items()})
+    ref = {"last_hidden_state": out.last_hidden_state.numpy()}
+    if out.pooler_output is not None:
+        ref["pooler_output"] = out.pooler_output.numpy()
+    return ref
+
+
+# every variant in ONNX Runtime and OpenVINO, the first in the torch formats too (the same graph code)
+NAFLEX_RUNS = [(n, f) for n in NAFLEX for f in ("onnx", "openvino")] + [("siglip2", "dynamo"), ("siglip2", "executorch")]
+
+
+@pytest.mark.parametrize("name,fmt", NAFLEX_RUNS)
+def test_siglip2_naflex(name, fmt, naflex_ckpt, naflex_exports, tmp_path):
+    """Siglip2VisionModel on the processor's inputs: every output within 1e-4 of transformers."""
+    feed = naflex_inputs(naflex_ckpt(name))
+    assert list(feed["spatial_shapes"][0]) != list(feed["spatial_shapes"][1]) and feed["pixel_attention_mask"].min() == 0
+    want = naflex_reference(naflex_ckpt(name), feed)
+    if fmt == "onnx":
+        import onnxruntime as ort
+        sess = ort.InferenceSession(str(naflex_exports(name, "--format", "onnx", "--dynamic") / "model.onnx"),
+                                    providers=["CPUExecutionProvider"])
+        assert [i.name for i in sess.get_inputs()] == list(feed)
+        got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
+    elif fmt == "openvino":
+        import openvino as ov
+        compiled = ov.Core().compile_model(str(naflex_exports(name, "--format", "openvino", "--dynamic") / "model.xml"),
+                                           "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        res = compiled(feed)
+        got = {o.get_any_name(): np.array(res[o]) for o in compiled.outputs}
+    elif fmt == "dynamo":
+        program = torch.export.load(str(naflex_exports(name, "--format", "dynamo", "--dynamic") / "model.pt2")).module()
+        with torch.no_grad():
+            got = dict(zip(want, (t.numpy() for t in program(*(torch.from_numpy(v) for v in feed.values())))))
+    else:
+        import etutil
+        cfg = tmp_path / "et.json"
+        cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {
+            "pixel_values": {"0": {"name": "batch_size", "min": 1, "max": 4}}}}))
+        got = dict(zip(want, etutil.worker().run(naflex_exports(name, "--config", str(cfg)) / "model.pte",
+                                                 list(feed.values()))))
+    compare(got, want, f"{name} {fmt}")
+
+
+def test_siglip2_fixed_patches(naflex_ckpt, naflex_exports):
+    """Without --dynamic the patch count is the processor's max_num_patches (24): the graph's inputs say so."""
+    import onnxruntime as ort
+    sess = ort.InferenceSession(str(naflex_exports("siglip2", "--format", "onnx") / "model.onnx"),
+                                providers=["CPUExecutionProvider"])
+    assert sess.get_inputs()[0].shape == [2, 24, 192]
+    feed = naflex_inputs(naflex_ckpt("siglip2"))
+    compare(dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed))),
+            naflex_reference(naflex_ckpt("siglip2"), feed), "siglip2 fixed")
