@@ -694,6 +694,50 @@ static bool seed_static_windows(const hfx_decoder_cfg *m, const hfx_build_opts *
 
 /* The graph, top to bottom: inputs → embeddings (+ positions) → layers → final norm → head, then
  * the caches and states each layer left. */
+/* The outputs of the final states x [B,S,hidden]: a sentence embedding (and the token embeddings), the base model's
+ * states (and its pooler's), or the head's logits. */
+static void graph_outputs(layer_ctx *c, const decoder_inputs *in, bool base, hfx_value *x, hfx_value *embed) {
+    const hfx_decoder_desc *d = c->d;
+    const hfx_decoder_cfg *m = c->m;
+    const hfx_build_opts *o = c->o;
+    hfx_graph *g = c->g;
+    if (o->pooling.n && !o->states_only) { /* a sentence-transformers folder: the base model's states, pooled
+                                                (optimum's names) */
+        if (!m->tied && !base) hfx_weight_ignore(c->w, c->n.lm_head);
+        for (int k = 0; c->n.pooler && k < 2; k++) { /* a pooler is unused */
+            char pooler[160];
+            snprintf(pooler, sizeof pooler, "%s.%s", c->n.pooler, k ? "bias" : "weight");
+            if (hfx_weight_exists(c->w, pooler)) hfx_weight_ignore(c->w, pooler);
+        }
+        hfx_graph_output(g, x, "token_embeddings");
+        hfx_graph_output(g, hfx_sentence_embedding(g, c->w, &o->pooling, x, in->attn_mask, o->batch, m->hidden),
+                         "sentence_embedding");
+    } else if (base || o->states_only) {
+        if (!m->tied && !base) hfx_weight_ignore(c->w, c->n.lm_head); /* (a causal LM's folder: its head unused) */
+        hfx_graph_output(g, x, "last_hidden_state");
+        char pooler[160];
+        snprintf(pooler, sizeof pooler, "%s.weight", c->n.pooler ? c->n.pooler : "");
+        bool pools = c->n.pooler && hfx_weight_exists(c->w, pooler); /* saved with its pooler (add_pooling_layer) */
+        if (pools && !o->states_only) hfx_graph_output(g, first_token_pooled(c, x, c->n.pooler), "pooler_output");
+        for (int k = 0; pools && o->states_only && k < 2; k++) { /* (the pipeline pools: unused) */
+            snprintf(pooler, sizeof pooler, "%s.%s", c->n.pooler, k ? "bias" : "weight");
+            if (hfx_weight_exists(c->w, pooler)) hfx_weight_ignore(c->w, pooler);
+        }
+    } else if (d->head == HFX_HEAD_QA) { /* qa_outputs [B,S,2]: start, end */
+        hfx_value *se = hfx_dec_proj(c, x, m->hidden, 2, true, "qa_outputs");
+        hfx_dim bs[2] = {o->batch, o->seq};
+        hfx_graph_output(g, hfx_reshape(g, hfx_slice(g, se, -1, 0, 1), 2, bs), "start_logits");
+        hfx_graph_output(g, hfx_reshape(g, hfx_slice(g, se, -1, 1, 2), 2, bs), "end_logits");
+    } else {
+        hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER          ? classify(c, x, in->ids)
+                            : d->head == HFX_HEAD_POOLED_CLASSIFIER ? pooled_classify(c, x, in->attn_mask)
+                            : d->head == HFX_HEAD_POOLER_CLASSIFIER || d->head == HFX_HEAD_TOKEN_CLASSIFIER
+                                ? bert_classify(c, x)
+                                : lm_logits(c, x, embed),
+                         "logits");
+    }
+}
+
 hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
                              const hfx_build_opts *o, const hfx_decoder_host *host, hfx_graph *g, hfx_error *err) {
     if (m->both_ways && o->cache != HFX_CACHE_NONE) /* a later token changes the earlier ones' states */
@@ -733,42 +777,7 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
     x = hfx_cast(g, x, o->dtype); /* an f32 residual stream: cast back */
     if (!m->no_final_norm) x = hfx_dec_norm_eps(&c, x, m->hidden, c.n.final_norm, m->final_eps);
-    bool base = host && host->base;
-    if (o->pooling.n && !o->states_only) { /* a sentence-transformers folder: the base model's states, pooled
-                                                (optimum's names) */
-        if (!m->tied && !base) hfx_weight_ignore(c.w, c.n.lm_head);
-        for (int k = 0; c.n.pooler && k < 2; k++) { /* a pooler is unused */
-            char pooler[160];
-            snprintf(pooler, sizeof pooler, "%s.%s", c.n.pooler, k ? "bias" : "weight");
-            if (hfx_weight_exists(c.w, pooler)) hfx_weight_ignore(c.w, pooler);
-        }
-        hfx_graph_output(g, x, "token_embeddings");
-        hfx_graph_output(g, hfx_sentence_embedding(g, c.w, &o->pooling, x, in.attn_mask, o->batch, m->hidden),
-                         "sentence_embedding");
-    } else if (base || o->states_only) {
-        if (!m->tied && !base) hfx_weight_ignore(c.w, c.n.lm_head); /* (a causal LM's folder: its head unused) */
-        hfx_graph_output(g, x, "last_hidden_state");
-        char pooler[160];
-        snprintf(pooler, sizeof pooler, "%s.weight", c.n.pooler ? c.n.pooler : "");
-        bool pools = c.n.pooler && hfx_weight_exists(c.w, pooler); /* saved with its pooler (add_pooling_layer) */
-        if (pools && !o->states_only) hfx_graph_output(g, first_token_pooled(&c, x, c.n.pooler), "pooler_output");
-        for (int k = 0; pools && o->states_only && k < 2; k++) { /* (the pipeline pools: unused) */
-            snprintf(pooler, sizeof pooler, "%s.%s", c.n.pooler, k ? "bias" : "weight");
-            if (hfx_weight_exists(c.w, pooler)) hfx_weight_ignore(c.w, pooler);
-        }
-    } else if (d->head == HFX_HEAD_QA) { /* qa_outputs [B,S,2]: start, end */
-        hfx_value *se = hfx_dec_proj(&c, x, m->hidden, 2, true, "qa_outputs");
-        hfx_dim bs[2] = {o->batch, o->seq};
-        hfx_graph_output(g, hfx_reshape(g, hfx_slice(g, se, -1, 0, 1), 2, bs), "start_logits");
-        hfx_graph_output(g, hfx_reshape(g, hfx_slice(g, se, -1, 1, 2), 2, bs), "end_logits");
-    } else {
-        hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER          ? classify(&c, x, in.ids)
-                            : d->head == HFX_HEAD_POOLED_CLASSIFIER ? pooled_classify(&c, x, in.attn_mask)
-                            : d->head == HFX_HEAD_POOLER_CLASSIFIER || d->head == HFX_HEAD_TOKEN_CLASSIFIER
-                                ? bert_classify(&c, x)
-                                : lm_logits(&c, x, embed),
-                         "logits");
-    }
+    graph_outputs(&c, &in, host && host->base, x, embed);
     hfx_dec_write_caches(&c);
     hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);
 

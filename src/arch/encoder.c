@@ -690,11 +690,8 @@ static void encoder_head(enc_ctx *c, const encoder_desc *d, const hfx_build_opts
             snprintf(n, sizeof n, "%spooler.dense.bias", c->prefix);
             hfx_weight_ignore(c->w, pooler);
             hfx_weight_ignore(c->w, n);
-            if (o->states_only) {
-                hfx_graph_output(g, x, "last_hidden_state");
-                break;
-            }
-            hfx_graph_output(g, x, "token_embeddings");
+            hfx_graph_output(g, x, o->states_only ? "last_hidden_state" : "token_embeddings");
+            if (o->states_only) break;
             hfx_graph_output(g, hfx_sentence_embedding(g, c->w, &o->pooling, x, mask, o->batch, H), "sentence_embedding");
             break;
         }
