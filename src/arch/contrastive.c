@@ -30,11 +30,14 @@ typedef struct dual_layout {
     const char *text_projection; /* ... or at the top (CLIP's "text_projection", no bias) */
     const char *image_projection; /* the pooled image's projection (CLIP's "visual_projection"); NULL: none */
     bool logit_bias;             /* a learned bias after the scale (SigLIP) */
+    bool naflex;                 /* the images as SigLIP 2's NaFlex tower takes them (vision_naflex.c): patches of any
+                                    aspect ratio, their mask and grids */
 } dual_layout;
 
 static const dual_layout clip_dual = {"clip_vision_model", true, true, NULL, "text_projection", "visual_projection",
-                                      false};
-static const dual_layout siglip_dual = {"siglip_vision_model", false, false, "head", NULL, NULL, true};
+                                      false, false};
+static const dual_layout siglip_dual = {"siglip_vision_model", false, false, "head", NULL, NULL, true, false};
+static const dual_layout siglip2_dual = {"siglip2_vision_model", false, false, "head", NULL, NULL, true, true};
 
 typedef enum {
     DUAL_BOTH,           /* CLIPModel, SiglipModel: both towers and their similarities */
@@ -51,6 +54,7 @@ typedef struct dual_desc {
 typedef struct dual_cfg {
     hfx_vision_tower vision, text; /* the text tower: its text_config read as the lineage's layers */
     int64_t vocab, positions, eos, projection, text_out;
+    int64_t grid;                  /* a NaFlex tower's position grid side */
 } dual_cfg;
 
 static hfx_status dual_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
@@ -64,6 +68,7 @@ static hfx_status dual_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, voi
                                   (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) ||
                                   (st = hfx_vision_tower_parse(L->vision_type, vision, false, &m->vision, err)))) ||
         (st = hfx_vision_tower_parse(L->vision_type, text, false, &m->text, err)) ||
+        (d->part == DUAL_BOTH && L->naflex && (st = hfx_naflex_grid(vision, &m->grid, err))) ||
         (st = hfx_cfg_int_in(text, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(text, "max_position_embeddings", 1, 1 << 20, &m->positions, err)))
         return st;
@@ -157,6 +162,28 @@ static hfx_status finish(const dual_desc *d, hfx_graph *g, hfx_weights *w, hfx_e
     return st;
 }
 
+/* SigLIP 2's images: pixel_values [N,P,·], pixel_attention_mask [N,P] and spatial_shapes [N,2] (the graph's inputs in
+ * its forward's order), P a symbol of its own where the export is dynamic; their pooled embeddings [N, hidden]. */
+static hfx_value *naflex_image(const dual_cfg *m, const hfx_checkpoint *ck, const hfx_build_opts *o, hfx_graph *g,
+                               hfx_weights *w, hfx_dim images) {
+    const hfx_vision_cfg *v = &m->vision.cfg;
+    hfx_build_opts patches = *o;
+    if (!hfx_dim_is_const(o->seq)) patches.seq = hfx_dim_sym(hfx_graph_symbol(g, "num_patches", 1, INT32_MAX));
+    hfx_dim P;
+    hfx_error err;
+    if (hfx_naflex_patches(ck, &patches, &P, &err)) {
+        hfx_graph_fail(g, err.status, "%s", err.message);
+        return NULL;
+    }
+    hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 3,
+                                        (hfx_dim[]){images, P, hfx_dim_const(v->channels * v->patch * v->patch)});
+    hfx_value *mask = hfx_graph_input(g, "pixel_attention_mask", HFX_DTYPE_I32, 2, (hfx_dim[]){images, P});
+    hfx_value *shapes = hfx_graph_input(g, "spatial_shapes", HFX_DTYPE_I64, 2, (hfx_dim[]){images, hfx_dim_const(2)});
+    hfx_value *pooled = NULL;
+    hfx_naflex_tower(&m->vision, m->grid, g, w, "vision_model.", pixels, mask, shapes, &pooled);
+    return pooled;
+}
+
 static hfx_status dual_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
                              hfx_graph *g, hfx_error *err) {
     const dual_desc *d = desc_;
@@ -182,12 +209,14 @@ static hfx_status dual_build(const void *desc_, const void *cfg_, const hfx_chec
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
     hfx_dim images = hfx_dim_is_const(o->batch) ? o->batch
                                                 : hfx_dim_sym(hfx_graph_symbol(g, "image_batch_size", 1, INT32_MAX));
-    hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
-                                        (hfx_dim[]){images, hfx_dim_const(v->channels), hfx_dim_const(v->image),
-                                                    hfx_dim_const(v->image)});
+    hfx_value *image = L->naflex ? naflex_image(m, ck, o, g, &w, images) : NULL;
+    hfx_value *pixels = L->naflex ? NULL
+                                  : hfx_graph_input(g, "pixel_values", o->dtype, 4,
+                                                    (hfx_dim[]){images, hfx_dim_const(v->channels),
+                                                                hfx_dim_const(v->image), hfx_dim_const(v->image)});
     hfx_value *mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
     hfx_value *text = normalized(g, text_embeds(L, m, g, &w, text_tower(L, m, g, &w, o, ids, mask, &last)));
-    hfx_value *image = hfx_vision_tower_pooled(&m->vision, g, &w, "vision_model.", pixels);
+    if (!L->naflex) image = hfx_vision_tower_pooled(&m->vision, g, &w, "vision_model.", pixels);
     if (image && L->image_projection)
         image = hfx_linear(g, image, hfx_weight(&w, 2, (int64_t[]){m->projection, v->hidden}, "%s.weight",
                                                 L->image_projection), NULL);
@@ -213,6 +242,9 @@ static hfx_torch_signature dual_torch_signature(const void *desc_) {
     static const char *const text[] = {"input_ids", "attention_mask", NULL};
     if (d->part == DUAL_TEXT) return (hfx_torch_signature){text, "BaseModelOutputWithPooling", NULL};
     if (d->part == DUAL_TEXT_PROJECTED) return (hfx_torch_signature){text, "CLIPTextModelOutput", NULL};
+    static const char *const naflex[] = {"input_ids", "pixel_values", "pixel_attention_mask", "spatial_shapes",
+                                         "attention_mask", NULL};
+    if (d->layout->naflex) return (hfx_torch_signature){naflex, "Siglip2Output", NULL};
     return (hfx_torch_signature){both, d->layout == &clip_dual ? "CLIPOutput" : "SiglipOutput", NULL};
 }
 
@@ -234,3 +266,6 @@ const dual_desc hfx_clip_text_model = {.architecture = "CLIPTextModel", .layout 
 const dual_desc hfx_clip_text_projection = {.architecture = "CLIPTextModelWithProjection", .layout = &clip_dual,
                                             .part = DUAL_TEXT_PROJECTED};
 const dual_desc hfx_siglip_text_model = {.architecture = "SiglipTextModel", .layout = &siglip_dual, .part = DUAL_TEXT};
+const dual_desc hfx_siglip2_model = {.architecture = "Siglip2Model", .layout = &siglip2_dual, .part = DUAL_BOTH};
+const dual_desc hfx_siglip2_text_model = {.architecture = "Siglip2TextModel", .layout = &siglip2_dual,
+                                          .part = DUAL_TEXT};

@@ -1098,7 +1098,7 @@ extern const naflex_desc hfx_siglip2_vision_model;
 typedef struct dual_desc dual_desc;
 extern const hfx_arch_family hfx_dual_family;
 extern const dual_desc hfx_clip_model, hfx_siglip_model, hfx_clip_text_model, hfx_clip_text_projection,
-    hfx_siglip_text_model;
+    hfx_siglip_text_model, hfx_siglip2_model, hfx_siglip2_text_model;
 
 /* The vision-language family (vlm.c). */
 typedef struct vlm_desc vlm_desc;
@@ -1340,6 +1340,8 @@ static const struct entry {
     {"CLIPTextModel", &hfx_dual_family, &hfx_clip_text_model},
     {"CLIPTextModelWithProjection", &hfx_dual_family, &hfx_clip_text_projection},
     {"SiglipTextModel", &hfx_dual_family, &hfx_siglip_text_model},
+    {"Siglip2Model", &hfx_dual_family, &hfx_siglip2_model},
+    {"Siglip2TextModel", &hfx_dual_family, &hfx_siglip2_text_model},
     {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},
     {"Gemma3ForConditionalGeneration", &hfx_vlm_family, &hfx_gemma3},
     {"Idefics3ForConditionalGeneration", &hfx_vlm_family, &hfx_idefics3},

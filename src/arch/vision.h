@@ -3,6 +3,7 @@
 #ifndef HFX_ARCH_VISION_H
 #define HFX_ARCH_VISION_H
 
+#include "arch/arch.h"
 #include "arch/nn.h"
 #include "arch/weights.h"
 #include "hf/config.h"
@@ -81,6 +82,17 @@ hfx_value *hfx_vision_layers_attending(const hfx_vision_tower *t, hfx_graph *g, 
  * [B,1,1,T] f32 says) under `prefix`: [B, hidden]. */
 hfx_value *hfx_vision_map_pool(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                hfx_value *x, hfx_value *bias);
+
+/* SigLIP 2's NaFlex tower (vision_naflex.c), SigLIP's layers under `prefix` over patches of any aspect ratio:
+ * pixels [B,P,channels·patch²], mask [B,P] i32 (0: padding), shapes [B,2] i64 (each image's patch grid), the position
+ * grid grid × grid resized to each: the post-normed states [B,P,hidden], and where `pooled` is given the attention
+ * pooling over the real patches [B,hidden]. */
+hfx_value *hfx_naflex_tower(const hfx_vision_tower *t, int64_t grid, hfx_graph *g, hfx_weights *w, const char *prefix,
+                            hfx_value *pixels, hfx_value *mask, hfx_value *shapes, hfx_value **pooled);
+/* The side of a NaFlex tower's position grid: √num_patches of its config `c`. */
+hfx_status hfx_naflex_grid(hfx_cfg c, int64_t *grid, hfx_error *err);
+/* Its patch count: the export's sequence dim where dynamic, else the processor's max_num_patches (256 without one). */
+hfx_status hfx_naflex_patches(const hfx_checkpoint *ck, const hfx_build_opts *o, hfx_dim *out, hfx_error *err);
 
 /* Whether the lineage's norms are RMSNorms (a weight only) rather than LayerNorms. */
 bool hfx_vision_rms_norm(const hfx_vision_tower *t);

@@ -33,19 +33,11 @@ typedef struct naflex_cfg {
 
 static hfx_status naflex_parse(const void *desc, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     naflex_cfg *m = cfg;
-    int64_t n;
     hfx_status st;
     (void)desc, (void)arena;
     if ((st = hfx_vision_tower_parse("siglip2_vision_model", c, false, &m->tower, err)) ||
-        (st = hfx_cfg_int_in_or(c, "num_patches", 256, 1, 1 << 20, &n, err)) ||
-        (st = hfx_cfg_bool_or(c, "vision_use_head", true, &m->head, err)))
+        (st = hfx_naflex_grid(c, &m->grid, err)) || (st = hfx_cfg_bool_or(c, "vision_use_head", true, &m->head, err)))
         return st;
-    m->grid = (int64_t)sqrt((double)n);
-    while (m->grid * m->grid > n) m->grid--;
-    while ((m->grid + 1) * (m->grid + 1) <= n) m->grid++;
-    if (m->grid * m->grid != n)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: num_patches %lld is not a square (the position grid's)", c.where,
-                        (long long)n);
     return HFX_OK;
 }
 
@@ -100,37 +92,67 @@ static hfx_value *resized_positions(hfx_graph *g, hfx_value *table, hfx_value *s
     return hfx_op2(g, HFX_OP_MATMUL, both, hfx_cast(g, table, HFX_DTYPE_F32)); /* [B,P,hidden] */
 }
 
+hfx_value *hfx_naflex_tower(const hfx_vision_tower *t, int64_t grid, hfx_graph *g, hfx_weights *w, const char *prefix,
+                            hfx_value *pixels, hfx_value *mask, hfx_value *shapes, hfx_value **pooled) {
+    const hfx_vision_cfg *v = &t->cfg;
+    int64_t in = v->channels * v->patch * v->patch, H = v->hidden;
+    char n[160];
+    snprintf(n, sizeof n, "%sembeddings.patch_embedding", prefix);
+    hfx_value *x = hfx_linear(g, pixels, hfx_weight(w, 2, (int64_t[]){H, in}, "%s.weight", n),
+                              hfx_weight(w, 1, &H, "%s.bias", n));
+    snprintf(n, sizeof n, "%sembeddings.position_embedding.weight", prefix);
+    hfx_value *table = hfx_weight(w, 2, (int64_t[]){grid * grid, H}, "%s", n);
+    hfx_value *pos = resized_positions(g, table, shapes, pixels->dims[1], hfx_dim_of(g, pixels, 1), grid);
+    if (pos) x = hfx_op2(g, HFX_OP_ADD, x, hfx_cast(g, pos, x->dtype));
+    hfx_value *keep = hfx_op2(g, HFX_OP_EQUAL, hfx_cast(g, mask, HFX_DTYPE_I64), hfx_const_i64(g, 0));
+    hfx_value *bias = hfx_where(g, hfx_unsqueeze(g, hfx_unsqueeze(g, keep, 1), 1), hfx_const_f32(g, -FLT_MAX),
+                                hfx_const_f32(g, 0.0f)); /* [B,1,1,P]: padded patches hidden */
+    x = hfx_vision_layers_attending(t, g, w, prefix, x, &(hfx_vision_attend){.bias = bias}, NULL);
+    snprintf(n, sizeof n, "%spost_layernorm", prefix);
+    x = hfx_vision_norm(t, g, w, n, x);
+    if (pooled) *pooled = hfx_vision_map_pool(t, g, w, prefix, x, bias);
+    return x;
+}
+
+hfx_status hfx_naflex_patches(const hfx_checkpoint *ck, const hfx_build_opts *o, hfx_dim *out, hfx_error *err) {
+    int64_t P0;
+    hfx_status st = max_patches(ck, &P0, err);
+    if (!st) *out = hfx_dim_is_const(o->seq) ? hfx_dim_const(P0) : o->seq; /* (dynamic: any patch count) */
+    return st;
+}
+
+hfx_status hfx_naflex_grid(hfx_cfg c, int64_t *grid, hfx_error *err) {
+    int64_t n;
+    hfx_status st = hfx_cfg_int_in_or(c, "num_patches", 256, 1, 1 << 20, &n, err);
+    if (st) return st;
+    *grid = (int64_t)sqrt((double)n);
+    while (*grid * *grid > n) (*grid)--;
+    while ((*grid + 1) * (*grid + 1) <= n) (*grid)++;
+    if (*grid * *grid != n)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: num_patches %lld is not a square (the position grid's)", c.where,
+                        (long long)n);
+    return HFX_OK;
+}
+
 static hfx_status naflex_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
                                hfx_graph *g, hfx_error *err) {
     const naflex_desc *d = desc_;
     const naflex_cfg *m = cfg_;
     const hfx_vision_cfg *v = &m->tower.cfg;
-    int64_t P0, in = v->channels * v->patch * v->patch, H = v->hidden;
-    hfx_status st = max_patches(ck, &P0, err);
+    hfx_dim P;
+    hfx_status st = hfx_naflex_patches(ck, o, &P, err);
     if (st) return st;
-    hfx_dim P = hfx_dim_is_const(o->seq) ? hfx_dim_const(P0) : o->seq; /* (dynamic: any patch count) */
     hfx_weights w;
     if ((st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err))) return st;
     const char *prefix = hfx_weight_exists(&w, "vision_model.embeddings.patch_embedding.weight") ? "vision_model." : "";
-    char n[160];
-    hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 3, (hfx_dim[]){o->batch, P, hfx_dim_const(in)});
+    hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 3,
+                                        (hfx_dim[]){o->batch, P, hfx_dim_const(v->channels * v->patch * v->patch)});
     hfx_value *mask = hfx_graph_input(g, "pixel_attention_mask", HFX_DTYPE_I32, 2, (hfx_dim[]){o->batch, P});
     hfx_value *shapes = hfx_graph_input(g, "spatial_shapes", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, hfx_dim_const(2)});
-    snprintf(n, sizeof n, "%sembeddings.patch_embedding", prefix);
-    hfx_value *x = hfx_linear(g, pixels, hfx_weight(&w, 2, (int64_t[]){H, in}, "%s.weight", n),
-                              hfx_weight(&w, 1, &H, "%s.bias", n));
-    snprintf(n, sizeof n, "%sembeddings.position_embedding.weight", prefix);
-    hfx_value *table = hfx_weight(&w, 2, (int64_t[]){m->grid * m->grid, H}, "%s", n);
-    hfx_value *pos = resized_positions(g, table, shapes, P, hfx_dim_of(g, pixels, 1), m->grid);
-    if (pos) x = hfx_op2(g, HFX_OP_ADD, x, hfx_cast(g, pos, o->dtype));
-    hfx_value *keep = hfx_op2(g, HFX_OP_EQUAL, hfx_cast(g, mask, HFX_DTYPE_I64), hfx_const_i64(g, 0));
-    hfx_value *bias = hfx_where(g, hfx_unsqueeze(g, hfx_unsqueeze(g, keep, 1), 1), hfx_const_f32(g, -FLT_MAX),
-                                hfx_const_f32(g, 0.0f)); /* [B,1,1,P] */
-    x = hfx_vision_layers_attending(&m->tower, g, &w, prefix, x, &(hfx_vision_attend){.bias = bias}, NULL);
-    snprintf(n, sizeof n, "%spost_layernorm", prefix);
-    x = hfx_vision_norm(&m->tower, g, &w, n, x);
+    hfx_value *pooled = NULL;
+    hfx_value *x = hfx_naflex_tower(&m->tower, m->grid, g, &w, prefix, pixels, mask, shapes, m->head ? &pooled : NULL);
     hfx_graph_output(g, x, "last_hidden_state");
-    if (m->head) hfx_graph_output(g, hfx_vision_map_pool(&m->tower, g, &w, prefix, x, bias), "pooler_output");
+    if (pooled) hfx_graph_output(g, pooled, "pooler_output");
     hfx_graph_set_meta(g, "architecture", d->architecture);
     st = hfx_graph_status(g, err);
     if (st == HFX_OK) st = hfx_weights_finish(&w, err);

@@ -241,3 +241,86 @@ def test_text_tower_executorch(ckpt, export_dir, tmp_path):
     want = text_reference(ckpt, "clip_text", ids, mask)
     for k, t in zip(want, got):
         assert_logits_close(t, want[k], f"clip_text executorch {k}")
+
+
+# ---- SigLIP 2 (its NaFlex image tower: src/arch/vision_naflex.c) ----
+
+SIGLIP2_VISION = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
+                      num_patches=16, patch_size=8)
+
+
+@pytest.fixture(scope="module")
+def siglip2_ckpt(tmp_path_factory):
+    import transformers
+    root = tmp_path_factory.mktemp("siglip2")
+
+    def make(name):
+        torch.manual_seed(0)
+        if name == "siglip2":
+            model = transformers.Siglip2Model(transformers.Siglip2Config(
+                text_config={**TEXT, "hidden_size": 32, "projection_size": 32}, vision_config=SIGLIP2_VISION))
+        else:
+            model = transformers.Siglip2TextModel(transformers.Siglip2TextConfig(**TEXT, projection_size=12))
+        _init(model.eval(), seed=2)
+        model.save_pretrained(root / name)
+        transformers.Siglip2ImageProcessorPil(max_num_patches=24, patch_size=8).save_pretrained(root / name)
+        return root / name
+    return built_once(make)
+
+
+def siglip2_feed():
+    """Three right-padded texts and two images of other aspect ratios through Siglip2ImageProcessor."""
+    import transformers
+    ids, mask, _ = inputs("siglip")
+    rng = np.random.default_rng(5)
+    images = [rng.integers(0, 256, (70, 40, 3), dtype=np.uint8), rng.integers(0, 256, (20, 90, 3), dtype=np.uint8)]
+    px = transformers.Siglip2ImageProcessorPil(max_num_patches=24, patch_size=8)(images, return_tensors="np")
+    return {"input_ids": ids, "pixel_values": px.pixel_values.astype(np.float32),
+            "pixel_attention_mask": px.pixel_attention_mask, "spatial_shapes": px.spatial_shapes,
+            "attention_mask": mask}
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino", "dynamo"])
+def test_siglip2(fmt, siglip2_ckpt, tmp_path_factory):
+    """Siglip2Model: its logits and embeddings within 1e-4 of transformers, three texts against two images of other
+    aspect ratios (each its own patch grid, padded to the processor's count)."""
+    import transformers
+    feed = siglip2_feed()
+    model = transformers.Siglip2Model.from_pretrained(str(siglip2_ckpt("siglip2")), attn_implementation="eager").eval()
+    with torch.no_grad():
+        out = model(**{k: torch.from_numpy(v) for k, v in feed.items()})
+    want = {k: getattr(out, k).numpy() for k in OUTPUTS}
+    exports = cached_exports(tmp_path_factory.mktemp("siglip2-exports"), siglip2_ckpt)
+    path = exports("siglip2", "--format", fmt, "--dynamic")
+    if fmt == "onnx":
+        import onnxruntime as ort
+        sess = ort.InferenceSession(str(path / "model.onnx"), providers=["CPUExecutionProvider"])
+        assert [i.name for i in sess.get_inputs()] == list(feed)
+        got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
+    elif fmt == "openvino":
+        import openvino as ov
+        compiled = ov.Core().compile_model(str(path / "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        res = compiled(feed)
+        got = {o.get_any_name(): np.array(res[o]) for o in compiled.outputs}
+    else:
+        program = torch.export.load(str(path / "model.pt2")).module()
+        with torch.no_grad():
+            got = dict(zip(OUTPUTS, (t.numpy() for t in program(*(torch.from_numpy(v) for v in feed.values())))))
+    compare(got, want, f"siglip2 {fmt}")
+
+
+def test_siglip2_text_tower(siglip2_ckpt, tmp_path_factory):
+    """Siglip2TextModel alone: last_hidden_state and pooler_output within 1e-4 (ONNX Runtime)."""
+    import onnxruntime as ort
+    import transformers
+    ids, mask, _ = inputs("siglip")
+    model = transformers.Siglip2TextModel.from_pretrained(str(siglip2_ckpt("siglip2_text")),
+                                                          attn_implementation="eager").eval()
+    with torch.no_grad():
+        out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+    exports = cached_exports(tmp_path_factory.mktemp("siglip2-text-exports"), siglip2_ckpt)
+    sess = ort.InferenceSession(str(exports("siglip2_text", "--format", "onnx", "--dynamic") / "model.onnx"),
+                                providers=["CPUExecutionProvider"])
+    got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"input_ids": ids, "attention_mask": mask})))
+    for k in ("last_hidden_state", "pooler_output"):
+        assert_logits_close(got[k], getattr(out, k).numpy(), f"siglip2_text {k}")
