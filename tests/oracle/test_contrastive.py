@@ -324,3 +324,20 @@ def test_siglip2_text_tower(siglip2_ckpt, tmp_path_factory):
     got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"input_ids": ids, "attention_mask": mask})))
     for k in ("last_hidden_state", "pooler_output"):
         assert_logits_close(got[k], getattr(out, k).numpy(), f"siglip2_text {k}")
+
+
+def test_siglip2_executorch(siglip2_ckpt, tmp_path_factory, tmp_path):
+    """Siglip2Model in ExecuTorch (portable kernels): every output within 1e-4 of transformers."""
+    import etutil
+    import transformers
+    feed = siglip2_feed()
+    model = transformers.Siglip2Model.from_pretrained(str(siglip2_ckpt("siglip2")), attn_implementation="eager").eval()
+    with torch.no_grad():
+        out = model(**{k: torch.from_numpy(v) for k, v in feed.items()})
+    cfg = tmp_path / "et.json"
+    cfg.write_text(json.dumps({"export_format": "executorch", "backend": "portable", "dynamic_shapes": {
+        "input_ids": {"0": {"name": "batch_size", "max": 4}, "1": {"name": "sequence_length", "max": 16}},
+        "pixel_values": {"0": {"name": "image_batch_size", "max": 4}, "1": {"name": "num_patches", "max": 24}}}}))
+    exports = cached_exports(tmp_path_factory.mktemp("siglip2-et"), siglip2_ckpt)
+    got = etutil.worker().run(exports("siglip2", "--config", str(cfg)) / "model.pte", list(feed.values()))
+    compare(dict(zip(OUTPUTS, got)), {k: getattr(out, k).numpy() for k in OUTPUTS}, "siglip2 executorch")
