@@ -890,7 +890,10 @@ static bool decoder_pools(const void *desc) { return !hfx_decoder_mixers_only(de
 /* ---- the base model (hfx_decoder_base): the causal LM's template under its own names, a forward pass only ---- */
 
 static hfx_status base_parse(const void *desc, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
-    return hfx_decoder_parse(((const hfx_decoder_base *)desc)->causal, c, arena, cfg, err);
+    const hfx_decoder_base *b = desc;
+    hfx_cfg sub = c;
+    hfx_status st = b->config_key ? hfx_cfg_object(c, b->config_key, arena, &sub, err) : HFX_OK;
+    return st ? st : hfx_decoder_parse(b->causal, sub, arena, cfg, err);
 }
 
 static hfx_status base_build_forward(const void *desc, const void *cfg, const hfx_checkpoint *ck,

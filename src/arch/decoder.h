@@ -436,13 +436,21 @@ typedef enum {
 } hfx_softcaps;
 
 /* The attention scores: their scale, soft-caps, the queries' temperature and how keys are hidden. */
+/* A sliding window where the layers attend both ways: which keys it keeps of query i. */
+typedef enum {
+    HFX_BOTH_WAYS_WINDOW_EXCLUSIVE, /* |i − j| < sliding_window */
+    HFX_BOTH_WAYS_WINDOW_HALVED,    /* |i − j| < sliding_window / 2 + 1 (Gemma 3's config halves it) */
+    HFX_BOTH_WAYS_WINDOW_INCLUSIVE  /* |i − j| ≤ sliding_window (transformers' bidirectional sliding mask: T5Gemma) */
+} hfx_both_ways_window;
+
 typedef struct hfx_decoder_scores {
     hfx_attn_scale scale;
     hfx_softcaps softcaps;
     hfx_query_temperature temperature;
     hfx_mask_fill mask;
-    const char *both_ways_key; /* a config boolean that makes every layer attend both ways, a window |i − j| <
-                                  sliding_window / 2 + 1 (Gemma 3's use_bidirectional_attention: EmbeddingGemma) */
+    const char *both_ways_key; /* a config boolean that makes every layer attend both ways (Gemma 3's
+                                  use_bidirectional_attention: EmbeddingGemma) */
+    hfx_both_ways_window both_ways_window; /* where the layers attend both ways, what sliding_window means */
 } hfx_decoder_scores;
 
 /* The embedding's scale. */
@@ -905,6 +913,7 @@ typedef struct hfx_decoder_base {
     const char *output_class;        /* its forward's output (NULL: BaseModelOutputWithPast) */
     const char *prefix;              /* what the head model's names start with, which the base model's do not
                                         (NULL: "model.") */
+    const char *config_key;          /* the config object its keys are in ("encoder": T5Gemma's); NULL: the top */
 } hfx_decoder_base;
 extern const hfx_arch_family hfx_decoder_base_family;
 /* The template with its head as an encoder's (EuroBertForMaskedLM: layers that attend both ways): a forward pass

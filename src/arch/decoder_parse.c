@@ -433,8 +433,12 @@ static hfx_status parse_layers(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     m->both_ways = false;
     if (d->scores.both_ways_key && (st = hfx_cfg_bool_or(c, d->scores.both_ways_key, false, &m->both_ways, err)))
         return st;
-    for (int64_t i = 0; m->both_ways && i < m->layers; i++) /* (transformers' config: its window halved, exclusive) */
-        if (m->window[i] > 0) m->window[i] = m->window[i] / 2 + 1;
+    hfx_both_ways_window ww = d->scores.both_ways_window; /* (the mask keeps |i − j| < window) */
+    for (int64_t i = 0; (m->both_ways || d->scores.mask == HFX_MASK_BOTH_WAYS) && i < m->layers; i++)
+        if (m->window[i] > 0)
+            m->window[i] = ww == HFX_BOTH_WAYS_WINDOW_HALVED      ? m->window[i] / 2 + 1
+                           : ww == HFX_BOTH_WAYS_WINDOW_INCLUSIVE ? m->window[i] + 1
+                                                                  : m->window[i];
     if ((st = hfx_dec_parse_moe(d, c, arena, m, err)) ||
         (d->no_rope == HFX_NO_ROPE_FULL_IF_WINDOW && (st = hfx_cfg_int_or(c, "sliding_window", 0, &config_window, err))))
         return st;

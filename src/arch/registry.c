@@ -66,7 +66,7 @@ static const hfx_decoder_desc EuroBertForMaskedLM_desc = {"EuroBertForMaskedLM",
 static const hfx_decoder_desc EuroBertForSequenceClassification_desc = {
     "EuroBertForSequenceClassification", LLAMA, .scores.mask = HFX_MASK_BOTH_WAYS, .head = HFX_HEAD_POOLED_CLASSIFIER,
     .output_class = "SequenceClassifierOutput"};
-static const hfx_decoder_base EuroBertModel_base = {&EuroBertForMaskedLM_desc, "EuroBertModel", "BaseModelOutput", NULL};
+static const hfx_decoder_base EuroBertModel_base = {&EuroBertForMaskedLM_desc, "EuroBertModel", "BaseModelOutput", NULL, NULL};
 /* GTE: post-LN layers (LayerNorms with biases) attending both ways, rotary, q/k/v/o biased, a gated MLP whose down
  * projection alone is biased; the embeddings plus token type 0's row, LayerNormed; no final norm; the masked LM's
  * head dense → GELU → LayerNorm → the decoder (biased, tied by default); GteModel its base under its own names */
@@ -120,7 +120,7 @@ static const hfx_decoder_desc NomicBertForTokenClassification_desc = {
     .output_class = "TokenClassifierOutput"};
 #undef NOMIC_BERT
 static const hfx_decoder_base NomicBertModel_base = {&NomicBertForMaskedLM_desc, "NomicBertModel",
-                                                     "BaseModelOutputWithPooling", "nomic_bert."};
+                                                     "BaseModelOutputWithPooling", "nomic_bert.", NULL};
 /* JinaEmbeddingsV3 (jina-embeddings-v3's backbone, as transformers has it: no task adapters): XLM-RoBERTa's
  * embeddings and heads over GTE-style post-LN layers, every linear biased, fused Wqkv, a plain fc1/fc2 MLP, rotary
  * (θ 20000 by default); the masked LM's head dense → GELU → layer_norm → the tied decoder with lm_head.bias;
@@ -153,8 +153,8 @@ static const hfx_decoder_desc JinaEmbeddingsV3ForQuestionAnswering_desc = {
     .output_class = "QuestionAnsweringModelOutput"};
 #undef JINA_V3
 static const hfx_decoder_base JinaEmbeddingsV3Model_base = {&JinaEmbeddingsV3ForMaskedLM_desc, "JinaEmbeddingsV3Model",
-                                                            "BaseModelOutputWithPooling", "roberta."};
-static const hfx_decoder_base GteModel_base = {&GteForMaskedLM_desc, "GteModel", "BaseModelOutputWithPooling", "gte."};
+                                                            "BaseModelOutputWithPooling", "roberta.", NULL};
+static const hfx_decoder_base GteModel_base = {&GteForMaskedLM_desc, "GteModel", "BaseModelOutputWithPooling", "gte.", NULL};
 /* Qwen3-VL-MoE's language model (no causal LM of its own: vlm.c's host reads it) */
 const hfx_decoder_desc hfx_qwen3_vl_moe_text = {"Qwen3VLMoeTextModel", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
                                                 .moe = &hfx_moe_qwen3_vl, .output_class = "MoeCausalLMOutputWithPast"};
@@ -1047,10 +1047,24 @@ static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     .rope.local = HFX_LOCAL_ROPE_OWN_BASE,
     .rope.theta = 1000000.0, .defaults.window = 4096, .rope.names = HFX_ROPE_NAMES_CURRENT,
     .masks_by_layer_type = true, .scores.both_ways_key = "use_bidirectional_attention",
+    .scores.both_ways_window = HFX_BOTH_WAYS_WINDOW_HALVED,
     .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE, .model_type_alias = "gemma3_text"};
+/* T5Gemma's encoder alone (T5GemmaEncoderModel, its config under "encoder"): Gemma 2's sandwiched layers attending
+ * both ways (a sliding window of sliding_window on each side, inclusive), the embeddings times √hidden */
+static const hfx_decoder_names t5gemma_encoder_names = {
+    .embed = "encoder.embed_tokens.weight", .layer = "encoder.layers.%lld", .norm1 = "pre_self_attn_layernorm",
+    .norm2 = "post_self_attn_layernorm", .final_norm = "encoder.norm"};
+static const hfx_decoder_desc T5GemmaEncoder_desc = {
+    "T5GemmaEncoderModel", GEMMA_LIKE, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG, .sliding_pattern = 2,
+    .layout = HFX_LAYOUT_SANDWICH, .act.key = "hidden_activation", .scores.scale = HFX_SCALE_QUERY_PRE_ATTN,
+    .scores.softcaps = HFX_SOFTCAP_ATTN_AND_FINAL, .defaults.attn_softcap = 50.0, .defaults.final_softcap = 30.0,
+    .defaults.window = 4096, .scores.mask = HFX_MASK_BOTH_WAYS, .scores.both_ways_window = HFX_BOTH_WAYS_WINDOW_INCLUSIVE,
+    .names = &t5gemma_encoder_names};
+static const hfx_decoder_base T5GemmaEncoderModel_base = {&T5GemmaEncoder_desc, "T5GemmaEncoderModel", "BaseModelOutput",
+                                                          NULL, "encoder"};
 /* Gemma3TextModel, Gemma 3's text model alone: EmbeddingGemma's backbone (attending both ways) */
 static const hfx_decoder_base Gemma3TextModel_base = {&Gemma3ForCausalLM_desc, "Gemma3TextModel",
-                                                      "BaseModelOutputWithPast", NULL};
+                                                      "BaseModelOutputWithPast", NULL, NULL};
 /* Gemma 4's text model: Gemma 3's sandwich with plain (f32) RMS norms, no score scale (the q/k norms scale) and
  * weight-less value norms; layers of two widths (per_layer_config), the last ones attending to an earlier layer's
  * keys and values, values that are the keys' projection on the full layers (attention_k_eq_v); each layer's own
@@ -1254,6 +1268,7 @@ static const struct entry {
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},
     {"Gemma3TextModel", &hfx_decoder_base_family, &Gemma3TextModel_base},
+    {"T5GemmaEncoderModel", &hfx_decoder_base_family, &T5GemmaEncoderModel_base},
     {"Gemma4ForCausalLM", &hfx_decoder_family, &Gemma4ForCausalLM_desc},
     {"LlamaForSequenceClassification", &hfx_decoder_classifier_family, &LlamaForSequenceClassification_desc},
     {"MistralForSequenceClassification", &hfx_decoder_classifier_family, &MistralForSequenceClassification_desc},
@@ -1449,7 +1464,7 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_a
         char *copy = hfx_arena_alloc(arena, n);
         if (!b || !e || !copy) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         memcpy(copy, name, n);
-        *b = (hfx_decoder_base){causal, copy, NULL, NULL};
+        *b = (hfx_decoder_base){causal, copy, NULL, NULL, NULL};
         *e = (struct entry){copy, &hfx_decoder_base_family, b};
         return open_entry(e, ck, arena, out, err);
     }

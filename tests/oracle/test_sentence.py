@@ -806,3 +806,47 @@ def test_genai_embedding_refusals(root, tmp_path):
              "BertForSequenceClassification")
     for d in "abc":
         assert not (tmp_path / d).exists()
+
+
+T5GEMMA_ENC = dict(vocab_size=SMALL["vocab_size"], hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+                   intermediate_size=48, num_key_value_heads=2, head_dim=8, query_pre_attn_scalar=8, sliding_window=3,
+                   layer_types=["sliding_attention", "full_attention", "sliding_attention"], attn_logit_softcapping=2.0)
+
+
+def _t5gemma_encoder(root, **overrides):
+    from transformers import T5GemmaConfig, T5GemmaEncoderModel
+    name = "t5gemma_enc" + "".join(f"_{k}{v}" for k, v in overrides.items())
+    out = root / name
+    if not out.exists():
+        enc = {**T5GEMMA_ENC, **overrides}
+        torch.manual_seed(7)
+        model = T5GemmaEncoderModel(T5GemmaConfig(encoder=enc, decoder=enc, is_encoder_decoder=False)).eval()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.normal_(0.0, 0.3)
+        model.save_pretrained(out)
+    return out
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_t5gemma_encoder(root, fmt):
+    """T5GemmaEncoderModel (its config under "encoder"): Gemma 2's sandwiched layers attending both ways, the sliding
+    layers within sliding_window on each side (inclusive), softcapped scores: last_hidden_state at every position of
+    right- and left-padded rows within 1e-4 of transformers; the window moves it."""
+    from transformers import T5GemmaEncoderModel
+    inputs = _inputs("modernbert")
+    pos = np.broadcast_to(np.arange(inputs["input_ids"].shape[1]), inputs["input_ids"].shape).copy()
+
+    def ref(folder):
+        model = T5GemmaEncoderModel.from_pretrained(str(folder), attn_implementation="eager").eval()
+        with torch.no_grad():
+            return model(**{k: torch.from_numpy(v) for k, v in inputs.items()}).last_hidden_state.numpy()
+    want = ref(_t5gemma_encoder(root))
+    keep = inputs["attention_mask"].astype(bool)
+    if fmt == "onnx":
+        assert np.abs(ref(_t5gemma_encoder(root, sliding_window=4)) - want)[keep].max() > 100 * PARITY_ATOL
+    out = root / f"out_t5gemma_enc_{fmt}"
+    _export(_t5gemma_encoder(root), out, fmt)
+    got = _run(fmt, out, {**inputs, "position_ids": pos})["last_hidden_state"]
+    err = float(np.abs(got - want).max())  # (padded positions too: they attend to the real tokens)
+    assert got.shape == want.shape and err <= PARITY_ATOL, f"[{fmt}] max |diff| {err}"
