@@ -8,6 +8,7 @@ needs it; nothing is ever skipped.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import subprocess
@@ -226,6 +227,32 @@ def run_ort(session, inputs: dict) -> np.ndarray:
 def run_exported(exported_dir: Path, inputs: dict) -> np.ndarray:
     """Run the model.onnx in an exported directory (a fresh session) on numpy inputs."""
     return run_ort(ort_session(Path(exported_dir) / "model.onnx"), inputs)
+
+
+def run_forward(fmt: str, out: Path, feed: dict, want_names=None) -> dict:
+    """A forward export's `model` graph in `out` run in its format's runtime on `feed` (the graph's inputs by name, in
+    its order): {output name: array}. ONNX Runtime, OpenVINO (f32 inference), torch (.pt2: its outputs named as
+    want_names, in order), ExecuTorch (portable or XNNPACK, as exported: named by export.json)."""
+    out = Path(out)
+    if fmt == "onnx":
+        sess = ort_session(out / "model.onnx")
+        names = [i.name for i in sess.get_inputs()]
+        assert names == [n for n in feed if n in names] and set(names) <= set(feed), f"the graph takes {names}"
+        return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {n: feed[n] for n in names})))
+    if fmt == "openvino":
+        import openvino as ov
+        compiled = ov.Core().compile_model(str(out / "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        res = compiled({i.get_any_name(): feed[i.get_any_name()] for i in compiled.inputs})
+        return {o.get_any_name(): np.array(res[o]) for o in compiled.outputs}
+    if fmt == "dynamo":
+        program = torch.export.load(str(out / "model.pt2")).module()
+        with torch.no_grad():
+            got = program(*(torch.from_numpy(v) for v in feed.values()))
+        got = (got,) if isinstance(got, torch.Tensor) else got
+        return dict(zip(want_names, (t.numpy() for t in got)))
+    import etutil
+    meta = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]
+    return dict(zip(meta["output_names"], etutil.worker().run(out / "model.pte", [feed[n] for n in meta["input_names"]])))
 
 
 # ---- comparison -------------------------------------------------------------------------------

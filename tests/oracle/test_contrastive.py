@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import assert_logits_close, built_once, cached_exports, describe, run_hfx
+from conftest import assert_logits_close, built_once, cached_exports, describe, run_forward, run_hfx
 from initutil import init_weights
 
 VOCAB = 99
@@ -291,21 +291,7 @@ def test_siglip2(fmt, siglip2_ckpt, tmp_path_factory):
         out = model(**{k: torch.from_numpy(v) for k, v in feed.items()})
     want = {k: getattr(out, k).numpy() for k in OUTPUTS}
     exports = cached_exports(tmp_path_factory.mktemp("siglip2-exports"), siglip2_ckpt)
-    path = exports("siglip2", "--format", fmt, "--dynamic")
-    if fmt == "onnx":
-        import onnxruntime as ort
-        sess = ort.InferenceSession(str(path / "model.onnx"), providers=["CPUExecutionProvider"])
-        assert [i.name for i in sess.get_inputs()] == list(feed)
-        got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
-    elif fmt == "openvino":
-        import openvino as ov
-        compiled = ov.Core().compile_model(str(path / "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-        res = compiled(feed)
-        got = {o.get_any_name(): np.array(res[o]) for o in compiled.outputs}
-    else:
-        program = torch.export.load(str(path / "model.pt2")).module()
-        with torch.no_grad():
-            got = dict(zip(OUTPUTS, (t.numpy() for t in program(*(torch.from_numpy(v) for v in feed.values())))))
+    got = run_forward(fmt, exports("siglip2", "--format", fmt, "--dynamic"), feed, OUTPUTS)
     compare(got, want, f"siglip2 {fmt}")
 
 

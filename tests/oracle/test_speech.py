@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import PARITY_ATOL, assert_logits_close, built_once, cached_exports, describe, run_hfx
+from conftest import PARITY_ATOL, assert_logits_close, built_once, cached_exports, describe, run_forward, run_hfx
 from initutil import init_weights
 
 BASE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
@@ -198,53 +198,26 @@ def compare(got: dict, want: dict, label: str):
         assert_logits_close(got[k], want[k], f"{label} {k}")
 
 
-@pytest.mark.parametrize("name", list(VARIANTS))
-def test_onnx(name, ckpt, export_dir):
-    import onnxruntime as ort
-    out = export_dir(name, "--format", "onnx", "--dynamic")
+# every variant in ONNX Runtime and OpenVINO; some in torch (.pt2) and ExecuTorch (XNNPACK, portable)
+RUNS = ([(n, "onnx", ()) for n in VARIANTS] + [(n, "openvino", ()) for n in VARIANTS] +
+        [(n, "dynamo", ()) for n in TORCH_SAMPLED] +
+        [(n, "executorch", (b,)) for n in ET_SAMPLED for b in ("xnnpack", "portable")])
+
+
+@pytest.mark.parametrize("name,fmt,backend", RUNS, ids=[f"{n}-{f}{'-' + b[0] if b else ''}" for n, f, b in RUNS])
+def test_parity(name, fmt, backend, ckpt, export_dir, tmp_path):
+    """Every output at every frame within 1e-4 of transformers; the graph's inputs are the processor's."""
     feed = inputs(name)
-    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
-    assert [i.name for i in sess.get_inputs()] == list(feed)
-    got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
-    compare(got, reference(ckpt, name, feed), f"{name} onnx")
-
-
-@pytest.mark.parametrize("name", list(VARIANTS))
-def test_openvino(name, ckpt, export_dir):
-    import openvino as ov
-    out = export_dir(name, "--format", "openvino", "--dynamic")
-    feed = inputs(name)
-    compiled = ov.Core().compile_model(str(out / "model.xml"), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    res = compiled(feed)
-    got = {o.get_any_name(): np.array(res[o]) for o in compiled.outputs}
-    compare(got, reference(ckpt, name, feed), f"{name} openvino")
-
-
-@pytest.mark.parametrize("name", TORCH_SAMPLED)
-def test_torch_program(name, ckpt, export_dir):
-    out = export_dir(name, "--format", "dynamo", "--dynamic")
-    feed = inputs(name)
-    program = torch.export.load(str(out / "model.pt2")).module()
-    with torch.no_grad():
-        got = program(*(torch.from_numpy(x) for x in feed.values()))
+    if fmt == "executorch":
+        cfg = tmp_path / "et.json"
+        shapes = {k: {"0": {"name": "batch_size", "min": 1, "max": 4},
+                      "1": {"name": "sequence_length", "min": 400, "max": 32000}} for k in feed}
+        cfg.write_text(json.dumps({"export_format": "executorch", "backend": backend[0], "dynamic_shapes": shapes}))
+        out = export_dir(name, "--config", str(cfg))
+    else:
+        out = export_dir(name, "--format", fmt, "--dynamic")
     want = reference(ckpt, name, feed)
-    got = (got,) if isinstance(got, torch.Tensor) else got
-    compare(dict(zip(want, (t.numpy() for t in got))), want, f"{name} .pt2")
-
-
-@pytest.mark.parametrize("backend", ["xnnpack", "portable"])
-@pytest.mark.parametrize("name", ET_SAMPLED)
-def test_executorch(name, backend, ckpt, export_dir, tmp_path):
-    import etutil
-    feed = inputs(name)
-    cfg = tmp_path / "et.json"
-    shapes = {k: {"0": {"name": "batch_size", "min": 1, "max": 4},
-                  "1": {"name": "sequence_length", "min": 400, "max": 32000}} for k in feed}
-    cfg.write_text(json.dumps({"export_format": "executorch", "backend": backend, "dynamic_shapes": shapes}))
-    out = export_dir(name, "--config", str(cfg))
-    got = etutil.worker().run(out / "model.pte", list(feed.values()))
-    want = reference(ckpt, name, feed)
-    compare(dict(zip(want, got)), want, f"{name} executorch {backend}")
+    compare(run_forward(fmt, out, feed, list(want)), want, f"{name} {fmt} {backend}")
 
 
 def test_fixed_shape(ckpt, export_dir):

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import assert_logits_close, built_once, cached_exports, describe, run_hfx
+from conftest import assert_logits_close, built_once, cached_exports, describe, run_forward, run_hfx
 from initutil import init_weights
 
 BASE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, image_size=224,
@@ -357,29 +357,14 @@ def test_siglip2_naflex(name, fmt, naflex_ckpt, naflex_exports, tmp_path):
     feed = naflex_inputs(naflex_ckpt(name))
     assert list(feed["spatial_shapes"][0]) != list(feed["spatial_shapes"][1]) and feed["pixel_attention_mask"].min() == 0
     want = naflex_reference(naflex_ckpt(name), feed)
-    if fmt == "onnx":
-        import onnxruntime as ort
-        sess = ort.InferenceSession(str(naflex_exports(name, "--format", "onnx", "--dynamic") / "model.onnx"),
-                                    providers=["CPUExecutionProvider"])
-        assert [i.name for i in sess.get_inputs()] == list(feed)
-        got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
-    elif fmt == "openvino":
-        import openvino as ov
-        compiled = ov.Core().compile_model(str(naflex_exports(name, "--format", "openvino", "--dynamic") / "model.xml"),
-                                           "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-        res = compiled(feed)
-        got = {o.get_any_name(): np.array(res[o]) for o in compiled.outputs}
-    elif fmt == "dynamo":
-        program = torch.export.load(str(naflex_exports(name, "--format", "dynamo", "--dynamic") / "model.pt2")).module()
-        with torch.no_grad():
-            got = dict(zip(want, (t.numpy() for t in program(*(torch.from_numpy(v) for v in feed.values())))))
-    else:
-        import etutil
+    if fmt == "executorch":
         cfg = tmp_path / "et.json"
         cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {
             "pixel_values": {"0": {"name": "batch_size", "min": 1, "max": 4}}}}))
-        got = dict(zip(want, etutil.worker().run(naflex_exports(name, "--config", str(cfg)) / "model.pte",
-                                                 list(feed.values()))))
+        out = naflex_exports(name, "--config", str(cfg))
+    else:
+        out = naflex_exports(name, "--format", fmt, "--dynamic")
+    got = run_forward(fmt, out, feed, list(want))
     compare(got, want, f"{name} {fmt}")
 
 
