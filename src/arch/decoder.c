@@ -33,7 +33,7 @@ static hfx_decoder_names resolve_names(const hfx_decoder_desc *d, hfx_layer_layo
     TAKE(norm2); TAKE(pos_embed); TAKE(final_norm); TAKE(lm_head); TAKE(pre2); TAKE(post2); TAKE(q_norm);
     TAKE(k_norm); TAKE(mlp); TAKE(gate); TAKE(up); TAKE(down); TAKE(conv); TAKE(ssm); TAKE(embed_alt);
     TAKE(project_in); TAKE(project_out); TAKE(embed_norm); TAKE(token_types); TAKE(head_dense); TAKE(head_norm);
-    TAKE(lm_head_bias); TAKE(pooler); TAKE(class_dense); TAKE(class_out);
+    TAKE(lm_head_bias); TAKE(pooler); TAKE(class_dense); TAKE(class_out); TAKE(class_norm); TAKE(fused_mlp);
 #undef TAKE
     if (layout == HFX_LAYOUT_PARALLEL && f->parallel_norm1) n.norm1 = f->parallel_norm1, n.norm2 = f->parallel_norm2;
     return n;
@@ -78,11 +78,12 @@ static hfx_value *layer_parallel_shared(layer_ctx *c, const layer_args *a, hfx_v
  * in the weights' dtype), the MLP absent in a mixers-only model */
 static hfx_value *layer_pre(layer_ctx *c, const layer_args *a, hfx_value *x) {
     char p[160];
+    bool bare = c->m->layout == HFX_LAYOUT_PRE_BARE_FIRST && a->i == 0; /* (layer 0's input norm an Identity) */
     if (c->m->residual_f32 && c->o->dtype != HFX_DTYPE_F32) {
-        hfx_value *block = MIXER(NORM(hfx_cast(c->g, x, c->o->dtype), c->n.norm1));
+        hfx_value *h = hfx_cast(c->g, x, c->o->dtype), *block = MIXER(bare ? h : NORM(h, c->n.norm1));
         x = hfx_op2(c->g, HFX_OP_ADD, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, block, HFX_DTYPE_F32));
     } else {
-        x = residual(c, x, MIXER(NORM(x, c->n.norm1)));
+        x = residual(c, x, MIXER(bare ? x : NORM(x, c->n.norm1)));
     }
     return c->m->no_mlp ? x : residual(c, x, hfx_dec_ffn(c, a->i, NORM(x, c->n.norm2)));
 }
@@ -199,6 +200,7 @@ static hfx_value *layer_hyper_gated(layer_ctx *c, const layer_args *a, hfx_value
 
 static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hfx_value *) = {
     [HFX_LAYOUT_PRE] = layer_pre,
+    [HFX_LAYOUT_PRE_BARE_FIRST] = layer_pre,
     [HFX_LAYOUT_PARALLEL] = layer_parallel,
     [HFX_LAYOUT_SANDWICH] = layer_sandwich,
     [HFX_LAYOUT_POST] = layer_post,
@@ -227,6 +229,13 @@ static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value
     return r && (i + 1) % r == 0 ? hfx_dec_scaled(c->g, x, 0.5) : x;
 }
 
+/* BERT's prediction-head transform of x [..., hidden]: norm(act(dense(x))) (`dense` biased as the config says). */
+static hfx_value *head_transform(layer_ctx *c, hfx_value *x, const char *dense, const char *norm) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_value *t = hfx_dec_proj(c, x, m->hidden, m->hidden, m->head_dense_bias, dense);
+    return hfx_dec_norm(c, hfx_activate(c->g, m->head_act, t), m->hidden, norm);
+}
+
 /* The LM head over the final hidden states: [B,S,hidden] → [B,S,vocab]. */
 static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
     const hfx_decoder_cfg *m = c->m;
@@ -241,8 +250,7 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
     if (m->embed_dim != m->hidden) /* OPT: back to the embeddings' width */
         x = hfx_dec_proj(c, x, m->hidden, m->embed_dim, false, c->n.project_out);
     if (c->d->head == HFX_HEAD_LM_TRANSFORM) /* GTE, NomicBERT: dense, activation, LayerNorm before the decoder */
-        x = hfx_dec_norm(c, hfx_activate(g, m->head_act, hfx_dec_proj(c, x, m->hidden, m->hidden, true, c->n.head_dense)),
-                         m->hidden, c->n.head_norm);
+        x = head_transform(c, x, c->n.head_dense, c->n.head_norm);
     hfx_value *bias = NULL;
     if (m->bias.head && c->n.lm_head_bias) { /* the head's own bias, which transformers ties the decoder's to */
         char tied[160];
@@ -293,6 +301,9 @@ static hfx_value *classify(layer_ctx *c, hfx_value *x, hfx_value *ids) {
         pooled = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_op2(g, HFX_OP_MUL, x, hfx_unsqueeze(g, pick, -1)), 1, &seq_axis);
     }
     pooled = hfx_reshape(g, pooled, 2, (hfx_dim[]){c->batch, hfx_dim_const(m->hidden)});
+    if (c->d->head == HFX_HEAD_TRANSFORM_CLASSIFIER) /* (per token: the same as transforming every token first) */
+        return hfx_dec_proj(c, head_transform(c, pooled, c->n.class_dense, c->n.class_norm), m->hidden, m->labels,
+                            m->head_dense_bias, c->n.class_out);
     hfx_value *score = hfx_weight(c->w, 2, (int64_t[]){m->labels, m->hidden}, "score.weight");
     return hfx_linear(g, pooled, score, NULL);
 }
@@ -729,7 +740,8 @@ static void graph_outputs(layer_ctx *c, const decoder_inputs *in, bool base, hfx
         hfx_graph_output(g, hfx_reshape(g, hfx_slice(g, se, -1, 0, 1), 2, bs), "start_logits");
         hfx_graph_output(g, hfx_reshape(g, hfx_slice(g, se, -1, 1, 2), 2, bs), "end_logits");
     } else {
-        hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER          ? classify(c, x, in->ids)
+        hfx_graph_output(g, d->head == HFX_HEAD_CLASSIFIER || d->head == HFX_HEAD_TRANSFORM_CLASSIFIER
+                                ? classify(c, x, in->ids)
                             : d->head == HFX_HEAD_POOLED_CLASSIFIER ? pooled_classify(c, x, in->attn_mask)
                             : d->head == HFX_HEAD_POOLER_CLASSIFIER || d->head == HFX_HEAD_TOKEN_CLASSIFIER
                                 ? bert_classify(c, x)

@@ -56,6 +56,8 @@ typedef enum {
     HFX_NORM_RMS_PLAIN,    /* x·rsqrt(mean(x²)+ε) in f32, cast back: no weight anywhere (NanoChat) */
     HFX_NORM_LAYER,        /* nn.LayerNorm with bias */
     HFX_NORM_LAYER_NO_BIAS, /* nn.LayerNorm with a weight, its bias None (MPT, DBRX) */
+    HFX_NORM_LAYER_BIAS_BY_CONFIG, /* LAYER, or LAYER_NO_BIAS where `norm_bias` is false (ModernBERT's decoder; the parse
+                                      picks one) */
     HFX_NORM_LAYER_1P,     /* ... whose weight is stored less one: (1 + w), with bias (Nemotron's LayerNorm1P) */
     HFX_NORM_LAYER_PLAIN,  /* LayerNorm without weight or bias, in f32, ε 1e-5 whatever the config (OLMo) */
     HFX_NORM_LAYER_WEIGHT, /* LayerNorm with a weight, no bias, in f32 (Cohere) */
@@ -70,6 +72,7 @@ typedef enum {
 
 typedef enum {
     HFX_LAYOUT_PRE,      /* x += attn(norm1(x)); x += mlp(norm2(x)) */
+    HFX_LAYOUT_PRE_BARE_FIRST, /* PRE's, layer 0's input not normed (its attn_norm an Identity: ModernBERT's decoder) */
     HFX_LAYOUT_PARALLEL, /* x = mlp(norm2(x)) + attn(norm1(x)) + x (GPT-NeoX use_parallel_residual) */
     HFX_LAYOUT_SANDWICH, /* x += post1(attn(norm1(x))); x += post2(mlp(pre2(x))) (Gemma 2/3) */
     HFX_LAYOUT_POST,     /* x += norm1(attn(x)); x += norm2(mlp(x)) (OLMo-2) */
@@ -182,6 +185,9 @@ typedef struct hfx_decoder_names {
     const char *class_dense, *class_out; /* HFX_HEAD_POOLER_CLASSIFIER's dense layer and classifier where they are not
                                             the pooler and "classifier" (RoBERTa's "classifier.dense",
                                             "classifier.out_proj") */
+    const char *class_norm; /* HFX_HEAD_TRANSFORM_CLASSIFIER's transform: class_dense, the head's activation, this norm */
+    const char *fused_mlp;  /* the fused MLP's weight (HFX_MLP_GATED_FUSED: "gate_up_proj"; HFX_MLP_UP_GATE_FUSED:
+                               "up_gate_proj"; ModernBERT's decoder: "Wi") */
     const char *parallel_norm1, *parallel_norm2; /* HFX_LAYOUT_PARALLEL's norms where their names differ from the
                                                     sequential layout's (Falcon's ln_attn, ln_mlp) */
     const hfx_weight_rename *stored; /* the other names transformers loads these tensors by, as parts of a name
@@ -531,6 +537,10 @@ typedef struct hfx_decoder_act {
     bool legacy_gelu_tanh;    /* a legacy "gelu" means the tanh approximation (Gemma) */
     const char *head;         /* HFX_HEAD_LM_TRANSFORM's activation ("gelu": GTE's exact GELU); NULL: the config's
                                  (NomicBERT's BERT transform reads hidden_act) */
+    const char *head_key;     /* ... read from this config key instead, `head` its default (ModernBERT's decoder:
+                                 classifier_activation) */
+    const char *head_dense_bias_key; /* the transform's dense layer (and a transform classifier's) biased as this key
+                                        says (classifier_bias); NULL: biased */
 } hfx_decoder_act;
 
 typedef enum {
@@ -624,7 +634,10 @@ typedef enum {
                                   says (EuroBERT) */
     HFX_HEAD_POOLER_CLASSIFIER, /* BERT's: classifier(tanh(pooler(the first token))) (GTE, NomicBERT) */
     HFX_HEAD_TOKEN_CLASSIFIER,  /* classifier on every token: logits [B,S,labels] */
-    HFX_HEAD_QA                 /* qa_outputs on every token, split: start_logits, end_logits [B,S] */
+    HFX_HEAD_QA,                /* qa_outputs on every token, split: start_logits, end_logits [B,S] */
+    HFX_HEAD_TRANSFORM_CLASSIFIER /* HFX_HEAD_CLASSIFIER's last real token through the transform (names.class_dense,
+                                     the head's activation, names.class_norm), then names.class_out (ModernBERT's
+                                     decoder) */
 } hfx_decoder_head;
 
 typedef struct hfx_decoder_desc {
@@ -821,6 +834,7 @@ typedef struct hfx_decoder_cfg {
     hfx_decoder_biases bias;
     hfx_activation act;
     hfx_activation head_act;     /* HFX_HEAD_LM_TRANSFORM's */
+    bool head_dense_bias;        /* ... its dense layer's bias (act.head_dense_bias_key) */
     int64_t *window;             /* (layers) 0 = full attention; arena-owned */
     double scale;                /* attention score scale */
     bool scale_by_layer;         /* GPT-2: divided again by layer index + 1 */

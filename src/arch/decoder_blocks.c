@@ -102,6 +102,7 @@ hfx_value *hfx_dec_norm_eps(layer_ctx *c, hfx_value *x, int64_t n, const char *p
         return hfx_cast(c->g, hfx_layer_norm(c->g, hfx_cast(c->g, x, HFX_DTYPE_F32), hfx_cast(c->g, w, HFX_DTYPE_F32),
                                              NULL, eps), x->dtype);
     case HFX_NORM_LAYER_PLAIN: case HFX_NORM_RMS_PLAIN: case HFX_NORM_RMS_OR_LAYER_WEIGHT: case HFX_NORM_RMS_LAYERS_1E6:
+    case HFX_NORM_LAYER_BIAS_BY_CONFIG:
         break; /* (the parse picks one) */
     }
     return x;

@@ -222,8 +222,25 @@ static hfx_status parse_biases(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     m->bias.down = m->bias.mlp || d->bias.mlp == HFX_MLP_BIAS_DOWN;
     m->bias.head = d->head == HFX_HEAD_LM_BIASED || d->head == HFX_HEAD_LM_TRANSFORM ||
                    (d->head == HFX_HEAD_LM_USE_BIAS && attention_bias);
-    if (!st && d->head == HFX_HEAD_LM_BIAS_KEY) st = hfx_cfg_bool_or(c, d->head_bias_key, false, &m->bias.head, err);
+    if (!st && (d->head == HFX_HEAD_LM_BIAS_KEY || (d->head == HFX_HEAD_LM_TRANSFORM && d->head_bias_key)))
+        st = hfx_cfg_bool_or(c, d->head_bias_key, d->head == HFX_HEAD_LM_TRANSFORM, &m->bias.head, err);
     return st;
+}
+
+/* The prediction-head transform's activation and dense bias (HFX_HEAD_LM_TRANSFORM, HFX_HEAD_TRANSFORM_CLASSIFIER):
+ * act.head_key's value (act.head its default), act.head's, or hidden_act's; biased as act.head_dense_bias_key says. */
+static hfx_status head_keys(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const char *name = d->act.head;
+    hfx_status st;
+    m->head_act = m->act, m->head_dense_bias = true;
+    if (d->act.head_key && (st = hfx_cfg_str_or(c, d->act.head_key, d->act.head ? d->act.head : "gelu", &name, err)))
+        return st;
+    if (name && !hfx_activation_from_name(name, &m->head_act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (%s)", c.where,
+                        d->act.head_key ? d->act.head_key : "the head's activation", name, hfx_activation_names());
+    if (d->act.head_dense_bias_key && (st = hfx_cfg_bool_or(c, d->act.head_dense_bias_key, false, &m->head_dense_bias, err)))
+        return st;
+    return HFX_OK;
 }
 
 /* The multipliers some families add: an optional positive number, 1 (or 0: none) otherwise. */
@@ -495,16 +512,17 @@ static hfx_status parse_block_options(const hfx_decoder_desc *d, hfx_cfg c, hfx_
     if (d->names && d->names->token_types && /* (one row: every token gets it, as transformers' default ids 0) */
         (st = hfx_cfg_int_in_or(c, "type_vocab_size", 1, 0, 1 << 20, &m->token_types, err)))
         return st;
+    if (d->head == HFX_HEAD_TRANSFORM_CLASSIFIER &&
+        ((st = hfx_cfg_num_labels(c, &m->labels, err)) ||
+         (st = hfx_cfg_int_in_or(c, "pad_token_id", -1, -1, m->vocab - 1, &m->pad_id, err))))
+        return st;
     if ((d->head == HFX_HEAD_POOLER_CLASSIFIER || d->head == HFX_HEAD_TOKEN_CLASSIFIER || d->head == HFX_HEAD_QA) &&
         (st = hfx_cfg_num_labels(c, &m->labels, err)))
         return st;
     if (d->head == HFX_HEAD_QA && m->labels != 2) /* transformers splits the two columns: start, end */
         return hfx_fail(err, HFX_ERR_INVALID, "%s: a question-answering head has num_labels 2 (start, end), not %lld",
                         c.where, (long long)m->labels);
-    m->head_act = HFX_ACT_GELU;
-    if (d->head == HFX_HEAD_LM_TRANSFORM && !d->act.head) m->head_act = m->act;
-    else if (d->act.head && !hfx_activation_from_name(d->act.head, &m->head_act))
-        return hfx_fail(err, HFX_ERR_INTERNAL, "%s: the head's activation '%s' is unknown", d->architecture, d->act.head);
+    if ((st = head_keys(d, c, m, err))) return st;
     if (d->head == HFX_HEAD_POOLED_CLASSIFIER) {
         const char *pooling;
         if ((st = hfx_cfg_num_labels(c, &m->labels, err)) ||
@@ -699,7 +717,8 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
                               : hfx_cfg_int(c, k.intermediate, &m->intermediate, err)) ||
         (st = no_dense ? HFX_OK : hfx_cfg_check_range(c, k.intermediate, m->intermediate, 1, 1 << 24, err)) ||
         (st = hfx_cfg_int_in_or(c, k.positions, 2048, 1, INT32_MAX, &m->max_position, err)) ||
-        (st = hfx_cfg_num_or(c, d->eps_key, d->defaults.eps > 0 ? d->defaults.eps : d->norm == HFX_NORM_LAYER || d->norm == HFX_NORM_LAYER_NO_BIAS ? 1e-5 : 1e-6,
+        (st = hfx_cfg_num_or(c, d->eps_key, d->defaults.eps > 0 ? d->defaults.eps : d->norm == HFX_NORM_LAYER || d->norm == HFX_NORM_LAYER_NO_BIAS ||
+                                                             d->norm == HFX_NORM_LAYER_BIAS_BY_CONFIG ? 1e-5 : 1e-6,
                              &m->eps, err)) ||
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", d->defaults.tied, &m->tied, err)))
         return st;
@@ -716,6 +735,11 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
         return hfx_fail(err, HFX_ERR_INVALID,
                         "%s: num_attention_heads (%lld) is not a multiple of num_key_value_heads (%lld)",
                         c.where, (long long)m->heads, (long long)m->kv_heads);
+    if (d->norm == HFX_NORM_LAYER_BIAS_BY_CONFIG) {
+        bool norm_bias;
+        if ((st = hfx_cfg_bool_or(c, "norm_bias", true, &norm_bias, err))) return st;
+        m->norm = norm_bias ? HFX_NORM_LAYER : HFX_NORM_LAYER_NO_BIAS;
+    }
     if (d->norm == HFX_NORM_RMS_OR_LAYER_WEIGHT) { /* rms_norm_eps set: RMS norms with it */
         m->norm = hfx_cfg_has(c, "rms_norm_eps") ? HFX_NORM_RMS : HFX_NORM_LAYER_WEIGHT;
         if (m->norm == HFX_NORM_RMS && (st = hfx_cfg_num(c, "rms_norm_eps", &m->eps, err))) return st;

@@ -56,14 +56,15 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
     int64_t I = hfx_dec_shape(m, i).intermediate; /* the layer's own width (Gemma 4's double-wide layers) */
     char p[160];
 #define P(name) hfx_dec_name(c, i, c->n.mlp, name, p, sizeof p)
+#define FUSED(dflt) (c->n.fused_mlp ? c->n.fused_mlp : dflt)
     if (c->d->mlp == HFX_MLP_PLAIN) {
         hfx_value *up = hfx_dec_proj(c, h, m->hidden, I, m->bias.mlp, P(c->n.fc_in));
         return hfx_dec_proj(c, mlp_act(c, i, up), I, m->hidden, m->bias.mlp, P(c->n.fc_out));
     }
     hfx_value *gate, *up;
     if (c->d->mlp == HFX_MLP_GATED_FUSED) { /* one [gate; up] weight (Phi-3) */
-        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * I, m->hidden}, "%s.weight", P("gate_up_proj"));
-        hfx_value *b = m->bias.mlp ? hfx_weight(c->w, 1, (int64_t[]){2 * I}, "%s.bias", P("gate_up_proj")) : NULL;
+        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * I, m->hidden}, "%s.weight", P(FUSED("gate_up_proj")));
+        hfx_value *b = m->bias.mlp ? hfx_weight(c->w, 1, (int64_t[]){2 * I}, "%s.bias", P(FUSED("gate_up_proj"))) : NULL;
         gate = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, 0, I), b ? hfx_const_slice(c->g, b, 0, 0, I) : NULL);
         up = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, I, I), b ? hfx_const_slice(c->g, b, 0, I, I) : NULL);
         if (c->adapter >= 0) { /* a shared block's use: its low-rank addition to [gate; up] */
@@ -72,8 +73,8 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
             up = hfx_op2(c->g, HFX_OP_ADD, up, hfx_slice(c->g, lora, 2, I, 2 * I));
         }
     } else if (c->d->mlp == HFX_MLP_UP_GATE_FUSED) { /* one [up; gate] weight (GTE) */
-        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * I, m->hidden}, "%s.weight", P("up_gate_proj"));
-        hfx_value *b = m->bias.mlp ? hfx_weight(c->w, 1, (int64_t[]){2 * I}, "%s.bias", P("up_gate_proj")) : NULL;
+        hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * I, m->hidden}, "%s.weight", P(FUSED("up_gate_proj")));
+        hfx_value *b = m->bias.mlp ? hfx_weight(c->w, 1, (int64_t[]){2 * I}, "%s.bias", P(FUSED("up_gate_proj"))) : NULL;
         up = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, 0, I), b ? hfx_const_slice(c->g, b, 0, 0, I) : NULL);
         gate = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, I, I), b ? hfx_const_slice(c->g, b, 0, I, I) : NULL);
     } else {
@@ -84,5 +85,6 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
     hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, mlp_act(c, i, gate), up);
     if (c->d->mlp == HFX_MLP_GATED_SUB_NORMED) act = hfx_dec_norm(c, act, I, P("ffn_sub_norm"));
     return hfx_dec_scaled(c->g, hfx_dec_proj(c, act, I, m->hidden, m->bias.down, P(c->n.down)), m->mult.down);
+#undef FUSED
 #undef P
 }

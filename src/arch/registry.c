@@ -155,6 +155,32 @@ static const hfx_decoder_desc JinaEmbeddingsV3ForQuestionAnswering_desc = {
 static const hfx_decoder_base JinaEmbeddingsV3Model_base = {&JinaEmbeddingsV3ForMaskedLM_desc, "JinaEmbeddingsV3Model",
                                                             "BaseModelOutputWithPooling", "roberta.", NULL};
 static const hfx_decoder_base GteModel_base = {&GteForMaskedLM_desc, "GteModel", "BaseModelOutputWithPooling", "gte.", NULL};
+/* ModernBERT's decoder (Ettin): pre-norm layers, layer 0's input un-normed, LayerNorms biased as norm_bias says, q/k/v
+ * and Wo biased as attention_bias says, the GLU MLP (Wi's [input; gate] halves, Wo) biased as mlp_bias says, rotary with
+ * a base per layer type and sliding layers (layer_types, sliding_window), the embeddings normed; the LM head BERT's
+ * transform (lm_head.dense biased as classifier_bias says, classifier_activation, lm_head.norm) before the tied decoder
+ * (its bias as decoder_bias says); the classifier the same transform (head.*) on the last real token, then classifier;
+ * ModernBertDecoderModel its base */
+static const hfx_decoder_names modernbert_decoder_names = {
+    .embed = "model.embeddings.tok_embeddings.weight", .attn = "attn", .o = "Wo", .norm1 = "attn_norm",
+    .norm2 = "mlp_norm", .fused_mlp = "Wi", .down = "Wo", .final_norm = "model.final_norm",
+    .embed_norm = "model.embeddings.norm", .lm_head = "decoder.weight", .head_dense = "lm_head.dense",
+    .head_norm = "lm_head.norm", .class_dense = "head.dense", .class_norm = "head.norm", .class_out = "classifier"};
+#define MODERNBERT_DECODER                                                                                          \
+    LLAMA_LIKE, .norm = HFX_NORM_LAYER_BIAS_BY_CONFIG, .layout = HFX_LAYOUT_PRE_BARE_FIRST, .mlp = HFX_MLP_GATED_FUSED, \
+    .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG, .embed_scale = HFX_EMBED_OWN_NORM, .eps_key = "norm_eps",                   \
+    .act.key = "hidden_activation", .act.dflt = "gelu", .act.head_key = "classifier_activation",                       \
+    .act.head_dense_bias_key = "classifier_bias", .sliding = HFX_SLIDING_PATTERN_OR_CONFIG, .sliding_pattern = 3,      \
+    .rope.local = HFX_LOCAL_ROPE_OWN_BASE, .rope.theta = 160000.0, .rope.names = HFX_ROPE_NAMES_CURRENT,              \
+    .masks_by_layer_type = true, .defaults.tied = true, .names = &modernbert_decoder_names,                          \
+    .ignored_keys = modernbert_decoder_ignores
+static const char *const modernbert_decoder_ignores[] = {"num_key_value_heads", NULL}; /* (every head its keys) */
+static const hfx_decoder_desc ModernBertDecoderForCausalLM_desc = {
+    "ModernBertDecoderForCausalLM", MODERNBERT_DECODER, .head = HFX_HEAD_LM_TRANSFORM, .head_bias_key = "decoder_bias"};
+static const hfx_decoder_desc ModernBertDecoderForSequenceClassification_desc = {
+    "ModernBertDecoderForSequenceClassification", MODERNBERT_DECODER, .head = HFX_HEAD_TRANSFORM_CLASSIFIER,
+    .output_class = "SequenceClassifierOutputWithPast"};
+#undef MODERNBERT_DECODER
 /* Qwen3-VL-MoE's language model (no causal LM of its own: vlm.c's host reads it) */
 const hfx_decoder_desc hfx_qwen3_vl_moe_text = {"Qwen3VLMoeTextModel", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD,
                                                 .moe = &hfx_moe_qwen3_vl, .output_class = "MoeCausalLMOutputWithPast"};
@@ -1268,6 +1294,9 @@ static const struct entry {
     {"Gemma2ForCausalLM", &hfx_decoder_family, &Gemma2ForCausalLM_desc},
     {"Gemma3ForCausalLM", &hfx_decoder_family, &Gemma3ForCausalLM_desc},
     {"Gemma3TextModel", &hfx_decoder_base_family, &Gemma3TextModel_base},
+    {"ModernBertDecoderForCausalLM", &hfx_decoder_family, &ModernBertDecoderForCausalLM_desc},
+    {"ModernBertDecoderForSequenceClassification", &hfx_decoder_classifier_family,
+     &ModernBertDecoderForSequenceClassification_desc},
     {"T5GemmaEncoderModel", &hfx_decoder_base_family, &T5GemmaEncoderModel_base},
     {"Gemma4ForCausalLM", &hfx_decoder_family, &Gemma4ForCausalLM_desc},
     {"LlamaForSequenceClassification", &hfx_decoder_classifier_family, &LlamaForSequenceClassification_desc},

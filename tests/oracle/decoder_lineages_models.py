@@ -113,6 +113,9 @@ from transformers import (
     Llama4TextConfig,
     MiniCPM3Config,
     MiniCPM3ForCausalLM,
+    ModernBertDecoderConfig,
+    ModernBertDecoderForCausalLM,
+    ModernBertDecoderForSequenceClassification,
     MiniMaxM2Config,
     MiniMaxM2ForCausalLM,
     NemotronConfig,
@@ -135,6 +138,8 @@ import models
 
 # arch key: (config class, model class, kind), as decoders_encoders_models.ARCHS
 ARCHS = {
+    "modernbert_decoder": (ModernBertDecoderConfig, ModernBertDecoderForCausalLM, "causal"),
+    "modernbert_decoder_cls": (ModernBertDecoderConfig, ModernBertDecoderForSequenceClassification, "dec_classifier"),
     "seed_oss": (SeedOssConfig, SeedOssForCausalLM, "causal"),
     "ministral": (MinistralConfig, MinistralForCausalLM, "causal"),
     "arcee": (ArceeConfig, ArceeForCausalLM, "causal"),
@@ -1039,6 +1044,26 @@ SPECS += [
          config_rewrite="deepseek_v4_legacy", layout="fused", seed=1, cases=models.DEFAULT_CASES),
 ]
 
+# ModernBERT's decoder (Ettin): layer 0's input un-normed, LayerNorms without bias (norm_bias false), local layers of
+# window 3 (local_attention 6) with their own rope base beside the global ones (every third), the GLU MLP (Wi), the
+# embeddings normed, BERT's transform before the tied, biased decoder
+MODERNBERT_DECODER = dict(SMALL, local_attention=6, cls_token_id=1, sep_token_id=2,
+                          layer_types=["full_attention", "sliding_attention", "sliding_attention", "full_attention"])
+SPECS += [
+    dict(name="modernbert_decoder", arch="modernbert_decoder", config=dict(MODERNBERT_DECODER),
+         doc="ModernBertDecoderForCausalLM: ModernBERT's layers causal, layer 0's input un-normed, windows of 3 on the "
+             "local layers (their rope base 10000), the LM head's transform (dense, gelu, norm) and tied decoder",
+         cases=models.DEFAULT_CASES),
+    dict(name="modernbert_decoder_biased", arch="modernbert_decoder",
+         config=dict(MODERNBERT_DECODER, norm_bias=True, attention_bias=True, mlp_bias=True, classifier_bias=True,
+                     decoder_bias=False, classifier_activation="silu", hidden_activation="gelu_new"),
+         doc="every LayerNorm, attention and MLP projection and the head's dense biased, the decoder not; silu head, "
+             "gelu_new MLP", seed=2, cases=models.DEFAULT_CASES),
+]
+# transformers' static-cache generate of these differs from its dynamic one by rounding beyond 1e-5 (its windowed
+# layers attend over a cache of another length): their reference consistency is held to the parity tolerance instead
+STATIC_REFERENCE_ROUNDING = ("modernbert_decoder",)
+
 # the specs of the generation matrix: every mode with the left-padded batch 3, batch 1 in GEN_BATCH1_MODE (a
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
@@ -1046,7 +1071,7 @@ GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olm
              "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
              "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
              "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm", "hyperclovax", "persimmon", "flint", "kolibri",
-             "deepseek_v4")
+             "deepseek_v4", "modernbert_decoder")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
 GEN_SPECS_MULTI_TOKEN = ("gemma4", "deepseek_v4")
@@ -1071,7 +1096,7 @@ GEN_SAMPLED = ("seed_oss", "arcee", "helium", "flex_olmo", "glm4_moe", "solar_op
                "hyperclovax", "persimmon")
 # second variants whose forward adds config values, not blocks, to their lineage's first spec (which runs every format):
 # parity through ONNX Runtime and OpenVINO only (test_torch_sampled_specs_have_a_representative checks the first spec)
-TORCH_SAMPLED = ("hy_v4_b", "glm_moe_dsa_pattern", "axk2_groups", "jais2_plain", "cwm_rope", "hyperclovax_plain",
+TORCH_SAMPLED = ("modernbert_decoder_biased", "hy_v4_b", "glm_moe_dsa_pattern", "axk2_groups", "jais2_plain", "cwm_rope", "hyperclovax_plain",
                  "persimmon_plain", "flint_plain", "kolibri_plain")
 # the representatives of the latent caches the sampled ones share
 GEN_SAMPLED_LATENT = {"glm_moe_dsa": "deepseek_v32", "axk2": "deepseek_v32", "axk1": "deepseek_v3"}
@@ -1100,6 +1125,9 @@ _LONG = models.Case(2, 20, (3, 8))
 
 # (spec, case, what the feature is, config overrides that switch it off or change it)
 FEATURES = [
+    ("modernbert_decoder", _PAD3, "windows of 3 on the local layers", {"layer_types": ["full_attention"] * 4}),
+    ("modernbert_decoder_biased", _PAD3, "LayerNorm biases", {"norm_bias": False}),
+    ("modernbert_decoder_biased", _PAD3, "silu head transform", {"classifier_activation": "gelu"}),
     ("seed_oss", _PAD3, "q/k/v biases", {"attention_bias": False}),
     ("seed_oss_biases", _PAD3, "o_proj bias alone", {"attention_out_bias": False}),
     ("seed_oss_biases", _PAD3, "MLP biases", {"mlp_bias": False}),
@@ -1274,6 +1302,7 @@ CORRECTION_BIASES = [("mimo_v2_flash", "e_score_correction_bias"), ("gemma4", "l
 
 # (spec, config edit, what the message must name)
 BAD_CONFIGS = [
+    ("modernbert_decoder", {"classifier_activation": "prelu"}, "classifier_activation"),
     ("seed_oss", {"attention_out_bias": "yes"}, "attention_out_bias"),
     ("arcee", {"hidden_act": "prelu"}, "prelu"),
     ("flex_olmo", {"num_experts_per_tok": 9}, "num_experts_per_tok"),

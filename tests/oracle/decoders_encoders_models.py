@@ -757,6 +757,10 @@ SPECS_LIST = [
          "Qwen2ForSequenceClassification, num_labels 5, q/k/v biases", cases=DEC_CLS_CASES),
     Spec("qwen3_cls", "qwen3_cls", dict(models.QWEN3, pad_token_id=0, **LABELS3),
          "Qwen3ForSequenceClassification, q/k norms", cases=DEC_CLS_CASES),
+    Spec("modernbert_decoder_cls", "modernbert_decoder_cls",
+         dict(decoder_lineages_models.MODERNBERT_DECODER, num_labels=3, classifier_bias=True),
+         "ModernBertDecoderForSequenceClassification: the last real token through head (dense, gelu, norm), then "
+         "classifier (biased)", seed=3, cases=DEC_CLS_CASES),
     Spec("gemma_cls", "gemma_cls", dict(models.GEMMA, pad_token_id=0, **LABELS3),
          "GemmaForSequenceClassification: (1 + w) norms, embeddings scaled", norm_offset=-0.5, cases=DEC_CLS_CASES),
     # --- encoders ---

@@ -798,7 +798,7 @@ def test_reference_generation_is_consistent(b_gen_refs, name):
     st_tokens, st_logits = _reference_generation(b_gen_refs, name, rows, "static")
     assert tokens.shape == (3, NEW_TOKENS)
     assert st_tokens.tolist() == tokens.tolist(), f"{name}: static-cache generate differs"
-    assert np.abs(st_logits - logits).max() < 1e-5
+    assert np.abs(st_logits - logits).max() < (PARITY_ATOL if name in L.STATIC_REFERENCE_ROUNDING else 1e-5)
     if name == "phi3_longrope" or name in L.PADDING_DEPENDENT:
         return  # the longrope switch depends on the padded batch (see test_phi3_generation_recomputes_at_switch)
     for r, row in enumerate(rows):

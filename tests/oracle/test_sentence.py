@@ -25,7 +25,8 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers import models as st_models
 from transformers import (
     BertConfig, BertForSequenceClassification, BertModel, EuroBertConfig, EuroBertModel, GteConfig, GteModel,
-    JinaEmbeddingsV3Config, JinaEmbeddingsV3Model, ModernBertConfig, ModernBertModel, MPNetConfig, MPNetModel, NomicBertConfig, NomicBertModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
+    JinaEmbeddingsV3Config, JinaEmbeddingsV3Model, ModernBertConfig, ModernBertDecoderConfig, ModernBertDecoderModel,
+    ModernBertModel, MPNetConfig, MPNetModel, NomicBertConfig, NomicBertModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
 
 from conftest import PARITY_ATOL, REPO, describe, run_hfx
 
@@ -47,6 +48,8 @@ ENCODERS = {
     "nomic": (NomicBertConfig, NomicBertModel, 0),
     # JinaEmbeddingsV3: XLM-R's embeddings over rotary post-LN layers (one token type, no token_type_ids input)
     "jina": (JinaEmbeddingsV3Config, JinaEmbeddingsV3Model, 1),
+    # ModernBERT's decoder (a causal LM's base model, Ettin's): last-token pooling
+    "modernbert_decoder": (ModernBertDecoderConfig, ModernBertDecoderModel, 0),
     # MPNet (all-mpnet-base-v2's): RoBERTa's positions, a relative position bias
     "mpnet": (MPNetConfig, MPNetModel, 1),
 }
@@ -64,7 +67,7 @@ def _base_model(arch: str, root):
     out = root / f"{arch}_base"
     if not out.exists():
         torch.manual_seed(7)
-        extra = (MODERN if arch == "modernbert" else dict(num_key_value_heads=2, head_dim=8, tie_word_embeddings=False)
+        extra = (MODERN if arch in ("modernbert", "modernbert_decoder") else dict(num_key_value_heads=2, head_dim=8, tie_word_embeddings=False)
                  if arch == "qwen3" else dict(num_key_value_heads=2, mlp_bias=True) if arch == "eurobert"
                  else {"type_vocab_size": 1} if arch in ("gte", "jina") else {} if arch == "mpnet" else {"type_vocab_size": 2})
         model = model_cls(cfg_cls(**SMALL, pad_token_id=pad, **extra)).eval()
@@ -72,7 +75,7 @@ def _base_model(arch: str, root):
             for p in model.parameters():
                 p.normal_(0.0, 0.3)
         model.save_pretrained(out)
-        if arch in ("modernbert", "eurobert", "gte", "mpnet", "nomic", "jina"):  # sentence-transformers wants a tokenizer beside it; the tests feed ids
+        if arch in ("modernbert", "eurobert", "gte", "mpnet", "nomic", "jina", "modernbert_decoder"):  # sentence-transformers wants a tokenizer beside it; the tests feed ids
             from transformers import BertTokenizerFast
 
             vocab = root / "vocab.txt"
@@ -117,7 +120,7 @@ def _inputs(arch: str):
     mask[2, :4] = 0
     mask[3, 1:] = 0
     ids[mask == 0] = pad
-    if arch in ("modernbert", "qwen3", "eurobert", "gte", "mpnet", "jina"):  # no token types
+    if arch in ("modernbert", "qwen3", "eurobert", "gte", "mpnet", "jina", "modernbert_decoder"):  # no token types
         return {"input_ids": ids, "attention_mask": mask}
     types = np.zeros_like(ids)
     types[0, 5:] = 1
@@ -203,6 +206,7 @@ AUTO_CASES = [("bert", (m,), False, False) for m in MODES] + [
     ("mpnet", ("mean",), True, False),
     ("nomic", ("mean",), True, False),
     ("jina", ("mean",), True, False),
+    ("modernbert_decoder", ("lasttoken",), True, False),
 ]
 
 
