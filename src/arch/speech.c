@@ -182,7 +182,7 @@ static hfx_status speech_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, v
         return st;
     if (L->relative) {
         if ((st = hfx_cfg_int_in_or(c, "num_buckets", 320, 4, 1 << 16, &m->buckets, err)) ||
-            (st = hfx_cfg_int_in_or(c, "max_bucket_distance", 800, 1, 1 << 20, &m->max_distance, err)))
+            (st = hfx_cfg_int_in_or(c, "max_bucket_distance", 800, 1, 1 << 16, &m->max_distance, err)))
             return st;
         if (m->max_distance <= m->buckets / 4) /* the logarithmic buckets span a quarter of them .. max_distance */
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: max_bucket_distance %lld must exceed a quarter of num_buckets "
@@ -467,11 +467,12 @@ static hfx_value *encoder(speech_ctx *c, const speech_layout *L, hfx_value *x) {
     return m->stable ? norm(c, x, m->hidden, m->eps, n) : x;
 }
 
-/* The fewest samples that make one frame: the feature encoder's receptive field. */
+/* The fewest samples that make one frame: the feature encoder's receptive field (saturating at 2^40: more than any
+ * export takes). */
 static int64_t receptive_field(const speech_cfg *m) {
     int64_t n = 1;
-    for (int i = m->n_conv - 1; i >= 0; i--) n = (n - 1) * m->conv_stride[i] + m->conv_kernel[i];
-    return n;
+    for (int i = m->n_conv - 1; i >= 0 && n < (int64_t)1 << 40; i--) n = (n - 1) * m->conv_stride[i] + m->conv_kernel[i];
+    return n < (int64_t)1 << 40 ? n : (int64_t)1 << 40;
 }
 
 static hfx_status speech_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
@@ -490,8 +491,9 @@ static hfx_status speech_build(const void *desc_, const void *cfg_, const hfx_ch
             return hfx_fail(err, HFX_ERR_INTERNAL, "speech: the sample axis is not one symbol");
         hfx_symbol *s = &g->symbols[o->seq.sym[0]];
         if (s->max < need)
-            return hfx_fail(err, HFX_ERR_INVALID, "input_values: at most %lld samples are fewer than the %lld the "
-                            "feature encoder makes one frame of", (long long)s->max, (long long)need);
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/config.json: conv_kernel and conv_stride make one frame of %lld "
+                            "samples, more than input_values' %lld: the feature encoder never yields a frame",
+                            hfx_checkpoint_dir(ck), (long long)need, (long long)s->max);
         if (s->min < need) s->min = need;
     }
     hfx_weights w;

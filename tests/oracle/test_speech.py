@@ -319,6 +319,8 @@ def test_mask_is_visible(ckpt):
     ({"add_adapter": True}, "add_adapter"),
     ({"adapter_attn_dim": 16}, "adapter_attn_dim"),
     ({"hidden_act": "swiglu"}, "hidden_act"),
+    # a receptive field past any input (2^16-wide kernels and strides, seven times): refused, not overflowed
+    ({"conv_kernel": [65536] * 7, "conv_stride": [65536] * 7}, "feature encoder"),
 ])
 def test_bad_configs(ckpt, tmp_path, edit, words):
     bad = tmp_path / "bad"
