@@ -23,6 +23,23 @@ class UsageError(Exception):
     """A request this export cannot serve: exit 2 with the message."""
 
 
+def read_wav(path: Path, rate: int) -> np.ndarray:
+    """The samples of a 16-bit mono WAV file as float32 in [-1, 1)."""
+    import wave
+    try:
+        with wave.open(str(path), "rb") as f:
+            if f.getnchannels() != 1 or f.getsampwidth() != 2:
+                raise UsageError(f"{path}: needs 16-bit mono PCM (has {f.getnchannels()} channels of "
+                                 f"{8 * f.getsampwidth()} bits)")
+            if f.getframerate() != rate:
+                raise UsageError(f"{path}: sampled at {f.getframerate()} Hz; the model's feature extractor takes "
+                                 f"{rate} Hz")
+            data = f.readframes(f.getnframes())
+    except (OSError, wave.Error, EOFError) as e:
+        raise UsageError(f"{path}: not a readable WAV file ({e})") from None
+    return np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
+
+
 # ---- export.json -----------------------------------------------------------------------------
 
 

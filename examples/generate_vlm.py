@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Greedy generation from images and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA, Gemma 3, Idefics3, SmolVLM, Qwen2-VL, Qwen2.5-VL), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the export's
-format says which).
+"""Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
+vision-language model (LLaVA, Gemma 3, Idefics3, SmolVLM, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
+language model (Qwen2-Audio, Voxtral, Audio Flamingo 3), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the
+export's format says which).
 
     python examples/generate_vlm.py OUT_DIR --image cat.png --prompt-ids "1,32000,415,3" --max-new-tokens 32
+    python examples/generate_vlm.py OUT_DIR --audio speech.wav --prompt-ids "1,151646,415,3"
 
 The command-line contract of examples/generate_onnx.py: each `;`-separated prompt is a row of ONE
 left-padded batch; the new token ids are printed as one JSON list per prompt, one line each;
@@ -12,7 +14,8 @@ exit code 2 for bad input. Here the prompts also hold the image token (config.js
 image_token_id) where the images go, in order: once per image (it is expanded to the image's
 feature count: Idefics3's and SmolVLM's processors make several tiles of one image) or already
 expanded. (Their processors also put markers around each tile; the model reads only the image
-tokens' positions, so a prompt without them is a different prompt, not a wrong one.)
+tokens' positions, so a prompt without them is a different prompt, not a wrong one.) Audio works the same way
+with config.json's audio_token_id (audio_token_index).
 
 hfx exports graphs, not processors: the images are turned into pixel_values by transformers' image
 processor, read from the export's preprocessor_config.json (copied from the checkpoint). Then:
@@ -23,6 +26,11 @@ processor, read from the export's preprocessor_config.json (copied from the chec
   * decode (and prefill): the causal LM's loop of examples/generate_onnx.py / generate_openvino.py
     on inputs_embeds, each new token embedded by embed_tokens; Qwen2-VL's positions are M-RoPE's
     [3, B, S] (mrope_positions: transformers' get_rope_index).
+  * audio_encoder (in image_encoder's place): 16-bit mono WAV files become input_features [N, mels, frames] by the
+    export's feature extractor (WhisperFeatureExtractor): each file one window, padded, and where the encoder takes
+    a feature mask (Qwen2-Audio's feature_attention_mask) its real frames; Voxtral's files of any length cut into
+    windows as its processor cuts them → audio_features [N, tokens, hidden] and, with a mask,
+    audio_feature_lengths [N]: each window's first that many features are its tokens.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ HERE = str(Path(__file__).resolve().parent)
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 import decode_loop  # noqa: E402
-from decode_loop import UsageError  # noqa: E402
+from decode_loop import UsageError, read_wav  # noqa: E402
 
 PROG = "generate_vlm"
 
@@ -59,12 +67,62 @@ def runtime_of(out_dir: Path):
     return runtime
 
 
-def image_token_id(out_dir: Path) -> int:
+def image_token_id(out_dir: Path, modality: str = "image") -> int:
     config = json.loads((out_dir / "config.json").read_text())
-    for key in ("image_token_id", "image_token_index"):
+    for key in (f"{modality}_token_id", f"{modality}_token_index"):
         if config.get(key) is not None:
             return int(config[key])
-    raise UsageError(f"{out_dir}/config.json names no image_token_id")
+    if modality == "audio" and config.get("model_type") == "voxtral":
+        return 24  # (VoxtralProcessor's, where the config has none)
+    raise UsageError(f"{out_dir}/config.json names no {modality}_token_id")
+
+
+def audio_features(export, out_dir: Path, paths: list):
+    """The audio encoder's features of the WAV files [tokens, hidden], every file's in order, and each file's
+    token count."""
+    from transformers import AutoFeatureExtractor
+
+    if not (out_dir / "preprocessor_config.json").is_file():
+        raise UsageError(f"{out_dir} has no preprocessor_config.json (the checkpoint had none to copy)")
+    extractor = AutoFeatureExtractor.from_pretrained(str(out_dir))
+    inputs = list(export.image_encoder.inputs)
+    frames = 2 * int(json.loads((out_dir / "config.json").read_text())["audio_config"].get("max_source_positions", 1500))
+    if extractor.nb_max_frames != frames:
+        raise UsageError(f"the feature extractor makes windows of {extractor.nb_max_frames} frames; the audio encoder "
+                         f"takes {frames}")
+    single = json.loads((out_dir / "config.json").read_text()).get("model_type") == "qwen2_audio"
+    windows, masks, per_file = [], [], []
+    for path in paths:
+        wav = read_wav(path, extractor.sampling_rate)
+        if len(inputs) > 1:  # windows of real frames and padding (Audio Flamingo 3's processor: the file cut into
+            # windows; Qwen2-Audio's: its first window only)
+            n = extractor.n_samples
+            chunks = [wav[i:i + n] for i in range(0, max(len(wav), 1), n)][:1 if single else None]
+            out = extractor(chunks, sampling_rate=extractor.sampling_rate, return_attention_mask=True,
+                            padding="max_length", return_tensors="np")
+            windows.append(out["input_features"])
+            masks.append(np.asarray(out["attention_mask"], np.int64))
+            per_file.append(len(chunks))
+        else:  # Voxtral: padded to whole windows, the features cut into them
+            out = extractor(wav, sampling_rate=extractor.sampling_rate, padding=True, truncation=False,
+                            pad_to_multiple_of=extractor.n_samples, return_tensors="np")
+            x = out["input_features"][0]  # [mels, k·frames]
+            x = x.reshape(x.shape[0], -1, frames).transpose(1, 0, 2)
+            windows.append(x)
+            per_file.append(len(x))
+    feed = {inputs[0]: np.concatenate(windows).astype(np.float32)}
+    if len(inputs) > 1:
+        feed[inputs[1]] = np.concatenate(masks)
+    outputs = export.image_encoder.run(feed)
+    features = np.array(outputs["audio_features"])  # [windows, tokens, hidden]
+    lengths = (np.array(outputs["audio_feature_lengths"]) if "audio_feature_lengths" in outputs
+               else np.full(len(features), features.shape[1]))
+    rows = [features[i, :lengths[i]] for i in range(len(features))]
+    counts, start = [], 0
+    for n in per_file:
+        counts.append(int(sum(lengths[start:start + n])))
+        start += n
+    return np.concatenate(rows), counts
 
 
 def processed(out_dir: Path, images: list):
@@ -101,15 +159,15 @@ def pixel_values(out_dir: Path, images: list) -> list:
     return result
 
 
-def expand_image_tokens(prompts, token: int, per_image: list):
+def expand_image_tokens(prompts, token: int, per_image: list, what: str = "image"):
     """Each image's one token made per_image[k] tokens (its feature count), unless the prompts
     already hold them all."""
     count = sum(p.count(token) for p in prompts)
     if count == sum(per_image):
         return prompts
     if count != len(per_image):
-        raise UsageError(f"the prompts hold {count} image tokens ({token}) for {len(per_image)} image(s): put one per "
-                         f"image, or {sum(per_image)} in all")
+        raise UsageError(f"the prompts hold {count} {what} tokens ({token}) for {len(per_image)} {what}(s): put one per "
+                         f"{what}, or {sum(per_image)} in all")
     sizes = iter(per_image)
     return [[t for tok in p for t in ([tok] * next(sizes) if tok == token else [tok])] for p in prompts]
 
@@ -177,16 +235,22 @@ def mrope_positions(token: int, grid, merge: int):
     return mrope
 
 
-def generate(out_dir: Path, images: list, prompts, max_new_tokens: int):
-    """(tokens [B, n], logits [n, B, vocab]) of greedy search from the images and prompts."""
+def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: list = ()):
+    """(tokens [B, n], logits [n, B, vocab]) of greedy search from the images (or audio files) and prompts."""
     runtime = runtime_of(out_dir)
     export = runtime.Export(out_dir)
     if export.embed is None or export.image_encoder is None:
-        raise UsageError(f"{out_dir} is not a vision-language export (no embed_tokens and image_encoder)")
-    token = image_token_id(out_dir)
+        raise UsageError(f"{out_dir} is not a multimodal export (no embed_tokens and image_encoder or audio_encoder)")
+    hears = list(export.image_encoder.inputs)[0] == "input_features"
+    if (images and hears) or (audio and not hears):
+        raise UsageError(f"{out_dir}'s encoder takes {'audio' if hears else 'images'}")
+    token = image_token_id(out_dir, "audio" if hears else "image")
     features, mrope, deepstack = None, None, None
     grid_encoder = "image_grid_thw" in export.image_encoder.inputs
-    if grid_encoder:  # Qwen2-VL: images of any size, M-RoPE positions (text only: every axis the same)
+    if audio:
+        features, counts = audio_features(export, out_dir, list(audio))
+        prompts = expand_image_tokens(prompts, token, counts, "audio")
+    elif grid_encoder:  # Qwen2-VL: images of any size, M-RoPE positions (text only: every axis the same)
         grid = np.zeros((0, 3), np.int64)
         if images:
             features, counts, grid, deepstack = grid_features(export, out_dir, images)
@@ -205,6 +269,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_dir", type=Path, help="a directory written by `hfx export --for-generation` of a VLM")
     ap.add_argument("--image", action="append", default=[], type=Path, help="an image file (repeat for more)")
+    ap.add_argument("--audio", action="append", default=[], type=Path,
+                    help="a 16-bit mono WAV file at the feature extractor's rate (repeat for more)")
     ap.add_argument("--prompt-ids", required=True, help='prompts: "1,32000,5;4,32000" (one batch, left-padded)')
     ap.add_argument("--max-new-tokens", type=int, default=16)
     ap.add_argument("--print-logits", type=Path, metavar="FILE.npz")
@@ -213,7 +279,7 @@ def main(argv=None) -> int:
         if args.max_new_tokens < 1:
             raise UsageError("--max-new-tokens must be at least 1")
         prompts = decode_loop.parse_prompts(args.prompt_ids)
-        tokens, logits = generate(args.out_dir, args.image, prompts, args.max_new_tokens)
+        tokens, logits = generate(args.out_dir, args.image, prompts, args.max_new_tokens, args.audio)
     except UsageError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2

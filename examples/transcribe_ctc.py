@@ -20,32 +20,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import wave
 from pathlib import Path
 
 import numpy as np
 
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+from decode_loop import UsageError, read_wav  # noqa: E402
+
 PROG = "transcribe_ctc"
-
-
-class UsageError(Exception):
-    """Bad input: the message goes to stderr, the exit code is 2."""
-
-
-def read_wav(path: Path, rate: int) -> np.ndarray:
-    """The samples of a 16-bit mono WAV file as float32 in [-1, 1)."""
-    try:
-        with wave.open(str(path), "rb") as f:
-            if f.getnchannels() != 1 or f.getsampwidth() != 2:
-                raise UsageError(f"{path}: needs 16-bit mono PCM (has {f.getnchannels()} channels of "
-                                 f"{8 * f.getsampwidth()} bits)")
-            if f.getframerate() != rate:
-                raise UsageError(f"{path}: sampled at {f.getframerate()} Hz; the model's feature extractor takes "
-                                 f"{rate} Hz")
-            data = f.readframes(f.getnframes())
-    except (OSError, wave.Error, EOFError) as e:
-        raise UsageError(f"{path}: not a readable WAV file ({e})") from None
-    return np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
 
 
 class Graph:

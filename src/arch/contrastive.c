@@ -66,8 +66,8 @@ static hfx_status dual_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, voi
     text = c; /* a text tower alone: its own config.json */
     if ((d->part == DUAL_BOTH && ((st = hfx_cfg_object(c, "text_config", arena, &text, err)) ||
                                   (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) ||
-                                  (st = hfx_vision_tower_parse(L->vision_type, vision, false, &m->vision, err)))) ||
-        (st = hfx_vision_tower_parse(L->vision_type, text, false, &m->text, err)) ||
+                                  (st = hfx_vision_tower_parse(L->vision_type, vision, HFX_TOWER_IMAGE, &m->vision, err)))) ||
+        (st = hfx_vision_tower_parse(L->vision_type, text, HFX_TOWER_IMAGE, &m->text, err)) ||
         (d->part == DUAL_BOTH && L->naflex && (st = hfx_naflex_grid(vision, &m->grid, err))) ||
         (st = hfx_cfg_int_in(text, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(text, "max_position_embeddings", 1, 1 << 20, &m->positions, err)))

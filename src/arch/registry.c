@@ -1145,6 +1145,9 @@ typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
 extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen2_vl, hfx_qwen2_5_vl, hfx_qwen3_vl,
     hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe;
+/* Audio language models: the same family's code, the encoder named audio_encoder (vlm.c). */
+extern const hfx_arch_family hfx_audio_lm_family;
+extern const vlm_desc hfx_qwen2_audio, hfx_voxtral, hfx_audioflamingo3;
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
@@ -1386,6 +1389,9 @@ static const struct entry {
     {"SiglipTextModel", &hfx_dual_family, &hfx_siglip_text_model},
     {"Siglip2Model", &hfx_dual_family, &hfx_siglip2_model},
     {"Siglip2TextModel", &hfx_dual_family, &hfx_siglip2_text_model},
+    {"Qwen2AudioForConditionalGeneration", &hfx_audio_lm_family, &hfx_qwen2_audio},
+    {"VoxtralForConditionalGeneration", &hfx_audio_lm_family, &hfx_voxtral},
+    {"AudioFlamingo3ForConditionalGeneration", &hfx_audio_lm_family, &hfx_audioflamingo3},
     {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},
     {"Gemma3ForConditionalGeneration", &hfx_vlm_family, &hfx_gemma3},
     {"Idefics3ForConditionalGeneration", &hfx_vlm_family, &hfx_idefics3},

@@ -27,12 +27,14 @@
 
 /* The config keys of a tower's sizes, where a lineage's are not ViT's. */
 typedef struct tower_keys {
-    const char *hidden, *layers, *heads, *channels;
+    const char *hidden, *layers, *heads;
+    const char *channels; /* NULL: 3, whatever the config says (an audio tower has none) */
     const char *eps; /* NULL: the layout's eps_default, whatever the config says (the model hard-codes it) */
+    const char *intermediate, *act; /* NULL: "intermediate_size", "hidden_act" */
 } tower_keys;
 
 static const tower_keys vit_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads", "num_channels",
-                                    "layer_norm_eps"};
+                                    "layer_norm_eps", NULL, NULL};
 
 /* Config keys and tensor names (under the model's prefix: "vit." in a head model) of a lineage. */
 struct vision_layout {
@@ -77,6 +79,7 @@ struct vision_layout {
     bool rope_2d;                             /* the patches turned by a 2-D rotary of their centers' coordinates
                                                  in [-1, 1] (DINOv3: rope_theta; the class and register tokens
                                                  not turned) */
+    bool key_unbiased;                        /* the key projection has no bias whatever qkv_bias says (Whisper's) */
 };
 
 static const vision_layout vit_layout = {
@@ -126,8 +129,8 @@ static const vision_layout siglip_layout = {
 
 /* Qwen2-VL's and Qwen2.5-VL's towers (vision_grid.c runs them over a grid of patches): no class
  * token or learned positions (2-D rotary instead), fused q/k/v, eps fixed at 1e-6. */
-static const tower_keys qwen2_vl_keys = {"embed_dim", "depth", "num_heads", "in_channels", NULL};
-static const tower_keys qwen2_5_vl_keys = {"hidden_size", "depth", "num_heads", "in_channels", NULL};
+static const tower_keys qwen2_vl_keys = {"embed_dim", "depth", "num_heads", "in_channels", NULL, NULL, NULL};
+static const tower_keys qwen2_5_vl_keys = {"hidden_size", "depth", "num_heads", "in_channels", NULL, NULL, NULL};
 static const vision_layout qwen2_vl_layout = {
     .patch = "patch_embed.proj", .layer = "blocks.%lld", .qkv = "attn.qkv", .o = "attn.proj", .norm1 = "norm1",
     .norm2 = "norm2", .fc1 = "mlp.fc1", .fc2 = "mlp.fc2", .act_default = "quick_gelu", .eps_default = 1e-6,
@@ -143,6 +146,22 @@ static const vision_layout qwen3_vl_layout = {
     .patch = "patch_embed.proj", .patch_bias = true, .layer = "blocks.%lld", .qkv = "attn.qkv", .o = "attn.proj",
     .norm1 = "norm1", .norm2 = "norm2", .fc1 = "mlp.linear_fc1", .fc2 = "mlp.linear_fc2",
     .act_default = "gelu_pytorch_tanh", .eps_default = 1e-6, .keys = &qwen2_5_vl_keys};
+
+/* The Whisper encoder's layers as audio language models hold them (audio_tower.c adds the convolutions, positions and
+ * pooling): the same pre-norm stack, a key projection without bias, LayerNorms at nn.LayerNorm's eps; sizes under
+ * Whisper's keys (Qwen2-Audio's configs) or transformers 5's (Voxtral's, Audio Flamingo 3's). The first convolution
+ * stands for the patch embedding: a host finds the tower's prefix by it. */
+static const tower_keys whisper_keys = {"d_model", "encoder_layers", "encoder_attention_heads", NULL, NULL,
+                                        "encoder_ffn_dim", "activation_function"};
+static const tower_keys whisper_v5_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads", NULL, NULL,
+                                           "intermediate_size", "activation_function"};
+#define WHISPER_LAYERS                                                                                              \
+    .patch = "conv1", .patch_bias = true, .layer = "layers.%lld", .q = "self_attn.q_proj", .k = "self_attn.k_proj", \
+    .v = "self_attn.v_proj", .o = "self_attn.out_proj", .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm", \
+    .fc1 = "fc1", .fc2 = "fc2", .final_norm = "layer_norm", .act_default = "gelu", .eps_default = 1e-5,              \
+    .key_unbiased = true
+static const vision_layout whisper_layout = {WHISPER_LAYERS, .keys = &whisper_keys};
+static const vision_layout whisper_v5_layout = {WHISPER_LAYERS, .keys = &whisper_v5_keys};
 
 typedef enum {
     HEAD_POOLER,     /* ViT: last_hidden_state, pooler_output = act(dense(class token)) where it has one;
@@ -191,8 +210,9 @@ static hfx_status square(hfx_cfg c, const char *key, int64_t fallback, int64_t *
  * (use_swiglu_ffn) takes two thirds of, rounded up to a multiple of 8. */
 static hfx_status intermediate(const vision_layout *L, hfx_cfg c, vision_cfg *m, hfx_error *err) {
     hfx_status st;
+    const char *key = L->keys && L->keys->intermediate ? L->keys->intermediate : "intermediate_size";
     if (L->gated_key && (st = hfx_cfg_bool_or(c, L->gated_key, false, &m->swiglu, err))) return st;
-    if (!L->mlp_ratio) return hfx_cfg_int_in(c, "intermediate_size", 1, 1 << 24, &m->intermediate, err);
+    if (!L->mlp_ratio) return hfx_cfg_int_in(c, key, 1, 1 << 24, &m->intermediate, err);
     double ratio;
     if ((st = hfx_cfg_num_or(c, "mlp_ratio", 4.0, &ratio, err))) return st;
     if (!(ratio > 0 && ratio * (double)m->hidden < (double)(1 << 24)))
@@ -211,19 +231,19 @@ static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, 
         (st = hfx_cfg_int_in(c, k->layers, 1, 4096, &m->layers, err)) ||
         (st = hfx_cfg_int_in(c, k->heads, 1, 4096, &m->heads, err)) ||
         (st = intermediate(L, c, m, err)) ||
-        (st = hfx_cfg_int_in_or(c, k->channels, 3, 1, 64, &m->channels, err)) ||
+        (st = k->channels ? hfx_cfg_int_in_or(c, k->channels, 3, 1, 64, &m->channels, err) : (m->channels = 3, HFX_OK)) ||
         (st = square(c, "image_size", 224, &m->image, err)) || (st = square(c, "patch_size", 16, &m->patch, err)) ||
         (k->eps && (st = hfx_cfg_num_or(c, k->eps, L->eps_default, &m->eps, err))) ||
         (st = hfx_cfg_bool_or(c, "qkv_bias", true, &m->qkv_bias, err)) ||
-        (st = activation_of(c, "hidden_act", L->act_default, &m->act, err)) ||
+        (st = activation_of(c, k->act ? k->act : "hidden_act", L->act_default, &m->act, err)) ||
         (st = activation_of(c, "pooler_act", "tanh", &m->pooler_act, err)) ||
         (st = hfx_cfg_int_in_or(c, "pooler_output_size", m->hidden, 1, 1 << 20, &m->pooler_size, err)))
         return st;
     if (m->hidden % m->heads)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: hidden_size %lld is not a multiple of num_attention_heads %lld",
-                        c.where, (long long)m->hidden, (long long)m->heads);
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %lld is not a multiple of %s %lld", c.where, k->hidden,
+                        (long long)m->hidden, k->heads, (long long)m->heads);
     for (int j = 0; j < 5; j++) {
-        m->bias[j] = j < 3 ? m->qkv_bias : true;
+        m->bias[j] = j < 3 ? m->qkv_bias && !(j == 1 && L->key_unbiased) : true;
         if (L->bias_keys[j] && (st = hfx_cfg_bool_or(c, L->bias_keys[j], L->bias_defaults[j], &m->bias[j], err)))
             return st;
     }
@@ -767,35 +787,42 @@ int64_t hfx_vision_tokens(const hfx_vision_tower *t) {
     return side * side + (t->layout->cls != NULL) + t->cfg.registers;
 }
 
-hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, bool grid, hfx_vision_tower *out,
+hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_tower_kind kind, hfx_vision_tower *out,
                                   hfx_error *err) {
     static const struct {
         const char *model_type;
         const vision_layout *layout;
-        bool grid;
-    } towers[] = {{"clip_vision_model", &clip_layout, false}, {"siglip_vision_model", &siglip_layout, false},
+        hfx_tower_kind kind;
+    } towers[] = {{"clip_vision_model", &clip_layout, HFX_TOWER_IMAGE}, {"siglip_vision_model", &siglip_layout, HFX_TOWER_IMAGE},
                   /* SigLIP 2's NaFlex tower (vision_naflex.c): SigLIP's layers, names and head */
-                  {"siglip2_vision_model", &siglip_layout, false},
+                  {"siglip2_vision_model", &siglip_layout, HFX_TOWER_IMAGE},
                   /* Idefics3's and SmolVLM's: SigLIP's tower, for full images (the positions of a padded
                      one are not written) */
-                  {"idefics3_vision", &siglip_layout, false}, {"smolvlm_vision", &siglip_layout, false},
+                  {"idefics3_vision", &siglip_layout, HFX_TOWER_IMAGE}, {"smolvlm_vision", &siglip_layout, HFX_TOWER_IMAGE},
                   /* grid towers (vision_grid.c): transformers 5's names and the Hub's */
-                  {"qwen2_vl_vision", &qwen2_vl_layout, true}, {"qwen2_vl", &qwen2_vl_layout, true},
-                  {"qwen2_5_vl_vision", &qwen2_5_vl_layout, true}, {"qwen2_5_vl", &qwen2_5_vl_layout, true},
-                  {"qwen3_vl_vision", &qwen3_vl_layout, true}, {"qwen3_vl", &qwen3_vl_layout, true},
-                  {"qwen3_vl_moe_vision", &qwen3_vl_layout, true}, {"qwen3_vl_moe", &qwen3_vl_layout, true},
-                  {"qwen3_5_vision", &qwen3_vl_layout, true}, {"qwen3_5", &qwen3_vl_layout, true},
-                  {"qwen3_5_moe_vision", &qwen3_vl_layout, true}, {"qwen3_5_moe", &qwen3_vl_layout, true}};
+                  {"qwen2_vl_vision", &qwen2_vl_layout, HFX_TOWER_GRID}, {"qwen2_vl", &qwen2_vl_layout, HFX_TOWER_GRID},
+                  {"qwen2_5_vl_vision", &qwen2_5_vl_layout, HFX_TOWER_GRID}, {"qwen2_5_vl", &qwen2_5_vl_layout, HFX_TOWER_GRID},
+                  {"qwen3_vl_vision", &qwen3_vl_layout, HFX_TOWER_GRID}, {"qwen3_vl", &qwen3_vl_layout, HFX_TOWER_GRID},
+                  {"qwen3_vl_moe_vision", &qwen3_vl_layout, HFX_TOWER_GRID}, {"qwen3_vl_moe", &qwen3_vl_layout, HFX_TOWER_GRID},
+                  {"qwen3_5_vision", &qwen3_vl_layout, HFX_TOWER_GRID}, {"qwen3_5", &qwen3_vl_layout, HFX_TOWER_GRID},
+                  {"qwen3_5_moe_vision", &qwen3_vl_layout, HFX_TOWER_GRID}, {"qwen3_5_moe", &qwen3_vl_layout, HFX_TOWER_GRID},
+                  /* audio towers' layers (audio_tower.c): Whisper's under its keys and under transformers 5's */
+                  {"qwen2_audio_encoder", &whisper_layout, HFX_TOWER_AUDIO},
+                  {"voxtral_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO},
+                  {"audioflamingo3_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO}};
+    static const char *const supported[] = {
+        [HFX_TOWER_IMAGE] = "clip_vision_model, siglip_vision_model, idefics3_vision, smolvlm_vision",
+        [HFX_TOWER_GRID] = "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen3_5, qwen3_5_moe",
+        [HFX_TOWER_AUDIO] = "qwen2_audio_encoder, voxtral_encoder, audioflamingo3_encoder"};
     for (size_t i = 0; model_type && i < sizeof towers / sizeof towers[0]; i++)
-        if (strcmp(model_type, towers[i].model_type) == 0 && towers[i].grid == grid) {
+        if (strcmp(model_type, towers[i].model_type) == 0 && towers[i].kind == kind) {
             memset(out, 0, sizeof *out);
             out->layout = towers[i].layout;
             return parse_tower(towers[i].layout, c, &out->cfg, err);
         }
-    return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' is not a vision tower hfx builds here (supported: "
-                                              "%s)", c.where, model_type ? model_type : "(none)",
-                    grid ? "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen3_5, qwen3_5_moe" : "clip_vision_model, siglip_vision_model, idefics3_vision, "
-                                                    "smolvlm_vision");
+    return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' is not %s tower hfx builds here (supported: %s)",
+                    c.where, model_type ? model_type : "(none)", kind == HFX_TOWER_AUDIO ? "an audio" : "a vision",
+                    supported[kind]);
 }
 
 const char *hfx_vision_patch_name(const hfx_vision_tower *t) { return t->layout->patch; }

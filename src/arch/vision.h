@@ -29,10 +29,15 @@ typedef struct hfx_vision_tower {
     hfx_vision_cfg cfg;
 } hfx_vision_tower;
 
+/* What a tower reads: fixed-size images, images of any size (a grid tower's), or log-mel audio (an audio
+ * tower's: the same kind of layers behind convolutions). */
+typedef enum { HFX_TOWER_IMAGE, HFX_TOWER_GRID, HFX_TOWER_AUDIO } hfx_tower_kind;
+
 /* Read a tower's config (a VLM's vision_config) for its model_type: a fixed-size tower's
- * ("clip_vision_model", "siglip_vision_model", ...), or with `grid` a grid tower's (vision_grid.h:
- * "qwen2_vl", "qwen2_5_vl"); others are HFX_ERR_UNSUPPORTED, listing these. */
-hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, bool grid, hfx_vision_tower *out,
+ * ("clip_vision_model", "siglip_vision_model", ...), a grid tower's (vision_grid.h: "qwen2_vl",
+ * "qwen2_5_vl", ...) or an audio tower's layers (audio_tower.h: "qwen2_audio_encoder", ...) as `kind` says;
+ * others are HFX_ERR_UNSUPPORTED, listing the kind's. */
+hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_tower_kind kind, hfx_vision_tower *out,
                                   hfx_error *err);
 
 /* The tokens the tower sees per image: its patches and a class token where it has one. */

@@ -66,7 +66,7 @@ static hfx_status parse_deepstack(hfx_cfg c, hfx_grid_tower *out, hfx_error *err
 hfx_status hfx_grid_tower_parse(const char *model_type, hfx_cfg c, hfx_grid_tower *out, hfx_error *err) {
     bool windows = model_type && strncmp(model_type, "qwen2_5_vl", 10) == 0;
     bool qwen3 = model_type && (strncmp(model_type, "qwen3_vl", 8) == 0 || strncmp(model_type, "qwen3_5", 7) == 0);
-    hfx_status st = hfx_vision_tower_parse(model_type, c, true, &out->tower, err);
+    hfx_status st = hfx_vision_tower_parse(model_type, c, HFX_TOWER_GRID, &out->tower, err);
     if (st) return st;
     const hfx_vision_cfg *v = &out->tower.cfg;
     if ((st = hfx_cfg_int_in_or(c, "spatial_merge_size", 2, 1, 64, &out->merge, err)) ||

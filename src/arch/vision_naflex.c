@@ -35,7 +35,7 @@ static hfx_status naflex_parse(const void *desc, hfx_cfg c, hfx_arena *arena, vo
     naflex_cfg *m = cfg;
     hfx_status st;
     (void)desc, (void)arena;
-    if ((st = hfx_vision_tower_parse("siglip2_vision_model", c, false, &m->tower, err)) ||
+    if ((st = hfx_vision_tower_parse("siglip2_vision_model", c, HFX_TOWER_IMAGE, &m->tower, err)) ||
         (st = hfx_naflex_grid(c, &m->grid, err)) || (st = hfx_cfg_bool_or(c, "vision_use_head", true, &m->head, err)))
         return st;
     return HFX_OK;

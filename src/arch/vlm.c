@@ -13,12 +13,20 @@
  * A descriptor per model says where its parts are (vlm_names: the Hub's and transformers 5's tensor
  * names) and how its lineage makes features (vlm_kind): LLaVA's chosen hidden states and MLP,
  * Idefics3's (SmolVLM's) pixel shuffle, Gemma 3's average pool, whose language model also takes
- * token_type_ids. */
+ * token_type_ids.
+ *
+ * Audio language models (Qwen2-Audio, Voxtral, Audio Flamingo 3) are the same split with an audio tower
+ * (audio_tower.c) in the encoder's place, their own family for the component's name:
+ *
+ *   audio_encoder  input_features [N, mels, frames] (and the feature mask where the lineage reads one)
+ *                  → audio_features [N, tokens, text hidden] (and audio_feature_lengths [N]: each clip's
+ *                  real tokens, the first of its row, which the caller writes over the audio tokens) */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/audio_tower.h"
 #include "arch/decoder.h"
 #include "arch/rope.h"
 #include "arch/vision.h"
@@ -56,11 +64,29 @@ typedef enum {
     VLM_GEMMA3,  /* the post-normed last state average-pooled to mm_tokens_per_image tokens, Gemma's RMSNorm,
                     a projection matrix [vision hidden, text hidden]; the language model sees each image's
                     tokens both ways (token_type_ids) */
+    VLM_AUDIO,   /* an audio tower over log-mel windows, its projector the descriptor's (vlm_audio_projector) */
     VLM_GRID     /* a grid tower (vision_grid.c: any image size, its merger the projector) over
                     pixel_values [num_patches, ·] and image_grid_thw; the language model's positions
                     M-RoPE's [3, B, S] (the descriptor's form); Qwen2-VL's text config may be the model's
                     own (the Hub's flat configs); Qwen3-VL's DeepStack features go into the first layers */
 } vlm_kind;
+
+/* How an audio lineage projects its tower's frames into the language model's width. */
+typedef enum {
+    AUDIO_LINEAR,      /* one biased linear (Qwen2-Audio's multi_modal_projector.linear) */
+    AUDIO_MLP,         /* linear_1 → projector_hidden_act → linear_2, biased as projector_bias says (Audio Flamingo 3) */
+    AUDIO_STACKED_MLP  /* the same without biases over every audio intermediate_size / hidden_size consecutive frames
+                          side by side (Voxtral: 4 frames a token) */
+} vlm_audio_projector;
+
+/* The audio lineages' names: the Hub's, transformers 5's */
+static const vlm_names audio_hub = {
+    {"audio_tower."}, "multi_modal_projector",
+    {{"model.", "language_model.model."}, {"lm_head.", "language_model.lm_head."}},
+    {"audio_tower", "multi_modal_projector", "language_model"}};
+static const vlm_names audio_v5 = {
+    {"model.audio_tower."}, "model.multi_modal_projector", {{"model.", "model.language_model."}},
+    {"model.audio_tower", "model.multi_modal_projector", "model.language_model", "lm_head"}};
 
 /* Idefics3 and SmolVLM: the Hub's names are transformers 5's */
 static const vlm_names idefics3_hub = {
@@ -78,7 +104,8 @@ typedef struct vlm_desc {
     const char *architecture;
     const vlm_names *const *names; /* NULL-terminated: the naming schemes its checkpoints use */
     vlm_kind kind;
-    const char *vision_default;    /* vision_config's model_type when it names none */
+    const char *vision_default;    /* vision_config's (audio_config's) model_type when it names none */
+    const char *text_default;      /* text_config's model_type when it names none (NULL: "llama") */
     int64_t image_token_default;
     const char *text_type;         /* the language model's model_type whatever text_config says (NULL: its own) */
     const hfx_decoder_desc *text;  /* the language model's descriptor where it has no causal LM of its own */
@@ -86,6 +113,9 @@ typedef struct vlm_desc {
     bool tied_by_top;              /* the head is tied as the top-level config says alone (default false), whatever
                                       text_config says: the Qwen3-VL lineage's configs do not forward the text's, as
                                       LLaVA's and Qwen2-VL's do */
+    vlm_audio_projector audio;     /* VLM_AUDIO: its projector */
+    const char *feature_mask;      /* VLM_AUDIO: the input naming each clip's real features, whose keys past them the
+                                      tower hides (Qwen2-Audio's feature_attention_mask); NULL: whole windows */
 } vlm_desc;
 
 typedef struct vlm_cfg {
@@ -93,6 +123,8 @@ typedef struct vlm_cfg {
     hfx_decoder_cfg text;
     hfx_vision_tower vision;
     hfx_grid_tower grid;    /* VLM_GRID's tower (and `vision` a copy of its layers') */
+    hfx_audio_tower audio;  /* VLM_AUDIO's tower (and `vision` a copy of its layers') */
+    int64_t stack;          /* AUDIO_STACKED_MLP: the frames side by side in a token */
     int64_t feature_layers[MAX_FEATURE_LAYERS]; /* hidden_states indices, 0..vision layers */
     int n_features;
     bool drop_first;        /* vision_feature_select_strategy "default": the first token is not a feature */
@@ -172,6 +204,35 @@ static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, vl
     return HFX_OK;
 }
 
+/* An audio lineage's tower (audio_config of model_type `type`) and projector. */
+static hfx_status parse_audio(const vlm_desc *d, hfx_cfg c, hfx_cfg audio, const char *type, vlm_cfg *m,
+                              hfx_error *err) {
+    hfx_status st;
+    const char *act;
+    if ((st = hfx_audio_tower_parse(type, audio, &m->audio, err))) return st;
+    m->vision = m->audio.layers;
+    m->projector_bias = d->audio == AUDIO_LINEAR;
+    m->stack = 1;
+    if (d->audio == AUDIO_LINEAR) return HFX_OK;
+    if ((d->audio == AUDIO_MLP && (st = hfx_cfg_bool_or(c, "projector_bias", true, &m->projector_bias, err))) ||
+        (st = hfx_cfg_str_or(c, "projector_hidden_act", "gelu", &act, err)))
+        return st;
+    if (!hfx_activation_from_name(act, &m->projector_act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: projector_hidden_act '%s' is not supported (%s)", c.where, act,
+                        hfx_activation_names());
+    if (d->audio == AUDIO_STACKED_MLP) {
+        const hfx_vision_cfg *v = &m->vision.cfg;
+        int64_t frames = hfx_audio_tower_frames(&m->audio);
+        m->stack = v->intermediate / v->hidden;
+        if (v->intermediate % v->hidden || frames % m->stack)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: intermediate_size %lld: the projector reads intermediate_size / "
+                                                      "hidden_size (%lld) frames side by side, which must divide the "
+                                                      "tower's %lld frames and intermediate_size itself", audio.where,
+                            (long long)v->intermediate, (long long)v->hidden, (long long)frames);
+    }
+    return HFX_OK;
+}
+
 static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     const vlm_desc *d = desc_;
     vlm_cfg *m = cfg;
@@ -181,8 +242,8 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     /* Qwen2-VL's Hub configs keep the language model's settings at the top level */
     bool flat = d->kind == VLM_GRID && !hfx_cfg_has(c, "text_config");
     if ((!flat && (st = hfx_cfg_object(c, "text_config", arena, &text, err))) ||
-        (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) ||
-        (st = hfx_cfg_str_or(text, "model_type", "llama", &text_type, err)) ||
+        (st = hfx_cfg_object(c, d->kind == VLM_AUDIO ? "audio_config" : "vision_config", arena, &vision, err)) ||
+        (st = hfx_cfg_str_or(text, "model_type", d->text_default ? d->text_default : "llama", &text_type, err)) ||
         (st = hfx_cfg_str_or(vision, "model_type", d->vision_default, &vision_type, err)))
         return st;
     if (d->text_type) text_type = d->text_type;
@@ -218,14 +279,18 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
             return hfx_fail(err, HFX_ERR_INVALID, "%s: the vision merger's width %lld is not the language model's "
                                                   "hidden_size %lld", vision.where, (long long)m->grid.out,
                             (long long)m->text.hidden);
-    } else if ((st = hfx_vision_tower_parse(vision_type, vision, false, &m->vision, err))) {
+    } else if (d->kind == VLM_AUDIO) {
+        if ((st = parse_audio(d, c, vision, vision_type, m, err))) return st;
+    } else if ((st = hfx_vision_tower_parse(vision_type, vision, HFX_TOWER_IMAGE, &m->vision, err))) {
         return st;
     }
-    /* transformers 5 names it image_token_id, older configs image_token_index */
-    const char *token_key = hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index";
+    /* transformers 5 names it image_token_id (audio_token_id), older configs image_token_index */
+    bool audio = d->kind == VLM_AUDIO;
+    const char *token_key = audio ? (hfx_cfg_has(c, "audio_token_id") ? "audio_token_id" : "audio_token_index")
+                                  : (hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index");
     if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
         return st;
-    return d->kind == VLM_GRID ? HFX_OK : parse_projector(d, c, text, m, err);
+    return d->kind == VLM_GRID || audio ? HFX_OK : parse_projector(d, c, text, m, err);
 }
 
 /* The naming scheme this checkpoint uses (the first whose tower is there) and the tower's prefix. */
@@ -283,6 +348,32 @@ static hfx_value *pooled_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w
     snprintf(n, sizeof n, "%s.mm_input_projection_weight", names->projector);
     hfx_value *proj = hfx_weight(w, 2, (int64_t[]){D, m->text.hidden}, "%s", n);
     return hfx_linear(g, x, hfx_const_transpose2d(g, proj), NULL);
+}
+
+/* input_features [N, mels, 2·positions] (and the feature mask) → audio_features [N, tokens, text hidden] (and
+ * audio_feature_lengths [N]): the tower's last state through the lineage's projector. */
+static void build_audio_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
+                                hfx_weights *w, const vlm_names *names, const char *tower) {
+    int64_t F = 2 * m->audio.positions, D = m->vision.cfg.hidden, out = m->text.hidden, in = D * m->stack;
+    hfx_value *features = hfx_graph_input(g, "input_features", o->dtype, 3,
+                                          (hfx_dim[]){o->batch, hfx_dim_const(m->audio.mels), hfx_dim_const(F)});
+    hfx_value *mask = d->feature_mask ? hfx_graph_input(g, d->feature_mask, HFX_DTYPE_I64, 2,
+                                                        (hfx_dim[]){o->batch, hfx_dim_const(F)}) : NULL;
+    hfx_value *lengths = NULL;
+    hfx_value *x = hfx_audio_tower_states(&m->audio, g, w, tower, features, mask, &lengths);
+    if (g->failed) return;
+    if (m->stack > 1) { /* consecutive frames side by side: [N, frames/stack, D·stack] */
+        int64_t tokens = hfx_audio_tower_frames(&m->audio) / m->stack;
+        x = hfx_reshape(g, x, 3, (hfx_dim[]){x->dims[0], hfx_dim_const(tokens), hfx_dim_const(in)});
+    }
+    if (d->audio == AUDIO_LINEAR) {
+        x = dense(g, w, x, D, out, true, names->projector, "linear");
+    } else {
+        x = dense(g, w, x, in, out, m->projector_bias, names->projector, "linear_1");
+        x = dense(g, w, hfx_activate(g, m->projector_act, x), out, out, m->projector_bias, names->projector, "linear_2");
+    }
+    hfx_graph_output(g, x, "audio_features");
+    if (lengths) hfx_graph_output(g, lengths, "audio_feature_lengths");
 }
 
 /* pixel_values → image_features [N, tokens, text hidden], as the lineage makes them (vlm_kind); a
@@ -356,9 +447,11 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
                                                   "(token_type_ids over the cache's slots) yet; export a dynamic cache",
                         d->architecture);
     }
-    bool image = strcmp(component, "image_encoder") == 0, whole = strcmp(component, "model") == 0;
+    bool audio = d->kind == VLM_AUDIO;
+    bool image = strcmp(component, audio ? "audio_encoder" : "image_encoder") == 0, whole = strcmp(component, "model") == 0;
     if (image || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
-        build_image_encoder(d, m, o, g, &w, names, tower);
+        if (audio) build_audio_encoder(d, m, o, g, &w, names, tower);
+        else build_image_encoder(d, m, o, g, &w, names, tower);
         for (int i = 2; image && i < 4; i++) /* the language model is the other components' */
             if (names->stacks[i]) hfx_weights_ignore_stack(&w, names->stacks[i]);
         host.weights = &w;
@@ -402,17 +495,33 @@ static const hfx_component one_graph[] = {
     {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
     {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0, .stateful_stem = "language"},
 };
+/* an audio LM's: the encoder's other name and file */
+static const hfx_component audio_generation[] = {
+    {.name = "audio_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "audio_embeddings"},
+    {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
+    {.name = "prefill", .role = "prefill", .logits_to_keep = 1},
+    {.name = "decode", .role = "decode", .single_token = true, .reads_state = true, .logits_to_keep = 1,
+     .stateful_stem = "language"},
+};
+static const hfx_component audio_one_graph[] = {
+    {.name = "audio_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "audio_embeddings"},
+    {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
+    {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0, .stateful_stem = "language"},
+};
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "position_ids", NULL};
 
+#define VLM_COMMON                                                                                                \
+    .cfg_size = sizeof(vlm_cfg), .parse = vlm_parse, .build_forward = vlm_build, .cache_layers = vlm_cache_layers, \
+    .sequence_inputs = sequence_inputs, .torch_signature = vlm_torch_signature, .genai = HFX_GENAI_NONE
+
+const hfx_arch_family hfx_audio_lm_family = {
+    VLM_COMMON,
+    .exports = {[HFX_EXPORT_GENERATION] = {audio_generation, 4}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {audio_one_graph, 3}},
+};
+
 const hfx_arch_family hfx_vlm_family = {
-    .cfg_size = sizeof(vlm_cfg),
-    .parse = vlm_parse,
-    .build_forward = vlm_build,
-    .cache_layers = vlm_cache_layers,
+    VLM_COMMON,
     .exports = {[HFX_EXPORT_GENERATION] = {generation, 4}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 3}},
-    .sequence_inputs = sequence_inputs,
-    .torch_signature = vlm_torch_signature,
-    .genai = HFX_GENAI_NONE,
 };
 
 static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};
@@ -486,3 +595,31 @@ const vlm_desc hfx_qwen3_5_moe = {.architecture = "Qwen3_5MoeForConditionalGener
                                   .image_token_default = 248056,
                                   .tied_by_top = true,
                                   .mrope = {{11, 11, 10}, true}};
+
+/* Audio language models: Whisper's encoder as the tower (audio_tower.c) */
+static const vlm_names *const audio_names[] = {&audio_hub, &audio_v5, NULL};
+/* Qwen2-Audio: the pooled tower over each clip's real frames, one linear into Qwen2 */
+const vlm_desc hfx_qwen2_audio = {.architecture = "Qwen2AudioForConditionalGeneration",
+                                  .names = audio_names,
+                                  .kind = VLM_AUDIO,
+                                  .vision_default = "qwen2_audio_encoder",
+                                  .text_default = "qwen2",
+                                  .image_token_default = 151646,
+                                  .audio = AUDIO_LINEAR,
+                                  .feature_mask = "feature_attention_mask"};
+/* Voxtral: whole 30-second windows, four frames a token through an unbiased MLP into Llama */
+const vlm_desc hfx_voxtral = {.architecture = "VoxtralForConditionalGeneration",
+                              .names = audio_names,
+                              .kind = VLM_AUDIO,
+                              .vision_default = "voxtral_encoder",
+                              .image_token_default = 24,
+                              .audio = AUDIO_STACKED_MLP};
+/* Audio Flamingo 3: Qwen2-Audio's tower, an MLP into Qwen2 */
+const vlm_desc hfx_audioflamingo3 = {.architecture = "AudioFlamingo3ForConditionalGeneration",
+                                     .names = audio_names,
+                                     .kind = VLM_AUDIO,
+                                     .vision_default = "audioflamingo3_encoder",
+                                     .text_default = "qwen2",
+                                     .image_token_default = 151669,
+                                     .audio = AUDIO_MLP,
+                                     .feature_mask = "input_features_mask"};

@@ -40,7 +40,8 @@ import torch
 import ovutil
 from conftest import REPO, assert_logits_close, built_once, cached_exports, describe, run_hfx
 from initutil import init_weights
-from genutil import compare_generation
+from genutil import compare_generation, left_pad
+from mmutil import eager_models, expand_tokens, run_example_executorch
 
 sys.path.insert(0, str(REPO / "examples"))
 import generate_vlm  # noqa: E402
@@ -224,14 +225,7 @@ def export_dir(ckpt, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def reference(ckpt):
-    models = {}
-
-    def get(name):
-        if name not in models:
-            models[name] = model_class(VARIANTS[name]).from_pretrained(str(ckpt(name)),
-                                                                       attn_implementation="eager").eval()
-        return models[name]
-    return get
+    return eager_models(ckpt, lambda name: model_class(VARIANTS[name]))
 
 
 def images(tmp_path, n):
@@ -341,14 +335,9 @@ def want_generation(reference, name, rows, paths):
     order): (tokens, logits)."""
     model = reference(name)
     # its tiles × tokens, or a grid tower's tokens
-    sizes = iter([want_features(reference, name, [p]).shape[:-1] for p in paths])
-    rows = [[t for tok in r for t in ([tok] * int(np.prod(next(sizes))) if tok == IMAGE_TOKEN else [tok])]
-            for r in rows]
-    length = max(map(len, rows))
-    ids = np.zeros((len(rows), length), np.int64)
-    mask = np.zeros_like(ids)
-    for i, r in enumerate(rows):
-        ids[i, length - len(r):], mask[i, length - len(r):] = r, 1
+    rows = expand_tokens(rows, IMAGE_TOKEN, [np.prod(want_features(reference, name, [p]).shape[:-1]) for p in paths])
+    ids, mask = left_pad(rows, 0)
+    length = ids.shape[1]
     if VARIANTS[name].arch != "Idefics3" and VARIANTS[name].arch != "SmolVLM":
         kwargs = image_inputs(name, paths)
         if VARIANTS[name].arch == "Gemma3":  # which tokens are an image's, as its processor says
@@ -393,18 +382,7 @@ def run_example(out, paths, rows, fmt, tmp_path):
     the executorch virtualenv, with its --print-logits."""
     if not fmt.startswith("executorch"):
         return generate_vlm.generate(out, paths, rows, NEW_TOKENS)
-    import subprocess
-    import etutil
-    logits_file = tmp_path / "logits.npz"
-    cmd = [str(etutil.PYTHON), str(REPO / "examples" / "generate_vlm.py"), str(out), "--prompt-ids",
-           ";".join(",".join(map(str, r)) for r in rows), "--max-new-tokens", str(NEW_TOKENS),
-           "--print-logits", str(logits_file)]
-    for p in paths:
-        cmd += ["--image", str(p)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    with np.load(logits_file) as npz:
-        return npz["tokens"], npz["logits"]
+    return run_example_executorch(out, rows, NEW_TOKENS, [a for p in paths for a in ("--image", p)], tmp_path)
 
 
 # every layout for one model of each lineage; the other variants (their towers, feature choices and

@@ -1,0 +1,44 @@
+"""What the multimodal generation tests share (test_vlm.py, test_audio_lm.py): prompts whose one media token per image
+or audio file becomes its feature count, transformers' models loaded once with eager attention, and
+examples/generate_vlm.py run in the executorch virtualenv."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from conftest import REPO
+
+
+def expand_tokens(rows, token: int, counts) -> list:
+    """Each `token` in the rows (in order) made counts[k] tokens."""
+    sizes = iter(counts)
+    return [[t for tok in r for t in ([tok] * int(next(sizes)) if tok == token else [tok])] for r in rows]
+
+
+def eager_models(ckpt, model_class_of):
+    """get(name): the variant's transformers model from its checkpoint (model_class_of(name) loads it), eager
+    attention, in eval mode, loaded once."""
+    models = {}
+
+    def get(name):
+        if name not in models:
+            models[name] = model_class_of(name).from_pretrained(str(ckpt(name)), attn_implementation="eager").eval()
+        return models[name]
+    return get
+
+
+def run_example_executorch(out: Path, rows, new_tokens: int, media: list, tmp_path: Path):
+    """(tokens, logits) of examples/generate_vlm.py on the export in the executorch virtualenv: the prompts as one
+    batch, `media` its --image / --audio arguments, the logits through --print-logits."""
+    import etutil
+    logits_file = tmp_path / "logits.npz"
+    cmd = [str(etutil.PYTHON), str(REPO / "examples" / "generate_vlm.py"), str(out), "--prompt-ids",
+           ";".join(",".join(map(str, r)) for r in rows), "--max-new-tokens", str(new_tokens),
+           "--print-logits", str(logits_file), *map(str, media)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    with np.load(logits_file) as npz:
+        return npz["tokens"], npz["logits"]
