@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA, Gemma 3, Idefics3, SmolVLM, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
+vision-language model (LLaVA, Gemma 3, Idefics3, SmolVLM, InternVL, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
 language model (Qwen2-Audio, Voxtral, Audio Flamingo 3), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the
 export's format says which).
 
@@ -143,7 +143,7 @@ def processed(out_dir: Path, images: list):
 
 def pixel_values(out_dir: Path, images: list) -> list:
     """Each image as the model's image processor prepares it: [n, C, S, S] float32 — one image, or
-    (Idefics3, SmolVLM) its tiles and the whole image resized."""
+    (Idefics3, SmolVLM, InternVL) its tiles and the whole image resized."""
     result = []
     for path, out in processed(out_dir, images):
         pixels = np.asarray(out["pixel_values"], np.float32)

@@ -80,6 +80,13 @@ struct vision_layout {
                                                  in [-1, 1] (DINOv3: rope_theta; the class and register tokens
                                                  not turned) */
     bool key_unbiased;                        /* the key projection has no bias whatever qkv_bias says (Whisper's) */
+    const char *norm_type_key;                /* the config key naming the norms, "layer_norm" or "rms_norm"
+                                                 (InternViT's norm_type); NULL: rms_norm says */
+    const char *qk_norm_key;                  /* the config key that RMS-normalises q and k over every head at once
+                                                 (InternViT's use_qk_norm), by these norms (eps 1e-6): */
+    const char *q_norm, *k_norm;
+    const char *positions_key;                /* the config key that turns the learned positions off (InternViT's
+                                                 use_absolute_position_embeddings); NULL: always there */
 };
 
 static const vision_layout vit_layout = {
@@ -119,6 +126,19 @@ static const vision_layout dinov3_layout = {
     .layer_scale2 = "layer_scale2.lambda1", .resample_positions = true, .unused = "embeddings.mask_token",
     .gated_key = "use_gated_mlp", .bias_keys = {"query_bias", "key_bias", "value_bias", "proj_bias", "mlp_bias"},
     .bias_defaults = {true, false, true, true, true}, .registers = "embeddings.register_tokens", .rope_2d = true};
+
+/* InternVL's InternViT: ViT's shape under its own names (the class token and positions [1, tokens, hidden]), layer
+ * scales, q/k/v biased by attention_bias, LayerNorms or RMSNorms by norm_type, q and k RMS-normed by use_qk_norm; its
+ * final norm (without use_mean_pooling) is the host's to apply */
+static const vision_layout internvl_layout = {
+    .prefix = "vision_tower", .patch = "embeddings.patch_embeddings.projection", .cls = "embeddings.cls_token",
+    .positions = "embeddings.position_embeddings", .patch_bias = true, .layer = "encoder.layer.%lld",
+    .q = "attention.q_proj", .k = "attention.k_proj", .v = "attention.v_proj", .o = "attention.projection_layer",
+    .norm1 = "layernorm_before", .norm2 = "layernorm_after", .fc1 = "mlp.fc1", .fc2 = "mlp.fc2",
+    .final_norm = "layernorm", .act_default = "gelu", .eps_default = 1e-6, .layer_scale1 = "lambda_1",
+    .layer_scale2 = "lambda_2", .bias_keys = {"attention_bias", "attention_bias", "attention_bias"},
+    .norm_type_key = "norm_type", .qk_norm_key = "use_qk_norm", .q_norm = "attention.q_norm",
+    .k_norm = "attention.k_norm", .positions_key = "use_absolute_position_embeddings"};
 
 static const vision_layout siglip_layout = {
     .prefix = "vision_model", .patch = "embeddings.patch_embedding", .positions = "embeddings.position_embedding.weight",
@@ -223,6 +243,24 @@ static hfx_status intermediate(const vision_layout *L, hfx_cfg c, vision_cfg *m,
     return HFX_OK;
 }
 
+/* What a lineage's config switches: the norms' kind, q/k norms, learned positions. */
+static hfx_status parse_switches(const vision_layout *L, hfx_cfg c, vision_cfg *m, hfx_error *err) {
+    hfx_status st;
+    const char *type;
+    m->rms_norm = L->rms_norm;
+    m->positions = L->positions != NULL;
+    if ((L->qk_norm_key && (st = hfx_cfg_bool_or(c, L->qk_norm_key, false, &m->qk_norm, err))) ||
+        (L->positions_key && (st = hfx_cfg_bool_or(c, L->positions_key, true, &m->positions, err))))
+        return st;
+    if (!L->norm_type_key) return HFX_OK;
+    if ((st = hfx_cfg_str_or(c, L->norm_type_key, "layer_norm", &type, err))) return st;
+    if (strcmp(type, "layer_norm") != 0 && strcmp(type, "rms_norm") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' (supported: layer_norm, rms_norm)", c.where,
+                        L->norm_type_key, type);
+    m->rms_norm = strcmp(type, "rms_norm") == 0;
+    return HFX_OK;
+}
+
 static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, hfx_error *err) {
     const tower_keys *k = L->keys ? L->keys : &vit_keys;
     hfx_status st;
@@ -248,6 +286,7 @@ static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, 
             return st;
     }
     if (L->registers && (st = hfx_cfg_int_in_or(c, "num_register_tokens", 0, 0, 1 << 12, &m->registers, err))) return st;
+    if ((st = parse_switches(L, c, m, err))) return st;
     if (L->rope_2d) {
         if ((st = hfx_cfg_num_or(c, "rope_theta", 100.0, &m->rope_theta, err))) return st;
         if (!(m->rope_theta > 0) || (m->hidden / m->heads) % 4)
@@ -294,7 +333,7 @@ static hfx_value *dense(vision_ctx *c, hfx_value *x, int64_t in, int64_t out, bo
 
 static hfx_value *norm(vision_ctx *c, hfx_value *x, const char *name) {
     int64_t h = x->dims[x->rank - 1].c; /* the tower's width, or a merger's (DeepStack's norm after the merge) */
-    if (c->L->rms_norm) return hfx_rms_norm(c->g, x, hfx_weight(c->w, 1, &h, "%s.weight", name), c->m->eps, 0.0);
+    if (c->m->rms_norm) return hfx_rms_norm(c->g, x, hfx_weight(c->w, 1, &h, "%s.weight", name), c->m->eps, 0.0);
     return hfx_layer_norm(c->g, x, hfx_weight(c->w, 1, &h, "%s.weight", name), hfx_weight(c->w, 1, &h, "%s.bias", name),
                           c->m->eps);
 }
@@ -363,7 +402,11 @@ static hfx_value *attention(vision_ctx *c, hfx_value *x, const char *layer) {
     } else {
         for (int j = 0; j < 3; j++) {
             snprintf(n, sizeof n, "%s.%s", layer, names[j]);
-            qkv[j] = split_heads(c, dense(c, x, h, h, m->bias[j], n));
+            hfx_value *y = dense(c, x, h, h, m->bias[j], n);
+            if (m->qk_norm && j < 2) /* over every head at once, at the norm's own eps */
+                y = hfx_rms_norm(g, y, hfx_weight(c->w, 1, &h, "%s.%s.weight", layer, j ? c->L->k_norm : c->L->q_norm),
+                                 1e-6, 0.0);
+            qkv[j] = split_heads(c, y);
         }
     }
     if (c->attend && c->attend->cos) {
@@ -647,7 +690,7 @@ static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_valu
         }
         x = parts[1] ? hfx_concat(g, 3, parts, 1) : hfx_concat(g, 2, (hfx_value *[]){parts[0], x}, 1);
     }
-    if (L->positions) {
+    if (m->positions) {
         snprintf(n, sizeof n, "%s%s", c->prefix, L->positions);
         x = hfx_op2(g, HFX_OP_ADD, x, positions(c, n));
     }
@@ -799,6 +842,7 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_tower_k
                   /* Idefics3's and SmolVLM's: SigLIP's tower, for full images (the positions of a padded
                      one are not written) */
                   {"idefics3_vision", &siglip_layout, HFX_TOWER_IMAGE}, {"smolvlm_vision", &siglip_layout, HFX_TOWER_IMAGE},
+                  {"internvl_vision", &internvl_layout, HFX_TOWER_IMAGE},
                   /* grid towers (vision_grid.c): transformers 5's names and the Hub's */
                   {"qwen2_vl_vision", &qwen2_vl_layout, HFX_TOWER_GRID}, {"qwen2_vl", &qwen2_vl_layout, HFX_TOWER_GRID},
                   {"qwen2_5_vl_vision", &qwen2_5_vl_layout, HFX_TOWER_GRID}, {"qwen2_5_vl", &qwen2_5_vl_layout, HFX_TOWER_GRID},
@@ -811,7 +855,7 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_tower_k
                   {"voxtral_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO},
                   {"audioflamingo3_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO}};
     static const char *const supported[] = {
-        [HFX_TOWER_IMAGE] = "clip_vision_model, siglip_vision_model, idefics3_vision, smolvlm_vision",
+        [HFX_TOWER_IMAGE] = "clip_vision_model, siglip_vision_model, idefics3_vision, smolvlm_vision, internvl_vision",
         [HFX_TOWER_GRID] = "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen3_5, qwen3_5_moe",
         [HFX_TOWER_AUDIO] = "qwen2_audio_encoder, voxtral_encoder, audioflamingo3_encoder"};
     for (size_t i = 0; model_type && i < sizeof towers / sizeof towers[0]; i++)
@@ -863,7 +907,7 @@ hfx_value *hfx_vision_layers_attending(const hfx_vision_tower *t, hfx_graph *g, 
     return layers(&c, x, t->cfg.layers, states);
 }
 
-bool hfx_vision_rms_norm(const hfx_vision_tower *t) { return t->layout->rms_norm; }
+bool hfx_vision_rms_norm(const hfx_vision_tower *t) { return t->cfg.rms_norm; }
 
 hfx_value *hfx_vision_tower_pooled(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                    hfx_value *pixels) {

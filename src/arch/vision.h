@@ -20,6 +20,9 @@ typedef struct hfx_vision_cfg {
     double rope_theta; /* DINOv3's 2-D rotary base */
     int64_t grid; /* the side of the learned position grid: the config's image_size / patch_size (the
                      graph's image may differ where the lineage resamples its positions) */
+    bool rms_norm;  /* RMSNorms (the layout's, or as its norm_type key says) */
+    bool qk_norm;   /* q and k RMS-normed over every head (the layout's qk_norm_key) */
+    bool positions; /* learned positions added (the layout has them and its positions_key does not turn them off) */
 } hfx_vision_cfg;
 
 typedef struct vision_layout vision_layout; /* a lineage's tensor names and defaults (vision.c) */

@@ -64,6 +64,9 @@ typedef enum {
     VLM_GEMMA3,  /* the post-normed last state average-pooled to mm_tokens_per_image tokens, Gemma's RMSNorm,
                     a projection matrix [vision hidden, text hidden]; the language model sees each image's
                     tokens both ways (token_type_ids) */
+    VLM_INTERNVL, /* vision_feature_layer's hidden states (the last through the tower's final norm where it has one),
+                    the class token dropped, pixel-shuffled as Idefics3's (by 1/downsample_ratio), then LayerNorm,
+                    linear_1 → projector_hidden_act → linear_2 */
     VLM_AUDIO,   /* an audio tower over log-mel windows, its projector the descriptor's (vlm_audio_projector) */
     VLM_GRID     /* a grid tower (vision_grid.c: any image size, its merger the projector) over
                     pixel_values [num_patches, ·] and image_grid_thw; the language model's positions
@@ -134,10 +137,12 @@ typedef struct vlm_cfg {
     int64_t tokens_side;    /* VLM_GEMMA3: √mm_tokens_per_image */
     int64_t image_token;
     int64_t deepstack;      /* VLM_GRID: the DeepStack features the language model adds (its first layers') */
+    bool final_norm;        /* VLM_INTERNVL: the features are the last state through the tower's final norm */
 } vlm_cfg;
 
-/* vision_feature_layer: one hidden_states index or a list of them, negative from the end. */
-static hfx_status parse_feature_layers(hfx_cfg c, vlm_cfg *m, hfx_error *err) {
+/* vision_feature_layer: one hidden_states index or a list of them, negative from the end (`fallback` where there is
+ * none). */
+static hfx_status parse_feature_layers(hfx_cfg c, int64_t fallback, vlm_cfg *m, hfx_error *err) {
     const json_t *v = json_object_get(c.obj, "vision_feature_layer");
     int64_t n_states = m->vision.cfg.layers + 1;
     bool list = json_is_array(v);
@@ -147,7 +152,7 @@ static hfx_status parse_feature_layers(hfx_cfg c, vlm_cfg *m, hfx_error *err) {
                                               "integers", c.where, MAX_FEATURE_LAYERS);
     for (size_t i = 0; i < n; i++) {
         const json_t *e = list ? json_array_get(v, i) : v;
-        int64_t k = !e || json_is_null(e) ? -2 : json_is_integer(e) ? json_integer_value(e) : INT64_MIN;
+        int64_t k = !e || json_is_null(e) ? fallback : json_is_integer(e) ? json_integer_value(e) : INT64_MIN;
         if (k < 0 && k >= -n_states) k += n_states;
         if (k < 0 || k >= n_states)
             return hfx_fail(err, HFX_ERR_INVALID, "%s: vision_feature_layer%s is not the index of one of the vision "
@@ -159,9 +164,43 @@ static hfx_status parse_feature_layers(hfx_cfg c, vlm_cfg *m, hfx_error *err) {
     return HFX_OK;
 }
 
-/* The projector's settings: Gemma 3's pooling, Idefics3's pixel shuffle, LLaVA's MLP over chosen
+/* InternVL's: one hidden state (vision_feature_layer -1: the last one, through the final norm unless the tower pools
+ * by its mean), the class token dropped, the pixel shuffle's factor 1/downsample_ratio. */
+static hfx_status parse_internvl(hfx_cfg c, hfx_cfg vision, vlm_cfg *m, hfx_error *err) {
+    hfx_status st;
+    const char *strategy;
+    double ratio;
+    bool mean_pooling;
+    int64_t side = m->vision.cfg.image / m->vision.cfg.patch;
+    if (json_is_array(json_object_get(c.obj, "vision_feature_layer")))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: vision_feature_layer as a list: InternVL reads one layer's "
+                                                  "states", c.where);
+    if ((st = parse_feature_layers(c, -1, m, err)) ||
+        (st = hfx_cfg_str_or(c, "vision_feature_select_strategy", "default", &strategy, err)) ||
+        (st = hfx_cfg_num_or(c, "downsample_ratio", 0.5, &ratio, err)) ||
+        (st = hfx_cfg_bool_or(vision, "use_mean_pooling", true, &mean_pooling, err)))
+        return st;
+    if (strcmp(strategy, "default") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: vision_feature_select_strategy '%s': InternVL's pixel shuffle "
+                                                  "places the patches alone (supported: default)", c.where, strategy);
+    m->scale = ratio > 0 && ratio <= 1 ? (int64_t)(1 / ratio + 0.5) : 0;
+    if (!m->scale || fabs(1 / ratio - (double)m->scale) > 1e-9 || side % m->scale)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: downsample_ratio %g: the pixel shuffle needs 1/ratio a whole "
+                                                  "number dividing the tower's %lld × %lld patches", c.where, ratio,
+                        (long long)side, (long long)side);
+    /* transformers reads last_hidden_state for -1 alone; any other index is a bare hidden state */
+    int64_t raw = -1;
+    if (hfx_cfg_has(c, "vision_feature_layer") && (st = hfx_cfg_int_or(c, "vision_feature_layer", -1, &raw, err)))
+        return st;
+    m->final_norm = raw == -1 && !mean_pooling;
+    m->drop_first = true;
+    return HFX_OK;
+}
+
+/* The projector's settings: Gemma 3's pooling, Idefics3's pixel shuffle, InternVL's, LLaVA's MLP over chosen
  * hidden states. */
-static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, vlm_cfg *m, hfx_error *err) {
+static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, hfx_cfg vision, vlm_cfg *m,
+                                  hfx_error *err) {
     hfx_status st;
     const char *strategy, *act;
     if (d->kind == VLM_GEMMA3) { /* AvgPool2d(kernel = stride = side / tokens per side) */
@@ -189,7 +228,16 @@ static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, vl
                                                   "patches", c.where, (long long)m->scale, (long long)side, (long long)side);
         return HFX_OK;
     }
-    if ((st = parse_feature_layers(c, m, err)) ||
+    if (d->kind == VLM_INTERNVL) {
+        if ((st = parse_internvl(c, vision, m, err)) ||
+            (st = hfx_cfg_str_or(c, "projector_hidden_act", "gelu", &act, err)))
+            return st;
+        if (!hfx_activation_from_name(act, &m->projector_act))
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: projector_hidden_act '%s' is not supported (%s)", c.where,
+                            act, hfx_activation_names());
+        return HFX_OK;
+    }
+    if ((st = parse_feature_layers(c, -2, m, err)) ||
         (st = hfx_cfg_str_or(c, "vision_feature_select_strategy", "default", &strategy, err)) ||
         (st = hfx_cfg_str_or(c, "projector_hidden_act", "gelu", &act, err)) ||
         (st = hfx_cfg_bool_or(c, "multimodal_projector_bias", true, &m->projector_bias, err)))
@@ -290,7 +338,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
                                   : (hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index");
     if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
         return st;
-    return d->kind == VLM_GRID || audio ? HFX_OK : parse_projector(d, c, text, m, err);
+    return d->kind == VLM_GRID || audio ? HFX_OK : parse_projector(d, c, text, vision, m, err);
 }
 
 /* The naming scheme this checkpoint uses (the first whose tower is there) and the tower's prefix. */
@@ -314,18 +362,45 @@ static hfx_value *dense(hfx_graph *g, hfx_weights *w, hfx_value *x, int64_t in, 
     return hfx_linear(g, x, wt, bias ? hfx_weight(w, 1, (int64_t[]){out}, "%s.%s.bias", prefix, name) : NULL);
 }
 
-/* Idefics3's features of the tower's last state x [N, T, D] (post-normed): pixel-shuffled to
- * [N, T/s², D·s²] — rows of s patches side by side, then s such rows — and projected. */
-static hfx_value *pixel_shuffle_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w, const vlm_names *names,
-                                         hfx_value *x) {
+/* The patches x [N, side², D] pixel-shuffled by s (Idefics3's and InternVL's) to [N, side²/s², D·s²]: rows of s
+ * patches side by side, then s such rows. */
+static hfx_value *pixel_shuffle(const vlm_cfg *m, hfx_graph *g, hfx_value *x) {
     int64_t D = m->vision.cfg.hidden, side = m->vision.cfg.image / m->vision.cfg.patch, s = m->scale;
     hfx_dim N = x->dims[0];
     x = hfx_reshape(g, x, 4, (hfx_dim[]){N, hfx_dim_const(side), hfx_dim_const(side / s), hfx_dim_const(D * s)});
     x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 1, 3}); /* [N, side/s, side, D·s] */
     x = hfx_reshape(g, x, 4, (hfx_dim[]){N, hfx_dim_const(side / s), hfx_dim_const(side / s), hfx_dim_const(D * s * s)});
     x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 1, 3});
-    x = hfx_reshape(g, x, 3, (hfx_dim[]){N, hfx_dim_const(side * side / (s * s)), hfx_dim_const(D * s * s)});
-    return dense(g, w, x, D * s * s, m->text.hidden, false, names->projector, "modality_projection.proj");
+    return hfx_reshape(g, x, 3, (hfx_dim[]){N, hfx_dim_const(side * side / (s * s)), hfx_dim_const(D * s * s)});
+}
+
+/* Idefics3's features of the tower's last state x [N, T, D] (post-normed): pixel-shuffled and projected. */
+static hfx_value *pixel_shuffle_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w, const vlm_names *names,
+                                         hfx_value *x) {
+    int64_t in = m->vision.cfg.hidden * m->scale * m->scale;
+    return dense(g, w, pixel_shuffle(m, g, x), in, m->text.hidden, false, names->projector, "modality_projection.proj");
+}
+
+/* InternVL's features of pixels [N, C, S, S] (parse_internvl's choice of state), through its projector:
+ * [N, side²/s², text hidden]. */
+static hfx_value *internvl_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w, const vlm_names *names,
+                                    const char *tower, hfx_value *pixels) {
+    int64_t upto = m->feature_layers[0], in = m->vision.cfg.hidden * m->scale * m->scale, out = m->text.hidden;
+    char n[256];
+    hfx_value *x = hfx_vision_tower_states(&m->vision, g, w, tower, pixels, upto, NULL);
+    if (g->failed) return x;
+    int64_t D = m->vision.cfg.hidden;
+    snprintf(n, sizeof n, "%slayernorm", tower);
+    if (m->final_norm) /* a LayerNorm whatever the layers' norm_type */
+        x = hfx_layer_norm(g, x, hfx_weight(w, 1, &D, "%s.weight", n), hfx_weight(w, 1, &D, "%s.bias", n),
+                           m->vision.cfg.eps);
+    else
+        hfx_vision_tower_skip_rest(&m->vision, w, tower, upto);
+    x = pixel_shuffle(m, g, hfx_slice(g, x, 1, 1, INT64_MAX));
+    snprintf(n, sizeof n, "%s.layer_norm", names->projector);
+    x = hfx_layer_norm(g, x, hfx_weight(w, 1, &in, "%s.weight", n), hfx_weight(w, 1, &in, "%s.bias", n), 1e-5);
+    x = dense(g, w, x, in, out, true, names->projector, "linear_1");
+    return dense(g, w, hfx_activate(g, m->projector_act, x), out, out, true, names->projector, "linear_2");
 }
 
 /* Gemma 3's features of the tower's last state x [N, side², D] (post-normed): each k × k square of
@@ -396,6 +471,11 @@ static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
     hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
                                         (hfx_dim[]){o->batch, hfx_dim_const(v->channels), hfx_dim_const(v->image),
                                                     hfx_dim_const(v->image)});
+    if (d->kind == VLM_INTERNVL) {
+        hfx_value *x = internvl_features(m, g, w, names, tower, pixels);
+        if (!g->failed) hfx_graph_output(g, x, "image_features");
+        return;
+    }
     if (d->kind != VLM_LLAVA) { /* the tower's post-normed last state */
         char n[256];
         hfx_value *last = hfx_vision_tower_states(&m->vision, g, w, tower, pixels, v->layers, NULL);
@@ -595,6 +675,14 @@ const vlm_desc hfx_qwen3_5_moe = {.architecture = "Qwen3_5MoeForConditionalGener
                                   .image_token_default = 248056,
                                   .tied_by_top = true,
                                   .mrope = {{11, 11, 10}, true}};
+
+/* InternVL: InternViT's tower, the pixel shuffle and an MLP into (mostly) Qwen2 */
+const vlm_desc hfx_internvl = {.architecture = "InternVLForConditionalGeneration",
+                               .names = llava_names,
+                               .kind = VLM_INTERNVL,
+                               .vision_default = "internvl_vision",
+                               .text_default = "qwen2",
+                               .image_token_default = 151667};
 
 /* Audio language models: Whisper's encoder as the tower (audio_tower.c) */
 static const vlm_names *const audio_names[] = {&audio_hub, &audio_v5, NULL};

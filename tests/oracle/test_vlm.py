@@ -145,6 +145,24 @@ VARIANTS = {
                                         "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 24,
                                         "shared_expert_intermediate_size": 40}, QWEN_TOP,
                            processor="Qwen2VLImageProcessor", arch="Qwen3_5Moe"),
+    # InternVL: InternViT (LayerNorms, layer scales, the class token and learned positions, no final norm: it pools
+    # by its mean) over 64-pixel tiles in patches of 8, the last state without the class token pixel-shuffled by 2
+    # (16 tokens a tile), LayerNorm and an MLP; each image cut by its processor into tiles and a thumbnail; Qwen2
+    "internvl": Variant({**TOWER, "image_size": 64, "patch_size": 8, "model_type": "internvl_vision"},
+                        {**TEXT, "model_type": "qwen2"}, {"tie_word_embeddings": False}, processor="GotOcr2ImageProcessor",
+                        arch="InternVL"),
+    # RMSNorms, q/k RMS-normed over every head, biased q/k/v, no learned positions, the final norm on the last
+    # state (no mean pooling), a shuffle by 4, a SiLU projector
+    "internvl_variant": Variant({**TOWER, "image_size": 64, "patch_size": 8, "model_type": "internvl_vision",
+                                 "norm_type": "rms_norm", "use_qk_norm": True, "attention_bias": True,
+                                 "use_absolute_position_embeddings": False, "use_mean_pooling": False},
+                                {**TEXT, "model_type": "qwen2"}, {"downsample_ratio": 0.25, "projector_hidden_act": "silu", "tie_word_embeddings": False},
+                                processor="GotOcr2ImageProcessor", arch="InternVL"),
+    # the second-to-last state: a bare hidden state, no final norm though the tower has one; Llama
+    "internvl_layer": Variant({**TOWER, "image_size": 64, "patch_size": 8, "model_type": "internvl_vision",
+                               "use_mean_pooling": False}, {**TEXT, "model_type": "llama"},
+                              {"vision_feature_layer": -2, "tie_word_embeddings": False},
+                              processor="GotOcr2ImageProcessor", arch="InternVL"),
 }
 GRID_ARCHS = ("Qwen2VL", "Qwen2_5_VL", "Qwen3VL", "Qwen3_5", "Qwen3VLMoe", "Qwen3_5Moe")
 
@@ -186,6 +204,9 @@ def processor(v: Variant):
     if v.processor in ("Idefics3ImageProcessor", "SmolVLMImageProcessor"):  # tiles of the tower's size
         return getattr(transformers, v.processor)(size={"longest_edge": 2 * size}, max_image_size={"longest_edge": size},
                                                   do_image_splitting=True)
+    if v.processor == "GotOcr2ImageProcessor":  # InternVL's: tiles of the tower's size and a thumbnail
+        return transformers.GotOcr2ImageProcessor(size={"height": size, "width": size}, crop_to_patches=True,
+                                                  max_patches=4)
     if v.processor == "Gemma3ImageProcessor":
         return transformers.Gemma3ImageProcessor(size={"height": size, "width": size})
     if v.processor == "SiglipImageProcessor":
@@ -399,6 +420,8 @@ GENERATION_CASES += [("qwen2_5_vl", "dynamo"), ("qwen2_5_vl", "executorch-grid")
 # test_hybrid.py's, the tower's Qwen3-VL's)
 GENERATION_CASES += [("qwen3_vl", mode) for mode in ("onnx-prefill", "onnx-static", "dynamo", "executorch-grid")]
 GENERATION_CASES += [("qwen3_5", "dynamo")]
+# InternViT's tower in the torch-side formats (its q/k norms and RMSNorms in .pt2)
+GENERATION_CASES += [("internvl", "executorch"), ("internvl_variant", "dynamo")]
 
 
 @pytest.mark.parametrize("name,mode", GENERATION_CASES)
@@ -643,6 +666,14 @@ def _edited(ckpt, tmp_path, edit, name="llava"):
      "merger's width 48"),
     ("qwen3_5", lambda c: c["vision_config"].update(model_type="qwen3_omni_moe_vision_encoder"),
      ("--format", "onnx", "--for-generation"), "model_type 'qwen3_omni_moe_vision_encoder'"),
+    ("internvl", lambda c: c.update(downsample_ratio=0.3), ("--format", "onnx", "--for-generation"),
+     "downsample_ratio 0.3"),
+    ("internvl", lambda c: c.update(vision_feature_select_strategy="full"), ("--format", "onnx", "--for-generation"),
+     "vision_feature_select_strategy 'full'"),
+    ("internvl", lambda c: c.update(vision_feature_layer=[-1, -2]), ("--format", "onnx", "--for-generation"),
+     "vision_feature_layer as a list"),
+    ("internvl", lambda c: c["vision_config"].update(norm_type="group_norm"), ("--format", "onnx", "--for-generation"),
+     "norm_type 'group_norm'"),
     # the grid encoder's dims bounded under another name than the graph's
     ("qwen2_vl", lambda c: None, ("--format", "onnx", "--for-generation", "--config-json", json.dumps(
         {"export_format": "onnx", "dynamic_shapes": {"pixel_values": {"0": {"name": "patches", "max": 64}}}})),
