@@ -326,7 +326,8 @@ def config_vocab_size(out_dir):
 
 
 def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache, prog: str,
-             vocab_size=None, log=None, image_features=None, image_token_id=None, mrope=None, deepstack=None):
+             vocab_size=None, log=None, image_features=None, image_token_id=None, mrope=None, deepstack=None,
+             prefix_lm=False):
     """Greedy search. Returns (tokens [B, n], logits [n, B, vocab]); n < max_new_tokens when every
     row has finished or the static cache is full.
 
@@ -337,7 +338,9 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     mrope(ids, mask): a Qwen2-VL's M-RoPE positions of the padded prompt, (positions [3, B, S],
     deltas [B]) as transformers' get_rope_index makes them; each new token's are then the tokens
     seen before it plus its row's delta, on all three axes. deepstack [n, N·T, hidden]: a Qwen3-VL image
-    encoder's DeepStack features, which go with the embeddings (embed_prompt)."""
+    encoder's DeepStack features, which go with the embeddings (embed_prompt). prefix_lm: PaliGemma's
+    generation — token_type_ids 0 on the prompt (its tokens see each other both ways) and 1 on each generated
+    token, positions counted from 1 (its prepare_inputs_for_generation)."""
     if vocab_size is not None and not isinstance(prompts, np.ndarray):  # (an array: log-mel features)
         vocab = vocab_size(export)
         bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
@@ -364,12 +367,14 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     # a Gemma 3 VLM's language model also takes which tokens are an image's (each image's see each
     # other both ways), over everything seen so far, as attention_mask
     types = (ids == image_token_id).astype(np.int64) if "token_type_ids" in export.decode.inputs else None
+    if types is not None and prefix_lm:  # the prompt is the prefix, what is generated the suffix
+        types = np.zeros_like(types)
     if types is not None:
         if export.static:
             raise UsageError("token_type_ids with a static cache: export this model with a dynamic cache")
         cache.extra = {"token_type_ids": types}
     # generate()'s position ids: cumsum(mask) - 1, 0 on padding; then +1 per step for every row
-    positions = np.clip(np.cumsum(mask, axis=1) - 1, 0, None)
+    positions = np.clip(np.cumsum(mask, axis=1) - 1, 0, None) + (1 if prefix_lm else 0)
     if mrope is not None:
         positions, deltas = mrope(ids, mask)
     embeds = embed_prompt(export, ids, image_features, image_token_id, deepstack)
@@ -416,8 +421,8 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
                                all_mask, all_positions)
             continue
         step = embed_prompt(export, next_ids[:, None].astype(np.int64))
-        if types is not None:  # a generated token is text
-            types = np.concatenate([types, np.zeros((batch, 1), np.int64)], axis=1)
+        if types is not None:  # a generated token is text (PaliGemma's: the suffix)
+            types = np.concatenate([types, np.full((batch, 1), 1 if prefix_lm else 0, np.int64)], axis=1)
             cache.extra = {"token_type_ids": types}
         logits = cache.run(export.decode, step, np.ones((batch, 1), np.int64), positions)
     return np.stack(tokens, axis=1), np.stack(all_logits)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA, Gemma 3, Idefics3, SmolVLM, InternVL, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
+vision-language model (LLaVA, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
 language model (Qwen2-Audio, Voxtral, Audio Flamingo 3), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the
 export's format says which).
 
@@ -261,8 +261,9 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
         features = np.array(export.image_encoder.run({"pixel_values": np.concatenate(pixels)})["image_features"])
         prompts = expand_image_tokens(prompts, token, [len(p) * features.shape[1] for p in pixels])
     eos_ids, pad_id = decode_loop.read_generation_config(out_dir)
+    prefix_lm = json.loads((out_dir / "config.json").read_text()).get("model_type") == "paligemma"
     return runtime.generate(export, prompts, max_new_tokens, eos_ids, pad_id, image_features=features,
-                            image_token_id=token, mrope=mrope, deepstack=deepstack)
+                            image_token_id=token, mrope=mrope, deepstack=deepstack, prefix_lm=prefix_lm)
 
 
 def main(argv=None) -> int:

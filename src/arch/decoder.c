@@ -630,7 +630,7 @@ static hfx_value *with_alibi(layer_ctx *c, const decoder_inputs *in, hfx_value *
  * window size, built on first use; the seed profile's are made by its cache, decoder_cache.c). */
 static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const rotary_tables *r, layer_kinds k,
                                  const hfx_decoder_host *host, hfx_value *x) {
-    bool image_blocks = host && host->image_blocks;
+    hfx_mask_blocks blocks = host ? host->blocks : HFX_BLOCKS_NONE;
     int64_t deepstack = host ? host->deepstack : 0;
     const hfx_decoder_cfg *m = c->m;
     const hfx_build_opts *o = c->o;
@@ -645,8 +645,9 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     if (k.states && !seed) /* [B,S,1]: which of this call's tokens are real (the mask at their slots) */
         c->new_mask = hfx_unsqueeze(g, hfx_cast(g, hfx_gather(g, in->attn_mask, in->slots, 1), o->dtype), -1);
     c->positions = in->pos, c->embeddings = x, c->ids = in->ids;
-    if (!seed && image_blocks)
-        hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in->mask_len}));
+    if (!seed && blocks)
+        hfx_mask_add_blocks(g, &mb, hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in->mask_len}),
+                            blocks);
     hfx_value *full_bias = NULL, *window_bias = NULL, *chunk_bias = NULL;
     bool alibi_done = false;
     if (seed && m->alibi.on)

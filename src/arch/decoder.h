@@ -6,6 +6,7 @@
 #define HFX_ARCH_DECODER_H
 
 #include "arch/arch.h"
+#include "arch/mask.h"
 #include "arch/moe.h"
 #include "arch/nn.h"
 #include "arch/rope.h"
@@ -462,7 +463,7 @@ typedef struct hfx_decoder_scores {
 /* The embedding's scale. */
 typedef enum {
     HFX_EMBED_PLAIN,
-    HFX_EMBED_SQRT_HIDDEN,         /* · √hidden (in the weights' dtype) in the model's forward (Gemma 1/2) */
+    HFX_EMBED_SQRT_HIDDEN,         /* · √hidden (in the weights' dtype) in the model's forward (T5Gemma's encoder) */
     HFX_EMBED_SQRT_HIDDEN_IN_TABLE, /* ... done by the embedding module (Gemma 3's scaled embedding), so that
                                        embeddings given to the model are not scaled again */
     HFX_EMBED_FINAL_NORM,          /* normed by the final norm before the first layer (NanoChat's, weight-less) */
@@ -908,9 +909,9 @@ typedef struct hfx_decoder_host {
     const hfx_weight_rename *rename; /* the checkpoint's names for the decoder's (NULL: the same) */
     const char *const *foreign;      /* NULL-terminated: stacks ("vision_tower") other components read */
     bool embeds_in;                  /* take inputs_embeds [B,S,hidden] instead of input_ids */
-    bool image_blocks;               /* take token_type_ids [B, attention_mask's length] (1: an image's token):
-                                        each image's tokens see each other, both ways (Gemma 3);
-                                        a growing cache only */
+    hfx_mask_blocks blocks;          /* take token_type_ids [B, attention_mask's length]: the tokens of a block
+                                        see each other both ways (Gemma 3's images, PaliGemma's prompt); a
+                                        growing cache only */
     hfx_weights *weights;            /* the host's, shared (a dry run of the whole model: it checks what is
                                         left over); NULL: the build reads and checks its own */
     bool base;                       /* the base model alone (Qwen3Model): its final states, no head */

@@ -15,6 +15,7 @@ void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask,
     m->attention_mask = attention_mask;
     m->unwritten_slots = false;
     m->both_ways = false;
+    m->beyond_window = NULL;
     hfx_value *total = hfx_dim_of(g, attention_mask, 1);
     m->q_idx = hfx_unsqueeze(g, q_slots, 1);
     m->kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), total, hfx_const_i64(g, 1),
@@ -33,13 +34,17 @@ void hfx_mask_both_ways(hfx_graph *g, hfx_mask_builder *m) {
     m->both_ways = true;
 }
 
-void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_type_ids) {
-    hfx_value *zero = hfx_const_i64(g, 0);
-    hfx_value *image = hfx_op2(g, HFX_OP_EQUAL, token_type_ids, hfx_const_i64(g, 1)); /* [B,T] */
-    /* a run of image tokens is one block: its tokens have seen the same number of text tokens, and
-     * runs differ in it (a text token lies between two); text tokens get -1 */
-    hfx_value *texts = hfx_cumsum(g, hfx_cast(g, hfx_op1(g, HFX_OP_NOT, image), HFX_DTYPE_I64), 1);
-    hfx_value *block = hfx_where(g, image, texts, hfx_const_i64(g, -1)); /* [B,T] */
+void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_type_ids, hfx_mask_blocks kind) {
+    hfx_value *zero = hfx_const_i64(g, 0), *block; /* [B,T]: each key's block, -1 for none */
+    if (kind == HFX_BLOCKS_PREFIX) {
+        block = hfx_where(g, hfx_op2(g, HFX_OP_EQUAL, token_type_ids, zero), zero, hfx_const_i64(g, -1));
+    } else {
+        hfx_value *image = hfx_op2(g, HFX_OP_EQUAL, token_type_ids, hfx_const_i64(g, 1)); /* [B,T] */
+        /* a run of image tokens is one block: its tokens have seen the same number of text tokens, and
+         * runs differ in it (a text token lies between two); text tokens get -1 */
+        hfx_value *texts = hfx_cumsum(g, hfx_cast(g, hfx_op1(g, HFX_OP_NOT, image), HFX_DTYPE_I64), 1);
+        block = hfx_where(g, image, texts, hfx_const_i64(g, -1));
+    }
     /* each query's block: the one at its slot, picked by a one-hot sum */
     hfx_value *at = hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, m->kv_idx, m->q_idx), HFX_DTYPE_I64); /* [S,T] */
     int64_t axis = 2;
@@ -48,6 +53,7 @@ void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_typ
     hfx_value *same = hfx_op2(g, HFX_OP_EQUAL, q_block, hfx_unsqueeze(g, block, 1)); /* [B,S,T] */
     same = hfx_op2(g, HFX_OP_AND, same, hfx_op2(g, HFX_OP_GREATER_EQUAL, q_block, zero));
     m->visible = hfx_op2(g, HFX_OP_AND, m->keep, hfx_op2(g, HFX_OP_OR, m->causal, hfx_unsqueeze(g, same, 1)));
+    if (kind == HFX_BLOCKS_PREFIX) m->beyond_window = hfx_op2(g, HFX_OP_AND, m->keep, hfx_unsqueeze(g, same, 1));
 }
 
 /* [S,T]: the key is within the query's causal window (`window` 0: all earlier keys) */
@@ -91,6 +97,7 @@ hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window
             hfx_value *newest = hfx_op2(g, HFX_OP_ADD, m->q_idx, hfx_const_i64(g, window));
             visible = hfx_op2(g, HFX_OP_AND, visible, hfx_op2(g, HFX_OP_LESS, m->kv_idx, newest));
         }
+        if (m->beyond_window) visible = hfx_op2(g, HFX_OP_OR, visible, m->beyond_window);
     }
     /* a static cache's slots past this call's last are −∞, not −FLT_MAX: a query that sees no key (padding) then
      * spreads over the keys so far, as a growing cache's does (RecurrentGemma's convolution reads those rows) */

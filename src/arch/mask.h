@@ -20,6 +20,8 @@ typedef struct hfx_mask_builder {
     bool unwritten_slots;      /* keys past the last query's slot exist (a static cache's): hfx_mask_bias
                                 * makes them −∞; hfx_mask_init clears it, the caller sets it */
     bool both_ways;            /* hfx_mask_both_ways: a window reaches as far after the query as before it */
+    hfx_value *beyond_window;  /* [B,1,S,T] bool: keys a query sees whatever its window (PaliGemma's prefix block,
+                                  which transformers ORs after the sliding window); NULL: none */
 } hfx_mask_builder;
 
 /* Prepare the shared parts from attention_mask [B,T] and the cache slots of the S queries,
@@ -31,10 +33,18 @@ void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask,
  * create_bidirectional_mask); a window of w then keeps the keys with |i − j| < w. */
 void hfx_mask_both_ways(hfx_graph *g, hfx_mask_builder *m);
 
-/* Add Gemma 3's image blocks: token_type_ids [B,T] i64 (1: an image's token) over the same keys;
- * a run of image tokens is one block, and a query in a block also sees the block's later tokens
- * (transformers' OR of the causal and the blockwise mask; a sliding window still applies after). */
-void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_type_ids);
+/* Which tokens see each other both ways, by token_type_ids (transformers' block_sequence_ids). */
+typedef enum {
+    HFX_BLOCKS_NONE,
+    HFX_BLOCKS_IMAGE_RUNS, /* each run of type-1 tokens (an image's) is a block (Gemma 3) */
+    HFX_BLOCKS_PREFIX      /* every type-0 token (the prompt: image and text) is one block, type-1 tokens (the
+                              generated suffix) none (PaliGemma's prefix LM) */
+} hfx_mask_blocks;
+
+/* Add blocks of `kind` from token_type_ids [B,T] i64 over the same keys: a query in a block also sees the block's
+ * later tokens (transformers' OR of the causal and the blockwise mask). A sliding window then applies to Gemma 3's
+ * image runs (its AND of the window and that OR), not to PaliGemma's prefix (an OR after the windowed mask). */
+void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_type_ids, hfx_mask_blocks kind);
 
 /* The slots of S new tokens appended to a cache of T - S: range(T - S, T) as [S] i64, where T
  * is attention_mask's length and `seq_len` = S as an i64 scalar. */

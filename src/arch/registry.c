@@ -1038,9 +1038,11 @@ static const hfx_decoder_desc GPTNeoXForCausalLM_desc = {
     .rope.partial_key = "rotary_pct", .bias.default_on = true, .bias.mlp = HFX_MLP_BIAS_ALWAYS,
     .parallel_from_config = true, .qkv = HFX_QKV_PER_HEAD, .names = &gpt_neox_names,
     .ignored_keys = gpt_neox_ignores};
+/* the embeddings scaled by √hidden in the table (transformers 5's scaled embedding module: embeddings given to the
+ * model are not scaled again) */
 #define GEMMA_LIKE                                                                                         \
     LLAMA_LIKE, .norm = HFX_NORM_RMS_OFFSET, .act.dflt = "gelu_pytorch_tanh", .defaults.tied = true,     \
-    .embed_scale = HFX_EMBED_SQRT_HIDDEN
+    .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE
 static const hfx_decoder_desc GemmaForCausalLM_desc = {"GemmaForCausalLM", GEMMA_LIKE, .act.legacy_gelu_tanh = true};
 /* VaultGemma: Gemma 2 without the post-norms (pre_feedforward_layernorm before the MLP alone) */
 static const hfx_decoder_names vaultgemma_names = {.norm2 = "pre_feedforward_layernorm"};
@@ -1085,7 +1087,7 @@ static const hfx_decoder_desc T5GemmaEncoder_desc = {
     .layout = HFX_LAYOUT_SANDWICH, .act.key = "hidden_activation", .scores.scale = HFX_SCALE_QUERY_PRE_ATTN,
     .scores.softcaps = HFX_SOFTCAP_ATTN_AND_FINAL, .defaults.attn_softcap = 50.0, .defaults.final_softcap = 30.0,
     .defaults.window = 4096, .scores.mask = HFX_MASK_BOTH_WAYS, .scores.both_ways_window = HFX_BOTH_WAYS_WINDOW_INCLUSIVE,
-    .names = &t5gemma_encoder_names};
+    .names = &t5gemma_encoder_names, .embed_scale = HFX_EMBED_SQRT_HIDDEN /* (in its forward) */};
 static const hfx_decoder_base T5GemmaEncoderModel_base = {&T5GemmaEncoder_desc, "T5GemmaEncoderModel", "BaseModelOutput",
                                                           NULL, "encoder"};
 /* Gemma3TextModel, Gemma 3's text model alone: EmbeddingGemma's backbone (attending both ways) */
@@ -1144,7 +1146,7 @@ extern const dual_desc hfx_clip_model, hfx_siglip_model, hfx_clip_text_model, hf
 typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
 extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen2_vl, hfx_qwen2_5_vl, hfx_qwen3_vl,
-    hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe, hfx_internvl;
+    hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe, hfx_internvl, hfx_paligemma;
 /* Audio language models: the same family's code, the encoder named audio_encoder (vlm.c). */
 extern const hfx_arch_family hfx_audio_lm_family;
 extern const vlm_desc hfx_qwen2_audio, hfx_voxtral, hfx_audioflamingo3;
@@ -1394,6 +1396,7 @@ static const struct entry {
     {"AudioFlamingo3ForConditionalGeneration", &hfx_audio_lm_family, &hfx_audioflamingo3},
     {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},
     {"InternVLForConditionalGeneration", &hfx_vlm_family, &hfx_internvl},
+    {"PaliGemmaForConditionalGeneration", &hfx_vlm_family, &hfx_paligemma},
     {"Gemma3ForConditionalGeneration", &hfx_vlm_family, &hfx_gemma3},
     {"Idefics3ForConditionalGeneration", &hfx_vlm_family, &hfx_idefics3},
     {"SmolVLMForConditionalGeneration", &hfx_vlm_family, &hfx_smolvlm},

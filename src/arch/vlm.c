@@ -64,6 +64,9 @@ typedef enum {
     VLM_GEMMA3,  /* the post-normed last state average-pooled to mm_tokens_per_image tokens, Gemma's RMSNorm,
                     a projection matrix [vision hidden, text hidden]; the language model sees each image's
                     tokens both ways (token_type_ids) */
+    VLM_PALIGEMMA, /* the post-normed last state through one biased linear (multi_modal_projector.linear) into the
+                    language model's width (projection_dim); the language model sees the whole prompt, image and
+                    text, both ways (token_type_ids 0), the generated tokens causally (PaliGemma's prefix LM) */
     VLM_INTERNVL, /* vision_feature_layer's hidden states (the last through the tower's final norm where it has one),
                     the class token dropped, pixel-shuffled as Idefics3's (by 1/downsample_ratio), then LayerNorm,
                     linear_1 → projector_hidden_act → linear_2 */
@@ -218,6 +221,14 @@ static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, hf
         if (bidirectional)
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: use_bidirectional_attention (an embedding model's) is not "
                                                       "a generator hfx exports", text.where);
+        return HFX_OK;
+    }
+    if (d->kind == VLM_PALIGEMMA) { /* projection_dim: the top's, copied into vision_config */
+        int64_t proj;
+        if ((st = hfx_cfg_int_in_or(c, "projection_dim", m->text.hidden, 1, 1 << 20, &proj, err))) return st;
+        if (proj != m->text.hidden)
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: projection_dim %lld is not the language model's hidden_size "
+                                                  "%lld", c.where, (long long)proj, (long long)m->text.hidden);
         return HFX_OK;
     }
     if (d->kind == VLM_IDEFICS3) {
@@ -482,7 +493,11 @@ static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
         if (g->failed) return;
         snprintf(n, sizeof n, "%spost_layernorm", tower);
         hfx_value *x = hfx_vision_norm(&m->vision, g, w, n, last);
-        x = d->kind == VLM_IDEFICS3 ? pixel_shuffle_features(m, g, w, names, x) : pooled_features(m, g, w, names, x);
+        x = d->kind == VLM_IDEFICS3 ? pixel_shuffle_features(m, g, w, names, x)
+            : d->kind == VLM_GEMMA3 ? pooled_features(m, g, w, names, x)
+                                    : dense(g, w, x, v->hidden, m->text.hidden, true, names->projector, "linear");
+        snprintf(n, sizeof n, "%shead", tower); /* SigLIP's pooling head, where vision_use_head built one: unread */
+        hfx_weights_ignore_stack(w, n);
         hfx_graph_output(g, x, "image_features");
         return;
     }
@@ -519,11 +534,13 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     const char *tower;
     const vlm_names *names = find_names(d, m, &w, &tower);
     const char *foreign[3] = {names->stacks[0], names->stacks[1], NULL};
-    hfx_decoder_host host = {d->architecture, names->text, foreign, true, d->kind == VLM_GEMMA3, NULL, false,
-                             m->deepstack};
-    if (host.image_blocks && o->cache == HFX_CACHE_STATIC && strcmp(component, "model") != 0) {
+    hfx_mask_blocks blocks = d->kind == VLM_GEMMA3      ? HFX_BLOCKS_IMAGE_RUNS
+                             : d->kind == VLM_PALIGEMMA ? HFX_BLOCKS_PREFIX
+                                                        : HFX_BLOCKS_NONE;
+    hfx_decoder_host host = {d->architecture, names->text, foreign, true, blocks, NULL, false, m->deepstack};
+    if (host.blocks && o->cache == HFX_CACHE_STATIC && strcmp(component, "model") != 0) {
         hfx_weights_free(&w);
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a static cache is not written for its image blocks "
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a static cache is not written for its blocks "
                                                   "(token_type_ids over the cache's slots) yet; export a dynamic cache",
                         d->architecture);
     }
@@ -675,6 +692,14 @@ const vlm_desc hfx_qwen3_5_moe = {.architecture = "Qwen3_5MoeForConditionalGener
                                   .image_token_default = 248056,
                                   .tied_by_top = true,
                                   .mrope = {{11, 11, 10}, true}};
+
+/* PaliGemma (1 and 2): SigLIP's tower post-normed, one linear into Gemma or Gemma 2, the prompt a prefix */
+const vlm_desc hfx_paligemma = {.architecture = "PaliGemmaForConditionalGeneration",
+                                .names = llava_names,
+                                .kind = VLM_PALIGEMMA,
+                                .vision_default = "siglip_vision_model",
+                                .text_default = "gemma",
+                                .image_token_default = 256000};
 
 /* InternVL: InternViT's tower, the pixel shuffle and an MLP into (mostly) Qwen2 */
 const vlm_desc hfx_internvl = {.architecture = "InternVLForConditionalGeneration",

@@ -145,6 +145,22 @@ VARIANTS = {
                                         "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 24,
                                         "shared_expert_intermediate_size": 40}, QWEN_TOP,
                            processor="Qwen2VLImageProcessor", arch="Qwen3_5Moe"),
+    # PaliGemma: SigLIP's tower post-normed (49 tokens; its pooling head, built by vision_use_head, unread), one
+    # linear; Gemma seeing the whole prompt both ways and what it generates causally (token_type_ids), positions
+    # from 1
+    # (an untied head: the tiny tied ones repeat one token)
+    "paligemma": Variant({**TOWER, "model_type": "siglip_vision_model"},
+                         {**TEXT, "model_type": "gemma", "head_dim": 8, "num_hidden_layers": 3,
+                          "tie_word_embeddings": False},
+                         {"projection_dim": 32, "tie_word_embeddings": False}, processor="SiglipImageProcessor",
+                         arch="PaliGemma"),
+    # PaliGemma 2 (as the Hub's: no pooling head): Gemma 2 (a window of 8 shorter than the image, soft caps, sandwich
+    # norms)
+    "paligemma2": Variant({**TOWER, "model_type": "siglip_vision_model", "vision_use_head": False},
+                          {**TEXT, "model_type": "gemma2", "head_dim": 8, "sliding_window": 8,
+                           "tie_word_embeddings": False},
+                          {"projection_dim": 32, "tie_word_embeddings": False}, processor="SiglipImageProcessor",
+                          arch="PaliGemma"),
     # InternVL: InternViT (LayerNorms, layer scales, the class token and learned positions, no final norm: it pools
     # by its mean) over 64-pixel tiles in patches of 8, the last state without the class token pixel-shuffled by 2
     # (16 tokens a tile), LayerNorm and an MLP; each image cut by its processor into tiles and a thumbnail; Qwen2
@@ -363,6 +379,8 @@ def want_generation(reference, name, rows, paths):
         kwargs = image_inputs(name, paths)
         if VARIANTS[name].arch == "Gemma3":  # which tokens are an image's, as its processor says
             kwargs["token_type_ids"] = torch.from_numpy((ids == IMAGE_TOKEN).astype(np.int64))
+        if VARIANTS[name].arch == "PaliGemma":  # the prompt is the prefix (its processor's, without a suffix)
+            kwargs["token_type_ids"] = torch.zeros_like(torch.from_numpy(ids))
         if grid(name):  # the same, for M-RoPE's positions
             kwargs["mm_token_type_ids"] = torch.from_numpy((ids == IMAGE_TOKEN).astype(np.int64))
     else:  # Idefics3: [samples, images, ...], a sample's images padded with zero images
@@ -422,6 +440,8 @@ GENERATION_CASES += [("qwen3_vl", mode) for mode in ("onnx-prefill", "onnx-stati
 GENERATION_CASES += [("qwen3_5", "dynamo")]
 # InternViT's tower in the torch-side formats (its q/k norms and RMSNorms in .pt2)
 GENERATION_CASES += [("internvl", "executorch"), ("internvl_variant", "dynamo")]
+# PaliGemma's prefix blocks in .pt2 and ExecuTorch, and its left-padded batch
+GENERATION_CASES += [("paligemma", "dynamo"), ("paligemma2", "executorch")]
 
 
 @pytest.mark.parametrize("name,mode", GENERATION_CASES)
@@ -435,7 +455,7 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
 
 
-@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl"])
+@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl", "paligemma"])
 @pytest.mark.parametrize("mode", ["onnx-mtd", "openvino"])
 def test_generation_batch_of_two(name, mode, export_dir, reference, tmp_path):
     """Two prompts of different lengths, left-padded, an image each: the second image's features go
@@ -488,6 +508,19 @@ def test_qwen3_vl_deepstack_matters(export_dir, reference, tmp_path, monkeypatch
         assert stacked is not None and stacked.shape[0] == 2
         return f, counts, grid, np.zeros_like(stacked)
     monkeypatch.setattr(generate_vlm, "grid_features", without)
+    _, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
+    assert np.abs(logits[0] - want_logits[0]).max() > 0.1
+
+
+def test_paligemma_prefix_matters(export_dir, reference, tmp_path, monkeypatch):
+    """PaliGemma's prefix LM is what the test checks: the same export run as a plain causal LM (every token_type_id
+    the suffix's, positions from 0) gives logits far from transformers'."""
+    import generate_onnx
+    out = export_dir("paligemma", *MODES["onnx-mtd"])
+    paths = images(tmp_path, 1)
+    _, want_logits = want_generation(reference, "paligemma", prompts(1), paths)
+    real = generate_onnx.generate
+    monkeypatch.setattr(generate_onnx, "generate", lambda *a, **k: real(*a, **{**k, "prefix_lm": False}))
     _, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
     assert np.abs(logits[0] - want_logits[0]).max() > 0.1
 
@@ -666,6 +699,9 @@ def _edited(ckpt, tmp_path, edit, name="llava"):
      "merger's width 48"),
     ("qwen3_5", lambda c: c["vision_config"].update(model_type="qwen3_omni_moe_vision_encoder"),
      ("--format", "onnx", "--for-generation"), "model_type 'qwen3_omni_moe_vision_encoder'"),
+    ("paligemma", lambda c: c.update(projection_dim=48), ("--format", "onnx", "--for-generation"), "projection_dim 48"),
+    ("paligemma", lambda c: None, ("--format", "onnx", "--for-generation", "--cache", "static", "--max-cache-len", "64"),
+     "static cache"),
     ("internvl", lambda c: c.update(downsample_ratio=0.3), ("--format", "onnx", "--for-generation"),
      "downsample_ratio 0.3"),
     ("internvl", lambda c: c.update(vision_feature_select_strategy="full"), ("--format", "onnx", "--for-generation"),
