@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
+vision-language model (LLaVA, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
 language model (Qwen2-Audio, Voxtral, Audio Flamingo 3), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the
 export's format says which).
 
@@ -174,14 +174,38 @@ def expand_image_tokens(prompts, token: int, per_image: list, what: str = "image
 
 def spatial_merge_size(out_dir: Path) -> int:
     config = json.loads((out_dir / "config.json").read_text())
+    if "spatial_merge_size" in config:  # (Mistral3's, at the top)
+        return int(config["spatial_merge_size"])
     return int((config.get("vision_config") or {}).get("spatial_merge_size", 2))
 
 
+def grid_patches(path, out, patch: int, merge: int):
+    """An image as PixtralImageProcessor makes it (pixel_values [1, C, H, W], image_sizes [[h, w]]) laid out as a grid
+    processor lays out its patches: [rows·cols, C·P·P] (each patch's channels, then its rows and columns of
+    pixels), each merge × merge block of patches consecutive, row-major within a block and among the blocks, and its
+    grid [[1, rows, cols]] — the same numbers in another order."""
+    h, w = (int(v) for v in np.asarray(out["image_sizes"]).reshape(-1, 2)[0])
+    x = np.asarray(out["pixel_values"], np.float32)[0, :, :h, :w]
+    channels, rows, cols = x.shape[0], h // patch, w // patch
+    if rows % merge or cols % merge or h % patch or w % patch:
+        raise UsageError(f"--image {path}: the processor made {h} × {w} pixels, not whole {merge} × {merge} blocks of "
+                         f"{patch}-pixel patches")
+    x = x.reshape(channels, rows // merge, merge, patch, cols // merge, merge, patch)
+    x = x.transpose(1, 4, 2, 5, 0, 3, 6).reshape(rows * cols, channels * patch * patch)
+    return x, np.array([[1, rows, cols]], np.int64)
+
+
 def grid_features(export, out_dir: Path, images: list):
-    """A grid encoder's (Qwen2-VL's) image features [tokens, hidden] of the images, each image's
+    """A grid encoder's (Qwen2-VL's, Mistral3's) image features [tokens, hidden] of the images, each image's
     feature count and the grids [N, 3] (frames, rows, columns in patches)."""
     pixels, grids = [], []
-    for _, out in processed(out_dir, images):
+    config = json.loads((out_dir / "config.json").read_text())
+    for path, out in processed(out_dir, images):
+        if "image_grid_thw" not in out:  # Pixtral's processor: whole images
+            patch = int((config.get("vision_config") or {}).get("patch_size", 16))
+            x, grid = grid_patches(path, out, patch, spatial_merge_size(out_dir))
+            pixels.append(x), grids.append(grid)
+            continue
         pixels.append(np.asarray(out["pixel_values"], np.float32))
         grids.append(np.asarray(out["image_grid_thw"], np.int64).reshape(-1, 3))
     grid = np.concatenate(grids)
@@ -255,7 +279,8 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
         if images:
             features, counts, grid, deepstack = grid_features(export, out_dir, images)
             prompts = expand_image_tokens(prompts, token, counts)
-        mrope = mrope_positions(token, grid, spatial_merge_size(out_dir))
+        if json.loads((out_dir / "config.json").read_text()).get("model_type") != "mistral3":  # (plain positions)
+            mrope = mrope_positions(token, grid, spatial_merge_size(out_dir))
     elif images:
         pixels = pixel_values(out_dir, images)
         features = np.array(export.image_encoder.run({"pixel_values": np.concatenate(pixels)})["image_features"])

@@ -67,7 +67,7 @@ struct vision_layout {
     const char *qkv;                          /* q, k and v as one projection [3·hidden, hidden] (q, k, v
                                                  then unused) */
     bool rms_norm;                            /* RMSNorms (a weight, no bias) where the others have LayerNorms */
-    bool gated_mlp;                           /* down(act(gate(x)) · up(x)), every projection biased */
+    bool gated_mlp;                           /* down(act(gate(x)) · up(x)), biased as bias[4] says */
     const char *gated_key;                    /* the config key that switches the gated MLP on (DINOv2's
                                                  use_swiglu_ffn: SiLU at ⅔ of the width; DINOv3's use_gated_mlp:
                                                  hidden_act) */
@@ -79,7 +79,9 @@ struct vision_layout {
     bool rope_2d;                             /* the patches turned by a 2-D rotary of their centers' coordinates
                                                  in [-1, 1] (DINOv3: rope_theta; the class and register tokens
                                                  not turned) */
-    bool key_unbiased;                        /* the key projection has no bias whatever qkv_bias says (Whisper's) */
+    unsigned no_bias;                         /* bits (1 << j, j as in bias[]) of the projections without a bias
+                                                 whatever the config says: Whisper's key, every one of Pixtral's */
+    const char *mlp;                          /* the gated MLP's prefix under the layer (NULL: "mlp") */
     const char *norm_type_key;                /* the config key naming the norms, "layer_norm" or "rms_norm"
                                                  (InternViT's norm_type); NULL: rms_norm says */
     const char *qk_norm_key;                  /* the config key that RMS-normalises q and k over every head at once
@@ -160,6 +162,17 @@ static const vision_layout qwen2_5_vl_layout = {
     .norm2 = "norm2", .act_default = "silu", .eps_default = 1e-6, .keys = &qwen2_5_vl_keys, .rms_norm = true,
     .gated_mlp = true};
 
+/* Pixtral's (vision_grid.c runs it over images of any size, its patches in Qwen2-VL's order): an unbiased patch
+ * projection, ln_pre, RMSNorms at 1e-5, no linear biased, a gated MLP of hidden_act; 2-D axial rotary instead of
+ * positions */
+static const tower_keys pixtral_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads", "num_channels",
+                                        NULL, NULL, NULL};
+static const vision_layout pixtral_layout = {
+    .patch = "patch_conv", .pre_norm = "ln_pre", .layer = "transformer.layers.%lld", .q = "attention.q_proj",
+    .k = "attention.k_proj", .v = "attention.v_proj", .o = "attention.o_proj", .norm1 = "attention_norm",
+    .norm2 = "ffn_norm", .mlp = "feed_forward", .act_default = "gelu", .eps_default = 1e-5, .rms_norm = true,
+    .gated_mlp = true, .no_bias = 0x1f, .keys = &pixtral_keys};
+
 /* Qwen3-VL's and Qwen3.5's: a biased patch projection (learned positions added in vision_grid.c), LayerNorms,
  * fused q/k/v, a biased fc1/fc2 MLP of intermediate_size */
 static const vision_layout qwen3_vl_layout = {
@@ -179,7 +192,7 @@ static const tower_keys whisper_v5_keys = {"hidden_size", "num_hidden_layers", "
     .patch = "conv1", .patch_bias = true, .layer = "layers.%lld", .q = "self_attn.q_proj", .k = "self_attn.k_proj", \
     .v = "self_attn.v_proj", .o = "self_attn.out_proj", .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm", \
     .fc1 = "fc1", .fc2 = "fc2", .final_norm = "layer_norm", .act_default = "gelu", .eps_default = 1e-5,              \
-    .key_unbiased = true
+    .no_bias = 1u << 1
 static const vision_layout whisper_layout = {WHISPER_LAYERS, .keys = &whisper_keys};
 static const vision_layout whisper_v5_layout = {WHISPER_LAYERS, .keys = &whisper_v5_keys};
 
@@ -281,7 +294,7 @@ static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, 
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %lld is not a multiple of %s %lld", c.where, k->hidden,
                         (long long)m->hidden, k->heads, (long long)m->heads);
     for (int j = 0; j < 5; j++) {
-        m->bias[j] = j < 3 ? m->qkv_bias && !(j == 1 && L->key_unbiased) : true;
+        m->bias[j] = (j < 3 ? m->qkv_bias : true) && !(L->no_bias >> j & 1u);
         if (L->bias_keys[j] && (st = hfx_cfg_bool_or(c, L->bias_keys[j], L->bias_defaults[j], &m->bias[j], err)))
             return st;
     }
@@ -435,11 +448,12 @@ static hfx_value *swiglu(vision_ctx *c, hfx_value *x, const char *layer) {
         up = hfx_linear(g, x, hfx_const_slice(g, w, 0, I, I), hfx_const_slice(g, b, 0, I, I));
         snprintf(n, sizeof n, "%s.mlp.weights_out", layer);
     } else {
-        snprintf(n, sizeof n, "%s.mlp.gate_proj", layer);
+        const char *mlp = c->L->mlp ? c->L->mlp : "mlp";
+        snprintf(n, sizeof n, "%s.%s.gate_proj", layer, mlp);
         gate = dense(c, x, h, I, m->bias[4], n);
-        snprintf(n, sizeof n, "%s.mlp.up_proj", layer);
+        snprintf(n, sizeof n, "%s.%s.up_proj", layer, mlp);
         up = dense(c, x, h, I, m->bias[4], n);
-        snprintf(n, sizeof n, "%s.mlp.down_proj", layer);
+        snprintf(n, sizeof n, "%s.%s.down_proj", layer, mlp);
     }
     /* DINOv2's (the lineage of mlp_ratio) is SiLU whatever hidden_act says */
     hfx_activation act = c->L->mlp_ratio && !c->L->gated_mlp ? HFX_ACT_SILU : m->act;
@@ -850,13 +864,14 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_tower_k
                   {"qwen3_vl_moe_vision", &qwen3_vl_layout, HFX_TOWER_GRID}, {"qwen3_vl_moe", &qwen3_vl_layout, HFX_TOWER_GRID},
                   {"qwen3_5_vision", &qwen3_vl_layout, HFX_TOWER_GRID}, {"qwen3_5", &qwen3_vl_layout, HFX_TOWER_GRID},
                   {"qwen3_5_moe_vision", &qwen3_vl_layout, HFX_TOWER_GRID}, {"qwen3_5_moe", &qwen3_vl_layout, HFX_TOWER_GRID},
+                  {"pixtral", &pixtral_layout, HFX_TOWER_GRID},
                   /* audio towers' layers (audio_tower.c): Whisper's under its keys and under transformers 5's */
                   {"qwen2_audio_encoder", &whisper_layout, HFX_TOWER_AUDIO},
                   {"voxtral_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO},
                   {"audioflamingo3_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO}};
     static const char *const supported[] = {
         [HFX_TOWER_IMAGE] = "clip_vision_model, siglip_vision_model, idefics3_vision, smolvlm_vision, internvl_vision",
-        [HFX_TOWER_GRID] = "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen3_5, qwen3_5_moe",
+        [HFX_TOWER_GRID] = "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen3_5, qwen3_5_moe, pixtral",
         [HFX_TOWER_AUDIO] = "qwen2_audio_encoder, voxtral_encoder, audioflamingo3_encoder"};
     for (size_t i = 0; model_type && i < sizeof towers / sizeof towers[0]; i++)
         if (strcmp(model_type, towers[i].model_type) == 0 && towers[i].kind == kind) {
@@ -902,10 +917,12 @@ hfx_value *hfx_vision_layers(const hfx_vision_tower *t, hfx_graph *g, hfx_weight
 }
 
 hfx_value *hfx_vision_layers_attending(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                                       hfx_value *x, const hfx_vision_attend *a, hfx_value **states) {
+                                       hfx_value *x, const hfx_vision_attend *a, int64_t upto, hfx_value **states) {
     vision_ctx c = {g, w, t->layout, &t->cfg, prefix, a->bias, a, {0}};
-    return layers(&c, x, t->cfg.layers, states);
+    return layers(&c, x, upto, states);
 }
+
+const char *hfx_vision_pre_norm(const hfx_vision_tower *t) { return t->layout->pre_norm; }
 
 bool hfx_vision_rms_norm(const hfx_vision_tower *t) { return t->cfg.rms_norm; }
 

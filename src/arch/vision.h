@@ -81,10 +81,13 @@ typedef struct hfx_vision_attend {
     hfx_value *cos, *sin;   /* [1,1,T,head_dim] rotary of each token, or NULL */
 } hfx_vision_attend;
 
-/* hfx_vision_layers, each layer attending as `a` says; states (NULL: not wanted) [layers + 1] receives each
- * layer's output at [i + 1]. */
+/* hfx_vision_layers as far as layer `upto` (1 ≤ upto ≤ layers), each layer attending as `a` says; states (NULL: not
+ * wanted) [layers + 1] receives each layer's output at [i + 1]. */
 hfx_value *hfx_vision_layers_attending(const hfx_vision_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                                       hfx_value *x, const hfx_vision_attend *a, hfx_value **states);
+                                       hfx_value *x, const hfx_vision_attend *a, int64_t upto, hfx_value **states);
+
+/* The lineage's norm before the layers (CLIP's pre_layrnorm, Pixtral's ln_pre) under the tower's prefix, or NULL. */
+const char *hfx_vision_pre_norm(const hfx_vision_tower *t);
 
 /* The tower's attention-pooling head (SigLIP's: a probe attending over x [B,T,hidden], its keys hidden as `bias`
  * [B,1,1,T] f32 says) under `prefix`: [B, hidden]. */

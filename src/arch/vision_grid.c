@@ -66,13 +66,16 @@ static hfx_status parse_deepstack(hfx_cfg c, hfx_grid_tower *out, hfx_error *err
 hfx_status hfx_grid_tower_parse(const char *model_type, hfx_cfg c, hfx_grid_tower *out, hfx_error *err) {
     bool windows = model_type && strncmp(model_type, "qwen2_5_vl", 10) == 0;
     bool qwen3 = model_type && (strncmp(model_type, "qwen3_vl", 8) == 0 || strncmp(model_type, "qwen3_5", 7) == 0);
+    bool pixtral = model_type && strcmp(model_type, "pixtral") == 0;
     hfx_status st = hfx_vision_tower_parse(model_type, c, HFX_TOWER_GRID, &out->tower, err);
     if (st) return st;
     const hfx_vision_cfg *v = &out->tower.cfg;
     if ((st = hfx_cfg_int_in_or(c, "spatial_merge_size", 2, 1, 64, &out->merge, err)) ||
-        (st = hfx_cfg_int_in_or(c, "temporal_patch_size", 2, 1, 64, &out->temporal, err)) ||
+        (!pixtral && (st = hfx_cfg_int_in_or(c, "temporal_patch_size", 2, 1, 64, &out->temporal, err))) ||
         (st = hfx_cfg_int_in(c, windows || qwen3 ? "out_hidden_size" : "hidden_size", 1, 1 << 20, &out->out, err)))
         return st;
+    if (pixtral) out->temporal = 0;
+    out->odd_columns = pixtral;
     /* transformers 5 keeps the base in rope_parameters, older configs nowhere (10000) */
     const json_t *rope = json_object_get(c.obj, "rope_parameters");
     hfx_cfg r = {json_is_object(rope) ? rope : c.obj, c.where};
@@ -82,7 +85,7 @@ hfx_status hfx_grid_tower_parse(const char *model_type, hfx_cfg c, hfx_grid_towe
         return hfx_fail(err, HFX_ERR_INVALID, "%s: the 2-D rotary needs a head size that is a multiple of 4 (it is "
                                               "%lld) and rope_theta > 1", c.where, (long long)hd);
     out->window = 0;
-    out->merger = qwen3 ? &qwen3_merger : &qwen2_merger;
+    out->merger = pixtral ? NULL : qwen3 ? &qwen3_merger : &qwen2_merger;
     out->position_rows = out->position_side = 0;
     out->n_deepstack = out->n_deepstack_mergers = 0;
     memset(out->full, 0, sizeof out->full);
@@ -186,10 +189,18 @@ static void rotary(const hfx_grid_tower *t, hfx_graph *g, const patch_place *pl,
         hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "a vision head of %lld dims is beyond hfx's 4096", (long long)hd);
         return;
     }
-    hfx_rope_default_inv_freq(t->theta, hd / 2, inv);
-    hfx_value *f = hfx_const_bytes(g, HFX_DTYPE_F32, 1, &q, inv);
-    hfx_value *fr = op(g, HFX_OP_MUL, hfx_unsqueeze(g, hfx_cast(g, pl->row, HFX_DTYPE_F32), 1), f); /* [N, hd/4] */
-    hfx_value *fc = op(g, HFX_OP_MUL, hfx_unsqueeze(g, hfx_cast(g, pl->col, HFX_DTYPE_F32), 1), f);
+    float rows[1024], cols[1024], whole[2048];
+    if (t->odd_columns) { /* the head's own frequencies, the even ones the rows', the odd ones the columns' */
+        hfx_rope_default_inv_freq(t->theta, hd, whole);
+        for (int64_t i = 0; i < q; i++) rows[i] = whole[2 * i], cols[i] = whole[2 * i + 1];
+    } else {
+        hfx_rope_default_inv_freq(t->theta, hd / 2, inv);
+        memcpy(rows, inv, (size_t)q * sizeof *inv), memcpy(cols, inv, (size_t)q * sizeof *inv);
+    }
+    hfx_value *fr = op(g, HFX_OP_MUL, hfx_unsqueeze(g, hfx_cast(g, pl->row, HFX_DTYPE_F32), 1),
+                       hfx_const_bytes(g, HFX_DTYPE_F32, 1, &q, rows)); /* [N, hd/4] */
+    hfx_value *fc = op(g, HFX_OP_MUL, hfx_unsqueeze(g, hfx_cast(g, pl->col, HFX_DTYPE_F32), 1),
+                       hfx_const_bytes(g, HFX_DTYPE_F32, 1, &q, cols));
     hfx_value *emb = hfx_concat(g, 4, (hfx_value *[]){fr, fc, fr, fc}, 1);                             /* [N, hd] */
     hfx_dim shape[4] = {hfx_dim_const(1), hfx_dim_const(1), n, hfx_dim_const(hd)};
     *cos = hfx_reshape(g, hfx_op1(g, HFX_OP_COS, emb), 4, shape);
@@ -258,44 +269,77 @@ static hfx_value *merger(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, 
                       hfx_weight(w, 1, (int64_t[]){t->out}, "%s.bias", name));
 }
 
-hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                                   hfx_value *pixels, hfx_value *grid, int deepstack_used, hfx_value **deepstack) {
+/* The patches embedded [1, N, E] (their positions added, pre-normed where the lineage has either) and how they
+ * attend: their image's (and frame's, and window's) patches, turned by their 2-D rotary. */
+static hfx_value *embedded(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                           hfx_value *pixels, hfx_value *grid, hfx_vision_attend *at) {
     const hfx_vision_cfg *v = &t->tower.cfg;
-    int64_t E = v->hidden, C = v->channels, P = v->patch, T = t->temporal, mm = t->merge * t->merge;
+    int64_t E = v->hidden, C = v->channels, P = v->patch, T = t->temporal;
     hfx_dim n = pixels->dims[0];
     char name[256];
-    /* the patch embedding: a Conv3d whose kernel is its stride, over rows already cut to one patch
-     * each in its weight's (c, t, kh, kw) order: the linear it is */
+    /* the patch embedding: a Conv3d (Pixtral's: Conv2d) whose kernel is its stride, over rows already cut to one
+     * patch each in its weight's (c, t, kh, kw) order: the linear it is */
     snprintf(name, sizeof name, "%s%s", prefix, hfx_vision_patch_name(&t->tower));
-    hfx_value *proj = hfx_weight(w, 5, (int64_t[]){E, C, T, P, P}, "%s.weight", name);
+    hfx_value *proj = T ? hfx_weight(w, 5, (int64_t[]){E, C, T, P, P}, "%s.weight", name)
+                        : hfx_weight(w, 4, (int64_t[]){E, C, P, P}, "%s.weight", name);
     hfx_value *bias = hfx_vision_patch_biased(&t->tower) ? hfx_weight(w, 1, &E, "%s.bias", name) : NULL;
     hfx_value *x = hfx_linear(g, pixels, hfx_const_flatten(g, proj, 1), bias); /* [N, E] */
 
     patch_place pl = place(t, g, grid, pixels);
     if (t->position_rows) x = op(g, HFX_OP_ADD, x, hfx_cast(g, learned_positions(t, g, w, prefix, &pl), x->dtype));
     x = hfx_reshape(g, x, 3, (hfx_dim[]){hfx_dim_const(1), n, hfx_dim_const(E)});
-    hfx_vision_attend at = {0};
+    if (hfx_vision_pre_norm(&t->tower)) {
+        snprintf(name, sizeof name, "%s%s", prefix, hfx_vision_pre_norm(&t->tower));
+        x = hfx_vision_norm(&t->tower, g, w, name, x);
+    }
     hfx_value *visible = op(g, HFX_OP_AND, same(g, pl.image), same(g, pl.frame)); /* [N, N] */
-    at.bias = bias_of(g, visible);
+    at->bias = bias_of(g, visible);
     if (t->window) { /* and the same window of merged tokens */
         hfx_value *ws = i64(g, t->window);
         hfx_value *in_row = same(g, op(g, HFX_OP_DIV, pl.trow, ws)), *in_col = same(g, op(g, HFX_OP_DIV, pl.tcol, ws));
-        at.window_bias = bias_of(g, op(g, HFX_OP_AND, visible, op(g, HFX_OP_AND, in_row, in_col)));
-        at.full = t->full;
+        at->window_bias = bias_of(g, op(g, HFX_OP_AND, visible, op(g, HFX_OP_AND, in_row, in_col)));
+        at->full = t->full;
     }
-    rotary(t, g, &pl, n, &at.cos, &at.sin);
+    rotary(t, g, &pl, n, &at->cos, &at->sin);
+    return x;
+}
+
+/* The symbol of a merge² of the patches n (as many as the patches' bound allows: ExecuTorch plans for it). */
+static hfx_dim merged_tokens(const hfx_grid_tower *t, hfx_graph *g, hfx_dim n) {
+    int64_t mm = t->merge * t->merge, most = n.n == 1 ? g->symbols[n.sym[0]].max : INT32_MAX;
+    return hfx_dim_sym(hfx_graph_symbol(g, "num_image_tokens", 1, most >= INT32_MAX ? INT32_MAX : most / mm));
+}
+
+hfx_value *hfx_grid_tower_states(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                 hfx_value *pixels, hfx_value *grid, int64_t upto, hfx_dim *tokens) {
+    hfx_vision_attend at = {0};
+    hfx_value *x = embedded(t, g, w, prefix, pixels, grid, &at);
     if (g->failed) return NULL;
+    x = hfx_vision_layers_attending(&t->tower, g, w, prefix, x, &at, upto, NULL);
+    hfx_vision_tower_skip_rest(&t->tower, w, prefix, upto);
+    *tokens = merged_tokens(t, g, pixels->dims[0]);
+    return hfx_reshape(g, x, 2, (hfx_dim[]){pixels->dims[0], hfx_dim_const(t->tower.cfg.hidden)});
+}
+
+hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                   hfx_value *pixels, hfx_value *grid, int deepstack_used, hfx_value **deepstack) {
+    const hfx_vision_cfg *v = &t->tower.cfg;
+    char name[256];
+    hfx_vision_attend at = {0};
+    hfx_value *x = embedded(t, g, w, prefix, pixels, grid, &at);
+    if (g->failed) return NULL;
+    if (!t->merger) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "this grid tower has no merger of its own");
+        return NULL;
+    }
     int used = deepstack ? (deepstack_used < t->n_deepstack ? deepstack_used : t->n_deepstack) : 0;
     hfx_value **states = used ? hfx_arena_alloc(g->arena, (size_t)(v->layers + 1) * sizeof *states) : NULL;
     if (used && !states) {
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    x = hfx_vision_layers_attending(&t->tower, g, w, prefix, x, &at, states);
-
-    /* a merge² of the patches (as many as the patches' bound allows: ExecuTorch plans for it) */
-    int64_t most = n.n == 1 ? g->symbols[n.sym[0]].max : INT32_MAX;
-    hfx_dim tokens = hfx_dim_sym(hfx_graph_symbol(g, "num_image_tokens", 1, most >= INT32_MAX ? INT32_MAX : most / mm));
+    x = hfx_vision_layers_attending(&t->tower, g, w, prefix, x, &at, v->layers, states);
+    hfx_dim tokens = merged_tokens(t, g, pixels->dims[0]);
     snprintf(name, sizeof name, "%smerger.", prefix);
     hfx_value *features = merger(t, g, w, name, false, x, tokens);
     /* DeepStack: the states after each chosen layer, through its own merger (normed after the merge) */

@@ -16,11 +16,14 @@ typedef struct hfx_grid_merger_names {
 typedef struct hfx_grid_tower {
     hfx_vision_tower tower;
     int64_t merge;    /* spatial_merge_size: each merge × merge block of patches becomes one token */
-    int64_t temporal; /* temporal_patch_size: frames per patch */
+    int64_t temporal; /* temporal_patch_size: frames per patch; 0: no frames (Pixtral's Conv2d patch embedding) */
     int64_t window;   /* Qwen2.5-VL: a window's side in merged tokens; 0: no windowed layers */
     int64_t out;      /* the merger's output width (the language model's) */
     double theta;     /* the 2-D rotary's base */
-    const hfx_grid_merger_names *merger;
+    const hfx_grid_merger_names *merger; /* NULL: none (Pixtral's: its host projects the states) */
+    bool odd_columns; /* the 2-D rotary's frequencies: Pixtral's axial form, rows turned by the even ones of a whole
+                         head's (1/θ^(2i/hd), i even) and columns by the odd ones; else Qwen's, both by half a
+                         head's 1/θ^(2i/(hd/2)) */
     int64_t position_rows; /* Qwen3-VL: num_position_embeddings, a learned square grid of positions resampled
                               (bilinear, corners aligned) to each image's patches; 0: none */
     int64_t position_side; /* ⌊√position_rows⌋: the grid's side */
@@ -34,7 +37,8 @@ typedef struct hfx_grid_tower {
 } hfx_grid_tower;
 
 /* Read a grid tower's vision_config for its model_type ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5" and their
- * MoE forms, or transformers 5's "..._vision"); others are HFX_ERR_UNSUPPORTED. */
+ * MoE forms, or transformers 5's "..._vision"; "pixtral", whose merge is its host's: spatial_merge_size is read from
+ * `c` there too); others are HFX_ERR_UNSUPPORTED. */
 hfx_status hfx_grid_tower_parse(const char *model_type, hfx_cfg c, hfx_grid_tower *out, hfx_error *err);
 
 /* The tower and its merger, tensors named under `prefix` ("visual."), over pixel_values
@@ -46,5 +50,11 @@ hfx_status hfx_grid_tower_parse(const char *model_type, hfx_cfg c, hfx_grid_towe
  * graph's. */
 hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                    hfx_value *pixels, hfx_value *grid, int deepstack_used, hfx_value **deepstack);
+
+/* The tower without a merger over the same inputs: the states after layer `upto` (1 ≤ upto ≤ layers; the later
+ * layers read as unused), [num_patches, hidden] in the processor's order (a host with its own projector: Mistral3),
+ * and *tokens the symbol of num_patches / merge². */
+hfx_value *hfx_grid_tower_states(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                 hfx_value *pixels, hfx_value *grid, int64_t upto, hfx_dim *tokens);
 
 #endif

@@ -107,7 +107,7 @@ hfx_value *hfx_naflex_tower(const hfx_vision_tower *t, int64_t grid, hfx_graph *
     hfx_value *keep = hfx_op2(g, HFX_OP_EQUAL, hfx_cast(g, mask, HFX_DTYPE_I64), hfx_const_i64(g, 0));
     hfx_value *bias = hfx_where(g, hfx_unsqueeze(g, hfx_unsqueeze(g, keep, 1), 1), hfx_const_f32(g, -FLT_MAX),
                                 hfx_const_f32(g, 0.0f)); /* [B,1,1,P]: padded patches hidden */
-    x = hfx_vision_layers_attending(t, g, w, prefix, x, &(hfx_vision_attend){.bias = bias}, NULL);
+    x = hfx_vision_layers_attending(t, g, w, prefix, x, &(hfx_vision_attend){.bias = bias}, t->cfg.layers, NULL);
     snprintf(n, sizeof n, "%spost_layernorm", prefix);
     x = hfx_vision_norm(t, g, w, n, x);
     if (pooled) *pooled = hfx_vision_map_pool(t, g, w, prefix, x, bias);

@@ -70,6 +70,10 @@ typedef enum {
     VLM_INTERNVL, /* vision_feature_layer's hidden states (the last through the tower's final norm where it has one),
                     the class token dropped, pixel-shuffled as Idefics3's (by 1/downsample_ratio), then LayerNorm,
                     linear_1 → projector_hidden_act → linear_2 */
+    VLM_PIXTRAL, /* Pixtral's tower as a grid tower (vision_grid.c: any image size, its patches in Qwen2-VL's order
+                    with image_grid_thw) without a merger; vision_feature_layer's states, then Mistral3's projector:
+                    RMSNorm, each merge² block's states side by side channel by channel (unfold's order) through
+                    merging_layer, linear_1 → projector_hidden_act → linear_2; plain positions */
     VLM_AUDIO,   /* an audio tower over log-mel windows, its projector the descriptor's (vlm_audio_projector) */
     VLM_GRID     /* a grid tower (vision_grid.c: any image size, its merger the projector) over
                     pixel_values [num_patches, ·] and image_grid_thw; the language model's positions
@@ -141,6 +145,7 @@ typedef struct vlm_cfg {
     int64_t image_token;
     int64_t deepstack;      /* VLM_GRID: the DeepStack features the language model adds (its first layers') */
     bool final_norm;        /* VLM_INTERNVL: the features are the last state through the tower's final norm */
+    double projector_eps;   /* VLM_PIXTRAL: its projector's RMSNorm's (the language model's rms_norm_eps) */
 } vlm_cfg;
 
 /* vision_feature_layer: one hidden_states index or a list of them, negative from the end (`fallback` where there is
@@ -164,6 +169,17 @@ static hfx_status parse_feature_layers(hfx_cfg c, int64_t fallback, vlm_cfg *m, 
         m->feature_layers[i] = k;
     }
     m->n_features = (int)n;
+    return HFX_OK;
+}
+
+/* projector_hidden_act (GELU where the config names none): every MLP projector's activation. */
+static hfx_status parse_projector_act(hfx_cfg c, vlm_cfg *m, hfx_error *err) {
+    const char *act;
+    hfx_status st = hfx_cfg_str_or(c, "projector_hidden_act", "gelu", &act, err);
+    if (st) return st;
+    if (!hfx_activation_from_name(act, &m->projector_act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: projector_hidden_act '%s' is not supported (%s)", c.where, act,
+                        hfx_activation_names());
     return HFX_OK;
 }
 
@@ -205,7 +221,7 @@ static hfx_status parse_internvl(hfx_cfg c, hfx_cfg vision, vlm_cfg *m, hfx_erro
 static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, hfx_cfg vision, vlm_cfg *m,
                                   hfx_error *err) {
     hfx_status st;
-    const char *strategy, *act;
+    const char *strategy;
     if (d->kind == VLM_GEMMA3) { /* AvgPool2d(kernel = stride = side / tokens per side) */
         int64_t side = m->vision.cfg.image / m->vision.cfg.patch, tokens;
         bool bidirectional;
@@ -223,6 +239,14 @@ static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, hf
                                                       "a generator hfx exports", text.where);
         return HFX_OK;
     }
+    if (d->kind == VLM_PIXTRAL) { /* one layer's states; the projector's activation and biases */
+        if (json_is_array(json_object_get(c.obj, "vision_feature_layer")))
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: vision_feature_layer as a list: Mistral3's projector norms "
+                                                      "one layer's states", c.where);
+        if ((st = parse_feature_layers(c, -1, m, err)) || (st = parse_projector_act(c, m, err)))
+            return st;
+        return hfx_cfg_bool_or(c, "multimodal_projector_bias", false, &m->projector_bias, err);
+    }
     if (d->kind == VLM_PALIGEMMA) { /* projection_dim: the top's, copied into vision_config */
         int64_t proj;
         if ((st = hfx_cfg_int_in_or(c, "projection_dim", m->text.hidden, 1, 1 << 20, &proj, err))) return st;
@@ -239,27 +263,17 @@ static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, hf
                                                   "patches", c.where, (long long)m->scale, (long long)side, (long long)side);
         return HFX_OK;
     }
-    if (d->kind == VLM_INTERNVL) {
-        if ((st = parse_internvl(c, vision, m, err)) ||
-            (st = hfx_cfg_str_or(c, "projector_hidden_act", "gelu", &act, err)))
-            return st;
-        if (!hfx_activation_from_name(act, &m->projector_act))
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: projector_hidden_act '%s' is not supported (%s)", c.where,
-                            act, hfx_activation_names());
-        return HFX_OK;
-    }
+    if (d->kind == VLM_INTERNVL)
+        return (st = parse_internvl(c, vision, m, err)) ? st : parse_projector_act(c, m, err);
     if ((st = parse_feature_layers(c, -2, m, err)) ||
         (st = hfx_cfg_str_or(c, "vision_feature_select_strategy", "default", &strategy, err)) ||
-        (st = hfx_cfg_str_or(c, "projector_hidden_act", "gelu", &act, err)) ||
+        (st = parse_projector_act(c, m, err)) ||
         (st = hfx_cfg_bool_or(c, "multimodal_projector_bias", true, &m->projector_bias, err)))
         return st;
     if (strcmp(strategy, "default") != 0 && strcmp(strategy, "full") != 0)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: vision_feature_select_strategy '%s' (supported: default, full)",
                         c.where, strategy);
     m->drop_first = strcmp(strategy, "default") == 0;
-    if (!hfx_activation_from_name(act, &m->projector_act))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: projector_hidden_act '%s' is not supported (%s)", c.where, act,
-                        hfx_activation_names());
     return HFX_OK;
 }
 
@@ -267,18 +281,14 @@ static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, hf
 static hfx_status parse_audio(const vlm_desc *d, hfx_cfg c, hfx_cfg audio, const char *type, vlm_cfg *m,
                               hfx_error *err) {
     hfx_status st;
-    const char *act;
     if ((st = hfx_audio_tower_parse(type, audio, &m->audio, err))) return st;
     m->vision = m->audio.layers;
     m->projector_bias = d->audio == AUDIO_LINEAR;
     m->stack = 1;
     if (d->audio == AUDIO_LINEAR) return HFX_OK;
     if ((d->audio == AUDIO_MLP && (st = hfx_cfg_bool_or(c, "projector_bias", true, &m->projector_bias, err))) ||
-        (st = hfx_cfg_str_or(c, "projector_hidden_act", "gelu", &act, err)))
+        (st = parse_projector_act(c, m, err)))
         return st;
-    if (!hfx_activation_from_name(act, &m->projector_act))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: projector_hidden_act '%s' is not supported (%s)", c.where, act,
-                        hfx_activation_names());
     if (d->audio == AUDIO_STACKED_MLP) {
         const hfx_vision_cfg *v = &m->vision.cfg;
         int64_t frames = hfx_audio_tower_frames(&m->audio);
@@ -324,7 +334,13 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", false, &tied, err)))
         return st;
     m->text.tied = d->tied_by_top ? tied : m->text.tied || tied;
-    if (d->kind == VLM_GRID) {
+    if (d->kind == VLM_PIXTRAL) {
+        if ((st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err)) ||
+            (st = hfx_cfg_int_in_or(c, "spatial_merge_size", 2, 1, 64, &m->grid.merge, err)) || /* (the top's) */
+            (st = hfx_cfg_num_or(text, "rms_norm_eps", 1e-5, &m->projector_eps, err)))
+            return st;
+        m->vision = m->grid.tower;
+    } else if (d->kind == VLM_GRID) {
         if ((st = hfx_rope_parse_mrope(text, &d->mrope, &m->text.rope, err)) ||
             (st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err)))
             return st;
@@ -436,6 +452,25 @@ static hfx_value *pooled_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w
     return hfx_linear(g, x, hfx_const_transpose2d(g, proj), NULL);
 }
 
+/* Mistral3's features of a grid of Pixtral patches: the chosen layer's states [N, E], RMS-normed, each merge² block's
+ * side by side channel-major ([tokens, E, merge²], as torch's unfold lays them out), merged, projected. */
+static hfx_value *pixtral_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w, const vlm_names *names,
+                                   const char *tower, hfx_value *pixels, hfx_value *grid) {
+    int64_t E = m->vision.cfg.hidden, mm = m->grid.merge * m->grid.merge, out = m->text.hidden;
+    hfx_dim tokens;
+    hfx_value *x = hfx_grid_tower_states(&m->grid, g, w, tower, pixels, grid, m->feature_layers[0], &tokens);
+    if (g->failed) return NULL;
+    char n[256];
+    snprintf(n, sizeof n, "%s.norm.weight", names->projector);
+    x = hfx_rms_norm(g, x, hfx_weight(w, 1, &E, "%s", n), m->projector_eps, 0.0);
+    x = hfx_reshape(g, x, 3, (hfx_dim[]){tokens, hfx_dim_const(mm), hfx_dim_const(E)});
+    x = hfx_transpose(g, x, 3, (int64_t[]){0, 2, 1});
+    x = hfx_reshape(g, x, 2, (hfx_dim[]){tokens, hfx_dim_const(E * mm)});
+    x = dense(g, w, x, E * mm, E, false, names->projector, "patch_merger.merging_layer");
+    x = dense(g, w, x, E, out, m->projector_bias, names->projector, "linear_1");
+    return dense(g, w, hfx_activate(g, m->projector_act, x), out, out, m->projector_bias, names->projector, "linear_2");
+}
+
 /* input_features [N, mels, 2·positions] (and the feature mask) → audio_features [N, tokens, text hidden] (and
  * audio_feature_lengths [N]): the tower's last state through the lineage's projector. */
 static void build_audio_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
@@ -467,14 +502,16 @@ static void build_audio_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
 static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
                                 hfx_weights *w, const vlm_names *names, const char *tower) {
     const hfx_vision_cfg *v = &m->vision.cfg;
-    if (d->kind == VLM_GRID) {
-        int64_t row = v->channels * m->grid.temporal * v->patch * v->patch;
+    if (d->kind == VLM_GRID || d->kind == VLM_PIXTRAL) {
+        int64_t row = v->channels * (m->grid.temporal ? m->grid.temporal : 1) * v->patch * v->patch;
         hfx_dim patches = hfx_dim_sym(hfx_graph_symbol(g, "num_patches", 1, INT32_MAX));
         hfx_dim images = hfx_dim_sym(hfx_graph_symbol(g, "num_images", 1, INT32_MAX));
         hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 2, (hfx_dim[]){patches, hfx_dim_const(row)});
         hfx_value *grid = hfx_graph_input(g, "image_grid_thw", HFX_DTYPE_I64, 2, (hfx_dim[]){images, hfx_dim_const(3)});
         hfx_value *stacked = NULL;
-        hfx_value *x = hfx_grid_tower_features(&m->grid, g, w, tower, pixels, grid, (int)m->deepstack, &stacked);
+        hfx_value *x = d->kind == VLM_PIXTRAL ? pixtral_features(m, g, w, names, tower, pixels, grid)
+                                              : hfx_grid_tower_features(&m->grid, g, w, tower, pixels, grid,
+                                                                        (int)m->deepstack, &stacked);
         if (x) hfx_graph_output(g, x, "image_features");
         if (x && stacked) hfx_graph_output(g, stacked, "deepstack_features"); /* [n, tokens, text hidden] */
         return;
@@ -700,6 +737,14 @@ const vlm_desc hfx_paligemma = {.architecture = "PaliGemmaForConditionalGenerati
                                 .vision_default = "siglip_vision_model",
                                 .text_default = "gemma",
                                 .image_token_default = 256000};
+
+/* Mistral3: Pixtral's tower over images of any size, its projector's patch merger, (mostly) Mistral */
+const vlm_desc hfx_mistral3 = {.architecture = "Mistral3ForConditionalGeneration",
+                               .names = llava_names,
+                               .kind = VLM_PIXTRAL,
+                               .vision_default = "pixtral",
+                               .text_default = "mistral",
+                               .image_token_default = 10};
 
 /* InternVL: InternViT's tower, the pixel shuffle and an MLP into (mostly) Qwen2 */
 const vlm_desc hfx_internvl = {.architecture = "InternVLForConditionalGeneration",

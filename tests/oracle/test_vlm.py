@@ -161,6 +161,18 @@ VARIANTS = {
                            "tie_word_embeddings": False},
                           {"projection_dim": 32, "tie_word_embeddings": False}, processor="SiglipImageProcessor",
                           arch="PaliGemma"),
+    # Mistral3: Pixtral's tower (RMSNorms, no biases, a gated MLP, 2-D axial rotary, patches of 14) over images of any
+    # size (resized by PixtralImageProcessor to whole 28-pixel blocks), each image's patches attending within it,
+    # the last layer's states RMS-normed, merged 2 × 2 channel by channel, an unbiased GELU MLP; Mistral
+    "mistral3": Variant({**TOWER, "patch_size": 14, "model_type": "pixtral"}, {**TEXT, "model_type": "mistral"},
+                        {"spatial_merge_size": 2, "tie_word_embeddings": False}, processor="PixtralImageProcessor",
+                        arch="Mistral3"),
+    # the second-to-last layer's states, a biased SiLU projector; Llama
+    "mistral3_variant": Variant({**TOWER, "patch_size": 14, "model_type": "pixtral", "hidden_act": "silu"},
+                                {**TEXT, "model_type": "llama"},
+                                {"spatial_merge_size": 2, "vision_feature_layer": -2, "multimodal_projector_bias": True,
+                                 "projector_hidden_act": "silu", "tie_word_embeddings": False},
+                                processor="PixtralImageProcessor", arch="Mistral3"),
     # InternVL: InternViT (LayerNorms, layer scales, the class token and learned positions, no final norm: it pools
     # by its mean) over 64-pixel tiles in patches of 8, the last state without the class token pixel-shuffled by 2
     # (16 tokens a tile), LayerNorm and an MLP; each image cut by its processor into tiles and a thumbnail; Qwen2
@@ -180,7 +192,8 @@ VARIANTS = {
                               {"vision_feature_layer": -2, "tie_word_embeddings": False},
                               processor="GotOcr2ImageProcessor", arch="InternVL"),
 }
-GRID_ARCHS = ("Qwen2VL", "Qwen2_5_VL", "Qwen3VL", "Qwen3_5", "Qwen3VLMoe", "Qwen3_5Moe")
+QWEN_GRID_ARCHS = ("Qwen2VL", "Qwen2_5_VL", "Qwen3VL", "Qwen3_5", "Qwen3VLMoe", "Qwen3_5Moe")
+GRID_ARCHS = QWEN_GRID_ARCHS + ("Mistral3",)  # (Mistral3's patches laid out as Qwen2-VL's by the example)
 
 
 def grid(name):
@@ -220,6 +233,8 @@ def processor(v: Variant):
     if v.processor in ("Idefics3ImageProcessor", "SmolVLMImageProcessor"):  # tiles of the tower's size
         return getattr(transformers, v.processor)(size={"longest_edge": 2 * size}, max_image_size={"longest_edge": size},
                                                   do_image_splitting=True)
+    if v.processor == "PixtralImageProcessor":  # whole blocks of 2 × 2 patches of 14, up to 112 pixels a side
+        return transformers.PixtralImageProcessor(size={"longest_edge": 112}, patch_size={"height": 28, "width": 28})
     if v.processor == "GotOcr2ImageProcessor":  # InternVL's: tiles of the tower's size and a thumbnail
         return transformers.GotOcr2ImageProcessor(size={"height": size, "width": size}, crop_to_patches=True,
                                                   max_patches=4)
@@ -282,13 +297,18 @@ def image_inputs(name, paths):
     Qwen2-VL's [patches, C·T·P·P] with image_grid_thw [N, 3]."""
     from PIL import Image
     out = processor(VARIANTS[name])(images=[Image.open(p).convert("RGB") for p in paths], return_tensors="np")
-    return {k: torch.from_numpy(np.asarray(out[k])) for k in ("pixel_values", "pixel_attention_mask", "image_grid_thw")
-            if k in out}
+    return {k: torch.from_numpy(np.asarray(out[k]))
+            for k in ("pixel_values", "pixel_attention_mask", "image_grid_thw", "image_sizes") if k in out}
 
 
 def encoder_feed(name, paths):
     """What the exported image encoder takes: the images (or all their tiles), pixel_values
     [N, C, S, S]; a grid tower's patches and image_grid_thw."""
+    if VARIANTS[name].arch == "Mistral3":  # each image's patches as the example lays them out
+        parts = [generate_vlm.grid_patches(p, {k: v.numpy() for k, v in image_inputs(name, [p]).items()}, 14, 2)
+                 for p in paths]
+        return {"pixel_values": np.concatenate([x for x, _ in parts]),
+                "image_grid_thw": np.concatenate([g for _, g in parts])}
     inputs = image_inputs(name, paths)
     x = inputs["pixel_values"].numpy().astype(np.float32)
     if grid(name):
@@ -346,7 +366,10 @@ def test_image_features(name, fmt, export_dir, reference, tmp_path):
     paths = images(tmp_path, 1 if VARIANTS[name].arch in ("Idefics3", "SmolVLM") else 2)  # Idefics3's: one's tiles
     feed = encoder_feed(name, paths)
     x = feed["pixel_values"]
-    if grid(name):  # two images of different grids in one call
+    if VARIANTS[name].arch == "Mistral3":  # two images of different grids in one call
+        assert feed["image_grid_thw"].tolist() == [[1, 8, 8], [1, 4, 8]], feed["image_grid_thw"]
+        assert x.shape == (8 * 8 + 4 * 8, 3 * 14 * 14)
+    elif grid(name):  # two images of different grids in one call
         assert feed["image_grid_thw"].tolist() == [[1, 16, 14], [1, 10, 24]], feed["image_grid_thw"]
         assert x.shape == (16 * 14 + 10 * 24, 3 * 2 * 14 * 14)
     else:
@@ -381,7 +404,7 @@ def want_generation(reference, name, rows, paths):
             kwargs["token_type_ids"] = torch.from_numpy((ids == IMAGE_TOKEN).astype(np.int64))
         if VARIANTS[name].arch == "PaliGemma":  # the prompt is the prefix (its processor's, without a suffix)
             kwargs["token_type_ids"] = torch.zeros_like(torch.from_numpy(ids))
-        if grid(name):  # the same, for M-RoPE's positions
+        if VARIANTS[name].arch in QWEN_GRID_ARCHS:  # the same, for M-RoPE's positions
             kwargs["mm_token_type_ids"] = torch.from_numpy((ids == IMAGE_TOKEN).astype(np.int64))
     else:  # Idefics3: [samples, images, ...], a sample's images padded with zero images
         per = [image_inputs(name, [p]) for p in paths]
@@ -440,6 +463,8 @@ GENERATION_CASES += [("qwen3_vl", mode) for mode in ("onnx-prefill", "onnx-stati
 GENERATION_CASES += [("qwen3_5", "dynamo")]
 # InternViT's tower in the torch-side formats (its q/k norms and RMSNorms in .pt2)
 GENERATION_CASES += [("internvl", "executorch"), ("internvl_variant", "dynamo")]
+# Mistral3's Pixtral tower in the torch-side formats
+GENERATION_CASES += [("mistral3", "dynamo"), ("mistral3", "executorch-grid")]
 # PaliGemma's prefix blocks in .pt2 and ExecuTorch, and its left-padded batch
 GENERATION_CASES += [("paligemma", "dynamo"), ("paligemma2", "executorch")]
 
@@ -455,7 +480,7 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
 
 
-@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl", "paligemma"])
+@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl", "paligemma", "mistral3"])
 @pytest.mark.parametrize("mode", ["onnx-mtd", "openvino"])
 def test_generation_batch_of_two(name, mode, export_dir, reference, tmp_path):
     """Two prompts of different lengths, left-padded, an image each: the second image's features go
@@ -699,6 +724,10 @@ def _edited(ckpt, tmp_path, edit, name="llava"):
      "merger's width 48"),
     ("qwen3_5", lambda c: c["vision_config"].update(model_type="qwen3_omni_moe_vision_encoder"),
      ("--format", "onnx", "--for-generation"), "model_type 'qwen3_omni_moe_vision_encoder'"),
+    ("mistral3", lambda c: c.update(vision_feature_layer=[-1, -2]), ("--format", "onnx", "--for-generation"),
+     "vision_feature_layer as a list"),
+    ("mistral3", lambda c: c["vision_config"].update(hidden_size=36, num_attention_heads=6),
+     ("--format", "onnx", "--for-generation"), "multiple of 4"),
     ("paligemma", lambda c: c.update(projection_dim=48), ("--format", "onnx", "--for-generation"), "projection_dim 48"),
     ("paligemma", lambda c: None, ("--format", "onnx", "--for-generation", "--cache", "static", "--max-cache-len", "64"),
      "static cache"),
