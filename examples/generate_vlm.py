@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
+vision-language model (LLaVA, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
 language model (Qwen2-Audio, Voxtral, Audio Flamingo 3), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the
 export's format says which).
 
@@ -159,6 +159,22 @@ def pixel_values(out_dir: Path, images: list) -> list:
     return result
 
 
+def naflex_features(export, out_dir: Path, images: list):
+    """A NaFlex image encoder's (LFM2-VL's) features [tokens, hidden] of the images and each image's count: each image
+    as its processor makes it (its tiles and a thumbnail: patches [n, P, ·], pixel_attention_mask, spatial_shapes),
+    of each the first image_feature_lengths features."""
+    rows, counts = [], []
+    for _, out in processed(out_dir, images):
+        feed = {"pixel_values": np.asarray(out["pixel_values"], np.float32),
+                "pixel_attention_mask": np.asarray(out["pixel_attention_mask"], np.int32),
+                "spatial_shapes": np.asarray(out["spatial_shapes"], np.int64)}
+        result = export.image_encoder.run(feed)
+        features, lengths = np.array(result["image_features"]), np.array(result["image_feature_lengths"])
+        rows += [features[i, :lengths[i]] for i in range(len(features))]
+        counts.append(int(lengths.sum()))
+    return np.concatenate(rows), counts
+
+
 def expand_image_tokens(prompts, token: int, per_image: list, what: str = "image"):
     """Each image's one token made per_image[k] tokens (its feature count), unless the prompts
     already hold them all."""
@@ -281,6 +297,9 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
             prompts = expand_image_tokens(prompts, token, counts)
         if json.loads((out_dir / "config.json").read_text()).get("model_type") != "mistral3":  # (plain positions)
             mrope = mrope_positions(token, grid, spatial_merge_size(out_dir))
+    elif images and "spatial_shapes" in export.image_encoder.inputs:  # LFM2-VL: NaFlex patches of each tile
+        features, counts = naflex_features(export, out_dir, images)
+        prompts = expand_image_tokens(prompts, token, counts)
     elif images:
         pixels = pixel_values(out_dir, images)
         features = np.array(export.image_encoder.run({"pixel_values": np.concatenate(pixels)})["image_features"])

@@ -74,6 +74,10 @@ typedef enum {
                     with image_grid_thw) without a merger; vision_feature_layer's states, then Mistral3's projector:
                     RMSNorm, each merge² block's states side by side channel by channel (unfold's order) through
                     merging_layer, linear_1 → projector_hidden_act → linear_2; plain positions */
+    VLM_NAFLEX,  /* SigLIP 2's NaFlex tower (vision_naflex.c) over each image's patches (pixel_values [N, P, ·],
+                    pixel_attention_mask, spatial_shapes), post-normed; each factor × factor block of an image's
+                    patch grid one token (LFM2-VL's unshuffle, its tokens padded to P / factor²), LayerNorm (by
+                    projector_use_layernorm), linear_1 → projector_hidden_act → linear_2 */
     VLM_AUDIO,   /* an audio tower over log-mel windows, its projector the descriptor's (vlm_audio_projector) */
     VLM_GRID     /* a grid tower (vision_grid.c: any image size, its merger the projector) over
                     pixel_values [num_patches, ·] and image_grid_thw; the language model's positions
@@ -146,6 +150,9 @@ typedef struct vlm_cfg {
     int64_t deepstack;      /* VLM_GRID: the DeepStack features the language model adds (its first layers') */
     bool final_norm;        /* VLM_INTERNVL: the features are the last state through the tower's final norm */
     double projector_eps;   /* VLM_PIXTRAL: its projector's RMSNorm's (the language model's rms_norm_eps) */
+    int64_t naflex_grid;    /* VLM_NAFLEX: the tower's position grid's side */
+    int64_t projector_width; /* VLM_NAFLEX: linear_1's output (projector_hidden_size) */
+    bool projector_norm;    /* VLM_NAFLEX: projector_use_layernorm */
 } vlm_cfg;
 
 /* vision_feature_layer: one hidden_states index or a list of them, negative from the end (`fallback` where there is
@@ -246,6 +253,15 @@ static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, hf
         if ((st = parse_feature_layers(c, -1, m, err)) || (st = parse_projector_act(c, m, err)))
             return st;
         return hfx_cfg_bool_or(c, "multimodal_projector_bias", false, &m->projector_bias, err);
+    }
+    if (d->kind == VLM_NAFLEX) { /* LFM2-VL's unshuffle and projector */
+        if ((st = hfx_naflex_grid(vision, &m->naflex_grid, err)) ||
+            (st = hfx_cfg_int_in_or(c, "downsample_factor", 2, 1, 16, &m->scale, err)) ||
+            (st = hfx_cfg_int_in_or(c, "projector_hidden_size", 2560, 1, 1 << 20, &m->projector_width, err)) ||
+            (st = hfx_cfg_bool_or(c, "projector_bias", true, &m->projector_bias, err)) ||
+            (st = hfx_cfg_bool_or(c, "projector_use_layernorm", true, &m->projector_norm, err)))
+            return st;
+        return parse_projector_act(c, m, err);
     }
     if (d->kind == VLM_PALIGEMMA) { /* projection_dim: the top's, copied into vision_config */
         int64_t proj;
@@ -471,6 +487,72 @@ static hfx_value *pixtral_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *
     return dense(g, w, hfx_activate(g, m->projector_act, x), out, out, m->projector_bias, names->projector, "linear_2");
 }
 
+/* LFM2-VL's tokens of each image: for token t of an image of h × w patches (w / f tokens a row), its f × f block of
+ * patches (rows t / (w/f)·f + i, columns t mod (w/f)·f + j), gathered row by row into [N, T, f²·D] (T = P / f²) over
+ * the NaFlex states x [N, P, D]; tokens past the image's (h/f)·(w/f) read its first patch (the caller drops them, as
+ * transformers does). *lengths [N] i64: each image's tokens. */
+static hfx_value *unshuffled(const vlm_cfg *m, hfx_graph *g, hfx_value *x, hfx_value *shapes, hfx_value **lengths) {
+    int64_t f = m->scale, D = m->vision.cfg.hidden;
+    hfx_dim N = x->dims[0], P = x->dims[1];
+    hfx_dim T = hfx_dim_is_const(P) ? hfx_dim_const(P.c / (f * f))
+                                    : hfx_dim_sym(hfx_graph_symbol_derived(g, "num_image_tokens", P, f * f, 0));
+    hfx_value *fv = hfx_const_i64(g, f), *zero = hfx_const_i64(g, 0), *one = hfx_const_i64(g, 1);
+    hfx_value *h = hfx_slice(g, shapes, 1, 0, 1), *w = hfx_slice(g, shapes, 1, 1, 2); /* [N,1] */
+    hfx_value *per_row = hfx_op2(g, HFX_OP_DIV, w, fv);
+    *lengths = hfx_reshape(g, hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_DIV, h, fv), per_row), 1, &N);
+    hfx_value *t = hfx_unsqueeze(g, hfx_range(g, zero, hfx_op2(g, HFX_OP_DIV, hfx_dim_of(g, x, 1), hfx_const_i64(g, f * f)),
+                                              one, T), 0);                                           /* [1,T] */
+    hfx_value *top = hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_DIV, t, per_row), fv);                  /* [N,T] */
+    hfx_value *left = hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_SUB, t, hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_DIV, t, per_row),
+                                                                                per_row)), fv);
+    hfx_value *offset = hfx_range(g, zero, fv, one, hfx_dim_const(f));                                /* [f] */
+    hfx_value *rows = hfx_op2(g, HFX_OP_ADD, hfx_unsqueeze(g, hfx_unsqueeze(g, top, 2), 3),
+                              hfx_reshape(g, offset, 4, (hfx_dim[]){hfx_dim_const(1), hfx_dim_const(1), hfx_dim_const(f),
+                                                                    hfx_dim_const(1)}));             /* [N,T,f,1] */
+    hfx_value *cols = hfx_op2(g, HFX_OP_ADD, hfx_unsqueeze(g, hfx_unsqueeze(g, left, 2), 3), offset); /* [N,T,1,f] */
+    hfx_value *index = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, rows, hfx_unsqueeze(g, hfx_unsqueeze(g, w, 2), 3)),
+                               cols);                                                                 /* [N,T,f,f] */
+    hfx_value *real = hfx_op2(g, HFX_OP_LESS, t, hfx_unsqueeze(g, *lengths, 1));                      /* [N,T] */
+    index = hfx_where(g, hfx_unsqueeze(g, hfx_unsqueeze(g, real, 2), 3), index, zero);
+    /* the patches along each image's own axis: gather_elements over [N, T·f², D] */
+    hfx_dim TF = hfx_dim_scale(T, f * f);
+    index = hfx_unsqueeze(g, hfx_reshape(g, index, 2, (hfx_dim[]){N, TF}), 2); /* [N,T·f²,1] */
+    hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, index, 0), 0),
+                                                         hfx_unsqueeze(g, hfx_dim_of(g, index, 1), 0),
+                                                         hfx_unsqueeze(g, hfx_const_i64(g, D), 0)}, 0);
+    index = hfx_expand(g, index, shape, 3, (hfx_dim[]){N, TF, hfx_dim_const(D)});
+    hfx_value *picked = hfx_gather_elements(g, x, index, 1);
+    return hfx_reshape(g, picked, 3, (hfx_dim[]){N, T, hfx_dim_const(f * f * D)});
+}
+
+/* LFM2-VL's image encoder: pixel_values [N, P, C·p²], pixel_attention_mask [N, P], spatial_shapes [N, 2] →
+ * image_features [N, P / f², text hidden] and image_feature_lengths [N] (each image's real tokens, first). */
+static void build_naflex_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
+                                 const vlm_names *names, const char *tower) {
+    const hfx_vision_cfg *v = &m->vision.cfg;
+    int64_t f = m->scale, in = v->hidden * f * f, mid = m->projector_width, out = m->text.hidden;
+    hfx_dim N = hfx_dim_sym(hfx_graph_symbol(g, "num_images", 1, INT32_MAX));
+    hfx_dim P = hfx_dim_sym(hfx_graph_symbol(g, "num_patches", 1, INT32_MAX));
+    hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 3,
+                                        (hfx_dim[]){N, P, hfx_dim_const(v->channels * v->patch * v->patch)});
+    hfx_value *mask = hfx_graph_input(g, "pixel_attention_mask", HFX_DTYPE_I32, 2, (hfx_dim[]){N, P});
+    hfx_value *shapes = hfx_graph_input(g, "spatial_shapes", HFX_DTYPE_I64, 2, (hfx_dim[]){N, hfx_dim_const(2)});
+    hfx_value *x = hfx_naflex_tower(&m->vision, m->naflex_grid, g, w, tower, pixels, mask, shapes, NULL);
+    char n[256];
+    snprintf(n, sizeof n, "%shead", tower); /* the pooling head, where vision_use_head built one: unread */
+    hfx_weights_ignore_stack(w, n);
+    if (g->failed) return;
+    hfx_value *lengths;
+    x = unshuffled(m, g, x, shapes, &lengths);
+    snprintf(n, sizeof n, "%s.layer_norm", names->projector);
+    if (m->projector_norm)
+        x = hfx_layer_norm(g, x, hfx_weight(w, 1, &in, "%s.weight", n), hfx_weight(w, 1, &in, "%s.bias", n), 1e-5);
+    x = dense(g, w, x, in, mid, m->projector_bias, names->projector, "linear_1");
+    x = dense(g, w, hfx_activate(g, m->projector_act, x), mid, out, m->projector_bias, names->projector, "linear_2");
+    hfx_graph_output(g, x, "image_features");
+    hfx_graph_output(g, lengths, "image_feature_lengths");
+}
+
 /* input_features [N, mels, 2·positions] (and the feature mask) → audio_features [N, tokens, text hidden] (and
  * audio_feature_lengths [N]): the tower's last state through the lineage's projector. */
 static void build_audio_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
@@ -514,6 +596,10 @@ static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
                                                                         (int)m->deepstack, &stacked);
         if (x) hfx_graph_output(g, x, "image_features");
         if (x && stacked) hfx_graph_output(g, stacked, "deepstack_features"); /* [n, tokens, text hidden] */
+        return;
+    }
+    if (d->kind == VLM_NAFLEX) {
+        build_naflex_encoder(m, o, g, w, names, tower);
         return;
     }
     hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
@@ -745,6 +831,14 @@ const vlm_desc hfx_mistral3 = {.architecture = "Mistral3ForConditionalGeneration
                                .vision_default = "pixtral",
                                .text_default = "mistral",
                                .image_token_default = 10};
+
+/* LFM2-VL: SigLIP 2's NaFlex tower, the unshuffle and an MLP into LFM2 */
+const vlm_desc hfx_lfm2_vl = {.architecture = "Lfm2VlForConditionalGeneration",
+                              .names = llava_names,
+                              .kind = VLM_NAFLEX,
+                              .vision_default = "siglip2_vision_model",
+                              .text_default = "lfm2",
+                              .image_token_default = 396};
 
 /* InternVL: InternViT's tower, the pixel shuffle and an MLP into (mostly) Qwen2 */
 const vlm_desc hfx_internvl = {.architecture = "InternVLForConditionalGeneration",

@@ -173,6 +173,26 @@ VARIANTS = {
                                 {"spatial_merge_size": 2, "vision_feature_layer": -2, "multimodal_projector_bias": True,
                                  "projector_hidden_act": "silu", "tie_word_embeddings": False},
                                 processor="PixtralImageProcessor", arch="Mistral3"),
+    # LFM2-VL: SigLIP 2's NaFlex tower (patches of 16, a 4 × 4 position grid resized to each tile), each tile's 2 × 2
+    # blocks of patches one token, LayerNorm and a GELU MLP (48 wide); each image cut by its processor into 64-pixel
+    # tiles and a thumbnail of its own aspect; LFM2 (short convolutions and attention)
+    "lfm2_vl": Variant({"model_type": "siglip2_vision_model", "hidden_size": 32, "num_hidden_layers": 2,
+                        "num_attention_heads": 4, "intermediate_size": 48, "patch_size": 16, "num_patches": 16},
+                       {**TEXT, "model_type": "lfm2", "num_hidden_layers": 3, "layer_types": ["conv", "full_attention",
+                                                                                             "conv"],
+                        "conv_L_cache": 3, "block_multiple_of": 16, "tie_word_embeddings": False},
+                       {"projector_hidden_size": 48, "tie_word_embeddings": False},
+                       processor="Lfm2VlImageProcessor", arch="Lfm2Vl"),
+    # no projector LayerNorm, no biases, a SiLU projector, unshuffled by 4, no tiles
+    "lfm2_vl_variant": Variant({"model_type": "siglip2_vision_model", "hidden_size": 32, "num_hidden_layers": 2,
+                                "num_attention_heads": 4, "intermediate_size": 48, "patch_size": 16,
+                                "num_patches": 16},
+                               {**TEXT, "model_type": "lfm2", "num_hidden_layers": 3,
+                                "layer_types": ["conv", "full_attention", "conv"], "conv_L_cache": 3,
+                                "block_multiple_of": 16, "tie_word_embeddings": False},
+                               {"projector_hidden_size": 40, "projector_use_layernorm": False, "projector_bias": False,
+                                "projector_hidden_act": "silu", "downsample_factor": 4, "tie_word_embeddings": False},
+                               processor="Lfm2VlImageProcessor-whole", arch="Lfm2Vl"),
     # InternVL: InternViT (LayerNorms, layer scales, the class token and learned positions, no final norm: it pools
     # by its mean) over 64-pixel tiles in patches of 8, the last state without the class token pixel-shuffled by 2
     # (16 tokens a tile), LayerNorm and an MLP; each image cut by its processor into tiles and a thumbnail; Qwen2
@@ -229,10 +249,16 @@ def processor(v: Variant):
     import transformers
     if v.processor == "Qwen2VLImageProcessor":  # images of up to 64 tokens, of any shape
         return transformers.Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=28 * 28 * 64)
-    size = v.vision["image_size"]
+    size = v.vision.get("image_size")
     if v.processor in ("Idefics3ImageProcessor", "SmolVLMImageProcessor"):  # tiles of the tower's size
         return getattr(transformers, v.processor)(size={"longest_edge": 2 * size}, max_image_size={"longest_edge": size},
                                                   do_image_splitting=True)
+    if v.processor.startswith("Lfm2VlImageProcessor"):  # 64-pixel tiles of 4 × 4 patches and a thumbnail (or none)
+        factor = v.top.get("downsample_factor", 2)
+        return transformers.Lfm2VlImageProcessor(
+            tile_size=64, encoder_patch_size=16, downsample_factor=factor, min_image_tokens=1,
+            max_image_tokens=64 // (factor * factor), min_tiles=2, max_tiles=4,
+            do_image_splitting=not v.processor.endswith("-whole"), max_num_patches=64)
     if v.processor == "PixtralImageProcessor":  # whole blocks of 2 × 2 patches of 14, up to 112 pixels a side
         return transformers.PixtralImageProcessor(size={"longest_edge": 112}, patch_size={"height": 28, "width": 28})
     if v.processor == "GotOcr2ImageProcessor":  # InternVL's: tiles of the tower's size and a thumbnail
@@ -298,7 +324,8 @@ def image_inputs(name, paths):
     from PIL import Image
     out = processor(VARIANTS[name])(images=[Image.open(p).convert("RGB") for p in paths], return_tensors="np")
     return {k: torch.from_numpy(np.asarray(out[k]))
-            for k in ("pixel_values", "pixel_attention_mask", "image_grid_thw", "image_sizes") if k in out}
+            for k in ("pixel_values", "pixel_attention_mask", "image_grid_thw", "image_sizes", "spatial_shapes")
+            if k in out}
 
 
 def encoder_feed(name, paths):
@@ -323,10 +350,15 @@ def want_features(reference, name, paths):
     with torch.no_grad():
         out = reference(name).get_image_features(**inputs).pooler_output
     out = torch.cat([f.reshape(-1, f.shape[-1]) for f in out]).numpy()
-    if grid(name):
+    if grid(name) or naflex(name):
         return out
     n = encoder_feed(name, paths)["pixel_values"].shape[0]
     return out.reshape(n, -1, out.shape[-1])
+
+
+def naflex(name):
+    """Whether the variant's encoder takes NaFlex patches (LFM2-VL's): its features padded, their lengths beside."""
+    return VARIANTS[name].arch == "Lfm2Vl"
 
 
 def deepstack(name):
@@ -366,6 +398,14 @@ def test_image_features(name, fmt, export_dir, reference, tmp_path):
     paths = images(tmp_path, 1 if VARIANTS[name].arch in ("Idefics3", "SmolVLM") else 2)  # Idefics3's: one's tiles
     feed = encoder_feed(name, paths)
     x = feed["pixel_values"]
+    if naflex(name):  # two images' tiles (and thumbnails) of other shapes in one call, padded to 64 patches
+        feed = {k: v.numpy() for k, v in image_inputs(name, paths).items()}
+        feed["pixel_attention_mask"] = feed["pixel_attention_mask"].astype(np.int32)
+        assert feed["pixel_values"].shape[1] == 64 and len(set(map(tuple, feed["spatial_shapes"].tolist()))) > 1
+        got = run_image_encoder(out, fmt, feed, ("image_features", "image_feature_lengths"))
+        real = np.concatenate([f[:n] for f, n in zip(got["image_features"], got["image_feature_lengths"])])
+        assert_logits_close(real, want_features(reference, name, paths), f"{name} {fmt} image_features")
+        return
     if VARIANTS[name].arch == "Mistral3":  # two images of different grids in one call
         assert feed["image_grid_thw"].tolist() == [[1, 8, 8], [1, 4, 8]], feed["image_grid_thw"]
         assert x.shape == (8 * 8 + 4 * 8, 3 * 14 * 14)
@@ -436,6 +476,11 @@ MODES = {
         "pixel_values": {"0": {"name": "num_patches", "max": 1024}},
         "image_grid_thw": {"0": {"name": "num_images", "max": 4}}}}),
         "--multi-token-decode", "--max-cache-len", "160"),
+    # NaFlex tiles and patches bounded
+    "executorch-naflex": ("--config-json", json.dumps({"export_format": "executorch", "dynamic_shapes": {
+        "input_ids": {"0": {"name": "batch", "min": 1, "max": 8}, "1": {"name": "sequence", "min": 1, "max": 160}},
+        "pixel_values": {"0": {"name": "num_images", "max": 8}, "1": {"name": "num_patches", "max": 64}}}}),
+        "--multi-token-decode", "--max-cache-len", "160"),
 }
 
 
@@ -463,6 +508,8 @@ GENERATION_CASES += [("qwen3_vl", mode) for mode in ("onnx-prefill", "onnx-stati
 GENERATION_CASES += [("qwen3_5", "dynamo")]
 # InternViT's tower in the torch-side formats (its q/k norms and RMSNorms in .pt2)
 GENERATION_CASES += [("internvl", "executorch"), ("internvl_variant", "dynamo")]
+# LFM2-VL's NaFlex tower and token gather in the torch-side formats
+GENERATION_CASES += [("lfm2_vl", "dynamo"), ("lfm2_vl", "executorch-naflex")]
 # Mistral3's Pixtral tower in the torch-side formats
 GENERATION_CASES += [("mistral3", "dynamo"), ("mistral3", "executorch-grid")]
 # PaliGemma's prefix blocks in .pt2 and ExecuTorch, and its left-padded batch
@@ -480,7 +527,7 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
 
 
-@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl", "paligemma", "mistral3"])
+@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl", "paligemma", "mistral3", "lfm2_vl"])
 @pytest.mark.parametrize("mode", ["onnx-mtd", "openvino"])
 def test_generation_batch_of_two(name, mode, export_dir, reference, tmp_path):
     """Two prompts of different lengths, left-padded, an image each: the second image's features go
@@ -724,6 +771,9 @@ def _edited(ckpt, tmp_path, edit, name="llava"):
      "merger's width 48"),
     ("qwen3_5", lambda c: c["vision_config"].update(model_type="qwen3_omni_moe_vision_encoder"),
      ("--format", "onnx", "--for-generation"), "model_type 'qwen3_omni_moe_vision_encoder'"),
+    ("lfm2_vl", lambda c: c.update(downsample_factor=0), ("--format", "onnx", "--for-generation"), "downsample_factor"),
+    ("lfm2_vl", lambda c: c.update(projector_hidden_act="nope"), ("--format", "onnx", "--for-generation"),
+     "projector_hidden_act 'nope'"),
     ("mistral3", lambda c: c.update(vision_feature_layer=[-1, -2]), ("--format", "onnx", "--for-generation"),
      "vision_feature_layer as a list"),
     ("mistral3", lambda c: c["vision_config"].update(hidden_size=36, num_attention_heads=6),
