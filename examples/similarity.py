@@ -8,8 +8,10 @@ files say which).
 An export of a sentence-transformers folder (a bi-encoder: its graph ends in `sentence_embedding`) embeds each text
 (and the query): the cosine similarities are printed, one JSON row per text, or each text's similarity to the query.
 An export of a cross-encoder (`*ForSequenceClassification` with one label: a reranker) scores each (query, text)
-pair as one input: its logit is the score. With --query the texts are printed best first as JSON lines
-{"text", "score"}; exit code 2 for bad input.
+pair as one input: its logit is the score; so does the export of a sentence-transformers CrossEncoder over a causal
+LM (a Qwen3-Reranker-style folder: Transformer, then LogitScore), whose graph ends in `scores` (logit[true token] −
+logit[false token] at the last position, before the library's activation). With --query the texts are printed best
+first as JSON lines {"text", "score"}; exit code 2 for bad input.
 
 hfx exports graphs, not tokenizers: the texts become input_ids, attention_mask (and token_type_ids where the graph
 takes them) by the model's own tokenizer, read from the export (its tokenizer files are copied there). The graph's
@@ -78,11 +80,22 @@ def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def rerank_scores(out: Path, query: str, texts: list[str]) -> np.ndarray:
-    """Each (query, text) pair's logit [n] by a one-label cross-encoder export."""
+    """Each (query, text) pair's logit [n] by a one-label cross-encoder export, or its score (logit[true] −
+    logit[false] at the last position) by a sentence-transformers CrossEncoder over a causal LM (its LogitScore),
+    whose pairs are padded on the left as the library pads them."""
     from transformers import AutoTokenizer
     graph = Graph(out)
+    if graph.outputs == ["scores"]:
+        st_config = out / "config_sentence_transformers.json"
+        st = json.loads(st_config.read_text()) if st_config.is_file() else {}
+        if st.get("prompts") or st.get("default_prompt_name"):
+            raise UsageError(f"{st_config}: the folder's prompts are not applied by this example")
+        tokenizer = AutoTokenizer.from_pretrained(str(out), padding_side="left")
+        scores = graph.run(_feed(graph, tokenizer([query] * len(texts), texts, padding=True, return_tensors="np")),
+                           "scores")
+        return scores[:, 0]
     if graph.outputs != ["logits"]:
-        raise UsageError(f"{out}: a cross-encoder's export has one output, logits (it has {graph.outputs})")
+        raise UsageError(f"{out}: a cross-encoder's export has one output, logits or scores (it has {graph.outputs})")
     tokenizer = AutoTokenizer.from_pretrained(str(out))
     logits = graph.run(_feed(graph, tokenizer([query] * len(texts), texts, padding=True, return_tensors="np")),
                        "logits")

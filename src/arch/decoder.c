@@ -462,7 +462,7 @@ static decoder_inputs graph_inputs(layer_ctx *c, bool embeds_in, bool attends) {
      * makes them) */
     bool mrope = m->rope.mrope_section[0] || m->rope.mrope_section[1] || m->rope.mrope_section[2];
     in.pos = hfx_decoder_mixers_only(c->d) ? NULL /* no positions: Mamba2's forward takes none */
-             : o->pooling.n ? sentence_positions(g, in.ids ? in.ids : in.x, o)
+             : o->pooling.n || o->pooling.score ? sentence_positions(g, in.ids ? in.ids : in.x, o)
              : mrope ? hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 3, (hfx_dim[]){hfx_dim_const(3), o->batch, o->seq})
                      : hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
     if (!seed && o->cache == HFX_CACHE_STATIC) {
@@ -704,16 +704,43 @@ static bool seed_static_windows(const hfx_decoder_cfg *m, const hfx_build_opts *
     return false;
 }
 
+/* A sentence-transformers CrossEncoder's scores over the causal LM (LogitScore): the logits at the last position (the
+ * folder pads on the left) of the true token, less those of the false one where it has one: [B,1]. */
+static hfx_value *logit_score(layer_ctx *c, hfx_value *x, hfx_value *embed) {
+    const hfx_pooling *p = &c->o->pooling;
+    hfx_graph *g = c->g;
+    if (p->true_token >= c->m->head_rows || p->false_token >= c->m->head_rows) {
+        hfx_graph_fail(g, HFX_ERR_INVALID, "the LogitScore module's token ids (%lld, %lld) are past the head's %lld "
+                                           "logits", p->true_token, p->false_token, (long long)c->m->head_rows);
+        return x;
+    }
+    hfx_value *last = hfx_op2(g, HFX_OP_SUB, hfx_dim_of(g, x, 1), hfx_const_i64(g, 1));
+    x = hfx_unsqueeze(g, hfx_gather(g, x, last, 1), 1); /* [B,1,hidden] */
+    hfx_value *logits = hfx_reshape(g, lm_logits(c, x, embed), 2, (hfx_dim[]){c->o->batch, hfx_dim_const(c->m->head_rows)});
+    hfx_value *score = hfx_gather(g, logits, hfx_const_bytes(g, HFX_DTYPE_I64, 1, (int64_t[]){1},
+                                                             (int64_t[]){p->true_token}), 1);
+    if (p->false_token < 0) return score;
+    hfx_value *against = hfx_gather(g, logits, hfx_const_bytes(g, HFX_DTYPE_I64, 1, (int64_t[]){1},
+                                                               (int64_t[]){p->false_token}), 1);
+    return hfx_op2(g, HFX_OP_SUB, score, against);
+}
+
 /* The graph, top to bottom: inputs → embeddings (+ positions) → layers → final norm → head, then
  * the caches and states each layer left. */
-/* The outputs of the final states x [B,S,hidden]: a sentence embedding (and the token embeddings), the base model's
+/* The outputs of the final states x [B,S,hidden]: a CrossEncoder's scores, a sentence embedding (and the token embeddings), the base model's
  * states (and its pooler's), or the head's logits. */
 static void graph_outputs(layer_ctx *c, const decoder_inputs *in, bool base, hfx_value *x, hfx_value *embed) {
     const hfx_decoder_desc *d = c->d;
     const hfx_decoder_cfg *m = c->m;
     const hfx_build_opts *o = c->o;
     hfx_graph *g = c->g;
-    if (o->pooling.n && !o->states_only) { /* a sentence-transformers folder: the base model's states, pooled
+    if (o->pooling.score && !o->states_only) { /* a CrossEncoder over the causal LM */
+        if (base || d->head != HFX_HEAD_LM)
+            hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: modules.json's LogitScore reads a causal LM's logits, which "
+                                                   "this model has not", d->architecture);
+        else
+            hfx_graph_output(g, logit_score(c, x, embed), "scores");
+    } else if (o->pooling.n && !o->states_only) { /* a sentence-transformers folder: the base model's states, pooled
                                                 (optimum's names) */
         if (!m->tied && !base) hfx_weight_ignore(c->w, c->n.lm_head);
         for (int k = 0; c->n.pooler && k < 2; k++) { /* a pooler is unused */

@@ -736,6 +736,9 @@ static hfx_status encoder_build(const void *desc_, const void *cfg_, const hfx_c
     const encoder_cfg *m = cfg_;
     if (o->cache != HFX_CACHE_NONE)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s is an encoder: it has no generation components", d->architecture);
+    if (o->pooling.score)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: modules.json's LogitScore reads a causal LM's logits, which an "
+                        "encoder has not", d->architecture);
     if (o->pooling.n && d->head != HEAD_NONE)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s has a task head: a sentence embedding pools a bare encoder's "
                         "token embeddings", d->architecture);

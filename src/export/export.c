@@ -794,6 +794,9 @@ static hfx_status resolve_pooling(hfx_exporter *e, const hfx_model *model, const
         snprintf(line, sizeof line, "modules.json's pooling is not applied: %s ends in its own outputs", arch);
         warn(e, line);
     }
+    if (found && out->score && normalize == 1)
+        return hfx_fail(err, HFX_ERR_INVALID, "export config: 'normalize': the folder ends in a LogitScore's scores, "
+                        "not an embedding");
     if (!found && normalize == 1)
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'normalize' needs a pooling mode%s",
                         asked < 0 ? " (pooling is \"none\")" : " (the checkpoint has no sentence-transformers modules.json)");
@@ -817,6 +820,9 @@ static hfx_status embedding_layout(const hfx_exporter *e, const hfx_model *model
     hfx_status st = cfg->pooling == 0 ? hfx_sentence_pooling(model->ck, &found, &c->opts.pooling, err) : HFX_OK;
     if (st) return st;
     const hfx_pooling *p = &c->opts.pooling;
+    if (found && p->score)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: '%s': the folder is a CrossEncoder (modules.json: "
+                        "LogitScore), not an embedding model", opt);
     if (found && (p->n != 1 || p->n_dense ||
                   (p->modes[0] != HFX_POOL_CLS && p->modes[0] != HFX_POOL_MEAN && p->modes[0] != HFX_POOL_LAST_TOKEN)))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "export config: '%s': the folder's pipeline (modules.json: %s%s) is "

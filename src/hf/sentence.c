@@ -91,13 +91,23 @@ static hfx_status module_config(const hfx_checkpoint *ck, const char *path, json
     return hfx_checkpoint_side_json(ck, name, false, out, err);
 }
 
-static hfx_status read_pooling(const hfx_checkpoint *ck, const char *path, hfx_pooling *p, hfx_error *err) {
-    char name[192], where[4200];
-    json_t *c;
-    hfx_status st = module_config(ck, path, &c, name, sizeof name, err);
+/* The config of the module `kind` modules.json names at `path`, which it must have; where[size] receives its file
+ * for messages. */
+static hfx_status required_config(const hfx_checkpoint *ck, const char *path, const char *kind, json_t **c,
+                                  char *where, size_t size, hfx_error *err) {
+    char name[192];
+    hfx_status st = module_config(ck, path, c, name, sizeof name, err);
     if (st) return st;
-    snprintf(where, sizeof where, "%s/%s", hfx_checkpoint_dir(ck), name);
-    if (!c) return hfx_fail(err, HFX_ERR_INVALID, "%s: missing (modules.json names a Pooling module there)", where);
+    snprintf(where, size, "%s/%s", hfx_checkpoint_dir(ck), name);
+    if (!*c) return hfx_fail(err, HFX_ERR_INVALID, "%s: missing (modules.json names a %s module there)", where, kind);
+    return HFX_OK;
+}
+
+static hfx_status read_pooling(const hfx_checkpoint *ck, const char *path, hfx_pooling *p, hfx_error *err) {
+    char where[4200];
+    json_t *c;
+    hfx_status st = required_config(ck, path, "Pooling", &c, where, sizeof where, err);
+    if (st) return st;
     const json_t *mode = json_object_get(c, "pooling_mode");
     p->n = 0;
     if (mode && !json_is_null(mode)) { /* current layout: a name or a list of names */
@@ -133,7 +143,7 @@ static hfx_status read_pooling(const hfx_checkpoint *ck, const char *path, hfx_p
 
 /* A Dense module's config: in_features, out_features, bias (default true), activation_function Identity or Tanh. */
 static hfx_status read_dense(const hfx_checkpoint *ck, const char *path, hfx_pooling *p, hfx_error *err) {
-    char name[192], where[4200];
+    char where[4200];
     json_t *c;
     if (p->n_dense == HFX_MAX_DENSE)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/modules.json: more than %d Dense modules", hfx_checkpoint_dir(ck),
@@ -141,10 +151,8 @@ static hfx_status read_dense(const hfx_checkpoint *ck, const char *path, hfx_poo
     if (!path[0] || strlen(path) >= sizeof p->dense[0].module)
         return hfx_fail(err, HFX_ERR_INVALID, "%s/modules.json: a Dense module needs a folder of its own (path '%s')",
                         hfx_checkpoint_dir(ck), path);
-    hfx_status st = module_config(ck, path, &c, name, sizeof name, err);
+    hfx_status st = required_config(ck, path, "Dense", &c, where, sizeof where, err);
     if (st) return st;
-    snprintf(where, sizeof where, "%s/%s", hfx_checkpoint_dir(ck), name);
-    if (!c) return hfx_fail(err, HFX_ERR_INVALID, "%s: missing (modules.json names a Dense module there)", where);
     hfx_dense *d = &p->dense[p->n_dense];
     const json_t *in = json_object_get(c, "in_features"), *out = json_object_get(c, "out_features");
     const json_t *bias = json_object_get(c, "bias"), *act = json_object_get(c, "activation_function");
@@ -185,6 +193,31 @@ static hfx_status read_normalize(const hfx_checkpoint *ck, const char *path, hfx
     return st;
 }
 
+/* LogitScore's config: true_token_id, false_token_id (null: none), over the causal logits. */
+static hfx_status read_logit_score(const hfx_checkpoint *ck, const char *path, hfx_pooling *p, hfx_error *err) {
+    char where[4200];
+    json_t *c;
+    hfx_status st = required_config(ck, path, "LogitScore", &c, where, sizeof where, err);
+    if (st) return st;
+    const json_t *t = json_object_get(c, "true_token_id"), *f = json_object_get(c, "false_token_id");
+    const char *in = json_string_value(json_object_get(c, "module_input_name"));
+    if (!json_is_integer(t) || json_integer_value(t) < 0 || json_integer_value(t) > INT32_MAX)
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: field 'true_token_id': expected a token id", where);
+    else if (f && !json_is_null(f) && (!json_is_integer(f) || json_integer_value(f) < 0 ||
+                                       json_integer_value(f) > INT32_MAX))
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: field 'false_token_id': expected a token id or null", where);
+    else if (in && strcmp(in, "causal_logits") != 0)
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a LogitScore over '%s' is not supported (only the causal logits)",
+                      where, in);
+    if (!st) {
+        p->score = true;
+        p->true_token = json_integer_value(t);
+        p->false_token = json_is_integer(f) ? json_integer_value(f) : -1;
+    }
+    json_decref(c);
+    return st;
+}
+
 hfx_status hfx_sentence_pooling(const hfx_checkpoint *ck, bool *found, hfx_pooling *out, hfx_error *err) {
     memset(out, 0, sizeof *out);
     *found = false;
@@ -221,6 +254,9 @@ hfx_status hfx_sentence_pooling(const hfx_checkpoint *ck, bool *found, hfx_pooli
         } else if (stage == WANT_POOLING && strcmp(cls, "Pooling") == 0) {
             if ((st = read_pooling(ck, path, out, err))) break;
             stage = WANT_NORMALIZE;
+        } else if (stage == WANT_POOLING && strcmp(cls, "LogitScore") == 0) {
+            if ((st = read_logit_score(ck, path, out, err))) break;
+            stage = DONE;
         } else if (stage == WANT_NORMALIZE && strcmp(cls, "Dense") == 0) {
             if ((st = read_dense(ck, path, out, err))) break;
         } else if (stage == WANT_NORMALIZE && strcmp(cls, "Normalize") == 0) {
@@ -230,7 +266,8 @@ hfx_status hfx_sentence_pooling(const hfx_checkpoint *ck, bool *found, hfx_pooli
         } else {
             st = hfx_fail(err, HFX_ERR_UNSUPPORTED,
                           "%s: module %zu (%s) is not supported: hfx reproduces Transformer, Pooling, then optionally "
-                          "Dense modules and Normalize (set pooling to \"none\" to export the transformer alone)", where, i, type);
+                          "Dense modules and Normalize, or Transformer and LogitScore (set pooling to \"none\" to export "
+                          "the transformer alone)", where, i, type);
             break;
         }
     }

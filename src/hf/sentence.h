@@ -1,6 +1,7 @@
 /* A sentence-transformers folder: the pipeline its modules.json declares (the transformer, then
- * Pooling, then optionally Normalize), read so that an export can end in the sentence embedding
- * sentence-transformers' encode() returns. Both layouts of the Pooling config are read: the
+ * Pooling, then optionally Dense modules and Normalize; or, a CrossEncoder over a causal LM, the
+ * transformer then LogitScore), read so that an export can end in the sentence embedding
+ * sentence-transformers' encode() returns, or in the scores its CrossEncoder's forward returns. Both layouts of the Pooling config are read: the
  * current {"pooling_mode": "mean" | [...]} and the legacy pooling_mode_*_tokens booleans. */
 #ifndef HFX_HF_SENTENCE_H
 #define HFX_HF_SENTENCE_H
@@ -38,6 +39,9 @@ typedef struct hfx_pooling {
     hfx_dense dense[HFX_MAX_DENSE];
     bool normalize;     /* L2-normalize the concatenation (sentence-transformers' Normalize) */
     long long dim;      /* the Pooling config's embedding dimension; 0 when it names none */
+    bool score;         /* LogitScore instead of a pooling (n = 0): a causal LM's scores [B,1] = logit[true_token] −
+                           logit[false_token] at the last position (the folder pads on the left) */
+    long long true_token, false_token; /* false_token −1: logit[true_token] alone */
 } hfx_pooling;
 
 /* The mode named `name` ("mean", ...); false when there is none of that name. */

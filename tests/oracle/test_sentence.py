@@ -28,7 +28,7 @@ from transformers import (
     JinaEmbeddingsV3Config, JinaEmbeddingsV3Model, ModernBertConfig, ModernBertDecoderConfig, ModernBertDecoderModel,
     ModernBertModel, MPNetConfig, MPNetModel, NomicBertConfig, NomicBertModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
 
-from conftest import PARITY_ATOL, REPO, describe, run_hfx
+from conftest import PARITY_ATOL, REPO, describe, run_forward, run_hfx
 
 MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")
 SMALL = dict(vocab_size=96, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
@@ -775,6 +775,79 @@ def test_rerank_example(root, tmp_path):
     assert max(abs(r["score"] - want[TEXTS.index(r["text"])]) for r in ranked) <= PARITY_ATOL
     proc = _similarity(out, "--text", "t1")
     assert proc.returncode == 2 and "--query" in proc.stderr
+
+
+def _cross_encoder(root, name: str, false_token):
+    """A sentence-transformers CrossEncoder over a tiny Qwen3ForCausalLM (Transformer with transformer_task
+    "text-generation", then LogitScore), saved by the library with a byte-level tokenizer that pads on the left."""
+    folder = root / name
+    if folder.exists():
+        return folder
+    from sentence_transformers import CrossEncoder
+    from sentence_transformers.base.modules import Transformer
+    from sentence_transformers.cross_encoder.modules import LogitScore
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+    base = root / f"{name}_lm"
+    torch.manual_seed(7)
+    lm = Qwen3ForCausalLM(Qwen3Config(vocab_size=160, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, head_dim=8, pad_token_id=0,
+                                      tie_word_embeddings=false_token is None)).eval()
+    with torch.no_grad():
+        for p in lm.parameters():
+            if p.dim() == 2:
+                p.normal_(0.0, 0.3)
+    lm.save_pretrained(base)
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    tok = Tokenizer(models.BPE(vocab={"<pad>": 0, **{c: i + 1 for i, c in enumerate(alphabet[:159])}}, merges=[]))
+    tok.pre_tokenizer, tok.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
+    PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", padding_side="left").save_pretrained(base)
+    CrossEncoder(modules=[Transformer(str(base), transformer_task="text-generation"),
+                          LogitScore(true_token_id=9, false_token_id=false_token)]).save_pretrained(str(folder))
+    return folder
+
+
+PAIRS = [("cat", "a mat"), ("tax", "law"), ("q", "bye")]  # (one token a byte: within the ExecuTorch bound of 9)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("false_token", [17, None])
+def test_cross_encoder_logit_score(root, fmt, false_token):
+    """A CrossEncoder over a causal LM (Qwen3-Reranker's form: modules.json Transformer then LogitScore) exports to
+    `scores` [batch, 1]: its forward's scores (logit[true] − logit[false] at the last position, or logit[true] alone
+    without a false token, before predict's activation) within 1e-4 on left-padded pairs of different lengths."""
+    from sentence_transformers import CrossEncoder
+    folder = _cross_encoder(root, f"cross_{false_token}", false_token)
+    model = CrossEncoder(str(folder))
+    features = {k: v for k, v in model.preprocess(PAIRS).items() if isinstance(v, torch.Tensor)}
+    mask = features["attention_mask"].numpy()
+    assert (mask[:, 0] == 0).any() and (mask[:, -1] == 1).all(), "the library pads on the left"
+    with torch.no_grad():
+        want = model(dict(features))["scores"].numpy()
+    out = root / f"out_cross_{false_token}_{fmt}"
+    _export(folder, out, fmt)
+    feed = {"input_ids": features["input_ids"].numpy(), "attention_mask": mask}
+    got = run_forward(fmt, out, feed, ["scores"])["scores"]
+    assert got.shape == (len(PAIRS), 1)
+    assert np.abs(got - want).max() <= PARITY_ATOL, (got, want)
+
+
+def test_cross_encoder_example_and_refusals(root, tmp_path):
+    """examples/similarity.py ranks texts by the CrossEncoder export's scores (the library's predict before its
+    sigmoid, which keeps the order); the folder is not an embedding model for OpenVINO GenAI, nor normalized."""
+    from sentence_transformers import CrossEncoder
+    folder = _cross_encoder(root, "cross_17", 17)
+    out = tmp_path / "out"
+    _export(folder, out, "onnx")
+    texts = [t for _, t in PAIRS]
+    want = CrossEncoder(str(folder)).predict([("tax", t) for t in texts], activation_fn=torch.nn.Identity())
+    proc = _similarity(out, "--query", "tax", *[x for t in texts for x in ("--text", t)])
+    assert proc.returncode == 0, proc.stderr
+    ranked = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["text"] for r in ranked] == [texts[i] for i in np.argsort(-np.asarray(want), kind="stable")]
+    assert max(abs(r["score"] - want[texts.index(r["text"])]) for r in ranked) <= PARITY_ATOL
+    _refused(["export", folder, tmp_path / "o2", "--format", "openvino", "--genai-embedding"], "CrossEncoder")
+    _refused(["export", folder, tmp_path / "o3", "--format", "onnx", "--normalize"], "LogitScore")
 
 
 @pytest.mark.parametrize("arch,mode", [("mpnet", "mean"), ("gte", "cls")])
