@@ -192,6 +192,8 @@ def spatial_merge_size(out_dir: Path) -> int:
     config = json.loads((out_dir / "config.json").read_text())
     if "spatial_merge_size" in config:  # (Mistral3's, at the top)
         return int(config["spatial_merge_size"])
+    if config.get("model_type") == "llava":  # a Pixtral tower in LLaVA (Pixtral-12B's): every patch a token
+        return 1
     return int((config.get("vision_config") or {}).get("spatial_merge_size", 2))
 
 
@@ -295,7 +297,7 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
         if images:
             features, counts, grid, deepstack = grid_features(export, out_dir, images)
             prompts = expand_image_tokens(prompts, token, counts)
-        if json.loads((out_dir / "config.json").read_text()).get("model_type") != "mistral3":  # (plain positions)
+        if json.loads((out_dir / "config.json").read_text()).get("model_type", "").startswith("qwen"):  # (M-RoPE)
             mrope = mrope_positions(token, grid, spatial_merge_size(out_dir))
     elif images and "spatial_shapes" in export.image_encoder.inputs:  # LFM2-VL: NaFlex patches of each tile
         features, counts = naflex_features(export, out_dir, images)

@@ -149,6 +149,8 @@ typedef struct vlm_cfg {
     int64_t image_token;
     int64_t deepstack;      /* VLM_GRID: the DeepStack features the language model adds (its first layers') */
     bool final_norm;        /* VLM_INTERNVL: the features are the last state through the tower's final norm */
+    bool any_size;          /* VLM_LLAVA: its vision_config a Pixtral tower (Pixtral-12B's), a grid tower of any image
+                               size whose every patch is a token, LLaVA's projector over its states */
     double projector_eps;   /* VLM_PIXTRAL: its projector's RMSNorm's (the language model's rms_norm_eps) */
     int64_t naflex_grid;    /* VLM_NAFLEX: the tower's position grid's side */
     int64_t projector_width; /* VLM_NAFLEX: linear_1's output (projector_hidden_size) */
@@ -289,6 +291,10 @@ static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, hf
     if (strcmp(strategy, "default") != 0 && strcmp(strategy, "full") != 0)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: vision_feature_select_strategy '%s' (supported: default, full)",
                         c.where, strategy);
+    if (m->any_size && (strcmp(strategy, "full") != 0 || m->n_features != 1))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a Pixtral tower's features are one layer's states of every patch "
+                                                  "(vision_feature_select_strategy full, one vision_feature_layer)",
+                        c.where);
     m->drop_first = strcmp(strategy, "default") == 0;
     return HFX_OK;
 }
@@ -372,6 +378,11 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
                             (long long)m->text.hidden);
     } else if (d->kind == VLM_AUDIO) {
         if ((st = parse_audio(d, c, vision, vision_type, m, err))) return st;
+    } else if (d->kind == VLM_LLAVA && vision_type && strcmp(vision_type, "pixtral") == 0) {
+        if ((st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err))) return st;
+        m->grid.merge = 1; /* every patch a token */
+        m->vision = m->grid.tower;
+        m->any_size = true;
     } else if ((st = hfx_vision_tower_parse(vision_type, vision, HFX_TOWER_IMAGE, &m->vision, err))) {
         return st;
     }
@@ -469,13 +480,19 @@ static hfx_value *pooled_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w
 }
 
 /* Mistral3's features of a grid of Pixtral patches: the chosen layer's states [N, E], RMS-normed, each merge² block's
- * side by side channel-major ([tokens, E, merge²], as torch's unfold lays them out), merged, projected. */
-static hfx_value *pixtral_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w, const vlm_names *names,
-                                   const char *tower, hfx_value *pixels, hfx_value *grid) {
+ * side by side channel-major ([tokens, E, merge²], as torch's unfold lays them out), merged, projected; LLaVA's
+ * (Pixtral-12B's): those states through LLaVA's projector, every patch a token. */
+static hfx_value *pixtral_features(const vlm_desc *d, const vlm_cfg *m, hfx_graph *g, hfx_weights *w,
+                                   const vlm_names *names, const char *tower, hfx_value *pixels, hfx_value *grid) {
     int64_t E = m->vision.cfg.hidden, mm = m->grid.merge * m->grid.merge, out = m->text.hidden;
     hfx_dim tokens;
     hfx_value *x = hfx_grid_tower_states(&m->grid, g, w, tower, pixels, grid, m->feature_layers[0], &tokens);
     if (g->failed) return NULL;
+    if (d->kind == VLM_LLAVA) { /* Pixtral-12B's: LLaVA's projector over every patch's states */
+        x = dense(g, w, x, E, out, m->projector_bias, names->projector, "linear_1");
+        return dense(g, w, hfx_activate(g, m->projector_act, x), out, out, m->projector_bias, names->projector,
+                     "linear_2");
+    }
     char n[256];
     snprintf(n, sizeof n, "%s.norm.weight", names->projector);
     x = hfx_rms_norm(g, x, hfx_weight(w, 1, &E, "%s", n), m->projector_eps, 0.0);
@@ -584,14 +601,14 @@ static void build_audio_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
 static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
                                 hfx_weights *w, const vlm_names *names, const char *tower) {
     const hfx_vision_cfg *v = &m->vision.cfg;
-    if (d->kind == VLM_GRID || d->kind == VLM_PIXTRAL) {
+    if (d->kind == VLM_GRID || d->kind == VLM_PIXTRAL || m->any_size) {
         int64_t row = v->channels * (m->grid.temporal ? m->grid.temporal : 1) * v->patch * v->patch;
         hfx_dim patches = hfx_dim_sym(hfx_graph_symbol(g, "num_patches", 1, INT32_MAX));
         hfx_dim images = hfx_dim_sym(hfx_graph_symbol(g, "num_images", 1, INT32_MAX));
         hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 2, (hfx_dim[]){patches, hfx_dim_const(row)});
         hfx_value *grid = hfx_graph_input(g, "image_grid_thw", HFX_DTYPE_I64, 2, (hfx_dim[]){images, hfx_dim_const(3)});
         hfx_value *stacked = NULL;
-        hfx_value *x = d->kind == VLM_PIXTRAL ? pixtral_features(m, g, w, names, tower, pixels, grid)
+        hfx_value *x = d->kind != VLM_GRID ? pixtral_features(d, m, g, w, names, tower, pixels, grid)
                                               : hfx_grid_tower_features(&m->grid, g, w, tower, pixels, grid,
                                                                         (int)m->deepstack, &stacked);
         if (x) hfx_graph_output(g, x, "image_features");

@@ -173,6 +173,11 @@ VARIANTS = {
                                 {"spatial_merge_size": 2, "vision_feature_layer": -2, "multimodal_projector_bias": True,
                                  "projector_hidden_act": "silu", "tie_word_embeddings": False},
                                 processor="PixtralImageProcessor", arch="Mistral3"),
+    # LLaVA over a Pixtral tower (Pixtral-12B's form): every patch of each image a token through LLaVA's projector
+    "llava_pixtral": Variant({**TOWER, "patch_size": 14, "model_type": "pixtral"}, {**TEXT, "model_type": "mistral"},
+                             {"vision_feature_layer": -1, "vision_feature_select_strategy": "full",
+                              "projector_hidden_act": "gelu", "tie_word_embeddings": False},
+                             processor="PixtralImageProcessor"),
     # LFM2-VL: SigLIP 2's NaFlex tower (patches of 16, a 4 × 4 position grid resized to each tile), each tile's 2 × 2
     # blocks of patches one token, LayerNorm and a GELU MLP (48 wide); each image cut by its processor into 64-pixel
     # tiles and a thumbnail of its own aspect; LFM2 (short convolutions and attention)
@@ -216,10 +221,15 @@ QWEN_GRID_ARCHS = ("Qwen2VL", "Qwen2_5_VL", "Qwen3VL", "Qwen3_5", "Qwen3VLMoe", 
 GRID_ARCHS = QWEN_GRID_ARCHS + ("Mistral3",)  # (Mistral3's patches laid out as Qwen2-VL's by the example)
 
 
+def pixtral(name):
+    """Whether the variant's tower is Pixtral's (its patches laid out as Qwen2-VL's by the example)."""
+    return VARIANTS[name].vision.get("model_type") == "pixtral"
+
+
 def grid(name):
     """Whether the variant's tower takes images of any size (pixel_values [patches, ·] and
     image_grid_thw)."""
-    return VARIANTS[name].arch in GRID_ARCHS
+    return VARIANTS[name].arch in GRID_ARCHS or pixtral(name)
 
 
 def _init(model: torch.nn.Module, seed: int) -> None:
@@ -259,8 +269,9 @@ def processor(v: Variant):
             tile_size=64, encoder_patch_size=16, downsample_factor=factor, min_image_tokens=1,
             max_image_tokens=64 // (factor * factor), min_tiles=2, max_tiles=4,
             do_image_splitting=not v.processor.endswith("-whole"), max_num_patches=64)
-    if v.processor == "PixtralImageProcessor":  # whole blocks of 2 × 2 patches of 14, up to 112 pixels a side
-        return transformers.PixtralImageProcessor(size={"longest_edge": 112}, patch_size={"height": 28, "width": 28})
+    if v.processor == "PixtralImageProcessor":  # whole merge blocks of patches of 14, up to 112 pixels a side
+        block = 14 * v.top.get("spatial_merge_size", 1)
+        return transformers.PixtralImageProcessor(size={"longest_edge": 112}, patch_size={"height": block, "width": block})
     if v.processor == "GotOcr2ImageProcessor":  # InternVL's: tiles of the tower's size and a thumbnail
         return transformers.GotOcr2ImageProcessor(size={"height": size, "width": size}, crop_to_patches=True,
                                                   max_patches=4)
@@ -331,8 +342,9 @@ def image_inputs(name, paths):
 def encoder_feed(name, paths):
     """What the exported image encoder takes: the images (or all their tiles), pixel_values
     [N, C, S, S]; a grid tower's patches and image_grid_thw."""
-    if VARIANTS[name].arch == "Mistral3":  # each image's patches as the example lays them out
-        parts = [generate_vlm.grid_patches(p, {k: v.numpy() for k, v in image_inputs(name, [p]).items()}, 14, 2)
+    if pixtral(name):  # each image's patches as the example lays them out
+        merge = VARIANTS[name].top.get("spatial_merge_size", 1)
+        parts = [generate_vlm.grid_patches(p, {k: v.numpy() for k, v in image_inputs(name, [p]).items()}, 14, merge)
                  for p in paths]
         return {"pixel_values": np.concatenate([x for x, _ in parts]),
                 "image_grid_thw": np.concatenate([g for _, g in parts])}
@@ -406,9 +418,10 @@ def test_image_features(name, fmt, export_dir, reference, tmp_path):
         real = np.concatenate([f[:n] for f, n in zip(got["image_features"], got["image_feature_lengths"])])
         assert_logits_close(real, want_features(reference, name, paths), f"{name} {fmt} image_features")
         return
-    if VARIANTS[name].arch == "Mistral3":  # two images of different grids in one call
-        assert feed["image_grid_thw"].tolist() == [[1, 8, 8], [1, 4, 8]], feed["image_grid_thw"]
-        assert x.shape == (8 * 8 + 4 * 8, 3 * 14 * 14)
+    if pixtral(name):  # two images of different grids in one call
+        grids = feed["image_grid_thw"]
+        assert len(grids) == 2 and grids[0].tolist() != grids[1].tolist(), grids
+        assert x.shape == (int((grids[:, 1] * grids[:, 2]).sum()), 3 * 14 * 14)
     elif grid(name):  # two images of different grids in one call
         assert feed["image_grid_thw"].tolist() == [[1, 16, 14], [1, 10, 24]], feed["image_grid_thw"]
         assert x.shape == (16 * 14 + 10 * 24, 3 * 2 * 14 * 14)
@@ -771,6 +784,8 @@ def _edited(ckpt, tmp_path, edit, name="llava"):
      "merger's width 48"),
     ("qwen3_5", lambda c: c["vision_config"].update(model_type="qwen3_omni_moe_vision_encoder"),
      ("--format", "onnx", "--for-generation"), "model_type 'qwen3_omni_moe_vision_encoder'"),
+    ("llava_pixtral", lambda c: c.update(vision_feature_select_strategy="default"),
+     ("--format", "onnx", "--for-generation"), "a Pixtral tower's features"),
     ("lfm2_vl", lambda c: c.update(downsample_factor=0), ("--format", "onnx", "--for-generation"), "downsample_factor"),
     ("lfm2_vl", lambda c: c.update(projector_hidden_act="nope"), ("--format", "onnx", "--for-generation"),
      "projector_hidden_act 'nope'"),
