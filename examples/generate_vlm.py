@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
+vision-language model (LLaVA, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
 language model (Qwen2-Audio, Voxtral, Audio Flamingo 3), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the
 export's format says which).
 
@@ -138,7 +138,19 @@ def processed(out_dir: Path, images: list):
             picture = Image.open(path).convert("RGB")
         except OSError as e:
             raise UsageError(f"--image {path}: {e}")
-        yield path, processor(images=[picture], return_tensors="np")
+        yield path, as_numpy(processor, [picture])
+
+
+def as_numpy(processor, pictures) -> dict:
+    """The processor's outputs for the pictures as numpy arrays: a processor that computes in bfloat16 (Llama 4's, as
+    the original does) returns torch tensors, whose values are taken in float32."""
+    try:
+        return dict(processor(images=pictures, return_tensors="np"))
+    except ValueError as e:
+        if "BFloat16" not in str(e):
+            raise
+    out = processor(images=pictures, return_tensors="pt")
+    return {k: (v.float() if v.is_floating_point() else v).numpy() if hasattr(v, "numpy") else v for k, v in out.items()}
 
 
 def pixel_values(out_dir: Path, images: list) -> list:

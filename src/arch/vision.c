@@ -30,7 +30,8 @@ typedef struct tower_keys {
     const char *hidden, *layers, *heads;
     const char *channels; /* NULL: 3, whatever the config says (an audio tower has none) */
     const char *eps; /* NULL: the layout's eps_default, whatever the config says (the model hard-codes it) */
-    const char *intermediate, *act; /* NULL: "intermediate_size", "hidden_act" */
+    const char *intermediate, *act; /* NULL: "intermediate_size", "hidden_act"; act "": the layout's act_default
+                                       whatever the config says (Llama 4's tower hard-codes GELU) */
 } tower_keys;
 
 static const tower_keys vit_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads", "num_channels",
@@ -79,6 +80,11 @@ struct vision_layout {
     bool rope_2d;                             /* the patches turned by a 2-D rotary of their centers' coordinates
                                                  in [-1, 1] (DINOv3: rope_theta; the class and register tokens
                                                  not turned) */
+    bool rope_pairs;                          /* ... or of their column and row + 1, pairs of a head turning
+                                                 (Llama 4's: rope_parameters' rope_theta; the class token not) */
+    bool patch_linear;                        /* the patch embedding a Linear [hidden, C·P·P] over the unfolded
+                                                 patches (Llama 4's) rather than a Conv2d's [hidden, C, P, P] */
+    bool cls_last;                            /* the class token after the patches (Llama 4's), not before */
     unsigned no_bias;                         /* bits (1 << j, j as in bias[]) of the projections without a bias
                                                  whatever the config says: Whisper's key, every one of Pixtral's */
     const char *mlp;                          /* the gated MLP's prefix under the layer (NULL: "mlp") */
@@ -141,6 +147,19 @@ static const vision_layout internvl_layout = {
     .layer_scale2 = "lambda_2", .bias_keys = {"attention_bias", "attention_bias", "attention_bias"},
     .norm_type_key = "norm_type", .qk_norm_key = "use_qk_norm", .q_norm = "attention.q_norm",
     .k_norm = "attention.k_norm", .positions_key = "use_absolute_position_embeddings"};
+
+/* Llama 4's tower: an unfolded patch Linear, the class token last, learned positions [tokens, hidden], pre- and
+ * post-LayerNorms, biased projections, an exact-GELU fc1/fc2 MLP, a 2-D rotary of pairs; its pixel-shuffle adapter is
+ * the host's */
+static const tower_keys llama4_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads", "num_channels", NULL,
+                                       NULL, ""};
+static const vision_layout llama4_layout = {
+    .patch = "patch_embedding.linear", .patch_linear = true, .cls = "class_embedding", .cls_last = true,
+    .positions = "positional_embedding_vlm", .flat_tokens = true, .pre_norm = "layernorm_pre",
+    .layer = "model.layers.%lld", .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
+    .o = "self_attn.o_proj", .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm", .fc1 = "mlp.fc1",
+    .fc2 = "mlp.fc2", .final_norm = "layernorm_post", .act_default = "gelu", .eps_default = 1e-5, .rope_pairs = true,
+    .keys = &llama4_keys};
 
 static const vision_layout siglip_layout = {
     .prefix = "vision_model", .patch = "embeddings.patch_embedding", .positions = "embeddings.position_embedding.weight",
@@ -286,7 +305,8 @@ static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, 
         (st = square(c, "image_size", 224, &m->image, err)) || (st = square(c, "patch_size", 16, &m->patch, err)) ||
         (k->eps && (st = hfx_cfg_num_or(c, k->eps, L->eps_default, &m->eps, err))) ||
         (st = hfx_cfg_bool_or(c, "qkv_bias", true, &m->qkv_bias, err)) ||
-        (st = activation_of(c, k->act ? k->act : "hidden_act", L->act_default, &m->act, err)) ||
+        (st = k->act && !k->act[0] ? (hfx_activation_from_name(L->act_default, &m->act), HFX_OK)
+                                   : activation_of(c, k->act ? k->act : "hidden_act", L->act_default, &m->act, err)) ||
         (st = activation_of(c, "pooler_act", "tanh", &m->pooler_act, err)) ||
         (st = hfx_cfg_int_in_or(c, "pooler_output_size", m->hidden, 1, 1 << 20, &m->pooler_size, err)))
         return st;
@@ -300,8 +320,10 @@ static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, 
     }
     if (L->registers && (st = hfx_cfg_int_in_or(c, "num_register_tokens", 0, 0, 1 << 12, &m->registers, err))) return st;
     if ((st = parse_switches(L, c, m, err))) return st;
-    if (L->rope_2d) {
-        if ((st = hfx_cfg_num_or(c, "rope_theta", 100.0, &m->rope_theta, err))) return st;
+    if (L->rope_2d || L->rope_pairs) { /* (transformers 5 keeps the base in rope_parameters) */
+        const json_t *rope = json_object_get(c.obj, "rope_parameters");
+        hfx_cfg r = {json_is_object(rope) ? rope : c.obj, c.where};
+        if ((st = hfx_cfg_num_or(r, "rope_theta", L->rope_pairs ? 10000.0 : 100.0, &m->rope_theta, err))) return st;
         if (!(m->rope_theta > 0) || (m->hidden / m->heads) % 4)
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: the 2-D rotary needs rope_theta > 0 and a head width that is a "
                             "multiple of 4", c.where);
@@ -365,9 +387,11 @@ static hfx_value *patches(vision_ctx *c, hfx_value *pixels) {
                                                          hfx_dim_const(n), hfx_dim_const(P)});
     x = hfx_transpose(g, x, 6, (int64_t[]){0, 2, 4, 1, 3, 5}); /* [B, n, n, C, P, P] */
     x = hfx_reshape(g, x, 3, (hfx_dim[]){B, hfx_dim_const(n * n), hfx_dim_const(C * P * P)});
-    hfx_value *w = hfx_weight(c->w, 4, (int64_t[]){m->hidden, C, P, P}, "%s.weight", name);
+    hfx_value *w = c->L->patch_linear ? hfx_weight(c->w, 2, (int64_t[]){m->hidden, C * P * P}, "%s.weight", name)
+                                      : hfx_const_flatten(g, hfx_weight(c->w, 4, (int64_t[]){m->hidden, C, P, P},
+                                                                        "%s.weight", name), 1);
     hfx_value *b = c->L->patch_bias ? hfx_weight(c->w, 1, (int64_t[]){m->hidden}, "%s.bias", name) : NULL;
-    return hfx_linear(g, x, hfx_const_flatten(g, w, 1), b);
+    return hfx_linear(g, x, w, b);
 }
 
 /* t [B,S,hidden] as heads [B,H,S,hd]. */
@@ -392,7 +416,7 @@ static hfx_value *attend(vision_ctx *c, hfx_value *q, hfx_value *k, hfx_value *v
 static hfx_value *rotate(vision_ctx *c, hfx_value *x) {
     hfx_dtype dt = x->dtype;
     if (dt != HFX_DTYPE_F32) x = hfx_cast(c->g, x, HFX_DTYPE_F32);
-    x = hfx_rope_apply(c->g, x, c->attend->cos, c->attend->sin, false);
+    x = hfx_rope_apply(c->g, x, c->attend->cos, c->attend->sin, c->attend->pairs);
     return dt != HFX_DTYPE_F32 ? hfx_cast(c->g, x, dt) : x;
 }
 
@@ -676,6 +700,35 @@ static void rotary_2d(vision_ctx *c, int64_t side, hfx_value **cos_out, hfx_valu
     free(cs);
 }
 
+/* Llama 4's 2-D rotary [1,1,tokens,head_dim] (cos, sin) of side×side patches and the class token last, in float32
+ * as transformers computes it: pair j < head_dim/4 of a patch at (row, column) turns by (column + 1)·θ^(−4j/head_dim),
+ * pair head_dim/4 + j by (row + 1)·θ^(−4j/head_dim); each angle's cos and sin on both members of its pair; the class
+ * token unturned. */
+static void rotary_pairs(vision_ctx *c, int64_t side, hfx_value **cos_out, hfx_value **sin_out) {
+    const vision_cfg *m = c->m;
+    int64_t hd = m->hidden / m->heads, q = hd / 4, tokens = side * side + 1;
+    float *cs = malloc((size_t)(tokens * hd) * 2 * sizeof *cs), inv[1024];
+    if (!cs || q > 1024) {
+        free(cs);
+        hfx_graph_fail(c->g, HFX_ERR_NOMEM, "out of memory");
+        *cos_out = *sin_out = NULL;
+        return;
+    }
+    float *sn = cs + tokens * hd;
+    for (int64_t j = 0; j < q; j++) inv[j] = 1.0f / powf((float)m->rope_theta, (float)(2 * j) / (float)(hd / 2));
+    for (int64_t t = 0; t < tokens; t++)
+        for (int64_t j = 0; j < hd / 2; j++) {
+            float at = t == tokens - 1 ? 0.0f : (float)(j < q ? t % side : t / side) + 1.0f;
+            float angle = at * inv[j % q];
+            cs[t * hd + 2 * j] = cs[t * hd + 2 * j + 1] = cosf(angle);
+            sn[t * hd + 2 * j] = sn[t * hd + 2 * j + 1] = sinf(angle);
+        }
+    int64_t shape[4] = {1, 1, tokens, hd};
+    *cos_out = hfx_cast(c->g, hfx_const_bytes(c->g, HFX_DTYPE_F32, 4, shape, cs), c->w->dtype);
+    *sin_out = hfx_cast(c->g, hfx_const_bytes(c->g, HFX_DTYPE_F32, 4, shape, sn), c->w->dtype);
+    free(cs);
+}
+
 /* The tower over pixels [B,C,S,S] up to hidden_states[upto] (0: the embeddings after any
  * pre-norm; i: after layer i), each kept in states[0..upto] where states is given: [B,T,hidden]. */
 static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_value **states) {
@@ -702,14 +755,18 @@ static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_valu
         } else if (L->registers && hfx_weight_exists(c->w, n)) {
             hfx_weight_ignore(c->w, n); /* [1, 0, hidden] */
         }
-        x = parts[1] ? hfx_concat(g, 3, parts, 1) : hfx_concat(g, 2, (hfx_value *[]){parts[0], x}, 1);
+        x = parts[1] ? hfx_concat(g, 3, parts, 1)
+            : L->cls_last ? hfx_concat(g, 2, (hfx_value *[]){x, parts[0]}, 1)
+                          : hfx_concat(g, 2, (hfx_value *[]){parts[0], x}, 1);
     }
     if (m->positions) {
         snprintf(n, sizeof n, "%s%s", c->prefix, L->positions);
         x = hfx_op2(g, HFX_OP_ADD, x, positions(c, n));
     }
-    if (L->rope_2d) { /* every layer turns q and k by it */
-        rotary_2d(c, m->image / m->patch, &c->rotary.cos, &c->rotary.sin);
+    if (L->rope_2d || L->rope_pairs) { /* every layer turns q and k by it */
+        if (L->rope_pairs) rotary_pairs(c, m->image / m->patch, &c->rotary.cos, &c->rotary.sin);
+        else rotary_2d(c, m->image / m->patch, &c->rotary.cos, &c->rotary.sin);
+        c->rotary.pairs = L->rope_pairs;
         c->rotary.bias = c->visible;
         c->attend = &c->rotary;
     }
@@ -857,6 +914,7 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_tower_k
                      one are not written) */
                   {"idefics3_vision", &siglip_layout, HFX_TOWER_IMAGE}, {"smolvlm_vision", &siglip_layout, HFX_TOWER_IMAGE},
                   {"internvl_vision", &internvl_layout, HFX_TOWER_IMAGE},
+                  {"llama4_vision_model", &llama4_layout, HFX_TOWER_IMAGE},
                   /* grid towers (vision_grid.c): transformers 5's names and the Hub's */
                   {"qwen2_vl_vision", &qwen2_vl_layout, HFX_TOWER_GRID}, {"qwen2_vl", &qwen2_vl_layout, HFX_TOWER_GRID},
                   {"qwen2_5_vl_vision", &qwen2_5_vl_layout, HFX_TOWER_GRID}, {"qwen2_5_vl", &qwen2_5_vl_layout, HFX_TOWER_GRID},
@@ -870,7 +928,8 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_tower_k
                   {"voxtral_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO},
                   {"audioflamingo3_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO}};
     static const char *const supported[] = {
-        [HFX_TOWER_IMAGE] = "clip_vision_model, siglip_vision_model, idefics3_vision, smolvlm_vision, internvl_vision",
+        [HFX_TOWER_IMAGE] = "clip_vision_model, siglip_vision_model, idefics3_vision, smolvlm_vision, internvl_vision, "
+                            "llama4_vision_model",
         [HFX_TOWER_GRID] = "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen3_5, qwen3_5_moe, pixtral",
         [HFX_TOWER_AUDIO] = "qwen2_audio_encoder, voxtral_encoder, audioflamingo3_encoder"};
     for (size_t i = 0; model_type && i < sizeof towers / sizeof towers[0]; i++)

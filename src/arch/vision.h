@@ -79,6 +79,7 @@ typedef struct hfx_vision_attend {
     hfx_value *window_bias; /* the same for windowed layers, NULL where every layer uses `bias` */
     const bool *full;       /* per layer (with window_bias): true where the layer attends through `bias` */
     hfx_value *cos, *sin;   /* [1,1,T,head_dim] rotary of each token, or NULL */
+    bool pairs;             /* the rotary turns pairs (2i, 2i+1) (Llama 4's), not halves */
 } hfx_vision_attend;
 
 /* hfx_vision_layers as far as layer `upto` (1 ≤ upto ≤ layers), each layer attending as `a` says; states (NULL: not

@@ -50,6 +50,11 @@ static const vlm_names llava_hub = {
     {"vision_tower.vision_model.", "vision_tower."}, "multi_modal_projector",
     {{"model.", "language_model.model."}, {"lm_head.", "language_model.lm_head."}},
     {"vision_tower", "multi_modal_projector", "language_model"}};
+/* Llama 4: the Hub's names are transformers 5's (its model holds the three parts at the top) */
+static const vlm_names llama4_hub = {
+    {"vision_model."}, "multi_modal_projector",
+    {{"model.", "language_model.model."}, {"lm_head.", "language_model.lm_head."}},
+    {"vision_model", "multi_modal_projector", "language_model"}};
 static const vlm_names llava_v5 = {
     {"model.vision_tower.vision_model.", "model.vision_tower."}, "model.multi_modal_projector",
     {{"model.", "model.language_model."}},
@@ -78,6 +83,8 @@ typedef enum {
                     pixel_attention_mask, spatial_shapes), post-normed; each factor × factor block of an image's
                     patch grid one token (LFM2-VL's unshuffle, its tokens padded to P / factor²), LayerNorm (by
                     projector_use_layernorm), linear_1 → projector_hidden_act → linear_2 */
+    VLM_LLAMA4,  /* Llama 4's tower's last state post-normed, its class token (last) dropped, pixel-shuffled by
+                    1/pixel_shuffle_ratio, its adapter's fc1 → GELU → fc2 → GELU, then one unbiased linear */
     VLM_AUDIO,   /* an audio tower over log-mel windows, its projector the descriptor's (vlm_audio_projector) */
     VLM_GRID     /* a grid tower (vision_grid.c: any image size, its merger the projector) over
                     pixel_values [num_patches, ·] and image_grid_thw; the language model's positions
@@ -153,7 +160,9 @@ typedef struct vlm_cfg {
                                size whose every patch is a token, LLaVA's projector over its states */
     double projector_eps;   /* VLM_PIXTRAL: its projector's RMSNorm's (the language model's rms_norm_eps) */
     int64_t naflex_grid;    /* VLM_NAFLEX: the tower's position grid's side */
-    int64_t projector_width; /* VLM_NAFLEX: linear_1's output (projector_hidden_size) */
+    int64_t projector_width; /* VLM_NAFLEX: linear_1's output (projector_hidden_size); VLM_LLAMA4: the adapter's fc1's
+                                (projector_input_dim) */
+    int64_t adapter_out;    /* VLM_LLAMA4: the adapter's fc2's output (projector_output_dim) */
     bool projector_norm;    /* VLM_NAFLEX: projector_use_layernorm */
 } vlm_cfg;
 
@@ -192,36 +201,64 @@ static hfx_status parse_projector_act(hfx_cfg c, vlm_cfg *m, hfx_error *err) {
     return HFX_OK;
 }
 
+/* A pixel shuffle's factor from its ratio (InternVL's downsample_ratio, Llama 4's pixel_shuffle_ratio: 0.5 → 2) under
+ * `key` of `c`, default 0.5: a whole number dividing the tower's side in patches. */
+static hfx_status shuffle_factor(hfx_cfg c, const char *key, vlm_cfg *m, hfx_error *err) {
+    double ratio;
+    int64_t side = m->vision.cfg.image / m->vision.cfg.patch;
+    hfx_status st = hfx_cfg_num_or(c, key, 0.5, &ratio, err);
+    if (st) return st;
+    m->scale = ratio > 0 && ratio <= 1 ? (int64_t)(1 / ratio + 0.5) : 0;
+    if (!m->scale || fabs(1 / ratio - (double)m->scale) > 1e-9 || side % m->scale)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s %g: the pixel shuffle needs 1/ratio a whole number dividing "
+                                                  "the tower's %lld × %lld patches", c.where, key, ratio,
+                        (long long)side, (long long)side);
+    return HFX_OK;
+}
+
 /* InternVL's: one hidden state (vision_feature_layer -1: the last one, through the final norm unless the tower pools
  * by its mean), the class token dropped, the pixel shuffle's factor 1/downsample_ratio. */
 static hfx_status parse_internvl(hfx_cfg c, hfx_cfg vision, vlm_cfg *m, hfx_error *err) {
     hfx_status st;
     const char *strategy;
-    double ratio;
     bool mean_pooling;
-    int64_t side = m->vision.cfg.image / m->vision.cfg.patch;
     if (json_is_array(json_object_get(c.obj, "vision_feature_layer")))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: vision_feature_layer as a list: InternVL reads one layer's "
                                                   "states", c.where);
     if ((st = parse_feature_layers(c, -1, m, err)) ||
         (st = hfx_cfg_str_or(c, "vision_feature_select_strategy", "default", &strategy, err)) ||
-        (st = hfx_cfg_num_or(c, "downsample_ratio", 0.5, &ratio, err)) ||
+        (st = shuffle_factor(c, "downsample_ratio", m, err)) ||
         (st = hfx_cfg_bool_or(vision, "use_mean_pooling", true, &mean_pooling, err)))
         return st;
     if (strcmp(strategy, "default") != 0)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: vision_feature_select_strategy '%s': InternVL's pixel shuffle "
                                                   "places the patches alone (supported: default)", c.where, strategy);
-    m->scale = ratio > 0 && ratio <= 1 ? (int64_t)(1 / ratio + 0.5) : 0;
-    if (!m->scale || fabs(1 / ratio - (double)m->scale) > 1e-9 || side % m->scale)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: downsample_ratio %g: the pixel shuffle needs 1/ratio a whole "
-                                                  "number dividing the tower's %lld × %lld patches", c.where, ratio,
-                        (long long)side, (long long)side);
     /* transformers reads last_hidden_state for -1 alone; any other index is a bare hidden state */
     int64_t raw = -1;
     if (hfx_cfg_has(c, "vision_feature_layer") && (st = hfx_cfg_int_or(c, "vision_feature_layer", -1, &raw, err)))
         return st;
     m->final_norm = raw == -1 && !mean_pooling;
     m->drop_first = true;
+    return HFX_OK;
+}
+
+/* Llama 4's adapter (its pixel shuffle and MLP, in vision_config) and projector. */
+static hfx_status parse_llama4(hfx_cfg vision, vlm_cfg *m, hfx_error *err) {
+    hfx_status st;
+    int64_t out, D = m->vision.cfg.hidden;
+    if ((st = shuffle_factor(vision, "pixel_shuffle_ratio", m, err)) ||
+        (st = hfx_cfg_int_in_or(vision, "projector_input_dim", 4096, 1, 1 << 20, &m->projector_width, err)) ||
+        (st = hfx_cfg_int_in_or(vision, "projector_output_dim", 4096, 1, 1 << 20, &m->adapter_out, err)) ||
+        (st = hfx_cfg_int_in_or(vision, "vision_output_dim", 7680, 1, 1 << 20, &out, err)))
+        return st;
+    if (m->vision.cfg.intermediate != D * m->scale * m->scale || out != m->adapter_out ||
+        m->projector_width != m->adapter_out)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: the adapter reads the shuffled hidden_size %lld × %lld as "
+                                              "intermediate_size (%lld), its fc2 projector_input_dim (%lld) as "
+                                              "projector_output_dim (%lld), and the projector that as "
+                                              "vision_output_dim (%lld)", vision.where, (long long)D,
+                        (long long)(m->scale * m->scale), (long long)m->vision.cfg.intermediate,
+                        (long long)m->projector_width, (long long)m->adapter_out, (long long)out);
     return HFX_OK;
 }
 
@@ -256,6 +293,7 @@ static hfx_status parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, hf
             return st;
         return hfx_cfg_bool_or(c, "multimodal_projector_bias", false, &m->projector_bias, err);
     }
+    if (d->kind == VLM_LLAMA4) return parse_llama4(vision, m, err);
     if (d->kind == VLM_NAFLEX) { /* LFM2-VL's unshuffle and projector */
         if ((st = hfx_naflex_grid(vision, &m->naflex_grid, err)) ||
             (st = hfx_cfg_int_in_or(c, "downsample_factor", 2, 1, 16, &m->scale, err)) ||
@@ -479,6 +517,23 @@ static hfx_value *pooled_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w
     return hfx_linear(g, x, hfx_const_transpose2d(g, proj), NULL);
 }
 
+/* Llama 4's features of tiles [N, C, S, S]: the tower's last state post-normed, the class token (last) dropped, the
+ * pixel shuffle, the adapter (fc1 → GELU → fc2 → GELU, unbiased), the projector's linear: [N, side²/s², text hidden]. */
+static hfx_value *llama4_features(const vlm_cfg *m, hfx_graph *g, hfx_weights *w, const vlm_names *names,
+                                  const char *tower, hfx_value *pixels) {
+    const hfx_vision_cfg *v = &m->vision.cfg;
+    int64_t in = v->intermediate, mid = m->projector_width, out = m->adapter_out, side = v->image / v->patch;
+    char n[256];
+    hfx_value *x = hfx_vision_tower_states(&m->vision, g, w, tower, pixels, v->layers, NULL);
+    if (g->failed) return x;
+    snprintf(n, sizeof n, "%slayernorm_post", tower);
+    x = pixel_shuffle(m, g, hfx_slice(g, hfx_vision_norm(&m->vision, g, w, n, x), 1, 0, side * side));
+    snprintf(n, sizeof n, "%svision_adapter.mlp", tower);
+    x = hfx_activate(g, HFX_ACT_GELU, dense(g, w, x, in, mid, false, n, "fc1"));
+    x = hfx_activate(g, HFX_ACT_GELU, dense(g, w, x, mid, out, false, n, "fc2")); /* (mid = out: parse_projector) */
+    return dense(g, w, x, out, m->text.hidden, false, names->projector, "linear_1");
+}
+
 /* Mistral3's features of a grid of Pixtral patches: the chosen layer's states [N, E], RMS-normed, each merge² block's
  * side by side channel-major ([tokens, E, merge²], as torch's unfold lays them out), merged, projected; LLaVA's
  * (Pixtral-12B's): those states through LLaVA's projector, every patch a token. */
@@ -622,8 +677,9 @@ static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
     hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
                                         (hfx_dim[]){o->batch, hfx_dim_const(v->channels), hfx_dim_const(v->image),
                                                     hfx_dim_const(v->image)});
-    if (d->kind == VLM_INTERNVL) {
-        hfx_value *x = internvl_features(m, g, w, names, tower, pixels);
+    if (d->kind == VLM_LLAMA4 || d->kind == VLM_INTERNVL) {
+        hfx_value *x = d->kind == VLM_LLAMA4 ? llama4_features(m, g, w, names, tower, pixels)
+                                             : internvl_features(m, g, w, names, tower, pixels);
         if (!g->failed) hfx_graph_output(g, x, "image_features");
         return;
     }
@@ -856,6 +912,15 @@ const vlm_desc hfx_lfm2_vl = {.architecture = "Lfm2VlForConditionalGeneration",
                               .vision_default = "siglip2_vision_model",
                               .text_default = "lfm2",
                               .image_token_default = 396};
+
+/* Llama 4: its tower of tiles, the pixel-shuffle adapter, Llama 4's MoE language model */
+static const vlm_names *const llama4_names[] = {&llama4_hub, NULL};
+const vlm_desc hfx_llama4 = {.architecture = "Llama4ForConditionalGeneration",
+                             .names = llama4_names,
+                             .kind = VLM_LLAMA4,
+                             .vision_default = "llama4_vision_model",
+                             .text_default = "llama4_text",
+                             .image_token_default = 200092};
 
 /* InternVL: InternViT's tower, the pixel shuffle and an MLP into (mostly) Qwen2 */
 const vlm_desc hfx_internvl = {.architecture = "InternVLForConditionalGeneration",

@@ -173,6 +173,19 @@ VARIANTS = {
                                 {"spatial_merge_size": 2, "vision_feature_layer": -2, "multimodal_projector_bias": True,
                                  "projector_hidden_act": "silu", "tie_word_embeddings": False},
                                 processor="PixtralImageProcessor", arch="Mistral3"),
+    # Llama 4: its tower over 64-pixel tiles in patches of 8 (an unfolded patch linear, the class token last, learned
+    # positions, pre/post LayerNorms, a 2-D rotary of pairs), the pixel-shuffle adapter (fc1 → GELU → fc2 → GELU)
+    # and one linear; each image cut by Llama4ImageProcessor into tiles and the whole image; Llama 4's language model
+    # (chunked attention, NoPE layers, a top-1 MoE with a shared expert on layer 1)
+    "llama4": Variant({"model_type": "llama4_vision_model", "hidden_size": 32, "num_hidden_layers": 2,
+                       "num_attention_heads": 4, "intermediate_size": 128, "image_size": 64, "patch_size": 8,
+                       "pixel_shuffle_ratio": 0.5, "projector_input_dim": 40, "projector_output_dim": 40,
+                       "vision_output_dim": 40, "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}},
+                      {**TEXT, "model_type": "llama4_text", "head_dim": 8, "intermediate_size": 32,
+                       "intermediate_size_mlp": 64, "num_local_experts": 2, "num_experts_per_tok": 1,
+                       "interleave_moe_layer_step": 2, "attention_chunk_size": 16, "tie_word_embeddings": False,
+                       "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}},
+                      {"tie_word_embeddings": False}, processor="Llama4ImageProcessor", arch="Llama4"),
     # LLaVA over a Pixtral tower (Pixtral-12B's form): every patch of each image a token through LLaVA's projector
     "llava_pixtral": Variant({**TOWER, "patch_size": 14, "model_type": "pixtral"}, {**TEXT, "model_type": "mistral"},
                              {"vision_feature_layer": -1, "vision_feature_select_strategy": "full",
@@ -269,6 +282,8 @@ def processor(v: Variant):
             tile_size=64, encoder_patch_size=16, downsample_factor=factor, min_image_tokens=1,
             max_image_tokens=64 // (factor * factor), min_tiles=2, max_tiles=4,
             do_image_splitting=not v.processor.endswith("-whole"), max_num_patches=64)
+    if v.processor == "Llama4ImageProcessor":  # tiles of the tower's size (up to 4) and the whole image
+        return transformers.Llama4ImageProcessor(size={"height": size, "width": size}, max_patches=4)
     if v.processor == "PixtralImageProcessor":  # whole merge blocks of patches of 14, up to 112 pixels a side
         block = 14 * v.top.get("spatial_merge_size", 1)
         return transformers.PixtralImageProcessor(size={"longest_edge": 112}, patch_size={"height": block, "width": block})
@@ -333,7 +348,7 @@ def image_inputs(name, paths):
     {"pixel_values": [N, C, S, S]}, or Idefics3's [1, tiles, C, S, S] with its pixel_attention_mask, or
     Qwen2-VL's [patches, C·T·P·P] with image_grid_thw [N, 3]."""
     from PIL import Image
-    out = processor(VARIANTS[name])(images=[Image.open(p).convert("RGB") for p in paths], return_tensors="np")
+    out = generate_vlm.as_numpy(processor(VARIANTS[name]), [Image.open(p).convert("RGB") for p in paths])
     return {k: torch.from_numpy(np.asarray(out[k]))
             for k in ("pixel_values", "pixel_attention_mask", "image_grid_thw", "image_sizes", "spatial_shapes")
             if k in out}
@@ -360,7 +375,10 @@ def want_features(reference, name, paths):
     a grid tower's [tokens, hidden], every image's in order."""
     inputs = image_inputs(name, paths)
     with torch.no_grad():
-        out = reference(name).get_image_features(**inputs).pooler_output
+        res = reference(name).get_image_features(**inputs)
+        out = res.pooler_output
+        if out is None:  # Llama 4's: the adapter's output, which its forward projects
+            out = reference(name).multi_modal_projector(res.last_hidden_state)
     out = torch.cat([f.reshape(-1, f.shape[-1]) for f in out]).numpy()
     if grid(name) or naflex(name):
         return out
@@ -443,6 +461,21 @@ def prompts(batch):
     return rows
 
 
+def _llama4_generation(model, reference, name, ids, mask, paths):
+    """Llama 4's reference: transformers 5.24's Llama4ForConditionalGeneration.forward fails after its language model
+    has run (it reads image_outputs from the language model's output), so its own language model generates from the
+    embeddings that forward merges: the table's rows, the projected image features over the image tokens."""
+    with torch.no_grad():
+        embeds = model.get_input_embeddings()(torch.from_numpy(ids))
+        features = torch.cat([torch.from_numpy(want_features(reference, name, [p])).reshape(-1, embeds.shape[-1])
+                              for p in paths])
+        embeds[torch.from_numpy(ids == IMAGE_TOKEN)] = features.to(embeds.dtype)
+        out = model.language_model.generate(inputs_embeds=embeds, attention_mask=torch.from_numpy(mask),
+                                            max_new_tokens=NEW_TOKENS, do_sample=False, output_logits=True,
+                                            return_dict_in_generate=True)
+    return out.sequences.numpy(), torch.stack(out.logits).numpy()
+
+
 def want_generation(reference, name, rows, paths):
     """transformers' greedy generate() on the expanded, left-padded prompts (one image each, in
     order): (tokens, logits)."""
@@ -464,6 +497,8 @@ def want_generation(reference, name, rows, paths):
         most = max(k["pixel_values"].shape[1] for k in per)
         kwargs = {k: torch.cat([torch.nn.functional.pad(d[k], (0, 0) * (d[k].dim() - 2) + (0, most - d[k].shape[1]))
                                 for d in per]) for k in per[0]}
+    if VARIANTS[name].arch == "Llama4":
+        return _llama4_generation(model, reference, name, ids, mask, paths)
     with torch.no_grad():
         out = model.generate(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), **kwargs,
                              max_new_tokens=NEW_TOKENS,
@@ -521,6 +556,8 @@ GENERATION_CASES += [("qwen3_vl", mode) for mode in ("onnx-prefill", "onnx-stati
 GENERATION_CASES += [("qwen3_5", "dynamo")]
 # InternViT's tower in the torch-side formats (its q/k norms and RMSNorms in .pt2)
 GENERATION_CASES += [("internvl", "executorch"), ("internvl_variant", "dynamo")]
+# Llama 4's tower (the class token last, the rotary of pairs) and adapter in .pt2
+GENERATION_CASES += [("llama4", "dynamo")]
 # LFM2-VL's NaFlex tower and token gather in the torch-side formats
 GENERATION_CASES += [("lfm2_vl", "dynamo"), ("lfm2_vl", "executorch-naflex")]
 # Mistral3's Pixtral tower in the torch-side formats
@@ -784,6 +821,10 @@ def _edited(ckpt, tmp_path, edit, name="llava"):
      "merger's width 48"),
     ("qwen3_5", lambda c: c["vision_config"].update(model_type="qwen3_omni_moe_vision_encoder"),
      ("--format", "onnx", "--for-generation"), "model_type 'qwen3_omni_moe_vision_encoder'"),
+    ("llama4", lambda c: c["vision_config"].update(pixel_shuffle_ratio=0.3), ("--format", "onnx", "--for-generation"),
+     "pixel_shuffle_ratio 0.3"),
+    ("llama4", lambda c: c["vision_config"].update(projector_output_dim=48), ("--format", "onnx", "--for-generation"),
+     "the adapter reads"),
     ("llava_pixtral", lambda c: c.update(vision_feature_select_strategy="default"),
      ("--format", "onnx", "--for-generation"), "a Pixtral tower's features"),
     ("lfm2_vl", lambda c: c.update(downsample_factor=0), ("--format", "onnx", "--for-generation"), "downsample_factor"),
