@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
+vision-language model (LLaVA, LLaVA-Next, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
 language model (Qwen2-Audio, Voxtral, Audio Flamingo 3), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the
 export's format says which).
 
@@ -171,6 +171,50 @@ def pixel_values(out_dir: Path, images: list) -> list:
     return result
 
 
+def unpad(grid, original):
+    """The rows (or columns) the processor's resize padded cropped off grid [D, H, W], as transformers' unpad_image."""
+    oh, ow = original
+    _, h, w = grid.shape
+    if ow / oh > w / h:
+        pad = (h - int(round(oh * (w / ow), 7))) // 2
+        return grid[:, pad:h - pad, :]
+    pad = (w - int(round(ow * (h / oh), 7))) // 2
+    return grid[:, :, pad:w - pad]
+
+
+def anyres_features(export, out_dir: Path, images: list):
+    """LLaVA-Next's features [tokens, hidden] of the images and each image's count: each image's tiles (the whole
+    image resized, then its any-resolution grid's) through the encoder, packed as transformers packs them: the grid
+    tiles' features laid out as the grid, the rows or columns the resize padded cropped off, image_newline after each
+    row, all behind the whole image's (an image of one tile: its features and one newline)."""
+    from transformers.image_processing_utils import select_best_resolution
+
+    config = json.loads((out_dir / "config.json").read_text())
+    size = int(config["vision_config"].get("image_size", 224))
+    side = size // int(config["vision_config"].get("patch_size", 32))
+    rows, counts = [], []
+    for path, out in processed(out_dir, images):
+        pixels = np.asarray(out["pixel_values"], np.float32)
+        result = export.image_encoder.run({"pixel_values": pixels.reshape(-1, *pixels.shape[-3:])})
+        features, newline = np.array(result["image_features"]), np.array(result["image_newline"])
+        if len(features) == 1:
+            packed = np.concatenate([features[0], newline[None]])
+        else:
+            original = [int(v) for v in np.asarray(out["image_sizes"]).reshape(-1)[:2]]
+            height, width = select_best_resolution(original, config["image_grid_pinpoints"])
+            grid_h, grid_w = height // size, width // size
+            if features.shape[1] != side * side or len(features) != 1 + grid_h * grid_w:
+                raise UsageError(f"--image {path}: {len(features)} tiles of {features.shape[1]} features, not the "
+                                 f"whole image and a {grid_h} × {grid_w} grid of {side} × {side}")
+            grid = features[1:].reshape(grid_h, grid_w, side, side, -1).transpose(4, 0, 2, 1, 3)
+            grid = unpad(grid.reshape(grid.shape[0], grid_h * side, grid_w * side), original)
+            grid = np.concatenate([grid, np.broadcast_to(newline[:, None, None], (*grid.shape[:2], 1))], axis=2)
+            packed = np.concatenate([features[0], grid.reshape(grid.shape[0], -1).T])
+        rows.append(packed)
+        counts.append(len(packed))
+    return np.concatenate(rows), counts
+
+
 def naflex_features(export, out_dir: Path, images: list):
     """A NaFlex image encoder's (LFM2-VL's) features [tokens, hidden] of the images and each image's count: each image
     as its processor makes it (its tiles and a thumbnail: patches [n, P, ·], pixel_attention_mask, spatial_shapes),
@@ -311,6 +355,9 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
             prompts = expand_image_tokens(prompts, token, counts)
         if json.loads((out_dir / "config.json").read_text()).get("model_type", "").startswith("qwen"):  # (M-RoPE)
             mrope = mrope_positions(token, grid, spatial_merge_size(out_dir))
+    elif images and json.loads((out_dir / "config.json").read_text()).get("model_type") == "llava_next":
+        features, counts = anyres_features(export, out_dir, images)
+        prompts = expand_image_tokens(prompts, token, counts)
     elif images and "spatial_shapes" in export.image_encoder.inputs:  # LFM2-VL: NaFlex patches of each tile
         features, counts = naflex_features(export, out_dir, images)
         prompts = expand_image_tokens(prompts, token, counts)

@@ -44,21 +44,31 @@ typedef struct vlm_names {
     const char *projector;      /* "multi_modal_projector" */
     hfx_weight_rename text[3];  /* the language model's names: "model." → ... and "lm_head." → ... */
     const char *stacks[4];      /* the top-level stacks other components read: tower, projector, LM */
+    const char *newline;        /* LLaVA-Next's image_newline [text hidden] (NULL: none), the image encoder's */
 } vlm_names;
 
 static const vlm_names llava_hub = {
     {"vision_tower.vision_model.", "vision_tower."}, "multi_modal_projector",
     {{"model.", "language_model.model."}, {"lm_head.", "language_model.lm_head."}},
-    {"vision_tower", "multi_modal_projector", "language_model"}};
+    {"vision_tower", "multi_modal_projector", "language_model"}, NULL};
 /* Llama 4: the Hub's names are transformers 5's (its model holds the three parts at the top) */
 static const vlm_names llama4_hub = {
     {"vision_model."}, "multi_modal_projector",
     {{"model.", "language_model.model."}, {"lm_head.", "language_model.lm_head."}},
-    {"vision_model", "multi_modal_projector", "language_model"}};
+    {"vision_model", "multi_modal_projector", "language_model"}, NULL};
 static const vlm_names llava_v5 = {
     {"model.vision_tower.vision_model.", "model.vision_tower."}, "model.multi_modal_projector",
     {{"model.", "model.language_model."}},
-    {"model.vision_tower", "model.multi_modal_projector", "model.language_model", "lm_head"}};
+    {"model.vision_tower", "model.multi_modal_projector", "model.language_model", "lm_head"}, NULL};
+/* LLaVA-Next: LLaVA's names and the newline vector */
+static const vlm_names llava_next_hub = {
+    {"vision_tower.vision_model.", "vision_tower."}, "multi_modal_projector",
+    {{"model.", "language_model.model."}, {"lm_head.", "language_model.lm_head."}},
+    {"vision_tower", "multi_modal_projector", "language_model"}, "image_newline"};
+static const vlm_names llava_next_v5 = {
+    {"model.vision_tower.vision_model.", "model.vision_tower."}, "model.multi_modal_projector",
+    {{"model.", "model.language_model."}},
+    {"model.vision_tower", "model.multi_modal_projector", "model.language_model", "lm_head"}, "model.image_newline"};
 
 /* How a lineage turns the tower's states into features in the language model's width. */
 typedef enum {
@@ -104,22 +114,22 @@ typedef enum {
 static const vlm_names audio_hub = {
     {"audio_tower."}, "multi_modal_projector",
     {{"model.", "language_model.model."}, {"lm_head.", "language_model.lm_head."}},
-    {"audio_tower", "multi_modal_projector", "language_model"}};
+    {"audio_tower", "multi_modal_projector", "language_model"}, NULL};
 static const vlm_names audio_v5 = {
     {"model.audio_tower."}, "model.multi_modal_projector", {{"model.", "model.language_model."}},
-    {"model.audio_tower", "model.multi_modal_projector", "model.language_model", "lm_head"}};
+    {"model.audio_tower", "model.multi_modal_projector", "model.language_model", "lm_head"}, NULL};
 
 /* Idefics3 and SmolVLM: the Hub's names are transformers 5's */
 static const vlm_names idefics3_hub = {
     {"model.vision_model."}, "model.connector", {{"model.", "model.text_model."}},
-    {"model.vision_model", "model.connector", "model.text_model", "lm_head"}};
+    {"model.vision_model", "model.connector", "model.text_model", "lm_head"}, NULL};
 
 /* Qwen2-VL and Qwen2.5-VL: the Hub's names (the language model's are the decoder's own), then
  * transformers 5's; the merger is inside the tower */
-static const vlm_names qwen2_vl_hub = {{"visual."}, NULL, {{NULL, NULL}}, {"visual", NULL, "model", "lm_head"}};
+static const vlm_names qwen2_vl_hub = {{"visual."}, NULL, {{NULL, NULL}}, {"visual", NULL, "model", "lm_head"}, NULL};
 static const vlm_names qwen2_vl_v5 = {
     {"model.visual."}, NULL, {{"model.", "model.language_model."}},
-    {"model.visual", NULL, "model.language_model", "lm_head"}};
+    {"model.visual", NULL, "model.language_model", "lm_head"}, NULL};
 
 typedef struct vlm_desc {
     const char *architecture;
@@ -712,6 +722,10 @@ static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
     x = dense(g, w, x, in, out, m->projector_bias, names->projector, "linear_1");
     x = dense(g, w, hfx_activate(g, m->projector_act, x), out, out, m->projector_bias, names->projector, "linear_2");
     hfx_graph_output(g, x, "image_features");
+    if (names->newline) /* LLaVA-Next's: what the caller puts after each row of an image's tiles (× 1: a node's
+                           output, as a graph's outputs are, not the weight itself) */
+        hfx_graph_output(g, hfx_op2(g, HFX_OP_MUL, hfx_weight(w, 1, &out, "%s", names->newline),
+                                    hfx_const_scalar(g, w->dtype, 1.0)), "image_newline");
     /* the tower's layers past the last one picked and its post-norm feed nothing, as in transformers */
     hfx_vision_tower_skip_rest(&m->vision, w, tower, upto);
 }
@@ -729,7 +743,7 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     if (st) return st;
     const char *tower;
     const vlm_names *names = find_names(d, m, &w, &tower);
-    const char *foreign[3] = {names->stacks[0], names->stacks[1], NULL};
+    const char *foreign[4] = {names->stacks[0], names->stacks[1], names->newline, NULL};
     hfx_mask_blocks blocks = d->kind == VLM_GEMMA3      ? HFX_BLOCKS_IMAGE_RUNS
                              : d->kind == VLM_PALIGEMMA ? HFX_BLOCKS_PREFIX
                                                         : HFX_BLOCKS_NONE;
@@ -819,12 +833,19 @@ const hfx_arch_family hfx_vlm_family = {
 
 static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};
 static const vlm_names *const idefics3_names[] = {&idefics3_hub, NULL};
+static const vlm_names *const llava_next_names[] = {&llava_next_hub, &llava_next_v5, NULL};
 static const vlm_names *const qwen2_vl_names[] = {&qwen2_vl_hub, &qwen2_vl_v5, NULL};
 const vlm_desc hfx_llava = {.architecture = "LlavaForConditionalGeneration",
                             .names = llava_names,
                             .kind = VLM_LLAVA,
                             .vision_default = "clip_vision_model",
                             .image_token_default = 32000};
+/* LLaVA-Next: LLaVA's encoder over any-resolution tiles (the packing, unpadding and newlines the caller's) */
+const vlm_desc hfx_llava_next = {.architecture = "LlavaNextForConditionalGeneration",
+                                 .names = llava_next_names,
+                                 .kind = VLM_LLAVA,
+                                 .vision_default = "clip_vision_model",
+                                 .image_token_default = 32000};
 const vlm_desc hfx_gemma3 = {.architecture = "Gemma3ForConditionalGeneration",
                              .names = llava_names,
                              .kind = VLM_GEMMA3,

@@ -201,7 +201,7 @@ void hfx_weights_ignore_stack(hfx_weights *w, const char *stack) {
     size_t n = strlen(stack);
     for (size_t t = 0; t < hfx_checkpoint_tensor_count(w->ck); t++) {
         const char *name = hfx_checkpoint_tensor_at(w->ck, t)->name;
-        if (strncmp(name, stack, n) == 0 && name[n] == '.') w->used[t] = 1;
+        if (strncmp(name, stack, n) == 0 && (name[n] == '.' || name[n] == 0)) w->used[t] = 1;
     }
 }
 

@@ -66,8 +66,8 @@ int64_t hfx_weight_dim(const hfx_weights *w, const char *name, int axis);
 /* Mark a tensor as deliberately unused (e.g. lm_head.weight of a tied model). */
 void hfx_weight_ignore(hfx_weights *w, const char *name);
 
-/* Mark every tensor under `stack` ("encoder": "encoder.*") as unused: the part of the checkpoint
- * another component of the export reads. Names are the checkpoint's (no rename). */
+/* Mark every tensor under `stack` ("encoder": "encoder.*"), and one named `stack` itself, as unused: the part of
+ * the checkpoint another component of the export reads. Names are the checkpoint's (no rename). */
 void hfx_weights_ignore_stack(hfx_weights *w, const char *stack);
 
 /* Mark every tensor not fetched yet as unused: a component that reads a small part of a

@@ -173,6 +173,14 @@ VARIANTS = {
                                 {"spatial_merge_size": 2, "vision_feature_layer": -2, "multimodal_projector_bias": True,
                                  "projector_hidden_act": "silu", "tie_word_embeddings": False},
                                 processor="PixtralImageProcessor", arch="Mistral3"),
+    # LLaVA-Next: CLIP's tower over the whole image and its any-resolution grid's 64-pixel tiles (up to 2 × 2), the
+    # second-to-last layer's states without the class token, LLaVA's projector; the example packs the tiles as
+    # transformers does (the grid laid out, the resize's padding cropped, image_newline after each row); Llama
+    "llava_next": Variant({**TOWER, "image_size": 64, "patch_size": 16, "model_type": "clip_vision_model"},
+                          {**TEXT, "model_type": "llama"},
+                          {"image_grid_pinpoints": [[64, 128], [128, 64], [128, 128]], "vision_feature_layer": -2,
+                           "vision_feature_select_strategy": "default", "tie_word_embeddings": False},
+                          processor="LlavaNextImageProcessor", arch="LlavaNext"),
     # Llama 4: its tower over 64-pixel tiles in patches of 8 (an unfolded patch linear, the class token last, learned
     # positions, pre/post LayerNorms, a 2-D rotary of pairs), the pixel-shuffle adapter (fc1 → GELU → fc2 → GELU)
     # and one linear; each image cut by Llama4ImageProcessor into tiles and the whole image; Llama 4's language model
@@ -282,6 +290,9 @@ def processor(v: Variant):
             tile_size=64, encoder_patch_size=16, downsample_factor=factor, min_image_tokens=1,
             max_image_tokens=64 // (factor * factor), min_tiles=2, max_tiles=4,
             do_image_splitting=not v.processor.endswith("-whole"), max_num_patches=64)
+    if v.processor == "LlavaNextImageProcessor":
+        return transformers.LlavaNextImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size},
+                                                    image_grid_pinpoints=v.top["image_grid_pinpoints"])
     if v.processor == "Llama4ImageProcessor":  # tiles of the tower's size (up to 4) and the whole image
         return transformers.Llama4ImageProcessor(size={"height": size, "width": size}, max_patches=4)
     if v.processor == "PixtralImageProcessor":  # whole merge blocks of patches of 14, up to 112 pixels a side
@@ -380,10 +391,15 @@ def want_features(reference, name, paths):
         if out is None:  # Llama 4's: the adapter's output, which its forward projects
             out = reference(name).multi_modal_projector(res.last_hidden_state)
     out = torch.cat([f.reshape(-1, f.shape[-1]) for f in out]).numpy()
-    if grid(name) or naflex(name):
+    if grid(name) or naflex(name) or anyres(name):
         return out
     n = encoder_feed(name, paths)["pixel_values"].shape[0]
     return out.reshape(n, -1, out.shape[-1])
+
+
+def anyres(name):
+    """Whether the variant's images are any-resolution tiles its example packs (LLaVA-Next's)."""
+    return VARIANTS[name].arch == "LlavaNext"
 
 
 def naflex(name):
@@ -428,6 +444,11 @@ def test_image_features(name, fmt, export_dir, reference, tmp_path):
     paths = images(tmp_path, 1 if VARIANTS[name].arch in ("Idefics3", "SmolVLM") else 2)  # Idefics3's: one's tiles
     feed = encoder_feed(name, paths)
     x = feed["pixel_values"]
+    if anyres(name):  # each image's tiles through the encoder, packed by the example
+        got, counts = generate_vlm.anyres_features(generate_vlm.runtime_of(out).Export(out), out, paths)
+        assert len(counts) == 2 and counts[0] != counts[1], counts
+        assert_logits_close(got, want_features(reference, name, paths), f"{name} {fmt} image_features")
+        return
     if naflex(name):  # two images' tiles (and thumbnails) of other shapes in one call, padded to 64 patches
         feed = {k: v.numpy() for k, v in image_inputs(name, paths).items()}
         feed["pixel_attention_mask"] = feed["pixel_attention_mask"].astype(np.int32)
@@ -556,6 +577,8 @@ GENERATION_CASES += [("qwen3_vl", mode) for mode in ("onnx-prefill", "onnx-stati
 GENERATION_CASES += [("qwen3_5", "dynamo")]
 # InternViT's tower in the torch-side formats (its q/k norms and RMSNorms in .pt2)
 GENERATION_CASES += [("internvl", "executorch"), ("internvl_variant", "dynamo")]
+# LLaVA-Next's newline output in the torch-side formats
+GENERATION_CASES += [("llava_next", "dynamo"), ("llava_next", "executorch")]
 # Llama 4's tower (the class token last, the rotary of pairs) and adapter in .pt2
 GENERATION_CASES += [("llama4", "dynamo")]
 # LFM2-VL's NaFlex tower and token gather in the torch-side formats
@@ -577,7 +600,7 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
 
 
-@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl", "paligemma", "mistral3", "lfm2_vl"])
+@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl", "paligemma", "mistral3", "lfm2_vl", "llava_next"])
 @pytest.mark.parametrize("mode", ["onnx-mtd", "openvino"])
 def test_generation_batch_of_two(name, mode, export_dir, reference, tmp_path):
     """Two prompts of different lengths, left-padded, an image each: the second image's features go

@@ -114,6 +114,10 @@ static const char *init_name(onnx_model *m, const hfx_init *init) {
     bool taken = false;
     for (int i = 0; plain && i < m->n_inits - 1; i++)
         if (strcmp(m->inits[i].name, init->source) == 0) taken = true;
+    for (int i = 0; plain && i < m->g->n_inputs; i++) /* a graph input or output of that name (a weight an output */
+        if (strcmp(m->g->inputs[i]->name, init->source) == 0) taken = true; /* is made from: LLaVA-Next's newline) */
+    for (int i = 0; plain && i < m->g->n_outputs; i++)
+        if (strcmp(m->g->outputs[i]->name, init->source) == 0) taken = true;
     bool mapped = hfx_init_is_mapped(init);
     return plain && !taken && mapped
                ? init->source
