@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA, LLaVA-Next, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
+vision-language model (LLaVA, LLaVA-Next, LLaVA-OneVision, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
 language model (Qwen2-Audio, Voxtral, Audio Flamingo 3), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the
 export's format says which).
 
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -182,11 +183,28 @@ def unpad(grid, original):
     return grid[:, :, pad:w - pad]
 
 
+def bilinear(grid, height: int, width: int):
+    """grid [D, H, W] resized to [D, height, width] as torch's interpolate(mode="bilinear", align_corners=False)."""
+    def taps(n_in, n_out):
+        src = np.maximum((np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5, 0.0)
+        lo = np.floor(src).astype(np.int64)
+        hi = np.minimum(lo + 1, n_in - 1)
+        frac = src - lo
+        return lo, hi, 1.0 - frac, frac
+    r0, r1, a0, a1 = taps(grid.shape[1], height)
+    c0, c1, b0, b1 = taps(grid.shape[2], width)
+    g = grid.astype(np.float64)
+    rows = g[:, r0] * a0[None, :, None] + g[:, r1] * a1[None, :, None]
+    return (rows[:, :, c0] * b0 + rows[:, :, c1] * b1).astype(grid.dtype)
+
+
 def anyres_features(export, out_dir: Path, images: list):
-    """LLaVA-Next's features [tokens, hidden] of the images and each image's count: each image's tiles (the whole
-    image resized, then its any-resolution grid's) through the encoder, packed as transformers packs them: the grid
-    tiles' features laid out as the grid, the rows or columns the resize padded cropped off, image_newline after each
-    row, all behind the whole image's (an image of one tile: its features and one newline)."""
+    """LLaVA-Next's (LLaVA-OneVision's) features [tokens, hidden] of the images and each image's count: each image's
+    tiles (the whole image resized, then its any-resolution grid's) through the encoder, packed as transformers packs
+    them: the grid tiles' features laid out as the grid, the rows or columns the resize padded cropped off (OneVision:
+    then shrunk bilinearly where more than 1.1² times its vision_aspect_ratio's anyres_max_N tiles of features),
+    image_newline after each row, all behind the whole image's (an image of one tile: its features and one
+    newline)."""
     from transformers.image_processing_utils import select_best_resolution
 
     config = json.loads((out_dir / "config.json").read_text())
@@ -208,6 +226,11 @@ def anyres_features(export, out_dir: Path, images: list):
                                  f"whole image and a {grid_h} × {grid_w} grid of {side} × {side}")
             grid = features[1:].reshape(grid_h, grid_w, side, side, -1).transpose(4, 0, 2, 1, 3)
             grid = unpad(grid.reshape(grid.shape[0], grid_h * side, grid_w * side), original)
+            if config.get("model_type") == "llava_onevision":  # too many features: shrunk
+                most = int(config.get("vision_aspect_ratio", "anyres_max_9").removeprefix("anyres_max_"))
+                ratio = math.sqrt(grid.shape[1] * grid.shape[2] / (most * side * side))
+                if ratio > 1.1:
+                    grid = bilinear(grid, int(grid.shape[1] // ratio), int(grid.shape[2] // ratio))
             grid = np.concatenate([grid, np.broadcast_to(newline[:, None, None], (*grid.shape[:2], 1))], axis=2)
             packed = np.concatenate([features[0], grid.reshape(grid.shape[0], -1).T])
         rows.append(packed)
@@ -355,7 +378,8 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
             prompts = expand_image_tokens(prompts, token, counts)
         if json.loads((out_dir / "config.json").read_text()).get("model_type", "").startswith("qwen"):  # (M-RoPE)
             mrope = mrope_positions(token, grid, spatial_merge_size(out_dir))
-    elif images and json.loads((out_dir / "config.json").read_text()).get("model_type") == "llava_next":
+    elif images and json.loads((out_dir / "config.json").read_text()).get("model_type") in ("llava_next",
+                                                                                          "llava_onevision"):
         features, counts = anyres_features(export, out_dir, images)
         prompts = expand_image_tokens(prompts, token, counts)
     elif images and "spatial_shapes" in export.image_encoder.inputs:  # LFM2-VL: NaFlex patches of each tile

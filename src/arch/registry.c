@@ -1146,7 +1146,7 @@ extern const dual_desc hfx_clip_model, hfx_siglip_model, hfx_clip_text_model, hf
 typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
 extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen2_vl, hfx_qwen2_5_vl, hfx_qwen3_vl,
-    hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe, hfx_internvl, hfx_paligemma, hfx_mistral3, hfx_lfm2_vl, hfx_llama4, hfx_llava_next;
+    hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe, hfx_internvl, hfx_paligemma, hfx_mistral3, hfx_lfm2_vl, hfx_llama4, hfx_llava_next, hfx_llava_onevision;
 /* Audio language models: the same family's code, the encoder named audio_encoder (vlm.c). */
 extern const hfx_arch_family hfx_audio_lm_family;
 extern const vlm_desc hfx_qwen2_audio, hfx_voxtral, hfx_audioflamingo3;
@@ -1396,6 +1396,7 @@ static const struct entry {
     {"AudioFlamingo3ForConditionalGeneration", &hfx_audio_lm_family, &hfx_audioflamingo3},
     {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},
     {"LlavaNextForConditionalGeneration", &hfx_vlm_family, &hfx_llava_next},
+    {"LlavaOnevisionForConditionalGeneration", &hfx_vlm_family, &hfx_llava_onevision},
     {"InternVLForConditionalGeneration", &hfx_vlm_family, &hfx_internvl},
     {"PaliGemmaForConditionalGeneration", &hfx_vlm_family, &hfx_paligemma},
     {"Mistral3ForConditionalGeneration", &hfx_vlm_family, &hfx_mistral3},

@@ -846,6 +846,12 @@ const vlm_desc hfx_llava_next = {.architecture = "LlavaNextForConditionalGenerat
                                  .kind = VLM_LLAVA,
                                  .vision_default = "clip_vision_model",
                                  .image_token_default = 32000};
+/* LLaVA-OneVision: LLaVA-Next's (its packing also shrinks a grid of too many features: the caller's), SigLIP */
+const vlm_desc hfx_llava_onevision = {.architecture = "LlavaOnevisionForConditionalGeneration",
+                                      .names = llava_next_names,
+                                      .kind = VLM_LLAVA,
+                                      .vision_default = "siglip_vision_model",
+                                      .image_token_default = 151646};
 const vlm_desc hfx_gemma3 = {.architecture = "Gemma3ForConditionalGeneration",
                              .names = llava_names,
                              .kind = VLM_GEMMA3,

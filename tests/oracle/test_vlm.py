@@ -181,6 +181,14 @@ VARIANTS = {
                           {"image_grid_pinpoints": [[64, 128], [128, 64], [128, 128]], "vision_feature_layer": -2,
                            "vision_feature_select_strategy": "default", "tie_word_embeddings": False},
                           processor="LlavaNextImageProcessor", arch="LlavaNext"),
+    # LLaVA-OneVision: the same over SigLIP's tower (every token kept), the grid of a 2 × 2 image shrunk bilinearly to
+    # fit anyres_max_1's one tile of features; Qwen2
+    "llava_onevision": Variant({**TOWER, "image_size": 64, "patch_size": 16, "model_type": "siglip_vision_model"},
+                               {**TEXT, "model_type": "qwen2"},
+                               {"image_grid_pinpoints": [[64, 128], [128, 64], [128, 128]], "vision_feature_layer": -1,
+                                "vision_feature_select_strategy": "full", "vision_aspect_ratio": "anyres_max_1",
+                                "tie_word_embeddings": False},
+                               processor="LlavaOnevisionImageProcessor", arch="LlavaOnevision"),
     # Llama 4: its tower over 64-pixel tiles in patches of 8 (an unfolded patch linear, the class token last, learned
     # positions, pre/post LayerNorms, a 2-D rotary of pairs), the pixel-shuffle adapter (fc1 → GELU → fc2 → GELU)
     # and one linear; each image cut by Llama4ImageProcessor into tiles and the whole image; Llama 4's language model
@@ -290,6 +298,9 @@ def processor(v: Variant):
             tile_size=64, encoder_patch_size=16, downsample_factor=factor, min_image_tokens=1,
             max_image_tokens=64 // (factor * factor), min_tiles=2, max_tiles=4,
             do_image_splitting=not v.processor.endswith("-whole"), max_num_patches=64)
+    if v.processor == "LlavaOnevisionImageProcessor":
+        return transformers.LlavaOnevisionImageProcessor(size={"height": size, "width": size},
+                                                         image_grid_pinpoints=v.top["image_grid_pinpoints"])
     if v.processor == "LlavaNextImageProcessor":
         return transformers.LlavaNextImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size},
                                                     image_grid_pinpoints=v.top["image_grid_pinpoints"])
@@ -399,7 +410,7 @@ def want_features(reference, name, paths):
 
 def anyres(name):
     """Whether the variant's images are any-resolution tiles its example packs (LLaVA-Next's)."""
-    return VARIANTS[name].arch == "LlavaNext"
+    return VARIANTS[name].arch in ("LlavaNext", "LlavaOnevision")
 
 
 def naflex(name):
@@ -600,7 +611,8 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
 
 
-@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl", "paligemma", "mistral3", "lfm2_vl", "llava_next"])
+@pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl", "paligemma", "mistral3", "lfm2_vl", "llava_next",
+                                  "llava_onevision"])
 @pytest.mark.parametrize("mode", ["onnx-mtd", "openvino"])
 def test_generation_batch_of_two(name, mode, export_dir, reference, tmp_path):
     """Two prompts of different lengths, left-padded, an image each: the second image's features go
@@ -655,6 +667,17 @@ def test_qwen3_vl_deepstack_matters(export_dir, reference, tmp_path, monkeypatch
     monkeypatch.setattr(generate_vlm, "grid_features", without)
     _, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
     assert np.abs(logits[0] - want_logits[0]).max() > 0.1
+
+
+def test_onevision_shrink_matters(export_dir, reference, tmp_path, monkeypatch):
+    """LLaVA-OneVision's shrink of a grid of too many features is what the test checks: packed without it, an image
+    gives more features than transformers'."""
+    out = export_dir("llava_onevision", *MODES["onnx-mtd"])
+    paths = images(tmp_path, 1)
+    want = want_features(reference, "llava_onevision", paths)
+    monkeypatch.setattr(generate_vlm, "bilinear", lambda grid, h, w: grid)
+    got, _ = generate_vlm.anyres_features(generate_vlm.runtime_of(out).Export(out), out, paths)
+    assert len(got) > len(want), (len(got), len(want))
 
 
 def test_paligemma_prefix_matters(export_dir, reference, tmp_path, monkeypatch):
