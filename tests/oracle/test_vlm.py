@@ -575,7 +575,8 @@ def run_example(out, paths, rows, fmt, tmp_path):
 # every layout for one model of each lineage; the other variants (their towers, feature choices and
 # language models) in ONNX Runtime and OpenVINO, the layouts being the language model's, shared
 GENERATION_CASES = [(name, mode) for name in VARIANTS for mode in MODES
-                    if (name in ("llava", "idefics3", "qwen2_vl") and mode != "executorch-grid") or
+                    if (name in ("llava", "idefics3", "qwen2_vl") and mode not in ("executorch-grid",
+                                                                                  "executorch-naflex")) or
                     mode in ("onnx-mtd", "openvino")]
 GENERATION_CASES = [(n, "executorch-grid" if grid(n) and m == "executorch" else m) for n, m in GENERATION_CASES]
 # Gemma 3's image blocks over a static cache's slots are not written (test_gemma3_static_refused)
