@@ -126,7 +126,8 @@ class Component:
     def read_graph(self):
         # batch_size / sequence_length: an int when the export fixed it, null when symbolic
         # the tokens (a VLM's language model: their embeddings), Whisper's features, an image's pixels
-        first = next((n for n in TOKEN_INPUTS + ("input_features", "pixel_values") if n in self.inputs), None)
+        first = next((n for n in TOKEN_INPUTS + ("input_features", "input_values", "pixel_values") if n in self.inputs),
+                     None)
         self.batch = (self.meta["batch_size"] if "batch_size" in self.meta
                       else self.graph_dim(first, 0) if first else None)
         self.seq = (self.meta["sequence_length"] if "sequence_length" in self.meta
@@ -341,7 +342,7 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     encoder's DeepStack features, which go with the embeddings (embed_prompt). prefix_lm: PaliGemma's
     generation — token_type_ids 0 on the prompt (its tokens see each other both ways) and 1 on each generated
     token, positions counted from 1 (its prepare_inputs_for_generation)."""
-    if vocab_size is not None and not isinstance(prompts, np.ndarray):  # (an array: log-mel features)
+    if vocab_size is not None and not isinstance(prompts, (np.ndarray, dict)):  # (log-mel features, a waveform)
         vocab = vocab_size(export)
         bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
         if bad:
@@ -546,7 +547,8 @@ def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, p
     """Greedy search of an encoder-decoder export (`encoder`, `prefill`, `decode`; or a multi-token
     decode's `encoder` and one `decoder` for prompt and steps — OpenVINO's stateful keeping both
     caches inside, elsewhere the encoder returning the cross-attention cache): the encoder once
-    over the right-padded prompts (Whisper's: `prompts` is the log-mel features [B, mels, frames]),
+    over the right-padded prompts (Whisper's: `prompts` is the log-mel features [B, mels, frames]; Moonshine's
+    {"input_values", "attention_mask"} [B, samples], audio_prompts' — its encoder returns the frames' mask),
     the prefill on decoder_start_token_id (Whisper: its prompt of start, language, task and
     no-timestamps tokens, the language detected first where the config leaves it open) — its
     self-attention cache started, the cross-attention keys and values computed — then one decode
@@ -554,17 +556,22 @@ def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, p
     [B, n], logits [n, B, vocab])."""
     del log
     cfg = export.seq2seq
-    audio = "input_features" in export.encoder.inputs
-    if audio != isinstance(prompts, np.ndarray):
-        raise UsageError("this export's encoder takes " + ("log-mel features: --input-features FILE.npy" if audio
+    audio, waveform = "input_features" in export.encoder.inputs, "input_values" in export.encoder.inputs
+    if audio != isinstance(prompts, np.ndarray) or waveform != isinstance(prompts, dict):
+        raise UsageError("this export's encoder takes " + ("log-mel features: --input-features FILE.npy or --audio"
+                                                           if audio else "a waveform: --audio" if waveform
                                                            else "token ids: --input-ids"))
-    batch = len(prompts)
+    batch = len(prompts["input_values"]) if waveform else len(prompts)
     for comp in filter(None, (export.encoder, export.prefill, export.decode)):
         if comp.batch is not None and comp.batch != batch:
             raise UsageError(f"{comp.name} was exported for batch {comp.batch}, got {batch} prompts")
     if audio:
         mask = None
         enc = export.encoder.run({"input_features": np.ascontiguousarray(prompts, np.float32)})
+    elif waveform:  # Moonshine: the samples and their mask; the encoder gives its frames' mask
+        enc = export.encoder.run({"input_values": np.ascontiguousarray(prompts["input_values"], np.float32),
+                                  "attention_mask": np.ascontiguousarray(prompts["attention_mask"], np.int64)})
+        mask = enc["encoder_attention_mask"]
     else:
         length = max(map(len, prompts))
         enc_len = export.encoder.seq
@@ -700,6 +707,23 @@ def read_generation_config(out_dir: Path):
     return eos_ids, pad_id
 
 
+def audio_prompts(out_dir: Path, files) -> np.ndarray | dict:
+    """What the encoder of the export in `out_dir` takes for the WAV `files` (one batch), as the checkpoint's
+    feature extractor (its preprocessor_config.json, copied into the export) prepares them: Whisper's log-mel
+    features [B, mels, frames], or a waveform encoder's {"input_values", "attention_mask"} [B, samples] padded to
+    the longest."""
+    if not (out_dir / "preprocessor_config.json").is_file():
+        raise UsageError(f"{out_dir}: no preprocessor_config.json (the checkpoint's feature extractor)")
+    from transformers import AutoFeatureExtractor
+    extractor = AutoFeatureExtractor.from_pretrained(str(out_dir))
+    audio = [read_wav(Path(f), extractor.sampling_rate) for f in files]
+    if "input_features" in extractor.model_input_names:
+        return extractor(audio, sampling_rate=extractor.sampling_rate, return_tensors="np").input_features
+    out = extractor(audio, sampling_rate=extractor.sampling_rate, padding=True, return_attention_mask=True,
+                    return_tensors="np")
+    return {"input_values": out.input_values.astype(np.float32), "attention_mask": out.attention_mask.astype(np.int64)}
+
+
 def parse_prompts(text: str):
     try:
         prompts = [[int(t) for t in p.split(",")] for p in text.split(";")]
@@ -721,6 +745,9 @@ def main(argv, *, prog: str, doc: str, export_command: str, load_export, generat
                                              'sources, right-padded)')
     sources.add_argument("--input-features", type=Path, metavar="FILE.npy",
                          help="Whisper: log-mel features [batch, mels, frames] (or [mels, frames]), float32")
+    sources.add_argument("--audio", type=Path, nargs="+", metavar="FILE.wav",
+                         help="an audio encoder-decoder's (Whisper's, Moonshine's) speech: 16-bit mono WAV files, one "
+                              "batch, prepared by the export's feature extractor")
     ap.add_argument("--max-new-tokens", type=int, default=16)
     ap.add_argument("--print-logits", type=Path, metavar="FILE.npz",
                     help="save each step's last-position logits [steps, batch, vocab] and the tokens")
@@ -740,6 +767,8 @@ def main(argv, *, prog: str, doc: str, export_command: str, load_export, generat
                 prompts = prompts[None]
             if prompts.ndim != 3:
                 raise UsageError(f"--input-features {args.input_features}: shape {prompts.shape}, want [batch, mels, frames]")
+        elif args.audio:
+            prompts = audio_prompts(args.out_dir, args.audio)
         elif prompts is None:
             prompts = parse_prompts(args.input_ids)
         tokens, logits = generate(export, prompts, args.max_new_tokens, eos_ids, pad_id)

@@ -81,7 +81,7 @@ class Component(decode_loop.Component):
         self.compiled = core.compile_model(model, "CPU", CPU_CONFIG)
         self.inputs = {i.get_any_name(): i for i in self.compiled.inputs}
         self.outputs = {o.get_any_name(): o for o in self.compiled.outputs}
-        takes = {"input_ids", "inputs_embeds", "input_features", "pixel_values"}
+        takes = {"input_ids", "inputs_embeds", "input_features", "input_values", "pixel_values"}
         generates = self.role in ("prefill", "decode")  # the other roles: encoders, a VLM's embed_tokens
         if not (takes & set(self.inputs)) or ("logits" not in self.outputs and generates):
             raise UsageError(f"{path}: not a causal LM (inputs {list(self.inputs)}, outputs {list(self.outputs)})")

@@ -87,6 +87,42 @@ hfx_value *hfx_batch_norm(hfx_graph *g, hfx_value *x, hfx_value *mean, hfx_value
     return hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, y, w), b);
 }
 
+/* The mean over the last two axes of x [B,G,C/G,F], [B,G,1,1]: over the frames, then over the channels (the same
+ * value; sums of a channel's frames, not of every element at once, keep a runtime's float accumulation close to
+ * torch's pairwise one). */
+static hfx_value *run_mean(hfx_graph *g, hfx_value *x) {
+    int64_t frames = 3, channels = 2;
+    return hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_reduce(g, HFX_OP_REDUCE_MEAN, x, 1, &frames), 1, &channels);
+}
+
+hfx_value *hfx_group_norm(hfx_graph *g, hfx_value *x, int64_t groups, hfx_value *w, hfx_value *b, double eps) {
+    int64_t C = x->dims[1].c;
+    hfx_dim runs[4] = {x->dims[0], hfx_dim_const(groups), hfx_dim_const(C / groups), x->dims[2]}; /* [B,G,C/G,F] */
+    hfx_value *r = hfx_reshape(g, x, 4, runs);
+    hfx_value *d = hfx_op2(g, HFX_OP_SUB, r, run_mean(g, r));
+    hfx_value *var = run_mean(g, hfx_op2(g, HFX_OP_MUL, d, d));
+    hfx_value *y = hfx_op2(g, HFX_OP_DIV, d, hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, var, scalar_like(g, x, eps))));
+    hfx_dim column[2] = {hfx_dim_const(C), hfx_dim_const(1)};
+    y = hfx_reshape(g, y, 3, x->dims);
+    return hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, y, hfx_reshape(g, w, 2, column)), hfx_reshape(g, b, 2, column));
+}
+
+hfx_status hfx_samples_at_least(hfx_graph *g, hfx_dim seq, int64_t need, const char *what, hfx_error *err) {
+    if (hfx_dim_is_const(seq)) {
+        if (seq.c >= need) return HFX_OK;
+        return hfx_fail(err, HFX_ERR_INVALID, "input_values: %lld samples are fewer than one frame of %s (%lld samples); "
+                        "export with a longer sample, or dynamic", (long long)seq.c, what, (long long)need);
+    }
+    if (seq.n != 1 || seq.c != 0 || seq.coef[0] != 1)
+        return hfx_fail(err, HFX_ERR_INTERNAL, "input_values: the sample axis is not one symbol");
+    hfx_symbol *s = &g->symbols[seq.sym[0]];
+    if (s->max < need)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "input_values: one frame of %s takes %lld samples, more than the "
+                        "axis' maximum %lld: it never yields a frame", what, (long long)need, (long long)s->max);
+    if (s->min < need) s->min = need;
+    return HFX_OK;
+}
+
 hfx_value *hfx_rms_factor(hfx_graph *g, hfx_value *x, double eps) {
     int64_t axis = -1;
     hfx_value *ms = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, x, x), 1, &axis);

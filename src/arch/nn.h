@@ -34,6 +34,15 @@ hfx_value *hfx_layer_norm(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *b
 hfx_value *hfx_batch_norm(hfx_graph *g, hfx_value *x, hfx_value *mean, hfx_value *var, hfx_value *w, hfx_value *b,
                           double eps);
 
+/* nn.GroupNorm over x [B,C,F]: the channels in `groups` runs, each run normalized over its channels and frames
+ * together ((x − mean)/√(var + eps)), then each channel scaled by w [C] and shifted by b [C]. */
+hfx_value *hfx_group_norm(hfx_graph *g, hfx_value *x, int64_t groups, hfx_value *w, hfx_value *b, double eps);
+
+/* Holds a waveform's sample axis `seq` (a constant, or one symbol) to the `need` samples `what` makes one frame of:
+ * a constant below it is HFX_ERR_INVALID, a symbol whose maximum is below it HFX_ERR_UNSUPPORTED; a symbol's minimum
+ * is raised to it (every row then has a frame, and each strided convolution's derived length is at least one). */
+hfx_status hfx_samples_at_least(hfx_graph *g, hfx_dim seq, int64_t need, const char *what, hfx_error *err);
+
 /* RMSNorm without a weight over the last axis: x·1/√(mean(x²) + eps) computed in f32, cast back to x's
  * dtype (NanoChat's norms, Llama 4's L2Norm, Gemma 4's value norm, FalconMamba's dt/B/C). */
 hfx_value *hfx_rms_plain(hfx_graph *g, hfx_value *x, double eps);

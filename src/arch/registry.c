@@ -1111,9 +1111,10 @@ static const hfx_decoder_desc Gemma4ForCausalLM_desc = {
 
 /* The encoder-decoder family (seq2seq.c). */
 typedef struct seq2seq_desc seq2seq_desc;
-extern const hfx_arch_family hfx_seq2seq_family, hfx_seq2seq_classifier_family, hfx_seq2seq_audio_family;
+extern const hfx_arch_family hfx_seq2seq_family, hfx_seq2seq_classifier_family, hfx_seq2seq_audio_family,
+    hfx_seq2seq_waveform_family;
 extern const seq2seq_desc hfx_bart, hfx_mbart, hfx_marian, hfx_m2m100, hfx_t5, hfx_mt5, hfx_umt5, hfx_bart_classifier,
-    hfx_mbart_classifier, hfx_whisper;
+    hfx_mbart_classifier, hfx_whisper, hfx_moonshine;
 
 /* The vision family (vision.c). */
 typedef struct vision_desc vision_desc;
@@ -1352,6 +1353,7 @@ static const struct entry {
     {"MT5ForConditionalGeneration", &hfx_seq2seq_family, &hfx_mt5},
     {"UMT5ForConditionalGeneration", &hfx_seq2seq_family, &hfx_umt5},
     {"WhisperForConditionalGeneration", &hfx_seq2seq_audio_family, &hfx_whisper},
+    {"MoonshineForConditionalGeneration", &hfx_seq2seq_waveform_family, &hfx_moonshine},
     {"BartForSequenceClassification", &hfx_seq2seq_classifier_family, &hfx_bart_classifier},
     {"MBartForSequenceClassification", &hfx_seq2seq_classifier_family, &hfx_mbart_classifier},
     {"ViTModel", &hfx_vision_family, &hfx_vit_model},

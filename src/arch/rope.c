@@ -99,8 +99,6 @@ static hfx_status rope_type_and_dims(hfx_cfg c, hfx_cfg p, const hfx_rope_source
         return hfx_fail(err, HFX_ERR_INVALID, "%s: partial_rotary_factor %g must be in (0, 1]", p.where, partial);
     int64_t dim = (int64_t)((double)out->dim * partial);
     out->dim = dim;
-    if (dim < 2 || dim % 2)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: rotary dimension %lld must be even and ≥ 2", p.where, (long long)dim);
     if (src->phi3_names && (strcmp(type, "su") == 0 || strcmp(type, "yarn") == 0)) type = "longrope";
     /* "mrope" (Qwen2-VL's configs before transformers 5) has the default frequencies; the family
      * reads its sections (hfx_rope_parse_mrope) */
@@ -114,6 +112,13 @@ static hfx_status rope_type_and_dims(hfx_cfg c, hfx_cfg p, const hfx_rope_source
     else
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: rope type '%s' is not supported (supported: %s)", p.where, type,
                         supported);
+    /* an odd count d (a partial factor's int(head_dim · factor)): transformers' ⌈d/2⌉ frequencies of exponent 2i/d
+     * turn d + 1 dims; only where the frequencies are the default ones (or those scaled linearly) */
+    if (dim % 2 && dim > 1 && (out->type == HFX_ROPE_DEFAULT || out->type == HFX_ROPE_LINEAR)) out->freq_dim = dim++;
+    out->dim = dim;
+    if (dim < 2 || dim % 2)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: rotary dimension %lld must be even and ≥ 2 (odd only with the default "
+                        "or linear frequencies)", p.where, (long long)dim);
     return HFX_OK;
 }
 
@@ -243,6 +248,8 @@ static hfx_status rope_freqs(hfx_cfg c, hfx_cfg p, const hfx_rope_source *src, d
     }
     if (orig_max < 1) return hfx_fail(err, HFX_ERR_INVALID, "%s: original_max_position_embeddings must be ≥ 1", p.where);
     hfx_rope_default_inv_freq(theta, dim, out->inv_freq);
+    for (int64_t i = 0; out->freq_dim && i < dim / 2; i++) /* an odd count's exponents */
+        out->inv_freq[i] = 1.0f / powf((float)theta, (float)(2 * i) / (float)out->freq_dim);
     switch (out->type) {
     case HFX_ROPE_LONGROPE: return longrope_freqs(p, theta, orig_max, out, err);
     case HFX_ROPE_LONGROPE_MSCALE: { /* Phi-3.5-MoE: cos and sin scaled by its own mscales, both required */
@@ -444,7 +451,7 @@ void hfx_rope_cos_sin(hfx_graph *g, const hfx_rope *r, hfx_value *position_ids, 
 bool hfx_rope_same(const hfx_rope *a, const hfx_rope *b) {
     if (a->type != b->type || a->theta != b->theta || a->factor != b->factor || a->dim != b->dim ||
         a->attention_scaling != b->attention_scaling || a->interleaved != b->interleaved || a->turning != b->turning ||
-        a->switch_len != b->switch_len || a->mscale_long != b->mscale_long)
+        a->switch_len != b->switch_len || a->mscale_long != b->mscale_long || a->freq_dim != b->freq_dim)
         return false;
     if (!a->inv_freq != !b->inv_freq || !a->inv_freq_long != !b->inv_freq_long ||
         memcmp(a->mrope_section, b->mrope_section, sizeof a->mrope_section) ||

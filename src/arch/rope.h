@@ -27,6 +27,8 @@ typedef struct hfx_rope {
     double theta;
     double factor;                /* linear / dynamic / llama3 / yarn */
     int64_t dim;                  /* rotated dims per head (head_dim here) */
+    int64_t freq_dim;             /* where a partial factor leaves an odd count d: d, the exponents' divisor
+                                     (dim is then d + 1, as transformers turns ⌈d/2⌉ pairs); 0: dim */
     int64_t max_position;         /* config.max_position_embeddings (dynamic's threshold) */
     float attention_scaling;      /* multiplies cos and sin (yarn) */
     float *inv_freq;              /* (dim / 2), arena-owned; longrope: the short factors' */

@@ -1,13 +1,14 @@
 /* The encoder-decoder family: BART and its descendants (mBART, Marian, M2M100/NLLB), T5 (MT5,
  * UMT5) and Whisper as one template, a layout per lineage (config keys, tensor names, norms,
  * biases, position scheme) and a descriptor per model. An encoder of bidirectional layers (Whisper's
- * behind two convolutions over log-mel features), a decoder of causal self-attention,
+ * behind two convolutions over log-mel features, Moonshine's behind three over the waveform), a decoder of
+ * causal self-attention,
  * cross-attention over the encoder's output and an MLP, the LM head (with final_logits_bias where
  * the model has one), or BART's sequence-classification head.
  *
  * Components (docs/GENERATION.md, "Encoder-decoder models"): a plain forward (`model`: input_ids
- * and attention_mask — Whisper: input_features — for the encoder, decoder_input_ids, logits
- * out), and for generation the
+ * and attention_mask — Whisper: input_features; Moonshine: input_values and attention_mask — for the
+ * encoder, decoder_input_ids, logits out), and for generation the
  * `encoder`, the decoder's `prefill` (the self-attention cache started, the cross-attention keys
  * and values computed once from encoder_hidden_states) and its `decode` step (the self-attention
  * cache grown or written at cache_position, the cross-attention cache read only). Names follow
@@ -31,6 +32,7 @@
 #include "arch/io_names.h"
 #include "arch/nn.h"
 #include "arch/relative.h"
+#include "arch/rope.h"
 #include "arch/weights.h"
 #include "base/status.h"
 #include "hf/config.h"
@@ -41,8 +43,32 @@ typedef enum {
                             as transformers makes it (float64, then float32) */
     POS_SINUSOID,        /* computed: sin of the first half, cos of the second, positions counting real tokens
                             from padding_idx + 1 and zero at padding (M2M100, NLLB) */
-    POS_RELATIVE         /* none added: a bias on the attention scores by bucketed distance (T5) */
+    POS_RELATIVE,        /* none added: a bias on the attention scores by bucketed distance (T5) */
+    POS_ROTARY           /* none added: q and k of every self-attention turned by their positions, pairs
+                            interleaved, the first partial_rotary_factor of each head (Moonshine) */
 } position_kind;
+
+/* Which linears and norms have a bias. */
+typedef enum {
+    BIAS_ALL,            /* every linear and norm (BART) */
+    BIAS_ALL_BUT_KEY,    /* ... but the attention's key projection (Whisper) */
+    BIAS_NONE,           /* none (T5) */
+    BIAS_MLP_AND_QKV_BY_CONFIG /* the MLP's linears; q, k and v where config.attention_bias says; no norm
+                                  or output projection (Moonshine) */
+} bias_scheme;
+
+/* An MLP's first linear: one activated, two (T5's gated-*: act(wi_0 x)·(wi_1 x)), or one of twice the
+ * width whose second half, activated, gates its first (Moonshine's decoder). */
+typedef enum { MLP_ONE, MLP_HALVES } mlp_form;
+
+/* What the encoder reads. */
+typedef enum {
+    SRC_TOKENS,          /* input_ids and attention_mask */
+    SRC_LOG_MEL,         /* Whisper: input_features [B, mels, 2·max_source_positions] through two Conv1d + GELU
+                            (the second of stride 2) and a stored position table; no padding anywhere */
+    SRC_WAVEFORM         /* Moonshine: input_values and attention_mask [B, samples] through three Conv1d
+                            (127/64 + tanh + GroupNorm, 7/3 + GELU, 3/2 + GELU), the mask every 384th sample */
+} source_kind;
 
 /* What differs between the lineages: config keys, tensor names, the shape of the blocks. Names are
  * "<stack>.<layer>.<sublayer>.<leaf>". */
@@ -56,13 +82,15 @@ typedef struct seq2seq_layout {
     const char *enc_mlp, *dec_mlp;      /* the MLP's own prefix under the layer (NULL: none) */
     const char *fc_in, *fc_out;         /* "fc1", "fc2"; a gated MLP: fc_in "_0" (activated) and "_1" */
     const char *final_norm;             /* under the stack, after the last layer (pre-norm) */
+    const char *dec_final_norm;         /* the decoder's, where its name differs (NULL: final_norm) */
     const char *shared;                 /* the table both stacks and the head tie to */
     const char *head;                   /* the LM head's weight: "lm_head.weight" */
     const char *positions_rows;         /* the config key of the decoder's position table rows */
     bool rms_norm;                      /* T5's norm: x·rsqrt(mean(x²) + ε)·w, no bias, no mean */
-    bool biases;                        /* every linear and norm has a bias ... */
-    bool key_bias;                      /* ... the attention's key projection too (not Whisper's) */
+    bias_scheme bias;
     bool relative;                      /* relative position buckets, unscaled attention scores, heads of d_kv */
+    const char *act_keys[2];            /* the encoder's and decoder's activation (NULL: activation_function) */
+    mlp_form dec_mlp_form;              /* the decoder MLP's first linear (the encoder's is MLP_ONE) */
 } seq2seq_layout;
 
 static const seq2seq_layout bart_layout = {
@@ -70,7 +98,8 @@ static const seq2seq_layout bart_layout = {
     "encoder_ffn_dim", "decoder_ffn_dim",
     "model.encoder", "model.decoder", "layers.%lld", "self_attn", "encoder_attn", {"q_proj", "k_proj", "v_proj", "out_proj"},
     "self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm", "final_layer_norm", NULL, NULL, "fc1", "fc2",
-    "layer_norm", "model.shared.weight", "lm_head.weight", "max_position_embeddings", false, true, true, false};
+    "layer_norm", NULL, "model.shared.weight", "lm_head.weight", "max_position_embeddings", false, BIAS_ALL, false,
+    {NULL, NULL}, MLP_ONE};
 
 /* Whisper: BART's names, the decoder's own table (no model.shared), the head proj_out, a key
  * projection without bias. */
@@ -79,15 +108,26 @@ static const seq2seq_layout whisper_layout = {
     "encoder_ffn_dim", "decoder_ffn_dim",
     "model.encoder", "model.decoder", "layers.%lld", "self_attn", "encoder_attn", {"q_proj", "k_proj", "v_proj", "out_proj"},
     "self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm", "final_layer_norm", NULL, NULL, "fc1", "fc2",
-    "layer_norm", "model.decoder.embed_tokens.weight", "proj_out.weight", "max_target_positions", false, true, false,
-    false};
+    "layer_norm", NULL, "model.decoder.embed_tokens.weight", "proj_out.weight", "max_target_positions", false,
+    BIAS_ALL_BUT_KEY, false, {NULL, NULL}, MLP_ONE};
 
 static const seq2seq_layout t5_layout = {
     "d_model", "num_layers", "num_decoder_layers", "num_heads", "num_heads", "d_ff", "d_ff",
     "encoder", "decoder", "block.%lld", "layer.0.SelfAttention", "layer.1.EncDecAttention", {"q", "k", "v", "o"},
     "layer.0.layer_norm", "layer.1.layer_norm", "layer.1.layer_norm", "layer.2.layer_norm", "layer.1.DenseReluDense",
-    "layer.2.DenseReluDense", "wi", "wo", "final_layer_norm", "shared.weight", "lm_head.weight", NULL, true, false, false,
-    true};
+    "layer.2.DenseReluDense", "wi", "wo", "final_layer_norm", NULL, "shared.weight", "lm_head.weight", NULL, true, BIAS_NONE,
+    true, {NULL, NULL}, MLP_ONE};
+
+/* Moonshine: Llama-like names (input_layernorm, o_proj; the decoder's cross-attention norm is
+ * post_attention_layernorm, its MLP's final_layernorm), LayerNorms without bias, each stack's
+ * activation, the decoder's MLP gated by its first linear's second half. */
+static const seq2seq_layout moonshine_layout = {
+    "hidden_size", "encoder_num_hidden_layers", "decoder_num_hidden_layers", "encoder_num_attention_heads",
+    "decoder_num_attention_heads", "intermediate_size", "intermediate_size",
+    "model.encoder", "model.decoder", "layers.%lld", "self_attn", "encoder_attn", {"q_proj", "k_proj", "v_proj", "o_proj"},
+    "input_layernorm", "post_attention_layernorm", "post_attention_layernorm", "final_layernorm", "mlp", "mlp", "fc1",
+    "fc2", "layer_norm", "norm", "model.decoder.embed_tokens.weight", "proj_out.weight", "max_position_embeddings", false,
+    BIAS_MLP_AND_QKV_BY_CONFIG, false, {"encoder_hidden_act", "decoder_hidden_act"}, MLP_HALVES};
 
 /* How one model differs within its lineage. */
 typedef struct seq2seq_desc {
@@ -103,9 +143,7 @@ typedef struct seq2seq_desc {
                           scale_decoder_outputs (else tie_word_embeddings) says (T5, UMT5; MT5 never) */
     bool classifier;   /* *ForSequenceClassification: the decoder reads the sources shifted right, and
                           classification_head (dense, tanh, out_proj) reads the last EOS's state */
-    bool audio;        /* Whisper: the encoder reads log-mel input_features [B, mels, 2·max_source_positions]
-                          through two Conv1d + GELU (the second of stride 2) and a stored position table;
-                          no padding mask anywhere (every source is that long) */
+    source_kind source;
 } seq2seq_desc;
 
 typedef struct seq2seq_cfg {
@@ -114,8 +152,10 @@ typedef struct seq2seq_cfg {
     int64_t max_position, pad, eos, start, labels; /* eos, start, labels: a classifier's */
     int64_t mels, source_positions; /* Whisper: num_mel_bins, max_source_positions (frames / 2) */
     double eps;
-    hfx_activation act;
+    hfx_activation act[2];    /* the encoder's MLP activation, the decoder's */
     bool gated;               /* T5's gated-*: act(wi_0 x)·(wi_1 x) */
+    bool qkv_bias, key_bias, out_bias, mlp_bias, norm_bias; /* the layout's bias scheme, as the config sets it */
+    hfx_rope rope;            /* POS_ROTARY */
     bool scale_embedding, tied, shared; /* shared: share_encoder_decoder_embeddings (Marian), which needs
                                            one vocabulary */
     bool scale_decoder_output; /* T5: the decoder's output × d_model^-0.5 before the head */
@@ -144,9 +184,10 @@ static hfx_status parse_t5(const seq2seq_desc *d, hfx_cfg c, hfx_arena *arena, s
     m->gated = strncmp(ff, "gated-", 6) == 0;
     const char *act = m->gated ? ff + 6 : ff;
     if (strcmp(ff, "gated-gelu") == 0) act = "gelu_new";
-    if (!hfx_activation_from_name(act, &m->act))
+    if (!hfx_activation_from_name(act, &m->act[0]))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: feed_forward_proj '%s' is not supported (supported: <act> or "
                         "gated-<act>, <act> one of %s)", c.where, ff, hfx_activation_names());
+    m->act[1] = m->act[0];
     /* the logarithmic buckets span max_exact (a quarter of them, bidirectional) .. max_distance */
     if (m->buckets < 4 || m->max_distance <= m->buckets / 2)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: relative_attention_num_buckets %lld and relative_attention_max_distance "
@@ -164,11 +205,72 @@ static hfx_status parse_t5(const seq2seq_desc *d, hfx_cfg c, hfx_arena *arena, s
     return HFX_OK;
 }
 
+/* The activations (each stack's, under the layout's keys) and which linears and norms have biases. */
+static hfx_status parse_acts_and_biases(const seq2seq_layout *L, hfx_cfg c, seq2seq_cfg *m, hfx_error *err) {
+    hfx_status st;
+    for (int s = 0; s < 2 && !L->relative; s++) { /* (T5's: feed_forward_proj) */
+        const char *key = L->act_keys[s] ? L->act_keys[s] : "activation_function", *act;
+        if ((st = hfx_cfg_str_or(c, key, s && L->act_keys[s] ? "silu" : "gelu", &act, err))) return st;
+        if (!hfx_activation_from_name(act, &m->act[s]))
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (supported: %s)", c.where, key, act,
+                            hfx_activation_names());
+    }
+    bool attention_bias = false;
+    if (L->bias == BIAS_MLP_AND_QKV_BY_CONFIG && (st = hfx_cfg_bool_or(c, "attention_bias", false, &attention_bias, err)))
+        return st;
+    bool all = L->bias == BIAS_ALL || L->bias == BIAS_ALL_BUT_KEY;
+    m->qkv_bias = all || attention_bias;
+    m->key_bias = L->bias == BIAS_ALL || attention_bias;
+    m->out_bias = m->norm_bias = all;
+    m->mlp_bias = all || L->bias == BIAS_MLP_AND_QKV_BY_CONFIG;
+    return HFX_OK;
+}
+
+/* Moonshine's heads (head_dim where the config names one, both stacks alike) and rotary: transformers
+ * builds both stacks' attention from one config it updates in passing, so heads that differ between the
+ * stacks, or key/value heads other than the heads (its queries are viewed as key/value heads), are refused. */
+static hfx_status parse_rotary(hfx_cfg c, hfx_arena *arena, seq2seq_cfg *m, hfx_error *err) {
+    static const hfx_rope_source moonshine_rope = {.theta_key = "rope_theta", .default_theta = 10000.0, .scaling = true,
+                                                  .partial = true, .default_partial = 0.9,
+                                                  .partial_key = "partial_rotary_factor"};
+    const char *kv_keys[2] = {"encoder_num_key_value_heads", "decoder_num_key_value_heads"};
+    int64_t heads[2] = {m->enc_heads, m->dec_heads}, kv;
+    hfx_status st;
+    for (int s = 0; s < 2; s++) {
+        if ((st = hfx_cfg_int_in_or(c, kv_keys[s], heads[s], 1, 4096, &kv, err))) return st;
+        if (kv != heads[s] || heads[s] != heads[0])
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: encoder_num_attention_heads %lld, decoder_num_attention_heads %lld "
+                            "and %s %lld: Moonshine's attention needs one head count for queries, keys and values in "
+                            "both stacks (transformers reshapes its queries by the key/value heads and builds the decoder "
+                            "with the encoder's heads)", c.where, (long long)heads[0], (long long)heads[1], kv_keys[s],
+                            (long long)kv);
+    }
+    int64_t max_position;
+    if ((st = hfx_cfg_int_in_or(c, "head_dim", m->hidden / m->enc_heads, 1, 1 << 16, &m->enc_hd, err)) ||
+        (st = hfx_cfg_int_in_or(c, "max_position_embeddings", 512, 1, 1 << 30, &max_position, err)))
+        return st;
+    m->dec_hd = m->enc_hd;
+    if ((st = hfx_rope_parse(c, &moonshine_rope, m->enc_hd, max_position, arena, &m->rope, err))) return st;
+    m->rope.interleaved = true;
+    return HFX_OK;
+}
+
+/* Whisper's and Moonshine's: no scaled embeddings (Whisper's modules compute embed_scale and never apply it);
+ * Whisper's input size. */
+static hfx_status parse_audio(const seq2seq_desc *d, hfx_cfg c, seq2seq_cfg *m, hfx_error *err) {
+    hfx_status st;
+    m->scale_embedding = false;
+    if (d->source == SRC_LOG_MEL &&
+        ((st = hfx_cfg_int_in(c, "num_mel_bins", 1, 1 << 16, &m->mels, err)) ||
+         (st = hfx_cfg_int_in(c, "max_source_positions", 1, 1 << 20, &m->source_positions, err))))
+        return st;
+    return HFX_OK;
+}
+
 static hfx_status seq2seq_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     const seq2seq_desc *d = desc_;
     const seq2seq_layout *L = d->layout;
     seq2seq_cfg *m = cfg;
-    const char *act;
     hfx_status st;
     if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(c, L->hidden, 1, 1 << 20, &m->hidden, err)) ||
@@ -182,7 +284,8 @@ static hfx_status seq2seq_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
         (st = hfx_cfg_int_in(c, L->dec_ffn, 1, 1 << 24, &m->dec_ffn, err)) ||
         (st = hfx_cfg_bool_or(c, "tie_word_embeddings", true, &m->tied, err)) ||
         (st = hfx_cfg_int_in_or(c, "decoder_vocab_size", m->vocab, 1, INT32_MAX, &m->dec_vocab, err)) ||
-        (st = hfx_cfg_int_in_or(c, "pad_token_id", L->relative ? 0 : 1, 0, INT32_MAX, &m->pad, err)))
+        (st = hfx_cfg_int_in_or(c, "pad_token_id", L->relative ? 0 : 1, 0, INT32_MAX, &m->pad, err)) ||
+        (st = parse_acts_and_biases(L, c, m, err)))
         return st;
     if (L->relative) return parse_t5(d, c, arena, m, err);
     if (d->classifier && ((st = hfx_cfg_int_in(c, "eos_token_id", 0, INT32_MAX, &m->eos, err)) ||
@@ -190,24 +293,16 @@ static hfx_status seq2seq_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
                           (st = hfx_cfg_num_labels(c, &m->labels, err))))
         return st;
     if ((st = hfx_cfg_int_in(c, L->positions_rows, 1, 1 << 24, &m->max_position, err)) ||
-        (st = hfx_cfg_str_or(c, "activation_function", "gelu", &act, err)) ||
         (st = hfx_cfg_bool_or(c, "scale_embedding", false, &m->scale_embedding, err)) ||
-        (st = hfx_cfg_bool_or(c, "share_encoder_decoder_embeddings", true, &m->shared, err)))
+        (st = hfx_cfg_bool_or(c, "share_encoder_decoder_embeddings", true, &m->shared, err)) ||
+        (d->source != SRC_TOKENS && (st = parse_audio(d, c, m, err))))
         return st;
     m->eps = 1e-5; /* nn.LayerNorm's default: every norm of these models */
-    if (d->audio) {
-        if ((st = hfx_cfg_int_in(c, "num_mel_bins", 1, 1 << 16, &m->mels, err)) ||
-            (st = hfx_cfg_int_in(c, "max_source_positions", 1, 1 << 20, &m->source_positions, err)))
-            return st;
-        m->scale_embedding = false; /* Whisper's modules compute embed_scale and never apply it */
-    }
-    if (!hfx_activation_from_name(act, &m->act))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: activation_function '%s' is not supported (supported: %s)",
-                        c.where, act, hfx_activation_names());
     if (m->hidden % m->enc_heads || m->hidden % m->dec_heads)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: d_model %lld is not a multiple of the attention heads (%lld, %lld)",
-                        c.where, (long long)m->hidden, (long long)m->enc_heads, (long long)m->dec_heads);
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %lld is not a multiple of the attention heads (%lld, %lld)",
+                        c.where, L->hidden, (long long)m->hidden, (long long)m->enc_heads, (long long)m->dec_heads);
     m->enc_hd = m->hidden / m->enc_heads, m->dec_hd = m->hidden / m->dec_heads;
+    if (d->positions == POS_ROTARY && (st = parse_rotary(c, arena, m, err))) return st;
     if (m->shared && m->dec_vocab != m->vocab)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: decoder_vocab_size %lld differs from vocab_size %lld with shared "
                         "embeddings", c.where, (long long)m->dec_vocab, (long long)m->vocab);
@@ -248,16 +343,14 @@ static hfx_value *dense_b(s2s_ctx *c, hfx_value *x, int64_t in, int64_t out, con
     return hfx_linear(c->g, x, w, bias ? hfx_weight(c->w, 1, &out, "%s.bias", name) : NULL);
 }
 
-static hfx_value *dense(s2s_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name) {
-    return dense_b(c, x, in, out, name, c->d->layout->biases);
-}
 
-/* nn.LayerNorm (weight, bias), or T5's: x·rsqrt(mean(x²) + ε) in float32, then the weight. */
+/* nn.LayerNorm (weight, and bias where the layout has one), or T5's: x·rsqrt(mean(x²) + ε) in float32, then
+ * the weight. */
 static hfx_value *layer_norm(s2s_ctx *c, hfx_value *x, const char *name) {
     int64_t H = c->m->hidden;
     hfx_value *w = hfx_weight(c->w, 1, &H, "%s.weight", name);
     if (c->d->layout->rms_norm) return hfx_rms_norm(c->g, x, w, c->m->eps, 0.0);
-    return hfx_layer_norm(c->g, x, w, hfx_weight(c->w, 1, &H, "%s.bias", name), c->m->eps);
+    return hfx_layer_norm(c->g, x, w, c->m->norm_bias ? hfx_weight(c->w, 1, &H, "%s.bias", name) : NULL, c->m->eps);
 }
 
 /* [B,S,heads·hd] → [B,heads,S,hd] */
@@ -271,7 +364,8 @@ static hfx_value *project(s2s_ctx *c, hfx_value *x, const char *prefix, int whic
     const seq2seq_layout *L = c->d->layout;
     char n[192];
     snprintf(n, sizeof n, "%s.%s", prefix, L->proj[which]);
-    return split_heads(c, dense_b(c, x, c->m->hidden, heads * hd, n, L->biases && (which != 1 || L->key_bias)), heads, hd);
+    return split_heads(c, dense_b(c, x, c->m->hidden, heads * hd, n, which == 1 ? c->m->key_bias : c->m->qkv_bias), heads,
+                       hd);
 }
 
 /* The additive bias [B,1,1,T] of a padding mask [B,T]: 0 where the key is real, the float32
@@ -317,27 +411,34 @@ static hfx_value *attend(s2s_ctx *c, hfx_value *q, hfx_value *k, hfx_value *v, h
     a = hfx_reshape(g, a, 3, (hfx_dim[]){q->dims[0], q->dims[2], hfx_dim_const(heads * hd)});
     char n[192];
     snprintf(n, sizeof n, "%s.%s", prefix, c->d->layout->proj[3]);
-    return dense(c, a, heads * hd, H, n);
+    return dense_b(c, a, heads * hd, H, n, c->m->out_bias);
 }
 
-/* The MLP of the layer named `layer` (its own prefix `sub` under it, if any): fc_out(act(fc_in x)),
- * or gated: fc_out(act(fc_in_0 x)·fc_in_1 x). */
-static hfx_value *mlp(s2s_ctx *c, hfx_value *x, const char *layer, const char *sub, int64_t ffn) {
+/* The MLP of the layer named `layer` (its own prefix `sub` under it, if any) of stack `dec` (0 the encoder's):
+ * fc_out(act(fc_in x)); gated: fc_out(act(fc_in_0 x)·fc_in_1 x); or halves: fc_out(act(h₂)·h₁), h = fc_in x. */
+static hfx_value *mlp(s2s_ctx *c, hfx_value *x, const char *layer, const char *sub, int64_t ffn, int dec) {
     const seq2seq_layout *L = c->d->layout;
+    const seq2seq_cfg *m = c->m;
+    hfx_graph *g = c->g;
     char p[192], n[224];
     snprintf(p, sizeof p, sub ? "%s.%s" : "%s", layer, sub);
     hfx_value *h;
-    if (c->m->gated) {
+    if (m->gated) {
         snprintf(n, sizeof n, "%s.%s_0", p, L->fc_in);
-        h = hfx_activate(c->g, c->m->act, dense(c, x, c->m->hidden, ffn, n));
+        h = hfx_activate(g, m->act[dec], dense_b(c, x, m->hidden, ffn, n, m->mlp_bias));
         snprintf(n, sizeof n, "%s.%s_1", p, L->fc_in);
-        h = hfx_op2(c->g, HFX_OP_MUL, h, dense(c, x, c->m->hidden, ffn, n));
+        h = hfx_op2(g, HFX_OP_MUL, h, dense_b(c, x, m->hidden, ffn, n, m->mlp_bias));
+    } else if (dec && L->dec_mlp_form == MLP_HALVES) {
+        snprintf(n, sizeof n, "%s.%s", p, L->fc_in);
+        hfx_value *both = dense_b(c, x, m->hidden, 2 * ffn, n, m->mlp_bias); /* [B,S,2·ffn] */
+        h = hfx_op2(g, HFX_OP_MUL, hfx_activate(g, m->act[dec], hfx_slice(g, both, -1, ffn, 2 * ffn)),
+                    hfx_slice(g, both, -1, 0, ffn));
     } else {
         snprintf(n, sizeof n, "%s.%s", p, L->fc_in);
-        h = hfx_activate(c->g, c->m->act, dense(c, x, c->m->hidden, ffn, n));
+        h = hfx_activate(g, m->act[dec], dense_b(c, x, m->hidden, ffn, n, m->mlp_bias));
     }
     snprintf(n, sizeof n, "%s.%s", p, L->fc_out);
-    return dense(c, h, ffn, c->m->hidden, n);
+    return dense_b(c, h, ffn, m->hidden, n, m->mlp_bias);
 }
 
 /* The relative bias of the stack's layer i (layer 0's for every layer unless each has its own). */
@@ -428,7 +529,8 @@ static hfx_value *embed(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value 
     hfx_value *x = hfx_gather(g, table, ids, 0);
     if (c->m->scale_embedding) /* a float32 scalar, as torch multiplies by a Python float */
         x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, c->o->dtype, (float)sqrt((double)c->m->hidden)));
-    if (c->d->positions != POS_RELATIVE) x = hfx_op2(g, HFX_OP_ADD, x, position_embeddings(c, ids, past, stack));
+    if (c->d->positions != POS_RELATIVE && c->d->positions != POS_ROTARY)
+        x = hfx_op2(g, HFX_OP_ADD, x, position_embeddings(c, ids, past, stack));
     if (c->d->embed_norm) {
         char n[96];
         snprintf(n, sizeof n, "%s.layernorm_embedding", stack);
@@ -439,9 +541,10 @@ static hfx_value *embed(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value 
 
 /* What follows a stack's last layer: its final norm, in the pre-norm layout. */
 static hfx_value *stack_end(s2s_ctx *c, hfx_value *x, const char *stack) {
+    const seq2seq_layout *L = c->d->layout;
     if (!c->d->pre_norm) return x;
     char n[96];
-    snprintf(n, sizeof n, "%s.%s", stack, c->d->layout->final_norm);
+    snprintf(n, sizeof n, "%s.%s", stack, stack == L->dec_stack && L->dec_final_norm ? L->dec_final_norm : L->final_norm);
     return layer_norm(c, x, n);
 }
 
@@ -452,7 +555,13 @@ typedef struct self_attn_arg {
     hfx_value *bias;          /* the padding bias [B,1,1,S] */
     hfx_value *positions;     /* T5: the queries' positions [S] (0..S−1) */
     hfx_value *rel;           /* T5: layer 0's relative bias, once made */
+    hfx_value *cos, *sin;     /* POS_ROTARY: [1,1,S,rotated] */
 } self_attn_arg;
+
+/* q or k [B,heads,S,hd] turned by the rotary's cos and sin (NULL: positions are not rotary). */
+static hfx_value *turn(s2s_ctx *c, hfx_value *x, hfx_value *cos, hfx_value *sin) {
+    return cos ? hfx_rope_apply(c->g, x, cos, sin, c->m->rope.interleaved) : x;
+}
 
 static hfx_value *encoder_attention(s2s_ctx *c, hfx_value *h, void *arg_) {
     self_attn_arg *a = arg_;
@@ -460,7 +569,8 @@ static hfx_value *encoder_attention(s2s_ctx *c, hfx_value *h, void *arg_) {
     int64_t heads = c->m->enc_heads, hd = c->m->enc_hd;
     char p[192];
     layer_name(c, p, sizeof p, L->enc_stack, a->i, L->self_attn);
-    hfx_value *q = project(c, h, p, 0, heads, hd), *k = project(c, h, p, 1, heads, hd), *v = project(c, h, p, 2, heads, hd);
+    hfx_value *q = turn(c, project(c, h, p, 0, heads, hd), a->cos, a->sin);
+    hfx_value *k = turn(c, project(c, h, p, 1, heads, hd), a->cos, a->sin), *v = project(c, h, p, 2, heads, hd);
     hfx_value *bias = a->bias;
     if (c->d->positions == POS_RELATIVE)
         bias = hfx_op2(c->g, HFX_OP_ADD, layer_relative_bias(c, L->enc_stack, a->i, c->m->enc_buckets, a->positions, k,
@@ -471,12 +581,13 @@ static hfx_value *encoder_attention(s2s_ctx *c, hfx_value *h, void *arg_) {
 typedef struct mlp_arg {
     const char *stack, *sub;
     int64_t i, ffn;
+    int dec; /* 1: the decoder's */
 } mlp_arg;
 
 static hfx_value *mlp_block(s2s_ctx *c, hfx_value *h, void *arg_) {
     mlp_arg *a = arg_;
     char n[192];
-    return mlp(c, h, layer_name(c, n, sizeof n, a->stack, a->i, NULL), a->sub, a->ffn);
+    return mlp(c, h, layer_name(c, n, sizeof n, a->stack, a->i, NULL), a->sub, a->ffn, a->dec);
 }
 
 /* The encoder's layers and final norm over x [B,S,hidden], keys masked by `bias`. */
@@ -484,14 +595,16 @@ static hfx_value *encoder_layers(s2s_ctx *c, hfx_value *x, hfx_value *bias) {
     const seq2seq_layout *L = c->d->layout;
     const char *stack = L->enc_stack;
     hfx_graph *g = c->g;
-    self_attn_arg sa = {0, bias, NULL, NULL};
-    if (c->d->positions == POS_RELATIVE)
+    self_attn_arg sa = {0, bias, NULL, NULL, NULL, NULL};
+    if (c->d->positions == POS_RELATIVE || c->d->positions == POS_ROTARY)
         sa.positions = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, 1), hfx_const_i64(g, 1), x->dims[1]);
+    if (c->d->positions == POS_ROTARY)
+        hfx_rope_cos_sin(g, &c->m->rope, hfx_unsqueeze(g, sa.positions, 0), c->o->dtype, &sa.cos, &sa.sin);
     char n[192];
     for (int64_t i = 0; i < c->m->enc_layers && !g->failed; i++) {
         sa.i = i;
         x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->self_norm), encoder_attention, &sa);
-        mlp_arg ma = {stack, L->enc_mlp, i, c->m->enc_ffn};
+        mlp_arg ma = {stack, L->enc_mlp, i, c->m->enc_ffn, 0};
         x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->enc_mlp_norm), mlp_block, &ma);
     }
     return stack_end(c, x, stack);
@@ -540,6 +653,48 @@ static hfx_value *encode_audio(s2s_ctx *c, hfx_value *features) {
     return encoder_layers(c, x, no_mask(c, P));
 }
 
+/* Moonshine's three convolutions over the waveform: kernel and stride each (transformers' constants). */
+static const int64_t waveform_convs[3][2] = {{127, 64}, {7, 3}, {3, 2}};
+
+/* The frames of n samples through them (0 where n is too short for one). */
+static int64_t waveform_frames(int64_t n) {
+    for (int i = 0; i < 3; i++) n = n < waveform_convs[i][0] ? 0 : (n - waveform_convs[i][0]) / waveform_convs[i][1] + 1;
+    return n;
+}
+
+/* The fewest samples that make one frame. */
+static int64_t waveform_receptive_field(void) {
+    int64_t n = 1;
+    for (int i = 2; i >= 0; i--) n = (n - 1) * waveform_convs[i][1] + waveform_convs[i][0];
+    return n;
+}
+
+/* Moonshine's encoder over input_values and attention_mask [B,N]: conv1 (no bias), tanh, GroupNorm of one
+ * group, conv2 + GELU, conv3 + GELU → [B,F,hidden]; the frame mask [B,F] (i64, also returned in *frame_mask)
+ * every 384th sample's (the strides' product), as transformers downsamples it; then the layers. */
+static hfx_value *encode_waveform(s2s_ctx *c, hfx_value *values, hfx_value *mask, hfx_value **frame_mask) {
+    hfx_graph *g = c->g;
+    int64_t H = c->m->hidden, width[4] = {1, H, 2 * H, H};
+    static const char *const frames[3] = {"conv1_frames", "conv2_frames", "encoder_sequence_length"};
+    hfx_value *x = hfx_unsqueeze(g, values, 1); /* [B,1,N] */
+    for (int i = 0; i < 3 && !g->failed; i++) {
+        hfx_value *w = hfx_weight(c->w, 3, (int64_t[]){width[i + 1], width[i], waveform_convs[i][0]},
+                                  "model.encoder.conv%d.weight", i + 1);
+        hfx_value *b = i ? hfx_weight(c->w, 1, &width[i + 1], "model.encoder.conv%d.bias", i + 1) : NULL;
+        x = hfx_conv1d(g, x, w, b, waveform_convs[i][1], 0, 1, frames[i]);
+        if (i == 0)
+            x = hfx_group_norm(g, hfx_op1(g, HFX_OP_TANH, x), 1, hfx_weight(c->w, 1, &H, "model.encoder.groupnorm.weight"),
+                               hfx_weight(c->w, 1, &H, "model.encoder.groupnorm.bias"), 1e-5);
+        else
+            x = hfx_activate(g, HFX_ACT_GELU, x);
+    }
+    x = hfx_transpose(g, x, 3, (int64_t[]){0, 2, 1}); /* [B,F,H] */
+    int64_t stride = waveform_convs[0][1] * waveform_convs[1][1] * waveform_convs[2][1];
+    hfx_value *at = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, 1), hfx_const_i64(g, 1), x->dims[1]);
+    *frame_mask = hfx_gather(g, mask, hfx_op2(g, HFX_OP_MUL, at, hfx_const_i64(g, stride)), 1);
+    return encoder_layers(c, x, padding_bias(c, *frame_mask));
+}
+
 /* ---- the decoder ---- */
 
 /* What the decoder's layers share: the caches they read and write, the biases. */
@@ -559,6 +714,7 @@ typedef struct dec_state {
     hfx_value **in;           /* per layer and part: the cache inputs, read up front in the seed's order
                                  (every self-attention part, then every cross-attention one); NULL:
                                  each read where it is used */
+    hfx_value *cos, *sin;     /* POS_ROTARY: the queries' [1,1,S,rotated] */
 } dec_state;
 
 enum { SELF_K, SELF_V, CROSS_K, CROSS_V, DEC_PARTS };
@@ -652,8 +808,8 @@ static hfx_value *decoder_self_attention(s2s_ctx *c, hfx_value *h, void *arg_) {
     int64_t heads = c->m->dec_heads, hd = c->m->dec_hd, i = a->i;
     char p[192];
     layer_name(c, p, sizeof p, L->dec_stack, i, L->self_attn);
-    hfx_value *q = project(c, h, p, 0, heads, hd);
-    hfx_value *k = self_cache(c, s, i, project(c, h, p, 1, heads, hd), SELF_K);
+    hfx_value *q = turn(c, project(c, h, p, 0, heads, hd), s->cos, s->sin);
+    hfx_value *k = self_cache(c, s, i, turn(c, project(c, h, p, 1, heads, hd), s->cos, s->sin), SELF_K);
     hfx_value *v = self_cache(c, s, i, project(c, h, p, 2, heads, hd), SELF_V);
     if (!s->self_bias) /* every layer's queries and keys sit at the same slots */
         s->self_bias = causal_bias(c, s->q_slots, k);
@@ -706,13 +862,15 @@ static hfx_value *decode(s2s_ctx *c, dec_state *s, hfx_value *table, hfx_value *
     s->q_slots = s->cache_position ? s->cache_position
                                    : hfx_range(g, start, hfx_op2(g, HFX_OP_ADD, start, hfx_dim_of(g, ids, 1)),
                                                hfx_const_i64(g, 1), ids->dims[1]);
+    if (c->d->positions == POS_ROTARY)
+        hfx_rope_cos_sin(g, &c->m->rope, hfx_unsqueeze(g, s->q_slots, 0), c->o->dtype, &s->cos, &s->sin);
     hfx_value *x = embed(c, table, ids, past, stack);
     char n[192];
     for (int64_t i = 0; i < c->m->dec_layers && !g->failed; i++) {
         dec_layer_arg a = {s, i};
         x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->self_norm), decoder_self_attention, &a);
         x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->cross_norm), decoder_cross_attention, &a);
-        mlp_arg ma = {stack, L->dec_mlp, i, c->m->dec_ffn};
+        mlp_arg ma = {stack, L->dec_mlp, i, c->m->dec_ffn, 1};
         x = residual(c, x, layer_name(c, n, sizeof n, stack, i, L->dec_mlp_norm), mlp_block, &ma);
     }
     return stack_end(c, x, stack);
@@ -757,8 +915,8 @@ static hfx_value *classify(s2s_ctx *c, hfx_value *x, hfx_value *ids) {
                                                                                     hfx_dim_const(H)});
     hfx_value *h = hfx_gather_elements(g, x, idx, 1);                             /* [B,1,H] */
     h = hfx_reshape(g, h, 2, (hfx_dim[]){ids->dims[0], hfx_dim_const(H)});
-    h = hfx_op1(g, HFX_OP_TANH, dense(c, h, H, H, "classification_head.dense"));
-    return dense(c, h, H, c->m->labels, "classification_head.out_proj");
+    h = hfx_op1(g, HFX_OP_TANH, dense_b(c, h, H, H, "classification_head.dense", true));
+    return dense_b(c, h, H, c->m->labels, "classification_head.out_proj", true);
 }
 
 /* shift_tokens_right: decoder_start_token_id, then the sources but their last column (-100 read as
@@ -797,6 +955,13 @@ static int64_t length_bound(const hfx_graph *g, const hfx_build_opts *o) {
     return INT32_MAX;
 }
 
+/* A waveform encoder's frames at most: those of the samples' bound (the export's sequence axis before a decode
+ * step fixed it). */
+static int64_t frames_bound(const hfx_graph *g, const hfx_build_opts *o) {
+    hfx_dim d = o->source_seq;
+    return waveform_frames(d.n == 1 && d.c == 0 && d.coef[0] == 1 ? g->symbols[d.sym[0]].max : INT32_MAX);
+}
+
 /* The decoder's length: at most the bound above, and at most its position table's rows where it
  * has one (Whisper's max_target_positions: a sequence past it has no position). */
 static int64_t decoder_bound(const s2s_ctx *c) {
@@ -831,9 +996,12 @@ static void build_encoder_or_forward(s2s_ctx *c, hfx_value **outs, int *states, 
     const hfx_build_opts *o = c->o;
     hfx_dim bs[2] = {o->batch, o->seq};
     hfx_value *ids = NULL, *mask = NULL, *enc;
-    if (d->audio) {
+    if (d->source == SRC_LOG_MEL) {
         hfx_dim dims[3] = {o->batch, hfx_dim_const(m->mels), hfx_dim_const(2 * m->source_positions)};
         enc = encode_audio(c, hfx_graph_input(g, "input_features", o->dtype, 3, dims));
+    } else if (d->source == SRC_WAVEFORM) {
+        hfx_value *values = hfx_graph_input(g, "input_values", o->dtype, 2, bs);
+        enc = encode_waveform(c, values, hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs), &mask);
     } else {
         ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
         mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
@@ -841,13 +1009,15 @@ static void build_encoder_or_forward(s2s_ctx *c, hfx_value **outs, int *states, 
     }
     if (encoder) {
         hfx_graph_output(g, enc, "last_hidden_state");
+        if (d->source == SRC_WAVEFORM) /* what the decoder masks its cross-attention by */
+            hfx_graph_output(g, mask, "encoder_attention_mask");
         hfx_weights_ignore_stack(c->w, d->layout->dec_stack);
         if (cross_in_encoder) encoder_cross_cache(c, enc);
         hfx_weight_ignore(c->w, d->layout->head);
         hfx_weight_ignore(c->w, "final_logits_bias");
     } else {
-        dec_state s = {enc, NULL, d->audio ? no_mask(c, m->source_positions) : padding_bias(c, mask), NULL, NULL,
-                       NULL, o->seq, outs, states, NULL, -1, NULL};
+        dec_state s = {enc, NULL, mask ? padding_bias(c, mask) : no_mask(c, m->source_positions), NULL, NULL,
+                       NULL, o->seq, outs, states, NULL, -1, NULL, NULL, NULL};
         hfx_value *dec_table = table(c, 1);
         if (d->classifier) {
             hfx_graph_output(g, classify(c, decode(c, &s, dec_table, shift_right(c, ids), NULL), ids), "logits");
@@ -896,13 +1066,23 @@ static void build_decoder_step(s2s_ctx *c, hfx_value **outs, int *states, hfx_va
     /* a decode step reads the cross-attention cache the prefill returned; one graph computes it */
     bool has_past = o->cache == HFX_CACHE_DYNAMIC && o->has_past,
          reads_cross = o->reads_state && !(one_graph && o->stateful);
-    /* the encoder's length: its own symbol, or the sample's length in a static export */
-    hfx_dim enc_len = d->audio ? hfx_dim_const(m->source_positions)
-                      : symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "encoder_sequence_length", 1, length_bound(g, o)))
-                                 : o->source_seq;
+    /* the encoder's length: its own symbol, or the sample's length in a static export (Moonshine: its frames) */
+    bool frames_fixed = d->source == SRC_WAVEFORM && hfx_dim_is_const(o->source_seq);
+    hfx_dim enc_len = d->source == SRC_LOG_MEL ? hfx_dim_const(m->source_positions)
+                      : frames_fixed ? hfx_dim_const(waveform_frames(o->source_seq.c))
+                      : symbolic || d->source == SRC_WAVEFORM
+                          ? hfx_dim_sym(hfx_graph_symbol(g, "encoder_sequence_length", 1,
+                                                         d->source == SRC_WAVEFORM ? frames_bound(g, o)
+                                                                                   : length_bound(g, o)))
+                          : o->source_seq;
     /* a fixed-shape prefill takes the decoder's one start token (the sample's length is the sources');
      * Whisper's, its prompt (start, language, task, no-timestamps): the sample's length */
-    hfx_dim seq = symbolic || reads_cross || d->audio ? o->seq : hfx_dim_const(1);
+    hfx_dim seq = symbolic || reads_cross || d->source == SRC_LOG_MEL ? o->seq : hfx_dim_const(1);
+    if (d->source == SRC_WAVEFORM && !hfx_dim_is_const(seq)) { /* the export's sequence is the samples: not these */
+        int64_t bound = decoder_bound(c); /* ... and where the cache's length is fixed, at most that */
+        if (hfx_dim_is_const(o->max_cache) && o->max_cache.c > 0 && o->max_cache.c < bound) bound = o->max_cache.c;
+        seq = hfx_dim_sym(hfx_graph_symbol(g, "decoder_sequence_length", 1, bound));
+    }
     /* the seed's names and order: its forward's keyword arguments, the encoder's output among them
      * (its decode only passes that through: the cross-attention cache is in its cache input) */
     bool seed = o->io == HFX_IO_SEED;
@@ -911,7 +1091,7 @@ static void build_decoder_step(s2s_ctx *c, hfx_value **outs, int *states, hfx_va
     hfx_dim ids_dims[2] = {o->batch, seq}, mask_dims[2] = {o->batch, enc_len},
             enc_dims[3] = {o->batch, enc_len, hfx_dim_const(m->hidden)};
     if (!seed) ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, ids_dims);
-    if (!d->audio) /* Whisper's sources have no padding */
+    if (d->source != SRC_LOG_MEL) /* Whisper's sources have no padding */
         enc_mask = hfx_graph_input(g, seed ? "attention_mask" : "encoder_attention_mask", HFX_DTYPE_I64, 2, mask_dims);
     if (seed) {
         ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, ids_dims);
@@ -921,7 +1101,7 @@ static void build_decoder_step(s2s_ctx *c, hfx_value **outs, int *states, hfx_va
         enc = hfx_graph_input(g, "encoder_hidden_states", o->dtype, 3, enc_dims);
     }
     dec_state s = {enc, NULL, enc_mask ? padding_bias(c, enc_mask) : no_mask(c, m->source_positions), NULL, NULL,
-                   NULL, enc_len, outs, states, NULL, -1, NULL};
+                   NULL, enc_len, outs, states, NULL, -1, NULL, NULL, NULL};
     hfx_value *past = NULL; /* the tokens before this step's: their count */
     if (o->cache == HFX_CACHE_STATIC) {
         s.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &seq);
@@ -957,14 +1137,20 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a multi-token decode of an encoder-decoder model keeps a "
                         "growing self-attention cache; export a static cache as encoder, prefill and decode",
                         d->architecture);
+    if (o->io == HFX_IO_SEED && d->source == SRC_WAVEFORM)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\": transformers.exporters has no profile for it (its "
+                        "decoder would take the samples' attention_mask); export io \"optimum\"", d->architecture);
     if (o->io == HFX_IO_SEED && o->cache == HFX_CACHE_STATIC)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" with a static cache (transformers.exporters' "
                         "EncoderDecoderCache over a StaticCache, its write counters and 4-D decoder mask) is not "
                         "written for encoder-decoder models yet; export a growing cache, or io \"optimum\"",
                         d->architecture);
+    hfx_status st;
+    if ((encoder || forward) && d->source == SRC_WAVEFORM &&
+        (st = hfx_samples_at_least(g, o->seq, waveform_receptive_field(), "Moonshine's convolutions", err)))
+        return st;
     hfx_weights w;
-    hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
-    if (st) return st;
+    if ((st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err))) return st;
     size_t n_out = (size_t)m->dec_layers * DEC_PARTS;
     hfx_value **outs = calloc(n_out, sizeof *outs), **seed_in = calloc(n_out, sizeof *seed_in);
     int *states = calloc(n_out, sizeof *states);
@@ -1050,6 +1236,21 @@ const hfx_arch_family hfx_seq2seq_audio_family = {
     .genai = HFX_GENAI_WHISPER,
 };
 
+static hfx_torch_signature waveform_torch_signature(const void *desc) {
+    (void)desc;
+    static const char *const args[] = {"input_values", "attention_mask", "decoder_input_ids", NULL};
+    return (hfx_torch_signature){args, "Seq2SeqLMOutput", NULL};
+}
+/* the samples' axis: the decoder's tokens (input_ids) have their own, decoder_sequence_length */
+static const char *const waveform_inputs[] = {"input_values", "attention_mask", NULL};
+
+const hfx_arch_family hfx_seq2seq_waveform_family = {
+    SEQ2SEQ_GENERATING,
+    .sequence_inputs = waveform_inputs,
+    .torch_signature = waveform_torch_signature,
+    .genai = HFX_GENAI_NONE,
+};
+
 const hfx_arch_family hfx_seq2seq_classifier_family = {
     SEQ2SEQ_COMMON, .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
     .sequence_inputs = sequence_inputs,
@@ -1073,4 +1274,6 @@ const seq2seq_desc hfx_t5 = {"T5ForConditionalGeneration", T5_LIKE, .output_scal
 const seq2seq_desc hfx_mt5 = {"MT5ForConditionalGeneration", T5_LIKE};
 const seq2seq_desc hfx_umt5 = {"UMT5ForConditionalGeneration", T5_LIKE, .bias_every_layer = true, .output_scale = true};
 const seq2seq_desc hfx_whisper = {"WhisperForConditionalGeneration", .layout = &whisper_layout, .positions = POS_LEARNED,
-                                  .pre_norm = true, .audio = true};
+                                  .pre_norm = true, .source = SRC_LOG_MEL};
+const seq2seq_desc hfx_moonshine = {"MoonshineForConditionalGeneration", .layout = &moonshine_layout,
+                                    .positions = POS_ROTARY, .pre_norm = true, .source = SRC_WAVEFORM};

@@ -242,16 +242,9 @@ static hfx_value *column(speech_ctx *c, hfx_value *v) {
 /* GroupNorm with one channel per group over x [B,C,F]: each channel normalized over its frames (eps 1e-5),
  * then scaled and shifted per channel. */
 static hfx_value *group_norm(speech_ctx *c, hfx_value *x, const char *name) {
-    hfx_graph *g = c->g;
-    int64_t C = x->dims[1].c, axis = 2;
-    hfx_value *mean = hfx_reduce(g, HFX_OP_REDUCE_MEAN, x, 1, &axis);
-    hfx_value *d = hfx_op2(g, HFX_OP_SUB, x, mean);
-    hfx_value *var = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, d, d), 1, &axis);
-    hfx_value *y = hfx_op2(g, HFX_OP_DIV, d,
-                           hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_ADD, var, hfx_const_scalar(g, x->dtype, 1e-5))));
-    hfx_value *w = column(c, hfx_weight(c->w, 1, &C, "%s.weight", name));
-    hfx_value *b = column(c, hfx_weight(c->w, 1, &C, "%s.bias", name));
-    return hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, y, w), b);
+    int64_t C = x->dims[1].c;
+    return hfx_group_norm(c->g, x, C, hfx_weight(c->w, 1, &C, "%s.weight", name), hfx_weight(c->w, 1, &C, "%s.bias", name),
+                          1e-5);
 }
 
 /* The feature encoder over input_values [B,T]: its convolutions, [B, F, conv_dim[-1]]. */
@@ -481,21 +474,10 @@ static hfx_status speech_build(const void *desc_, const void *cfg_, const hfx_ch
     const speech_layout *L = d->layout;
     const speech_cfg *m = cfg_;
     hfx_status st;
-    int64_t need = receptive_field(m);
-    if (hfx_dim_is_const(o->seq) && o->seq.c < need)
-        return hfx_fail(err, HFX_ERR_INVALID, "input_values: %lld samples are fewer than the %lld the feature encoder "
-                        "makes one frame of; export with a longer sample, or dynamic", (long long)o->seq.c,
-                        (long long)need);
-    if (!hfx_dim_is_const(o->seq)) { /* every row has at least one frame */
-        if (o->seq.n != 1 || o->seq.c != 0 || o->seq.coef[0] != 1)
-            return hfx_fail(err, HFX_ERR_INTERNAL, "speech: the sample axis is not one symbol");
-        hfx_symbol *s = &g->symbols[o->seq.sym[0]];
-        if (s->max < need)
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/config.json: conv_kernel and conv_stride make one frame of %lld "
-                            "samples, more than input_values' %lld: the feature encoder never yields a frame",
-                            hfx_checkpoint_dir(ck), (long long)need, (long long)s->max);
-        if (s->min < need) s->min = need;
-    }
+    char what[1200];
+    snprintf(what, sizeof what, "the feature encoder (%s/config.json's conv_kernel and conv_stride)",
+             hfx_checkpoint_dir(ck));
+    if ((st = hfx_samples_at_least(g, o->seq, receptive_field(m), what, err))) return st;
     hfx_weights w;
     if ((st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err))) return st;
     speech_ctx c = {g, &w, m, "", NULL, NULL};

@@ -1057,8 +1057,11 @@ static hfx_status generation_opts(const hfx_exporter *e, const hfx_model *model,
                        ? hfx_dim_sym(hfx_graph_symbol(c->g, "max_cache_len", 1, INT32_MAX))
                        : hfx_dim_const(max_len);
     if (c->decl->reads_state && !hfx_dim_is_const(cache_dim)) o->max_cache = cache_dim; /* named by dynamic_shapes */
+    /* (waveform samples: the sequence is not the cache's positions, dynamic_shapes bounds it; the family bounds its
+     * decoder's tokens by the cache) */
+    bool waveform = strcmp(hfx_arch_sequence_inputs(model->arch)[0], "input_values") == 0;
     if (e->fmt->bounded_dims && max_len) {
-        bound_by_cache(c->g, o->seq, max_len);
+        if (!waveform) bound_by_cache(c->g, o->seq, max_len);
         bound_by_cache(c->g, o->past, max_len);
         o->max_cache = hfx_dim_const(max_len); /* its memory is planned at M anyway */
     }

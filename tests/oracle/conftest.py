@@ -67,6 +67,19 @@ def run_hfx(args, *, timeout: float = HFX_TIMEOUT_S, cwd=None) -> subprocess.Com
         pytest.fail(f"`{' '.join(cmd)}` did not finish in {timeout} s\nstderr:\n{e.stderr}", pytrace=False)
 
 
+def assert_config_refused(src, tmp_path, edit: dict, words: str, *flags) -> None:
+    """`hfx export` of a copy of checkpoint `src` with `edit` merged into its config.json exits 2 naming `words` and
+    config.json, and writes nothing (flags: the export's, e.g. --dynamic)."""
+    import shutil
+    bad, out = tmp_path / "bad", tmp_path / "out"
+    shutil.copytree(src, bad)
+    cfg = json.loads((bad / "config.json").read_text())
+    (bad / "config.json").write_text(json.dumps({**cfg, **edit}))
+    proc = run_hfx(["export", bad, out, "--format", "onnx", *flags])
+    assert proc.returncode == 2 and words in proc.stderr and "config.json" in proc.stderr, describe(proc)
+    assert not out.exists()
+
+
 def built_once(make):
     """`make(name)` memoized: a module's checkpoints (or reference models), each built the first
     time a test asks for it and the same one after. The module fixtures that hold them all take

@@ -68,7 +68,9 @@ loop = sys.modules["generate_executorch"]
 key = (out_dir, os.stat(os.path.join(out_dir, "export.json")).st_mtime_ns)
 if key not in loop.exports:
     loop.exports[key] = loop.Export(loop.Path(out_dir))
-if rows and isinstance(rows[0], list) and rows[0] and isinstance(rows[0][0], list):  # Whisper's log-mel features
+if isinstance(rows, dict):  # a waveform encoder's input_values and attention_mask
+    rows = {k: np.asarray(v, np.float32 if k == "input_values" else np.int64) for k, v in rows.items()}
+elif rows and isinstance(rows[0], list) and rows[0] and isinstance(rows[0][0], list):  # Whisper's log-mel features
     rows = np.asarray(rows, np.float32)
 tokens, logits = loop.generate(loop.exports[key], rows, n, eos, pad)
 np.savez(out, tokens=tokens, logits=logits)

@@ -195,12 +195,13 @@ class LoopResult:
 
 
 def run_loop(out_dir: Path, rows, max_new_tokens: int = NEW_TOKENS, logits_file: Path | None = None,
-             timeout: float = 120, script: Path = GENERATE_SCRIPT) -> LoopResult:
+             timeout: float = 120, script: Path = GENERATE_SCRIPT, audio=None) -> LoopResult:
     """`python examples/generate_onnx.py OUT_DIR --input-ids ... --max-new-tokens N` (this venv's
-    python; `script`: another loop with the same command line). Parses stdout when it exits 0."""
-    cmd = [sys.executable, str(script), str(out_dir),
-           "--input-ids", ";".join(",".join(str(t) for t in row) for row in rows),
-           "--max-new-tokens", str(max_new_tokens)]
+    python; `script`: another loop with the same command line; `audio`: WAV files given as --audio instead of
+    the rows). Parses stdout when it exits 0."""
+    source = (["--audio", *map(str, audio)] if audio is not None
+              else ["--input-ids", ";".join(",".join(str(t) for t in row) for row in rows)])
+    cmd = [sys.executable, str(script), str(out_dir), *source, "--max-new-tokens", str(max_new_tokens)]
     if logits_file is not None:
         cmd += ["--print-logits", str(logits_file)]
     try:

@@ -12,6 +12,15 @@ import numpy as np
 from conftest import REPO
 
 
+def write_wav(path: Path, samples, rate: int = 16000) -> Path:
+    """`samples` (floats in [-1, 1)) as a 16-bit mono PCM WAV file at `rate`."""
+    import wave
+    with wave.open(str(path), "wb") as f:
+        f.setnchannels(1), f.setsampwidth(2), f.setframerate(rate)
+        f.writeframes((np.clip(samples, -1, 1 - 2 ** -15) * 32768).astype("<i2").tobytes())
+    return path
+
+
 def expand_tokens(rows, token: int, counts) -> list:
     """Each `token` in the rows (in order) made counts[k] tokens."""
     sizes = iter(counts)

@@ -19,6 +19,9 @@ biases, relu and gated activations, the decoder output scale, heads whose width 
 d_model, and the untied head of older checkpoints (lm_head.weight next to shared.weight). Whisper: the
 convolutional front end over log-mel features of sine sweeps (WhisperFeatureExtractor), 8 and 128
 mels, the decoder prompt with a given language, a detected one, or legacy forced_decoder_ids.
+Moonshine: the waveform through its three convolutions (Wav2Vec2FeatureExtractor as moonshine-tiny's
+preprocessor_config.json sets it: raw samples, zero-padded, with an attention_mask), interleaved partial
+rotary (an even and an odd rotated count), q/k/v biases, each stack's activation.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from transformers import (
     GenerationConfig,
     M2M100Config,
     M2M100ForConditionalGeneration,
+    MoonshineConfig,
+    MoonshineForConditionalGeneration,
     MarianConfig,
     MarianMTModel,
     MBartConfig,
@@ -54,6 +59,7 @@ from transformers import (
     T5ForConditionalGeneration,
     UMT5Config,
     UMT5ForConditionalGeneration,
+    Wav2Vec2FeatureExtractor,
     WhisperConfig,
     WhisperFeatureExtractor,
     WhisperForConditionalGeneration,
@@ -77,6 +83,25 @@ WHISPER = dict(vocab_size=96, num_mel_bins=8, encoder_layers=2, decoder_layers=2
 WHISPER_GEN = {"lang_to_id": {"<|en|>": 80, "<|fr|>": 81, "<|de|>": 85}, "task_to_id": {"transcribe": 82, "translate": 83},
                "no_timestamps_token_id": 84, "is_multilingual": True, "suppress_tokens": [1, 2, 3],
                "begin_suppress_tokens": [92, 5]}
+
+
+# Moonshine: heads of 16 (14 rotated: partial_rotary_factor's default 0.9), the decoder gated by SiLU
+MOONSHINE = dict(vocab_size=96, hidden_size=64, intermediate_size=48, encoder_num_hidden_layers=2,
+                 decoder_num_hidden_layers=2, encoder_num_attention_heads=4, decoder_num_attention_heads=4,
+                 max_position_embeddings=128, decoder_start_token_id=1, bos_token_id=1, eos_token_id=2, pad_token_id=0)
+
+
+def waveform_extractor() -> Wav2Vec2FeatureExtractor:
+    """Moonshine's feature extractor (moonshine-tiny's preprocessor_config.json): the raw 16 kHz samples, no
+    normalization, zero-padded to the longest with an attention_mask."""
+    return Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16000, padding_value=0.0, do_normalize=False,
+                                    return_attention_mask=True)
+
+
+def waveforms(rows: int) -> dict:
+    """{"input_values", "attention_mask"} [rows, samples] of the sweeps, through waveform_extractor."""
+    out = waveform_extractor()(sweeps(rows), sampling_rate=16000, padding=True, return_tensors="np")
+    return {"input_values": out.input_values.astype(np.float32), "attention_mask": out.attention_mask.astype(np.int64)}
 
 
 def feature_extractor(name: str) -> WhisperFeatureExtractor:
@@ -140,6 +165,8 @@ class Variant:
     generates: bool = True  # transformers' generate runs it (the generation tests take it)
     classifier: bool = False  # a *ForSequenceClassification head (forward only)
     audio: bool = False  # Whisper: log-mel features in (audio_features)
+    waveform: bool = False  # Moonshine: the samples and their mask in (waveforms)
+    gains: tuple = (2.0, 1.0)  # the tables' and head's init gain, the other linears' (_init_weights)
 
 
 VARIANTS = {
@@ -208,13 +235,26 @@ VARIANTS = {
     # released checkpoints' 30-second window (3,000 frames), which onnxruntime-genai takes
     "whisper_30s": Variant(WhisperForConditionalGeneration, WhisperConfig, {**WHISPER, "max_source_positions": 1500},
                            {**WHISPER_GEN, "language": "de", "task": "translate"}, audio=True),
+    # Moonshine (its tables at a lower gain, its linears higher: else its greedy tokens repeat one id)
+    "moonshine": Variant(MoonshineForConditionalGeneration, MoonshineConfig, MOONSHINE, {}, waveform=True,
+                         gains=(0.5, 1.25)),
+    # heads of 24: 21 rotated (odd: transformers turns 11 pairs), an explicit rope_parameters, q/k/v biases, other
+    # activations, unequal stacks
+    "moonshine_odd": Variant(MoonshineForConditionalGeneration, MoonshineConfig,
+                             {**MOONSHINE, "hidden_size": 48, "encoder_num_attention_heads": 2,
+                              "decoder_num_attention_heads": 2, "attention_bias": True, "encoder_hidden_act": "relu",
+                              "decoder_hidden_act": "gelu", "encoder_num_hidden_layers": 3, "decoder_num_hidden_layers": 1,
+                              "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0,
+                                                  "partial_rotary_factor": 0.9}, "eos_token_id": 95},
+                             {}, waveform=True, gains=(0.5, 1.25)),
     # a relative bias in every layer; gated-silu
     "umt5": Variant(UMT5ForConditionalGeneration, UMT5Config, {**T5_COMMON, "feed_forward_proj": "gated-silu"}, {}),
 }
 
 
-def _init_weights(model: torch.nn.Module, seed: int) -> None:
+def _init_weights(model: torch.nn.Module, seed: int, gains=(2.0, 1.0)) -> None:
     g = torch.Generator().manual_seed(seed)
+    table_gain, linear_gain = gains
     with torch.no_grad():
         for name, p in model.named_parameters():
             if not p.requires_grad:  # Marian's sinusoid table: fixed, and not saved
@@ -222,9 +262,9 @@ def _init_weights(model: torch.nn.Module, seed: int) -> None:
             if p.dim() == 2 and ("embed_positions" in name or "relative_attention_bias" in name):
                 p.copy_(torch.randn(p.shape, generator=g) * 0.5)
             elif p.dim() == 2 and ("shared" in name or "embed_tokens" in name or "lm_head" in name):
-                p.copy_(torch.randn(p.shape, generator=g) * 2 / math.sqrt(p.shape[1]))
+                p.copy_(torch.randn(p.shape, generator=g) * table_gain / math.sqrt(p.shape[1]))
             elif p.dim() >= 2:  # linears [out, in]; convolutions [out, in, kernel]
-                gain = 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) else 1.0
+                gain = 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) else linear_gain
                 p.copy_(torch.randn(p.shape, generator=g) * gain / math.sqrt(p[0].numel()))
             elif "norm" in name and name.endswith("weight"):
                 p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
@@ -238,12 +278,14 @@ def save_checkpoint(name: str, out: Path) -> Path:
     v = VARIANTS[name]
     torch.manual_seed(0)
     model = v.cls(v.config_cls(**v.config, attn_implementation="eager")).eval()
-    _init_weights(model, seed=1)
+    _init_weights(model, seed=1, gains=v.gains)
     if not v.classifier:
         model.generation_config = GenerationConfig(
             decoder_start_token_id=v.config["decoder_start_token_id"], eos_token_id=v.config["eos_token_id"],
             pad_token_id=v.config["pad_token_id"], bos_token_id=v.config.get("bos_token_id"), **v.generation)
     model.save_pretrained(out)
+    if v.waveform:
+        waveform_extractor().save_pretrained(out)
     if v.separate_head:
         weights = load_file(out / "model.safetensors")
         g = torch.Generator().manual_seed(2)
@@ -263,7 +305,10 @@ def save_checkpoint(name: str, out: Path) -> Path:
     dec = torch.tensor([[v.config["decoder_start_token_id"], 5, 6]])
     kwargs = {} if v.classifier else {"decoder_input_ids": dec}
     source = ({"input_features": torch.from_numpy(audio_features(name, 1))} if v.audio
+              else {k: torch.from_numpy(x) for k, x in waveforms(2).items()} if v.waveform
               else {"input_ids": ids})
+    if v.waveform:
+        kwargs = {"decoder_input_ids": dec.expand(2, -1)}
     with torch.no_grad():
         a = model(**source, **kwargs).logits
         b = back(**source, **kwargs).logits
@@ -272,7 +317,7 @@ def save_checkpoint(name: str, out: Path) -> Path:
 
 
 def load(path: Path, classifier: bool = False):
-    audio = json.loads((Path(path) / "config.json").read_text()).get("model_type") == "whisper"
+    audio = json.loads((Path(path) / "config.json").read_text()).get("model_type") in ("whisper", "moonshine")
     auto = (AutoModelForSequenceClassification if classifier else AutoModelForSpeechSeq2Seq if audio
             else AutoModelForSeq2SeqLM)
     return auto.from_pretrained(path, attn_implementation="eager").eval()

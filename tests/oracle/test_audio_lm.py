@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-import wave
 
 import numpy as np
 import pytest
@@ -32,7 +31,7 @@ import torch
 from conftest import REPO, assert_logits_close, built_once, cached_exports, describe, run_hfx
 from genutil import compare_generation, left_pad
 from initutil import init_weights
-from mmutil import eager_models, expand_tokens, run_example_executorch
+from mmutil import eager_models, expand_tokens, run_example_executorch, write_wav
 
 sys.path.insert(0, str(REPO / "examples"))
 import generate_vlm  # noqa: E402
@@ -126,10 +125,7 @@ def audio_files(tmp_path, n, seconds=(0.73, 1.61)):
     for i, s in enumerate(seconds[:n]):
         t = np.arange(int(16000 * s)) / 16000
         x = 0.4 * np.sin(2 * np.pi * (200 + 300 * i + 900 * t) * t) + 0.05 * rng.standard_normal(len(t))
-        paths.append(tmp_path / f"audio{i}.wav")
-        with wave.open(str(paths[-1]), "wb") as f:
-            f.setnchannels(1), f.setsampwidth(2), f.setframerate(16000)
-            f.writeframes((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes())
+        paths.append(write_wav(tmp_path / f"audio{i}.wav", x))
     return paths
 
 

@@ -1,5 +1,5 @@
 """Encoder-decoder models (src/arch/seq2seq.c) against transformers: BART, mBART, Marian, M2M100, T5,
-MT5 and UMT5.
+MT5, UMT5, Whisper and Moonshine.
 
 * the plain forward (`model`: input_ids, attention_mask, decoder_input_ids → logits and the
   encoder's last hidden state) in ONNX Runtime, OpenVINO, torch (the .pt2) and ExecuTorch, padded
@@ -34,7 +34,7 @@ import torch
 
 import ovutil
 import seq2seq_models
-from conftest import PARITY_ATOL, assert_logits_close, built_once, describe, run_hfx
+from conftest import PARITY_ATOL, assert_config_refused, assert_logits_close, built_once, describe, run_hfx
 from genutil import compare_generation, run_loop
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -45,7 +45,7 @@ CLASSIFIERS = [n for n, v in seq2seq_models.VARIANTS.items() if v.classifier]
 VARIANTS = [n for n in seq2seq_models.VARIANTS if n not in CLASSIFIERS]
 GENERATING = [n for n in VARIANTS if seq2seq_models.VARIANTS[n].generates]
 # one variant per architecture, for the formats whose runs cost more (.pt2, ExecuTorch)
-PER_ARCHITECTURE = ["bart", "mbart", "marian", "m2m100", "t5_v11", "mt5", "umt5", "whisper"]
+PER_ARCHITECTURE = ["bart", "mbart", "marian", "m2m100", "t5_v11", "mt5", "umt5", "whisper", "moonshine"]
 # sources: the first long enough to need its positions, the others padded on the right
 SOURCES = [[5, 17, 33, 40, 8, 9, 61, 70, 44, 12, 3], [7, 3, 12, 90], [44, 45, 46, 47, 48, 49]]
 
@@ -121,10 +121,13 @@ def whisper_reference(model, features):
 
 
 def sources(name, batch):
-    """The encoder's input for `batch` rows: token ids (SOURCES), or Whisper's log-mel features."""
+    """The encoder's input for `batch` rows: token ids (SOURCES), Whisper's log-mel features, or Moonshine's
+    samples and mask (a dict)."""
     v = seq2seq_models.VARIANTS[name]
     if v.audio:
         return seq2seq_models.audio_features(name, batch)
+    if v.waveform:
+        return seq2seq_models.waveforms(batch)
     return SOURCES[:batch]
 
 
@@ -134,6 +137,8 @@ def reference(model_dir, rows):
     model = seq2seq_models.load(model_dir)
     if isinstance(rows, np.ndarray):
         return whisper_reference(model, rows)
+    elif isinstance(rows, dict):
+        source = {k: torch.from_numpy(v) for k, v in rows.items()}
     else:
         ids, mask = right_padded(rows, model.generation_config.pad_token_id)
         source = {"input_ids": ids, "attention_mask": mask}
@@ -154,6 +159,8 @@ def forward_reference(model_dir, name):
     rows = sources(name, 2)
     if isinstance(rows, np.ndarray):
         feed = {"input_features": rows}
+    elif isinstance(rows, dict):
+        feed = dict(rows)
     else:
         ids, mask = right_padded(rows, model.config.pad_token_id)
         feed = {"input_ids": ids.numpy(), "attention_mask": mask.numpy()}
@@ -209,14 +216,20 @@ def test_forward_executorch(name, backend, ckpt, export_dir, tmp_path):
     import etutil
 
     cfg = tmp_path / "et.json"
-    bounds = ({"input_features": {"0": {"name": "batch_size", "min": 1, "max": 4}}} if seq2seq_models.VARIANTS[name].audio
-              else {"input_ids": {"1": {"name": "sequence", "min": 1, "max": 32}}})
+    v = seq2seq_models.VARIANTS[name]
+    bounds = ({"input_features": {"0": {"name": "batch_size", "min": 1, "max": 4}}} if v.audio
+              else {**SAMPLES, "decoder_input_ids": {"1": {"name": "decoder_sequence_length", "min": 1, "max": 32}}}
+              if v.waveform else {"input_ids": {"1": {"name": "sequence", "min": 1, "max": 32}}})
     cfg.write_text(json.dumps({"export_format": "executorch", "backend": backend, "dynamic_shapes": bounds}))
     out = export_dir(name, "--config", str(cfg))
     feed, logits, hidden = forward_reference(ckpt(name), name)
     got = etutil.worker().run(out / "model.pte", list(feed.values()))
     assert_logits_close(got[0], logits, f"{name} executorch {backend} logits")
     assert_logits_close(got[1], hidden, f"{name} executorch {backend} encoder_last_hidden_state")
+
+
+# Moonshine's sample axis in an ExecutorTorch export: up to a second
+SAMPLES = {"input_values": {"1": {"name": "samples", "min": 895, "max": 16000}}}
 
 
 # ---- sequence classification ----------------------------------------------------------------
@@ -322,10 +335,15 @@ def test_generation_stateful(name, ckpt, export_dir):
     assert [i.get_any_name() for i in model.inputs] == (
         ["input_ids"] + ([] if audio else ["encoder_attention_mask"]) + ["encoder_hidden_states", "beam_idx"])
     assert [o.get_any_name() for o in model.outputs] == ["logits"]
-    layers = seq2seq_models.VARIANTS[name].config.get("decoder_layers") or seq2seq_models.VARIANTS[name].config.get(
-        "num_decoder_layers") or seq2seq_models.VARIANTS[name].config["num_layers"]
-    assert len(model.get_sinks()) == 4 * layers  # an Assign per self- and cross-attention key and value
+    assert len(model.get_sinks()) == 4 * decoder_layers(name)  # an Assign per self- and cross-attention key and value
     check_generation(out, "openvino", ckpt(name), f"{name} openvino stateful", name)
+
+
+def decoder_layers(name):
+    cfg = seq2seq_models.VARIANTS[name].config
+    for key in ("decoder_layers", "num_decoder_layers", "decoder_num_hidden_layers", "num_layers"):
+        if cfg.get(key):
+            return cfg[key]
 
 
 WHISPERS = [n for n in GENERATING if seq2seq_models.VARIANTS[n].audio]
@@ -342,15 +360,14 @@ def test_generation_multi_token_onnx(name, ckpt, export_dir):
     manifest = json.loads((out / "export.json").read_text())
     assert {n: c["file"] for n, c in manifest["components"].items()} == {"encoder": "encoder.onnx",
                                                                          "decoder": "decoder.onnx"}
-    cfg = seq2seq_models.VARIANTS[name].config
-    layers = cfg.get("decoder_layers") or cfg.get("num_decoder_layers") or cfg["num_layers"]
     enc = ort.InferenceSession(str(out / "encoder.onnx"), providers=["CPUExecutionProvider"])
-    cross = [f"present.{i}.encoder.{p}" for i in range(layers) for p in ("key", "value")]
-    assert [o.name for o in enc.get_outputs()] == ["last_hidden_state"] + cross
+    cross = [f"present.{i}.encoder.{p}" for i in range(decoder_layers(name)) for p in ("key", "value")]
+    mask = ["encoder_attention_mask"] if seq2seq_models.VARIANTS[name].waveform else []
+    assert [o.name for o in enc.get_outputs()] == ["last_hidden_state"] + mask + cross
     check_generation(out, "onnx", ckpt(name), f"{name} onnx multi-token decode", name)
 
 
-MULTI_TOKEN_OTHERS = ["bart", "t5_v11", "whisper"]
+MULTI_TOKEN_OTHERS = ["bart", "t5_v11", "whisper", "moonshine"]
 
 
 @pytest.mark.parametrize("name", MULTI_TOKEN_OTHERS)
@@ -484,14 +501,17 @@ def check_generation_executorch(name, flags, label, ckpt, export_dir, tmp_path):
     import etutil
 
     cfg = tmp_path / "et.json"
+    waveform = seq2seq_models.VARIANTS[name].waveform  # the samples' axis, the decoder's ids' own
     cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {  # Whisper: the decoder's ids
-        "input_ids": {"1": {"name": "sequence", "min": 1, "max": 48}}}}))
+        **(SAMPLES if waveform else {}),
+        "input_ids": {"1": {"name": "decoder_sequence_length" if waveform else "sequence", "min": 1, "max": 48}}}}))
     out = export_dir(name, "--config", str(cfg), "--for-generation", "--batch-size", "3", *flags)
     mod = loop("onnx")  # only for read_generation_config: the loop itself runs in the executorch venv
     eos_ids, pad_id = mod.read_generation_config(out)
     rows = sources(name, 3)
-    tokens, logits = etutil.worker().generate(out, rows if isinstance(rows, list) else rows.tolist(), NEW_TOKENS, eos_ids,
-                                              pad_id)
+    plain = (rows if isinstance(rows, list) else {k: v.tolist() for k, v in rows.items()} if isinstance(rows, dict)
+             else rows.tolist())
+    tokens, logits = etutil.worker().generate(out, plain, NEW_TOKENS, eos_ids, pad_id)
     want_tokens, want_logits = reference(ckpt(name), rows)
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} executorch {label}", runtime="executorch")
 
@@ -746,3 +766,85 @@ def test_refusals(ckpt, tmp_path):
     pt2 = run_hfx(["export", ckpt("bart"), tmp_path / "pt2", "--config", str(pt2_cfg), "--for-generation"])
     assert pt2.returncode == 2 and "EncoderDecoderCache" in pt2.stderr, describe(pt2)
     assert not any((tmp_path / d).exists() for d in ("ov", "ovs", "seed", "pt2"))
+
+
+# ---- Moonshine ------------------------------------------------------------------------------------
+
+
+# (variant, the field, config overrides under which transformers' logits move: hfx's parity proves it reads it)
+MOONSHINE_FIELDS = [
+    ("moonshine", "partial rotary (14 of 16 dims)",
+     {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 1.0}}),
+    ("moonshine_odd", "an odd rotary count (21: 22 dims turn)",
+     {"rope_parameters": {"rope_type": "default", "rope_theta": 1000.0, "partial_rotary_factor": 0.84}}),
+    ("moonshine_odd", "rope_theta", {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                                         "partial_rotary_factor": 0.9}}),
+    ("moonshine_odd", "q/k/v biases", {"attention_bias": False}),
+    ("moonshine_odd", "each stack's activation", {"encoder_hidden_act": "gelu", "decoder_hidden_act": "silu"}),
+]
+
+
+@pytest.mark.parametrize("name,field,overrides", MOONSHINE_FIELDS, ids=[f"{f[0]}-{f[1]}" for f in MOONSHINE_FIELDS])
+def test_moonshine_fields_are_visible(name, field, overrides, ckpt):
+    from transformers import MoonshineForConditionalGeneration
+
+    feed, logits, _ = forward_reference(ckpt(name), name)
+    other = MoonshineForConditionalGeneration.from_pretrained(str(ckpt(name)), attn_implementation="eager",
+                                                              **overrides).eval()
+    with torch.no_grad():
+        got = other(**{k: torch.from_numpy(v) for k, v in feed.items()}).logits.numpy()
+    assert np.abs(got - logits).max() > 100 * PARITY_ATOL, f"{name}: {field} does not move the logits"
+
+
+def test_moonshine_mask_is_visible(ckpt):
+    """Without its attention_mask the padded row's logits move: the frames' mask (every 384th sample's) matters."""
+    feed, logits, _ = forward_reference(ckpt("moonshine"), "moonshine")
+    model = seq2seq_models.load(ckpt("moonshine"))
+    with torch.no_grad():
+        got = model(input_values=torch.from_numpy(feed["input_values"]),
+                    decoder_input_ids=torch.from_numpy(feed["decoder_input_ids"])).logits.numpy()
+    assert feed["attention_mask"][1].min() == 0 and np.abs(got[1] - logits[1]).max() > 100 * PARITY_ATOL
+
+
+@pytest.mark.parametrize("runtime", ["onnx", "openvino"])
+def test_moonshine_command_line(runtime, ckpt, gen_export, tmp_path):
+    """The example's --audio: WAV files through the export's feature extractor (preprocessor_config.json), greedy
+    tokens equal to transformers' generate on the same samples, batch 3, the logits within 1e-4."""
+    from mmutil import write_wav
+
+    out = gen_export("moonshine", runtime, "dynamic")
+    files = [write_wav(tmp_path / f"s{i}.wav", x) for i, x in enumerate(seq2seq_models.sweeps(3))]
+    res = run_loop(out, None, NEW_TOKENS, tmp_path / "logits.npz", script=EXAMPLES / f"generate_{runtime}.py",
+                   audio=files)
+    assert res.proc.returncode == 0, describe(res.proc)
+    read_wav = loop(runtime).decode_loop.read_wav
+    heard = seq2seq_models.waveform_extractor()([read_wav(f, 16000) for f in files], sampling_rate=16000,
+                                                padding=True, return_tensors="np")
+    want_tokens, want_logits = reference(ckpt("moonshine"), {"input_values": heard.input_values.astype(np.float32),
+                                                             "attention_mask": heard.attention_mask.astype(np.int64)})
+    compare_generation(res.tokens, res.logits, want_tokens, want_logits, f"moonshine {runtime} --audio", runtime=runtime)
+
+
+@pytest.mark.parametrize("edit,words", [
+    ({"decoder_num_attention_heads": 2}, "decoder_num_attention_heads"),
+    ({"encoder_num_key_value_heads": 2}, "encoder_num_key_value_heads"),
+    ({"decoder_hidden_act": "swiglu"}, "decoder_hidden_act"),
+    ({"hidden_size": 30}, "hidden_size"),
+    # an odd rotary count only with the default (or linear) frequencies
+    ({"rope_parameters": {"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0, "partial_rotary_factor": 0.95}},
+     "rotary dimension"),
+])
+def test_moonshine_bad_configs(edit, words, ckpt, tmp_path):
+    assert_config_refused(ckpt("moonshine"), tmp_path, edit, words, "--dynamic")
+
+
+def test_moonshine_refusals(ckpt, tmp_path):
+    """A fixed sample shorter than one frame (895 samples: the three convolutions' receptive field), and the seed's
+    profile (transformers.exporters has none for Moonshine), are refused by name, nothing written."""
+    short = run_hfx(["export", ckpt("moonshine"), tmp_path / "short", "--format", "onnx"])  # the default 2 × 16
+    assert short.returncode == 2 and "input_values" in short.stderr and "895" in short.stderr, describe(short)
+    seed_cfg = tmp_path / "seed.json"
+    seed_cfg.write_text(json.dumps({"export_format": "onnx", "io": "seed", "dynamic": True}))
+    seed = run_hfx(["export", ckpt("moonshine"), tmp_path / "seed", "--config", str(seed_cfg), "--for-generation"])
+    assert seed.returncode == 2 and 'io "seed"' in seed.stderr and "Moonshine" in seed.stderr, describe(seed)
+    assert not (tmp_path / "short").exists() and not (tmp_path / "seed").exists()

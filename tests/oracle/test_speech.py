@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import PARITY_ATOL, assert_logits_close, built_once, cached_exports, describe, run_forward, run_hfx
+from conftest import PARITY_ATOL, assert_config_refused, assert_logits_close, built_once, cached_exports, describe, run_forward, run_hfx
 from initutil import init_weights
+from mmutil import write_wav
 
 BASE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
             conv_dim=(16,) * 7, num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, vocab_size=24,
@@ -323,13 +324,7 @@ def test_mask_is_visible(ckpt):
     ({"conv_kernel": [65536] * 7, "conv_stride": [65536] * 7}, "feature encoder"),
 ])
 def test_bad_configs(ckpt, tmp_path, edit, words):
-    bad = tmp_path / "bad"
-    shutil.copytree(ckpt("wav2vec2_ctc"), bad)
-    cfg = json.loads((bad / "config.json").read_text())
-    (bad / "config.json").write_text(json.dumps({**cfg, **edit}))
-    proc = run_hfx(["export", bad, tmp_path / "out", "--format", "onnx", "--dynamic"])
-    assert proc.returncode == 2 and words in proc.stderr and "config.json" in proc.stderr, describe(proc)
-    assert not (tmp_path / "out").exists()
+    assert_config_refused(ckpt("wav2vec2_ctc"), tmp_path, edit, words, "--dynamic")
 
 
 def test_weighted_layer_sum_refused(ckpt, tmp_path):
@@ -339,13 +334,6 @@ def test_weighted_layer_sum_refused(ckpt, tmp_path):
     (bad / "config.json").write_text(json.dumps({**cfg, "use_weighted_layer_sum": True}))
     proc = run_hfx(["export", bad, tmp_path / "out", "--format", "onnx", "--dynamic"])
     assert proc.returncode == 2 and "use_weighted_layer_sum" in proc.stderr, describe(proc)
-
-
-def _write_wav(path, audio):
-    import wave
-    with wave.open(str(path), "wb") as f:
-        f.setnchannels(1), f.setsampwidth(2), f.setframerate(16000)
-        f.writeframes((np.clip(audio, -1, 1 - 2 ** -15) * 32768).astype("<i2").tobytes())
 
 
 @pytest.mark.parametrize("name,fmt", [("wav2vec2_ctc", "onnx"), ("data2vec_audio_ctc", "openvino"),
@@ -363,7 +351,7 @@ def test_transcribe_example(name, fmt, ckpt, export_dir, tmp_path):
     files = []
     for i, a in enumerate(audio):
         files.append(tmp_path / f"a{i}.wav")
-        _write_wav(files[-1], a)
+        write_wav(files[-1], a)
     example = Path(__file__).resolve().parents[2] / "examples" / "transcribe_ctc.py"
     proc = subprocess.run([sys.executable, str(example), str(out), *map(str, files), "--print-logits",
                            str(tmp_path / "l.npz")], capture_output=True, text=True, timeout=300)
