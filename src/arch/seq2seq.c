@@ -28,70 +28,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/arch.h"
+#include "arch/seq2seq.h"
+
 #include "arch/io_names.h"
 #include "arch/nn.h"
 #include "arch/relative.h"
-#include "arch/rope.h"
 #include "arch/weights.h"
 #include "base/status.h"
 #include "hf/config.h"
 
-typedef enum {
-    POS_LEARNED,         /* a table of max_position_embeddings + offset rows (BART, mBART) */
-    POS_SINUSOID_TABLE,  /* a sinusoid table (Marian): the checkpoint's when it stores one, else computed
-                            as transformers makes it (float64, then float32) */
-    POS_SINUSOID,        /* computed: sin of the first half, cos of the second, positions counting real tokens
-                            from padding_idx + 1 and zero at padding (M2M100, NLLB) */
-    POS_RELATIVE,        /* none added: a bias on the attention scores by bucketed distance (T5) */
-    POS_ROTARY           /* none added: q and k of every self-attention turned by their positions, pairs
-                            interleaved, the first partial_rotary_factor of each head (Moonshine) */
-} position_kind;
-
-/* Which linears and norms have a bias. */
-typedef enum {
-    BIAS_ALL,            /* every linear and norm (BART) */
-    BIAS_ALL_BUT_KEY,    /* ... but the attention's key projection (Whisper) */
-    BIAS_NONE,           /* none (T5) */
-    BIAS_MLP_AND_QKV_BY_CONFIG /* the MLP's linears; q, k and v where config.attention_bias says; no norm
-                                  or output projection (Moonshine) */
-} bias_scheme;
-
-/* An MLP's first linear: one activated, two (T5's gated-*: act(wi_0 x)·(wi_1 x)), or one of twice the
- * width whose second half, activated, gates its first (Moonshine's decoder). */
-typedef enum { MLP_ONE, MLP_HALVES } mlp_form;
-
-/* What the encoder reads. */
-typedef enum {
-    SRC_TOKENS,          /* input_ids and attention_mask */
-    SRC_LOG_MEL,         /* Whisper: input_features [B, mels, 2·max_source_positions] through two Conv1d + GELU
-                            (the second of stride 2) and a stored position table; no padding anywhere */
-    SRC_WAVEFORM         /* Moonshine: input_values and attention_mask [B, samples] through three Conv1d
-                            (127/64 + tanh + GroupNorm, 7/3 + GELU, 3/2 + GELU), the mask every 384th sample */
-} source_kind;
-
-/* What differs between the lineages: config keys, tensor names, the shape of the blocks. Names are
- * "<stack>.<layer>.<sublayer>.<leaf>". */
-typedef struct seq2seq_layout {
-    const char *hidden, *enc_layers, *dec_layers, *enc_heads, *dec_heads, *enc_ffn, *dec_ffn; /* config keys */
-    const char *enc_stack, *dec_stack;  /* "model.encoder" */
-    const char *layer;                  /* "layers.%lld" */
-    const char *self_attn, *cross_attn; /* "self_attn", "encoder_attn" */
-    const char *proj[4];                /* q, k, v, out */
-    const char *self_norm, *cross_norm, *enc_mlp_norm, *dec_mlp_norm;
-    const char *enc_mlp, *dec_mlp;      /* the MLP's own prefix under the layer (NULL: none) */
-    const char *fc_in, *fc_out;         /* "fc1", "fc2"; a gated MLP: fc_in "_0" (activated) and "_1" */
-    const char *final_norm;             /* under the stack, after the last layer (pre-norm) */
-    const char *dec_final_norm;         /* the decoder's, where its name differs (NULL: final_norm) */
-    const char *shared;                 /* the table both stacks and the head tie to */
-    const char *head;                   /* the LM head's weight: "lm_head.weight" */
-    const char *positions_rows;         /* the config key of the decoder's position table rows */
-    bool rms_norm;                      /* T5's norm: x·rsqrt(mean(x²) + ε)·w, no bias, no mean */
-    bias_scheme bias;
-    bool relative;                      /* relative position buckets, unscaled attention scores, heads of d_kv */
-    const char *act_keys[2];            /* the encoder's and decoder's activation (NULL: activation_function) */
-    mlp_form dec_mlp_form;              /* the decoder MLP's first linear (the encoder's is MLP_ONE) */
-} seq2seq_layout;
+/* ---- each lineage's layout (seq2seq.h) ---- */
 
 static const seq2seq_layout bart_layout = {
     "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", "decoder_attention_heads",
@@ -129,205 +75,8 @@ static const seq2seq_layout moonshine_layout = {
     "fc2", "layer_norm", "norm", "model.decoder.embed_tokens.weight", "proj_out.weight", "max_position_embeddings", false,
     BIAS_MLP_AND_QKV_BY_CONFIG, false, {"encoder_hidden_act", "decoder_hidden_act"}, MLP_HALVES};
 
-/* How one model differs within its lineage. */
-typedef struct seq2seq_desc {
-    const char *architecture;
-    const seq2seq_layout *layout;
-    position_kind positions;
-    int64_t offset;   /* added to a position before the table lookup (BART's 2) */
-    bool pre_norm;    /* norms before each block and a final norm after the last layer (mBART, M2M100, T5) */
-    bool embed_norm;  /* layernorm_embedding after the embeddings (BART, mBART) */
-    bool logits_bias; /* final_logits_bias added to the logits (BART, mBART, Marian) */
-    bool bias_every_layer; /* every layer has its own relative attention bias (UMT5); else layer 0's serves all */
-    bool output_scale; /* the decoder's output × d_model^-½ before the head where config.json's
-                          scale_decoder_outputs (else tie_word_embeddings) says (T5, UMT5; MT5 never) */
-    bool classifier;   /* *ForSequenceClassification: the decoder reads the sources shifted right, and
-                          classification_head (dense, tanh, out_proj) reads the last EOS's state */
-    source_kind source;
-} seq2seq_desc;
-
-typedef struct seq2seq_cfg {
-    int64_t vocab, dec_vocab, hidden, enc_layers, dec_layers, enc_heads, dec_heads, enc_ffn, dec_ffn;
-    int64_t enc_hd, dec_hd;   /* the heads' width (T5: d_kv; else d_model / heads) */
-    int64_t max_position, pad, eos, start, labels; /* eos, start, labels: a classifier's */
-    int64_t mels, source_positions; /* Whisper: num_mel_bins, max_source_positions (frames / 2) */
-    double eps;
-    hfx_activation act[2];    /* the encoder's MLP activation, the decoder's */
-    bool gated;               /* T5's gated-*: act(wi_0 x)·(wi_1 x) */
-    bool qkv_bias, key_bias, out_bias, mlp_bias, norm_bias; /* the layout's bias scheme, as the config sets it */
-    hfx_rope rope;            /* POS_ROTARY */
-    bool scale_embedding, tied, shared; /* shared: share_encoder_decoder_embeddings (Marian), which needs
-                                           one vocabulary */
-    bool scale_decoder_output; /* T5: the decoder's output × d_model^-0.5 before the head */
-    int64_t buckets, max_distance; /* T5's relative positions */
-    int64_t *enc_buckets, *dec_buckets; /* [2·max_distance + 1]: the bucket of distance j − i, clamped to
-                                           ±max_distance (bidirectional, causal); arena */
-    float inv_freq[4096];     /* POS_SINUSOID: exp(k·−ln(10⁴)/(half − 1)) in float32, k < half */
-} seq2seq_cfg;
-
-
-static hfx_status parse_t5(const seq2seq_desc *d, hfx_cfg c, hfx_arena *arena, seq2seq_cfg *m, hfx_error *err) {
-    const char *ff;
-    hfx_status st;
-    bool tie;
-    if ((st = hfx_cfg_int_in(c, "d_kv", 1, 1 << 16, &m->enc_hd, err)) ||
-        (st = hfx_cfg_str_or(c, "feed_forward_proj", "relu", &ff, err)) ||
-        (st = hfx_cfg_num_or(c, "layer_norm_epsilon", 1e-6, &m->eps, err)) ||
-        (st = hfx_cfg_int_in_or(c, "relative_attention_num_buckets", 32, 2, 1 << 16, &m->buckets, err)) ||
-        (st = hfx_cfg_int_in_or(c, "relative_attention_max_distance", 128, 1, 1 << 20, &m->max_distance, err)) ||
-        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", true, &tie, err)) ||
-        (st = hfx_cfg_bool_or(c, "scale_decoder_outputs", tie, &m->scale_decoder_output, err)))
-        return st;
-    m->dec_hd = m->enc_hd;
-    m->scale_decoder_output &= d->output_scale;
-    /* "relu", "gelu", ... or "gated-<act>" ("gated-gelu" meaning gelu_new, as T5Config says) */
-    m->gated = strncmp(ff, "gated-", 6) == 0;
-    const char *act = m->gated ? ff + 6 : ff;
-    if (strcmp(ff, "gated-gelu") == 0) act = "gelu_new";
-    if (!hfx_activation_from_name(act, &m->act[0]))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: feed_forward_proj '%s' is not supported (supported: <act> or "
-                        "gated-<act>, <act> one of %s)", c.where, ff, hfx_activation_names());
-    m->act[1] = m->act[0];
-    /* the logarithmic buckets span max_exact (a quarter of them, bidirectional) .. max_distance */
-    if (m->buckets < 4 || m->max_distance <= m->buckets / 2)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: relative_attention_num_buckets %lld and relative_attention_max_distance "
-                        "%lld: need at least 4 buckets and a max distance over half of them", c.where,
-                        (long long)m->buckets, (long long)m->max_distance);
-    int64_t n = 2 * m->max_distance + 1;
-    m->enc_buckets = hfx_arena_alloc(arena, (size_t)n * sizeof *m->enc_buckets);
-    m->dec_buckets = hfx_arena_alloc(arena, (size_t)n * sizeof *m->dec_buckets);
-    if (!m->enc_buckets || !m->dec_buckets) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    /* past ±max_distance every bucket saturates, so the distance is clamped there */
-    for (int64_t dist = -m->max_distance; dist <= m->max_distance; dist++) {
-        m->enc_buckets[dist + m->max_distance] = hfx_relative_bucket(dist, true, m->buckets, m->max_distance);
-        m->dec_buckets[dist + m->max_distance] = hfx_relative_bucket(dist, false, m->buckets, m->max_distance);
-    }
-    return HFX_OK;
-}
-
-/* The activations (each stack's, under the layout's keys) and which linears and norms have biases. */
-static hfx_status parse_acts_and_biases(const seq2seq_layout *L, hfx_cfg c, seq2seq_cfg *m, hfx_error *err) {
-    hfx_status st;
-    for (int s = 0; s < 2 && !L->relative; s++) { /* (T5's: feed_forward_proj) */
-        const char *key = L->act_keys[s] ? L->act_keys[s] : "activation_function", *act;
-        if ((st = hfx_cfg_str_or(c, key, s && L->act_keys[s] ? "silu" : "gelu", &act, err))) return st;
-        if (!hfx_activation_from_name(act, &m->act[s]))
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (supported: %s)", c.where, key, act,
-                            hfx_activation_names());
-    }
-    bool attention_bias = false;
-    if (L->bias == BIAS_MLP_AND_QKV_BY_CONFIG && (st = hfx_cfg_bool_or(c, "attention_bias", false, &attention_bias, err)))
-        return st;
-    bool all = L->bias == BIAS_ALL || L->bias == BIAS_ALL_BUT_KEY;
-    m->qkv_bias = all || attention_bias;
-    m->key_bias = L->bias == BIAS_ALL || attention_bias;
-    m->out_bias = m->norm_bias = all;
-    m->mlp_bias = all || L->bias == BIAS_MLP_AND_QKV_BY_CONFIG;
-    return HFX_OK;
-}
-
-/* Moonshine's heads (head_dim where the config names one, both stacks alike) and rotary: transformers
- * builds both stacks' attention from one config it updates in passing, so heads that differ between the
- * stacks, or key/value heads other than the heads (its queries are viewed as key/value heads), are refused. */
-static hfx_status parse_rotary(hfx_cfg c, hfx_arena *arena, seq2seq_cfg *m, hfx_error *err) {
-    static const hfx_rope_source moonshine_rope = {.theta_key = "rope_theta", .default_theta = 10000.0, .scaling = true,
-                                                  .partial = true, .default_partial = 0.9,
-                                                  .partial_key = "partial_rotary_factor"};
-    const char *kv_keys[2] = {"encoder_num_key_value_heads", "decoder_num_key_value_heads"};
-    int64_t heads[2] = {m->enc_heads, m->dec_heads}, kv;
-    hfx_status st;
-    for (int s = 0; s < 2; s++) {
-        if ((st = hfx_cfg_int_in_or(c, kv_keys[s], heads[s], 1, 4096, &kv, err))) return st;
-        if (kv != heads[s] || heads[s] != heads[0])
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: encoder_num_attention_heads %lld, decoder_num_attention_heads %lld "
-                            "and %s %lld: Moonshine's attention needs one head count for queries, keys and values in "
-                            "both stacks (transformers reshapes its queries by the key/value heads and builds the decoder "
-                            "with the encoder's heads)", c.where, (long long)heads[0], (long long)heads[1], kv_keys[s],
-                            (long long)kv);
-    }
-    int64_t max_position;
-    if ((st = hfx_cfg_int_in_or(c, "head_dim", m->hidden / m->enc_heads, 1, 1 << 16, &m->enc_hd, err)) ||
-        (st = hfx_cfg_int_in_or(c, "max_position_embeddings", 512, 1, 1 << 30, &max_position, err)))
-        return st;
-    m->dec_hd = m->enc_hd;
-    if ((st = hfx_rope_parse(c, &moonshine_rope, m->enc_hd, max_position, arena, &m->rope, err))) return st;
-    m->rope.interleaved = true;
-    return HFX_OK;
-}
-
-/* Whisper's and Moonshine's: no scaled embeddings (Whisper's modules compute embed_scale and never apply it);
- * Whisper's input size. */
-static hfx_status parse_audio(const seq2seq_desc *d, hfx_cfg c, seq2seq_cfg *m, hfx_error *err) {
-    hfx_status st;
-    m->scale_embedding = false;
-    if (d->source == SRC_LOG_MEL &&
-        ((st = hfx_cfg_int_in(c, "num_mel_bins", 1, 1 << 16, &m->mels, err)) ||
-         (st = hfx_cfg_int_in(c, "max_source_positions", 1, 1 << 20, &m->source_positions, err))))
-        return st;
-    return HFX_OK;
-}
-
-static hfx_status seq2seq_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
-    const seq2seq_desc *d = desc_;
-    const seq2seq_layout *L = d->layout;
-    seq2seq_cfg *m = cfg;
-    hfx_status st;
-    if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
-        (st = hfx_cfg_int_in(c, L->hidden, 1, 1 << 20, &m->hidden, err)) ||
-        (st = hfx_cfg_int_in(c, L->enc_layers, 0, 4096, &m->enc_layers, err)) ||
-        /* T5's num_decoder_layers defaults to num_layers (T5Config); BART's decoder_layers is its own */
-        (st = L->relative ? hfx_cfg_int_in_or(c, L->dec_layers, m->enc_layers, 1, 4096, &m->dec_layers, err)
-                          : hfx_cfg_int_in(c, L->dec_layers, 1, 4096, &m->dec_layers, err)) ||
-        (st = hfx_cfg_int_in(c, L->enc_heads, 1, 4096, &m->enc_heads, err)) ||
-        (st = hfx_cfg_int_in(c, L->dec_heads, 1, 4096, &m->dec_heads, err)) ||
-        (st = hfx_cfg_int_in(c, L->enc_ffn, 1, 1 << 24, &m->enc_ffn, err)) ||
-        (st = hfx_cfg_int_in(c, L->dec_ffn, 1, 1 << 24, &m->dec_ffn, err)) ||
-        (st = hfx_cfg_bool_or(c, "tie_word_embeddings", true, &m->tied, err)) ||
-        (st = hfx_cfg_int_in_or(c, "decoder_vocab_size", m->vocab, 1, INT32_MAX, &m->dec_vocab, err)) ||
-        (st = hfx_cfg_int_in_or(c, "pad_token_id", L->relative ? 0 : 1, 0, INT32_MAX, &m->pad, err)) ||
-        (st = parse_acts_and_biases(L, c, m, err)))
-        return st;
-    if (L->relative) return parse_t5(d, c, arena, m, err);
-    if (d->classifier && ((st = hfx_cfg_int_in(c, "eos_token_id", 0, INT32_MAX, &m->eos, err)) ||
-                          (st = hfx_cfg_int_in(c, "decoder_start_token_id", 0, INT32_MAX, &m->start, err)) ||
-                          (st = hfx_cfg_num_labels(c, &m->labels, err))))
-        return st;
-    if ((st = hfx_cfg_int_in(c, L->positions_rows, 1, 1 << 24, &m->max_position, err)) ||
-        (st = hfx_cfg_bool_or(c, "scale_embedding", false, &m->scale_embedding, err)) ||
-        (st = hfx_cfg_bool_or(c, "share_encoder_decoder_embeddings", true, &m->shared, err)) ||
-        (d->source != SRC_TOKENS && (st = parse_audio(d, c, m, err))))
-        return st;
-    m->eps = 1e-5; /* nn.LayerNorm's default: every norm of these models */
-    if (m->hidden % m->enc_heads || m->hidden % m->dec_heads)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %lld is not a multiple of the attention heads (%lld, %lld)",
-                        c.where, L->hidden, (long long)m->hidden, (long long)m->enc_heads, (long long)m->dec_heads);
-    m->enc_hd = m->hidden / m->enc_heads, m->dec_hd = m->hidden / m->dec_heads;
-    if (d->positions == POS_ROTARY && (st = parse_rotary(c, arena, m, err))) return st;
-    if (m->shared && m->dec_vocab != m->vocab)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: decoder_vocab_size %lld differs from vocab_size %lld with shared "
-                        "embeddings", c.where, (long long)m->dec_vocab, (long long)m->vocab);
-    if (d->positions == POS_SINUSOID) {
-        int64_t half = m->hidden / 2;
-        if (half < 2 || half > (int64_t)(sizeof m->inv_freq / sizeof m->inv_freq[0]))
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: d_model %lld: sinusoidal positions need 4 ≤ d_model ≤ 8192",
-                            c.where, (long long)m->hidden);
-        /* torch: exp(arange(half).float() · −(ln 10⁴ / (half − 1))), the factor a float32 scalar */
-        float step = (float)(-(log(10000.0) / (double)(half - 1)));
-        for (int64_t k = 0; k < half; k++) m->inv_freq[k] = expf((float)k * step);
-    }
-    return HFX_OK;
-}
-
 /* ---- building blocks ---- */
 
-typedef struct s2s_ctx {
-    hfx_graph *g;
-    hfx_weights *w;
-    const seq2seq_desc *d;
-    const seq2seq_cfg *m;
-    const hfx_build_opts *o;
-    hfx_value *lowest, *zero; /* the additive mask's values (f32) */
-} s2s_ctx;
 
 /* "<stack>.<layer i>.<leaf>" (leaf NULL: the layer's own prefix) into buf. */
 static const char *layer_name(s2s_ctx *c, char *buf, size_t size, const char *stack, int64_t i, const char *leaf) {
@@ -370,14 +119,14 @@ static hfx_value *project(s2s_ctx *c, hfx_value *x, const char *prefix, int whic
 
 /* The additive bias [B,1,1,T] of a padding mask [B,T]: 0 where the key is real, the float32
  * minimum where it is padding (transformers' create_bidirectional_mask). */
-static hfx_value *padding_bias(s2s_ctx *c, hfx_value *mask) {
+hfx_value *hfx_s2s_padding_bias(s2s_ctx *c, hfx_value *mask) {
     hfx_graph *g = c->g;
     hfx_value *keep = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_cast(g, mask, HFX_DTYPE_BOOL), 1), 1);
     return hfx_where(g, keep, c->zero, c->lowest);
 }
 
 /* An all-visible bias [1,1,1,T] (Whisper: every source is 2·max_source_positions frames long). */
-static hfx_value *no_mask(s2s_ctx *c, int64_t T) {
+hfx_value *hfx_s2s_no_mask(s2s_ctx *c, int64_t T) {
     float *zeros = calloc((size_t)T, sizeof *zeros);
     if (!zeros) {
         hfx_graph_fail(c->g, HFX_ERR_NOMEM, "out of memory");
@@ -591,7 +340,7 @@ static hfx_value *mlp_block(s2s_ctx *c, hfx_value *h, void *arg_) {
 }
 
 /* The encoder's layers and final norm over x [B,S,hidden], keys masked by `bias`. */
-static hfx_value *encoder_layers(s2s_ctx *c, hfx_value *x, hfx_value *bias) {
+hfx_value *hfx_s2s_encoder_layers(s2s_ctx *c, hfx_value *x, hfx_value *bias) {
     const seq2seq_layout *L = c->d->layout;
     const char *stack = L->enc_stack;
     hfx_graph *g = c->g;
@@ -612,87 +361,7 @@ static hfx_value *encoder_layers(s2s_ctx *c, hfx_value *x, hfx_value *bias) {
 
 /* The encoder's last hidden state [B,S,hidden] for ids and mask [B,S]. */
 static hfx_value *encode(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value *mask) {
-    return encoder_layers(c, embed(c, table, ids, NULL, c->d->layout->enc_stack), padding_bias(c, mask));
-}
-
-/* nn.Conv1d(kernel 3, padding 1, `stride`) + bias over x [B,F,C] (frames first), as three linears
- * over shifted frames — y[t] = Σₖ x[stride·t + k − 1]·W[:, :, k]ᵀ + b, a zero frame at each end —
- * then GELU: [B,F',O]. The same sum as the convolution's, in another order (≤ 1 ulp per term). */
-static hfx_value *conv3_gelu(s2s_ctx *c, hfx_value *x, int64_t in, int64_t out, int64_t stride, const char *name) {
-    hfx_graph *g = c->g;
-    int64_t F = x->dims[1].c, Fo = (F - 1) / stride + 1;
-    hfx_value *zero = hfx_op2(g, HFX_OP_MUL, hfx_slice(g, x, 1, 0, 1), hfx_const_scalar(g, x->dtype, 0.0)); /* [B,1,C] */
-    hfx_value *padded = hfx_concat(g, 3, (hfx_value *[]){zero, x, zero}, 1);                                  /* [B,F+2,C] */
-    hfx_value *w = hfx_weight(c->w, 3, (int64_t[]){out, in, 3}, "%s.weight", name);
-    int64_t *frames = hfx_arena_alloc(g->arena, (size_t)Fo * sizeof *frames);
-    if (!frames) {
-        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
-        return x;
-    }
-    hfx_value *y = NULL;
-    for (int64_t k = 0; k < 3; k++) {
-        for (int64_t t = 0; t < Fo; t++) frames[t] = stride * t + k; /* padded frame of input frame stride·t + k − 1 */
-        hfx_value *taps = hfx_gather(g, padded, hfx_const_bytes(g, HFX_DTYPE_I64, 1, &Fo, frames), 1);
-        hfx_value *yk = hfx_linear(g, taps, hfx_const_select(g, w, 2, k), NULL);
-        y = y ? hfx_op2(g, HFX_OP_ADD, y, yk) : yk;
-    }
-    y = hfx_op2(g, HFX_OP_ADD, y, hfx_weight(c->w, 1, &out, "%s.bias", name));
-    return hfx_activate(g, HFX_ACT_GELU, y);
-}
-
-/* Whisper's encoder over input_features [B, mels, 2·max_source_positions]: the two convolutions,
- * every position's row of the stored table added, the layers unmasked. */
-static hfx_value *encode_audio(s2s_ctx *c, hfx_value *features) {
-    hfx_graph *g = c->g;
-    const seq2seq_cfg *m = c->m;
-    int64_t H = m->hidden, P = m->source_positions;
-    hfx_value *x = hfx_transpose(g, features, 3, (int64_t[]){0, 2, 1}); /* [B,F,mels] */
-    x = conv3_gelu(c, x, m->mels, H, 1, "model.encoder.conv1");
-    x = conv3_gelu(c, x, H, H, 2, "model.encoder.conv2");               /* [B,P,H] */
-    x = hfx_op2(g, HFX_OP_ADD, x, hfx_weight(c->w, 2, (int64_t[]){P, H}, "model.encoder.embed_positions.weight"));
-    return encoder_layers(c, x, no_mask(c, P));
-}
-
-/* Moonshine's three convolutions over the waveform: kernel and stride each (transformers' constants). */
-static const int64_t waveform_convs[3][2] = {{127, 64}, {7, 3}, {3, 2}};
-
-/* The frames of n samples through them (0 where n is too short for one). */
-static int64_t waveform_frames(int64_t n) {
-    for (int i = 0; i < 3; i++) n = n < waveform_convs[i][0] ? 0 : (n - waveform_convs[i][0]) / waveform_convs[i][1] + 1;
-    return n;
-}
-
-/* The fewest samples that make one frame. */
-static int64_t waveform_receptive_field(void) {
-    int64_t n = 1;
-    for (int i = 2; i >= 0; i--) n = (n - 1) * waveform_convs[i][1] + waveform_convs[i][0];
-    return n;
-}
-
-/* Moonshine's encoder over input_values and attention_mask [B,N]: conv1 (no bias), tanh, GroupNorm of one
- * group, conv2 + GELU, conv3 + GELU → [B,F,hidden]; the frame mask [B,F] (i64, also returned in *frame_mask)
- * every 384th sample's (the strides' product), as transformers downsamples it; then the layers. */
-static hfx_value *encode_waveform(s2s_ctx *c, hfx_value *values, hfx_value *mask, hfx_value **frame_mask) {
-    hfx_graph *g = c->g;
-    int64_t H = c->m->hidden, width[4] = {1, H, 2 * H, H};
-    static const char *const frames[3] = {"conv1_frames", "conv2_frames", "encoder_sequence_length"};
-    hfx_value *x = hfx_unsqueeze(g, values, 1); /* [B,1,N] */
-    for (int i = 0; i < 3 && !g->failed; i++) {
-        hfx_value *w = hfx_weight(c->w, 3, (int64_t[]){width[i + 1], width[i], waveform_convs[i][0]},
-                                  "model.encoder.conv%d.weight", i + 1);
-        hfx_value *b = i ? hfx_weight(c->w, 1, &width[i + 1], "model.encoder.conv%d.bias", i + 1) : NULL;
-        x = hfx_conv1d(g, x, w, b, waveform_convs[i][1], 0, 1, frames[i]);
-        if (i == 0)
-            x = hfx_group_norm(g, hfx_op1(g, HFX_OP_TANH, x), 1, hfx_weight(c->w, 1, &H, "model.encoder.groupnorm.weight"),
-                               hfx_weight(c->w, 1, &H, "model.encoder.groupnorm.bias"), 1e-5);
-        else
-            x = hfx_activate(g, HFX_ACT_GELU, x);
-    }
-    x = hfx_transpose(g, x, 3, (int64_t[]){0, 2, 1}); /* [B,F,H] */
-    int64_t stride = waveform_convs[0][1] * waveform_convs[1][1] * waveform_convs[2][1];
-    hfx_value *at = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, 1), hfx_const_i64(g, 1), x->dims[1]);
-    *frame_mask = hfx_gather(g, mask, hfx_op2(g, HFX_OP_MUL, at, hfx_const_i64(g, stride)), 1);
-    return encoder_layers(c, x, padding_bias(c, *frame_mask));
+    return hfx_s2s_encoder_layers(c, embed(c, table, ids, NULL, c->d->layout->enc_stack), hfx_s2s_padding_bias(c, mask));
 }
 
 /* ---- the decoder ---- */
@@ -959,7 +628,7 @@ static int64_t length_bound(const hfx_graph *g, const hfx_build_opts *o) {
  * step fixed it). */
 static int64_t frames_bound(const hfx_graph *g, const hfx_build_opts *o) {
     hfx_dim d = o->source_seq;
-    return waveform_frames(d.n == 1 && d.c == 0 && d.coef[0] == 1 ? g->symbols[d.sym[0]].max : INT32_MAX);
+    return hfx_s2s_waveform_frames(d.n == 1 && d.c == 0 && d.coef[0] == 1 ? g->symbols[d.sym[0]].max : INT32_MAX);
 }
 
 /* The decoder's length: at most the bound above, and at most its position table's rows where it
@@ -998,10 +667,10 @@ static void build_encoder_or_forward(s2s_ctx *c, hfx_value **outs, int *states, 
     hfx_value *ids = NULL, *mask = NULL, *enc;
     if (d->source == SRC_LOG_MEL) {
         hfx_dim dims[3] = {o->batch, hfx_dim_const(m->mels), hfx_dim_const(2 * m->source_positions)};
-        enc = encode_audio(c, hfx_graph_input(g, "input_features", o->dtype, 3, dims));
+        enc = hfx_s2s_encode_log_mel(c, hfx_graph_input(g, "input_features", o->dtype, 3, dims));
     } else if (d->source == SRC_WAVEFORM) {
         hfx_value *values = hfx_graph_input(g, "input_values", o->dtype, 2, bs);
-        enc = encode_waveform(c, values, hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs), &mask);
+        enc = hfx_s2s_encode_waveform(c, values, hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs), &mask);
     } else {
         ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
         mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
@@ -1016,7 +685,7 @@ static void build_encoder_or_forward(s2s_ctx *c, hfx_value **outs, int *states, 
         hfx_weight_ignore(c->w, d->layout->head);
         hfx_weight_ignore(c->w, "final_logits_bias");
     } else {
-        dec_state s = {enc, NULL, mask ? padding_bias(c, mask) : no_mask(c, m->source_positions), NULL, NULL,
+        dec_state s = {enc, NULL, mask ? hfx_s2s_padding_bias(c, mask) : hfx_s2s_no_mask(c, m->source_positions), NULL, NULL,
                        NULL, o->seq, outs, states, NULL, -1, NULL, NULL, NULL};
         hfx_value *dec_table = table(c, 1);
         if (d->classifier) {
@@ -1069,7 +738,7 @@ static void build_decoder_step(s2s_ctx *c, hfx_value **outs, int *states, hfx_va
     /* the encoder's length: its own symbol, or the sample's length in a static export (Moonshine: its frames) */
     bool frames_fixed = d->source == SRC_WAVEFORM && hfx_dim_is_const(o->source_seq);
     hfx_dim enc_len = d->source == SRC_LOG_MEL ? hfx_dim_const(m->source_positions)
-                      : frames_fixed ? hfx_dim_const(waveform_frames(o->source_seq.c))
+                      : frames_fixed ? hfx_dim_const(hfx_s2s_waveform_frames(o->source_seq.c))
                       : symbolic || d->source == SRC_WAVEFORM
                           ? hfx_dim_sym(hfx_graph_symbol(g, "encoder_sequence_length", 1,
                                                          d->source == SRC_WAVEFORM ? frames_bound(g, o)
@@ -1100,7 +769,7 @@ static void build_decoder_step(s2s_ctx *c, hfx_value **outs, int *states, hfx_va
     } else if (!reads_cross) {
         enc = hfx_graph_input(g, "encoder_hidden_states", o->dtype, 3, enc_dims);
     }
-    dec_state s = {enc, NULL, enc_mask ? padding_bias(c, enc_mask) : no_mask(c, m->source_positions), NULL, NULL,
+    dec_state s = {enc, NULL, enc_mask ? hfx_s2s_padding_bias(c, enc_mask) : hfx_s2s_no_mask(c, m->source_positions), NULL, NULL,
                    NULL, enc_len, outs, states, NULL, -1, NULL, NULL, NULL};
     hfx_value *past = NULL; /* the tokens before this step's: their count */
     if (o->cache == HFX_CACHE_STATIC) {
@@ -1147,7 +816,7 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
                         d->architecture);
     hfx_status st;
     if ((encoder || forward) && d->source == SRC_WAVEFORM &&
-        (st = hfx_samples_at_least(g, o->seq, waveform_receptive_field(), "Moonshine's convolutions", err)))
+        (st = hfx_samples_at_least(g, o->seq, hfx_s2s_waveform_receptive_field(), "Moonshine's convolutions", err)))
         return st;
     hfx_weights w;
     if ((st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err))) return st;
@@ -1203,7 +872,7 @@ static const hfx_component one_graph[] = {
 static const char *const sequence_inputs[] = {"input_ids", "attention_mask", NULL};
 
 /* What the encoder-decoder families share; a generating one has a cache and every export kind. */
-#define SEQ2SEQ_COMMON .cfg_size = sizeof(seq2seq_cfg), .parse = seq2seq_parse, .build_forward = seq2seq_build
+#define SEQ2SEQ_COMMON .cfg_size = sizeof(seq2seq_cfg), .parse = hfx_s2s_parse, .build_forward = seq2seq_build
 #define SEQ2SEQ_GENERATING                                                                                   \
     SEQ2SEQ_COMMON, .cache_layers = seq2seq_cache_layers,                                                    \
     .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3},              \
