@@ -8,6 +8,13 @@
 #include "arch/rope.h"
 #include "base/status.h"
 
+const hfx_conformer_names hfx_conformer_wav2vec2_names = {
+    {"ffn1", "ffn2"}, "intermediate_dense", "output_dense", {"ffn1_layer_norm", "ffn2_layer_norm"},
+    "self_attn_layer_norm", {"self_attn.linear_q", "self_attn.linear_k", "self_attn.linear_v", "self_attn.linear_out"},
+    "self_attn.linear_pos", {"self_attn.pos_bias_u", "self_attn.pos_bias_v"},
+    "conv_module.layer_norm", {"conv_module.pointwise_conv1", "conv_module.depthwise_conv", "conv_module.pointwise_conv2"},
+    "conv_module.batch_norm", "final_layer_norm"};
+
 hfx_status hfx_conformer_parse(hfx_cfg c, hfx_conformer *out, hfx_error *err) {
     const json_t *pos = json_object_get(c.obj, "position_embeddings_type");
     hfx_status st;
@@ -74,7 +81,8 @@ void hfx_conformer_prepare(const hfx_conformer *cf, hfx_graph *g, hfx_value *x, 
             return;
         }
         float step = (float)(-(log(10000.0) / (double)cf->hidden));
-        for (int64_t j = 0; j < half; j++) table[j] = expf((float)(2 * j) * step);
+        for (int64_t j = 0; j < half; j++)
+            table[j] = cf->pow_freqs ? 1.0f / powf(10000.0f, (float)(2 * j) / (float)cf->hidden) : expf((float)(2 * j) * step);
         bool ok;
         hfx_dim span = hfx_dim_add(hfx_dim_scale(F, 2), hfx_dim_const(-1), &ok); /* 2F − 1 distances */
         hfx_value *n = hfx_op2(g, HFX_OP_SUB, hfx_op2(g, HFX_OP_MUL, frames, hfx_const_i64(g, 2)), hfx_const_i64(g, 1));
@@ -100,6 +108,7 @@ void hfx_conformer_prepare(const hfx_conformer *cf, hfx_graph *g, hfx_value *x, 
 
 typedef struct layer_ctx {
     const hfx_conformer *cf;
+    const hfx_conformer_names *n;
     hfx_graph *g;
     hfx_weights *w;
     const char *layer;
@@ -126,15 +135,15 @@ static hfx_value *norm(layer_ctx *c, hfx_value *x, const char *name) {
     return hfx_layer_norm(c->g, x, W(c, 1, &h, wn), W(c, 1, &h, bn), 1e-5);
 }
 
-/* x + ½·feed_forward(norm(x)) */
-static hfx_value *half_ffn(layer_ctx *c, hfx_value *x, const char *ffn, const char *norm_name) {
+/* x + ½·feed_forward(norm(x)), the first (0) or second (1) */
+static hfx_value *half_ffn(layer_ctx *c, hfx_value *x, int which) {
     hfx_graph *g = c->g;
     int64_t h = c->cf->hidden, I = c->cf->intermediate;
     char n[96];
-    snprintf(n, sizeof n, "%s.intermediate_dense", ffn);
-    hfx_value *y = hfx_activate(g, c->cf->act, linear(c, norm(c, x, norm_name), h, I, true, n));
-    snprintf(n, sizeof n, "%s.output_dense", ffn);
-    y = linear(c, y, I, h, true, n);
+    snprintf(n, sizeof n, "%s.%s", c->n->ffn[which], c->n->ffn_in);
+    hfx_value *y = hfx_activate(g, c->cf->act, linear(c, norm(c, x, c->n->ffn_norm[which]), h, I, c->cf->linear_bias, n));
+    snprintf(n, sizeof n, "%s.%s", c->n->ffn[which], c->n->ffn_out);
+    y = linear(c, y, I, h, c->cf->linear_bias, n);
     return hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, y, hfx_const_scalar(g, y->dtype, 0.5)), x);
 }
 
@@ -151,23 +160,24 @@ static hfx_value *attention(layer_ctx *c, const hfx_conformer_inputs *in, hfx_va
     hfx_graph *g = c->g;
     int64_t H = cf->hidden, nh = cf->heads, hd = H / nh;
     double scale = 1.0 / sqrt((double)hd);
-    hfx_value *h = norm(c, x, "self_attn_layer_norm"), *qk_in = h;
+    const hfx_conformer_names *nm = c->n;
+    hfx_value *h = norm(c, x, nm->attn_norm), *qk_in = h;
     if (cf->pos == HFX_CONFORMER_POS_ROTARY) { /* the input turned per head, then projected to q and k */
         hfx_dim per_head[4] = {h->dims[0], h->dims[1], hfx_dim_const(nh), hfx_dim_const(hd)};
         qk_in = hfx_rope_apply(g, hfx_reshape(g, h, 4, per_head), in->cos, in->sin, false);
         qk_in = hfx_reshape(g, qk_in, 3, (hfx_dim[]){h->dims[0], h->dims[1], hfx_dim_const(H)});
     }
-    hfx_value *q = heads(c, linear(c, qk_in, H, H, true, "self_attn.linear_q"));
-    hfx_value *k = heads(c, linear(c, qk_in, H, H, true, "self_attn.linear_k"));
-    hfx_value *v = heads(c, linear(c, h, H, H, true, "self_attn.linear_v"));
+    hfx_value *q = heads(c, linear(c, qk_in, H, H, cf->linear_bias, nm->proj[0]));
+    hfx_value *k = heads(c, linear(c, qk_in, H, H, cf->linear_bias, nm->proj[1]));
+    hfx_value *v = heads(c, linear(c, h, H, H, cf->linear_bias, nm->proj[2]));
     hfx_value *bias = in->pad;
     if (cf->pos == HFX_CONFORMER_POS_RELATIVE) { /* Transformer-XL: (q + v_bias)·pos shifted into place, q + u_bias */
-        hfx_value *p = linear(c, in->pe, H, H, false, "self_attn.linear_pos"); /* [1, 2F−1, H] */
+        hfx_value *p = linear(c, in->pe, H, H, false, nm->pos); /* [1, 2F−1, H] */
         p = hfx_reshape(g, p, 4, (hfx_dim[]){hfx_dim_const(1), p->dims[1], hfx_dim_const(nh), hfx_dim_const(hd)});
         p = hfx_transpose(g, p, 4, (int64_t[]){0, 2, 3, 1});                    /* [1, heads, hd, 2F−1] */
-        hfx_value *u = hfx_reshape(g, W(c, 2, (int64_t[]){nh, hd}, "self_attn.pos_bias_u"), 3,
+        hfx_value *u = hfx_reshape(g, W(c, 2, (int64_t[]){nh, hd}, nm->pos_bias[0]), 3,
                                    (hfx_dim[]){hfx_dim_const(nh), hfx_dim_const(1), hfx_dim_const(hd)});
-        hfx_value *vb = hfx_reshape(g, W(c, 2, (int64_t[]){nh, hd}, "self_attn.pos_bias_v"), 3,
+        hfx_value *vb = hfx_reshape(g, W(c, 2, (int64_t[]){nh, hd}, nm->pos_bias[1]), 3,
                                     (hfx_dim[]){hfx_dim_const(nh), hfx_dim_const(1), hfx_dim_const(hd)});
         hfx_value *bd = hfx_op2(g, HFX_OP_MATMUL, hfx_op2(g, HFX_OP_ADD, q, vb), p); /* [B, heads, F, 2F−1] */
         bd = hfx_gather_elements(g, bd, in->shift, 3);                               /* [B, heads, F, F] */
@@ -178,48 +188,54 @@ static hfx_value *attention(layer_ctx *c, const hfx_conformer_inputs *in, hfx_va
     hfx_value *a = hfx_attention(g, q, k, v, bias, scale, 0.0, 0);
     a = hfx_transpose(g, a, 4, (int64_t[]){0, 2, 1, 3});
     a = hfx_reshape(g, a, 3, (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(H)});
-    return hfx_op2(g, HFX_OP_ADD, linear(c, a, H, H, true, "self_attn.linear_out"), x);
+    return hfx_op2(g, HFX_OP_ADD, linear(c, a, H, H, cf->linear_bias, nm->proj[3]), x);
 }
 
-/* A pointwise Conv1d's weight [out, in, 1] as a linear's [out, in] */
-static hfx_value *pointwise(layer_ctx *c, int64_t out, int64_t in, const char *leaf) {
-    return hfx_const_flatten(c->g, W(c, 3, (int64_t[]){out, in, 1}, leaf), 1);
+/* The convolution module's pointwise Conv1d `which` (0 or 2) as a linear over x [B,F,in]: [B,F,out] */
+static hfx_value *pointwise(layer_ctx *c, hfx_value *x, int64_t out, int64_t in, int which) {
+    char n[160];
+    snprintf(n, sizeof n, "%s.weight", c->n->conv[which]);
+    hfx_value *w = hfx_const_flatten(c->g, W(c, 3, (int64_t[]){out, in, 1}, n), 1);
+    snprintf(n, sizeof n, "%s.bias", c->n->conv[which]);
+    return hfx_linear(c->g, x, w, c->cf->conv_bias ? W(c, 1, &out, n) : NULL);
 }
 
-/* A [C] parameter as [C,1], to scale x [B,C,F] */
+/* The BatchNorm's parameter `leaf` [C] as [C,1], to scale x [B,C,F] */
 static hfx_value *column(layer_ctx *c, const char *leaf) {
     int64_t h = c->cf->hidden;
-    return hfx_reshape(c->g, W(c, 1, &h, leaf), 2, (hfx_dim[]){hfx_dim_const(h), hfx_dim_const(1)});
+    char n[160];
+    snprintf(n, sizeof n, "%s.%s", c->n->batch_norm, leaf);
+    return hfx_reshape(c->g, W(c, 1, &h, n), 2, (hfx_dim[]){hfx_dim_const(h), hfx_dim_const(1)});
 }
 
 /* x + the convolution module of x */
-static hfx_value *convolution(layer_ctx *c, hfx_value *x) {
+static hfx_value *convolution(layer_ctx *c, const hfx_conformer_inputs *in, hfx_value *x) {
     const hfx_conformer *cf = c->cf;
     hfx_graph *g = c->g;
     int64_t H = cf->hidden, k = cf->kernel;
-    hfx_value *h = norm(c, x, "conv_module.layer_norm");
-    h = hfx_linear(g, h, pointwise(c, 2 * H, H, "conv_module.pointwise_conv1.weight"), NULL); /* [B,F,2H] */
+    hfx_value *h = pointwise(c, norm(c, x, c->n->conv_norm), 2 * H, H, 0); /* [B,F,2H] */
     h = hfx_op2(g, HFX_OP_MUL, hfx_slice(g, h, 2, 0, H), hfx_op1(g, HFX_OP_SIGMOID, hfx_slice(g, h, 2, H, 2 * H)));
+    if (in->keep) h = hfx_op2(g, HFX_OP_MUL, h, in->keep);
     h = hfx_transpose(g, h, 3, (int64_t[]){0, 2, 1}); /* [B,H,F] */
-    h = hfx_conv1d(g, h, W(c, 3, (int64_t[]){H, 1, k}, "conv_module.depthwise_conv.weight"), NULL, 1, (k - 1) / 2, H,
-                   NULL);
     char n[160];
-    snprintf(n, sizeof n, "%s.conv_module.batch_norm.num_batches_tracked", c->layer);
+    snprintf(n, sizeof n, "%s.weight", c->n->conv[1]);
+    hfx_value *dw = W(c, 3, (int64_t[]){H, 1, k}, n);
+    snprintf(n, sizeof n, "%s.bias", c->n->conv[1]);
+    h = hfx_conv1d(g, h, dw, cf->conv_bias ? W(c, 1, &H, n) : NULL, 1, (k - 1) / 2, H, NULL);
+    snprintf(n, sizeof n, "%s.%s.num_batches_tracked", c->layer, c->n->batch_norm);
     if (hfx_weight_exists(c->w, n)) hfx_weight_ignore(c->w, n);
-    h = hfx_batch_norm(g, h, column(c, "conv_module.batch_norm.running_mean"),
-                       column(c, "conv_module.batch_norm.running_var"), column(c, "conv_module.batch_norm.weight"),
-                       column(c, "conv_module.batch_norm.bias"), 1e-5);
+    h = hfx_batch_norm(g, h, column(c, "running_mean"), column(c, "running_var"), column(c, "weight"),
+                       column(c, "bias"), 1e-5);
     h = hfx_transpose(g, hfx_activate(g, cf->act, h), 3, (int64_t[]){0, 2, 1}); /* [B,F,H] */
-    h = hfx_linear(g, h, pointwise(c, H, H, "conv_module.pointwise_conv2.weight"), NULL);
-    return hfx_op2(g, HFX_OP_ADD, h, x);
+    return hfx_op2(g, HFX_OP_ADD, pointwise(c, h, H, H, 2), x);
 }
 
 hfx_value *hfx_conformer_layer(const hfx_conformer *cf, hfx_graph *g, hfx_weights *w, const char *layer,
                                const hfx_conformer_inputs *in, hfx_value *x) {
-    layer_ctx c = {cf, g, w, layer};
-    x = half_ffn(&c, x, "ffn1", "ffn1_layer_norm");
+    layer_ctx c = {cf, cf->names ? cf->names : &hfx_conformer_wav2vec2_names, g, w, layer};
+    x = half_ffn(&c, x, 0);
     x = attention(&c, in, x);
-    x = convolution(&c, x);
-    x = half_ffn(&c, x, "ffn2", "ffn2_layer_norm");
-    return norm(&c, x, "final_layer_norm");
+    x = convolution(&c, in, x);
+    x = half_ffn(&c, x, 1);
+    return norm(&c, x, c.n->final_norm);
 }

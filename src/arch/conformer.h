@@ -17,12 +17,27 @@ typedef enum {
                                    and shifted into place; q + pos_bias_u scores the keys */
 } hfx_conformer_pos;
 
+/* A lineage's tensor names under a layer, and which linears have biases. */
+typedef struct hfx_conformer_names {
+    const char *ffn[2], *ffn_in, *ffn_out, *ffn_norm[2]; /* the two half feed-forwards, their linears and norms */
+    const char *attn_norm, *proj[4], *pos, *pos_bias[2]; /* q, k, v, out; the distances' projection; u, v */
+    const char *conv_norm, *conv[3], *batch_norm;        /* pointwise, depthwise, pointwise; BatchNorm */
+    const char *final_norm;
+} hfx_conformer_names;
+
+extern const hfx_conformer_names hfx_conformer_wav2vec2_names; /* Wav2Vec2ConformerEncoderLayer's */
+
 typedef struct hfx_conformer {
     int64_t hidden, heads, intermediate;
     int64_t kernel;                /* the depthwise convolution's, odd ("same" padding) */
     hfx_activation act;            /* the feed-forwards' and the convolution module's */
     hfx_conformer_pos pos;
     double rotary_base;
+    const hfx_conformer_names *names; /* NULL: Wav2Vec2-Conformer's */
+    bool linear_bias;              /* the feed-forwards' and attention's linears (Wav2Vec2-Conformer's always) */
+    bool conv_bias;                /* the convolution module's three convolutions (Wav2Vec2-Conformer's never) */
+    bool pow_freqs;                /* the relative encodings' frequencies as 1/10000^(2j/hidden) (Parakeet), not
+                                      exp(2j·−ln 10000/hidden) */
 } hfx_conformer;
 
 /* position_embeddings_type ("relative", "rotary" or null), rotary_embedding_base and conv_depthwise_kernel_size of
@@ -31,7 +46,9 @@ hfx_status hfx_conformer_parse(hfx_cfg c, hfx_conformer *out, hfx_error *err);
 
 /* What every layer reads, made once from the frames x [B,F,hidden]. */
 typedef struct hfx_conformer_inputs {
-    hfx_value *pad;        /* [B,1,1,F] f32 attention bias: 0, or the float minimum for padded frames */
+    hfx_value *pad;        /* [B,1,1,F] (or [B,1,F,F]) f32 attention bias: 0, or the float minimum where masked */
+    hfx_value *keep;       /* [B,F,1] of x's dtype, 1 on real frames, 0 on padding: the convolution module zeroes
+                              padded frames before its depthwise convolution (Parakeet); NULL: none */
     hfx_value *cos, *sin;  /* rotary: [1,F,1,head_dim] */
     hfx_value *pe;         /* relative: the encodings [1, 2F − 1, hidden] of distances F − 1 down to 1 − F */
     hfx_value *shift;      /* relative: [B,heads,F,F] i64, the column of distance i − j in row i */

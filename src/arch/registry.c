@@ -1122,6 +1122,11 @@ extern const hfx_arch_family hfx_vision_family;
 extern const vision_desc hfx_vit_model, hfx_vit_classifier, hfx_clip_vision_model, hfx_clip_vision_projection,
     hfx_siglip_vision_model, hfx_dinov2_model, hfx_dinov2_classifier, hfx_dinov3_model;
 
+/* The Parakeet family (parakeet.c). */
+typedef struct parakeet_desc parakeet_desc;
+extern const hfx_arch_family hfx_parakeet_family;
+extern const parakeet_desc hfx_parakeet_ctc, hfx_parakeet_encoder;
+
 /* The speech family (speech.c). */
 typedef struct speech_desc speech_desc;
 extern const hfx_arch_family hfx_speech_family;
@@ -1365,6 +1370,8 @@ static const struct entry {
     {"Dinov2ForImageClassification", &hfx_vision_family, &hfx_dinov2_classifier},
     {"DINOv3ViTModel", &hfx_vision_family, &hfx_dinov3_model},
     {"Siglip2VisionModel", &hfx_naflex_family, &hfx_siglip2_vision_model},
+    {"ParakeetForCTC", &hfx_parakeet_family, &hfx_parakeet_ctc},
+    {"ParakeetEncoder", &hfx_parakeet_family, &hfx_parakeet_encoder},
     {"Wav2Vec2ForCTC", &hfx_speech_family, &hfx_wav2vec2_ctc},
     {"Wav2Vec2Model", &hfx_speech_family, &hfx_wav2vec2_model},
     {"Wav2Vec2ForSequenceClassification", &hfx_speech_family, &hfx_wav2vec2_classifier},

@@ -195,7 +195,7 @@ static hfx_status speech_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, v
     }
     if (L->conformer) {
         m->conformer = (hfx_conformer){.hidden = m->hidden, .heads = m->heads, .intermediate = m->intermediate,
-                                       .act = m->act};
+                                       .act = m->act, .linear_bias = true};
         if ((st = hfx_conformer_parse(c, &m->conformer, err))) return st;
     }
     if (d->head == HEAD_CTC) return hfx_cfg_int_in(c, "vocab_size", 1, 1 << 24, &m->vocab, err);

@@ -311,14 +311,19 @@ static void lower_linear(lowering *l, const hfx_node *n, const aten_rule *r) {
     keep_quant(l, n);
 }
 
-static void lower_conv1d(lowering *l, const hfx_node *n, const aten_rule *r) {
-    static const int64_t one = 1, zero = 0;
+/* convolution(x, w, bias?, stride, padding, dilation, transposed, output_padding, groups) over the node's 1 or 2
+ * spatial axes */
+static void lower_conv(lowering *l, const hfx_node *n, const aten_rule *r) {
+    static const int64_t ones[2] = {1, 1}, zeros[2] = {0, 0};
+    int rank = n->attrs.rank;
+    int64_t stride[2], padding[2];
+    for (int i = 0; i < rank; i++) stride[i] = n->attrs.ints[1 + 2 * i], padding[i] = n->attrs.ints[2 + 2 * i];
     hfx_aten_arg a[9];
     a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
     a[2] = n->n_in > 2 ? T(tensor_of(l, n->in[2])) : (hfx_aten_arg){.kind = HFX_ARG_NONE};
-    a[3] = hfx_arg_ints(l->p, 1, &n->attrs.ints[0]), a[4] = hfx_arg_ints(l->p, 1, &n->attrs.ints[1]);
-    a[5] = hfx_arg_ints(l->p, 1, &one), a[6] = hfx_arg_bool(false), a[7] = hfx_arg_ints(l->p, 1, &zero);
-    a[8] = hfx_arg_int(n->attrs.ints[2]);
+    a[3] = hfx_arg_ints(l->p, rank, stride), a[4] = hfx_arg_ints(l->p, rank, padding);
+    a[5] = hfx_arg_ints(l->p, rank, ones), a[6] = hfx_arg_bool(false), a[7] = hfx_arg_ints(l->p, rank, zeros);
+    a[8] = hfx_arg_int(n->attrs.ints[0]);
     out_call(l, n, r->aten, a, 9);
 }
 
@@ -538,7 +543,7 @@ static const aten_rule rules[] = {
     ROW(RMS_NORM, EXPANDED, "aten.pow, aten.mean, aten.add, aten.sqrt, aten.div, aten.mul", COUNT_, NULL),
     ROW(SOFTMAX, LOWERED, "aten.softmax.int", SOFTMAX, tensor_axis),
     ROW(CUMSUM, LOWERED, "aten.cumsum.default", CUMSUM, tensor_axis),
-    ROW(CONV1D, LOWERED, "aten.convolution.default", CONVOLUTION, lower_conv1d),
+    ROW(CONV, LOWERED, "aten.convolution.default", CONVOLUTION, lower_conv),
     /* where hfx_aten_keeps keeps it (no soft-cap, no sinks); else expanded into matmul, mul,
      * add, softmax, matmul */
     ROW(ATTENTION, LOWERED, "aten.scaled_dot_product_attention.default", SDPA, lower_attention),

@@ -708,43 +708,63 @@ hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis) {
     return hfx_node_add(g, HFX_OP_CUMSUM, 1, &x, &a);
 }
 
-hfx_value *hfx_conv1d(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *bias, int64_t stride, int64_t padding,
-                      int64_t groups, const char *frames) {
-    hfx_attrs a = {.ints = {stride, padding, groups}, .n_ints = 3, .rank = 1};
-    if (x->rank != 3 || w->rank != 3 || !hfx_dim_is_const(w->dims[2]) || stride < 1 || padding < 0) {
-        hfx_graph_fail(g, HFX_ERR_INTERNAL, "conv1d: needs x [B,Cin,T], w [Cout,Cin/groups,k], stride ≥ 1");
-        return x;
-    }
-    hfx_dim t = x->dims[2];
-    int64_t k = w->dims[2].c, shift = 2 * padding - k; /* T' = ⌊(T + shift)/stride⌋ + 1 */
+/* The output length of one spatial axis t (kernel k, stride, padding) as hfx_conv1d describes it; false after failing g. */
+static bool conv_length(hfx_graph *g, hfx_dim t, int64_t k, int64_t stride, int64_t padding, const char *frames,
+                        hfx_dim *out) {
+    int64_t shift = 2 * padding - k; /* T' = ⌊(T + shift)/stride⌋ + 1 */
     bool ok = true;
     if (hfx_dim_is_const(t)) {
         if (t.c + shift < 0) {
-            hfx_graph_fail(g, HFX_ERR_INVALID, "conv1d: %lld samples are fewer than the kernel's %lld", (long long)t.c,
+            hfx_graph_fail(g, HFX_ERR_INVALID, "conv: %lld samples are fewer than the kernel's %lld", (long long)t.c,
                            (long long)k);
-            return x;
+            return false;
         }
-        a.dims[0] = hfx_dim_const((t.c + shift) / stride + 1);
+        *out = hfx_dim_const((t.c + shift) / stride + 1);
     } else if (stride == 1) {
-        a.dims[0] = hfx_dim_add(t, hfx_dim_const(shift + 1), &ok);
+        *out = hfx_dim_add(t, hfx_dim_const(shift + 1), &ok);
     } else if (t.n == 1 && t.coef[0] == 1 && t.c == 0 && frames) {
         hfx_symbol *s = &g->symbols[t.sym[0]];
         if (s->div == 0 && s->min < -shift) s->min = -shift;
         if (s->min < -shift) { /* a derived one's minimum follows its own: the caller raises that */
-            hfx_graph_fail(g, HFX_ERR_INTERNAL, "conv1d: '%s' can be shorter than the kernel", s->name);
-            return x;
+            hfx_graph_fail(g, HFX_ERR_INTERNAL, "conv: '%s' can be shorter than the kernel", s->name);
+            return false;
         }
-        a.dims[0] = hfx_dim_sym(hfx_graph_symbol_derived(g, frames, hfx_dim_add(t, hfx_dim_const(shift + stride), &ok),
-                                                         stride, 0));
+        *out = hfx_dim_sym(hfx_graph_symbol_derived(g, frames, hfx_dim_add(t, hfx_dim_const(shift + stride), &ok),
+                                                    stride, 0));
     } else {
         ok = false;
     }
-    if (!ok) {
-        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "conv1d: a strided window over a length of several sizes");
+    if (!ok) hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "conv: a strided window over a length of several sizes");
+    return ok;
+}
+
+/* The convolution node over `rank` spatial axes (hfx_conv1d, hfx_conv2d). */
+static hfx_value *conv(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *bias, int rank, const int64_t *stride,
+                       const int64_t *padding, int64_t groups, const char *const *frames) {
+    hfx_attrs a = {.ints = {groups}, .n_ints = 1 + 2 * rank, .rank = rank};
+    bool shapes = x->rank == 2 + rank && w->rank == 2 + rank && groups >= 1;
+    for (int i = 0; shapes && i < rank; i++) shapes = hfx_dim_is_const(w->dims[2 + i]) && stride[i] >= 1 && padding[i] >= 0;
+    if (!shapes) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "conv: needs x [B,Cin,*S], w [Cout,Cin/groups,*K] of %d spatial axes, "
+                       "strides ≥ 1", rank);
         return x;
     }
+    for (int i = 0; i < rank; i++) {
+        a.ints[1 + 2 * i] = stride[i], a.ints[2 + 2 * i] = padding[i];
+        if (!conv_length(g, x->dims[2 + i], w->dims[2 + i].c, stride[i], padding[i], frames[i], &a.dims[i])) return x;
+    }
     hfx_value *in[3] = {x, w, bias};
-    return hfx_node_add(g, HFX_OP_CONV1D, bias ? 3 : 2, in, &a);
+    return hfx_node_add(g, HFX_OP_CONV, bias ? 3 : 2, in, &a);
+}
+
+hfx_value *hfx_conv1d(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *bias, int64_t stride, int64_t padding,
+                      int64_t groups, const char *frames) {
+    return conv(g, x, w, bias, 1, &stride, &padding, groups, &frames);
+}
+
+hfx_value *hfx_conv2d(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *bias, const int64_t stride[2],
+                      const int64_t padding[2], int64_t groups, const char *const frames[2]) {
+    return conv(g, x, w, bias, 2, stride, padding, groups, frames);
 }
 
 void hfx_top_k(hfx_graph *g, hfx_value *x, int64_t k, hfx_value **values, hfx_value **indices) {

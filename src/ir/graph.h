@@ -257,6 +257,11 @@ hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis);
  * to). */
 hfx_value *hfx_conv1d(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *bias, int64_t stride, int64_t padding,
                       int64_t groups, const char *frames);
+/* torch's conv2d (dilation 1) of x [B,Cin,H,W] by w [Cout, Cin/groups, kh, kw] plus bias [Cout] (NULL: none): each
+ * spatial axis a as hfx_conv1d's length, with stride[a], padding[a] and, for a strided symbolic axis, the derived
+ * symbol named frames[a]: [B, Cout, H', W']. */
+hfx_value *hfx_conv2d(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *bias, const int64_t stride[2],
+                      const int64_t padding[2], int64_t groups, const char *const frames[2]);
 
 /* How a backend writes reshape(x → dims) with a constant shape vector: shape[i] is the dim when
  * constant, 0 for "copy the input's dim at the same index", -1 for "infer". Returns how many -1s

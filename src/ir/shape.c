@@ -388,24 +388,30 @@ static const char *scatter_elements(RULE_PARAMS) {
     return NULL;
 }
 
-static const char *conv1d(RULE_PARAMS) {
+static const char *conv(RULE_PARAMS) {
     hfx_value *x = in[0], *w = in[1], *b = n_in > 2 ? in[2] : NULL;
-    int64_t stride = a->ints[0], pad = a->ints[1], groups = a->ints[2];
-    if (x->rank != 3 || w->rank != 3 || a->n_ints != 3 || stride < 1 || pad < 0 || groups < 1 || !hfx_dtype_is_float(x->dtype) ||
-        w->dtype != x->dtype)
-        return "needs float x [B,Cin,T] and w [Cout,Cin/groups,k] of one dtype, stride ≥ 1, groups ≥ 1";
-    for (int d = 0; d < 3; d++)
+    int rank = a->rank;
+    int64_t groups = a->ints[0];
+    if ((rank != 1 && rank != 2) || x->rank != 2 + rank || w->rank != 2 + rank || a->n_ints != 1 + 2 * rank ||
+        groups < 1 || !hfx_dtype_is_float(x->dtype) || w->dtype != x->dtype)
+        return "needs float x [B,Cin,*S] and w [Cout,Cin/groups,*K] of one dtype over 1 or 2 spatial axes, groups ≥ 1";
+    for (int d = 0; d < w->rank; d++)
         if (!hfx_dim_is_const(w->dims[d])) return "needs a weight of constant shape";
-    int64_t cout = w->dims[0].c, k = w->dims[2].c;
+    int64_t cout = w->dims[0].c;
     if (!hfx_dim_is_const(x->dims[1]) || x->dims[1].c != w->dims[1].c * groups || cout % groups)
         return "x's channels are not the weight's times groups, or groups do not divide its outputs";
     if (b && (b->rank != 1 || !hfx_dim_eq(b->dims[0], w->dims[0]) || b->dtype != x->dtype))
         return "needs a bias [Cout] of x's dtype";
-    hfx_dim t = x->dims[2];
-    if (hfx_dim_is_const(t) && !(t.c + 2 * pad >= k && hfx_dim_eq(a->dims[0], hfx_dim_const((t.c + 2 * pad - k) / stride + 1))))
-        return "the output length is not the window count";
     outs[0]->dims[1] = w->dims[0];
-    outs[0]->dims[2] = a->dims[0];
+    for (int i = 0; i < rank; i++) {
+        int64_t stride = a->ints[1 + 2 * i], pad = a->ints[2 + 2 * i], k = w->dims[2 + i].c;
+        hfx_dim t = x->dims[2 + i];
+        if (stride < 1 || pad < 0) return "needs strides ≥ 1 and paddings ≥ 0";
+        if (hfx_dim_is_const(t) &&
+            !(t.c + 2 * pad >= k && hfx_dim_eq(a->dims[i], hfx_dim_const((t.c + 2 * pad - k) / stride + 1))))
+            return "an output length is not the window count";
+        outs[0]->dims[2 + i] = a->dims[i];
+    }
     return NULL;
 }
 
@@ -470,7 +476,7 @@ static const shape_rule rules[HFX_OP_COUNT_] = {
     [HFX_OP_RANGE] = range_,
     [HFX_OP_EXPAND] = expand,
     [HFX_OP_CUMSUM] = axis_only,
-    [HFX_OP_CONV1D] = conv1d,
+    [HFX_OP_CONV] = conv,
     [HFX_OP_TOP_K] = top_k,
     [HFX_OP_TOP_K_MASK] = top_k,
     [HFX_OP_GATHER_ELEMENTS] = gather_elements,

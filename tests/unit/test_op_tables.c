@@ -131,10 +131,15 @@ static hfx_graph *one_node(hfx_op op) {
         break;
     case HFX_OP_SOFTMAX: y = hfx_softmax(g, in(g, "x", HFX_DTYPE_F32, 2, bx3), -1); break;
     case HFX_OP_CUMSUM: y = hfx_cumsum(g, in(g, "x", HFX_DTYPE_F32, 2, bx3), 1); break;
-    case HFX_OP_CONV1D: /* two groups of [2 → 1] channels, kernel 3, stride 2, over 5 samples: [B, 2, 3] */
+    case HFX_OP_CONV: /* 1-D: two groups of [2 → 1] channels, kernel 3, stride 2, over 5 samples: [B, 2, 3];
+                         2-D: it again as [B, 2, 3, 1], three rows over its rows, kernel 2×1, stride 1×1, padding 0×1:
+                         [B, 3, 2, 3]; their sum broadcast: [B, 3, 2, 3] */
         y = hfx_conv1d(g, in(g, "x", HFX_DTYPE_F32, 3, (hfx_dim[]){B, c4, c5}),
                        hfx_const_bytes(g, HFX_DTYPE_F32, 3, (int64_t[]){2, 2, 3}, w12),
                        hfx_const_bytes(g, HFX_DTYPE_F32, 1, (int64_t[]){2}, w12), 2, 1, 2, NULL);
+        y = hfx_op2(g, HFX_OP_ADD, hfx_unsqueeze(g, y, 1),
+                    hfx_conv2d(g, hfx_unsqueeze(g, y, 3), hfx_const_bytes(g, HFX_DTYPE_F32, 4, (int64_t[]){3, 2, 2, 1}, w12),
+                               NULL, (int64_t[]){1, 1}, (int64_t[]){0, 1}, 1, (const char *const[]){NULL, NULL}));
         break;
     case HFX_OP_ATTENTION: /* two heads over one key/value head, as kept where a format keeps it */
         y = hfx_attention(g, in(g, "q", HFX_DTYPE_F32, 4, (hfx_dim[]){B, c2, c3, c4}),

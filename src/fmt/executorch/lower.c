@@ -123,7 +123,7 @@ static const hfx_op_support et_ops[] = {
     ROW(RMS_NORM, EXPANDED, "aten::pow, aten::mean, aten::add, aten::sqrt, aten::div, aten::mul"),
     ROW(SOFTMAX, LOWERED, "aten::_softmax.out"),
     ROW(CUMSUM, LOWERED, "aten::cumsum.out"),
-    ROW(CONV1D, LOWERED, "aten::convolution.out"),
+    ROW(CONV, LOWERED, "aten::convolution.out"),
     /* the portable kernels have no attention: et_keeps keeps none */
     ROW(ATTENTION, EXPANDED, "aten::bmm, aten::mul, aten::add, aten::_softmax, aten::bmm"),
     ROW(TOP_K, LOWERED, "aten::topk.values"),

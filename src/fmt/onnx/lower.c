@@ -658,16 +658,22 @@ static void lower_cumsum(onnx_model *m, const hfx_node *n, const char *type, con
     op2(m, type, in[0], int_scalar(m, n->attrs.axis), out);
 }
 
-static void lower_conv1d(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
+/* Conv over the node's 1 or 2 spatial axes: pads as every axis' beginning, then every axis' end */
+static void lower_conv(onnx_model *m, const hfx_node *n, const char *type, const char *out) {
     const char *in[16];
     attrs a = {0};
     input_names(m, n, in);
-    int64_t k = n->in[1]->dims[2].c, pads[2] = {n->attrs.ints[1], n->attrs.ints[1]}, one = 1;
-    attr_ints(&a, "kernel_shape", 1, &k);
-    attr_ints(&a, "strides", 1, &n->attrs.ints[0]);
-    attr_ints(&a, "pads", 2, pads);
-    attr_ints(&a, "dilations", 1, &one);
-    attr_int(&a, "group", n->attrs.ints[2]);
+    int rank = n->attrs.rank;
+    int64_t k[2], strides[2], pads[4], ones[2] = {1, 1};
+    for (int i = 0; i < rank; i++) {
+        k[i] = n->in[1]->dims[2 + i].c, strides[i] = n->attrs.ints[1 + 2 * i];
+        pads[i] = pads[rank + i] = n->attrs.ints[2 + 2 * i];
+    }
+    attr_ints(&a, "kernel_shape", rank, k);
+    attr_ints(&a, "strides", rank, strides);
+    attr_ints(&a, "pads", 2 * rank, pads);
+    attr_ints(&a, "dilations", rank, ones);
+    attr_int(&a, "group", n->attrs.ints[0]);
     emit(m, type, n->n_in, in, out, &a);
 }
 
@@ -740,7 +746,7 @@ static const onnx_rule rules[] = {
     ROW(RMS_NORM, EXPANDED, "Pow, ReduceMean, Add, Sqrt, Div, Mul", NULL),
     ROW(SOFTMAX, LOWERED, "Softmax", with_axis),
     ROW(CUMSUM, LOWERED, "CumSum", lower_cumsum),
-    ROW(CONV1D, LOWERED, "Conv", lower_conv1d),
+    ROW(CONV, LOWERED, "Conv", lower_conv),
     ROW(ATTENTION, EXPANDED, "MatMul, Mul, Add, Softmax, MatMul", NULL),
     ROW(TOP_K, LOWERED, "TopK", lower_top_k),
     ROW(TOP_K_MASK, EXPANDED, "TopK, ScatterElements", NULL),

@@ -461,20 +461,30 @@ static ov_ref lower_cumsum(ov_model *m, const hfx_node *n, const char *type) {
     return layer(m, type, "opset3", "exclusive=\"false\" reverse=\"false\"", 2, in, 1);
 }
 
-/* Convolution, or GroupConvolution over the weight as [groups, Cout/groups, Cin/groups, k]; the bias
- * added as [1, Cout, 1] */
-static ov_ref lower_conv1d(ov_model *m, const hfx_node *n, const char *type) {
+/* Convolution over the node's 1 or 2 spatial axes, or GroupConvolution over the weight as
+ * [groups, Cout/groups, Cin/groups, *k]; the bias added as [1, Cout, 1(, 1)] */
+static ov_ref lower_conv(ov_model *m, const hfx_node *n, const char *type) {
     ov_ref x = val(m, n->in[0]), w = val(m, n->in[1]);
-    int64_t cout = n->in[1]->dims[0].c, cin = n->in[1]->dims[1].c, k = n->in[1]->dims[2].c, groups = n->attrs.ints[2];
-    char attr[160];
-    snprintf(attr, sizeof attr, "strides=\"%lld\" dilations=\"1\" pads_begin=\"%lld\" pads_end=\"%lld\" "
-             "auto_pad=\"explicit\"", (long long)n->attrs.ints[0], (long long)n->attrs.ints[1],
-             (long long)n->attrs.ints[1]);
-    if (groups > 1) w = reshape(m, w, 4, (int64_t[]){groups, cout / groups, cin, k});
+    const hfx_value *wv = n->in[1];
+    int rank = n->attrs.rank;
+    int64_t cout = wv->dims[0].c, groups = n->attrs.ints[0], s[2] = {1, 1}, p[2] = {0, 0};
+    for (int i = 0; i < rank; i++) s[i] = n->attrs.ints[1 + 2 * i], p[i] = n->attrs.ints[2 + 2 * i];
+    char attr[256];
+    if (rank == 1)
+        snprintf(attr, sizeof attr, "strides=\"%lld\" dilations=\"1\" pads_begin=\"%lld\" pads_end=\"%lld\" "
+                 "auto_pad=\"explicit\"", (long long)s[0], (long long)p[0], (long long)p[0]);
+    else
+        snprintf(attr, sizeof attr, "strides=\"%lld,%lld\" dilations=\"1,1\" pads_begin=\"%lld,%lld\" "
+                 "pads_end=\"%lld,%lld\" auto_pad=\"explicit\"", (long long)s[0], (long long)s[1], (long long)p[0],
+                 (long long)p[1], (long long)p[0], (long long)p[1]);
+    if (groups > 1) { /* [Cout, Cin/g, *k] → [g, Cout/g, Cin/g, *k] */
+        int64_t shape[5] = {groups, cout / groups, wv->dims[1].c, wv->dims[2].c, rank == 2 ? wv->dims[3].c : 0};
+        w = reshape(m, w, 3 + rank, shape);
+    }
     ov_ref in[2] = {x, w};
     ov_ref y = layer(m, groups > 1 ? "GroupConvolution" : type, "opset1", attr, 2, in, 1);
     if (n->n_in < 3) return y;
-    return op2(m, "Add", y, reshape(m, val(m, n->in[2]), 3, (int64_t[]){1, cout, 1}));
+    return op2(m, "Add", y, reshape(m, val(m, n->in[2]), 2 + rank, (int64_t[]){1, cout, 1, 1}));
 }
 
 /* largest first, stable: port 0 the values, port 1 the i64 indices */
@@ -552,7 +562,7 @@ static const ov_rule rules[] = {
     ROW(RMS_NORM, EXPANDED, "Power, ReduceMean, Add, Sqrt, Divide, Multiply", NULL),
     ROW(SOFTMAX, LOWERED, "SoftMax", lower_softmax),
     ROW(CUMSUM, LOWERED, "CumSum", lower_cumsum),
-    ROW(CONV1D, LOWERED, "Convolution", lower_conv1d),
+    ROW(CONV, LOWERED, "Convolution", lower_conv),
     /* where hfx_ov_keeps keeps it (float32, no soft-cap, no sinks, no sliding window in the
      * graph); else expanded into MatMul, Multiply, Add, SoftMax, MatMul */
     ROW(ATTENTION, LOWERED, "ScaledDotProductAttention", lower_attention),

@@ -1,0 +1,210 @@
+/* The Parakeet family (FastConformer: transformers' ParakeetEncoder, ParakeetForCTC). Log-mel input_features
+ * [B,T,mels] and their attention_mask [B,T] (ParakeetFeatureExtractor's) go through a Conv2d subsampling over time
+ * and frequency (a strided convolution, then depthwise + pointwise pairs, each strided by
+ * subsampling_conv_stride, ReLU after each; every padded time step zeroed after each convolution as transformers
+ * masks it), a linear from channels × remaining mel bins to hidden_size (× √hidden_size where scale_input says),
+ * then conformer layers (conformer.h: Transformer-XL relative positions, the convolution module zeroing padded
+ * frames, queries and keys both masked) and, for CTC, a kernel-1 Conv1d head to the vocabulary.
+ *
+ * One component, `model`: input_features, attention_mask → logits [B,F,vocab] (ParakeetForCTC) or
+ * last_hidden_state [B,F,hidden] (ParakeetEncoder), F the subsampled frames, every one as transformers computes it
+ * (padded frames included). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "arch/conformer.h"
+#include "arch/nn.h"
+#include "arch/weights.h"
+#include "base/status.h"
+#include "hf/config.h"
+
+enum { MAX_SUBSAMPLING = 8 }; /* convolutions: log2(subsampling_factor) ≤ 8 */
+
+typedef struct parakeet_desc {
+    const char *architecture;
+    bool ctc; /* the CTC head (ParakeetForCTC, whose encoder is config.encoder_config); else the bare encoder */
+} parakeet_desc;
+
+typedef struct parakeet_cfg {
+    int64_t hidden, layers, mels, channels, kernel, stride, steps, vocab; /* steps: log2(subsampling_factor) */
+    bool scale_input;
+    hfx_conformer conformer;
+} parakeet_cfg;
+
+static const hfx_conformer_names parakeet_names = {
+    {"feed_forward1", "feed_forward2"}, "linear1", "linear2", {"norm_feed_forward1", "norm_feed_forward2"},
+    "norm_self_att", {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"},
+    "self_attn.relative_k_proj", {"self_attn.bias_u", "self_attn.bias_v"},
+    "norm_conv", {"conv.pointwise_conv1", "conv.depthwise_conv", "conv.pointwise_conv2"}, "conv.norm", "norm_out"};
+
+/* The encoder's config: its width, heads, activation, biases and subsampling. */
+static hfx_status parse_encoder(hfx_cfg e, parakeet_cfg *m, hfx_error *err) {
+    int64_t heads, intermediate, kernel, factor;
+    const char *act;
+    bool linear_bias, conv_bias;
+    hfx_status st;
+    if ((st = hfx_cfg_int_in_or(e, "hidden_size", 1024, 1, 1 << 16, &m->hidden, err)) ||
+        (st = hfx_cfg_int_in_or(e, "num_hidden_layers", 24, 0, 4096, &m->layers, err)) ||
+        (st = hfx_cfg_int_in_or(e, "num_attention_heads", 8, 1, 4096, &heads, err)) ||
+        (st = hfx_cfg_int_in_or(e, "intermediate_size", 4096, 1, 1 << 20, &intermediate, err)) ||
+        (st = hfx_cfg_str_or(e, "hidden_act", "silu", &act, err)) ||
+        (st = hfx_cfg_bool_or(e, "attention_bias", true, &linear_bias, err)) ||
+        (st = hfx_cfg_bool_or(e, "convolution_bias", true, &conv_bias, err)) ||
+        (st = hfx_cfg_int_in_or(e, "conv_kernel_size", 9, 1, 1 << 12, &kernel, err)) ||
+        (st = hfx_cfg_int_in_or(e, "subsampling_factor", 8, 2, 256, &factor, err)) ||
+        (st = hfx_cfg_int_in_or(e, "subsampling_conv_channels", 256, 1, 1 << 16, &m->channels, err)) ||
+        (st = hfx_cfg_int_in_or(e, "num_mel_bins", 80, 1, 1 << 12, &m->mels, err)) ||
+        (st = hfx_cfg_int_in_or(e, "subsampling_conv_kernel_size", 3, 1, 63, &m->kernel, err)) ||
+        (st = hfx_cfg_int_in_or(e, "subsampling_conv_stride", 2, 1, 16, &m->stride, err)) ||
+        (st = hfx_cfg_bool_or(e, "scale_input", true, &m->scale_input, err)))
+        return st;
+    m->steps = 0;
+    while ((int64_t)1 << (m->steps + 1) <= factor) m->steps++; /* int(math.log2(factor)) */
+    if (m->hidden % heads || (m->hidden / heads) % 2)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: hidden_size %lld is not num_attention_heads %lld heads of an even "
+                        "width", e.where, (long long)m->hidden, (long long)heads);
+    if (kernel % 2 == 0)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: conv_kernel_size %lld must be odd (\"same\" padding)", e.where,
+                        (long long)kernel);
+    hfx_activation a;
+    if (!hfx_activation_from_name(act, &a))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_act '%s' is not supported (%s)", e.where, act,
+                        hfx_activation_names());
+    m->conformer = (hfx_conformer){.hidden = m->hidden, .heads = heads, .intermediate = intermediate, .kernel = kernel,
+                                   .act = a, .pos = HFX_CONFORMER_POS_RELATIVE, .names = &parakeet_names,
+                                   .linear_bias = linear_bias, .conv_bias = conv_bias, .pow_freqs = true};
+    return HFX_OK;
+}
+
+static hfx_status parakeet_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
+    const parakeet_desc *d = desc_;
+    parakeet_cfg *m = cfg;
+    hfx_cfg e = c;
+    hfx_status st;
+    if (d->ctc && ((st = hfx_cfg_object(c, "encoder_config", arena, &e, err)) ||
+                   (st = hfx_cfg_int_in(c, "vocab_size", 1, 1 << 24, &m->vocab, err))))
+        return st;
+    return parse_encoder(e, m, err);
+}
+
+typedef struct parakeet_ctx {
+    hfx_graph *g;
+    hfx_weights *w;
+    const parakeet_cfg *m;
+    const char *prefix; /* "encoder." (ParakeetForCTC) or "" */
+} parakeet_ctx;
+
+/* Each row's valid time steps [B,1] after one strided convolution of n [B,1] (i64): ⌊(n + 2p − k)/s⌋ + 1, none
+ * below zero (the IR's integer division floors a non-negative dividend). */
+static hfx_value *shorter(parakeet_ctx *c, hfx_value *n) {
+    hfx_graph *g = c->g;
+    int64_t k = c->m->kernel, p = (k - 1) / 2, s = c->m->stride;
+    hfx_value *t = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_ADD, n, hfx_const_i64(g, 2 * p - k + s)), hfx_const_i64(g, 0));
+    return hfx_op2(g, HFX_OP_DIV, t, hfx_const_i64(g, s));
+}
+
+/* x [B,C,T,M] with the time steps at or past each row's count n [B,1] zeroed; also *keep [B,T] bool */
+static hfx_value *zero_padding(parakeet_ctx *c, hfx_value *x, hfx_value *n, hfx_value **keep) {
+    hfx_graph *g = c->g;
+    hfx_value *t = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, 2), hfx_const_i64(g, 1), x->dims[2]);
+    *keep = hfx_op2(g, HFX_OP_LESS, hfx_unsqueeze(g, t, 0), n); /* [B,T] */
+    hfx_value *k4 = hfx_unsqueeze(g, hfx_unsqueeze(g, *keep, 1), 3);
+    return hfx_where(g, k4, x, hfx_const_scalar(g, x->dtype, 0.0));
+}
+
+/* One Conv2d of the subsampling, subsampling.layers.<i>: [B,in,T,M] → [B,out,T',M'] */
+static hfx_value *conv(parakeet_ctx *c, hfx_value *x, int i, int64_t out, int64_t in_per_group, int64_t k, int64_t s,
+                       int64_t groups, const char *frames) {
+    int64_t p = (k - 1) / 2;
+    hfx_value *w = hfx_weight(c->w, 4, (int64_t[]){out, in_per_group, k, k}, "%ssubsampling.layers.%d.weight",
+                              c->prefix, i);
+    hfx_value *b = hfx_weight(c->w, 1, &out, "%ssubsampling.layers.%d.bias", c->prefix, i);
+    return hfx_conv2d(c->g, x, w, b, (int64_t[]){s, s}, (int64_t[]){p, p}, groups, (const char *const[]){frames, NULL});
+}
+
+/* The subsampling over input_features [B,T,mels] with each row's frame count n [B,1]: [B,F,hidden], and in *keep
+ * the real frames [B,F] bool. */
+static hfx_value *subsample(parakeet_ctx *c, hfx_value *features, hfx_value *n, hfx_value **keep) {
+    const parakeet_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    int64_t C = m->channels, k = m->kernel, s = m->stride;
+    char frames[32];
+    hfx_value *x = hfx_unsqueeze(g, features, 1); /* [B,1,T,mels] */
+    for (int64_t step = 0; step < m->steps && !g->failed; step++) {
+        snprintf(frames, sizeof frames, step == m->steps - 1 ? "frames" : "subsampled%lld_frames", (long long)step);
+        int layer = step == 0 ? 0 : (int)(3 * step - 1); /* 0 (conv, ReLU), then (depthwise, pointwise, ReLU) */
+        x = step == 0 ? conv(c, x, layer, C, 1, k, s, 1, frames) : conv(c, x, layer, C, 1, k, s, C, frames);
+        n = shorter(c, n);
+        x = zero_padding(c, x, n, keep);
+        if (step > 0) x = zero_padding(c, conv(c, x, layer + 1, C, C, 1, 1, 1, NULL), n, keep);
+        x = hfx_activate(g, HFX_ACT_RELU, x);
+    }
+    int64_t M = x->dims[3].c;
+    x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 1, 3}); /* [B,F,C,M'] */
+    x = hfx_reshape(g, x, 3, (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(C * M)});
+    hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){m->hidden, C * M}, "%ssubsampling.linear.weight", c->prefix);
+    x = hfx_linear(g, x, w, hfx_weight(c->w, 1, &m->hidden, "%ssubsampling.linear.bias", c->prefix));
+    if (m->scale_input) x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, x->dtype, sqrt((double)m->hidden)));
+    return x;
+}
+
+static hfx_status parakeet_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
+                                 hfx_graph *g, hfx_error *err) {
+    const parakeet_desc *d = desc_;
+    const parakeet_cfg *m = cfg_;
+    hfx_weights w;
+    hfx_status st;
+    if ((st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err))) return st;
+    parakeet_ctx c = {g, &w, m, hfx_weight_exists(&w, "encoder.subsampling.layers.0.weight") ? "encoder." : ""};
+    hfx_value *features = hfx_graph_input(g, "input_features", o->dtype, 3, (hfx_dim[]){o->batch, o->seq,
+                                                                                          hfx_dim_const(m->mels)});
+    hfx_value *mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
+    int64_t axis = 1;
+    hfx_value *keep, *n = hfx_reduce(g, HFX_OP_REDUCE_SUM, mask, 1, &axis); /* [B,1] */
+    hfx_value *x = subsample(&c, features, n, &keep);
+    /* queries and keys both masked: [B,1,F,F]; a padded frame's row all masked, as transformers makes it */
+    hfx_value *both = hfx_op2(g, HFX_OP_AND, hfx_unsqueeze(g, keep, 2), hfx_unsqueeze(g, keep, 1));
+    hfx_conformer_inputs in;
+    hfx_conformer_prepare(&m->conformer, g, x, hfx_where(g, hfx_unsqueeze(g, both, 1), hfx_const_f32(g, 0.0f),
+                                                         hfx_const_f32(g, -3.4028234663852886e38f)), NULL, &in);
+    in.keep = hfx_cast(g, hfx_unsqueeze(g, keep, 2), x->dtype);
+    char name[96];
+    for (int64_t i = 0; i < m->layers && !g->failed; i++) {
+        snprintf(name, sizeof name, "%slayers.%lld", c.prefix, (long long)i);
+        x = hfx_conformer_layer(&m->conformer, g, &w, name, &in, x);
+    }
+    if (d->ctc) {
+        hfx_value *head = hfx_const_flatten(g, hfx_weight(&w, 3, (int64_t[]){m->vocab, m->hidden, 1}, "ctc_head.weight"), 1);
+        hfx_graph_output(g, hfx_linear(g, x, head, hfx_weight(&w, 1, &m->vocab, "ctc_head.bias")), "logits");
+    } else {
+        hfx_graph_output(g, x, "last_hidden_state");
+    }
+    hfx_graph_set_meta(g, "architecture", d->architecture);
+    st = hfx_graph_status(g, err);
+    if (st == HFX_OK) st = hfx_weights_finish(&w, err);
+    hfx_weights_free(&w);
+    return st;
+}
+
+static const char *const features_masked[] = {"input_features", "attention_mask", NULL};
+
+static hfx_torch_signature parakeet_torch_signature(const void *desc_) {
+    const parakeet_desc *d = desc_;
+    return (hfx_torch_signature){features_masked, d->ctc ? "CausalLMOutput" : "ParakeetEncoderModelOutput", NULL};
+}
+
+static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};
+
+const hfx_arch_family hfx_parakeet_family = {
+    .cfg_size = sizeof(parakeet_cfg),
+    .parse = parakeet_parse,
+    .build_forward = parakeet_build,
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
+    .sequence_inputs = features_masked,
+    .torch_signature = parakeet_torch_signature,
+};
+
+const parakeet_desc hfx_parakeet_ctc = {"ParakeetForCTC", true};
+const parakeet_desc hfx_parakeet_encoder = {"ParakeetEncoder", false};
