@@ -87,7 +87,10 @@ def audio_features(export, out_dir: Path, paths: list):
         raise UsageError(f"{out_dir} has no preprocessor_config.json (the checkpoint had none to copy)")
     extractor = AutoFeatureExtractor.from_pretrained(str(out_dir))
     inputs = list(export.image_encoder.inputs)
-    frames = 2 * int(json.loads((out_dir / "config.json").read_text())["audio_config"].get("max_source_positions", 1500))
+    audio_config = json.loads((out_dir / "config.json").read_text())["audio_config"]
+    if "n_window" in audio_config:  # Qwen3-ASR's chunks
+        return chunked_features(export, extractor, audio_config, paths, inputs)
+    frames = 2 * int(audio_config.get("max_source_positions", 1500))
     if extractor.nb_max_frames != frames:
         raise UsageError(f"the feature extractor makes windows of {extractor.nb_max_frames} frames; the audio encoder "
                          f"takes {frames}")
@@ -114,6 +117,34 @@ def audio_features(export, out_dir: Path, paths: list):
     feed = {inputs[0]: np.concatenate(windows).astype(np.float32)}
     if len(inputs) > 1:
         feed[inputs[1]] = np.concatenate(masks)
+    return encoded_rows(export, feed, per_file)
+
+
+def chunked_features(export, extractor, audio_config: dict, paths: list, inputs: list):
+    """Qwen3-ASR's audio_features (audio_features' contract): each file's log-mel features (its processor's, padded to
+    whole chunks of 2·n_window frames) cut into those chunks, n_window_infer / chunk of them a window (the last padded
+    with empty chunks), as its encoder attends; the encoder counts each window's real frames."""
+    chunk = 2 * int(audio_config.get("n_window", 50))
+    per = max(int(audio_config.get("n_window_infer", 800)) // chunk, 1)
+    windows, masks, per_file = [], [], []
+    for path in paths:
+        out = extractor(read_wav(path, extractor.sampling_rate), sampling_rate=extractor.sampling_rate,
+                        return_attention_mask=True, return_tensors="np")
+        x, m = out["input_features"][0], np.asarray(out["attention_mask"][0], np.int64)  # [mels, T], [T]
+        n = -(-x.shape[1] // chunk)
+        a = -(-n // per)  # windows
+        x = np.pad(x, ((0, 0), (0, a * per * chunk - x.shape[1])))
+        m = np.pad(m, (0, a * per * chunk - m.shape[0]))
+        windows.append(x.reshape(x.shape[0], a, per, chunk).transpose(1, 2, 0, 3))  # [a, per, mels, chunk]
+        masks.append(m.reshape(a, per * chunk))
+        per_file.append(a)
+    feed = {inputs[0]: np.concatenate(windows).astype(np.float32), inputs[1]: np.concatenate(masks)}
+    return encoded_rows(export, feed, per_file)
+
+
+def encoded_rows(export, feed: dict, per_file: list):
+    """The encoder on `feed`: the real features of every window in order [tokens, hidden], and each file's count
+    (per_file: its windows)."""
     outputs = export.image_encoder.run(feed)
     features = np.array(outputs["audio_features"])  # [windows, tokens, hidden]
     lengths = (np.array(outputs["audio_feature_lengths"]) if "audio_feature_lengths" in outputs

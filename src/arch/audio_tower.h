@@ -1,29 +1,49 @@
-/* The audio towers of audio language models (Qwen2-Audio, Voxtral, Audio Flamingo 3): Whisper's encoder — two
+/* The audio towers of audio language models (Qwen2-Audio, Voxtral, Audio Flamingo 3, Qwen3-ASR): Whisper's encoder — two
  * convolutions over log-mel features, a stored position table, Whisper's layers (vision.c's pre-norm stack), a final
- * LayerNorm — and, where the lineage has it, an average pool of every two frames before that norm. */
+ * LayerNorm — and, where the lineage has it, an average pool of every two frames before that norm; or Qwen3-ASR's:
+ * three strided Conv2d over each chunk of log-mel frames, computed sinusoids restarting per chunk, the same layers
+ * attending within windows of chunks. */
 #ifndef HFX_ARCH_AUDIO_TOWER_H
 #define HFX_ARCH_AUDIO_TOWER_H
 
 #include "arch/vision.h"
 
+typedef enum {
+    HFX_AUDIO_WHISPER, /* a window of 2·positions log-mel frames through two Conv1d, a stored position table */
+    HFX_AUDIO_CHUNKED  /* Qwen3-ASR: chunks of 2·n_window frames, each through three Conv2d (3×3, stride 2, padding 1,
+                          GELU) and conv_out to `positions` frames plus their sinusoids; n_window_infer / chunk chunks
+                          side by side attend together */
+} hfx_audio_form;
+
 typedef struct hfx_audio_tower {
     hfx_vision_tower layers; /* the encoder's layers and sizes */
+    hfx_audio_form form;
     int64_t mels;            /* num_mel_bins */
-    int64_t positions;       /* max_source_positions: the frames after the strided convolution (the input's half) */
+    int64_t positions;       /* max_source_positions: the frames after the strided convolution (the input's half);
+                                chunked: the frames one chunk leaves */
     bool pool;               /* an average pool of two frames after the layers (Qwen2-Audio's, Audio Flamingo 3's) */
+    int64_t chunk, per_window, channels; /* chunked: 2·n_window frames, the chunks of a window, downsample_hidden_size */
 } hfx_audio_tower;
 
 /* Read an audio tower's config (an audio LM's audio_config) for its model_type ("qwen2_audio_encoder",
- * "voxtral_encoder", "audioflamingo3_encoder"); others are HFX_ERR_UNSUPPORTED, listing these. */
+ * "voxtral_encoder", "audioflamingo3_encoder", "qwen3_asr_encoder"); others are HFX_ERR_UNSUPPORTED, listing these. */
 hfx_status hfx_audio_tower_parse(const char *model_type, hfx_cfg c, hfx_audio_tower *out, hfx_error *err);
 
-/* The frames the tower outputs per clip: positions, halved where it pools. */
+/* The frames the tower outputs per clip: positions, halved where it pools; chunked: per window of chunks. */
 int64_t hfx_audio_tower_frames(const hfx_audio_tower *t);
+
+/* The tower's graph inputs for a batch of `batch` clips (windows), as hfx_audio_tower_states reads them: `features`
+ * [N, mels, 2·positions] (chunked: [N, chunks per window, mels, chunk]) and, where mask_name is not NULL, the feature
+ * mask [N, frames in] (i64). */
+void hfx_audio_tower_inputs(const hfx_audio_tower *t, hfx_graph *g, hfx_dim batch, hfx_dtype dtype,
+                            const char *mask_name, hfx_value **features, hfx_value **mask);
 
 /* The tower over features [N, mels, 2·positions] (each clip's window, as the Whisper feature extractor pads it), its
  * tensors named under `prefix` ("audio_tower."): the last hidden state [N, frames, hidden]. With mask [N, 2·positions]
  * (i64, 1 where the clip's features are real) the keys past each clip's real frames are hidden from every layer and
- * *lengths receives each clip's real output frames [N] i64, as transformers counts them. Failures are the graph's. */
+ * *lengths receives each clip's real output frames [N] i64, as transformers counts them. Chunked: over each window of
+ * chunks (hfx_audio_tower_inputs), its real frames first, the rest hidden (the mask is required). Failures are the
+ * graph's. */
 hfx_value *hfx_audio_tower_states(const hfx_audio_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                   hfx_value *features, hfx_value *mask, hfx_value **lengths);
 

@@ -1155,7 +1155,7 @@ extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen
     hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe, hfx_internvl, hfx_paligemma, hfx_mistral3, hfx_lfm2_vl, hfx_llama4, hfx_llava_next, hfx_llava_onevision;
 /* Audio language models: the same family's code, the encoder named audio_encoder (vlm.c). */
 extern const hfx_arch_family hfx_audio_lm_family;
-extern const vlm_desc hfx_qwen2_audio, hfx_voxtral, hfx_audioflamingo3;
+extern const vlm_desc hfx_qwen2_audio, hfx_voxtral, hfx_audioflamingo3, hfx_qwen3_asr;
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
@@ -1403,6 +1403,7 @@ static const struct entry {
     {"Qwen2AudioForConditionalGeneration", &hfx_audio_lm_family, &hfx_qwen2_audio},
     {"VoxtralForConditionalGeneration", &hfx_audio_lm_family, &hfx_voxtral},
     {"AudioFlamingo3ForConditionalGeneration", &hfx_audio_lm_family, &hfx_audioflamingo3},
+    {"Qwen3ASRForConditionalGeneration", &hfx_audio_lm_family, &hfx_qwen3_asr},
     {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},
     {"LlavaNextForConditionalGeneration", &hfx_vlm_family, &hfx_llava_next},
     {"LlavaOnevisionForConditionalGeneration", &hfx_vlm_family, &hfx_llava_onevision},

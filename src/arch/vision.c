@@ -207,13 +207,16 @@ static const tower_keys whisper_keys = {"d_model", "encoder_layers", "encoder_at
                                         "encoder_ffn_dim", "activation_function"};
 static const tower_keys whisper_v5_keys = {"hidden_size", "num_hidden_layers", "num_attention_heads", NULL, NULL,
                                            "intermediate_size", "activation_function"};
-#define WHISPER_LAYERS                                                                                              \
-    .patch = "conv1", .patch_bias = true, .layer = "layers.%lld", .q = "self_attn.q_proj", .k = "self_attn.k_proj", \
+#define WHISPER_STACK                                                                                               \
+    .patch_bias = true, .layer = "layers.%lld", .q = "self_attn.q_proj", .k = "self_attn.k_proj",                   \
     .v = "self_attn.v_proj", .o = "self_attn.out_proj", .norm1 = "self_attn_layer_norm", .norm2 = "final_layer_norm", \
-    .fc1 = "fc1", .fc2 = "fc2", .final_norm = "layer_norm", .act_default = "gelu", .eps_default = 1e-5,              \
-    .no_bias = 1u << 1
+    .fc1 = "fc1", .fc2 = "fc2", .act_default = "gelu", .eps_default = 1e-5
+#define WHISPER_LAYERS WHISPER_STACK, .patch = "conv1", .final_norm = "layer_norm", .no_bias = 1u << 1
 static const vision_layout whisper_layout = {WHISPER_LAYERS, .keys = &whisper_keys};
 static const vision_layout whisper_v5_layout = {WHISPER_LAYERS, .keys = &whisper_v5_keys};
+/* Qwen3-ASR's: Whisper's layers with a biased key projection, its first Conv2d the patch embedding, ln_post last */
+static const vision_layout qwen3_asr_layout = {WHISPER_STACK, .patch = "conv2d1", .final_norm = "ln_post",
+                                               .keys = &whisper_keys};
 
 typedef enum {
     HEAD_POOLER,     /* ViT: last_hidden_state, pooler_output = act(dense(class token)) where it has one;
@@ -926,12 +929,13 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_tower_k
                   /* audio towers' layers (audio_tower.c): Whisper's under its keys and under transformers 5's */
                   {"qwen2_audio_encoder", &whisper_layout, HFX_TOWER_AUDIO},
                   {"voxtral_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO},
-                  {"audioflamingo3_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO}};
+                  {"audioflamingo3_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO},
+                  {"qwen3_asr_encoder", &qwen3_asr_layout, HFX_TOWER_AUDIO}};
     static const char *const supported[] = {
         [HFX_TOWER_IMAGE] = "clip_vision_model, siglip_vision_model, idefics3_vision, smolvlm_vision, internvl_vision, "
                             "llama4_vision_model",
         [HFX_TOWER_GRID] = "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen3_5, qwen3_5_moe, pixtral",
-        [HFX_TOWER_AUDIO] = "qwen2_audio_encoder, voxtral_encoder, audioflamingo3_encoder"};
+        [HFX_TOWER_AUDIO] = "qwen2_audio_encoder, voxtral_encoder, audioflamingo3_encoder, qwen3_asr_encoder"};
     for (size_t i = 0; model_type && i < sizeof towers / sizeof towers[0]; i++)
         if (strcmp(model_type, towers[i].model_type) == 0 && towers[i].kind == kind) {
             memset(out, 0, sizeof *out);

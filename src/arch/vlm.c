@@ -412,3 +412,12 @@ const vlm_desc hfx_audioflamingo3 = {.architecture = "AudioFlamingo3ForCondition
                                      .image_token_default = 151669,
                                      .audio = AUDIO_MLP,
                                      .feature_mask = "input_features_mask"};
+/* Qwen3-ASR: windows of chunks through a Conv2d front end and Whisper's layers, an MLP into Qwen3 */
+const vlm_desc hfx_qwen3_asr = {.architecture = "Qwen3ASRForConditionalGeneration",
+                                .names = audio_names,
+                                .kind = VLM_AUDIO,
+                                .vision_default = "qwen3_asr_encoder",
+                                .text_default = "qwen3",
+                                .image_token_default = 151676,
+                                .audio = AUDIO_TOWER_MLP,
+                                .feature_mask = "input_features_mask"};

@@ -60,8 +60,10 @@ typedef enum {
 typedef enum {
     AUDIO_LINEAR,      /* one biased linear (Qwen2-Audio's multi_modal_projector.linear) */
     AUDIO_MLP,         /* linear_1 → projector_hidden_act → linear_2, biased as projector_bias says (Audio Flamingo 3) */
-    AUDIO_STACKED_MLP  /* the same without biases over every audio intermediate_size / hidden_size consecutive frames
+    AUDIO_STACKED_MLP, /* the same without biases over every audio intermediate_size / hidden_size consecutive frames
                           side by side (Voxtral: 4 frames a token) */
+    AUDIO_TOWER_MLP    /* linear_1 in the tower's width → the tower's activation_function → linear_2 into the language
+                          model's, both biased (Qwen3-ASR) */
 } vlm_audio_projector;
 
 typedef struct vlm_desc {

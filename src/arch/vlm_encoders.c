@@ -190,6 +190,11 @@ hfx_status hfx_vlm_parse_audio(const vlm_desc *d, hfx_cfg c, hfx_cfg audio, cons
     m->projector_bias = d->audio == AUDIO_LINEAR;
     m->stack = 1;
     if (d->audio == AUDIO_LINEAR) return HFX_OK;
+    if (d->audio == AUDIO_TOWER_MLP) { /* the tower's activation, biases always */
+        m->projector_bias = true;
+        m->projector_act = m->vision.cfg.act;
+        return HFX_OK;
+    }
     if ((d->audio == AUDIO_MLP && (st = hfx_cfg_bool_or(c, "projector_bias", true, &m->projector_bias, err))) ||
         (st = parse_projector_act(c, m, err)))
         return st;
@@ -387,12 +392,9 @@ static void build_naflex_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_
  * audio_feature_lengths [N]): the tower's last state through the lineage's projector. */
 static void build_audio_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
                                 hfx_weights *w, const vlm_names *names, const char *tower) {
-    int64_t F = 2 * m->audio.positions, D = m->vision.cfg.hidden, out = m->text.hidden, in = D * m->stack;
-    hfx_value *features = hfx_graph_input(g, "input_features", o->dtype, 3,
-                                          (hfx_dim[]){o->batch, hfx_dim_const(m->audio.mels), hfx_dim_const(F)});
-    hfx_value *mask = d->feature_mask ? hfx_graph_input(g, d->feature_mask, HFX_DTYPE_I64, 2,
-                                                        (hfx_dim[]){o->batch, hfx_dim_const(F)}) : NULL;
-    hfx_value *lengths = NULL;
+    int64_t D = m->vision.cfg.hidden, out = m->text.hidden, in = D * m->stack;
+    hfx_value *features, *mask, *lengths = NULL;
+    hfx_audio_tower_inputs(&m->audio, g, o->batch, o->dtype, d->feature_mask, &features, &mask);
     hfx_value *x = hfx_audio_tower_states(&m->audio, g, w, tower, features, mask, &lengths);
     if (g->failed) return;
     if (m->stack > 1) { /* consecutive frames side by side: [N, frames/stack, D·stack] */
@@ -401,9 +403,10 @@ static void build_audio_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
     }
     if (d->audio == AUDIO_LINEAR) {
         x = dense(g, w, x, D, out, true, names->projector, "linear");
-    } else {
-        x = dense(g, w, x, in, out, m->projector_bias, names->projector, "linear_1");
-        x = dense(g, w, hfx_activate(g, m->projector_act, x), out, out, m->projector_bias, names->projector, "linear_2");
+    } else { /* (Qwen3-ASR's first linear keeps the tower's width) */
+        int64_t mid = d->audio == AUDIO_TOWER_MLP ? D : out;
+        x = dense(g, w, x, in, mid, m->projector_bias, names->projector, "linear_1");
+        x = dense(g, w, hfx_activate(g, m->projector_act, x), mid, out, m->projector_bias, names->projector, "linear_2");
     }
     hfx_graph_output(g, x, "audio_features");
     if (lengths) hfx_graph_output(g, lengths, "audio_feature_lengths");

@@ -47,6 +47,12 @@ WHISPER_TOWER = dict(d_model=32, encoder_layers=2, encoder_attention_heads=4, en
                      max_source_positions=50)
 V5_TOWER = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, num_mel_bins=MELS,
                 max_source_positions=50)
+# Qwen3-ASR's: Whisper's keys, chunks of 100 frames, 8 Conv2d channels; a window of one chunk (the 1.61-second file
+# spans two)
+QWEN3_ASR_TOWER = dict(d_model=32, encoder_layers=2, encoder_attention_heads=4, encoder_ffn_dim=48, num_mel_bins=MELS,
+                       downsample_hidden_size=8, n_window=50, n_window_infer=100, output_dim=32)
+# (its config's pad and end ids are the released vocabulary's: these are the tiny one's)
+QWEN3_ASR_TOP = {"audio_token_id": AUDIO_TOKEN, "pad_token_id": 0, "eos_token_id": 2}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +62,7 @@ class Variant:
     text: dict    # text_config (with its model_type)
     top: dict     # the model config's own fields
     seconds: int = 1  # the feature extractor's window (chunk_length)
+    table_std: float = 1.0  # the token table's (Qwen3's tied head copies the last token at 1: a constant run)
 
 
 VARIANTS = {
@@ -74,11 +81,18 @@ VARIANTS = {
     "audioflamingo3_variant": Variant("AudioFlamingo3", V5_TOWER, {**TEXT, "model_type": "llama", "head_dim": 8},
                                       {"audio_token_id": AUDIO_TOKEN, "projector_bias": False,
                                        "projector_hidden_act": "silu"}),
+    "qwen3_asr": Variant("Qwen3ASR", QWEN3_ASR_TOWER, {**TEXT, "model_type": "qwen3", "head_dim": 8},
+                         QWEN3_ASR_TOP, table_std=0.2),
+    # windows of two chunks, a ReLU tower (its projector's activation too)
+    "qwen3_asr_variant": Variant("Qwen3ASR", {**QWEN3_ASR_TOWER, "n_window_infer": 200, "activation_function": "relu"},
+                                 {**TEXT, "model_type": "qwen3", "head_dim": 8}, QWEN3_ASR_TOP, table_std=0.2),
 }
 
 
 def feature_extractor(v: Variant):
-    from transformers import WhisperFeatureExtractor
+    from transformers import Qwen3ASRFeatureExtractor, WhisperFeatureExtractor
+    if v.arch == "Qwen3ASR":
+        return Qwen3ASRFeatureExtractor(feature_size=MELS, n_window=v.audio["n_window"])
     return WhisperFeatureExtractor(feature_size=MELS, chunk_length=v.seconds)
 
 
@@ -100,7 +114,7 @@ def ckpt(tmp_path_factory):
         v = VARIANTS[name]
         torch.manual_seed(0)
         model = model_class(v)(_config(v)).eval()
-        init_weights(model, 1, lambda n: (1.0 if "embed_tokens" in n else 0.5) if "embed" in n else None)
+        init_weights(model, 1, lambda n: (v.table_std if "embed_tokens" in n else 0.5) if "embed" in n else None)
         model.save_pretrained(root / name)
         feature_extractor(v).save_pretrained(root / name)
         return root / name
@@ -135,6 +149,11 @@ def audio_kwargs(name, paths):
     v = VARIANTS[name]
     fe = feature_extractor(v)
     windows, masks, counts = [], [], []
+    if v.arch == "Qwen3ASR":  # Qwen3ASRProcessor: the files in one batch, padded to whole chunks
+        out = fe([generate_vlm.read_wav(p, 16000) for p in paths], sampling_rate=16000, return_attention_mask=True,
+                 return_tensors="np")
+        return {"input_features": torch.from_numpy(out["input_features"]),
+                "input_features_mask": torch.from_numpy(out["attention_mask"].astype(np.int64))}, [1] * len(paths)
     for p in paths:
         wav = generate_vlm.read_wav(p, 16000)
         if v.arch == "Voxtral":  # VoxtralProcessor: padded to whole windows, the features cut into them
@@ -162,7 +181,10 @@ def token_counts(reference, name, paths):
     """Each file's audio tokens, as transformers counts them."""
     kwargs, windows = audio_kwargs(name, paths)
     model = reference(name)
-    if "input_features_mask" in kwargs or "feature_attention_mask" in kwargs:
+    if VARIANTS[name].arch == "Qwen3ASR":  # (a module function there)
+        from transformers.models.qwen3_asr.modeling_qwen3_asr import _get_feat_extract_output_lengths
+        per_window = _get_feat_extract_output_lengths(kwargs["input_features_mask"].sum(-1), VARIANTS[name].audio["n_window"])
+    elif "input_features_mask" in kwargs or "feature_attention_mask" in kwargs:
         mask = kwargs.get("input_features_mask", kwargs.get("feature_attention_mask"))
         _, per_window = model.model.audio_tower._get_feat_extract_output_lengths(mask.sum(-1))
     else:
@@ -261,7 +283,7 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
 
 
-@pytest.mark.parametrize("name", ["qwen2_audio", "voxtral", "audioflamingo3"])
+@pytest.mark.parametrize("name", ["qwen2_audio", "voxtral", "audioflamingo3", "qwen3_asr"])
 def test_generation_batch_of_two(name, export_dir, reference, tmp_path):
     """Two prompts of different lengths, left-padded, a file each (of different lengths: other token counts)."""
     out = export_dir(name, *MODES["onnx-mtd"])
@@ -353,6 +375,8 @@ def _edited(ckpt, tmp_path, name, edit):
     ("audioflamingo3", lambda c: c.update(projector_hidden_act="swishy"), "projector_hidden_act 'swishy'"),
     ("audioflamingo3", lambda c: c["audio_config"].update(max_source_positions=1), "max_source_positions 1"),
     ("audioflamingo3", lambda c: c.update(audio_token_id=VOCAB), "audio_token_id"),
+    ("qwen3_asr", lambda c: c["audio_config"].update(n_window=40), "n_window 40"),
+    ("qwen3_asr", lambda c: c["audio_config"].update(n_window_infer=50), "n_window_infer 50"),
 ])
 def test_refused(name, edit, message, ckpt, tmp_path):
     src = _edited(ckpt, tmp_path, name, edit)
