@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Speech to text with an `hfx export` directory of a CTC model (Wav2Vec2ForCTC, HubertForCTC, UniSpeechForCTC,
-UniSpeechSatForCTC, Data2VecAudioForCTC), in ONNX Runtime or OpenVINO (the export's files say which).
+UniSpeechSatForCTC, Data2VecAudioForCTC, ParakeetForCTC), in ONNX Runtime or OpenVINO (the export's files say which).
 
     python examples/transcribe_ctc.py OUT_DIR speech.wav [more.wav ...]
 
@@ -13,7 +13,9 @@ the longest) and, where the model takes one, attention_mask by transformers' fea
 export's preprocessor_config.json (copied from the checkpoint). The graph gives CTC logits per frame (one frame
 per 320 samples for wav2vec 2.0's feature encoder). The greedy CTC decode is here: each frame's most likely token,
 runs of one token merged, the blank (the tokenizer's pad token) dropped, then the tokens spelled out by the
-model's tokenizer (Wav2Vec2CTCTokenizer: its word delimiter "|" becomes a space).
+model's tokenizer (Wav2Vec2CTCTokenizer: its word delimiter "|" becomes a space). Parakeet's graph takes log-mel
+input_features and attention_mask (ParakeetFeatureExtractor's); its frames past each file's subsampled length are
+blank, as ParakeetForCTC.generate masks them.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ class Graph:
             self.run = lambda feed: np.array(compiled(feed)[compiled.output("logits")])
         else:
             raise UsageError(f"{out}: no model.onnx or model.xml (export with --format onnx or openvino)")
-        if self.inputs[0] != "input_values":
-            raise UsageError(f"{out}: the graph takes {self.inputs}, not a CTC model's input_values")
+        if self.inputs[0] not in ("input_values", "input_features"):
+            raise UsageError(f"{out}: the graph takes {self.inputs}, not a CTC model's input_values or input_features")
 
 
 def greedy_ctc(logits: np.ndarray, blank: int) -> list[list[int]]:
@@ -63,6 +65,23 @@ def greedy_ctc(logits: np.ndarray, blank: int) -> list[list[int]]:
     return rows
 
 
+def blank_past(out: Path, logits: np.ndarray, frames: np.ndarray, blank: int) -> np.ndarray:
+    """Parakeet's logits [B, F, vocab] with every frame past each row's subsampled length made the blank's: the
+    length through the subsampling's log2(subsampling_factor) strided convolutions (transformers'
+    _get_subsampling_output_length)."""
+    import json
+    enc = json.loads((out / "config.json").read_text()).get("encoder_config", {})
+    k, s = enc.get("subsampling_conv_kernel_size", 3), enc.get("subsampling_conv_stride", 2)
+    n = np.asarray(frames, np.int64)
+    for _ in range(int(np.log2(enc.get("subsampling_factor", 8)))):
+        n = (n + (k - 1) // 2 * 2 - k) // s + 1
+    past = np.arange(logits.shape[1])[None, :] >= n[:, None]
+    logits = logits.copy()
+    logits[past] = -np.inf
+    logits[past, blank] = 0.0
+    return logits
+
+
 def transcribe(out: Path, audio: list[np.ndarray], print_logits: Path | None = None) -> list[str]:
     """The transcriptions of the waveforms `audio` (at the feature extractor's rate) by the export in `out`."""
     from transformers import AutoFeatureExtractor, AutoTokenizer
@@ -71,12 +90,15 @@ def transcribe(out: Path, audio: list[np.ndarray], print_logits: Path | None = N
     tokenizer = AutoTokenizer.from_pretrained(str(out))
     prepared = extractor(audio, sampling_rate=extractor.sampling_rate, padding=True, return_tensors="np",
                          return_attention_mask="attention_mask" in graph.inputs)
-    feed = {"input_values": prepared.input_values.astype(np.float32)}
+    first = graph.inputs[0]
+    feed = {first: prepared[first].astype(np.float32)}
     if "attention_mask" in graph.inputs:
         feed["attention_mask"] = prepared.attention_mask.astype(np.int64)
     logits = graph.run(feed)
     if print_logits:
         np.savez(print_logits, logits=logits)
+    if first == "input_features":  # Parakeet: the frames past each file's subsampled length are blank
+        logits = blank_past(out, logits, feed["attention_mask"].sum(-1), tokenizer.pad_token_id)
     rows = greedy_ctc(logits, tokenizer.pad_token_id)
     # the tokens as the tokenizer spells them: its word delimiter becomes a space (already merged, nothing to group)
     return [tokenizer.decode(ids, group_tokens=False) for ids in rows]

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 import initutil
-from conftest import PARITY_ATOL, assert_config_refused, assert_logits_close, built_once, cached_exports, run_forward
+from conftest import PARITY_ATOL, REPO, assert_config_refused, assert_logits_close, built_once, cached_exports, run_forward
 
 ENCODER = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
                subsampling_conv_channels=8, num_mel_bins=16, conv_kernel_size=5, subsampling_factor=4)
@@ -68,6 +68,15 @@ def init_weights(model: torch.nn.Module, seed: int) -> None:
                 b.copy_(0.5 + torch.rand(b.shape, generator=g))
 
 
+def tokenizer(vocab: int):
+    """A ParakeetTokenizer over `vocab` ids: a letter each, the last the pad token (CTC's blank)."""
+    from tokenizers import Tokenizer, models
+    from transformers import ParakeetTokenizer
+    words = {chr(ord("a") + i): i for i in range(vocab - 1)}
+    words["<pad>"] = vocab - 1
+    return ParakeetTokenizer(tokenizer_object=Tokenizer(models.WordLevel(words, unk_token="<pad>")), pad_token="<pad>")
+
+
 def processor(name):
     from transformers import ParakeetFeatureExtractor
     return ParakeetFeatureExtractor(feature_size=VARIANTS[name].encoder["num_mel_bins"])
@@ -83,6 +92,8 @@ def ckpt(tmp_path_factory):
         init_weights(model, seed=1)
         model.save_pretrained(root / name)
         processor(name).save_pretrained(root / name)
+        if VARIANTS[name].cls.endswith("CTC"):
+            tokenizer(VARIANTS[name].vocab).save_pretrained(root / name)
         return root / name
     return built_once(make)
 
@@ -194,3 +205,25 @@ def test_bad_configs(edit, words, ckpt, tmp_path):
 
 def test_missing_encoder_config_refused(ckpt, tmp_path):
     assert_config_refused(ckpt("parakeet_ctc"), tmp_path, {"encoder_config": None}, "encoder_config", "--dynamic")
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+def test_transcribe_example(fmt, ckpt, export_dir, tmp_path):
+    """examples/transcribe_ctc.py on WAV files: its text is transformers' (ParakeetForCTC.generate, whose padded frames
+    are blank, then the tokenizer's batch_decode) on the same samples."""
+    import subprocess
+    import sys
+
+    import transformers
+    from mmutil import write_wav
+    out = export_dir("parakeet_ctc", "--format", fmt, "--dynamic")
+    files = [write_wav(tmp_path / f"s{i}.wav", x) for i, x in enumerate(sweeps())]
+    example = REPO / "examples" / "transcribe_ctc.py"
+    proc = subprocess.run([sys.executable, str(example), str(out), *map(str, files)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    read = [np.frombuffer(f.read_bytes()[44:], dtype="<i2").astype(np.float32) / 32768.0 for f in files]
+    feed = processor("parakeet_ctc")(read, sampling_rate=16000, return_tensors="pt")
+    model = transformers.ParakeetForCTC.from_pretrained(str(ckpt("parakeet_ctc")), attn_implementation="eager").eval()
+    want = transformers.AutoTokenizer.from_pretrained(str(ckpt("parakeet_ctc"))).batch_decode(model.generate(**feed))
+    assert proc.stdout.splitlines() == want and any(want), (proc.stdout, want)
