@@ -1111,10 +1111,12 @@ static const hfx_decoder_desc Gemma4ForCausalLM_desc = {
 
 /* The encoder-decoder family (seq2seq.c). */
 typedef struct seq2seq_desc seq2seq_desc;
-extern const hfx_arch_family hfx_seq2seq_family, hfx_seq2seq_classifier_family, hfx_seq2seq_audio_family,
+extern const hfx_arch_family hfx_seq2seq_family, hfx_seq2seq_forward_family, hfx_seq2seq_audio_family,
     hfx_seq2seq_waveform_family;
 extern const seq2seq_desc hfx_bart, hfx_mbart, hfx_marian, hfx_m2m100, hfx_t5, hfx_mt5, hfx_umt5, hfx_bart_classifier,
-    hfx_mbart_classifier, hfx_whisper, hfx_moonshine;
+    hfx_mbart_classifier, hfx_whisper, hfx_moonshine, hfx_bart_model, hfx_mbart_model, hfx_marian_model,
+    hfx_m2m100_model, hfx_t5_model, hfx_mt5_model, hfx_umt5_model, hfx_t5_encoder, hfx_mt5_encoder, hfx_umt5_encoder,
+    hfx_whisper_model, hfx_moonshine_model;
 
 /* The vision family (vision.c). */
 typedef struct vision_desc vision_desc;
@@ -1359,8 +1361,20 @@ static const struct entry {
     {"UMT5ForConditionalGeneration", &hfx_seq2seq_family, &hfx_umt5},
     {"WhisperForConditionalGeneration", &hfx_seq2seq_audio_family, &hfx_whisper},
     {"MoonshineForConditionalGeneration", &hfx_seq2seq_waveform_family, &hfx_moonshine},
-    {"BartForSequenceClassification", &hfx_seq2seq_classifier_family, &hfx_bart_classifier},
-    {"MBartForSequenceClassification", &hfx_seq2seq_classifier_family, &hfx_mbart_classifier},
+    {"BartModel", &hfx_seq2seq_forward_family, &hfx_bart_model},
+    {"MBartModel", &hfx_seq2seq_forward_family, &hfx_mbart_model},
+    {"MarianModel", &hfx_seq2seq_forward_family, &hfx_marian_model},
+    {"M2M100Model", &hfx_seq2seq_forward_family, &hfx_m2m100_model},
+    {"T5Model", &hfx_seq2seq_forward_family, &hfx_t5_model},
+    {"MT5Model", &hfx_seq2seq_forward_family, &hfx_mt5_model},
+    {"UMT5Model", &hfx_seq2seq_forward_family, &hfx_umt5_model},
+    {"T5EncoderModel", &hfx_seq2seq_forward_family, &hfx_t5_encoder},
+    {"MT5EncoderModel", &hfx_seq2seq_forward_family, &hfx_mt5_encoder},
+    {"UMT5EncoderModel", &hfx_seq2seq_forward_family, &hfx_umt5_encoder},
+    {"WhisperModel", &hfx_seq2seq_forward_family, &hfx_whisper_model},
+    {"MoonshineModel", &hfx_seq2seq_forward_family, &hfx_moonshine_model},
+    {"BartForSequenceClassification", &hfx_seq2seq_forward_family, &hfx_bart_classifier},
+    {"MBartForSequenceClassification", &hfx_seq2seq_forward_family, &hfx_mbart_classifier},
     {"ViTModel", &hfx_vision_family, &hfx_vit_model},
     {"ViTForImageClassification", &hfx_vision_family, &hfx_vit_classifier},
     {"CLIPVisionModel", &hfx_vision_family, &hfx_clip_vision_model},

@@ -615,6 +615,19 @@ static hfx_value *table(s2s_ctx *c, int t) {
 }
 
 
+/* A bare model saved on its own (BartModel, WhisperModel, MoonshineModel) has its stacks at the top ("encoder.", not
+ * "model.encoder."): where the layout's are under "model." and the checkpoint's first layer is not, the builder's
+ * names lose that prefix. */
+static void bare_names(const seq2seq_desc *d, const seq2seq_cfg *m, hfx_weights *w) {
+    static const hfx_weight_rename top[] = {{"model.", ""}, {NULL, NULL}};
+    const seq2seq_layout *L = d->layout;
+    if (d->head != S2S_HEAD_NONE || strncmp(L->dec_stack, "model.", 6) != 0) return;
+    char probe[192], layer[64];
+    snprintf(layer, sizeof layer, L->layer, (long long)0);
+    snprintf(probe, sizeof probe, "%s.%s.%s.weight", L->dec_stack, layer, L->self_norm);
+    if (m->dec_layers > 0 && !hfx_weight_exists(w, probe) && hfx_weight_exists(w, probe + 6)) w->rename = top;
+}
+
 /* The bound of the lengths the family names itself (the encoder's in a decoder component, the
  * decoder's in a plain forward): the sequence's, which the export config's dynamic_shapes sets
  * (a format that plans memory at the largest size needs one). */
@@ -676,7 +689,7 @@ static void build_encoder_or_forward(s2s_ctx *c, hfx_value **outs, int *states, 
         mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
         enc = encode(c, table(c, 0), ids, mask);
     }
-    if (encoder) {
+    if (encoder || d->head == S2S_HEAD_ENCODER) {
         hfx_graph_output(g, enc, "last_hidden_state");
         if (d->source == SRC_WAVEFORM) /* what the decoder masks its cross-attention by */
             hfx_graph_output(g, mask, "encoder_attention_mask");
@@ -688,13 +701,15 @@ static void build_encoder_or_forward(s2s_ctx *c, hfx_value **outs, int *states, 
         dec_state s = {enc, NULL, mask ? hfx_s2s_padding_bias(c, mask) : hfx_s2s_no_mask(c, m->source_positions), NULL, NULL,
                        NULL, o->seq, outs, states, NULL, -1, NULL, NULL, NULL};
         hfx_value *dec_table = table(c, 1);
-        if (d->classifier) {
+        if (d->head == S2S_HEAD_CLASSIFIER) {
             hfx_graph_output(g, classify(c, decode(c, &s, dec_table, shift_right(c, ids), NULL), ids), "logits");
         } else {
             hfx_dim dec_len = symbolic ? hfx_dim_sym(hfx_graph_symbol(g, "decoder_sequence_length", 1, decoder_bound(c)))
                                        : o->seq;
             hfx_value *dec_ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, dec_len});
-            hfx_graph_output(g, lm_logits(c, decode(c, &s, dec_table, dec_ids, NULL), dec_table), "logits");
+            hfx_value *x = decode(c, &s, dec_table, dec_ids, NULL);
+            if (d->head == S2S_HEAD_NONE) hfx_graph_output(g, x, "last_hidden_state");
+            else hfx_graph_output(g, lm_logits(c, x, dec_table), "logits");
         }
         hfx_graph_output(g, enc, "encoder_last_hidden_state");
     }
@@ -820,6 +835,7 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
         return st;
     hfx_weights w;
     if ((st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err))) return st;
+    bare_names(d, m, &w);
     size_t n_out = (size_t)m->dec_layers * DEC_PARTS;
     hfx_value **outs = calloc(n_out, sizeof *outs), **seed_in = calloc(n_out, sizeof *seed_in);
     int *states = calloc(n_out, sizeof *states);
@@ -885,12 +901,6 @@ const hfx_arch_family hfx_seq2seq_family = {
     .genai = HFX_GENAI_NONE,
 };
 
-static hfx_torch_signature classifier_torch_signature(const void *desc) {
-    (void)desc;
-    static const char *const args[] = {"input_ids", "attention_mask", NULL};
-    return (hfx_torch_signature){args, "Seq2SeqSequenceClassifierOutput", NULL};
-}
-
 static hfx_torch_signature audio_torch_signature(const void *desc) {
     (void)desc;
     static const char *const args[] = {"input_features", "decoder_input_ids", NULL};
@@ -920,10 +930,30 @@ const hfx_arch_family hfx_seq2seq_waveform_family = {
     .genai = HFX_GENAI_NONE,
 };
 
-const hfx_arch_family hfx_seq2seq_classifier_family = {
+/* The forward-only models' inputs and outputs: a classifier's (the sources), a bare model's (its encoder's inputs
+ * and decoder_input_ids), an encoder's. */
+static const char *const *forward_inputs(const void *cfg_) {
+    const seq2seq_cfg *m = cfg_;
+    return m->source == SRC_LOG_MEL ? audio_inputs : m->source == SRC_WAVEFORM ? waveform_inputs : sequence_inputs;
+}
+
+static hfx_torch_signature forward_torch_signature(const void *desc_) {
+    const seq2seq_desc *d = desc_;
+    static const char *const sources[] = {"input_ids", "attention_mask", NULL};
+    static const char *const tokens[] = {"input_ids", "attention_mask", "decoder_input_ids", NULL};
+    static const char *const features[] = {"input_features", "decoder_input_ids", NULL};
+    static const char *const samples[] = {"input_values", "attention_mask", "decoder_input_ids", NULL};
+    if (d->head == S2S_HEAD_CLASSIFIER) return (hfx_torch_signature){sources, "Seq2SeqSequenceClassifierOutput", NULL};
+    if (d->head == S2S_HEAD_ENCODER) return (hfx_torch_signature){sources, "BaseModelOutput", NULL};
+    return (hfx_torch_signature){d->source == SRC_LOG_MEL ? features : d->source == SRC_WAVEFORM ? samples : tokens,
+                                 "Seq2SeqModelOutput", NULL};
+}
+
+const hfx_arch_family hfx_seq2seq_forward_family = {
     SEQ2SEQ_COMMON, .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}},
     .sequence_inputs = sequence_inputs,
-    .torch_signature = classifier_torch_signature,
+    .sequence_inputs_of = forward_inputs,
+    .torch_signature = forward_torch_signature,
     .genai = HFX_GENAI_NONE,
 };
 
@@ -932,9 +962,10 @@ const hfx_arch_family hfx_seq2seq_classifier_family = {
 const seq2seq_desc hfx_bart = {"BartForConditionalGeneration", BART_LIKE};
 const seq2seq_desc hfx_mbart = {"MBartForConditionalGeneration", BART_LIKE, .pre_norm = true};
 const seq2seq_desc hfx_bart_classifier = {"BartForSequenceClassification", .layout = &bart_layout, .positions = POS_LEARNED,
-                                          .offset = 2, .embed_norm = true, .classifier = true};
+                                          .offset = 2, .embed_norm = true, .head = S2S_HEAD_CLASSIFIER};
 const seq2seq_desc hfx_mbart_classifier = {"MBartForSequenceClassification", .layout = &bart_layout, .positions = POS_LEARNED,
-                                           .offset = 2, .pre_norm = true, .embed_norm = true, .classifier = true};
+                                           .offset = 2, .pre_norm = true, .embed_norm = true,
+                                           .head = S2S_HEAD_CLASSIFIER};
 const seq2seq_desc hfx_marian = {"MarianMTModel", .layout = &bart_layout, .positions = POS_SINUSOID_TABLE,
                                  .logits_bias = true};
 const seq2seq_desc hfx_m2m100 = {"M2M100ForConditionalGeneration", .layout = &bart_layout, .positions = POS_SINUSOID,
@@ -946,3 +977,21 @@ const seq2seq_desc hfx_whisper = {"WhisperForConditionalGeneration", .layout = &
                                   .pre_norm = true, .source = SRC_LOG_MEL};
 const seq2seq_desc hfx_moonshine = {"MoonshineForConditionalGeneration", .layout = &moonshine_layout,
                                     .positions = POS_ROTARY, .pre_norm = true, .source = SRC_WAVEFORM};
+
+/* The bare models and T5's encoders: their lineage's descriptor, another head */
+const seq2seq_desc hfx_bart_model = {"BartModel", BART_LIKE, .head = S2S_HEAD_NONE};
+const seq2seq_desc hfx_mbart_model = {"MBartModel", BART_LIKE, .pre_norm = true, .head = S2S_HEAD_NONE};
+const seq2seq_desc hfx_marian_model = {"MarianModel", .layout = &bart_layout, .positions = POS_SINUSOID_TABLE,
+                                       .head = S2S_HEAD_NONE};
+const seq2seq_desc hfx_m2m100_model = {"M2M100Model", .layout = &bart_layout, .positions = POS_SINUSOID, .pre_norm = true,
+                                       .head = S2S_HEAD_NONE};
+const seq2seq_desc hfx_t5_model = {"T5Model", T5_LIKE, .head = S2S_HEAD_NONE};
+const seq2seq_desc hfx_mt5_model = {"MT5Model", T5_LIKE, .head = S2S_HEAD_NONE};
+const seq2seq_desc hfx_umt5_model = {"UMT5Model", T5_LIKE, .bias_every_layer = true, .head = S2S_HEAD_NONE};
+const seq2seq_desc hfx_t5_encoder = {"T5EncoderModel", T5_LIKE, .head = S2S_HEAD_ENCODER};
+const seq2seq_desc hfx_mt5_encoder = {"MT5EncoderModel", T5_LIKE, .head = S2S_HEAD_ENCODER};
+const seq2seq_desc hfx_umt5_encoder = {"UMT5EncoderModel", T5_LIKE, .bias_every_layer = true, .head = S2S_HEAD_ENCODER};
+const seq2seq_desc hfx_whisper_model = {"WhisperModel", .layout = &whisper_layout, .positions = POS_LEARNED,
+                                        .pre_norm = true, .source = SRC_LOG_MEL, .head = S2S_HEAD_NONE};
+const seq2seq_desc hfx_moonshine_model = {"MoonshineModel", .layout = &moonshine_layout, .positions = POS_ROTARY,
+                                          .pre_norm = true, .source = SRC_WAVEFORM, .head = S2S_HEAD_NONE};

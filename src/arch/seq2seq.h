@@ -67,6 +67,15 @@ typedef struct seq2seq_layout {
     mlp_form dec_mlp_form;              /* the decoder MLP's first linear (the encoder's is MLP_ONE) */
 } seq2seq_layout;
 
+/* What the model puts on top of its stacks. */
+typedef enum {
+    S2S_HEAD_LM,         /* the LM head over the decoder (with final_logits_bias where the model has one) */
+    S2S_HEAD_CLASSIFIER, /* *ForSequenceClassification: the decoder reads the sources shifted right, and
+                            classification_head (dense, tanh, out_proj) reads the last EOS's state */
+    S2S_HEAD_NONE,       /* the bare model (BartModel, T5Model, WhisperModel, ...): the decoder's last hidden state */
+    S2S_HEAD_ENCODER     /* the encoder alone (T5EncoderModel): its last hidden state */
+} seq2seq_head;
+
 /* How one model differs within its lineage. */
 typedef struct seq2seq_desc {
     const char *architecture;
@@ -79,8 +88,7 @@ typedef struct seq2seq_desc {
     bool bias_every_layer; /* every layer has its own relative attention bias (UMT5); else layer 0's serves all */
     bool output_scale; /* the decoder's output × d_model^-½ before the head where config.json's
                           scale_decoder_outputs (else tie_word_embeddings) says (T5, UMT5; MT5 never) */
-    bool classifier;   /* *ForSequenceClassification: the decoder reads the sources shifted right, and
-                          classification_head (dense, tanh, out_proj) reads the last EOS's state */
+    seq2seq_head head;
     source_kind source;
 } seq2seq_desc;
 
@@ -88,6 +96,8 @@ typedef struct seq2seq_cfg {
     int64_t vocab, dec_vocab, hidden, enc_layers, dec_layers, enc_heads, dec_heads, enc_ffn, dec_ffn;
     int64_t enc_hd, dec_hd;   /* the heads' width (T5: d_kv; else d_model / heads) */
     int64_t max_position, pad, eos, start, labels; /* eos, start, labels: a classifier's */
+    source_kind source;       /* the descriptor's (what a forward-only export's inputs are) */
+    seq2seq_head head;
     int64_t mels, source_positions; /* Whisper: num_mel_bins, max_source_positions (frames / 2) */
     double eps;
     hfx_activation act[2];    /* the encoder's MLP activation, the decoder's */

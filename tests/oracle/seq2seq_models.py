@@ -43,26 +43,38 @@ from transformers import (
     BartConfig,
     BartForConditionalGeneration,
     BartForSequenceClassification,
+    BartModel,
     GenerationConfig,
     M2M100Config,
     M2M100ForConditionalGeneration,
+    M2M100Model,
     MoonshineConfig,
     MoonshineForConditionalGeneration,
+    MoonshineModel,
     MarianConfig,
+    MarianModel,
     MarianMTModel,
     MBartConfig,
     MBartForConditionalGeneration,
     MBartForSequenceClassification,
+    MBartModel,
     MT5Config,
+    MT5EncoderModel,
     MT5ForConditionalGeneration,
+    MT5Model,
     T5Config,
+    T5EncoderModel,
     T5ForConditionalGeneration,
+    T5Model,
     UMT5Config,
+    UMT5EncoderModel,
     UMT5ForConditionalGeneration,
+    UMT5Model,
     Wav2Vec2FeatureExtractor,
     WhisperConfig,
     WhisperFeatureExtractor,
     WhisperForConditionalGeneration,
+    WhisperModel,
 )
 
 VOCAB = 128
@@ -167,6 +179,7 @@ class Variant:
     audio: bool = False  # Whisper: log-mel features in (audio_features)
     waveform: bool = False  # Moonshine: the samples and their mask in (waveforms)
     gains: tuple = (2.0, 1.0)  # the tables' and head's init gain, the other linears' (_init_weights)
+    bare: str = ""  # "model": the bare model (last_hidden_state, encoder_last_hidden_state); "encoder": T5's encoder
 
 
 VARIANTS = {
@@ -247,6 +260,29 @@ VARIANTS = {
                               "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0,
                                                   "partial_rotary_factor": 0.9}, "eos_token_id": 95},
                              {}, waveform=True, gains=(0.5, 1.25)),
+    # the bare models (each lineage's stacks, no head) and T5's encoders alone
+    "bart_model": Variant(BartModel, BartConfig, {**COMMON, "activation_function": "gelu"}, {}, generates=False,
+                          bare="model"),
+    "mbart_model": Variant(MBartModel, MBartConfig, {**COMMON, "scale_embedding": True}, {}, generates=False,
+                           bare="model"),
+    "marian_model": Variant(MarianModel, MarianConfig,
+                            {**COMMON, "scale_embedding": True, "pad_token_id": VOCAB - 1,
+                             "decoder_start_token_id": VOCAB - 1, "eos_token_id": 0}, {}, generates=False, bare="model"),
+    "m2m100_model": Variant(M2M100Model, M2M100Config, {**COMMON, "scale_embedding": True}, {}, generates=False,
+                            bare="model"),
+    "t5_model": Variant(T5Model, T5Config, T5_COMMON, {}, generates=False, bare="model"),
+    "mt5_model": Variant(MT5Model, MT5Config, {**T5_COMMON, "feed_forward_proj": "gated-gelu"}, {}, generates=False,
+                         bare="model"),
+    "umt5_model": Variant(UMT5Model, UMT5Config, {**T5_COMMON, "feed_forward_proj": "gated-silu"}, {}, generates=False,
+                          bare="model"),
+    "t5_encoder": Variant(T5EncoderModel, T5Config, {**T5_COMMON, "feed_forward_proj": "gated-gelu"}, {},
+                          generates=False, bare="encoder"),
+    "mt5_encoder": Variant(MT5EncoderModel, MT5Config, T5_COMMON, {}, generates=False, bare="encoder"),
+    "umt5_encoder": Variant(UMT5EncoderModel, UMT5Config, {**T5_COMMON, "feed_forward_proj": "gated-silu"}, {},
+                            generates=False, bare="encoder"),
+    "whisper_model": Variant(WhisperModel, WhisperConfig, WHISPER, {}, generates=False, audio=True, bare="model"),
+    "moonshine_model": Variant(MoonshineModel, MoonshineConfig, MOONSHINE, {}, generates=False, waveform=True,
+                               gains=(0.5, 1.25), bare="model"),
     # a relative bias in every layer; gated-silu
     "umt5": Variant(UMT5ForConditionalGeneration, UMT5Config, {**T5_COMMON, "feed_forward_proj": "gated-silu"}, {}),
 }
@@ -279,7 +315,7 @@ def save_checkpoint(name: str, out: Path) -> Path:
     torch.manual_seed(0)
     model = v.cls(v.config_cls(**v.config, attn_implementation="eager")).eval()
     _init_weights(model, seed=1, gains=v.gains)
-    if not v.classifier:
+    if not v.classifier and not v.bare:
         model.generation_config = GenerationConfig(
             decoder_start_token_id=v.config["decoder_start_token_id"], eos_token_id=v.config["eos_token_id"],
             pad_token_id=v.config["pad_token_id"], bos_token_id=v.config.get("bos_token_id"), **v.generation)
@@ -300,23 +336,25 @@ def save_checkpoint(name: str, out: Path) -> Path:
         assert torch.equal(model.lm_head.weight, head) and model.lm_head.weight.data_ptr() != model.shared.weight.data_ptr(), \
             f"{name}: transformers did not read the separate lm_head"
     # the checkpoint as transformers reads it back gives the saved model's logits exactly
-    back = load(out, v.classifier)
+    back = load(out, v.classifier, v.cls if v.bare else None)
     ids = torch.cat([torch.arange(3, 12), torch.tensor([v.config["eos_token_id"]])])[None]
     dec = torch.tensor([[v.config["decoder_start_token_id"], 5, 6]])
-    kwargs = {} if v.classifier else {"decoder_input_ids": dec}
+    kwargs = {} if v.classifier or v.bare == "encoder" else {"decoder_input_ids": dec}
     source = ({"input_features": torch.from_numpy(audio_features(name, 1))} if v.audio
               else {k: torch.from_numpy(x) for k, x in waveforms(2).items()} if v.waveform
               else {"input_ids": ids})
     if v.waveform:
         kwargs = {"decoder_input_ids": dec.expand(2, -1)}
     with torch.no_grad():
-        a = model(**source, **kwargs).logits
-        b = back(**source, **kwargs).logits
+        a, b = model(**source, **kwargs), back(**source, **kwargs)
+        a, b = (a.last_hidden_state, b.last_hidden_state) if v.bare else (a.logits, b.logits)
     assert torch.equal(a, b), f"{name}: the saved checkpoint does not reload to the same model"
     return out
 
 
-def load(path: Path, classifier: bool = False):
+def load(path: Path, classifier: bool = False, cls=None):
+    if cls is not None:  # a bare model (its class, which the auto classes do not all map)
+        return cls.from_pretrained(path, attn_implementation="eager").eval()
     audio = json.loads((Path(path) / "config.json").read_text()).get("model_type") in ("whisper", "moonshine")
     auto = (AutoModelForSequenceClassification if classifier else AutoModelForSpeechSeq2Seq if audio
             else AutoModelForSeq2SeqLM)

@@ -14,6 +14,8 @@ MT5, UMT5, Whisper and Moonshine.
   variables) and the stateless one (the encoder returning the cross-attention cache) in ONNX
   Runtime, torch and ExecuTorch, through the same loops; Whisper's through OpenVINO GenAI's
   WhisperPipeline and onnxruntime-genai;
+* the bare models (BartModel, T5Model, WhisperModel, MoonshineModel, ...) and T5's encoders alone: their last hidden
+  states (and the encoder's) within 1e-4 in ONNX Runtime and OpenVINO, some in torch and ExecuTorch;
 * the seed's I/O profile (io "seed"): prefill and decode equal to transformers.exporters' own
   export of the same model (ONNX and OpenVINO) and generating transformers' tokens;
 * the components against transformers.exporters' decomposition of the same model, and the
@@ -42,7 +44,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 OV_CPU = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}
 NEW_TOKENS = 32
 CLASSIFIERS = [n for n, v in seq2seq_models.VARIANTS.items() if v.classifier]
-VARIANTS = [n for n in seq2seq_models.VARIANTS if n not in CLASSIFIERS]
+BARE = [n for n, v in seq2seq_models.VARIANTS.items() if v.bare]
+VARIANTS = [n for n in seq2seq_models.VARIANTS if n not in CLASSIFIERS and n not in BARE]
 GENERATING = [n for n in VARIANTS if seq2seq_models.VARIANTS[n].generates]
 # one variant per architecture, for the formats whose runs cost more (.pt2, ExecuTorch)
 PER_ARCHITECTURE = ["bart", "mbart", "marian", "m2m100", "t5_v11", "mt5", "umt5", "whisper", "moonshine"]
@@ -151,20 +154,27 @@ def reference(model_dir, rows):
 # ---- the plain forward ---------------------------------------------------------------------------
 
 
-def forward_reference(model_dir, name):
-    """The forward's inputs (in the graph's order) and transformers' logits and encoder output."""
-    model = seq2seq_models.load(model_dir)
-    dec = torch.tensor([[model.config.decoder_start_token_id, 9, 10, 11, 12], [model.config.decoder_start_token_id,
-                                                                               13, 14, 15, 16]])
+def forward_feed(name, config, decoder=True):
+    """A forward's inputs for 2 rows, in the graph's order: the encoder's (padded token ids, log-mel features or
+    samples), then decoder_input_ids from decoder_start_token_id where the model has a decoder."""
     rows = sources(name, 2)
     if isinstance(rows, np.ndarray):
         feed = {"input_features": rows}
     elif isinstance(rows, dict):
         feed = dict(rows)
     else:
-        ids, mask = right_padded(rows, model.config.pad_token_id)
+        ids, mask = right_padded(rows, config.pad_token_id)
         feed = {"input_ids": ids.numpy(), "attention_mask": mask.numpy()}
-    feed["decoder_input_ids"] = dec.numpy()
+    if decoder:
+        start = config.decoder_start_token_id
+        feed["decoder_input_ids"] = np.array([[start, 9, 10, 11, 12], [start, 13, 14, 15, 16]])
+    return feed
+
+
+def forward_reference(model_dir, name):
+    """The forward's inputs (in the graph's order) and transformers' logits and encoder output."""
+    model = seq2seq_models.load(model_dir)
+    feed = forward_feed(name, model.config)
     with torch.no_grad():
         out = model(**{k: torch.from_numpy(v) for k, v in feed.items()})
     return feed, out.logits.numpy(), out.encoder_last_hidden_state.numpy()
@@ -848,3 +858,40 @@ def test_moonshine_refusals(ckpt, tmp_path):
     seed = run_hfx(["export", ckpt("moonshine"), tmp_path / "seed", "--config", str(seed_cfg), "--for-generation"])
     assert seed.returncode == 2 and 'io "seed"' in seed.stderr and "Moonshine" in seed.stderr, describe(seed)
     assert not (tmp_path / "short").exists() and not (tmp_path / "seed").exists()
+
+
+# ---- the bare models and T5's encoders ------------------------------------------------------------
+
+BARE_RUNS = ([(n, f) for n in BARE for f in ("onnx", "openvino")] +
+             [(n, "dynamo") for n in ("bart_model", "t5_encoder", "whisper_model", "moonshine_model")] +
+             [(n, "executorch") for n in ("t5_encoder", "mbart_model")])
+
+
+@pytest.mark.parametrize("name,fmt", BARE_RUNS)
+def test_bare_models(name, fmt, ckpt, export_dir, tmp_path):
+    """The model without its head: the decoder's last hidden state (no output scale, no final_logits_bias) and the
+    encoder's; T5's encoder alone: its last hidden state. Checkpoints as save_pretrained writes the bare classes
+    (their stacks at the top: "encoder.", not "model.encoder.")."""
+    from conftest import run_forward
+
+    v = seq2seq_models.VARIANTS[name]
+    model = seq2seq_models.load(ckpt(name), cls=v.cls)
+    feed = forward_feed(name, model.config, decoder=v.bare == "model")
+    with torch.no_grad():
+        out = model(**{k: torch.from_numpy(x) for k, x in feed.items()})
+    want = {"last_hidden_state": out.last_hidden_state.numpy()}
+    if v.bare == "model":
+        want["encoder_last_hidden_state"] = out.encoder_last_hidden_state.numpy()
+    if fmt == "executorch":
+        axes = {"1": {"name": "sequence", "min": 1, "max": 32}}
+        shapes = {"input_ids": axes, **({"decoder_input_ids": {"1": {"name": "decoder_sequence_length", "min": 1,
+                                                                      "max": 32}}} if v.bare == "model" else {})}
+        cfg = tmp_path / "et.json"
+        cfg.write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": shapes}))
+        out_dir = export_dir(name, "--config", str(cfg))
+    else:
+        out_dir = export_dir(name, "--format", fmt)
+    got = run_forward(fmt, out_dir, feed, list(want))
+    assert list(got) == list(want), (list(got), list(want))
+    for k in want:
+        assert_logits_close(got[k], want[k], f"{name} {fmt} {k}")
