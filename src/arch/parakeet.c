@@ -105,13 +105,17 @@ static hfx_value *shorter(parakeet_ctx *c, hfx_value *n) {
     return hfx_op2(g, HFX_OP_DIV, t, hfx_const_i64(g, s));
 }
 
-/* x [B,C,T,M] with the time steps at or past each row's count n [B,1] zeroed; also *keep [B,T] bool */
-static hfx_value *zero_padding(parakeet_ctx *c, hfx_value *x, hfx_value *n, hfx_value **keep) {
+/* The time steps of x [B,C,T,M] before each row's count n [B,1]: [B,T] bool */
+static hfx_value *kept_steps(parakeet_ctx *c, hfx_value *x, hfx_value *n) {
     hfx_graph *g = c->g;
     hfx_value *t = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, 2), hfx_const_i64(g, 1), x->dims[2]);
-    *keep = hfx_op2(g, HFX_OP_LESS, hfx_unsqueeze(g, t, 0), n); /* [B,T] */
-    hfx_value *k4 = hfx_unsqueeze(g, hfx_unsqueeze(g, *keep, 1), 3);
-    return hfx_where(g, k4, x, hfx_const_scalar(g, x->dtype, 0.0));
+    return hfx_op2(g, HFX_OP_LESS, hfx_unsqueeze(g, t, 0), n);
+}
+
+/* x [B,C,T,M] with the time steps `keep` [B,T] does not keep zeroed */
+static hfx_value *zero_padding(parakeet_ctx *c, hfx_value *x, hfx_value *keep) {
+    hfx_graph *g = c->g;
+    return hfx_where(g, hfx_unsqueeze(g, hfx_unsqueeze(g, keep, 1), 3), x, hfx_const_scalar(g, x->dtype, 0.0));
 }
 
 /* One Conv2d of the subsampling, subsampling.layers.<i>: [B,in,T,M] → [B,out,T',M'] */
@@ -135,10 +139,11 @@ static hfx_value *subsample(parakeet_ctx *c, hfx_value *features, hfx_value *n, 
     for (int64_t step = 0; step < m->steps && !g->failed; step++) {
         snprintf(frames, sizeof frames, step == m->steps - 1 ? "frames" : "subsampled%lld_frames", (long long)step);
         int layer = step == 0 ? 0 : (int)(3 * step - 1); /* 0 (conv, ReLU), then (depthwise, pointwise, ReLU) */
-        x = step == 0 ? conv(c, x, layer, C, 1, k, s, 1, frames) : conv(c, x, layer, C, 1, k, s, C, frames);
+        x = conv(c, x, layer, C, 1, k, s, step ? C : 1, frames); /* the first over one channel; then depthwise */
         n = shorter(c, n);
-        x = zero_padding(c, x, n, keep);
-        if (step > 0) x = zero_padding(c, conv(c, x, layer + 1, C, C, 1, 1, 1, NULL), n, keep);
+        *keep = kept_steps(c, x, n); /* (the pointwise convolution keeps the length) */
+        x = zero_padding(c, x, *keep);
+        if (step > 0) x = zero_padding(c, conv(c, x, layer + 1, C, C, 1, 1, 1, NULL), *keep);
         x = hfx_activate(g, HFX_ACT_RELU, x);
     }
     int64_t M = x->dims[3].c;
@@ -148,6 +153,31 @@ static hfx_value *subsample(parakeet_ctx *c, hfx_value *features, hfx_value *n, 
     x = hfx_linear(g, x, w, hfx_weight(c->w, 1, &m->hidden, "%ssubsampling.linear.bias", c->prefix));
     if (m->scale_input) x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, x->dtype, sqrt((double)m->hidden)));
     return x;
+}
+
+/* The conformer layers over the subsampled frames x [B,F,hidden] whose real ones are `keep` [B,F], then the CTC head
+ * (logits) or none (last_hidden_state): the graph's outputs. */
+static void layers_and_head(parakeet_ctx *c, const parakeet_desc *d, hfx_value *x, hfx_value *keep) {
+    const parakeet_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    /* queries and keys both masked: [B,1,F,F]; a padded frame's row all masked, as transformers makes it */
+    hfx_value *both = hfx_op2(g, HFX_OP_AND, hfx_unsqueeze(g, keep, 2), hfx_unsqueeze(g, keep, 1));
+    hfx_conformer_inputs in;
+    hfx_conformer_prepare(&m->conformer, g, x, hfx_where(g, hfx_unsqueeze(g, both, 1), hfx_const_f32(g, 0.0f),
+                                                         hfx_const_f32(g, -3.4028234663852886e38f)), NULL, &in);
+    in.keep = hfx_cast(g, hfx_unsqueeze(g, keep, 2), x->dtype);
+    char name[96];
+    for (int64_t i = 0; i < m->layers && !g->failed; i++) {
+        snprintf(name, sizeof name, "%slayers.%lld", c->prefix, (long long)i);
+        x = hfx_conformer_layer(&m->conformer, g, c->w, name, &in, x);
+    }
+    if (d->ctc) {
+        hfx_value *head = hfx_const_flatten(g, hfx_weight(c->w, 3, (int64_t[]){m->vocab, m->hidden, 1}, "ctc_head.weight"),
+                                            1);
+        hfx_graph_output(g, hfx_linear(g, x, head, hfx_weight(c->w, 1, &m->vocab, "ctc_head.bias")), "logits");
+    } else {
+        hfx_graph_output(g, x, "last_hidden_state");
+    }
 }
 
 static hfx_status parakeet_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
@@ -162,25 +192,9 @@ static hfx_status parakeet_build(const void *desc_, const void *cfg_, const hfx_
                                                                                           hfx_dim_const(m->mels)});
     hfx_value *mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
     int64_t axis = 1;
-    hfx_value *keep, *n = hfx_reduce(g, HFX_OP_REDUCE_SUM, mask, 1, &axis); /* [B,1] */
+    hfx_value *keep = NULL, *n = hfx_reduce(g, HFX_OP_REDUCE_SUM, mask, 1, &axis); /* [B,1] */
     hfx_value *x = subsample(&c, features, n, &keep);
-    /* queries and keys both masked: [B,1,F,F]; a padded frame's row all masked, as transformers makes it */
-    hfx_value *both = hfx_op2(g, HFX_OP_AND, hfx_unsqueeze(g, keep, 2), hfx_unsqueeze(g, keep, 1));
-    hfx_conformer_inputs in;
-    hfx_conformer_prepare(&m->conformer, g, x, hfx_where(g, hfx_unsqueeze(g, both, 1), hfx_const_f32(g, 0.0f),
-                                                         hfx_const_f32(g, -3.4028234663852886e38f)), NULL, &in);
-    in.keep = hfx_cast(g, hfx_unsqueeze(g, keep, 2), x->dtype);
-    char name[96];
-    for (int64_t i = 0; i < m->layers && !g->failed; i++) {
-        snprintf(name, sizeof name, "%slayers.%lld", c.prefix, (long long)i);
-        x = hfx_conformer_layer(&m->conformer, g, &w, name, &in, x);
-    }
-    if (d->ctc) {
-        hfx_value *head = hfx_const_flatten(g, hfx_weight(&w, 3, (int64_t[]){m->vocab, m->hidden, 1}, "ctc_head.weight"), 1);
-        hfx_graph_output(g, hfx_linear(g, x, head, hfx_weight(&w, 1, &m->vocab, "ctc_head.bias")), "logits");
-    } else {
-        hfx_graph_output(g, x, "last_hidden_state");
-    }
+    if (keep) layers_and_head(&c, d, x, keep); /* (none where the subsampling failed the graph) */
     hfx_graph_set_meta(g, "architecture", d->architecture);
     st = hfx_graph_status(g, err);
     if (st == HFX_OK) st = hfx_weights_finish(&w, err);

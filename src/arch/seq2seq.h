@@ -97,7 +97,6 @@ typedef struct seq2seq_cfg {
     int64_t enc_hd, dec_hd;   /* the heads' width (T5: d_kv; else d_model / heads) */
     int64_t max_position, pad, eos, start, labels; /* eos, start, labels: a classifier's */
     source_kind source;       /* the descriptor's (what a forward-only export's inputs are) */
-    seq2seq_head head;
     int64_t mels, source_positions; /* Whisper: num_mel_bins, max_source_positions (frames / 2) */
     double eps;
     hfx_activation act[2];    /* the encoder's MLP activation, the decoder's */

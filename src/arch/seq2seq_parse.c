@@ -131,7 +131,7 @@ hfx_status hfx_s2s_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *c
         (st = hfx_cfg_int_in_or(c, "pad_token_id", L->relative ? 0 : 1, 0, INT32_MAX, &m->pad, err)) ||
         (st = parse_acts_and_biases(L, c, m, err)))
         return st;
-    m->source = d->source, m->head = d->head;
+    m->source = d->source;
     if (L->relative) return parse_t5(d, c, arena, m, err);
     if (d->head == S2S_HEAD_CLASSIFIER && ((st = hfx_cfg_int_in(c, "eos_token_id", 0, INT32_MAX, &m->eos, err)) ||
                           (st = hfx_cfg_int_in(c, "decoder_start_token_id", 0, INT32_MAX, &m->start, err)) ||
