@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import REPO, assert_logits_close, built_once, cached_exports, describe, run_hfx
+from conftest import PARITY_ATOL, REPO, assert_logits_close, built_once, cached_exports, describe, run_hfx
 from genutil import compare_generation, left_pad
 from initutil import init_weights
 from mmutil import eager_models, expand_tokens, run_example_executorch, write_wav
@@ -309,6 +309,21 @@ def test_feature_mask_matters(export_dir, reference, tmp_path, monkeypatch):
     monkeypatch.setattr(export.image_encoder, "run", unmasked)
     got, _ = generate_vlm.audio_features(export, out, paths)
     assert np.abs(got[:len(want)] - want).max() > 0.1
+
+
+def test_qwen3_asr_windows_matter(ckpt, reference, tmp_path):
+    """Qwen3-ASR's attention windows are what the variant's n_window_infer says: the same checkpoint told a window of
+    one chunk (the base variant's) gives the 1.61-second file's features far from its own windows of two, so parity
+    of both variants proves the window is read."""
+    import transformers
+    paths = audio_files(tmp_path, 2)
+    want = want_features(reference, "qwen3_asr_variant", paths)
+    config = transformers.AutoConfig.from_pretrained(str(ckpt("qwen3_asr_variant")))
+    config.audio_config.n_window_infer = 100
+    other = model_class(VARIANTS["qwen3_asr_variant"]).from_pretrained(
+        str(ckpt("qwen3_asr_variant")), config=config, attn_implementation="eager").eval()
+    got = want_features(lambda name: other, "qwen3_asr_variant", paths)
+    assert np.abs(got - want).max() > 100 * PARITY_ATOL
 
 
 def test_example_command_line(export_dir, tmp_path):
