@@ -194,6 +194,21 @@ static hfx_value *layer_hyper_gated(layer_ctx *c, const layer_args *a, hfx_value
     return hfx_dec_gated_write(c, x, inject, hfx_dec_ffn(c, a->i, h));
 }
 
+/* alternating updates: the sandwich on the active stream's prediction, with LAuReL's residual beside its attention
+ * ((x + attn + laurel) / √2), then every stream corrected by the layer's output (Gemma 3n) */
+static hfx_value *layer_altup(layer_ctx *c, const layer_args *a, hfx_value *x) {
+    char p[160];
+    hfx_graph *g = c->g;
+    hfx_value *active, *pred = hfx_dec_altup_predict(c, a->i, x, &active);
+    hfx_value *h = NORM(active, c->n.norm1);
+    hfx_value *laurel = hfx_dec_laurel(c, a->i, h), *m = MIXER(h);
+    hfx_value *y = hfx_op2(g, HFX_OP_ADD, active, NORM(m, c->n.norm2));
+    y = hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_ADD, y, laurel), hfx_const_scalar(g, y->dtype, sqrt(2.0)));
+    hfx_value *f = hfx_dec_ffn(c, a->i, NORM(y, c->n.pre2));
+    y = hfx_op2(g, HFX_OP_ADD, y, NORM(f, c->n.post2));
+    return hfx_dec_altup_correct(c, a->i, pred, y);
+}
+
 #undef NAME
 #undef MIXER
 #undef NORM
@@ -217,8 +232,9 @@ static hfx_value *(*const layer_of_layout[])(layer_ctx *, const layer_args *, hf
     [HFX_LAYOUT_HYPER_SINKHORN] = layer_hyper, /* (hyper.c reads which) */
     [HFX_LAYOUT_HYPER_GATED] = layer_hyper_gated,
     [HFX_LAYOUT_SHARED_BLOCKS] = layer_shared_blocks,
+    [HFX_LAYOUT_ALTUP] = layer_altup,
 };
-_Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_SHARED_BLOCKS + 1,
+_Static_assert(sizeof layer_of_layout / sizeof layer_of_layout[0] == HFX_LAYOUT_ALTUP + 1,
                "a layer function for every layout");
 
 static hfx_value *decoder_layer(layer_ctx *c, int64_t i, hfx_value *x, hfx_value *cos, hfx_value *sin,
@@ -655,6 +671,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
                                                "mask); export with io \"optimum\"", c->d->architecture);
     int64_t bias_window = -1;
     if (m->hyper.streams) x = hfx_dec_hyper_expand(c, x); /* [B,S,N,hidden] */
+    if (m->altup.streams) x = hfx_dec_altup_expand(c, x);
     bool where_then_add = c->d->scores.mask == HFX_MASK_WHERE_THEN_ADD;
     hfx_value *stacked = NULL; /* [n, B, S, hidden]: DeepStack's features, added after the first n layers */
     if (deepstack > 0)
@@ -692,7 +709,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
                                                                   (hfx_dim[]){o->batch, o->seq, hfx_dim_const(m->hidden)}),
                                                    x->dtype));
     }
-    return m->hyper.streams ? hfx_dec_hyper_head(c, x) : x;
+    return m->hyper.streams ? hfx_dec_hyper_head(c, x) : m->altup.streams ? hfx_dec_altup_head(c, x) : x;
 }
 
 /* Whether the seed profile would need a window-sized static cache per sliding layer, which it does

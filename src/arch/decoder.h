@@ -105,8 +105,13 @@ typedef enum {
                                normed in groups and gated by a low-rank sigmoid mix; its output added to each stream by
                                2·σ of a weight; a mixer of the same form (no output) takes the final norm's place; the
                                n-gram layers (ngram.c) add to the streams first (Qwen4-Exp) */
-    HFX_LAYOUT_SHARED_BLOCKS   /* PRE's mixer alone; a HFX_MIXER_SHARED_BLOCK layer x += mixer(norm1(x + linear(shared
+    HFX_LAYOUT_SHARED_BLOCKS,  /* PRE's mixer alone; a HFX_MIXER_SHARED_BLOCK layer x += mixer(norm1(x + linear(shared
                                   block(x, the embeddings)))), its norm and mixer under mamba_decoder (Zamba2) */
+    HFX_LAYOUT_ALTUP     /* alternating updates (altup.c): the residual altup_num_inputs streams, the first the
+                            embeddings, the others their projections at its magnitude; each layer predicts the streams
+                            from their mix, runs the sandwich with a low-rank augmented residual (LAuReL) on the active
+                            one, corrects every stream by its output and adds its per-layer input's term to all but the
+                            first; the head projects them back and averages them (Gemma 3n) */
 } hfx_layer_layout;
 
 typedef enum {
@@ -382,12 +387,15 @@ typedef enum {
     HFX_SHAPES_SLIDING_DOUBLE_KV, /* the sliding layers twice num_key_value_heads key/value heads; every layer's values
                                      v_head_dim wide (default 128) and scaled by attention_value_scale (default 0.707;
                                      null: 1) as projected, before the cache (MiMo-V2-Flash) */
-    HFX_SHAPES_PER_LAYER_CONFIG /* per_layer_config {"<layer>": {head_dim, num_key_value_heads}}, else the full
+    HFX_SHAPES_PER_LAYER_CONFIG, /* per_layer_config {"<layer>": {head_dim, num_key_value_heads}}, else the full
                                    layers' global_head_dim and (attention_k_eq_v) num_global_key_value_heads;
                                    attention_k_eq_v: the full layers' values are their keys' projection (no
                                    v_proj); the last num_kv_shared_layers layers attend to the keys and values of
                                    the last earlier layer of their type (no k/v weights, no cache of their own),
                                    their MLP twice as wide when use_double_wide_mlp (Gemma 4) */
+    HFX_SHAPES_PER_LAYER_MLP    /* intermediate_size a width per layer (or one for all) and activation_sparsity_pattern
+                                   a sparsity per layer; PER_LAYER_CONFIG's shared keys and values, every layer
+                                   head_dim wide (Gemma 3n) */
 } hfx_layer_shapes;
 
 /* How the attention scores are scaled. */
@@ -750,6 +758,8 @@ typedef struct hfx_layer_shape {
                                     one (the layer then has no k/v weights and no cache) */
     bool values_are_keys;        /* attention_k_eq_v: the values are k_proj's output (before k_norm) */
     int64_t v_dim;               /* the values' head width (head_dim but where the config gives them their own) */
+    double sparsity;             /* the MLP's activation sparsity s: its gate less mean + σ·Φ⁻¹(s) over the width, at
+                                    least 0, before the activation (Gemma 3n's Gaussian top-k); 0: none */
 } hfx_layer_shape;
 
 /* ALiBi's form where the model has it (hfx_positions). */
@@ -779,6 +789,14 @@ typedef struct hfx_decoder_hyper {
     int64_t sinkhorn;            /* HFX_LAYOUT_HYPER_SINKHORN's hc_sinkhorn_iters */
     int64_t lowrank;             /* HFX_LAYOUT_HYPER_GATED's hc_lowrank: its input mix's rank */
 } hfx_decoder_hyper;
+
+/* HFX_LAYOUT_ALTUP's streams (altup.c). */
+typedef struct hfx_decoder_altup {
+    int64_t streams;             /* altup_num_inputs (0: one plain stream) */
+    int64_t active;              /* altup_active_idx: the stream the layers run on */
+    bool correct_scale;          /* altup_correct_scale: the corrected active stream scaled before the per-layer term */
+    int64_t laurel_rank;         /* laurel_rank: the augmented residual's width */
+} hfx_decoder_altup;
 
 /* Hashed n-gram embeddings into the streams (ngram.c, Qwen4-Exp's PLE layers). */
 typedef struct hfx_decoder_ngram {
@@ -880,6 +898,7 @@ typedef struct hfx_decoder_cfg {
                                     every layer the sizes above; arena-owned */
     hfx_decoder_ple ple;
     hfx_decoder_hyper hyper;
+    hfx_decoder_altup altup;
     hfx_decoder_compressed compressed;
     hfx_decoder_ngram ngram;
     hfx_decoder_qsa qsa;
@@ -895,7 +914,7 @@ typedef struct hfx_decoder_cfg {
 /* Layer i's shape: its own where the config gives layers their own, else the model's. */
 static inline hfx_layer_shape hfx_dec_shape(const hfx_decoder_cfg *m, int64_t i) {
     if (m->shape) return m->shape[i];
-    return (hfx_layer_shape){m->head_dim, m->kv_heads, m->intermediate, i, false, m->head_dim};
+    return (hfx_layer_shape){m->head_dim, m->kv_heads, m->intermediate, i, false, m->head_dim, 0.0};
 }
 
 extern const hfx_arch_family hfx_decoder_family;

@@ -149,6 +149,18 @@ hfx_value *hfx_dec_gated_read(layer_ctx *c, int64_t i, hfx_value *x, const char 
 hfx_value *hfx_dec_gated_write(layer_ctx *c, hfx_value *x, hfx_value *inject, hfx_value *y);
 hfx_value *hfx_dec_grouped_norm(layer_ctx *c, hfx_value *x, const char *prefix);
 
+/* altup.c: HFX_LAYOUT_ALTUP's streams. parse: altup_num_inputs, altup_active_idx, altup_correct_scale, laurel_rank.
+ * expand: [B,S,D] → [B,S,N,D]; head: the streams → [B,S,D], before the final norm. predict: layer i's predictions
+ * [B,S,N,D] of the streams x, and in *active the active one's [B,S,D]; correct: the predictions corrected by the layer's
+ * output y [B,S,D], its per-layer term added to streams 1.. where the model has per-layer inputs. laurel: h + norm(right(
+ * left(h))) [B,S,D]. */
+hfx_status hfx_dec_parse_altup(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err);
+hfx_value *hfx_dec_altup_expand(layer_ctx *c, hfx_value *x);
+hfx_value *hfx_dec_altup_head(layer_ctx *c, hfx_value *x);
+hfx_value *hfx_dec_altup_predict(layer_ctx *c, int64_t i, hfx_value *x, hfx_value **active);
+hfx_value *hfx_dec_altup_correct(layer_ctx *c, int64_t i, hfx_value *pred, hfx_value *y);
+hfx_value *hfx_dec_laurel(layer_ctx *c, int64_t i, hfx_value *h);
+
 /* ngram.c: Qwen4-Exp's n-gram layers. parse: ple_layer_ids and the hashes' keys (after the mixers: the layers must be
  * delta-nets). block: x [B,S,N,D] plus layer i's n-gram contribution to each stream (c->ids hashed). */
 hfx_status hfx_dec_parse_ngram(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err);
@@ -167,6 +179,8 @@ hfx_status hfx_dec_parse_shapes(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena 
 /* per_layer_inputs.c */
 hfx_value *hfx_dec_per_layer_inputs(layer_ctx *c, hfx_value *ids, hfx_value *embeds);
 hfx_value *hfx_dec_per_layer_block(layer_ctx *c, int64_t i, hfx_value *x);
+/* layer i's term from x [B,S,hidden]: norm(proj(act(gate(x)) · its input)) [B,S,hidden] (c->per_layer_inputs set) */
+hfx_value *hfx_dec_per_layer_term(layer_ctx *c, int64_t i, hfx_value *x);
 
 /* decoder_cache.c */
 hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, int slot); /* slot 0: keys, 1: values */

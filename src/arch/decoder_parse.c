@@ -421,6 +421,7 @@ static hfx_status parse_layout(const hfx_decoder_desc *d, hfx_cfg c, hfx_decoder
     }
     if (d->layout == HFX_LAYOUT_PARALLEL_OR_PRE) return parse_parallel_or_pre(c, m, err);
     m->hyper.streams = 0;
+    if (d->layout == HFX_LAYOUT_ALTUP && (st = hfx_dec_parse_altup(c, m, err))) return st;
     if ((d->layout == HFX_LAYOUT_HYPER || d->layout == HFX_LAYOUT_HYPER_SINKHORN || d->layout == HFX_LAYOUT_HYPER_GATED) &&
         (st = hfx_dec_parse_hyper(c, m, err)))
         return st;
@@ -693,11 +694,13 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
                                hfx_error *err) {
     hfx_status st;
     bool no_dense = d->moe && d->moe->layers == HFX_MOE_EVERY_LAYER_OWN; /* every layer's MLP the experts */
+    m->intermediate = 0; /* (a width per layer: the shapes' parse reads them) */
     m->shape = NULL;
     m->ple = (hfx_decoder_ple){0, 0};
     m->compressed = (hfx_decoder_compressed){0};
     m->ngram = (hfx_decoder_ngram){0};
     m->qsa = (hfx_decoder_qsa){0};
+    m->altup = (hfx_decoder_altup){0};
     m->norm = d->norm;
     if (hfx_decoder_mixers_only(d)) {
         return hfx_dec_parse_attention_free(d, c, arena, m, err);
@@ -705,6 +708,7 @@ static hfx_status parse_config(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *
     hfx_decoder_keys k = {"hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings",
                           "intermediate_size", .embed_dim = NULL};
     if (d->keys) k = *d->keys;
+    if (d->shapes == HFX_SHAPES_PER_LAYER_MLP && json_is_array(json_object_get(c.obj, k.intermediate))) no_dense = true;
     if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(c, k.hidden, 1, 1 << 20, &m->hidden, err)) ||
         (st = hfx_cfg_int_in(c, k.layers, 1, 4096, &m->layers, err)) ||

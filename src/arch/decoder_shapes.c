@@ -70,7 +70,7 @@ static hfx_status layer_geometry(hfx_cfg c, hfx_decoder_cfg *m, bool k_eq_v, hfx
     for (int64_t i = 0; i < m->layers; i++) {
         hfx_layer_shape *s = &m->shape[i];
         bool full = m->window[i] == 0;
-        *s = (hfx_layer_shape){m->head_dim, m->kv_heads, m->intermediate, i, full && k_eq_v, m->head_dim};
+        *s = (hfx_layer_shape){m->head_dim, m->kv_heads, m->intermediate, i, full && k_eq_v, m->head_dim, 0.0};
         if (!overrides && full) s->head_dim = global_head_dim, s->kv_heads = global_kv;
         if ((st = layer_override(c, overrides, i, m, s, err))) return st;
         s->v_dim = s->head_dim;
@@ -134,6 +134,48 @@ static hfx_status per_layer_inputs(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err
     return hfx_cfg_int_in_or(c, "vocab_size_per_layer_input", 262144, 1, INT32_MAX, &m->ple.vocab, err);
 }
 
+/* Layer i's entry of config.json's per-layer list `key` (NULL where the key is absent or null), checked an array of one
+ * per layer. */
+static hfx_status layer_list(hfx_cfg c, const char *key, const hfx_decoder_cfg *m, const json_t **out, hfx_error *err) {
+    const json_t *v = json_object_get(c.obj, key);
+    *out = NULL;
+    if (!v || json_is_null(v)) return HFX_OK;
+    if (!json_is_array(v) || (int64_t)json_array_size(v) != m->layers)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field '%s' must be a list of one value per layer (%lld)", c.where, key,
+                        (long long)m->layers);
+    *out = v;
+    return HFX_OK;
+}
+
+/* Gemma 3n: each layer's MLP width (intermediate_size a list, or one number for all) and activation sparsity
+ * (activation_sparsity_pattern, in [0, 1); absent: 0.95 on the first 10 layers where there are more than 10, as
+ * transformers' config derives it); every layer head_dim wide with num_key_value_heads. */
+static hfx_status per_layer_mlp(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
+    const json_t *widths, *sparsity;
+    hfx_status st;
+    if ((st = layer_list(c, "intermediate_size", m, &widths, err)) ||
+        (st = layer_list(c, "activation_sparsity_pattern", m, &sparsity, err)))
+        return st;
+    if (!widths && !m->intermediate) return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'intermediate_size' is missing", c.where);
+    int64_t widest = m->intermediate;
+    for (int64_t i = 0; i < m->layers; i++) {
+        hfx_layer_shape *s = &m->shape[i];
+        *s = (hfx_layer_shape){m->head_dim, m->kv_heads, m->intermediate, i, false, m->head_dim, 0.0};
+        const json_t *w = widths ? json_array_get(widths, (size_t)i) : NULL, *f = sparsity ? json_array_get(sparsity, (size_t)i) : NULL;
+        if (w && (!json_is_integer(w) || json_integer_value(w) < 1 || json_integer_value(w) > 1 << 24))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: intermediate_size[%lld] must be an integer in [1, %d]", c.where,
+                            (long long)i, 1 << 24);
+        if (w) s->intermediate = json_integer_value(w);
+        if (f && (!json_is_number(f) || !(json_number_value(f) >= 0 && json_number_value(f) < 1)))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: activation_sparsity_pattern[%lld] must be a number in [0, 1)",
+                            c.where, (long long)i);
+        s->sparsity = f ? json_number_value(f) : !sparsity && m->layers > 10 && i < 10 ? 0.95 : 0.0;
+        if (s->intermediate > widest) widest = s->intermediate;
+    }
+    m->intermediate = widest;
+    return HFX_OK;
+}
+
 /* MiMo-V2-Flash: twice the key/value heads on the sliding layers, values of their own width, scaled. */
 static hfx_status sliding_double_kv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m, hfx_error *err) {
     int64_t v_dim;
@@ -154,7 +196,7 @@ static hfx_status sliding_double_kv(hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg
             return hfx_fail(err, HFX_ERR_INVALID, "%s: num_attention_heads (%lld) is not a multiple of the sliding "
                                                   "layers' 2 · num_key_value_heads (%lld)", c.where,
                             (long long)m->heads, (long long)kv);
-        m->shape[i] = (hfx_layer_shape){m->head_dim, kv, m->intermediate, i, false, v_dim};
+        m->shape[i] = (hfx_layer_shape){m->head_dim, kv, m->intermediate, i, false, v_dim, 0.0};
     }
     return HFX_OK;
 }
@@ -164,10 +206,16 @@ hfx_status hfx_dec_parse_shapes(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena 
     m->shape = NULL;
     m->ple = (hfx_decoder_ple){0, 0};
     hfx_status st;
-    if (m->layout == HFX_LAYOUT_SANDWICH_PER_LAYER && (st = per_layer_inputs(c, m, err))) return st;
+    if ((m->layout == HFX_LAYOUT_SANDWICH_PER_LAYER || m->layout == HFX_LAYOUT_ALTUP) && (st = per_layer_inputs(c, m, err)))
+        return st;
     m->value_scale = 1.0;
     if (d->shapes == HFX_SHAPES_UNIFORM) return HFX_OK;
     if (d->shapes == HFX_SHAPES_SLIDING_DOUBLE_KV) return sliding_double_kv(c, arena, m, err);
+    if (d->shapes == HFX_SHAPES_PER_LAYER_MLP) {
+        if (!(m->shape = hfx_arena_alloc(arena, (size_t)m->layers * sizeof *m->shape)))
+            return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        return (st = per_layer_mlp(c, m, err)) ? st : kv_sharing(c, m, err);
+    }
     bool k_eq_v;
     const char *bidirectional;
     if ((st = hfx_cfg_bool_or(c, "attention_k_eq_v", false, &k_eq_v, err)) ||

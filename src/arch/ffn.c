@@ -45,6 +45,32 @@ static hfx_value *mlp_act(layer_ctx *c, int64_t i, hfx_value *x) {
     return c->m->act == HFX_ACT_XIELU ? xielu(c, i, x) : hfx_activate(c->g, c->m->act, x);
 }
 
+/* Φ⁻¹(p), the standard normal's quantile, as torch's Normal(0, 1).icdf computes it in f32: erfinv(2p − 1)·√2, erfinv by
+ * Newton's steps on erf (from 0 they rise monotonically to the root: erf is concave on x ≥ 0). */
+static float normal_quantile(double p) {
+    float y = 2.0f * (float)p - 1.0f;
+    double target = fabs((double)y), x = 0;
+    for (int k = 0; k < 200 && target > 0; k++) {
+        double step = (erf(x) - target) / (2.0 / sqrt(3.14159265358979323846) * exp(-x * x));
+        x -= step;
+        if (!(fabs(step) > 1e-15 * (1 + x))) break;
+    }
+    float e = (float)(y < 0 ? -x : x);
+    return e * (float)sqrt(2.0);
+}
+
+/* Gemma 3n's Gaussian top-k: relu(x − (mean + σ·Φ⁻¹(sparsity))) over the last axis, σ the population deviation; the
+ * share `sparsity` of a normally spread x falls to 0. */
+static hfx_value *gaussian_top_k(hfx_graph *g, hfx_value *x, double sparsity) {
+    int64_t axis = -1;
+    hfx_value *mean = hfx_reduce(g, HFX_OP_REDUCE_MEAN, x, 1, &axis);
+    hfx_value *dev = hfx_op2(g, HFX_OP_SUB, x, mean);
+    hfx_value *sigma = hfx_op1(g, HFX_OP_SQRT, hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, dev, dev), 1, &axis));
+    hfx_value *cutoff = hfx_op2(g, HFX_OP_ADD, mean,
+                                hfx_op2(g, HFX_OP_MUL, sigma, hfx_const_scalar(g, x->dtype, normal_quantile(sparsity))));
+    return hfx_activate(g, HFX_ACT_RELU, hfx_op2(g, HFX_OP_SUB, x, cutoff));
+}
+
 hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
     const hfx_decoder_cfg *m = c->m;
     if (c->d->moe && c->d->moe->shared == HFX_SHARED_LINEAR && m->moe.shared_intermediate) /* the experts (if any) + the
@@ -82,6 +108,8 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
         up = hfx_dec_proj(c, h, m->hidden, I, m->bias.mlp, P(c->n.up));
     }
     gate = hfx_dec_scaled(c->g, gate, m->mult.gate); /* Falcon-H1's mlp_multipliers */
+    double sparsity = hfx_dec_shape(m, i).sparsity;
+    if (sparsity > 0) gate = gaussian_top_k(c->g, gate, sparsity);
     hfx_value *act = hfx_op2(c->g, HFX_OP_MUL, mlp_act(c, i, gate), up);
     if (c->d->mlp == HFX_MLP_GATED_SUB_NORMED) act = hfx_dec_norm(c, act, I, P("ffn_sub_norm"));
     return hfx_dec_scaled(c->g, hfx_dec_proj(c, act, I, m->hidden, m->bias.down, P(c->n.down)), m->mult.down);

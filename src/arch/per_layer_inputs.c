@@ -1,4 +1,4 @@
-/* Per-layer embeddings (Gemma 4's PLE): each layer gets an input of its own, made once from the
+/* Per-layer embeddings (Gemma 3n's and Gemma 4's PLE): each layer gets an input of its own, made once from the
  * tokens and their embeddings, which the layer gates its output with after its MLP. */
 #include <math.h>
 #include <stdio.h>
@@ -15,12 +15,15 @@ static hfx_value *per_layer_split(layer_ctx *c, hfx_value *x) {
 /* Each layer's input [B,S,layers,width], as transformers' get_per_layer_inputs and
  * project_per_layer_inputs: (norm(embeds·W_proj / √hidden) + table[ids]·√width) / √2, the table
  * embed_tokens_per_layer [vocab_per_layer, layers·width] and its scale in the weights' dtype (the
- * scaled embedding's buffer, cast), norm per layer over width. */
+ * scaled embedding's buffer, cast), norm per layer over width. A table smaller than the vocabulary
+ * gives the ids past it (Gemma 3n's multimodal tokens) row 0. */
 hfx_value *hfx_dec_per_layer_inputs(layer_ctx *c, hfx_value *ids, hfx_value *embeds) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
     int64_t all = m->layers * m->ple.width;
     hfx_value *table = hfx_weight(c->w, 2, (int64_t[]){m->ple.vocab, all}, "model.embed_tokens_per_layer.weight");
+    if (m->ple.vocab < m->vocab)
+        ids = hfx_where(g, hfx_op2(g, HFX_OP_LESS, ids, hfx_const_i64(g, m->ple.vocab)), ids, hfx_const_i64(g, 0));
     hfx_value *tokens = hfx_op2(g, HFX_OP_MUL, hfx_gather(g, table, ids, 0),
                                 hfx_const_scalar(g, c->o->dtype, (float)sqrt((double)m->ple.width)));
     hfx_value *proj = hfx_linear(g, embeds, hfx_weight(c->w, 2, (int64_t[]){all, m->hidden},
@@ -31,21 +34,24 @@ hfx_value *hfx_dec_per_layer_inputs(layer_ctx *c, hfx_value *ids, hfx_value *emb
     return hfx_op2(g, HFX_OP_MUL, sum, hfx_const_scalar(g, sum->dtype, pow(2.0, -0.5)));
 }
 
-/* After layer i's MLP: x += norm(proj(act(gate(x)) · its input)) where the model has per-layer
- * inputs; then x · layer_scalar (a [1] buffer of the checkpoint). x [B,S,hidden]. */
-hfx_value *hfx_dec_per_layer_block(layer_ctx *c, int64_t i, hfx_value *x) {
+hfx_value *hfx_dec_per_layer_term(layer_ctx *c, int64_t i, hfx_value *x) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
     char p[160];
 #define NAME(leaf) hfx_dec_name(c, i, NULL, leaf, p, sizeof p)
-    if (c->per_layer_inputs) {
-        hfx_value *own = hfx_slice(g, c->per_layer_inputs, 2, i, i + 1); /* [B,S,1,width] */
-        own = hfx_reshape(g, own, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->ple.width)});
-        hfx_value *h = hfx_activate(g, m->act, hfx_dec_proj(c, x, m->hidden, m->ple.width, false, NAME("per_layer_input_gate")));
-        h = hfx_dec_proj(c, hfx_op2(g, HFX_OP_MUL, h, own), m->ple.width, m->hidden, false, NAME("per_layer_projection"));
-        x = hfx_op2(g, HFX_OP_ADD, x, hfx_dec_norm(c, h, m->hidden, NAME("post_per_layer_input_norm")));
-    }
-    int64_t one = 1;
-    return hfx_op2(g, HFX_OP_MUL, x, hfx_weight(c->w, 1, &one, "%s", NAME("layer_scalar")));
+    hfx_value *own = hfx_slice(g, c->per_layer_inputs, 2, i, i + 1); /* [B,S,1,width] */
+    own = hfx_reshape(g, own, 3, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->ple.width)});
+    hfx_value *h = hfx_activate(g, m->act, hfx_dec_proj(c, x, m->hidden, m->ple.width, false, NAME("per_layer_input_gate")));
+    h = hfx_dec_proj(c, hfx_op2(g, HFX_OP_MUL, h, own), m->ple.width, m->hidden, false, NAME("per_layer_projection"));
+    return hfx_dec_norm(c, h, m->hidden, NAME("post_per_layer_input_norm"));
 #undef NAME
+}
+
+/* After layer i's MLP: x += its per-layer term where the model has per-layer inputs; then x · layer_scalar (a [1]
+ * buffer of the checkpoint). x [B,S,hidden]. */
+hfx_value *hfx_dec_per_layer_block(layer_ctx *c, int64_t i, hfx_value *x) {
+    char p[160];
+    if (c->per_layer_inputs) x = hfx_op2(c->g, HFX_OP_ADD, x, hfx_dec_per_layer_term(c, i, x));
+    int64_t one = 1;
+    return hfx_op2(c->g, HFX_OP_MUL, x, hfx_weight(c->w, 1, &one, "%s", hfx_dec_name(c, i, NULL, "layer_scalar", p, sizeof p)));
 }

@@ -1109,6 +1109,17 @@ static const hfx_decoder_desc Gemma4ForCausalLM_desc = {
     .defaults.window = 512, .defaults.head_dim = 256, .defaults.kv_heads = 4, .masks_by_layer_type = true,
     .moe = &hfx_moe_gemma4, .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE, .model_type_alias = "gemma4_text"};
 
+/* Gemma 3n's text model: Gemma 4's plain (f32) RMS norms, q/k norms and weight-less value norms, no score scale,
+ * per-layer inputs and shared keys and values, inside alternating updates (AltUp's streams, LAuReL's residual); an MLP
+ * width and an activation sparsity per layer; Gemma 3's rotary per layer type; every fifth layer full by default. */
+static const hfx_decoder_desc Gemma3nForCausalLM_desc = {
+    "Gemma3nForCausalLM", GEMMA_LIKE, .norm = HFX_NORM_RMS_F32, .qk_norm = HFX_QK_NORM_PER_HEAD_AND_V,
+    .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 5, .layout = HFX_LAYOUT_ALTUP,
+    .shapes = HFX_SHAPES_PER_LAYER_MLP, .act.key = "hidden_activation", .scores.scale = HFX_SCALE_ONE,
+    .scores.softcaps = HFX_SOFTCAP_FINAL, .defaults.final_softcap = 30.0, .rope.local = HFX_LOCAL_ROPE_OWN_BASE,
+    .rope.theta = 1000000.0, .rope.names = HFX_ROPE_NAMES_CURRENT, .defaults.window = 512, .defaults.head_dim = 256,
+    .defaults.kv_heads = 2, .masks_by_layer_type = true, .model_type_alias = "gemma3n_text"};
+
 /* The encoder-decoder family (seq2seq.c). */
 typedef struct seq2seq_desc seq2seq_desc;
 extern const hfx_arch_family hfx_seq2seq_family, hfx_seq2seq_forward_family, hfx_seq2seq_audio_family,
@@ -1312,6 +1323,7 @@ static const struct entry {
      &ModernBertDecoderForSequenceClassification_desc},
     {"T5GemmaEncoderModel", &hfx_decoder_base_family, &T5GemmaEncoderModel_base},
     {"Gemma4ForCausalLM", &hfx_decoder_family, &Gemma4ForCausalLM_desc},
+    {"Gemma3nForCausalLM", &hfx_decoder_family, &Gemma3nForCausalLM_desc},
     {"LlamaForSequenceClassification", &hfx_decoder_classifier_family, &LlamaForSequenceClassification_desc},
     {"MistralForSequenceClassification", &hfx_decoder_classifier_family, &MistralForSequenceClassification_desc},
     {"Qwen2ForSequenceClassification", &hfx_decoder_classifier_family, &Qwen2ForSequenceClassification_desc},

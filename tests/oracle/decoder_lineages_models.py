@@ -57,6 +57,8 @@ from transformers import (
     Apertus1p5TextForCausalLM,
     Gemma4ForCausalLM,
     Gemma4TextConfig,
+    Gemma3nForCausalLM,
+    Gemma3nTextConfig,
     Glm4MoeLiteConfig,
     Glm4MoeLiteForCausalLM,
     HYV3Config,
@@ -166,6 +168,7 @@ ARCHS = {
     "minicpm3": (MiniCPM3Config, MiniCPM3ForCausalLM, "causal"),
     "llama4": (Llama4TextConfig, Llama4ForCausalLM, "causal"),
     "gemma4": (Gemma4TextConfig, Gemma4ForCausalLM, "causal"),
+    "gemma3n": (Gemma3nTextConfig, Gemma3nForCausalLM, "causal"),
     "glm4_moe_lite": (Glm4MoeLiteConfig, Glm4MoeLiteForCausalLM, "causal"),
     "apertus1p5": (Apertus1p5TextConfig, Apertus1p5TextForCausalLM, "causal"),
     "hy_v3": (HYV3Config, HYV3ForCausalLM, "causal"),
@@ -277,6 +280,15 @@ GEMMA4 = dict(SMALL, vocab_size=200, intermediate_size=96, num_hidden_layers=6, 
 GEMMA4_K_EQ_V = dict(SMALL, vocab_size=200, intermediate_size=96, num_hidden_layers=4, head_dim=16, global_head_dim=32,
                      sliding_window=4, layer_types=["sliding_attention", "full_attention"] * 2, attention_k_eq_v=True,
                      num_global_key_value_heads=1, hidden_size_per_layer_input=0, tie_word_embeddings=False)
+
+# Gemma 3n as E2B/E4B are built, small: three AltUp streams (the layers on stream 1), LAuReL of rank 8, MLP widths per
+# layer, Gaussian top-k sparsity on the first two layers, per-layer inputs of width 8 from a table smaller than the
+# vocabulary (ids 150.. read row 0), the last 3 layers attending to layers 1 and 2's keys and values, the final soft-cap
+GEMMA3N = dict(SMALL, vocab_size=200, num_hidden_layers=6, head_dim=16, sliding_window=4,
+               layer_types=["sliding_attention", "sliding_attention", "full_attention"] * 2,
+               intermediate_size=[96, 128, 96, 96, 128, 96], hidden_size_per_layer_input=8, vocab_size_per_layer_input=150,
+               num_kv_shared_layers=3, laurel_rank=8, altup_num_inputs=3, altup_active_idx=1,
+               activation_sparsity_pattern=[0.95, 0.6, 0.0, 0.0, 0.0, 0.0], final_logit_softcapping=5.0)
 
 # GLM-4.7-Flash: V3's latent attention and router, the sparse layers by mlp_layer_types
 GLM4_LITE = dict(SMALL, num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
@@ -697,6 +709,12 @@ SPECS += [
          doc="the full layers' values are their keys' projection, one key/value head; no per-layer inputs, no shared "
              "keys and values; untied; config.json as released (global_head_dim, no rope_parameters)", seed=1,
          norm_offset=0.2, config_rewrite="gemma4_released", cases=models.DEFAULT_CASES),
+    dict(name="gemma3n", arch="gemma3n", config=dict(GEMMA3N),
+         doc="three AltUp streams, the layers on stream 1 (its prediction routed from all three, every stream corrected "
+             "by the layer's output); LAuReL beside the attention; MLPs of 96 and 128; Gaussian top-k keeping the top 5% "
+             "and 40% of the gates on layers 0 and 1; per-layer inputs of 8 from a table of 150 rows; layers 3-5 attend "
+             "to layers 1 and 2's keys and values; value norms; final soft-cap 5; tied",
+         embed_std=models.TIED_EMBED_STD, norm_offset=0.2, cases=models.DEFAULT_CASES),
     dict(name="gemma4_moe", arch="gemma4",
          config=dict(GEMMA4_K_EQ_V, enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=32),
          doc="gemma4_k_eq_v with experts beside every dense MLP (as the 26B-A4B): top-2 of 4 (width 32) routed from the "
@@ -1068,13 +1086,13 @@ STATIC_REFERENCE_ROUNDING = ("modernbert_decoder",)
 # padded row's tokens equal the row's alone in transformers: test_reference_generation_is_consistent)
 GEN_SPECS = ("seed_oss", "ministral", "arcee", "helium", "vaultgemma", "flex_olmo", "glm4_moe", "dots1", "solar_open",
              "youtu", "ministral3", "nanochat", "hunyuan_dense", "apertus", "granitemoeshared", "minimax_m2", "exaone_moe", "ernie4_5_moe", "hunyuan_moe", "nemotron", "gpt_bigcode", "gptj", "minicpm3", "llama4",
-             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
+             "gemma4", "gemma4_k_eq_v", "gemma4_moe", "gemma3n", "glm4_moe_lite", "apertus1p5", "hy_v3", "afmoe", "mistral4", "opt", "opt_350m", "bloom", "phimoe", "bitnet", "falcon", "mpt", "dbrx",
              "granite_swa", "granitemoe_swa", "cohere2_moe", "mimo_v2_flash", "jetmoe", "longcat_flash", "deepseek_v32",
              "hy_v4", "glm_moe_dsa", "axk1", "axk2", "jais2", "cwm", "hyperclovax", "persimmon", "flint", "kolibri",
              "deepseek_v4", "modernbert_decoder")
 # ... and one graph for prompt and steps (--multi-token-decode) through ONNX Runtime and OpenVINO: the lineages
 # onnxruntime-genai cannot run (GENAI_SPECS runs the others' that way)
-GEN_SPECS_MULTI_TOKEN = ("gemma4", "deepseek_v4")
+GEN_SPECS_MULTI_TOKEN = ("gemma4", "gemma3n", "deepseek_v4")
 # ... and those whose transformers static-cache generate is not the model (GPT-Neo's local layers slice their
 # window from the cache length, so a static cache of max_cache_len moves it; Falcon's ALiBi reads a 2-D mask, which a
 # static-cache generate does not pass it): the dynamic-cache modes only
@@ -1198,6 +1216,10 @@ FEATURES = [
     # 192, so an export that ignored either would not read it)
     ("gemma4_k_eq_v", _PAD3, "values that are the keys' projection", {"attention_k_eq_v": False}),
     ("gemma4_moe", _PAD3, "top-2 routing (not top-1)", {"top_k_experts": 1}),
+    ("gemma3n", _PAD3, "the layers on AltUp stream 1 (not 0)", {"altup_active_idx": 0}),
+    ("gemma3n", _PAD3, "the corrected stream's scale", {"altup_correct_scale": False}),
+    ("gemma3n", _PAD3, "Gaussian top-k on layers 0 and 1", {"activation_sparsity_pattern": [0.0] * 6}),
+    ("gemma3n", _PAD3, "sliding window 4", {"sliding_window": 64}),
     ("glm4_moe_lite", _PAD3, "group-limited routing (2 of 4 groups)", {"n_group": 1, "topk_group": 1}),
     ("glm4_moe_lite", _PAD3, "routed_scaling_factor 2.5", {"routed_scaling_factor": 1.0}),
     ("hy_v3", _PAD3, "router_scaling_factor 2.5", {"router_scaling_factor": 1.0}),
@@ -1324,6 +1346,9 @@ BAD_CONFIGS = [
     ("gemma4", {"use_bidirectional_attention": "all"}, "use_bidirectional_attention"),
     ("gemma4", {"enable_moe_block": True}, "num_experts"),
     ("gemma4_moe", {"top_k_experts": 9}, "top_k_experts"),
+    ("gemma3n", {"activation_sparsity_pattern": [0.95, 1.0, 0.0, 0.0, 0.0, 0.0]}, "activation_sparsity_pattern[1]"),
+    ("gemma3n", {"intermediate_size": [96, 128, 96]}, "intermediate_size"),
+    ("gemma3n", {"altup_active_idx": 3}, "altup_active_idx"),
     ("glm4_moe_lite", {"mlp_layer_types": ["dense", "moe", "sparse", "dense"]}, "mlp_layer_types[1]"),
     ("apertus1p5", {"output_vocab_size": 999}, "output_vocab_size"),
     ("hy_v3", {"num_shared_experts": -1}, "num_shared_experts"),
