@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA, LLaVA-Next, LLaVA-OneVision, Gemma 3, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
+vision-language model (LLaVA, LLaVA-Next, LLaVA-OneVision, Gemma 3, Gemma 4, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
 language model (Qwen2-Audio, Voxtral, Audio Flamingo 3), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the
 export's format says which).
 
@@ -269,15 +269,19 @@ def anyres_features(export, out_dir: Path, images: list):
     return np.concatenate(rows), counts
 
 
-def naflex_features(export, out_dir: Path, images: list):
-    """A NaFlex image encoder's (LFM2-VL's) features [tokens, hidden] of the images and each image's count: each image
-    as its processor makes it (its tiles and a thumbnail: patches [n, P, ·], pixel_attention_mask, spatial_shapes),
-    of each the first image_feature_lengths features."""
+# what a patch encoder takes from its processor, in the dtype it takes it
+PATCH_INPUTS = {"pixel_values": np.float32, "pixel_attention_mask": np.int32, "spatial_shapes": np.int64,
+                "image_position_ids": np.int64}
+
+
+def patch_features(export, out_dir: Path, images: list):
+    """A patch encoder's features [tokens, hidden] of the images and each image's count: each image as its processor
+    makes it (LFM2-VL's NaFlex tiles and a thumbnail: patches [n, P, ·], pixel_attention_mask, spatial_shapes; Gemma
+    4's patches [1, P, ·] and their image_position_ids), of each the first image_feature_lengths features."""
     rows, counts = [], []
     for _, out in processed(out_dir, images):
-        feed = {"pixel_values": np.asarray(out["pixel_values"], np.float32),
-                "pixel_attention_mask": np.asarray(out["pixel_attention_mask"], np.int32),
-                "spatial_shapes": np.asarray(out["spatial_shapes"], np.int64)}
+        feed = {name: np.asarray(out[name], dtype) for name, dtype in PATCH_INPUTS.items()
+                if name in export.image_encoder.inputs}
         result = export.image_encoder.run(feed)
         features, lengths = np.array(result["image_features"]), np.array(result["image_feature_lengths"])
         rows += [features[i, :lengths[i]] for i in range(len(features))]
@@ -413,8 +417,9 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
                                                                                           "llava_onevision"):
         features, counts = anyres_features(export, out_dir, images)
         prompts = expand_image_tokens(prompts, token, counts)
-    elif images and "spatial_shapes" in export.image_encoder.inputs:  # LFM2-VL: NaFlex patches of each tile
-        features, counts = naflex_features(export, out_dir, images)
+    elif images and ("spatial_shapes" in export.image_encoder.inputs  # LFM2-VL: NaFlex patches of each tile
+                     or "image_position_ids" in export.image_encoder.inputs):  # Gemma 4: patches and their positions
+        features, counts = patch_features(export, out_dir, images)
         prompts = expand_image_tokens(prompts, token, counts)
     elif images:
         pixels = pixel_values(out_dir, images)

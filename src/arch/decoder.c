@@ -854,6 +854,9 @@ hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_
     if (st) return st;
     hfx_decoder_names n = resolve_names(d, m->layout);
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
+    for (int k = 0; host && k < host->n_placeholders; k++)
+        ids = hfx_where(g, hfx_op2(g, HFX_OP_EQUAL, ids, hfx_const_i64(g, host->placeholders[k])),
+                        hfx_const_i64(g, host->placeholder_as), ids);
     hfx_value *embed = hfx_weight(w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", n.embed);
     hfx_value *x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden], and the table's own scale */
     hfx_graph_output(g, d->embed_scale == HFX_EMBED_SQRT_HIDDEN_IN_TABLE ? embed_scaled(g, m, o, x) : x, "inputs_embeds");

@@ -937,6 +937,10 @@ typedef struct hfx_decoder_host {
     int64_t deepstack;               /* DeepStack (Qwen3-VL): take deepstack_embeds [n, B, S, hidden] (each image
                                         token's features from the vision tower, 0 elsewhere) and add [i] to the
                                         states layer i leaves, i < n; 0: none */
+    const int64_t *placeholders;     /* (n_placeholders) token ids embed_tokens reads as `placeholder_as` (Gemma 4's
+                                        image, video and audio tokens, which its forward embeds as the pad token) */
+    int n_placeholders;
+    int64_t placeholder_as;
 } hfx_decoder_host;
 
 /* A causal LM's base model ("Qwen3Model" beside "Qwen3ForCausalLM", its tensors without "model."): the states its

@@ -16,6 +16,7 @@ void hfx_mask_init(hfx_graph *g, hfx_mask_builder *m, hfx_value *attention_mask,
     m->unwritten_slots = false;
     m->both_ways = false;
     m->beyond_window = NULL;
+    m->windowed = NULL;
     hfx_value *total = hfx_dim_of(g, attention_mask, 1);
     m->q_idx = hfx_unsqueeze(g, q_slots, 1);
     m->kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), total, hfx_const_i64(g, 1),
@@ -39,7 +40,10 @@ void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_typ
     if (kind == HFX_BLOCKS_PREFIX) {
         block = hfx_where(g, hfx_op2(g, HFX_OP_EQUAL, token_type_ids, zero), zero, hfx_const_i64(g, -1));
     } else {
-        hfx_value *image = hfx_op2(g, HFX_OP_EQUAL, token_type_ids, hfx_const_i64(g, 1)); /* [B,T] */
+        hfx_value *image = kind == HFX_BLOCKS_VISION_RUNS_WINDOWED
+                               ? hfx_op2(g, HFX_OP_OR, hfx_op2(g, HFX_OP_EQUAL, token_type_ids, hfx_const_i64(g, 1)),
+                                         hfx_op2(g, HFX_OP_EQUAL, token_type_ids, hfx_const_i64(g, 2)))
+                               : hfx_op2(g, HFX_OP_EQUAL, token_type_ids, hfx_const_i64(g, 1)); /* [B,T] */
         /* a run of image tokens is one block: its tokens have seen the same number of text tokens, and
          * runs differ in it (a text token lies between two); text tokens get -1 */
         hfx_value *texts = hfx_cumsum(g, hfx_cast(g, hfx_op1(g, HFX_OP_NOT, image), HFX_DTYPE_I64), 1);
@@ -52,7 +56,12 @@ void hfx_mask_add_blocks(hfx_graph *g, hfx_mask_builder *m, hfx_value *token_typ
                                     &axis); /* [B,S,1] */
     hfx_value *same = hfx_op2(g, HFX_OP_EQUAL, q_block, hfx_unsqueeze(g, block, 1)); /* [B,S,T] */
     same = hfx_op2(g, HFX_OP_AND, same, hfx_op2(g, HFX_OP_GREATER_EQUAL, q_block, zero));
-    m->visible = hfx_op2(g, HFX_OP_AND, m->keep, hfx_op2(g, HFX_OP_OR, m->causal, hfx_unsqueeze(g, same, 1)));
+    hfx_value *blocked = hfx_op2(g, HFX_OP_AND, m->keep, hfx_op2(g, HFX_OP_OR, m->causal, hfx_unsqueeze(g, same, 1)));
+    if (kind == HFX_BLOCKS_VISION_RUNS_WINDOWED) {
+        m->windowed = blocked;
+        return;
+    }
+    m->visible = blocked;
     if (kind == HFX_BLOCKS_PREFIX) m->beyond_window = hfx_op2(g, HFX_OP_AND, m->keep, hfx_unsqueeze(g, same, 1));
 }
 
@@ -89,7 +98,7 @@ hfx_value *hfx_mask_bias_chunked(hfx_graph *g, const hfx_mask_builder *m, int64_
 }
 
 hfx_value *hfx_mask_bias(hfx_graph *g, const hfx_mask_builder *m, int64_t window) {
-    hfx_value *visible = m->visible;
+    hfx_value *visible = window > 0 && m->windowed ? m->windowed : m->visible;
     if (window > 0) {
         hfx_value *oldest = hfx_op2(g, HFX_OP_SUB, m->q_idx, hfx_const_i64(g, window));
         visible = hfx_op2(g, HFX_OP_AND, visible, hfx_op2(g, HFX_OP_GREATER, m->kv_idx, oldest));

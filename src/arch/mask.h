@@ -22,6 +22,8 @@ typedef struct hfx_mask_builder {
     bool both_ways;            /* hfx_mask_both_ways: a window reaches as far after the query as before it */
     hfx_value *beyond_window;  /* [B,1,S,T] bool: keys a query sees whatever its window (PaliGemma's prefix block,
                                   which transformers ORs after the sliding window); NULL: none */
+    hfx_value *windowed;       /* [B,1,S,T] bool: what the windowed biases start from where it differs from `visible`
+                                  (HFX_BLOCKS_VISION_RUNS_WINDOWED's blocks); NULL: `visible` */
 } hfx_mask_builder;
 
 /* Prepare the shared parts from attention_mask [B,T] and the cache slots of the S queries,
@@ -37,6 +39,8 @@ void hfx_mask_both_ways(hfx_graph *g, hfx_mask_builder *m);
 typedef enum {
     HFX_BLOCKS_NONE,
     HFX_BLOCKS_IMAGE_RUNS, /* each run of type-1 tokens (an image's) is a block (Gemma 3) */
+    HFX_BLOCKS_VISION_RUNS_WINDOWED, /* each run of type-1 or type-2 tokens (an image's, a video's) is a block on the
+                                        sliding layers alone, the full ones causal (Gemma 4) */
     HFX_BLOCKS_PREFIX      /* every type-0 token (the prompt: image and text) is one block, type-1 tokens (the
                               generated suffix) none (PaliGemma's prefix LM) */
 } hfx_mask_blocks;

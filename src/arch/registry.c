@@ -1165,7 +1165,7 @@ extern const dual_desc hfx_clip_model, hfx_siglip_model, hfx_clip_text_model, hf
 typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
 extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen2_vl, hfx_qwen2_5_vl, hfx_qwen3_vl,
-    hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe, hfx_internvl, hfx_paligemma, hfx_mistral3, hfx_lfm2_vl, hfx_llama4, hfx_llava_next, hfx_llava_onevision;
+    hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe, hfx_internvl, hfx_paligemma, hfx_mistral3, hfx_lfm2_vl, hfx_llama4, hfx_llava_next, hfx_llava_onevision, hfx_gemma4;
 /* Audio language models: the same family's code, the encoder named audio_encoder (vlm.c). */
 extern const hfx_arch_family hfx_audio_lm_family;
 extern const vlm_desc hfx_qwen2_audio, hfx_voxtral, hfx_audioflamingo3, hfx_qwen3_asr;
@@ -1439,6 +1439,7 @@ static const struct entry {
     {"Lfm2VlForConditionalGeneration", &hfx_vlm_family, &hfx_lfm2_vl},
     {"Llama4ForConditionalGeneration", &hfx_vlm_family, &hfx_llama4},
     {"Gemma3ForConditionalGeneration", &hfx_vlm_family, &hfx_gemma3},
+    {"Gemma4ForConditionalGeneration", &hfx_vlm_family, &hfx_gemma4},
     {"Idefics3ForConditionalGeneration", &hfx_vlm_family, &hfx_idefics3},
     {"SmolVLMForConditionalGeneration", &hfx_vlm_family, &hfx_smolvlm},
     {"Qwen2VLForConditionalGeneration", &hfx_vlm_family, &hfx_qwen2_vl},

@@ -106,6 +106,26 @@ hfx_status hfx_naflex_grid(hfx_cfg c, int64_t *grid, hfx_error *err);
 /* Its patch count: the export's sequence dim where dynamic, else the processor's max_num_patches (256 without one). */
 hfx_status hfx_naflex_patches(const hfx_checkpoint *ck, const hfx_build_opts *o, hfx_dim *out, hfx_error *err);
 
+/* Gemma 4's vision encoder (vision_gemma4.c): its vision_config. */
+typedef struct hfx_gemma4_vision {
+    int64_t hidden, intermediate, layers, heads, kv_heads, head_dim;
+    int64_t patch;               /* patch_size: a patch is 3·patch² values */
+    int64_t kernel;              /* pooling_kernel_size: k × k patches a token */
+    int64_t positions;           /* position_embedding_size: the x and y tables' rows */
+    double eps, theta;           /* rms_norm_eps; the axial rotary's rope_theta */
+    hfx_activation act;          /* hidden_activation */
+    bool clipped;                /* use_clipped_linears: each linear's input and output clamped to its buffers */
+    bool standardize;            /* the pooled tokens less std_bias, times std_scale */
+} hfx_gemma4_vision;
+
+hfx_status hfx_gemma4_vision_parse(hfx_cfg c, hfx_gemma4_vision *out, hfx_error *err);
+
+/* The encoder under `prefix` over pixels [N, P, 3·patch²] (as the processor makes them: in [0, 1]) and positions
+ * [N, P, 2] i64 ((x, y); (−1, −1) padding): [N, P/k², hidden] in pixels' dtype, each image's real tokens first and
+ * *lengths [N] i64 counting them (its real patches / k²). Failures are the graph's. */
+hfx_value *hfx_gemma4_vision_tower(const hfx_gemma4_vision *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                   hfx_value *pixels, hfx_value *positions, hfx_value **lengths);
+
 /* Whether the lineage's norms are RMSNorms (a weight only) rather than LayerNorms. */
 bool hfx_vision_rms_norm(const hfx_vision_tower *t);
 

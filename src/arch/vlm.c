@@ -51,6 +51,10 @@ static const vlm_names llava_next_v5 = {
     {"model.vision_tower.vision_model.", "model.vision_tower."}, "model.multi_modal_projector",
     {{"model.", "model.language_model."}},
     {"model.vision_tower", "model.multi_modal_projector", "model.language_model", "lm_head"}, "model.image_newline"};
+/* Gemma 4: transformers 5's names (the Hub's are the same) */
+static const vlm_names gemma4_v5 = {
+    {"model.vision_tower."}, "model.embed_vision", {{"model.", "model.language_model."}},
+    {"model.vision_tower", "model.embed_vision", "model.language_model", "lm_head"}, NULL};
 
 /* The audio lineages' names: the Hub's, transformers 5's */
 static const vlm_names audio_hub = {
@@ -72,6 +76,35 @@ static const vlm_names qwen2_vl_hub = {{"visual."}, NULL, {{NULL, NULL}}, {"visu
 static const vlm_names qwen2_vl_v5 = {
     {"model.visual."}, NULL, {{"model.", "model.language_model."}},
     {"model.visual", NULL, "model.language_model", "lm_head"}, NULL};
+
+/* Gemma 4's vision encoder and what its language model must be: no audio tower, no per-layer inputs (they are
+ * made from the token ids, which the embeddings an image replaces do not give back) */
+static hfx_status gemma4_parse(hfx_cfg c, hfx_cfg text, hfx_cfg vision, vlm_cfg *m, hfx_error *err) {
+    const json_t *audio = json_object_get(c.obj, "audio_config");
+    const char *both_ways;
+    hfx_status st;
+    if (audio && !json_is_null(audio))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: audio_config: Gemma 4's audio encoder is not supported yet (the "
+                                                  "E2B and E4B models); the vision-only models export", c.where);
+    if (m->text.ple.width)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_size_per_layer_input %lld: a language model with per-layer "
+                                                  "inputs is not supported under an image encoder yet (they are made "
+                                                  "from the token ids)", text.where, (long long)m->text.ple.width);
+    if ((st = hfx_gemma4_vision_parse(vision, &m->gemma4, err)) ||
+        (st = hfx_cfg_str_or(text, "use_bidirectional_attention", "none", &both_ways, err)))
+        return st;
+    m->vision_blocks = strcmp(both_ways, "vision") == 0;
+    /* its forward embeds the media tokens as the pad token (a generated one too) */
+    static const char *const media[3] = {"image_token_id", "video_token_id", "audio_token_id"};
+    static const int64_t defaults[3] = {258880, 258884, 258881};
+    for (int k = 0; k < 3; k++)
+        if ((st = hfx_cfg_int_in_or(c, media[k], defaults[k], 0, INT64_MAX, &m->placeholders[k], err))) return st;
+    m->n_placeholders = 3;
+    if ((st = hfx_cfg_int_in_or(text, "pad_token_id", 0, 0, m->text.vocab - 1, &m->pad_id, err))) return st;
+    m->vision.cfg.hidden = m->gemma4.hidden, m->vision.cfg.layers = m->gemma4.layers;
+    m->vision.cfg.patch = m->gemma4.patch, m->vision.cfg.channels = 3;
+    return HFX_OK;
+}
 
 static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     const vlm_desc *d = desc_;
@@ -127,6 +160,8 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
                             (long long)m->text.hidden);
     } else if (d->kind == VLM_AUDIO) {
         if ((st = hfx_vlm_parse_audio(d, c, vision, vision_type, m, err))) return st;
+    } else if (d->kind == VLM_GEMMA4) {
+        if ((st = gemma4_parse(c, text, vision, m, err))) return st;
     } else if (d->kind == VLM_LLAVA && vision_type && strcmp(vision_type, "pixtral") == 0) {
         if ((st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err))) return st;
         m->grid.merge = 1; /* every patch a token */
@@ -141,7 +176,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
                                   : (hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index");
     if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
         return st;
-    return d->kind == VLM_GRID || audio ? HFX_OK : hfx_vlm_parse_projector(d, c, text, vision, m, err);
+    return d->kind == VLM_GRID || d->kind == VLM_GEMMA4 || audio ? HFX_OK : hfx_vlm_parse_projector(d, c, text, vision, m, err);
 }
 
 /* The naming scheme this checkpoint uses (the first whose tower is there) and the tower's prefix. */
@@ -149,7 +184,8 @@ static const vlm_names *find_names(const vlm_desc *d, const vlm_cfg *m, const hf
     char n[256];
     for (const vlm_names *const *s = d->names; *s; s++)
         for (int i = 0; i < 4 && (*s)->tower[i]; i++) {
-            snprintf(n, sizeof n, "%s%s.weight", (*s)->tower[i], hfx_vision_patch_name(&m->vision));
+            snprintf(n, sizeof n, "%s%s.weight", (*s)->tower[i],
+                     d->kind == VLM_GEMMA4 ? "patch_embedder.input_proj" : hfx_vision_patch_name(&m->vision));
             if (hfx_weight_exists(w, n)) {
                 *tower = (*s)->tower[i];
                 return *s;
@@ -173,10 +209,12 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     const char *tower;
     const vlm_names *names = find_names(d, m, &w, &tower);
     const char *foreign[4] = {names->stacks[0], names->stacks[1], names->newline, NULL};
-    hfx_mask_blocks blocks = d->kind == VLM_GEMMA3      ? HFX_BLOCKS_IMAGE_RUNS
-                             : d->kind == VLM_PALIGEMMA ? HFX_BLOCKS_PREFIX
-                                                        : HFX_BLOCKS_NONE;
-    hfx_decoder_host host = {d->architecture, names->text, foreign, true, blocks, NULL, false, m->deepstack};
+    hfx_mask_blocks blocks = d->kind == VLM_GEMMA3                        ? HFX_BLOCKS_IMAGE_RUNS
+                             : d->kind == VLM_PALIGEMMA                   ? HFX_BLOCKS_PREFIX
+                             : d->kind == VLM_GEMMA4 && m->vision_blocks ? HFX_BLOCKS_VISION_RUNS_WINDOWED
+                                                                          : HFX_BLOCKS_NONE;
+    hfx_decoder_host host = {d->architecture, names->text,    foreign,          true,     blocks, NULL, false,
+                             m->deepstack,    m->placeholders, m->n_placeholders, m->pad_id};
     if (host.blocks && o->cache == HFX_CACHE_STATIC && strcmp(component, "model") != 0) {
         hfx_weights_free(&w);
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a static cache is not written for its blocks "
@@ -285,6 +323,14 @@ const vlm_desc hfx_gemma3 = {.architecture = "Gemma3ForConditionalGeneration",
                              .kind = VLM_GEMMA3,
                              .vision_default = "siglip_vision_model",
                              .image_token_default = 262144};
+/* Gemma 4: its own vision encoder (vision_gemma4.c), an embedder into Gemma 4's text model */
+static const vlm_names *const gemma4_names[] = {&gemma4_v5, NULL};
+const vlm_desc hfx_gemma4 = {.architecture = "Gemma4ForConditionalGeneration",
+                             .names = gemma4_names,
+                             .kind = VLM_GEMMA4,
+                             .vision_default = "gemma4_vision",
+                             .text_default = "gemma4_text",
+                             .image_token_default = 258880};
 const vlm_desc hfx_idefics3 = {.architecture = "Idefics3ForConditionalGeneration",
                                .names = idefics3_names,
                                .kind = VLM_IDEFICS3,

@@ -49,6 +49,10 @@ typedef enum {
                     projector_use_layernorm), linear_1 → projector_hidden_act → linear_2 */
     VLM_LLAMA4,  /* Llama 4's tower's last state post-normed, its class token (last) dropped, pixel-shuffled by
                     1/pixel_shuffle_ratio, its adapter's fc1 → GELU → fc2 → GELU, then one unbiased linear */
+    VLM_GEMMA4,  /* Gemma 4's vision encoder (vision_gemma4.c) over each image's patches and their (x, y) positions
+                    (pixel_values [N, P, 3·patch²], image_position_ids [N, P, 2]), its pooled tokens through a
+                    weight-less RMSNorm and one linear (embed_vision.embedding_projection); the language model's
+                    sliding layers see each run of image tokens both ways (mm_token_type_ids as token_type_ids) */
     VLM_AUDIO,   /* an audio tower over log-mel windows, its projector the descriptor's (vlm_audio_projector) */
     VLM_GRID     /* a grid tower (vision_grid.c: any image size, its merger the projector) over
                     pixel_values [num_patches, ·] and image_grid_thw; the language model's positions
@@ -90,6 +94,11 @@ typedef struct vlm_cfg {
     hfx_vision_tower vision;
     hfx_grid_tower grid;    /* VLM_GRID's tower (and `vision` a copy of its layers') */
     hfx_audio_tower audio;  /* VLM_AUDIO's tower (and `vision` a copy of its layers') */
+    hfx_gemma4_vision gemma4; /* VLM_GEMMA4's encoder (and `vision.cfg` its widths) */
+    bool vision_blocks;     /* VLM_GEMMA4: use_bidirectional_attention "vision" (the image runs both ways) */
+    int64_t placeholders[3]; /* VLM_GEMMA4: the image, video and audio token ids, embedded as pad_id */
+    int n_placeholders;
+    int64_t pad_id;
     int64_t stack;          /* AUDIO_STACKED_MLP: the frames side by side in a token */
     int64_t feature_layers[MAX_FEATURE_LAYERS]; /* hidden_states indices, 0..vision layers */
     int n_features;

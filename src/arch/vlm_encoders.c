@@ -360,6 +360,25 @@ static hfx_value *unshuffled(const vlm_cfg *m, hfx_graph *g, hfx_value *x, hfx_v
     return hfx_reshape(g, picked, 3, (hfx_dim[]){N, T, hfx_dim_const(f * f * D)});
 }
 
+/* Gemma 4's image encoder: pixel_values [N, P, 3·patch²] and image_position_ids [N, P, 2] → image_features [N, P/k²,
+ * text hidden] and image_feature_lengths [N] (each image's real tokens, first), the pooled tokens through the
+ * embedder's weight-less RMSNorm and its projection. */
+static void build_gemma4_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
+                                 const vlm_names *names, const char *tower) {
+    const hfx_gemma4_vision *t = &m->gemma4;
+    hfx_dim N = hfx_dim_sym(hfx_graph_symbol(g, "num_images", 1, INT32_MAX));
+    hfx_dim P = hfx_dim_sym(hfx_graph_symbol(g, "num_patches", 1, INT32_MAX));
+    hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 3,
+                                        (hfx_dim[]){N, P, hfx_dim_const(3 * t->patch * t->patch)});
+    hfx_value *positions = hfx_graph_input(g, "image_position_ids", HFX_DTYPE_I64, 3, (hfx_dim[]){N, P, hfx_dim_const(2)});
+    hfx_value *lengths = NULL, *x = hfx_gemma4_vision_tower(t, g, w, tower, pixels, positions, &lengths);
+    if (g->failed) return;
+    x = dense(g, w, hfx_rms_plain(g, x, t->eps), t->hidden, m->text.hidden, false, names->projector,
+              "embedding_projection");
+    hfx_graph_output(g, x, "image_features");
+    hfx_graph_output(g, lengths, "image_feature_lengths");
+}
+
 /* LFM2-VL's image encoder: pixel_values [N, P, C·p²], pixel_attention_mask [N, P], spatial_shapes [N, 2] →
  * image_features [N, P / f², text hidden] and image_feature_lengths [N] (each image's real tokens, first). */
 static void build_naflex_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
@@ -433,6 +452,10 @@ static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
     }
     if (d->kind == VLM_NAFLEX) {
         build_naflex_encoder(m, o, g, w, names, tower);
+        return;
+    }
+    if (d->kind == VLM_GEMMA4) {
+        build_gemma4_encoder(m, o, g, w, names, tower);
         return;
     }
     hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,

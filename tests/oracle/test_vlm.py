@@ -227,6 +227,21 @@ VARIANTS = {
                                {"projector_hidden_size": 40, "projector_use_layernorm": False, "projector_bias": False,
                                 "projector_hidden_act": "silu", "downsample_factor": 4, "tie_word_embeddings": False},
                                processor="Lfm2VlImageProcessor-whole", arch="Lfm2Vl"),
+    # Gemma 4 (its 31B's and 26B-A4B's form): its own encoder (sandwich RMSNorms, q/k/v norms, an axial 2-D rotary,
+    # gated MLP, each linear's input and output clamped to its buffers) over each image's patches of 4 pixels in its own aspect (up to 630, as Gemma4ImageProcessor pads
+    # them), 3 × 3 blocks pooled into a token, a weight-less RMSNorm and a projection into Gemma 4's text model, whose
+    # sliding layers see an image's tokens both ways
+    "gemma4": Variant({"model_type": "gemma4_vision", "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+                       "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "patch_size": 4,
+                       "pooling_kernel_size": 3, "position_embedding_size": 64, "use_clipped_linears": True,
+                       "rope_parameters": {"rope_type": "axial", "rope_theta": 100.0}},
+                      {**TEXT, "model_type": "gemma4_text", "head_dim": 8, "global_head_dim": 16, "sliding_window": 4,
+                       "num_hidden_layers": 3, "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+                       "hidden_size_per_layer_input": 0, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2,
+                       "use_bidirectional_attention": "vision"},
+                      {"audio_config": None, "boi_token_id": 151, "eoi_token_id": 152, "video_token_id": 153,
+                       "audio_token_id": 154, "boa_token_id": 155, "eoa_token_index": 156},
+                      processor="Gemma4ImageProcessor", arch="Gemma4"),
     # InternVL: InternViT (LayerNorms, layer scales, the class token and learned positions, no final norm: it pools
     # by its mean) over 64-pixel tiles in patches of 8, the last state without the class token pixel-shuffled by 2
     # (16 tokens a tile), LayerNorm and an MLP; each image cut by its processor into tiles and a thumbnail; Qwen2
@@ -266,12 +281,13 @@ def _init(model: torch.nn.Module, seed: int) -> None:
     its tied table is scaled by √hidden (a small table keeps the logits in range), as models.py
     builds Gemma."""
     gemma = "Gemma" in type(model).__name__
+    offset = gemma and "Gemma4" not in type(model).__name__  # (Gemma 4's norms scale by w itself)
 
     def table_std(name):
         if "embed" not in name:
             return None
         return (0.125 if gemma else 1.0) if "embed_tokens" in name else 0.5
-    init_weights(model, seed, table_std, offset_norm=lambda name: gemma and "vision" not in name)
+    init_weights(model, seed, table_std, offset_norm=lambda name: offset and "vision" not in name)
     # Qwen3.5's gated delta-nets: decays around exp(−0.5) per unit of softplus (A_log around −0.5) — in the range
     # init_weights gives them (around 0) transformers' own float32 chunked recurrence is 1e-4 to 2e-4 from float64
     # over a 60-token prompt; here it and hfx stay within 8e-5 of it
@@ -282,6 +298,9 @@ def _init(model: torch.nn.Module, seed: int) -> None:
                 p.copy_(-0.5 + 0.2 * torch.randn(p.shape, generator=g))
             if name == "lm_head.weight" and any(n.endswith("linear_attn.A_log") for n, _ in model.named_parameters()):
                 p.mul_(0.5)
+        for name, b in model.named_buffers():  # Gemma 4's clipped linears: bounds the activations reach
+            if name.endswith(("input_min", "input_max", "output_min", "output_max")):
+                b.fill_((-1.0 if name.endswith("_min") else 1.0) * (2.0 if "input" in name else 1.5))
 
 
 def processor(v: Variant):
@@ -312,6 +331,8 @@ def processor(v: Variant):
     if v.processor == "GotOcr2ImageProcessor":  # InternVL's: tiles of the tower's size and a thumbnail
         return transformers.GotOcr2ImageProcessor(size={"height": size, "width": size}, crop_to_patches=True,
                                                   max_patches=4)
+    if v.processor == "Gemma4ImageProcessor":  # patches of 4 pixels, up to 70 tokens of 3 × 3 patches
+        return transformers.Gemma4ImageProcessor(patch_size=4, max_soft_tokens=70, pooling_kernel_size=3)
     if v.processor == "Gemma3ImageProcessor":
         return transformers.Gemma3ImageProcessor(size={"height": size, "width": size})
     if v.processor == "SiglipImageProcessor":
@@ -372,7 +393,8 @@ def image_inputs(name, paths):
     from PIL import Image
     out = generate_vlm.as_numpy(processor(VARIANTS[name]), [Image.open(p).convert("RGB") for p in paths])
     return {k: torch.from_numpy(np.asarray(out[k]))
-            for k in ("pixel_values", "pixel_attention_mask", "image_grid_thw", "image_sizes", "spatial_shapes")
+            for k in ("pixel_values", "pixel_attention_mask", "image_grid_thw", "image_sizes", "spatial_shapes",
+                      "image_position_ids")
             if k in out}
 
 
@@ -414,8 +436,9 @@ def anyres(name):
 
 
 def naflex(name):
-    """Whether the variant's encoder takes NaFlex patches (LFM2-VL's): its features padded, their lengths beside."""
-    return VARIANTS[name].arch == "Lfm2Vl"
+    """Whether the variant's encoder takes patches of each image's own shape (LFM2-VL's NaFlex tiles, Gemma 4's
+    positioned patches): its features padded, their lengths beside."""
+    return VARIANTS[name].arch in ("Lfm2Vl", "Gemma4")
 
 
 def deepstack(name):
@@ -462,8 +485,12 @@ def test_image_features(name, fmt, export_dir, reference, tmp_path):
         return
     if naflex(name):  # two images' tiles (and thumbnails) of other shapes in one call, padded to 64 patches
         feed = {k: v.numpy() for k, v in image_inputs(name, paths).items()}
-        feed["pixel_attention_mask"] = feed["pixel_attention_mask"].astype(np.int32)
-        assert feed["pixel_values"].shape[1] == 64 and len(set(map(tuple, feed["spatial_shapes"].tolist()))) > 1
+        if "image_position_ids" in feed:  # Gemma 4's: padded to 630 patches, two images of other grids
+            positions = feed["image_position_ids"]
+            assert feed["pixel_values"].shape[1] == 630 and positions[0].max(0).tolist() != positions[1].max(0).tolist()
+        else:
+            feed["pixel_attention_mask"] = feed["pixel_attention_mask"].astype(np.int32)
+            assert feed["pixel_values"].shape[1] == 64 and len(set(map(tuple, feed["spatial_shapes"].tolist()))) > 1
         got = run_image_encoder(out, fmt, feed, ("image_features", "image_feature_lengths"))
         real = np.concatenate([f[:n] for f, n in zip(got["image_features"], got["image_feature_lengths"])])
         assert_logits_close(real, want_features(reference, name, paths), f"{name} {fmt} image_features")
@@ -522,7 +549,7 @@ def want_generation(reference, name, rows, paths):
             kwargs["token_type_ids"] = torch.from_numpy((ids == IMAGE_TOKEN).astype(np.int64))
         if VARIANTS[name].arch == "PaliGemma":  # the prompt is the prefix (its processor's, without a suffix)
             kwargs["token_type_ids"] = torch.zeros_like(torch.from_numpy(ids))
-        if VARIANTS[name].arch in QWEN_GRID_ARCHS:  # the same, for M-RoPE's positions
+        if VARIANTS[name].arch in QWEN_GRID_ARCHS + ("Gemma4",):  # the same (M-RoPE's positions; Gemma 4's blocks)
             kwargs["mm_token_type_ids"] = torch.from_numpy((ids == IMAGE_TOKEN).astype(np.int64))
     else:  # Idefics3: [samples, images, ...], a sample's images padded with zero images
         per = [image_inputs(name, [p]) for p in paths]
@@ -561,6 +588,11 @@ MODES = {
         "input_ids": {"0": {"name": "batch", "min": 1, "max": 8}, "1": {"name": "sequence", "min": 1, "max": 160}},
         "pixel_values": {"0": {"name": "num_images", "max": 8}, "1": {"name": "num_patches", "max": 64}}}}),
         "--multi-token-decode", "--max-cache-len", "160"),
+    # Gemma 4's patches bounded
+    "executorch-gemma4": ("--config-json", json.dumps({"export_format": "executorch", "dynamic_shapes": {
+        "input_ids": {"0": {"name": "batch", "min": 1, "max": 8}, "1": {"name": "sequence", "min": 1, "max": 160}},
+        "pixel_values": {"0": {"name": "num_images", "max": 4}, "1": {"name": "num_patches", "max": 630}}}}),
+        "--multi-token-decode", "--max-cache-len", "160"),
 }
 
 
@@ -575,8 +607,8 @@ def run_example(out, paths, rows, fmt, tmp_path):
 # every layout for one model of each lineage; the other variants (their towers, feature choices and
 # language models) in ONNX Runtime and OpenVINO, the layouts being the language model's, shared
 GENERATION_CASES = [(name, mode) for name in VARIANTS for mode in MODES
-                    if (name in ("llava", "idefics3", "qwen2_vl") and mode not in ("executorch-grid",
-                                                                                  "executorch-naflex")) or
+                    if (name in ("llava", "idefics3", "qwen2_vl") and mode not in ("executorch-grid", "executorch-naflex",
+                                                                                  "executorch-gemma4")) or
                     mode in ("onnx-mtd", "openvino")]
 GENERATION_CASES = [(n, "executorch-grid" if grid(n) and m == "executorch" else m) for n, m in GENERATION_CASES]
 # Gemma 3's image blocks over a static cache's slots are not written (test_gemma3_static_refused)
@@ -597,6 +629,8 @@ GENERATION_CASES += [("llama4", "dynamo")]
 GENERATION_CASES += [("lfm2_vl", "dynamo"), ("lfm2_vl", "executorch-naflex")]
 # Mistral3's Pixtral tower in the torch-side formats
 GENERATION_CASES += [("mistral3", "dynamo"), ("mistral3", "executorch-grid")]
+# Gemma 4's encoder and its windowed image blocks in the torch-side formats
+GENERATION_CASES += [("gemma4", "dynamo"), ("gemma4", "executorch-gemma4")]
 # PaliGemma's prefix blocks in .pt2 and ExecuTorch, and its left-padded batch
 GENERATION_CASES += [("paligemma", "dynamo"), ("paligemma2", "executorch")]
 
@@ -613,7 +647,7 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["llava", "qwen2_vl", "qwen3_vl", "paligemma", "mistral3", "lfm2_vl", "llava_next",
-                                  "llava_onevision"])
+                                  "llava_onevision", "gemma4"])
 @pytest.mark.parametrize("mode", ["onnx-mtd", "openvino"])
 def test_generation_batch_of_two(name, mode, export_dir, reference, tmp_path):
     """Two prompts of different lengths, left-padded, an image each: the second image's features go
@@ -651,6 +685,40 @@ def test_qwen2_vl_positions_matter(export_dir, reference, tmp_path, monkeypatch)
     monkeypatch.setattr(generate_vlm, "mrope_positions", plain)
     _, logits = generate_vlm.generate(out, paths, prompts(1), NEW_TOKENS)
     assert np.abs(logits[0] - want_logits[0]).max() > 0.1
+
+
+def test_gemma4_image_blocks_matter(reference, tmp_path):
+    """Gemma 4's windowed image blocks are what the generation tests check: transformers' own logits move when its
+    text config's use_bidirectional_attention is "none" instead of "vision" (each image's tokens then causal on the
+    sliding layers too)."""
+    model, paths = reference("gemma4"), images(tmp_path, 1)
+    _, want_logits = want_generation(reference, "gemma4", prompts(1), paths)
+    text = model.config.get_text_config()
+    text.use_bidirectional_attention = None
+    try:
+        _, causal_logits = want_generation(reference, "gemma4", prompts(1), paths)
+    finally:
+        text.use_bidirectional_attention = "vision"
+    assert np.abs(causal_logits[0] - want_logits[0]).max() > 0.01
+
+
+def test_gemma4_clipped_linears_matter(reference, tmp_path):
+    """The bounds of Gemma 4's clipped linears are what test_image_features checks: transformers' features move when
+    they are lifted (±inf, as a checkpoint without use_clipped_linears has them)."""
+    model, paths = reference("gemma4"), images(tmp_path, 1)
+    want = want_features(reference, "gemma4", paths)
+    saved = {n: b.clone() for n, b in model.named_buffers() if n.endswith(("_min", "_max"))}
+    assert saved
+    try:
+        for name, b in model.named_buffers():
+            if name in saved:
+                b.fill_(float("-inf") if name.endswith("_min") else float("inf"))
+        lifted = want_features(reference, "gemma4", paths)
+    finally:
+        for name, b in model.named_buffers():
+            if name in saved:
+                b.copy_(saved[name])
+    assert np.abs(lifted - want).max() > 0.01
 
 
 def test_qwen3_vl_deepstack_matters(export_dir, reference, tmp_path, monkeypatch):
@@ -892,6 +960,13 @@ def _edited(ckpt, tmp_path, edit, name="llava"):
      "vision_feature_layer as a list"),
     ("internvl", lambda c: c["vision_config"].update(norm_type="group_norm"), ("--format", "onnx", "--for-generation"),
      "norm_type 'group_norm'"),
+    ("gemma4", lambda c: c.update(audio_config={"model_type": "gemma4_audio"}), ("--format", "onnx", "--for-generation"),
+     "Gemma 4's audio encoder"),
+    ("gemma4", lambda c: c["text_config"].update(hidden_size_per_layer_input=8), ("--format", "onnx", "--for-generation"),
+     "hidden_size_per_layer_input 8"),
+    ("gemma4", lambda c: c["vision_config"].update(rope_parameters={"rope_type": "default", "rope_theta": 100.0}),
+     ("--format", "onnx", "--for-generation"), "rope_type 'default'"),
+    ("gemma4", lambda c: c["vision_config"].update(head_dim=6), ("--format", "onnx", "--for-generation"), "head_dim 6"),
     # the grid encoder's dims bounded under another name than the graph's
     ("qwen2_vl", lambda c: None, ("--format", "onnx", "--for-generation", "--config-json", json.dumps(
         {"export_format": "onnx", "dynamic_shapes": {"pixel_values": {"0": {"name": "patches", "max": 64}}}})),
