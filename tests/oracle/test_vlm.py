@@ -228,12 +228,13 @@ VARIANTS = {
                                 "projector_hidden_act": "silu", "downsample_factor": 4, "tie_word_embeddings": False},
                                processor="Lfm2VlImageProcessor-whole", arch="Lfm2Vl"),
     # Gemma 4 (its 31B's and 26B-A4B's form): its own encoder (sandwich RMSNorms, q/k/v norms, an axial 2-D rotary,
-    # gated MLP, each linear's input and output clamped to its buffers) over each image's patches of 4 pixels in its own aspect (up to 630, as Gemma4ImageProcessor pads
+    # gated MLP, each linear's input and output clamped to its buffers, the pooled tokens standardized) over each image's patches of 4 pixels in its own aspect (up to 630, as Gemma4ImageProcessor pads
     # them), 3 × 3 blocks pooled into a token, a weight-less RMSNorm and a projection into Gemma 4's text model, whose
     # sliding layers see an image's tokens both ways
     "gemma4": Variant({"model_type": "gemma4_vision", "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
                        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "patch_size": 4,
                        "pooling_kernel_size": 3, "position_embedding_size": 64, "use_clipped_linears": True,
+                       "standardize": True,
                        "rope_parameters": {"rope_type": "axial", "rope_theta": 100.0}},
                       {**TEXT, "model_type": "gemma4_text", "head_dim": 8, "global_head_dim": 16, "sliding_window": 4,
                        "num_hidden_layers": 3, "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
@@ -301,6 +302,8 @@ def _init(model: torch.nn.Module, seed: int) -> None:
         for name, b in model.named_buffers():  # Gemma 4's clipped linears: bounds the activations reach
             if name.endswith(("input_min", "input_max", "output_min", "output_max")):
                 b.fill_((-1.0 if name.endswith("_min") else 1.0) * (2.0 if "input" in name else 1.5))
+            if name.endswith(("std_bias", "std_scale")):  # Gemma 4's standardization (torch.empty as built)
+                b.copy_((1.0 if name.endswith("scale") else 0.0) + 0.3 * torch.randn(b.shape, generator=g))
 
 
 def processor(v: Variant):
