@@ -296,7 +296,8 @@ def embed_prompt(export, ids, image_features=None, image_token_id=None, deepstac
     by row; transformers' masked_scatter). Token ids as they are for a model without embed_tokens.
     A language model that takes DeepStack features (deepstack_embeds [n, B, S, hidden]: Qwen3-VL's)
     gets them as a dict with the embeddings: `deepstack` [n, N·T, hidden] (the image encoder's) written
-    over the same positions, zeros elsewhere (and everywhere in a step without images)."""
+    over the same positions, zeros elsewhere (and everywhere in a step without images). One whose per-layer inputs
+    read the token ids (Gemma 4's) gets them in the dict too."""
     if getattr(export, "embed", None) is None:
         return ids
     embeds = np.array(export.embed.run({"input_ids": ids})["inputs_embeds"])
@@ -308,12 +309,16 @@ def embed_prompt(export, ids, image_features=None, image_token_id=None, deepstac
                              f"{flat.shape[0]} image features")
         embeds[spots] = flat
     layers = export.decode.deepstack_layers()
-    if not layers:
+    ids_too = "input_ids" in export.decode.inputs  # a language model with per-layer inputs (Gemma 4's) reads them
+    if not layers and not ids_too:
         return embeds
-    stacked = np.zeros((layers, *embeds.shape), embeds.dtype)
-    if spots is not None and deepstack is not None:
-        stacked[:, spots] = deepstack[:layers]
-    return {"inputs_embeds": embeds, "deepstack_embeds": stacked}
+    feed = {"inputs_embeds": embeds, **({"input_ids": ids} if ids_too else {})}
+    if layers:
+        stacked = np.zeros((layers, *embeds.shape), embeds.dtype)
+        if spots is not None and deepstack is not None:
+            stacked[:, spots] = deepstack[:layers]
+        feed["deepstack_embeds"] = stacked
+    return feed
 
 
 def config_vocab_size(out_dir):

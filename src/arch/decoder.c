@@ -449,6 +449,14 @@ static hfx_value *sentence_positions(hfx_graph *g, hfx_value *tokens, const hfx_
     return hfx_expand(g, hfx_unsqueeze(g, range, 0), shape, 2, (hfx_dim[]){o->batch, o->seq});
 }
 
+/* ids [B,S] with the host's placeholder tokens read as its placeholder_as (Gemma 4's media tokens as its pad) */
+static hfx_value *media_as_pad(hfx_graph *g, const hfx_decoder_host *host, hfx_value *ids) {
+    for (int k = 0; host && k < host->n_placeholders; k++)
+        ids = hfx_where(g, hfx_op2(g, HFX_OP_EQUAL, ids, hfx_const_i64(g, host->placeholders[k])),
+                        hfx_const_i64(g, host->placeholder_as), ids);
+    return ids;
+}
+
 static decoder_inputs graph_inputs(layer_ctx *c, bool embeds_in, bool attends) {
     const hfx_build_opts *o = c->o;
     const hfx_decoder_cfg *m = c->m;
@@ -825,10 +833,12 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     checkpoint_names(&c);
     decoder_inputs in = graph_inputs(&c, embeds_in, kinds.attends);
     hfx_value *embed = embed_tokens(&c, embeds_in, &in);
-    if (m->ple.width && embeds_in)
-        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "%s: per-layer inputs from given embeddings are not supported yet",
-                       c.d->architecture);
-    else if (m->ple.width) c.per_layer_inputs = hfx_dec_per_layer_inputs(&c, in.ids, in.x);
+    if (m->ple.width) /* with given embeddings, their tokens' ids beside them (a VLM's: its media tokens as it embeds
+                         them) for the per-layer table */
+        c.per_layer_inputs = hfx_dec_per_layer_inputs(
+            &c, embeds_in ? media_as_pad(g, host, hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2,
+                                                                   (hfx_dim[]){o->batch, o->seq}))
+                          : in.ids, in.x);
     rotary_tables rot = positions(&c, &in, kinds.rotary, &in.x);
     hfx_value *x = decoder_layers(&c, &in, &rot, kinds, host, in.x);
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
@@ -854,9 +864,7 @@ hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_
     if (st) return st;
     hfx_decoder_names n = resolve_names(d, m->layout);
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
-    for (int k = 0; host && k < host->n_placeholders; k++)
-        ids = hfx_where(g, hfx_op2(g, HFX_OP_EQUAL, ids, hfx_const_i64(g, host->placeholders[k])),
-                        hfx_const_i64(g, host->placeholder_as), ids);
+    ids = media_as_pad(g, host, ids);
     hfx_value *embed = hfx_weight(w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", n.embed);
     hfx_value *x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden], and the table's own scale */
     hfx_graph_output(g, d->embed_scale == HFX_EMBED_SQRT_HIDDEN_IN_TABLE ? embed_scaled(g, m, o, x) : x, "inputs_embeds");

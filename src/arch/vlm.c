@@ -77,8 +77,8 @@ static const vlm_names qwen2_vl_v5 = {
     {"model.visual."}, NULL, {{"model.", "model.language_model."}},
     {"model.visual", NULL, "model.language_model", "lm_head"}, NULL};
 
-/* Gemma 4's vision encoder and what its language model must be: no audio tower, no per-layer inputs (they are
- * made from the token ids, which the embeddings an image replaces do not give back) */
+/* Gemma 4's vision encoder and what its language model must be: no audio tower (its per-layer inputs then read the
+ * tokens' ids beside their embeddings) */
 static hfx_status gemma4_parse(hfx_cfg c, hfx_cfg text, hfx_cfg vision, vlm_cfg *m, hfx_error *err) {
     const json_t *audio = json_object_get(c.obj, "audio_config");
     const char *both_ways;
@@ -86,10 +86,6 @@ static hfx_status gemma4_parse(hfx_cfg c, hfx_cfg text, hfx_cfg vision, vlm_cfg 
     if (audio && !json_is_null(audio))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: audio_config: Gemma 4's audio encoder is not supported yet (the "
                                                   "E2B and E4B models); the vision-only models export", c.where);
-    if (m->text.ple.width)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_size_per_layer_input %lld: a language model with per-layer "
-                                                  "inputs is not supported under an image encoder yet (they are made "
-                                                  "from the token ids)", text.where, (long long)m->text.ple.width);
     if ((st = hfx_gemma4_vision_parse(vision, &m->gemma4, err)) ||
         (st = hfx_cfg_str_or(text, "use_bidirectional_attention", "none", &both_ways, err)))
         return st;

@@ -243,6 +243,20 @@ VARIANTS = {
                       {"audio_config": None, "boi_token_id": 151, "eoi_token_id": 152, "video_token_id": 153,
                        "audio_token_id": 154, "boa_token_id": 155, "eoa_token_index": 156},
                       processor="Gemma4ImageProcessor", arch="Gemma4"),
+    # Gemma 4 with per-layer inputs of 8 (as E2B and E4B, here without their audio encoder): the language model
+    # reads the prompt's ids beside its embeddings, the image tokens' as the pad token's
+    "gemma4_ple": Variant({"model_type": "gemma4_vision", "hidden_size": 32, "intermediate_size": 48,
+                           "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4, "head_dim": 8,
+                           "patch_size": 4,
+                           "pooling_kernel_size": 3, "position_embedding_size": 64},
+                          {**TEXT, "model_type": "gemma4_text", "head_dim": 8, "global_head_dim": 16, "sliding_window": 4,
+                           "num_hidden_layers": 3,
+                           "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+                           "hidden_size_per_layer_input": 8, "vocab_size_per_layer_input": VOCAB, "pad_token_id": 0,
+                           "bos_token_id": 1, "eos_token_id": 2, "use_bidirectional_attention": "vision"},
+                          {"audio_config": None, "boi_token_id": 151, "eoi_token_id": 152, "video_token_id": 153,
+                           "audio_token_id": 154, "boa_token_id": 155, "eoa_token_index": 156},
+                          processor="Gemma4ImageProcessor", arch="Gemma4"),
     # InternVL: InternViT (LayerNorms, layer scales, the class token and learned positions, no final norm: it pools
     # by its mean) over 64-pixel tiles in patches of 8, the last state without the class token pixel-shuffled by 2
     # (16 tokens a tile), LayerNorm and an MLP; each image cut by its processor into tiles and a thumbnail; Qwen2
@@ -633,7 +647,7 @@ GENERATION_CASES += [("lfm2_vl", "dynamo"), ("lfm2_vl", "executorch-naflex")]
 # Mistral3's Pixtral tower in the torch-side formats
 GENERATION_CASES += [("mistral3", "dynamo"), ("mistral3", "executorch-grid")]
 # Gemma 4's encoder and its windowed image blocks in the torch-side formats
-GENERATION_CASES += [("gemma4", "dynamo"), ("gemma4", "executorch-gemma4")]
+GENERATION_CASES += [("gemma4", "dynamo"), ("gemma4", "executorch-gemma4"), ("gemma4_ple", "dynamo")]
 # PaliGemma's prefix blocks in .pt2 and ExecuTorch, and its left-padded batch
 GENERATION_CASES += [("paligemma", "dynamo"), ("paligemma2", "executorch")]
 
@@ -965,8 +979,6 @@ def _edited(ckpt, tmp_path, edit, name="llava"):
      "norm_type 'group_norm'"),
     ("gemma4", lambda c: c.update(audio_config={"model_type": "gemma4_audio"}), ("--format", "onnx", "--for-generation"),
      "Gemma 4's audio encoder"),
-    ("gemma4", lambda c: c["text_config"].update(hidden_size_per_layer_input=8), ("--format", "onnx", "--for-generation"),
-     "hidden_size_per_layer_input 8"),
     ("gemma4", lambda c: c["vision_config"].update(rope_parameters={"rope_type": "default", "rope_theta": 100.0}),
      ("--format", "onnx", "--for-generation"), "rope_type 'default'"),
     ("gemma4", lambda c: c["vision_config"].update(head_dim=6), ("--format", "onnx", "--for-generation"), "head_dim 6"),
