@@ -183,7 +183,9 @@ class Export:
         self.decode = by_role.get("decode")
         # a vision-language model's: its token embedding and image encoder (generate(..., images=))
         self.embed = by_role.get("embed_tokens")
-        self.image_encoder = by_role.get("modality_encoder")
+        # (and its audio encoder: an audio LM's one encoder, or Gemma 4's beside its image encoder)
+        self.image_encoder = comps.get("image_encoder") or by_role.get("modality_encoder")
+        self.audio_encoder = comps.get("audio_encoder")
         self.seq2seq = read_seq2seq_config(out_dir) if self.encoder else None
         if self.decode is None:
             raise no_decode(out_dir)
@@ -333,7 +335,7 @@ def config_vocab_size(out_dir):
 
 def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache, prog: str,
              vocab_size=None, log=None, image_features=None, image_token_id=None, mrope=None, deepstack=None,
-             prefix_lm=False):
+             prefix_lm=False, block_token_id=None):
     """Greedy search. Returns (tokens [B, n], logits [n, B, vocab]); n < max_new_tokens when every
     row has finished or the static cache is full.
 
@@ -346,7 +348,8 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     seen before it plus its row's delta, on all three axes. deepstack [n, N·T, hidden]: a Qwen3-VL image
     encoder's DeepStack features, which go with the embeddings (embed_prompt). prefix_lm: PaliGemma's
     generation — token_type_ids 0 on the prompt (its tokens see each other both ways) and 1 on each generated
-    token, positions counted from 1 (its prepare_inputs_for_generation)."""
+    token, positions counted from 1 (its prepare_inputs_for_generation). block_token_id: the token whose runs
+    token_type_ids marks 1 where it is not image_token_id (Gemma 4's images, when the features are its audio's)."""
     if vocab_size is not None and not isinstance(prompts, (np.ndarray, dict)):  # (log-mel features, a waveform)
         vocab = vocab_size(export)
         bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
@@ -372,7 +375,8 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     ids, mask = left_pad(prompts, pad_id, length)
     # a Gemma 3 VLM's language model also takes which tokens are an image's (each image's see each
     # other both ways), over everything seen so far, as attention_mask
-    types = (ids == image_token_id).astype(np.int64) if "token_type_ids" in export.decode.inputs else None
+    block = image_token_id if block_token_id is None else block_token_id
+    types = (ids == block).astype(np.int64) if "token_type_ids" in export.decode.inputs else None
     if types is not None and prefix_lm:  # the prompt is the prefix, what is generated the suffix
         types = np.zeros_like(types)
     if types is not None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
 vision-language model (LLaVA, LLaVA-Next, LLaVA-OneVision, Gemma 3, Gemma 4, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
-language model (Qwen2-Audio, Voxtral, Audio Flamingo 3), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the
+language model (Qwen2-Audio, Voxtral, Audio Flamingo 3, Qwen3-ASR, Gemma 4's E2B and E4B), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the
 export's format says which).
 
     python examples/generate_vlm.py OUT_DIR --image cat.png --prompt-ids "1,32000,415,3" --max-new-tokens 32
@@ -78,7 +78,15 @@ def image_token_id(out_dir: Path, modality: str = "image") -> int:
     raise UsageError(f"{out_dir}/config.json names no {modality}_token_id")
 
 
-def audio_features(export, out_dir: Path, paths: list):
+def audio_encoder_of(export):
+    """The export's audio encoder: an audio LM's one encoder, or Gemma 4's beside its image encoder (None: a VLM's)."""
+    if export.audio_encoder is not None:
+        return export.audio_encoder
+    encoder = export.image_encoder
+    return encoder if encoder is not None and list(encoder.inputs)[0] == "input_features" else None
+
+
+def audio_features(encoder, out_dir: Path, paths: list):
     """The audio encoder's features of the WAV files [tokens, hidden], every file's in order, and each file's
     token count."""
     from transformers import AutoFeatureExtractor
@@ -86,10 +94,16 @@ def audio_features(export, out_dir: Path, paths: list):
     if not (out_dir / "preprocessor_config.json").is_file():
         raise UsageError(f"{out_dir} has no preprocessor_config.json (the checkpoint had none to copy)")
     extractor = AutoFeatureExtractor.from_pretrained(str(out_dir))
-    inputs = list(export.image_encoder.inputs)
+    inputs = list(encoder.inputs)
     audio_config = json.loads((out_dir / "config.json").read_text())["audio_config"]
     if "n_window" in audio_config:  # Qwen3-ASR's chunks
-        return chunked_features(export, extractor, audio_config, paths, inputs)
+        return chunked_features(encoder, extractor, audio_config, paths, inputs)
+    if "input_features_mask" in extractor.model_input_names:  # Gemma 4's: frames [N, T, mels], padded to the longest
+        out = extractor([read_wav(p, extractor.sampling_rate) for p in paths], sampling_rate=extractor.sampling_rate,
+                        padding="longest", return_tensors="np")
+        feed = {"input_features": np.asarray(out["input_features"], np.float32),
+                "input_features_mask": np.asarray(out["input_features_mask"], np.int64)}
+        return encoded_rows(encoder, feed, [1] * len(paths))
     frames = 2 * int(audio_config.get("max_source_positions", 1500))
     if extractor.nb_max_frames != frames:
         raise UsageError(f"the feature extractor makes windows of {extractor.nb_max_frames} frames; the audio encoder "
@@ -117,10 +131,10 @@ def audio_features(export, out_dir: Path, paths: list):
     feed = {inputs[0]: np.concatenate(windows).astype(np.float32)}
     if len(inputs) > 1:
         feed[inputs[1]] = np.concatenate(masks)
-    return encoded_rows(export, feed, per_file)
+    return encoded_rows(encoder, feed, per_file)
 
 
-def chunked_features(export, extractor, audio_config: dict, paths: list, inputs: list):
+def chunked_features(encoder, extractor, audio_config: dict, paths: list, inputs: list):
     """Qwen3-ASR's audio_features (audio_features' contract): each file's log-mel features (its processor's, padded to
     whole chunks of 2·n_window frames) cut into those chunks, n_window_infer / chunk of them a window (the last padded
     with empty chunks), as its encoder attends; the encoder counts each window's real frames."""
@@ -139,13 +153,13 @@ def chunked_features(export, extractor, audio_config: dict, paths: list, inputs:
         masks.append(m.reshape(a, per * chunk))
         per_file.append(a)
     feed = {inputs[0]: np.concatenate(windows).astype(np.float32), inputs[1]: np.concatenate(masks)}
-    return encoded_rows(export, feed, per_file)
+    return encoded_rows(encoder, feed, per_file)
 
 
-def encoded_rows(export, feed: dict, per_file: list):
+def encoded_rows(encoder, feed: dict, per_file: list):
     """The encoder on `feed`: the real features of every window in order [tokens, hidden], and each file's count
     (per_file: its windows)."""
-    outputs = export.image_encoder.run(feed)
+    outputs = encoder.run(feed)
     features = np.array(outputs["audio_features"])  # [windows, tokens, hidden]
     lengths = (np.array(outputs["audio_feature_lengths"]) if "audio_feature_lengths" in outputs
                else np.full(len(features), features.shape[1]))
@@ -397,14 +411,18 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
     export = runtime.Export(out_dir)
     if export.embed is None or export.image_encoder is None:
         raise UsageError(f"{out_dir} is not a multimodal export (no embed_tokens and image_encoder or audio_encoder)")
-    hears = list(export.image_encoder.inputs)[0] == "input_features"
-    if (images and hears) or (audio and not hears):
-        raise UsageError(f"{out_dir}'s encoder takes {'audio' if hears else 'images'}")
-    token = image_token_id(out_dir, "audio" if hears else "image")
+    # the encoders: an audio LM's one (audio), a VLM's (images), or Gemma 4's two
+    hearing = audio_encoder_of(export)
+    seeing = export.image_encoder if export.image_encoder is not hearing else None
+    if (images and seeing is None) or (audio and hearing is None):
+        raise UsageError(f"{out_dir}'s encoder takes {'audio' if hearing else 'images'}")
+    if images and audio:
+        raise UsageError("images and audio in one call are not written yet: give one kind")
+    token = image_token_id(out_dir, "audio" if audio or seeing is None else "image")
     features, mrope, deepstack = None, None, None
     grid_encoder = "image_grid_thw" in export.image_encoder.inputs
     if audio:
-        features, counts = audio_features(export, out_dir, list(audio))
+        features, counts = audio_features(hearing, out_dir, list(audio))
         prompts = expand_image_tokens(prompts, token, counts, "audio")
     elif grid_encoder:  # Qwen2-VL: images of any size, M-RoPE positions (text only: every axis the same)
         grid = np.zeros((0, 3), np.int64)
@@ -427,8 +445,11 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
         prompts = expand_image_tokens(prompts, token, [len(p) * features.shape[1] for p in pixels])
     eos_ids, pad_id = decode_loop.read_generation_config(out_dir)
     prefix_lm = json.loads((out_dir / "config.json").read_text()).get("model_type") == "paligemma"
+    # the runs token_type_ids marks are the images' (Gemma 4's audio tokens see each other causally)
+    block = image_token_id(out_dir, "image") if audio and seeing is not None else None
     return runtime.generate(export, prompts, max_new_tokens, eos_ids, pad_id, image_features=features,
-                            image_token_id=token, mrope=mrope, deepstack=deepstack, prefix_lm=prefix_lm)
+                            image_token_id=token, mrope=mrope, deepstack=deepstack, prefix_lm=prefix_lm,
+                            block_token_id=block)
 
 
 def main(argv=None) -> int:

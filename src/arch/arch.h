@@ -168,6 +168,8 @@ typedef struct hfx_arch_family {
     const char *const *(*sequence_inputs_of)(const void *cfg); /* the inputs as the config says; NULL:
                                                                   sequence_inputs */
     int64_t (*prompt_piece)(const void *cfg); /* see hfx_arch_prompt_piece; NULL: 0 */
+    hfx_component_set (*components_of)(const void *cfg, hfx_export_kind kind); /* the components as the config says
+                                                                                  (a second encoder); NULL: exports */
     hfx_genai_layout genai;                   /* see hfx_arch_genai */
     const char *(*genai_type)(const void *desc); /* see hfx_arch_genai_type; NULL: none */
 } hfx_arch_family;

@@ -47,4 +47,28 @@ void hfx_audio_tower_inputs(const hfx_audio_tower *t, hfx_graph *g, hfx_dim batc
 hfx_value *hfx_audio_tower_states(const hfx_audio_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                   hfx_value *features, hfx_value *mask, hfx_value **lengths);
 
+/* Gemma 4's audio encoder (audio_gemma4.c): its audio_config. */
+typedef struct hfx_gemma4_audio {
+    int64_t hidden, layers, heads;
+    int64_t mels;                /* the log-mel bins it reads: subsampling_conv_channels[0] (a quarter of them after
+                                    the convolutions is what its input projection takes) */
+    int64_t channels[2];         /* subsampling_conv_channels */
+    int64_t kernel;              /* conv_kernel_size: the light convolution's, causal */
+    int64_t chunk, left, right;  /* attention_chunk_size, attention_context_left, attention_context_right */
+    int64_t out;                 /* output_proj_dims */
+    double cap, invalid;         /* attention_logit_cap; attention_invalid_logits_value (the hidden keys' logit) */
+    double residual;             /* residual_weight: the feed-forwards' share */
+    double eps, clip;            /* rms_norm_eps; gradient_clipping (the activations' bound) */
+    hfx_activation act;          /* hidden_act */
+    bool clipped;                /* use_clipped_linears */
+} hfx_gemma4_audio;
+
+hfx_status hfx_gemma4_audio_parse(hfx_cfg c, hfx_gemma4_audio *out, hfx_error *err);
+
+/* The encoder under `prefix` over features [N, T, mels] and their mask [N, T] i64 (1 on each clip's real frames, first):
+ * [N, ⌈⌈T/2⌉/2⌉, output_proj_dims], each clip's real frames first, and *lengths [N] i64 counting them. Failures are the
+ * graph's. */
+hfx_value *hfx_gemma4_audio_tower(const hfx_gemma4_audio *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                  hfx_value *features, hfx_value *mask, hfx_value **lengths);
+
 #endif

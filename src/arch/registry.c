@@ -1601,7 +1601,8 @@ hfx_torch_signature hfx_arch_torch_signature(const hfx_arch_model *m) {
 }
 
 hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind kind) {
-    return m->entry->family->exports[kind];
+    const hfx_arch_family *f = m->entry->family;
+    return f->components_of ? f->components_of(m->cfg, kind) : f->exports[kind];
 }
 
 const char *const *hfx_arch_sequence_inputs(const hfx_arch_model *m) {

@@ -126,6 +126,11 @@ hfx_status hfx_gemma4_vision_parse(hfx_cfg c, hfx_gemma4_vision *out, hfx_error 
 hfx_value *hfx_gemma4_vision_tower(const hfx_gemma4_vision *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                    hfx_value *pixels, hfx_value *positions, hfx_value **lengths);
 
+/* A Gemma4ClippableLinear `<prefix><name>` ([out, in] at .linear.weight, no bias) over x: with `clipped`
+ * (use_clipped_linears) its input and output clamped to its scalar buffers input_min/max, output_min/max. */
+hfx_value *hfx_gemma4_linear(hfx_graph *g, hfx_weights *w, bool clipped, hfx_value *x, int64_t in, int64_t out,
+                             const char *prefix, const char *name);
+
 /* Whether the lineage's norms are RMSNorms (a weight only) rather than LayerNorms. */
 bool hfx_vision_rms_norm(const hfx_vision_tower *t);
 

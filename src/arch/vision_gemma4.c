@@ -75,19 +75,23 @@ static hfx_value *norm(tower_ctx *c, hfx_value *x, int64_t n, const char *name) 
     return hfx_rms_norm(c->g, x, hfx_weight(c->w, 1, &n, "%s%s.weight", c->prefix, name), c->t->eps, 0.0);
 }
 
-/* x clamped to the scalar buffers `<name>.<low>` and `<name>.<high>` */
-static hfx_value *clamped(tower_ctx *c, hfx_value *x, const char *name, const char *low, const char *high) {
-    hfx_value *lo = hfx_cast(c->g, hfx_weight(c->w, 0, NULL, "%s%s.%s", c->prefix, name, low), x->dtype);
-    hfx_value *hi = hfx_cast(c->g, hfx_weight(c->w, 0, NULL, "%s%s.%s", c->prefix, name, high), x->dtype);
-    return hfx_op2(c->g, HFX_OP_MIN, hfx_op2(c->g, HFX_OP_MAX, x, lo), hi);
+/* x clamped to the scalar buffers `<prefix><name>.<low>` and `.<high>` */
+static hfx_value *clamped(hfx_graph *g, hfx_weights *w, hfx_value *x, const char *prefix, const char *name,
+                          const char *low, const char *high) {
+    hfx_value *lo = hfx_cast(g, hfx_weight(w, 0, NULL, "%s%s.%s", prefix, name, low), x->dtype);
+    hfx_value *hi = hfx_cast(g, hfx_weight(w, 0, NULL, "%s%s.%s", prefix, name, high), x->dtype);
+    return hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, x, lo), hi);
 }
 
-/* A Gemma4ClippableLinear `name` [out, in] (no bias): its input and output clamped to its buffers where the config
- * says (use_clipped_linears). */
+hfx_value *hfx_gemma4_linear(hfx_graph *g, hfx_weights *w, bool clipped, hfx_value *x, int64_t in, int64_t out,
+                             const char *prefix, const char *name) {
+    if (clipped) x = clamped(g, w, x, prefix, name, "input_min", "input_max");
+    x = hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){out, in}, "%s%s.linear.weight", prefix, name), NULL);
+    return clipped ? clamped(g, w, x, prefix, name, "output_min", "output_max") : x;
+}
+
 static hfx_value *linear(tower_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name) {
-    if (c->t->clipped) x = clamped(c, x, name, "input_min", "input_max");
-    x = hfx_linear(c->g, x, hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s%s.linear.weight", c->prefix, name), NULL);
-    return c->t->clipped ? clamped(c, x, name, "output_min", "output_max") : x;
+    return hfx_gemma4_linear(c->g, c->w, c->t->clipped, x, in, out, c->prefix, name);
 }
 
 /* The axial rotary's tables of one axis: coordinate [N,P] i64 → cos and sin [N,1,P,hd/2] in dtype (each of the hd/4

@@ -77,15 +77,19 @@ static const vlm_names qwen2_vl_v5 = {
     {"model.visual."}, NULL, {{"model.", "model.language_model."}},
     {"model.visual", NULL, "model.language_model", "lm_head"}, NULL};
 
-/* Gemma 4's vision encoder and what its language model must be: no audio tower (its per-layer inputs then read the
- * tokens' ids beside their embeddings) */
-static hfx_status gemma4_parse(hfx_cfg c, hfx_cfg text, hfx_cfg vision, vlm_cfg *m, hfx_error *err) {
+/* Gemma 4's vision encoder, its audio encoder where the config has one (E2B's, E4B's), its media tokens and how its
+ * language model sees the images */
+static hfx_status gemma4_parse(hfx_cfg c, hfx_cfg text, hfx_cfg vision, hfx_arena *arena, vlm_cfg *m, hfx_error *err) {
     const json_t *audio = json_object_get(c.obj, "audio_config");
     const char *both_ways;
     hfx_status st;
-    if (audio && !json_is_null(audio))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: audio_config: Gemma 4's audio encoder is not supported yet (the "
-                                                  "E2B and E4B models); the vision-only models export", c.where);
+    m->has_audio = audio && !json_is_null(audio);
+    if (m->has_audio) {
+        hfx_cfg ac;
+        if ((st = hfx_cfg_object(c, "audio_config", arena, &ac, err)) ||
+            (st = hfx_gemma4_audio_parse(ac, &m->gemma4_audio, err)))
+            return st;
+    }
     if ((st = hfx_gemma4_vision_parse(vision, &m->gemma4, err)) ||
         (st = hfx_cfg_str_or(text, "use_bidirectional_attention", "none", &both_ways, err)))
         return st;
@@ -157,7 +161,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     } else if (d->kind == VLM_AUDIO) {
         if ((st = hfx_vlm_parse_audio(d, c, vision, vision_type, m, err))) return st;
     } else if (d->kind == VLM_GEMMA4) {
-        if ((st = gemma4_parse(c, text, vision, m, err))) return st;
+        if ((st = gemma4_parse(c, text, vision, arena, m, err))) return st;
     } else if (d->kind == VLM_LLAVA && vision_type && strcmp(vision_type, "pixtral") == 0) {
         if ((st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err))) return st;
         m->grid.merge = 1; /* every patch a token */
@@ -204,7 +208,12 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     if (st) return st;
     const char *tower;
     const vlm_names *names = find_names(d, m, &w, &tower);
-    const char *foreign[4] = {names->stacks[0], names->stacks[1], names->newline, NULL};
+    /* the stacks the other components read: the encoders' (Gemma 4's audio encoder's too), LLaVA-Next's newline */
+    static const char *const audio_stacks[2] = {"model.audio_tower", "model.embed_audio"};
+    const char *foreign[6] = {names->stacks[0], names->stacks[1]};
+    int n_foreign = 2;
+    if (names->newline) foreign[n_foreign++] = names->newline;
+    for (int i = 0; m->has_audio && i < 2; i++) foreign[n_foreign++] = audio_stacks[i];
     hfx_mask_blocks blocks = d->kind == VLM_GEMMA3                        ? HFX_BLOCKS_IMAGE_RUNS
                              : d->kind == VLM_PALIGEMMA                   ? HFX_BLOCKS_PREFIX
                              : d->kind == VLM_GEMMA4 && m->vision_blocks ? HFX_BLOCKS_VISION_RUNS_WINDOWED
@@ -219,10 +228,14 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     }
     bool audio = d->kind == VLM_AUDIO;
     bool image = strcmp(component, audio ? "audio_encoder" : "image_encoder") == 0, whole = strcmp(component, "model") == 0;
-    if (image || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
-        hfx_vlm_build_encoder(d, m, o, g, &w, names, tower);
-        for (int i = 2; image && i < 4; i++) /* the language model is the other components' */
+    bool second = m->has_audio && strcmp(component, "audio_encoder") == 0; /* Gemma 4's, beside its image encoder */
+    if (image || second || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
+        if (!second) hfx_vlm_build_encoder(d, m, o, g, &w, names, tower);
+        if (m->has_audio && !image && !g->failed) hfx_vlm_build_gemma4_audio(m, o, g, &w);
+        for (int i = 2; !whole && i < 4; i++) /* the language model is the other components' */
             if (names->stacks[i]) hfx_weights_ignore_stack(&w, names->stacks[i]);
+        for (int i = 0; m->has_audio && !whole && i < 2; i++) /* ... and the other encoder */
+            hfx_weights_ignore_stack(&w, second ? names->stacks[i] : audio_stacks[i]);
         host.weights = &w;
         if (whole && !g->failed) st = hfx_decoder_build(m->text_desc, &m->text, ck, o, &host, g, err);
         hfx_graph_set_meta(g, "architecture", d->architecture);
@@ -288,9 +301,35 @@ const hfx_arch_family hfx_audio_lm_family = {
     .exports = {[HFX_EXPORT_GENERATION] = {audio_generation, 4}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {audio_one_graph, 3}},
 };
 
+/* Gemma 4 with its audio encoder: both encoders */
+static const hfx_component two_encoders[] = {
+    {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "vision_embeddings"},
+    {.name = "audio_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "audio_embeddings"},
+    {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
+    {.name = "prefill", .role = "prefill", .logits_to_keep = 1},
+    {.name = "decode", .role = "decode", .single_token = true, .reads_state = true, .logits_to_keep = 1,
+     .stateful_stem = "language"},
+};
+static const hfx_component two_encoders_one_graph[] = {
+    {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "vision_embeddings"},
+    {.name = "audio_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "audio_embeddings"},
+    {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
+    {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0, .stateful_stem = "language"},
+};
+
+static hfx_component_set vlm_components(const void *cfg_, hfx_export_kind kind) {
+    const vlm_cfg *m = cfg_;
+    if (m->has_audio && kind == HFX_EXPORT_GENERATION) return (hfx_component_set){two_encoders, 5};
+    if (m->has_audio && kind == HFX_EXPORT_GENERATION_ONE_GRAPH) return (hfx_component_set){two_encoders_one_graph, 4};
+    return kind == HFX_EXPORT_GENERATION            ? (hfx_component_set){generation, 4}
+           : kind == HFX_EXPORT_GENERATION_ONE_GRAPH ? (hfx_component_set){one_graph, 3}
+                                                     : (hfx_component_set){NULL, 0};
+}
+
 const hfx_arch_family hfx_vlm_family = {
     VLM_COMMON,
     .exports = {[HFX_EXPORT_GENERATION] = {generation, 4}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 3}},
+    .components_of = vlm_components,
 };
 
 static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};

@@ -95,6 +95,8 @@ typedef struct vlm_cfg {
     hfx_grid_tower grid;    /* VLM_GRID's tower (and `vision` a copy of its layers') */
     hfx_audio_tower audio;  /* VLM_AUDIO's tower (and `vision` a copy of its layers') */
     hfx_gemma4_vision gemma4; /* VLM_GEMMA4's encoder (and `vision.cfg` its widths) */
+    hfx_gemma4_audio gemma4_audio; /* VLM_GEMMA4's audio encoder, where audio_config has one (has_audio) */
+    bool has_audio;
     bool vision_blocks;     /* VLM_GEMMA4: use_bidirectional_attention "vision" (the image runs both ways) */
     int64_t placeholders[3]; /* VLM_GEMMA4: the image, video and audio token ids, embedded as pad_id */
     int n_placeholders;
@@ -133,5 +135,9 @@ hfx_status hfx_vlm_parse_audio(const vlm_desc *d, hfx_cfg c, hfx_cfg audio, cons
  * the graph's. */
 void hfx_vlm_build_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
                            const vlm_names *names, const char *tower);
+
+/* Gemma 4's audio encoder: input_features [N, T, mels] and input_features_mask [N, T] → audio_features [N, T/4, text
+ * hidden] and audio_feature_lengths [N] (each clip's real tokens, first), through the embedder (embed_audio). */
+void hfx_vlm_build_gemma4_audio(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w);
 
 #endif

@@ -379,6 +379,18 @@ static void build_gemma4_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_
     hfx_graph_output(g, lengths, "image_feature_lengths");
 }
 
+void hfx_vlm_build_gemma4_audio(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w) {
+    const hfx_gemma4_audio *t = &m->gemma4_audio;
+    hfx_dim T = hfx_dim_sym(hfx_graph_symbol(g, "audio_frames", 1, INT32_MAX));
+    hfx_value *features = hfx_graph_input(g, "input_features", o->dtype, 3, (hfx_dim[]){o->batch, T, hfx_dim_const(t->mels)});
+    hfx_value *mask = hfx_graph_input(g, "input_features_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, T});
+    hfx_value *lengths = NULL, *x = hfx_gemma4_audio_tower(t, g, w, "model.audio_tower.", features, mask, &lengths);
+    if (g->failed) return;
+    x = dense(g, w, hfx_rms_plain(g, x, t->eps), t->out, m->text.hidden, false, "model.embed_audio", "embedding_projection");
+    hfx_graph_output(g, x, "audio_features");
+    hfx_graph_output(g, lengths, "audio_feature_lengths");
+}
+
 /* LFM2-VL's image encoder: pixel_values [N, P, C·p²], pixel_attention_mask [N, P], spatial_shapes [N, 2] →
  * image_features [N, P / f², text hidden] and image_feature_lengths [N] (each image's real tokens, first). */
 static void build_naflex_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,

@@ -55,6 +55,24 @@ QWEN3_ASR_TOWER = dict(d_model=32, encoder_layers=2, encoder_attention_heads=4, 
 QWEN3_ASR_TOP = {"audio_token_id": AUDIO_TOKEN, "pad_token_id": 0, "eos_token_id": 2}
 
 
+# Gemma 4's (E2B's and E4B's form, small): its own conformer over 16 mel bins (16 and 8 subsampling channels), chunks of
+# 4 frames attending 4 back and 1 ahead, clipped linears; a tiny vision encoder beside it; Gemma 4's text model with
+# per-layer inputs
+GEMMA4_AUDIO = dict(model_type="gemma4_audio", hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                    subsampling_conv_channels=[MELS, 8], conv_kernel_size=5, attention_chunk_size=4,
+                    attention_context_left=5, attention_context_right=2, output_proj_dims=24)
+GEMMA4_TOP = {"vision_config": {"model_type": "gemma4_vision", "hidden_size": 32, "intermediate_size": 48,
+                                "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 4,
+                                "head_dim": 8, "patch_size": 4, "pooling_kernel_size": 3,
+                                "position_embedding_size": 64},
+              "audio_token_id": AUDIO_TOKEN, "image_token_id": 151, "boi_token_id": 152, "eoi_token_id": 153,
+              "video_token_id": 154, "boa_token_id": 155, "eoa_token_index": 156}
+GEMMA4_TEXT = {**TEXT, "model_type": "gemma4_text", "head_dim": 8, "global_head_dim": 16, "sliding_window": 4,
+               "num_hidden_layers": 3, "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+               "hidden_size_per_layer_input": 8, "vocab_size_per_layer_input": VOCAB, "pad_token_id": 0,
+               "use_bidirectional_attention": "vision"}
+
+
 @dataclasses.dataclass(frozen=True)
 class Variant:
     arch: str     # transformers' <arch>Config and <arch>ForConditionalGeneration
@@ -83,6 +101,12 @@ VARIANTS = {
                                        "projector_hidden_act": "silu"}),
     "qwen3_asr": Variant("Qwen3ASR", QWEN3_ASR_TOWER, {**TEXT, "model_type": "qwen3", "head_dim": 8},
                          QWEN3_ASR_TOP, table_std=0.2),
+    "gemma4": Variant("Gemma4", GEMMA4_AUDIO, GEMMA4_TEXT, GEMMA4_TOP, table_std=0.125),
+    # causal windows as released (attention_context_right 0): chunks of 3 over 3 frames back, a wider light
+    # convolution, another residual weight and a logit cap that bites
+    "gemma4_causal": Variant("Gemma4", {**GEMMA4_AUDIO, "attention_chunk_size": 3, "attention_context_left": 4,
+                                        "attention_context_right": 0, "conv_kernel_size": 7, "residual_weight": 0.7,
+                                        "attention_logit_cap": 2.0}, GEMMA4_TEXT, GEMMA4_TOP, table_std=0.125),
     # windows of two chunks, a ReLU tower (its projector's activation too)
     "qwen3_asr_variant": Variant("Qwen3ASR", {**QWEN3_ASR_TOWER, "n_window_infer": 200, "activation_function": "relu"},
                                  {**TEXT, "model_type": "qwen3", "head_dim": 8}, QWEN3_ASR_TOP, table_std=0.2),
@@ -90,7 +114,9 @@ VARIANTS = {
 
 
 def feature_extractor(v: Variant):
-    from transformers import Qwen3ASRFeatureExtractor, WhisperFeatureExtractor
+    from transformers import Gemma4AudioFeatureExtractor, Qwen3ASRFeatureExtractor, WhisperFeatureExtractor
+    if v.arch == "Gemma4":
+        return Gemma4AudioFeatureExtractor(feature_size=MELS)
     if v.arch == "Qwen3ASR":
         return Qwen3ASRFeatureExtractor(feature_size=MELS, n_window=v.audio["n_window"])
     return WhisperFeatureExtractor(feature_size=MELS, chunk_length=v.seconds)
@@ -115,6 +141,10 @@ def ckpt(tmp_path_factory):
         torch.manual_seed(0)
         model = model_class(v)(_config(v)).eval()
         init_weights(model, 1, lambda n: (v.table_std if "embed_tokens" in n else 0.5) if "embed" in n else None)
+        with torch.no_grad():  # Gemma 4's clipped linears: bounds its activations reach
+            for n, b in model.named_buffers():
+                if n.endswith(("input_min", "input_max", "output_min", "output_max")):
+                    b.fill_((-1.0 if n.endswith("_min") else 1.0) * (2.0 if "input" in n else 1.5))
         model.save_pretrained(root / name)
         feature_extractor(v).save_pretrained(root / name)
         return root / name
@@ -149,6 +179,11 @@ def audio_kwargs(name, paths):
     v = VARIANTS[name]
     fe = feature_extractor(v)
     windows, masks, counts = [], [], []
+    if v.arch == "Gemma4":  # Gemma4Processor: the files in one batch, padded to the longest, with their mask
+        out = fe([generate_vlm.read_wav(p, 16000) for p in paths], sampling_rate=16000, padding="longest",
+                 return_tensors="np")
+        return {"input_features": torch.from_numpy(out["input_features"]),
+                "input_features_mask": torch.from_numpy(out["input_features_mask"])}, [1] * len(paths)
     if v.arch == "Qwen3ASR":  # Qwen3ASRProcessor: the files in one batch, padded to whole chunks
         out = fe([generate_vlm.read_wav(p, 16000) for p in paths], sampling_rate=16000, return_attention_mask=True,
                  return_tensors="np")
@@ -181,7 +216,10 @@ def token_counts(reference, name, paths):
     """Each file's audio tokens, as transformers counts them."""
     kwargs, windows = audio_kwargs(name, paths)
     model = reference(name)
-    if VARIANTS[name].arch == "Qwen3ASR":  # (a module function there)
+    if VARIANTS[name].arch == "Gemma4":  # the encoder's real frames
+        with torch.no_grad():
+            per_window = model.model.audio_tower(kwargs["input_features"], kwargs["input_features_mask"]).attention_mask.sum(-1)
+    elif VARIANTS[name].arch == "Qwen3ASR":  # (a module function there)
         from transformers.models.qwen3_asr.modeling_qwen3_asr import _get_feat_extract_output_lengths
         per_window = _get_feat_extract_output_lengths(kwargs["input_features_mask"].sum(-1), VARIANTS[name].audio["n_window"])
     elif "input_features_mask" in kwargs or "feature_attention_mask" in kwargs:
@@ -245,13 +283,19 @@ MODES = {
     "executorch": ("--config-json", json.dumps({"export_format": "executorch", "dynamic_shapes": {
         "input_ids": {"0": {"name": "batch", "min": 1, "max": 4}, "1": {"name": "sequence", "min": 1, "max": 128}}}}),
         "--multi-token-decode", "--max-cache-len", "128"),
+    # Gemma 4's frames bounded too
+    "executorch-gemma4": ("--config-json", json.dumps({"export_format": "executorch", "dynamic_shapes": {
+        "input_ids": {"0": {"name": "batch", "min": 1, "max": 4}, "1": {"name": "sequence", "min": 1, "max": 128}},
+        "input_features": {"1": {"name": "audio_frames", "max": 256}},
+        "pixel_values": {"0": {"name": "num_images", "max": 2}, "1": {"name": "num_patches", "max": 64}}}}),
+        "--multi-token-decode", "--max-cache-len", "128"),
 }
 
 
 def run_example(out, paths, rows, mode, tmp_path):
     """examples/generate_vlm.py's greedy search: in this process, or (ExecuTorch) as a command in the executorch
     virtualenv, with its --print-logits."""
-    if mode != "executorch":
+    if not mode.startswith("executorch"):
         return generate_vlm.generate(out, [], rows, NEW_TOKENS, audio=paths)
     return run_example_executorch(out, rows, NEW_TOKENS, [a for p in paths for a in ("--audio", p)], tmp_path)
 
@@ -263,13 +307,15 @@ def test_audio_features(name, fmt, export_dir, reference, tmp_path):
     out = export_dir(name, "--format", fmt, "--dynamic")
     paths = audio_files(tmp_path, 2)
     runtime = generate_vlm.runtime_of(out)
-    got, counts = generate_vlm.audio_features(runtime.Export(out), out, paths)
+    got, counts = generate_vlm.audio_features(generate_vlm.audio_encoder_of(runtime.Export(out)), out, paths)
     assert counts == token_counts(reference, name, paths), counts
     assert_logits_close(got, want_features(reference, name, paths), f"{name} {fmt} audio features")
 
 
-GENERATION_CASES = [("qwen2_audio", mode) for mode in MODES]
+GENERATION_CASES = [("qwen2_audio", mode) for mode in MODES if mode != "executorch-gemma4"]
 GENERATION_CASES += [(name, mode) for name in VARIANTS if name != "qwen2_audio" for mode in ("onnx-mtd", "openvino")]
+# Gemma 4's conformer (its chunks a derived count of the frames) in the torch-side formats
+GENERATION_CASES += [("gemma4", "dynamo"), ("gemma4", "executorch-gemma4")]
 
 
 @pytest.mark.parametrize("name,mode", GENERATION_CASES)
@@ -283,7 +329,7 @@ def test_generation(name, mode, export_dir, reference, tmp_path):
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} {mode}")
 
 
-@pytest.mark.parametrize("name", ["qwen2_audio", "voxtral", "audioflamingo3", "qwen3_asr"])
+@pytest.mark.parametrize("name", ["qwen2_audio", "voxtral", "audioflamingo3", "qwen3_asr", "gemma4"])
 def test_generation_batch_of_two(name, export_dir, reference, tmp_path):
     """Two prompts of different lengths, left-padded, a file each (of different lengths: other token counts)."""
     out = export_dir(name, *MODES["onnx-mtd"])
@@ -392,6 +438,9 @@ def _edited(ckpt, tmp_path, name, edit):
     ("audioflamingo3", lambda c: c.update(audio_token_id=VOCAB), "audio_token_id"),
     ("qwen3_asr", lambda c: c["audio_config"].update(n_window=40), "n_window 40"),
     ("qwen3_asr", lambda c: c["audio_config"].update(n_window_infer=50), "n_window_infer 50"),
+    ("gemma4", lambda c: c["audio_config"].update(subsampling_conv_channels=[14, 8]), "subsampling_conv_channels"),
+    ("gemma4", lambda c: c["audio_config"].update(num_attention_heads=5), "num_attention_heads 5"),
+    ("gemma4", lambda c: c["audio_config"].update(hidden_act="swishy"), "hidden_act 'swishy'"),
 ])
 def test_refused(name, edit, message, ckpt, tmp_path):
     src = _edited(ckpt, tmp_path, name, edit)

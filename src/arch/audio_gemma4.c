@@ -1,0 +1,346 @@
+/* Gemma 4's audio encoder (transformers' Gemma4AudioModel, the Universal Speech Model's conformer): log-mel frames
+ * [N, T, mels] with their mask through two strided Conv2d (3×3, stride 2, the padded frames zeroed before each),
+ * each LayerNorm'd over its channels and ReLU'd, then one linear into the layers; each layer a half-step
+ * feed-forward, chunked local self-attention (each chunk of queries over its own window of keys, relative positions
+ * by Transformer-XL's shift, a soft cap), a light convolution (GLU, a causal depthwise Conv1d), the other
+ * feed-forward and an RMSNorm, activations clamped to gradient_clipping; then output_proj. The frames past each clip's
+ * real ones are hidden from every key; the tower's real output frames come first. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/audio_tower.h"
+#include "base/status.h"
+
+hfx_status hfx_gemma4_audio_parse(hfx_cfg c, hfx_gemma4_audio *t, hfx_error *err) {
+    const char *act;
+    hfx_status st;
+    memset(t, 0, sizeof *t);
+    t->channels[0] = 128, t->channels[1] = 32;
+    const json_t *ch = json_object_get(c.obj, "subsampling_conv_channels");
+    if (ch && !json_is_null(ch)) {
+        if (!json_is_array(ch) || json_array_size(ch) != 2 || !json_is_integer(json_array_get(ch, 0)) ||
+            !json_is_integer(json_array_get(ch, 1)))
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'subsampling_conv_channels' must be two integers", c.where);
+        t->channels[0] = json_integer_value(json_array_get(ch, 0)), t->channels[1] = json_integer_value(json_array_get(ch, 1));
+    }
+    if ((st = hfx_cfg_int_in_or(c, "hidden_size", 1024, 1, 1 << 16, &t->hidden, err)) ||
+        (st = hfx_cfg_int_in_or(c, "num_hidden_layers", 12, 1, 1024, &t->layers, err)) ||
+        (st = hfx_cfg_int_in_or(c, "num_attention_heads", 8, 1, 1024, &t->heads, err)) ||
+        (st = hfx_cfg_str_or(c, "hidden_act", "silu", &act, err)) ||
+        (st = hfx_cfg_int_in_or(c, "conv_kernel_size", 5, 1, 1024, &t->kernel, err)) ||
+        (st = hfx_cfg_num_or(c, "residual_weight", 0.5, &t->residual, err)) ||
+        (st = hfx_cfg_int_in_or(c, "attention_chunk_size", 12, 1, 4096, &t->chunk, err)) ||
+        (st = hfx_cfg_int_in_or(c, "attention_context_left", 13, 1, 4096, &t->left, err)) ||
+        (st = hfx_cfg_int_in_or(c, "attention_context_right", 0, 0, 4096, &t->right, err)) ||
+        (st = hfx_cfg_num_or(c, "attention_logit_cap", 50.0, &t->cap, err)) ||
+        (st = hfx_cfg_num_or(c, "attention_invalid_logits_value", -1e9, &t->invalid, err)) ||
+        (st = hfx_cfg_bool_or(c, "use_clipped_linears", true, &t->clipped, err)) ||
+        (st = hfx_cfg_num_or(c, "rms_norm_eps", 1e-6, &t->eps, err)) ||
+        (st = hfx_cfg_num_or(c, "gradient_clipping", 1e10, &t->clip, err)) ||
+        (st = hfx_cfg_int_in_or(c, "output_proj_dims", 1536, 1, 1 << 16, &t->out, err)))
+        return st;
+    if (t->hidden % t->heads)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: hidden_size %lld is not a multiple of num_attention_heads %lld",
+                        c.where, (long long)t->hidden, (long long)t->heads);
+    if (t->channels[0] < 4 || t->channels[0] % 4 || t->channels[1] < 1 || t->channels[0] > 1 << 16 || t->channels[1] > 1 << 16)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: subsampling_conv_channels [%lld, %lld]: the first must be a "
+                                                  "multiple of 4 (the mel bins a quarter of it after the two strided "
+                                                  "convolutions, as transformers sizes input_proj_linear)",
+                        c.where, (long long)t->channels[0], (long long)t->channels[1]);
+    if (!hfx_activation_from_name(act, &t->act))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_act '%s' is not supported (known: %s)", c.where, act,
+                        hfx_activation_names());
+    if (!(t->cap > 0) || !(t->eps > 0 && t->eps < 1) || !(t->clip > 0) || !isfinite(t->residual) || !isfinite(t->invalid))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: attention_logit_cap, rms_norm_eps, gradient_clipping, residual_weight "
+                                              "or attention_invalid_logits_value out of range", c.where);
+    t->mels = t->channels[0];
+    return HFX_OK;
+}
+
+typedef struct audio_ctx {
+    const hfx_gemma4_audio *t;
+    hfx_graph *g;
+    hfx_weights *w;
+    const char *prefix;
+    hfx_dim N, T; /* clips, the layers' frames */
+} audio_ctx;
+
+/* Gemma's RMSNorm `<prefix><name>.weight` over x's last axis at eps */
+static hfx_value *norm(audio_ctx *c, hfx_value *x, double eps, const char *name) {
+    int64_t D = c->t->hidden;
+    return hfx_rms_norm(c->g, x, hfx_weight(c->w, 1, &D, "%s%s.weight", c->prefix, name), eps, 0.0);
+}
+
+static hfx_value *linear(audio_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name) {
+    return hfx_gemma4_linear(c->g, c->w, c->t->clipped, x, in, out, c->prefix, name);
+}
+
+/* x clamped to ±gradient_clipping (none where that is beyond the float range, as min(clip, finfo.max) is) */
+static hfx_value *clipped(audio_ctx *c, hfx_value *x) {
+    if (c->t->clip >= FLT_MAX) return x;
+    hfx_value *lo = hfx_const_scalar(c->g, x->dtype, -c->t->clip), *hi = hfx_const_scalar(c->g, x->dtype, c->t->clip);
+    return hfx_op2(c->g, HFX_OP_MIN, hfx_op2(c->g, HFX_OP_MAX, x, lo), hi);
+}
+
+/* One subsampling step over x [N, Cin, T, F] and its frames' mask [N, T] (i64): the padding zeroed, Conv2d 3×3
+ * stride 2, LayerNorm over the channels (no bias), ReLU → [N, Cout, ⌈T/2⌉, ⌈F/2⌉]; *mask every second frame's. */
+static hfx_value *subsample(audio_ctx *c, hfx_value *x, hfx_value **mask, int64_t in, int64_t out, int k,
+                            const char *frames) {
+    hfx_graph *g = c->g;
+    hfx_value *m = hfx_cast(g, *mask, x->dtype);
+    x = hfx_op2(g, HFX_OP_MUL, x, hfx_unsqueeze(g, hfx_unsqueeze(g, m, 1), -1));
+    hfx_value *kw = hfx_weight(c->w, 4, (int64_t[]){out, in, 3, 3}, "%ssubsample_conv_projection.layer%d.conv.weight",
+                               c->prefix, k);
+    x = hfx_conv2d(g, x, kw, NULL, (int64_t[]){2, 2}, (int64_t[]){1, 1}, 1, (const char *const[]){frames, NULL});
+    x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 3, 1});
+    x = hfx_layer_norm(g, x, hfx_weight(c->w, 1, &out, "%ssubsample_conv_projection.layer%d.norm.weight", c->prefix, k),
+                       NULL, c->t->eps);
+    x = hfx_transpose(g, hfx_activate(g, HFX_ACT_RELU, x), 4, (int64_t[]){0, 3, 1, 2});
+    hfx_value *every = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, *mask, 1), hfx_const_i64(g, 2), x->dims[2]);
+    *mask = hfx_gather(g, *mask, every, 1);
+    return x;
+}
+
+/* a half-step feed-forward: x + residual_weight · post(down(act(up(pre(clip x))))) clipped */
+static hfx_value *feed_forward(audio_ctx *c, hfx_value *x, const char *L, const char *which) {
+    int64_t D = c->t->hidden;
+    char n[192];
+    snprintf(n, sizeof n, "%s.%s.pre_layer_norm", L, which);
+    hfx_value *h = norm(c, clipped(c, x), 1e-6, n); /* (its norms at RMSNorm's default eps) */
+    snprintf(n, sizeof n, "%s.%s.ffw_layer_1", L, which);
+    h = hfx_activate(c->g, c->t->act, linear(c, h, D, 4 * D, n));
+    snprintf(n, sizeof n, "%s.%s.ffw_layer_2", L, which);
+    h = clipped(c, linear(c, h, 4 * D, D, n));
+    snprintf(n, sizeof n, "%s.%s.post_layer_norm", L, which);
+    h = hfx_op2(c->g, HFX_OP_MUL, norm(c, h, 1e-6, n), hfx_const_scalar(c->g, h->dtype, c->t->residual));
+    return hfx_op2(c->g, HFX_OP_ADD, h, x);
+}
+
+/* [N,T,·] padded along the frames with zeros: `before` rows first, then to `total` rows (dims `dims`) */
+static hfx_value *padded(audio_ctx *c, hfx_value *x, int64_t before, hfx_dim total, hfx_value *total_v) {
+    hfx_graph *g = c->g;
+    bool ok;
+    hfx_dim after = hfx_dim_add(total, hfx_dim_add(hfx_dim_scale(c->T, -1), hfx_dim_const(-before), &ok), &ok);
+    hfx_value *after_v = hfx_op2(g, HFX_OP_SUB, total_v, hfx_op2(g, HFX_OP_ADD, hfx_dim_of(g, x, 2), hfx_const_i64(g, before)));
+    hfx_value *zero = hfx_const_scalar(g, x->dtype, 0.0);
+    hfx_value *parts[3];
+    int n = 0;
+    if (before) {
+        hfx_value *shape = hfx_concat(g, 4, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0),
+                                                            hfx_unsqueeze(g, hfx_dim_of(g, x, 1), 0),
+                                                            hfx_unsqueeze(g, hfx_const_i64(g, before), 0),
+                                                            hfx_unsqueeze(g, hfx_dim_of(g, x, 3), 0)}, 0);
+        parts[n++] = hfx_expand(g, zero, shape, 4, (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(before), x->dims[3]});
+    }
+    parts[n++] = x;
+    hfx_value *shape = hfx_concat(g, 4, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0),
+                                                        hfx_unsqueeze(g, hfx_dim_of(g, x, 1), 0),
+                                                        hfx_unsqueeze(g, after_v, 0),
+                                                        hfx_unsqueeze(g, hfx_dim_of(g, x, 3), 0)}, 0);
+    parts[n++] = hfx_expand(g, zero, shape, 4, (hfx_dim[]){x->dims[0], x->dims[1], after, x->dims[3]});
+    return hfx_concat(g, n, parts, 2);
+}
+
+typedef struct blocks {
+    hfx_dim nb;            /* chunks of queries */
+    hfx_value *nb_v;       /* ... at run time */
+    hfx_value *keys;       /* [nb·context] i64: each chunk's window in the left-padded frames */
+    hfx_value *visible;    /* [N, heads·nb, chunk, context] bool */
+    hfx_value *pos;        /* [P, hidden]: the relative positions' sinusoids, context/2 down to 0 */
+} blocks;
+
+/* What every layer's attention reads, from the frames' mask [N,T] (i64) */
+static blocks prepare(audio_ctx *c, hfx_value *mask, hfx_dim T, hfx_dtype dtype) {
+    const hfx_gemma4_audio *t = c->t;
+    hfx_graph *g = c->g;
+    int64_t C = t->chunk, ctx = t->chunk + t->left - 1 + t->right, H = t->heads;
+    blocks b;
+    bool ok;
+    b.nb = hfx_dim_is_const(T) ? hfx_dim_const((T.c + C - 1) / C)
+                               : hfx_dim_sym(hfx_graph_symbol_derived(g, "audio_chunks", hfx_dim_add(T, hfx_dim_const(C - 1), &ok), C, 0));
+    hfx_value *Tv = hfx_dim_of(g, mask, 1), *zero = hfx_const_i64(g, 0), *one = hfx_const_i64(g, 1);
+    b.nb_v = hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_ADD, Tv, hfx_const_i64(g, C - 1)), hfx_const_i64(g, C));
+    hfx_value *n = hfx_range(g, zero, b.nb_v, one, b.nb);                                   /* [nb] */
+    hfx_value *o = hfx_range(g, zero, hfx_const_i64(g, ctx), one, hfx_dim_const(ctx));     /* [ctx] */
+    hfx_value *at = hfx_op2(g, HFX_OP_ADD, hfx_unsqueeze(g, hfx_op2(g, HFX_OP_MUL, n, hfx_const_i64(g, C)), 1),
+                            hfx_unsqueeze(g, o, 0));                                        /* [nb,ctx] padded index */
+    hfx_dim flat = hfx_dim_scale(b.nb, ctx);
+    b.keys = hfx_reshape(g, at, 1, &flat);
+    /* key j = padded index − (left − 1): real, a clip's, and in the query's band: o − c in [1, left − 1 + max(right − 1,
+     * 0)] (transformers' (left − 1, right) window, its own frame included) */
+    hfx_value *j = hfx_op2(g, HFX_OP_SUB, at, hfx_const_i64(g, t->left - 1));
+    hfx_value *inside = hfx_op2(g, HFX_OP_AND, hfx_op2(g, HFX_OP_GREATER_EQUAL, j, zero), hfx_op2(g, HFX_OP_LESS, j, Tv));
+    hfx_value *safe = hfx_op2(g, HFX_OP_MIN, hfx_op2(g, HFX_OP_MAX, j, zero), hfx_op2(g, HFX_OP_SUB, Tv, one));
+    hfx_value *real = hfx_gather(g, hfx_op2(g, HFX_OP_GREATER, mask, zero), hfx_reshape(g, safe, 1, &flat), 1); /* [N, nb·ctx] */
+    real = hfx_reshape(g, real, 4, (hfx_dim[]){c->N, b.nb, hfx_dim_const(1), hfx_dim_const(ctx)});
+    int64_t reach = t->left - 1 + (t->right > 1 ? t->right - 1 : 0);
+    uint8_t *band = hfx_arena_alloc(g->arena, (size_t)(C * ctx));
+    if (!band) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return b;
+    }
+    for (int64_t q = 0; q < C; q++)
+        for (int64_t k = 0; k < ctx; k++) band[q * ctx + k] = k - q >= 1 && k - q <= reach;
+    hfx_value *vis = hfx_op2(g, HFX_OP_AND, hfx_op2(g, HFX_OP_AND, real, hfx_unsqueeze(g, hfx_unsqueeze(g, inside, 1), 0)),
+                             hfx_const_bytes(g, HFX_DTYPE_BOOL, 2, (int64_t[]){C, ctx}, band)); /* [N,nb,C,ctx] */
+    hfx_value *heads[64];
+    for (int64_t h = 0; h < H; h++) heads[h] = vis;
+    b.visible = H > 1 ? hfx_concat(g, (int)H, heads, 1) : vis; /* [N, H·nb, C, ctx], heads major */
+    /* the sinusoids of distances ctx/2 down to 0: sin then cos of d·e^(−i·ln 10⁴ / (hidden/2 − 1)) */
+    int64_t P = ctx / 2 + 1, half = t->hidden / 2;
+    float *table = hfx_arena_alloc(g->arena, (size_t)(P * t->hidden) * sizeof *table);
+    if (!table) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return b;
+    }
+    float step = (float)(log(10000.0) / (double)(half > 1 ? half - 1 : 1));
+    for (int64_t i = 0; i < half; i++) {
+        float inv = expf((float)i * -step);
+        for (int64_t p = 0; p < P; p++) {
+            float a = (float)(ctx / 2 - p) * inv;
+            table[p * t->hidden + i] = sinf(a), table[p * t->hidden + half + i] = cosf(a);
+        }
+    }
+    b.pos = hfx_cast(g, hfx_const_bytes(g, HFX_DTYPE_F32, 2, (int64_t[]){P, t->hidden}, table), dtype);
+    return b;
+}
+
+/* [N,T,H·hd] as [N,H,T,hd] */
+static hfx_value *by_head(audio_ctx *c, hfx_value *x) {
+    int64_t H = c->t->heads, hd = c->t->hidden / H;
+    x = hfx_reshape(c->g, x, 4, (hfx_dim[]){c->N, c->T, hfx_dim_const(H), hfx_dim_const(hd)});
+    return hfx_transpose(c->g, x, 4, (int64_t[]){0, 2, 1, 3});
+}
+
+/* the chunked local attention of layer L over h [N,T,D] (f32 inside, as transformers computes it) */
+static hfx_value *attention(audio_ctx *c, const blocks *b, hfx_value *h, const char *L) {
+    const hfx_gemma4_audio *t = c->t;
+    hfx_graph *g = c->g;
+    int64_t D = t->hidden, H = t->heads, hd = D / H, C = t->chunk, ctx = C + t->left - 1 + t->right, P = ctx / 2 + 1;
+    char n[192];
+#define NAME(leaf) (snprintf(n, sizeof n, "%s.self_attn.%s", L, leaf), n)
+    hfx_value *q = hfx_cast(g, linear(c, h, D, D, NAME("q_proj")), HFX_DTYPE_F32);
+    hfx_value *k = hfx_cast(g, linear(c, h, D, D, NAME("k_proj")), HFX_DTYPE_F32);
+    hfx_value *v = hfx_cast(g, linear(c, h, D, D, NAME("v_proj")), HFX_DTYPE_F32);
+    /* q · hd^−½/ln 2 · softplus(per_dim_scale) over each head's dims, k · ln(1 + e)/ln 2 */
+    hfx_value *scale = hfx_softplus(g, hfx_weight_f32(c->w, 1, &hd, hfx_arena_printf(g->arena, "%s%s", c->prefix,
+                                                                                        NAME("per_dim_scale"))));
+    q = hfx_op2(g, HFX_OP_MUL, q, hfx_const_f32(g, (float)(pow((double)hd, -0.5) / log(2.0))));
+    q = hfx_reshape(g, q, 4, (hfx_dim[]){c->N, c->T, hfx_dim_const(H), hfx_dim_const(hd)});
+    q = hfx_transpose(g, hfx_op2(g, HFX_OP_MUL, q, scale), 4, (int64_t[]){0, 2, 1, 3}); /* [N,H,T,hd] */
+    k = hfx_op2(g, HFX_OP_MUL, k, hfx_const_f32(g, (float)(log(1.0 + exp(1.0)) / log(2.0))));
+    hfx_dim span = hfx_dim_scale(b->nb, C), hnb = hfx_dim_scale(b->nb, H);
+    hfx_value *span_v = hfx_op2(g, HFX_OP_MUL, b->nb_v, hfx_const_i64(g, C));
+    /* queries: each chunk of C, [N, H·nb, C, hd] */
+    hfx_value *qb = hfx_reshape(g, padded(c, q, 0, span, span_v), 4, (hfx_dim[]){c->N, hnb, hfx_dim_const(C), hfx_dim_const(hd)});
+    /* keys and values: each chunk's window of ctx in the frames padded left − 1 before, [N, H·nb, ctx, hd] */
+    bool ok;
+    hfx_dim all = hfx_dim_add(span, hfx_dim_const(t->left - 1 + t->right), &ok);
+    hfx_value *all_v = hfx_op2(g, HFX_OP_ADD, span_v, hfx_const_i64(g, t->left - 1 + t->right));
+    hfx_dim win[4] = {c->N, hnb, hfx_dim_const(ctx), hfx_dim_const(hd)};
+    hfx_value *kb = hfx_reshape(g, hfx_gather(g, padded(c, by_head(c, k), t->left - 1, all, all_v), b->keys, 2), 4, win);
+    hfx_value *vb = hfx_reshape(g, hfx_gather(g, padded(c, by_head(c, v), t->left - 1, all, all_v), b->keys, 2), 4, win);
+    hfx_value *ac = hfx_op2(g, HFX_OP_MATMUL, qb, hfx_transpose(g, kb, 4, (int64_t[]){0, 1, 3, 2})); /* [N,H·nb,C,ctx] */
+    /* the relative part: each query against every distance's projected sinusoid, shifted into place */
+    hfx_value *rel = hfx_linear(g, b->pos, hfx_weight(c->w, 2, (int64_t[]){D, D}, "%s%s", c->prefix,
+                                                      NAME("relative_k_proj.weight")), NULL);
+    rel = hfx_transpose(g, hfx_reshape(g, hfx_cast(g, rel, HFX_DTYPE_F32), 3, (hfx_dim[]){hfx_dim_const(P), hfx_dim_const(H),
+                                                                                          hfx_dim_const(hd)}),
+                        3, (int64_t[]){1, 2, 0}); /* [H,hd,P] */
+    hfx_value *qflat = hfx_reshape(g, qb, 4, (hfx_dim[]){c->N, hfx_dim_const(H), span, hfx_dim_const(hd)});
+    hfx_value *bd = hfx_reshape(g, hfx_op2(g, HFX_OP_MATMUL, qflat, rel), 4,
+                                (hfx_dim[]){c->N, hnb, hfx_dim_const(C), hfx_dim_const(P)});
+    if (ctx + 1 > P) {
+        hfx_value *shape = hfx_concat(g, 4, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, bd, 0), 0),
+                                                            hfx_unsqueeze(g, hfx_dim_of(g, bd, 1), 0),
+                                                            hfx_unsqueeze(g, hfx_const_i64(g, C), 0),
+                                                            hfx_unsqueeze(g, hfx_const_i64(g, ctx + 1 - P), 0)}, 0);
+        hfx_value *pad = hfx_expand(g, hfx_const_f32(g, 0.0f), shape, 4,
+                                    (hfx_dim[]){c->N, hnb, hfx_dim_const(C), hfx_dim_const(ctx + 1 - P)});
+        bd = hfx_concat(g, 2, (hfx_value *[]){bd, pad}, 3);
+    }
+    bd = hfx_slice(g, hfx_reshape(g, bd, 3, (hfx_dim[]){c->N, hnb, hfx_dim_const(C * (ctx + 1))}), 2, 0, C * ctx);
+    bd = hfx_reshape(g, bd, 4, (hfx_dim[]){c->N, hnb, hfx_dim_const(C), hfx_dim_const(ctx)});
+    hfx_value *cap = hfx_const_f32(g, (float)t->cap);
+    hfx_value *s = hfx_op2(g, HFX_OP_MUL, hfx_op1(g, HFX_OP_TANH, hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_ADD, ac, bd), cap)), cap);
+    s = hfx_where(g, b->visible, s, hfx_const_f32(g, (float)t->invalid));
+    hfx_value *a = hfx_op2(g, HFX_OP_MATMUL, hfx_softmax(g, s, -1), vb); /* [N,H·nb,C,hd] */
+    a = hfx_transpose(g, hfx_reshape(g, a, 4, (hfx_dim[]){c->N, hfx_dim_const(H), span, hfx_dim_const(hd)}), 4,
+                      (int64_t[]){0, 2, 1, 3});
+    a = hfx_reshape(g, a, 3, (hfx_dim[]){c->N, span, hfx_dim_const(D)});
+    hfx_value *frames = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, h, 1), hfx_const_i64(g, 1), c->T);
+    a = hfx_cast(g, hfx_gather(g, a, frames, 1), h->dtype); /* the real frames' (the chunks' padding dropped) */
+    return linear(c, a, D, D, NAME("post"));
+#undef NAME
+}
+
+/* the light convolution: x + end(act(norm(clip(causal depthwise conv(glu(start(pre(x)))))))) */
+static hfx_value *light_conv(audio_ctx *c, hfx_value *x, const char *L) {
+    const hfx_gemma4_audio *t = c->t;
+    hfx_graph *g = c->g;
+    int64_t D = t->hidden, K = t->kernel;
+    char n[192];
+#define NAME(leaf) (snprintf(n, sizeof n, "%s.lconv1d.%s", L, leaf), n)
+    hfx_value *h = norm(c, x, t->eps, NAME("pre_layer_norm")); /* (a name a statement) */
+    h = linear(c, h, D, 2 * D, NAME("linear_start"));
+    h = hfx_op2(g, HFX_OP_MUL, hfx_slice(g, h, 2, 0, D), hfx_op1(g, HFX_OP_SIGMOID, hfx_slice(g, h, 2, D, 2 * D)));
+    h = hfx_transpose(g, h, 3, (int64_t[]){0, 2, 1}); /* [N,D,T] */
+    if (K > 1) { /* causal: K − 1 zeros before */
+        hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, h, 0), 0),
+                                                            hfx_unsqueeze(g, hfx_const_i64(g, D), 0),
+                                                            hfx_unsqueeze(g, hfx_const_i64(g, K - 1), 0)}, 0);
+        hfx_value *zeros = hfx_expand(g, hfx_const_scalar(g, h->dtype, 0.0), shape, 3,
+                                      (hfx_dim[]){c->N, hfx_dim_const(D), hfx_dim_const(K - 1)});
+        h = hfx_concat(g, 2, (hfx_value *[]){zeros, h}, 2);
+    }
+    h = hfx_conv1d(g, h, hfx_weight(c->w, 3, (int64_t[]){D, 1, K}, "%s%s", c->prefix, NAME("depthwise_conv1d.weight")),
+                   NULL, 1, 0, D, NULL);
+    h = clipped(c, hfx_transpose(g, h, 3, (int64_t[]){0, 2, 1}));
+    h = hfx_activate(g, t->act, norm(c, h, t->eps, NAME("conv_norm")));
+    return hfx_op2(g, HFX_OP_ADD, linear(c, h, D, D, NAME("linear_end")), x);
+#undef NAME
+}
+
+static hfx_value *layer(audio_ctx *c, const blocks *b, int64_t i, hfx_value *x) {
+    char L[64], n[192];
+    snprintf(L, sizeof L, "layers.%lld", (long long)i);
+#define NAME(leaf) (snprintf(n, sizeof n, "%s.%s", L, leaf), n)
+    x = feed_forward(c, x, L, "feed_forward1");
+    hfx_value *h = attention(c, b, norm(c, clipped(c, x), 1e-6, NAME("norm_pre_attn")), L);
+    x = hfx_op2(c->g, HFX_OP_ADD, norm(c, clipped(c, h), 1e-6, NAME("norm_post_attn")), x);
+    x = feed_forward(c, light_conv(c, x, L), L, "feed_forward2");
+    return norm(c, clipped(c, x), 1e-6, NAME("norm_out"));
+#undef NAME
+}
+
+hfx_value *hfx_gemma4_audio_tower(const hfx_gemma4_audio *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                  hfx_value *features, hfx_value *mask, hfx_value **lengths) {
+    audio_ctx c = {t, g, w, prefix, features->dims[0], features->dims[1]};
+    int64_t c0 = t->channels[0], c1 = t->channels[1], D = t->hidden, in = (c0 / 4) * c1, axis = 1;
+    hfx_value *m = mask, *x = hfx_unsqueeze(g, features, 1); /* [N,1,T,mels] */
+    x = subsample(&c, x, &m, 1, c0, 0, "audio_frames_half");
+    x = subsample(&c, x, &m, c0, c1, 1, "audio_frames_quarter"); /* [N,c1,T/4,mels/4] */
+    if (g->failed) return x;
+    if (!hfx_dim_is_const(x->dims[3]) || x->dims[3].c * c1 != in) {
+        hfx_graph_fail(g, HFX_ERR_INVALID, "Gemma 4's audio encoder: %lld mel bins leave %lld after its convolutions, "
+                                           "and its input projection reads subsampling_conv_channels[0] / 4 = %lld",
+                       (long long)t->mels, (long long)x->dims[3].c, (long long)(c0 / 4));
+        return x;
+    }
+    x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 3, 1});
+    c.T = x->dims[1];
+    x = hfx_reshape(g, x, 3, (hfx_dim[]){c.N, c.T, hfx_dim_const(in)});
+    x = hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){D, in}, "%ssubsample_conv_projection.input_proj_linear.weight",
+                                    prefix), NULL);
+    blocks b = prepare(&c, m, c.T, x->dtype);
+    for (int64_t i = 0; i < t->layers && !g->failed; i++) x = layer(&c, &b, i, x);
+    x = hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){t->out, D}, "%soutput_proj.weight", prefix),
+                   hfx_weight(w, 1, &t->out, "%soutput_proj.bias", prefix));
+    hfx_value *real = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_cast(g, hfx_op2(g, HFX_OP_GREATER, m, hfx_const_i64(g, 0)),
+                                                                 HFX_DTYPE_I64), 1, &axis);
+    *lengths = hfx_reshape(g, real, 1, &c.N);
+    return x;
+}
