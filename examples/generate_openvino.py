@@ -140,11 +140,11 @@ class Export:
         self.embed = Component(core, out_dir, *roles["embed_tokens"]) if "embed_tokens" in roles else None
         # (and its audio encoder: an audio LM's one encoder, or Gemma 4's beside its image encoder)
         comps = manifest["components"]
-        self.image_encoder = (Component(core, out_dir, "image_encoder", comps["image_encoder"]) if "image_encoder" in comps
-                              else Component(core, out_dir, *roles["modality_encoder"]) if "modality_encoder" in roles
-                              else None)
         self.audio_encoder = (Component(core, out_dir, "audio_encoder", comps["audio_encoder"])
                               if "audio_encoder" in comps else None)
+        self.image_encoder = (Component(core, out_dir, "image_encoder", comps["image_encoder"]) if "image_encoder" in comps
+                              else self.audio_encoder or (Component(core, out_dir, *roles["modality_encoder"])
+                                                          if "modality_encoder" in roles else None))
         self.stateful = self.decode.stateful
         self.static = self.decode.static and not self.stateful
         self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None

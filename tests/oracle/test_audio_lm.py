@@ -345,15 +345,15 @@ def test_feature_mask_matters(export_dir, reference, tmp_path, monkeypatch):
     out = export_dir("qwen2_audio", *MODES["onnx-mtd"])
     paths = audio_files(tmp_path, 1)
     want = want_features(reference, "qwen2_audio", paths)
-    export = generate_vlm.runtime_of(out).Export(out)
-    run = export.image_encoder.run
+    encoder = generate_vlm.audio_encoder_of(generate_vlm.runtime_of(out).Export(out))
+    run = encoder.run
 
     def unmasked(feed):
         feed = dict(feed)
         feed["feature_attention_mask"] = np.ones_like(feed["feature_attention_mask"])
         return run(feed)
-    monkeypatch.setattr(export.image_encoder, "run", unmasked)
-    got, _ = generate_vlm.audio_features(export, out, paths)
+    monkeypatch.setattr(encoder, "run", unmasked)
+    got, _ = generate_vlm.audio_features(encoder, out, paths)
     assert np.abs(got[:len(want)] - want).max() > 0.1
 
 
