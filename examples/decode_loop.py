@@ -292,14 +292,15 @@ def left_pad(prompts, pad_id, length):
     return ids, mask
 
 
-def embed_prompt(export, ids, image_features=None, image_token_id=None, deepstack=None):
+def embed_prompt(export, ids, image_features=None, image_token_id=None, deepstack=None, more_media=()):
     """A VLM's tokens as its language model takes them: embed_tokens' embeddings [B, S, hidden],
     with image_features [N, T, hidden] written, in order, over the positions of image_token_id (row
     by row; transformers' masked_scatter). Token ids as they are for a model without embed_tokens.
     A language model that takes DeepStack features (deepstack_embeds [n, B, S, hidden]: Qwen3-VL's)
     gets them as a dict with the embeddings: `deepstack` [n, N·T, hidden] (the image encoder's) written
     over the same positions, zeros elsewhere (and everywhere in a step without images). One whose per-layer inputs
-    read the token ids (Gemma 4's) gets them in the dict too."""
+    read the token ids (Gemma 4's) gets them in the dict too. more_media: (features [n, hidden], token) of another
+    encoder, written over that token's positions."""
     if getattr(export, "embed", None) is None:
         return ids
     embeds = np.array(export.embed.run({"input_ids": ids})["inputs_embeds"])
@@ -310,6 +311,11 @@ def embed_prompt(export, ids, image_features=None, image_token_id=None, deepstac
             raise UsageError(f"the prompts hold {int(spots.sum())} image tokens ({image_token_id}) for "
                              f"{flat.shape[0]} image features")
         embeds[spots] = flat
+    for features, token in more_media:  # another encoder's (Gemma 4's audio beside its images), over its own tokens
+        at = ids == token
+        if int(at.sum()) != len(features):
+            raise UsageError(f"the prompts hold {int(at.sum())} tokens {token} for {len(features)} features")
+        embeds[at] = features
     layers = export.decode.deepstack_layers()
     ids_too = "input_ids" in export.decode.inputs  # a language model with per-layer inputs (Gemma 4's) reads them
     if not layers and not ids_too:
@@ -335,7 +341,7 @@ def config_vocab_size(out_dir):
 
 def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache, prog: str,
              vocab_size=None, log=None, image_features=None, image_token_id=None, mrope=None, deepstack=None,
-             prefix_lm=False, block_token_id=None):
+             prefix_lm=False, block_token_id=None, more_media=()):
     """Greedy search. Returns (tokens [B, n], logits [n, B, vocab]); n < max_new_tokens when every
     row has finished or the static cache is full.
 
@@ -349,7 +355,8 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     encoder's DeepStack features, which go with the embeddings (embed_prompt). prefix_lm: PaliGemma's
     generation — token_type_ids 0 on the prompt (its tokens see each other both ways) and 1 on each generated
     token, positions counted from 1 (its prepare_inputs_for_generation). block_token_id: the token whose runs
-    token_type_ids marks 1 where it is not image_token_id (Gemma 4's images, when the features are its audio's)."""
+    token_type_ids marks 1 where it is not image_token_id (Gemma 4's images, when the features are its audio's). more_media: (features, token) pairs of
+    another encoder (embed_prompt)."""
     if vocab_size is not None and not isinstance(prompts, (np.ndarray, dict)):  # (log-mel features, a waveform)
         vocab = vocab_size(export)
         bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]
@@ -387,7 +394,7 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     positions = np.clip(np.cumsum(mask, axis=1) - 1, 0, None) + (1 if prefix_lm else 0)
     if mrope is not None:
         positions, deltas = mrope(ids, mask)
-    embeds = embed_prompt(export, ids, image_features, image_token_id, deepstack)
+    embeds = embed_prompt(export, ids, image_features, image_token_id, deepstack, more_media)
     # a state-space model's one-graph export takes a long prompt in pieces (prompt_piece)
     piece = getattr(export, "prompt_piece", None) if export.prefill is None and first.seq is None else None
     for lo in range(0, length, piece or length):
@@ -427,7 +434,7 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
                 raise UsageError(f"this model re-encodes its sequence at {recompute_at} tokens, which a "
                                  f"fixed-shape export cannot: export with --dynamic")
             cache = new_cache(export, batch)
-            logits = cache.run(first, embed_prompt(export, all_ids, image_features, image_token_id, deepstack),
+            logits = cache.run(first, embed_prompt(export, all_ids, image_features, image_token_id, deepstack, more_media),
                                all_mask, all_positions)
             continue
         step = embed_prompt(export, next_ids[:, None].astype(np.int64))

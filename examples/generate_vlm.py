@@ -416,12 +416,15 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
     seeing = export.image_encoder if export.image_encoder is not hearing else None
     if (images and seeing is None) or (audio and hearing is None):
         raise UsageError(f"{out_dir}'s encoder takes {'audio' if hearing else 'images'}")
-    if images and audio:
-        raise UsageError("images and audio in one call are not written yet: give one kind")
-    token = image_token_id(out_dir, "audio" if audio or seeing is None else "image")
+    more = []
+    if images and audio:  # (Gemma 4's) the audio's features over its own tokens, beside the images'
+        heard, counts = audio_features(hearing, out_dir, list(audio))
+        prompts = expand_image_tokens(prompts, image_token_id(out_dir, "audio"), counts, "audio")
+        more.append((heard, image_token_id(out_dir, "audio")))
+    token = image_token_id(out_dir, "audio" if (audio and not images) or seeing is None else "image")
     features, mrope, deepstack = None, None, None
     grid_encoder = "image_grid_thw" in export.image_encoder.inputs
-    if audio:
+    if audio and not images:
         features, counts = audio_features(hearing, out_dir, list(audio))
         prompts = expand_image_tokens(prompts, token, counts, "audio")
     elif grid_encoder:  # Qwen2-VL: images of any size, M-RoPE positions (text only: every axis the same)
@@ -446,10 +449,10 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
     eos_ids, pad_id = decode_loop.read_generation_config(out_dir)
     prefix_lm = json.loads((out_dir / "config.json").read_text()).get("model_type") == "paligemma"
     # the runs token_type_ids marks are the images' (Gemma 4's audio tokens see each other causally)
-    block = image_token_id(out_dir, "image") if audio and seeing is not None else None
+    block = image_token_id(out_dir, "image") if audio and not images and seeing is not None else None
     return runtime.generate(export, prompts, max_new_tokens, eos_ids, pad_id, image_features=features,
                             image_token_id=token, mrope=mrope, deepstack=deepstack, prefix_lm=prefix_lm,
-                            block_token_id=block)
+                            block_token_id=block, more_media=more)
 
 
 def main(argv=None) -> int:

@@ -194,7 +194,8 @@ static const char *const side_files[] = {
     "generation_config.json", "tokenizer.json", "tokenizer_config.json",
     "special_tokens_map.json", "added_tokens.json", "vocab.json", "vocab.txt", "merges.txt",
     "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "chat_template.jinja",
-    "chat_template.json", "preprocessor_config.json"}; /* the last: Whisper's feature extractor */
+    "chat_template.json", "preprocessor_config.json", /* Whisper's feature extractor, an image processor */
+    "processor_config.json"}; /* transformers 5's processors, each part's config nested (Gemma 4's image and audio) */
 
 static hfx_status copy_side_files(hfx_outdir *out, const hfx_checkpoint *ck, hfx_error *err) {
     const char *text = hfx_checkpoint_json_text(ck, false);

@@ -122,6 +122,12 @@ def feature_extractor(v: Variant):
     return WhisperFeatureExtractor(feature_size=MELS, chunk_length=v.seconds)
 
 
+def gemma4_image_processor():
+    """Gemma 4's image processor for GEMMA4_TOP's tower: patches of 4 pixels, up to 70 tokens of 3 × 3 patches."""
+    from transformers import Gemma4ImageProcessor
+    return Gemma4ImageProcessor(patch_size=4, max_soft_tokens=70, pooling_kernel_size=3)
+
+
 def model_class(v: Variant):
     import transformers
     return getattr(transformers, f"{v.arch}ForConditionalGeneration")
@@ -147,6 +153,10 @@ def ckpt(tmp_path_factory):
                     b.fill_((-1.0 if n.endswith("_min") else 1.0) * (2.0 if "input" in n else 1.5))
         model.save_pretrained(root / name)
         feature_extractor(v).save_pretrained(root / name)
+        if v.arch == "Gemma4":  # its processor's parts nested in processor_config.json, as transformers 5 saves them
+            parts = {"image_processor": json.loads(gemma4_image_processor().to_json_string()),
+                     "feature_extractor": json.loads(feature_extractor(v).to_json_string())}
+            (root / name / "processor_config.json").write_text(json.dumps(parts, indent=2))
         return root / name
     return built_once(make)
 
@@ -337,6 +347,37 @@ def test_generation_batch_of_two(name, export_dir, reference, tmp_path):
     want_tokens, want_logits = want_generation(reference, name, prompts(2), paths)
     tokens, logits = generate_vlm.generate(out, [], prompts(2), NEW_TOKENS, audio=paths)
     compare_generation(tokens, logits, want_tokens, want_logits, f"{name} batch 2")
+
+
+def test_gemma4_image_and_audio(export_dir, reference, tmp_path):
+    """Gemma 4 (E2B's form) from an image and an audio file in one prompt: each encoder's features over its own
+    tokens, the image's tokens a block on the sliding layers, the audio's causal; generate()'s tokens and logits."""
+    from PIL import Image
+    out = export_dir("gemma4", *MODES["onnx-mtd"])
+    wav = audio_files(tmp_path, 1)
+    picture = tmp_path / "image.png"
+    Image.fromarray(np.random.default_rng(4).integers(0, 256, (60, 90, 3), dtype=np.uint8)).save(picture)
+    image_token = GEMMA4_TOP["image_token_id"]
+    rows = [[1, 7, image_token, 33, AUDIO_TOKEN, 90, 4]]
+    pixels = gemma4_image_processor()(images=[Image.open(picture).convert("RGB")], return_tensors="pt")
+    model = reference("gemma4")
+    with torch.no_grad():
+        n_image = int(model.model.get_image_features(pixels["pixel_values"], pixels["image_position_ids"])
+                      .pooler_output[0].shape[0])
+    rows = expand_tokens(expand_tokens(rows, AUDIO_TOKEN, token_counts(reference, "gemma4", wav)), image_token, [n_image])
+    ids, mask = left_pad(rows, 0)
+    kwargs, _ = audio_kwargs("gemma4", wav)
+    with torch.no_grad():
+        want = model.generate(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask), **kwargs,
+                              pixel_values=pixels["pixel_values"], image_position_ids=pixels["image_position_ids"],
+                              mm_token_type_ids=torch.from_numpy((ids == image_token).astype(np.int64)),
+                              max_new_tokens=NEW_TOKENS, do_sample=False, output_logits=True,
+                              return_dict_in_generate=True)
+    want_tokens, want_logits = want.sequences[:, ids.shape[1]:].numpy(), torch.stack(want.logits).numpy()
+    assert len(set(want_tokens[0].tolist())) > 2, "the reference must not be a constant run of tokens"
+    tokens, logits = generate_vlm.generate(out, [picture], [[1, 7, image_token, 33, AUDIO_TOKEN, 90, 4]], NEW_TOKENS,
+                                           audio=wav)
+    compare_generation(tokens, logits, want_tokens, want_logits, "gemma4 image and audio")
 
 
 def test_feature_mask_matters(export_dir, reference, tmp_path, monkeypatch):
