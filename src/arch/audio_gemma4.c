@@ -119,7 +119,8 @@ static hfx_value *feed_forward(audio_ctx *c, hfx_value *x, const char *L, const 
     return hfx_op2(c->g, HFX_OP_ADD, h, x);
 }
 
-/* [N,T,·] padded along the frames with zeros: `before` rows first, then to `total` rows (dims `dims`) */
+/* x [N,H,T,hd] padded along its frames with zeros: `before` rows first, then up to `total` rows (total_v at run
+ * time) */
 static hfx_value *padded(audio_ctx *c, hfx_value *x, int64_t before, hfx_dim total, hfx_value *total_v) {
     hfx_graph *g = c->g;
     bool ok;
