@@ -1518,7 +1518,8 @@ static const struct {
     const char *name, *missing;
 } not_yet[] = {
     {"Gemma3nForConditionalGeneration", "its MobileNet-V5 vision tower (timm's) and its USM audio encoder are not "
-                                        "written; its text model exports as Gemma3nForCausalLM"},
+                                        "written (its text model exports from a Gemma3nForCausalLM checkpoint of its "
+                                        "own)"},
     {"Florence2ForConditionalGeneration", "its DaViT vision encoder and the encoder-decoder over image features are "
                                           "not written"},
     {"GraniteSpeechForConditionalGeneration", "its conformer encoder (Shaw's relative block attention, the mid-stack "
