@@ -355,8 +355,8 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     encoder's DeepStack features, which go with the embeddings (embed_prompt). prefix_lm: PaliGemma's
     generation — token_type_ids 0 on the prompt (its tokens see each other both ways) and 1 on each generated
     token, positions counted from 1 (its prepare_inputs_for_generation). block_token_id: the token whose runs
-    token_type_ids marks 1 where it is not image_token_id (Gemma 4's images, when the features are its audio's). more_media: (features, token) pairs of
-    another encoder (embed_prompt)."""
+    token_type_ids marks 1, where it is not image_token_id (Gemma 4's images, when the features are its audio's).
+    more_media: (features, token) pairs of another encoder (embed_prompt)."""
     if vocab_size is not None and not isinstance(prompts, (np.ndarray, dict)):  # (log-mel features, a waveform)
         vocab = vocab_size(export)
         bad = [t for p in prompts for t in p if t < 0 or (vocab is not None and t >= vocab)]

@@ -419,8 +419,9 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
     more = []
     if images and audio:  # (Gemma 4's) the audio's features over its own tokens, beside the images'
         heard, counts = audio_features(hearing, out_dir, list(audio))
-        prompts = expand_image_tokens(prompts, image_token_id(out_dir, "audio"), counts, "audio")
-        more.append((heard, image_token_id(out_dir, "audio")))
+        audio_token = image_token_id(out_dir, "audio")
+        prompts = expand_image_tokens(prompts, audio_token, counts, "audio")
+        more.append((heard, audio_token))
     token = image_token_id(out_dir, "audio" if (audio and not images) or seeing is None else "image")
     features, mrope, deepstack = None, None, None
     grid_encoder = "image_grid_thw" in export.image_encoder.inputs

@@ -19,18 +19,22 @@ hfx_status hfx_dec_parse_altup(hfx_cfg c, hfx_decoder_cfg *m, hfx_error *err) {
     return HFX_OK;
 }
 
+/* mean(x²) over the last axis: [B,S,D] → [B,S,1] */
+static hfx_value *mean_square(hfx_graph *g, hfx_value *x) {
+    int64_t axis = -1;
+    return hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, x, x), 1, &axis);
+}
+
 /* x · target / √max(mean(x²), 1e-5): x [B,S,D] brought to the magnitude target [B,S,1] (transformers' order). */
 static hfx_value *at_magnitude(hfx_graph *g, hfx_value *x, hfx_value *target) {
-    int64_t axis = -1;
-    hfx_value *mean = hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, x, x), 1, &axis);
-    hfx_value *magnitude = hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_MAX, mean, hfx_const_scalar(g, x->dtype, 1e-5)));
+    hfx_value *floor = hfx_const_scalar(g, x->dtype, 1e-5);
+    hfx_value *magnitude = hfx_op1(g, HFX_OP_SQRT, hfx_op2(g, HFX_OP_MAX, mean_square(g, x), floor));
     return hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_MUL, x, target), magnitude);
 }
 
 /* √mean(x²) over the last axis: [B,S,D] → [B,S,1] */
 static hfx_value *magnitude_of(hfx_graph *g, hfx_value *x) {
-    int64_t axis = -1;
-    return hfx_op1(g, HFX_OP_SQRT, hfx_reduce(g, HFX_OP_REDUCE_MEAN, hfx_op2(g, HFX_OP_MUL, x, x), 1, &axis));
+    return hfx_op1(g, HFX_OP_SQRT, mean_square(g, x));
 }
 
 /* Stream n of x [B,S,N,D] → [B,S,D]. */

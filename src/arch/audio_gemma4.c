@@ -42,8 +42,9 @@ hfx_status hfx_gemma4_audio_parse(hfx_cfg c, hfx_gemma4_audio *t, hfx_error *err
         (st = hfx_cfg_num_or(c, "gradient_clipping", 1e10, &t->clip, err)) ||
         (st = hfx_cfg_int_in_or(c, "output_proj_dims", 1536, 1, 1 << 16, &t->out, err)))
         return st;
-    if (t->hidden % t->heads)
-        return hfx_fail(err, HFX_ERR_INVALID, "%s: hidden_size %lld is not a multiple of num_attention_heads %lld",
+    if (t->hidden % t->heads || t->hidden % 2)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: hidden_size %lld is not an even multiple of num_attention_heads %lld "
+                                              "(its relative positions' sinusoids are half sines, half cosines)",
                         c.where, (long long)t->hidden, (long long)t->heads);
     if (t->channels[0] < 4 || t->channels[0] % 4 || t->channels[1] < 1 || t->channels[0] > 1 << 16 || t->channels[1] > 1 << 16)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: subsampling_conv_channels [%lld, %lld]: the first must be a "
@@ -158,7 +159,7 @@ static blocks prepare(audio_ctx *c, hfx_value *mask, hfx_dim T, hfx_dtype dtype)
     const hfx_gemma4_audio *t = c->t;
     hfx_graph *g = c->g;
     int64_t C = t->chunk, ctx = t->chunk + t->left - 1 + t->right, H = t->heads;
-    blocks b;
+    blocks b = {0};
     bool ok;
     b.nb = hfx_dim_is_const(T) ? hfx_dim_const((T.c + C - 1) / C)
                                : hfx_dim_sym(hfx_graph_symbol_derived(g, "audio_chunks", hfx_dim_add(T, hfx_dim_const(C - 1), &ok), C, 0));
@@ -187,25 +188,15 @@ static blocks prepare(audio_ctx *c, hfx_value *mask, hfx_dim T, hfx_dtype dtype)
         for (int64_t k = 0; k < ctx; k++) band[q * ctx + k] = k - q >= 1 && k - q <= reach;
     hfx_value *vis = hfx_op2(g, HFX_OP_AND, hfx_op2(g, HFX_OP_AND, real, hfx_unsqueeze(g, hfx_unsqueeze(g, inside, 1), 0)),
                              hfx_const_bytes(g, HFX_DTYPE_BOOL, 2, (int64_t[]){C, ctx}, band)); /* [N,nb,C,ctx] */
-    hfx_value *heads[64];
-    for (int64_t h = 0; h < H; h++) heads[h] = vis;
-    b.visible = H > 1 ? hfx_concat(g, (int)H, heads, 1) : vis; /* [N, H·nb, C, ctx], heads major */
-    /* the sinusoids of distances ctx/2 down to 0: sin then cos of d·e^(−i·ln 10⁴ / (hidden/2 − 1)) */
-    int64_t P = ctx / 2 + 1, half = t->hidden / 2;
-    float *table = hfx_arena_alloc(g->arena, (size_t)(P * t->hidden) * sizeof *table);
-    if (!table) {
+    hfx_value **heads = hfx_arena_alloc(g->arena, (size_t)H * sizeof *heads);
+    if (!heads) {
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
         return b;
     }
-    float step = (float)(log(10000.0) / (double)(half > 1 ? half - 1 : 1));
-    for (int64_t i = 0; i < half; i++) {
-        float inv = expf((float)i * -step);
-        for (int64_t p = 0; p < P; p++) {
-            float a = (float)(ctx / 2 - p) * inv;
-            table[p * t->hidden + i] = sinf(a), table[p * t->hidden + half + i] = cosf(a);
-        }
-    }
-    b.pos = hfx_cast(g, hfx_const_bytes(g, HFX_DTYPE_F32, 2, (int64_t[]){P, t->hidden}, table), dtype);
+    for (int64_t h = 0; h < H; h++) heads[h] = vis;
+    b.visible = H > 1 ? hfx_concat(g, (int)H, heads, 1) : vis; /* [N, H·nb, C, ctx], heads major */
+    /* the relative distances' sinusoids: ctx/2 down to 0 */
+    b.pos = hfx_audio_sinusoids(g, ctx / 2 + 1, t->hidden, ctx / 2, -1, dtype);
     return b;
 }
 

@@ -116,9 +116,8 @@ static hfx_value *visible(hfx_graph *g, int64_t P) {
     return bias;
 }
 
-/* Qwen3-ASR's sinusoids [rows, channels] as transformers computes them in float32: sin then cos of t·e^(−j·ln(10⁴) /
- * (channels/2 − 1)) */
-static hfx_value *sinusoids(hfx_graph *g, int64_t rows, int64_t channels, hfx_dtype dtype) {
+hfx_value *hfx_audio_sinusoids(hfx_graph *g, int64_t rows, int64_t channels, int64_t first, int64_t step_t,
+                               hfx_dtype dtype) {
     int64_t half = channels / 2;
     float *table = malloc((size_t)(rows * channels) * sizeof *table);
     if (!table) {
@@ -129,7 +128,7 @@ static hfx_value *sinusoids(hfx_graph *g, int64_t rows, int64_t channels, hfx_dt
     for (int64_t j = 0; j < half; j++) {
         float inv = expf(-step * (float)j);
         for (int64_t r = 0; r < rows; r++) {
-            float angle = (float)r * inv;
+            float angle = (float)(first + step_t * r) * inv;
             table[r * channels + j] = sinf(angle), table[r * channels + half + j] = cosf(angle);
         }
     }
@@ -156,7 +155,7 @@ static hfx_value *chunked_front(const hfx_audio_tower *t, hfx_graph *g, hfx_weig
     x = hfx_transpose(g, x, 4, (int64_t[]){0, 3, 1, 2}); /* [N·R, P, C, freq] */
     x = hfx_reshape(g, x, 3, (hfx_dim[]){x->dims[0], hfx_dim_const(P), hfx_dim_const(C * freq)});
     x = hfx_linear(g, x, hfx_weight(w, 2, (int64_t[]){H, C * freq}, "%sconv_out.weight", prefix), NULL);
-    x = hfx_op2(g, HFX_OP_ADD, x, sinusoids(g, P, H, x->dtype));
+    x = hfx_op2(g, HFX_OP_ADD, x, hfx_audio_sinusoids(g, P, H, 0, 1, x->dtype)); /* (restarting per chunk) */
     x = hfx_reshape(g, x, 3, (hfx_dim[]){N, hfx_dim_const(R * P), hfx_dim_const(H)});
     /* each chunk's real mel frames [N,R,1]: differences of the mask's running sum at the chunks' ends (a reshape
      * and a sum over each chunk, then a division, miscount rows past the first in OpenVINO's CPU plugin) */

@@ -47,6 +47,11 @@ void hfx_audio_tower_inputs(const hfx_audio_tower *t, hfx_graph *g, hfx_dim batc
 hfx_value *hfx_audio_tower_states(const hfx_audio_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                   hfx_value *features, hfx_value *mask, hfx_value **lengths);
 
+/* Sinusoids [rows, channels] as transformers computes them in float32 (Qwen3-ASR's positions, Gemma 4's relative
+ * distances): sin then cos of t·e^(−j·ln(10⁴) / (channels/2 − 1)), row r's t = first + step·r; channels even. */
+hfx_value *hfx_audio_sinusoids(hfx_graph *g, int64_t rows, int64_t channels, int64_t first, int64_t step,
+                               hfx_dtype dtype);
+
 /* Gemma 4's audio encoder (audio_gemma4.c): its audio_config. */
 typedef struct hfx_gemma4_audio {
     int64_t hidden, layers, heads;

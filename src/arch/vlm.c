@@ -317,13 +317,14 @@ static const hfx_component two_encoders_one_graph[] = {
     {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0, .stateful_stem = "language"},
 };
 
+extern const hfx_arch_family hfx_vlm_family;
+
+/* the family's components, and Gemma 4's with its audio encoder beside its image one */
 static hfx_component_set vlm_components(const void *cfg_, hfx_export_kind kind) {
     const vlm_cfg *m = cfg_;
     if (m->has_audio && kind == HFX_EXPORT_GENERATION) return (hfx_component_set){two_encoders, 5};
     if (m->has_audio && kind == HFX_EXPORT_GENERATION_ONE_GRAPH) return (hfx_component_set){two_encoders_one_graph, 4};
-    return kind == HFX_EXPORT_GENERATION            ? (hfx_component_set){generation, 4}
-           : kind == HFX_EXPORT_GENERATION_ONE_GRAPH ? (hfx_component_set){one_graph, 3}
-                                                     : (hfx_component_set){NULL, 0};
+    return hfx_vlm_family.exports[kind];
 }
 
 const hfx_arch_family hfx_vlm_family = {
