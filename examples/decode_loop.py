@@ -292,30 +292,33 @@ def left_pad(prompts, pad_id, length):
     return ids, mask
 
 
-def embed_prompt(export, ids, image_features=None, image_token_id=None, deepstack=None, more_media=()):
-    """A VLM's tokens as its language model takes them: embed_tokens' embeddings [B, S, hidden],
-    with image_features [N, T, hidden] written, in order, over the positions of image_token_id (row
-    by row; transformers' masked_scatter). Token ids as they are for a model without embed_tokens.
-    A language model that takes DeepStack features (deepstack_embeds [n, B, S, hidden]: Qwen3-VL's)
-    gets them as a dict with the embeddings: `deepstack` [n, N·T, hidden] (the image encoder's) written
-    over the same positions, zeros elsewhere (and everywhere in a step without images). One whose per-layer inputs
-    read the token ids (Gemma 4's) gets them in the dict too. more_media: (features [n, hidden], token) of another
-    encoder, written over that token's positions."""
-    if getattr(export, "embed", None) is None:
-        return ids
+def merged_embeds(export, ids, image_features=None, image_token_id=None, more_media=()):
+    """embed_tokens' embeddings [B, S, hidden] of ids, with image_features [N, T, hidden] written, in order, over the
+    positions of image_token_id (row by row; transformers' masked_scatter), and each (features [n, hidden], token) of
+    more_media over that token's positions."""
     embeds = np.array(export.embed.run({"input_ids": ids})["inputs_embeds"])
-    spots = ids == image_token_id if image_features is not None else None
-    if spots is not None:
-        flat = image_features.reshape(-1, image_features.shape[-1])
-        if int(spots.sum()) != flat.shape[0]:
-            raise UsageError(f"the prompts hold {int(spots.sum())} image tokens ({image_token_id}) for "
-                             f"{flat.shape[0]} image features")
-        embeds[spots] = flat
-    for features, token in more_media:  # another encoder's (Gemma 4's audio beside its images), over its own tokens
+    media = list(more_media)
+    if image_features is not None:
+        media.insert(0, (image_features.reshape(-1, image_features.shape[-1]), image_token_id))
+    for features, token in media:
         at = ids == token
         if int(at.sum()) != len(features):
             raise UsageError(f"the prompts hold {int(at.sum())} tokens {token} for {len(features)} features")
         embeds[at] = features
+    return embeds
+
+
+def embed_prompt(export, ids, image_features=None, image_token_id=None, deepstack=None, more_media=()):
+    """A VLM's tokens as its language model takes them: merged_embeds' embeddings (the image features over the image
+    tokens, more_media's over theirs). Token ids as they are for a model without embed_tokens.
+    A language model that takes DeepStack features (deepstack_embeds [n, B, S, hidden]: Qwen3-VL's)
+    gets them as a dict with the embeddings: `deepstack` [n, N·T, hidden] (the image encoder's) written
+    over the same positions, zeros elsewhere (and everywhere in a step without images). One whose per-layer inputs
+    read the token ids (Gemma 4's) gets them in the dict too."""
+    if getattr(export, "embed", None) is None:
+        return ids
+    embeds = merged_embeds(export, ids, image_features, image_token_id, more_media)
+    spots = ids == image_token_id if image_features is not None else None
     layers = export.decode.deepstack_layers()
     ids_too = "input_ids" in export.decode.inputs  # a language model with per-layer inputs (Gemma 4's) reads them
     if not layers and not ids_too:
@@ -363,7 +366,8 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
         if bad:
             raise UsageError(f"token id {bad[0]} outside the vocabulary [0, {vocab})")
     if getattr(export, "encoder", None) is not None:
-        return generate_seq2seq(export, prompts, max_new_tokens, eos_ids, pad_id, prog=prog, log=log)
+        return generate_seq2seq(export, prompts, max_new_tokens, eos_ids, pad_id, prog=prog, log=log,
+                                image_features=image_features, image_token_id=image_token_id)
     log = sys.stderr if log is None else log
     batch = len(prompts)
     first = export.prefill or export.decode  # stateful / multi-token decode: the prompt runs through decode
@@ -559,7 +563,8 @@ def banned_ngram_tokens(seq, n: int):
     return [seq[i + n - 1] for i in range(len(seq) - n + 1) if tuple(seq[i:i + n - 1]) == prefix]
 
 
-def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, prog: str, log=None):
+def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, prog: str, log=None,
+                     image_features=None, image_token_id=None):
     """Greedy search of an encoder-decoder export (`encoder`, `prefill`, `decode`; or a multi-token
     decode's `encoder` and one `decoder` for prompt and steps — OpenVINO's stateful keeping both
     caches inside, elsewhere the encoder returning the cross-attention cache): the encoder once
@@ -568,8 +573,9 @@ def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, p
     the prefill on decoder_start_token_id (Whisper: its prompt of start, language, task and
     no-timestamps tokens, the language detected first where the config leaves it open) — its
     self-attention cache started, the cross-attention keys and values computed — then one decode
-    step per token. Each component's `run(feed)` returns its outputs by name. Returns (tokens
-    [B, n], logits [n, B, vocab])."""
+    step per token. An encoder over inputs_embeds (Florence-2's) takes merged_embeds' (embed_tokens' embeddings, the
+    image encoder's image_features over the image_token_id positions). Each component's `run(feed)` returns its outputs
+    by name. Returns (tokens [B, n], logits [n, B, vocab])."""
     del log
     cfg = export.seq2seq
     audio, waveform = "input_features" in export.encoder.inputs, "input_values" in export.encoder.inputs
@@ -596,7 +602,11 @@ def generate_seq2seq(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, p
                 raise UsageError(f"prompt of {length} tokens > the exported sequence length {enc_len}")
             length = enc_len
         ids, mask = right_pad(prompts, pad_id, length)
-        enc = export.encoder.run({"input_ids": ids, "attention_mask": mask})
+        if "inputs_embeds" in export.encoder.inputs:
+            enc = export.encoder.run({"inputs_embeds": merged_embeds(export, ids, image_features, image_token_id),
+                                      "attention_mask": mask})
+        else:
+            enc = export.encoder.run({"input_ids": ids, "attention_mask": mask})
     hidden = enc["last_hidden_state"]
     # a stateless multi-token decode's encoder returns the cross-attention cache (present.{i}.encoder.*)
     cross = {"past_key_values." + k[len("present."):]: v for k, v in enc.items() if k.startswith("present.")}

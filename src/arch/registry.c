@@ -1123,9 +1123,9 @@ static const hfx_decoder_desc Gemma3nForCausalLM_desc = {
 /* The encoder-decoder family (seq2seq.c). */
 typedef struct seq2seq_desc seq2seq_desc;
 extern const hfx_arch_family hfx_seq2seq_family, hfx_seq2seq_forward_family, hfx_seq2seq_audio_family,
-    hfx_seq2seq_waveform_family;
+    hfx_seq2seq_waveform_family, hfx_seq2seq_vision_family;
 extern const seq2seq_desc hfx_bart, hfx_mbart, hfx_marian, hfx_m2m100, hfx_t5, hfx_mt5, hfx_umt5, hfx_bart_classifier,
-    hfx_mbart_classifier, hfx_whisper, hfx_moonshine, hfx_bart_model, hfx_mbart_model, hfx_marian_model,
+    hfx_mbart_classifier, hfx_whisper, hfx_moonshine, hfx_florence2, hfx_bart_model, hfx_mbart_model, hfx_marian_model,
     hfx_m2m100_model, hfx_t5_model, hfx_mt5_model, hfx_umt5_model, hfx_t5_encoder, hfx_mt5_encoder, hfx_umt5_encoder,
     hfx_whisper_model, hfx_moonshine_model;
 
@@ -1373,6 +1373,7 @@ static const struct entry {
     {"UMT5ForConditionalGeneration", &hfx_seq2seq_family, &hfx_umt5},
     {"WhisperForConditionalGeneration", &hfx_seq2seq_audio_family, &hfx_whisper},
     {"MoonshineForConditionalGeneration", &hfx_seq2seq_waveform_family, &hfx_moonshine},
+    {"Florence2ForConditionalGeneration", &hfx_seq2seq_vision_family, &hfx_florence2},
     {"BartModel", &hfx_seq2seq_forward_family, &hfx_bart_model},
     {"MBartModel", &hfx_seq2seq_forward_family, &hfx_mbart_model},
     {"MarianModel", &hfx_seq2seq_forward_family, &hfx_marian_model},
@@ -1520,8 +1521,6 @@ static const struct {
     {"Gemma3nForConditionalGeneration", "its MobileNet-V5 vision tower (timm's) and its USM audio encoder are not "
                                         "written (its text model exports from a Gemma3nForCausalLM checkpoint of its "
                                         "own)"},
-    {"Florence2ForConditionalGeneration", "its DaViT vision encoder and the encoder-decoder over image features are "
-                                          "not written"},
     {"GraniteSpeechForConditionalGeneration", "its conformer encoder (Shaw's relative block attention, the mid-stack "
                                               "CTC self-conditioning) and Q-Former projector are not written"},
     {"Phi4MultimodalForCausalLM", "its vision and audio towers and LoRA-merged language weights are not written"},

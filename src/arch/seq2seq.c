@@ -39,13 +39,17 @@
 
 /* ---- each lineage's layout (seq2seq.h) ---- */
 
-static const seq2seq_layout bart_layout = {
-    "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", "decoder_attention_heads",
-    "encoder_ffn_dim", "decoder_ffn_dim",
-    "model.encoder", "model.decoder", "layers.%lld", "self_attn", "encoder_attn", {"q_proj", "k_proj", "v_proj", "out_proj"},
-    "self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm", "final_layer_norm", NULL, NULL, "fc1", "fc2",
-    "layer_norm", NULL, "model.shared.weight", "lm_head.weight", "max_position_embeddings", false, BIAS_ALL, false,
-    {NULL, NULL}, MLP_ONE};
+/* BART's keys and leaves, its stacks under `top` ("model"), its head `head` */
+#define BART_NAMES(top, head)                                                                                          \
+    "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", "decoder_attention_heads",               \
+        "encoder_ffn_dim", "decoder_ffn_dim", top ".encoder", top ".decoder", "layers.%lld", "self_attn", "encoder_attn", \
+        {"q_proj", "k_proj", "v_proj", "out_proj"}, "self_attn_layer_norm", "encoder_attn_layer_norm",                   \
+        "final_layer_norm", "final_layer_norm", NULL, NULL, "fc1", "fc2", "layer_norm", NULL, top ".shared.weight",     \
+        head, "max_position_embeddings", false, BIAS_ALL, false, {NULL, NULL}, MLP_ONE
+static const seq2seq_layout bart_layout = {BART_NAMES("model", "lm_head.weight"), NULL, NULL};
+/* Florence-2: BART under model.language_model, beside its vision tower and projector */
+static const seq2seq_layout florence2_layout = {BART_NAMES("model.language_model", "lm_head.weight"),
+                                                "model.vision_tower", "model.multi_modal_projector"};
 
 /* Whisper: BART's names, the decoder's own table (no model.shared), the head proj_out, a key
  * projection without bias. */
@@ -55,14 +59,14 @@ static const seq2seq_layout whisper_layout = {
     "model.encoder", "model.decoder", "layers.%lld", "self_attn", "encoder_attn", {"q_proj", "k_proj", "v_proj", "out_proj"},
     "self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm", "final_layer_norm", NULL, NULL, "fc1", "fc2",
     "layer_norm", NULL, "model.decoder.embed_tokens.weight", "proj_out.weight", "max_target_positions", false,
-    BIAS_ALL_BUT_KEY, false, {NULL, NULL}, MLP_ONE};
+    BIAS_ALL_BUT_KEY, false, {NULL, NULL}, MLP_ONE, NULL, NULL};
 
 static const seq2seq_layout t5_layout = {
     "d_model", "num_layers", "num_decoder_layers", "num_heads", "num_heads", "d_ff", "d_ff",
     "encoder", "decoder", "block.%lld", "layer.0.SelfAttention", "layer.1.EncDecAttention", {"q", "k", "v", "o"},
     "layer.0.layer_norm", "layer.1.layer_norm", "layer.1.layer_norm", "layer.2.layer_norm", "layer.1.DenseReluDense",
     "layer.2.DenseReluDense", "wi", "wo", "final_layer_norm", NULL, "shared.weight", "lm_head.weight", NULL, true, BIAS_NONE,
-    true, {NULL, NULL}, MLP_ONE};
+    true, {NULL, NULL}, MLP_ONE, NULL, NULL};
 
 /* Moonshine: Llama-like names (input_layernorm, o_proj; the decoder's cross-attention norm is
  * post_attention_layernorm, its MLP's final_layernorm), LayerNorms without bias, each stack's
@@ -73,7 +77,7 @@ static const seq2seq_layout moonshine_layout = {
     "model.encoder", "model.decoder", "layers.%lld", "self_attn", "encoder_attn", {"q_proj", "k_proj", "v_proj", "o_proj"},
     "input_layernorm", "post_attention_layernorm", "post_attention_layernorm", "final_layernorm", "mlp", "mlp", "fc1",
     "fc2", "layer_norm", "norm", "model.decoder.embed_tokens.weight", "proj_out.weight", "max_position_embeddings", false,
-    BIAS_MLP_AND_QKV_BY_CONFIG, false, {"encoder_hidden_act", "decoder_hidden_act"}, MLP_HALVES};
+    BIAS_MLP_AND_QKV_BY_CONFIG, false, {"encoder_hidden_act", "decoder_hidden_act"}, MLP_HALVES, NULL, NULL};
 
 /* ---- building blocks ---- */
 
@@ -271,13 +275,18 @@ static hfx_value *position_embeddings(s2s_ctx *c, hfx_value *ids, hfx_value *pas
     return hfx_cast(g, emb, c->o->dtype);
 }
 
-/* The token embeddings (scaled by √d_model where the config says) plus positions, and the
- * embedding norm: [B,S,hidden]. */
-static hfx_value *embed(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value *past, const char *stack) {
-    hfx_graph *g = c->g;
-    hfx_value *x = hfx_gather(g, table, ids, 0);
+/* The tokens' embeddings [B,S,hidden] of `table`, scaled by √d_model where the config says. */
+static hfx_value *token_embeddings(s2s_ctx *c, hfx_value *table, hfx_value *ids) {
+    hfx_value *x = hfx_gather(c->g, table, ids, 0);
     if (c->m->scale_embedding) /* a float32 scalar, as torch multiplies by a Python float */
-        x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, c->o->dtype, (float)sqrt((double)c->m->hidden)));
+        x = hfx_op2(c->g, HFX_OP_MUL, x, hfx_const_scalar(c->g, c->o->dtype, (float)sqrt((double)c->m->hidden)));
+    return x;
+}
+
+/* The embeddings x [B,S,hidden] of the tokens `ids` [B,S] (or, where the positions count only, x itself) plus their
+ * positions, and the embedding norm. */
+static hfx_value *embedded(s2s_ctx *c, hfx_value *x, hfx_value *ids, hfx_value *past, const char *stack) {
+    hfx_graph *g = c->g;
     if (c->d->positions != POS_RELATIVE && c->d->positions != POS_ROTARY)
         x = hfx_op2(g, HFX_OP_ADD, x, position_embeddings(c, ids, past, stack));
     if (c->d->embed_norm) {
@@ -286,6 +295,11 @@ static hfx_value *embed(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value 
         x = layer_norm(c, x, n);
     }
     return x;
+}
+
+/* The token embeddings plus positions, and the embedding norm: [B,S,hidden]. */
+static hfx_value *embed(s2s_ctx *c, hfx_value *table, hfx_value *ids, hfx_value *past, const char *stack) {
+    return embedded(c, token_embeddings(c, table, ids), ids, past, stack);
 }
 
 /* What follows a stack's last layer: its final norm, in the pre-norm layout. */
@@ -684,6 +698,15 @@ static void build_encoder_or_forward(s2s_ctx *c, hfx_value **outs, int *states, 
     } else if (d->source == SRC_WAVEFORM) {
         hfx_value *values = hfx_graph_input(g, "input_values", o->dtype, 2, bs);
         enc = hfx_s2s_encode_waveform(c, values, hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs), &mask);
+    } else if (d->source == SRC_IMAGE_TEXT) { /* the caller's embeddings (embed_tokens' and the image's) */
+        hfx_value *x = hfx_graph_input(g, "inputs_embeds", o->dtype, 3, (hfx_dim[]){o->batch, o->seq,
+                                                                                   hfx_dim_const(m->hidden)});
+        mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
+        enc = hfx_s2s_encoder_layers(c, embedded(c, x, x, NULL, d->layout->enc_stack), hfx_s2s_padding_bias(c, mask));
+        char own[96];
+        snprintf(own, sizeof own, "%s.embed_tokens.weight", d->layout->enc_stack);
+        hfx_weight_ignore(c->w, own); /* the table: embed_tokens' */
+        hfx_weight_ignore(c->w, d->layout->shared);
     } else {
         ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
         mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, bs);
@@ -808,15 +831,33 @@ static void build_decoder_step(s2s_ctx *c, hfx_value **outs, int *states, hfx_va
                          "encoder_last_hidden_state");
 }
 
-static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
-                                hfx_graph *g, hfx_error *err) {
-    const seq2seq_desc *d = desc_;
-    const seq2seq_cfg *m = cfg_;
-    const char *component = o->component ? o->component : "model";
-    bool encoder = strcmp(component, "encoder") == 0, forward = strcmp(component, "model") == 0;
-    /* one decoder for prompt and steps: the cross-attention cache computed by the encoder, or by the
-     * decoder's first call where the format keeps it inside */
-    bool one_graph = strcmp(component, "decoder") == 0, cross_in_encoder = encoder && o->one_graph && !o->stateful;
+/* Florence-2's image_encoder: pixel_values [N, channels, height, width] (the processor's size) → image_features
+ * [N, 1 + tokens, hidden]; the language model is the other components'. */
+static void build_image_encoder(s2s_ctx *c, int64_t height, int64_t width) {
+    const seq2seq_layout *L = c->d->layout;
+    const hfx_davit *t = &c->m->davit;
+    hfx_graph *g = c->g;
+    hfx_value *px = hfx_graph_input(g, "pixel_values", c->o->dtype, 4,
+                                    (hfx_dim[]){c->o->batch, hfx_dim_const(t->in_channels), hfx_dim_const(height),
+                                                hfx_dim_const(width)});
+    const char *tower = hfx_arena_printf(g->arena, "%s.", L->vision_tower);
+    const char *projector = hfx_arena_printf(g->arena, "%s.", L->projector);
+    if (!tower || !projector) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return;
+    }
+    hfx_graph_output(g, hfx_florence2_features(t, g, c->w, tower, projector, px), "image_features");
+}
+
+/* embed_tokens: input_ids [B,S] → the encoder's token embeddings inputs_embeds [B,S,hidden] (scaled as the encoder
+ * scales them), over which the caller writes the image features. */
+static void build_embed_tokens(s2s_ctx *c) {
+    hfx_value *ids = hfx_graph_input(c->g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){c->o->batch, c->o->seq});
+    hfx_graph_output(c->g, token_embeddings(c, table(c, 0), ids), "inputs_embeds");
+}
+
+/* The layouts the family does not write for this model (HFX_ERR_UNSUPPORTED, naming what to export instead). */
+static hfx_status refused(const seq2seq_desc *d, const hfx_build_opts *o, bool one_graph, hfx_error *err) {
     if (one_graph && o->cache == HFX_CACHE_STATIC)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a multi-token decode of an encoder-decoder model keeps a "
                         "growing self-attention cache; export a static cache as encoder, prefill and decode",
@@ -829,7 +870,48 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
                         "EncoderDecoderCache over a StaticCache, its write counters and 4-D decoder mask) is not "
                         "written for encoder-decoder models yet; export a growing cache, or io \"optimum\"",
                         d->architecture);
-    hfx_status st;
+    if (d->source == SRC_IMAGE_TEXT && o->io == HFX_IO_SEED)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" is not written for vision encoder-decoders "
+                        "(transformers.exporters decomposes Florence-2 into its lm_head and decode only); export io "
+                        "\"optimum\"", d->architecture);
+    return HFX_OK;
+}
+
+/* The image Florence-2's processor makes (preprocessor_config.json's size, else its 768 × 768), within what the tower
+ * takes. */
+static hfx_status image_size(const hfx_checkpoint *ck, const seq2seq_cfg *m, int64_t *height, int64_t *width,
+                             hfx_error *err) {
+    int64_t gh, gw;
+    hfx_status st = hfx_processor_image_size(ck, height, width, err);
+    if (st) return st;
+    if (!*height) *height = *width = 768;
+    if (!hfx_davit_grid(&m->davit, *height, *width, &gh, &gw))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: images of %lld × %lld pixels (preprocessor_config.json's size, else "
+                        "768) are smaller than a convolution of the vision tower (config.json's vision_config)",
+                        hfx_checkpoint_dir(ck), (long long)*height, (long long)*width);
+    if (gh > m->davit.positions || gw > m->davit.positions)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s/config.json: vision_config.max_position_embeddings %lld: the vision "
+                        "tower's last grid is %lld × %lld for images of %lld × %lld pixels", hfx_checkpoint_dir(ck),
+                        (long long)m->davit.positions, (long long)gh, (long long)gw, (long long)*height,
+                        (long long)*width);
+    return HFX_OK;
+}
+
+static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
+                                hfx_graph *g, hfx_error *err) {
+    const seq2seq_desc *d = desc_;
+    const seq2seq_cfg *m = cfg_;
+    const char *component = o->component ? o->component : "model";
+    bool encoder = strcmp(component, "encoder") == 0, forward = strcmp(component, "model") == 0;
+    /* one decoder for prompt and steps: the cross-attention cache computed by the encoder, or by the
+     * decoder's first call where the format keeps it inside */
+    bool one_graph = strcmp(component, "decoder") == 0, cross_in_encoder = encoder && o->one_graph && !o->stateful;
+    bool image = strcmp(component, "image_encoder") == 0, embeds = strcmp(component, "embed_tokens") == 0;
+    bool vision = d->source == SRC_IMAGE_TEXT; /* (its whole model: the dry run that checks every tensor) */
+    hfx_status st = refused(d, o, one_graph, err);
+    if (st) return st;
+    int64_t height = 0, width = 0;
+    if ((image || (vision && forward)) && (st = image_size(ck, m, &height, &width, err))) return st;
     if ((encoder || forward) && d->source == SRC_WAVEFORM &&
         (st = hfx_samples_at_least(g, o->seq, hfx_s2s_waveform_receptive_field(), "Moonshine's convolutions", err)))
         return st;
@@ -849,8 +931,24 @@ static hfx_status seq2seq_build(const void *desc_, const void *cfg_, const hfx_c
     s2s_ctx c = {g, &w, d, m, o, hfx_const_f32(g, -FLT_MAX), hfx_const_f32(g, 0.0f)};
     bool symbolic = !hfx_dim_is_const(o->seq) || !hfx_dim_is_const(o->batch);
 
-    if (encoder || forward) build_encoder_or_forward(&c, outs, states, encoder, cross_in_encoder, symbolic);
-    else build_decoder_step(&c, outs, states, seed_in, one_graph, symbolic);
+    const seq2seq_layout *L = d->layout;
+    if (image || (vision && forward)) build_image_encoder(&c, height, width);
+    if (embeds || (vision && forward)) build_embed_tokens(&c);
+    if (image) { /* the language model is the other components' */
+        hfx_weights_ignore_stack(&w, L->enc_stack);
+        hfx_weights_ignore_stack(&w, L->dec_stack);
+        hfx_weight_ignore(&w, L->shared);
+        hfx_weight_ignore(&w, L->head);
+    } else if (embeds) {
+        hfx_weights_ignore_rest(&w);
+    } else {
+        if (vision && !forward) { /* the image encoder's */
+            hfx_weights_ignore_stack(&w, L->vision_tower);
+            hfx_weights_ignore_stack(&w, L->projector);
+        }
+        if (encoder || forward) build_encoder_or_forward(&c, outs, states, encoder, cross_in_encoder, symbolic);
+        else build_decoder_step(&c, outs, states, seed_in, one_graph, symbolic);
+    }
     hfx_graph_set_meta(g, "architecture", d->architecture);
     st = hfx_graph_status(g, err);
     if (st == HFX_OK) st = hfx_weights_finish(&w, err);
@@ -930,6 +1028,30 @@ const hfx_arch_family hfx_seq2seq_waveform_family = {
     .genai = HFX_GENAI_NONE,
 };
 
+/* Florence-2: the image encoder and the token embeddings before the encoder, whose inputs_embeds the caller makes
+ * of them (the VLM family's split) */
+static const hfx_component vision_generation[] = {
+    {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1},
+    {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1},
+    {.name = "encoder", .role = "encoder", .logits_to_keep = -1},
+    {.name = "prefill", .role = "prefill", .logits_to_keep = 1},
+    {.name = "decode", .role = "decode", .single_token = true, .reads_state = true, .logits_to_keep = 1},
+};
+static const hfx_component vision_one_graph[] = {
+    {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1},
+    {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1},
+    {.name = "encoder", .role = "encoder", .logits_to_keep = -1},
+    {.name = "decoder", .role = "decode", .reads_state = true, .logits_to_keep = 0},
+};
+
+const hfx_arch_family hfx_seq2seq_vision_family = {
+    SEQ2SEQ_COMMON, .cache_layers = seq2seq_cache_layers,
+    .exports = {[HFX_EXPORT_GENERATION] = {vision_generation, 5}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {vision_one_graph, 4}},
+    .sequence_inputs = sequence_inputs,
+    .torch_signature = seq2seq_torch_signature,
+    .genai = HFX_GENAI_NONE,
+};
+
 /* The forward-only models' inputs and outputs: a classifier's (the sources), a bare model's (its encoder's inputs
  * and decoder_input_ids), an encoder's. */
 static const char *const *forward_inputs(const void *cfg_) {
@@ -975,6 +1097,8 @@ const seq2seq_desc hfx_mt5 = {"MT5ForConditionalGeneration", T5_LIKE};
 const seq2seq_desc hfx_umt5 = {"UMT5ForConditionalGeneration", T5_LIKE, .bias_every_layer = true, .output_scale = true};
 const seq2seq_desc hfx_whisper = {"WhisperForConditionalGeneration", .layout = &whisper_layout, .positions = POS_LEARNED,
                                   .pre_norm = true, .source = SRC_LOG_MEL};
+const seq2seq_desc hfx_florence2 = {"Florence2ForConditionalGeneration", .layout = &florence2_layout,
+                                    .positions = POS_LEARNED, .offset = 2, .embed_norm = true, .source = SRC_IMAGE_TEXT};
 const seq2seq_desc hfx_moonshine = {"MoonshineForConditionalGeneration", .layout = &moonshine_layout,
                                     .positions = POS_ROTARY, .pre_norm = true, .source = SRC_WAVEFORM};
 

@@ -7,6 +7,7 @@
 #include "arch/arch.h"
 #include "arch/nn.h"
 #include "arch/rope.h"
+#include "arch/vision.h"
 #include "arch/weights.h"
 #include "hf/config.h"
 
@@ -40,8 +41,11 @@ typedef enum {
     SRC_TOKENS,          /* input_ids and attention_mask */
     SRC_LOG_MEL,         /* Whisper: input_features [B, mels, 2·max_source_positions] through two Conv1d + GELU
                             (the second of stride 2) and a stored position table; no padding anywhere */
-    SRC_WAVEFORM         /* Moonshine: input_values and attention_mask [B, samples] through three Conv1d
+    SRC_WAVEFORM,        /* Moonshine: input_values and attention_mask [B, samples] through three Conv1d
                             (127/64 + tanh + GroupNorm, 7/3 + GELU, 3/2 + GELU), the mask every 384th sample */
+    SRC_IMAGE_TEXT       /* Florence-2: inputs_embeds [B,S,hidden] and attention_mask, the caller's: embed_tokens'
+                            embeddings with image_encoder's features (DaViT's, vision_davit.c) written over the
+                            image tokens' */
 } source_kind;
 
 /* What differs between the lineages: config keys, tensor names, the shape of the blocks. Names are
@@ -65,6 +69,7 @@ typedef struct seq2seq_layout {
     bool relative;                      /* relative position buckets, unscaled attention scores, heads of d_kv */
     const char *act_keys[2];            /* the encoder's and decoder's activation (NULL: activation_function) */
     mlp_form dec_mlp_form;              /* the decoder MLP's first linear (the encoder's is MLP_ONE) */
+    const char *vision_tower, *projector; /* SRC_IMAGE_TEXT: the image encoder's prefixes ("model.vision_tower.") */
 } seq2seq_layout;
 
 /* What the model puts on top of its stacks. */
@@ -109,6 +114,8 @@ typedef struct seq2seq_cfg {
     int64_t buckets, max_distance; /* T5's relative positions */
     int64_t *enc_buckets, *dec_buckets; /* [2·max_distance + 1]: the bucket of distance j − i, clamped to
                                            ±max_distance (bidirectional, causal); arena */
+    hfx_davit davit;          /* SRC_IMAGE_TEXT: the vision tower (vision_config) */
+    int64_t image_token;      /* SRC_IMAGE_TEXT: image_token_id */
     float inv_freq[4096];     /* POS_SINUSOID: exp(k·−ln(10⁴)/(half − 1)) in float32, k < half */
 } seq2seq_cfg;
 

@@ -111,11 +111,23 @@ static hfx_status parse_audio(const seq2seq_desc *d, hfx_cfg c, seq2seq_cfg *m, 
     return HFX_OK;
 }
 
-hfx_status hfx_s2s_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
+/* Florence-2: its vision_config (DaViT), and its text_config (BART's keys) into *text for the rest of the parse. */
+static hfx_status parse_image_text(hfx_cfg c, hfx_arena *arena, seq2seq_cfg *m, hfx_cfg *text, hfx_error *err) {
+    hfx_cfg vision;
+    hfx_status st;
+    if ((st = hfx_cfg_object(c, "text_config", arena, text, err)) ||
+        (st = hfx_cfg_object(c, "vision_config", arena, &vision, err)) || (st = hfx_davit_parse(vision, &m->davit, err)))
+        return st;
+    return hfx_cfg_int_in_or(c, "image_token_id", 51289, 0, INT32_MAX, &m->image_token, err);
+}
+
+hfx_status hfx_s2s_parse(const void *desc_, hfx_cfg top, hfx_arena *arena, void *cfg, hfx_error *err) {
     const seq2seq_desc *d = desc_;
     const seq2seq_layout *L = d->layout;
     seq2seq_cfg *m = cfg;
+    hfx_cfg c = top;
     hfx_status st;
+    if (d->source == SRC_IMAGE_TEXT && (st = parse_image_text(top, arena, m, &c, err))) return st;
     if ((st = hfx_cfg_int_in(c, "vocab_size", 1, INT32_MAX, &m->vocab, err)) ||
         (st = hfx_cfg_int_in(c, L->hidden, 1, 1 << 20, &m->hidden, err)) ||
         (st = hfx_cfg_int_in(c, L->enc_layers, 0, 4096, &m->enc_layers, err)) ||
@@ -140,8 +152,15 @@ hfx_status hfx_s2s_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *c
     if ((st = hfx_cfg_int_in(c, L->positions_rows, 1, 1 << 24, &m->max_position, err)) ||
         (st = hfx_cfg_bool_or(c, "scale_embedding", false, &m->scale_embedding, err)) ||
         (st = hfx_cfg_bool_or(c, "share_encoder_decoder_embeddings", true, &m->shared, err)) ||
-        (d->source != SRC_TOKENS && (st = parse_audio(d, c, m, err))))
+        ((d->source == SRC_LOG_MEL || d->source == SRC_WAVEFORM) && (st = parse_audio(d, c, m, err))))
         return st;
+    if (d->source == SRC_IMAGE_TEXT && m->image_token >= m->vocab)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: image_token_id %lld is outside text_config's vocabulary of %lld",
+                        top.where, (long long)m->image_token, (long long)m->vocab);
+    if (d->source == SRC_IMAGE_TEXT && m->davit.projection != m->hidden)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: vision_config.projection_dim %lld is not text_config's d_model %lld "
+                        "(the image features are the encoder's tokens)", top.where, (long long)m->davit.projection,
+                        (long long)m->hidden);
     m->eps = 1e-5; /* nn.LayerNorm's default: every norm of these models */
     if (m->hidden % m->enc_heads || m->hidden % m->dec_heads)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %lld is not a multiple of the attention heads (%lld, %lld)",

@@ -781,32 +781,43 @@ static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_valu
     return layers(c, x, upto, states);
 }
 
-/* The square image the checkpoint's processor makes (preprocessor_config.json: its crop_size when it
- * crops, else its size), where the lineage resamples its positions to it; else (or without one) the
- * config's image_size. */
-static hfx_status processed_size(const vision_layout *L, const hfx_checkpoint *ck, vision_cfg *m, hfx_error *err) {
+hfx_status hfx_processor_image_size(const hfx_checkpoint *ck, int64_t *height, int64_t *width, hfx_error *err) {
     json_t *pre = NULL;
-    hfx_status st = L->resample_positions ? hfx_checkpoint_side_json(ck, "preprocessor_config.json", false, &pre, err)
-                                          : HFX_OK;
+    *height = *width = 0;
+    hfx_status st = hfx_checkpoint_side_json(ck, "preprocessor_config.json", false, &pre, err);
     if (st || !pre) return st;
     const json_t *crop = json_object_get(pre, "crop_size"), *size = json_object_get(pre, "size");
     const json_t *from = json_is_object(crop) && !json_is_false(json_object_get(pre, "do_center_crop")) ? crop : size;
     json_t *hh = json_object_get(from, "height"), *ww = json_object_get(from, "width");
-    if (json_is_object(from) && json_is_integer(hh) && json_equal(hh, ww)) {
-        int64_t side = json_integer_value(hh);
-        if (side < m->patch || side > 1 << 16 || side % m->patch || (side / m->patch) * (side / m->patch) >= 1 << 20)
-            st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/preprocessor_config.json: images of %lld pixels are not whole "
-                                                    "patches of %lld (or are too many of them)",
-                          hfx_checkpoint_dir(ck), (long long)side, (long long)m->patch);
-        else
-            m->image = side;
+    if (json_is_integer(hh) && json_is_integer(ww)) {
+        *height = json_integer_value(hh), *width = json_integer_value(ww);
+        if (*height < 1 || *height > 1 << 16 || *width < 1 || *width > 1 << 16)
+            st = hfx_fail(err, HFX_ERR_INVALID, "%s/preprocessor_config.json: an image of %lld × %lld pixels is out of "
+                                                "range", hfx_checkpoint_dir(ck), (long long)*height, (long long)*width);
     } else if (json_is_object(from)) {
-        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/preprocessor_config.json: hfx exports square images of a fixed size: "
-                                                "give crop_size (or size) as equal height and width",
-                      hfx_checkpoint_dir(ck));
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/preprocessor_config.json: hfx exports images of a fixed size: give "
+                                                "crop_size (or size) as height and width", hfx_checkpoint_dir(ck));
     }
     json_decref(pre);
     return st;
+}
+
+/* The square image the checkpoint's processor makes, where the lineage resamples its positions to it; else (or
+ * without one) the config's image_size. */
+static hfx_status processed_size(const vision_layout *L, const hfx_checkpoint *ck, vision_cfg *m, hfx_error *err) {
+    int64_t h = 0, w = 0;
+    hfx_status st = L->resample_positions ? hfx_processor_image_size(ck, &h, &w, err) : HFX_OK;
+    if (st || !h) return st;
+    if (h != w)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/preprocessor_config.json: hfx exports square images of a fixed "
+                                                  "size for this tower: give equal height and width (not %lld × %lld)",
+                        hfx_checkpoint_dir(ck), (long long)h, (long long)w);
+    if (h < m->patch || h % m->patch || (h / m->patch) * (h / m->patch) >= 1 << 20)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/preprocessor_config.json: images of %lld pixels are not whole "
+                                                  "patches of %lld (or are too many of them)",
+                        hfx_checkpoint_dir(ck), (long long)h, (long long)m->patch);
+    m->image = h;
+    return HFX_OK;
 }
 
 /* The classifier's input [B, hidden] or [B, 2·hidden] of the last state x: the class token, or

@@ -141,4 +141,41 @@ hfx_value *hfx_vision_norm(const hfx_vision_tower *t, hfx_graph *g, hfx_weights 
  * deliberately unused: a host that reads an inner layer's states drops them, as transformers does. */
 void hfx_vision_tower_skip_rest(const hfx_vision_tower *t, hfx_weights *w, const char *prefix, int64_t upto);
 
+/* The image the checkpoint's processor makes (preprocessor_config.json: its crop_size where it crops, else its size,
+ * as height and width): 0 × 0 where the checkpoint has no processor config. */
+hfx_status hfx_processor_image_size(const hfx_checkpoint *ck, int64_t *height, int64_t *width, hfx_error *err);
+
+enum { HFX_DAVIT_STAGES = 8 };
+
+/* DaViT (vision_davit.c), Florence-2's vision tower: stages of a strided convolution (its LayerNorm before or after)
+ * and blocks of a spatial block (windowed attention) then a channel block (attention across channel groups), each
+ * sub-block behind a depthwise 3 × 3 convolution added to its input; its vision_config. */
+typedef struct hfx_davit {
+    int stages;
+    int64_t in_channels;
+    int64_t dim[HFX_DAVIT_STAGES], heads[HFX_DAVIT_STAGES], groups[HFX_DAVIT_STAGES], depth[HFX_DAVIT_STAGES];
+    int64_t kernel[HFX_DAVIT_STAGES], stride[HFX_DAVIT_STAGES], padding[HFX_DAVIT_STAGES];
+    bool prenorm[HFX_DAVIT_STAGES]; /* patch_prenorm: the stage's LayerNorm before its convolution (over its input) */
+    int64_t window;                 /* window_size */
+    double mlp_ratio;               /* a stage's MLP is int(dim · mlp_ratio) wide */
+    bool qkv_bias;
+    hfx_activation act;             /* activation_function */
+    int64_t projection;             /* projection_dim: Florence-2's image features' width */
+    int64_t positions, temporal;    /* max_position_embeddings (rows and columns), max_temporal_embeddings */
+} hfx_davit;
+
+hfx_status hfx_davit_parse(hfx_cfg c, hfx_davit *out, hfx_error *err);
+
+/* The last stage's grid *h × *w of an image of height × width; false where a stage's convolution is wider than its
+ * (padded) input. */
+bool hfx_davit_grid(const hfx_davit *t, int64_t height, int64_t width, int64_t *h, int64_t *w);
+
+/* Florence-2's image features: the tower under `tower` over pixels [N, in_channels, H, W] (H, W constant, a size
+ * hfx_davit_grid accepts, its last grid within max_position_embeddings), then its
+ * projector under `projector` (learned row and column positions, the first frame's temporal embedding, the mean of
+ * every token before the tokens, image_projection and its LayerNorm): [N, 1 + h·w, projection]. Failures are the
+ * graph's. */
+hfx_value *hfx_florence2_features(const hfx_davit *t, hfx_graph *g, hfx_weights *w, const char *tower,
+                                  const char *projector, hfx_value *pixels);
+
 #endif
