@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
 vision-language model (LLaVA, LLaVA-Next, LLaVA-OneVision, Gemma 3, Gemma 4, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
-language model (Qwen2-Audio, Voxtral, Audio Flamingo 3, Qwen3-ASR, Gemma 4's E2B and E4B), or Florence-2 (an
+language model (Qwen2-Audio, Voxtral, Audio Flamingo 3, Qwen3-ASR, Gemma 4's E2B and E4B, Granite Speech), or Florence-2 (an
 encoder-decoder: the image features and the prompt's embeddings go to its encoder, decode_loop.generate_seq2seq), in ONNX
 Runtime or OpenVINO (also torch and ExecuTorch: the export's format says which).
 
@@ -94,9 +94,18 @@ def audio_features(encoder, out_dir: Path, paths: list):
 
     if not (out_dir / "preprocessor_config.json").is_file():
         raise UsageError(f"{out_dir} has no preprocessor_config.json (the checkpoint had none to copy)")
-    extractor = AutoFeatureExtractor.from_pretrained(str(out_dir))
+    try:
+        extractor = AutoFeatureExtractor.from_pretrained(str(out_dir))
+    except ImportError as e:  # (Granite Speech's needs torchaudio)
+        raise UsageError(f"the export's feature extractor: {e}")
     inputs = list(encoder.inputs)
-    audio_config = json.loads((out_dir / "config.json").read_text())["audio_config"]
+    config = json.loads((out_dir / "config.json").read_text())
+    if config.get("model_type") == "granite_speech":  # its mask is over the projected tokens, each clip's first
+        out = extractor([read_wav(p, extractor.sampling_rate) for p in paths])
+        features = np.array(encoder.run({"input_features": np.asarray(out["input_features"], np.float32)})["audio_features"])
+        keep = np.asarray(out["input_features_mask"], bool)
+        return features[:, :keep.shape[1]][keep], [int(k.sum()) for k in keep]
+    audio_config = config["audio_config"]
     if "n_window" in audio_config:  # Qwen3-ASR's chunks
         return chunked_features(encoder, extractor, audio_config, paths, inputs)
     if "input_features_mask" in extractor.model_input_names:  # Gemma 4's: frames [N, T, mels], padded to the longest

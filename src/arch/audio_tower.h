@@ -6,6 +6,7 @@
 #ifndef HFX_ARCH_AUDIO_TOWER_H
 #define HFX_ARCH_AUDIO_TOWER_H
 
+#include "arch/conformer.h"
 #include "arch/vision.h"
 
 typedef enum {
@@ -75,5 +76,30 @@ hfx_status hfx_gemma4_audio_parse(hfx_cfg c, hfx_gemma4_audio *out, hfx_error *e
  * graph's. */
 hfx_value *hfx_gemma4_audio_tower(const hfx_gemma4_audio *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                   hfx_value *features, hfx_value *mask, hfx_value **lengths);
+
+/* Granite Speech's encoder and projector (audio_granite.c): its encoder_config, projector_config (BLIP-2's Q-Former)
+ * and the top config's window_size and downsample_rate. */
+typedef struct hfx_granite_qformer {
+    int64_t hidden, layers, heads, intermediate, cross_every, encoder_hidden;
+    double eps;
+    hfx_activation act;
+} hfx_granite_qformer;
+
+typedef struct hfx_granite_speech_encoder {
+    hfx_conformer conformer;     /* the layers: Shaw's block attention, silu, the convolution module's inner width */
+    int64_t input_dim, layers;
+    int64_t ctc;                 /* output_dim: the middle CTC head's classes */
+    int64_t window, downsample;  /* the projector's windows of frames and each window's queries (window / downsample) */
+    hfx_granite_qformer qformer;
+} hfx_granite_speech_encoder;
+
+hfx_status hfx_granite_speech_parse(hfx_cfg c, hfx_cfg encoder, hfx_cfg projector, hfx_granite_speech_encoder *out,
+                                    hfx_error *err);
+
+/* The encoder under `encoder` ("model.encoder.") and the projector under `projector` ("model.projector.") over
+ * features [N, T, input_dim] (the processor's; no mask: a batch's padded frames are attended to, as in transformers):
+ * [N, ⌈T/window⌉·window/downsample, out]. Failures are the graph's. */
+hfx_value *hfx_granite_speech_tower(const hfx_granite_speech_encoder *t, hfx_graph *g, hfx_weights *w, const char *encoder,
+                                    const char *projector, hfx_value *features, int64_t out);
 
 #endif

@@ -1,6 +1,7 @@
 /* The conformer block (conformer.h), as transformers' Wav2Vec2ConformerEncoderLayer computes it. */
 #include "arch/conformer.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +54,33 @@ static hfx_value *f32_vector(hfx_graph *g, int64_t n, const float *v) {
     return hfx_const_bytes(g, HFX_DTYPE_F32, 1, &n, v);
 }
 
+/* Shaw's blocks: their count, the padded length, the bias hiding the last block's padding, each distance's row */
+static void shaw_prepare(const hfx_conformer *cf, hfx_graph *g, hfx_value *frames, hfx_dim F,
+                         hfx_conformer_inputs *out) {
+    int64_t C = cf->block;
+    bool ok;
+    out->blocks = hfx_dim_is_const(F) ? hfx_dim_const((F.c + C - 1) / C)
+                                      : hfx_dim_sym(hfx_graph_symbol_derived(g, "conformer_blocks",
+                                                                             hfx_dim_add(F, hfx_dim_const(C - 1), &ok),
+                                                                             C, 0));
+    hfx_value *nb = hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_ADD, frames, hfx_const_i64(g, C - 1)), hfx_const_i64(g, C));
+    out->padded_len = hfx_op2(g, HFX_OP_MUL, nb, hfx_const_i64(g, C));
+    hfx_value *index = hfx_reshape(g, count(g, out->padded_len, hfx_dim_scale(out->blocks, C)), 2,
+                                   (hfx_dim[]){out->blocks, hfx_dim_const(C)});          /* [nb, C] */
+    hfx_value *real = hfx_op2(g, HFX_OP_LESS, index, frames);
+    hfx_value *both = hfx_op2(g, HFX_OP_AND, hfx_unsqueeze(g, real, 2), hfx_unsqueeze(g, real, 1)); /* [nb, C, C] */
+    out->block_bias = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_where(g, both, hfx_const_f32(g, 0.0f),
+                                                                  hfx_const_f32(g, -FLT_MAX)), 1), 0);
+    int64_t *rows = hfx_arena_alloc(g->arena, (size_t)(C * C) * sizeof *rows);
+    if (!rows) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return;
+    }
+    for (int64_t i = 0; i < C; i++) /* (i − j within ±C: the clamp to ±C never bites) */
+        for (int64_t j = 0; j < C; j++) rows[i * C + j] = i - j + cf->max_distance;
+    out->distance = hfx_const_bytes(g, HFX_DTYPE_I64, 2, (int64_t[]){C, C}, rows);
+}
+
 void hfx_conformer_prepare(const hfx_conformer *cf, hfx_graph *g, hfx_value *x, hfx_value *pad, hfx_value *inv_freq,
                            hfx_conformer_inputs *out) {
     memset(out, 0, sizeof *out);
@@ -103,6 +131,8 @@ void hfx_conformer_prepare(const hfx_conformer *cf, hfx_graph *g, hfx_value *x, 
                                                              hfx_unsqueeze(g, frames, 0), hfx_unsqueeze(g, frames, 0)}, 0);
         out->shift = hfx_expand(g, hfx_unsqueeze(g, hfx_unsqueeze(g, col, 0), 0), shape, 4,
                                 (hfx_dim[]){x->dims[0], hfx_dim_const(cf->heads), F, F});
+    } else if (cf->pos == HFX_CONFORMER_POS_SHAW_BLOCKS) {
+        shaw_prepare(cf, g, frames, F, out);
     }
 }
 
@@ -154,6 +184,49 @@ static hfx_value *heads(layer_ctx *c, hfx_value *t) {
     return hfx_transpose(c->g, t, 4, (int64_t[]){0, 2, 1, 3});
 }
 
+/* t [B, nb·C, H] as each block's heads [B, nb, heads, C, hd] */
+static hfx_value *block_heads(layer_ctx *c, const hfx_conformer_inputs *in, hfx_value *t) {
+    int64_t C = c->cf->block, nh = c->cf->heads, hd = c->cf->hidden / nh;
+    t = hfx_reshape(c->g, t, 5, (hfx_dim[]){t->dims[0], in->blocks, hfx_dim_const(C), hfx_dim_const(nh),
+                                            hfx_dim_const(hd)});
+    return hfx_transpose(c->g, t, 5, (int64_t[]){0, 1, 3, 2, 4});
+}
+
+/* Shaw's block attention over h [B,F,H] (normed): the frames zero-padded to whole blocks, each block's queries scored
+ * against its keys and against the embedding of each distance (both × head_dim^-½), the padding hidden: [B,F,H] before
+ * the output projection */
+static hfx_value *shaw_attention(layer_ctx *c, const hfx_conformer_inputs *in, hfx_value *h, hfx_value *q,
+                                 hfx_value *k, hfx_value *v) {
+    hfx_graph *g = c->g;
+    int64_t H = c->cf->hidden, nh = c->cf->heads, hd = H / nh, C = c->cf->block;
+    double scale = 1.0 / sqrt((double)hd);
+    hfx_dim B = h->dims[0], padded = hfx_dim_scale(in->blocks, C);
+    /* pad: C zero frames after the last, cut to whole blocks */
+    hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, q, 0), 0),
+                                                         hfx_unsqueeze(g, hfx_const_i64(g, C), 0),
+                                                         hfx_unsqueeze(g, hfx_const_i64(g, H), 0)}, 0);
+    hfx_value *zeros = hfx_expand(g, hfx_const_scalar(g, q->dtype, 0.0), shape, 3,
+                                  (hfx_dim[]){B, hfx_dim_const(C), hfx_dim_const(H)});
+    hfx_value *t[3] = {q, k, v};
+    for (int i = 0; i < 3; i++) {
+        hfx_value *p = hfx_concat(g, 2, (hfx_value *[]){t[i], zeros}, 1);
+        t[i] = block_heads(c, in, hfx_gather(g, p, count(g, in->padded_len, padded), 1));
+    }
+    /* pos[b,n,h,c,r] = Σ_d q[b,n,h,c,d]·E[dist(c,r), d]: the queries by row c against its distances' rows */
+    hfx_value *table = hfx_weight(c->w, 2, (int64_t[]){2 * c->cf->max_distance + 1, hd}, "%s.%s.weight", c->layer,
+                                  c->n->pos);
+    hfx_value *rel = hfx_transpose(g, hfx_gather(g, table, in->distance, 0), 3, (int64_t[]){0, 2, 1}); /* [C, hd, C] */
+    hfx_value *qc = hfx_transpose(g, t[0], 5, (int64_t[]){3, 0, 1, 2, 4});                              /* [C,B,nb,nh,hd] */
+    hfx_value *pos = hfx_op2(g, HFX_OP_MATMUL, qc, hfx_unsqueeze(g, hfx_unsqueeze(g, rel, 1), 1));   /* [C,B,nb,nh,C] */
+    pos = hfx_transpose(g, pos, 5, (int64_t[]){1, 2, 3, 0, 4});                                         /* [B,nb,nh,C,C] */
+    pos = hfx_op2(g, HFX_OP_MUL, pos, hfx_const_scalar(g, pos->dtype, scale));
+    hfx_value *bias = hfx_where(g, hfx_op2(g, HFX_OP_EQUAL, in->block_bias, hfx_const_f32(g, 0.0f)),
+                                hfx_cast(g, pos, HFX_DTYPE_F32), in->block_bias);
+    hfx_value *a = hfx_attend_any_rank(g, t[0], t[1], t[2], hfx_cast(g, bias, t[0]->dtype), scale);                 /* [B,nb,nh,C,hd] */
+    a = hfx_reshape(g, hfx_transpose(g, a, 5, (int64_t[]){0, 1, 3, 2, 4}), 3, (hfx_dim[]){B, padded, hfx_dim_const(H)});
+    return hfx_gather(g, a, count(g, hfx_dim_of(g, h, 1), h->dims[1]), 1);
+}
+
 /* x + self_attention(norm(x)) */
 static hfx_value *attention(layer_ctx *c, const hfx_conformer_inputs *in, hfx_value *x) {
     const hfx_conformer *cf = c->cf;
@@ -161,15 +234,25 @@ static hfx_value *attention(layer_ctx *c, const hfx_conformer_inputs *in, hfx_va
     int64_t H = cf->hidden, nh = cf->heads, hd = H / nh;
     double scale = 1.0 / sqrt((double)hd);
     const hfx_conformer_names *nm = c->n;
+    bool qkv_bias = cf->linear_bias && !cf->qkv_unbiased;
     hfx_value *h = norm(c, x, nm->attn_norm), *qk_in = h;
     if (cf->pos == HFX_CONFORMER_POS_ROTARY) { /* the input turned per head, then projected to q and k */
         hfx_dim per_head[4] = {h->dims[0], h->dims[1], hfx_dim_const(nh), hfx_dim_const(hd)};
         qk_in = hfx_rope_apply(g, hfx_reshape(g, h, 4, per_head), in->cos, in->sin, false);
         qk_in = hfx_reshape(g, qk_in, 3, (hfx_dim[]){h->dims[0], h->dims[1], hfx_dim_const(H)});
     }
-    hfx_value *q = heads(c, linear(c, qk_in, H, H, cf->linear_bias, nm->proj[0]));
-    hfx_value *k = heads(c, linear(c, qk_in, H, H, cf->linear_bias, nm->proj[1]));
-    hfx_value *v = heads(c, linear(c, h, H, H, cf->linear_bias, nm->proj[2]));
+    hfx_value *q = linear(c, qk_in, H, H, qkv_bias, nm->proj[0]), *k, *v;
+    if (nm->proj[2]) {
+        k = linear(c, qk_in, H, H, qkv_bias, nm->proj[1]);
+        v = linear(c, h, H, H, qkv_bias, nm->proj[2]);
+    } else { /* one linear [k; v] */
+        hfx_value *kv = linear(c, h, H, 2 * H, qkv_bias, nm->proj[1]);
+        k = hfx_slice(g, kv, 2, 0, H), v = hfx_slice(g, kv, 2, H, 2 * H);
+    }
+    if (cf->pos == HFX_CONFORMER_POS_SHAW_BLOCKS)
+        return hfx_op2(g, HFX_OP_ADD, linear(c, shaw_attention(c, in, h, q, k, v), H, H, cf->linear_bias, nm->proj[3]),
+                       x);
+    q = heads(c, q), k = heads(c, k), v = heads(c, v);
     hfx_value *bias = in->pad;
     if (cf->pos == HFX_CONFORMER_POS_RELATIVE) { /* Transformer-XL: (q + v_bias)·pos shifted into place, q + u_bias */
         hfx_value *p = linear(c, in->pe, H, H, false, nm->pos); /* [1, 2F−1, H] */
@@ -201,33 +284,35 @@ static hfx_value *pointwise(layer_ctx *c, hfx_value *x, int64_t out, int64_t in,
 }
 
 /* The BatchNorm's parameter `leaf` [C] as [C,1], to scale x [B,C,F] */
-static hfx_value *column(layer_ctx *c, const char *leaf) {
-    int64_t h = c->cf->hidden;
+static hfx_value *column(layer_ctx *c, int64_t C, const char *leaf) {
     char n[160];
     snprintf(n, sizeof n, "%s.%s", c->n->batch_norm, leaf);
-    return hfx_reshape(c->g, W(c, 1, &h, n), 2, (hfx_dim[]){hfx_dim_const(h), hfx_dim_const(1)});
+    return hfx_reshape(c->g, W(c, 1, &C, n), 2, (hfx_dim[]){hfx_dim_const(C), hfx_dim_const(1)});
 }
 
-/* x + the convolution module of x */
+/* x + the convolution module of x: its depthwise convolution over the frames padded k/2 before and k/2 − 1 after
+ * where k is even (Granite Speech's), ⌊k/2⌋ both sides where odd */
 static hfx_value *convolution(layer_ctx *c, const hfx_conformer_inputs *in, hfx_value *x) {
     const hfx_conformer *cf = c->cf;
     hfx_graph *g = c->g;
-    int64_t H = cf->hidden, k = cf->kernel;
-    hfx_value *h = pointwise(c, norm(c, x, c->n->conv_norm), 2 * H, H, 0); /* [B,F,2H] */
-    h = hfx_op2(g, HFX_OP_MUL, hfx_slice(g, h, 2, 0, H), hfx_op1(g, HFX_OP_SIGMOID, hfx_slice(g, h, 2, H, 2 * H)));
+    int64_t H = cf->hidden, I = cf->conv_inner ? cf->conv_inner : H, k = cf->kernel;
+    hfx_value *h = pointwise(c, norm(c, x, c->n->conv_norm), 2 * I, H, 0); /* [B,F,2I] */
+    h = hfx_op2(g, HFX_OP_MUL, hfx_slice(g, h, 2, 0, I), hfx_op1(g, HFX_OP_SIGMOID, hfx_slice(g, h, 2, I, 2 * I)));
     if (in->keep) h = hfx_op2(g, HFX_OP_MUL, h, in->keep);
-    h = hfx_transpose(g, h, 3, (int64_t[]){0, 2, 1}); /* [B,H,F] */
+    h = hfx_transpose(g, h, 3, (int64_t[]){0, 2, 1}); /* [B,I,F] */
     char n[160];
     snprintf(n, sizeof n, "%s.weight", c->n->conv[1]);
-    hfx_value *dw = W(c, 3, (int64_t[]){H, 1, k}, n);
+    hfx_value *dw = W(c, 3, (int64_t[]){I, 1, k}, n);
     snprintf(n, sizeof n, "%s.bias", c->n->conv[1]);
-    h = hfx_conv1d(g, h, dw, cf->conv_bias ? W(c, 1, &H, n) : NULL, 1, (k - 1) / 2, H, NULL);
+    h = hfx_conv1d(g, h, dw, cf->conv_bias && !cf->depthwise_unbiased ? W(c, 1, &I, n) : NULL, 1, k / 2, I, NULL);
+    if (k % 2 == 0) /* one frame too many: the one the shorter right padding drops */
+        h = hfx_gather(g, h, count(g, hfx_dim_of(g, x, 1), x->dims[1]), 2);
     snprintf(n, sizeof n, "%s.%s.num_batches_tracked", c->layer, c->n->batch_norm);
     if (hfx_weight_exists(c->w, n)) hfx_weight_ignore(c->w, n);
-    h = hfx_batch_norm(g, h, column(c, "running_mean"), column(c, "running_var"), column(c, "weight"),
-                       column(c, "bias"), 1e-5);
-    h = hfx_transpose(g, hfx_activate(g, cf->act, h), 3, (int64_t[]){0, 2, 1}); /* [B,F,H] */
-    return hfx_op2(g, HFX_OP_ADD, pointwise(c, h, H, H, 2), x);
+    h = hfx_batch_norm(g, h, column(c, I, "running_mean"), column(c, I, "running_var"), column(c, I, "weight"),
+                       column(c, I, "bias"), 1e-5);
+    h = hfx_transpose(g, hfx_activate(g, cf->act, h), 3, (int64_t[]){0, 2, 1}); /* [B,F,I] */
+    return hfx_op2(g, HFX_OP_ADD, pointwise(c, h, H, I, 2), x);
 }
 
 hfx_value *hfx_conformer_layer(const hfx_conformer *cf, hfx_graph *g, hfx_weights *w, const char *layer,

@@ -13,14 +13,18 @@
 typedef enum {
     HFX_CONFORMER_POS_NONE,
     HFX_CONFORMER_POS_ROTARY,   /* the layer's input turned per head before q and k are projected */
-    HFX_CONFORMER_POS_RELATIVE  /* sinusoids of every distance, projected by linear_pos, scored against q + pos_bias_v
+    HFX_CONFORMER_POS_RELATIVE, /* sinusoids of every distance, projected by linear_pos, scored against q + pos_bias_v
                                    and shifted into place; q + pos_bias_u scores the keys */
+    HFX_CONFORMER_POS_SHAW_BLOCKS /* Shaw's (Granite Speech): the frames in blocks of `block` (the last padded), each
+                                     attending within itself; q scored against a learned embedding of each distance
+                                     (names' pos: [2·max_distance + 1, head_dim]) besides the keys */
 } hfx_conformer_pos;
 
 /* A lineage's tensor names under a layer, and which linears have biases. */
 typedef struct hfx_conformer_names {
     const char *ffn[2], *ffn_in, *ffn_out, *ffn_norm[2]; /* the two half feed-forwards, their linears and norms */
-    const char *attn_norm, *proj[4], *pos, *pos_bias[2]; /* q, k, v, out; the distances' projection; u, v */
+    const char *attn_norm, *proj[4], *pos, *pos_bias[2]; /* q, k, v, out (v NULL: k the fused [k; v]); the distances'
+                                                            projection (Shaw's: their embedding table); u, v */
     const char *conv_norm, *conv[3], *batch_norm;        /* pointwise, depthwise, pointwise; BatchNorm */
     const char *final_norm;
 } hfx_conformer_names;
@@ -38,10 +42,14 @@ typedef struct hfx_conformer {
     bool conv_bias;                /* the convolution module's three convolutions (Wav2Vec2-Conformer's never) */
     bool pow_freqs;                /* the relative encodings' frequencies as 1/10000^(2j/hidden) (Parakeet), not
                                       exp(2j·−ln 10000/hidden) */
+    bool qkv_unbiased;             /* q, k and v without biases where linear_bias gives the others theirs */
+    bool depthwise_unbiased;       /* the depthwise convolution without a bias where conv_bias gives the others theirs */
+    int64_t conv_inner;            /* the convolution module's width between its pointwise convolutions (0: hidden) */
+    int64_t block, max_distance;   /* Shaw's: the frames a block holds; the distances' table spans ±max_distance */
 } hfx_conformer;
 
 /* position_embeddings_type ("relative", "rotary" or null), rotary_embedding_base and conv_depthwise_kernel_size of
- * config `c` into *out, whose hidden, heads, intermediate and act the caller has set. */
+ * config `c` into *out, whose hidden, heads, intermediate and act the caller has set. (Shaw's lineage sets its own.) */
 hfx_status hfx_conformer_parse(hfx_cfg c, hfx_conformer *out, hfx_error *err);
 
 /* What every layer reads, made once from the frames x [B,F,hidden]. */
@@ -52,6 +60,11 @@ typedef struct hfx_conformer_inputs {
     hfx_value *cos, *sin;  /* rotary: [1,F,1,head_dim] */
     hfx_value *pe;         /* relative: the encodings [1, 2F − 1, hidden] of distances F − 1 down to 1 − F */
     hfx_value *shift;      /* relative: [B,heads,F,F] i64, the column of distance i − j in row i */
+    hfx_dim blocks;        /* Shaw's: ⌈F / block⌉ */
+    hfx_value *padded_len; /* Shaw's: blocks · block, i64 scalar */
+    hfx_value *block_bias; /* Shaw's: [1, blocks, 1, block, block] f32: 0, or the float minimum where the query or key is
+                              past the frames (the last block's padding) */
+    hfx_value *distance;   /* Shaw's: [block, block] i64, the table's row of each query-key distance */
 } hfx_conformer_inputs;
 
 /* inv_freq: the rotary's frequencies [head_dim/2] f32 as the checkpoint stores them (a persistent buffer), NULL:

@@ -145,3 +145,18 @@ hfx_value *hfx_one_hot(hfx_graph *g, hfx_value *idx, int64_t n, hfx_dtype dtype)
     hfx_value *ids = hfx_range(g, hfx_const_i64(g, 0), hfx_const_i64(g, n), hfx_const_i64(g, 1), hfx_dim_const(n));
     return hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, idx, -1), ids), dtype);
 }
+
+hfx_value *hfx_attend_any_rank(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *bias, double scale) {
+    int r = k->rank;
+    int64_t perm[8];
+    for (int i = 0; i < r && i < 8; i++) perm[i] = i;
+    if (r < 2 || r > 8) {
+        hfx_graph_fail(g, HFX_ERR_INVALID, "attention over rank %d", r);
+        return q;
+    }
+    perm[r - 2] = r - 1, perm[r - 1] = r - 2;
+    hfx_value *s = hfx_op2(g, HFX_OP_MATMUL, q, hfx_transpose(g, k, r, perm));
+    s = hfx_op2(g, HFX_OP_MUL, s, hfx_const_scalar(g, s->dtype, scale));
+    if (bias) s = hfx_op2(g, HFX_OP_ADD, s, bias);
+    return hfx_op2(g, HFX_OP_MATMUL, hfx_softmax(g, s, -1), v);
+}

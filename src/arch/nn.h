@@ -58,4 +58,9 @@ hfx_value *hfx_softplus(hfx_graph *g, hfx_value *x);
  * sums: exact, the others weigh 0). */
 hfx_value *hfx_one_hot(hfx_graph *g, hfx_value *idx, int64_t n, hfx_dtype dtype);
 
+/* softmax(q·kᵀ·scale + bias)·v over the last two axes, as transformers' eager attention computes it, for any rank
+ * (2..8; the batch axes broadcast as matmul's do) and any bias (of q's dtype, broadcastable to the scores; NULL:
+ * none): attention hfx_attention's rank-4 form cannot hold (windows beside a symbolic batch, channel groups). */
+hfx_value *hfx_attend_any_rank(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *bias, double scale);
+
 #endif

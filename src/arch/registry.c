@@ -1168,7 +1168,7 @@ extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen
     hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe, hfx_internvl, hfx_paligemma, hfx_mistral3, hfx_lfm2_vl, hfx_llama4, hfx_llava_next, hfx_llava_onevision, hfx_gemma4;
 /* Audio language models: the same family's code, the encoder named audio_encoder (vlm.c). */
 extern const hfx_arch_family hfx_audio_lm_family;
-extern const vlm_desc hfx_qwen2_audio, hfx_voxtral, hfx_audioflamingo3, hfx_qwen3_asr;
+extern const vlm_desc hfx_qwen2_audio, hfx_voxtral, hfx_audioflamingo3, hfx_qwen3_asr, hfx_granite_speech;
 
 /* The encoder family (encoder.c). */
 typedef struct encoder_desc encoder_desc;
@@ -1431,6 +1431,7 @@ static const struct entry {
     {"VoxtralForConditionalGeneration", &hfx_audio_lm_family, &hfx_voxtral},
     {"AudioFlamingo3ForConditionalGeneration", &hfx_audio_lm_family, &hfx_audioflamingo3},
     {"Qwen3ASRForConditionalGeneration", &hfx_audio_lm_family, &hfx_qwen3_asr},
+    {"GraniteSpeechForConditionalGeneration", &hfx_audio_lm_family, &hfx_granite_speech},
     {"LlavaForConditionalGeneration", &hfx_vlm_family, &hfx_llava},
     {"LlavaNextForConditionalGeneration", &hfx_vlm_family, &hfx_llava_next},
     {"LlavaOnevisionForConditionalGeneration", &hfx_vlm_family, &hfx_llava_onevision},
@@ -1521,8 +1522,6 @@ static const struct {
     {"Gemma3nForConditionalGeneration", "its MobileNet-V5 vision tower (timm's) and its USM audio encoder are not "
                                         "written (its text model exports from a Gemma3nForCausalLM checkpoint of its "
                                         "own)"},
-    {"GraniteSpeechForConditionalGeneration", "its conformer encoder (Shaw's relative block attention, the mid-stack "
-                                              "CTC self-conditioning) and Q-Former projector are not written"},
     {"Phi4MultimodalForCausalLM", "its vision and audio towers and LoRA-merged language weights are not written"},
 };
 

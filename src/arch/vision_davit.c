@@ -117,17 +117,6 @@ static hfx_value *qkv_part(davit_ctx *c, hfx_value *x, int64_t C, const char *na
                       b ? hfx_const_slice(c->g, b, 0, which * C, C) : NULL);
 }
 
-/* softmax(q·kᵀ·scale)·v over the last two axes, as the eager attention computes it */
-static hfx_value *attend(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v, double scale) {
-    int r = k->rank;
-    int64_t perm[8];
-    for (int i = 0; i < r; i++) perm[i] = i;
-    perm[r - 2] = r - 1, perm[r - 1] = r - 2;
-    hfx_value *s = hfx_op2(g, HFX_OP_MATMUL, q, hfx_transpose(g, k, r, perm));
-    s = hfx_op2(g, HFX_OP_MUL, s, hfx_const_scalar(g, s->dtype, scale));
-    return hfx_op2(g, HFX_OP_MATMUL, hfx_softmax(g, s, -1), v);
-}
-
 /* tokens [N, h·w, C] ↔ the grid [N, C, h, w] */
 static hfx_value *to_grid(davit_ctx *c, hfx_value *x, int64_t C, int64_t h, int64_t w) {
     x = hfx_transpose(c->g, x, 3, (int64_t[]){0, 2, 1});
@@ -170,7 +159,7 @@ static hfx_value *window_attention(davit_ctx *c, hfx_value *t, int s, const char
                                                                                hfx_dim_const(hd)});
         qkv[i] = hfx_transpose(g, p, 5, (int64_t[]){0, 1, 3, 2, 4});
     }
-    hfx_value *a = attend(g, qkv[0], qkv[1], qkv[2], 1.0 / sqrt((double)hd));
+    hfx_value *a = hfx_attend_any_rank(g, qkv[0], qkv[1], qkv[2], NULL, 1.0 / sqrt((double)hd));
     a = hfx_reshape(g, hfx_transpose(g, a, 5, (int64_t[]){0, 1, 3, 2, 4}), 4,
                     (hfx_dim[]){N, hfx_dim_const(nh * nw), hfx_dim_const(T), hfx_dim_const(C)});
     snprintf(n, sizeof n, "%s.window_attn.proj", blk);
@@ -198,7 +187,7 @@ static hfx_value *channel_attention(davit_ctx *c, hfx_value *t, int s, const cha
                                                                                hfx_dim_const(cg)});
         qkv[i] = hfx_transpose(g, p, 4, (int64_t[]){0, 2, 3, 1});
     }
-    hfx_value *a = attend(g, qkv[0], qkv[1], qkv[2], 1.0 / sqrt((double)hw)); /* [N, G, C/G, h·w] */
+    hfx_value *a = hfx_attend_any_rank(g, qkv[0], qkv[1], qkv[2], NULL, 1.0 / sqrt((double)hw)); /* [N, G, C/G, h·w] */
     a = hfx_reshape(g, hfx_transpose(g, a, 4, (int64_t[]){0, 3, 1, 2}), 3,
                     (hfx_dim[]){c->N, hfx_dim_const(hw), hfx_dim_const(C)});
     snprintf(n, sizeof n, "%s.channel_attn.proj", blk);

@@ -65,6 +65,14 @@ static const vlm_names audio_v5 = {
     {"model.audio_tower."}, "model.multi_modal_projector", {{"model.", "model.language_model."}},
     {"model.audio_tower", "model.multi_modal_projector", "model.language_model", "lm_head"}, NULL};
 
+/* Granite Speech: the Hub's (transformers 4's), transformers 5's */
+static const vlm_names granite_speech_hub = {
+    {"encoder."}, "projector", {{"model.", "language_model.model."}, {"lm_head.", "language_model.lm_head."}},
+    {"encoder", "projector", "language_model"}, NULL};
+static const vlm_names granite_speech_v5 = {
+    {"model.encoder."}, "model.projector", {{"model.", "model.language_model."}},
+    {"model.encoder", "model.projector", "model.language_model", "lm_head"}, NULL};
+
 /* Idefics3 and SmolVLM: the Hub's names are transformers 5's */
 static const vlm_names idefics3_hub = {
     {"model.vision_model."}, "model.connector", {{"model.", "model.text_model."}},
@@ -106,6 +114,28 @@ static hfx_status gemma4_parse(hfx_cfg c, hfx_cfg text, hfx_cfg vision, hfx_aren
     return HFX_OK;
 }
 
+/* Whether the lineage's encoder is an audio one (its component audio_encoder, its token audio_token_id) */
+static bool hears(const vlm_desc *d) { return d->kind == VLM_AUDIO || d->kind == VLM_GRANITE_SPEECH; }
+
+/* Granite Speech: its encoder_config (`encoder`), projector_config and the top's window */
+static hfx_status granite_speech_parse(hfx_cfg c, hfx_cfg encoder, hfx_arena *arena, vlm_cfg *m, hfx_error *err) {
+    hfx_cfg projector;
+    bool lora;
+    hfx_status st;
+    if ((st = hfx_cfg_object(c, "projector_config", arena, &projector, err)) ||
+        (st = hfx_granite_speech_parse(c, encoder, projector, &m->granite, err)) ||
+        (st = hfx_cfg_bool_or(c, "has_lora_adapter", true, &lora, err)))
+        return st;
+    if (lora) /* transformers turns the adapter on whenever audio comes in: the graphs would be of another model */
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: has_lora_adapter is true: the LoRA adapter transformers enables "
+                                                  "for audio prompts is not merged by hfx; merge it into the language "
+                                                  "model (peft's merge_and_unload) and save with has_lora_adapter false",
+                        c.where);
+    m->vision.cfg.hidden = m->granite.conformer.hidden, m->vision.cfg.layers = m->granite.layers;
+    m->text.mult.logits_div = 1.0; /* its own lm_head, which Granite's logits_scaling does not divide */
+    return HFX_OK;
+}
+
 static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     const vlm_desc *d = desc_;
     vlm_cfg *m = cfg;
@@ -115,7 +145,9 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     /* Qwen2-VL's Hub configs keep the language model's settings at the top level */
     bool flat = d->kind == VLM_GRID && !hfx_cfg_has(c, "text_config");
     if ((!flat && (st = hfx_cfg_object(c, "text_config", arena, &text, err))) ||
-        (st = hfx_cfg_object(c, d->kind == VLM_AUDIO ? "audio_config" : "vision_config", arena, &vision, err)) ||
+        (st = hfx_cfg_object(c, d->kind == VLM_AUDIO ? "audio_config" : d->kind == VLM_GRANITE_SPEECH ? "encoder_config"
+                                                                                                : "vision_config",
+                             arena, &vision, err)) ||
         (st = hfx_cfg_str_or(text, "model_type", d->text_default ? d->text_default : "llama", &text_type, err)) ||
         (st = hfx_cfg_str_or(vision, "model_type", d->vision_default, &vision_type, err)))
         return st;
@@ -125,9 +157,10 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s': hfx has no such causal LM for %s's language "
                                                   "model", text.where, text_type, d->architecture);
     const hfx_decoder_desc *t = m->text_desc;
+    /* (Granite's embedding_multiplier scales inputs_embeds inside its model, as the decode component scales them) */
     if (t->embed_scale == HFX_EMBED_SQRT_HIDDEN || t->embed_scale == HFX_EMBED_FINAL_NORM ||
-        t->embed_scale == HFX_EMBED_OWN_NORM ||
-        t->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS || t->multipliers == HFX_MULT_SCALE_EMB_DEPTH)
+        t->embed_scale == HFX_EMBED_OWN_NORM || t->multipliers == HFX_MULT_SCALE_EMB_DEPTH ||
+        (t->multipliers == HFX_MULT_EMBED_RESIDUAL_LOGITS && d->kind != VLM_GRANITE_SPEECH))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: model_type '%s' as %s's language model is not supported yet "
                                                   "(its embedding scales are not split from the text stack)",
                         text.where, text_type, d->architecture);
@@ -160,6 +193,8 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
                             (long long)m->text.hidden);
     } else if (d->kind == VLM_AUDIO) {
         if ((st = hfx_vlm_parse_audio(d, c, vision, vision_type, m, err))) return st;
+    } else if (d->kind == VLM_GRANITE_SPEECH) {
+        if ((st = granite_speech_parse(c, vision, arena, m, err))) return st;
     } else if (d->kind == VLM_GEMMA4) {
         if ((st = gemma4_parse(c, text, vision, arena, m, err))) return st;
     } else if (d->kind == VLM_LLAVA && vision_type && strcmp(vision_type, "pixtral") == 0) {
@@ -171,11 +206,13 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
         return st;
     }
     /* transformers 5 names it image_token_id (audio_token_id), older configs image_token_index */
-    bool audio = d->kind == VLM_AUDIO;
+    bool audio = hears(d);
     const char *token_key = audio ? (hfx_cfg_has(c, "audio_token_id") ? "audio_token_id" : "audio_token_index")
                                   : (hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index");
     if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
         return st;
+    if (d->kind == VLM_GRANITE_SPEECH) /* its forward embeds the audio tokens as token 0 */
+        m->placeholders[0] = m->image_token, m->n_placeholders = 1, m->pad_id = 0;
     return d->kind == VLM_GRID || d->kind == VLM_GEMMA4 || audio ? HFX_OK : hfx_vlm_parse_projector(d, c, text, vision, m, err);
 }
 
@@ -185,7 +222,9 @@ static const vlm_names *find_names(const vlm_desc *d, const vlm_cfg *m, const hf
     for (const vlm_names *const *s = d->names; *s; s++)
         for (int i = 0; i < 4 && (*s)->tower[i]; i++) {
             snprintf(n, sizeof n, "%s%s.weight", (*s)->tower[i],
-                     d->kind == VLM_GEMMA4 ? "patch_embedder.input_proj" : hfx_vision_patch_name(&m->vision));
+                     d->kind == VLM_GEMMA4           ? "patch_embedder.input_proj"
+                     : d->kind == VLM_GRANITE_SPEECH ? "input_linear"
+                                                     : hfx_vision_patch_name(&m->vision));
             if (hfx_weight_exists(w, n)) {
                 *tower = (*s)->tower[i];
                 return *s;
@@ -226,7 +265,7 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
                                                   "(token_type_ids over the cache's slots) yet; export a dynamic cache",
                         d->architecture);
     }
-    bool audio = d->kind == VLM_AUDIO;
+    bool audio = hears(d);
     bool image = strcmp(component, audio ? "audio_encoder" : "image_encoder") == 0, whole = strcmp(component, "model") == 0;
     bool second = m->has_audio && strcmp(component, "audio_encoder") == 0; /* Gemma 4's, beside its image encoder */
     if (image || second || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
@@ -494,6 +533,14 @@ const vlm_desc hfx_audioflamingo3 = {.architecture = "AudioFlamingo3ForCondition
                                      .image_token_default = 151669,
                                      .audio = AUDIO_MLP,
                                      .feature_mask = "input_features_mask"};
+/* Granite Speech: its conformer and Q-Former into Granite */
+static const vlm_names *const granite_speech_names[] = {&granite_speech_v5, &granite_speech_hub, NULL};
+const vlm_desc hfx_granite_speech = {.architecture = "GraniteSpeechForConditionalGeneration",
+                                     .names = granite_speech_names,
+                                     .kind = VLM_GRANITE_SPEECH,
+                                     .vision_default = "granite_speech_encoder",
+                                     .text_default = "granite",
+                                     .image_token_default = 49155};
 /* Qwen3-ASR: windows of chunks through a Conv2d front end and Whisper's layers, an MLP into Qwen3 */
 const vlm_desc hfx_qwen3_asr = {.architecture = "Qwen3ASRForConditionalGeneration",
                                 .names = audio_names,

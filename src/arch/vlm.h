@@ -54,6 +54,9 @@ typedef enum {
                     weight-less RMSNorm and one linear (embed_vision.embedding_projection); the language model's
                     sliding layers see each run of image tokens both ways (mm_token_type_ids as token_type_ids) */
     VLM_AUDIO,   /* an audio tower over log-mel windows, its projector the descriptor's (vlm_audio_projector) */
+    VLM_GRANITE_SPEECH, /* Granite Speech's CTC conformer over stacked log-mel frames [N, T, input_dim] and its Q-Former
+                    projector (audio_granite.c: encoder_config, projector_config); the audio token embedded as token 0
+                    (its forward's), the language model's embedding multiplier on the merged embeddings */
     VLM_GRID     /* a grid tower (vision_grid.c: any image size, its merger the projector) over
                     pixel_values [num_patches, ·] and image_grid_thw; the language model's positions
                     M-RoPE's [3, B, S] (the descriptor's form); Qwen2-VL's text config may be the model's
@@ -96,6 +99,7 @@ typedef struct vlm_cfg {
     hfx_audio_tower audio;  /* VLM_AUDIO's tower (and `vision` a copy of its layers') */
     hfx_gemma4_vision gemma4; /* VLM_GEMMA4's encoder (and `vision.cfg` its widths) */
     hfx_gemma4_audio gemma4_audio; /* VLM_GEMMA4's audio encoder, where audio_config has one (has_audio) */
+    hfx_granite_speech_encoder granite;    /* VLM_GRANITE_SPEECH's encoder and projector */
     bool has_audio;
     bool vision_blocks;     /* VLM_GEMMA4: use_bidirectional_attention "vision" (the image runs both ways) */
     int64_t placeholders[3]; /* VLM_GEMMA4: the image, video and audio token ids, embedded as pad_id */

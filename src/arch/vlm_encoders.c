@@ -516,8 +516,25 @@ static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
     hfx_vision_tower_skip_rest(&m->vision, w, tower, upto);
 }
 
+/* Granite Speech's audio encoder: input_features [N, T, input_dim] → audio_features [N, tokens, text hidden], every
+ * clip's windows (the caller keeps each clip's real tokens, as the processor's input_features_mask says). */
+static void build_granite_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
+                                  const vlm_names *names, const char *tower) {
+    hfx_dim T = hfx_dim_sym(hfx_graph_symbol(g, "audio_frames", 1, INT32_MAX));
+    hfx_value *features = hfx_graph_input(g, "input_features", o->dtype, 3,
+                                          (hfx_dim[]){o->batch, T, hfx_dim_const(m->granite.input_dim)});
+    const char *projector = hfx_arena_printf(g->arena, "%s.", names->projector);
+    if (!projector) {
+        hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+        return;
+    }
+    hfx_value *x = hfx_granite_speech_tower(&m->granite, g, w, tower, projector, features, m->text.hidden);
+    if (!g->failed) hfx_graph_output(g, x, "audio_features");
+}
+
 void hfx_vlm_build_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
                            const vlm_names *names, const char *tower) {
     if (d->kind == VLM_AUDIO) build_audio_encoder(d, m, o, g, w, names, tower);
+    else if (d->kind == VLM_GRANITE_SPEECH) build_granite_encoder(m, o, g, w, names, tower);
     else build_image_encoder(d, m, o, g, w, names, tower);
 }
