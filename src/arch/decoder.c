@@ -380,7 +380,7 @@ static hfx_status open_weights(const hfx_decoder_desc *d, const hfx_decoder_cfg 
         if (d->unused_stack) hfx_weights_ignore_stack(own, d->unused_stack);
         if (!host) hfx_weights_ignore_layers_from(own, resolve_names(d, m->layout).layer, m->layers);
     }
-    if (host) (*w)->rename = host->rename;
+    if (host) (*w)->rename = host->rename, (*w)->alias = host->alias;
     (*w)->stored = d->names ? d->names->stored : NULL;
     return HFX_OK;
 }
@@ -390,6 +390,7 @@ static hfx_status open_weights(const hfx_decoder_desc *d, const hfx_decoder_cfg 
 static hfx_status close_weights(hfx_weights *own, hfx_weights *w, hfx_status st, hfx_error *err) {
     if (w != own) {
         w->rename = w->stored = NULL;
+        w->alias = NULL;
         return st;
     }
     if (st == HFX_OK) st = hfx_weights_finish(own, err);

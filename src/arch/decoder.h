@@ -926,6 +926,8 @@ extern const hfx_arch_family hfx_decoder_family;
 typedef struct hfx_decoder_host {
     const char *architecture;        /* the outer model's, for metadata and messages */
     const hfx_weight_rename *rename; /* the checkpoint's names for the decoder's (NULL: the same) */
+    const hfx_weight_rename *const *alias; /* NULL-terminated (or NULL): the host's other naming schemes, where a LoRA
+                                              adapter's names may follow another transformers' module paths */
     const char *const *foreign;      /* NULL-terminated: stacks ("vision_tower") other components read */
     bool embeds_in;                  /* take inputs_embeds [B,S,hidden] instead of input_ids */
     hfx_mask_blocks blocks;          /* take token_type_ids [B, attention_mask's length]: the tokens of a block

@@ -29,7 +29,7 @@ hfx_value *hfx_dec_proj(layer_ctx *c, hfx_value *x, int64_t in, int64_t out, boo
                        const char *prefix) {
     hfx_value *w = hfx_dec_weight_out_in(c, in, out, prefix);
     hfx_value *b = bias ? hfx_weight(c->w, 1, &out, "%s.bias", prefix) : NULL;
-    return hfx_linear(c->g, x, w, b);
+    return hfx_weight_lora(c->w, x, hfx_linear(c->g, x, w, b), in, out, prefix);
 }
 
 /* x · k in x's dtype (x itself when k is 1). */

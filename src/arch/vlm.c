@@ -120,17 +120,11 @@ static bool hears(const vlm_desc *d) { return d->kind == VLM_AUDIO || d->kind ==
 /* Granite Speech: its encoder_config (`encoder`), projector_config and the top's window */
 static hfx_status granite_speech_parse(hfx_cfg c, hfx_cfg encoder, hfx_arena *arena, vlm_cfg *m, hfx_error *err) {
     hfx_cfg projector;
-    bool lora;
     hfx_status st;
     if ((st = hfx_cfg_object(c, "projector_config", arena, &projector, err)) ||
         (st = hfx_granite_speech_parse(c, encoder, projector, &m->granite, err)) ||
-        (st = hfx_cfg_bool_or(c, "has_lora_adapter", true, &lora, err)))
+        (st = hfx_cfg_bool_or(c, "has_lora_adapter", true, &m->lora, err)))
         return st;
-    if (lora) /* transformers turns the adapter on whenever audio comes in: the graphs would be of another model */
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: has_lora_adapter is true: the LoRA adapter transformers enables "
-                                                  "for audio prompts is not merged by hfx; merge it into the language "
-                                                  "model (peft's merge_and_unload) and save with has_lora_adapter false",
-                        c.where);
     m->vision.cfg.hidden = m->granite.conformer.hidden, m->vision.cfg.layers = m->granite.layers;
     m->text.mult.logits_div = 1.0; /* its own lm_head, which Granite's logits_scaling does not divide */
     return HFX_OK;
@@ -242,6 +236,11 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     if (o->io == HFX_IO_SEED)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" is not written for vision-language models yet; "
                                                   "export with io \"optimum\"", d->architecture);
+    if (m->lora && hfx_checkpoint_lora_scale(ck) == 0) /* (transformers warns and runs another model) */
+        return hfx_fail(err, HFX_ERR_INVALID, "%s/config.json: has_lora_adapter is true, but the folder has no LoRA "
+                                              "adapter (adapter_config.json, adapter_model.safetensors), which "
+                                              "transformers turns on for audio prompts",
+                        hfx_checkpoint_dir(ck));
     hfx_weights w;
     hfx_status st = hfx_weights_init(&w, ck, g, o->dtype, d->architecture, err);
     if (st) return st;
@@ -257,7 +256,11 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
                              : d->kind == VLM_PALIGEMMA                   ? HFX_BLOCKS_PREFIX
                              : d->kind == VLM_GEMMA4 && m->vision_blocks ? HFX_BLOCKS_VISION_RUNS_WINDOWED
                                                                           : HFX_BLOCKS_NONE;
-    hfx_decoder_host host = {d->architecture, names->text,    foreign,          true,     blocks, NULL, false,
+    const hfx_weight_rename *alias[4] = {0}; /* the other schemes' language model names (a LoRA adapter's may be theirs) */
+    int n_alias = 0;
+    for (const vlm_names *const *s = d->names; *s && n_alias < 3; s++)
+        if (*s != names) alias[n_alias++] = (*s)->text;
+    hfx_decoder_host host = {d->architecture, names->text, alias, foreign, true, blocks, NULL, false,
                              m->deepstack,    m->placeholders, m->n_placeholders, m->pad_id};
     if (host.blocks && o->cache == HFX_CACHE_STATIC && strcmp(component, "model") != 0) {
         hfx_weights_free(&w);
@@ -273,6 +276,7 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
         if (m->has_audio && !image && !g->failed) hfx_vlm_build_gemma4_audio(m, o, g, &w);
         for (int i = 2; !whole && i < 4; i++) /* the language model is the other components' */
             if (names->stacks[i]) hfx_weights_ignore_stack(&w, names->stacks[i]);
+        if (!whole) hfx_weights_ignore_stack(&w, "lora"); /* (its adapter too) */
         for (int i = 0; m->has_audio && !whole && i < 2; i++) /* ... and the other encoder */
             hfx_weights_ignore_stack(&w, second ? names->stacks[i] : audio_stacks[i]);
         host.weights = &w;

@@ -100,6 +100,9 @@ typedef struct vlm_cfg {
     hfx_gemma4_vision gemma4; /* VLM_GEMMA4's encoder (and `vision.cfg` its widths) */
     hfx_gemma4_audio gemma4_audio; /* VLM_GEMMA4's audio encoder, where audio_config has one (has_audio) */
     hfx_granite_speech_encoder granite;    /* VLM_GRANITE_SPEECH's encoder and projector */
+    bool lora;              /* has_lora_adapter: the checkpoint's LoRA adapter (hfx_checkpoint_add_lora) required, as
+                               transformers applies it to audio prompts (the decoder's linears add it wherever it
+                               targets them) */
     bool has_audio;
     bool vision_blocks;     /* VLM_GEMMA4: use_bidirectional_attention "vision" (the image runs both ways) */
     int64_t placeholders[3]; /* VLM_GEMMA4: the image, video and audio token ids, embedded as pad_id */

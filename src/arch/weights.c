@@ -120,6 +120,58 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
     return weight_as(w, w->dtype, rank, shape, asked);
 }
 
+/* `asked` through the first rule of `table` that matches (NULL: none matches) into buf */
+static const char *renamed_by(const hfx_weight_rename *table, const char *asked, char *buf, size_t size) {
+    for (const hfx_weight_rename *r = table; r && r->from; r++)
+        if (strncmp(asked, r->from, strlen(r->from)) == 0) {
+            snprintf(buf, size, "%s%s", r->to, asked + strlen(r->from));
+            return buf;
+        }
+    return NULL;
+}
+
+/* The adapter's lora_A tensor for the linear `linear` (its index, -1: none) and its name's stem into stem: the
+ * checkpoint's name of the linear, else (an adapter saved under another transformers' module paths) each alias's */
+static long lora_tensor(const hfx_weights *w, const char *linear, char *stem, size_t size) {
+    char asked[512], buf[640];
+    snprintf(asked, sizeof asked, "%s.weight", linear);
+    const char *names[9] = {renamed(w, asked, buf, sizeof buf)};
+    char alt[8][640];
+    int n = 1;
+    for (const hfx_weight_rename *const *a = w->alias; a && *a && n < 9; a++)
+        if ((names[n] = renamed_by(*a, asked, alt[n - 1], sizeof alt[n - 1]))) n++;
+    for (int i = 0; i < n; i++) {
+        char a[832];
+        int k = (int)strlen(names[i]) - (int)strlen(".weight");
+        snprintf(stem, size, "lora.base_model.model.%.*s", k, names[i]);
+        snprintf(a, sizeof a, "%s.lora_A.weight", stem);
+        long ia = hfx_checkpoint_index_of(w->ck, a);
+        if (ia >= 0) return ia;
+    }
+    return -1;
+}
+
+hfx_value *hfx_weight_lora(hfx_weights *w, hfx_value *x, hfx_value *y, int64_t in, int64_t out, const char *linear) {
+    double scale = hfx_checkpoint_lora_scale(w->ck);
+    char stem[800], a[832], b[832];
+    long ia = scale != 0 ? lora_tensor(w, linear, stem, sizeof stem) : -1;
+    if (ia < 0) return y; /* not a targeted linear */
+    snprintf(a, sizeof a, "%s.lora_A.weight", stem);
+    snprintf(b, sizeof b, "%s.lora_B.weight", stem);
+    const hfx_tensor_info *t = hfx_checkpoint_tensor_at(w->ck, (size_t)ia);
+    int64_t r = t->rank == 2 ? t->shape[0] : 0;
+    if (r < 1) {
+        hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' must be [r, %lld]", t->file, a, (long long)in);
+        return y;
+    }
+    const hfx_weight_rename *keep = w->rename, *keep_stored = w->stored;
+    w->rename = w->stored = NULL; /* (the adapter's names are its own) */
+    hfx_value *low = hfx_linear(w->g, x, weight_as(w, w->dtype, 2, (int64_t[]){r, in}, a), NULL);
+    hfx_value *up = hfx_linear(w->g, low, weight_as(w, w->dtype, 2, (int64_t[]){out, r}, b), NULL);
+    w->rename = keep, w->stored = keep_stored;
+    return hfx_op2(w->g, HFX_OP_ADD, y, hfx_op2(w->g, HFX_OP_MUL, up, hfx_const_scalar(w->g, up->dtype, scale)));
+}
+
 hfx_value *hfx_weight_f32(hfx_weights *w, int rank, const int64_t *shape, const char *name) {
     return weight_as(w, HFX_DTYPE_F32, rank, shape, name);
 }

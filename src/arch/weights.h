@@ -27,6 +27,8 @@ typedef struct hfx_weights {
                                         replaces that part (the first occurrence) by `to` — the older names
                                         transformers' loader renames (WeightRenaming), and the forms its saving
                                         writes back */
+    const hfx_weight_rename *const *alias; /* NULL-terminated, or NULL: other names of the same tensors (another
+                                              transformers' module paths), where an adapter's names may follow them */
 } hfx_weights;
 
 hfx_status hfx_weights_init(hfx_weights *w, const hfx_checkpoint *ck, hfx_graph *g,
@@ -40,6 +42,11 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+
+/* y (the linear `linear`'s output over x [..., in], [..., out]) plus its LoRA update where the checkpoint's adapter
+ * (hfx_checkpoint_add_lora) targets it: y + scale·(x·Aᵀ)·Bᵀ, as peft computes it unmerged; y itself otherwise.
+ * `linear` is the builder's name ("model.layers.0.self_attn.q_proj"), renamed as hfx_weight renames. */
+hfx_value *hfx_weight_lora(hfx_weights *w, hfx_value *x, hfx_value *y, int64_t in, int64_t out, const char *linear);
 
 /* Whether the checkpoint has the tensor (does not mark it used). */
 bool hfx_weight_exists(const hfx_weights *w, const char *name);

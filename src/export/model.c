@@ -27,6 +27,7 @@ hfx_status hfx_model_open_at(const char *model, const char *revision, hfx_model 
     }
     hfx_checkpoint *ck;
     hfx_status st = hfx_checkpoint_open(dir, &ck, err);
+    if (!st && (st = hfx_checkpoint_add_lora(ck, err))) hfx_checkpoint_close(ck);
     return st ? st : open_checkpoint(ck, out, err);
 }
 

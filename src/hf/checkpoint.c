@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,10 @@ struct hfx_checkpoint {
     mapped_file *files;        /* arena, n_files; sorted by name when sharded */
     size_t n_tensors;
     hfx_tensor_info *tensors;  /* arena, n_tensors, sorted by name (strcmp) */
-    mapped_file *modules[8];   /* sentence-transformers modules' weight files (hfx_checkpoint_add_module), arena */
+    mapped_file *modules[8];   /* sentence-transformers modules' weight files (hfx_checkpoint_add_module) and a LoRA
+                                  adapter's (hfx_checkpoint_add_lora), arena */
     size_t n_modules;
+    double lora_scale;         /* the LoRA adapter's lora_alpha / r (√r: use_rslora); 0: none */
 };
 
 static const char INDEX_NAME[] = "model.safetensors.index.json";
@@ -387,23 +390,16 @@ hfx_status hfx_checkpoint_open(const char *dir, hfx_checkpoint **out, hfx_error 
     return HFX_OK;
 }
 
-hfx_status hfx_checkpoint_add_module(hfx_checkpoint *ck, const char *module, hfx_error *err) {
-    char prefix[256];
-    snprintf(prefix, sizeof prefix, "%s/", module);
+/* The tensors of the safetensors file at `path` added to the checkpoint's as "<prefix><name>" (its mapping closed with
+ * the checkpoint); `what` names it where it is missing. */
+static hfx_status add_tensor_file(hfx_checkpoint *ck, const char *path, const char *prefix, hfx_error *err) {
     size_t k = strlen(prefix);
     for (size_t i = 0; i < ck->n_tensors; i++)
         if (strncmp(ck->tensors[i].name, prefix, k) == 0) return HFX_OK; /* added before */
     if (ck->n_modules == sizeof ck->modules / sizeof ck->modules[0])
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: more sentence-transformers modules with weights than hfx reads (8)",
-                        ck->dir);
-    const char *path = hfx_arena_printf(ck->arena, "%s/%s/model.safetensors", ck->prefix, module);
-    const char *bin = hfx_arena_printf(ck->arena, "%s/%s/pytorch_model.bin", ck->prefix, module);
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: more side files with weights than hfx reads (8)", ck->dir);
     mapped_file *f = hfx_arena_alloc(ck->arena, sizeof *f);
-    if (!path || !bin || !f) return nomem(err);
-    if (!exists(path))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: not found%s", path,
-                        exists(bin) ? " (pytorch_model.bin is there, which hfx does not read: save the module as "
-                                      "safetensors)" : "");
+    if (!f) return nomem(err);
     memset(f, 0, sizeof *f);
     f->name = path, f->path = path, f->mapping.fd = -1;
     hfx_status st = map_file(ck, f, err);
@@ -422,6 +418,67 @@ hfx_status hfx_checkpoint_add_module(hfx_checkpoint *ck, const char *module, hfx
     ck->n_tensors = n;
     return sort_tensors(ck, err);
 }
+
+hfx_status hfx_checkpoint_add_module(hfx_checkpoint *ck, const char *module, hfx_error *err) {
+    const char *path = hfx_arena_printf(ck->arena, "%s/%s/model.safetensors", ck->prefix, module);
+    const char *bin = hfx_arena_printf(ck->arena, "%s/%s/pytorch_model.bin", ck->prefix, module);
+    const char *prefix = hfx_arena_printf(ck->arena, "%s/", module);
+    if (!path || !bin || !prefix) return nomem(err);
+    if (!exists(path))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: not found%s", path,
+                        exists(bin) ? " (pytorch_model.bin is there, which hfx does not read: save the module as "
+                                      "safetensors)" : "");
+    return add_tensor_file(ck, path, prefix, err);
+}
+
+/* adapter_config.json's LoRA settings: the ones that change its arithmetic beyond r and lora_alpha are refused. */
+static hfx_status lora_scale(const json_t *a, const char *path, double *scale, hfx_error *err) {
+    const char *type = json_string_value(json_object_get(a, "peft_type"));
+    const json_t *r = json_object_get(a, "r"), *alpha = json_object_get(a, "lora_alpha");
+    if (!type || strcmp(type, "LORA") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: peft_type '%s': hfx applies LoRA adapters only", path,
+                        type ? type : "?");
+    if (!json_is_integer(r) || json_integer_value(r) < 1 || json_integer_value(r) > 1 << 16 || !json_is_number(alpha))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'r' must be a positive integer and 'lora_alpha' a number", path);
+    static const char *const off[] = {"use_dora", "fan_in_fan_out", "lora_bias"};
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+        if (json_is_true(json_object_get(a, off[i])))
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s is true: not written (plain LoRA only)", path, off[i]);
+    static const char *const empty[] = {"rank_pattern", "alpha_pattern", "modules_to_save", "layers_to_transform"};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        const json_t *v = json_object_get(a, empty[i]);
+        if (v && !json_is_null(v) && !(json_is_object(v) && json_object_size(v) == 0) &&
+            !(json_is_array(v) && json_array_size(v) == 0))
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s is set: not written (one rank and alpha for every "
+                                                      "targeted linear)", path, empty[i]);
+    }
+    const char *bias = json_string_value(json_object_get(a, "bias"));
+    if (bias && strcmp(bias, "none") != 0)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: bias '%s': not written (\"none\" only)", path, bias);
+    double rank = (double)json_integer_value(r);
+    *scale = json_number_value(alpha) / (json_is_true(json_object_get(a, "use_rslora")) ? sqrt(rank) : rank);
+    return HFX_OK;
+}
+
+hfx_status hfx_checkpoint_add_lora(hfx_checkpoint *ck, hfx_error *err) {
+    json_t *a = NULL;
+    hfx_status st = hfx_checkpoint_side_json(ck, "adapter_config.json", false, &a, err);
+    if (st || !a) return st;
+    const char *config = join(ck, "adapter_config.json"), *path = join(ck, "adapter_model.safetensors");
+    double scale = 0;
+    if (!config || !path) st = nomem(err);
+    if (!st) st = lora_scale(a, config, &scale, err);
+    json_decref(a);
+    if (!st && !exists(path))
+        st = hfx_fail(err, HFX_ERR_INVALID, "%s: not found (adapter_config.json names a LoRA adapter)%s", path,
+                      exists(join(ck, "adapter_model.bin")) ? ": adapter_model.bin is there, which hfx does not read"
+                                                            : "");
+    if (!st) st = add_tensor_file(ck, path, "lora.", err);
+    if (!st) ck->lora_scale = scale;
+    return st;
+}
+
+double hfx_checkpoint_lora_scale(const hfx_checkpoint *ck) { return ck->lora_scale; }
 
 static const char MEMORY[] = "(memory)";
 

@@ -64,6 +64,15 @@ size_t hfx_checkpoint_tensor_count(const hfx_checkpoint *ck);
  * module saved as pytorch_model.bin, or none, is an error naming the file. Tensors found earlier stay valid. */
 hfx_status hfx_checkpoint_add_module(hfx_checkpoint *ck, const char *module, hfx_error *err);
 
+/* A PEFT LoRA adapter saved beside the model (adapter_config.json and adapter_model.safetensors, as peft and
+ * transformers' from_pretrained read them): its tensors added as "lora.<name>" ("lora.base_model.model.<linear>.lora_A
+ * .weight"), its scale kept (hfx_checkpoint_lora_scale). No adapter_config.json: nothing. An adapter hfx does not apply
+ * (DoRA, per-module ranks, a bias, modules saved whole) is HFX_ERR_UNSUPPORTED naming the field. */
+hfx_status hfx_checkpoint_add_lora(hfx_checkpoint *ck, hfx_error *err);
+
+/* The adapter's lora_alpha / r (/ √r with use_rslora): what B·A·x is scaled by; 0 without one. */
+double hfx_checkpoint_lora_scale(const hfx_checkpoint *ck);
+
 /* Tensor i in name order (strcmp), 0 ≤ i < count. */
 const hfx_tensor_info *hfx_checkpoint_tensor_at(const hfx_checkpoint *ck, size_t i);
 

@@ -30,3 +30,24 @@ def init_weights(model: torch.nn.Module, seed: int, table_std, fixed: dict | Non
                 p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
             else:
                 p.copy_(0.1 * torch.randn(p.shape, generator=g))
+
+
+def inject_lora(model: torch.nn.Module, path=None, seed: int = 3, **lora) -> torch.nn.Module:
+    """model with a LoRA adapter injected by peft (r 4 and alpha 8 unless `lora` says otherwise; its matrices random
+    from `seed`) and, with `path`, saved there as peft saves one: adapter_config.json and adapter_model.safetensors,
+    its names under base_model.model. (transformers 5.24's own adapter loading wants a newer peft than the index holds:
+    the tests build the adapted reference with peft's API.)"""
+    from peft import LoraConfig, get_peft_model_state_dict, inject_adapter_in_model
+    from safetensors.torch import save_file
+    config = LoraConfig(**{"r": 4, "lora_alpha": 8, "lora_dropout": 0.0, **lora})
+    model = inject_adapter_in_model(config, model)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if "lora_" in n:
+                p.copy_(0.3 * torch.randn(p.shape, generator=g))
+    if path is not None:
+        config.save_pretrained(str(path))
+        save_file({f"base_model.model.{k}": v.contiguous() for k, v in get_peft_model_state_dict(model).items()},
+                  str(path / "adapter_model.safetensors"))
+    return model

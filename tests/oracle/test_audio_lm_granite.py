@@ -27,7 +27,7 @@ import torch
 
 from conftest import REPO, assert_config_refused, assert_logits_close, built_once, cached_exports
 from genutil import compare_generation, left_pad
-from initutil import init_weights
+from initutil import init_weights, inject_lora
 from mmutil import eager_models, expand_tokens, write_wav
 
 sys.path.insert(0, str(REPO / "examples"))
@@ -49,6 +49,9 @@ TOP = dict(audio_token_index=AUDIO_TOKEN, has_lora_adapter=False, window_size=4,
            tie_word_embeddings=False)
 VARIANTS = {
     "granite_speech": (ENCODER, PROJECTOR, TOP),
+    # the released form: a LoRA adapter on the language model's q_proj and v_proj beside the checkpoint (peft's files),
+    # which transformers turns on for audio prompts
+    "granite_speech_lora": (ENCODER, PROJECTOR, {**TOP, "has_lora_adapter": True}),
     # three layers (the CTC head after the first), an even convolution, its inner width the hidden, a block and a
     # distance table of 5; three Q-Former layers reading the window every other one, gelu_new; windows of 6, 3 queries
     "granite_speech_variant": ({**ENCODER, "num_layers": 3, "conv_kernel_size": 4, "conv_expansion_factor": 1,
@@ -91,7 +94,10 @@ def ckpt(tmp_path_factory):
     root = tmp_path_factory.mktemp("granite_speech")
 
     def make(name):
-        _model(_config(name)).save_pretrained(root / name)
+        model = _model(_config(name))
+        model.save_pretrained(root / name)
+        if name.endswith("_lora"):
+            inject_lora(model, root / name, seed=11, target_modules=["q_proj", "v_proj"])
         window, rate = VARIANTS[name][2]["window_size"], VARIANTS[name][2]["downsample_rate"]
         (root / name / "preprocessor_config.json").write_text(json.dumps(
             {**EXTRACTOR, "projector_window_size": window, "projector_downsample_rate": rate}))
@@ -106,8 +112,11 @@ def export_dir(ckpt, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def reference(ckpt):
+    """The checkpoint in transformers; the LoRA variant's built again with its adapter injected by peft (transformers
+    5.24's own adapter loading wants a newer peft than the index holds)."""
     import transformers
-    return eager_models(ckpt, lambda name: transformers.GraniteSpeechForConditionalGeneration)
+    eager = eager_models(ckpt, lambda name: transformers.GraniteSpeechForConditionalGeneration)
+    return built_once(lambda name: inject_lora(_model(_config(name)), seed=11, target_modules=["q_proj", "v_proj"]).eval() if name.endswith("_lora") else eager(name))
 
 
 def features(name, n):
@@ -224,6 +233,7 @@ MODES = {
 }
 GENERATION_CASES = [("granite_speech", m) for m in MODES] + [("granite_speech_variant", m) for m in ("onnx-mtd",
                                                                                                       "openvino")]
+GENERATION_CASES += [("granite_speech_lora", m) for m in ("onnx-prefill", "openvino", "dynamo")]
 
 
 @pytest.mark.parametrize("name,mode", GENERATION_CASES)
@@ -262,8 +272,20 @@ def test_fields_move_transformers(where, edit):
     assert a.shape != b.shape or (a - b).abs().max() > 1e-3, f"{edit} does not move the audio features"
 
 
+def test_lora_matters(reference):
+    """The adapter moves transformers' logits: a graph without it would fail the LoRA variant's generation."""
+    x, mask = features("granite_speech_lora", 1)
+    ids = torch.tensor([[1, 7] + [AUDIO_TOKEN] * int(mask.sum()) + [33, 90]])
+    model = reference("granite_speech_lora")
+    kwargs = dict(input_ids=ids, input_features=torch.from_numpy(x), input_features_mask=torch.from_numpy(mask))
+    with torch.no_grad():
+        with_lora = model(**kwargs).logits
+        without = _model(_config("granite_speech_lora"))(**kwargs).logits  # the same weights, no adapter
+    assert (with_lora - without).abs().max() > 1e-2
+
+
 @pytest.mark.parametrize("edit,words", [
-    ({"has_lora_adapter": True}, "has_lora_adapter"),
+    ({"has_lora_adapter": True}, "has_lora_adapter is true, but the folder has no LoRA adapter"),
     ({"audio_token_index": 500}, "audio_token_index"),
     ({"window_size": 5}, "not a multiple of downsample_rate"),
     ({"encoder_config": {**ENCODER, "context_size": 9}}, "context_size 9 exceeds max_pos_emb 8"),
