@@ -138,19 +138,25 @@ def _config(v: Variant):
     return getattr(transformers, f"{v.arch}Config")(audio_config=v.audio, text_config=v.text, **v.top)
 
 
+def _build(v: Variant):
+    """The variant's model, its weights seeded (the same for every variant of one shape)."""
+    torch.manual_seed(0)
+    model = model_class(v)(_config(v)).eval()
+    init_weights(model, 1, lambda n: (v.table_std if "embed_tokens" in n else 0.5) if "embed" in n else None)
+    with torch.no_grad():  # Gemma 4's clipped linears: bounds its activations reach
+        for n, b in model.named_buffers():
+            if n.endswith(("input_min", "input_max", "output_min", "output_max")):
+                b.fill_((-1.0 if n.endswith("_min") else 1.0) * (2.0 if "input" in n else 1.5))
+    return model
+
+
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
     root = tmp_path_factory.mktemp("audio_lm")
 
     def make(name):
         v = VARIANTS[name]
-        torch.manual_seed(0)
-        model = model_class(v)(_config(v)).eval()
-        init_weights(model, 1, lambda n: (v.table_std if "embed_tokens" in n else 0.5) if "embed" in n else None)
-        with torch.no_grad():  # Gemma 4's clipped linears: bounds its activations reach
-            for n, b in model.named_buffers():
-                if n.endswith(("input_min", "input_max", "output_min", "output_max")):
-                    b.fill_((-1.0 if n.endswith("_min") else 1.0) * (2.0 if "input" in n else 1.5))
+        model = _build(v)
         model.save_pretrained(root / name)
         feature_extractor(v).save_pretrained(root / name)
         if v.arch == "Gemma4":  # its processor's parts nested in processor_config.json, as transformers 5 saves them
@@ -396,6 +402,27 @@ def test_feature_mask_matters(export_dir, reference, tmp_path, monkeypatch):
     monkeypatch.setattr(encoder, "run", unmasked)
     got, _ = generate_vlm.audio_features(encoder, out, paths)
     assert np.abs(got[:len(want)] - want).max() > 0.1
+
+
+# each field of Gemma 4's audio encoder the graph reads, changed from the first variant's
+GEMMA4_AUDIO_FIELDS = [{"attention_chunk_size": 3}, {"attention_context_left": 3}, {"attention_context_right": 0},
+                       {"conv_kernel_size": 3}, {"residual_weight": 0.7}, {"attention_logit_cap": 0.5},
+                       {"attention_invalid_logits_value": -5.0}, {"gradient_clipping": 0.5}, {"hidden_act": "gelu"},
+                       {"output_proj_dims": 16}]
+
+
+@pytest.mark.parametrize("edit", GEMMA4_AUDIO_FIELDS, ids=[next(iter(e)) for e in GEMMA4_AUDIO_FIELDS])
+def test_gemma4_audio_fields_move_transformers(edit, tmp_path):
+    """The generation and feature tests could not catch hfx ignoring a field that does not change transformers'
+    audio encoder: each one does."""
+    kwargs, _ = audio_kwargs("gemma4", audio_files(tmp_path, 2))
+    base = VARIANTS["gemma4"]
+    outs = []
+    for v in (base, dataclasses.replace(base, audio={**base.audio, **edit})):
+        with torch.no_grad():
+            outs.append(_build(v).model.audio_tower(kwargs["input_features"], kwargs["input_features_mask"]).last_hidden_state)
+    a, b = outs
+    assert a.shape != b.shape or (a - b).abs().max() > 1e-3, f"{edit} does not move the audio encoder's output"
 
 
 def test_qwen3_asr_windows_matter(ckpt, reference, tmp_path):

@@ -719,6 +719,45 @@ def test_gemma4_image_blocks_matter(reference, tmp_path):
     assert np.abs(causal_logits[0] - want_logits[0]).max() > 0.01
 
 
+def test_gemma4_standardize_matters(reference, tmp_path):
+    """The vision config's standardize (the pooled tokens less std_bias, times std_scale) is what test_image_features
+    checks: transformers' features move without it."""
+    model, paths = reference("gemma4"), images(tmp_path, 1)
+    want = want_features(reference, "gemma4", paths)
+    vision = model.config.vision_config
+    tower_configs = {id(m.config): m.config for m in model.modules() if getattr(m, "config", None) is not None
+                     and getattr(m.config, "model_type", None) == "gemma4_vision"}
+    try:
+        for c in [vision, *tower_configs.values()]:
+            c.standardize = False
+        plain = want_features(reference, "gemma4", paths)
+    finally:
+        for c in [vision, *tower_configs.values()]:
+            c.standardize = True
+    assert np.abs(plain - want).max() > 0.01
+
+
+def test_gemma4_per_layer_inputs_matter(reference, tmp_path):
+    """Gemma 4's per-layer inputs under the image encoder (gemma4_ple) are what its generation test checks:
+    transformers' logits move when they are gated off (per_layer_input_gate zeroed: GELU(0)·input adds nothing)."""
+    model, paths = reference("gemma4_ple"), images(tmp_path, 1)
+    _, want_logits = want_generation(reference, "gemma4_ple", prompts(1), paths)
+    gates = {n: p.clone() for n, p in model.named_parameters() if "per_layer_input_gate" in n}
+    assert gates
+    try:
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                if n in gates:
+                    p.zero_()
+        _, off_logits = want_generation(reference, "gemma4_ple", prompts(1), paths)
+    finally:
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                if n in gates:
+                    p.copy_(gates[n])
+    assert np.abs(off_logits[0] - want_logits[0]).max() > 0.01
+
+
 def test_gemma4_clipped_linears_matter(reference, tmp_path):
     """The bounds of Gemma 4's clipped linears are what test_image_features checks: transformers' features move when
     they are lifted (±inf, as a checkpoint without use_clipped_linears has them)."""
