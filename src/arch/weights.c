@@ -15,6 +15,7 @@ hfx_status hfx_weights_init(hfx_weights *w, const hfx_checkpoint *ck, hfx_graph 
     w->dtype = dtype;
     w->architecture = architecture;
     w->rename = w->stored = NULL;
+    w->alias = NULL;
     w->used = calloc(hfx_checkpoint_tensor_count(ck) + 1, 1);
     return w->used ? HFX_OK : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
 }

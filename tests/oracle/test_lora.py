@@ -5,6 +5,7 @@ adds scale · B·A·x, as peft computes it. The reference is transformers' model
 tested in test_audio_lm_granite.py.
   * a Llama with an adapter on q_proj, v_proj and down_proj: the plain forward in ONNX Runtime and OpenVINO within 1e-4
     of the adapted model (padded rows included), use_rslora's √r scale too, and the adapter shown to move the logits;
+    with int8 weights near the adapted model and far from the base one;
   * adapters hfx does not apply refused by name (DoRA, per-module ranks, a bias, modules saved whole, a missing
     weights file), nothing written; an adapter on a module hfx's graph has no linear for is refused as unused
     tensors rather than dropped."""
@@ -58,6 +59,22 @@ def test_forward(fmt, lora, tmp_path):
     positions = np.broadcast_to(np.arange(ids.shape[1]), ids.shape).astype(np.int64)  # (transformers' default)
     got = run_forward(fmt, out, {"input_ids": ids, "attention_mask": mask, "position_ids": positions})["logits"]
     assert_logits_close(got, want, f"LoRA {fmt} {lora}")
+
+
+def test_quantized(tmp_path):
+    """The adapter survives int8 weights (its A and B quantized like any linear): the logits stay near the adapted
+    model's (int8's error here is under 0.01) and far from the base model's (0.6 away), which a dropped adapter gives."""
+    ckpt, model = _checkpoint(tmp_path)
+    out = tmp_path / "out"
+    proc = run_hfx(["export", ckpt, out, "--format", "onnx", "--dynamic", "--quantize", "int8"])
+    assert proc.returncode == 0, describe(proc)
+    ids, mask = _inputs()
+    with torch.no_grad():
+        want = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask)).logits.numpy()
+        plain = _model()(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask)).logits.numpy()
+    positions = np.broadcast_to(np.arange(ids.shape[1]), ids.shape).astype(np.int64)
+    got = run_forward("onnx", out, {"input_ids": ids, "attention_mask": mask, "position_ids": positions})["logits"]
+    assert np.abs(got - want).max() < 0.05 and np.abs(got - plain).max() > 0.3
 
 
 @pytest.mark.parametrize("edit,words", [
