@@ -35,6 +35,10 @@ static hfx_status int_list(hfx_cfg c, const char *key, int n, int64_t lo, int64_
 
 hfx_status hfx_davit_parse(hfx_cfg c, hfx_davit *t, hfx_error *err) {
     memset(t, 0, sizeof *t);
+    if (json_object_get(c.obj, "dim_embed")) /* (microsoft/Florence-2-*'s DaViT config, its own modeling code's) */
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: 'dim_embed': the original remote-code Florence-2 checkpoint; "
+                                                  "export one converted for transformers' Florence2 classes "
+                                                  "(vision_config.embed_dim)", c.where);
     const json_t *dims = json_object_get(c.obj, "embed_dim"), *pre = json_object_get(c.obj, "patch_prenorm");
     if (!json_is_array(dims) || json_array_size(dims) < 1 || json_array_size(dims) > HFX_DAVIT_STAGES)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: field 'embed_dim' must be a list of 1 to %d stage widths", c.where,

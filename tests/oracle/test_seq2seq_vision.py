@@ -229,6 +229,7 @@ def test_fields_move_transformers(where, edit, tmp_path):
     ({"vision_config": {**VISION, "embed_dim": [16, 30]}}, "not a multiple of num_heads"),
     ({"vision_config": {**VISION, "activation_function": "bogus"}}, "activation_function 'bogus'"),
     ({"vision_config": {**VISION, "max_position_embeddings": 4}}, "max_position_embeddings 4"),
+    ({"vision_config": {**VISION, "dim_embed": [16, 32]}}, "original remote-code Florence-2"),
 ])
 def test_bad_configs(edit, words, ckpt, tmp_path):
     assert_config_refused(ckpt("florence2"), tmp_path, edit, words, "--for-generation")
