@@ -63,8 +63,9 @@ if "generate_executorch" not in sys.modules:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     sys.modules["generate_executorch"] = module
-    module.exports = {}
 loop = sys.modules["generate_executorch"]
+if not hasattr(loop, "exports"):  # (imported first by another example in this worker: generate_vlm's)
+    loop.exports = {}
 key = (out_dir, os.stat(os.path.join(out_dir, "export.json")).st_mtime_ns)
 if key not in loop.exports:
     loop.exports[key] = loop.Export(loop.Path(out_dir))

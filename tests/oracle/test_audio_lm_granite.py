@@ -161,8 +161,9 @@ def run_example(out, name, rows, mode, tmp_path, monkeypatch):
     import etutil
     data = tmp_path / "features.npz"
     np.savez(data, x=x, mask=mask)
-    code = (STUB + "import sys\nsys.path.insert(0, args[0])\nimport generate_vlm\n"
-            "tokens, logits = generate_vlm.generate(Path(args[1]), [], args[2], args[3], audio=args[4])\n"
+    code = (STUB + "import sys\nsys.path.insert(0, args[0])\nimport generate_vlm\ntry:\n"
+            "    tokens, logits = generate_vlm.generate(Path(args[1]), [], args[2], args[3], audio=args[4])\n"
+            "finally:\n    transformers.AutoFeatureExtractor.from_pretrained = _original\n"
             "np.savez(args[5], tokens=np.asarray(tokens), logits=logits)\n")
     result = tmp_path / "result.npz"
     etutil.worker().python(code, [str(REPO / "examples"), str(out), rows, NEW_TOKENS, [str(p) for p in paths],
@@ -181,6 +182,7 @@ class _Stub:
     model_input_names = ["input_features", "input_features_mask"]
     def __call__(self, audios, **kwargs):
         return {"input_features": _data["x"], "input_features_mask": _data["mask"]}
+_original = transformers.AutoFeatureExtractor.from_pretrained
 transformers.AutoFeatureExtractor.from_pretrained = classmethod(lambda cls, *a, **k: _Stub())
 """
 

@@ -282,9 +282,10 @@ def _arch_unsupported(ck: Path, tmp: Path) -> Expect:
 
 
 def _arch_not_yet(ck: Path, tmp: Path) -> Expect:
-    """A class people export whose parts hfx does not build yet (Florence-2's): the message says what is missing."""
-    _edit_config(ck, lambda c: c.update(architectures=["Florence2ForConditionalGeneration"]))
-    return Expect(files=("config.json",), all_of=("Florence2ForConditionalGeneration", "not supported yet", "DaViT"))
+    """A class people export whose parts hfx does not build yet (Phi-4-multimodal's): the message says what is
+    missing."""
+    _edit_config(ck, lambda c: c.update(architectures=["Phi4MultimodalForCausalLM"]))
+    return Expect(files=("config.json",), all_of=("Phi4MultimodalForCausalLM", "not supported yet", "audio towers"))
 
 
 def _rope_unsupported(ck: Path, tmp: Path) -> Expect:
