@@ -6,6 +6,7 @@ tested in test_audio_lm_granite.py.
   * a Llama with an adapter on q_proj, v_proj and down_proj: the plain forward in ONNX Runtime and OpenVINO within 1e-4
     of the adapted model (padded rows included), use_rslora's √r scale too, and the adapter shown to move the logits;
     with int8 weights near the adapted model and far from the base one;
+  * a BERT encoder and Whisper (both stacks) with adapters on their attention and MLP linears, ONNX Runtime;
   * adapters hfx does not apply refused by name (DoRA, per-module ranks, a bias, modules saved whole, a missing
     weights file), nothing written; an adapter on a module hfx's graph has no linear for is refused as unused
     tensors rather than dropped."""
@@ -59,6 +60,52 @@ def test_forward(fmt, lora, tmp_path):
     positions = np.broadcast_to(np.arange(ids.shape[1]), ids.shape).astype(np.int64)  # (transformers' default)
     got = run_forward(fmt, out, {"input_ids": ids, "attention_mask": mask, "position_ids": positions})["logits"]
     assert_logits_close(got, want, f"LoRA {fmt} {lora}")
+
+
+def _other(kind):
+    """An encoder (BertModel) or an encoder-decoder (WhisperForConditionalGeneration), tiny, eager attention."""
+    import transformers
+    torch.manual_seed(0)
+    if kind == "bert":
+        config = transformers.BertConfig(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                         intermediate_size=48, max_position_embeddings=64)
+        return transformers.BertModel._from_config(config, attn_implementation="eager").eval()
+    config = transformers.WhisperConfig(vocab_size=120, d_model=32, encoder_layers=2, decoder_layers=2,
+                                        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=48,
+                                        decoder_ffn_dim=48, num_mel_bins=8, max_source_positions=50,
+                                        max_target_positions=64, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                                        decoder_start_token_id=1)
+    return transformers.WhisperForConditionalGeneration._from_config(config, attn_implementation="eager").eval()
+
+
+# the linears each family's builder reads through its own helper: BERT's attention (query, value), Whisper's q_proj and
+# v_proj in both stacks and the encoder's fc1
+OTHER_TARGETS = {"bert": ["query", "value"], "whisper": ["q_proj", "v_proj", "fc1"]}
+
+
+@pytest.mark.parametrize("kind", list(OTHER_TARGETS))
+def test_other_families(kind, tmp_path):
+    """An adapter on an encoder's or an encoder-decoder's linears (the classic LoRA fine-tune of Whisper): the plain
+    forward in ONNX Runtime within 1e-4 of the adapted model, the adapter shown to move its outputs."""
+    ckpt, out = tmp_path / "ckpt", tmp_path / "out"
+    _other(kind).save_pretrained(ckpt)
+    model = inject_lora(_other(kind), ckpt, target_modules=OTHER_TARGETS[kind])
+    proc = run_hfx(["export", ckpt, out, "--format", "onnx", "--dynamic"])
+    assert proc.returncode == 0, describe(proc)
+    if kind == "bert":
+        ids, mask = _inputs()
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        kwargs, key = {k: torch.from_numpy(v) for k, v in feed.items()}, "last_hidden_state"
+    else:
+        x = np.random.default_rng(1).standard_normal((2, 8, 100)).astype(np.float32)
+        feed = {"input_features": x, "decoder_input_ids": np.array([[1, 5, 9], [1, 7, 3]], np.int64)}
+        kwargs, key = {k: torch.from_numpy(v) for k, v in feed.items()}, "logits"
+    with torch.no_grad():
+        want = getattr(model(**kwargs), key).numpy()
+        plain = getattr(_other(kind)(**kwargs), key).numpy()
+    assert np.abs(want - plain).max() > 1e-2, "the adapter must move the outputs"
+    got = run_forward("onnx", out, feed)[key]
+    assert_logits_close(got, want, f"LoRA {kind}")
 
 
 def test_quantized(tmp_path):
