@@ -144,22 +144,9 @@ static hfx_value *project(granite_ctx *c, const char *prefix, hfx_value *x, int6
     const hfx_granite_qformer *f = &t->qformer;
     hfx_graph *g = c->g;
     int64_t Wn = t->window, Q = t->window / t->downsample, D = f->hidden, E = f->encoder_hidden;
-    hfx_dim N = x->dims[0], T = x->dims[1];
-    bool ok;
-    hfx_dim nb = hfx_dim_is_const(T) ? hfx_dim_const((T.c + Wn - 1) / Wn)
-                                     : hfx_dim_sym(hfx_graph_symbol_derived(g, "audio_windows",
-                                                                            hfx_dim_add(T, hfx_dim_const(Wn - 1), &ok), Wn, 0));
-    hfx_value *windows = hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_ADD, hfx_dim_of(g, x, 1), hfx_const_i64(g, Wn - 1)),
-                                 hfx_const_i64(g, Wn));
+    hfx_dim N = x->dims[0], nb;
     /* the frames zero-padded to whole windows, the windows an axis of their own: [N, nb, window, E] */
-    hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0),
-                                                         hfx_unsqueeze(g, hfx_const_i64(g, Wn), 0),
-                                                         hfx_unsqueeze(g, hfx_const_i64(g, E), 0)}, 0);
-    hfx_value *zeros = hfx_expand(g, hfx_const_scalar(g, x->dtype, 0.0), shape, 3, (hfx_dim[]){N, hfx_dim_const(Wn),
-                                                                                               hfx_dim_const(E)});
-    hfx_value *padded = hfx_concat(g, 2, (hfx_value *[]){x, zeros}, 1);
-    hfx_value *len = hfx_op2(g, HFX_OP_MUL, windows, hfx_const_i64(g, Wn));
-    padded = hfx_gather(g, padded, hfx_range(g, hfx_const_i64(g, 0), len, hfx_const_i64(g, 1), hfx_dim_scale(nb, Wn)), 1);
+    hfx_value *padded = hfx_pad_to_blocks(g, x, Wn, "audio_windows", &nb);
     hfx_value *win = hfx_reshape(g, padded, 4, (hfx_dim[]){N, nb, hfx_dim_const(Wn), hfx_dim_const(E)});
     /* the learned queries, normed: [1, 1, Q, D], broadcast over the windows by the first cross-attention */
     char base[160], n[192];

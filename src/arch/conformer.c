@@ -54,23 +54,18 @@ static hfx_value *f32_vector(hfx_graph *g, int64_t n, const float *v) {
     return hfx_const_bytes(g, HFX_DTYPE_F32, 1, &n, v);
 }
 
-/* Shaw's blocks: their count, the padded length, the bias hiding the last block's padding, each distance's row */
+/* Shaw's blocks: their count, which query-key pairs are both frames, each distance's row */
 static void shaw_prepare(const hfx_conformer *cf, hfx_graph *g, hfx_value *frames, hfx_dim F,
                          hfx_conformer_inputs *out) {
     int64_t C = cf->block;
-    bool ok;
-    out->blocks = hfx_dim_is_const(F) ? hfx_dim_const((F.c + C - 1) / C)
-                                      : hfx_dim_sym(hfx_graph_symbol_derived(g, "conformer_blocks",
-                                                                             hfx_dim_add(F, hfx_dim_const(C - 1), &ok),
-                                                                             C, 0));
+    out->blocks = hfx_blocks_of(g, F, C, "conformer_blocks");
     hfx_value *nb = hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_ADD, frames, hfx_const_i64(g, C - 1)), hfx_const_i64(g, C));
-    out->padded_len = hfx_op2(g, HFX_OP_MUL, nb, hfx_const_i64(g, C));
-    hfx_value *index = hfx_reshape(g, count(g, out->padded_len, hfx_dim_scale(out->blocks, C)), 2,
-                                   (hfx_dim[]){out->blocks, hfx_dim_const(C)});          /* [nb, C] */
+    hfx_value *index = hfx_reshape(g, count(g, hfx_op2(g, HFX_OP_MUL, nb, hfx_const_i64(g, C)),
+                                            hfx_dim_scale(out->blocks, C)),
+                                   2, (hfx_dim[]){out->blocks, hfx_dim_const(C)}); /* [nb, C] */
     hfx_value *real = hfx_op2(g, HFX_OP_LESS, index, frames);
     hfx_value *both = hfx_op2(g, HFX_OP_AND, hfx_unsqueeze(g, real, 2), hfx_unsqueeze(g, real, 1)); /* [nb, C, C] */
-    out->block_bias = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_where(g, both, hfx_const_f32(g, 0.0f),
-                                                                  hfx_const_f32(g, -FLT_MAX)), 1), 0);
+    out->block_real = hfx_unsqueeze(g, hfx_unsqueeze(g, both, 1), 0);
     int64_t *rows = hfx_arena_alloc(g->arena, (size_t)(C * C) * sizeof *rows);
     if (!rows) {
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
@@ -200,18 +195,9 @@ static hfx_value *shaw_attention(layer_ctx *c, const hfx_conformer_inputs *in, h
     hfx_graph *g = c->g;
     int64_t H = c->cf->hidden, nh = c->cf->heads, hd = H / nh, C = c->cf->block;
     double scale = 1.0 / sqrt((double)hd);
-    hfx_dim B = h->dims[0], padded = hfx_dim_scale(in->blocks, C);
-    /* pad: C zero frames after the last, cut to whole blocks */
-    hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, q, 0), 0),
-                                                         hfx_unsqueeze(g, hfx_const_i64(g, C), 0),
-                                                         hfx_unsqueeze(g, hfx_const_i64(g, H), 0)}, 0);
-    hfx_value *zeros = hfx_expand(g, hfx_const_scalar(g, q->dtype, 0.0), shape, 3,
-                                  (hfx_dim[]){B, hfx_dim_const(C), hfx_dim_const(H)});
+    hfx_dim B = h->dims[0], padded = hfx_dim_scale(in->blocks, C), blocks;
     hfx_value *t[3] = {q, k, v};
-    for (int i = 0; i < 3; i++) {
-        hfx_value *p = hfx_concat(g, 2, (hfx_value *[]){t[i], zeros}, 1);
-        t[i] = block_heads(c, in, hfx_gather(g, p, count(g, in->padded_len, padded), 1));
-    }
+    for (int i = 0; i < 3; i++) t[i] = block_heads(c, in, hfx_pad_to_blocks(g, t[i], C, "conformer_blocks", &blocks));
     /* pos[b,n,h,c,r] = Σ_d q[b,n,h,c,d]·E[dist(c,r), d]: the queries by row c against its distances' rows */
     hfx_value *table = hfx_weight(c->w, 2, (int64_t[]){2 * c->cf->max_distance + 1, hd}, "%s.%s.weight", c->layer,
                                   c->n->pos);
@@ -220,8 +206,7 @@ static hfx_value *shaw_attention(layer_ctx *c, const hfx_conformer_inputs *in, h
     hfx_value *pos = hfx_op2(g, HFX_OP_MATMUL, qc, hfx_unsqueeze(g, hfx_unsqueeze(g, rel, 1), 1));   /* [C,B,nb,nh,C] */
     pos = hfx_transpose(g, pos, 5, (int64_t[]){1, 2, 3, 0, 4});                                         /* [B,nb,nh,C,C] */
     pos = hfx_op2(g, HFX_OP_MUL, pos, hfx_const_scalar(g, pos->dtype, scale));
-    hfx_value *bias = hfx_where(g, hfx_op2(g, HFX_OP_EQUAL, in->block_bias, hfx_const_f32(g, 0.0f)),
-                                hfx_cast(g, pos, HFX_DTYPE_F32), in->block_bias);
+    hfx_value *bias = hfx_where(g, in->block_real, hfx_cast(g, pos, HFX_DTYPE_F32), hfx_const_f32(g, -FLT_MAX));
     hfx_value *a = hfx_attend_any_rank(g, t[0], t[1], t[2], hfx_cast(g, bias, t[0]->dtype), scale);                 /* [B,nb,nh,C,hd] */
     a = hfx_reshape(g, hfx_transpose(g, a, 5, (int64_t[]){0, 1, 3, 2, 4}), 3, (hfx_dim[]){B, padded, hfx_dim_const(H)});
     return hfx_gather(g, a, count(g, hfx_dim_of(g, h, 1), h->dims[1]), 1);

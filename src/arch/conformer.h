@@ -61,9 +61,8 @@ typedef struct hfx_conformer_inputs {
     hfx_value *pe;         /* relative: the encodings [1, 2F − 1, hidden] of distances F − 1 down to 1 − F */
     hfx_value *shift;      /* relative: [B,heads,F,F] i64, the column of distance i − j in row i */
     hfx_dim blocks;        /* Shaw's: ⌈F / block⌉ */
-    hfx_value *padded_len; /* Shaw's: blocks · block, i64 scalar */
-    hfx_value *block_bias; /* Shaw's: [1, blocks, 1, block, block] f32: 0, or the float minimum where the query or key is
-                              past the frames (the last block's padding) */
+    hfx_value *block_real; /* Shaw's: [1, blocks, 1, block, block] bool: false where the query or key is past the frames
+                              (the last block's padding) */
     hfx_value *distance;   /* Shaw's: [block, block] i64, the table's row of each query-key distance */
 } hfx_conformer_inputs;
 

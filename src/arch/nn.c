@@ -148,15 +148,37 @@ hfx_value *hfx_one_hot(hfx_graph *g, hfx_value *idx, int64_t n, hfx_dtype dtype)
 
 hfx_value *hfx_attend_any_rank(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *bias, double scale) {
     int r = k->rank;
-    int64_t perm[8];
-    for (int i = 0; i < r && i < 8; i++) perm[i] = i;
     if (r < 2 || r > 8) {
         hfx_graph_fail(g, HFX_ERR_INVALID, "attention over rank %d", r);
         return q;
     }
+    int64_t perm[8];
+    for (int i = 0; i < r; i++) perm[i] = i;
     perm[r - 2] = r - 1, perm[r - 1] = r - 2;
     hfx_value *s = hfx_op2(g, HFX_OP_MATMUL, q, hfx_transpose(g, k, r, perm));
     s = hfx_op2(g, HFX_OP_MUL, s, hfx_const_scalar(g, s->dtype, scale));
     if (bias) s = hfx_op2(g, HFX_OP_ADD, s, bias);
     return hfx_op2(g, HFX_OP_MATMUL, hfx_softmax(g, s, -1), v);
+}
+
+hfx_dim hfx_blocks_of(hfx_graph *g, hfx_dim n, int64_t block, const char *name) {
+    bool ok;
+    return hfx_dim_is_const(n) ? hfx_dim_const((n.c + block - 1) / block)
+                               : hfx_dim_sym(hfx_graph_symbol_derived(g, name, hfx_dim_add(n, hfx_dim_const(block - 1), &ok),
+                                                                      block, 0));
+}
+
+hfx_value *hfx_pad_to_blocks(hfx_graph *g, hfx_value *x, int64_t block, const char *name, hfx_dim *blocks) {
+    *blocks = hfx_blocks_of(g, x->dims[1], block, name);
+    hfx_value *shape = hfx_concat(g, 3, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, x, 0), 0),
+                                                         hfx_unsqueeze(g, hfx_const_i64(g, block), 0),
+                                                         hfx_unsqueeze(g, hfx_dim_of(g, x, 2), 0)}, 0);
+    hfx_value *zeros = hfx_expand(g, hfx_const_scalar(g, x->dtype, 0.0), shape, 3,
+                                  (hfx_dim[]){x->dims[0], hfx_dim_const(block), x->dims[2]});
+    hfx_value *padded = hfx_concat(g, 2, (hfx_value *[]){x, zeros}, 1); /* block zero rows after the last */
+    hfx_value *n = hfx_op2(g, HFX_OP_DIV, hfx_op2(g, HFX_OP_ADD, hfx_dim_of(g, x, 1), hfx_const_i64(g, block - 1)),
+                           hfx_const_i64(g, block));
+    hfx_value *len = hfx_op2(g, HFX_OP_MUL, n, hfx_const_i64(g, block));
+    return hfx_gather(g, padded, hfx_range(g, hfx_const_i64(g, 0), len, hfx_const_i64(g, 1), hfx_dim_scale(*blocks, block)),
+                      1);
 }

@@ -63,4 +63,11 @@ hfx_value *hfx_one_hot(hfx_graph *g, hfx_value *idx, int64_t n, hfx_dtype dtype)
  * none): attention hfx_attention's rank-4 form cannot hold (windows beside a symbolic batch, channel groups). */
 hfx_value *hfx_attend_any_rank(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *bias, double scale);
 
+/* ⌈n / block⌉: a constant, or the symbol `name` derived from n. */
+hfx_dim hfx_blocks_of(hfx_graph *g, hfx_dim n, int64_t block, const char *name);
+
+/* x [B, T, W] zero-padded at the end of axis 1 to whole blocks of `block` rows: [B, ⌈T/block⌉·block, W], the block
+ * count (hfx_blocks_of, symbol `name`) in *blocks (Granite Speech's attention blocks and projector windows). */
+hfx_value *hfx_pad_to_blocks(hfx_graph *g, hfx_value *x, int64_t block, const char *name, hfx_dim *blocks);
+
 #endif

@@ -32,18 +32,21 @@ static void shape_text(char *buf, size_t n, int rank, const int64_t *shape) {
     if (k < n) snprintf(buf + k, n - k, "]");
 }
 
+/* `asked` through the first rule of `table` that matches (NULL: none matches) into buf */
+static const char *renamed_by(const hfx_weight_rename *table, const char *asked, char *buf, size_t size) {
+    for (const hfx_weight_rename *r = table; r && r->from; r++)
+        if (strncmp(asked, r->from, strlen(r->from)) == 0) {
+            snprintf(buf, size, "%s%s", r->to, asked + strlen(r->from));
+            return buf;
+        }
+    return NULL;
+}
+
 /* The checkpoint's name for `asked` (the first matching rename rule applied, then, where the checkpoint has no such
  * tensor, the first stored form it has) into buf. */
 static const char *renamed(const hfx_weights *w, const char *asked, char *buf, size_t size) {
-    const char *name = asked;
-    for (const hfx_weight_rename *r = w->rename; r && r->from; r++) {
-        size_t n = strlen(r->from);
-        if (strncmp(asked, r->from, n) == 0) {
-            snprintf(buf, size, "%s%s", r->to, asked + n);
-            name = buf;
-            break;
-        }
-    }
+    const char *name = renamed_by(w->rename, asked, buf, size);
+    if (!name) name = asked;
     if (!w->stored || hfx_checkpoint_index_of(w->ck, name) >= 0) return name;
     char alt[640];
     for (const hfx_weight_rename *r = w->stored; r->from; r++) {
@@ -94,12 +97,9 @@ static bool shaped(hfx_weights *w, const hfx_tensor_info *t, const char *name, i
     return ok;
 }
 
-/* The tensor `asked` names, of that shape, a float as dtype (each its own check and message). */
-static hfx_value *weight_as(hfx_weights *w, hfx_dtype dtype, int rank, const int64_t *shape, const char *asked) {
-    char buf[640];
-    const char *name;
-    long i;
-    const hfx_tensor_info *t = lookup(w, asked, buf, sizeof buf, &name, &i);
+/* Tensor i (t, named `name`; NULL: missing), of that shape, a float as dtype (each its own check and message). */
+static hfx_value *weight_at(hfx_weights *w, hfx_dtype dtype, int rank, const int64_t *shape, const hfx_tensor_info *t,
+                            const char *name, long i) {
     bool ok = shaped(w, t, name, rank, shape);
     if (ok && t->dtype != HFX_DTYPE_F32 && t->dtype != HFX_DTYPE_F16 && t->dtype != HFX_DTYPE_BF16) {
         hfx_graph_fail(w->g, HFX_ERR_UNSUPPORTED,
@@ -112,6 +112,15 @@ static hfx_value *weight_as(hfx_weights *w, hfx_dtype dtype, int rank, const int
     return hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, dtype);
 }
 
+/* The tensor `asked` names (renames applied), of that shape, a float as dtype. */
+static hfx_value *weight_as(hfx_weights *w, hfx_dtype dtype, int rank, const int64_t *shape, const char *asked) {
+    char buf[640];
+    const char *name;
+    long i;
+    const hfx_tensor_info *t = lookup(w, asked, buf, sizeof buf, &name, &i);
+    return weight_at(w, dtype, rank, shape, t, name, i);
+}
+
 hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char *fmt, ...) {
     char asked[512];
     va_list ap;
@@ -119,16 +128,6 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
     vsnprintf(asked, sizeof asked, fmt, ap);
     va_end(ap);
     return weight_as(w, w->dtype, rank, shape, asked);
-}
-
-/* `asked` through the first rule of `table` that matches (NULL: none matches) into buf */
-static const char *renamed_by(const hfx_weight_rename *table, const char *asked, char *buf, size_t size) {
-    for (const hfx_weight_rename *r = table; r && r->from; r++)
-        if (strncmp(asked, r->from, strlen(r->from)) == 0) {
-            snprintf(buf, size, "%s%s", r->to, asked + strlen(r->from));
-            return buf;
-        }
-    return NULL;
 }
 
 /* The adapter's lora_A tensor for the linear `linear` (its index, -1: none) and its name's stem into stem: the
@@ -154,22 +153,21 @@ static long lora_tensor(const hfx_weights *w, const char *linear, char *stem, si
 
 hfx_value *hfx_weight_lora(hfx_weights *w, hfx_value *x, hfx_value *y, int64_t in, int64_t out, const char *linear) {
     double scale = hfx_checkpoint_lora_scale(w->ck);
-    char stem[800], a[832], b[832];
+    char stem[800], b[832];
     long ia = scale != 0 ? lora_tensor(w, linear, stem, sizeof stem) : -1;
     if (ia < 0) return y; /* not a targeted linear */
-    snprintf(a, sizeof a, "%s.lora_A.weight", stem);
-    snprintf(b, sizeof b, "%s.lora_B.weight", stem);
-    const hfx_tensor_info *t = hfx_checkpoint_tensor_at(w->ck, (size_t)ia);
-    int64_t r = t->rank == 2 ? t->shape[0] : 0;
+    const hfx_tensor_info *ta = hfx_checkpoint_tensor_at(w->ck, (size_t)ia);
+    int64_t r = ta->rank == 2 ? ta->shape[0] : 0;
     if (r < 1) {
-        hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' must be [r, %lld]", t->file, a, (long long)in);
+        hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' must be [r, %lld]", ta->file, ta->name, (long long)in);
         return y;
     }
-    const hfx_weight_rename *keep = w->rename, *keep_stored = w->stored;
-    w->rename = w->stored = NULL; /* (the adapter's names are its own) */
-    hfx_value *low = hfx_linear(w->g, x, weight_as(w, w->dtype, 2, (int64_t[]){r, in}, a), NULL);
-    hfx_value *up = hfx_linear(w->g, low, weight_as(w, w->dtype, 2, (int64_t[]){out, r}, b), NULL);
-    w->rename = keep, w->stored = keep_stored;
+    snprintf(b, sizeof b, "%s.lora_B.weight", stem); /* (the adapter's own names: no renames) */
+    long ib = hfx_checkpoint_index_of(w->ck, b);
+    hfx_value *low = hfx_linear(w->g, x, weight_at(w, w->dtype, 2, (int64_t[]){r, in}, ta, ta->name, ia), NULL);
+    hfx_value *up = hfx_linear(w->g, low, weight_at(w, w->dtype, 2, (int64_t[]){out, r},
+                                                    ib >= 0 ? hfx_checkpoint_tensor_at(w->ck, (size_t)ib) : NULL, b, ib),
+                               NULL);
     return hfx_op2(w->g, HFX_OP_ADD, y, hfx_op2(w->g, HFX_OP_MUL, up, hfx_const_scalar(w->g, up->dtype, scale)));
 }
 

@@ -390,8 +390,8 @@ hfx_status hfx_checkpoint_open(const char *dir, hfx_checkpoint **out, hfx_error 
     return HFX_OK;
 }
 
-/* The tensors of the safetensors file at `path` added to the checkpoint's as "<prefix><name>" (its mapping closed with
- * the checkpoint); `what` names it where it is missing. */
+/* The tensors of the safetensors file at `path` (arena) added to the checkpoint's as "<prefix><name>", once (its
+ * mapping closed with the checkpoint). */
 static hfx_status add_tensor_file(hfx_checkpoint *ck, const char *path, const char *prefix, hfx_error *err) {
     size_t k = strlen(prefix);
     for (size_t i = 0; i < ck->n_tensors; i++)
@@ -465,14 +465,14 @@ hfx_status hfx_checkpoint_add_lora(hfx_checkpoint *ck, hfx_error *err) {
     hfx_status st = hfx_checkpoint_side_json(ck, "adapter_config.json", false, &a, err);
     if (st || !a) return st;
     const char *config = join(ck, "adapter_config.json"), *path = join(ck, "adapter_model.safetensors");
+    const char *bin = join(ck, "adapter_model.bin");
     double scale = 0;
-    if (!config || !path) st = nomem(err);
+    if (!config || !path || !bin) st = nomem(err);
     if (!st) st = lora_scale(a, config, &scale, err);
     json_decref(a);
     if (!st && !exists(path))
         st = hfx_fail(err, HFX_ERR_INVALID, "%s: not found (adapter_config.json names a LoRA adapter)%s", path,
-                      exists(join(ck, "adapter_model.bin")) ? ": adapter_model.bin is there, which hfx does not read"
-                                                            : "");
+                      exists(bin) ? ": adapter_model.bin is there, which hfx does not read" : "");
     if (!st) st = add_tensor_file(ck, path, "lora.", err);
     if (!st) ck->lora_scale = scale;
     return st;
