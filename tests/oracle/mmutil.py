@@ -1,9 +1,10 @@
-"""What the multimodal generation tests share (test_vlm.py, test_audio_lm.py): prompts whose one media token per image
-or audio file becomes its feature count, transformers' models loaded once with eager attention, and
-examples/generate_vlm.py run in the executorch virtualenv."""
+"""What the multimodal tests share (test_vlm.py, test_audio_lm.py and their kin): an encoder component run once, prompts
+whose one media token per image or audio file becomes its feature count, transformers' models loaded once with eager
+attention, and examples/generate_vlm.py run in the executorch virtualenv."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -51,3 +52,15 @@ def run_example_executorch(out: Path, rows, new_tokens: int, media: list, tmp_pa
     assert proc.returncode == 0, proc.stderr
     with np.load(logits_file) as npz:
         return npz["tokens"], npz["logits"]
+
+
+def run_component(out: Path, fmt: str, component: str, feed: dict, output: str) -> np.ndarray:
+    """The export's `component` (its file as export.json names it) run once in ONNX Runtime or OpenVINO (f32) on feed:
+    its output `output`."""
+    path = out / json.loads((out / "export.json").read_text())["components"][component]["file"]
+    if fmt == "onnx":
+        import onnxruntime as ort
+        return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run([output], feed)[0]
+    import openvino as ov
+    compiled = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    return np.array(compiled(feed)[compiled.output(output)])

@@ -29,7 +29,7 @@ import torch
 from conftest import REPO, assert_config_refused, assert_logits_close, built_once, cached_exports
 from genutil import compare_generation, left_pad
 from initutil import init_weights, inject_lora
-from mmutil import eager_models, expand_tokens, write_wav
+from mmutil import eager_models, expand_tokens, run_component, write_wav
 
 sys.path.insert(0, str(REPO / "examples"))
 import generate_vlm  # noqa: E402
@@ -117,7 +117,11 @@ def reference(ckpt):
     5.24's own adapter loading wants a newer peft than the index holds)."""
     import transformers
     eager = eager_models(ckpt, lambda name: transformers.GraniteSpeechForConditionalGeneration)
-    return built_once(lambda name: inject_lora(_model(_config(name)), seed=11, target_modules=["q_proj", "v_proj"]).eval() if name.endswith("_lora") else eager(name))
+    def make(name):
+        if not name.endswith("_lora"):
+            return eager(name)
+        return inject_lora(_model(_config(name)), seed=11, target_modules=["q_proj", "v_proj"]).eval()
+    return built_once(make)
 
 
 def features(name, n):
@@ -204,16 +208,6 @@ def prompts(n):
     return [[1, 7, AUDIO_TOKEN, 33, 90, 4], [1, AUDIO_TOKEN, 12, 5]][:n]
 
 
-def run_audio_encoder(out, fmt, feed):
-    path = out / json.loads((out / "export.json").read_text())["components"]["audio_encoder"]["file"]
-    if fmt == "onnx":
-        import onnxruntime as ort
-        return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(["audio_features"], feed)[0]
-    import openvino as ov
-    compiled = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    return np.array(compiled(feed)[compiled.outputs[0]])
-
-
 @pytest.mark.parametrize("fmt", ["onnx", "openvino"])
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_audio_features(name, fmt, export_dir, reference, tmp_path):
@@ -221,7 +215,8 @@ def test_audio_features(name, fmt, export_dir, reference, tmp_path):
     x, _ = features(name, 2)
     with torch.no_grad():
         want = reference(name).get_audio_features(torch.from_numpy(x)).pooler_output.numpy()
-    assert_logits_close(run_audio_encoder(out, fmt, {"input_features": x}), want, f"{name} {fmt} audio_features")
+    got = run_component(out, fmt, "audio_encoder", {"input_features": x}, "audio_features")
+    assert_logits_close(got, want, f"{name} {fmt} audio_features")
 
 
 MODES = {
@@ -263,7 +258,8 @@ def test_generation_batch_of_two(mode, export_dir, reference, tmp_path, monkeypa
 
 # each field the encoder and projector read, changed from the first variant: transformers' features move
 FIELDS = [("encoder", {"context_size": 4}), ("encoder", {"max_pos_emb": 7}), ("encoder", {"conv_kernel_size": 3}),
-          ("encoder", {"conv_expansion_factor": 1}), ("encoder", {"feedforward_mult": 3}), ("encoder", {"num_layers": 3}),
+          ("encoder", {"conv_expansion_factor": 1}), ("encoder", {"feedforward_mult": 3}),
+          ("encoder", {"num_layers": 3}),
           ("encoder", {"output_dim": 5}), ("projector", {"cross_attention_frequency": 2}),
           ("projector", {"hidden_act": "relu"}), ("projector", {"layer_norm_eps": 0.5}),
           ("top", {"window_size": 6}), ("top", {"downsample_rate": 4})]

@@ -110,7 +110,8 @@ def test_other_families(kind, tmp_path):
 
 def test_quantized(tmp_path):
     """The adapter survives int8 weights (its A and B quantized like any linear): the logits stay near the adapted
-    model's (int8's error here is under 0.01) and far from the base model's (0.6 away), which a dropped adapter gives."""
+    model's (int8's error here is under 0.01) and far from the base model's (0.6 away), which a dropped adapter
+    gives."""
     ckpt, model = _checkpoint(tmp_path)
     out = tmp_path / "out"
     proc = run_hfx(["export", ckpt, out, "--format", "onnx", "--dynamic", "--quantize", "int8"])

@@ -30,7 +30,7 @@ import torch
 from conftest import REPO, assert_config_refused, assert_logits_close, built_once, cached_exports, run_hfx, describe
 from genutil import compare_generation
 from initutil import init_weights
-from mmutil import eager_models, expand_tokens, run_example_executorch
+from mmutil import eager_models, expand_tokens, run_component, run_example_executorch
 
 sys.path.insert(0, str(REPO / "examples"))
 import generate_vlm  # noqa: E402
@@ -139,16 +139,6 @@ def want_generation(model, rows, paths):
     return out.sequences[:, 1:].numpy(), torch.stack(out.logits).numpy()
 
 
-def run_image_encoder(out, fmt, feed):
-    path = out / json.loads((out / "export.json").read_text())["components"]["image_encoder"]["file"]
-    if fmt == "onnx":
-        import onnxruntime as ort
-        return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(["image_features"], feed)[0]
-    import openvino as ov
-    compiled = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    return np.array(compiled(feed)[compiled.outputs[0]])
-
-
 @pytest.mark.parametrize("fmt", ["onnx", "openvino"])
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_image_features(name, fmt, export_dir, reference, tmp_path):
@@ -157,7 +147,7 @@ def test_image_features(name, fmt, export_dir, reference, tmp_path):
     with torch.no_grad():
         want = reference(name).get_image_features(px).pooler_output.numpy()
     assert want.shape == (2, TOKENS, 24)
-    got = run_image_encoder(out, fmt, {"pixel_values": px.numpy()})
+    got = run_component(out, fmt, "image_encoder", {"pixel_values": px.numpy()}, "image_features")
     assert_logits_close(got, want, f"{name} {fmt} image_features")
 
 
