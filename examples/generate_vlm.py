@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
 vision-language model (LLaVA, LLaVA-Next, LLaVA-OneVision, Gemma 3, Gemma 4, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
-language model (Qwen2-Audio, Voxtral, Audio Flamingo 3, Qwen3-ASR, Gemma 4's E2B and E4B, Granite Speech), or Florence-2 (an
-encoder-decoder: the image features and the prompt's embeddings go to its encoder, decode_loop.generate_seq2seq), in ONNX
-Runtime or OpenVINO (also torch and ExecuTorch: the export's format says which).
+language model (Qwen2-Audio, Voxtral, Audio Flamingo 3, Qwen3-ASR, Gemma 4's E2B and E4B, Granite Speech), or
+Florence-2 (an encoder-decoder: the image features and the prompt's embeddings go to its encoder,
+decode_loop.generate_seq2seq), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the export's format says which).
 
     python examples/generate_vlm.py OUT_DIR --image cat.png --prompt-ids "1,32000,415,3" --max-new-tokens 32
     python examples/generate_vlm.py OUT_DIR --audio speech.wav --prompt-ids "1,151646,415,3"
@@ -102,7 +102,8 @@ def audio_features(encoder, out_dir: Path, paths: list):
     config = json.loads((out_dir / "config.json").read_text())
     if config.get("model_type") == "granite_speech":  # its mask is over the projected tokens, each clip's first
         out = extractor([read_wav(p, extractor.sampling_rate) for p in paths])
-        features = np.array(encoder.run({"input_features": np.asarray(out["input_features"], np.float32)})["audio_features"])
+        feed = {"input_features": np.asarray(out["input_features"], np.float32)}
+        features = np.array(encoder.run(feed)["audio_features"])
         keep = np.asarray(out["input_features_mask"], bool)
         return features[:, :keep.shape[1]][keep], [int(k.sum()) for k in keep]
     audio_config = config["audio_config"]
