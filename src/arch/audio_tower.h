@@ -53,29 +53,43 @@ hfx_value *hfx_audio_tower_states(const hfx_audio_tower *t, hfx_graph *g, hfx_we
 hfx_value *hfx_audio_sinusoids(hfx_graph *g, int64_t rows, int64_t channels, int64_t first, int64_t step,
                                hfx_dtype dtype);
 
-/* Gemma 4's audio encoder (audio_gemma4.c): its audio_config. */
-typedef struct hfx_gemma4_audio {
-    int64_t hidden, layers, heads;
-    int64_t mels;                /* the log-mel bins it reads: subsampling_conv_channels[0] (a quarter of them after
-                                    the convolutions is what its input projection takes) */
-    int64_t channels[2];         /* subsampling_conv_channels */
-    int64_t kernel;              /* conv_kernel_size: the light convolution's, causal */
-    int64_t chunk, left, right;  /* attention_chunk_size, attention_context_left, attention_context_right */
-    int64_t out;                 /* output_proj_dims */
-    double cap, invalid;         /* attention_logit_cap; attention_invalid_logits_value (the hidden keys' logit) */
-    double residual;             /* residual_weight: the feed-forwards' share */
-    double eps, clip;            /* rms_norm_eps; gradient_clipping (the activations' bound) */
-    hfx_activation act;          /* hidden_act */
-    bool clipped;                /* use_clipped_linears */
-} hfx_gemma4_audio;
+/* The Universal Speech Model's conformer as Gemma 4 (Gemma4AudioModel) and Gemma 3n (Gemma3nAudioEncoder) hold it
+ * (audio_usm.c): its audio_config. */
+typedef enum { HFX_USM_GEMMA4, HFX_USM_GEMMA3N } hfx_usm_lineage;
 
-hfx_status hfx_gemma4_audio_parse(hfx_cfg c, hfx_gemma4_audio *out, hfx_error *err);
+typedef struct hfx_usm_audio {
+    hfx_usm_lineage lineage;
+    int64_t hidden, layers, heads;
+    int64_t mels;                /* the log-mel bins it reads (Gemma 4: subsampling_conv_channels[0], a quarter of them
+                                    after the convolutions being what its input projection takes; 3n: input_feat_size) */
+    int64_t channels[2];         /* the two subsampling convolutions' channels */
+    int64_t conv_kernel[2][2], conv_stride[2][2]; /* their (frames, bins) kernels and strides (Gemma 4: 3×3, 2×2) */
+    int64_t pad_before;          /* the frames' zero padding before each (Gemma 4: 1 each side; 3n: kernel − 1 after) */
+    int64_t kernel;              /* the light convolution's, causal */
+    int64_t chunk, left, right;  /* the attention's chunk and its context left (own frame included) and right */
+    int64_t nearest, farthest;   /* a chunk's query q sees window key k where nearest ≤ k − q ≤ farthest */
+    int64_t pos_first, pos_rows; /* the relative distances' sinusoids: pos_rows of them from pos_first down by one */
+    int64_t out;                 /* output_proj_dims (Gemma 4); 0: none */
+    int64_t reduction;           /* conf_reduction_factor: every reduction-th frame kept at the end (3n; 1: all) */
+    double cap, invalid;         /* the attention's logit cap; the hidden keys' logit */
+    double key_scale;            /* the keys' factor (Gemma 4: ln(1 + e)/ln 2; 3n: 1) */
+    double residual;             /* the feed-forwards' share */
+    double eps, clip, group_eps; /* rms_norm_eps; gradient_clipping (the activations' bound); 3n's group norm's eps */
+    hfx_activation act;          /* hidden_act (3n: silu) */
+    bool clipped;                /* Gemma 4's use_clipped_linears */
+} hfx_usm_audio;
+
+/* Read the encoder's config under the lineage's names; bad fields name themselves. */
+hfx_status hfx_usm_audio_parse(hfx_usm_lineage lineage, hfx_cfg c, hfx_usm_audio *out, hfx_error *err);
 
 /* The encoder under `prefix` over features [N, T, mels] and their mask [N, T] i64 (1 on each clip's real frames, first):
- * [N, ⌈⌈T/2⌉/2⌉, output_proj_dims], each clip's real frames first, and *lengths [N] i64 counting them. Failures are the
- * graph's. */
-hfx_value *hfx_gemma4_audio_tower(const hfx_gemma4_audio *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                                  hfx_value *features, hfx_value *mask, hfx_value **lengths);
+ * [N, T', output_proj_dims or hidden_size] (T' = ⌈⌈T/s₀⌉/s₁⌉ by the time strides, then ⌈T'/reduction⌉), each clip's
+ * real frames first, and *real [N, T'] bool marking them (Gemma 3n's padded frames zeroed). Failures are the graph's. */
+hfx_value *hfx_usm_audio_tower(const hfx_usm_audio *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                               hfx_value *features, hfx_value *mask, hfx_value **real);
+
+/* Each clip's real frames [N] i64, from hfx_usm_audio_tower's *real. */
+hfx_value *hfx_usm_real_frames(hfx_graph *g, hfx_value *real);
 
 /* Granite Speech's encoder and projector (audio_granite.c): its encoder_config, projector_config (BLIP-2's Q-Former)
  * and the top config's window_size and downsample_rate. */

@@ -1140,6 +1140,11 @@ typedef struct parakeet_desc parakeet_desc;
 extern const hfx_arch_family hfx_parakeet_family;
 extern const parakeet_desc hfx_parakeet_ctc, hfx_parakeet_encoder;
 
+/* Gemma's audio encoders on their own (usm.c). */
+typedef struct usm_desc usm_desc;
+extern const hfx_arch_family hfx_usm_family;
+extern const usm_desc hfx_gemma3n_audio_encoder, hfx_gemma4_audio_model;
+
 /* The speech family (speech.c). */
 typedef struct speech_desc speech_desc;
 extern const hfx_arch_family hfx_speech_family;
@@ -1399,6 +1404,8 @@ static const struct entry {
     {"Siglip2VisionModel", &hfx_naflex_family, &hfx_siglip2_vision_model},
     {"ParakeetForCTC", &hfx_parakeet_family, &hfx_parakeet_ctc},
     {"ParakeetEncoder", &hfx_parakeet_family, &hfx_parakeet_encoder},
+    {"Gemma3nAudioEncoder", &hfx_usm_family, &hfx_gemma3n_audio_encoder},
+    {"Gemma4AudioModel", &hfx_usm_family, &hfx_gemma4_audio_model},
     {"Wav2Vec2ForCTC", &hfx_speech_family, &hfx_wav2vec2_ctc},
     {"Wav2Vec2Model", &hfx_speech_family, &hfx_wav2vec2_model},
     {"Wav2Vec2ForSequenceClassification", &hfx_speech_family, &hfx_wav2vec2_classifier},
@@ -1519,9 +1526,9 @@ static hfx_status open_entry(const struct entry *e, const hfx_checkpoint *ck, hf
 static const struct {
     const char *name, *missing;
 } not_yet[] = {
-    {"Gemma3nForConditionalGeneration", "its MobileNet-V5 vision tower (timm's) and its USM audio encoder are not "
-                                        "written (its text model exports from a Gemma3nForCausalLM checkpoint of its "
-                                        "own)"},
+    {"Gemma3nForConditionalGeneration", "its MobileNet-V5 vision tower (timm's) is not written (its text model "
+                                        "exports from a Gemma3nForCausalLM checkpoint, its audio encoder from a "
+                                        "Gemma3nAudioEncoder one)"},
     {"Phi4MultimodalForCausalLM", "its vision and audio towers and LoRA-merged language weights are not written"},
 };
 

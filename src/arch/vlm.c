@@ -95,7 +95,7 @@ static hfx_status gemma4_parse(hfx_cfg c, hfx_cfg text, hfx_cfg vision, hfx_aren
     if (m->has_audio) {
         hfx_cfg ac;
         if ((st = hfx_cfg_object(c, "audio_config", arena, &ac, err)) ||
-            (st = hfx_gemma4_audio_parse(ac, &m->gemma4_audio, err)))
+            (st = hfx_usm_audio_parse(HFX_USM_GEMMA4, ac, &m->gemma4_audio, err)))
             return st;
     }
     if ((st = hfx_gemma4_vision_parse(vision, &m->gemma4, err)) ||

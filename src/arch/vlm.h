@@ -98,7 +98,7 @@ typedef struct vlm_cfg {
     hfx_grid_tower grid;    /* VLM_GRID's tower (and `vision` a copy of its layers') */
     hfx_audio_tower audio;  /* VLM_AUDIO's tower (and `vision` a copy of its layers') */
     hfx_gemma4_vision gemma4; /* VLM_GEMMA4's encoder (and `vision.cfg` its widths) */
-    hfx_gemma4_audio gemma4_audio; /* VLM_GEMMA4's audio encoder, where audio_config has one (has_audio) */
+    hfx_usm_audio gemma4_audio; /* VLM_GEMMA4's audio encoder, where audio_config has one (has_audio) */
     hfx_granite_speech_encoder granite;    /* VLM_GRANITE_SPEECH's encoder and projector */
     bool lora;              /* has_lora_adapter: the checkpoint's LoRA adapter (hfx_checkpoint_add_lora) required, as
                                transformers applies it to audio prompts (the decoder's linears add it wherever it

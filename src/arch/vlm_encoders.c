@@ -380,12 +380,13 @@ static void build_gemma4_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_
 }
 
 void hfx_vlm_build_gemma4_audio(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w) {
-    const hfx_gemma4_audio *t = &m->gemma4_audio;
+    const hfx_usm_audio *t = &m->gemma4_audio;
     hfx_dim T = hfx_dim_sym(hfx_graph_symbol(g, "audio_frames", 1, INT32_MAX));
     hfx_value *features = hfx_graph_input(g, "input_features", o->dtype, 3, (hfx_dim[]){o->batch, T, hfx_dim_const(t->mels)});
     hfx_value *mask = hfx_graph_input(g, "input_features_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, T});
-    hfx_value *lengths = NULL, *x = hfx_gemma4_audio_tower(t, g, w, "model.audio_tower.", features, mask, &lengths);
+    hfx_value *real = NULL, *x = hfx_usm_audio_tower(t, g, w, "model.audio_tower.", features, mask, &real);
     if (g->failed) return;
+    hfx_value *lengths = hfx_usm_real_frames(g, real);
     x = dense(g, w, hfx_rms_plain(g, x, t->eps), t->out, m->text.hidden, false, "model.embed_audio", "embedding_projection");
     hfx_graph_output(g, x, "audio_features");
     hfx_graph_output(g, lengths, "audio_feature_lengths");

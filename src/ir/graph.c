@@ -722,10 +722,10 @@ static bool conv_length(hfx_graph *g, hfx_dim t, int64_t k, int64_t stride, int6
         *out = hfx_dim_const((t.c + shift) / stride + 1);
     } else if (stride == 1) {
         *out = hfx_dim_add(t, hfx_dim_const(shift + 1), &ok);
-    } else if (t.n == 1 && t.coef[0] == 1 && t.c == 0 && frames) {
+    } else if (t.n == 1 && t.coef[0] == 1 && t.c >= 0 && frames) { /* one symbol, maybe zero-padded by t.c */
         hfx_symbol *s = &g->symbols[t.sym[0]];
-        if (s->div == 0 && s->min < -shift) s->min = -shift;
-        if (s->min < -shift) { /* a derived one's minimum follows its own: the caller raises that */
+        if (s->div == 0 && s->min + t.c < -shift) s->min = -shift - t.c;
+        if (s->min + t.c < -shift) { /* a derived one's minimum follows its own: the caller raises that */
             hfx_graph_fail(g, HFX_ERR_INTERNAL, "conv: '%s' can be shorter than the kernel", s->name);
             return false;
         }

@@ -253,8 +253,8 @@ hfx_value *hfx_cumsum(hfx_graph *g, hfx_value *x, int axis);
 /* torch's conv1d (dilation 1) of x [B,Cin,T] by w [Cout, Cin/groups, k] plus bias [Cout] (NULL: none), with
  * `padding` zeros at each end, one window every `stride` samples: [B, Cout, T'], T' = ⌊(T + 2·padding −
  * k)/stride⌋ + 1. T' is a constant where T is; T shifted where stride is 1; else the symbol `frames`,
- * derived from T's (T must be one symbol then, at least k − 2·padding long, which its minimum is raised
- * to). */
+ * derived from T's (T must be one symbol then, plus a constant ≥ 0 where zeros were added to it, at least
+ * k − 2·padding long, which its minimum is raised to). */
 hfx_value *hfx_conv1d(hfx_graph *g, hfx_value *x, hfx_value *w, hfx_value *bias, int64_t stride, int64_t padding,
                       int64_t groups, const char *frames);
 /* torch's conv2d (dilation 1) of x [B,Cin,H,W] by w [Cout, Cin/groups, kh, kw] plus bias [Cout] (NULL: none): each

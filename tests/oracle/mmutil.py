@@ -22,6 +22,15 @@ def write_wav(path: Path, samples, rate: int = 16000) -> Path:
     return path
 
 
+def sine_sweeps() -> list:
+    """Two rising sine sweeps at 16 kHz, of 0.9 and 0.6 seconds (a batch whose second row the feature extractors pad)."""
+    out = []
+    for r, seconds in enumerate((0.9, 0.6)):
+        t = np.arange(int(seconds * 16000)) / 16000
+        out.append((0.5 * np.sin(2 * np.pi * (150 + 300 * r + (1500 + 700 * r) * t) * t)).astype(np.float32))
+    return out
+
+
 def expand_tokens(rows, token: int, counts) -> list:
     """Each `token` in the rows (in order) made counts[k] tokens."""
     sizes = iter(counts)

@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import initutil
+from mmutil import sine_sweeps
 from conftest import PARITY_ATOL, REPO, assert_config_refused, assert_logits_close, built_once, cached_exports, run_forward
 
 ENCODER = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
@@ -103,17 +104,9 @@ def export_dir(ckpt, tmp_path_factory):
     return cached_exports(tmp_path_factory.mktemp("parakeet-exports"), ckpt)
 
 
-def sweeps():
-    out = []
-    for r, seconds in enumerate((0.9, 0.6)):
-        t = np.arange(int(seconds * 16000)) / 16000
-        out.append((0.5 * np.sin(2 * np.pi * (150 + 300 * r + (1500 + 700 * r) * t) * t)).astype(np.float32))
-    return out
-
-
 def inputs(name):
     """input_features [2, T, mels] and attention_mask [2, T] from the checkpoint's feature extractor."""
-    out = processor(name)(sweeps(), sampling_rate=16000, return_tensors="np")
+    out = processor(name)(sine_sweeps(), sampling_rate=16000, return_tensors="np")
     feed = {"input_features": out.input_features.astype(np.float32), "attention_mask": out.attention_mask.astype(np.int64)}
     assert feed["attention_mask"][1].min() == 0  # the second row is padded
     return feed
@@ -217,7 +210,7 @@ def test_transcribe_example(fmt, ckpt, export_dir, tmp_path):
     import transformers
     from mmutil import write_wav
     out = export_dir("parakeet_ctc", "--format", fmt, "--dynamic")
-    files = [write_wav(tmp_path / f"s{i}.wav", x) for i, x in enumerate(sweeps())]
+    files = [write_wav(tmp_path / f"s{i}.wav", x) for i, x in enumerate(sine_sweeps())]
     example = REPO / "examples" / "transcribe_ctc.py"
     proc = subprocess.run([sys.executable, str(example), str(out), *map(str, files)], capture_output=True, text=True,
                           timeout=300)
