@@ -237,7 +237,7 @@ void export_help(const export_args *a, FILE *out) {
           "\n"
           "MODEL is a checkpoint directory (config.json + safetensors) or a Hugging Face Hub id\n"
           "(\"Qwen/Qwen3-0.6B\") already in the local Hub cache; hfx never downloads. It is exported to OUT_DIR: the\n"
-          "graphs (model.onnx + model.onnx_data, model.xml + model.bin, ...), export.json,\n"
+          "graphs (model.onnx + model.onnx.data, model.xml + model.bin, ...), export.json,\n"
           "export_config.json, config.json, generation_config.json and the tokenizer files found\n"
           "beside the checkpoint.\n"
           "\n"

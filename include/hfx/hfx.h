@@ -227,7 +227,7 @@ void hfx_exporter_set_progress(hfx_exporter *exporter, hfx_progress_fn fn, void 
 void hfx_exporter_free(hfx_exporter *exporter);
 
 /* Export the model's plain forward pass into `out_dir` (created when missing): the graph
- * (e.g. model.onnx + model.onnx_data), export.json, export_config.json, config.json,
+ * (e.g. model.onnx + model.onnx.data), export.json, export_config.json, config.json,
  * generation_config.json and the tokenizer files found beside the checkpoint. `cfg` may be NULL
  * to use the exporter's own; `sample_inputs` may be NULL for the defaults (batch 2, sequence 16).
  * The export is one transaction (docs/ARCHITECTURE.md): a second export into the same out_dir

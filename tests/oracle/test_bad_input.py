@@ -518,7 +518,7 @@ def test_reference_loader_rejects(checkpoints, tmp_path, bad):
         load_file(str(ck / bad.broken_safetensors))
 
 
-@pytest.mark.parametrize("fmt, data_file", [("onnx", "model.onnx_data"), ("openvino", "model.bin")])
+@pytest.mark.parametrize("fmt, data_file", [("onnx", "model.onnx.data"), ("openvino", "model.bin")])
 def test_refused_write_is_reported_and_leaves_nothing(checkpoints, tmp_path, fmt, data_file):
     """A write the operating system refuses (a file-size limit here, as a full disk would) fails
     the export with exit 1 and a message naming the weights file, which a second thread writes,

@@ -18,7 +18,7 @@ from conftest import describe, export, has_number, hfx_bin, run_hfx
 
 BASE_OUTPUTS = {
     "model.onnx",
-    "model.onnx_data",
+    "model.onnx.data",
     "config.json",
     "generation_config.json",
     "export_config.json",

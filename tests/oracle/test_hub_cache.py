@@ -82,7 +82,7 @@ def test_hub_id_exports_from_the_cache(checkpoints, cached, tmp_path, where):
     proc = run_hfx(["export", checkpoints("llama_default"), ref, "--format", "onnx", "--quiet"])
     assert proc.returncode == 0, describe(proc)
     assert (out / "model.onnx").read_bytes() == (ref / "model.onnx").read_bytes()
-    assert (out / "model.onnx_data").read_bytes() == (ref / "model.onnx_data").read_bytes()
+    assert (out / "model.onnx.data").read_bytes() == (ref / "model.onnx.data").read_bytes()
 
 
 @pytest.mark.parametrize("revision", ["v2", COMMITS["v2"]], ids=["branch", "commit"])

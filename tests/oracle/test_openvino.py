@@ -98,7 +98,7 @@ def test_ov_export_files_and_signature(ov_exports, name):
     out = ov_exports(name, "--dynamic")
     files = {p.name for p in out.iterdir()}
     assert PLAIN_FILES <= files, f"missing {sorted(PLAIN_FILES - files)} in {sorted(files)}"
-    assert not [f for f in files if f.endswith((".onnx", ".onnx_data"))], sorted(files)
+    assert not [f for f in files if f.endswith((".onnx", ".onnx_data", ".onnx.data"))], sorted(files)
     assert ir_version(out / "model.xml") == "11", f"IR version {ir_version(out / 'model.xml')}"
     man = manifest(out)
     assert man["export_format"] == "openvino", man
@@ -398,7 +398,7 @@ def test_ov_generation_export_structure(ov_exports, name, mode):
     names = {"decode"} if (stateful or mtd) else {"prefill", "decode"}
     assert set(man["components"]) == names, man["components"].keys()
     files = {p.name for p in out.iterdir()}
-    assert not [f for f in files if f.endswith((".onnx", ".onnx_data"))], sorted(files)
+    assert not [f for f in files if f.endswith((".onnx", ".onnx_data", ".onnx.data"))], sorted(files)
     want_files = {"openvino_model.xml", "openvino_model.bin"} if stateful else \
         {f"{c}.{ext}" for c in names for ext in ("xml", "bin")}
     assert {f for f in files if f.endswith((".xml", ".bin"))} == want_files, sorted(files)

@@ -163,23 +163,23 @@ def test_dynamic_signature(exports, name):
 
 @pytest.mark.parametrize("name", ["llama_default", "llama_sharded", "llama_bf16", "qwen3_tied"])
 def test_external_data(exports, checkpoints, name):
-    """Weights live in model.onnx_data (relative location), not inline in model.onnx."""
+    """Weights live in model.onnx.data (relative location, the seed's name for it), not inline in model.onnx."""
     exported = exports(name)
     proto = _load_graph_only(exported.onnx_path)
     inline_big = []
     for init in proto.graph.initializer:
         if init.data_location == onnx.TensorProto.EXTERNAL:
             loc = {e.key: e.value for e in init.external_data}.get("location")
-            assert loc == "model.onnx_data", f"initializer {init.name} external location {loc!r}"
+            assert loc == "model.onnx.data", f"initializer {init.name} external location {loc!r}"
         elif len(init.raw_data) > 1024:
             inline_big.append(init.name)
     assert not inline_big, f"initializers stored inline in model.onnx: {inline_big[:5]}"
-    data = exported.out_dir / "model.onnx_data"
+    data = exported.out_dir / "model.onnx.data"
     assert data.is_file(), f"no {data}"
     n_params = checkpoints.num_parameters(name)
     # small tensors (norm weights, <= 1 KiB) may stay inline: they are < 1 % of these models
     assert data.stat().st_size >= 0.95 * 4 * n_params, (
-        f"model.onnx_data holds {data.stat().st_size} bytes; {n_params} fp32 parameters need ~{4 * n_params}"
+        f"model.onnx.data holds {data.stat().st_size} bytes; {n_params} fp32 parameters need ~{4 * n_params}"
     )
 
 

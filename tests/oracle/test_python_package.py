@@ -245,7 +245,7 @@ def test_seed_quantizer_config_compresses_openvino_weights(checkpoints, tmp_path
         per_channel=True, weight_type=QuantType.QUInt8))).save_pretrained(tmp_path / "seed_dyn")
     OnnxExporter().export(ck, None, config=OnnxConfig(dynamic=True, hfx_options={
         "quantize": "int8-dynamic", "group_size": 0, "symmetric": False})).save_pretrained(tmp_path / "keys_dyn")
-    for f in ("model.onnx", "model.onnx_data"):
+    for f in ("model.onnx", "model.onnx.data"):
         assert (tmp_path / "seed_dyn" / f).read_bytes() == (tmp_path / "keys_dyn" / f).read_bytes(), f
     assert b"MatMulInteger" in (tmp_path / "seed_dyn" / "model.onnx").read_bytes()
     with pytest.raises(HfxError, match="nodes_to_exclude"):

@@ -159,7 +159,7 @@ def test_staging_left_by_a_killed_export_is_removed_by_the_next(big, tmp_path, c
     out.mkdir()
     stale = tmp_path / ".out.hfx-stage-00000000deadbeef"
     stale.mkdir()
-    (stale / "model.onnx_data").write_bytes(b"x" * 100)
+    (stale / "model.onnx.data").write_bytes(b"x" * 100)
     (out / ".hfx-stage-0123").mkdir()
     (out / ".hfx-tmp-model.onnx").write_bytes(b"old temporary")
     proc = run_hfx(["export", checkpoints("llama_default"), out, "--format", "onnx", "--quiet"])
@@ -178,7 +178,7 @@ def test_planted_symlink_redirects_nothing(checkpoints, tmp_path):
     victim.write_text("V\n")
     out = tmp_path / "out"
     out.mkdir()
-    for name in ("config.json", "model.onnx", "model.onnx_data", "export.json", "export_config.json"):
+    for name in ("config.json", "model.onnx", "model.onnx.data", "model.onnx_data", "export.json", "export_config.json"):
         (out / f".hfx-tmp-{name}").symlink_to(victim)
     proc = run_hfx(["export", checkpoints("llama_default"), out, "--format", "onnx", "--quiet"])
     assert proc.returncode == 0, describe(proc)

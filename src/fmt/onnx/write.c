@@ -1,6 +1,6 @@
 /* ModelProto serialization and the external data file. The .onnx holds the graph and small
- * constants; weights stream from the checkpoint mapping into <basename>.onnx_data through one
- * bounded buffer, at offsets fixed before any byte is written. */
+ * constants; weights stream from the checkpoint mapping into <file>.data (model.onnx.data; model.onnx_data where
+ * several graphs share them) through one bounded buffer, at offsets fixed before any byte is written. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,9 +211,10 @@ static hfx_status model_proto(const hfx_graph *g, onnx_model *m, int opset, cons
     return st;
 }
 
-/* The components' weights share one data file (external_data is a shared option), unless each
- * has its own ("<file>.data", as the seed writes them). */
-static const char DATA_FILE[] = "model.onnx_data";
+/* Several components' weights share one data file (external_data is a shared option), unless each has its own;
+ * a graph alone, or one with weights of its own, writes them to "<file>.data" (model.onnx.data), as the seed names
+ * and its loader looks for them. */
+static const char SHARED_DATA_FILE[] = "model.onnx_data";
 
 /* Write n lowered components whose external weights go to one file, `data_file`. */
 static hfx_status write_group(const hfx_format_graph *cs, onnx_model *ms, int n, const char *data_file,
@@ -252,8 +253,9 @@ static hfx_status onnx_write(const hfx_format_graph *cs, int n, hfx_outdir *out,
         st = hfx_onnx_lower(cs[c].g, &how, &ms[c], err);
         if (st) hfx_error_prefix(err, "%s", cs[c].file);
     }
-    if (st == HFX_OK && !cs[0].own_weights) st = write_group(cs, ms, n, DATA_FILE, out, err);
-    for (int c = 0; c < n && st == HFX_OK && cs[0].own_weights; c++) {
+    bool shared = !cs[0].own_weights && n > 1;
+    if (st == HFX_OK && shared) st = write_group(cs, ms, n, SHARED_DATA_FILE, out, err);
+    for (int c = 0; c < n && st == HFX_OK && !shared; c++) {
         char data_file[160];
         snprintf(data_file, sizeof data_file, "%.140s.data", cs[c].file);
         st = write_group(&cs[c], &ms[c], 1, data_file, out, err);
@@ -304,7 +306,7 @@ static const hfx_format_option onnx_options[ONNX_N_OPTIONS] = {
 };
 
 const hfx_format hfx_format_onnx = {
-    .name = "onnx", .summary = "ONNX (.onnx + .onnx_data), for ONNX Runtime and onnxruntime-genai",
+    .name = "onnx", .summary = "ONNX (.onnx + .onnx.data), for ONNX Runtime and onnxruntime-genai",
     .graph_ext = ".onnx", .options = onnx_options, .n_options = ONNX_N_OPTIONS, .genai_config = true, .seed_io = true, .seed_prefix = "",
     /* onnxruntime-genai's builder's defaults; tables by onnxruntime's quantizer for Gather */
     .quant = {true, HFX_QUANT_RULE_ORT, HFX_QUANT_RULE_ORT_TABLE, 32, 32, true, false, true},
