@@ -8,7 +8,7 @@
 
 /* getopt_long's values: the command's own flags below 256, an option's flag OPTION_FLAG + 2i (its
  * "false" flag + 1). */
-enum { OWN_FORMAT = 'f', OWN_CONFIG = 'c', OWN_REVISION = 'R', OWN_BATCH = 'b', OWN_SEQ = 's',
+enum { OWN_FORMAT = 'f', OWN_CONFIG = 'c', OWN_REVISION = 'R', OWN_TASK = 'T', OWN_BATCH = 'b', OWN_SEQ = 's',
        OWN_GENERATION = 'G', OWN_MULTI = 'M', OWN_QUIET = 'q', OWN_HELP = 'h', OPTION_FLAG = 1000 };
 
 /* The command's own flags and their help; `group` places one in the options' section whose name
@@ -19,6 +19,9 @@ static const struct own_flag {
     const char *group, *help;
 } own_flags[] = {
     {"--revision R", OWN_REVISION, NULL, "with a Hub id: the branch, tag or commit (default main)"},
+    {"--task T", OWN_TASK, NULL,
+     "where config.json names no class (architectures null, as after loading a GGUF file): the task whose Auto "
+     "class picks it from model_type (text-generation, feature-extraction, text-classification, ...)"},
     {"--config FILE.json", OWN_CONFIG, NULL,
      "export config with the Python exporters' keys (export_format, dynamic, dynamic_shapes, opset_version, "
      "external_data, ...)"},
@@ -61,7 +64,8 @@ static int parse_count(const char *flag, const char *s, long *out) {
 int export_args_parse(int argc, char **argv, export_args *a) {
     static const struct option own[] = {
         {"format", required_argument, 0, OWN_FORMAT},   {"config", required_argument, 0, OWN_CONFIG},
-        {"revision", required_argument, 0, OWN_REVISION}, {"batch-size", required_argument, 0, OWN_BATCH},
+        {"revision", required_argument, 0, OWN_REVISION}, {"task", required_argument, 0, OWN_TASK},
+        {"batch-size", required_argument, 0, OWN_BATCH},
         {"sequence-length", required_argument, 0, OWN_SEQ}, {"for-generation", no_argument, 0, OWN_GENERATION},
         {"multi-token-decode", no_argument, 0, OWN_MULTI}, {"quiet", no_argument, 0, OWN_QUIET},
         {"help", no_argument, 0, OWN_HELP}};
@@ -91,6 +95,7 @@ int export_args_parse(int argc, char **argv, export_args *a) {
         case OWN_FORMAT: a->format = optarg; break;
         case OWN_CONFIG: a->config_path = optarg; break;
         case OWN_REVISION: a->revision = optarg; break;
+        case OWN_TASK: a->task = optarg; break;
         case OWN_BATCH: if (parse_count("--batch-size", optarg, &a->batch)) return 2; break;
         case OWN_SEQ: if (parse_count("--sequence-length", optarg, &a->seq)) return 2; break;
         case OWN_GENERATION: a->for_generation = true; break;

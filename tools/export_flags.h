@@ -15,6 +15,7 @@ typedef struct export_args {
     const char *model, *out_dir;      /* the two operands */
     const char *format, *config_path; /* --format, --config; NULL when not given */
     const char *revision;             /* --revision; NULL: main */
+    const char *task;                 /* --task; NULL: the class config.json names */
     long batch, seq;                  /* the sample's shape (default 2 × 16) */
     bool for_generation, multi_token, quiet, help;
     int n_options;

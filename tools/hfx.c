@@ -159,7 +159,7 @@ static int run_export(const export_args *a, const hfx_export_config *cfg) {
     hfx_exporter *exporter = NULL;
     hfx_sample_inputs *samples = hfx_sample_inputs_new();
     int rc = 0;
-    if (hfx_model_open_at(a->model, a->revision, &model, &err)) rc = fail_with(&err);
+    if (hfx_model_open_task(a->model, a->revision, a->task, &model, &err)) rc = fail_with(&err);
     if (!rc && hfx_exporter_from_config(cfg, &exporter, &err)) rc = fail_with(&err);
     if (!rc) {
         int64_t shape[2] = {a->batch, a->seq};

@@ -89,6 +89,14 @@ hfx_status hfx_model_open(const char *dir, hfx_model **out, hfx_error *err);
  * hfx_model_open_at(dir, NULL). */
 hfx_status hfx_model_open_at(const char *model, const char *revision, hfx_model **out, hfx_error *err);
 
+/* hfx_model_open_at for a task, as optimum names them ("text-generation", "feature-extraction", ...; NULL: none):
+ * where config.json's `architectures` is missing or null (what transformers writes for a model loaded from a GGUF
+ * file), the class transformers' Auto class for the task builds from its model_type is exported; where it names a
+ * class, the task must be that class's (else HFX_ERR_INVALID). Without a task, a config naming no class exports the
+ * only class hfx has for its model_type, and lists the tasks to choose from when there are several. */
+hfx_status hfx_model_open_task(const char *model, const char *revision, const char *task, hfx_model **out,
+                               hfx_error *err);
+
 /* One tensor of a state dict held in memory (hfx_model_open_memory): `shape` elements of `dtype`,
  * row-major and contiguous at `data`. Borrowed. */
 typedef struct hfx_tensor {

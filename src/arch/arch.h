@@ -82,10 +82,21 @@ typedef struct hfx_component_set {
 
 typedef struct hfx_arch_model hfx_arch_model; /* a parsed config for one builder */
 
-/* Parse config.json for the architecture it names. Unknown architectures and unsupported config
+/* Parse config.json for the architecture it names, or, where its `architectures` is missing or null, the class
+ * transformers' Auto class for `task` builds from its model_type (task NULL: the one class hfx exports for it, if only
+ * one). A task the named class does not serve is HFX_ERR_INVALID. Unknown architectures and unsupported config
  * values are errors that list what is supported. Allocations come from `arena`. */
-hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_arch_model **out,
+hfx_status hfx_arch_open(const hfx_checkpoint *ck, const char *task, hfx_arena *arena, const hfx_arch_model **out,
                          hfx_error *err);
+
+/* optimum's task names (auto_class.c): whether `task` is one hfx knows ("-with-past" forms too); their list for
+ * messages; the class transformers' Auto class for `task` builds from `model_type`, among those hfx exports (task
+ * NULL: the only one hfx exports for model_type; NULL: none, or several); every "--task T (Class)" for model_type,
+ * into buf. */
+bool hfx_task_known(const char *task);
+const char *hfx_task_names(void);
+const char *hfx_auto_class(const char *model_type, const char *task);
+const char *hfx_auto_choices(const char *model_type, char *buf, size_t size);
 
 /* The architecture string ("LlamaForCausalLM"). */
 const char *hfx_arch_name(const hfx_arch_model *m);

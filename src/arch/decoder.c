@@ -968,9 +968,17 @@ static hfx_status base_parse(const void *desc, hfx_cfg c, hfx_arena *arena, void
 static hfx_status base_build_forward(const void *desc, const void *cfg, const hfx_checkpoint *ck,
                                      const hfx_build_opts *o, hfx_graph *g, hfx_error *err) {
     const hfx_decoder_base *b = desc;
-    const hfx_weight_rename names[] = {{b->prefix ? b->prefix : "model.", ""}, {NULL, NULL}}; /* as the base model
-                                                                                                 saves them */
+    const char *prefix = b->prefix ? b->prefix : "model.";
+    const hfx_weight_rename names[] = {{prefix, ""}, {NULL, NULL}}; /* as the base model saves them */
+    static const char *const head[] = {"lm_head", NULL};
     hfx_decoder_host host = {.architecture = b->architecture, .rename = names, .base = true};
+    /* a causal LM's checkpoint read as its base model (--task feature-extraction): its names, the head unread, as
+     * transformers' AutoModel loads it */
+    for (size_t i = 0; i < hfx_checkpoint_tensor_count(ck); i++)
+        if (strncmp(hfx_checkpoint_tensor_at(ck, i)->name, prefix, strlen(prefix)) == 0) {
+            host.rename = NULL, host.foreign = head;
+            break;
+        }
     return hfx_decoder_build(b->causal, cfg, ck, o, &host, g, err);
 }
 

@@ -1532,16 +1532,47 @@ static const struct {
     {"Phi4MultimodalForCausalLM", "its vision and audio towers and LoRA-merged language weights are not written"},
 };
 
-hfx_status hfx_arch_open(const hfx_checkpoint *ck, hfx_arena *arena, const hfx_arch_model **out,
+/* The class to build: config.json's `architectures`, or where that is missing, null or empty the one the Auto class for
+ * `task` builds from model_type (with no task, the only one hfx exports for it); a task the class does not serve is
+ * refused. */
+static hfx_status class_of(const hfx_checkpoint *ck, const char *task, const char **name, hfx_error *err) {
+    char choices[1536]; /* fits hfx_error.message (2048) with the path */
+    const json_t *cfg = hfx_checkpoint_config(ck), *archs = json_object_get(cfg, "architectures");
+    const char *model_type = json_string_value(json_object_get(cfg, "model_type"));
+    *name = json_string_value(json_array_get(archs, 0));
+    if (task && !hfx_task_known(task))
+        return hfx_fail(err, HFX_ERR_INVALID, "--task '%s' is not a task hfx knows (known: %s)", task, hfx_task_names());
+    const char *by_task = hfx_auto_class(model_type, task);
+    if (*name && task && (!by_task || strcmp(by_task, *name) != 0))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s/config.json names %s, which is not what transformers builds for "
+                                              "--task %s from model_type '%s' (%s): drop --task, or export that class "
+                                              "from its own checkpoint", hfx_checkpoint_dir(ck), *name, task,
+                        model_type ? model_type : "missing", by_task ? by_task : "a class hfx does not export");
+    if (*name) return HFX_OK;
+    if (archs && !json_is_null(archs) && !json_is_array(archs))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s/config.json: field 'architectures' must be a list holding the model "
+                                              "class name", hfx_checkpoint_dir(ck));
+    if ((*name = by_task)) return HFX_OK;
+    hfx_auto_choices(model_type, choices, sizeof choices);
+    if (!choices[0])
+        return hfx_fail(err, HFX_ERR_INVALID, "%s/config.json: 'architectures' is missing and model_type '%s' names no "
+                                              "class hfx exports: write the class into 'architectures' (supported: %s)",
+                        hfx_checkpoint_dir(ck), model_type ? model_type : "(missing)",
+                        hfx_arch_supported(NULL, choices, sizeof choices));
+    if (task)
+        return hfx_fail(err, HFX_ERR_INVALID, "%s/config.json: 'architectures' is missing and model_type '%s' has no "
+                                              "class hfx exports for --task %s; it exports as %s",
+                        hfx_checkpoint_dir(ck), model_type, task, choices);
+    return hfx_fail(err, HFX_ERR_INVALID, "%s/config.json: 'architectures' is missing; model_type '%s' exports as %s",
+                    hfx_checkpoint_dir(ck), model_type, choices);
+}
+
+hfx_status hfx_arch_open(const hfx_checkpoint *ck, const char *task, hfx_arena *arena, const hfx_arch_model **out,
                          hfx_error *err) {
     char supported[1536]; /* the names of its kind: fits hfx_error.message (2048) with the path */
-    const json_t *archs = json_object_get(hfx_checkpoint_config(ck), "architectures");
-    const char *name = json_string_value(json_array_get(archs, 0));
-    if (!name)
-        return hfx_fail(err, HFX_ERR_INVALID,
-                        "%s/config.json: field 'architectures' must be a list holding the model "
-                        "class name (supported: %s)",
-                        hfx_checkpoint_dir(ck), hfx_arch_supported(NULL, supported, sizeof supported));
+    const char *name;
+    hfx_status st = class_of(ck, task, &name, err);
+    if (st) return st;
     /* a pre-quantized checkpoint (GPTQ, AWQ, bitsandbytes, GPT-OSS's MXFP4 experts) stores other tensors
      * than the float ones every builder reads: refused by name instead of as missing weights */
     const json_t *quant = json_object_get(hfx_checkpoint_config(ck), "quantization_config");

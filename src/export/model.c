@@ -9,13 +9,18 @@
 #include "export/model.h"
 #include "hf/hub.h"
 
-static hfx_status open_checkpoint(hfx_checkpoint *ck, hfx_model **out, hfx_error *err);
+static hfx_status open_checkpoint(hfx_checkpoint *ck, const char *task, hfx_model **out, hfx_error *err);
 
 hfx_status hfx_model_open(const char *dir, hfx_model **out, hfx_error *err) {
     return hfx_model_open_at(dir, NULL, out, err);
 }
 
 hfx_status hfx_model_open_at(const char *model, const char *revision, hfx_model **out, hfx_error *err) {
+    return hfx_model_open_task(model, revision, NULL, out, err);
+}
+
+hfx_status hfx_model_open_task(const char *model, const char *revision, const char *task, hfx_model **out,
+                               hfx_error *err) {
     /* a directory is a checkpoint; otherwise a Hub id is looked up in the local cache */
     struct stat sb;
     char snapshot[4096];
@@ -28,19 +33,19 @@ hfx_status hfx_model_open_at(const char *model, const char *revision, hfx_model 
     hfx_checkpoint *ck;
     hfx_status st = hfx_checkpoint_open(dir, &ck, err);
     if (!st && (st = hfx_checkpoint_add_lora(ck, err))) hfx_checkpoint_close(ck);
-    return st ? st : open_checkpoint(ck, out, err);
+    return st ? st : open_checkpoint(ck, task, out, err);
 }
 
 hfx_status hfx_model_open_memory(const char *config_json, const char *generation_config_json,
                                  const hfx_tensor *tensors, size_t n_tensors, hfx_model **out, hfx_error *err) {
     hfx_checkpoint *ck;
     hfx_status st = hfx_checkpoint_open_memory(config_json, generation_config_json, tensors, n_tensors, &ck, err);
-    return st ? st : open_checkpoint(ck, out, err);
+    return st ? st : open_checkpoint(ck, NULL, out, err);
 }
 
-/* The model over an opened checkpoint (owned from here on): its architecture, and a dry-run build
- * that checks every tensor it needs. */
-static hfx_status open_checkpoint(hfx_checkpoint *ck, hfx_model **out, hfx_error *err) {
+/* The model over an opened checkpoint (owned from here on): its architecture (the class config.json names, or the
+ * one `task` picks where it names none), and a dry-run build that checks every tensor it needs. */
+static hfx_status open_checkpoint(hfx_checkpoint *ck, const char *task, hfx_model **out, hfx_error *err) {
     hfx_model *m = calloc(1, sizeof *m);
     if (!m || !(m->arena = hfx_arena_new())) {
         free(m);
@@ -48,7 +53,7 @@ static hfx_status open_checkpoint(hfx_checkpoint *ck, hfx_model **out, hfx_error
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
     m->ck = ck;
-    hfx_status st = hfx_arch_open(m->ck, m->arena, &m->arch, err);
+    hfx_status st = hfx_arch_open(m->ck, task, m->arena, &m->arch, err);
     if (!st) {
         hfx_graph *g = hfx_graph_new();
         if (!g) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
