@@ -1140,6 +1140,10 @@ typedef struct parakeet_desc parakeet_desc;
 extern const hfx_arch_family hfx_parakeet_family;
 extern const parakeet_desc hfx_parakeet_ctc, hfx_parakeet_encoder;
 
+/* transformers' TimmWrapperModel over MobileNet-V5's encoder (timm.c). */
+extern const hfx_arch_family hfx_timm_family;
+extern const char hfx_timm_wrapper_model[];
+
 /* Gemma's audio encoders on their own (usm.c). */
 typedef struct usm_desc usm_desc;
 extern const hfx_arch_family hfx_usm_family;
@@ -1406,6 +1410,7 @@ static const struct entry {
     {"ParakeetEncoder", &hfx_parakeet_family, &hfx_parakeet_encoder},
     {"Gemma3nAudioEncoder", &hfx_usm_family, &hfx_gemma3n_audio_encoder},
     {"Gemma4AudioModel", &hfx_usm_family, &hfx_gemma4_audio_model},
+    {"TimmWrapperModel", &hfx_timm_family, hfx_timm_wrapper_model},
     {"Wav2Vec2ForCTC", &hfx_speech_family, &hfx_wav2vec2_ctc},
     {"Wav2Vec2Model", &hfx_speech_family, &hfx_wav2vec2_model},
     {"Wav2Vec2ForSequenceClassification", &hfx_speech_family, &hfx_wav2vec2_classifier},
@@ -1526,9 +1531,9 @@ static hfx_status open_entry(const struct entry *e, const hfx_checkpoint *ck, hf
 static const struct {
     const char *name, *missing;
 } not_yet[] = {
-    {"Gemma3nForConditionalGeneration", "its MobileNet-V5 vision tower (timm's) is not written (its text model "
-                                        "exports from a Gemma3nForCausalLM checkpoint, its audio encoder from a "
-                                        "Gemma3nAudioEncoder one)"},
+    {"Gemma3nForConditionalGeneration", "its multimodal embedders and their merge into the text model are not "
+                                        "written (its parts export from checkpoints of their own: Gemma3nForCausalLM, "
+                                        "TimmWrapperModel, Gemma3nAudioEncoder)"},
     {"Phi4MultimodalForCausalLM", "its vision and audio towers and LoRA-merged language weights are not written"},
 };
 

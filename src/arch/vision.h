@@ -178,4 +178,20 @@ bool hfx_davit_grid(const hfx_davit *t, int64_t height, int64_t width, int64_t *
 hfx_value *hfx_florence2_features(const hfx_davit *t, hfx_graph *g, hfx_weights *w, const char *tower,
                                   const char *projector, hfx_value *pixels);
 
+/* MobileNet-V5's encoder (vision_mobilenet.c; timm's "mobilenetv5_300m_enc", Gemma 3n's vision tower) as
+ * transformers' TimmWrapperModel holds it: its config (vision_config) names the architecture and may scale its
+ * channels (model_args.channel_multiplier). */
+typedef struct hfx_mobilenet {
+    double multiplier; /* model_args.channel_multiplier (1: none) */
+} hfx_mobilenet;
+
+/* Read the config: another timm architecture, a pooling head (do_pooling) or other model_args are
+ * HFX_ERR_UNSUPPORTED, by name. */
+hfx_status hfx_mobilenet_parse(hfx_cfg c, hfx_mobilenet *out, hfx_error *err);
+
+/* The encoder's feature map under `prefix` ("timm_model.") over pixels [N, 3, H, W] (H, W constant, multiples of 256):
+ * [N, 2048, 16, 16]. Failures are the graph's. */
+hfx_value *hfx_mobilenet_features(const hfx_mobilenet *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                  hfx_value *pixels);
+
 #endif
