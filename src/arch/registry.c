@@ -1174,7 +1174,8 @@ extern const dual_desc hfx_clip_model, hfx_siglip_model, hfx_clip_text_model, hf
 typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
 extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen2_vl, hfx_qwen2_5_vl, hfx_qwen3_vl,
-    hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe, hfx_internvl, hfx_paligemma, hfx_mistral3, hfx_lfm2_vl, hfx_llama4, hfx_llava_next, hfx_llava_onevision, hfx_gemma4;
+    hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe, hfx_internvl, hfx_paligemma, hfx_mistral3, hfx_lfm2_vl, hfx_llama4, hfx_llava_next, hfx_llava_onevision, hfx_gemma4,
+    hfx_gemma3n;
 /* Audio language models: the same family's code, the encoder named audio_encoder (vlm.c). */
 extern const hfx_arch_family hfx_audio_lm_family;
 extern const vlm_desc hfx_qwen2_audio, hfx_voxtral, hfx_audioflamingo3, hfx_qwen3_asr, hfx_granite_speech;
@@ -1454,6 +1455,7 @@ static const struct entry {
     {"Llama4ForConditionalGeneration", &hfx_vlm_family, &hfx_llama4},
     {"Gemma3ForConditionalGeneration", &hfx_vlm_family, &hfx_gemma3},
     {"Gemma4ForConditionalGeneration", &hfx_vlm_family, &hfx_gemma4},
+    {"Gemma3nForConditionalGeneration", &hfx_vlm_family, &hfx_gemma3n},
     {"Idefics3ForConditionalGeneration", &hfx_vlm_family, &hfx_idefics3},
     {"SmolVLMForConditionalGeneration", &hfx_vlm_family, &hfx_smolvlm},
     {"Qwen2VLForConditionalGeneration", &hfx_vlm_family, &hfx_qwen2_vl},
@@ -1531,9 +1533,6 @@ static hfx_status open_entry(const struct entry *e, const hfx_checkpoint *ck, hf
 static const struct {
     const char *name, *missing;
 } not_yet[] = {
-    {"Gemma3nForConditionalGeneration", "its multimodal embedders and their merge into the text model are not "
-                                        "written (its parts export from checkpoints of their own: Gemma3nForCausalLM, "
-                                        "TimmWrapperModel, Gemma3nAudioEncoder)"},
     {"Phi4MultimodalForCausalLM", "its vision and audio towers and LoRA-merged language weights are not written"},
 };
 

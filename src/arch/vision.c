@@ -782,10 +782,23 @@ static hfx_value *tower(vision_ctx *c, hfx_value *pixels, int64_t upto, hfx_valu
 }
 
 hfx_status hfx_processor_image_size(const hfx_checkpoint *ck, int64_t *height, int64_t *width, hfx_error *err) {
-    json_t *pre = NULL;
+    json_t *pre = NULL, *nested = NULL;
     *height = *width = 0;
     hfx_status st = hfx_checkpoint_side_json(ck, "preprocessor_config.json", false, &pre, err);
-    if (st || !pre) return st;
+    /* a processor of several parts as transformers 5 saves it: the image processor's in processor_config.json (the
+     * feature extractor's in preprocessor_config.json) */
+    if (!st && (!pre || (!json_object_get(pre, "size") && !json_object_get(pre, "crop_size"))))
+        st = hfx_checkpoint_side_json(ck, "processor_config.json", false, &nested, err);
+    const json_t *image = json_object_get(nested, "image_processor");
+    if (!st && json_is_object(image)) {
+        json_decref(pre);
+        pre = json_incref((json_t *)image);
+    }
+    json_decref(nested);
+    if (st || !pre) {
+        json_decref(pre);
+        return st;
+    }
     const json_t *crop = json_object_get(pre, "crop_size"), *size = json_object_get(pre, "size");
     const json_t *from = json_is_object(crop) && !json_is_false(json_object_get(pre, "do_center_crop")) ? crop : size;
     json_t *hh = json_object_get(from, "height"), *ww = json_object_get(from, "width");

@@ -141,8 +141,9 @@ hfx_value *hfx_vision_norm(const hfx_vision_tower *t, hfx_graph *g, hfx_weights 
  * deliberately unused: a host that reads an inner layer's states drops them, as transformers does. */
 void hfx_vision_tower_skip_rest(const hfx_vision_tower *t, hfx_weights *w, const char *prefix, int64_t upto);
 
-/* The image the checkpoint's processor makes (preprocessor_config.json: its crop_size where it crops, else its size,
- * as height and width): 0 × 0 where the checkpoint has no processor config. */
+/* The image the checkpoint's processor makes (preprocessor_config.json, or processor_config.json's image_processor
+ * where transformers 5 saved a processor of several parts nested: its crop_size where it crops, else its size, as
+ * height and width): 0 × 0 where the checkpoint has no image processor config. */
 hfx_status hfx_processor_image_size(const hfx_checkpoint *ck, int64_t *height, int64_t *width, hfx_error *err);
 
 enum { HFX_DAVIT_STAGES = 8 };

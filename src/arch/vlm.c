@@ -56,6 +56,11 @@ static const vlm_names gemma4_v5 = {
     {"model.vision_tower."}, "model.embed_vision", {{"model.", "model.language_model."}},
     {"model.vision_tower", "model.embed_vision", "model.language_model", "lm_head"}, NULL};
 
+/* Gemma 3n: transformers 5's names (the Hub's are the same) */
+static const vlm_names gemma3n_v5 = {
+    {"model.vision_tower."}, "model.embed_vision", {{"model.", "model.language_model."}},
+    {"model.vision_tower", "model.embed_vision", "model.language_model", "lm_head"}, NULL};
+
 /* The audio lineages' names: the Hub's, transformers 5's */
 static const vlm_names audio_hub = {
     {"audio_tower."}, "multi_modal_projector",
@@ -95,7 +100,7 @@ static hfx_status gemma4_parse(hfx_cfg c, hfx_cfg text, hfx_cfg vision, hfx_aren
     if (m->has_audio) {
         hfx_cfg ac;
         if ((st = hfx_cfg_object(c, "audio_config", arena, &ac, err)) ||
-            (st = hfx_usm_audio_parse(HFX_USM_GEMMA4, ac, &m->gemma4_audio, err)))
+            (st = hfx_usm_audio_parse(HFX_USM_GEMMA4, ac, &m->usm_audio, err)))
             return st;
     }
     if ((st = hfx_gemma4_vision_parse(vision, &m->gemma4, err)) ||
@@ -128,6 +133,13 @@ static hfx_status granite_speech_parse(hfx_cfg c, hfx_cfg encoder, hfx_arena *ar
     m->vision.cfg.hidden = m->granite.conformer.hidden, m->vision.cfg.layers = m->granite.layers;
     m->text.mult.logits_div = 1.0; /* its own lm_head, which Granite's logits_scaling does not divide */
     return HFX_OK;
+}
+
+/* The media token: transformers 5 names it image_token_id (audio_token_id), older configs image_token_index */
+static hfx_status media_token(const vlm_desc *d, hfx_cfg c, vlm_cfg *m, hfx_error *err) {
+    const char *key = hears(d) ? (hfx_cfg_has(c, "audio_token_id") ? "audio_token_id" : "audio_token_index")
+                               : (hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index");
+    return hfx_cfg_int_in_or(c, key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err);
 }
 
 static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
@@ -189,8 +201,10 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
         if ((st = hfx_vlm_parse_audio(d, c, vision, vision_type, m, err))) return st;
     } else if (d->kind == VLM_GRANITE_SPEECH) {
         if ((st = granite_speech_parse(c, vision, arena, m, err))) return st;
-    } else if (d->kind == VLM_GEMMA4) {
-        if ((st = gemma4_parse(c, text, vision, arena, m, err))) return st;
+    } else if (d->kind == VLM_GEMMA4 || d->kind == VLM_GEMMA3N) {
+        st = d->kind == VLM_GEMMA4 ? gemma4_parse(c, text, vision, arena, m, err)
+                                   : hfx_vlm_gemma3n_parse(c, vision, arena, m, err);
+        if (st) return st;
     } else if (d->kind == VLM_LLAVA && vision_type && strcmp(vision_type, "pixtral") == 0) {
         if ((st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err))) return st;
         m->grid.merge = 1; /* every patch a token */
@@ -199,15 +213,12 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     } else if ((st = hfx_vision_tower_parse(vision_type, vision, HFX_TOWER_IMAGE, &m->vision, err))) {
         return st;
     }
-    /* transformers 5 names it image_token_id (audio_token_id), older configs image_token_index */
     bool audio = hears(d);
-    const char *token_key = audio ? (hfx_cfg_has(c, "audio_token_id") ? "audio_token_id" : "audio_token_index")
-                                  : (hfx_cfg_has(c, "image_token_id") ? "image_token_id" : "image_token_index");
-    if ((st = hfx_cfg_int_in_or(c, token_key, d->image_token_default, 0, m->text.vocab - 1, &m->image_token, err)))
-        return st;
+    if ((st = media_token(d, c, m, err))) return st;
     if (d->kind == VLM_GRANITE_SPEECH) /* its forward embeds the audio tokens as token 0 */
         m->placeholders[0] = m->image_token, m->n_placeholders = 1, m->pad_id = 0;
-    return d->kind == VLM_GRID || d->kind == VLM_GEMMA4 || audio ? HFX_OK : hfx_vlm_parse_projector(d, c, text, vision, m, err);
+    return d->kind == VLM_GRID || d->kind == VLM_GEMMA4 || d->kind == VLM_GEMMA3N || audio
+               ? HFX_OK : hfx_vlm_parse_projector(d, c, text, vision, m, err);
 }
 
 /* The naming scheme this checkpoint uses (the first whose tower is there) and the tower's prefix. */
@@ -217,6 +228,7 @@ static const vlm_names *find_names(const vlm_desc *d, const vlm_cfg *m, const hf
         for (int i = 0; i < 4 && (*s)->tower[i]; i++) {
             snprintf(n, sizeof n, "%s%s.weight", (*s)->tower[i],
                      d->kind == VLM_GEMMA4           ? "patch_embedder.input_proj"
+                     : d->kind == VLM_GEMMA3N        ? "timm_model.conv_stem.conv"
                      : d->kind == VLM_GRANITE_SPEECH ? "input_linear"
                                                      : hfx_vision_patch_name(&m->vision));
             if (hfx_weight_exists(w, n)) {
@@ -226,6 +238,19 @@ static const vlm_names *find_names(const vlm_desc *d, const vlm_cfg *m, const hf
         }
     *tower = d->names[0]->tower[0];
     return d->names[0]; /* its names are the ones missing, in the message */
+}
+
+/* Gemma 3n's image encoder over images of its processor's size (else MobileNet-V5's 768 × 768) */
+static hfx_status gemma3n_image(const vlm_cfg *m, const hfx_checkpoint *ck, const hfx_build_opts *o, hfx_graph *g,
+                                hfx_weights *w, const char *tower, hfx_error *err) {
+    int64_t h, wd;
+    hfx_status st = hfx_processor_image_size(ck, &h, &wd, err);
+    if (st) return st;
+    if (h != wd)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/preprocessor_config.json: Gemma 3n's images are square (not "
+                                                  "%lld × %lld)", hfx_checkpoint_dir(ck), (long long)h, (long long)wd);
+    hfx_vlm_build_gemma3n_image(m, o, g, w, tower, h ? h : 768);
+    return HFX_OK;
 }
 
 static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
@@ -272,8 +297,10 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     bool image = strcmp(component, audio ? "audio_encoder" : "image_encoder") == 0, whole = strcmp(component, "model") == 0;
     bool second = m->has_audio && strcmp(component, "audio_encoder") == 0; /* Gemma 4's, beside its image encoder */
     if (image || second || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
-        if (!second) hfx_vlm_build_encoder(d, m, o, g, &w, names, tower);
-        if (m->has_audio && !image && !g->failed) hfx_vlm_build_gemma4_audio(m, o, g, &w);
+        if (!second && d->kind == VLM_GEMMA3N) st = gemma3n_image(m, ck, o, g, &w, tower, err);
+        else if (!second) hfx_vlm_build_encoder(d, m, o, g, &w, names, tower);
+        if (m->has_audio && !image && !g->failed && !st)
+            (d->kind == VLM_GEMMA3N ? hfx_vlm_build_gemma3n_audio : hfx_vlm_build_gemma4_audio)(m, o, g, &w);
         for (int i = 2; !whole && i < 4; i++) /* the language model is the other components' */
             if (names->stacks[i]) hfx_weights_ignore_stack(&w, names->stacks[i]);
         if (!whole) hfx_weights_ignore_stack(&w, "lora"); /* (its adapter too) */
@@ -281,8 +308,17 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
             hfx_weights_ignore_stack(&w, second ? names->stacks[i] : audio_stacks[i]);
         host.weights = &w;
         if (whole && !g->failed) st = hfx_decoder_build(m->text_desc, &m->text, ck, o, &host, g, err);
+        if (whole && d->kind == VLM_GEMMA3N && !st) /* embed_tokens' own tensors checked too (nodes of no output) */
+            hfx_vlm_gemma3n_embeddings(m, g, &w, hfx_const_i64(g, 0));
         hfx_graph_set_meta(g, "architecture", d->architecture);
         if (st == HFX_OK) st = hfx_graph_status(g, err);
+        if (st == HFX_OK) st = hfx_weights_finish(&w, err);
+    } else if (strcmp(component, "embed_tokens") == 0 && d->kind == VLM_GEMMA3N) {
+        hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
+        hfx_graph_output(g, hfx_vlm_gemma3n_embeddings(m, g, &w, ids), "inputs_embeds");
+        hfx_weights_ignore_rest(&w); /* (the other components read the rest) */
+        hfx_graph_set_meta(g, "architecture", d->architecture);
+        st = hfx_graph_status(g, err);
         if (st == HFX_OK) st = hfx_weights_finish(&w, err);
     } else if (strcmp(component, "embed_tokens") == 0) {
         st = hfx_decoder_build_embed(m->text_desc, &m->text, ck, o, &host, g, err);
@@ -410,6 +446,14 @@ const vlm_desc hfx_gemma4 = {.architecture = "Gemma4ForConditionalGeneration",
                              .vision_default = "gemma4_vision",
                              .text_default = "gemma4_text",
                              .image_token_default = 258880};
+/* Gemma 3n: MobileNet-V5 and the USM conformer, each through its embedder into Gemma 3n's text model */
+static const vlm_names *const gemma3n_names[] = {&gemma3n_v5, NULL};
+const vlm_desc hfx_gemma3n = {.architecture = "Gemma3nForConditionalGeneration",
+                              .names = gemma3n_names,
+                              .kind = VLM_GEMMA3N,
+                              .vision_default = "gemma3n_vision",
+                              .text_default = "gemma3n_text",
+                              .image_token_default = 262145};
 const vlm_desc hfx_idefics3 = {.architecture = "Idefics3ForConditionalGeneration",
                                .names = idefics3_names,
                                .kind = VLM_IDEFICS3,

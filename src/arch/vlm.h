@@ -53,6 +53,9 @@ typedef enum {
                     (pixel_values [N, P, 3·patch²], image_position_ids [N, P, 2]), its pooled tokens through a
                     weight-less RMSNorm and one linear (embed_vision.embedding_projection); the language model's
                     sliding layers see each run of image tokens both ways (mm_token_type_ids as token_type_ids) */
+    VLM_GEMMA3N, /* Gemma 3n (vlm_gemma3n.c): MobileNet-V5 (vision_mobilenet.c) and the USM audio encoder
+                    (audio_usm.c), each through its embedder (embed_vision, embed_audio) into the text model; embed_tokens
+                    embeds the ids of the vision and audio vocabularies by their embedders */
     VLM_AUDIO,   /* an audio tower over log-mel windows, its projector the descriptor's (vlm_audio_projector) */
     VLM_GRANITE_SPEECH, /* Granite Speech's CTC conformer over stacked log-mel frames [N, T, input_dim] and its Q-Former
                     projector (audio_granite.c: encoder_config, projector_config); the audio token embedded as token 0
@@ -91,6 +94,13 @@ typedef struct vlm_desc {
                                       tower hides (Qwen2-Audio's feature_attention_mask); NULL: whole windows */
 } vlm_desc;
 
+/* Gemma 3n's embedder of one modality (a tower's config's fields) */
+typedef struct vlm_embedder {
+    int64_t offset, vocab; /* its vocabulary: vocab ids from offset */
+    int64_t hidden;        /* the tower's width (hidden_size) */
+    double eps;            /* rms_norm_eps */
+} vlm_embedder;
+
 typedef struct vlm_cfg {
     const hfx_decoder_desc *text_desc;
     hfx_decoder_cfg text;
@@ -98,7 +108,10 @@ typedef struct vlm_cfg {
     hfx_grid_tower grid;    /* VLM_GRID's tower (and `vision` a copy of its layers') */
     hfx_audio_tower audio;  /* VLM_AUDIO's tower (and `vision` a copy of its layers') */
     hfx_gemma4_vision gemma4; /* VLM_GEMMA4's encoder (and `vision.cfg` its widths) */
-    hfx_usm_audio gemma4_audio; /* VLM_GEMMA4's audio encoder, where audio_config has one (has_audio) */
+    hfx_usm_audio usm_audio; /* VLM_GEMMA4's audio encoder, where audio_config has one (has_audio); VLM_GEMMA3N's */
+    hfx_mobilenet mobilenet; /* VLM_GEMMA3N's vision tower */
+    vlm_embedder embedder[2]; /* VLM_GEMMA3N's vision and audio embedders */
+    int64_t audio_tokens;   /* VLM_GEMMA3N: audio_soft_tokens_per_image, each clip's features */
     hfx_granite_speech_encoder granite;    /* VLM_GRANITE_SPEECH's encoder and projector */
     bool lora;              /* has_lora_adapter: the checkpoint's LoRA adapter (hfx_checkpoint_add_lora) required, as
                                transformers applies it to audio prompts (the decoder's linears add it wherever it
@@ -146,5 +159,15 @@ void hfx_vlm_build_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_
 /* Gemma 4's audio encoder: input_features [N, T, mels] and input_features_mask [N, T] → audio_features [N, T/4, text
  * hidden] and audio_feature_lengths [N] (each clip's real tokens, first), through the embedder (embed_audio). */
 void hfx_vlm_build_gemma4_audio(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w);
+
+/* Gemma 3n (vlm_gemma3n.c): its towers' and embedders' configs (c the model's, vision its vision_config; after the
+ * text model's); its image encoder over pixel_values [N, 3, size, size], the tower under `tower`; its audio encoder;
+ * embed_tokens' embeddings of ids [...] → [..., text hidden]: the text table's (× √hidden), the vision and audio
+ * vocabularies' by their embedders. */
+hfx_status hfx_vlm_gemma3n_parse(hfx_cfg c, hfx_cfg vision, hfx_arena *arena, vlm_cfg *m, hfx_error *err);
+void hfx_vlm_build_gemma3n_image(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
+                                 const char *tower, int64_t size);
+void hfx_vlm_build_gemma3n_audio(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w);
+hfx_value *hfx_vlm_gemma3n_embeddings(const vlm_cfg *m, hfx_graph *g, hfx_weights *w, hfx_value *ids);
 
 #endif

@@ -380,7 +380,7 @@ static void build_gemma4_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_
 }
 
 void hfx_vlm_build_gemma4_audio(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w) {
-    const hfx_usm_audio *t = &m->gemma4_audio;
+    const hfx_usm_audio *t = &m->usm_audio;
     hfx_dim T = hfx_dim_sym(hfx_graph_symbol(g, "audio_frames", 1, INT32_MAX));
     hfx_value *features = hfx_graph_input(g, "input_features", o->dtype, 3, (hfx_dim[]){o->batch, T, hfx_dim_const(t->mels)});
     hfx_value *mask = hfx_graph_input(g, "input_features_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, T});

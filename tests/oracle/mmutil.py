@@ -22,6 +22,13 @@ def write_wav(path: Path, samples, rate: int = 16000) -> Path:
     return path
 
 
+def save_processor_parts(folder: Path, **parts) -> None:
+    """A processor's parts (image_processor=..., feature_extractor=...) saved nested in processor_config.json, as
+    transformers 5 saves a processor of several parts."""
+    nested = {name: json.loads(part.to_json_string()) for name, part in parts.items()}
+    (folder / "processor_config.json").write_text(json.dumps(nested, indent=2))
+
+
 def sine_sweeps() -> list:
     """Two rising sine sweeps at 16 kHz, of 0.9 and 0.6 seconds (a batch whose second row the feature extractors pad)."""
     out = []

@@ -31,7 +31,7 @@ import torch
 from conftest import PARITY_ATOL, REPO, assert_logits_close, built_once, cached_exports, describe, run_hfx
 from genutil import compare_generation, left_pad
 from initutil import init_weights
-from mmutil import eager_models, expand_tokens, run_example_executorch, write_wav
+from mmutil import eager_models, expand_tokens, run_example_executorch, save_processor_parts, write_wav
 
 sys.path.insert(0, str(REPO / "examples"))
 import generate_vlm  # noqa: E402
@@ -160,9 +160,8 @@ def ckpt(tmp_path_factory):
         model.save_pretrained(root / name)
         feature_extractor(v).save_pretrained(root / name)
         if v.arch == "Gemma4":  # its processor's parts nested in processor_config.json, as transformers 5 saves them
-            parts = {"image_processor": json.loads(gemma4_image_processor().to_json_string()),
-                     "feature_extractor": json.loads(feature_extractor(v).to_json_string())}
-            (root / name / "processor_config.json").write_text(json.dumps(parts, indent=2))
+            save_processor_parts(root / name, image_processor=gemma4_image_processor(),
+                                 feature_extractor=feature_extractor(v))
         return root / name
     return built_once(make)
 
