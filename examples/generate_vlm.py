@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Greedy generation from images (or audio) and a prompt with an `hfx export --for-generation` directory of a
-vision-language model (LLaVA, LLaVA-Next, LLaVA-OneVision, Gemma 3, Gemma 4, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
-language model (Qwen2-Audio, Voxtral, Audio Flamingo 3, Qwen3-ASR, Gemma 4's E2B and E4B, Granite Speech), or
+vision-language model (LLaVA, LLaVA-Next, LLaVA-OneVision, Gemma 3, Gemma 3n, Gemma 4, PaliGemma, Idefics3, SmolVLM, InternVL, LFM2-VL, Llama 4, Mistral3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) or an audio
+language model (Qwen2-Audio, Voxtral, Audio Flamingo 3, Qwen3-ASR, Gemma 3n, Gemma 4's E2B and E4B, Granite Speech), or
 Florence-2 (an encoder-decoder: the image features and the prompt's embeddings go to its encoder,
 decode_loop.generate_seq2seq), in ONNX Runtime or OpenVINO (also torch and ExecuTorch: the export's format says which).
 
@@ -19,7 +19,8 @@ tokens' positions, so a prompt without them is a different prompt, not a wrong o
 with config.json's audio_token_id (audio_token_index).
 
 hfx exports graphs, not processors: the images are turned into pixel_values by transformers' image
-processor, read from the export's preprocessor_config.json (copied from the checkpoint). Then:
+processor, read from the export's preprocessor_config.json (or transformers 5's nested processor_config.json, copied
+from the checkpoint). Then:
   * image_encoder: pixel_values [N, C, S, S] → image_features [N, T, hidden]; Qwen2-VL's (any image
     size): pixel_values [patches, C·T·P·P] and image_grid_thw [N, 3] → image_features [tokens, hidden];
   * embed_tokens: the prompt's ids → inputs_embeds, the image features written over the image
