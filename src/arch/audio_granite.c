@@ -99,13 +99,11 @@ typedef struct granite_ctx {
 } granite_ctx;
 
 static hfx_value *dense(granite_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name) {
-    return hfx_linear(c->g, x, hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s%s.weight", c->prefix, name),
-                      hfx_weight(c->w, 1, &out, "%s%s.bias", c->prefix, name));
+    return hfx_linear_named(c->w, x, in, out, true, "%s%s", c->prefix, name);
 }
 
 static hfx_value *layer_norm(granite_ctx *c, hfx_value *x, int64_t n, const char *name) {
-    return hfx_layer_norm(c->g, x, hfx_weight(c->w, 1, &n, "%s%s.weight", c->prefix, name),
-                          hfx_weight(c->w, 1, &n, "%s%s.bias", c->prefix, name), c->t->qformer.eps);
+    return hfx_layer_norm_named(c->w, x, n, c->t->qformer.eps, "%s%s", c->prefix, name);
 }
 
 /* x [a, b, S, D] as heads [a, b, heads, S, D / heads] */

@@ -216,14 +216,12 @@ typedef struct speech_ctx {
 } speech_ctx;
 
 static hfx_value *dense(speech_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name) {
-    hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s.weight", name);
-    return hfx_linear(c->g, x, w, hfx_weight(c->w, 1, (int64_t[]){out}, "%s.bias", name));
+    return hfx_linear_named(c->w, x, in, out, true, "%s", name);
 }
 
 /* nn.LayerNorm over the last axis (of width n) of x, its weight and bias "<name>.weight"/".bias". */
 static hfx_value *norm(speech_ctx *c, hfx_value *x, int64_t n, double eps, const char *name) {
-    return hfx_layer_norm(c->g, x, hfx_weight(c->w, 1, &n, "%s.weight", name), hfx_weight(c->w, 1, &n, "%s.bias", name),
-                          eps);
+    return hfx_layer_norm_named(c->w, x, n, eps, "%s", name);
 }
 
 /* x [B,C,F] through `name`'s LayerNorm over its channels (eps 1e-5, nn.LayerNorm's default), frames kept last. */

@@ -365,15 +365,13 @@ typedef struct vision_ctx {
 } vision_ctx;
 
 static hfx_value *dense(vision_ctx *c, hfx_value *x, int64_t in, int64_t out, bool bias, const char *name) {
-    hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s.weight", name);
-    return hfx_linear(c->g, x, w, bias ? hfx_weight(c->w, 1, (int64_t[]){out}, "%s.bias", name) : NULL);
+    return hfx_linear_named(c->w, x, in, out, bias, "%s", name);
 }
 
 static hfx_value *norm(vision_ctx *c, hfx_value *x, const char *name) {
     int64_t h = x->dims[x->rank - 1].c; /* the tower's width, or a merger's (DeepStack's norm after the merge) */
     if (c->m->rms_norm) return hfx_rms_norm(c->g, x, hfx_weight(c->w, 1, &h, "%s.weight", name), c->m->eps, 0.0);
-    return hfx_layer_norm(c->g, x, hfx_weight(c->w, 1, &h, "%s.weight", name), hfx_weight(c->w, 1, &h, "%s.bias", name),
-                          c->m->eps);
+    return hfx_layer_norm_named(c->w, x, h, c->m->eps, "%s", name);
 }
 
 /* The patch embedding of pixels [B,C,H,W]: [B, N, hidden], N = (H/P)·(W/P) in row-major patch

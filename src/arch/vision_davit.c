@@ -104,13 +104,11 @@ typedef struct davit_ctx {
 } davit_ctx;
 
 static hfx_value *layer_norm(davit_ctx *c, hfx_value *x, int64_t C, const char *name) {
-    return hfx_layer_norm(c->g, x, hfx_weight(c->w, 1, &C, "%s%s.weight", c->prefix, name),
-                          hfx_weight(c->w, 1, &C, "%s%s.bias", c->prefix, name), 1e-5);
+    return hfx_layer_norm_named(c->w, x, C, 1e-5, "%s%s", c->prefix, name);
 }
 
 static hfx_value *dense(davit_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name, bool bias) {
-    return hfx_linear(c->g, x, hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s%s.weight", c->prefix, name),
-                      bias ? hfx_weight(c->w, 1, &out, "%s%s.bias", c->prefix, name) : NULL);
+    return hfx_linear_named(c->w, x, in, out, bias, "%s%s", c->prefix, name);
 }
 
 /* One of q, k, v (which = 0, 1, 2) of the fused `name` [3C, C] (and its bias): its rows which·C .. */

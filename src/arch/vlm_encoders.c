@@ -213,8 +213,8 @@ hfx_status hfx_vlm_parse_audio(const vlm_desc *d, hfx_cfg c, hfx_cfg audio, cons
 
 static hfx_value *dense(hfx_graph *g, hfx_weights *w, hfx_value *x, int64_t in, int64_t out, bool bias,
                         const char *prefix, const char *name) {
-    hfx_value *wt = hfx_weight(w, 2, (int64_t[]){out, in}, "%s.%s.weight", prefix, name);
-    return hfx_linear(g, x, wt, bias ? hfx_weight(w, 1, (int64_t[]){out}, "%s.%s.bias", prefix, name) : NULL);
+    (void)g;
+    return hfx_linear_named(w, x, in, out, bias, "%s.%s", prefix, name);
 }
 
 /* The patches x [N, side², D] pixel-shuffled by s (Idefics3's and InternVL's) to [N, side²/s², D·s²]: rows of s
@@ -247,13 +247,12 @@ static hfx_value *internvl_features(const vlm_cfg *m, hfx_graph *g, hfx_weights 
     int64_t D = m->vision.cfg.hidden;
     snprintf(n, sizeof n, "%slayernorm", tower);
     if (m->final_norm) /* a LayerNorm whatever the layers' norm_type */
-        x = hfx_layer_norm(g, x, hfx_weight(w, 1, &D, "%s.weight", n), hfx_weight(w, 1, &D, "%s.bias", n),
-                           m->vision.cfg.eps);
+        x = hfx_layer_norm_named(w, x, D, m->vision.cfg.eps, "%s", n);
     else
         hfx_vision_tower_skip_rest(&m->vision, w, tower, upto);
     x = pixel_shuffle(m, g, hfx_slice(g, x, 1, 1, INT64_MAX));
     snprintf(n, sizeof n, "%s.layer_norm", names->projector);
-    x = hfx_layer_norm(g, x, hfx_weight(w, 1, &in, "%s.weight", n), hfx_weight(w, 1, &in, "%s.bias", n), 1e-5);
+    x = hfx_layer_norm_named(w, x, in, 1e-5, "%s", n);
     x = dense(g, w, x, in, out, true, names->projector, "linear_1");
     return dense(g, w, hfx_activate(g, m->projector_act, x), out, out, true, names->projector, "linear_2");
 }
@@ -413,7 +412,7 @@ static void build_naflex_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_
     x = unshuffled(m, g, x, shapes, &lengths);
     snprintf(n, sizeof n, "%s.layer_norm", names->projector);
     if (m->projector_norm)
-        x = hfx_layer_norm(g, x, hfx_weight(w, 1, &in, "%s.weight", n), hfx_weight(w, 1, &in, "%s.bias", n), 1e-5);
+        x = hfx_layer_norm_named(w, x, in, 1e-5, "%s", n);
     x = dense(g, w, x, in, mid, m->projector_bias, names->projector, "linear_1");
     x = dense(g, w, hfx_activate(g, m->projector_act, x), mid, out, m->projector_bias, names->projector, "linear_2");
     hfx_graph_output(g, x, "image_features");

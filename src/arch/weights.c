@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/nn.h"
 #include "base/mapping.h"
 #include "base/status.h"
 
@@ -128,6 +129,25 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
     vsnprintf(asked, sizeof asked, fmt, ap);
     va_end(ap);
     return weight_as(w, w->dtype, rank, shape, asked);
+}
+
+hfx_value *hfx_linear_named(hfx_weights *w, hfx_value *x, int64_t in, int64_t out, bool bias, const char *fmt, ...) {
+    char name[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    hfx_value *wt = hfx_weight(w, 2, (int64_t[]){out, in}, "%s.weight", name);
+    return hfx_linear(w->g, x, wt, bias ? hfx_weight(w, 1, &out, "%s.bias", name) : NULL);
+}
+
+hfx_value *hfx_layer_norm_named(hfx_weights *w, hfx_value *x, int64_t n, double eps, const char *fmt, ...) {
+    char name[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    return hfx_layer_norm(w->g, x, hfx_weight(w, 1, &n, "%s.weight", name), hfx_weight(w, 1, &n, "%s.bias", name), eps);
 }
 
 /* The adapter's lora_A tensor for the linear `linear` (its index, -1: none) and its name's stem into stem: the

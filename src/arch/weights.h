@@ -48,6 +48,21 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
  * `linear` is the builder's name ("model.layers.0.self_attn.q_proj"), renamed as hfx_weight renames. */
 hfx_value *hfx_weight_lora(hfx_weights *w, hfx_value *x, hfx_value *y, int64_t in, int64_t out, const char *linear);
 
+/* nn.Linear named by fmt...: `<name>.weight` [out, in] and, where bias, `<name>.bias` [out], over x [..., in] →
+ * [..., out] (the towers' and projectors' linears; the stacks LoRA adapters target add hfx_weight_lora). */
+hfx_value *hfx_linear_named(hfx_weights *w, hfx_value *x, int64_t in, int64_t out, bool bias, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
+
+/* nn.LayerNorm named by fmt... over x's last axis of width n: `<name>.weight` and `<name>.bias`, at eps. */
+hfx_value *hfx_layer_norm_named(hfx_weights *w, hfx_value *x, int64_t n, double eps, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
 /* Whether the checkpoint has the tensor (does not mark it used). */
 bool hfx_weight_exists(const hfx_weights *w, const char *name);
 

@@ -6,7 +6,7 @@ Checkpoints are Gemma3nVisionConfig's (the full 84-block layout) with the channe
 model_args.channel_multiplier (0.125, and 0.2 whose channels timm rounds to multiples of 8), built by transformers with a
 fixed seed; pixel_values of two random images through SiglipImageProcessor (Gemma 3n's, at 256 × 256: the fusion
 adapter's map is already 16 × 16; and at 512 × 512: averaged 2 × 2), batch 2. Every element within 1e-4 of
-transformers in ONNX Runtime and OpenVINO for both, torch (.pt2) and ExecuTorch (XNNPACK, portable) for the first;
+transformers in ONNX Runtime and OpenVINO for both, torch (.pt2) and ExecuTorch (XNNPACK) for the first;
 other timm architectures, a pooling head, other model_args and images the adapter cannot average are refused by
 name."""
 
@@ -24,7 +24,7 @@ from conftest import assert_logits_close, built_once, cached_exports, run_forwar
 # (channel_multiplier, image size)
 VARIANTS = {"mnv5": (0.125, 256), "mnv5_wide": (0.2, 512)}
 RUNS = ([(n, f, "") for n in VARIANTS for f in ("onnx", "openvino")] + [("mnv5", "dynamo", "")] +
-        [("mnv5", "executorch", b) for b in ("xnnpack", "portable")])
+        [("mnv5", "executorch", "xnnpack")])  # (the portable backend's kernels are the other towers' tests')
 
 
 def processor(name):

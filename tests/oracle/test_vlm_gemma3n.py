@@ -13,7 +13,7 @@ saved nested as transformers 5 does (SiglipImageProcessor at 256 × 256, Gemma3n
     ids (the image's end and the audio's, ids of both vocabularies) within 1e-4, ONNX Runtime and OpenVINO;
   * greedy generation of 32 tokens by examples/generate_vlm.py equal to transformers' generate() token for token, each
     step's logits within 1e-4: from an image (ONNX multi-token decode, OpenVINO, .pt2), an audio file (ONNX prefill +
-    decode, ExecuTorch), both in one prompt (ONNX), and a left-padded batch of two prompts (ONNX);
+    decode, a static cache, ExecuTorch), both in one prompt (ONNX), and a left-padded batch of two prompts (ONNX);
   * bad configs refused by name."""
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ AUDIO = dict(model_type="gemma3n_audio", hidden_size=32, conf_num_hidden_layers=
 MODES = {
     "onnx-mtd": ("--format", "onnx", "--dynamic", "--multi-token-decode"),
     "onnx-prefill": ("--format", "onnx", "--dynamic"),
+    "onnx-static": ("--format", "onnx", "--dynamic", "--multi-token-decode", "--cache", "static", "--max-cache-len",
+                    "300"),
     "openvino": ("--format", "openvino", "--dynamic"),
     "dynamo": ("--format", "dynamo", "--dynamic", "--multi-token-decode"),
     "executorch": ("--config-json", json.dumps({"export_format": "executorch", "dynamic_shapes": {
@@ -178,7 +180,7 @@ def test_encoders_and_embeddings(fmt, export_dir, reference, tmp_path):
 
 
 CASES = [("onnx-mtd", 1, 0), ("openvino", 1, 0), ("dynamo", 1, 0), ("onnx-prefill", 0, 1), ("executorch", 0, 1),
-         ("onnx-mtd", 1, 1)]
+         ("onnx-mtd", 1, 1), ("onnx-static", 0, 1)]
 
 
 @pytest.mark.parametrize("mode,n_images,n_audio", CASES, ids=[f"{m}-{i}image-{a}audio" for m, i, a in CASES])
