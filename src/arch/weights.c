@@ -138,7 +138,8 @@ hfx_value *hfx_linear_named(hfx_weights *w, hfx_value *x, int64_t in, int64_t ou
     vsnprintf(name, sizeof name, fmt, ap);
     va_end(ap);
     hfx_value *wt = hfx_weight(w, 2, (int64_t[]){out, in}, "%s.weight", name);
-    return hfx_linear(w->g, x, wt, bias ? hfx_weight(w, 1, &out, "%s.bias", name) : NULL);
+    hfx_value *y = hfx_linear(w->g, x, wt, bias ? hfx_weight(w, 1, &out, "%s.bias", name) : NULL);
+    return hfx_weight_lora(w, x, y, in, out, name);
 }
 
 hfx_value *hfx_layer_norm_named(hfx_weights *w, hfx_value *x, int64_t n, double eps, const char *fmt, ...) {

@@ -66,6 +66,12 @@ def _other(kind):
     """An encoder (BertModel) or an encoder-decoder (WhisperForConditionalGeneration), tiny, eager attention."""
     import transformers
     torch.manual_seed(0)
+    if kind == "wav2vec2":
+        config = transformers.Wav2Vec2Config(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                             intermediate_size=48, conv_dim=(8, 8), conv_stride=(5, 2),
+                                             conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+                                             num_conv_pos_embedding_groups=4, vocab_size=20)
+        return transformers.Wav2Vec2Model._from_config(config, attn_implementation="eager").eval()
     if kind == "bert":
         config = transformers.BertConfig(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                                          intermediate_size=48, max_position_embeddings=64)
@@ -79,13 +85,14 @@ def _other(kind):
 
 
 # the linears each family's builder reads through its own helper: BERT's attention (query, value), Whisper's q_proj and
-# v_proj in both stacks and the encoder's fc1
-OTHER_TARGETS = {"bert": ["query", "value"], "whisper": ["q_proj", "v_proj", "fc1"]}
+# v_proj in both stacks and the encoder's fc1, wav2vec 2.0's q_proj and v_proj (the speech towers' linears)
+OTHER_TARGETS = {"bert": ["query", "value"], "whisper": ["q_proj", "v_proj", "fc1"], "wav2vec2": ["q_proj", "v_proj"]}
 
 
 @pytest.mark.parametrize("kind", list(OTHER_TARGETS))
 def test_other_families(kind, tmp_path):
-    """An adapter on an encoder's or an encoder-decoder's linears (the classic LoRA fine-tune of Whisper): the plain
+    """An adapter on an encoder's, an encoder-decoder's or a speech tower's linears (the classic LoRA fine-tune of
+    Whisper): the plain
     forward in ONNX Runtime within 1e-4 of the adapted model, the adapter shown to move its outputs."""
     ckpt, out = tmp_path / "ckpt", tmp_path / "out"
     _other(kind).save_pretrained(ckpt)
@@ -95,6 +102,9 @@ def test_other_families(kind, tmp_path):
     if kind == "bert":
         ids, mask = _inputs()
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        kwargs, key = {k: torch.from_numpy(v) for k, v in feed.items()}, "last_hidden_state"
+    elif kind == "wav2vec2":
+        feed = {"input_values": np.random.default_rng(1).standard_normal((2, 4000)).astype(np.float32)}
         kwargs, key = {k: torch.from_numpy(v) for k, v in feed.items()}, "last_hidden_state"
     else:
         x = np.random.default_rng(1).standard_normal((2, 8, 100)).astype(np.float32)
