@@ -34,7 +34,7 @@ printf '{"prefill": {"export_format": "onnx", "dynamic": true}, "decode": {"expo
     >"$seed/percomp.json"
 seed_into fuzz_export_config percomp "" "$seed/percomp.json"
 seed_into fuzz_checkpoint config 00 examples/tiny-llama/config.json
-for f in tests/fuzz/seeds/config-*.json; do # the state-space families' configs (their own keys)
+for f in tests/fuzz/seeds/config-*.json; do # families whose configs have keys of their own, nested configs
     seed_into fuzz_checkpoint "$(basename "$f" .json)" 00 "$f"
 done
 seed_into fuzz_checkpoint generation 01 examples/tiny-llama/generation_config.json
