@@ -369,13 +369,7 @@ static hfx_value *W(enc_ctx *c, int rank, const int64_t *shape, const char *name
 /* name.weight [out, in], and name.bias [out] unless `bias` is false; and a LoRA adapter's update where one beside the
  * checkpoint targets it */
 static hfx_value *dense_b(enc_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name, bool bias) {
-    char n[256];
-    snprintf(n, sizeof n, "%s.weight", name);
-    hfx_value *w = W(c, 2, (int64_t[]){out, in}, n);
-    snprintf(n, sizeof n, "%s.bias", name);
-    hfx_value *y = hfx_linear(c->g, x, w, bias ? W(c, 1, &out, n) : NULL);
-    snprintf(n, sizeof n, "%s%s", c->prefix, name);
-    return hfx_weight_lora(c->w, x, y, in, out, n);
+    return hfx_linear_named(c->w, x, in, out, bias, "%s%s", c->prefix, name);
 }
 
 static hfx_value *dense(enc_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name) {

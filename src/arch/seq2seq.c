@@ -93,9 +93,7 @@ static const char *layer_name(s2s_ctx *c, char *buf, size_t size, const char *st
 /* x·Wᵀ (+ b) with `name`.weight [out, in] (and `name`.bias [out] where the layout has biases), and a LoRA adapter's
  * update where one beside the checkpoint targets it. */
 static hfx_value *dense_b(s2s_ctx *c, hfx_value *x, int64_t in, int64_t out, const char *name, bool bias) {
-    hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){out, in}, "%s.weight", name);
-    hfx_value *y = hfx_linear(c->g, x, w, bias ? hfx_weight(c->w, 1, &out, "%s.bias", name) : NULL);
-    return hfx_weight_lora(c->w, x, y, in, out, name);
+    return hfx_linear_named(c->w, x, in, out, bias, "%s", name);
 }
 
 

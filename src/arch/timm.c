@@ -9,8 +9,6 @@
 #include "arch/weights.h"
 #include "base/status.h"
 
-enum { DEFAULT_IMAGE = 768 };
-
 static hfx_status timm_parse(const void *desc, hfx_cfg c, hfx_arena *arena, void *cfg, hfx_error *err) {
     (void)desc, (void)arena;
     return hfx_mobilenet_parse(c, cfg, err);
@@ -20,9 +18,8 @@ static hfx_status timm_build(const void *desc, const void *cfg, const hfx_checkp
                              hfx_graph *g, hfx_error *err) {
     hfx_weights w;
     int64_t h, wd;
-    hfx_status st = hfx_processor_image_size(ck, &h, &wd, err);
+    hfx_status st = hfx_mobilenet_image_size(ck, &h, &wd, err);
     if (st) return st;
-    if (!h) h = wd = DEFAULT_IMAGE;
     if ((st = hfx_weights_init(&w, ck, g, o->dtype, (const char *)desc, err))) return st;
     hfx_value *pixels = hfx_graph_input(g, "pixel_values", o->dtype, 4,
                                         (hfx_dim[]){o->batch, hfx_dim_const(3), hfx_dim_const(h), hfx_dim_const(wd)});

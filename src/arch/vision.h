@@ -190,6 +190,9 @@ typedef struct hfx_mobilenet {
  * HFX_ERR_UNSUPPORTED, by name. */
 hfx_status hfx_mobilenet_parse(hfx_cfg c, hfx_mobilenet *out, hfx_error *err);
 
+/* The images it is exported for: the processor's (hfx_processor_image_size), else MobileNet-V5's 768 × 768. */
+hfx_status hfx_mobilenet_image_size(const hfx_checkpoint *ck, int64_t *height, int64_t *width, hfx_error *err);
+
 /* The encoder's feature map under `prefix` ("timm_model.") over pixels [N, 3, H, W] (H, W constant, multiples of 256):
  * [N, 2048, 16, 16]. Failures are the graph's. */
 hfx_value *hfx_mobilenet_features(const hfx_mobilenet *t, hfx_graph *g, hfx_weights *w, const char *prefix,

@@ -294,6 +294,12 @@ static hfx_value *fusion(net_ctx *c, hfx_value *hi, int64_t c_hi, hfx_value *lo,
     return channel_rms(c, x, OUT_CHANNELS, "msfa", "norm.weight");
 }
 
+hfx_status hfx_mobilenet_image_size(const hfx_checkpoint *ck, int64_t *height, int64_t *width, hfx_error *err) {
+    hfx_status st = hfx_processor_image_size(ck, height, width, err);
+    if (!st && !*height) *height = *width = 768; /* (timm's input_size for it) */
+    return st;
+}
+
 hfx_value *hfx_mobilenet_features(const hfx_mobilenet *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                   hfx_value *pixels) {
     net_ctx c = {t, g, w, prefix, {0}};

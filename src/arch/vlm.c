@@ -51,13 +51,8 @@ static const vlm_names llava_next_v5 = {
     {"model.vision_tower.vision_model.", "model.vision_tower."}, "model.multi_modal_projector",
     {{"model.", "model.language_model."}},
     {"model.vision_tower", "model.multi_modal_projector", "model.language_model", "lm_head"}, "model.image_newline"};
-/* Gemma 4: transformers 5's names (the Hub's are the same) */
-static const vlm_names gemma4_v5 = {
-    {"model.vision_tower."}, "model.embed_vision", {{"model.", "model.language_model."}},
-    {"model.vision_tower", "model.embed_vision", "model.language_model", "lm_head"}, NULL};
-
-/* Gemma 3n: transformers 5's names (the Hub's are the same) */
-static const vlm_names gemma3n_v5 = {
+/* Gemma 4 and Gemma 3n: transformers 5's names (the Hub's are the same) */
+static const vlm_names gemma_v5 = {
     {"model.vision_tower."}, "model.embed_vision", {{"model.", "model.language_model."}},
     {"model.vision_tower", "model.embed_vision", "model.language_model", "lm_head"}, NULL};
 
@@ -244,12 +239,12 @@ static const vlm_names *find_names(const vlm_desc *d, const vlm_cfg *m, const hf
 static hfx_status gemma3n_image(const vlm_cfg *m, const hfx_checkpoint *ck, const hfx_build_opts *o, hfx_graph *g,
                                 hfx_weights *w, const char *tower, hfx_error *err) {
     int64_t h, wd;
-    hfx_status st = hfx_processor_image_size(ck, &h, &wd, err);
+    hfx_status st = hfx_mobilenet_image_size(ck, &h, &wd, err);
     if (st) return st;
     if (h != wd)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/preprocessor_config.json: Gemma 3n's images are square (not "
                                                   "%lld × %lld)", hfx_checkpoint_dir(ck), (long long)h, (long long)wd);
-    hfx_vlm_build_gemma3n_image(m, o, g, w, tower, h ? h : 768);
+    hfx_vlm_build_gemma3n_image(m, o, g, w, tower, h);
     return HFX_OK;
 }
 
@@ -439,7 +434,7 @@ const vlm_desc hfx_gemma3 = {.architecture = "Gemma3ForConditionalGeneration",
                              .vision_default = "siglip_vision_model",
                              .image_token_default = 262144};
 /* Gemma 4: its own vision encoder (vision_gemma4.c), an embedder into Gemma 4's text model */
-static const vlm_names *const gemma4_names[] = {&gemma4_v5, NULL};
+static const vlm_names *const gemma4_names[] = {&gemma_v5, NULL};
 const vlm_desc hfx_gemma4 = {.architecture = "Gemma4ForConditionalGeneration",
                              .names = gemma4_names,
                              .kind = VLM_GEMMA4,
@@ -447,7 +442,7 @@ const vlm_desc hfx_gemma4 = {.architecture = "Gemma4ForConditionalGeneration",
                              .text_default = "gemma4_text",
                              .image_token_default = 258880};
 /* Gemma 3n: MobileNet-V5 and the USM conformer, each through its embedder into Gemma 3n's text model */
-static const vlm_names *const gemma3n_names[] = {&gemma3n_v5, NULL};
+static const vlm_names *const gemma3n_names[] = {&gemma_v5, NULL};
 const vlm_desc hfx_gemma3n = {.architecture = "Gemma3nForConditionalGeneration",
                               .names = gemma3n_names,
                               .kind = VLM_GEMMA3N,

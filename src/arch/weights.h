@@ -49,8 +49,8 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
 hfx_value *hfx_weight_lora(hfx_weights *w, hfx_value *x, hfx_value *y, int64_t in, int64_t out, const char *linear);
 
 /* nn.Linear named by fmt...: `<name>.weight` [out, in] and, where bias, `<name>.bias` [out], over x [..., in] →
- * [..., out], with its LoRA update where the checkpoint's adapter targets it (hfx_weight_lora): the towers' and
- * projectors' linears. */
+ * [..., out], with its LoRA update where the checkpoint's adapter targets it (hfx_weight_lora): the encoders',
+ * encoder-decoders', towers' and projectors' linears. */
 hfx_value *hfx_linear_named(hfx_weights *w, hfx_value *x, int64_t in, int64_t out, bool bias, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 6, 7)))
