@@ -90,11 +90,11 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, const char *task, hfx_arena *
                          hfx_error *err);
 
 /* optimum's task names (auto_class.c): whether `task` is one hfx knows ("-with-past" forms too); their list for
- * messages; the class transformers' Auto class for `task` builds from `model_type`, among those hfx exports (task
- * NULL: the only one hfx exports for model_type; NULL: none, or several); every "--task T (Class)" for model_type,
- * into buf. */
+ * messages, into buf; the class transformers' Auto class for `task` builds from `model_type`, among those hfx exports
+ * (task NULL: the only one hfx exports for model_type; NULL: none, or several); every "--task T (Class)" for
+ * model_type, into buf. */
 bool hfx_task_known(const char *task);
-const char *hfx_task_names(void);
+const char *hfx_task_names(char *buf, size_t size);
 const char *hfx_auto_class(const char *model_type, const char *task);
 const char *hfx_auto_choices(const char *model_type, char *buf, size_t size);
 

@@ -38,10 +38,11 @@ bool hfx_task_known(const char *task) {
     return false;
 }
 
-const char *hfx_task_names(void) {
-    return "text-generation, text2text-generation, image-text-to-text, automatic-speech-recognition, "
-           "feature-extraction, text-classification, audio-classification, token-classification, fill-mask, "
-           "question-answering, image-classification, zero-shot-image-classification (each also with -with-past)";
+const char *hfx_task_names(char *buf, size_t size) {
+    size_t k = 0;
+    for (int i = 0; tasks[i] && k < size; i++) k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : "", tasks[i]);
+    if (k < size) snprintf(buf + k, size - k, " (each also with -with-past)");
+    return buf;
 }
 
 const char *hfx_auto_class(const char *model_type, const char *task) {

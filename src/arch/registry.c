@@ -1545,7 +1545,8 @@ static hfx_status class_of(const hfx_checkpoint *ck, const char *task, const cha
     const char *model_type = json_string_value(json_object_get(cfg, "model_type"));
     *name = json_string_value(json_array_get(archs, 0));
     if (task && !hfx_task_known(task))
-        return hfx_fail(err, HFX_ERR_INVALID, "--task '%s' is not a task hfx knows (known: %s)", task, hfx_task_names());
+        return hfx_fail(err, HFX_ERR_INVALID, "--task '%s' is not a task hfx knows (known: %s)", task,
+                        hfx_task_names(choices, sizeof choices));
     const char *by_task = hfx_auto_class(model_type, task);
     if (*name && task && (!by_task || strcmp(by_task, *name) != 0))
         return hfx_fail(err, HFX_ERR_INVALID, "%s/config.json names %s, which is not what transformers builds for "
