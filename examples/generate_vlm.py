@@ -75,6 +75,9 @@ def image_token_id(out_dir: Path, modality: str = "image") -> int:
     for key in (f"{modality}_token_id", f"{modality}_token_index"):
         if config.get(key) is not None:
             return int(config[key])
+    tower = config.get("vision_config" if modality == "image" else "audio_config") or {}
+    if tower.get(f"{modality}_token_id") is not None:  # (Phi-4-multimodal's are its towers')
+        return int(tower[f"{modality}_token_id"])
     if modality == "audio" and config.get("model_type") == "voxtral":
         return 24  # (VoxtralProcessor's, where the config has none)
     raise UsageError(f"{out_dir}/config.json names no {modality}_token_id")
@@ -88,9 +91,9 @@ def audio_encoder_of(export):
     return encoder if encoder is not None and list(encoder.inputs)[0] == "input_features" else None
 
 
-def audio_features(encoder, out_dir: Path, paths: list):
+def audio_features(encoder, out_dir: Path, paths: list, with_images: bool = False):
     """The audio encoder's features of the WAV files [tokens, hidden], every file's in order, and each file's
-    token count."""
+    token count (Phi-4-multimodal's through its projection for prompts with images where with_images)."""
     from transformers import AutoFeatureExtractor
 
     if not (out_dir / "preprocessor_config.json").is_file():
@@ -108,6 +111,16 @@ def audio_features(encoder, out_dir: Path, paths: list):
         keep = np.asarray(out["input_features_mask"], bool)
         return features[:, :keep.shape[1]][keep], [int(k.sum()) for k in keep]
     audio_config = config["audio_config"]
+    if "audio_attention_mask" in inputs:  # Phi-4-multimodal's: frames [N, T, mels]; each clip's first audio_embed_sizes
+        out = extractor([read_wav(p, extractor.sampling_rate) for p in paths], sampling_rate=extractor.sampling_rate,
+                        return_tensors="np")
+        x = np.asarray(out["audio_input_features"], np.float32)
+        mask = np.asarray(out["audio_attention_mask"], np.int64) if "audio_attention_mask" in out else np.ones(
+            x.shape[:2], np.int64)  # (its extractor gives none for one clip)
+        result = encoder.run({"input_features": x, "audio_attention_mask": mask})
+        features = np.array(result["audio_features_with_image" if with_images else "audio_features"])
+        sizes = [int(n) for n in np.asarray(out["audio_embed_sizes"]).reshape(-1)]
+        return np.concatenate([features[i, :n] for i, n in enumerate(sizes)]), sizes
     if "n_window" in audio_config:  # Qwen3-ASR's chunks
         return chunked_features(encoder, extractor, audio_config, paths, inputs)
     if "input_features_mask" in extractor.model_input_names:  # Gemma 4's: frames [N, T, mels], padded to the longest
@@ -295,6 +308,36 @@ def anyres_features(export, out_dir: Path, images: list):
     return np.concatenate(rows), counts
 
 
+def hd_features(export, out_dir: Path, images: list):
+    """Phi-4-multimodal's features [tokens, hidden] of the images and each image's count: each image's crops (the global
+    view, then the HD crops) through the encoder, laid out as transformers lays them out: the HD crops' tokens as their
+    grid, cut to the rows and columns with real patches, the first separator after each row, then the second separator,
+    then the global view's tokens with the first separator after each row."""
+    config = json.loads((out_dir / "config.json").read_text())
+    crop = int(config["vision_config"].get("crop_size", 448))
+    rows, counts = [], []
+    for _, out in processed(out_dir, images):
+        pixels = np.asarray(out["image_pixel_values"], np.float32)[0]
+        mask = np.asarray(out["image_attention_mask"], np.int64)[0]
+        result = export.image_encoder.run({"pixel_values": pixels, "image_attention_mask": mask})
+        features, separators = np.array(result["image_features"]), np.array(result["image_separators"])
+        side, width = math.isqrt(features.shape[1]), features.shape[-1]
+        height_crops, width_crops = (int(v) // crop for v in np.asarray(out["image_sizes"]).reshape(-1)[:2])
+        area = height_crops * width_crops
+        grid = features[1:1 + area].reshape(height_crops, width_crops, side, side, width).transpose(0, 2, 1, 3, 4)
+        grid = grid.reshape(height_crops * side, width_crops * side, width)
+        real = mask[1:1 + area, 0::2, 0::2].reshape(height_crops, width_crops, side, side).transpose(0, 2, 1, 3)
+        real = real.reshape(height_crops * side, width_crops * side)
+        used_h, used_w = int(real[:, 0].sum()), int(real[0, :].sum())
+        grid = np.concatenate([grid[:used_h, :used_w], np.broadcast_to(separators[0], (used_h, 1, width))], axis=1)
+        whole = np.concatenate([features[0].reshape(side, side, width),
+                                np.broadcast_to(separators[0], (side, 1, width))], axis=1)
+        packed = np.concatenate([grid.reshape(-1, width), separators[1][None], whole.reshape(-1, width)])
+        rows.append(packed)
+        counts.append(len(packed))
+    return np.concatenate(rows), counts
+
+
 # what a patch encoder takes from its processor, in the dtype it takes it
 PATCH_INPUTS = {"pixel_values": np.float32, "pixel_attention_mask": np.int32, "spatial_shapes": np.int64,
                 "image_position_ids": np.int64}
@@ -430,7 +473,7 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
         raise UsageError(f"{out_dir}'s encoder takes {'audio' if hearing else 'images'}")
     more = []
     if images and audio:  # (Gemma 4's) the audio's features over its own tokens, beside the images'
-        heard, counts = audio_features(hearing, out_dir, list(audio))
+        heard, counts = audio_features(hearing, out_dir, list(audio), with_images=True)
         audio_token = image_token_id(out_dir, "audio")
         prompts = expand_image_tokens(prompts, audio_token, counts, "audio")
         more.append((heard, audio_token))
@@ -450,6 +493,9 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
     elif images and json.loads((out_dir / "config.json").read_text()).get("model_type") in ("llava_next",
                                                                                           "llava_onevision"):
         features, counts = anyres_features(export, out_dir, images)
+        prompts = expand_image_tokens(prompts, token, counts)
+    elif images and "image_attention_mask" in export.image_encoder.inputs:  # Phi-4-multimodal: crops, laid out here
+        features, counts = hd_features(export, out_dir, images)
         prompts = expand_image_tokens(prompts, token, counts)
     elif images and ("spatial_shapes" in export.image_encoder.inputs  # LFM2-VL: NaFlex patches of each tile
                      or "image_position_ids" in export.image_encoder.inputs):  # Gemma 4: patches and their positions

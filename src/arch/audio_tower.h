@@ -116,4 +116,24 @@ hfx_status hfx_granite_speech_parse(hfx_cfg c, hfx_cfg encoder, hfx_cfg projecto
 hfx_value *hfx_granite_speech_tower(const hfx_granite_speech_encoder *t, hfx_graph *g, hfx_weights *w, const char *encoder,
                                     const char *projector, hfx_value *features, int64_t out);
 
+/* Phi-4-multimodal's audio encoder (audio_phi4.c: Phi4MultimodalAudioModel): its audio_config. */
+typedef struct hfx_phi4_audio {
+    int64_t hidden, layers, heads, intermediate;
+    int64_t mels;                      /* input_size */
+    hfx_nemo_subsampling subsampling;  /* nemo_conv_channels, log2(time_reduction) strided 3 × 3 convolutions */
+    int64_t kernel, multiplier;        /* the depthwise convolution's kernel_size and depthwise_multiplier */
+    int64_t chunk, left;               /* chunk_size (≤ 0: none) and left_chunk: the streaming window's */
+    int64_t max_distance;              /* bias_max_distance: the distance bias's clip */
+    bool symmetric;                    /* bias_symmetric: a row per |distance| */
+    hfx_activation act, conv_act, glu_act; /* activation, conv_activation, conv_glu_type */
+} hfx_phi4_audio;
+
+hfx_status hfx_phi4_audio_parse(hfx_cfg c, hfx_phi4_audio *out, hfx_error *err);
+
+/* The encoder under `prefix` over features [N, T, mels] and the mask [N, T] (1 on each clip's real features, first;
+ * any integer or bool dtype): [N, ⌈T/time_reduction⌉, hidden], as transformers computes it given that mask (one clip of
+ * all ones: as it computes it given none, what its processor passes for one clip). Failures are the graph's (NULL). */
+hfx_value *hfx_phi4_audio_tower(const hfx_phi4_audio *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                hfx_value *features, hfx_value *mask);
+
 #endif

@@ -75,4 +75,19 @@ void hfx_conformer_prepare(const hfx_conformer *cf, hfx_graph *g, hfx_value *x, 
 hfx_value *hfx_conformer_layer(const hfx_conformer *cf, hfx_graph *g, hfx_weights *w, const char *layer,
                                const hfx_conformer_inputs *in, hfx_value *x);
 
+/* NeMo's striding subsampling (subsampling.c: Parakeet's, Phi-4-multimodal's): a Conv2d from one channel, then
+ * (depthwise, pointwise) pairs, each strided over time and frequency with ReLU after, then a linear from channels ×
+ * the remaining bins to the width. Its tensors: <prefix><convs>.<i> (0, then 2, 3, 5, 6, ...: the Sequential's
+ * indices), <prefix><linear>. */
+typedef struct hfx_nemo_subsampling {
+    int64_t channels, kernel, stride, steps, hidden; /* steps: the strided convolutions, log2(subsampling_factor) */
+    const char *convs, *linear;
+} hfx_nemo_subsampling;
+
+/* The subsampling over features [B,T,mels]: [B,F,hidden]. n [B,1] (i64), each row's real frames, or NULL: where given,
+ * every padded step is zeroed after each convolution (Parakeet's masking) and *keep [B,F] bool marks the real frames.
+ * Failures are the graph's (NULL). */
+hfx_value *hfx_nemo_subsample(const hfx_nemo_subsampling *s, hfx_graph *g, hfx_weights *w, const char *prefix,
+                              hfx_value *features, hfx_value *n, hfx_value **keep);
+
 #endif

@@ -96,62 +96,14 @@ typedef struct parakeet_ctx {
     const char *prefix; /* "encoder." (ParakeetForCTC) or "" */
 } parakeet_ctx;
 
-/* Each row's valid time steps [B,1] after one strided convolution of n [B,1] (i64): ⌊(n + 2p − k)/s⌋ + 1, none
- * below zero (the IR's integer division floors a non-negative dividend). */
-static hfx_value *shorter(parakeet_ctx *c, hfx_value *n) {
-    hfx_graph *g = c->g;
-    int64_t k = c->m->kernel, p = (k - 1) / 2, s = c->m->stride;
-    hfx_value *t = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_ADD, n, hfx_const_i64(g, 2 * p - k + s)), hfx_const_i64(g, 0));
-    return hfx_op2(g, HFX_OP_DIV, t, hfx_const_i64(g, s));
-}
-
-/* The time steps of x [B,C,T,M] before each row's count n [B,1]: [B,T] bool */
-static hfx_value *kept_steps(parakeet_ctx *c, hfx_value *x, hfx_value *n) {
-    hfx_graph *g = c->g;
-    hfx_value *t = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, 2), hfx_const_i64(g, 1), x->dims[2]);
-    return hfx_op2(g, HFX_OP_LESS, hfx_unsqueeze(g, t, 0), n);
-}
-
-/* x [B,C,T,M] with the time steps `keep` [B,T] does not keep zeroed */
-static hfx_value *zero_padding(parakeet_ctx *c, hfx_value *x, hfx_value *keep) {
-    hfx_graph *g = c->g;
-    return hfx_where(g, hfx_unsqueeze(g, hfx_unsqueeze(g, keep, 1), 3), x, hfx_const_scalar(g, x->dtype, 0.0));
-}
-
-/* One Conv2d of the subsampling, subsampling.layers.<i>: [B,in,T,M] → [B,out,T',M'] */
-static hfx_value *conv(parakeet_ctx *c, hfx_value *x, int i, int64_t out, int64_t in_per_group, int64_t k, int64_t s,
-                       int64_t groups, const char *frames) {
-    int64_t p = (k - 1) / 2;
-    hfx_value *w = hfx_weight(c->w, 4, (int64_t[]){out, in_per_group, k, k}, "%ssubsampling.layers.%d.weight",
-                              c->prefix, i);
-    hfx_value *b = hfx_weight(c->w, 1, &out, "%ssubsampling.layers.%d.bias", c->prefix, i);
-    return hfx_conv2d(c->g, x, w, b, (int64_t[]){s, s}, (int64_t[]){p, p}, groups, (const char *const[]){frames, NULL});
-}
-
 /* The subsampling over input_features [B,T,mels] with each row's frame count n [B,1]: [B,F,hidden], and in *keep
  * the real frames [B,F] bool. */
 static hfx_value *subsample(parakeet_ctx *c, hfx_value *features, hfx_value *n, hfx_value **keep) {
     const parakeet_cfg *m = c->m;
-    hfx_graph *g = c->g;
-    int64_t C = m->channels, k = m->kernel, s = m->stride;
-    char frames[32];
-    hfx_value *x = hfx_unsqueeze(g, features, 1); /* [B,1,T,mels] */
-    for (int64_t step = 0; step < m->steps && !g->failed; step++) {
-        snprintf(frames, sizeof frames, step == m->steps - 1 ? "frames" : "subsampled%lld_frames", (long long)step);
-        int layer = step == 0 ? 0 : (int)(3 * step - 1); /* 0 (conv, ReLU), then (depthwise, pointwise, ReLU) */
-        x = conv(c, x, layer, C, 1, k, s, step ? C : 1, frames); /* the first over one channel; then depthwise */
-        n = shorter(c, n);
-        *keep = kept_steps(c, x, n); /* (the pointwise convolution keeps the length) */
-        x = zero_padding(c, x, *keep);
-        if (step > 0) x = zero_padding(c, conv(c, x, layer + 1, C, C, 1, 1, 1, NULL), *keep);
-        x = hfx_activate(g, HFX_ACT_RELU, x);
-    }
-    int64_t M = x->dims[3].c;
-    x = hfx_transpose(g, x, 4, (int64_t[]){0, 2, 1, 3}); /* [B,F,C,M'] */
-    x = hfx_reshape(g, x, 3, (hfx_dim[]){x->dims[0], x->dims[1], hfx_dim_const(C * M)});
-    hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){m->hidden, C * M}, "%ssubsampling.linear.weight", c->prefix);
-    x = hfx_linear(g, x, w, hfx_weight(c->w, 1, &m->hidden, "%ssubsampling.linear.bias", c->prefix));
-    if (m->scale_input) x = hfx_op2(g, HFX_OP_MUL, x, hfx_const_scalar(g, x->dtype, sqrt((double)m->hidden)));
+    hfx_nemo_subsampling s = {m->channels, m->kernel, m->stride, m->steps, m->hidden, "subsampling.layers",
+                              "subsampling.linear"};
+    hfx_value *x = hfx_nemo_subsample(&s, c->g, c->w, c->prefix, features, n, keep);
+    if (x && m->scale_input) x = hfx_op2(c->g, HFX_OP_MUL, x, hfx_const_scalar(c->g, x->dtype, sqrt((double)m->hidden)));
     return x;
 }
 

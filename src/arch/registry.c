@@ -1175,7 +1175,7 @@ typedef struct vlm_desc vlm_desc;
 extern const hfx_arch_family hfx_vlm_family;
 extern const vlm_desc hfx_llava, hfx_gemma3, hfx_idefics3, hfx_smolvlm, hfx_qwen2_vl, hfx_qwen2_5_vl, hfx_qwen3_vl,
     hfx_qwen3_vl_moe, hfx_qwen3_5, hfx_qwen3_5_moe, hfx_internvl, hfx_paligemma, hfx_mistral3, hfx_lfm2_vl, hfx_llama4, hfx_llava_next, hfx_llava_onevision, hfx_gemma4,
-    hfx_gemma3n;
+    hfx_gemma3n, hfx_phi4mm;
 /* Audio language models: the same family's code, the encoder named audio_encoder (vlm.c). */
 extern const hfx_arch_family hfx_audio_lm_family;
 extern const vlm_desc hfx_qwen2_audio, hfx_voxtral, hfx_audioflamingo3, hfx_qwen3_asr, hfx_granite_speech;
@@ -1456,6 +1456,7 @@ static const struct entry {
     {"Gemma3ForConditionalGeneration", &hfx_vlm_family, &hfx_gemma3},
     {"Gemma4ForConditionalGeneration", &hfx_vlm_family, &hfx_gemma4},
     {"Gemma3nForConditionalGeneration", &hfx_vlm_family, &hfx_gemma3n},
+    {"Phi4MultimodalForCausalLM", &hfx_vlm_family, &hfx_phi4mm},
     {"Idefics3ForConditionalGeneration", &hfx_vlm_family, &hfx_idefics3},
     {"SmolVLMForConditionalGeneration", &hfx_vlm_family, &hfx_smolvlm},
     {"Qwen2VLForConditionalGeneration", &hfx_vlm_family, &hfx_qwen2_vl},
@@ -1528,14 +1529,6 @@ static hfx_status open_entry(const struct entry *e, const hfx_checkpoint *ck, hf
     return HFX_OK;
 }
 
-/* Classes people export whose parts hfx does not build yet: what is missing, said instead of the list of the
- * supported. */
-static const struct {
-    const char *name, *missing;
-} not_yet[] = {
-    {"Phi4MultimodalForCausalLM", "its vision and audio towers and LoRA-merged language weights are not written"},
-};
-
 /* The class to build: config.json's `architectures`, or where that is missing, null or empty the one the Auto class for
  * `task` builds from model_type (with no task, the only one hfx exports for it); a task the class does not serve is
  * refused. */
@@ -1605,10 +1598,6 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, const char *task, hfx_arena *
         *e = (struct entry){copy, &hfx_decoder_base_family, b};
         return open_entry(e, ck, arena, out, err);
     }
-    for (size_t i = 0; i < sizeof not_yet / sizeof not_yet[0]; i++)
-        if (strcmp(not_yet[i].name, name) == 0)
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s/config.json: architecture '%s' is not supported yet: %s",
-                            hfx_checkpoint_dir(ck), name, not_yet[i].missing);
     return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                     "%s/config.json: architecture '%s' is not supported (supported: %s; a causal LM's base model as "
                     "<its stem>Model)",

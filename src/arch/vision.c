@@ -938,6 +938,8 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_tower_k
                   /* Idefics3's and SmolVLM's: SigLIP's tower, for full images (the positions of a padded
                      one are not written) */
                   {"idefics3_vision", &siglip_layout, HFX_TOWER_IMAGE}, {"smolvlm_vision", &siglip_layout, HFX_TOWER_IMAGE},
+                  /* Phi-4-multimodal's: SigLIP's (its positions over each crop's real patches are vlm_phi4mm.c's) */
+                  {"phi4_multimodal_vision", &siglip_layout, HFX_TOWER_IMAGE},
                   {"internvl_vision", &internvl_layout, HFX_TOWER_IMAGE},
                   {"llama4_vision_model", &llama4_layout, HFX_TOWER_IMAGE},
                   /* grid towers (vision_grid.c): transformers 5's names and the Hub's */
@@ -954,8 +956,8 @@ hfx_status hfx_vision_tower_parse(const char *model_type, hfx_cfg c, hfx_tower_k
                   {"audioflamingo3_encoder", &whisper_v5_layout, HFX_TOWER_AUDIO},
                   {"qwen3_asr_encoder", &qwen3_asr_layout, HFX_TOWER_AUDIO}};
     static const char *const supported[] = {
-        [HFX_TOWER_IMAGE] = "clip_vision_model, siglip_vision_model, idefics3_vision, smolvlm_vision, internvl_vision, "
-                            "llama4_vision_model",
+        [HFX_TOWER_IMAGE] = "clip_vision_model, siglip_vision_model, idefics3_vision, smolvlm_vision, phi4_multimodal_vision, "
+                            "internvl_vision, llama4_vision_model",
         [HFX_TOWER_GRID] = "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen3_5, qwen3_5_moe, pixtral",
         [HFX_TOWER_AUDIO] = "qwen2_audio_encoder, voxtral_encoder, audioflamingo3_encoder, qwen3_asr_encoder"};
     for (size_t i = 0; model_type && i < sizeof towers / sizeof towers[0]; i++)

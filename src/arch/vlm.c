@@ -56,6 +56,10 @@ static const vlm_names gemma_v5 = {
     {"model.vision_tower."}, "model.embed_vision", {{"model.", "model.language_model."}},
     {"model.vision_tower", "model.embed_vision", "model.language_model", "lm_head"}, NULL};
 
+/* Phi-4-multimodal: the text model's names are the decoder's own */
+static const vlm_names phi4mm = {{"model.embed_tokens_extend.image_embed.img_processor."}, NULL, {{NULL, NULL}},
+                                 {"model.embed_tokens_extend.image_embed", NULL, "model", "lm_head"}, NULL};
+
 /* The audio lineages' names: the Hub's, transformers 5's */
 static const vlm_names audio_hub = {
     {"audio_tower."}, "multi_modal_projector",
@@ -144,7 +148,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
     hfx_status st;
     const char *text_type, *vision_type;
     /* Qwen2-VL's Hub configs keep the language model's settings at the top level */
-    bool flat = d->kind == VLM_GRID && !hfx_cfg_has(c, "text_config");
+    bool flat = (d->kind == VLM_GRID && !hfx_cfg_has(c, "text_config")) || d->kind == VLM_PHI4MM;
     if ((!flat && (st = hfx_cfg_object(c, "text_config", arena, &text, err))) ||
         (st = hfx_cfg_object(c, d->kind == VLM_AUDIO ? "audio_config" : d->kind == VLM_GRANITE_SPEECH ? "encoder_config"
                                                                                                 : "vision_config",
@@ -196,9 +200,10 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
         if ((st = hfx_vlm_parse_audio(d, c, vision, vision_type, m, err))) return st;
     } else if (d->kind == VLM_GRANITE_SPEECH) {
         if ((st = granite_speech_parse(c, vision, arena, m, err))) return st;
-    } else if (d->kind == VLM_GEMMA4 || d->kind == VLM_GEMMA3N) {
-        st = d->kind == VLM_GEMMA4 ? gemma4_parse(c, text, vision, arena, m, err)
-                                   : hfx_vlm_gemma3n_parse(c, vision, arena, m, err);
+    } else if (d->kind == VLM_GEMMA4 || d->kind == VLM_GEMMA3N || d->kind == VLM_PHI4MM) {
+        st = d->kind == VLM_GEMMA4    ? gemma4_parse(c, text, vision, arena, m, err)
+             : d->kind == VLM_GEMMA3N ? hfx_vlm_gemma3n_parse(c, vision, arena, m, err)
+                                      : hfx_vlm_phi4mm_parse(c, vision, vision_type, arena, m, err);
         if (st) return st;
     } else if (d->kind == VLM_LLAVA && vision_type && strcmp(vision_type, "pixtral") == 0) {
         if ((st = hfx_grid_tower_parse(vision_type, vision, &m->grid, err))) return st;
@@ -209,10 +214,10 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
         return st;
     }
     bool audio = hears(d);
-    if ((st = media_token(d, c, m, err))) return st;
+    if (d->kind != VLM_PHI4MM && (st = media_token(d, c, m, err))) return st; /* (Phi-4-multimodal's: its towers') */
     if (d->kind == VLM_GRANITE_SPEECH) /* its forward embeds the audio tokens as token 0 */
         m->placeholders[0] = m->image_token, m->n_placeholders = 1, m->pad_id = 0;
-    return d->kind == VLM_GRID || d->kind == VLM_GEMMA4 || d->kind == VLM_GEMMA3N || audio
+    return d->kind == VLM_GRID || d->kind == VLM_GEMMA4 || d->kind == VLM_GEMMA3N || d->kind == VLM_PHI4MM || audio
                ? HFX_OK : hfx_vlm_parse_projector(d, c, text, vision, m, err);
 }
 
@@ -248,6 +253,24 @@ static hfx_status gemma3n_image(const vlm_cfg *m, const hfx_checkpoint *ck, cons
     return HFX_OK;
 }
 
+/* The stacks of an encoder beside the image encoder (Gemma 4's and Gemma 3n's audio encoder's, Phi-4-multimodal's):
+ * two, the second may be NULL */
+static const char *const *second_encoder(const vlm_desc *d) {
+    static const char *const gemma[2] = {"model.audio_tower", "model.embed_audio"};
+    static const char *const phi4mm_audio[2] = {"model.embed_tokens_extend.audio_embed", NULL};
+    return d->kind == VLM_PHI4MM ? phi4mm_audio : gemma;
+}
+
+/* The stacks the other components read into foreign[6] (NULL-terminated): the encoders' (the second one's too), LLaVA-
+ * Next's newline */
+static void foreign_stacks(const vlm_cfg *m, const vlm_names *names, const char *const *second, const char **foreign) {
+    const char *const all[5] = {names->stacks[0], names->stacks[1], names->newline, m->has_audio ? second[0] : NULL,
+                                m->has_audio ? second[1] : NULL};
+    int n = 0;
+    for (int i = 0; i < 5; i++)
+        if (all[i]) foreign[n++] = all[i];
+}
+
 static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
                             hfx_graph *g, hfx_error *err) {
     const vlm_desc *d = desc_;
@@ -266,12 +289,9 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     if (st) return st;
     const char *tower;
     const vlm_names *names = find_names(d, m, &w, &tower);
-    /* the stacks the other components read: the encoders' (Gemma 4's audio encoder's too), LLaVA-Next's newline */
-    static const char *const audio_stacks[2] = {"model.audio_tower", "model.embed_audio"};
-    const char *foreign[6] = {names->stacks[0], names->stacks[1]};
-    int n_foreign = 2;
-    if (names->newline) foreign[n_foreign++] = names->newline;
-    for (int i = 0; m->has_audio && i < 2; i++) foreign[n_foreign++] = audio_stacks[i];
+    const char *const *audio_stacks = second_encoder(d);
+    const char *foreign[6] = {0};
+    foreign_stacks(m, names, audio_stacks, foreign);
     hfx_mask_blocks blocks = d->kind == VLM_GEMMA3                        ? HFX_BLOCKS_IMAGE_RUNS
                              : d->kind == VLM_PALIGEMMA                   ? HFX_BLOCKS_PREFIX
                              : d->kind == VLM_GEMMA4 && m->vision_blocks ? HFX_BLOCKS_VISION_RUNS_WINDOWED
@@ -293,14 +313,19 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     bool second = m->has_audio && strcmp(component, "audio_encoder") == 0; /* Gemma 4's, beside its image encoder */
     if (image || second || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
         if (!second && d->kind == VLM_GEMMA3N) st = gemma3n_image(m, ck, o, g, &w, tower, err);
+        else if (!second && d->kind == VLM_PHI4MM) hfx_vlm_build_phi4mm_image(m, o, g, &w, tower);
         else if (!second) hfx_vlm_build_encoder(d, m, o, g, &w, names, tower);
         if (m->has_audio && !image && !g->failed && !st)
-            (d->kind == VLM_GEMMA3N ? hfx_vlm_build_gemma3n_audio : hfx_vlm_build_gemma4_audio)(m, o, g, &w);
+            (d->kind == VLM_GEMMA3N  ? hfx_vlm_build_gemma3n_audio
+             : d->kind == VLM_PHI4MM ? hfx_vlm_build_phi4mm_audio
+                                     : hfx_vlm_build_gemma4_audio)(m, o, g, &w);
         for (int i = 2; !whole && i < 4; i++) /* the language model is the other components' */
             if (names->stacks[i]) hfx_weights_ignore_stack(&w, names->stacks[i]);
         if (!whole) hfx_weights_ignore_stack(&w, "lora"); /* (its adapter too) */
-        for (int i = 0; m->has_audio && !whole && i < 2; i++) /* ... and the other encoder */
-            hfx_weights_ignore_stack(&w, second ? names->stacks[i] : audio_stacks[i]);
+        for (int i = 0; m->has_audio && !whole && i < 2; i++) { /* ... and the other encoder */
+            const char *other = second ? names->stacks[i] : audio_stacks[i];
+            if (other) hfx_weights_ignore_stack(&w, other);
+        }
         host.weights = &w;
         if (whole && !g->failed) st = hfx_decoder_build(m->text_desc, &m->text, ck, o, &host, g, err);
         if (whole && d->kind == VLM_GEMMA3N && !st) /* embed_tokens' own tensors checked too (nodes of no output) */
@@ -443,6 +468,13 @@ const vlm_desc hfx_gemma4 = {.architecture = "Gemma4ForConditionalGeneration",
                              .image_token_default = 258880};
 /* Gemma 3n: MobileNet-V5 and the USM conformer, each through its embedder into Gemma 3n's text model */
 static const vlm_names *const gemma3n_names[] = {&gemma_v5, NULL};
+static const vlm_names *const phi4mm_names[] = {&phi4mm, NULL};
+/* Phi-4-multimodal: the language model over the top-level config (Phi-3's), the encoders in embed_tokens_extend */
+const vlm_desc hfx_phi4mm = {.architecture = "Phi4MultimodalForCausalLM",
+                             .names = phi4mm_names,
+                             .kind = VLM_PHI4MM,
+                             .vision_default = "phi4_multimodal_vision",
+                             .text_type = "phi3"};
 const vlm_desc hfx_gemma3n = {.architecture = "Gemma3nForConditionalGeneration",
                               .names = gemma3n_names,
                               .kind = VLM_GEMMA3N,

@@ -56,6 +56,10 @@ typedef enum {
     VLM_GEMMA3N, /* Gemma 3n (vlm_gemma3n.c): MobileNet-V5 (vision_mobilenet.c) and the USM audio encoder
                     (audio_usm.c), each through its embedder (embed_vision, embed_audio) into the text model; embed_tokens
                     embeds the ids of the vision and audio vocabularies by their embedders */
+    VLM_PHI4MM,  /* Phi-4-multimodal (vlm_phi4mm.c): a SigLIP tower over each image's crops (positions bucketed over
+                    each crop's real patches), its 2 × 2-averaged states through a GELU MLP, the separators' projections
+                    beside them; its conformer audio encoder (audio_phi4.c) through either of two MLPs; the language
+                    model Phi-3 over the top-level config */
     VLM_AUDIO,   /* an audio tower over log-mel windows, its projector the descriptor's (vlm_audio_projector) */
     VLM_GRANITE_SPEECH, /* Granite Speech's CTC conformer over stacked log-mel frames [N, T, input_dim] and its Q-Former
                     projector (audio_granite.c: encoder_config, projector_config); the audio token embedded as token 0
@@ -110,6 +114,7 @@ typedef struct vlm_cfg {
     hfx_gemma4_vision gemma4; /* VLM_GEMMA4's encoder (and `vision.cfg` its widths) */
     hfx_usm_audio usm_audio; /* VLM_GEMMA4's audio encoder, where audio_config has one (has_audio); VLM_GEMMA3N's */
     hfx_mobilenet mobilenet; /* VLM_GEMMA3N's vision tower */
+    hfx_phi4_audio phi4_audio; /* VLM_PHI4MM's audio encoder */
     vlm_embedder embedder[2]; /* VLM_GEMMA3N's vision and audio embedders */
     int64_t audio_tokens;   /* VLM_GEMMA3N: audio_soft_tokens_per_image, each clip's features */
     hfx_granite_speech_encoder granite;    /* VLM_GRANITE_SPEECH's encoder and projector */
@@ -169,5 +174,13 @@ void hfx_vlm_build_gemma3n_image(const vlm_cfg *m, const hfx_build_opts *o, hfx_
                                  const char *tower, int64_t size);
 void hfx_vlm_build_gemma3n_audio(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w);
 hfx_value *hfx_vlm_gemma3n_embeddings(const vlm_cfg *m, hfx_graph *g, hfx_weights *w, hfx_value *ids);
+
+/* Phi-4-multimodal (vlm_phi4mm.c): its towers' configs (c the model's, vision its vision_config of model_type
+ * vision_type; after the text model's); its image encoder over crops, the tower under `tower`; its audio encoder. */
+hfx_status hfx_vlm_phi4mm_parse(hfx_cfg c, hfx_cfg vision, const char *vision_type, hfx_arena *arena, vlm_cfg *m,
+                                hfx_error *err);
+void hfx_vlm_build_phi4mm_image(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
+                                const char *tower);
+void hfx_vlm_build_phi4mm_audio(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w);
 
 #endif

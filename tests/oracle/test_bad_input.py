@@ -281,13 +281,6 @@ def _arch_unsupported(ck: Path, tmp: Path) -> Expect:
                   + tuple(f" {p}," for p in items[1:]) + (f": {items[0]},",))
 
 
-def _arch_not_yet(ck: Path, tmp: Path) -> Expect:
-    """A class people export whose parts hfx does not build yet (Phi-4-multimodal's): the message says what is
-    missing."""
-    _edit_config(ck, lambda c: c.update(architectures=["Phi4MultimodalForCausalLM"]))
-    return Expect(files=("config.json",), all_of=("Phi4MultimodalForCausalLM", "not supported yet", "audio towers"))
-
-
 def _rope_unsupported(ck: Path, tmp: Path) -> Expect:
     _edit_config(ck, lambda c: c["rope_parameters"].update(rope_type="su-but-bogus"))
     return Expect(files=("config.json",), all_of=("su-but-bogus",))
@@ -424,7 +417,6 @@ BAD = [
     Bad("config-malformed", "llama_default", _config_malformed),
     Bad("config-missing", "llama_default", _config_missing),
     Bad("architecture-unsupported", "llama_default", _arch_unsupported),
-    Bad("architecture-not-yet", "llama_default", _arch_not_yet),
     Bad("rope-type-unsupported", "llama_default", _rope_unsupported),
     Bad("rope-type-unsupported-old-format", "llama_oldcfg_linear", _rope_unsupported_old_format),
     Bad("hidden-act-unsupported", "llama_default", _act_unsupported),
