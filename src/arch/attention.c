@@ -48,12 +48,18 @@ static void project_qkv(layer_ctx *c, int64_t i, const hfx_layer_shape *s, hfx_v
         hfx_value *w = hfx_dec_weight_out_in(c, in, nq + 2 * nkv, P(c->n.qkv));
         hfx_value *b = m->bias.q ? hfx_weight(c->w, 1, (int64_t[]){nq + 2 * nkv}, "%s.bias", P(c->n.qkv)) : NULL;
         hfx_value *part[3];
+        /* a LoRA adapter's update of [q; k; v] (the other layouts' rows are not contiguous: an adapter of theirs goes
+           unread and is refused) */
+        hfx_value *update = m->qkv == HFX_QKV_CONCAT ? hfx_weight_lora_update(c->w, h, in, nq + 2 * nkv, P(c->n.qkv))
+                                                     : NULL;
         for (int j = 0; j < 3; j++) {
             hfx_value *wj, *bj = NULL;
             if (m->qkv == HFX_QKV_CONCAT) { /* rows [q; k; v] */
                 int64_t start = j == 0 ? 0 : nq + (j - 1) * nkv, len = j == 0 ? nq : nkv;
                 wj = hfx_const_slice(g, w, 0, start, len);
                 if (b) bj = hfx_const_slice(g, b, 0, start, len);
+                part[j] = hfx_weight_lora_part(g, hfx_linear(g, h, wj, bj), update, start, len);
+                continue;
             } else if (m->qkv == HFX_QKV_GROUPED) { /* per key/value group: rows [its queries; k; v] */
                 int64_t per_group = m->heads / s->kv_heads, group_rows = (per_group + 2) * hd;
                 int64_t start = j == 0 ? 0 : (per_group + j - 1) * hd, len = j == 0 ? per_group * hd : hd;

@@ -91,8 +91,10 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
     if (c->d->mlp == HFX_MLP_GATED_FUSED) { /* one [gate; up] weight (Phi-3) */
         hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * I, m->hidden}, "%s.weight", P(FUSED("gate_up_proj")));
         hfx_value *b = m->bias.mlp ? hfx_weight(c->w, 1, (int64_t[]){2 * I}, "%s.bias", P(FUSED("gate_up_proj"))) : NULL;
+        hfx_value *update = hfx_weight_lora_update(c->w, h, m->hidden, 2 * I, P(FUSED("gate_up_proj")));
         gate = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, 0, I), b ? hfx_const_slice(c->g, b, 0, 0, I) : NULL);
         up = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, I, I), b ? hfx_const_slice(c->g, b, 0, I, I) : NULL);
+        gate = hfx_weight_lora_part(c->g, gate, update, 0, I), up = hfx_weight_lora_part(c->g, up, update, I, I);
         if (c->adapter >= 0) { /* a shared block's use: its low-rank addition to [gate; up] */
             hfx_value *lora = hfx_dec_lora(c, NULL, h, m->hidden, 2 * I, P("gate_up_proj_adapter_list"));
             gate = hfx_op2(c->g, HFX_OP_ADD, gate, hfx_slice(c->g, lora, 2, 0, I));
@@ -101,8 +103,10 @@ hfx_value *hfx_dec_ffn(layer_ctx *c, int64_t i, hfx_value *h) {
     } else if (c->d->mlp == HFX_MLP_UP_GATE_FUSED) { /* one [up; gate] weight (GTE) */
         hfx_value *w = hfx_weight(c->w, 2, (int64_t[]){2 * I, m->hidden}, "%s.weight", P(FUSED("up_gate_proj")));
         hfx_value *b = m->bias.mlp ? hfx_weight(c->w, 1, (int64_t[]){2 * I}, "%s.bias", P(FUSED("up_gate_proj"))) : NULL;
+        hfx_value *update = hfx_weight_lora_update(c->w, h, m->hidden, 2 * I, P(FUSED("up_gate_proj")));
         up = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, 0, I), b ? hfx_const_slice(c->g, b, 0, 0, I) : NULL);
         gate = hfx_linear(c->g, h, hfx_const_slice(c->g, w, 0, I, I), b ? hfx_const_slice(c->g, b, 0, I, I) : NULL);
+        up = hfx_weight_lora_part(c->g, up, update, 0, I), gate = hfx_weight_lora_part(c->g, gate, update, I, I);
     } else {
         gate = hfx_dec_proj(c, h, m->hidden, I, m->bias.mlp, P(c->n.gate));
         up = hfx_dec_proj(c, h, m->hidden, I, m->bias.mlp, P(c->n.up));

@@ -172,16 +172,16 @@ static long lora_tensor(const hfx_weights *w, const char *linear, char *stem, si
     return -1;
 }
 
-hfx_value *hfx_weight_lora(hfx_weights *w, hfx_value *x, hfx_value *y, int64_t in, int64_t out, const char *linear) {
+hfx_value *hfx_weight_lora_update(hfx_weights *w, hfx_value *x, int64_t in, int64_t out, const char *linear) {
     double scale = hfx_checkpoint_lora_scale(w->ck);
     char stem[800], b[832];
     long ia = scale != 0 ? lora_tensor(w, linear, stem, sizeof stem) : -1;
-    if (ia < 0) return y; /* not a targeted linear */
+    if (ia < 0) return NULL; /* not a targeted linear */
     const hfx_tensor_info *ta = hfx_checkpoint_tensor_at(w->ck, (size_t)ia);
     int64_t r = ta->rank == 2 ? ta->shape[0] : 0;
     if (r < 1) {
         hfx_graph_fail(w->g, HFX_ERR_INVALID, "%s: tensor '%s' must be [r, %lld]", ta->file, ta->name, (long long)in);
-        return y;
+        return NULL;
     }
     snprintf(b, sizeof b, "%s.lora_B.weight", stem); /* (the adapter's own names: no renames) */
     long ib = hfx_checkpoint_index_of(w->ck, b);
@@ -189,7 +189,17 @@ hfx_value *hfx_weight_lora(hfx_weights *w, hfx_value *x, hfx_value *y, int64_t i
     hfx_value *up = hfx_linear(w->g, low, weight_at(w, w->dtype, 2, (int64_t[]){out, r},
                                                     ib >= 0 ? hfx_checkpoint_tensor_at(w->ck, (size_t)ib) : NULL, b, ib),
                                NULL);
-    return hfx_op2(w->g, HFX_OP_ADD, y, hfx_op2(w->g, HFX_OP_MUL, up, hfx_const_scalar(w->g, up->dtype, scale)));
+    return hfx_op2(w->g, HFX_OP_MUL, up, hfx_const_scalar(w->g, up->dtype, scale));
+}
+
+hfx_value *hfx_weight_lora(hfx_weights *w, hfx_value *x, hfx_value *y, int64_t in, int64_t out, const char *linear) {
+    hfx_value *update = hfx_weight_lora_update(w, x, in, out, linear);
+    return update ? hfx_op2(w->g, HFX_OP_ADD, y, update) : y;
+}
+
+hfx_value *hfx_weight_lora_part(hfx_graph *g, hfx_value *y, hfx_value *update, int64_t start, int64_t len) {
+    if (!update) return y;
+    return hfx_op2(g, HFX_OP_ADD, y, hfx_slice(g, update, update->rank - 1, start, start + len));
 }
 
 hfx_value *hfx_weight_f32(hfx_weights *w, int rank, const int64_t *shape, const char *name) {

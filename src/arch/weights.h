@@ -48,6 +48,13 @@ hfx_value *hfx_weight(hfx_weights *w, int rank, const int64_t *shape, const char
  * `linear` is the builder's name ("model.layers.0.self_attn.q_proj"), renamed as hfx_weight renames. */
 hfx_value *hfx_weight_lora(hfx_weights *w, hfx_value *x, hfx_value *y, int64_t in, int64_t out, const char *linear);
 
+/* The LoRA update alone, scale·(x·Aᵀ)·Bᵀ [..., out], or NULL where the adapter does not target `linear`: for a fused
+ * weight read as parts (Phi-3's qkv_proj and gate_up_proj), each part adding its columns (hfx_weight_lora_part). */
+hfx_value *hfx_weight_lora_update(hfx_weights *w, hfx_value *x, int64_t in, int64_t out, const char *linear);
+
+/* y [..., len] plus columns [start, start + len) of `update` (hfx_weight_lora_update's; NULL: y itself). */
+hfx_value *hfx_weight_lora_part(hfx_graph *g, hfx_value *y, hfx_value *update, int64_t start, int64_t len);
+
 /* nn.Linear named by fmt...: `<name>.weight` [out, in] and, where bias, `<name>.bias` [out], over x [..., in] →
  * [..., out], with its LoRA update where the checkpoint's adapter targets it (hfx_weight_lora): the encoders',
  * encoder-decoders', towers' and projectors' linears. */

@@ -7,6 +7,7 @@ tested in test_audio_lm_granite.py.
     of the adapted model (padded rows included), use_rslora's √r scale too, and the adapter shown to move the logits;
     with int8 weights near the adapted model and far from the base one;
   * a BERT encoder and Whisper (both stacks) with adapters on their attention and MLP linears, ONNX Runtime;
+  * a Phi-3 with an adapter on its fused qkv_proj and gate_up_proj (each part its columns of the update), ONNX Runtime;
   * adapters hfx does not apply refused by name (DoRA, per-module ranks, a bias, modules saved whole, a missing
     weights file), nothing written; an adapter on a module hfx's graph has no linear for is refused as unused
     tensors rather than dropped."""
@@ -52,14 +53,19 @@ def test_forward(fmt, lora, tmp_path):
     out = tmp_path / "out"
     proc = run_hfx(["export", ckpt, out, "--format", fmt, "--dynamic"])
     assert proc.returncode == 0, describe(proc)
+    _assert_adapted(fmt, out, model, _model(), f"LoRA {fmt} {lora}")
+
+
+def _assert_adapted(fmt, out, model, base, label):
+    """The export's logits over _inputs() within 1e-4 of the adapted model's, which the adapter moved off the base's."""
     ids, mask = _inputs()
     with torch.no_grad():
         want = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask)).logits.numpy()
-        plain = _model()(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask)).logits.numpy()
+        plain = base(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask)).logits.numpy()
     assert np.abs(want - plain).max() > 1e-2, "the adapter must move the logits"
     positions = np.broadcast_to(np.arange(ids.shape[1]), ids.shape).astype(np.int64)  # (transformers' default)
     got = run_forward(fmt, out, {"input_ids": ids, "attention_mask": mask, "position_ids": positions})["logits"]
-    assert_logits_close(got, want, f"LoRA {fmt} {lora}")
+    assert_logits_close(got, want, label)
 
 
 def _other(kind):
@@ -116,6 +122,24 @@ def test_other_families(kind, tmp_path):
     assert np.abs(want - plain).max() > 1e-2, "the adapter must move the outputs"
     got = run_forward("onnx", out, feed)[key]
     assert_logits_close(got, want, f"LoRA {kind}")
+
+
+def test_fused_weights(tmp_path):
+    """An adapter on Phi-3's fused weights (qkv_proj: [q; k; v], gate_up_proj: [gate; up]; as Phi-4-multimodal's
+    vision-lora and speech-lora target them) and its unfused o_proj: each part of a fused weight adds its columns of the
+    update, the plain forward within 1e-4 of the adapted model in ONNX Runtime, the adapter shown to move the logits."""
+    import transformers
+
+    def phi3():
+        torch.manual_seed(0)
+        config = transformers.Phi3Config(**CONFIG, pad_token_id=0)
+        return transformers.Phi3ForCausalLM._from_config(config, attn_implementation="eager").eval()
+    ckpt, out = tmp_path / "ckpt", tmp_path / "out"
+    phi3().save_pretrained(ckpt)
+    model = inject_lora(phi3(), ckpt, target_modules=["qkv_proj", "gate_up_proj", "o_proj"])
+    proc = run_hfx(["export", ckpt, out, "--format", "onnx", "--dynamic"])
+    assert proc.returncode == 0, describe(proc)
+    _assert_adapted("onnx", out, model, phi3(), "LoRA on Phi-3's fused weights")
 
 
 def test_quantized(tmp_path):

@@ -16,7 +16,9 @@ left_chunk 1) is shown to move transformers' audio features:
     inputs_embeds, ONNX Runtime and OpenVINO;
   * greedy generation of 24 tokens by examples/generate_vlm.py equal to transformers' generate() token for token, each
     step's logits within 1e-4: from an image (ONNX multi-token decode, a static cache), an audio file (ONNX prefill +
-    decode, .pt2), both in one prompt (OpenVINO, ExecuTorch: the vision-speech projection);
+    decode, .pt2), both in one prompt (OpenVINO, ExecuTorch: the vision-speech projection), a left-padded batch of
+    two prompts with an image each (ONNX), and with a LoRA adapter on the language model's fused and plain linears
+    (the Hub's vision-lora's targets) at the folder's root (ONNX);
   * bad configs refused by name."""
 
 from __future__ import annotations
@@ -219,6 +221,44 @@ def test_generation(mode, n_images, n_audio, export_dir, reference, tmp_path):
     else:
         tokens, logits = generate_vlm.generate(out, images, [row], NEW_TOKENS, audio=clips)
     compare_generation(tokens, logits, want_tokens, want_logits, f"phi4mm {mode}")
+
+
+def test_generation_batch_of_two(export_dir, reference, tmp_path):
+    """Two prompts of different lengths, left-padded, an image each (HD grids of two layouts)."""
+    out = export_dir("phi4mm", *MODES["onnx-mtd"])
+    images, _ = media(tmp_path, 2)
+    rows = [[1, 7, IMAGE_TOKEN, 9, 33, 90, 4], [1, IMAGE_TOKEN, 12, 5]]
+    want_tokens, want_logits = want_generation(reference("phi4mm"), rows, images, [])
+    tokens, logits = generate_vlm.generate(out, images, rows, NEW_TOKENS)
+    compare_generation(tokens, logits, want_tokens, want_logits, "phi4mm batch 2")
+
+
+# Phi-4-multimodal's vision-lora and speech-lora adapters' targets: the language model's linears
+LORA_TARGETS = r"model\.layers\.\d+\.((self_attn\.(qkv_proj|o_proj))|(mlp\.(gate_up_proj|down_proj)))"
+
+
+def test_generation_with_adapter(ckpt, export_dir, reference, tmp_path):
+    """An adapter at the folder's root on the language model's linears (as the Hub's vision-lora targets them: fused
+    qkv_proj and gate_up_proj too), as peft applies it: generation from an image equal to the adapted model's, which
+    the adapter moved off the base model's tokens."""
+    import shutil
+
+    import transformers
+    from initutil import inject_lora
+    folder = tmp_path / "phi4mm_lora"
+    shutil.copytree(ckpt("phi4mm"), folder)
+    model = transformers.Phi4MultimodalForCausalLM.from_pretrained(str(folder), attn_implementation="eager").eval()
+    model = inject_lora(model, folder, target_modules=LORA_TARGETS, lora_alpha=1).eval()  # (scale 1/4: a trained
+    # adapter's size; the default 2 makes updates far past the weights, whose float rounding over 900 image tokens
+    # passes 1e-4)
+    images, _ = media(tmp_path, 1)
+    row = [1, 7, IMAGE_TOKEN, 9, 33, 4]
+    want_tokens, want_logits = want_generation(model, [row], images, [])
+    base_tokens, _ = want_generation(reference("phi4mm"), [row], images, [])
+    assert (want_tokens != base_tokens).any(), "the adapter must move the tokens"
+    out = export_dir("phi4mm_lora", *MODES["onnx-mtd"], checkpoint=folder)
+    tokens, logits = generate_vlm.generate(out, images, [row], NEW_TOKENS)
+    compare_generation(tokens, logits, want_tokens, want_logits, "phi4mm with an adapter")
 
 
 @pytest.mark.parametrize("edit,words", [
