@@ -126,7 +126,7 @@ int64_t hfx_arch_prompt_piece(const hfx_arch_model *m);
  * order, and the transformers.modeling_outputs class it returns. */
 typedef struct hfx_torch_signature {
     const char *const *args;  /* NULL-terminated: "input_ids", "attention_mask", "position_ids", "cache" */
-    const char *output_class; /* "CausalLMOutputWithPast" */
+    const char *output_class; /* "CausalLMOutputWithPast"; NULL: not recorded (a family without a signature) */
     const char *const *step_nones; /* NULL-terminated or NULL: keywords the model's generate passes as None
                                       at a step, which the graph does not take (Mamba's attention_mask) */
 } hfx_torch_signature;

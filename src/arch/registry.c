@@ -1645,8 +1645,7 @@ int64_t hfx_arch_recompute_at(const hfx_arch_model *m) {
 hfx_torch_signature hfx_arch_torch_signature(const hfx_arch_model *m) {
     static const char *const causal_lm[] = {"input_ids", "attention_mask", "position_ids", "cache", NULL};
     const hfx_arch_family *f = m->entry->family;
-    return f->torch_signature ? f->torch_signature(m->entry->desc)
-                              : (hfx_torch_signature){causal_lm, "CausalLMOutputWithPast", NULL};
+    return f->torch_signature ? f->torch_signature(m->entry->desc) : (hfx_torch_signature){causal_lm, NULL, NULL};
 }
 
 hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind kind) {

@@ -12,6 +12,7 @@
 #include "export/genai.h"
 #include "export/model.h"
 #include "io/outdir.h"
+#include "fmt/dynamo/pt2.h"
 #include "fmt/format.h"
 
 /* ---- sample inputs ---- */
@@ -387,11 +388,10 @@ static json_t *cache_json(const component *c, const hfx_model *model, int64_t ma
     return cache;
 }
 
-/* The fields transformers.exporters records per component, for an export in its profile:
- * packages, export_config, export_dtype, export_device, kwargs (each input's rank, shape — null
+/* The fields transformers.exporters records per component, for an export in its profile and for a plain forward:
+ * packages, export_config (its profile's only), export_dtype, export_device, kwargs (each input's rank, shape — null
  * where a dim is dynamic, since hfx traces no sample — and dtype; the cache's container) and the
- * empty constant lists. Its torch pytree specs (in_spec/out_spec) have no ONNX meaning: not
- * written (docs/GENERATION.md). */
+ * empty constant lists. (The pytree specs: flat_specs, plain forwards only; docs/GENERATION.md.) */
 static void seed_fields(json_t *md, const component *c, const hfx_model *model) {
     static const char *const torch_dtype[HFX_DTYPE_COUNT_] = {
         [HFX_DTYPE_F32] = "float32", [HFX_DTYPE_F16] = "float16", [HFX_DTYPE_BF16] = "bfloat16",
@@ -400,7 +400,8 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
     json_t *packages = json_object(), *kwargs = json_object();
     json_object_set_new(packages, "hfx", json_string(HFX_VERSION_STRING));
     json_object_set_new(md, "packages", packages);
-    json_object_set_new(md, "export_config", json_deep_copy(c->cfg->json));
+    if (c->opts.io == HFX_IO_SEED) /* (a plain forward's bytes stay the same whatever spelling of its config made it) */
+        json_object_set_new(md, "export_config", json_deep_copy(c->cfg->json));
     json_object_set_new(md, "export_dtype", json_string(dtype_text(c->opts.dtype)));
     json_object_set_new(md, "export_device", json_string("cpu"));
     for (int i = 0; i < g->n_inputs; i++) {
@@ -468,6 +469,31 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
     json_object_set_new(md, "out_constants", json_array());
 }
 
+/* The pytree specs torch.export records for a forward(**kwargs) of flat tensors returning the output class's fields:
+ * in_spec ((), {input: leaf, ...}) in the graph's input order, out_spec <class>(context: its outputs' names, a leaf
+ * each), which transformers.exporters' loader reads to call the program as the model and to give back its output class.
+ * Not written for a graph with structured inputs or outputs (a cache, a mask per layer type: the .pt2 writer's) nor for a
+ * family that records no output class. */
+static void flat_specs(json_t *md, const component *c, const hfx_model *model) {
+    const hfx_graph *g = c->g;
+    hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
+    if (!sig.output_class || g->n_states) return;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (strchr(g->inputs[i]->name, '.')) return;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (strchr(g->outputs[i]->name, '.')) return;
+    json_t *keys = json_array(), *in = json_array(), *names = json_array(), *out = json_array();
+    for (int i = 0; i < g->n_inputs; i++)
+        json_array_append_new(keys, json_string(g->inputs[i]->name)), json_array_append_new(in, hfx_pt2_leaf_spec());
+    for (int i = 0; i < g->n_outputs; i++)
+        json_array_append_new(names, json_string(g->outputs[i]->name)), json_array_append_new(out, hfx_pt2_leaf_spec());
+    char type[160];
+    json_object_set_new(md, "in_spec", hfx_pt2_kwargs_spec(keys, in));
+    json_object_set_new(md, "out_spec", hfx_pt2_spec_text(hfx_pt2_spec_node(
+                                            hfx_pt2_output_type(sig.output_class, type, sizeof type),
+                                            hfx_pt2_dumps(names), out)));
+}
+
 /* The graph's own description of itself (the seed's export metadata), also stored in the
  * artifact as metadata_props["transformers_export_metadata"]. NULL when out of memory. */
 static json_t *metadata(const component *c, const hfx_model *model, int64_t max_cache_len) {
@@ -490,7 +516,10 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
         if (strcmp(g->inputs[i]->name, "input_ids") == 0 && g->inputs[i]->rank == 2) seq = g->inputs[i]->dims[1];
     json_object_set_new(md, "sequence_length", dim_json(seq));
     json_object_set_new(md, "producer", json_string("hfx " HFX_VERSION_STRING));
-    if (o->io == HFX_IO_SEED) seed_fields(md, c, model);
+    /* the seed's fields: for its profile, and for every plain forward (its loader and runners read them) */
+    bool plain = o->cache == HFX_CACHE_NONE && strcmp(c->decl->role, "model") == 0;
+    if (o->io == HFX_IO_SEED || plain) seed_fields(md, c, model);
+    if (plain) flat_specs(md, c, model);
     if (c->quantized) { /* which weights are stored quantized, and how */
         const hfx_quant_done *d = &c->quant_done;
         json_t *q = quant_json(&c->quant.linears);

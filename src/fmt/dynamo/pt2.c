@@ -241,6 +241,24 @@ json_t *hfx_pt2_spec_text(json_t *node) { /* [treespec schema version 1, node] *
     return hfx_pt2_dumps(spec);
 }
 
+const char *hfx_pt2_output_type(const char *cls, char *buf, size_t size) {
+    static const struct {
+        const char *cls, *module;
+    } own[] = { /* the ModelOutputs a model's module defines (the rest are transformers.modeling_outputs') */
+        {"CLIPOutput", "clip"}, {"CLIPVisionModelOutput", "clip"}, {"CLIPTextModelOutput", "clip"},
+        {"SiglipOutput", "siglip"}, {"Siglip2Output", "siglip2"}, {"ParakeetEncoderModelOutput", "parakeet"},
+        {"RwkvCausalLMOutput", "rwkv"}, {"MambaCausalLMOutput", "mamba"}, {"Mamba2CausalLMOutput", "mamba2"},
+        {"FalconMambaCausalLMOutput", "falcon_mamba"}, {"Gemma4AudioModelOutput", "gemma4"},
+        {"Gemma3nAudioEncoderModelOutput", "gemma3n"}};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strcmp(cls, own[i].cls) == 0) {
+            snprintf(buf, size, "transformers.models.%s.modeling_%s.%s", own[i].module, own[i].module, cls);
+            return buf;
+        }
+    snprintf(buf, size, "transformers.modeling_outputs.%s", cls);
+    return buf;
+}
+
 json_t *hfx_pt2_kwargs_spec(json_t *keys, json_t *children) {
     json_t *outer = json_array();
     json_array_append_new(outer, hfx_pt2_spec_node("builtins.tuple", NULL, json_array()));

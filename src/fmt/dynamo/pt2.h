@@ -54,6 +54,10 @@ json_t *hfx_pt2_dumps(json_t *j);
 
 /* The spec text of a call ((), {keys[i]: children[i]}) and of a result `node`; consume them. */
 json_t *hfx_pt2_kwargs_spec(json_t *keys, json_t *children);
+
+/* The registered type name of transformers' output class `cls` ("CausalLMOutputWithPast" →
+ * "transformers.modeling_outputs.CausalLMOutputWithPast"; a model module's own class under its module) in buf. */
+const char *hfx_pt2_output_type(const char *cls, char *buf, size_t size);
 json_t *hfx_pt2_spec_text(json_t *node);
 
 /* {"as_tensor": {"name": <value's name>}} */

@@ -437,8 +437,8 @@ static hfx_status write_call_result(hfx_aten_program *p, const hfx_seed_call *sc
     json_t *out_children = json_array();
     json_array_append_new(out_children, hfx_pt2_leaf_spec());
     json_array_append_new(out_children, cache_node(&r, true));
-    char cls[128];
-    snprintf(cls, sizeof cls, "transformers.modeling_outputs.%s", sc->output_class);
+    char cls[160];
+    hfx_pt2_output_type(sc->output_class, cls, sizeof cls);
     json_t *fields = json_array();
     json_array_append_new(fields, json_string("logits"));
     json_array_append_new(fields, json_string("cache"));

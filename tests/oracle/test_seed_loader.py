@@ -1,0 +1,102 @@
+"""transformers.exporters' own loader on hfx's plain exports (src/export/export.c: flat_specs, seed_fields): export.json
+carries the seed's ExportMetadata for every plain forward — packages, export_config, export_dtype, export_device,
+kwargs, in_constants, out_constants, and the pytree specs torch.export records (in_spec: the keyword call over the
+graph's inputs; out_spec: the model's output class over its outputs) — so that
+`transformers.exporters.ExportedModel.from_pretrained(hfx_dir)` loads the folder and its runners call the program as
+the model, returning its output class.
+
+  * the specs equal those the seed's own export of the same model records (its DynamoExporter's torch.export trace of
+    the same keyword inputs, use_cache off: the plain graph returns no cache), compared as torch TreeSpecs: a Llama
+    decoder (CausalLMOutputWithPast over logits) and a ViT (BaseModelOutputWithPooling over both states);
+  * the seed's ExportedModel over hfx's ONNX and OpenVINO exports (OpenVINO at f32, passed as its runner takes it:
+    config={"INFERENCE_PRECISION_HINT": "f32"}) called with a left-padded batch of two prompts gives transformers'
+    logits within 1e-4 (its padded positions too: eager attention), and the ViT's pixel values its two states."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import PARITY_ATOL, describe, run_hfx
+
+LLAMA = dict(vocab_size=120, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, max_position_embeddings=64)
+VIT = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48, image_size=32,
+           patch_size=8)
+
+
+def _model(kind):
+    import transformers
+    torch.manual_seed(0)
+    if kind == "llama":
+        config = transformers.LlamaConfig(**LLAMA, use_cache=False)
+        return transformers.LlamaForCausalLM._from_config(config, attn_implementation="eager").eval()
+    return transformers.ViTModel._from_config(transformers.ViTConfig(**VIT), attn_implementation="eager").eval()
+
+
+def _inputs(kind):
+    if kind == "vit":
+        return {"pixel_values": torch.from_numpy(np.random.default_rng(2).standard_normal((2, 3, 32, 32), np.float32))}
+    ids = torch.tensor([[5, 17, 33, 40, 8, 9], [0, 0, 7, 3, 12, 90]])
+    mask = (torch.arange(6)[None, :] >= torch.tensor([[0], [2]])).long()
+    return {"input_ids": ids, "attention_mask": mask, "position_ids": torch.arange(6)[None].expand(2, -1)}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """(checkpoint, {format: hfx's plain export}) per model kind, made once."""
+    made = {}
+
+    def get(kind, fmt):
+        if kind not in made:
+            root = tmp_path_factory.mktemp(kind)
+            _model(kind).save_pretrained(root / "ckpt")
+            made[kind] = (root, {})
+        root, outs = made[kind]
+        if fmt not in outs:
+            out = root / fmt
+            proc = run_hfx(["export", root / "ckpt", out, "--format", fmt, "--dynamic"])
+            assert proc.returncode == 0, describe(proc)
+            outs[fmt] = out
+        return root / "ckpt", outs[fmt]
+    return get
+
+
+@pytest.mark.parametrize("kind", ["llama", "vit"])
+def test_specs_are_the_seeds(kind, exported, tmp_path):
+    """hfx's in_spec and out_spec are the ones the seed's own export of the model records for the same keyword
+    inputs."""
+    from torch.utils._pytree import treespec_loads
+    from transformers.exporters import DynamoConfig, DynamoExporter
+    from transformers.exporters.metadata import register_treespec_types
+    _, out = exported(kind, "onnx")
+    ours = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]
+    seed = DynamoExporter().export(_model(kind), _inputs(kind), DynamoConfig(dynamic=True)).components["model"].metadata
+    for field in ("in_spec", "out_spec"):
+        register_treespec_types(seed_spec := getattr(seed, field))
+        assert treespec_loads(ours[field]) == treespec_loads(seed_spec), f"{field}: hfx {ours[field]}, seed {seed_spec}"
+    assert ours["export_dtype"] == seed.export_dtype and ours["in_constants"] == {} and ours["out_constants"] == []
+    assert sorted(ours["kwargs"]) == sorted(seed.kwargs)
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+@pytest.mark.parametrize("kind", ["llama", "vit"])
+def test_seed_loader_runs_hfx_exports(kind, fmt, exported):
+    """The seed's ExportedModel loads hfx's folder and, called as the model, returns its output class with
+    transformers' values."""
+    from transformers.exporters import ExportedModel
+    _, out = exported(kind, fmt)
+    runner = {"config": {"INFERENCE_PRECISION_HINT": "f32"}} if fmt == "openvino" else {}
+    model = ExportedModel.from_pretrained(out, **runner)
+    inputs = _inputs(kind)
+    got = model(**inputs)
+    with torch.no_grad():
+        want = _model(kind)(**inputs)
+    assert type(got).__name__ == type(want).__name__
+    fields = ["logits"] if kind == "llama" else ["last_hidden_state", "pooler_output"]
+    for field in fields:
+        diff = (torch.as_tensor(np.asarray(getattr(got, field))) - getattr(want, field)).abs().max().item()
+        assert diff <= PARITY_ATOL, f"{kind} {fmt} {field}: max abs diff {diff}"
