@@ -469,19 +469,29 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
     json_object_set_new(md, "out_constants", json_array());
 }
 
-/* The pytree specs torch.export records for a forward(**kwargs) of flat tensors returning the output class's fields:
- * in_spec ((), {input: leaf, ...}) in the graph's input order, out_spec <class>(context: its outputs' names, a leaf
- * each), which transformers.exporters' loader reads to call the program as the model and to give back its output class.
- * Not written for a graph with structured inputs or outputs (a cache, a mask per layer type: the .pt2 writer's) nor for a
- * family that records no output class. */
-static void flat_specs(json_t *md, const component *c, const hfx_model *model) {
+/* A plain forward's output class where the family records one, its inputs are flat tensors (none structured: a
+ * cache, a mask per layer type) and its outputs that class's fields; NULL otherwise. */
+static const char *flat_output_class(const component *c, const hfx_model *model) {
     const hfx_graph *g = c->g;
     hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
-    if (!sig.output_class || g->n_states) return;
+    if (!sig.output_class || g->n_states || c->opts.cache != HFX_CACHE_NONE || strcmp(c->decl->role, "model") != 0)
+        return NULL;
     for (int i = 0; i < g->n_inputs; i++)
-        if (strchr(g->inputs[i]->name, '.')) return;
-    for (int i = 0; i < g->n_outputs; i++)
-        if (strchr(g->outputs[i]->name, '.')) return;
+        if (strchr(g->inputs[i]->name, '.')) return NULL;
+    const char *names[64];
+    if (g->n_outputs > 64) return NULL;
+    for (int i = 0; i < g->n_outputs; i++) names[i] = g->outputs[i]->name;
+    return hfx_pt2_output_fields(sig.output_class, names, g->n_outputs) ? sig.output_class : NULL;
+}
+
+/* The pytree specs torch.export records for such a forward(**kwargs) returning the output class's fields: in_spec
+ * ((), {input: leaf, ...}) in the graph's input order, out_spec <class>(context: its outputs' names, a leaf each), which
+ * transformers.exporters' loader reads to call the program as the model and to give back its output class (the .pt2
+ * program's own call: hfx_pt2_keyword_call). */
+static void flat_specs(json_t *md, const component *c, const hfx_model *model) {
+    const hfx_graph *g = c->g;
+    const char *output_class = flat_output_class(c, model);
+    if (!output_class) return;
     json_t *keys = json_array(), *in = json_array(), *names = json_array(), *out = json_array();
     for (int i = 0; i < g->n_inputs; i++)
         json_array_append_new(keys, json_string(g->inputs[i]->name)), json_array_append_new(in, hfx_pt2_leaf_spec());
@@ -490,7 +500,7 @@ static void flat_specs(json_t *md, const component *c, const hfx_model *model) {
     char type[160];
     json_object_set_new(md, "in_spec", hfx_pt2_kwargs_spec(keys, in));
     json_object_set_new(md, "out_spec", hfx_pt2_spec_text(hfx_pt2_spec_node(
-                                            hfx_pt2_output_type(sig.output_class, type, sizeof type),
+                                            hfx_pt2_output_type(output_class, type, sizeof type),
                                             hfx_pt2_dumps(names), out)));
 }
 
@@ -649,6 +659,7 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
     fg->tokens = tokens;
     fg->max_cache_len = c->opts.cache == HFX_CACHE_STATIC ? max_cache_len : 0;
     fg->own_weights = c->opts.io == HFX_IO_SEED; /* the seed writes prefill.onnx.data, decode.onnx.data */
+    fg->output_class = flat_output_class(c, model);
     memcpy(fg->opt, c->cfg->opt, sizeof fg->opt);
     if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers) {
         hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);

@@ -83,6 +83,9 @@ typedef struct hfx_format_graph {
     bool own_weights;                    /* its weights in "<file>.data", not shared with the others */
     const hfx_seed_call *seed_call;      /* a generation graph in the Python system's profile: how its
                                             torch callers call it; NULL otherwise */
+    const char *output_class;            /* a plain forward of flat inputs and outputs: the model's output class
+                                            ("CausalLMOutputWithPast"), which a torch program returns, called with
+                                            keywords as the model; NULL: positional, its tensors returned */
     const hfx_special_tokens *tokens;    /* a generation graph's special tokens; NULL otherwise */
     int64_t max_cache_len;               /* a static-cache generation graph's length (--max-cache-len): what
                                             bounds its calls' positions; 0 otherwise */

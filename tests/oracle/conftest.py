@@ -242,6 +242,36 @@ def run_exported(exported_dir: Path, inputs: dict) -> np.ndarray:
     return run_ort(ort_session(Path(exported_dir) / "model.onnx"), inputs)
 
 
+def load_pt2(path) -> torch.export.ExportedProgram:
+    """torch.export.load of an hfx .pt2, the transformers output classes its export.json's specs name registered first,
+    as transformers.exporters' loader registers them (a plain forward returns its model's output class)."""
+    from transformers.exporters.metadata import register_treespec_types
+    manifest = Path(path).parent / "export.json"
+    if manifest.is_file():
+        for component in json.loads(manifest.read_text())["components"].values():
+            if component["metadata"].get("out_spec"):
+                register_treespec_types(component["metadata"]["out_spec"])
+    return torch.export.load(str(path))
+
+
+def call_pt2(program: torch.export.ExportedProgram, feed: dict) -> tuple:
+    """A loaded .pt2 run on feed (its inputs by name, arrays or tensors): with keywords where it is called as the model
+    (a plain forward of a family that records its output class: that class's fields come back in order), else
+    positionally over its user inputs; its outputs as a tuple of tensors."""
+    tensors = {n: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for n, v in feed.items()}
+    keys = program.call_spec.in_spec.child(1).context
+    module = program.module()
+    with torch.no_grad():
+        if keys:
+            got = module(**{k: tensors[k] for k in keys})
+        else:
+            user = [s.arg.name for s in program.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+            got = module(*[tensors[n] for n in user])
+    if hasattr(got, "to_tuple"):
+        return got.to_tuple()
+    return (got,) if isinstance(got, torch.Tensor) else tuple(got)
+
+
 def run_forward(fmt: str, out: Path, feed: dict, want_names=None) -> dict:
     """A forward export's `model` graph in `out` run in its format's runtime on `feed` (the graph's inputs by name, in
     its order): {output name: array}. ONNX Runtime, OpenVINO (f32 inference), torch (.pt2: its outputs named as
@@ -258,11 +288,7 @@ def run_forward(fmt: str, out: Path, feed: dict, want_names=None) -> dict:
         res = compiled({i.get_any_name(): feed[i.get_any_name()] for i in compiled.inputs})
         return {o.get_any_name(): np.array(res[o]) for o in compiled.outputs}
     if fmt == "dynamo":
-        program = torch.export.load(str(out / "model.pt2")).module()
-        with torch.no_grad():
-            got = program(*(torch.from_numpy(v) for v in feed.values()))
-        got = (got,) if isinstance(got, torch.Tensor) else got
-        return dict(zip(want_names, (t.numpy() for t in got)))
+        return dict(zip(want_names, (t.numpy() for t in call_pt2(load_pt2(out / "model.pt2"), feed))))
     import etutil
     meta = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]
     return dict(zip(meta["output_names"], etutil.worker().run(out / "model.pte", [feed[n] for n in meta["input_names"]])))

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import assert_logits_close, built_once, cached_exports, describe, run_forward, run_hfx
+from conftest import (assert_logits_close, built_once, cached_exports, call_pt2, describe, load_pt2, run_forward,
+                      run_hfx)
 from initutil import init_weights
 
 VOCAB = 99
@@ -150,9 +151,7 @@ def test_openvino(name, ckpt, export_dir):
 def test_torch_program(name, ckpt, export_dir):
     out = export_dir(name, "--format", "dynamo", "--dynamic")
     ids, mask, x = inputs(name)
-    program = torch.export.load(str(out / "model.pt2")).module()
-    with torch.no_grad():
-        got = program(*map(torch.from_numpy, (ids, x, mask)))
+    got = call_pt2(load_pt2(out / "model.pt2"), {"input_ids": ids, "pixel_values": x, "attention_mask": mask})
     compare(dict(zip(OUTPUTS, (t.numpy() for t in got))), reference(ckpt, name, ids, mask, x), f"{name} .pt2")
 
 
@@ -222,8 +221,7 @@ def test_text_tower(name, fmt, ckpt, export_dir):
 def test_text_tower_torch_program(ckpt, export_dir):
     out = export_dir("clip_text_projection", "--format", "dynamo", "--dynamic")
     ids, mask, _ = inputs("clip_text_projection")
-    with torch.no_grad():
-        got = torch.export.load(str(out / "model.pt2")).module()(torch.from_numpy(ids), torch.from_numpy(mask))
+    got = call_pt2(load_pt2(out / "model.pt2"), {"input_ids": ids, "attention_mask": mask})
     want = text_reference(ckpt, "clip_text_projection", ids, mask)
     for k, t in zip(want, got):
         assert_logits_close(t.numpy(), want[k], f"clip_text_projection .pt2 {k}")

@@ -39,7 +39,7 @@ import transformers
 import models
 import decoders_encoders_models as W
 import decoder_lineages_models as L
-from conftest import PARITY_ATOL, REPO, Exports, assert_logits_close, describe, run_hfx
+from conftest import PARITY_ATOL, REPO, Exports, assert_logits_close, call_pt2, describe, load_pt2, run_hfx
 from genutil import MAX_CACHE_LEN, NEW_TOKENS, GenExports, left_pad, positions, prompts
 from genutil import References as GenReferences
 from genutil import compare_generation as onnx_compare_generation
@@ -456,7 +456,7 @@ class _DynamoPrograms:
                 self._p[name] = proc
             else:
                 outs = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["output_names"]
-                self._p[name] = (torch.export.load(str(out / "model.pt2")), outs)
+                self._p[name] = (load_pt2(out / "model.pt2"), outs)
         return self._p[name]
 
 
@@ -472,9 +472,7 @@ def test_dynamo_parity(b_ckpts, b_refs, tmp_path_factory, name, case):
     assert isinstance(got, tuple), describe(got)
     ep, names = got
     inputs = W.inputs_for(spec, case)
-    user = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
-    outs = ep.module()(*[torch.from_numpy(_feed(inputs)[n]) for n in user])
-    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+    outs = call_pt2(ep, _feed(inputs))
     assert_outputs_close({n: o.detach().numpy() for n, o in zip(names, outs)}, b_refs(name, case, inputs),
                          f"[dynamo] {name} {case.id}")
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import models
-from conftest import assert_logits_close, describe, run_hfx
+from conftest import assert_logits_close, call_pt2, describe, load_pt2, run_hfx
 
 @pytest.fixture(scope="module")
 def dynamo_exports(tmp_path_factory, checkpoints):
@@ -29,7 +29,7 @@ _programs = {}
 
 def _program(path):
     if path not in _programs:
-        _programs[path] = torch.export.load(str(path))
+        _programs[path] = load_pt2(path)
     return _programs[path]
 
 
@@ -43,9 +43,7 @@ def test_dynamo_parity(dynamo_exports, checkpoints, name, case):
     assert proc.returncode == 0, describe(proc)
     ep = _program(out / "model.pt2")
     inputs = models.make_inputs(case, variant.vocab_size)
-    names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
-    got = ep.module()(*[torch.from_numpy(inputs[n]) for n in names])
-    got = got[0] if isinstance(got, (tuple, list)) else got
+    got = call_pt2(ep, inputs)[0]
     want = models.reference_logits(checkpoints(name), inputs)
     assert_logits_close(got.detach().numpy(), want, f"[dynamo] {name} {case.id}")
 
@@ -71,15 +69,17 @@ def test_dynamo_program_compiles_and_converts(dynamo_exports, checkpoints, tmp_p
     out, proc = dynamo_exports("llama_default")
     assert proc.returncode == 0, describe(proc)
     ep = _program(out / "model.pt2")
-    assert [tuple(t.shape) for t in ep.example_inputs[0]] == [(2, 16)] * 3  # the hinted sample shapes
+    names = ("input_ids", "attention_mask", "position_ids")
+    assert ep.example_inputs[0] == () and list(ep.example_inputs[1]) == list(names)  # called with keywords
+    assert [tuple(t.shape) for t in ep.example_inputs[1].values()] == [(2, 16)] * 3  # the hinted sample shapes
     inputs = models.make_inputs(models.Case(2, 9, (0, 3)), models.VARIANTS["llama_default"].vocab_size)
     want = models.reference_logits(checkpoints("llama_default"), inputs)
-    feed = [torch.from_numpy(inputs[n]).contiguous() for n in ("input_ids", "attention_mask", "position_ids")]
+    feed = {n: torch.from_numpy(inputs[n]).contiguous() for n in names}
     package = torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp_path / "aoti.pt2"))
-    got = torch._inductor.aoti_load_package(package)(*feed)
-    got = got[0] if isinstance(got, (tuple, list)) else got
+    got = torch._inductor.aoti_load_package(package)(**feed)
+    got = got.logits if hasattr(got, "logits") else got[0] if isinstance(got, (tuple, list)) else got
     assert_logits_close(got.detach().numpy(), want, "[dynamo → AOTInductor] llama_default")
-    onnx_program = torch.onnx.export(ep, tuple(feed), dynamo=True)
+    onnx_program = torch.onnx.export(ep, (), kwargs=feed, dynamo=True)
     assert len(onnx_program.model_proto.graph.node) > 0
 
 

@@ -8,9 +8,9 @@ the model, returning its output class.
   * the specs equal those the seed's own export of the same model records (its DynamoExporter's torch.export trace of
     the same keyword inputs, use_cache off: the plain graph returns no cache), compared as torch TreeSpecs: a Llama
     decoder (CausalLMOutputWithPast over logits) and a ViT (BaseModelOutputWithPooling over both states);
-  * the seed's ExportedModel over hfx's ONNX and OpenVINO exports (OpenVINO at f32, passed as its runner takes it:
-    config={"INFERENCE_PRECISION_HINT": "f32"}) called with a left-padded batch of two prompts gives transformers'
-    logits within 1e-4 (its padded positions too: eager attention), and the ViT's pixel values its two states."""
+  * the seed's ExportedModel over hfx's ONNX, OpenVINO and torch.export exports (OpenVINO at f32, passed as its runner
+    takes it: config={"INFERENCE_PRECISION_HINT": "f32"}; the .pt2 called with keywords, as the seed calls its own)
+    called with a left-padded batch of two prompts gives transformers' logits within 1e-4 (its padded positions too: eager attention), and the ViT's pixel values its two states."""
 
 from __future__ import annotations
 
@@ -82,14 +82,15 @@ def test_specs_are_the_seeds(kind, exported, tmp_path):
     assert sorted(ours["kwargs"]) == sorted(seed.kwargs)
 
 
-@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+@pytest.mark.parametrize("fmt", ["onnx", "openvino", "dynamo"])
 @pytest.mark.parametrize("kind", ["llama", "vit"])
 def test_seed_loader_runs_hfx_exports(kind, fmt, exported):
     """The seed's ExportedModel loads hfx's folder and, called as the model, returns its output class with
     transformers' values."""
     from transformers.exporters import ExportedModel
     _, out = exported(kind, fmt)
-    runner = {"config": {"INFERENCE_PRECISION_HINT": "f32"}} if fmt == "openvino" else {}
+    runner = ({"config": {"INFERENCE_PRECISION_HINT": "f32"}} if fmt == "openvino"
+              else {"trust_remote_code": True} if fmt == "dynamo" else {})  # (a .pt2 is pickled: the seed's gate)
     model = ExportedModel.from_pretrained(out, **runner)
     inputs = _inputs(kind)
     got = model(**inputs)

@@ -28,7 +28,7 @@ from transformers import (
     JinaEmbeddingsV3Config, JinaEmbeddingsV3Model, ModernBertConfig, ModernBertDecoderConfig, ModernBertDecoderModel,
     ModernBertModel, MPNetConfig, MPNetModel, NomicBertConfig, NomicBertModel, Qwen3Config, Qwen3ForCausalLM, RobertaConfig, RobertaModel, XLMRobertaConfig, XLMRobertaModel)
 
-from conftest import PARITY_ATOL, REPO, describe, run_forward, run_hfx
+from conftest import PARITY_ATOL, REPO, call_pt2, describe, load_pt2, run_forward, run_hfx
 
 MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")
 SMALL = dict(vocab_size=96, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
@@ -155,11 +155,8 @@ def _run(fmt: str, out, inputs):
         meta = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]
         outs = worker().run(out / "model.pte", [inputs[n] for n in meta["input_names"]])
         return dict(zip(meta["output_names"], outs))
-    ep = torch.export.load(str(out / "model.pt2"))
     names = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["output_names"]
-    user = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
-    outs = ep.module()(*[torch.from_numpy(inputs[n]) for n in user])
-    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+    outs = call_pt2(load_pt2(out / "model.pt2"), inputs)
     return {n: o.detach().numpy() for n, o in zip(names, outs)}
 
 

@@ -36,7 +36,8 @@ import torch
 
 import ovutil
 import seq2seq_models
-from conftest import PARITY_ATOL, assert_config_refused, assert_logits_close, built_once, describe, run_hfx
+from conftest import (PARITY_ATOL, assert_config_refused, assert_logits_close, built_once, call_pt2, describe,
+                      load_pt2, run_hfx)
 from genutil import compare_generation, run_loop
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -213,9 +214,7 @@ def test_forward_torch_program(name, ckpt, export_dir):
     decoder_input_ids)."""
     out = export_dir(name, "--format", "dynamo")
     feed, logits, hidden = forward_reference(ckpt(name), name)
-    program = torch.export.load(str(out / "model.pt2")).module()
-    with torch.no_grad():
-        got = program(*(torch.from_numpy(v) for v in feed.values()))
+    got = call_pt2(load_pt2(out / "model.pt2"), feed)  # (keywords; Seq2SeqLMOutput's fields back in order)
     assert_logits_close(got[0].numpy(), logits, f"{name} .pt2 logits")
     assert_logits_close(got[1].numpy(), hidden, f"{name} .pt2 encoder_last_hidden_state")
 
@@ -278,8 +277,7 @@ def test_classifier(name, fmt, ckpt, export_dir, tmp_path):
         got = compiled(feed)[compiled.output("logits")]
     elif fmt == "dynamo":
         out = export_dir(name, "--format", "dynamo")
-        with torch.no_grad():
-            got = torch.export.load(str(out / "model.pt2")).module()(*map(torch.from_numpy, args))[0].numpy()
+        got = call_pt2(load_pt2(out / "model.pt2"), feed)[0].numpy()
     else:
         import etutil
 

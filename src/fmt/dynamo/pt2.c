@@ -241,24 +241,6 @@ json_t *hfx_pt2_spec_text(json_t *node) { /* [treespec schema version 1, node] *
     return hfx_pt2_dumps(spec);
 }
 
-const char *hfx_pt2_output_type(const char *cls, char *buf, size_t size) {
-    static const struct {
-        const char *cls, *module;
-    } own[] = { /* the ModelOutputs a model's module defines (the rest are transformers.modeling_outputs') */
-        {"CLIPOutput", "clip"}, {"CLIPVisionModelOutput", "clip"}, {"CLIPTextModelOutput", "clip"},
-        {"SiglipOutput", "siglip"}, {"Siglip2Output", "siglip2"}, {"ParakeetEncoderModelOutput", "parakeet"},
-        {"RwkvCausalLMOutput", "rwkv"}, {"MambaCausalLMOutput", "mamba"}, {"Mamba2CausalLMOutput", "mamba2"},
-        {"FalconMambaCausalLMOutput", "falcon_mamba"}, {"Gemma4AudioModelOutput", "gemma4"},
-        {"Gemma3nAudioEncoderModelOutput", "gemma3n"}};
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-        if (strcmp(cls, own[i].cls) == 0) {
-            snprintf(buf, size, "transformers.models.%s.modeling_%s.%s", own[i].module, own[i].module, cls);
-            return buf;
-        }
-    snprintf(buf, size, "transformers.modeling_outputs.%s", cls);
-    return buf;
-}
-
 json_t *hfx_pt2_kwargs_spec(json_t *keys, json_t *children) {
     json_t *outer = json_array();
     json_array_append_new(outer, hfx_pt2_spec_node("builtins.tuple", NULL, json_array()));
@@ -299,6 +281,39 @@ hfx_status hfx_pt2_positional_call(const hfx_aten_program *p, hfx_pt2_call *call
         for (int k = 0; k < n_out; k++) json_array_append_new(outs, hfx_pt2_leaf_spec());
         call->out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node("builtins.tuple", NULL, outs));
     }
+    if (!call->in_spec || !call->out_spec || !call->graph_inputs || !call->arg_names) {
+        hfx_pt2_call_free(call);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    }
+    return HFX_OK;
+}
+
+hfx_status hfx_pt2_keyword_call(const hfx_aten_program *p, const char *output_class, hfx_pt2_call *call,
+                                hfx_error *err) {
+    memset(call, 0, sizeof *call);
+    json_t *keys = json_array(), *in = json_array(), *names = json_array(), *out = json_array();
+    call->graph_inputs = json_array();
+    call->arg_names = json_array();
+    hfx_pickle_begin(&call->sample);
+    hfx_pickle_op(&call->sample, HFX_PK_EMPTY_TUPLE HFX_PK_EMPTY_DICT HFX_PK_MARK);
+    for (int i = 0; i < p->n_inputs; i++) {
+        if (p->inputs[i].kind != HFX_INPUT_USER) continue;
+        const hfx_aten_value *v = &p->values[p->inputs[i].value];
+        int64_t sizes[HFX_MAX_RANK];
+        hfx_aten_hinted_sizes(p, v, sizes);
+        hfx_pickle_text(&call->sample, v->name);
+        hfx_pickle_tensor(&call->sample, v->dtype, v->rank, sizes);
+        json_array_append_new(keys, json_string(v->name)), json_array_append_new(in, hfx_pt2_leaf_spec());
+        json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, p->inputs[i].value));
+        json_array_append_new(call->arg_names, json_string(v->name));
+    }
+    hfx_pickle_op(&call->sample, HFX_PK_SETITEMS HFX_PK_TUPLE2); /* (), {kwargs} */
+    for (int k = 0; k < p->g->n_outputs; k++)
+        json_array_append_new(names, json_string(p->g->outputs[k]->name)), json_array_append_new(out, hfx_pt2_leaf_spec());
+    char type[160];
+    call->in_spec = hfx_pt2_kwargs_spec(keys, in);
+    call->out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node(hfx_pt2_output_type(output_class, type, sizeof type),
+                                                         hfx_pt2_dumps(names), out));
     if (!call->in_spec || !call->out_spec || !call->graph_inputs || !call->arg_names) {
         hfx_pt2_call_free(call);
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");

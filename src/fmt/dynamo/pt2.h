@@ -24,6 +24,11 @@ typedef struct hfx_pt2_call {
 /* forward(*user_inputs) returning one tensor or a tuple (hfx's own profiles). */
 hfx_status hfx_pt2_positional_call(const hfx_aten_program *p, hfx_pt2_call *call, hfx_error *err);
 
+/* forward(**user_inputs) returning transformers' `output_class` over the outputs, named as the graph names them:
+ * a plain forward called as the model (transformers.exporters' calls of its own programs). */
+hfx_status hfx_pt2_keyword_call(const hfx_aten_program *p, const char *output_class, hfx_pt2_call *call,
+                                hfx_error *err);
+
 /* The Python system's call of a generation program (seed_call.c): keywords, the cache a
  * transformers Cache object, the result a ModelOutput with logits and cache. Names the program's
  * user inputs, puts them in the order the call flattens them, and sets the hints of its batch
@@ -55,9 +60,11 @@ json_t *hfx_pt2_dumps(json_t *j);
 /* The spec text of a call ((), {keys[i]: children[i]}) and of a result `node`; consume them. */
 json_t *hfx_pt2_kwargs_spec(json_t *keys, json_t *children);
 
-/* The registered type name of transformers' output class `cls` ("CausalLMOutputWithPast" →
- * "transformers.modeling_outputs.CausalLMOutputWithPast"; a model module's own class under its module) in buf. */
+/* output_classes.c: the registered type name of transformers' output class `cls` ("CausalLMOutputWithPast" →
+ * "transformers.modeling_outputs.CausalLMOutputWithPast"; a model module's own class under its module) in buf; whether
+ * `cls` is one hfx knows and each of names[n] is one of its fields. */
 const char *hfx_pt2_output_type(const char *cls, char *buf, size_t size);
+bool hfx_pt2_output_fields(const char *cls, const char *const *names, int n);
 json_t *hfx_pt2_spec_text(json_t *node);
 
 /* {"as_tensor": {"name": <value's name>}} */

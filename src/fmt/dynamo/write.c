@@ -21,7 +21,9 @@ static hfx_status dynamo_write(const hfx_format_graph *gs, int n, hfx_outdir *ou
         st = hfx_aten_lower(gs[c].g, hints, seed != NULL, &p, err);
         if (st) break;
         hfx_pt2_call call;
-        st = seed ? hfx_pt2_seed_call(p, seed, &call, err) : hfx_pt2_positional_call(p, &call, err);
+        st = seed                    ? hfx_pt2_seed_call(p, seed, &call, err)
+             : gs[c].output_class ? hfx_pt2_keyword_call(p, gs[c].output_class, &call, err)
+                                  : hfx_pt2_positional_call(p, &call, err);
         char root[96];
         size_t len = strlen(gs[c].file);
         if (len > 4 && !strcmp(gs[c].file + len - 4, ".pt2")) len -= 4;
