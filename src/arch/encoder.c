@@ -781,9 +781,23 @@ static const char *const untyped_inputs[] = {"input_ids", "attention_mask", NULL
 static bool encoder_pools(const void *desc) { return ((const encoder_desc *)desc)->head == HEAD_NONE; }
 
 /* What every encoder family shares; they differ in their inputs. */
+/* The heads' output classes (the same for every lineage); a bare encoder's differs by lineage (BERT's with pooling and
+ * cross-attentions, DistilBERT's plain): not recorded, so its torch program stays positional. */
+static hfx_torch_signature encoder_torch_signature(const void *desc_) {
+    const encoder_desc *d = desc_;
+    static const char *const args[] = {"input_ids", "attention_mask", "token_type_ids", NULL};
+    const char *cls = d->head == HEAD_NONE              ? NULL
+                      : d->head == HEAD_TOKEN_CLASSIFIER ? "TokenClassifierOutput"
+                      : d->head == HEAD_QA               ? "QuestionAnsweringModelOutput"
+                      : d->head == HEAD_MASKED_LM        ? "MaskedLMOutput"
+                                                          : "SequenceClassifierOutput";
+    return (hfx_torch_signature){args, cls, NULL};
+}
+
 #define ENCODER_FAMILY                                                                                   \
     .cfg_size = sizeof(encoder_cfg), .parse = encoder_parse, .build_forward = encoder_build,             \
-    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}}, .pools = encoder_pools
+    .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}}, .pools = encoder_pools,                           \
+    .torch_signature = encoder_torch_signature
 
 /* Two families that differ only in their inputs: with token types (BERT, RoBERTa) or without. */
 const hfx_arch_family hfx_encoder_family = {
