@@ -25,16 +25,6 @@
 
 enum { CHUNK = 500 }; /* transformers' max_seq_len: the frames attending together */
 
-static hfx_status activation(hfx_cfg c, const char *key, hfx_activation *out, hfx_error *err) {
-    const char *name;
-    hfx_status st = hfx_cfg_str_or(c, key, "swish", &name, err);
-    if (st) return st;
-    if (!hfx_activation_from_name(name, out))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (%s)", c.where, key, name,
-                        hfx_activation_names());
-    return HFX_OK;
-}
-
 /* The fields its forward pins to one value: each refused by name where another would change it or break it */
 static hfx_status fixed_fields(hfx_cfg c, const hfx_phi4_audio *t, hfx_error *err) {
     int64_t ext, dsoc, downsample, reduction;
@@ -79,8 +69,9 @@ hfx_status hfx_phi4_audio_parse(hfx_cfg c, hfx_phi4_audio *out, hfx_error *err) 
         (st = hfx_cfg_int_in_or(c, "nemo_conv_channels", 1024, 1, 1 << 16, &t.subsampling.channels, err)) ||
         (st = hfx_cfg_int_in_or(c, "bias_max_distance", 1000, 1, 1 << 16, &t.max_distance, err)) ||
         (st = hfx_cfg_bool_or(c, "bias_symmetric", false, &t.symmetric, err)) ||
-        (st = activation(c, "activation", &t.act, err)) || (st = activation(c, "conv_activation", &t.conv_act, err)) ||
-        (st = activation(c, "conv_glu_type", &t.glu_act, err)))
+        (st = hfx_cfg_activation(c, "activation", "swish", &t.act, err)) ||
+        (st = hfx_cfg_activation(c, "conv_activation", "swish", &t.conv_act, err)) ||
+        (st = hfx_cfg_activation(c, "conv_glu_type", "swish", &t.glu_act, err)))
         return st;
     while ((int64_t)1 << (t.subsampling.steps + 1) <= reduction) t.subsampling.steps++; /* int(math.log2(factor)) */
     t.subsampling.kernel = 3, t.subsampling.stride = 2, t.subsampling.hidden = t.hidden;

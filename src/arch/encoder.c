@@ -161,16 +161,6 @@ typedef struct encoder_cfg {
     int64_t *rel_buckets;    /* [2·max_distance + 1]: the bucket by distance j − i, clamped; arena */
 } encoder_cfg;
 
-static hfx_status activation_of(hfx_cfg c, const char *key, hfx_activation *out, hfx_error *err) {
-    const char *act;
-    hfx_status st = hfx_cfg_str_or(c, key, "gelu", &act, err);
-    if (st) return st;
-    if (!hfx_activation_from_name(act, out))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (supported: %s)", c.where, key, act,
-                        hfx_activation_names());
-    return HFX_OK;
-}
-
 /* ModernBERT's per-layer pattern: layer_types, or every global_attn_every_n_layers-th global. */
 static hfx_status parse_local_layers(hfx_cfg c, hfx_arena *arena, encoder_cfg *m, hfx_error *err) {
     m->local = hfx_arena_alloc(arena, (size_t)m->layers);
@@ -294,7 +284,7 @@ static hfx_status encoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
         (st = hfx_cfg_int_in_or(c, "max_position_embeddings", 512, 1, INT32_MAX, &m->max_position, err)) ||
         (st = hfx_cfg_int_in_or(c, "type_vocab_size", 2, L->deberta ? 0 : 1, 1 << 20, &m->type_vocab, err)) ||
         (st = hfx_cfg_int_or(c, "pad_token_id", d->roberta_positions ? 1 : 0, &m->pad_id, err)) ||
-        (st = activation_of(c, L->act, &m->act, err)))
+        (st = hfx_cfg_activation(c, L->act, "gelu", &m->act, err)))
         return st;
     m->eps = L->eps_default;
     if (L->eps && (st = hfx_cfg_num_or(c, L->eps, L->eps_default, &m->eps, err))) return st;
@@ -308,7 +298,7 @@ static hfx_status encoder_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, 
                         c.where, (long long)m->labels);
     if ((st = hfx_cfg_bool_or(c, "tie_word_embeddings", true, &m->tied, err))) return st;
     m->head_act = m->act;
-    if (L->mlm.act_key && (st = activation_of(c, L->mlm.act_key, &m->head_act, err))) return st;
+    if (L->mlm.act_key && (st = hfx_cfg_activation(c, L->mlm.act_key, "gelu", &m->head_act, err))) return st;
     m->attn_bias = m->mlp_bias = m->norm_bias = m->head_bias = m->decoder_bias = true;
     if (L->bias_keys &&
         ((st = hfx_cfg_bool_or(c, "attention_bias", false, &m->attn_bias, err)) ||

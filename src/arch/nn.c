@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/status.h"
+
 /* C11 has no M_* constants */
 static const double SQRT1_2 = 0.70710678118654752440, SQRT2 = 1.41421356237309504880,
                     TWO_OVER_SQRT_PI = 1.12837916709551257390;
@@ -32,6 +34,16 @@ const char *hfx_activation_names(void) {
 
 static hfx_value *scalar_like(hfx_graph *g, hfx_value *x, double v) {
     return hfx_const_scalar(g, x->dtype, v);
+}
+
+hfx_status hfx_cfg_activation(hfx_cfg c, const char *key, const char *fallback, hfx_activation *out, hfx_error *err) {
+    const char *name;
+    hfx_status st = hfx_cfg_str_or(c, key, fallback, &name, err);
+    if (st) return st;
+    if (!hfx_activation_from_name(name, out))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (supported: %s)", c.where, key, name,
+                        hfx_activation_names());
+    return HFX_OK;
 }
 
 hfx_value *hfx_activate(hfx_graph *g, hfx_activation act, hfx_value *x) {

@@ -3,6 +3,7 @@
 #ifndef HFX_ARCH_NN_H
 #define HFX_ARCH_NN_H
 
+#include "hf/config.h"
 #include "ir/graph.h"
 
 typedef enum {
@@ -22,6 +23,10 @@ bool hfx_activation_from_name(const char *name, hfx_activation *out);
 
 /* Comma-separated names hfx_activation_from_name accepts, for messages. */
 const char *hfx_activation_names(void);
+
+/* The activation config `c` names under `key` (`fallback` where it names none); one hfx does not know is refused by
+ * name (HFX_ERR_UNSUPPORTED). */
+hfx_status hfx_cfg_activation(hfx_cfg c, const char *key, const char *fallback, hfx_activation *out, hfx_error *err);
 
 hfx_value *hfx_activate(hfx_graph *g, hfx_activation act, hfx_value *x);
 

@@ -42,14 +42,14 @@ static const hfx_conformer_names parakeet_names = {
 /* The encoder's config: its width, heads, activation, biases and subsampling. */
 static hfx_status parse_encoder(hfx_cfg e, parakeet_cfg *m, hfx_error *err) {
     int64_t heads, intermediate, kernel, factor;
-    const char *act;
+    hfx_activation a;
     bool linear_bias, conv_bias;
     hfx_status st;
     if ((st = hfx_cfg_int_in_or(e, "hidden_size", 1024, 1, 1 << 16, &m->hidden, err)) ||
         (st = hfx_cfg_int_in_or(e, "num_hidden_layers", 24, 0, 4096, &m->layers, err)) ||
         (st = hfx_cfg_int_in_or(e, "num_attention_heads", 8, 1, 4096, &heads, err)) ||
         (st = hfx_cfg_int_in_or(e, "intermediate_size", 4096, 1, 1 << 20, &intermediate, err)) ||
-        (st = hfx_cfg_str_or(e, "hidden_act", "silu", &act, err)) ||
+        (st = hfx_cfg_activation(e, "hidden_act", "silu", &a, err)) ||
         (st = hfx_cfg_bool_or(e, "attention_bias", true, &linear_bias, err)) ||
         (st = hfx_cfg_bool_or(e, "convolution_bias", true, &conv_bias, err)) ||
         (st = hfx_cfg_int_in_or(e, "conv_kernel_size", 9, 1, 1 << 12, &kernel, err)) ||
@@ -68,10 +68,6 @@ static hfx_status parse_encoder(hfx_cfg e, parakeet_cfg *m, hfx_error *err) {
     if (kernel % 2 == 0)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: conv_kernel_size %lld must be odd (\"same\" padding)", e.where,
                         (long long)kernel);
-    hfx_activation a;
-    if (!hfx_activation_from_name(act, &a))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: hidden_act '%s' is not supported (%s)", e.where, act,
-                        hfx_activation_names());
     m->conformer = (hfx_conformer){.hidden = m->hidden, .heads = heads, .intermediate = intermediate, .kernel = kernel,
                                    .act = a, .pos = HFX_CONFORMER_POS_RELATIVE, .names = &parakeet_names,
                                    .linear_bias = linear_bias, .conv_bias = conv_bias, .pow_freqs = true};

@@ -94,14 +94,13 @@ typedef struct speech_cfg {
     hfx_conformer conformer;       /* Wav2Vec2-Conformer's layers */
 } speech_cfg;
 
+/* (xielu's parameters are a decoder MLP's: not a speech tower's) */
 static hfx_status activation_of(hfx_cfg c, const char *key, hfx_activation *out, hfx_error *err) {
-    const char *name;
-    hfx_status st = hfx_cfg_str_or(c, key, "gelu", &name, err);
-    if (st) return st;
-    if (!hfx_activation_from_name(name, out) || *out == HFX_ACT_XIELU)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (%s)", c.where, key, name,
+    hfx_status st = hfx_cfg_activation(c, key, "gelu", out, err);
+    if (!st && *out == HFX_ACT_XIELU)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s 'xielu' is not supported (supported: %s)", c.where, key,
                         hfx_activation_names());
-    return HFX_OK;
+    return st;
 }
 
 /* conv_dim, conv_kernel and conv_stride: lists of one length, of positive integers. */

@@ -236,17 +236,6 @@ typedef struct vision_desc vision_desc;
 
 typedef hfx_vision_cfg vision_cfg;
 
-static hfx_status activation_of(hfx_cfg c, const char *key, const char *fallback, hfx_activation *out,
-                                hfx_error *err) {
-    const char *name;
-    hfx_status st = hfx_cfg_str_or(c, key, fallback, &name, err);
-    if (st) return st;
-    if (!hfx_activation_from_name(name, out))
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: %s '%s' is not supported (%s)", c.where, key, name,
-                        hfx_activation_names());
-    return HFX_OK;
-}
-
 /* image_size and patch_size: one number, or [height, width] of equal values (a square). */
 static hfx_status square(hfx_cfg c, const char *key, int64_t fallback, int64_t *out, hfx_error *err) {
     const json_t *v = json_object_get(c.obj, key);
@@ -309,8 +298,8 @@ static hfx_status parse_tower(const vision_layout *L, hfx_cfg c, vision_cfg *m, 
         (k->eps && (st = hfx_cfg_num_or(c, k->eps, L->eps_default, &m->eps, err))) ||
         (st = hfx_cfg_bool_or(c, "qkv_bias", true, &m->qkv_bias, err)) ||
         (st = k->act && !k->act[0] ? (hfx_activation_from_name(L->act_default, &m->act), HFX_OK)
-                                   : activation_of(c, k->act ? k->act : "hidden_act", L->act_default, &m->act, err)) ||
-        (st = activation_of(c, "pooler_act", "tanh", &m->pooler_act, err)) ||
+                                   : hfx_cfg_activation(c, k->act ? k->act : "hidden_act", L->act_default, &m->act, err)) ||
+        (st = hfx_cfg_activation(c, "pooler_act", "tanh", &m->pooler_act, err)) ||
         (st = hfx_cfg_int_in_or(c, "pooler_output_size", m->hidden, 1, 1 << 20, &m->pooler_size, err)))
         return st;
     if (m->hidden % m->heads)
