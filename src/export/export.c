@@ -492,16 +492,11 @@ static void flat_specs(json_t *md, const component *c, const hfx_model *model) {
     const hfx_graph *g = c->g;
     const char *output_class = flat_output_class(c, model);
     if (!output_class) return;
-    json_t *keys = json_array(), *in = json_array(), *names = json_array(), *out = json_array();
-    for (int i = 0; i < g->n_inputs; i++)
-        json_array_append_new(keys, json_string(g->inputs[i]->name)), json_array_append_new(in, hfx_pt2_leaf_spec());
-    for (int i = 0; i < g->n_outputs; i++)
-        json_array_append_new(names, json_string(g->outputs[i]->name)), json_array_append_new(out, hfx_pt2_leaf_spec());
-    char type[160];
-    json_object_set_new(md, "in_spec", hfx_pt2_kwargs_spec(keys, in));
-    json_object_set_new(md, "out_spec", hfx_pt2_spec_text(hfx_pt2_spec_node(
-                                            hfx_pt2_output_type(output_class, type, sizeof type),
-                                            hfx_pt2_dumps(names), out)));
+    json_t *keys = json_array(), *names = json_array();
+    for (int i = 0; i < g->n_inputs; i++) json_array_append_new(keys, json_string(g->inputs[i]->name));
+    for (int i = 0; i < g->n_outputs; i++) json_array_append_new(names, json_string(g->outputs[i]->name));
+    json_object_set_new(md, "in_spec", hfx_pt2_flat_in_spec(keys));
+    json_object_set_new(md, "out_spec", hfx_pt2_class_spec(output_class, names));
 }
 
 /* The graph's own description of itself (the seed's export metadata), also stored in the

@@ -250,6 +250,23 @@ json_t *hfx_pt2_kwargs_spec(json_t *keys, json_t *children) {
 
 json_t *hfx_pt2_tensor_arg(const hfx_aten_program *p, int value) { return named("as_tensor", p->values[value].name); }
 
+/* User input i's sample tensor (after its name where `keyed`: a keyword's), its graph argument and its name. */
+static void call_input(const hfx_aten_program *p, int i, bool keyed, hfx_pt2_call *call) {
+    const hfx_aten_value *v = &p->values[p->inputs[i].value];
+    int64_t sizes[HFX_MAX_RANK];
+    hfx_aten_hinted_sizes(p, v, sizes);
+    if (keyed) hfx_pickle_text(&call->sample, v->name);
+    hfx_pickle_tensor(&call->sample, v->dtype, v->rank, sizes);
+    json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, p->inputs[i].value));
+    json_array_append_new(call->arg_names, json_string(v->name));
+}
+
+static hfx_status call_done(hfx_pt2_call *call, hfx_error *err) {
+    if (call->in_spec && call->out_spec && call->graph_inputs && call->arg_names) return HFX_OK;
+    hfx_pt2_call_free(call);
+    return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+}
+
 hfx_status hfx_pt2_positional_call(const hfx_aten_program *p, hfx_pt2_call *call, hfx_error *err) {
     memset(call, 0, sizeof *call);
     json_t *args = json_array();
@@ -259,13 +276,8 @@ hfx_status hfx_pt2_positional_call(const hfx_aten_program *p, hfx_pt2_call *call
     hfx_pickle_op(&call->sample, HFX_PK_MARK);
     for (int i = 0; i < p->n_inputs; i++) {
         if (p->inputs[i].kind != HFX_INPUT_USER) continue;
-        const hfx_aten_value *v = &p->values[p->inputs[i].value];
-        int64_t sizes[HFX_MAX_RANK];
-        hfx_aten_hinted_sizes(p, v, sizes);
-        hfx_pickle_tensor(&call->sample, v->dtype, v->rank, sizes);
+        call_input(p, i, false, call);
         json_array_append_new(args, hfx_pt2_leaf_spec());
-        json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, p->inputs[i].value));
-        json_array_append_new(call->arg_names, json_string(v->name));
     }
     hfx_pickle_op(&call->sample, HFX_PK_TUPLE HFX_PK_EMPTY_DICT HFX_PK_TUPLE2); /* (args), {} */
     json_t *outer = json_array();
@@ -281,44 +293,41 @@ hfx_status hfx_pt2_positional_call(const hfx_aten_program *p, hfx_pt2_call *call
         for (int k = 0; k < n_out; k++) json_array_append_new(outs, hfx_pt2_leaf_spec());
         call->out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node("builtins.tuple", NULL, outs));
     }
-    if (!call->in_spec || !call->out_spec || !call->graph_inputs || !call->arg_names) {
-        hfx_pt2_call_free(call);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
-    return HFX_OK;
+    return call_done(call, err);
+}
+
+json_t *hfx_pt2_flat_in_spec(json_t *names) {
+    json_t *leaves = json_array();
+    for (size_t i = 0; i < json_array_size(names); i++) json_array_append_new(leaves, hfx_pt2_leaf_spec());
+    return hfx_pt2_kwargs_spec(names, leaves);
+}
+
+json_t *hfx_pt2_class_spec(const char *output_class, json_t *names) {
+    char type[160];
+    json_t *leaves = json_array();
+    for (size_t i = 0; i < json_array_size(names); i++) json_array_append_new(leaves, hfx_pt2_leaf_spec());
+    return hfx_pt2_spec_text(hfx_pt2_spec_node(hfx_pt2_output_type(output_class, type, sizeof type),
+                                               hfx_pt2_dumps(names), leaves));
 }
 
 hfx_status hfx_pt2_keyword_call(const hfx_aten_program *p, const char *output_class, hfx_pt2_call *call,
                                 hfx_error *err) {
     memset(call, 0, sizeof *call);
-    json_t *keys = json_array(), *in = json_array(), *names = json_array(), *out = json_array();
+    json_t *keys = json_array(), *names = json_array();
     call->graph_inputs = json_array();
     call->arg_names = json_array();
     hfx_pickle_begin(&call->sample);
     hfx_pickle_op(&call->sample, HFX_PK_EMPTY_TUPLE HFX_PK_EMPTY_DICT HFX_PK_MARK);
     for (int i = 0; i < p->n_inputs; i++) {
         if (p->inputs[i].kind != HFX_INPUT_USER) continue;
-        const hfx_aten_value *v = &p->values[p->inputs[i].value];
-        int64_t sizes[HFX_MAX_RANK];
-        hfx_aten_hinted_sizes(p, v, sizes);
-        hfx_pickle_text(&call->sample, v->name);
-        hfx_pickle_tensor(&call->sample, v->dtype, v->rank, sizes);
-        json_array_append_new(keys, json_string(v->name)), json_array_append_new(in, hfx_pt2_leaf_spec());
-        json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, p->inputs[i].value));
-        json_array_append_new(call->arg_names, json_string(v->name));
+        call_input(p, i, true, call);
+        json_array_append_new(keys, json_string(p->values[p->inputs[i].value].name));
     }
     hfx_pickle_op(&call->sample, HFX_PK_SETITEMS HFX_PK_TUPLE2); /* (), {kwargs} */
-    for (int k = 0; k < p->g->n_outputs; k++)
-        json_array_append_new(names, json_string(p->g->outputs[k]->name)), json_array_append_new(out, hfx_pt2_leaf_spec());
-    char type[160];
-    call->in_spec = hfx_pt2_kwargs_spec(keys, in);
-    call->out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node(hfx_pt2_output_type(output_class, type, sizeof type),
-                                                         hfx_pt2_dumps(names), out));
-    if (!call->in_spec || !call->out_spec || !call->graph_inputs || !call->arg_names) {
-        hfx_pt2_call_free(call);
-        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    }
-    return HFX_OK;
+    for (int k = 0; k < p->g->n_outputs; k++) json_array_append_new(names, json_string(p->g->outputs[k]->name));
+    call->in_spec = hfx_pt2_flat_in_spec(keys);
+    call->out_spec = hfx_pt2_class_spec(output_class, names);
+    return call_done(call, err);
 }
 
 void hfx_pt2_call_free(hfx_pt2_call *call) {

@@ -60,6 +60,10 @@ json_t *hfx_pt2_dumps(json_t *j);
 /* The spec text of a call ((), {keys[i]: children[i]}) and of a result `node`; consume them. */
 json_t *hfx_pt2_kwargs_spec(json_t *keys, json_t *children);
 
+/* The specs of a call (), {names[i]: tensor} and of a result <output_class>(names[i]: tensor); consume names. */
+json_t *hfx_pt2_flat_in_spec(json_t *names);
+json_t *hfx_pt2_class_spec(const char *output_class, json_t *names);
+
 /* output_classes.c: the registered type name of transformers' output class `cls` ("CausalLMOutputWithPast" →
  * "transformers.modeling_outputs.CausalLMOutputWithPast"; a model module's own class under its module) in buf; whether
  * `cls` is one hfx knows and each of names[n] is one of its fields. */
