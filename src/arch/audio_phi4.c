@@ -26,14 +26,13 @@
 enum { CHUNK = 500 }; /* transformers' max_seq_len: the frames attending together */
 
 /* The fields its forward pins to one value: each refused by name where another would change it or break it */
-static hfx_status fixed_fields(hfx_cfg c, const hfx_phi4_audio *t, hfx_error *err) {
-    int64_t ext, dsoc, downsample, reduction;
+static hfx_status fixed_fields(hfx_cfg c, const hfx_phi4_audio *t, int64_t reduction, hfx_error *err) {
+    int64_t ext, dsoc, downsample;
     const char *nemo;
     hfx_status st;
     if ((st = hfx_cfg_int_in_or(c, "ext_pw_out_channel", t->hidden, 1, 1 << 16, &ext, err)) ||
         (st = hfx_cfg_int_in_or(c, "depthwise_separable_out_channel", t->hidden, 1, 1 << 16, &dsoc, err)) ||
         (st = hfx_cfg_int_in_or(c, "downsample_rate", 1, 1, 64, &downsample, err)) ||
-        (st = hfx_cfg_int_in_or(c, "time_reduction", 8, 2, 256, &reduction, err)) ||
         (st = hfx_cfg_str_or(c, "nemo_activation", "relu", &nemo, err)))
         return st;
     if (ext != t->hidden || dsoc != t->hidden)
@@ -76,7 +75,7 @@ hfx_status hfx_phi4_audio_parse(hfx_cfg c, hfx_phi4_audio *out, hfx_error *err) 
     while ((int64_t)1 << (t.subsampling.steps + 1) <= reduction) t.subsampling.steps++; /* int(math.log2(factor)) */
     t.subsampling.kernel = 3, t.subsampling.stride = 2, t.subsampling.hidden = t.hidden;
     t.subsampling.convs = "embed.conv", t.subsampling.linear = "embed.out";
-    if ((st = fixed_fields(c, &t, err))) return st;
+    if ((st = fixed_fields(c, &t, reduction, err))) return st;
     if (t.hidden % t.heads)
         return hfx_fail(err, HFX_ERR_INVALID, "%s: hidden_size %lld is not a multiple of num_attention_heads %lld",
                         c.where, (long long)t.hidden, (long long)t.heads);
