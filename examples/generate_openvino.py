@@ -81,7 +81,7 @@ class Component(decode_loop.Component):
         self.compiled = core.compile_model(model, "CPU", CPU_CONFIG)
         self.inputs = {i.get_any_name(): i for i in self.compiled.inputs}
         self.outputs = {o.get_any_name(): o for o in self.compiled.outputs}
-        takes = {"input_ids", "inputs_embeds", "input_features", "input_values", "pixel_values"}
+        takes = {"input_ids", "inputs_embeds", "input_features", "input_values", "pixel_values", "hidden_states"}
         generates = self.role in ("prefill", "decode")  # the other roles: encoders, a VLM's embed_tokens
         if not (takes & set(self.inputs)) or ("logits" not in self.outputs and generates):
             raise UsageError(f"{path}: not a causal LM (inputs {list(self.inputs)}, outputs {list(self.outputs)})")
@@ -145,6 +145,9 @@ class Export:
         self.image_encoder = (Component(core, out_dir, "image_encoder", comps["image_encoder"]) if "image_encoder" in comps
                               else self.audio_encoder or (Component(core, out_dir, *roles["modality_encoder"])
                                                           if "modality_encoder" in roles else None))
+        # Qwen2-VL's tower as optimum-intel splits it (generate_vlm.GridParts runs the two)
+        self.patch_embedding = Component(core, out_dir, *roles["patch_embedding"]) if "patch_embedding" in roles else None
+        self.vision_merger = Component(core, out_dir, *roles["vision_merger"]) if "vision_merger" in roles else None
         self.stateful = self.decode.stateful
         self.static = self.decode.static and not self.stateful
         self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None

@@ -418,6 +418,83 @@ def grid_features(export, out_dir: Path, images: list):
     return features, [int(np.prod(g)) // merge ** 2 for g in grid], grid, deepstack
 
 
+class GridParts:
+    """Qwen2-VL's (Qwen2.5-VL's) tower as optimum-intel splits it in OpenVINO's stateful layout (the files GenAI's
+    VLMPipeline reads): the patch embedding (vision_embeddings), then the layers and merger (vision_embeddings_merger)
+    over what GenAI computes from the grids outside them — each frame's attention mask, each patch's rotary angles
+    (its row's, then its column's), Qwen2.5-VL's window order and window mask — computed here as GenAI does. Run as the
+    whole tower's image_encoder is: pixel_values and image_grid_thw → image_features."""
+
+    inputs = ("pixel_values", "image_grid_thw")
+
+    def __init__(self, export, out_dir: Path):
+        self.patches, self.merger = export.patch_embedding, export.vision_merger
+        vision = json.loads((out_dir / "config.json").read_text()).get("vision_config") or {}
+        self.merge = spatial_merge_size(out_dir)
+        self.theta = float((vision.get("rope_parameters") or {}).get("rope_theta", 10000.0))
+        # a window's side in merged tokens (Qwen2.5-VL), as GenAI reads it from config.json
+        self.window = (int(vision["window_size"]) // self.merge // int(vision.get("patch_size", 14))
+                       if "window_index" in self.merger.inputs else 0)
+
+    def positions(self, grid):
+        """Each patch's row and column [2, N], the processor's order (merge × merge blocks, row-major)."""
+        m, out = self.merge, []
+        for t, h, w in grid:
+            rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+            blocks = [a.reshape(h // m, m, w // m, m).transpose(0, 2, 1, 3).ravel() for a in (rows, cols)]
+            out.append(np.tile(np.stack(blocks), (1, int(t))))
+        return np.concatenate(out, axis=1)
+
+    def rotary(self, grid):
+        """rotary_pos_emb [N, dim]: angles position · θ^(−i / (dim / 2)) in float32, the row's then the column's."""
+        half = self.merger.graph_dim("rotary_pos_emb", 1) // 2
+        inv = np.float32(1) / np.power(np.float32(self.theta), np.arange(half, dtype=np.float32) / np.float32(half))
+        rows, cols = self.positions(grid).astype(np.float32)
+        return np.concatenate([rows[:, None] * inv, cols[:, None] * inv], axis=1)
+
+    def windows(self, grid):
+        """Qwen2.5-VL's window order of the merged tokens [tokens] and the window lengths in patches."""
+        index, lengths, base, s = [], [], 0, self.window
+        for t, h, w in grid:
+            h, w = h // self.merge, w // self.merge
+            for f in range(t):
+                for r in range(0, h, s):
+                    for c in range(0, w, s):
+                        tokens = [f * h * w + i * w + j for i in range(r, min(r + s, h)) for j in range(c, min(c + s, w))]
+                        index += [base + k for k in tokens]
+                        lengths.append(len(tokens) * self.merge ** 2)
+            base += t * h * w
+        return np.array(index, np.int64), lengths
+
+    def run(self, feed: dict) -> dict:
+        grid = np.asarray(feed["image_grid_thw"], np.int64)
+        states = self.patches.run({"hidden_states": feed["pixel_values"]})["last_hidden_state"]
+        frames = [int(h * w) for t, h, w in grid for _ in range(int(t))]
+        inputs = {"hidden_states": states, "attention_mask": block_mask(frames), "rotary_pos_emb": self.rotary(grid)}
+        if self.window:
+            index, lengths = self.windows(grid)
+            inputs.update(window_index=index, window_attention_mask=block_mask(lengths))
+        return {"image_features": self.merger.run(inputs)["last_hidden_state"]}
+
+
+def block_mask(lengths: list):
+    """[1, N, N] float32: 0 within each run of `lengths`, −inf across them."""
+    n = sum(lengths)
+    mask = np.full((1, n, n), -np.inf, np.float32)
+    start = 0
+    for length in lengths:
+        mask[0, start:start + length, start:start + length] = 0
+        start += length
+    return mask
+
+
+def image_encoder_of(export, out_dir: Path):
+    """The export's image encoder: its image_encoder, or Qwen2-VL's tower in optimum-intel's two graphs."""
+    if getattr(export, "vision_merger", None) is not None:
+        return GridParts(export, out_dir)
+    return export.image_encoder
+
+
 def mrope_positions(token: int, grid, merge: int):
     """mrope(ids, mask) for decode_loop.generate: transformers' get_rope_index for images. Per row,
     over its real tokens: a run of text counts on from the last position on all three axes; a run
@@ -464,6 +541,7 @@ def generate(out_dir: Path, images: list, prompts, max_new_tokens: int, audio: l
     """(tokens [B, n], logits [n, B, vocab]) of greedy search from the images (or audio files) and prompts."""
     runtime = runtime_of(out_dir)
     export = runtime.Export(out_dir)
+    export.image_encoder = image_encoder_of(export, out_dir)
     if export.embed is None or export.image_encoder is None:
         raise UsageError(f"{out_dir} is not a multimodal export (no embed_tokens and image_encoder or audio_encoder)")
     # the encoders: an audio LM's one (audio), a VLM's (images), or Gemma 4's two

@@ -64,6 +64,14 @@ typedef enum hfx_export_kind {
 } hfx_export_kind;
 
 /* One graph of an export, as its family declares it; the exporter loops over these. */
+/* The layouts a component is written in (a family whose OpenVINO stateful layout splits a graph as optimum-intel's
+ * loaders want it) */
+typedef enum hfx_component_when {
+    HFX_WHEN_ALWAYS,       /* every layout */
+    HFX_WHEN_STATEFUL,     /* only where the state lives inside the graphs (OpenVINO's stateful layout) */
+    HFX_WHEN_NOT_STATEFUL, /* only where it does not */
+} hfx_component_when;
+
 typedef struct hfx_component {
     const char *name;          /* export.json's key, the per-component config's key, the file stem */
     const char *role;          /* the export metadata's role */
@@ -73,6 +81,7 @@ typedef struct hfx_component {
                                   -1: every position, the key not read (a plain forward) */
     const char *stateful_stem; /* its file in a stateful layout of several graphs, optimum-intel's
                                   openvino_<stem>_model.xml (a VLM's "language"); NULL: its name */
+    hfx_component_when when;
 } hfx_component;
 
 typedef struct hfx_component_set {
@@ -133,7 +142,7 @@ typedef struct hfx_torch_signature {
 hfx_torch_signature hfx_arch_torch_signature(const hfx_arch_model *m);
 
 /* The components of an export of `kind` (n = 0: this model has none, e.g. an encoder asked for
- * generation). */
+ * generation), those of every layout (each one's `when` says which it is written in). */
 hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind kind);
 
 /* The graph inputs shaped [batch, sequence] (they share both axes), NULL-terminated; the first

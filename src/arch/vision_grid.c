@@ -179,6 +179,13 @@ static patch_place place(const hfx_grid_tower *t, hfx_graph *g, hfx_value *grid,
     return o;
 }
 
+/* The angles emb [N, hd] of each patch's head → cos and sin [1, 1, N, hd] */
+static void cos_sin(hfx_graph *g, hfx_value *emb, hfx_dim n, int64_t hd, hfx_value **cos, hfx_value **sin) {
+    hfx_dim shape[4] = {hfx_dim_const(1), hfx_dim_const(1), n, hfx_dim_const(hd)};
+    *cos = hfx_reshape(g, hfx_op1(g, HFX_OP_COS, emb), 4, shape);
+    *sin = hfx_reshape(g, hfx_op1(g, HFX_OP_SIN, emb), 4, shape);
+}
+
 /* The 2-D rotary of head size hd: frequencies 1/θ^(2i/(hd/2)) for i < hd/4, turned by the row
  * and by the column, [row's, column's] twice: cos and sin [1, 1, N, hd]. */
 static void rotary(const hfx_grid_tower *t, hfx_graph *g, const patch_place *pl, hfx_dim n, hfx_value **cos,
@@ -201,10 +208,7 @@ static void rotary(const hfx_grid_tower *t, hfx_graph *g, const patch_place *pl,
                        hfx_const_bytes(g, HFX_DTYPE_F32, 1, &q, rows)); /* [N, hd/4] */
     hfx_value *fc = op(g, HFX_OP_MUL, hfx_unsqueeze(g, hfx_cast(g, pl->col, HFX_DTYPE_F32), 1),
                        hfx_const_bytes(g, HFX_DTYPE_F32, 1, &q, cols));
-    hfx_value *emb = hfx_concat(g, 4, (hfx_value *[]){fr, fc, fr, fc}, 1);                             /* [N, hd] */
-    hfx_dim shape[4] = {hfx_dim_const(1), hfx_dim_const(1), n, hfx_dim_const(hd)};
-    *cos = hfx_reshape(g, hfx_op1(g, HFX_OP_COS, emb), 4, shape);
-    *sin = hfx_reshape(g, hfx_op1(g, HFX_OP_SIN, emb), 4, shape);
+    cos_sin(g, hfx_concat(g, 4, (hfx_value *[]){fr, fc, fr, fc}, 1), n, hd, cos, sin);
 }
 
 /* One axis of the learned grid's bilinear resampling (corners aligned): a patch at `pos` of `size` patches reads
@@ -271,27 +275,37 @@ static hfx_value *merger(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, 
 
 /* The patches embedded [1, N, E] (their positions added, pre-normed where the lineage has either) and how they
  * attend: their image's (and frame's, and window's) patches, turned by their 2-D rotary. */
-static hfx_value *embedded(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                           hfx_value *pixels, hfx_value *grid, hfx_vision_attend *at) {
+/* The patch embedding: a Conv3d (Pixtral's: Conv2d) whose kernel is its stride, over rows already cut to one patch
+ * each in its weight's (c, t, kh, kw) order: the linear it is. pixels [N, C·T·P·P] → [N, E]. */
+static hfx_value *patch_embedding(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                  hfx_value *pixels) {
     const hfx_vision_cfg *v = &t->tower.cfg;
     int64_t E = v->hidden, C = v->channels, P = v->patch, T = t->temporal;
-    hfx_dim n = pixels->dims[0];
     char name[256];
-    /* the patch embedding: a Conv3d (Pixtral's: Conv2d) whose kernel is its stride, over rows already cut to one
-     * patch each in its weight's (c, t, kh, kw) order: the linear it is */
     snprintf(name, sizeof name, "%s%s", prefix, hfx_vision_patch_name(&t->tower));
     hfx_value *proj = T ? hfx_weight(w, 5, (int64_t[]){E, C, T, P, P}, "%s.weight", name)
                         : hfx_weight(w, 4, (int64_t[]){E, C, P, P}, "%s.weight", name);
     hfx_value *bias = hfx_vision_patch_biased(&t->tower) ? hfx_weight(w, 1, &E, "%s.bias", name) : NULL;
-    hfx_value *x = hfx_linear(g, pixels, hfx_const_flatten(g, proj, 1), bias); /* [N, E] */
+    return hfx_linear(g, pixels, hfx_const_flatten(g, proj, 1), bias);
+}
 
+/* x [N, E] → [1, N, E], pre-normed where the lineage has a norm before the layers */
+static hfx_value *before_layers(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                hfx_value *x) {
+    char name[256];
+    x = hfx_reshape(g, x, 3, (hfx_dim[]){hfx_dim_const(1), x->dims[0], x->dims[1]});
+    if (!hfx_vision_pre_norm(&t->tower)) return x;
+    snprintf(name, sizeof name, "%s%s", prefix, hfx_vision_pre_norm(&t->tower));
+    return hfx_vision_norm(&t->tower, g, w, name, x);
+}
+
+static hfx_value *embedded(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                           hfx_value *pixels, hfx_value *grid, hfx_vision_attend *at) {
+    hfx_value *x = patch_embedding(t, g, w, prefix, pixels); /* [N, E] */
+    hfx_dim n = pixels->dims[0];
     patch_place pl = place(t, g, grid, pixels);
     if (t->position_rows) x = op(g, HFX_OP_ADD, x, hfx_cast(g, learned_positions(t, g, w, prefix, &pl), x->dtype));
-    x = hfx_reshape(g, x, 3, (hfx_dim[]){hfx_dim_const(1), n, hfx_dim_const(E)});
-    if (hfx_vision_pre_norm(&t->tower)) {
-        snprintf(name, sizeof name, "%s%s", prefix, hfx_vision_pre_norm(&t->tower));
-        x = hfx_vision_norm(&t->tower, g, w, name, x);
-    }
+    x = before_layers(t, g, w, prefix, x);
     hfx_value *visible = op(g, HFX_OP_AND, same(g, pl.image), same(g, pl.frame)); /* [N, N] */
     at->bias = bias_of(g, visible);
     if (t->window) { /* and the same window of merged tokens */
@@ -357,4 +371,50 @@ hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_we
         }
     if (used && !g->failed) *deepstack = used == 1 ? picked[0] : hfx_concat(g, used, picked, 0);
     return features;
+}
+
+hfx_value *hfx_grid_tower_patches(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                  hfx_value *pixels) {
+    return patch_embedding(t, g, w, prefix, pixels);
+}
+
+/* x [N, D] in window order: each merge² block of rows (a merged token) moved to its place in index [tokens] */
+static hfx_value *in_window_order(const hfx_grid_tower *t, hfx_graph *g, hfx_value *x, hfx_value *index) {
+    hfx_dim n = x->dims[0], d = x->dims[1];
+    x = hfx_reshape(g, x, 3, (hfx_dim[]){index->dims[0], hfx_dim_const(t->merge * t->merge), d});
+    return hfx_reshape(g, hfx_gather(g, x, index, 0), 2, (hfx_dim[]){n, d});
+}
+
+hfx_value *hfx_grid_tower_merged_parts(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                       const hfx_grid_parts *in) {
+    const hfx_vision_cfg *v = &t->tower.cfg;
+    int64_t hd = v->hidden / v->heads;
+    char name[256];
+    if (!t->merger || t->position_rows || (t->window != 0) != (in->window_index != NULL)) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "the merger's parts are Qwen2-VL's and Qwen2.5-VL's (windows for windows)");
+        return NULL;
+    }
+    hfx_value *x = in->states, *rotary = in->rotary;
+    hfx_dim n = x->dims[0], tokens = in->window_index ? in->window_index->dims[0] : merged_tokens(t, g, n);
+    if (in->window_index) { /* the layers run over the windows' order, as transformers runs them */
+        x = in_window_order(t, g, x, in->window_index);
+        rotary = in_window_order(t, g, rotary, in->window_index);
+    }
+    hfx_vision_attend at = {0};
+    hfx_dim square[4] = {hfx_dim_const(1), hfx_dim_const(1), n, n};
+    at.bias = hfx_reshape(g, in->mask, 4, square);
+    if (in->window_index) {
+        at.window_bias = hfx_reshape(g, in->window_mask, 4, square);
+        at.full = t->full;
+    }
+    cos_sin(g, hfx_concat(g, 2, (hfx_value *[]){rotary, rotary}, 1), n, hd, &at.cos, &at.sin);
+    x = hfx_vision_layers_attending(&t->tower, g, w, prefix, before_layers(t, g, w, prefix, x), &at, v->layers, NULL);
+    snprintf(name, sizeof name, "%smerger.", prefix);
+    hfx_value *features = merger(t, g, w, name, false, x, tokens);
+    if (!in->window_index || g->failed) return features;
+    /* back to the processor's order: the token at window place k is token index[k], so token j is at place
+       inverse[j], inverse[index[k]] = k (every place written: index is a permutation) */
+    hfx_value *index = in->window_index;
+    hfx_value *places = hfx_range(g, i64(g, 0), hfx_dim_of(g, index, 0), i64(g, 1), tokens);
+    return hfx_gather(g, features, hfx_scatter_elements(g, index, index, places, 0), 0);
 }

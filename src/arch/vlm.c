@@ -192,6 +192,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: DeepStack features into a language model with "
                                                       "hyper-connections are not written", c.where);
         m->vision = m->grid.tower;
+        m->genai_parts = m->grid.merger && !m->grid.position_rows; /* (Qwen3-VL's learned positions: GenAI's own) */
         if (m->grid.out != m->text.hidden)
             return hfx_fail(err, HFX_ERR_INVALID, "%s: the vision merger's width %lld is not the language model's "
                                                   "hidden_size %lld", vision.where, (long long)m->grid.out,
@@ -309,7 +310,8 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
                         d->architecture);
     }
     bool audio = hears(d);
-    bool image = strcmp(component, audio ? "audio_encoder" : "image_encoder") == 0, whole = strcmp(component, "model") == 0;
+    bool parts = strncmp(component, "vision_embeddings", 17) == 0, whole = strcmp(component, "model") == 0;
+    bool image = strcmp(component, audio ? "audio_encoder" : "image_encoder") == 0 || parts; /* (parts: a grid's) */
     bool second = m->has_audio && strcmp(component, "audio_encoder") == 0; /* Gemma 4's, beside its image encoder */
     if (image || second || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
         if (!second && d->kind == VLM_GEMMA3N) st = gemma3n_image(m, ck, o, g, &w, tower, err);
@@ -416,11 +418,25 @@ static const hfx_component two_encoders_one_graph[] = {
     {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0, .stateful_stem = "language"},
 };
 
+/* Qwen2-VL's and Qwen2.5-VL's in OpenVINO's stateful layout: optimum-intel's split of the tower (the patch embedding;
+ * the layers and merger over the attention masks, rotary and window order the caller computes from the grids), which
+ * GenAI's VLMPipeline reads in the image encoder's place */
+static const hfx_component grid_parts_one_graph[] = {
+    {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1, .when = HFX_WHEN_NOT_STATEFUL},
+    {.name = "vision_embeddings", .role = "patch_embedding", .logits_to_keep = -1, .stateful_stem = "vision_embeddings",
+     .when = HFX_WHEN_STATEFUL},
+    {.name = "vision_embeddings_merger", .role = "vision_merger", .logits_to_keep = -1,
+     .stateful_stem = "vision_embeddings_merger", .when = HFX_WHEN_STATEFUL},
+    {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
+    {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0, .stateful_stem = "language"},
+};
+
 extern const hfx_arch_family hfx_vlm_family;
 
-/* the family's components, and Gemma 4's with its audio encoder beside its image one */
+/* the family's components, Gemma 4's with its audio encoder beside its image one, Qwen2-VL's split where stateful */
 static hfx_component_set vlm_components(const void *cfg_, hfx_export_kind kind) {
     const vlm_cfg *m = cfg_;
+    if (m->genai_parts && kind == HFX_EXPORT_GENERATION_ONE_GRAPH) return (hfx_component_set){grid_parts_one_graph, 5};
     if (m->has_audio && kind == HFX_EXPORT_GENERATION) return (hfx_component_set){two_encoders, 5};
     if (m->has_audio && kind == HFX_EXPORT_GENERATION_ONE_GRAPH) return (hfx_component_set){two_encoders_one_graph, 4};
     return hfx_vlm_family.exports[kind];

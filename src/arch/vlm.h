@@ -145,6 +145,8 @@ typedef struct vlm_cfg {
                                 (projector_input_dim) */
     int64_t adapter_out;    /* VLM_LLAMA4: the adapter's fc2's output (projector_output_dim) */
     bool projector_norm;    /* VLM_NAFLEX: projector_use_layernorm */
+    bool genai_parts;       /* VLM_GRID: a tower OpenVINO's stateful layout writes as optimum-intel's two graphs
+                               (Qwen2-VL's, Qwen2.5-VL's), which GenAI's VLMPipeline reads */
 } vlm_cfg;
 
 /* A lineage's projector and feature choice (everything its encoder reads from config.json beyond the tower): c the
@@ -156,8 +158,9 @@ hfx_status hfx_vlm_parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, h
 hfx_status hfx_vlm_parse_audio(const vlm_desc *d, hfx_cfg c, hfx_cfg audio, const char *type, vlm_cfg *m,
                                hfx_error *err);
 
-/* The image (audio) encoder: its inputs, the tower under `tower`, the lineage's projector, its outputs. Failures are
- * the graph's. */
+/* The image (audio) encoder: its inputs, the tower under `tower`, the lineage's projector, its outputs (Qwen2-VL's and
+ * Qwen2.5-VL's components "vision_embeddings" and "vision_embeddings_merger": their tower as optimum-intel splits it,
+ * GENERATION.md). Failures are the graph's. */
 void hfx_vlm_build_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
                            const vlm_names *names, const char *tower);
 

@@ -443,11 +443,51 @@ static void build_audio_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
     if (lengths) hfx_graph_output(g, lengths, "audio_feature_lengths");
 }
 
+/* Qwen2-VL's and Qwen2.5-VL's tower as optimum-intel splits it (OpenVINO GenAI's VLMPipeline reads the two graphs):
+ * component "vision_embeddings", hidden_states [num_patches, C·T·P·P] (the pixel rows) → last_hidden_state
+ * [num_patches, hidden], the patch embedding; "vision_embeddings_merger", hidden_states [num_patches, hidden],
+ * attention_mask [1, N, N] f32, (with windows: window_attention_mask [1, N, N] f32, window_index [num_image_tokens]
+ * i64,) rotary_pos_emb [N, head / 2] f32 → last_hidden_state [num_image_tokens, text hidden] (vision_grid.h's
+ * hfx_grid_parts says what each holds). The tower under `tower`; failures are the graph's. */
+static void build_grid_part(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w, const char *tower,
+                            const char *component) {
+    const hfx_grid_tower *t = &m->grid;
+    const hfx_vision_cfg *v = &t->tower.cfg;
+    hfx_dim n = hfx_dim_sym(hfx_graph_symbol(g, "num_patches", 1, INT32_MAX));
+    if (strcmp(component, "vision_embeddings") == 0) {
+        int64_t row = v->channels * t->temporal * v->patch * v->patch;
+        hfx_value *pixels = hfx_graph_input(g, "hidden_states", o->dtype, 2, (hfx_dim[]){n, hfx_dim_const(row)});
+        hfx_graph_output(g, hfx_grid_tower_patches(t, g, w, tower, pixels), "last_hidden_state");
+        hfx_weights_ignore_rest(w); /* (the merger's graph reads the rest) */
+        return;
+    }
+    char patch[256];
+    snprintf(patch, sizeof patch, "%s%s", tower, hfx_vision_patch_name(&t->tower));
+    hfx_weights_ignore_stack(w, patch); /* (the patch embedding's graph reads it) */
+    hfx_dim square[3] = {hfx_dim_const(1), n, n};
+    hfx_grid_parts in = {0};
+    in.states = hfx_graph_input(g, "hidden_states", o->dtype, 2, (hfx_dim[]){n, hfx_dim_const(v->hidden)});
+    in.mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_F32, 3, square);
+    if (t->window) {
+        hfx_dim tokens = hfx_dim_sym(hfx_graph_symbol(g, "num_image_tokens", 1, INT32_MAX));
+        in.window_mask = hfx_graph_input(g, "window_attention_mask", HFX_DTYPE_F32, 3, square);
+        in.window_index = hfx_graph_input(g, "window_index", HFX_DTYPE_I64, 1, &tokens);
+    }
+    int64_t half = v->hidden / v->heads / 2;
+    in.rotary = hfx_graph_input(g, "rotary_pos_emb", HFX_DTYPE_F32, 2, (hfx_dim[]){n, hfx_dim_const(half)});
+    hfx_value *x = hfx_grid_tower_merged_parts(t, g, w, tower, &in);
+    if (x) hfx_graph_output(g, x, "last_hidden_state");
+}
+
 /* pixel_values → image_features [N, tokens, text hidden], as the lineage makes them (vlm_kind); a
  * grid tower's: pixel_values [num_patches, ·] and image_grid_thw → [num_image_tokens, text hidden]. */
 static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
                                 hfx_weights *w, const vlm_names *names, const char *tower) {
     const hfx_vision_cfg *v = &m->vision.cfg;
+    if (d->kind == VLM_GRID && o->component && strncmp(o->component, "vision_embeddings", 17) == 0) {
+        build_grid_part(m, o, g, w, tower, o->component);
+        return;
+    }
     if (d->kind == VLM_GRID || d->kind == VLM_PIXTRAL || m->any_size) {
         int64_t row = v->channels * (m->grid.temporal ? m->grid.temporal : 1) * v->patch * v->patch;
         hfx_dim patches = hfx_dim_sym(hfx_graph_symbol(g, "num_patches", 1, INT32_MAX));

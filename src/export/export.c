@@ -1141,6 +1141,18 @@ static hfx_status genai_config(hfx_exporter *e, const hfx_model *model, const js
     return st;
 }
 
+/* The components of `set` this layout writes, copied into kept[max] (a set past max: returned as it is, refused by
+ * the caller). */
+static hfx_component_set in_layout(hfx_component_set set, bool stateful, hfx_component *kept, int max) {
+    int n = 0;
+    if (set.n > max) return set;
+    for (int i = 0; i < set.n; i++) {
+        hfx_component_when when = set.items[i].when;
+        if (when == HFX_WHEN_ALWAYS || (when == HFX_WHEN_STATEFUL) == stateful) kept[n++] = set.items[i];
+    }
+    return (hfx_component_set){kept, n};
+}
+
 hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
                                      const hfx_sample_inputs *samples, const hfx_export_config *cfg,
                                      const char *generation_config_json, int multi_token_decode,
@@ -1159,8 +1171,9 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
         json_decref(gen_owned);
         return st;
     }
-    hfx_component_set set = hfx_arch_components(model->arch, l.kind);
     enum { MAX_COMPONENTS = 8 };
+    hfx_component kept[MAX_COMPONENTS];
+    hfx_component_set set = in_layout(hfx_arch_components(model->arch, l.kind), l.stateful, kept, MAX_COMPONENTS);
     int n = set.n;
     component cs[MAX_COMPONENTS] = {{0}};
     if (n < 1 || n > MAX_COMPONENTS) {

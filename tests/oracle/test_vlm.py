@@ -471,6 +471,27 @@ def want_deepstack(reference, name, paths):
     return np.stack([torch.cat(list(f)).numpy() for f in out])
 
 
+# optimum-intel's inputs of Qwen2-VL's and Qwen2.5-VL's merger graph, in its order
+MERGER_INPUTS = {"Qwen2VL": ["hidden_states", "attention_mask", "rotary_pos_emb"],
+                 "Qwen2_5_VL": ["hidden_states", "attention_mask", "window_attention_mask", "window_index",
+                                "rotary_pos_emb"]}
+
+
+def run_grid_parts(out, name, feed):
+    """OpenVINO's stateful layout of Qwen2-VL and Qwen2.5-VL: the tower in optimum-intel's two graphs (GenAI's
+    VLMPipeline's files, their inputs and outputs by optimum-intel's names), run by the example as GenAI runs them."""
+    import generate_openvino
+    manifest = json.loads((out / "export.json").read_text())["components"]
+    assert "image_encoder" not in manifest
+    assert manifest["vision_embeddings"]["file"] == "openvino_vision_embeddings_model.xml"
+    assert manifest["vision_embeddings_merger"]["file"] == "openvino_vision_embeddings_merger_model.xml"
+    export = generate_openvino.Export(out)
+    assert list(export.patch_embedding.inputs) == ["hidden_states"]
+    assert list(export.vision_merger.inputs) == MERGER_INPUTS[VARIANTS[name].arch]
+    assert list(export.vision_merger.outputs) == ["last_hidden_state"]
+    return generate_vlm.image_encoder_of(export, out).run(feed)
+
+
 def run_image_encoder(out, fmt, feed, outputs=("image_features",)):
     """The image encoder's outputs, by name (`outputs`: all it has, in order)."""
     manifest = json.loads((out / "export.json").read_text())["components"]
@@ -523,7 +544,8 @@ def test_image_features(name, fmt, export_dir, reference, tmp_path):
         size = VARIANTS[name].vision["image_size"]
         assert x.shape[1:] == (3, size, size) and x.shape[0] >= 2
     outputs = ("image_features", "deepstack_features") if deepstack(name) else ("image_features",)
-    got = run_image_encoder(out, fmt, feed, outputs)
+    got = (run_grid_parts(out, name, feed) if fmt == "openvino" and VARIANTS[name].arch in MERGER_INPUTS
+           else run_image_encoder(out, fmt, feed, outputs))
     assert_logits_close(got["image_features"], want_features(reference, name, paths), f"{name} {fmt} image_features")
     if deepstack(name):
         want = want_deepstack(reference, name, paths)
@@ -1045,11 +1067,11 @@ def test_refused(name, edit, flags, message, ckpt, tmp_path):
     assert not out.exists()
 
 
-def _add_tokenizer(model_dir):
-    """A tokenizer.json for the tiny vocabulary: <s>, </s> and <image> at their ids, a byte-level
+def _add_tokenizer(model_dir, special=None):
+    """A tokenizer.json for the tiny vocabulary: <s>, </s> and <image> (or `special`) at their ids, a byte-level
     symbol for every other id ("\\n"'s first: GenAI writes one after an image's tokens)."""
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
-    special = {1: "<s>", 2: "</s>", IMAGE_TOKEN: "<image>"}
+    special = special or {1: "<s>", 2: "</s>", IMAGE_TOKEN: "<image>"}
     newline = "\u010a"  # the byte-level symbol of "\n"
     symbols = iter([newline] + sorted(set(pre_tokenizers.ByteLevel.alphabet()) - {newline}))
     vocab = {special[i] if i in special else next(symbols): i for i in range(VOCAB)}
@@ -1106,6 +1128,49 @@ def test_vlm_pipeline(name, ckpt, reference, tmp_path):
                               do_sample=False)[0, len(ids):].tolist()
     eos = model.generation_config.eos_token_id
     want = want[:want.index(eos)] if eos in want else want
+    assert len(set(want)) > 4, "the reference must not be a constant run of tokens"
+    assert streamed.ids == want, f"VLMPipeline streamed {streamed.ids}, transformers {want}"
+
+
+# Qwen2-VL's tokens as GenAI's VLMPipeline spells them (config.json's ids)
+QWEN_SPECIAL = {1: "<s>", 2: "</s>", IMAGE_TOKEN: "<|image_pad|>", QWEN_TOP["video_token_id"]: "<|video_pad|>",
+                QWEN_TOP["vision_start_token_id"]: "<|vision_start|>", QWEN_TOP["vision_end_token_id"]: "<|vision_end|>"}
+
+
+@pytest.mark.parametrize("name", ["qwen2_vl", "qwen2_5_vl"])
+def test_vlm_pipeline_grid(name, ckpt, reference, tmp_path):
+    """OpenVINO GenAI's VLMPipeline on hfx's stateful export of Qwen2-VL and Qwen2.5-VL (optimum-intel's split of the
+    tower: GenAI computes the masks, rotary angles and window order the merger graph takes, and the M-RoPE positions):
+    from a raw image and a prompt with GenAI's image tag, the token ids it streams are transformers' greedy tokens on
+    the prompt GenAI builds (the tag as <|vision_start|>, an <|image_pad|> per merged token, <|vision_end|>) and the
+    processor's patches, the EOS it stops at streamed too. The image is 84 × 112, whole 28-pixel blocks inside the
+    processor's pixel bounds, so that GenAI's resize and transformers' are both the identity."""
+    import shutil
+
+    import openvino as ov
+    import openvino_genai
+    model_dir = tmp_path / "ckpt"
+    shutil.copytree(ckpt(name), model_dir)
+    tok = _add_tokenizer(model_dir, QWEN_SPECIAL)
+    out = tmp_path / "out"
+    proc = run_hfx(["export", model_dir, out, "--format", "openvino", "--dynamic", "--for-generation"])
+    assert proc.returncode == 0, describe(proc)
+    image = np.random.default_rng(9).integers(0, 256, (84, 112, 3), dtype=np.uint8)
+    pipe = openvino_genai.VLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32", KV_CACHE_PRECISION="f32")
+    streamed = ovutil.token_streamer()
+    pipe.generate("acat<ov_genai_image_0>ishere", images=[ov.Tensor(image[None])], max_new_tokens=NEW_TOKENS,
+                  streamer=streamed, apply_chat_template=False)
+    inputs = processor(VARIANTS[name])(images=[image], return_tensors="pt")
+    assert inputs["image_grid_thw"].tolist() == [[1, 6, 8]]  # (no resize)
+    ids = tok.encode("acat<|vision_start|>" + "<|image_pad|>" * 12 + "<|vision_end|>ishere").ids
+    ids_t = torch.tensor([ids])
+    model = reference(name)
+    with torch.no_grad():
+        want = model.generate(ids_t, attention_mask=torch.ones_like(ids_t), pixel_values=inputs["pixel_values"],
+                              image_grid_thw=inputs["image_grid_thw"], mm_token_type_ids=(ids_t == IMAGE_TOKEN).long(),
+                              max_new_tokens=NEW_TOKENS, do_sample=False)[0, len(ids):].tolist()
+    eos = model.generation_config.eos_token_id
+    want = want[:want.index(eos) + 1] if eos in want else want
     assert len(set(want)) > 4, "the reference must not be a constant run of tokens"
     assert streamed.ids == want, f"VLMPipeline streamed {streamed.ids}, transformers {want}"
 
