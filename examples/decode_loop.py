@@ -116,9 +116,13 @@ class Component:
         raise NotImplementedError
 
     def deepstack_layers(self) -> int:
-        """How many layers take DeepStack features (deepstack_embeds [n, B, S, hidden]: a fixed dim), 0 where
-        the graph takes none."""
-        return self.graph_dim("deepstack_embeds", 0) if "deepstack_embeds" in self.inputs else 0
+        """How many layers take DeepStack features (deepstack_embeds [n, B, S, hidden], or GenAI's form in OpenVINO's
+        stateful layout, deepstack_visual_embeds [n, image tokens, hidden]: a fixed dim), 0 where the graph takes
+        none."""
+        for name in ("deepstack_embeds", "deepstack_visual_embeds"):
+            if name in self.inputs:
+                return self.graph_dim(name, 0)
+        return 0
 
     def reset(self):
         """Start a new sequence: a graph that keeps its cache inside (OpenVINO's stateful) empties it."""
@@ -329,6 +333,8 @@ def embed_prompt(export, ids, image_features=None, image_token_id=None, deepstac
         if spots is not None and deepstack is not None:
             stacked[:, spots] = deepstack[:layers]
         feed["deepstack_embeds"] = stacked
+        if "visual_pos_masks" in export.decode.inputs:  # (GenAI's form: the runtime's feed takes these rows)
+            feed["visual_pos_masks"] = spots if spots is not None else np.zeros(ids.shape, bool)
     return feed
 
 

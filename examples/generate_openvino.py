@@ -81,7 +81,8 @@ class Component(decode_loop.Component):
         self.compiled = core.compile_model(model, "CPU", CPU_CONFIG)
         self.inputs = {i.get_any_name(): i for i in self.compiled.inputs}
         self.outputs = {o.get_any_name(): o for o in self.compiled.outputs}
-        takes = {"input_ids", "inputs_embeds", "input_features", "input_values", "pixel_values", "hidden_states"}
+        takes = {"input_ids", "inputs_embeds", "input_features", "input_values", "pixel_values", "hidden_states",
+                 "input"}
         generates = self.role in ("prefill", "decode")  # the other roles: encoders, a VLM's embed_tokens
         if not (takes & set(self.inputs)) or ("logits" not in self.outputs and generates):
             raise UsageError(f"{path}: not a causal LM (inputs {list(self.inputs)}, outputs {list(self.outputs)})")
@@ -108,7 +109,19 @@ class Component(decode_loop.Component):
 
     def feed(self, values: dict) -> dict:
         """Only the inputs the model has (position_ids may have been folded away), as int64 except
-        beam_idx (int32)."""
+        beam_idx (int32). GenAI's forms of the Qwen-VL lineages' language models (the stateful layout): DeepStack's
+        features as the rows of the image tokens visual_pos_masks marks (deepstack_visual_embeds [n, V, hidden], one
+        row of zeros where there are none), and Qwen3.5's position_ids [4, B, S] with a row of text positions first
+        (the graph reads only M-RoPE's three)."""
+        values = dict(values)
+        if "deepstack_visual_embeds" in self.inputs and "deepstack_embeds" in values:
+            dense, spots = values.pop("deepstack_embeds"), values["visual_pos_masks"]
+            rows = dense[:, spots]
+            values["deepstack_visual_embeds"] = rows if rows.shape[1] else np.zeros((len(dense), 1, dense.shape[-1]),
+                                                                                      dense.dtype)
+        if "position_ids" in self.inputs and self.graph_dim("position_ids", 0) == 4 and \
+                len(values.get("position_ids", ())) == 3:
+            values["position_ids"] = np.concatenate([values["position_ids"][:1], values["position_ids"]])
         out = {}
         for name, value in values.items():
             if name in self.inputs:
@@ -148,6 +161,7 @@ class Export:
         # Qwen2-VL's tower as optimum-intel splits it (generate_vlm.GridParts runs the two)
         self.patch_embedding = Component(core, out_dir, *roles["patch_embedding"]) if "patch_embedding" in roles else None
         self.vision_merger = Component(core, out_dir, *roles["vision_merger"]) if "vision_merger" in roles else None
+        self.position_table = Component(core, out_dir, *roles["position_table"]) if "position_table" in roles else None
         self.stateful = self.decode.stateful
         self.static = self.decode.static and not self.stateful
         self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None

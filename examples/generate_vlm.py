@@ -419,17 +419,21 @@ def grid_features(export, out_dir: Path, images: list):
 
 
 class GridParts:
-    """Qwen2-VL's (Qwen2.5-VL's) tower as optimum-intel splits it in OpenVINO's stateful layout (the files GenAI's
-    VLMPipeline reads): the patch embedding (vision_embeddings), then the layers and merger (vision_embeddings_merger)
-    over what GenAI computes from the grids outside them — each frame's attention mask, each patch's rotary angles
-    (its row's, then its column's), Qwen2.5-VL's window order and window mask — computed here as GenAI does. Run as the
-    whole tower's image_encoder is: pixel_values and image_grid_thw → image_features."""
+    """The Qwen-VL lineages' towers as optimum-intel splits them in OpenVINO's stateful layout (the files GenAI's
+    VLMPipeline reads): the patch embedding (vision_embeddings), Qwen3-VL's learned position table
+    (vision_embeddings_pos), then the layers and merger (vision_embeddings_merger) over what GenAI computes from the
+    grids outside them — each patch's learned position (the table's four bilinear taps, weighed and added to its patch
+    embedding), each frame's attention mask, each patch's rotary angles (its row's, then its column's), Qwen2.5-VL's
+    window order and window mask — computed here as GenAI does. Run as the whole tower's image_encoder is:
+    pixel_values and image_grid_thw → image_features (and Qwen3-VL's deepstack_features)."""
 
     inputs = ("pixel_values", "image_grid_thw")
 
     def __init__(self, export, out_dir: Path):
         self.patches, self.merger = export.patch_embedding, export.vision_merger
+        self.table = getattr(export, "position_table", None)
         vision = json.loads((out_dir / "config.json").read_text()).get("vision_config") or {}
+        self.side = int(math.sqrt(int(vision.get("num_position_embeddings", 2304))))
         self.merge = spatial_merge_size(out_dir)
         self.theta = float((vision.get("rope_parameters") or {}).get("rope_theta", 10000.0))
         # a window's side in merged tokens (Qwen2.5-VL), as GenAI reads it from config.json
@@ -466,15 +470,45 @@ class GridParts:
             base += t * h * w
         return np.array(index, np.int64), lengths
 
+    def learned_positions(self, grid):
+        """Qwen3-VL's learned positions [N, hidden] in the processor's order: each patch's four taps of the square
+        table (corners aligned), weighed in float32 as GenAI weighs them."""
+        taps, weights = [], []
+        for t, h, w in grid:
+            def axis(n):
+                scale = np.float32(self.side - 1) / np.float32(n - 1) if n > 1 else np.float32(0)
+                at = np.arange(n, dtype=np.float32) * scale
+                lo = at.astype(np.int64)
+                return lo, np.minimum(lo + 1, self.side - 1), at - lo.astype(np.float32)
+            h0, h1, dh = (a[:, None] for a in axis(h))
+            w0, w1, dw = (a[None, :] for a in axis(w))
+            one = np.float32(1)
+            corners = [(h0, w0, (one - dh) * (one - dw)), (h0, w1, (one - dh) * dw), (h1, w0, dh * (one - dw)),
+                       (h1, w1, dh * dw)]
+            # row-major over the image, then in the processor's order (merge × merge blocks), each frame alike
+            order = np.arange(h * w).reshape(h // self.merge, self.merge, w // self.merge, self.merge)
+            order = np.tile(order.transpose(0, 2, 1, 3).ravel(), int(t))
+            taps.append(np.stack([(r * self.side + c).ravel()[order] for r, c, _ in corners]))
+            weights.append(np.stack([np.broadcast_to(x, (h, w)).ravel()[order] for _, _, x in corners]))
+        taps, weights = np.concatenate(taps, axis=1), np.concatenate(weights, axis=1)
+        rows = self.table.run({"input": taps})["position_embeddings"]  # [4, N, hidden]
+        return sum(rows[k] * weights[k][:, None] for k in range(4))
+
     def run(self, feed: dict) -> dict:
         grid = np.asarray(feed["image_grid_thw"], np.int64)
         states = self.patches.run({"hidden_states": feed["pixel_values"]})["last_hidden_state"]
+        if self.table is not None:
+            states = states + self.learned_positions(grid)
         frames = [int(h * w) for t, h, w in grid for _ in range(int(t))]
         inputs = {"hidden_states": states, "attention_mask": block_mask(frames), "rotary_pos_emb": self.rotary(grid)}
         if self.window:
             index, lengths = self.windows(grid)
             inputs.update(window_index=index, window_attention_mask=block_mask(lengths))
-        return {"image_features": self.merger.run(inputs)["last_hidden_state"]}
+        out = self.merger.run(inputs)
+        features = {"image_features": out["last_hidden_state"]}
+        if "deepstack_feature_lists" in out:
+            features["deepstack_features"] = out["deepstack_feature_lists"]
+        return features
 
 
 def block_mask(lengths: list):

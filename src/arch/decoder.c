@@ -458,7 +458,15 @@ static hfx_value *media_as_pad(hfx_graph *g, const hfx_decoder_host *host, hfx_v
     return ids;
 }
 
-static decoder_inputs graph_inputs(layer_ctx *c, bool embeds_in, bool attends) {
+/* M-RoPE's positions [3, B, S]: temporal, height and width (the caller's, as transformers' get_rope_index makes them);
+ * with text_row GenAI's Qwen3.5 form [4, B, S], a row of text positions first, which the rotary does not read */
+static hfx_value *mrope_positions(hfx_graph *g, const hfx_build_opts *o, bool text_row) {
+    hfx_value *p = hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 3,
+                                   (hfx_dim[]){hfx_dim_const(text_row ? 4 : 3), o->batch, o->seq});
+    return text_row ? hfx_slice(g, p, 0, 1, 4) : p;
+}
+
+static decoder_inputs graph_inputs(layer_ctx *c, const hfx_decoder_host *host, bool embeds_in, bool attends) {
     const hfx_build_opts *o = c->o;
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
@@ -483,12 +491,10 @@ static decoder_inputs graph_inputs(layer_ctx *c, bool embeds_in, bool attends) {
         in.attn_mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in.mask_len});
     }
     if (!embeds_in && m->token_types > 1) in.types = hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, bs);
-    /* M-RoPE's positions: temporal, height and width (the caller's, as transformers' get_rope_index
-     * makes them) */
     bool mrope = m->rope.mrope_section[0] || m->rope.mrope_section[1] || m->rope.mrope_section[2];
     in.pos = hfx_decoder_mixers_only(c->d) ? NULL /* no positions: Mamba2's forward takes none */
              : o->pooling.n || o->pooling.score ? sentence_positions(g, in.ids ? in.ids : in.x, o)
-             : mrope ? hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 3, (hfx_dim[]){hfx_dim_const(3), o->batch, o->seq})
+             : mrope ? mrope_positions(g, o, host && host->text_position_row)
                      : hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
     if (!seed && o->cache == HFX_CACHE_STATIC) {
         c->cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
@@ -651,6 +657,31 @@ static hfx_value *with_alibi(layer_ctx *c, const decoder_inputs *in, hfx_value *
     return hfx_op2(g, HFX_OP_ADD, bias, hfx_cast(g, alibi, bias->dtype));
 }
 
+/* DeepStack's features [n, B, S, hidden] as GenAI's Qwen3-VL path feeds them: visual_pos_masks (its image tokens) and
+ * deepstack_visual_embeds [n, V, hidden] (their features, in that order); 0 at the other tokens. Token (b, s) of x
+ * [B, S, hidden] is the mask's flat element b·S + s whatever shape the mask comes in ([B, S]; [1, B·S] from GenAI's
+ * paged path, whose states are [B·S, 1, hidden]; [B, 1] of zeros at a step without images: clamped into it). */
+static hfx_value *deepstack_at_positions(hfx_graph *g, const hfx_build_opts *o, int64_t n, int64_t hidden,
+                                         hfx_value *x) {
+    hfx_value *mask = hfx_graph_input(g, "visual_pos_masks", HFX_DTYPE_BOOL, 2, (hfx_dim[]){o->batch, o->seq});
+    hfx_dim v = hfx_dim_sym(hfx_graph_symbol(g, "num_visual_tokens", 1, INT32_MAX));
+    hfx_dim len = hfx_dim_sym(hfx_graph_symbol(g, "visual_pos_masks_len", 1, INT32_MAX));
+    hfx_value *embeds = hfx_graph_input(g, "deepstack_visual_embeds", o->dtype, 3,
+                                        (hfx_dim[]){hfx_dim_const(n), v, hfx_dim_const(hidden)});
+    hfx_value *zero = hfx_const_i64(g, 0), *one = hfx_const_i64(g, 1);
+    hfx_value *flat = hfx_reshape(g, hfx_cast(g, mask, HFX_DTYPE_I64), 1, &len);
+    hfx_value *rows = hfx_range(g, zero, hfx_dim_of(g, x, 0), one, o->batch);
+    hfx_value *cols = hfx_range(g, zero, hfx_dim_of(g, x, 1), one, o->seq);
+    hfx_value *at = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, hfx_unsqueeze(g, rows, 1), hfx_dim_of(g, x, 1)),
+                            hfx_unsqueeze(g, cols, 0)); /* [B, S] */
+    at = hfx_op2(g, HFX_OP_MIN, at, hfx_op2(g, HFX_OP_SUB, hfx_dim_of(g, flat, 0), one));
+    hfx_value *image = hfx_op2(g, HFX_OP_EQUAL, hfx_gather(g, flat, at, 0), one);
+    hfx_value *row = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_SUB, hfx_gather(g, hfx_cumsum(g, flat, 0), at, 0), one),
+                             zero); /* the image tokens before it: its row of the features */
+    return hfx_where(g, hfx_unsqueeze(g, hfx_unsqueeze(g, image, 0), 3), hfx_gather(g, embeds, row, 1),
+                     hfx_const_scalar(g, o->dtype, 0.0));
+}
+
 /* Every layer over x [B,S,hidden], each attention layer with its mask's bias [B,1,S,T] (one per
  * window size, built on first use; the seed profile's are made by its cache, decoder_cache.c). */
 static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const rotary_tables *r, layer_kinds k,
@@ -684,8 +715,10 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     bool where_then_add = c->d->scores.mask == HFX_MASK_WHERE_THEN_ADD;
     hfx_value *stacked = NULL; /* [n, B, S, hidden]: DeepStack's features, added after the first n layers */
     if (deepstack > 0)
-        stacked = hfx_graph_input(g, "deepstack_embeds", o->dtype, 4,
-                                  (hfx_dim[]){hfx_dim_const(deepstack), o->batch, o->seq, hfx_dim_const(m->hidden)});
+        stacked = host->deepstack_at_positions
+                      ? deepstack_at_positions(g, o, deepstack, m->hidden, x)
+                      : hfx_graph_input(g, "deepstack_embeds", o->dtype, 4,
+                                        (hfx_dim[]){hfx_dim_const(deepstack), o->batch, o->seq, hfx_dim_const(m->hidden)});
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {
         hfx_value *bias = NULL;
         bool sliding = m->window[i] != 0;
@@ -832,7 +865,7 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
                    .cache_out = cache_out, .cache_state = cache_state, .kv_seen = kv_seen, .adapter = -1};
     layer_kinds kinds = scan_layers(m);
     checkpoint_names(&c);
-    decoder_inputs in = graph_inputs(&c, embeds_in, kinds.attends);
+    decoder_inputs in = graph_inputs(&c, host, embeds_in, kinds.attends);
     hfx_value *embed = embed_tokens(&c, embeds_in, &in);
     if (m->ple.width) /* with given embeddings, their tokens' ids beside them (a VLM's: its media tokens as it embeds
                          them) for the per-layer table */

@@ -943,6 +943,11 @@ typedef struct hfx_decoder_host {
                                         image, video and audio tokens, which its forward embeds as the pad token) */
     int n_placeholders;
     int64_t placeholder_as;
+    /* OpenVINO GenAI's Qwen3-VL and Qwen3.5 paths (the stateful layout): DeepStack's features as visual_pos_masks [B, S]
+       bool and deepstack_visual_embeds [n, image tokens, hidden] rather than deepstack_embeds; M-RoPE's position_ids
+       [4, B, S], a row of text positions first (Qwen3.5's) */
+    bool deepstack_at_positions;
+    bool text_position_row;
 } hfx_decoder_host;
 
 /* A causal LM's base model ("Qwen3Model" beside "Qwen3ForCausalLM", its tensors without "model."): the states its

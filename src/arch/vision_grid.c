@@ -335,13 +335,12 @@ hfx_value *hfx_grid_tower_states(const hfx_grid_tower *t, hfx_graph *g, hfx_weig
     return hfx_reshape(g, x, 2, (hfx_dim[]){pixels->dims[0], hfx_dim_const(t->tower.cfg.hidden)});
 }
 
-hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                                   hfx_value *pixels, hfx_value *grid, int deepstack_used, hfx_value **deepstack) {
+/* The layers over x [1, N, E] attending as `at` says, the merger into [tokens, out], and the first deepstack_used
+ * DeepStack features into *deepstack (NULL: none wanted) */
+static hfx_value *layers_merged(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix, hfx_value *x,
+                                const hfx_vision_attend *at, hfx_dim tokens, int deepstack_used, hfx_value **deepstack) {
     const hfx_vision_cfg *v = &t->tower.cfg;
     char name[256];
-    hfx_vision_attend at = {0};
-    hfx_value *x = embedded(t, g, w, prefix, pixels, grid, &at);
-    if (g->failed) return NULL;
     if (!t->merger) {
         hfx_graph_fail(g, HFX_ERR_INTERNAL, "this grid tower has no merger of its own");
         return NULL;
@@ -352,8 +351,7 @@ hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_we
         hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    x = hfx_vision_layers_attending(&t->tower, g, w, prefix, x, &at, v->layers, states);
-    hfx_dim tokens = merged_tokens(t, g, pixels->dims[0]);
+    x = hfx_vision_layers_attending(&t->tower, g, w, prefix, x, at, v->layers, states);
     snprintf(name, sizeof name, "%smerger.", prefix);
     hfx_value *features = merger(t, g, w, name, false, x, tokens);
     /* DeepStack: the states after each chosen layer, through its own merger (normed after the merge) */
@@ -373,6 +371,14 @@ hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_we
     return features;
 }
 
+hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                   hfx_value *pixels, hfx_value *grid, int deepstack_used, hfx_value **deepstack) {
+    hfx_vision_attend at = {0};
+    hfx_value *x = embedded(t, g, w, prefix, pixels, grid, &at);
+    if (g->failed) return NULL;
+    return layers_merged(t, g, w, prefix, x, &at, merged_tokens(t, g, pixels->dims[0]), deepstack_used, deepstack);
+}
+
 hfx_value *hfx_grid_tower_patches(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                   hfx_value *pixels) {
     return patch_embedding(t, g, w, prefix, pixels);
@@ -385,13 +391,19 @@ static hfx_value *in_window_order(const hfx_grid_tower *t, hfx_graph *g, hfx_val
     return hfx_reshape(g, hfx_gather(g, x, index, 0), 2, (hfx_dim[]){n, d});
 }
 
+hfx_value *hfx_grid_tower_position_table(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                        hfx_value *taps) {
+    int64_t E = t->tower.cfg.hidden;
+    hfx_value *table = hfx_weight(w, 2, (int64_t[]){t->position_rows, E}, "%spos_embed.weight", prefix);
+    return hfx_gather(g, table, taps, 0);
+}
+
 hfx_value *hfx_grid_tower_merged_parts(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                                       const hfx_grid_parts *in) {
+                                       const hfx_grid_parts *in, int deepstack_used, hfx_value **deepstack) {
     const hfx_vision_cfg *v = &t->tower.cfg;
     int64_t hd = v->hidden / v->heads;
-    char name[256];
-    if (!t->merger || t->position_rows || (t->window != 0) != (in->window_index != NULL)) {
-        hfx_graph_fail(g, HFX_ERR_INTERNAL, "the merger's parts are Qwen2-VL's and Qwen2.5-VL's (windows for windows)");
+    if (!t->merger || (t->window != 0) != (in->window_index != NULL) || (t->window && deepstack_used)) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "the merger's parts are the Qwen-VL lineages' (windows for windows)");
         return NULL;
     }
     hfx_value *x = in->states, *rotary = in->rotary;
@@ -408,9 +420,8 @@ hfx_value *hfx_grid_tower_merged_parts(const hfx_grid_tower *t, hfx_graph *g, hf
         at.full = t->full;
     }
     cos_sin(g, hfx_concat(g, 2, (hfx_value *[]){rotary, rotary}, 1), n, hd, &at.cos, &at.sin);
-    x = hfx_vision_layers_attending(&t->tower, g, w, prefix, before_layers(t, g, w, prefix, x), &at, v->layers, NULL);
-    snprintf(name, sizeof name, "%smerger.", prefix);
-    hfx_value *features = merger(t, g, w, name, false, x, tokens);
+    x = before_layers(t, g, w, prefix, x);
+    hfx_value *features = layers_merged(t, g, w, prefix, x, &at, tokens, deepstack_used, deepstack);
     if (!in->window_index || g->failed) return features;
     /* back to the processor's order: the token at window place k is token index[k], so token j is at place
        inverse[j], inverse[index[k]] = k (every place written: index is a permutation) */

@@ -57,15 +57,19 @@ hfx_value *hfx_grid_tower_features(const hfx_grid_tower *t, hfx_graph *g, hfx_we
 hfx_value *hfx_grid_tower_states(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                  hfx_value *pixels, hfx_value *grid, int64_t upto, hfx_dim *tokens);
 
-/* optimum-intel's split of Qwen2-VL's and Qwen2.5-VL's tower, which OpenVINO GenAI's VLMPipeline runs: the patch
+/* optimum-intel's split of the Qwen-VL lineages' towers, which OpenVINO GenAI's VLMPipeline runs: the patch
  * embedding alone, over pixel rows [num_patches, channels·temporal·patch²] (GenAI's preprocessing, one image at a
- * time) → [num_patches, hidden]. */
+ * time) → [num_patches, hidden]; Qwen3-VL's learned position table's rows `taps` [...] i64 → [..., hidden] (GenAI
+ * weighs the bilinear taps and adds them to the patch embedding). */
 hfx_value *hfx_grid_tower_patches(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                   hfx_value *pixels);
+hfx_value *hfx_grid_tower_position_table(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
+                                         hfx_value *taps);
 
 /* ...and the rest, over what the caller computes from the grids (GenAI's inputs_embedder): */
 typedef struct hfx_grid_parts {
-    hfx_value *states;       /* [N, hidden]: the patch embedding's rows, every image's in the processor's order */
+    hfx_value *states;       /* [N, hidden]: the patch embedding's rows (Qwen3-VL's: its learned positions added),
+                                every image's in the processor's order */
     hfx_value *mask;         /* [1, N, N] f32: 0 where a patch sees another (its own image's frame), −inf not */
     hfx_value *rotary;       /* [N, head / 2] f32: each patch's row angles, then its column's (hfx_grid_tower's θ) */
     hfx_value *window_mask;  /* with windows: [1, N, N] f32 over the window order, as mask */
@@ -74,8 +78,9 @@ typedef struct hfx_grid_parts {
 } hfx_grid_parts;
 
 /* The layers over those (in window order where the tower has windows, as transformers runs them) and the merger:
- * image_features [num_image_tokens, out] in the processor's order. Failures are the graph's. */
+ * image_features [num_image_tokens, out] in the processor's order; DeepStack's features as hfx_grid_tower_features
+ * makes them. Failures are the graph's. */
 hfx_value *hfx_grid_tower_merged_parts(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
-                                       const hfx_grid_parts *in);
+                                       const hfx_grid_parts *in, int deepstack_used, hfx_value **deepstack);
 
 #endif

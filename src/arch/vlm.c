@@ -192,7 +192,7 @@ static hfx_status vlm_parse(const void *desc_, hfx_cfg c, hfx_arena *arena, void
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: DeepStack features into a language model with "
                                                       "hyper-connections are not written", c.where);
         m->vision = m->grid.tower;
-        m->genai_parts = m->grid.merger && !m->grid.position_rows; /* (Qwen3-VL's learned positions: GenAI's own) */
+        m->genai_parts = m->grid.merger && m->deepstack == m->grid.n_deepstack_mergers; /* (GenAI: as many as listed) */
         if (m->grid.out != m->text.hidden)
             return hfx_fail(err, HFX_ERR_INVALID, "%s: the vision merger's width %lld is not the language model's "
                                                   "hidden_size %lld", vision.where, (long long)m->grid.out,
@@ -272,6 +272,25 @@ static void foreign_stacks(const vlm_cfg *m, const vlm_names *names, const char 
         if (all[i]) foreign[n++] = all[i];
 }
 
+/* How the language model sits in the model: its names (alias[4]: the other schemes', where a LoRA adapter's may be),
+ * the stacks other components read, its blocks, DeepStack, media placeholders, and GenAI's forms of its inputs in
+ * OpenVINO's stateful layout */
+static hfx_decoder_host text_host(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, const vlm_names *names,
+                                  const hfx_weight_rename **alias, const char *const *foreign) {
+    hfx_mask_blocks blocks = d->kind == VLM_GEMMA3                        ? HFX_BLOCKS_IMAGE_RUNS
+                             : d->kind == VLM_PALIGEMMA                   ? HFX_BLOCKS_PREFIX
+                             : d->kind == VLM_GEMMA4 && m->vision_blocks ? HFX_BLOCKS_VISION_RUNS_WINDOWED
+                                                                          : HFX_BLOCKS_NONE;
+    int n_alias = 0;
+    for (const vlm_names *const *s = d->names; *s && n_alias < 3; s++)
+        if (*s != names) alias[n_alias++] = (*s)->text;
+    bool genai = m->genai_parts && o->stateful;
+    return (hfx_decoder_host){d->architecture, names->text,      alias,           foreign,
+                              true,            blocks,           NULL,            false,
+                              m->deepstack,    m->placeholders,  m->n_placeholders, m->pad_id,
+                              genai,           genai && d->text_positions_first};
+}
+
 static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
                             hfx_graph *g, hfx_error *err) {
     const vlm_desc *d = desc_;
@@ -293,16 +312,8 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     const char *const *audio_stacks = second_encoder(d);
     const char *foreign[6] = {0};
     foreign_stacks(m, names, audio_stacks, foreign);
-    hfx_mask_blocks blocks = d->kind == VLM_GEMMA3                        ? HFX_BLOCKS_IMAGE_RUNS
-                             : d->kind == VLM_PALIGEMMA                   ? HFX_BLOCKS_PREFIX
-                             : d->kind == VLM_GEMMA4 && m->vision_blocks ? HFX_BLOCKS_VISION_RUNS_WINDOWED
-                                                                          : HFX_BLOCKS_NONE;
-    const hfx_weight_rename *alias[4] = {0}; /* the other schemes' language model names (a LoRA adapter's may be theirs) */
-    int n_alias = 0;
-    for (const vlm_names *const *s = d->names; *s && n_alias < 3; s++)
-        if (*s != names) alias[n_alias++] = (*s)->text;
-    hfx_decoder_host host = {d->architecture, names->text, alias, foreign, true, blocks, NULL, false,
-                             m->deepstack,    m->placeholders, m->n_placeholders, m->pad_id};
+    const hfx_weight_rename *alias[4] = {0};
+    hfx_decoder_host host = text_host(d, m, o, names, alias, foreign);
     if (host.blocks && o->cache == HFX_CACHE_STATIC && strcmp(component, "model") != 0) {
         hfx_weights_free(&w);
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a static cache is not written for its blocks "
@@ -418,10 +429,13 @@ static const hfx_component two_encoders_one_graph[] = {
     {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0, .stateful_stem = "language"},
 };
 
-/* Qwen2-VL's and Qwen2.5-VL's in OpenVINO's stateful layout: optimum-intel's split of the tower (the patch embedding;
- * the layers and merger over the attention masks, rotary and window order the caller computes from the grids), which
- * GenAI's VLMPipeline reads in the image encoder's place */
+/* The Qwen-VL lineages' in OpenVINO's stateful layout: optimum-intel's split of the tower (the patch embedding; the
+ * layers and merger over the attention masks, rotary and window order the caller computes from the grids), which
+ * GenAI's VLMPipeline reads in the image encoder's place; Qwen3-VL's and Qwen3.5's learned position table a graph of
+ * its own (GenAI weighs its taps): the first entry, which the others' set starts after */
 static const hfx_component grid_parts_one_graph[] = {
+    {.name = "vision_embeddings_pos", .role = "position_table", .logits_to_keep = -1,
+     .stateful_stem = "vision_embeddings_pos", .when = HFX_WHEN_STATEFUL},
     {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1, .when = HFX_WHEN_NOT_STATEFUL},
     {.name = "vision_embeddings", .role = "patch_embedding", .logits_to_keep = -1, .stateful_stem = "vision_embeddings",
      .when = HFX_WHEN_STATEFUL},
@@ -433,10 +447,13 @@ static const hfx_component grid_parts_one_graph[] = {
 
 extern const hfx_arch_family hfx_vlm_family;
 
-/* the family's components, Gemma 4's with its audio encoder beside its image one, Qwen2-VL's split where stateful */
+/* the family's components, Gemma 4's with its audio encoder beside its image one, the Qwen-VL lineages' split where
+ * stateful */
 static hfx_component_set vlm_components(const void *cfg_, hfx_export_kind kind) {
     const vlm_cfg *m = cfg_;
-    if (m->genai_parts && kind == HFX_EXPORT_GENERATION_ONE_GRAPH) return (hfx_component_set){grid_parts_one_graph, 5};
+    if (m->genai_parts && kind == HFX_EXPORT_GENERATION_ONE_GRAPH)
+        return m->grid.position_rows ? (hfx_component_set){grid_parts_one_graph, 6}
+                                     : (hfx_component_set){grid_parts_one_graph + 1, 5};
     if (m->has_audio && kind == HFX_EXPORT_GENERATION) return (hfx_component_set){two_encoders, 5};
     if (m->has_audio && kind == HFX_EXPORT_GENERATION_ONE_GRAPH) return (hfx_component_set){two_encoders_one_graph, 4};
     return hfx_vlm_family.exports[kind];
@@ -547,14 +564,16 @@ const vlm_desc hfx_qwen3_5 = {.architecture = "Qwen3_5ForConditionalGeneration",
                               .vision_default = "qwen3_5_vision",
                               .image_token_default = 248056,
                               .tied_by_top = true,
-                              .mrope = {{11, 11, 10}, true}};
+                              .mrope = {{11, 11, 10}, true},
+                              .text_positions_first = true};
 const vlm_desc hfx_qwen3_5_moe = {.architecture = "Qwen3_5MoeForConditionalGeneration",
                                   .names = qwen2_vl_names,
                                   .kind = VLM_GRID,
                                   .vision_default = "qwen3_5_moe_vision",
                                   .image_token_default = 248056,
                                   .tied_by_top = true,
-                                  .mrope = {{11, 11, 10}, true}};
+                                  .mrope = {{11, 11, 10}, true},
+                              .text_positions_first = true};
 
 /* PaliGemma (1 and 2): SigLIP's tower post-normed, one linear into Gemma or Gemma 2, the prompt a prefix */
 const vlm_desc hfx_paligemma = {.architecture = "PaliGemmaForConditionalGeneration",

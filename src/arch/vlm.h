@@ -93,6 +93,9 @@ typedef struct vlm_desc {
     bool tied_by_top;              /* the head is tied as the top-level config says alone (default false), whatever
                                       text_config says: the Qwen3-VL lineage's configs do not forward the text's, as
                                       LLaVA's and Qwen2-VL's do */
+    bool text_positions_first;     /* VLM_GRID: OpenVINO GenAI's path feeds position_ids [4, B, S], a row of text
+                                      positions before M-RoPE's three (Qwen3.5's), to the stateful layout's language
+                                      model */
     vlm_audio_projector audio;     /* VLM_AUDIO: its projector */
     const char *feature_mask;      /* VLM_AUDIO: the input naming each clip's real features, whose keys past them the
                                       tower hides (Qwen2-Audio's feature_attention_mask); NULL: whole windows */
@@ -145,8 +148,8 @@ typedef struct vlm_cfg {
                                 (projector_input_dim) */
     int64_t adapter_out;    /* VLM_LLAMA4: the adapter's fc2's output (projector_output_dim) */
     bool projector_norm;    /* VLM_NAFLEX: projector_use_layernorm */
-    bool genai_parts;       /* VLM_GRID: a tower OpenVINO's stateful layout writes as optimum-intel's two graphs
-                               (Qwen2-VL's, Qwen2.5-VL's), which GenAI's VLMPipeline reads */
+    bool genai_parts;       /* VLM_GRID: a tower OpenVINO's stateful layout writes as optimum-intel splits it (the
+                               Qwen-VL lineages'), which GenAI's VLMPipeline reads */
 } vlm_cfg;
 
 /* A lineage's projector and feature choice (everything its encoder reads from config.json beyond the tower): c the

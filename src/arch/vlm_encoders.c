@@ -443,27 +443,34 @@ static void build_audio_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
     if (lengths) hfx_graph_output(g, lengths, "audio_feature_lengths");
 }
 
-/* Qwen2-VL's and Qwen2.5-VL's tower as optimum-intel splits it (OpenVINO GenAI's VLMPipeline reads the two graphs):
+/* The Qwen-VL lineages' towers as optimum-intel splits them (OpenVINO GenAI's VLMPipeline reads the graphs):
  * component "vision_embeddings", hidden_states [num_patches, C·T·P·P] (the pixel rows) → last_hidden_state
- * [num_patches, hidden], the patch embedding; "vision_embeddings_merger", hidden_states [num_patches, hidden],
- * attention_mask [1, N, N] f32, (with windows: window_attention_mask [1, N, N] f32, window_index [num_image_tokens]
- * i64,) rotary_pos_emb [N, head / 2] f32 → last_hidden_state [num_image_tokens, text hidden] (vision_grid.h's
- * hfx_grid_parts says what each holds). The tower under `tower`; failures are the graph's. */
+ * [num_patches, hidden], the patch embedding; Qwen3-VL's "vision_embeddings_pos", input [4, num_patches] i64 (each
+ * patch's four bilinear taps) → [4, num_patches, hidden] of the learned position table; "vision_embeddings_merger",
+ * hidden_states [num_patches, hidden], attention_mask [1, N, N] f32, (with windows: window_attention_mask [1, N, N]
+ * f32, window_index [num_image_tokens] i64,) rotary_pos_emb [N, head / 2] f32 → last_hidden_state [num_image_tokens,
+ * text hidden] (and DeepStack's deepstack_feature_lists [n, num_image_tokens, text hidden]); vision_grid.h's
+ * hfx_grid_parts says what each holds. The tower under `tower`; failures are the graph's. */
 static void build_grid_part(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w, const char *tower,
                             const char *component) {
     const hfx_grid_tower *t = &m->grid;
     const hfx_vision_cfg *v = &t->tower.cfg;
     hfx_dim n = hfx_dim_sym(hfx_graph_symbol(g, "num_patches", 1, INT32_MAX));
-    if (strcmp(component, "vision_embeddings") == 0) {
+    if (strcmp(component, "vision_embeddings_merger") != 0) { /* (the merger's graph reads the rest) */
+        bool pos = strcmp(component, "vision_embeddings_pos") == 0;
         int64_t row = v->channels * t->temporal * v->patch * v->patch;
-        hfx_value *pixels = hfx_graph_input(g, "hidden_states", o->dtype, 2, (hfx_dim[]){n, hfx_dim_const(row)});
-        hfx_graph_output(g, hfx_grid_tower_patches(t, g, w, tower, pixels), "last_hidden_state");
-        hfx_weights_ignore_rest(w); /* (the merger's graph reads the rest) */
+        hfx_value *x = pos ? hfx_graph_input(g, "input", HFX_DTYPE_I64, 2, (hfx_dim[]){hfx_dim_const(4), n})
+                           : hfx_graph_input(g, "hidden_states", o->dtype, 2, (hfx_dim[]){n, hfx_dim_const(row)});
+        hfx_graph_output(g, pos ? hfx_grid_tower_position_table(t, g, w, tower, x) : hfx_grid_tower_patches(t, g, w, tower, x),
+                         pos ? "position_embeddings" : "last_hidden_state");
+        hfx_weights_ignore_rest(w);
         return;
     }
-    char patch[256];
-    snprintf(patch, sizeof patch, "%s%s", tower, hfx_vision_patch_name(&t->tower));
-    hfx_weights_ignore_stack(w, patch); /* (the patch embedding's graph reads it) */
+    char other[256];
+    snprintf(other, sizeof other, "%s%s", tower, hfx_vision_patch_name(&t->tower));
+    hfx_weights_ignore_stack(w, other); /* (the patch embedding's graph reads it, and the position table's its own) */
+    snprintf(other, sizeof other, "%spos_embed", tower);
+    hfx_weights_ignore_stack(w, other);
     hfx_dim square[3] = {hfx_dim_const(1), n, n};
     hfx_grid_parts in = {0};
     in.states = hfx_graph_input(g, "hidden_states", o->dtype, 2, (hfx_dim[]){n, hfx_dim_const(v->hidden)});
@@ -475,8 +482,10 @@ static void build_grid_part(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph
     }
     int64_t half = v->hidden / v->heads / 2;
     in.rotary = hfx_graph_input(g, "rotary_pos_emb", HFX_DTYPE_F32, 2, (hfx_dim[]){n, hfx_dim_const(half)});
-    hfx_value *x = hfx_grid_tower_merged_parts(t, g, w, tower, &in);
+    hfx_value *stacked = NULL;
+    hfx_value *x = hfx_grid_tower_merged_parts(t, g, w, tower, &in, (int)m->deepstack, &stacked);
     if (x) hfx_graph_output(g, x, "last_hidden_state");
+    if (x && stacked) hfx_graph_output(g, stacked, "deepstack_feature_lists");
 }
 
 /* pixel_values → image_features [N, tokens, text hidden], as the lineage makes them (vlm_kind); a

@@ -471,25 +471,33 @@ def want_deepstack(reference, name, paths):
     return np.stack([torch.cat(list(f)).numpy() for f in out])
 
 
-# optimum-intel's inputs of Qwen2-VL's and Qwen2.5-VL's merger graph, in its order
-MERGER_INPUTS = {"Qwen2VL": ["hidden_states", "attention_mask", "rotary_pos_emb"],
-                 "Qwen2_5_VL": ["hidden_states", "attention_mask", "window_attention_mask", "window_index",
-                                "rotary_pos_emb"]}
+# optimum-intel's inputs of the Qwen-VL lineages' merger graphs, in its order
+MERGER_INPUTS = {arch: ["hidden_states", "attention_mask", "rotary_pos_emb"] for arch in QWEN_GRID_ARCHS}
+MERGER_INPUTS["Qwen2_5_VL"] = ["hidden_states", "attention_mask", "window_attention_mask", "window_index",
+                               "rotary_pos_emb"]
 
 
 def run_grid_parts(out, name, feed):
-    """OpenVINO's stateful layout of Qwen2-VL and Qwen2.5-VL: the tower in optimum-intel's two graphs (GenAI's
-    VLMPipeline's files, their inputs and outputs by optimum-intel's names), run by the example as GenAI runs them."""
+    """OpenVINO's stateful layout of the Qwen-VL lineages: the tower in optimum-intel's graphs (GenAI's VLMPipeline's
+    files, their inputs and outputs by optimum-intel's names; Qwen3-VL's and Qwen3.5's learned position table a graph
+    of its own), run by the example as GenAI runs them."""
     import generate_openvino
     manifest = json.loads((out / "export.json").read_text())["components"]
     assert "image_encoder" not in manifest
-    assert manifest["vision_embeddings"]["file"] == "openvino_vision_embeddings_model.xml"
-    assert manifest["vision_embeddings_merger"]["file"] == "openvino_vision_embeddings_merger_model.xml"
+    stems = ["vision_embeddings", "vision_embeddings_merger"] + (["vision_embeddings_pos"] if qwen3_grid(name) else [])
+    assert all(manifest[s]["file"] == f"openvino_{s}_model.xml" for s in stems), manifest
     export = generate_openvino.Export(out)
     assert list(export.patch_embedding.inputs) == ["hidden_states"]
     assert list(export.vision_merger.inputs) == MERGER_INPUTS[VARIANTS[name].arch]
-    assert list(export.vision_merger.outputs) == ["last_hidden_state"]
+    assert list(export.vision_merger.outputs) == ["last_hidden_state"] + (["deepstack_feature_lists"] if deepstack(name)
+                                                                           else [])
+    assert (export.position_table is not None) == qwen3_grid(name)
     return generate_vlm.image_encoder_of(export, out).run(feed)
+
+
+def qwen3_grid(name):
+    """Whether the variant's tower is Qwen3-VL's (learned positions)."""
+    return "num_position_embeddings" in VARIANTS[name].vision
 
 
 def run_image_encoder(out, fmt, feed, outputs=("image_features",)):
@@ -1137,10 +1145,12 @@ QWEN_SPECIAL = {1: "<s>", 2: "</s>", IMAGE_TOKEN: "<|image_pad|>", QWEN_TOP["vid
                 QWEN_TOP["vision_start_token_id"]: "<|vision_start|>", QWEN_TOP["vision_end_token_id"]: "<|vision_end|>"}
 
 
-@pytest.mark.parametrize("name", ["qwen2_vl", "qwen2_5_vl"])
+@pytest.mark.parametrize("name", ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5"])
 def test_vlm_pipeline_grid(name, ckpt, reference, tmp_path):
-    """OpenVINO GenAI's VLMPipeline on hfx's stateful export of Qwen2-VL and Qwen2.5-VL (optimum-intel's split of the
-    tower: GenAI computes the masks, rotary angles and window order the merger graph takes, and the M-RoPE positions):
+    """OpenVINO GenAI's VLMPipeline on hfx's stateful export of Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3.5 (optimum-
+    intel's split of the tower: GenAI computes the masks, rotary angles, window order and learned positions the merger
+    graph takes, the M-RoPE positions — Qwen3.5's with a row of text positions first — and feeds Qwen3-VL's DeepStack
+    features as the image tokens' rows):
     from a raw image and a prompt with GenAI's image tag, the token ids it streams are transformers' greedy tokens on
     the prompt GenAI builds (the tag as <|vision_start|>, an <|image_pad|> per merged token, <|vision_end|>) and the
     processor's patches, the EOS it stops at streamed too. The image is 84 × 112, whole 28-pixel blocks inside the
