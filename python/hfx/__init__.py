@@ -115,9 +115,30 @@ class Dim:
     max: int | None = None
 
 
+def _torch_dim(value: Any) -> tuple[bool, Any]:
+    """(True, hfx's JSON) for torch.export's Dim (a named dim: its name and finite bounds; torch's least, 0, read as
+    unset) or its hints (Dim.AUTO, Dim.DYNAMIC: dynamic under hfx's own name, with their bounds if given; Dim.STATIC:
+    static), (False, None) for anything else. torch is not imported: a value of its types means it is there."""
+    kind, module = type(value).__name__, type(value).__module__
+    if not module.startswith("torch.export"):
+        return False, None
+    def bound(x, least=None):
+        return int(x) if isinstance(x, int) and not isinstance(x, bool) and x != least else None
+    if kind == "_DimHint":
+        if getattr(value.type, "name", "") == "STATIC":
+            return True, None
+        return True, {k: v for k, v in (("min", bound(value.min)), ("max", bound(value.max))) if v is not None}
+    if hasattr(value, "__name__") and hasattr(value, "min") and hasattr(value, "max"):  # (Dim's class is its type)
+        return True, {"name": value.__name__, "min": bound(value.min, 0), "max": bound(value.max)}
+    return False, None
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, Dim):
         return {"name": value.name, "min": value.min, "max": value.max}
+    is_dim, spec = _torch_dim(value)
+    if is_dim:
+        return spec
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -40,8 +40,11 @@ static hfx_status check_dynamic_shapes(const json_t *v, hfx_error *err) {
             if (!*axis || *end || a < 0 || a > 7)
                 return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s']: axis '%s' is not an axis number", input, axis);
             if (json_is_null(spec)) continue; /* static axis */
-            if (!json_is_object(spec) || !json_is_string(json_object_get(spec, "name")))
-                return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s']['%s'] must be {\"name\": str, \"min\": int, \"max\": int}", input, axis);
+            const json_t *name = json_is_object(spec) ? json_object_get(spec, "name") : NULL;
+            if (!json_is_object(spec) || (name && !json_is_null(name) && !json_is_string(name)))
+                return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s']['%s'] must be null (static) "
+                                                      "or {\"name\": str, \"min\": int, \"max\": int} (each optional)",
+                                input, axis);
             const char *k;
             json_t *x;
             json_object_foreach(spec, k, x) {
@@ -180,7 +183,8 @@ static void settle_shapes(hfx_settings *s, const json_t *v) {
             const json_t *mn = json_object_get(x, "min"), *mx = json_object_get(x, "max");
             in->axes[in->n_axes++] = (hfx_axis_spec){axis, json_string_value(json_object_get(x, "name")),
                                                      json_is_integer(mn) ? json_integer_value(mn) : 1,
-                                                     json_is_integer(mx) ? json_integer_value(mx) : INT32_MAX};
+                                                     json_is_integer(mx) ? json_integer_value(mx) : INT32_MAX,
+                                                     json_is_object(x)};
         }
     }
 }

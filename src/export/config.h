@@ -33,8 +33,10 @@ enum { HFX_QUANTIZE_NONE, HFX_QUANTIZE_INT4, HFX_QUANTIZE_INT8, HFX_QUANTIZE_INT
 enum { HFX_SHAPES_MAX_INPUTS = 16, HFX_SHAPES_MAX_AXES = 8 };
 typedef struct hfx_axis_spec {
     const char *axis;  /* borrowed: the config's key ("1"), an axis number */
-    const char *name;  /* borrowed: the dim's name; NULL for a static axis */
+    const char *name;  /* borrowed: the dim's name; NULL for a static axis or a dynamic one without a name */
     int64_t min, max;  /* 1 and INT32_MAX where unset */
+    bool dynamic;      /* an object ({"name", "min", "max"}, each optional: without a name, hfx's own for the axis,
+                          as torch.export's Dim.AUTO / Dim.DYNAMIC); null: static */
 } hfx_axis_spec;
 typedef struct hfx_input_spec {
     const char *input; /* borrowed: the config's key ("input_ids") */

@@ -149,7 +149,8 @@ static hfx_status choose_dims(const hfx_settings *cfg, const hfx_sample_inputs *
         return HFX_OK;
     }
     const hfx_axis_spec *chosen[AXIS_ROLES] = {0};
-    const char *chosen_from[AXIS_ROLES] = {0};
+    const char *chosen_from[AXIS_ROLES] = {0}, *chosen_name[AXIS_ROLES] = {0};
+    static const char *const role_names[AXIS_ROLES] = {"batch_size", "sequence_length", "max_cache_len"};
     for (int k = 0; k < cfg->n_shapes; k++) {
         const hfx_input_spec *in = &cfg->shapes[k];
         const char *key = in->input;
@@ -169,19 +170,21 @@ static hfx_status choose_dims(const hfx_settings *cfg, const hfx_sample_inputs *
                                 mask4 && !strncmp(key, "attention_mask", 14)
                                     ? "the mask is [batch, 1, sequence, cache]: axes 0, 2 and 3 can vary"
                                     : "these inputs are rank 2");
-            if (!ax->name) continue;
-            if (chosen[role] && strcmp(chosen[role]->name, ax->name) != 0)
+            if (!ax->dynamic) continue;
+            const char *name = ax->name ? ax->name : role_names[role]; /* (unnamed: hfx's) */
+            if (chosen[role] && strcmp(chosen_name[role], name) != 0)
                 return hfx_fail(err, HFX_ERR_INVALID,
                                 "export config: dynamic_shapes gives the %s axis of '%s' and '%s' different names; they "
                                 "are one dim", role == AXIS_BATCH ? "batch" : role == AXIS_SEQ ? "sequence" : "cache",
                                 chosen_from[role], key);
             chosen[role] = ax;
             chosen_from[role] = key;
+            chosen_name[role] = name;
         }
     }
     for (int a = 0; a < AXIS_ROLES; a++) {
         hfx_dim d = hfx_dim_const(a < 2 ? sample[a] : 0);
-        if (chosen[a]) d = hfx_dim_sym(hfx_graph_symbol(g, chosen[a]->name, chosen[a]->min, chosen[a]->max));
+        if (chosen[a]) d = hfx_dim_sym(hfx_graph_symbol(g, chosen_name[a], chosen[a]->min, chosen[a]->max));
         if (a == AXIS_BATCH) o->batch = d;
         else if (a == AXIS_SEQ) o->seq = d;
         else if (chosen[a] && cache) *cache = d;
@@ -307,16 +310,18 @@ static hfx_status check_other_dims(const component *cs, int n, const char *const
             }
             for (int x = 0; x < spec->n_axes; x++) {
                 const char *axis = spec->axes[x].axis, *name = spec->axes[x].name;
-                if (!name) continue;
+                bool bounded = spec->axes[x].min != 1 || spec->axes[x].max != INT32_MAX;
+                if (!name && !bounded) continue; /* (static, or dynamic as the family makes it) */
                 char *end;
                 long a = strtol(axis, &end, 10);
                 hfx_dim d = *end == 0 && a >= 0 && a < in->rank ? in->dims[a] : hfx_dim_const(0);
                 if (d.n != 1 || d.c != 0 || d.coef[0] != 1)
                     return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] has axis %s, which is not "
                                                           "one of its dynamic axes", key, axis);
-                if (strcmp(owner->symbols[d.sym[0]].name, name) != 0)
+                if (!name || strcmp(owner->symbols[d.sym[0]].name, name) != 0)
                     return hfx_fail(err, HFX_ERR_INVALID, "export config: dynamic_shapes['%s'] axis %s: this model calls "
-                                                          "that dim '%s'", key, axis, owner->symbols[d.sym[0]].name);
+                                                          "that dim '%s'%s", key, axis, owner->symbols[d.sym[0]].name,
+                                    name ? "" : " (bounds go with its name)");
             }
         }
     }

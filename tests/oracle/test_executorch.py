@@ -257,15 +257,28 @@ result = program.executorch_program.execution_plan[0].non_const_buffer_sizes[1]
     ([], {**BOUNDED, "llm_runner": True}, "this graph has no cache"),
     (["--for-generation", "--max-cache-len", "64", "--cache", "static", "--batch-size", "1", "--sequence-length", "12"],
      {"export_format": "executorch", "llm_runner": True}, "its sequence is fixed at 12 tokens"),
-    ([], {**BOUNDED, "alloc_mutable_buffers": False}, "'alloc_mutable_buffers' must be true"),
+    (["--for-generation", "--max-cache-len", "64", "--multi-token-decode", "--cache", "static"],
+     {**GEN_BOUNDS, "llm_runner": True, "alloc_mutable_buffers": False},
+     "alloc_mutable_buffers must be true with it"),
 ], ids=["unbounded-dim", "backend", "generation-without-max-cache-len", "generation-unbounded-batch",
-        "runner-growing-cache", "runner-batch", "runner-forward", "runner-fixed-prompt", "mutable-buffers-unplanned"])
+        "runner-growing-cache", "runner-batch", "runner-forward", "runner-fixed-prompt", "runner-buffers-unplanned"])
 def test_refusals_are_clear_and_leave_nothing(checkpoints, tmp_path, flags, config, message):
     out = tmp_path / "out"
     proc = et_export(checkpoints("llama_default"), out, config, *flags)
     assert proc.returncode == 2, describe(proc)
     assert message in proc.stderr, proc.stderr
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_unplanned_mutable_buffers_change_nothing_without_buffers(checkpoints, tmp_path):
+    """alloc_mutable_buffers false (the seed's ExecutorchConfig field, its memory planning pass's flag): a program
+    without mutable buffers (every export but llm_runner's) is planned alike, so its bytes are the default's."""
+    outs = []
+    for flag in (True, False):
+        outs.append(tmp_path / f"out-{flag}")
+        proc = et_export(checkpoints("llama_default"), outs[-1], {**BOUNDED, "alloc_mutable_buffers": flag})
+        assert proc.returncode == 0, describe(proc)
+    assert (outs[0] / "model.pte").read_bytes() == (outs[1] / "model.pte").read_bytes()
 
 
 def test_bounds_are_the_generation_suites():

@@ -292,6 +292,34 @@ def test_executorch_exporter_from_python(checkpoints, tmp_path):
     assert manifest["components"]["decode"]["metadata"]["input_names"][:3] == ["input_ids", "attention_mask", "position_ids"]
 
 
+def test_torch_export_dims_in_dynamic_shapes(checkpoints, tmp_path):
+    """dynamic_shapes as the seed's docs write them, with torch.export.Dim (its own example: Dim("batch", min=1,
+    max=32)) and its hints: Dim.AUTO and Dim.DYNAMIC make the axis dynamic under hfx's own name, Dim.STATIC keeps it
+    at the sample's size. The ONNX graph's dims say so, and it runs at other sizes equal to the model."""
+    import onnx
+    from transformers import AutoModelForCausalLM
+
+    from hfx import OnnxConfig, OnnxExporter
+
+    model = AutoModelForCausalLM.from_pretrained(str(checkpoints("llama_default"))).eval()
+    dims = {}
+    for name, seq in (("auto", torch.export.Dim.AUTO), ("dynamic", torch.export.Dim.DYNAMIC(min=1, max=64)),
+                      ("static", torch.export.Dim.STATIC)):
+        config = OnnxConfig(dynamic_shapes={"input_ids": {0: torch.export.Dim("batch", min=1, max=32), 1: seq}})
+        OnnxExporter().export(model, None, config=config).save_pretrained(tmp_path / name)
+        graph = onnx.load(str(tmp_path / name / "model.onnx"), load_external_data=False).graph
+        dims[name] = [d.dim_param or d.dim_value for d in graph.input[0].type.tensor_type.shape.dim]
+    assert dims == {"auto": ["batch", "sequence_length"], "dynamic": ["batch", "sequence_length"],
+                    "static": ["batch", 16]}, dims
+    ids = np.array([[1, 5, 9], [2, 4, 6], [3, 7, 11]], np.int64)
+    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "position_ids": np.tile(np.arange(3), (3, 1))}
+    got = ort.InferenceSession(str(tmp_path / "auto" / "model.onnx"), providers=["CPUExecutionProvider"]).run(
+        ["logits"], feed)[0]
+    with torch.no_grad():
+        want = model(**{k: torch.from_numpy(v) for k, v in feed.items()}).logits.numpy()
+    assert np.abs(got - want).max() <= PARITY_ATOL
+
+
 @pytest.mark.parametrize("name", ["OnnxConfig", "OpenVINOConfig", "DynamoConfig", "ExecutorchConfig"])
 def test_config_classes_are_the_seeds(name):
     """The package's config classes, made from the library's table of options (hfx_option_info_at),

@@ -28,9 +28,9 @@ static const hfx_format_option et_options[ET_N_OPTIONS] = {
                         (const char *const[]){"portable", "xnnpack", NULL}, NULL, .seed_default = "\"xnnpack\""},
     [ET_OPT_ALLOC_GRAPH_INPUT] = {"alloc_graph_input", HFX_OPTION_BOOL, 1, 0, 1, false, NULL, .seed_default = "true"},
     [ET_OPT_ALLOC_GRAPH_OUTPUT] = {"alloc_graph_output", HFX_OPTION_BOOL, 1, 0, 1, false, NULL, .seed_default = "true"},
-    [ET_OPT_ALLOC_MUTABLE_BUFFERS] = {"alloc_mutable_buffers", HFX_OPTION_TRUE, 1, 0, 1, false,
-                                      "must be true: hfx's mutable buffers (llm_runner's cache) live in the planned "
-                                      "arena", .seed_default = "true"},
+    /* (false: a program without mutable buffers is planned alike; llm_runner's cache must be planned) */
+    [ET_OPT_ALLOC_MUTABLE_BUFFERS] = {"alloc_mutable_buffers", HFX_OPTION_BOOL, 1, 0, 1, false, NULL,
+                                      .seed_default = "true"},
     [ET_OPT_LLM_RUNNER] = {"llm_runner", HFX_OPTION_BOOL, 0, 0, 1, false, NULL, .flag = "--llm-runner",
                            .scope = HFX_SCOPE_GENERATION,
                            .group = "executorch (docs/GENERATION.md; dynamic dims need a max in dynamic_shapes)",
@@ -131,6 +131,12 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
         if (g->n_symbols > 16) return hfx_fail(err, HFX_ERR_UNSUPPORTED, "executorch: over 16 dynamic dims");
         runner_layout runner;
         bool as_runner = gs[c].opt[ET_OPT_LLM_RUNNER] != 0;
+        if (as_runner && !gs[c].opt[ET_OPT_ALLOC_MUTABLE_BUFFERS]) {
+            st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "executorch: llm_runner keeps the cache in mutable buffers, which "
+                                                    "ExecuTorch's LLM runner does not bind: alloc_mutable_buffers "
+                                                    "must be true with it");
+            break;
+        }
         if (as_runner && (st = runner_layout_of(g, gs[c].max_cache_len, &runner, err))) break;
         int64_t hints[16];
         hfx_aten_default_hints(g, hints); /* the plan itself uses the upper bounds */
