@@ -27,7 +27,7 @@ from typing import Any
 
 __all__ = [
     "AutoExportConfig", "AutoHfExporter", "Dim", "DynamoConfig", "DynamoExporter", "ExecutorchConfig",
-    "ExecutorchExporter", "ExportedModel", "HfxError",
+    "ExecutorchExporter", "ExportedComponent", "ExportedModel", "HfxError",
     "OnnxConfig", "OnnxExporter",
     "OpenVINOConfig", "OpenVINOExporter", "version",
 ]
@@ -375,18 +375,65 @@ def _open_model(model, keep: list) -> _P:
     return handle
 
 
+class ExportedComponent:
+    """One graph of an export, as the seed's ExportedComponent: `metadata` (what export.json records: the seed's
+    ExportMetadata fields and hfx's), `file`, and `program`, the backend's own object as transformers.exporters
+    loads it (its exporter's load_program: onnx_ir.Model, openvino.Model, torch.export.ExportedProgram, ExecuTorch's
+    program), loaded on first use (ImportError naming what is missing where that runtime or transformers.exporters
+    is not installed)."""
+
+    def __init__(self, directory: Path, export_format: str, entry: dict):
+        self._path, self._format = directory / entry["file"], export_format
+        self.file, self.metadata = entry["file"], entry.get("metadata") or {}
+        self._program = None
+
+    @property
+    def program(self):
+        if self._program is None:
+            try:
+                from transformers.exporters.auto import get_exporter_class
+                self._program = get_exporter_class(self._format).load_program(self._path)
+            except ImportError as e:
+                raise ImportError(f"hfx: {self.file}'s program is loaded by transformers.exporters and the "
+                                  f"{self._format} runtime: {e}") from e
+        return self._program
+
+    def __repr__(self) -> str:
+        return f"ExportedComponent(file={self.file!r})"
+
+
 class ExportedModel:
-    """What an export returns: `save_pretrained(dir)` writes it (the C library's transaction), and
-    `components` names its graphs."""
+    """What an export returns, as the seed's ExportedModel: built when export() / export_for_generation() is
+    called (errors raise there), into a private directory this object owns; `components` ({name:
+    ExportedComponent}), `program` (a single-graph export's), called like the model through transformers.exporters'
+    runners; `save_pretrained(dir)` writes the files (a new directory whole or not at all; over an existing one,
+    the library's transaction writes the export again: a reader sees the previous export or this one)."""
 
     def __init__(self, exporter, model, config_json, inputs, generation, generation_config, multi_token_decode):
+        import shutil
+        import tempfile
+        import weakref
+
         self._exporter, self._model, self._config = exporter, model, config_json
         self._inputs, self._generation = inputs, generation
         self._generation_config, self._multi = generation_config, multi_token_decode
         self._keep: list = []
-        self.components: dict[str, str] = {}
+        self._seed = None
+        self._home = tempfile.mkdtemp(prefix="hfx-export-")
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._home, True)
+        self._built = Path(self._home) / "export"
+        self._write(self._built)
+        manifest = json.loads((self._built / "export.json").read_text())
+        self.export_format = manifest["export_format"]
+        self.generation_config = generation_config
+        self.components = {name: ExportedComponent(self._built, self.export_format, entry)
+                           for name, entry in manifest["components"].items()}
 
-    def save_pretrained(self, save_directory) -> None:
+    def __repr__(self) -> str:
+        return f"ExportedModel(format={self.export_format!r}, components={list(self.components)})"
+
+    def _write(self, directory) -> None:
+        """The export into `directory` through the C library (its transaction)."""
         err = _Error()
         model, cfg, exporter, samples = _P(), _P(), _P(), None
         try:
@@ -394,7 +441,7 @@ class ExportedModel:
             _check(_lib.hfx_export_config_from_json(self._config.encode(), ctypes.byref(cfg), ctypes.byref(err)), err)
             _check(_lib.hfx_exporter_from_config(cfg, ctypes.byref(exporter), ctypes.byref(err)), err)
             samples = _samples(self._inputs)
-            out = os.fspath(save_directory).encode()
+            out = os.fspath(directory).encode()
             if self._generation:
                 gen = self._generation_config
                 gen_json = gen.to_json_string() if hasattr(gen, "to_json_string") else (json.dumps(gen) if gen else None)
@@ -405,17 +452,72 @@ class ExportedModel:
                 st = _lib.hfx_export(exporter, model, samples, cfg, out, ctypes.byref(err))
             _check(st, err)
             for line in (_lib.hfx_exporter_warnings(exporter) or b"").decode().splitlines():
-                warnings.warn(f"hfx: {line}", stacklevel=2)
+                warnings.warn(f"hfx: {line}", stacklevel=3)
         finally:
             _lib.hfx_sample_inputs_free(samples)
             _lib.hfx_exporter_free(exporter)
             _lib.hfx_export_config_free(cfg)
             _lib.hfx_model_close(model)
             self._keep.clear()
-        manifest = json.loads((Path(save_directory) / "export.json").read_text())
-        self.components = {name: entry["file"] for name, entry in manifest["components"].items()}
+
+    def save_pretrained(self, save_directory) -> None:
+        import shutil
+
+        target = Path(save_directory)
+        if target.exists():  # (a previous export there: replaced by the library's transaction)
+            self._write(target)
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.parent / f".{target.name}.hfx-{os.getpid()}-{id(self):x}"
+        try:
+            shutil.copytree(self._built, partial)
+            os.rename(partial, target)  # the whole directory at once
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
 
     save = save_pretrained
+
+    def _single(self) -> str:
+        if len(self.components) != 1:
+            raise ValueError(f"this export has {len(self.components)} components ({list(self.components)}): "
+                             "`.program` and calling it need a single-graph export (export()); take a component's "
+                             "program from `.components[name].program`")
+        return next(iter(self.components))
+
+    @property
+    def program(self):
+        """The backend's own program, for a single-graph export."""
+        return self.components[self._single()].program
+
+    def to(self, device=None, **runner_kwargs) -> "ExportedModel":
+        """Load the export on its runtime through transformers.exporters' runners (the seed's from_pretrained:
+        `config={"INFERENCE_PRECISION_HINT": "f32"}` for OpenVINO's exact arithmetic, `providers` for ONNX
+        Runtime, ...)."""
+        try:
+            from transformers.exporters import ExportedModel as SeedModel
+        except ImportError as e:
+            raise ImportError(f"hfx: an export is run by transformers.exporters' runners (transformers ≥ 5.24 and "
+                              f"the {self.export_format} runtime): {e}") from e
+        # (this object built those files: loading them runs no one else's code)
+        self._seed = SeedModel.from_pretrained(self._built, device=device, trust_remote_code=True, **runner_kwargs)
+        return self
+
+    @classmethod
+    def from_pretrained(cls, directory, *, device=None, **runner_kwargs):
+        """A saved export, hfx's or transformers.exporters' alike, loaded by transformers.exporters (its programs on
+        their runtime, ready to run): the seed's ExportedModel."""
+        try:
+            from transformers.exporters import ExportedModel as SeedModel
+        except ImportError as e:
+            raise ImportError(f"hfx: a saved export is loaded by transformers.exporters (transformers ≥ 5.24): {e}") from e
+        return SeedModel.from_pretrained(directory, device=device, **runner_kwargs)
+
+    def __call__(self, *args, **kwargs):
+        """Run a single-graph export as the model (transformers.exporters' runner: the model's output class)."""
+        self._single()
+        if self._seed is None:
+            self.to()
+        return self._seed(*args, **kwargs)
 
 
 def _samples(inputs):

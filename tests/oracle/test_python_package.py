@@ -70,7 +70,7 @@ def test_seed_api_example_with_import_hfx(checkpoints, tmp_path):
 
     onnx_program = exporter.export(model, inputs, config=config)
     onnx_program.save_pretrained(tmp_path / "out")
-    assert onnx_program.components == {"model": "model.onnx"}
+    assert {n: c.file for n, c in onnx_program.components.items()} == {"model": "model.onnx"}
 
     session = ort.InferenceSession(str(tmp_path / "out" / "model.onnx"), providers=["CPUExecutionProvider"])
     feed = {k: v.numpy() for k, v in inputs.items()}
@@ -95,7 +95,8 @@ def test_loaded_model_exports_like_its_directory(checkpoints, tmp_path, name):
         exported = exporter.export_for_generation(source, {"input_ids": torch.tensor([[1, 2, 3]])}, config=config,
                                                   generation_config=gen, multi_token_decode=True)
         exported.save_pretrained(tmp_path / name)
-        assert exported.components == {"prefill": "prefill.onnx", "decode": "decode.onnx"}
+        assert {n: c.file for n, c in exported.components.items()} == {"prefill": "prefill.onnx",
+                                                                       "decode": "decode.onnx"}
     graphs = lambda d: {k: v for k, v in _digest(d).items() if ".onnx" in k}  # noqa: E731
     assert graphs(tmp_path / "live") == graphs(tmp_path / "saved")
 
@@ -145,16 +146,16 @@ def test_memory_tensors_are_checked():
 
 def test_export_warnings_are_python_warnings(checkpoints, tmp_path):
     """What an export says it left out (here: a tokenizer.json OpenVINO's graphs cannot be written
-    from) is a Python warning, with the C text."""
+    from) is a Python warning, with the C text, from export() where it is built."""
     import shutil
     src = tmp_path / "m"
     shutil.copytree(checkpoints("llama_default"), src)
     (src / "tokenizer.json").write_text(json.dumps({"model": {"type": "WordLevel", "vocab": {"a": 0}}}))
     from hfx import AutoExportConfig, AutoHfExporter
     config = AutoExportConfig.from_dict({"export_format": "openvino", "dynamic": True})
-    program = AutoHfExporter.from_config(config).export(str(src), None, config=config)
     with pytest.warns(UserWarning, match="hfx: no OpenVINO tokenizer written: tokenizer.json: model type 'WordLevel'"):
-        program.save_pretrained(tmp_path / "out")
+        program = AutoHfExporter.from_config(config).export(str(src), None, config=config)  # (built there)
+    program.save_pretrained(tmp_path / "out")
     assert json.loads((tmp_path / "out" / "export.json").read_text())["tokenizer"]["converted"] is False
 
 
@@ -171,7 +172,7 @@ def test_dynamo_exporter_from_python(checkpoints, tmp_path):
     assert isinstance(exporter, DynamoExporter)
     program = exporter.export(model, None, config=config)
     program.save_pretrained(tmp_path / "out")
-    assert program.components == {"model": "model.pt2"}
+    assert {n: c.file for n, c in program.components.items()} == {"model": "model.pt2"}
     ep = load_pt2(tmp_path / "out" / "model.pt2")
     ids = torch.tensor([[1, 5, 9, 3, 7]])
     mask, pos = torch.ones_like(ids), torch.arange(5)[None]
@@ -274,7 +275,7 @@ def test_executorch_exporter_from_python(checkpoints, tmp_path):
     assert isinstance(exporter, ExecutorchExporter)
     program = exporter.export(model, None, config=config)
     program.save_pretrained(tmp_path / "out")
-    assert program.components == {"model": "model.pte"}
+    assert {n: c.file for n, c in program.components.items()} == {"model": "model.pte"}
     ids = np.array([[1, 5, 9, 3, 7], [2, 4, 6, 8, 10]], np.int64)
     mask, pos = np.ones_like(ids), np.tile(np.arange(5), (2, 1))
     got = worker().run(tmp_path / "out" / "model.pte", [ids, mask, pos])[0]
@@ -290,6 +291,43 @@ def test_executorch_exporter_from_python(checkpoints, tmp_path):
     manifest = json.loads((tmp_path / "gen" / "export.json").read_text())
     assert list(manifest["components"]) == ["decode"]
     assert manifest["components"]["decode"]["metadata"]["input_names"][:3] == ["input_ids", "attention_mask", "position_ids"]
+
+
+@pytest.mark.parametrize("fmt,program_type", [("onnx", "onnx_ir.Model"), ("openvino", "openvino._ov_api.Model"),
+                                              ("dynamo", "torch.export.exported_program.ExportedProgram")])
+def test_export_is_built_at_once_and_runs_as_the_seeds(checkpoints, tmp_path, fmt, program_type):
+    """export() builds there, as the seed's does: its components hold the backend's own program (transformers.
+    exporters' load_program of each file), and the export, called like the model (the seed's runners, OpenVINO at
+    f32 as its runner takes it), returns the model's output class within 1e-4 of transformers; save_pretrained writes
+    the same bytes into a new directory, and over an existing one (the library's transaction)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(checkpoints("llama_default"))).eval()
+    config = hfx.AutoExportConfig.from_dict({"export_format": fmt, "dynamic": True})
+    exported = hfx.AutoHfExporter.from_config(config).export(model, None, config=config)
+    program = exported.program
+    assert f"{type(program).__module__}.{type(program).__name__}".endswith(program_type), type(program)
+    assert exported.components["model"].metadata["in_spec"], "the seed's ExportMetadata"
+    if fmt == "openvino":
+        exported.to(config={"INFERENCE_PRECISION_HINT": "f32"})
+    ids = torch.tensor([[1, 5, 9, 3, 7], [2, 4, 6, 8, 10]])
+    inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "position_ids": torch.arange(5).repeat(2, 1)}
+    with torch.no_grad():
+        want = model(**inputs).logits
+    got = exported(**inputs)
+    assert type(got).__name__ == "CausalLMOutputWithPast"
+    assert (torch.as_tensor(got.logits) - want).abs().max() <= PARITY_ATOL
+    exported.save_pretrained(tmp_path / "new")
+    (tmp_path / "old").mkdir()
+    exported.save_pretrained(tmp_path / "old")
+    files = lambda d: {p.name: p.read_bytes() for p in d.iterdir() if p.suffix != ".json"}  # noqa: E731
+    assert files(tmp_path / "new") == files(tmp_path / "old") and files(tmp_path / "new")
+
+
+def test_export_errors_raise_at_export(checkpoints):
+    """A refused export raises from export(), as the seed's does, not later from save_pretrained."""
+    with pytest.raises(hfx.HfxError, match="no upper bound"):
+        hfx.ExecutorchExporter().export(checkpoints("llama_default"), None, config=hfx.ExecutorchConfig(dynamic=True))
 
 
 def test_torch_export_dims_in_dynamic_shapes(checkpoints, tmp_path):
