@@ -396,7 +396,8 @@ static json_t *cache_json(const component *c, const hfx_model *model, int64_t ma
 /* The fields transformers.exporters records per component, for an export in its profile and for a plain forward:
  * packages, export_config (its profile's only), export_dtype, export_device, kwargs (each input's rank, shape — null
  * where a dim is dynamic, since hfx traces no sample — and dtype; the cache's container) and the
- * empty constant lists. (The pytree specs: flat_specs, plain forwards only; docs/GENERATION.md.) */
+ * empty constant lists. (The pytree specs: flat_specs for plain forwards, call_specs for generation graphs in the
+ * seed's profile; docs/GENERATION.md.) */
 static void seed_fields(json_t *md, const component *c, const hfx_model *model) {
     static const char *const torch_dtype[HFX_DTYPE_COUNT_] = {
         [HFX_DTYPE_F32] = "float32", [HFX_DTYPE_F16] = "float16", [HFX_DTYPE_BF16] = "bfloat16",
@@ -504,9 +505,26 @@ static void flat_specs(json_t *md, const component *c, const hfx_model *model) {
     json_object_set_new(md, "out_spec", hfx_pt2_class_spec(output_class, names));
 }
 
+/* A generation graph's in the seed's profile: the specs of its call as the Python system's programs record them
+ * (hfx_pt2_seed_specs: the keywords, the transformers cache object, the ModelOutput), where hfx writes that call (a
+ * decoder-only model without sliding-window or recurrent layers, whose cache objects pin what hfx's graphs leave
+ * open: the .pt2 refuses them, the other formats go without the specs). */
+static void call_specs(json_t *md, const component *c, const hfx_seed_call *call) {
+    for (int i = 0; i < call->n_layers; i++)
+        if (call->layers[i].sliding_window || call->layers[i].n_states) return;
+    if (c->g->state_holder == HFX_HOLDER_ENCODER_DECODER || !c->g->n_outputs ||
+        strcmp(c->g->outputs[0]->name, "logits") != 0)
+        return;
+    json_t *in_spec, *out_spec;
+    hfx_error err;
+    if (hfx_pt2_seed_specs(c->g, call, &in_spec, &out_spec, &err)) return; /* (out of memory: the metadata says less) */
+    json_object_set_new(md, "in_spec", in_spec);
+    json_object_set_new(md, "out_spec", out_spec);
+}
+
 /* The graph's own description of itself (the seed's export metadata), also stored in the
  * artifact as metadata_props["transformers_export_metadata"]. NULL when out of memory. */
-static json_t *metadata(const component *c, const hfx_model *model, int64_t max_cache_len) {
+static json_t *metadata(const component *c, const hfx_model *model, int64_t max_cache_len, const hfx_seed_call *call) {
     const hfx_graph *g = c->g;
     const hfx_build_opts *o = &c->opts;
     json_t *md = json_object(), *ins = json_array(), *outs = json_array();
@@ -530,6 +548,7 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     bool plain = o->cache == HFX_CACHE_NONE && strcmp(c->decl->role, "model") == 0;
     if (o->io == HFX_IO_SEED || plain) seed_fields(md, c, model);
     if (plain) flat_specs(md, c, model);
+    if (call) call_specs(md, c, call);
     if (c->quantized) { /* which weights are stored quantized, and how */
         const hfx_quant_done *d = &c->quant_done;
         json_t *q = quant_json(&c->quant.linears);
@@ -648,7 +667,13 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
     c->fused = count_op(c->g, HFX_OP_ATTENTION);
     if (!st) st = hfx_graph_verify(c->g, err);
     if (st) return st;
-    c->metadata = metadata(c, model, max_cache_len);
+    if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers) {
+        hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
+        *call = (hfx_seed_call){sig.output_class, sig.args, c->opts.cache == HFX_CACHE_STATIC,
+                                c->decl->reads_state, max_cache_len, n_layers, layers};
+        fg->seed_call = call;
+    }
+    c->metadata = metadata(c, model, max_cache_len, fg->seed_call);
     char *text = c->metadata ? json_dumps(c->metadata, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     if (!text) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     else hfx_graph_set_meta(c->g, "transformers_export_metadata", text);
@@ -661,12 +686,6 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
     fg->own_weights = c->opts.io == HFX_IO_SEED; /* the seed writes prefill.onnx.data, decode.onnx.data */
     fg->output_class = flat_output_class(c, model);
     memcpy(fg->opt, c->cfg->opt, sizeof fg->opt);
-    if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers) {
-        hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
-        *call = (hfx_seed_call){sig.output_class, sig.args, c->opts.cache == HFX_CACHE_STATIC,
-                                c->decl->reads_state, max_cache_len, n_layers, layers};
-        fg->seed_call = call;
-    }
     return st;
 }
 

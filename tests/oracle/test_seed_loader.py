@@ -11,7 +11,11 @@ the model, returning its output class.
     classifier (SequenceClassifierOutput, with token_type_ids);
   * the seed's ExportedModel over hfx's ONNX, OpenVINO and torch.export exports (OpenVINO at f32, passed as its runner
     takes it: config={"INFERENCE_PRECISION_HINT": "f32"}; the .pt2 called with keywords, as the seed calls its own)
-    called with a left-padded batch of two prompts gives transformers' logits within 1e-4 (its padded positions too: eager attention), and the ViT's pixel values its two states."""
+    called with a left-padded batch of two prompts gives transformers' logits within 1e-4 (its padded positions too: eager attention), and the ViT's pixel values its two states;
+  * generation in the seed's profile (io "seed"): the prefill's and decode's specs (the keyword call with
+    transformers' DynamicCache or StaticCache, CausalLMOutputWithPast over the logits and the cache) equal those of
+    the seed's own export_for_generation, and a greedy loop over the seed's runners on hfx's folders gives
+    transformers' generate tokens."""
 
 from __future__ import annotations
 
@@ -111,3 +115,89 @@ def test_seed_loader_runs_hfx_exports(kind, fmt, exported):
     for field in fields:
         diff = (torch.as_tensor(np.asarray(getattr(got, field))) - getattr(want, field)).abs().max().item()
         assert diff <= PARITY_ATOL, f"{kind} {fmt} {field}: max abs diff {diff}"
+
+
+# ---- generation components in the seed's profile (io "seed"): the specs of their call (export.c: call_specs) ----
+
+CACHES = {"dynamic": (), "static": ("--cache", "static", "--max-cache-len", "32")}
+
+
+@pytest.fixture(scope="module")
+def generation(tmp_path_factory):
+    """(checkpoint, {(format, cache): hfx's --io seed multi-token-decode export}) of the Llama, made once."""
+    root = tmp_path_factory.mktemp("gen")
+    _model("llama").save_pretrained(root / "ckpt")
+    outs = {}
+
+    def get(fmt, cache):
+        if (fmt, cache) not in outs:
+            out = root / f"{fmt}-{cache}"
+            flags = ["--format", fmt] if fmt != "openvino-stateless" else ["--config", str(root / "ov.json")]
+            (root / "ov.json").write_text(json.dumps({"export_format": "openvino", "stateful": False}))
+            proc = run_hfx(["export", root / "ckpt", out, *flags, "--dynamic", "--for-generation",
+                            "--multi-token-decode", "--io", "seed", *CACHES[cache]])
+            assert proc.returncode == 0, describe(proc)
+            outs[fmt, cache] = out
+        return root / "ckpt", outs[fmt, cache]
+    return get
+
+
+@pytest.mark.parametrize("cache", list(CACHES))
+def test_generation_specs_are_the_seeds(cache, generation):
+    """The prefill's and decode's in_spec and out_spec — the keyword call with transformers' DynamicCache or
+    StaticCache object (empty for the prefill of a growing cache) and CausalLMOutputWithPast over the logits and the
+    cache after the call — are those the seed's own export_for_generation of the model records, in ONNX, OpenVINO
+    (stateful too, as the seed's own) and torch.export."""
+    import transformers
+    from torch.utils._pytree import treespec_loads
+    from transformers.exporters import OnnxConfig, OnnxExporter
+    from transformers.exporters.metadata import register_treespec_types
+    ckpt, _ = generation("onnx", cache)
+    model = transformers.LlamaForCausalLM.from_pretrained(ckpt, use_cache=True).eval()  # (_model's config: off)
+    ids = torch.tensor([[1, 5, 9, 3, 7]])
+    gen = transformers.GenerationConfig(cache_implementation="static", max_cache_len=32) if cache == "static" else None
+    seed = OnnxExporter().export_for_generation(model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)},
+                                                OnnxConfig(dynamic=True), generation_config=gen,
+                                                multi_token_decode=True).components
+    # (a stateful OpenVINO model keeps a growing cache only)
+    formats = ("onnx", "openvino", "openvino-stateless", "dynamo") if cache == "dynamic" else (
+        "onnx", "openvino-stateless", "dynamo")
+    for fmt in formats:
+        ours = json.loads((generation(fmt, cache)[1] / "export.json").read_text())["components"]
+        assert sorted(ours) == sorted(seed) == ["decode", "prefill"]
+        for name in ours:
+            for field in ("in_spec", "out_spec"):
+                register_treespec_types(want := getattr(seed[name].metadata, field))
+                got = ours[name]["metadata"][field]
+                assert treespec_loads(got) == treespec_loads(want), f"{fmt} {cache} {name} {field}: {got} != {want}"
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino-stateless", "dynamo"])
+@pytest.mark.parametrize("cache", list(CACHES))
+def test_seed_runners_generate_from_hfx_exports(fmt, cache, generation):
+    """The seed's ExportedModel loads hfx's generation folder, and a greedy loop over its runners — the prefill called
+    with the prompt and an empty cache object, each decode with the token and the cache the last call returned —
+    gives transformers' generate tokens (OpenVINO stateless: the seed's runner returns the cache its stateful decode
+    keeps inside)."""
+    import transformers
+    from transformers.exporters import ExportedModel
+    ckpt, out = generation(fmt, cache)
+    model = transformers.LlamaForCausalLM.from_pretrained(ckpt, use_cache=True).eval()
+    runner = {"config": {"INFERENCE_PRECISION_HINT": "f32"}} if fmt.startswith("openvino") else {}
+    runners = ExportedModel.from_pretrained(out, trust_remote_code=True, **runner).runners
+    prompt = torch.tensor([[1, 5, 9, 3, 7]])
+    with torch.no_grad():
+        want = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=12, do_sample=False,
+                              **({"cache_implementation": "static"} if cache == "static" else {}))[0, 5:].tolist()
+    empty = (transformers.StaticCache(config=model.config, max_cache_len=32) if cache == "static"
+             else transformers.DynamicCache(config=model.config))
+    step = runners["prefill"](input_ids=prompt, position_ids=torch.arange(5)[None], cache=empty)
+    tokens = []
+    for n in range(5, 5 + 12):
+        tokens.append(int(torch.as_tensor(step.logits)[0, -1].argmax()))
+        # a static cache's step also takes its 4-D mask over the slots, as the seed records it: the token at slot n
+        # sees slots 0..n
+        mask = {"attention_mask": (torch.arange(32) <= n)[None, None, None, :]} if cache == "static" else {}
+        step = runners["decode"](input_ids=torch.tensor([[tokens[-1]]]), position_ids=torch.tensor([[n]]),
+                                 cache=step.cache, **mask)
+    assert len(set(want)) > 2 and tokens == want, f"{fmt} {cache}: {tokens} != {want}"

@@ -35,6 +35,12 @@ hfx_status hfx_pt2_keyword_call(const hfx_aten_program *p, const char *output_cl
  * (1) and cache-length symbols as that system does. */
 hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_pt2_call *call, hfx_error *err);
 
+/* The same call's pytree specs from the graph alone (export.json's ExportMetadata in every format: the Python system's
+ * loader reads them): *in_spec ((), {kwargs}) and *out_spec (the ModelOutput with its cache), as torch's
+ * treespec_dumps writes them; owned by the caller. */
+hfx_status hfx_pt2_seed_specs(const hfx_graph *g, const hfx_seed_call *sc, json_t **in_spec, json_t **out_spec,
+                              hfx_error *err);
+
 void hfx_pt2_call_free(hfx_pt2_call *call);
 
 /* Write p as the archive `file` in out, its records under the folder `root` (the archive's

@@ -57,7 +57,8 @@ static const layer_class classes[2][2] = { /* [static][filled] */
 
 /* A cache object being described (its context) and, for an input, pickled. */
 typedef struct walk {
-    hfx_aten_program *p;
+    const hfx_graph *g;
+    hfx_aten_program *p;       /* with pk: the program whose values the leaves are */
     const hfx_seed_call *sc;
     hfx_pickle *pk;            /* the object's pickle (an input), or NULL (a result) */
     bool input;                /* the leaves are graph inputs (else outputs) */
@@ -83,7 +84,7 @@ static json_t *leaf(walk *w, int layer, attr_value part) {
     int k = w->next++;
     char want[96];
     snprintf(want, sizeof want, "cache.layers.%d.%s", layer, part_name[part]);
-    const hfx_state *s = k < w->n_leaves ? hfx_graph_state_of(w->p->g, w->ir[k], w->input) : NULL;
+    const hfx_state *s = k < w->n_leaves ? hfx_graph_state_of(w->g, w->ir[k], w->input) : NULL;
     if (!s || strcmp(s->name, want) != 0) {
         if (!w->st)
             w->st = hfx_fail(w->err, HFX_ERR_INTERNAL, "io seed: leaf %d of the cache is %s, transformers' %s expects %s", k,
@@ -177,10 +178,10 @@ enum { MAX_KWARGS = 8, MAX_ENTRIES = 8 };
 typedef struct kwarg {
     char key[64];
     bool cache, dict;
-    int value;                         /* a tensor: its program value */
+    int input;                         /* a tensor: its graph input */
     int n;                             /* a dict: its entries */
     char sub[MAX_ENTRIES][48];
-    int sub_value[MAX_ENTRIES];        /* -1: None */
+    int sub_input[MAX_ENTRIES];        /* -1: None */
 } kwarg;
 
 static kwarg *add_kwarg(kwarg *kw, int *n, const char *key) {
@@ -215,21 +216,21 @@ static int forward_rank(const hfx_seed_call *sc, const char *key) {
     return i;
 }
 
-/* The program's user inputs permuted into the keywords' flattened order. */
+/* The program's user inputs permuted into the keywords' flattened order (value_of[i]: graph input i's value). */
 static hfx_status reorder_user_inputs(hfx_aten_program *p, const kwarg *kw, int n_kw, const int *leaves, int n_leaves,
-                                      hfx_error *err) {
+                                      const int *value_of, hfx_error *err) {
     int n = 0, k = 0, *order = malloc(sizeof(int) * (size_t)(p->n_inputs + 1));
     hfx_aten_input *users = malloc(sizeof *users * (size_t)(p->n_inputs + 1));
     hfx_status st = order && users ? HFX_OK : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     for (int i = 0; !st && i < n_kw; i++) {
         if (kw[i].cache)
-            for (int l = 0; l < n_leaves; l++) order[n++] = leaves[l];
+            for (int l = 0; l < n_leaves; l++) order[n++] = value_of[leaves[l]];
         else if (kw[i].dict)
             for (int e = 0; e < kw[i].n; e++) {
-                if (kw[i].sub_value[e] >= 0) order[n++] = kw[i].sub_value[e];
+                if (kw[i].sub_input[e] >= 0) order[n++] = value_of[kw[i].sub_input[e]];
             }
         else
-            order[n++] = kw[i].value;
+            order[n++] = value_of[kw[i].input];
     }
     for (int i = 0; !st && i < p->n_inputs; i++)
         if (p->inputs[i].kind == HFX_INPUT_USER) users[k++] = p->inputs[i];
@@ -273,26 +274,28 @@ static hfx_status check_covered(const hfx_seed_call *sc, const hfx_graph *g, hfx
 typedef struct call_plan {
     kwarg kw[MAX_KWARGS];
     int n_kw;
-    int *leaves;                 /* [graph inputs]: the cache leaves' program values, in order */
+    int *leaves;                 /* [graph inputs]: the cache leaves' graph inputs (indices), in order */
     int n_leaves;
     const hfx_value **ir_in;     /* [graph inputs]: the cache leaves' graph inputs */
     const hfx_value **ir_out;    /* [graph outputs]: the outputs after the logits (the cache after the call) */
+    int *value_of;               /* [graph inputs]: each one's program value (a program's call only) */
     int64_t batch;               /* the sample's batch */
 } call_plan;
 
-/* One graph input as a keyword: a cache leaf, an entry of a dict ("attention_mask.full_attention"),
- * or a tensor of its own. */
-static hfx_status plan_input(hfx_aten_program *p, call_plan *c, const hfx_value *v, int value, hfx_error *err) {
+/* Graph input i as a keyword: a cache leaf, an entry of a dict ("attention_mask.full_attention"), or a tensor of its
+ * own (a program's values renamed as the seed's program names them). */
+static hfx_status plan_input(const hfx_graph *g, hfx_aten_program *p, call_plan *c, int i, hfx_error *err) {
+    const hfx_value *v = g->inputs[i];
     const char *dot = strchr(v->name, '.');
     kwarg *k;
-    if (hfx_graph_state_of(p->g, v, true)) {
+    if (hfx_graph_state_of(g, v, true)) {
         k = add_kwarg(c->kw, &c->n_kw, "cache");
         if (k) k->cache = true;
         char leaf_name[24];
         snprintf(leaf_name, sizeof leaf_name, "%d", c->n_leaves);
-        p->values[value].name = seed_name(p, "cache_", leaf_name);
+        if (p) p->values[c->value_of[i]].name = seed_name(p, "cache_", leaf_name);
         c->ir_in[c->n_leaves] = v;
-        c->leaves[c->n_leaves++] = value;
+        c->leaves[c->n_leaves++] = i;
     } else if (dot) {
         char key[64];
         snprintf(key, sizeof key, "%.*s", (int)(dot - v->name), v->name);
@@ -300,24 +303,24 @@ static hfx_status plan_input(hfx_aten_program *p, call_plan *c, const hfx_value 
         if (k && k->n < MAX_ENTRIES) {
             k->dict = true;
             snprintf(k->sub[k->n], sizeof k->sub[k->n], "%s", dot + 1);
-            k->sub_value[k->n++] = value;
-            p->values[value].name = seed_name(p, "", v->name);
+            k->sub_input[k->n++] = i;
+            if (p) p->values[c->value_of[i]].name = seed_name(p, "", v->name);
         } else {
             k = NULL;
         }
     } else {
         k = add_kwarg(c->kw, &c->n_kw, v->name);
-        if (k) k->value = value;
+        if (k) k->input = i;
     }
     return k ? HFX_OK : hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs for the call's keywords");
 }
 
-/* The keywords, in the forward's order (GPT-2 takes the cache second), with the program's user
- * inputs permuted into the order the call flattens. */
-static hfx_status plan_keywords(hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c, hfx_error *err) {
+/* The keywords, in the forward's order (GPT-2 takes the cache second), with a program's user inputs permuted into the
+ * order the call flattens. */
+static hfx_status plan_keywords(const hfx_graph *g, hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c,
+                                hfx_error *err) {
     hfx_status st = HFX_OK;
-    for (int i = 0, u = 0; i < p->n_inputs && !st; i++)
-        if (p->inputs[i].kind == HFX_INPUT_USER) st = plan_input(p, c, p->g->inputs[u++], p->inputs[i].value, err);
+    for (int i = 0; i < g->n_inputs && !st; i++) st = plan_input(g, p, c, i, err);
     /* a growing cache's prefill takes an empty one: a keyword without leaves */
     if (!st && !add_kwarg(c->kw, &c->n_kw, "cache")) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
     for (int i = 0; i < c->n_kw; i++) c->kw[i].cache |= !strcmp(c->kw[i].key, "cache");
@@ -332,7 +335,7 @@ static hfx_status plan_keywords(hfx_aten_program *p, const hfx_seed_call *sc, ca
         if (seen) continue;
         mask->dict = true;
         snprintf(mask->sub[mask->n], sizeof mask->sub[0], "%s", sc->layers[i].layer_type);
-        mask->sub_value[mask->n++] = -1;
+        mask->sub_input[mask->n++] = -1;
     }
     for (int i = 1; i < c->n_kw; i++)
         for (int j = i; j > 0 && forward_rank(sc, c->kw[j].key) < forward_rank(sc, c->kw[j - 1].key); j--) {
@@ -340,100 +343,105 @@ static hfx_status plan_keywords(hfx_aten_program *p, const hfx_seed_call *sc, ca
             c->kw[j] = c->kw[j - 1];
             c->kw[j - 1] = t;
         }
-    return st ? st : reorder_user_inputs(p, c->kw, c->n_kw, c->leaves, c->n_leaves, err);
+    return st || !p ? st : reorder_user_inputs(p, c->kw, c->n_kw, c->leaves, c->n_leaves, c->value_of, err);
 }
 
-/* The sample's sizes: batch 1 (a StaticCache's batch_size is part of its spec), the cache at its
- * configured length. */
-static void plan_sample_sizes(hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c) {
+static bool lone_symbol(hfx_dim d) { return d.n == 1 && d.c == 0 && d.coef[0] == 1; }
+
+/* The sample's sizes: batch 1 (a StaticCache's batch_size is part of its spec) or the least the batch takes, and (a
+ * program's hints) the cache at its configured length. */
+static void plan_sample_sizes(const hfx_graph *g, hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c) {
     c->batch = 1;
     if (c->n_kw && !c->kw[0].cache && !c->kw[0].dict) {
-        const hfx_aten_value *ids = &p->values[c->kw[0].value];
-        if (ids->rank > 0 && ids->dims[0].n == 1 && ids->dims[0].c == 0 && ids->dims[0].coef[0] == 1)
-            p->hints[ids->dims[0].sym[0]] = c->batch = p->g->symbols[ids->dims[0].sym[0]].min > 1
-                                                          ? p->g->symbols[ids->dims[0].sym[0]].min : 1;
-        else if (ids->rank > 0 && hfx_dim_is_const(ids->dims[0]))
+        const hfx_value *ids = g->inputs[c->kw[0].input];
+        if (ids->rank > 0 && lone_symbol(ids->dims[0])) {
+            int64_t least = g->symbols[ids->dims[0].sym[0]].min;
+            c->batch = least > 1 ? least : 1;
+            if (p) p->hints[ids->dims[0].sym[0]] = c->batch;
+        } else if (ids->rank > 0 && hfx_dim_is_const(ids->dims[0])) {
             c->batch = ids->dims[0].c;
+        }
     }
-    for (int k = 0; k < c->n_leaves && sc->is_static; k++) {
-        const hfx_aten_value *v = &p->values[c->leaves[k]];
-        if (v->rank == 4 && v->dims[2].n == 1 && v->dims[2].c == 0 && v->dims[2].coef[0] == 1)
-            p->hints[v->dims[2].sym[0]] = sc->max_cache_len;
+    for (int k = 0; p && k < c->n_leaves && sc->is_static; k++) {
+        const hfx_aten_value *v = &p->values[c->value_of[c->leaves[k]]];
+        if (v->rank == 4 && lone_symbol(v->dims[2])) p->hints[v->dims[2].sym[0]] = sc->max_cache_len;
     }
 }
 
-/* One tensor of the call: its sample, and its graph input. */
-static void call_tensor(hfx_aten_program *p, hfx_pt2_call *call, int value) {
+/* One tensor of the call (graph input i): its sample, and its graph input. */
+static void call_tensor(hfx_aten_program *p, const call_plan *c, hfx_pt2_call *call, int i) {
     int64_t sizes[HFX_MAX_RANK];
-    const hfx_aten_value *v = &p->values[value];
+    const hfx_aten_value *v = &p->values[c->value_of[i]];
     hfx_aten_hinted_sizes(p, v, sizes);
     hfx_pickle_tensor(&call->sample, v->dtype, v->rank, sizes);
-    json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, value));
+    json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, c->value_of[i]));
 }
 
-/* A dict keyword (the mask per layer type): its spec node; its entries' samples and inputs. */
-static json_t *call_dict(hfx_aten_program *p, hfx_pt2_call *call, const kwarg *k) {
+/* A dict keyword (the mask per layer type): its spec node; with a program's call, its entries' samples and inputs. */
+static json_t *call_dict(hfx_aten_program *p, const call_plan *c, hfx_pt2_call *call, const kwarg *k) {
     json_t *sub = json_array(), *dict_children = json_array();
-    hfx_pickle_op(&call->sample, HFX_PK_EMPTY_DICT HFX_PK_MARK);
+    if (call) hfx_pickle_op(&call->sample, HFX_PK_EMPTY_DICT HFX_PK_MARK);
     for (int e = 0; e < k->n; e++) {
         json_array_append_new(sub, json_string(k->sub[e]));
         json_array_append_new(dict_children, hfx_pt2_leaf_spec());
+        if (!call) continue;
         hfx_pickle_text(&call->sample, k->sub[e]);
-        if (k->sub_value[e] < 0) {
+        if (k->sub_input[e] < 0) {
             hfx_pickle_op(&call->sample, HFX_PK_NONE);
             json_t *none = json_object();
             json_object_set_new(none, "as_none", json_true());
             json_array_append_new(call->graph_inputs, none);
         } else {
-            call_tensor(p, call, k->sub_value[e]);
+            call_tensor(p, c, call, k->sub_input[e]);
         }
     }
-    hfx_pickle_op(&call->sample, HFX_PK_SETITEMS);
+    if (call) hfx_pickle_op(&call->sample, HFX_PK_SETITEMS);
     return hfx_pt2_spec_node("builtins.dict", hfx_pt2_dumps(sub), dict_children);
 }
 
-/* The spec and the sample of ((), {kwargs}). */
-static hfx_status write_call_inputs(hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c, hfx_pt2_call *call,
-                                    hfx_error *err) {
-    hfx_pickle_begin(&call->sample);
-    hfx_pickle_op(&call->sample, HFX_PK_EMPTY_TUPLE HFX_PK_EMPTY_DICT HFX_PK_MARK);
+/* The spec of ((), {kwargs}) into *in_spec, and with a program's call (not NULL) its sample and graph inputs. */
+static hfx_status write_call_inputs(const hfx_graph *g, hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c,
+                                    hfx_pt2_call *call, json_t **in_spec, hfx_error *err) {
+    if (call) {
+        hfx_pickle_begin(&call->sample);
+        hfx_pickle_op(&call->sample, HFX_PK_EMPTY_TUPLE HFX_PK_EMPTY_DICT HFX_PK_MARK);
+        call->graph_inputs = json_array();
+        call->arg_names = json_array();
+    }
     json_t *keys = json_array(), *children = json_array();
-    call->graph_inputs = json_array();
-    call->arg_names = json_array();
-    walk w = {p, sc, &call->sample, true, c->ir_in, c->leaves, c->n_leaves, 0, c->batch, HFX_OK, err};
+    walk w = {g, p, sc, call ? &call->sample : NULL, true, c->ir_in, c->leaves, c->n_leaves, 0, c->batch, HFX_OK, err};
     hfx_status st = HFX_OK;
     for (int i = 0; i < c->n_kw && !st; i++) {
         const kwarg *k = &c->kw[i];
         json_array_append_new(keys, json_string(k->key));
-        json_array_append_new(call->arg_names, json_string(k->key));
-        hfx_pickle_text(&call->sample, k->key);
+        if (call) {
+            json_array_append_new(call->arg_names, json_string(k->key));
+            hfx_pickle_text(&call->sample, k->key);
+        }
         if (k->cache) {
             json_array_append_new(children, cache_node(&w, sc->filled));
-            for (int l = 0; l < c->n_leaves; l++)
-                json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, c->leaves[l]));
+            for (int l = 0; call && l < c->n_leaves; l++)
+                json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, c->value_of[c->leaves[l]]));
             st = w.st;
         } else if (k->dict) {
-            json_array_append_new(children, call_dict(p, call, k));
+            json_array_append_new(children, call_dict(p, c, call, k));
         } else {
-            call_tensor(p, call, k->value);
+            if (call) call_tensor(p, c, call, k->input);
             json_array_append_new(children, hfx_pt2_leaf_spec());
         }
     }
-    hfx_pickle_op(&call->sample, HFX_PK_SETITEMS HFX_PK_TUPLE2);
-    call->in_spec = hfx_pt2_kwargs_spec(keys, children);
+    if (call) hfx_pickle_op(&call->sample, HFX_PK_SETITEMS HFX_PK_TUPLE2);
+    *in_spec = hfx_pt2_kwargs_spec(keys, children);
     return st;
 }
 
-/* The result: ModelOutput(logits=..., cache=<the cache after the call>). */
-static hfx_status write_call_result(hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c, hfx_pt2_call *call,
+/* The result's spec: ModelOutput(logits=..., cache=<the cache after the call>). */
+static hfx_status write_call_result(const hfx_graph *g, const hfx_seed_call *sc, call_plan *c, json_t **out_spec,
                                     hfx_error *err) {
-    const hfx_graph *g = p->g;
-    int n_out = 0;
-    for (int k = 0; k < p->n_outputs; k++) n_out += p->mutates[k] < 0;
     for (int k = 1; k < g->n_outputs; k++) c->ir_out[k - 1] = g->outputs[k];
-    if (g->n_outputs < 1 || strcmp(g->outputs[0]->name, "logits") != 0 || n_out != g->n_outputs)
+    if (g->n_outputs < 1 || strcmp(g->outputs[0]->name, "logits") != 0)
         return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: the graph's outputs are not logits and the cache");
-    walk r = {p, sc, NULL, false, c->ir_out, NULL, g->n_outputs - 1, 0, c->batch, HFX_OK, err};
+    walk r = {g, NULL, sc, NULL, false, c->ir_out, NULL, g->n_outputs - 1, 0, c->batch, HFX_OK, err};
     json_t *out_children = json_array();
     json_array_append_new(out_children, hfx_pt2_leaf_spec());
     json_array_append_new(out_children, cache_node(&r, true));
@@ -442,8 +450,26 @@ static hfx_status write_call_result(hfx_aten_program *p, const hfx_seed_call *sc
     json_t *fields = json_array();
     json_array_append_new(fields, json_string("logits"));
     json_array_append_new(fields, json_string("cache"));
-    call->out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node(cls, hfx_pt2_dumps(fields), out_children));
+    *out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node(cls, hfx_pt2_dumps(fields), out_children));
     return r.st;
+}
+
+/* The plan of g's call, its specs, and with a program (not NULL) the program's call. */
+static hfx_status plan_call(const hfx_graph *g, hfx_aten_program *p, const hfx_seed_call *sc, hfx_pt2_call *call,
+                            json_t **in_spec, json_t **out_spec, hfx_error *err) {
+    call_plan c = {.leaves = calloc((size_t)g->n_inputs + 1, sizeof(int)),
+                   .ir_in = calloc((size_t)g->n_inputs + 1, sizeof(hfx_value *)),
+                   .ir_out = calloc((size_t)g->n_outputs + 1, sizeof(hfx_value *)),
+                   .value_of = calloc((size_t)g->n_inputs + 1, sizeof(int))};
+    hfx_status st = c.leaves && c.ir_in && c.ir_out && c.value_of ? HFX_OK : hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    for (int i = 0, u = 0; !st && p && i < p->n_inputs; i++)
+        if (p->inputs[i].kind == HFX_INPUT_USER) c.value_of[u++] = p->inputs[i].value;
+    if (!st) st = plan_keywords(g, p, sc, &c, err);
+    if (!st) plan_sample_sizes(g, p, sc, &c);
+    if (!st) st = write_call_inputs(g, p, sc, &c, call, in_spec, err);
+    if (!st) st = write_call_result(g, sc, &c, out_spec, err);
+    free(c.leaves), free(c.ir_in), free(c.ir_out), free(c.value_of);
+    return st;
 }
 
 hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_pt2_call *call, hfx_error *err) {
@@ -451,20 +477,23 @@ hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_p
     const hfx_graph *g = p->g;
     hfx_status st = check_covered(sc, g, err);
     if (st) return st;
-    int n_users = 0;
+    int n_users = 0, n_out = 0;
     for (int i = 0; i < p->n_inputs; i++) n_users += p->inputs[i].kind == HFX_INPUT_USER;
-    if (n_users != g->n_inputs) return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: user inputs and graph inputs differ");
-    call_plan c = {.leaves = calloc((size_t)g->n_inputs + 1, sizeof(int)),
-                   .ir_in = calloc((size_t)g->n_inputs + 1, sizeof(hfx_value *)),
-                   .ir_out = calloc((size_t)g->n_outputs + 1, sizeof(hfx_value *))};
-    if (!c.leaves || !c.ir_in || !c.ir_out) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    if (!st) st = plan_keywords(p, sc, &c, err);
-    if (!st) plan_sample_sizes(p, sc, &c);
-    if (!st) st = write_call_inputs(p, sc, &c, call, err);
-    if (!st) st = write_call_result(p, sc, &c, call, err);
-    free(c.leaves), free(c.ir_in), free(c.ir_out);
+    for (int k = 0; k < p->n_outputs; k++) n_out += p->mutates[k] < 0;
+    if (n_users != g->n_inputs || n_out != g->n_outputs)
+        return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: the program's user inputs or outputs are not the graph's");
+    st = plan_call(g, p, sc, call, &call->in_spec, &call->out_spec, err);
     if (!st && (p->oom || !call->in_spec || !call->out_spec || !call->graph_inputs || !call->arg_names))
         st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (st) hfx_pt2_call_free(call);
+    return st;
+}
+
+hfx_status hfx_pt2_seed_specs(const hfx_graph *g, const hfx_seed_call *sc, json_t **in_spec, json_t **out_spec,
+                              hfx_error *err) {
+    *in_spec = *out_spec = NULL;
+    hfx_status st = plan_call(g, NULL, sc, NULL, in_spec, out_spec, err);
+    if (!st && (!*in_spec || !*out_spec)) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (st) json_decref(*in_spec), json_decref(*out_spec), *in_spec = *out_spec = NULL;
     return st;
 }
