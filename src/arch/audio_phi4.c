@@ -186,8 +186,8 @@ static hfx_value *distance_bias(const hfx_phi4_audio *t, hfx_graph *g, hfx_weigh
         return NULL;
     }
     for (int64_t d = -D; d <= D; d++) {
-        int64_t clipped = d > D - 1 ? D - 1 : d;
-        buckets[d + D] = t->symmetric ? (clipped < 0 ? -clipped : clipped) : clipped + D;
+        int64_t clipped = d > D - 1 ? D - 1 : d, row = t->symmetric ? (clipped < 0 ? -clipped : clipped) : clipped + D;
+        buckets[d + D] = row < rows ? row : rows - 1; /* (symmetric, |−D|: past the table, a distance no chunk reaches) */
     }
     hfx_value *table = hfx_weight(w, 2, (int64_t[]){rows, t->heads}, "%srelative_attention_bias_layer.bias_values.weight",
                                   prefix);

@@ -17,6 +17,7 @@ static const struct {
     {"gelu", HFX_ACT_GELU},      {"gelu_pytorch_tanh", HFX_ACT_GELU_TANH},
     {"gelu_new", HFX_ACT_GELU_TANH}, {"relu", HFX_ACT_RELU}, {"tanh", HFX_ACT_TANH},
     {"quick_gelu", HFX_ACT_QUICK_GELU}, {"relu2", HFX_ACT_RELU2}, {"xielu", HFX_ACT_XIELU},
+    {"sigmoid", HFX_ACT_SIGMOID},
 };
 
 bool hfx_activation_from_name(const char *name, hfx_activation *out) {
@@ -29,7 +30,7 @@ bool hfx_activation_from_name(const char *name, hfx_activation *out) {
 }
 
 const char *hfx_activation_names(void) {
-    return "silu, swish, gelu, gelu_pytorch_tanh, gelu_new, relu, tanh, quick_gelu, relu2, xielu";
+    return "silu, swish, gelu, gelu_pytorch_tanh, gelu_new, relu, tanh, quick_gelu, relu2, xielu, sigmoid";
 }
 
 static hfx_value *scalar_like(hfx_graph *g, hfx_value *x, double v) {
@@ -67,6 +68,8 @@ hfx_value *hfx_activate(hfx_graph *g, hfx_activation act, hfx_value *x) {
         return hfx_op2(g, HFX_OP_MAX, x, scalar_like(g, x, 0.0));
     case HFX_ACT_TANH:
         return hfx_op1(g, HFX_OP_TANH, x);
+    case HFX_ACT_SIGMOID:
+        return hfx_op1(g, HFX_OP_SIGMOID, x);
     case HFX_ACT_QUICK_GELU: /* torch: input * sigmoid(1.702 * input) */
         return hfx_op2(g, HFX_OP_MUL, x, hfx_op1(g, HFX_OP_SIGMOID, hfx_op2(g, HFX_OP_MUL, x, scalar_like(g, x, 1.702))));
     case HFX_ACT_XIELU: /* needs its weights: only a decoder's dense MLP has them */

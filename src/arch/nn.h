@@ -14,6 +14,7 @@ typedef enum {
     HFX_ACT_TANH,      /* "tanh" (DeBERTa's pooler) */
     HFX_ACT_QUICK_GELU, /* "quick_gelu" (CLIP): x·sigmoid(1.702·x) */
     HFX_ACT_RELU2,      /* "relu2": relu(x)² (Arcee, NanoChat) */
+    HFX_ACT_SIGMOID,    /* "sigmoid" (a GLU's gate: Phi-4-multimodal's conv_glu_type) */
     HFX_ACT_XIELU       /* "xielu" (Apertus): learned, its parameters the MLP's act_fn.* weights; a decoder's
                            dense MLP builds it (arch/ffn.c), hfx_activate refuses it */
 } hfx_activation;

@@ -8,7 +8,9 @@ The checkpoint is tiny and of every part: a three-layer SigLIP tower at Phi-4's 
 (feature_layer −2), a two-layer audio conformer over 80 mel bins (NeMo subsampling by 8, distance bias clipped at 20),
 a two-layer Phi-3; its processor's parts (Phi4MultimodalImageProcessor with at most 4 HD crops,
 Phi4MultimodalFeatureExtractor) saved as transformers 5 saves them. A variant with streaming chunks (chunk_size 4,
-left_chunk 1) is shown to move transformers' audio features:
+left_chunk 1) is shown to move transformers' audio features, and one of every other field that shapes the encoders
+(feature_layer, kernel_size, depthwise_multiplier, bias_symmetric, the three activations) each shown to move its
+features:
   * image features of two images of other aspect ratios (HD crops with padded patches: their positions and masked
     keys), laid out by examples/generate_vlm.py as transformers lays them out; audio features of a batch of two clips
     (audio_attention_mask), of one clip past 500 encoder frames (transformers' chunks of 500, without a mask as its
@@ -46,6 +48,13 @@ AUDIO = dict(hidden_size=32, intermediate_size=48, num_blocks=2, num_attention_h
              nemo_conv_channels=8, ext_pw_out_channel=32, depthwise_separable_out_channel=32, bias_max_distance=20,
              kernel_size=3, audio_token_id=AUDIO_TOKEN)
 VARIANTS = {"phi4mm": {}, "phi4mm_streaming": dict(chunk_size=4, left_chunk=1)}
+# every other field that shapes the encoders, changed at once (test_fields_variant; each shown to move transformers'
+# features on its own by test_each_field_moves_the_features): the tower's last state, a wider depthwise convolution
+# of 2 channels per input, symmetric distance bias (its table past the 500-frame chunks), other activations
+FIELDS = dict(kernel_size=5, depthwise_multiplier=2, bias_symmetric=True, bias_max_distance=600, activation="gelu",
+              conv_activation="relu", conv_glu_type="sigmoid")
+VISION_FIELDS = dict(feature_layer=-1)
+VARIANTS["phi4mm_fields"] = FIELDS
 TEXT = dict(vocab_size=300, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
             num_key_value_heads=2, max_position_embeddings=512, original_max_position_embeddings=512, bos_token_id=1,
             eos_token_id=2, pad_token_id=0)
@@ -81,7 +90,8 @@ def ckpt(tmp_path_factory):
     def make(name):
         import transformers
         torch.manual_seed(0)
-        config = transformers.Phi4MultimodalConfig(vision_config=VISION, audio_config=dict(AUDIO, **VARIANTS[name]),
+        vision = dict(VISION, **(VISION_FIELDS if name == "phi4mm_fields" else {}))
+        config = transformers.Phi4MultimodalConfig(vision_config=vision, audio_config=dict(AUDIO, **VARIANTS[name]),
                                                    **TEXT)
         model = transformers.Phi4MultimodalForCausalLM(config).eval()
         init_weights(model, 1, lambda n: 0.5 if n == "model.embed_tokens.weight" or "position_embedding" in n
@@ -231,6 +241,47 @@ def test_generation_batch_of_two(export_dir, reference, tmp_path):
     want_tokens, want_logits = want_generation(reference("phi4mm"), rows, images, [])
     tokens, logits = generate_vlm.generate(out, images, rows, NEW_TOKENS)
     compare_generation(tokens, logits, want_tokens, want_logits, "phi4mm batch 2")
+
+
+def test_fields_variant(export_dir, reference, tmp_path):
+    """The variant of every other encoder field: two images' and two clips' features (ONNX Runtime, within 1e-4 of
+    transformers' merged inputs_embeds), and greedy generation from an image and an audio file in one prompt."""
+    out = export_dir("phi4mm_fields", *MODES["onnx-mtd"])
+    export = generate_vlm.runtime_of(out).Export(out)
+    images, clips = media(tmp_path, 2, (0.73, 1.61))
+    row = [1, IMAGE_TOKEN, 9, IMAGE_TOKEN, 7, AUDIO_TOKEN, 8, AUDIO_TOKEN, 210, 5]
+    ids, want = merged_embeds(reference("phi4mm_fields"), row, images, clips)
+    got_images, _ = generate_vlm.hd_features(export, out, images)
+    assert_logits_close(got_images, want[ids == IMAGE_TOKEN], "fields variant image features")
+    got_audio, _ = generate_vlm.audio_features(export.audio_encoder, out, clips, with_images=True)
+    assert_logits_close(got_audio, want[ids == AUDIO_TOKEN], "fields variant audio features")
+    row = [1, 7, IMAGE_TOKEN, 9, 33, AUDIO_TOKEN, 8, 4]
+    want_tokens, want_logits = want_generation(reference("phi4mm_fields"), [row], images[:1], clips[:1])
+    tokens, logits = generate_vlm.generate(out, images[:1], [row], NEW_TOKENS, audio=clips[:1])
+    compare_generation(tokens, logits, want_tokens, want_logits, "phi4mm fields variant")
+
+
+def test_each_field_moves_the_features(tmp_path):
+    """Each field of the fields variant alone, in transformers, moves the merged inputs_embeds of an image and a clip
+    (the symmetric bias against the same table size), so the variant's parity catches any of them ignored."""
+    import transformers
+    images, clips = media(tmp_path, 1, (1.61,))
+    row = [1, IMAGE_TOKEN, 9, AUDIO_TOKEN, 5]
+
+    def embeds(vision_change, audio_change):
+        torch.manual_seed(0)
+        config = transformers.Phi4MultimodalConfig(vision_config=dict(VISION, **vision_change),
+                                                   audio_config=dict(AUDIO, **audio_change), **TEXT)
+        model = transformers.Phi4MultimodalForCausalLM(config).eval()
+        init_weights(model, 1, lambda n: 0.5 if n == "model.embed_tokens.weight" or "position_embedding" in n
+                     or "bias_values" in n else None)
+        return merged_embeds(model, row, images, clips)[1]
+
+    changes = [(dict(VISION_FIELDS), {})] + [({}, {k: v}) for k, v in FIELDS.items() if k != "bias_max_distance"]
+    for vision_change, audio_change in changes:
+        base = {"bias_max_distance": 600} if "bias_symmetric" in audio_change else {}
+        moved = np.abs(embeds(vision_change, {**base, **audio_change}) - embeds({}, base)).max()
+        assert moved > 1e-3, f"{vision_change or audio_change} moved transformers' embeddings by only {moved}"
 
 
 # Phi-4-multimodal's vision-lora and speech-lora adapters' targets: the language model's linears
