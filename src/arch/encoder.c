@@ -61,6 +61,7 @@ typedef struct encoder_layout {
     const char *qa;          /* the QA head's linear */
     mlm_names mlm;
     relative_names relative; /* a bias on every layer's scores by bucketed distance (NULL table: none) */
+    const char *base_output; /* the bare model's output class (transformers.modeling_outputs') */
 } encoder_layout;
 
 static const encoder_layout bert_layout = {
@@ -72,7 +73,8 @@ static const encoder_layout bert_layout = {
     "output.dense", "output.LayerNorm", NULL, "qa_outputs",
     {"cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.decoder",
      "cls.predictions.bias", false, NULL},
-    {NULL, 0, 0}};
+    {NULL, 0, 0},
+    "BaseModelOutputWithPoolingAndCrossAttentions"};
 
 static const encoder_layout roberta_layout = {
     "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act", "layer_norm_eps",
@@ -82,7 +84,8 @@ static const encoder_layout roberta_layout = {
     "attention.self.value", "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
     "output.dense", "output.LayerNorm", NULL, "qa_outputs",
     {"lm_head.dense", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias", true, NULL},
-    {NULL, 0, 0}};
+    {NULL, 0, 0},
+    "BaseModelOutputWithPoolingAndCrossAttentions"};
 
 /* DistilBERT: BERT without token types, its own names, LayerNorm eps fixed at 1e-12. */
 static const encoder_layout distilbert_layout = {
@@ -92,7 +95,8 @@ static const encoder_layout distilbert_layout = {
     "transformer.layer.%lld", "attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin",
     "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm", NULL, "qa_outputs",
     {"vocab_transform", "vocab_layer_norm", "vocab_projector", NULL, false, NULL},
-    {NULL, 0, 0}};
+    {NULL, 0, 0},
+    "BaseModelOutput"};
 
 /* ModernBERT: pre-norm, fused Wqkv, GeGLU, rotary with a base per layer type, local (sliding)
  * and global layers, biases and LayerNorm biases by config; heads read `head` first. */
@@ -103,7 +107,8 @@ static const encoder_layout modernbert_layout = {
     "layers.%lld", "attn.Wqkv", NULL, NULL, "attn.Wo", "attn_norm", "mlp.Wi", "mlp.Wo", "mlp_norm", "final_norm",
     "classifier",
     {"head.dense", "head.norm", "decoder", NULL, false, "classifier_activation"},
-    {NULL, 0, 0}};
+    {NULL, 0, 0},
+    "BaseModelOutput"};
 
 /* MPNet: RoBERTa's positions (padding index 1) without token types, attention.attn.q/k/v/o, and T5's bidirectional
  * relative position bias from one table shared by every layer. */
@@ -114,7 +119,8 @@ static const encoder_layout mpnet_layout = {
     "attention.attn.q", "attention.attn.k", "attention.attn.v", "attention.attn.o", "attention.LayerNorm",
     "intermediate.dense", "output.dense", "output.LayerNorm", NULL, "qa_outputs",
     {"lm_head.dense", "lm_head.layer_norm", "lm_head.decoder", "lm_head.bias", true, NULL},
-    {"encoder.relative_attention_bias.weight", 32, 128}};
+    {"encoder.relative_attention_bias.weight", 32, 128},
+    "BaseModelOutputWithPooling"};
 
 /* DeBERTa-v2/v3: BERT's post-norm blocks with query_proj/key_proj/value_proj and disentangled
  * attention (content-to-position and position-to-content scores from relative embeddings). */
@@ -127,7 +133,8 @@ static const encoder_layout deberta_layout = {
     "output.dense", "output.LayerNorm", NULL, "qa_outputs",
     {"cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.decoder",
      "cls.predictions.bias", false, NULL},
-    {NULL, 0, 0}};
+    {NULL, 0, 0},
+    "BaseModelOutput"};
 
 struct encoder_desc {
     const char *architecture;
@@ -771,12 +778,12 @@ static const char *const untyped_inputs[] = {"input_ids", "attention_mask", NULL
 static bool encoder_pools(const void *desc) { return ((const encoder_desc *)desc)->head == HEAD_NONE; }
 
 /* What every encoder family shares; they differ in their inputs. */
-/* The heads' output classes (the same for every lineage); a bare encoder's differs by lineage (BERT's with pooling and
- * cross-attentions, DistilBERT's plain): not recorded, so its torch program stays positional. */
+/* The heads' output classes (the same for every lineage); a bare encoder's its lineage's (BERT's with pooling and
+ * cross-attentions, DistilBERT's plain): encoder_layout.base_output. */
 static hfx_torch_signature encoder_torch_signature(const void *desc_) {
     const encoder_desc *d = desc_;
     static const char *const args[] = {"input_ids", "attention_mask", "token_type_ids", NULL};
-    const char *cls = d->head == HEAD_NONE              ? NULL
+    const char *cls = d->head == HEAD_NONE              ? d->layout->base_output
                       : d->head == HEAD_TOKEN_CLASSIFIER ? "TokenClassifierOutput"
                       : d->head == HEAD_QA               ? "QuestionAnsweringModelOutput"
                       : d->head == HEAD_MASKED_LM        ? "MaskedLMOutput"

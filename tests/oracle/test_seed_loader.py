@@ -7,8 +7,9 @@ the model, returning its output class.
 
   * the specs equal those the seed's own export of the same model records (its DynamoExporter's torch.export trace of
     the same keyword inputs, use_cache off: the plain graph returns no cache), compared as torch TreeSpecs: a Llama
-    decoder (CausalLMOutputWithPast over logits), a ViT (BaseModelOutputWithPooling over both states) and a BERT
-    classifier (SequenceClassifierOutput, with token_type_ids);
+    decoder (CausalLMOutputWithPast over logits), a ViT (BaseModelOutputWithPooling over both states), a BERT
+    classifier (SequenceClassifierOutput, with token_type_ids) and bare encoders of two lineages (BertModel's
+    BaseModelOutputWithPoolingAndCrossAttentions, DistilBertModel's BaseModelOutput);
   * the seed's ExportedModel over hfx's ONNX, OpenVINO and torch.export exports (OpenVINO at f32, passed as its runner
     takes it: config={"INFERENCE_PRECISION_HINT": "f32"}; the .pt2 called with keywords, as the seed calls its own)
     called with a left-padded batch of two prompts gives transformers' logits within 1e-4 (its padded positions too: eager attention), and the ViT's pixel values its two states;
@@ -43,6 +44,11 @@ def _model(kind):
     if kind == "bert":
         config = transformers.BertConfig(**BERT)
         return transformers.BertForSequenceClassification._from_config(config, attn_implementation="eager").eval()
+    if kind in ("bert_model", "distilbert_model"):  # bare encoders: their lineage's own output class
+        config = (transformers.BertConfig(**BERT) if kind == "bert_model" else transformers.DistilBertConfig(
+            vocab_size=120, dim=32, n_layers=2, n_heads=4, hidden_dim=48, max_position_embeddings=64))
+        cls = transformers.BertModel if kind == "bert_model" else transformers.DistilBertModel
+        return cls._from_config(config, attn_implementation="eager").eval()
     if kind == "llama":
         config = transformers.LlamaConfig(**LLAMA, use_cache=False)
         return transformers.LlamaForCausalLM._from_config(config, attn_implementation="eager").eval()
@@ -54,8 +60,10 @@ def _inputs(kind):
         return {"pixel_values": torch.from_numpy(np.random.default_rng(2).standard_normal((2, 3, 32, 32), np.float32))}
     ids = torch.tensor([[5, 17, 33, 40, 8, 9], [0, 0, 7, 3, 12, 90]])
     mask = (torch.arange(6)[None, :] >= torch.tensor([[0], [2]])).long()
-    if kind == "bert":
+    if kind in ("bert", "bert_model"):
         return {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)}
+    if kind == "distilbert_model":
+        return {"input_ids": ids, "attention_mask": mask}
     return {"input_ids": ids, "attention_mask": mask, "position_ids": torch.arange(6)[None].expand(2, -1)}
 
 
@@ -79,7 +87,7 @@ def exported(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("kind", ["llama", "vit", "bert"])
+@pytest.mark.parametrize("kind", ["llama", "vit", "bert", "bert_model", "distilbert_model"])
 def test_specs_are_the_seeds(kind, exported, tmp_path):
     """hfx's in_spec and out_spec are the ones the seed's own export of the model records for the same keyword
     inputs."""
@@ -97,7 +105,7 @@ def test_specs_are_the_seeds(kind, exported, tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["onnx", "openvino", "dynamo"])
-@pytest.mark.parametrize("kind", ["llama", "vit", "bert"])
+@pytest.mark.parametrize("kind", ["llama", "vit", "bert", "bert_model", "distilbert_model"])
 def test_seed_loader_runs_hfx_exports(kind, fmt, exported):
     """The seed's ExportedModel loads hfx's folder and, called as the model, returns its output class with
     transformers' values."""
@@ -111,7 +119,8 @@ def test_seed_loader_runs_hfx_exports(kind, fmt, exported):
     with torch.no_grad():
         want = _model(kind)(**inputs)
     assert type(got).__name__ == type(want).__name__
-    fields = ["last_hidden_state", "pooler_output"] if kind == "vit" else ["logits"]
+    fields = (["last_hidden_state", "pooler_output"] if kind in ("vit", "bert_model")
+              else ["last_hidden_state"] if kind == "distilbert_model" else ["logits"])
     for field in fields:
         diff = (torch.as_tensor(np.asarray(getattr(got, field))) - getattr(want, field)).abs().max().item()
         assert diff <= PARITY_ATOL, f"{kind} {fmt} {field}: max abs diff {diff}"

@@ -14,6 +14,8 @@ static const struct {
     {"BaseModelOutput", NULL, "last_hidden_state hidden_states attentions"},
     {"BaseModelOutputWithPast", NULL, "last_hidden_state cache hidden_states attentions"},
     {"BaseModelOutputWithPooling", NULL, "last_hidden_state pooler_output hidden_states attentions"},
+    {"BaseModelOutputWithPoolingAndCrossAttentions", NULL,
+     "last_hidden_state pooler_output hidden_states cache attentions cross_attentions"},
     {"CLIPOutput", "clip", "logits_per_image logits_per_text text_embeds image_embeds text_model_output vision_model_output"},
     {"CLIPTextModelOutput", "clip", "text_embeds last_hidden_state hidden_states attentions"},
     {"CLIPVisionModelOutput", "clip", "image_embeds last_hidden_state hidden_states attentions"},
