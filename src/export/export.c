@@ -508,18 +508,17 @@ static void flat_specs(json_t *md, const component *c, const hfx_model *model) {
 /* A generation graph's in the seed's profile: the specs of its call as the Python system's programs record them
  * (hfx_pt2_seed_specs: the keywords, the transformers cache object, the ModelOutput), where hfx writes that call (a
  * decoder-only model without sliding-window or recurrent layers, whose cache objects pin what hfx's graphs leave
- * open: the .pt2 refuses them, the other formats go without the specs). */
-static void call_specs(json_t *md, const component *c, const hfx_seed_call *call) {
+ * open: the .pt2 refuses them, the other formats go without the specs). False: out of memory. */
+static bool call_specs(json_t *md, const component *c, const hfx_seed_call *call) {
     for (int i = 0; i < call->n_layers; i++)
-        if (call->layers[i].sliding_window || call->layers[i].n_states) return;
+        if (call->layers[i].sliding_window || call->layers[i].n_states) return true;
     if (c->g->state_holder == HFX_HOLDER_ENCODER_DECODER || !c->g->n_outputs ||
         strcmp(c->g->outputs[0]->name, "logits") != 0)
-        return;
+        return true;
     json_t *in_spec, *out_spec;
     hfx_error err;
-    if (hfx_pt2_seed_specs(c->g, call, &in_spec, &out_spec, &err)) return; /* (out of memory: the metadata says less) */
-    json_object_set_new(md, "in_spec", in_spec);
-    json_object_set_new(md, "out_spec", out_spec);
+    if (hfx_pt2_seed_specs(c->g, call, &in_spec, &out_spec, &err)) return false; /* (out of memory) */
+    return json_object_set_new(md, "in_spec", in_spec) == 0 && json_object_set_new(md, "out_spec", out_spec) == 0;
 }
 
 /* The graph's own description of itself (the seed's export metadata), also stored in the
@@ -548,7 +547,10 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     bool plain = o->cache == HFX_CACHE_NONE && strcmp(c->decl->role, "model") == 0;
     if (o->io == HFX_IO_SEED || plain) seed_fields(md, c, model);
     if (plain) flat_specs(md, c, model);
-    if (call) call_specs(md, c, call);
+    if (call && !call_specs(md, c, call)) {
+        json_decref(md);
+        return NULL;
+    }
     if (c->quantized) { /* which weights are stored quantized, and how */
         const hfx_quant_done *d = &c->quant_done;
         json_t *q = quant_json(&c->quant.linears);
