@@ -4,19 +4,18 @@
 #include "arch/conformer.h"
 #include "base/status.h"
 
-/* Each row's valid time steps [B,1] after one strided convolution of n [B,1] (i64): ⌊(n + 2p − k)/s⌋ + 1, none
- * below zero (the IR's integer division floors a non-negative dividend). */
-static hfx_value *shorter(const hfx_nemo_subsampling *s, hfx_graph *g, hfx_value *n) {
-    int64_t k = s->kernel, p = (k - 1) / 2;
-    hfx_value *t = hfx_op2(g, HFX_OP_MAX, hfx_op2(g, HFX_OP_ADD, n, hfx_const_i64(g, 2 * p - k + s->stride)),
-                           hfx_const_i64(g, 0));
-    return hfx_op2(g, HFX_OP_DIV, t, hfx_const_i64(g, s->stride));
-}
-
-/* The time steps of x [B,C,T,M] before each row's count n [B,1]: [B,T] bool */
-static hfx_value *kept_steps(hfx_graph *g, hfx_value *x, hfx_value *n) {
-    hfx_value *t = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, 2), hfx_const_i64(g, 1), x->dims[2]);
-    return hfx_op2(g, HFX_OP_LESS, hfx_unsqueeze(g, t, 0), n);
+/* Each row's valid time steps after one strided convolution that made x [B,C,T',M] from n [B,1] (i64) of them: the
+ * steps t < ⌊(n + 2p − k)/s⌋ + 1, i.e. (t + 1)·s ≤ n + 2p − k + s — compared, not divided (a runtime may round an
+ * integer division in a fused chain) — [B,T'] bool; *n becomes their count [B,1]. */
+static hfx_value *kept_after(const hfx_nemo_subsampling *s, hfx_graph *g, hfx_value *x, hfx_value **n) {
+    int64_t k = s->kernel, p = (k - 1) / 2, axis = 1;
+    hfx_value *one = hfx_const_i64(g, 1);
+    hfx_value *room = hfx_op2(g, HFX_OP_ADD, *n, hfx_const_i64(g, 2 * p - k + s->stride)); /* [B,1] */
+    hfx_value *t = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, x, 2), one, x->dims[2]);
+    hfx_value *end = hfx_op2(g, HFX_OP_MUL, hfx_op2(g, HFX_OP_ADD, t, one), hfx_const_i64(g, s->stride));
+    hfx_value *keep = hfx_op2(g, HFX_OP_LESS_EQUAL, hfx_unsqueeze(g, end, 0), room);
+    *n = hfx_reduce(g, HFX_OP_REDUCE_SUM, hfx_cast(g, keep, HFX_DTYPE_I64), 1, &axis);
+    return keep;
 }
 
 /* x [B,C,T,M] with the time steps `keep` [B,T] does not keep zeroed (none where keep is NULL) */
@@ -45,10 +44,7 @@ hfx_value *hfx_nemo_subsample(const hfx_nemo_subsampling *s, hfx_graph *g, hfx_w
         snprintf(frames, sizeof frames, step == s->steps - 1 ? "frames" : "subsampled%lld_frames", (long long)step);
         int layer = step == 0 ? 0 : (int)(3 * step - 1); /* 0 (conv, ReLU), then (depthwise, pointwise, ReLU) */
         x = conv(s, g, w, prefix, x, layer, 1, k, s->stride, step ? C : 1, frames); /* one channel first; then depthwise */
-        if (n) {
-            n = shorter(s, g, n);
-            kept = kept_steps(g, x, n); /* (the pointwise convolution keeps the length) */
-        }
+        if (n) kept = kept_after(s, g, x, &n); /* (the pointwise convolution keeps the length) */
         x = zero_padding(g, x, kept);
         if (step > 0) x = zero_padding(g, conv(s, g, w, prefix, x, layer + 1, C, 1, 1, 1, NULL), kept);
         x = hfx_activate(g, HFX_ACT_RELU, x);
