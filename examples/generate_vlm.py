@@ -440,13 +440,18 @@ class GridParts:
         self.window = (int(vision["window_size"]) // self.merge // int(vision.get("patch_size", 14))
                        if "window_index" in self.merger.inputs else 0)
 
+    def block_order(self, t, h, w):
+        """An image's patches in the processor's order (merge × merge blocks, row-major), as their row-major index
+        among its h × w, each of its t frames alike."""
+        m = self.merge
+        return np.tile(np.arange(h * w).reshape(h // m, m, w // m, m).transpose(0, 2, 1, 3).ravel(), int(t))
+
     def positions(self, grid):
-        """Each patch's row and column [2, N], the processor's order (merge × merge blocks, row-major)."""
-        m, out = self.merge, []
+        """Each patch's row and column [2, N], the processor's order."""
+        out = []
         for t, h, w in grid:
-            rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
-            blocks = [a.reshape(h // m, m, w // m, m).transpose(0, 2, 1, 3).ravel() for a in (rows, cols)]
-            out.append(np.tile(np.stack(blocks), (1, int(t))))
+            order = self.block_order(t, h, w)
+            out.append(np.stack([order // w, order % w]))
         return np.concatenate(out, axis=1)
 
     def rotary(self, grid):
@@ -485,9 +490,7 @@ class GridParts:
             one = np.float32(1)
             corners = [(h0, w0, (one - dh) * (one - dw)), (h0, w1, (one - dh) * dw), (h1, w0, dh * (one - dw)),
                        (h1, w1, dh * dw)]
-            # row-major over the image, then in the processor's order (merge × merge blocks), each frame alike
-            order = np.arange(h * w).reshape(h // self.merge, self.merge, w // self.merge, self.merge)
-            order = np.tile(order.transpose(0, 2, 1, 3).ravel(), int(t))
+            order = self.block_order(t, h, w)  # (the taps are row-major over the image)
             taps.append(np.stack([(r * self.side + c).ravel()[order] for r, c, _ in corners]))
             weights.append(np.stack([np.broadcast_to(x, (h, w)).ravel()[order] for _, _, x in corners]))
         taps, weights = np.concatenate(taps, axis=1), np.concatenate(weights, axis=1)

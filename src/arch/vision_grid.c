@@ -234,10 +234,14 @@ static void bilinear_axis(const hfx_grid_tower *t, hfx_graph *g, hfx_value *pos,
 
 /* Qwen3-VL's learned positions of each patch [N, E]: the square grid pos_embed [position_rows, E] resampled to
  * its image's rows and columns, 4 taps (row-major) weighted by the product of their axes' weights. */
+/* Qwen3-VL's learned square grid of positions pos_embed [position_rows, E] */
+static hfx_value *position_table(const hfx_grid_tower *t, hfx_weights *w, const char *prefix) {
+    return hfx_weight(w, 2, (int64_t[]){t->position_rows, t->tower.cfg.hidden}, "%spos_embed.weight", prefix);
+}
+
 static hfx_value *learned_positions(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                     const patch_place *pl) {
-    int64_t E = t->tower.cfg.hidden;
-    hfx_value *table = hfx_weight(w, 2, (int64_t[]){t->position_rows, E}, "%spos_embed.weight", prefix);
+    hfx_value *table = position_table(t, w, prefix);
     hfx_value *rt[2], *rw[2], *ct[2], *cw[2];
     bilinear_axis(t, g, pl->row, pl->rows, rt, rw);
     bilinear_axis(t, g, pl->col, pl->cols, ct, cw);
@@ -393,9 +397,7 @@ static hfx_value *in_window_order(const hfx_grid_tower *t, hfx_graph *g, hfx_val
 
 hfx_value *hfx_grid_tower_position_table(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                         hfx_value *taps) {
-    int64_t E = t->tower.cfg.hidden;
-    hfx_value *table = hfx_weight(w, 2, (int64_t[]){t->position_rows, E}, "%spos_embed.weight", prefix);
-    return hfx_gather(g, table, taps, 0);
+    return hfx_gather(g, position_table(t, w, prefix), taps, 0);
 }
 
 hfx_value *hfx_grid_tower_merged_parts(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,

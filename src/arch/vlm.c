@@ -321,8 +321,8 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
                         d->architecture);
     }
     bool audio = hears(d);
-    bool parts = strncmp(component, "vision_embeddings", 17) == 0, whole = strcmp(component, "model") == 0;
-    bool image = strcmp(component, audio ? "audio_encoder" : "image_encoder") == 0 || parts; /* (parts: a grid's) */
+    bool whole = strcmp(component, "model") == 0;
+    bool image = strcmp(component, audio ? "audio_encoder" : "image_encoder") == 0 || hfx_vlm_grid_part(component);
     bool second = m->has_audio && strcmp(component, "audio_encoder") == 0; /* Gemma 4's, beside its image encoder */
     if (image || second || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
         if (!second && d->kind == VLM_GEMMA3N) st = gemma3n_image(m, ck, o, g, &w, tower, err);
@@ -573,7 +573,7 @@ const vlm_desc hfx_qwen3_5_moe = {.architecture = "Qwen3_5MoeForConditionalGener
                                   .image_token_default = 248056,
                                   .tied_by_top = true,
                                   .mrope = {{11, 11, 10}, true},
-                              .text_positions_first = true};
+                                  .text_positions_first = true};
 
 /* PaliGemma (1 and 2): SigLIP's tower post-normed, one linear into Gemma or Gemma 2, the prompt a prefix */
 const vlm_desc hfx_paligemma = {.architecture = "PaliGemmaForConditionalGeneration",

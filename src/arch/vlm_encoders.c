@@ -443,6 +443,8 @@ static void build_audio_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
     if (lengths) hfx_graph_output(g, lengths, "audio_feature_lengths");
 }
 
+bool hfx_vlm_grid_part(const char *component) { return strncmp(component, "vision_embeddings", 17) == 0; }
+
 /* The Qwen-VL lineages' towers as optimum-intel splits them (OpenVINO GenAI's VLMPipeline reads the graphs):
  * component "vision_embeddings", hidden_states [num_patches, C·T·P·P] (the pixel rows) → last_hidden_state
  * [num_patches, hidden], the patch embedding; Qwen3-VL's "vision_embeddings_pos", input [4, num_patches] i64 (each
@@ -493,7 +495,7 @@ static void build_grid_part(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph
 static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
                                 hfx_weights *w, const vlm_names *names, const char *tower) {
     const hfx_vision_cfg *v = &m->vision.cfg;
-    if (d->kind == VLM_GRID && o->component && strncmp(o->component, "vision_embeddings", 17) == 0) {
+    if (d->kind == VLM_GRID && o->component && hfx_vlm_grid_part(o->component)) {
         build_grid_part(m, o, g, w, tower, o->component);
         return;
     }

@@ -510,14 +510,11 @@ static void flat_specs(json_t *md, const component *c, const hfx_model *model) {
  * decoder-only model without sliding-window or recurrent layers, whose cache objects pin what hfx's graphs leave
  * open: the .pt2 refuses them, the other formats go without the specs). False: out of memory. */
 static bool call_specs(json_t *md, const component *c, const hfx_seed_call *call) {
-    for (int i = 0; i < call->n_layers; i++)
-        if (call->layers[i].sliding_window || call->layers[i].n_states) return true;
-    if (c->g->state_holder == HFX_HOLDER_ENCODER_DECODER || !c->g->n_outputs ||
-        strcmp(c->g->outputs[0]->name, "logits") != 0)
-        return true;
     json_t *in_spec, *out_spec;
     hfx_error err;
-    if (hfx_pt2_seed_specs(c->g, call, &in_spec, &out_spec, &err)) return false; /* (out of memory) */
+    hfx_status st = hfx_pt2_seed_specs(c->g, call, &in_spec, &out_spec, &err);
+    if (st == HFX_ERR_UNSUPPORTED) return true; /* (a call hfx does not write: no specs) */
+    if (st) return false;
     return json_object_set_new(md, "in_spec", in_spec) == 0 && json_object_set_new(md, "out_spec", out_spec) == 0;
 }
 

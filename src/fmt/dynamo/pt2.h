@@ -37,7 +37,8 @@ hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_p
 
 /* The same call's pytree specs from the graph alone (export.json's ExportMetadata in every format: the Python system's
  * loader reads them): *in_spec ((), {kwargs}) and *out_spec (the ModelOutput with its cache), as torch's
- * treespec_dumps writes them; owned by the caller. */
+ * treespec_dumps writes them; owned by the caller. HFX_ERR_UNSUPPORTED where hfx_pt2_seed_call writes no such call
+ * (sliding-window or recurrent layers, an encoder-decoder) or the graph returns no logits. */
 hfx_status hfx_pt2_seed_specs(const hfx_graph *g, const hfx_seed_call *sc, json_t **in_spec, json_t **out_spec,
                               hfx_error *err);
 

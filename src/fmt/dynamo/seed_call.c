@@ -492,7 +492,10 @@ hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_p
 hfx_status hfx_pt2_seed_specs(const hfx_graph *g, const hfx_seed_call *sc, json_t **in_spec, json_t **out_spec,
                               hfx_error *err) {
     *in_spec = *out_spec = NULL;
-    hfx_status st = plan_call(g, NULL, sc, NULL, in_spec, out_spec, err);
+    hfx_status st = check_covered(sc, g, err);
+    if (!st && (!g->n_outputs || strcmp(g->outputs[0]->name, "logits") != 0))
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "io seed: a call's specs are written for graphs that return logits");
+    if (!st) st = plan_call(g, NULL, sc, NULL, in_spec, out_spec, err);
     if (!st && (!*in_spec || !*out_spec)) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (st) json_decref(*in_spec), json_decref(*out_spec), *in_spec = *out_spec = NULL;
     return st;
