@@ -1185,6 +1185,64 @@ def test_vlm_pipeline_grid(name, ckpt, reference, tmp_path):
     assert streamed.ids == want, f"VLMPipeline streamed {streamed.ids}, transformers {want}"
 
 
+# Gemma 3's tokens as GenAI's VLMPipeline spells them (its defaults; config.json's ids)
+GEMMA3_SPECIAL = {1: "<s>", 2: "</s>", IMAGE_TOKEN: "<image_soft_token>", 151: "<start_of_image>", 152: "<end_of_image>"}
+
+
+def greedy_at_positions(model, ids, prompt_first, **image):
+    """transformers' greedy tokens (eager forward with a cache) when the prompt's positions start at
+    `prompt_first` and each new token's position is the count of tokens before it (GenAI's Gemma 3
+    loop: a 1-based prompt, as optimum-intel's, then positions from the attention mask's length)."""
+    from transformers import DynamicCache
+    cache, got, n = DynamicCache(config=model.config), [], len(ids)
+    ids_t = torch.tensor([ids])
+    with torch.no_grad():
+        out = model(input_ids=ids_t, position_ids=torch.arange(n)[None] + prompt_first, past_key_values=cache,
+                    attention_mask=torch.ones_like(ids_t), token_type_ids=(ids_t == IMAGE_TOKEN).long(), **image)
+        for _ in range(NEW_TOKENS):
+            got.append(int(out.logits[0, -1].argmax()))
+            n += 1
+            out = model(input_ids=torch.tensor([got[-1:]]), position_ids=torch.tensor([[n - 1]]), past_key_values=cache,
+                        attention_mask=torch.ones(1, n, dtype=torch.long), token_type_ids=torch.zeros(1, 1, dtype=torch.long))
+    return got
+
+
+def test_vlm_pipeline_gemma3(ckpt, reference, tmp_path):
+    """OpenVINO GenAI's VLMPipeline on hfx's stateful export of Gemma 3 (token_type_ids: the image's
+    tokens see each other both ways): from a raw image and a prompt with GenAI's image tag, the ids it
+    streams are transformers' greedy tokens on the prompt GenAI builds (the tag as "\\n\\n<start_of_image>",
+    a soft token per feature, "<end_of_image>\\n\\n") at the positions GenAI feeds: the prompt's from 1
+    (optimum-intel's convention, from transformers 4.50's Gemma 3), the new tokens' from the prompt's
+    length, so the first new token repeats the prompt's last position. transformers 5 counts from 0
+    without the repeat: near-ties may then differ (here they do: the control), a property of GenAI's
+    loop that any export meets. The image is the tower's 224 × 224 (both resizes the identity)."""
+    import shutil
+
+    import openvino as ov
+    import openvino_genai
+    model_dir = tmp_path / "ckpt"
+    shutil.copytree(ckpt("gemma3"), model_dir)
+    tok = _add_tokenizer(model_dir, GEMMA3_SPECIAL)
+    out = tmp_path / "out"
+    proc = run_hfx(["export", model_dir, out, "--format", "openvino", "--dynamic", "--for-generation"])
+    assert proc.returncode == 0, describe(proc)
+    image = np.random.default_rng(9).integers(0, 256, (224, 224, 3), dtype=np.uint8)
+    pipe = openvino_genai.VLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32", KV_CACHE_PRECISION="f32")
+    pixels = processor(VARIANTS["gemma3"])(images=[image], return_tensors="pt").pixel_values
+    model = reference("gemma3")
+    for before, after in (("Describe", "in detail please"), ("x", "y")):
+        streamed = ovutil.token_streamer()
+        pipe.generate(before + "<start_of_image>" + after, images=[ov.Tensor(image[None])], max_new_tokens=NEW_TOKENS,
+                      streamer=streamed, apply_chat_template=False)
+        ids = tok.encode(before + "\n\n<start_of_image>" + "<image_soft_token>" * 16 + "<end_of_image>\n\n" + after).ids
+        assert ids.count(IMAGE_TOKEN) == 16, ids
+        want = greedy_at_positions(model, ids, 1, pixel_values=pixels)
+        assert len(set(want)) > 3, "the reference must not be a constant run of tokens"
+        assert streamed.ids == want, f"VLMPipeline streamed {streamed.ids}, transformers {want}"
+    # the control: the second prompt's tokens at transformers' own positions differ (the comparison sees positions)
+    assert greedy_at_positions(model, ids, 0, pixel_values=pixels) != want
+
+
 def test_gemma3_static_refused(ckpt, tmp_path):
     """Gemma 3's language model with a static cache (its image blocks over the cache's slots): refused
     by name, exit 2, nothing written."""
