@@ -318,16 +318,20 @@ def embed_prompt(export, ids, image_features=None, image_token_id=None, deepstac
     A language model that takes DeepStack features (deepstack_embeds [n, B, S, hidden]: Qwen3-VL's)
     gets them as a dict with the embeddings: `deepstack` [n, N·T, hidden] (the image encoder's) written
     over the same positions, zeros elsewhere (and everywhere in a step without images). One whose per-layer inputs
-    read the token ids (Gemma 4's) gets them in the dict too."""
+    read the token ids (Gemma 4's) gets them in the dict too, or (OpenVINO's stateful layout) the tokens' half of those
+    inputs, per_layer_inputs, from the export's per-layer graph."""
     if getattr(export, "embed", None) is None:
         return ids
     embeds = merged_embeds(export, ids, image_features, image_token_id, more_media)
     spots = ids == image_token_id if image_features is not None else None
     layers = export.decode.deepstack_layers()
     ids_too = "input_ids" in export.decode.inputs  # a language model with per-layer inputs (Gemma 4's) reads them
-    if not layers and not ids_too:
+    per_layer = getattr(export, "per_layer", None)
+    if not layers and not ids_too and per_layer is None:
         return embeds
     feed = {"inputs_embeds": embeds, **({"input_ids": ids} if ids_too else {})}
+    if per_layer is not None:
+        feed["per_layer_inputs"] = np.array(per_layer.run({"input_ids": ids})["per_layer_inputs"])
     if layers:
         stacked = np.zeros((layers, *embeds.shape), embeds.dtype)
         if spots is not None and deepstack is not None:

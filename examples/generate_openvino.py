@@ -162,6 +162,9 @@ class Export:
         self.patch_embedding = Component(core, out_dir, *roles["patch_embedding"]) if "patch_embedding" in roles else None
         self.vision_merger = Component(core, out_dir, *roles["vision_merger"]) if "vision_merger" in roles else None
         self.position_table = Component(core, out_dir, *roles["position_table"]) if "position_table" in roles else None
+        # (Gemma 3n's and Gemma 4's per-layer inputs: their tokens' half from the ids, optimum-intel's graph)
+        self.per_layer = (Component(core, out_dir, *roles["per_layer_embeddings"]) if "per_layer_embeddings" in roles
+                          else None)
         self.stateful = self.decode.stateful
         self.static = self.decode.static and not self.stateful
         self.max_cache_len = self.decode.max_cache_len(out_dir, self.generation) if self.static else None

@@ -346,13 +346,19 @@ PATCH_INPUTS = {"pixel_values": np.float32, "pixel_attention_mask": np.int32, "s
 def patch_features(export, out_dir: Path, images: list):
     """A patch encoder's features [tokens, hidden] of the images and each image's count: each image as its processor
     makes it (LFM2-VL's NaFlex tiles and a thumbnail: patches [n, P, ·], pixel_attention_mask, spatial_shapes; Gemma
-    4's patches [1, P, ·] and their image_position_ids), of each the first image_feature_lengths features."""
+    4's patches [1, P, ·] and their image_position_ids), of each the first image_feature_lengths features (OpenVINO's
+    stateful layout, optimum-intel's: the real features alone, [tokens, hidden])."""
     rows, counts = [], []
     for _, out in processed(out_dir, images):
         feed = {name: np.asarray(out[name], dtype) for name, dtype in PATCH_INPUTS.items()
                 if name in export.image_encoder.inputs}
         result = export.image_encoder.run(feed)
-        features, lengths = np.array(result["image_features"]), np.array(result["image_feature_lengths"])
+        features = np.array(result["image_features"])
+        if "image_feature_lengths" not in result:
+            rows.append(features)
+            counts.append(len(features))
+            continue
+        lengths = np.array(result["image_feature_lengths"])
         rows += [features[i, :lengths[i]] for i in range(len(features))]
         counts.append(int(lengths.sum()))
     return np.concatenate(rows), counts

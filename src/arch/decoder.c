@@ -458,6 +458,20 @@ static hfx_value *media_as_pad(hfx_graph *g, const hfx_decoder_host *host, hfx_v
     return ids;
 }
 
+/* The per-layer inputs' tokens' half [B,S,layers,width]: from ids, the given embeddings' ids (input_ids, media tokens
+ * as the host embeds them), or given (per_layer_inputs: the host's per_layer_in) */
+static hfx_value *per_layer_tokens(layer_ctx *c, const hfx_decoder_host *host, bool embeds_in, hfx_value *ids) {
+    const hfx_decoder_cfg *m = c->m;
+    if (host && host->per_layer_in) {
+        hfx_weight_ignore(c->w, "model.embed_tokens_per_layer.weight"); /* (the graph of that half reads it) */
+        return hfx_graph_input(c->g, "per_layer_inputs", c->o->dtype, 4,
+                               (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->layers), hfx_dim_const(m->ple.width)});
+    }
+    if (embeds_in)
+        ids = media_as_pad(c->g, host, hfx_graph_input(c->g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){c->batch, c->seq}));
+    return hfx_dec_per_layer_tokens(c, ids);
+}
+
 /* M-RoPE's positions [3, B, S]: temporal, height and width (the caller's, as transformers' get_rope_index makes them);
  * with text_row GenAI's Qwen3.5 form [4, B, S], a row of text positions first, which the rotary does not read */
 static hfx_value *mrope_positions(hfx_graph *g, const hfx_build_opts *o, bool text_row) {
@@ -868,11 +882,8 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     decoder_inputs in = graph_inputs(&c, host, embeds_in, kinds.attends);
     hfx_value *embed = embed_tokens(&c, embeds_in, &in);
     if (m->ple.width) /* with given embeddings, their tokens' ids beside them (a VLM's: its media tokens as it embeds
-                         them) for the per-layer table */
-        c.per_layer_inputs = hfx_dec_per_layer_inputs(
-            &c, embeds_in ? media_as_pad(g, host, hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2,
-                                                                   (hfx_dim[]){o->batch, o->seq}))
-                          : in.ids, in.x);
+                         them) for the per-layer table, or that table's rows (GenAI's form) */
+        c.per_layer_inputs = hfx_dec_per_layer_inputs(&c, per_layer_tokens(&c, host, embeds_in, in.ids), in.x);
     rotary_tables rot = positions(&c, &in, kinds.rotary, &in.x);
     hfx_value *x = decoder_layers(&c, &in, &rot, kinds, host, in.x);
     if (o->logits_last) x = hfx_slice(g, x, 1, -1, INT64_MAX); /* [B,1,hidden]: transformers' logits_to_keep=1 */
@@ -891,17 +902,23 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
 }
 
 hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
-                                   const hfx_build_opts *o, const hfx_decoder_host *host, hfx_graph *g,
-                                   hfx_error *err) {
+                                   const hfx_build_opts *o, const hfx_decoder_host *host, bool per_layer,
+                                   hfx_graph *g, hfx_error *err) {
     hfx_weights own, *w;
     hfx_status st = open_weights(d, m, ck, o, host, g, &own, &w, err);
     if (st) return st;
     hfx_decoder_names n = resolve_names(d, m->layout);
     hfx_value *ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
     ids = media_as_pad(g, host, ids);
-    hfx_value *embed = hfx_weight(w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", n.embed);
-    hfx_value *x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden], and the table's own scale */
-    hfx_graph_output(g, d->embed_scale == HFX_EMBED_SQRT_HIDDEN_IN_TABLE ? embed_scaled(g, m, o, x) : x, "inputs_embeds");
+    if (per_layer) {
+        layer_ctx c = {.g = g, .w = w, .d = d, .m = m, .o = o, .batch = o->batch, .seq = o->seq, .n = n, .adapter = -1};
+        hfx_graph_output(g, hfx_dec_per_layer_tokens(&c, ids), "per_layer_inputs");
+    } else {
+        hfx_value *embed = hfx_weight(w, 2, (int64_t[]){m->vocab, m->hidden}, "%s", n.embed);
+        hfx_value *x = hfx_gather(g, embed, ids, 0); /* [B,S,hidden], and the table's own scale */
+        hfx_graph_output(g, d->embed_scale == HFX_EMBED_SQRT_HIDDEN_IN_TABLE ? embed_scaled(g, m, o, x) : x,
+                         "inputs_embeds");
+    }
     if (w == &own) hfx_weights_ignore_rest(w); /* the language model's component checks every other weight */
     hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);
     return close_weights(&own, w, hfx_graph_status(g, err), err);

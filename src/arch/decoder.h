@@ -948,6 +948,9 @@ typedef struct hfx_decoder_host {
        [4, B, S], a row of text positions first (Qwen3.5's) */
     bool deepstack_at_positions;
     bool text_position_row;
+    /* per-layer inputs (Gemma 3n's, Gemma 4's) given as per_layer_inputs [B,S,layers,width], the tokens' half
+       (hfx_decoder_build_embed's per_layer graph), not read from input_ids beside the embeddings: GenAI's form */
+    bool per_layer_in;
 } hfx_decoder_host;
 
 /* A causal LM's base model ("Qwen3Model" beside "Qwen3ForCausalLM", its tensors without "model."): the states its
@@ -975,10 +978,11 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
                              const hfx_build_opts *opts, const hfx_decoder_host *host, hfx_graph *g, hfx_error *err);
 
 /* The embedding of token ids alone: input_ids [B,S] → inputs_embeds [B,S,hidden], as the model's
- * embedding module computes it (what a host splices other features into). */
+ * embedding module computes it (what a host splices other features into); with per_layer, the per-layer inputs'
+ * tokens' half instead: per_layer_inputs [B,S,layers,width] (the host's media tokens read as it embeds them). */
 hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
-                                   const hfx_build_opts *opts, const hfx_decoder_host *host, hfx_graph *g,
-                                   hfx_error *err);
+                                   const hfx_build_opts *opts, const hfx_decoder_host *host, bool per_layer,
+                                   hfx_graph *g, hfx_error *err);
 
 /* The causal-LM descriptor of a config's model_type ("llama", "qwen2", "qwen3_moe"): the registry's
  * architecture that is the model_type's CamelCase + "ForCausalLM", case and underscores aside;

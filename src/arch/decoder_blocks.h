@@ -177,7 +177,8 @@ hfx_status hfx_dec_parse_shapes(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena 
                                 hfx_error *err);
 
 /* per_layer_inputs.c */
-hfx_value *hfx_dec_per_layer_inputs(layer_ctx *c, hfx_value *ids, hfx_value *embeds);
+hfx_value *hfx_dec_per_layer_tokens(layer_ctx *c, hfx_value *ids);
+hfx_value *hfx_dec_per_layer_inputs(layer_ctx *c, hfx_value *tokens, hfx_value *embeds);
 hfx_value *hfx_dec_per_layer_block(layer_ctx *c, int64_t i, hfx_value *x);
 /* layer i's term from x [B,S,hidden]: norm(proj(act(gate(x)) · its input)) [B,S,hidden] (c->per_layer_inputs set) */
 hfx_value *hfx_dec_per_layer_term(layer_ctx *c, int64_t i, hfx_value *x);

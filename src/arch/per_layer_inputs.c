@@ -12,25 +12,32 @@ static hfx_value *per_layer_split(layer_ctx *c, hfx_value *x) {
     return hfx_reshape(c->g, x, 4, (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->layers), hfx_dim_const(m->ple.width)});
 }
 
-/* Each layer's input [B,S,layers,width], as transformers' get_per_layer_inputs and
- * project_per_layer_inputs: (norm(embeds·W_proj / √hidden) + table[ids]·√width) / √2, the table
- * embed_tokens_per_layer [vocab_per_layer, layers·width] and its scale in the weights' dtype (the
- * scaled embedding's buffer, cast), norm per layer over width. A table smaller than the vocabulary
- * gives the ids past it (Gemma 3n's multimodal tokens) row 0. */
-hfx_value *hfx_dec_per_layer_inputs(layer_ctx *c, hfx_value *ids, hfx_value *embeds) {
+/* The tokens' half [B,S,layers,width], transformers' get_per_layer_inputs: table[ids]·√width, the table
+ * embed_tokens_per_layer [vocab_per_layer, layers·width] and its scale in the weights' dtype (the scaled embedding's
+ * buffer, cast). A table smaller than the vocabulary gives the ids past it (Gemma 3n's multimodal tokens) row 0. */
+hfx_value *hfx_dec_per_layer_tokens(layer_ctx *c, hfx_value *ids) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    hfx_value *table = hfx_weight(c->w, 2, (int64_t[]){m->ple.vocab, m->layers * m->ple.width},
+                                  "model.embed_tokens_per_layer.weight");
+    if (m->ple.vocab < m->vocab)
+        ids = hfx_where(g, hfx_op2(g, HFX_OP_LESS, ids, hfx_const_i64(g, m->ple.vocab)), ids, hfx_const_i64(g, 0));
+    hfx_value *rows = hfx_op2(g, HFX_OP_MUL, hfx_gather(g, table, ids, 0),
+                              hfx_const_scalar(g, c->o->dtype, (float)sqrt((double)m->ple.width)));
+    return per_layer_split(c, rows);
+}
+
+/* Each layer's input [B,S,layers,width] from the tokens' half (hfx_dec_per_layer_tokens') and the embeddings, as
+ * transformers' project_per_layer_inputs: (norm(embeds·W_proj / √hidden) + tokens) / √2, norm per layer over width. */
+hfx_value *hfx_dec_per_layer_inputs(layer_ctx *c, hfx_value *tokens, hfx_value *embeds) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
     int64_t all = m->layers * m->ple.width;
-    hfx_value *table = hfx_weight(c->w, 2, (int64_t[]){m->ple.vocab, all}, "model.embed_tokens_per_layer.weight");
-    if (m->ple.vocab < m->vocab)
-        ids = hfx_where(g, hfx_op2(g, HFX_OP_LESS, ids, hfx_const_i64(g, m->ple.vocab)), ids, hfx_const_i64(g, 0));
-    hfx_value *tokens = hfx_op2(g, HFX_OP_MUL, hfx_gather(g, table, ids, 0),
-                                hfx_const_scalar(g, c->o->dtype, (float)sqrt((double)m->ple.width)));
     hfx_value *proj = hfx_linear(g, embeds, hfx_weight(c->w, 2, (int64_t[]){all, m->hidden},
                                                        "model.per_layer_model_projection.weight"), NULL);
     proj = hfx_op2(g, HFX_OP_MUL, proj, hfx_const_scalar(g, proj->dtype, pow((double)m->hidden, -0.5)));
     proj = hfx_dec_norm(c, per_layer_split(c, proj), m->ple.width, "model.per_layer_projection_norm");
-    hfx_value *sum = hfx_op2(g, HFX_OP_ADD, proj, per_layer_split(c, tokens));
+    hfx_value *sum = hfx_op2(g, HFX_OP_ADD, proj, tokens);
     return hfx_op2(g, HFX_OP_MUL, sum, hfx_const_scalar(g, sum->dtype, pow(2.0, -0.5)));
 }
 

@@ -288,7 +288,7 @@ static hfx_decoder_host text_host(const vlm_desc *d, const vlm_cfg *m, const hfx
     return (hfx_decoder_host){d->architecture, names->text,      alias,           foreign,
                               true,            blocks,           NULL,            false,
                               m->deepstack,    m->placeholders,  m->n_placeholders, m->pad_id,
-                              genai,           genai && d->text_positions_first};
+                              genai,           genai && d->text_positions_first, o->stateful && m->text.ple.width > 0};
 }
 
 static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
@@ -353,8 +353,9 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
         hfx_graph_set_meta(g, "architecture", d->architecture);
         st = hfx_graph_status(g, err);
         if (st == HFX_OK) st = hfx_weights_finish(&w, err);
-    } else if (strcmp(component, "embed_tokens") == 0) {
-        st = hfx_decoder_build_embed(m->text_desc, &m->text, ck, o, &host, g, err);
+    } else if (strcmp(component, "embed_tokens") == 0 || strcmp(component, "text_embeddings_per_layer") == 0) {
+        st = hfx_decoder_build_embed(m->text_desc, &m->text, ck, o, &host, strcmp(component, "embed_tokens") != 0, g,
+                                     err);
     } else if (strcmp(component, "prefill") == 0 || strcmp(component, "decode") == 0) {
         st = hfx_decoder_build(m->text_desc, &m->text, ck, o, &host, g, err);
     } else {
@@ -384,10 +385,16 @@ static const hfx_component generation[] = {
     {.name = "decode", .role = "decode", .single_token = true, .reads_state = true, .logits_to_keep = 1,
      .stateful_stem = "language"},
 };
+/* (the last entry where the language model has per-layer inputs: OpenVINO's stateful layout, optimum-intel's, computes
+ * their tokens' half in a graph of its own, which GenAI's VLMPipeline runs on the ids and feeds the language model) */
+#define PER_LAYER_TOKENS                                                                                     \
+    {.name = "text_embeddings_per_layer", .role = "per_layer_embeddings", .logits_to_keep = -1,               \
+     .stateful_stem = "text_embeddings_per_layer", .when = HFX_WHEN_STATEFUL}
 static const hfx_component one_graph[] = {
     {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "vision_embeddings"},
     {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
     {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0, .stateful_stem = "language"},
+    PER_LAYER_TOKENS,
 };
 /* an audio LM's: the encoder's other name and file */
 static const hfx_component audio_generation[] = {
@@ -427,6 +434,7 @@ static const hfx_component two_encoders_one_graph[] = {
     {.name = "audio_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "audio_embeddings"},
     {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
     {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0, .stateful_stem = "language"},
+    PER_LAYER_TOKENS,
 };
 
 /* The Qwen-VL lineages' in OpenVINO's stateful layout: optimum-intel's split of the tower (the patch embedding; the
@@ -455,7 +463,10 @@ static hfx_component_set vlm_components(const void *cfg_, hfx_export_kind kind) 
         return m->grid.position_rows ? (hfx_component_set){grid_parts_one_graph, 6}
                                      : (hfx_component_set){grid_parts_one_graph + 1, 5};
     if (m->has_audio && kind == HFX_EXPORT_GENERATION) return (hfx_component_set){two_encoders, 5};
-    if (m->has_audio && kind == HFX_EXPORT_GENERATION_ONE_GRAPH) return (hfx_component_set){two_encoders_one_graph, 4};
+    bool per_layer = m->text.ple.width > 0;
+    if (m->has_audio && kind == HFX_EXPORT_GENERATION_ONE_GRAPH)
+        return (hfx_component_set){two_encoders_one_graph, per_layer ? 5 : 4};
+    if (kind == HFX_EXPORT_GENERATION_ONE_GRAPH) return (hfx_component_set){one_graph, per_layer ? 4 : 3};
     return hfx_vlm_family.exports[kind];
 }
 

@@ -359,9 +359,39 @@ static hfx_value *unshuffled(const vlm_cfg *m, hfx_graph *g, hfx_value *x, hfx_v
     return hfx_reshape(g, picked, 3, (hfx_dim[]){N, T, hfx_dim_const(f * f * D)});
 }
 
+/* x [N, T, D] whose image n has its own rows first, lengths[n] of them → [Σ lengths, D], image after image: row j is
+ * image i's (the images that end at or before j) row j − start(i) */
+static hfx_value *real_rows(hfx_graph *g, hfx_value *x, hfx_value *lengths, int64_t D) {
+    hfx_value *zero = hfx_const_i64(g, 0), *one = hfx_const_i64(g, 1);
+    int64_t first = 0, second = 1;
+    hfx_value *total = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, lengths, 1, &first), 0, NULL);
+    hfx_dim S = hfx_dim_sym(hfx_graph_symbol(g, "num_image_tokens", 1, INT32_MAX));
+    hfx_value *j = hfx_range(g, zero, total, one, S);                                               /* [S] */
+    hfx_value *end = hfx_cumsum(g, lengths, 0), *start = hfx_op2(g, HFX_OP_SUB, end, lengths);   /* [N] */
+    hfx_value *before = hfx_cast(g, hfx_op2(g, HFX_OP_GREATER_EQUAL, hfx_unsqueeze(g, j, 1), hfx_unsqueeze(g, end, 0)),
+                                 HFX_DTYPE_I64);                                                    /* [S, N] */
+    hfx_value *image = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, before, 1, &second), 1, &S);
+    hfx_value *row = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, image, hfx_dim_of(g, x, 1)),
+                             hfx_op2(g, HFX_OP_SUB, j, hfx_gather(g, start, image, 0)));             /* [S] */
+    hfx_dim rows = hfx_dim_sym(hfx_graph_symbol(g, "num_padded_tokens", 1, INT32_MAX));
+    return hfx_gather(g, hfx_reshape(g, x, 2, (hfx_dim[]){rows, hfx_dim_const(D)}), row, 0);
+}
+
+/* A padded image encoder's outputs: image_features [N, T, D] and image_feature_lengths [N]; in OpenVINO's stateful
+ * layout (optimum-intel's, which GenAI's VLMPipeline reads: one output, the features it scatters) image_features
+ * [num_image_tokens, D], the real rows alone, image after image */
+static void padded_outputs(const hfx_build_opts *o, hfx_graph *g, hfx_value *x, hfx_value *lengths, int64_t D) {
+    if (o->stateful) {
+        hfx_graph_output(g, real_rows(g, x, lengths, D), "image_features");
+        return;
+    }
+    hfx_graph_output(g, x, "image_features");
+    hfx_graph_output(g, lengths, "image_feature_lengths");
+}
+
 /* Gemma 4's image encoder: pixel_values [N, P, 3·patch²] and image_position_ids [N, P, 2] → image_features [N, P/k²,
- * text hidden] and image_feature_lengths [N] (each image's real tokens, first), the pooled tokens through the
- * embedder's weight-less RMSNorm and its projection. */
+ * text hidden] and image_feature_lengths [N] (each image's real tokens, first; padded_outputs' form), the pooled
+ * tokens through the embedder's weight-less RMSNorm and its projection. */
 static void build_gemma4_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
                                  const vlm_names *names, const char *tower) {
     const hfx_gemma4_vision *t = &m->gemma4;
@@ -374,8 +404,7 @@ static void build_gemma4_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_
     if (g->failed) return;
     x = dense(g, w, hfx_rms_plain(g, x, t->eps), t->hidden, m->text.hidden, false, names->projector,
               "embedding_projection");
-    hfx_graph_output(g, x, "image_features");
-    hfx_graph_output(g, lengths, "image_feature_lengths");
+    padded_outputs(o, g, x, lengths, m->text.hidden);
 }
 
 void hfx_vlm_build_gemma4_audio(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w) {
@@ -392,7 +421,8 @@ void hfx_vlm_build_gemma4_audio(const vlm_cfg *m, const hfx_build_opts *o, hfx_g
 }
 
 /* LFM2-VL's image encoder: pixel_values [N, P, C·p²], pixel_attention_mask [N, P], spatial_shapes [N, 2] →
- * image_features [N, P / f², text hidden] and image_feature_lengths [N] (each image's real tokens, first). */
+ * image_features [N, P / f², text hidden] and image_feature_lengths [N] (each image's real tokens, first;
+ * padded_outputs' form). */
 static void build_naflex_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
                                  const vlm_names *names, const char *tower) {
     const hfx_vision_cfg *v = &m->vision.cfg;
@@ -415,8 +445,7 @@ static void build_naflex_encoder(const vlm_cfg *m, const hfx_build_opts *o, hfx_
         x = hfx_layer_norm_named(w, x, in, 1e-5, "%s", n);
     x = dense(g, w, x, in, mid, m->projector_bias, names->projector, "linear_1");
     x = dense(g, w, hfx_activate(g, m->projector_act, x), mid, out, m->projector_bias, names->projector, "linear_2");
-    hfx_graph_output(g, x, "image_features");
-    hfx_graph_output(g, lengths, "image_feature_lengths");
+    padded_outputs(o, g, x, lengths, out);
 }
 
 /* input_features [N, mels, 2·positions] (and the feature mask) → audio_features [N, tokens, text hidden] (and

@@ -537,8 +537,11 @@ def test_image_features(name, fmt, export_dir, reference, tmp_path):
         else:
             feed["pixel_attention_mask"] = feed["pixel_attention_mask"].astype(np.int32)
             assert feed["pixel_values"].shape[1] == 64 and len(set(map(tuple, feed["spatial_shapes"].tolist()))) > 1
-        got = run_image_encoder(out, fmt, feed, ("image_features", "image_feature_lengths"))
-        real = np.concatenate([f[:n] for f, n in zip(got["image_features"], got["image_feature_lengths"])])
+        if fmt == "openvino":  # the stateful layout's (optimum-intel's, GenAI's) one output: the real rows, in order
+            real = run_image_encoder(out, fmt, feed, ("image_features",))["image_features"]
+        else:
+            got = run_image_encoder(out, fmt, feed, ("image_features", "image_feature_lengths"))
+            real = np.concatenate([f[:n] for f, n in zip(got["image_features"], got["image_feature_lengths"])])
         assert_logits_close(real, want_features(reference, name, paths), f"{name} {fmt} image_features")
         return
     if pixtral(name):  # two images of different grids in one call
@@ -1091,6 +1094,44 @@ def _add_tokenizer(model_dir, special=None):
     return tok
 
 
+def genai_pipeline(ckpt, name, tmp_path, special=None):
+    """hfx's stateful OpenVINO export of `name` (its checkpoint with _add_tokenizer's tokenizer of `special`'s tokens)
+    in OpenVINO GenAI's VLMPipeline, f32: (pipeline, tokenizer, export folder)."""
+    import shutil
+
+    import openvino_genai
+    model_dir = tmp_path / "ckpt"
+    shutil.copytree(ckpt(name), model_dir)
+    tok = _add_tokenizer(model_dir, special)
+    out = tmp_path / "out"
+    proc = run_hfx(["export", model_dir, out, "--format", "openvino", "--dynamic", "--for-generation"])
+    assert proc.returncode == 0, describe(proc)
+    return openvino_genai.VLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32", KV_CACHE_PRECISION="f32"), tok, out
+
+
+def genai_tokens(pipe, prompt: str, image):
+    """The token ids the pipeline streams from the prompt and one raw image [H, W, 3] (no chat template: the tiny
+    tokenizer has none)."""
+    import openvino as ov
+    streamed = ovutil.token_streamer()
+    pipe.generate(prompt, images=[ov.Tensor(image[None])], max_new_tokens=NEW_TOKENS, streamer=streamed,
+                  apply_chat_template=False)
+    return streamed.ids
+
+
+def greedy_through_eos(model, ids, **inputs):
+    """transformers' generate() tokens after ids (one prompt, no padding), through the EOS it stops at; not a constant
+    run (else the comparison could not fail)."""
+    ids_t = torch.tensor([ids])
+    with torch.no_grad():
+        want = model.generate(ids_t, attention_mask=torch.ones_like(ids_t), **inputs, max_new_tokens=NEW_TOKENS,
+                              do_sample=False)[0, len(ids):].tolist()
+    eos = model.generation_config.eos_token_id
+    want = want[:want.index(eos) + 1] if eos in want else want
+    assert len(set(want)) > 4, "the reference must not be a constant run of tokens"
+    return want
+
+
 # GenAI's LLaVA preprocessing reads CLIP's preprocessor_config.json (shortest_edge, crop_size): a
 # SigLIP tower's processor config (a fixed height and width) is not read, so llava_siglip is not run
 @pytest.mark.parametrize("name", ["llava", "llava_layers"])
@@ -1103,25 +1144,12 @@ def test_vlm_pipeline(name, ckpt, reference, tmp_path):
     followed by "\\n") and the image processor's pixel values. The image is 224 × 224, the tower's
     size, so that GenAI's resize (its own Pillow-like bicubic) and transformers' are both the
     identity; no chat template (apply_chat_template false: the tiny tokenizer has none)."""
-    import shutil
-
-    import openvino as ov
-    import openvino_genai
-    model_dir = tmp_path / "ckpt"
-    shutil.copytree(ckpt(name), model_dir)
-    tok = _add_tokenizer(model_dir)
-    out = tmp_path / "out"
-    proc = run_hfx(["export", model_dir, out, "--format", "openvino", "--dynamic", "--for-generation"])
-    assert proc.returncode == 0, describe(proc)
+    pipe, tok, out = genai_pipeline(ckpt, name, tmp_path)
     for f in ("openvino_language_model.xml", "openvino_text_embeddings_model.xml",
               "openvino_vision_embeddings_model.xml", "openvino_tokenizer.xml", "preprocessor_config.json"):
         assert (out / f).is_file(), f
     image = np.random.default_rng(9).integers(0, 256, (224, 224, 3), dtype=np.uint8)
-    pipe = openvino_genai.VLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32", KV_CACHE_PRECISION="f32")
-
-    streamed = ovutil.token_streamer()
-    pipe.generate("acat<image>ishere", images=[ov.Tensor(image[None])], max_new_tokens=NEW_TOKENS,
-                  streamer=streamed, apply_chat_template=False)
+    got = genai_tokens(pipe, "acat<image>ishere", image)
     x = processor(VARIANTS[name])(images=[image], return_tensors="np").pixel_values.astype(np.float32)
     path = tmp_path / "image.png"
     from PIL import Image
@@ -1129,15 +1157,8 @@ def test_vlm_pipeline(name, ckpt, reference, tmp_path):
     per_image = want_features(reference, name, [path]).shape[1]
     ids = tok.encode("acat" + "<image>" * per_image + "\n" + "ishere").ids
     assert ids.count(IMAGE_TOKEN) == per_image and len(ids) == 4 + per_image + 1 + 6, ids
-    model = reference(name)
-    with torch.no_grad():
-        want = model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                              pixel_values=torch.from_numpy(x), max_new_tokens=NEW_TOKENS,
-                              do_sample=False)[0, len(ids):].tolist()
-    eos = model.generation_config.eos_token_id
-    want = want[:want.index(eos)] if eos in want else want
-    assert len(set(want)) > 4, "the reference must not be a constant run of tokens"
-    assert streamed.ids == want, f"VLMPipeline streamed {streamed.ids}, transformers {want}"
+    want = greedy_through_eos(reference(name), ids, pixel_values=torch.from_numpy(x))
+    assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
 
 
 # Qwen2-VL's tokens as GenAI's VLMPipeline spells them (config.json's ids)
@@ -1155,34 +1176,16 @@ def test_vlm_pipeline_grid(name, ckpt, reference, tmp_path):
     the prompt GenAI builds (the tag as <|vision_start|>, an <|image_pad|> per merged token, <|vision_end|>) and the
     processor's patches, the EOS it stops at streamed too. The image is 84 × 112, whole 28-pixel blocks inside the
     processor's pixel bounds, so that GenAI's resize and transformers' are both the identity."""
-    import shutil
-
-    import openvino as ov
-    import openvino_genai
-    model_dir = tmp_path / "ckpt"
-    shutil.copytree(ckpt(name), model_dir)
-    tok = _add_tokenizer(model_dir, QWEN_SPECIAL)
-    out = tmp_path / "out"
-    proc = run_hfx(["export", model_dir, out, "--format", "openvino", "--dynamic", "--for-generation"])
-    assert proc.returncode == 0, describe(proc)
+    pipe, tok, _ = genai_pipeline(ckpt, name, tmp_path, QWEN_SPECIAL)
     image = np.random.default_rng(9).integers(0, 256, (84, 112, 3), dtype=np.uint8)
-    pipe = openvino_genai.VLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32", KV_CACHE_PRECISION="f32")
-    streamed = ovutil.token_streamer()
-    pipe.generate("acat<ov_genai_image_0>ishere", images=[ov.Tensor(image[None])], max_new_tokens=NEW_TOKENS,
-                  streamer=streamed, apply_chat_template=False)
+    got = genai_tokens(pipe, "acat<ov_genai_image_0>ishere", image)
     inputs = processor(VARIANTS[name])(images=[image], return_tensors="pt")
     assert inputs["image_grid_thw"].tolist() == [[1, 6, 8]]  # (no resize)
     ids = tok.encode("acat<|vision_start|>" + "<|image_pad|>" * 12 + "<|vision_end|>ishere").ids
-    ids_t = torch.tensor([ids])
-    model = reference(name)
-    with torch.no_grad():
-        want = model.generate(ids_t, attention_mask=torch.ones_like(ids_t), pixel_values=inputs["pixel_values"],
-                              image_grid_thw=inputs["image_grid_thw"], mm_token_type_ids=(ids_t == IMAGE_TOKEN).long(),
-                              max_new_tokens=NEW_TOKENS, do_sample=False)[0, len(ids):].tolist()
-    eos = model.generation_config.eos_token_id
-    want = want[:want.index(eos) + 1] if eos in want else want
-    assert len(set(want)) > 4, "the reference must not be a constant run of tokens"
-    assert streamed.ids == want, f"VLMPipeline streamed {streamed.ids}, transformers {want}"
+    want = greedy_through_eos(reference(name), ids, pixel_values=inputs["pixel_values"],
+                              image_grid_thw=inputs["image_grid_thw"],
+                              mm_token_type_ids=(torch.tensor([ids]) == IMAGE_TOKEN).long())
+    assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
 
 
 # Gemma 3's tokens as GenAI's VLMPipeline spells them (its defaults; config.json's ids)
@@ -1216,31 +1219,48 @@ def test_vlm_pipeline_gemma3(ckpt, reference, tmp_path):
     length, so the first new token repeats the prompt's last position. transformers 5 counts from 0
     without the repeat: near-ties may then differ (here they do: the control), a property of GenAI's
     loop that any export meets. The image is the tower's 224 × 224 (both resizes the identity)."""
-    import shutil
-
-    import openvino as ov
-    import openvino_genai
-    model_dir = tmp_path / "ckpt"
-    shutil.copytree(ckpt("gemma3"), model_dir)
-    tok = _add_tokenizer(model_dir, GEMMA3_SPECIAL)
-    out = tmp_path / "out"
-    proc = run_hfx(["export", model_dir, out, "--format", "openvino", "--dynamic", "--for-generation"])
-    assert proc.returncode == 0, describe(proc)
+    pipe, tok, _ = genai_pipeline(ckpt, "gemma3", tmp_path, GEMMA3_SPECIAL)
     image = np.random.default_rng(9).integers(0, 256, (224, 224, 3), dtype=np.uint8)
-    pipe = openvino_genai.VLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32", KV_CACHE_PRECISION="f32")
     pixels = processor(VARIANTS["gemma3"])(images=[image], return_tensors="pt").pixel_values
     model = reference("gemma3")
     for before, after in (("Describe", "in detail please"), ("x", "y")):
-        streamed = ovutil.token_streamer()
-        pipe.generate(before + "<start_of_image>" + after, images=[ov.Tensor(image[None])], max_new_tokens=NEW_TOKENS,
-                      streamer=streamed, apply_chat_template=False)
+        got = genai_tokens(pipe, before + "<start_of_image>" + after, image)
         ids = tok.encode(before + "\n\n<start_of_image>" + "<image_soft_token>" * 16 + "<end_of_image>\n\n" + after).ids
         assert ids.count(IMAGE_TOKEN) == 16, ids
         want = greedy_at_positions(model, ids, 1, pixel_values=pixels)
         assert len(set(want)) > 3, "the reference must not be a constant run of tokens"
-        assert streamed.ids == want, f"VLMPipeline streamed {streamed.ids}, transformers {want}"
+        assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
     # the control: the second prompt's tokens at transformers' own positions differ (the comparison sees positions)
     assert greedy_at_positions(model, ids, 0, pixel_values=pixels) != want
+
+
+# Gemma 4's tokens as GenAI's VLMPipeline spells them (its defaults; config.json's ids)
+GEMMA4_SPECIAL = {1: "<s>", 2: "</s>", IMAGE_TOKEN: "<|image|>", 151: "<|image>", 152: "<image|>", 153: "<|video|>"}
+
+
+# (a prompt each whose greedy tokens vary)
+@pytest.mark.parametrize("name, before, after", [("gemma4", "look", "tell me"), ("gemma4_ple", "hello world ", " describe")])
+def test_vlm_pipeline_gemma4(name, before, after, ckpt, reference, tmp_path):
+    """OpenVINO GenAI's VLMPipeline on hfx's stateful export of Gemma 4 (the image encoder's one output: the image's
+    real features, optimum-intel's form; token_type_ids, as use_bidirectional_attention "vision" asks; per-layer
+    inputs, as E2B's and E4B's, whose tokens' half GenAI computes with openvino_text_embeddings_per_layer_model.xml on
+    the prompt's ids, the image tokens' read as the pad token's, and feeds the language model): from a raw
+    image and a prompt with GenAI's image tag, the ids it streams are transformers' greedy tokens on the prompt GenAI
+    builds (<|image>, an <|image|> per feature, <image|>) and the processor's patches, the EOS it stops at streamed
+    too. The image is 72 × 132, whole 12-pixel blocks that the aspect-preserving size keeps (594 of the 630 patches),
+    so that GenAI's resize and transformers' are both the identity."""
+    pipe, tok, out = genai_pipeline(ckpt, name, tmp_path, GEMMA4_SPECIAL)
+    if VARIANTS[name].text["hidden_size_per_layer_input"]:
+        assert (out / "openvino_text_embeddings_per_layer_model.xml").is_file()
+    image = np.random.default_rng(9).integers(0, 256, (72, 132, 3), dtype=np.uint8)
+    inputs = processor(VARIANTS[name])(images=[image], return_tensors="pt")
+    assert inputs["num_soft_tokens_per_image"].tolist() == [6 * 11]  # (no resize: 72 / 12 × 132 / 12)
+    got = genai_tokens(pipe, before + "<|image|>" + after, image)
+    ids = tok.encode(before + "<|image>" + "<|image|>" * 66 + "<image|>" + after).ids
+    want = greedy_through_eos(reference(name), ids, pixel_values=inputs["pixel_values"],
+                              image_position_ids=inputs["image_position_ids"],
+                              mm_token_type_ids=(torch.tensor([ids]) == IMAGE_TOKEN).long())
+    assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
 
 
 def test_gemma3_static_refused(ckpt, tmp_path):
