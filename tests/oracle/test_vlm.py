@@ -37,6 +37,7 @@ import numpy as np
 import pytest
 import torch
 
+import genaiutil
 import ovutil
 from conftest import REPO, assert_logits_close, built_once, cached_exports, describe, run_hfx
 from initutil import init_weights
@@ -1078,58 +1079,8 @@ def test_refused(name, edit, flags, message, ckpt, tmp_path):
     assert not out.exists()
 
 
-def _add_tokenizer(model_dir, special=None):
-    """A tokenizer.json for the tiny vocabulary: <s>, </s> and <image> (or `special`) at their ids, a byte-level
-    symbol for every other id ("\\n"'s first: GenAI writes one after an image's tokens)."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
-    special = special or {1: "<s>", 2: "</s>", IMAGE_TOKEN: "<image>"}
-    newline = "\u010a"  # the byte-level symbol of "\n"
-    symbols = iter([newline] + sorted(set(pre_tokenizers.ByteLevel.alphabet()) - {newline}))
-    vocab = {special[i] if i in special else next(symbols): i for i in range(VOCAB)}
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.add_special_tokens([AddedToken(special[i], special=True) for i in sorted(special)])
-    tok.save(str(model_dir / "tokenizer.json"))
-    return tok
-
-
-def genai_pipeline(ckpt, name, tmp_path, special=None):
-    """hfx's stateful OpenVINO export of `name` (its checkpoint with _add_tokenizer's tokenizer of `special`'s tokens)
-    in OpenVINO GenAI's VLMPipeline, f32: (pipeline, tokenizer, export folder)."""
-    import shutil
-
-    import openvino_genai
-    model_dir = tmp_path / "ckpt"
-    shutil.copytree(ckpt(name), model_dir)
-    tok = _add_tokenizer(model_dir, special)
-    out = tmp_path / "out"
-    proc = run_hfx(["export", model_dir, out, "--format", "openvino", "--dynamic", "--for-generation"])
-    assert proc.returncode == 0, describe(proc)
-    return openvino_genai.VLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32", KV_CACHE_PRECISION="f32"), tok, out
-
-
-def genai_tokens(pipe, prompt: str, image):
-    """The token ids the pipeline streams from the prompt and one raw image [H, W, 3] (no chat template: the tiny
-    tokenizer has none)."""
-    import openvino as ov
-    streamed = ovutil.token_streamer()
-    pipe.generate(prompt, images=[ov.Tensor(image[None])], max_new_tokens=NEW_TOKENS, streamer=streamed,
-                  apply_chat_template=False)
-    return streamed.ids
-
-
-def greedy_through_eos(model, ids, **inputs):
-    """transformers' generate() tokens after ids (one prompt, no padding), through the EOS it stops at; not a constant
-    run (else the comparison could not fail)."""
-    ids_t = torch.tensor([ids])
-    with torch.no_grad():
-        want = model.generate(ids_t, attention_mask=torch.ones_like(ids_t), **inputs, max_new_tokens=NEW_TOKENS,
-                              do_sample=False)[0, len(ids):].tolist()
-    eos = model.generation_config.eos_token_id
-    want = want[:want.index(eos) + 1] if eos in want else want
-    assert len(set(want)) > 4, "the reference must not be a constant run of tokens"
-    return want
+# LLaVA's tokens (config.json's ids)
+DEFAULT_SPECIAL = {1: "<s>", 2: "</s>", IMAGE_TOKEN: "<image>"}
 
 
 # GenAI's LLaVA preprocessing reads CLIP's preprocessor_config.json (shortest_edge, crop_size): a
@@ -1144,12 +1095,12 @@ def test_vlm_pipeline(name, ckpt, reference, tmp_path):
     followed by "\\n") and the image processor's pixel values. The image is 224 × 224, the tower's
     size, so that GenAI's resize (its own Pillow-like bicubic) and transformers' are both the
     identity; no chat template (apply_chat_template false: the tiny tokenizer has none)."""
-    pipe, tok, out = genai_pipeline(ckpt, name, tmp_path)
+    pipe, tok, out = genaiutil.pipeline(ckpt(name), tmp_path, VOCAB, DEFAULT_SPECIAL)
     for f in ("openvino_language_model.xml", "openvino_text_embeddings_model.xml",
               "openvino_vision_embeddings_model.xml", "openvino_tokenizer.xml", "preprocessor_config.json"):
         assert (out / f).is_file(), f
     image = np.random.default_rng(9).integers(0, 256, (224, 224, 3), dtype=np.uint8)
-    got = genai_tokens(pipe, "acat<image>ishere", image)
+    got = genaiutil.streamed(pipe, "acat<image>ishere", image)
     x = processor(VARIANTS[name])(images=[image], return_tensors="np").pixel_values.astype(np.float32)
     path = tmp_path / "image.png"
     from PIL import Image
@@ -1157,7 +1108,7 @@ def test_vlm_pipeline(name, ckpt, reference, tmp_path):
     per_image = want_features(reference, name, [path]).shape[1]
     ids = tok.encode("acat" + "<image>" * per_image + "\n" + "ishere").ids
     assert ids.count(IMAGE_TOKEN) == per_image and len(ids) == 4 + per_image + 1 + 6, ids
-    want = greedy_through_eos(reference(name), ids, pixel_values=torch.from_numpy(x))
+    want = genaiutil.greedy_through_eos(reference(name), ids, NEW_TOKENS, pixel_values=torch.from_numpy(x))
     assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
 
 
@@ -1176,13 +1127,13 @@ def test_vlm_pipeline_grid(name, ckpt, reference, tmp_path):
     the prompt GenAI builds (the tag as <|vision_start|>, an <|image_pad|> per merged token, <|vision_end|>) and the
     processor's patches, the EOS it stops at streamed too. The image is 84 × 112, whole 28-pixel blocks inside the
     processor's pixel bounds, so that GenAI's resize and transformers' are both the identity."""
-    pipe, tok, _ = genai_pipeline(ckpt, name, tmp_path, QWEN_SPECIAL)
+    pipe, tok, _ = genaiutil.pipeline(ckpt(name), tmp_path, VOCAB, QWEN_SPECIAL)
     image = np.random.default_rng(9).integers(0, 256, (84, 112, 3), dtype=np.uint8)
-    got = genai_tokens(pipe, "acat<ov_genai_image_0>ishere", image)
+    got = genaiutil.streamed(pipe, "acat<ov_genai_image_0>ishere", image)
     inputs = processor(VARIANTS[name])(images=[image], return_tensors="pt")
     assert inputs["image_grid_thw"].tolist() == [[1, 6, 8]]  # (no resize)
     ids = tok.encode("acat<|vision_start|>" + "<|image_pad|>" * 12 + "<|vision_end|>ishere").ids
-    want = greedy_through_eos(reference(name), ids, pixel_values=inputs["pixel_values"],
+    want = genaiutil.greedy_through_eos(reference(name), ids, NEW_TOKENS, pixel_values=inputs["pixel_values"],
                               image_grid_thw=inputs["image_grid_thw"],
                               mm_token_type_ids=(torch.tensor([ids]) == IMAGE_TOKEN).long())
     assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
@@ -1190,24 +1141,6 @@ def test_vlm_pipeline_grid(name, ckpt, reference, tmp_path):
 
 # Gemma 3's tokens as GenAI's VLMPipeline spells them (its defaults; config.json's ids)
 GEMMA3_SPECIAL = {1: "<s>", 2: "</s>", IMAGE_TOKEN: "<image_soft_token>", 151: "<start_of_image>", 152: "<end_of_image>"}
-
-
-def greedy_at_positions(model, ids, prompt_first, **image):
-    """transformers' greedy tokens (eager forward with a cache) when the prompt's positions start at
-    `prompt_first` and each new token's position is the count of tokens before it (GenAI's Gemma 3
-    loop: a 1-based prompt, as optimum-intel's, then positions from the attention mask's length)."""
-    from transformers import DynamicCache
-    cache, got, n = DynamicCache(config=model.config), [], len(ids)
-    ids_t = torch.tensor([ids])
-    with torch.no_grad():
-        out = model(input_ids=ids_t, position_ids=torch.arange(n)[None] + prompt_first, past_key_values=cache,
-                    attention_mask=torch.ones_like(ids_t), token_type_ids=(ids_t == IMAGE_TOKEN).long(), **image)
-        for _ in range(NEW_TOKENS):
-            got.append(int(out.logits[0, -1].argmax()))
-            n += 1
-            out = model(input_ids=torch.tensor([got[-1:]]), position_ids=torch.tensor([[n - 1]]), past_key_values=cache,
-                        attention_mask=torch.ones(1, n, dtype=torch.long), token_type_ids=torch.zeros(1, 1, dtype=torch.long))
-    return got
 
 
 def test_vlm_pipeline_gemma3(ckpt, reference, tmp_path):
@@ -1219,19 +1152,19 @@ def test_vlm_pipeline_gemma3(ckpt, reference, tmp_path):
     length, so the first new token repeats the prompt's last position. transformers 5 counts from 0
     without the repeat: near-ties may then differ (here they do: the control), a property of GenAI's
     loop that any export meets. The image is the tower's 224 × 224 (both resizes the identity)."""
-    pipe, tok, _ = genai_pipeline(ckpt, "gemma3", tmp_path, GEMMA3_SPECIAL)
+    pipe, tok, _ = genaiutil.pipeline(ckpt("gemma3"), tmp_path, VOCAB, GEMMA3_SPECIAL)
     image = np.random.default_rng(9).integers(0, 256, (224, 224, 3), dtype=np.uint8)
     pixels = processor(VARIANTS["gemma3"])(images=[image], return_tensors="pt").pixel_values
     model = reference("gemma3")
     for before, after in (("Describe", "in detail please"), ("x", "y")):
-        got = genai_tokens(pipe, before + "<start_of_image>" + after, image)
+        got = genaiutil.streamed(pipe, before + "<start_of_image>" + after, image)
         ids = tok.encode(before + "\n\n<start_of_image>" + "<image_soft_token>" * 16 + "<end_of_image>\n\n" + after).ids
         assert ids.count(IMAGE_TOKEN) == 16, ids
-        want = greedy_at_positions(model, ids, 1, pixel_values=pixels)
+        want = genaiutil.greedy_at_positions(model, ids, 1, NEW_TOKENS, IMAGE_TOKEN, pixel_values=pixels)
         assert len(set(want)) > 3, "the reference must not be a constant run of tokens"
         assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
     # the control: the second prompt's tokens at transformers' own positions differ (the comparison sees positions)
-    assert greedy_at_positions(model, ids, 0, pixel_values=pixels) != want
+    assert genaiutil.greedy_at_positions(model, ids, 0, NEW_TOKENS, IMAGE_TOKEN, pixel_values=pixels) != want
 
 
 # Gemma 4's tokens as GenAI's VLMPipeline spells them (its defaults; config.json's ids)
@@ -1249,15 +1182,15 @@ def test_vlm_pipeline_gemma4(name, before, after, ckpt, reference, tmp_path):
     builds (<|image>, an <|image|> per feature, <image|>) and the processor's patches, the EOS it stops at streamed
     too. The image is 72 × 132, whole 12-pixel blocks that the aspect-preserving size keeps (594 of the 630 patches),
     so that GenAI's resize and transformers' are both the identity."""
-    pipe, tok, out = genai_pipeline(ckpt, name, tmp_path, GEMMA4_SPECIAL)
+    pipe, tok, out = genaiutil.pipeline(ckpt(name), tmp_path, VOCAB, GEMMA4_SPECIAL)
     if VARIANTS[name].text["hidden_size_per_layer_input"]:
         assert (out / "openvino_text_embeddings_per_layer_model.xml").is_file()
     image = np.random.default_rng(9).integers(0, 256, (72, 132, 3), dtype=np.uint8)
     inputs = processor(VARIANTS[name])(images=[image], return_tensors="pt")
     assert inputs["num_soft_tokens_per_image"].tolist() == [6 * 11]  # (no resize: 72 / 12 × 132 / 12)
-    got = genai_tokens(pipe, before + "<|image|>" + after, image)
+    got = genaiutil.streamed(pipe, before + "<|image|>" + after, image)
     ids = tok.encode(before + "<|image>" + "<|image|>" * 66 + "<image|>" + after).ids
-    want = greedy_through_eos(reference(name), ids, pixel_values=inputs["pixel_values"],
+    want = genaiutil.greedy_through_eos(reference(name), ids, NEW_TOKENS, pixel_values=inputs["pixel_values"],
                               image_position_ids=inputs["image_position_ids"],
                               mm_token_type_ids=(torch.tensor([ids]) == IMAGE_TOKEN).long())
     assert got == want, f"VLMPipeline streamed {got}, transformers {want}"

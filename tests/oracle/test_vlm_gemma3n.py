@@ -19,6 +19,7 @@ saved nested as transformers 5 does (SiglipImageProcessor at 256 × 256, Gemma3n
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 
 import numpy as np
@@ -206,6 +207,38 @@ def test_generation_batch_of_two(export_dir, reference, tmp_path):
     want_tokens, want_logits = want_generation(reference("gemma3n"), rows, images, [])
     tokens, logits = generate_vlm.generate(out, images, rows, NEW_TOKENS)
     compare_generation(tokens, logits, want_tokens, want_logits, "gemma3n batch 2")
+
+
+# Gemma 3n's media tokens as GenAI's VLMPipeline spells them (its defaults; config.json's ids)
+GENAI_SPECIAL = {1: "<s>", 2: "</s>", TOP["boi_token_id"]: "<start_of_image>", TOP["eoi_token_id"]: "<end_of_image>",
+                 IMAGE_TOKEN: "<image_soft_token>"}
+
+
+def test_vlm_pipeline(ckpt, reference, tmp_path):
+    """OpenVINO GenAI's VLMPipeline on hfx's stateful export of Gemma 3n (its per-layer inputs' tokens' half from
+    openvino_text_embeddings_per_layer_model.xml, which GenAI runs on the ids): from a raw 256 × 256 image (the
+    processor's size: both resizes the identity) and a prompt with GenAI's image tag, the ids it streams are
+    transformers' greedy tokens on the prompt GenAI builds ("\\n\\n<start_of_image>", 256 soft tokens,
+    "<end_of_image>\\n\\n") at the positions it feeds (a 1-based prompt, then the count of tokens before each new one:
+    Gemma 3's loop, test_vlm.py's test_vlm_pipeline_gemma3). The folder's preprocessor_config.json holds the image
+    processor's fields beside the feature extractor's, as the Hub's Gemma 3n folders do (GenAI reads that file, or a
+    processor_config.json with a video processor too)."""
+    import genaiutil
+    folder = tmp_path / "hub"
+    shutil.copytree(ckpt("gemma3n"), folder)
+    merged = {**json.loads(feature_extractor().to_json_string()), **json.loads(image_processor().to_json_string())}
+    (folder / "preprocessor_config.json").write_text(json.dumps(merged))
+    pipe, tok, _ = genaiutil.pipeline(folder, tmp_path, TEXT["vocab_size"], GENAI_SPECIAL)
+    image = np.random.default_rng(9).integers(0, 256, (256, 256, 3), dtype=np.uint8)
+    pixels = image_processor()(images=[image], return_tensors="pt")["pixel_values"]
+    model = reference("gemma3n")
+    before, after = "look", "tell me"
+    got = genaiutil.streamed(pipe, before + "<image_soft_token>" + after, image, NEW_TOKENS)
+    ids = tok.encode(before + "\n\n<start_of_image>" + "<image_soft_token>" * 256 + "<end_of_image>\n\n" + after).ids
+    assert ids.count(IMAGE_TOKEN) == 256, ids
+    want = genaiutil.greedy_at_positions(model, ids, 1, NEW_TOKENS, pixel_values=pixels)
+    assert len(set(want)) > 3, "the reference must not be a constant run of tokens"
+    assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
 
 
 @pytest.mark.parametrize("edit,words", [
