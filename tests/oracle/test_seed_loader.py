@@ -8,8 +8,9 @@ the model, returning its output class.
   * the specs equal those the seed's own export of the same model records (its DynamoExporter's torch.export trace of
     the same keyword inputs, use_cache off: the plain graph returns no cache), compared as torch TreeSpecs: a Llama
     decoder (CausalLMOutputWithPast over logits), a ViT (BaseModelOutputWithPooling over both states), a BERT
-    classifier (SequenceClassifierOutput, with token_type_ids) and bare encoders of two lineages (BertModel's
-    BaseModelOutputWithPoolingAndCrossAttentions, DistilBertModel's BaseModelOutput);
+    classifier (SequenceClassifierOutput, with token_type_ids) and bare encoders of six lineages (BertModel's and
+    RobertaModel's BaseModelOutputWithPoolingAndCrossAttentions, MPNetModel's BaseModelOutputWithPooling,
+    DistilBertModel's, ModernBertModel's and DebertaV2Model's BaseModelOutput);
   * the seed's ExportedModel over hfx's ONNX, OpenVINO and torch.export exports (OpenVINO at f32, passed as its runner
     takes it: config={"INFERENCE_PRECISION_HINT": "f32"}; the .pt2 called with keywords, as the seed calls its own)
     called with a left-padded batch of two prompts gives transformers' logits within 1e-4 (its padded positions too: eager attention), and the ViT's pixel values its two states;
@@ -36,6 +37,20 @@ VIT = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermedi
 
 BERT = dict(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
             max_position_embeddings=64, num_labels=3)
+# the bare encoders: each lineage's base class, its output class its own (pooled or not), and whether it takes
+# token_type_ids
+BARE = {
+    "bert_model": ("Bert", BERT, True),
+    "distilbert_model": ("DistilBert", dict(vocab_size=120, dim=32, n_layers=2, n_heads=4, hidden_dim=48,
+                                            max_position_embeddings=64), False),
+    "roberta_model": ("Roberta", dict(BERT, max_position_embeddings=72, pad_token_id=1), True),
+    "mpnet_model": ("MPNet", dict(BERT, max_position_embeddings=72, pad_token_id=1), False),
+    "modernbert_model": ("ModernBert", dict(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                            intermediate_size=48, max_position_embeddings=64, pad_token_id=0,
+                                            global_attn_every_n_layers=2, local_attention=4), False),
+    "deberta_v2_model": ("DebertaV2", dict(BERT, relative_attention=True, position_buckets=8,
+                                           pos_att_type=["p2c", "c2p"]), False),  # (type_vocab_size 0: none)
+}
 
 
 def _model(kind):
@@ -44,11 +59,10 @@ def _model(kind):
     if kind == "bert":
         config = transformers.BertConfig(**BERT)
         return transformers.BertForSequenceClassification._from_config(config, attn_implementation="eager").eval()
-    if kind in ("bert_model", "distilbert_model"):  # bare encoders: their lineage's own output class
-        config = (transformers.BertConfig(**BERT) if kind == "bert_model" else transformers.DistilBertConfig(
-            vocab_size=120, dim=32, n_layers=2, n_heads=4, hidden_dim=48, max_position_embeddings=64))
-        cls = transformers.BertModel if kind == "bert_model" else transformers.DistilBertModel
-        return cls._from_config(config, attn_implementation="eager").eval()
+    if kind in BARE:  # bare encoders: their lineage's own output class
+        arch, fields, _ = BARE[kind]
+        config = getattr(transformers, f"{arch}Config")(**fields)
+        return getattr(transformers, f"{arch}Model")._from_config(config, attn_implementation="eager").eval()
     if kind == "llama":
         config = transformers.LlamaConfig(**LLAMA, use_cache=False)
         return transformers.LlamaForCausalLM._from_config(config, attn_implementation="eager").eval()
@@ -60,9 +74,9 @@ def _inputs(kind):
         return {"pixel_values": torch.from_numpy(np.random.default_rng(2).standard_normal((2, 3, 32, 32), np.float32))}
     ids = torch.tensor([[5, 17, 33, 40, 8, 9], [0, 0, 7, 3, 12, 90]])
     mask = (torch.arange(6)[None, :] >= torch.tensor([[0], [2]])).long()
-    if kind in ("bert", "bert_model"):
+    if kind == "bert" or (kind in BARE and BARE[kind][2]):
         return {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)}
-    if kind == "distilbert_model":
+    if kind in BARE:
         return {"input_ids": ids, "attention_mask": mask}
     return {"input_ids": ids, "attention_mask": mask, "position_ids": torch.arange(6)[None].expand(2, -1)}
 
@@ -87,7 +101,7 @@ def exported(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("kind", ["llama", "vit", "bert", "bert_model", "distilbert_model"])
+@pytest.mark.parametrize("kind", ["llama", "vit", "bert", *BARE])
 def test_specs_are_the_seeds(kind, exported, tmp_path):
     """hfx's in_spec and out_spec are the ones the seed's own export of the model records for the same keyword
     inputs."""
@@ -105,7 +119,7 @@ def test_specs_are_the_seeds(kind, exported, tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["onnx", "openvino", "dynamo"])
-@pytest.mark.parametrize("kind", ["llama", "vit", "bert", "bert_model", "distilbert_model"])
+@pytest.mark.parametrize("kind", ["llama", "vit", "bert", *BARE])
 def test_seed_loader_runs_hfx_exports(kind, fmt, exported):
     """The seed's ExportedModel loads hfx's folder and, called as the model, returns its output class with
     transformers' values."""
@@ -119,8 +133,9 @@ def test_seed_loader_runs_hfx_exports(kind, fmt, exported):
     with torch.no_grad():
         want = _model(kind)(**inputs)
     assert type(got).__name__ == type(want).__name__
-    fields = (["last_hidden_state", "pooler_output"] if kind in ("vit", "bert_model")
-              else ["last_hidden_state"] if kind == "distilbert_model" else ["logits"])
+    fields = [f for f in ("logits", "last_hidden_state", "pooler_output") if getattr(want, f, None) is not None]
+    assert fields and fields == [f for f in ("logits", "last_hidden_state", "pooler_output")
+                                 if getattr(got, f, None) is not None], (kind, fields)
     for field in fields:
         diff = (torch.as_tensor(np.asarray(getattr(got, field))) - getattr(want, field)).abs().max().item()
         assert diff <= PARITY_ATOL, f"{kind} {fmt} {field}: max abs diff {diff}"
