@@ -274,7 +274,7 @@ def anyres_features(export, out_dir: Path, images: list):
     them: the grid tiles' features laid out as the grid, the rows or columns the resize padded cropped off (OneVision:
     then shrunk bilinearly where more than 1.1² times its vision_aspect_ratio's anyres_max_N tiles of features),
     image_newline after each row, all behind the whole image's (an image of one tile: its features and one
-    newline)."""
+    newline). image_newline is the encoder's output, or (OpenVINO's stateful layout, optimum-intel's) config.json's."""
     from transformers.image_processing_utils import select_best_resolution
 
     config = json.loads((out_dir / "config.json").read_text())
@@ -284,7 +284,9 @@ def anyres_features(export, out_dir: Path, images: list):
     for path, out in processed(out_dir, images):
         pixels = np.asarray(out["pixel_values"], np.float32)
         result = export.image_encoder.run({"pixel_values": pixels.reshape(-1, *pixels.shape[-3:])})
-        features, newline = np.array(result["image_features"]), np.array(result["image_newline"])
+        features = np.array(result["image_features"])
+        newline = np.array(result["image_newline"] if "image_newline" in result else config["image_newline"],
+                           features.dtype)
         if len(features) == 1:
             packed = np.concatenate([features[0], newline[None]])
         else:

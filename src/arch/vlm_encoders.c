@@ -5,6 +5,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch/vlm.h"
@@ -519,6 +520,30 @@ static void build_grid_part(const vlm_cfg *m, const hfx_build_opts *o, hfx_graph
     if (x && stacked) hfx_graph_output(g, stacked, "deepstack_feature_lists");
 }
 
+/* LLaVA-Next's image_newline [n] as config.json's "image_newline": a list of its values (each as many digits as
+ * bring its float back), where optimum-intel writes it and GenAI's VLMPipeline reads it; failures are the graph's */
+static void newline_in_config(hfx_graph *g, hfx_weights *w, const char *name, int64_t n) {
+    float *v = malloc((size_t)n * sizeof *v);
+    char *text = malloc((size_t)n * 18 + 3); /* "[", n × ("-d.dddddddde-dd" + ", "), "]" */
+    if (!v || !text) hfx_graph_fail(g, HFX_ERR_NOMEM, "out of memory");
+    else if (hfx_weight_float_values(w, n, v, name)) {
+        size_t at = 0;
+        text[at++] = '[';
+        for (int64_t i = 0; i < n && isfinite(v[i]); i++)
+            at += (size_t)snprintf(text + at, 18, "%s%.9g", i ? ", " : "", (double)v[i]);
+        snprintf(text + at, 2, "]");
+        for (int64_t i = 0; i < n; i++)
+            if (!isfinite(v[i])) {
+                hfx_graph_fail(g, HFX_ERR_INVALID, "%s: tensor '%s' element %lld is not finite (config.json cannot "
+                               "hold it)", hfx_checkpoint_dir(w->ck), name, (long long)i);
+                break;
+            }
+        hfx_graph_add_config(g, "image_newline", text);
+    }
+    free(v);
+    free(text);
+}
+
 /* pixel_values → image_features [N, tokens, text hidden], as the lineage makes them (vlm_kind); a
  * grid tower's: pixel_values [num_patches, ·] and image_grid_thw → [num_image_tokens, text hidden]. */
 static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g,
@@ -588,8 +613,10 @@ static void build_image_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_b
     x = dense(g, w, x, in, out, m->projector_bias, names->projector, "linear_1");
     x = dense(g, w, hfx_activate(g, m->projector_act, x), out, out, m->projector_bias, names->projector, "linear_2");
     hfx_graph_output(g, x, "image_features");
-    if (names->newline) /* LLaVA-Next's: what the caller puts after each row of an image's tiles (× 1: a node's
-                           output, as a graph's outputs are, not the weight itself) */
+    if (names->newline && o->stateful) /* (optimum-intel's form, which GenAI's VLMPipeline reads) */
+        newline_in_config(g, w, names->newline, out);
+    else if (names->newline) /* LLaVA-Next's: what the caller puts after each row of an image's tiles (× 1: a node's
+                                output, as a graph's outputs are, not the weight itself) */
         hfx_graph_output(g, hfx_op2(g, HFX_OP_MUL, hfx_weight(w, 1, &out, "%s", names->newline),
                                     hfx_const_scalar(g, w->dtype, 1.0)), "image_newline");
     /* the tower's layers past the last one picked and its post-norm feed nothing, as in transformers */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arch/nn.h"
+#include "base/half.h"
 #include "base/mapping.h"
 #include "base/status.h"
 
@@ -252,6 +253,26 @@ bool hfx_weight_i64_values(hfx_weights *w, const char *asked, int64_t n, int64_t
     for (int64_t k = 0; t && k < n; k++) memcpy(&values[k], t->data + k * 8, 8);
     if (t) w->used[i] = 1;
     return t != NULL;
+}
+
+bool hfx_weight_float_values(hfx_weights *w, int64_t n, float *values, const char *asked) {
+    char buf[640];
+    const char *name;
+    long i;
+    const hfx_tensor_info *t = lookup(w, asked, buf, sizeof buf, &name, &i);
+    if (!shaped(w, t, name, 1, &n)) return false;
+    if (t->dtype != HFX_DTYPE_F32 && t->dtype != HFX_DTYPE_F16 && t->dtype != HFX_DTYPE_BF16) {
+        hfx_graph_fail(w->g, HFX_ERR_UNSUPPORTED, "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16",
+                       t->file, name, hfx_dtype_name(t->dtype));
+        return false;
+    }
+    if (t->mapping && !hfx_mapping_intact(t->mapping)) { /* a file truncated since it was opened */
+        hfx_graph_fail(w->g, HFX_ERR_IO, "%s: changed size while being read", t->file);
+        return false;
+    }
+    for (int64_t k = 0; k < n; k++) values[k] = hfx_float_load(t->dtype, t->data + (size_t)k * hfx_dtype_size(t->dtype));
+    w->used[i] = 1;
+    return true;
 }
 
 bool hfx_weight_exists(const hfx_weights *w, const char *name) {

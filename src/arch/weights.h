@@ -90,6 +90,10 @@ hfx_value *hfx_weight_indices(hfx_weights *w, int64_t bound, int rank, const int
  * false (the graph failed, naming it) when it is there but of another shape or dtype. */
 bool hfx_weight_i64_values(hfx_weights *w, const char *name, int64_t n, int64_t *values);
 
+/* The float tensor `name` [n] (renames applied) read now into `values` as f32, marked used (a value the export writes
+ * outside the graphs: LLaVA-Next's image_newline in config.json). false: the graph failed, naming it. */
+bool hfx_weight_float_values(hfx_weights *w, int64_t n, float *values, const char *name);
+
 /* Axis `axis` of the checkpoint's tensor `name` (renames applied), or -1 when it has none (or not that axis). */
 int64_t hfx_weight_dim(const hfx_weights *w, const char *name, int axis);
 

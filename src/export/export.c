@@ -192,44 +192,6 @@ static hfx_status choose_dims(const hfx_settings *cfg, const hfx_sample_inputs *
     return HFX_OK;
 }
 
-/* ---- side files ---- */
-
-static const char *const side_files[] = {
-    "generation_config.json", "tokenizer.json", "tokenizer_config.json",
-    "special_tokens_map.json", "added_tokens.json", "vocab.json", "vocab.txt", "merges.txt",
-    "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "chat_template.jinja",
-    "chat_template.json", "preprocessor_config.json", /* Whisper's feature extractor, an image processor */
-    "processor_config.json"}; /* transformers 5's processors, each part's config nested (Gemma 4's image and audio) */
-
-static hfx_status copy_side_files(hfx_outdir *out, const hfx_checkpoint *ck, hfx_error *err) {
-    const char *text = hfx_checkpoint_json_text(ck, false);
-    if (text) { /* a model from memory: its config texts, no tokenizer files */
-        hfx_status st = hfx_outdir_write(out, "config.json", text, strlen(text), err);
-        const char *gen = hfx_checkpoint_json_text(ck, true);
-        if (!st && gen) st = hfx_outdir_write(out, "generation_config.json", gen, strlen(gen), err);
-        return st;
-    }
-    const char *src_dir = hfx_checkpoint_dir(ck);
-    char path[4096];
-    struct stat sb;
-    snprintf(path, sizeof path, "%s/config.json", src_dir);
-    hfx_status st = hfx_outdir_copy(out, "config.json", path, err);
-    for (size_t i = 0; !st && i < sizeof side_files / sizeof side_files[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", src_dir, side_files[i]);
-        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-            st = hfx_outdir_copy(out, side_files[i], path, err);
-    }
-    /* a sentence-transformers folder's pipeline: modules.json and each module's config */
-    const char *st_files[16];
-    char names[2048];
-    int n = hfx_sentence_files(ck, st_files, 16, names, sizeof names);
-    for (int i = 0; !st && i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", src_dir, st_files[i]);
-        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) st = hfx_outdir_copy(out, st_files[i], path, err);
-    }
-    return st;
-}
-
 /* The format's tokenizer graphs (OpenVINO GenAI's), when it has them: written from the
  * checkpoint's tokenizer.json, or the reason they are not, as a warning and in the manifest. */
 static hfx_status write_tokenizer(hfx_exporter *e, const hfx_checkpoint *ck, hfx_outdir *out, json_t **entry,
@@ -282,6 +244,88 @@ typedef struct component {
     hfx_quant_done quant_done;    /* and what took it */
     bool quantized;
 } component;
+
+/* ---- side files ---- */
+
+static const char *const side_files[] = {
+    "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+    "special_tokens_map.json", "added_tokens.json", "vocab.json", "vocab.txt", "merges.txt",
+    "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "chat_template.jinja",
+    "chat_template.json", "preprocessor_config.json", /* Whisper's feature extractor, an image processor */
+    "processor_config.json"}; /* transformers 5's processors, each part's config nested (Gemma 4's image and audio) */
+
+/* config.json's text with the fields the graphs add (hfx_graph.config) before its closing brace: the checkpoint's
+ * bytes otherwise as they are. *out NULL: no field to add. A field the config has already is refused (two keys). */
+static hfx_status config_with_fields(const hfx_checkpoint *ck, const component *cs, int n, char **out, hfx_error *err) {
+    *out = NULL;
+    size_t extra = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < cs[i].g->n_config; k++) {
+            const hfx_meta *f = &cs[i].g->config[k];
+            if (json_object_get(hfx_checkpoint_config(ck), f->key))
+                return hfx_fail(err, HFX_ERR_INVALID, "%s/config.json: has \"%s\" already, which this export writes "
+                                "(from the checkpoint's tensor)", hfx_checkpoint_dir(ck), f->key);
+            extra += strlen(f->key) + strlen(f->value) + 8;
+        }
+    if (!extra) return HFX_OK;
+    char *text = NULL;
+    size_t len = 0;
+    const char *given = hfx_checkpoint_json_text(ck, false);
+    hfx_status st = given ? HFX_OK : hfx_checkpoint_side_text(ck, "config.json", &text, &len, err);
+    if (st) return st;
+    if (given) len = strlen(given);
+    const char *src = given ? given : text;
+    size_t close = len;
+    while (close > 0 && src[close - 1] != '}') close--; /* (it parsed as an object: its last '}' closes it) */
+    char *res = close ? malloc(close + extra + 2) : NULL;
+    if (res) {
+        size_t at = close - 1;
+        memcpy(res, src, at);
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < cs[i].g->n_config; k++)
+                at += (size_t)sprintf(res + at, ",\n  \"%s\": %s", cs[i].g->config[k].key, cs[i].g->config[k].value);
+        strcpy(res + at, "\n}\n");
+    }
+    free(text);
+    if (!res) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    *out = res;
+    return HFX_OK;
+}
+
+static hfx_status copy_side_files(hfx_outdir *out, const hfx_checkpoint *ck, const component *cs, int n_cs,
+                                  hfx_error *err) {
+    char *config = NULL; /* (NULL: the checkpoint's as it is) */
+    hfx_status st = config_with_fields(ck, cs, n_cs, &config, err);
+    bool added = config != NULL;
+    if (!st && added) st = hfx_outdir_write(out, "config.json", config, strlen(config), err);
+    free(config);
+    const char *text = hfx_checkpoint_json_text(ck, false);
+    if (text) { /* a model from memory: its config texts, no tokenizer files */
+        if (!st && !added) st = hfx_outdir_write(out, "config.json", text, strlen(text), err);
+        const char *gen = hfx_checkpoint_json_text(ck, true);
+        if (!st && gen) st = hfx_outdir_write(out, "generation_config.json", gen, strlen(gen), err);
+        return st;
+    }
+    const char *src_dir = hfx_checkpoint_dir(ck);
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/config.json", src_dir);
+    if (!st && !added) st = hfx_outdir_copy(out, "config.json", path, err);
+    for (size_t i = 0; !st && i < sizeof side_files / sizeof side_files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", src_dir, side_files[i]);
+        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+            st = hfx_outdir_copy(out, side_files[i], path, err);
+    }
+    /* a sentence-transformers folder's pipeline: modules.json and each module's config */
+    const char *st_files[16];
+    char names[2048];
+    int n = hfx_sentence_files(ck, st_files, 16, names, sizeof names);
+    for (int i = 0; !st && i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", src_dir, st_files[i]);
+        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) st = hfx_outdir_copy(out, st_files[i], path, err);
+    }
+    return st;
+}
 
 /* dynamic_shapes entries for inputs other than the sequence inputs (an image encoder's) only bound
  * the symbols they name: each must be an input of one of the n graphs, its axes carrying symbols
@@ -779,7 +823,7 @@ static hfx_status run_export(hfx_exporter *e, hfx_model *model, component *cs, i
     hfx_outdir_set_progress(out, e->progress, e->progress_user);
     if (!st) st = fmt->write(gs, n, out, err);
     free(gs), free(calls), free(layers);
-    if (!st) st = copy_side_files(out, model->ck, err);
+    if (!st) st = copy_side_files(out, model->ck, cs, n, err);
     json_t *tokenizer = NULL;
     if (!st) st = write_tokenizer(e, model->ck, out, &tokenizer, err);
     if (!st) {

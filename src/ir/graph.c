@@ -212,6 +212,14 @@ void hfx_graph_set_meta(hfx_graph *g, const char *key, const char *value) {
     g->meta[g->n_meta++] = (hfx_meta){copy_name(g, key), copy_name(g, value)};
 }
 
+void hfx_graph_add_config(hfx_graph *g, const char *key, const char *json) {
+    if (g->n_config == (int)(sizeof g->config / sizeof g->config[0])) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "too many config.json fields (at '%s')", key);
+        return;
+    }
+    g->config[g->n_config++] = (hfx_meta){copy_name(g, key), copy_name(g, json)};
+}
+
 /* ---- Constants ---- */
 
 static hfx_value *const_value(hfx_graph *g, hfx_init *init) {

@@ -133,6 +133,9 @@ typedef struct hfx_graph {
     hfx_state_holder state_holder;
     hfx_meta meta[32];           /* key/values that travel inside the artifact */
     int n_meta;
+    hfx_meta config[4];          /* fields the export adds to config.json beside the graph: key, JSON text of the value
+                                    (optimum-intel's forms: LLaVA-Next's image_newline) */
+    int n_config;
     bool failed;
     hfx_error err;               /* the first construction error */
 } hfx_graph;
@@ -160,6 +163,8 @@ hfx_value *hfx_graph_input(hfx_graph *g, const char *name, hfx_dtype dt, int ran
 /* Mark `v` as graph output `name` (renames it). */
 void hfx_graph_output(hfx_graph *g, hfx_value *v, const char *name);
 void hfx_graph_set_meta(hfx_graph *g, const char *key, const char *value);
+/* Ask the export to add `key` to the config.json it writes, its value the JSON text `json` (copied). */
+void hfx_graph_add_config(hfx_graph *g, const char *key, const char *json);
 
 /* Declare state `name`; returns its index in g->states (-1 after an error). */
 int hfx_graph_state(hfx_graph *g, const char *name, hfx_state_update update, int axis);

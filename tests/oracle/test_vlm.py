@@ -1112,6 +1112,33 @@ def test_vlm_pipeline(name, ckpt, reference, tmp_path):
     assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
 
 
+def test_vlm_pipeline_llava_next(ckpt, reference, tmp_path):
+    """OpenVINO GenAI's VLMPipeline on hfx's stateful export of LLaVA-Next (optimum-intel's forms: the image encoder's
+    one output, the tiles' features; image_newline in config.json, the checkpoint's values exactly): from a raw image
+    and a prompt, the ids it streams are transformers' greedy tokens on the prompt GenAI builds (<image> as many times
+    as the packed features, then "\\n") with the processor's tiles. The image is 64 × 128, the grid pinpoint it fills
+    exactly (no padding; the whole image squeezed to a 64 × 64 tile by both resizes alike). GenAI reads the pinpoints
+    as (width, height), transformers as (height, width): an image that ties two of them (a square one against 64 × 128
+    and 128 × 64) gets another grid there, which this image does not."""
+    from PIL import Image
+    from safetensors.numpy import load_file
+    pipe, tok, out = genaiutil.pipeline(ckpt("llava_next"), tmp_path, VOCAB, DEFAULT_SPECIAL)
+    newline = [v for k, v in load_file(ckpt("llava_next") / "model.safetensors").items() if "image_newline" in k]
+    assert np.array_equal(np.asarray(json.loads((out / "config.json").read_text())["image_newline"], np.float32),
+                          newline[0])
+    image = np.random.default_rng(9).integers(0, 256, (64, 128, 3), dtype=np.uint8)
+    inputs = processor(VARIANTS["llava_next"])(images=[image], return_tensors="pt")
+    Image.fromarray(image).save(tmp_path / "image.png")
+    per_image = len(want_features(reference, "llava_next", [tmp_path / "image.png"]))
+    assert per_image == 16 + 4 * (8 + 1)  # the whole image's tile, then the 1 × 2 grid's rows, a newline each
+    for before, after in (("look", "tell me"), ("ok", "")):
+        got = genaiutil.streamed(pipe, before + "<image>" + after, image, NEW_TOKENS)
+        ids = tok.encode(before + "<image>" * per_image + "\n" + after).ids
+        want = genaiutil.greedy_through_eos(reference("llava_next"), ids, NEW_TOKENS,
+                                            pixel_values=inputs["pixel_values"], image_sizes=inputs["image_sizes"])
+        assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
+
+
 # Qwen2-VL's tokens as GenAI's VLMPipeline spells them (config.json's ids)
 QWEN_SPECIAL = {1: "<s>", 2: "</s>", IMAGE_TOKEN: "<|image_pad|>", QWEN_TOP["video_token_id"]: "<|video_pad|>",
                 QWEN_TOP["vision_start_token_id"]: "<|vision_start|>", QWEN_TOP["vision_end_token_id"]: "<|vision_end|>"}
@@ -1194,6 +1221,23 @@ def test_vlm_pipeline_gemma4(name, before, after, ckpt, reference, tmp_path):
                               image_position_ids=inputs["image_position_ids"],
                               mm_token_type_ids=(torch.tensor([ids]) == IMAGE_TOKEN).long())
     assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
+
+
+def test_llava_next_config_newline_refused(ckpt, tmp_path):
+    """A LLaVA-Next config.json that holds image_newline already (which OpenVINO's stateful layout writes from the
+    tensor): refused naming the field, exit 2, nothing written; the other layouts copy it as it is."""
+    import shutil
+    folder = tmp_path / "ckpt"
+    shutil.copytree(ckpt("llava_next"), folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "image_newline": [0.0] * 32}))
+    out = tmp_path / "out"
+    proc = run_hfx(["export", folder, out, "--format", "openvino", "--dynamic", "--for-generation"])
+    assert proc.returncode == 2 and '"image_newline" already' in proc.stderr, describe(proc)
+    assert not out.exists()
+    proc = run_hfx(["export", folder, out, "--format", "onnx", "--dynamic", "--for-generation"])
+    assert proc.returncode == 0, describe(proc)
+    assert (out / "config.json").read_bytes() == (folder / "config.json").read_bytes()
 
 
 def test_gemma3_static_refused(ckpt, tmp_path):
