@@ -441,8 +441,8 @@ typedef struct decoder_inputs {
     hfx_value *types;     /* token_type_ids [B,S] where the token-type table has several rows (NomicBERT) */
 } decoder_inputs;
 
-/* A sentence embedding's positions [B,S]: 0, 1, ... in every row, padding counted, as sentence-transformers calls the
- * model (no position_ids: transformers' default, the cache positions). */
+/* An encoder's or a sentence embedding's positions [B,S]: 0, 1, ... in every row, padding counted, as
+ * sentence-transformers calls the model (no position_ids: transformers' default, the cache positions). */
 static hfx_value *sentence_positions(hfx_graph *g, hfx_value *tokens, const hfx_build_opts *o) {
     hfx_value *range = hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, tokens, 1), hfx_const_i64(g, 1), o->seq);
     hfx_value *shape = hfx_concat(g, 2, (hfx_value *[]){hfx_unsqueeze(g, hfx_dim_of(g, tokens, 0), 0),
@@ -506,8 +506,11 @@ static decoder_inputs graph_inputs(layer_ctx *c, const hfx_decoder_host *host, b
     }
     if (!embeds_in && m->token_types > 1) in.types = hfx_graph_input(g, "token_type_ids", HFX_DTYPE_I64, 2, bs);
     bool mrope = m->rope.mrope_section[0] || m->rope.mrope_section[1] || m->rope.mrope_section[2];
+    /* an encoder's (attending both ways: no cache, no generation), and a sentence embedding's, are the forward's
+       default, as its callers call it (no position_ids) */
+    bool encoder = c->d->scores.mask == HFX_MASK_BOTH_WAYS || m->both_ways;
     in.pos = hfx_decoder_mixers_only(c->d) ? NULL /* no positions: Mamba2's forward takes none */
-             : o->pooling.n || o->pooling.score ? sentence_positions(g, in.ids ? in.ids : in.x, o)
+             : o->pooling.n || o->pooling.score || encoder ? sentence_positions(g, in.ids ? in.ids : in.x, o)
              : mrope ? mrope_positions(g, o, host && host->text_position_row)
                      : hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
     if (!seed && o->cache == HFX_CACHE_STATIC) {

@@ -8,9 +8,10 @@ the model, returning its output class.
   * the specs equal those the seed's own export of the same model records (its DynamoExporter's torch.export trace of
     the same keyword inputs, use_cache off: the plain graph returns no cache), compared as torch TreeSpecs: a Llama
     decoder (CausalLMOutputWithPast over logits), a ViT (BaseModelOutputWithPooling over both states), a BERT
-    classifier (SequenceClassifierOutput, with token_type_ids) and bare encoders of six lineages (BertModel's and
-    RobertaModel's BaseModelOutputWithPoolingAndCrossAttentions, MPNetModel's BaseModelOutputWithPooling,
-    DistilBertModel's, ModernBertModel's and DebertaV2Model's BaseModelOutput);
+    classifier (SequenceClassifierOutput, with token_type_ids) and bare encoders of ten lineages (BertModel's and
+    RobertaModel's BaseModelOutputWithPoolingAndCrossAttentions, MPNetModel's, GteModel's, NomicBertModel's and
+    JinaEmbeddingsV3Model's BaseModelOutputWithPooling or their own, DistilBertModel's, ModernBertModel's,
+    DebertaV2Model's and EuroBertModel's BaseModelOutput);
   * the seed's ExportedModel over hfx's ONNX, OpenVINO and torch.export exports (OpenVINO at f32, passed as its runner
     takes it: config={"INFERENCE_PRECISION_HINT": "f32"}; the .pt2 called with keywords, as the seed calls its own)
     called with a left-padded batch of two prompts gives transformers' logits within 1e-4 (its padded positions too: eager attention), and the ViT's pixel values its two states;
@@ -50,6 +51,12 @@ BARE = {
                                             global_attn_every_n_layers=2, local_attention=4), False),
     "deberta_v2_model": ("DebertaV2", dict(BERT, relative_attention=True, position_buckets=8,
                                            pos_att_type=["p2c", "c2p"]), False),  # (type_vocab_size 0: none)
+    # the rotary encoders (transformers' classes of the Hub's remote code), bare
+    "eurobert_model": ("EuroBert", dict(BERT, num_key_value_heads=2, mlp_bias=True, pad_token_id=0), False),
+    "gte_model": ("Gte", dict(BERT, type_vocab_size=1, pad_token_id=0), False),
+    "nomic_model": ("NomicBert", dict(BERT, type_vocab_size=2, pad_token_id=0), True),
+    "jina_model": ("JinaEmbeddingsV3", dict(BERT, type_vocab_size=1, pad_token_id=1, max_position_embeddings=72),
+                   False),
 }
 
 

@@ -147,7 +147,8 @@ def _run(fmt: str, out, inputs):
 
         compiled = compile_model(out / "model.xml")
         request = compiled.create_infer_request()
-        request.infer({k: np.ascontiguousarray(v) for k, v in inputs.items()})
+        takes = {i.get_any_name() for i in compiled.inputs}  # (an encoder computes its positions: none fed)
+        request.infer({k: np.ascontiguousarray(v) for k, v in inputs.items() if k in takes})
         return {o.get_any_name(): np.array(request.get_tensor(o.get_any_name()).data) for o in compiled.outputs}
     if fmt == "executorch":
         from etutil import worker
