@@ -1223,6 +1223,32 @@ def test_vlm_pipeline_gemma4(name, before, after, ckpt, reference, tmp_path):
     assert got == want, f"VLMPipeline streamed {got}, transformers {want}"
 
 
+def test_vlm_pipeline_gemma4_video(ckpt, reference, tmp_path):
+    """OpenVINO GenAI's VLMPipeline on hfx's stateful export of Gemma 4 with a video: each frame through the image
+    encoder (the frames as Gemma4ImageProcessor makes images: GenAI's video config falls back to the image
+    processor's), the prompt GenAI builds ("MM:SS <|image>", a <|video|> per feature, "<image|>" a frame, at GenAI's
+    24 frames a second without metadata), each frame's tokens a block (token_type_ids 1, as GenAI marks video tokens;
+    transformers' runs of 1 or 2 alike): the ids it streams are transformers' greedy tokens given the frames as
+    pixel_values_videos. Frames of 72 × 132, whole blocks (no resize)."""
+    import openvino as ov
+    pipe, tok, _ = genaiutil.pipeline(ckpt("gemma4"), tmp_path, VOCAB, GEMMA4_SPECIAL)
+    frames = np.random.default_rng(4).integers(0, 256, (2, 72, 132, 3), dtype=np.uint8)
+    tokens = ovutil.token_streamer()
+    pipe.generate("look<|video|>tell me", videos=[ov.Tensor(frames)], max_new_tokens=NEW_TOKENS, streamer=tokens,
+                  apply_chat_template=False)
+    per_frame = [processor(VARIANTS["gemma4"])(images=[f], return_tensors="pt") for f in frames]
+    assert all(x["num_soft_tokens_per_image"].tolist() == [66] for x in per_frame)
+    frame = "00:00 <|image>" + "<|video|>" * 66 + "<image|>"
+    ids = tok.encode("look" + frame + " " + frame + "tell me").ids
+    assert ids.count(VARIANTS["gemma4"].top["video_token_id"]) == 2 * 66, ids
+    types = (torch.tensor([ids]) == VARIANTS["gemma4"].top["video_token_id"]).long() * 2  # (transformers' video type)
+    want = genaiutil.greedy_through_eos(reference("gemma4"), ids, NEW_TOKENS,
+                                        pixel_values_videos=torch.cat([x["pixel_values"] for x in per_frame]),
+                                        video_position_ids=torch.cat([x["image_position_ids"] for x in per_frame]),
+                                        num_frames_per_video=torch.tensor([2]), mm_token_type_ids=types)
+    assert tokens.ids == want, f"VLMPipeline streamed {tokens.ids}, transformers {want}"
+
+
 def test_llava_next_config_newline_refused(ckpt, tmp_path):
     """A LLaVA-Next config.json that holds image_newline already (which OpenVINO's stateful layout writes from the
     tensor): refused naming the field, exit 2, nothing written; the other layouts copy it as it is."""
