@@ -281,9 +281,11 @@ static hfx_status config_with_fields(const hfx_checkpoint *ck, const component *
     if (res) {
         size_t at = close - 1;
         memcpy(res, src, at);
+        bool first = json_object_size(hfx_checkpoint_config(ck)) == 0; /* ("{}": no comma before the first) */
         for (int i = 0; i < n; i++)
-            for (int k = 0; k < cs[i].g->n_config; k++)
-                at += (size_t)sprintf(res + at, ",\n  \"%s\": %s", cs[i].g->config[k].key, cs[i].g->config[k].value);
+            for (int k = 0; k < cs[i].g->n_config; k++, first = false)
+                at += (size_t)sprintf(res + at, "%s\n  \"%s\": %s", first ? "" : ",", cs[i].g->config[k].key,
+                                      cs[i].g->config[k].value);
         strcpy(res + at, "\n}\n");
     }
     free(text);
