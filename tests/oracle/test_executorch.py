@@ -534,6 +534,118 @@ def test_cpp_loop_generates_into_the_callers_cache(cpp_loop, checkpoints, tmp_pa
     assert np.abs(got[:, :, :t] - keys).max() <= 1e-4 and not got[:, :, t:].any()
 
 
+# each method input's and output's (rank, dtype) of a program
+ET_LAYOUT = """
+from executorch.runtime import Runtime
+def layout(pte):
+    meta = Runtime.get().load_program(pte).load_method("forward").metadata
+    return [[[len(meta.input_tensor_meta(i).sizes()), int(meta.input_tensor_meta(i).dtype())]
+             for i in range(meta.num_inputs())],
+            [[len(meta.output_tensor_meta(i).sizes()), int(meta.output_tensor_meta(i).dtype())]
+             for i in range(meta.num_outputs())]]
+"""
+# the seed's own ExecuTorch program of a static-cache multi-token decode (its ExecutorchExporter over its
+# decompose_for_generation, "alloc_graph_output": false, as its docs' C++ loop binds outputs), and its layout
+SEED_ET = ET_LAYOUT + """
+import torch, transformers
+from transformers.exporters import ExecutorchConfig, ExecutorchExporter
+from transformers.exporters.utils import decompose_for_generation
+ckpt, ids, m, out = args
+model = transformers.AutoModelForCausalLM.from_pretrained(ckpt, attn_implementation="sdpa").eval()
+ids = torch.tensor([ids])
+comps = decompose_for_generation(model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)},
+                                 generation_config=transformers.GenerationConfig(cache_implementation="static",
+                                                                                 max_cache_len=m),
+                                 multi_token_decode=True)
+sub, kwargs = comps["decode"]
+ExecutorchExporter().export(sub, kwargs, config=ExecutorchConfig(dynamic=True, alloc_graph_output=False)
+                            ).save_pretrained(out)
+result = layout(out + "/model.pte")
+"""
+
+
+def test_cpp_loop_seed_profile(cpp_loop, checkpoints, tmp_path):
+    """io "seed" (the Python system's profile) in ExecuTorch: the static-cache multi-token decode has the seed's own
+    program's method layout — inputs input_ids, the 4-D bool mask, position_ids, then each layer's keys, values and
+    write counter; outputs the cache's new content (input mutations), the logits, the cache as returned — of the same
+    ranks and dtypes, in the same order, as its ExecutorchExporter writes for the same model; and the C++ loop in the
+    seed docs' way (examples/executorch_cpp: the returned cache bound to the caller's buffers, set_output_data_ptr)
+    gives transformers' greedy tokens on hfx's program and on the seed's own (the loop is the seed's contract).
+    Exported with "alloc_graph_output": false, as that loop needs (a planned output cannot be bound)."""
+    import subprocess
+
+    name = "llama_default"
+    prompt = prompts((9,), models.VARIANTS[name].vocab_size)[0]
+    out = tmp_path / "out"
+    proc = et_export(checkpoints(name), out, {**GEN_BOUNDS, "alloc_graph_output": False,
+                                              "dynamic_shapes": {"input_ids": {"0": {"name": "batch", "max": 1},
+                                                                               "1": GEN_BOUNDS["dynamic_shapes"][
+                                                                                   "input_ids"]["1"]}}},
+                     "--for-generation", "--cache", "static", "--max-cache-len", str(MAX_CACHE_LEN),
+                     "--multi-token-decode", "--io", "seed")
+    assert proc.returncode == 0, describe(proc)
+    seed_dir = tmp_path / "seed"
+    seed_layout = worker().python(SEED_ET, [str(checkpoints(name)), prompt, MAX_CACHE_LEN, str(seed_dir)])
+    ours = worker().python(ET_LAYOUT + "result = layout(args[0])", [str(out / "decode.pte")])
+    layers = models.load_reference_model(checkpoints(name)).config.num_hidden_layers
+    assert len(ours[0]) == 3 + 3 * layers and len(ours[1]) == 2 * 3 * layers + 1, ours
+    assert ours == seed_layout, f"hfx {ours}, the seed's {seed_layout}"
+    n = 16
+    model = models.load_reference_model(checkpoints(name))
+    with torch.no_grad():
+        want = model.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                              max_new_tokens=n, do_sample=False, eos_token_id=None, pad_token_id=0)[0, len(prompt):]
+    for pte in (out / "decode.pte", seed_dir / "model.pte"):
+        run = subprocess.run([str(cpp_loop), str(pte), "--input-ids", ",".join(map(str, prompt)),
+                              "--max-new-tokens", str(n)], capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert json.loads(run.stdout.strip().splitlines()[-1]) == want.tolist(), pte
+
+
+# the seed's ExportedModel over an export folder, and a greedy loop over its runners (the prefill with the prompt and an
+# empty cache object, each decode with the token, its 4-D mask for a static cache, and the cache the last call returned)
+SEED_RUNNERS = """
+import torch, transformers
+from transformers.exporters import ExportedModel
+ckpt, out, static, m, prompt, n = args
+model = transformers.AutoModelForCausalLM.from_pretrained(ckpt, use_cache=True).eval()
+runners = ExportedModel.from_pretrained(out, trust_remote_code=True).runners
+prompt = torch.tensor([prompt])
+s = prompt.shape[1]
+empty = (transformers.StaticCache(config=model.config, max_cache_len=m) if static
+         else transformers.DynamicCache(config=model.config))
+step = runners["prefill"](input_ids=prompt, position_ids=torch.arange(s)[None], cache=empty)
+tokens = []
+for k in range(s, s + n):
+    tokens.append(int(torch.as_tensor(step.logits)[0, -1].argmax()))
+    mask = {"attention_mask": (torch.arange(m) <= k)[None, None, None, :]} if static else {}
+    step = runners["decode"](input_ids=torch.tensor([[tokens[-1]]]), position_ids=torch.tensor([[k]]),
+                             cache=step.cache, **mask)
+result = tokens
+"""
+
+
+@pytest.mark.parametrize("cache", ["dynamic", "static"])
+def test_seed_runners_generate_from_hfx_programs(cache, checkpoints, tmp_path):
+    """transformers.exporters' own ExportedModel loads hfx's io "seed" ExecuTorch folder (prefill and multi-token
+    decode) in the executorch virtualenv, and a greedy loop over its runners — called with transformers' DynamicCache
+    or StaticCache objects, as it calls its own programs — gives transformers' generate tokens."""
+    name = "llama_default"
+    prompt = prompts((7,), models.VARIANTS[name].vocab_size)[0]
+    out = tmp_path / "out"
+    proc = et_export(checkpoints(name), out, GEN_BOUNDS, "--for-generation", "--multi-token-decode", "--io", "seed",
+                     *(["--cache", "static"] if cache == "static" else []), "--max-cache-len", str(MAX_CACHE_LEN))
+    assert proc.returncode == 0, describe(proc)
+    n = 12
+    got = worker().python(SEED_RUNNERS, [str(checkpoints(name)), str(out), cache == "static", MAX_CACHE_LEN, prompt, n])
+    model = models.load_reference_model(checkpoints(name))
+    with torch.no_grad():
+        want = model.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                              max_new_tokens=n, do_sample=False, eos_token_id=None, pad_token_id=0,
+                              **({"cache_implementation": "static"} if cache == "static" else {}))[0, len(prompt):]
+    assert len(set(want.tolist())) > 2 and got == want.tolist(), (got, want.tolist())
+
+
 def test_inspect_reads_a_pte(et_exports, tmp_path):
     """hfx inspect on an ExecuTorch export reads the program, bounds-checked: each method with the
     counts flatc's decoding of the same file gives; a truncated or foreign file is refused with

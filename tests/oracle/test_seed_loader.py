@@ -163,8 +163,13 @@ def generation(tmp_path_factory):
     def get(fmt, cache):
         if (fmt, cache) not in outs:
             out = root / f"{fmt}-{cache}"
-            flags = ["--format", fmt] if fmt != "openvino-stateless" else ["--config", str(root / "ov.json")]
             (root / "ov.json").write_text(json.dumps({"export_format": "openvino", "stateful": False}))
+            # (ExecuTorch plans memory for each dim's bound, the cache's too)
+            (root / "et.json").write_text(json.dumps({"export_format": "executorch", "dynamic_shapes": {
+                "input_ids": {"0": {"name": "batch", "max": 2}, "1": {"name": "sequence", "max": 32}}}}))
+            flags = (["--config", str(root / "ov.json")] if fmt == "openvino-stateless"
+                     else ["--config", str(root / "et.json")] + (["--max-cache-len", "32"] if cache == "dynamic" else [])
+                     if fmt == "executorch" else ["--format", fmt])
             proc = run_hfx(["export", root / "ckpt", out, *flags, "--dynamic", "--for-generation",
                             "--multi-token-decode", "--io", "seed", *CACHES[cache]])
             assert proc.returncode == 0, describe(proc)
@@ -178,7 +183,7 @@ def test_generation_specs_are_the_seeds(cache, generation):
     """The prefill's and decode's in_spec and out_spec — the keyword call with transformers' DynamicCache or
     StaticCache object (empty for the prefill of a growing cache) and CausalLMOutputWithPast over the logits and the
     cache after the call — are those the seed's own export_for_generation of the model records, in ONNX, OpenVINO
-    (stateful too, as the seed's own) and torch.export."""
+    (stateful too, as the seed's own), torch.export and ExecuTorch."""
     import transformers
     from torch.utils._pytree import treespec_loads
     from transformers.exporters import OnnxConfig, OnnxExporter
@@ -191,8 +196,8 @@ def test_generation_specs_are_the_seeds(cache, generation):
                                                 OnnxConfig(dynamic=True), generation_config=gen,
                                                 multi_token_decode=True).components
     # (a stateful OpenVINO model keeps a growing cache only)
-    formats = ("onnx", "openvino", "openvino-stateless", "dynamo") if cache == "dynamic" else (
-        "onnx", "openvino-stateless", "dynamo")
+    formats = ("onnx", "openvino", "openvino-stateless", "dynamo", "executorch") if cache == "dynamic" else (
+        "onnx", "openvino-stateless", "dynamo", "executorch")
     for fmt in formats:
         ours = json.loads((generation(fmt, cache)[1] / "export.json").read_text())["components"]
         assert sorted(ours) == sorted(seed) == ["decode", "prefill"]

@@ -535,9 +535,17 @@ static void index_copy(lowering *l, const hfx_aten_node *n, bool in_place) {
     kernel_call(l, "aten::index_put", "out", args, 4, &out, 1);
 }
 
+/* Whether ATen value v is a user output (not only an input's new content). */
+static bool returned(const hfx_aten_program *p, int v) {
+    for (int o = 0; o < p->n_outputs; o++)
+        if (p->mutates[o] < 0 && p->outputs[o] == v) return true;
+    return false;
+}
+
 /* Per node: whether it is an index_copy that can write its input in place — the input is a user
- * input whose new content (torch.export's input mutation) is that node's result, and no later
- * node reads the old content. The caller frees the array. */
+ * input whose new content (torch.export's input mutation) is that node's result, no later node
+ * reads the old content, and the result is not also returned (a caller may bind that output to
+ * memory of its own). The caller frees the array. */
 static bool *in_place_nodes(lowering *l) {
     const hfx_aten_program *p = l->p;
     bool *in_place = calloc((size_t)(p->n_nodes ? p->n_nodes : 1), sizeof *in_place);
@@ -556,7 +564,7 @@ static bool *in_place_nodes(lowering *l) {
                 read_later = x->kind == HFX_ARG_TENSOR ? x->value == p->mutates[o] : false;
                 for (int t = 0; x->kind == HFX_ARG_TENSORS && t < x->n; t++) read_later |= x->values[t] == p->mutates[o];
             }
-        if (!read_later) in_place[k] = true;
+        if (!read_later && !returned(p, p->outputs[o])) in_place[k] = true;
     }
     return in_place;
 }
@@ -782,16 +790,19 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_options *opt, hf
     /* an input's new content (a static cache) is that input, updated by the call: written in place
      * above, or copied back into it (aten::copy_) as ExecuTorch's emitter writes an input mutation;
      * it is also an output, so a runtime that copies inputs into its own memory returns it */
-    for (int i = 0; i < p->n_outputs && !l.st && !e->oom; i++) {
-        int v = l.value[p->outputs[i]];
-        if (p->mutates[i] >= 0 && v != l.value[p->mutates[i]]) {
-            int self = l.value[p->mutates[i]];
-            int args[4] = {self, v, lit(&l, HFX_ET_BOOL, 0, 0), self};
-            call(&l, "aten::copy_", "", args, 4);
-            v = self;
+    bool export_order = opt && opt->export_order;
+    for (int pass = export_order ? 0 : -1; pass < (export_order ? 2 : 0); pass++)
+        for (int i = 0; i < p->n_outputs && !l.st && !e->oom; i++) {
+            if (pass >= 0 && (p->mutates[i] >= 0) != (pass == 0)) continue; /* (torch.export's: mutations first) */
+            int v = l.value[p->outputs[i]];
+            if (p->mutates[i] >= 0 && v != l.value[p->mutates[i]]) {
+                int self = l.value[p->mutates[i]];
+                int args[4] = {self, v, lit(&l, HFX_ET_BOOL, 0, 0), self};
+                call(&l, "aten::copy_", "", args, 4);
+                v = self;
+            }
+            if (p->mutates[i] < 0 || role[p->mutates[i]] != HFX_ET_BUFFER) outputs[e->n_outputs++] = v;
         }
-        if (p->mutates[i] < 0 || role[p->mutates[i]] != HFX_ET_BUFFER) outputs[e->n_outputs++] = v;
-    }
     e->inputs = inputs, e->outputs = outputs;
     if (!l.st && !e->oom && e->n_delegates) drop_delegated_constants(e);
     free(l.value), free(l.symbol), free(user), free(role);

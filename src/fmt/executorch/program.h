@@ -116,6 +116,8 @@ typedef struct hfx_et_inputs {
 typedef struct hfx_et_options {
     const hfx_et_inputs *inputs; /* NULL: each user input is an argument, in order */
     bool xnnpack;                /* float32 linears with stored weights delegated to XNNPACK */
+    bool export_order;           /* outputs as torch.export orders them (the input mutations, then the user
+                                    outputs: the Python system's programs); false: the program's order */
 } hfx_et_options;
 
 /* What ExecuTorch makes of `op` (op_table.h): the row of lower.c's table, which the writer checks

@@ -142,10 +142,13 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
         hfx_aten_default_hints(g, hints); /* the plan itself uses the upper bounds */
         hfx_aten_program *p;
         if ((st = hfx_op_table_check(g, "executorch", hfx_et_op_support, err))) break;
-        st = hfx_aten_lower(g, hints, false, &p, err);
+        /* the Python system's profile (io "seed"): its program's, the cache's new content both an input mutation and
+           returned, as the model returns it (outputs: the mutations, the logits, the returned cache) */
+        bool seed = gs[c].seed_call != NULL;
+        st = hfx_aten_lower(g, hints, seed, &p, err);
         if (st) break;
         hfx_et_program *e;
-        hfx_et_options opt = {as_runner ? &runner.inputs : NULL, gs[c].opt[ET_OPT_BACKEND] != BACKEND_PORTABLE};
+        hfx_et_options opt = {as_runner ? &runner.inputs : NULL, gs[c].opt[ET_OPT_BACKEND] != BACKEND_PORTABLE, seed};
         st = hfx_et_lower(p, &opt, &e, err);
         if (!st) {
             hfx_et_constant_method methods[8];
@@ -168,4 +171,4 @@ const hfx_format hfx_format_executorch = {
      * (XNNPACK's qb4w / qc8w linears, activations quantized per token at run time); tables stay
      * float */
     .quant = {true, HFX_QUANT_RULE_TORCHAO, HFX_QUANT_RULE_TORCHAO, 32, 0, true, false, false},
-    .write = et_write};
+    .seed_io = true, .seed_prefix = "", .write = et_write};
