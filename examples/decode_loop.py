@@ -256,6 +256,9 @@ class StaticSlots:
 
     def __init__(self, batch: int, max_cache_len: int, decode: Component = None):
         self.M, self.used = max_cache_len, 0
+        # a fixed-length step (left-padded to its length: one new token, last) writes its padding into the slots after
+        # the token's, which the next step's token takes: its cache fills one slot a step
+        self.pad_after = False
         self.mask = np.zeros((batch, max_cache_len), np.int64)
         # a recurrent layer's states (past.{i}.conv / .ssm: LFM2, Mamba2) are not slots: fed, then
         # replaced by the step's present.{i}.*, as with a growing cache
@@ -277,6 +280,12 @@ class StaticSlots:
         if self.used + seq > self.M:  # the graph would refuse it too (its scatter's bounds check)
             raise UsageError(f"static cache full: {self.used} + {seq} tokens > max_cache_len {self.M}")
         slots = np.arange(self.used, self.used + seq, dtype=np.int64)
+        if self.pad_after and seq > 1:  # the padding after the token's slot (causality hides it), flagged empty
+            slots = np.roll(slots, -1)
+            self.mask[:, slots] = 0
+            self.mask[:, self.used] = new_mask[:, -1]
+            self.used += 1
+            return slots
         self.mask[:, slots] = new_mask
         self.used += seq
         return slots
@@ -385,7 +394,16 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
         if comp.batch is not None and comp.batch != batch:
             raise UsageError(f"{comp.name} was exported for batch {comp.batch}, got {batch} prompts")
     length = max(map(len, prompts))
-    if first.seq is not None and first.seq != length:  # a fixed prompt length: pad up to it
+    # a multi-token decode of a fixed query length (a static export: the seed's frozen one) takes every call at that
+    # length: the prompt in pieces of it, left-padded to whole pieces, each new token left-padded to it (its padding
+    # written into the next slots, flagged empty: StaticSlots.pad_after)
+    fixed = export.prefill is None and export.static and first.seq is not None and first.seq > 1
+    if fixed and (mrope is not None or "token_type_ids" in export.decode.inputs):
+        raise UsageError("a multi-token decode of a fixed length takes no M-RoPE positions or token_type_ids here: "
+                         "export with --dynamic")
+    if fixed:
+        length = -(-length // first.seq) * first.seq
+    elif first.seq is not None and first.seq != length:  # a fixed prompt length: pad up to it
         if length > first.seq:
             raise UsageError(f"prompt of {length} tokens > the exported sequence length {first.seq}")
         length = first.seq
@@ -410,7 +428,8 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
         positions, deltas = mrope(ids, mask)
     embeds = embed_prompt(export, ids, image_features, image_token_id, deepstack, more_media)
     # a state-space model's one-graph export takes a long prompt in pieces (prompt_piece)
-    piece = getattr(export, "prompt_piece", None) if export.prefill is None and first.seq is None else None
+    piece = (first.seq if fixed else getattr(export, "prompt_piece", None) if export.prefill is None and first.seq is None
+             else None)
     for lo in range(0, length, piece or length):
         hi = lo + (piece or length)
         logits = cache.run(first, tokens_between(embeds, lo, hi), mask[:, lo:hi], positions[..., lo:hi])
@@ -430,7 +449,7 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
         all_logits.append(logits)
         if done.all() or step == max_new_tokens - 1:
             break
-        if export.static and cache.used >= cache.M:
+        if export.static and cache.used + (first.seq if fixed else 1) > cache.M:
             # the last token needs no slot (transformers sizes its static cache max_length - 1 too)
             print(f"{prog}: static cache full (max_cache_len {cache.M}): stopped after "
                   f"{len(tokens)} new tokens", file=log)
@@ -451,11 +470,16 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
             logits = cache.run(first, embed_prompt(export, all_ids, image_features, image_token_id, deepstack, more_media),
                                all_mask, all_positions)
             continue
-        step = embed_prompt(export, next_ids[:, None].astype(np.int64))
+        new_ids, new_mask, new_positions = next_ids[:, None].astype(np.int64), np.ones((batch, 1), np.int64), positions
+        if fixed:  # the token last, after padding (position 0, as the prompt's) written past its slot
+            new_ids, new_mask = left_pad([[int(t)] for t in next_ids], pad_id, first.seq)
+            new_positions = np.concatenate([np.zeros((batch, first.seq - 1), np.int64), positions], axis=1)
+            cache.pad_after = True
+        step = embed_prompt(export, new_ids)
         if types is not None:  # a generated token is text (PaliGemma's: the suffix)
             types = np.concatenate([types, np.full((batch, 1), 1 if prefix_lm else 0, np.int64)], axis=1)
             cache.extra = {"token_type_ids": types}
-        logits = cache.run(export.decode, step, np.ones((batch, 1), np.int64), positions)
+        logits = cache.run(export.decode, step, new_mask, new_positions)
     return np.stack(tokens, axis=1), np.stack(all_logits)
 
 

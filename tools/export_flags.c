@@ -29,7 +29,8 @@ static const struct own_flag {
     {"--sequence-length N", OWN_SEQ, NULL, "sample sequence length (default 16)"},
     {"--for-generation", OWN_GENERATION, "generation", "write prefill.onnx + decode.onnx (KV cache in and out)"},
     {"--multi-token-decode", OWN_MULTI, "generation",
-     "one decode.onnx with a symbolic query length instead (needs --dynamic or the sequence in dynamic_shapes)"},
+     "one decode graph for prompt and steps: a symbolic query length with --dynamic (or the sequence in "
+     "dynamic_shapes), else --sequence-length tokens a call over a static cache"},
 };
 
 static int usage(const char *msg) {

@@ -1131,8 +1131,12 @@ static hfx_status check_generation_settings(const hfx_exporter *e, const compone
     if (c->cfg->pooling > 0 || c->cfg->normalize == 1)
         return hfx_fail(err, HFX_ERR_INVALID, "export config: 'pooling' and 'normalize' shape a forward export's "
                                               "sentence embedding, not generation graphs");
-    if (l->multi_token_decode && !l->stateful && !c->cfg->dynamic && !c->cfg->dynamic_shapes)
-        return hfx_fail(err, HFX_ERR_INVALID, "multi_token_decode needs dynamic shapes (--dynamic): its query length varies");
+    /* static shapes freeze the query length at the sample's (as the seed's static export does): a fixed multi-token
+       graph over a static cache, each call that many tokens (the caller pads the last); a growing cache's varies */
+    if (l->multi_token_decode && !l->stateful && !c->cfg->dynamic && !c->cfg->dynamic_shapes && !is_static)
+        return hfx_fail(err, HFX_ERR_INVALID, "multi_token_decode with a growing cache needs dynamic shapes "
+                                              "(--dynamic): its query and cache lengths vary; with static shapes, a "
+                                              "static cache (--cache static) and a fixed query length (the sample's)");
     return HFX_OK;
 }
 

@@ -28,6 +28,7 @@ GEN_VARIANTS = ("llama_default", "mistral_swa", "qwen2", "qwen2_swa", "qwen3")
 
 MAX_CACHE_LEN = 64
 FIXED_SEQ = 12  # prefill sequence length of the static-shape exports
+FIXED_QUERY = 4  # query length of the static-shape multi-token decode
 NEW_TOKENS = 32
 
 
@@ -61,6 +62,10 @@ MODES = {m.name: m for m in (
           static_cache=True, fixed_batch=1),
     _mode("static-fixed-b3", *_STATIC, "--batch-size", "3", "--sequence-length", str(FIXED_SEQ),
           static_cache=True, fixed_batch=3),
+    # a multi-token decode of static shapes (the seed's frozen one): every call FIXED_QUERY tokens, the loop feeding
+    # the prompt in pieces of it and each new token left-padded to it
+    _mode("static-mtd-fixed-b3", *_STATIC, "--multi-token-decode", "--batch-size", "3", "--sequence-length",
+          str(FIXED_QUERY), static_cache=True, multi_token=True, fixed_batch=3),
 )}
 
 

@@ -288,7 +288,7 @@ def test_bounds_are_the_generation_suites():
 
 # ---- generation: examples/generate_executorch.py against transformers' generate -----------------
 
-from genutil import FIXED_SEQ, NEW_TOKENS, GenExports, References, compare_generation, prompts  # noqa: E402
+from genutil import FIXED_QUERY, FIXED_SEQ, NEW_TOKENS, GenExports, References, compare_generation, prompts  # noqa: E402
 
 NO_EOS = {"bos_token_id": 1, "eos_token_id": None}
 
@@ -315,6 +315,9 @@ class _EtGen:
             })
         self.modes["static-fixed-b3"] = ("--cache", "static", *cache, "--batch-size", "3", "--sequence-length",
                                          str(FIXED_SEQ))
+        # a multi-token decode of static shapes: every call FIXED_QUERY tokens (genutil's mode of the same name)
+        self.modes["static-mtd-fixed-b3"] = ("--cache", "static", *cache, "--multi-token-decode", "--batch-size", "3",
+                                             "--sequence-length", str(FIXED_QUERY))
 
     def __call__(self, name, mode, *extra):
         return self.exports(name, "--for-generation", *self.modes[mode], *extra)
@@ -335,7 +338,8 @@ ET_GEN_MATRIX = [pytest.param(v, m, lengths, id=f"{v}-{m}-b{len(lengths)}")
                            "starcoder2", "granite", "olmo2", "gemma")
                  for m in ("dyncache", "dyncache-mtd", "static", "static-mtd", "dyncache-portable", "static-portable")
                  for lengths in ((7,), (10, 5, 1))] + [
-    pytest.param(v, "static-fixed-b3", (10, 5, 1), id=f"{v}-static-fixed-b3") for v in ("llama_default", "gemma2")]
+    pytest.param(v, m, (10, 5, 1), id=f"{v}-{m}") for v in ("llama_default", "gemma2")
+    for m in ("static-fixed-b3", "static-mtd-fixed-b3")]
 
 
 @pytest.mark.parametrize("name,mode,lengths", ET_GEN_MATRIX)

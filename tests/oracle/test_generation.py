@@ -20,6 +20,7 @@ import pytest
 import models
 from conftest import assert_logits_close, describe, ort_session, run_hfx
 from genutil import (
+    FIXED_QUERY,
     FIXED_SEQ,
     GEN_VARIANTS,
     MAX_CACHE_LEN,
@@ -383,7 +384,7 @@ def test_export_structure(gen_exports, name, mode_name):
         batch = mode.fixed_batch or "batch_size"
         if mode.static_cache:
             seq = (FIXED_SEQ if mode.fixed_batch else "sequence_length") if cname == "prefill" else \
-                  (1 if not mode.multi_token else "sequence_length")
+                  (1 if not mode.multi_token else FIXED_QUERY if mode.fixed_batch else "sequence_length")
             cache_names = [f"input.past_key_values.{i}.{kind}" for i in range(n_layers) for kind in ("key", "value")]
             assert set(ins) == {"input_ids", "position_ids", "cache_position", "attention_mask", *cache_names}, ins
             assert set(outs) == {"logits", *(n.replace("input.", "output.") for n in cache_names)}, outs
@@ -408,7 +409,8 @@ def test_export_structure(gen_exports, name, mode_name):
             if cname == "decode":
                 for p in past:
                     assert ins[p] == ["batch_size", kv, "past_sequence_length", head_dim], (p, ins[p])
-        logits_seq = 1 if (cname == "prefill" or not mode.multi_token) else "sequence_length"
+        logits_seq = (1 if (cname == "prefill" or not mode.multi_token) else FIXED_QUERY if mode.fixed_batch
+                      else "sequence_length")
         assert outs["logits"][0] == batch and outs["logits"][1] == logits_seq and \
             outs["logits"][2] == variant.vocab_size, outs["logits"]
     # several graphs share one data file; one graph alone has its own, named as the seed names it
@@ -456,10 +458,13 @@ def test_cli_static_cache_needs_length(checkpoints, tmp_path):
 
 
 def test_cli_multi_token_decode_needs_dynamic(checkpoints, tmp_path):
+    """A growing cache's multi-token decode of static shapes is refused (its lengths vary), naming --dynamic and the
+    static cache that takes a fixed query length."""
     proc = run_hfx(["export", checkpoints("llama_default"), tmp_path / "o", "--format", "onnx",
                     "--for-generation", "--multi-token-decode", "--quiet"])
     assert proc.returncode == 2, describe(proc)
-    assert "--dynamic" in proc.stderr, describe(proc)
+    assert "--dynamic" in proc.stderr and "--cache static" in proc.stderr, describe(proc)
+    assert not (tmp_path / "o").exists()
 
 
 def test_cli_generation_config_static_cache(checkpoints, gen_exports, refs, tmp_path):
