@@ -572,16 +572,11 @@ class DynamoExporter(HfExporter):
 
 
 class ExecutorchExporter(HfExporter):
-    """ExecuTorch programs: model.pte, or prefill.pte + decode.pte (or one multi-token
-    decode.pte). Generation graphs take the ONNX export's inputs (docs/GENERATION.md): hfx has no
-    seed profile for ExecuTorch, and max_cache_len (the generation config's) bounds every length."""
+    """ExecuTorch programs: model.pte, or prefill.pte + decode.pte (or one multi-token decode.pte) in the seed's
+    method layout (docs/GENERATION.md, ExecuTorch in the seed profile); max_cache_len (the generation config's)
+    bounds every length."""
 
     config_class = ExecutorchConfig
-
-    def export_for_generation(self, model, sample_inputs=None, config=None, *, generation_config=None,
-                              multi_token_decode: bool = False) -> ExportedModel:
-        return ExportedModel(self, model, self._config(config), sample_inputs, True, generation_config,
-                             multi_token_decode)
 
 
 class AutoHfExporter:

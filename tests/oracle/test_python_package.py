@@ -261,7 +261,7 @@ def test_seed_quantizer_config_compresses_openvino_weights(checkpoints, tmp_path
 def test_executorch_exporter_from_python(checkpoints, tmp_path):
     """The seed's ExecutorchExporter through `import hfx`: a live model to model.pte (XNNPACK's
     linears by default, the dims bounded by Dim(max=...)), run by executorch.runtime, equal to
-    the model's own logits; and a multi-token decode for generation with the ONNX export's names."""
+    the model's own logits; and a multi-token decode for generation in the seed's profile (its prefill beside it)."""
     from transformers import AutoModelForCausalLM
 
     from etutil import worker
@@ -288,9 +288,10 @@ def test_executorch_exporter_from_python(checkpoints, tmp_path):
     gen = exporter.export_for_generation(model, None, config=ExecutorchConfig(dynamic_shapes={"input_ids": {1: seq}}),
                                          generation_config=GenerationConfig(max_cache_len=32), multi_token_decode=True)
     gen.save_pretrained(tmp_path / "gen")
-    manifest = json.loads((tmp_path / "gen" / "export.json").read_text())
-    assert list(manifest["components"]) == ["decode"]
-    assert manifest["components"]["decode"]["metadata"]["input_names"][:3] == ["input_ids", "attention_mask", "position_ids"]
+    manifest = json.loads((tmp_path / "gen" / "export.json").read_text())  # (the seed's profile, as its own)
+    assert sorted(manifest["components"]) == ["decode", "prefill"]
+    assert manifest["components"]["decode"]["metadata"]["input_names"][:3] == [
+        "input_ids", "position_ids", "input.cache.layers.0.keys"]
 
 
 @pytest.mark.parametrize("fmt,program_type", [("onnx", "onnx_ir.Model"), ("openvino", "openvino._ov_api.Model"),
