@@ -442,6 +442,30 @@ def test_onnx_parity(b_onnx, b_refs, name, case):
     assert_outputs_close(_onnx_outputs(b_onnx, name, inputs), b_refs(name, case, inputs), f"{name} {case.id}")
 
 
+# the seed's loader: each architecture's first spec, its case of a padded batch (else its last)
+SEED_LOADER_PARAMS = [pytest.param(s.name, id=s.name) for i, s in enumerate(W.SPECS_LIST)
+                      if all(t.arch != s.arch for t in W.SPECS_LIST[:i])]
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+@pytest.mark.parametrize("name", SEED_LOADER_PARAMS)
+def test_seed_loader_calls_every_architecture(b_onnx, b_ov, b_refs, name, fmt):
+    """transformers.exporters' own ExportedModel.from_pretrained on hfx's plain ONNX and OpenVINO exports of every
+    architecture, called with keywords as the model (its runners over the export.json specs; OpenVINO at f32, as its
+    runner takes it): the model's output class, each output transformers' forward returns within 1e-4."""
+    from transformers.exporters import ExportedModel
+    spec = W.SPECS[name]
+    case = next((c for c in spec.cases if c.batch > 1 and getattr(c, "pads", None)), spec.cases[-1])
+    inputs = W.inputs_for(spec, case)
+    out = b_onnx(name).out_dir if fmt == "onnx" else b_ov(name, "--dynamic")
+    runner = {"config": {"INFERENCE_PRECISION_HINT": "f32"}} if fmt == "openvino" else {}
+    got = ExportedModel.from_pretrained(out, **runner)(**{k: torch.from_numpy(np.asarray(v, np.int64))
+                                                          for k, v in inputs.items()})
+    want = b_refs(name, case, inputs)
+    assert_outputs_close({k: np.asarray(getattr(got, k)) for k in want}, want,
+                         f"{name} {case.id} {fmt} (the seed's loader)")
+
+
 class _DynamoPrograms:
     """--format dynamo exports of the checkpoints of decoders_encoders_models.py, loaded once (or the CLI's refusal)."""
 
