@@ -137,6 +137,19 @@ def test_onnx(name, ckpt, export_dir):
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
+def test_seed_loader(name, ckpt, export_dir):
+    """transformers.exporters' own ExportedModel.from_pretrained on hfx's ONNX export, called as the model: its
+    output class (CLIPOutput, SiglipOutput), the four outputs transformers' within 1e-4."""
+    from transformers.exporters import ExportedModel
+    out = export_dir(name, "--format", "onnx", "--dynamic")
+    ids, mask, x = inputs(name)
+    got = ExportedModel.from_pretrained(out)(input_ids=torch.from_numpy(ids), pixel_values=torch.from_numpy(x),
+                                             attention_mask=torch.from_numpy(mask))
+    compare({k: np.asarray(getattr(got, k)) for k in OUTPUTS}, reference(ckpt, name, ids, mask, x),
+            f"{name} (the seed's loader)")
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
 def test_openvino(name, ckpt, export_dir):
     import openvino as ov
     out = export_dir(name, "--format", "openvino", "--dynamic")

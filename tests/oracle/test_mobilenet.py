@@ -67,6 +67,17 @@ def reference(ckpt, name, x):
         return {"last_hidden_state": model(pixel_values=torch.from_numpy(x), do_pooling=False).last_hidden_state.numpy()}
 
 
+@pytest.mark.parametrize("name", sorted({n for n, _, _ in RUNS}))
+def test_seed_loader(name, ckpt, export_dir):
+    """transformers.exporters' own ExportedModel.from_pretrained on hfx's ONNX export, called as the model: its
+    output class, last_hidden_state transformers' within 1e-4."""
+    from transformers.exporters import ExportedModel
+    x = pixels(name)
+    got = ExportedModel.from_pretrained(export_dir(name, "--format", "onnx", "--dynamic"))(pixel_values=torch.from_numpy(x))
+    want = reference(ckpt, name, x)
+    assert_logits_close(np.asarray(got.last_hidden_state), want["last_hidden_state"], f"{name} (the seed's loader)")
+
+
 @pytest.mark.parametrize("name,fmt,backend", RUNS, ids=[f"{n}-{f}{'-' + b if b else ''}" for n, f, b in RUNS])
 def test_parity(name, fmt, backend, ckpt, export_dir):
     x = pixels(name)

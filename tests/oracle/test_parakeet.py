@@ -143,6 +143,19 @@ def test_parity(name, fmt, backend, ckpt, export_dir, tmp_path):
         assert_logits_close(got[k], want[k], f"{name} {fmt} {backend} {k}")
 
 
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_seed_loader(name, ckpt, export_dir):
+    """transformers.exporters' own ExportedModel.from_pretrained on hfx's ONNX export, called as the model (the
+    feature extractor's inputs by keyword): its output class, its outputs transformers' within 1e-4."""
+    from transformers.exporters import ExportedModel
+    feed = inputs(name)
+    out = export_dir(name, "--format", "onnx", "--dynamic")
+    got = ExportedModel.from_pretrained(out)(**{k: torch.from_numpy(x) for k, x in feed.items()})
+    want = reference(ckpt, name, feed)
+    for k in want:
+        assert_logits_close(np.asarray(getattr(got, k)), want[k], f"{name} {k} (the seed's loader)")
+
+
 def test_fixed_shape(ckpt, export_dir):
     """Without --dynamic: the sample's batch and frame count (2 × 91 log-mel frames make 23 after subsampling by 4)."""
     import onnxruntime as ort

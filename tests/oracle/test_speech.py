@@ -221,6 +221,18 @@ def test_parity(name, fmt, backend, ckpt, export_dir, tmp_path):
     compare(run_forward(fmt, out, feed, list(want)), want, f"{name} {fmt} {backend}")
 
 
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_seed_loader(name, ckpt, export_dir):
+    """transformers.exporters' own ExportedModel.from_pretrained on hfx's ONNX export, called as the model (the
+    processor's inputs by keyword): the model's output class, its outputs transformers' within 1e-4."""
+    from transformers.exporters import ExportedModel
+    feed = inputs(name)
+    out = export_dir(name, "--format", "onnx", "--dynamic")
+    got = ExportedModel.from_pretrained(out)(**{k: torch.from_numpy(x) for k, x in feed.items()})
+    want = reference(ckpt, name, feed)
+    compare({k: np.asarray(getattr(got, k)) for k in want}, want, f"{name} (the seed's loader)")
+
+
 def test_fixed_shape(ckpt, export_dir):
     """Without --dynamic the batch and sample count are the sample's: a 2 × 16000 sample makes 49 frames."""
     import onnxruntime as ort

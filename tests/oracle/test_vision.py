@@ -207,6 +207,18 @@ def test_openvino(name, ckpt, export_dir):
     compare(got, reference(ckpt, name, x), f"{name} openvino")
 
 
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_seed_loader(name, ckpt, export_dir):
+    """transformers.exporters' own ExportedModel.from_pretrained on hfx's ONNX export, called as the model
+    (pixel_values by keyword): the model's output class, its outputs transformers' within 1e-4."""
+    from transformers.exporters import ExportedModel
+    out = export_dir(name, "--format", "onnx", "--dynamic")
+    x = pixels(name)
+    got = ExportedModel.from_pretrained(out)(pixel_values=torch.from_numpy(x))
+    want = reference(ckpt, name, x)
+    compare({k: np.asarray(getattr(got, k)) for k in want}, want, f"{name} (the seed's loader)")
+
+
 @pytest.mark.parametrize("name", ["vit_classifier", "vit_model", "vit_variant", "clip_vision_projection",
                                   "siglip_vision", "dinov2_model", "dinov2_classifier", "dinov3_model"])
 def test_torch_program(name, ckpt, export_dir):
