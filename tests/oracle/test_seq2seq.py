@@ -208,6 +208,20 @@ def test_forward_openvino(name, ckpt, export_dir):
     assert_logits_close(got["encoder_last_hidden_state"], hidden, f"{name} openvino encoder_last_hidden_state")
 
 
+@pytest.mark.parametrize("name", VARIANTS)
+def test_forward_seed_loader(name, ckpt, export_dir):
+    """transformers.exporters' own ExportedModel.from_pretrained on hfx's plain ONNX export, called as the model
+    (keywords): Seq2SeqLMOutput with transformers' logits and encoder output within 1e-4."""
+    from transformers.exporters import ExportedModel
+
+    out = export_dir(name, "--format", "onnx")
+    feed, logits, hidden = forward_reference(ckpt(name), name)
+    got = ExportedModel.from_pretrained(out)(**{k: torch.from_numpy(np.asarray(v)) for k, v in feed.items()})
+    assert type(got).__name__ == "Seq2SeqLMOutput", type(got)
+    assert_logits_close(np.asarray(got.logits), logits, f"{name} logits (the seed's loader)")
+    assert_logits_close(np.asarray(got.encoder_last_hidden_state), hidden, f"{name} encoder output (the seed's loader)")
+
+
 @pytest.mark.parametrize("name", PER_ARCHITECTURE)
 def test_forward_torch_program(name, ckpt, export_dir):
     """The .pt2 runs in torch with transformers' keywords' order (input_ids, attention_mask,
