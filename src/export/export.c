@@ -277,7 +277,7 @@ static hfx_status config_with_fields(const hfx_checkpoint *ck, const component *
     const char *src = given ? given : text;
     size_t close = len;
     while (close > 0 && src[close - 1] != '}') close--; /* (it parsed as an object: its last '}' closes it) */
-    char *res = close ? malloc(close + extra + 2) : NULL;
+    char *res = close ? malloc(close + extra + 4) : NULL; /* (the text before its "}", the fields, "\n}\n", NUL) */
     if (res) {
         size_t at = close - 1;
         memcpy(res, src, at);

@@ -650,7 +650,7 @@ hfx_value *hfx_reduce(hfx_graph *g, hfx_op op, hfx_value *x, int n_axes, const i
 
 hfx_value *hfx_reshape(hfx_graph *g, hfx_value *x, int rank, const hfx_dim *dims) {
     hfx_attrs a = {.rank = rank};
-    memcpy(a.dims, dims, (size_t)rank * sizeof *dims);
+    if (rank > 0) memcpy(a.dims, dims, (size_t)rank * sizeof *dims); /* (a scalar: dims may be NULL) */
     return hfx_node_add(g, HFX_OP_RESHAPE, 1, &x, &a);
 }
 

@@ -84,6 +84,34 @@ def test_executorch_parity(et_exports, checkpoints, name, case, backend):
     assert_logits_close(got, want, f"[executorch {backend}] {name} {case.id}")
 
 
+# transformers.exporters' ExportedModel over a plain export folder, called as the model (keywords): (its output class,
+# logits)
+SEED_PLAIN = """
+import numpy as np, torch
+from transformers.exporters import ExportedModel
+out, inputs = args
+got = ExportedModel.from_pretrained(out)(**{k: torch.tensor(v) for k, v in inputs.items()})
+result = [type(got).__name__, torch.as_tensor(got.logits).tolist()]
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", [v.name for v in models.VARIANTS_LIST])
+def test_seed_loader_runs_plain_programs(et_exports, checkpoints, name, backend):
+    """transformers.exporters' own ExportedModel.from_pretrained on hfx's plain .pte (its ExecuTorch runner, in the
+    executorch venv), called with keywords as the model: CausalLMOutputWithPast with transformers' logits within 1e-4
+    on a left-padded batch."""
+    variant = models.VARIANTS[name]
+    out, proc = et_exports(name, backend)
+    assert proc.returncode == 0, describe(proc)
+    case = next((c for c in variant.cases if c.batch > 1), variant.cases[-1])
+    inputs = models.make_inputs(case, variant.vocab_size)
+    cls, logits = worker().python(SEED_PLAIN, [str(out), {k: np.asarray(v).tolist() for k, v in inputs.items()}])
+    assert cls == "CausalLMOutputWithPast", cls
+    assert_logits_close(np.asarray(logits, np.float32), models.reference_logits(checkpoints(name), inputs),
+                        f"[executorch {backend}] {name} {case.id} (the seed's loader)")
+
+
 def _header(data: bytes) -> dict:
     magic, length, program_size, base, seg = struct.unpack_from("<4sIQQQ", data, 8)
     return {"ident": data[4:8], "magic": magic, "length": length, "program_size": program_size, "base": base,
