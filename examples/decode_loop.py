@@ -433,6 +433,8 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
     for lo in range(0, length, piece or length):
         hi = lo + (piece or length)
         logits = cache.run(first, tokens_between(embeds, lo, hi), mask[:, lo:hi], positions[..., lo:hi])
+    if fixed:  # from here on each call is one new token, padded after its slot
+        cache.pad_after = True
 
     # transformers re-encodes the whole sequence, once, when it reaches this many tokens (Phi-3's
     # longrope: keys cached with the short factors are recomputed with the long ones)
@@ -474,7 +476,6 @@ def generate(export, prompts, max_new_tokens: int, eos_ids, pad_id, *, new_cache
         if fixed:  # the token last, after padding (position 0, as the prompt's) written past its slot
             new_ids, new_mask = left_pad([[int(t)] for t in next_ids], pad_id, first.seq)
             new_positions = np.concatenate([np.zeros((batch, first.seq - 1), np.int64), positions], axis=1)
-            cache.pad_after = True
         step = embed_prompt(export, new_ids)
         if types is not None:  # a generated token is text (PaliGemma's: the suffix)
             types = np.concatenate([types, np.full((batch, 1), 1 if prefix_lm else 0, np.int64)], axis=1)

@@ -146,8 +146,8 @@ int main(int argc, char **argv) {
         for (size_t k = 0; k < tokens.size(); k++) positions[k] = used + (int64_t)k, slots[used + k] = 1;
         std::vector<int64_t> cache_position(positions);
         // the seed's mask: query k (at position used + k) sees the slots up to its own
-        std::unique_ptr<bool[]> sees(new bool[tokens.size() * M]);
-        for (size_t k = 0; k < tokens.size(); k++)
+        std::unique_ptr<bool[]> sees(seed ? new bool[tokens.size() * M] : nullptr);
+        for (size_t k = 0; seed && k < tokens.size(); k++)
             for (int64_t t = 0; t < M; t++) sees[k * M + t] = t <= used + (int64_t)k;
         auto t_ids = make_tensor_ptr({1, s}, ids.data(), ScalarType::Long);
         auto t_mask = seed ? make_tensor_ptr({1, 1, s, (executorch::aten::SizesType)M}, sees.get(), ScalarType::Bool)

@@ -463,7 +463,7 @@ static hfx_value *media_as_pad(hfx_graph *g, const hfx_decoder_host *host, hfx_v
 static hfx_value *per_layer_tokens(layer_ctx *c, const hfx_decoder_host *host, bool embeds_in, hfx_value *ids) {
     const hfx_decoder_cfg *m = c->m;
     if (host && host->per_layer_in) {
-        hfx_weight_ignore(c->w, "model.embed_tokens_per_layer.weight"); /* (the graph of that half reads it) */
+        hfx_weight_ignore(c->w, HFX_DEC_PER_LAYER_TABLE); /* (the graph of that half reads it) */
         return hfx_graph_input(c->g, "per_layer_inputs", c->o->dtype, 4,
                                (hfx_dim[]){c->batch, c->seq, hfx_dim_const(m->layers), hfx_dim_const(m->ple.width)});
     }

@@ -176,7 +176,8 @@ hfx_value *hfx_dec_qsa_bias(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *co
 hfx_status hfx_dec_parse_shapes(const hfx_decoder_desc *d, hfx_cfg c, hfx_arena *arena, hfx_decoder_cfg *m,
                                 hfx_error *err);
 
-/* per_layer_inputs.c */
+/* per_layer_inputs.c; the per-layer table's name (the decoder's names: a host renames them) */
+#define HFX_DEC_PER_LAYER_TABLE "model.embed_tokens_per_layer.weight"
 hfx_value *hfx_dec_per_layer_tokens(layer_ctx *c, hfx_value *ids);
 hfx_value *hfx_dec_per_layer_inputs(layer_ctx *c, hfx_value *tokens, hfx_value *embeds);
 hfx_value *hfx_dec_per_layer_block(layer_ctx *c, int64_t i, hfx_value *x);

@@ -161,6 +161,16 @@ hfx_value *hfx_one_hot(hfx_graph *g, hfx_value *idx, int64_t n, hfx_dtype dtype)
     return hfx_cast(g, hfx_op2(g, HFX_OP_EQUAL, hfx_unsqueeze(g, idx, -1), ids), dtype);
 }
 
+hfx_value *hfx_segment_of(hfx_graph *g, hfx_value *at, hfx_value *counts, hfx_value **within) {
+    hfx_value *end = hfx_cumsum(g, counts, 0), *start = hfx_op2(g, HFX_OP_SUB, end, counts); /* [N] */
+    hfx_value *before = hfx_cast(g, hfx_op2(g, HFX_OP_GREATER_EQUAL, hfx_unsqueeze(g, at, 1), hfx_unsqueeze(g, end, 0)),
+                                 HFX_DTYPE_I64);                                                  /* [S, N] */
+    int64_t axis = 1;
+    hfx_value *segment = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, before, 1, &axis), 1, &at->dims[0]);
+    *within = hfx_op2(g, HFX_OP_SUB, at, hfx_gather(g, start, segment, 0));
+    return segment;
+}
+
 hfx_value *hfx_attend_any_rank(hfx_graph *g, hfx_value *q, hfx_value *k, hfx_value *v, hfx_value *bias, double scale) {
     int r = k->rank;
     if (r < 2 || r > 8) {

@@ -64,6 +64,10 @@ hfx_value *hfx_softplus(hfx_graph *g, hfx_value *x);
  * sums: exact, the others weigh 0). */
 hfx_value *hfx_one_hot(hfx_graph *g, hfx_value *idx, int64_t n, hfx_dtype dtype);
 
+/* Of positions at [S] (i64) over consecutive segments of counts [N] (i64, in order): each one's segment [S] (how many
+ * segments end at or before it), and in *within its offset in that segment [S]. */
+hfx_value *hfx_segment_of(hfx_graph *g, hfx_value *at, hfx_value *counts, hfx_value **within);
+
 /* softmax(q·kᵀ·scale + bias)·v over the last two axes, as transformers' eager attention computes it, for any rank
  * (2..8; the batch axes broadcast as matmul's do) and any bias (of q's dtype, broadcastable to the scores; NULL:
  * none): attention hfx_attention's rank-4 form cannot hold (windows beside a symbolic batch, channel groups). */

@@ -18,8 +18,8 @@ static hfx_value *per_layer_split(layer_ctx *c, hfx_value *x) {
 hfx_value *hfx_dec_per_layer_tokens(layer_ctx *c, hfx_value *ids) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
-    hfx_value *table = hfx_weight(c->w, 2, (int64_t[]){m->ple.vocab, m->layers * m->ple.width},
-                                  "model.embed_tokens_per_layer.weight");
+    hfx_value *table = hfx_weight(c->w, 2, (int64_t[]){m->ple.vocab, m->layers * m->ple.width}, "%s",
+                                  HFX_DEC_PER_LAYER_TABLE);
     if (m->ple.vocab < m->vocab)
         ids = hfx_where(g, hfx_op2(g, HFX_OP_LESS, ids, hfx_const_i64(g, m->ple.vocab)), ids, hfx_const_i64(g, 0));
     hfx_value *rows = hfx_op2(g, HFX_OP_MUL, hfx_gather(g, table, ids, 0),

@@ -154,17 +154,11 @@ static patch_place place(const hfx_grid_tower *t, hfx_graph *g, hfx_value *grid,
     hfx_value *thw[3];
     for (int j = 0; j < 3; j++) thw[j] = hfx_gather(g, grid, i64(g, j), 1); /* [I]: frames, rows, columns */
     hfx_value *area = op(g, HFX_OP_MUL, thw[1], thw[2]);
-    hfx_value *count = op(g, HFX_OP_MUL, thw[0], area);
-    hfx_value *end = hfx_cumsum(g, count, 0), *start = op(g, HFX_OP_SUB, end, count); /* [I] */
-    hfx_dim n = pixels->dims[0];
-    hfx_value *p = hfx_range(g, i64(g, 0), hfx_dim_of(g, pixels, 0), i64(g, 1), n); /* [N] */
-    /* the image: how many images end at or before p */
-    hfx_value *before = hfx_cast(g, op(g, HFX_OP_GREATER_EQUAL, hfx_unsqueeze(g, p, 1), hfx_unsqueeze(g, end, 0)),
-                                 HFX_DTYPE_I64);                              /* [N, I] */
-    int64_t axis = 1;
+    hfx_value *count = op(g, HFX_OP_MUL, thw[0], area);                          /* [I] */
+    hfx_value *p = hfx_range(g, i64(g, 0), hfx_dim_of(g, pixels, 0), i64(g, 1), pixels->dims[0]); /* [N] */
     patch_place o;
-    o.image = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, before, 1, &axis), 1, &n);
-    hfx_value *l = op(g, HFX_OP_SUB, p, hfx_gather(g, start, o.image, 0));
+    hfx_value *l;
+    o.image = hfx_segment_of(g, p, count, &l);
     hfx_value *a = hfx_gather(g, area, o.image, 0), *cols = hfx_gather(g, thw[2], o.image, 0);
     o.rows = hfx_gather(g, thw[1], o.image, 0), o.cols = cols;
     o.frame = op(g, HFX_OP_DIV, l, a);
@@ -232,13 +226,13 @@ static void bilinear_axis(const hfx_grid_tower *t, hfx_graph *g, hfx_value *pos,
     weights[1] = op(g, HFX_OP_MAX, op(g, HFX_OP_SUB, one, hfx_op1(g, HFX_OP_NEG, op(g, HFX_OP_SUB, d, one))), zero);
 }
 
-/* Qwen3-VL's learned positions of each patch [N, E]: the square grid pos_embed [position_rows, E] resampled to
- * its image's rows and columns, 4 taps (row-major) weighted by the product of their axes' weights. */
 /* Qwen3-VL's learned square grid of positions pos_embed [position_rows, E] */
 static hfx_value *position_table(const hfx_grid_tower *t, hfx_weights *w, const char *prefix) {
     return hfx_weight(w, 2, (int64_t[]){t->position_rows, t->tower.cfg.hidden}, "%spos_embed.weight", prefix);
 }
 
+/* Qwen3-VL's learned positions of each patch [N, E]: the square grid pos_embed [position_rows, E] resampled to
+ * its image's rows and columns, 4 taps (row-major) weighted by the product of their axes' weights. */
 static hfx_value *learned_positions(const hfx_grid_tower *t, hfx_graph *g, hfx_weights *w, const char *prefix,
                                     const patch_place *pl) {
     hfx_value *table = position_table(t, w, prefix);

@@ -322,6 +322,7 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     }
     bool audio = hears(d);
     bool whole = strcmp(component, "model") == 0;
+    bool per_layer_table = strcmp(component, "text_embeddings_per_layer") == 0; /* (the stateful layout's) */
     bool image = strcmp(component, audio ? "audio_encoder" : "image_encoder") == 0 || hfx_vlm_grid_part(component);
     bool second = m->has_audio && strcmp(component, "audio_encoder") == 0; /* Gemma 4's, beside its image encoder */
     if (image || second || whole) { /* the whole model: the dry run that checks every tensor (no export writes it) */
@@ -353,9 +354,8 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
         hfx_graph_set_meta(g, "architecture", d->architecture);
         st = hfx_graph_status(g, err);
         if (st == HFX_OK) st = hfx_weights_finish(&w, err);
-    } else if (strcmp(component, "embed_tokens") == 0 || strcmp(component, "text_embeddings_per_layer") == 0) {
-        st = hfx_decoder_build_embed(m->text_desc, &m->text, ck, o, &host, strcmp(component, "embed_tokens") != 0, g,
-                                     err);
+    } else if (strcmp(component, "embed_tokens") == 0 || per_layer_table) {
+        st = hfx_decoder_build_embed(m->text_desc, &m->text, ck, o, &host, per_layer_table, g, err);
     } else if (strcmp(component, "prefill") == 0 || strcmp(component, "decode") == 0) {
         st = hfx_decoder_build(m->text_desc, &m->text, ck, o, &host, g, err);
     } else {

@@ -161,13 +161,13 @@ hfx_status hfx_vlm_parse_projector(const vlm_desc *d, hfx_cfg c, hfx_cfg text, h
 hfx_status hfx_vlm_parse_audio(const vlm_desc *d, hfx_cfg c, hfx_cfg audio, const char *type, vlm_cfg *m,
                                hfx_error *err);
 
-/* The image (audio) encoder: its inputs, the tower under `tower`, the lineage's projector, its outputs (Qwen2-VL's and
- * Qwen2.5-VL's components "vision_embeddings" and "vision_embeddings_merger": their tower as optimum-intel splits it,
- * GENERATION.md). Failures are the graph's. */
 /* Whether `component` is one of the graphs of optimum-intel's split of a grid tower ("vision_embeddings",
  * "vision_embeddings_pos", "vision_embeddings_merger"), which hfx_vlm_build_encoder builds. */
 bool hfx_vlm_grid_part(const char *component);
 
+/* The image (audio) encoder: its inputs, the tower under `tower`, the lineage's projector, its outputs (Qwen2-VL's and
+ * Qwen2.5-VL's components "vision_embeddings" and "vision_embeddings_merger": their tower as optimum-intel splits it,
+ * GENERATION.md). Failures are the graph's. */
 void hfx_vlm_build_encoder(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, hfx_graph *g, hfx_weights *w,
                            const vlm_names *names, const char *tower);
 

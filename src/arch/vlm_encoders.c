@@ -363,17 +363,12 @@ static hfx_value *unshuffled(const vlm_cfg *m, hfx_graph *g, hfx_value *x, hfx_v
 /* x [N, T, D] whose image n has its own rows first, lengths[n] of them → [Σ lengths, D], image after image: row j is
  * image i's (the images that end at or before j) row j − start(i) */
 static hfx_value *real_rows(hfx_graph *g, hfx_value *x, hfx_value *lengths, int64_t D) {
-    hfx_value *zero = hfx_const_i64(g, 0), *one = hfx_const_i64(g, 1);
-    int64_t first = 0, second = 1;
-    hfx_value *total = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, lengths, 1, &first), 0, NULL);
+    int64_t axis = 0;
+    hfx_value *total = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, lengths, 1, &axis), 0, NULL);
     hfx_dim S = hfx_dim_sym(hfx_graph_symbol(g, "num_image_tokens", 1, INT32_MAX));
-    hfx_value *j = hfx_range(g, zero, total, one, S);                                               /* [S] */
-    hfx_value *end = hfx_cumsum(g, lengths, 0), *start = hfx_op2(g, HFX_OP_SUB, end, lengths);   /* [N] */
-    hfx_value *before = hfx_cast(g, hfx_op2(g, HFX_OP_GREATER_EQUAL, hfx_unsqueeze(g, j, 1), hfx_unsqueeze(g, end, 0)),
-                                 HFX_DTYPE_I64);                                                    /* [S, N] */
-    hfx_value *image = hfx_reshape(g, hfx_reduce(g, HFX_OP_REDUCE_SUM, before, 1, &second), 1, &S);
-    hfx_value *row = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, image, hfx_dim_of(g, x, 1)),
-                             hfx_op2(g, HFX_OP_SUB, j, hfx_gather(g, start, image, 0)));             /* [S] */
+    hfx_value *j = hfx_range(g, hfx_const_i64(g, 0), total, hfx_const_i64(g, 1), S);               /* [S] */
+    hfx_value *within, *image = hfx_segment_of(g, j, lengths, &within);
+    hfx_value *row = hfx_op2(g, HFX_OP_ADD, hfx_op2(g, HFX_OP_MUL, image, hfx_dim_of(g, x, 1)), within); /* [S] */
     hfx_dim rows = hfx_dim_sym(hfx_graph_symbol(g, "num_padded_tokens", 1, INT32_MAX));
     return hfx_gather(g, hfx_reshape(g, x, 2, (hfx_dim[]){rows, hfx_dim_const(D)}), row, 0);
 }

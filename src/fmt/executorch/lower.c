@@ -790,10 +790,10 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_options *opt, hf
     /* an input's new content (a static cache) is that input, updated by the call: written in place
      * above, or copied back into it (aten::copy_) as ExecuTorch's emitter writes an input mutation;
      * it is also an output, so a runtime that copies inputs into its own memory returns it */
-    bool export_order = opt && opt->export_order;
-    for (int pass = export_order ? 0 : -1; pass < (export_order ? 2 : 0); pass++)
+    bool export_order = opt && opt->export_order; /* (torch.export's: the mutations in a first pass) */
+    for (int pass = 0; pass < (export_order ? 2 : 1); pass++)
         for (int i = 0; i < p->n_outputs && !l.st && !e->oom; i++) {
-            if (pass >= 0 && (p->mutates[i] >= 0) != (pass == 0)) continue; /* (torch.export's: mutations first) */
+            if (export_order && (p->mutates[i] >= 0) != (pass == 0)) continue;
             int v = l.value[p->outputs[i]];
             if (p->mutates[i] >= 0 && v != l.value[p->mutates[i]]) {
                 int self = l.value[p->mutates[i]];
