@@ -70,6 +70,8 @@ typedef enum hfx_component_when {
     HFX_WHEN_ALWAYS,       /* every layout */
     HFX_WHEN_STATEFUL,     /* only where the state lives inside the graphs (OpenVINO's stateful layout) */
     HFX_WHEN_NOT_STATEFUL, /* only where it does not */
+    HFX_WHEN_SEED,         /* only in the Python system's profile (io "seed": its split of a multimodal model) */
+    HFX_WHEN_NOT_SEED,     /* only outside it */
 } hfx_component_when;
 
 typedef struct hfx_component {
@@ -138,8 +140,18 @@ typedef struct hfx_torch_signature {
     const char *output_class; /* "CausalLMOutputWithPast"; NULL: not recorded (a family without a signature) */
     const char *const *step_nones; /* NULL-terminated or NULL: keywords the model's generate passes as None
                                       at a step, which the graph does not take (Mamba's attention_mask) */
+    const char *const *nones;      /* NULL-terminated or NULL: keywords the caller passes as None at every call, which
+                                      the program takes as constant inputs (a multimodal model's call of its
+                                      language model: input_ids=None) */
+    bool bare;                     /* the call returns its tensors as they are, one or a tuple (a module's, not a
+                                      ModelOutput: lm_head), and takes no cache */
 } hfx_torch_signature;
 hfx_torch_signature hfx_arch_torch_signature(const hfx_arch_model *m);
+/* The call of one generation component as the Python system's split makes it (its submodule's forward), where the
+ * family's components are called differently (a multimodal model's language_model and lm_head); args NULL: the
+ * component is not one of that system's (called positionally); args set but neither output_class nor bare: its call
+ * is not recorded for this model. Else hfx_arch_torch_signature. */
+hfx_torch_signature hfx_arch_component_signature(const hfx_arch_model *m, const char *component);
 
 /* The components of an export of `kind` (n = 0: this model has none, e.g. an encoder asked for
  * generation), those of every layout (each one's `when` says which it is written in). */
@@ -184,6 +196,8 @@ typedef struct hfx_arch_family {
     hfx_component_set exports[HFX_EXPORT_KINDS_]; /* the components of each kind of export */
     const char *const *sequence_inputs;           /* see hfx_arch_sequence_inputs */
     hfx_torch_signature (*torch_signature)(const void *desc); /* NULL: a Llama-like causal LM's */
+    hfx_torch_signature (*component_signature)(const void *desc, const char *component); /* see
+                                                                      hfx_arch_component_signature; NULL: the same */
     bool (*pools)(const void *desc); /* builds a sentence embedding (opts.pooling); NULL: never */
     const char *const *(*sequence_inputs_of)(const void *cfg); /* the inputs as the config says; NULL:
                                                                   sequence_inputs */

@@ -240,12 +240,13 @@ static hfx_torch_signature dual_torch_signature(const void *desc_) {
     const dual_desc *d = desc_;
     static const char *const both[] = {"input_ids", "pixel_values", "attention_mask", NULL};
     static const char *const text[] = {"input_ids", "attention_mask", NULL};
-    if (d->part == DUAL_TEXT) return (hfx_torch_signature){text, "BaseModelOutputWithPooling", NULL};
-    if (d->part == DUAL_TEXT_PROJECTED) return (hfx_torch_signature){text, "CLIPTextModelOutput", NULL};
+    if (d->part == DUAL_TEXT) return (hfx_torch_signature){.args = text, .output_class = "BaseModelOutputWithPooling"};
+    if (d->part == DUAL_TEXT_PROJECTED)
+        return (hfx_torch_signature){.args = text, .output_class = "CLIPTextModelOutput"};
     static const char *const naflex[] = {"input_ids", "pixel_values", "pixel_attention_mask", "spatial_shapes",
                                          "attention_mask", NULL};
-    if (d->layout->naflex) return (hfx_torch_signature){naflex, "Siglip2Output", NULL};
-    return (hfx_torch_signature){both, d->layout == &clip_dual ? "CLIPOutput" : "SiglipOutput", NULL};
+    if (d->layout->naflex) return (hfx_torch_signature){.args = naflex, .output_class = "Siglip2Output"};
+    return (hfx_torch_signature){.args = both, .output_class = d->layout == &clip_dual ? "CLIPOutput" : "SiglipOutput"};
 }
 
 static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};

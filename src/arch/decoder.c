@@ -253,9 +253,10 @@ static hfx_value *head_transform(layer_ctx *c, hfx_value *x, const char *dense, 
 }
 
 /* The LM head over the final hidden states: [B,S,hidden] → [B,S,vocab]. */
-static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
+/* The lm_head module itself over x [B,S,embed_dim]: its Linear (tied to the table `embed` where transformers ties it)
+ * and its bias → [B,S,head_rows]. */
+static hfx_value *lm_head_linear(layer_ctx *c, hfx_value *x, hfx_value *embed) {
     const hfx_decoder_cfg *m = c->m;
-    hfx_graph *g = c->g;
     hfx_value *head;
     if (m->tied) {
         head = embed;
@@ -263,10 +264,6 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
     } else {
         head = hfx_weight(c->w, 2, (int64_t[]){m->head_rows, m->embed_dim}, "%s", c->n.lm_head);
     }
-    if (m->embed_dim != m->hidden) /* OPT: back to the embeddings' width */
-        x = hfx_dec_proj(c, x, m->hidden, m->embed_dim, false, c->n.project_out);
-    if (c->d->head == HFX_HEAD_LM_TRANSFORM) /* GTE, NomicBERT: dense, activation, LayerNorm before the decoder */
-        x = head_transform(c, x, c->n.head_dense, c->n.head_norm);
     hfx_value *bias = NULL;
     if (m->bias.head && c->n.lm_head_bias) { /* the head's own bias, which transformers ties the decoder's to */
         char tied[160];
@@ -282,7 +279,17 @@ static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
         snprintf(name, sizeof name, "%.*s.bias", (int)n, c->n.lm_head);
         bias = hfx_weight(c->w, 1, &m->head_rows, "%s", name);
     }
-    hfx_value *logits = hfx_linear(g, x, head, bias);
+    return hfx_linear(c->g, x, head, bias);
+}
+
+static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
+    const hfx_decoder_cfg *m = c->m;
+    hfx_graph *g = c->g;
+    if (m->embed_dim != m->hidden) /* OPT: back to the embeddings' width */
+        x = hfx_dec_proj(c, x, m->hidden, m->embed_dim, false, c->n.project_out);
+    if (c->d->head == HFX_HEAD_LM_TRANSFORM) /* GTE, NomicBERT: dense, activation, LayerNorm before the decoder */
+        x = head_transform(c, x, c->n.head_dense, c->n.head_norm);
+    hfx_value *logits = lm_head_linear(c, x, embed);
     if (m->mult.logits != 1.0)
         logits = hfx_op2(g, HFX_OP_MUL, logits, hfx_const_scalar(g, c->o->dtype, m->mult.logits));
     if (m->mult.logits_div != 1.0)
@@ -492,8 +499,10 @@ static decoder_inputs graph_inputs(layer_ctx *c, const hfx_decoder_host *host, b
         in.mask_len = hfx_dim_add(o->past, o->seq, &ok);
     }
     hfx_dim bs[2] = {o->batch, o->seq};
-    if (embeds_in) in.x = hfx_graph_input(g, "inputs_embeds", o->dtype, 3, (hfx_dim[]){o->batch, o->seq, hfx_dim_const(m->hidden)});
-    else in.ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
+    hfx_dim embeds_dims[3] = {o->batch, o->seq, hfx_dim_const(m->hidden)};
+    bool embeds_last = embeds_in && seed; /* the seed's call: the forward takes inputs_embeds after the positions */
+    if (embeds_in && !embeds_last) in.x = hfx_graph_input(g, "inputs_embeds", o->dtype, 3, embeds_dims);
+    else if (!embeds_in) in.ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
     if (seed) { /* the seed's inputs: a 4-D boolean mask in a static-cache step only */
         if (o->cache == HFX_CACHE_STATIC && o->reads_state && attends) {
             hfx_value *mask4 = hfx_graph_input(g, m->layer_types ? "attention_mask.full_attention" : "attention_mask",
@@ -513,6 +522,7 @@ static decoder_inputs graph_inputs(layer_ctx *c, const hfx_decoder_host *host, b
              : o->pooling.n || o->pooling.score || encoder ? sentence_positions(g, in.ids ? in.ids : in.x, o)
              : mrope ? mrope_positions(g, o, host && host->text_position_row)
                      : hfx_graph_input(g, "position_ids", HFX_DTYPE_I64, 2, bs);
+    if (embeds_last) in.x = hfx_graph_input(g, "inputs_embeds", o->dtype, 3, embeds_dims);
     if (!seed && o->cache == HFX_CACHE_STATIC) {
         c->cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &o->seq);
         in.slots = c->cache_position;
@@ -927,6 +937,27 @@ hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_
     return close_weights(&own, w, hfx_graph_status(g, err), err);
 }
 
+hfx_status hfx_decoder_build_lm_head(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
+                                     const hfx_build_opts *o, const hfx_decoder_host *host, hfx_graph *g,
+                                     hfx_error *err) {
+    if (m->embed_dim != m->hidden || d->head != HFX_HEAD_LM) /* (the module would not be the head's whole input) */
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                        "%s: a separate lm_head graph is written for a head that reads the final states as they are",
+                        host ? host->architecture : d->architecture);
+    hfx_weights own, *w;
+    hfx_status st = open_weights(d, m, ck, o, host, g, &own, &w, err);
+    if (st) return st;
+    layer_ctx c = {.g = g, .w = w, .d = d, .m = m, .o = o, .batch = o->batch, .seq = o->seq,
+                   .n = resolve_names(d, m->layout), .adapter = -1};
+    checkpoint_names(&c);
+    hfx_value *x = hfx_graph_input(g, "input", o->dtype, 3, (hfx_dim[]){o->batch, o->seq, hfx_dim_const(m->hidden)});
+    hfx_value *embed = m->tied ? hfx_weight(w, 2, (int64_t[]){m->vocab, m->embed_dim}, "%s", c.n.embed) : NULL;
+    hfx_graph_output(g, lm_head_linear(&c, x, embed), "output");
+    if (w == &own) hfx_weights_ignore_rest(w); /* (the language model's component checks every other weight) */
+    hfx_graph_set_meta(g, "architecture", host ? host->architecture : d->architecture);
+    return close_weights(&own, w, hfx_graph_status(g, err), err);
+}
+
 static hfx_status decoder_build_forward(const void *desc_, const void *cfg_, const hfx_checkpoint *ck,
                                         const hfx_build_opts *o, hfx_graph *g, hfx_error *err) {
     return hfx_decoder_build(desc_, cfg_, ck, o, NULL, g, err);
@@ -948,8 +979,9 @@ static int64_t decoder_recompute_at(const void *cfg_) {
 static hfx_torch_signature decoder_torch_signature(const void *desc) {
     static const char *const llama[] = {"input_ids", "attention_mask", "position_ids", "cache", NULL};
     const hfx_decoder_desc *d = desc;
-    return (hfx_torch_signature){d->forward_args ? d->forward_args : llama,
-                                 d->output_class ? d->output_class : "CausalLMOutputWithPast", d->step_nones};
+    return (hfx_torch_signature){.args = d->forward_args ? d->forward_args : llama,
+                                 .output_class = d->output_class ? d->output_class : "CausalLMOutputWithPast",
+                                 .step_nones = d->step_nones};
 }
 
 /* A causal LM exports its forward pass, or a prompt graph and a one-token step that reads the
@@ -992,7 +1024,8 @@ static const char *const *encoder_inputs(const void *cfg) {
 
 static hfx_torch_signature classifier_torch_signature(const void *desc) {
     (void)desc;
-    return (hfx_torch_signature){sequence_inputs, "SequenceClassifierOutputWithPast", NULL}; /* (no cache argument) */
+    return (hfx_torch_signature){.args = sequence_inputs,
+                                 .output_class = "SequenceClassifierOutputWithPast"}; /* (no cache argument) */
 }
 
 const hfx_arch_family hfx_decoder_classifier_family = {
@@ -1037,7 +1070,8 @@ static hfx_status base_build_forward(const void *desc, const void *cfg, const hf
 
 static hfx_torch_signature base_torch_signature(const void *desc) {
     const hfx_decoder_base *b = desc;
-    return (hfx_torch_signature){sequence_inputs, b->output_class ? b->output_class : "BaseModelOutputWithPast", NULL};
+    return (hfx_torch_signature){.args = sequence_inputs,
+                                 .output_class = b->output_class ? b->output_class : "BaseModelOutputWithPast"};
 }
 
 static bool base_pools(const void *desc) { return decoder_pools(((const hfx_decoder_base *)desc)->causal); }
@@ -1054,7 +1088,8 @@ const hfx_arch_family hfx_decoder_base_family = {
 };
 
 static hfx_torch_signature encoder_torch_signature(const void *desc) {
-    return (hfx_torch_signature){sequence_inputs, ((const hfx_decoder_desc *)desc)->output_class, NULL};
+    return (hfx_torch_signature){.args = sequence_inputs,
+                                 .output_class = ((const hfx_decoder_desc *)desc)->output_class};
 }
 
 const hfx_arch_family hfx_decoder_encoder_family = {

@@ -984,6 +984,13 @@ hfx_status hfx_decoder_build_embed(const hfx_decoder_desc *d, const hfx_decoder_
                                    const hfx_build_opts *opts, const hfx_decoder_host *host, bool per_layer,
                                    hfx_graph *g, hfx_error *err);
 
+/* The lm_head module alone (the Python system's split of a multimodal model): input [B,S,hidden] → output
+ * [B,S,vocab], its Linear and bias as transformers' module computes them; the logits' multipliers and soft-cap, which
+ * the model's forward applies after it, are not in it. Refused where the head reads more than the final states. */
+hfx_status hfx_decoder_build_lm_head(const hfx_decoder_desc *d, const hfx_decoder_cfg *m, const hfx_checkpoint *ck,
+                                     const hfx_build_opts *opts, const hfx_decoder_host *host, hfx_graph *g,
+                                     hfx_error *err);
+
 /* The causal-LM descriptor of a config's model_type ("llama", "qwen2", "qwen3_moe"): the registry's
  * architecture that is the model_type's CamelCase + "ForCausalLM", case and underscores aside;
  * NULL when hfx has none. */

@@ -788,7 +788,7 @@ static hfx_torch_signature encoder_torch_signature(const void *desc_) {
                       : d->head == HEAD_QA               ? "QuestionAnsweringModelOutput"
                       : d->head == HEAD_MASKED_LM        ? "MaskedLMOutput"
                                                           : "SequenceClassifierOutput";
-    return (hfx_torch_signature){args, cls, NULL};
+    return (hfx_torch_signature){.args = args, .output_class = cls};
 }
 
 #define ENCODER_FAMILY                                                                                   \

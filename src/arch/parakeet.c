@@ -154,7 +154,8 @@ static const char *const features_masked[] = {"input_features", "attention_mask"
 
 static hfx_torch_signature parakeet_torch_signature(const void *desc_) {
     const parakeet_desc *d = desc_;
-    return (hfx_torch_signature){features_masked, d->ctc ? "CausalLMOutput" : "ParakeetEncoderModelOutput", NULL};
+    return (hfx_torch_signature){.args = features_masked,
+                                 .output_class = d->ctc ? "CausalLMOutput" : "ParakeetEncoderModelOutput"};
 }
 
 static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};

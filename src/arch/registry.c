@@ -1645,7 +1645,12 @@ int64_t hfx_arch_recompute_at(const hfx_arch_model *m) {
 hfx_torch_signature hfx_arch_torch_signature(const hfx_arch_model *m) {
     static const char *const causal_lm[] = {"input_ids", "attention_mask", "position_ids", "cache", NULL};
     const hfx_arch_family *f = m->entry->family;
-    return f->torch_signature ? f->torch_signature(m->entry->desc) : (hfx_torch_signature){causal_lm, NULL, NULL};
+    return f->torch_signature ? f->torch_signature(m->entry->desc) : (hfx_torch_signature){.args = causal_lm};
+}
+
+hfx_torch_signature hfx_arch_component_signature(const hfx_arch_model *m, const char *component) {
+    const hfx_arch_family *f = m->entry->family;
+    return f->component_signature ? f->component_signature(m->entry->desc, component) : hfx_arch_torch_signature(m);
 }
 
 hfx_component_set hfx_arch_components(const hfx_arch_model *m, hfx_export_kind kind) {

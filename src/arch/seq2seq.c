@@ -969,7 +969,7 @@ static int seq2seq_cache_layers(const void *cfg_, hfx_layer_cache *layers, int m
 static hfx_torch_signature seq2seq_torch_signature(const void *desc) {
     (void)desc;
     static const char *const args[] = {"input_ids", "attention_mask", "decoder_input_ids", NULL};
-    return (hfx_torch_signature){args, "Seq2SeqLMOutput", NULL};
+    return (hfx_torch_signature){.args = args, .output_class = "Seq2SeqLMOutput"};
 }
 
 static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};
@@ -1002,7 +1002,7 @@ const hfx_arch_family hfx_seq2seq_family = {
 static hfx_torch_signature audio_torch_signature(const void *desc) {
     (void)desc;
     static const char *const args[] = {"input_features", "decoder_input_ids", NULL};
-    return (hfx_torch_signature){args, "Seq2SeqLMOutput", NULL};
+    return (hfx_torch_signature){.args = args, .output_class = "Seq2SeqLMOutput"};
 }
 static const char *const audio_inputs[] = {"input_features", "input_ids", NULL}; /* input_ids: the decoder's */
 
@@ -1016,7 +1016,7 @@ const hfx_arch_family hfx_seq2seq_audio_family = {
 static hfx_torch_signature waveform_torch_signature(const void *desc) {
     (void)desc;
     static const char *const args[] = {"input_values", "attention_mask", "decoder_input_ids", NULL};
-    return (hfx_torch_signature){args, "Seq2SeqLMOutput", NULL};
+    return (hfx_torch_signature){.args = args, .output_class = "Seq2SeqLMOutput"};
 }
 /* the samples' axis: the decoder's tokens (input_ids) have their own, decoder_sequence_length */
 static const char *const waveform_inputs[] = {"input_values", "attention_mask", NULL};
@@ -1065,10 +1065,13 @@ static hfx_torch_signature forward_torch_signature(const void *desc_) {
     static const char *const tokens[] = {"input_ids", "attention_mask", "decoder_input_ids", NULL};
     static const char *const features[] = {"input_features", "decoder_input_ids", NULL};
     static const char *const samples[] = {"input_values", "attention_mask", "decoder_input_ids", NULL};
-    if (d->head == S2S_HEAD_CLASSIFIER) return (hfx_torch_signature){sources, "Seq2SeqSequenceClassifierOutput", NULL};
-    if (d->head == S2S_HEAD_ENCODER) return (hfx_torch_signature){sources, "BaseModelOutput", NULL};
-    return (hfx_torch_signature){d->source == SRC_LOG_MEL ? features : d->source == SRC_WAVEFORM ? samples : tokens,
-                                 "Seq2SeqModelOutput", NULL};
+    if (d->head == S2S_HEAD_CLASSIFIER)
+        return (hfx_torch_signature){.args = sources, .output_class = "Seq2SeqSequenceClassifierOutput"};
+    if (d->head == S2S_HEAD_ENCODER) return (hfx_torch_signature){.args = sources, .output_class = "BaseModelOutput"};
+    return (hfx_torch_signature){.args = d->source == SRC_LOG_MEL    ? features
+                                         : d->source == SRC_WAVEFORM ? samples
+                                                                     : tokens,
+                                 .output_class = "Seq2SeqModelOutput"};
 }
 
 const hfx_arch_family hfx_seq2seq_forward_family = {

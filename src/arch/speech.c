@@ -537,9 +537,9 @@ static const char *const *speech_inputs(const void *cfg) {
 
 static hfx_torch_signature speech_torch_signature(const void *desc_) {
     const speech_desc *d = desc_;
-    return (hfx_torch_signature){samples_masked, d->head == HEAD_CTC          ? "CausalLMOutput"
+    return (hfx_torch_signature){.args = samples_masked, .output_class = d->head == HEAD_CTC          ? "CausalLMOutput"
                                                  : d->head == HEAD_CLASSIFIER ? "SequenceClassifierOutput"
-                                                                              : d->layout->model_output, NULL};
+                                                                              : d->layout->model_output};
 }
 
 static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};

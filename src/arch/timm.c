@@ -36,7 +36,7 @@ static const char *const pixels_in[] = {"pixel_values", NULL};
 
 static hfx_torch_signature timm_torch_signature(const void *desc) {
     (void)desc;
-    return (hfx_torch_signature){pixels_in, "BaseModelOutputWithPooling", NULL};
+    return (hfx_torch_signature){.args = pixels_in, .output_class = "BaseModelOutputWithPooling"};
 }
 
 static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};

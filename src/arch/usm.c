@@ -58,7 +58,7 @@ static hfx_status usm_build(const void *desc_, const void *cfg_, const hfx_check
 
 static hfx_torch_signature usm_torch_signature(const void *desc_) {
     const usm_desc *d = desc_;
-    return (hfx_torch_signature){d->inputs, d->output_class, NULL};
+    return (hfx_torch_signature){.args = d->inputs, .output_class = d->output_class};
 }
 
 static const char *const gemma3n_inputs[] = {"audio_mel", "audio_mel_mask", NULL};

@@ -891,9 +891,9 @@ static hfx_status vision_build(const void *desc_, const void *cfg_, const hfx_ch
 static hfx_torch_signature vision_torch_signature(const void *desc_) {
     const vision_desc *d = desc_;
     static const char *const args[] = {"pixel_values", NULL};
-    return (hfx_torch_signature){args, d->head == HEAD_CLASSIFIER   ? "ImageClassifierOutput"
+    return (hfx_torch_signature){.args = args, .output_class = d->head == HEAD_CLASSIFIER   ? "ImageClassifierOutput"
                                        : d->head == HEAD_PROJECTED ? "CLIPVisionModelOutput"
-                                                                   : "BaseModelOutputWithPooling", NULL};
+                                                                   : "BaseModelOutputWithPooling"};
 }
 
 static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};

@@ -163,7 +163,7 @@ static hfx_status naflex_build(const void *desc_, const void *cfg_, const hfx_ch
 static hfx_torch_signature naflex_torch_signature(const void *desc) {
     static const char *const args[] = {"pixel_values", "pixel_attention_mask", "spatial_shapes", NULL};
     (void)desc;
-    return (hfx_torch_signature){args, "BaseModelOutputWithPooling", NULL};
+    return (hfx_torch_signature){.args = args, .output_class = "BaseModelOutputWithPooling"};
 }
 
 static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};

@@ -262,21 +262,32 @@ static const char *const *second_encoder(const vlm_desc *d) {
     return d->kind == VLM_PHI4MM ? phi4mm_audio : gemma;
 }
 
-/* The stacks the other components read into foreign[6] (NULL-terminated): the encoders' (the second one's too), LLaVA-
- * Next's newline */
-static void foreign_stacks(const vlm_cfg *m, const vlm_names *names, const char *const *second, const char **foreign) {
-    const char *const all[5] = {names->stacks[0], names->stacks[1], names->newline, m->has_audio ? second[0] : NULL,
-                                m->has_audio ? second[1] : NULL};
+/* The stacks the other components read into foreign[7] (NULL-terminated): the encoders' (the second one's too), LLaVA-
+ * Next's newline, and `head` (NULL: none; the seed's lm_head graph reads it) */
+static void foreign_stacks(const vlm_cfg *m, const vlm_names *names, const char *const *second, const char *head,
+                           const char **foreign) {
+    const char *const all[6] = {names->stacks[0], names->stacks[1], names->newline, m->has_audio ? second[0] : NULL,
+                                m->has_audio ? second[1] : NULL, head};
     int n = 0;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         if (all[i]) foreign[n++] = all[i];
 }
 
+/* The checkpoint's name of the language model's head stack into buf: "lm_head" as the names rename it
+ * ("language_model.lm_head") */
+static void head_stack(const vlm_names *names, char *buf, size_t size) {
+    snprintf(buf, size, "lm_head");
+    for (int i = 0; i < 3 && names->text[i].from; i++)
+        if (!strcmp(names->text[i].from, "lm_head.") && names->text[i].to[0])
+            snprintf(buf, size, "%.*s", (int)strlen(names->text[i].to) - 1, names->text[i].to);
+}
+
 /* How the language model sits in the model: its names (alias[4]: the other schemes', where a LoRA adapter's may be),
- * the stacks other components read, its blocks, DeepStack, media placeholders, and GenAI's forms of its inputs in
- * OpenVINO's stateful layout */
-static hfx_decoder_host text_host(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, const vlm_names *names,
-                                  const hfx_weight_rename **alias, const char *const *foreign) {
+ * the stacks other components read, its blocks, DeepStack, media placeholders, GenAI's forms of its inputs in
+ * OpenVINO's stateful layout, and the seed's split (its language model returns the final states, its decode embeds the
+ * ids itself, M-RoPE positions carry the text positions as a first row, as transformers 5 passes them) */
+static hfx_decoder_host text_host(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, const char *component,
+                                  const vlm_names *names, const hfx_weight_rename **alias, const char *const *foreign) {
     hfx_mask_blocks blocks = d->kind == VLM_GEMMA3                        ? HFX_BLOCKS_IMAGE_RUNS
                              : d->kind == VLM_PALIGEMMA                   ? HFX_BLOCKS_PREFIX
                              : d->kind == VLM_GEMMA4 && m->vision_blocks ? HFX_BLOCKS_VISION_RUNS_WINDOWED
@@ -285,10 +296,44 @@ static hfx_decoder_host text_host(const vlm_desc *d, const vlm_cfg *m, const hfx
     for (const vlm_names *const *s = d->names; *s && n_alias < 3; s++)
         if (*s != names) alias[n_alias++] = (*s)->text;
     bool genai = m->genai_parts && o->stateful;
-    return (hfx_decoder_host){d->architecture, names->text,      alias,           foreign,
-                              true,            blocks,           NULL,            false,
-                              m->deepstack,    m->placeholders,  m->n_placeholders, m->pad_id,
-                              genai,           genai && d->text_positions_first, o->stateful && m->text.ple.width > 0};
+    hfx_decoder_host host = {d->architecture, names->text,      alias,           foreign,
+                             true,            blocks,           NULL,            false,
+                             m->deepstack,    m->placeholders,  m->n_placeholders, m->pad_id,
+                             genai,           genai && d->text_positions_first, o->stateful && m->text.ple.width > 0};
+    if (o->io == HFX_IO_SEED) {
+        host.base = host.embeds_in = strcmp(component, "language_model") == 0;
+        const int64_t *sections = m->text.rope.mrope_section;
+        host.text_position_row = sections[0] || sections[1] || sections[2];
+    }
+    return host;
+}
+
+/* The language model's graphs: hfx's prefill and decode, or the seed's split (language_model, lm_head, and its decode,
+ * which also takes the processor's mm_token_type_ids where M-RoPE's positions are given: the model's step leaves them
+ * unread, the seed's graph keeps the input its sample had). */
+static hfx_status build_text(const vlm_cfg *m, const hfx_checkpoint *ck, const hfx_build_opts *o, const char *component,
+                             const hfx_decoder_host *host, hfx_graph *g, hfx_error *err) {
+    if (strcmp(component, "lm_head") == 0) return hfx_decoder_build_lm_head(m->text_desc, &m->text, ck, o, host, g, err);
+    hfx_status st = hfx_decoder_build(m->text_desc, &m->text, ck, o, host, g, err);
+    if (!st && o->io == HFX_IO_SEED && host->text_position_row && strcmp(component, "decode") == 0) {
+        hfx_graph_input(g, "mm_token_type_ids", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, o->seq});
+        st = hfx_graph_status(g, err);
+    }
+    return st;
+}
+
+/* What the Python system's split (io "seed") would pass its language model that hfx does not write yet, or NULL: its
+ * language_model takes inputs_embeds and positions alone (a mask only in a static cache's steps), its decode
+ * input_ids */
+static const char *seed_gap(const vlm_desc *d, const vlm_cfg *m) {
+    if (d->kind == VLM_GEMMA3N || d->kind == VLM_PHI4MM) return "this model's split into its encoders";
+    if (d->kind == VLM_GEMMA3 || d->kind == VLM_PALIGEMMA || m->vision_blocks)
+        return "the masks its language model takes per layer type (the image tokens' or the prefix's blocks)";
+    if (m->deepstack) return "DeepStack (the language model's visual_pos_masks and deepstack_visual_embeds)";
+    if (m->n_placeholders || m->text.ple.width) return "its media tokens' embeddings and per-layer inputs";
+    if (m->lora) return "the LoRA adapter its forward switches on for media";
+    if (!d->seed.output_class) return "this model's split (how transformers.exporters calls its parts is not recorded)";
+    return NULL;
 }
 
 static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_checkpoint *ck, const hfx_build_opts *o,
@@ -296,9 +341,10 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     const vlm_desc *d = desc_;
     const vlm_cfg *m = cfg_;
     const char *component = o->component ? o->component : "model";
-    if (o->io == HFX_IO_SEED)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" is not written for vision-language models yet; "
-                                                  "export with io \"optimum\"", d->architecture);
+    bool seed = o->io == HFX_IO_SEED;
+    if (seed && seed_gap(d, m))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" does not cover %s yet; export with io \"optimum\"",
+                        d->architecture, seed_gap(d, m));
     if (m->lora && hfx_checkpoint_lora_scale(ck) == 0) /* (transformers warns and runs another model) */
         return hfx_fail(err, HFX_ERR_INVALID, "%s/config.json: has_lora_adapter is true, but the folder has no LoRA "
                                               "adapter (adapter_config.json, adapter_model.safetensors), which "
@@ -310,10 +356,12 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
     const char *tower;
     const vlm_names *names = find_names(d, m, &w, &tower);
     const char *const *audio_stacks = second_encoder(d);
-    const char *foreign[6] = {0};
-    foreign_stacks(m, names, audio_stacks, foreign);
+    const char *foreign[7] = {0};
+    char head[96];
+    head_stack(names, head, sizeof head);
+    foreign_stacks(m, names, audio_stacks, seed && strcmp(component, "language_model") == 0 ? head : NULL, foreign);
     const hfx_weight_rename *alias[4] = {0};
-    hfx_decoder_host host = text_host(d, m, o, names, alias, foreign);
+    hfx_decoder_host host = text_host(d, m, o, component, names, alias, foreign);
     if (host.blocks && o->cache == HFX_CACHE_STATIC && strcmp(component, "model") != 0) {
         hfx_weights_free(&w);
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: a static cache is not written for its blocks "
@@ -356,8 +404,9 @@ static hfx_status vlm_build(const void *desc_, const void *cfg_, const hfx_check
         if (st == HFX_OK) st = hfx_weights_finish(&w, err);
     } else if (strcmp(component, "embed_tokens") == 0 || per_layer_table) {
         st = hfx_decoder_build_embed(m->text_desc, &m->text, ck, o, &host, per_layer_table, g, err);
-    } else if (strcmp(component, "prefill") == 0 || strcmp(component, "decode") == 0) {
-        st = hfx_decoder_build(m->text_desc, &m->text, ck, o, &host, g, err);
+    } else if (strcmp(component, "prefill") == 0 || strcmp(component, "decode") == 0 ||
+               strcmp(component, "language_model") == 0 || strcmp(component, "lm_head") == 0) {
+        st = build_text(m, ck, o, component, &host, g, err);
     } else {
         st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: component '%s' is not one hfx builds", d->architecture, component);
     }
@@ -373,7 +422,44 @@ static int vlm_cache_layers(const void *cfg_, hfx_layer_cache *layers, int max) 
 static hfx_torch_signature vlm_torch_signature(const void *desc) {
     static const char *const args[] = {"inputs_embeds", "attention_mask", "position_ids", "cache", NULL};
     (void)desc;
-    return (hfx_torch_signature){args, "CausalLMOutputWithPast", NULL};
+    return (hfx_torch_signature){.args = args, .output_class = "CausalLMOutputWithPast"};
+}
+
+/* The prompt's graphs: hfx's prefill (the logits), or in the Python system's profile its split, the language model
+ * (inputs_embeds → the final states and the cache) and the lm_head module apart */
+#define PROMPT                                                                                                      \
+    {.name = "prefill", .role = "prefill", .logits_to_keep = 1, .when = HFX_WHEN_NOT_SEED},                          \
+    {.name = "language_model", .role = "language_model", .logits_to_keep = 0, .when = HFX_WHEN_SEED},                 \
+    {.name = "lm_head", .role = "lm_head", .logits_to_keep = -1, .when = HFX_WHEN_SEED}
+#define SINGLE_DECODE                                                                                                \
+    {.name = "decode", .role = "decode", .single_token = true, .reads_state = true, .logits_to_keep = 1,             \
+     .stateful_stem = "language"}
+/* the seed's multi-token decode after its split prompt */
+#define SEED_MULTI                                                                                                  \
+    {.name = "language_model", .role = "language_model", .logits_to_keep = 0},                                        \
+    {.name = "lm_head", .role = "lm_head", .logits_to_keep = -1},                                                     \
+    {.name = "decode", .role = "decode", .reads_state = true, .logits_to_keep = 0, .stateful_stem = "language"}
+
+/* The seed's calls: its language model's keywords in the forward's order (the model passes some as None), the
+ * lm_head module's input, the decode's keywords (the processor's token types last); hfx's own components (the
+ * encoders, embed_tokens), which the seed leaves to the caller, called by their inputs' names, their tensors
+ * returned */
+static hfx_torch_signature vlm_component_signature(const void *desc_, const char *component) {
+    static const char *const language_model[] = {"input_ids", "attention_mask", "position_ids", "cache",
+                                                 "inputs_embeds", NULL};
+    static const char *const lm_head[] = {"input", NULL};
+    static const char *const decode[] = {"input_ids", "attention_mask", "position_ids", "cache", "inputs_embeds",
+                                         "mm_token_type_ids", NULL};
+    const vlm_desc *d = desc_;
+    const char *recorded = d->seed.output_class;
+    if (!strcmp(component, "language_model"))
+        return (hfx_torch_signature){.args = language_model,
+                                     .output_class = recorded ? "BaseModelOutputWithPast" : NULL,
+                                     .nones = d->seed.lm_nones};
+    if (!strcmp(component, "lm_head")) return (hfx_torch_signature){.args = lm_head, .bare = true};
+    if (!strcmp(component, "decode")) return (hfx_torch_signature){.args = decode, .output_class = recorded};
+    static const char *const by_name[] = {NULL};
+    return (hfx_torch_signature){.args = by_name, .bare = true};
 }
 
 /* The stateful stems: the file stems of OpenVINO's stateful layout, optimum-intel's, which OpenVINO
@@ -381,9 +467,13 @@ static hfx_torch_signature vlm_torch_signature(const void *desc) {
 static const hfx_component generation[] = {
     {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "vision_embeddings"},
     {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
-    {.name = "prefill", .role = "prefill", .logits_to_keep = 1},
-    {.name = "decode", .role = "decode", .single_token = true, .reads_state = true, .logits_to_keep = 1,
-     .stateful_stem = "language"},
+    PROMPT,
+    SINGLE_DECODE,
+};
+static const hfx_component seed_multi[] = {
+    {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1},
+    {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1},
+    SEED_MULTI,
 };
 /* (the last entry where the language model has per-layer inputs: OpenVINO's stateful layout, optimum-intel's, computes
  * their tokens' half in a graph of its own, which GenAI's VLMPipeline runs on the ids and feeds the language model) */
@@ -400,9 +490,13 @@ static const hfx_component one_graph[] = {
 static const hfx_component audio_generation[] = {
     {.name = "audio_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "audio_embeddings"},
     {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
-    {.name = "prefill", .role = "prefill", .logits_to_keep = 1},
-    {.name = "decode", .role = "decode", .single_token = true, .reads_state = true, .logits_to_keep = 1,
-     .stateful_stem = "language"},
+    PROMPT,
+    SINGLE_DECODE,
+};
+static const hfx_component audio_seed_multi[] = {
+    {.name = "audio_encoder", .role = "modality_encoder", .logits_to_keep = -1},
+    {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1},
+    SEED_MULTI,
 };
 static const hfx_component audio_one_graph[] = {
     {.name = "audio_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "audio_embeddings"},
@@ -413,11 +507,14 @@ static const char *const sequence_inputs[] = {"input_ids", "attention_mask", "po
 
 #define VLM_COMMON                                                                                                \
     .cfg_size = sizeof(vlm_cfg), .parse = vlm_parse, .build_forward = vlm_build, .cache_layers = vlm_cache_layers, \
-    .sequence_inputs = sequence_inputs, .torch_signature = vlm_torch_signature, .genai = HFX_GENAI_NONE
+    .sequence_inputs = sequence_inputs, .torch_signature = vlm_torch_signature,                                      \
+    .component_signature = vlm_component_signature, .genai = HFX_GENAI_NONE
 
 const hfx_arch_family hfx_audio_lm_family = {
     VLM_COMMON,
-    .exports = {[HFX_EXPORT_GENERATION] = {audio_generation, 4}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {audio_one_graph, 3}},
+    .exports = {[HFX_EXPORT_GENERATION] = {audio_generation, 6},
+                [HFX_EXPORT_GENERATION_ONE_GRAPH] = {audio_one_graph, 3},
+                [HFX_EXPORT_GENERATION_MULTI] = {audio_seed_multi, 5}},
 };
 
 /* Gemma 4 with its audio encoder: both encoders */
@@ -425,9 +522,8 @@ static const hfx_component two_encoders[] = {
     {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "vision_embeddings"},
     {.name = "audio_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "audio_embeddings"},
     {.name = "embed_tokens", .role = "embed_tokens", .logits_to_keep = -1, .stateful_stem = "text_embeddings"},
-    {.name = "prefill", .role = "prefill", .logits_to_keep = 1},
-    {.name = "decode", .role = "decode", .single_token = true, .reads_state = true, .logits_to_keep = 1,
-     .stateful_stem = "language"},
+    PROMPT,
+    SINGLE_DECODE,
 };
 static const hfx_component two_encoders_one_graph[] = {
     {.name = "image_encoder", .role = "modality_encoder", .logits_to_keep = -1, .stateful_stem = "vision_embeddings"},
@@ -462,7 +558,7 @@ static hfx_component_set vlm_components(const void *cfg_, hfx_export_kind kind) 
     if (m->genai_parts && kind == HFX_EXPORT_GENERATION_ONE_GRAPH)
         return m->grid.position_rows ? (hfx_component_set){grid_parts_one_graph, 6}
                                      : (hfx_component_set){grid_parts_one_graph + 1, 5};
-    if (m->has_audio && kind == HFX_EXPORT_GENERATION) return (hfx_component_set){two_encoders, 5};
+    if (m->has_audio && kind == HFX_EXPORT_GENERATION) return (hfx_component_set){two_encoders, 7};
     bool per_layer = m->text.ple.width > 0;
     if (m->has_audio && kind == HFX_EXPORT_GENERATION_ONE_GRAPH)
         return (hfx_component_set){two_encoders_one_graph, per_layer ? 5 : 4};
@@ -472,10 +568,13 @@ static hfx_component_set vlm_components(const void *cfg_, hfx_export_kind kind) 
 
 const hfx_arch_family hfx_vlm_family = {
     VLM_COMMON,
-    .exports = {[HFX_EXPORT_GENERATION] = {generation, 4}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 3}},
+    .exports = {[HFX_EXPORT_GENERATION] = {generation, 6}, [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 3},
+                [HFX_EXPORT_GENERATION_MULTI] = {seed_multi, 5}},
     .components_of = vlm_components,
 };
 
+static const char *const mask_none[] = {"attention_mask", NULL};
+static const char *const ids_and_mask_none[] = {"input_ids", "attention_mask", NULL};
 static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};
 static const vlm_names *const idefics3_names[] = {&idefics3_hub, NULL};
 static const vlm_names *const llava_next_names[] = {&llava_next_hub, &llava_next_v5, NULL};
@@ -484,13 +583,15 @@ const vlm_desc hfx_llava = {.architecture = "LlavaForConditionalGeneration",
                             .names = llava_names,
                             .kind = VLM_LLAVA,
                             .vision_default = "clip_vision_model",
-                            .image_token_default = 32000};
+                            .image_token_default = 32000,
+                            .seed = {"LlavaCausalLMOutputWithPast", mask_none}};
 /* LLaVA-Next: LLaVA's encoder over any-resolution tiles (the packing, unpadding and newlines the caller's) */
 const vlm_desc hfx_llava_next = {.architecture = "LlavaNextForConditionalGeneration",
                                  .names = llava_next_names,
                                  .kind = VLM_LLAVA,
                                  .vision_default = "clip_vision_model",
-                                 .image_token_default = 32000};
+                                 .image_token_default = 32000,
+                                 .seed = {"LlavaNextCausalLMOutputWithPast", mask_none}};
 /* LLaVA-OneVision: LLaVA-Next's (its packing also shrinks a grid of too many features: the caller's), SigLIP */
 const vlm_desc hfx_llava_onevision = {.architecture = "LlavaOnevisionForConditionalGeneration",
                                       .names = llava_next_names,
@@ -529,26 +630,30 @@ const vlm_desc hfx_idefics3 = {.architecture = "Idefics3ForConditionalGeneration
                                .names = idefics3_names,
                                .kind = VLM_IDEFICS3,
                                .vision_default = "idefics3_vision",
-                               .image_token_default = 128257};
+                               .image_token_default = 128257,
+                               .seed = {"Idefics3CausalLMOutputWithPast", mask_none}};
 const vlm_desc hfx_smolvlm = {.architecture = "SmolVLMForConditionalGeneration",
                               .names = idefics3_names,
                               .kind = VLM_IDEFICS3,
                               .vision_default = "smolvlm_vision",
-                              .image_token_default = 49190};
+                              .image_token_default = 49190,
+                              .seed = {"SmolVLMCausalLMOutputWithPast", mask_none}};
 const vlm_desc hfx_qwen2_vl = {.architecture = "Qwen2VLForConditionalGeneration",
                                .names = qwen2_vl_names,
                                .kind = VLM_GRID,
                                .vision_default = "qwen2_vl",
                                .image_token_default = 151655,
                                .text_type = "qwen2",
-                               .mrope = {{16, 24, 24}, false}};
+                               .mrope = {{16, 24, 24}, false},
+                               .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none}};
 const vlm_desc hfx_qwen2_5_vl = {.architecture = "Qwen2_5_VLForConditionalGeneration",
                                  .names = qwen2_vl_names,
                                  .kind = VLM_GRID,
                                  .vision_default = "qwen2_5_vl",
                                  .image_token_default = 151655,
                                  .text_type = "qwen2",
-                                 .mrope = {{16, 24, 24}, false}};
+                                 .mrope = {{16, 24, 24}, false},
+                                 .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none}};
 /* Qwen3-VL: the Qwen3 language model (q/k norms) under its own model_type "qwen3_vl_text" */
 const vlm_desc hfx_qwen3_vl = {.architecture = "Qwen3VLForConditionalGeneration",
                                .names = qwen2_vl_names,
@@ -576,7 +681,8 @@ const vlm_desc hfx_qwen3_5 = {.architecture = "Qwen3_5ForConditionalGeneration",
                               .image_token_default = 248056,
                               .tied_by_top = true,
                               .mrope = {{11, 11, 10}, true},
-                              .text_positions_first = true};
+                              .text_positions_first = true,
+                              .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none}};
 const vlm_desc hfx_qwen3_5_moe = {.architecture = "Qwen3_5MoeForConditionalGeneration",
                                   .names = qwen2_vl_names,
                                   .kind = VLM_GRID,
@@ -600,7 +706,8 @@ const vlm_desc hfx_mistral3 = {.architecture = "Mistral3ForConditionalGeneration
                                .kind = VLM_PIXTRAL,
                                .vision_default = "pixtral",
                                .text_default = "mistral",
-                               .image_token_default = 10};
+                               .image_token_default = 10,
+                               .seed = {"Mistral3CausalLMOutputWithPast", mask_none}};
 
 /* LFM2-VL: SigLIP 2's NaFlex tower, the unshuffle and an MLP into LFM2 */
 const vlm_desc hfx_lfm2_vl = {.architecture = "Lfm2VlForConditionalGeneration",
@@ -608,7 +715,8 @@ const vlm_desc hfx_lfm2_vl = {.architecture = "Lfm2VlForConditionalGeneration",
                               .kind = VLM_NAFLEX,
                               .vision_default = "siglip2_vision_model",
                               .text_default = "lfm2",
-                              .image_token_default = 396};
+                              .image_token_default = 396,
+                              .seed = {"Lfm2VlCausalLMOutputWithPast", mask_none}};
 
 /* Llama 4: its tower of tiles, the pixel-shuffle adapter, Llama 4's MoE language model */
 static const vlm_names *const llama4_names[] = {&llama4_hub, NULL};

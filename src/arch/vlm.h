@@ -80,6 +80,13 @@ typedef enum {
                           model's, both biased (Qwen3-ASR) */
 } vlm_audio_projector;
 
+/* How the Python system's split (io "seed") calls the model's parts, as transformers 5.24's forwards do */
+typedef struct vlm_seed_call {
+    const char *output_class;    /* the decode's output class (NULL: the calls are not recorded in hfx: io "seed"
+                                    refused) */
+    const char *const *lm_nones; /* NULL-terminated: the keywords the model passes its language model as None */
+} vlm_seed_call;
+
 typedef struct vlm_desc {
     const char *architecture;
     const vlm_names *const *names; /* NULL-terminated: the naming schemes its checkpoints use */
@@ -99,6 +106,7 @@ typedef struct vlm_desc {
     vlm_audio_projector audio;     /* VLM_AUDIO: its projector */
     const char *feature_mask;      /* VLM_AUDIO: the input naming each clip's real features, whose keys past them the
                                       tower hides (Qwen2-Audio's feature_attention_mask); NULL: whole windows */
+    vlm_seed_call seed;
 } vlm_desc;
 
 /* Gemma 3n's embedder of one modality (a tower's config's fields) */

@@ -513,11 +513,16 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
                                                                                                 : "DynamicCache"));
         json_object_set_new(kwargs, "cache", cache);
     }
-    hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
+    hfx_torch_signature sig = hfx_arch_component_signature(model->arch, c->decl->name);
     for (const char *const *a = sig.step_nones; a && *a && c->decl->reads_state; a++)
         if (!json_object_get(kwargs, *a)) json_object_set_new(kwargs, *a, json_pack("{s:s}", "container", "NoneType"));
+    json_t *constants = json_object(); /* (the keywords passed as None: constant inputs of the seed's program) */
+    for (const char *const *a = sig.nones; a && *a && c->opts.io == HFX_IO_SEED; a++) {
+        json_object_set_new(kwargs, *a, json_pack("{s:s}", "container", "NoneType"));
+        json_object_set_new(constants, *a, json_null());
+    }
     json_object_set_new(md, "kwargs", kwargs);
-    json_object_set_new(md, "in_constants", json_object());
+    json_object_set_new(md, "in_constants", constants);
     json_object_set_new(md, "out_constants", json_array());
 }
 
@@ -712,10 +717,10 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
     c->fused = count_op(c->g, HFX_OP_ATTENTION);
     if (!st) st = hfx_graph_verify(c->g, err);
     if (st) return st;
-    if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers) {
-        hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
+    hfx_torch_signature sig = hfx_arch_component_signature(model->arch, c->decl->name);
+    if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers && sig.args) {
         *call = (hfx_seed_call){sig.output_class, sig.args, c->opts.cache == HFX_CACHE_STATIC,
-                                c->decl->reads_state, max_cache_len, n_layers, layers};
+                                c->decl->reads_state, max_cache_len, n_layers, layers, sig.nones, sig.bare};
         fg->seed_call = call;
     }
     c->metadata = metadata(c, model, max_cache_len, fg->seed_call);
@@ -1214,15 +1219,24 @@ static hfx_status genai_config(hfx_exporter *e, const hfx_model *model, const js
     return st;
 }
 
-/* The components of `set` this layout writes, copied into kept[max] (a set past max: returned as it is, refused by
+/* Whether layout l writes a component declared for `when`. */
+static bool written_in(hfx_component_when when, const gen_layout *l) {
+    switch (when) {
+    case HFX_WHEN_STATEFUL: return l->stateful;
+    case HFX_WHEN_NOT_STATEFUL: return !l->stateful;
+    case HFX_WHEN_SEED: return l->seed;
+    case HFX_WHEN_NOT_SEED: return !l->seed;
+    default: return true;
+    }
+}
+
+/* The components of `set` layout l writes, copied into kept[max] (a set past max: returned as it is, refused by
  * the caller). */
-static hfx_component_set in_layout(hfx_component_set set, bool stateful, hfx_component *kept, int max) {
+static hfx_component_set in_layout(hfx_component_set set, const gen_layout *l, hfx_component *kept, int max) {
     int n = 0;
     if (set.n > max) return set;
-    for (int i = 0; i < set.n; i++) {
-        hfx_component_when when = set.items[i].when;
-        if (when == HFX_WHEN_ALWAYS || (when == HFX_WHEN_STATEFUL) == stateful) kept[n++] = set.items[i];
-    }
+    for (int i = 0; i < set.n; i++)
+        if (written_in(set.items[i].when, l)) kept[n++] = set.items[i];
     return (hfx_component_set){kept, n};
 }
 
@@ -1246,7 +1260,7 @@ hfx_status hfx_export_for_generation(hfx_exporter *e, hfx_model *model,
     }
     enum { MAX_COMPONENTS = 8 };
     hfx_component kept[MAX_COMPONENTS];
-    hfx_component_set set = in_layout(hfx_arch_components(model->arch, l.kind), l.stateful, kept, MAX_COMPONENTS);
+    hfx_component_set set = in_layout(hfx_arch_components(model->arch, l.kind), &l, kept, MAX_COMPONENTS);
     int n = set.n;
     component cs[MAX_COMPONENTS] = {{0}};
     if (n < 1 || n > MAX_COMPONENTS) {

@@ -31,14 +31,16 @@ typedef struct hfx_layer_cache {
  * callers see it: keyword arguments, the cache a transformers StaticCache or DynamicCache
  * object, the result a transformers ModelOutput holding `logits` and `cache`. */
 typedef struct hfx_seed_call {
-    const char *output_class; /* the ModelOutput class in transformers.modeling_outputs:
-                                 "CausalLMOutputWithPast" */
+    const char *output_class; /* the ModelOutput class (hfx_pt2_output_type names its module):
+                                 "CausalLMOutputWithPast"; NULL with !bare: the call is not recorded (refused) */
     const char *const *forward_args; /* the forward's keywords in its order, NULL-terminated */
     bool is_static;           /* StaticCache (fixed slots, a write counter per layer), else DynamicCache */
     bool filled;              /* the call takes a cache an earlier call wrote (a decode step) */
     int64_t max_cache_len;    /* a static cache's slots */
     int n_layers;
     const hfx_layer_cache *layers;
+    const char *const *nones; /* NULL-terminated or NULL: keywords passed as None (constant inputs) */
+    bool bare;                /* returns its tensors (one, or a tuple), no ModelOutput, and takes no cache (lm_head) */
 } hfx_seed_call;
 
 #endif

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from conftest import HFX_BIN, PARITY_ATOL, REPO, describe, load_pt2, run_hfx
+from test_vlm import ckpt, reference  # noqa: F401 (the VLM checkpoints' fixtures)
 
 # the package under test, from the tree, over the library `make build` made beside the CLI
 os.environ.setdefault("HFX_LIBRARY", str(sorted(Path(HFX_BIN).parent.glob("libhfx.so.*.*.*"))[-1])
@@ -371,3 +372,18 @@ def test_config_classes_are_the_seeds(name):
         return {f.name: f.default for f in dataclasses.fields(cls) if f.name != "hfx_options"}
 
     assert fields(getattr(hfx, name)) == fields(getattr(seed, name))
+
+
+def test_python_package_exports_the_docs_multimodal_example(ckpt, reference, tmp_path):
+    """The seed docs' Qwen2-VL example through `import hfx` (its default profile is the seed's): the components of
+    the seed's split beside the encoder and the embedding, each loaded as its runtime's program."""
+    from test_vlm_seed import SPLIT, _generate_inputs, _rows, images, prompts, seed_loop, want_generation
+    paths = images(tmp_path, 1)
+    ids = _rows(reference, "qwen2_vl", paths)
+    exported = hfx.OnnxExporter().export_for_generation(reference("qwen2_vl"), _generate_inputs("qwen2_vl", ids, paths),
+                                                        config=hfx.OnnxConfig(dynamic=True))
+    assert set(exported.components) == {"image_encoder", "embed_tokens", *SPLIT}
+    exported.save_pretrained(tmp_path / "out")
+    tokens, _ = seed_loop(tmp_path / "out", "onnx", reference, "qwen2_vl", paths, 8)
+    want_tokens, _ = want_generation(reference, "qwen2_vl", prompts(1), paths)
+    assert tokens[0].tolist() == want_tokens[0][:8].tolist()

@@ -59,7 +59,7 @@ static hfx_status lower_executorch(const hfx_graph *g, hfx_error *err) {
     hfx_status st = hfx_op_table_check(g, "executorch", hfx_et_op_support, err);
     if (!st) st = hfx_aten_lower(g, hints, false, &p, err);
     if (st) return st;
-    hfx_et_options opt = {NULL, true, false};
+    hfx_et_options opt = {.xnnpack = true};
     st = hfx_et_lower(p, &opt, &e, err);
     if (!st) hfx_et_program_free(e);
     hfx_aten_program_free(p);

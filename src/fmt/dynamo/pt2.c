@@ -332,7 +332,7 @@ hfx_status hfx_pt2_keyword_call(const hfx_aten_program *p, const char *output_cl
 
 void hfx_pt2_call_free(hfx_pt2_call *call) {
     json_decref(call->in_spec), json_decref(call->out_spec);
-    json_decref(call->graph_inputs), json_decref(call->arg_names);
+    json_decref(call->graph_inputs), json_decref(call->arg_names), json_decref(call->none_names);
     hfx_pickle_free(&call->sample);
     memset(call, 0, sizeof *call);
 }
@@ -352,28 +352,37 @@ static void value_meta(const hfx_aten_program *p, json_t *tensors, json_t *symin
 }
 
 /* The graph's inputs and their specs in torch.export's order: parameters, constants, then the user
- * inputs as the call flattens them. */
+ * inputs as the call flattens them (a keyword passed as None: a constant input). */
 static void graph_inputs(const hfx_aten_program *p, const hfx_pt2_call *call, json_t *inputs, json_t *in_specs) {
-    static const hfx_aten_input_kind order[3] = {HFX_INPUT_PARAMETER, HFX_INPUT_CONSTANT, HFX_INPUT_USER};
-    for (int kk = 0; kk < 3 * p->n_inputs; kk++) { /* torch.export's order: parameters, constants, user inputs */
+    static const hfx_aten_input_kind order[2] = {HFX_INPUT_PARAMETER, HFX_INPUT_CONSTANT};
+    for (int kk = 0; kk < 2 * p->n_inputs; kk++) { /* torch.export's order: parameters, constants, user inputs */
         const hfx_aten_input *in = &p->inputs[kk % p->n_inputs];
         if (in->kind != order[kk / p->n_inputs]) continue;
         const char *name = p->values[in->value].name;
-        if (in->kind != HFX_INPUT_USER) json_array_append_new(inputs, named("as_tensor", name));
-        json_t *spec = json_object();
-        if (in->kind != HFX_INPUT_USER) {
-            bool param = in->kind == HFX_INPUT_PARAMETER;
-            json_t *par = json_object(), *arg = json_object();
-            json_object_set_new(arg, "name", json_string(name));
-            json_object_set_new(par, "arg", arg);
-            json_object_set_new(par, param ? "parameter_name" : "tensor_constant_name", json_string(in->target));
-            json_object_set_new(spec, param ? "parameter" : "tensor_constant", par);
-        } else {
-            json_object_set_new(spec, "user_input", one("arg", named("as_tensor", name)));
-        }
+        json_array_append_new(inputs, named("as_tensor", name));
+        bool param = in->kind == HFX_INPUT_PARAMETER;
+        json_t *spec = json_object(), *par = json_object(), *arg = json_object();
+        json_object_set_new(arg, "name", json_string(name));
+        json_object_set_new(par, "arg", arg);
+        json_object_set_new(par, param ? "parameter_name" : "tensor_constant_name", json_string(in->target));
+        json_object_set_new(spec, param ? "parameter" : "tensor_constant", par);
         json_array_append_new(in_specs, spec);
     }
-    json_array_extend(inputs, call->graph_inputs); /* the user inputs as the call flattens them */
+    size_t none = 0;
+    for (size_t i = 0; i < json_array_size(call->graph_inputs); i++) {
+        json_t *arg = json_array_get(call->graph_inputs, i);
+        json_array_append(inputs, arg);
+        if (!json_object_get(arg, "as_none")) {
+            json_array_append_new(in_specs, one("user_input", one("arg", json_deep_copy(arg))));
+            continue;
+        }
+        json_t *keyword = json_array_get(call->none_names, none++); /* (NULL past the list: a dict's entry) */
+        if (!json_is_string(keyword)) continue;
+        json_t *constant = json_object();
+        json_object_set_new(constant, "name", json_copy(keyword));
+        json_object_set_new(constant, "value", one("as_none", json_true()));
+        json_array_append_new(in_specs, one("constant_input", constant));
+    }
 }
 
 /* The graph's outputs and their specs in torch.export's order: input mutations, then user outputs. */

@@ -18,6 +18,8 @@ typedef struct hfx_pt2_call {
     json_t *in_spec, *out_spec; /* strings */
     json_t *graph_inputs;       /* Arguments */
     json_t *arg_names;          /* strings */
+    json_t *none_names;         /* per None among graph_inputs, in order: the keyword it is (a constant input of the
+                                   signature), or null (a dict's entry: no spec); NULL: none */
     hfx_pickle sample;          /* ((args...), {kwargs}) */
 } hfx_pt2_call;
 

@@ -5,7 +5,9 @@
  * cache a transformers.cache_utils StaticCache or DynamicCache, flattened the way
  * exporter_dynamo.register_pytree_node flattens any object: its leaves the tensors found in its
  * layers' __dict__, its context a JSON image of the object with each tensor as its leaf index.
- * The result is a transformers.modeling_outputs ModelOutput holding logits and the cache.
+ * The result is a ModelOutput holding the first output (logits, or a language model's last_hidden_state) and the
+ * cache, or a module's one tensor (lm_head); keywords the caller passes as None (a multimodal model's call of its
+ * language model: input_ids=None) are constant inputs of the program.
  *
  * The sample inputs pickle the same objects with the same __dict__, so the template the seed's
  * documented decode loop copies from `example_inputs` flattens to exactly this input spec. */
@@ -177,8 +179,8 @@ enum { MAX_KWARGS = 8, MAX_ENTRIES = 8 };
 
 typedef struct kwarg {
     char key[64];
-    bool cache, dict;
-    int input;                         /* a tensor: its graph input */
+    bool cache, dict, none;
+    int input;                         /* a tensor: its graph input (-1: none, a None keyword) */
     int n;                             /* a dict: its entries */
     char sub[MAX_ENTRIES][48];
     int sub_input[MAX_ENTRIES];        /* -1: None */
@@ -190,6 +192,7 @@ static kwarg *add_kwarg(kwarg *kw, int *n, const char *key) {
     if (*n == MAX_KWARGS) return NULL;
     kwarg *k = &kw[(*n)++];
     memset(k, 0, sizeof *k);
+    k->input = -1;
     snprintf(k->key, sizeof k->key, "%s", key);
     return k;
 }
@@ -229,7 +232,7 @@ static hfx_status reorder_user_inputs(hfx_aten_program *p, const kwarg *kw, int 
             for (int e = 0; e < kw[i].n; e++) {
                 if (kw[i].sub_input[e] >= 0) order[n++] = value_of[kw[i].sub_input[e]];
             }
-        else
+        else if (!kw[i].none)
             order[n++] = value_of[kw[i].input];
     }
     for (int i = 0; !st && i < p->n_inputs; i++)
@@ -259,9 +262,9 @@ static hfx_status check_covered(const hfx_seed_call *sc, const hfx_graph *g, hfx
                             "state) yet: their transformers cache layers are not written into the program's call; "
                             "export with io \"optimum\" (ONNX and OpenVINO take io \"seed\")");
     }
-    /* an encoder-decoder's components: its encoder, or a decoder called with encoder_outputs and an
-     * EncoderDecoderCache */
-    if (g->n_outputs > 0 && (strcmp(g->outputs[0]->name, "last_hidden_state") == 0 ||
+    /* an encoder-decoder's components: its encoder (final states, no cache; a multimodal model's language model
+     * returns its cache beside them), or a decoder called with encoder_outputs and an EncoderDecoderCache */
+    if (g->n_outputs > 0 && ((strcmp(g->outputs[0]->name, "last_hidden_state") == 0 && !g->n_states) ||
                              (g->n_states > 0 && g->state_holder == HFX_HOLDER_ENCODER_DECODER)))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                         "io \"seed\" for torch.export covers decoder-only models: an encoder-decoder's call (its "
@@ -321,8 +324,14 @@ static hfx_status plan_keywords(const hfx_graph *g, hfx_aten_program *p, const h
                                 hfx_error *err) {
     hfx_status st = HFX_OK;
     for (int i = 0; i < g->n_inputs && !st; i++) st = plan_input(g, p, c, i, err);
-    /* a growing cache's prefill takes an empty one: a keyword without leaves */
-    if (!st && !add_kwarg(c->kw, &c->n_kw, "cache")) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
+    /* a growing cache's prefill takes an empty one: a keyword without leaves (a module's call takes none) */
+    if (!st && !sc->bare && !add_kwarg(c->kw, &c->n_kw, "cache"))
+        st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
+    for (const char *const *a = sc->nones; !st && a && *a; a++) { /* the keywords passed as None */
+        kwarg *k = add_kwarg(c->kw, &c->n_kw, *a);
+        if (!k) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
+        else k->none = !k->cache && !k->dict && k->input < 0;
+    }
     for (int i = 0; i < c->n_kw; i++) c->kw[i].cache |= !strcmp(c->kw[i].key, "cache");
     /* a static cache's prefill of a layer_types model: the seed passes the mask dict, all None */
     bool has_mask = false;
@@ -352,14 +361,19 @@ static bool lone_symbol(hfx_dim d) { return d.n == 1 && d.c == 0 && d.coef[0] ==
  * program's hints) the cache at its configured length. */
 static void plan_sample_sizes(const hfx_graph *g, hfx_aten_program *p, const hfx_seed_call *sc, call_plan *c) {
     c->batch = 1;
-    if (c->n_kw && !c->kw[0].cache && !c->kw[0].dict) {
-        const hfx_value *ids = g->inputs[c->kw[0].input];
-        if (ids->rank > 0 && lone_symbol(ids->dims[0])) {
-            int64_t least = g->symbols[ids->dims[0].sym[0]].min;
+    const kwarg *first = NULL; /* the first tensor keyword */
+    for (int i = 0; i < c->n_kw && !first; i++)
+        if (!c->kw[i].cache && !c->kw[i].dict && !c->kw[i].none) first = &c->kw[i];
+    if (first) {
+        const hfx_value *ids = g->inputs[first->input];
+        /* (M-RoPE's positions [rows, batch, sequence]: the batch second) */
+        int axis = !strcmp(first->key, "position_ids") && ids->rank == 3 ? 1 : 0;
+        if (ids->rank > axis && lone_symbol(ids->dims[axis])) {
+            int64_t least = g->symbols[ids->dims[axis].sym[0]].min;
             c->batch = least > 1 ? least : 1;
-            if (p) p->hints[ids->dims[0].sym[0]] = c->batch;
-        } else if (ids->rank > 0 && hfx_dim_is_const(ids->dims[0])) {
-            c->batch = ids->dims[0].c;
+            if (p) p->hints[ids->dims[axis].sym[0]] = c->batch;
+        } else if (ids->rank > axis && hfx_dim_is_const(ids->dims[axis])) {
+            c->batch = ids->dims[axis].c;
         }
     }
     for (int k = 0; p && k < c->n_leaves && sc->is_static; k++) {
@@ -391,6 +405,7 @@ static json_t *call_dict(hfx_aten_program *p, const call_plan *c, hfx_pt2_call *
             json_t *none = json_object();
             json_object_set_new(none, "as_none", json_true());
             json_array_append_new(call->graph_inputs, none);
+            json_array_append_new(call->none_names, json_null()); /* (no spec of its own, as before) */
         } else {
             call_tensor(p, c, call, k->sub_input[e]);
         }
@@ -407,6 +422,7 @@ static hfx_status write_call_inputs(const hfx_graph *g, hfx_aten_program *p, con
         hfx_pickle_op(&call->sample, HFX_PK_EMPTY_TUPLE HFX_PK_EMPTY_DICT HFX_PK_MARK);
         call->graph_inputs = json_array();
         call->arg_names = json_array();
+        call->none_names = json_array();
     }
     json_t *keys = json_array(), *children = json_array();
     walk w = {g, p, sc, call ? &call->sample : NULL, true, c->ir_in, c->leaves, c->n_leaves, 0, c->batch, HFX_OK, err};
@@ -425,6 +441,13 @@ static hfx_status write_call_inputs(const hfx_graph *g, hfx_aten_program *p, con
             st = w.st;
         } else if (k->dict) {
             json_array_append_new(children, call_dict(p, c, call, k));
+        } else if (k->none) { /* a constant input of the program: no tensor */
+            if (call) {
+                hfx_pickle_op(&call->sample, HFX_PK_NONE);
+                json_array_append_new(call->graph_inputs, json_pack("{s:b}", "as_none", 1));
+                json_array_append_new(call->none_names, json_string(k->key));
+            }
+            json_array_append_new(children, hfx_pt2_leaf_spec());
         } else {
             if (call) call_tensor(p, c, call, k->input);
             json_array_append_new(children, hfx_pt2_leaf_spec());
@@ -435,12 +458,18 @@ static hfx_status write_call_inputs(const hfx_graph *g, hfx_aten_program *p, con
     return st;
 }
 
-/* The result's spec: ModelOutput(logits=..., cache=<the cache after the call>). */
+/* The result's spec: ModelOutput(<first output>=..., cache=<the cache after the call>), or a module's bare tensor. */
 static hfx_status write_call_result(const hfx_graph *g, const hfx_seed_call *sc, call_plan *c, json_t **out_spec,
                                     hfx_error *err) {
     for (int k = 1; k < g->n_outputs; k++) c->ir_out[k - 1] = g->outputs[k];
-    if (g->n_outputs < 1 || strcmp(g->outputs[0]->name, "logits") != 0)
-        return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: the graph's outputs are not logits and the cache");
+    if (g->n_outputs < 1) return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: the graph has no outputs");
+    if (sc->bare) { /* its tensor, or a tuple of them */
+        json_t *leaves = json_array();
+        for (int k = 0; k < g->n_outputs; k++) json_array_append_new(leaves, hfx_pt2_leaf_spec());
+        *out_spec = hfx_pt2_spec_text(g->n_outputs == 1 ? (json_decref(leaves), hfx_pt2_leaf_spec())
+                                                         : hfx_pt2_spec_node("builtins.tuple", NULL, leaves));
+        return HFX_OK;
+    }
     walk r = {g, NULL, sc, NULL, false, c->ir_out, NULL, g->n_outputs - 1, 0, c->batch, HFX_OK, err};
     json_t *out_children = json_array();
     json_array_append_new(out_children, hfx_pt2_leaf_spec());
@@ -448,7 +477,7 @@ static hfx_status write_call_result(const hfx_graph *g, const hfx_seed_call *sc,
     char cls[160];
     hfx_pt2_output_type(sc->output_class, cls, sizeof cls);
     json_t *fields = json_array();
-    json_array_append_new(fields, json_string("logits"));
+    json_array_append_new(fields, json_string(g->outputs[0]->name));
     json_array_append_new(fields, json_string("cache"));
     *out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node(cls, hfx_pt2_dumps(fields), out_children));
     return r.st;
@@ -476,6 +505,10 @@ hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_p
     memset(call, 0, sizeof *call);
     const hfx_graph *g = p->g;
     hfx_status st = check_covered(sc, g, err);
+    if (!st && !sc->output_class && !sc->bare)
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "io \"seed\" for torch.export: the Python system's call of this "
+                                                "model's component is not recorded in hfx yet; export with io "
+                                                "\"optimum\" (ONNX and OpenVINO take io \"seed\")");
     if (st) return st;
     int n_users = 0, n_out = 0;
     for (int i = 0; i < p->n_inputs; i++) n_users += p->inputs[i].kind == HFX_INPUT_USER;
@@ -483,7 +516,8 @@ hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_p
     if (n_users != g->n_inputs || n_out != g->n_outputs)
         return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: the program's user inputs or outputs are not the graph's");
     st = plan_call(g, p, sc, call, &call->in_spec, &call->out_spec, err);
-    if (!st && (p->oom || !call->in_spec || !call->out_spec || !call->graph_inputs || !call->arg_names))
+    if (!st && (p->oom || !call->in_spec || !call->out_spec || !call->graph_inputs || !call->arg_names ||
+                !call->none_names))
         st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (st) hfx_pt2_call_free(call);
     return st;
@@ -493,8 +527,8 @@ hfx_status hfx_pt2_seed_specs(const hfx_graph *g, const hfx_seed_call *sc, json_
                               hfx_error *err) {
     *in_spec = *out_spec = NULL;
     hfx_status st = check_covered(sc, g, err);
-    if (!st && (!g->n_outputs || strcmp(g->outputs[0]->name, "logits") != 0))
-        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "io seed: a call's specs are written for graphs that return logits");
+    if (!st && (!g->n_outputs || (!sc->output_class && !sc->bare)))
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "io seed: the call is not recorded");
     if (!st) st = plan_call(g, NULL, sc, NULL, in_spec, out_spec, err);
     if (!st && (!*in_spec || !*out_spec)) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (st) json_decref(*in_spec), json_decref(*out_spec), *in_spec = *out_spec = NULL;

@@ -118,6 +118,9 @@ typedef struct hfx_et_options {
     bool xnnpack;                /* float32 linears with stored weights delegated to XNNPACK */
     bool export_order;           /* outputs as torch.export orders them (the input mutations, then the user
                                     outputs: the Python system's programs); false: the program's order */
+    const int *none_before;      /* (n_nones, without `inputs`) arguments passed as None, as the Python system's
+                                    call has them: each before user input none_before[k] (past the last: at the end) */
+    int n_nones;
 } hfx_et_options;
 
 /* What ExecuTorch makes of `op` (op_table.h): the row of lower.c's table, which the writer checks

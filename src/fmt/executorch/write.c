@@ -124,6 +124,30 @@ static int runner_methods(const runner_layout *r, const hfx_special_tokens *t, h
     return n;
 }
 
+/* Where the keyword `key` comes in the forward sc calls (unknown ones last). */
+static int keyword_rank(const hfx_seed_call *sc, const char *key, size_t len) {
+    int i = 0;
+    for (; sc->forward_args && sc->forward_args[i]; i++)
+        if (strlen(sc->forward_args[i]) == len && !strncmp(sc->forward_args[i], key, len)) return i;
+    return i;
+}
+
+/* The Python system's call's None arguments into before[16]: each before the first user input (the graph's, in order:
+ * a cache leaf is keyword "cache", "a.b" keyword "a") that comes after it in the forward. Returns how many. */
+static int none_slots(const hfx_graph *g, const hfx_seed_call *sc, int *before) {
+    int n = 0;
+    for (const char *const *a = sc && sc->nones ? sc->nones : NULL; a && *a && n < 16; a++) {
+        int rank = keyword_rank(sc, *a, strlen(*a)), k = 0;
+        for (; k < g->n_inputs; k++) {
+            const char *name = hfx_graph_state_of(g, g->inputs[k], true) ? "cache" : g->inputs[k]->name;
+            const char *dot = strchr(name, '.');
+            if (keyword_rank(sc, name, dot ? (size_t)(dot - name) : strlen(name)) > rank) break;
+        }
+        before[n++] = k;
+    }
+    return n;
+}
+
 static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, hfx_error *err) {
     hfx_status st = HFX_OK;
     for (int c = 0; c < n && !st; c++) {
@@ -148,7 +172,9 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
         st = hfx_aten_lower(g, hints, seed, &p, err);
         if (st) break;
         hfx_et_program *e;
-        hfx_et_options opt = {as_runner ? &runner.inputs : NULL, gs[c].opt[ET_OPT_BACKEND] != BACKEND_PORTABLE, seed};
+        int nones[16];
+        hfx_et_options opt = {as_runner ? &runner.inputs : NULL, gs[c].opt[ET_OPT_BACKEND] != BACKEND_PORTABLE, seed,
+                              nones, none_slots(g, gs[c].seed_call, nones)};
         st = hfx_et_lower(p, &opt, &e, err);
         if (!st) {
             hfx_et_constant_method methods[8];
