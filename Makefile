@@ -47,12 +47,15 @@ oracle: build venv
 
 # The CLI and bad-input tests again, against the sanitized binary: every malformed file must be
 # refused without a single out-of-bounds read; and the exports that rewrite config.json or gather a padded
-# encoder's rows (OpenVINO's stateful VLM layouts).
+# encoder's rows (OpenVINO's stateful VLM layouts), and the seed's VLM split in every format (its calls' None
+# keywords: .pt2 constant inputs, ExecuTorch's None arguments).
 oracle-sanitized: sanitize venv
 	@ASAN_OPTIONS=detect_leaks=1 HFX_BIN=$(CURDIR)/build-san/hfx $(HFX_VENV)/bin/python -m pytest -q -n $(ORACLE_JOBS) \
 	    tests/oracle/test_bad_input.py tests/oracle/test_cli.py tests/oracle/test_transaction.py \
 	    tests/oracle/test_vlm.py::test_vlm_pipeline_llava_next tests/oracle/test_vlm.py::test_vlm_pipeline_gemma4 \
-	    tests/oracle/test_vlm.py::test_llava_next_config_newline_refused
+	    tests/oracle/test_vlm.py::test_llava_next_config_newline_refused \
+	    tests/oracle/test_vlm_seed.py::test_seed_runners_generate_from_the_split \
+	    tests/oracle/test_vlm_seed.py::test_seed_runners_generate_from_the_executorch_split
 
 check: deps
 	@$(MAKE) --no-print-directory build HFX_WERROR=ON
