@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401 (quantized_decomposed's ops: a quantized export's dequantize)
 
 HERE = str(Path(__file__).resolve().parent)
 if HERE not in sys.path:  # decode_loop, also when this file is loaded by path (the tests)

@@ -706,7 +706,7 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
     bool dynamic = quantize > 0 && c->quant.linears.rule == HFX_QUANT_RULE_ORT_DYNAMIC;
     if (quantize > 0 && !fmt->quant.supported)
         st = hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                      "export_format '%s' cannot write quantized weights yet (onnx, openvino and executorch can)", fmt->name);
+                      "export_format '%s' cannot write quantized weights yet (onnx, openvino, executorch and dynamo can)", fmt->name);
     else if (dynamic && !fmt->quant.dynamic)
         st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "export_format '%s' has no dynamic int8 form (onnxruntime's "
                                                 "MatMulInteger, onnx only): --quantize int8", fmt->name);

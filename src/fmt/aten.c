@@ -15,6 +15,10 @@ static const hfx_aten_info infos[HFX_OPS_COUNT_] = {
     [HFX_SYM_SUB] = {"sub", NULL, "a:int b:int", "int", "_operator"},
     [HFX_SYM_MUL] = {"mul", NULL, "a:int b:int", "int", "_operator"},
     [HFX_SYM_FLOORDIV] = {"floordiv", NULL, "a:int b:int", "int", "_operator"},
+    [HFX_QD_DEQUANTIZE_PER_CHANNEL] = {"dequantize_per_channel", "default",
+                                       "input:Tensor scales:Tensor zero_points:Optional[Tensor] axis:int quant_min:int "
+                                       "quant_max:int dtype:int *out_dtype:Optional[int]=",
+                                       "Tensor", "torch.ops.quantized_decomposed"},
 };
 
 const hfx_aten_info *hfx_aten_info_of(hfx_aten_op op) { return op < HFX_OPS_COUNT_ ? &infos[op] : NULL; }
@@ -133,7 +137,8 @@ static int add_node(hfx_aten_program *p, hfx_aten_op op, const hfx_aten_arg *arg
 
 int hfx_aten_call(hfx_aten_program *p, hfx_aten_op op, const hfx_aten_arg *args, int n, hfx_dtype dtype, int rank,
                   const hfx_dim *dims) {
-    if (op >= HFX_ATEN_COUNT_ || n > HFX_ATEN_MAX_ARGS) { /* SymInt operators: hfx_aten_sym_op */
+    bool sym = op >= HFX_SYM_ADD && op <= HFX_SYM_FLOORDIV; /* SymInt operators: hfx_aten_sym_op */
+    if (sym || op >= HFX_OPS_COUNT_ || n > HFX_ATEN_MAX_ARGS) {
         p->oom = true; /* a builder bug, reported as a failed program */
         return 0;
     }

@@ -22,6 +22,9 @@ typedef enum hfx_aten_op {
     HFX_SYM_SUB,
     HFX_SYM_MUL,
     HFX_SYM_FLOORDIV,
+    /* PT2E's weight dequantization (torch.ops.quantized_decomposed, which torch.ao.quantization.fx._decomposed
+       registers): int8 codes, float scales and zero points per channel -> the float weight */
+    HFX_QD_DEQUANTIZE_PER_CHANNEL,
     HFX_OPS_COUNT_
 } hfx_aten_op;
 

@@ -28,6 +28,7 @@ typedef struct lowering {
     int *tensor;      /* per IR value: its tensor value, -1 none yet */
     sizes **shape;    /* per IR value: its sizes, NULL when not shape arithmetic */
     int *symbol;      /* per symbol: its SymInt value, -1 none yet */
+    bool dequantize;  /* quantized weights as stored codes and scales dequantized in the graph (HFX_ATEN_DEQUANTIZE) */
     hfx_status st;
     hfx_error *err;
 } lowering;
@@ -303,12 +304,48 @@ static void lower_cast(lowering *l, const hfx_node *n, const aten_rule *r) {
     out_call(l, n, r->aten, a, 2);
 }
 
+/* A linear's weight w [out, in] stored quantized, as PT2E's weight-only programs store theirs: int8 codes, float32
+ * scales and int64 zero points (0: symmetric) per output channel as constants, dequantized by quantized_decomposed
+ * into w's dtype. Other quantizations are refused. */
+static int dequantized_weight(lowering *l, const hfx_node *n) {
+    const hfx_quant *q = n->attrs.quant;
+    const hfx_value *w = n->in[1];
+    int64_t rows = w->rank == 2 ? w->dims[0].c : 0, cols = w->rank == 2 ? w->dims[1].c : 0;
+    if (!w->init || w->rank != 2 || q->bits != 8 || !q->symmetric || q->scale_dtype != HFX_DTYPE_F32 ||
+        hfx_quant_blocks(q, cols) != 1) {
+        fail(l, HFX_ERR_UNSUPPORTED, "dynamo: '%s' is quantized as torch.export's programs are not written yet: "
+                                     "symmetric int8 weights per output channel are (--quantize int8); int4 not yet",
+             w->init ? w->init->source : "a linear's weight");
+        return -1;
+    }
+    const hfx_init *codes = hfx_quant_init(l->p->arena, w->init, q, HFX_QUANT_CODES);
+    const hfx_init *scales = hfx_quant_init(l->p->arena, w->init, q, HFX_QUANT_SCALES);
+    uint8_t *zeros = hfx_arena_alloc(l->p->arena, (size_t)rows * sizeof(int64_t)); /* (inductor's lowering reads them) */
+    if (!codes || !scales || !zeros) {
+        l->p->oom = true;
+        return -1;
+    }
+    memset(zeros, 0, (size_t)rows * sizeof(int64_t));
+    hfx_dim shape[2] = {hfx_dim_const(rows), hfx_dim_const(cols)};
+    hfx_aten_arg a[8] = {T(hfx_aten_constant(l->p, HFX_DTYPE_I8, 2, shape, codes, NULL)),
+                         T(hfx_aten_constant(l->p, HFX_DTYPE_F32, 1, shape, scales, NULL)),
+                         T(hfx_aten_constant(l->p, HFX_DTYPE_I64, 1, shape, NULL, zeros)),
+                         hfx_arg_int(0), /* axis */
+                         hfx_arg_int(-128),
+                         hfx_arg_int(127),
+                         {.kind = HFX_ARG_DTYPE, .dtype = HFX_DTYPE_I8},
+                         {.kind = HFX_ARG_DTYPE, .dtype = w->dtype}}; /* out_dtype */
+    return hfx_aten_call(l->p, HFX_QD_DEQUANTIZE_PER_CHANNEL, a, 8, w->dtype, 2, shape);
+}
+
 static void lower_linear(lowering *l, const hfx_node *n, const aten_rule *r) {
     hfx_aten_arg a[3];
-    a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
+    bool dequantized = l->dequantize && n->attrs.quant;
+    a[0] = T(tensor_of(l, n->in[0])), a[1] = T(dequantized ? dequantized_weight(l, n) : tensor_of(l, n->in[1]));
     a[2] = n->n_in > 2 && n->in[2] ? T(tensor_of(l, n->in[2])) : (hfx_aten_arg){.kind = HFX_ARG_DEFAULT};
+    if (l->st) return;
     out_call(l, n, r->aten, a, 3);
-    keep_quant(l, n);
+    if (!dequantized) keep_quant(l, n);
 }
 
 /* convolution(x, w, bias?, stride, padding, dilation, transposed, output_padding, groups) over the node's 1 or 2
@@ -431,6 +468,12 @@ static void lower_gather(lowering *l, const hfx_node *n, const aten_rule *r) {
     const hfx_value *o = n->out[0];
     hfx_aten_arg a[2];
     if (at->axis == 0 && n->in[0]->rank == 2) {
+        if (l->dequantize && n->attrs.quant) {
+            fail(l, HFX_ERR_UNSUPPORTED, "dynamo: '%s' is a quantized embedding table, which torch.export's programs "
+                                         "do not read yet: keep tables float (--quantize-embeddings none)",
+                 n->in[0]->init ? n->in[0]->init->source : "?");
+            return;
+        }
         a[0] = T(tensor_of(l, n->in[0])), a[1] = T(tensor_of(l, n->in[1]));
         out_call(l, n, r->aten, a, 2);
         keep_quant(l, n);
@@ -593,10 +636,11 @@ bool hfx_aten_keeps(const hfx_graph *g, const hfx_node *n) {
     return n->op == HFX_OP_LINEAR || (n->op == HFX_OP_ATTENTION && n->attrs.f1 == 0 && n->n_in == 4); /* SDPA: no sinks */
 }
 
-hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, bool returns_updated_state,
-                          hfx_aten_program **out, hfx_error *err) {
+hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, unsigned flags, hfx_aten_program **out,
+                          hfx_error *err) {
     *out = NULL;
-    lowering l = {.g = g, .err = err};
+    bool returns_updated_state = flags & HFX_ATEN_RETURNS_UPDATED_STATE;
+    lowering l = {.g = g, .dequantize = flags & HFX_ATEN_DEQUANTIZE, .err = err};
     l.p = hfx_aten_program_new(g, hints);
     l.tensor = malloc((size_t)(g->n_values ? g->n_values : 1) * sizeof *l.tensor);
     l.shape = calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *l.shape);

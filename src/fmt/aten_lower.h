@@ -10,14 +10,21 @@
 #include "fmt/aten.h"
 #include "fmt/op_table.h"
 
+enum {
+    HFX_ATEN_RETURNS_UPDATED_STATE = 1, /* state written back whole is also a user output */
+    HFX_ATEN_DEQUANTIZE = 2,            /* quantized linears' weights as codes and scales dequantized in the program */
+};
+
 /* Lower g (verified, decomposed for the format). `hints` gives an example size for each of g's
  * symbols. State the graph reads and writes back whole (a static cache written at slots, a
  * counter or a recurrent state replaced) becomes the new content of its input (the caller's
- * tensor is updated by the call); with `returns_updated_state` that new content is also a user
- * output, as the Python system's programs return their cache. Ops the table does not lower, and
- * cases of lowered ops without an ATen form yet, are HFX_ERR_UNSUPPORTED naming them. */
-hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, bool returns_updated_state,
-                          hfx_aten_program **out, hfx_error *err);
+ * tensor is updated by the call); with HFX_ATEN_RETURNS_UPDATED_STATE in `flags` that new content is also a user
+ * output, as the Python system's programs return their cache. A node read stored quantized keeps its hfx_quant
+ * (hfx_aten_node.quant: the format's kernels read the codes), or with HFX_ATEN_DEQUANTIZE its weight is int8 codes and
+ * float32 scales dequantized by PT2E's quantized_decomposed ops (other quantizations refused). Ops the table does not
+ * lower, and cases of lowered ops without an ATen form yet, are HFX_ERR_UNSUPPORTED naming them. */
+hfx_status hfx_aten_lower(const hfx_graph *g, const int64_t *hints, unsigned flags, hfx_aten_program **out,
+                          hfx_error *err);
 
 /* What torch.export makes of `op` (op_table.h): the row of aten_lower.c's table, which the
  * lowering reads. */

@@ -245,6 +245,7 @@ def run_exported(exported_dir: Path, inputs: dict) -> np.ndarray:
 def load_pt2(path) -> torch.export.ExportedProgram:
     """torch.export.load of an hfx .pt2, the transformers output classes its export.json's specs name registered first,
     as transformers.exporters' loader registers them (a plain forward returns its model's output class)."""
+    import torch.ao.quantization.fx._decomposed  # noqa: F401 (the ops a quantized program dequantizes with)
     from transformers.exporters.metadata import register_treespec_types
     manifest = Path(path).parent / "export.json"
     if manifest.is_file():

@@ -39,3 +39,33 @@ def test_schema_matches_the_installed_torch(entry):
             for a in schema.arguments]
     assert args.split() == want, f"aten::{op}.{overload}"
     assert returns.split() == [str(r.type) for r in schema.returns], f"aten::{op}.{overload}"
+
+
+def _module_entries():
+    """aten.c's rows of other namespaces' operators (torch.ops.<namespace>), as (id, namespace, op, overload, args)."""
+    text = re.sub(r"/\*.*?\*/", "", (DEF.parent / "aten.c").read_text(), flags=re.S)
+    out = []
+    for m in re.finditer(r"\[(HFX_\w+)\]\s*=\s*\{((?:\s*\"[^\"]*\"\s*,?)+)\}", text):
+        strings = [s for s in re.findall(r"\"([^\"]*)\"", m.group(2))]
+        if strings[-1].startswith("torch.ops."):
+            op, overload, *middle, _returns, module = strings
+            out.append((m.group(1), module.removeprefix("torch.ops."), op, overload, "".join(middle)))
+    return out
+
+
+MODULE_ENTRIES = _module_entries()
+
+
+@pytest.mark.parametrize("entry", MODULE_ENTRIES, ids=[e[0] for e in MODULE_ENTRIES])
+def test_other_namespaces_match_the_installed_torch(entry):
+    """The quantized_decomposed row (a quantized program's dequantize) against its registered schema."""
+    import torch.ao.quantization.fx._decomposed  # noqa: F401 (registers quantized_decomposed)
+    _, namespace, op, overload, args = entry
+    schema = getattr(getattr(getattr(torch.ops, namespace), op), overload)._schema
+    want = [("*" if a.kwarg_only else "") + f"{a.name}:{a.type}" + ("=" if a.has_default_value() else "")
+            for a in schema.arguments]
+    assert args.split() == want, f"{namespace}::{op}.{overload}"
+
+
+def test_other_namespaces_are_found():
+    assert [e[0] for e in MODULE_ENTRIES] == ["HFX_QD_DEQUANTIZE_PER_CHANNEL"]

@@ -45,7 +45,7 @@ static hfx_status lower_dynamo(const hfx_graph *g, hfx_error *err) {
     int64_t hints[16];
     hfx_aten_program *p;
     hfx_aten_default_hints(g, hints);
-    hfx_status st = hfx_aten_lower(g, hints, false, &p, err);
+    hfx_status st = hfx_aten_lower(g, hints, 0, &p, err);
     if (!st) hfx_aten_program_free(p);
     return st;
 }
@@ -57,7 +57,7 @@ static hfx_status lower_executorch(const hfx_graph *g, hfx_error *err) {
     hfx_et_program *e;
     hfx_aten_default_hints(g, hints);
     hfx_status st = hfx_op_table_check(g, "executorch", hfx_et_op_support, err);
-    if (!st) st = hfx_aten_lower(g, hints, false, &p, err);
+    if (!st) st = hfx_aten_lower(g, hints, 0, &p, err);
     if (st) return st;
     hfx_et_options opt = {.xnnpack = true};
     st = hfx_et_lower(p, &opt, &e, err);

@@ -411,7 +411,8 @@ static json_t *graph_nodes(const hfx_aten_program *p) {
         const hfx_aten_node *n = &p->nodes[i];
         const hfx_aten_info *info = hfx_aten_info_of(n->op);
         char target[160];
-        if (info->module) snprintf(target, sizeof target, "%s.%s", info->module, info->op);
+        if (info->module && info->overload) snprintf(target, sizeof target, "%s.%s.%s", info->module, info->op, info->overload);
+        else if (info->module) snprintf(target, sizeof target, "%s.%s", info->module, info->op);
         else snprintf(target, sizeof target, "torch.ops.aten.%s.%s", info->op, info->overload);
         json_t *node = json_object(), *outs = json_array();
         for (int o = 0; o < n->n_out; o++) {

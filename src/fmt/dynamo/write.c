@@ -18,7 +18,7 @@ static hfx_status dynamo_write(const hfx_format_graph *gs, int n, hfx_outdir *ou
         hfx_aten_default_hints(gs[c].g, hints); /* the Python system's call sets its own (hfx_pt2_seed_call) */
         const hfx_seed_call *seed = gs[c].seed_call;
         hfx_aten_program *p;
-        st = hfx_aten_lower(gs[c].g, hints, seed != NULL, &p, err);
+        st = hfx_aten_lower(gs[c].g, hints, (seed ? HFX_ATEN_RETURNS_UPDATED_STATE : 0) | HFX_ATEN_DEQUANTIZE, &p, err);
         if (st) break;
         hfx_pt2_call call;
         st = seed                    ? hfx_pt2_seed_call(p, seed, &call, err)
@@ -39,4 +39,7 @@ static hfx_status dynamo_write(const hfx_format_graph *gs, int n, hfx_outdir *ou
 
 const hfx_format hfx_format_dynamo = {
     .name = "dynamo", .summary = "torch.export program (.pt2), for torch.export.load",
-    .graph_ext = ".pt2", .seed_io = true, .seed_prefix = "", .keeps = hfx_aten_keeps, .write = dynamo_write};
+    .graph_ext = ".pt2", .seed_io = true, .seed_prefix = "", .keeps = hfx_aten_keeps, .write = dynamo_write,
+    /* weight-only int8 as PT2E's programs store it (symmetric, per output channel): the codes, float32 scales and zero
+       points, dequantized by quantized_decomposed before each linear (aten_lower.c) */
+    .quant = {true, HFX_QUANT_RULE_TORCHAO, HFX_QUANT_RULE_TORCHAO, 32, 0, true, false, false}};

@@ -169,7 +169,7 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
         /* the Python system's profile (io "seed"): its program's, the cache's new content both an input mutation and
            returned, as the model returns it (outputs: the mutations, the logits, the returned cache) */
         bool seed = gs[c].seed_call != NULL;
-        st = hfx_aten_lower(g, hints, seed, &p, err);
+        st = hfx_aten_lower(g, hints, seed ? HFX_ATEN_RETURNS_UPDATED_STATE : 0, &p, err);
         if (st) break;
         hfx_et_program *e;
         int nones[16];

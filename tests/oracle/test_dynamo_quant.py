@@ -1,0 +1,139 @@
+"""--format dynamo --quantize int8: torch.export programs whose linears read weight-only int8 weights as PT2E's programs
+store them — int8 codes, float32 scales and int64 zero points per output channel as constants, dequantized by
+torch.ops.quantized_decomposed.dequantize_per_channel (registered by torch.ao.quantization.fx._decomposed) before each
+aten.linear. The reference is torchao on the transformers model (IntxWeightOnlyConfig, int8 per output channel,
+symmetric), in the executorch venv (etutil's worker, which has torchao):
+
+  * the program's codes and scales are torchao's, bit for bit, for every linear (the head too);
+  * its logits are that quantized model's eager forward within 1e-4 (batch 2, left-padded), and examples/
+    generate_torch.py's greedy loop over the prefill and decode programs gives its generate() tokens, each step's
+    logits within 1e-4;
+  * torch._inductor.aoti_compile_and_package compiles the program, and the compiled package returns its logits;
+  * what is not written yet (int4, quantized embedding tables) is refused by name, leaving no output."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import models
+from conftest import REPO, assert_logits_close, call_pt2, describe, load_pt2, run_hfx
+from etutil import worker
+from genutil import NEW_TOKENS, compare_generation, left_pad, prompts, run_loop
+
+NAME = "llama_default"  # (untied: torchao quantizes the head as a linear of its own)
+
+WEIGHT_ONLY = r"""
+import numpy as np, torch
+from transformers import AutoModelForCausalLM
+from torchao.quantization import quantize_
+from torchao.quantization.granularity import PerAxis
+from torchao.quantization.quant_api import IntxWeightOnlyConfig
+ck, what, payload, out = args
+m = AutoModelForCausalLM.from_pretrained(ck, dtype=torch.float32, attn_implementation="eager").eval()
+quantize_(m, IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0)))
+saved = {}
+with torch.no_grad():
+    if what == "parts":
+        for name, mod in m.named_modules():
+            w = getattr(mod, "weight", None)
+            if isinstance(mod, torch.nn.Linear) and hasattr(w, "qdata"):
+                saved[name + "/codes"] = w.qdata.numpy().copy()
+                saved[name + "/scales"] = w.scale.reshape(-1).float().numpy().copy()
+    elif what == "forward":
+        ids, mask = (torch.tensor(x) for x in payload)
+        saved["logits"] = m(input_ids=ids, attention_mask=mask, use_cache=False).logits.numpy()
+    else:
+        ids, mask, n = payload
+        g = m.generate(torch.tensor(ids), attention_mask=torch.tensor(mask), max_new_tokens=n, do_sample=False,
+                       eos_token_id=None, pad_token_id=0, output_logits=True, return_dict_in_generate=True)
+        saved["tokens"] = g.sequences[:, len(ids[0]):].numpy()
+        saved["logits"] = torch.stack(g.logits).float().numpy()
+np.savez(out, **saved)
+"""
+
+
+def torchao(checkpoint, what, payload=None) -> dict:
+    w = worker()
+    w.n += 1
+    out = w.dir / f"weight_only{w.n}.npz"
+    w.python(WEIGHT_ONLY, [str(checkpoint), what, payload, str(out)])
+    with np.load(out) as z:
+        got = {k: z[k] for k in z.files}
+    out.unlink()
+    return got
+
+
+def _export(checkpoint, out, *flags):
+    proc = run_hfx(["export", checkpoint, out, "--format", "dynamo", "--quantize", "int8", "--dynamic", "--quiet",
+                    *flags])
+    assert proc.returncode == 0, describe(proc)
+    return out
+
+
+@pytest.fixture(scope="module")
+def plain(checkpoints, tmp_path_factory):
+    return _export(checkpoints(NAME), tmp_path_factory.mktemp("q8") / "plain")
+
+
+def test_codes_and_scales_equal_torchao(plain, checkpoints):
+    program = load_pt2(plain / "model.pt2")
+    dequantized = [n for n in program.graph.nodes if n.target == torch.ops.quantized_decomposed.dequantize_per_channel.default]
+    want = torchao(checkpoints(NAME), "parts")
+    assert len(dequantized) == len(want) // 2 > 0  # every linear, the head too
+    constants = {n.name: program.constants[spec.target] for n in program.graph.nodes if n.op == "placeholder"
+                 for spec in program.graph_signature.input_specs
+                 if spec.arg.name == n.name and spec.kind.name == "CONSTANT_TENSOR"}
+    got = sorted((constants[d.args[0].name].numpy().tobytes(), constants[d.args[1].name].numpy().tobytes())
+                 for d in dequantized)
+    wanted = sorted((want[k].astype(np.int8).tobytes(), want[k[:-len("codes")] + "scales"].astype(np.float32).tobytes())
+                    for k in want if k.endswith("/codes"))
+    assert got == wanted
+    assert all(constants[d.args[0].name].dtype == torch.int8 for d in dequantized)
+    # no float copy of a quantized weight is stored beside its codes
+    assert not [k for k in program.state_dict if k.endswith("proj.weight") or k.startswith("lm_head")]
+
+
+def test_logits_equal_torchao(plain, checkpoints):
+    ids, mask = left_pad(prompts((9, 4), models.VARIANTS[NAME].vocab_size), 0)
+    positions = np.maximum(np.cumsum(mask, 1) - 1, 0)
+    got = call_pt2(load_pt2(plain / "model.pt2"), {"input_ids": ids, "attention_mask": mask, "position_ids": positions})
+    want = torchao(checkpoints(NAME), "forward", [ids.tolist(), mask.tolist()])["logits"]
+    real = mask.astype(bool)
+    assert_logits_close(got[0].numpy()[real], want[real], "int8 .pt2 vs torchao weight-only")
+
+
+def test_generation_equals_torchao(checkpoints, tmp_path):
+    out = _export(checkpoints(NAME), tmp_path / "gen", "--for-generation")
+    (out / "generation_config.json").write_text(json.dumps({"bos_token_id": 1, "eos_token_id": None}))
+    rows = prompts((7, 3), models.VARIANTS[NAME].vocab_size)
+    ids, mask = left_pad(rows, 0)
+    want = torchao(checkpoints(NAME), "generate", [ids.tolist(), mask.tolist(), NEW_TOKENS])
+    res = run_loop(out, rows, NEW_TOKENS, tmp_path / "logits.npz", timeout=300,
+                   script=REPO / "examples" / "generate_torch.py")
+    assert res.proc.returncode == 0, describe(res.proc)
+    compare_generation(res.tokens, res.logits, want["tokens"], want["logits"], "[dynamo int8] generate")
+
+
+def test_aoti_compiles_it(plain, tmp_path):
+    program = load_pt2(plain / "model.pt2")
+    path = torch._inductor.aoti_compile_and_package(program, package_path=str(tmp_path / "compiled.pt2"))
+    compiled = torch._inductor.aoti_load_package(path)
+    ids = torch.tensor([[1, 5, 9, 3, 7]])
+    feed = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "position_ids": torch.arange(5)[None]}
+    want = call_pt2(program, feed)[0]
+    with torch.no_grad():
+        got = compiled(**feed)
+    assert_logits_close(torch.as_tensor(got.logits).numpy(), want.numpy(), "aoti package vs program")
+
+
+@pytest.mark.parametrize("flags, message", [
+    (("--quantize", "int4"), "int4 not yet"),
+    (("--quantize", "int8", "--quantize-embeddings", "int8"), "quantized embedding table"),
+])
+def test_unwritten_forms_are_refused(checkpoints, tmp_path, flags, message):
+    proc = run_hfx(["export", checkpoints(NAME), tmp_path / "out", "--format", "dynamo", "--dynamic", *flags])
+    assert proc.returncode == 2 and message in proc.stderr, describe(proc)
+    assert not (tmp_path / "out").exists()
