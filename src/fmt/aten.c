@@ -19,6 +19,10 @@ static const hfx_aten_info infos[HFX_OPS_COUNT_] = {
                                        "input:Tensor scales:Tensor zero_points:Optional[Tensor] axis:int quant_min:int "
                                        "quant_max:int dtype:int *out_dtype:Optional[int]=",
                                        "Tensor", "torch.ops.quantized_decomposed"},
+    [HFX_QD_DEQUANTIZE_PER_CHANNEL_GROUP] = {"dequantize_per_channel_group", "default",
+                                             "input:Tensor scales:Tensor zero_points:Optional[Tensor] quant_min:int "
+                                             "quant_max:int dtype:int group_size:int output_dtype:int",
+                                             "Tensor", "torch.ops.quantized_decomposed"},
 };
 
 const hfx_aten_info *hfx_aten_info_of(hfx_aten_op op) { return op < HFX_OPS_COUNT_ ? &infos[op] : NULL; }

@@ -23,8 +23,9 @@ typedef enum hfx_aten_op {
     HFX_SYM_MUL,
     HFX_SYM_FLOORDIV,
     /* PT2E's weight dequantization (torch.ops.quantized_decomposed, which torch.ao.quantization.fx._decomposed
-       registers): int8 codes, float scales and zero points per channel -> the float weight */
+       registers): int8 codes, float scales and zero points per channel or per group -> the float weight */
     HFX_QD_DEQUANTIZE_PER_CHANNEL,
+    HFX_QD_DEQUANTIZE_PER_CHANNEL_GROUP,
     HFX_OPS_COUNT_
 } hfx_aten_op;
 

@@ -304,38 +304,84 @@ static void lower_cast(lowering *l, const hfx_node *n, const aten_rule *r) {
     out_call(l, n, r->aten, a, 2);
 }
 
-/* A linear's weight w [out, in] stored quantized, as PT2E's weight-only programs store theirs: int8 codes, float32
- * scales and int64 zero points (0: symmetric) per output channel as constants, dequantized by quantized_decomposed
- * into w's dtype. Other quantizations are refused. */
+/* A scalar tensor of value c and dtype dt. */
+static int scalar(lowering *l, int64_t c, hfx_dtype dt) {
+    hfx_aten_arg a[2] = {hfx_arg_int(c), {.kind = HFX_ARG_DTYPE, .dtype = dt}};
+    return hfx_aten_call(l->p, HFX_ATEN_SCALAR_TENSOR, a, 2, dt, 0, NULL);
+}
+
+/* 4-bit codes stored two a byte offset by 8, low nibble first ([rows, cols / 2] uint8: the torchao rule's layout), as
+ * one signed int8 code a byte [rows, cols]: hi = c // 16, lo = c − 16·hi, interleaved, each minus 8. */
+static int unpacked_codes(lowering *l, int packed, int64_t rows, int64_t cols) {
+    hfx_aten_program *p = l->p;
+    hfx_dim half[3] = {hfx_dim_const(rows), hfx_dim_const(cols / 2), hfx_dim_const(1)};
+    int sixteen = scalar(l, 16, HFX_DTYPE_U8);
+    hfx_aten_arg d[2] = {T(packed), T(sixteen)};
+    int hi = hfx_aten_call(p, HFX_ATEN_FLOOR_DIVIDE, d, 2, HFX_DTYPE_U8, 2, half);
+    hfx_aten_arg m[2] = {T(hi), T(sixteen)};
+    hfx_aten_arg s[2] = {T(packed), T(hfx_aten_call(p, HFX_ATEN_MUL, m, 2, HFX_DTYPE_U8, 2, half))};
+    int lo = hfx_aten_call(p, HFX_ATEN_SUB, s, 2, HFX_DTYPE_U8, 2, half);
+    int *pair = hfx_arena_alloc(p->arena, 2 * sizeof *pair);
+    if (!pair) {
+        p->oom = true;
+        return -1;
+    }
+    for (int k = 0; k < 2; k++) {
+        hfx_aten_arg u[2] = {T(k ? hi : lo), hfx_arg_int(2)};
+        pair[k] = hfx_aten_call(p, HFX_ATEN_UNSQUEEZE, u, 2, HFX_DTYPE_U8, 3, half);
+    }
+    hfx_dim both[3] = {half[0], half[1], hfx_dim_const(2)}, shape[2] = {half[0], hfx_dim_const(cols)};
+    hfx_aten_arg c[2] = {{.kind = HFX_ARG_TENSORS, .values = pair, .n = 2}, hfx_arg_int(2)};
+    hfx_aten_size size[2] = {{-1, rows}, {-1, cols}};
+    hfx_aten_arg v[2] = {T(hfx_aten_call(p, HFX_ATEN_CAT, c, 2, HFX_DTYPE_U8, 3, both)), hfx_arg_sizes(p, 2, size)};
+    hfx_aten_arg t[2] = {T(hfx_aten_call(p, HFX_ATEN_VIEW, v, 2, HFX_DTYPE_U8, 2, shape)),
+                         {.kind = HFX_ARG_DTYPE, .dtype = HFX_DTYPE_I8}};
+    hfx_aten_arg z[2] = {T(hfx_aten_call(p, HFX_ATEN_TO_COPY, t, 2, HFX_DTYPE_I8, 2, shape)),
+                         T(scalar(l, 8, HFX_DTYPE_I8))};
+    return hfx_aten_call(p, HFX_ATEN_SUB, z, 2, HFX_DTYPE_I8, 2, shape);
+}
+
+/* A linear's weight w [out, in] stored quantized, as PT2E's weight-only programs read theirs: signed int8 or int4 codes
+ * (int4 stored two a byte and unpacked in the program) and float32 scales per output channel (with int64 zero points
+ * of 0) or per group along the input (symmetric), dequantized by quantized_decomposed into w's dtype. Asymmetric
+ * weights are refused. */
 static int dequantized_weight(lowering *l, const hfx_node *n) {
     const hfx_quant *q = n->attrs.quant;
     const hfx_value *w = n->in[1];
     int64_t rows = w->rank == 2 ? w->dims[0].c : 0, cols = w->rank == 2 ? w->dims[1].c : 0;
-    if (!w->init || w->rank != 2 || q->bits != 8 || !q->symmetric || q->scale_dtype != HFX_DTYPE_F32 ||
-        hfx_quant_blocks(q, cols) != 1) {
+    if (!w->init || w->rank != 2 || (q->bits != 8 && q->bits != 4) || !q->symmetric ||
+        q->scale_dtype != HFX_DTYPE_F32 || cols % 2) {
         fail(l, HFX_ERR_UNSUPPORTED, "dynamo: '%s' is quantized as torch.export's programs are not written yet: "
-                                     "symmetric int8 weights per output channel are (--quantize int8); int4 not yet",
+                                     "symmetric int8 and int4 weights are (--sym)",
              w->init ? w->init->source : "a linear's weight");
         return -1;
     }
+    int64_t blocks = hfx_quant_blocks(q, cols);
+    bool per_channel = blocks == 1, nibbles = q->bits == 4;
     const hfx_init *codes = hfx_quant_init(l->p->arena, w->init, q, HFX_QUANT_CODES);
     const hfx_init *scales = hfx_quant_init(l->p->arena, w->init, q, HFX_QUANT_SCALES);
-    uint8_t *zeros = hfx_arena_alloc(l->p->arena, (size_t)rows * sizeof(int64_t)); /* (inductor's lowering reads them) */
-    if (!codes || !scales || !zeros) {
+    /* zero points: a row's 0 per channel (inductor's lowering reads them); none in groups (PT2E's op takes None) */
+    uint8_t *zeros = per_channel ? hfx_arena_alloc(l->p->arena, (size_t)rows * sizeof(int64_t)) : NULL;
+    if (!codes || !scales || (per_channel && !zeros)) {
         l->p->oom = true;
         return -1;
     }
-    memset(zeros, 0, (size_t)rows * sizeof(int64_t));
-    hfx_dim shape[2] = {hfx_dim_const(rows), hfx_dim_const(cols)};
-    hfx_aten_arg a[8] = {T(hfx_aten_constant(l->p, HFX_DTYPE_I8, 2, shape, codes, NULL)),
-                         T(hfx_aten_constant(l->p, HFX_DTYPE_F32, 1, shape, scales, NULL)),
-                         T(hfx_aten_constant(l->p, HFX_DTYPE_I64, 1, shape, NULL, zeros)),
-                         hfx_arg_int(0), /* axis */
-                         hfx_arg_int(-128),
-                         hfx_arg_int(127),
-                         {.kind = HFX_ARG_DTYPE, .dtype = HFX_DTYPE_I8},
-                         {.kind = HFX_ARG_DTYPE, .dtype = w->dtype}}; /* out_dtype */
-    return hfx_aten_call(l->p, HFX_QD_DEQUANTIZE_PER_CHANNEL, a, 8, w->dtype, 2, shape);
+    if (zeros) memset(zeros, 0, (size_t)rows * sizeof(int64_t));
+    hfx_dim shape[2] = {hfx_dim_const(rows), hfx_dim_const(cols)}, stored[2] = {shape[0], hfx_dim_const(cols / 2)};
+    hfx_dim per[2] = {shape[0], hfx_dim_const(blocks)};
+    int code = nibbles ? unpacked_codes(l, hfx_aten_constant(l->p, HFX_DTYPE_U8, 2, stored, codes, NULL), rows, cols)
+                       : hfx_aten_constant(l->p, HFX_DTYPE_I8, 2, shape, codes, NULL);
+    hfx_aten_arg a[8] = {T(code), T(hfx_aten_constant(l->p, HFX_DTYPE_F32, per_channel ? 1 : 2, per, scales, NULL)),
+                         zeros ? T(hfx_aten_constant(l->p, HFX_DTYPE_I64, 1, per, NULL, zeros))
+                               : (hfx_aten_arg){.kind = HFX_ARG_NONE}};
+    int k = 3;
+    if (per_channel) a[k++] = hfx_arg_int(0); /* axis */
+    a[k++] = hfx_arg_int(nibbles ? -8 : -128), a[k++] = hfx_arg_int(nibbles ? 7 : 127);
+    a[k++] = (hfx_aten_arg){.kind = HFX_ARG_DTYPE, .dtype = HFX_DTYPE_I8};
+    if (!per_channel) a[k++] = hfx_arg_int(hfx_quant_block_size(q, cols));
+    a[k++] = (hfx_aten_arg){.kind = HFX_ARG_DTYPE, .dtype = w->dtype}; /* out_dtype, output_dtype */
+    return hfx_aten_call(l->p, per_channel ? HFX_QD_DEQUANTIZE_PER_CHANNEL : HFX_QD_DEQUANTIZE_PER_CHANNEL_GROUP, a, k,
+                         w->dtype, 2, shape);
 }
 
 static void lower_linear(lowering *l, const hfx_node *n, const aten_rule *r) {

@@ -29,9 +29,11 @@ bool hfx_quant_valid(const hfx_quant *q, int64_t cols, const char **why) {
         if (why) *why = w;
         return !w;
     }
-    if (q->rule == HFX_QUANT_RULE_TORCHAO) { /* what XNNPACK's quantized fully-connected layers take */
+    if (q->rule == HFX_QUANT_RULE_TORCHAO) { /* what XNNPACK's quantized fully-connected layers take (and torch.export's
+                                                weight-only programs, written alike) */
         if (q->bits != 4 && q->bits != 8) w = "4 or 8 bits";
-        else if (!q->symmetric) w = "symmetric weights (XNNPACK's quantized linears): --sym";
+        else if (!q->symmetric) w = "symmetric weights (torchao's, as XNNPACK's quantized linears and torch.export's "
+                                    "weight-only programs read them): --sym";
         else if (q->block == HFX_QUANT_TENSOR) w = "groups or whole rows, not one scale per tensor";
         else if (q->bits == 8 && q->block > 0 && q->block != cols)
             w = "8-bit weights per output channel (XNNPACK's qc8w): --group-size 0";

@@ -287,6 +287,9 @@ static const scenario scenarios[] = {
     {"openvino-int4", "{\"export_format\": \"openvino\", \"dynamic\": true, \"quantize\": \"int4\", "
                       "\"group_size\": 32}", true, false, NULL},
     {"dynamo", "{\"export_format\": \"dynamo\", \"dynamic\": true}", false, false, NULL},
+    /* PT2E's weight-only form: int4 codes unpacked in the program, dequantized by quantized_decomposed */
+    {"dynamo-int4", "{\"export_format\": \"dynamo\", \"dynamic\": true, \"quantize\": \"int4\"}", false, false,
+     NULL},
     {"dynamo-seed-static", "{\"export_format\": \"dynamo\", \"dynamic\": true, \"io\": \"seed\", "
                            "\"cache_implementation\": \"static\", \"max_cache_len\": 32}", true, false, NULL},
     /* ExecuTorch: XNNPACK delegates (the default backend), a static cache written in place */

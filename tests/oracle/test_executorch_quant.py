@@ -334,7 +334,7 @@ def test_generation_equals_torchao(checkpoints, tmp_path, mode, scheme, lengths)
 
 
 @pytest.mark.parametrize("flags,config,message", [
-    (["--quantize", "int4", "--asym"], {}, "symmetric weights (XNNPACK's quantized linears)"),
+    (["--quantize", "int4", "--asym"], {}, "symmetric weights (torchao's"),
     (["--quantize", "int8", "--group-size", "32"], {}, "8-bit weights per output channel"),
     (["--quantize", "int4", "--group-size", "48"], {}, "a multiple of 32 and divides the layer's inputs"),
     (["--quantize", "int4"], {"backend": "portable"}, "quantized weights are read by XNNPACK's quantized linears"),

@@ -40,6 +40,6 @@ static hfx_status dynamo_write(const hfx_format_graph *gs, int n, hfx_outdir *ou
 const hfx_format hfx_format_dynamo = {
     .name = "dynamo", .summary = "torch.export program (.pt2), for torch.export.load",
     .graph_ext = ".pt2", .seed_io = true, .seed_prefix = "", .keeps = hfx_aten_keeps, .write = dynamo_write,
-    /* weight-only int8 as PT2E's programs store it (symmetric, per output channel): the codes, float32 scales and zero
-       points, dequantized by quantized_decomposed before each linear (aten_lower.c) */
+    /* weight-only int8 and int4 as PT2E's programs read them (symmetric; per output channel, or int4 in groups): the
+       codes and float32 scales, dequantized by quantized_decomposed before each linear (aten_lower.c) */
     .quant = {true, HFX_QUANT_RULE_TORCHAO, HFX_QUANT_RULE_TORCHAO, 32, 0, true, false, false}};
