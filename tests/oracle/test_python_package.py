@@ -387,3 +387,31 @@ def test_python_package_exports_the_docs_multimodal_example(ckpt, reference, tmp
     tokens, _ = seed_loop(tmp_path / "out", "onnx", reference, "qwen2_vl", paths, 8)
     want_tokens, _ = want_generation(reference, "qwen2_vl", prompts(1), paths)
     assert tokens[0].tolist() == want_tokens[0][:8].tolist()
+
+
+def test_decompose_for_generation_feeds_hfx_graphs(checkpoints, tmp_path):
+    """hfx.utils.decompose_for_generation: the seed's components and the forward inputs it captures, None in place of
+    its submodules; the graphs of hfx's export_for_generation (the seed's runners on hfx's folder, inputs by name) take
+    those inputs to the submodules' eager outputs within 1e-4 — the seed docs' check-before-export loop."""
+    import copy
+
+    from transformers import AutoModelForCausalLM
+    from transformers.exporters import ExportedModel
+    from transformers.exporters.utils import decompose_for_generation as seed_decompose
+
+    from hfx.utils import decompose_for_generation
+    model = AutoModelForCausalLM.from_pretrained(str(checkpoints("llama_default"))).eval()
+    ids = torch.tensor([[1, 5, 9, 3, 7]])
+    inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    parts, seed_parts = decompose_for_generation(model, inputs), seed_decompose(model, inputs)
+    assert list(parts) == list(seed_parts) == ["prefill", "decode"]
+    assert all(module is None for module, _ in parts.values())
+    exported = hfx.OnnxExporter().export_for_generation(model, inputs, hfx.OnnxConfig(dynamic=True))
+    exported.save_pretrained(tmp_path / "out")
+    runners = ExportedModel.from_pretrained(tmp_path / "out").runners
+    for name, (_, kwargs) in parts.items():
+        assert set(kwargs) == set(seed_parts[name][1])
+        with torch.no_grad():
+            eager = seed_parts[name][0](**copy.deepcopy(kwargs)).logits
+        got = torch.as_tensor(runners[name](**copy.deepcopy(kwargs)).logits)
+        assert got.shape == eager.shape and float((got - eager).abs().max()) <= PARITY_ATOL, name
