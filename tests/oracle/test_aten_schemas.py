@@ -68,4 +68,4 @@ def test_other_namespaces_match_the_installed_torch(entry):
 
 
 def test_other_namespaces_are_found():
-    assert [e[0] for e in MODULE_ENTRIES] == ["HFX_QD_DEQUANTIZE_PER_CHANNEL"]
+    assert [e[0] for e in MODULE_ENTRIES] == ["HFX_QD_DEQUANTIZE_PER_CHANNEL", "HFX_QD_DEQUANTIZE_PER_CHANNEL_GROUP"]
