@@ -571,12 +571,42 @@ class DynamoExporter(HfExporter):
     config_class = DynamoConfig
 
 
+def _seed_executorch_bounds(config_json: str, sample_inputs) -> str:
+    """`dynamic: true` without dynamic_shapes, as the seed's ExecutorchExporter bounds it (ExecuTorch plans memory for
+    each dim's largest size): torch.export's Dim.AUTO pins the sample's dims of size 0 or 1, and the seed caps each
+    other one at max(4 · 2, 4 · sample, floor), the floor round(2^24^(1/N)) within [64, 1024] for its N such dims
+    (`_fix_range_constraints`). The sample's input_ids say them (the other sequence inputs share its axes, as torch
+    links them). Without one (a checkpoint directory) the config is left as it is: hfx then asks for the bounds."""
+    d = json.loads(config_json)
+    parts = d.values() if "export_format" not in d else [d]
+    ids = (sample_inputs or {}).get("input_ids")
+    for part in parts:
+        if not part.get("dynamic") or part.get("dynamic_shapes") is not None or not hasattr(ids, "shape"):
+            continue
+        sizes = [int(n) for n in ids.shape]
+        floor = max(64, min(1024, round(2 ** (24 / max(sum(n > 1 for n in sizes), 1)))))
+        part["dynamic_shapes"] = {"input_ids": {str(axis): None if n <= 1 else {"max": max(4 * 2, 4 * n, floor)}
+                                                for axis, n in enumerate(sizes)}}
+    return json.dumps(d)
+
+
 class ExecutorchExporter(HfExporter):
     """ExecuTorch programs: model.pte, or prefill.pte + decode.pte (or one multi-token decode.pte) in the seed's
     method layout (docs/GENERATION.md, ExecuTorch in the seed profile); max_cache_len (the generation config's)
-    bounds every length."""
+    bounds every length; `dynamic=True` alone bounds the sample's dims as the seed does."""
 
     config_class = ExecutorchConfig
+
+    def _config(self, config):
+        return _seed_executorch_bounds(super()._config(config), self._sample)
+
+    def export(self, model, sample_inputs=None, config=None) -> ExportedModel:
+        self._sample = sample_inputs
+        return super().export(model, sample_inputs, config)
+
+    def export_for_generation(self, model, sample_inputs=None, config=None, **kwargs) -> ExportedModel:
+        self._sample = sample_inputs
+        return super().export_for_generation(model, sample_inputs, config, **kwargs)
 
 
 class AutoHfExporter:

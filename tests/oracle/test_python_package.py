@@ -415,3 +415,29 @@ def test_decompose_for_generation_feeds_hfx_graphs(checkpoints, tmp_path):
             eager = seed_parts[name][0](**copy.deepcopy(kwargs)).logits
         got = torch.as_tensor(runners[name](**copy.deepcopy(kwargs)).logits)
         assert got.shape == eager.shape and float((got - eager).abs().max()) <= PARITY_ATOL, name
+
+
+def test_executorch_dynamic_alone_takes_the_seeds_bounds(checkpoints, tmp_path):
+    """ExecutorchConfig(dynamic=True) without dynamic_shapes, from a live model and its sample: the sample's dims of
+    size 1 pinned (torch's Dim.AUTO) and the others capped as the seed's ExecutorchExporter caps them (its own
+    _dim_floor and multiplier), recorded in export_config.json; the program runs other lengths within the cap to the
+    model's logits."""
+    from transformers import AutoModelForCausalLM
+    from transformers.exporters import exporter_executorch as seed_et
+
+    from etutil import worker
+    model = AutoModelForCausalLM.from_pretrained(str(checkpoints("llama_default"))).eval()
+    ids = torch.tensor([[1, 5, 9, 3, 7, 2, 4]])
+    exported = hfx.ExecutorchExporter().export(model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)},
+                                               hfx.ExecutorchConfig(dynamic=True))
+    exported.save_pretrained(tmp_path / "out")
+    cap = max(2 * seed_et._MAX_DIM_MULTIPLIER, 7 * seed_et._MAX_DIM_MULTIPLIER, seed_et._dim_floor(1))
+    config = json.loads((tmp_path / "out" / "export_config.json").read_text())
+    assert config["dynamic_shapes"] == {"input_ids": {"0": None, "1": {"max": cap}}}
+    for n in (3, 40):
+        x = np.arange(1, n + 1, dtype=np.int64)[None] % 100
+        mask, pos = np.ones_like(x), np.arange(n)[None]
+        got = worker().run(tmp_path / "out" / "model.pte", [x, mask, pos])[0]
+        with torch.no_grad():
+            want = model(input_ids=torch.from_numpy(x), attention_mask=torch.from_numpy(mask)).logits.numpy()
+        assert np.abs(got - want).max() <= PARITY_ATOL, n
