@@ -252,7 +252,6 @@ static hfx_value *head_transform(layer_ctx *c, hfx_value *x, const char *dense, 
     return hfx_dec_norm(c, hfx_activate(c->g, m->head_act, t), m->hidden, norm);
 }
 
-/* The LM head over the final hidden states: [B,S,hidden] → [B,S,vocab]. */
 /* The lm_head module itself over x [B,S,embed_dim]: its Linear (tied to the table `embed` where transformers ties it)
  * and its bias → [B,S,head_rows]. */
 static hfx_value *lm_head_linear(layer_ctx *c, hfx_value *x, hfx_value *embed) {
@@ -282,6 +281,7 @@ static hfx_value *lm_head_linear(layer_ctx *c, hfx_value *x, hfx_value *embed) {
     return hfx_linear(c->g, x, head, bias);
 }
 
+/* The LM head over the final hidden states: [B,S,hidden] → [B,S,vocab]. */
 static hfx_value *lm_logits(layer_ctx *c, hfx_value *x, hfx_value *embed) {
     const hfx_decoder_cfg *m = c->m;
     hfx_graph *g = c->g;
