@@ -684,17 +684,33 @@ static hfx_value *with_alibi(layer_ctx *c, const decoder_inputs *in, hfx_value *
     return hfx_op2(g, HFX_OP_ADD, bias, hfx_cast(g, alibi, bias->dtype));
 }
 
-/* DeepStack's features [n, B, S, hidden] as GenAI's Qwen3-VL path feeds them: visual_pos_masks (its image tokens) and
- * deepstack_visual_embeds [n, V, hidden] (their features, in that order); 0 at the other tokens. Token (b, s) of x
- * [B, S, hidden] is the mask's flat element b·S + s whatever shape the mask comes in ([B, S]; [1, B·S] from GenAI's
- * paged path, whose states are [B·S, 1, hidden]; [B, 1] of zeros at a step without images: clamped into it). */
-static hfx_value *deepstack_at_positions(hfx_graph *g, const hfx_build_opts *o, int64_t n, int64_t hidden,
+/* DeepStack's features [n, B, S, hidden] as transformers' language model takes them (GenAI's Qwen3-VL path feeds them
+ * alike): visual_pos_masks (its image tokens) and deepstack_visual_embeds [n, V, hidden] (their features, in that
+ * order; with `as_list`, n inputs deepstack_visual_embeds.{i} [V, hidden], the list the seed's call passes); 0 at the
+ * other tokens. Token (b, s) of x [B, S, hidden] is the mask's flat element b·S + s whatever shape the mask comes in
+ * ([B, S]; [1, B·S] from GenAI's paged path, whose states are [B·S, 1, hidden]; [B, 1] of zeros at a step without
+ * images: clamped into it). */
+static hfx_value *deepstack_at_positions(hfx_graph *g, const hfx_build_opts *o, int64_t n, int64_t hidden, bool as_list,
                                          hfx_value *x) {
     hfx_value *mask = hfx_graph_input(g, "visual_pos_masks", HFX_DTYPE_BOOL, 2, (hfx_dim[]){o->batch, o->seq});
     hfx_dim v = hfx_dim_sym(hfx_graph_symbol(g, "num_visual_tokens", 1, INT32_MAX));
     hfx_dim len = hfx_dim_sym(hfx_graph_symbol(g, "visual_pos_masks_len", 1, INT32_MAX));
-    hfx_value *embeds = hfx_graph_input(g, "deepstack_visual_embeds", o->dtype, 3,
-                                        (hfx_dim[]){hfx_dim_const(n), v, hfx_dim_const(hidden)});
+    hfx_value *embeds = NULL;
+    if (as_list) {
+        hfx_value *layers[64];
+        for (int64_t i = 0; i < n && i < 64; i++) {
+            char name[48];
+            snprintf(name, sizeof name, "deepstack_visual_embeds.%lld", (long long)i);
+            hfx_value *layer = hfx_graph_input(g, name, o->dtype, 2, (hfx_dim[]){v, hfx_dim_const(hidden)});
+            layers[i] = hfx_unsqueeze(g, layer, 0);
+        }
+        if (n > 64) hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "DeepStack over %lld layers (at most 64)", (long long)n);
+        else embeds = hfx_concat(g, (int)n, layers, 0);
+    } else {
+        embeds = hfx_graph_input(g, "deepstack_visual_embeds", o->dtype, 3,
+                                 (hfx_dim[]){hfx_dim_const(n), v, hfx_dim_const(hidden)});
+    }
+    if (!embeds) return NULL;
     hfx_value *zero = hfx_const_i64(g, 0), *one = hfx_const_i64(g, 1);
     hfx_value *flat = hfx_reshape(g, hfx_cast(g, mask, HFX_DTYPE_I64), 1, &len);
     hfx_value *rows = hfx_range(g, zero, hfx_dim_of(g, x, 0), one, o->batch);
@@ -743,7 +759,7 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     hfx_value *stacked = NULL; /* [n, B, S, hidden]: DeepStack's features, added after the first n layers */
     if (deepstack > 0)
         stacked = host->deepstack_at_positions
-                      ? deepstack_at_positions(g, o, deepstack, m->hidden, x)
+                      ? deepstack_at_positions(g, o, deepstack, m->hidden, seed, x)
                       : hfx_graph_input(g, "deepstack_embeds", o->dtype, 4,
                                         (hfx_dim[]){hfx_dim_const(deepstack), o->batch, o->seq, hfx_dim_const(m->hidden)});
     for (int64_t i = 0; i < m->layers && !g->failed; i++) {

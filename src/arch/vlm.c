@@ -284,8 +284,9 @@ static void head_stack(const vlm_names *names, char *buf, size_t size) {
 
 /* How the language model sits in the model: its names (alias[4]: the other schemes', where a LoRA adapter's may be),
  * the stacks other components read, its blocks, DeepStack, media placeholders, GenAI's forms of its inputs in
- * OpenVINO's stateful layout, and the seed's split (its language model returns the final states, its decode embeds the
- * ids itself, M-RoPE positions carry the text positions as a first row, as transformers 5 passes them) */
+ * OpenVINO's stateful layout, and the seed's split (its language model returns the final states and takes DeepStack's
+ * features, its decode embeds the ids itself, M-RoPE positions carry the text positions as a first row, as
+ * transformers 5 passes them) */
 static hfx_decoder_host text_host(const vlm_desc *d, const vlm_cfg *m, const hfx_build_opts *o, const char *component,
                                   const vlm_names *names, const hfx_weight_rename **alias, const char *const *foreign) {
     hfx_mask_blocks blocks = d->kind == VLM_GEMMA3                        ? HFX_BLOCKS_IMAGE_RUNS
@@ -300,10 +301,12 @@ static hfx_decoder_host text_host(const vlm_desc *d, const vlm_cfg *m, const hfx
                              true,            blocks,           NULL,            false,
                              m->deepstack,    m->placeholders,  m->n_placeholders, m->pad_id,
                              genai,           genai && d->text_positions_first, o->stateful && m->text.ple.width > 0};
-    if (o->io == HFX_IO_SEED) {
+    if (o->io == HFX_IO_SEED) { /* (DeepStack's features: the language model's, as visual_pos_masks and their list) */
         host.base = host.embeds_in = strcmp(component, "language_model") == 0;
         const int64_t *sections = m->text.rope.mrope_section;
         host.text_position_row = sections[0] || sections[1] || sections[2];
+        host.deepstack_at_positions = host.base && m->deepstack;
+        if (!host.base) host.deepstack = 0;
     }
     return host;
 }
@@ -329,7 +332,6 @@ static const char *seed_gap(const vlm_desc *d, const vlm_cfg *m) {
     if (d->kind == VLM_GEMMA3N || d->kind == VLM_PHI4MM) return "this model's split into its encoders";
     if (d->kind == VLM_GEMMA3 || d->kind == VLM_PALIGEMMA || m->vision_blocks)
         return "the masks its language model takes per layer type (the image tokens' or the prefix's blocks)";
-    if (m->deepstack) return "DeepStack (the language model's visual_pos_masks and deepstack_visual_embeds)";
     if (m->n_placeholders || m->text.ple.width) return "its media tokens' embeddings and per-layer inputs";
     if (m->lora) return "the LoRA adapter its forward switches on for media";
     if (!d->seed.output_class) return "this model's split (how transformers.exporters calls its parts is not recorded)";
@@ -662,7 +664,8 @@ const vlm_desc hfx_qwen3_vl = {.architecture = "Qwen3VLForConditionalGeneration"
                                .image_token_default = 151655,
                                .text_type = "qwen3",
                                .tied_by_top = true,
-                               .mrope = {{24, 20, 20}, true}};
+                               .mrope = {{24, 20, 20}, true},
+                               .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none}};
 extern const hfx_decoder_desc hfx_qwen3_vl_moe_text; /* (registry.c) */
 /* Qwen3-VL-MoE: Qwen3-VL's with Qwen3-MoE's layers, its router always renormalising */
 const vlm_desc hfx_qwen3_vl_moe = {.architecture = "Qwen3VLMoeForConditionalGeneration",

@@ -476,6 +476,24 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
         }
         json_object_set_new(kwargs, v->name, in);
     }
+    const char *key;
+    json_t *arg;
+    json_object_foreach(kwargs, key, arg) { /* a list's leaves ("deepstack_visual_embeds.0", ...): its container alone,
+                                               as the seed records a list */
+        json_t *leaves = json_object_get(arg, "leaves");
+        const char *names[64];
+        int n = 0;
+        const char *leaf;
+        json_t *unused;
+        json_object_foreach(leaves, leaf, unused) {
+            if (n < 64) names[n] = leaf;
+            n++;
+        }
+        if (n > 0 && n <= 64 && hfx_pt2_entries_are_list(names, n)) {
+            json_object_del(arg, "leaves");
+            json_object_set_new(arg, "container", json_string("list"));
+        }
+    }
     /* a model whose config has layer_types passes a static cache's mask as a dict per type: the
      * graph's input where it takes one, None where it does not (the prefill) */
     int n_layers = c->opts.cache == HFX_CACHE_STATIC ? hfx_arch_cache_layers(model->arch, NULL, 0) : 0;

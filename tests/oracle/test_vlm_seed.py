@@ -17,8 +17,10 @@ seed's own export has no image encoder).
   * the seed's runners (transformers.exporters' ExportedModel on hfx's folder: ONNX Runtime, OpenVINO, torch, and
     ExecuTorch in its virtualenv, where the language model's None keywords are None arguments of the method) give the
     same tokens;
+  * Qwen3-VL's language model with DeepStack's features as the seed passes them (visual_pos_masks and the list
+    deepstack_visual_embeds.{i}): its I/O the seed's, generation equal (ONNX Runtime, OpenVINO);
   * the models whose language model the seed feeds more than embeddings and positions (Gemma 3's per-layer-type
-    masks, DeepStack), and those whose calls hfx has not recorded (InternVL), refused by name;
+    masks), and those whose calls hfx has not recorded (InternVL, Qwen3-VL-MoE), refused by name;
   * (test_python_package.py: the Python package's OnnxExporter.export_for_generation on the live model, the seed
     docs' multimodal example, which takes the seed's profile by default, writes these components.)"""
 
@@ -39,7 +41,7 @@ from mmutil import expand_tokens
 from test_vlm import (IMAGE_TOKEN, NEW_TOKENS, QWEN_GRID_ARCHS, VARIANTS, ckpt, encoder_feed, grid, images,  # noqa: F401
                       prompts, reference, want_features, want_generation, image_inputs)
 
-NAMES = ["llava", "qwen2_vl", "qwen2_5_vl"]
+NAMES = ["llava", "qwen2_vl", "qwen2_5_vl", "qwen3_vl"]
 SPLIT = ("language_model", "lm_head", "decode")
 
 
@@ -112,11 +114,15 @@ def seed_loop(out, fmt, reference, name, paths, new_tokens):
     """Greedy generation over the seed's split: (tokens [1, n], logits [n, 1, vocab])."""
     run = _Runner(out, fmt)
     ids = _rows(reference, name, paths)
-    features = run("image_encoder", encoder_feed(name, paths))["image_features"]
+    encoded = run("image_encoder", encoder_feed(name, paths))
     embeds = run("embed_tokens", {"input_ids": ids})["inputs_embeds"]
-    embeds[ids == IMAGE_TOKEN] = features.reshape(-1, embeds.shape[-1])
+    embeds[ids == IMAGE_TOKEN] = encoded["image_features"].reshape(-1, embeds.shape[-1])
     prompt_positions, step_positions = _positions(reference, name, ids, paths)
-    res = run("language_model", {"position_ids": prompt_positions, "inputs_embeds": embeds})
+    feed = {"position_ids": prompt_positions, "inputs_embeds": embeds}
+    if "deepstack_features" in encoded:  # DeepStack: the image tokens, and each layer's features (the seed's list)
+        feed["visual_pos_masks"] = ids == IMAGE_TOKEN
+        feed.update({f"deepstack_visual_embeds.{i}": f for i, f in enumerate(encoded["deepstack_features"])})
+    res = run("language_model", feed)
     cache = {k: v for k, v in res.items() if k.startswith("cache.")}
     logits = [run("lm_head", {"input": res["last_hidden_state"][:, -1:]})["output"][:, -1]]
     import openvino as ov
@@ -218,8 +224,8 @@ def _ov_io(path):
     return side(m.inputs), side(m.outputs), variables
 
 
-@pytest.mark.parametrize("name", ["llava", "qwen2_vl"])
-@pytest.mark.parametrize("fmt", ["onnx", "openvino", "dynamo"])
+@pytest.mark.parametrize("name, fmt", [(n, f) for n in ("llava", "qwen2_vl", "qwen3_vl")
+                                       for f in ("onnx", "openvino", "dynamo") if n != "qwen3_vl" or f == "onnx"])
 def test_split_graphs_equal_the_seeds(name, fmt, ckpt, reference, tmp_path):
     paths = images(tmp_path, 1)
     hfx = _hfx_seed(ckpt(name), tmp_path / "hfx", fmt)
@@ -234,9 +240,11 @@ def test_split_graphs_equal_the_seeds(name, fmt, ckpt, reference, tmp_path):
         assert io(hfx / hfx_components[component]["file"]) == io(seed / seed_components[component]["file"]), component
 
 
-# (Qwen2.5-VL's split in ONNX only: its OpenVINO language model and decode are Qwen2-VL's op for op)
+# (Qwen2.5-VL's split in ONNX only: its OpenVINO language model and decode are Qwen2-VL's op for op; Qwen3-VL's
+# DeepStack in ONNX and OpenVINO: torch.export does not lower its gather over two dynamic dims yet)
 @pytest.mark.parametrize("name, fmt", [(n, f) for n in NAMES for f in ("onnx", "openvino-stateless", "openvino", "dynamo")
-                                       if f == "onnx" or n != "qwen2_5_vl"])
+                                       if f == "onnx" or n not in ("qwen2_5_vl", "qwen3_vl") or
+                                       (n == "qwen3_vl" and f == "openvino-stateless")])
 def test_split_generates_transformers_tokens(name, fmt, ckpt, reference, tmp_path):
     runtime = fmt.split("-")[0]
     out = _hfx_seed(ckpt(name), tmp_path / "hfx", runtime, stateful=fmt == "openvino")
@@ -351,7 +359,7 @@ def test_positions_matter(ckpt, reference, tmp_path):
 
 
 @pytest.mark.parametrize("name, reason", [("gemma3", "masks its language model takes per layer type"),
-                                          ("qwen3_vl", "DeepStack"), ("internvl", "not recorded")])
+                                          ("qwen3_vl_moe", "not recorded"), ("internvl", "not recorded")])
 def test_seed_split_refused_where_the_language_model_takes_more(name, reason, ckpt, tmp_path):
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed"}))

@@ -23,6 +23,10 @@ typedef struct hfx_pt2_call {
     hfx_pickle sample;          /* ((args...), {kwargs}) */
 } hfx_pt2_call;
 
+/* Whether a structured keyword's entries ("name.0", "name.1", ... as keys[n]) are a list's (indices in order), not a
+ * dict's. */
+bool hfx_pt2_entries_are_list(const char *const *keys, int n);
+
 /* forward(*user_inputs) returning one tensor or a tuple (hfx's own profiles). */
 hfx_status hfx_pt2_positional_call(const hfx_aten_program *p, hfx_pt2_call *call, hfx_error *err);
 

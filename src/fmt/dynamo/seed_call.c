@@ -391,15 +391,29 @@ static void call_tensor(hfx_aten_program *p, const call_plan *c, hfx_pt2_call *c
     json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, c->value_of[i]));
 }
 
-/* A dict keyword (the mask per layer type): its spec node; with a program's call, its entries' samples and inputs. */
+/* Whether a structured keyword's entries are a list's: "0", "1", ... in order (DeepStack's features), not a dict's. */
+bool hfx_pt2_entries_are_list(const char *const *keys, int n) {
+    for (int e = 0; e < n; e++) {
+        char index[16];
+        snprintf(index, sizeof index, "%d", e);
+        if (strcmp(keys[e], index) != 0) return false;
+    }
+    return n > 0;
+}
+
+/* A structured keyword (the mask per layer type, a dict; DeepStack's features, a list): its spec node; with a
+ * program's call, its entries' samples and inputs. */
 static json_t *call_dict(hfx_aten_program *p, const call_plan *c, hfx_pt2_call *call, const kwarg *k) {
     json_t *sub = json_array(), *dict_children = json_array();
-    if (call) hfx_pickle_op(&call->sample, HFX_PK_EMPTY_DICT HFX_PK_MARK);
+    const char *keys[MAX_ENTRIES];
+    for (int e = 0; e < k->n; e++) keys[e] = k->sub[e];
+    bool list = hfx_pt2_entries_are_list(keys, k->n);
+    if (call) hfx_pickle_op(&call->sample, list ? HFX_PK_EMPTY_LIST HFX_PK_MARK : HFX_PK_EMPTY_DICT HFX_PK_MARK);
     for (int e = 0; e < k->n; e++) {
         json_array_append_new(sub, json_string(k->sub[e]));
         json_array_append_new(dict_children, hfx_pt2_leaf_spec());
         if (!call) continue;
-        hfx_pickle_text(&call->sample, k->sub[e]);
+        if (!list) hfx_pickle_text(&call->sample, k->sub[e]);
         if (k->sub_input[e] < 0) {
             hfx_pickle_op(&call->sample, HFX_PK_NONE);
             json_t *none = json_object();
@@ -410,7 +424,11 @@ static json_t *call_dict(hfx_aten_program *p, const call_plan *c, hfx_pt2_call *
             call_tensor(p, c, call, k->sub_input[e]);
         }
     }
-    if (call) hfx_pickle_op(&call->sample, HFX_PK_SETITEMS);
+    if (call) hfx_pickle_op(&call->sample, list ? HFX_PK_APPENDS : HFX_PK_SETITEMS);
+    if (list) {
+        json_decref(sub);
+        return hfx_pt2_spec_node("builtins.list", NULL, dict_children);
+    }
     return hfx_pt2_spec_node("builtins.dict", hfx_pt2_dumps(sub), dict_children);
 }
 
