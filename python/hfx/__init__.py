@@ -540,15 +540,16 @@ class HfExporter:
     def __init__(self, **kwargs):
         self.kwargs = kwargs
 
-    def _config(self, config):
+    def _config(self, config, sample_inputs=None):
+        """The export config's JSON (a format may complete it from the sample: ExecutorchExporter's bounds)."""
         return _config_json(config if config is not None else self.config_class())
 
     def export(self, model, sample_inputs=None, config=None) -> ExportedModel:
-        return ExportedModel(self, model, self._config(config), sample_inputs, False, None, False)
+        return ExportedModel(self, model, self._config(config, sample_inputs), sample_inputs, False, None, False)
 
     def export_for_generation(self, model, sample_inputs=None, config=None, *, generation_config=None,
                               multi_token_decode: bool = False) -> ExportedModel:
-        text = self._config(config)
+        text = self._config(config, sample_inputs)
         d = json.loads(text)
         parts = d.values() if "export_format" not in d else [d]
         for part in parts:  # the seed's users run the seed's decode loops: its names by default
@@ -597,16 +598,8 @@ class ExecutorchExporter(HfExporter):
 
     config_class = ExecutorchConfig
 
-    def _config(self, config):
-        return _seed_executorch_bounds(super()._config(config), self._sample)
-
-    def export(self, model, sample_inputs=None, config=None) -> ExportedModel:
-        self._sample = sample_inputs
-        return super().export(model, sample_inputs, config)
-
-    def export_for_generation(self, model, sample_inputs=None, config=None, **kwargs) -> ExportedModel:
-        self._sample = sample_inputs
-        return super().export_for_generation(model, sample_inputs, config, **kwargs)
+    def _config(self, config, sample_inputs=None):
+        return _seed_executorch_bounds(super()._config(config), sample_inputs)
 
 
 class AutoHfExporter:

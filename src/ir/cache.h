@@ -5,7 +5,9 @@
 #define HFX_IR_CACHE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Cache geometry of one layer. */
 /* A recurrent layer's state: inputs past.{i}.<name>, outputs present.{i}.<name>. */
@@ -42,5 +44,14 @@ typedef struct hfx_seed_call {
     const char *const *nones; /* NULL-terminated or NULL: keywords passed as None (constant inputs) */
     bool bare;                /* returns its tensors (one, or a tuple), no ModelOutput, and takes no cache (lm_head) */
 } hfx_seed_call;
+
+/* Where keyword key[0, len) comes in sc's forward (forward_args' index; unknown ones last): the order of the call's
+ * arguments, which the torch formats' writers follow. */
+static inline int hfx_seed_call_rank(const hfx_seed_call *sc, const char *key, size_t len) {
+    int i = 0;
+    for (; sc->forward_args && sc->forward_args[i]; i++)
+        if (strlen(sc->forward_args[i]) == len && !strncmp(sc->forward_args[i], key, len)) return i;
+    return i;
+}
 
 #endif

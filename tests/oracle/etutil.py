@@ -130,6 +130,16 @@ class Worker:
         """Run `code` in the executorch venv (`args` given, `result` returned, both JSON)."""
         return self._ask({"cmd": "python", "code": code, "args": args}).get("result")
 
+    def python_arrays(self, code: str, args) -> dict:
+        """Run `code` in the executorch venv with `args` + [a scratch .npz path] as `args`; the arrays it saves there."""
+        self.n += 1
+        out = self.dir / f"arrays{self.n}.npz"
+        self.python(code, [*args, str(out)])
+        with np.load(out) as z:
+            got = {k: z[k] for k in z.files}
+        out.unlink()
+        return got
+
     def generate(self, out_dir: os.PathLike, rows, n: int, eos_ids=(), pad_id: int = 0):
         """examples/generate_executorch.py's greedy loop on an export directory, in this worker:
         (tokens, one list per row; logits [steps, B, vocab])."""

@@ -71,14 +71,7 @@ def _flags(scheme):
 
 
 def torchao(checkpoint, scheme, what, payload=None) -> dict:
-    w = worker()
-    w.n += 1
-    out = w.dir / f"weight_only{w.n}.npz"
-    w.python(WEIGHT_ONLY, [str(checkpoint), scheme[0], scheme[1], what, payload, str(out)])
-    with np.load(out) as z:
-        got = {k: z[k] for k in z.files}
-    out.unlink()
-    return got
+    return worker().python_arrays(WEIGHT_ONLY, [str(checkpoint), scheme[0], scheme[1], what, payload])
 
 
 def _export(checkpoint, out, scheme, *flags):

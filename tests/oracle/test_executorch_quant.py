@@ -109,14 +109,7 @@ with torch.no_grad():
 
 
 def torchao(checkpoint, scheme, what, payload=None) -> dict:
-    w = worker()
-    w.n += 1
-    out = w.dir / f"torchao{w.n}.npz"
-    w.python(TORCHAO, [str(checkpoint), scheme[0], scheme[1], what, payload, str(out)])
-    with np.load(out) as z:
-        got = {k: z[k] for k in z.files}
-    out.unlink()
-    return got
+    return worker().python_arrays(TORCHAO, [str(checkpoint), scheme[0], scheme[1], what, payload])
 
 
 def export(checkpoint, out, config, *flags):

@@ -339,22 +339,16 @@ def test_seed_runners_generate_from_the_executorch_split(ckpt, reference, tmp_pa
     assert got == want_tokens[0].tolist()
 
 
-def test_positions_matter(ckpt, reference, tmp_path):
+def test_positions_matter(ckpt, reference, tmp_path, monkeypatch):
     """The loop's M-RoPE rows are what moves Qwen2-VL's tokens: plain positions in every row give others."""
     out = _hfx_seed(ckpt("qwen2_vl"), tmp_path / "hfx", "onnx")
     paths = images(tmp_path, 1)
     want_tokens, _ = want_generation(reference, "qwen2_vl", prompts(1), paths)
-    import test_vlm_seed as me
-    real = me._positions
-
     def plain(reference_, name, ids, paths_):
         n = ids.shape[1]
         return np.broadcast_to(np.arange(n), (4, 1, n)).copy(), lambda t: np.full((4, 1, 1), n + t, np.int64)
-    me._positions = plain
-    try:
-        tokens, _ = seed_loop(out, "onnx", reference, "qwen2_vl", paths, NEW_TOKENS)
-    finally:
-        me._positions = real
+    monkeypatch.setitem(globals(), "_positions", plain)
+    tokens, _ = seed_loop(out, "onnx", reference, "qwen2_vl", paths, NEW_TOKENS)
     assert tokens[0].tolist() != want_tokens[0].tolist()
 
 

@@ -211,13 +211,8 @@ static const char *seed_name(hfx_aten_program *p, const char *prefix, const char
     return strcpy(s, text);
 }
 
-/* Where the forward takes keyword `key` (unknown ones last, in the graph's order). */
-static int forward_rank(const hfx_seed_call *sc, const char *key) {
-    int i = 0;
-    for (; sc->forward_args && sc->forward_args[i]; i++)
-        if (!strcmp(sc->forward_args[i], key)) return i;
-    return i;
-}
+/* Where the forward takes keyword k (unknown ones last, in the graph's order). */
+static int rank(const hfx_seed_call *sc, const kwarg *k) { return hfx_seed_call_rank(sc, k->key, strlen(k->key)); }
 
 /* The program's user inputs permuted into the keywords' flattened order (value_of[i]: graph input i's value). */
 static hfx_status reorder_user_inputs(hfx_aten_program *p, const kwarg *kw, int n_kw, const int *leaves, int n_leaves,
@@ -347,7 +342,7 @@ static hfx_status plan_keywords(const hfx_graph *g, hfx_aten_program *p, const h
         mask->sub_input[mask->n++] = -1;
     }
     for (int i = 1; i < c->n_kw; i++)
-        for (int j = i; j > 0 && forward_rank(sc, c->kw[j].key) < forward_rank(sc, c->kw[j - 1].key); j--) {
+        for (int j = i; j > 0 && rank(sc, &c->kw[j]) < rank(sc, &c->kw[j - 1]); j--) {
             kwarg t = c->kw[j];
             c->kw[j] = c->kw[j - 1];
             c->kw[j - 1] = t;

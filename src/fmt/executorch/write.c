@@ -124,24 +124,16 @@ static int runner_methods(const runner_layout *r, const hfx_special_tokens *t, h
     return n;
 }
 
-/* Where the keyword `key` comes in the forward sc calls (unknown ones last). */
-static int keyword_rank(const hfx_seed_call *sc, const char *key, size_t len) {
-    int i = 0;
-    for (; sc->forward_args && sc->forward_args[i]; i++)
-        if (strlen(sc->forward_args[i]) == len && !strncmp(sc->forward_args[i], key, len)) return i;
-    return i;
-}
-
 /* The Python system's call's None arguments into before[16]: each before the first user input (the graph's, in order:
  * a cache leaf is keyword "cache", "a.b" keyword "a") that comes after it in the forward. Returns how many. */
 static int none_slots(const hfx_graph *g, const hfx_seed_call *sc, int *before) {
     int n = 0;
     for (const char *const *a = sc && sc->nones ? sc->nones : NULL; a && *a && n < 16; a++) {
-        int rank = keyword_rank(sc, *a, strlen(*a)), k = 0;
+        int rank = hfx_seed_call_rank(sc, *a, strlen(*a)), k = 0;
         for (; k < g->n_inputs; k++) {
             const char *name = hfx_graph_state_of(g, g->inputs[k], true) ? "cache" : g->inputs[k]->name;
             const char *dot = strchr(name, '.');
-            if (keyword_rank(sc, name, dot ? (size_t)(dot - name) : strlen(name)) > rank) break;
+            if (hfx_seed_call_rank(sc, name, dot ? (size_t)(dot - name) : strlen(name)) > rank) break;
         }
         before[n++] = k;
     }
