@@ -44,24 +44,6 @@ hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, int slot) {
     return x;
 }
 
-/* A prefill's new static caches: zeros [B, KV, M, D] for keys and values (each its own heads and
- * width: MLA's differ), shaped from k [B, ...]; keys and values of one shape share the shape. */
-static void zero_caches(hfx_graph *g, hfx_value *k, hfx_dim dims[2][4], const hfx_dtype *dt, int64_t slots,
-                        hfx_value **cache) {
-    hfx_value *shape = NULL;
-    for (int p = 0; p < 2; p++) {
-        bool same = p == 1 && hfx_dim_eq(dims[1][1], dims[0][1]) && hfx_dim_eq(dims[1][3], dims[0][3]);
-        if (!same) {
-            hfx_value *sizes[4] = {hfx_dim_of(g, k, 0), hfx_const_i64(g, dims[p][1].c), hfx_const_i64(g, slots),
-                                   hfx_const_i64(g, dims[p][3].c)};
-            hfx_value *shape_parts[4];
-            for (int d = 0; d < 4; d++) shape_parts[d] = hfx_unsqueeze(g, sizes[d], 0);
-            shape = hfx_concat(g, 4, shape_parts, 0);
-        }
-        cache[p] = hfx_expand(g, hfx_const_scalar(g, dt[p], 0.0), shape, 4, dims[p]);
-    }
-}
-
 /* The seed profile's cache of layer i (transformers.exporters' names): k and v [B,KV,S,D] joined
  * with it, in place. A dynamic cache appends to input.cache.layers.{i}.keys/values; a static one
  * writes at the slots its counter input.cache.layers.{i}.cumulative_length says (then counter + S)
@@ -119,7 +101,7 @@ void hfx_dec_seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
                                                    "(a number, not a dynamic dim)");
             return;
         }
-        zero_caches(g, *k, cache_dims, (hfx_dtype[]){(*k)->dtype, (*v)->dtype}, o->max_cache.c, cache);
+        for (int p = 0; p < 2; p++) cache[p] = hfx_zeros_resized(g, *x[p], 2, o->max_cache.c);
     }
     for (int p = 0; p < 2; p++) {
         *x[p] = hfx_cache_write(g, cache[p], *x[p], slots);

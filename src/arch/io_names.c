@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 /* Each part's leaf: optimum's for decoders and encoder-decoders, the seed's cache layer field. */
-enum { N_PARTS = HFX_PART_NGRAM + 1 };
+enum { N_PARTS = HFX_PART_CROSS_COUNTER + 1 };
 static const char *const optimum_leaf[N_PARTS] = {[HFX_PART_KEY] = "key", [HFX_PART_VALUE] = "value",
                                                   [HFX_PART_CONV] = "conv", [HFX_PART_SSM] = "ssm",
                                                   [HFX_PART_INDEX_KEY] = "index_key", [HFX_PART_PLE_CONV] = "ple_conv",
@@ -22,16 +22,18 @@ static const char *const seed_leaf[N_PARTS] = {[HFX_PART_KEY] = "keys",
                                         [HFX_PART_SSM] = "recurrent_states.0",
                                         [HFX_PART_INDEX_KEY] = "indexer_keys",
                                         [HFX_PART_PLE_CONV] = "conv_states.1",
-                                        [HFX_PART_NGRAM] = "conv_states.2"};
+                                        [HFX_PART_NGRAM] = "conv_states.2",
+                                        [HFX_PART_CROSS_COUNTER] = "cumulative_length"};
 
 static const char *name_with(const hfx_state_naming *n, const char *layer, hfx_state_part part, hfx_name_use use,
                              char *buf, size_t size) {
     if ((unsigned)part >= N_PARTS) part = HFX_PART_KEY;
-    bool cross = part == HFX_PART_CROSS_KEY || part == HFX_PART_CROSS_VALUE;
+    bool cross = part == HFX_PART_CROSS_KEY || part == HFX_PART_CROSS_VALUE || part == HFX_PART_CROSS_COUNTER;
     if (n->io == HFX_IO_SEED) {
         const char *field = seed_leaf[part] ? seed_leaf[part] : "?"; /* (no such part: a builder's bug, named) */
         /* a counter or a window is always the call's own new value */
-        bool updated = n->continues || part == HFX_PART_COUNTER || part == HFX_PART_WINDOW;
+        bool updated = n->continues || part == HFX_PART_COUNTER || part == HFX_PART_CROSS_COUNTER ||
+                       part == HFX_PART_WINDOW;
         const char *prefix = use == HFX_NAME_INPUT ? "input." : use == HFX_NAME_OUTPUT && updated ? "output." : "";
         if (n->encoder_decoder)
             snprintf(buf, size, "%scache.%s_attention_cache.layers.%s.%s", prefix, cross ? "cross" : "self", layer,

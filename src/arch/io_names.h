@@ -32,7 +32,8 @@ typedef enum hfx_state_part {
     HFX_PART_SSM,         /* ... and its recurrent (SSM, delta-net) state */
     HFX_PART_INDEX_KEY,   /* a sparse attention layer's indexer keys, kept as its keys are */
     HFX_PART_PLE_CONV,    /* an n-gram layer's convolution state (Qwen4-Exp's PLE) */
-    HFX_PART_NGRAM        /* ... and its last token ids */
+    HFX_PART_NGRAM,       /* ... and its last token ids */
+    HFX_PART_CROSS_COUNTER /* the seed's static cross-attention cache: the slots written so far */
 } hfx_state_part;
 
 /* Which name: the state's own, the graph input its earlier value comes in by, the output. */

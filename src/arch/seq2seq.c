@@ -400,7 +400,8 @@ typedef struct dec_state {
     hfx_value *cos, *sin;     /* POS_ROTARY: the queries' [1,1,S,rotated] */
 } dec_state;
 
-enum { SELF_K, SELF_V, CROSS_K, CROSS_V, DEC_PARTS };
+/* Each layer's cache parts; the counters (cumulative_length) only in the seed's static cache. */
+enum { SELF_K, SELF_V, SELF_N, CROSS_K, CROSS_V, CROSS_N, DEC_PARTS };
 
 /* What a cache name is for: the state, the graph input, the graph output. */
 enum { AS_STATE, AS_INPUT, AS_OUTPUT };
@@ -408,8 +409,8 @@ enum { AS_STATE, AS_INPUT, AS_OUTPUT };
 /* Layer i's cache tensor `part` named `as` one of the above, as the profile names an
  * encoder-decoder's caches (io_names.h). */
 static const char *cache_name(const s2s_ctx *c, char *buf, size_t size, int64_t i, int part, int as) {
-    static const hfx_state_part parts[DEC_PARTS] = {HFX_PART_KEY, HFX_PART_VALUE, HFX_PART_CROSS_KEY,
-                                                    HFX_PART_CROSS_VALUE};
+    static const hfx_state_part parts[DEC_PARTS] = {HFX_PART_KEY,       HFX_PART_VALUE,       HFX_PART_COUNTER,
+                                                    HFX_PART_CROSS_KEY, HFX_PART_CROSS_VALUE, HFX_PART_CROSS_COUNTER};
     static const hfx_name_use uses[] = {[AS_STATE] = HFX_NAME_STATE, [AS_INPUT] = HFX_NAME_INPUT,
                                         [AS_OUTPUT] = HFX_NAME_OUTPUT};
     hfx_state_naming n = {.io = c->o->io, .is_static = c->o->cache == HFX_CACHE_STATIC,
@@ -427,34 +428,62 @@ static hfx_value *read_past(s2s_ctx *c, int64_t i, int part, int *state) {
                           (hfx_dim[]){o->batch, hfx_dim_const(c->m->dec_heads), o->past, hfx_dim_const(c->m->dec_hd)});
 }
 
-/* The seed's decode step takes its whole EncoderDecoderCache in its order — every layer's
- * self-attention keys and values, then every layer's cross-attention ones — and returns it: the
- * cross-attention part unchanged (a value of its own: an output may not be an input). Reads them
- * into s->in, their states into s->state, the returned cross part into s->out. */
+/* Whether the graph keeps the seed's static cache: transformers' StaticCache inside its EncoderDecoderCache. */
+static bool seed_static(const s2s_ctx *c) { return c->o->io == HFX_IO_SEED && c->o->cache == HFX_CACHE_STATIC; }
+
+/* The seed's EncoderDecoderCache in its order — every layer's self-attention parts, then every layer's
+ * cross-attention ones — which its decode step takes and returns: the cross-attention part unchanged (a value
+ * of its own: an output may not be an input). A static cache (StaticLayer) has each layer's write counter after
+ * its keys and values, and its prefill takes the counters alone (its caches start empty). Declares every part's
+ * state into s->state, reads what the call takes into s->in, the returned cross part into s->out. */
 static void read_seed_cache(s2s_ctx *c, dec_state *s, hfx_value **in) {
     const hfx_build_opts *o = c->o;
     hfx_graph *g = c->g;
+    bool fixed = o->cache == HFX_CACHE_STATIC;
     s->in = in;
-    for (int64_t i = 0; i < c->m->dec_layers; i++)
-        for (int part = SELF_K; part <= SELF_V; part++)
-            in[DEC_PARTS * i + part] = read_past(c, i, part, &s->state[DEC_PARTS * i + part]);
-    hfx_dim dims[4] = {o->batch, hfx_dim_const(c->m->dec_heads), s->enc_len, hfx_dim_const(c->m->dec_hd)};
-    for (int64_t i = 0; i < c->m->dec_layers; i++)
-        for (int part = CROSS_K; part <= CROSS_V; part++) {
-            char name[128], input[128];
-            int st = hfx_graph_state(g, cache_name(c, name, sizeof name, i, part, AS_STATE), HFX_STATE_REPLACE, 2);
-            in[DEC_PARTS * i + part] = hfx_state_read(g, st, cache_name(c, input, sizeof input, i, part, AS_INPUT),
-                                                      o->dtype, 4, dims);
-            s->out[DEC_PARTS * i + part] = hfx_op2(g, HFX_OP_ADD, in[DEC_PARTS * i + part],
-                                                   hfx_const_scalar(g, o->dtype, 0.0));
-            s->state[DEC_PARTS * i + part] = st;
-        }
+    for (int cross = 0; cross < 2; cross++)
+        for (int64_t i = 0; i < c->m->dec_layers; i++)
+            for (int part = cross ? CROSS_K : SELF_K; part <= (cross ? CROSS_N : SELF_N); part++) {
+                bool counter = part == SELF_N || part == CROSS_N;
+                if (counter && !fixed) continue;
+                int at = DEC_PARTS * (int)i + part;
+                char name[128], input[128];
+                hfx_state_update update = counter || cross ? HFX_STATE_REPLACE
+                                          : fixed          ? HFX_STATE_WRITE
+                                                           : HFX_STATE_APPEND;
+                s->state[at] = hfx_graph_state(g, cache_name(c, name, sizeof name, i, part, AS_STATE), update, 2);
+                if (!counter && !o->reads_state) continue; /* a static prefill's caches start empty */
+                hfx_dim dims[4] = {o->batch, hfx_dim_const(c->m->dec_heads),
+                                   cross ? s->enc_len : fixed ? o->max_cache : o->past, hfx_dim_const(c->m->dec_hd)};
+                in[at] = hfx_state_read(g, s->state[at], cache_name(c, input, sizeof input, i, part, AS_INPUT),
+                                        counter ? HFX_DTYPE_I64 : o->dtype, counter ? 0 : 4, dims);
+                if (cross && o->reads_state)
+                    s->out[at] = hfx_op2(g, HFX_OP_ADD, in[at], hfx_const_scalar(g, in[at]->dtype, 0.0));
+            }
+}
+
+/* The seed's static self-attention cache of layer i: x [B,heads,S,hd] written at the slots the layer's own
+ * counter says into the M slots a step reads or a prefill starts as zeros; the counter advanced by S. */
+static hfx_value *seed_static_self(s2s_ctx *c, dec_state *s, int64_t i, hfx_value *x, int part) {
+    hfx_graph *g = c->g;
+    int at = DEC_PARTS * (int)i;
+    hfx_value *counter = s->in[at + SELF_N], *len = hfx_dim_of(g, x, 2);
+    hfx_value *slots = hfx_range(g, counter, hfx_op2(g, HFX_OP_ADD, counter, len), hfx_const_i64(g, 1), x->dims[2]);
+    if (!c->o->reads_state && !hfx_dim_is_const(c->o->max_cache)) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "io seed: a static-cache prefill needs max_cache_len fixed (a number, "
+                                               "not a dynamic dim)");
+        return x;
+    }
+    hfx_value *cache = c->o->reads_state ? s->in[at + part] : hfx_zeros_resized(g, x, 2, c->o->max_cache.c);
+    s->out[at + SELF_N] = hfx_op2(g, HFX_OP_ADD, counter, len);
+    return s->out[at + part] = hfx_cache_write(g, cache, x, slots);
 }
 
 /* This step's self-attention keys or values x [B,heads,S,hd] joined with layer i's cache. */
 static hfx_value *self_cache(s2s_ctx *c, dec_state *s, int64_t i, hfx_value *x, int part) {
     const hfx_build_opts *o = c->o;
     if (o->cache == HFX_CACHE_NONE) return x;
+    if (seed_static(c)) return seed_static_self(c, s, i, x, part);
     hfx_graph *g = c->g;
     char name[128], input[128];
     bool dynamic = o->cache == HFX_CACHE_DYNAMIC;
@@ -517,6 +546,10 @@ static hfx_value *decoder_cross_attention(s2s_ctx *c, hfx_value *h, void *arg_) 
         k = project(c, s->enc, p, 1, heads, hd);
         v = project(c, s->enc, p, 2, heads, hd);
         if (o->cache != HFX_CACHE_NONE) s->out[DEC_PARTS * i + CROSS_K] = k, s->out[DEC_PARTS * i + CROSS_V] = v;
+        if (seed_static(c)) /* (the seed's prefill writes k and v at its counter's slots of an empty cache as long as
+                               the encoder's output: they are that cache while the counter starts at 0) */
+            s->out[DEC_PARTS * i + CROSS_N] =
+                hfx_op2(g, HFX_OP_ADD, s->in[DEC_PARTS * i + CROSS_N], hfx_dim_of(g, k, 2));
     } else { /* read from the cache the prefill returned; its projections are not needed here */
         hfx_dim dims[4] = {o->batch, hfx_dim_const(heads), s->enc_len, hfx_dim_const(hd)};
         char name[128];
@@ -744,22 +777,53 @@ static void write_decoder_caches(s2s_ctx *c, hfx_value **outs, int *states, bool
     hfx_graph *g = c->g;
     const seq2seq_cfg *m = c->m;
     bool seed = c->o->io == HFX_IO_SEED;
+    int group_parts = seed ? CROSS_K : DEC_PARTS;
     for (int group = 0; group < (seed ? 2 : 1); group++)
         for (int64_t i = 0; i < m->dec_layers && !g->failed; i++)
-            for (int p = seed ? 2 * group : 0; p < (seed ? 2 * group + 2 : DEC_PARTS); p++) {
+            for (int p = group * group_parts; p < (group + 1) * group_parts; p++) {
                 char name[128], state[128];
                 bool cross = p >= CROSS_K;
+                if ((p == SELF_N || p == CROSS_N) && !seed_static(c)) continue;
                 if (cross && reads_cross && !seed) continue; /* read only: the prefill returned it */
                 cache_name(c, name, sizeof name, i, p, AS_OUTPUT);
                 hfx_value *v = outs[DEC_PARTS * i + p];
                 if (cross && one_graph) /* kept where the first call put it */
                     hfx_state_write(g, hfx_graph_state(g, name, HFX_STATE_ONCE, 2), v, name);
-                else if (cross && seed && !reads_cross) /* the seed's prefill starts its EncoderDecoderCache */
+                else if (cross && seed && !reads_cross && !seed_static(c)) /* its prefill starts its cache */
                     hfx_state_write(g, hfx_graph_state(g, cache_name(c, state, sizeof state, i, p, AS_STATE),
                                                        HFX_STATE_REPLACE, 2), v, name);
                 else if (cross && !seed) hfx_graph_output(g, v, name);
                 else hfx_state_write(g, states[DEC_PARTS * i + p], v, name);
             }
+}
+
+/* The caches a decoder step reads up front, and the count of tokens before its own: an optimum static cache's first
+ * slot written (its cache_position input), the seed's layer-0 counter (transformers' get_seq_length; its slots then
+ * the queries'), a growing cache's length; NULL: none (a prefill). */
+static hfx_value *read_caches(s2s_ctx *c, dec_state *s, hfx_value **seed_in, hfx_value *ids, bool has_past) {
+    hfx_graph *g = c->g;
+    const hfx_build_opts *o = c->o;
+    bool seed = o->io == HFX_IO_SEED;
+    if (seed_static(c)) {
+        read_seed_cache(c, s, seed_in);
+        hfx_value *past = seed_in[SELF_N];
+        s->cache_position = hfx_range(g, past, hfx_op2(g, HFX_OP_ADD, past, hfx_dim_of(g, ids, 1)), hfx_const_i64(g, 1),
+                                      ids->dims[1]);
+        return past;
+    }
+    if (o->cache == HFX_CACHE_STATIC) {
+        s->cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &ids->dims[1]);
+        return hfx_gather(g, s->cache_position, hfx_const_i64(g, 0), 0); /* the first slot written */
+    }
+    if (has_past && seed) {
+        read_seed_cache(c, s, seed_in);
+        return hfx_dim_of(g, seed_in[SELF_K], 2);
+    }
+    if (has_past) {
+        s->past_key0 = read_past(c, 0, SELF_K, &s->past_key0_state);
+        return hfx_dim_of(g, s->past_key0, 2);
+    }
+    return NULL;
 }
 
 /* A generation component of the decoder: the prefill (which computes the cross-attention cache) or
@@ -794,7 +858,7 @@ static void build_decoder_step(s2s_ctx *c, hfx_value **outs, int *states, hfx_va
      * (its decode only passes that through: the cross-attention cache is in its cache input) */
     bool seed = o->io == HFX_IO_SEED;
     if (seed) g->state_holder = HFX_HOLDER_ENCODER_DECODER; /* its caches, declared below */
-    hfx_value *ids = NULL, *enc_mask = NULL, *enc = NULL, *seed_enc = NULL;
+    hfx_value *ids = NULL, *enc_mask = NULL, *enc = NULL, *seed_enc = NULL, *self_mask = NULL;
     hfx_dim ids_dims[2] = {o->batch, seq}, mask_dims[2] = {o->batch, enc_len},
             enc_dims[3] = {o->batch, enc_len, hfx_dim_const(m->hidden)};
     if (!seed) ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, ids_dims);
@@ -802,24 +866,19 @@ static void build_decoder_step(s2s_ctx *c, hfx_value **outs, int *states, hfx_va
         enc_mask = hfx_graph_input(g, seed ? "attention_mask" : "encoder_attention_mask", HFX_DTYPE_I64, 2, mask_dims);
     if (seed) {
         ids = hfx_graph_input(g, "decoder_input_ids", HFX_DTYPE_I64, 2, ids_dims);
+        if (seed_static(c) && (reads_cross || d->source != SRC_LOG_MEL)) /* (a Whisper prompt's: none, causal) */
+            self_mask = hfx_graph_input(g, "decoder_attention_mask", HFX_DTYPE_BOOL, 4,
+                                        (hfx_dim[]){o->batch, hfx_dim_const(1), seq, o->max_cache});
         seed_enc = hfx_graph_input(g, "encoder_outputs.last_hidden_state", o->dtype, 3, enc_dims);
         if (!reads_cross) enc = seed_enc;
     } else if (!reads_cross) {
         enc = hfx_graph_input(g, "encoder_hidden_states", o->dtype, 3, enc_dims);
     }
-    dec_state s = {enc, NULL, enc_mask ? hfx_s2s_padding_bias(c, enc_mask) : hfx_s2s_no_mask(c, m->source_positions), NULL, NULL,
-                   NULL, enc_len, outs, states, NULL, -1, NULL, NULL, NULL};
-    hfx_value *past = NULL; /* the tokens before this step's: their count */
-    if (o->cache == HFX_CACHE_STATIC) {
-        s.cache_position = hfx_graph_input(g, "cache_position", HFX_DTYPE_I64, 1, &seq);
-        past = hfx_gather(g, s.cache_position, hfx_const_i64(g, 0), 0); /* the first slot written */
-    } else if (has_past && seed) {
-        read_seed_cache(c, &s, seed_in);
-        past = hfx_dim_of(g, seed_in[SELF_K], 2);
-    } else if (has_past) {
-        s.past_key0 = read_past(c, 0, SELF_K, &s.past_key0_state);
-        past = hfx_dim_of(g, s.past_key0, 2);
-    }
+    dec_state s = {.enc = enc,
+                   .self_bias = self_mask ? hfx_where(g, self_mask, c->zero, c->lowest) : NULL,
+                   .cross_bias = enc_mask ? hfx_s2s_padding_bias(c, enc_mask) : hfx_s2s_no_mask(c, m->source_positions),
+                   .enc_len = enc_len, .out = outs, .state = states, .past_key0_state = -1};
+    hfx_value *past = read_caches(c, &s, seed_in, ids, has_past);
     hfx_weights_ignore_stack(c->w, d->layout->enc_stack);
     hfx_value *dec_table = table(c, 1);
     hfx_value *x = decode(c, &s, dec_table, ids, past);
@@ -865,11 +924,6 @@ static hfx_status refused(const seq2seq_desc *d, const hfx_build_opts *o, bool o
     if (o->io == HFX_IO_SEED && d->source == SRC_WAVEFORM)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\": transformers.exporters has no profile for it (its "
                         "decoder would take the samples' attention_mask); export io \"optimum\"", d->architecture);
-    if (o->io == HFX_IO_SEED && o->cache == HFX_CACHE_STATIC)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" with a static cache (transformers.exporters' "
-                        "EncoderDecoderCache over a StaticCache, its write counters and 4-D decoder mask) is not "
-                        "written for encoder-decoder models yet; export a growing cache, or io \"optimum\"",
-                        d->architecture);
     if (d->source == SRC_IMAGE_TEXT && o->io == HFX_IO_SEED)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" is not written for vision encoder-decoders "
                         "(transformers.exporters decomposes Florence-2 into its lm_head and decode only); export io "

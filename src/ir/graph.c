@@ -706,6 +706,18 @@ hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hf
     return hfx_node_add(g, HFX_OP_CACHE_WRITE, 3, in, NULL);
 }
 
+hfx_value *hfx_zeros_resized(hfx_graph *g, hfx_value *x, int axis, int64_t length) {
+    hfx_value *sizes[HFX_MAX_RANK];
+    hfx_dim dims[HFX_MAX_RANK];
+    int rank = x->rank;
+    for (int d = 0; d < rank; d++) {
+        dims[d] = d == axis ? hfx_dim_const(length) : x->dims[d];
+        hfx_value *size = hfx_dim_is_const(dims[d]) ? hfx_const_i64(g, dims[d].c) : hfx_dim_of(g, x, d);
+        sizes[d] = hfx_unsqueeze(g, size, 0);
+    }
+    return hfx_expand(g, hfx_const_scalar(g, x->dtype, 0.0), hfx_concat(g, rank, sizes, 0), rank, dims);
+}
+
 hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k) {
     hfx_attrs a = {.k = k};
     return hfx_node_add(g, HFX_OP_TOP_K_MASK, 1, &x, &a);

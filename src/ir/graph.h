@@ -247,6 +247,9 @@ hfx_value *hfx_range(hfx_graph *g, hfx_value *start, hfx_value *limit, hfx_value
 /* x broadcast to `shape` (i64 [rank], computed at run time), which is `dims`. */
 hfx_value *hfx_expand(hfx_graph *g, hfx_value *x, hfx_value *shape, int rank, const hfx_dim *dims);
 hfx_value *hfx_cache_write(hfx_graph *g, hfx_value *cache, hfx_value *update, hfx_value *slots);
+/* Zeros of x's dtype and shape but `length` long on `axis` (a static cache's empty slots, shaped
+ * from the keys a step writes into it); x's dynamic dims are read at run time. */
+hfx_value *hfx_zeros_resized(hfx_graph *g, hfx_value *x, int axis, int64_t length);
 hfx_value *hfx_top_k_mask(hfx_graph *g, hfx_value *x, int64_t k);
 /* The k largest values of x's last axis and their indices, from one node. */
 void hfx_top_k(hfx_graph *g, hfx_value *x, int64_t k, hfx_value **values, hfx_value **indices);

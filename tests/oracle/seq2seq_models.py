@@ -352,10 +352,12 @@ def save_checkpoint(name: str, out: Path) -> Path:
     return out
 
 
-def load(path: Path, classifier: bool = False, cls=None):
+def load(path: Path, classifier: bool = False, cls=None, attn: str = "eager"):
+    """The checkpoint's model, eager attention unless `attn` names another (the seed's captures differ by it: sdpa,
+    transformers' default, takes a static cache's 4-D mask as booleans)."""
     if cls is not None:  # a bare model (its class, which the auto classes do not all map)
-        return cls.from_pretrained(path, attn_implementation="eager").eval()
+        return cls.from_pretrained(path, attn_implementation=attn).eval()
     audio = json.loads((Path(path) / "config.json").read_text()).get("model_type") in ("whisper", "moonshine")
     auto = (AutoModelForSequenceClassification if classifier else AutoModelForSpeechSeq2Seq if audio
             else AutoModelForSeq2SeqLM)
-    return auto.from_pretrained(path, attn_implementation="eager").eval()
+    return auto.from_pretrained(path, attn_implementation=attn).eval()

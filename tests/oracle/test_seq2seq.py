@@ -16,10 +16,11 @@ MT5, UMT5, Whisper and Moonshine.
   WhisperPipeline and onnxruntime-genai;
 * the bare models (BartModel, T5Model, WhisperModel, MoonshineModel, ...) and T5's encoders alone: their last hidden
   states (and the encoder's) within 1e-4 in ONNX Runtime and OpenVINO, some in torch and ExecuTorch;
-* the seed's I/O profile (io "seed"): prefill and decode equal to transformers.exporters' own
+* the seed's I/O profile (io "seed"), with a growing and a static cache (its StaticCache in both
+  halves of the EncoderDecoderCache): prefill and decode equal to transformers.exporters' own
   export of the same model (ONNX and OpenVINO) and generating transformers' tokens;
 * the components against transformers.exporters' decomposition of the same model, and the
-  refusals (a static cache in a multi-token decode or in the seed's profile).
+  refusals (a static cache in a multi-token decode or a stateful one, the seed's profile in torch.export).
 """
 
 from __future__ import annotations
@@ -604,31 +605,40 @@ def test_components_cover_the_seeds(ckpt):
 # ---- the seed's I/O profile ("io": "seed") -------------------------------------------------------
 
 SEED_IO = ["bart", "t5_v11", "whisper"]
+SEED_MAX_CACHE = 48  # a static cache's slots: the prompt and NEW_TOKENS fit
 
 
-def seed_io_export(ckpt, out, name, fmt):
+def seed_io_export(ckpt, out, name, fmt, static=False):
+    """hfx's export in the seed's profile; `static`: its StaticCache (OpenVINO's stateless: a stateful model keeps a
+    growing cache)."""
     cfg = out.parent / f"{out.name}.json"
-    cfg.write_text(json.dumps({"export_format": fmt, "dynamic": True, "io": "seed"}))
-    proc = run_hfx(["export", ckpt(name), out, "--config", str(cfg), "--for-generation", "--quiet"])
+    cfg.write_text(json.dumps({"export_format": fmt, "dynamic": True, "io": "seed",
+                               **({"stateful": False} if static and fmt == "openvino" else {})}))
+    cache = ["--cache", "static", "--max-cache-len", str(SEED_MAX_CACHE)] if static else []
+    proc = run_hfx(["export", ckpt(name), out, "--config", str(cfg), "--for-generation", "--quiet", *cache])
     assert proc.returncode == 0, describe(proc)
     return out
 
 
-def seeds_own_export(model_dir, name, fmt, out):
-    """transformers.exporters' export_for_generation of the same checkpoint (its prefill and decode)."""
+def seeds_own_export(model_dir, name, fmt, out, static=False):
+    """transformers.exporters' export_for_generation of the same checkpoint (its prefill and decode); `static`: with
+    generation_config's static cache, from the model as transformers loads it by default (sdpa: a boolean mask)."""
     import warnings
 
+    from transformers import GenerationConfig
     from transformers.exporters import OnnxExporter, OpenVINOExporter
     from transformers.exporters.configs import OnnxConfig, OpenVINOConfig
 
-    model = seq2seq_models.load(model_dir)
+    model = seq2seq_models.load(model_dir, attn="sdpa" if static else "eager")
     rows = sources(name, 1)
     inputs = ({"input_features": torch.from_numpy(rows)} if isinstance(rows, np.ndarray) else
               dict(zip(("input_ids", "attention_mask"), right_padded(rows, model.config.pad_token_id))))
     exporter, config = {"onnx": (OnnxExporter, OnnxConfig), "openvino": (OpenVINOExporter, OpenVINOConfig)}[fmt]
+    gen = GenerationConfig(cache_implementation="static", max_cache_len=SEED_MAX_CACHE) if static else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        exporter().export_for_generation(model, inputs, config=config(dynamic=True)).save_pretrained(str(out))
+        exporter().export_for_generation(model, inputs, config=config(dynamic=True),
+                                         generation_config=gen).save_pretrained(str(out))
     return out
 
 
@@ -649,18 +659,25 @@ def graph_io(path):
                                                    if op.get_type_name() == "ReadValue")
 
 
-@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+# (the seed's OpenVINO static export would keep the cache in variables, which hfx's stateless one does not)
+SEED_IO_CASES = [("onnx", False), ("openvino", False), ("onnx", True)]
+
+
+@pytest.mark.parametrize("fmt,static", SEED_IO_CASES, ids=lambda v: "static" if v is True else "" if v is False else v)
 @pytest.mark.parametrize("name", SEED_IO)
-def test_seed_io_equals_the_seeds(name, fmt, ckpt, tmp_path):
+def test_seed_io_equals_the_seeds(name, fmt, static, ckpt, tmp_path):
     """io "seed": the prefill and decode take and return what transformers.exporters' own export of
     the same model does — its forward's keywords (attention_mask, decoder_input_ids,
     encoder_outputs.last_hidden_state) and its EncoderDecoderCache flattened (every layer's
     self-attention keys and values, then every layer's cross-attention ones; input./output. around
     a step; the encoder's output passed through) — in order, with the same element types and ranks;
-    OpenVINO's decode keeps that cache in variables of the same ids. export.json records the same
-    keyword arguments. hfx also writes the encoder, which the seed leaves to generate()."""
-    ours = seed_io_export(ckpt, tmp_path / "hfx", name, fmt)
-    theirs = seeds_own_export(ckpt(name), name, fmt, tmp_path / "seed")
+    OpenVINO's decode keeps that cache in variables of the same ids. A static cache (StaticCache in
+    both halves): each layer's write counter cumulative_length after its keys and values, the prefill
+    taking the counters alone, and a 4-D boolean decoder_attention_mask (none in Whisper's prefill,
+    whose prompt is causal). export.json records the same keyword arguments. hfx also writes the
+    encoder, which the seed leaves to generate()."""
+    ours = seed_io_export(ckpt, tmp_path / "hfx", name, fmt, static)
+    theirs = seeds_own_export(ckpt(name), name, fmt, tmp_path / "seed", static)
     prefix, ext = ("", ".onnx") if fmt == "onnx" else ("openvino_", ".xml")
     for comp in ("prefill", "decode"):
         assert graph_io(ours / f"{prefix}{comp}{ext}") == graph_io(theirs / f"{prefix}{comp}{ext}"), comp
@@ -702,11 +719,19 @@ def plain_greedy(model_dir, rows):
     return out.sequences[:, -n:].tolist(), torch.stack(out.logits).numpy(), init.numpy()
 
 
+def causal_slots(rows, start, length, slots):
+    """A static cache's decoder_attention_mask [rows, 1, length, slots] as generate() makes it for queries at
+    positions start.. : each sees the slots up to its own."""
+    q = np.arange(start, start + length)[:, None]
+    return np.broadcast_to(np.arange(slots)[None, :] <= q, (rows, 1, length, slots)).copy()
+
+
 def seed_io_loop(out, fmt, rows, prompt, eos, pad):
     """Greedy search over hfx's seed-profile export as a user of the seed's graphs runs it: hfx's
     encoder, then the prefill on the decoder prompt with the encoder's output (its whole cache
     back), then decode steps feeding each output.<cache> back as input.<cache> — in OpenVINO, the
-    stateful decode's variables set from the prefill's cache first."""
+    stateful decode's variables set from the prefill's cache first. A static cache: its counters start
+    at 0 and each call takes the 4-D causal mask over the cache's slots."""
     audio = isinstance(rows, np.ndarray)
     mask = None if audio else right_padded(rows, pad)[1].numpy()
     source = {"input_features": rows} if audio else {"input_ids": right_padded(rows, pad)[0].numpy(), "attention_mask": mask}
@@ -733,8 +758,14 @@ def seed_io_loop(out, fmt, rows, prompt, eos, pad):
     hidden = run("encoder", source)["last_hidden_state"]
     feed = {"decoder_input_ids": prompt.astype(np.int64), "encoder_outputs.last_hidden_state": hidden,
             "attention_mask": mask, "beam_idx": np.arange(len(prompt), dtype=np.int32)}
+    components = json.loads((out / "export.json").read_text())["components"]
+    static = "decoder_attention_mask" in components["decode"]["metadata"]["kwargs"]
+    if static:  # every counter at 0, the prompt's mask
+        feed.update({k: np.array(0, np.int64) for k in components["prefill"]["metadata"]["input_names"]
+                     if k.endswith(".cumulative_length")})
+        feed["decoder_attention_mask"] = causal_slots(len(prompt), 0, prompt.shape[1], SEED_MAX_CACHE)
     res = run("prefill", feed)
-    cache = {k: v for k, v in res.items() if k.startswith("cache.")}
+    cache = {k.removeprefix("output."): v for k, v in res.items() if k.removeprefix("output.").startswith("cache.")}
     if fmt == "openvino":
         req["decode"].reset_state()
         for state in req["decode"].query_state():  # input.<name>output.<name>
@@ -749,18 +780,21 @@ def seed_io_loop(out, fmt, rows, prompt, eos, pad):
         if done.all():
             break
         feed["decoder_input_ids"] = nxt[:, None].astype(np.int64)
+        if static:
+            feed["decoder_attention_mask"] = causal_slots(len(prompt), prompt.shape[1] + step, 1, SEED_MAX_CACHE)
         feed.update({f"input.{k}": v for k, v in cache.items()})
         res = run("decode", feed)
         cache = {k.removeprefix("output."): v for k, v in res.items() if k.startswith("output.")}
     return np.stack(tokens, 1), np.stack(logits)
 
 
-@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+@pytest.mark.parametrize("fmt,static", [*SEED_IO_CASES, ("openvino", True)],
+                         ids=lambda v: "static" if v is True else "" if v is False else v)
 @pytest.mark.parametrize("name", SEED_IO)
-def test_seed_io_generates(name, fmt, ckpt, tmp_path):
+def test_seed_io_generates(name, fmt, static, ckpt, tmp_path):
     """The seed-profile graphs in a plain greedy loop at batch 1 and 3 (right-padded sources) give
-    transformers' greedy tokens, every step's logits within 1e-4."""
-    out = seed_io_export(ckpt, tmp_path / "hfx", name, fmt)
+    transformers' greedy tokens, every step's logits within 1e-4, with a growing and a static cache."""
+    out = seed_io_export(ckpt, tmp_path / "hfx", name, fmt, static)
     gen = json.loads((ckpt(name) / "generation_config.json").read_text())
     for batch in (1, 3):
         rows = sources(name, batch)
@@ -778,16 +812,11 @@ def test_refusals(ckpt, tmp_path):
     stateful_static = run_hfx(["export", ckpt("bart"), tmp_path / "ovs", "--format", "openvino", "--dynamic",
                                "--for-generation", "--cache", "static", "--max-cache-len", "32"])
     assert stateful_static.returncode == 2 and "stateful" in stateful_static.stderr, describe(stateful_static)
-    seed_cfg = tmp_path / "seed.json"
-    seed_cfg.write_text(json.dumps({"export_format": "onnx", "io": "seed"}))
-    seed = run_hfx(["export", ckpt("bart"), tmp_path / "seed", "--config", str(seed_cfg), "--dynamic", "--for-generation",
-                    "--cache", "static", "--max-cache-len", "32"])
-    assert seed.returncode == 2 and 'io "seed"' in seed.stderr and "static" in seed.stderr, describe(seed)
     pt2_cfg = tmp_path / "pt2.json"
     pt2_cfg.write_text(json.dumps({"export_format": "dynamo", "io": "seed", "dynamic": True}))
     pt2 = run_hfx(["export", ckpt("bart"), tmp_path / "pt2", "--config", str(pt2_cfg), "--for-generation"])
     assert pt2.returncode == 2 and "EncoderDecoderCache" in pt2.stderr, describe(pt2)
-    assert not any((tmp_path / d).exists() for d in ("ov", "ovs", "seed", "pt2"))
+    assert not any((tmp_path / d).exists() for d in ("ov", "ovs", "pt2"))
 
 
 # ---- Moonshine ------------------------------------------------------------------------------------
