@@ -487,6 +487,67 @@ static hfx_value *mrope_positions(hfx_graph *g, const hfx_build_opts *o, bool te
     return text_row ? hfx_slice(g, p, 0, 1, 4) : p;
 }
 
+/* The bias [B|1,1,S,T] a seed mask input gives attention: a boolean's 0 where true, the lowest float elsewhere;
+ * eager attention's additive floats as they are. */
+static hfx_value *seed_mask_bias(hfx_graph *g, hfx_value *mask) {
+    if (mask->dtype == HFX_DTYPE_BOOL) return hfx_where(g, mask, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
+    return mask->dtype == HFX_DTYPE_F32 ? mask : hfx_cast(g, mask, HFX_DTYPE_F32);
+}
+
+/* The sliding layers' window in a static cache (0: none), the same for all of them (transformers passes one mask);
+ * fails g where they differ. */
+static int64_t seed_window(layer_ctx *c, bool *full) {
+    const hfx_decoder_cfg *m = c->m;
+    int64_t window = 0;
+    *full = false;
+    for (int64_t i = 0; i < m->layers; i++) {
+        if (!hfx_mixer_attends(m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION)) continue;
+        if (!m->window[i]) *full = true;
+        else if (window && m->window[i] != window)
+            hfx_graph_fail(c->g, HFX_ERR_UNSUPPORTED, "io seed: a static cache's sliding layers have windows %lld and "
+                           "%lld; transformers passes one sliding mask", (long long)window, (long long)m->window[i]);
+        else window = m->window[i];
+    }
+    return window;
+}
+
+/* The seed's static-cache masks, generate()'s per layer type: a full-attention layer's [B,1,S,M] in a step (a
+ * prefill's is causal over the cache's slots, made by hfx_dec_seed_cache — except under eager attention, which
+ * never skips a mask); a sliding layer's [B,1,S,T] in every call, T the keys it attends to (hfx_dec_seed_cache).
+ * Booleans, or eager attention's additive floats; named attention_mask.<type> where transformers' config has
+ * layer_types, else attention_mask. */
+static void seed_static_masks(layer_ctx *c) {
+    const hfx_build_opts *o = c->o;
+    hfx_graph *g = c->g;
+    bool full, eager = c->d->scores.eager_only;
+    int64_t window = seed_window(c, &full);
+    hfx_dtype dt = eager ? o->dtype : HFX_DTYPE_BOOL;
+    if (full && window && !c->m->layer_types) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "io seed: a static cache over full and sliding layers needs the "
+                                               "masks transformers names by layer_types, which this config has not");
+        return;
+    }
+    if (full && (o->reads_state || eager)) {
+        hfx_dim dims[4] = {o->batch, hfx_dim_const(1), o->seq, o->max_cache};
+        const char *name = c->m->layer_types ? "attention_mask.full_attention" : "attention_mask";
+        c->seed_mask = seed_mask_bias(g, hfx_graph_input(g, name, dt, 4, dims));
+    }
+    if (!window) return;
+    /* W: min(window, M) slots (a step's cache: as many as it holds); T: W in a one-token step, else up to S more */
+    bool fixed = hfx_dim_is_const(o->max_cache), one = hfx_dim_is_const(o->seq) && o->seq.c == 1;
+    int64_t slots = fixed && o->max_cache.c < window ? o->max_cache.c : window;
+    int64_t most = hfx_dim_is_const(o->seq) ? o->seq.c : g->symbols[o->seq.sym[0]].max;
+    if (fixed || !o->reads_state) c->seed_window_slots = hfx_dim_const(slots);
+    else c->seed_window_slots = hfx_dim_sym(hfx_graph_symbol(g, "sliding_window_slots", 1, window));
+    if (one && o->reads_state) c->seed_window_keys = c->seed_window_slots;
+    else if (hfx_dim_is_const(o->seq) && !o->reads_state)
+        c->seed_window_keys = hfx_dim_const(o->seq.c > slots ? o->seq.c : slots);
+    else c->seed_window_keys = hfx_dim_sym(hfx_graph_symbol(g, "sliding_window_keys", 1, window + most));
+    hfx_dim sliding[4] = {o->batch, hfx_dim_const(1), o->seq, c->seed_window_keys};
+    const char *name = c->m->layer_types ? "attention_mask.sliding_attention" : "attention_mask";
+    c->seed_window_mask = seed_mask_bias(g, hfx_graph_input(g, name, dt, 4, sliding));
+}
+
 static decoder_inputs graph_inputs(layer_ctx *c, const hfx_decoder_host *host, bool embeds_in, bool attends) {
     const hfx_build_opts *o = c->o;
     const hfx_decoder_cfg *m = c->m;
@@ -503,13 +564,8 @@ static decoder_inputs graph_inputs(layer_ctx *c, const hfx_decoder_host *host, b
     bool embeds_last = embeds_in && seed; /* the seed's call: the forward takes inputs_embeds after the positions */
     if (embeds_in && !embeds_last) in.x = hfx_graph_input(g, "inputs_embeds", o->dtype, 3, embeds_dims);
     else if (!embeds_in) in.ids = hfx_graph_input(g, "input_ids", HFX_DTYPE_I64, 2, bs);
-    if (seed) { /* the seed's inputs: a 4-D boolean mask in a static-cache step only */
-        if (o->cache == HFX_CACHE_STATIC && o->reads_state && attends) {
-            hfx_value *mask4 = hfx_graph_input(g, m->layer_types ? "attention_mask.full_attention" : "attention_mask",
-                                               HFX_DTYPE_BOOL, 4,
-                                               (hfx_dim[]){o->batch, hfx_dim_const(1), o->seq, o->max_cache});
-            c->seed_mask = hfx_where(g, mask4, hfx_const_f32(g, 0.0f), hfx_const_f32(g, -FLT_MAX));
-        }
+    if (seed) { /* the seed's inputs: a static cache's 4-D masks */
+        if (o->cache == HFX_CACHE_STATIC && attends) seed_static_masks(c);
     } else {
         in.attn_mask = hfx_graph_input(g, "attention_mask", HFX_DTYPE_I64, 2, (hfx_dim[]){o->batch, in.mask_len});
     }
@@ -797,15 +853,6 @@ static hfx_value *decoder_layers(layer_ctx *c, const decoder_inputs *in, const r
     return m->hyper.streams ? hfx_dec_hyper_head(c, x) : m->altup.streams ? hfx_dec_altup_head(c, x) : x;
 }
 
-/* Whether the seed profile would need a window-sized static cache per sliding layer, which it does
- * not keep yet. */
-static bool seed_static_windows(const hfx_decoder_cfg *m, const hfx_build_opts *o) {
-    bool seed = o->io == HFX_IO_SEED && o->cache != HFX_CACHE_NONE;
-    for (int64_t i = 0; seed && o->cache == HFX_CACHE_STATIC && i < m->layers; i++)
-        if (m->window[i]) return true;
-    return false;
-}
-
 /* A sentence-transformers CrossEncoder's scores over the causal LM (LogitScore): the logits at the last position (the
  * folder pads on the left) of the true token, less those of the false one where it has one: [B,1]. */
 static hfx_value *logit_score(layer_ctx *c, hfx_value *x, hfx_value *embed) {
@@ -893,16 +940,12 @@ hfx_status hfx_decoder_build(const hfx_decoder_desc *d, const hfx_decoder_cfg *m
     hfx_value **kv_seen = calloc((size_t)m->layers * 2, sizeof *kv_seen);
     int *cache_state = calloc((size_t)m->layers * CACHE_PARTS + 1, sizeof *cache_state);
     bool nomem = !cache_out || !cache_state || !kv_seen;
-    if (nomem || seed_static_windows(m, o)) {
+    if (nomem) {
         free(cache_out);
         free(kv_seen);
         free(cache_state);
         close_weights(&own, w, HFX_OK, err);
-        if (nomem) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: io \"seed\" with a static cache does not cover sliding-window "
-                                                  "layers yet (the seed keeps a window-sized cache per sliding layer); "
-                                                  "export with a dynamic cache or io \"optimum\"",
-                        d->architecture);
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     }
     layer_ctx c = {.g = g, .w = w, .d = d, .m = m, .o = o, .batch = o->batch, .seq = o->seq, .n = resolve_names(d, m->layout),
                    .cache_out = cache_out, .cache_state = cache_state, .kv_seen = kv_seen, .adapter = -1};

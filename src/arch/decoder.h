@@ -466,6 +466,9 @@ typedef struct hfx_decoder_scores {
     const char *both_ways_key; /* a config boolean that makes every layer attend both ways (Gemma 3's
                                   use_bidirectional_attention: EmbeddingGemma) */
     hfx_both_ways_window both_ways_window; /* where the layers attend both ways, what sliding_window means */
+    bool eager_only;           /* transformers' class has no sdpa path (_supports_sdpa False: soft-capping, sinks,
+                                  ALiBi): generate() makes additive float masks for every call, and the seed's
+                                  static-cache profile takes them so */
 } hfx_decoder_scores;
 
 /* The embedding's scale. */

@@ -19,7 +19,10 @@ typedef struct layer_ctx {
     int *cache_state;           /* (layers, CACHE_PARTS): their state declarations */
     hfx_value *seed_mask;       /* seed profile: the attention bias [B|1,1,S,T], made at the first layer
                                    (from the 4-D mask input, or from the cache it sees) */
-    hfx_value *seed_window_mask; /* ... and a dynamic cache's sliding layers' (within the window) */
+    hfx_value *seed_window_mask; /* ... and the sliding layers' (a dynamic cache's: within the window; a static
+                                    one's: from its mask input) */
+    hfx_dim seed_window_slots;  /* a static cache's sliding layers: their cache's slots W ... */
+    hfx_dim seed_window_keys;   /* ... and the keys they attend to, T ≥ W (hfx_dec_seed_cache) */
     hfx_value *new_mask;        /* recurrent layers: [B,S,1] 1 at this call's real tokens, 0 at padding */
     hfx_value *positions;       /* [B,S] the tokens' positions (RG-LRU resets where 0); NULL without them */
     hfx_value *q_temperature;   /* [B,1,S,1] f32: the queries' scale by position (hfx_query_temperature); NULL: none */

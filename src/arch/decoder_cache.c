@@ -44,56 +44,59 @@ hfx_value *hfx_dec_kv_cache(layer_ctx *c, int64_t i, hfx_value *x, int slot) {
     return x;
 }
 
-/* The seed profile's cache of layer i (transformers.exporters' names): k and v [B,KV,S,D] joined
- * with it, in place. A dynamic cache appends to input.cache.layers.{i}.keys/values; a static one
- * writes at the slots its counter input.cache.layers.{i}.cumulative_length says (then counter + S)
- * into the M-slot cache it reads, or, in a prefill, into a zero cache it starts. */
-void hfx_dec_seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
+/* A sliding layer's static cache in the seed's profile: transformers' StaticSlidingWindowLayer, without its
+ * Python branches. Its W slots hold the last W keys (values) in order. The call's x [B,KV,S,D] joins what the
+ * cache holds — slots [lo, min(n, W)) for counter n, lo 1 once the cache is full (transformers then drops the
+ * oldest) — padded with zeros to T = max(W, that length): the keys attention reads, under the caller's
+ * [B,1,S,T] mask (generate's sizes); the cache keeps the last W of them. A prefill's cache holds nothing. */
+static void seed_sliding_cache(layer_ctx *c, int64_t i, hfx_value **x, hfx_value *cache, hfx_value *n, int p) {
+    hfx_graph *g = c->g;
+    hfx_value *one = hfx_const_i64(g, 1), *joined = *x;
+    hfx_value *w = cache ? hfx_dim_of(g, cache, 2) : hfx_const_i64(g, c->seed_window_slots.c);
+    if (cache) {
+        hfx_value *lo = hfx_cast(g, hfx_op2(g, HFX_OP_GREATER_EQUAL, n, w), HFX_DTYPE_I64);
+        hfx_dim held = hfx_dim_sym(hfx_graph_symbol(g, "sliding_window_held", 0, c->m->window[i]));
+        hfx_value *rows = hfx_range(g, lo, hfx_op2(g, HFX_OP_MIN, n, w), one, held);
+        joined = hfx_concat(g, 2, (hfx_value *[]){hfx_gather(g, cache, rows, 2), *x}, 2);
+    }
+    hfx_value *t = hfx_op2(g, HFX_OP_MAX, w, hfx_dim_of(g, joined, 2));
+    hfx_value *padded = hfx_concat(g, 2, (hfx_value *[]){joined, hfx_zeros_resized(g, *x, 2, c->m->window[i])}, 2);
+    *x = hfx_gather(g, padded, hfx_range(g, hfx_const_i64(g, 0), t, one, c->seed_window_keys), 2);
+    c->cache_out[CACHE_PARTS * i + p] =
+        hfx_gather(g, padded, hfx_range(g, hfx_op2(g, HFX_OP_SUB, t, w), t, one, c->seed_window_slots), 2);
+}
+
+/* The seed profile's static cache of layer i: k and v [B,KV,S,D] written at the slots its counter
+ * input.cache.layers.{i}.cumulative_length says (then counter + S) into the M-slot cache it reads, or, in a prefill,
+ * into a zero cache it starts; a sliding layer's W-slot cache as seed_sliding_cache keeps it. */
+static void seed_static_cache(layer_ctx *c, int64_t i, hfx_value **x[2], char name[SEED_PARTS][96]) {
     const hfx_build_opts *o = c->o;
     hfx_graph *g = c->g;
     static const hfx_state_part parts[SEED_PARTS] = {HFX_PART_KEY, HFX_PART_VALUE, HFX_PART_COUNTER};
     hfx_state_naming n = naming(c);
-    char name[SEED_PARTS][96], input[128];
-    for (int p = 0; p < SEED_PARTS; p++) hfx_state_name(&n, i, parts[p], HFX_NAME_STATE, name[p], sizeof name[p]);
-    hfx_value **x[2] = {k, v}; /* each [B,KV,S,D], their own KV and D (MLA: 1 and unequal widths) */
-    if (o->cache == HFX_CACHE_DYNAMIC) {
-        for (int p = 0; p < 2; p++) {
-            int s = hfx_graph_state(g, name[p], HFX_STATE_APPEND, 2);
-            if (o->has_past) {
-                hfx_state_name(&n, i, parts[p], HFX_NAME_INPUT, input, sizeof input);
-                hfx_value *past = hfx_state_read(g, s, input, (*x[p])->dtype, 4,
-                                                 (hfx_dim[]){c->batch, (*x[p])->dims[1], o->past, (*x[p])->dims[3]});
-                hfx_value *both[2] = {past, *x[p]};
-                *x[p] = hfx_concat(g, 2, both, 2);
-            }
-            c->cache_out[CACHE_PARTS * i + p] = *x[p];
-            c->cache_state[CACHE_PARTS * i + p] = s;
-        }
-        if (c->m->window[i]) { /* the seed's sliding layer carries its window as a tensor, through */
-            hfx_state_name(&n, i, HFX_PART_WINDOW, HFX_NAME_STATE, name[2], sizeof name[2]);
-            hfx_state_name(&n, i, HFX_PART_WINDOW, HFX_NAME_INPUT, input, sizeof input);
-            int s = hfx_graph_state(g, name[2], HFX_STATE_REPLACE, 0);
-            hfx_value *in = hfx_state_read(g, s, input, HFX_DTYPE_I64, 0, NULL);
-            c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, in, hfx_const_i64(g, 0)); /* a value of its own */
-            c->cache_state[CACHE_PARTS * i + 2] = s;
-        }
-        return;
-    }
+    char input[128];
+    bool sliding = c->m->window[i] > 0;
     int s[SEED_PARTS];
-    hfx_value *cache[2];
-    hfx_dim cache_dims[2][4] = {{c->batch, (*k)->dims[1], o->max_cache, (*k)->dims[3]},
-                                {c->batch, (*v)->dims[1], o->max_cache, (*v)->dims[3]}};
+    hfx_value *cache[2] = {NULL, NULL}, *counter = NULL;
     for (int p = 0; p < SEED_PARTS; p++) {
         s[p] = hfx_graph_state(g, name[p], p < 2 ? HFX_STATE_WRITE : HFX_STATE_REPLACE, 2);
+        c->cache_state[CACHE_PARTS * i + p] = s[p];
         if (p < 2 && !o->reads_state) continue;
         hfx_state_name(&n, i, parts[p], HFX_NAME_INPUT, input, sizeof input);
-        hfx_value *in = p < 2 ? hfx_state_read(g, s[p], input, (*x[p])->dtype, 4, cache_dims[p])
-                              : hfx_state_read(g, s[p], input, HFX_DTYPE_I64, 0, NULL);
-        if (p < 2) cache[p] = in;
-        else c->cache_out[CACHE_PARTS * i + p] = in; /* the counter, for now */
+        if (p == 2) {
+            counter = hfx_state_read(g, s[p], input, HFX_DTYPE_I64, 0, NULL);
+            continue;
+        }
+        hfx_dim dims[4] = {c->batch, (*x[p])->dims[1], sliding ? c->seed_window_slots : o->max_cache, (*x[p])->dims[3]};
+        cache[p] = hfx_state_read(g, s[p], input, (*x[p])->dtype, 4, dims);
     }
-    hfx_value *counter = c->cache_out[CACHE_PARTS * i + 2];
-    hfx_value *len = hfx_dim_of(g, *k, 2);
+    /* (the new counter is the last node that reads the old: the seed's loops bind both to one buffer) */
+    hfx_value *len = hfx_dim_of(g, *x[0], 2);
+    if (sliding) {
+        for (int p = 0; p < 2; p++) seed_sliding_cache(c, i, x[p], cache[p], counter, p);
+        c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, counter, len);
+        return;
+    }
     hfx_value *slots = hfx_range(g, counter, hfx_op2(g, HFX_OP_ADD, counter, len), hfx_const_i64(g, 1), o->seq);
     if (!o->reads_state) { /* a prefill starts the cache: zeros [B,KV,M,D] */
         if (!hfx_dim_is_const(o->max_cache)) {
@@ -108,13 +111,49 @@ void hfx_dec_seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
         c->cache_out[CACHE_PARTS * i + p] = *x[p];
     }
     c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, counter, len);
-    for (int p = 0; p < SEED_PARTS; p++) c->cache_state[CACHE_PARTS * i + p] = s[p];
     if (!c->seed_mask && !o->reads_state) { /* the prefill's causal mask over the M slots */
         hfx_value *kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, cache[0], 2),
                                                        hfx_const_i64(g, 1), o->max_cache), 0); /* [1,M] */
         hfx_value *visible = hfx_op2(g, HFX_OP_LESS_EQUAL, kv_idx, hfx_unsqueeze(g, slots, 1)); /* [S,M] */
         c->seed_mask = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_where(g, visible, hfx_const_f32(g, 0.0f),
                                                                   hfx_const_f32(g, -FLT_MAX)), 0), 0);
+    }
+}
+
+/* The seed profile's cache of layer i (transformers.exporters' names): k and v [B,KV,S,D] joined
+ * with it, in place. A dynamic cache appends to input.cache.layers.{i}.keys/values; a static one is
+ * seed_static_cache's. */
+void hfx_dec_seed_cache(layer_ctx *c, int64_t i, hfx_value **k, hfx_value **v) {
+    const hfx_build_opts *o = c->o;
+    hfx_graph *g = c->g;
+    static const hfx_state_part parts[SEED_PARTS] = {HFX_PART_KEY, HFX_PART_VALUE, HFX_PART_COUNTER};
+    hfx_state_naming n = naming(c);
+    char name[SEED_PARTS][96], input[128];
+    for (int p = 0; p < SEED_PARTS; p++) hfx_state_name(&n, i, parts[p], HFX_NAME_STATE, name[p], sizeof name[p]);
+    hfx_value **x[2] = {k, v}; /* each [B,KV,S,D], their own KV and D (MLA: 1 and unequal widths) */
+    if (o->cache == HFX_CACHE_STATIC) {
+        seed_static_cache(c, i, x, name);
+        return;
+    }
+    for (int p = 0; p < 2; p++) {
+        int s = hfx_graph_state(g, name[p], HFX_STATE_APPEND, 2);
+        if (o->has_past) {
+            hfx_state_name(&n, i, parts[p], HFX_NAME_INPUT, input, sizeof input);
+            hfx_value *past = hfx_state_read(g, s, input, (*x[p])->dtype, 4,
+                                             (hfx_dim[]){c->batch, (*x[p])->dims[1], o->past, (*x[p])->dims[3]});
+            hfx_value *both[2] = {past, *x[p]};
+            *x[p] = hfx_concat(g, 2, both, 2);
+        }
+        c->cache_out[CACHE_PARTS * i + p] = *x[p];
+        c->cache_state[CACHE_PARTS * i + p] = s;
+    }
+    if (c->m->window[i]) { /* the seed's sliding layer carries its window as a tensor, through */
+        hfx_state_name(&n, i, HFX_PART_WINDOW, HFX_NAME_STATE, name[2], sizeof name[2]);
+        hfx_state_name(&n, i, HFX_PART_WINDOW, HFX_NAME_INPUT, input, sizeof input);
+        int s = hfx_graph_state(g, name[2], HFX_STATE_REPLACE, 0);
+        hfx_value *in = hfx_state_read(g, s, input, HFX_DTYPE_I64, 0, NULL);
+        c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, in, hfx_const_i64(g, 0)); /* a value of its own */
+        c->cache_state[CACHE_PARTS * i + 2] = s;
     }
 }
 

@@ -284,7 +284,8 @@ static const hfx_decoder_desc FlintForCausalLM_desc = {
     "FlintForCausalLM", QWEN3, .names = &flint_names, .norm = HFX_NORM_RMS_F32, .attention = HFX_ATTN_SINKS, .sliding = HFX_SLIDING_TYPES_OR_ALL,
     .no_rope = HFX_NO_ROPE_FULL_LAYERS, .derive = HFX_DERIVE_FLINT, .defaults.window = 513, .defaults.head_dim = 128,
     .defaults.kv_heads = 4, .moe = &hfx_moe_flint, .ignored_keys = flint_ignores,
-    .output_class = "MoeCausalLMOutputWithPast"};
+    .output_class = "MoeCausalLMOutputWithPast",
+    .scores.eager_only = true};
 /* HyperCLOVAX: Granite's layers and multipliers (the logits times logits_scaling, attention_multiplier head_dim^-0.5
  * when null) with a norm after each block (Peri-LN: post_norm1, post_norm2) unless use_post_norm is false */
 static const hfx_decoder_names hyperclovax_names = {.norm2 = "post_norm1", .pre2 = "post_attention_layernorm",
@@ -302,7 +303,8 @@ static const hfx_decoder_desc GraniteSWAForCausalLM_desc = {
     "GraniteSWAForCausalLM", LLAMA_LIKE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG, .multipliers = HFX_MULT_EMBED_RESIDUAL_LOGITS,
     .scores.scale = HFX_SCALE_ATTN_MULTIPLIER, .attention = HFX_ATTN_SINKS, .sliding = HFX_SLIDING_FIRST_OF_PATTERN,
     .sliding_pattern = 4, .no_rope = HFX_NO_ROPE_LAYER_THETA, .defaults.window = 128, .defaults.tied = true,
-    .defaults.eps = 1e-5, .defaults.kv_heads = 4, .rope.names = HFX_ROPE_NAMES_CURRENT, .masks_by_layer_type = true};
+    .defaults.eps = 1e-5, .defaults.kv_heads = 4, .rope.names = HFX_ROPE_NAMES_CURRENT, .masks_by_layer_type = true,
+    .scores.eager_only = true};
 static const hfx_decoder_desc Olmo2ForCausalLM_desc = {"Olmo2ForCausalLM", LLAMA_LIKE, .qk_norm = HFX_QK_NORM_WHOLE,
                                                        .layout = HFX_LAYOUT_POST, .defaults.eps = 1e-5};
 static const hfx_decoder_desc Olmo3ForCausalLM_desc = {
@@ -631,7 +633,8 @@ static const hfx_decoder_desc MiMoV2FlashForCausalLM_desc = {
     .defaults.kv_heads = 4, .rope.local = HFX_LOCAL_ROPE_OWN_BASE, .rope.partial_rotary = true, .rope.partial = 0.334,
     .rope.absent = mimo_v2_rope, .rope.names = HFX_ROPE_NAMES_CURRENT, .masks_by_layer_type = true,
     .ignored_keys = mimo_v2_ignores, .moe = &hfx_moe_mimo_v2, .unused_stack = "model.mtp",
-    .output_class = "MoeCausalLMOutputWithPast"};
+    .output_class = "MoeCausalLMOutputWithPast",
+    .scores.eager_only = true};
 /* JetMoE: a mixture of attention heads and a mixture of MLP experts (both top-k of num_local_experts), RMS norms whose
  * layers' epsilon is 1e-6, kv_channels the head width; tied */
 static const hfx_decoder_names jetmoe_names = {.attn = "self_attention"};
@@ -684,7 +687,8 @@ static const hfx_decoder_desc GraniteMoeSWAForCausalLM_desc = {
     .scores.scale = HFX_SCALE_ATTN_MULTIPLIER, .moe = &hfx_moe_granite_shared, .output_class = "MoeCausalLMOutputWithPast",
     .attention = HFX_ATTN_SINKS, .sliding = HFX_SLIDING_FIRST_OF_PATTERN, .sliding_pattern = 4,
     .no_rope = HFX_NO_ROPE_LAYER_THETA, .defaults.window = 128, .rope.names = HFX_ROPE_NAMES_CURRENT,
-    .masks_by_layer_type = true};
+    .masks_by_layer_type = true,
+    .scores.eager_only = true};
 /* MiniMax-M2: q/k norms over the whole projections, `rotary_dim` of each head rotated, a sigmoid router with
  * the block's correction bias over Mixtral's experts */
 static const hfx_decoder_desc MiniMaxM2ForCausalLM_desc = {
@@ -717,7 +721,8 @@ static const hfx_decoder_desc GptOssForCausalLM_desc = {
     "GptOssForCausalLM", LLAMA_LIKE, .bias.default_on = true, .sliding = HFX_SLIDING_PATTERN,
     .sliding_pattern = 2, .defaults.window = 128, .masks_by_layer_type = true, .rope.theta = 150000.0,
     .defaults.eps = 1e-5, .attention = HFX_ATTN_SINKS, .moe = &hfx_moe_gpt_oss,
-    .output_class = "MoeCausalLMOutputWithPast"};
+    .output_class = "MoeCausalLMOutputWithPast",
+    .scores.eager_only = true};
 /* DeepSeek V2/V3: multi-head latent attention, dense layers then shared + routed experts. V2 rotates
  * interleaved pairs in place; V3 regroups them into halves (rope_interleave). */
 static const hfx_decoder_desc DeepseekV2ForCausalLM_desc = {
@@ -799,7 +804,8 @@ static const hfx_decoder_desc HYV4ForCausalLM_desc = {
     "HYV4ForCausalLM", LLAMA_LIKE, .names = &hy_v4_names, .layout = HFX_LAYOUT_HYPER, .attention = HFX_ATTN_LATENT,
     .latent = {.keys = HFX_MLA_KEYS_INDEXED_ROTARY_LAST, .gate = HFX_MLA_GATE_ELEMENTWISE, .sinks = HFX_MLA_SINKS_LEARNED},
     .moe = &hfx_moe_hy_v4, .defaults.eps = 1e-5, .unused_stack = "model.mtp_layers", .ignored_keys = hy_v4_ignores,
-    .output_class = "MoeCausalLMOutputWithPast"};
+    .output_class = "MoeCausalLMOutputWithPast",
+    .scores.eager_only = true};
 /* DeepSeek V4: hyper-connections whose residual a Sinkhorn-Knopp matrix mixes; compressed attention (compressed.c): one
  * key head that is also the value, sinks, a window in every layer and, in the compressed ones, the pooled entries
  * (HCA's; CSA's with its indexer); experts in every layer, routed by √softplus scores or, in the first layers, by token
@@ -829,7 +835,8 @@ static const hfx_decoder_desc DeepseekV4ForCausalLM_desc = {
     .attention = HFX_ATTN_COMPRESSED, .sliding = HFX_SLIDING_ALL, .defaults = {.window = 128, .kv_heads = 1},
     .bias = {.rule = HFX_BIAS_NONE, .mlp = HFX_MLP_BIAS_FROM_CONFIG}, .moe = &hfx_moe_deepseek_v4,
     .derive = HFX_DERIVE_DEEPSEEK_V4, .unused_stack = "mtp", .names = &deepseek_v4_names, .ignored_keys = deepseek_v4_ignores,
-    .output_class = "MoeCausalLMOutputWithPast"};
+    .output_class = "MoeCausalLMOutputWithPast",
+    .scores.eager_only = true};
 /* GLM-4.7-Flash: V3's latent attention and experts, the sparse layers by mlp_layer_types (its config never reads
  * first_k_dense_replace) */
 static const char *const glm4_lite_ignores[] = {"first_k_dense_replace", NULL};
@@ -962,7 +969,8 @@ static const hfx_decoder_desc BloomForCausalLM_desc = {
     .positions = HFX_POSITIONS_ALIBI, .qkv = HFX_QKV_PER_HEAD, .act.key = "hidden_act", .act.dflt = "gelu_pytorch_tanh",
     .bias.rule = HFX_BIAS_USE_BIAS, .bias.default_on = true, .eps_key = "layer_norm_epsilon", .defaults.tied = true,
     .names = &bloom_names, .keys = &bloom_keys, .ignored_keys = bloom_ignores, .embed_scale = HFX_EMBED_OWN_NORM,
-    .scores.scale = HFX_SCALE_HEAD_DIM, .rope.names = HFX_ROPE_NAMES_CURRENT};
+    .scores.scale = HFX_SCALE_HEAD_DIM, .rope.names = HFX_ROPE_NAMES_CURRENT,
+    .scores.eager_only = true};
 /* Falcon: one fused query_key_value (per key/value group in the new decoder, else multi-query or per head), parallel
  * attention and MLP with one norm or two (or sequential layers), a plain MLP, every linear biased by `bias`, rotary or
  * ALiBi (Falcon-RW), tied */
@@ -996,7 +1004,8 @@ static const hfx_decoder_desc MptForCausalLM_desc = {
     .positions = HFX_POSITIONS_ALIBI_MAX_BIAS, .qkv = HFX_QKV_CONCAT, .bias.rule = HFX_BIAS_NONE,
     .clip_qkv_key = "attn_config.clip_qkv",
     .eps_key = "layer_norm_epsilon", .defaults.tied = true, .names = &mpt_names, .keys = &mpt_keys,
-    .ignored_keys = mpt_ignores, .scores.scale = HFX_SCALE_SOFTMAX_SCALE, .forward_args = gpt2_forward_args};
+    .ignored_keys = mpt_ignores, .scores.scale = HFX_SCALE_SOFTMAX_SCALE, .forward_args = gpt2_forward_args,
+    .scores.eager_only = true};
 /* DBRX: MPT's names and norms with rotary, grouped keys and values (attn_config's kv_n_heads, clip_qkv) and every
  * layer's MLP the experts (ffn_config: softmax top-k divided by their p-norm, the experts flat); not tied.
  * transformers 5 reads no attn_config.rope_theta (its rope is rope_parameters'), nor a norm epsilon (1e-5) */
@@ -1021,7 +1030,8 @@ static const hfx_decoder_desc GPTNeoForCausalLM_desc = {
     .eps_key = "layer_norm_epsilon", .defaults.tied = true, .names = &gpt_neo_names, .keys = &gpt_neo_keys,
     .positions = HFX_POSITIONS_LEARNED, .scores.scale = HFX_SCALE_ONE, .scores.mask = HFX_MASK_WHERE_THEN_ADD,
     .sliding = HFX_SLIDING_ATTENTION_TYPES,
-    .forward_args = gpt2_forward_args, .ignored_keys = gpt_neo_ignores};
+    .forward_args = gpt2_forward_args, .ignored_keys = gpt_neo_ignores,
+    .scores.eager_only = true};
 /* GPTBigCode (StarCoder 1, SantaCoder): GPT-2's layers with nn.Linear weights, multi-query attention by default */
 static const char *const gpt_bigcode_ignores[] = {"num_key_value_heads", "head_dim", "use_bias", "attention_bias", NULL};
 static const hfx_decoder_desc GPTBigCodeForCausalLM_desc = {
@@ -1051,7 +1061,8 @@ static const hfx_decoder_desc VaultGemmaForCausalLM_desc = {
     .names = &vaultgemma_names, .act.key = "hidden_activation", .scores.scale = HFX_SCALE_QUERY_PRE_ATTN,
     .scores.softcaps = HFX_SOFTCAP_ATTN_AND_FINAL, .defaults.attn_softcap = 50.0, .defaults.final_softcap = 30.0,
     .defaults.window = 4096, .defaults.head_dim = 256, .masks_by_layer_type = true,
-    .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE};
+    .embed_scale = HFX_EMBED_SQRT_HIDDEN_IN_TABLE,
+    .scores.eager_only = true};
 static const hfx_decoder_desc LlamaForSequenceClassification_desc = {"LlamaForSequenceClassification", LLAMA,
                                                                      .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc MistralForSequenceClassification_desc = {"MistralForSequenceClassification", MISTRAL,
@@ -1067,7 +1078,8 @@ static const hfx_decoder_desc Gemma2ForCausalLM_desc = {
     "Gemma2ForCausalLM", GEMMA_LIKE, .sliding = HFX_SLIDING_PATTERN, .sliding_pattern = 2,
     .layout = HFX_LAYOUT_SANDWICH, .act.key = "hidden_activation", .scores.scale = HFX_SCALE_QUERY_PRE_ATTN,
     .scores.softcaps = HFX_SOFTCAP_ATTN_AND_FINAL, .defaults.attn_softcap = 50.0, .defaults.final_softcap = 30.0,
-    .defaults.window = 4096, .masks_by_layer_type = true};
+    .defaults.window = 4096, .masks_by_layer_type = true,
+    .scores.eager_only = true};
 static const hfx_decoder_desc Gemma3ForCausalLM_desc = {
     "Gemma3ForCausalLM", GEMMA_LIKE, .qk_norm = HFX_QK_NORM_PER_HEAD, .sliding = HFX_SLIDING_PATTERN_OR_CONFIG,
     .sliding_pattern = 6, .layout = HFX_LAYOUT_SANDWICH,

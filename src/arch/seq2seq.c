@@ -475,8 +475,9 @@ static hfx_value *seed_static_self(s2s_ctx *c, dec_state *s, int64_t i, hfx_valu
         return x;
     }
     hfx_value *cache = c->o->reads_state ? s->in[at + part] : hfx_zeros_resized(g, x, 2, c->o->max_cache.c);
-    s->out[at + SELF_N] = hfx_op2(g, HFX_OP_ADD, counter, len);
-    return s->out[at + part] = hfx_cache_write(g, cache, x, slots);
+    s->out[at + part] = hfx_cache_write(g, cache, x, slots);
+    s->out[at + SELF_N] = hfx_op2(g, HFX_OP_ADD, counter, len); /* after its readers: a loop may bind both to one buffer */
+    return s->out[at + part];
 }
 
 /* This step's self-attention keys or values x [B,heads,S,hd] joined with layer i's cache. */

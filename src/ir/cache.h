@@ -54,4 +54,11 @@ static inline int hfx_seed_call_rank(const hfx_seed_call *sc, const char *key, s
     return i;
 }
 
+/* Whether any of sc's layers has a sliding window (transformers' sliding-window cache layers). */
+static inline bool hfx_seed_call_slides(const hfx_seed_call *sc) {
+    for (int i = 0; i < sc->n_layers; i++)
+        if (sc->layers[i].sliding_window) return true;
+    return false;
+}
+
 #endif

@@ -22,12 +22,20 @@ from seedutil import MAX_CACHE_LEN, MODES, hfx_seed_export, seed_exporter  # noq
 
 
 def _io(path):
+    """A graph's (inputs, outputs): names, element types and ranks in order — but the masks per layer type in name
+    order: the seed's order is that of a Python set of strings (create_masks_for_generate), which changes with
+    PYTHONHASHSEED from one export to the next."""
     m = onnx.load(str(path), load_external_data=False)
 
     def side(vs):
         return [(v.name, onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type), len(v.type.tensor_type.shape.dim))
                 for v in vs]
-    return side(m.graph.input), side(m.graph.output)
+    inputs = side(m.graph.input)
+    at = [k for k, v in enumerate(inputs) if v[0].startswith("attention_mask.")]
+    if at:
+        assert at == list(range(at[0], at[0] + len(at))), inputs
+        inputs[at[0]:at[-1] + 1] = sorted(inputs[at[0]:at[-1] + 1])
+    return inputs, side(m.graph.output)
 
 
 def _hfx_seed_export(checkpoint, out, mode):
@@ -43,7 +51,8 @@ def seed_exports(tmp_path_factory, checkpoints):
 # Qwen3's transformers config declares layer_types: the seed names its mask per type there
 @pytest.mark.parametrize("name,mode", [("llama_default", m) for m in sorted(MODES)] +
                          [("qwen3", "static"), ("qwen3", "static-multi"), ("gemma", "static"),
-                          ("mistral_swa", "dynamic"), ("mistral_swa", "dynamic-multi"), ("gemma2", "dynamic")])
+                          ("mistral_swa", "dynamic"), ("mistral_swa", "dynamic-multi"), ("gemma2", "dynamic"),
+                          ("mistral_swa", "static"), ("qwen2_swa", "static"), ("gemma2", "static")])
 def test_io_lists_equal_the_seeds(checkpoints, seed_exports, tmp_path, name, mode):
     seed = seed_exports(name, mode)
     ours = _hfx_seed_export(checkpoints(name), tmp_path / "hfx", mode)
@@ -183,9 +192,91 @@ def _assert_static_seed_refused(checkpoint, tmp_path, fmt, reason):
     assert proc.returncode == 2 and reason in proc.stderr, describe(proc)
 
 
-def test_sliding_window_static_cache_is_refused_for_now(checkpoints, tmp_path):
-    """The seed keeps a window-sized cache per sliding layer in a static cache: not written yet."""
-    _assert_static_seed_refused(checkpoints("mistral_swa"), tmp_path, "onnx", "sliding-window")
+def _generate_calls(checkpoint, prompt, new_tokens):
+    """transformers' greedy generate with a static cache of MAX_CACHE_LEN slots: the keyword tensors of every forward
+    call it makes (its masks as it builds them, per layer type where the config has layer_types), and each step's
+    logits."""
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained(str(checkpoint)).eval()
+    calls, forward = [], model.forward
+
+    def tensors(v):
+        if isinstance(v, dict):
+            return {k: t.clone().numpy() for k, t in v.items() if t is not None}
+        return v.clone().numpy()
+
+    def record(*args, **kwargs):
+        calls.append({k: tensors(v) for k, v in kwargs.items() if k in ("input_ids", "position_ids", "attention_mask")})
+        return forward(*args, **kwargs)
+    model.forward = record
+    with torch.no_grad():
+        out = model.generate(torch.tensor(prompt), max_new_tokens=new_tokens, min_new_tokens=new_tokens,
+                             do_sample=False, cache_implementation="static", max_cache_len=MAX_CACHE_LEN,
+                             output_logits=True, return_dict_in_generate=True)
+    return calls, out.sequences[0, prompt.shape[1]:].tolist(), torch.stack(out.logits)[:, 0].numpy()
+
+
+def _runner(out, fmt, component):
+    """(input names, run(feed) → {output name: array}) of a component in ONNX Runtime or OpenVINO (f32)."""
+    if fmt == "onnx":
+        session = ort.InferenceSession(str(out / f"{component}.onnx"), providers=["CPUExecutionProvider"])
+        names = [o.name for o in session.get_outputs()]
+        return [i.name for i in session.get_inputs()], lambda feed: dict(zip(names, session.run(None, feed)))
+    import openvino as ov
+    request = ov.Core().compile_model(str(out / f"openvino_{component}.xml"), "CPU",
+                                      {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    def run(feed):
+        res = request.infer(feed)
+        return {p.get_any_name(): np.array(res[p]) for p in request.model_outputs}
+    return [i.get_any_name() for i in request.model_inputs], run
+
+
+@pytest.mark.parametrize("name,fmt", [("mistral_swa", "onnx"), ("qwen2_swa", "onnx"), ("gemma2", "onnx"),
+                                      ("gemma2", "openvino")])
+def test_static_sliding_window_takes_what_generate_passes(checkpoints, tmp_path, name, fmt):
+    """A static cache with sliding layers (window 4; Mistral's every layer, Qwen2's layer 1, Gemma 2's even ones):
+    each sliding layer keeps the last `window` keys, as transformers' StaticSlidingWindowLayer does, and the
+    prefill and decode take the masks generate() builds for each call — a sliding layer's over the window or the
+    longer prompt, a full layer's over the cache (none in an sdpa prefill; Gemma 2's eager attention: additive
+    floats in every call). Fed exactly those, with the counters and caches passed back, 20 steps past the window
+    give generate's tokens, every step's logits within 1e-4."""
+    ck = checkpoints(name)
+    if fmt == "onnx":
+        out = _hfx_seed_export(ck, tmp_path / "hfx", "static")
+    else:  # (a static cache: stateless)
+        cfg = tmp_path / "ov.json"
+        cfg.write_text(json.dumps({"export_format": "openvino", "dynamic": True, "io": "seed", "stateful": False}))
+        out = tmp_path / "hfx"
+        proc = run_hfx(["export", ck, out, "--config", cfg, "--for-generation", "--quiet", *MODES["static"][0]])
+        assert proc.returncode == 0, describe(proc)
+    prefill, decode = _runner(out, fmt, "prefill"), _runner(out, fmt, "decode")
+    vocab = json.loads((ck / "config.json").read_text())["vocab_size"]
+    prompt = np.random.default_rng(5).integers(3, vocab, size=(1, 6)).astype(np.int64)
+    calls, want, want_logits = _generate_calls(ck, prompt, 20)
+    cache, logits, seen = {}, [], 0
+    for step, call in enumerate(calls):
+        session = prefill if step == 0 else decode
+        n = call["input_ids"].shape[1]  # (generate passes no position_ids: the seed's call adds them)
+        feed = {"input_ids": call["input_ids"], "position_ids": np.arange(seen, seen + n)[None]}
+        seen += n
+        masks = call["attention_mask"]
+        feed.update({f"attention_mask.{k}": v for k, v in masks.items()} if isinstance(masks, dict)
+                    else {"attention_mask": masks})
+        feed.update({f"input.{k}": v for k, v in cache.items()})
+        names, run = session
+        feed.update({n: np.array(0, np.int64) for n in names if n.endswith("cumulative_length") and step == 0})
+        res = run({n: feed[n] for n in names})
+        cache = {k.removeprefix("output."): v for k, v in res.items() if k != "logits"}
+        logits.append(res["logits"][0, -1])
+    assert [int(v.argmax()) for v in logits] == want
+    np.testing.assert_allclose(np.stack(logits), want_logits, atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("fmt", ["dynamo", "executorch"])
+def test_static_sliding_window_refused_in_torch_formats(checkpoints, tmp_path, fmt):
+    """The torch programs cannot hold it: .pt2's input spec pins the sliding layers' Python token count, ExecuTorch's
+    memory plan the counter-dependent size of the keys they keep."""
+    _assert_static_seed_refused(checkpoints("mistral_swa"), tmp_path, fmt, "sliding-window")
 
 
 # ---- OpenVINO ------------------------------------------------------------------------------------

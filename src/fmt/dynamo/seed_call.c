@@ -245,12 +245,13 @@ static hfx_status reorder_user_inputs(hfx_aten_program *p, const kwarg *kw, int 
 
 /* The layers and components whose transformers cache objects hfx does not write: refused. */
 static hfx_status check_covered(const hfx_seed_call *sc, const hfx_graph *g, hfx_error *err) {
+    if (hfx_seed_call_slides(sc))
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                        "io \"seed\" for torch.export does not cover sliding-window layers: transformers' "
+                        "DynamicSlidingWindowLayer and StaticSlidingWindowLayer keep their token count as a Python "
+                        "int that the program's input spec pins, so its decode accepts only the sample's length; "
+                        "export with io \"optimum\"");
     for (int i = 0; i < sc->n_layers; i++) {
-        if (sc->layers[i].sliding_window)
-            return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                            "io \"seed\" for torch.export does not cover sliding-window layers: transformers' "
-                            "DynamicSlidingWindowLayer pins its token count in the program's input spec, so its "
-                            "decode accepts only the sample's length; export with io \"optimum\"");
         if (sc->layers[i].n_states)
             return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                             "io \"seed\" for torch.export does not cover recurrent layers (convolution or SSM "

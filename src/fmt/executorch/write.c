@@ -161,6 +161,13 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
         /* the Python system's profile (io "seed"): its program's, the cache's new content both an input mutation and
            returned, as the model returns it (outputs: the mutations, the logits, the returned cache) */
         bool seed = gs[c].seed_call != NULL;
+        if (seed && gs[c].seed_call->is_static && hfx_seed_call_slides(gs[c].seed_call)) {
+            st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "executorch: io \"seed\" with a static cache does not cover "
+                                                    "sliding-window layers (the keys they keep depend on the write "
+                                                    "counter: a size ExecuTorch's memory plan cannot hold); export "
+                                                    "with io \"optimum\"");
+            break;
+        }
         st = hfx_aten_lower(g, hints, seed ? HFX_ATEN_RETURNS_UPDATED_STATE : 0, &p, err);
         if (st) break;
         hfx_et_program *e;
