@@ -476,7 +476,7 @@ static hfx_value *seed_static_self(s2s_ctx *c, dec_state *s, int64_t i, hfx_valu
     }
     hfx_value *cache = c->o->reads_state ? s->in[at + part] : hfx_zeros_resized(g, x, 2, c->o->max_cache.c);
     s->out[at + part] = hfx_cache_write(g, cache, x, slots);
-    s->out[at + SELF_N] = hfx_op2(g, HFX_OP_ADD, counter, len); /* after its readers: a loop may bind both to one buffer */
+    s->out[at + SELF_N] = hfx_op2(g, HFX_OP_ADD, counter, len); /* after its readers: loops bind both to one buffer */
     return s->out[at + part];
 }
 
