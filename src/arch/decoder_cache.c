@@ -198,6 +198,16 @@ hfx_state_names hfx_dec_state_names(const layer_ctx *c, int64_t i, int k) {
     return names;
 }
 
+/* A recurrent layer's state outputs, each at its part's slot (conv 0, ssm 1). */
+static void write_states(layer_ctx *c, int64_t i) {
+    hfx_layer_cache l = hfx_decoder_layer_cache(c->m, i);
+    for (int s = 0; s < l.n_states; s++) {
+        int k = hfx_dec_state_part(&l.states[s]);
+        hfx_state_write(c->g, c->cache_state[CACHE_PARTS * i + STATE_SLOT + k],
+                        c->cache_out[CACHE_PARTS * i + STATE_SLOT + k], hfx_dec_state_names(c, i, k).output);
+    }
+}
+
 /* Every cache and state output, named by the profile: hfx's present.{i}.key/value (a growing cache)
  * or output.past_key_values.{i}.* (a static one); the seed's cache.layers.{i}.* out of a prefill and
  * output.cache.layers.{i}.* out of a step, with the write counter or the window tensor; a
@@ -211,23 +221,19 @@ void hfx_dec_write_caches(layer_ctx *c) {
     for (int64_t i = 0; i < m->layers && o->cache != HFX_CACHE_NONE && !g->failed; i++) {
         hfx_mixer_kind kind = m->mixer ? m->mixer[i] : HFX_MIXER_ATTENTION;
         if (hfx_dec_shape(m, i).kv_from != i || kind == HFX_MIXER_FFN) continue; /* it keeps nothing of its own */
-        if (kind != HFX_MIXER_ATTENTION) { /* a recurrent layer's states, each at its part's slot (conv 0, ssm 1) */
-            hfx_layer_cache l = hfx_decoder_layer_cache(m, i);
-            for (int s = 0; s < l.n_states; s++) {
-                int k = hfx_dec_state_part(&l.states[s]);
-                hfx_state_write(g, c->cache_state[CACHE_PARTS * i + STATE_SLOT + k],
-                                c->cache_out[CACHE_PARTS * i + STATE_SLOT + k], hfx_dec_state_names(c, i, k).output);
-            }
-            if (!hfx_mixer_attends(kind)) continue; /* (Falcon-H1's and Zamba2's hybrid layers attend too) */
-        }
+        bool states = kind != HFX_MIXER_ATTENTION, attends = hfx_mixer_attends(kind);
+        /* a hybrid layer's (Falcon-H1's, Zamba2's): the states first, or (the seed's) its attention half's parts, as
+           transformers' LinearAttentionAnd*AttentionLayer holds them */
+        if (states && !seed) write_states(c, i);
         /* the seed's counter or window; an indexer's keys */
         bool third = (seed && (o->cache == HFX_CACHE_STATIC || m->window[i])) || (!seed && hfx_decoder_layer_cache(m, i).index_dim);
         hfx_state_part parts[3] = {HFX_PART_KEY, HFX_PART_VALUE, !seed ? HFX_PART_INDEX_KEY
                                    : o->cache == HFX_CACHE_STATIC ? HFX_PART_COUNTER : HFX_PART_WINDOW};
-        for (int kv = 0; kv < (third ? 3 : 2); kv++) {
+        for (int kv = 0; attends && kv < (third ? 3 : 2); kv++) {
             char name[128];
             hfx_state_name(&n, i, parts[kv], HFX_NAME_OUTPUT, name, sizeof name);
             hfx_state_write(g, c->cache_state[CACHE_PARTS * i + kv], c->cache_out[CACHE_PARTS * i + kv], name);
         }
+        if (states && seed) write_states(c, i);
     }
 }

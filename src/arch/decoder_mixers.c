@@ -556,8 +556,14 @@ hfx_value *hfx_dec_mixer(layer_ctx *c, int64_t i, hfx_value *h, hfx_value *cos, 
     case HFX_MIXER_PARALLEL: { /* mamba(h)·ssm_out + attention(h·attn_in)·attn_out, in transformers' order */
         const hfx_decoder_cfg *m = c->m;
         hfx_graph *g = c->g;
-        hfx_value *ssm = hfx_dec_scaled(g, recurrent_block(c, i, h, HFX_MIXER_MAMBA2), m->mult.ssm_out);
-        hfx_value *attn = hfx_dec_attention(c, i, hfx_dec_scaled(g, h, m->mult.attn_in), cos, sin, bias);
+        /* built attention first in the seed's profile: its cache inputs then come as transformers' hybrid cache
+           layer flattens (its attention half's keys and values, then the states) */
+        hfx_value *ssm = NULL, *attn = NULL;
+        bool seed = hfx_dec_seed_profile(c);
+        if (!seed) ssm = recurrent_block(c, i, h, HFX_MIXER_MAMBA2);
+        attn = hfx_dec_attention(c, i, hfx_dec_scaled(g, h, m->mult.attn_in), cos, sin, bias);
+        if (seed) ssm = recurrent_block(c, i, h, HFX_MIXER_MAMBA2);
+        ssm = hfx_dec_scaled(g, ssm, m->mult.ssm_out);
         return hfx_op2(g, HFX_OP_ADD, ssm, hfx_dec_scaled(g, attn, m->mult.attn_out));
     }
     case HFX_MIXER_FFN: return hfx_dec_ffn(c, i, h); /* (the MLP as the layer's one block) */

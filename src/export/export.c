@@ -737,8 +737,11 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
     if (st) return st;
     hfx_torch_signature sig = hfx_arch_component_signature(model->arch, c->decl->name);
     if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers && sig.args) {
-        *call = (hfx_seed_call){sig.output_class, sig.args, c->opts.cache == HFX_CACHE_STATIC,
-                                c->decl->reads_state, max_cache_len, n_layers, layers, sig.nones, sig.bare};
+        *call = (hfx_seed_call){.output_class = sig.output_class, .forward_args = sig.args,
+                                .is_static = c->opts.cache == HFX_CACHE_STATIC, .filled = c->decl->reads_state,
+                                .max_cache_len = max_cache_len, .n_layers = n_layers, .layers = layers,
+                                .nones = sig.nones, .step_nones = c->decl->reads_state ? sig.step_nones : NULL,
+                                .bare = sig.bare};
         fg->seed_call = call;
     }
     c->metadata = metadata(c, model, max_cache_len, fg->seed_call);

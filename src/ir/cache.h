@@ -42,6 +42,7 @@ typedef struct hfx_seed_call {
     int n_layers;
     const hfx_layer_cache *layers;
     const char *const *nones; /* NULL-terminated or NULL: keywords passed as None (constant inputs) */
+    const char *const *step_nones; /* ... and those a step is passed as None (Mamba's generate: attention_mask) */
     bool bare;                /* returns its tensors (one, or a tuple), no ModelOutput, and takes no cache (lm_head) */
 } hfx_seed_call;
 

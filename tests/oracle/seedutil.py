@@ -4,8 +4,10 @@ with (test_seed_io.py for ONNX, test_dynamo_seed.py for torch.export)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import warnings
+import zipfile
 
 import torch
 
@@ -56,3 +58,60 @@ def seed_exporter(tmp_path_factory, checkpoint_of, fmt):
             done[(name, mode)] = out
         return done[(name, mode)]
     return export
+
+
+def pt2_call(path):
+    """What a caller of a .pt2 program sees: its input and output specs (contexts parsed), its user
+    inputs in order (name, dtype, rank; None leaves as None) and the forward's argument names."""
+    with zipfile.ZipFile(path) as z:
+        root = z.namelist()[0].split("/")[0]
+        ep = json.loads(z.read(f"{root}/models/model.json"))
+    g = ep["graph_module"]
+    sig = g["module_call_graph"][0]["signature"]
+
+    def spec(text):
+        def node(s):
+            ctx = s["context"]
+            return s["type"], json.loads(ctx) if isinstance(ctx, str) else ctx, [node(c) for c in s["children_spec"]]
+        return node(json.loads(text)[1])
+    user = {s["user_input"]["arg"]["as_tensor"]["name"] for s in g["signature"]["input_specs"] if "user_input" in s}
+    tensors = g["graph"]["tensor_values"]
+    def described(a):
+        name = a["as_tensor"]["name"]
+        return name, tensors[name]["dtype"], len(tensors[name]["sizes"])
+    inputs = [None if "as_none" in a else described(a)
+              for a in g["graph"]["inputs"] if "as_none" in a or a["as_tensor"]["name"] in user]
+    return {"in_spec": spec(sig["in_spec"]), "out_spec": spec(sig["out_spec"]), "inputs": inputs,
+            "arg_names": sig["forward_arg_names"]}
+
+
+def pt2_prefill_then_decode(out, prompt, new_tokens, static):
+    """The two-program layout as a torch caller runs it: prefill(input_ids, position_ids, cache=<its sample's empty
+    cache>) returns a ModelOutput whose cache object decode takes, one token per call (a static cache updated in
+    place, a growing one returned anew): the greedy tokens."""
+    prefill_ep = torch.export.load(str(out / "prefill.pt2"))
+    decode_ep = torch.export.load(str(out / "decode.pt2"))
+    prefill, decode = prefill_ep.module(), decode_ep.module()
+    n = prompt.shape[1]
+    _, kwargs = prefill_ep.example_inputs
+    positions = "position_ids" in kwargs  # (Mamba's take none)
+    call = {"input_ids": prompt, "cache": copy.deepcopy(kwargs["cache"])}
+    if positions:
+        call["position_ids"] = torch.arange(n)[None]
+    if "attention_mask" in kwargs:  # a layer_types model's static prefill: {type: None}
+        call["attention_mask"] = kwargs["attention_mask"]
+    res = prefill(**call)
+    cache = res.cache
+    tokens = [int(res.logits[0, -1].argmax())]
+    for position in range(n, n + new_tokens - 1):
+        step = {"input_ids": torch.tensor([[tokens[-1]]]), "cache": cache}
+        if positions:
+            step["position_ids"] = torch.tensor([[position]])
+        if static:
+            step["attention_mask"] = (torch.arange(MAX_CACHE_LEN) <= position)[None, None, None]
+        step.update({k: None for k, v in decode_ep.example_inputs[1].items() if v is None})  # (Mamba's mask)
+        res = decode(**step)
+        if not static:
+            cache = res.cache
+        tokens.append(int(res.logits[0, -1].argmax()))
+    return tokens

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import json
-import zipfile
 
 import numpy as np
 import pytest
@@ -23,7 +22,8 @@ import torch
 import decoders_encoders_models as W
 from conftest import describe, run_hfx
 
-from seedutil import MAX_CACHE_LEN, MODES, hfx_seed_export, seed_exporter  # noqa: E402,F401
+from seedutil import (MAX_CACHE_LEN, MODES, hfx_seed_export, pt2_call, pt2_prefill_then_decode,  # noqa: F401
+                      seed_exporter)
 
 
 @pytest.fixture(scope="module")
@@ -46,29 +46,6 @@ def seed_exports(tmp_path_factory, ckpt):
     return seed_exporter(tmp_path_factory, ckpt, "dynamo")
 
 
-def _call(path):
-    """What a caller of the program sees: its input and output specs (contexts parsed), its user
-    inputs in order (name, dtype, rank; None leaves as None) and the forward's argument names."""
-    with zipfile.ZipFile(path) as z:
-        root = z.namelist()[0].split("/")[0]
-        ep = json.loads(z.read(f"{root}/models/model.json"))
-    g = ep["graph_module"]
-    sig = g["module_call_graph"][0]["signature"]
-
-    def spec(text):
-        def node(s):
-            ctx = s["context"]
-            return s["type"], json.loads(ctx) if isinstance(ctx, str) else ctx, [node(c) for c in s["children_spec"]]
-        return node(json.loads(text)[1])
-    user = {s["user_input"]["arg"]["as_tensor"]["name"] for s in g["signature"]["input_specs"] if "user_input" in s}
-    tensors = g["graph"]["tensor_values"]
-    inputs = [None if "as_none" in a else
-              (a["as_tensor"]["name"], tensors[a["as_tensor"]["name"]]["dtype"], len(tensors[a["as_tensor"]["name"]]["sizes"]))
-              for a in g["graph"]["inputs"] if "as_none" in a or a["as_tensor"]["name"] in user]
-    return {"in_spec": spec(sig["in_spec"]), "out_spec": spec(sig["out_spec"]), "inputs": inputs,
-            "arg_names": sig["forward_arg_names"]}
-
-
 # Qwen3 declares layer_types (a static cache's mask is a dict per type); Qwen3-MoE and GPT-2 return
 # other ModelOutput classes (Qwen3-MoE: MoeCausalLMOutputWithPast, CausalLMOutputWithCrossAttentions)
 @pytest.mark.parametrize("name,mode", [("llama_default", m) for m in sorted(MODES)] +
@@ -79,7 +56,7 @@ def test_call_equals_the_seeds(ckpt, seed_exports, tmp_path, name, mode):
     assert sorted(p.name for p in ours.glob("*.pt2")) == sorted(p.name for p in seed.glob("*.pt2")) == \
         ["decode.pt2", "prefill.pt2"]
     for comp in ("prefill", "decode"):
-        got, want = _call(ours / f"{comp}.pt2"), _call(seed / f"{comp}.pt2")
+        got, want = pt2_call(ours / f"{comp}.pt2"), pt2_call(seed / f"{comp}.pt2")
         for key in want:
             assert got[key] == want[key], f"{comp}: {key}"
 
@@ -158,33 +135,11 @@ def test_one_loop_serves_both(ckpt, seed_exports, tmp_path):
 @pytest.mark.parametrize("name,mode", [("llama_default", "static"), ("llama_default", "dynamic"), ("gpt2", "dynamic"),
                                        ("qwen3_moe", "static")])
 def test_prefill_then_decode_through_cache_objects(ckpt, tmp_path, name, mode):
-    """The two-program layout as a torch caller runs it: prefill(input_ids, position_ids,
-    cache=<its sample's empty cache>) returns a ModelOutput whose cache object decode takes,
-    one token per call (a static cache updated in place, a growing one returned anew)."""
+    """The two-program layout as a torch caller runs it (seedutil.pt2_prefill_then_decode)."""
     ck = ckpt(name)
     out = _hfx_export(ck, tmp_path / "hfx", mode)
-    prefill_ep = torch.export.load(str(out / "prefill.pt2"))
-    decode_ep = torch.export.load(str(out / "decode.pt2"))
-    prefill, decode = prefill_ep.module(), decode_ep.module()
     prompt = _prompt(ck, 5, 3)
-    n = prompt.shape[1]
-    _, kwargs = prefill_ep.example_inputs
-    cache = copy.deepcopy(kwargs["cache"])
-    call = {"input_ids": prompt, "position_ids": torch.arange(n)[None], "cache": cache}
-    if "attention_mask" in kwargs:  # a layer_types model's static prefill: {type: None}
-        call["attention_mask"] = kwargs["attention_mask"]
-    res = prefill(**call)
-    cache = res.cache
-    tokens = [int(res.logits[0, -1].argmax())]
-    for position in range(n, n + 23):
-        step = {"input_ids": torch.tensor([[tokens[-1]]]), "position_ids": torch.tensor([[position]]), "cache": cache}
-        if mode == "static":
-            step["attention_mask"] = (torch.arange(MAX_CACHE_LEN) <= position)[None, None, None]
-        res = decode(**step)
-        if mode != "static":
-            cache = res.cache
-        tokens.append(int(res.logits[0, -1].argmax()))
-    assert tokens == _greedy(ck, prompt, 24)
+    assert pt2_prefill_then_decode(out, prompt, 24, mode == "static") == _greedy(ck, prompt, 24)
 
 
 def test_the_programs_are_real(ckpt, tmp_path):

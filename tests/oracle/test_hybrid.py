@@ -47,7 +47,8 @@ delta-nets and gated attention).
     the states replaced;
   * io "seed": the states under transformers.exporters' names and layout, compared with its own
     ONNX and OpenVINO exports, and its prefill-then-decode loops giving generate's tokens;
-  * what is not written yet (io "seed" in .pt2) refused by name with exit code 2, and
+  * io "seed" in .pt2: the cache objects' recurrent layers as transformers' LinearAttentionLayer, specs equal to
+    the seed's own export's, generating transformers' tokens; what is not written yet refused by name, and
     malformed configs with a clear error."""
 
 from __future__ import annotations
@@ -886,15 +887,46 @@ def test_mamba2_older_embedding_name(ckpt, tmp_path, reference):
     assert_logits_close(got, want, "mamba2 older embedding name")
 
 
-@pytest.mark.parametrize("flags,message", [
-    (("--for-generation", "--config-json", json.dumps({"export_format": "dynamo", "dynamic": True, "io": "seed"})),
-     "io \"seed\" for torch.export does not cover recurrent layers"),
-])
-@pytest.mark.parametrize("name", ["lfm2", "mamba2", "qwen3_next"])
-def test_refused(name, flags, message, ckpt, tmp_path):
-    """What is not written yet (the seed's cache objects of recurrent layers in a .pt2 call):
-    refused by name, exit 2, nothing written."""
-    refused(name, flags, message, ckpt, tmp_path)
+@pytest.fixture(scope="module")
+def seed_dynamo_exports(tmp_path_factory, ckpt):
+    """transformers.exporters' own DynamoExporter export of a variant, per cache mode (made once)."""
+    from seedutil import seed_exporter
+    return seed_exporter(tmp_path_factory, ckpt, "dynamo")
+
+
+# LFM2: a convolution state alone; Mamba2: convolution and SSM states; Falcon-H1: both beside attention in one layer
+# (transformers' LinearAttentionAnd[Static]FullAttentionLayer); Qwen3-Next and Granite 4.0: recurrent and attention
+# layers apart
+@pytest.mark.parametrize("name,mode", [("lfm2", "dynamic"), ("mamba2", "static"), ("mamba", "dynamic"),
+                                       ("falcon_h1", "dynamic"), ("qwen3_next", "dynamic"), ("qwen3_5", "dynamic"),
+                                       ("granite4", "dynamic")])
+def test_seed_dynamo(name, mode, ckpt, reference, seed_dynamo_exports, tmp_path):
+    """io "seed" in torch.export: prefill.pt2 and decode.pt2 called as the seed's DynamoExporter programs are, each
+    recurrent layer a transformers LinearAttentionLayer (its conv_states / recurrent_states dicts, kernel and dtype)
+    in the cache object — the same input and output specs, user inputs and argument names as the seed's own export
+    of the same model — and, run through those cache objects, generate's 24 greedy tokens."""
+    from seedutil import hfx_seed_export, pt2_call, pt2_prefill_then_decode
+    seed = seed_dynamo_exports(name, mode)
+    ours = hfx_seed_export(ckpt(name), tmp_path / "hfx", "dynamo", mode)
+    for comp in ("prefill", "decode"):
+        got, want = pt2_call(ours / f"{comp}.pt2"), pt2_call(seed / f"{comp}.pt2")
+        for key in want:
+            assert got[key] == want[key], f"{comp}: {key}"
+    prompt = torch.tensor([PROMPTS[0]])
+    with torch.no_grad():
+        want = reference(name).generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=24,
+                                        min_new_tokens=24, do_sample=False)[0, prompt.shape[1]:].tolist()
+    assert pt2_prefill_then_decode(ours, prompt, 24, mode == "static") == want
+
+
+@pytest.mark.parametrize("name", ["lfm2", "falcon_h1"])
+def test_seed_dynamo_static_beside_attention_refused(name, ckpt, tmp_path):
+    """A static cache over recurrent layers beside attention (LFM2's "conv" layers, Falcon-H1's hybrid ones): the
+    seed's mask is then a dict per layer type, the recurrent ones' too, keyed in a Python set's order; refused by
+    name, nothing written."""
+    from seedutil import MODES
+    cfg = json.dumps({"export_format": "dynamo", "dynamic": True, "io": "seed"})
+    refused(name, ("--for-generation", "--config-json", cfg, *MODES["static"][0]), "layer_types", ckpt, tmp_path)
 
 
 @pytest.mark.parametrize("name,message", [("zamba2", "io \"seed\" has no names for the hybrid layers' caches"),
@@ -1360,7 +1392,7 @@ def _io_lists(path):
 
 
 @pytest.mark.parametrize("name,mode", [("lfm2", "dynamic"), ("mamba2", "static"), ("mamba2", "dynamic-multi"),
-                                       ("granite4", "dynamic"), ("mamba", "dynamic")])
+                                       ("granite4", "dynamic"), ("mamba", "dynamic"), ("falcon_h1", "dynamic")])
 def test_seed_io_lists(name, mode, ckpt, seed_exports, tmp_path):
     """io "seed": each recurrent layer's states under transformers' cache names, as the Python
     system's own ONNX export of the same model writes them — cache.layers.{i}.conv_states.0 [batch,

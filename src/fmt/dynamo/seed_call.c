@@ -23,8 +23,10 @@
 /* What one __dict__ entry of a cache layer holds. */
 typedef enum attr_value {
     V_NONE, V_FALSE, V_TRUE,
-    V_KEYS, V_VALUES, V_COUNTER, /* tensors: the cache's leaves, in this order */
-    V_MAX_LEN, V_CPU, V_BATCH, V_HEADS, V_VALUE_DIM, V_KEY_DIM
+    V_KEYS, V_VALUES, V_COUNTER, V_CONV, V_SSM, /* tensors: the cache's leaves, in this order */
+    V_MAX_LEN, V_CPU, V_BATCH, V_HEADS, V_VALUE_DIM, V_KEY_DIM, V_ONE, V_DTYPE, V_KERNEL,
+    /* a linear attention layer's dicts per state index (one state: {0: ...}) */
+    V_ITEMS_NONE, V_ITEMS_FALSE, V_ITEMS_TRUE, V_ITEMS_CONV, V_ITEMS_SSM, V_ITEMS_HAS_SSM, V_ITEMS_KERNEL
 } attr_value;
 
 typedef struct attr {
@@ -32,30 +34,73 @@ typedef struct attr {
     attr_value value;
 } attr;
 
-/* Each layer class's __dict__ in transformers' insertion order: before its first update (the
- * prefill's input) and after (every other cache). */
+/* The layer classes' __dict__ in transformers' insertion order, in pieces a class joins: before its first update (the
+ * prefill's input) and after (every other cache). A hybrid layer (LinearAttentionAnd*AttentionLayer) runs its
+ * attention half's __init__ first, then the linear half's, whose `device` entry its attention half later sets. */
+static const attr dynamic_empty[] = {{"keys", V_NONE}, {"values", V_NONE}, {"is_initialized", V_FALSE}};
+static const attr dynamic_filled[] = {{"keys", V_KEYS}, {"values", V_VALUES}, {"is_initialized", V_TRUE}};
 static const attr static_empty[] = {{"keys", V_NONE}, {"values", V_NONE}, {"is_initialized", V_FALSE},
                                     {"max_cache_len", V_MAX_LEN}, {"cumulative_length", V_COUNTER}};
 static const attr static_filled[] = {{"keys", V_KEYS}, {"values", V_VALUES}, {"is_initialized", V_TRUE},
-                                     {"max_cache_len", V_MAX_LEN}, {"cumulative_length", V_COUNTER},
-                                     {"device", V_CPU}, {"batch_size", V_BATCH}, {"num_heads", V_HEADS},
-                                     {"v_head_dim", V_VALUE_DIM}, {"k_head_dim", V_KEY_DIM}};
-static const attr dynamic_empty[] = {{"keys", V_NONE}, {"values", V_NONE}, {"is_initialized", V_FALSE}};
-static const attr dynamic_filled[] = {{"keys", V_KEYS}, {"values", V_VALUES}, {"is_initialized", V_TRUE},
-                                      {"device", V_CPU}};
+                                     {"max_cache_len", V_MAX_LEN}, {"cumulative_length", V_COUNTER}};
+static const attr device[] = {{"device", V_CPU}};
+static const attr static_sizes[] = {{"batch_size", V_BATCH}, {"num_heads", V_HEADS}, {"v_head_dim", V_VALUE_DIM},
+                                    {"k_head_dim", V_KEY_DIM}};
+static const attr linear_empty[] = {{"number_of_states", V_ONE}, {"conv_states", V_ITEMS_NONE},
+                                    {"recurrent_states", V_ITEMS_NONE}, {"is_conv_states_initialized", V_ITEMS_FALSE},
+                                    {"is_recurrent_states_initialized", V_ITEMS_FALSE},
+                                    {"has_previous_state", V_ITEMS_FALSE}, {"conv_kernel_size", V_ITEMS_NONE},
+                                    {"device", V_NONE}, {"dtype", V_NONE}, {"record_past", V_FALSE}};
+static const attr linear_filled[] = {{"number_of_states", V_ONE}, {"conv_states", V_ITEMS_CONV},
+                                     {"recurrent_states", V_ITEMS_SSM}, {"is_conv_states_initialized", V_ITEMS_TRUE},
+                                     {"is_recurrent_states_initialized", V_ITEMS_HAS_SSM},
+                                     {"has_previous_state", V_ITEMS_TRUE}, {"conv_kernel_size", V_ITEMS_KERNEL},
+                                     {"device", V_CPU}, {"dtype", V_DTYPE}, {"record_past", V_FALSE}};
+
+typedef struct attrs {
+    const attr *a;
+    int n;
+} attrs;
 
 typedef struct layer_class {
-    const char *cache, *layer; /* the Cache class and its layers' */
-    const attr *attrs;
-    int n;
+    const char *layer;  /* the class */
+    attrs parts[3];     /* its __dict__, piece by piece */
 } layer_class;
 
+/* What a layer caches: attention's keys and values, a linear attention's states (a convolution's, and a recurrent
+ * one or none), or both. */
+enum { KIND_ATTENTION, KIND_LINEAR, KIND_BOTH, N_KINDS };
+
 #define N(a) (int)(sizeof a / sizeof a[0])
-static const layer_class classes[2][2] = { /* [static][filled] */
-    {{"DynamicCache", "DynamicLayer", dynamic_empty, N(dynamic_empty)},
-     {"DynamicCache", "DynamicLayer", dynamic_filled, N(dynamic_filled)}},
-    {{"StaticCache", "StaticLayer", static_empty, N(static_empty)},
-     {"StaticCache", "StaticLayer", static_filled, N(static_filled)}}};
+#define A(a) {a, N(a)}
+static const layer_class classes[N_KINDS][2][2] = { /* [kind][static][filled] */
+    [KIND_ATTENTION] = {{{"DynamicLayer", {A(dynamic_empty)}}, {"DynamicLayer", {A(dynamic_filled), A(device)}}},
+                        {{"StaticLayer", {A(static_empty)}},
+                         {"StaticLayer", {A(static_filled), A(device), A(static_sizes)}}}},
+    [KIND_LINEAR] = {{{"LinearAttentionLayer", {A(linear_empty)}}, {"LinearAttentionLayer", {A(linear_filled)}}},
+                     {{"LinearAttentionLayer", {A(linear_empty)}}, {"LinearAttentionLayer", {A(linear_filled)}}}},
+    [KIND_BOTH] = {{{"LinearAttentionAndFullAttentionLayer", {A(dynamic_empty), A(linear_empty)}},
+                    {"LinearAttentionAndFullAttentionLayer", {A(dynamic_filled), A(linear_filled)}}},
+                   {{"LinearAttentionAndStaticFullAttentionLayer", {A(static_empty), A(linear_empty)}},
+                    {"LinearAttentionAndStaticFullAttentionLayer",
+                     {A(static_filled), A(linear_filled), A(static_sizes)}}}}};
+#undef A
+
+/* Layer l's kind, or -1 where transformers' cache layer for it is not written here (a recurrent state without a
+ * convolution, an n-gram layer's states, more than one state of a kind). */
+static int layer_kind(const hfx_layer_cache *l) {
+    if (!l->n_states) return KIND_ATTENTION;
+    bool conv = false, ssm = false;
+    for (int s = 0; s < l->n_states; s++) {
+        bool is_conv = !strcmp(l->states[s].name, "conv"), is_ssm = !strcmp(l->states[s].name, "ssm");
+        if ((!is_conv && !is_ssm) || (is_conv && conv) || (is_ssm && ssm)) return -1;
+        conv |= is_conv, ssm |= is_ssm;
+    }
+    if (!conv) return -1;
+    return l->kv_heads ? KIND_BOTH : KIND_LINEAR;
+}
+
+static const char *const cache_class[2] = {"DynamicCache", "StaticCache"}; /* [static] */
 
 /* A cache object being described (its context) and, for an input, pickled. */
 typedef struct walk {
@@ -68,6 +113,7 @@ typedef struct walk {
     const int *leaves;         /* per leaf: its program value (inputs) */
     int n_leaves, next;
     int64_t batch;
+    const hfx_value *conv;     /* the layer's convolution state, once walked (its dtype and kernel) */
     hfx_status st;
     hfx_error *err;
 } walk;
@@ -79,7 +125,8 @@ static json_t *tagged(const char *tag, const char *key, json_t *v) {
     return o;
 }
 
-static const char *const part_name[] = {[V_KEYS] = "keys", [V_VALUES] = "values", [V_COUNTER] = "cumulative_length"};
+static const char *const part_name[] = {[V_KEYS] = "keys", [V_VALUES] = "values", [V_COUNTER] = "cumulative_length",
+                                        [V_CONV] = "conv_states.0", [V_SSM] = "recurrent_states.0"};
 
 /* The next leaf, which must be the graph's state cache.layers.<layer>.<part>. */
 static json_t *leaf(walk *w, int layer, attr_value part) {
@@ -90,9 +137,10 @@ static json_t *leaf(walk *w, int layer, attr_value part) {
     if (!s || strcmp(s->name, want) != 0) {
         if (!w->st)
             w->st = hfx_fail(w->err, HFX_ERR_INTERNAL, "io seed: leaf %d of the cache is %s, transformers' %s expects %s", k,
-                             s ? s->name : "missing", w->sc->is_static ? "StaticCache" : "DynamicCache", want);
+                             s ? s->name : "missing", cache_class[w->sc->is_static], want);
         return json_null();
     }
+    if (part == V_CONV) w->conv = w->ir[k];
     if (w->pk) {
         int64_t sizes[HFX_MAX_RANK];
         const hfx_aten_value *v = &w->p->values[w->leaves[k]];
@@ -102,38 +150,70 @@ static json_t *leaf(walk *w, int layer, attr_value part) {
     return tagged("tensor", "i", json_integer(k));
 }
 
+static bool has_ssm(const hfx_layer_cache *l) {
+    for (int s = 0; s < l->n_states; s++)
+        if (!strcmp(l->states[s].name, "ssm")) return true;
+    return false;
+}
+
+/* A linear attention layer's dict entry {0: x}: what x is. */
+static attr_value item(const hfx_layer_cache *l, attr_value v) {
+    switch (v) {
+    case V_ITEMS_FALSE: return V_FALSE;
+    case V_ITEMS_TRUE: return V_TRUE;
+    case V_ITEMS_CONV: return V_CONV;
+    case V_ITEMS_SSM: return has_ssm(l) ? V_SSM : V_NONE;
+    case V_ITEMS_HAS_SSM: return has_ssm(l) ? V_TRUE : V_FALSE;
+    case V_ITEMS_KERNEL: return V_KERNEL;
+    default: return V_NONE;
+    }
+}
+
+/* Entry `v` of layer i's __dict__: its context, and its pickle. */
+static json_t *entry(walk *w, int i, attr_value v) {
+    const hfx_layer_cache *l = &w->sc->layers[i];
+    hfx_pickle *pk = w->pk;
+    if (v >= V_ITEMS_NONE) { /* a dict {0: ...} */
+        if (pk) hfx_pickle_op(pk, HFX_PK_EMPTY_DICT HFX_PK_MARK), hfx_pickle_int(pk, 0);
+        json_t *pair = json_pack("[io]", 0, entry(w, i, item(l, v)));
+        if (pk) hfx_pickle_op(pk, HFX_PK_SETITEMS);
+        return tagged("items", "v", json_pack("[o]", pair));
+    }
+    if (v == V_NONE || v == V_FALSE || v == V_TRUE) {
+        if (pk) hfx_pickle_op(pk, v == V_NONE ? HFX_PK_NONE : v == V_TRUE ? HFX_PK_TRUE : HFX_PK_FALSE);
+        return v == V_NONE ? json_null() : json_boolean(v == V_TRUE);
+    }
+    if (v <= V_SSM) return leaf(w, i, v);
+    if (v == V_CPU) {
+        if (pk) hfx_pickle_cpu(pk);
+        return tagged("device", "s", json_string("cpu"));
+    }
+    if (v == V_DTYPE) { /* the convolution state's, as transformers takes it */
+        hfx_dtype dt = w->conv ? w->conv->dtype : HFX_DTYPE_F32;
+        const char *name = dt == HFX_DTYPE_F16 ? "float16" : dt == HFX_DTYPE_BF16 ? "bfloat16" : "float32";
+        if (pk) hfx_pickle_global(pk, "torch", name);
+        return tagged("dtype", "n", json_string(name));
+    }
+    int64_t n = v == V_MAX_LEN ? w->sc->max_cache_len : v == V_BATCH ? w->batch : v == V_HEADS ? l->kv_heads
+                : v == V_VALUE_DIM ? l->value_dim : v == V_KEY_DIM ? l->key_dim : v == V_ONE ? 1
+                : w->conv && w->conv->rank > 0 ? w->conv->dims[w->conv->rank - 1].c : 0; /* V_KERNEL: its window */
+    if (pk) hfx_pickle_int(pk, n);
+    return json_integer(n);
+}
+
 /* Layer `i`'s object: its context, and its pickle (cls.__new__(cls), then its __dict__). */
 static json_t *layer_object(walk *w, const layer_class *c, int i) {
-    const hfx_layer_cache *l = &w->sc->layers[i];
     json_t *state = json_object();
     if (w->pk) {
         hfx_pickle_global(w->pk, CACHE_MODULE, c->layer);
         hfx_pickle_op(w->pk, HFX_PK_EMPTY_TUPLE HFX_PK_NEWOBJ HFX_PK_EMPTY_DICT HFX_PK_MARK);
     }
-    for (int a = 0; a < c->n; a++) {
-        json_t *v;
-        int64_t n = 0;
-        if (w->pk) hfx_pickle_text(w->pk, c->attrs[a].name);
-        switch (c->attrs[a].value) {
-        case V_NONE: v = json_null(); if (w->pk) hfx_pickle_op(w->pk, HFX_PK_NONE); break;
-        case V_FALSE:
-        case V_TRUE:
-            v = json_boolean(c->attrs[a].value == V_TRUE);
-            if (w->pk) hfx_pickle_bool(w->pk, c->attrs[a].value == V_TRUE);
-            break;
-        case V_KEYS:
-        case V_VALUES:
-        case V_COUNTER: v = leaf(w, i, c->attrs[a].value); break;
-        case V_CPU: v = tagged("device", "s", json_string("cpu")); if (w->pk) hfx_pickle_cpu(w->pk); break;
-        default:
-            n = c->attrs[a].value == V_MAX_LEN ? w->sc->max_cache_len : c->attrs[a].value == V_BATCH ? w->batch
-                : c->attrs[a].value == V_HEADS ? l->kv_heads : c->attrs[a].value == V_VALUE_DIM ? l->value_dim
-                : l->key_dim;
-            v = json_integer(n);
-            if (w->pk) hfx_pickle_int(w->pk, n);
+    w->conv = NULL;
+    for (int part = 0; part < 3; part++)
+        for (int a = 0; a < c->parts[part].n; a++) {
+            if (w->pk) hfx_pickle_text(w->pk, c->parts[part].a[a].name);
+            json_object_set_new(state, c->parts[part].a[a].name, entry(w, i, c->parts[part].a[a].value));
         }
-        json_object_set_new(state, c->attrs[a].name, v);
-    }
     if (w->pk) hfx_pickle_op(w->pk, HFX_PK_SETITEMS HFX_PK_BUILD);
     char path[96];
     snprintf(path, sizeof path, CACHE_MODULE ":%s", c->layer);
@@ -144,17 +224,21 @@ static json_t *layer_object(walk *w, const layer_class *c, int i) {
 
 /* The cache object's treespec node: its class, its context as text, a leaf per tensor. */
 static json_t *cache_node(walk *w, bool filled) {
-    const layer_class *c = &classes[w->sc->is_static][filled];
+    const char *cache = cache_class[w->sc->is_static];
     char path[96];
-    snprintf(path, sizeof path, CACHE_MODULE ":%s", c->cache);
+    snprintf(path, sizeof path, CACHE_MODULE ":%s", cache);
     if (w->pk) {
-        hfx_pickle_global(w->pk, CACHE_MODULE, c->cache);
+        hfx_pickle_global(w->pk, CACHE_MODULE, cache);
         hfx_pickle_op(w->pk, HFX_PK_EMPTY_TUPLE HFX_PK_NEWOBJ HFX_PK_EMPTY_DICT HFX_PK_MARK);
         hfx_pickle_text(w->pk, "layers");
         hfx_pickle_op(w->pk, HFX_PK_EMPTY_LIST HFX_PK_MARK);
     }
     json_t *layers = json_array();
-    for (int i = 0; i < w->sc->n_layers; i++) json_array_append_new(layers, layer_object(w, c, i));
+    for (int i = 0; i < w->sc->n_layers; i++) {
+        int kind = layer_kind(&w->sc->layers[i]);
+        if (kind < 0) kind = KIND_ATTENTION; /* (refused by check_covered before) */
+        json_array_append_new(layers, layer_object(w, &classes[kind][w->sc->is_static][filled], i));
+    }
     if (w->pk) {
         hfx_pickle_op(w->pk, HFX_PK_APPENDS);
         hfx_pickle_text(w->pk, "layer_class_to_replicate");
@@ -169,7 +253,7 @@ static json_t *cache_node(walk *w, bool filled) {
     json_object_set_new(ctx, "s", state);
     if (w->next != w->n_leaves && !w->st)
         w->st = hfx_fail(w->err, HFX_ERR_INTERNAL, "io seed: the graph has %d cache tensors, transformers' %s holds %d",
-                         w->n_leaves, c->cache, w->next);
+                         w->n_leaves, cache, w->next);
     json_t *children = json_array();
     for (int k = 0; k < w->n_leaves; k++) json_array_append_new(children, hfx_pt2_leaf_spec());
     return hfx_pt2_spec_node(path, hfx_pt2_dumps(ctx), children);
@@ -251,12 +335,20 @@ static hfx_status check_covered(const hfx_seed_call *sc, const hfx_graph *g, hfx
                         "DynamicSlidingWindowLayer and StaticSlidingWindowLayer keep their token count as a Python "
                         "int that the program's input spec pins, so its decode accepts only the sample's length; "
                         "export with io \"optimum\"");
+    bool attends = false, states = false;
+    for (int i = 0; i < sc->n_layers; i++) attends |= sc->layers[i].kv_heads > 0, states |= sc->layers[i].n_states > 0;
     for (int i = 0; i < sc->n_layers; i++) {
-        if (sc->layers[i].n_states)
+        if (sc->is_static && attends && states)
             return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                            "io \"seed\" for torch.export does not cover recurrent layers (convolution or SSM "
-                            "state) yet: their transformers cache layers are not written into the program's call; "
-                            "export with io \"optimum\" (ONNX and OpenVINO take io \"seed\")");
+                            "io \"seed\" for torch.export with a static cache does not cover recurrent layers beside "
+                            "attention yet (the seed's mask is then a dict per layer_types entry, the recurrent ones' "
+                            "too, keyed in the order a Python set iterates); export a growing cache, or io "
+                            "\"optimum\"");
+        if (layer_kind(&sc->layers[i]) < 0)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED,
+                            "io \"seed\" for torch.export covers recurrent layers with one convolution state and at "
+                            "most one recurrent state (transformers' LinearAttentionLayer); layer %d keeps others; "
+                            "export with io \"optimum\" (ONNX and OpenVINO take io \"seed\")", i);
     }
     /* an encoder-decoder's components: its encoder (final states, no cache; a multimodal model's language model
      * returns its cache beside them), or a decoder called with encoder_outputs and an EncoderDecoderCache */
@@ -323,11 +415,12 @@ static hfx_status plan_keywords(const hfx_graph *g, hfx_aten_program *p, const h
     /* a growing cache's prefill takes an empty one: a keyword without leaves (a module's call takes none) */
     if (!st && !sc->bare && !add_kwarg(c->kw, &c->n_kw, "cache"))
         st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
-    for (const char *const *a = sc->nones; !st && a && *a; a++) { /* the keywords passed as None */
-        kwarg *k = add_kwarg(c->kw, &c->n_kw, *a);
-        if (!k) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
-        else k->none = !k->cache && !k->dict && k->input < 0;
-    }
+    for (int list = 0; list < 2; list++) /* the keywords passed as None */
+        for (const char *const *a = list ? sc->step_nones : sc->nones; !st && a && *a; a++) {
+            kwarg *k = add_kwarg(c->kw, &c->n_kw, *a);
+            if (!k) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
+            else k->none = !k->cache && !k->dict && k->input < 0;
+        }
     for (int i = 0; i < c->n_kw; i++) c->kw[i].cache |= !strcmp(c->kw[i].key, "cache");
     /* a static cache's prefill of a layer_types model: the seed passes the mask dict, all None */
     bool has_mask = false;
@@ -439,7 +532,8 @@ static hfx_status write_call_inputs(const hfx_graph *g, hfx_aten_program *p, con
         call->none_names = json_array();
     }
     json_t *keys = json_array(), *children = json_array();
-    walk w = {g, p, sc, call ? &call->sample : NULL, true, c->ir_in, c->leaves, c->n_leaves, 0, c->batch, HFX_OK, err};
+    walk w = {.g = g, .p = p, .sc = sc, .pk = call ? &call->sample : NULL, .input = true, .ir = c->ir_in,
+              .leaves = c->leaves, .n_leaves = c->n_leaves, .batch = c->batch, .err = err};
     hfx_status st = HFX_OK;
     for (int i = 0; i < c->n_kw && !st; i++) {
         const kwarg *k = &c->kw[i];
@@ -484,7 +578,7 @@ static hfx_status write_call_result(const hfx_graph *g, const hfx_seed_call *sc,
                                                          : hfx_pt2_spec_node("builtins.tuple", NULL, leaves));
         return HFX_OK;
     }
-    walk r = {g, NULL, sc, NULL, false, c->ir_out, NULL, g->n_outputs - 1, 0, c->batch, HFX_OK, err};
+    walk r = {.g = g, .sc = sc, .ir = c->ir_out, .n_leaves = g->n_outputs - 1, .batch = c->batch, .err = err};
     json_t *out_children = json_array();
     json_array_append_new(out_children, hfx_pt2_leaf_spec());
     json_array_append_new(out_children, cache_node(&r, true));
