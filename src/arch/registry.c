@@ -360,7 +360,8 @@ static const hfx_decoder_desc Lfm2ForCausalLM_desc = {
     "Lfm2ForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm2_names,
     .eps_key = "norm_eps", .defaults.eps = 1e-5, .defaults.tied = true, .rope.theta = 1000000.0,
     .mixers.kind = HFX_MIXERS_SHORT_CONV, .mixers.ff_adjust_key = "block_auto_adjust_ff_dim",
-    .rope.names = HFX_ROPE_NAMES_CURRENT, .genai_type = "lfm2"};
+    .rope.names = HFX_ROPE_NAMES_CURRENT, .genai_type = "lfm2",
+    .masks_by_layer_type = true};
 /* LFM2-MoE: LFM2's layers, dense MLPs of intermediate_size first, then sigmoid-routed experts */
 static const hfx_decoder_desc Lfm2MoeForCausalLM_desc = {
     "Lfm2MoeForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .qk_norm = HFX_QK_NORM_PER_HEAD, .names = &lfm2_names,
@@ -435,7 +436,8 @@ static const hfx_decoder_desc GraniteMoeHybridForCausalLM_desc = {
     .scores.scale = HFX_SCALE_ATTN_MULTIPLIER,
     .moe = &hfx_moe_granite_hybrid, .mixers.mamba2 = &granite_hybrid_keys, .mixers.kind = HFX_MIXERS_MAMBA2_BY_TYPE,
     .names = &granite_hybrid_names, .no_rope = HFX_NO_ROPE_UNLESS_ROPE_TYPE,
-    .output_class = "MoeCausalLMOutputWithPast", .genai_type = "granitemoehybrid"};
+    .output_class = "MoeCausalLMOutputWithPast", .genai_type = "granitemoehybrid",
+    .masks_by_layer_type = true};
 /* Bamba: Mamba2 layers and attention layers (attn_layer_indices) with half of each head rotated, dense MLPs,
  * Granite 4.0's mixer keys */
 static const hfx_decoder_names bamba_names = {.norm2 = "pre_ff_layernorm", .mlp = "feed_forward",
@@ -444,7 +446,8 @@ static const hfx_decoder_desc BambaForCausalLM_desc = {
     "BambaForCausalLM", LLAMA_LIKE, .mixers.mamba2 = &granite_hybrid_keys, .mixers.kind = HFX_MIXERS_MAMBA2_BY_INDEX,
     .names = &bamba_names, .rope.partial_rotary = true, .rope.partial = 0.5, .defaults.kv_heads = 8,
     .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
-    .defaults.eps = 1e-5, .genai_type = "granitemoehybrid"};
+    .defaults.eps = 1e-5, .genai_type = "granitemoehybrid",
+    .masks_by_layer_type = true};
 /* Zamba2: a Mamba2 mixer in every layer (its gated norm at 1e-5, its convolution always biased, dt floored at
  * time_step_min); in the hybrid layers one of num_mem_blocks shared transformer blocks over [x; embeddings] (heads
  * 2·hidden / heads wide, scaled by (head_dim / 2)^-0.5, rotary with use_mem_rope) with per-use LoRA adapters, through
@@ -471,7 +474,8 @@ static const char *const jamba_ignores[] = {"norm_topk_prob", NULL};
 static const hfx_decoder_desc JambaForCausalLM_desc = {
     "JambaForCausalLM", LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .mixers.kind = HFX_MIXERS_MAMBA_BY_PERIOD,
     .mixers.mamba1 = &jamba_keys, .names = &bamba_names, .positions = HFX_POSITIONS_NONE, .moe = &hfx_moe_jamba,
-    .defaults.kv_heads = 8, .ignored_keys = jamba_ignores, .output_class = "MoeCausalLMOutputWithPast"};
+    .defaults.kv_heads = 8, .ignored_keys = jamba_ignores, .output_class = "MoeCausalLMOutputWithPast",
+    .masks_by_layer_type = true};
 /* Falcon-H1: Mamba2 beside attention in every layer (the mixer's inner width mamba_d_ssm, its gated
  * norm optional and normalizing first, its muP multipliers), and the layer's own multipliers */
 static const hfx_decoder_names falcon_h1_names = {.norm2 = "pre_ff_layernorm", .mlp = "feed_forward",
@@ -488,7 +492,8 @@ static const hfx_mamba2_keys falcon_h1_keys = {
 static const hfx_decoder_desc FalconH1ForCausalLM_desc = {
     "FalconH1ForCausalLM", LLAMA, .eps_key = "rms_norm_eps", .defaults.eps = 1e-5, .names = &falcon_h1_names,
     .mixers.mamba2 = &falcon_h1_keys, .mixers.kind = HFX_MIXERS_PARALLEL_MAMBA2, .defaults.kv_heads = 8,
-    .genai_type = "granitemoehybrid"}; /* (genai has no Falcon-H1: Mamba2's conv and SSM states, any mix) */
+    .genai_type = "granitemoehybrid",
+    .masks_by_layer_type = true}; /* (genai has no Falcon-H1: Mamba2's conv and SSM states, any mix) */
 /* Mamba: every layer a Mamba mixer alone, under Mamba2's names */
 static const char *const mamba_forward_args[] = {"input_ids", "attention_mask", "cache", NULL};
 static const hfx_decoder_desc MambaForCausalLM_desc = {
@@ -654,7 +659,8 @@ static const hfx_decoder_desc OlmoHybridForCausalLM_desc = {
     .layout = HFX_LAYOUT_POST_OR_PRE_BY_MIXER, .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE,
     .mixers.delta = HFX_DELTA_PER_PROJECTION, .derive = HFX_DERIVE_OLMO_HYBRID, .no_rope = HFX_NO_ROPE_NULL_THETA,
     .names = &olmo_hybrid_names, .unused_stack = "mtp", .rope.names = HFX_ROPE_NAMES_CURRENT,
-    .genai_type = "qwen3_5_text"}; /* (genai has no OLMo-Hybrid: Qwen3.5's delta-net states) */
+    .genai_type = "qwen3_5_text",
+    .masks_by_layer_type = true}; /* (genai has no OLMo-Hybrid: Qwen3.5's delta-net states) */
 /* RecurrentGemma (Griffin): RG-LRU blocks and local multi-query attention by block_types, Gemma's norms, biased MLPs
  * half intermediate_size wide, the embeddings times a bf16 √hidden, the logits soft-capped */
 static const hfx_decoder_names recurrent_gemma_names = {
@@ -777,7 +783,8 @@ static const hfx_decoder_names kimi_names = {.ssm = "self_attn", .mlp = "block_s
 static const hfx_decoder_desc KimiLinearForCausalLM_desc = {
     "KimiLinearForCausalLM", LLAMA_LIKE, .names = &kimi_names, .attention = HFX_ATTN_LATENT, .positions = HFX_POSITIONS_NONE,
     .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE, .mixers.delta = HFX_DELTA_KDA, .moe = &hfx_moe_kimi,
-    .derive = HFX_DERIVE_KIMI_LINEAR, .ignored_keys = never_tied, .output_class = "MoeCausalLMOutputWithPast"};
+    .derive = HFX_DERIVE_KIMI_LINEAR, .ignored_keys = never_tied, .output_class = "MoeCausalLMOutputWithPast",
+    .masks_by_layer_type = true};
 /* BailingHybrid (Ling 3): Kimi delta attention with full-rank gates and a bounded decay, and latent attention whose
  * heads are gated (g_proj), the last layer of every group; V3's experts; its tensors as saved (word_embeddings, the
  * layers' "attention" and "dense") */
@@ -787,7 +794,8 @@ static const hfx_decoder_desc BailingHybridForCausalLM_desc = {
     "BailingHybridForCausalLM", LLAMA_LIKE, .names = &bailing_hybrid_names, .attention = HFX_ATTN_LATENT,
     .latent.gate = HFX_MLA_GATE_PER_HEAD, .rope.interleave_key = "rope_interleave", .rope.theta = 6000000.0,
     .mixers.kind = HFX_MIXERS_DELTA_BY_TYPE, .mixers.delta = HFX_DELTA_KDA_FULL_RANK, .moe = &hfx_moe_bailing_hybrid,
-    .derive = HFX_DERIVE_BAILING_HYBRID, .ignored_keys = never_tied, .output_class = "MoeCausalLMOutputWithPast"};
+    .derive = HFX_DERIVE_BAILING_HYBRID, .ignored_keys = never_tied, .output_class = "MoeCausalLMOutputWithPast",
+    .masks_by_layer_type = true};
 /* HY V4: hyper-connections (hc_mult streams); latent attention with learned sinks and an elementwise output gate,
  * reading the keys an indexer picks (its rotary on its last dims; "shared" layers reuse the last full one's picks);
  * V3's router over experts clamped at swiglu_limit. Its tensors as its checkpoints and transformers' saving name them

@@ -498,10 +498,13 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
      * graph's input where it takes one, None where it does not (the prefill) */
     int n_layers = c->opts.cache == HFX_CACHE_STATIC ? hfx_arch_cache_layers(model->arch, NULL, 0) : 0;
     hfx_layer_cache *layers = n_layers > 0 ? calloc((size_t)n_layers, sizeof *layers) : NULL;
-    if (layers && hfx_arch_cache_layers(model->arch, layers, n_layers) > 0 && layers[0].layer_type) {
+    bool typed = false; /* (a recurrent layer has no attention type: the attention layers' name the masks) */
+    if (layers && hfx_arch_cache_layers(model->arch, layers, n_layers) > 0)
+        for (int i = 0; i < n_layers; i++) typed |= layers[i].layer_type != NULL;
+    if (typed) {
         json_t *leaves = json_object();
         for (int i = 0; i < n_layers; i++) {
-            if (json_object_get(leaves, layers[i].layer_type)) continue;
+            if (!layers[i].layer_type || json_object_get(leaves, layers[i].layer_type)) continue;
             char name[96];
             snprintf(name, sizeof name, "attention_mask.%s", layers[i].layer_type);
             const hfx_value *v = NULL;

@@ -1392,7 +1392,8 @@ def _io_lists(path):
 
 
 @pytest.mark.parametrize("name,mode", [("lfm2", "dynamic"), ("mamba2", "static"), ("mamba2", "dynamic-multi"),
-                                       ("granite4", "dynamic"), ("mamba", "dynamic"), ("falcon_h1", "dynamic")])
+                                       ("granite4", "dynamic"), ("mamba", "dynamic"), ("falcon_h1", "dynamic"),
+                                       ("lfm2", "static"), ("granite4", "static"), ("falcon_h1", "static")])
 def test_seed_io_lists(name, mode, ckpt, seed_exports, tmp_path):
     """io "seed": each recurrent layer's states under transformers' cache names, as the Python
     system's own ONNX export of the same model writes them — cache.layers.{i}.conv_states.0 [batch,

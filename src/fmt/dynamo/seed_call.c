@@ -428,6 +428,7 @@ static hfx_status plan_keywords(const hfx_graph *g, hfx_aten_program *p, const h
     kwarg *mask = !st && sc->is_static && !has_mask && sc->n_layers && sc->layers[0].layer_type
                       ? add_kwarg(c->kw, &c->n_kw, "attention_mask") : NULL;
     for (int i = 0; mask && i < sc->n_layers && mask->n < MAX_ENTRIES; i++) {
+        if (!sc->layers[i].layer_type) continue; /* (a recurrent layer's) */
         bool seen = false;
         for (int e = 0; e < mask->n; e++) seen |= !strcmp(mask->sub[e], sc->layers[i].layer_type);
         if (seen) continue;
