@@ -207,12 +207,12 @@ def _onnx_io(path):
 
 
 def _pt2_call(path):
-    """What a torch caller sees of a .pt2 (test_dynamo_seed's view: specs, user inputs with the None ones, argument
+    """What a torch caller sees of a .pt2 (seedutil.pt2_call's view: specs, user inputs with the None ones, argument
     names), and the seed's metadata beside it (its kwargs and constants)."""
-    from test_dynamo_seed import _call
+    from seedutil import pt2_call
     component = json.loads((path.parent / "export.json").read_text())["components"][path.stem]["metadata"]
     kwargs = {k: v if "container" in v else {**v, "shape": None} for k, v in component["kwargs"].items()}
-    return _call(path), kwargs, component["in_constants"]
+    return pt2_call(path), kwargs, component["in_constants"]
 
 
 def _ov_io(path):
