@@ -97,22 +97,15 @@ static void seed_static_cache(layer_ctx *c, int64_t i, hfx_value **x[2], char na
         c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, counter, len);
         return;
     }
-    hfx_value *slots = hfx_range(g, counter, hfx_op2(g, HFX_OP_ADD, counter, len), hfx_const_i64(g, 1), o->seq);
-    if (!o->reads_state) { /* a prefill starts the cache: zeros [B,KV,M,D] */
-        if (!hfx_dim_is_const(o->max_cache)) {
-            hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "io seed: a static-cache prefill needs max_cache_len fixed "
-                                                   "(a number, not a dynamic dim)");
-            return;
-        }
-        for (int p = 0; p < 2; p++) cache[p] = hfx_zeros_resized(g, *x[p], 2, o->max_cache.c);
-    }
+    hfx_value *slots = NULL; /* (a prefill starts the cache: zeros [B,KV,M,D]) */
     for (int p = 0; p < 2; p++) {
-        *x[p] = hfx_cache_write(g, cache[p], *x[p], slots);
+        *x[p] = hfx_static_layer_write(g, cache[p], *x[p], counter, o->max_cache, &slots);
         c->cache_out[CACHE_PARTS * i + p] = *x[p];
     }
+    if (g->failed) return;
     c->cache_out[CACHE_PARTS * i + 2] = hfx_op2(g, HFX_OP_ADD, counter, len);
     if (!c->seed_mask && !o->reads_state) { /* the prefill's causal mask over the M slots */
-        hfx_value *kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, cache[0], 2),
+        hfx_value *kv_idx = hfx_unsqueeze(g, hfx_range(g, hfx_const_i64(g, 0), hfx_dim_of(g, *x[0], 2),
                                                        hfx_const_i64(g, 1), o->max_cache), 0); /* [1,M] */
         hfx_value *visible = hfx_op2(g, HFX_OP_LESS_EQUAL, kv_idx, hfx_unsqueeze(g, slots, 1)); /* [S,M] */
         c->seed_mask = hfx_unsqueeze(g, hfx_unsqueeze(g, hfx_where(g, visible, hfx_const_f32(g, 0.0f),

@@ -207,3 +207,15 @@ hfx_value *hfx_pad_to_blocks(hfx_graph *g, hfx_value *x, int64_t block, const ch
     return hfx_gather(g, padded, hfx_range(g, hfx_const_i64(g, 0), len, hfx_const_i64(g, 1), hfx_dim_scale(*blocks, block)),
                       1);
 }
+
+hfx_value *hfx_static_layer_write(hfx_graph *g, hfx_value *cache, hfx_value *x, hfx_value *n, hfx_dim slots,
+                                  hfx_value **written) {
+    if (!*written)
+        *written = hfx_range(g, n, hfx_op2(g, HFX_OP_ADD, n, hfx_dim_of(g, x, 2)), hfx_const_i64(g, 1), x->dims[2]);
+    if (!cache && !hfx_dim_is_const(slots)) {
+        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "io seed: a static-cache prefill needs max_cache_len fixed (a number, "
+                                               "not a dynamic dim)");
+        return x;
+    }
+    return hfx_cache_write(g, cache ? cache : hfx_zeros_resized(g, x, 2, slots.c), x, *written);
+}

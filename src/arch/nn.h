@@ -80,4 +80,11 @@ hfx_dim hfx_blocks_of(hfx_graph *g, hfx_dim n, int64_t block, const char *name);
  * count (hfx_blocks_of, symbol `name`) in *blocks (Granite Speech's attention blocks and projector windows). */
 hfx_value *hfx_pad_to_blocks(hfx_graph *g, hfx_value *x, int64_t block, const char *name, hfx_dim *blocks);
 
+/* transformers' StaticLayer.update: x [B,H,S,D] written at slots n .. n+S−1 (n its write counter, an i64 scalar) of
+ * `cache` [B,H,M,D], or (NULL: a prefill starts it) of `slots` zeros, which must be a number (else fails g and
+ * returns x). *written: those slots [S], made at the first call (NULL) and reused by the next (keys, then values).
+ * The caller advances the counter after (the seed's loops bind its old and new value to one buffer). */
+hfx_value *hfx_static_layer_write(hfx_graph *g, hfx_value *cache, hfx_value *x, hfx_value *n, hfx_dim slots,
+                                  hfx_value **written);
+
 #endif

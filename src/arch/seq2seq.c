@@ -467,16 +467,10 @@ static void read_seed_cache(s2s_ctx *c, dec_state *s, hfx_value **in) {
 static hfx_value *seed_static_self(s2s_ctx *c, dec_state *s, int64_t i, hfx_value *x, int part) {
     hfx_graph *g = c->g;
     int at = DEC_PARTS * (int)i;
-    hfx_value *counter = s->in[at + SELF_N], *len = hfx_dim_of(g, x, 2);
-    hfx_value *slots = hfx_range(g, counter, hfx_op2(g, HFX_OP_ADD, counter, len), hfx_const_i64(g, 1), x->dims[2]);
-    if (!c->o->reads_state && !hfx_dim_is_const(c->o->max_cache)) {
-        hfx_graph_fail(g, HFX_ERR_UNSUPPORTED, "io seed: a static-cache prefill needs max_cache_len fixed (a number, "
-                                               "not a dynamic dim)");
-        return x;
-    }
-    hfx_value *cache = c->o->reads_state ? s->in[at + part] : hfx_zeros_resized(g, x, 2, c->o->max_cache.c);
-    s->out[at + part] = hfx_cache_write(g, cache, x, slots);
-    s->out[at + SELF_N] = hfx_op2(g, HFX_OP_ADD, counter, len); /* after its readers: loops bind both to one buffer */
+    hfx_value *counter = s->in[at + SELF_N], *slots = NULL;
+    s->out[at + part] = hfx_static_layer_write(g, c->o->reads_state ? s->in[at + part] : NULL, x, counter,
+                                               c->o->max_cache, &slots);
+    s->out[at + SELF_N] = hfx_op2(g, HFX_OP_ADD, counter, hfx_dim_of(g, x, 2)); /* after its readers */
     return s->out[at + part];
 }
 
