@@ -897,7 +897,7 @@ def seed_dynamo_exports(tmp_path_factory, ckpt):
 # LFM2: a convolution state alone; Mamba2: convolution and SSM states; Falcon-H1: both beside attention in one layer
 # (transformers' LinearAttentionAnd[Static]FullAttentionLayer); Qwen3-Next and Granite 4.0: recurrent and attention
 # layers apart
-@pytest.mark.parametrize("name,mode", [("lfm2", "dynamic"), ("mamba2", "static"), ("mamba", "dynamic"),
+@pytest.mark.parametrize("name,mode", [("lfm2", "dynamic"), ("mamba2", "static"), ("mamba2", "dynamic"), ("mamba", "dynamic"),
                                        ("falcon_h1", "dynamic"), ("qwen3_next", "dynamic"), ("qwen3_5", "dynamic"),
                                        ("granite4", "dynamic")])
 def test_seed_dynamo(name, mode, ckpt, reference, seed_dynamo_exports, tmp_path):
