@@ -145,6 +145,8 @@ typedef struct hfx_torch_signature {
                                       language model: input_ids=None) */
     bool bare;                     /* the call returns its tensors as they are, one or a tuple (a module's, not a
                                       ModelOutput: lm_head), and takes no cache */
+    const char *encoder_outputs;   /* the ModelOutput class of its encoder_outputs keyword (an encoder-decoder's
+                                      decoder graphs: the encoder's own result); NULL: none */
 } hfx_torch_signature;
 hfx_torch_signature hfx_arch_torch_signature(const hfx_arch_model *m);
 /* The call of one generation component as the Python system's split makes it (its submodule's forward), where the

@@ -46,10 +46,10 @@
         {"q_proj", "k_proj", "v_proj", "out_proj"}, "self_attn_layer_norm", "encoder_attn_layer_norm",                   \
         "final_layer_norm", "final_layer_norm", NULL, NULL, "fc1", "fc2", "layer_norm", NULL, top ".shared.weight",     \
         head, "max_position_embeddings", false, BIAS_ALL, false, {NULL, NULL}, MLP_ONE
-static const seq2seq_layout bart_layout = {BART_NAMES("model", "lm_head.weight"), NULL, NULL};
+static const seq2seq_layout bart_layout = {BART_NAMES("model", "lm_head.weight"), NULL, NULL, NULL};
 /* Florence-2: BART under model.language_model, beside its vision tower and projector */
 static const seq2seq_layout florence2_layout = {BART_NAMES("model.language_model", "lm_head.weight"),
-                                                "model.vision_tower", "model.multi_modal_projector"};
+                                                "model.vision_tower", "model.multi_modal_projector", NULL};
 
 /* Whisper: BART's names, the decoder's own table (no model.shared), the head proj_out, a key
  * projection without bias. */
@@ -59,14 +59,14 @@ static const seq2seq_layout whisper_layout = {
     "model.encoder", "model.decoder", "layers.%lld", "self_attn", "encoder_attn", {"q_proj", "k_proj", "v_proj", "out_proj"},
     "self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm", "final_layer_norm", NULL, NULL, "fc1", "fc2",
     "layer_norm", NULL, "model.decoder.embed_tokens.weight", "proj_out.weight", "max_target_positions", false,
-    BIAS_ALL_BUT_KEY, false, {NULL, NULL}, MLP_ONE, NULL, NULL};
+    BIAS_ALL_BUT_KEY, false, {NULL, NULL}, MLP_ONE, NULL, NULL, NULL};
 
 static const seq2seq_layout t5_layout = {
     "d_model", "num_layers", "num_decoder_layers", "num_heads", "num_heads", "d_ff", "d_ff",
     "encoder", "decoder", "block.%lld", "layer.0.SelfAttention", "layer.1.EncDecAttention", {"q", "k", "v", "o"},
     "layer.0.layer_norm", "layer.1.layer_norm", "layer.1.layer_norm", "layer.2.layer_norm", "layer.1.DenseReluDense",
     "layer.2.DenseReluDense", "wi", "wo", "final_layer_norm", NULL, "shared.weight", "lm_head.weight", NULL, true, BIAS_NONE,
-    true, {NULL, NULL}, MLP_ONE, NULL, NULL};
+    true, {NULL, NULL}, MLP_ONE, NULL, NULL, "BaseModelOutputWithPastAndCrossAttentions"};
 
 /* Moonshine: Llama-like names (input_layernorm, o_proj; the decoder's cross-attention norm is
  * post_attention_layernorm, its MLP's final_layernorm), LayerNorms without bias, each stack's
@@ -77,7 +77,8 @@ static const seq2seq_layout moonshine_layout = {
     "model.encoder", "model.decoder", "layers.%lld", "self_attn", "encoder_attn", {"q_proj", "k_proj", "v_proj", "o_proj"},
     "input_layernorm", "post_attention_layernorm", "post_attention_layernorm", "final_layernorm", "mlp", "mlp", "fc1",
     "fc2", "layer_norm", "norm", "model.decoder.embed_tokens.weight", "proj_out.weight", "max_position_embeddings", false,
-    BIAS_MLP_AND_QKV_BY_CONFIG, false, {"encoder_hidden_act", "decoder_hidden_act"}, MLP_HALVES, NULL, NULL};
+    BIAS_MLP_AND_QKV_BY_CONFIG, false, {"encoder_hidden_act", "decoder_hidden_act"}, MLP_HALVES, NULL, NULL,
+    "MoonshineEncoderModelOutput"};
 
 /* ---- building blocks ---- */
 
@@ -1015,10 +1016,30 @@ static int seq2seq_cache_layers(const void *cfg_, hfx_layer_cache *layers, int m
     return (int)m->dec_layers;
 }
 
+/* transformers' forward of a generating encoder-decoder, by its sources: its keywords in order (the seed profile's
+ * decoder graphs take encoder_outputs and the EncoderDecoderCache), returning Seq2SeqLMOutput. */
 static hfx_torch_signature seq2seq_torch_signature(const void *desc) {
-    (void)desc;
-    static const char *const args[] = {"input_ids", "attention_mask", "decoder_input_ids", NULL};
-    return (hfx_torch_signature){.args = args, .output_class = "Seq2SeqLMOutput"};
+    const seq2seq_desc *d = desc;
+#define DECODER_ARGS "decoder_input_ids", "decoder_attention_mask", "encoder_outputs", "cache", NULL
+    static const char *const tokens[] = {"input_ids", "attention_mask", DECODER_ARGS};
+    static const char *const features[] = {"input_features", "attention_mask", DECODER_ARGS};
+    static const char *const samples[] = {"input_values", "attention_mask", DECODER_ARGS};
+#undef DECODER_ARGS
+    return (hfx_torch_signature){.args = d->source == SRC_LOG_MEL    ? features
+                                         : d->source == SRC_WAVEFORM ? samples
+                                                                     : tokens,
+                                 .output_class = "Seq2SeqLMOutput"};
+}
+
+/* Each generation component's call: the encoder's is its submodule's (get_encoder()(**sources) returns the stack's
+ * ModelOutput, which the decoder graphs take as encoder_outputs), the others the model's forward. */
+static hfx_torch_signature seq2seq_component_signature(const void *desc, const char *component) {
+    const seq2seq_desc *d = desc;
+    hfx_torch_signature sig = seq2seq_torch_signature(desc);
+    const char *encoder_output = d->layout->encoder_output ? d->layout->encoder_output : "BaseModelOutput";
+    if (!strcmp(component, "encoder")) sig.output_class = encoder_output;
+    else sig.encoder_outputs = encoder_output;
+    return sig;
 }
 
 static const hfx_component forward[] = {{.name = "model", .role = "model", .logits_to_keep = -1}};
@@ -1037,43 +1058,31 @@ static const char *const sequence_inputs[] = {"input_ids", "attention_mask", NUL
 /* What the encoder-decoder families share; a generating one has a cache and every export kind. */
 #define SEQ2SEQ_COMMON .cfg_size = sizeof(seq2seq_cfg), .parse = hfx_s2s_parse, .build_forward = seq2seq_build
 #define SEQ2SEQ_GENERATING                                                                                   \
-    SEQ2SEQ_COMMON, .cache_layers = seq2seq_cache_layers,                                                    \
+    SEQ2SEQ_COMMON, .cache_layers = seq2seq_cache_layers, .torch_signature = seq2seq_torch_signature,          \
+    .component_signature = seq2seq_component_signature,                                                     \
     .exports = {[HFX_EXPORT_FORWARD] = {forward, 1}, [HFX_EXPORT_GENERATION] = {generation, 3},              \
                 [HFX_EXPORT_GENERATION_ONE_GRAPH] = {one_graph, 2}}
 
 const hfx_arch_family hfx_seq2seq_family = {
     SEQ2SEQ_GENERATING,
     .sequence_inputs = sequence_inputs,
-    .torch_signature = seq2seq_torch_signature,
     .genai = HFX_GENAI_NONE,
 };
 
-static hfx_torch_signature audio_torch_signature(const void *desc) {
-    (void)desc;
-    static const char *const args[] = {"input_features", "decoder_input_ids", NULL};
-    return (hfx_torch_signature){.args = args, .output_class = "Seq2SeqLMOutput"};
-}
 static const char *const audio_inputs[] = {"input_features", "input_ids", NULL}; /* input_ids: the decoder's */
 
 const hfx_arch_family hfx_seq2seq_audio_family = {
     SEQ2SEQ_GENERATING,
     .sequence_inputs = audio_inputs,
-    .torch_signature = audio_torch_signature,
     .genai = HFX_GENAI_WHISPER,
 };
 
-static hfx_torch_signature waveform_torch_signature(const void *desc) {
-    (void)desc;
-    static const char *const args[] = {"input_values", "attention_mask", "decoder_input_ids", NULL};
-    return (hfx_torch_signature){.args = args, .output_class = "Seq2SeqLMOutput"};
-}
 /* the samples' axis: the decoder's tokens (input_ids) have their own, decoder_sequence_length */
 static const char *const waveform_inputs[] = {"input_values", "attention_mask", NULL};
 
 const hfx_arch_family hfx_seq2seq_waveform_family = {
     SEQ2SEQ_GENERATING,
     .sequence_inputs = waveform_inputs,
-    .torch_signature = waveform_torch_signature,
     .genai = HFX_GENAI_NONE,
 };
 

@@ -70,6 +70,8 @@ typedef struct seq2seq_layout {
     const char *act_keys[2];            /* the encoder's and decoder's activation (NULL: activation_function) */
     mlp_form dec_mlp_form;              /* the decoder MLP's first linear (the encoder's is MLP_ONE) */
     const char *vision_tower, *projector; /* SRC_IMAGE_TEXT: the image encoder's prefixes ("model.vision_tower.") */
+    const char *encoder_output;         /* the ModelOutput class the encoder stack returns (the seed profile's
+                                           encoder_outputs); NULL: BaseModelOutput */
 } seq2seq_layout;
 
 /* What the model puts on top of its stacks. */

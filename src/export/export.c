@@ -551,9 +551,13 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
  * cache, a mask per layer type) and its outputs that class's fields; NULL otherwise. */
 static const char *flat_output_class(const component *c, const hfx_model *model) {
     const hfx_graph *g = c->g;
-    hfx_torch_signature sig = hfx_arch_torch_signature(model->arch);
-    if (!sig.output_class || g->n_states || c->opts.cache != HFX_CACHE_NONE || strcmp(c->decl->role, "model") != 0)
-        return NULL;
+    /* a plain forward, or in the seed's profile a generation component without a cache, called as transformers
+     * calls its submodule (an encoder-decoder's encoder: get_encoder()(**sources) returns BaseModelOutput) */
+    bool plain = c->opts.cache == HFX_CACHE_NONE && strcmp(c->decl->role, "model") == 0;
+    bool uncached = c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE;
+    hfx_torch_signature sig = plain ? hfx_arch_torch_signature(model->arch)
+                                    : hfx_arch_component_signature(model->arch, c->decl->name);
+    if (!(plain || uncached) || !sig.output_class || sig.bare || g->n_states) return NULL;
     for (int i = 0; i < g->n_inputs; i++)
         if (strchr(g->inputs[i]->name, '.')) return NULL;
     const char *names[64];
@@ -615,7 +619,7 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     /* the seed's fields: for its profile, and for every plain forward (its loader and runners read them) */
     bool plain = o->cache == HFX_CACHE_NONE && strcmp(c->decl->role, "model") == 0;
     if (o->io == HFX_IO_SEED || plain) seed_fields(md, c, model);
-    if (plain) flat_specs(md, c, model);
+    flat_specs(md, c, model); /* (where it is called as a plain forward) */
     if (call && !call_specs(md, c, call)) {
         json_decref(md);
         return NULL;
@@ -739,12 +743,13 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
     if (!st) st = hfx_graph_verify(c->g, err);
     if (st) return st;
     hfx_torch_signature sig = hfx_arch_component_signature(model->arch, c->decl->name);
-    if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers && sig.args) {
+    fg->output_class = flat_output_class(c, model); /* (a keyword call over flat tensors: no cache object) */
+    if (c->opts.io == HFX_IO_SEED && c->opts.cache != HFX_CACHE_NONE && layers && sig.args && !fg->output_class) {
         *call = (hfx_seed_call){.output_class = sig.output_class, .forward_args = sig.args,
                                 .is_static = c->opts.cache == HFX_CACHE_STATIC, .filled = c->decl->reads_state,
                                 .max_cache_len = max_cache_len, .n_layers = n_layers, .layers = layers,
                                 .nones = sig.nones, .step_nones = c->decl->reads_state ? sig.step_nones : NULL,
-                                .bare = sig.bare};
+                                .bare = sig.bare, .encoder_outputs = sig.encoder_outputs};
         fg->seed_call = call;
     }
     c->metadata = metadata(c, model, max_cache_len, fg->seed_call);
@@ -758,7 +763,6 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
     fg->tokens = tokens;
     fg->max_cache_len = c->opts.cache == HFX_CACHE_STATIC ? max_cache_len : 0;
     fg->own_weights = c->opts.io == HFX_IO_SEED; /* the seed writes prefill.onnx.data, decode.onnx.data */
-    fg->output_class = flat_output_class(c, model);
     memcpy(fg->opt, c->cfg->opt, sizeof fg->opt);
     return st;
 }

@@ -44,6 +44,7 @@ typedef struct hfx_seed_call {
     const char *const *nones; /* NULL-terminated or NULL: keywords passed as None (constant inputs) */
     const char *const *step_nones; /* ... and those a step is passed as None (Mamba's generate: attention_mask) */
     bool bare;                /* returns its tensors (one, or a tuple), no ModelOutput, and takes no cache (lm_head) */
+    const char *encoder_outputs; /* the ModelOutput class its encoder_outputs keyword holds; NULL: none */
 } hfx_seed_call;
 
 /* Where keyword key[0, len) comes in sc's forward (forward_args' index; unknown ones last): the order of the call's

@@ -311,6 +311,9 @@ static const scenario scenarios[] = {
     {"marian-openvino-generation", "{\"export_format\": \"openvino\", \"dynamic\": true}", true, false, "marian"},
     {"marian-onnx-seed", "{\"export_format\": \"onnx\", \"dynamic\": true, \"io\": \"seed\"}", true, false,
      "marian"},
+    /* ... and in torch.export: the EncoderDecoderCache and encoder_outputs objects pickled and described */
+    {"marian-dynamo-seed", "{\"export_format\": \"dynamo\", \"dynamic\": true, \"io\": \"seed\"}", true, false,
+     "marian"},
 };
 
 /* WORK-tokenizer: the checkpoint's files linked, with TOKENIZER_JSON beside them; NULL on failure. */

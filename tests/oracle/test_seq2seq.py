@@ -18,9 +18,12 @@ MT5, UMT5, Whisper and Moonshine.
   states (and the encoder's) within 1e-4 in ONNX Runtime and OpenVINO, some in torch and ExecuTorch;
 * the seed's I/O profile (io "seed"), with a growing and a static cache (its StaticCache in both
   halves of the EncoderDecoderCache): prefill and decode equal to transformers.exporters' own
-  export of the same model (ONNX and OpenVINO) and generating transformers' tokens;
+  export of the same model (ONNX, OpenVINO, and torch.export: its call's pytree specs, the
+  EncoderDecoderCache and encoder_outputs objects) and generating transformers' tokens (also through
+  the seed's own ExportedModel runners on hfx's .pt2, ONNX, OpenVINO and ExecuTorch folders);
 * the components against transformers.exporters' decomposition of the same model, and the
-  refusals (a static cache in a multi-token decode or a stateful one, the seed's profile in torch.export).
+  refusals (a static cache in a multi-token decode or a stateful one, a .pt2's static cross-attention
+  cache over sources of varying length).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import numpy as np
 import pytest
 import torch
 
+import etutil
 import ovutil
 import seq2seq_models
 from conftest import (PARITY_ATOL, assert_config_refused, assert_logits_close, built_once, call_pt2, describe,
@@ -610,10 +614,11 @@ SEED_MAX_CACHE = 48  # a static cache's slots: the prompt and NEW_TOKENS fit
 
 def seed_io_export(ckpt, out, name, fmt, static=False):
     """hfx's export in the seed's profile; `static`: its StaticCache (OpenVINO's stateless: a stateful model keeps a
-    growing cache)."""
+    growing cache); fmt "openvino-stateless": OpenVINO's stateless decode with either cache."""
     cfg = out.parent / f"{out.name}.json"
-    cfg.write_text(json.dumps({"export_format": fmt, "dynamic": True, "io": "seed",
-                               **({"stateful": False} if static and fmt == "openvino" else {})}))
+    stateless = fmt == "openvino-stateless" or (static and fmt == "openvino")
+    cfg.write_text(json.dumps({"export_format": fmt.removesuffix("-stateless"), "dynamic": True, "io": "seed",
+                               **({"stateful": False} if stateless else {})}))
     cache = ["--cache", "static", "--max-cache-len", str(SEED_MAX_CACHE)] if static else []
     proc = run_hfx(["export", ckpt(name), out, "--config", str(cfg), "--for-generation", "--quiet", *cache])
     assert proc.returncode == 0, describe(proc)
@@ -633,7 +638,10 @@ def seeds_own_export(model_dir, name, fmt, out, static=False):
     rows = sources(name, 1)
     inputs = ({"input_features": torch.from_numpy(rows)} if isinstance(rows, np.ndarray) else
               dict(zip(("input_ids", "attention_mask"), right_padded(rows, model.config.pad_token_id))))
-    exporter, config = {"onnx": (OnnxExporter, OnnxConfig), "openvino": (OpenVINOExporter, OpenVINOConfig)}[fmt]
+    from transformers.exporters import DynamoExporter
+    from transformers.exporters.configs import DynamoConfig
+    exporter, config = {"onnx": (OnnxExporter, OnnxConfig), "openvino": (OpenVINOExporter, OpenVINOConfig),
+                        "dynamo": (DynamoExporter, DynamoConfig)}[fmt]
     gen = GenerationConfig(cache_implementation="static", max_cache_len=SEED_MAX_CACHE) if static else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -804,6 +812,159 @@ def test_seed_io_generates(name, fmt, static, ckpt, tmp_path):
                            runtime="onnx" if fmt == "onnx" else "openvino")
 
 
+# ---- the seed's profile in torch.export (.pt2): the seed's own call, through its runners ----------------------------
+
+# (name, static): a static cache's cross-attention StaticCache pins the sources' length in the call's spec, so BART's
+# is exported with static shapes at the seed's sample (batch 1, its first source), Whisper's sources are fixed anyway
+SEED_PT2 = [("bart", False), ("t5_v11", False), ("whisper", False), ("bart", True), ("whisper", True)]
+
+
+def seed_pt2_export(ckpt, out, name, static):
+    """hfx's .pt2 export in the seed's profile: dynamic shapes, or with a static cache of a text model the seed's
+    sample's (batch 1, the first source's length)."""
+    shapes = (["--batch-size", "1", "--sequence-length", str(len(SOURCES[0]))]
+              if static and not seq2seq_models.VARIANTS[name].audio else ["--dynamic"])
+    cache = ["--cache", "static", "--max-cache-len", str(SEED_MAX_CACHE)] if static else []
+    proc = run_hfx(["export", ckpt(name), out, "--format", "dynamo", "--io", "seed", "--for-generation", "--quiet",
+                    *shapes, *cache])
+    assert proc.returncode == 0, describe(proc)
+    return out
+
+
+@pytest.mark.parametrize("name,static", SEED_PT2, ids=lambda v: "static" if v is True else "" if v is False else v)
+def test_seed_pt2_specs_equal_the_seeds(name, static, ckpt, tmp_path):
+    """The prefill's and decode's call — the forward's keywords with encoder_outputs as the encoder stack's
+    ModelOutput (BART's and Whisper's BaseModelOutput, T5's BaseModelOutputWithPastAndCrossAttentions) and the
+    EncoderDecoderCache (a DynamicCache or StaticCache per half, is_updated per layer), returning Seq2SeqLMOutput over
+    the logits, the cache and encoder_last_hidden_state — is the one transformers.exporters' own export_for_generation
+    records, as torch TreeSpecs; hfx's encoder is called as transformers calls model.get_encoder(): the specs torch
+    derives from that call's keywords and result."""
+    from torch.utils._pytree import tree_flatten, treespec_loads
+    from transformers.exporters.metadata import register_treespec_types
+
+    ours = json.loads((seed_pt2_export(ckpt, tmp_path / "hfx", name, static) / "export.json").read_text())["components"]
+    theirs = json.loads((seeds_own_export(ckpt(name), name, "dynamo", tmp_path / "seed", static) / "export.json")
+                        .read_text())["components"]
+    assert sorted(ours) == sorted([*theirs, "encoder"])
+    for comp in theirs:
+        for field in ("in_spec", "out_spec"):
+            register_treespec_types(want := theirs[comp]["metadata"][field])
+            got = ours[comp]["metadata"][field]
+            assert treespec_loads(got) == treespec_loads(want), f"{name} {comp} {field}: {got} != {want}"
+    model = seq2seq_models.load(ckpt(name))
+    rows = sources(name, 1)
+    source = ({"input_features": torch.from_numpy(rows)} if isinstance(rows, np.ndarray) else
+              dict(zip(("input_ids", "attention_mask"), right_padded(rows, model.config.pad_token_id))))
+    with torch.no_grad():
+        result = model.get_encoder()(**source)
+    for field, tree in (("in_spec", ((), source)), ("out_spec", result)):
+        got = treespec_loads(ours["encoder"]["metadata"][field])
+        assert got == tree_flatten(tree)[1], f"{name} encoder {field}: {got}"
+
+
+def seed_runner_loop(out, model, rows, prompt, static):
+    """Greedy search through the seed's ExportedModel over hfx's folder, as its runners are called: hfx's
+    encoder on the sources, the prefill on the decoder prompt with its result as encoder_outputs and an empty
+    EncoderDecoderCache as generate() makes one, then decode steps on the cache each call returns (a static cache:
+    the 4-D mask over the slots beside). Rows that end are fed the pad token."""
+    import transformers
+    from transformers.exporters import ExportedModel
+
+    runner = {"config": OV_CPU} if (out / "openvino_decode.xml").exists() else {}
+    # (a .pt2 is pickled: trust_remote_code is the seed's gate)
+    runners = ExportedModel.from_pretrained(out, trust_remote_code=True, **runner).runners
+    gen = model.generation_config
+    audio = isinstance(rows, np.ndarray)
+    if audio:
+        source = {"input_features": torch.from_numpy(rows)}
+    else:
+        ids, mask = right_padded(rows, gen.pad_token_id)
+        source = {"input_ids": ids, "attention_mask": mask}
+    encoder_outputs = runners["encoder"](**source)
+    config = model.config.get_text_config(decoder=True)
+    if static:
+        length = encoder_outputs.last_hidden_state.shape[1]
+        cache = transformers.EncoderDecoderCache(transformers.StaticCache(config=config, max_cache_len=SEED_MAX_CACHE),
+                                                 transformers.StaticCache(config=config, max_cache_len=length))
+    else:
+        cache = transformers.EncoderDecoderCache(transformers.DynamicCache(config=config),
+                                                 transformers.DynamicCache(config=config))
+    feed = {} if audio else {"attention_mask": source["attention_mask"]}
+    prompt = torch.from_numpy(prompt)
+    if static and not audio:  # (Whisper's prompt is causal: its prefill takes no mask)
+        feed["decoder_attention_mask"] = torch.from_numpy(causal_slots(len(prompt), 0, prompt.shape[1], SEED_MAX_CACHE))
+    step = runners["prefill"](decoder_input_ids=prompt, encoder_outputs=encoder_outputs, cache=cache, **feed)
+    tokens, logits, done = [], [], np.zeros(len(prompt), bool)
+    for n in range(NEW_TOKENS):
+        step_logits = torch.as_tensor(step.logits)[:, -1].numpy()
+        logits.append(step_logits)
+        nxt = np.where(done, gen.pad_token_id, step_logits.argmax(-1))
+        done |= nxt == gen.eos_token_id
+        tokens.append(nxt)
+        if done.all():
+            break
+        if static:
+            feed["decoder_attention_mask"] = torch.from_numpy(causal_slots(len(prompt), prompt.shape[1] + n, 1,
+                                                                           SEED_MAX_CACHE))
+        step = runners["decode"](decoder_input_ids=torch.from_numpy(nxt[:, None].astype(np.int64)),
+                                 encoder_outputs=encoder_outputs, cache=step.cache, **feed)
+    return np.stack(tokens, 1), np.stack(logits)
+
+
+def seed_et_export(ckpt, out, name, static):
+    """hfx's ExecuTorch export in the seed's profile: batch 1 (ExecuTorch fixes it), the decoder's tokens bounded; a
+    static cache of a text model at the seed's sample's length, as for the .pt2."""
+    cfg = out.parent / f"{out.name}.json"
+    fixed = static and not seq2seq_models.VARIANTS[name].audio
+    cfg.write_text(json.dumps({"export_format": "executorch", "io": "seed", **({} if fixed else {"dynamic_shapes": {
+        "input_ids": {"1": {"name": "sequence", "min": 1, "max": SEED_MAX_CACHE}}}})}))
+    length = ["--sequence-length", str(len(SOURCES[0]))] if fixed else []
+    proc = run_hfx(["export", ckpt(name), out, "--config", str(cfg), "--for-generation", "--quiet", "--batch-size", "1",
+                    "--max-cache-len", str(SEED_MAX_CACHE), *length, *(["--cache", "static"] if static else [])])
+    assert proc.returncode == 0, describe(proc)
+    return out
+
+
+# the greedy loop below in the executorch virtualenv (its runtime's Python bindings), on an export folder
+SEED_RUNNERS_ET = """
+import sys
+import numpy as np
+sys.path.insert(0, args[0])
+import seq2seq_models, test_seq2seq
+out, name, ckpt, static, prompt, save = args[1:]
+rows = test_seq2seq.sources(name, 1)
+tokens, logits = test_seq2seq.seed_runner_loop(test_seq2seq.Path(out), seq2seq_models.load(ckpt), rows,
+                                               np.array(prompt, np.int64), static)
+np.savez(save, tokens=tokens, logits=logits)
+"""
+
+
+@pytest.mark.parametrize("fmt", ["dynamo", "onnx", "openvino-stateless", "executorch"])
+@pytest.mark.parametrize("name,static", SEED_PT2, ids=lambda v: "static" if v is True else "" if v is False else v)
+def test_seed_runners_generate(name, static, fmt, ckpt, tmp_path):
+    """transformers.exporters' ExportedModel loads hfx's seed-profile folder — .pt2, ONNX, OpenVINO (stateless: the
+    seed's runner feeds the cache object it is given), ExecuTorch (in its virtualenv) — and its runners give
+    transformers' greedy tokens, every step's logits within 1e-4: at batch 1 and 3 (right-padded sources) with a
+    growing cache; at batch 1 with a static one (its StaticCache's batch_size is in the call's spec) and in
+    ExecuTorch (which fixes the batch)."""
+    out = (seed_pt2_export(ckpt, tmp_path / "hfx", name, static) if fmt == "dynamo"
+           else seed_et_export(ckpt, tmp_path / "hfx", name, static) if fmt == "executorch"
+           else seed_io_export(ckpt, tmp_path / "hfx", name, fmt, static))
+    model = seq2seq_models.load(ckpt(name))
+    for batch in (1,) if static or fmt == "executorch" else (1, 3):
+        rows = sources(name, batch)
+        want_tokens, want_logits, prompt = plain_greedy(ckpt(name), rows)
+        if fmt == "executorch":
+            got = etutil.worker().python_arrays(SEED_RUNNERS_ET, [str(Path(__file__).parent), str(out), name,
+                                                                  str(ckpt(name)), static, prompt.tolist()])
+            tokens, logits = got["tokens"], got["logits"]
+        else:
+            tokens, logits = seed_runner_loop(out, model, rows, prompt, static)
+        compare_generation(tokens, logits, want_tokens, want_logits,
+                           f"{name} {fmt} io seed batch {batch} (its runners)",
+                           runtime={"dynamo": "torch"}.get(fmt, fmt.removesuffix("-stateless")))
+
+
 def test_refusals(ckpt, tmp_path):
     multi = run_hfx(["export", ckpt("bart"), tmp_path / "ov", "--format", "onnx", "--dynamic", "--for-generation",
                      "--multi-token-decode", "--cache", "static", "--max-cache-len", "32"])
@@ -812,10 +973,12 @@ def test_refusals(ckpt, tmp_path):
     stateful_static = run_hfx(["export", ckpt("bart"), tmp_path / "ovs", "--format", "openvino", "--dynamic",
                                "--for-generation", "--cache", "static", "--max-cache-len", "32"])
     assert stateful_static.returncode == 2 and "stateful" in stateful_static.stderr, describe(stateful_static)
+    # a static cross-attention cache in a .pt2 pins the sources' length: refused where it varies
     pt2_cfg = tmp_path / "pt2.json"
     pt2_cfg.write_text(json.dumps({"export_format": "dynamo", "io": "seed", "dynamic": True}))
-    pt2 = run_hfx(["export", ckpt("bart"), tmp_path / "pt2", "--config", str(pt2_cfg), "--for-generation"])
-    assert pt2.returncode == 2 and "EncoderDecoderCache" in pt2.stderr, describe(pt2)
+    pt2 = run_hfx(["export", ckpt("bart"), tmp_path / "pt2", "--config", str(pt2_cfg), "--for-generation",
+                   "--cache", "static", "--max-cache-len", "32"])
+    assert pt2.returncode == 2 and "StaticCache" in pt2.stderr and "length" in pt2.stderr, describe(pt2)
     assert not any((tmp_path / d).exists() for d in ("ov", "ovs", "pt2"))
 
 

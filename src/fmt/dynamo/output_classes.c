@@ -13,6 +13,8 @@ static const struct {
 } classes[] = {
     {"BaseModelOutput", NULL, "last_hidden_state hidden_states attentions"},
     {"BaseModelOutputWithPast", NULL, "last_hidden_state cache hidden_states attentions"},
+    {"BaseModelOutputWithPastAndCrossAttentions", NULL,
+     "last_hidden_state cache hidden_states attentions cross_attentions"},
     {"BaseModelOutputWithPooling", NULL, "last_hidden_state pooler_output hidden_states attentions"},
     {"BaseModelOutputWithPoolingAndCrossAttentions", NULL,
      "last_hidden_state pooler_output hidden_states cache attentions cross_attentions"},
@@ -39,6 +41,7 @@ static const struct {
     {"MaskedLMOutput", NULL, "logits hidden_states attentions"},
     {"Mistral3CausalLMOutputWithPast", "mistral3",
      "aux_loss logits cache hidden_states attentions router_logits image_outputs video_outputs audio_outputs"},
+    {"MoonshineEncoderModelOutput", "moonshine", "last_hidden_state hidden_states attentions attention_mask"},
     {"MoeCausalLMOutputWithPast", NULL, "aux_loss logits cache hidden_states attentions router_logits"},
     {"MultimodalCausalLMOutputWithPast", NULL,
      "logits cache hidden_states attentions image_outputs video_outputs audio_outputs"},

@@ -113,6 +113,8 @@ typedef struct walk {
     const int *leaves;         /* per leaf: its program value (inputs) */
     int n_leaves, next;
     int64_t batch;
+    const char *prefix;        /* the cache's state names: "cache." or an EncoderDecoderCache half's */
+    int64_t max_len;           /* a StaticLayer's max_cache_len: the slots, or (cross-attention) the encoder's length */
     const hfx_value *conv;     /* the layer's convolution state, once walked (its dtype and kernel) */
     hfx_status st;
     hfx_error *err;
@@ -128,11 +130,11 @@ static json_t *tagged(const char *tag, const char *key, json_t *v) {
 static const char *const part_name[] = {[V_KEYS] = "keys", [V_VALUES] = "values", [V_COUNTER] = "cumulative_length",
                                         [V_CONV] = "conv_states.0", [V_SSM] = "recurrent_states.0"};
 
-/* The next leaf, which must be the graph's state cache.layers.<layer>.<part>. */
+/* The next leaf, which must be the graph's state <prefix>layers.<layer>.<part>. */
 static json_t *leaf(walk *w, int layer, attr_value part) {
     int k = w->next++;
-    char want[96];
-    snprintf(want, sizeof want, "cache.layers.%d.%s", layer, part_name[part]);
+    char want[128];
+    snprintf(want, sizeof want, "%slayers.%d.%s", w->prefix, layer, part_name[part]);
     const hfx_state *s = k < w->n_leaves ? hfx_graph_state_of(w->g, w->ir[k], w->input) : NULL;
     if (!s || strcmp(s->name, want) != 0) {
         if (!w->st)
@@ -194,7 +196,7 @@ static json_t *entry(walk *w, int i, attr_value v) {
         if (pk) hfx_pickle_global(pk, "torch", name);
         return tagged("dtype", "n", json_string(name));
     }
-    int64_t n = v == V_MAX_LEN ? w->sc->max_cache_len : v == V_BATCH ? w->batch : v == V_HEADS ? l->kv_heads
+    int64_t n = v == V_MAX_LEN ? w->max_len : v == V_BATCH ? w->batch : v == V_HEADS ? l->kv_heads
                 : v == V_VALUE_DIM ? l->value_dim : v == V_KEY_DIM ? l->key_dim : v == V_ONE ? 1
                 : w->conv && w->conv->rank > 0 ? w->conv->dims[w->conv->rank - 1].c : 0; /* V_KERNEL: its window */
     if (pk) hfx_pickle_int(pk, n);
@@ -222,8 +224,25 @@ static json_t *layer_object(walk *w, const layer_class *c, int i) {
     return o;
 }
 
-/* The cache object's treespec node: its class, its context as text, a leaf per tensor. */
-static json_t *cache_node(walk *w, bool filled) {
+/* An encoder-decoder's encoder length as its cross-attention cache holds it (a StaticCache's slots there, a Python int
+ * in the call's spec): the length of its first cross-attention keys, or where that varies (*fixed false) the most
+ * the graph takes (what a StaticCache holding any of them is sized to; a .pt2 refuses it: torch checks the spec at
+ * each call). */
+static int64_t encoder_length(const hfx_graph *g, bool *fixed) {
+    *fixed = false;
+    for (int i = 0; i < g->n_states; i++) {
+        const hfx_state *s = &g->states[i];
+        if (strcmp(s->name, "cache.cross_attention_cache.layers.0.keys") != 0 || !s->out || s->out->rank != 4) continue;
+        hfx_dim d = s->out->dims[2];
+        *fixed = hfx_dim_is_const(d);
+        return *fixed ? d.c : d.n == 1 && d.sym[0] < g->n_symbols ? g->symbols[d.sym[0]].max : 0;
+    }
+    return 0;
+}
+
+/* One transformers Cache object (a DynamicCache or StaticCache over the layers, its states named w->prefix...): its
+ * context, and its pickle. */
+static json_t *cache_object(walk *w, bool filled) {
     const char *cache = cache_class[w->sc->is_static];
     char path[96];
     snprintf(path, sizeof path, CACHE_MODULE ":%s", cache);
@@ -251,9 +270,60 @@ static json_t *cache_node(walk *w, bool filled) {
     json_object_set_new(state, "layer_class_to_replicate", json_null());
     json_object_set_new(state, "offloading", json_false());
     json_object_set_new(ctx, "s", state);
+    return ctx;
+}
+
+/* An encoder-decoder's EncoderDecoderCache: its self-attention cache, its cross-attention one (a StaticCache's slots
+ * there are the encoder's length), and is_updated, {layer: whether its cross-attention cache is filled}. */
+static json_t *encoder_decoder_object(walk *w, bool filled, int64_t source_length) {
+    static const char *const halves[2] = {"self_attention_cache", "cross_attention_cache"};
+    if (w->pk) {
+        hfx_pickle_global(w->pk, CACHE_MODULE, "EncoderDecoderCache");
+        hfx_pickle_op(w->pk, HFX_PK_EMPTY_TUPLE HFX_PK_NEWOBJ HFX_PK_EMPTY_DICT HFX_PK_MARK);
+    }
+    json_t *state = json_object(), *updated = json_array();
+    for (int h = 0; h < 2; h++) {
+        char prefix[48];
+        snprintf(prefix, sizeof prefix, "cache.%s.", halves[h]);
+        w->prefix = prefix;
+        w->max_len = h ? source_length : w->sc->max_cache_len;
+        if (w->pk) hfx_pickle_text(w->pk, halves[h]);
+        json_object_set_new(state, halves[h], cache_object(w, filled));
+    }
+    w->prefix = NULL;
+    if (w->pk) {
+        hfx_pickle_text(w->pk, "is_updated");
+        hfx_pickle_op(w->pk, HFX_PK_EMPTY_DICT HFX_PK_MARK);
+    }
+    for (int i = 0; i < w->sc->n_layers; i++) {
+        if (w->pk) hfx_pickle_int(w->pk, i), hfx_pickle_bool(w->pk, filled);
+        json_array_append_new(updated, json_pack("[ib]", i, filled));
+    }
+    if (w->pk) hfx_pickle_op(w->pk, HFX_PK_SETITEMS HFX_PK_SETITEMS HFX_PK_BUILD);
+    json_object_set_new(state, "is_updated", tagged("items", "v", updated));
+    json_t *ctx = tagged("obj", "p", json_string(CACHE_MODULE ":EncoderDecoderCache"));
+    json_object_set_new(ctx, "s", state);
+    return ctx;
+}
+
+/* The cache argument's treespec node: its class, its context as text, a leaf per tensor. */
+static json_t *cache_node(walk *w, bool filled) {
+    const char *cache = cache_class[w->sc->is_static];
+    bool two = w->g->state_holder == HFX_HOLDER_ENCODER_DECODER;
+    json_t *ctx;
+    if (two) {
+        bool fixed;
+        ctx = encoder_decoder_object(w, filled, encoder_length(w->g, &fixed));
+    } else {
+        w->prefix = "cache.";
+        w->max_len = w->sc->max_cache_len;
+        ctx = cache_object(w, filled);
+    }
     if (w->next != w->n_leaves && !w->st)
         w->st = hfx_fail(w->err, HFX_ERR_INTERNAL, "io seed: the graph has %d cache tensors, transformers' %s holds %d",
-                         w->n_leaves, cache, w->next);
+                         w->n_leaves, two ? "EncoderDecoderCache" : cache, w->next);
+    char path[96];
+    snprintf(path, sizeof path, CACHE_MODULE ":%s", two ? "EncoderDecoderCache" : cache);
     json_t *children = json_array();
     for (int k = 0; k < w->n_leaves; k++) json_array_append_new(children, hfx_pt2_leaf_spec());
     return hfx_pt2_spec_node(path, hfx_pt2_dumps(ctx), children);
@@ -350,14 +420,23 @@ static hfx_status check_covered(const hfx_seed_call *sc, const hfx_graph *g, hfx
                             "most one recurrent state (transformers' LinearAttentionLayer); layer %d keeps others; "
                             "export with io \"optimum\" (ONNX and OpenVINO take io \"seed\")", i);
     }
-    /* an encoder-decoder's components: its encoder (final states, no cache; a multimodal model's language model
-     * returns its cache beside them), or a decoder called with encoder_outputs and an EncoderDecoderCache */
-    if (g->n_outputs > 0 && ((strcmp(g->outputs[0]->name, "last_hidden_state") == 0 && !g->n_states) ||
-                             (g->n_states > 0 && g->state_holder == HFX_HOLDER_ENCODER_DECODER)))
+    /* an encoder's call (final states, no cache) is the keyword call of a plain forward, not this one */
+    if (g->n_outputs > 0 && strcmp(g->outputs[0]->name, "last_hidden_state") == 0 && !g->n_states)
+        return hfx_fail(err, HFX_ERR_UNSUPPORTED, "io seed: a component without a cache has no cache call");
+    return HFX_OK;
+}
+
+/* What a program's call cannot hold where the descriptive specs can: a static cross-attention cache over sources of
+ * varying length (its spec pins one, and torch checks the spec at each call). */
+static hfx_status check_callable(const hfx_seed_call *sc, const hfx_graph *g, hfx_error *err) {
+    bool fixed = true;
+    if (sc->is_static && g->state_holder == HFX_HOLDER_ENCODER_DECODER) encoder_length(g, &fixed);
+    if (!fixed)
         return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                        "io \"seed\" for torch.export covers decoder-only models: an encoder-decoder's call (its "
-                        "encoder_outputs and EncoderDecoderCache) is not written yet; export with io \"optimum\" "
-                        "(ONNX and OpenVINO take io \"seed\")");
+                        "io \"seed\" for torch.export with a static cache of an encoder-decoder: transformers' "
+                        "cross-attention StaticCache keeps the encoder's length as a Python int that the program's "
+                        "input spec pins, so the sources' length must be fixed; export with static shapes (no "
+                        "--dynamic: the sample's length), or a growing cache");
     return HFX_OK;
 }
 
@@ -491,14 +570,25 @@ bool hfx_pt2_entries_are_list(const char *const *keys, int n) {
     return n > 0;
 }
 
-/* A structured keyword (the mask per layer type, a dict; DeepStack's features, a list): its spec node; with a
- * program's call, its entries' samples and inputs. */
-static json_t *call_dict(hfx_aten_program *p, const call_plan *c, hfx_pt2_call *call, const kwarg *k) {
+/* A structured keyword (the mask per layer type, a dict; DeepStack's features, a list; encoder_outputs, a
+ * ModelOutput): its spec node; with a program's call, its entries' samples and inputs. */
+static json_t *call_dict(hfx_aten_program *p, const hfx_seed_call *sc, const call_plan *c, hfx_pt2_call *call,
+                         const kwarg *k) {
     json_t *sub = json_array(), *dict_children = json_array();
     const char *keys[MAX_ENTRIES];
     for (int e = 0; e < k->n; e++) keys[e] = k->sub[e];
-    bool list = hfx_pt2_entries_are_list(keys, k->n);
-    if (call) hfx_pickle_op(&call->sample, list ? HFX_PK_EMPTY_LIST HFX_PK_MARK : HFX_PK_EMPTY_DICT HFX_PK_MARK);
+    const char *output_class = !strcmp(k->key, "encoder_outputs") ? sc->encoder_outputs : NULL;
+    bool list = !output_class && hfx_pt2_entries_are_list(keys, k->n);
+    char cls[160] = "";
+    if (output_class) hfx_pt2_output_type(output_class, cls, sizeof cls);
+    if (call && output_class) { /* cls(), then its entries set as a dict's (ModelOutput.__setitem__ sets both) */
+        char module[160];
+        snprintf(module, sizeof module, "%.*s", (int)(strrchr(cls, '.') - cls), cls);
+        hfx_pickle_global(&call->sample, module, output_class);
+        hfx_pickle_op(&call->sample, HFX_PK_EMPTY_TUPLE HFX_PK_REDUCE HFX_PK_MARK);
+    } else if (call) {
+        hfx_pickle_op(&call->sample, list ? HFX_PK_EMPTY_LIST HFX_PK_MARK : HFX_PK_EMPTY_DICT HFX_PK_MARK);
+    }
     for (int e = 0; e < k->n; e++) {
         json_array_append_new(sub, json_string(k->sub[e]));
         json_array_append_new(dict_children, hfx_pt2_leaf_spec());
@@ -519,7 +609,7 @@ static json_t *call_dict(hfx_aten_program *p, const call_plan *c, hfx_pt2_call *
         json_decref(sub);
         return hfx_pt2_spec_node("builtins.list", NULL, dict_children);
     }
-    return hfx_pt2_spec_node("builtins.dict", hfx_pt2_dumps(sub), dict_children);
+    return hfx_pt2_spec_node(output_class ? cls : "builtins.dict", hfx_pt2_dumps(sub), dict_children);
 }
 
 /* The spec of ((), {kwargs}) into *in_spec, and with a program's call (not NULL) its sample and graph inputs. */
@@ -549,7 +639,7 @@ static hfx_status write_call_inputs(const hfx_graph *g, hfx_aten_program *p, con
                 json_array_append_new(call->graph_inputs, hfx_pt2_tensor_arg(p, c->value_of[c->leaves[l]]));
             st = w.st;
         } else if (k->dict) {
-            json_array_append_new(children, call_dict(p, c, call, k));
+            json_array_append_new(children, call_dict(p, sc, c, call, k));
         } else if (k->none) { /* a constant input of the program: no tensor */
             if (call) {
                 hfx_pickle_op(&call->sample, HFX_PK_NONE);
@@ -579,7 +669,11 @@ static hfx_status write_call_result(const hfx_graph *g, const hfx_seed_call *sc,
                                                          : hfx_pt2_spec_node("builtins.tuple", NULL, leaves));
         return HFX_OK;
     }
-    walk r = {.g = g, .sc = sc, .ir = c->ir_out, .n_leaves = g->n_outputs - 1, .batch = c->batch, .err = err};
+    /* the cache's tensors follow the first output; what follows them is the class's later fields (an
+     * encoder-decoder's encoder_last_hidden_state) */
+    int n_cache = 0;
+    while (1 + n_cache < g->n_outputs && hfx_graph_state_of(g, g->outputs[1 + n_cache], false)) n_cache++;
+    walk r = {.g = g, .sc = sc, .ir = c->ir_out, .n_leaves = n_cache, .batch = c->batch, .err = err};
     json_t *out_children = json_array();
     json_array_append_new(out_children, hfx_pt2_leaf_spec());
     json_array_append_new(out_children, cache_node(&r, true));
@@ -588,6 +682,10 @@ static hfx_status write_call_result(const hfx_graph *g, const hfx_seed_call *sc,
     json_t *fields = json_array();
     json_array_append_new(fields, json_string(g->outputs[0]->name));
     json_array_append_new(fields, json_string("cache"));
+    for (int k = 1 + n_cache; k < g->n_outputs; k++) {
+        json_array_append_new(fields, json_string(g->outputs[k]->name));
+        json_array_append_new(out_children, hfx_pt2_leaf_spec());
+    }
     *out_spec = hfx_pt2_spec_text(hfx_pt2_spec_node(cls, hfx_pt2_dumps(fields), out_children));
     return r.st;
 }
@@ -614,6 +712,7 @@ hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_p
     memset(call, 0, sizeof *call);
     const hfx_graph *g = p->g;
     hfx_status st = check_covered(sc, g, err);
+    if (!st) st = check_callable(sc, g, err);
     if (!st && !sc->output_class && !sc->bare)
         st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "io \"seed\" for torch.export: the Python system's call of this "
                                                 "model's component is not recorded in hfx yet; export with io "
