@@ -507,6 +507,59 @@ static void lower_slice(lowering *l, const hfx_node *n, const aten_rule *r) {
     out_call(l, n, r->aten, a, 4);
 }
 
+/* A size of value v's dim d: its constant, else the value's own size there at run time. */
+static hfx_aten_size size_of(lowering *l, int v, hfx_dim d, int axis) {
+    return hfx_dim_is_const(d) ? (hfx_aten_size){-1, d.c} : (hfx_aten_size){hfx_aten_sym_size(l->p, v, axis), 0};
+}
+
+/* numpy take of x along `axis` by an index whose count is no affine dim (two dynamic dims): torch.gather over x
+ * viewed with the index's leading dims (unsqueezed, then expanded to them) by the index unsqueezed over x's other dims
+ * and expanded to the output — out[..., i..., ...] = x[..., idx[i...], ...], every size an input's own. */
+static void take_by_gather(lowering *l, const hfx_node *n) {
+    const hfx_value *x = n->in[0], *idx = n->in[1], *o = n->out[0];
+    int axis = n->attrs.axis, k = idx->rank, rank = o->rank;
+    if (rank > HFX_MAX_RANK || rank != x->rank - 1 + k || idx->dtype != HFX_DTYPE_I64) {
+        fail(l, HFX_ERR_UNSUPPORTED, "torch.export: a gather by %s with two dynamic dims is not lowered",
+             idx->dtype == HFX_DTYPE_I64 ? "an index of that rank" : "a non-int64 index");
+        return;
+    }
+    int xv = tensor_of(l, x), iv = tensor_of(l, idx), from_x[HFX_MAX_RANK], from_i[HFX_MAX_RANK];
+    hfx_dim xd[HFX_MAX_RANK], id[HFX_MAX_RANK];
+    for (int d = 0; d < rank; d++) { /* output dim d: x's dim from_x[d], or the index's from_i[d] */
+        bool index_dim = d >= axis && d < axis + k;
+        from_i[d] = index_dim ? d - axis : -1;
+        from_x[d] = index_dim ? (d == axis + k - 1 ? axis : -1) : d < axis ? d : d - k + 1;
+    }
+    /* x [..., 1 × (k-1), x_axis, ...] expanded to [..., idx[:k-1], x_axis, ...]; idx [1 × axis, idx..., 1 ...] to o */
+    int xe = xv, ie = iv, xr = x->rank, ir = k;
+    memcpy(xd, x->dims, sizeof xd);
+    memcpy(id, idx->dims, sizeof id);
+    for (int j = 0; j < k - 1; j++) {
+        memmove(&xd[axis + 1], &xd[axis], sizeof xd[0] * (size_t)(xr - axis)), xd[axis] = hfx_dim_const(1), xr++;
+        hfx_aten_arg u[2] = {T(xe), hfx_arg_int(axis)};
+        xe = hfx_aten_call(l->p, HFX_ATEN_UNSQUEEZE, u, 2, x->dtype, xr, xd);
+    }
+    for (int d = 0; d < rank; d++) {
+        if (from_i[d] >= 0) continue;
+        memmove(&id[d + 1], &id[d], sizeof id[0] * (size_t)(ir - d)), id[d] = hfx_dim_const(1), ir++;
+        hfx_aten_arg u[2] = {T(ie), hfx_arg_int(d)};
+        ie = hfx_aten_call(l->p, HFX_ATEN_UNSQUEEZE, u, 2, idx->dtype, ir, id);
+    }
+    hfx_aten_size xs[HFX_MAX_RANK], is[HFX_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+        hfx_aten_size keep = {-1, -1};
+        xs[d] = from_x[d] >= 0 ? keep : size_of(l, iv, idx->dims[from_i[d]], from_i[d]);
+        is[d] = from_i[d] >= 0 ? keep : size_of(l, xv, x->dims[from_x[d]], from_x[d]);
+        xd[d] = o->dims[d];
+    }
+    xd[axis + k - 1] = x->dims[axis];
+    hfx_aten_arg ex[2] = {T(xe), hfx_arg_sizes(l->p, rank, xs)}, ei[2] = {T(ie), hfx_arg_sizes(l->p, rank, is)};
+    int wide = hfx_aten_call(l->p, HFX_ATEN_EXPAND, ex, 2, x->dtype, rank, xd);
+    int where = hfx_aten_call(l->p, HFX_ATEN_EXPAND, ei, 2, idx->dtype, rank, o->dims);
+    hfx_aten_arg g[3] = {T(wide), hfx_arg_int(axis + k - 1), T(where)};
+    l->tensor[o->id] = hfx_aten_call(l->p, HFX_ATEN_GATHER, g, 3, o->dtype, rank, o->dims);
+}
+
 /* rows of a table: an embedding lookup; else numpy take: index_select over the flattened
  * indices, then the output's shape */
 static void lower_gather(lowering *l, const hfx_node *n, const aten_rule *r) {
@@ -531,8 +584,8 @@ static void lower_gather(lowering *l, const hfx_node *n, const aten_rule *r) {
     for (int d = 0; d < idx->rank; d++) {
         if (hfx_dim_is_const(idx->dims[d])) numel = hfx_dim_scale(numel, idx->dims[d].c);
         else if (hfx_dim_is_const(numel)) numel = hfx_dim_scale(idx->dims[d], numel.c);
-        else {
-            fail(l, HFX_ERR_UNSUPPORTED, "torch.export: %s with two dynamic index dims is not lowered yet", "gather");
+        else { /* (B·S: no affine dim) */
+            take_by_gather(l, n);
             return;
         }
     }

@@ -18,7 +18,8 @@ seed's own export has no image encoder).
     ExecuTorch in its virtualenv, where the language model's None keywords are None arguments of the method) give the
     same tokens;
   * Qwen3-VL's language model with DeepStack's features as the seed passes them (visual_pos_masks and the list
-    deepstack_visual_embeds.{i}): its I/O the seed's, generation equal (ONNX Runtime, OpenVINO);
+    deepstack_visual_embeds.{i}): its I/O the seed's (ONNX; the .pt2's call), generation equal (ONNX Runtime,
+    OpenVINO, torch);
   * the models whose language model the seed feeds more than embeddings and positions (Gemma 3's per-layer-type
     masks), and those whose calls hfx has not recorded (InternVL, Qwen3-VL-MoE), refused by name;
   * (test_python_package.py: the Python package's OnnxExporter.export_for_generation on the live model, the seed
@@ -146,12 +147,16 @@ def seed_loop(out, fmt, reference, name, paths, new_tokens):
 
 def seed_loop_dynamo(out, reference, name, paths, new_tokens):
     """The same loop over the .pt2 programs as a torch caller runs them: the language model called with its sample's
-    empty DynamicCache and the None keywords its model passes, returning BaseModelOutputWithPast whose cache object the
-    decode takes and returns anew; the encoders called positionally."""
+    empty DynamicCache and the None keywords its model passes (and DeepStack's mask and list of features), returning
+    BaseModelOutputWithPast whose cache object the decode takes and returns anew; the encoders called positionally."""
     def program(component):
         return load_pt2(out / f"{component}.pt2")
     ids = _rows(reference, name, paths)
-    features = call_pt2(program("image_encoder"), encoder_feed(name, paths))[0]
+    encoded = call_pt2(program("image_encoder"), encoder_feed(name, paths))
+    features = encoded[0]
+    # DeepStack (its encoder's second output): the image tokens, and each layer's features as the seed's list
+    deepstack = ({"visual_pos_masks": torch.from_numpy(ids == IMAGE_TOKEN), "deepstack_visual_embeds": list(encoded[1])}
+                 if len(encoded) > 1 else {})
     embeds = call_pt2(program("embed_tokens"), {"input_ids": ids})[0].clone()
     embeds[torch.from_numpy(ids == IMAGE_TOKEN)] = features.reshape(-1, embeds.shape[-1])
     prompt_positions, step_positions = _positions(reference, name, ids, paths)
@@ -160,7 +165,7 @@ def seed_loop_dynamo(out, reference, name, paths, new_tokens):
     call = {k: None for k, v in sample.items() if v is None}  # (the keywords its model passes as None)
     with torch.no_grad():
         res = lm_program.module()(**call, position_ids=torch.from_numpy(prompt_positions),
-                                  cache=copy.deepcopy(sample["cache"]), inputs_embeds=embeds)
+                                  cache=copy.deepcopy(sample["cache"]), inputs_embeds=embeds, **deepstack)
         head, decode = program("lm_head").module(), program("decode").module()
         logits = [head(input=res.last_hidden_state[:, -1:])[:, -1]]
         cache = res.cache
@@ -225,7 +230,7 @@ def _ov_io(path):
 
 
 @pytest.mark.parametrize("name, fmt", [(n, f) for n in ("llava", "qwen2_vl", "qwen3_vl")
-                                       for f in ("onnx", "openvino", "dynamo") if n != "qwen3_vl" or f == "onnx"])
+                                       for f in ("onnx", "openvino", "dynamo") if n != "qwen3_vl" or f != "openvino"])
 def test_split_graphs_equal_the_seeds(name, fmt, ckpt, reference, tmp_path):
     paths = images(tmp_path, 1)
     hfx = _hfx_seed(ckpt(name), tmp_path / "hfx", fmt)
@@ -241,10 +246,10 @@ def test_split_graphs_equal_the_seeds(name, fmt, ckpt, reference, tmp_path):
 
 
 # (Qwen2.5-VL's split in ONNX only: its OpenVINO language model and decode are Qwen2-VL's op for op; Qwen3-VL's
-# DeepStack in ONNX and OpenVINO: torch.export does not lower its gather over two dynamic dims yet)
+# DeepStack in ONNX, OpenVINO stateless and torch.export)
 @pytest.mark.parametrize("name, fmt", [(n, f) for n in NAMES for f in ("onnx", "openvino-stateless", "openvino", "dynamo")
                                        if f == "onnx" or n not in ("qwen2_5_vl", "qwen3_vl") or
-                                       (n == "qwen3_vl" and f == "openvino-stateless")])
+                                       (n == "qwen3_vl" and f in ("openvino-stateless", "dynamo"))])
 def test_split_generates_transformers_tokens(name, fmt, ckpt, reference, tmp_path):
     runtime = fmt.split("-")[0]
     out = _hfx_seed(ckpt(name), tmp_path / "hfx", runtime, stateful=fmt == "openvino")
