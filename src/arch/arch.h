@@ -140,9 +140,9 @@ typedef struct hfx_torch_signature {
     const char *output_class; /* "CausalLMOutputWithPast"; NULL: not recorded (a family without a signature) */
     const char *const *step_nones; /* NULL-terminated or NULL: keywords the model's generate passes as None
                                       at a step, which the graph does not take (Mamba's attention_mask) */
-    const char *const *nones;      /* NULL-terminated or NULL: keywords the caller passes as None at every call, which
-                                      the program takes as constant inputs (a multimodal model's call of its
-                                      language model: input_ids=None) */
+    const hfx_keyword_constant *constants; /* NULL or ended by a NULL name: keywords the caller passes as one
+                                              constant at every call, which the program takes as constant inputs (a
+                                              multimodal model's call of its language model: input_ids=None) */
     bool bare;                     /* the call returns its tensors as they are, one or a tuple (a module's, not a
                                       ModelOutput: lm_head), and takes no cache */
     const char *encoder_outputs;   /* the ModelOutput class of its encoder_outputs keyword (an encoder-decoder's

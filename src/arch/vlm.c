@@ -448,7 +448,7 @@ static hfx_torch_signature vlm_torch_signature(const void *desc) {
  * returned */
 static hfx_torch_signature vlm_component_signature(const void *desc_, const char *component) {
     static const char *const language_model[] = {"input_ids", "attention_mask", "position_ids", "cache",
-                                                 "inputs_embeds", NULL};
+                                                 "inputs_embeds", "image_sizes", NULL};
     static const char *const lm_head[] = {"input", NULL};
     static const char *const decode[] = {"input_ids", "attention_mask", "position_ids", "cache", "inputs_embeds",
                                          "mm_token_type_ids", NULL};
@@ -456,8 +456,10 @@ static hfx_torch_signature vlm_component_signature(const void *desc_, const char
     const char *recorded = d->seed.output_class;
     if (!strcmp(component, "language_model"))
         return (hfx_torch_signature){.args = language_model,
-                                     .output_class = recorded ? "BaseModelOutputWithPast" : NULL,
-                                     .nones = d->seed.lm_nones};
+                                     .output_class = !recorded             ? NULL
+                                                     : d->seed.lm_output_class ? d->seed.lm_output_class
+                                                                               : "BaseModelOutputWithPast",
+                                     .constants = d->seed.lm_constants};
     if (!strcmp(component, "lm_head")) return (hfx_torch_signature){.args = lm_head, .bare = true};
     if (!strcmp(component, "decode")) return (hfx_torch_signature){.args = decode, .output_class = recorded};
     static const char *const by_name[] = {NULL};
@@ -575,8 +577,17 @@ const hfx_arch_family hfx_vlm_family = {
     .components_of = vlm_components,
 };
 
-static const char *const mask_none[] = {"attention_mask", NULL};
-static const char *const ids_and_mask_none[] = {"input_ids", "attention_mask", NULL};
+static const hfx_keyword_constant mask_none[] = {{.name = "attention_mask"}, {.name = NULL}};
+static const hfx_keyword_constant ids_and_mask_none[] = {{.name = "input_ids"}, {.name = "attention_mask"},
+                                                         {.name = NULL}};
+static const hfx_keyword_constant internvl_none[] = {{.name = "attention_mask"}, {.name = "image_sizes"},
+                                                     {.name = NULL}}; /* (and no input_ids) */
+static const hfx_keyword_constant onevision_constants[] = {
+    {.name = "attention_mask"}, {.name = "logits_to_keep", .kind = HFX_CONSTANT_INT, .value = 0}, {.name = NULL}};
+/* a MoE language model's call also says it returns no router logits */
+static const hfx_keyword_constant moe_constants[] = {
+    {.name = "input_ids"}, {.name = "attention_mask"}, {.name = "output_router_logits", .kind = HFX_CONSTANT_FALSE},
+    {.name = NULL}};
 static const vlm_names *const llava_names[] = {&llava_hub, &llava_v5, NULL};
 static const vlm_names *const idefics3_names[] = {&idefics3_hub, NULL};
 static const vlm_names *const llava_next_names[] = {&llava_next_hub, &llava_next_v5, NULL};
@@ -586,20 +597,21 @@ const vlm_desc hfx_llava = {.architecture = "LlavaForConditionalGeneration",
                             .kind = VLM_LLAVA,
                             .vision_default = "clip_vision_model",
                             .image_token_default = 32000,
-                            .seed = {"LlavaCausalLMOutputWithPast", mask_none}};
+                            .seed = {"LlavaCausalLMOutputWithPast", mask_none, NULL}};
 /* LLaVA-Next: LLaVA's encoder over any-resolution tiles (the packing, unpadding and newlines the caller's) */
 const vlm_desc hfx_llava_next = {.architecture = "LlavaNextForConditionalGeneration",
                                  .names = llava_next_names,
                                  .kind = VLM_LLAVA,
                                  .vision_default = "clip_vision_model",
                                  .image_token_default = 32000,
-                                 .seed = {"LlavaNextCausalLMOutputWithPast", mask_none}};
+                                 .seed = {"LlavaNextCausalLMOutputWithPast", mask_none, NULL}};
 /* LLaVA-OneVision: LLaVA-Next's (its packing also shrinks a grid of too many features: the caller's), SigLIP */
 const vlm_desc hfx_llava_onevision = {.architecture = "LlavaOnevisionForConditionalGeneration",
                                       .names = llava_next_names,
                                       .kind = VLM_LLAVA,
                                       .vision_default = "siglip_vision_model",
-                                      .image_token_default = 151646};
+                                      .image_token_default = 151646,
+                                      .seed = {"LlavaOnevisionCausalLMOutputWithPast", onevision_constants, NULL}};
 const vlm_desc hfx_gemma3 = {.architecture = "Gemma3ForConditionalGeneration",
                              .names = llava_names,
                              .kind = VLM_GEMMA3,
@@ -633,13 +645,13 @@ const vlm_desc hfx_idefics3 = {.architecture = "Idefics3ForConditionalGeneration
                                .kind = VLM_IDEFICS3,
                                .vision_default = "idefics3_vision",
                                .image_token_default = 128257,
-                               .seed = {"Idefics3CausalLMOutputWithPast", mask_none}};
+                               .seed = {"Idefics3CausalLMOutputWithPast", mask_none, NULL}};
 const vlm_desc hfx_smolvlm = {.architecture = "SmolVLMForConditionalGeneration",
                               .names = idefics3_names,
                               .kind = VLM_IDEFICS3,
                               .vision_default = "smolvlm_vision",
                               .image_token_default = 49190,
-                              .seed = {"SmolVLMCausalLMOutputWithPast", mask_none}};
+                              .seed = {"SmolVLMCausalLMOutputWithPast", mask_none, NULL}};
 const vlm_desc hfx_qwen2_vl = {.architecture = "Qwen2VLForConditionalGeneration",
                                .names = qwen2_vl_names,
                                .kind = VLM_GRID,
@@ -647,7 +659,7 @@ const vlm_desc hfx_qwen2_vl = {.architecture = "Qwen2VLForConditionalGeneration"
                                .image_token_default = 151655,
                                .text_type = "qwen2",
                                .mrope = {{16, 24, 24}, false},
-                               .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none}};
+                               .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none, NULL}};
 const vlm_desc hfx_qwen2_5_vl = {.architecture = "Qwen2_5_VLForConditionalGeneration",
                                  .names = qwen2_vl_names,
                                  .kind = VLM_GRID,
@@ -655,7 +667,7 @@ const vlm_desc hfx_qwen2_5_vl = {.architecture = "Qwen2_5_VLForConditionalGenera
                                  .image_token_default = 151655,
                                  .text_type = "qwen2",
                                  .mrope = {{16, 24, 24}, false},
-                                 .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none}};
+                                 .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none, NULL}};
 /* Qwen3-VL: the Qwen3 language model (q/k norms) under its own model_type "qwen3_vl_text" */
 const vlm_desc hfx_qwen3_vl = {.architecture = "Qwen3VLForConditionalGeneration",
                                .names = qwen2_vl_names,
@@ -665,7 +677,7 @@ const vlm_desc hfx_qwen3_vl = {.architecture = "Qwen3VLForConditionalGeneration"
                                .text_type = "qwen3",
                                .tied_by_top = true,
                                .mrope = {{24, 20, 20}, true},
-                               .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none}};
+                               .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none, NULL}};
 extern const hfx_decoder_desc hfx_qwen3_vl_moe_text; /* (registry.c) */
 /* Qwen3-VL-MoE: Qwen3-VL's with Qwen3-MoE's layers, its router always renormalising */
 const vlm_desc hfx_qwen3_vl_moe = {.architecture = "Qwen3VLMoeForConditionalGeneration",
@@ -675,7 +687,9 @@ const vlm_desc hfx_qwen3_vl_moe = {.architecture = "Qwen3VLMoeForConditionalGene
                                    .image_token_default = 151655,
                                    .text = &hfx_qwen3_vl_moe_text,
                                    .tied_by_top = true,
-                                   .mrope = {{24, 20, 20}, true}};
+                                   .mrope = {{24, 20, 20}, true},
+                                   .seed = {"Qwen3VLMoeCausalLMOutputWithPast", moe_constants,
+                                            "MoeModelOutputWithPast"}};
 /* Qwen3.5: its hybrid language model (delta-net and gated attention layers), a Qwen3-VL tower without DeepStack */
 const vlm_desc hfx_qwen3_5 = {.architecture = "Qwen3_5ForConditionalGeneration",
                               .names = qwen2_vl_names,
@@ -685,7 +699,7 @@ const vlm_desc hfx_qwen3_5 = {.architecture = "Qwen3_5ForConditionalGeneration",
                               .tied_by_top = true,
                               .mrope = {{11, 11, 10}, true},
                               .text_positions_first = true,
-                              .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none}};
+                              .seed = {"MultimodalCausalLMOutputWithPast", ids_and_mask_none, NULL}};
 const vlm_desc hfx_qwen3_5_moe = {.architecture = "Qwen3_5MoeForConditionalGeneration",
                                   .names = qwen2_vl_names,
                                   .kind = VLM_GRID,
@@ -693,7 +707,9 @@ const vlm_desc hfx_qwen3_5_moe = {.architecture = "Qwen3_5MoeForConditionalGener
                                   .image_token_default = 248056,
                                   .tied_by_top = true,
                                   .mrope = {{11, 11, 10}, true},
-                                  .text_positions_first = true};
+                                  .text_positions_first = true,
+                                  .seed = {"Qwen3_5MoeCausalLMOutputWithPast", moe_constants,
+                                           "MoeModelOutputWithPast"}};
 
 /* PaliGemma (1 and 2): SigLIP's tower post-normed, one linear into Gemma or Gemma 2, the prompt a prefix */
 const vlm_desc hfx_paligemma = {.architecture = "PaliGemmaForConditionalGeneration",
@@ -710,7 +726,7 @@ const vlm_desc hfx_mistral3 = {.architecture = "Mistral3ForConditionalGeneration
                                .vision_default = "pixtral",
                                .text_default = "mistral",
                                .image_token_default = 10,
-                               .seed = {"Mistral3CausalLMOutputWithPast", mask_none}};
+                               .seed = {"Mistral3CausalLMOutputWithPast", mask_none, NULL}};
 
 /* LFM2-VL: SigLIP 2's NaFlex tower, the unshuffle and an MLP into LFM2 */
 const vlm_desc hfx_lfm2_vl = {.architecture = "Lfm2VlForConditionalGeneration",
@@ -719,7 +735,7 @@ const vlm_desc hfx_lfm2_vl = {.architecture = "Lfm2VlForConditionalGeneration",
                               .vision_default = "siglip2_vision_model",
                               .text_default = "lfm2",
                               .image_token_default = 396,
-                              .seed = {"Lfm2VlCausalLMOutputWithPast", mask_none}};
+                              .seed = {"Lfm2VlCausalLMOutputWithPast", mask_none, NULL}};
 
 /* Llama 4: its tower of tiles, the pixel-shuffle adapter, Llama 4's MoE language model */
 static const vlm_names *const llama4_names[] = {&llama4_hub, NULL};
@@ -736,7 +752,8 @@ const vlm_desc hfx_internvl = {.architecture = "InternVLForConditionalGeneration
                                .kind = VLM_INTERNVL,
                                .vision_default = "internvl_vision",
                                .text_default = "qwen2",
-                               .image_token_default = 151667};
+                               .image_token_default = 151667,
+                               .seed = {"InternVLCausalLMOutputWithPast", internvl_none, NULL}};
 
 /* Audio language models: Whisper's encoder as the tower (audio_tower.c) */
 static const vlm_names *const audio_names[] = {&audio_hub, &audio_v5, NULL};

@@ -84,7 +84,9 @@ typedef enum {
 typedef struct vlm_seed_call {
     const char *output_class;    /* the decode's output class (NULL: the calls are not recorded in hfx: io "seed"
                                     refused) */
-    const char *const *lm_nones; /* NULL-terminated: the keywords the model passes its language model as None */
+    const hfx_keyword_constant *lm_constants; /* ended by a NULL name: the keywords the model passes its language
+                                                 model as constants (None; LLaVA-OneVision's logits_to_keep=0) */
+    const char *lm_output_class; /* what its language model returns; NULL: BaseModelOutputWithPast */
 } vlm_seed_call;
 
 typedef struct vlm_desc {

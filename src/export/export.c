@@ -537,10 +537,14 @@ static void seed_fields(json_t *md, const component *c, const hfx_model *model) 
     hfx_torch_signature sig = hfx_arch_component_signature(model->arch, c->decl->name);
     for (const char *const *a = sig.step_nones; a && *a && c->decl->reads_state; a++)
         if (!json_object_get(kwargs, *a)) json_object_set_new(kwargs, *a, json_pack("{s:s}", "container", "NoneType"));
-    json_t *constants = json_object(); /* (the keywords passed as None: constant inputs of the seed's program) */
-    for (const char *const *a = sig.nones; a && *a && c->opts.io == HFX_IO_SEED; a++) {
-        json_object_set_new(kwargs, *a, json_pack("{s:s}", "container", "NoneType"));
-        json_object_set_new(constants, *a, json_null());
+    json_t *constants = json_object(); /* (the keywords passed as constants: constant inputs of the seed's program) */
+    for (const hfx_keyword_constant *k = sig.constants; k && k->name && c->opts.io == HFX_IO_SEED; k++) {
+        static const char *const container[] = {[HFX_CONSTANT_NONE] = "NoneType", [HFX_CONSTANT_FALSE] = "bool",
+                                                [HFX_CONSTANT_INT] = "int"};
+        json_object_set_new(kwargs, k->name, json_pack("{s:s}", "container", container[k->kind]));
+        json_object_set_new(constants, k->name, k->kind == HFX_CONSTANT_NONE    ? json_null()
+                                                : k->kind == HFX_CONSTANT_FALSE ? json_false()
+                                                                                : json_integer(k->value));
     }
     json_object_set_new(md, "kwargs", kwargs);
     json_object_set_new(md, "in_constants", constants);
@@ -748,7 +752,7 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
         *call = (hfx_seed_call){.output_class = sig.output_class, .forward_args = sig.args,
                                 .is_static = c->opts.cache == HFX_CACHE_STATIC, .filled = c->decl->reads_state,
                                 .max_cache_len = max_cache_len, .n_layers = n_layers, .layers = layers,
-                                .nones = sig.nones, .step_nones = c->decl->reads_state ? sig.step_nones : NULL,
+                                .constants = sig.constants, .step_nones = c->decl->reads_state ? sig.step_nones : NULL,
                                 .bare = sig.bare, .encoder_outputs = sig.encoder_outputs};
         fg->seed_call = call;
     }

@@ -29,6 +29,15 @@ typedef struct hfx_layer_cache {
                                V3.2's sparse attention); 0: none */
 } hfx_layer_cache;
 
+/* A keyword the caller passes as one Python constant at every call, which a torch program takes as a constant input
+ * (a multimodal model's call of its language model: input_ids=None, logits_to_keep=0, output_router_logits=False). */
+typedef enum hfx_constant_kind { HFX_CONSTANT_NONE, HFX_CONSTANT_FALSE, HFX_CONSTANT_INT } hfx_constant_kind;
+typedef struct hfx_keyword_constant {
+    const char *name; /* NULL: the end of a list */
+    hfx_constant_kind kind;
+    int64_t value;    /* HFX_CONSTANT_INT's */
+} hfx_keyword_constant;
+
 /* A generation graph in the Python system's I/O profile ("io": "seed"), as its torch-side
  * callers see it: keyword arguments, the cache a transformers StaticCache or DynamicCache
  * object, the result a transformers ModelOutput holding `logits` and `cache`. */
@@ -41,7 +50,8 @@ typedef struct hfx_seed_call {
     int64_t max_cache_len;    /* a static cache's slots */
     int n_layers;
     const hfx_layer_cache *layers;
-    const char *const *nones; /* NULL-terminated or NULL: keywords passed as None (constant inputs) */
+    const hfx_keyword_constant *constants; /* NULL or ended by a NULL name: keywords passed as constants (constant
+                                              inputs) */
     const char *const *step_nones; /* ... and those a step is passed as None (Mamba's generate: attention_mask) */
     bool bare;                /* returns its tensors (one, or a tuple), no ModelOutput, and takes no cache (lm_head) */
     const char *encoder_outputs; /* the ModelOutput class its encoder_outputs keyword holds; NULL: none */

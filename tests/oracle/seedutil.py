@@ -62,7 +62,8 @@ def seed_exporter(tmp_path_factory, checkpoint_of, fmt):
 
 def pt2_call(path):
     """What a caller of a .pt2 program sees: its input and output specs (contexts parsed), its user
-    inputs in order (name, dtype, rank; None leaves as None) and the forward's argument names."""
+    inputs in order (name, dtype, rank; constant leaves as their values, None's as None) and the forward's argument
+    names."""
     with zipfile.ZipFile(path) as z:
         root = z.namelist()[0].split("/")[0]
         ep = json.loads(z.read(f"{root}/models/model.json"))
@@ -79,8 +80,8 @@ def pt2_call(path):
     def described(a):
         name = a["as_tensor"]["name"]
         return name, tensors[name]["dtype"], len(tensors[name]["sizes"])
-    inputs = [None if "as_none" in a else described(a)
-              for a in g["graph"]["inputs"] if "as_none" in a or a["as_tensor"]["name"] in user]
+    inputs = [described(a) if "as_tensor" in a else a.get("as_int", a.get("as_bool"))  # (None's as_none: None)
+              for a in g["graph"]["inputs"] if "as_tensor" not in a or a["as_tensor"]["name"] in user]
     return {"in_spec": spec(sig["in_spec"]), "out_spec": spec(sig["out_spec"]), "inputs": inputs,
             "arg_names": sig["forward_arg_names"]}
 

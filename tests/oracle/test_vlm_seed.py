@@ -20,8 +20,12 @@ seed's own export has no image encoder).
   * Qwen3-VL's language model with DeepStack's features as the seed passes them (visual_pos_masks and the list
     deepstack_visual_embeds.{i}): its I/O the seed's (ONNX; the .pt2's call), generation equal (ONNX Runtime,
     OpenVINO, torch);
+  * the lineages whose language model the seed calls with constants beside None (InternVL's image_sizes=None,
+    LLaVA-OneVision's logits_to_keep=0 — its tiles packed as transformers packs them —, Qwen3-VL-MoE's and
+    Qwen3.5-MoE's output_router_logits=False, their language model returning MoeModelOutputWithPast): their I/O and
+    calls the seed's, generation equal;
   * the models whose language model the seed feeds more than embeddings and positions (Gemma 3's per-layer-type
-    masks), and those whose calls hfx has not recorded (InternVL, Qwen3-VL-MoE), refused by name;
+    masks) refused by name;
   * (test_python_package.py: the Python package's OnnxExporter.export_for_generation on the live model, the seed
     docs' multimodal example, which takes the seed's profile by default, writes these components.)"""
 
@@ -39,10 +43,15 @@ import ovutil
 from conftest import call_pt2, describe, load_pt2, run_hfx
 from genutil import compare_generation
 from mmutil import expand_tokens
-from test_vlm import (IMAGE_TOKEN, NEW_TOKENS, QWEN_GRID_ARCHS, VARIANTS, ckpt, encoder_feed, grid, images,  # noqa: F401
+from test_vlm import (IMAGE_TOKEN, NEW_TOKENS, QWEN_GRID_ARCHS, VARIANTS, anyres, ckpt, encoder_feed,  # noqa: F401
+                      generate_vlm, grid, images,
                       prompts, reference, want_features, want_generation, image_inputs)
 
-NAMES = ["llava", "qwen2_vl", "qwen2_5_vl", "qwen3_vl"]
+# the lineages whose language model the seed calls with constants beside None (InternVL's image_sizes=None,
+# LLaVA-OneVision's logits_to_keep=0, the MoE ones' output_router_logits=False: constant inputs of its programs)
+RECORDED = ["internvl", "llava_onevision", "qwen3_vl_moe", "qwen3_5_moe"]
+NAMES = ["llava", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", *RECORDED]
+DEEPSTACK_OR_HYBRID = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5_moe")  # (the stateful OpenVINO layout is GenAI's for them)
 SPLIT = ("language_model", "lm_head", "decode")
 
 
@@ -111,18 +120,31 @@ class _Runner:
         return {p.get_any_name(): np.array(res[p]) for p in s.model_outputs}
 
 
+def _image_features(encode, out, name, paths):
+    """What the prompt's image tokens take ([tokens, hidden]) and DeepStack's features (per layer, or none) from hfx's
+    image_encoder (`encode`: its feed → its outputs by name): any-resolution tiles packed as transformers packs them
+    (examples/generate_vlm.py's anyres_features: LLaVA-OneVision)."""
+    if anyres(name):
+        import types
+        export = types.SimpleNamespace(image_encoder=types.SimpleNamespace(run=encode))
+        return generate_vlm.anyres_features(export, out, paths)[0], None
+    encoded = encode(encoder_feed(name, paths))
+    features = np.asarray(encoded["image_features"])
+    return features.reshape(-1, features.shape[-1]), encoded.get("deepstack_features")
+
+
 def seed_loop(out, fmt, reference, name, paths, new_tokens):
     """Greedy generation over the seed's split: (tokens [1, n], logits [n, 1, vocab])."""
     run = _Runner(out, fmt)
     ids = _rows(reference, name, paths)
-    encoded = run("image_encoder", encoder_feed(name, paths))
+    features, deepstack = _image_features(lambda feed: run("image_encoder", feed), out, name, paths)
     embeds = run("embed_tokens", {"input_ids": ids})["inputs_embeds"]
-    embeds[ids == IMAGE_TOKEN] = encoded["image_features"].reshape(-1, embeds.shape[-1])
+    embeds[ids == IMAGE_TOKEN] = features
     prompt_positions, step_positions = _positions(reference, name, ids, paths)
     feed = {"position_ids": prompt_positions, "inputs_embeds": embeds}
-    if "deepstack_features" in encoded:  # DeepStack: the image tokens, and each layer's features (the seed's list)
+    if deepstack is not None:  # DeepStack: the image tokens, and each layer's features (the seed's list)
         feed["visual_pos_masks"] = ids == IMAGE_TOKEN
-        feed.update({f"deepstack_visual_embeds.{i}": f for i, f in enumerate(encoded["deepstack_features"])})
+        feed.update({f"deepstack_visual_embeds.{i}": f for i, f in enumerate(deepstack)})
     res = run("language_model", feed)
     cache = {k: v for k, v in res.items() if k.startswith("cache.")}
     logits = [run("lm_head", {"input": res["last_hidden_state"][:, -1:]})["output"][:, -1]]
@@ -152,17 +174,19 @@ def seed_loop_dynamo(out, reference, name, paths, new_tokens):
     def program(component):
         return load_pt2(out / f"{component}.pt2")
     ids = _rows(reference, name, paths)
-    encoded = call_pt2(program("image_encoder"), encoder_feed(name, paths))
-    features = encoded[0]
-    # DeepStack (its encoder's second output): the image tokens, and each layer's features as the seed's list
-    deepstack = ({"visual_pos_masks": torch.from_numpy(ids == IMAGE_TOKEN), "deepstack_visual_embeds": list(encoded[1])}
-                 if len(encoded) > 1 else {})
+    names = json.loads((out / "export.json").read_text())["components"]["image_encoder"]["metadata"]["output_names"]
+    features, deepstack = _image_features(
+        lambda feed: dict(zip(names, (t.numpy() for t in call_pt2(program("image_encoder"), feed)))), out, name, paths)
+    # DeepStack: the image tokens, and each layer's features as the seed's list
+    deepstack = ({} if deepstack is None else {"visual_pos_masks": torch.from_numpy(ids == IMAGE_TOKEN),
+                                               "deepstack_visual_embeds": list(torch.from_numpy(deepstack))})
     embeds = call_pt2(program("embed_tokens"), {"input_ids": ids})[0].clone()
-    embeds[torch.from_numpy(ids == IMAGE_TOKEN)] = features.reshape(-1, embeds.shape[-1])
+    embeds[torch.from_numpy(ids == IMAGE_TOKEN)] = torch.from_numpy(features)
     prompt_positions, step_positions = _positions(reference, name, ids, paths)
     lm_program = program("language_model")
     _, sample = lm_program.example_inputs
-    call = {k: None for k, v in sample.items() if v is None}  # (the keywords its model passes as None)
+    # (the keywords its model passes as constants: None, logits_to_keep=0, output_router_logits=False)
+    call = {k: v for k, v in sample.items() if v is None or isinstance(v, (bool, int))}
     with torch.no_grad():
         res = lm_program.module()(**call, position_ids=torch.from_numpy(prompt_positions),
                                   cache=copy.deepcopy(sample["cache"]), inputs_embeds=embeds, **deepstack)
@@ -229,8 +253,13 @@ def _ov_io(path):
     return side(m.inputs), side(m.outputs), variables
 
 
-@pytest.mark.parametrize("name, fmt", [(n, f) for n in ("llava", "qwen2_vl", "qwen3_vl")
-                                       for f in ("onnx", "openvino", "dynamo") if n != "qwen3_vl" or f != "openvino"])
+# (no OpenVINO I/O for Qwen3-VL's and the lineages with constants: the seed's OpenVINO converter keeps DeepStack's list
+# as it does ONNX's, and turns LLaVA-OneVision's logits_to_keep=0 into an i64 input its graph ignores, which hfx does
+# not write; their OpenVINO graphs generate below)
+@pytest.mark.parametrize("name, fmt", [(n, f) for n in ("llava", "qwen2_vl", "qwen3_vl", *RECORDED)
+                                       for f in ("onnx", "openvino", "dynamo")
+                                       if (n not in ("qwen3_vl", "qwen3_vl_moe", "llava_onevision") or f != "openvino")
+                                       and (n != "qwen3_5_moe" or f == "onnx")])
 def test_split_graphs_equal_the_seeds(name, fmt, ckpt, reference, tmp_path):
     paths = images(tmp_path, 1)
     hfx = _hfx_seed(ckpt(name), tmp_path / "hfx", fmt)
@@ -248,8 +277,8 @@ def test_split_graphs_equal_the_seeds(name, fmt, ckpt, reference, tmp_path):
 # (Qwen2.5-VL's split in ONNX only: its OpenVINO language model and decode are Qwen2-VL's op for op; Qwen3-VL's
 # DeepStack in ONNX, OpenVINO stateless and torch.export)
 @pytest.mark.parametrize("name, fmt", [(n, f) for n in NAMES for f in ("onnx", "openvino-stateless", "openvino", "dynamo")
-                                       if f == "onnx" or n not in ("qwen2_5_vl", "qwen3_vl") or
-                                       (n == "qwen3_vl" and f in ("openvino-stateless", "dynamo"))])
+                                       if f == "onnx" or n not in ("qwen2_5_vl", *DEEPSTACK_OR_HYBRID) or
+                                       (n in DEEPSTACK_OR_HYBRID and f in ("openvino-stateless", "dynamo"))])
 def test_split_generates_transformers_tokens(name, fmt, ckpt, reference, tmp_path):
     runtime = fmt.split("-")[0]
     out = _hfx_seed(ckpt(name), tmp_path / "hfx", runtime, stateful=fmt == "openvino")
@@ -357,8 +386,7 @@ def test_positions_matter(ckpt, reference, tmp_path, monkeypatch):
     assert tokens[0].tolist() != want_tokens[0].tolist()
 
 
-@pytest.mark.parametrize("name, reason", [("gemma3", "masks its language model takes per layer type"),
-                                          ("qwen3_vl_moe", "not recorded"), ("internvl", "not recorded")])
+@pytest.mark.parametrize("name, reason", [("gemma3", "masks its language model takes per layer type")])
 def test_seed_split_refused_where_the_language_model_takes_more(name, reason, ckpt, tmp_path):
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps({"export_format": "onnx", "dynamic": True, "io": "seed"}))

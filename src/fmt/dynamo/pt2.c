@@ -332,7 +332,7 @@ hfx_status hfx_pt2_keyword_call(const hfx_aten_program *p, const char *output_cl
 
 void hfx_pt2_call_free(hfx_pt2_call *call) {
     json_decref(call->in_spec), json_decref(call->out_spec);
-    json_decref(call->graph_inputs), json_decref(call->arg_names), json_decref(call->none_names);
+    json_decref(call->graph_inputs), json_decref(call->arg_names), json_decref(call->constant_names);
     hfx_pickle_free(&call->sample);
     memset(call, 0, sizeof *call);
 }
@@ -368,19 +368,20 @@ static void graph_inputs(const hfx_aten_program *p, const hfx_pt2_call *call, js
         json_object_set_new(spec, param ? "parameter" : "tensor_constant", par);
         json_array_append_new(in_specs, spec);
     }
-    size_t none = 0;
+    size_t constants = 0;
     for (size_t i = 0; i < json_array_size(call->graph_inputs); i++) {
         json_t *arg = json_array_get(call->graph_inputs, i);
         json_array_append(inputs, arg);
-        if (!json_object_get(arg, "as_none")) {
+        if (json_object_get(arg, "as_tensor")) {
             json_array_append_new(in_specs, one("user_input", one("arg", json_deep_copy(arg))));
             continue;
         }
-        json_t *keyword = json_array_get(call->none_names, none++); /* (NULL past the list: a dict's entry) */
+        /* a constant (None, a bool, an int): the keyword it is (NULL past the list: a dict's None entry) */
+        json_t *keyword = json_array_get(call->constant_names, constants++);
         if (!json_is_string(keyword)) continue;
         json_t *constant = json_object();
         json_object_set_new(constant, "name", json_copy(keyword));
-        json_object_set_new(constant, "value", one("as_none", json_true()));
+        json_object_set_new(constant, "value", json_deep_copy(arg));
         json_array_append_new(in_specs, one("constant_input", constant));
     }
 }

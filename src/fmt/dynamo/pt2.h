@@ -12,14 +12,15 @@
 
 /* How a program is called, as torch.export records it: the pytree specs of its arguments and
  * result (treespec JSON texts), the user part of the graph's inputs in flattened order (a
- * tensor per user input, {"as_none": true} per None leaf), the forward's parameter names, and
+ * tensor per user input, {"as_none": true} per None leaf, {"as_bool"/"as_int": v} per other constant), the forward's
+ * parameter names, and
  * sample inputs of the same structure. */
 typedef struct hfx_pt2_call {
     json_t *in_spec, *out_spec; /* strings */
     json_t *graph_inputs;       /* Arguments */
     json_t *arg_names;          /* strings */
-    json_t *none_names;         /* per None among graph_inputs, in order: the keyword it is (a constant input of the
-                                   signature), or null (a dict's entry: no spec); NULL: none */
+    json_t *constant_names;     /* per constant among graph_inputs, in order: the keyword it is (a constant input of
+                                   the signature), or null (a dict's None entry: no spec); NULL: none */
     hfx_pickle sample;          /* ((args...), {kwargs}) */
 } hfx_pt2_call;
 

@@ -333,8 +333,9 @@ enum { MAX_KWARGS = 8, MAX_ENTRIES = 8 };
 
 typedef struct kwarg {
     char key[64];
-    bool cache, dict, none;
-    int input;                         /* a tensor: its graph input (-1: none, a None keyword) */
+    bool cache, dict;
+    const hfx_keyword_constant *constant; /* a constant input of the program (None, False, an int), or NULL */
+    int input;                         /* a tensor: its graph input (-1: none, a constant keyword) */
     int n;                             /* a dict: its entries */
     char sub[MAX_ENTRIES][48];
     int sub_input[MAX_ENTRIES];        /* -1: None */
@@ -381,7 +382,7 @@ static hfx_status reorder_user_inputs(hfx_aten_program *p, const kwarg *kw, int 
             for (int e = 0; e < kw[i].n; e++) {
                 if (kw[i].sub_input[e] >= 0) order[n++] = value_of[kw[i].sub_input[e]];
             }
-        else if (!kw[i].none)
+        else if (!kw[i].constant)
             order[n++] = value_of[kw[i].input];
     }
     for (int i = 0; !st && i < p->n_inputs; i++)
@@ -494,12 +495,18 @@ static hfx_status plan_keywords(const hfx_graph *g, hfx_aten_program *p, const h
     /* a growing cache's prefill takes an empty one: a keyword without leaves (a module's call takes none) */
     if (!st && !sc->bare && !add_kwarg(c->kw, &c->n_kw, "cache"))
         st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
-    for (int list = 0; list < 2; list++) /* the keywords passed as None */
-        for (const char *const *a = list ? sc->step_nones : sc->nones; !st && a && *a; a++) {
-            kwarg *k = add_kwarg(c->kw, &c->n_kw, *a);
-            if (!k) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
-            else k->none = !k->cache && !k->dict && k->input < 0;
-        }
+    static const hfx_keyword_constant none = {.name = "", .kind = HFX_CONSTANT_NONE};
+    /* the keywords passed as constants */
+    for (const hfx_keyword_constant *a = sc->constants; !st && a && a->name; a++) {
+        kwarg *k = add_kwarg(c->kw, &c->n_kw, a->name);
+        if (!k) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
+        else if (!k->cache && !k->dict && k->input < 0) k->constant = a;
+    }
+    for (const char *const *a = sc->step_nones; !st && a && *a; a++) { /* ... and as None at a step */
+        kwarg *k = add_kwarg(c->kw, &c->n_kw, *a);
+        if (!k) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
+        else if (!k->cache && !k->dict && k->input < 0) k->constant = &none;
+    }
     for (int i = 0; i < c->n_kw; i++) c->kw[i].cache |= !strcmp(c->kw[i].key, "cache");
     /* a static cache's prefill of a layer_types model: the seed passes the mask dict, all None */
     bool has_mask = false;
@@ -532,7 +539,7 @@ static void plan_sample_sizes(const hfx_graph *g, hfx_aten_program *p, const hfx
     c->batch = 1;
     const kwarg *first = NULL; /* the first tensor keyword */
     for (int i = 0; i < c->n_kw && !first; i++)
-        if (!c->kw[i].cache && !c->kw[i].dict && !c->kw[i].none) first = &c->kw[i];
+        if (!c->kw[i].cache && !c->kw[i].dict && !c->kw[i].constant) first = &c->kw[i];
     if (first) {
         const hfx_value *ids = g->inputs[first->input];
         /* (M-RoPE's positions [rows, batch, sequence]: the batch second) */
@@ -599,7 +606,7 @@ static json_t *call_dict(hfx_aten_program *p, const hfx_seed_call *sc, const cal
             json_t *none = json_object();
             json_object_set_new(none, "as_none", json_true());
             json_array_append_new(call->graph_inputs, none);
-            json_array_append_new(call->none_names, json_null()); /* (no spec of its own, as before) */
+            json_array_append_new(call->constant_names, json_null()); /* (no spec of its own, as before) */
         } else {
             call_tensor(p, c, call, k->sub_input[e]);
         }
@@ -620,7 +627,7 @@ static hfx_status write_call_inputs(const hfx_graph *g, hfx_aten_program *p, con
         hfx_pickle_op(&call->sample, HFX_PK_EMPTY_TUPLE HFX_PK_EMPTY_DICT HFX_PK_MARK);
         call->graph_inputs = json_array();
         call->arg_names = json_array();
-        call->none_names = json_array();
+        call->constant_names = json_array();
     }
     json_t *keys = json_array(), *children = json_array();
     walk w = {.g = g, .p = p, .sc = sc, .pk = call ? &call->sample : NULL, .input = true, .ir = c->ir_in,
@@ -640,11 +647,17 @@ static hfx_status write_call_inputs(const hfx_graph *g, hfx_aten_program *p, con
             st = w.st;
         } else if (k->dict) {
             json_array_append_new(children, call_dict(p, sc, c, call, k));
-        } else if (k->none) { /* a constant input of the program: no tensor */
+        } else if (k->constant) { /* a constant input of the program: no tensor */
             if (call) {
-                hfx_pickle_op(&call->sample, HFX_PK_NONE);
-                json_array_append_new(call->graph_inputs, json_pack("{s:b}", "as_none", 1));
-                json_array_append_new(call->none_names, json_string(k->key));
+                hfx_constant_kind kind = k->constant->kind;
+                if (kind == HFX_CONSTANT_INT) hfx_pickle_int(&call->sample, k->constant->value);
+                else hfx_pickle_op(&call->sample, kind == HFX_CONSTANT_NONE ? HFX_PK_NONE : HFX_PK_FALSE);
+                json_int_t value = (json_int_t)k->constant->value;
+                json_t *arg = kind == HFX_CONSTANT_NONE    ? json_pack("{s:b}", "as_none", 1)
+                              : kind == HFX_CONSTANT_FALSE ? json_pack("{s:b}", "as_bool", 0)
+                                                           : json_pack("{s:I}", "as_int", value);
+                json_array_append_new(call->graph_inputs, arg);
+                json_array_append_new(call->constant_names, json_string(k->key));
             }
             json_array_append_new(children, hfx_pt2_leaf_spec());
         } else {
@@ -725,7 +738,7 @@ hfx_status hfx_pt2_seed_call(hfx_aten_program *p, const hfx_seed_call *sc, hfx_p
         return hfx_fail(err, HFX_ERR_INTERNAL, "io seed: the program's user inputs or outputs are not the graph's");
     st = plan_call(g, p, sc, call, &call->in_spec, &call->out_spec, err);
     if (!st && (p->oom || !call->in_spec || !call->out_spec || !call->graph_inputs || !call->arg_names ||
-                !call->none_names))
+                !call->constant_names))
         st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     if (st) hfx_pt2_call_free(call);
     return st;

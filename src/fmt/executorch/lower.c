@@ -207,6 +207,13 @@ static int lit(lowering *l, hfx_et_kind kind, int64_t i, double f) {
     return v;
 }
 
+/* A constant argument of the method (the Python system's keyword passed as None, False or an int). */
+static int constant_input(lowering *l, const hfx_keyword_constant *k) {
+    return k->kind == HFX_CONSTANT_NONE    ? lit(l, HFX_ET_NULL, 0, 0)
+           : k->kind == HFX_CONSTANT_FALSE ? lit(l, HFX_ET_BOOL, 0, 0)
+                                           : lit(l, HFX_ET_INT, k->value, 0);
+}
+
 static int *copy_ints(lowering *l, const int *items, int n) {
     int *q = hfx_arena_alloc(l->e->arena, (size_t)(n ? n : 1) * sizeof *q);
     if (!q) {
@@ -755,8 +762,8 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_options *opt, hf
     }
     /* stored tensors (parameters, constants) are the constant segment's buffers, in input order;
      * user inputs are the plan's inputs, or what `layout` makes of them */
-    int n_nones = opt && !layout ? opt->n_nones : 0, next_none = 0;
-    int *inputs = hfx_arena_alloc(e->arena, (size_t)(p->n_inputs + n_nones + 1) * sizeof *inputs);
+    int n_constants = opt && !layout ? opt->n_constants : 0, next = 0;
+    int *inputs = hfx_arena_alloc(e->arena, (size_t)(p->n_inputs + n_constants + 1) * sizeof *inputs);
     int *outputs = hfx_arena_alloc(e->arena, (size_t)(p->n_outputs + 1) * sizeof *outputs);
     if (!inputs || !outputs) e->oom = true;
     int n_user = 0;
@@ -764,8 +771,8 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_options *opt, hf
         const hfx_aten_input *in = &p->inputs[i];
         hfx_et_value *v = &e->values[l.value[in->value]];
         if (in->kind == HFX_INPUT_USER) {
-            for (; next_none < n_nones && opt->none_before[next_none] <= n_user; next_none++)
-                inputs[e->n_inputs++] = lit(&l, HFX_ET_NULL, 0, 0);
+            for (; next < n_constants && opt->constant_before[next] <= n_user; next++)
+                inputs[e->n_inputs++] = constant_input(&l, opt->constants[next]);
             int r = layout ? layout->role[n_user] : HFX_ET_ARG;
             role[in->value] = r;
             user[n_user++] = in->value;
@@ -778,7 +785,7 @@ hfx_status hfx_et_lower(const hfx_aten_program *p, const hfx_et_options *opt, hf
             v->constant = in;
         }
     }
-    for (; next_none < n_nones && !e->oom; next_none++) inputs[e->n_inputs++] = lit(&l, HFX_ET_NULL, 0, 0);
+    for (; next < n_constants && !e->oom; next++) inputs[e->n_inputs++] = constant_input(&l, opt->constants[next]);
     for (int k = 0; layout && k < layout->n_order && !e->oom; k++)
         inputs[e->n_inputs++] = l.value[user[layout->order[k]]];
     for (int k = 0; layout && k < n_user && !l.st && !e->oom; k++) {

@@ -11,6 +11,7 @@
 #include "base/dtype.h"
 #include "fmt/aten.h"
 #include "fmt/op_table.h"
+#include "ir/cache.h"
 #include "io/outdir.h"
 
 /* EValue kinds: the KernelTypes union's type codes in program.fbs. */
@@ -118,9 +119,11 @@ typedef struct hfx_et_options {
     bool xnnpack;                /* float32 linears with stored weights delegated to XNNPACK */
     bool export_order;           /* outputs as torch.export orders them (the input mutations, then the user
                                     outputs: the Python system's programs); false: the program's order */
-    const int *none_before;      /* (n_nones, without `inputs`) arguments passed as None, as the Python system's
-                                    call has them: each before user input none_before[k] (past the last: at the end) */
-    int n_nones;
+    const int *constant_before;  /* (n_constants, without `inputs`) arguments passed as constants, as the Python
+                                    system's call has them: each before user input constant_before[k] (past the last:
+                                    at the end) */
+    const hfx_keyword_constant *const *constants; /* [n_constants]: what each is (None, False, an int) */
+    int n_constants;
 } hfx_et_options;
 
 /* What ExecuTorch makes of `op` (op_table.h): the row of lower.c's table, which the writer checks

@@ -124,17 +124,20 @@ static int runner_methods(const runner_layout *r, const hfx_special_tokens *t, h
     return n;
 }
 
-/* The Python system's call's None arguments into before[16]: each before the first user input (the graph's, in order:
- * a cache leaf is keyword "cache", "a.b" keyword "a") that comes after it in the forward. Returns how many. */
-static int none_slots(const hfx_graph *g, const hfx_seed_call *sc, int *before) {
+/* The Python system's call's constant arguments (None, False, an int) into before[16] and which[16]: each before the
+ * first user input (the graph's, in order: a cache leaf is keyword "cache", "a.b" keyword "a") that comes after it in
+ * the forward. Returns how many. */
+static int constant_slots(const hfx_graph *g, const hfx_seed_call *sc, int *before,
+                          const hfx_keyword_constant **which) {
     int n = 0;
-    for (const char *const *a = sc && sc->nones ? sc->nones : NULL; a && *a && n < 16; a++) {
-        int rank = hfx_seed_call_rank(sc, *a, strlen(*a)), k = 0;
+    for (const hfx_keyword_constant *a = sc ? sc->constants : NULL; a && a->name && n < 16; a++) {
+        int rank = hfx_seed_call_rank(sc, a->name, strlen(a->name)), k = 0;
         for (; k < g->n_inputs; k++) {
             const char *name = hfx_graph_state_of(g, g->inputs[k], true) ? "cache" : g->inputs[k]->name;
             const char *dot = strchr(name, '.');
             if (hfx_seed_call_rank(sc, name, dot ? (size_t)(dot - name) : strlen(name)) > rank) break;
         }
+        which[n] = a;
         before[n++] = k;
     }
     return n;
@@ -171,9 +174,10 @@ static hfx_status et_write(const hfx_format_graph *gs, int n, hfx_outdir *out, h
         st = hfx_aten_lower(g, hints, seed ? HFX_ATEN_RETURNS_UPDATED_STATE : 0, &p, err);
         if (st) break;
         hfx_et_program *e;
-        int nones[16];
+        int before[16];
+        const hfx_keyword_constant *which[16];
         hfx_et_options opt = {as_runner ? &runner.inputs : NULL, gs[c].opt[ET_OPT_BACKEND] != BACKEND_PORTABLE, seed,
-                              nones, none_slots(g, gs[c].seed_call, nones)};
+                              before, which, constant_slots(g, gs[c].seed_call, before, which)};
         st = hfx_et_lower(p, &opt, &e, err);
         if (!st) {
             hfx_et_constant_method methods[8];
