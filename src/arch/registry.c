@@ -413,7 +413,7 @@ static const hfx_decoder_desc NemotronHForCausalLM_desc = {
     .positions = HFX_POSITIONS_NONE, .bias.rule = HFX_BIAS_NONE, .bias.mlp = HFX_MLP_BIAS_FROM_CONFIG,
     .mlp = HFX_MLP_PLAIN, .act.key = "mlp_hidden_act", .act.dflt = "relu2", .defaults.head_dim = 128,
     .defaults.kv_heads = 8, .names = &nemotron_h_names, .moe = &hfx_moe_nemotron_h, .unused_stack = "mtp",
-    .ignored_keys = never_tied,
+    .ignored_keys = never_tied, .masks_by_layer_type = true, /* (layer_types is its layers_block_type) */
     .rope.names = HFX_ROPE_NAMES_CURRENT, .output_class = "MoeCausalLMOutputWithPast", .genai_type = "granitemoehybrid"};
 static const char *const mamba_step_nones[] = {"attention_mask", NULL}; /* Mamba's and Mamba2's generate */
 static const hfx_decoder_desc Mamba2ForCausalLM_desc = {

@@ -586,21 +586,26 @@ static void flat_specs(json_t *md, const component *c, const hfx_model *model) {
 }
 
 /* A generation graph's in the seed's profile: the specs of its call as the Python system's programs record them
- * (hfx_pt2_seed_specs: the keywords, the transformers cache object, the ModelOutput), where hfx writes that call (a
- * decoder-only model without sliding-window or recurrent layers, whose cache objects pin what hfx's graphs leave
- * open: the .pt2 refuses them, the other formats go without the specs). False: out of memory. */
-static bool call_specs(json_t *md, const component *c, const hfx_seed_call *call) {
+ * (hfx_pt2_seed_specs: the keywords, the transformers cache object, the ModelOutput) into md, where hfx writes that
+ * call (not for sliding-window layers, whose cache objects pin what hfx's graphs leave open: the .pt2 refuses them,
+ * the other formats go without the specs). */
+static hfx_status call_specs(json_t *md, const component *c, const hfx_seed_call *call, hfx_error *err) {
     json_t *in_spec, *out_spec;
-    hfx_error err;
-    hfx_status st = hfx_pt2_seed_specs(c->g, call, &in_spec, &out_spec, &err);
-    if (st == HFX_ERR_UNSUPPORTED) return true; /* (a call hfx does not write: no specs) */
-    if (st) return false;
-    return json_object_set_new(md, "in_spec", in_spec) == 0 && json_object_set_new(md, "out_spec", out_spec) == 0;
+    hfx_error why;
+    hfx_status st = hfx_pt2_seed_specs(c->g, call, &in_spec, &out_spec, &why);
+    if (st == HFX_ERR_UNSUPPORTED) return HFX_OK; /* (a call hfx does not write: no specs) */
+    if (st) {
+        *err = why;
+        return st;
+    }
+    if (json_object_set_new(md, "in_spec", in_spec) || json_object_set_new(md, "out_spec", out_spec))
+        return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    return HFX_OK;
 }
 
 /* The graph's own description of itself (the seed's export metadata), also stored in the
  * artifact as metadata_props["transformers_export_metadata"]. NULL when out of memory. */
-static json_t *metadata(const component *c, const hfx_model *model, int64_t max_cache_len, const hfx_seed_call *call) {
+static json_t *metadata(const component *c, const hfx_model *model, int64_t max_cache_len) {
     const hfx_graph *g = c->g;
     const hfx_build_opts *o = &c->opts;
     json_t *md = json_object(), *ins = json_array(), *outs = json_array();
@@ -624,10 +629,6 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     bool plain = o->cache == HFX_CACHE_NONE && strcmp(c->decl->role, "model") == 0;
     if (o->io == HFX_IO_SEED || plain) seed_fields(md, c, model);
     flat_specs(md, c, model); /* (where it is called as a plain forward) */
-    if (call && !call_specs(md, c, call)) {
-        json_decref(md);
-        return NULL;
-    }
     if (c->quantized) { /* which weights are stored quantized, and how */
         const hfx_quant_done *d = &c->quant_done;
         json_t *q = quant_json(&c->quant.linears);
@@ -756,9 +757,10 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
                                 .bare = sig.bare, .encoder_outputs = sig.encoder_outputs};
         fg->seed_call = call;
     }
-    c->metadata = metadata(c, model, max_cache_len, fg->seed_call);
-    char *text = c->metadata ? json_dumps(c->metadata, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    if (!text) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    c->metadata = metadata(c, model, max_cache_len);
+    if (c->metadata && fg->seed_call) st = call_specs(c->metadata, c, fg->seed_call, err);
+    char *text = c->metadata && !st ? json_dumps(c->metadata, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (!text && !st) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     else hfx_graph_set_meta(c->g, "transformers_export_metadata", text);
     free(text);
     if (!st) st = hfx_graph_status(c->g, err); /* (the metadata's copy can fail: the graph says so) */

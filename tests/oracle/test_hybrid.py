@@ -896,10 +896,10 @@ def seed_dynamo_exports(tmp_path_factory, ckpt):
 
 # LFM2: a convolution state alone; Mamba2: convolution and SSM states; Falcon-H1: both beside attention in one layer
 # (transformers' LinearAttentionAnd[Static]FullAttentionLayer); Qwen3-Next and Granite 4.0: recurrent and attention
-# layers apart
+# layers apart; Nemotron-H: MLP layers that cache nothing too (transformers' DummyLayer)
 @pytest.mark.parametrize("name,mode", [("lfm2", "dynamic"), ("mamba2", "static"), ("mamba2", "dynamic"), ("mamba", "dynamic"),
                                        ("falcon_h1", "dynamic"), ("qwen3_next", "dynamic"), ("qwen3_5", "dynamic"),
-                                       ("granite4", "dynamic")])
+                                       ("granite4", "dynamic"), ("nemotron_h", "dynamic")])
 def test_seed_dynamo(name, mode, ckpt, reference, seed_dynamo_exports, tmp_path):
     """io "seed" in torch.export: prefill.pt2 and decode.pt2 called as the seed's DynamoExporter programs are, each
     recurrent layer a transformers LinearAttentionLayer (its conv_states / recurrent_states dicts, kernel and dtype)
@@ -1393,13 +1393,15 @@ def _io_lists(path):
 
 @pytest.mark.parametrize("name,mode", [("lfm2", "dynamic"), ("mamba2", "static"), ("mamba2", "dynamic-multi"),
                                        ("granite4", "dynamic"), ("mamba", "dynamic"), ("falcon_h1", "dynamic"),
-                                       ("lfm2", "static"), ("granite4", "static"), ("falcon_h1", "static")])
+                                       ("lfm2", "static"), ("granite4", "static"), ("falcon_h1", "static"),
+                                       ("nemotron_h", "dynamic"), ("nemotron_h", "static")])
 def test_seed_io_lists(name, mode, ckpt, seed_exports, tmp_path):
     """io "seed": each recurrent layer's states under transformers' cache names, as the Python
     system's own ONNX export of the same model writes them — cache.layers.{i}.conv_states.0 [batch,
     channels, kernel] (the kernel's whole window) and recurrent_states.0 out of the prefill,
     input.* into and output.* out of decode — beside the attention layers' keys and values: the
-    same inputs and outputs, in order, with the same dtypes and ranks, and the same call keywords."""
+    same inputs and outputs, in order, with the same dtypes and ranks, and the same call keywords (and specs: a
+    growing cache's)."""
     from seedutil import hfx_seed_export
     seed = seed_exports(name, mode)
     ours = hfx_seed_export(ckpt(name), tmp_path / "hfx", "onnx", mode)
@@ -1409,6 +1411,15 @@ def test_seed_io_lists(name, mode, ckpt, seed_exports, tmp_path):
     mine = json.loads((ours / "export.json").read_text())["components"]
     for comp, entry in theirs.items():
         assert set(mine[comp]["metadata"]["kwargs"]) == set(entry["metadata"]["kwargs"]), comp
+    # the call's pytree specs too (its cache object: NemotronH's MLP layers transformers' DummyLayer), where hfx
+    # writes them (a static cache of recurrent layers beside attention: none, the seed's mask dict keyed by a set)
+    from torch.utils._pytree import treespec_loads
+    from transformers.exporters.metadata import register_treespec_types
+    for comp, entry in theirs.items() if "in_spec" in mine["decode"]["metadata"] else ():
+        for field in ("in_spec", "out_spec"):
+            register_treespec_types(want := entry["metadata"][field])
+            assert treespec_loads(mine[comp]["metadata"][field]) == treespec_loads(want), (comp, field)
+    assert "in_spec" in mine["decode"]["metadata"] or mode == "static"
 
 
 @pytest.mark.parametrize("name,mode", [(n, "dynamic") for n in ("lfm2", "mamba2", "mamba", "granite4", "falcon_h1",

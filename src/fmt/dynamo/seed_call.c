@@ -44,6 +44,7 @@ static const attr static_empty[] = {{"keys", V_NONE}, {"values", V_NONE}, {"is_i
 static const attr static_filled[] = {{"keys", V_KEYS}, {"values", V_VALUES}, {"is_initialized", V_TRUE},
                                      {"max_cache_len", V_MAX_LEN}, {"cumulative_length", V_COUNTER}};
 static const attr device[] = {{"device", V_CPU}};
+static const attr dummy[] = {{"is_initialized", V_TRUE}, {"keys", V_NONE}, {"values", V_NONE}};
 static const attr static_sizes[] = {{"batch_size", V_BATCH}, {"num_heads", V_HEADS}, {"v_head_dim", V_VALUE_DIM},
                                     {"k_head_dim", V_KEY_DIM}};
 static const attr linear_empty[] = {{"number_of_states", V_ONE}, {"conv_states", V_ITEMS_NONE},
@@ -68,8 +69,8 @@ typedef struct layer_class {
 } layer_class;
 
 /* What a layer caches: attention's keys and values, a linear attention's states (a convolution's, and a recurrent
- * one or none), or both. */
-enum { KIND_ATTENTION, KIND_LINEAR, KIND_BOTH, N_KINDS };
+ * one or none), both, or nothing (an MLP or MoE layer's, or one reading another's keys: transformers' DummyLayer). */
+enum { KIND_ATTENTION, KIND_LINEAR, KIND_BOTH, KIND_NONE, N_KINDS };
 
 #define N(a) (int)(sizeof a / sizeof a[0])
 #define A(a) {a, N(a)}
@@ -83,13 +84,15 @@ static const layer_class classes[N_KINDS][2][2] = { /* [kind][static][filled] */
                     {"LinearAttentionAndFullAttentionLayer", {A(dynamic_filled), A(linear_filled)}}},
                    {{"LinearAttentionAndStaticFullAttentionLayer", {A(static_empty), A(linear_empty)}},
                     {"LinearAttentionAndStaticFullAttentionLayer",
-                     {A(static_filled), A(linear_filled), A(static_sizes)}}}}};
+                     {A(static_filled), A(linear_filled), A(static_sizes)}}}},
+    [KIND_NONE] = {{{"DummyLayer", {A(dummy)}}, {"DummyLayer", {A(dummy)}}},
+                   {{"DummyLayer", {A(dummy)}}, {"DummyLayer", {A(dummy)}}}}};
 #undef A
 
 /* Layer l's kind, or -1 where transformers' cache layer for it is not written here (a recurrent state without a
  * convolution, an n-gram layer's states, more than one state of a kind). */
 static int layer_kind(const hfx_layer_cache *l) {
-    if (!l->n_states) return KIND_ATTENTION;
+    if (!l->n_states) return l->kv_heads ? KIND_ATTENTION : KIND_NONE;
     bool conv = false, ssm = false;
     for (int s = 0; s < l->n_states; s++) {
         bool is_conv = !strcmp(l->states[s].name, "conv"), is_ssm = !strcmp(l->states[s].name, "ssm");
