@@ -201,6 +201,30 @@ def test_dynamo_generation_from_python_runs_the_seeds_loop(checkpoints, tmp_path
     assert _seed_dynamo_loop(tmp_path / "out", prompt, 16) == _greedy(ck, prompt, 16)
 
 
+def test_dynamo_generation_of_an_encoder_decoder_from_python(tmp_path):
+    """DynamoExporter.export_for_generation of a live BART through `import hfx` (the seed's profile by default): the
+    encoder, prefill and decode programs, which transformers.exporters' own runners load and run to transformers'
+    greedy tokens (the encoder's BaseModelOutput passed as encoder_outputs, an EncoderDecoderCache between calls)."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    import seq2seq_models
+    from genutil import compare_generation
+    from hfx import DynamoConfig, DynamoExporter
+    from test_seq2seq import plain_greedy, right_padded, seed_runner_loop, sources
+
+    ck = seq2seq_models.save_checkpoint("bart", tmp_path / "bart")
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(ck)).eval()
+    rows = sources("bart", 1)
+    ids, mask = right_padded(rows, model.config.pad_token_id)
+    program = DynamoExporter().export_for_generation(model, {"input_ids": ids, "attention_mask": mask},
+                                                     DynamoConfig(dynamic=True))
+    assert sorted(program.components) == ["decode", "encoder", "prefill"]
+    program.save_pretrained(tmp_path / "out")
+    want_tokens, want_logits, prompt = plain_greedy(ck, rows)
+    tokens, logits = seed_runner_loop(tmp_path / "out", seq2seq_models.load(ck), rows, prompt, False)
+    compare_generation(tokens, logits, want_tokens, want_logits, "bart .pt2 from the Python package", runtime="torch")
+
+
 def test_seed_quantizer_config_compresses_openvino_weights(checkpoints, tmp_path):
     """OpenVINOConfig(quantizer=NNCFWeightCompressionConfig(...)) — the seed's object — gives the
     same compressed IR as hfx's own keys; what hfx cannot do (data-aware algorithms, mixed
