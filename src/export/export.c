@@ -591,13 +591,9 @@ static void flat_specs(json_t *md, const component *c, const hfx_model *model) {
  * the other formats go without the specs). */
 static hfx_status call_specs(json_t *md, const component *c, const hfx_seed_call *call, hfx_error *err) {
     json_t *in_spec, *out_spec;
-    hfx_error why;
-    hfx_status st = hfx_pt2_seed_specs(c->g, call, &in_spec, &out_spec, &why);
+    hfx_status st = hfx_pt2_seed_specs(c->g, call, &in_spec, &out_spec, err);
     if (st == HFX_ERR_UNSUPPORTED) return HFX_OK; /* (a call hfx does not write: no specs) */
-    if (st) {
-        *err = why;
-        return st;
-    }
+    if (st) return st;
     if (json_object_set_new(md, "in_spec", in_spec) || json_object_set_new(md, "out_spec", out_spec))
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     return HFX_OK;
@@ -760,8 +756,8 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
     c->metadata = metadata(c, model, max_cache_len);
     if (c->metadata && fg->seed_call) st = call_specs(c->metadata, c, fg->seed_call, err);
     char *text = c->metadata && !st ? json_dumps(c->metadata, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    if (!text && !st) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    else hfx_graph_set_meta(c->g, "transformers_export_metadata", text);
+    if (!st && !text) st = hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+    if (!st) hfx_graph_set_meta(c->g, "transformers_export_metadata", text);
     free(text);
     if (!st) st = hfx_graph_status(c->g, err); /* (the metadata's copy can fail: the graph says so) */
     fg->g = c->g;

@@ -334,6 +334,20 @@ static json_t *cache_node(walk *w, bool filled) {
 
 enum { MAX_KWARGS = 8, MAX_ENTRIES = 8 };
 
+static const hfx_keyword_constant none_constant = {.name = "", .kind = HFX_CONSTANT_NONE};
+
+/* A constant argument of the program's call (None, False, an int): its sample, its graph input, and the keyword it is
+ * (NULL: a structured keyword's entry, no spec of its own). */
+static void call_constant(hfx_pt2_call *call, const hfx_keyword_constant *k, const char *keyword) {
+    if (k->kind == HFX_CONSTANT_INT) hfx_pickle_int(&call->sample, k->value);
+    else hfx_pickle_op(&call->sample, k->kind == HFX_CONSTANT_NONE ? HFX_PK_NONE : HFX_PK_FALSE);
+    json_t *arg = k->kind == HFX_CONSTANT_NONE    ? json_pack("{s:b}", "as_none", 1)
+                  : k->kind == HFX_CONSTANT_FALSE ? json_pack("{s:b}", "as_bool", 0)
+                                                  : json_pack("{s:I}", "as_int", (json_int_t)k->value);
+    json_array_append_new(call->graph_inputs, arg);
+    json_array_append_new(call->constant_names, keyword ? json_string(keyword) : json_null());
+}
+
 typedef struct kwarg {
     char key[64];
     bool cache, dict;
@@ -498,7 +512,6 @@ static hfx_status plan_keywords(const hfx_graph *g, hfx_aten_program *p, const h
     /* a growing cache's prefill takes an empty one: a keyword without leaves (a module's call takes none) */
     if (!st && !sc->bare && !add_kwarg(c->kw, &c->n_kw, "cache"))
         st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
-    static const hfx_keyword_constant none = {.name = "", .kind = HFX_CONSTANT_NONE};
     /* the keywords passed as constants */
     for (const hfx_keyword_constant *a = sc->constants; !st && a && a->name; a++) {
         kwarg *k = add_kwarg(c->kw, &c->n_kw, a->name);
@@ -508,7 +521,7 @@ static hfx_status plan_keywords(const hfx_graph *g, hfx_aten_program *p, const h
     for (const char *const *a = sc->step_nones; !st && a && *a; a++) { /* ... and as None at a step */
         kwarg *k = add_kwarg(c->kw, &c->n_kw, *a);
         if (!k) st = hfx_fail(err, HFX_ERR_INTERNAL, "io seed: too many inputs");
-        else if (!k->cache && !k->dict && k->input < 0) k->constant = &none;
+        else if (!k->cache && !k->dict && k->input < 0) k->constant = &none_constant;
     }
     for (int i = 0; i < c->n_kw; i++) c->kw[i].cache |= !strcmp(c->kw[i].key, "cache");
     /* a static cache's prefill of a layer_types model: the seed passes the mask dict, all None */
@@ -604,15 +617,8 @@ static json_t *call_dict(hfx_aten_program *p, const hfx_seed_call *sc, const cal
         json_array_append_new(dict_children, hfx_pt2_leaf_spec());
         if (!call) continue;
         if (!list) hfx_pickle_text(&call->sample, k->sub[e]);
-        if (k->sub_input[e] < 0) {
-            hfx_pickle_op(&call->sample, HFX_PK_NONE);
-            json_t *none = json_object();
-            json_object_set_new(none, "as_none", json_true());
-            json_array_append_new(call->graph_inputs, none);
-            json_array_append_new(call->constant_names, json_null()); /* (no spec of its own, as before) */
-        } else {
-            call_tensor(p, c, call, k->sub_input[e]);
-        }
+        if (k->sub_input[e] < 0) call_constant(call, &none_constant, NULL);
+        else call_tensor(p, c, call, k->sub_input[e]);
     }
     if (call) hfx_pickle_op(&call->sample, list ? HFX_PK_APPENDS : HFX_PK_SETITEMS);
     if (list) {
@@ -651,17 +657,7 @@ static hfx_status write_call_inputs(const hfx_graph *g, hfx_aten_program *p, con
         } else if (k->dict) {
             json_array_append_new(children, call_dict(p, sc, c, call, k));
         } else if (k->constant) { /* a constant input of the program: no tensor */
-            if (call) {
-                hfx_constant_kind kind = k->constant->kind;
-                if (kind == HFX_CONSTANT_INT) hfx_pickle_int(&call->sample, k->constant->value);
-                else hfx_pickle_op(&call->sample, kind == HFX_CONSTANT_NONE ? HFX_PK_NONE : HFX_PK_FALSE);
-                json_int_t value = (json_int_t)k->constant->value;
-                json_t *arg = kind == HFX_CONSTANT_NONE    ? json_pack("{s:b}", "as_none", 1)
-                              : kind == HFX_CONSTANT_FALSE ? json_pack("{s:b}", "as_bool", 0)
-                                                           : json_pack("{s:I}", "as_int", value);
-                json_array_append_new(call->graph_inputs, arg);
-                json_array_append_new(call->constant_names, json_string(k->key));
-            }
+            if (call) call_constant(call, k->constant, k->key);
             json_array_append_new(children, hfx_pt2_leaf_spec());
         } else {
             if (call) call_tensor(p, c, call, k->input);
