@@ -27,6 +27,9 @@ seed_into() { # harness, name, selector byte (or ""), file
     { [ -n "$3" ] && printf "\\x$3"; cat "$4"; } >"$out/$1.corpus/seed-$2"
 }
 seed_into fuzz_safetensors example "" examples/tiny-llama/model.safetensors
+for f in tests/fuzz/seeds/*.gguf; do # a small GGUF file: metadata, plain and block tensors
+    seed_into fuzz_gguf "$(basename "$f" .gguf)" "" "$f"
+done
 for f in "$seed/onnx/export_config.json" "$seed/ov/export_config.json"; do
     seed_into fuzz_export_config "$(basename "$(dirname "$f")")" "" "$f"
 done

@@ -111,7 +111,9 @@ static hfx_value *weight_at(hfx_weights *w, hfx_dtype dtype, int rank, const int
     }
     if (!ok) return stand_in(w, dtype, rank, shape);
     w->used[i] = 1;
-    return hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, dtype);
+    hfx_value *v = t->blocks ? hfx_const_blocks(w->g, t->name, t->mapping, t->data, t->blocks, t->rank, t->shape, dtype)
+                             : hfx_const_mapped(w->g, t->name, t->mapping, t->data, t->dtype, t->rank, t->shape, dtype);
+    return t->rotary_heads ? hfx_const_rotary_rows(w->g, v, t->rotary_heads) : v; /* (a GGUF file's) */
 }
 
 /* The tensor `asked` names (renames applied), of that shape, a float as dtype. */
@@ -270,7 +272,10 @@ bool hfx_weight_float_values(hfx_weights *w, int64_t n, float *values, const cha
         hfx_graph_fail(w->g, HFX_ERR_IO, "%s: changed size while being read", t->file);
         return false;
     }
-    for (int64_t k = 0; k < n; k++) values[k] = hfx_float_load(t->dtype, t->data + (size_t)k * hfx_dtype_size(t->dtype));
+    if (t->blocks)
+        hfx_blocks_decode(t->blocks, t->data, 0, (uint64_t)n, values);
+    else
+        for (int64_t k = 0; k < n; k++) values[k] = hfx_float_load(t->dtype, t->data + (size_t)k * hfx_dtype_size(t->dtype));
     w->used[i] = 1;
     return true;
 }

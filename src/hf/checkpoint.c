@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/status.h"
+#include "hf/gguf_model.h"
 
 /* One weights file, mapped read-only for the checkpoint's lifetime. */
 typedef struct mapped_file {
@@ -39,6 +40,7 @@ struct hfx_checkpoint {
                                   adapter's (hfx_checkpoint_add_lora), arena */
     size_t n_modules;
     double lora_scale;         /* the LoRA adapter's lora_alpha / r (√r: use_rslora); 0: none */
+    bool gguf;                 /* read from a GGUF file: config.json from its metadata, no side files */
 };
 
 static const char INDEX_NAME[] = "model.safetensors.index.json";
@@ -139,8 +141,8 @@ static hfx_status load_json(const char *path, int required, size_t flags, json_t
     return HFX_OK;
 }
 
-/* Map f->path read-only and parse its safetensors header into the arena. */
-static hfx_status map_file(hfx_checkpoint *ck, mapped_file *f, hfx_error *err) {
+/* Map f->path read-only (f->map stays NULL for an empty file). */
+static hfx_status map_only(mapped_file *f, hfx_error *err) {
     int fd;
     struct stat sb;
     hfx_status st = open_regular(f->path, &fd, &sb, err);
@@ -160,6 +162,13 @@ static hfx_status map_file(hfx_checkpoint *ck, mapped_file *f, hfx_error *err) {
         f->map = p;
     }
     f->mapping = (hfx_mapping){fd, f->len, f->path}; /* kept open: readers re-check the size */
+    return HFX_OK;
+}
+
+/* Map f->path read-only and parse its safetensors header into the arena. */
+static hfx_status map_file(hfx_checkpoint *ck, mapped_file *f, hfx_error *err) {
+    hfx_status st = map_only(f, err);
+    if (st) return st;
     st = hfx_safetensors_parse(f->map, f->len, f->path, ck->arena, &f->st, err);
     for (size_t i = 0; !st && i < f->st.n_tensors; i++) f->st.tensors[i].mapping = &f->mapping;
     return st;
@@ -334,20 +343,46 @@ static hfx_status open_weights(hfx_checkpoint *ck, hfx_error *err) {
     return hfx_fail(err, HFX_ERR_INVALID, "%s: no model.safetensors or %s", ck->dir, INDEX_NAME);
 }
 
-/* A folder without config.json: say what is there when it is another format (a GGUF file of
- * llama.cpp), since "not found" alone sends the user looking for a missing file. */
+/* The GGUF file at `path` as the checkpoint transformers' GGUF loader makes of it (hf/gguf_model.h). */
+static hfx_status open_gguf(hfx_checkpoint *ck, const char *path, hfx_error *err) {
+    if (!(ck->files = hfx_arena_alloc(ck->arena, sizeof *ck->files))) return nomem(err);
+    memset(ck->files, 0, sizeof *ck->files);
+    ck->n_files = 1;
+    mapped_file *f = &ck->files[0];
+    f->name = f->path = path;
+    ck->gguf = true;
+    ck->config_path = hfx_arena_printf(ck->arena, "%s (its metadata)", path);
+    if (!ck->config_path) return nomem(err);
+    hfx_status st = map_only(f, err);
+    hfx_gguf g;
+    if (!st) st = hfx_gguf_parse(f->map, f->len, path, ck->arena, &g, err);
+    if (!st) st = hfx_gguf_model(&g, &f->mapping, ck->arena, &ck->config, &ck->tensors, &ck->n_tensors, err);
+    if (st) return st;
+    char *text = json_dumps(ck->config, JSON_INDENT(2)); /* (what an export writes as its config.json) */
+    ck->config_text = text ? hfx_arena_strdup(ck->arena, text) : NULL;
+    free(text);
+    return ck->config_text ? sort_tensors(ck, err) : nomem(err);
+}
+
+static bool gguf_name(const char *name) {
+    size_t n = strlen(name);
+    return n > 5 && strcmp(name + n - 5, ".gguf") == 0;
+}
+
+/* A folder without config.json: the GGUF file it holds, if one (two are an error naming them: the user picks) */
 static hfx_status no_config(hfx_checkpoint *ck, const char *config, hfx_error *err) {
     DIR *d = opendir(ck->prefix[0] ? ck->prefix : "/");
-    const char *gguf = NULL;
-    for (struct dirent *e; d && !gguf && (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        if (n > 5 && strcmp(e->d_name + n - 5, ".gguf") == 0) gguf = hfx_arena_strdup(ck->arena, e->d_name);
-    }
+    const char *gguf[2] = {NULL, NULL};
+    for (struct dirent *e; d && !gguf[1] && (e = readdir(d));)
+        if (gguf_name(e->d_name)) gguf[gguf[0] ? 1 : 0] = hfx_arena_strdup(ck->arena, e->d_name);
     if (d) closedir(d);
-    if (gguf)
-        return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                        "%s: not found; this folder holds GGUF files (%s), which hfx does not read: it exports Hugging "
-                        "Face checkpoints (config.json + safetensors)", config, gguf);
+    if (gguf[1])
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: not found, and the folder holds several GGUF files (%s, %s, ...): "
+                                              "give the one to export", config, gguf[0], gguf[1]);
+    if (gguf[0]) {
+        const char *path = join(ck, gguf[0]);
+        return path ? open_gguf(ck, path, err) : nomem(err);
+    }
     return hfx_fail(err, HFX_ERR_INVALID, "%s: not found", config);
 }
 
@@ -357,7 +392,12 @@ static hfx_status open_all(hfx_checkpoint *ck, const char *dir, hfx_error *err) 
     if (stat(dir, &sb) != 0)
         return hfx_fail(err, errno == ENOENT ? HFX_ERR_INVALID : HFX_ERR_IO, "%s: %s", dir,
                         strerror(errno));
-    if (!S_ISDIR(sb.st_mode)) return hfx_fail(err, HFX_ERR_INVALID, "%s: not a directory", dir);
+    if (S_ISREG(sb.st_mode) && gguf_name(dir)) { /* a GGUF file given itself; side files are none */
+        if (!(ck->dir = ck->prefix = hfx_arena_strdup(ck->arena, dir))) return nomem(err);
+        return open_gguf(ck, ck->dir, err);
+    }
+    if (!S_ISDIR(sb.st_mode))
+        return hfx_fail(err, HFX_ERR_INVALID, "%s: not a directory (a checkpoint folder) or a .gguf file", dir);
     size_t len = strlen(dir);
     while (len > 1 && dir[len - 1] == '/') len--; /* "ck/" and "ck" give the same messages */
     ck->dir = hfx_arena_strdup(ck->arena, dir);
@@ -595,7 +635,7 @@ long hfx_checkpoint_index_of(const hfx_checkpoint *ck, const char *name) {
 
 static hfx_status side_path(const hfx_checkpoint *ck, const char *name, char *path, size_t size, bool *found) {
     *found = false;
-    if (ck->config_text) return HFX_OK; /* in memory: no side files */
+    if (ck->config_text || ck->gguf) return HFX_OK; /* in memory or a GGUF file: no side files */
     if ((size_t)snprintf(path, size, "%s/%s", ck->prefix, name) >= size) return HFX_OK;
     struct stat sb;
     *found = lstat(path, &sb) == 0;

@@ -18,7 +18,11 @@ typedef struct hfx_checkpoint hfx_checkpoint;
 
 /* Open `dir`. On success *out owns the mappings, the parsed JSON and all names. Errors name the
  * file and the problem: a missing or malformed config.json, no weights file, a bad header, a
- * disagreement between index and shards. */
+ * disagreement between index and shards.
+ *
+ * `dir` may also be a GGUF file (a name ending ".gguf"), or a folder without config.json that holds
+ * exactly one: the checkpoint is then what transformers' GGUF loader makes of it
+ * (hf/gguf_model.h), with no side files. */
 hfx_status hfx_checkpoint_open(const char *dir, hfx_checkpoint **out, hfx_error *err);
 
 /* A checkpoint in memory: the JSON texts (copied) and the tensors (their data borrowed until
@@ -27,7 +31,8 @@ hfx_status hfx_checkpoint_open_memory(const char *config_json, const char *gener
                                       size_t n, hfx_checkpoint **out, hfx_error *err);
 
 /* A checkpoint in memory's config.json text (generation false) or generation_config.json text
- * (true; NULL when none); NULL for a checkpoint read from a directory. */
+ * (true; NULL when none), or the config.json made of a GGUF file's metadata; NULL for a checkpoint
+ * read from a directory. */
 const char *hfx_checkpoint_json_text(const hfx_checkpoint *ck, bool generation);
 
 void hfx_checkpoint_close(hfx_checkpoint *ck);

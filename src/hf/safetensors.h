@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/blocks.h"
 #include "base/dtype.h" /* HFX_MAX_RANK */
 #include "base/mapping.h"
 #include "hfx/hfx.h"
@@ -33,6 +34,10 @@ typedef struct hfx_tensor_info {
     uint64_t file_offset;           /* absolute byte offset of `data` in that file */
     const hfx_mapping *mapping;     /* the file's mapping, checked before reads (set by the checkpoint;
                                        NULL for a parse of bare bytes) */
+    const hfx_block_format *blocks; /* non-NULL: `data` holds llama.cpp blocks of this format along the last axis
+                                       (a GGUF file's), read as dtype F32; nbytes counts the blocks' bytes */
+    int64_t rotary_heads;           /* > 0: rows stored in llama.cpp's rotary order for that many heads (each
+                                       head's halves interleaved pairwise), which reads undo */
 } hfx_tensor_info;
 
 typedef struct hfx_safetensors {

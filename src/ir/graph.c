@@ -424,6 +424,34 @@ static void part_row_groups(hfx_init_part *p, const hfx_init_part *q, int64_t gr
     p->offset = q->offset + start * q->strides[0];
 }
 
+hfx_value *hfx_const_blocks(hfx_graph *g, const char *name, const hfx_mapping *m, const uint8_t *data,
+                            const hfx_block_format *blocks, int rank, const int64_t *shape, hfx_dtype dt) {
+    hfx_value *v = hfx_const_mapped(g, name, m, data, HFX_DTYPE_F32, rank, shape, dt);
+    if (v->init && v->init->n_parts == 1 && v->init->source == name) v->init->parts[0].blocks = blocks;
+    return v;
+}
+
+hfx_value *hfx_const_rotary_rows(hfx_graph *g, hfx_value *c, int64_t heads) {
+    const hfx_init *src = c->init;
+    if (!src || src->n_parts != 1 || src->rank != 2 || src->parts[0].rank != 2 || heads < 1 ||
+        src->shape[0] % (2 * heads)) {
+        hfx_graph_fail(g, HFX_ERR_INTERNAL, "bad rotary row view of '%s'", src ? src->source : "?");
+        return c;
+    }
+    hfx_init *init = copy_init(g, src);
+    if (!init) return c;
+    const hfx_init_part *q = &src->parts[0];
+    hfx_init_part *p = &init->parts[0];
+    int64_t half = src->shape[0] / heads / 2;
+    /* row h·2·half + k·half + j (torch's) is stored row h·2·half + 2j + k: [heads, 2, half, in] */
+    p->rank = 4;
+    p->shape[0] = heads, p->strides[0] = 2 * half * q->strides[0];
+    p->shape[1] = 2, p->strides[1] = q->strides[0];
+    p->shape[2] = half, p->strides[2] = 2 * q->strides[0];
+    p->shape[3] = q->shape[1], p->strides[3] = q->strides[1];
+    return const_value(g, init);
+}
+
 hfx_value *hfx_const_split_rows(hfx_graph *g, hfx_value *c, int64_t n) {
     const hfx_init *src = c->init;
     if (!src || src->n_parts != 1 || src->parts[0].rank != src->rank || src->rank < 1 || src->rank + 1 > HFX_MAX_RANK ||

@@ -182,6 +182,9 @@ const hfx_state *hfx_graph_state_of(const hfx_graph *g, const hfx_value *v, bool
  * `data` holds `shape` elements of `src`, read as `dt` (float↔float conversion only). */
 hfx_value *hfx_const_mapped(hfx_graph *g, const char *name, const hfx_mapping *m, const uint8_t *data,
                             hfx_dtype src, int rank, const int64_t *shape, hfx_dtype dt);
+/* The same over llama.cpp blocks of `blocks` (a GGUF tensor), decoded while read. */
+hfx_value *hfx_const_blocks(hfx_graph *g, const char *name, const hfx_mapping *m, const uint8_t *data,
+                            const hfx_block_format *blocks, int rank, const int64_t *shape, hfx_dtype dt);
 /* A constant from bytes computed now (copied into the arena). */
 hfx_value *hfx_const_bytes(hfx_graph *g, hfx_dtype dt, int rank, const int64_t *shape,
                            const void *data);
@@ -206,6 +209,9 @@ hfx_value *hfx_const_permute(hfx_graph *g, hfx_value *c, const int64_t *perm);
  * group, as [groups·len, ...] (GPT-NeoX's per-head [q; k; v]). Still a view. */
 hfx_value *hfx_const_interleaved_rows(hfx_graph *g, hfx_value *c, int64_t groups, int64_t parts,
                                       int64_t which, int64_t len);
+/* The rows of a [heads·2·half, in] constant stored in llama.cpp's rotary order (each head's two halves interleaved
+ * pairwise: stored row 2j + k is row k·half + j) read in torch's order. Still a view. */
+hfx_value *hfx_const_rotary_rows(hfx_graph *g, hfx_value *c, int64_t heads);
 /* Axis 0 of a constant [n·r, ...] split into [n, r, ...] (a view: DBRX's experts stored one after the other). */
 hfx_value *hfx_const_split_rows(hfx_graph *g, hfx_value *c, int64_t n);
 /* Rows [start, start + len) of each of `groups` groups of `group_rows` rows along axis 0, as

@@ -52,7 +52,7 @@ bool hfx_init_same(const hfx_init *a, const hfx_init *b) {
         return false;
     for (int i = 0; i < a->n_parts; i++) {
         const hfx_init_part *p = &a->parts[i], *q = &b->parts[i];
-        if (p->base != q->base || p->src_dtype != q->src_dtype || p->rank != q->rank ||
+        if (p->base != q->base || p->src_dtype != q->src_dtype || p->blocks != q->blocks || p->rank != q->rank ||
             p->offset != q->offset || memcmp(p->shape, q->shape, sizeof p->shape) ||
             memcmp(p->strides, q->strides, sizeof p->strides))
             return false;
@@ -64,6 +64,49 @@ static uint64_t part_numel(const hfx_init_part *p) {
     uint64_t n = 1;
     for (int i = 0; i < p->rank; i++) n *= (uint64_t)p->shape[i];
     return n;
+}
+
+/* The address of source element e of a part (for a block part: of the block holding it; `end`: of the first
+ * block past element e − 1, so [at(a), at(b, end)) covers elements [a, b)) */
+static const uint8_t *element_at(const hfx_init_part *p, int64_t e, bool end) {
+    if (!p->blocks) return p->base + (uint64_t)e * hfx_dtype_size(p->src_dtype);
+    uint64_t b = (uint64_t)e / p->blocks->block + (end && (uint64_t)e % p->blocks->block ? 1 : 0);
+    return p->base + b * p->blocks->bytes;
+}
+
+/* n source elements of a block part from element `at`, `stride` apart, into contiguous dst as ddt: runs of stride
+ * 1 decode whole blocks; a strided run decodes the block of each element */
+static void convert_blocks(const hfx_init_part *p, int64_t at, int64_t stride, hfx_dtype ddt, uint8_t *dst,
+                           uint64_t n) {
+    float buf[HFX_BLOCK_MAX];
+    size_t ds = hfx_dtype_size(ddt);
+    for (uint64_t i = 0; i < n;) {
+        uint64_t k = stride == 1 ? (n - i < HFX_BLOCK_MAX ? n - i : HFX_BLOCK_MAX) : 1;
+        hfx_blocks_decode(p->blocks, p->base, (uint64_t)(at + (int64_t)i * stride), k, buf);
+        for (uint64_t j = 0; j < k; j++) hfx_float_store(ddt, dst + (i + j) * ds, buf[j]);
+        i += k;
+    }
+}
+
+/* Rows [r0, r0 + rows) × columns [c0, c0 + ncols) of a block part whose axis 0 steps one source element (a
+ * transposed view; its other axes, flattened, are the columns, each a source row or a view of rows), into
+ * dst[rows][ncols] as ddt: each column's rows are one contiguous run of the source, decoded in blocks. */
+static void block_columns(const hfx_init_part *p, int64_t r0, int64_t rows, int64_t c0, int64_t ncols, hfx_dtype ddt,
+                          uint8_t *dst) {
+    float buf[HFX_BLOCK_MAX];
+    size_t ds = hfx_dtype_size(ddt);
+    for (int64_t c = c0; c < c0 + ncols; c++) {
+        int64_t off = p->offset + r0 * p->strides[0], rest = c; /* the column's multi-index over axes 1.. */
+        for (int d = p->rank - 1; d >= 1; d--) {
+            off += rest % p->shape[d] * p->strides[d];
+            rest /= p->shape[d];
+        }
+        for (int64_t r = 0; r < rows; r += HFX_BLOCK_MAX) {
+            int64_t k = rows - r < HFX_BLOCK_MAX ? rows - r : HFX_BLOCK_MAX;
+            hfx_blocks_decode(p->blocks, p->base, (uint64_t)(off + r), (uint64_t)k, buf);
+            for (int64_t j = 0; j < k; j++) hfx_float_store(ddt, dst + (uint64_t)((r + j) * ncols + c - c0) * ds, buf[j]);
+        }
+    }
 }
 
 /* Widen n contiguous source elements to float (exact for every float type). */
@@ -159,6 +202,10 @@ enum { TILE_ROWS = 128, BLOCK = HFX_TRANSPOSE_SQUARE };
  * copied out row by row. Either way the source is read and the output written in runs. */
 static void transpose_tile(const hfx_init_part *p, int64_t r0, int64_t rows, int64_t c0, int64_t ncols,
                            hfx_dtype ddt, uint8_t *dst) {
+    if (p->blocks) {
+        block_columns(p, r0, rows, c0, ncols, ddt, dst);
+        return;
+    }
     size_t ss = hfx_dtype_size(p->src_dtype), ds = hfx_dtype_size(ddt);
     int64_t c_end = c0 + ncols;
     bool same = p->src_dtype == ddt;
@@ -261,10 +308,9 @@ void hfx_init_advise_columns(const hfx_init *init, int64_t c0, int64_t nc, bool 
     const hfx_init_part *p = transposed_part(init);
     long page = sysconf(_SC_PAGESIZE);
     if (!p || !file_backed(p) || nc <= 0 || page <= 0) return;
-    size_t es = hfx_dtype_size(p->src_dtype);
     /* column c is the source row at offset + c·strides[1], shape[0] elements long */
-    const uint8_t *lo = p->base + (uint64_t)(p->offset + c0 * p->strides[1]) * es;
-    const uint8_t *hi = p->base + (uint64_t)(p->offset + (c0 + nc - 1) * p->strides[1] + p->shape[0]) * es;
+    const uint8_t *lo = element_at(p, p->offset + c0 * p->strides[1], false);
+    const uint8_t *hi = element_at(p, p->offset + (c0 + nc - 1) * p->strides[1] + p->shape[0], true);
     if (!needed) { /* whole pages only: the first and last may hold the neighbours' bytes, still to come */
         drop_pages(lo, hi);
         return;
@@ -304,15 +350,21 @@ hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, v
         }
         uint64_t left = pn - local < count ? pn - local : count;
         size_t ss = hfx_dtype_size(p->src_dtype);
+        /* a block part read transposed (axis 0 steps one source element; the others, of any rank, enumerate
+         * source rows): in tiles as below, each column's run decoded once, not a block per element */
+        int64_t columns = p->rank >= 2 ? (int64_t)(part_numel(p) / (uint64_t)(p->shape[0] ? p->shape[0] : 1)) : 0;
+        bool block_tiles = p->blocks && p->rank > 2 && p->strides[0] == 1 && p->strides[p->rank - 1] != 1;
         while (left > 0) {
+            bool row_start = true;
+            for (int d = 1; d < p->rank; d++) row_start &= idx[d] == 0;
             /* a transposed matrix, whole rows wanted: gather a tile of rows at once, so each
              * source row is read contiguously instead of one element per cache line */
-            if (p->rank == 2 && p->strides[1] != 1 && idx[1] == 0 && left >= (uint64_t)p->shape[1]) {
-                int64_t rows = (int64_t)(left / (uint64_t)p->shape[1]);
+            if (((p->rank == 2 && p->strides[1] != 1) || block_tiles) && row_start && left >= (uint64_t)columns) {
+                int64_t rows = (int64_t)(left / (uint64_t)columns);
                 if (rows > TILE_ROWS) rows = TILE_ROWS;
                 if (rows > p->shape[0] - idx[0]) rows = p->shape[0] - idx[0];
-                transpose_tile(p, idx[0], rows, 0, p->shape[1], init->dtype, out);
-                uint64_t n = (uint64_t)rows * (uint64_t)p->shape[1];
+                transpose_tile(p, idx[0], rows, 0, columns, init->dtype, out);
+                uint64_t n = (uint64_t)rows * (uint64_t)columns;
                 out += n * ds;
                 left -= n;
                 count -= n;
@@ -325,8 +377,11 @@ hfx_status hfx_init_read(const hfx_init *init, uint64_t first, uint64_t count, v
             int last = p->rank - 1;
             uint64_t run = last >= 0 ? (uint64_t)(p->shape[last] - idx[last]) : 1;
             if (run > left) run = left;
-            convert_run(p->src_dtype, p->base + (uint64_t)off * ss, last >= 0 ? p->strides[last] : 1,
-                        init->dtype, out, run);
+            if (p->blocks)
+                convert_blocks(p, off, last >= 0 ? p->strides[last] : 1, init->dtype, out, run);
+            else
+                convert_run(p->src_dtype, p->base + (uint64_t)off * ss, last >= 0 ? p->strides[last] : 1,
+                            init->dtype, out, run);
             out += run * ds;
             left -= run;
             count -= run;
@@ -367,8 +422,7 @@ void hfx_init_release_range(const hfx_init *init, uint64_t first, uint64_t count
             if (contiguous) {
                 uint64_t a = first > part_start ? first - part_start : 0;
                 uint64_t b = first + count - part_start < pn ? first + count - part_start : pn;
-                size_t es = hfx_dtype_size(p->src_dtype);
-                drop_pages(p->base + ((uint64_t)p->offset + a) * es, p->base + ((uint64_t)p->offset + b) * es);
+                drop_pages(element_at(p, p->offset + (int64_t)a, true), element_at(p, p->offset + (int64_t)b, false));
             }
         }
         part_start += pn;
@@ -393,9 +447,8 @@ void hfx_init_release(const hfx_init *init) {
             else last += (p->shape[d] - 1) * p->strides[d];
         }
         if (empty) continue;
-        size_t es = hfx_dtype_size(p->src_dtype);
-        uintptr_t lo = (uintptr_t)(p->base + (uint64_t)p->offset * es);
-        uintptr_t hi = (uintptr_t)(p->base + ((uint64_t)last + 1) * es);
+        uintptr_t lo = (uintptr_t)element_at(p, p->offset, false);
+        uintptr_t hi = (uintptr_t)element_at(p, last + 1, true);
         uintptr_t start = lo / (uintptr_t)page * (uintptr_t)page;
         /* a hint: failure only means the pages stay resident */
         (void)madvise((void *)start, hi - start, MADV_DONTNEED);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/blocks.h"
 #include "base/dtype.h"
 #include "base/mapping.h"
 #include "hfx/hfx.h"
@@ -24,6 +25,10 @@ typedef struct hfx_init_part {
     int64_t offset;                 /* in source elements */
     const hfx_mapping *mapping;     /* base is inside this read-only file mapping (a checkpoint
                                        tensor), checked before reads; NULL: computed bytes */
+    const hfx_block_format *blocks; /* non-NULL: base holds llama.cpp blocks of this format (a GGUF
+                                       tensor's), element i of the source at block i / block; src_dtype
+                                       is F32, what they decode to; a run along the last axis whose
+                                       stride is 1 decodes whole blocks */
 } hfx_init_part;
 
 typedef struct hfx_init {

@@ -1,0 +1,217 @@
+#include "base/blocks.h"
+
+#include <string.h>
+
+#include "base/half.h"
+
+/* Each decoder follows the layout ggml defines for its block (ggml-common.h) and gguf-py's order of float operations:
+ * a product of two floats is one rounding, a sum another (the build has -ffp-contract=off, so no fused multiply-add
+ * merges them). */
+
+static float f16_at(const uint8_t *p) { return hfx_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
+
+/* the 4-bit code of element e of a 32-element block whose 16 bytes hold elements e and e + 16 */
+static unsigned nibble32(const uint8_t *qs, int e) { return e < 16 ? qs[e] & 0xF : qs[e - 16] >> 4; }
+
+/* Q4_0: d (f16), 16 bytes of codes; x = d · (q − 8) */
+static void q4_0(const uint8_t *s, float *out) {
+    float d = f16_at(s);
+    for (int e = 0; e < 32; e++) out[e] = d * (float)((int)nibble32(s + 2, e) - 8);
+}
+
+/* Q4_1: d, m (f16), codes; x = d · q + m */
+static void q4_1(const uint8_t *s, float *out) {
+    float d = f16_at(s), m = f16_at(s + 2);
+    for (int e = 0; e < 32; e++) out[e] = d * (float)nibble32(s + 4, e) + m;
+}
+
+/* the fifth bits of Q5_0's and Q5_1's codes: a little-endian 32-bit mask, bit e for element e */
+static uint32_t high_bits(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Q5_0: d, 4 bytes of fifth bits, codes; x = d · (q − 16) */
+static void q5_0(const uint8_t *s, float *out) {
+    float d = f16_at(s);
+    uint32_t h = high_bits(s + 2);
+    for (int e = 0; e < 32; e++) out[e] = d * (float)((int)(nibble32(s + 6, e) | ((h >> e) & 1) << 4) - 16);
+}
+
+/* Q5_1: d, m, fifth bits, codes; x = d · q + m */
+static void q5_1(const uint8_t *s, float *out) {
+    float d = f16_at(s), m = f16_at(s + 2);
+    uint32_t h = high_bits(s + 4);
+    for (int e = 0; e < 32; e++) out[e] = d * (float)(nibble32(s + 8, e) | ((h >> e) & 1) << 4) + m;
+}
+
+/* Q8_0: d, 32 signed bytes; x = q · d */
+static void q8_0(const uint8_t *s, float *out) {
+    float d = f16_at(s);
+    for (int e = 0; e < 32; e++) out[e] = (float)(int8_t)s[2 + e] * d;
+}
+
+/* IQ4_NL: d, codes indexing a fixed non-linear table; x = d · table[q] */
+static void iq4_nl(const uint8_t *s, float *out) {
+    static const int8_t table[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    float d = f16_at(s);
+    for (int e = 0; e < 32; e++) out[e] = d * (float)table[nibble32(s + 2, e)];
+}
+
+/* MXFP4: an e8m0 exponent (as half its power of two), codes of e2m1 values (doubled); x = d · table[q] */
+static void mxfp4(const uint8_t *s, float *out) {
+    static const int8_t table[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+    uint32_t e8 = s[0];
+    float d = hfx_f32_from_bits(e8 < 2 ? 0x00200000u << e8 : (e8 - 1) << 23);
+    for (int e = 0; e < 32; e++) out[e] = d * (float)table[nibble32(s + 1, e)];
+}
+
+/* The "K" formats' blocks of 256: codes of 2..6 bits in planes, where element e = 128·half + 32·plane + j reads bits
+ * `plane` of byte j of its half's run (Q2_K, Q3_K, Q6_K) */
+
+/* Q2_K: 16 bytes of (scale | min << 4), 64 bytes of 2-bit codes, d, dmin; x = (d · scale) · q − dmin · min */
+static void q2_k(const uint8_t *s, float *out) {
+    const uint8_t *scales = s, *qs = s + 16;
+    float d = f16_at(s + 80), dmin = f16_at(s + 82);
+    for (int e = 0; e < 256; e++) {
+        int half = e / 128, plane = e % 128 / 32, j = e % 32;
+        unsigned q = qs[half * 32 + j] >> (2 * plane) & 3, sc = scales[e / 16];
+        float dl = d * (float)(sc & 0xF), ml = dmin * (float)(sc >> 4);
+        out[e] = dl * (float)q - ml;
+    }
+}
+
+/* Q3_K: 32 bytes of third bits (inverted), 64 bytes of 2-bit codes, 12 bytes of 6-bit scales, d;
+ * x = (d · (scale − 32)) · (q − 4·!bit) */
+static void q3_k(const uint8_t *s, float *out) {
+    const uint8_t *hmask = s, *qs = s + 32, *sc = s + 96;
+    float d = f16_at(s + 108);
+    for (int e = 0; e < 256; e++) {
+        int k = e / 16; /* the scale: low 4 bits from bytes 0..7, high 2 bits from bytes 8..11 */
+        int low = sc[k % 8] >> (4 * (k / 8)) & 0xF, high = sc[8 + k % 4] >> (2 * (k / 4)) & 3;
+        float dl = d * (float)((int8_t)(uint8_t)(low | high << 4) - 32);
+        int half = e / 128, plane = e % 128 / 32, j = e % 32;
+        int q = qs[half * 32 + j] >> (2 * plane) & 3;
+        int bit = hmask[j] >> (e / 32) & 1;
+        out[e] = dl * (float)(q - ((bit ^ 1) << 2));
+    }
+}
+
+/* Q4_K's and Q5_K's 12 bytes of eight 6-bit scales and mins */
+static void scale_min(const uint8_t *p, int k, unsigned *sc, unsigned *m) {
+    if (k < 4) {
+        *sc = p[k] & 63;
+        *m = p[4 + k] & 63;
+    } else {
+        *sc = (p[8 + k - 4] & 0xF) | (p[k - 4] >> 2 & 0x30);
+        *m = (p[8 + k - 4] >> 4) | (p[k] >> 2 & 0x30);
+    }
+}
+
+/* Q4_K: d, dmin, scales, 128 bytes of codes (32-element groups: byte j of run g/2, low nibble for even g);
+ * x = (d · scale) · q − dmin · min */
+static void q4_k(const uint8_t *s, float *out) {
+    float d = f16_at(s), dmin = f16_at(s + 2);
+    const uint8_t *qs = s + 16;
+    for (int g = 0; g < 8; g++) {
+        unsigned sc, m;
+        scale_min(s + 4, g, &sc, &m);
+        float dl = d * (float)sc, ml = dmin * (float)m;
+        for (int j = 0; j < 32; j++) out[g * 32 + j] = dl * (float)(qs[g / 2 * 32 + j] >> (4 * (g % 2)) & 0xF) - ml;
+    }
+}
+
+/* Q5_K: d, dmin, scales, 32 bytes of fifth bits (bit g of byte j for group g), codes as Q4_K's */
+static void q5_k(const uint8_t *s, float *out) {
+    float d = f16_at(s), dmin = f16_at(s + 2);
+    const uint8_t *qh = s + 16, *qs = s + 48;
+    for (int g = 0; g < 8; g++) {
+        unsigned sc, m;
+        scale_min(s + 4, g, &sc, &m);
+        float dl = d * (float)sc, ml = dmin * (float)m;
+        for (int j = 0; j < 32; j++) {
+            unsigned q = (qs[g / 2 * 32 + j] >> (4 * (g % 2)) & 0xF) | (qh[j] >> g & 1) << 4;
+            out[g * 32 + j] = dl * (float)q - ml;
+        }
+    }
+}
+
+/* Q6_K: 128 bytes of low nibbles (byte j of half h's 64: elements j and j + 64), 64 bytes of 2-bit high parts, 16
+ * signed scales, d; x = (d · scale) · (q − 32) */
+static void q6_k(const uint8_t *s, float *out) {
+    const uint8_t *ql = s, *qh = s + 128;
+    const int8_t *scales = (const int8_t *)(s + 192);
+    float d = f16_at(s + 208);
+    for (int e = 0; e < 256; e++) {
+        int half = e / 128, r = e % 128;
+        unsigned low = ql[half * 64 + r % 64] >> (4 * (r / 64)) & 0xF;
+        unsigned high = qh[half * 32 + r % 32] >> (2 * (r / 32)) & 3;
+        float dl = d * (float)scales[e / 16];
+        out[e] = dl * (float)((int)(low | high << 4) - 32);
+    }
+}
+
+static const hfx_block_format formats[] = {
+    {"Q4_0", 2, 32, 18, q4_0},     {"Q4_1", 3, 32, 20, q4_1},       {"Q5_0", 6, 32, 22, q5_0},
+    {"Q5_1", 7, 32, 24, q5_1},     {"Q8_0", 8, 32, 34, q8_0},       {"Q2_K", 10, 256, 84, q2_k},
+    {"Q3_K", 11, 256, 110, q3_k},  {"Q4_K", 12, 256, 144, q4_k},    {"Q5_K", 13, 256, 176, q5_k},
+    {"Q6_K", 14, 256, 210, q6_k},  {"IQ4_NL", 20, 32, 18, iq4_nl},  {"MXFP4", 39, 32, 17, mxfp4},
+};
+
+const hfx_block_format *hfx_block_format_of(uint32_t type) {
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (formats[i].ggml_type == type) return &formats[i];
+    return NULL;
+}
+
+/* every type ggml defines: its name, elements and bytes per block */
+static const struct {
+    uint32_t type;
+    const char *name;
+    uint32_t block, bytes;
+} types[] = {
+    {0, "F32", 1, 4},         {1, "F16", 1, 2},         {2, "Q4_0", 32, 18},      {3, "Q4_1", 32, 20},
+    {6, "Q5_0", 32, 22},      {7, "Q5_1", 32, 24},      {8, "Q8_0", 32, 34},      {9, "Q8_1", 32, 40},
+    {10, "Q2_K", 256, 84},    {11, "Q3_K", 256, 110},   {12, "Q4_K", 256, 144},   {13, "Q5_K", 256, 176},
+    {14, "Q6_K", 256, 210},   {15, "Q8_K", 256, 292},   {16, "IQ2_XXS", 256, 66}, {17, "IQ2_XS", 256, 74},
+    {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50},   {20, "IQ4_NL", 32, 18},   {21, "IQ3_S", 256, 110},
+    {22, "IQ2_S", 256, 82},   {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},         {25, "I16", 1, 2},
+    {26, "I32", 1, 4},        {27, "I64", 1, 8},        {28, "F64", 1, 8},        {29, "IQ1_M", 256, 56},
+    {30, "BF16", 1, 2},       {34, "TQ1_0", 256, 54},   {35, "TQ2_0", 256, 66},   {39, "MXFP4", 32, 17},
+    {40, "NVFP4", 64, 36},    {41, "Q1_0", 128, 18},
+};
+
+static int type_index(uint32_t type) {
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (types[i].type == type) return (int)i;
+    return -1;
+}
+
+const char *hfx_ggml_type_name(uint32_t type) {
+    int i = type_index(type);
+    return i < 0 ? NULL : types[i].name;
+}
+
+bool hfx_ggml_type_size(uint32_t type, uint32_t *block, uint32_t *bytes) {
+    int i = type_index(type);
+    if (i < 0) return false;
+    *block = types[i].block;
+    *bytes = types[i].bytes;
+    return true;
+}
+
+void hfx_blocks_decode(const hfx_block_format *f, const uint8_t *base, uint64_t first, uint64_t n, float *out) {
+    float block[HFX_BLOCK_MAX];
+    while (n > 0) {
+        uint64_t b = first / f->block, in = first % f->block, k = f->block - in < n ? f->block - in : n;
+        const uint8_t *src = base + b * f->bytes;
+        if (in == 0 && k == f->block) {
+            f->decode(src, out);
+        } else {
+            f->decode(src, block);
+            memcpy(out, block + in, (size_t)k * sizeof *out);
+        }
+        out += k;
+        first += k;
+        n -= k;
+    }
+}
