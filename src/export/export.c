@@ -302,10 +302,18 @@ static hfx_status copy_side_files(hfx_outdir *out, const hfx_checkpoint *ck, con
     if (!st && added) st = hfx_outdir_write(out, "config.json", config, strlen(config), err);
     free(config);
     const char *text = hfx_checkpoint_json_text(ck, false);
-    if (text) { /* a model from memory: its config texts, no tokenizer files */
+    if (text) { /* a model from memory or a GGUF file: its config texts, the tokenizer files a GGUF file's made */
         if (!st && !added) st = hfx_outdir_write(out, "config.json", text, strlen(text), err);
         const char *gen = hfx_checkpoint_json_text(ck, true);
         if (!st && gen) st = hfx_outdir_write(out, "generation_config.json", gen, strlen(gen), err);
+        static const char *const made[] = {"tokenizer.json", "tokenizer_config.json"}; /* (a GGUF file's) */
+        for (size_t i = 0; !st && i < sizeof made / sizeof made[0]; i++) {
+            char *t = NULL;
+            size_t len = 0;
+            st = hfx_checkpoint_side_text(ck, made[i], &t, &len, err);
+            if (!st && t) st = hfx_outdir_write(out, made[i], t, len, err);
+            free(t);
+        }
         return st;
     }
     const char *src_dir = hfx_checkpoint_dir(ck);

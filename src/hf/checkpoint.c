@@ -41,7 +41,10 @@ struct hfx_checkpoint {
     size_t n_modules;
     double lora_scale;         /* the LoRA adapter's lora_alpha / r (√r: use_rslora); 0: none */
     bool gguf;                 /* read from a GGUF file: config.json from its metadata, no side files */
+    const char *made[2];       /* a GGUF file's tokenizer.json and tokenizer_config.json texts (arena), or NULL */
 };
+
+static const char *const MADE_NAMES[2] = {"tokenizer.json", "tokenizer_config.json"};
 
 static const char INDEX_NAME[] = "model.safetensors.index.json";
 enum { MAX_JSON = 256 << 20 }; /* config.json, generation_config.json, the shard index */
@@ -361,7 +364,25 @@ static hfx_status open_gguf(hfx_checkpoint *ck, const char *path, hfx_error *err
     char *text = json_dumps(ck->config, JSON_INDENT(2)); /* (what an export writes as its config.json) */
     ck->config_text = text ? hfx_arena_strdup(ck->arena, text) : NULL;
     free(text);
-    return ck->config_text ? sort_tensors(ck, err) : nomem(err);
+    /* the generation config transformers derives from the config: its special token ids */
+    ck->generation = json_object();
+    static const char *const ids[] = {"bos_token_id", "eos_token_id", "pad_token_id"};
+    for (size_t i = 0; ck->generation && i < sizeof ids / sizeof ids[0]; i++) {
+        json_t *v = json_object_get(ck->config, ids[i]);
+        if (v) json_object_set(ck->generation, ids[i], v);
+    }
+    text = ck->generation ? json_dumps(ck->generation, JSON_INDENT(2)) : NULL;
+    ck->generation_text = text ? hfx_arena_strdup(ck->arena, text) : NULL;
+    free(text);
+    char *made[2];
+    if ((st = hfx_gguf_tokenizer(&g, &made[0], &made[1], err))) return st;
+    for (int i = 0; i < 2; i++) {
+        ck->made[i] = made[i] ? hfx_arena_strdup(ck->arena, made[i]) : NULL;
+        if (made[i] && !ck->made[i]) st = nomem(err);
+        free(made[i]);
+    }
+    if (st) return st;
+    return ck->config_text && ck->generation_text ? sort_tensors(ck, err) : nomem(err);
 }
 
 static bool gguf_name(const char *name) {
@@ -642,11 +663,24 @@ static hfx_status side_path(const hfx_checkpoint *ck, const char *name, char *pa
     return HFX_OK;
 }
 
+/* A GGUF file's tokenizer file `name` made from its metadata, or NULL */
+static const char *made_file(const hfx_checkpoint *ck, const char *name) {
+    for (int i = 0; i < 2; i++)
+        if (ck->made[i] && !strcmp(name, MADE_NAMES[i])) return ck->made[i];
+    return NULL;
+}
+
 hfx_status hfx_checkpoint_side_json(const hfx_checkpoint *ck, const char *name, bool reals, json_t **out,
                                     hfx_error *err) {
     char path[4096];
     bool found;
     *out = NULL;
+    const char *made = made_file(ck, name);
+    if (made) {
+        json_error_t je;
+        *out = json_loads(made, reals ? JSON_DECODE_INT_AS_REAL : 0, &je);
+        return *out ? HFX_OK : nomem(err); /* (text hfx wrote itself) */
+    }
     side_path(ck, name, path, sizeof path, &found);
     return found ? load_json(path, 1, reals ? JSON_DECODE_INT_AS_REAL : 0, out, err) : HFX_OK;
 }
@@ -657,6 +691,12 @@ hfx_status hfx_checkpoint_side_text(const hfx_checkpoint *ck, const char *name, 
     bool found;
     *out = NULL;
     *len = 0;
+    const char *made = made_file(ck, name);
+    if (made) {
+        *len = strlen(made);
+        *out = strdup(made);
+        return *out ? HFX_OK : nomem(err);
+    }
     side_path(ck, name, path, sizeof path, &found);
     return found ? read_text(path, out, len, err) : HFX_OK;
 }

@@ -119,6 +119,14 @@ static hfx_status build_config(const hfx_gguf *f, const gguf_arch *a, const char
         const hfx_gguf_kv *kv = hfx_gguf_find(f, key);
         if (kv) st = set_number(f, kv, config, keys[i].config, err);
     }
+    static const char *const ids[][2] = {{"tokenizer.ggml.bos_token_id", "bos_token_id"},
+                                         {"tokenizer.ggml.eos_token_id", "eos_token_id"},
+                                         {"tokenizer.ggml.unknown_token_id", "unk_token_id"},
+                                         {"tokenizer.ggml.padding_token_id", "pad_token_id"}};
+    for (size_t i = 0; !st && i < sizeof ids / sizeof ids[0]; i++) { /* (transformers maps them into the config) */
+        const hfx_gguf_kv *kv = hfx_gguf_find(f, ids[i][0]);
+        if (kv) st = set_number(f, kv, config, ids[i][1], err);
+    }
     snprintf(key, sizeof key, "%s.rope.dimension_count", name);
     const hfx_gguf_kv *rope = hfx_gguf_find(f, key);
     if (!st && rope && a->head_dim_from_rope) st = set_number(f, rope, config, "head_dim", err);

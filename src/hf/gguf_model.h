@@ -21,4 +21,10 @@
 hfx_status hfx_gguf_model(const hfx_gguf *f, const hfx_mapping *m, hfx_arena *arena, json_t **config,
                           hfx_tensor_info **tensors, size_t *n, hfx_error *err);
 
+/* The tokenizer files transformers builds from f's tokenizer metadata, as JSON texts (owned by the caller):
+ * tokenizer.json and tokenizer_config.json; both NULL when the file has no tokenizer hfx converts (byte-level BPE
+ * vocabularies of known pre-tokenizers only, for now). A token that is not UTF-8 or a merge that is not a pair is
+ * HFX_ERR_INVALID naming its index. */
+hfx_status hfx_gguf_tokenizer(const hfx_gguf *f, char **tokenizer_json, char **config_json, hfx_error *err);
+
 #endif
