@@ -120,13 +120,14 @@ def _encode(x, qtype, rng):
     return raw.reshape(x.shape[0], -1), t
 
 
-def _write(case, path, extra=None, skip=()):
-    """The case's file at path; extra(writer) adds metadata or tensors, `skip` names tensors left out."""
-    arch, formats = CASES[case]
+def _write(case, path, extra=None, skip=(), spec=None, config=None):
+    """The case's file at path; extra(writer) adds metadata or tensors, `skip` names tensors left out; spec
+    (architecture, formats) and config (a transformers config) stand for the case's own."""
+    arch, formats = spec or CASES[case]
     tokens, merges = _tokenizer()
     torch.manual_seed(0)
     from transformers import AutoModelForCausalLM
-    cfg = _config(arch, len(tokens))
+    cfg = config or _config(arch, len(tokens))
     model = AutoModelForCausalLM.from_config(cfg).eval()
     with torch.no_grad():
         for name, p in model.named_parameters():
