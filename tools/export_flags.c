@@ -241,9 +241,10 @@ static bool same_group(const char *a, const char *b) { return a == b || (a && b 
 void export_help(const export_args *a, FILE *out) {
     fputs("usage: hfx export MODEL OUT_DIR --format F [--for-generation] [options]\n"
           "\n"
-          "MODEL is a checkpoint directory (config.json + safetensors) or a Hugging Face Hub id\n"
-          "(\"Qwen/Qwen3-0.6B\") already in the local Hub cache; hfx never downloads. It is exported to OUT_DIR: the\n"
-          "graphs (model.onnx + model.onnx.data, model.xml + model.bin, ...), export.json,\n"
+          "MODEL is a checkpoint directory (config.json + safetensors), a llama.cpp GGUF file (or a folder holding\n"
+          "one: read as transformers' GGUF loader reads it, its tokenizer files made from its metadata) or a Hugging\n"
+          "Face Hub id (\"Qwen/Qwen3-0.6B\") already in the local Hub cache; hfx never downloads. It is exported to\n"
+          "OUT_DIR: the graphs (model.onnx + model.onnx.data, model.xml + model.bin, ...), export.json,\n"
           "export_config.json, config.json, generation_config.json and the tokenizer files found\n"
           "beside the checkpoint.\n"
           "\n"
