@@ -19,6 +19,11 @@ static void q4_0(const uint8_t *s, float *out) {
     for (int e = 0; e < 32; e++) out[e] = d * (float)((int)nibble32(s + 2, e) - 8);
 }
 
+static void q4_0_split(const uint8_t *s, float *scale, uint8_t *codes) {
+    *scale = f16_at(s);
+    for (int e = 0; e < 32; e++) codes[e] = (uint8_t)nibble32(s + 2, e);
+}
+
 /* Q4_1: d, m (f16), codes; x = d · q + m */
 static void q4_1(const uint8_t *s, float *out) {
     float d = f16_at(s), m = f16_at(s + 2);
@@ -48,6 +53,11 @@ static void q5_1(const uint8_t *s, float *out) {
 static void q8_0(const uint8_t *s, float *out) {
     float d = f16_at(s);
     for (int e = 0; e < 32; e++) out[e] = (float)(int8_t)s[2 + e] * d;
+}
+
+static void q8_0_split(const uint8_t *s, float *scale, uint8_t *codes) { /* (q · d = d · (q + 128 − 128)) */
+    *scale = f16_at(s);
+    for (int e = 0; e < 32; e++) codes[e] = (uint8_t)((int8_t)s[2 + e] + 128);
 }
 
 /* IQ4_NL: d, codes indexing a fixed non-linear table; x = d · table[q] */
@@ -150,11 +160,20 @@ static void q6_k(const uint8_t *s, float *out) {
     }
 }
 
+#define FORMAT(n, t, b, by, d) .name = n, .ggml_type = t, .block = b, .bytes = by, .decode = d
 static const hfx_block_format formats[] = {
-    {"Q4_0", 2, 32, 18, q4_0},     {"Q4_1", 3, 32, 20, q4_1},       {"Q5_0", 6, 32, 22, q5_0},
-    {"Q5_1", 7, 32, 24, q5_1},     {"Q8_0", 8, 32, 34, q8_0},       {"Q2_K", 10, 256, 84, q2_k},
-    {"Q3_K", 11, 256, 110, q3_k},  {"Q4_K", 12, 256, 144, q4_k},    {"Q5_K", 13, 256, 176, q5_k},
-    {"Q6_K", 14, 256, 210, q6_k},  {"IQ4_NL", 20, 32, 18, iq4_nl},  {"MXFP4", 39, 32, 17, mxfp4},
+    {FORMAT("Q4_0", 2, 32, 18, q4_0), .symmetric_bits = 4, .split = q4_0_split},
+    {FORMAT("Q4_1", 3, 32, 20, q4_1)},
+    {FORMAT("Q5_0", 6, 32, 22, q5_0)},
+    {FORMAT("Q5_1", 7, 32, 24, q5_1)},
+    {FORMAT("Q8_0", 8, 32, 34, q8_0), .symmetric_bits = 8, .split = q8_0_split},
+    {FORMAT("Q2_K", 10, 256, 84, q2_k)},
+    {FORMAT("Q3_K", 11, 256, 110, q3_k)},
+    {FORMAT("Q4_K", 12, 256, 144, q4_k)},
+    {FORMAT("Q5_K", 13, 256, 176, q5_k)},
+    {FORMAT("Q6_K", 14, 256, 210, q6_k)},
+    {FORMAT("IQ4_NL", 20, 32, 18, iq4_nl)},
+    {FORMAT("MXFP4", 39, 32, 17, mxfp4)},
 };
 
 const hfx_block_format *hfx_block_format_of(uint32_t type) {

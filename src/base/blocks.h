@@ -20,6 +20,11 @@ typedef struct hfx_block_format {
     uint32_t bytes;       /* bytes per block */
     /* The block at `src` (bytes bytes) as `block` floats into out. */
     void (*decode)(const uint8_t *src, float *out);
+    /* Formats whose every value is scale · (code − 2^(bits−1)) with a float scale and unsigned codes of `bits` bits
+     * (a symmetric block quantization, which quantized linears hold exactly): bits (0: not such a format), and the
+     * block's scale and `block` codes, one a byte, in element order. */
+    int symmetric_bits;
+    void (*split)(const uint8_t *src, float *scale, uint8_t *codes);
 } hfx_block_format;
 
 /* The block format of ggml type `type`, or NULL when hfx does not decode it (plain types such as

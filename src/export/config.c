@@ -414,6 +414,13 @@ int hfx_settings_quant(const hfx_settings *s, const hfx_format *f, hfx_quant_pla
     if (!s->quantize)
         return s->group_size >= 0 || s->symmetric >= 0 || s->reduce_range >= 0 || tables >= 0 || head >= 0 ? -1 : 0;
     int bits = s->quantize == HFX_QUANTIZE_INT4 ? 4 : 8;
+    if (s->quantize == HFX_QUANTIZE_GGUF) { /* the blocks as stored, under the format's rule (the pass picks them) */
+        if (s->group_size >= 0 || s->symmetric >= 0 || s->reduce_range >= 0 || tables >= 0 || head >= 0) return -3;
+        plan->linears = plan->head = (hfx_quant){.rule = f->quant.rule, .from_blocks = true};
+        plan->tables = (hfx_quant){0};
+        plan->head_follows_table = false;
+        return 1;
+    }
     if (s->quantize == HFX_QUANTIZE_INT8_DYNAMIC) { /* onnxruntime's quantize_dynamic: the format checks it can */
         hfx_quant p = {.rule = HFX_QUANT_RULE_ORT_DYNAMIC, .bits = 8,
                        .block = s->group_size >= 0 ? s->group_size : HFX_QUANT_TENSOR,

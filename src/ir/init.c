@@ -45,7 +45,7 @@ bool hfx_init_same(const hfx_init *a, const hfx_init *b) {
                a->quant->rule == b->quant->rule && a->quant->bits == b->quant->bits &&
                a->quant->block == b->quant->block && a->quant->symmetric == b->quant->symmetric &&
                a->quant->scale_dtype == b->quant->scale_dtype && a->quant->layout == b->quant->layout &&
-               a->quant->reduce_range == b->quant->reduce_range &&
+               a->quant->reduce_range == b->quant->reduce_range && a->quant->from_blocks == b->quant->from_blocks &&
                hfx_init_same(a->quant_of, b->quant_of);
     if (a->dtype != b->dtype || a->rank != b->rank || a->n_parts != b->n_parts ||
         memcmp(a->shape, b->shape, sizeof a->shape) != 0)

@@ -360,10 +360,60 @@ typedef struct row_blocks {
     uint8_t *codes, *zps;
 } row_blocks;
 
+/* The source element where row `row` of a from-blocks weight starts: its one part's rows are the view's leading axes
+ * (a rotary row order is a view of several), its columns the last, of stride 1. */
+static int64_t row_start(const hfx_init_part *p, int64_t row) {
+    int64_t off = p->offset;
+    for (int d = p->rank - 2; d >= 0; d--) {
+        off += row % p->shape[d] * p->strides[d];
+        row /= p->shape[d];
+    }
+    return off;
+}
+
+bool hfx_quant_from_blocks(const hfx_init *weight, hfx_quant_rule rule, hfx_quant_layout layout, hfx_quant *q) {
+    const hfx_init_part *p = weight->n_parts == 1 ? &weight->parts[0] : NULL;
+    if (!p || !p->blocks || !p->blocks->symmetric_bits || weight->rank != 2 || weight->quant ||
+        p->strides[p->rank - 1] != 1 || p->shape[p->rank - 1] != weight->shape[1] ||
+        weight->shape[1] % p->blocks->block || (rule != HFX_QUANT_RULE_ORT && rule != HFX_QUANT_RULE_NNCF))
+        return false;
+    for (int d = 0; d + 1 < p->rank; d++) /* every row starts a block */
+        if (p->strides[d] % p->blocks->block) return false;
+    if (p->offset % p->blocks->block) return false;
+    *q = (hfx_quant){.rule = rule, .bits = p->blocks->symmetric_bits, .block = p->blocks->block, .symmetric = true,
+                     .scale_dtype = HFX_DTYPE_F32, .layout = layout, .from_blocks = true};
+    return true;
+}
+
+/* Blocks b0..b1 of row `row` of a from-blocks weight: the file's scales and codes, signed for NNCF's rule */
+static void stored_row(const hfx_init *init, int64_t row, int64_t b0, int64_t b1, bool codes, row_blocks *r) {
+    const hfx_init_part *p = &init->quant_of->parts[0];
+    const hfx_block_format *f = p->blocks;
+    const int64_t start = row_start(p, row) / f->block, half = 1 << (f->symmetric_bits - 1);
+    for (int64_t b = b0; b <= b1; b++) {
+        int64_t k = b - b0;
+        uint8_t *c = r->codes + k * f->block;
+        f->split(p->base + (uint64_t)(start + b) * f->bytes, &r->scales[k], c);
+        r->zps[k] = (uint8_t)half;
+        if (init->quant->rule == HFX_QUANT_RULE_NNCF) /* its codes are signed: code − 2^(bits−1) */
+            for (uint32_t i = 0; i < f->block; i++) c[i] = (uint8_t)((int)c[i] - half);
+        if (codes && f->symmetric_bits == 4) {
+            for (uint32_t i = 0; i < f->block; i += 2) c[i / 2] = (uint8_t)((c[i] & 0xF) | (c[i + 1] & 0xF) << 4);
+            memmove(r->codes + k * f->block / 2, c, f->block / 2);
+        }
+    }
+}
+
 static hfx_status quantize_row(const hfx_init *init, int64_t row, int64_t b0, int64_t b1, bool codes, row_blocks *r,
                                hfx_error *err) {
     const hfx_quant *q = init->quant;
     const hfx_init *weight = init->quant_of;
+    if (q->from_blocks) {
+        if (!hfx_mapping_intact(weight->parts[0].mapping))
+            return hfx_fail(err, HFX_ERR_IO, "'%s': its file changed size while being read", weight->source);
+        stored_row(init, row, b0, b1, codes, r);
+        return HFX_OK;
+    }
     const int64_t cols = weight->shape[1], size = hfx_quant_block_size(q, cols);
     int64_t c0 = b0 * size, c1 = (b1 + 1) * size < cols ? (b1 + 1) * size : cols;
     hfx_status st = read_row(weight, row, c0, c1, r->w, err);

@@ -90,6 +90,10 @@ typedef struct hfx_quant {
     hfx_dtype scale_dtype; /* F32, F16 or BF16 (torchao's): the scales as stored (a table's: its arithmetic too) */
     hfx_quant_layout layout;
     bool reduce_range;     /* HFX_QUANT_RULE_ORT_DYNAMIC: 7-bit ranges */
+    /* the weight's own blocks (a GGUF tensor whose format is symmetric, base/blocks.h: Q4_0, Q8_0), stored in the
+     * rule's layout without a float round trip: each block's scale and codes as the file has them (symmetric,
+     * blocks of the format's size, `bits` its width); hfx_quant_from_blocks says which weights can */
+    bool from_blocks;
     /* HFX_QUANT_RULE_ORT_DYNAMIC: the weight's range, per tensor (lo[0], hi[0]) or per row
      * ([rows] each), filled by hfx_quant_measure */
     const float *lo, *hi;
@@ -121,6 +125,10 @@ struct hfx_arena;
  * blocks per row. */
 int64_t hfx_quant_block_size(const hfx_quant *q, int64_t cols);
 int64_t hfx_quant_blocks(const hfx_quant *q, int64_t cols);
+
+/* The quantization that stores `weight` (a [rows, cols] view) as its own blocks under `rule` (q->from_blocks): false
+ * when it is not one part of a symmetric block format read along its rows. */
+bool hfx_quant_from_blocks(const struct hfx_init *weight, hfx_quant_rule rule, hfx_quant_layout layout, hfx_quant *q);
 
 /* Whether q can quantize a weight of `cols` inputs: 4 or 8 bits, and a block its rule takes
  * (onnxruntime: a power of two of at least 16; NNCF: one that divides the row, or the row).

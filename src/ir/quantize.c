@@ -39,12 +39,16 @@ static bool is_table(const hfx_graph *g, const hfx_value *w) {
     return false;
 }
 
-/* Marks n to read its weight w as q (none when q->bits is 0). */
+/* Marks n to read its weight w as q (none when q->bits is 0; q->from_blocks: as its own blocks, where it has some a
+ * quantized linear holds exactly, else float). */
 static hfx_status mark(hfx_graph *g, hfx_node *n, const hfx_value *w, const hfx_quant *q, const char *what,
                        hfx_error *err) {
+    hfx_quant stored;
+    if (q->from_blocks && n->op == HFX_OP_LINEAR && hfx_quant_from_blocks(w->init, q->rule, q->layout, &stored))
+        q = &stored;
     if (!q->bits) return HFX_OK;
     const char *why;
-    if (!hfx_quant_valid(q, w->init->shape[1], &why))
+    if (!q->from_blocks && !hfx_quant_valid(q, w->init->shape[1], &why)) /* (stored blocks are what they are) */
         return hfx_fail(err, HFX_ERR_INVALID, "quantization: %d bits in blocks of %lld cannot be applied to %s '%s' "
                         "(%lld per row): it takes %s",
                         q->bits, (long long)q->block, what, w->init->source, (long long)w->init->shape[1], why);
@@ -75,10 +79,10 @@ hfx_status hfx_quantize_weights(hfx_graph *g, const hfx_quant_plan *plan, hfx_qu
             const hfx_quant *q = plan->head_follows_table && is_table(g, w) ? &plan->tables : &plan->head;
             st = mark(g, n, w, q, "the head", err);
             done->has_head = true;
-            done->head = *q;
+            done->head = n->attrs.quant ? *n->attrs.quant : (hfx_quant){0};
         } else {
             st = mark(g, n, w, &plan->linears, "the weight", err);
-            done->linears += plan->linears.bits != 0;
+            done->linears += n->attrs.quant != NULL;
         }
     }
     return st;

@@ -10,6 +10,9 @@ scales where it has none (the "K" formats, IQ4_NL) — a block decodes the same 
   * every weight of the ONNX export equals transformers' loaded parameter bit for bit, and the logits (batch 2,
     left-padded) are within 1e-4, for Llama (rotary rows), Qwen2 (biases, tied embeddings) and Qwen3 (q/k
     norms) and each block format; one mixed file also through OpenVINO, torch (.pt2) and ExecuTorch;
+  * `--quantize gguf` keeps Q4_0 and Q8_0 linears as they are stored: MatMulNBits (ONNX) and compressed weights
+    (OpenVINO) whose codes and scales dequantize to transformers' parameters bit for bit, logits within 1e-4 in
+    float compute; files without such blocks and formats that cannot hold them refused by name;
   * the tokenizer files hfx makes of the metadata encode a corpus as transformers' GGUF tokenizer does, and
     onnxruntime-genai and OpenVINO GenAI generate transformers' greedy tokens from the chat template's text;
   * what hfx does not map (another architecture, a tensor it would not place, rope scaling transformers drops, a
@@ -274,6 +277,75 @@ def test_formats(fmt, files, reference, tmp_path):
     feed = _feed(model.config.vocab_size)
     got = run_forward(fmt, out, feed, want_names=["logits"])["logits"]
     assert _diff(got, _want(model, feed), feed) <= 1e-4
+
+
+def _matmulnbits_weights(onnx_dir):
+    """{weight name: [out, in] float32} of every MatMulNBits of an ONNX export, dequantized from its B, scales and
+    implied zero point (2^(bits−1)) in numpy."""
+    import onnx
+    from onnx import numpy_helper
+    graph = onnx.load(str(onnx_dir / "model.onnx"), load_external_data=True).graph
+    inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    found = {}
+    for node in graph.node:
+        if node.op_type != "MatMulNBits":
+            continue
+        assert len(node.input) == 3, "a symmetric block stores no zero points"
+        attrs = {a.name: a.i for a in node.attribute}
+        bits, block, n, k = attrs["bits"], attrs["block_size"], attrs["N"], attrs["K"]
+        b, scales = inits[node.input[1]], inits[node.input[2]].reshape(n, -1)
+        if bits == 4:
+            codes = np.stack([b & 0xF, b >> 4], axis=-1).reshape(n, -1, block)
+        else:
+            codes = b.reshape(n, -1, block)
+        w = (codes.astype(np.float32) - 2 ** (bits - 1)) * scales[..., None]
+        found[node.input[1].split("_Q")[0]] = w.reshape(n, -1)[:, :k]
+    return found
+
+
+@pytest.mark.parametrize("case", ["llama_q4_0", "qwen2_q8_0"])
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+def test_quantize_keeps_the_blocks(case, fmt, files, reference, tmp_path):
+    """--quantize gguf: the file's Q4_0 / Q8_0 linears as MatMulNBits (ONNX) and compressed weights (OpenVINO) whose
+    codes and scales are the blocks' — dequantized, transformers' parameters bit for bit (ONNX) — computing in float
+    (MatMulNBits accuracy level 0; OpenVINO without dynamic quantization) within 1e-4 of transformers."""
+    path, model = files(case), reference(case)
+    out = tmp_path / fmt
+    extra = ["--accuracy-level", "0"] if fmt == "onnx" else []
+    proc = run_hfx(["export", path, out, "--format", fmt, "--dynamic", "--quantize", "gguf", *extra])
+    assert proc.returncode == 0, describe(proc)
+    feed = _feed(model.config.vocab_size)
+    params = dict(model.state_dict())
+    linears = [n for n in params if n.endswith("proj.weight") or n == "lm_head.weight"]
+    if fmt == "onnx":
+        weights = _matmulnbits_weights(out)
+        assert len(weights) == len(linears), sorted(weights)
+        for name, w in weights.items():
+            want = params["lm_head.weight" if "lm_head" in name or "embed_tokens" in name else name].numpy()
+            assert np.array_equal(w.view(np.uint32), want.view(np.uint32)), name
+        got = run_forward("onnx", out, feed)["logits"]
+    else:
+        import openvino as ov
+        model_ir = ov.Core().read_model(str(out / "model.xml"))
+        codes = [op for op in model_ir.get_ops() if op.get_type_name() == "Constant" and
+                 str(op.get_output_element_type(0)) in ("<Type: 'int4_t'>", "<Type: 'int8_t'>")]
+        assert len(codes) == len(linears)
+        compiled = ov.Core().compile_model(model_ir, "CPU", {"INFERENCE_PRECISION_HINT": "f32",
+                                                             "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"})
+        res = compiled({i.get_any_name(): feed[i.get_any_name()] for i in compiled.inputs})
+        got = np.array(res[compiled.outputs[0]])
+    assert _diff(got, _want(model, feed), feed) <= 1e-4
+
+
+@pytest.mark.parametrize("what", ["no_such_blocks", "format"])
+def test_quantize_gguf_refused(what, files, tmp_path):
+    src = files("llama_q4_k_m" if what == "no_such_blocks" else "llama_q4_0")
+    out = tmp_path / "out"
+    proc = run_hfx(["export", src, out, "--format", "onnx" if what == "no_such_blocks" else "executorch",
+                    "--quantize", "gguf"])
+    words = "no linear of" if what == "no_such_blocks" else "export_format 'executorch'"
+    assert proc.returncode == 2 and words in proc.stderr, describe(proc)
+    assert not out.exists()
 
 
 def test_tokenizer_files(files, tmp_path):

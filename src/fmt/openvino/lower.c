@@ -227,11 +227,15 @@ typedef struct ov_compressed {
 static ov_ref compressed_weight(ov_model *m, const hfx_value *wv, const hfx_quant *quant, hfx_dtype to) {
     for (const ov_compressed *c = m->compressed; c; c = c->next)
         if (c->w == wv && c->to == to && c->q.rule == quant->rule && c->q.bits == quant->bits &&
-            c->q.block == quant->block && c->q.symmetric == quant->symmetric)
+            c->q.block == quant->block && c->q.symmetric == quant->symmetric &&
+            c->q.from_blocks == quant->from_blocks)
             return c->out;
     const hfx_init *w = wv->init;
     hfx_quant q = *quant;
-    q.scale_dtype = HFX_DTYPE_F16;
+    /* a GGUF file's blocks (q.from_blocks) decompress in float32: its float16 scale times a code is exact there, not
+     * in float16 */
+    const hfx_dtype work = q.from_blocks ? HFX_DTYPE_F32 : HFX_DTYPE_F16;
+    q.scale_dtype = work;
     int64_t rows = w->shape[0], cols = w->shape[1], size = hfx_quant_block_size(&q, cols);
     int64_t groups = hfx_quant_blocks(&q, cols);
     bool grouped = q.block > 0; /* NNCF keeps a group size's shape even when one group spans the row */
@@ -255,14 +259,14 @@ static ov_ref compressed_weight(ov_model *m, const hfx_value *wv, const hfx_quan
         }
     ov_ref c = const_layer(m, code_t, rank, shape, add_blob(m, codes, NULL, HFX_DTYPE_U8, hfx_init_nbytes(codes)));
     if (!m->st) m->layers[c.layer].name = base;
-    ov_ref x = convert(m, c, HFX_DTYPE_F16);
+    ov_ref x = convert(m, c, work);
     if (zeros) {
         hfx_dtype zp_t = q.bits == 4 ? HFX_DTYPE_U4 : HFX_DTYPE_U8;
         ov_ref zp = const_layer(m, zp_t, rank, meta, add_blob(m, zeros, NULL, HFX_DTYPE_U8, hfx_init_nbytes(zeros)));
         if (!m->st) m->layers[zp.layer].name = hfx_arena_printf(m->arena, "%s/zero_point", base);
-        x = op2(m, "Subtract", x, convert(m, zp, HFX_DTYPE_F16));
+        x = op2(m, "Subtract", x, convert(m, zp, work));
     }
-    ov_ref scale = const_layer(m, HFX_DTYPE_F16, rank, meta, add_blob(m, scales, NULL, HFX_DTYPE_F16, hfx_init_nbytes(scales)));
+    ov_ref scale = const_layer(m, work, rank, meta, add_blob(m, scales, NULL, work, hfx_init_nbytes(scales)));
     if (!m->st) m->layers[scale.layer].name = hfx_arena_printf(m->arena, "%s/scale", base);
     x = op2(m, "Multiply", x, scale);
     if (grouped) {
@@ -270,7 +274,7 @@ static ov_ref compressed_weight(ov_model *m, const hfx_value *wv, const hfx_quan
         ov_ref in[2] = {x, ints(m, 2, flat)};
         x = layer(m, "Reshape", "opset1", "special_zero=\"false\"", 2, in, 1);
     }
-    x = to == HFX_DTYPE_F16 ? x : convert(m, x, to);
+    x = to == work ? x : convert(m, x, to);
     ov_compressed *made = hfx_arena_alloc(m->arena, sizeof *made);
     if (!made) {
         hfx_fail_once(&m->st, m->err, HFX_ERR_NOMEM, "out of memory");
