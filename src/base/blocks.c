@@ -160,6 +160,15 @@ static void q6_k(const uint8_t *s, float *out) {
     }
 }
 
+/* plain floats less one (x − 1 in float32, as numpy subtracts from a float32 array) */
+static void f32_less_one(const uint8_t *s, float *out) {
+    float x;
+    memcpy(&x, s, 4);
+    *out = x - 1.0f;
+}
+static void f16_less_one(const uint8_t *s, float *out) { *out = f16_at(s) - 1.0f; }
+static void bf16_less_one(const uint8_t *s, float *out) { *out = hfx_bf16_to_f32((uint16_t)(s[0] | s[1] << 8)) - 1.0f; }
+
 #define FORMAT(n, t, b, by, d) .name = n, .ggml_type = t, .block = b, .bytes = by, .decode = d
 static const hfx_block_format formats[] = {
     {FORMAT("Q4_0", 2, 32, 18, q4_0), .symmetric_bits = 4, .split = q4_0_split},
@@ -175,6 +184,15 @@ static const hfx_block_format formats[] = {
     {FORMAT("IQ4_NL", 20, 32, 18, iq4_nl)},
     {FORMAT("MXFP4", 39, 32, 17, mxfp4)},
 };
+
+const hfx_block_format *hfx_block_format_less_one(uint32_t type) {
+    static const hfx_block_format less_one[] = {{FORMAT("F32 - 1", 0, 1, 4, f32_less_one)},
+                                                {FORMAT("F16 - 1", 1, 1, 2, f16_less_one)},
+                                                {FORMAT("BF16 - 1", 30, 1, 2, bf16_less_one)}};
+    for (size_t i = 0; i < sizeof less_one / sizeof less_one[0]; i++)
+        if (less_one[i].ggml_type == type) return &less_one[i];
+    return NULL;
+}
 
 const hfx_block_format *hfx_block_format_of(uint32_t type) {
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)

@@ -31,6 +31,10 @@ typedef struct hfx_block_format {
  * F32 included: they are no blocks). */
 const hfx_block_format *hfx_block_format_of(uint32_t type);
 
+/* A plain float tensor (ggml's F32, F16 or BF16: `type` 0, 1 or 30) read as its values less one, as transformers
+ * reads the norm weights llama.cpp's Gemma converter stored plus one; NULL for another type. A "block" of one. */
+const hfx_block_format *hfx_block_format_less_one(uint32_t type);
+
 /* ggml's name of type `type` ("Q4_K", "F16", ...), or NULL for a number ggml does not define. */
 const char *hfx_ggml_type_name(uint32_t type);
 

@@ -6,18 +6,38 @@
 
 #include "base/status.h"
 
+typedef struct name_pair {
+    const char *gguf, *hf;
+} name_pair;
+
+/* Gemma 2's and 3's block names where they differ from the common table below: four norms a layer */
+static const name_pair gemma_layers[] = {{"post_attention_norm", "post_attention_layernorm"},
+                                         {"ffn_norm", "pre_feedforward_layernorm"},
+                                         {"post_ffw_norm", "post_feedforward_layernorm"},
+                                         {NULL, NULL}};
+/* metadata a lineage maps beyond the common keys */
+static const name_pair sliding_keys[] = {{"attention.sliding_window", "sliding_window"}, {NULL, NULL}};
+
 /* What a GGUF architecture is to transformers: its model type and class, whether llama.cpp's converter stored the
- * query and key rows in its rotary order (its LlamaModel does; transformers' LlamaTensorProcessor undoes it) and
- * whether transformers reads `rope.dimension_count` as head_dim. */
+ * query and key rows in its rotary order (its LlamaModel does; transformers' LlamaTensorProcessor undoes it),
+ * whether transformers reads `rope.dimension_count` as head_dim, whether the norm weights are stored plus one
+ * (llama.cpp's Gemma converter; transformers' Gemma2TensorProcessor subtracts it), the block names that differ
+ * and the metadata it maps beyond the common keys. */
 typedef struct gguf_arch {
     const char *gguf, *model_type, *architecture;
-    bool rotary_rows, head_dim_from_rope;
+    bool rotary_rows, head_dim_from_rope, norms_plus_one;
+    const name_pair *layers, *keys;
 } gguf_arch;
 
 static const gguf_arch archs[] = {
-    {"llama", "llama", "LlamaForCausalLM", true, true},
-    {"qwen2", "qwen2", "Qwen2ForCausalLM", false, false},
-    {"qwen3", "qwen3", "Qwen3ForCausalLM", false, false},
+#define ARCH(g, t, c) .gguf = g, .model_type = t, .architecture = c
+    {ARCH("llama", "llama", "LlamaForCausalLM"), .rotary_rows = true, .head_dim_from_rope = true},
+    {ARCH("qwen2", "qwen2", "Qwen2ForCausalLM")},
+    {ARCH("qwen3", "qwen3", "Qwen3ForCausalLM")},
+    {ARCH("gemma2", "gemma2", "Gemma2ForCausalLM"), .norms_plus_one = true, .layers = gemma_layers,
+     .keys = sliding_keys},
+    {ARCH("gemma3", "gemma3_text", "Gemma3ForCausalLM"), .norms_plus_one = true, .layers = gemma_layers,
+     .keys = sliding_keys},
 };
 
 /* "<arch>.<key>" metadata → config.json key, as transformers' GGUF_CONFIG_MAPPING has it for these architectures
@@ -39,14 +59,13 @@ static const struct {
 
 /* llama.cpp's tensor names → transformers' (".weight" / ".bias" kept): the model's, then each block's
  * ("blk.<i>.<name>" → "model.layers.<i>.<name>") */
-static const struct {
-    const char *gguf, *hf;
-} model_names[] = {{"token_embd", "model.embed_tokens"}, {"output_norm", "model.norm"}, {"output", "lm_head"}},
-  layer_names[] = {
+static const name_pair model_names[] = {{"token_embd", "model.embed_tokens"}, {"output_norm", "model.norm"},
+                                        {"output", "lm_head"}},
+                       layer_names[] = {
       {"attn_norm", "input_layernorm"},   {"attn_q", "self_attn.q_proj"},      {"attn_k", "self_attn.k_proj"},
       {"attn_v", "self_attn.v_proj"},     {"attn_output", "self_attn.o_proj"}, {"attn_q_norm", "self_attn.q_norm"},
       {"attn_k_norm", "self_attn.k_norm"}, {"ffn_norm", "post_attention_layernorm"}, {"ffn_gate", "mlp.gate_proj"},
-      {"ffn_up", "mlp.up_proj"},          {"ffn_down", "mlp.down_proj"},
+      {"ffn_up", "mlp.up_proj"},          {"ffn_down", "mlp.down_proj"}, {NULL, NULL},
 };
 
 /* Metadata keys of these architectures that change the model and that transformers' loader does not read: a file
@@ -106,7 +125,9 @@ static hfx_status build_config(const hfx_gguf *f, const gguf_arch *a, const char
     for (size_t i = 0; i < sizeof dropped / sizeof dropped[0]; i++) {
         snprintf(key, sizeof key, "%s.%s", name, dropped[i]);
         const hfx_gguf_kv *kv = hfx_gguf_find(f, key);
-        if (kv && !str_is(kv, "none"))
+        bool mapped = false;
+        for (const name_pair *k = a->keys; k && k->gguf; k++) mapped |= !strcmp(k->gguf, dropped[i]);
+        if (kv && !mapped && !str_is(kv, "none"))
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: metadata '%s' changes the model, and transformers' GGUF "
                                                       "loader (which hfx follows) does not read it", f->path, key);
     }
@@ -124,6 +145,11 @@ static hfx_status build_config(const hfx_gguf *f, const gguf_arch *a, const char
         const hfx_gguf_kv *kv = hfx_gguf_find(f, ids[i][0]);
         if (kv) st = set_number(f, kv, config, ids[i][1], err);
     }
+    for (const name_pair *k = a->keys; !st && k && k->gguf; k++) {
+        snprintf(key, sizeof key, "%s.%s", name, k->gguf);
+        const hfx_gguf_kv *kv = hfx_gguf_find(f, key);
+        if (kv) st = set_number(f, kv, config, k->hf, err);
+    }
     snprintf(key, sizeof key, "%s.rope.dimension_count", name);
     const hfx_gguf_kv *rope = hfx_gguf_find(f, key);
     if (!st && rope && a->head_dim_from_rope) st = set_number(f, rope, config, "head_dim", err);
@@ -137,8 +163,8 @@ static hfx_status build_config(const hfx_gguf *f, const gguf_arch *a, const char
     return st;
 }
 
-/* The transformers name of GGUF tensor `gguf` into buf; false when hfx does not place it. */
-static bool hf_name(const char *gguf, char *buf, size_t size) {
+/* The transformers name of GGUF tensor `gguf` into buf (a's block names first); false when hfx does not place it. */
+static bool hf_name(const gguf_arch *a, const char *gguf, char *buf, size_t size) {
     const char *dot = strrchr(gguf, '.');
     if (!dot || (strcmp(dot, ".weight") && strcmp(dot, ".bias"))) return false;
     int stem = (int)(dot - gguf);
@@ -148,10 +174,10 @@ static bool hf_name(const char *gguf, char *buf, size_t size) {
     unsigned layer;
     int used = 0;
     if (sscanf(gguf, "blk.%u.%n", &layer, &used) != 1 || !used || used > stem || layer > 100000) return false;
-    for (size_t i = 0; i < sizeof layer_names / sizeof layer_names[0]; i++)
-        if ((int)strlen(layer_names[i].gguf) == stem - used && !strncmp(gguf + used, layer_names[i].gguf,
-                                                                         (size_t)(stem - used)))
-            return snprintf(buf, size, "model.layers.%u.%s%s", layer, layer_names[i].hf, dot) < (int)size;
+    for (int pass = 0; pass < 2; pass++) /* the lineage's names, then the common ones */
+        for (const name_pair *n = pass ? layer_names : a->layers; n && n->gguf; n++)
+            if ((int)strlen(n->gguf) == stem - used && !strncmp(gguf + used, n->gguf, (size_t)(stem - used)))
+                return snprintf(buf, size, "model.layers.%u.%s%s", layer, n->hf, dot) < (int)size;
     return false;
 }
 
@@ -163,7 +189,7 @@ static int64_t config_int(const json_t *config, const char *key) {
 static hfx_status place_tensor(const hfx_gguf *f, const hfx_gguf_tensor *g, const gguf_arch *a, const json_t *config,
                                const hfx_mapping *m, hfx_arena *arena, hfx_tensor_info *t, hfx_error *err) {
     char name[256];
-    if (!hf_name(g->name, name, sizeof name))
+    if (!hf_name(a, g->name, name, sizeof name))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: tensor '%s' is not one hfx places in %s (at byte %llu)",
                         f->path, g->name, a->architecture, (unsigned long long)g->file_offset);
     memset(t, 0, sizeof *t);
@@ -176,6 +202,16 @@ static hfx_status place_tensor(const hfx_gguf *f, const hfx_gguf_tensor *g, cons
     t->file = f->path;
     t->file_offset = g->file_offset;
     t->mapping = m;
+    size_t n = strlen(g->name);
+    if (a->norms_plus_one && n > 12 && !strcmp(g->name + n - 12, "_norm.weight")) { /* (transformers: "norm.weight") */
+        t->blocks = hfx_block_format_less_one(g->ggml_type);
+        t->dtype = HFX_DTYPE_F32;
+        if (!t->blocks)
+            return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: norm '%s' is stored as %s; hfx reads a Gemma norm (stored "
+                                                      "plus one) from F32, F16 or BF16 only", f->path, g->name,
+                            hfx_ggml_type_name(g->ggml_type));
+        return HFX_OK;
+    }
     switch (g->ggml_type) {
     case 0: t->dtype = HFX_DTYPE_F32; break;
     case 1: t->dtype = HFX_DTYPE_F16; break;

@@ -8,8 +8,8 @@ gguf-py's quantizers where it has one (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4, F16,
 scales where it has none (the "K" formats, IQ4_NL) — a block decodes the same whichever code wrote it.
 
   * every weight of the ONNX export equals transformers' loaded parameter bit for bit, and the logits (batch 2,
-    left-padded) are within 1e-4, for Llama (rotary rows), Qwen2 (biases, tied embeddings) and Qwen3 (q/k
-    norms) and each block format; one mixed file also through OpenVINO, torch (.pt2) and ExecuTorch;
+    left-padded) are within 1e-4, for Llama (rotary rows), Qwen2 (biases, tied embeddings), Qwen3 (q/k
+    norms), Gemma 2 and Gemma 3 (norms stored plus one, sliding windows) and each block format; one mixed file also through OpenVINO, torch (.pt2) and ExecuTorch;
   * `--quantize gguf` keeps Q4_0 and Q8_0 linears as they are stored: MatMulNBits (ONNX) and compressed weights
     (OpenVINO) whose codes and scales dequantize to transformers' parameters bit for bit, logits within 1e-4 in
     float compute; files without such blocks and formats that cannot hold them refused by name;
@@ -58,6 +58,8 @@ CASES = {
     "qwen2_f16_bf16": ("qwen2", {"*": "F16", "ffn": "BF16"}),
     "qwen2_iq4_nl_mxfp4": ("qwen2", {"*": "IQ4_NL", "ffn": "MXFP4"}),
     "qwen3_q6_k_q5_k": ("qwen3", {"*": "Q6_K", "ffn": "Q5_K"}),
+    "gemma2_q8_0": ("gemma2", {"*": "Q8_0"}),
+    "gemma3_q4_k": ("gemma3", {"*": "Q4_K", "down": "Q6_K"}),
 }
 FORMATS_CASE = "llama_q4_k_m"
 GENERATION_CASE = "qwen2_q8_0"
@@ -91,6 +93,10 @@ def _config(arch, vocab):
         return LlamaConfig(**common, head_dim=64, rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=False)
     if arch == "qwen2":
         return Qwen2Config(**common, rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True)
+    if arch in ("gemma2", "gemma3"):  # (a window shorter than the test's rows; what GGUF does not store: defaults)
+        from transformers import Gemma2Config, Gemma3TextConfig
+        return (Gemma2Config if arch == "gemma2" else Gemma3TextConfig)(**common, head_dim=64, sliding_window=6,
+                                                                        rms_norm_eps=1e-6)
     # (transformers' GGUF mapping leaves Qwen3's head_dim at its class default, 128)
     return Qwen3Config(**common, head_dim=128, rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False)
 
@@ -138,19 +144,25 @@ def _write(case, path, extra=None, skip=(), spec=None, config=None):
                 p.add_(torch.randn_like(p) * 0.1)
             if name.endswith("bias"):
                 p.copy_(torch.randn_like(p) * 0.1)
-    garch = {"llama": gguf.MODEL_ARCH.LLAMA, "qwen2": gguf.MODEL_ARCH.QWEN2, "qwen3": gguf.MODEL_ARCH.QWEN3}[arch]
+    garch = {"llama": gguf.MODEL_ARCH.LLAMA, "qwen2": gguf.MODEL_ARCH.QWEN2, "qwen3": gguf.MODEL_ARCH.QWEN3,
+             "gemma2": gguf.MODEL_ARCH.GEMMA2, "gemma3": gguf.MODEL_ARCH.GEMMA3}[arch]
     w = gguf.GGUFWriter(str(path), gguf.MODEL_ARCH_NAMES[garch])
     w.add_name(case)
     w.add_context_length(cfg.max_position_embeddings)
     w.add_block_count(cfg.num_hidden_layers)
     w.add_feed_forward_length(cfg.intermediate_size)
     w.add_embedding_length(cfg.hidden_size)
-    w.add_rope_freq_base(cfg.rope_parameters["rope_theta"])
+    rope = cfg.rope_parameters
+    w.add_rope_freq_base((rope["full_attention"] if "full_attention" in rope else rope)["rope_theta"])
     w.add_head_count(cfg.num_attention_heads)
     w.add_head_count_kv(cfg.num_key_value_heads)
     w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
     if arch == "llama":
         w.add_rope_dimension_count(cfg.head_dim)
+    if arch.startswith("gemma"):  # (as llama.cpp's converter: the head size, the window)
+        w.add_key_length(cfg.head_dim)
+        w.add_value_length(cfg.head_dim)
+        w.add_sliding_window(cfg.sliding_window)
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("qwen2")
     w.add_token_list(tokens)
@@ -170,6 +182,8 @@ def _write(case, path, extra=None, skip=(), spec=None, config=None):
         if names.get_name(stem) + "." + suffix in skip:
             continue
         x = p.numpy().astype(np.float32)
+        if arch.startswith("gemma") and hf_name.endswith("norm.weight"):  # llama.cpp stores Gemma's norms plus one
+            x = x + 1
         if arch == "llama" and hf_name.endswith(("q_proj.weight", "k_proj.weight")):
             heads = cfg.num_attention_heads if "q_proj" in hf_name else cfg.num_key_value_heads
             x = x.reshape(heads, 2, x.shape[0] // heads // 2, x.shape[1]).swapaxes(1, 2).reshape(x.shape)
