@@ -1,6 +1,7 @@
 /* The tokenizer files a GGUF file's metadata describes, as transformers builds them (AutoTokenizer with gguf_file):
  * tokenizer.json, tokenizer_config.json, and the generation config transformers derives from the special token
- * ids. Byte-level BPE vocabularies (tokenizer.ggml.model "gpt2") of the pre-tokenizers listed below are converted;
+ * ids. Byte-level BPE vocabularies (tokenizer.ggml.model "gpt2") of the pre-tokenizers listed below (Qwen2's and
+ * Llama 3's splits) are converted;
  * for any other the export carries no tokenizer (the graphs do not need one; runtimes that tokenize say it is
  * missing). */
 #include <stdio.h>
@@ -10,13 +11,23 @@
 #include "base/status.h"
 #include "hf/gguf_model.h"
 
-/* tokenizer.ggml.pre → the split pattern the merges were learned over, and the class transformers names */
+/* The split patterns the merges were learned over */
+static const char QWEN2_SPLIT[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+"
+                                  "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+static const char LLAMA3_SPLIT[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
+                                   "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+/* tokenizer.ggml.pre → its split (the pre-tokenizers transformers knows of these two kinds) and the class the
+ * tokenizer_config.json names (Qwen's own; the generic fast tokenizer, as Llama 3's repositories name it) */
 static const struct {
     const char *pre, *pattern, *tokenizer_class;
 } splits[] = {
-    {"qwen2", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
-              "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-     "Qwen2Tokenizer"},
+    {"qwen2", QWEN2_SPLIT, "Qwen2Tokenizer"},           {"deepseek-r1-qwen", QWEN2_SPLIT, "Qwen2Tokenizer"},
+    {"kormo", QWEN2_SPLIT, "Qwen2Tokenizer"},           {"f2llmv2", QWEN2_SPLIT, "Qwen2Tokenizer"},
+    {"megrez", QWEN2_SPLIT, "Qwen2Tokenizer"},          {"llama3", LLAMA3_SPLIT, "PreTrainedTokenizerFast"},
+    {"llama-v3", LLAMA3_SPLIT, "PreTrainedTokenizerFast"}, {"llama-bpe", LLAMA3_SPLIT, "PreTrainedTokenizerFast"},
+    {"falcon3", LLAMA3_SPLIT, "PreTrainedTokenizerFast"}, {"smaug-bpe", LLAMA3_SPLIT, "PreTrainedTokenizerFast"},
+    {"dbrx", LLAMA3_SPLIT, "PreTrainedTokenizerFast"},
 };
 
 /* token types llama.cpp writes: control tokens are special added tokens, user-defined ones plain added tokens */
@@ -160,6 +171,30 @@ static json_t *tokenizer_config(const hfx_gguf *f, const hfx_gguf_kv *tokens, co
     return c;
 }
 
+/* The template transformers' tokenizer applies: the sequences alone, or each after the BOS token where the file
+ * says to add it (tokenizer.ggml.add_bos_token) */
+static json_t *post_processor(const hfx_gguf *f, const hfx_gguf_kv *tokens) {
+    const hfx_gguf_kv *add = hfx_gguf_find(f, "tokenizer.ggml.add_bos_token");
+    uint64_t bos, n;
+    const char *s;
+    double v = 0;
+    if (!(add && hfx_gguf_number(add, 0, &v) && v != 0 && special_id(f, "tokenizer.ggml.bos_token_id", &bos) &&
+          hfx_gguf_string(tokens, bos, &s, &n)))
+        return json_pack("{ss s[{s{sssi}}] s[{s{sssi}} {s{sssi}}] s{}}", "type", "TemplateProcessing", "single",
+                         "Sequence", "id", "A", "type_id", 0, "pair", "Sequence", "id", "A", "type_id", 0, "Sequence",
+                         "id", "B", "type_id", 1, "special_tokens");
+    json_t *token = json_stringn(s, (size_t)n);
+    if (!token) return NULL;
+    json_t *p = json_pack("{ss s[{s{sOsi}} {s{sssi}}] s[{s{sOsi}} {s{sssi}} {s{sOsi}} {s{sssi}}] s{s{sOs[I]s[O]}}}",
+                          "type", "TemplateProcessing", "single", "SpecialToken", "id", token, "type_id", 0,
+                          "Sequence", "id", "A", "type_id", 0, "pair", "SpecialToken", "id", token, "type_id", 0,
+                          "Sequence", "id", "A", "type_id", 0, "SpecialToken", "id", token, "type_id", 1, "Sequence",
+                          "id", "B", "type_id", 1, "special_tokens", json_string_value(token), "id", token, "ids",
+                          (json_int_t)bos, "tokens", token);
+    json_decref(token);
+    return p;
+}
+
 hfx_status hfx_gguf_tokenizer(const hfx_gguf *f, char **tokenizer_json, char **config_json, hfx_error *err) {
     *tokenizer_json = *config_json = NULL;
     const hfx_gguf_kv *tokens = hfx_gguf_find(f, "tokenizer.ggml.tokens");
@@ -184,10 +219,7 @@ hfx_status hfx_gguf_tokenizer(const hfx_gguf *f, char **tokenizer_json, char **c
                                   "type", "Split", "pattern", "Regex", splits[split].pattern, "behavior", "Isolated",
                                   "invert", 0, "type", "ByteLevel", "add_prefix_space", 0, "trim_offsets", 1,
                                   "use_regex", 0));
-    json_object_set_new(t, "post_processor",
-                        json_pack("{ss s[{s{sssi}}] s[{s{sssi}} {s{sssi}}] s{}}", "type", "TemplateProcessing",
-                                  "single", "Sequence", "id", "A", "type_id", 0, "pair", "Sequence", "id", "A",
-                                  "type_id", 0, "Sequence", "id", "B", "type_id", 1, "special_tokens"));
+    json_object_set_new(t, "post_processor", post_processor(f, tokens));
     json_object_set_new(t, "decoder", json_pack("{ss sb sb sb}", "type", "ByteLevel", "add_prefix_space", 1,
                                                 "trim_offsets", 1, "use_regex", 1));
     json_object_set_new(t, "model", model);

@@ -60,9 +60,12 @@ CASES = {
     "qwen3_q6_k_q5_k": ("qwen3", {"*": "Q6_K", "ffn": "Q5_K"}),
     "gemma2_q8_0": ("gemma2", {"*": "Q8_0"}),
     "gemma3_q4_k": ("gemma3", {"*": "Q4_K", "down": "Q6_K"}),
+    "llama3_q8_0": ("llama", {"*": "Q8_0"}),
 }
+# the tokenizer's pre-tokenizer and whether it adds BOS (Qwen2's split and none; Llama 3's split and BOS)
+TOKENIZERS = {"llama3_q8_0": ("llama-bpe", True)}
+GENERATION_CASES = ["qwen2_q8_0", "llama3_q8_0"]
 FORMATS_CASE = "llama_q4_k_m"
-GENERATION_CASE = "qwen2_q8_0"
 # where gguf-py has no quantizer: random blocks, their scales (f16 at these byte offsets) made small
 SCALES = {"Q2_K": (80, 82), "Q3_K": (108,), "Q4_K": (0, 2), "Q5_K": (0, 2), "Q6_K": (208,), "IQ4_NL": (0,)}
 NEW_TOKENS = 16
@@ -164,14 +167,15 @@ def _write(case, path, extra=None, skip=(), spec=None, config=None):
         w.add_value_length(cfg.head_dim)
         w.add_sliding_window(cfg.sliding_window)
     w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("qwen2")
+    pre, add_bos = TOKENIZERS.get(case, ("qwen2", False))
+    w.add_tokenizer_pre(pre)
     w.add_token_list(tokens)
     w.add_token_types([3 if t.startswith("<|") else 1 for t in tokens])
     w.add_token_merges(merges)
     w.add_bos_token_id(cfg.bos_token_id)
     w.add_eos_token_id(cfg.eos_token_id)
     w.add_pad_token_id(cfg.pad_token_id)
-    w.add_add_bos_token(False)
+    w.add_add_bos_token(add_bos)
     w.add_chat_template(CHAT)
     names = gguf.get_tensor_name_map(garch, cfg.num_hidden_layers)
     rng = np.random.default_rng(1)
@@ -362,11 +366,13 @@ def test_quantize_gguf_refused(what, files, tmp_path):
     assert not out.exists()
 
 
-def test_tokenizer_files(files, tmp_path):
-    """tokenizer.json and tokenizer_config.json from the metadata: transformers' GGUF tokenizer's ids and specials."""
+@pytest.mark.parametrize("case", GENERATION_CASES)
+def test_tokenizer_files(case, files, tmp_path):
+    """tokenizer.json and tokenizer_config.json from the metadata: transformers' GGUF tokenizer's ids (the BOS it
+    adds too) and specials."""
     from tokenizers import Tokenizer
     from transformers import AutoTokenizer
-    path = files(GENERATION_CASE)
+    path = files(case)
     out = tmp_path / "onnx"
     proc = run_hfx(["export", path, out, "--format", "onnx", "--dynamic"])
     assert proc.returncode == 0, describe(proc)
@@ -377,7 +383,7 @@ def test_tokenizer_files(files, tmp_path):
     config = json.loads((out / "tokenizer_config.json").read_text())
     assert (config["bos_token"], config["eos_token"], config["pad_token"]) == (ref.bos_token, ref.eos_token,
                                                                                ref.pad_token)
-    assert config["chat_template"] == CHAT and config["add_bos_token"] is False
+    assert config["chat_template"] == CHAT and config["add_bos_token"] is TOKENIZERS.get(case, ("", False))[1]
     gen = json.loads((out / "generation_config.json").read_text())
     assert gen["eos_token_id"] == ref.eos_token_id and gen["pad_token_id"] == ref.pad_token_id
 
@@ -392,15 +398,17 @@ def _chat_reference(path, model, text="Write code"):
     return tok, prompt, ids[0].tolist(), out[0, ids.shape[1]:].tolist()
 
 
-def test_onnxruntime_genai_from_text(files, reference, tmp_path):
+@pytest.mark.parametrize("case", GENERATION_CASES)
+def test_onnxruntime_genai_from_text(case, files, reference, tmp_path):
     import onnxruntime_genai as og
-    path, model = files(GENERATION_CASE), reference(GENERATION_CASE)
+    path, model = files(case), reference(case)
     out = tmp_path / "genai"
     proc = run_hfx(["export", path, out, "--format", "onnx", "--for-generation", "--multi-token-decode", "--dynamic"])
     assert proc.returncode == 0, describe(proc)
-    _, prompt, ids, want = _chat_reference(path, model)
+    tok, prompt, ids, want = _chat_reference(path, model)
     og_model = og.Model(str(out))
-    assert list(og.Tokenizer(og_model).encode(prompt)) == ids
+    # (onnxruntime-genai's tokenizer adds no BOS, whatever the template says: a chat template writes it itself)
+    assert list(og.Tokenizer(og_model).encode(prompt)) == tok(prompt, add_special_tokens=False)["input_ids"]
     params = og.GeneratorParams(og_model)
     params.set_search_options(max_length=len(ids) + NEW_TOKENS, do_sample=False, min_length=len(ids) + NEW_TOKENS)
     gen = og.Generator(og_model, params)
@@ -410,15 +418,16 @@ def test_onnxruntime_genai_from_text(files, reference, tmp_path):
     assert [int(t) for t in gen.get_sequence(0)][len(ids):] == want
 
 
-def test_openvino_genai_from_text(files, reference, tmp_path):
+@pytest.mark.parametrize("case", GENERATION_CASES)
+def test_openvino_genai_from_text(case, files, reference, tmp_path):
     import openvino_genai as ov_genai
-    path, model = files(GENERATION_CASE), reference(GENERATION_CASE)
+    path, model = files(case), reference(case)
     out = tmp_path / "ov"
     proc = run_hfx(["export", path, out, "--format", "openvino", "--for-generation", "--dynamic"])
     assert proc.returncode == 0, describe(proc)
     tok, prompt, ids, want = _chat_reference(path, model)
     pipe = ov_genai.LLMPipeline(str(out), "CPU", INFERENCE_PRECISION_HINT="f32")
-    assert pipe.get_tokenizer().encode(prompt, add_special_tokens=False).input_ids.data.tolist()[0] == ids
+    assert pipe.get_tokenizer().encode(prompt).input_ids.data.tolist()[0] == ids
     cfg = ov_genai.GenerationConfig()
     cfg.max_new_tokens = cfg.min_new_tokens = NEW_TOKENS
     cfg.do_sample = False
