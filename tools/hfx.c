@@ -255,8 +255,8 @@ static int inspect_export_dir(const char *dir, hfx_error *err) {
 static const char inspect_help[] =
     "usage: hfx inspect PATH\n"
     "\n"
-    "PATH is a checkpoint directory (prints architecture, parameter count and every tensor's\n"
-    "dtype, shape and bytes), an export directory, an .onnx file or an OpenVINO .xml (prints\n"
+    "PATH is a checkpoint directory or a GGUF file (prints architecture, parameter count and every\n"
+    "tensor's dtype, shape and bytes), an export directory, an .onnx file or an OpenVINO .xml (prints\n"
     "inputs, outputs and an op histogram of every graph), or an ExecuTorch .pte (prints each\n"
     "method's inputs, outputs, calls, delegates and planned memory).\n";
 
@@ -272,7 +272,10 @@ static int cmd_inspect(int argc, char **argv) {
     int exists = stat(path, &sb) == 0, is_dir = exists && S_ISDIR(sb.st_mode);
     char manifest[4096];
     snprintf(manifest, sizeof manifest, "%s/export.json", path);
-    if ((exists && !is_dir) || (!exists && hfx_format_of_file(path))) return inspect_graph(path, &err) ? fail_with(&err) : 0;
+    size_t n = strlen(path);
+    bool gguf = exists && !is_dir && n > 5 && strcmp(path + n - 5, ".gguf") == 0; /* a checkpoint: described below */
+    if (!gguf && ((exists && !is_dir) || (!exists && hfx_format_of_file(path))))
+        return inspect_graph(path, &err) ? fail_with(&err) : 0;
     /* an export directory (it has export.json): every graph file in it, else a checkpoint */
     if (stat(manifest, &sb) == 0) return inspect_export_dir(path, &err) ? fail_with(&err) : 0;
     hfx_model *model;

@@ -285,6 +285,19 @@ def test_weights_exact_and_logits(case, files, reference, tmp_path):
     assert _diff(got, want, feed) <= 1e-4
 
 
+def test_inspect(files, reference):
+    """`hfx inspect FILE.gguf` describes it as the checkpoint transformers loads: its class, every parameter under
+    transformers' name and shape, each tensor's block format."""
+    path, model = files(FORMATS_CASE), reference(FORMATS_CASE)
+    proc = run_hfx(["inspect", path])
+    assert proc.returncode == 0, describe(proc)
+    assert f"architecture: {type(model).__name__}" in proc.stdout
+    for name, p in model.state_dict().items():
+        line = next((l for l in proc.stdout.splitlines() if l.split()[:1] == [name]), None)
+        assert line and f"[{', '.join(map(str, p.shape))}]" in line, name
+    assert "Q4_K" in proc.stdout and "Q6_K" in proc.stdout and "Q5_K" in proc.stdout
+
+
 @pytest.mark.parametrize("fmt", ["openvino", "dynamo", "executorch"])
 def test_formats(fmt, files, reference, tmp_path):
     """A mixed "K" file (rotary rows, Q4_K / Q5_K / Q6_K) through the other formats at their default static shapes."""
