@@ -635,7 +635,8 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     flat_specs(md, c, model); /* (where it is called as a plain forward) */
     if (c->quantized) { /* which weights are stored quantized, and how */
         const hfx_quant_done *d = &c->quant_done;
-        json_t *q = quant_json(&c->quant.linears);
+        json_t *q = c->quant.linears.from_blocks ? json_pack("{ss}", "from", "gguf") /* (each linear its own width) */
+                                                 : quant_json(&c->quant.linears);
         json_object_set_new(q, "linears", json_integer(d->linears + (d->has_head && d->head.bits)));
         if (d->has_head) json_object_set_new(q, "lm_head", quant_json(&d->head));
         if (d->has_table) json_object_set_new(q, "embeddings", quant_json(&d->table));

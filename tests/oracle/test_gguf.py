@@ -348,6 +348,8 @@ def test_quantize_keeps_the_blocks(case, fmt, files, reference, tmp_path):
     feed = _feed(model.config.vocab_size)
     params = dict(model.state_dict())
     linears = [n for n in params if n.endswith("proj.weight") or n == "lm_head.weight"]
+    md = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["quantization"]
+    assert md["from"] == "gguf" and md["linears"] == len(linears) and md["embeddings"] is None
     if fmt == "onnx":
         weights = _matmulnbits_weights(out)
         assert len(weights) == len(linears), sorted(weights)
