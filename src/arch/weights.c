@@ -275,7 +275,8 @@ bool hfx_weight_float_values(hfx_weights *w, int64_t n, float *values, const cha
     if (t->blocks)
         hfx_blocks_decode(t->blocks, t->data, 0, (uint64_t)n, values);
     else
-        for (int64_t k = 0; k < n; k++) values[k] = hfx_float_load(t->dtype, t->data + (size_t)k * hfx_dtype_size(t->dtype));
+        for (int64_t k = 0; k < n; k++)
+            values[k] = hfx_float_load(t->dtype, t->data + (size_t)k * hfx_dtype_size(t->dtype));
     w->used[i] = 1;
     return true;
 }

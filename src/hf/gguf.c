@@ -226,8 +226,9 @@ static hfx_status place(hfx_gguf *f, const uint8_t *bytes, size_t len, size_t st
         hfx_gguf_tensor *t = &f->tensors[i];
         uint64_t data = len - start;
         if (offsets[i] % align)
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: tensor '%s': offset %llu is not a multiple of the alignment %llu",
-                            f->path, t->name, (unsigned long long)offsets[i], (unsigned long long)align);
+            return hfx_fail(err, HFX_ERR_INVALID,
+                            "%s: tensor '%s': offset %llu is not a multiple of the alignment %llu", f->path, t->name,
+                            (unsigned long long)offsets[i], (unsigned long long)align);
         if (offsets[i] > data || t->nbytes > data - offsets[i])
             return hfx_fail(err, HFX_ERR_INVALID, "%s: tensor '%s': bytes [%llu, +%llu) of the data section at byte "
                                                   "%zu pass the end of the file (%zu bytes)",

@@ -104,7 +104,8 @@ static void block_columns(const hfx_init_part *p, int64_t r0, int64_t rows, int6
         for (int64_t r = 0; r < rows; r += HFX_BLOCK_MAX) {
             int64_t k = rows - r < HFX_BLOCK_MAX ? rows - r : HFX_BLOCK_MAX;
             hfx_blocks_decode(p->blocks, p->base, (uint64_t)(off + r), (uint64_t)k, buf);
-            for (int64_t j = 0; j < k; j++) hfx_float_store(ddt, dst + (uint64_t)((r + j) * ncols + c - c0) * ds, buf[j]);
+            for (int64_t j = 0; j < k; j++)
+                hfx_float_store(ddt, dst + (uint64_t)((r + j) * ncols + c - c0) * ds, buf[j]);
         }
     }
 }
