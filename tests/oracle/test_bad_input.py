@@ -375,10 +375,11 @@ def _config_symlink_loop(ck: Path, tmp: Path) -> Expect:
 
 
 def _gguf_folder(ck: Path, tmp: Path) -> Expect:
+    """A folder holding only a GGUF file is read as that file (docs/GGUF.md): a broken one is refused naming it."""
     for p in ck.iterdir():
         p.unlink()
     (ck / "model-Q4_K_M.gguf").write_bytes(b"GGUF" + bytes(60))
-    return Expect(files=("config.json",), all_of=("GGUF", "model-Q4_K_M.gguf"))
+    return Expect(files=("model-Q4_K_M.gguf",), all_of=("GGUF version 0",))
 
 
 def _generation_max_cache_len_huge(ck: Path, tmp: Path) -> Expect:
