@@ -85,21 +85,30 @@ static hfx_status skip_value(cursor *c, uint32_t type, const char *key) {
     return st;
 }
 
+/* a string that names something (`what`: "a key", "a tensor name"), copied into the arena NUL-terminated; one
+ * holding a NUL byte is refused (the name would read shorter than it is) */
+static hfx_status name_string(cursor *c, hfx_arena *arena, const char *what, uint64_t max, const char **out) {
+    size_t at = c->pos;
+    const uint8_t *s = NULL;
+    uint64_t n = 0;
+    hfx_status st = string(c, what, max, &s, &n);
+    if (st) return st;
+    char *name = hfx_arena_alloc(arena, (size_t)n + 1);
+    if (!name) return hfx_fail(c->err, HFX_ERR_NOMEM, "out of memory");
+    memcpy(name, s, (size_t)n);
+    name[n] = 0;
+    if (strlen(name) != n)
+        return hfx_fail(c->err, HFX_ERR_INVALID, "%s: %s at byte %zu holds a NUL byte", c->path, what, at);
+    *out = name;
+    return HFX_OK;
+}
+
 static hfx_status read_kv(cursor *c, hfx_arena *arena, hfx_gguf_kv *kv) {
     kv->offset = c->pos;
-    const uint8_t *k;
-    uint64_t n;
     uint32_t type;
-    hfx_status st = string(c, "a key", MAX_KEY, &k, &n);
+    hfx_status st = name_string(c, arena, "a key", MAX_KEY, &kv->key);
     if (st) return st;
-    char *key = hfx_arena_alloc(arena, (size_t)n + 1);
-    if (!key) return hfx_fail(c->err, HFX_ERR_NOMEM, "out of memory");
-    memcpy(key, k, (size_t)n);
-    key[n] = 0;
-    if (strlen(key) != n)
-        return hfx_fail(c->err, HFX_ERR_INVALID, "%s: the key at byte %llu holds a NUL byte", c->path,
-                        (unsigned long long)kv->offset);
-    kv->key = key;
+    const char *key = kv->key;
     if ((st = u32(c, key, &type))) return st;
     kv->type = (hfx_gguf_type)type;
     kv->value = c->b + c->pos;
@@ -130,19 +139,10 @@ static hfx_status read_kv(cursor *c, hfx_arena *arena, hfx_gguf_kv *kv) {
 }
 
 static hfx_status read_tensor(cursor *c, hfx_arena *arena, hfx_gguf_tensor *t, uint64_t *offset) {
-    size_t at = c->pos;
-    const uint8_t *s;
-    uint64_t n;
     uint32_t dims, type;
-    hfx_status st = string(c, "a tensor name", MAX_NAME, &s, &n);
+    hfx_status st = name_string(c, arena, "a tensor name", MAX_NAME, &t->name);
     if (st) return st;
-    char *name = hfx_arena_alloc(arena, (size_t)n + 1);
-    if (!name) return hfx_fail(c->err, HFX_ERR_NOMEM, "out of memory");
-    memcpy(name, s, (size_t)n);
-    name[n] = 0;
-    t->name = name;
-    if (strlen(name) != n)
-        return hfx_fail(c->err, HFX_ERR_INVALID, "%s: the tensor name at byte %zu holds a NUL byte", c->path, at);
+    const char *name = t->name;
     if ((st = u32(c, name, &dims))) return st;
     if (dims < 1 || dims > HFX_GGUF_MAX_DIMS)
         return hfx_fail(c->err, HFX_ERR_INVALID, "%s: tensor '%s' has %u dimensions (1 to %d)", c->path, name, dims,
@@ -329,6 +329,13 @@ bool hfx_gguf_next_string(const hfx_gguf_kv *kv, uint64_t *at, const char **s, u
     *s = (const char *)kv->value + *at + 8;
     *at += 8 + *len;
     return true;
+}
+
+bool hfx_gguf_text_is(const hfx_gguf_kv *kv, const char *want) {
+    const char *s;
+    uint64_t n;
+    return kv && kv->type == HFX_GGUF_STRING && hfx_gguf_string(kv, 0, &s, &n) && n == strlen(want) &&
+           !memcmp(s, want, n);
 }
 
 bool hfx_gguf_string(const hfx_gguf_kv *kv, uint64_t i, const char **s, uint64_t *len) {

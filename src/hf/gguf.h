@@ -73,6 +73,9 @@ bool hfx_gguf_number(const hfx_gguf_kv *kv, uint64_t i, double *out);
  * for any other value. Items are found by walking the array: O(i). */
 bool hfx_gguf_string(const hfx_gguf_kv *kv, uint64_t i, const char **s, uint64_t *len);
 
+/* Whether kv (NULL: false) is a string scalar equal to `want`. */
+bool hfx_gguf_text_is(const hfx_gguf_kv *kv, const char *want);
+
 /* Iterate an array of strings in order: *at starts at 0 and is advanced past each item. */
 bool hfx_gguf_next_string(const hfx_gguf_kv *kv, uint64_t *at, const char **s, uint64_t *len);
 

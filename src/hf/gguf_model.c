@@ -42,9 +42,7 @@ static const gguf_arch archs[] = {
 
 /* "<arch>.<key>" metadata → config.json key, as transformers' GGUF_CONFIG_MAPPING has it for these architectures
  * (attention.key_length too: it is the head size wherever llama.cpp writes it) */
-static const struct {
-    const char *key, *config;
-} keys[] = {
+static const name_pair keys[] = {
     {"context_length", "max_position_embeddings"},
     {"block_count", "num_hidden_layers"},
     {"feed_forward_length", "intermediate_size"},
@@ -55,6 +53,7 @@ static const struct {
     {"attention.layer_norm_rms_epsilon", "rms_norm_eps"},
     {"vocab_size", "vocab_size"},
     {"attention.key_length", "head_dim"},
+    {NULL, NULL},
 };
 
 /* llama.cpp's tensor names → transformers' (".weight" / ".bias" kept): the model's, then each block's
@@ -72,12 +71,6 @@ static const name_pair model_names[] = {{"token_embd", "model.embed_tokens"}, {"
  * holding them is refused rather than exported as another model */
 static const char *const dropped[] = {"rope.scaling.type", "rope.scaling.factor", "attention.sliding_window",
                                       "expert_count", "rope.dimension_sections"};
-
-static bool str_is(const hfx_gguf_kv *kv, const char *want) {
-    const char *s;
-    uint64_t n;
-    return kv && hfx_gguf_string(kv, 0, &s, &n) && n == strlen(want) && !memcmp(s, want, n);
-}
 
 static const gguf_arch *find_arch(const hfx_gguf *f, char *name, size_t size, hfx_error *err) {
     const hfx_gguf_kv *kv = hfx_gguf_find(f, "general.architecture");
@@ -117,6 +110,19 @@ static hfx_status set_number(const hfx_gguf *f, const hfx_gguf_kv *kv, json_t *c
     return HFX_OK;
 }
 
+/* config[hf] from "<name>.<gguf>" for each pair of `table` the file has */
+static hfx_status map_keys(const hfx_gguf *f, const char *name, const name_pair *table, json_t *config,
+                           hfx_error *err) {
+    char key[160];
+    hfx_status st = HFX_OK;
+    for (const name_pair *k = table; !st && k && k->gguf; k++) {
+        snprintf(key, sizeof key, "%s.%s", name, k->gguf);
+        const hfx_gguf_kv *kv = hfx_gguf_find(f, key);
+        if (kv) st = set_number(f, kv, config, k->hf, err);
+    }
+    return st;
+}
+
 static hfx_status build_config(const hfx_gguf *f, const gguf_arch *a, const char *name, json_t *config,
                                hfx_error *err) {
     char key[160];
@@ -127,29 +133,16 @@ static hfx_status build_config(const hfx_gguf *f, const gguf_arch *a, const char
         const hfx_gguf_kv *kv = hfx_gguf_find(f, key);
         bool mapped = false;
         for (const name_pair *k = a->keys; k && k->gguf; k++) mapped |= !strcmp(k->gguf, dropped[i]);
-        if (kv && !mapped && !str_is(kv, "none"))
+        if (kv && !mapped && !hfx_gguf_text_is(kv, "none"))
             return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: metadata '%s' changes the model, and transformers' GGUF "
                                                       "loader (which hfx follows) does not read it", f->path, key);
     }
-    hfx_status st = HFX_OK;
-    for (size_t i = 0; !st && i < sizeof keys / sizeof keys[0]; i++) {
-        snprintf(key, sizeof key, "%s.%s", name, keys[i].key);
-        const hfx_gguf_kv *kv = hfx_gguf_find(f, key);
-        if (kv) st = set_number(f, kv, config, keys[i].config, err);
-    }
-    static const char *const ids[][2] = {{"tokenizer.ggml.bos_token_id", "bos_token_id"},
-                                         {"tokenizer.ggml.eos_token_id", "eos_token_id"},
-                                         {"tokenizer.ggml.unknown_token_id", "unk_token_id"},
-                                         {"tokenizer.ggml.padding_token_id", "pad_token_id"}};
-    for (size_t i = 0; !st && i < sizeof ids / sizeof ids[0]; i++) { /* (transformers maps them into the config) */
-        const hfx_gguf_kv *kv = hfx_gguf_find(f, ids[i][0]);
-        if (kv) st = set_number(f, kv, config, ids[i][1], err);
-    }
-    for (const name_pair *k = a->keys; !st && k && k->gguf; k++) {
-        snprintf(key, sizeof key, "%s.%s", name, k->gguf);
-        const hfx_gguf_kv *kv = hfx_gguf_find(f, key);
-        if (kv) st = set_number(f, kv, config, k->hf, err);
-    }
+    hfx_status st = map_keys(f, name, keys, config, err);
+    static const name_pair ids[] = {{"ggml.bos_token_id", "bos_token_id"},     {"ggml.eos_token_id", "eos_token_id"},
+                                    {"ggml.unknown_token_id", "unk_token_id"}, {"ggml.padding_token_id", "pad_token_id"},
+                                    {NULL, NULL}};
+    if (!st) st = map_keys(f, "tokenizer", ids, config, err); /* (transformers maps them into the config) */
+    if (!st) st = map_keys(f, name, a->keys, config, err);
     snprintf(key, sizeof key, "%s.rope.dimension_count", name);
     const hfx_gguf_kv *rope = hfx_gguf_find(f, key);
     if (!st && rope && a->head_dim_from_rope) st = set_number(f, rope, config, "head_dim", err);

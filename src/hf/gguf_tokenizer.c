@@ -96,13 +96,6 @@ static bool special_id(const hfx_gguf *f, const char *key, uint64_t *id) {
     return true;
 }
 
-static bool text_is(const hfx_gguf_kv *kv, const char *want) {
-    const char *s;
-    uint64_t n;
-    return kv && kv->type == HFX_GGUF_STRING && hfx_gguf_string(kv, 0, &s, &n) && n == strlen(want) &&
-           !memcmp(s, want, n);
-}
-
 static hfx_status invalid(const hfx_gguf *f, const char *what, uint64_t i, hfx_error *err) {
     return hfx_fail(err, HFX_ERR_INVALID, "%s: %s %llu is not valid UTF-8 (or not a pair \"a b\")", f->path, what,
                     (unsigned long long)i);
@@ -146,6 +139,19 @@ static hfx_status bpe(const hfx_gguf *f, const hfx_gguf_kv *tokens, const hfx_gg
     return HFX_OK;
 }
 
+/* The special token the id at `key` names: its id and text (in the file) */
+static bool special_token(const hfx_gguf *f, const hfx_gguf_kv *tokens, const char *key, uint64_t *id, const char **s,
+                          uint64_t *n) {
+    return special_id(f, key, id) && hfx_gguf_string(tokens, *id, s, n);
+}
+
+/* Whether the file says to put the BOS token before each sequence */
+static bool adds_bos(const hfx_gguf *f) {
+    const hfx_gguf_kv *add = hfx_gguf_find(f, "tokenizer.ggml.add_bos_token");
+    double v = 0;
+    return add && hfx_gguf_number(add, 0, &v) && v != 0;
+}
+
 /* tokenizer_config.json: the special tokens by text, add_bos_token, the chat template, the class */
 static json_t *tokenizer_config(const hfx_gguf *f, const hfx_gguf_kv *tokens, const char *cls) {
     static const struct {
@@ -156,12 +162,10 @@ static json_t *tokenizer_config(const hfx_gguf *f, const hfx_gguf_kv *tokens, co
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) {
         uint64_t id, n;
         const char *s;
-        bool ok = special_id(f, specials[i].key, &id) && hfx_gguf_string(tokens, id, &s, &n);
+        bool ok = special_token(f, tokens, specials[i].key, &id, &s, &n);
         json_object_set_new(c, specials[i].config, ok ? json_stringn(s, (size_t)n) : json_null());
     }
-    const hfx_gguf_kv *bos = hfx_gguf_find(f, "tokenizer.ggml.add_bos_token");
-    double v = 0;
-    json_object_set_new(c, "add_bos_token", json_boolean(bos && hfx_gguf_number(bos, 0, &v) && v != 0));
+    json_object_set_new(c, "add_bos_token", json_boolean(adds_bos(f)));
     const hfx_gguf_kv *chat = hfx_gguf_find(f, "tokenizer.chat_template");
     const char *s;
     uint64_t n;
@@ -174,12 +178,9 @@ static json_t *tokenizer_config(const hfx_gguf *f, const hfx_gguf_kv *tokens, co
 /* The template transformers' tokenizer applies: the sequences alone, or each after the BOS token where the file
  * says to add it (tokenizer.ggml.add_bos_token) */
 static json_t *post_processor(const hfx_gguf *f, const hfx_gguf_kv *tokens) {
-    const hfx_gguf_kv *add = hfx_gguf_find(f, "tokenizer.ggml.add_bos_token");
     uint64_t bos, n;
     const char *s;
-    double v = 0;
-    if (!(add && hfx_gguf_number(add, 0, &v) && v != 0 && special_id(f, "tokenizer.ggml.bos_token_id", &bos) &&
-          hfx_gguf_string(tokens, bos, &s, &n)))
+    if (!(adds_bos(f) && special_token(f, tokens, "tokenizer.ggml.bos_token_id", &bos, &s, &n)))
         return json_pack("{ss s[{s{sssi}}] s[{s{sssi}} {s{sssi}}] s{}}", "type", "TemplateProcessing", "single",
                          "Sequence", "id", "A", "type_id", 0, "pair", "Sequence", "id", "A", "type_id", 0, "Sequence",
                          "id", "B", "type_id", 1, "special_tokens");
@@ -203,10 +204,10 @@ hfx_status hfx_gguf_tokenizer(const hfx_gguf *f, char **tokenizer_json, char **c
     const hfx_gguf_kv *pre = hfx_gguf_find(f, "tokenizer.ggml.pre");
     int split = -1;
     for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++)
-        if (text_is(pre, splits[i].pre)) split = (int)i;
+        if (hfx_gguf_text_is(pre, splits[i].pre)) split = (int)i;
     bool strings = tokens && tokens->type == HFX_GGUF_ARRAY && tokens->item_type == HFX_GGUF_STRING && merges &&
                    merges->type == HFX_GGUF_ARRAY && merges->item_type == HFX_GGUF_STRING;
-    if (!text_is(hfx_gguf_find(f, "tokenizer.ggml.model"), "gpt2") || split < 0 || !strings) return HFX_OK;
+    if (!hfx_gguf_text_is(hfx_gguf_find(f, "tokenizer.ggml.model"), "gpt2") || split < 0 || !strings) return HFX_OK;
     if (types && (types->type != HFX_GGUF_ARRAY || types->count != tokens->count)) types = NULL;
     json_t *t = json_object(), *model = json_object(), *added = json_array();
     json_object_set_new(t, "version", json_string("1.0"));
