@@ -744,26 +744,20 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
                                             "'quantize_lm_head' do not apply");
     bool dynamic = quantize > 0 && c->quant.linears.rule == HFX_QUANT_RULE_ORT_DYNAMIC;
     bool blocks = quantize > 0 && c->quant.linears.from_blocks;
-    if (blocks) quantize = 0; /* (done here) */
-    if (blocks && c->quant.linears.rule != HFX_QUANT_RULE_ORT && c->quant.linears.rule != HFX_QUANT_RULE_NNCF)
-        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "quantize \"gguf\": export_format '%s' cannot hold a GGUF file's "
-                                                "blocks as they are yet: onnx and "
-                                                "openvino can", fmt->name);
-    else if (blocks && !st) {
-        st = hfx_quantize_weights(c->g, &c->quant, &c->quant_done, err);
-        if (!st && !c->quant_done.linears && !(c->quant_done.has_head && c->quant_done.head.bits))
-            st = hfx_fail(err, HFX_ERR_INVALID, "quantize \"gguf\": no linear of %s is stored in a block format "
-                                                "a quantized linear holds exactly (Q4_0, Q8_0)",
-                          hfx_checkpoint_dir(model->ck));
-    }
     if (quantize > 0 && !fmt->quant.supported)
         st = hfx_fail(err, HFX_ERR_UNSUPPORTED,
                       "export_format '%s' cannot write quantized weights yet (onnx, openvino, executorch and dynamo can)", fmt->name);
     else if (dynamic && !fmt->quant.dynamic)
         st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "export_format '%s' has no dynamic int8 form (onnxruntime's "
                                                 "MatMulInteger, onnx only): --quantize int8", fmt->name);
+    else if (blocks && c->quant.linears.rule != HFX_QUANT_RULE_ORT && c->quant.linears.rule != HFX_QUANT_RULE_NNCF)
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "quantize \"gguf\": export_format '%s' cannot hold a GGUF file's "
+                                                "blocks as they are yet: onnx and openvino can", fmt->name);
     else if (quantize > 0)
         st = hfx_quantize_weights(c->g, &c->quant, &c->quant_done, err);
+    if (!st && blocks && !c->quant_done.linears && !(c->quant_done.has_head && c->quant_done.head.bits))
+        st = hfx_fail(err, HFX_ERR_INVALID, "quantize \"gguf\": no linear of %s is stored in a block format a "
+                                            "quantized linear holds exactly (Q4_0, Q8_0)", hfx_checkpoint_dir(model->ck));
     c->attention = count_op(c->g, HFX_OP_ATTENTION);
     if (!st) st = hfx_decompose(c->g, fmt->keeps, err); /* what the format does not write itself */
     c->fused = count_op(c->g, HFX_OP_ATTENTION);
