@@ -58,6 +58,9 @@ typedef enum hfx_dtype {
     HFX_DTYPE_BOOL,
     HFX_DTYPE_I4,   /* 4-bit integers, two to a byte, the first in the low nibble (quantized weights) */
     HFX_DTYPE_U4,
+    HFX_DTYPE_F8E4M3, /* 8-bit floats (float8_e4m3fn, float8_e5m2, float8_e8m0fnu): a pre-quantized checkpoint's */
+    HFX_DTYPE_F8E5M2, /* weights and scales, read together as float32 (never an exported graph's type) */
+    HFX_DTYPE_F8E8M0,
     HFX_DTYPE_COUNT_
 } hfx_dtype;
 

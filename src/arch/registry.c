@@ -5,6 +5,7 @@
 
 #include "arch/arch.h"
 #include "arch/decoder.h"
+#include "hf/prequant.h"
 #include "base/status.h"
 
 /* The decoder-only families, as differences from Llama (decoder.h says what each field means):
@@ -1593,15 +1594,16 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, const char *task, hfx_arena *
     const char *name;
     hfx_status st = class_of(ck, task, &name, err);
     if (st) return st;
-    /* a pre-quantized checkpoint (GPTQ, AWQ, bitsandbytes, GPT-OSS's MXFP4 experts) stores other tensors
-     * than the float ones every builder reads: refused by name instead of as missing weights */
+    /* a pre-quantized checkpoint hfx does not read (GPTQ, AWQ, bitsandbytes, ...) stores other tensors than the
+     * float ones every builder reads: refused by name instead of as missing weights */
     const json_t *quant = json_object_get(hfx_checkpoint_config(ck), "quantization_config");
-    if (quant && !json_is_null(quant)) {
+    if (quant && !json_is_null(quant) && !hfx_checkpoint_quant_method(ck)) {
         const char *method = json_string_value(json_object_get(quant, "quant_method"));
         return hfx_fail(err, HFX_ERR_UNSUPPORTED,
-                        "%s/config.json: quantization_config (quant_method '%s'): pre-quantized checkpoints are not "
-                        "supported; export the float checkpoint (hfx quantizes with --quantize)%s",
-                        hfx_checkpoint_dir(ck), method ? method : "?",
+                        "%s/config.json: quantization_config (quant_method '%s'): hfx reads the pre-quantized "
+                        "checkpoints of quant_method %s only; export the float checkpoint (hfx quantizes with "
+                        "--quantize)%s",
+                        hfx_checkpoint_dir(ck), method ? method : "?", hfx_prequant_methods(),
                         method && strcmp(method, "mxfp4") == 0
                             ? "; transformers writes one with Mxfp4Config(dequantize=True) and save_pretrained"
                             : "");

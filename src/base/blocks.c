@@ -1,5 +1,6 @@
 #include "base/blocks.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "base/half.h"
@@ -236,7 +237,45 @@ bool hfx_ggml_type_size(uint32_t type, uint32_t *block, uint32_t *bytes) {
     return true;
 }
 
+float hfx_f8_to_f32(hfx_dtype dt, uint8_t code) {
+    if (dt == HFX_DTYPE_F8E5M2) return hfx_f16_to_f32((uint16_t)(code << 8)); /* a half's top byte */
+    uint32_t e = code >> 3 & 15, m = code & 7, bits;
+    float v;
+    if (e == 15 && m == 7) {
+        v = NAN;
+    } else if (e == 0) {
+        v = (float)m * 0x1p-9f; /* subnormal: m/8 · 2^−6, exact */
+    } else {
+        bits = (e + 127 - 7) << 23 | m << 20; /* rebias the exponent, widen the mantissa */
+        memcpy(&v, &bits, 4);
+    }
+    return code & 0x80 ? -v : v;
+}
+
+static float grid_scale(const hfx_block_grid *g, uint64_t at) {
+    if (g->scales == HFX_DTYPE_U8 || g->scales == HFX_DTYPE_F8E8M0) return ldexpf(1.0f, (int)g->scale_data[at] - 127);
+    return hfx_float_load(g->scales, g->scale_data + at * hfx_dtype_size(g->scales));
+}
+
+/* runs of one tile's elements in a row share a scale */
+static void grid_decode(const hfx_block_grid *g, const uint8_t *base, uint64_t first, uint64_t n, float *out) {
+    const uint8_t *codes = base + first;
+    for (uint64_t i = 0; i < n;) {
+        uint64_t at = first + i, r = at / g->cols % g->rows, c = at % g->cols, m = at / g->cols / g->rows;
+        uint64_t run = g->tile_cols - c % g->tile_cols;
+        if (run > g->cols - c) run = g->cols - c;
+        if (run > n - i) run = n - i;
+        float s = grid_scale(g, (m * g->grid_rows + r / g->tile_rows) * g->grid_cols + c / g->tile_cols);
+        for (uint64_t j = i; j < i + run; j++) out[j] = hfx_f8_to_f32(g->codes, codes[j]) * s;
+        i += run;
+    }
+}
+
 void hfx_blocks_decode(const hfx_block_format *f, const uint8_t *base, uint64_t first, uint64_t n, float *out) {
+    if (f->grid) {
+        grid_decode(f->grid, base, first, n, out);
+        return;
+    }
     float block[HFX_BLOCK_MAX];
     while (n > 0) {
         uint64_t b = first / f->block, in = first % f->block, k = f->block - in < n ? f->block - in : n;

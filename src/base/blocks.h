@@ -3,6 +3,9 @@
  * and decodes to float exactly as gguf-py's dequantize does, operation for operation in float
  * arithmetic, so that a tensor read here equals transformers' GGUF load bit for bit.
  *
+ * Also the tiled scales of Hub checkpoints (hfx_block_grid): codes in the tensor, their scales in another, one per
+ * tile of the matrix, decoded as transformers' dequantizing loaders do.
+ *
  * Only formats hfx can decode are listed; hfx_ggml_type_size also knows the sizes of the others
  * (so a file holding them can be validated and the tensor refused by name). */
 #ifndef HFX_BASE_BLOCKS_H
@@ -12,6 +15,19 @@
 #include <stdint.h>
 
 enum { HFX_BLOCK_MAX = 256 }; /* the largest block, in elements (the "K" formats') */
+
+#include "base/dtype.h"
+
+/* Matrices [rows, cols] of codes (one a byte; a tensor's last two axes, its leading ones counting matrices) whose
+ * value is code · scale, the scale that of the element's tile of tile_rows × tile_cols in the matrix's grid of
+ * [grid_rows = ⌈rows / tile_rows⌉, grid_cols = ⌈cols / tile_cols⌉] scales (the last tiles partial): FP8
+ * checkpoints' weight and weight_scale_inv. float32 arithmetic: the code widened, one product. */
+typedef struct hfx_block_grid {
+    hfx_dtype codes;            /* F8E4M3 or F8E5M2 */
+    hfx_dtype scales;           /* F32, F16 or BF16; F8E8M0 or U8: exponents e, 2^(e − 127) */
+    const uint8_t *scale_data;  /* [matrices, grid_rows, grid_cols] (bounds checked by who made the grid) */
+    uint64_t rows, cols, tile_rows, tile_cols, grid_rows, grid_cols;
+} hfx_block_grid;
 
 typedef struct hfx_block_format {
     const char *name;     /* "Q4_K": ggml's name */
@@ -25,6 +41,8 @@ typedef struct hfx_block_format {
      * block's scale and `block` codes, one a byte, in element order. */
     int symmetric_bits;
     void (*split)(const uint8_t *src, float *scale, uint8_t *codes);
+    /* non-NULL: a tensor's grid (block 1, bytes 1, no decode): its values depend on where they are */
+    const hfx_block_grid *grid;
 } hfx_block_format;
 
 /* The block format of ggml type `type`, or NULL when hfx does not decode it (plain types such as
@@ -41,6 +59,9 @@ const char *hfx_ggml_type_name(uint32_t type);
 /* Elements per block and bytes per block of ggml type `type` (plain types: 1 and the element's
  * size); false for a number ggml does not define. */
 bool hfx_ggml_type_size(uint32_t type, uint32_t *block, uint32_t *bytes);
+
+/* The one-byte float `code` of dtype F8E4M3 (no infinities, S.1111.111 NaN) or F8E5M2 as a float (exact). */
+float hfx_f8_to_f32(hfx_dtype dt, uint8_t code);
 
 /* n consecutive elements starting at element `first` of a tensor of `f` blocks at `base`, as
  * floats into out (blocks decoded whole, the part wanted copied). */

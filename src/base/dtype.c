@@ -11,7 +11,8 @@ static const struct {
     [HFX_DTYPE_I32] = {"i32", 32, false},            [HFX_DTYPE_I16] = {"i16", 16, false},
     [HFX_DTYPE_I8] = {"i8", 8, false},               [HFX_DTYPE_U8] = {"u8", 8, false},
     [HFX_DTYPE_BOOL] = {"bool", 8, false},           [HFX_DTYPE_I4] = {"i4", 4, false},
-    [HFX_DTYPE_U4] = {"u4", 4, false},
+    [HFX_DTYPE_U4] = {"u4", 4, false},             [HFX_DTYPE_F8E4M3] = {"f8e4m3", 8, false},
+    [HFX_DTYPE_F8E5M2] = {"f8e5m2", 8, false},         [HFX_DTYPE_F8E8M0] = {"f8e8m0", 8, false},
 };
 
 const char *hfx_dtype_name(hfx_dtype dtype) {

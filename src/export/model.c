@@ -112,7 +112,7 @@ void hfx_model_describe(const hfx_model *m, void *out_) {
     fprintf(out, "tensors:      %zu (%llu bytes)\n", n, (unsigned long long)bytes);
     for (size_t i = 0; i < n; i++) {
         const hfx_tensor_info *t = hfx_checkpoint_tensor_at(m->ck, i);
-        fprintf(out, "  %-60s %-5s [", t->name, t->blocks ? t->blocks->name : hfx_dtype_name(t->dtype));
+        fprintf(out, "  %-60s %-7s [", t->name, t->blocks ? t->blocks->name : hfx_dtype_name(t->dtype));
         for (int d = 0; d < t->rank; d++) fprintf(out, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
         fprintf(out, "] %llu bytes\n", (unsigned long long)t->nbytes);
     }

@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "hf/gguf_model.h"
+#include "hf/prequant.h"
 
 /* One weights file, mapped read-only for the checkpoint's lifetime. */
 typedef struct mapped_file {
@@ -42,6 +43,7 @@ struct hfx_checkpoint {
     double lora_scale;         /* the LoRA adapter's lora_alpha / r (√r: use_rslora); 0: none */
     bool gguf;                 /* read from a GGUF file: config.json from its metadata, no side files */
     const char *made[2];       /* a GGUF file's tokenizer.json and tokenizer_config.json texts (arena), or NULL */
+    const char *quant_method;  /* the quantization_config whose weights are read dequantized (hf/prequant.h), or NULL */
 };
 
 static const char *const MADE_NAMES[2] = {"tokenizer.json", "tokenizer_config.json"};
@@ -432,7 +434,9 @@ static hfx_status open_all(hfx_checkpoint *ck, const char *dir, hfx_error *err) 
     if (stat(config, &cs) != 0 && errno == ENOENT) return no_config(ck, config, err);
     hfx_status st = load_json(config, 1, 0, &ck->config, err);
     if (!st) st = load_json(gen, 0, 0, &ck->generation, err);
-    return st ? st : open_weights(ck, err);
+    if (!st) st = open_weights(ck, err);
+    return st ? st : hfx_prequant_apply(ck->config, config, ck->arena, ck->tensors, &ck->n_tensors, &ck->quant_method,
+                                        err);
 }
 
 hfx_status hfx_checkpoint_open(const char *dir, hfx_checkpoint **out, hfx_error *err) {
@@ -627,6 +631,8 @@ const char *hfx_checkpoint_dir(const hfx_checkpoint *ck) { return ck->dir; }
 const json_t *hfx_checkpoint_config(const hfx_checkpoint *ck) { return ck->config; }
 
 hfx_cfg hfx_checkpoint_cfg(const hfx_checkpoint *ck) { return (hfx_cfg){ck->config, ck->config_path}; }
+
+const char *hfx_checkpoint_quant_method(const hfx_checkpoint *ck) { return ck->quant_method; }
 
 const json_t *hfx_checkpoint_generation_config(const hfx_checkpoint *ck) {
     return ck->generation;

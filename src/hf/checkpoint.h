@@ -46,6 +46,10 @@ const json_t *hfx_checkpoint_config(const hfx_checkpoint *ck);
 /* config.json for typed reads, its messages naming "<dir>/config.json". */
 hfx_cfg hfx_checkpoint_cfg(const hfx_checkpoint *ck);
 
+/* The quantization_config method whose weights this checkpoint reads as transformers' dequantizing loader makes them
+ * (hf/prequant.h: "fp8"), or NULL: none, or one hfx does not read (which an export refuses). */
+const char *hfx_checkpoint_quant_method(const hfx_checkpoint *ck);
+
 /* generation_config.json (borrowed), or NULL when the file does not exist. */
 const json_t *hfx_checkpoint_generation_config(const hfx_checkpoint *ck);
 

@@ -14,10 +14,11 @@ static const struct {
     {"F64", HFX_DTYPE_F64}, {"F32", HFX_DTYPE_F32}, {"F16", HFX_DTYPE_F16},
     {"BF16", HFX_DTYPE_BF16}, {"I64", HFX_DTYPE_I64}, {"I32", HFX_DTYPE_I32},
     {"I16", HFX_DTYPE_I16}, {"I8", HFX_DTYPE_I8}, {"U8", HFX_DTYPE_U8},
-    {"BOOL", HFX_DTYPE_BOOL},
+    {"BOOL", HFX_DTYPE_BOOL}, {"F8_E4M3", HFX_DTYPE_F8E4M3}, {"F8_E5M2", HFX_DTYPE_F8E5M2},
+    {"F8_E8M0", HFX_DTYPE_F8E8M0},
 };
 
-#define SUPPORTED_DTYPES "F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL"
+#define SUPPORTED_DTYPES "F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL, F8_E4M3, F8_E5M2, F8_E8M0"
 
 hfx_dtype hfx_safetensors_dtype_from_string(const char *s) {
     if (!s) return HFX_DTYPE_UNDEFINED;

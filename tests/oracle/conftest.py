@@ -298,6 +298,28 @@ def run_forward(fmt: str, out: Path, feed: dict, want_names=None) -> dict:
 # ---- comparison -------------------------------------------------------------------------------
 
 
+def padded_feed(vocab: int, batch: int = 2, seq: int = 16, pad: int = 3) -> dict:
+    """A causal LM's inputs (fixed seed): random ids, the second row left-padded by `pad`, positions counting the real
+    tokens."""
+    ids = np.random.default_rng(7).integers(0, vocab - 3, (batch, seq)).astype(np.int64)
+    mask = np.ones_like(ids)
+    mask[1, :pad] = 0
+    return {"input_ids": ids, "attention_mask": mask, "position_ids": np.clip(mask.cumsum(1) - 1, 0, None)}
+
+
+def eager_logits(model, feed: dict) -> np.ndarray:
+    """The logits of transformers' `model` on a numpy feed."""
+    with torch.no_grad():
+        return model(**{k: torch.from_numpy(v) for k, v in feed.items()}).logits.numpy()
+
+
+def real_token_diff(got: np.ndarray, want: np.ndarray, feed: dict) -> float:
+    """The largest difference over the real tokens (a padded row's pad positions attend to nothing: undefined)."""
+    real = feed["attention_mask"].astype(bool)
+    assert np.abs(want[real]).max() > 1e-2
+    return float(np.abs(got[real] - want[real]).max())
+
+
 def assert_logits_close(got: np.ndarray, want: np.ndarray, label: str, atol: float = PARITY_ATOL) -> float:
     """Every element within atol (padded positions included). Prints and returns the max diff."""
     assert got.shape == want.shape, f"{label}: ONNX logits shape {got.shape}, transformers {want.shape}"

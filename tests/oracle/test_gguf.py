@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import built_once, describe, run_forward, run_hfx
+from conftest import built_once, describe, eager_logits, padded_feed, real_token_diff, run_forward, run_hfx
 
 gguf = pytest.importorskip("gguf", reason="gguf (tests/oracle/requirements.txt) is the reference's reader")
 
@@ -229,25 +229,6 @@ def reference(files):
     return built_once(make)
 
 
-def _feed(vocab, batch=2, seq=16, pad=3):
-    ids = np.random.default_rng(7).integers(0, vocab - 3, (batch, seq)).astype(np.int64)
-    mask = np.ones_like(ids)
-    mask[1, :pad] = 0
-    return {"input_ids": ids, "attention_mask": mask, "position_ids": np.clip(mask.cumsum(1) - 1, 0, None)}
-
-
-def _want(model, feed):
-    with torch.no_grad():
-        return model(**{k: torch.from_numpy(v) for k, v in feed.items()}).logits.numpy()
-
-
-def _diff(got, want, feed):
-    """The largest difference over the real tokens (a padded row's pad positions attend to nothing: undefined)."""
-    real = feed["attention_mask"].astype(bool)
-    assert np.abs(want[real]).max() > 1e-2
-    return float(np.abs(got[real] - want[real]).max())
-
-
 def _assert_weights_exact(onnx_dir, model):
     """Every parameter transformers loaded equals the ONNX initializer hfx wrote for it, bit for bit (a MatMul's
     weight stored transposed: ".../T<n>")."""
@@ -279,10 +260,10 @@ def test_weights_exact_and_logits(case, files, reference, tmp_path):
     assert proc.returncode == 0, describe(proc)
     assert json.loads((out / "config.json").read_text())["architectures"] == [type(model).__name__]
     assert _assert_weights_exact(out, model) >= len(model.state_dict())
-    feed = _feed(model.config.vocab_size)
-    want = _want(model, feed)
+    feed = padded_feed(model.config.vocab_size)
+    want = eager_logits(model, feed)
     got = run_forward("onnx", out, feed)["logits"]
-    assert _diff(got, want, feed) <= 1e-4
+    assert real_token_diff(got, want, feed) <= 1e-4
 
 
 def test_inspect(files, reference):
@@ -305,9 +286,9 @@ def test_formats(fmt, files, reference, tmp_path):
     out = tmp_path / fmt
     proc = run_hfx(["export", path, out, "--format", fmt])
     assert proc.returncode == 0, describe(proc)
-    feed = _feed(model.config.vocab_size)
+    feed = padded_feed(model.config.vocab_size)
     got = run_forward(fmt, out, feed, want_names=["logits"])["logits"]
-    assert _diff(got, _want(model, feed), feed) <= 1e-4
+    assert real_token_diff(got, eager_logits(model, feed), feed) <= 1e-4
 
 
 def _matmulnbits_weights(onnx_dir):
@@ -345,7 +326,7 @@ def test_quantize_keeps_the_blocks(case, fmt, files, reference, tmp_path):
     extra = ["--accuracy-level", "0"] if fmt == "onnx" else []
     proc = run_hfx(["export", path, out, "--format", fmt, "--dynamic", "--quantize", "gguf", *extra])
     assert proc.returncode == 0, describe(proc)
-    feed = _feed(model.config.vocab_size)
+    feed = padded_feed(model.config.vocab_size)
     params = dict(model.state_dict())
     linears = [n for n in params if n.endswith("proj.weight") or n == "lm_head.weight"]
     md = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["quantization"]
@@ -367,7 +348,7 @@ def test_quantize_keeps_the_blocks(case, fmt, files, reference, tmp_path):
                                                              "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"})
         res = compiled({i.get_any_name(): feed[i.get_any_name()] for i in compiled.inputs})
         got = np.array(res[compiled.outputs[0]])
-    assert _diff(got, _want(model, feed), feed) <= 1e-4
+    assert real_token_diff(got, eager_logits(model, feed), feed) <= 1e-4
 
 
 @pytest.mark.parametrize("what", ["no_such_blocks", "format"])
@@ -541,10 +522,10 @@ def test_real_q4_k_m_file(tmp_path):
     proc = run_hfx(["export", path, out, "--format", "onnx", "--dynamic"])
     assert proc.returncode == 0, describe(proc)
     assert _assert_weights_exact(out, model) == 291  # (Q4_K, Q5_0, Q6_K, Q8_0 and F32 tensors)
-    feed = _feed(model.config.vocab_size)
-    want, got = _want(model, feed), run_forward("onnx", out, feed)["logits"]
+    feed = padded_feed(model.config.vocab_size)
+    want, got = eager_logits(model, feed), run_forward("onnx", out, feed)["logits"]
     # the same weights; what differs is ONNX Runtime's float arithmetic over 24 layers against torch's (logits ~20)
-    assert _diff(got, want, feed) <= 1e-3
+    assert real_token_diff(got, want, feed) <= 1e-3
     import shutil
     shutil.rmtree(out)
     import onnxruntime_genai as og

@@ -66,7 +66,10 @@ static void test_dtype_strings(void **state) {
     assert_int_equal(hfx_safetensors_dtype_from_string("U8"), HFX_DTYPE_U8);
     assert_int_equal(hfx_safetensors_dtype_from_string("BOOL"), HFX_DTYPE_BOOL);
     assert_int_equal(hfx_safetensors_dtype_from_string("f32"), HFX_DTYPE_UNDEFINED);
-    assert_int_equal(hfx_safetensors_dtype_from_string("F8_E4M3"), HFX_DTYPE_UNDEFINED);
+    assert_int_equal(hfx_safetensors_dtype_from_string("F8_E4M3"), HFX_DTYPE_F8E4M3);
+    assert_int_equal(hfx_safetensors_dtype_from_string("F8_E5M2"), HFX_DTYPE_F8E5M2);
+    assert_int_equal(hfx_safetensors_dtype_from_string("F8_E8M0"), HFX_DTYPE_F8E8M0);
+    assert_int_equal(hfx_safetensors_dtype_from_string("F4"), HFX_DTYPE_UNDEFINED);
     assert_int_equal(hfx_safetensors_dtype_from_string(""), HFX_DTYPE_UNDEFINED);
     assert_int_equal(hfx_safetensors_dtype_from_string(NULL), HFX_DTYPE_UNDEFINED);
 }
@@ -228,8 +231,8 @@ static void test_entry_keys(void **state) {
 
 static void test_bad_dtype(void **state) {
     (void)state;
-    expect_error("{\"m.q\":{\"dtype\":\"F8_E4M3\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
-                 HFX_ERR_UNSUPPORTED, "tensor 'm.q'", "'F8_E4M3'", "BF16", "BOOL");
+    expect_error("{\"m.q\":{\"dtype\":\"F8_E4M3FNUZ\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+                 HFX_ERR_UNSUPPORTED, "tensor 'm.q'", "'F8_E4M3FNUZ'", "BF16", "BOOL");
     expect_error("{\"m.q\":{\"dtype\":\"U16\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2,
                  HFX_ERR_UNSUPPORTED, "tensor 'm.q'", "'U16'");
     expect_error("{\"m.q\":{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}}", 4,

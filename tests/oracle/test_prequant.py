@@ -1,0 +1,276 @@
+"""Pre-quantized Hub checkpoints as input (docs/QUANTIZATION.md "Pre-quantized checkpoints"): `hfx export DIR OUT`
+of a checkpoint whose config.json has a quantization_config, against transformers' own dequantizing loader
+(`from_pretrained(dir, dtype=float32)`, which on a machine without a GPU dequantizes FP8 weights with its
+Fp8Dequantize) on the same folder.
+
+FP8 (quant_method "fp8", FineGrainedFP8: DeepSeek V3, Qwen3-FP8, ...). Each checkpoint is a tiny random transformers
+model (fixed seed) whose linear weights transformers' own FP8 quantizer (Fp8Quantize) turned into float8_e4m3fn
+codes and weight_scale_inv tiles — or, for what it does not write, the same rule by hand (float8_e5m2 codes, tiles
+that do not divide the matrix, as DeepSeek's converter writes them):
+
+  * every weight of the ONNX export equals transformers' dequantized parameter bit for bit, and the logits (batch 2,
+    left-padded) are within 1e-4, for tiles of 128 × 128 (float32 scales), 64 × 32 (bfloat16 scales), E8M0 scales
+    (scale_fmt "ue8m0"), e5m2 codes, per-expert MoE weights, and — where the reference is the float model holding
+    the weights dequantized by the format's rule — partial last tiles (which transformers refuses) and fused
+    [experts, rows, cols] weights (which transformers loads as their raw codes);
+  * one checkpoint through OpenVINO, torch (.pt2) and ExecuTorch, and greedy generation in onnxruntime-genai equal
+    to transformers' generate;
+  * what hfx does not read (static activation scales, a scale grid that does not tile its weight, a scale without
+    its weight, a weight without its scale, FP8 tensors without a quantization_config, another quant_method) exits
+    2 naming it, writing nothing.
+"""
+from __future__ import annotations
+
+import json
+import math
+import types
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from conftest import built_once, describe, eager_logits, padded_feed, real_token_diff, run_forward, run_hfx
+
+ARCH = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
+        "qwen3_moe": "Qwen3MoeForCausalLM"}
+# case → (model_type, weight_block_size, options): "scales" the scales' dtype, "codes" the codes' (e5m2 by hand),
+# "scale_fmt" transformers' (ue8m0: power-of-two scales stored as E8M0), "hidden", "intermediate" for partial tiles
+# (⌈320 / 128⌉ = 3 rows of scales, which transformers cannot derive its tiles from), "fused" for the MoE's experts
+# stored as the model holds them ([experts, rows, cols] weights and [experts, ⌈⌉, ⌈⌉] scales, which transformers
+# loads as the raw codes); "rule": the reference is the float model holding the weights the format's rule makes
+CASES = {
+    "llama_128": ("llama", (128, 128), {}),
+    "qwen3_64x32_bf16": ("qwen3", (64, 32), {"scales": torch.bfloat16}),
+    "qwen2_ue8m0": ("qwen2", (32, 64), {"scale_fmt": "ue8m0"}),
+    "llama_e5m2": ("llama", (64, 64), {"codes": torch.float8_e5m2}),
+    "qwen3_moe_64": ("qwen3_moe", (64, 64), {}),
+    "qwen3_moe_fused_64": ("qwen3_moe", (64, 64), {"fused": True, "rule": True}),
+    "llama_partial_tiles": ("llama", (128, 128), {"hidden": 192, "intermediate": 320, "rule": True}),
+}
+FORMATS_CASE = "llama_128"
+
+
+def _config(model_type, hidden, intermediate):
+    from transformers import AutoConfig
+    extra = {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 128, "decoder_sparse_step": 1,
+             "norm_topk_prob": True} if model_type == "qwen3_moe" else {}
+    cfg = AutoConfig.for_model(model_type, hidden_size=hidden, intermediate_size=intermediate, num_attention_heads=4,
+                               num_key_value_heads=2, head_dim=64, num_hidden_layers=2, vocab_size=512,
+                               max_position_embeddings=256, tie_word_embeddings=False, bos_token_id=1,
+                               eos_token_id=2, **extra)
+    cfg.architectures = [ARCH[model_type]]
+    return cfg
+
+
+def _quantize(key, w, block, opts):
+    """{key: codes, key_scale_inv: scales} of a [rows, cols] weight: transformers' Fp8Quantize where it writes the
+    case, else its rule (max |w| / 448 a tile, ⌈⌉ tiles, the last partial) by hand."""
+    from transformers import FineGrainedFP8Config
+    from transformers.integrations.finegrained_fp8 import Fp8Quantize
+    rows, cols = w.shape[-2:]
+    if rows % block[0] == 0 and cols % block[1] == 0 and "codes" not in opts:
+        config = FineGrainedFP8Config(weight_block_size=block, scale_fmt=opts.get("scale_fmt", "float"))
+        out = Fp8Quantize(types.SimpleNamespace(quantization_config=config))._quantize_one(key, w)
+        scale = out[key + "_scale_inv"]
+        assert out[key].dtype == torch.float8_e4m3fn
+        if "scales" in opts:
+            out[key + "_scale_inv"] = scale.to(opts["scales"])
+        return out
+    codes = opts.get("codes", torch.float8_e4m3fn)
+    gr, gc = math.ceil(rows / block[0]), math.ceil(cols / block[1])
+    scale, q = torch.empty(gr, gc), torch.empty(rows, cols, dtype=codes)
+    for i in range(gr):
+        for j in range(gc):
+            tile = (slice(i * block[0], (i + 1) * block[0]), slice(j * block[1], (j + 1) * block[1]))
+            scale[i, j] = w[tile].abs().max() / torch.finfo(codes).max
+            q[tile] = (w[tile] / scale[i, j]).to(codes)
+    return {key: q, key + "_scale_inv": scale}
+
+
+def _dequantize(codes, scale, block):
+    """The format's rule (DeepSeek's weight_dequant): code · the scale of its ⌈⌉ tile, in float32."""
+    s = scale.to(torch.float32).repeat_interleave(block[0], -2).repeat_interleave(block[1], -1)
+    return codes.to(torch.float32) * s[..., :codes.shape[-2], :codes.shape[-1]]
+
+
+def _write(case, folder, edit=None):
+    """The checkpoint of `case` in `folder`; edit(tensors, quantization_config) changes it before it is saved.
+    Returns the float model whose weights are the dequantized ones (the reference where transformers has none)."""
+    from transformers import AutoModelForCausalLM
+    model_type, block, opts = CASES[case]
+    torch.manual_seed(0)
+    cfg = _config(model_type, opts.get("hidden", 256), opts.get("intermediate", 384))
+    model = AutoModelForCausalLM.from_config(cfg).eval()
+    tensors, dequantized = {}, {}
+    # the checkpoint's names: transformers' save_pretrained form (per-expert weights for the MoE)
+    from transformers import Qwen3MoeForCausalLM
+    state = model.state_dict()
+    if isinstance(model, Qwen3MoeForCausalLM) and not opts.get("fused"):
+        for name in [k for k in state if ".mlp.experts." in k]:
+            fused = state.pop(name)
+            prefix, what = name.rsplit(".", 1)
+            for e in range(fused.shape[0]):
+                if what == "gate_up_proj":
+                    gate, up = fused[e].chunk(2, dim=0)
+                    state[f"{prefix}.{e}.gate_proj.weight"], state[f"{prefix}.{e}.up_proj.weight"] = gate, up
+                else:
+                    state[f"{prefix}.{e}.down_proj.weight"] = fused[e]
+    for key, w in state.items():
+        w = w.contiguous()
+        if w.ndim >= 2 and "embed" not in key and "lm_head" not in key and ".gate." not in key + ".":
+            out = _quantize(key, w, block, opts)
+            tensors.update(out)
+            dequantized[key] = _dequantize(out[key], out[key + "_scale_inv"], block)
+        else:
+            tensors[key] = w
+    q = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": list(block)}
+    if "scale_fmt" in opts:
+        q["scale_fmt"] = opts["scale_fmt"]
+    if edit:
+        edit(tensors, q)
+    folder.mkdir(parents=True, exist_ok=True)
+    cfg.save_pretrained(folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["quantization_config"] = q
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    return dequantized
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fp8")
+
+    def make(case):
+        return root / case, _write(case, root / case)
+    return built_once(make)
+
+
+@pytest.fixture(scope="module")
+def reference(checkpoints):
+    from transformers import AutoModelForCausalLM
+
+    def make(case):
+        folder, dequantized = checkpoints(case)
+        model_type, _, opts = CASES[case]
+        if opts.get("rule"):
+            if case == "llama_partial_tiles":  # transformers refuses a grid that does not divide the matrix
+                with pytest.raises(RuntimeError, match="conversion of the weights"):
+                    AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+            model = AutoModelForCausalLM.from_config(_config(model_type, opts.get("hidden", 256),
+                                                             opts.get("intermediate", 384))).eval()
+            from safetensors.torch import load_file
+            state = {k: v for k, v in load_file(folder / "model.safetensors").items() if k in model.state_dict()}
+            state.update(dequantized)
+            model.load_state_dict(state)
+            return model
+        return AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    return built_once(make)
+
+
+def _onnx_weights(onnx_dir):
+    import onnx
+    from onnx import numpy_helper
+    graph = onnx.load(str(onnx_dir / "model.onnx"), load_external_data=True).graph
+    return {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_weights_exact_and_logits(case, checkpoints, reference, tmp_path):
+    (folder, dequantized), model = checkpoints(case), reference(case)
+    out = tmp_path / "onnx"
+    proc = run_hfx(["export", folder, out, "--format", "onnx", "--dynamic"])
+    assert proc.returncode == 0, describe(proc)
+    inits, state = _onnx_weights(out), model.state_dict()
+    checked = 0
+    for name, want in dequantized.items():  # the dequantized weights (transformers' parameters where it has them)
+        if name in state:
+            assert np.array_equal(state[name].numpy().view(np.uint32), want.numpy().view(np.uint32)), name
+        found = [k for k in inits if k == name or k.startswith(name + "/")]
+        for k in found if ".experts." not in name else ():  # (experts: stacked into initializers of their own)
+            got = inits[k].T if "/T" in k else inits[k]
+            assert got.shape == tuple(want.shape), (k, got.shape)
+            assert np.array_equal(got.view(np.uint32), want.numpy().view(np.uint32)), \
+                f"{k}: max difference {np.abs(got - want.numpy()).max()}"
+            checked += 1
+    assert checked >= len([k for k in dequantized if ".experts." not in k]) > 0, checked
+    feed = padded_feed(model.config.vocab_size)
+    want = eager_logits(model, feed)
+    assert real_token_diff(run_forward("onnx", out, feed)["logits"], want, feed) <= 1e-4
+    # the scales matter: the codes alone (each scale 1) give other logits
+    if case == FORMATS_CASE:
+        unscaled = _want_unscaled(model, folder)
+        assert np.abs(eager_logits(unscaled, feed) - want).max() > 1e-2
+
+
+def _want_unscaled(model, folder):
+    import copy
+    from safetensors.torch import load_file
+    tensors = load_file(folder / "model.safetensors")
+    other = copy.deepcopy(model)
+    state = other.state_dict()
+    for k, v in tensors.items():
+        if v.dtype == torch.float8_e4m3fn:
+            state[k] = v.to(torch.float32)
+    other.load_state_dict(state)
+    return other
+
+
+@pytest.mark.parametrize("fmt", ["openvino", "dynamo", "executorch"])
+def test_formats(fmt, checkpoints, reference, tmp_path):
+    (folder, _), model = checkpoints(FORMATS_CASE), reference(FORMATS_CASE)
+    out = tmp_path / fmt
+    proc = run_hfx(["export", folder, out, "--format", fmt])
+    assert proc.returncode == 0, describe(proc)
+    feed = padded_feed(model.config.vocab_size)
+    got = run_forward(fmt, out, feed, want_names=["logits"])["logits"]
+    assert real_token_diff(got, eager_logits(model, feed), feed) <= 1e-4
+
+
+@pytest.mark.parametrize("case", [FORMATS_CASE, "qwen3_moe_64"])
+def test_onnxruntime_genai_generates_as_transformers(case, checkpoints, reference, tmp_path):
+    import onnxruntime_genai as og
+    from genutil import genai_greedy
+    (folder, _), model = checkpoints(case), reference(case)
+    out = tmp_path / "genai"
+    proc = run_hfx(["export", folder, out, "--format", "onnx", "--for-generation", "--multi-token-decode",
+                    "--dynamic", "--quiet"])
+    assert proc.returncode == 0, describe(proc)
+    prompt = [5, 6, 7, 8, 9, 10, 11]
+    with torch.no_grad():
+        want = model.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                              max_new_tokens=24, do_sample=False, eos_token_id=None)[0, len(prompt):].tolist()
+    got = genai_greedy(og.Model(str(out)), prompt, 24)
+    assert len(want) == 24 and got == want[:len(got)] and len(got) >= 23, (got, want)
+
+
+def _drop(name):
+    return lambda tensors, q: tensors.pop(name)
+
+
+EDITS = {
+    "static_activations": (lambda t, q: q.update(activation_scheme="static"), "activation_scheme 'static'"),
+    "grid": (lambda t, q: t.update({"model.layers.0.mlp.up_proj.weight_scale_inv": torch.ones(3, 3)}),
+             "model.layers.0.mlp.up_proj.weight_scale_inv"),
+    "scale_without_weight": (lambda t, q: t.update({"model.layers.0.mlp.extra.weight_scale_inv": torch.ones(1, 1)}),
+                             "model.layers.0.mlp.extra.weight"),
+    "weight_without_scale": (_drop("model.layers.1.self_attn.o_proj.weight_scale_inv"),
+                             "model.layers.1.self_attn.o_proj.weight"),
+    "no_quantization_config": (None, "no quantization_config"),
+    "other_method": (lambda t, q: q.update(quant_method="gptq"), "quant_method fp8 only"),
+}
+
+
+@pytest.mark.parametrize("what", list(EDITS))
+def test_refused_by_name(what, tmp_path):
+    edit, words = EDITS[what]
+    folder, out = tmp_path / "bad", tmp_path / "out"
+    _write(FORMATS_CASE, folder, edit)
+    if what == "no_quantization_config":
+        config = json.loads((folder / "config.json").read_text())
+        del config["quantization_config"]
+        (folder / "config.json").write_text(json.dumps(config))
+    proc = run_hfx(["export", folder, out, "--format", "onnx"])
+    assert proc.returncode == 2 and words in proc.stderr, describe(proc)
+    assert not out.exists()

@@ -1,0 +1,142 @@
+/* hfx_prequant_apply on tensor lists built in memory: an FP8 weight and its scales become one float32 tensor whose
+ * values are worked out by hand (tiles of weight_block_size with a partial last one, stacked matrices, one scale for
+ * a whole tensor, E8M0 scales), the scales leave the list; and one test per refusal, each checking the status and that
+ * the message names the culprit. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/blocks.h"
+#include "base/arena.h"
+#include "hf/prequant.h"
+
+static hfx_tensor_info info(const char *name, hfx_dtype dt, int rank, const int64_t *shape, const void *data) {
+    hfx_tensor_info t = {.name = name, .dtype = dt, .rank = rank, .data = data, .file = "ck/model.safetensors"};
+    memcpy(t.shape, shape, (size_t)rank * sizeof *shape);
+    return t;
+}
+
+/* apply under {"quant_method": "fp8", ...extra} to n tensors (sorted by name); each tensor left that decodes (its
+ * blocks) decoded into got[i] while the arena lives */
+static hfx_status apply(const char *extra, hfx_tensor_info *t, size_t *n, float (*got)[64], hfx_error *err) {
+    char text[256];
+    snprintf(text, sizeof text, "{\"quantization_config\": {\"quant_method\": \"fp8\"%s}}", extra);
+    json_t *config = json_loads(text, 0, NULL);
+    assert_non_null(config);
+    hfx_arena *arena = hfx_arena_new();
+    const char *method;
+    hfx_status st = hfx_prequant_apply(config, "ck/config.json", arena, t, n, &method, err);
+    json_decref(config);
+    for (size_t i = 0; !st && i < *n; i++) {
+        assert_string_equal(method, "fp8");
+        uint64_t numel = hfx_numel(t[i].rank, t[i].shape);
+        if (t[i].blocks && got && numel <= 64) hfx_blocks_decode(t[i].blocks, t[i].data, 0, numel, got[i]);
+    }
+    hfx_arena_free(arena);
+    return st;
+}
+
+/* e4m3 codes: 0x38 = 1.0, 0x40 = 2.0, 0xB8 = −1.0, 0x01 = 2^−9 (the smallest subnormal), 0x7E = 448 */
+static void test_f8_values(void **state) {
+    (void)state;
+    assert_true(hfx_f8_to_f32(HFX_DTYPE_F8E4M3, 0x38) == 1.0f);
+    assert_true(hfx_f8_to_f32(HFX_DTYPE_F8E4M3, 0x40) == 2.0f);
+    assert_true(hfx_f8_to_f32(HFX_DTYPE_F8E4M3, 0xB8) == -1.0f);
+    assert_true(hfx_f8_to_f32(HFX_DTYPE_F8E4M3, 0x01) == ldexpf(1.0f, -9));
+    assert_true(hfx_f8_to_f32(HFX_DTYPE_F8E4M3, 0x7E) == 448.0f);
+    assert_true(isnan(hfx_f8_to_f32(HFX_DTYPE_F8E4M3, 0x7F)));
+    /* e5m2: 0x3C = 1.0, 0x7B = 57344 (the largest), 0x7C = infinity */
+    assert_true(hfx_f8_to_f32(HFX_DTYPE_F8E5M2, 0x3C) == 1.0f);
+    assert_true(hfx_f8_to_f32(HFX_DTYPE_F8E5M2, 0x7B) == 57344.0f);
+    assert_true(isinf(hfx_f8_to_f32(HFX_DTYPE_F8E5M2, 0x7C)));
+}
+
+/* a 3 × 5 weight of codes 1.0 in tiles of 2 × 2: scales [2, 3] = 1..6; row 2 and column 4 are partial tiles */
+static void test_partial_tiles(void **state) {
+    (void)state;
+    uint8_t codes[15];
+    memset(codes, 0x38, sizeof codes);
+    const float scales[6] = {1, 2, 3, 4, 5, 6};
+    hfx_tensor_info t[3] = {
+        info("a.bias", HFX_DTYPE_F32, 1, (int64_t[]){3}, scales),
+        info("a.weight", HFX_DTYPE_F8E4M3, 2, (int64_t[]){3, 5}, codes),
+        info("a.weight_scale_inv", HFX_DTYPE_F32, 2, (int64_t[]){2, 3}, scales),
+    };
+    size_t n = 3;
+    hfx_error err;
+    float got[3][64];
+    assert_int_equal(apply(", \"weight_block_size\": [2, 2]", t, &n, got, &err), HFX_OK);
+    assert_int_equal(n, 2); /* the scale left the list */
+    assert_string_equal(t[1].name, "a.weight");
+    assert_int_equal(t[1].dtype, HFX_DTYPE_F32);
+    const float want[15] = {1, 1, 2, 2, 3, 1, 1, 2, 2, 3, 4, 4, 5, 5, 6};
+    assert_memory_equal(got[1], want, sizeof want);
+}
+
+/* two stacked 2 × 2 matrices (experts), a scale each (tiles derived from the grid: no weight_block_size); and one
+ * E8M0 scale (2^(130 − 127) = 8) for a whole stacked tensor */
+static void test_stacked_and_one_scale(void **state) {
+    (void)state;
+    uint8_t codes[8] = {0x38, 0x40, 0x38, 0x40, 0x38, 0x40, 0x38, 0xB8};
+    const float scales[2] = {3, 5};
+    const uint8_t e8m0[1] = {130};
+    hfx_tensor_info t[4] = {
+        info("e.weight", HFX_DTYPE_F8E4M3, 3, (int64_t[]){2, 2, 2}, codes),
+        info("e.weight_scale_inv", HFX_DTYPE_F32, 3, (int64_t[]){2, 1, 1}, scales),
+        info("f.weight", HFX_DTYPE_F8E4M3, 3, (int64_t[]){2, 2, 2}, codes),
+        info("f.weight_scale_inv", HFX_DTYPE_F8E8M0, 0, (int64_t[]){0}, e8m0),
+    };
+    size_t n = 4;
+    hfx_error err;
+    float got[4][64];
+    assert_int_equal(apply(", \"weight_block_size\": null", t, &n, got, &err), HFX_OK);
+    assert_int_equal(n, 2);
+    const float want_e[8] = {3, 6, 3, 6, 5, 10, 5, -5}, want_f[8] = {8, 16, 8, 16, 8, 16, 8, -8};
+    assert_memory_equal(got[0], want_e, sizeof want_e);
+    assert_memory_equal(got[1], want_f, sizeof want_f);
+}
+
+static void refused(const char *extra, hfx_tensor_info *t, size_t n, hfx_status want, const char *words) {
+    hfx_error err = {0};
+    assert_int_equal(apply(extra, t, &n, NULL, &err), want);
+    if (!strstr(err.message, words)) fail_msg("'%s' does not name '%s'", err.message, words);
+}
+
+static void test_refusals(void **state) {
+    (void)state;
+    uint8_t codes[16] = {0};
+    const float scales[4] = {1, 1, 1, 1};
+    hfx_tensor_info grid[2] = {info("a.weight", HFX_DTYPE_F8E4M3, 2, (int64_t[]){4, 4}, codes),
+                               info("a.weight_scale_inv", HFX_DTYPE_F32, 2, (int64_t[]){3, 1}, scales)};
+    refused("", grid, 2, HFX_ERR_INVALID, "'a.weight_scale_inv' (rank 2) does not tile 'a.weight'");
+    hfx_tensor_info lone[1] = {info("a.weight_scale_inv", HFX_DTYPE_F32, 2, (int64_t[]){1, 1}, scales)};
+    refused("", lone, 1, HFX_ERR_INVALID, "scales 'a.weight', which the checkpoint does not hold");
+    hfx_tensor_info bare[1] = {info("a.weight", HFX_DTYPE_F8E5M2, 2, (int64_t[]){4, 4}, codes)};
+    refused("", bare, 1, HFX_ERR_INVALID, "'a.weight' is F8_E5M2 without a scale");
+    hfx_tensor_info vector[2] = {info("a.weight", HFX_DTYPE_F8E4M3, 1, (int64_t[]){16}, codes),
+                                 info("a.weight_scale_inv", HFX_DTYPE_F32, 1, (int64_t[]){1}, scales)};
+    refused("", vector, 2, HFX_ERR_UNSUPPORTED, "has rank 1");
+    hfx_tensor_info i32[2] = {info("a.weight", HFX_DTYPE_F8E4M3, 2, (int64_t[]){4, 4}, codes),
+                              info("a.weight_scale_inv", HFX_DTYPE_I32, 2, (int64_t[]){1, 1}, scales)};
+    refused("", i32, 2, HFX_ERR_UNSUPPORTED, "FP8 scales are");
+    hfx_tensor_info ok[2] = {info("a.weight", HFX_DTYPE_F8E4M3, 2, (int64_t[]){4, 4}, codes),
+                             info("a.weight_scale_inv", HFX_DTYPE_F32, 2, (int64_t[]){1, 1}, scales)};
+    refused(", \"activation_scheme\": \"static\"", ok, 2, HFX_ERR_UNSUPPORTED, "activation_scheme 'static'");
+    refused(", \"weight_block_size\": [0, 128]", ok, 2, HFX_ERR_INVALID, "weight_block_size");
+    refused(", \"weight_block_size\": [128]", ok, 2, HFX_ERR_INVALID, "weight_block_size");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_f8_values),
+        cmocka_unit_test(test_partial_tiles),
+        cmocka_unit_test(test_stacked_and_one_scale),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
