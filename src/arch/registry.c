@@ -1602,11 +1602,7 @@ hfx_status hfx_arch_open(const hfx_checkpoint *ck, const char *task, hfx_arena *
         return hfx_fail(err, HFX_ERR_UNSUPPORTED,
                         "%s/config.json: quantization_config (quant_method '%s'): hfx reads the pre-quantized "
                         "checkpoints of quant_method %s only; export the float checkpoint (hfx quantizes with "
-                        "--quantize)%s",
-                        hfx_checkpoint_dir(ck), method ? method : "?", hfx_prequant_methods(),
-                        method && strcmp(method, "mxfp4") == 0
-                            ? "; transformers writes one with Mxfp4Config(dequantize=True) and save_pretrained"
-                            : "");
+                        "--quantize)", hfx_checkpoint_dir(ck), method ? method : "?", hfx_prequant_methods());
     }
     for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
         if (strcmp(registry[i].name, name) == 0) return open_entry(&registry[i], ck, arena, out, err);

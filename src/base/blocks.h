@@ -18,15 +18,18 @@ enum { HFX_BLOCK_MAX = 256 }; /* the largest block, in elements (the "K" formats
 
 #include "base/dtype.h"
 
-/* Matrices [rows, cols] of codes (one a byte; a tensor's last two axes, its leading ones counting matrices) whose
- * value is code · scale, the scale that of the element's tile of tile_rows × tile_cols in the matrix's grid of
- * [grid_rows = ⌈rows / tile_rows⌉, grid_cols = ⌈cols / tile_cols⌉] scales (the last tiles partial): FP8
- * checkpoints' weight and weight_scale_inv. float32 arithmetic: the code widened, one product. */
+/* Matrices [rows, cols] of codes (a tensor's last two axes, its leading ones counting matrices) whose value is
+ * code · scale, the scale that of the element's tile of tile_rows × tile_cols in the matrix's grid of
+ * [grid_rows = ⌈rows / tile_rows⌉, grid_cols = ⌈cols / tile_cols⌉] scales (the last tiles partial), in float32
+ * arithmetic: the code widened, one product (an E8M0 scale 2^e: the code's exponent moved by e, exact). Hub
+ * checkpoints' FP8 weights and weight_scale_inv; MXFP4's blocks and scales. */
 typedef struct hfx_block_grid {
-    hfx_dtype codes;            /* F8E4M3 or F8E5M2 */
+    hfx_dtype codes;            /* F8E4M3 or F8E5M2, a byte each; UNDEFINED: FP4 (E2M1), two a byte, the first in
+                                   the low nibble */
     hfx_dtype scales;           /* F32, F16 or BF16; F8E8M0 or U8: exponents e, 2^(e − 127) */
     const uint8_t *scale_data;  /* [matrices, grid_rows, grid_cols] (bounds checked by who made the grid) */
     uint64_t rows, cols, tile_rows, tile_cols, grid_rows, grid_cols;
+    bool transposed;            /* read as [..., cols, rows]: each matrix transposed */
 } hfx_block_grid;
 
 typedef struct hfx_block_format {
@@ -41,7 +44,8 @@ typedef struct hfx_block_format {
      * block's scale and `block` codes, one a byte, in element order. */
     int symmetric_bits;
     void (*split)(const uint8_t *src, float *scale, uint8_t *codes);
-    /* non-NULL: a tensor's grid (block 1, bytes 1, no decode): its values depend on where they are */
+    /* non-NULL: a tensor's grid (no decode; block 1 and bytes 1, or 2 and 1 for FP4): its values depend on where
+     * they are */
     const hfx_block_grid *grid;
 } hfx_block_format;
 

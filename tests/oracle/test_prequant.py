@@ -46,6 +46,7 @@ CASES = {
     "llama_e5m2": ("llama", (64, 64), {"codes": torch.float8_e5m2}),
     "qwen3_moe_64": ("qwen3_moe", (64, 64), {}),
     "qwen3_moe_fused_64": ("qwen3_moe", (64, 64), {"fused": True, "rule": True}),
+    "qwen3_moe_fp4_experts": ("qwen3_moe", (64, 64), {"fp4_experts": True}),
     "llama_partial_tiles": ("llama", (128, 128), {"hidden": 192, "intermediate": 320, "rule": True}),
 }
 FORMATS_CASE = "llama_128"
@@ -64,6 +65,17 @@ def _config(model_type, hidden, intermediate):
 
 
 def _quantize(key, w, block, opts):
+    """{key: codes, key_scale_inv: scales} of a [rows, cols] weight: transformers' Fp8Quantize where it writes the
+    case, else its rule (max |w| / 448 a tile, ⌈⌉ tiles, the last partial) by hand; DeepSeek V4's experts (option
+    fp4_experts): FP4 codes two to an int8, a power-of-two scale per 32 columns (E8M0), OCP MX's rule."""
+    if opts.get("fp4_experts") and ".experts." in key:
+        blocks, scales = _mxfp4(w)
+        blocks = blocks.reshape(*w.shape[:-1], -1).view(torch.int8)  # [rows, cols / 2]
+        return {key: blocks, key + "_scale_inv": scales.view(torch.float8_e8m0fnu)}
+    return _quantize_fp8(key, w, block, opts)
+
+
+def _quantize_fp8(key, w, block, opts):
     """{key: codes, key_scale_inv: scales} of a [rows, cols] weight: transformers' Fp8Quantize where it writes the
     case, else its rule (max |w| / 448 a tile, ⌈⌉ tiles, the last partial) by hand."""
     from transformers import FineGrainedFP8Config
@@ -88,8 +100,26 @@ def _quantize(key, w, block, opts):
     return {key: q, key + "_scale_inv": scale}
 
 
+def _save(folder, cfg, tensors, q, edit):
+    """The checkpoint folder: cfg with quantization_config q, the tensors; edit(tensors, q) first."""
+    if edit:
+        edit(tensors, q)
+    folder.mkdir(parents=True, exist_ok=True)
+    cfg.save_pretrained(folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["quantization_config"] = q
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+
+
 def _dequantize(codes, scale, block):
-    """The format's rule (DeepSeek's weight_dequant): code · the scale of its ⌈⌉ tile, in float32."""
+    """The format's rule (DeepSeek's weight_dequant): code · the scale of its ⌈⌉ tile, in float32 (FP4 codes: their
+    values times 2^(e − 127))."""
+    if codes.dtype == torch.int8:
+        u8 = codes.view(torch.uint8)
+        fp4 = torch.tensor(FP4)[torch.stack([u8 & 15, u8 >> 4], -1).long()].reshape(*u8.shape[:-1], -1)
+        exp = scale.view(torch.uint8).to(torch.int32) - 127
+        return torch.ldexp(fp4, exp.repeat_interleave(32, -1).to(torch.float32))
     s = scale.to(torch.float32).repeat_interleave(block[0], -2).repeat_interleave(block[1], -1)
     return codes.to(torch.float32) * s[..., :codes.shape[-2], :codes.shape[-1]]
 
@@ -127,14 +157,7 @@ def _write(case, folder, edit=None):
     q = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": list(block)}
     if "scale_fmt" in opts:
         q["scale_fmt"] = opts["scale_fmt"]
-    if edit:
-        edit(tensors, q)
-    folder.mkdir(parents=True, exist_ok=True)
-    cfg.save_pretrained(folder)
-    config = json.loads((folder / "config.json").read_text())
-    config["quantization_config"] = q
-    (folder / "config.json").write_text(json.dumps(config, indent=2))
-    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    _save(folder, cfg, tensors, q, edit)
     return dequantized
 
 
@@ -228,11 +251,10 @@ def test_formats(fmt, checkpoints, reference, tmp_path):
     assert real_token_diff(got, eager_logits(model, feed), feed) <= 1e-4
 
 
-@pytest.mark.parametrize("case", [FORMATS_CASE, "qwen3_moe_64"])
-def test_onnxruntime_genai_generates_as_transformers(case, checkpoints, reference, tmp_path):
+def _assert_genai_generates_as_transformers(folder, model, tmp_path):
+    """onnxruntime-genai's 24 greedy tokens after a prompt from hfx's generation export equal transformers'."""
     import onnxruntime_genai as og
     from genutil import genai_greedy
-    (folder, _), model = checkpoints(case), reference(case)
     out = tmp_path / "genai"
     proc = run_hfx(["export", folder, out, "--format", "onnx", "--for-generation", "--multi-token-decode",
                     "--dynamic", "--quiet"])
@@ -243,6 +265,92 @@ def test_onnxruntime_genai_generates_as_transformers(case, checkpoints, referenc
                               max_new_tokens=24, do_sample=False, eos_token_id=None)[0, len(prompt):].tolist()
     got = genai_greedy(og.Model(str(out)), prompt, 24)
     assert len(want) == 24 and got == want[:len(got)] and len(got) >= 23, (got, want)
+
+
+@pytest.mark.parametrize("case", [FORMATS_CASE, "qwen3_moe_64"])
+def test_onnxruntime_genai_generates_as_transformers(case, checkpoints, reference, tmp_path):
+    _assert_genai_generates_as_transformers(checkpoints(case)[0], reference(case), tmp_path)
+
+
+# ---- MXFP4 (quant_method "mxfp4": gpt-oss as released) -----------------------------------------------------------
+
+FP4 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
+
+
+def _mxfp4(w):
+    """OCP MX's rule on [..., rows, cols]: per 32 columns a shared exponent floor(log2 max |w|) − 2 (E8M0, biased by
+    127) and the nearest FP4 (E2M1) codes, two a byte, the first in the low nibble: (blocks, scales)."""
+    groups = w.reshape(*w.shape[:-1], -1, 32)
+    exp = torch.floor(torch.log2(groups.abs().amax(-1, keepdim=True).clamp(min=2.0 ** -126))) - 2
+    codes = (groups[..., None] / torch.exp2(exp)[..., None] - torch.tensor(FP4)).abs().argmin(-1).to(torch.uint8)
+    return (codes[..., 0::2] | codes[..., 1::2] << 4).contiguous(), (exp[..., 0] + 127).to(torch.uint8).contiguous()
+
+
+def _write_mxfp4(folder, edit=None):
+    """A tiny gpt-oss (sliding and full layers, 4 experts) whose experts are stored as released: "X_blocks" and
+    "X_scales" of the transposed [experts, out, in] weights."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+    torch.manual_seed(0)
+    cfg = AutoConfig.for_model("gpt_oss", hidden_size=64, intermediate_size=64, num_attention_heads=4,
+                               num_key_value_heads=2, head_dim=16, num_hidden_layers=2, vocab_size=256,
+                               num_local_experts=4, num_experts_per_tok=2, sliding_window=4, swiglu_limit=7.0,
+                               max_position_embeddings=256, layer_types=["sliding_attention", "full_attention"],
+                               rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+                               bos_token_id=1, eos_token_id=2)
+    cfg.architectures = ["GptOssForCausalLM"]
+    tensors = {}
+    for key, w in AutoModelForCausalLM.from_config(cfg).state_dict().items():
+        if key.endswith(("experts.gate_up_proj", "experts.down_proj")):
+            tensors[key + "_blocks"], tensors[key + "_scales"] = _mxfp4(w.transpose(1, 2))
+        else:
+            tensors[key] = w.contiguous()
+    q = {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                            "model.embed_tokens", "lm_head"]}
+    _save(folder, cfg, tensors, q, edit)
+
+
+@pytest.fixture(scope="module")
+def mxfp4(tmp_path_factory):
+    """(folder, transformers' dequantizing load: Mxfp4Config(dequantize=True), float32)."""
+    from transformers import AutoModelForCausalLM, Mxfp4Config
+    folder = tmp_path_factory.mktemp("mxfp4") / "gpt_oss"
+    _write_mxfp4(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32,
+                                                 quantization_config=Mxfp4Config(dequantize=True)).eval()
+    return folder, model
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "openvino", "dynamo", "executorch"])
+def test_mxfp4_experts(fmt, mxfp4, tmp_path):
+    """The experts equal transformers' dequantized parameters bit for bit (ONNX's initializers), the logits within
+    1e-4 in every format."""
+    folder, model = mxfp4
+    out = tmp_path / fmt
+    proc = run_hfx(["export", folder, out, "--format", fmt] + (["--dynamic"] if fmt == "onnx" else []))
+    assert proc.returncode == 0, describe(proc)
+    if fmt == "onnx":
+        inits, checked = _onnx_weights(out), 0
+        for name, want in model.state_dict().items():
+            if name.endswith(("experts.gate_up_proj", "experts.down_proj")):
+                assert np.array_equal(inits[name].view(np.uint32), want.numpy().view(np.uint32)), name
+                checked += 1
+        assert checked == 4
+    feed = padded_feed(model.config.vocab_size)
+    got = run_forward(fmt, out, feed, want_names=["logits"])["logits"]
+    assert real_token_diff(got, eager_logits(model, feed), feed) <= 1e-4
+
+
+def test_mxfp4_onnxruntime_genai_generates_as_transformers(mxfp4, tmp_path):
+    _assert_genai_generates_as_transformers(*mxfp4, tmp_path)
+
+
+MXFP4_EDITS = {
+    "mxfp4_scales_shape": (lambda t, q: t.update({"model.layers.0.mlp.experts.down_proj_scales":
+                                                  torch.zeros(4, 64, 1, dtype=torch.uint8)}),
+                           "model.layers.0.mlp.experts.down_proj_scales"),
+    "mxfp4_no_scales": (lambda t, q: t.pop("model.layers.1.mlp.experts.gate_up_proj_scales"),
+                        "model.layers.1.mlp.experts.gate_up_proj_blocks"),
+}
 
 
 def _drop(name):
@@ -258,15 +366,18 @@ EDITS = {
     "weight_without_scale": (_drop("model.layers.1.self_attn.o_proj.weight_scale_inv"),
                              "model.layers.1.self_attn.o_proj.weight"),
     "no_quantization_config": (None, "no quantization_config"),
-    "other_method": (lambda t, q: q.update(quant_method="gptq"), "quant_method fp8 only"),
+    "other_method": (lambda t, q: q.update(quant_method="gptq"), "quant_method fp8, mxfp4 only"),
 }
 
 
-@pytest.mark.parametrize("what", list(EDITS))
+@pytest.mark.parametrize("what", list(EDITS) + list(MXFP4_EDITS))
 def test_refused_by_name(what, tmp_path):
-    edit, words = EDITS[what]
+    edit, words = EDITS.get(what) or MXFP4_EDITS[what]
     folder, out = tmp_path / "bad", tmp_path / "out"
-    _write(FORMATS_CASE, folder, edit)
+    if what in MXFP4_EDITS:
+        _write_mxfp4(folder, edit)
+    else:
+        _write(FORMATS_CASE, folder, edit)
     if what == "no_quantization_config":
         config = json.loads((folder / "config.json").read_text())
         del config["quantization_config"]

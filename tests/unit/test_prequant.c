@@ -21,22 +21,33 @@ static hfx_tensor_info info(const char *name, hfx_dtype dt, int rank, const int6
     return t;
 }
 
-/* apply under {"quant_method": "fp8", ...extra} to n tensors (sorted by name); each tensor left that decodes (its
+/* apply under {"quant_method": "fp8", ...extra} (or `extra` the whole quantization_config, when it starts with '{') to n
+ * tensors (sorted by name); each tensor left that decodes (its
  * blocks) decoded into got[i] while the arena lives */
-static hfx_status apply(const char *extra, hfx_tensor_info *t, size_t *n, float (*got)[64], hfx_error *err) {
+static hfx_status apply_in(hfx_arena *arena, const char *extra, hfx_tensor_info *t, size_t *n, float (*got)[64],
+                           hfx_error *err) {
     char text[256];
-    snprintf(text, sizeof text, "{\"quantization_config\": {\"quant_method\": \"fp8\"%s}}", extra);
+    if (extra[0] == '{')
+        snprintf(text, sizeof text, "{\"quantization_config\": %s}", extra);
+    else
+        snprintf(text, sizeof text, "{\"quantization_config\": {\"quant_method\": \"fp8\"%s}}", extra);
     json_t *config = json_loads(text, 0, NULL);
     assert_non_null(config);
-    hfx_arena *arena = hfx_arena_new();
     const char *method;
     hfx_status st = hfx_prequant_apply(config, "ck/config.json", arena, t, n, &method, err);
     json_decref(config);
     for (size_t i = 0; !st && i < *n; i++) {
-        assert_string_equal(method, "fp8");
+        assert_non_null(method);
         uint64_t numel = hfx_numel(t[i].rank, t[i].shape);
         if (t[i].blocks && got && numel <= 64) hfx_blocks_decode(t[i].blocks, t[i].data, 0, numel, got[i]);
     }
+    return st;
+}
+
+/* the same in an arena of its own, freed before returning (the tensors' names and decodings with it) */
+static hfx_status apply(const char *extra, hfx_tensor_info *t, size_t *n, float (*got)[64], hfx_error *err) {
+    hfx_arena *arena = hfx_arena_new();
+    hfx_status st = apply_in(arena, extra, t, n, got, err);
     hfx_arena_free(arena);
     return st;
 }
@@ -101,6 +112,49 @@ static void test_stacked_and_one_scale(void **state) {
     assert_memory_equal(got[1], want_f, sizeof want_f);
 }
 
+/* MXFP4: two rows of 32 FP4 codes (their bytes: 0x21 → 0.5 then 1.0; 0xF7 → 6.0 then −6.0; the rest zeros), scales
+ * 2^1 and 2^−1, read transposed as "e" [1, 32, 2] */
+static void test_mxfp4_transposed(void **state) {
+    (void)state;
+    uint8_t blocks[32] = {0x21, [16] = 0xF7};
+    const uint8_t scales[2] = {128, 126};
+    hfx_tensor_info t[2] = {
+        info("e_blocks", HFX_DTYPE_U8, 4, (int64_t[]){1, 2, 1, 16}, blocks),
+        info("e_scales", HFX_DTYPE_U8, 3, (int64_t[]){1, 2, 1}, scales),
+    };
+    size_t n = 2;
+    hfx_error err;
+    float got[2][64];
+    hfx_arena *arena = hfx_arena_new();
+    assert_int_equal(apply_in(arena, "{\"quant_method\": \"mxfp4\"}", t, &n, got, &err), HFX_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(t[0].name, "e"); /* (renamed: a name of the arena's) */
+    hfx_arena_free(arena);
+    assert_int_equal(t[0].rank, 3);
+    assert_true(t[0].shape[0] == 1 && t[0].shape[1] == 32 && t[0].shape[2] == 2);
+    float want[64] = {[0] = 1.0f, [1] = 3.0f, [2] = 2.0f, [3] = -3.0f}; /* [column][row] */
+    assert_memory_equal(got[0], want, sizeof want);
+}
+
+/* DeepSeek V4's FP4 experts under "fp8": I8 [1, 16] (32 codes) and one E8M0 scale per 32 columns */
+static void test_fp4_codes(void **state) {
+    (void)state;
+    uint8_t codes[16] = {0x7F, 0x10};
+    const uint8_t scales[1] = {129};
+    hfx_tensor_info t[2] = {
+        info("a.weight", HFX_DTYPE_I8, 2, (int64_t[]){1, 16}, codes),
+        info("a.weight_scale_inv", HFX_DTYPE_U8, 2, (int64_t[]){1, 1}, scales),
+    };
+    size_t n = 2;
+    hfx_error err;
+    float got[2][64];
+    assert_int_equal(apply("", t, &n, got, &err), HFX_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(t[0].shape[1], 32);
+    float want[64] = {[0] = -24.0f, [1] = 24.0f, [2] = 0.0f, [3] = 2.0f};
+    assert_memory_equal(got[0], want, 32 * sizeof *want);
+}
+
 static void refused(const char *extra, hfx_tensor_info *t, size_t n, hfx_status want, const char *words) {
     hfx_error err = {0};
     assert_int_equal(apply(extra, t, &n, NULL, &err), want);
@@ -136,6 +190,8 @@ int main(void) {
         cmocka_unit_test(test_f8_values),
         cmocka_unit_test(test_partial_tiles),
         cmocka_unit_test(test_stacked_and_one_scale),
+        cmocka_unit_test(test_mxfp4_transposed),
+        cmocka_unit_test(test_fp4_codes),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
