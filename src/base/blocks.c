@@ -256,21 +256,36 @@ float hfx_f8_to_f32(hfx_dtype dt, uint8_t code) {
 static const float E2M1[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
                                -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 
-/* The value at stored position `at` (matrix m, row r, column c). */
-static float grid_at(const hfx_block_grid *g, const uint8_t *codes, uint64_t m, uint64_t r, uint64_t c) {
-    uint64_t at = (m * g->rows + r) * g->cols + c;
+/* The code at stored position `at` (elements from the tensor's start), widened. */
+static float grid_code(const hfx_block_grid *g, const uint8_t *codes, uint64_t at) {
+    return g->codes == HFX_DTYPE_UNDEFINED ? E2M1[codes[at / 2] >> (at % 2 * 4) & 15] : hfx_f8_to_f32(g->codes, codes[at]);
+}
+
+/* The scale of stored position (matrix m, row r, column c): an E8M0 exponent as the power of two it is (exact; the
+ * byte 255, E8M0's NaN, as infinity). */
+static float grid_scale(const hfx_block_grid *g, uint64_t m, uint64_t r, uint64_t c) {
     uint64_t s = (m * g->grid_rows + r / g->tile_rows) * g->grid_cols + c / g->tile_cols;
-    float v = g->codes == HFX_DTYPE_UNDEFINED ? E2M1[codes[at / 2] >> (at % 2 * 4) & 15]
-                                              : hfx_f8_to_f32(g->codes, codes[at]);
-    if (g->scales == HFX_DTYPE_U8 || g->scales == HFX_DTYPE_F8E8M0) return ldexpf(v, (int)g->scale_data[s] - 127);
-    return v * hfx_float_load(g->scales, g->scale_data + s * hfx_dtype_size(g->scales));
+    if (g->scales == HFX_DTYPE_U8 || g->scales == HFX_DTYPE_F8E8M0) return ldexpf(1.0f, (int)g->scale_data[s] - 127);
+    return hfx_float_load(g->scales, g->scale_data + s * hfx_dtype_size(g->scales));
 }
 
 static void grid_decode(const hfx_block_grid *g, const uint8_t *base, uint64_t first, uint64_t n, float *out) {
-    uint64_t inner = g->transposed ? g->rows : g->cols, outer = g->transposed ? g->cols : g->rows;
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t at = first + i, a = at / inner % outer, b = at % inner, m = at / inner / outer;
-        out[i] = g->transposed ? grid_at(g, base, m, b, a) : grid_at(g, base, m, a, b);
+    if (g->transposed) { /* element by element: a presented run crosses the stored rows */
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t at = first + i, c = at / g->rows % g->cols, m = at / g->rows / g->cols;
+            uint64_t r = at % g->rows;
+            out[i] = grid_code(g, base, (m * g->rows + r) * g->cols + c) * grid_scale(g, m, r, c);
+        }
+        return;
+    }
+    for (uint64_t i = 0; i < n;) { /* runs within one tile's row share a scale */
+        uint64_t at = first + i, r = at / g->cols % g->rows, c = at % g->cols, m = at / g->cols / g->rows;
+        uint64_t run = g->tile_cols - c % g->tile_cols;
+        if (run > g->cols - c) run = g->cols - c; /* (a partial last tile ends with the row) */
+        if (run > n - i) run = n - i;
+        float s = grid_scale(g, m, r, c);
+        for (uint64_t j = 0; j < run; j++) out[i + j] = grid_code(g, base, at + j) * s;
+        i += run;
     }
 }
 
