@@ -256,37 +256,103 @@ float hfx_f8_to_f32(hfx_dtype dt, uint8_t code) {
 static const float E2M1[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
                                -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 
-/* The code at stored position `at` (elements from the tensor's start), widened. */
-static float grid_code(const hfx_block_grid *g, const uint8_t *codes, uint64_t at) {
-    return g->codes == HFX_DTYPE_UNDEFINED ? E2M1[codes[at / 2] >> (at % 2 * 4) & 15] : hfx_f8_to_f32(g->codes, codes[at]);
+/* Bits [bit, bit + bits) of `p` as an unsigned integer (bits ≤ 8: at most two bytes, the second read only when the
+ * field reaches it). */
+static unsigned bit_field(const uint8_t *p, uint64_t bit, int bits) {
+    unsigned v = p[bit / 8];
+    if (bit % 8 + (unsigned)bits > 8) v |= (unsigned)p[bit / 8 + 1] << 8;
+    return v >> (bit % 8) & ((1u << bits) - 1);
 }
 
-/* The scale of stored position (matrix m, row r, column c): an E8M0 exponent as the power of two it is (exact; the
- * byte 255, E8M0's NaN, as infinity). */
-static float grid_scale(const hfx_block_grid *g, uint64_t m, uint64_t r, uint64_t c) {
-    uint64_t s = (m * g->grid_rows + r / g->tile_rows) * g->grid_cols + c / g->tile_cols;
+/* The code at (matrix m, row r, column c), widened (a packed integer less its offset). */
+static float grid_code(const hfx_block_grid *g, const uint8_t *codes, uint64_t m, uint64_t r, uint64_t c) {
+    uint64_t at = (m * g->rows + r) * g->cols + c;
+    switch (g->codes) {
+    case HFX_GRID_F8E4M3: return hfx_f8_to_f32(HFX_DTYPE_F8E4M3, codes[at]);
+    case HFX_GRID_F8E5M2: return hfx_f8_to_f32(HFX_DTYPE_F8E5M2, codes[at]);
+    case HFX_GRID_E2M1: return E2M1[codes[at / 2] >> (at % 2 * 4) & 15];
+    case HFX_GRID_I8: return (float)(int8_t)codes[at];
+    default: { /* packed: rows start at a word */
+        uint64_t row_bytes = (g->cols * (uint64_t)g->bits + 31) / 32 * 4;
+        int v = (int)bit_field(codes + (m * g->rows + r) * row_bytes, c * (uint64_t)g->bits, g->bits);
+        return (float)(v - (1 << (g->bits - 1)));
+    }
+    }
+}
+
+/* The zero point of grid cell (matrix m, grid row gr, grid column gc). */
+static float grid_zero(const hfx_block_grid *g, uint64_t m, uint64_t gr, uint64_t gc) {
+    if (!g->zero_data) return 0.0f;
+    uint64_t at = (m * g->grid_rows + gr) * g->grid_cols + gc;
+    if (g->zero_codes == HFX_GRID_I8) return (float)(int8_t)g->zero_data[at];
+    if (g->zero_codes == HFX_GRID_I32) {
+        int32_t v;
+        memcpy(&v, g->zero_data + at * 4, 4);
+        return (float)v;
+    }
+    /* packed down the columns: word w of column gc at [m][w][gc], the field straddling into the next word's low bits */
+    uint64_t words = (g->grid_rows * (uint64_t)g->bits + 31) / 32, bit = gr * (uint64_t)g->bits;
+    const uint8_t *col = g->zero_data + (m * words * g->grid_cols + gc) * 4;
+    uint64_t w = bit / 32, off = bit % 32;
+    uint32_t lo, hi = 0;
+    memcpy(&lo, col + w * g->grid_cols * 4, 4);
+    if (off + (uint64_t)g->bits > 32) memcpy(&hi, col + (w + 1) * g->grid_cols * 4, 4);
+    uint64_t v = ((uint64_t)hi << 32 | lo) >> off & ((1u << g->bits) - 1);
+    return (float)((int)v - (1 << (g->bits - 1)));
+}
+
+/* The scale of grid cell (m, gr, gc): an E8M0 exponent as the power of two it is (exact; the byte 255, E8M0's NaN,
+ * as infinity). */
+static float grid_scale(const hfx_block_grid *g, uint64_t m, uint64_t gr, uint64_t gc) {
+    uint64_t s = (m * g->grid_rows + gr) * g->grid_cols + gc;
     if (g->scales == HFX_DTYPE_U8 || g->scales == HFX_DTYPE_F8E8M0) return ldexpf(1.0f, (int)g->scale_data[s] - 127);
     return hfx_float_load(g->scales, g->scale_data + s * hfx_dtype_size(g->scales));
+}
+
+/* (code − zero) · scale, rounded to the grid's dtype */
+static float grid_value(const hfx_block_grid *g, float code, float zero, float scale) {
+    float v = (code - zero) * scale;
+    if (g->round_to == HFX_DTYPE_F32) return v;
+    uint8_t b[8]; /* (room for any float dtype) */
+    hfx_float_store(g->round_to, b, v);
+    return hfx_float_load(g->round_to, b);
 }
 
 static void grid_decode(const hfx_block_grid *g, const uint8_t *base, uint64_t first, uint64_t n, float *out) {
     if (g->transposed) { /* element by element: a presented run crosses the stored rows */
         for (uint64_t i = 0; i < n; i++) {
-            uint64_t at = first + i, c = at / g->rows % g->cols, m = at / g->rows / g->cols;
-            uint64_t r = at % g->rows;
-            out[i] = grid_code(g, base, (m * g->rows + r) * g->cols + c) * grid_scale(g, m, r, c);
+            uint64_t at = first + i, c = at / g->rows % g->cols, m = at / g->rows / g->cols, r = at % g->rows;
+            uint64_t gr = r / g->tile_rows, gc = c / g->tile_cols;
+            out[i] = grid_value(g, grid_code(g, base, m, r, c), grid_zero(g, m, gr, gc), grid_scale(g, m, gr, gc));
         }
         return;
     }
-    for (uint64_t i = 0; i < n;) { /* runs within one tile's row share a scale */
+    for (uint64_t i = 0; i < n;) { /* runs within one tile's row share a scale and a zero point */
         uint64_t at = first + i, r = at / g->cols % g->rows, c = at % g->cols, m = at / g->cols / g->rows;
         uint64_t run = g->tile_cols - c % g->tile_cols;
         if (run > g->cols - c) run = g->cols - c; /* (a partial last tile ends with the row) */
         if (run > n - i) run = n - i;
-        float s = grid_scale(g, m, r, c);
-        for (uint64_t j = 0; j < run; j++) out[i + j] = grid_code(g, base, at + j) * s;
+        uint64_t gr = r / g->tile_rows, gc = c / g->tile_cols;
+        float s = grid_scale(g, m, gr, gc), z = grid_zero(g, m, gr, gc);
+        for (uint64_t j = 0; j < run; j++) out[i + j] = grid_value(g, grid_code(g, base, m, r, c + j), z, s);
         i += run;
     }
+}
+
+int hfx_grid_int_bits(const hfx_block_grid *g) {
+    bool ints = (g->codes == HFX_GRID_PACKED && (g->bits == 4 || g->bits == 8)) || g->codes == HFX_GRID_I8;
+    return ints && !g->transposed && g->tile_cols > 0 && g->cols % g->tile_cols == 0
+               ? (g->codes == HFX_GRID_I8 ? 8 : g->bits) : 0;
+}
+
+void hfx_grid_split(const hfx_block_grid *g, const uint8_t *base, uint64_t row, uint64_t b, float *scale, uint8_t *zero,
+                    uint8_t *codes) {
+    int half = 1 << (hfx_grid_int_bits(g) - 1);
+    uint64_t m = row / g->rows, r = row % g->rows;
+    *scale = grid_scale(g, m, r / g->tile_rows, b);
+    *zero = (uint8_t)((int)grid_zero(g, m, r / g->tile_rows, b) + half);
+    for (uint64_t i = 0; i < g->tile_cols; i++)
+        codes[i] = (uint8_t)((int)grid_code(g, base, m, r, b * g->tile_cols + i) + half);
 }
 
 void hfx_blocks_decode(const hfx_block_format *f, const uint8_t *base, uint64_t first, uint64_t n, float *out) {

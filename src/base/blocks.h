@@ -18,16 +18,34 @@ enum { HFX_BLOCK_MAX = 256 }; /* the largest block, in elements (the "K" formats
 
 #include "base/dtype.h"
 
+/* How a grid's codes (or zero points) are stored. */
+typedef enum hfx_grid_codes {
+    HFX_GRID_F8E4M3,  /* float8_e4m3fn, a byte each */
+    HFX_GRID_F8E5M2,  /* float8_e5m2 */
+    HFX_GRID_E2M1,    /* FP4, two a byte, the first in the low nibble */
+    HFX_GRID_I8,      /* signed bytes */
+    HFX_GRID_I32,     /* signed 32-bit integers (zero points only) */
+    HFX_GRID_PACKED   /* `bits`-bit integers stored plus 2^(bits − 1), packed densely into little-endian 32-bit words
+                         from each row's first word (compressed-tensors' pack_to_int32: code k of a row at bit
+                         k · bits) */
+} hfx_grid_codes;
+
 /* Matrices [rows, cols] of codes (a tensor's last two axes, its leading ones counting matrices) whose value is
- * code · scale, the scale that of the element's tile of tile_rows × tile_cols in the matrix's grid of
- * [grid_rows = ⌈rows / tile_rows⌉, grid_cols = ⌈cols / tile_cols⌉] scales (the last tiles partial), in float32
- * arithmetic: the code widened, one product (an E8M0 scale 2^e: the code's exponent moved by e, exact). Hub
- * checkpoints' FP8 weights and weight_scale_inv; MXFP4's blocks and scales. */
+ * (code − zero point) · scale, the scale (and zero point) those of the element's tile of tile_rows × tile_cols in
+ * the matrix's grid of [grid_rows = ⌈rows / tile_rows⌉, grid_cols = ⌈cols / tile_cols⌉] (the last tiles partial).
+ * float32 arithmetic: the code widened, one subtraction and one product (exact for every grid below), then rounded
+ * to round_to, the dtype the reference dequantizes in. Hub checkpoints' FP8 weight and weight_scale_inv, MXFP4's
+ * blocks and scales, compressed-tensors' packed integers. */
 typedef struct hfx_block_grid {
-    hfx_dtype codes;            /* F8E4M3 or F8E5M2, a byte each; UNDEFINED: FP4 (E2M1), two a byte, the first in
-                                   the low nibble */
+    hfx_grid_codes codes;
+    int bits;                   /* HFX_GRID_PACKED: 1..8 */
     hfx_dtype scales;           /* F32, F16 or BF16; F8E8M0 or U8: exponents e, 2^(e − 127) */
     const uint8_t *scale_data;  /* [matrices, grid_rows, grid_cols] (bounds checked by who made the grid) */
+    const uint8_t *zero_data;   /* NULL: no zero points; else [matrices, grid_rows, grid_cols] as zero_codes (I8, I32),
+                                   or HFX_GRID_PACKED: each column of the grid's rows packed as the codes are,
+                                   [matrices, ⌈grid_rows · bits / 32⌉ words, grid_cols] */
+    hfx_grid_codes zero_codes;
+    hfx_dtype round_to;         /* F32, F16 or BF16 */
     uint64_t rows, cols, tile_rows, tile_cols, grid_rows, grid_cols;
     bool transposed;            /* read as [..., cols, rows]: each matrix transposed */
 } hfx_block_grid;
@@ -63,6 +81,15 @@ const char *hfx_ggml_type_name(uint32_t type);
 /* Elements per block and bytes per block of ggml type `type` (plain types: 1 and the element's
  * size); false for a number ggml does not define. */
 bool hfx_ggml_type_size(uint32_t type, uint32_t *block, uint32_t *bytes);
+
+/* The bits of a grid a quantized linear holds exactly as stored, 4 or 8 (integer codes whose tiles' columns divide the
+ * rows: a scale and zero point per run of tile_cols codes of each row, rows read as stored), else 0. */
+int hfx_grid_int_bits(const hfx_block_grid *g);
+
+/* Block b (tile_cols codes) of row `row` (counting every matrix's rows) of a grid hfx_grid_int_bits accepts: its scale
+ * (as float), zero point and codes, unsigned (the stored integer + 2^(bits − 1); no zero points: 2^(bits − 1)). */
+void hfx_grid_split(const hfx_block_grid *g, const uint8_t *base, uint64_t row, uint64_t b, float *scale, uint8_t *zero,
+                    uint8_t *codes);
 
 /* The one-byte float `code` of dtype F8E4M3 (no infinities, S.1111.111 NaN) or F8E5M2 as a float (exact). */
 float hfx_f8_to_f32(hfx_dtype dt, uint8_t code);

@@ -414,7 +414,8 @@ int hfx_settings_quant(const hfx_settings *s, const hfx_format *f, hfx_quant_pla
     if (!s->quantize)
         return s->group_size >= 0 || s->symmetric >= 0 || s->reduce_range >= 0 || tables >= 0 || head >= 0 ? -1 : 0;
     int bits = s->quantize == HFX_QUANTIZE_INT4 ? 4 : 8;
-    if (s->quantize == HFX_QUANTIZE_GGUF) { /* the blocks as stored, under the format's rule (the pass picks them) */
+    if (s->quantize == HFX_QUANTIZE_GGUF || s->quantize == HFX_QUANTIZE_STORED) {
+        /* the blocks as stored, under the format's rule (the pass picks them) */
         if (s->group_size >= 0 || s->symmetric >= 0 || s->reduce_range >= 0 || tables >= 0 || head >= 0) return -3;
         plan->linears = plan->head = (hfx_quant){.rule = f->quant.rule, .from_blocks = true};
         plan->tables = (hfx_quant){0};

@@ -26,7 +26,8 @@ const hfx_format_option *hfx_key_option(int k);
 /* A choice's value: its 1-based index in the row's choices, 0 when unset or null. */
 enum { HFX_CACHE_UNSET, HFX_CACHE_IS_DYNAMIC, HFX_CACHE_IS_STATIC };
 enum { HFX_MOE_AUTO, HFX_MOE_ALL = 2, HFX_MOE_GATHERED = 3 };
-enum { HFX_QUANTIZE_NONE, HFX_QUANTIZE_INT4, HFX_QUANTIZE_INT8, HFX_QUANTIZE_INT8_DYNAMIC, HFX_QUANTIZE_GGUF };
+enum { HFX_QUANTIZE_NONE, HFX_QUANTIZE_INT4, HFX_QUANTIZE_INT8, HFX_QUANTIZE_INT8_DYNAMIC, HFX_QUANTIZE_GGUF,
+       HFX_QUANTIZE_STORED };
 
 /* dynamic_shapes, read: each input it names, with each of its axes symbolic (a dim's name and
  * bounds) or static (null in the config). */

@@ -635,7 +635,8 @@ static json_t *metadata(const component *c, const hfx_model *model, int64_t max_
     flat_specs(md, c, model); /* (where it is called as a plain forward) */
     if (c->quantized) { /* which weights are stored quantized, and how */
         const hfx_quant_done *d = &c->quant_done;
-        json_t *q = c->quant.linears.from_blocks ? json_pack("{ss}", "from", "gguf") /* (each linear its own width) */
+        const char *from = hfx_checkpoint_quant_method(model->ck); /* (NULL: a GGUF file's blocks) */
+        json_t *q = c->quant.linears.from_blocks ? json_pack("{ss}", "from", from ? from : "gguf") /* (each its own) */
                                                  : quant_json(&c->quant.linears);
         json_object_set_new(q, "linears", json_integer(d->linears + (d->has_head && d->head.bits)));
         if (d->has_head) json_object_set_new(q, "lm_head", quant_json(&d->head));
@@ -739,7 +740,7 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
         st = hfx_fail(err, HFX_ERR_INVALID, "export config: 'reduce_range' shapes onnxruntime's dynamic "
                                             "quantization: set 'quantize' to \"int8-dynamic\"");
     if (quantize == -3)
-        st = hfx_fail(err, HFX_ERR_INVALID, "export config: quantize \"gguf\" keeps the file's own blocks: "
+        st = hfx_fail(err, HFX_ERR_INVALID, "export config: quantize \"stored\" keeps the checkpoint's own blocks: "
                                             "'group_size', 'symmetric', 'reduce_range', 'quantize_embeddings' and "
                                             "'quantize_lm_head' do not apply");
     bool dynamic = quantize > 0 && c->quant.linears.rule == HFX_QUANT_RULE_ORT_DYNAMIC;
@@ -751,13 +752,15 @@ static hfx_status prepare_component(const hfx_exporter *e, const hfx_model *mode
         st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "export_format '%s' has no dynamic int8 form (onnxruntime's "
                                                 "MatMulInteger, onnx only): --quantize int8", fmt->name);
     else if (blocks && c->quant.linears.rule != HFX_QUANT_RULE_ORT && c->quant.linears.rule != HFX_QUANT_RULE_NNCF)
-        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "quantize \"gguf\": export_format '%s' cannot hold a GGUF file's "
-                                                "blocks as they are yet: onnx and openvino can", fmt->name);
+        st = hfx_fail(err, HFX_ERR_UNSUPPORTED, "quantize \"stored\": export_format '%s' cannot hold a checkpoint's "
+                                                "quantized blocks as they are yet: onnx and openvino can", fmt->name);
     else if (quantize > 0)
         st = hfx_quantize_weights(c->g, &c->quant, &c->quant_done, err);
     if (!st && blocks && !c->quant_done.linears && !(c->quant_done.has_head && c->quant_done.head.bits))
-        st = hfx_fail(err, HFX_ERR_INVALID, "quantize \"gguf\": no linear of %s is stored in a block format a "
-                                            "quantized linear holds exactly (Q4_0, Q8_0)", hfx_checkpoint_dir(model->ck));
+        st = hfx_fail(err, HFX_ERR_INVALID, "quantize \"stored\": no linear of %s is stored in a form a quantized "
+                                            "linear holds exactly (a GGUF file's Q4_0, Q8_0; compressed-tensors' 4- "
+                                            "and 8-bit integers in groups of a power of two of at least 16, or per "
+                                            "channel)", hfx_checkpoint_dir(model->ck));
     c->attention = count_op(c->g, HFX_OP_ATTENTION);
     if (!st) st = hfx_decompose(c->g, fmt->keeps, err); /* what the format does not write itself */
     c->fused = count_op(c->g, HFX_OP_ATTENTION);

@@ -8,6 +8,13 @@
  *          float16, bfloat16 or E8M0 exponents (uint8); the weight is code · scale in float32, as transformers'
  *          Fp8Dequantize. Activations stay float (activation_scheme "dynamic": quantized only by GPU kernels);
  *          "static" activation scales are refused by name.
+ *   "mxfp4": gpt-oss's experts, "X_blocks" (FP4 codes) and "X_scales" (E8M0) read as "X" transposed, as
+ *          Mxfp4Config(dequantize=True) makes them.
+ *   "compressed-tensors": llm-compressor's checkpoints, one weight scheme over the config groups: pack-quantized
+ *          1–8-bit integers (weight_packed, weight_shape), naive-quantized int8 and float-quantized FP8 weights, per
+ *          tensor, channel, group or block, symmetric or with zero points; each value (q − z) · s rounded to the
+ *          scales' dtype, as compressed-tensors' decompression. Activation quantization, activation-ordered groups,
+ *          sparsity, transforms and KV-cache schemes are refused by name.
  * Another method is left to the caller (which refuses it by name); an 8-bit float tensor outside a method that reads
  * it is HFX_ERR_UNSUPPORTED naming it. */
 #ifndef HFX_HF_PREQUANT_H

@@ -371,35 +371,60 @@ static int64_t row_start(const hfx_init_part *p, int64_t row) {
     return off;
 }
 
+/* The bits a block format's or grid's blocks hold as a quantized linear's, its block, and whether it has zero points */
+static int stored_bits(const hfx_block_format *f, int64_t *block, bool *zeros) {
+    if (!f->grid) {
+        *block = f->block, *zeros = false;
+        return f->symmetric_bits;
+    }
+    *block = (int64_t)f->grid->tile_cols, *zeros = f->grid->zero_data != NULL;
+    return hfx_grid_int_bits(f->grid);
+}
+
 bool hfx_quant_from_blocks(const hfx_init *weight, hfx_quant_rule rule, hfx_quant_layout layout, hfx_quant *q) {
     const hfx_init_part *p = weight->n_parts == 1 ? &weight->parts[0] : NULL;
-    if (!p || !p->blocks || !p->blocks->symmetric_bits || weight->rank != 2 || weight->quant ||
-        p->strides[p->rank - 1] != 1 || p->shape[p->rank - 1] != weight->shape[1] ||
-        weight->shape[1] % p->blocks->block || (rule != HFX_QUANT_RULE_ORT && rule != HFX_QUANT_RULE_NNCF))
+    int64_t block;
+    bool zeros;
+    int bits = p && p->blocks ? stored_bits(p->blocks, &block, &zeros) : 0;
+    if (!bits || weight->rank != 2 || weight->quant || p->strides[p->rank - 1] != 1 ||
+        p->shape[p->rank - 1] != weight->shape[1] || weight->shape[1] % block ||
+        (rule != HFX_QUANT_RULE_ORT && rule != HFX_QUANT_RULE_NNCF))
         return false;
-    for (int d = 0; d + 1 < p->rank; d++) /* every row starts a block */
-        if (p->strides[d] % p->blocks->block) return false;
-    if (p->offset % p->blocks->block) return false;
-    *q = (hfx_quant){.rule = rule, .bits = p->blocks->symmetric_bits, .block = p->blocks->block, .symmetric = true,
-                     .scale_dtype = HFX_DTYPE_F32, .layout = layout, .from_blocks = true};
+    /* every row starts a block: a whole stored row for a grid (whose blocks are its rows' tiles) */
+    int64_t unit = p->blocks->grid ? (int64_t)p->blocks->grid->cols : block;
+    for (int d = 0; d + 1 < p->rank; d++)
+        if (p->strides[d] % unit) return false;
+    if (p->offset % unit || (p->blocks->grid && weight->shape[1] != unit)) return false;
+    if (rule == HFX_QUANT_RULE_ORT && (block < 16 || (block & (block - 1)))) return false; /* MatMulNBits' blocks */
+    *q = (hfx_quant){.rule = rule, .bits = bits, .block = block, .symmetric = !zeros, .scale_dtype = HFX_DTYPE_F32,
+                     .layout = layout, .from_blocks = true};
     return true;
 }
 
-/* Blocks b0..b1 of row `row` of a from-blocks weight: the file's scales and codes, signed for NNCF's rule */
+/* Blocks b0..b1 of row `row` of a from-blocks weight: the stored scales, zero points and codes, signed for NNCF's
+ * symmetric rule */
 static void stored_row(const hfx_init *init, int64_t row, int64_t b0, int64_t b1, bool codes, row_blocks *r) {
     const hfx_init_part *p = &init->quant_of->parts[0];
     const hfx_block_format *f = p->blocks;
-    const int64_t start = row_start(p, row) / f->block, half = 1 << (f->symmetric_bits - 1);
+    int64_t block;
+    bool zeros;
+    const int bits = stored_bits(f, &block, &zeros), half = 1 << (bits - 1);
+    const int64_t start = row_start(p, row);
     for (int64_t b = b0; b <= b1; b++) {
         int64_t k = b - b0;
-        uint8_t *c = r->codes + k * f->block;
-        f->split(p->base + (uint64_t)(start + b) * f->bytes, &r->scales[k], c);
-        r->zps[k] = (uint8_t)half;
-        if (init->quant->rule == HFX_QUANT_RULE_NNCF) /* its codes are signed: code − 2^(bits−1) */
-            for (uint32_t i = 0; i < f->block; i++) c[i] = (uint8_t)((int)c[i] - half);
-        if (codes && f->symmetric_bits == 4) {
-            for (uint32_t i = 0; i < f->block; i += 2) c[i / 2] = (uint8_t)((c[i] & 0xF) | (c[i + 1] & 0xF) << 4);
-            memmove(r->codes + k * f->block / 2, c, f->block / 2);
+        uint8_t *c = r->codes + k * block;
+        if (f->grid) {
+            hfx_grid_split(f->grid, p->base, (uint64_t)(start / init->quant_of->shape[1]), (uint64_t)b, &r->scales[k],
+                           &r->zps[k], c);
+        } else {
+            f->split(p->base + (uint64_t)(start / block + b) * f->bytes, &r->scales[k], c);
+            r->zps[k] = (uint8_t)half;
+        }
+        if (init->quant->rule == HFX_QUANT_RULE_NNCF && !zeros) /* its symmetric codes are signed: code − 2^(bits−1) */
+            for (int64_t i = 0; i < block; i++) c[i] = (uint8_t)((int)c[i] - half);
+        if (codes && bits == 4) {
+            for (int64_t i = 0; i < block; i += 2) c[i / 2] = (uint8_t)((c[i] & 0xF) | (c[i + 1] & 0xF) << 4);
+            memmove(r->codes + k * block / 2, c, (size_t)(block / 2));
         }
     }
 }

@@ -320,6 +320,23 @@ def real_token_diff(got: np.ndarray, want: np.ndarray, feed: dict) -> float:
     return float(np.abs(got[real] - want[real]).max())
 
 
+def assert_export_refused(src, out: Path, words: str, *flags) -> None:
+    """`hfx export SRC OUT FLAGS...` exits 2 naming `words` on stderr and writes nothing."""
+    proc = run_hfx(["export", src, out, *flags])
+    assert proc.returncode == 2 and words in proc.stderr, describe(proc)
+    assert not Path(out).exists()
+
+
+def assert_export_logits(src, model, fmt: str, out: Path, *flags) -> None:
+    """`hfx export SRC OUT --format FMT FLAGS...` succeeds, and its forward's logits on a padded batch are within 1e-4
+    of transformers' `model` over the real tokens."""
+    proc = run_hfx(["export", src, out, "--format", fmt, *flags])
+    assert proc.returncode == 0, describe(proc)
+    feed = padded_feed(model.config.vocab_size)
+    got = run_forward(fmt, out, feed, want_names=["logits"])["logits"]
+    assert real_token_diff(got, eager_logits(model, feed), feed) <= 1e-4
+
+
 def assert_logits_close(got: np.ndarray, want: np.ndarray, label: str, atol: float = PARITY_ATOL) -> float:
     """Every element within atol (padded positions included). Prints and returns the max diff."""
     assert got.shape == want.shape, f"{label}: ONNX logits shape {got.shape}, transformers {want.shape}"

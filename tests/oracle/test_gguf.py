@@ -34,7 +34,8 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import built_once, describe, eager_logits, padded_feed, real_token_diff, run_forward, run_hfx
+from conftest import (assert_export_logits, assert_export_refused, built_once, describe, eager_logits, padded_feed,
+                      real_token_diff, run_forward, run_hfx)
 
 gguf = pytest.importorskip("gguf", reason="gguf (tests/oracle/requirements.txt) is the reference's reader")
 
@@ -282,13 +283,7 @@ def test_inspect(files, reference):
 @pytest.mark.parametrize("fmt", ["openvino", "dynamo", "executorch"])
 def test_formats(fmt, files, reference, tmp_path):
     """A mixed "K" file (rotary rows, Q4_K / Q5_K / Q6_K) through the other formats at their default static shapes."""
-    path, model = files(FORMATS_CASE), reference(FORMATS_CASE)
-    out = tmp_path / fmt
-    proc = run_hfx(["export", path, out, "--format", fmt])
-    assert proc.returncode == 0, describe(proc)
-    feed = padded_feed(model.config.vocab_size)
-    got = run_forward(fmt, out, feed, want_names=["logits"])["logits"]
-    assert real_token_diff(got, eager_logits(model, feed), feed) <= 1e-4
+    assert_export_logits(files(FORMATS_CASE), reference(FORMATS_CASE), fmt, tmp_path / fmt)
 
 
 def _matmulnbits_weights(onnx_dir):
@@ -354,12 +349,8 @@ def test_quantize_keeps_the_blocks(case, fmt, files, reference, tmp_path):
 @pytest.mark.parametrize("what", ["no_such_blocks", "format"])
 def test_quantize_gguf_refused(what, files, tmp_path):
     src = files("llama_q4_k_m" if what == "no_such_blocks" else "llama_q4_0")
-    out = tmp_path / "out"
-    proc = run_hfx(["export", src, out, "--format", "onnx" if what == "no_such_blocks" else "executorch",
-                    "--quantize", "gguf"])
-    words = "no linear of" if what == "no_such_blocks" else "export_format 'executorch'"
-    assert proc.returncode == 2 and words in proc.stderr, describe(proc)
-    assert not out.exists()
+    fmt, words = ("onnx", "no linear of") if what == "no_such_blocks" else ("executorch", "export_format 'executorch'")
+    assert_export_refused(src, tmp_path / "out", words, "--format", fmt, "--quantize", "gguf")
 
 
 @pytest.mark.parametrize("case", GENERATION_CASES)

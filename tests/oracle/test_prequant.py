@@ -18,6 +18,15 @@ that do not divide the matrix, as DeepSeek's converter writes them):
   * what hfx does not read (static activation scales, a scale grid that does not tile its weight, a scale without
     its weight, a weight without its scale, FP8 tensors without a quantization_config, another quant_method) exits
     2 naming it, writing nothing.
+
+MXFP4 (quant_method "mxfp4": gpt-oss as released): a tiny gpt-oss whose experts are stored as X_blocks / X_scales
+(OCP MX's rule), against Mxfp4Config(dequantize=True): the experts bit for bit, logits in all four formats,
+onnxruntime-genai's greedy tokens.
+
+compressed-tensors (llm-compressor's checkpoints): tiny Llamas compressed by compressed-tensors itself (int4 groups
+symmetric and asymmetric, int3, int8 channels, naive int8, FP8 channels; float32, float16 and bfloat16 scales),
+against CompressedTensorsConfig(run_compressed=False): every linear bit for bit, logits, one case in every format
+and onnxruntime-genai; activation quantization, activation order, other statuses and formats refused by name.
 """
 from __future__ import annotations
 
@@ -30,7 +39,8 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from conftest import built_once, describe, eager_logits, padded_feed, real_token_diff, run_forward, run_hfx
+from conftest import (assert_export_logits, assert_export_refused, built_once, describe, eager_logits, padded_feed,
+                      real_token_diff, run_forward, run_hfx)
 
 ARCH = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
         "qwen3_moe": "Qwen3MoeForCausalLM"}
@@ -242,13 +252,7 @@ def _want_unscaled(model, folder):
 
 @pytest.mark.parametrize("fmt", ["openvino", "dynamo", "executorch"])
 def test_formats(fmt, checkpoints, reference, tmp_path):
-    (folder, _), model = checkpoints(FORMATS_CASE), reference(FORMATS_CASE)
-    out = tmp_path / fmt
-    proc = run_hfx(["export", folder, out, "--format", fmt])
-    assert proc.returncode == 0, describe(proc)
-    feed = padded_feed(model.config.vocab_size)
-    got = run_forward(fmt, out, feed, want_names=["logits"])["logits"]
-    assert real_token_diff(got, eager_logits(model, feed), feed) <= 1e-4
+    assert_export_logits(checkpoints(FORMATS_CASE)[0], reference(FORMATS_CASE), fmt, tmp_path / fmt)
 
 
 def _assert_genai_generates_as_transformers(folder, model, tmp_path):
@@ -353,6 +357,203 @@ MXFP4_EDITS = {
 }
 
 
+# ---- compressed-tensors (llm-compressor's checkpoints) --------------------------------------------------------------
+
+# case → the weights' QuantizationArgs, the format, the model's dtype (the scales' and so the dequantization's)
+CT_CASES = {
+    "ct_int4_sym_group64_bf16": (dict(num_bits=4, symmetric=True, strategy="group", group_size=64), "pack-quantized",
+                                 torch.bfloat16),
+    "ct_int4_asym_group32": (dict(num_bits=4, symmetric=False, strategy="group", group_size=32), "pack-quantized",
+                             torch.float32),
+    "ct_int3_asym_group64": (dict(num_bits=3, symmetric=False, strategy="group", group_size=64), "pack-quantized",
+                             torch.float32),
+    "ct_int8_channel_f16": (dict(num_bits=8, symmetric=True, strategy="channel"), "pack-quantized", torch.float16),
+    "ct_int8_naive_tensor": (dict(num_bits=8, symmetric=True, strategy="tensor"), "naive-quantized", torch.float32),
+    "ct_fp8_channel_bf16": (dict(num_bits=8, type="float", symmetric=True, strategy="channel"), "float-quantized",
+                            torch.bfloat16),
+}
+CT_FORMATS_CASE = "ct_int4_asym_group32"
+
+
+def _ranges(w, args):
+    """A weight's minimum and maximum per scale, shaped as the module's scale (the strategy's tiles)."""
+    if args.strategy == "group":
+        g = w.reshape(w.shape[0], -1, args.group_size)
+    elif args.strategy == "channel":
+        g = w.reshape(w.shape[0], 1, -1)
+    else:
+        g = w.reshape(1, 1, -1)
+    return g.amin(-1), g.amax(-1)
+
+
+def _write_ct(case, folder, edit=None):
+    """A tiny Llama (q/k/v/o and MLP linears quantized, the head not) compressed by compressed-tensors itself:
+    apply_quantization_config, each linear's scales and zero points from its weights' ranges (calculate_qparams),
+    ModelCompressor.compress_model, save_pretrained and update_config."""
+    from compressed_tensors.compressors import ModelCompressor
+    from compressed_tensors.quantization import (QuantizationArgs, QuantizationConfig, QuantizationScheme,
+                                                 apply_quantization_config)
+    from compressed_tensors.quantization.utils import calculate_qparams
+    from transformers import AutoModelForCausalLM
+    weights, fmt, dtype = CT_CASES[case]
+    torch.manual_seed(0)
+    cfg = _config("llama", 256, 384)
+    model = AutoModelForCausalLM.from_config(cfg).eval().to(dtype)
+    args = QuantizationArgs(**weights)
+    apply_quantization_config(model, QuantizationConfig(
+        config_groups={"group_0": QuantizationScheme(targets=["Linear"], weights=args)}, ignore=["lm_head"]))
+    for module in model.modules():
+        if hasattr(module, "weight_scale"):
+            scale, zero = calculate_qparams(*_ranges(module.weight.data, args), args)
+            module.weight_scale.data.copy_(scale.reshape(module.weight_scale.shape))
+            if hasattr(module, "weight_zero_point"):
+                module.weight_zero_point.data.copy_(zero.reshape(module.weight_zero_point.shape))
+    compressor = ModelCompressor.from_pretrained_model(model, quantization_format=fmt)
+    compressor.compress_model(model)
+    model.save_pretrained(folder)
+    compressor.update_config(folder)
+    if edit:
+        from safetensors.torch import load_file
+        tensors, config = load_file(folder / "model.safetensors"), json.loads((folder / "config.json").read_text())
+        edit(tensors, config["quantization_config"])
+        (folder / "config.json").write_text(json.dumps(config, indent=2))
+        save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+
+
+@pytest.fixture(scope="module")
+def ct(tmp_path_factory):
+    """(folder, transformers' dequantizing load: CompressedTensorsConfig(run_compressed=False), float32)."""
+    from transformers import AutoModelForCausalLM
+    from transformers.utils.quantization_config import CompressedTensorsConfig
+    root = tmp_path_factory.mktemp("ct")
+
+    def make(case):
+        _write_ct(case, root / case)
+        model = AutoModelForCausalLM.from_pretrained(root / case, dtype=torch.float32,
+                                                     quantization_config=CompressedTensorsConfig(run_compressed=False))
+        return root / case, model.eval()
+    return built_once(make)
+
+
+@pytest.mark.parametrize("case", list(CT_CASES))
+def test_compressed_tensors_weights_exact_and_logits(case, ct, tmp_path):
+    """Every linear equals transformers' decompressed parameter bit for bit (rounded to the scales' dtype as
+    compressed-tensors dequantizes), the logits within 1e-4."""
+    folder, model = ct(case)
+    out = tmp_path / "onnx"
+    proc = run_hfx(["export", folder, out, "--format", "onnx", "--dynamic"])
+    assert proc.returncode == 0, describe(proc)
+    inits, checked = _onnx_weights(out), 0
+    for name, want in model.state_dict().items():
+        for k in [k for k in inits if (k == name or k.startswith(name + "/")) and "_proj" in name]:
+            got = inits[k].T if "/T" in k else inits[k]
+            assert np.array_equal(got.view(np.uint32), want.numpy().view(np.uint32)), \
+                f"{k}: max difference {np.abs(got - want.numpy()).max()}"
+            checked += 1
+    assert checked >= 14, checked
+    feed = padded_feed(model.config.vocab_size)
+    assert real_token_diff(run_forward("onnx", out, feed)["logits"], eager_logits(model, feed), feed) <= 1e-4
+
+
+@pytest.mark.parametrize("fmt", ["openvino", "dynamo", "executorch"])
+def test_compressed_tensors_formats(fmt, ct, tmp_path):
+    assert_export_logits(*ct(CT_FORMATS_CASE), fmt, tmp_path / fmt)
+
+
+def test_compressed_tensors_onnxruntime_genai_generates_as_transformers(ct, tmp_path):
+    _assert_genai_generates_as_transformers(*ct("ct_int4_sym_group64_bf16"), tmp_path)
+
+
+def _matmulnbits_weights(onnx_dir):
+    """{weight name: the float32 weight its MatMulNBits dequantizes to, (codes − zero points) · scales}."""
+    import onnx
+    from onnx import numpy_helper
+    graph = onnx.load(str(onnx_dir / "model.onnx"), load_external_data=True).graph
+    inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    found = {}
+    for node in [n for n in graph.node if n.op_type == "MatMulNBits"]:
+        a = {x.name: x.i for x in node.attribute}
+        bits, block, n, k = a["bits"], a["block_size"], a["N"], a["K"]
+        b, scales = inits[node.input[1]], inits[node.input[2]].reshape(n, -1)
+        unpack = (lambda x, m: np.stack([x & 0xF, x >> 4], -1).reshape(n, -1)[:, :m]) if bits == 4 else \
+            (lambda x, m: x.reshape(n, -1)[:, :m])
+        codes = unpack(b, k).reshape(n, -1, block).astype(np.float32)
+        zp = unpack(inits[node.input[3]], scales.shape[1]).astype(np.float32) if len(node.input) > 3 and \
+            node.input[3] else np.full(scales.shape, 2.0 ** (bits - 1), np.float32)
+        found[node.input[1].split("_Q")[0]] = ((codes - zp[..., None]) * scales[..., None]).reshape(n, -1)
+    return found
+
+
+@pytest.mark.parametrize("case", ["ct_int4_asym_group32", "ct_int4_sym_group64_bf16"])
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+def test_compressed_tensors_quantize_stored(case, fmt, ct, tmp_path):
+    """--quantize stored: the linears' stored codes, zero points and scales as MatMulNBits (ONNX) and compressed
+    weights (OpenVINO), without a float round trip. They dequantize to (q − z) · s in float32: transformers' parameters
+    bit for bit where the scales are float32; where they are bfloat16, compressed-tensors rounds each product to
+    bfloat16 and the stored weight is within half a bfloat16 step of it. Float compute (accuracy level 0; OpenVINO
+    without dynamic quantization): logits within 1e-4 of transformers for float32 scales."""
+    folder, model = ct(case)
+    out = tmp_path / fmt
+    extra = ["--accuracy-level", "0"] if fmt == "onnx" else []
+    proc = run_hfx(["export", folder, out, "--format", fmt, "--dynamic", "--quantize", "stored", *extra])
+    assert proc.returncode == 0, describe(proc)
+    md = json.loads((out / "export.json").read_text())["components"]["model"]["metadata"]["quantization"]
+    assert md["from"] == "compressed-tensors" and md["linears"] == 14, md
+    params, exact = model.state_dict(), CT_CASES[case][2] == torch.float32
+    feed = padded_feed(model.config.vocab_size)
+    if fmt == "onnx":
+        weights = _matmulnbits_weights(out)
+        assert len(weights) == 14, sorted(weights)
+        for name, w in weights.items():
+            want = params[name].numpy()
+            if exact:
+                assert np.array_equal(w.view(np.uint32), want.view(np.uint32)), name
+            else:  # bfloat16 keeps 8 significant bits: half a step is at most 2^-8 of the value
+                assert np.all(np.abs(w - want) <= np.maximum(np.abs(w), np.abs(want)) * 2.0 ** -8), name
+                assert not np.array_equal(w, want)  # (the rounding is there to see)
+        got = run_forward("onnx", out, feed)["logits"]
+    else:
+        import openvino as ov
+        ir = ov.Core().read_model(str(out / "model.xml"))
+        codes = [op for op in ir.get_ops() if op.get_type_name() == "Constant" and "zero_point" not in
+                 op.get_friendly_name() and str(op.get_output_element_type(0)) in ("<Type: 'int4_t'>",
+                                                                                   "<Type: 'uint4_t'>")]
+        assert len(codes) == 14
+        compiled = ov.Core().compile_model(ir, "CPU", {"INFERENCE_PRECISION_HINT": "f32",
+                                                       "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"})
+        res = compiled({i.get_any_name(): feed[i.get_any_name()] for i in compiled.inputs})
+        got = np.array(res[compiled.outputs[0]])
+    assert real_token_diff(got, eager_logits(model, feed), feed) <= (1e-4 if exact else 1e-2)
+
+
+@pytest.mark.parametrize("what", ["fp8", "executorch"])
+def test_quantize_stored_refused(what, checkpoints, ct, tmp_path):
+    """FP8 codes are no form a quantized linear holds as stored; ExecuTorch holds no stored blocks yet."""
+    folder = checkpoints(FORMATS_CASE)[0] if what == "fp8" else ct(CT_FORMATS_CASE)[0]
+    words = "no linear of" if what == "fp8" else "export_format 'executorch'"
+    assert_export_refused(folder, tmp_path / "out", words, "--format", "onnx" if what == "fp8" else "executorch",
+                          "--quantize", "stored")
+
+
+def _second_group(tensors, q):
+    q["config_groups"]["group_1"] = json.loads(json.dumps(q["config_groups"]["group_0"]))
+    q["config_groups"]["group_1"]["weights"]["group_size"] = 128
+
+
+CT_EDITS = {
+    "ct_activations": (lambda t, q: q["config_groups"]["group_0"].update(
+        input_activations={"num_bits": 8, "type": "int", "symmetric": True, "strategy": "token", "dynamic": True}),
+                       "input_activations"),
+    "ct_status": (lambda t, q: q.update(quantization_status="frozen"), "quantization_status 'frozen'"),
+    "ct_actorder": (lambda t, q: q["config_groups"]["group_0"]["weights"].update(actorder="group"), "actorder"),
+    "ct_groups": (_second_group, "groups that store weights differently"),
+    "ct_no_zero_point": (lambda t, q: t.pop("model.layers.0.mlp.up_proj.weight_zero_point"),
+                         "model.layers.0.mlp.up_proj' is quantized asymmetrically"),
+    "ct_format": (lambda t, q: q["config_groups"]["group_0"].update(format="nvfp4-pack-quantized"),
+                  "format 'nvfp4-pack-quantized'"),
+}
+
+
 def _drop(name):
     return lambda tensors, q: tensors.pop(name)
 
@@ -366,15 +567,17 @@ EDITS = {
     "weight_without_scale": (_drop("model.layers.1.self_attn.o_proj.weight_scale_inv"),
                              "model.layers.1.self_attn.o_proj.weight"),
     "no_quantization_config": (None, "no quantization_config"),
-    "other_method": (lambda t, q: q.update(quant_method="gptq"), "quant_method fp8, mxfp4 only"),
+    "other_method": (lambda t, q: q.update(quant_method="gptq"), "quant_method fp8, mxfp4, compressed-tensors only"),
 }
 
 
-@pytest.mark.parametrize("what", list(EDITS) + list(MXFP4_EDITS))
+@pytest.mark.parametrize("what", list(EDITS) + list(MXFP4_EDITS) + list(CT_EDITS))
 def test_refused_by_name(what, tmp_path):
-    edit, words = EDITS.get(what) or MXFP4_EDITS[what]
+    edit, words = EDITS.get(what) or MXFP4_EDITS.get(what) or CT_EDITS[what]
     folder, out = tmp_path / "bad", tmp_path / "out"
-    if what in MXFP4_EDITS:
+    if what in CT_EDITS:
+        _write_ct(CT_FORMATS_CASE, folder, edit)
+    elif what in MXFP4_EDITS:
         _write_mxfp4(folder, edit)
     else:
         _write(FORMATS_CASE, folder, edit)
@@ -382,6 +585,4 @@ def test_refused_by_name(what, tmp_path):
         config = json.loads((folder / "config.json").read_text())
         del config["quantization_config"]
         (folder / "config.json").write_text(json.dumps(config))
-    proc = run_hfx(["export", folder, out, "--format", "onnx"])
-    assert proc.returncode == 2 and words in proc.stderr, describe(proc)
-    assert not out.exists()
+    assert_export_refused(folder, out, words, "--format", "onnx")

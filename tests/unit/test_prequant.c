@@ -26,7 +26,7 @@ static hfx_tensor_info info(const char *name, hfx_dtype dt, int rank, const int6
  * blocks) decoded into got[i] while the arena lives */
 static hfx_status apply_in(hfx_arena *arena, const char *extra, hfx_tensor_info *t, size_t *n, float (*got)[64],
                            hfx_error *err) {
-    char text[256];
+    char text[640];
     if (extra[0] == '{')
         snprintf(text, sizeof text, "{\"quantization_config\": %s}", extra);
     else
@@ -155,6 +155,38 @@ static void test_fp4_codes(void **state) {
     assert_memory_equal(got[0], want, 32 * sizeof *want);
 }
 
+/* compressed-tensors' pack-quantized 3-bit codes: a row of 16 (code k = k mod 8 at bit 3k, the 11th straddling the
+ * two words), stored plus 4, one float16 scale 0.5 per row (channel); rows of 2 words */
+static void test_packed_3_bits(void **state) {
+    (void)state;
+    uint32_t words[4] = {0};
+    for (int r = 0; r < 2; r++)
+        for (unsigned k = 0; k < 16; k++) {
+            uint64_t v = (uint64_t)(k % 8) << (3 * k);
+            words[2 * r] |= (uint32_t)v, words[2 * r + 1] |= (uint32_t)(v >> 32);
+        }
+    const uint16_t scales[2] = {0x3800, 0x3800}; /* 0.5 */
+    const int64_t shape[2] = {2, 16};
+    char text[] = "{\"quant_method\": \"compressed-tensors\", \"format\": \"pack-quantized\", \"config_groups\": "
+                  "{\"g\": {\"targets\": [\"Linear\"], \"weights\": {\"num_bits\": 3, \"type\": \"int\", "
+                  "\"symmetric\": true, \"strategy\": \"channel\"}}}}";
+    hfx_tensor_info t[3] = {
+        info("a.weight_packed", HFX_DTYPE_I32, 2, (int64_t[]){2, 2}, words),
+        info("a.weight_scale", HFX_DTYPE_F16, 2, (int64_t[]){2, 1}, scales),
+        info("a.weight_shape", HFX_DTYPE_I64, 1, (int64_t[]){2}, shape),
+    };
+    size_t n = 3;
+    hfx_error err;
+    float got[3][64];
+    hfx_arena *arena = hfx_arena_new();
+    assert_int_equal(apply_in(arena, text, t, &n, got, &err), HFX_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(t[0].name, "a.weight");
+    assert_true(t[0].rank == 2 && t[0].shape[0] == 2 && t[0].shape[1] == 16);
+    for (int k = 0; k < 32; k++) assert_true(got[0][k] == (float)(k % 8 - 4) * 0.5f);
+    hfx_arena_free(arena);
+}
+
 static void refused(const char *extra, hfx_tensor_info *t, size_t n, hfx_status want, const char *words) {
     hfx_error err = {0};
     assert_int_equal(apply(extra, t, &n, NULL, &err), want);
@@ -177,7 +209,7 @@ static void test_refusals(void **state) {
     refused("", vector, 2, HFX_ERR_UNSUPPORTED, "has rank 1");
     hfx_tensor_info i32[2] = {info("a.weight", HFX_DTYPE_F8E4M3, 2, (int64_t[]){4, 4}, codes),
                               info("a.weight_scale_inv", HFX_DTYPE_I32, 2, (int64_t[]){1, 1}, scales)};
-    refused("", i32, 2, HFX_ERR_UNSUPPORTED, "FP8 scales are");
+    refused("", i32, 2, HFX_ERR_UNSUPPORTED, "scales are F32, F16, BF16");
     hfx_tensor_info ok[2] = {info("a.weight", HFX_DTYPE_F8E4M3, 2, (int64_t[]){4, 4}, codes),
                              info("a.weight_scale_inv", HFX_DTYPE_F32, 2, (int64_t[]){1, 1}, scales)};
     refused(", \"activation_scheme\": \"static\"", ok, 2, HFX_ERR_UNSUPPORTED, "activation_scheme 'static'");
@@ -192,6 +224,7 @@ int main(void) {
         cmocka_unit_test(test_stacked_and_one_scale),
         cmocka_unit_test(test_mxfp4_transposed),
         cmocka_unit_test(test_fp4_codes),
+        cmocka_unit_test(test_packed_3_bits),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
