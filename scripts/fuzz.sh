@@ -30,6 +30,10 @@ seed_into fuzz_safetensors example "" examples/tiny-llama/model.safetensors
 for f in tests/fuzz/seeds/*.gguf; do # a small GGUF file: metadata, plain and block tensors
     seed_into fuzz_gguf "$(basename "$f" .gguf)" "" "$f"
 done
+# pre-quantized weights (safetensors written with torch): the selector byte picks the quantization_config
+seed_into fuzz_prequant fp8 00 tests/fuzz/seeds/prequant-fp8.safetensors
+seed_into fuzz_prequant mxfp4 02 tests/fuzz/seeds/prequant-mxfp4.safetensors
+seed_into fuzz_prequant ct4 03 tests/fuzz/seeds/prequant-ct4.safetensors
 for f in "$seed/onnx/export_config.json" "$seed/ov/export_config.json"; do
     seed_into fuzz_export_config "$(basename "$(dirname "$f")")" "" "$f"
 done

@@ -374,7 +374,7 @@ static hfx_status ct_module(const ct_scheme *k, hfx_tensor_info *t, size_t n, si
     g.bits = k->bits;
     g.round_to = t[si].dtype;
     if (zp) { /* packed down the rows for pack-quantized groups and channels; else one integer per scale */
-        bool down = packed && g.grid_cols > 0 && (strcmp(k->strategy, "group") == 0 ||
+        bool down = packed && t[si].rank >= 2 && (strcmp(k->strategy, "group") == 0 ||
                                                   strcmp(k->strategy, "channel") == 0);
         int64_t zshape[HFX_MAX_RANK];
         memcpy(zshape, t[si].shape, sizeof zshape);

@@ -11,14 +11,15 @@
  * Exports: ONNX and OpenVINO, plain and generation, the seed profile's static cache (ONNX, and
  * torch.export with its cache objects), a plain .pt2, int4 weights (MatMulNBits; OpenVINO's
  * compressed weights), and OpenVINO's tokenizer graphs, of
- * examples/tiny-llama; and a GGUF file (tests/alloc/tiny-qwen2.gguf) to ONNX generation graphs and its tokenizer.
+ * examples/tiny-llama; a GGUF file (tests/alloc/tiny-qwen2.gguf) to ONNX generation graphs and its tokenizer; and a
+ * compressed-tensors checkpoint (tests/alloc/tiny-llama-w4a16) read dequantized and with --quantize stored.
  *
  * jansson's own allocations are counted but never failed: jansson does not survive them (a
  * failed growth of its string buffer yields a truncated string, not an error — seen here as
  * "architecture 'LlamaForCausalM' is not supported"), so failing them would test jansson. hfx's
  * checks of what jansson returns are still exercised wherever hfx itself allocates.
  *
- * usage: alloc_sweep CHECKPOINT_DIR WORK_DIR [STRIDE [GGUF_FILE]]   (exit 0: every case held) */
+ * usage: alloc_sweep CHECKPOINT_DIR WORK_DIR [STRIDE [GGUF_FILE [PREQUANT_DIR]]]   (exit 0: every case held) */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -161,10 +162,15 @@ typedef struct scenario {
     bool generation;
     bool tokenizer; /* the checkpoint gets TOKENIZER_JSON beside it (OpenVINO writes its graphs) */
     const char *memory; /* an encoder-decoder held in memory (MEMORY_MODELS) instead of the checkpoint, or "gguf":
-                           the GGUF file (the fourth argument) */
+                           the GGUF file (the fourth argument), or "prequant": the pre-quantized checkpoint (the
+                           fifth) */
 } scenario;
 
-static bool from_gguf(const scenario *s) { return s->memory && strcmp(s->memory, "gguf") == 0; }
+/* The argument naming the scenario's checkpoint instead of the first (the GGUF file's, the pre-quantized one's),
+ * else 0 */
+static int checkpoint_arg(const scenario *s) {
+    return !s->memory ? 0 : strcmp(s->memory, "gguf") == 0 ? 4 : strcmp(s->memory, "prequant") == 0 ? 5 : 0;
+}
 
 /* Tiny encoder-decoders built in memory (hfx_model_open_memory), their weights zeros: T5 (relative
  * position buckets, gated MLP) and Marian (its sinusoid table computed at export). One layer per
@@ -319,6 +325,10 @@ static const scenario scenarios[] = {
      "marian"},
     /* a GGUF file: its metadata as a config, its blocks decoded while written, its tokenizer files made */
     {"gguf-onnx-generation", "{\"export_format\": \"onnx\", \"dynamic\": true}", true, false, "gguf"},
+    /* compressed-tensors: packed int4 groups with zero points, read dequantized, and kept as MatMulNBits */
+    {"prequant-openvino", "{\"export_format\": \"openvino\", \"dynamic\": true}", false, false, "prequant"},
+    {"prequant-onnx-stored", "{\"export_format\": \"onnx\", \"dynamic\": true, \"quantize\": \"stored\"}", true,
+                             false, "prequant"},
 };
 
 /* WORK-tokenizer: the checkpoint's files linked, with TOKENIZER_JSON beside them; NULL on failure. */
@@ -344,7 +354,7 @@ static hfx_status run(const char *ck, const scenario *s, const char *out, hfx_er
     hfx_exporter *e = NULL;
     static memory_model mem; /* borrowed by the model until it closes */
     hfx_status st;
-    if (s->memory && !from_gguf(s)) {
+    if (s->memory && !checkpoint_arg(s)) {
         memory_weights(s->memory, &mem);
         st = hfx_model_open_memory(strcmp(s->memory, "t5") == 0 ? T5_CONFIG : MARIAN_CONFIG, NULL, mem.t, mem.n, &model,
                                    err);
@@ -399,8 +409,9 @@ int main(int argc, char **argv) {
         const scenario *s = &scenarios[si];
         hfx_error err;
         char tok_dir[1100];
-        if (from_gguf(s) && argc < 5) continue; /* (no GGUF file given) */
-        const char *ck = from_gguf(s) ? argv[4] : s->tokenizer ? with_tokenizer(argv[1], work, tok_dir, sizeof tok_dir)
+        int arg = checkpoint_arg(s);
+        if (arg && argc <= arg) continue; /* (no such file given) */
+        const char *ck = arg ? argv[arg] : s->tokenizer ? with_tokenizer(argv[1], work, tok_dir, sizeof tok_dir)
                                                            : argv[1];
         if (!ck) return 1;
         char cmd[4200], ref[4200], same[8600], keep[13000];

@@ -386,7 +386,7 @@ def _ranges(w, args):
     return g.amin(-1), g.amax(-1)
 
 
-def _write_ct(case, folder, edit=None):
+def _write_ct(case, folder, edit=None, config=None):
     """A tiny Llama (q/k/v/o and MLP linears quantized, the head not) compressed by compressed-tensors itself:
     apply_quantization_config, each linear's scales and zero points from its weights' ranges (calculate_qparams),
     ModelCompressor.compress_model, save_pretrained and update_config."""
@@ -397,7 +397,7 @@ def _write_ct(case, folder, edit=None):
     from transformers import AutoModelForCausalLM
     weights, fmt, dtype = CT_CASES[case]
     torch.manual_seed(0)
-    cfg = _config("llama", 256, 384)
+    cfg = config or _config("llama", 256, 384)
     model = AutoModelForCausalLM.from_config(cfg).eval().to(dtype)
     args = QuantizationArgs(**weights)
     apply_quantization_config(model, QuantizationConfig(

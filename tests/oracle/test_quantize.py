@@ -536,7 +536,7 @@ def test_tied_head_quantized_table_float(ckpt, tmp_path):
 
 
 @pytest.mark.parametrize("flags,message", [
-    (["--quantize", "int3"], "--quantize must be int4, int8, int8-dynamic or gguf"),
+    (["--quantize", "int3"], "--quantize must be int4, int8, int8-dynamic, gguf or stored"),
     (["--quantize", "int4", "--group-size", "24"], "power of two"),
     (["--group-size", "64"], "set 'quantize'"),
     (["--quantize-lm-head", "none"], "set 'quantize'"),
