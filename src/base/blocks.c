@@ -319,11 +319,12 @@ static float grid_value(const hfx_block_grid *g, float code, float zero, float s
 }
 
 static void grid_decode(const hfx_block_grid *g, const uint8_t *base, uint64_t first, uint64_t n, float *out) {
-    if (g->transposed) { /* element by element: a presented run crosses the stored rows */
+    if (g->transposed) { /* a presented run walks down a stored column: element by element, its place stepped */
+        uint64_t r = first % g->rows, c = first / g->rows % g->cols, m = first / g->rows / g->cols;
         for (uint64_t i = 0; i < n; i++) {
-            uint64_t at = first + i, c = at / g->rows % g->cols, m = at / g->rows / g->cols, r = at % g->rows;
             uint64_t gr = r / g->tile_rows, gc = c / g->tile_cols;
             out[i] = grid_value(g, grid_code(g, base, m, r, c), grid_zero(g, m, gr, gc), grid_scale(g, m, gr, gc));
+            if (++r == g->rows && (r = 0, ++c == g->cols)) c = 0, m++;
         }
         return;
     }
