@@ -318,6 +318,34 @@ static float grid_value(const hfx_block_grid *g, float code, float zero, float s
     return hfx_float_load(g->round_to, b);
 }
 
+/* n consecutive values of row r of matrix m from column c, under one zero point and scale: the code's kind and the
+ * rounding picked once for the run (the values are grid_value's) */
+static void grid_run(const hfx_block_grid *g, const uint8_t *base, uint64_t m, uint64_t r, uint64_t c, uint64_t n,
+                     float zero, float scale, float *out) {
+    uint64_t at = (m * g->rows + r) * g->cols + c;
+    switch (g->codes) {
+    case HFX_GRID_PACKED: {
+        const uint8_t *row = base + (m * g->rows + r) * ((g->cols * (uint64_t)g->bits + 31) / 32 * 4);
+        float half = (float)(1 << (g->bits - 1));
+        if (g->bits == 4)
+            for (uint64_t j = 0; j < n; j++) out[j] = (float)(row[(c + j) / 2] >> ((c + j) % 2 * 4) & 15) - half;
+        else
+            for (uint64_t j = 0; j < n; j++) out[j] = (float)bit_field(row, (c + j) * (uint64_t)g->bits, g->bits) - half;
+        break;
+    }
+    case HFX_GRID_I8:
+        for (uint64_t j = 0; j < n; j++) out[j] = (float)(int8_t)base[at + j];
+        break;
+    default:
+        for (uint64_t j = 0; j < n; j++) out[j] = grid_code(g, base, m, r, c + j);
+    }
+    for (uint64_t j = 0; j < n; j++) out[j] = (out[j] - zero) * scale;
+    if (g->round_to == HFX_DTYPE_BF16)
+        for (uint64_t j = 0; j < n; j++) out[j] = hfx_bf16_to_f32(hfx_f32_to_bf16(out[j]));
+    else if (g->round_to == HFX_DTYPE_F16)
+        for (uint64_t j = 0; j < n; j++) out[j] = hfx_f16_to_f32(hfx_f32_to_f16(out[j]));
+}
+
 static void grid_decode(const hfx_block_grid *g, const uint8_t *base, uint64_t first, uint64_t n, float *out) {
     if (g->transposed) { /* a presented run walks down a stored column: element by element, its place stepped */
         uint64_t r = first % g->rows, c = first / g->rows % g->cols, m = first / g->rows / g->cols;
@@ -334,8 +362,7 @@ static void grid_decode(const hfx_block_grid *g, const uint8_t *base, uint64_t f
         if (run > g->cols - c) run = g->cols - c; /* (a partial last tile ends with the row) */
         if (run > n - i) run = n - i;
         uint64_t gr = r / g->tile_rows, gc = c / g->tile_cols;
-        float s = grid_scale(g, m, gr, gc), z = grid_zero(g, m, gr, gc);
-        for (uint64_t j = 0; j < run; j++) out[i + j] = grid_value(g, grid_code(g, base, m, r, c + j), z, s);
+        grid_run(g, base, m, r, c, run, grid_zero(g, m, gr, gc), grid_scale(g, m, gr, gc), out + i);
         i += run;
     }
 }

@@ -90,22 +90,33 @@ static void convert_blocks(const hfx_init_part *p, int64_t at, int64_t stride, h
 
 /* Rows [r0, r0 + rows) × columns [c0, c0 + ncols) of a block part whose axis 0 steps one source element (a
  * transposed view; its other axes, flattened, are the columns, each a source row or a view of rows), into
- * dst[rows][ncols] as ddt: each column's rows are one contiguous run of the source, decoded in blocks. */
+ * dst[rows][ncols] as ddt: each column's rows are one contiguous run of the source, decoded in blocks, a few columns
+ * at a time so that their values go out row by row (a column written down dst would touch a line per value). */
 static void block_columns(const hfx_init_part *p, int64_t r0, int64_t rows, int64_t c0, int64_t ncols, hfx_dtype ddt,
                           uint8_t *dst) {
-    float buf[HFX_BLOCK_MAX];
+    enum { COLS = 16 };
+    float buf[COLS][HFX_BLOCK_MAX]; /* [column][row] of one square */
     size_t ds = hfx_dtype_size(ddt);
-    for (int64_t c = c0; c < c0 + ncols; c++) {
-        int64_t off = p->offset + r0 * p->strides[0], rest = c; /* the column's multi-index over axes 1.. */
-        for (int d = p->rank - 1; d >= 1; d--) {
-            off += rest % p->shape[d] * p->strides[d];
-            rest /= p->shape[d];
+    for (int64_t cb = c0; cb < c0 + ncols; cb += COLS) {
+        int64_t nc = c0 + ncols - cb < COLS ? c0 + ncols - cb : COLS, off[COLS];
+        for (int64_t j = 0; j < nc; j++) { /* column cb + j's multi-index over axes 1.. */
+            int64_t rest = cb + j;
+            off[j] = p->offset + r0 * p->strides[0];
+            for (int d = p->rank - 1; d >= 1; d--) {
+                off[j] += rest % p->shape[d] * p->strides[d];
+                rest /= p->shape[d];
+            }
         }
         for (int64_t r = 0; r < rows; r += HFX_BLOCK_MAX) {
             int64_t k = rows - r < HFX_BLOCK_MAX ? rows - r : HFX_BLOCK_MAX;
-            hfx_blocks_decode(p->blocks, p->base, (uint64_t)(off + r), (uint64_t)k, buf);
-            for (int64_t j = 0; j < k; j++)
-                hfx_float_store(ddt, dst + (uint64_t)((r + j) * ncols + c - c0) * ds, buf[j]);
+            for (int64_t j = 0; j < nc; j++) hfx_blocks_decode(p->blocks, p->base, (uint64_t)(off[j] + r), (uint64_t)k, buf[j]);
+            for (int64_t i = 0; i < k; i++) {
+                uint8_t *o = dst + (uint64_t)((r + i) * ncols + cb - c0) * ds;
+                if (ddt == HFX_DTYPE_F32)
+                    for (int64_t j = 0; j < nc; j++) memcpy(o + (uint64_t)j * 4, &buf[j][i], 4);
+                else
+                    for (int64_t j = 0; j < nc; j++) hfx_float_store(ddt, o + (uint64_t)j * ds, buf[j][i]);
+            }
         }
     }
 }
