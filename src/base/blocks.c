@@ -268,8 +268,8 @@ static unsigned bit_field(const uint8_t *p, uint64_t bit, int bits) {
 static float grid_code(const hfx_block_grid *g, const uint8_t *codes, uint64_t m, uint64_t r, uint64_t c) {
     uint64_t at = (m * g->rows + r) * g->cols + c;
     switch (g->codes) {
-    case HFX_GRID_F8E4M3: return hfx_f8_to_f32(HFX_DTYPE_F8E4M3, codes[at]);
-    case HFX_GRID_F8E5M2: return hfx_f8_to_f32(HFX_DTYPE_F8E5M2, codes[at]);
+    case HFX_GRID_F8E4M3:
+    case HFX_GRID_F8E5M2: return g->f8[codes[at]];
     case HFX_GRID_E2M1: return E2M1[codes[at / 2] >> (at % 2 * 4) & 15];
     case HFX_GRID_I8: return (float)(int8_t)codes[at];
     default: { /* packed: rows start at a word */
@@ -318,10 +318,10 @@ static float grid_value(const hfx_block_grid *g, float code, float zero, float s
     return hfx_float_load(g->round_to, b);
 }
 
-/* n consecutive values of row r of matrix m from column c, under one zero point and scale: the code's kind and the
- * rounding picked once for the run (the values are grid_value's) */
+/* n consecutive values of row r of matrix m from column c, under one zero point and scale (rounded to the grid's dtype
+ * when `round`): the code's kind and the rounding picked once for the run (the values are grid_value's) */
 static void grid_run(const hfx_block_grid *g, const uint8_t *base, uint64_t m, uint64_t r, uint64_t c, uint64_t n,
-                     float zero, float scale, float *out) {
+                     float zero, float scale, bool round, float *out) {
     uint64_t at = (m * g->rows + r) * g->cols + c;
     switch (g->codes) {
     case HFX_GRID_PACKED: {
@@ -336,13 +336,17 @@ static void grid_run(const hfx_block_grid *g, const uint8_t *base, uint64_t m, u
     case HFX_GRID_I8:
         for (uint64_t j = 0; j < n; j++) out[j] = (float)(int8_t)base[at + j];
         break;
+    case HFX_GRID_F8E4M3:
+    case HFX_GRID_F8E5M2:
+        for (uint64_t j = 0; j < n; j++) out[j] = g->f8[base[at + j]];
+        break;
     default:
         for (uint64_t j = 0; j < n; j++) out[j] = grid_code(g, base, m, r, c + j);
     }
     for (uint64_t j = 0; j < n; j++) out[j] = (out[j] - zero) * scale;
-    if (g->round_to == HFX_DTYPE_BF16)
+    if (round && g->round_to == HFX_DTYPE_BF16)
         for (uint64_t j = 0; j < n; j++) out[j] = hfx_bf16_to_f32(hfx_f32_to_bf16(out[j]));
-    else if (g->round_to == HFX_DTYPE_F16)
+    else if (round && g->round_to == HFX_DTYPE_F16)
         for (uint64_t j = 0; j < n; j++) out[j] = hfx_f16_to_f32(hfx_f32_to_f16(out[j]));
 }
 
@@ -362,9 +366,14 @@ static void grid_decode(const hfx_block_grid *g, const uint8_t *base, uint64_t f
         if (run > g->cols - c) run = g->cols - c; /* (a partial last tile ends with the row) */
         if (run > n - i) run = n - i;
         uint64_t gr = r / g->tile_rows, gc = c / g->tile_cols;
-        grid_run(g, base, m, r, c, run, grid_zero(g, m, gr, gc), grid_scale(g, m, gr, gc), out + i);
+        grid_run(g, base, m, r, c, run, grid_zero(g, m, gr, gc), grid_scale(g, m, gr, gc), true, out + i);
         i += run;
     }
+}
+
+void hfx_grid_prepare(hfx_block_grid *g) {
+    hfx_dtype dt = g->codes == HFX_GRID_F8E4M3 ? HFX_DTYPE_F8E4M3 : HFX_DTYPE_F8E5M2;
+    for (int v = 0; v < 256; v++) g->f8[v] = hfx_f8_to_f32(dt, (uint8_t)v);
 }
 
 int hfx_grid_int_bits(const hfx_block_grid *g) {
@@ -379,8 +388,12 @@ void hfx_grid_split(const hfx_block_grid *g, const uint8_t *base, uint64_t row, 
     uint64_t m = row / g->rows, r = row % g->rows;
     *scale = grid_scale(g, m, r / g->tile_rows, b);
     *zero = (uint8_t)((int)grid_zero(g, m, r / g->tile_rows, b) + half);
-    for (uint64_t i = 0; i < g->tile_cols; i++)
-        codes[i] = (uint8_t)((int)grid_code(g, base, m, r, b * g->tile_cols + i) + half);
+    float v[HFX_BLOCK_MAX];
+    for (uint64_t i = 0; i < g->tile_cols; i += HFX_BLOCK_MAX) { /* the integers themselves: zero 0, scale 1 */
+        uint64_t k = g->tile_cols - i < HFX_BLOCK_MAX ? g->tile_cols - i : HFX_BLOCK_MAX;
+        grid_run(g, base, m, r, b * g->tile_cols + i, k, 0.0f, 1.0f, false, v);
+        for (uint64_t j = 0; j < k; j++) codes[i + j] = (uint8_t)((int)v[j] + half);
+    }
 }
 
 void hfx_blocks_decode(const hfx_block_format *f, const uint8_t *base, uint64_t first, uint64_t n, float *out) {

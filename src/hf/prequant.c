@@ -102,6 +102,7 @@ static hfx_status set_grid(hfx_tensor_info *w, const hfx_block_grid *g, const ch
     hfx_block_format *f = hfx_arena_alloc(arena, sizeof *f);
     if (!kept || !f) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     *kept = *g;
+    hfx_grid_prepare(kept);
     *f = (hfx_block_format){.name = label, .block = block, .bytes = bytes, .grid = kept};
     w->blocks = f;
     w->dtype = HFX_DTYPE_F32;
@@ -179,20 +180,14 @@ static hfx_status read_mxfp4(const json_t *q, const char *where, hfx_arena *aren
             return hfx_fail(err, HFX_ERR_INVALID, "%s: tensor '%s' (%s, rank %d) does not scale '%s': want E8M0 "
                             "exponents (U8) [%lld, %lld, %lld]", s->file, s->name, hfx_dtype_name(s->dtype), s->rank,
                             b->name, (long long)b->shape[0], (long long)b->shape[1], (long long)b->shape[2]);
-        hfx_block_grid *g = hfx_arena_alloc(arena, sizeof *g);
-        hfx_block_format *f = hfx_arena_alloc(arena, sizeof *f);
-        if (!g || !f) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
         uint64_t rows = (uint64_t)b->shape[1], groups = (uint64_t)b->shape[2];
-        *g = (hfx_block_grid){.codes = HFX_GRID_E2M1, .scales = s->dtype, .scale_data = s->data,
-                              .round_to = HFX_DTYPE_F32, .rows = rows,
-                              .cols = groups * 32, .tile_rows = 1, .tile_cols = 32, .grid_rows = rows,
-                              .grid_cols = groups, .transposed = true};
-        *f = (hfx_block_format){.name = "MXFP4", .block = 2, .bytes = 1, .grid = g};
+        hfx_block_grid g = {.codes = HFX_GRID_E2M1, .scales = s->dtype, .scale_data = s->data,
+                            .round_to = HFX_DTYPE_F32, .rows = rows, .cols = groups * 32, .tile_rows = 1,
+                            .tile_cols = 32, .grid_rows = rows, .grid_cols = groups, .transposed = true};
         renamed[i] = name;
-        b->blocks = f;
-        b->dtype = HFX_DTYPE_F32;
-        b->rank = 3;
-        b->shape[1] = (int64_t)groups * 32, b->shape[2] = (int64_t)rows;
+        hfx_status st = set_grid(b, &g, "MXFP4", 3, (int64_t[]){b->shape[0], (int64_t)groups * 32, (int64_t)rows}, 2,
+                                 1, arena, err);
+        if (st) return st;
         drop[s - t] = true;
     }
     return HFX_OK;

@@ -255,13 +255,14 @@ def test_formats(fmt, checkpoints, reference, tmp_path):
     assert_export_logits(checkpoints(FORMATS_CASE)[0], reference(FORMATS_CASE), fmt, tmp_path / fmt)
 
 
-def _assert_genai_generates_as_transformers(folder, model, tmp_path):
-    """onnxruntime-genai's 24 greedy tokens after a prompt from hfx's generation export equal transformers'."""
+def _assert_genai_generates_as_transformers(folder, model, tmp_path, *flags):
+    """onnxruntime-genai's 24 greedy tokens after a prompt from hfx's generation export (FLAGS added) equal
+    transformers'."""
     import onnxruntime_genai as og
     from genutil import genai_greedy
     out = tmp_path / "genai"
     proc = run_hfx(["export", folder, out, "--format", "onnx", "--for-generation", "--multi-token-decode",
-                    "--dynamic", "--quiet"])
+                    "--dynamic", "--quiet", *flags])
     assert proc.returncode == 0, describe(proc)
     prompt = [5, 6, 7, 8, 9, 10, 11]
     with torch.no_grad():
@@ -462,6 +463,12 @@ def test_compressed_tensors_formats(fmt, ct, tmp_path):
 
 def test_compressed_tensors_onnxruntime_genai_generates_as_transformers(ct, tmp_path):
     _assert_genai_generates_as_transformers(*ct("ct_int4_sym_group64_bf16"), tmp_path)
+
+
+def test_compressed_tensors_stored_onnxruntime_genai_generates_as_transformers(ct, tmp_path):
+    """The stored int4 linears (MatMulNBits in float compute) generate transformers' tokens in onnxruntime-genai."""
+    _assert_genai_generates_as_transformers(*ct(CT_FORMATS_CASE), tmp_path, "--quantize", "stored",
+                                            "--accuracy-level", "0")
 
 
 def _matmulnbits_weights(onnx_dir):
