@@ -252,6 +252,24 @@ float hfx_f8_to_f32(hfx_dtype dt, uint8_t code) {
     return code & 0x80 ? -v : v;
 }
 
+/* Every byte's value as float8_e4m3fn and float8_e5m2, worked out by the compiler (each an exact product of powers
+ * of two: the same values as hfx_f8_to_f32) */
+#define E4M3_MAG(b)                                                                                                   \
+    (((b) >> 3 & 15) == 15 && ((b) & 7) == 7 ? NAN                                                                    \
+     : ((b) >> 3 & 15) == 0 ? (float)((b) & 7) / 512.0f                                                               \
+                            : (1.0f + (float)((b) & 7) / 8.0f) * (float)(1 << ((b) >> 3 & 15)) / 128.0f)
+#define E5M2_MAG(b)                                                                                                   \
+    (((b) >> 2 & 31) == 31 ? (((b) & 3) ? NAN : INFINITY)                                                             \
+     : ((b) >> 2 & 31) == 0 ? (float)((b) & 3) / 65536.0f                                                             \
+                            : (1.0f + (float)((b) & 3) / 4.0f) * (float)(1 << ((b) >> 2 & 31)) / 32768.0f)
+#define E4M3(b) ((b) & 0x80 ? -E4M3_MAG(b) : E4M3_MAG(b))
+#define E5M2(b) ((b) & 0x80 ? -E5M2_MAG(b) : E5M2_MAG(b))
+#define BYTES_4(f, b) f(b), f((b) + 1), f((b) + 2), f((b) + 3)
+#define BYTES_16(f, b) BYTES_4(f, b), BYTES_4(f, (b) + 4), BYTES_4(f, (b) + 8), BYTES_4(f, (b) + 12)
+#define BYTES_64(f, b) BYTES_16(f, b), BYTES_16(f, (b) + 16), BYTES_16(f, (b) + 32), BYTES_16(f, (b) + 48)
+#define BYTES_256(f) BYTES_64(f, 0), BYTES_64(f, 64), BYTES_64(f, 128), BYTES_64(f, 192)
+static const float F8E4M3_VALUES[256] = {BYTES_256(E4M3)}, F8E5M2_VALUES[256] = {BYTES_256(E5M2)};
+
 /* FP4 (E2M1) codes: sign, two exponent bits, one mantissa bit */
 static const float E2M1[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
                                -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
@@ -268,8 +286,8 @@ static unsigned bit_field(const uint8_t *p, uint64_t bit, int bits) {
 static float grid_code(const hfx_block_grid *g, const uint8_t *codes, uint64_t m, uint64_t r, uint64_t c) {
     uint64_t at = (m * g->rows + r) * g->cols + c;
     switch (g->codes) {
-    case HFX_GRID_F8E4M3:
-    case HFX_GRID_F8E5M2: return g->f8[codes[at]];
+    case HFX_GRID_F8E4M3: return F8E4M3_VALUES[codes[at]];
+    case HFX_GRID_F8E5M2: return F8E5M2_VALUES[codes[at]];
     case HFX_GRID_E2M1: return E2M1[codes[at / 2] >> (at % 2 * 4) & 15];
     case HFX_GRID_I8: return (float)(int8_t)codes[at];
     default: { /* packed: rows start at a word */
@@ -330,16 +348,19 @@ static void grid_run(const hfx_block_grid *g, const uint8_t *base, uint64_t m, u
         if (g->bits == 4)
             for (uint64_t j = 0; j < n; j++) out[j] = (float)(row[(c + j) / 2] >> ((c + j) % 2 * 4) & 15) - half;
         else
-            for (uint64_t j = 0; j < n; j++) out[j] = (float)bit_field(row, (c + j) * (uint64_t)g->bits, g->bits) - half;
+            for (uint64_t j = 0; j < n; j++)
+                out[j] = (float)bit_field(row, (c + j) * (uint64_t)g->bits, g->bits) - half;
         break;
     }
     case HFX_GRID_I8:
         for (uint64_t j = 0; j < n; j++) out[j] = (float)(int8_t)base[at + j];
         break;
     case HFX_GRID_F8E4M3:
-    case HFX_GRID_F8E5M2:
-        for (uint64_t j = 0; j < n; j++) out[j] = g->f8[base[at + j]];
+    case HFX_GRID_F8E5M2: {
+        const float *values = g->codes == HFX_GRID_F8E4M3 ? F8E4M3_VALUES : F8E5M2_VALUES;
+        for (uint64_t j = 0; j < n; j++) out[j] = values[base[at + j]];
         break;
+    }
     default:
         for (uint64_t j = 0; j < n; j++) out[j] = grid_code(g, base, m, r, c + j);
     }
@@ -369,11 +390,6 @@ static void grid_decode(const hfx_block_grid *g, const uint8_t *base, uint64_t f
         grid_run(g, base, m, r, c, run, grid_zero(g, m, gr, gc), grid_scale(g, m, gr, gc), true, out + i);
         i += run;
     }
-}
-
-void hfx_grid_prepare(hfx_block_grid *g) {
-    hfx_dtype dt = g->codes == HFX_GRID_F8E4M3 ? HFX_DTYPE_F8E4M3 : HFX_DTYPE_F8E5M2;
-    for (int v = 0; v < 256; v++) g->f8[v] = hfx_f8_to_f32(dt, (uint8_t)v);
 }
 
 int hfx_grid_int_bits(const hfx_block_grid *g) {

@@ -48,11 +48,7 @@ typedef struct hfx_block_grid {
     hfx_dtype round_to;         /* F32, F16 or BF16 */
     uint64_t rows, cols, tile_rows, tile_cols, grid_rows, grid_cols;
     bool transposed;            /* read as [..., cols, rows]: each matrix transposed */
-    float f8[256];              /* F8E4M3 / F8E5M2: each byte's value (hfx_grid_prepare) */
 } hfx_block_grid;
-
-/* Fill what g's decoding looks up (its 8-bit floats' values); call once its codes are set. */
-void hfx_grid_prepare(hfx_block_grid *g);
 
 typedef struct hfx_block_format {
     const char *name;     /* "Q4_K": ggml's name */

@@ -102,7 +102,6 @@ static hfx_status set_grid(hfx_tensor_info *w, const hfx_block_grid *g, const ch
     hfx_block_format *f = hfx_arena_alloc(arena, sizeof *f);
     if (!kept || !f) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
     *kept = *g;
-    hfx_grid_prepare(kept);
     *f = (hfx_block_format){.name = label, .block = block, .bytes = bytes, .grid = kept};
     w->blocks = f;
     w->dtype = HFX_DTYPE_F32;
@@ -388,11 +387,10 @@ static hfx_status ct_module(const ct_scheme *k, hfx_tensor_info *t, size_t n, si
     if (ws) drop[ws - t] = true;
     if (packed && !(renamed[w - t] = hfx_arena_printf(arena, "%.*s.weight", (int)len, m)))
         return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    /* (a block: 32 codes in `bits` words of a row) */
     const char *label = k->is_float ? dtype_label(w->dtype) : hfx_arena_printf(arena, "int%d", k->bits);
     if (!label) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-    return set_grid(w, &g, label, r, shape,
-                    packed ? 32 : 1, packed ? 4 * (uint32_t)k->bits : 1, arena, err);
+    /* (packed: a block is 32 codes in `bits` words of a row) */
+    return set_grid(w, &g, label, r, shape, packed ? 32 : 1, packed ? 4 * (uint32_t)k->bits : 1, arena, err);
 }
 
 static hfx_status read_compressed(const json_t *q, const char *where, hfx_arena *arena, hfx_tensor_info *t, size_t n,

@@ -109,7 +109,8 @@ static void block_columns(const hfx_init_part *p, int64_t r0, int64_t rows, int6
         }
         for (int64_t r = 0; r < rows; r += HFX_BLOCK_MAX) {
             int64_t k = rows - r < HFX_BLOCK_MAX ? rows - r : HFX_BLOCK_MAX;
-            for (int64_t j = 0; j < nc; j++) hfx_blocks_decode(p->blocks, p->base, (uint64_t)(off[j] + r), (uint64_t)k, buf[j]);
+            for (int64_t j = 0; j < nc; j++)
+                hfx_blocks_decode(p->blocks, p->base, (uint64_t)(off[j] + r), (uint64_t)k, buf[j]);
             for (int64_t i = 0; i < k; i++) {
                 uint8_t *o = dst + (uint64_t)((r + i) * ncols + cb - c0) * ds;
                 if (ddt == HFX_DTYPE_F32)

@@ -21,9 +21,9 @@ static hfx_tensor_info info(const char *name, hfx_dtype dt, int rank, const int6
     return t;
 }
 
-/* apply under {"quant_method": "fp8", ...extra} (or `extra` the whole quantization_config, when it starts with '{') to n
- * tensors (sorted by name); each tensor left that decodes (its
- * blocks) decoded into got[i] while the arena lives */
+/* apply under {"quant_method": "fp8", ...extra} (or `extra` the whole quantization_config, when it starts with '{')
+ * to n tensors (sorted by name); each tensor left that decodes (its blocks) decoded into got[i] while the arena
+ * lives */
 static hfx_status apply_in(hfx_arena *arena, const char *extra, hfx_tensor_info *t, size_t *n, float (*got)[64],
                            hfx_error *err) {
     char text[640];
@@ -65,6 +65,32 @@ static void test_f8_values(void **state) {
     assert_true(hfx_f8_to_f32(HFX_DTYPE_F8E5M2, 0x3C) == 1.0f);
     assert_true(hfx_f8_to_f32(HFX_DTYPE_F8E5M2, 0x7B) == 57344.0f);
     assert_true(isinf(hfx_f8_to_f32(HFX_DTYPE_F8E5M2, 0x7C)));
+}
+
+/* A grid's values for every byte (the tables the compiler works out) equal hfx_f8_to_f32's bit construction, both
+ * kinds, NaNs as NaNs */
+static void test_f8_tables(void **state) {
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        uint8_t codes[256];
+        for (int v = 0; v < 256; v++) codes[v] = (uint8_t)v;
+        const float scale[1] = {1.0f};
+        hfx_dtype dt = k ? HFX_DTYPE_F8E5M2 : HFX_DTYPE_F8E4M3;
+        hfx_tensor_info t[2] = {info("a.weight", dt, 2, (int64_t[]){4, 64}, codes),
+                                info("a.weight_scale_inv", HFX_DTYPE_F32, 2, (int64_t[]){1, 1}, scale)};
+        size_t n = 2;
+        hfx_error err;
+        float got[2][64 * 4];
+        hfx_arena *arena = hfx_arena_new();
+        assert_int_equal(apply_in(arena, "", t, &n, NULL, &err), HFX_OK);
+        hfx_blocks_decode(t[0].blocks, t[0].data, 0, 256, got[0]);
+        for (int v = 0; v < 256; v++) {
+            float want = hfx_f8_to_f32(dt, (uint8_t)v);
+            if (isnan(want) ? !isnan(got[0][v]) : memcmp(&want, &got[0][v], 4) != 0)
+                fail_msg("%s byte 0x%02x: %g, want %g", k ? "e5m2" : "e4m3", v, (double)got[0][v], (double)want);
+        }
+        hfx_arena_free(arena);
+    }
 }
 
 /* a 3 × 5 weight of codes 1.0 in tiles of 2 × 2: scales [2, 3] = 1..6; row 2 and column 4 are partial tiles */
@@ -220,6 +246,7 @@ static void test_refusals(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_f8_values),
+        cmocka_unit_test(test_f8_tables),
         cmocka_unit_test(test_partial_tiles),
         cmocka_unit_test(test_stacked_and_one_scale),
         cmocka_unit_test(test_mxfp4_transposed),
