@@ -237,23 +237,8 @@ bool hfx_ggml_type_size(uint32_t type, uint32_t *block, uint32_t *bytes) {
     return true;
 }
 
-float hfx_f8_to_f32(hfx_dtype dt, uint8_t code) {
-    if (dt == HFX_DTYPE_F8E5M2) return hfx_f16_to_f32((uint16_t)(code << 8)); /* a half's top byte */
-    uint32_t e = code >> 3 & 15, m = code & 7, bits;
-    float v;
-    if (e == 15 && m == 7) {
-        v = NAN;
-    } else if (e == 0) {
-        v = (float)m * 0x1p-9f; /* subnormal: m/8 · 2^−6, exact */
-    } else {
-        bits = (e + 127 - 7) << 23 | m << 20; /* rebias the exponent, widen the mantissa */
-        memcpy(&v, &bits, 4);
-    }
-    return code & 0x80 ? -v : v;
-}
-
 /* Every byte's value as float8_e4m3fn and float8_e5m2, worked out by the compiler (each an exact product of powers
- * of two: the same values as hfx_f8_to_f32) */
+ * of two) */
 #define E4M3_MAG(b)                                                                                                   \
     (((b) >> 3 & 15) == 15 && ((b) & 7) == 7 ? NAN                                                                    \
      : ((b) >> 3 & 15) == 0 ? (float)((b) & 7) / 512.0f                                                               \
@@ -270,6 +255,10 @@ float hfx_f8_to_f32(hfx_dtype dt, uint8_t code) {
 #define BYTES_256(f) BYTES_64(f, 0), BYTES_64(f, 64), BYTES_64(f, 128), BYTES_64(f, 192)
 static const float F8E4M3_VALUES[256] = {BYTES_256(E4M3)}, F8E5M2_VALUES[256] = {BYTES_256(E5M2)};
 
+float hfx_f8_to_f32(hfx_dtype dt, uint8_t code) {
+    return dt == HFX_DTYPE_F8E5M2 ? F8E5M2_VALUES[code] : F8E4M3_VALUES[code];
+}
+
 /* FP4 (E2M1) codes: sign, two exponent bits, one mantissa bit */
 static const float E2M1[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
                                -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
@@ -282,6 +271,13 @@ static unsigned bit_field(const uint8_t *p, uint64_t bit, int bits) {
     return v >> (bit % 8) & ((1u << bits) - 1);
 }
 
+/* Row r of matrix m of packed codes (rows start at a word), and the offset its integers are stored plus. */
+static const uint8_t *packed_row(const hfx_block_grid *g, const uint8_t *base, uint64_t m, uint64_t r) {
+    return base + (m * g->rows + r) * ((g->cols * (uint64_t)g->bits + 31) / 32 * 4);
+}
+
+static int packed_offset(const hfx_block_grid *g) { return 1 << (g->bits - 1); }
+
 /* The code at (matrix m, row r, column c), widened (a packed integer less its offset). */
 static float grid_code(const hfx_block_grid *g, const uint8_t *codes, uint64_t m, uint64_t r, uint64_t c) {
     uint64_t at = (m * g->rows + r) * g->cols + c;
@@ -290,11 +286,8 @@ static float grid_code(const hfx_block_grid *g, const uint8_t *codes, uint64_t m
     case HFX_GRID_F8E5M2: return F8E5M2_VALUES[codes[at]];
     case HFX_GRID_E2M1: return E2M1[codes[at / 2] >> (at % 2 * 4) & 15];
     case HFX_GRID_I8: return (float)(int8_t)codes[at];
-    default: { /* packed: rows start at a word */
-        uint64_t row_bytes = (g->cols * (uint64_t)g->bits + 31) / 32 * 4;
-        int v = (int)bit_field(codes + (m * g->rows + r) * row_bytes, c * (uint64_t)g->bits, g->bits);
-        return (float)(v - (1 << (g->bits - 1)));
-    }
+    default: return (float)((int)bit_field(packed_row(g, codes, m, r), c * (uint64_t)g->bits, g->bits) -
+                            packed_offset(g));
     }
 }
 
@@ -316,7 +309,7 @@ static float grid_zero(const hfx_block_grid *g, uint64_t m, uint64_t gr, uint64_
     memcpy(&lo, col + w * g->grid_cols * 4, 4);
     if (off + (uint64_t)g->bits > 32) memcpy(&hi, col + (w + 1) * g->grid_cols * 4, 4);
     uint64_t v = ((uint64_t)hi << 32 | lo) >> off & ((1u << g->bits) - 1);
-    return (float)((int)v - (1 << (g->bits - 1)));
+    return (float)((int)v - packed_offset(g));
 }
 
 /* The scale of grid cell (m, gr, gc): an E8M0 exponent as the power of two it is (exact; the byte 255, E8M0's NaN,
@@ -327,24 +320,15 @@ static float grid_scale(const hfx_block_grid *g, uint64_t m, uint64_t gr, uint64
     return hfx_float_load(g->scales, g->scale_data + s * hfx_dtype_size(g->scales));
 }
 
-/* (code − zero) · scale, rounded to the grid's dtype */
-static float grid_value(const hfx_block_grid *g, float code, float zero, float scale) {
-    float v = (code - zero) * scale;
-    if (g->round_to == HFX_DTYPE_F32) return v;
-    uint8_t b[8]; /* (room for any float dtype) */
-    hfx_float_store(g->round_to, b, v);
-    return hfx_float_load(g->round_to, b);
-}
-
-/* n consecutive values of row r of matrix m from column c, under one zero point and scale (rounded to the grid's dtype
- * when `round`): the code's kind and the rounding picked once for the run (the values are grid_value's) */
+/* n consecutive values of row r of matrix m from column c, (code − zero) · scale in float32 under one zero point and
+ * scale, rounded to the grid's dtype when `round`: the code's kind and the rounding picked once for the run */
 static void grid_run(const hfx_block_grid *g, const uint8_t *base, uint64_t m, uint64_t r, uint64_t c, uint64_t n,
                      float zero, float scale, bool round, float *out) {
     uint64_t at = (m * g->rows + r) * g->cols + c;
     switch (g->codes) {
     case HFX_GRID_PACKED: {
-        const uint8_t *row = base + (m * g->rows + r) * ((g->cols * (uint64_t)g->bits + 31) / 32 * 4);
-        float half = (float)(1 << (g->bits - 1));
+        const uint8_t *row = packed_row(g, base, m, r);
+        float half = (float)packed_offset(g);
         if (g->bits == 4)
             for (uint64_t j = 0; j < n; j++) out[j] = (float)(row[(c + j) / 2] >> ((c + j) % 2 * 4) & 15) - half;
         else
@@ -376,7 +360,7 @@ static void grid_decode(const hfx_block_grid *g, const uint8_t *base, uint64_t f
         uint64_t r = first % g->rows, c = first / g->rows % g->cols, m = first / g->rows / g->cols;
         for (uint64_t i = 0; i < n; i++) {
             uint64_t gr = r / g->tile_rows, gc = c / g->tile_cols;
-            out[i] = grid_value(g, grid_code(g, base, m, r, c), grid_zero(g, m, gr, gc), grid_scale(g, m, gr, gc));
+            grid_run(g, base, m, r, c, 1, grid_zero(g, m, gr, gc), grid_scale(g, m, gr, gc), true, out + i);
             if (++r == g->rows && (r = 0, ++c == g->cols)) c = 0, m++;
         }
         return;

@@ -10,13 +10,30 @@ static const char SCALE_SUFFIX[] = "_scale_inv"; /* "X.weight_scale_inv" scales 
 
 const char *hfx_prequant_methods(void) { return "fp8, mxfp4, compressed-tensors"; }
 
-static int by_name(const void *key, const void *elem) {
-    return strcmp(key, ((const hfx_tensor_info *)elem)->name);
+/* A name looked up as its first len bytes of `prefix` followed by `suffix`, never built. */
+typedef struct split_name {
+    const char *prefix, *suffix;
+    size_t len;
+} split_name;
+
+static int by_name(const void *key, const void *elem) { /* (strcmp's order of the joined name) */
+    const split_name *k = key;
+    const char *name = ((const hfx_tensor_info *)elem)->name;
+    int c = strncmp(k->prefix, name, k->len); /* (equal: name holds those len bytes, the prefix has no NUL there) */
+    return c ? c : strcmp(k->suffix, name + k->len);
+}
+
+/* The tensor of t[0..n) (sorted by name) named prefix[0..len) + suffix, or NULL. */
+static hfx_tensor_info *find_split(hfx_tensor_info *t, size_t n, const char *prefix, size_t len, const char *suffix) {
+    split_name key = {prefix, suffix, len};
+    return n ? bsearch(&key, t, n, sizeof *t, by_name) : NULL;
 }
 
 static hfx_tensor_info *find(hfx_tensor_info *t, size_t n, const char *name) {
-    return n ? bsearch(name, t, n, sizeof *t, by_name) : NULL;
+    return find_split(t, n, name, strlen(name), "");
 }
+
+static hfx_grid_codes f8_codes(hfx_dtype dt) { return dt == HFX_DTYPE_F8E4M3 ? HFX_GRID_F8E4M3 : HFX_GRID_F8E5M2; }
 
 static bool is_f8(hfx_dtype dt) { return dt == HFX_DTYPE_F8E4M3 || dt == HFX_DTYPE_F8E5M2; }
 
@@ -121,7 +138,7 @@ static hfx_status fp8_grid(hfx_tensor_info *w, const hfx_tensor_info *s, const i
     hfx_block_grid g;
     hfx_status st = scaled_grid(w, w->rank, shape, s, tile, &g, err);
     if (st) return st;
-    g.codes = fp4 ? HFX_GRID_E2M1 : w->dtype == HFX_DTYPE_F8E4M3 ? HFX_GRID_F8E4M3 : HFX_GRID_F8E5M2;
+    g.codes = fp4 ? HFX_GRID_E2M1 : f8_codes(w->dtype);
     return set_grid(w, &g, dtype_label(w->dtype), w->rank, shape, fp4 ? 2 : 1, 1, arena, err);
 }
 
@@ -138,15 +155,11 @@ static hfx_status read_fp8(const json_t *q, const char *where, hfx_arena *arena,
     for (size_t i = 0; !st && i < n; i++) {
         size_t base = ends_with(t[i].name, SCALE_SUFFIX);
         if (!base) continue;
-        char name[512];
-        if (base >= sizeof name)
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: tensor name '%.64s...' is too long", t[i].file, t[i].name);
-        memcpy(name, t[i].name, base);
-        name[base] = '\0';
-        hfx_tensor_info *w = find(t, n, name);
+        hfx_tensor_info *w = find_split(t, n, t[i].name, base, "");
         if (!w || (!is_f8(w->dtype) && w->dtype != HFX_DTYPE_I8))
-            return hfx_fail(err, HFX_ERR_INVALID, "%s: tensor '%s' scales '%s', which %s", t[i].file, t[i].name,
-                            name, w ? "is not F8_E4M3, F8_E5M2 or I8 (FP4 codes)" : "the checkpoint does not hold");
+            return hfx_fail(err, HFX_ERR_INVALID, "%s: tensor '%s' scales '%.*s', which %s", t[i].file, t[i].name,
+                            (int)base, t[i].name,
+                            w ? "is not F8_E4M3, F8_E5M2 or I8 (FP4 codes)" : "the checkpoint does not hold");
         st = fp8_grid(w, &t[i], tile, arena, err);
         drop[i] = true;
     }
@@ -163,17 +176,16 @@ static hfx_status read_mxfp4(const json_t *q, const char *where, hfx_arena *aren
         if (!base) continue;
         hfx_tensor_info *b = &t[i];
         char *name = hfx_arena_printf(arena, "%.*s", (int)base, b->name);
-        char *scales = hfx_arena_printf(arena, "%s_scales", name ? name : "");
-        if (!name || !scales) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
-        hfx_tensor_info *s = find(t, n, scales);
+        if (!name) return hfx_fail(err, HFX_ERR_NOMEM, "out of memory");
+        hfx_tensor_info *s = find_split(t, n, name, base, "_scales");
         if (find(t, n, name))
             return hfx_fail(err, HFX_ERR_INVALID, "%s: tensors '%s' and '%s' both hold '%s'", b->file, name, b->name,
                             name);
         if (!s || b->dtype != HFX_DTYPE_U8 || b->rank != 4 || b->shape[3] != 16 || b->shape[2] < 1 ||
             b->shape[1] < 1 || b->shape[0] < 1)
             return hfx_fail(err, HFX_ERR_INVALID, "%s: tensor '%s' (%s, rank %d) is not MXFP4 blocks beside its "
-                            "scales '%s': want U8 [experts, rows, groups, 16] and [experts, rows, groups]%s", b->file,
-                            b->name, hfx_dtype_name(b->dtype), b->rank, scales, s ? "" : " (missing)");
+                            "scales '%s_scales': want U8 [experts, rows, groups, 16] and [experts, rows, groups]%s",
+                            b->file, b->name, hfx_dtype_name(b->dtype), b->rank, name, s ? "" : " (missing)");
         if ((s->dtype != HFX_DTYPE_U8 && s->dtype != HFX_DTYPE_F8E8M0) || s->rank != 3 ||
             memcmp(s->shape, b->shape, 3 * sizeof *s->shape) != 0)
             return hfx_fail(err, HFX_ERR_INVALID, "%s: tensor '%s' (%s, rank %d) does not scale '%s': want E8M0 "
@@ -296,14 +308,6 @@ static hfx_status ct_scheme_of(const json_t *q, const char *where, ct_scheme *ou
     return HFX_OK;
 }
 
-/* "<module>.<suffix>" of t[0..n), or NULL */
-static hfx_tensor_info *ct_part(hfx_tensor_info *t, size_t n, const char *module, size_t len, const char *suffix) {
-    char name[640];
-    if (len + strlen(suffix) + 2 > sizeof name) return NULL;
-    snprintf(name, sizeof name, "%.*s.%s", (int)len, module, suffix);
-    return find(t, n, name);
-}
-
 static bool is_float_dtype(hfx_dtype dt) { return dt == HFX_DTYPE_F32 || dt == HFX_DTYPE_F16 || dt == HFX_DTYPE_BF16; }
 
 /* The weight shape a pack-quantized module records (its weight_shape, I64 or I32, rank 2 or more) into shape. */
@@ -337,9 +341,9 @@ static hfx_status ct_module(const ct_scheme *k, hfx_tensor_info *t, size_t n, si
                             bool *drop, const char **renamed, hfx_error *err) {
     const char *m = t[si].name;
     bool packed = strcmp(k->format, "pack-quantized") == 0;
-    hfx_tensor_info *w = ct_part(t, n, m, len, packed ? "weight_packed" : "weight");
-    hfx_tensor_info *ws = packed ? ct_part(t, n, m, len, "weight_shape") : NULL;
-    hfx_tensor_info *zp = ct_part(t, n, m, len, "weight_zero_point");
+    hfx_tensor_info *w = find_split(t, n, m, len, packed ? ".weight_packed" : ".weight");
+    hfx_tensor_info *ws = packed ? find_split(t, n, m, len, ".weight_shape") : NULL;
+    hfx_tensor_info *zp = find_split(t, n, m, len, ".weight_zero_point");
     hfx_dtype want = packed ? HFX_DTYPE_I32 : k->is_float ? HFX_DTYPE_F8E4M3 : HFX_DTYPE_I8;
     if (!w || (packed && !ws) || (w->dtype != want && !(k->is_float && w->dtype == HFX_DTYPE_F8E5M2)))
         return hfx_fail(err, HFX_ERR_INVALID, "%s: tensor '%s' scales module '%.*s', whose %s%s is %s (format '%s')",
@@ -363,8 +367,7 @@ static hfx_status ct_module(const ct_scheme *k, hfx_tensor_info *t, size_t n, si
     if (!is_float_dtype(t[si].dtype))
         return hfx_fail(err, HFX_ERR_UNSUPPORTED, "%s: tensor '%s' has dtype %s; compressed-tensors scales are F32, "
                         "F16 or BF16", t[si].file, t[si].name, hfx_dtype_name(t[si].dtype));
-    hfx_grid_codes f8 = w->dtype == HFX_DTYPE_F8E4M3 ? HFX_GRID_F8E4M3 : HFX_GRID_F8E5M2;
-    g.codes = packed ? HFX_GRID_PACKED : k->is_float ? f8 : HFX_GRID_I8;
+    g.codes = packed ? HFX_GRID_PACKED : k->is_float ? f8_codes(w->dtype) : HFX_GRID_I8;
     g.bits = k->bits;
     g.round_to = t[si].dtype;
     if (zp) { /* packed down the rows for pack-quantized groups and channels; else one integer per scale */
